@@ -53,8 +53,10 @@ class Run:
 
     @property
     def complete(self) -> bool:
-        return self.status == "complete" and bool(self.result) and (
-            self.result.get("status") == "complete"
+        return (
+            self.status == "complete"
+            and bool(self.result)
+            and (self.result.get("status") == "complete")
         )
 
     @property

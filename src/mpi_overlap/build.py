@@ -1,0 +1,158 @@
+"""Configure and build native/ with CMake, once per toolchain, into the state directory.
+
+The build directory is keyed by the toolchain's identity, so different MPIs never share
+object files. A stamp (hash of the sources and the configuration) lets repeated commands
+skip CMake entirely; when the sources change, CMake rebuilds what changed and the build
+is shown as a progress bar.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sysconfig
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import UserError
+from .paths import native_source_dir, state_dir
+from .toolchains import Toolchain, ensure_version
+
+_SOURCE_SUFFIXES = {".c", ".h", ".txt", ".cmake", ".in", ".py", ".json", ".f90", ".F90"}
+_NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]")
+_MAKE_PROGRESS = re.compile(r"^\[\s*(\d+)%\]")
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+def werror_default() -> bool:
+    """Warnings are errors in CI (CI=true), and merely shown elsewhere."""
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def build_dir_for(tc: Toolchain, variant: str = "release") -> Path:
+    return state_dir() / "build" / f"{tc.name}-{tc.identity()}-{variant}"
+
+
+def source_hash(src: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(src.rglob("*")):
+        if path.is_file() and (path.suffix in _SOURCE_SUFFIXES or path.name == "CMakeLists.txt"):
+            h.update(str(path.relative_to(src)).encode())
+            h.update(path.read_bytes())
+    version = src.parent / "VERSION"
+    if version.is_file():
+        h.update(version.read_bytes())
+    return h.hexdigest()
+
+
+def find_tool(name: str) -> str | None:
+    """Prefer the tool installed into this Python environment (the cmake/ninja wheels)."""
+    local = Path(sysconfig.get_path("scripts")) / name
+    if local.is_file():
+        return str(local)
+    return shutil.which(name)
+
+
+def ensure_built(
+    tc: Toolchain,
+    *,
+    progress: ProgressFn | None = None,
+    werror: bool | None = None,
+    sanitize: str = "",
+    force: bool = False,
+) -> Path:
+    """Return the build directory of `tc`, configuring and building when needed."""
+    ensure_version(tc)
+    src = native_source_dir()
+    if not (src / "CMakeLists.txt").is_file():
+        raise UserError(f"native sources not found at {src} (set MPI_OVERLAP_NATIVE_DIR)")
+    cmake = find_tool("cmake")
+    if not cmake:
+        raise UserError("cmake not found; install it: pip install cmake (or apt-get install cmake)")
+    werror = werror_default() if werror is None else werror
+    variant = "release" if not sanitize else "san-" + sanitize.replace(",", "-")
+    bdir = build_dir_for(tc, variant)
+    config = f"werror={werror};sanitize={sanitize};tc={tc.identity()}"
+    stamp = bdir / ".mpi-overlap-stamp"
+    wanted = hashlib.sha256((source_hash(src) + config).encode()).hexdigest()
+    if not force and stamp.is_file() and stamp.read_text().strip() == wanted:
+        return bdir
+
+    env = tc.environment()
+    bdir.mkdir(parents=True, exist_ok=True)
+    if force or not (bdir / "CMakeCache.txt").is_file() or not _same_config(bdir, config):
+        ninja = find_tool("ninja")
+        cmd = [
+            cmake,
+            "-S",
+            str(src),
+            "-B",
+            str(bdir),
+            f"-DMPI_C_COMPILER={tc.mpicc}",
+            f"-DMPIEXEC_EXECUTABLE={tc.mpiexec}",
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-DMO_WERROR={'ON' if werror else 'OFF'}",
+            f"-DMO_SANITIZE={sanitize}",
+        ]
+        if ninja:
+            cmd += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]
+        if (bdir / "CMakeCache.txt").is_file():
+            # A changed configuration on an old cache: start clean, CMake caches too much.
+            shutil.rmtree(bdir)
+            bdir.mkdir(parents=True)
+        if progress:
+            progress(0, 1, f"configuring native build for {tc.name}")
+        _run(cmd, env, bdir / "configure.log", f"configuring native/ for toolchain '{tc.name}'")
+        (bdir / ".mpi-overlap-config").write_text(config)
+
+    build_cmd = [cmake, "--build", str(bdir), "--parallel", str(os.cpu_count() or 2)]
+    _run(
+        build_cmd,
+        env,
+        bdir / "build.log",
+        f"building native/ for toolchain '{tc.name}'",
+        progress=progress,
+    )
+    stamp.write_text(wanted + "\n")
+    return bdir
+
+
+def _same_config(bdir: Path, config: str) -> bool:
+    marker = bdir / ".mpi-overlap-config"
+    return marker.is_file() and marker.read_text() == config
+
+
+def _run(
+    cmd: list[str], env: dict[str, str], log: Path, what: str, progress: ProgressFn | None = None
+) -> None:
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            fh.write(line)
+            if progress:
+                m = _NINJA_PROGRESS.match(line)
+                if m:
+                    progress(int(m.group(1)), int(m.group(2)), what)
+                else:
+                    m = _MAKE_PROGRESS.match(line)
+                    if m:
+                        progress(int(m.group(1)), 100, what)
+        rc = proc.wait()
+    if rc != 0:
+        errors = [ln.strip() for ln in log.read_text().splitlines() if "error" in ln.lower()]
+        first = errors[0] if errors else f"see {log}"
+        raise UserError(f"{what} failed: {first} (full log: {log})")
+
+
+def executable(bdir: Path, name: str) -> Path:
+    exe = bdir / "bench" / name
+    if not exe.is_file():
+        raise UserError(f"benchmark program {exe} was not built")
+    return exe

@@ -1,0 +1,68 @@
+"""Validation of every JSON document mpi-overlap writes against the schemas in schemas/.
+
+Result documents have a common envelope (result-v1) whose `results` are validated by the
+benchmark's own schema (bench-<name>-v1); analysis documents by analysis-<name>-v1.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from referencing import Registry, Resource
+
+from .errors import UserError
+
+SCHEMA_DIR = Path(__file__).with_name("schemas")
+
+
+@cache
+def _registry() -> Registry:
+    resources = []
+    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
+        doc = json.loads(path.read_text())
+        resource = Resource.from_contents(doc)
+        # Register under the file name too, so relative $refs between files resolve.
+        resources.append((doc["$id"], resource))
+        resources.append((path.name, resource))
+    return Registry().with_resources(resources)
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    path = SCHEMA_DIR / f"{name}.schema.json"
+    if not path.is_file():
+        raise UserError(f"no schema named {name}")
+    return json.loads(path.read_text())
+
+
+def errors_against(doc: Any, name: str) -> list[str]:
+    """All validation errors of `doc` against schema `name`, as readable one-liners."""
+    validator = jsonschema.Draft202012Validator(load_schema(name), registry=_registry())
+    out = []
+    for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in err.absolute_path) or "(root)"
+        out.append(f"{where}: {err.message[:200]}")
+    return out
+
+
+def result_errors(doc: dict[str, Any]) -> list[str]:
+    errors = errors_against(doc, "result-v1")
+    bench = doc.get("benchmark")
+    if isinstance(bench, str) and (SCHEMA_DIR / f"bench-{bench}-v1.schema.json").is_file():
+        errors += ["results/" + e for e in errors_against(doc.get("results"), f"bench-{bench}-v1")]
+    elif isinstance(bench, str):
+        errors.append(f"benchmark: no schema for results of '{bench}'")
+    return errors
+
+
+def analysis_errors(doc: dict[str, Any]) -> list[str]:
+    bench = doc.get("benchmark")
+    return errors_against(doc, f"analysis-{bench}-v1")
+
+
+def run_errors(doc: dict[str, Any]) -> list[str]:
+    return errors_against(doc, "run-v1")

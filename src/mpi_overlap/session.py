@@ -1,0 +1,150 @@
+"""What a CLI command does end to end: run a benchmark on each toolchain, then report.
+
+The CLI hands over parsed arguments; this module chooses defaults (timeouts, report
+location), runs, and prints where the results are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from .benchmarks import get_benchmark
+from .errors import UserError
+from .rundir import ANALYSIS_FILE, Run, load_run, write_json_atomic
+from .runner import RunOptions, run_benchmark
+from .sizes import parse_sizes
+from .toolchains import get_toolchain
+from .ui import Ui
+
+_DIRECTIONS = ("send", "recv", "both")
+
+
+@dataclass
+class OverheadArgs:
+    sizes: str | None = None
+    direction: str = "both"
+    quick: bool = False
+    reps: int | None = None
+    thresh: float | None = None
+    bthresh: float | None = None
+    iters: int | None = None
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        """Validate here (one-line errors before anything is built) and map to flags."""
+        args: list[str] = []
+        if self.sizes is not None:
+            parse_sizes(self.sizes)
+            args += ["--sizes", self.sizes]
+        elif self.quick:
+            args += ["--sizes", "0,64,1k,8k,64k,256k,1M,4M"]
+        if self.direction not in _DIRECTIONS:
+            raise UserError(f"--direction must be send, recv or both (got '{self.direction}')")
+        args += ["--direction", self.direction]
+        if self.quick:
+            args.append("--quick")
+        if self.reps is not None:
+            if self.reps < 2:
+                raise UserError(f"--reps must be at least 2 (got {self.reps})")
+            args += ["--reps", str(self.reps)]
+        for flag, value in (("--thresh", self.thresh), ("--bthresh", self.bthresh)):
+            if value is not None:
+                if not value > 1.0:
+                    raise UserError(f"{flag} must be greater than 1 (got {value})")
+                args += [flag, repr(value)]
+        if self.iters is not None:
+            if self.iters < 1:
+                raise UserError(f"--iters must be at least 1 (got {self.iters})")
+            args += ["--iters", str(self.iters)]
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
+def bench_session(
+    name: str,
+    native_args: list[str],
+    toolchains: list[str],
+    *,
+    ranks: int,
+    launcher: str | None,
+    timeout_s: float | None,
+    quick: bool,
+    out_base: Path,
+    report: bool,
+    console: Console,
+    err_console: Console,
+    show_verbose: bool = False,
+) -> bool:
+    """Run benchmark `name` on each toolchain; report them together. True if all complete."""
+    bench = get_benchmark(name)
+    if timeout_s is not None and timeout_s <= 0:
+        raise UserError(f"--timeout must be positive (got {timeout_s:g})")
+    tcs = [get_toolchain(t) for t in (toolchains or ["mpich"])]
+    for tc in tcs:
+        tc.check()
+    ui = Ui(err_console)
+    timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
+    runs: list[Run] = []
+    for tc in tcs:
+        opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base)
+        run = run_benchmark(bench, tc, native_args, opts, ui)
+        runs.append(run)
+        if show_verbose:
+            console.print((run.path / "stdout.log").read_text(), markup=False, highlight=False)
+        console.print(
+            f"{tc.name}: {run.status} — {run.path}"
+            + (f" ({run.meta.get('message')})" if run.meta.get("message") else ""),
+            markup=False,
+        )
+    if report:
+        with_results = [r for r in runs if r.result]
+        if with_results:
+            out_dir = (
+                with_results[0].path
+                if len(with_results) == 1
+                else out_base
+                / ("report-" + "-".join(r.path.name for r in with_results[:1]) + f"-x{len(runs)}")
+            )
+            paths = _make_report(with_results, out_dir, console)
+            console.print(f"HTML report: {paths.html}", markup=False)
+    return all(r.status == "complete" for r in runs)
+
+
+def report_session(run_dirs: list[Path], out: Path | None, *, console: Console) -> None:
+    if not run_dirs:
+        raise UserError("name at least one run directory")
+    runs = [load_run(p) for p in run_dirs]
+    for run in runs:
+        _ensure_analysis(run)
+    out_dir = out or (runs[0].path if len(runs) == 1 else Path("mpi-overlap-report"))
+    paths = _make_report(runs, out_dir, console)
+    console.print(f"HTML report: {paths.html}", markup=False)
+    console.print(f"JSON summary: {paths.json}", markup=False)
+
+
+def _ensure_analysis(run: Run) -> None:
+    """Analyse runs that have results but no analysis (e.g. copied from a cluster)."""
+    if run.analysis is not None or not run.result:
+        return
+    bench = get_benchmark(run.benchmark)
+    if bench.analyze is None:
+        return
+    from .schema import result_errors
+
+    errors = result_errors(run.result)
+    if errors:
+        run.problems.append(f"result.json does not match its schema: {errors[0]}")
+        return
+    run.analysis = bench.analyze(run.result)
+    write_json_atomic(run.path / ANALYSIS_FILE, run.analysis)
+
+
+def _make_report(runs: list[Run], out_dir: Path, console: Console):
+    from .report import make_report
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return make_report(runs, out_dir, console=console)

