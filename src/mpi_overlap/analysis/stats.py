@@ -58,8 +58,7 @@ def betainc(a: float, b: float, x: float) -> float:
     if x >= 1.0:
         return 1.0
     log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-        + a * math.log(x) + b * math.log1p(-x)
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
     )
     front = math.exp(log_front)
     # The continued fraction converges fast only on this side of the mean.
@@ -129,9 +128,7 @@ def summarize(values: ArrayLike) -> dict[str, float | int | None]:
     }
 
 
-def percentile_ci(
-    replicates: ArrayLike, ci: float = 0.95
-) -> tuple[float | None, float | None]:
+def percentile_ci(replicates: ArrayLike, ci: float = 0.95) -> tuple[float | None, float | None]:
     """Percentile interval of bootstrap replicates; NaN replicates (failed refits) are
     ignored, and (None, None) is returned when none is left."""
     arr = np.asarray(replicates, dtype=float).ravel()

@@ -1,0 +1,117 @@
+"""Tests of analysis/stats.py: summaries as the harness defines them, t quantiles, bootstrap."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpi_overlap.analysis.stats import (
+    STATS_KEYS,
+    bootstrap_ci,
+    percentile_ci,
+    summarize,
+    t_cdf,
+    t_quantile,
+)
+
+# 97.5 % quantiles of Student's t from published tables (10 significant digits)
+T_TABLE = {
+    1: 12.70620474,
+    2: 4.302652730,
+    3: 3.182446305,
+    4: 2.776445105,
+    5: 2.570581836,
+    10: 2.228138852,
+    20: 2.085963447,
+    30: 2.042272456,
+    100: 1.983971519,
+    1000: 1.962339081,
+}
+
+
+@pytest.mark.parametrize(("df", "expected"), sorted(T_TABLE.items()))
+def test_t_quantile_matches_table(df: int, expected: float) -> None:
+    assert t_quantile(0.975, df) == pytest.approx(expected, rel=1e-8)
+
+
+def test_t_quantile_limits_and_symmetry() -> None:
+    assert t_quantile(0.975, 1e9) == pytest.approx(1.959963985, rel=1e-8)
+    assert t_quantile(0.025, 7) == pytest.approx(-t_quantile(0.975, 7))
+    assert t_quantile(0.5, 3) == 0.0
+    assert t_quantile(0.995, 1) == pytest.approx(63.65674116, rel=1e-8)
+    with pytest.raises(ValueError):
+        t_quantile(1.0, 3)
+
+
+@given(st.floats(0.001, 0.999), st.integers(1, 500))
+@settings(max_examples=60, deadline=None)
+def test_t_quantile_inverts_cdf(p: float, df: int) -> None:
+    assert t_cdf(t_quantile(p, df), df) == pytest.approx(p, abs=1e-10)
+
+
+def test_summarize_by_hand() -> None:
+    s = summarize([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0])
+    assert s["n"] == 8
+    assert (s["min"], s["median"], s["mean"], s["max"]) == (2.0, 4.5, 5.0, 9.0)
+    stdev = math.sqrt(32.0 / 7.0)  # squared deviations sum to 32
+    assert s["stdev"] == pytest.approx(stdev)
+    half = 2.364624252 * stdev / math.sqrt(8)  # t(0.975, 7)
+    assert s["ci95_low"] == pytest.approx(5.0 - half)
+    assert s["ci95_high"] == pytest.approx(5.0 + half)
+    assert tuple(s) == STATS_KEYS
+
+
+def test_summarize_small_n() -> None:
+    assert summarize([]) == {"n": 0, **{k: None for k in STATS_KEYS[1:]}}
+    one = summarize([3.5])
+    assert one == {
+        "n": 1,
+        "min": 3.5,
+        "median": 3.5,
+        "mean": 3.5,
+        "max": 3.5,
+        "stdev": 0.0,
+        "ci95_low": 3.5,
+        "ci95_high": 3.5,
+    }
+    two = summarize([1.0, 3.0])
+    # stdev sqrt(2), n = 2: half width t(0.975, 1) * sqrt(2) / sqrt(2)
+    assert two["ci95_high"] - two["mean"] == pytest.approx(12.70620474)
+
+
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=2, max_size=60))
+@settings(max_examples=80, deadline=None)
+def test_summarize_agrees_with_numpy(values: list[float]) -> None:
+    arr = np.asarray(values)
+    s = summarize(values)
+    assert s["n"] == arr.size
+    assert s["median"] == pytest.approx(float(np.median(arr)))
+    assert s["mean"] == pytest.approx(float(arr.mean()), abs=1e-6)
+    assert s["stdev"] == pytest.approx(float(arr.std(ddof=1)), abs=1e-6)
+    assert s["ci95_low"] <= s["mean"] + 1e-9 <= s["ci95_high"] + 2e-9
+
+
+def test_percentile_ci_ignores_failed_replicates() -> None:
+    reps = np.concatenate([np.arange(101.0), [np.nan, np.inf]])
+    assert percentile_ci(reps) == pytest.approx((2.5, 97.5))
+    assert percentile_ci([np.nan]) == (None, None)
+
+
+def test_bootstrap_ci_reproducible_and_covers_mean() -> None:
+    rng = np.random.default_rng(1)
+    data = rng.normal(10.0, 1.0, 200)
+    a = bootstrap_ci(data, n_boot=300, seed=7)
+    assert a == bootstrap_ci(data, n_boot=300, seed=7)
+    assert a[0] is not None and a[1] is not None
+    assert a[0] < data.mean() < a[1]
+    # close to the t interval for a normal sample
+    s = summarize(data)
+    assert a[0] == pytest.approx(s["ci95_low"], abs=0.08)
+    assert a[1] == pytest.approx(s["ci95_high"], abs=0.08)
+    lo, hi = bootstrap_ci(data, np.median, n_boot=200, seed=3)
+    assert lo is not None and hi is not None and lo <= float(np.median(data)) <= hi
+    assert bootstrap_ci([], n_boot=10) == (None, None)
