@@ -1,0 +1,50 @@
+/* json.h - a small streaming JSON writer to a FILE*. A nesting stack keeps
+ * track of commas and indentation so callers only state structure. */
+#ifndef MO_JSON_H
+#define MO_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stats.h"
+
+enum { MO_JSON_MAX_DEPTH = 32 };
+
+typedef struct mo_json {
+    FILE *f;
+    int depth;
+    bool in_object[MO_JSON_MAX_DEPTH]; /* object (keys expected) or array */
+    int count[MO_JSON_MAX_DEPTH];      /* items written at each level */
+    bool after_key;                    /* a key was written, value pending */
+    bool error;                        /* misuse or nesting overflow */
+} mo_json;
+
+void mo_json_init(mo_json *w, FILE *f);
+void mo_json_begin_object(mo_json *w);
+void mo_json_end_object(mo_json *w);
+void mo_json_begin_array(mo_json *w);
+void mo_json_end_array(mo_json *w);
+void mo_json_key(mo_json *w, const char *key);
+void mo_json_string(mo_json *w, const char *s); /* NULL writes null */
+void mo_json_int64(mo_json *w, int64_t v);
+void mo_json_uint64(mo_json *w, uint64_t v);
+void mo_json_double(mo_json *w, double v); /* %.17g; NaN/Inf -> null */
+void mo_json_bool(mo_json *w, bool v);
+void mo_json_null(mo_json *w);
+
+/* key + value shorthands for objects. */
+void mo_json_kv_string(mo_json *w, const char *key, const char *s);
+void mo_json_kv_int64(mo_json *w, const char *key, int64_t v);
+void mo_json_kv_uint64(mo_json *w, const char *key, uint64_t v);
+void mo_json_kv_double(mo_json *w, const char *key, double v);
+void mo_json_kv_bool(mo_json *w, const char *key, bool v);
+
+/* "key": {n, min, median, mean, max, stdev, ci95_low, ci95_high} */
+void mo_json_stats(mo_json *w, const char *key, const mo_stats *s);
+
+/* Ends the document: 0 when it is complete and well-formed and the stream
+ * had no error, -1 otherwise. */
+int mo_json_finish(mo_json *w);
+
+#endif

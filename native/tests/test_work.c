@@ -1,0 +1,65 @@
+/* test_work.c - the work loop scales linearly, is not folded away, and
+ * calibrates to a positive rate; plus the timer's basic properties. */
+#include <stdint.h>
+
+#include "mo_test.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+static double median_ns(uint64_t units)
+{
+    double t[9];
+    for (int i = 0; i < 9; i++) {
+        uint64_t t0 = mo_timer_now_ns();
+        mo_work(units);
+        t[i] = (double)(mo_timer_now_ns() - t0);
+    }
+    return mo_stats_median(t, 9);
+}
+
+int main(void)
+{
+    mo_work_calib c;
+    CHECK(mo_work_calibrate(&c, 2.0, 11) == 0);
+    CHECK(c.units_per_us > 0);
+    CHECK(c.calibration.n == 11);
+    CHECK(c.calib_units > 0);
+    fprintf(stderr, "rate %.3f units/us, cv %.2f %%, linearity %.3f\n", c.units_per_us,
+            100 * c.calibration.stdev / c.calibration.mean, c.linearity);
+
+    /* ~2 ms and ~4 ms: long enough for the timer to be irrelevant. */
+    uint64_t n = (uint64_t)(c.units_per_us * 2000.0);
+    double t1 = median_ns(n), t2 = median_ns(2 * n);
+    double ratio = t2 / t1;
+    fprintf(stderr, "time(2N)/time(N) = %.3f\n", ratio);
+    CHECK(ratio >= 1.6 && ratio <= 2.4);
+
+    /* The result depends on units, so the compiler cannot treat calls
+     * with different counts as the same value. */
+    CHECK(mo_work(1) != mo_work(2));
+    CHECK(mo_work(1000) != mo_work(1001));
+    CHECK(mo_work(5) == mo_work(5));
+    CHECK(mo_work_sink == mo_work(5));
+
+    mo_work_recheck(&c);
+    CHECK(c.recheck_units_per_us > 0);
+    CHECK(!isnan(c.drift));
+
+    /* Timer: monotonic, resolution and tick positive, read cost sane. */
+    uint64_t prev = mo_timer_now_ns();
+    for (int i = 0; i < 100000; i++) {
+        uint64_t now = mo_timer_now_ns();
+        CHECK(now >= prev);
+        prev = now;
+    }
+    mo_timer_info ti;
+    mo_timer_probe(&ti);
+    CHECK_STR(ti.clock, "CLOCK_MONOTONIC");
+    CHECK(ti.resolution_ns > 0);
+    CHECK(ti.measured_tick_ns > 0);
+    CHECK(ti.read_overhead_ns > 0 && ti.read_overhead_ns < 100000);
+    fprintf(stderr, "timer: res %.0f ns, tick %.0f ns, read %.1f ns\n", ti.resolution_ns,
+            ti.measured_tick_ns, ti.read_overhead_ns);
+    return TEST_RESULT();
+}
