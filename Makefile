@@ -1,0 +1,44 @@
+# mpi-overlap — the two commands a newcomer runs:
+#   make demo   set up, build, run the main job on 2 local ranks, print the table and the report path
+#   make test   set up, then every test (C unit tests under sanitizers, pytest incl. 2-rank MPI runs)
+# Everything is installed by these targets; nothing has to be installed by hand.
+
+PYTHON      ?= python3
+VENV        ?= .venv
+BIN         := $(VENV)/bin
+# Keep toolchains, builds and the Open MPI wheel inside the checkout unless told otherwise,
+# so a fresh clone (CI) never depends on what an earlier run left in ~/.cache.
+export MPI_OVERLAP_HOME ?= $(CURDIR)/build/state
+RUNS        ?= mpi-overlap-runs
+
+.PHONY: setup demo test lint ctest pytest toolchains clean
+
+$(BIN)/mpi-overlap: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+setup: $(BIN)/mpi-overlap
+
+demo: setup
+	$(BIN)/mpi-overlap bench overhead --quick -n 2 --out $(RUNS)
+
+# Open MPI from its wheel is tested on every run (issue: CI tests MPICH and Open MPI).
+toolchains: setup
+	@$(BIN)/mpi-overlap toolchain list --no-probe | grep -q '^│ openmpi' || \
+	    $(BIN)/mpi-overlap toolchain add openmpi
+
+lint: setup
+	$(BIN)/ruff check src tests
+
+ctest: setup
+	$(BIN)/python -m mpi_overlap.devtools ctest
+
+pytest: setup toolchains
+	$(BIN)/pytest -q -ra
+
+test: lint ctest pytest
+
+clean:
+	rm -rf build $(RUNS) .pytest_cache

@@ -1,0 +1,83 @@
+"""Toolchain registry, environments and launch commands (no MPI job is started here,
+except where a test adds a 'system' toolchain by compiling a probe)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mpi_overlap import toolchains
+from mpi_overlap.errors import UserError
+from mpi_overlap.launch import launch_command
+from mpi_overlap.toolchains import Toolchain, get_toolchain, list_toolchains
+
+
+def _fake(flavor: str, prefix: str | None = None) -> Toolchain:
+    return Toolchain(name=f"t-{flavor}", kind="wheel", flavor=flavor, mpicc="/x/bin/mpicc",
+                     mpiexec="/x/bin/mpiexec", prefix=prefix)
+
+
+def test_default_toolchain_is_the_mpich_wheel(isolated_home: Path) -> None:
+    tcs = list_toolchains()
+    assert tcs[0].name == "mpich" and tcs[0].flavor == "mpich"
+    assert Path(tcs[0].mpicc).is_file(), "the mpich wheel's mpicc is installed with the package"
+
+
+def test_unknown_toolchain_is_a_user_error(isolated_home: Path) -> None:
+    with pytest.raises(UserError, match="unknown toolchain 'nope'"):
+        get_toolchain("nope")
+
+
+def test_open_mpi_as_root_gets_its_permission_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(toolchains, "_running_as_root", lambda: True)
+    env = _fake("openmpi").environment({"PATH": "/usr/bin"})
+    assert env["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
+    assert env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
+    assert env["PATH"].startswith("/x/bin")
+    monkeypatch.setattr(toolchains, "_running_as_root", lambda: False)
+    assert "OMPI_ALLOW_RUN_AS_ROOT" not in _fake("openmpi").environment({"PATH": "/usr/bin"})
+
+
+def test_intel_wheel_needs_root_and_library_path() -> None:
+    env = _fake("intel", "/opt/impi").environment({"PATH": "/usr/bin", "LD_LIBRARY_PATH": "/a"})
+    assert env["I_MPI_ROOT"] == "/opt/impi"
+    assert env["LD_LIBRARY_PATH"].split(":")[:2] == ["/opt/impi/lib", "/a"]
+
+
+def test_oversubscription_only_when_more_ranks_than_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mpi_overlap.launch as launch
+
+    monkeypatch.setattr(launch, "usable_cores", lambda: 2)
+    ompi = _fake("openmpi")
+    assert "--oversubscribe" not in launch_command(ompi, 2, ["a.out"])
+    assert launch_command(ompi, 4, ["a.out"])[:2] == ["/x/bin/mpiexec", "--oversubscribe"]
+    assert launch_command(_fake("mpich"), 2, ["a.out"]) == [
+        "/x/bin/mpiexec", "-bind-to", "core", "-n", "2", "a.out"]
+
+
+def test_user_launcher_is_used_as_given(tmp_path: Path) -> None:
+    assert launch_command(_fake("mpich"), 3, ["a.out"], "true --mpi=pmix") == [
+        "true", "--mpi=pmix", "-n", "3", "a.out"]
+    assert launch_command(_fake("mpich"), 3, ["a.out"], "true -n 3") == ["true", "-n", "3", "a.out"]
+    with pytest.raises(UserError, match="launcher 'no-such-launcher' not found"):
+        launch_command(_fake("mpich"), 2, ["a.out"], "no-such-launcher -N 1")
+
+
+def test_system_toolchain_registers_and_is_removed(isolated_home: Path) -> None:
+    mpich = list_toolchains()[0]
+    tc = toolchains.add_system(mpich.mpicc, name="again")
+    assert tc.flavor == "mpich" and "MPICH" in (tc.library_version or "")
+    assert get_toolchain("again").mpiexec == str(Path(mpich.mpiexec).resolve())
+    toolchains.remove_toolchain("again")
+    with pytest.raises(UserError):
+        get_toolchain("again")
+    with pytest.raises(UserError, match="built in"):
+        toolchains.remove_toolchain("mpich")
+
+
+def test_missing_wrapper_is_refused(isolated_home: Path) -> None:
+    with pytest.raises(UserError, match="not found"):
+        toolchains.add_system("/nonexistent/mpicc")
+    with pytest.raises(UserError, match="unknown wheel toolchain"):
+        toolchains.add_wheel("lam")
