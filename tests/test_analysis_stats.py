@@ -74,7 +74,7 @@ def test_summarize_small_n() -> None:
         "median": 3.5,
         "mean": 3.5,
         "max": 3.5,
-        "stdev": 0.0,
+        "stdev": None,  # as native/common/stats.c: undefined for one sample
         "ci95_low": 3.5,
         "ci95_high": 3.5,
     }
@@ -115,3 +115,17 @@ def test_bootstrap_ci_reproducible_and_covers_mean() -> None:
     lo, hi = bootstrap_ci(data, np.median, n_boot=200, seed=3)
     assert lo is not None and hi is not None and lo <= float(np.median(data)) <= hi
     assert bootstrap_ci([], n_boot=10) == (None, None)
+
+
+@pytest.mark.parametrize("df", [31, 45, 200, 5000])
+def test_t_quantile_agrees_with_native_cornish_fisher(df: int) -> None:
+    # native/common/stats.c uses this expansion above df = 30 (error < 1e-6)
+    z, v = 1.959963984540054, float(df)
+    cf = (
+        z
+        + (z**3 + z) / (4 * v)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+        + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4)
+    )
+    assert t_quantile(0.975, df) == pytest.approx(cf, abs=1e-6)

@@ -3,8 +3,9 @@
 `summarize` must give the same numbers as the native harness writes into every
 `stats` object of a result (schemas/result-v1.schema.json#/$defs/stats):
 sample standard deviation (n - 1), Student-t 95 % interval of the mean, and for
-n < 2 the interval [mean, mean]. scipy is not a dependency, so the t quantile is
-computed here from the regularized incomplete beta function.
+n < 2 the interval [mean, mean] and a null stdev (native/common/stats.c).
+scipy is not a dependency, so the t quantile is computed here from the regularized
+incomplete beta function.
 """
 
 from __future__ import annotations
@@ -103,15 +104,17 @@ def t_quantile(p: float, df: float) -> float:
 def summarize(values: ArrayLike) -> dict[str, float | int | None]:
     """Summary of samples with exactly the keys of the result schema's `stats` object.
 
-    n == 0: every number is None. n == 1: stdev 0.0 and the interval [mean, mean].
+    n == 0: every number is None. n == 1: stdev None (one sample says nothing about
+    spread; native/common/stats.c writes NaN, i.e. null) and the interval [mean, mean].
     """
     arr = np.asarray(values, dtype=float).ravel()
     n = int(arr.size)
     if n == 0:
         return {"n": 0, **{key: None for key in STATS_KEYS[1:]}}
     mean = float(arr.mean())
+    stdev: float | None
     if n == 1:
-        stdev, lo, hi = 0.0, mean, mean
+        stdev, lo, hi = None, mean, mean
     else:
         stdev = float(arr.std(ddof=1))
         half = t_quantile(0.975, n - 1) * stdev / math.sqrt(n)
