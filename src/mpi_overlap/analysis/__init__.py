@@ -1,0 +1,17 @@
+"""Statistical analysis of native benchmark results: summaries, confidence intervals,
+and the hinge-fit analysis of the overhead benchmark (docs/analysis-overhead.md)."""
+
+from .knee import KneeResult, fit_knee, hinge_fit
+from .overhead import analyze_overhead
+from .stats import bootstrap_ci, percentile_ci, summarize, t_quantile
+
+__all__ = [
+    "KneeResult",
+    "analyze_overhead",
+    "bootstrap_ci",
+    "fit_knee",
+    "hinge_fit",
+    "percentile_ci",
+    "summarize",
+    "t_quantile",
+]

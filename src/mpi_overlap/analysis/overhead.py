@@ -1,0 +1,121 @@
+"""Analysis of the overhead benchmark: result.json (native) -> analysis document.
+
+Reads the `results` of bench-overhead-v1, fits the hinge of analysis/knee.py to every
+(direction, size) and writes schemas/analysis-overhead-v1.schema.json. Partial results
+(status "running", sizes or steps missing) are analysed as far as they go.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .knee import LIMITS, KneeResult, fit_knee
+
+SCHEMA = "mpi-overlap/analysis"
+SCHEMA_VERSION = 1
+CI_LEVEL = 0.95
+
+
+def _step_x(step: dict[str, Any]) -> float | None:
+    """work_t of a step: the median of its samples, else the harness's median."""
+    samples = [v for v in step.get("work_samples_us") or [] if v is not None]
+    if samples:
+        return float(np.median(samples))
+    median = (step.get("work_t_us") or {}).get("median")
+    return None if median is None else float(median)
+
+
+def _origin(steps: list[dict[str, Any]], xs: list[float | None]) -> float:
+    """Fixed cost of one loop iteration without work (barrier, timer reads).
+
+    Both work_t and iter_t contain it, so it must not count as hidden work. Taken from
+    a zero-work step when there is one, else extrapolated to zero work through the two
+    smallest work values (the most precise ones); clamped to [0, smallest work_t].
+    """
+    pts = sorted(
+        (int(s.get("work_units", 0)), x) for s, x in zip(steps, xs, strict=True) if x is not None
+    )
+    if not pts:
+        return 0.0
+    (u1, x1) = pts[0]
+    if u1 == 0:
+        return max(0.0, x1)
+    if len(pts) < 2 or pts[1][0] == u1:
+        return 0.0
+    (u2, x2) = pts[1]
+    origin = x1 - u1 * (x2 - x1) / (u2 - u1)
+    return float(min(max(0.0, origin), x1))
+
+
+def _size_entry(entry: dict[str, Any], *, bootstrap: int, seed: list[int]) -> dict[str, Any]:
+    steps = list(entry.get("steps") or [])
+    xs = [_step_x(s) for s in steps]
+    x, ys = [], []
+    for step, xi in zip(steps, xs, strict=True):
+        samples = [v for v in step.get("iter_samples_us") or [] if v is not None]
+        if xi is not None and samples:
+            x.append(xi)
+            ys.append(np.asarray(samples, dtype=float))
+    fit: KneeResult = fit_knee(
+        np.asarray(x, dtype=float),
+        ys,
+        origin=_origin(steps, xs),
+        complete=bool(entry.get("complete", False)),
+        bootstrap=bootstrap,
+        seed=seed,
+    )
+    f = fit.fit
+    return {
+        "size": int(entry.get("size", 0)),
+        "verdict": fit.verdict,
+        "reason": fit.reason,
+        "base_t_us": fit.base.as_dict(),
+        "knee_work_us": fit.knee.as_dict(),
+        "overhead_us": fit.overhead.as_dict(),
+        "availability_pct": fit.availability_pct.as_dict(),
+        "slope": fit.slope.as_dict(),
+        "compute_slowdown_pct": fit.compute_slowdown_pct.as_dict(),
+        "classic": entry.get("classic"),
+        "fit": {
+            "n_steps": f.n_steps,
+            "n_samples": f.n_samples,
+            "n_outliers": f.n_outliers,
+            "origin_us": f.origin,
+            "rel_noise": f.rel_noise,
+            "rss_hinge": f.rss_hinge,
+            "rss_line": f.rss_line,
+            "line_slope": f.line_slope,
+        },
+    }
+
+
+def analyze_overhead(
+    result: dict[str, Any], *, bootstrap: int = 400, seed: int = 12345
+) -> dict[str, Any]:
+    """The analysis document (schemas/analysis-overhead-v1.schema.json) of one result.
+
+    Each (direction, size) gets its own random stream derived from `seed`, so the
+    intervals of one size do not change when other sizes are added or missing.
+    """
+    directions = []
+    for d_idx, direction in enumerate((result.get("results") or {}).get("directions") or []):
+        sizes = [
+            _size_entry(entry, bootstrap=bootstrap, seed=[seed, d_idx, int(entry.get("size", 0))])
+            for entry in direction.get("sizes") or []
+        ]
+        directions.append({"direction": direction.get("direction"), "sizes": sizes})
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "benchmark": "overhead",
+        "method": {
+            "name": "hinge-fit",
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "ci": CI_LEVEL,
+            "limits": dict(LIMITS),
+        },
+        "directions": directions,
+    }
