@@ -1,0 +1,167 @@
+"""Report: turn one or more run directories into a terminal view, report.html and report.json.
+
+Each benchmark plugs in through a `BenchmarkReporter` in the registry below; the rest
+(banners, provenance, page layout, the JSON envelope) is shared. Adding a benchmark
+means writing its modules and one `register(...)` call, nothing else changes.
+Runs of unknown benchmarks, or without analysis, still get their provenance and a
+banner saying what is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from .. import __version__
+from ..rundir import Run, utc_now, write_json_atomic
+from . import overhead_plots, overhead_table
+from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
+
+__all__ = ["BenchmarkReporter", "ReportPaths", "make_report", "register"]
+
+HTML_FILE = "report.html"
+JSON_FILE = "report.json"
+BANNER_STYLE = {"error": "bold red", "warn": "yellow", "info": "cyan"}
+
+
+@dataclass(frozen=True)
+class BenchmarkReporter:
+    """What a benchmark contributes to a report. Every callable gets only its own runs."""
+
+    name: str
+    terminal: Callable[[Run, Console], None]  # tables for one run
+    terminal_all: Callable[[list[Run], Console], None]  # cross-run views (comparison)
+    sections: tuple[Callable[[list[Run]], list[Section]], ...]  # HTML, in page order
+    summary: Callable[[Run], list[str]]  # sentences computed from the data
+    extent: Callable[[Run], str | None]  # what partial results cover, for banners
+    to_json: Callable[[Run], dict[str, Any]]  # the report.json block
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    html: Path
+    json: Path
+
+
+_REGISTRY: dict[str, BenchmarkReporter] = {}
+
+
+def register(reporter: BenchmarkReporter) -> None:
+    _REGISTRY[reporter.name] = reporter
+
+
+register(BenchmarkReporter(
+    name=overhead_table.BENCHMARK,
+    terminal=overhead_table.print_run,
+    terminal_all=overhead_table.print_comparison,
+    sections=(overhead_plots.summary_sections, overhead_table.html_sections,
+              overhead_plots.fit_sections),
+    summary=overhead_table.summary,
+    extent=overhead_table.extent,
+    to_json=overhead_table.to_json,
+))
+
+
+def _banners(run: Run) -> list[Banner]:
+    reporter = _REGISTRY.get(run.benchmark)
+    banners = run_banners(run, reporter.extent(run) if reporter else None)
+    if reporter is None:
+        banners.append(Banner("info", f"no report module for benchmark '{run.benchmark}': "
+                                      "only provenance is shown"))
+    return banners
+
+
+def _summary(run: Run) -> list[str]:
+    reporter = _REGISTRY.get(run.benchmark)
+    return reporter.summary(run) if reporter else []
+
+
+def _by_benchmark(runs: list[Run]) -> dict[str, list[Run]]:
+    groups: dict[str, list[Run]] = {}
+    for run in runs:
+        if run.benchmark in _REGISTRY:
+            groups.setdefault(run.benchmark, []).append(run)
+    return groups
+
+
+def print_terminal(runs: list[Run], console: Console) -> None:
+    for run in runs:
+        console.rule(Text(f"{run.label} · {run.benchmark} · {run.path}", style="bold"))
+        for banner in _banners(run):
+            console.print(Text(banner.text, style=BANNER_STYLE.get(banner.level, "")))
+        for sentence in _summary(run):
+            console.print(sentence, highlight=False)
+        reporter = _REGISTRY.get(run.benchmark)
+        if reporter is not None:
+            reporter.terminal(run, console)
+    for name, group in _by_benchmark(runs).items():
+        _REGISTRY[name].terminal_all(group, console)
+
+
+def _run_json(run: Run) -> dict[str, Any]:
+    result = run.result or {}
+    harness = result.get("harness") or {}
+    reporter = _REGISTRY.get(run.benchmark)
+    meta_keys = ("run_id", "label", "toolchain", "ranks", "command", "env_overrides",
+                 "started_utc", "finished_utc", "elapsed_s", "returncode", "message")
+    return {
+        "label": run.label,
+        "path": str(run.path),
+        "benchmark": run.benchmark,
+        "toolchain": run.toolchain,
+        "run_status": run.status,
+        "result_status": result.get("status"),
+        "complete": run.complete,
+        "has_analysis": run.analysis is not None,
+        "notices": [{"level": b.level, "text": b.text} for b in _banners(run)],
+        "summary": _summary(run),
+        "run": {k: run.meta.get(k) for k in meta_keys if k in run.meta},
+        "provenance": result.get("provenance"),
+        "timer": harness.get("timer"),
+        "work": harness.get("work"),
+        "warnings": result.get("warnings") or [],
+        "results": reporter.to_json(run) if reporter else None,
+    }
+
+
+def _title(runs: list[Run]) -> str:
+    benchmarks = sorted({r.benchmark for r in runs})
+    return f"mpi-overlap report: {', '.join(benchmarks) or 'no runs'}"
+
+
+def make_report(runs: list[Run], out_dir: Path, *, console: Console | None = None
+                ) -> ReportPaths:
+    """Print the terminal tables, write report.html and report.json into out_dir."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print_terminal(runs, console or Console())
+    generated = utc_now()
+    views = [
+        RunView(label=run.label, path=str(run.path), benchmark=run.benchmark,
+                status=run.status, summary=_summary(run), banners=_banners(run),
+                provenance=provenance_items(run), warnings=run_warnings(run))
+        for run in runs
+    ]
+    sections = [
+        section
+        for name, group in _by_benchmark(runs).items()
+        for provider in _REGISTRY[name].sections
+        for section in provider(group)
+    ]
+    html_path, json_path = out_dir / HTML_FILE, out_dir / JSON_FILE
+    html_path.write_text(
+        render_html(title=_title(runs), generated=generated, tool_version=__version__,
+                    runs=views, sections=sections),
+        encoding="utf-8",
+    )
+    write_json_atomic(json_path, {
+        "schema": "mpi-overlap/report", "schema_version": 1,
+        "generated_utc": generated, "tool_version": __version__,
+        "runs": [_run_json(run) for run in runs],
+    })
+    return ReportPaths(html=html_path, json=json_path)
