@@ -33,8 +33,9 @@ def _schema(name: str) -> dict[str, Any]:
 
 
 def _validate(run_json: dict[str, Any], result: dict[str, Any]) -> None:
-    run_s, result_s, bench_s = (_schema(f"{n}-v1.schema.json")
-                                for n in ("run", "result", "bench-overhead"))
+    run_s, result_s, bench_s = (
+        _schema(f"{n}-v1.schema.json") for n in ("run", "result", "bench-overhead")
+    )
     registry = Registry().with_resources(
         (s["$id"], Resource.from_contents(s)) for s in (run_s, result_s, bench_s)
     )
@@ -47,16 +48,26 @@ def _stats(samples: list[float]) -> dict[str, Any]:
     mean = statistics.fmean(samples)
     sd = statistics.stdev(samples) if len(samples) > 1 else 0.0
     half = 2.0 * sd / math.sqrt(len(samples))
-    return {"n": len(samples), "min": min(samples), "median": statistics.median(samples),
-            "mean": mean, "max": max(samples), "stdev": sd,
-            "ci95_low": mean - half, "ci95_high": mean + half}
+    return {
+        "n": len(samples),
+        "min": min(samples),
+        "median": statistics.median(samples),
+        "mean": mean,
+        "max": max(samples),
+        "stdev": sd,
+        "ci95_low": mean - half,
+        "ci95_high": mean + half,
+    }
 
 
 def _est(value: float | None, rel: float = 0.03) -> dict[str, float | None]:
     if value is None:
         return {"value": None, "ci95_low": None, "ci95_high": None}
-    return {"value": value, "ci95_low": value - abs(value) * rel,
-            "ci95_high": value + abs(value) * rel}
+    return {
+        "value": value,
+        "ci95_low": value - abs(value) * rel,
+        "ci95_high": value + abs(value) * rel,
+    }
 
 
 def _classic(steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -68,16 +79,31 @@ def _classic(steps: list[dict[str, Any]]) -> dict[str, Any]:
             base, n = (base * n + it) / (n + 1), n + 1
         elif it > 1.5 * base:
             over = it - wt
-            return {"found": True, "base_t_us": base, "base_steps": n, "stop_step": i,
-                    "iter_t_us": it, "work_t_us": wt, "overhead_us": over,
-                    "availability_pct": 100.0 * (1 - over / base)}
-    return {"found": False, "base_t_us": base if n else None, "base_steps": n,
-            "stop_step": None, "iter_t_us": None, "work_t_us": None, "overhead_us": None,
-            "availability_pct": None}
+            return {
+                "found": True,
+                "base_t_us": base,
+                "base_steps": n,
+                "stop_step": i,
+                "iter_t_us": it,
+                "work_t_us": wt,
+                "overhead_us": over,
+                "availability_pct": 100.0 * (1 - over / base),
+            }
+    return {
+        "found": False,
+        "base_t_us": base if n else None,
+        "base_steps": n,
+        "stop_step": None,
+        "iter_t_us": None,
+        "work_t_us": None,
+        "overhead_us": None,
+        "availability_pct": None,
+    }
 
 
-def _measure(size: int, avail: float, rng: random.Random, cut: bool
-             ) -> tuple[dict[str, Any], dict[str, float]]:
+def _measure(
+    size: int, avail: float, rng: random.Random, cut: bool
+) -> tuple[dict[str, Any], dict[str, float]]:
     base = 2.0 + size / 5000.0
     over = base * (1 - avail / 100)
     knee = base - over
@@ -85,9 +111,17 @@ def _measure(size: int, avail: float, rng: random.Random, cut: bool
     while True:
         iters = [max(base, work + over) * (1 + rng.gauss(0, 0.02)) for _ in range(5)]
         works = [work * (1 + rng.gauss(0, 0.005)) + 0.01 for _ in range(5)]
-        steps.append({"work_units": round(work * 100), "work_us_nominal": work,
-                      "iterations": 100, "iter_t_us": _stats(iters), "work_t_us": _stats(works),
-                      "iter_samples_us": iters, "work_samples_us": works})
+        steps.append(
+            {
+                "work_units": round(work * 100),
+                "work_us_nominal": work,
+                "iterations": 100,
+                "iter_t_us": _stats(iters),
+                "work_t_us": _stats(works),
+                "iter_samples_us": iters,
+                "work_samples_us": works,
+            }
+        )
         if (cut and work > 0.5 * knee) or work > 2.2 * base:
             break
         work = 0.25 if work == 0 else work * 2
@@ -97,11 +131,14 @@ def _measure(size: int, avail: float, rng: random.Random, cut: bool
     return entry, {"base": base, "over": over, "knee": knee, "avail": avail}
 
 
-def _analysis_entry(size: int, truth: dict[str, float], classic: dict[str, Any],
-                    verdict: str, reason: str | None) -> dict[str, Any]:
+def _analysis_entry(
+    size: int, truth: dict[str, float], classic: dict[str, Any], verdict: str, reason: str | None
+) -> dict[str, Any]:
     usable = verdict in ("ok", "noisy")
     return {
-        "size": size, "verdict": verdict, "reason": reason,
+        "size": size,
+        "verdict": verdict,
+        "reason": reason,
         "base_t_us": _est(truth["base"]),
         "knee_work_us": _est(truth["knee"] if usable else None),
         "overhead_us": _est(truth["over"] if usable else None, 0.1),
@@ -109,15 +146,30 @@ def _analysis_entry(size: int, truth: dict[str, float], classic: dict[str, Any],
         "slope": _est(1.0 if usable else None),
         "compute_slowdown_pct": _est(1.5 if usable else None, 0.5),
         "classic": classic,
-        "fit": {"n_steps": 12, "n_samples": 60, "rel_noise": 0.01, "rss_hinge": 1.0,
-                "rss_line": 9.0},
+        "fit": {
+            "n_steps": 12,
+            "n_samples": 60,
+            "rel_noise": 0.01,
+            "rss_hinge": 1.0,
+            "rss_line": 9.0,
+        },
     }
 
 
-def write_run(root: Path, name: str, toolchain: str, sizes: list[int],
-              avail: Callable[[int], float], *, cut_at: int | None = None,
-              no_knee: tuple[str, int] | None = None, noisy: tuple[str, int] | None = None,
-              analysis: bool = True, label: str | None = None, seed: int = 1) -> Path:
+def write_run(
+    root: Path,
+    name: str,
+    toolchain: str,
+    sizes: list[int],
+    avail: Callable[[int], float],
+    *,
+    cut_at: int | None = None,
+    no_knee: tuple[str, int] | None = None,
+    noisy: tuple[str, int] | None = None,
+    analysis: bool = True,
+    label: str | None = None,
+    seed: int = 1,
+) -> Path:
     """Write run.json, result.json and (optionally) analysis.json for a synthetic run.
 
     cut_at: the sweep was killed while measuring this size (timeout, result 'running').
@@ -146,14 +198,24 @@ def write_run(root: Path, name: str, toolchain: str, sizes: list[int],
         ana_dirs.append({"direction": direction, "sizes": ana_sizes})
     status = "complete" if cut_at is None else "timeout"
     run_json = {
-        "schema": "mpi-overlap/run", "schema_version": 1, "benchmark": "overhead",
-        "run_id": name, "ranks": 2,
-        "toolchain": {"name": toolchain, "kind": "wheel", "mpi_library_version": LIB_VERSION,
-                      "mpicc": "/opt/mpi/bin/mpicc", "mpiexec": "/opt/mpi/bin/mpiexec"},
+        "schema": "mpi-overlap/run",
+        "schema_version": 1,
+        "benchmark": "overhead",
+        "run_id": name,
+        "ranks": 2,
+        "toolchain": {
+            "name": toolchain,
+            "kind": "wheel",
+            "mpi_library_version": LIB_VERSION,
+            "mpicc": "/opt/mpi/bin/mpicc",
+            "mpiexec": "/opt/mpi/bin/mpiexec",
+        },
         "command": ["mpiexec", "-n", "2", "overhead", "--max-size", str(max(sizes))],
         "env_overrides": {"MPIR_CVAR_ASYNC_PROGRESS": "0"},
         "started_utc": "2025-01-02T03:04:05Z",
-        "finished_utc": "2025-01-02T03:14:05Z", "elapsed_s": 600.0, "status": status,
+        "finished_utc": "2025-01-02T03:14:05Z",
+        "elapsed_s": 600.0,
+        "status": status,
         "returncode": 0 if cut_at is None else -9,
         "message": None if cut_at is None else "killed at the 600 s time limit",
         "timeout_s": 600.0,
@@ -161,21 +223,38 @@ def write_run(root: Path, name: str, toolchain: str, sizes: list[int],
     if label:
         run_json["label"] = label
     result = {
-        "schema": "mpi-overlap/result", "schema_version": 1, "benchmark": "overhead",
+        "schema": "mpi-overlap/result",
+        "schema_version": 1,
+        "benchmark": "overhead",
         "status": "complete" if cut_at is None else "running",
         "provenance": {
-            "tool_version": "0.1.0", "date_utc": "2025-01-02T03:04:06Z",
-            "mpi_library_version": LIB_VERSION, "mpi_standard_version": "4.1",
-            "toolchain": toolchain, "launcher": "mpiexec -n 2 --bind-to core", "ranks": 2,
-            "hosts": ["node-a", "node-b"], "cpu_binding": ["0", "8"],
+            "tool_version": "0.1.0",
+            "date_utc": "2025-01-02T03:04:06Z",
+            "mpi_library_version": LIB_VERSION,
+            "mpi_standard_version": "4.1",
+            "toolchain": toolchain,
+            "launcher": "mpiexec -n 2 --bind-to core",
+            "ranks": 2,
+            "hosts": ["node-a", "node-b"],
+            "cpu_binding": ["0", "8"],
             "mpi_env": {"MPIR_CVAR_ASYNC_PROGRESS": "0", "HYDRA_TOPO_DEBUG": "1"},
-            "command_line": ["overhead", "--max-size", str(max(sizes))], "compiler": "gcc 12.2",
+            "command_line": ["overhead", "--max-size", str(max(sizes))],
+            "compiler": "gcc 12.2",
         },
         "harness": {
-            "timer": {"clock": "CLOCK_MONOTONIC", "resolution_ns": 1, "measured_tick_ns": 21,
-                      "read_overhead_ns": 19},
-            "work": {"units_per_us": 100.0, "calibration": _stats([99.8, 100.0, 100.2]),
-                     "stable": True, "recheck_units_per_us": 100.3, "drift": 0.003},
+            "timer": {
+                "clock": "CLOCK_MONOTONIC",
+                "resolution_ns": 1,
+                "measured_tick_ns": 21,
+                "read_overhead_ns": 19,
+            },
+            "work": {
+                "units_per_us": 100.0,
+                "calibration": _stats([99.8, 100.0, 100.2]),
+                "stable": True,
+                "recheck_units_per_us": 100.3,
+                "drift": 0.003,
+            },
             "options": {"thresh": 1.5, "bthresh": 1.02, "extend": 2.0},
         },
         "results": {"directions": res_dirs},
@@ -185,12 +264,23 @@ def write_run(root: Path, name: str, toolchain: str, sizes: list[int],
     (path / "run.json").write_text(json.dumps(run_json))
     (path / "result.json").write_text(json.dumps(result))
     if analysis:
-        (path / "analysis.json").write_text(json.dumps({
-            "schema": "mpi-overlap/analysis", "schema_version": 1, "benchmark": "overhead",
-            "method": {"name": "hinge-fit", "bootstrap": 400, "seed": 12345, "ci": 0.95,
-                       "limits": {"rel_noise": 0.05}},
-            "directions": ana_dirs,
-        }))
+        (path / "analysis.json").write_text(
+            json.dumps(
+                {
+                    "schema": "mpi-overlap/analysis",
+                    "schema_version": 1,
+                    "benchmark": "overhead",
+                    "method": {
+                        "name": "hinge-fit",
+                        "bootstrap": 400,
+                        "seed": 12345,
+                        "ci": 0.95,
+                        "limits": {"rel_noise": 0.05},
+                    },
+                    "directions": ana_dirs,
+                }
+            )
+        )
     return path
 
 
@@ -209,8 +299,15 @@ def offloading(size: int) -> float:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Run]:
     root = tmp_path_factory.mktemp("runs")
-    full = write_run(root, "full", "mpich", SIZES, eager_then_blocking,
-                     no_knee=("recv", 64), noisy=("send", 4096))
+    full = write_run(
+        root,
+        "full",
+        "mpich",
+        SIZES,
+        eager_then_blocking,
+        no_knee=("recv", 64),
+        noisy=("send", 4096),
+    )
     cut = write_run(root, "cut", "openmpi", SIZES, offloading, cut_at=1048576, seed=2)
     return [load_run(full), load_run(cut)]
 
@@ -222,8 +319,9 @@ def _report(runs: list[Run], out: Path) -> tuple[str, dict[str, Any], str]:
 
 
 @pytest.fixture(scope="module")
-def two_runs(runs: list[Run], tmp_path_factory: pytest.TempPathFactory
-             ) -> tuple[str, dict[str, Any], str]:
+def two_runs(
+    runs: list[Run], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, dict[str, Any], str]:
     """One report of both runs, shared: rendering the figures is the slow part."""
     return _report(runs, tmp_path_factory.mktemp("report"))
 
@@ -245,8 +343,11 @@ def test_json_repeats_analysis_values(runs: list[Run], two_runs: tuple[str, Any,
     assert [r["toolchain"] for r in report["runs"]] == ["mpich", "openmpi"]
     for run, run_json in zip(runs, report["runs"], strict=True):
         assert run_json["provenance"]["mpi_library_version"] == LIB_VERSION
-        got = {(d["direction"], s["size"]): s for d in run_json["results"]["directions"]
-               for s in d["sizes"]}
+        got = {
+            (d["direction"], s["size"]): s
+            for d in run_json["results"]["directions"]
+            for s in d["sizes"]
+        }
         assert run.analysis is not None
         for d in run.analysis["directions"]:
             for s in d["sizes"]:
@@ -278,8 +379,9 @@ def test_single_run_has_no_comparison(runs: list[Run], tmp_path: Path):
 
 
 def test_missing_analysis_and_unknown_benchmark(tmp_path: Path):
-    bare = write_run(tmp_path, "bare", "mpich", [0, 4096], offloading, analysis=False,
-                     label="<b>mine</b>")
+    bare = write_run(
+        tmp_path, "bare", "mpich", [0, 4096], offloading, analysis=False, label="<b>mine</b>"
+    )
     other = write_run(tmp_path, "other", "mpich", [0], offloading)
     meta = json.loads((other / "run.json").read_text())
     meta["benchmark"] = "future-bench"

@@ -55,24 +55,33 @@ def register(reporter: BenchmarkReporter) -> None:
     _REGISTRY[reporter.name] = reporter
 
 
-register(BenchmarkReporter(
-    name=overhead_table.BENCHMARK,
-    terminal=overhead_table.print_run,
-    terminal_all=overhead_table.print_comparison,
-    sections=(overhead_plots.summary_sections, overhead_table.html_sections,
-              overhead_plots.fit_sections),
-    summary=overhead_table.summary,
-    extent=overhead_table.extent,
-    to_json=overhead_table.to_json,
-))
+register(
+    BenchmarkReporter(
+        name=overhead_table.BENCHMARK,
+        terminal=overhead_table.print_run,
+        terminal_all=overhead_table.print_comparison,
+        sections=(
+            overhead_plots.summary_sections,
+            overhead_table.html_sections,
+            overhead_plots.fit_sections,
+        ),
+        summary=overhead_table.summary,
+        extent=overhead_table.extent,
+        to_json=overhead_table.to_json,
+    )
+)
 
 
 def _banners(run: Run) -> list[Banner]:
     reporter = _REGISTRY.get(run.benchmark)
     banners = run_banners(run, reporter.extent(run) if reporter else None)
     if reporter is None:
-        banners.append(Banner("info", f"no report module for benchmark '{run.benchmark}': "
-                                      "only provenance is shown"))
+        banners.append(
+            Banner(
+                "info",
+                f"no report module for benchmark '{run.benchmark}': only provenance is shown",
+            )
+        )
     return banners
 
 
@@ -107,8 +116,19 @@ def _run_json(run: Run) -> dict[str, Any]:
     result = run.result or {}
     harness = result.get("harness") or {}
     reporter = _REGISTRY.get(run.benchmark)
-    meta_keys = ("run_id", "label", "toolchain", "ranks", "command", "env_overrides",
-                 "started_utc", "finished_utc", "elapsed_s", "returncode", "message")
+    meta_keys = (
+        "run_id",
+        "label",
+        "toolchain",
+        "ranks",
+        "command",
+        "env_overrides",
+        "started_utc",
+        "finished_utc",
+        "elapsed_s",
+        "returncode",
+        "message",
+    )
     return {
         "label": run.label,
         "path": str(run.path),
@@ -134,17 +154,23 @@ def _title(runs: list[Run]) -> str:
     return f"mpi-overlap report: {', '.join(benchmarks) or 'no runs'}"
 
 
-def make_report(runs: list[Run], out_dir: Path, *, console: Console | None = None
-                ) -> ReportPaths:
+def make_report(runs: list[Run], out_dir: Path, *, console: Console | None = None) -> ReportPaths:
     """Print the terminal tables, write report.html and report.json into out_dir."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     print_terminal(runs, console or Console())
     generated = utc_now()
     views = [
-        RunView(label=run.label, path=str(run.path), benchmark=run.benchmark,
-                status=run.status, summary=_summary(run), banners=_banners(run),
-                provenance=provenance_items(run), warnings=run_warnings(run))
+        RunView(
+            label=run.label,
+            path=str(run.path),
+            benchmark=run.benchmark,
+            status=run.status,
+            summary=_summary(run),
+            banners=_banners(run),
+            provenance=provenance_items(run),
+            warnings=run_warnings(run),
+        )
         for run in runs
     ]
     sections = [
@@ -155,13 +181,23 @@ def make_report(runs: list[Run], out_dir: Path, *, console: Console | None = Non
     ]
     html_path, json_path = out_dir / HTML_FILE, out_dir / JSON_FILE
     html_path.write_text(
-        render_html(title=_title(runs), generated=generated, tool_version=__version__,
-                    runs=views, sections=sections),
+        render_html(
+            title=_title(runs),
+            generated=generated,
+            tool_version=__version__,
+            runs=views,
+            sections=sections,
+        ),
         encoding="utf-8",
     )
-    write_json_atomic(json_path, {
-        "schema": "mpi-overlap/report", "schema_version": 1,
-        "generated_utc": generated, "tool_version": __version__,
-        "runs": [_run_json(run) for run in runs],
-    })
+    write_json_atomic(
+        json_path,
+        {
+            "schema": "mpi-overlap/report",
+            "schema_version": 1,
+            "generated_utc": generated,
+            "tool_version": __version__,
+            "runs": [_run_json(run) for run in runs],
+        },
+    )
     return ReportPaths(html=html_path, json=json_path)

@@ -118,13 +118,19 @@ def run_banners(run: Run, extent: str | None) -> list[Banner]:
     banners.extend(Banner("error", problem) for problem in run.problems)
     if run.result is not None and run.analysis is None:
         banners.append(
-            Banner("warn", "analysis.json missing: no fitted estimates or verdicts, "
-                           "only what result.json holds")
+            Banner(
+                "warn",
+                "analysis.json missing: no fitted estimates or verdicts, "
+                "only what result.json holds",
+            )
         )
     if _get(run.result, "harness", "work", "stable") is False:
         banners.append(
-            Banner("warn", "work rate was not stable during the run: work times, and so "
-                           "overhead and availability, are less trustworthy")
+            Banner(
+                "warn",
+                "work rate was not stable during the run: work times, and so "
+                "overhead and availability, are less trustworthy",
+            )
         )
     return banners
 
@@ -159,8 +165,9 @@ def _work_rate(work: Any) -> str:
     )
     stable = {True: "stable", False: "NOT stable"}.get(work.get("stable"), "stability unknown")
     drift = work.get("drift")
-    drift_txt = (f", drift by the end {100 * drift:+.2f} %"
-                 if isinstance(drift, (int, float)) else "")
+    drift_txt = (
+        f", drift by the end {100 * drift:+.2f} %" if isinstance(drift, (int, float)) else ""
+    )
     return f"{_fmt(work.get('units_per_us'), '.4g')} units/µs{spread}; {stable}{drift_txt}"
 
 
@@ -187,8 +194,11 @@ def provenance_items(run: Run) -> list[tuple[str, str]]:
     items = [
         ("Run directory", str(run.path)),
         ("Benchmark", run.benchmark),
-        ("Toolchain", f"{tc.get('name', DASH)} ({tc.get('kind', '?')}); "
-                      f"mpicc {tc.get('mpicc', DASH)}; mpiexec {tc.get('mpiexec', DASH)}"),
+        (
+            "Toolchain",
+            f"{tc.get('name', DASH)} ({tc.get('kind', '?')}); "
+            f"mpicc {tc.get('mpicc', DASH)}; mpiexec {tc.get('mpiexec', DASH)}",
+        ),
         ("MPI library", _text(prov.get("mpi_library_version") or tc.get("mpi_library_version"))),
         ("MPI standard", _text(prov.get("mpi_standard_version"))),
         ("Compiler", _text(prov.get("compiler"))),
@@ -200,8 +210,11 @@ def provenance_items(run: Run) -> list[tuple[str, str]]:
         ("Launcher", _text(prov.get("launcher"))),
         ("Command", shlex.join(command) if isinstance(command, list) else DASH),
         ("Date (UTC)", _text(prov.get("date_utc") or run.meta.get("started_utc"))),
-        ("Run time", f"{run.meta.get('started_utc', DASH)} → {_text(run.meta.get('finished_utc'))}"
-                     + (f" ({elapsed:.1f} s)" if isinstance(elapsed, (int, float)) else "")),
+        (
+            "Run time",
+            f"{run.meta.get('started_utc', DASH)} → {_text(run.meta.get('finished_utc'))}"
+            + (f" ({elapsed:.1f} s)" if isinstance(elapsed, (int, float)) else ""),
+        ),
         ("Run status", f"{run.status}; result.json {_text(_get(run.result, 'status'))}"),
         ("Tool version", _text(prov.get("tool_version"))),
         ("Timer", _timer(_get(run.result, "harness", "timer"))),
@@ -248,6 +261,10 @@ def render_html(
     ]
     template = _environment().get_template(TEMPLATE_NAME)
     return template.render(
-        title=title, generated=generated, tool_version=tool_version,
-        runs=runs, sections=safe_sections, dash=DASH,
+        title=title,
+        generated=generated,
+        tool_version=tool_version,
+        runs=runs,
+        sections=safe_sections,
+        dash=DASH,
     )

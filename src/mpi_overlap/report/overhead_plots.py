@@ -48,7 +48,7 @@ def to_svg(fig: MplFigure, key: str) -> str:
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": key}):
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
 def size_positions(sizes: list[int]) -> dict[int, float]:
@@ -62,13 +62,19 @@ def _size_axis(ax: Axes, positions: dict[int, float]) -> None:
     ordered = sorted(positions.items(), key=lambda kv: kv[1])
     step = max(1, math.ceil(len(ordered) / MAX_TICKS))
     ticks = ordered[::step]
-    ax.set_xticks([p for _, p in ticks], [human_size(s) for s, _ in ticks],
-                  rotation=45, ha="right", fontsize=8)
+    ax.set_xticks(
+        [p for _, p in ticks],
+        [human_size(s) for s, _ in ticks],
+        rotation=45,
+        ha="right",
+        fontsize=8,
+    )
     ax.set_xlabel("message size")
 
 
-def _series(run: Run, direction: str, key: str
-            ) -> tuple[list[int], list[float], list[float], list[float], list[bool]]:
+def _series(
+    run: Run, direction: str, key: str
+) -> tuple[list[int], list[float], list[float], list[float], list[bool]]:
     sizes, vals, lo, hi, ok = [], [], [], [], []
     for size, entry in sorted(analysis_sizes(run).get(direction, {}).items()):
         value = est(entry, key)
@@ -106,29 +112,71 @@ def _metric_figure(runs: list[Run], key: str, ylabel: str, title: str) -> MplFig
             # the line is broken where an estimate is null, so it never bridges a gap
             entries = sorted(analysis_sizes(run)[direction].items())
             gapped = [est(e, key) for _, e in entries]
-            ax.plot([pos[s] for s, _ in entries],
-                    [np.nan if v is None else v for v in gapped], line, color=colour, lw=1.4)
-            ax.errorbar(xs[good], y[good], yerr=err[:, good], fmt=marker, color=colour,
-                        ms=5, capsize=2, lw=1)
+            ax.plot(
+                [pos[s] for s, _ in entries],
+                [np.nan if v is None else v for v in gapped],
+                line,
+                color=colour,
+                lw=1.4,
+            )
+            ax.errorbar(
+                xs[good],
+                y[good],
+                yerr=err[:, good],
+                fmt=marker,
+                color=colour,
+                ms=5,
+                capsize=2,
+                lw=1,
+            )
             # not-ok points go on top, unfilled, so an ok point beneath stays visible
-            ax.errorbar(xs[~good], y[~good], yerr=err[:, ~good], fmt=marker, ms=7, mew=1.4,
-                        mfc="none", mec=NOT_OK_GREY, ecolor=NOT_OK_GREY, capsize=2, lw=1,
-                        zorder=4)
-            handles.append(Line2D([], [], ls=line, marker=marker, color=colour, ms=5,
-                                  label=f"{label} {direction}"))
+            ax.errorbar(
+                xs[~good],
+                y[~good],
+                yerr=err[:, ~good],
+                fmt=marker,
+                ms=7,
+                mew=1.4,
+                mfc="none",
+                mec=NOT_OK_GREY,
+                ecolor=NOT_OK_GREY,
+                capsize=2,
+                lw=1,
+                zorder=4,
+            )
+            handles.append(
+                Line2D(
+                    [], [], ls=line, marker=marker, color=colour, ms=5, label=f"{label} {direction}"
+                )
+            )
     _size_axis(ax, pos)
     positive = [v for v in drawn if v > 0]
     # overheads span µs to ms once a library stops progressing in the background
-    if key == "overhead_us" and positive and len(positive) == len(drawn) \
-            and max(positive) / min(positive) > 30:
+    if (
+        key == "overhead_us"
+        and positive
+        and len(positive) == len(drawn)
+        and max(positive) / min(positive) > 30
+    ):
         ax.set_yscale("log")
     if key == "availability_pct":
         ax.set_ylim(min(-2.0, *drawn), max(102.0, *drawn))
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11, loc="left")
     ax.grid(True, alpha=0.3)
-    handles.append(Line2D([], [], ls="none", marker="o", mfc="none", mec=NOT_OK_GREY,
-                          mew=1.4, ms=7, label="verdict not ok"))
+    handles.append(
+        Line2D(
+            [],
+            [],
+            ls="none",
+            marker="o",
+            mfc="none",
+            mec=NOT_OK_GREY,
+            mew=1.4,
+            ms=7,
+            label="verdict not ok",
+        )
+    )
     fig.legend(handles=handles, fontsize=8, loc="outside right upper", frameon=False)
     return fig
 
@@ -137,8 +185,7 @@ def _hinge(b: float, k: float, s: float, x: np.ndarray) -> np.ndarray:
     return b + s * np.maximum(0.0, x - k)
 
 
-def _panel(ax: Axes, size: int, r_entry: dict[str, Any], a_entry: dict[str, Any] | None
-           ) -> None:
+def _panel(ax: Axes, size: int, r_entry: dict[str, Any], a_entry: dict[str, Any] | None) -> None:
     xs, ys, lo, hi = [], [], [], []
     for step in r_entry.get("steps") or []:
         x = num((step.get("work_t_us") or {}).get("median"))
@@ -162,8 +209,11 @@ def _panel(ax: Axes, size: int, r_entry: dict[str, Any], a_entry: dict[str, Any]
     if classic.get("found") and cx is not None and cy is not None:
         ax.plot([cx], [cy], marker="*", color="C3", ms=8, ls="none")
     verdict = (a_entry or {}).get("verdict", "not analysed")
-    ax.set_title(f"{human_size(size)} · {verdict}", fontsize=8,
-                 color="black" if verdict == "ok" else "#b03a00")
+    ax.set_title(
+        f"{human_size(size)} · {verdict}",
+        fontsize=8,
+        color="black" if verdict == "ok" else "#b03a00",
+    )
     ax.tick_params(labelsize=6.5)
     ax.set_ylim(bottom=0)
     ax.set_xlim(left=0)
@@ -180,17 +230,23 @@ def fit_grid(run: Run, direction: str) -> MplFigure | None:
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax, (size, entry) in zip(axes, sorted(measured.items()), strict=False):
         _panel(ax, size, entry, fits.get(size))
-    for ax in axes[len(measured):]:
+    for ax in axes[len(measured) :]:
         ax.set_visible(False)
     fig.supxlabel("work_t (µs): same work without a message", fontsize=8.5)
     fig.supylabel("iter_t (µs): post, work, wait", fontsize=8.5)
-    fig.legend(handles=[
-        Line2D([], [], marker="o", color="C0", ms=3, ls="none", label="median iter_t"),
-        Line2D([], [], color="0.7", lw=2.2, label="sample range"),
-        Line2D([], [], color="C1", lw=1.3, label="hinge fit b + s·max(0, x − k)"),
-        Line2D([], [], color="C1", ls=":", lw=0.9, label="knee k"),
-        Line2D([], [], marker="*", color="C3", ms=8, ls="none", label="classic point"),
-    ], loc="outside upper center", ncols=5, fontsize=7.5, frameon=False)
+    fig.legend(
+        handles=[
+            Line2D([], [], marker="o", color="C0", ms=3, ls="none", label="median iter_t"),
+            Line2D([], [], color="0.7", lw=2.2, label="sample range"),
+            Line2D([], [], color="C1", lw=1.3, label="hinge fit b + s·max(0, x − k)"),
+            Line2D([], [], color="C1", ls=":", lw=0.9, label="knee k"),
+            Line2D([], [], marker="*", color="C3", ms=8, ls="none", label="classic point"),
+        ],
+        loc="outside upper center",
+        ncols=5,
+        fontsize=7.5,
+        frameon=False,
+    )
     return fig
 
 
@@ -205,12 +261,15 @@ def summary_sections(runs: list[Run]) -> list[Section]:
     hollow = "Hollow grey points: verdict not ok (see the tables for the reason)."
     figures = _figure(
         _metric_figure(runs, "overhead_us", "host overhead (µs)", "Host overhead"),
-        "overhead", "Overhead = base time − knee: the time the host spends in MPI per "
+        "overhead",
+        "Overhead = base time − knee: the time the host spends in MPI per "
         f"message. Error bars: 95 % CI. Solid: send, dashed: receive. {hollow}",
     ) + _figure(
         _metric_figure(runs, "availability_pct", "availability (%)", "Application availability"),
-        "availability", "Availability = 100·knee / base time: the share of the transfer "
-        f"time the application can compute. Error bars: 95 % CI. {hollow}",
+        "availability",
+        "Availability = 100·(k − c)/(b − c), knee k, base time b, fixed "
+        "loop cost c (barrier, timer): the share of the transfer time the application can "
+        f"compute. Error bars: 95 % CI. {hollow}",
     )
     return [Section("Overhead and availability by message size", None, figures)]
 
@@ -223,11 +282,11 @@ def fit_sections(runs: list[Run]) -> list[Section]:
         figures: list[Figure] = []
         for direction in result_sizes(run):
             figures += _figure(
-                fit_grid(run, direction), f"fit-{label}-{direction}",
+                fit_grid(run, direction),
+                f"fit-{label}-{direction}",
                 f"{label}, {direction}: each panel is one message size; iter_t stays at "
                 "the base time b until the work passes the knee k, then rises with slope s.",
             )
         if figures:
             sections.append(Section(f"How the knee was found — {label}", None, figures))
     return sections
-

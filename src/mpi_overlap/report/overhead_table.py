@@ -23,17 +23,31 @@ from .html import DASH, HtmlTable, Section
 BENCHMARK = "overhead"
 DIRECTIONS = ("send", "recv")
 ESTIMATES = (
-    "base_t_us", "knee_work_us", "overhead_us", "availability_pct", "slope",
+    "base_t_us",
+    "knee_work_us",
+    "overhead_us",
+    "availability_pct",
+    "slope",
     "compute_slowdown_pct",
 )
 HEADERS = (
-    "size", "base_t µs", "overhead µs [CI]", "availability % [CI]", "knee µs",
-    "slowdown %", "verdict", "classic overhead µs", "classic avail. %",
+    "size",
+    "base_t µs",
+    "overhead µs [CI]",
+    "availability % [CI]",
+    "knee µs",
+    "slowdown %",
+    "verdict",
+    "classic overhead µs",
+    "classic avail. %",
 )
 # Colours say how far a verdict can be trusted: yellow = a value exists but is shaky,
 # red = no usable value.
 VERDICT_STYLE = {
-    "ok": "green", "noisy": "yellow", "odd-shape": "yellow", "no-knee": "red",
+    "ok": "green",
+    "noisy": "yellow",
+    "odd-shape": "yellow",
+    "no-knee": "red",
     "incomplete": "red",
 }
 NOT_ANALYSED = "not analysed"
@@ -140,14 +154,14 @@ def _classic(a_entry: dict[str, Any] | None, r_entry: dict[str, Any] | None) -> 
     return {}
 
 
-def _row(size: int, a_entry: dict[str, Any] | None, r_entry: dict[str, Any] | None,
-         has_analysis: bool) -> SizeRow:
+def _row(
+    size: int, a_entry: dict[str, Any] | None, r_entry: dict[str, Any] | None, has_analysis: bool
+) -> SizeRow:
     if a_entry is not None:
         verdict, reason = str(a_entry.get("verdict", DASH)), a_entry.get("reason")
     else:
         verdict = NOT_ANALYSED
-        reason = ("size absent from analysis.json" if has_analysis
-                  else "analysis.json missing")
+        reason = "size absent from analysis.json" if has_analysis else "analysis.json missing"
     classic = _classic(a_entry, r_entry)
     c_over, c_avail = num(classic.get("overhead_us")), num(classic.get("availability_pct"))
     if classic and classic.get("found") is False:
@@ -191,8 +205,10 @@ def footnote_text(mark: int, row: SizeRow) -> str:
 
 # ---------------------------------------------------------------- comparison across runs
 
-def comparison(runs: list[Run], labels: list[str], direction: str
-               ) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+
+def comparison(
+    runs: list[Run], labels: list[str], direction: str
+) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """Availability and overhead per size, one column pair per run, side by side.
 
     A value whose verdict is not 'ok' gets a trailing '?' so that a side-by-side reading
@@ -200,8 +216,7 @@ def comparison(runs: list[Run], labels: list[str], direction: str
     """
     per_run = [analysis_sizes(r).get(direction, {}) for r in runs]
     sizes = sorted(set().union(*per_run)) if per_run else []
-    headers = ("size", *(h for lab in labels
-                         for h in (f"avail. % {lab}", f"overhead µs {lab}")))
+    headers = ("size", *(h for lab in labels for h in (f"avail. % {lab}", f"overhead µs {lab}")))
     rows = []
     for size in sizes:
         cells = [human_size(size)]
@@ -230,6 +245,7 @@ def comparable(runs: list[Run]) -> list[Run]:
 
 
 # ---------------------------------------------------------------- terminal (rich)
+
 
 def rich_table(table: DirectionTable) -> Table:
     t = Table(title=table.caption, title_justify="left", header_style="bold")
@@ -275,6 +291,7 @@ def print_comparison(runs: list[Run], console: Console) -> None:
 
 # ---------------------------------------------------------------- HTML tables
 
+
 def _html_table(table: DirectionTable) -> HtmlTable:
     marks = {row.size: mark for mark, row in table.footnotes()}
     rows, css = [], []
@@ -284,8 +301,11 @@ def _html_table(table: DirectionTable) -> HtmlTable:
             cells[6] = f"{row.verdict} [{marks[row.size]}]"
         rows.append(tuple(cells))
         verdict_css = "v-" + (row.verdict if row.verdict in VERDICT_STYLE else "none")
-        css.append(tuple(("left" if i == 0 else verdict_css if i == 6 else "num")
-                         for i in range(len(cells))))
+        css.append(
+            tuple(
+                ("left" if i == 0 else verdict_css if i == 6 else "num") for i in range(len(cells))
+            )
+        )
     notes = [footnote_text(m, r) for m, r in table.footnotes()]
     return HtmlTable(table.caption, HEADERS, rows, css, notes, table.note)
 
@@ -301,25 +321,30 @@ def html_sections(runs: list[Run]) -> list[Section]:
             if rows:
                 css = [("left",) + ("num",) * (len(headers) - 1)] * len(rows)
                 tables.append(HtmlTable(f"Comparison — {direction}", headers, rows, css))
-        sections.append(Section(
-            "Comparison across runs",
-            "Availability and overhead per message size, side by side. "
-            "A trailing '?' marks a value whose verdict is not ok.",
-            tables=tables,
-        ))
+        sections.append(
+            Section(
+                "Comparison across runs",
+                "Availability and overhead per message size, side by side. "
+                "A trailing '?' marks a value whose verdict is not ok.",
+                tables=tables,
+            )
+        )
     for run, label in zip(runs, unique_labels(runs), strict=True):
         if run.benchmark != BENCHMARK:
             continue
-        sections.append(Section(
-            f"Tables — {label}",
-            "Estimates with 95 % bootstrap confidence intervals from the hinge fit; "
-            "the classic columns repeat the original mpi_overhead threshold method.",
-            tables=[_html_table(t) for t in run_tables(run)],
-        ))
+        sections.append(
+            Section(
+                f"Tables — {label}",
+                "Estimates with 95 % bootstrap confidence intervals from the hinge fit; "
+                "the classic columns repeat the original mpi_overhead threshold method.",
+                tables=[_html_table(t) for t in run_tables(run)],
+            )
+        )
     return sections
 
 
 # ---------------------------------------------------------------- summaries and JSON
+
 
 def extent(run: Run) -> str | None:
     """What the results cover, e.g. 'results up to 256 KiB' (for incomplete banners)."""
@@ -351,8 +376,11 @@ def summary(run: Run) -> list[str]:
         over = [v for e in ok.values() if (v := est(e, "overhead_us")) is not None]
         bad = sorted(e.get("verdict", "?") for s, e in sizes.items() if s not in ok)
         counts = ", ".join(f"{bad.count(v)} {v}" for v in sorted(set(bad)))
-        untrusted = (f"; {len(bad)} of {len(sizes)} sizes not trustworthy ({counts})"
-                     if bad else f"; all {len(sizes)} sizes ok")
+        untrusted = (
+            f"; {len(bad)} of {len(sizes)} sizes not trustworthy ({counts})"
+            if bad
+            else f"; all {len(sizes)} sizes ok"
+        )
         if avail and over:
             out.append(
                 f"{direction} availability ranges {_range(avail, fmt_pct, '%')} and host "
@@ -388,8 +416,9 @@ def to_json(run: Run) -> dict[str, Any]:
                 "measured_complete": r.get("complete") if r else None,
             }
             item.update({k: _estimate_json(a, k) if a else None for k in ESTIMATES})
-            item["classic"] = {k: classic.get(k)
-                               for k in ("found", "overhead_us", "availability_pct", "base_t_us")}
+            item["classic"] = {
+                k: classic.get(k) for k in ("found", "overhead_us", "availability_pct", "base_t_us")
+            }
             sizes.append(item)
         directions.append({"direction": direction, "sizes": sizes})
     return {"method": (run.analysis or {}).get("method"), "directions": directions}
