@@ -1,0 +1,765 @@
+/* overhead.c - mo_overhead: host processor overhead and application
+ * availability of non-blocking point-to-point transfers, by the
+ * post-work-wait method of Sandia's mpi_overhead (Doerfler, SMB).
+ *
+ * Rank 0 posts a transfer, works for a growing amount of time, and waits.
+ * While the work is shorter than the transfer, the loop time (iter_t) stays
+ * at the transfer time (base_t); once the work dominates, iter_t = work +
+ * the time the host spent on the transfer. Overhead = iter_t - work_t (the
+ * same work without a message); availability = 1 - overhead / base_t.
+ *
+ * Rank 0 is always the measured rank and makes every decision (iterations,
+ * work, when to stop); rank 1 is its peer and just follows the commands
+ * rank 0 broadcasts, so both always run the same number of iterations.
+ * Ranks >= 2 take no part and wait without spinning. */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "overhead"
+#define DEFAULT_SIZES "0:4M"
+#define PILOT_SAMPLES 3
+#define CALIBRATION_MS 2.0
+#define CALIBRATION_SAMPLES 11
+#define MSG_TAG 17
+
+enum { DIR_SEND = 1, DIR_RECV = 2 };
+
+/* ---- benchmark-specific options ---------------------------------------- */
+
+typedef struct ov_params {
+    int directions; /* DIR_SEND | DIR_RECV */
+    double thresh, bthresh, extend;
+    long steps_per_octave;
+    bool spo_set;
+    long max_steps;
+    double work_start_frac;
+} ov_params;
+
+enum {
+    OPT_DIRECTION = MO_OPT_BENCH_FIRST, OPT_THRESH, OPT_BTHRESH, OPT_EXTEND, OPT_SPO,
+    OPT_MAX_STEPS, OPT_WORK_START_FRAC,
+};
+
+static const struct option ov_longopts[] = {
+    {"direction", required_argument, NULL, OPT_DIRECTION},
+    {"thresh", required_argument, NULL, OPT_THRESH},
+    {"bthresh", required_argument, NULL, OPT_BTHRESH},
+    {"extend", required_argument, NULL, OPT_EXTEND},
+    {"steps-per-octave", required_argument, NULL, OPT_SPO},
+    {"max-steps", required_argument, NULL, OPT_MAX_STEPS},
+    {"work-start-frac", required_argument, NULL, OPT_WORK_START_FRAC},
+    {NULL, 0, NULL, 0},
+};
+
+static int ov_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    ov_params *p = ctx;
+    switch (code) {
+    case OPT_DIRECTION:
+        if (strcmp(arg, "send") == 0)
+            p->directions = DIR_SEND;
+        else if (strcmp(arg, "recv") == 0)
+            p->directions = DIR_RECV;
+        else if (strcmp(arg, "both") == 0)
+            p->directions = DIR_SEND | DIR_RECV;
+        else {
+            snprintf(err, errlen, "--direction: expected send, recv or both, got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_THRESH: return mo_options_parse_double("thresh", arg, 1.0, 1e6, &p->thresh, err, errlen);
+    case OPT_BTHRESH: return mo_options_parse_double("bthresh", arg, 1.0, 1e6, &p->bthresh, err, errlen);
+    case OPT_EXTEND: return mo_options_parse_double("extend", arg, 1.0, 1e6, &p->extend, err, errlen);
+    case OPT_SPO:
+        p->spo_set = true;
+        return mo_options_parse_long("steps-per-octave", arg, 1, 64, &p->steps_per_octave, err, errlen);
+    case OPT_MAX_STEPS: return mo_options_parse_long("max-steps", arg, 2, 100000, &p->max_steps, err, errlen);
+    case OPT_WORK_START_FRAC:
+        if (mo_options_parse_double("work-start-frac", arg, 0.0, 1e3, &p->work_start_frac, err, errlen))
+            return -1;
+        if (p->work_start_frac <= 0) {
+            snprintf(err, errlen, "--work-start-frac: must be greater than 0");
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return -1;
+}
+
+static int ov_finalize(void *ctx, bool quick, char *err, size_t errlen)
+{
+    ov_params *p = ctx;
+    if (!p->spo_set)
+        p->steps_per_octave = quick ? 2 : 3;
+    if (p->bthresh > p->thresh) {
+        snprintf(err, errlen, "--bthresh (%g) must not exceed --thresh (%g)", p->bthresh, p->thresh);
+        return -1;
+    }
+    if (p->extend < p->thresh) {
+        snprintf(err, errlen, "--extend (%g) must be at least --thresh (%g)", p->extend, p->thresh);
+        return -1;
+    }
+    return 0;
+}
+
+static void ov_usage(FILE *f)
+{
+    fputs("  --direction D        send, recv or both (default both)\n"
+          "  --thresh X           classic stop threshold: measure at iter_t > X*base_t (default 1.5)\n"
+          "  --bthresh X          classic base threshold: average iter_t < X*base_t (default 1.02)\n"
+          "  --extend X           keep stepping until iter_t > X*base_t (default 3.0, >= thresh)\n"
+          "  --steps-per-octave N work steps per doubling (default 3; --quick 2)\n"
+          "  --max-steps N        most work steps per size (default 60)\n"
+          "  --work-start-frac F  first non-zero work = F * pilot base_t (default 0.03125)\n",
+          f);
+}
+
+static void ov_write_json(mo_json *w, const void *ctx)
+{
+    const ov_params *p = ctx;
+    mo_json_kv_string(w, "direction", p->directions == (DIR_SEND | DIR_RECV) ? "both"
+                                      : p->directions == DIR_SEND            ? "send"
+                                                                             : "recv");
+    mo_json_kv_double(w, "thresh", p->thresh);
+    mo_json_kv_double(w, "bthresh", p->bthresh);
+    mo_json_kv_double(w, "extend", p->extend);
+    mo_json_kv_int64(w, "steps_per_octave", p->steps_per_octave);
+    mo_json_kv_int64(w, "max_steps", p->max_steps);
+    mo_json_kv_double(w, "work_start_frac", p->work_start_frac);
+}
+
+/* ---- measured data -------------------------------------------------------- */
+
+typedef struct ov_step {
+    uint64_t units;
+    double work_us_nominal;
+    long iterations;
+    double *iter_samples, *work_samples; /* us per iteration, reps each */
+    int nsamples;
+    mo_stats iter_st, work_st;
+} ov_step;
+
+typedef struct ov_classic {
+    bool found;
+    double base_t;
+    int base_steps;
+    int stop_step; /* -1: not found */
+    double iter_t, work_t, overhead, availability_pct;
+} ov_classic;
+
+typedef struct ov_size {
+    uint64_t size;
+    bool complete;
+    const char *stop_reason;
+    ov_step *steps;
+    int nsteps;
+    ov_classic classic;
+} ov_size;
+
+typedef struct ov_direction {
+    int dir;
+    ov_size *sizes;
+    int nsizes; /* completed (or cut short) so far */
+} ov_direction;
+
+typedef struct ov_state {
+    const mo_options *opts;
+    const ov_params *params;
+    const mo_work_calib *work;
+    MPI_Comm pair;       /* ranks 0 and 1 of MPI_COMM_WORLD */
+    int rank;            /* in pair */
+    unsigned char *buf;  /* page-aligned, largest size, touched */
+    uint64_t start_ns;
+    ov_direction dirs[2];
+    int ndirs;
+} ov_state;
+
+static const char *dir_name(int dir) { return dir == DIR_SEND ? "send" : "recv"; }
+
+/* ---- the timed loops (both ranks) ------------------------------------------ */
+
+enum { CMD_QUIT = 0, CMD_MSG = 1, CMD_NOMSG = 2 };
+
+typedef struct ov_cmd {
+    int64_t op, dir, size, units, iterations;
+} ov_cmd;
+
+/* Runs one block of cmd->iterations loop iterations; on rank 0 returns the
+ * mean time of one iteration in us (rank 1 returns 0). The loop bodies are
+ * those of the original mpi_overhead. */
+static double run_block(const ov_state *st, const ov_cmd *c)
+{
+    MPI_Comm comm = st->pair;
+    const int n = (int)c->size;
+    const uint64_t units = (uint64_t)c->units;
+    MPI_Request req;
+    uint64_t t0 = mo_timer_now_ns();
+    if (c->op == CMD_NOMSG) {
+        for (int64_t i = 0; i < c->iterations; i++) {
+            MPI_Barrier(comm);
+            if (st->rank == 0)
+                mo_work(units);
+        }
+    } else if (c->dir == DIR_SEND) {
+        if (st->rank == 0) {
+            for (int64_t i = 0; i < c->iterations; i++) {
+                MPI_Barrier(comm);
+                MPI_Isend(st->buf, n, MPI_BYTE, 1, MSG_TAG, comm, &req);
+                mo_work(units);
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+            }
+        } else {
+            for (int64_t i = 0; i < c->iterations; i++) {
+                /* Pre-posted, so the send never waits for the receive. */
+                MPI_Irecv(st->buf, n, MPI_BYTE, 0, MSG_TAG, comm, &req);
+                MPI_Barrier(comm);
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+            }
+        }
+    } else {
+        if (st->rank == 0) {
+            for (int64_t i = 0; i < c->iterations; i++) {
+                MPI_Irecv(st->buf, n, MPI_BYTE, 1, MSG_TAG, comm, &req);
+                MPI_Barrier(comm);
+                mo_work(units);
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+            }
+        } else {
+            for (int64_t i = 0; i < c->iterations; i++) {
+                MPI_Barrier(comm);
+                MPI_Send(st->buf, n, MPI_BYTE, 0, MSG_TAG, comm);
+            }
+        }
+    }
+    uint64_t t1 = mo_timer_now_ns();
+    return st->rank == 0 ? (double)(t1 - t0) / 1000.0 / (double)c->iterations : 0.0;
+}
+
+static void bcast_cmd(const ov_state *st, ov_cmd *c)
+{
+    MPI_Bcast(c, 5, MPI_INT64_T, 0, st->pair);
+}
+
+/* Rank 0: tells rank 1 what to run, runs it, returns us per iteration. */
+static double block(const ov_state *st, int op, int dir, uint64_t size, uint64_t units, long iterations)
+{
+    ov_cmd c = {op, dir, (int64_t)size, (int64_t)units, iterations};
+    bcast_cmd(st, &c);
+    return run_block(st, &c);
+}
+
+/* Rank 1: follows rank 0's commands until told to quit. */
+static void serve(const ov_state *st)
+{
+    for (;;) {
+        ov_cmd c;
+        bcast_cmd(st, &c);
+        if (c.op == CMD_QUIT)
+            return;
+        run_block(st, &c);
+    }
+}
+
+/* ---- the method (rank 0) -------------------------------------------------- */
+
+/* Iterations per sample so that one sample lasts about --sample-ms. */
+static long choose_iterations(const mo_options *o, double est_us_per_iter)
+{
+    if (o->iters > 0)
+        return o->iters;
+    if (!(est_us_per_iter > 0))
+        est_us_per_iter = 1.0;
+    double n = ceil(o->sample_ms * 1000.0 / est_us_per_iter);
+    if (n < (double)o->min_iters)
+        return o->min_iters;
+    if (n > (double)o->max_iters)
+        return o->max_iters;
+    return (long)n;
+}
+
+/* The original's computation on step medians: base_t starts at the first
+ * step and is the running average of the steps whose iter_t < bthresh *
+ * base_t, frozen at the first step that is not; the measurement is at the
+ * first step with iter_t > thresh * base_t. Because thresh >= bthresh, the
+ * base is frozen by then, so the final base_t is the one in force there. */
+static void classic_compute(const ov_step *steps, int n, const ov_params *p, ov_classic *c)
+{
+    memset(c, 0, sizeof *c);
+    c->stop_step = -1;
+    c->base_t = c->iter_t = c->work_t = c->overhead = c->availability_pct = NAN;
+    if (n == 0)
+        return;
+    double sum = steps[0].iter_st.median;
+    int count = 1;
+    bool frozen = false;
+    double base = sum;
+    for (int j = 1; j < n; j++) {
+        double it = steps[j].iter_st.median;
+        if (!frozen) {
+            if (it < p->bthresh * base) {
+                sum += it;
+                count++;
+                base = sum / count;
+            } else {
+                frozen = true;
+            }
+        }
+        if (!c->found && it > p->thresh * base) {
+            c->found = true;
+            c->stop_step = j;
+            c->iter_t = it;
+            c->work_t = steps[j].work_st.median;
+        }
+    }
+    c->base_t = base;
+    c->base_steps = count;
+    if (c->found) {
+        c->overhead = c->iter_t - c->work_t;
+        c->availability_pct = 100.0 * (1.0 - c->overhead / base);
+    }
+}
+
+static double elapsed_s(const ov_state *st)
+{
+    return (double)(mo_timer_now_ns() - st->start_ns) / 1e9;
+}
+
+static bool time_is_up(const ov_state *st)
+{
+    return st->opts->time_limit_s > 0 && elapsed_s(st) > st->opts->time_limit_s;
+}
+
+/* Appends a step and takes its interleaved samples. Returns 0 or -1. */
+static int take_step(const ov_state *st, int dir, ov_size *sz, uint64_t units, long iterations)
+{
+    const long reps = st->opts->reps;
+    ov_step *steps = realloc(sz->steps, (size_t)(sz->nsteps + 1) * sizeof *steps);
+    if (!steps)
+        return -1;
+    sz->steps = steps;
+    ov_step *s = &steps[sz->nsteps];
+    memset(s, 0, sizeof *s);
+    s->units = units;
+    s->work_us_nominal = (double)units / st->work->units_per_us;
+    s->iterations = iterations;
+    s->iter_samples = malloc((size_t)reps * sizeof *s->iter_samples);
+    s->work_samples = malloc((size_t)reps * sizeof *s->work_samples);
+    if (!s->iter_samples || !s->work_samples) {
+        free(s->iter_samples);
+        free(s->work_samples);
+        return -1;
+    }
+    sz->nsteps++;
+    /* Interleaved, so slow drifts (frequency, other load) hit both loops
+     * alike instead of biasing their difference. */
+    for (long r = 0; r < reps; r++) {
+        s->iter_samples[r] = block(st, CMD_MSG, dir, sz->size, units, iterations);
+        s->work_samples[r] = block(st, CMD_NOMSG, dir, sz->size, units, iterations);
+        s->nsamples++;
+    }
+    mo_stats_summarize(s->iter_samples, (size_t)s->nsamples, &s->iter_st);
+    mo_stats_summarize(s->work_samples, (size_t)s->nsamples, &s->work_st);
+    return 0;
+}
+
+/* Measures one (direction, size). Returns 0, or -1 if out of memory. */
+static int measure_size(const ov_state *st, int dir, ov_size *sz, bool *time_up)
+{
+    const mo_options *o = st->opts;
+    const ov_params *p = st->params;
+    const uint64_t size = sz->size;
+
+    /* Warm-up (work 0): caches, lazy connection setup, eager/rendezvous
+     * paths. Its time per iteration seeds the choice of iterations. */
+    long warm = o->warmup > 0 ? o->warmup : o->min_iters;
+    double est = block(st, CMD_MSG, dir, size, 0, warm);
+
+    /* Pilot estimate of the transfer time; it scales the work steps. */
+    double pilot[PILOT_SAMPLES];
+    long pilot_iters = choose_iterations(o, est);
+    for (int i = 0; i < PILOT_SAMPLES; i++)
+        pilot[i] = block(st, CMD_MSG, dir, size, 0, pilot_iters);
+    double pilot_base = mo_stats_median(pilot, PILOT_SAMPLES);
+
+    if (o->verbose) {
+        printf("%-12s%-12s%-12s%-12s%-12s\n", "work", "iter_t", "base_t", "work_t", "iterations");
+        fflush(stdout);
+    }
+
+    uint64_t prev_units = 0;
+    double prev_nominal = 0.0;
+    sz->stop_reason = NULL;
+    for (long j = 0;; j++) {
+        uint64_t units = 0;
+        if (j > 0) {
+            double work_us = pilot_base * p->work_start_frac *
+                             pow(2.0, (double)(j - 1) / (double)p->steps_per_octave);
+            double u = llround(work_us * st->work->units_per_us);
+            if (u <= (double)prev_units)
+                continue; /* too small a step to change the unit count */
+            units = (uint64_t)u;
+        }
+        double nominal = (double)units / st->work->units_per_us;
+        if (sz->nsteps == 0) {
+            est = pilot_base;
+        } else {
+            /* Work adds to the loop time one for one once it dominates;
+             * before that this overestimates, which errs on short samples. */
+            const ov_step *last = &sz->steps[sz->nsteps - 1];
+            est = fmax(last->iter_st.median, last->work_st.median) + (nominal - prev_nominal);
+        }
+        if (take_step(st, dir, sz, units, choose_iterations(o, est)))
+            return -1;
+        prev_units = units;
+        prev_nominal = nominal;
+
+        classic_compute(sz->steps, sz->nsteps, p, &sz->classic);
+        const ov_step *s = &sz->steps[sz->nsteps - 1];
+        if (o->verbose) {
+            printf("%-12llu%-12.3f%-12.3f%-12.3f%-12ld\n", (unsigned long long)units, s->iter_st.median,
+                   sz->classic.base_t, s->work_st.median, s->iterations);
+            fflush(stdout);
+        }
+        if (s->iter_st.median > p->extend * sz->classic.base_t) {
+            sz->complete = true;
+            sz->stop_reason = "extend";
+            break;
+        }
+        if (sz->nsteps >= p->max_steps) {
+            sz->stop_reason = "max-steps";
+            break;
+        }
+        if (time_is_up(st)) {
+            sz->stop_reason = "time-limit";
+            *time_up = true;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void write_samples(mo_json *w, const char *key, const double *v, int n)
+{
+    mo_json_key(w, key);
+    mo_json_begin_array(w);
+    for (int i = 0; i < n; i++)
+        mo_json_double(w, v[i]);
+    mo_json_end_array(w);
+}
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const ov_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_key(w, "directions");
+    mo_json_begin_array(w);
+    for (int d = 0; d < st->ndirs; d++) {
+        const ov_direction *dir = &st->dirs[d];
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "direction", dir_name(dir->dir));
+        mo_json_key(w, "sizes");
+        mo_json_begin_array(w);
+        for (int i = 0; i < dir->nsizes; i++) {
+            const ov_size *sz = &dir->sizes[i];
+            mo_json_begin_object(w);
+            mo_json_kv_uint64(w, "size", sz->size);
+            mo_json_kv_bool(w, "complete", sz->complete);
+            if (sz->stop_reason)
+                mo_json_kv_string(w, "stop_reason", sz->stop_reason);
+            mo_json_key(w, "steps");
+            mo_json_begin_array(w);
+            for (int j = 0; j < sz->nsteps; j++) {
+                const ov_step *s = &sz->steps[j];
+                mo_json_begin_object(w);
+                mo_json_kv_uint64(w, "work_units", s->units);
+                mo_json_kv_double(w, "work_us_nominal", s->work_us_nominal);
+                mo_json_kv_int64(w, "iterations", s->iterations);
+                mo_json_stats(w, "iter_t_us", &s->iter_st);
+                mo_json_stats(w, "work_t_us", &s->work_st);
+                write_samples(w, "iter_samples_us", s->iter_samples, s->nsamples);
+                write_samples(w, "work_samples_us", s->work_samples, s->nsamples);
+                mo_json_end_object(w);
+            }
+            mo_json_end_array(w);
+            const ov_classic *c = &sz->classic;
+            mo_json_key(w, "classic");
+            mo_json_begin_object(w);
+            mo_json_kv_bool(w, "found", c->found);
+            mo_json_kv_double(w, "base_t_us", c->base_t);
+            mo_json_kv_int64(w, "base_steps", c->base_steps);
+            mo_json_key(w, "stop_step");
+            if (c->found)
+                mo_json_int64(w, c->stop_step);
+            else
+                mo_json_null(w);
+            mo_json_kv_double(w, "iter_t_us", c->iter_t);
+            mo_json_kv_double(w, "work_t_us", c->work_t);
+            mo_json_kv_double(w, "overhead_us", c->overhead);
+            mo_json_kv_double(w, "availability_pct", c->availability_pct);
+            mo_json_end_object(w);
+            mo_json_end_object(w);
+        }
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+static void free_state(ov_state *st)
+{
+    for (int d = 0; d < st->ndirs; d++) {
+        for (int i = 0; i < st->dirs[d].nsizes; i++) {
+            ov_size *sz = &st->dirs[d].sizes[i];
+            for (int j = 0; j < sz->nsteps; j++) {
+                free(sz->steps[j].iter_samples);
+                free(sz->steps[j].work_samples);
+            }
+            free(sz->steps);
+        }
+        free(st->dirs[d].sizes);
+    }
+    free(st->buf);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+/* Every rank leaves through here: one line from rank 0, no MPI_Abort. */
+static int finish(int rank, int status, const char *msg)
+{
+    if (msg && rank == 0) {
+        fprintf(stderr, "mo_" BENCH ": error: %s\n", msg);
+        fflush(stderr);
+    }
+    MPI_Finalize();
+    return status;
+}
+
+/* Completes a non-blocking collective without spinning a core: while rank 0
+ * calibrates the work loop, or while ranks >= 2 idle, a peer polling in a
+ * blocking call would take CPU time from the measured rank (on a machine
+ * with few cores that visibly slows the work loop). */
+static void quiet_wait(MPI_Request *req)
+{
+    int done = 0;
+    struct timespec nap = {0, 1000000};
+    for (;;) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        nanosleep(&nap, NULL);
+    }
+}
+
+static void quiet_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    MPI_Ibarrier(comm, &req);
+    quiet_wait(&req);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank, wsize;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    ov_params params = {
+        .directions = DIR_SEND | DIR_RECV, .thresh = 1.5, .bthresh = 1.02, .extend = 3.0,
+        .steps_per_octave = 3, .max_steps = 60, .work_start_frac = 1.0 / 32.0,
+    };
+    mo_bench_options ext = {ov_longopts, ov_parse, ov_finalize, ov_usage, ov_write_json, &params};
+    mo_options opts;
+    char err[512];
+    int rc = mo_options_parse(&opts, BENCH, DEFAULT_SIZES, argc, argv, &ext, err, sizeof err);
+    if (rc == MO_OPTIONS_HELP) {
+        if (wrank == 0)
+            mo_options_usage(stdout, BENCH, DEFAULT_SIZES, &ext);
+        mo_options_free(&opts);
+        return finish(wrank, 0, NULL);
+    }
+    if (rc == MO_OPTIONS_OK && wsize < 2) {
+        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", wsize);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc == MO_OPTIONS_OK && opts.sizes.v[opts.sizes.n - 1] > (uint64_t)INT_MAX) {
+        snprintf(err, sizeof err, "message size %llu exceeds the largest MPI count (%d bytes)",
+                 (unsigned long long)opts.sizes.v[opts.sizes.n - 1], INT_MAX);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc != MO_OPTIONS_OK) {
+        mo_options_free(&opts);
+        return finish(wrank, 2, err);
+    }
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    ov_state st;
+    memset(&st, 0, sizeof st);
+    st.opts = &opts;
+    st.params = &params;
+    st.start_ns = start_ns;
+    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
+
+    /* Rank 0 calibrates and checks it can write the result before anyone
+     * measures anything; the verdict goes to every rank. */
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int ok = 1;
+    if (wrank == 0) {
+        if (prov_rc != 0) {
+            snprintf(err, sizeof err, "could not collect provenance (out of memory)");
+            ok = 0;
+        }
+        mo_timer_probe(&timer);
+        if (ok && mo_work_calibrate(&work, CALIBRATION_MS, CALIBRATION_SAMPLES) != 0) {
+            snprintf(err, sizeof err, "work loop calibration failed");
+            ok = 0;
+        }
+        if (ok && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            ok = 0;
+    }
+    MPI_Request req;
+    MPI_Ibcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    quiet_wait(&req);
+    if (!ok) {
+        if (st.pair != MPI_COMM_NULL)
+            MPI_Comm_free(&st.pair);
+        mo_provenance_free(&prov);
+        mo_options_free(&opts);
+        return finish(wrank, 2, err);
+    }
+
+    int status = 0;
+    if (st.pair != MPI_COMM_NULL) {
+        MPI_Comm_rank(st.pair, &st.rank);
+        st.work = &work;
+        uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+        long page = sysconf(_SC_PAGESIZE);
+        size_t bytes = largest > 0 ? (size_t)largest : 1;
+        void *mem = NULL;
+        if (posix_memalign(&mem, page > 0 ? (size_t)page : 4096, bytes) != 0)
+            mem = NULL;
+        st.buf = mem;
+        int have = st.buf != NULL, all = 0;
+        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st.pair);
+        if (all) {
+            /* Touch every page now, so no page faults land in timed loops. */
+            memset(st.buf, wrank + 1, bytes);
+            if (st.rank == 1) {
+                serve(&st);
+            } else {
+                status = -1; /* set to 0 on success below */
+                const int total_dirs = (params.directions & DIR_SEND ? 1 : 0) + (params.directions & DIR_RECV ? 1 : 0);
+                const int total = total_dirs * (int)opts.sizes.n;
+                int done = 0;
+                bool time_up = false, oom = false;
+                for (int dir = DIR_SEND; dir <= DIR_RECV && !time_up && !oom; dir <<= 1) {
+                    if (!(params.directions & dir))
+                        continue;
+                    ov_direction *d = &st.dirs[st.ndirs++];
+                    d->dir = dir;
+                    d->sizes = calloc(opts.sizes.n, sizeof *d->sizes);
+                    if (!d->sizes) {
+                        oom = true;
+                        break;
+                    }
+                    if (opts.verbose) {
+                        printf("Calculating %s overhead\n", dir_name(dir));
+                        fflush(stdout);
+                    }
+                    for (size_t i = 0; i < opts.sizes.n && !time_up && !oom; i++) {
+                        if (time_is_up(&st)) {
+                            time_up = true;
+                            break;
+                        }
+                        ov_size *sz = &d->sizes[d->nsizes++];
+                        sz->size = opts.sizes.v[i];
+                        if (measure_size(&st, dir, sz, &time_up)) {
+                            oom = true;
+                            break;
+                        }
+                        const ov_classic *c = &sz->classic;
+                        if (!sz->complete)
+                            mo_result_warn(&doc, "%s size %llu: stopped by %s before iter_t exceeded %g*base_t",
+                                           dir_name(dir), (unsigned long long)sz->size, sz->stop_reason, params.extend);
+                        if (!c->found)
+                            mo_result_warn(&doc, "%s size %llu: iter_t never exceeded thresh*base_t; no classic result",
+                                           dir_name(dir), (unsigned long long)sz->size);
+                        else if (c->availability_pct < 0 || c->availability_pct > 100)
+                            mo_result_warn(&doc, "%s size %llu: classic availability %.1f %% is outside 0-100 %%",
+                                           dir_name(dir), (unsigned long long)sz->size, c->availability_pct);
+                        if (opts.verbose) {
+                            printf("%-12s%-12s%-12s%-12s%-12s%-12s%-12s\n", "msgsize", "iterations", "iter_t",
+                                   "work_t", "overhead", "base_t", "avail(%)");
+                            long it = c->found ? sz->steps[c->stop_step].iterations : 0;
+                            printf("%-12llu%-12ld%-12.3f%-12.3f%-12.3f%-12.3f%-12.1f\n",
+                                   (unsigned long long)sz->size, it, c->iter_t, c->work_t, c->overhead, c->base_t,
+                                   c->availability_pct);
+                            fflush(stdout);
+                        }
+                        char label[64];
+                        snprintf(label, sizeof label, "%s/%llu", dir_name(dir), (unsigned long long)sz->size);
+                        mo_progress(opts.progress, ++done, total, label);
+                        if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                            fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
+                    }
+                }
+                /* Rank 1 goes to the quiet barrier, so the re-check of
+                 * the work rate runs undisturbed like the calibration. */
+                ov_cmd quit = {CMD_QUIT, 0, 0, 0, 0};
+                bcast_cmd(&st, &quit);
+                if (oom) {
+                    fprintf(stderr, "mo_" BENCH ": error: out of memory\n");
+                } else {
+                    if (time_up)
+                        mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d (direction, size) points",
+                                       opts.time_limit_s, done, total);
+                    mo_work_recheck(&work);
+                    if (mo_result_write(&doc, "complete", write_results, &st, err, sizeof err) != 0)
+                        fprintf(stderr, "mo_" BENCH ": error: %s\n", err);
+                    else
+                        status = 0;
+                }
+                if (opts.verbose)
+                    printf("mo_" BENCH ": done in %.1f s\n", elapsed_s(&st));
+            }
+        } else if (st.rank == 0) {
+            fprintf(stderr, "mo_" BENCH ": error: cannot allocate %zu-byte message buffers\n", bytes);
+            status = -1;
+        }
+        MPI_Comm_free(&st.pair);
+    }
+    quiet_barrier(MPI_COMM_WORLD);
+    free_state(&st);
+    mo_result_free(&doc);
+    mo_provenance_free(&prov);
+    mo_options_free(&opts);
+    MPI_Finalize();
+    return status == 0 ? 0 : 1;
+}
