@@ -544,6 +544,26 @@ static void free_state(ov_state *st)
 
 /* ---- main --------------------------------------------------------------- */
 
+static bool single_cpu(const char *list)
+{
+    return list && *list && !strpbrk(list, ",-") && strcmp(list, "unknown") != 0;
+}
+
+/* Unbound ranks may be moved between CPUs or share one for a while; on
+ * small machines that shows up as bimodal loop times. Say so in the
+ * result rather than leave it to be guessed from the samples. */
+static void warn_if_unbound(mo_result *doc, const mo_provenance *p)
+{
+    if (!p->cpu_binding || p->ranks < 2)
+        return;
+    const char *b0 = p->cpu_binding[0], *b1 = p->cpu_binding[1];
+    if (single_cpu(b0) && single_cpu(b1) && strcmp(b0, b1) != 0)
+        return;
+    mo_result_warn(doc, "ranks 0 and 1 are not each bound to one distinct CPU (cpu_binding '%s', '%s'): "
+                        "the OS may move or co-schedule them, which makes timings noisy; bind them "
+                        "(e.g. mpiexec -bind-to core)", b0 ? b0 : "?", b1 ? b1 : "?");
+}
+
 /* Every rank leaves through here: one line from rank 0, no MPI_Abort. */
 static int finish(int rank, int status, const char *msg)
 {
@@ -641,6 +661,8 @@ int main(int argc, char **argv)
             snprintf(err, sizeof err, "work loop calibration failed");
             ok = 0;
         }
+        if (ok)
+            warn_if_unbound(&doc, &prov);
         if (ok && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
             ok = 0;
     }
