@@ -1,5 +1,5 @@
 """Statistical analysis of native benchmark results: summaries, confidence intervals,
-and the hinge-fit analysis of the overhead benchmark (docs/analysis-overhead.md)."""
+and the hinge-fit analysis of the overhead benchmark (docs/benchmarks.md, "overhead")."""
 
 from .knee import KneeResult, fit_knee, hinge_fit
 from .overhead import analyze_overhead

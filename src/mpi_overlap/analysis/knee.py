@@ -1,6 +1,6 @@
 """Hinge fit of a post-work-wait curve: where does work stop hiding the message?
 
-Model (docs/analysis-overhead.md): iter_t = b + s * max(0, x - k), x = work_t.
+Model (docs/benchmarks.md, "overhead"): iter_t = b + s * max(0, x - k), x = work_t.
 b is the flat level (base_t), k the knee (largest work still hidden), s the slope
 after the knee (1 when the message costs the CPU nothing beyond its overhead).
 
