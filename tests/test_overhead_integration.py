@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_cli
 
+from cli_helpers import run_cli
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors, run_errors
 from mpi_overlap.toolchains import list_toolchains
@@ -47,6 +47,7 @@ def _toolchain_params() -> list:
 
 def _bench(tmp_path: Path, *args: str) -> tuple[object, Path]:
     out = tmp_path / "runs"
+    tmp_path.mkdir(parents=True, exist_ok=True)
     proc = run_cli("bench", "overhead", *args, "--out", str(out), timeout=900, cwd=tmp_path)
     runs = sorted(p for p in out.iterdir() if (p / "run.json").is_file()) if out.is_dir() else []
     return proc, (runs[-1] if runs else out)
@@ -81,38 +82,69 @@ def _within(est: dict, lo: float, hi: float) -> bool:
     return est["ci95_high"] >= lo and est["ci95_low"] <= hi
 
 
-def test_default_toolchain_figures_are_physical_and_repeatable(tmp_path: Path) -> None:
-    """Availability within [0, 100] and overhead >= 0 within their CIs for every size that
-    gave an estimate; two runs agree within their CIs for sizes >= 64 KiB."""
-    runs = []
-    for i in range(2):
-        proc, run_dir = _bench(tmp_path / f"r{i}", *QUICK)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        runs.append(load_run(run_dir))
+def _check_physical(run) -> int:
+    """Availability within [0, 100] and overhead >= 0 within their CIs; returns how many
+    sizes gave an estimate."""
     estimated = 0
-    for run in runs:
-        for direction, s in _sizes(run):
-            if s["availability_pct"]["value"] is None:
-                assert s["verdict"] != "ok" and s["reason"], (direction, s["size"])
-                continue
-            estimated += 1
-            where = f"{direction} {s['size']} B: {s}"
-            # availability = 1 - overhead / (base_t - origin) is clipped to [0, 100] for
-            # display, so check the unclipped quantity it comes from:
-            # 0 <= overhead <= base_t - origin within the overhead's CI.
-            room = s["base_t_us"]["value"] - s["fit"]["origin_us"]
-            assert _within(s["overhead_us"], 0.0, room), where
-            assert _within(s["availability_pct"], 0.0, 100.0), where
-    assert estimated >= len(_sizes(runs[0])), "at least half the sizes should give an estimate"
-    first, second = (dict(((d, s["size"]), s) for d, s in _sizes(r)) for r in runs)
+    for direction, s in _sizes(run):
+        if s["availability_pct"]["value"] is None:
+            assert s["verdict"] != "ok" and s["reason"], (direction, s["size"])
+            continue
+        estimated += 1
+        where = f"{direction} {s['size']} B: {s}"
+        # availability = 1 - overhead / (base_t - origin) is clipped to [0, 100] for
+        # display, so check the unclipped quantity it comes from:
+        # 0 <= overhead <= base_t - origin within the overhead's CI.
+        room = s["base_t_us"]["value"] - s["fit"]["origin_us"]
+        assert _within(s["overhead_us"], 0.0, room), where
+        assert _within(s["availability_pct"], 0.0, 100.0), where
+    return estimated
+
+
+# The no-message, no-work loop (Barrier only) is the control: when its cost differs
+# between two runs by more than this, the machine itself changed between them (a shared
+# VM host, frequency) and the runs are not expected to agree.
+CONTROL_CHANGE_LIMIT = 0.25
+ATTEMPTS = 3
+
+
+def _disagreements(a_run, b_run) -> tuple[list[str], bool]:
+    first, second = (dict(((d, s["size"]), s) for d, s in _sizes(r)) for r in (a_run, b_run))
+    problems, matched = [], True
     for key, a in first.items():
         b = second[key]
         if key[1] < 65536 or a["verdict"] != "ok" or b["verdict"] != "ok":
             continue
+        ca, cb = a["fit"]["origin_us"], b["fit"]["origin_us"]
+        if abs(ca - cb) > CONTROL_CHANGE_LIMIT * min(ca, cb):
+            matched = False
         for field in ("availability_pct", "overhead_us"):
             ea, eb = a[field], b[field]
-            assert ea["ci95_low"] <= eb["ci95_high"] and eb["ci95_low"] <= ea["ci95_high"], (
-                f"{key} {field}: run 1 {ea} vs run 2 {eb}")
+            if not (ea["ci95_low"] <= eb["ci95_high"] and eb["ci95_low"] <= ea["ci95_high"]):
+                problems.append(f"{key} {field}: {ea} vs {eb} (control {ca:.3g}/{cb:.3g} us)")
+    return problems, matched
+
+
+def test_default_toolchain_figures_are_physical_and_repeatable(tmp_path: Path) -> None:
+    """Availability within [0, 100] and overhead >= 0 within their CIs for every size that
+    gave an estimate; two runs agree within their CIs for sizes >= 64 KiB when the
+    machine did not change between them (retried when the control loop says it did)."""
+    history = []
+    for attempt in range(ATTEMPTS):
+        runs = []
+        for i in range(2):
+            proc, run_dir = _bench(tmp_path / f"a{attempt}r{i}", *QUICK)
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            runs.append(load_run(run_dir))
+        for run in runs:
+            assert _check_physical(run) >= len(_sizes(run)) // 2, "most sizes give an estimate"
+        problems, matched = _disagreements(*runs)
+        if matched:
+            assert not problems, problems
+            return
+        history.append(problems)
+    pytest.fail(f"the machine changed between the two runs in all {ATTEMPTS} attempts "
+                f"(control loop cost differed by > {CONTROL_CHANGE_LIMIT:.0%}): {history}")
 
 
 def test_timeout_keeps_partial_results(tmp_path: Path) -> None:

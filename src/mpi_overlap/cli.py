@@ -16,7 +16,9 @@ from rich.console import Console
 from . import __version__
 from .errors import UserError
 
-_out = Console()
+# Tables are wide; when stdout is a file or a CI log there is no terminal width to
+# respect, and rich's 80-column fallback would crush them.
+_out = Console(width=None if sys.stdout.isatty() else 200)
 _err = Console(stderr=True)
 
 _mpi_option = click.option("--mpi", "mpi", multiple=True, metavar="NAME",
@@ -194,6 +196,21 @@ def main(argv: list[str] | None = None) -> int:
     except (click.exceptions.Abort, KeyboardInterrupt):
         print("mpi-overlap: interrupted", file=sys.stderr)
         return 130
+    except Exception as err:  # a bug of ours: keep the traceback, show one line
+        log = _save_traceback()
+        _fail(f"internal error: {type(err).__name__}: {err} (traceback in {log}; please "
+              "report it)")
+        return 70
+
+
+def _save_traceback() -> str:
+    import tempfile
+    import traceback
+
+    fd, path = tempfile.mkstemp(prefix="mpi-overlap-crash-", suffix=".txt")
+    with open(fd, "w") as fh:
+        traceback.print_exc(file=fh)
+    return path
 
 
 if __name__ == "__main__":
