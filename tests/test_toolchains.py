@@ -68,7 +68,7 @@ def test_system_toolchain_registers_and_is_removed(isolated_home: Path) -> None:
     mpich = list_toolchains()[0]
     tc = toolchains.add_system(mpich.mpicc, name="again")
     assert tc.flavor == "mpich" and "MPICH" in (tc.library_version or "")
-    assert get_toolchain("again").mpiexec == str(Path(mpich.mpiexec).resolve())
+    assert get_toolchain("again").mpiexec == mpich.mpiexec
     toolchains.remove_toolchain("again")
     with pytest.raises(UserError):
         get_toolchain("again")

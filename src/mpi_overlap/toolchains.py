@@ -73,8 +73,10 @@ class Toolchain:
         env = dict(os.environ if base is None else base)
         bindir = str(Path(self.mpiexec).parent)
         env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
-        if self.flavor == "openmpi" and _running_as_root():
-            # Open MPI refuses to start as root unless both are set.
+        if self.flavor in ("openmpi", "unknown") and _running_as_root():
+            # Open MPI refuses to start as root unless both are set; an MPI not yet
+            # identified (the first probe of a system MPI) may be Open MPI, and the
+            # variables mean nothing to the others.
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         if self.flavor == "intel" and self.prefix:
@@ -262,9 +264,19 @@ def _run_tool(cmd: list[str], env: dict[str, str], what: str) -> str:
     except subprocess.TimeoutExpired:
         raise UserError(f"{what}: timed out after {_PROBE_TIMEOUT_S} s") from None
     if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["?"])[-1]
-        raise UserError(f"{what} failed (exit {proc.returncode}): {last}")
+        raise UserError(f"{what} failed (exit {proc.returncode}): "
+                        f"{_telling_line(proc.stderr + proc.stdout)}")
     return proc.stdout
+
+
+def _telling_line(text: str) -> str:
+    """The first line of a tool's output that says something (MPI launchers frame their
+    messages with rows of dashes)."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and stripped.strip("-=*") and not stripped.startswith("Warning"):
+            return stripped
+    return "no output"
 
 
 def flavor_from_version(version: str) -> str:
@@ -326,7 +338,9 @@ def add_system(mpicc: str, mpiexec: str | None = None, name: str | None = None) 
     wrapper = shutil.which(mpicc) if os.sep not in mpicc else mpicc
     if not wrapper or not Path(wrapper).is_file():
         raise UserError(f"compiler wrapper {mpicc} not found")
-    wrapper = str(Path(wrapper).resolve())
+    # Absolute, but symlinks kept: Open MPI's wrappers are links to opal_wrapper, which
+    # finds its configuration from the name it was called by.
+    wrapper = os.path.abspath(wrapper)
     if mpiexec:
         launcher = shutil.which(mpiexec) if os.sep not in mpiexec else mpiexec
         if not launcher or not Path(launcher).is_file():
