@@ -101,34 +101,36 @@ def _check_physical(run) -> int:
     return estimated
 
 
-# The no-message, no-work loop (Barrier only) is the control: when its cost differs
-# between two runs by more than this, the machine itself changed between them (a shared
-# VM host, frequency) and the runs are not expected to agree.
-CONTROL_CHANGE_LIMIT = 0.25
+# A run's confidence intervals cover the sampling noise within that run. On a shared VM
+# the machine's state also changes between launches (measured here: the recv 1 MiB
+# transfer time was 104 us in one launch and 83 us in the next, the barrier-only loop
+# 1.0 us in one and 0.36 us in another), which no single launch can see. So a pair of
+# runs is tried up to ATTEMPTS times, and one pair must reproduce every figure >= 64 KiB
+# within its intervals; every disagreement seen on the way is reported on failure.
 ATTEMPTS = 3
 
 
-def _disagreements(a_run, b_run) -> tuple[list[str], bool]:
+def _disagreements(a_run, b_run) -> list[str]:
     first, second = (dict(((d, s["size"]), s) for d, s in _sizes(r)) for r in (a_run, b_run))
-    problems, matched = [], True
+    problems = []
+    compared = 0
     for key, a in first.items():
         b = second[key]
         if key[1] < 65536 or a["verdict"] != "ok" or b["verdict"] != "ok":
             continue
-        ca, cb = a["fit"]["origin_us"], b["fit"]["origin_us"]
-        if abs(ca - cb) > CONTROL_CHANGE_LIMIT * min(ca, cb):
-            matched = False
+        compared += 1
         for field in ("availability_pct", "overhead_us"):
             ea, eb = a[field], b[field]
             if not (ea["ci95_low"] <= eb["ci95_high"] and eb["ci95_low"] <= ea["ci95_high"]):
-                problems.append(f"{key} {field}: {ea} vs {eb} (control {ca:.3g}/{cb:.3g} us)")
-    return problems, matched
+                problems.append(f"{key} {field}: {ea} vs {eb}")
+    if compared < 2:
+        problems.append(f"only {compared} sizes >= 64 KiB were ok in both runs")
+    return problems
 
 
 def test_default_toolchain_figures_are_physical_and_repeatable(tmp_path: Path) -> None:
     """Availability within [0, 100] and overhead >= 0 within their CIs for every size that
-    gave an estimate; two runs agree within their CIs for sizes >= 64 KiB when the
-    machine did not change between them (retried when the control loop says it did)."""
+    gave an estimate; two runs agree within their CIs for sizes >= 64 KiB."""
     history = []
     for attempt in range(ATTEMPTS):
         runs = []
@@ -138,13 +140,11 @@ def test_default_toolchain_figures_are_physical_and_repeatable(tmp_path: Path) -
             runs.append(load_run(run_dir))
         for run in runs:
             assert _check_physical(run) >= len(_sizes(run)) // 2, "most sizes give an estimate"
-        problems, matched = _disagreements(*runs)
-        if matched:
-            assert not problems, problems
+        problems = _disagreements(*runs)
+        if not problems:
             return
         history.append(problems)
-    pytest.fail(f"the machine changed between the two runs in all {ATTEMPTS} attempts "
-                f"(control loop cost differed by > {CONTROL_CHANGE_LIMIT:.0%}): {history}")
+    pytest.fail(f"no pair of runs agreed within their CIs in {ATTEMPTS} attempts: {history}")
 
 
 def test_timeout_keeps_partial_results(tmp_path: Path) -> None:
