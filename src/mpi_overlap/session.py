@@ -110,7 +110,7 @@ def bench_session(
                 / ("report-" + "-".join(r.path.name for r in with_results[:1]) + f"-x{len(runs)}")
             )
             paths = _make_report(with_results, out_dir, console)
-            console.print(f"HTML report: {paths.html}", markup=False)
+            console.print(f"HTML report: {paths.html.resolve()}", markup=False)
     return all(r.status == "complete" for r in runs)
 
 
@@ -122,7 +122,7 @@ def report_session(run_dirs: list[Path], out: Path | None, *, console: Console) 
         _ensure_analysis(run)
     out_dir = out or (runs[0].path if len(runs) == 1 else Path("mpi-overlap-report"))
     paths = _make_report(runs, out_dir, console)
-    console.print(f"HTML report: {paths.html}", markup=False)
+    console.print(f"HTML report: {paths.html.resolve()}", markup=False)
     console.print(f"JSON summary: {paths.json}", markup=False)
 
 
