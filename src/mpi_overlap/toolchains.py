@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .errors import UserError
 from .paths import state_dir
+from .rundir import write_json_atomic
 
 DEFAULT_TOOLCHAIN = "mpich"
 
@@ -105,12 +106,7 @@ class Toolchain:
 
     def identity(self) -> str:
         """A stable hash of what the native build depends on in this toolchain."""
-        parts = [self.name, self.flavor, self.mpicc, self.mpiexec, self.library_version or ""]
-        for tool in (self.mpicc,):
-            try:
-                parts.append(str(Path(tool).stat().st_mtime_ns))
-            except OSError:
-                parts.append("missing")
+        parts = [self.name, self.flavor, _probe_key(self), self.mpiexec, self.library_version or ""]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
 
     def check(self) -> None:
@@ -128,31 +124,30 @@ class Toolchain:
 
 
 # ----- registry ----------------------------------------------------------------------
+# One file holds the registered toolchains and the library version probed for every
+# compiler wrapper (built-in included), keyed by wrapper path and mtime so a reinstalled
+# MPI is probed again.
 
 
 def _registry_path() -> Path:
     return state_dir() / "toolchains.json"
 
 
-def _load_registry() -> dict[str, dict]:
+def _load_state() -> dict:
     path = _registry_path()
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise UserError(
-            f"{path}: unreadable toolchain registry ({err}); delete it to start over"
-        ) from None
-    return dict(data.get("toolchains", {}))
+    state: dict = {"version": 1, "toolchains": {}, "probes": {}}
+    if path.is_file():
+        try:
+            state.update(json.loads(path.read_text()))
+        except (OSError, json.JSONDecodeError) as err:
+            raise UserError(
+                f"{path}: unreadable toolchain registry ({err}); delete it to start over"
+            ) from None
+    return state
 
 
-def _save_registry(entries: dict[str, dict]) -> None:
-    path = _registry_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"version": 1, "toolchains": entries}, indent=1) + "\n")
-    os.replace(tmp, path)
+def _save_state(state: dict) -> None:
+    write_json_atomic(_registry_path(), state)
 
 
 def _builtin_mpich() -> Toolchain:
@@ -169,11 +164,17 @@ def _builtin_mpich() -> Toolchain:
 
 def list_toolchains() -> list[Toolchain]:
     """The built-in default first, then registered toolchains by name."""
-    result = [_with_cached_version(_builtin_mpich())]
-    for name, entry in sorted(_load_registry().items()):
-        if name == DEFAULT_TOOLCHAIN:
-            continue
-        result.append(Toolchain(**entry))
+    state = _load_state()
+    result = [_builtin_mpich()]
+    result += [
+        Toolchain(**entry)
+        for name, entry in sorted(state["toolchains"].items())
+        if name != DEFAULT_TOOLCHAIN
+    ]
+    for tc in result:
+        key = _probe_key(tc)
+        if key in state["probes"]:
+            tc.library_version, tc.probe_key = state["probes"][key], key
     return result
 
 
@@ -189,44 +190,19 @@ def get_toolchain(name: str | None) -> Toolchain:
     )
 
 
-def _with_cached_version(tc: Toolchain) -> Toolchain:
-    """Fill library_version for the built-in toolchain from the probe cache."""
-    cache = state_dir() / "probe-cache.json"
-    try:
-        cached = json.loads(cache.read_text())
-    except (OSError, json.JSONDecodeError):
-        cached = {}
-    key = _probe_key(tc)
-    if key in cached:
-        tc.library_version = cached[key]
-        tc.probe_key = key
-    return tc
-
-
-def _remember_version(tc: Toolchain) -> None:
-    if tc.name == DEFAULT_TOOLCHAIN:
-        cache = state_dir() / "probe-cache.json"
-        try:
-            cached = json.loads(cache.read_text())
-        except (OSError, json.JSONDecodeError):
-            cached = {}
-        cached[tc.probe_key or _probe_key(tc)] = tc.library_version
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps(cached, indent=1) + "\n")
-    else:
-        entries = _load_registry()
-        if tc.name in entries:
-            entries[tc.name] = asdict(tc)
-            _save_registry(entries)
+def _record_probe(tc: Toolchain, version: str) -> dict:
+    """Set and remember the probed version; returns the saved state."""
+    tc.library_version, tc.probe_key = version, _probe_key(tc)
+    state = _load_state()
+    state["probes"][tc.probe_key] = version
+    _save_state(state)
+    return state
 
 
 def ensure_version(tc: Toolchain) -> Toolchain:
     """Probe MPI_Get_library_version once per wrapper (cached) and return the toolchain."""
-    if tc.library_version and tc.probe_key == _probe_key(tc):
-        return tc
-    tc.library_version = probe_library_version(tc)
-    tc.probe_key = _probe_key(tc)
-    _remember_version(tc)
+    if not (tc.library_version and tc.probe_key == _probe_key(tc)):
+        _record_probe(tc, probe_library_version(tc))
     return tc
 
 
@@ -264,8 +240,9 @@ def _run_tool(cmd: list[str], env: dict[str, str], what: str) -> str:
     except subprocess.TimeoutExpired:
         raise UserError(f"{what}: timed out after {_PROBE_TIMEOUT_S} s") from None
     if proc.returncode != 0:
-        raise UserError(f"{what} failed (exit {proc.returncode}): "
-                        f"{_telling_line(proc.stderr + proc.stdout)}")
+        raise UserError(
+            f"{what} failed (exit {proc.returncode}): {_telling_line(proc.stderr + proc.stdout)}"
+        )
     return proc.stdout
 
 
@@ -363,24 +340,23 @@ def _register(tc: Toolchain) -> Toolchain:
     if tc.name == DEFAULT_TOOLCHAIN:
         raise UserError(f"'{DEFAULT_TOOLCHAIN}' is the built-in toolchain; choose another --name")
     # Probe before saving: a toolchain that cannot compile and run a program is refused.
-    tc.library_version = probe_library_version(tc)
-    tc.probe_key = _probe_key(tc)
+    version = probe_library_version(tc)
     if tc.flavor == "unknown":
-        tc.flavor = flavor_from_version(tc.library_version)
-    entries = _load_registry()
-    entries[tc.name] = asdict(tc)
-    _save_registry(entries)
+        tc.flavor = flavor_from_version(version)
+    state = _record_probe(tc, version)
+    state["toolchains"][tc.name] = asdict(tc)
+    _save_state(state)
     return tc
 
 
 def remove_toolchain(name: str) -> None:
     if name == DEFAULT_TOOLCHAIN:
         raise UserError(f"'{DEFAULT_TOOLCHAIN}' is built in and cannot be removed")
-    entries = _load_registry()
-    if name not in entries:
+    state = _load_state()
+    if name not in state["toolchains"]:
         raise UserError(f"unknown toolchain '{name}'")
-    entry = entries.pop(name)
-    _save_registry(entries)
+    entry = state["toolchains"].pop(name)
+    _save_state(state)
     prefix = entry.get("prefix")
     owned = state_dir() / "toolchains"
     if entry.get("kind") == "wheel" and prefix and Path(prefix).is_relative_to(owned):
