@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UserError
+from .rundir import STDERR_FILE, STDOUT_FILE
 from .toolchains import Toolchain, usable_cores
 
 _PROGRESS = re.compile(r"^@mo-progress done=(\d+) total=(\d+) label=(.*)$")
@@ -35,7 +36,6 @@ class LaunchResult:
     returncode: int | None
     message: str | None
     elapsed_s: float
-    last_stderr: list[str]
 
 
 def launch_command(
@@ -76,8 +76,8 @@ def run_job(
     progress: ProgressFn | None = None,
 ) -> LaunchResult:
     """Run `cmd` with stdout/stderr logged in `run_dir`; kill the whole job on timeout."""
-    stdout_path = run_dir / "stdout.log"
-    stderr_path = run_dir / "stderr.log"
+    stdout_path = run_dir / STDOUT_FILE
+    stderr_path = run_dir / STDERR_FILE
     start = time.monotonic()
     tail: list[str] = []
     with open(stdout_path, "w") as out, open(stderr_path, "w") as err_log:
@@ -134,7 +134,6 @@ def run_job(
         returncode=rc,
         message=message,
         elapsed_s=time.monotonic() - start,
-        last_stderr=tail,
     )
 
 

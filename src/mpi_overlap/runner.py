@@ -105,7 +105,7 @@ def run_benchmark(
     if result is None:
         message = (message or "the benchmark ended") + "; it wrote no results"
     else:
-        errors = result_errors(result)
+        errors, _ = analyze_result(bench, result, run_dir)
         if errors:
             meta["schema_errors"] = errors[:50]
             message = (message + "; " if message else "") + (
@@ -117,8 +117,6 @@ def run_benchmark(
         if status == "complete" and result.get("status") != "complete":
             status = "partial"
             message = "the benchmark exited without finishing its results"
-        if bench.analyze is not None and not errors:
-            write_json_atomic(run_dir / ANALYSIS_FILE, bench.analyze(result))
     meta.update(
         status=status,
         message=message,
@@ -128,3 +126,14 @@ def run_benchmark(
     )
     write_json_atomic(run_dir / RUN_FILE, meta)
     return load_run(run_dir)
+
+
+def analyze_result(bench: Benchmark, result: dict, run_dir: Path) -> tuple[list[str], dict | None]:
+    """Validate a result document against its schema and, when it is valid, analyse it
+    and write the analysis next to it. Returns (schema errors, analysis or None)."""
+    errors = result_errors(result)
+    if errors or bench.analyze is None:
+        return errors, None
+    analysis = bench.analyze(result)
+    write_json_atomic(run_dir / ANALYSIS_FILE, analysis)
+    return errors, analysis

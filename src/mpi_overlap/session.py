@@ -13,8 +13,8 @@ from rich.console import Console
 
 from .benchmarks import get_benchmark
 from .errors import UserError
-from .rundir import ANALYSIS_FILE, Run, load_run, write_json_atomic
-from .runner import RunOptions, run_benchmark
+from .rundir import STDOUT_FILE, Run, load_run
+from .runner import RunOptions, analyze_result, run_benchmark
 from .sizes import parse_sizes
 from .toolchains import get_toolchain
 from .ui import Ui
@@ -94,7 +94,7 @@ def bench_session(
         run = run_benchmark(bench, tc, native_args, opts, ui)
         runs.append(run)
         if show_verbose:
-            console.print((run.path / "stdout.log").read_text(), markup=False, highlight=False)
+            console.print((run.path / STDOUT_FILE).read_text(), markup=False, highlight=False)
         console.print(
             f"{tc.name}: {run.status} — {run.path}"
             + (f" ({run.meta.get('message')})" if run.meta.get("message") else ""),
@@ -130,17 +130,9 @@ def _ensure_analysis(run: Run) -> None:
     """Analyse runs that have results but no analysis (e.g. copied from a cluster)."""
     if run.analysis is not None or not run.result:
         return
-    bench = get_benchmark(run.benchmark)
-    if bench.analyze is None:
-        return
-    from .schema import result_errors
-
-    errors = result_errors(run.result)
+    errors, run.analysis = analyze_result(get_benchmark(run.benchmark), run.result, run.path)
     if errors:
         run.problems.append(f"result.json does not match its schema: {errors[0]}")
-        return
-    run.analysis = bench.analyze(run.result)
-    write_json_atomic(run.path / ANALYSIS_FILE, run.analysis)
 
 
 def _make_report(runs: list[Run], out_dir: Path, console: Console):
