@@ -28,10 +28,10 @@ demo: setup
 # libopenmpi-dev/openmpi-bin, say) is registered and tested where one is installed.
 SYSTEM_MPICC ?= /usr/bin/mpicc
 toolchains: setup
-	@$(BIN)/mpi-overlap toolchain list --no-probe | grep -q '^│ openmpi ' || \
+	@$(BIN)/mpi-overlap toolchain list --names | grep -qx openmpi || \
 	    $(BIN)/mpi-overlap toolchain add openmpi
 	@if [ -x $(SYSTEM_MPICC) ]; then \
-	    $(BIN)/mpi-overlap toolchain list --no-probe | grep -q '^│ system-mpi ' || \
+	    $(BIN)/mpi-overlap toolchain list --names | grep -qx system-mpi || \
 	    $(BIN)/mpi-overlap toolchain add system --mpicc $(SYSTEM_MPICC) --name system-mpi || \
 	    echo "note: $(SYSTEM_MPICC) exists but does not work; system MPI tests are skipped"; \
 	else echo "note: no system MPI at $(SYSTEM_MPICC); system MPI tests are skipped"; fi

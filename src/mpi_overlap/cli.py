@@ -47,8 +47,15 @@ def toolchain() -> None:
 @toolchain.command("list")
 @click.option("--probe/--no-probe", default=True,
               help="compile and run a test program to learn each library version")
-def toolchain_list(probe: bool) -> None:
+@click.option("--names", is_flag=True, help="print only the names, one per line (for scripts)")
+def toolchain_list(probe: bool, names: bool) -> None:
     """Show the toolchains mpi-overlap can build and launch with."""
+    if names:
+        from .toolchains import list_toolchains
+
+        for tc in list_toolchains():
+            print(tc.name)
+        return
     from .toolchain_view import print_toolchains
 
     print_toolchains(_out, probe=probe)
