@@ -47,6 +47,8 @@ def parse_sizes(text: str) -> list[int]:
             p = 1
             while p < max(lo, 1):
                 p <<= 1
+            if p > hi and lo != 0:
+                raise UserError(f"invalid size range '{item}': contains no power of two")
             while p <= hi:
                 sizes.add(p)
                 p <<= 1
