@@ -148,13 +148,16 @@ static void ov_write_json(mo_json *w, const void *ctx)
 
 /* ---- measured data -------------------------------------------------------- */
 
+typedef struct ov_series {
+    double *samples; /* us per iteration, reps of them */
+    mo_stats st;
+} ov_series;
+
 typedef struct ov_step {
     uint64_t units;
     double work_us_nominal;
     long iterations;
-    double *iter_samples, *work_samples; /* us per iteration, reps each */
-    int nsamples;
-    mo_stats iter_st, work_st;
+    ov_series iter, work; /* work.samples points into iter.samples' block */
 } ov_step;
 
 typedef struct ov_classic {
@@ -201,61 +204,75 @@ enum { CMD_QUIT = 0, CMD_MSG = 1, CMD_NOMSG = 2 };
 typedef struct ov_cmd {
     int64_t op, dir, size, units, iterations;
 } ov_cmd;
+_Static_assert(sizeof(ov_cmd) == 5 * sizeof(int64_t), "ov_cmd is broadcast as packed int64s");
 
 /* Runs one block of cmd->iterations loop iterations; on rank 0 returns the
  * mean time of one iteration in us (rank 1 returns 0). The loop bodies are
  * those of the original mpi_overhead. */
 static double run_block(const ov_state *st, const ov_cmd *c)
 {
-    MPI_Comm comm = st->pair;
+    /* Locals, not st->/c-> reads: c's address escapes to MPI_Bcast, so the
+     * compiler would reload those fields after every MPI call, inside the
+     * timed loops. No branch stays inside a loop either. */
+    const MPI_Comm comm = st->pair;
+    const int rank = st->rank;
+    void *const buf = st->buf;
     const int n = (int)c->size;
+    const int64_t iters = c->iterations;
     const uint64_t units = (uint64_t)c->units;
     MPI_Request req;
+    /* Untimed: rank 0 leaves MPI_Bcast about a latency before rank 1 has the
+     * command; without this the first timed barrier would include that gap. */
+    MPI_Barrier(comm);
     uint64_t t0 = mo_timer_now_ns();
     if (c->op == CMD_NOMSG) {
-        for (int64_t i = 0; i < c->iterations; i++) {
-            MPI_Barrier(comm);
-            if (st->rank == 0)
+        if (rank == 0) {
+            for (int64_t i = 0; i < iters; i++) {
+                MPI_Barrier(comm);
                 mo_work(units);
+            }
+        } else {
+            for (int64_t i = 0; i < iters; i++)
+                MPI_Barrier(comm);
         }
     } else if (c->dir == DIR_SEND) {
-        if (st->rank == 0) {
-            for (int64_t i = 0; i < c->iterations; i++) {
+        if (rank == 0) {
+            for (int64_t i = 0; i < iters; i++) {
                 MPI_Barrier(comm);
-                MPI_Isend(st->buf, n, MPI_BYTE, 1, MSG_TAG, comm, &req);
+                MPI_Isend(buf, n, MPI_BYTE, 1, MSG_TAG, comm, &req);
                 mo_work(units);
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
             }
         } else {
-            for (int64_t i = 0; i < c->iterations; i++) {
+            for (int64_t i = 0; i < iters; i++) {
                 /* Pre-posted, so the send never waits for the receive. */
-                MPI_Irecv(st->buf, n, MPI_BYTE, 0, MSG_TAG, comm, &req);
+                MPI_Irecv(buf, n, MPI_BYTE, 0, MSG_TAG, comm, &req);
                 MPI_Barrier(comm);
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
             }
         }
     } else {
-        if (st->rank == 0) {
-            for (int64_t i = 0; i < c->iterations; i++) {
-                MPI_Irecv(st->buf, n, MPI_BYTE, 1, MSG_TAG, comm, &req);
+        if (rank == 0) {
+            for (int64_t i = 0; i < iters; i++) {
+                MPI_Irecv(buf, n, MPI_BYTE, 1, MSG_TAG, comm, &req);
                 MPI_Barrier(comm);
                 mo_work(units);
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
             }
         } else {
-            for (int64_t i = 0; i < c->iterations; i++) {
+            for (int64_t i = 0; i < iters; i++) {
                 MPI_Barrier(comm);
-                MPI_Send(st->buf, n, MPI_BYTE, 0, MSG_TAG, comm);
+                MPI_Send(buf, n, MPI_BYTE, 0, MSG_TAG, comm);
             }
         }
     }
     uint64_t t1 = mo_timer_now_ns();
-    return st->rank == 0 ? (double)(t1 - t0) / 1000.0 / (double)c->iterations : 0.0;
+    return rank == 0 ? (double)(t1 - t0) / 1000.0 / (double)iters : 0.0;
 }
 
 static void bcast_cmd(const ov_state *st, ov_cmd *c)
 {
-    MPI_Bcast(c, 5, MPI_INT64_T, 0, st->pair);
+    MPI_Bcast(c, (int)(sizeof *c / sizeof(int64_t)), MPI_INT64_T, 0, st->pair);
 }
 
 /* Rank 0: tells rank 1 what to run, runs it, returns us per iteration. */
@@ -307,12 +324,12 @@ static void classic_compute(const ov_step *steps, int n, const ov_params *p, ov_
     c->base_t = c->iter_t = c->work_t = c->overhead = c->availability_pct = NAN;
     if (n == 0)
         return;
-    double sum = steps[0].iter_st.median;
+    double sum = steps[0].iter.st.median;
     int count = 1;
     bool frozen = false;
     double base = sum;
     for (int j = 1; j < n; j++) {
-        double it = steps[j].iter_st.median;
+        double it = steps[j].iter.st.median;
         if (!frozen) {
             if (it < p->bthresh * base) {
                 sum += it;
@@ -326,7 +343,7 @@ static void classic_compute(const ov_step *steps, int n, const ov_params *p, ov_
             c->found = true;
             c->stop_step = j;
             c->iter_t = it;
-            c->work_t = steps[j].work_st.median;
+            c->work_t = steps[j].work.st.median;
         }
     }
     c->base_t = base;
@@ -360,23 +377,20 @@ static int take_step(const ov_state *st, int dir, ov_size *sz, uint64_t units, l
     s->units = units;
     s->work_us_nominal = (double)units / st->work->units_per_us;
     s->iterations = iterations;
-    s->iter_samples = malloc((size_t)reps * sizeof *s->iter_samples);
-    s->work_samples = malloc((size_t)reps * sizeof *s->work_samples);
-    if (!s->iter_samples || !s->work_samples) {
-        free(s->iter_samples);
-        free(s->work_samples);
+    s->iter.samples = malloc(2 * (size_t)reps * sizeof *s->iter.samples);
+    if (!s->iter.samples)
         return -1;
-    }
+    s->work.samples = s->iter.samples + reps;
     sz->nsteps++;
     /* Interleaved, so slow drifts (frequency, other load) hit both loops
      * alike instead of biasing their difference. */
     for (long r = 0; r < reps; r++) {
-        s->iter_samples[r] = block(st, CMD_MSG, dir, sz->size, units, iterations);
-        s->work_samples[r] = block(st, CMD_NOMSG, dir, sz->size, units, iterations);
-        s->nsamples++;
+        s->iter.samples[r] = block(st, CMD_MSG, dir, sz->size, units, iterations);
+        s->work.samples[r] = block(st, CMD_NOMSG, dir, sz->size, units, iterations);
     }
-    mo_stats_summarize(s->iter_samples, (size_t)s->nsamples, &s->iter_st);
-    mo_stats_summarize(s->work_samples, (size_t)s->nsamples, &s->work_st);
+    if (mo_stats_summarize(s->iter.samples, (size_t)reps, &s->iter.st) != 0 ||
+        mo_stats_summarize(s->work.samples, (size_t)reps, &s->work.st) != 0)
+        return -1;
     return 0;
 }
 
@@ -412,7 +426,11 @@ static int measure_size(const ov_state *st, int dir, ov_size *sz, bool *time_up)
         if (j > 0) {
             double work_us = pilot_base * p->work_start_frac *
                              pow(2.0, (double)(j - 1) / (double)p->steps_per_octave);
-            double u = llround(work_us * st->work->units_per_us);
+            double u = round(work_us * st->work->units_per_us);
+            if (!isfinite(u)) {
+                sz->stop_reason = "bad-estimate";
+                break;
+            }
             if (u <= (double)prev_units)
                 continue; /* too small a step to change the unit count */
             units = (uint64_t)u;
@@ -424,7 +442,7 @@ static int measure_size(const ov_state *st, int dir, ov_size *sz, bool *time_up)
             /* Work adds to the loop time one for one once it dominates;
              * before that this overestimates, which errs on short samples. */
             const ov_step *last = &sz->steps[sz->nsteps - 1];
-            est = fmax(last->iter_st.median, last->work_st.median) + (nominal - prev_nominal);
+            est = fmax(last->iter.st.median, last->work.st.median) + (nominal - prev_nominal);
         }
         if (take_step(st, dir, sz, units, choose_iterations(o, est)))
             return -1;
@@ -434,11 +452,11 @@ static int measure_size(const ov_state *st, int dir, ov_size *sz, bool *time_up)
         classic_compute(sz->steps, sz->nsteps, p, &sz->classic);
         const ov_step *s = &sz->steps[sz->nsteps - 1];
         if (o->verbose) {
-            printf("%-12llu%-12.3f%-12.3f%-12.3f%-12ld\n", (unsigned long long)units, s->iter_st.median,
-                   sz->classic.base_t, s->work_st.median, s->iterations);
+            printf("%-12llu%-12.3f%-12.3f%-12.3f%-12ld\n", (unsigned long long)units, s->iter.st.median,
+                   sz->classic.base_t, s->work.st.median, s->iterations);
             fflush(stdout);
         }
-        if (s->iter_st.median > p->extend * sz->classic.base_t) {
+        if (s->iter.st.median > p->extend * sz->classic.base_t) {
             sz->complete = true;
             sz->stop_reason = "extend";
             break;
@@ -458,12 +476,12 @@ static int measure_size(const ov_state *st, int dir, ov_size *sz, bool *time_up)
 
 /* ---- output ------------------------------------------------------------- */
 
-static void write_samples(mo_json *w, const char *key, const double *v, int n)
+static void write_samples(mo_json *w, const char *key, const ov_series *series)
 {
     mo_json_key(w, key);
     mo_json_begin_array(w);
-    for (int i = 0; i < n; i++)
-        mo_json_double(w, v[i]);
+    for (size_t i = 0; i < series->st.n; i++)
+        mo_json_double(w, series->samples[i]);
     mo_json_end_array(w);
 }
 
@@ -494,10 +512,10 @@ static void write_results(mo_json *w, const void *ctx)
                 mo_json_kv_uint64(w, "work_units", s->units);
                 mo_json_kv_double(w, "work_us_nominal", s->work_us_nominal);
                 mo_json_kv_int64(w, "iterations", s->iterations);
-                mo_json_stats(w, "iter_t_us", &s->iter_st);
-                mo_json_stats(w, "work_t_us", &s->work_st);
-                write_samples(w, "iter_samples_us", s->iter_samples, s->nsamples);
-                write_samples(w, "work_samples_us", s->work_samples, s->nsamples);
+                mo_json_stats(w, "iter_t_us", &s->iter.st);
+                mo_json_stats(w, "work_t_us", &s->work.st);
+                write_samples(w, "iter_samples_us", &s->iter);
+                write_samples(w, "work_samples_us", &s->work);
                 mo_json_end_object(w);
             }
             mo_json_end_array(w);
@@ -531,10 +549,8 @@ static void free_state(ov_state *st)
     for (int d = 0; d < st->ndirs; d++) {
         for (int i = 0; i < st->dirs[d].nsizes; i++) {
             ov_size *sz = &st->dirs[d].sizes[i];
-            for (int j = 0; j < sz->nsteps; j++) {
-                free(sz->steps[j].iter_samples);
-                free(sz->steps[j].work_samples);
-            }
+            for (int j = 0; j < sz->nsteps; j++)
+                free(sz->steps[j].iter.samples); /* work.samples shares the block */
             free(sz->steps);
         }
         free(st->dirs[d].sizes);
@@ -775,9 +791,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "mo_" BENCH ": error: cannot allocate %zu-byte message buffers\n", bytes);
             status = -1;
         }
-        MPI_Comm_free(&st.pair);
     }
     quiet_barrier(MPI_COMM_WORLD);
+    if (st.pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st.pair);
     free_state(&st);
     mo_result_free(&doc);
     mo_provenance_free(&prov);

@@ -135,7 +135,6 @@ int mo_options_parse(mo_options *o, const char *bench, const char *default_sizes
                      char **argv, const mo_bench_options *ext, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
-    o->bench = bench;
     o->reps = -1;
     o->warmup = DEF_WARMUP;
     o->sample_ms = -1.0;

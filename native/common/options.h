@@ -31,7 +31,6 @@ typedef struct mo_bench_options {
 } mo_bench_options;
 
 typedef struct mo_options {
-    const char *bench;       /* short name, e.g. "overhead" */
     char *sizes_spec;        /* as given (or the benchmark's default) */
     mo_sizes sizes;
     long reps;               /* samples per measurement point */
