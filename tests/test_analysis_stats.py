@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from mpi_overlap.analysis.stats import (
     STATS_KEYS,
-    bootstrap_ci,
     percentile_ci,
     summarize,
     t_cdf,
@@ -99,22 +98,6 @@ def test_percentile_ci_ignores_failed_replicates() -> None:
     reps = np.concatenate([np.arange(101.0), [np.nan, np.inf]])
     assert percentile_ci(reps) == pytest.approx((2.5, 97.5))
     assert percentile_ci([np.nan]) == (None, None)
-
-
-def test_bootstrap_ci_reproducible_and_covers_mean() -> None:
-    rng = np.random.default_rng(1)
-    data = rng.normal(10.0, 1.0, 200)
-    a = bootstrap_ci(data, n_boot=300, seed=7)
-    assert a == bootstrap_ci(data, n_boot=300, seed=7)
-    assert a[0] is not None and a[1] is not None
-    assert a[0] < data.mean() < a[1]
-    # close to the t interval for a normal sample
-    s = summarize(data)
-    assert a[0] == pytest.approx(s["ci95_low"], abs=0.08)
-    assert a[1] == pytest.approx(s["ci95_high"], abs=0.08)
-    lo, hi = bootstrap_ci(data, np.median, n_boot=200, seed=3)
-    assert lo is not None and hi is not None and lo <= float(np.median(data)) <= hi
-    assert bootstrap_ci([], n_boot=10) == (None, None)
 
 
 @pytest.mark.parametrize("df", [31, 45, 200, 5000])

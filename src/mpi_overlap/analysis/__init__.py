@@ -3,12 +3,11 @@ and the hinge-fit analysis of the overhead benchmark (docs/benchmarks.md, "overh
 
 from .knee import KneeResult, fit_knee, hinge_fit
 from .overhead import analyze_overhead
-from .stats import bootstrap_ci, percentile_ci, summarize, t_quantile
+from .stats import percentile_ci, summarize, t_quantile
 
 __all__ = [
     "KneeResult",
     "analyze_overhead",
-    "bootstrap_ci",
     "fit_knee",
     "hinge_fit",
     "percentile_ci",

@@ -25,6 +25,9 @@ from .stats import percentile_ci
 
 F64 = NDArray[np.float64]
 
+# Level of every interval the fit reports (percentile bootstrap).
+CI_LEVEL = 0.95
+
 # --- limits (tuned on synthetic curves, tests/test_knee.py; reported in the analysis) ---
 # Fewer steps leave the three parameters barely determined; the native sweep takes many more.
 MIN_STEPS = 4
@@ -209,13 +212,34 @@ def hinge_fit(x: ArrayLike, ys: Sequence[ArrayLike]) -> HingeParams | None:
     xa, arrays = _prepare(x, ys)
     if np.unique(xa).size < 3:
         return None
+    b, k, s, rss, _, _ = _fit_batch(xa, arrays, 0, None)
+    return HingeParams(float(b[0]), float(k[0]), float(s[0]), float(rss[0]))
+
+
+def _fit_batch(
+    xa: F64, arrays: list[F64], bootstrap: int, rng: np.random.Generator | None
+) -> tuple[F64, F64, F64, F64, F64, F64]:
+    """Fit the data (row 0) and `bootstrap` resampled copies (rows 1..) in one batch.
+
+    x and y are shifted so the normal equations are well conditioned (the hinge is
+    shift-invariant); b and k come back unshifted.
+    """
     x0, y0 = float(xa.min()), float(np.median(np.concatenate(arrays)))
     n = np.array([y.size for y in arrays], dtype=float)
-    sy = np.array([[(y - y0).sum() for y in arrays]])
-    syy = np.array([sum(((y - y0) ** 2).sum() for y in arrays)])
+    sy = np.empty((bootstrap + 1, len(arrays)))
+    syy = np.zeros(bootstrap + 1)
+    for i, y in enumerate(arrays):
+        y = y - y0
+        sy[0, i] = y.sum()
+        syy[0] += (y * y).sum()
+        if bootstrap:
+            assert rng is not None
+            res = y[rng.integers(0, y.size, size=(bootstrap, y.size))]
+            sy[1:, i] = res.sum(axis=1)
+            syy[1:] += (res * res).sum(axis=1)
     xg, ng, syg = _group(xa - x0, n, sy)
-    b, k, s, rss, _, _ = _best(xg, ng, syg, syy)
-    return HingeParams(float(b[0] + y0), float(k[0] + x0), float(s[0]), float(rss[0]))
+    b_all, k_all, s_all, rss_all, line_s, line_rss = _best(xg, ng, syg, syy)
+    return b_all + y0, k_all + x0, s_all, rss_all, line_s, line_rss
 
 
 # ---------------------------------------------------------------- analysis
@@ -236,7 +260,7 @@ def _fmt(v: float | None) -> str:
 
 def _est(value: float, reps: F64, lo_clip: float = -np.inf, hi_clip: float = np.inf) -> Estimate:
     """Point value and percentile interval; JSON has no NaN, so undefined values are None."""
-    lo, hi = percentile_ci(np.clip(reps, lo_clip, hi_clip))
+    lo, hi = percentile_ci(np.clip(reps, lo_clip, hi_clip), CI_LEVEL)
     if not np.isfinite(value):
         return Estimate(None, lo, hi)
     return Estimate(float(np.clip(value, lo_clip, hi_clip)), lo, hi)
@@ -288,24 +312,8 @@ def fit_knee(
     if np.unique(xa).size < 3:
         return result("incomplete", incomplete or f"only {np.unique(xa).size} distinct work_t")
 
-    # Shift x and y so the normal equations are well conditioned (the hinge is
-    # shift-invariant), then fit the data and B resampled copies in one batch.
-    x0, y0 = float(xa.min()), float(np.median(np.concatenate(kept)))
-    n = np.array([y.size for y in kept], dtype=float)
-    shifted = [y - y0 for y in kept]
     rng = np.random.default_rng(seed)
-    sy = np.empty((bootstrap + 1, n_steps))
-    syy = np.zeros(bootstrap + 1)
-    for i, y in enumerate(shifted):
-        sy[0, i] = y.sum()
-        syy[0] += (y * y).sum()
-        if bootstrap:
-            res = y[rng.integers(0, y.size, size=(bootstrap, y.size))]
-            sy[1:, i] = res.sum(axis=1)
-            syy[1:] += (res * res).sum(axis=1)
-    xg, ng, syg = _group(xa - x0, n, sy)
-    b_all, k_all, s_all, rss_all, line_s, line_rss = _best(xg, ng, syg, syy)
-    b_all, k_all = b_all + y0, k_all + x0
+    b_all, k_all, s_all, rss_all, line_s, line_rss = _fit_batch(xa, kept, bootstrap, rng)
     b, k, s = float(b_all[0]), float(k_all[0]), float(s_all[0])
     params = HingeParams(b, k, s, float(rss_all[0]))
 

@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from .knee import LIMITS, KneeResult, fit_knee
+from .knee import CI_LEVEL, LIMITS, KneeResult, fit_knee
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
-CI_LEVEL = 0.95
+# Each direction's random stream is numbered by name (the schema allows these two).
+DIRECTION_ID = {"send": 0, "recv": 1}
 
 
 def _step_x(step: dict[str, Any]) -> float | None:
@@ -100,9 +101,11 @@ def analyze_overhead(
     intervals of one size do not change when other sizes are added or missing.
     """
     directions = []
-    for d_idx, direction in enumerate((result.get("results") or {}).get("directions") or []):
+    for direction in (result.get("results") or {}).get("directions") or []:
+        # By name, not list position: a run of one direction draws the same stream.
+        d_id = DIRECTION_ID.get(direction.get("direction"), len(DIRECTION_ID))
         sizes = [
-            _size_entry(entry, bootstrap=bootstrap, seed=[seed, d_idx, int(entry.get("size", 0))])
+            _size_entry(entry, bootstrap=bootstrap, seed=[seed, d_id, int(entry.get("size", 0))])
             for entry in direction.get("sizes") or []
         ]
         directions.append({"direction": direction.get("direction"), "sizes": sizes})

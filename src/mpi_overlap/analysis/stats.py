@@ -11,12 +11,11 @@ incomplete beta function.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 STATS_KEYS = ("n", "min", "median", "mean", "max", "stdev", "ci95_low", "ci95_high")
 
@@ -141,24 +140,3 @@ def percentile_ci(replicates: ArrayLike, ci: float = 0.95) -> tuple[float | None
     alpha = (1.0 - ci) / 2.0
     lo, hi = np.percentile(arr, [100.0 * alpha, 100.0 * (1.0 - alpha)])
     return float(lo), float(hi)
-
-
-def bootstrap_ci(
-    values: ArrayLike,
-    statistic: Callable[..., NDArray[np.float64]] = np.mean,
-    *,
-    n_boot: int = 400,
-    ci: float = 0.95,
-    seed: int | Sequence[int] = 12345,
-) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of `statistic` over one sample.
-
-    `statistic(array, axis=1)` is called once on the (n_boot, n) array of resamples
-    (np.mean, np.median and friends fit), so the resampling stays vectorised.
-    """
-    arr = np.asarray(values, dtype=float).ravel()
-    if arr.size == 0:
-        return None, None
-    rng = np.random.default_rng(seed)
-    resampled = arr[rng.integers(0, arr.size, size=(n_boot, arr.size))]
-    return percentile_ci(statistic(resampled, axis=1), ci)
