@@ -8,56 +8,30 @@ tested on data shaped like what the benchmark and the analysis write.
 from __future__ import annotations
 
 import json
-import math
 import random
-import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
-from referencing import Registry, Resource
 from rich.console import Console
 
+from mpi_overlap import schema
+from mpi_overlap.analysis.stats import summarize
 from mpi_overlap.report import make_report
 from mpi_overlap.rundir import Run, load_run
 
-SCHEMA_DIR = Path(__file__).resolve().parents[1] / "src" / "mpi_overlap" / "schemas"
 NO_KNEE_REASON = "iter_t never rose above the base time: work range too short"
 LIB_VERSION = "MPICH Version: 4.2.0 (synthetic test build)"
 
 
-def _schema(name: str) -> dict[str, Any]:
-    return json.loads((SCHEMA_DIR / name).read_text())
-
-
 def _validate(run_json: dict[str, Any], result: dict[str, Any]) -> None:
-    run_s, result_s, bench_s = (
-        _schema(f"{n}-v1.schema.json") for n in ("run", "result", "bench-overhead")
-    )
-    registry = Registry().with_resources(
-        (s["$id"], Resource.from_contents(s)) for s in (run_s, result_s, bench_s)
-    )
-    jsonschema.Draft202012Validator(run_s, registry=registry).validate(run_json)
-    jsonschema.Draft202012Validator(result_s, registry=registry).validate(result)
-    jsonschema.Draft202012Validator(bench_s, registry=registry).validate(result["results"])
+    assert schema.run_errors(run_json) == []
+    assert schema.result_errors(result) == []
 
 
 def _stats(samples: list[float]) -> dict[str, Any]:
-    mean = statistics.fmean(samples)
-    sd = statistics.stdev(samples) if len(samples) > 1 else 0.0
-    half = 2.0 * sd / math.sqrt(len(samples))
-    return {
-        "n": len(samples),
-        "min": min(samples),
-        "median": statistics.median(samples),
-        "mean": mean,
-        "max": max(samples),
-        "stdev": sd,
-        "ci95_low": mean - half,
-        "ci95_high": mean + half,
-    }
+    return summarize(samples)
 
 
 def _est(value: float | None, rel: float = 0.03) -> dict[str, float | None]:
@@ -139,7 +113,8 @@ def _analysis_entry(
         "size": size,
         "verdict": verdict,
         "reason": reason,
-        "base_t_us": _est(truth["base"]),
+        # the analysis gives no estimate at all for a curve without a knee
+        "base_t_us": _est(truth["base"] if verdict != "no-knee" else None),
         "knee_work_us": _est(truth["knee"] if usable else None),
         "overhead_us": _est(truth["over"] if usable else None, 0.1),
         "availability_pct": _est(truth["avail"] if usable else None, 0.02),
@@ -149,9 +124,12 @@ def _analysis_entry(
         "fit": {
             "n_steps": 12,
             "n_samples": 60,
+            "n_outliers": 0,
+            "origin_us": 0.01,
             "rel_noise": 0.01,
             "rss_hinge": 1.0,
             "rss_line": 9.0,
+            "line_slope": 0.6,
         },
     }
 
@@ -264,23 +242,21 @@ def write_run(
     (path / "run.json").write_text(json.dumps(run_json))
     (path / "result.json").write_text(json.dumps(result))
     if analysis:
-        (path / "analysis.json").write_text(
-            json.dumps(
-                {
-                    "schema": "mpi-overlap/analysis",
-                    "schema_version": 1,
-                    "benchmark": "overhead",
-                    "method": {
-                        "name": "hinge-fit",
-                        "bootstrap": 400,
-                        "seed": 12345,
-                        "ci": 0.95,
-                        "limits": {"rel_noise": 0.05},
-                    },
-                    "directions": ana_dirs,
-                }
-            )
-        )
+        doc = {
+            "schema": "mpi-overlap/analysis",
+            "schema_version": 1,
+            "benchmark": "overhead",
+            "method": {
+                "name": "hinge-fit",
+                "bootstrap": 400,
+                "seed": 12345,
+                "ci": 0.95,
+                "limits": {"rel_noise": 0.05},
+            },
+            "directions": ana_dirs,
+        }
+        assert schema.analysis_errors(doc) == []
+        (path / "analysis.json").write_text(json.dumps(doc))
     return path
 
 
@@ -395,3 +371,17 @@ def test_missing_analysis_and_unknown_benchmark(tmp_path: Path):
     sizes = bare_json["results"]["directions"][0]["sizes"]
     assert sizes[0]["overhead_us"] is None and sizes[0]["classic"]["found"] is True
     assert report["runs"][1]["results"] is None
+
+
+def test_labels_agree_across_sections(tmp_path: Path):
+    """Three runs of one toolchain, the first without analysis: the comparison, the
+    tables and the plots all call the second run 'mpich #2'."""
+    dirs = [
+        write_run(tmp_path, "a", "mpich", [0, 4096], offloading, analysis=False),
+        write_run(tmp_path, "b", "mpich", [0, 4096], offloading, seed=3),
+        write_run(tmp_path, "c", "mpich", [0, 4096], eager_then_blocking, seed=4),
+    ]
+    html, report, text = _report([load_run(d) for d in dirs], tmp_path / "out")
+    assert [r["label"] for r in report["runs"]] == ["mpich", "mpich #2", "mpich #3"]
+    assert "avail. % mpich #2" in html and "Tables — mpich #2" in html
+    assert "avail. % mpich #2" in text

@@ -154,8 +154,21 @@ def _title(runs: list[Run]) -> str:
     return f"mpi-overlap report: {', '.join(benchmarks) or 'no runs'}"
 
 
+def _disambiguate_labels(runs: list[Run]) -> None:
+    """Runs sharing a label (the same toolchain twice) become 'mpich', 'mpich #2', ...
+    once, here, so that every table, plot and card names a run the same way whatever
+    subset of the runs it shows. Only the in-memory label changes, not run.json."""
+    seen: dict[str, int] = {}
+    for run in runs:
+        label = run.label
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            run.meta["label"] = f"{label} #{seen[label]}"
+
+
 def make_report(runs: list[Run], out_dir: Path, *, console: Console | None = None) -> ReportPaths:
     """Print the terminal tables, write report.html and report.json into out_dir."""
+    _disambiguate_labels(runs)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     print_terminal(runs, console or Console())

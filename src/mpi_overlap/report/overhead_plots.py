@@ -20,15 +20,16 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 
 from ..rundir import Run
+from ..sizes import format_size
 from .html import Figure, Section
 from .overhead_table import (
     BENCHMARK,
     analysis_sizes,
+    classic_of,
+    comparable,
     est,
-    human_size,
     num,
     result_sizes,
-    unique_labels,
 )
 
 DIRECTION_STYLE = {"send": ("-", "o"), "recv": ("--", "s")}
@@ -64,7 +65,7 @@ def _size_axis(ax: Axes, positions: dict[int, float]) -> None:
     ticks = ordered[::step]
     ax.set_xticks(
         [p for _, p in ticks],
-        [human_size(s) for s, _ in ticks],
+        [format_size(s) for s, _ in ticks],
         rotation=45,
         ha="right",
         fontsize=8,
@@ -82,9 +83,11 @@ def _series(
             continue  # null estimate: nothing to draw; the table says why
         sizes.append(size)
         vals.append(value)
-        # a missing CI bound collapses that side of the error bar onto the value
-        lo.append(max(0.0, value - (est(entry, key, "ci95_low") or value)))
-        hi.append(max(0.0, (est(entry, key, "ci95_high") or value) - value))
+        # a missing CI bound collapses that side of the error bar onto the value;
+        # 0.0 is a bound (clipped availability), so test for None, not falsiness
+        low, high = est(entry, key, "ci95_low"), est(entry, key, "ci95_high")
+        lo.append(max(0.0, value - (value if low is None else low)))
+        hi.append(max(0.0, (value if high is None else high) - value))
         ok.append(entry.get("verdict") == "ok")
     return sizes, vals, lo, hi, ok
 
@@ -99,7 +102,8 @@ def _metric_figure(runs: list[Run], key: str, ylabel: str, title: str) -> MplFig
     colours = matplotlib.colormaps["tab10"].colors
     drawn: list[float] = []
     handles: list[Line2D] = []
-    for i, (run, label) in enumerate(zip(runs, unique_labels(runs), strict=True)):
+    for i, run in enumerate(runs):
+        label = run.label
         colour = colours[i % len(colours)]
         for direction in analysis_sizes(run):
             sizes, vals, lo, hi, ok = _series(run, direction, key)
@@ -204,13 +208,13 @@ def _panel(ax: Axes, size: int, r_entry: dict[str, Any], a_entry: dict[str, Any]
         grid = np.linspace(0.0, max(max(xs), k) * 1.03, 200)
         ax.plot(grid, _hinge(b, k, s, grid), color="C1", lw=1.3)
         ax.axvline(k, color="C1", ls=":", lw=0.9)
-    classic = (a_entry or {}).get("classic") or r_entry.get("classic") or {}
+    classic = classic_of(a_entry, r_entry)
     cx, cy = num(classic.get("work_t_us")), num(classic.get("iter_t_us"))
     if classic.get("found") and cx is not None and cy is not None:
         ax.plot([cx], [cy], marker="*", color="C3", ms=8, ls="none")
     verdict = (a_entry or {}).get("verdict", "not analysed")
     ax.set_title(
-        f"{human_size(size)} · {verdict}",
+        f"{format_size(size)} · {verdict}",
         fontsize=8,
         color="black" if verdict == "ok" else "#b03a00",
     )
@@ -255,7 +259,7 @@ def _figure(fig: MplFigure | None, key: str, caption: str) -> list[Figure]:
 
 
 def summary_sections(runs: list[Run]) -> list[Section]:
-    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+    runs = comparable(runs)
     if not runs:
         return []
     hollow = "Hollow grey points: verdict not ok (see the tables for the reason)."
@@ -276,9 +280,10 @@ def summary_sections(runs: list[Run]) -> list[Section]:
 
 def fit_sections(runs: list[Run]) -> list[Section]:
     sections = []
-    for run, label in zip(runs, unique_labels(runs), strict=True):
+    for run in runs:
         if run.benchmark != BENCHMARK:
             continue
+        label = run.label
         figures: list[Figure] = []
         for direction in result_sizes(run):
             figures += _figure(

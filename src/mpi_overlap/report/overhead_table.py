@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..rundir import Run
+from ..sizes import format_size
 from .html import DASH, HtmlTable, Section
 
 BENCHMARK = "overhead"
@@ -51,15 +52,6 @@ VERDICT_STYLE = {
     "incomplete": "red",
 }
 NOT_ANALYSED = "not analysed"
-
-
-def human_size(n: int) -> str:
-    """Bytes in binary units: 0 B, 1 KiB, 4 MiB (1.5 KiB when not a whole number)."""
-    value, units, i = float(n), ("B", "KiB", "MiB", "GiB", "TiB"), 0
-    while value >= 1024 and i < len(units) - 1:
-        value /= 1024
-        i += 1
-    return f"{value:.0f} {units[i]}" if value.is_integer() else f"{value:.3g} {units[i]}"
 
 
 def num(value: Any) -> float | None:
@@ -146,7 +138,7 @@ class DirectionTable:
         return list(enumerate(flagged, start=1))
 
 
-def _classic(a_entry: dict[str, Any] | None, r_entry: dict[str, Any] | None) -> dict[str, Any]:
+def classic_of(a_entry: dict[str, Any] | None, r_entry: dict[str, Any] | None) -> dict[str, Any]:
     # analysis.json repeats result.json's classic block; fall back for unanalysed sizes
     for entry in (a_entry, r_entry):
         if isinstance(entry, dict) and isinstance(entry.get("classic"), dict):
@@ -162,14 +154,14 @@ def _row(
     else:
         verdict = NOT_ANALYSED
         reason = "size absent from analysis.json" if has_analysis else "analysis.json missing"
-    classic = _classic(a_entry, r_entry)
+    classic = classic_of(a_entry, r_entry)
     c_over, c_avail = num(classic.get("overhead_us")), num(classic.get("availability_pct"))
     if classic and classic.get("found") is False:
         classic_over = classic_avail = f"{DASH} (not found)"
     else:
         classic_over, classic_avail = fmt_us(c_over), fmt_pct(c_avail)
     cells = (
-        human_size(size),
+        format_size(size),
         fmt_ci(a_entry, "base_t_us", fmt_us),
         fmt_ci(a_entry, "overhead_us", fmt_us),
         fmt_ci(a_entry, "availability_pct", fmt_pct),
@@ -219,7 +211,7 @@ def comparison(
     headers = ("size", *(h for lab in labels for h in (f"avail. % {lab}", f"overhead µs {lab}")))
     rows = []
     for size in sizes:
-        cells = [human_size(size)]
+        cells = [format_size(size)]
         for entries in per_run:
             entry = entries.get(size)
             flag = "" if entry is None or entry.get("verdict") == "ok" else " ?"
@@ -228,16 +220,6 @@ def comparison(
             cells.append(fmt_us(over) + (flag if over is not None else ""))
         rows.append(tuple(cells))
     return headers, rows
-
-
-def unique_labels(runs: list[Run]) -> list[str]:
-    """Run labels, with '#2', '#3' appended where two runs share one (same toolchain)."""
-    seen: dict[str, int] = {}
-    out = []
-    for run in runs:
-        seen[run.label] = seen.get(run.label, 0) + 1
-        out.append(run.label if seen[run.label] == 1 else f"{run.label} #{seen[run.label]}")
-    return out
 
 
 def comparable(runs: list[Run]) -> list[Run]:
@@ -275,7 +257,7 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     runs = comparable(runs)
     if len(runs) < 2:
         return
-    labels = unique_labels(runs)
+    labels = [r.label for r in runs]
     for direction in DIRECTIONS:
         headers, rows = comparison(runs, labels, direction)
         if not rows:
@@ -314,7 +296,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
     sections = []
     comp = comparable(runs)
     if len(comp) >= 2:
-        labels = unique_labels(comp)
+        labels = [r.label for r in comp]
         tables = []
         for direction in DIRECTIONS:
             headers, rows = comparison(comp, labels, direction)
@@ -329,12 +311,12 @@ def html_sections(runs: list[Run]) -> list[Section]:
                 tables=tables,
             )
         )
-    for run, label in zip(runs, unique_labels(runs), strict=True):
+    for run in runs:
         if run.benchmark != BENCHMARK:
             continue
         sections.append(
             Section(
-                f"Tables — {label}",
+                f"Tables — {run.label}",
                 "Estimates with 95 % bootstrap confidence intervals from the hinge fit; "
                 "the classic columns repeat the original mpi_overhead threshold method.",
                 tables=[_html_table(t) for t in run_tables(run)],
@@ -351,7 +333,7 @@ def extent(run: Run) -> str | None:
     reach = {}
     for direction, sizes in result_sizes(run).items():
         done = [s for s, e in sizes.items() if e.get("complete")]
-        reach[direction] = human_size(max(done)) if done else None
+        reach[direction] = format_size(max(done)) if done else None
     if not reach:
         return "no sizes in result.json"
     if len(set(reach.values())) == 1:  # the common case: one sweep cut at one size
@@ -385,7 +367,7 @@ def summary(run: Run) -> list[str]:
             out.append(
                 f"{direction} availability ranges {_range(avail, fmt_pct, '%')} and host "
                 f"overhead {_range(over, fmt_us, 'µs')} over {len(ok)} trustworthy sizes "
-                f"({human_size(min(ok))}–{human_size(max(ok))}){untrusted}."
+                f"({format_size(min(ok))}–{format_size(max(ok))}){untrusted}."
             )
         else:
             out.append(f"{direction}: no size gave a trustworthy estimate{untrusted}.")
@@ -408,7 +390,7 @@ def to_json(run: Run) -> dict[str, Any]:
         sizes = []
         for size in sorted(set(ana) | set(res)):
             a, r = ana.get(size), res.get(size)
-            classic = _classic(a, r)
+            classic = classic_of(a, r)
             item: dict[str, Any] = {
                 "size": size,
                 "verdict": a.get("verdict") if a else None,
