@@ -1,0 +1,70 @@
+/* mop_bounds.h - the bounds engine of the overlap profiler: the running
+ * clocks of one thread of execution (computation between MPI calls, time
+ * inside them) and the three cases of the source (seed 000, §2.2) that turn
+ * a transfer's XFER_BEGIN/XFER_END marks into [min, max] overlapped time.
+ * Pure C: no MPI, no allocation, unit-tested on its own. Times are ticks of
+ * whatever clock the caller uses. */
+#ifndef MOP_BOUNDS_H
+#define MOP_BOUNDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct mop_clock {
+    uint64_t call_seq;    /* outermost calls entered so far */
+    int depth;            /* open MPI calls (nested ones count too) */
+    bool computing;       /* an outermost call has exited and none is open */
+    uint64_t t_enter;     /* enter of the open outermost call */
+    uint64_t t_comp_from; /* start of the running piece of computation */
+    uint64_t cum_comp;    /* all computation ticks so far */
+} mop_clock;
+
+/* What a transfer remembers of the moment it began. */
+typedef struct mop_mark {
+    uint64_t t;
+    uint64_t call_seq;
+    uint64_t cum_comp;
+} mop_mark;
+
+typedef enum mop_case {
+    MOP_CASE_IN_CALL = 0,   /* begin and end inside one call: min = max = 0 */
+    MOP_CASE_ACROSS = 1,    /* in different calls: bounded by computation and library time */
+    MOP_CASE_BEGIN_ONLY = 2, /* end never observed: [0, xfer] */
+    MOP_CASE_END_ONLY = 3,  /* begin not known at this layer: [0, xfer] */
+    MOP_NCASES = 4
+} mop_case;
+
+typedef struct mop_bounds {
+    mop_case kase;
+    double xfer_s, min_s, max_s;
+    bool clamped; /* xfer_time exceeded the whole begin-end span: min cut to max */
+} mop_bounds;
+
+const char *mop_case_name(mop_case c);
+
+void mop_clock_init(mop_clock *c);
+
+/* CALL_ENTER at t. Returns the computation ticks this enter ends (0 for a
+ * nested call and for the first call of the program). */
+uint64_t mop_clock_enter(mop_clock *c, uint64_t t);
+
+/* CALL_EXIT at t. Returns the ticks of the outermost call it closes (0 when
+ * it closes a nested call, or when no call is open). */
+uint64_t mop_clock_exit(mop_clock *c, uint64_t t);
+
+/* Cuts the running computation at t (a region boundary): returns the ticks
+ * computed since the last cut or exit, 0 when not computing. */
+uint64_t mop_clock_split(mop_clock *c, uint64_t t);
+
+/* XFER_BEGIN at t (inside the open call). */
+mop_mark mop_clock_mark(const mop_clock *c, uint64_t t);
+
+/* XFER_END at t for a transfer that began at *begin: case 1 or case 2.
+ * xfer_s is the a-priori transfer time, s_per_tick converts ticks. */
+mop_bounds mop_bounds_close(const mop_clock *c, const mop_mark *begin, uint64_t t_end,
+                            double xfer_s, double s_per_tick);
+
+/* Case 3, for a transfer of which only one event is known. */
+mop_bounds mop_bounds_one_event(mop_case which, double xfer_s);
+
+#endif

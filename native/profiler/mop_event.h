@@ -1,0 +1,39 @@
+/* mop_event.h - the fixed-size record the wrappers push for every event
+ * (docs/profiler.md, "Events"); 32 bytes so a queue of them stays small. */
+#ifndef MOP_EVENT_H
+#define MOP_EVENT_H
+
+#include <stdint.h>
+
+typedef enum mop_event_type {
+    MOP_EV_ENTER = 1,
+    MOP_EV_EXIT,
+    MOP_EV_BEGIN,
+    MOP_EV_END,
+    MOP_EV_INCALL,
+    MOP_EV_PINIT,
+    MOP_EV_START,
+    MOP_EV_FREE,
+    MOP_EV_REGION_BEGIN,
+    MOP_EV_REGION_END,
+    MOP_EV_PCONTROL,
+} mop_event_type;
+
+typedef enum mop_kind {
+    MOP_KIND_SEND = 0,
+    MOP_KIND_RECV = 1,
+    MOP_KIND_NULL = 2,    /* moves no data (MPI_PROC_NULL) */
+    MOP_KIND_UNKNOWN = 3, /* end-only transfers */
+} mop_kind;
+
+typedef struct mop_event {
+    uint64_t t;      /* ticks */
+    uint64_t key;    /* request handle bits */
+    int64_t bytes;   /* -1 = unknown */
+    uint8_t type;    /* mop_event_type */
+    uint8_t kind;    /* mop_kind; for END: 1 = cancelled */
+    uint16_t id;     /* function id (ENTER, BEGIN, INCALL, PINIT) or region id */
+    int32_t arg;     /* peer world rank (-1 unknown), or the Pcontrol level */
+} mop_event;
+
+#endif

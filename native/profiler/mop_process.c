@@ -1,0 +1,378 @@
+/* mop_process.c - turns one thread's event stream into the per-process
+ * measures; the rules are in docs/profiler.md and docs/method.md. */
+#include "mop_process.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int mop_process_init(mop_process *p, const mop_process_config *cfg)
+{
+    memset(p, 0, sizeof *p);
+    p->cfg = *cfg;
+    if (p->cfg.nbin_edges > MOP_MAX_BIN_EDGES)
+        p->cfg.nbin_edges = MOP_MAX_BIN_EDGES;
+    if (p->cfg.s_per_tick <= 0.0)
+        p->cfg.s_per_tick = 1e-9;
+    mop_clock_init(&p->clock);
+    p->monitoring = true;
+    return mop_requests_init(&p->reqs, 64);
+}
+
+void mop_process_free(mop_process *p)
+{
+    mop_requests_free(&p->reqs);
+}
+
+size_t mop_process_nbins(const mop_process *p)
+{
+    return p->cfg.bin_edges ? p->cfg.nbin_edges + 1 : MOP_POW2_BINS;
+}
+
+void mop_process_bin_range(const mop_process *p, size_t i, uint64_t *lo, uint64_t *hi)
+{
+    if (p->cfg.bin_edges) {
+        *lo = i == 0 ? 0 : p->cfg.bin_edges[i - 1];
+        *hi = i < p->cfg.nbin_edges ? p->cfg.bin_edges[i] : UINT64_MAX;
+    } else {
+        *lo = i == 0 ? 0 : (uint64_t)1 << (i - 1);
+        *hi = i == 0 ? 1 : (i < 64 ? (uint64_t)1 << i : UINT64_MAX);
+    }
+}
+
+static size_t mop_bin_of(const mop_process *p, uint64_t bytes)
+{
+    if (!p->cfg.bin_edges)
+        return bytes == 0 ? 0 : (size_t)(64 - __builtin_clzll(bytes));
+    size_t i = 0;
+    while (i < p->cfg.nbin_edges && p->cfg.bin_edges[i] <= bytes)
+        i++;
+    return i;
+}
+
+static uint16_t mop_current_region(const mop_process *p)
+{
+    if (p->region_depth == 0)
+        return 0;
+    int top = p->region_depth < MOP_REGION_DEPTH ? p->region_depth : MOP_REGION_DEPTH;
+    return p->region_stack[top - 1];
+}
+
+static double mop_xfer_time(mop_process *p, int64_t bytes, int32_t peer)
+{
+    int cls = MOP_XFER_INTRA;
+    if (p->cfg.peer_remote && peer >= 0 && peer < p->cfg.npeers && p->cfg.peer_remote[peer])
+        cls = MOP_XFER_INTER;
+    bool extrapolated = false;
+    double s = mop_xfer_table_lookup(p->cfg.table, cls, bytes > 0 ? (uint64_t)bytes : 0,
+                                     &extrapolated);
+    if (extrapolated)
+        p->counters.table_extrapolated++;
+    return s;
+}
+
+static void mop_acc_add(mop_acc *a, const mop_bounds *b)
+{
+    a->transfers++;
+    a->xfer_s += b->xfer_s;
+    a->min_s += b->min_s;
+    a->max_s += b->max_s;
+}
+
+static void mop_acc_merge(mop_acc *a, const mop_acc *b)
+{
+    a->transfers += b->transfers;
+    a->xfer_s += b->xfer_s;
+    a->min_s += b->min_s;
+    a->max_s += b->max_s;
+}
+
+/* A transfer is closed: count it where it belongs, or only count that it was
+ * not monitored. */
+static void mop_account(mop_process *p, const mop_transfer *tr, bool monitored)
+{
+    if (!monitored) {
+        p->counters.unmonitored_transfers++;
+        return;
+    }
+    if (tr->b.clamped)
+        p->counters.xfer_exceeds_span++;
+    mop_acc_add(&p->total, &tr->b);
+    p->cases[tr->b.kase]++;
+    mop_acc_add(&p->bins[mop_bin_of(p, tr->bytes > 0 ? (uint64_t)tr->bytes : 0)], &tr->b);
+    mop_acc_add(&p->fns[tr->fn % MOP_MAX_FN].x, &tr->b);
+    mop_acc_add(&p->regions[tr->region % MOP_MAX_REGIONS].x, &tr->b);
+    if (p->cfg.on_transfer)
+        p->cfg.on_transfer(p->cfg.on_transfer_ctx, tr);
+}
+
+/* Closes the active transfer in slot as case 3 (its end will never be seen). */
+static void mop_close_begin_only(mop_process *p, mop_req *r)
+{
+    if (r->kind == MOP_KIND_NULL)
+        return;
+    mop_transfer tr = {.has_key = true, .key = r->key, .bytes = r->bytes,
+                       .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region};
+    tr.b = mop_bounds_one_event(MOP_CASE_BEGIN_ONLY, mop_xfer_time(p, r->bytes, r->peer));
+    mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
+}
+
+static void mop_begin(mop_process *p, mop_req *r, uint64_t t)
+{
+    r->flags = (uint8_t)((r->flags & MOP_REQ_PERSISTENT) | MOP_REQ_ACTIVE |
+                         (p->monitoring ? MOP_REQ_MONITORED : 0));
+    r->begin = mop_clock_mark(&p->clock, t);
+    r->region = mop_current_region(p);
+    if (r->kind == MOP_KIND_NULL)
+        p->counters.proc_null++;
+}
+
+static void mop_on_begin(mop_process *p, const mop_event *e)
+{
+    mop_req *r = mop_requests_get(&p->reqs, e->key);
+    if (!r) {
+        p->counters.out_of_memory++;
+        return;
+    }
+    if (r->flags & MOP_REQ_ACTIVE) {
+        p->counters.handle_reused++;
+        mop_close_begin_only(p, r);
+    }
+    /* The MPI handed out this handle for a new request, so whatever it
+     * described before (even a persistent request) is gone. */
+    r->flags = 0;
+    r->bytes = e->bytes;
+    r->kind = e->kind;
+    r->fn = e->id;
+    r->peer = e->arg;
+    mop_begin(p, r, e->t);
+}
+
+static void mop_on_end(mop_process *p, const mop_event *e)
+{
+    mop_req *r = mop_requests_find(&p->reqs, e->key);
+    if (!r || !(r->flags & MOP_REQ_ACTIVE)) {
+        if (r && (r->flags & MOP_REQ_PERSISTENT)) {
+            p->counters.inactive_completions++;
+            return;
+        }
+        int64_t bytes = e->bytes >= 0 ? e->bytes : 0;
+        mop_transfer tr = {.has_key = true, .key = e->key, .bytes = bytes,
+                           .kind = MOP_KIND_UNKNOWN, .fn = p->call_fn,
+                           .region = mop_current_region(p)};
+        tr.b = mop_bounds_one_event(MOP_CASE_END_ONLY, mop_xfer_time(p, bytes, -1));
+        mop_account(p, &tr, p->monitoring);
+        return;
+    }
+    if (e->kind == 1) {
+        p->counters.cancelled++;
+    } else if (r->kind != MOP_KIND_NULL) {
+        int64_t bytes = (r->kind == MOP_KIND_RECV && e->bytes >= 0) ? e->bytes : r->bytes;
+        mop_transfer tr = {.has_key = true, .key = r->key, .bytes = bytes,
+                           .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region};
+        tr.b = mop_bounds_close(&p->clock, &r->begin, e->t, mop_xfer_time(p, bytes, r->peer),
+                                p->cfg.s_per_tick);
+        mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
+    }
+    if (r->flags & MOP_REQ_PERSISTENT)
+        r->flags = MOP_REQ_PERSISTENT;
+    else
+        mop_requests_remove(&p->reqs, r);
+}
+
+static void mop_on_pinit(mop_process *p, const mop_event *e)
+{
+    mop_req *r = mop_requests_get(&p->reqs, e->key);
+    if (!r) {
+        p->counters.out_of_memory++;
+        return;
+    }
+    if (r->flags & MOP_REQ_ACTIVE) {
+        p->counters.handle_reused++;
+        mop_close_begin_only(p, r);
+    }
+    r->flags = MOP_REQ_PERSISTENT;
+    r->bytes = e->bytes;
+    r->kind = e->kind;
+    r->fn = e->id;
+    r->peer = e->arg;
+}
+
+static void mop_on_start(mop_process *p, const mop_event *e)
+{
+    mop_req *r = mop_requests_find(&p->reqs, e->key);
+    if (!r || !(r->flags & MOP_REQ_PERSISTENT)) {
+        p->counters.start_unknown++;
+        return;
+    }
+    if (r->flags & MOP_REQ_ACTIVE) {
+        p->counters.handle_reused++;
+        mop_close_begin_only(p, r);
+    }
+    mop_begin(p, r, e->t);
+}
+
+static void mop_on_free(mop_process *p, const mop_event *e)
+{
+    mop_req *r = mop_requests_find(&p->reqs, e->key);
+    if (!r) {
+        p->counters.free_unknown++;
+        return;
+    }
+    if (r->flags & MOP_REQ_ACTIVE) {
+        if (r->kind != MOP_KIND_NULL)
+            p->counters.freed_active++;
+        mop_close_begin_only(p, r);
+    }
+    mop_requests_remove(&p->reqs, r);
+}
+
+static void mop_on_incall(mop_process *p, const mop_event *e)
+{
+    if (e->kind == MOP_KIND_NULL) {
+        p->counters.proc_null++;
+        return;
+    }
+    mop_transfer tr = {.has_key = false, .bytes = e->bytes, .kind = (mop_kind)e->kind,
+                       .fn = e->id, .region = mop_current_region(p)};
+    tr.b = mop_bounds_one_event(MOP_CASE_IN_CALL, mop_xfer_time(p, e->bytes, e->arg));
+    tr.b.min_s = tr.b.max_s = 0.0;
+    mop_account(p, &tr, p->monitoring);
+}
+
+/* Computation up to t goes to the region that was current while it ran. */
+static void mop_split_computation(mop_process *p, uint64_t t)
+{
+    uint64_t comp = mop_clock_split(&p->clock, t);
+    if (p->monitoring) {
+        p->comp_ticks += comp;
+        p->regions[mop_current_region(p)].comp_ticks += comp;
+    }
+}
+
+static void mop_on_region_begin(mop_process *p, const mop_event *e)
+{
+    mop_split_computation(p, e->t);
+    if (p->region_depth >= MOP_REGION_DEPTH)
+        p->counters.region_overflow++;
+    else
+        p->region_stack[p->region_depth] = e->id;
+    p->region_depth++;
+}
+
+static void mop_on_region_end(mop_process *p, const mop_event *e)
+{
+    mop_split_computation(p, e->t);
+    if (p->region_depth > MOP_REGION_DEPTH) { /* levels we could not store */
+        p->region_depth--;
+        return;
+    }
+    for (int i = p->region_depth - 1; i >= 0; i--) {
+        if (p->region_stack[i] == e->id) {
+            if (i != p->region_depth - 1)
+                p->counters.region_mismatch++;
+            p->region_depth = i;
+            return;
+        }
+    }
+    p->counters.region_mismatch++;
+}
+
+static void mop_on_enter(mop_process *p, const mop_event *e)
+{
+    if (p->clock.depth > 0) {
+        mop_clock_enter(&p->clock, e->t);
+        p->counters.nested_calls++;
+        return;
+    }
+    uint64_t comp = mop_clock_enter(&p->clock, e->t);
+    if (p->monitoring) {
+        p->comp_ticks += comp;
+        p->regions[mop_current_region(p)].comp_ticks += comp;
+    }
+    p->call_fn = e->id % MOP_MAX_FN;
+    p->call_monitored = p->monitoring;
+    p->call_region = mop_current_region(p);
+}
+
+static void mop_on_exit(mop_process *p, const mop_event *e)
+{
+    bool outermost = p->clock.depth == 1;
+    uint64_t ticks = mop_clock_exit(&p->clock, e->t);
+    if (!outermost || !p->call_monitored)
+        return;
+    p->call_ticks += ticks;
+    p->fns[p->call_fn].calls++;
+    p->fns[p->call_fn].call_ticks += ticks;
+    p->regions[p->call_region].call_ticks += ticks;
+}
+
+void mop_process_event(mop_process *p, const mop_event *e)
+{
+    p->counters.events++;
+    switch ((mop_event_type)e->type) {
+    case MOP_EV_ENTER: mop_on_enter(p, e); break;
+    case MOP_EV_EXIT: mop_on_exit(p, e); break;
+    case MOP_EV_BEGIN: mop_on_begin(p, e); break;
+    case MOP_EV_END: mop_on_end(p, e); break;
+    case MOP_EV_INCALL: mop_on_incall(p, e); break;
+    case MOP_EV_PINIT: mop_on_pinit(p, e); break;
+    case MOP_EV_START: mop_on_start(p, e); break;
+    case MOP_EV_FREE: mop_on_free(p, e); break;
+    case MOP_EV_REGION_BEGIN: mop_on_region_begin(p, e); break;
+    case MOP_EV_REGION_END: mop_on_region_end(p, e); break;
+    case MOP_EV_PCONTROL: p->monitoring = e->arg != 0; break;
+    }
+}
+
+void mop_process_events(mop_process *p, const mop_event *e, size_t n)
+{
+    p->counters.flushes++;
+    for (size_t i = 0; i < n; i++)
+        mop_process_event(p, &e[i]);
+}
+
+void mop_process_finish(mop_process *p, uint64_t t)
+{
+    (void)t;
+    size_t n = 0;
+    uint64_t *keys = mop_requests_active_keys(&p->reqs, &n);
+    if (!keys) {
+        p->counters.out_of_memory++;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        mop_req *r = mop_requests_find(&p->reqs, keys[i]);
+        if (r->kind != MOP_KIND_NULL)
+            p->counters.unfinished++;
+        mop_close_begin_only(p, r);
+        if (r->flags & MOP_REQ_PERSISTENT)
+            r->flags = MOP_REQ_PERSISTENT;
+        else
+            mop_requests_remove(&p->reqs, r);
+    }
+    free(keys);
+}
+
+void mop_process_merge(mop_process *dst, const mop_process *src)
+{
+    mop_acc_merge(&dst->total, &src->total);
+    dst->comp_ticks += src->comp_ticks;
+    dst->call_ticks += src->call_ticks;
+    for (int c = 0; c < MOP_NCASES; c++)
+        dst->cases[c] += src->cases[c];
+    for (size_t i = 0; i < mop_process_nbins(dst); i++)
+        mop_acc_merge(&dst->bins[i], &src->bins[i]);
+    for (size_t i = 0; i < MOP_MAX_FN; i++) {
+        mop_acc_merge(&dst->fns[i].x, &src->fns[i].x);
+        dst->fns[i].calls += src->fns[i].calls;
+        dst->fns[i].call_ticks += src->fns[i].call_ticks;
+    }
+    for (size_t i = 0; i < MOP_MAX_REGIONS; i++) {
+        mop_acc_merge(&dst->regions[i].x, &src->regions[i].x);
+        dst->regions[i].comp_ticks += src->regions[i].comp_ticks;
+        dst->regions[i].call_ticks += src->regions[i].call_ticks;
+    }
+#define MOP_COUNTER_MERGE(name) dst->counters.name += src->counters.name;
+    MOP_COUNTERS(MOP_COUNTER_MERGE)
+#undef MOP_COUNTER_MERGE
+}

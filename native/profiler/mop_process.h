@@ -1,0 +1,129 @@
+/* mop_process.h - the data-processing module (seed 000, §2.4.2): consumes one
+ * thread's events in order and keeps the per-process measures up to date:
+ * the five measures of §2.2 plus non-overlapped time, broken down by size
+ * bin, MPI function and region, and a counter for everything it could not
+ * attribute. Pure C, no MPI; the runtime and the replay driver both use it. */
+#ifndef MOP_PROCESS_H
+#define MOP_PROCESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mop_bounds.h"
+#include "mop_event.h"
+#include "mop_requests.h"
+#include "mop_xfer_table.h"
+
+enum {
+    MOP_MAX_FN = 1024,       /* function ids */
+    MOP_MAX_REGIONS = 256,   /* region ids; 0 = outside every region */
+    MOP_REGION_DEPTH = 64,
+    MOP_MAX_BIN_EDGES = 64,
+    MOP_POW2_BINS = 65,      /* [0,1) and [2^k, 2^(k+1)) for k < 64 */
+};
+
+/* Transfer measures of one breakdown cell. */
+typedef struct mop_acc {
+    uint64_t transfers;
+    double xfer_s, min_s, max_s;
+} mop_acc;
+
+typedef struct mop_fn_acc {
+    mop_acc x;
+    uint64_t calls;
+    uint64_t call_ticks;
+} mop_fn_acc;
+
+typedef struct mop_region_acc {
+    mop_acc x;
+    uint64_t comp_ticks, call_ticks;
+} mop_region_acc;
+
+/* Everything counted rather than attributed; see docs/profiler.md. */
+#define MOP_COUNTERS(X)        \
+    X(events)                  \
+    X(flushes)                 \
+    X(nested_calls)            \
+    X(unmonitored_transfers)   \
+    X(handle_reused)           \
+    X(proc_null)               \
+    X(cancelled)               \
+    X(start_unknown)           \
+    X(freed_active)            \
+    X(free_unknown)            \
+    X(inactive_completions)    \
+    X(unfinished)              \
+    X(region_mismatch)         \
+    X(region_overflow)         \
+    X(table_extrapolated)      \
+    X(xfer_exceeds_span)       \
+    X(out_of_memory)
+
+typedef struct mop_counters {
+#define MOP_COUNTER_FIELD(name) uint64_t name;
+    MOP_COUNTERS(MOP_COUNTER_FIELD)
+#undef MOP_COUNTER_FIELD
+} mop_counters;
+
+/* One closed transfer, for observers (replay, traces). */
+typedef struct mop_transfer {
+    bool has_key;
+    uint64_t key;
+    int64_t bytes;
+    mop_kind kind;
+    uint16_t fn, region;
+    mop_bounds b;
+} mop_transfer;
+
+typedef void (*mop_transfer_fn)(void *ctx, const mop_transfer *tr);
+
+typedef struct mop_process_config {
+    const mop_xfer_table *table;
+    double s_per_tick;
+    const uint64_t *bin_edges; /* NULL: powers of two */
+    size_t nbin_edges;
+    const uint8_t *peer_remote; /* per world rank: 1 = other node; NULL: all one node */
+    int npeers;
+    mop_transfer_fn on_transfer; /* optional */
+    void *on_transfer_ctx;
+} mop_process_config;
+
+typedef struct mop_process {
+    mop_process_config cfg;
+    mop_clock clock;
+    mop_requests reqs;
+    bool monitoring;
+    bool call_monitored;  /* monitoring at the open call's enter */
+    uint16_t call_fn;     /* the open outermost call */
+    uint16_t call_region;
+    uint16_t region_stack[MOP_REGION_DEPTH];
+    int region_depth;     /* may exceed MOP_REGION_DEPTH: overflowed levels count */
+    /* the five measures + breakdowns */
+    mop_acc total;
+    uint64_t comp_ticks, call_ticks;
+    uint64_t cases[MOP_NCASES];
+    mop_acc bins[MOP_POW2_BINS > MOP_MAX_BIN_EDGES + 1 ? MOP_POW2_BINS : MOP_MAX_BIN_EDGES + 1];
+    mop_fn_acc fns[MOP_MAX_FN];
+    mop_region_acc regions[MOP_MAX_REGIONS];
+    mop_counters counters;
+} mop_process;
+
+/* Returns 0, or -1 when out of memory. The config's pointers must outlive p. */
+int mop_process_init(mop_process *p, const mop_process_config *cfg);
+void mop_process_free(mop_process *p);
+
+void mop_process_event(mop_process *p, const mop_event *e);
+void mop_process_events(mop_process *p, const mop_event *e, size_t n);
+
+/* End of the program at t: open transfers become begin-only. */
+void mop_process_finish(mop_process *p, uint64_t t);
+
+/* Adds src's measures into dst (threads of one rank); same config. */
+void mop_process_merge(mop_process *dst, const mop_process *src);
+
+size_t mop_process_nbins(const mop_process *p);
+/* [lo, hi) of bin i; hi = UINT64_MAX for the last. */
+void mop_process_bin_range(const mop_process *p, size_t i, uint64_t *lo, uint64_t *hi);
+
+#endif

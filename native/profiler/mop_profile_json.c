@@ -1,0 +1,133 @@
+/* mop_profile_json.c - the per-rank profile object: totals, cases, the
+ * breakdowns by size bin, function and region, and the counters. */
+#include "mop_profile_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *mop_name(const char *const *names, size_t n, size_t id, char *buf,
+                            size_t buflen)
+{
+    if (names && id < n && names[id])
+        return names[id];
+    snprintf(buf, buflen, "#%zu", id);
+    return buf;
+}
+
+static void mop_acc_json(mo_json *w, const mop_acc *a)
+{
+    mo_json_kv_uint64(w, "transfers", a->transfers);
+    mo_json_kv_double(w, "xfer_s", a->xfer_s);
+    mo_json_kv_double(w, "min_s", a->min_s);
+    mo_json_kv_double(w, "max_s", a->max_s);
+    mo_json_kv_double(w, "nonoverlap_s", a->xfer_s - a->max_s);
+}
+
+void mop_profile_json(mo_json *w, const mop_process *p, const mop_names *names)
+{
+    double spt = p->cfg.s_per_tick;
+    char buf[32];
+    mo_json_begin_object(w);
+
+    mo_json_key(w, "totals");
+    mo_json_begin_object(w);
+    mop_acc_json(w, &p->total);
+    mo_json_kv_double(w, "comp_s", (double)p->comp_ticks * spt);
+    mo_json_kv_double(w, "call_s", (double)p->call_ticks * spt);
+    mo_json_end_object(w);
+
+    mo_json_key(w, "cases");
+    mo_json_begin_object(w);
+    for (int c = 0; c < MOP_NCASES; c++)
+        mo_json_kv_uint64(w, mop_case_name((mop_case)c), p->cases[c]);
+    mo_json_end_object(w);
+
+    mo_json_key(w, "by_bin");
+    mo_json_begin_array(w);
+    for (size_t i = 0; i < mop_process_nbins(p); i++) {
+        if (p->bins[i].transfers == 0)
+            continue;
+        uint64_t lo, hi;
+        mop_process_bin_range(p, i, &lo, &hi);
+        mo_json_begin_object(w);
+        mo_json_kv_uint64(w, "lo", lo);
+        if (hi == UINT64_MAX) {
+            mo_json_key(w, "hi");
+            mo_json_null(w);
+        } else {
+            mo_json_kv_uint64(w, "hi", hi);
+        }
+        mop_acc_json(w, &p->bins[i]);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+
+    /* Sorted by name so documents compare across runs and ranks. */
+    size_t order[MOP_MAX_FN], n = 0;
+    for (size_t i = 0; i < MOP_MAX_FN; i++)
+        if (p->fns[i].calls || p->fns[i].x.transfers)
+            order[n++] = i;
+    for (size_t i = 1; i < n; i++) { /* insertion sort: a few dozen entries */
+        size_t v = order[i], j = i;
+        char b1[32], b2[32];
+        while (j > 0 && strcmp(mop_name(names->fn, names->nfn, order[j - 1], b1, sizeof b1),
+                               mop_name(names->fn, names->nfn, v, b2, sizeof b2)) > 0) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = v;
+    }
+    mo_json_key(w, "by_function");
+    mo_json_begin_array(w);
+    for (size_t k = 0; k < n; k++) {
+        const mop_fn_acc *f = &p->fns[order[k]];
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "fn", mop_name(names->fn, names->nfn, order[k], buf, sizeof buf));
+        mo_json_kv_uint64(w, "calls", f->calls);
+        mo_json_kv_double(w, "call_s", (double)f->call_ticks * spt);
+        mop_acc_json(w, &f->x);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+
+    n = 0;
+    for (size_t i = 0; i < MOP_MAX_REGIONS; i++) {
+        const mop_region_acc *r = &p->regions[i];
+        if (r->x.transfers || r->comp_ticks || r->call_ticks)
+            order[n++] = i;
+    }
+    for (size_t i = 1; i < n; i++) {
+        size_t v = order[i], j = i;
+        char b1[32], b2[32];
+        while (j > 0 &&
+               strcmp(mop_name(names->region, names->nregion, order[j - 1], b1, sizeof b1),
+                      mop_name(names->region, names->nregion, v, b2, sizeof b2)) > 0) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = v;
+    }
+    mo_json_key(w, "by_region");
+    mo_json_begin_array(w);
+    for (size_t k = 0; k < n; k++) {
+        const mop_region_acc *r = &p->regions[order[k]];
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "region",
+                          mop_name(names->region, names->nregion, order[k], buf, sizeof buf));
+        mo_json_kv_double(w, "comp_s", (double)r->comp_ticks * spt);
+        mo_json_kv_double(w, "call_s", (double)r->call_ticks * spt);
+        mop_acc_json(w, &r->x);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+
+    mo_json_key(w, "counters");
+    mo_json_begin_object(w);
+#define MOP_COUNTER_JSON(name) mo_json_kv_uint64(w, #name, p->counters.name);
+    MOP_COUNTERS(MOP_COUNTER_JSON)
+#undef MOP_COUNTER_JSON
+    mo_json_kv_uint64(w, "outstanding_peak", (uint64_t)p->reqs.peak);
+    mo_json_end_object(w);
+
+    mo_json_end_object(w);
+}

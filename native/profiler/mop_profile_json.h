@@ -1,0 +1,21 @@
+/* mop_profile_json.h - writes one rank's measures as the "profile" object of
+ * the profile document (schema profile-rank-v1; docs/profiler.md). */
+#ifndef MOP_PROFILE_JSON_H
+#define MOP_PROFILE_JSON_H
+
+#include "json.h"
+#include "mop_process.h"
+
+/* Names by id; NULL entries are written as "#<id>". region_names[0] is the
+ * name of "outside every region". */
+typedef struct mop_names {
+    const char *const *fn;
+    size_t nfn;
+    const char *const *region;
+    size_t nregion;
+} mop_names;
+
+/* Writes the value (an object) at the writer's current position. */
+void mop_profile_json(mo_json *w, const mop_process *p, const mop_names *names);
+
+#endif

@@ -1,0 +1,213 @@
+/* mop_replay.c - test driver for the processing module: reads the replay
+ * text format of docs/profiler.md from stdin (times in ns), feeds the events
+ * to mop_process exactly as the runtime would, and prints the closed
+ * transfers and the profile object as JSON. The property tests compare it
+ * with an independent Python implementation. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "mop_process.h"
+#include "mop_profile_json.h"
+
+typedef struct replay_names {
+    char *names[MOP_MAX_FN];
+    size_t n;
+} replay_names;
+
+static uint16_t replay_intern(replay_names *t, const char *name, size_t cap)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->names[i], name) == 0)
+            return (uint16_t)i;
+    if (t->n == cap) {
+        fprintf(stderr, "mop_replay: too many names\n");
+        exit(2);
+    }
+    t->names[t->n] = strdup(name);
+    return (uint16_t)t->n++;
+}
+
+typedef struct replay_ctx {
+    mo_json *w;
+    replay_names *fns, *regions;
+} replay_ctx;
+
+static const char *const replay_kind_names[] = {"send", "recv", "null", "unknown"};
+
+static void replay_on_transfer(void *vctx, const mop_transfer *tr)
+{
+    replay_ctx *c = vctx;
+    mo_json *w = c->w;
+    mo_json_begin_object(w);
+    if (tr->has_key) {
+        mo_json_kv_uint64(w, "key", tr->key);
+    } else {
+        mo_json_key(w, "key");
+        mo_json_null(w);
+    }
+    mo_json_kv_int64(w, "bytes", tr->bytes);
+    mo_json_kv_string(w, "kind", replay_kind_names[tr->kind & 3]);
+    mo_json_kv_string(w, "fn", c->fns->names[tr->fn]);
+    mo_json_kv_string(w, "region", c->regions->names[tr->region]);
+    mo_json_kv_string(w, "case", mop_case_name(tr->b.kase));
+    mo_json_kv_double(w, "xfer_s", tr->b.xfer_s);
+    mo_json_kv_double(w, "min_s", tr->b.min_s);
+    mo_json_kv_double(w, "max_s", tr->b.max_s);
+    mo_json_end_object(w);
+}
+
+static int replay_kind(const char *s)
+{
+    for (int k = 0; k < 3; k++)
+        if (strcmp(s, replay_kind_names[k]) == 0)
+            return k;
+    fprintf(stderr, "mop_replay: bad kind '%s'\n", s);
+    exit(2);
+}
+
+static void replay_bad(int lineno, const char *line)
+{
+    fprintf(stderr, "mop_replay: line %d: cannot read '%s'\n", lineno, line);
+    exit(2);
+}
+
+int main(void)
+{
+    static replay_names fns, regions;
+    static mop_process proc;
+    mop_xfer_table table;
+    uint64_t edges[MOP_MAX_BIN_EDGES];
+    size_t nedges = 0;
+    mop_xfer_table_init(&table);
+    replay_intern(&regions, "(no region)", MOP_MAX_REGIONS);
+
+    /* Events are buffered and processed at the end, as the runtime's queue
+     * does, so that table and bins lines may come anywhere. */
+    size_t cap = 1024, n = 0;
+    mop_event *ev = malloc(cap * sizeof *ev);
+    char line[512];
+    int lineno = 0;
+    uint64_t finish_t = 0;
+    while (ev && fgets(line, sizeof line, stdin)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        char cmd[32], a[256], b[64], c[64], d[256];
+        unsigned long long t = 0, key = 0, u = 0;
+        long long bytes = 0;
+        double secs;
+        int fields = sscanf(line, "%31s", cmd);
+        if (fields != 1 || cmd[0] == '#')
+            continue;
+        if (n == cap) {
+            mop_event *ne = realloc(ev, 2 * cap * sizeof *ev);
+            if (!ne)
+                break;
+            ev = ne;
+            cap *= 2;
+        }
+        mop_event e = {0};
+        e.arg = -1;
+        if (strcmp(cmd, "table") == 0) {
+            if (sscanf(line, "%*s %llu %lg", &u, &secs) != 2)
+                replay_bad(lineno, line);
+            mop_xfer_table_add(&table, MOP_XFER_INTRA, u, secs);
+            continue;
+        } else if (strcmp(cmd, "bins") == 0) {
+            char *save = NULL, *tok = strtok_r(line + 4, " ", &save);
+            for (; tok && nedges < MOP_MAX_BIN_EDGES; tok = strtok_r(NULL, " ", &save))
+                edges[nedges++] = strtoull(tok, NULL, 10);
+            continue;
+        } else if (strcmp(cmd, "enter") == 0) {
+            if (sscanf(line, "%*s %llu %255s", &t, a) != 2)
+                replay_bad(lineno, line);
+            e = (mop_event){.type = MOP_EV_ENTER, .t = t, .id = replay_intern(&fns, a, MOP_MAX_FN)};
+        } else if (strcmp(cmd, "exit") == 0) {
+            if (sscanf(line, "%*s %llu", &t) != 1)
+                replay_bad(lineno, line);
+            e = (mop_event){.type = MOP_EV_EXIT, .t = t};
+        } else if (strcmp(cmd, "begin") == 0) {
+            if (sscanf(line, "%*s %llu %llu %lld %63s %255s", &t, &key, &bytes, b, d) != 5)
+                replay_bad(lineno, line);
+            e = (mop_event){.type = MOP_EV_BEGIN, .t = t, .key = key, .bytes = bytes,
+                            .kind = (uint8_t)replay_kind(b),
+                            .id = replay_intern(&fns, d, MOP_MAX_FN), .arg = -1};
+        } else if (strcmp(cmd, "end") == 0) {
+            c[0] = '\0';
+            if (sscanf(line, "%*s %llu %llu %lld %63s", &t, &key, &bytes, c) < 3)
+                replay_bad(lineno, line);
+            e = (mop_event){.type = MOP_EV_END, .t = t, .key = key, .bytes = bytes,
+                            .kind = strcmp(c, "cancelled") == 0};
+        } else if (strcmp(cmd, "incall") == 0) {
+            if (sscanf(line, "%*s %llu %lld %63s %255s", &t, &bytes, b, d) != 4)
+                replay_bad(lineno, line);
+            e = (mop_event){.type = MOP_EV_INCALL, .t = t, .bytes = bytes,
+                            .kind = (uint8_t)replay_kind(b),
+                            .id = replay_intern(&fns, d, MOP_MAX_FN), .arg = -1};
+        } else if (strcmp(cmd, "pinit") == 0) {
+            if (sscanf(line, "%*s %llu %lld %63s %255s", &key, &bytes, b, d) != 4)
+                replay_bad(lineno, line);
+            e = (mop_event){.type = MOP_EV_PINIT, .key = key, .bytes = bytes,
+                            .kind = (uint8_t)replay_kind(b),
+                            .id = replay_intern(&fns, d, MOP_MAX_FN), .arg = -1};
+        } else if (strcmp(cmd, "start") == 0 || strcmp(cmd, "free") == 0) {
+            if (sscanf(line, "%*s %llu %llu", &t, &key) != 2)
+                replay_bad(lineno, line);
+            e = (mop_event){.type = cmd[0] == 's' ? MOP_EV_START : MOP_EV_FREE, .t = t, .key = key};
+        } else if (strcmp(cmd, "region_begin") == 0 || strcmp(cmd, "region_end") == 0) {
+            if (sscanf(line, "%*s %llu %255s", &t, a) != 2)
+                replay_bad(lineno, line);
+            e = (mop_event){.type = cmd[7] == 'b' ? MOP_EV_REGION_BEGIN : MOP_EV_REGION_END,
+                            .t = t, .id = replay_intern(&regions, a, MOP_MAX_REGIONS)};
+        } else if (strcmp(cmd, "pcontrol") == 0) {
+            long long level;
+            if (sscanf(line, "%*s %llu %lld", &t, &level) != 2)
+                replay_bad(lineno, line);
+            e = (mop_event){.type = MOP_EV_PCONTROL, .t = t, .arg = (int32_t)level};
+        } else if (strcmp(cmd, "finish") == 0) {
+            if (sscanf(line, "%*s %llu", &t) != 1)
+                replay_bad(lineno, line);
+            finish_t = t;
+            continue;
+        } else {
+            replay_bad(lineno, line);
+        }
+        ev[n++] = e;
+    }
+    if (!ev) {
+        fprintf(stderr, "mop_replay: out of memory\n");
+        return 1;
+    }
+
+    mo_json w;
+    mo_json_init(&w, stdout);
+    replay_ctx ctx = {.w = &w, .fns = &fns, .regions = &regions};
+    mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9,
+                              .bin_edges = nedges ? edges : NULL, .nbin_edges = nedges,
+                              .on_transfer = replay_on_transfer, .on_transfer_ctx = &ctx};
+    if (mop_process_init(&proc, &cfg) != 0)
+        return 1;
+    mo_json_begin_object(&w);
+    mo_json_key(&w, "transfers");
+    mo_json_begin_array(&w);
+    mop_process_events(&proc, ev, n);
+    mop_process_finish(&proc, finish_t);
+    mo_json_end_array(&w);
+    mo_json_key(&w, "profile");
+    mop_names names = {.fn = (const char *const *)fns.names, .nfn = fns.n,
+                       .region = (const char *const *)regions.names, .nregion = regions.n};
+    mop_profile_json(&w, &proc, &names);
+    mo_json_end_object(&w);
+    int rc = mo_json_finish(&w);
+    fputc('\n', stdout);
+    mop_process_free(&proc);
+    mop_xfer_table_free(&table);
+    free(ev);
+    for (size_t i = 0; i < fns.n; i++)
+        free(fns.names[i]);
+    for (size_t i = 0; i < regions.n; i++)
+        free(regions.names[i]);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,118 @@
+/* mop_requests.c - open-addressing hash table of outstanding transfers. */
+#include "mop_requests.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t mop_hash(uint64_t key, size_t mask)
+{
+    /* Handles are pointers or small integers with structured bits: mix them
+     * (splitmix64 finaliser) so linear probing stays short. */
+    key ^= key >> 30;
+    key *= 0xbf58476d1ce4e5b9ULL;
+    key ^= key >> 27;
+    key *= 0x94d049bb133111ebULL;
+    key ^= key >> 31;
+    return (size_t)key & mask;
+}
+
+int mop_requests_init(mop_requests *r, size_t initial_cap)
+{
+    size_t cap = 16;
+    while (cap < initial_cap)
+        cap *= 2;
+    r->slots = calloc(cap, sizeof *r->slots);
+    r->cap = r->slots ? cap : 0;
+    r->count = r->peak = 0;
+    return r->slots ? 0 : -1;
+}
+
+void mop_requests_free(mop_requests *r)
+{
+    free(r->slots);
+    memset(r, 0, sizeof *r);
+}
+
+mop_req *mop_requests_find(mop_requests *r, uint64_t key)
+{
+    size_t mask = r->cap - 1;
+    for (size_t i = mop_hash(key, mask);; i = (i + 1) & mask) {
+        if (!r->slots[i].used)
+            return NULL;
+        if (r->slots[i].key == key)
+            return &r->slots[i];
+    }
+}
+
+static int mop_requests_grow(mop_requests *r)
+{
+    size_t ncap = r->cap * 2;
+    mop_req *ns = calloc(ncap, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (size_t i = 0; i < r->cap; i++) {
+        if (!r->slots[i].used)
+            continue;
+        size_t j = mop_hash(r->slots[i].key, ncap - 1);
+        while (ns[j].used)
+            j = (j + 1) & (ncap - 1);
+        ns[j] = r->slots[i];
+    }
+    free(r->slots);
+    r->slots = ns;
+    r->cap = ncap;
+    return 0;
+}
+
+mop_req *mop_requests_get(mop_requests *r, uint64_t key)
+{
+    mop_req *slot = mop_requests_find(r, key);
+    if (slot)
+        return slot;
+    if (2 * (r->count + 1) > r->cap && mop_requests_grow(r) != 0)
+        return NULL;
+    size_t mask = r->cap - 1, i = mop_hash(key, mask);
+    while (r->slots[i].used)
+        i = (i + 1) & mask;
+    r->slots[i] = (mop_req){.key = key, .used = true, .peer = -1};
+    if (++r->count > r->peak)
+        r->peak = r->count;
+    return &r->slots[i];
+}
+
+void mop_requests_remove(mop_requests *r, mop_req *slot)
+{
+    size_t mask = r->cap - 1, i = (size_t)(slot - r->slots);
+    r->slots[i].used = false;
+    r->count--;
+    /* Backward-shift: pull later members of the probe run into the hole so
+     * lookups never need tombstones. */
+    for (size_t j = (i + 1) & mask; r->slots[j].used; j = (j + 1) & mask) {
+        size_t home = mop_hash(r->slots[j].key, mask);
+        bool movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
+        if (movable) {
+            r->slots[i] = r->slots[j];
+            r->slots[j].used = false;
+            i = j;
+        }
+    }
+}
+
+static int mop_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint64_t *mop_requests_active_keys(const mop_requests *r, size_t *n)
+{
+    uint64_t *keys = malloc((r->count ? r->count : 1) * sizeof *keys);
+    *n = 0;
+    if (!keys)
+        return NULL;
+    for (size_t i = 0; i < r->cap; i++)
+        if (r->slots[i].used && (r->slots[i].flags & MOP_REQ_ACTIVE))
+            keys[(*n)++] = r->slots[i].key;
+    qsort(keys, *n, sizeof *keys, mop_cmp_u64);
+    return keys;
+}

@@ -1,0 +1,54 @@
+/* mop_requests.h - the outstanding-transfer table: request handle -> what is
+ * known of the transfer (its begin mark, size, posting function, region) and
+ * of a persistent request's description. Open addressing with backward-shift
+ * deletion, so its memory follows the number of requests outstanding at once,
+ * never the length of the run. Pure C, no MPI: handles are opaque 64-bit keys. */
+#ifndef MOP_REQUESTS_H
+#define MOP_REQUESTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mop_bounds.h"
+
+enum {
+    MOP_REQ_ACTIVE = 1u << 0,     /* a transfer is in flight on this handle */
+    MOP_REQ_PERSISTENT = 1u << 1, /* a persistent request's description lives here */
+    MOP_REQ_MONITORED = 1u << 2,  /* the transfer began while monitoring was on */
+};
+
+typedef struct mop_req {
+    uint64_t key;
+    mop_mark begin;
+    int64_t bytes;    /* posted size (a receive's capacity) */
+    int32_t peer;     /* world rank, -1 unknown */
+    uint16_t fn;
+    uint16_t region;
+    uint8_t kind;     /* mop_kind */
+    uint8_t flags;
+    bool used;        /* slot occupied */
+} mop_req;
+
+typedef struct mop_requests {
+    mop_req *slots;
+    size_t cap;   /* power of two */
+    size_t count;
+    size_t peak;
+} mop_requests;
+
+int mop_requests_init(mop_requests *r, size_t initial_cap);
+void mop_requests_free(mop_requests *r);
+
+mop_req *mop_requests_find(mop_requests *r, uint64_t key);
+
+/* Returns the slot for key, inserting an empty one (flags 0) when absent;
+ * NULL when out of memory. Pointers are valid until the next insert/remove. */
+mop_req *mop_requests_get(mop_requests *r, uint64_t key);
+
+void mop_requests_remove(mop_requests *r, mop_req *slot);
+
+/* Keys of the active entries, ascending, into a malloc'd array. */
+uint64_t *mop_requests_active_keys(const mop_requests *r, size_t *n);
+
+#endif
