@@ -1,0 +1,42 @@
+/* mpi_overlap.h - the region API of the mpi-overlap profiler.
+ *
+ * Mark code sections whose overlap you want reported separately:
+ *
+ *     mpi_overlap_region_begin("halo");
+ *     ... post, compute, wait ...
+ *     mpi_overlap_region_end("halo");
+ *
+ * Regions nest; a transfer belongs to the innermost region open when it was
+ * posted, computation and MPI call time to the innermost region open while
+ * they ran. MPI_Pcontrol(0) stops monitoring and MPI_Pcontrol(1) resumes it.
+ *
+ * The functions are declared weak, so a program compiled with these calls
+ * runs unchanged without the profiler; use the MPI_OVERLAP_REGION_* macros,
+ * which do nothing when the profiler is not loaded (LD_PRELOAD or
+ * -lmpi_overlap). From Fortran: call mpi_overlap_region_begin('halo'). */
+#ifndef MPI_OVERLAP_H
+#define MPI_OVERLAP_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void mpi_overlap_region_begin(const char *name) __attribute__((weak));
+void mpi_overlap_region_end(const char *name) __attribute__((weak));
+
+#define MPI_OVERLAP_REGION_BEGIN(name)           \
+    do {                                         \
+        if (mpi_overlap_region_begin)            \
+            mpi_overlap_region_begin(name);      \
+    } while (0)
+#define MPI_OVERLAP_REGION_END(name)             \
+    do {                                         \
+        if (mpi_overlap_region_end)              \
+            mpi_overlap_region_end(name);        \
+    } while (0)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,67 @@
+/* mop_output.c - writes one rank's profile document; see mop_output.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "mop_output.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+
+int mop_output_write(const char *outdir, const mop_output_info *info, const mop_process *p,
+                     char *err, size_t errlen)
+{
+    char path[1200], tmp[1300], host[256] = "";
+    snprintf(path, sizeof path, "%s/profile.rank-%d.json", outdir, info->rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    gethostname(host, sizeof host - 1);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    mo_json w;
+    mo_json_init(&w, f);
+    mo_json_begin_object(&w);
+    mo_json_kv_string(&w, "schema", "mpi-overlap/profile-rank");
+    mo_json_kv_int64(&w, "schema_version", 1);
+    mo_json_kv_string(&w, "tool_version", MO_VERSION);
+    mo_json_kv_string(&w, "status", info->status);
+    mo_json_kv_string(&w, "reason", info->reason);
+    mo_json_kv_int64(&w, "rank", info->rank);
+    mo_json_kv_int64(&w, "size", info->size);
+    mo_json_kv_int64(&w, "nodes", info->nodes);
+    mo_json_kv_string(&w, "host", host);
+    mo_json_kv_int64(&w, "pid", (int64_t)getpid());
+    mo_json_kv_int64(&w, "threads", info->threads);
+    mo_json_kv_string(&w, "mpi_library_version", info->library_version);
+    mo_json_key(&w, "table");
+    mo_json_begin_object(&w);
+    mo_json_kv_string(&w, "path", info->table_path[0] ? info->table_path : NULL);
+    mo_json_kv_string(&w, "machine_fp", info->table->machine_fp);
+    mo_json_kv_string(&w, "toolchain_fp", info->table->toolchain_fp);
+    mo_json_kv_bool(&w, "forced", info->table_forced);
+    mo_json_end_object(&w);
+    mo_json_key(&w, "clock");
+    mo_json_begin_object(&w);
+    mo_json_kv_string(&w, "source", info->clock);
+    mo_json_kv_double(&w, "s_per_tick", info->s_per_tick);
+    mo_json_end_object(&w);
+    mo_json_kv_double(&w, "wall_s", info->wall_s);
+    mo_json_kv_int64(&w, "queue_events", info->queue_events);
+    mo_json_key(&w, "profile");
+    mop_profile_json(&w, p, &info->names);
+    mo_json_end_object(&w);
+    int bad = mo_json_finish(&w) != 0;
+    fputc('\n', f);
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s", path);
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}

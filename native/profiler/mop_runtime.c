@@ -1,0 +1,429 @@
+/* mop_runtime.c - the profiler's life cycle inside one MPI process: set-up
+ * after MPI_Init (table, fingerprints, bins, clock, node layout), per-thread
+ * state, processing full queues, and writing the rank's profile document at
+ * MPI_Finalize - or, marked incomplete, at exit without MPI_Finalize, on a
+ * fatal signal, and periodically while running so that even a killed
+ * program leaves its last snapshot. All process-wide mutable state of the
+ * profiler lives in this file. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "mop_runtime.h"
+
+#include <errno.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fingerprint.h"
+#include "json.h"
+#include "mop_fn_ids.h"
+#include "mop_output.h"
+#include "mop_process.h"
+#include "mop_regions.h"
+#include "mop_xfer_table.h"
+
+volatile int mop_active;
+int mop_use_tsc;
+_Thread_local mop_thread *mop_tls __attribute__((tls_model("initial-exec")));
+
+typedef struct mop_thread_private {
+    pthread_mutex_t lock; /* taken by the owner to process, by others to read */
+    mop_process proc;
+    struct mop_thread_private *next;
+    mop_thread *th;
+} mop_thread_private;
+
+/* ---- process-wide state ------------------------------------------------ */
+static struct {
+    pthread_mutex_t lock;   /* threads list, output */
+    mop_thread_private *threads;
+    int nthreads;
+    mop_xfer_table table;
+    mop_process_config cfg;
+    uint64_t bin_edges[MOP_MAX_BIN_EDGES];
+    uint8_t *peer_remote;
+    int rank, size, nodes;
+    char outdir[1024];
+    char table_path[1024];
+    bool table_forced;
+    double s_per_tick;
+    uint64_t t_start;
+    double snapshot_interval_s;
+    uint64_t last_snapshot;
+    bool written_final;
+    char status_reason[512];
+    char library_version[MPI_MAX_LIBRARY_VERSION_STRING];
+} mop_g = {.lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
+
+static void mop_note(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "mpi-overlap: rank %d: ", mop_g.rank);
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+}
+
+/* ---- clock --------------------------------------------------------------- */
+
+static uint64_t mop_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The TSC is used only where the kernel says it ticks at a constant rate
+ * through sleep states; its rate is measured against CLOCK_MONOTONIC. */
+static void mop_clock_setup(void)
+{
+    const char *want = getenv("MPI_OVERLAP_CLOCK");
+    mop_use_tsc = 0;
+    mop_g.s_per_tick = 1e-9;
+#ifdef MOP_HAVE_TSC
+    bool constant = false;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[4096];
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "flags", 5) == 0) {
+                constant = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+                break;
+            }
+        fclose(f);
+    }
+    if (constant && !(want && strcmp(want, "monotonic") == 0)) {
+        uint64_t m0 = mop_mono_ns(), c0 = __rdtsc(), m1, c1;
+        do {
+            m1 = mop_mono_ns();
+            c1 = __rdtsc();
+        } while (m1 - m0 < 20000000u); /* 20 ms: rate to ~1e-5 */
+        if (c1 > c0) {
+            mop_g.s_per_tick = (double)(m1 - m0) * 1e-9 / (double)(c1 - c0);
+            mop_use_tsc = 1;
+        }
+    }
+#else
+    (void)want;
+#endif
+}
+
+/* ---- threads ------------------------------------------------------------- */
+
+mop_thread *mop_thread_attach(void)
+{
+    mop_thread *th = calloc(1, sizeof *th);
+    mop_thread_private *pv = calloc(1, sizeof *pv);
+    if (!th || !pv || mop_process_init(&pv->proc, &mop_g.cfg) != 0) {
+        free(th);
+        free(pv);
+        return NULL; /* this thread's calls go unobserved */
+    }
+    pthread_mutex_init(&pv->lock, NULL);
+    pv->th = th;
+    th->priv = pv;
+    pthread_mutex_lock(&mop_g.lock);
+    pv->next = mop_g.threads;
+    mop_g.threads = pv;
+    mop_g.nthreads++;
+    pthread_mutex_unlock(&mop_g.lock);
+    mop_tls = th;
+    return th;
+}
+
+static void mop_write_profile(const char *status);
+
+void mop_flush(mop_thread *th)
+{
+    mop_thread_private *pv = th->priv;
+    pthread_mutex_lock(&pv->lock);
+    mop_process_events(&pv->proc, th->q, th->n);
+    th->n = 0;
+    pthread_mutex_unlock(&pv->lock);
+    if (mop_g.snapshot_interval_s > 0) {
+        uint64_t now = mop_now();
+        if ((double)(now - mop_g.last_snapshot) * mop_g.s_per_tick >= mop_g.snapshot_interval_s) {
+            mop_g.last_snapshot = now;
+            mop_write_profile("running");
+        }
+    }
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+/* Sums every thread into one process; events still queued are processed
+ * first when `drain` (only safe when the threads are quiet: at the end). */
+static void mop_aggregate(mop_process *agg, bool drain, bool finish, uint64_t t_end)
+{
+    mop_process_init(agg, &mop_g.cfg);
+    for (mop_thread_private *pv = mop_g.threads; pv; pv = pv->next) {
+        pthread_mutex_lock(&pv->lock);
+        if (drain) {
+            mop_process_events(&pv->proc, pv->th->q, pv->th->n);
+            pv->th->n = 0;
+        }
+        if (finish)
+            mop_process_finish(&pv->proc, t_end);
+        mop_process_merge(agg, &pv->proc);
+        if (pv->proc.reqs.peak > agg->reqs.peak)
+            agg->reqs.peak = pv->proc.reqs.peak;
+        pthread_mutex_unlock(&pv->lock);
+    }
+}
+
+static void mop_write_profile(const char *status)
+{
+    if (mop_g.rank < 0)
+        return;
+    pthread_mutex_lock(&mop_g.lock);
+    bool final = strcmp(status, "running") != 0;
+    if (mop_g.written_final) {
+        pthread_mutex_unlock(&mop_g.lock);
+        return;
+    }
+    uint64_t t_end = mop_now();
+    static mop_process agg; /* large; never on a possibly small signal stack */
+    mop_aggregate(&agg, final, final, t_end);
+    size_t nregions = 0;
+    const char *const *regions = mop_region_names(&nregions);
+    mop_output_info info = {
+        .status = status,
+        .reason = mop_g.status_reason[0] ? mop_g.status_reason : NULL,
+        .rank = mop_g.rank, .size = mop_g.size, .nodes = mop_g.nodes,
+        .threads = mop_g.nthreads,
+        .library_version = mop_g.library_version,
+        .table = &mop_g.table, .table_path = mop_g.table_path, .table_forced = mop_g.table_forced,
+        .clock = mop_use_tsc ? "tsc" : "monotonic", .s_per_tick = mop_g.s_per_tick,
+        .wall_s = (double)(t_end - mop_g.t_start) * mop_g.s_per_tick,
+        .queue_events = MOP_QUEUE_EVENTS,
+        .names = {.fn = mop_fn_names, .nfn = mop_fn_count, .region = regions, .nregion = nregions},
+    };
+    char err[256];
+    if (mop_output_write(mop_g.outdir, &info, &agg, err, sizeof err) != 0)
+        mop_note("%s%s", err, "");
+    mop_process_free(&agg);
+    if (final)
+        mop_g.written_final = true;
+    pthread_mutex_unlock(&mop_g.lock);
+}
+
+/* A profile for a rank whose profiling was refused, so the reason reaches
+ * the report instead of only a terminal. */
+static void mop_write_disabled(void)
+{
+    mop_g.cfg.table = &mop_g.table;
+    mop_write_profile("disabled");
+}
+
+static void mop_atexit(void)
+{
+    if (mop_active) {
+        mop_active = 0;
+        snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
+                 "the program exited without calling MPI_Finalize");
+        mop_write_profile("incomplete");
+    }
+}
+
+static void mop_fatal_signal(int sig)
+{
+    /* Best effort: stdio is not async-signal-safe, but the alternative is
+     * certainly losing everything; the periodic snapshot is the fallback. */
+    if (mop_active) {
+        mop_active = 0;
+        snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
+                 "the program was ended by signal %d (%s)", sig, strsignal(sig));
+        mop_write_profile("incomplete");
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* ---- set-up ---------------------------------------------------------------- */
+
+static int mop_parse_bins(const char *s)
+{
+    size_t n = 0;
+    uint64_t last = 0;
+    while (s && *s && n < MOP_MAX_BIN_EDGES) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno || end == s || v <= last)
+            return -1;
+        mop_g.bin_edges[n++] = last = v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return -1;
+    }
+    mop_g.cfg.bin_edges = n ? mop_g.bin_edges : NULL;
+    mop_g.cfg.nbin_edges = n;
+    return 0;
+}
+
+/* Which world ranks are on another node than this one. */
+static void mop_node_layout(void)
+{
+    MPI_Comm node;
+    int node_rank = 0, *leader = NULL;
+    mop_g.nodes = 1;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS)
+        return;
+    PMPI_Comm_rank(node, &node_rank);
+    int my_leader = mop_g.rank;
+    PMPI_Bcast(&my_leader, 1, MPI_INT, 0, node); /* world rank of the node's first rank */
+    PMPI_Comm_free(&node);
+    leader = malloc((size_t)mop_g.size * sizeof *leader);
+    if (!leader)
+        return;
+    PMPI_Allgather(&my_leader, 1, MPI_INT, leader, 1, MPI_INT, MPI_COMM_WORLD);
+    int nodes = 0;
+    for (int r = 0; r < mop_g.size; r++)
+        nodes += leader[r] == r;
+    mop_g.nodes = nodes;
+    if (nodes > 1) {
+        mop_g.peer_remote = calloc((size_t)mop_g.size, 1);
+        if (mop_g.peer_remote)
+            for (int r = 0; r < mop_g.size; r++)
+                mop_g.peer_remote[r] = leader[r] != my_leader;
+        mop_g.cfg.peer_remote = mop_g.peer_remote;
+        mop_g.cfg.npeers = mop_g.size;
+    }
+    free(leader);
+}
+
+int32_t mop_world_rank(MPI_Comm comm, int peer)
+{
+    if (!mop_g.peer_remote || peer < 0)
+        return -1;
+    if (comm == MPI_COMM_WORLD)
+        return peer;
+    /* Only jobs spanning nodes pay for the translation. */
+    MPI_Group g, wg;
+    int out = MPI_UNDEFINED;
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if ((inter ? PMPI_Comm_remote_group(comm, &g) : PMPI_Comm_group(comm, &g)) != MPI_SUCCESS)
+        return -1;
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Group_translate_ranks(g, 1, &peer, wg, &out);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    return out == MPI_UNDEFINED ? -1 : out;
+}
+
+/* Loads and checks the table; returns 0, or -1 with mop_g.status_reason set. */
+static int mop_table_setup(void)
+{
+    const char *path = getenv("MPI_OVERLAP_TABLE");
+    const char *force = getenv("MPI_OVERLAP_FORCE_TABLE");
+    mop_g.table_forced = force && *force && strcmp(force, "0") != 0;
+    if (!path || !*path) {
+        snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
+                 "no transfer-time table: set MPI_OVERLAP_TABLE (mpi-overlap calibrate makes "
+                 "one; mpi-overlap profile finds or makes it)");
+        return -1;
+    }
+    snprintf(mop_g.table_path, sizeof mop_g.table_path, "%s", path);
+    char err[400];
+    if (mop_xfer_table_load(&mop_g.table, path, err, sizeof err) != 0) {
+        snprintf(mop_g.status_reason, sizeof mop_g.status_reason, "%s", err);
+        return -1;
+    }
+    char mkey[MO_MACHINE_KEY_LEN], tkey[MO_TOOLCHAIN_KEY_LEN];
+    char mfp[MO_FP_HEX_LEN], tfp[MO_FP_HEX_LEN];
+    mo_machine_key(mkey, sizeof mkey);
+    mo_toolchain_key(mop_g.library_version, tkey, sizeof tkey);
+    mo_fingerprint_hex(mkey, mfp);
+    mo_fingerprint_hex(tkey, tfp);
+    const char *what = NULL, *table_key = NULL, *ours = NULL;
+    if (strcmp(mfp, mop_g.table.machine_fp) != 0) {
+        what = "machine";
+        table_key = mop_g.table.machine_key;
+        ours = mkey;
+    } else if (strcmp(tfp, mop_g.table.toolchain_fp) != 0) {
+        what = "MPI library";
+        table_key = mop_g.table.toolchain_key;
+        ours = tkey;
+    }
+    if (what && !mop_g.table_forced) {
+        snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
+                 "transfer-time table %s was made for another %s ('%.120s', this is '%.120s'); "
+                 "calibrate here, or set MPI_OVERLAP_FORCE_TABLE=1 to use it anyway",
+                 path, what, table_key, ours);
+        return -1;
+    }
+    return 0;
+}
+
+/* Called by the MPI_Init(_thread) wrappers once PMPI_Init has succeeded. */
+void mop_runtime_start(uint16_t init_fn, uint64_t t_enter);
+void mop_runtime_start(uint16_t init_fn, uint64_t t_enter)
+{
+    (void)t_enter;
+    const char *off = getenv("MPI_OVERLAP_DISABLE");
+    PMPI_Comm_rank(MPI_COMM_WORLD, &mop_g.rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &mop_g.size);
+    int len = 0;
+    PMPI_Get_library_version(mop_g.library_version, &len);
+    const char *outdir = getenv("MPI_OVERLAP_OUTDIR");
+    snprintf(mop_g.outdir, sizeof mop_g.outdir, "%s", outdir && *outdir ? outdir : ".");
+    mop_node_layout(); /* collective: every rank must take part */
+    if (off && *off && strcmp(off, "0") != 0)
+        return;
+    mop_clock_setup();
+    mop_g.cfg.s_per_tick = mop_g.s_per_tick;
+    mop_g.cfg.table = &mop_g.table;
+    const char *snap = getenv("MPI_OVERLAP_SNAPSHOT_S");
+    mop_g.snapshot_interval_s = snap ? atof(snap) : 10.0;
+    if (mop_parse_bins(getenv("MPI_OVERLAP_BINS")) != 0) {
+        snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
+                 "MPI_OVERLAP_BINS must be ascending byte counts separated by commas, "
+                 "e.g. 1024,65536");
+        mop_note("%s%s", mop_g.status_reason, "");
+        mop_write_disabled();
+        return;
+    }
+    if (mop_table_setup() != 0) {
+        if (mop_g.rank == 0)
+            mop_note("profiling is off: %s%s", mop_g.status_reason, "");
+        mop_write_disabled();
+        return;
+    }
+    mop_g.t_start = mop_g.last_snapshot = mop_now();
+    atexit(mop_atexit);
+    const int fatal[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGABRT, SIGFPE};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction old;
+        /* A handler the program installed is its own business: leave it. */
+        if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            signal(fatal[i], mop_fatal_signal);
+    }
+    mop_active = 1;
+    mop_thread *th = mop_self();
+    if (th) {
+        mop_enter(th, init_fn, mop_g.t_start); /* t_enter was on another clock */
+        mop_exit(th, mop_now());
+    }
+}
+
+/* Called by the MPI_Finalize wrapper before PMPI_Finalize. */
+void mop_runtime_stop(uint64_t t_enter);
+void mop_runtime_stop(uint64_t t_enter)
+{
+    (void)t_enter;
+    if (!mop_active)
+        return;
+    mop_thread *th = mop_self();
+    if (th) { /* Finalize's own call: its time is MPI time */
+        mop_enter(th, MOP_FN_MPI_Finalize, t_enter);
+        mop_exit(th, mop_now());
+    }
+    mop_active = 0;
+    mop_g.status_reason[0] = '\0';
+    mop_write_profile("complete");
+}

@@ -1,0 +1,144 @@
+/* mop_runtime.h - what every PMPI wrapper needs from the profiler's runtime:
+ * the calling thread's state (NULL while the profiler is not active: before
+ * MPI_Init, after MPI_Finalize, or when disabled), the clock, and the
+ * inline pushes of events into the thread's fixed-size queue. The queue is
+ * handed to mop_process when full (seed 000 §2.4.2), so a wrapper costs two
+ * clock reads and a few stores. */
+#ifndef MOP_RUNTIME_H
+#define MOP_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "mop_event.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define MOP_HAVE_TSC 1
+#endif
+
+enum { MOP_QUEUE_EVENTS = 4096 };
+
+typedef struct mop_thread {
+    uint32_t n;                      /* events in q */
+    struct mop_thread_private *priv; /* processing state, owned by mop_runtime.c */
+    mop_event q[MOP_QUEUE_EVENTS];
+} mop_thread;
+
+/* Set by the runtime: 1 while events are collected. */
+extern volatile int mop_active;
+extern int mop_use_tsc;
+extern _Thread_local mop_thread *mop_tls;
+
+/* Creates the calling thread's state on its first event. */
+mop_thread *mop_thread_attach(void);
+/* Processes and empties the calling thread's queue. */
+void mop_flush(mop_thread *th);
+
+static inline mop_thread *mop_self(void)
+{
+    if (__builtin_expect(!mop_active, 0))
+        return NULL;
+    mop_thread *th = mop_tls;
+    return __builtin_expect(th != NULL, 1) ? th : mop_thread_attach();
+}
+
+static inline uint64_t mop_now(void)
+{
+#ifdef MOP_HAVE_TSC
+    if (__builtin_expect(mop_use_tsc, 1))
+        return __rdtsc();
+#endif
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline mop_event *mop_push(mop_thread *th)
+{
+    if (__builtin_expect(th->n == MOP_QUEUE_EVENTS, 0))
+        mop_flush(th);
+    return &th->q[th->n++];
+}
+
+static inline void mop_enter(mop_thread *th, uint16_t fn, uint64_t t)
+{
+    mop_event *e = mop_push(th);
+    e->type = MOP_EV_ENTER;
+    e->t = t;
+    e->id = fn;
+}
+
+static inline void mop_exit(mop_thread *th, uint64_t t)
+{
+    mop_event *e = mop_push(th);
+    e->type = MOP_EV_EXIT;
+    e->t = t;
+}
+
+/* XFER_BEGIN of a request-tracked transfer, stamped with its call's enter. */
+static inline void mop_begin(mop_thread *th, uint64_t t, uint64_t key, int64_t bytes,
+                             mop_kind kind, uint16_t fn, int32_t peer)
+{
+    mop_event *e = mop_push(th);
+    e->type = MOP_EV_BEGIN;
+    e->t = t;
+    e->key = key;
+    e->bytes = bytes;
+    e->kind = (uint8_t)kind;
+    e->id = fn;
+    e->arg = peer;
+}
+
+/* XFER_END observed, stamped with its call's exit. */
+static inline void mop_end(mop_thread *th, uint64_t t, uint64_t key, int64_t bytes,
+                           bool cancelled)
+{
+    mop_event *e = mop_push(th);
+    e->type = MOP_EV_END;
+    e->t = t;
+    e->key = key;
+    e->bytes = bytes;
+    e->kind = cancelled;
+}
+
+static inline void mop_incall(mop_thread *th, uint64_t t, int64_t bytes, mop_kind kind,
+                              uint16_t fn, int32_t peer)
+{
+    mop_event *e = mop_push(th);
+    e->type = MOP_EV_INCALL;
+    e->t = t;
+    e->bytes = bytes;
+    e->kind = (uint8_t)kind;
+    e->id = fn;
+    e->arg = peer;
+}
+
+static inline void mop_simple(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key,
+                              int64_t bytes, mop_kind kind, uint16_t id, int32_t arg)
+{
+    mop_event *e = mop_push(th);
+    e->type = (uint8_t)type;
+    e->t = t;
+    e->key = key;
+    e->bytes = bytes;
+    e->kind = (uint8_t)kind;
+    e->id = id;
+    e->arg = arg;
+}
+
+/* Enter/exit bracket for wrappers with nothing else to record. FN is the
+ * bare MPI name; MOP_FN_<name> ids come from the generated mop_fn_ids.h. */
+#define MOP_CALL_BEGIN(name)                     \
+    mop_thread *mop_th_ = mop_self();            \
+    uint64_t mop_t0_ = 0;                        \
+    if (mop_th_) {                               \
+        mop_t0_ = mop_now();                     \
+        mop_enter(mop_th_, MOP_FN_##name, mop_t0_); \
+    }
+#define MOP_CALL_END()                           \
+    if (mop_th_)                                 \
+        mop_exit(mop_th_, mop_now());
+
+#endif

@@ -1,0 +1,191 @@
+/* mop_wrap_completion.c - PMPI wrappers of the calls that complete requests:
+ * Wait/Test and their -any/-some/-all forms. Each completed request gives an
+ * XFER_END stamped with the call's CALL_EXIT; a completed receive carries its
+ * received size (from the status, ours when the caller ignores statuses);
+ * a cancelled one is marked so it is not counted as a transfer. Handles are
+ * saved before the call because MPI overwrites completed ones with
+ * MPI_REQUEST_NULL. */
+#include <stdlib.h>
+
+#include "mop_wrap_util.h"
+
+int mop_saved_reqs_init(mop_saved_reqs *s, int n, const MPI_Request *reqs, int need_status)
+{
+    s->keys = s->stack_keys;
+    s->st = need_status ? s->stack_st : NULL;
+    if (n > MOP_STACK_REQS) {
+        s->keys = malloc((size_t)n * sizeof *s->keys);
+        s->st = need_status ? malloc((size_t)n * sizeof *s->st) : NULL;
+        if (!s->keys || (need_status && !s->st)) {
+            mop_saved_reqs_free(s);
+            return -1;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        s->keys[i] = mop_key(reqs[i]);
+    return 0;
+}
+
+void mop_saved_reqs_free(mop_saved_reqs *s)
+{
+    if (s->keys != s->stack_keys)
+        free(s->keys);
+    if (s->st != s->stack_st)
+        free(s->st);
+    s->keys = NULL;
+    s->st = NULL;
+}
+
+static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st)
+{
+    if (key == mop_key(MPI_REQUEST_NULL))
+        return;
+    mop_end(th, t, key, mop_status_bytes(st), mop_status_cancelled(st));
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    mop_thread *th = mop_self();
+    if (!th)
+        return PMPI_Wait(request, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t t0 = mop_now();
+    mop_enter(th, MOP_FN_MPI_Wait, t0);
+    uint64_t key = mop_key(*request);
+    int rc = PMPI_Wait(request, st);
+    uint64_t t1 = mop_now();
+    if (rc == MPI_SUCCESS)
+        mop_complete(th, t1, key, st);
+    mop_exit(th, t1);
+    return rc;
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    mop_thread *th = mop_self();
+    if (!th)
+        return PMPI_Test(request, flag, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t t0 = mop_now();
+    mop_enter(th, MOP_FN_MPI_Test, t0);
+    uint64_t key = mop_key(*request);
+    int rc = PMPI_Test(request, flag, st);
+    uint64_t t1 = mop_now();
+    if (rc == MPI_SUCCESS && *flag)
+        mop_complete(th, t1, key, st);
+    mop_exit(th, t1);
+    return rc;
+}
+
+/* Waitall and Testall: every request completes together (or, for Testall
+ * with flag false, none does). */
+static int mop_all(uint16_t fn, int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    mop_thread *th = mop_self();
+    if (!th)
+        return flag ? PMPI_Testall(count, reqs, flag, statuses) : PMPI_Waitall(count, reqs, statuses);
+    uint64_t t0 = mop_now();
+    mop_enter(th, fn, t0);
+    mop_saved_reqs s;
+    int saved = mop_saved_reqs_init(&s, count, reqs, statuses == MPI_STATUSES_IGNORE) == 0;
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE && saved ? s.st : statuses;
+    int rc = flag ? PMPI_Testall(count, reqs, flag, st) : PMPI_Waitall(count, reqs, st);
+    uint64_t t1 = mop_now();
+    if (saved && rc == MPI_SUCCESS && (!flag || *flag))
+        for (int i = 0; i < count; i++)
+            mop_complete(th, t1, s.keys[i], &st[i]);
+    if (saved)
+        mop_saved_reqs_free(&s);
+    mop_exit(th, t1);
+    return rc;
+}
+
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    return mop_all(MOP_FN_MPI_Waitall, count, array_of_requests, NULL, array_of_statuses);
+}
+
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                MPI_Status array_of_statuses[])
+{
+    return mop_all(MOP_FN_MPI_Testall, count, array_of_requests, flag, array_of_statuses);
+}
+
+/* Waitany and Testany: at most one completes, named by *index. */
+static int mop_any(uint16_t fn, int count, MPI_Request reqs[], int *index, int *flag,
+                   MPI_Status *status)
+{
+    mop_thread *th = mop_self();
+    if (!th)
+        return flag ? PMPI_Testany(count, reqs, index, flag, status)
+                    : PMPI_Waitany(count, reqs, index, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t t0 = mop_now();
+    mop_enter(th, fn, t0);
+    mop_saved_reqs s;
+    int saved = mop_saved_reqs_init(&s, count, reqs, 0) == 0;
+    int rc = flag ? PMPI_Testany(count, reqs, index, flag, st)
+                  : PMPI_Waitany(count, reqs, index, st);
+    uint64_t t1 = mop_now();
+    if (saved && rc == MPI_SUCCESS && (!flag || *flag) && *index != MPI_UNDEFINED &&
+        *index >= 0 && *index < count)
+        mop_complete(th, t1, s.keys[*index], st);
+    if (saved)
+        mop_saved_reqs_free(&s);
+    mop_exit(th, t1);
+    return rc;
+}
+
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+    return mop_any(MOP_FN_MPI_Waitany, count, array_of_requests, index, NULL, status);
+}
+
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                MPI_Status *status)
+{
+    return mop_any(MOP_FN_MPI_Testany, count, array_of_requests, index, flag, status);
+}
+
+/* Waitsome and Testsome: *outcount of them complete, named by indices. */
+static int mop_some(uint16_t fn, int incount, MPI_Request reqs[], int *outcount, int indices[],
+                    MPI_Status statuses[], int is_test)
+{
+    mop_thread *th = mop_self();
+    if (!th)
+        return is_test ? PMPI_Testsome(incount, reqs, outcount, indices, statuses)
+                       : PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+    uint64_t t0 = mop_now();
+    mop_enter(th, fn, t0);
+    mop_saved_reqs s;
+    int saved = mop_saved_reqs_init(&s, incount, reqs, statuses == MPI_STATUSES_IGNORE) == 0;
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE && saved ? s.st : statuses;
+    int rc = is_test ? PMPI_Testsome(incount, reqs, outcount, indices, st)
+                     : PMPI_Waitsome(incount, reqs, outcount, indices, st);
+    uint64_t t1 = mop_now();
+    if (saved && rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+        for (int i = 0; i < *outcount; i++)
+            if (indices[i] >= 0 && indices[i] < incount)
+                mop_complete(th, t1, s.keys[indices[i]], &st[i]);
+    if (saved)
+        mop_saved_reqs_free(&s);
+    mop_exit(th, t1);
+    return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    return mop_some(MOP_FN_MPI_Waitsome, incount, array_of_requests, outcount, array_of_indices,
+                    array_of_statuses, 0);
+}
+
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    return mop_some(MOP_FN_MPI_Testsome, incount, array_of_requests, outcount, array_of_indices,
+                    array_of_statuses, 1);
+}

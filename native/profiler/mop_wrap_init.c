@@ -1,0 +1,45 @@
+/* mop_wrap_init.c - PMPI wrappers that start and stop the profiler
+ * (MPI_Init, MPI_Init_thread, MPI_Finalize) and MPI_Pcontrol, which turns
+ * monitoring off (level 0) and on again (level >= 1), as in mpiP. */
+#include "mop_wrap_util.h"
+
+void mop_runtime_start(uint16_t init_fn, uint64_t t_enter);
+void mop_runtime_stop(uint64_t t_enter);
+
+int MPI_Init(int *argc, char ***argv)
+{
+    uint64_t t0 = mop_now();
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        mop_runtime_start(MOP_FN_MPI_Init, t0);
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    uint64_t t0 = mop_now();
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        mop_runtime_start(MOP_FN_MPI_Init_thread, t0);
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    mop_runtime_stop(mop_now());
+    return PMPI_Finalize();
+}
+
+int MPI_Pcontrol(const int level, ...)
+{
+    mop_thread *th = mop_self();
+    if (th) {
+        uint64_t t0 = mop_now();
+        mop_enter(th, MOP_FN_MPI_Pcontrol, t0);
+        mop_simple(th, MOP_EV_PCONTROL, t0, 0, 0, MOP_KIND_SEND, 0, level);
+    }
+    int rc = PMPI_Pcontrol(level);
+    if (th)
+        mop_exit(th, mop_now());
+    return rc;
+}

@@ -1,0 +1,71 @@
+/* mop_wrap_util.h - small helpers the hand-written PMPI wrappers share:
+ * request handles as 64-bit keys, message sizes in bytes, received sizes
+ * and cancellation from statuses, and peers as world ranks. */
+#ifndef MOP_WRAP_UTIL_H
+#define MOP_WRAP_UTIL_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mop_fn_ids.h"
+#include "mop_runtime.h"
+
+/* MPI_Request is an int in MPICH and a pointer in Open MPI: keep its bits. */
+static inline uint64_t mop_key(MPI_Request r)
+{
+    uint64_t k = 0;
+    memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
+    return k;
+}
+
+static inline int64_t mop_bytes(MPI_Count count, MPI_Datatype dt)
+{
+    int size = 0;
+    if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS || size < 0)
+        return -1;
+    return (int64_t)count * size;
+}
+
+/* Received bytes of a completed receive, -1 when not known. */
+static inline int64_t mop_status_bytes(const MPI_Status *st)
+{
+    int n = MPI_UNDEFINED;
+    if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED)
+        return -1;
+    return n;
+}
+
+static inline int mop_status_cancelled(const MPI_Status *st)
+{
+    int flag = 0;
+    PMPI_Test_cancelled(st, &flag);
+    return flag;
+}
+
+/* World rank of rank `peer` of comm, or -1 when only one node is in the job
+ * (then the transfer-time class never depends on the peer). */
+int32_t mop_world_rank(MPI_Comm comm, int peer);
+
+static inline mop_kind mop_peer_kind(int peer, mop_kind kind)
+{
+    return peer == MPI_PROC_NULL ? MOP_KIND_NULL : kind;
+}
+
+/* Handles that are saved before a completion call (which may overwrite them
+ * with MPI_REQUEST_NULL), with room on the stack for the common case. */
+enum { MOP_STACK_REQS = 64 };
+typedef struct mop_saved_reqs {
+    uint64_t stack_keys[MOP_STACK_REQS];
+    MPI_Status stack_st[MOP_STACK_REQS];
+    uint64_t *keys;
+    MPI_Status *st; /* our statuses when the caller ignores them */
+} mop_saved_reqs;
+
+/* Returns 0, or -1 when memory for a long array is not available (then the
+ * call goes through unobserved, and its completions show up as end-less
+ * transfers, counted). */
+int mop_saved_reqs_init(mop_saved_reqs *s, int n, const MPI_Request *reqs, int need_status);
+void mop_saved_reqs_free(mop_saved_reqs *s);
+
+#endif
