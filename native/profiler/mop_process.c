@@ -128,17 +128,25 @@ static void mop_begin(mop_process *p, mop_req *r, uint64_t t)
 
 static void mop_on_begin(mop_process *p, const mop_event *e)
 {
-    mop_req *r = mop_requests_get(&p->reqs, e->key);
+    mop_req *r = mop_requests_find(&p->reqs, e->key);
+    if (r && (r->flags & MOP_REQ_ACTIVE) && !(r->flags & MOP_REQ_PERSISTENT)) {
+        /* A handle given out again while its request is outstanding: the MPI
+         * shares one handle among requests (completed at once); keep both,
+         * completions match them oldest first. */
+        p->counters.handle_shared++;
+        r = mop_requests_add(&p->reqs, e->key);
+    } else if (r && (r->flags & MOP_REQ_ACTIVE)) {
+        p->counters.handle_reused++;
+        mop_close_begin_only(p, r);
+    } else if (!r) {
+        r = mop_requests_add(&p->reqs, e->key);
+    }
     if (!r) {
         p->counters.out_of_memory++;
         return;
     }
-    if (r->flags & MOP_REQ_ACTIVE) {
-        p->counters.handle_reused++;
-        mop_close_begin_only(p, r);
-    }
-    /* The MPI handed out this handle for a new request, so whatever it
-     * described before (even a persistent request) is gone. */
+    /* Whatever this handle described before (even a persistent request) is
+     * gone: the MPI handed it out for a new request. */
     r->flags = 0;
     r->bytes = e->bytes;
     r->kind = e->kind;

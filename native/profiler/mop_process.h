@@ -47,6 +47,7 @@ typedef struct mop_region_acc {
     X(nested_calls)            \
     X(unmonitored_transfers)   \
     X(handle_reused)           \
+    X(handle_shared)           \
     X(proc_null)               \
     X(cancelled)               \
     X(start_unknown)           \

@@ -67,8 +67,14 @@ static int mop_requests_grow(mop_requests *r)
 mop_req *mop_requests_get(mop_requests *r, uint64_t key)
 {
     mop_req *slot = mop_requests_find(r, key);
-    if (slot)
-        return slot;
+    return slot ? slot : mop_requests_add(r, key);
+}
+
+/* Linear probing puts a new entry after every older one of the same key in
+ * its probe run, and backward-shift deletion keeps that order, so lookups
+ * meet the oldest first. */
+mop_req *mop_requests_add(mop_requests *r, uint64_t key)
+{
     if (2 * (r->count + 1) > r->cap && mop_requests_grow(r) != 0)
         return NULL;
     size_t mask = r->cap - 1, i = mop_hash(key, mask);

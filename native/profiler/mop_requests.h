@@ -42,9 +42,14 @@ void mop_requests_free(mop_requests *r);
 
 mop_req *mop_requests_find(mop_requests *r, uint64_t key);
 
-/* Returns the slot for key, inserting an empty one (flags 0) when absent;
+/* Returns the (oldest) slot for key, inserting an empty one (flags 0) when absent;
  * NULL when out of memory. Pointers are valid until the next insert/remove. */
 mop_req *mop_requests_get(mop_requests *r, uint64_t key);
+
+/* Always inserts a new slot, also when key is present: some MPIs hand out one
+ * handle for several requests that completed at once (MPICH's pre-completed
+ * "lightweight" requests). Entries with one key are found oldest first. */
+mop_req *mop_requests_add(mop_requests *r, uint64_t key);
 
 void mop_requests_remove(mop_requests *r, mop_req *slot);
 

@@ -1,7 +1,8 @@
 """Validation of every JSON document mpi-overlap writes against the schemas in schemas/.
 
-Result documents have a common envelope (result-v1) whose `results` are validated by the
-benchmark's own schema (bench-<name>-v1); analysis documents by analysis-<name>-v1.
+Benchmark result documents have a common envelope (result-v1) whose `results` are validated by the
+benchmark's own schema (bench-<name>-v1); analysis documents by analysis-<name>-v1. A profile run's result is the profile-run-v1
+document that collects every rank's profile-rank-v1 document.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def errors_against(doc: Any, name: str) -> list[str]:
 
 
 def result_errors(doc: dict[str, Any]) -> list[str]:
+    if doc.get("schema") == "mpi-overlap/profile-run":
+        return errors_against(doc, "profile-run-v1")
     errors = errors_against(doc, "result-v1")
     bench = doc.get("benchmark")
     if isinstance(bench, str) and (SCHEMA_DIR / f"bench-{bench}-v1.schema.json").is_file():

@@ -1,0 +1,142 @@
+/* test_bounds.c - the bounds engine and the request table on cases worked
+ * out by hand from the source's formulas (seed 000 §2.2). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+
+#include "mo_test.h"
+#include "mop_bounds.h"
+#include "mop_requests.h"
+#include "mop_xfer_table.h"
+
+static void test_three_cases(void)
+{
+    mop_clock c;
+    mop_clock_init(&c);
+    /* post at 0 inside a 1 us call, compute 10 us, wait 2 us; xfer 5 us */
+    CHECK(mop_clock_enter(&c, 0) == 0);
+    mop_mark m = mop_clock_mark(&c, 0);
+    CHECK(mop_clock_exit(&c, 1000) == 1000);
+    CHECK(mop_clock_enter(&c, 11000) == 10000);
+    mop_bounds b = mop_bounds_close(&c, &m, 13000, 5e-6, 1e-9);
+    CHECK(b.kase == MOP_CASE_ACROSS);
+    CHECK_NEAR(b.max_s, 5e-6, 1e-15);       /* min(10, 5) */
+    CHECK_NEAR(b.min_s, 2e-6, 1e-15);       /* 5 - (13 - 10) */
+    /* not enough computation: xfer 20 us -> max = comp, min = 20 - 3 > max: cut */
+    b = mop_bounds_close(&c, &m, 13000, 20e-6, 1e-9);
+    CHECK_NEAR(b.max_s, 10e-6, 1e-15);
+    CHECK_NEAR(b.min_s, 10e-6, 1e-15);
+    CHECK(b.clamped);
+    /* library time longer than the transfer: min 0 */
+    b = mop_bounds_close(&c, &m, 13000, 2e-6, 1e-9);
+    CHECK_NEAR(b.min_s, 0.0, 1e-15);
+    CHECK_NEAR(b.max_s, 2e-6, 1e-15);
+    /* begin and end in one call */
+    mop_mark m2 = mop_clock_mark(&c, 11000);
+    b = mop_bounds_close(&c, &m2, 13000, 5e-6, 1e-9);
+    CHECK(b.kase == MOP_CASE_IN_CALL && b.min_s == 0.0 && b.max_s == 0.0);
+    b = mop_bounds_one_event(MOP_CASE_END_ONLY, 3e-6);
+    CHECK(b.min_s == 0.0 && b.max_s == 3e-6);
+    CHECK_STR(mop_case_name(MOP_CASE_BEGIN_ONLY), "begin-only");
+}
+
+static void test_nested_calls_and_splits(void)
+{
+    mop_clock c;
+    mop_clock_init(&c);
+    mop_clock_enter(&c, 0);
+    CHECK(mop_clock_enter(&c, 10) == 0); /* nested */
+    CHECK(mop_clock_exit(&c, 20) == 0);
+    CHECK(mop_clock_exit(&c, 30) == 30);
+    CHECK(mop_clock_split(&c, 50) == 20);
+    CHECK(mop_clock_enter(&c, 100) == 50);
+    CHECK(c.cum_comp == 70);
+    CHECK(mop_clock_split(&c, 120) == 0); /* inside a call: nothing computed */
+}
+
+static void test_requests_reuse_and_growth(void)
+{
+    mop_requests r;
+    CHECK(mop_requests_init(&r, 4) == 0);
+    for (uint64_t k = 1; k <= 1000; k++) {
+        mop_req *q = mop_requests_get(&r, k * 0x1000);
+        q->flags = MOP_REQ_ACTIVE;
+        q->bytes = (int64_t)k;
+    }
+    CHECK(r.count == 1000);
+    for (uint64_t k = 1; k <= 1000; k += 2)
+        mop_requests_remove(&r, mop_requests_find(&r, k * 0x1000));
+    CHECK(r.count == 500);
+    bool ok = true;
+    for (uint64_t k = 1; k <= 1000; k++) {
+        mop_req *q = mop_requests_find(&r, k * 0x1000);
+        ok &= (k % 2 == 0) ? (q && q->bytes == (int64_t)k) : (q == NULL);
+    }
+    CHECK(ok);
+    size_t n = 0;
+    uint64_t *keys = mop_requests_active_keys(&r, &n);
+    CHECK(n == 500 && keys[0] == 2 * 0x1000 && keys[499] == 1000 * 0x1000);
+    free(keys);
+    /* The same handle again after removal is a fresh entry. */
+    mop_req *q = mop_requests_get(&r, 1 * 0x1000);
+    CHECK(q && q->flags == 0);
+    CHECK(r.peak == 1000);
+    mop_requests_free(&r);
+}
+
+static void test_table_lookup(void)
+{
+    mop_xfer_table t;
+    mop_xfer_table_init(&t);
+    bool ex;
+    mop_xfer_table_add(&t, MOP_XFER_INTRA, 1024, 2e-6);
+    mop_xfer_table_add(&t, MOP_XFER_INTRA, 0, 1e-6);
+    mop_xfer_table_add(&t, MOP_XFER_INTRA, 2048, 4e-6);
+    CHECK_NEAR(mop_xfer_table_lookup(&t, MOP_XFER_INTRA, 0, &ex), 1e-6, 1e-18);
+    CHECK_NEAR(mop_xfer_table_lookup(&t, MOP_XFER_INTRA, 512, &ex), 1.5e-6, 1e-18);
+    CHECK(!ex);
+    CHECK_NEAR(mop_xfer_table_lookup(&t, MOP_XFER_INTRA, 4096, &ex), 8e-6, 1e-18);
+    CHECK(ex);
+    /* no inter-node points: falls back to intra */
+    CHECK_NEAR(mop_xfer_table_lookup(&t, MOP_XFER_INTER, 1024, &ex), 2e-6, 1e-18);
+    mop_xfer_table_free(&t);
+}
+
+static void test_table_file(void)
+{
+    char path[] = "/tmp/mop_table_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("mpi-overlap-xfer-table 1\ncreated x\nmachine 0123456789abcdef cpu=X;ncpu=2\n"
+          "toolchain fedcba9876543210 MPICH Version: 5\n# class bytes seconds\n"
+          "intra 0 1e-6\nintra 64 2e-6\ninter 0 5e-6\n", f);
+    fclose(f);
+    mop_xfer_table t;
+    mop_xfer_table_init(&t);
+    char err[256];
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK_STR(t.machine_fp, "0123456789abcdef");
+    CHECK_STR(t.toolchain_key, "MPICH Version: 5");
+    CHECK(t.npoints[MOP_XFER_INTRA] == 2 && t.npoints[MOP_XFER_INTER] == 1);
+    mop_xfer_table_free(&t);
+
+    f = fopen(path, "w");
+    fputs("mpi-overlap-xfer-table 2\n", f);
+    fclose(f);
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
+    CHECK(strstr(err, "version 2") != NULL);
+    mop_xfer_table_free(&t);
+    remove(path);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
+}
+
+int main(void)
+{
+    test_three_cases();
+    test_nested_calls_and_splits();
+    test_requests_reuse_and_growth();
+    test_table_lookup();
+    test_table_file();
+    return TEST_RESULT();
+}

@@ -1,0 +1,83 @@
+"""Collect the per-rank profile documents of a run directory into its result.json
+(schema profile-run-v1): every rank that wrote something, the ranks that wrote nothing,
+and why the whole is incomplete when it is."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..rundir import read_json
+from ..schema import errors_against
+
+RANK_FILE = re.compile(r"^profile\.rank-(\d+)\.json$")
+
+
+def rank_files(run_dir: Path) -> dict[int, Path]:
+    out = {}
+    for p in run_dir.iterdir():
+        m = RANK_FILE.match(p.name)
+        if m:
+            out[int(m.group(1))] = p
+    return out
+
+
+def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str,
+            table: Path, forced: bool, bins: list[int] | None) -> dict[str, Any]:
+    docs: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for rank, path in sorted(rank_files(run_dir).items()):
+        try:
+            doc = read_json(path)
+        except UserError as err:
+            warnings.append(f"rank {rank}: {err}")
+            continue
+        errors = errors_against(doc, "profile-rank-v1")
+        if errors:
+            warnings.append(f"rank {rank}: {path.name} does not match its schema: {errors[0]}")
+            continue
+        docs.append(doc)
+    seen = {d["rank"] for d in docs}
+    missing = [r for r in range(ranks_expected) if r not in seen]
+    if missing:
+        warnings.append(
+            f"{len(missing)} of {ranks_expected} ranks wrote no profile (e.g. killed before "
+            "their first snapshot, or the program does not call MPI_Init through the "
+            f"profiled MPI library): ranks {_ranges(missing)}"
+        )
+    for status in ("disabled", "incomplete", "running"):
+        these = [d for d in docs if d["status"] == status]
+        if these:
+            reason = these[0].get("reason") or {
+                "running": "the program was stopped before MPI_Finalize; last snapshot kept",
+            }.get(status, "")
+            warnings.append(f"{len(these)} rank(s) {status}: {reason}")
+    complete = not missing and all(d["status"] == "complete" for d in docs) and bool(docs)
+    return {
+        "schema": "mpi-overlap/profile-run",
+        "schema_version": 1,
+        "benchmark": "profile",
+        "status": "complete" if complete else "incomplete",
+        "app": {"argv": app_argv, "cwd": cwd},
+        "ranks_expected": ranks_expected,
+        "table": {"path": str(table), "forced": forced},
+        "bins": bins,
+        "ranks": sorted(docs, key=lambda d: d["rank"]),
+        "missing_ranks": missing,
+        "warnings": warnings,
+    }
+
+
+def _ranges(xs: list[int]) -> str:
+    out, start, prev = [], None, None
+    for x in xs + [None]:  # type: ignore[list-item]
+        if start is None:
+            start = prev = x
+        elif x is not None and x == prev + 1:  # type: ignore[operator]
+            prev = x
+        else:
+            out.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = x
+    return ",".join(out)

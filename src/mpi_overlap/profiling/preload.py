@@ -1,0 +1,63 @@
+"""How a program is started under libmpi_overlap: the library of the toolchain's build,
+the environment it reads (docs/profiler.md, "Settings"), and the command prefix.
+
+The library is put into LD_PRELOAD of the ranks only, by starting each rank as
+`env LD_PRELOAD=... program`: the launcher itself (mpiexec, srun) must not load an MPI
+library, and this way works with any launcher.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UserError
+from ..sizes import parse_sizes
+
+LIBRARY = "libmpi_overlap.so"
+
+
+def profiler_library(build_dir: Path) -> Path:
+    lib = build_dir / "profiler" / LIBRARY
+    if not lib.is_file():
+        raise UserError(f"the profiler library {lib} was not built")
+    return lib
+
+
+def parse_bins(text: str | None) -> list[int] | None:
+    """--bins: ascending byte edges ("64K", "1K,64K"); None = powers of two."""
+    if text is None or text.strip().lower() in ("", "pow2"):
+        return None
+    edges = [e for e in parse_sizes(text) if e > 0]
+    if not edges:
+        raise UserError(f"--bins needs at least one edge above 0 bytes (got '{text}')")
+    if len(edges) > 64:
+        raise UserError(f"--bins takes at most 64 edges (got {len(edges)})")
+    return edges
+
+
+@dataclass(frozen=True)
+class ProfilerSetup:
+    library: Path
+    table: Path
+    outdir: Path
+    bins: list[int] | None = None
+    force_table: bool = False
+    snapshot_s: float = 10.0
+
+    def env(self) -> dict[str, str]:
+        env = {
+            "MPI_OVERLAP_TABLE": str(self.table.resolve()),
+            "MPI_OVERLAP_OUTDIR": str(self.outdir.resolve()),
+            "MPI_OVERLAP_SNAPSHOT_S": repr(self.snapshot_s),
+        }
+        if self.bins:
+            env["MPI_OVERLAP_BINS"] = ",".join(str(b) for b in self.bins)
+        if self.force_table:
+            env["MPI_OVERLAP_FORCE_TABLE"] = "1"
+        return env
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """The rank command: the environment above plus LD_PRELOAD, then the program."""
+        assigns = [f"{k}={v}" for k, v in self.env().items()]
+        return ["env", f"LD_PRELOAD={self.library.resolve()}", *assigns, *argv]

@@ -1,0 +1,125 @@
+"""`mpi-overlap profile`: run an unmodified MPI program under libmpi_overlap and leave a
+run directory with every rank's profile, their merge and a report.
+
+Steps: check the program and the launcher → build the toolchain's profiler (cached) →
+find the transfer-time table for this machine and toolchain, calibrating when there is
+none → launch with the profiler preloaded into the ranks → collect what each rank wrote
+(also after a crash or a timeout) → analyse → report.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from ..build import ensure_built
+from ..calibrate import find_or_calibrate
+from ..errors import UserError
+from ..launch import launch_command, run_job
+from ..rundir import RESULT_FILE, RUN_FILE, Run, load_run, new_run_dir, utc_now, write_json_atomic
+from ..runner import RunOptions, analyze_result, initial_run_meta
+from ..toolchains import get_toolchain
+from ..ui import Ui
+from .collect import collect
+from .preload import ProfilerSetup, parse_bins, profiler_library
+
+PROFILE = "profile"
+
+
+@dataclass
+class ProfileOptions:
+    ranks: int = 2
+    mpi: str = "mpich"
+    launcher: str | None = None
+    bins: str | None = None
+    table: Path | None = None
+    force_table: bool = False
+    timeout_s: float | None = None
+    out_base: Path = Path("mpi-overlap-runs")
+    snapshot_s: float = 10.0
+
+
+def resolve_program(argv: list[str]) -> list[str]:
+    """The program must exist before anything is built or launched."""
+    if not argv:
+        raise UserError("name the program to profile after --, e.g. mpi-overlap profile -- ./app")
+    prog = argv[0]
+    if os.sep in prog:
+        path = Path(prog)
+        if not path.is_file():
+            raise UserError(f"program '{prog}' not found")
+        if not os.access(path, os.X_OK):
+            raise UserError(f"program '{prog}' is not executable")
+        return [str(path.resolve()), *argv[1:]]
+    found = shutil.which(prog)
+    if found is None:
+        raise UserError(f"program '{prog}' not found on PATH")
+    return [found, *argv[1:]]
+
+
+def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
+    app = resolve_program(argv)
+    bins = parse_bins(opts.bins)
+    if opts.timeout_s is not None and opts.timeout_s <= 0:
+        raise UserError(f"--timeout must be positive (got {opts.timeout_s:g})")
+    if opts.snapshot_s <= 0:
+        raise UserError(f"--snapshot must be positive (got {opts.snapshot_s:g})")
+    tc = get_toolchain(opts.mpi)
+    tc.check()
+    launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
+    with ui.progress(f"build ({tc.name})") as progress:
+        bdir = ensure_built(tc, progress=progress)
+    library = profiler_library(bdir)
+    table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, table=opts.table,
+                              force_table=opts.force_table, ui=ui)
+    run_dir = new_run_dir(opts.out_base, PROFILE, tc.name)
+    setup = ProfilerSetup(library=library, table=table, outdir=run_dir, bins=bins,
+                          force_table=opts.force_table, snapshot_s=opts.snapshot_s)
+    cmd = launch_command(tc, opts.ranks, setup.wrap(app), opts.launcher)
+    run_opts = RunOptions(ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
+                          out_base=opts.out_base)
+    meta = initial_run_meta(PROFILE, tc, run_opts, cmd, run_dir)
+    meta["app"] = app
+    write_json_atomic(run_dir / RUN_FILE, meta)
+
+    with ui.progress(f"profile {Path(app[0]).name} ({tc.name}, {opts.ranks} ranks)") as progress:
+        outcome = run_job(cmd, tc.environment(), run_dir, timeout_s=opts.timeout_s,
+                          progress=progress)
+
+    result = collect(run_dir, ranks_expected=opts.ranks, app_argv=app, cwd=os.getcwd(),
+                     table=table, forced=opts.force_table, bins=bins)
+    write_json_atomic(run_dir / RESULT_FILE, result)
+    status, message = outcome.status, outcome.message
+    from ..benchmarks import get_benchmark
+
+    errors, _ = analyze_result(get_benchmark(PROFILE), result, run_dir)
+    if errors:
+        meta["schema_errors"] = errors[:50]
+    if status == "complete" and result["status"] != "complete":
+        status = "partial"
+        message = "; ".join(result["warnings"]) or "some ranks did not finish their profile"
+    meta.update(status=status, message=message, returncode=outcome.returncode,
+                finished_utc=utc_now(), elapsed_s=round(outcome.elapsed_s, 3))
+    write_json_atomic(run_dir / RUN_FILE, meta)
+    return load_run(run_dir)
+
+
+def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, console: Console,
+                    err_console: Console) -> bool:
+    """The CLI command: run, print where it is, report. True when the run is complete."""
+    run = profile_run(argv, opts, Ui(err_console))
+    console.print(
+        f"{run.toolchain}: {run.status} — {run.path}"
+        + (f" ({run.meta.get('message')})" if run.meta.get("message") else ""),
+        markup=False,
+    )
+    if report and run.result and run.result.get("ranks"):
+        from ..report import make_report
+
+        paths = make_report([run], run.path, console=console)
+        console.print(f"HTML report: {paths.html.resolve()}", markup=False)
+    return run.status == "complete"
