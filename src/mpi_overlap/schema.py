@@ -1,8 +1,9 @@
 """Validation of every JSON document mpi-overlap writes against the schemas in schemas/.
 
-Benchmark result documents have a common envelope (result-v1) whose `results` are validated by the
-benchmark's own schema (bench-<name>-v1); analysis documents by analysis-<name>-v1. A profile run's result is the profile-run-v1
-document that collects every rank's profile-rank-v1 document.
+Benchmark result documents have a common envelope (result-v1) whose `results` are
+validated by the benchmark's own schema (bench-<name>-v1); analysis documents by
+analysis-<name>-v1. A profile run's result is the profile-run-v1 document that collects
+every rank's profile-rank-v1 document.
 """
 
 from __future__ import annotations

@@ -71,13 +71,13 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
 
 
 def _ranges(xs: list[int]) -> str:
-    out, start, prev = [], None, None
-    for x in xs + [None]:  # type: ignore[list-item]
-        if start is None:
-            start = prev = x
-        elif x is not None and x == prev + 1:  # type: ignore[operator]
-            prev = x
-        else:
-            out.append(f"{start}" if start == prev else f"{start}-{prev}")
-            start = prev = x
+    """[0, 1, 2, 5] -> "0-2,5"."""
+    out: list[str] = []
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
     return ",".join(out)
