@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 from collections.abc import Callable
 from pathlib import Path
@@ -77,8 +78,9 @@ def ensure_built(
     variant = "release" if not sanitize else "san-" + sanitize.replace(",", "-")
     bdir = build_dir_for(tc, variant)
     # The directory already encodes the toolchain and sanitizers; -Werror is what else
-    # changes the configuration.
-    config = f"werror={werror}"
+    # changes the configuration, and the interpreter that runs the wrapper generator
+    # (it needs pympistandard, installed beside this package).
+    config = f"werror={werror} python={sys.executable}"
     stamp = bdir / ".mpi-overlap-stamp"
     wanted = hashlib.sha256((source_hash(src) + config).encode()).hexdigest()
     if not force and stamp.is_file() and stamp.read_text().strip() == wanted:
@@ -99,6 +101,7 @@ def ensure_built(
             "-DCMAKE_BUILD_TYPE=Release",
             f"-DMO_WERROR={'ON' if werror else 'OFF'}",
             f"-DMO_SANITIZE={sanitize}",
+            f"-DMO_PYTHON={sys.executable}",
         ]
         if ninja:
             cmd += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]

@@ -1,0 +1,842 @@
+#!/usr/bin/env python3
+"""Generate the profiler's function ids and generic PMPI wrappers from the installed mpi.h.
+
+Run by CMake at build time (native/profiler/CMakeLists.txt); writes into the build tree:
+
+* ``mop_fn_ids.h``      - ``MOP_FN_MPI_<name>`` ids (0..N-1, sorted by name) and
+  ``MOP_HAVE_MPI_<name>`` for every MPI_ function the header declares, ``MOP_FN_COUNT``, the
+  family enum (``MOP_FAMILY_*``) and the declarations of the tables below.
+* ``mop_fn_names.c``    - ``mop_fn_names[]``, ``mop_fn_count``, ``mop_fn_family[]`` and
+  ``mop_family_names[]``.
+* ``mop_wrap_generated.c`` - an enter/exit wrapper (``MOP_CALL_BEGIN``/``MOP_CALL_END`` of
+  mop_runtime.h around ``PMPI_<name>``) for every declared function that is neither written
+  by hand (native/profiler/mop_wrap_*.c) nor excluded (see ``exclusion_reason``), with the
+  exact prototype of the installed header, and a table of all functions by family.
+
+The declarations are read from the header as the C compiler preprocesses it (the command
+after ``--``, run with ``-E`` on a file holding ``#include <mpi.h>``), so the prototypes are
+the ones of the MPI being built against whatever its version. The MPI Forum's
+machine-readable standard (the ``pympistandard`` package) classifies every function into a
+family by the kinds and directions of its parameters, and tells which functions the header
+declares beyond the standard (they are wrapped all the same).
+
+Usage:
+    gen_wrappers.py --out-dir DIR [--hand-written FILE ...] [--depfile FILE] -- CC [FLAGS ...]
+    gen_wrappers.py --out-dir DIR --preprocessed FILE [--macros FILE] [--hand-written ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Ids travel in 16-bit event fields and index fixed tables in the runtime.
+MAX_FUNCTIONS = 1024
+
+GENERATED_FILES = ("mop_fn_ids.h", "mop_fn_names.c", "mop_wrap_generated.c")
+
+
+class GenError(Exception):
+    """A failure the build should report in one clear line."""
+
+
+# ----- families -------------------------------------------------------------------------
+
+
+class Family(enum.IntEnum):
+    """What an MPI function does, as far as the profiler cares (MOP_FAMILY_* in C)."""
+
+    OTHER = 0
+    P2P = 1  # point-to-point transfers and probes
+    COMPLETION = 2  # wait/test/request status, cancel, request free
+    PERSISTENT = 3  # persistent and partitioned point-to-point, MPI_Start(all)
+    COLL = 4  # blocking collectives
+    COLL_NB = 5  # non-blocking collectives
+    COLL_PERSISTENT = 6  # persistent collectives (*_init)
+    RMA = 7  # one-sided communication and windows
+    FILE = 8  # MPI-IO
+
+    @property
+    def label(self) -> str:
+        return _FAMILY_LABELS[self]
+
+
+_FAMILY_LABELS = {
+    Family.OTHER: "other",
+    Family.P2P: "point-to-point",
+    Family.COMPLETION: "completion",
+    Family.PERSISTENT: "persistent point-to-point",
+    Family.COLL: "collective",
+    Family.COLL_NB: "non-blocking collective",
+    Family.COLL_PERSISTENT: "persistent collective",
+    Family.RMA: "one-sided",
+    Family.FILE: "file I/O",
+}
+
+# Collective operations by stem: MPI_<stem> blocking, MPI_I<stem> non-blocking,
+# MPI_<stem>_init persistent. The standard has no "collective" attribute, and parameter
+# kinds alone cannot tell MPI_Allgather from MPI_Pack (buffer, datatype, communicator).
+_COLLECTIVE_STEMS = frozenset(
+    {
+        "barrier",
+        "bcast",
+        "gather",
+        "gatherv",
+        "scatter",
+        "scatterv",
+        "allgather",
+        "allgatherv",
+        "alltoall",
+        "alltoallv",
+        "alltoallw",
+        "reduce",
+        "allreduce",
+        "reduce_scatter",
+        "reduce_scatter_block",
+        "scan",
+        "exscan",
+        "neighbor_allgather",
+        "neighbor_allgatherv",
+        "neighbor_alltoall",
+        "neighbor_alltoallv",
+        "neighbor_alltoallw",
+    }
+)
+
+
+@dataclass(frozen=True)
+class StdParam:
+    """One parameter as the standard describes it: its kind (BUFFER, REQUEST...) and
+    direction (IN, OUT, INOUT)."""
+
+    kind: str
+    direction: str
+
+
+def classify(name: str, params: Sequence[StdParam] | None) -> Family:
+    """The family of MPI function `name`; `params` are its standard parameters, None when
+    the standard does not know the function (its family is then OTHER)."""
+    if params is None:
+        return Family.OTHER
+    base = name[len("MPI_") :].lower()
+    if base.endswith("_c"):
+        base = base[: -len("_c")]  # large-count variant: same family as its base
+    kinds = {p.kind for p in params}
+    request_out = any(p.kind == "REQUEST" and p.direction == "OUT" for p in params)
+    request_use = any(p.kind == "REQUEST" and p.direction != "OUT" for p in params)
+    if _CONVERSION.search(name):
+        return Family.OTHER
+    if base.startswith("file_") or "FILE" in kinds or base == "register_datarep":
+        return Family.FILE
+    if base.startswith("win_") or "WINDOW" in kinds:
+        return Family.RMA
+    if "COMMUNICATOR" in kinds:
+        if base in _COLLECTIVE_STEMS:
+            return Family.COLL
+        if base.startswith("i") and base[1:] in _COLLECTIVE_STEMS:
+            return Family.COLL_NB
+        if base.endswith("_init") and base[: -len("_init")] in _COLLECTIVE_STEMS:
+            return Family.COLL_PERSISTENT
+    if "PARTITION" in kinds or base in ("start", "startall"):
+        return Family.PERSISTENT
+    if request_out and "TAG" in kinds and base.endswith("_init"):
+        return Family.PERSISTENT
+    if "TAG" in kinds and "COMMUNICATOR" in kinds and ({"BUFFER", "STATUS"} & kinds or request_out):
+        return Family.P2P
+    if "MESSAGE" in kinds and {"BUFFER", "STATUS"} & kinds:
+        return Family.P2P
+    if request_use:
+        return Family.COMPLETION
+    return Family.OTHER
+
+
+class Standard:
+    """The MPI standard's procedures (pympistandard), by C name."""
+
+    def __init__(self, procedures: dict[str, list[StdParam]], version: str) -> None:
+        self.procedures = procedures
+        self.version = version
+
+    @classmethod
+    def load(cls) -> Standard:
+        try:
+            import pympistandard as std  # only needed once a header is parsed
+        except ImportError as err:
+            raise GenError(
+                f"the Python package 'pympistandard' is not importable by {sys.executable} "
+                f"({err}); install it (pip install pympistandard) or pass the interpreter "
+                "that has it to CMake with -DMO_PYTHON=<python>"
+            ) from None
+        std.use_api_version(1)
+        procs: dict[str, list[StdParam]] = {}
+        for key, proc in std.PROCEDURES.items():
+            iso_c = proc.express.iso_c
+            if iso_c is None:
+                continue
+            params = [StdParam(p.kind.name, p.direction.value) for p in iso_c.parameters]
+            procs[key] = params
+            if proc.has_embiggenment():
+                procs[key + "_c"] = params
+        return cls(procs, getattr(std, "__version__", "?"))
+
+    def params(self, name: str) -> list[StdParam] | None:
+        return self.procedures.get(name.lower())
+
+
+# ----- parsing the preprocessed header --------------------------------------------------
+
+_C_QUALIFIERS = frozenset(
+    {"const", "volatile", "restrict", "__restrict", "__restrict__", "_Atomic", "register"}
+)
+_C_TYPE_KEYWORDS = frozenset(
+    {
+        "void",
+        "char",
+        "short",
+        "int",
+        "long",
+        "float",
+        "double",
+        "signed",
+        "unsigned",
+        "_Bool",
+        "_Complex",
+        "__int128",
+    }
+)
+_C_TAG_KEYWORDS = frozenset({"struct", "union", "enum"})
+_STORAGE = frozenset(
+    {"extern", "static", "inline", "__inline", "__inline__", "_Noreturn", "__extension__"}
+)
+# GNU/MSVC decorations that carry a parenthesised argument list and mean nothing for the
+# wrapper's own prototype (visibility, deprecation, MPICH's pointer_with_type_tag...).
+_DECORATIONS = ("__attribute__", "__attribute", "__declspec")
+_ASM_LABELS = ("__asm__", "__asm", "asm")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_LINE_MARKER = re.compile(r'^#\s*(?:line\s+)?\d+\s+"((?:[^"\\]|\\.)*)"')
+_DECL = re.compile(r"^(?P<ret>[^()]*?)\b(?P<name>P?MPI_\w+)\s*\(", re.DOTALL)
+
+
+@dataclass
+class Param:
+    """One parameter of a declaration: its text as the wrapper writes it and its name."""
+
+    text: str
+    name: str
+    named_by_header: bool = True
+
+
+@dataclass
+class Declaration:
+    name: str
+    ret: str
+    params: list[Param]
+    varargs: bool = False
+    inline_body: bool = False  # defined (static inline) by the header itself
+    asm_label: bool = False
+
+    @property
+    def prototype(self) -> str:
+        plist = ", ".join(p.text for p in self.params) if self.params else "void"
+        if self.varargs:
+            plist += ", ..."
+        return f"{self.ret} {self.name}({plist})"
+
+
+@dataclass
+class Header:
+    """What the preprocessed header declares."""
+
+    functions: dict[str, Declaration] = field(default_factory=dict)  # MPI_ names
+    profiling: set[str] = field(default_factory=set)  # PMPI_ names
+    files: list[str] = field(default_factory=list)  # headers read (for the depfile)
+
+
+def _skip_literal(text: str, i: int) -> int:
+    """Index after the string or character literal starting at text[i]."""
+    quote = text[i]
+    i += 1
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == quote:
+            return i + 1
+        i += 1
+    return i
+
+
+def _matching(text: str, i: int) -> int:
+    """Index of the bracket closing the one at text[i], skipping literals and comments;
+    len(text) if none."""
+    pairs = {"(": ")", "{": "}", "[": "]"}
+    stack = [pairs[text[i]]]
+    i += 1
+    while i < len(text):
+        c = text[i]
+        if c in "\"'":
+            i = _skip_literal(text, i)
+            continue
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = len(text) if end < 0 else end + 2
+            continue
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end + 1
+            continue
+        if c in pairs:
+            stack.append(pairs[c])
+        elif c in ")}]":
+            if c != stack[-1]:
+                raise GenError(f"unbalanced {c!r} in preprocessed header near: {text[i - 60 : i]}")
+            stack.pop()
+            if not stack:
+                return i
+        i += 1
+    return len(text)
+
+
+def strip_decorations(text: str) -> tuple[str, bool]:
+    """Remove __attribute__((...)), __declspec(...) and asm labels; collapse whitespace.
+    Returns the text and whether an asm label was present."""
+    out: list[str] = []
+    asm = False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c in "\"'":
+            j = _skip_literal(text, i)
+            out.append(text[i:j])
+            i = j
+            continue
+        m = _IDENT.match(text, i)
+        if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            word = m.group()
+            j = m.end()
+            if word in _DECORATIONS or word in _ASM_LABELS:
+                k = j
+                while k < len(text) and text[k].isspace():
+                    k += 1
+                if k < len(text) and text[k] == "(":
+                    asm = asm or word in _ASM_LABELS
+                    i = _matching(text, k) + 1
+                    out.append(" ")
+                    continue
+            out.append(word)
+            i = j
+            continue
+        out.append(c)
+        i += 1
+    return " ".join("".join(out).split()), asm
+
+
+def _statements(text: str) -> Iterator[tuple[str, bool]]:
+    """Top-level statements of preprocessed C: (text, is_function_definition)."""
+    i, start, n = 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            i = _skip_literal(text, i)
+        elif c in "([":
+            i = _matching(text, i) + 1
+        elif c == ";":
+            yield text[start:i], False
+            i += 1
+            start = i
+        elif c == "{":
+            end = _matching(text, i)
+            head, _ = strip_decorations(text[start:i])
+            if head.endswith(")") and not head.startswith("typedef"):
+                yield text[start:i], True  # a function body
+                start = end + 1
+            i = end + 1  # otherwise struct/enum body or initializer: part of the statement
+        else:
+            i += 1
+    if text[start:].strip():
+        yield text[start:], False
+
+
+def split_params(text: str) -> list[str]:
+    """Split a parameter list at its top-level commas."""
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c in "\"'":
+            j = _skip_literal(text, i)
+            cur.append(text[i:j])
+            i = j
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    last = "".join(cur).strip()
+    if last or parts:
+        parts.append(last)
+    return parts
+
+
+_FUNC_PTR = re.compile(r"\(\s*(?:\*\s*)+(?P<name>[A-Za-z_]\w*)?\s*\)\s*\(")
+
+
+def name_param(text: str, index: int) -> Param:
+    """The parameter `text` with a name: its own, or ``mop_arg<index>`` when unnamed."""
+    text = " ".join(text.split())
+    m = _FUNC_PTR.search(text)
+    if m:  # function pointer declarator: int (*name)(int)
+        if m.group("name"):
+            return Param(text, m.group("name"))
+        close = text.rindex(")", m.start(), m.end() - 1)  # the one after (*
+        name = f"mop_arg{index}"
+        return Param(text[:close].rstrip() + name + text[close:], name, False)
+    # Array suffixes go after the name: int ranges[][3], char *argv[].
+    bracket = text.find("[")
+    base, suffix = (text, "") if bracket < 0 else (text[:bracket].rstrip(), text[bracket:])
+    tokens = re.findall(r"[A-Za-z_]\w*|\S", base)
+    if tokens and _IDENT.fullmatch(tokens[-1]):
+        last = tokens[-1]
+        before = tokens[:-1]
+        typed = [t for t in before if t not in _C_QUALIFIERS]
+        if (
+            last not in _C_QUALIFIERS
+            and last not in _C_TYPE_KEYWORDS
+            and last not in _C_TAG_KEYWORDS
+            and typed
+            and typed[-1] not in _C_TAG_KEYWORDS
+        ):
+            return Param(text, last)
+    name = f"mop_arg{index}"
+    sep = "" if base.endswith("*") else " "
+    return Param(f"{base}{sep}{name}{suffix}", name, False)
+
+
+def parse_declaration(statement: str, has_body: bool = False) -> Declaration | None:
+    """The MPI_/PMPI_ function declared by one statement, or None."""
+    text, asm = strip_decorations(statement)
+    if not text or text.startswith("typedef") or "{" in text:
+        return None
+    m = _DECL.match(text)
+    if not m:
+        return None
+    open_paren = m.end() - 1
+    close = _matching(text, open_paren)
+    if close != len(text) - 1:
+        return None  # e.g. a function returning a function pointer; not MPI's style
+    words = m.group("ret").split()
+    storage = {w for w in words if w in _STORAGE}
+    ret = " ".join(w for w in words if w not in _STORAGE)
+    ret = re.sub(r"\s+\*", " *", ret).strip()
+    if not ret:
+        return None
+    raw = split_params(text[open_paren + 1 : close])
+    varargs = bool(raw) and raw[-1] == "..."
+    if varargs:
+        raw = raw[:-1]
+    if raw == ["void"]:
+        raw = []
+    params = [name_param(p, i) for i, p in enumerate(raw)]
+    return Declaration(
+        name=m.group("name"),
+        ret=ret,
+        params=params,
+        varargs=varargs,
+        inline_body=has_body or "static" in storage,
+        asm_label=asm,
+    )
+
+
+def parse_header(preprocessed: str) -> Header:
+    """Every MPI_ and PMPI_ function declared by preprocessed C text."""
+    header = Header()
+    lines: list[str] = []
+    for line in preprocessed.splitlines():
+        if line.lstrip().startswith("#"):
+            m = _LINE_MARKER.match(line.strip())
+            if m and not m.group(1).startswith("<") and m.group(1) not in header.files:
+                header.files.append(m.group(1))
+            lines.append("")  # pragmas and markers
+            continue
+        lines.append(line)
+    for statement, body in _statements("\n".join(lines)):
+        decl = parse_declaration(statement, body)
+        if decl is None:
+            continue
+        if decl.name.startswith("PMPI_"):
+            header.profiling.add(decl.name)
+        elif decl.name not in header.functions or body:
+            header.functions[decl.name] = decl
+    return header
+
+
+def parse_macros(defines: str) -> set[str]:
+    """Names of the macros listed by ``cc -E -dM``."""
+    return set(re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)", defines, re.MULTILINE))
+
+
+# ----- hand-written wrappers ------------------------------------------------------------
+
+_HAND_WRITTEN = re.compile(r"^\w[\w\s\*]*\bMPI_(\w+)\s*\(", re.MULTILINE)
+_COMMENT = re.compile(r"\s*(?:/\*.*?\*/|//[^\n]*\n)\s*", re.DOTALL)
+
+
+def scan_hand_written(sources: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """MPI functions defined (not merely declared) at column 0 in (path, text) sources:
+    {name: path}."""
+    found: dict[str, str] = {}
+    for path, text in sources:
+        for m in _HAND_WRITTEN.finditer(text):
+            close = _matching(text, m.end() - 1)
+            rest = text[close + 1 :]
+            while True:  # comments between ) and {
+                c = _COMMENT.match(rest)
+                if not c or not c.group().strip():
+                    break
+                rest = rest[c.end() :]
+            if rest.lstrip().startswith("{"):
+                found.setdefault("MPI_" + m.group(1), path)
+    return found
+
+
+# ----- exclusions -----------------------------------------------------------------------
+
+# Handle conversions (MPI_Comm_c2f, MPI_Status_f2c, MPI_Request_toint...): often macros or
+# inline, some without a PMPI_ symbol, and no communication to observe.
+_CONVERSION = re.compile(r"_(?:c2f|f2c|c2f08|f082c|f2f08|f082f|toint|fromint)$")
+
+
+def exclusion_reason(decl: Declaration, header: Header, macros: set[str]) -> str | None:
+    """Why `decl` gets no generated wrapper (None: it gets one)."""
+    name = decl.name
+    # Variable arguments cannot be forwarded to PMPI_ in C; the only one, MPI_Pcontrol,
+    # drives the profiler and is written by hand.
+    if decl.varargs:
+        return "variable arguments"
+    # Clocks: often macros or inline functions, without PMPI_ in some MPIs, and a
+    # wrapper would perturb the timer programs use around communication.
+    if name in ("MPI_Wtime", "MPI_Wtick"):
+        return "clock"
+    if _CONVERSION.search(name):
+        return "handle conversion"
+    # Address arithmetic (may be macros; no communication).
+    if name in ("MPI_Aint_add", "MPI_Aint_diff"):
+        return "address arithmetic"
+    # The tool information interface: no communication, and callable before MPI_Init
+    # and after MPI_Finalize, when the runtime is not there.
+    if name.startswith("MPI_T_"):
+        return "tool interface"
+    # A function-like macro of the same name would mangle the wrapper's definition.
+    if name in macros or "P" + name in macros:
+        return "macro"
+    # Defined inline by the header itself: a second definition would not compile.
+    if decl.inline_body:
+        return "defined by the header"
+    if decl.asm_label:
+        return "asm label"
+    # Nothing to forward to.
+    if "P" + name not in header.profiling:
+        return "no PMPI_ declaration"
+    return None
+
+
+# ----- output ---------------------------------------------------------------------------
+
+
+@dataclass
+class Entry:
+    decl: Declaration
+    fid: int
+    family: Family
+    known: bool  # to the standard
+    hand_written: str | None  # path
+    excluded: str | None  # reason
+
+    @property
+    def status(self) -> str:
+        if self.hand_written:
+            return "hand-written"
+        if self.excluded:
+            return f"excluded: {self.excluded}"
+        return "generated"
+
+
+@dataclass
+class Plan:
+    entries: list[Entry]
+    hand_written_undeclared: list[str]
+    source: str
+    headers: list[str] = field(default_factory=list)  # files the preprocessor read
+    standard_version: str = "?"  # of pympistandard
+
+    @property
+    def generated(self) -> list[Entry]:
+        return [e for e in self.entries if e.status == "generated"]
+
+    def summary(self) -> str:
+        n = len(self.entries)
+        m = sum(1 for e in self.entries if e.hand_written)
+        k = len(self.generated)
+        x = sum(1 for e in self.entries if not e.hand_written and e.excluded)
+        unknown = [e.decl.name for e in self.entries if not e.known]
+        line = (
+            f"gen_wrappers: {n} MPI functions declared, {m} hand-written, {k} generated, "
+            f"{x} excluded"
+        )
+        if unknown:
+            shown = ", ".join(unknown[:6]) + (", ..." if len(unknown) > 6 else "")
+            line += f"; {len(unknown)} not in the MPI standard ({shown})"
+        return line
+
+
+def plan(
+    header: Header, macros: set[str], hand_written: dict[str, str], standard: Standard, source: str
+) -> Plan:
+    names = sorted(header.functions)
+    if len(names) > MAX_FUNCTIONS:
+        raise GenError(
+            f"the MPI header declares {len(names)} MPI_ functions; function ids must be below "
+            f"{MAX_FUNCTIONS} (raise MAX_FUNCTIONS in gen_wrappers.py and the runtime's tables)"
+        )
+    entries = []
+    for fid, name in enumerate(names):
+        decl = header.functions[name]
+        params = standard.params(name)
+        entries.append(
+            Entry(
+                decl=decl,
+                fid=fid,
+                family=classify(name, params),
+                known=params is not None,
+                hand_written=hand_written.get(name),
+                excluded=exclusion_reason(decl, header, macros),
+            )
+        )
+    undeclared = sorted(set(hand_written) - set(names))
+    source = source.replace("*/", "*\\/")  # it goes into C comments
+    return Plan(entries, undeclared, source, list(header.files), standard.version)
+
+
+_BANNER = "Generated by native/profiler/gen_wrappers.py at build time; do not edit."
+
+
+def render_ids_header(p: Plan) -> str:
+    out = [
+        f"/* mop_fn_ids.h - {_BANNER}",
+        f" * Functions declared by <mpi.h> as preprocessed by: {p.source}",
+        " * MOP_FN_<name>: the function's id (event id field, mop_fn_names index);",
+        " * MOP_HAVE_<name>: the header declares it (guard hand-written wrappers of",
+        " * functions that not every MPI has, e.g. large-count MPI_*_c). */",
+        "#ifndef MOP_FN_IDS_H",
+        "#define MOP_FN_IDS_H",
+        "",
+        f"#define MOP_FN_COUNT {len(p.entries)}",
+        "",
+    ]
+    for e in p.entries:
+        out.append(f"#define MOP_FN_{e.decl.name} {e.fid}")
+        out.append(f"#define MOP_HAVE_{e.decl.name} 1")
+    out += ["", "/* Function families (classified with the MPI standard's parameter kinds). */"]
+    out.append("typedef enum mop_family {")
+    for fam in Family:
+        out.append(f"    MOP_FAMILY_{fam.name} = {int(fam)}, /* {fam.label} */")
+    out += [f"    MOP_FAMILY_COUNT = {len(Family)}", "} mop_family;", ""]
+    out += [
+        "/* Indexed by function id. */",
+        "extern const char *const mop_fn_names[MOP_FN_COUNT];",
+        "extern const unsigned mop_fn_count;",
+        "/* mop_family of each function id. */",
+        "extern const unsigned char mop_fn_family[MOP_FN_COUNT];",
+        "/* Indexed by mop_family. */",
+        "extern const char *const mop_family_names[MOP_FAMILY_COUNT];",
+        "",
+        "#endif",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def render_names(p: Plan) -> str:
+    out = [f"/* mop_fn_names.c - {_BANNER} */", '#include "mop_fn_ids.h"', ""]
+    out.append("const char *const mop_fn_names[MOP_FN_COUNT] = {")
+    out += [f'    "{e.decl.name}",' for e in p.entries]
+    out += ["};", "", "const unsigned mop_fn_count = MOP_FN_COUNT;", ""]
+    out.append("const unsigned char mop_fn_family[MOP_FN_COUNT] = {")
+    out += [f"    MOP_FAMILY_{e.family.name}, /* {e.decl.name} */" for e in p.entries]
+    out += ["};", "", "const char *const mop_family_names[MOP_FAMILY_COUNT] = {"]
+    out += [f'    "{fam.label}",' for fam in Family]
+    out += ["};", ""]
+    return "\n".join(out)
+
+
+def render_wrappers(p: Plan) -> str:
+    width = max((len(e.decl.name) for e in p.entries), default=8)
+    out = [
+        f"/* mop_wrap_generated.c - {_BANNER}",
+        f" * <mpi.h> as preprocessed by: {p.source}",
+        " *",
+        " * Enter/exit wrappers for the MPI functions that need no more than the call's",
+        " * bracket (the others are hand-written in native/profiler/mop_wrap_*.c).",
+        *textwrap.wrap(p.summary(), 88, initial_indent=" * ", subsequent_indent=" *   "),
+        " *",
+        f" * Functions by family (pympistandard {p.standard_version}; * = not in the standard):",
+    ]
+    for fam in Family:
+        members = [e for e in p.entries if e.family is fam]
+        if not members:
+            continue
+        out.append(" *")
+        out.append(f" * {fam.label} ({len(members)})")
+        for e in members:
+            mark = " " if e.known else "*"
+            out.append(f" *   {mark}{e.decl.name:<{width}}  {e.status}")
+    if p.hand_written_undeclared:
+        out.append(" *")
+        out.append(" * hand-written, not declared by this header (guard with MOP_HAVE_*):")
+        out += [f" *    {name}" for name in p.hand_written_undeclared]
+    out += [
+        " */",
+        "#include <mpi.h>",
+        "",
+        '#include "mop_fn_ids.h"',
+        '#include "mop_runtime.h"',
+    ]
+    for e in p.generated:
+        d = e.decl
+        args = ", ".join(prm.name for prm in d.params)
+        out += ["", d.prototype, "{", f"    MOP_CALL_BEGIN({d.name})"]
+        if d.ret == "void":
+            out += [f"    P{d.name}({args});", "    MOP_CALL_END()", "}"]
+        else:
+            out += [
+                f"    {d.ret} mop_rc_ = P{d.name}({args});",
+                "    MOP_CALL_END()",
+                "    return mop_rc_;",
+                "}",
+            ]
+    out.append("")
+    return "\n".join(out)
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    """Leave an unchanged output alone so that nothing recompiles for it."""
+    if path.is_file() and path.read_text() == text:
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _depfile_escape(path: str) -> str:
+    return path.replace("\\", "\\\\").replace(" ", "\\ ").replace("#", "\\#").replace("$", "$$")
+
+
+def write_depfile(depfile: Path, target: Path, deps: Iterable[str]) -> None:
+    """A Make-style depfile; files that no longer exist (the preprocessor's temporary
+    input) are left out, or the build would consider the outputs always stale."""
+    paths = dict.fromkeys(str(Path(d).resolve()) for d in deps if Path(d).is_file())
+    body = " \\\n  ".join(_depfile_escape(p) for p in paths)
+    write_if_changed(depfile, f"{_depfile_escape(str(target))}: \\\n  {body}\n")
+
+
+# ----- driver ---------------------------------------------------------------------------
+
+
+def preprocess(cc: Sequence[str]) -> tuple[str, str]:
+    """(preprocessed text, macro definitions) of ``#include <mpi.h>`` by command `cc`."""
+    with tempfile.TemporaryDirectory(prefix="mop-gen-") as tmp:
+        src = Path(tmp) / "mop_mpi_h.c"
+        src.write_text("#include <mpi.h>\n")
+        results = []
+        for extra in (["-E"], ["-E", "-dM"]):
+            cmd = [*cc, *extra, str(src)]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            except OSError as err:
+                raise GenError(f"cannot run the C preprocessor {cc[0]}: {err}") from None
+            if proc.returncode != 0:
+                raise GenError(
+                    f"preprocessing <mpi.h> failed ({' '.join(cmd)}):\n{proc.stderr.strip()}"
+                )
+            results.append(proc.stdout)
+    return results[0], results[1]
+
+
+def generate(
+    out_dir: Path,
+    preprocessed: str,
+    macros_text: str,
+    hand_written_files: Sequence[Path],
+    source: str,
+    standard: Standard | None = None,
+) -> Plan:
+    """Parse, classify and write the three outputs; returns the plan."""
+    header = parse_header(preprocessed)
+    if "MPI_Send" not in header.functions:
+        raise GenError(f"no MPI_Send declaration found in <mpi.h> as preprocessed by {source}")
+    hand = scan_hand_written((str(f), f.read_text()) for f in hand_written_files)
+    the_plan = plan(header, parse_macros(macros_text), hand, standard or Standard.load(), source)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_if_changed(out_dir / "mop_fn_ids.h", render_ids_header(the_plan))
+    write_if_changed(out_dir / "mop_fn_names.c", render_names(the_plan))
+    write_if_changed(out_dir / "mop_wrap_generated.c", render_wrappers(the_plan))
+    return the_plan
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    cc: list[str] = []
+    if "--" in args:
+        cut = args.index("--")
+        args, cc = args[:cut], [a for a in args[cut + 1 :] if a]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out-dir", type=Path, required=True)
+    ap.add_argument("--hand-written", type=Path, nargs="*", default=[])
+    ap.add_argument("--depfile", type=Path, help="write a Make-style depfile of what was read")
+    ap.add_argument("--preprocessed", type=Path, help="read this instead of running CC -E")
+    ap.add_argument("--macros", type=Path, help="with --preprocessed: output of CC -E -dM")
+    ap.add_argument("--quiet", action="store_true")
+    ns = ap.parse_args(args)
+    try:
+        if ns.preprocessed:
+            text = ns.preprocessed.read_text()
+            macros = ns.macros.read_text() if ns.macros else ""
+            source = str(ns.preprocessed)
+        elif cc:
+            text, macros = preprocess(cc)
+            source = " ".join(cc)
+        else:
+            raise GenError("give the C compiler command after --, or --preprocessed FILE")
+        result = generate(ns.out_dir, text, macros, ns.hand_written, source)
+        if ns.depfile:
+            deps = [*result.headers, *map(str, ns.hand_written), __file__]
+            write_depfile(ns.depfile, (ns.out_dir / GENERATED_FILES[0]).resolve(), deps)
+    except GenError as err:
+        print(f"gen_wrappers: error: {err}", file=sys.stderr)
+        return 1
+    if not ns.quiet:
+        print(result.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
