@@ -166,6 +166,117 @@ def bench_overhead(mpi: tuple[str, ...], ranks: int, sizes: str | None, directio
         sys.exit(3)
 
 
+@bench.command("profiler-overhead")
+@_mpi_option
+@_ranks_option
+@click.option("--quick", is_flag=True, help="shorter launches, 3 repetitions")
+@click.option("--reps", type=int, help="repetitions of the four launches (default 5; --quick 3)")
+@_launcher_option
+@click.option("--timeout", type=float, help="seconds before one launch is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for run directories")
+@click.option("--report/--no-report", default=True,
+              help="print the tables and write the HTML report")
+def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool, reps: int | None,
+                            launcher: str | None, timeout: float | None, out: Path,
+                            report: bool) -> None:
+    """What the overlap profiler costs: message rate and run time with/without it."""
+    from .profiler_overhead import OverheadOptions, profiler_overhead_session
+
+    opts = OverheadOptions(ranks=ranks, reps=reps, quick=quick, launcher=launcher,
+                           timeout_s=timeout, out_base=out)
+    if not profiler_overhead_session(list(mpi), opts, report=report, console=_out,
+                                     err_console=_err):
+        sys.exit(3)
+
+
+@bench.command("overlap-validation")
+@_mpi_option
+@_ranks_option
+@click.option("--sizes", metavar="LIST", help="message sizes (default 10K,1M)")
+@click.option("--pairings", metavar="LIST",
+              help="isend-irecv, isend-recv, send-irecv, comma-separated (default all)")
+@click.option("--steps", type=int, help="computation steps per pairing and size (default 12)")
+@click.option("--iters", type=int, help="iterations per step (default 200; --quick 50)")
+@click.option("--quick", is_flag=True, help="6 steps of 50 iterations")
+@_launcher_option
+@click.option("--timeout", type=float, help="seconds before the run is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for run directories")
+@click.option("--report/--no-report", default=True,
+              help="print the table and write the HTML report")
+@click.option("-v", "--verbose", is_flag=True, help="print the per-step tables")
+def bench_overlap_validation(mpi: tuple[str, ...], ranks: int, sizes: str | None,
+                             pairings: str | None, steps: int | None, iters: int | None,
+                             quick: bool, launcher: str | None, timeout: float | None,
+                             out: Path, report: bool, verbose: bool) -> None:
+    """Validate the profiler: overlap bounds and MPI_Wait time against computation."""
+    from .session import OverlapValidationArgs, bench_session
+
+    args = OverlapValidationArgs(sizes=sizes, pairings=pairings, steps=steps, iters=iters,
+                                 quick=quick, verbose=verbose)
+    ok = bench_session("overlap-validation", args.to_native(), list(mpi), ranks=ranks,
+                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
+                       report=report, console=_out, err_console=_err, show_verbose=verbose)
+    if not ok:
+        sys.exit(3)
+
+
+# ----- calibrate --------------------------------------------------------------------------
+
+@app.command()
+@_mpi_option
+@_ranks_option
+@click.option("--quick", is_flag=True, help="fewer, shorter samples (about 10 s on 2 ranks)")
+@click.option("--sizes", metavar="LIST", help="message sizes (default 0:64M)")
+@_launcher_option
+@click.option("--timeout", type=float, help="seconds before the run is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for run directories")
+def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None,
+              launcher: str | None, timeout: float | None, out: Path) -> None:
+    """Measure the transfer-time table the profiler uses (one-way ping-pong time per size)."""
+    from .calibrate import calibrate_session
+
+    calibrate_session(list(mpi), ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
+                      timeout_s=timeout, out_base=out, console=_out, err_console=_err)
+
+
+# ----- profile ----------------------------------------------------------------------------
+
+@app.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--mpi", default="mpich", show_default=True, metavar="NAME",
+              help="toolchain the program was built with")
+@_ranks_option
+@_launcher_option
+@click.option("--bins", metavar="EDGES",
+              help='message-size bin edges, e.g. "64K" (short/long) or "1K,64K"; '
+                   "default: powers of two")
+@click.option("--table", type=click.Path(path_type=Path),
+              help="transfer-time table to use (default: this machine's, measured if missing)")
+@click.option("--force-table", is_flag=True,
+              help="use --table even if it was made for another machine or MPI")
+@click.option("--snapshot", type=float, default=10.0, show_default=True,
+              help="seconds between the snapshots a killed program leaves behind")
+@click.option("--timeout", type=float, help="seconds before the program is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for run directories")
+@click.option("--report/--no-report", default=True,
+              help="print the tables and write the HTML report")
+@click.argument("program", nargs=-1, type=click.UNPROCESSED, required=True)
+def profile(mpi: str, ranks: int, launcher: str | None, bins: str | None, table: Path | None,
+            force_table: bool, snapshot: float, timeout: float | None, out: Path, report: bool,
+            program: tuple[str, ...]) -> None:
+    """Run an MPI program under the overlap profiler: mpi-overlap profile -n 2 -- ./app args"""
+    from .profiling.session import ProfileOptions, profile_session
+
+    opts = ProfileOptions(ranks=ranks, mpi=mpi, launcher=launcher, bins=bins, table=table,
+                          force_table=force_table, timeout_s=timeout, out_base=out,
+                          snapshot_s=snapshot)
+    if not profile_session(list(program), opts, report=report, console=_out, err_console=_err):
+        sys.exit(3)
+
+
 # ----- report ---------------------------------------------------------------------------
 
 @app.command("report")

@@ -67,33 +67,12 @@ def run_benchmark(
     ]
     if opts.label:
         argv += ["--meta", f"label={opts.label}"]
+    if bench.profiled:
+        argv = _under_profiler(tc, bdir, argv, run_dir, opts, ui)
     cmd = launch_command(tc, opts.ranks, argv, opts.launcher)
     env = tc.environment()
     env.update(opts.env_overrides)
-    meta = {
-        "schema": "mpi-overlap/run",
-        "schema_version": 1,
-        "benchmark": bench.name,
-        "run_id": run_dir.name,
-        "toolchain": {
-            "name": tc.name,
-            "kind": tc.kind,
-            "mpi_library_version": tc.library_version or "unknown",
-            "mpicc": tc.mpicc,
-            "mpiexec": tc.mpiexec,
-        },
-        "label": opts.label,
-        "ranks": opts.ranks,
-        "command": cmd,
-        "env_overrides": opts.env_overrides,
-        "started_utc": utc_now(),
-        "finished_utc": None,
-        "elapsed_s": None,
-        "status": "running",
-        "returncode": None,
-        "message": None,
-        "timeout_s": opts.timeout_s,
-    }
+    meta = initial_run_meta(bench.name, tc, opts, cmd, run_dir)
     write_json_atomic(run_dir / RUN_FILE, meta)
 
     with ui.progress(f"{bench.name} ({tc.name}, {opts.ranks} ranks)") as progress:
@@ -134,6 +113,48 @@ def analyze_result(bench: Benchmark, result: dict, run_dir: Path) -> tuple[list[
     errors = result_errors(result)
     if errors or bench.analyze is None:
         return errors, None
-    analysis = bench.analyze(result)
+    analysis = bench.analyze(result, run_dir)
     write_json_atomic(run_dir / ANALYSIS_FILE, analysis)
     return errors, analysis
+
+
+def initial_run_meta(
+    name: str, tc: Toolchain, opts: RunOptions, cmd: list[str], run_dir: Path
+) -> dict:
+    """run.json as written before the launch (status "running")."""
+    return {
+        "schema": "mpi-overlap/run",
+        "schema_version": 1,
+        "benchmark": name,
+        "run_id": run_dir.name,
+        "toolchain": {
+            "name": tc.name,
+            "kind": tc.kind,
+            "mpi_library_version": tc.library_version or "unknown",
+            "mpicc": tc.mpicc,
+            "mpiexec": tc.mpiexec,
+        },
+        "label": opts.label,
+        "ranks": opts.ranks,
+        "command": cmd,
+        "env_overrides": opts.env_overrides,
+        "started_utc": utc_now(),
+        "finished_utc": None,
+        "elapsed_s": None,
+        "status": "running",
+        "returncode": None,
+        "message": None,
+        "timeout_s": opts.timeout_s,
+    }
+
+
+def _under_profiler(
+    tc: Toolchain, bdir: Path, argv: list[str], run_dir: Path, opts: RunOptions, ui: Ui
+) -> list[str]:
+    """The rank command of a benchmark that measures itself with libmpi_overlap."""
+    from .calibrate import find_or_calibrate
+    from .profiling.preload import ProfilerSetup, profiler_library
+
+    table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, ui=ui)
+    setup = ProfilerSetup(library=profiler_library(bdir), table=table, outdir=run_dir)
+    return setup.wrap(argv)

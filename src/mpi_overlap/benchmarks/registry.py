@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
@@ -19,15 +20,36 @@ class Benchmark:
     program: str  # executable in <build>/bench/
     title: str
     min_ranks: int
-    analyze: Callable[[dict[str, Any]], dict[str, Any]] | None
+    # (result.json, run directory) -> analysis.json; the directory holds the rank
+    # profiles of profiled benchmarks.
+    analyze: Callable[[dict[str, Any], Path], dict[str, Any]] | None
     default_timeout_s: float
     quick_timeout_s: float
+    profiled: bool = False  # runs under libmpi_overlap (its regions name the cases)
 
 
-def _analyze_overhead(result: dict[str, Any]) -> dict[str, Any]:
+def _analyze_overhead(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     from ..analysis.overhead import analyze_overhead
 
     return analyze_overhead(result)
+
+
+def _analyze_profile(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    from ..analysis.profile import analyze_profile
+
+    return analyze_profile(result)
+
+
+def _analyze_profiler_overhead(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    from ..analysis.profiler_overhead import analyze_profiler_overhead
+
+    return analyze_profiler_overhead(result)
+
+
+def _analyze_overlap_validation(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    from ..analysis.overlap_validation import analyze_overlap_validation
+
+    return analyze_overlap_validation(result, run_dir)
 
 
 BENCHMARKS: dict[str, Benchmark] = {
@@ -39,6 +61,54 @@ BENCHMARKS: dict[str, Benchmark] = {
         analyze=_analyze_overhead,
         default_timeout_s=3600.0,
         quick_timeout_s=900.0,
+    ),
+    # One-way transfer time per size; `mpi-overlap calibrate` turns it into the
+    # profiler's transfer-time table (xfer_table.py). No analysis: the medians are the
+    # result.
+    "pingpong": Benchmark(
+        name="pingpong",
+        program="mo_pingpong",
+        title="One-way transfer time per message size (blocking ping-pong)",
+        min_ranks=2,
+        analyze=None,
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+    ),
+    # Not a native benchmark: `mpi-overlap profile` runs the user's program; the entry
+    # gives its run directories an analysis like every other run.
+    "profile": Benchmark(
+        name="profile",
+        program="",
+        title="Overlap profile of an MPI program (min/max overlap bounds)",
+        min_ranks=1,
+        analyze=_analyze_profile,
+        default_timeout_s=0.0,
+        quick_timeout_s=0.0,
+    ),
+    # Not one native program: profiler_overhead.py launches mo_msgrate and
+    # mo_compute_app with and without libmpi_overlap, repeatedly, into one run
+    # directory; the timeouts are per launch.
+    "profiler-overhead": Benchmark(
+        name="profiler-overhead",
+        program="",
+        title="What the overlap profiler costs: message rate and run time, with/without",
+        min_ranks=2,
+        analyze=_analyze_profiler_overhead,
+        default_timeout_s=300.0,
+        quick_timeout_s=120.0,
+    ),
+    # The profiler's validation experiment (seed 000, §3): runs under libmpi_overlap,
+    # one region per (pairing, size, step); the analysis joins result.json with the
+    # rank profiles beside it.
+    "overlap-validation": Benchmark(
+        name="overlap-validation",
+        program="mo_overlap_validation",
+        title="Overlap bounds and MPI_Wait time against computation (profiler validation)",
+        min_ranks=2,
+        analyze=_analyze_overlap_validation,
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+        profiled=True,
     ),
 }
 

@@ -1,0 +1,638 @@
+/* pingpong.c - mo_pingpong: the one-way transfer time of a message per
+ * size, by blocking ping-pong, for the transfer-time table of the overlap
+ * profiler (`mpi-overlap calibrate`) and as a plain latency benchmark.
+ *
+ * Pairs: rank 0 and the lowest other rank on rank 0's node ("intra"), and,
+ * when the job spans several nodes, rank 0 and the lowest rank on another
+ * node ("inter"). Node membership is MPI_Comm_split_type(SHARED). Further
+ * ranks take no part and wait without spinning.
+ *
+ * For each pair and size: an untimed warm-up, then samples. A sample is one
+ * timed block of `iterations` round trips (MPI_Send then MPI_Recv on rank 0,
+ * MPI_Recv then MPI_Send on the peer, MPI_BYTE); its one-way time is the
+ * block time / iterations / 2. The time chosen for the table is the median
+ * of the samples. Rank 0 makes every decision and sends it to the peer, so
+ * both always run the same number of round trips.
+ *
+ * Iterations per sample are chosen at a size's first visit so that a
+ * sample lasts about --sample-ms. The sweep is made --passes times and
+ * every pass adds samples to every size, so a disturbance lasting a few
+ * seconds (another job, a daemon) touches a few samples of many sizes
+ * instead of all samples of a few, and the median ignores it. A visit takes
+ * its share of --reps samples, and more while its share of the --budget
+ * lasts (the pair's remaining budget divided by the visits still to make),
+ * so cheap small sizes get many samples and the sweep takes about the
+ * budget. */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fingerprint.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "pingpong"
+#define DEFAULT_SIZES "0:64M"
+#define MAX_SAMPLES 1000
+#define WARM_BLOCKS 3
+#define DEFAULT_BUDGET_S 40.0
+#define DEFAULT_BUDGET_QUICK_S 6.0
+#define DEFAULT_PASSES 5
+#define DEFAULT_PASSES_QUICK 3
+#define CMD_TAG 23
+#define MSG_TAG 19
+
+/* ---- benchmark-specific options ---------------------------------------- */
+
+typedef struct pp_params {
+    double budget_s; /* target time of one pair's sweep */
+    long passes;     /* sweeps over the sizes, each adding samples */
+    bool budget_set, passes_set;
+} pp_params;
+
+enum { OPT_BUDGET = MO_OPT_BENCH_FIRST, OPT_PASSES };
+
+static const struct option pp_longopts[] = {
+    {"budget", required_argument, NULL, OPT_BUDGET},
+    {"passes", required_argument, NULL, OPT_PASSES},
+    {NULL, 0, NULL, 0},
+};
+
+static int pp_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    pp_params *p = ctx;
+    if (code == OPT_BUDGET) {
+        p->budget_set = true;
+        return mo_options_parse_double("budget", arg, 0.0, 1e6, &p->budget_s, err, errlen);
+    }
+    if (code == OPT_PASSES) {
+        p->passes_set = true;
+        return mo_options_parse_long("passes", arg, 1, 100, &p->passes, err, errlen);
+    }
+    snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return -1;
+}
+
+static int pp_finalize(void *ctx, bool quick, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    pp_params *p = ctx;
+    if (!p->budget_set)
+        p->budget_s = quick ? DEFAULT_BUDGET_QUICK_S : DEFAULT_BUDGET_S;
+    if (!p->passes_set)
+        p->passes = quick ? DEFAULT_PASSES_QUICK : DEFAULT_PASSES;
+    return 0;
+}
+
+static void pp_usage(FILE *f)
+{
+    fprintf(f,
+            "  --budget S           target seconds for one pair's sweep: sizes get more than\n"
+            "                       --reps samples while their share lasts (default %g; --quick %g)\n"
+            "  --passes N           sweeps over the sizes, each adding samples to every size\n"
+            "                       (default %d; --quick %d)\n",
+            DEFAULT_BUDGET_S, DEFAULT_BUDGET_QUICK_S, DEFAULT_PASSES, DEFAULT_PASSES_QUICK);
+}
+
+static void pp_write_json(mo_json *w, const void *ctx)
+{
+    const pp_params *p = ctx;
+    mo_json_kv_double(w, "budget_s", p->budget_s);
+    mo_json_kv_int64(w, "passes", p->passes);
+}
+
+/* ---- state ------------------------------------------------------------ */
+
+typedef struct pp_size {
+    uint64_t bytes;
+    long iterations; /* round trips per sample */
+    size_t n;        /* samples taken */
+    double *samples; /* one-way seconds, MAX_SAMPLES of room */
+    mo_stats st;
+} pp_size;
+
+typedef struct pp_pair {
+    const char *cls; /* "intra" or "inter" */
+    int peer;        /* world rank of rank 0's partner */
+    MPI_Comm comm;   /* rank 0 = world rank 0, rank 1 = peer */
+    bool complete;
+    pp_size *sizes;
+    int nsizes;
+} pp_pair;
+
+typedef struct pp_state {
+    const mo_options *opts;
+    const pp_params *params;
+    const mo_provenance *prov;
+    unsigned char *buf; /* page-aligned, largest size, touched */
+    uint64_t start_ns;
+    int ranks, nodes;
+    pp_pair pairs[2];
+    int npairs;
+    char machine_key[MO_MACHINE_KEY_LEN], toolchain_key[MO_TOOLCHAIN_KEY_LEN];
+    char machine_fp[MO_FP_HEX_LEN], toolchain_fp[MO_FP_HEX_LEN];
+} pp_state;
+
+/* ---- the timed loop (both ranks of a pair) ------------------------------ */
+
+enum { CMD_QUIT = 0, CMD_RUN = 1 };
+
+typedef struct pp_cmd {
+    int64_t op, size, iterations;
+} pp_cmd;
+_Static_assert(sizeof(pp_cmd) == 3 * sizeof(int64_t), "pp_cmd is sent as packed int64s");
+
+/* Runs `iters` round trips of n bytes; on rank 0 of the pair returns the
+ * one-way time in seconds (the peer returns 0). */
+static double run_block(MPI_Comm comm, int rank, void *buf, int n, int64_t iters)
+{
+    /* Untimed: the peer receives the command about a latency after rank 0
+     * sent it; without this the first round trip would include that gap. */
+    MPI_Barrier(comm);
+    uint64_t t0 = mo_timer_now_ns();
+    if (rank == 0) {
+        for (int64_t i = 0; i < iters; i++) {
+            MPI_Send(buf, n, MPI_BYTE, 1, MSG_TAG, comm);
+            MPI_Recv(buf, n, MPI_BYTE, 1, MSG_TAG, comm, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (int64_t i = 0; i < iters; i++) {
+            MPI_Recv(buf, n, MPI_BYTE, 0, MSG_TAG, comm, MPI_STATUS_IGNORE);
+            MPI_Send(buf, n, MPI_BYTE, 0, MSG_TAG, comm);
+        }
+    }
+    uint64_t t1 = mo_timer_now_ns();
+    return rank == 0 ? (double)(t1 - t0) / 1e9 / (double)iters / 2.0 : 0.0;
+}
+
+/* Rank 0: tells the peer what to run, runs it, returns one-way seconds. */
+static double block(const pp_state *st, const pp_pair *p, uint64_t size, long iterations)
+{
+    pp_cmd c = {CMD_RUN, (int64_t)size, iterations};
+    MPI_Send(&c, 3, MPI_INT64_T, 1, CMD_TAG, p->comm);
+    return run_block(p->comm, 0, st->buf, (int)size, iterations);
+}
+
+/* Completes a request without spinning a core: a rank waiting for its turn
+ * (or idle) must not take CPU time from the measured pair. */
+static void quiet_wait(MPI_Request *req)
+{
+    int done = 0;
+    struct timespec nap = {0, 1000000};
+    for (;;) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        nanosleep(&nap, NULL);
+    }
+}
+
+static void quiet_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    MPI_Ibarrier(comm, &req);
+    quiet_wait(&req);
+}
+
+/* The peer: follows rank 0's commands until told to quit. It waits for the
+ * first one quietly (the other pair may be measured meanwhile), then in a
+ * blocking receive, so that it answers at once. */
+static void serve(const pp_state *st, const pp_pair *p)
+{
+    for (bool first = true;; first = false) {
+        pp_cmd c;
+        if (first) {
+            MPI_Request req;
+            MPI_Irecv(&c, 3, MPI_INT64_T, 0, CMD_TAG, p->comm, &req);
+            quiet_wait(&req);
+        } else {
+            MPI_Recv(&c, 3, MPI_INT64_T, 0, CMD_TAG, p->comm, MPI_STATUS_IGNORE);
+        }
+        if (c.op == CMD_QUIT)
+            return;
+        run_block(p->comm, 1, st->buf, (int)c.size, c.iterations);
+    }
+}
+
+/* ---- the method (rank 0) ------------------------------------------------ */
+
+static double elapsed_s(const pp_state *st)
+{
+    return (double)(mo_timer_now_ns() - st->start_ns) / 1e9;
+}
+
+static bool time_is_up(const pp_state *st)
+{
+    return st->opts->time_limit_s > 0 && elapsed_s(st) > st->opts->time_limit_s;
+}
+
+/* Round trips per sample so that one sample lasts about --sample-ms. */
+static long choose_iterations(const mo_options *o, double one_way_s)
+{
+    if (o->iters > 0)
+        return o->iters;
+    if (!(one_way_s > 0))
+        one_way_s = 1e-6;
+    double n = ceil(o->sample_ms / 1000.0 / (2.0 * one_way_s));
+    if (n < (double)o->min_iters)
+        return o->min_iters;
+    if (n > (double)o->max_iters)
+        return o->max_iters;
+    return (long)n;
+}
+
+/* One visit of a size: warm-up, then at least min_samples samples, more
+ * while share_s lasts, at most max_samples (and MAX_SAMPLES in all). The
+ * first visit chooses the iterations per sample. */
+static void measure_visit(const pp_state *st, const pp_pair *p, pp_size *sz, double share_s,
+                          long min_samples, long max_samples)
+{
+    const mo_options *o = st->opts;
+    const uint64_t t_start = mo_timer_now_ns();
+
+    /* Warm-up: first contact (connection set-up, registration, page
+     * mapping; caches after the other sizes) in one round trip, then the
+     * rest of --warmup in up to WARM_BLOCKS blocks, together about one
+     * sample's time. The fastest block estimates the time per round trip:
+     * noise only adds time, and a disturbed estimate would give samples far
+     * shorter than --sample-ms. */
+    double est = 0.0;
+    if (o->warmup > 0 || o->iters == 0)
+        est = block(st, p, sz->bytes, 1);
+    if (o->warmup > 1) {
+        double cap = ceil(o->sample_ms / 1000.0 / (2.0 * (est > 0 ? est : 1e-6)));
+        long more = o->warmup - 1;
+        if ((double)more > cap)
+            more = cap < 1 ? 1 : (long)cap;
+        long nblocks = more < WARM_BLOCKS ? more : WARM_BLOCKS;
+        for (long b = 0; b < nblocks; b++) {
+            double t = block(st, p, sz->bytes, more / nblocks);
+            if (b == 0 || t < est)
+                est = t;
+        }
+    }
+    if (sz->n == 0)
+        sz->iterations = choose_iterations(o, est);
+
+    for (long taken = 0; taken < max_samples && sz->n < MAX_SAMPLES; taken++) {
+        if (taken >= min_samples && (double)(mo_timer_now_ns() - t_start) / 1e9 >= share_s)
+            break;
+        sz->samples[sz->n++] = block(st, p, sz->bytes, sz->iterations);
+    }
+    if (mo_stats_summarize(sz->samples, sz->n, &sz->st) != 0) {
+        /* Out of memory for the sort: keep the numbers that need none. */
+        memset(&sz->st, 0, sizeof sz->st);
+        sz->st.n = sz->n;
+        sz->st.median = sz->st.mean = sz->st.min = sz->st.max = NAN;
+        sz->st.stdev = sz->st.ci95_low = sz->st.ci95_high = NAN;
+    }
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const pp_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_key(w, "pairs");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->npairs; i++) {
+        const pp_pair *p = &st->pairs[i];
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "class", p->cls);
+        mo_json_key(w, "ranks");
+        mo_json_begin_array(w);
+        mo_json_int64(w, 0);
+        mo_json_int64(w, p->peer);
+        mo_json_end_array(w);
+        mo_json_key(w, "hosts");
+        mo_json_begin_array(w);
+        const char *const *hosts = (const char *const *)st->prov->hosts;
+        mo_json_string(w, hosts && hosts[0] ? hosts[0] : "unknown");
+        mo_json_string(w, hosts && hosts[p->peer] ? hosts[p->peer] : "unknown");
+        mo_json_end_array(w);
+        mo_json_kv_bool(w, "complete", p->complete);
+        mo_json_key(w, "sizes");
+        mo_json_begin_array(w);
+        for (int j = 0; j < p->nsizes; j++) {
+            const pp_size *sz = &p->sizes[j];
+            mo_json_begin_object(w);
+            mo_json_kv_uint64(w, "bytes", sz->bytes);
+            mo_json_kv_double(w, "one_way_s", sz->st.median);
+            mo_json_kv_int64(w, "samples", (int64_t)sz->n);
+            mo_json_kv_int64(w, "iterations", sz->iterations);
+            mo_json_kv_double(w, "min_s", sz->st.min);
+            mo_json_kv_double(w, "mean_s", sz->st.mean);
+            mo_json_kv_double(w, "max_s", sz->st.max);
+            mo_json_kv_double(w, "ci_lo_s", sz->st.ci95_low);
+            mo_json_kv_double(w, "ci_hi_s", sz->st.ci95_high);
+            mo_json_key(w, "samples_s");
+            mo_json_begin_array(w);
+            for (size_t k = 0; k < sz->n; k++)
+                mo_json_double(w, sz->samples[k]);
+            mo_json_end_array(w);
+            mo_json_end_object(w);
+        }
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_kv_int64(w, "ranks", st->ranks);
+    mo_json_kv_int64(w, "nodes", st->nodes);
+    mo_json_kv_string(w, "machine_key", st->machine_key);
+    mo_json_kv_string(w, "machine_fp", st->machine_fp);
+    mo_json_kv_string(w, "toolchain_key", st->toolchain_key);
+    mo_json_kv_string(w, "toolchain_fp", st->toolchain_fp);
+    mo_json_end_object(w);
+}
+
+static void free_state(pp_state *st)
+{
+    for (int i = 0; i < st->npairs; i++) {
+        for (int j = 0; j < st->pairs[i].nsizes; j++)
+            free(st->pairs[i].sizes[j].samples);
+        free(st->pairs[i].sizes);
+    }
+    free(st->buf);
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+static bool single_cpu(const char *list)
+{
+    return list && *list && !strpbrk(list, ",-") && strcmp(list, "unknown") != 0;
+}
+
+/* Unbound ranks may be moved between CPUs or share one for a while, which
+ * shows up as slow, bimodal round trips on small machines. */
+static void warn_if_unbound(mo_result *doc, const mo_provenance *p, int peer)
+{
+    if (!p->cpu_binding || peer < 0)
+        return;
+    const char *b0 = p->cpu_binding[0], *b1 = p->cpu_binding[peer];
+    if (single_cpu(b0) && single_cpu(b1) && strcmp(b0, b1) != 0)
+        return;
+    mo_result_warn(doc, "ranks 0 and %d are not each bound to one distinct CPU (cpu_binding '%s', '%s'): "
+                        "the OS may move or co-schedule them, which makes timings noisy; bind them "
+                        "(e.g. mpiexec -bind-to core)", peer, b0 ? b0 : "?", b1 ? b1 : "?");
+}
+
+/* Every rank leaves through here: one line from rank 0, no MPI_Abort. */
+static int finish(int rank, int status, const char *msg)
+{
+    if (msg && rank == 0) {
+        fprintf(stderr, "mo_" BENCH ": error: %s\n", msg);
+        fflush(stderr);
+    }
+    MPI_Finalize();
+    return status;
+}
+
+/* Rank 0: measures every size of one pair, --passes times; returns 0, 1
+ * when the time limit stopped it, -1 when out of memory. */
+static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int total)
+{
+    const mo_options *o = st->opts;
+    const long passes = st->params->passes;
+    const long nsizes = (long)o->sizes.n;
+    char err[512];
+    const uint64_t pair_start = mo_timer_now_ns();
+    int rc = 0;
+    p->sizes = calloc(o->sizes.n, sizeof *p->sizes);
+    if (!p->sizes)
+        rc = -1;
+    for (long pass = 0; pass < passes && rc == 0; pass++) {
+        if (o->verbose) {
+            printf("%s pair, pass %ld of %ld\n%-12s%-12s%-9s%-14s%-14s\n", p->cls, pass + 1, passes, "bytes",
+                   "iterations", "samples", "one_way_us", "min_us");
+            fflush(stdout);
+        }
+        for (long i = 0; i < nsizes; i++) {
+            if (time_is_up(st)) {
+                rc = 1;
+                break;
+            }
+            pp_size *sz = &p->sizes[i];
+            if (pass == 0) {
+                sz->bytes = o->sizes.v[i];
+                sz->samples = malloc(MAX_SAMPLES * sizeof *sz->samples);
+                if (!sz->samples) {
+                    rc = -1;
+                    break;
+                }
+                p->nsizes++;
+            }
+            double used = (double)(mo_timer_now_ns() - pair_start) / 1e9;
+            double share = (st->params->budget_s - used) / (double)((passes - pass) * nsizes - i);
+            /* After pass k, at least ceil(reps * (k + 1) / passes) samples. */
+            long want = (o->reps * (pass + 1) + passes - 1) / passes - (long)sz->n;
+            if (want < 0)
+                want = 0;
+            long most = want > MAX_SAMPLES / passes ? want : MAX_SAMPLES / passes;
+            measure_visit(st, p, sz, share > 0 ? share : 0.0, want, most);
+            if (o->verbose) {
+                printf("%-12llu%-12ld%-9zu%-14.3f%-14.3f\n", (unsigned long long)sz->bytes, sz->iterations,
+                       sz->n, sz->st.median * 1e6, sz->st.min * 1e6);
+                fflush(stdout);
+            }
+            char label[80];
+            snprintf(label, sizeof label, "%s/%llu pass %ld/%ld", p->cls, (unsigned long long)sz->bytes,
+                     pass + 1, passes);
+            mo_progress(o->progress, ++*done, total, label);
+            if (mo_result_write(doc, "running", write_results, st, err, sizeof err) != 0)
+                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
+        }
+    }
+    p->complete = rc == 0;
+    pp_cmd quit = {CMD_QUIT, 0, 0};
+    MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, p->comm);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank, wsize;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    pp_params params = {.budget_s = DEFAULT_BUDGET_S, .passes = DEFAULT_PASSES};
+    mo_bench_options ext = {pp_longopts, pp_parse, pp_finalize, pp_usage, pp_write_json, &params};
+    mo_options opts;
+    char err[512];
+    int rc = mo_options_parse(&opts, BENCH, DEFAULT_SIZES, argc, argv, &ext, err, sizeof err);
+    if (rc == MO_OPTIONS_HELP) {
+        if (wrank == 0)
+            mo_options_usage(stdout, BENCH, DEFAULT_SIZES, &ext);
+        mo_options_free(&opts);
+        return finish(wrank, 0, NULL);
+    }
+    if (rc == MO_OPTIONS_OK && wsize < 2) {
+        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", wsize);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc == MO_OPTIONS_OK && opts.sizes.v[opts.sizes.n - 1] > (uint64_t)INT_MAX) {
+        snprintf(err, sizeof err, "message size %llu exceeds the largest MPI count (%d bytes)",
+                 (unsigned long long)opts.sizes.v[opts.sizes.n - 1], INT_MAX);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc != MO_OPTIONS_OK) {
+        mo_options_free(&opts);
+        return finish(wrank, 2, err);
+    }
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    pp_state st;
+    memset(&st, 0, sizeof st);
+    st.opts = &opts;
+    st.params = &params;
+    st.prov = &prov;
+    st.start_ns = start_ns;
+    st.ranks = wsize;
+
+    /* Node membership: the lowest world rank of each shared-memory node
+     * names it; rank 0 names its own. Every rank derives the same pairs. */
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int leader = wrank;
+    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    int cand[2] = {leader == 0 && wrank > 0 ? wrank : INT_MAX, leader != 0 ? wrank : INT_MAX};
+    MPI_Allreduce(MPI_IN_PLACE, cand, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    int is_leader = leader == wrank;
+    MPI_Allreduce(&is_leader, &st.nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    const char *classes[2] = {"intra", "inter"};
+    int my_pair = -1; /* index into st.pairs when this rank is a peer */
+    for (int k = 0; k < 2; k++) {
+        if (cand[k] == INT_MAX)
+            continue;
+        pp_pair *p = &st.pairs[st.npairs];
+        p->cls = classes[k];
+        p->peer = cand[k];
+        int member = wrank == 0 || wrank == p->peer;
+        MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, wrank, &p->comm);
+        if (wrank == p->peer)
+            my_pair = st.npairs;
+        st.npairs++;
+    }
+
+    /* Message buffers on the ranks that take part; the verdict (rank 0's
+     * checks and every rank's allocation) goes to every rank. */
+    const int taking_part = wrank == 0 || my_pair >= 0;
+    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+    const size_t bytes = largest > 0 ? (size_t)largest : 1;
+    if (taking_part) {
+        long page = sysconf(_SC_PAGESIZE);
+        void *mem = NULL;
+        if (posix_memalign(&mem, page > 0 ? (size_t)page : 4096, bytes) != 0)
+            mem = NULL;
+        st.buf = mem;
+        if (st.buf) /* every page now, so no page faults land in timed loops */
+            memset(st.buf, wrank + 1, bytes);
+    }
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int verdict[2] = {1, st.buf != NULL || !taking_part}; /* rank 0 ok, buffers ok */
+    if (wrank == 0) {
+        if (prov_rc != 0) {
+            snprintf(err, sizeof err, "could not collect provenance (out of memory)");
+            verdict[0] = 0;
+        }
+        mo_timer_probe(&timer);
+        /* Not used by the method; the result format records the CPU speed. */
+        if (verdict[0] && mo_work_calibrate(&work, 1.0, 5) != 0) {
+            snprintf(err, sizeof err, "work loop calibration failed");
+            verdict[0] = 0;
+        }
+        work.nwarnings = 0; /* about a loop this method does not use */
+        mo_machine_key(st.machine_key, sizeof st.machine_key);
+        mo_toolchain_key(prov.mpi_library_version, st.toolchain_key, sizeof st.toolchain_key);
+        mo_fingerprint_hex(st.machine_key, st.machine_fp);
+        mo_fingerprint_hex(st.toolchain_key, st.toolchain_fp);
+        if (verdict[0]) {
+            if (cand[0] == INT_MAX)
+                mo_result_warn(&doc, "no other rank shares rank 0's node: no intra-node pair was measured");
+            else
+                warn_if_unbound(&doc, &prov, cand[0]);
+        }
+        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdict[0] = 0;
+    }
+    MPI_Request req;
+    MPI_Iallreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+    quiet_wait(&req);
+    if (!verdict[0] || !verdict[1]) {
+        if (verdict[0])
+            snprintf(err, sizeof err, "cannot allocate %zu-byte message buffers on every rank", bytes);
+        for (int k = 0; k < st.npairs; k++)
+            if (st.pairs[k].comm != MPI_COMM_NULL)
+                MPI_Comm_free(&st.pairs[k].comm);
+        free_state(&st);
+        mo_provenance_free(&prov);
+        mo_options_free(&opts);
+        return finish(wrank, 2, err);
+    }
+
+    int status = 0;
+    if (wrank == 0) {
+        int total = st.npairs * (int)params.passes * (int)opts.sizes.n, done = 0;
+        bool time_up = false, oom = false;
+        for (int k = 0; k < st.npairs; k++) {
+            /* A pair cut short still gets its quit command, so its peer leaves. */
+            int r = time_up || oom ? 1 : measure_pair(&st, &st.pairs[k], &doc, &done, total);
+            if (time_up || oom) {
+                pp_cmd quit = {CMD_QUIT, 0, 0};
+                MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, st.pairs[k].comm);
+            }
+            time_up = time_up || r == 1;
+            oom = oom || r < 0;
+        }
+        if (oom) {
+            fprintf(stderr, "mo_" BENCH ": error: out of memory\n");
+            status = -1;
+        } else {
+            if (time_up)
+                mo_result_warn(&doc, "time limit of %g s reached: made %d of %d (pair, pass, size) visits",
+                               opts.time_limit_s, done, total);
+            if (mo_result_write(&doc, "complete", write_results, &st, err, sizeof err) != 0) {
+                fprintf(stderr, "mo_" BENCH ": error: %s\n", err);
+                status = -1;
+            }
+        }
+        if (opts.verbose)
+            printf("mo_" BENCH ": done in %.1f s\n", elapsed_s(&st));
+    } else if (my_pair >= 0) {
+        serve(&st, &st.pairs[my_pair]);
+    }
+    quiet_barrier(MPI_COMM_WORLD);
+    for (int k = 0; k < st.npairs; k++)
+        if (st.pairs[k].comm != MPI_COMM_NULL)
+            MPI_Comm_free(&st.pairs[k].comm);
+    free_state(&st);
+    mo_result_free(&doc);
+    mo_provenance_free(&prov);
+    mo_options_free(&opts);
+    MPI_Finalize();
+    return status == 0 ? 0 : 1;
+}

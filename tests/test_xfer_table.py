@@ -1,0 +1,252 @@
+"""The transfer-time table file: format round trip, interpolation and extrapolation,
+refusal of unknown versions and of tables made for another machine or toolchain, and the
+CLI's one-line errors for bad calibrate input (no MPI needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cli_helpers import run_cli
+from mpi_overlap.errors import UserError
+from mpi_overlap.xfer_table import (
+    OVERRIDE_HINT,
+    XferTable,
+    check_fits,
+    format_table,
+    interpolate,
+    parse_table,
+    read_table,
+    table_path,
+    write_table,
+)
+
+MACHINE_FP, TOOLCHAIN_FP = "8ed7a84a831c0023", "84c572b3ef7e2a15"
+MACHINE_KEY = "cpu=AMD EPYC;ncpu=2"
+TOOLCHAIN_KEY = "MPICH Version: 5.0.2 MPICH Release date: Fri Sep 25 2026"
+
+
+def _size(nbytes: int, t: float | None) -> dict:
+    return {"bytes": nbytes, "one_way_s": t, "samples": 5, "iterations": 10, "min_s": t,
+            "mean_s": t, "max_s": t, "ci_lo_s": t, "ci_hi_s": t, "samples_s": []}
+
+
+def _result(inter: bool = False) -> dict:
+    pairs = [{"class": "intra", "ranks": [0, 1], "hosts": ["a", "a"], "complete": True,
+              "sizes": [_size(0, 2.875e-7), _size(1, 2.9e-7), _size(1024, 1.0e-6),
+                        _size(1 << 20, 1.2e-4), _size(2048, None)]}]
+    if inter:
+        pairs.append({"class": "inter", "ranks": [0, 2], "hosts": ["a", "b"], "complete": True,
+                      "sizes": [_size(0, 1.2e-6), _size(1 << 20, 9.0e-5)]})
+    return {
+        "benchmark": "pingpong",
+        "provenance": {"ranks": 4 if inter else 2},
+        "results": {"pairs": pairs, "ranks": 4 if inter else 2, "nodes": 2 if inter else 1,
+                    "machine_key": MACHINE_KEY, "machine_fp": MACHINE_FP,
+                    "toolchain_key": TOOLCHAIN_KEY, "toolchain_fp": TOOLCHAIN_FP},
+    }
+
+
+def _table(points: dict[str, list[tuple[int, float]]]) -> XferTable:
+    return XferTable(machine_fp=MACHINE_FP, machine_key=MACHINE_KEY, toolchain_fp=TOOLCHAIN_FP,
+                     toolchain_key=TOOLCHAIN_KEY, toolchain_name="mpich", ranks=2, nodes=1,
+                     created="2026-01-01T00:00:00Z", points=points)
+
+
+# ----- format -----------------------------------------------------------------------------
+
+def test_format_is_the_documented_one() -> None:
+    text = format_table(_result(), "mpich", created="2026-01-01T00:00:00Z")
+    assert text.splitlines() == [
+        "mpi-overlap-xfer-table 1",
+        "created 2026-01-01T00:00:00Z",
+        f"machine {MACHINE_FP} {MACHINE_KEY}",
+        f"toolchain {TOOLCHAIN_FP} {TOOLCHAIN_KEY}",
+        "toolchain_name mpich",
+        "ranks 2 nodes 1",
+        "# class bytes seconds",
+        "intra 0 2.875e-07",
+        "intra 1 2.9e-07",
+        "intra 1024 1e-06",
+        "intra 1048576 0.00012",
+    ]  # the size without a median (2048) is left out
+
+
+@pytest.mark.parametrize("inter", [False, True])
+def test_round_trip(tmp_path: Path, inter: bool) -> None:
+    path = write_table(tmp_path / "sub" / "t.table", _result(inter), "mpich")
+    table = read_table(path)
+    assert table.path == path
+    assert (table.machine_fp, table.machine_key) == (MACHINE_FP, MACHINE_KEY)
+    assert (table.toolchain_fp, table.toolchain_key) == (TOOLCHAIN_FP, TOOLCHAIN_KEY)
+    assert table.toolchain_name == "mpich" and table.version == 1
+    assert (table.ranks, table.nodes) == ((4, 2) if inter else (2, 1))
+    assert table.created.endswith("Z")
+    assert table.points["intra"] == [(0, 2.875e-7), (1, 2.9e-7), (1024, 1e-6), (1 << 20, 1.2e-4)]
+    assert table.classes == (["intra", "inter"] if inter else ["intra"])
+    if inter:
+        assert table.points["inter"] == [(0, 1.2e-6), (1 << 20, 9.0e-5)]
+        assert table.lookup(0, "inter") == 1.2e-6
+    else:
+        with pytest.raises(UserError, match="no inter-node points"):
+            table.lookup(0, "inter")
+    assert not list(tmp_path.glob("sub/*.table.*")), "no temporary file left behind"
+
+
+def test_comments_and_blank_lines_are_ignored() -> None:
+    text = format_table(_result(), "mpich").replace("intra 1 ", "\n# note\nintra 1 ")
+    assert parse_table(text).points["intra"][1] == (1, 2.9e-7)
+
+
+def test_table_path_is_in_the_state_dir(isolated_home: Path) -> None:
+    assert table_path("openmpi", MACHINE_FP, TOOLCHAIN_FP) == (
+        isolated_home / "xfer-tables" / f"openmpi-{MACHINE_FP}-{TOOLCHAIN_FP}.table")
+
+
+def test_a_result_without_points_is_refused() -> None:
+    res = _result()
+    res["results"]["pairs"][0]["sizes"] = [_size(0, None)]
+    with pytest.raises(UserError, match="no measured sizes"):
+        format_table(res, "mpich")
+
+
+# ----- lookup -----------------------------------------------------------------------------
+
+def test_interpolation_and_extrapolation() -> None:
+    table = _table({"intra": [(64, 1e-6), (1024, 2e-6), (2048, 4e-6)]})
+    assert table.lookup(0) == 1e-6  # below the first point: its time
+    assert table.lookup(64) == 1e-6
+    assert table.lookup(544) == pytest.approx(1.5e-6)
+    assert table.lookup(1024) == 2e-6
+    assert table.lookup(1536) == pytest.approx(3e-6)
+    assert table.lookup(2048) == 4e-6
+    assert table.lookup(4096) == pytest.approx(8e-6)  # last segment's slope, 2e-6 per KiB
+    assert _table({"intra": [(0, 5e-7)]}).lookup(1 << 30) == 5e-7  # one point: constant
+    # A falling last segment is not continued downwards.
+    assert _table({"intra": [(0, 2e-6), (1024, 1e-6)]}).lookup(1 << 20) == 1e-6
+    with pytest.raises(ValueError):
+        table.lookup(-1)
+
+
+@st.composite
+def _monotone_points(draw) -> list[tuple[int, float]]:
+    sizes = sorted(draw(st.sets(st.integers(0, 1 << 30), min_size=1, max_size=30)))
+    steps = draw(st.lists(st.floats(0, 1e-3, allow_nan=False), min_size=len(sizes),
+                          max_size=len(sizes)))
+    t, points = draw(st.floats(0, 1e-4, allow_nan=False)), []
+    for nbytes, step in zip(sizes, steps, strict=True):
+        t += step
+        points.append((nbytes, t))
+    return points
+
+
+@given(_monotone_points(), st.integers(0, 1 << 32), st.integers(0, 1 << 32))
+def test_lookup_is_monotone_when_the_points_are(points, a: int, b: int) -> None:
+    lo, hi = sorted((a, b))
+    t_lo, t_hi = interpolate(points, lo), interpolate(points, hi)
+    assert t_lo >= 0
+    assert t_lo <= t_hi * (1 + 1e-12) + 1e-300, (lo, hi, t_lo, t_hi)
+    for nbytes, t in points:  # and it passes through every point
+        assert interpolate(points, nbytes) == t
+
+
+# ----- refusals ---------------------------------------------------------------------------
+
+def _one_line(err: UserError) -> str:
+    text = str(err)
+    assert "\n" not in text
+    return text
+
+
+def test_unknown_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.table"
+    path.write_text(format_table(_result(), "mpich").replace("xfer-table 1", "xfer-table 2", 1))
+    with pytest.raises(UserError) as err:
+        read_table(path)
+    msg = _one_line(err.value)
+    assert "version 2" in msg and "version 1" in msg and str(path) in msg
+    assert "mpi-overlap calibrate" in msg
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        (lambda t: "hello\n", "is not a transfer-time table"),
+        (lambda t: "", "is not a transfer-time table"),
+        (lambda t: t.replace("intra 1 2.9e-07", "intra 0 2.9e-07"),
+         "line 9: intra sizes must increase"),
+        (lambda t: t.replace("intra 1 2.9e-07", "intra x 2.9e-07"), "line 9: expected 'intra"),
+        (lambda t: t.replace("intra 1 2.9e-07", "intra 1 -2"), "line 9: bytes and seconds"),
+        (lambda t: t.replace("intra 1 2.9e-07", "extra 1 2"), "line 9: unknown line 'extra'"),
+        (lambda t: t.replace(f"machine {MACHINE_FP}", "machine xyz"), "fingerprint"),
+        (lambda t: t.replace("toolchain_name mpich\n", ""), "missing toolchain_name"),
+        (lambda t: t.replace("ranks 2 nodes 1", "ranks 2"), "ranks <n> nodes <m>"),
+        (lambda t: "\n".join(t.splitlines()[:7]) + "\n", "no points"),
+    ],
+)
+def test_malformed_tables_are_refused(tmp_path: Path, change, fragment: str) -> None:
+    path = tmp_path / "t.table"
+    path.write_text(change(format_table(_result(), "mpich")))
+    with pytest.raises(UserError) as err:
+        read_table(path)
+    assert fragment in _one_line(err.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="no such file"):
+        read_table(tmp_path / "nope.table")
+
+
+def test_fitting_table_passes() -> None:
+    check_fits(_table({"intra": [(0, 1e-6)]}), MACHINE_FP, TOOLCHAIN_FP)
+
+
+def test_other_machine_is_refused_naming_both_sides_and_the_override() -> None:
+    table = _table({"intra": [(0, 1e-6)]})
+    table.path = Path("/x/mpich.table")
+    with pytest.raises(UserError) as err:
+        check_fits(table, "0123456789abcdef", TOOLCHAIN_FP, machine_key="cpu=Other;ncpu=8")
+    msg = _one_line(err.value)
+    assert "/x/mpich.table" in msg and "another machine:" in msg
+    assert MACHINE_FP in msg and MACHINE_KEY in msg
+    assert "0123456789abcdef" in msg and "cpu=Other;ncpu=8" in msg
+    assert OVERRIDE_HINT in msg and "--table PATH --force-table" in msg
+    assert "toolchain " + TOOLCHAIN_FP not in msg  # only what differs
+
+
+def test_other_toolchain_and_machine_are_both_named() -> None:
+    table = _table({"intra": [(0, 1e-6)]})
+    with pytest.raises(UserError) as err:
+        check_fits(table, "0123456789abcdef", "fedcba9876543210",
+                   toolchain_key="Open MPI v5.0.11")
+    msg = _one_line(err.value)
+    assert "another machine and toolchain" in msg
+    assert TOOLCHAIN_FP in msg and TOOLCHAIN_KEY in msg
+    assert "fedcba9876543210 (Open MPI v5.0.11)" in msg
+    assert "0123456789abcdef" in msg and OVERRIDE_HINT in msg
+
+
+# ----- CLI input errors (before anything is built) ----------------------------------------
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--mpi", "nosuch"], "unknown toolchain 'nosuch'"),
+        (["--sizes", "1kb"], "invalid message size"),
+        (["--sizes", "4g"], "exceeds the largest MPI count"),
+        (["-n", "1"], "at least 2 ranks"),
+        (["--timeout", "0"], "--timeout must be positive"),
+        (["--launcher", "no-such-launcher"], "not found"),
+    ],
+)
+def test_calibrate_bad_input_one_line(args: list[str], fragment: str, tmp_path: Path) -> None:
+    proc = run_cli("calibrate", *args, env={"MPI_OVERLAP_HOME": str(tmp_path / "state")},
+                   timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("mpi-overlap: error: "), proc.stderr
+    assert fragment in lines[0]
+    assert not (tmp_path / "state" / "build").exists(), "nothing was built"
