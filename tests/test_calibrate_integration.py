@@ -22,23 +22,13 @@ from mpi_overlap.calibrate import find_or_calibrate
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import result_errors, run_errors
-from mpi_overlap.toolchains import get_toolchain, list_toolchains
+from mpi_overlap.toolchains import get_toolchain
 from mpi_overlap.xfer_table import read_table
+from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi
 
 KIB, MIB = 1 << 10, 1 << 20
-
-
-def _toolchain_params() -> list:
-    present = {tc.name for tc in list_toolchains()}
-    params = []
-    for name in ("mpich", "openmpi", "intel"):
-        marks = [] if name in present else [pytest.mark.skip(
-            reason=f"toolchain '{name}' not added (mpi-overlap toolchain add {name})")]
-        params.append(pytest.param(name, marks=marks, id=name))
-    params += [pytest.param(n, id=n) for n in sorted(present - {"mpich", "openmpi", "intel"})]
-    return params
 
 
 def _mo_fingerprint(name: str) -> dict:
@@ -49,7 +39,7 @@ def _mo_fingerprint(name: str) -> dict:
     return json.loads(out)
 
 
-@pytest.mark.parametrize("toolchain", _toolchain_params())
+@pytest.mark.parametrize("toolchain", toolchain_params())
 def test_calibrate_quick_writes_a_fitting_table(toolchain: str, tmp_path: Path) -> None:
     out = tmp_path / "runs"
     proc = run_cli("calibrate", "--mpi", toolchain, "--quick", "-n", "2", "--out", str(out),

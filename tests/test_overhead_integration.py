@@ -16,33 +16,12 @@ import pytest
 from cli_helpers import run_cli
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors, run_errors
-from mpi_overlap.toolchains import list_toolchains
+from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi
 
 QUICK = ["--quick", "--sizes", "0,4k,64k,1M", "-n", "2"]
 EXPECTED_IN_CI = ("mpich", "openmpi")
-
-
-def _present() -> dict[str, str]:
-    return {tc.name: tc.flavor for tc in list_toolchains()}
-
-
-def _toolchain_params() -> list:
-    present = _present()
-    params = []
-    for name in ("mpich", "openmpi", "intel"):
-        marks = [] if name in present else [pytest.mark.skip(
-            reason=f"toolchain '{name}' not added (mpi-overlap toolchain add {name})")]
-        params.append(pytest.param(name, marks=marks, id=name))
-    systems = [n for n, _ in present.items() if n not in ("mpich", "openmpi", "intel")]
-    if systems:
-        params += [pytest.param(n, id=n) for n in systems]
-    else:
-        params.append(pytest.param("system", id="system", marks=pytest.mark.skip(
-            reason="no system MPI registered (apt-get install libopenmpi-dev openmpi-bin; "
-                   "mpi-overlap toolchain add system --mpicc /usr/bin/mpicc)")))
-    return params
 
 
 def _bench(tmp_path: Path, *args: str) -> tuple[object, Path]:
@@ -57,7 +36,7 @@ def _sizes(run) -> list[tuple[str, dict]]:
     return [(d["direction"], s) for d in run.analysis["directions"] for s in d["sizes"]]
 
 
-@pytest.mark.parametrize("toolchain", _toolchain_params())
+@pytest.mark.parametrize("toolchain", toolchain_params())
 def test_overhead_runs_and_validates(toolchain: str, tmp_path: Path) -> None:
     proc, run_dir = _bench(tmp_path, "--mpi", toolchain, *QUICK)
     assert proc.returncode == 0, proc.stderr[-2000:]
