@@ -1,0 +1,716 @@
+"""Analysis of a profile run: the per-rank profiles of result.json merged across ranks.
+
+Input: the profile-run-v1 document `mpi-overlap profile` collects (one profile-rank-v1
+document per rank). Output: schemas/analysis-profile-v1.schema.json. Pure: no I/O.
+
+Measures follow the source's §2.2–2.3 (seed 000): per rank the data transfer time
+(`xfer_s`), the minimum and maximum overlapped transfer time (`min_s`, `max_s`), user
+computation time (`comp_s`) and MPI call time (`call_s`); derived here:
+
+* non-overlapped time `nonoverlap_s = xfer_s − max_s`: the least transfer time that was
+  *not* overlapped with computation (§2.3, item 1), clamped at 0 against rounding;
+* the overlap range `min_pct`–`max_pct` = 100·min/xfer – 100·max/xfer (null when
+  xfer = 0);
+* the MPI share `mpi_share_pct` = 100·call/(call + comp) (null when both are 0).
+
+Job figures are sums over the ranks that reported data (percentages of the sums, so a
+rank weighs by its transfer time); across-rank statistics give min / median / max and
+which rank is which; rankings of regions, posting functions and size bins are summed
+over ranks and ordered by the non-overlapped time they lose. Counters that mean a
+transfer was not attributed precisely are listed with their meaning, and the findings
+are sentences computed from the numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..sizes import format_size
+
+SCHEMA = "mpi-overlap/analysis"
+SCHEMA_VERSION = 1
+BENCHMARK = "profile"
+
+# Per-rank measures that get min / median / max across ranks.
+RANK_MEASURES = (
+    "transfers",
+    "xfer_s",
+    "min_s",
+    "max_s",
+    "nonoverlap_s",
+    "comp_s",
+    "call_s",
+    "min_pct",
+    "max_pct",
+    "mpi_share_pct",
+)
+CASES = ("in-call", "across-calls", "begin-only", "end-only")
+# A rank with this status has no measurements (profiling was refused).
+NO_DATA_STATUS = "disabled"
+PARTIAL_STATUS = ("incomplete", "running")
+# Counters that are bookkeeping, not attribution problems.
+BOOKKEEPING = ("events", "flushes", "outstanding_peak")
+# Counters whose value is a peak, merged by max rather than summed.
+PEAK_COUNTERS = ("outstanding_peak",)
+# Cases and counters that mean some transfer time was not attributed precisely.
+UNATTRIBUTED: dict[str, str] = {
+    "begin-only": "transfers whose completion was never observed (freed, handle reused or "
+    "still open at the end): counted with min 0 and max = their full transfer time",
+    "end-only": "completions whose start was never observed (e.g. posted while monitoring "
+    "was off or by an unwrapped call): counted with min 0 and max = full transfer time, "
+    "under the completing function",
+    "handle_reused": "a request handle came back for a new request while its transfer was "
+    "still open: the old transfer was closed as begin-only",
+    "freed_active": "MPI_Request_free on an active request: its transfer was closed as "
+    "begin-only (its end cannot be observed)",
+    "start_unknown": "MPI_Start of a persistent request whose creation was not seen: that "
+    "transfer is in no measure",
+    "free_unknown": "MPI_Request_free of a request the profiler did not know: nothing was "
+    "closed, a transfer may have been missed",
+    "unfinished": "transfers still open when the program ended: closed as begin-only",
+    "region_mismatch": "a region ended that was not the innermost open one: region "
+    "attribution near it may be off",
+    "region_overflow": "regions nested deeper than 64 levels: deeper levels were attributed "
+    "to the 64th",
+    "table_extrapolated": "message sizes outside the transfer-time table: their transfer "
+    "time was extrapolated",
+    "xfer_exceeds_span": "the table's transfer time exceeded the whole time between begin "
+    "and end: the minimum bound was cut to the maximum (the table overstates these)",
+    "out_of_memory": "the profiler could not allocate request tracking: some transfers were "
+    "not tracked",
+    "unmonitored_transfers": "transfers while monitoring was off (MPI_Pcontrol(0)): in no measure",
+    "nested_calls": "MPI calls made from inside another MPI call: their time counts to the "
+    "outer call",
+}
+# Non-zero counters that are worth a line but change no measure.
+INFO_COUNTERS: dict[str, str] = {
+    "cancelled": "cancelled requests: not counted as transfers",
+    "proc_null": "requests to MPI_PROC_NULL: they move no data and are not transfers",
+    "inactive_completions": "completions of persistent requests that were not started: "
+    "nothing to close",
+}
+# Per-rank non-overlapped times within this relative spread are called even.
+EVEN_SPREAD = 0.05
+# Relative slack for "min ≤ max ≤ xfer" checks on sums of floating-point numbers.
+REL_TOL = 1e-9
+
+
+# ---------------------------------------------------------------- small helpers
+
+
+def num(value: Any) -> float:
+    """A finite float; anything else (null, NaN, a string) counts as 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    return float(value) if math.isfinite(value) else 0.0
+
+
+def pct(part: float, whole: float) -> float | None:
+    """100·part/whole clipped to [0, 100]; None when whole is not positive."""
+    if whole <= 0:
+        return None
+    return min(100.0, max(0.0, 100.0 * part / whole))
+
+
+def share(part: float, whole: float) -> float | None:
+    """100·part/whole, not clipped (shares of a positive total); None when whole ≤ 0."""
+    return None if whole <= 0 else 100.0 * part / whole
+
+
+def overlap_pcts(xfer: float, lo: float, hi: float) -> tuple[float | None, float | None]:
+    """(min %, max %) of transfer time, ordered min ≤ max ≤ 100; (None, None) when xfer = 0."""
+    max_pct = pct(hi, xfer)
+    min_pct = pct(lo, xfer)
+    if max_pct is None or min_pct is None:
+        return None, None
+    return min(min_pct, max_pct), max_pct
+
+
+def fmt_time(seconds: float | None) -> str:
+    """A duration with three significant digits and a unit: 2.03 ms, 850 µs, 12.4 s."""
+    if seconds is None:
+        return "—"
+    mag = abs(seconds)
+    if mag == 0:
+        return "0 s"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if mag >= scale:
+            return f"{_sig3(seconds / scale)} {unit}"
+    return f"{_sig3(seconds / 1e-9)} ns"
+
+
+def _sig3(x: float) -> str:
+    mag = abs(x)
+    return f"{x:.0f}" if mag >= 100 else f"{x:.1f}" if mag >= 10 else f"{x:.2f}"
+
+
+def fmt_pct(value: float | None) -> str:
+    """A percentage for sentences: '12 %', '0.4 %', '—'."""
+    if value is None:
+        return "—"
+    return f"{value:.0f} %" if value >= 10 or value == 0 else f"{value:.1f} %"
+
+
+def pct_range(lo: float | None, hi: float | None) -> str:
+    """'12 %–85 %', or '0 %' when both ends print the same."""
+    a, b = fmt_pct(lo), fmt_pct(hi)
+    return a if a == b else f"{a}–{b}"
+
+
+def bin_label(lo: int, hi: int | None) -> str:
+    """'1 MiB–2 MiB', '≥ 1 GiB' for the open last bin, '0 B' for the [0, 1) bin."""
+    if hi is None:
+        return f"≥ {format_size(lo)}"
+    if lo == 0 and hi == 1:
+        return "0 B"
+    return f"{format_size(lo)}–{format_size(hi)}"
+
+
+def rank_list(ranks: Iterable[int]) -> str:
+    """'0-3,7' for sorted ranks."""
+    xs = sorted(set(ranks))
+    out: list[str] = []
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+# ---------------------------------------------------------------- accumulation
+
+
+def _measures(entry: dict[str, Any]) -> dict[str, float]:
+    """The transfer measures of one profile cell; nonoverlap is recomputed as xfer − max."""
+    xfer, lo, hi = num(entry.get("xfer_s")), num(entry.get("min_s")), num(entry.get("max_s"))
+    return {
+        "transfers": int(num(entry.get("transfers"))),
+        "xfer_s": xfer,
+        "min_s": lo,
+        "max_s": hi,
+        "nonoverlap_s": max(0.0, xfer - hi),
+    }
+
+
+class _Acc:
+    """Sums of one ranking entry over ranks, remembering each rank's non-overlapped time."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, float] = {
+            "transfers": 0,
+            "xfer_s": 0.0,
+            "min_s": 0.0,
+            "max_s": 0.0,
+            "nonoverlap_s": 0.0,
+        }
+        self.extra: dict[str, float] = {}
+        self.by_rank: dict[int, float] = {}
+
+    def add(self, rank: int, entry: dict[str, Any], extra: tuple[str, ...] = ()) -> None:
+        m = _measures(entry)
+        for key, value in m.items():
+            self.sums[key] += value
+        for key in extra:
+            self.extra[key] = self.extra.get(key, 0.0) + num(entry.get(key))
+        self.by_rank[rank] = self.by_rank.get(rank, 0.0) + m["nonoverlap_s"]
+
+    def as_dict(self, total_nonoverlap: float) -> dict[str, Any]:
+        s = self.sums
+        min_pct, max_pct = overlap_pcts(s["xfer_s"], s["min_s"], s["max_s"])
+        worst = None
+        if self.by_rank and max(self.by_rank.values()) > 0:
+            worst = min(self.by_rank, key=lambda r: (-self.by_rank[r], r))
+        return {
+            "transfers": int(s["transfers"]),
+            "xfer_s": s["xfer_s"],
+            "min_s": s["min_s"],
+            "max_s": s["max_s"],
+            "nonoverlap_s": s["nonoverlap_s"],
+            "min_pct": min_pct,
+            "max_pct": max_pct,
+            "share_pct": share(s["nonoverlap_s"], total_nonoverlap),
+            "ranks": len(self.by_rank),
+            "worst_rank": worst,
+        }
+
+
+def _ranking(
+    accs: dict[Any, _Acc],
+    describe: Callable[[Any, _Acc], dict[str, Any]],
+    tiebreak: Callable[[Any], Any],
+) -> list[dict[str, Any]]:
+    """Entries sorted by non-overlapped time lost (desc), then transfer time (desc).
+
+    Shares are of the ranking's own total, so they add up to 100 % whenever it is > 0.
+    """
+    total = sum(a.sums["nonoverlap_s"] for a in accs.values())
+    order = sorted(
+        accs,
+        key=lambda k: (-accs[k].sums["nonoverlap_s"], -accs[k].sums["xfer_s"], tiebreak(k)),
+    )
+    return [{**describe(k, accs[k]), **accs[k].as_dict(total)} for k in order]
+
+
+# ---------------------------------------------------------------- per rank
+
+
+def _rank_entry(doc: dict[str, Any]) -> dict[str, Any]:
+    prof = doc.get("profile") or {}
+    totals = prof.get("totals") or {}
+    m = _measures(totals)
+    comp, call = num(totals.get("comp_s")), num(totals.get("call_s"))
+    min_pct, max_pct = overlap_pcts(m["xfer_s"], m["min_s"], m["max_s"])
+    wall = doc.get("wall_s")
+    return {
+        "rank": int(doc.get("rank", -1)),
+        "status": str(doc.get("status", "unknown")),
+        "reason": doc.get("reason"),
+        "host": doc.get("host"),
+        "wall_s": float(wall) if isinstance(wall, (int, float)) else None,
+        "in_totals": doc.get("status") != NO_DATA_STATUS,
+        **m,
+        "comp_s": comp,
+        "call_s": call,
+        "min_pct": min_pct,
+        "max_pct": max_pct,
+        "nonoverlap_pct": pct(m["nonoverlap_s"], m["xfer_s"]),
+        "mpi_share_pct": pct(call, call + comp),
+    }
+
+
+def _consistency(doc: dict[str, Any]) -> list[str]:
+    """Warnings for totals that break min ≤ max ≤ xfer (more than rounding)."""
+    totals = (doc.get("profile") or {}).get("totals") or {}
+    xfer, lo, hi = num(totals.get("xfer_s")), num(totals.get("min_s")), num(totals.get("max_s"))
+    slack = REL_TOL * max(xfer, 1e-300)
+    rank = doc.get("rank")
+    out = []
+    if lo > hi + slack:
+        out.append(f"rank {rank}: min_s {lo:.6g} > max_s {hi:.6g}; min % was cut to max %")
+    if hi > xfer + slack:
+        out.append(f"rank {rank}: max_s {hi:.6g} > xfer_s {xfer:.6g}; max % was cut to 100 %")
+    return out
+
+
+def _across(ranks: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """min / median / max of one measure over ranks, and which rank holds min and max.
+
+    Ranks whose value is null (no transfer time for percentages) are left out; ties go
+    to the lowest rank number. Median of an even count is the mean of the middle two.
+    """
+    vals = [(r[key], r["rank"]) for r in ranks if r.get(key) is not None]
+    if not vals:
+        return {
+            "n": 0,
+            "min": None,
+            "min_rank": None,
+            "median": None,
+            "max": None,
+            "max_rank": None,
+        }
+    lo = min(vals, key=lambda v: (v[0], v[1]))
+    hi = min(vals, key=lambda v: (-v[0], v[1]))
+    return {
+        "n": len(vals),
+        "min": lo[0],
+        "min_rank": lo[1],
+        "median": float(statistics.median(v for v, _ in vals)),
+        "max": hi[0],
+        "max_rank": hi[1],
+    }
+
+
+# ---------------------------------------------------------------- counters
+
+
+def _sum_counters(docs: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """Counters summed over ranks (peaks take the max), and which ranks had each non-zero."""
+    total: dict[str, int] = {}
+    where: dict[str, list[int]] = {}
+    for doc in docs:
+        counters = (doc.get("profile") or {}).get("counters") or {}
+        for name, value in counters.items():
+            v = int(num(value))
+            if name in PEAK_COUNTERS:
+                total[name] = max(total.get(name, 0), v)
+            else:
+                total[name] = total.get(name, 0) + v
+            if v:
+                where.setdefault(name, []).append(int(doc.get("rank", -1)))
+    return dict(sorted(total.items())), where
+
+
+def _sum_cases(docs: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, list[int]]]:
+    total = {c: 0 for c in CASES}
+    where: dict[str, list[int]] = {}
+    for doc in docs:
+        for name, value in ((doc.get("profile") or {}).get("cases") or {}).items():
+            v = int(num(value))
+            total[name] = total.get(name, 0) + v
+            if v:
+                where.setdefault(name, []).append(int(doc.get("rank", -1)))
+    return total, where
+
+
+def _notes(
+    counts: dict[str, int],
+    where: dict[str, list[int]],
+    names: Iterable[str],
+    meanings: dict[str, str],
+    source: str,
+) -> list[dict[str, Any]]:
+    out = []
+    for name in names:
+        count = counts.get(name, 0)
+        if count:
+            out.append(
+                {
+                    "name": name,
+                    "source": source,
+                    "count": count,
+                    "ranks": sorted(where.get(name, [])),
+                    "meaning": meanings.get(
+                        name, "counter not known to this analysis version: check docs/profiler.md"
+                    ),
+                }
+            )
+    return out
+
+
+# ---------------------------------------------------------------- findings
+
+
+def _entry_name(entry: dict[str, Any]) -> str:
+    """The name of a ranking entry: a bin's label, a function or a region."""
+    for key in ("label", "fn", "region"):
+        if key in entry:
+            return str(entry[key])
+    return "?"
+
+
+def _findings(doc: dict[str, Any]) -> list[str]:
+    """A few sentences, every number computed from the analysis document."""
+    job, ranks = doc["job"], [r for r in doc["ranks"] if r["in_totals"]]
+    out: list[str] = []
+    if not ranks:
+        return ["No rank reported measurements: there is nothing to characterise."]
+    n = len(ranks)
+    who = f"{n} rank{'s' if n != 1 else ''}"
+    if job["xfer_s"] <= 0:
+        out.append(
+            f"No data transfer time was recorded on {who} ({job['transfers']} transfers): "
+            "overlap percentages are undefined."
+        )
+    else:
+        out.append(
+            f"Overlap between {fmt_pct(job['min_pct'])} and {fmt_pct(job['max_pct'])} of "
+            f"{fmt_time(job['xfer_s'])} transfer time ({job['transfers']} transfers, "
+            f"{who}); at least {fmt_time(job['nonoverlap_s'])} "
+            f"({fmt_pct(job['nonoverlap_pct'])}) was not overlapped with computation."
+        )
+    worst = doc["worst_rank"]
+    if worst is not None and n > 1:
+        across = doc["across_ranks"]["nonoverlap_s"]
+        if across["max"] - across["min"] <= EVEN_SPREAD * across["max"]:
+            lo, hi = fmt_time(across["min"]), fmt_time(across["max"])
+            out.append(
+                "Non-overlapped time is even across ranks: "
+                + (f"{lo} on every rank." if lo == hi else f"{lo} to {hi} per rank.")
+            )
+        else:
+            out.append(
+                f"Worst rank: rank {worst['rank']} with {fmt_time(worst['nonoverlap_s'])} not "
+                f"overlapped ({fmt_pct(worst['share_pct'])} of the job's non-overlapped time; "
+                f"overlap {pct_range(worst['min_pct'], worst['max_pct'])}); "
+                f"per-rank median {fmt_time(across['median'])}, least "
+                f"{fmt_time(across['min'])} on rank {across['min_rank']}."
+            )
+    for key, one, many in (
+        ("bins", "Bin", "Bins"),
+        ("functions", "Transfers posted by", "Transfers posted by"),
+        ("regions", "Region", "Regions"),
+    ):
+        entries = doc["rankings"][key]
+        top = entries[0] if entries else None
+        if top is None or not top["nonoverlap_s"] or (key == "regions" and len(entries) < 2):
+            continue
+        names = [_entry_name(top)] + [
+            _entry_name(e)
+            for e in entries[1:]
+            if top["nonoverlap_s"] - e["nonoverlap_s"] <= REL_TOL * top["nonoverlap_s"]
+        ]
+        each = " each" if len(names) > 1 else ""
+        verb = "loses" if len(names) == 1 and key != "functions" else "lose"
+        who_ = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        out.append(
+            f"{many if len(names) > 1 else one} {who_} {verb} {fmt_pct(top['share_pct'])}{each} "
+            f"of the non-overlapped time ({fmt_time(top['nonoverlap_s'])}{each}"
+            + (
+                ""
+                if len(names) > 1
+                else f"; overlap there {pct_range(top['min_pct'], top['max_pct'])}"
+            )
+            + ")."
+        )
+    mpi = doc["across_ranks"]["mpi_share_pct"]
+    if job["mpi_share_pct"] is not None:
+        spread = ""
+        if n > 1 and mpi["n"]:
+            spread = (
+                f"; per rank {fmt_pct(mpi['min'])} on rank {mpi['min_rank']} to "
+                f"{fmt_pct(mpi['max'])} on rank {mpi['max_rank']}"
+            )
+        out.append(
+            f"MPI calls took {fmt_pct(job['mpi_share_pct'])} of the time spent in MPI calls "
+            f"and computation ({fmt_time(job['call_s'])} of "
+            f"{fmt_time(job['call_s'] + job['comp_s'])}{spread})."
+        )
+    notes = doc["unattributed"]
+    if notes:
+        listed = ", ".join(f"{n_['name']} {n_['count']}" for n_ in notes)
+        out.append(f"Not attributed precisely: {listed} (see the notes).")
+    else:
+        out.append(
+            "Every transfer was attributed precisely: no begin-only or end-only "
+            "transfers and no anomaly counted."
+        )
+    return out
+
+
+# ---------------------------------------------------------------- the document
+
+
+def _bins_by_rank(included: list[dict[str, Any]], rank_ids: list[int]) -> dict[str, Any]:
+    """Per size bin × rank: transfer time and overlap range, for the per-rank plots."""
+    cells: dict[tuple[int, int | None], dict[int, dict[str, float]]] = {}
+    for doc in included:
+        rank = int(doc.get("rank", -1))
+        for entry in (doc.get("profile") or {}).get("by_bin") or []:
+            key = (int(num(entry.get("lo"))), entry.get("hi"))
+            m = _measures(entry)
+            cell = cells.setdefault(key, {}).setdefault(
+                rank, {"xfer_s": 0.0, "min_s": 0.0, "max_s": 0.0, "transfers": 0}
+            )
+            for k in ("xfer_s", "min_s", "max_s", "transfers"):
+                cell[k] += m[k]
+    keys = sorted(cells, key=lambda k: (k[0], math.inf if k[1] is None else k[1]))
+    bins, min_m, max_m, xfer_m, tr_m = [], [], [], [], []
+    for key in keys:
+        bins.append({"lo": key[0], "hi": key[1], "label": bin_label(key[0], key[1])})
+        row_min, row_max, row_x, row_t = [], [], [], []
+        for rank in rank_ids:
+            c = cells[key].get(rank)
+            lo_pct, hi_pct = (
+                overlap_pcts(c["xfer_s"], c["min_s"], c["max_s"]) if c else (None, None)
+            )
+            row_min.append(lo_pct)
+            row_max.append(hi_pct)
+            row_x.append(c["xfer_s"] if c else 0.0)
+            row_t.append(int(c["transfers"]) if c else 0)
+        min_m.append(row_min)
+        max_m.append(row_max)
+        xfer_m.append(row_x)
+        tr_m.append(row_t)
+    return {
+        "ranks": rank_ids,
+        "bins": bins,
+        "min_pct": min_m,
+        "max_pct": max_m,
+        "xfer_s": xfer_m,
+        "transfers": tr_m,
+    }
+
+
+def analyze_profile(result: dict[str, Any]) -> dict[str, Any]:
+    """The analysis document (schemas/analysis-profile-v1.schema.json) of one profile run."""
+    warnings: list[str] = []
+    docs: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for doc in result.get("ranks") or []:
+        rank = int(doc.get("rank", -1))
+        if rank in seen:
+            warnings.append(f"rank {rank} appears twice in result.json: the second is ignored")
+            continue
+        seen.add(rank)
+        docs.append(doc)
+    docs.sort(key=lambda d: int(d.get("rank", -1)))
+    ranks = [_rank_entry(d) for d in docs]
+    included_docs = [d for d in docs if d.get("status") != NO_DATA_STATUS]
+    included = [r for r in ranks if r["in_totals"]]
+    for d in included_docs:
+        warnings.extend(_consistency(d))
+
+    expected = int(num(result.get("ranks_expected"))) or len(docs)
+    missing = sorted(int(r) for r in result.get("missing_ranks") or [])
+    if not docs:
+        warnings.append("no rank wrote a profile: nothing to analyse")
+    if missing:
+        warnings.append(
+            f"ranks {rank_list(missing)} wrote no profile: job figures cover "
+            f"{len(included)} of {expected} ranks"
+        )
+    disabled = [r for r in ranks if not r["in_totals"]]
+    if disabled:
+        warnings.append(
+            f"rank(s) {rank_list(r['rank'] for r in disabled)} disabled "
+            f"({disabled[0]['reason'] or 'no reason given'}): left out of every figure"
+        )
+    for status in PARTIAL_STATUS:
+        these = [r for r in ranks if r["status"] == status]
+        if these:
+            reason = these[0]["reason"] or "the program stopped before MPI_Finalize"
+            warnings.append(
+                f"rank(s) {rank_list(r['rank'] for r in these)} {status} ({reason}): their "
+                "figures cover only the time until their last profile was written"
+            )
+    forced = bool((result.get("table") or {}).get("forced")) or any(
+        bool((d.get("table") or {}).get("forced")) for d in docs
+    )
+    if forced:
+        warnings.append(
+            "the transfer-time table was forced (--force-table): it may describe another "
+            "machine or MPI, and every transfer time and percentage depends on it"
+        )
+
+    sums = {
+        k: sum(r[k] for r in included)
+        for k in ("transfers", "xfer_s", "min_s", "max_s", "nonoverlap_s", "comp_s", "call_s")
+    }
+    job_min_pct, job_max_pct = overlap_pcts(sums["xfer_s"], sums["min_s"], sums["max_s"])
+    job = {
+        "ranks": len(included),
+        **sums,
+        "transfers": int(sums["transfers"]),
+        "min_pct": job_min_pct,
+        "max_pct": job_max_pct,
+        "nonoverlap_pct": pct(sums["nonoverlap_s"], sums["xfer_s"]),
+        "nonoverlap_max_s": max(0.0, sums["xfer_s"] - sums["min_s"]),
+        "mpi_share_pct": pct(sums["call_s"], sums["call_s"] + sums["comp_s"]),
+    }
+    across = {key: _across(included, key) for key in RANK_MEASURES}
+    worst = None
+    if included and sums["nonoverlap_s"] > 0:
+        w = min(included, key=lambda r: (-r["nonoverlap_s"], r["rank"]))
+        worst = {
+            "rank": w["rank"],
+            "nonoverlap_s": w["nonoverlap_s"],
+            "share_pct": pct(w["nonoverlap_s"], sums["nonoverlap_s"]),
+            "min_pct": w["min_pct"],
+            "max_pct": w["max_pct"],
+        }
+
+    regions: dict[str, _Acc] = {}
+    functions: dict[str, _Acc] = {}
+    bins: dict[tuple[int, int | None], _Acc] = {}
+    for d in included_docs:
+        rank = int(d.get("rank", -1))
+        prof = d.get("profile") or {}
+        for e in prof.get("by_region") or []:
+            regions.setdefault(str(e.get("region")), _Acc()).add(rank, e, ("comp_s", "call_s"))
+        for e in prof.get("by_function") or []:
+            functions.setdefault(str(e.get("fn")), _Acc()).add(rank, e, ("calls", "call_s"))
+        for e in prof.get("by_bin") or []:
+            key = (int(num(e.get("lo"))), e.get("hi"))
+            bins.setdefault(key, _Acc()).add(rank, e)
+    total_call = sum(a.extra.get("call_s", 0.0) for a in functions.values())
+    rankings = {
+        "regions": _ranking(
+            regions,
+            lambda k, a: {
+                "region": k,
+                "comp_s": a.extra.get("comp_s", 0.0),
+                "call_s": a.extra.get("call_s", 0.0),
+            },
+            lambda k: k,
+        ),
+        "functions": _ranking(
+            functions,
+            lambda k, a: {
+                "fn": k,
+                "calls": int(a.extra.get("calls", 0)),
+                "call_s": a.extra.get("call_s", 0.0),
+                "call_share_pct": share(a.extra.get("call_s", 0.0), total_call),
+            },
+            lambda k: k,
+        ),
+        "bins": _ranking(
+            bins,
+            lambda k, a: {"lo": k[0], "hi": k[1], "label": bin_label(k[0], k[1])},
+            lambda k: k[0],
+        ),
+    }
+    call_time = sorted(
+        (
+            {
+                "fn": fn,
+                "calls": int(a.extra.get("calls", 0)),
+                "call_s": a.extra.get("call_s", 0.0),
+                "share_pct": share(a.extra.get("call_s", 0.0), total_call),
+            }
+            for fn, a in functions.items()
+        ),
+        key=lambda e: (-e["call_s"], e["fn"]),
+    )
+
+    cases, case_where = _sum_cases(included_docs)
+    counters, counter_where = _sum_counters(included_docs)
+    unknown = sorted(
+        c
+        for c in counters
+        if c not in UNATTRIBUTED and c not in INFO_COUNTERS and c not in BOOKKEEPING
+    )
+    unattributed = _notes(cases, case_where, ("begin-only", "end-only"), UNATTRIBUTED, "case")
+    unattributed += _notes(
+        counters,
+        counter_where,
+        [c for c in UNATTRIBUTED if c not in CASES] + unknown,
+        UNATTRIBUTED,
+        "counter",
+    )
+    info = _notes(counters, counter_where, INFO_COUNTERS, INFO_COUNTERS, "counter")
+
+    complete = (
+        result.get("status") == "complete"
+        and not missing
+        and bool(docs)
+        and all(r["status"] == "complete" for r in ranks)
+    )
+    out: dict[str, Any] = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "benchmark": BENCHMARK,
+        "method": {
+            "name": "overlap-bounds",
+            "source": "seed 000, §2.2–2.3: min/max overlapped transfer time per process",
+            "nonoverlap": "xfer_s − max_s (at least this much transfer time not overlapped)",
+            "percent_of": "xfer_s",
+            "bins": result.get("bins"),
+            "table": result.get("table"),
+        },
+        "status": "complete" if complete else "incomplete",
+        "ranks_expected": expected,
+        "ranks_reported": [r["rank"] for r in ranks],
+        "missing_ranks": missing,
+        "partial_ranks": [r["rank"] for r in ranks if r["status"] in PARTIAL_STATUS],
+        "disabled_ranks": [r["rank"] for r in disabled],
+        "warnings": warnings,
+        "job": job,
+        "ranks": ranks,
+        "across_ranks": across,
+        "worst_rank": worst,
+        "rankings": rankings,
+        "call_time": call_time,
+        "bins_by_rank": _bins_by_rank(included_docs, [r["rank"] for r in included]),
+        "cases": cases,
+        "counters": counters,
+        "unattributed": unattributed,
+        "info_counters": info,
+    }
+    out["findings"] = _findings(out)
+    return out

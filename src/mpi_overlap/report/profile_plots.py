@@ -1,0 +1,337 @@
+"""Profile runs: the report's figures, as inline SVG strings.
+
+In the manner of the source's Figures 17–20 (seed 000, §4: minimum and maximum overlap %
+per message-size range), per run:
+
+(1) overlap % per size bin: one stacked bar per rank inside each bin's group (up to 16
+    ranks); above that, one bar for the whole job per bin with the spread across ranks
+    (min / median / max) of both bounds drawn as whiskers;
+(2) overlap % per rank, with the non-overlapped time per rank below it;
+(3) non-overlapped time by region and by MPI function, horizontal bars.
+
+A bar of 100 % stacks: the minimum bound (overlapped for certain), the gap up to the
+maximum bound (possibly overlapped) and the rest (not overlapped in any case). Figures
+are built with matplotlib's object API (no pyplot, no global state), like
+overhead_plots.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure as MplFigure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from ..rundir import Run
+from .html import Figure, Section
+from .overhead_plots import to_svg
+from .profile_table import analysis_of, is_profile, unique_worst
+
+MANY_RANKS = 16  # above this many ranks, bins show the spread across ranks, not each rank
+LABELLED_RANKS = 8  # up to this many ranks, each bar of a bin carries its rank number
+TOP_ENTRIES = 12  # bars per panel of the non-overlapped time chart
+MIN_COLOUR = "#1b7f3b"  # overlapped for certain (minimum bound)
+MAYBE_COLOUR = "#a8d5b0"  # possibly overlapped (between the bounds)
+LOST_COLOUR = "#e9a39b"  # not overlapped in any case (transfer − maximum)
+WORST_COLOUR = "#b42318"
+NA_COLOUR = "0.55"
+BOUNDS_CAPTION = (
+    "Dark green: overlapped for certain (minimum bound); light green: possibly overlapped "
+    "(up to the maximum bound); red: not overlapped in any case (transfer time − maximum "
+    "bound). Percent of the transfer time of that bar."
+)
+
+
+def _legend_handles() -> list[Patch]:
+    return [
+        Patch(color=MIN_COLOUR, label="overlapped ≥ (min bound)"),
+        Patch(color=MAYBE_COLOUR, label="possibly overlapped (≤ max bound)"),
+        Patch(color=LOST_COLOUR, label="not overlapped (xfer − max)"),
+    ]
+
+
+def time_unit(seconds: float) -> tuple[str, float]:
+    """A unit for an axis whose largest value is `seconds`: ('ms', 1e-3), ..."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return unit, scale
+    return "ns", 1e-9
+
+
+def _stacked(
+    ax: Axes, xs: np.ndarray, lo: list[float | None], hi: list[float | None], width: float
+) -> None:
+    """Stacked 100 % bars of the overlap bounds; a missing value draws no bar."""
+    have = np.array([a is not None and b is not None for a, b in zip(lo, hi, strict=True)])
+    if not have.any():
+        return
+    x = xs[have]
+    mn = np.array([v for v, h in zip(lo, have, strict=True) if h], dtype=float)
+    mx = np.array([v for v, h in zip(hi, have, strict=True) if h], dtype=float)
+    ax.bar(x, mn, width, color=MIN_COLOUR, lw=0)
+    ax.bar(x, mx - mn, width, bottom=mn, color=MAYBE_COLOUR, lw=0)
+    ax.bar(x, 100.0 - mx, width, bottom=mx, color=LOST_COLOUR, lw=0)
+
+
+def _pct_axis(ax: Axes) -> None:
+    ax.set_ylim(0, 100)
+    ax.set_yticks([0, 25, 50, 75, 100])
+    ax.set_ylabel("% of transfer time")
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+# ---------------------------------------------------------------- (1) per size bin
+
+
+def bins_figure(a: dict[str, Any]) -> MplFigure | None:
+    m = a.get("bins_by_rank") or {}
+    bins, ranks = m.get("bins") or [], m.get("ranks") or []
+    if not bins or not ranks:
+        return None
+    nb, nr = len(bins), len(ranks)
+    fig = MplFigure(
+        figsize=(min(14.0, max(8.0, 3.0 + 0.9 * nb + 0.05 * nb * min(nr, MANY_RANKS))), 4.4),
+        layout="constrained",
+    )
+    ax = fig.add_subplot()
+    centres = np.arange(nb, dtype=float)
+    label_ranks = nr <= LABELLED_RANKS and nr > 1
+    if nr <= MANY_RANKS:
+        width = 0.8 / nr
+        minor: list[float] = []
+        for j in range(nr):
+            xs = centres - 0.4 + width * (j + 0.5)
+            minor.extend(xs)
+            _stacked(
+                ax,
+                xs,
+                [row[j] for row in m["min_pct"]],
+                [row[j] for row in m["max_pct"]],
+                width * 0.92,
+            )
+        if label_ranks:  # rank numbers under each bar, bin names below them
+            ax.set_xticks(
+                minor,
+                [str(ranks[j]) for j in range(nr) for _ in range(nb)],
+                minor=True,
+                fontsize=6.5,
+                color="0.35",
+            )
+            ax.tick_params(axis="x", which="minor", length=0, pad=2)
+            ax.tick_params(axis="x", which="major", length=0, pad=13)
+    else:
+        # the job as one bar per bin, and the spread of both bounds across ranks
+        job_bins = {(b["lo"], b["hi"]): b for b in a["rankings"]["bins"]}
+        lo = [job_bins.get((b["lo"], b["hi"]), {}).get("min_pct") for b in bins]
+        hi = [job_bins.get((b["lo"], b["hi"]), {}).get("max_pct") for b in bins]
+        _stacked(ax, centres, lo, hi, 0.5)
+        for key, dx, colour in (("min_pct", -0.3, MIN_COLOUR), ("max_pct", 0.3, "#4f9a5c")):
+            for i, row in enumerate(m[key]):
+                vals = [v for v in row if v is not None]
+                if not vals:
+                    continue
+                med = statistics.median(vals)
+                ax.vlines(centres[i] + dx, min(vals), max(vals), color=colour, lw=1.6)
+                ax.plot([centres[i] + dx], [med], marker="_", ms=9, mew=2, color="black")
+    for i in range(nb):
+        xfer = sum(m["xfer_s"][i])
+        count = sum(m["transfers"][i])
+        unit, scale = time_unit(xfer)
+        ax.text(
+            centres[i],
+            101.5,
+            f"{xfer / scale:.3g} {unit}\n{count:,} tr.",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            color="0.3",
+        )
+    ax.set_xticks(
+        centres,
+        [b["label"] for b in bins],
+        rotation=30 if nb > 6 else 0,
+        ha="right" if nb > 6 else "center",
+        fontsize=8,
+    )
+    ax.set_xlim(-0.6, nb - 0.4)
+    _pct_axis(ax)
+    ax.set_xlabel("message size (bin)")
+    ax.set_title(
+        "Overlap by message size" + (" and rank" if nr <= MANY_RANKS else ""),
+        fontsize=11,
+        loc="left",
+        pad=26,
+    )
+    handles: list[Any] = _legend_handles()
+    if nr > MANY_RANKS:
+        handles += [
+            Line2D([], [], color=MIN_COLOUR, lw=1.6, label="min % across ranks (left)"),
+            Line2D([], [], color="#4f9a5c", lw=1.6, label="max % across ranks (right)"),
+            Line2D(
+                [],
+                [],
+                color="black",
+                marker="_",
+                ms=9,
+                mew=2,
+                ls="none",
+                label="median across ranks",
+            ),
+        ]
+    fig.legend(handles=handles, fontsize=8, loc="outside right upper", frameon=False)
+    return fig
+
+
+# ---------------------------------------------------------------- (2) per rank
+
+
+def ranks_figure(a: dict[str, Any]) -> MplFigure | None:
+    ranks = [r for r in a.get("ranks") or [] if r["in_totals"]]
+    if not ranks:
+        return None
+    n = len(ranks)
+    fig = MplFigure(figsize=(min(14.0, max(8.0, 4.0 + 0.22 * n)), 5.2), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
+    xs = np.arange(n, dtype=float)
+    _stacked(top, xs, [r["min_pct"] for r in ranks], [r["max_pct"] for r in ranks], 0.75)
+    for x, r in zip(xs, ranks, strict=True):
+        if r["min_pct"] is None:
+            top.text(
+                x,
+                3,
+                "no transfers",
+                rotation=90,
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                color=NA_COLOUR,
+            )
+    _pct_axis(top)
+    top.set_title("Overlap per rank", fontsize=11, loc="left")
+    worst = unique_worst(a)
+    lost = np.array([r["nonoverlap_s"] for r in ranks])
+    unit, scale = time_unit(float(lost.max()) if lost.size else 0.0)
+    colours = [WORST_COLOUR if r["rank"] == worst else LOST_COLOUR for r in ranks]
+    bottom.bar(xs, lost / scale, 0.75, color=colours, lw=0)
+    bottom.set_ylabel(f"not overlapped ({unit})")
+    bottom.grid(True, axis="y", alpha=0.3)
+    step = 1 if n <= 32 else 4
+    bottom.set_xticks(xs[::step], [str(r["rank"]) for r in ranks][::step], fontsize=8)
+    bottom.set_xlabel("rank")
+    bottom.set_xlim(-0.6, n - 0.4)
+    handles = _legend_handles()
+    if worst is not None:
+        handles.append(Patch(color=WORST_COLOUR, label=f"worst rank ({worst})"))
+    fig.legend(handles=handles, fontsize=8, loc="outside right upper", frameon=False)
+    return fig
+
+
+# ---------------------------------------------------------------- (3) where time is lost
+
+
+def _lost_panel(
+    ax: Axes, entries: list[dict[str, Any]], name_key: str, title: str, scale: float, unit: str
+) -> None:
+    losing = [e for e in entries if e["nonoverlap_s"] > 0]
+    shown = losing[:TOP_ENTRIES]
+    ys = np.arange(len(shown), dtype=float)
+    values = np.array([e["nonoverlap_s"] for e in shown]) / scale
+    ax.barh(ys, values, 0.7, color=LOST_COLOUR, lw=0)
+    for y, v, e in zip(ys, values, shown, strict=True):
+        share = f" ({e['share_pct']:.0f} %)" if e["share_pct"] is not None else ""
+        ax.text(v, y, f" {v:.3g}{share}", va="center", ha="left", fontsize=7.5, color="0.25")
+    ax.set_yticks(ys, [str(e[name_key]) for e in shown], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, (float(values.max()) if values.size else 1.0) * 1.3)
+    ax.set_xlabel(f"not overlapped, at least ({unit})")
+    ax.grid(True, axis="x", alpha=0.3)
+    rest = len(losing) - len(shown)
+    ax.set_title(
+        title + (f" (top {len(shown)}; {rest} more in the table)" if rest else ""),
+        fontsize=10,
+        loc="left",
+    )
+
+
+def lost_figure(a: dict[str, Any]) -> MplFigure | None:
+    regions = a["rankings"]["regions"]
+    functions = a["rankings"]["functions"]
+    if a["job"]["nonoverlap_s"] <= 0:
+        return None
+    unit, scale = time_unit(max(e["nonoverlap_s"] for e in regions + functions))
+    panels = [(regions, "region", "by region"), (functions, "fn", "by MPI function (posting)")]
+    rows = max(min(TOP_ENTRIES, len([e for e in p[0] if e["nonoverlap_s"] > 0])) for p in panels)
+    fig = MplFigure(figsize=(11, 1.3 + 0.32 * max(rows, 2)), layout="constrained")
+    axes = fig.subplots(1, 2)
+    for ax, (entries, key, title) in zip(axes, panels, strict=True):
+        _lost_panel(ax, entries, key, title, scale, unit)
+    return fig
+
+
+# ---------------------------------------------------------------- sections
+
+
+def _figure(fig: MplFigure | None, key: str, caption: str) -> list[Figure]:
+    return [] if fig is None else [Figure(to_svg(fig, key), caption)]
+
+
+def sections(runs: list[Run]) -> list[Section]:
+    out = []
+    for run in runs:
+        if not is_profile(run):
+            continue
+        a = analysis_of(run)
+        if a is None:
+            continue
+        label = run.label
+        nr = len((a.get("bins_by_rank") or {}).get("ranks") or [])
+        if nr <= MANY_RANKS:
+            per_bin = (
+                f"Each bin holds one bar per rank (rank {_first_rank(a)} on the left"
+                + (", numbered under the bars" if 1 < nr <= LABELLED_RANKS else "")
+                + "); a missing bar: that rank sent or received nothing of that size. "
+            )
+        else:
+            per_bin = (
+                "Bars: the whole job (sums over ranks). Whiskers: range of the "
+                "minimum (left) and maximum (right) bound across ranks, tick at the "
+                "median. "
+            )
+        figures = (
+            _figure(
+                bins_figure(a),
+                f"profile-bins-{label}",
+                per_bin
+                + "Above each bin: its transfer time and transfers, all ranks. "
+                + BOUNDS_CAPTION,
+            )
+            + _figure(
+                ranks_figure(a),
+                f"profile-ranks-{label}",
+                "Top: overlap bounds per rank. Bottom: non-overlapped time per rank (transfer "
+                "time − maximum bound)"
+                + ("" if unique_worst(a) is None else ", the worst rank in dark red")
+                + ". "
+                + BOUNDS_CAPTION,
+            )
+            + _figure(
+                lost_figure(a),
+                f"profile-lost-{label}",
+                "Non-overlapped transfer time (transfer − maximum bound: the least time not "
+                "hidden) summed over ranks, with its share of the job's non-overlapped time; "
+                "functions are those that posted the transfers. Only entries that lose time are "
+                "drawn.",
+            )
+        )
+        if figures:
+            out.append(Section(f"Overlap profile — {label}", None, figures))
+    return out
+
+
+def _first_rank(a: dict[str, Any]) -> int:
+    ranks = (a.get("bins_by_rank") or {}).get("ranks") or [0]
+    return int(ranks[0])

@@ -1,0 +1,541 @@
+"""Profile runs: the cross-rank merge of analysis/profile.py as tables, sentences and JSON.
+
+One set of `Grid`s feeds both the terminal (rich) and the HTML tables, so the two show
+the same figures. Every figure comes from the analysis document (analysis.json; when a
+run has none it is computed here from result.json by the same pure function and the
+summary says so). Times print with their unit, percentages are of transfer time, and a
+missing value prints as "—".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..analysis.profile import analyze_profile, fmt_time, rank_list
+from ..rundir import Run
+from .html import DASH, HtmlTable, Section
+
+BENCHMARK = "profile"
+TERMINAL_RANKS = 16  # above this, the terminal shows the ranks losing most, HTML all
+TERMINAL_TOP = 10  # entries of each ranking in the terminal
+MEANING = (
+    "Overlap min–max %: the lower and upper bound on the share of transfer time that ran "
+    "while the application computed. Not overlapped: transfer time − maximum bound, the "
+    "least time that was certainly not hidden."
+)
+
+
+# ---------------------------------------------------------------- the analysis of a run
+
+
+def analysis_of(run: Run) -> dict[str, Any] | None:
+    """The run's profile analysis; computed from result.json when analysis.json is absent."""
+    if isinstance(run.analysis, dict) and run.analysis.get("benchmark") == BENCHMARK:
+        return run.analysis
+    result = run.result or {}
+    if result.get("schema") == "mpi-overlap/profile-run" and run.analysis is None:
+        return analyze_profile(result)
+    return None
+
+
+def unique_worst(a: dict[str, Any]) -> int | None:
+    """The worst rank when it loses strictly more than every other rank, else None.
+
+    The analysis names the lowest rank on a tie; a highlight would single it out wrongly.
+    """
+    worst = a.get("worst_rank")
+    if worst is None:
+        return None
+    others = [
+        r["nonoverlap_s"]
+        for r in a.get("ranks") or []
+        if r["in_totals"] and r["rank"] != worst["rank"]
+    ]
+    return int(worst["rank"]) if all(v < worst["nonoverlap_s"] for v in others) else None
+
+
+def is_profile(run: Run) -> bool:
+    return run.benchmark == BENCHMARK
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def ftime(value: Any) -> str:
+    return DASH if not isinstance(value, (int, float)) else fmt_time(float(value))
+
+
+def fpct(value: Any) -> str:
+    return DASH if not isinstance(value, (int, float)) else f"{value:.1f}"
+
+
+def frange(lo: Any, hi: Any) -> str:
+    """'29.2–98.5' (percent), '—' when undefined."""
+    if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
+        return DASH
+    return f"{lo:.1f}–{hi:.1f}"
+
+
+def fint(value: Any) -> str:
+    return DASH if not isinstance(value, (int, float)) else f"{int(value):,}"
+
+
+def frank(value: Any) -> str:
+    return DASH if value is None else str(value)
+
+
+# ---------------------------------------------------------------- grids
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A table of formatted cells; `left` marks the text columns (the rest are numbers)."""
+
+    caption: str
+    headers: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    left: tuple[int, ...] = (0,)
+    note: str | None = None
+    footnotes: list[str] = field(default_factory=list)
+    highlight: tuple[int, ...] = ()  # row indices to emphasise (the worst rank)
+
+
+def job_grid(a: dict[str, Any], label: str, *, explain: bool = True) -> Grid:
+    """The job's sums; `explain` adds what the measures mean (HTML says it in the intro)."""
+    job = a["job"]
+    cases = a.get("cases") or {}
+    reported = len(a.get("ranks_reported") or [])
+    rows = [
+        (
+            "ranks",
+            f"{job['ranks']} with data of {a['ranks_expected']} expected "
+            f"({reported} wrote a profile)",
+        ),
+        ("status", a["status"]),
+        ("transfers", fint(job["transfers"])),
+        ("transfer time", ftime(job["xfer_s"])),
+        ("overlap range", f"{frange(job['min_pct'], job['max_pct'])} % of transfer time"),
+        ("overlapped", f"at least {ftime(job['min_s'])}, at most {ftime(job['max_s'])}"),
+        (
+            "not overlapped",
+            f"at least {ftime(job['nonoverlap_s'])} "
+            f"({fpct(job['nonoverlap_pct'])} %), at most "
+            f"{ftime(job['nonoverlap_max_s'])}",
+        ),
+        ("computation time", ftime(job["comp_s"])),
+        (
+            "MPI call time",
+            f"{ftime(job['call_s'])} ({fpct(job['mpi_share_pct'])} % of call + computation)",
+        ),
+        ("cases", ", ".join(f"{k} {fint(v)}" for k, v in cases.items()) or DASH),
+    ]
+    worst = a.get("worst_rank")
+    if worst is not None:
+        ties = sum(
+            1
+            for r in a["ranks"]
+            if r["in_totals"]
+            and r["rank"] != worst["rank"]
+            and r["nonoverlap_s"] >= worst["nonoverlap_s"]
+        )
+        other = f"{ties} other rank{'s lose' if ties != 1 else ' loses'} as much"
+        tied = f"; {other}" if ties else ""
+        rows.append(
+            (
+                "worst rank",
+                f"rank {worst['rank']}: {ftime(worst['nonoverlap_s'])} "
+                f"not overlapped ({fpct(worst['share_pct'])} % of the job's{tied})",
+            )
+        )
+    return Grid(
+        f"{label} — job (sums over ranks)",
+        ("", "value"),
+        rows,
+        left=(0, 1),
+        note=MEANING if explain else None,
+    )
+
+
+ACROSS_ROWS = (
+    ("transfers", "transfers", fint),
+    ("xfer_s", "transfer time", ftime),
+    ("min_pct", "overlap min %", fpct),
+    ("max_pct", "overlap max %", fpct),
+    ("nonoverlap_s", "not overlapped", ftime),
+    ("min_s", "overlapped ≥", ftime),
+    ("max_s", "overlapped ≤", ftime),
+    ("comp_s", "computation", ftime),
+    ("call_s", "MPI call time", ftime),
+    ("mpi_share_pct", "MPI share %", fpct),
+)
+
+
+def across_grid(a: dict[str, Any], label: str) -> Grid:
+    rows = []
+    for key, name, fmt in ACROSS_ROWS:
+        s = a["across_ranks"].get(key) or {}
+        rows.append(
+            (
+                name,
+                fmt(s.get("min")),
+                frank(s.get("min_rank")),
+                fmt(s.get("median")),
+                fmt(s.get("max")),
+                frank(s.get("max_rank")),
+                fint(s.get("n")),
+            )
+        )
+    return Grid(
+        f"{label} — across ranks",
+        ("measure", "min", "rank", "median", "max", "rank", "ranks"),
+        rows,
+        note="Ranks without transfer time have no overlap % and are left out of those rows; "
+        "ties name the lowest rank.",
+    )
+
+
+RANK_HEADERS = (
+    "rank",
+    "status",
+    "transfers",
+    "transfer time",
+    "overlap min %",
+    "overlap max %",
+    "not overlapped",
+    "computation",
+    "MPI call time",
+    "MPI share %",
+)
+
+
+def rank_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
+    ranks = list(a.get("ranks") or [])
+    note = None
+    if limit is not None and len(ranks) > limit:
+        shown = sorted(ranks, key=lambda r: (-r["nonoverlap_s"], r["rank"]))[:limit]
+        note = (
+            f"the {limit} ranks with the most non-overlapped time of {len(ranks)}; "
+            "report.html lists all"
+        )
+        ranks = sorted(shown, key=lambda r: r["rank"])
+    worst = unique_worst(a)
+    rows, highlight = [], []
+    for i, r in enumerate(ranks):
+        status = r["status"] + ("" if r["in_totals"] else " (left out)")
+        rows.append(
+            (
+                str(r["rank"]),
+                status,
+                fint(r["transfers"]),
+                ftime(r["xfer_s"]),
+                fpct(r["min_pct"]),
+                fpct(r["max_pct"]),
+                ftime(r["nonoverlap_s"]),
+                ftime(r["comp_s"]),
+                ftime(r["call_s"]),
+                fpct(r["mpi_share_pct"]),
+            )
+        )
+        if r["rank"] == worst:
+            highlight.append(i)
+    missing = a.get("missing_ranks") or []
+    if missing:
+        extra = f"ranks {rank_list(missing)} wrote no profile"
+        note = f"{note}; {extra}" if note else extra
+    return Grid(
+        f"{label} — per rank",
+        RANK_HEADERS,
+        rows,
+        left=(0, 1),
+        note=note,
+        highlight=tuple(highlight),
+    )
+
+
+RANKING_TITLE = {
+    "bins": "message-size bins",
+    "functions": "MPI functions (posting)",
+    "regions": "regions",
+}
+RANKING_NAME = {"bins": "label", "functions": "fn", "regions": "region"}
+
+
+def ranking_grid(a: dict[str, Any], label: str, key: str, limit: int | None = None) -> Grid:
+    entries = list(a["rankings"].get(key) or [])
+    notes = []
+    if key == "functions":  # calls that posted no transfer have only call time
+        idle = [e["fn"] for e in entries if not e["transfers"]]
+        entries = [e for e in entries if e["transfers"]]
+        if idle:
+            notes.append(f"{len(idle)} functions posted no transfer (see MPI call time)")
+    if limit is not None and len(entries) > limit:
+        notes.insert(0, f"top {limit} of {len(entries)}; report.html lists all")
+        entries = entries[:limit]
+    note = "; ".join(notes) or None
+    rows = [
+        (
+            str(e[RANKING_NAME[key]]),
+            fint(e["transfers"]),
+            ftime(e["xfer_s"]),
+            frange(e["min_pct"], e["max_pct"]),
+            ftime(e["nonoverlap_s"]),
+            fpct(e["share_pct"]),
+            frank(e["worst_rank"]),
+            fint(e["ranks"]),
+        )
+        for e in entries
+    ]
+    return Grid(
+        f"{label} — {RANKING_TITLE[key]} by non-overlapped time",
+        (
+            key[:-1] if key != "bins" else "size",
+            "transfers",
+            "transfer time",
+            "overlap %",
+            "not overlapped",
+            "share %",
+            "worst rank",
+            "ranks",
+        ),
+        rows,
+        note=note,
+    )
+
+
+def call_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
+    entries = list(a.get("call_time") or [])
+    note = None
+    if limit is not None and len(entries) > limit:
+        note = f"top {limit} of {len(entries)}; report.html lists all"
+        entries = entries[:limit]
+    rows = [(e["fn"], fint(e["calls"]), ftime(e["call_s"]), fpct(e["share_pct"])) for e in entries]
+    return Grid(
+        f"{label} — MPI call time by function",
+        ("function", "calls", "call time", "share %"),
+        rows,
+        note=note,
+    )
+
+
+def notes_grid(a: dict[str, Any], label: str) -> Grid:
+    rows = [
+        (n["name"], fint(n["count"]), rank_list(n["ranks"]) or DASH, n["meaning"])
+        for n in (a.get("unattributed") or []) + (a.get("info_counters") or [])
+    ]
+    note = (
+        None
+        if rows
+        else ("none: every transfer was attributed precisely and no anomaly was counted")
+    )
+    return Grid(
+        f"{label} — not attributed precisely / counted",
+        ("what", "count", "ranks", "meaning"),
+        rows,
+        left=(0, 2, 3),
+        note=note,
+    )
+
+
+def run_grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
+    rank_limit = TERMINAL_RANKS if terminal else None
+    top = TERMINAL_TOP if terminal else None
+    grids = [job_grid(a, label, explain=terminal)]
+    if len(a.get("ranks") or []) > 1:
+        grids.append(across_grid(a, label))
+    grids.append(rank_grid(a, label, rank_limit))
+    for key in ("bins", "functions", "regions"):
+        grids.append(ranking_grid(a, label, key, top))
+    grids.append(call_grid(a, label, top))
+    grids.append(notes_grid(a, label))
+    return grids
+
+
+# ---------------------------------------------------------------- comparison across runs
+
+
+def comparison_grid(runs: list[tuple[str, dict[str, Any]]]) -> Grid:
+    rows = []
+    for label, a in runs:
+        job, worst = a["job"], a.get("worst_rank")
+        rows.append(
+            (
+                label,
+                f"{job['ranks']}/{a['ranks_expected']}",
+                ftime(job["xfer_s"]),
+                frange(job["min_pct"], job["max_pct"]),
+                ftime(job["nonoverlap_s"]),
+                frank(worst["rank"] if worst else None),
+                fpct(job["mpi_share_pct"]),
+                a["status"],
+            )
+        )
+    return Grid(
+        "Profile runs side by side",
+        (
+            "run",
+            "ranks",
+            "transfer time",
+            "overlap %",
+            "not overlapped",
+            "worst rank",
+            "MPI share %",
+            "status",
+        ),
+        rows,
+        left=(0, 7),
+    )
+
+
+def _comparable(runs: list[Run]) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for run in runs:
+        a = analysis_of(run) if is_profile(run) else None
+        if a is not None:
+            out.append((run.label, a))
+    return out
+
+
+# ---------------------------------------------------------------- terminal (rich)
+
+
+def rich_table(grid: Grid) -> Table:
+    t = Table(title=grid.caption, title_justify="left", header_style="bold")
+    for i, header in enumerate(grid.headers):
+        wrap = i == len(grid.headers) - 1 and i in grid.left
+        t.add_column(header, justify="left" if i in grid.left else "right", no_wrap=not wrap)
+    for i, row in enumerate(grid.rows):
+        t.add_row(*row, style="bold red" if i in grid.highlight else None)
+    return t
+
+
+def print_grid(grid: Grid, console: Console) -> None:
+    if not grid.rows:  # an empty table says less than its note
+        console.print(Text(grid.caption, style="italic"))
+        console.print(Text(f"  {grid.note or 'nothing to show'}", style="dim"))
+        return
+    console.print(rich_table(grid))
+    if grid.note:
+        console.print(Text(f"  {grid.note}", style="dim"))
+
+
+def print_run(run: Run, console: Console) -> None:
+    a = analysis_of(run)
+    if a is None:
+        console.print(
+            Text("  no profile analysis: result.json missing or not a profile run", style="yellow")
+        )
+        return
+    for grid in run_grids(a, run.label, terminal=True):
+        print_grid(grid, console)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    comp = _comparable(runs)
+    if len(comp) >= 2:
+        print_grid(comparison_grid(comp), console)
+
+
+# ---------------------------------------------------------------- HTML
+
+
+def html_table(grid: Grid) -> HtmlTable:
+    # Highlighting touches only text columns: the page aligns each header like the first
+    # row's cell, and any class but "num" means left.
+    css = [
+        tuple(
+            ("left" + (" v-no-knee" if r in grid.highlight else "")) if i in grid.left else "num"
+            for i in range(len(grid.headers))
+        )
+        for r in range(len(grid.rows))
+    ]
+    return HtmlTable(grid.caption, grid.headers, grid.rows, css, grid.footnotes, grid.note)
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    sections = []
+    comp = _comparable(runs)
+    if len(comp) >= 2:
+        sections.append(
+            Section("Profile runs compared", None, tables=[html_table(comparison_grid(comp))])
+        )
+    for run in runs:
+        if not is_profile(run):
+            continue
+        a = analysis_of(run)
+        if a is None:
+            continue
+        sections.append(
+            Section(
+                f"Overlap tables — {run.label}",
+                MEANING + " Times are sums over ranks unless a table is per rank; the rank "
+                "losing the most non-overlapped time is in red when no other rank loses as "
+                "much.",
+                tables=[html_table(g) for g in run_grids(a, run.label, terminal=False)],
+            )
+        )
+    return sections
+
+
+# ---------------------------------------------------------------- summaries and JSON
+
+
+def extent(run: Run) -> str | None:
+    """What the profiles cover, e.g. 'profiles of 3 of 4 ranks (1 incomplete)'."""
+    a = analysis_of(run)
+    if a is None:
+        return "no rank profiles"
+    parts = []
+    if a["partial_ranks"]:
+        parts.append(f"{len(a['partial_ranks'])} partial")
+    if a["disabled_ranks"]:
+        parts.append(f"{len(a['disabled_ranks'])} disabled")
+    what = f"profiles of {len(a['ranks_reported'])} of {a['ranks_expected']} ranks"
+    return what + (f" ({', '.join(parts)})" if parts else "")
+
+
+def summary(run: Run) -> list[str]:
+    """The analysis's findings, then its warnings; computed from analysis.json."""
+    a = analysis_of(run)
+    if a is None:
+        return ["No profile analysis: result.json is missing or is not a profile run."]
+    out = list(a.get("findings") or [])
+    if run.analysis is None:
+        out.append(
+            "(analysis.json was missing: these figures were computed from result.json "
+            "for this report.)"
+        )
+    out += [f"Warning: {w}." for w in a.get("warnings") or []]
+    return out
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    """The analysis without its per-bin × rank matrices (those are in analysis.json)."""
+    a = analysis_of(run)
+    if a is None:
+        return {"analysis": None}
+    keys = (
+        "method",
+        "status",
+        "ranks_expected",
+        "ranks_reported",
+        "missing_ranks",
+        "partial_ranks",
+        "disabled_ranks",
+        "job",
+        "worst_rank",
+        "across_ranks",
+        "ranks",
+        "rankings",
+        "call_time",
+        "cases",
+        "unattributed",
+        "info_counters",
+        "findings",
+        "warnings",
+    )
+    return {k: a.get(k) for k in keys}
