@@ -15,6 +15,7 @@ int mop_process_init(mop_process *p, const mop_process_config *cfg)
         p->cfg.s_per_tick = 1e-9;
     mop_clock_init(&p->clock);
     p->monitoring = true;
+    p->last_bytes = -1;
     return mop_requests_init(&p->reqs, 64);
 }
 
@@ -62,12 +63,17 @@ static double mop_xfer_time(mop_process *p, int64_t bytes, int32_t peer)
     int cls = MOP_XFER_INTRA;
     if (p->cfg.peer_remote && peer >= 0 && peer < p->cfg.npeers && p->cfg.peer_remote[peer])
         cls = MOP_XFER_INTER;
-    bool extrapolated = false;
-    double s = mop_xfer_table_lookup(p->cfg.table, cls, bytes > 0 ? (uint64_t)bytes : 0,
-                                     &extrapolated);
-    if (extrapolated)
+    if (bytes < 0)
+        bytes = 0;
+    if (bytes != p->last_bytes || cls != p->last_cls) {
+        p->last_xfer_s = mop_xfer_table_lookup(p->cfg.table, cls, (uint64_t)bytes,
+                                               &p->last_extrapolated);
+        p->last_bytes = bytes;
+        p->last_cls = cls;
+    }
+    if (p->last_extrapolated)
         p->counters.table_extrapolated++;
-    return s;
+    return p->last_xfer_s;
 }
 
 static void mop_acc_add(mop_acc *a, const mop_bounds *b)

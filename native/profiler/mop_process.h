@@ -108,6 +108,11 @@ typedef struct mop_process {
     mop_fn_acc fns[MOP_MAX_FN];
     mop_region_acc regions[MOP_MAX_REGIONS];
     mop_counters counters;
+    /* Last table lookup: consecutive transfers mostly have one size. */
+    int64_t last_bytes;
+    int last_cls;
+    double last_xfer_s;
+    bool last_extrapolated;
 } mop_process;
 
 /* Returns 0, or -1 when out of memory. The config's pointers must outlive p. */

@@ -4,6 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct mop_req_queue {
+    size_t head, count, cap;
+    mop_req items[];
+};
+
+/* Appends an empty entry for slot's key; NULL when out of memory. */
+static mop_req *mop_queue_append(mop_req *slot)
+{
+    struct mop_req_queue *q = slot->more;
+    if (!q || q->head + q->count == q->cap) {
+        if (q && q->head > 0) { /* room at the front: compact */
+            memmove(q->items, q->items + q->head, q->count * sizeof q->items[0]);
+            q->head = 0;
+        } else {
+            size_t cap = q ? 2 * q->cap : 8;
+            struct mop_req_queue *nq = realloc(q, sizeof *nq + cap * sizeof nq->items[0]);
+            if (!nq)
+                return NULL;
+            if (!q)
+                nq->head = nq->count = 0;
+            nq->cap = cap;
+            slot->more = q = nq;
+        }
+    }
+    mop_req *e = &q->items[q->head + q->count++];
+    *e = (mop_req){.key = slot->key, .used = true, .peer = -1};
+    return e;
+}
+
 static size_t mop_hash(uint64_t key, size_t mask)
 {
     /* Handles are pointers or small integers with structured bits: mix them
@@ -29,6 +58,9 @@ int mop_requests_init(mop_requests *r, size_t initial_cap)
 
 void mop_requests_free(mop_requests *r)
 {
+    for (size_t i = 0; i < r->cap; i++)
+        if (r->slots[i].used)
+            free(r->slots[i].more);
     free(r->slots);
     memset(r, 0, sizeof *r);
 }
@@ -70,11 +102,15 @@ mop_req *mop_requests_get(mop_requests *r, uint64_t key)
     return slot ? slot : mop_requests_add(r, key);
 }
 
-/* Linear probing puts a new entry after every older one of the same key in
- * its probe run, and backward-shift deletion keeps that order, so lookups
- * meet the oldest first. */
 mop_req *mop_requests_add(mop_requests *r, uint64_t key)
 {
+    mop_req *slot = mop_requests_find(r, key);
+    if (slot) {
+        mop_req *e = mop_queue_append(slot);
+        if (e && ++r->count > r->peak)
+            r->peak = r->count;
+        return e;
+    }
     if (2 * (r->count + 1) > r->cap && mop_requests_grow(r) != 0)
         return NULL;
     size_t mask = r->cap - 1, i = mop_hash(key, mask);
@@ -89,8 +125,18 @@ mop_req *mop_requests_add(mop_requests *r, uint64_t key)
 void mop_requests_remove(mop_requests *r, mop_req *slot)
 {
     size_t mask = r->cap - 1, i = (size_t)(slot - r->slots);
-    r->slots[i].used = false;
+    struct mop_req_queue *q = slot->more;
     r->count--;
+    if (q && q->count > 0) { /* the next request sharing the handle moves up */
+        *slot = q->items[q->head++];
+        slot->more = q;
+        if (--q->count == 0)
+            q->head = 0;
+        return;
+    }
+    free(q);
+    r->slots[i].more = NULL;
+    r->slots[i].used = false;
     /* Backward-shift: pull later members of the probe run into the hole so
      * lookups never need tombstones. */
     for (size_t j = (i + 1) & mask; r->slots[j].used; j = (j + 1) & mask) {
@@ -116,9 +162,14 @@ uint64_t *mop_requests_active_keys(const mop_requests *r, size_t *n)
     *n = 0;
     if (!keys)
         return NULL;
-    for (size_t i = 0; i < r->cap; i++)
-        if (r->slots[i].used && (r->slots[i].flags & MOP_REQ_ACTIVE))
-            keys[(*n)++] = r->slots[i].key;
+    for (size_t i = 0; i < r->cap; i++) {
+        const mop_req *s = &r->slots[i];
+        if (!s->used || !(s->flags & MOP_REQ_ACTIVE))
+            continue;
+        keys[(*n)++] = s->key;
+        for (size_t k = 0; s->more && k < s->more->count; k++)
+            keys[(*n)++] = s->key;
+    }
     qsort(keys, *n, sizeof *keys, mop_cmp_u64);
     return keys;
 }

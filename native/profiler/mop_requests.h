@@ -18,8 +18,11 @@ enum {
     MOP_REQ_MONITORED = 1u << 2,  /* the transfer began while monitoring was on */
 };
 
+struct mop_req_queue;
+
 typedef struct mop_req {
     uint64_t key;
+    struct mop_req_queue *more; /* later entries sharing this handle, oldest first */
     mop_mark begin;
     int64_t bytes;    /* posted size (a receive's capacity) */
     int32_t peer;     /* world rank, -1 unknown */
@@ -46,14 +49,19 @@ mop_req *mop_requests_find(mop_requests *r, uint64_t key);
  * NULL when out of memory. Pointers are valid until the next insert/remove. */
 mop_req *mop_requests_get(mop_requests *r, uint64_t key);
 
-/* Always inserts a new slot, also when key is present: some MPIs hand out one
- * handle for several requests that completed at once (MPICH's pre-completed
- * "lightweight" requests). Entries with one key are found oldest first. */
+/* Always adds a new entry, also when key is present: MPIs hand out one handle
+ * for many requests that completed at once (MPICH's pre-completed
+ * "lightweight" requests, Open MPI's static completed request), so a window
+ * of eager sends all share it. Later entries queue behind the slot's (in
+ * constant time); find returns the oldest. NULL when out of memory. */
 mop_req *mop_requests_add(mop_requests *r, uint64_t key);
 
+/* Removes the oldest entry of slot's key (slot as returned by find): the next
+ * one sharing the handle, if any, takes its place. */
 void mop_requests_remove(mop_requests *r, mop_req *slot);
 
-/* Keys of the active entries, ascending, into a malloc'd array. */
+/* Keys of the active entries, ascending (a shared key once per entry), into a
+ * malloc'd array. */
 uint64_t *mop_requests_active_keys(const mop_requests *r, size_t *n);
 
 #endif

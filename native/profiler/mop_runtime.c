@@ -25,6 +25,7 @@
 #include "mop_output.h"
 #include "mop_process.h"
 #include "mop_regions.h"
+#include "mop_wrap_util.h"
 #include "mop_xfer_table.h"
 
 volatile int mop_active;
@@ -292,11 +293,14 @@ static void mop_node_layout(void)
                 mop_g.peer_remote[r] = leader[r] != my_leader;
         mop_g.cfg.peer_remote = mop_g.peer_remote;
         mop_g.cfg.npeers = mop_g.size;
+        mop_multinode = mop_g.peer_remote != NULL;
     }
     free(leader);
 }
 
-int32_t mop_world_rank(MPI_Comm comm, int peer)
+int mop_multinode;
+
+int32_t mop_world_rank_slow(MPI_Comm comm, int peer)
 {
     if (!mop_g.peer_remote || peer < 0)
         return -1;
