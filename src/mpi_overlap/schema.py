@@ -54,6 +54,8 @@ def errors_against(doc: Any, name: str) -> list[str]:
 def result_errors(doc: dict[str, Any]) -> list[str]:
     if doc.get("schema") == "mpi-overlap/profile-run":
         return errors_against(doc, "profile-run-v1")
+    if doc.get("schema") == "mpi-overlap/profiler-overhead-run":
+        return errors_against(doc, "profiler-overhead-run-v1")
     errors = errors_against(doc, "result-v1")
     bench = doc.get("benchmark")
     if isinstance(bench, str) and (SCHEMA_DIR / f"bench-{bench}-v1.schema.json").is_file():

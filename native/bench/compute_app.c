@@ -1,0 +1,346 @@
+/* compute_app.c - mo_compute_app: a compute-heavy MPI program whose run
+ * time is the figure, for measuring what a tool (the overlap profiler)
+ * adds to an application that mostly computes.
+ *
+ * Every rank runs --iterations iterations of
+ *     work(units)                            ~ --work-ms of calibrated work
+ *     Irecv from left and right neighbour    (ring over MPI_COMM_WORLD)
+ *     Isend to left and right neighbour      (halo of --sizes bytes)
+ *     Waitall(4)
+ *     Allreduce(8 bytes, MPI_DOUBLE, sum)    (a residual, say)
+ * between two barriers; the run time is MPI_Wtime after the second barrier
+ * minus MPI_Wtime after the first, the largest over the ranks.
+ *
+ * The work per iteration is fixed in units, so two launches do exactly the
+ * same computation: with --work-units U every rank does U units; otherwise
+ * rank 0 calibrates the work loop and converts --work-ms (the result records
+ * the units, so later launches can pass them). The program is an ordinary
+ * MPI program and runs the same with or without the overlap profiler. */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "compute-app" /* the result document's "benchmark" */
+#define NAME "compute_app"  /* usage, default output mo_compute_app.json */
+#define PROG "mo_" NAME
+#define DEFAULT_SIZES "1k"
+#define DEFAULT_ITERATIONS 2000
+#define DEFAULT_ITERATIONS_QUICK 400
+#define DEFAULT_WORK_MS 1.5
+#define CALIBRATION_MS 1.0
+#define CALIBRATION_SAMPLES 7
+#define TAG_TO_RIGHT 41
+#define TAG_TO_LEFT 43
+
+/* ---- benchmark-specific options ---------------------------------------- */
+
+typedef struct ca_params {
+    long iterations;
+    double work_ms;
+    long long work_units; /* 0: from --work-ms */
+    bool iterations_set;
+} ca_params;
+
+enum { OPT_ITERATIONS = MO_OPT_BENCH_FIRST, OPT_WORK_MS, OPT_WORK_UNITS };
+
+static const struct option ca_longopts[] = {
+    {"iterations", required_argument, NULL, OPT_ITERATIONS},
+    {"work-ms", required_argument, NULL, OPT_WORK_MS},
+    {"work-units", required_argument, NULL, OPT_WORK_UNITS},
+    {NULL, 0, NULL, 0},
+};
+
+static int ca_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    ca_params *p = ctx;
+    long v = 0;
+    switch (code) {
+    case OPT_ITERATIONS:
+        p->iterations_set = true;
+        return mo_options_parse_long("iterations", arg, 1, 100000000, &p->iterations, err, errlen);
+    case OPT_WORK_MS:
+        if (mo_options_parse_double("work-ms", arg, 0.0, 1e6, &p->work_ms, err, errlen))
+            return -1;
+        return 0;
+    case OPT_WORK_UNITS:
+        if (mo_options_parse_long("work-units", arg, 0, LONG_MAX / 2, &v, err, errlen))
+            return -1;
+        p->work_units = v;
+        return 0;
+    }
+    snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return -1;
+}
+
+static int ca_finalize(void *ctx, bool quick, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    ca_params *p = ctx;
+    if (!p->iterations_set)
+        p->iterations = quick ? DEFAULT_ITERATIONS_QUICK : DEFAULT_ITERATIONS;
+    return 0;
+}
+
+static void ca_usage(FILE *f)
+{
+    fprintf(f,
+            "  --iterations N       compute + halo + allreduce iterations (default %d; --quick %d)\n"
+            "  --work-ms X          work per iteration in ms, from the calibrated rate (default %g)\n"
+            "  --work-units U       work per iteration in work-loop units; overrides --work-ms\n"
+            "  (--sizes: one size, the halo message in bytes, default " DEFAULT_SIZES ")\n",
+            DEFAULT_ITERATIONS, DEFAULT_ITERATIONS_QUICK, DEFAULT_WORK_MS);
+}
+
+static void ca_write_json(mo_json *w, const void *ctx)
+{
+    const ca_params *p = ctx;
+    mo_json_kv_int64(w, "iterations", p->iterations);
+    mo_json_kv_double(w, "work_ms", p->work_ms);
+    mo_json_kv_int64(w, "work_units", p->work_units);
+}
+
+/* ---- state and output ----------------------------------------------------- */
+
+typedef struct ca_state {
+    const ca_params *params;
+    const mo_work_calib *work;
+    uint64_t units;       /* per iteration, every rank */
+    uint64_t halo_bytes;
+    int ranks;
+    bool done;
+    double run_time_s;    /* largest over the ranks */
+    double *rank_times_s; /* per rank (rank 0) */
+    double checksum;      /* the last allreduce: keeps the reductions observable */
+} ca_state;
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const ca_state *st = ctx;
+    const double per_iter_work_us = st->work->units_per_us > 0 ? (double)st->units / st->work->units_per_us : NAN;
+    mo_json_begin_object(w);
+    mo_json_kv_int64(w, "iterations", st->params->iterations);
+    mo_json_kv_uint64(w, "work_units_per_iter", st->units);
+    mo_json_kv_double(w, "work_us_nominal", per_iter_work_us);
+    mo_json_kv_uint64(w, "halo_bytes", st->halo_bytes);
+    mo_json_kv_int64(w, "neighbours", 2);
+    mo_json_kv_int64(w, "ranks", st->ranks);
+    mo_json_key(w, "run_time_s");
+    if (st->done)
+        mo_json_double(w, st->run_time_s);
+    else
+        mo_json_null(w);
+    mo_json_key(w, "rank_run_time_s");
+    mo_json_begin_array(w);
+    for (int r = 0; st->done && r < st->ranks; r++)
+        mo_json_double(w, st->rank_times_s[r]);
+    mo_json_end_array(w);
+    mo_json_kv_double(w, "per_iter_us",
+                      st->done ? st->run_time_s * 1e6 / (double)st->params->iterations : NAN);
+    mo_json_kv_double(w, "compute_fraction",
+                      st->done && st->run_time_s > 0
+                          ? per_iter_work_us * 1e-6 * (double)st->params->iterations / st->run_time_s
+                          : NAN);
+    mo_json_kv_double(w, "checksum", st->done ? st->checksum : NAN);
+    mo_json_end_object(w);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static int finish(int rank, int status, const char *msg)
+{
+    if (msg && rank == 0) {
+        fprintf(stderr, PROG ": error: %s\n", msg);
+        fflush(stderr);
+    }
+    MPI_Finalize();
+    return status;
+}
+
+static void quiet_wait(MPI_Request *req)
+{
+    int done = 0;
+    struct timespec nap = {0, 1000000};
+    for (;;) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* The timed part: identical on every rank. Returns this rank's run time. */
+static double run(const ca_state *st, MPI_Comm comm, int rank, int size, unsigned char *sendbuf,
+                  unsigned char *recvbuf, double *checksum)
+{
+    const int left = (rank - 1 + size) % size, right = (rank + 1) % size;
+    const int n = (int)st->halo_bytes;
+    const long iters = st->params->iterations;
+    const uint64_t units = st->units;
+    unsigned char *const from_left = recvbuf, *const from_right = recvbuf + (n > 0 ? n : 1);
+    unsigned char *const to_left = sendbuf, *const to_right = sendbuf + (n > 0 ? n : 1);
+    MPI_Request reqs[4];
+    double acc = 0.0;
+    MPI_Barrier(comm);
+    const double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        uint64_t x = mo_work(units);
+        MPI_Irecv(from_left, n, MPI_BYTE, left, TAG_TO_RIGHT, comm, &reqs[0]);
+        MPI_Irecv(from_right, n, MPI_BYTE, right, TAG_TO_LEFT, comm, &reqs[1]);
+        MPI_Isend(to_right, n, MPI_BYTE, right, TAG_TO_RIGHT, comm, &reqs[2]);
+        MPI_Isend(to_left, n, MPI_BYTE, left, TAG_TO_LEFT, comm, &reqs[3]);
+        MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE);
+        double local = (double)(x & 0xffff) * 1e-6 + (n > 0 ? from_left[0] + from_right[0] : 0);
+        MPI_Allreduce(&local, &acc, 1, MPI_DOUBLE, MPI_SUM, comm);
+    }
+    MPI_Barrier(comm);
+    const double t1 = MPI_Wtime();
+    *checksum = acc;
+    return t1 - t0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    ca_params params = {.work_ms = DEFAULT_WORK_MS};
+    mo_bench_options ext = {ca_longopts, ca_parse, ca_finalize, ca_usage, ca_write_json, &params};
+    mo_options opts;
+    char err[512];
+    int rc = mo_options_parse(&opts, NAME, DEFAULT_SIZES, argc, argv, &ext, err, sizeof err);
+    if (rc == MO_OPTIONS_HELP) {
+        if (rank == 0)
+            mo_options_usage(stdout, NAME, DEFAULT_SIZES, &ext);
+        mo_options_free(&opts);
+        return finish(rank, 0, NULL);
+    }
+    if (rc == MO_OPTIONS_OK && opts.sizes.n != 1) {
+        snprintf(err, sizeof err, "--sizes: give exactly one halo size (got %zu)", opts.sizes.n);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc == MO_OPTIONS_OK && opts.sizes.v[0] > (uint64_t)(INT_MAX / 2)) {
+        snprintf(err, sizeof err, "halo size %llu is too large (at most %d bytes)",
+                 (unsigned long long)opts.sizes.v[0], INT_MAX / 2);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc != MO_OPTIONS_OK) {
+        mo_options_free(&opts);
+        return finish(rank, 2, err);
+    }
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    ca_state st;
+    memset(&st, 0, sizeof st);
+    st.params = &params;
+    st.halo_bytes = opts.sizes.v[0];
+    st.ranks = size;
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    st.work = &work;
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+
+    const size_t slot = st.halo_bytes > 0 ? (size_t)st.halo_bytes : 1;
+    unsigned char *sendbuf = malloc(2 * slot), *recvbuf = malloc(2 * slot);
+    if (sendbuf && recvbuf) {
+        memset(sendbuf, rank + 1, 2 * slot);
+        memset(recvbuf, 0, 2 * slot);
+    }
+    st.rank_times_s = rank == 0 ? calloc((size_t)size, sizeof *st.rank_times_s) : NULL;
+
+    /* Rank 0 calibrates (the result records the CPU speed; --work-ms needs
+     * it), fixes the units and checks it can write the result; the units
+     * and the verdict go to every rank. */
+    int64_t setup[3] = {1, sendbuf && recvbuf && (rank != 0 || st.rank_times_s), 0};
+    if (rank == 0) {
+        if (prov_rc != 0) {
+            snprintf(err, sizeof err, "could not collect provenance (out of memory)");
+            setup[0] = 0;
+        }
+        mo_timer_probe(&timer);
+        if (setup[0] && mo_work_calibrate(&work, CALIBRATION_MS, CALIBRATION_SAMPLES) != 0) {
+            snprintf(err, sizeof err, "work loop calibration failed");
+            setup[0] = 0;
+        }
+        if (setup[0]) {
+            double u = params.work_units > 0 ? (double)params.work_units
+                                             : round(params.work_ms * 1000.0 * work.units_per_us);
+            setup[2] = (int64_t)(u > 0 ? u : 0);
+            st.units = (uint64_t)setup[2];
+        }
+        if (setup[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            setup[0] = 0;
+    }
+    /* Verdicts are ANDed, the units come from rank 0 (the others send 0). */
+    int64_t ok[2] = {setup[0], setup[1]}, all_ok[2];
+    MPI_Request req;
+    MPI_Iallreduce(ok, all_ok, 2, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD, &req);
+    quiet_wait(&req);
+    MPI_Ibcast(&setup[2], 1, MPI_INT64_T, 0, MPI_COMM_WORLD, &req);
+    quiet_wait(&req);
+    if (!all_ok[0] || !all_ok[1]) {
+        if (all_ok[0])
+            snprintf(err, sizeof err, "cannot allocate %zu-byte halo buffers on every rank", 2 * slot);
+        free(sendbuf);
+        free(recvbuf);
+        free(st.rank_times_s);
+        mo_result_free(&doc);
+        mo_provenance_free(&prov);
+        mo_options_free(&opts);
+        return finish(rank, 2, err);
+    }
+    st.units = (uint64_t)setup[2];
+
+    double mine = run(&st, MPI_COMM_WORLD, rank, size, sendbuf, recvbuf, &st.checksum);
+    MPI_Gather(&mine, 1, MPI_DOUBLE, st.rank_times_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+
+    int status = 0;
+    if (rank == 0) {
+        st.done = true;
+        st.run_time_s = 0.0;
+        for (int r = 0; r < size; r++)
+            if (st.rank_times_s[r] > st.run_time_s)
+                st.run_time_s = st.rank_times_s[r];
+        if (opts.verbose) {
+            printf("%ld iterations of %llu work units + halo %llu B + allreduce: %.6f s\n",
+                   params.iterations, (unsigned long long)st.units,
+                   (unsigned long long)st.halo_bytes, st.run_time_s);
+            fflush(stdout);
+        }
+        mo_work_recheck(&work);
+        if (mo_result_write(&doc, "complete", write_results, &st, err, sizeof err) != 0) {
+            fprintf(stderr, PROG ": error: %s\n", err);
+            status = -1;
+        }
+    }
+    free(sendbuf);
+    free(recvbuf);
+    free(st.rank_times_s);
+    mo_result_free(&doc);
+    mo_provenance_free(&prov);
+    mo_options_free(&opts);
+    MPI_Finalize();
+    return status == 0 ? 0 : 1;
+}

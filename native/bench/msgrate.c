@@ -1,0 +1,459 @@
+/* msgrate.c - mo_msgrate: the small-message rate between two ranks, in the
+ * style of OSU's osu_mbw_mr with one pair.
+ *
+ * A window is W non-blocking transfers of B bytes: rank 0 posts W MPI_Isend,
+ * rank 1 W MPI_Irecv (into W distinct slots of one buffer), both complete
+ * them with MPI_Waitall, then rank 1 sends a 4-byte acknowledgement that
+ * rank 0 receives, so the next window starts only after the last one has
+ * arrived. A sample is one timed block of `iterations` windows on rank 0;
+ * its rate is W * iterations / block time (messages per second). Each size
+ * gets an untimed warm-up of --warmup windows, whose fastest part sets the
+ * iterations per sample so that a sample lasts about --sample-ms, then
+ * --reps samples; the reported rate is their median.
+ *
+ * Rank 0 makes every decision and sends it to rank 1 before each block, so
+ * both always run the same number of windows. Ranks >= 2 take no part and
+ * wait without spinning. The program is an ordinary MPI program: it runs
+ * the same with or without the overlap profiler preloaded (the
+ * profiler-overhead benchmark runs it both ways). */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "msgrate"
+#define DEFAULT_SIZES "8"
+#define DEFAULT_WINDOW 64
+#define MAX_WINDOW 4096
+#define ACK_BYTES 4
+#define CMD_TAG 31
+#define MSG_TAG 29
+#define ACK_TAG 37
+#define WARM_BLOCKS 3
+
+/* ---- benchmark-specific options ---------------------------------------- */
+
+typedef struct mr_params {
+    long window;
+} mr_params;
+
+enum { OPT_WINDOW = MO_OPT_BENCH_FIRST };
+
+static const struct option mr_longopts[] = {
+    {"window", required_argument, NULL, OPT_WINDOW},
+    {NULL, 0, NULL, 0},
+};
+
+static int mr_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    mr_params *p = ctx;
+    if (code == OPT_WINDOW)
+        return mo_options_parse_long("window", arg, 1, MAX_WINDOW, &p->window, err, errlen);
+    snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return -1;
+}
+
+static void mr_usage(FILE *f)
+{
+    fprintf(f,
+            "  --window W           messages in flight per window (default %d, at most %d)\n"
+            "  (--sizes: message sizes in bytes, default " DEFAULT_SIZES "; --warmup: untimed\n"
+            "   windows per size; --iters: fixed windows per sample)\n",
+            DEFAULT_WINDOW, MAX_WINDOW);
+}
+
+static void mr_write_json(mo_json *w, const void *ctx)
+{
+    const mr_params *p = ctx;
+    mo_json_kv_int64(w, "window", p->window);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct mr_size {
+    uint64_t bytes;
+    long iterations; /* windows per sample */
+    size_t n;        /* samples taken */
+    double *samples; /* messages per second */
+    mo_stats st;
+} mr_size;
+
+typedef struct mr_state {
+    const mo_options *opts;
+    const mr_params *params;
+    MPI_Comm pair;       /* world ranks 0 and 1 */
+    int rank;            /* in pair */
+    unsigned char *buf;  /* window * largest size, page-aligned, touched */
+    MPI_Request *reqs;   /* window of them */
+    mr_size *sizes;
+    int nsizes;          /* measured (or being measured) */
+    uint64_t messages;   /* rank 0: messages posted, warm-up included */
+    uint64_t windows;    /* rank 0: windows run, warm-up included */
+    uint64_t start_ns;
+} mr_state;
+
+/* ---- the timed loop (both ranks) ---------------------------------------- */
+
+enum { CMD_QUIT = 0, CMD_RUN = 1 };
+
+typedef struct mr_cmd {
+    int64_t op, size, iterations;
+} mr_cmd;
+_Static_assert(sizeof(mr_cmd) == 3 * sizeof(int64_t), "mr_cmd is sent as packed int64s");
+
+/* Runs `iters` windows of n-byte messages; on rank 0 returns the rate in
+ * messages per second (rank 1 returns 0). */
+static double run_block(const mr_state *st, int n, int64_t iters)
+{
+    /* Locals, so the loops reload nothing after MPI calls. */
+    const MPI_Comm comm = st->pair;
+    const int w = (int)st->params->window;
+    unsigned char *const buf = st->buf;
+    MPI_Request *const reqs = st->reqs;
+    const size_t stride = n > 0 ? (size_t)n : 1;
+    int32_t ack = 0;
+    /* Untimed: rank 1 gets the command about a latency after rank 0 sent it. */
+    MPI_Barrier(comm);
+    uint64_t t0 = mo_timer_now_ns();
+    if (st->rank == 0) {
+        for (int64_t i = 0; i < iters; i++) {
+            for (int j = 0; j < w; j++)
+                MPI_Isend(buf + (size_t)j * stride, n, MPI_BYTE, 1, MSG_TAG, comm, &reqs[j]);
+            MPI_Waitall(w, reqs, MPI_STATUSES_IGNORE);
+            MPI_Recv(&ack, ACK_BYTES, MPI_BYTE, 1, ACK_TAG, comm, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (int64_t i = 0; i < iters; i++) {
+            for (int j = 0; j < w; j++)
+                MPI_Irecv(buf + (size_t)j * stride, n, MPI_BYTE, 0, MSG_TAG, comm, &reqs[j]);
+            MPI_Waitall(w, reqs, MPI_STATUSES_IGNORE);
+            MPI_Send(&ack, ACK_BYTES, MPI_BYTE, 0, ACK_TAG, comm);
+        }
+    }
+    uint64_t t1 = mo_timer_now_ns();
+    if (st->rank != 0)
+        return 0.0;
+    double s = (double)(t1 - t0) / 1e9;
+    return s > 0 ? (double)w * (double)iters / s : NAN;
+}
+
+/* Rank 0: tells rank 1 what to run, runs it, returns messages per second. */
+static double block(mr_state *st, uint64_t size, long iterations)
+{
+    mr_cmd c = {CMD_RUN, (int64_t)size, iterations};
+    MPI_Send(&c, 3, MPI_INT64_T, 1, CMD_TAG, st->pair);
+    double rate = run_block(st, (int)size, iterations);
+    st->windows += (uint64_t)iterations;
+    st->messages += (uint64_t)iterations * (uint64_t)st->params->window;
+    return rate;
+}
+
+/* Rank 1: follows rank 0's commands until told to quit. */
+static void serve(mr_state *st)
+{
+    for (;;) {
+        mr_cmd c;
+        MPI_Recv(&c, 3, MPI_INT64_T, 0, CMD_TAG, st->pair, MPI_STATUS_IGNORE);
+        if (c.op == CMD_QUIT)
+            return;
+        run_block(st, (int)c.size, c.iterations);
+    }
+}
+
+/* ---- the method (rank 0) -------------------------------------------------- */
+
+/* Windows per sample so that one sample lasts about --sample-ms. */
+static long choose_iterations(const mo_options *o, long window, double rate)
+{
+    if (o->iters > 0)
+        return o->iters;
+    if (!(rate > 0) || !isfinite(rate))
+        return o->min_iters;
+    double n = ceil(o->sample_ms / 1000.0 * rate / (double)window);
+    if (n < (double)o->min_iters)
+        return o->min_iters;
+    if (n > (double)o->max_iters)
+        return o->max_iters;
+    return (long)n;
+}
+
+static void measure_size(mr_state *st, mr_size *sz)
+{
+    const mo_options *o = st->opts;
+    /* Warm-up: first contact in one window, then the rest of --warmup in a
+     * few blocks; the fastest block estimates the rate (noise only slows). */
+    double est = block(st, sz->bytes, 1);
+    long more = o->warmup > 1 ? o->warmup - 1 : 0;
+    long nblocks = more < WARM_BLOCKS ? more : WARM_BLOCKS;
+    for (long b = 0; b < nblocks; b++) {
+        double r = block(st, sz->bytes, more / nblocks);
+        if (isfinite(r) && (!isfinite(est) || r > est))
+            est = r;
+    }
+    sz->iterations = choose_iterations(o, st->params->window, est);
+    for (long k = 0; k < o->reps; k++)
+        sz->samples[sz->n++] = block(st, sz->bytes, sz->iterations);
+    if (mo_stats_summarize(sz->samples, sz->n, &sz->st) != 0) {
+        memset(&sz->st, 0, sizeof sz->st);
+        sz->st.n = sz->n;
+        sz->st.median = sz->st.mean = sz->st.min = sz->st.max = NAN;
+        sz->st.stdev = sz->st.ci95_low = sz->st.ci95_high = NAN;
+    }
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const mr_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_kv_int64(w, "window", st->params->window);
+    mo_json_kv_int64(w, "ack_bytes", ACK_BYTES);
+    mo_json_key(w, "sizes");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->nsizes; i++) {
+        const mr_size *sz = &st->sizes[i];
+        mo_json_begin_object(w);
+        mo_json_kv_uint64(w, "bytes", sz->bytes);
+        mo_json_kv_int64(w, "iterations", sz->iterations);
+        mo_json_kv_int64(w, "messages_per_sample", sz->iterations * st->params->window);
+        mo_json_kv_double(w, "msgs_per_s", sz->st.median);
+        mo_json_kv_double(w, "mb_per_s", sz->st.median * (double)sz->bytes / 1e6);
+        mo_json_stats(w, "rate", &sz->st);
+        mo_json_key(w, "samples_msgs_per_s");
+        mo_json_begin_array(w);
+        for (size_t k = 0; k < sz->n; k++)
+            mo_json_double(w, sz->samples[k]);
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_kv_uint64(w, "messages_total", st->messages);
+    mo_json_kv_uint64(w, "windows_total", st->windows);
+    mo_json_end_object(w);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static int finish(int rank, int status, const char *msg)
+{
+    if (msg && rank == 0) {
+        fprintf(stderr, "mo_" BENCH ": error: %s\n", msg);
+        fflush(stderr);
+    }
+    MPI_Finalize();
+    return status;
+}
+
+/* Completes a request without spinning a core (idle ranks, rank 1 while
+ * rank 0 calibrates). */
+static void quiet_wait(MPI_Request *req)
+{
+    int done = 0;
+    struct timespec nap = {0, 1000000};
+    for (;;) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        nanosleep(&nap, NULL);
+    }
+}
+
+static void quiet_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    MPI_Ibarrier(comm, &req);
+    quiet_wait(&req);
+}
+
+static void free_state(mr_state *st)
+{
+    for (int i = 0; i < st->nsizes; i++)
+        free(st->sizes[i].samples);
+    free(st->sizes);
+    free(st->reqs);
+    free(st->buf);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank, wsize;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    mr_params params = {.window = DEFAULT_WINDOW};
+    mo_bench_options ext = {mr_longopts, mr_parse, NULL, mr_usage, mr_write_json, &params};
+    mo_options opts;
+    char err[512];
+    int rc = mo_options_parse(&opts, BENCH, DEFAULT_SIZES, argc, argv, &ext, err, sizeof err);
+    if (rc == MO_OPTIONS_HELP) {
+        if (wrank == 0)
+            mo_options_usage(stdout, BENCH, DEFAULT_SIZES, &ext);
+        mo_options_free(&opts);
+        return finish(wrank, 0, NULL);
+    }
+    if (rc == MO_OPTIONS_OK && wsize < 2) {
+        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", wsize);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc == MO_OPTIONS_OK && opts.sizes.v[opts.sizes.n - 1] > (uint64_t)INT_MAX) {
+        snprintf(err, sizeof err, "message size %llu exceeds the largest MPI count (%d bytes)",
+                 (unsigned long long)opts.sizes.v[opts.sizes.n - 1], INT_MAX);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc == MO_OPTIONS_OK &&
+        (opts.sizes.v[opts.sizes.n - 1] > 0 ? opts.sizes.v[opts.sizes.n - 1] : 1) >
+            (uint64_t)(1u << 30) / (uint64_t)params.window) {
+        snprintf(err, sizeof err, "--window %ld x %llu bytes exceeds 1 GiB of message buffers",
+                 params.window, (unsigned long long)opts.sizes.v[opts.sizes.n - 1]);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc != MO_OPTIONS_OK) {
+        mo_options_free(&opts);
+        return finish(wrank, 2, err);
+    }
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    mr_state st;
+    memset(&st, 0, sizeof st);
+    st.opts = &opts;
+    st.params = &params;
+    st.start_ns = start_ns;
+    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
+
+    /* Buffers on the pair; rank 0 probes the timer, calibrates the work loop
+     * (not used by the method; the result format records the CPU speed) and
+     * checks it can write the result. The verdict goes to every rank. */
+    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+    const size_t slot = largest > 0 ? (size_t)largest : 1;
+    const size_t bytes = slot * (size_t)params.window;
+    int have = 1;
+    if (st.pair != MPI_COMM_NULL) {
+        long page = sysconf(_SC_PAGESIZE);
+        void *mem = NULL;
+        if (posix_memalign(&mem, page > 0 ? (size_t)page : 4096, bytes) != 0)
+            mem = NULL;
+        st.buf = mem;
+        st.reqs = malloc((size_t)params.window * sizeof *st.reqs);
+        have = st.buf && st.reqs;
+        if (st.buf)
+            memset(st.buf, wrank + 1, bytes);
+    }
+    if (wrank == 0) {
+        st.sizes = calloc(opts.sizes.n, sizeof *st.sizes);
+        for (size_t i = 0; st.sizes && i < opts.sizes.n; i++) {
+            st.sizes[i].bytes = opts.sizes.v[i];
+            st.sizes[i].samples = malloc((size_t)opts.reps * sizeof *st.sizes[i].samples);
+            if (!st.sizes[i].samples)
+                have = 0;
+        }
+        if (!st.sizes)
+            have = 0;
+    }
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int verdict[2] = {1, have};
+    if (wrank == 0) {
+        if (prov_rc != 0) {
+            snprintf(err, sizeof err, "could not collect provenance (out of memory)");
+            verdict[0] = 0;
+        }
+        mo_timer_probe(&timer);
+        if (verdict[0] && mo_work_calibrate(&work, 1.0, 5) != 0) {
+            snprintf(err, sizeof err, "work loop calibration failed");
+            verdict[0] = 0;
+        }
+        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdict[0] = 0;
+    }
+    MPI_Request req;
+    MPI_Iallreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+    quiet_wait(&req);
+    if (!verdict[0] || !verdict[1]) {
+        if (verdict[0])
+            snprintf(err, sizeof err, "cannot allocate %zu bytes of message buffers on every rank", bytes);
+        if (st.pair != MPI_COMM_NULL)
+            MPI_Comm_free(&st.pair);
+        st.nsizes = wrank == 0 && st.sizes ? (int)opts.sizes.n : 0;
+        free_state(&st);
+        mo_provenance_free(&prov);
+        mo_options_free(&opts);
+        return finish(wrank, 2, err);
+    }
+    /* Every sample buffer is freed by free_state, measured or not. */
+    int allocated = wrank == 0 ? (int)opts.sizes.n : 0;
+
+    int status = 0;
+    if (st.pair != MPI_COMM_NULL) {
+        MPI_Comm_rank(st.pair, &st.rank);
+        if (st.rank == 1) {
+            serve(&st);
+        } else {
+            bool time_up = false;
+            for (size_t i = 0; i < opts.sizes.n; i++) {
+                if (opts.time_limit_s > 0 &&
+                    (double)(mo_timer_now_ns() - st.start_ns) / 1e9 > opts.time_limit_s) {
+                    time_up = true;
+                    break;
+                }
+                if (opts.verbose && i == 0) {
+                    printf("%-10s%-12s%-14s%-14s%-14s\n", "bytes", "windows", "msgs/s", "min", "max");
+                    fflush(stdout);
+                }
+                mr_size *sz = &st.sizes[st.nsizes++];
+                measure_size(&st, sz);
+                if (opts.verbose) {
+                    printf("%-10llu%-12ld%-14.0f%-14.0f%-14.0f\n", (unsigned long long)sz->bytes,
+                           sz->iterations, sz->st.median, sz->st.min, sz->st.max);
+                    fflush(stdout);
+                }
+                char label[64];
+                snprintf(label, sizeof label, "%llu B", (unsigned long long)sz->bytes);
+                mo_progress(opts.progress, (int)i + 1, (int)opts.sizes.n, label);
+                if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                    fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
+            }
+            mr_cmd quit = {CMD_QUIT, 0, 0};
+            MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, st.pair);
+            if (time_up)
+                mo_result_warn(&doc, "time limit of %g s reached: measured %d of %zu sizes",
+                               opts.time_limit_s, st.nsizes, opts.sizes.n);
+            if (mo_result_write(&doc, "complete", write_results, &st, err, sizeof err) != 0) {
+                fprintf(stderr, "mo_" BENCH ": error: %s\n", err);
+                status = -1;
+            }
+        }
+    }
+    quiet_barrier(MPI_COMM_WORLD);
+    if (st.pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st.pair);
+    st.nsizes = allocated;
+    free_state(&st);
+    mo_result_free(&doc);
+    mo_provenance_free(&prov);
+    mo_options_free(&opts);
+    MPI_Finalize();
+    return status == 0 ? 0 : 1;
+}

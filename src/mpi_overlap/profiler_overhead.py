@@ -1,0 +1,434 @@
+"""`mpi-overlap bench profiler-overhead`: what libmpi_overlap costs an MPI program, as
+ratios measured in one run.
+
+One run directory holds R repetitions of four launches: mo_msgrate (small-message rate)
+and mo_compute_app (run time of a compute-heavy program), each without and with the
+profiler preloaded (profiling/preload.py). Each launch has its own subdirectory with its
+result.json, logs and, when profiled, the rank profiles. The order of the four launches
+is reversed every other repetition (ABCD, DCBA, ...), so a slow drift of the machine
+adds as much to the launches with the profiler as to those without. A first, untimed
+launch of mo_compute_app fixes its work in units for every later launch (the same
+computation each time) and warms the page cache and the CPU up.
+
+The run directory is an ordinary one (run.json, result.json under the schema
+profiler-overhead-run-v1, analysis.json, report), so `mpi-overlap report` reads it like
+any other. docs/benchmarks.md, section profiler-overhead.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from .benchmarks import get_benchmark
+from .build import ensure_built, executable
+from .errors import UserError
+from .launch import launch_command, run_job
+from .rundir import (
+    RESULT_FILE,
+    RUN_FILE,
+    Run,
+    load_run,
+    new_run_dir,
+    read_json,
+    utc_now,
+    write_json_atomic,
+)
+from .runner import RunOptions, analyze_result, initial_run_meta
+from .schema import result_errors
+from .toolchains import Toolchain, get_toolchain
+from .ui import Ui
+
+BENCH = "profiler-overhead"
+SCHEMA = "mpi-overlap/profiler-overhead-run"
+PROGRAMS = ("msgrate", "compute_app")
+EXECUTABLES = {"msgrate": "mo_msgrate", "compute_app": "mo_compute_app"}
+DEFAULT_REPS, QUICK_REPS = 5, 3
+MAX_REPS = 100
+
+# The programs' flags in the timed launches. msgrate: 8-byte messages, windows of 64
+# (osu_mbw_mr's defaults); samples long enough that the profiler's queue flushes (one per
+# 4096 events, ~16 windows) are spread evenly over them. compute_app: ~1.5 ms of work per
+# iteration, 1 KiB halos.
+MSGRATE_ARGS = {False: ["--sizes", "8", "--window", "64", "--reps", "21", "--sample-ms", "50"],
+                True: ["--sizes", "8", "--window", "64", "--reps", "9", "--sample-ms", "30"]}
+COMPUTE_ITERATIONS = {False: 2000, True: 400}
+COMPUTE_WORK_MS = 1.5
+COMPUTE_HALO = "1k"
+WARMUP_ITERATIONS = 100
+
+
+@dataclass
+class OverheadOptions:
+    ranks: int = 2
+    reps: int | None = None  # default: DEFAULT_REPS, --quick QUICK_REPS
+    quick: bool = False
+    launcher: str | None = None
+    timeout_s: float | None = None  # per launch
+    out_base: Path = Path("mpi-overlap-runs")
+    extra_env: dict[str, str] = field(default_factory=dict)  # e.g. MPI_OVERLAP_CLOCK
+
+    @property
+    def repetitions(self) -> int:
+        return self.reps if self.reps is not None else (QUICK_REPS if self.quick else DEFAULT_REPS)
+
+    def check(self) -> None:
+        """Bad input fails here, before anything is built."""
+        if self.reps is not None and not 1 <= self.reps <= MAX_REPS:
+            raise UserError(f"--reps must be between 1 and {MAX_REPS} (got {self.reps})")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise UserError(f"--timeout must be positive (got {self.timeout_s:g})")
+        bench = get_benchmark(BENCH)
+        if self.ranks < bench.min_ranks:
+            raise UserError(f"benchmark '{BENCH}' needs at least {bench.min_ranks} ranks "
+                            f"(got -n {self.ranks})")
+
+
+def order(rep: int) -> list[tuple[str, bool]]:
+    """The four launches of repetition `rep` (from 1): ABCD on odd, DCBA on even ones."""
+    seq = [(prog, profiled) for prog in PROGRAMS for profiled in (False, True)]
+    return seq if rep % 2 == 1 else seq[::-1]
+
+
+def launch_dir_name(rep: int, program: str, profiled: bool) -> str:
+    return f"rep{rep:02d}-{program}-{'with' if profiled else 'without'}"
+
+
+# A launch is "disturbed" when other processes (or the hypervisor, as steal time) used more
+# than this share of the machine's CPU time while it ran: the ranks then lose CPU to them
+# and every timing of the launch is off by an unknown amount. Background daemons use
+# well under 1 %.
+DISTURBED_SHARE = 0.02
+
+
+def _host_counters() -> tuple[float, float, float] | None:
+    """(busy CPU s of the whole machine, steal s, CPU s of our finished children)."""
+    try:
+        with open("/proc/stat") as fh:
+            fields = fh.readline().split()
+        v = [int(x) for x in fields[1:9]]
+        hz = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+    t = os.times()
+    # user nice system idle iowait irq softirq steal
+    return ((v[0] + v[1] + v[2] + v[5] + v[6]) / hz, v[7] / hz,
+            t.children_user + t.children_system)
+
+
+def _host_load(before: tuple[float, float, float] | None,
+               after: tuple[float, float, float] | None, wall_s: float) -> dict[str, Any] | None:
+    """What else ran on the machine during a launch: busy CPU time not ours (the launcher
+    and every rank are waited-for children, so theirs is in os.times)."""
+    if before is None or after is None or wall_s <= 0:
+        return None
+    cpus = os.cpu_count() or 1
+    busy, steal, own = (a - b for a, b in zip(after, before, strict=True))
+    foreign = max(0.0, busy - own)
+    return {
+        "cpus": cpus,
+        "busy_cpu_s": round(busy, 3),
+        "own_cpu_s": round(own, 3),
+        "foreign_cpu_s": round(foreign, 3),
+        "steal_s": round(steal, 3),
+        "foreign_share": round((foreign + steal) / (wall_s * cpus), 5),
+    }
+
+
+@dataclass
+class _Context:
+    tc: Toolchain
+    opts: OverheadOptions
+    run_dir: Path
+    exes: dict[str, Path]
+    library: Path
+    table: Path
+    prefix: list[str]  # the launcher, for --meta
+
+
+def _program_args(program: str, quick: bool, units: int | None) -> list[str]:
+    if program == "msgrate":
+        return list(MSGRATE_ARGS[quick])
+    args = ["--iterations", str(COMPUTE_ITERATIONS[quick]), "--sizes", COMPUTE_HALO]
+    return args + (["--work-units", str(units)] if units is not None
+                   else ["--work-ms", repr(COMPUTE_WORK_MS)])
+
+
+def _detail(program: str, results: dict[str, Any]) -> tuple[float | None, dict[str, Any]]:
+    """The launch's number and the figures kept beside it."""
+    if program == "msgrate":
+        sizes = results.get("sizes") or []
+        first = sizes[0] if sizes else {}
+        return first.get("msgs_per_s"), {
+            "bytes": first.get("bytes"),
+            "window": results.get("window"),
+            "iterations": first.get("iterations"),
+            "samples_msgs_per_s": first.get("samples_msgs_per_s") or [],
+            "messages_total": results.get("messages_total"),
+        }
+    return results.get("run_time_s"), {
+        "iterations": results.get("iterations"),
+        "work_units_per_iter": results.get("work_units_per_iter"),
+        "per_iter_us": results.get("per_iter_us"),
+        "compute_fraction": results.get("compute_fraction"),
+        "rank_run_time_s": results.get("rank_run_time_s") or [],
+    }
+
+
+def _profile(sub: Path, ranks: int, argv: list[str], table: Path) -> dict[str, Any]:
+    """What the profiled launch's ranks wrote: complete or not, events, flushes."""
+    from .profiling.collect import collect
+
+    doc = collect(sub, ranks_expected=ranks, app_argv=argv, cwd=os.getcwd(), table=table,
+                  forced=False, bins=None)
+    docs = doc["ranks"]
+    counters = [(d.get("profile") or {}).get("counters") or {} for d in docs]
+    rank0 = next((c for d, c in zip(docs, counters, strict=True) if d.get("rank") == 0), {})
+    return {
+        "status": doc["status"],
+        "ranks_expected": ranks,
+        "ranks_complete": sum(1 for d in docs if d.get("status") == "complete"),
+        "events": sum(int(c.get("events", 0)) for c in counters),
+        "flushes": sum(int(c.get("flushes", 0)) for c in counters),
+        "rank0_events": int(rank0.get("events", 0)),
+        "clock": next((d.get("clock", {}).get("source") for d in docs if d.get("rank") == 0),
+                      None),
+        "warnings": list(doc["warnings"]),
+    }
+
+
+def _launch(ctx: _Context, rep: int, program: str, profiled: bool, position: int,
+            args: list[str], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """One launch in its own subdirectory; returns its record and its result.json."""
+    from .profiling.preload import ProfilerSetup
+
+    sub = ctx.run_dir / name
+    sub.mkdir()
+    argv = [str(ctx.exes[program]), *args, "--output", str(sub / RESULT_FILE),
+            "--meta", f"toolchain={ctx.tc.name}", "--meta", f"launcher={shlex.join(ctx.prefix)}",
+            "--meta", f"profiler={'with' if profiled else 'without'}", "--meta", f"rep={rep}"]
+    if profiled:
+        rank_cmd = ProfilerSetup(library=ctx.library, table=ctx.table, outdir=sub).wrap(argv)
+    else:
+        rank_cmd = ["env", *argv]  # the same exec chain as the profiled launch
+    cmd = launch_command(ctx.tc, ctx.opts.ranks, rank_cmd, ctx.opts.launcher)
+    env = ctx.tc.environment()
+    env.update(ctx.opts.extra_env)
+    timeout = ctx.opts.timeout_s or (get_benchmark(BENCH).quick_timeout_s if ctx.opts.quick
+                                     else get_benchmark(BENCH).default_timeout_s)
+    before = _host_counters()
+    outcome = run_job(cmd, env, sub, timeout_s=timeout)
+    host = _host_load(before, _host_counters(), outcome.elapsed_s)
+    status, message = outcome.status, outcome.message
+    result = None
+    path = sub / RESULT_FILE
+    try:
+        result = read_json(path) if path.is_file() else None
+    except UserError as err:
+        message = (message + "; " if message else "") + str(err)
+    value, detail = None, {}
+    if result is None:
+        if status == "complete":
+            status = "failed"
+        message = (message or "the program ended") + "; it wrote no results"
+    else:
+        errors = result_errors(result)
+        if errors:
+            message = (message + "; " if message else "") + (
+                f"result.json does not match its schema ({len(errors)} problems, first: "
+                f"{errors[0]})")
+            if status == "complete":
+                status = "failed"
+        elif status == "complete" and result.get("status") != "complete":
+            status, message = "partial", "the program exited without finishing its results"
+        value, detail = _detail(program, result.get("results") or {})
+    profile = _profile(sub, ctx.opts.ranks, argv, ctx.table) if profiled else None
+    record = {
+        "rep": rep,
+        "program": program,
+        "profiled": profiled,
+        "position": position,
+        "dir": name,
+        "command": cmd,
+        "status": status,
+        "returncode": outcome.returncode,
+        "message": message,
+        "elapsed_s": round(outcome.elapsed_s, 6),
+        "value": value if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
+        "detail": detail,
+        "profile": profile,
+        "host": host,
+        "disturbed": bool(host and host["foreign_share"] > DISTURBED_SHARE),
+    }
+    return record, result
+
+
+def _command_line(tc: Toolchain, opts: OverheadOptions) -> list[str]:
+    cmd = ["mpi-overlap", "bench", BENCH, "--mpi", tc.name, "-n", str(opts.ranks),
+           "--reps", str(opts.repetitions)]
+    if opts.quick:
+        cmd.append("--quick")
+    if opts.launcher:
+        cmd += ["--launcher", opts.launcher]
+    return cmd
+
+
+def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
+    """All launches of one toolchain into one run directory; returns the loaded run."""
+    from .calibrate import find_or_calibrate
+    from .profiling.preload import profiler_library
+
+    opts.check()
+    prefix = launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
+    with ui.progress(f"build ({tc.name})") as progress:
+        bdir = ensure_built(tc, progress=progress)
+    exes = {p: executable(bdir, exe) for p, exe in EXECUTABLES.items()}
+    library = profiler_library(bdir)
+    table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, ui=ui)
+    run_dir = new_run_dir(opts.out_base, BENCH, tc.name)
+    ctx = _Context(tc, opts, run_dir, exes, library, table, prefix)
+    reps = opts.repetitions
+
+    run_opts = RunOptions(ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
+                          out_base=opts.out_base, env_overrides=dict(opts.extra_env))
+    meta = initial_run_meta(BENCH, tc, run_opts, _command_line(tc, opts), run_dir)
+    write_json_atomic(run_dir / RUN_FILE, meta)
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "schema_version": 1,
+        "benchmark": BENCH,
+        "status": "running",
+        "toolchain": tc.name,
+        "ranks": opts.ranks,
+        "reps": reps,
+        "quick": opts.quick,
+        "library": str(library),
+        "table": str(table),
+        "programs": {
+            "msgrate": {"executable": str(exes["msgrate"]),
+                        "args": _program_args("msgrate", opts.quick, None),
+                        "metric": "msgs_per_s", "unit": "msgs/s", "better": "higher"},
+            "compute_app": {"executable": str(exes["compute_app"]),
+                            "args": _program_args("compute_app", opts.quick, None),
+                            "metric": "run_time_s", "unit": "s", "better": "lower"},
+        },
+        "warmup": None,
+        "launches": [],
+        "provenance": None,
+        "warnings": [],
+    }
+    write_json_atomic(run_dir / RESULT_FILE, doc)
+
+    started = time.monotonic()
+    stop: dict[str, Any] | None = None  # the launch that ended the run early
+    total = 1 + 4 * reps
+    with ui.progress(f"{BENCH} ({tc.name}, {opts.ranks} ranks)") as progress:
+        progress(0, total, "warm-up")
+        warm_args = ["--iterations", str(WARMUP_ITERATIONS), "--sizes", COMPUTE_HALO,
+                     "--work-ms", repr(COMPUTE_WORK_MS)]
+        record, result = _launch(ctx, 0, "compute_app", False, 0, warm_args, "warmup-compute_app")
+        doc["warmup"] = record
+        units = (result or {}).get("results", {}).get("work_units_per_iter")
+        if record["status"] != "complete" or not isinstance(units, int) or units <= 0:
+            stop = record
+        else:
+            doc["provenance"] = result.get("provenance") if result else None
+            doc["programs"]["compute_app"]["args"] = _program_args("compute_app", opts.quick,
+                                                                   units)
+        write_json_atomic(run_dir / RESULT_FILE, doc)
+        done = 1
+        for rep in range(1, reps + 1):
+            if stop is not None:
+                break
+            for position, (program, profiled) in enumerate(order(rep)):
+                name = launch_dir_name(rep, program, profiled)
+                progress(done, total, name)
+                record, _ = _launch(ctx, rep, program, profiled, position,
+                                    doc["programs"][program]["args"], name)
+                doc["launches"].append(record)
+                if record["profile"] is not None and record["profile"]["status"] != "complete":
+                    doc["warnings"].append(f"{name}: profile incomplete: "
+                                           + ("; ".join(record["profile"]["warnings"])
+                                              or "no reason given"))
+                write_json_atomic(run_dir / RESULT_FILE, doc)
+                done += 1
+                if record["status"] != "complete":
+                    stop = record
+                    break
+        progress(done, total, "done")
+
+    if stop is not None:
+        doc["status"] = "incomplete"
+        doc["warnings"].append(f"stopped after {stop['dir']}: {stop['status']}"
+                               + (f" ({stop['message']})" if stop["message"] else ""))
+    else:
+        doc["status"] = "complete"
+    write_json_atomic(run_dir / RESULT_FILE, doc)
+    errors, _ = analyze_result(get_benchmark(BENCH), doc, run_dir)
+    status, message, rc = "complete", None, 0
+    if stop is not None:
+        status = stop["status"] if stop["status"] in ("timeout", "failed", "interrupted") \
+            else "partial"
+        message = f"launch {stop['dir']} {stop['status']}" + (
+            f": {stop['message']}" if stop["message"] else "")
+        rc = stop["returncode"]
+    if errors:
+        meta["schema_errors"] = errors[:50]
+        message = (message + "; " if message else "") + (
+            f"result.json does not match its schema ({len(errors)} problems, first: {errors[0]})")
+        if status == "complete":
+            status = "failed"
+    meta.update(status=status, message=message, returncode=rc, finished_utc=utc_now(),
+                elapsed_s=round(time.monotonic() - started, 3))
+    write_json_atomic(run_dir / RUN_FILE, meta)
+    return load_run(run_dir)
+
+
+# ----- the CLI command --------------------------------------------------------------------
+
+def _summary_line(run: Run) -> str:
+    parts = []
+    for m in (run.analysis or {}).get("metrics") or []:
+        if m.get("target") is None or m.get("geomean") is None:
+            continue
+        ci = (f" [{m['ci95_low']:.4f}-{m['ci95_high']:.4f}]"
+              if m.get("ci95_low") is not None else "")
+        parts.append(f"{m['name']} ratio {m['geomean']:.4f}{ci} {m['verdict']}")
+    return "; ".join(parts)
+
+
+def profiler_overhead_session(toolchains: list[str], opts: OverheadOptions, *, report: bool,
+                              console: Console, err_console: Console) -> bool:
+    """Run on each toolchain, print where each run is, report them together. True when
+    every run completed (whatever the verdicts: this is a measurement, not a test)."""
+    opts.check()
+    tcs = [get_toolchain(t) for t in (toolchains or ["mpich"])]
+    for tc in tcs:
+        tc.check()
+        launch_command(tc, opts.ranks, [], opts.launcher)
+    ui = Ui(err_console)
+    runs = []
+    for tc in tcs:
+        run = run_profiler_overhead(tc, opts, ui)
+        runs.append(run)
+        line = _summary_line(run)
+        console.print(f"{tc.name}: {run.status} — {run.path}"
+                      + (f" ({run.meta.get('message')})" if run.meta.get("message") else "")
+                      + (f"\n  {line}" if line else ""), markup=False)
+    if report:
+        from .report import make_report
+
+        with_results = [r for r in runs if r.result]
+        if with_results:
+            out_dir = (with_results[0].path if len(with_results) == 1 else
+                       opts.out_base / ("report-" + with_results[0].path.name + f"-x{len(runs)}"))
+            out_dir.mkdir(parents=True, exist_ok=True)
+            paths = make_report(with_results, out_dir, console=console)
+            console.print(f"HTML report: {paths.html.resolve()}", markup=False)
+    return all(r.status == "complete" for r in runs)

@@ -1,0 +1,452 @@
+"""Profiler-overhead benchmark in the report: the ratios with their intervals and
+verdicts (table), the ratio of every repetition against the target (figure), the pairs,
+and what the profiled launches' profiles say (events, flushes).
+
+Every figure comes from analysis.json; the per-launch numbers from result.json.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import matplotlib
+from matplotlib.figure import Figure as MplFigure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from .html import DASH, Figure, HtmlTable, Section
+from .overhead_plots import to_svg
+
+BENCHMARK = "profiler-overhead"
+HEADERS = (
+    "metric",
+    "pairs used",
+    "target",
+    "n",
+    "median ratio",
+    "ratio [95 % CI]",
+    "overhead %",
+    "verdict",
+)
+SUBSETS = {"all": "all", "quiet": "undisturbed"}
+VERDICT_STYLE = {
+    "meets target": "green",
+    "misses target": "red",
+    "inconclusive (CI spans the target)": "yellow",
+    "inconclusive (fewer than 2 pairs)": "yellow",
+    "no data": "red",
+    "no target": "dim",
+}
+VERDICT_CSS = {
+    "meets target": "v-ok",
+    "misses target": "v-no-knee",
+    "inconclusive (CI spans the target)": "v-noisy",
+    "inconclusive (fewer than 2 pairs)": "v-noisy",
+    "no data": "v-incomplete",
+    "no target": "v-none",
+}
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _ratio(value: Any) -> str:
+    v = _num(value)
+    return DASH if v is None else f"{v:.4f}"
+
+
+def metrics(run: Run) -> list[dict[str, Any]]:
+    return [m for m in (run.analysis or {}).get("metrics") or [] if isinstance(m, dict)]
+
+
+def _target(m: dict[str, Any]) -> str:
+    t = m.get("target")
+    return f"{t['op']} {t['value']:g}" if isinstance(t, dict) else "—"
+
+
+def subset(m: dict[str, Any], which: str) -> dict[str, Any]:
+    """The estimate over all pairs (the metric itself) or over the undisturbed ones."""
+    if which == "all":
+        return m
+    e = m.get(which)
+    return e if isinstance(e, dict) else {}
+
+
+def metric_row(m: dict[str, Any], which: str = "all") -> tuple[str, ...]:
+    e = subset(m, which)
+    lo, hi = _num(e.get("ci95_low")), _num(e.get("ci95_high"))
+    ci = f" [{lo:.4f}–{hi:.4f}]" if lo is not None and hi is not None else ""
+    over = _num(e.get("overhead_pct"))
+    return (
+        f"{m.get('title', m.get('name'))} ({m.get('program')})",
+        SUBSETS.get(which, which),
+        _target(m),
+        str(e.get("n", 0)),
+        _ratio(e.get("median")),
+        _ratio(e.get("geomean")) + ci,
+        DASH if over is None else f"{over:+.2f}",
+        str(e.get("verdict", DASH)),
+    )
+
+
+def metric_rows(run: Run) -> list[tuple[str, tuple[str, ...]]]:
+    """(verdict, cells) per metric, over all pairs and, where some were disturbed, over the
+    undisturbed ones."""
+    rows = []
+    for m in metrics(run):
+        for which in SUBSETS:
+            e = subset(m, which)
+            if which != "all" and e.get("n") == m.get("n"):
+                continue
+            rows.append((str(e.get("verdict")), metric_row(m, which)))
+    return rows
+
+
+def _launches(run: Run) -> dict[tuple[int, str, bool], dict[str, Any]]:
+    out = {}
+    for x in (run.result or {}).get("launches") or []:
+        out[(int(x.get("rep", 0)), str(x.get("program")), bool(x.get("profiled")))] = x
+    return out
+
+
+PAIR_HEADERS = (
+    "rep",
+    "msgs/s without",
+    "msgs/s with",
+    "rate ratio",
+    "run s without",
+    "run s with",
+    "time ratio",
+    "events (with)",
+    "flushes (with)",
+    "disturbed",
+)
+
+
+def pair_rows(run: Run) -> list[tuple[str, ...]]:
+    launches = _launches(run)
+    reps = sorted({rep for rep, _, _ in launches if rep >= 1})
+    rows = []
+    for rep in reps:
+        cells = [str(rep)]
+        events = flushes = 0
+        disturbed = [
+            f"{'rate' if prog == 'msgrate' else 'time'} {'with' if prof else 'w/o'}"
+            for (r, prog, prof), x in sorted(launches.items())
+            if r == rep and x.get("disturbed")
+        ]
+        for program, fmt in (("msgrate", "{:,.0f}"), ("compute_app", "{:.4f}")):
+            a, b = launches.get((rep, program, False)), launches.get((rep, program, True))
+            va, vb = (_num((x or {}).get("value")) for x in (a, b))
+            cells += [
+                DASH if va is None else fmt.format(va),
+                DASH if vb is None else fmt.format(vb),
+                DASH if va is None or vb is None or va == 0 else f"{vb / va:.4f}",
+            ]
+            prof = (b or {}).get("profile") or {}
+            events += int(prof.get("events") or 0)
+            flushes += int(prof.get("flushes") or 0)
+        rows.append((*cells, f"{events:,}", f"{flushes:,}", ", ".join(disturbed) or DASH))
+    return rows
+
+
+def profile_sentence(run: Run) -> str | None:
+    p = (run.analysis or {}).get("profiles")
+    if not isinstance(p, dict) or not p.get("launches"):
+        return None
+    per_msg = _num(p.get("rank0_events_per_message"))
+    clocks = ", ".join(p.get("clocks") or []) or "unknown"
+    return (
+        f"Profiles: {p.get('complete')} of {p.get('launches')} profiled launches complete; "
+        f"{p.get('events', 0):,} events processed in {p.get('flushes', 0):,} queue flushes "
+        f"(clock {clocks})"
+        + (f"; mo_msgrate rank 0: {per_msg:.2f} events per message" if per_msg else "")
+        + "."
+    )
+
+
+# ---------------------------------------------------------------- terminal
+
+
+def _rich_metrics(run: Run) -> Table:
+    t = Table(
+        title=f"{run.label} — profiler overhead (ratio = with / without)",
+        title_justify="left",
+        header_style="bold",
+    )
+    for i, h in enumerate(HEADERS):
+        t.add_column(h, justify="left" if i in (0, 1, 7) else "right", no_wrap=i != 0)
+    for verdict, row in metric_rows(run):
+        cells: list[str | Text] = list(row)
+        cells[-1] = Text(cells[-1], style=VERDICT_STYLE.get(verdict, ""))
+        t.add_row(*cells)
+    return t
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        console.print(Text("  no analysis.json: ratios not available", style="yellow"))
+        return
+    console.print(_rich_metrics(run))
+    pairs = Table(
+        title=f"{run.label} — pairs per repetition", title_justify="left", header_style="bold"
+    )
+    for h in PAIR_HEADERS:
+        pairs.add_column(h, justify="left" if h == "disturbed" else "right")
+    for row in pair_rows(run):
+        pairs.add_row(*row)
+    console.print(pairs)
+    sentence = profile_sentence(run)
+    if sentence:
+        console.print(sentence, highlight=False)
+
+
+def _comparable(runs: list[Run]) -> list[Run]:
+    return [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+
+
+def comparison(runs: list[Run]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    headers = ("run", "rate ratio [CI]", "rate verdict", "time ratio [CI]", "time verdict")
+    rows = []
+    for run in _comparable(runs):
+        by = {m.get("name"): m for m in metrics(run)}
+        cells = [run.label]
+        for name in ("msg_rate", "run_time"):
+            row = metric_row(by.get(name) or {})
+            cells += [row[5], row[7]]
+        rows.append(tuple(cells))
+    return headers, rows
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    if len(_comparable(runs)) < 2:
+        return
+    headers, rows = comparison(runs)
+    t = Table(title="Profiler overhead — comparison", title_justify="left", header_style="bold")
+    for i, h in enumerate(headers):
+        t.add_column(h, justify="left" if i in (0, 2, 4) else "right")
+    for row in rows:
+        t.add_row(*row)
+    console.print(t)
+
+
+# ---------------------------------------------------------------- HTML
+
+
+def ratio_figure(runs: list[Run]) -> MplFigure | None:
+    """Per metric with a target: the ratio of every repetition, per run, with the target
+    line, 1.0 (no overhead) and the geometric mean with its 95 % interval."""
+    runs = _comparable(runs)
+    panels = [
+        ("msg_rate", "message-rate ratio (with / without)"),
+        ("run_time", "run-time ratio (with / without)"),
+    ]
+    if not any(m.get("pairs") for r in runs for m in metrics(r)):
+        return None
+    fig = MplFigure(figsize=(10, 3.6), layout="constrained")
+    axes = fig.subplots(1, 2, squeeze=False).ravel()
+    colours = matplotlib.colormaps["tab10"].colors
+    for ax, (name, ylabel) in zip(axes, panels, strict=True):
+        target = None
+        for i, run in enumerate(runs):
+            m = next((x for x in metrics(run) if x.get("name") == name), None)
+            if m is None:
+                continue
+            colour = colours[i % len(colours)]
+            offset = (i - (len(runs) - 1) / 2) * 0.12
+            pairs = m.get("pairs") or []
+            for disturbed in (False, True):
+                these = [p for p in pairs if bool(p.get("disturbed")) == disturbed]
+                ax.plot(
+                    [p["rep"] + offset for p in these],
+                    [p["ratio"] for p in these],
+                    "o",
+                    color=colour,
+                    mfc="none" if disturbed else colour,
+                    ms=5,
+                )
+            geo, lo, hi = (_num(m.get(k)) for k in ("geomean", "ci95_low", "ci95_high"))
+            if geo is not None:
+                ax.axhline(geo, color=colour, lw=1.0)
+            if lo is not None and hi is not None:
+                ax.axhspan(lo, hi, color=colour, alpha=0.12, lw=0)
+            if isinstance(m.get("target"), dict):
+                target = m["target"]
+        ax.axhline(1.0, color="0.5", lw=0.8, ls=":")
+        if target is not None:
+            ax.axhline(target["value"], color="#b03a00", lw=1.2, ls="--")
+        ax.set_xlabel("repetition")
+        ax.set_ylabel(ylabel, fontsize=9)
+        ax.grid(True, alpha=0.3)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    handles = [
+        Line2D(
+            [],
+            [],
+            marker="o",
+            ls="-",
+            color=colours[i % len(colours)],
+            ms=5,
+            label=f"{r.label}: ratio per repetition; line = geometric mean",
+        )
+        for i, r in enumerate(runs)
+    ]
+    handles += [
+        Patch(color="0.5", alpha=0.25, label="95 % CI of the geometric mean"),
+        Line2D([], [], color="#b03a00", ls="--", label="target (≥ 0.95 rate, ≤ 1.01 time)"),
+        Line2D([], [], color="0.5", ls=":", label="1.0 = no overhead"),
+        Line2D([], [], marker="o", ls="none", color="0.4", mfc="none", label="disturbed pair"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    return fig
+
+
+def _html_metrics(run: Run) -> HtmlTable:
+    rows, css = [], []
+    for verdict, row in metric_rows(run):
+        rows.append(row)
+        css.append(
+            ("left", "left", "num", "num", "num", "num", "num", VERDICT_CSS.get(verdict, "v-none"))
+        )
+    notes = []
+    for m in metrics(run):
+        notes.append(f"{m.get('name')}: {m.get('reason')}")
+        quiet = subset(m, "quiet")
+        if quiet.get("n") != m.get("n"):
+            notes.append(f"{m.get('name')}, undisturbed pairs: {quiet.get('reason')}")
+    return HtmlTable(f"{run.label} — ratios with / without the profiler", HEADERS, rows, css, notes)
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    sections = []
+    fig = ratio_figure(runs)
+    if fig is not None:
+        sections.append(
+            Section(
+                "Profiler overhead: ratio per repetition",
+                None,
+                [
+                    Figure(
+                        to_svg(fig, "profiler-overhead"),
+                        "Each point is one repetition: the launch with the profiler divided by the "
+                        "launch without it, run next to each other. Dashed: the target; band: 95 % "
+                        "CI of the geometric mean (Student t on log ratios).",
+                    )
+                ],
+            )
+        )
+    comp = _comparable(runs)
+    if len(comp) >= 2:
+        headers, rows = comparison(comp)
+        css = [("left", "num", "left", "num", "left")] * len(rows)
+        sections.append(
+            Section(
+                "Profiler overhead — comparison",
+                None,
+                tables=[HtmlTable("by run", headers, rows, css)],
+            )
+        )
+    for run in runs:
+        if run.benchmark != BENCHMARK:
+            continue
+        tables = []
+        if run.analysis is not None:
+            tables.append(_html_metrics(run))
+        rows = pair_rows(run)
+        if rows:
+            tables.append(
+                HtmlTable(
+                    f"{run.label} — pairs per repetition",
+                    PAIR_HEADERS,
+                    rows,
+                    [("num",) * (len(PAIR_HEADERS) - 1) + ("left",)] * len(rows),
+                )
+            )
+        sections.append(
+            Section(
+                f"Profiler overhead — {run.label}", profile_sentence(run) or None, tables=tables
+            )
+        )
+    return sections
+
+
+# ---------------------------------------------------------------- summary, extent, JSON
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: ratios and verdicts are not available for this run."]
+    out = []
+    for m in metrics(run):
+        geo = _num(m.get("geomean"))
+        if m.get("target") is None:
+            continue
+        if geo is None:
+            out.append(f"{m.get('title')}: no complete pair ({m.get('verdict')}).")
+            continue
+        lo, hi = _num(m.get("ci95_low")), _num(m.get("ci95_high"))
+        ci = f" (95 % CI {lo:.4f}–{hi:.4f})" if lo is not None and hi is not None else ""
+        quiet, also = subset(m, "quiet"), ""
+        if quiet.get("n") != m.get("n"):
+            qg, ql, qh = (_num(quiet.get(k)) for k in ("geomean", "ci95_low", "ci95_high"))
+            qci = f" (CI {ql:.4f}–{qh:.4f})" if ql is not None and qh is not None else ""
+            also = (
+                f" Over the {quiet.get('n')} undisturbed pairs: "
+                + (f"{qg:.4f}×{qci} — " if qg is not None else "")
+                + f"{quiet.get('verdict')}."
+            )
+        out.append(
+            f"{str(m.get('title')).capitalize()} with the profiler: {geo:.4f}× the value "
+            f"without{ci} over {m.get('n')} pairs — {m.get('verdict')} "
+            f"({_target(m)}).{also}"
+        )
+    sentence = profile_sentence(run)
+    if sentence:
+        out.append(sentence)
+    return out
+
+
+def extent(run: Run) -> str | None:
+    result = run.result or {}
+    launches = result.get("launches") or []
+    reps = {x.get("rep") for x in launches}
+    full = sum(
+        1
+        for rep in reps
+        if sum(1 for x in launches if x.get("rep") == rep and x.get("status") == "complete") == 4
+    )
+    return f"{full} of {result.get('reps', '?')} repetitions complete"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    return {
+        "metrics": [
+            {
+                k: m.get(k)
+                for k in (
+                    "name",
+                    "program",
+                    "target",
+                    "n",
+                    "median",
+                    "geomean",
+                    "ci95_low",
+                    "ci95_high",
+                    "overhead_pct",
+                    "verdict",
+                    "reason",
+                    "quiet",
+                )
+            }
+            for m in metrics(run)
+        ],
+        "profiles": (run.analysis or {}).get("profiles"),
+    }

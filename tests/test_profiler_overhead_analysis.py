@@ -1,0 +1,305 @@
+"""The profiler-overhead analysis on synthetic numbers: paired ratios, their geometric
+mean and t interval on the log scale, verdicts against both kinds of target, pairs left
+out when a launch failed or its profile is incomplete; the documents validate against
+their schemas; the launch order alternates; the report renders from a run directory."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from mpi_overlap.analysis.profiler_overhead import (
+    MEETS,
+    METRICS,
+    MISSES,
+    NO_DATA,
+    NO_TARGET,
+    SPANS,
+    TOO_FEW,
+    Target,
+    analyze_profiler_overhead,
+    ratio_ci,
+    verdict,
+)
+from mpi_overlap.analysis.stats import t_quantile
+from mpi_overlap.profiler_overhead import launch_dir_name, order
+from mpi_overlap.rundir import ANALYSIS_FILE, RESULT_FILE, RUN_FILE, load_run, write_json_atomic
+from mpi_overlap.schema import analysis_errors, result_errors
+
+RATE_TARGET, TIME_TARGET = Target(">=", 0.95), Target("<=", 1.01)
+
+
+# ---------------------------------------------------------------- ratio_ci and verdict
+
+
+def test_ratio_ci_is_the_t_interval_of_the_log_ratios() -> None:
+    ratios = [0.97, 0.99, 0.96, 1.00, 0.98]
+    geo, lo, hi = ratio_ci(ratios)
+    logs = np.log(ratios)
+    half = t_quantile(0.975, 4) * logs.std(ddof=1) / math.sqrt(5)
+    assert geo == pytest.approx(math.exp(logs.mean()))
+    assert lo == pytest.approx(math.exp(logs.mean() - half))
+    assert hi == pytest.approx(math.exp(logs.mean() + half))
+    assert lo < geo < hi
+
+
+def test_ratio_ci_is_symmetric_in_slowdown_and_speedup() -> None:
+    geo, lo, hi = ratio_ci([2.0, 0.5])
+    assert geo == pytest.approx(1.0)
+    assert lo * hi == pytest.approx(1.0)
+
+
+def test_ratio_ci_degenerate_inputs() -> None:
+    assert ratio_ci([]) == (None, None, None)
+    assert ratio_ci([1.02]) == (pytest.approx(1.02), None, None)
+    geo, lo, hi = ratio_ci([1.005, 1.005, 1.005])  # no spread: the interval collapses
+    assert geo == lo == hi == pytest.approx(1.005)
+    assert ratio_ci([0.0, -1.0, float("nan")]) == (None, None, None)  # nothing usable
+
+
+@pytest.mark.parametrize(
+    ("target", "lo", "hi", "expected"),
+    [
+        (RATE_TARGET, 0.96, 0.99, MEETS),
+        (RATE_TARGET, 0.95, 0.99, MEETS),  # the bound itself meets a >= target
+        (RATE_TARGET, 0.90, 0.94, MISSES),
+        (RATE_TARGET, 0.93, 0.97, SPANS),
+        (TIME_TARGET, 1.000, 1.008, MEETS),
+        (TIME_TARGET, 1.000, 1.010, MEETS),
+        (TIME_TARGET, 1.02, 1.05, MISSES),
+        (TIME_TARGET, 1.005, 1.02, SPANS),
+    ],
+)
+def test_verdict_compares_the_whole_interval(target: Target, lo: float, hi: float,
+                                             expected: str) -> None:
+    assert verdict(target, 5, lo, hi) == expected
+
+
+def test_verdict_without_enough_data() -> None:
+    assert verdict(RATE_TARGET, 0, None, None) == NO_DATA
+    assert verdict(RATE_TARGET, 1, None, None) == TOO_FEW
+    assert verdict(None, 5, 0.9, 1.1) == NO_TARGET
+
+
+# ---------------------------------------------------------------- synthetic run documents
+
+
+def _launch(rep: int, program: str, profiled: bool, value: float | None, *,
+            status: str = "complete", profile_status: str = "complete",
+            elapsed: float = 2.0, disturbed: bool = False) -> dict[str, Any]:
+    profile = None
+    if profiled:
+        profile = {"status": profile_status, "ranks_expected": 2,
+                   "ranks_complete": 2 if profile_status == "complete" else 1,
+                   "events": 1000, "flushes": 3, "rank0_events": 600, "clock": "tsc",
+                   "warnings": []}
+    detail: dict[str, Any] = {"messages_total": 200} if program == "msgrate" else {}
+    return {
+        "rep": rep, "program": program, "profiled": profiled,
+        "position": [p for p in order(max(rep, 1))].index((program, profiled)),
+        "dir": launch_dir_name(rep, program, profiled), "command": ["mpiexec", "-n", "2", "x"],
+        "status": status, "returncode": 0 if status == "complete" else 1,
+        "message": None if status == "complete" else "exited with status 1",
+        "elapsed_s": elapsed, "value": value, "detail": detail, "profile": profile,
+        "host": {"cpus": 2, "busy_cpu_s": 2 * elapsed, "own_cpu_s": 1.9 * elapsed,
+                 "foreign_cpu_s": (0.3 if disturbed else 0.0) * elapsed, "steal_s": 0.0,
+                 "foreign_share": 0.15 if disturbed else 0.0},
+        "disturbed": disturbed,
+    }
+
+
+def _result(rates: list[tuple[float, float]], times: list[tuple[float, float]],
+            **overrides: Any) -> dict[str, Any]:
+    launches = []
+    for rep, ((r0, r1), (t0, t1)) in enumerate(zip(rates, times, strict=True), start=1):
+        launches += [
+            _launch(rep, "msgrate", False, r0), _launch(rep, "msgrate", True, r1),
+            _launch(rep, "compute_app", False, t0, elapsed=t0 + 0.5),
+            _launch(rep, "compute_app", True, t1, elapsed=t1 + 0.52),
+        ]
+    program = {"executable": "/x", "args": [], "metric": "msgs_per_s", "unit": "msgs/s",
+               "better": "higher"}
+    doc = {
+        "schema": "mpi-overlap/profiler-overhead-run", "schema_version": 1,
+        "benchmark": "profiler-overhead", "status": "complete", "toolchain": "mpich",
+        "ranks": 2, "reps": len(rates), "quick": True, "library": "/lib.so",
+        "table": "/t.table",
+        "programs": {"msgrate": program,
+                     "compute_app": {**program, "metric": "run_time_s", "unit": "s",
+                                     "better": "lower"}},
+        "warmup": None, "launches": launches, "provenance": None, "warnings": [],
+    }
+    doc.update(overrides)
+    return doc
+
+
+def _metric(analysis: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(m for m in analysis["metrics"] if m["name"] == name)
+
+
+RATES_GOOD = [(1.0e6, 0.99e6), (1.02e6, 1.0e6), (0.98e6, 0.975e6), (1.01e6, 1.0e6),
+              (1.0e6, 0.985e6)]
+TIMES_GOOD = [(3.0, 3.003), (3.01, 3.012), (2.99, 2.995), (3.0, 3.004), (3.02, 3.021)]
+
+
+def test_analysis_of_a_clean_run_meets_both_targets() -> None:
+    result = _result(RATES_GOOD, TIMES_GOOD)
+    assert result_errors(result) == []
+    analysis = analyze_profiler_overhead(result)
+    assert analysis_errors(analysis) == []
+    rate, time = _metric(analysis, "msg_rate"), _metric(analysis, "run_time")
+    assert rate["n"] == time["n"] == 5
+    expected = [w / wo for wo, w in RATES_GOOD]
+    assert [p["ratio"] for p in rate["pairs"]] == pytest.approx(expected)
+    assert rate["median"] == pytest.approx(float(np.median(expected)))
+    assert rate["verdict"] == MEETS and time["verdict"] == MEETS
+    assert rate["overhead_pct"] == pytest.approx(100 * (1 - rate["geomean"]))
+    # nothing disturbed: the undisturbed estimate is the same
+    assert {k: rate["quiet"][k] for k in ("n", "geomean", "verdict")} == {
+        k: rate[k] for k in ("n", "geomean", "verdict")}
+    assert time["overhead_pct"] == pytest.approx(100 * (time["geomean"] - 1))
+    assert _metric(analysis, "launch_time")["verdict"] == NO_TARGET
+    prof = analysis["profiles"]
+    assert prof == {"launches": 10, "complete": 10, "events": 10000, "flushes": 30,
+                    "rank0_events_per_message": 3.0, "clocks": ["tsc"]}
+
+
+def test_a_clear_slowdown_misses_and_noise_is_inconclusive() -> None:
+    slow = _result([(1e6, 0.80e6), (1e6, 0.82e6), (1e6, 0.79e6)],
+                   [(3.0, 3.3), (3.0, 3.31), (3.0, 3.29)])
+    a = analyze_profiler_overhead(slow)
+    assert _metric(a, "msg_rate")["verdict"] == MISSES
+    assert _metric(a, "run_time")["verdict"] == MISSES
+    noisy = _result([(1e6, 0.90e6), (1e6, 1.05e6), (1e6, 0.97e6)],
+                    [(3.0, 2.95), (3.0, 3.09), (3.0, 3.01)])
+    a = analyze_profiler_overhead(noisy)
+    assert _metric(a, "msg_rate")["verdict"] == SPANS
+    assert _metric(a, "run_time")["verdict"] == SPANS
+
+
+def test_pairs_with_a_failed_launch_or_incomplete_profile_are_left_out() -> None:
+    result = _result(RATES_GOOD[:3], TIMES_GOOD[:3])
+    launches = result["launches"]
+    # rep 1: the profiled msgrate launch failed; rep 2: its profile is incomplete
+    launches[1] = _launch(1, "msgrate", True, None, status="failed")
+    launches[5] = _launch(2, "msgrate", True, 0.99e6, profile_status="incomplete")
+    assert result_errors(result) == []
+    a = analyze_profiler_overhead(result)
+    rate = _metric(a, "msg_rate")
+    assert [p["rep"] for p in rate["pairs"]] == [3]
+    assert [e["rep"] for e in rate["excluded"]] == [1, 2]
+    assert "failed" in rate["excluded"][0]["reason"]
+    assert "profile incomplete" in rate["excluded"][1]["reason"]
+    assert rate["verdict"] == TOO_FEW and rate["median"] is not None
+    assert _metric(a, "run_time")["n"] == 3
+    assert a["profiles"]["complete"] == 5 and a["profiles"]["launches"] == 6
+    assert analysis_errors(a) == []
+
+
+def test_disturbed_pairs_are_estimated_apart() -> None:
+    # two pairs hit by other work (a launch each) show a large, spurious slowdown
+    result = _result(RATES_GOOD, TIMES_GOOD)
+    for i in (2, 3 * 4 + 3):  # rep 1 compute_app without, rep 4 compute_app with
+        launch = result["launches"][i]
+        result["launches"][i] = _launch(launch["rep"], launch["program"], launch["profiled"],
+                                        launch["value"] * (0.7 if i == 2 else 1.4),
+                                        disturbed=True)
+    assert result_errors(result) == []
+    a = analyze_profiler_overhead(result)
+    assert analysis_errors(a) == []
+    t = _metric(a, "run_time")
+    assert [p["disturbed"] for p in t["pairs"]] == [True, False, False, True, False]
+    assert t["n"] == 5 and t["verdict"] in (SPANS, MISSES)
+    q = t["quiet"]
+    assert q["n"] == 3 and q["verdict"] == MEETS
+    expected = [w / wo for (wo, w), d in zip(TIMES_GOOD, (1, 0, 0, 1, 0), strict=True) if not d]
+    assert q["median"] == pytest.approx(float(np.median(expected)))
+    assert "2 disturbed pair(s) left out" in q["reason"]
+    # the message rate pairs were not disturbed
+    assert _metric(a, "msg_rate")["quiet"]["n"] == 5
+
+
+def test_no_launch_at_all() -> None:
+    a = analyze_profiler_overhead(_result([], [], status="incomplete"))
+    assert all(m["n"] == 0 for m in a["metrics"])
+    assert _metric(a, "msg_rate")["verdict"] == NO_DATA
+    assert _metric(a, "msg_rate")["geomean"] is None
+    assert analysis_errors(a) == []
+
+
+def test_schema_rejects_a_malformed_run_document() -> None:
+    result = _result(RATES_GOOD[:2], TIMES_GOOD[:2])
+    result["launches"][0]["program"] = "nbody"
+    del result["launches"][1]["profile"]
+    errors = result_errors(result)
+    assert any("launches/0/program" in e for e in errors)
+    assert any("launches/1" in e and "profile" in e for e in errors)
+
+
+def test_metrics_cover_both_targets() -> None:
+    targets = {m.name: m.target for m in METRICS}
+    assert targets["msg_rate"] == Target(">=", 0.95)
+    assert targets["run_time"] == Target("<=", 1.01)
+
+
+# ---------------------------------------------------------------- order and report
+
+
+def test_order_alternates_so_drift_cancels() -> None:
+    first, second = order(1), order(2)
+    assert first == second[::-1]
+    assert sorted(first) == sorted(second)
+    assert len(set(first)) == 4
+    # over two repetitions every launch has the mean position of its partner
+    for prog in ("msgrate", "compute_app"):
+        pos = {p: first.index((prog, p)) + second.index((prog, p)) for p in (False, True)}
+        assert pos[False] == pos[True]
+
+
+def _run_dir(tmp_path: Path, result: dict[str, Any]) -> Path:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    write_json_atomic(run_dir / RESULT_FILE, result)
+    write_json_atomic(run_dir / ANALYSIS_FILE, analyze_profiler_overhead(result))
+    write_json_atomic(run_dir / RUN_FILE, {
+        "schema": "mpi-overlap/run", "schema_version": 1, "benchmark": "profiler-overhead",
+        "run_id": "run", "toolchain": {"name": "mpich", "kind": "wheel",
+                                       "mpi_library_version": "MPICH", "mpicc": "mpicc",
+                                       "mpiexec": "mpiexec"},
+        "ranks": 2, "command": ["mpi-overlap"], "started_utc": "x", "finished_utc": "y",
+        "elapsed_s": 1.0, "status": "complete", "returncode": 0, "message": None})
+    return run_dir
+
+
+def test_report_renders_from_a_run_directory(tmp_path: Path) -> None:
+    from mpi_overlap.report import make_report
+
+    run = load_run(_run_dir(tmp_path, _result(RATES_GOOD, TIMES_GOOD)))
+    assert run.complete
+    console = Console(record=True, width=200)
+    paths = make_report([run], tmp_path / "out", console=console)
+    text = console.export_text()
+    assert "meets target" in text and "pairs per repetition" in text
+    html = paths.html.read_text()
+    assert "ratio per repetition" in html and "<svg" in html
+    assert "10 of 10 profiled launches complete" in html
+    assert "undisturbed" not in text  # nothing was disturbed: one row per metric
+
+
+def test_report_shows_undisturbed_pairs_apart(tmp_path: Path) -> None:
+    from mpi_overlap.report import make_report
+
+    result = _result(RATES_GOOD, TIMES_GOOD)
+    launch = result["launches"][0]
+    result["launches"][0] = _launch(1, "msgrate", False, launch["value"], disturbed=True)
+    run = load_run(_run_dir(tmp_path, result))
+    console = Console(record=True, width=220)
+    paths = make_report([run], tmp_path / "out", console=console)
+    text = console.export_text()
+    assert "undisturbed" in text and "rate w/o" in text
+    assert "4 undisturbed pairs" in paths.html.read_text()

@@ -1,0 +1,111 @@
+"""`mpi-overlap bench profiler-overhead --quick` end to end on mpich, 2 ranks: one run
+directory with a warm-up and 3 repetitions of the four launches, each in its own
+subdirectory with its result and logs, complete profiles from the profiled launches,
+valid documents, an analysis with both ratios, and a report.
+
+Timings on a 2-core machine shared with other work are noisy, so nothing here asserts
+that a target is met: only that the ratios exist, are positive and finite, and that the
+profiler really ran (complete profiles with events) in the launches that count as "with".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from mpi_overlap.build import ensure_built
+from mpi_overlap.calibrate import find_or_calibrate
+from mpi_overlap.profiler_overhead import QUICK_REPS, launch_dir_name, order
+from mpi_overlap.rundir import load_run
+from mpi_overlap.schema import analysis_errors, errors_against, result_errors, run_errors
+from mpi_overlap.toolchains import get_toolchain
+
+pytestmark = pytest.mark.mpi
+
+
+def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
+    # The build and the transfer-time table are cached state, not the benchmark: have them
+    # ready before the clock starts.
+    tc = get_toolchain("mpich")
+    ensure_built(tc)
+    find_or_calibrate(tc)
+    out = tmp_path / "runs"
+    start = time.monotonic()
+    proc = run_cli("bench", "profiler-overhead", "--mpi", "mpich", "--quick", "-n", "2",
+                   "--out", str(out), timeout=600, cwd=tmp_path)
+    elapsed = time.monotonic() - start
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+
+    (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
+    run = load_run(run_dir)
+    assert run.complete and run.benchmark == "profiler-overhead"
+    assert run_errors(run.meta) == []
+    assert result_errors(run.result) == []
+    assert analysis_errors(run.analysis) == []
+    assert (run_dir / "report.html").is_file() and (run_dir / "report.json").is_file()
+    assert f"mpich: complete — {run_dir}" in proc.stdout
+
+    # The launches: a warm-up, then per repetition the four in alternating order.
+    result = run.result
+    assert result["reps"] == QUICK_REPS and result["status"] == "complete"
+    assert result["warmup"]["status"] == "complete"
+    expected = [(rep, prog, prof) for rep in range(1, QUICK_REPS + 1)
+                for prog, prof in order(rep)]
+    got = [(x["rep"], x["program"], x["profiled"]) for x in result["launches"]]
+    assert got == expected
+    units = result["warmup"]["detail"]["work_units_per_iter"]
+    args = result["programs"]["compute_app"]["args"]
+    assert args[args.index("--work-units") + 1] == str(units)
+
+    for launch in result["launches"]:
+        sub = run_dir / launch["dir"]
+        assert launch["dir"] == launch_dir_name(launch["rep"], launch["program"],
+                                                launch["profiled"])
+        assert launch["status"] == "complete", launch
+        assert {"result.json", "stdout.log", "stderr.log"} <= {p.name for p in sub.iterdir()}
+        sub_result = json.loads((sub / "result.json").read_text())
+        assert result_errors(sub_result) == []
+        assert sub_result["provenance"]["meta"]["profiler"] == (
+            "with" if launch["profiled"] else "without")
+        assert isinstance(launch["value"], float) and launch["value"] > 0
+        ranks = sorted(sub.glob("profile.rank-*.json"))
+        if launch["profiled"]:
+            # The profiler ran: every rank wrote a complete profile with events.
+            assert [p.name for p in ranks] == ["profile.rank-0.json", "profile.rank-1.json"]
+            for path in ranks:
+                doc = json.loads(path.read_text())
+                assert errors_against(doc, "profile-rank-v1") == []
+                assert doc["status"] == "complete"
+                assert doc["profile"]["counters"]["events"] > 0
+            prof = launch["profile"]
+            assert prof["status"] == "complete" and prof["ranks_complete"] == 2
+            assert prof["events"] > 0 and prof["flushes"] > 0
+        else:
+            assert ranks == [] and launch["profile"] is None
+            assert "LD_PRELOAD" not in " ".join(launch["command"])
+
+    # The analysis: both ratios from every repetition, positive and finite.
+    metrics = {m["name"]: m for m in run.analysis["metrics"]}
+    for name in ("msg_rate", "run_time"):
+        m = metrics[name]
+        assert m["n"] == QUICK_REPS and m["excluded"] == []
+        for key in ("median", "geomean", "ci95_low", "ci95_high"):
+            assert math.isfinite(m[key]) and m[key] > 0, (name, key, m[key])
+        assert m["ci95_low"] <= m["geomean"] <= m["ci95_high"]
+        assert all(math.isfinite(p["ratio"]) and p["ratio"] > 0 for p in m["pairs"])
+        assert m["verdict"] in ("meets target", "misses target",
+                                "inconclusive (CI spans the target)")
+    profiles = run.analysis["profiles"]
+    assert profiles["launches"] == profiles["complete"] == 2 * QUICK_REPS
+    assert profiles["events"] > 0 and profiles["flushes"] > 0
+    # rank 0 of mo_msgrate: Isend = enter, begin, exit; one end per message in Waitall;
+    # per window of 64 the Waitall's and the ack Recv's own events
+    assert 3.5 < profiles["rank0_events_per_message"] < 5.0
+
+    assert elapsed < 90, f"took {elapsed:.0f} s"
