@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..analysis.profile import rank_list
 from ..errors import UserError
 from ..rundir import read_json
 from ..schema import errors_against
@@ -45,7 +46,7 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
         warnings.append(
             f"{len(missing)} of {ranks_expected} ranks wrote no profile (e.g. killed before "
             "their first snapshot, or the program does not call MPI_Init through the "
-            f"profiled MPI library): ranks {_ranges(missing)}"
+            f"profiled MPI library): ranks {rank_list(missing)}"
         )
     for status in ("disabled", "incomplete", "running"):
         these = [d for d in docs if d["status"] == status]
@@ -68,16 +69,3 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
         "missing_ranks": missing,
         "warnings": warnings,
     }
-
-
-def _ranges(xs: list[int]) -> str:
-    """[0, 1, 2, 5] -> "0-2,5"."""
-    out: list[str] = []
-    i = 0
-    while i < len(xs):
-        j = i
-        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
-            j += 1
-        out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
-        i = j + 1
-    return ",".join(out)
