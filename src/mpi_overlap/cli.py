@@ -193,7 +193,7 @@ def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool, reps:
 @bench.command("overlap-validation")
 @_mpi_option
 @_ranks_option
-@click.option("--sizes", metavar="LIST", help="message sizes (default 10K,1M)")
+@click.option("--sizes", metavar="LIST", help="message sizes (default 4K,10K,1M)")
 @click.option("--pairings", metavar="LIST",
               help="isend-irecv, isend-recv, send-irecv, comma-separated (default all)")
 @click.option("--steps", type=int, help="computation steps per pairing and size (default 12)")

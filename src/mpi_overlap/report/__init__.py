@@ -19,7 +19,14 @@ from rich.text import Text
 
 from .. import __version__
 from ..rundir import Run, utc_now, write_json_atomic
-from . import overhead_plots, overhead_table
+from . import (
+    overhead_plots,
+    overhead_table,
+    overlap_validation,
+    profile_plots,
+    profile_table,
+    profiler_overhead,
+)
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
 
 __all__ = ["BenchmarkReporter", "ReportPaths", "make_report", "register"]
@@ -68,6 +75,39 @@ register(
         summary=overhead_table.summary,
         extent=overhead_table.extent,
         to_json=overhead_table.to_json,
+    )
+)
+register(
+    BenchmarkReporter(
+        name=profile_table.BENCHMARK,
+        terminal=profile_table.print_run,
+        terminal_all=profile_table.print_comparison,
+        sections=(profile_plots.sections, profile_table.html_sections),
+        summary=profile_table.summary,
+        extent=profile_table.extent,
+        to_json=profile_table.to_json,
+    )
+)
+register(
+    BenchmarkReporter(
+        name=profiler_overhead.BENCHMARK,
+        terminal=profiler_overhead.print_run,
+        terminal_all=profiler_overhead.print_comparison,
+        sections=(profiler_overhead.html_sections,),
+        summary=profiler_overhead.summary,
+        extent=profiler_overhead.extent,
+        to_json=profiler_overhead.to_json,
+    )
+)
+register(
+    BenchmarkReporter(
+        name=overlap_validation.BENCHMARK,
+        terminal=overlap_validation.print_run,
+        terminal_all=overlap_validation.print_comparison,
+        sections=(overlap_validation.figure_sections, overlap_validation.table_sections),
+        summary=overlap_validation.summary,
+        extent=overlap_validation.extent,
+        to_json=overlap_validation.to_json,
     )
 )
 

@@ -1,0 +1,867 @@
+/* overlap_validation.c - mo_overlap_validation: the validation experiment of
+ * the overlap profiler (seed 000, §3.1). Two ranks exchange one message per
+ * iteration with each pairing of point-to-point calls (Isend-Irecv,
+ * Isend-Recv, Send-Irecv); the side that posts a non-blocking call computes
+ * between the post and MPI_Wait, for a fixed amount of calibrated work that
+ * grows step by step from 0 to about 3x the blocking transfer time. Per step
+ * the program records the time each side spends in the post, the
+ * computation, MPI_Wait (or in its blocking call), and wraps the step's loop
+ * in a profiler region named "<pairing>/<bytes>/<step>", so that the
+ * profiler's by_region breakdown holds the overlap bounds of exactly that
+ * step. Without the profiler the regions do nothing and only the times are
+ * measured. Under the profiler the steps also reach 3x the transfer time of
+ * its table (MPI_OVERLAP_TABLE), the time its upper bound saturates at.
+ *
+ * Rank 0 is always the sender and rank 1 the receiver. Rank 0 makes every
+ * decision (work units, iterations) and broadcasts it; rank 1 follows and
+ * sends its per-iteration times back after every step. Ranks >= 2 take no
+ * part and wait without spinning. */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "mop_xfer_table.h"
+#include "mpi_overlap.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define PROGRAM "overlap_validation" /* mo_<PROGRAM>: usage, default output file */
+#define BENCH "overlap-validation"   /* the result's benchmark (bench-overlap-validation-v1) */
+/* The source's 10 KiB and 1 MiB, and 4 KiB: eager over MPICH's shared memory
+ * (8 KiB cells), where 10 KiB already goes by rendezvous. (Open MPI's eager
+ * limit there is 4096 bytes including its header: use --sizes 1K,... to see
+ * its eager case.) */
+#define DEFAULT_SIZES "4K,10K,1M"
+#define DEFAULT_STEPS 12
+#define DEFAULT_STEPS_QUICK 6
+#define DEFAULT_ITERS 200
+#define DEFAULT_ITERS_QUICK 50
+#define TOP_FACTOR 3.0       /* the last step computes >= 3x the transfer time ... */
+#define TOP_MIN_US 300.0     /* ... and at least this long */
+#define FIRST_FRAC 0.125     /* the first non-zero step: 1/8 of the transfer time */
+#define CALIBRATION_MS 2.0
+#define CALIBRATION_SAMPLES 11
+#define MAX_REGIONS 254      /* distinct region names the profiler keeps apart */
+#define REGION_LEN 64        /* the profiler keeps 63 characters of a name */
+#define MSG_TAG 29
+#define DATA_TAG 31
+
+/* ---- pairings -------------------------------------------------------------- */
+
+typedef struct vs_pairing {
+    const char *name;
+    bool send_nb, recv_nb; /* which side posts a non-blocking call (and computes) */
+    const char *send_call, *recv_call;
+} vs_pairing;
+
+enum { NPAIRINGS = 3 };
+static const vs_pairing PAIRINGS[NPAIRINGS] = {
+    {"isend-irecv", true, true, "MPI_Isend", "MPI_Irecv"},
+    {"isend-recv", true, false, "MPI_Isend", "MPI_Recv"},
+    {"send-irecv", false, true, "MPI_Send", "MPI_Irecv"},
+};
+
+/* ---- benchmark-specific options ------------------------------------------ */
+
+typedef struct vs_params {
+    unsigned pairings; /* bit i: PAIRINGS[i] */
+    long steps;
+    bool steps_set;
+} vs_params;
+
+enum { OPT_PAIRINGS = MO_OPT_BENCH_FIRST, OPT_STEPS };
+
+static const struct option vs_longopts[] = {
+    {"pairings", required_argument, NULL, OPT_PAIRINGS},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_pairings(const char *arg, unsigned *out, char *err, size_t errlen)
+{
+    unsigned set = 0;
+    const char *p = arg;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        bool known = false;
+        if (len == 3 && strncmp(p, "all", 3) == 0) {
+            set |= (1u << NPAIRINGS) - 1;
+            known = true;
+        }
+        for (int i = 0; i < NPAIRINGS && !known; i++) {
+            if (strlen(PAIRINGS[i].name) == len && strncmp(p, PAIRINGS[i].name, len) == 0) {
+                set |= 1u << i;
+                known = true;
+            }
+        }
+        if (!known) {
+            snprintf(err, errlen, "--pairings: unknown pairing '%.*s' (known: isend-irecv, isend-recv, "
+                                  "send-irecv, all)", (int)len, p);
+            return -1;
+        }
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    *out = set;
+    return 0;
+}
+
+static int vs_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    vs_params *p = ctx;
+    switch (code) {
+    case OPT_PAIRINGS: return parse_pairings(arg, &p->pairings, err, errlen);
+    case OPT_STEPS:
+        p->steps_set = true;
+        return mo_options_parse_long("steps", arg, 2, MAX_REGIONS, &p->steps, err, errlen);
+    }
+    snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return -1;
+}
+
+static int vs_finalize(void *ctx, bool quick, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    vs_params *p = ctx;
+    if (!p->steps_set)
+        p->steps = quick ? DEFAULT_STEPS_QUICK : DEFAULT_STEPS;
+    return 0;
+}
+
+static void vs_usage(FILE *f)
+{
+    fprintf(f,
+            "  --pairings LIST      isend-irecv, isend-recv, send-irecv, comma-separated, or all\n"
+            "                       (default all)\n"
+            "  --steps N            computation steps per (pairing, size), from 0 to max(%g x the\n"
+            "                       blocking transfer time or the profiler's table time, %g us)\n"
+            "                       (default %d; --quick %d)\n"
+            "  (--iters N           iterations per step; default %d, --quick %d)\n",
+            TOP_FACTOR, TOP_MIN_US, DEFAULT_STEPS, DEFAULT_STEPS_QUICK, DEFAULT_ITERS,
+            DEFAULT_ITERS_QUICK);
+}
+
+static void vs_write_json(mo_json *w, const void *ctx)
+{
+    const vs_params *p = ctx;
+    mo_json_key(w, "pairings");
+    mo_json_begin_array(w);
+    for (int i = 0; i < NPAIRINGS; i++)
+        if (p->pairings & (1u << i))
+            mo_json_string(w, PAIRINGS[i].name);
+    mo_json_end_array(w);
+    mo_json_kv_int64(w, "steps", p->steps);
+}
+
+/* ---- measured data --------------------------------------------------------- */
+
+/* What one side did per iteration of a step: post / computation / MPI_Wait
+ * for a non-blocking side, the blocking call for the other. */
+enum { T_POST = 0, T_COMP = 1, T_WAIT = 2, T_CALL = 3, NT = 4 };
+static const char *const T_KEYS[NT] = {"post_us", "comp_us", "wait_us", "call_us"};
+
+typedef struct vs_side {
+    bool has[NT];
+    mo_stats st[NT];
+} vs_side;
+
+typedef struct vs_step {
+    uint64_t units;
+    double work_us_nominal;
+    long iterations;
+    vs_side side[2]; /* sender, receiver */
+} vs_step;
+
+typedef struct vs_case {
+    int pairing;
+    uint64_t size;
+    bool complete;
+    const char *stop_reason;
+    mo_stats transfer; /* one-way blocking ping-pong, us */
+    long round_trips;  /* per transfer sample */
+    double table_us;   /* the profiler's table time for this size; NaN: none */
+    double top_us;     /* the planned computation of the last step */
+    vs_step *steps;
+    int nsteps;
+} vs_case;
+
+typedef struct vs_state {
+    const mo_options *opts;
+    const vs_params *params;
+    const mo_work_calib *work;
+    MPI_Comm pair;      /* ranks 0 and 1 of MPI_COMM_WORLD */
+    int rank;           /* in pair: 0 sends, 1 receives */
+    unsigned char *buf; /* page-aligned, largest size, touched: the message buffer */
+    unsigned char *back; /* same: the ping-pong's other direction (see run_pingpong) */
+    long iters;         /* iterations per step */
+    long cap;           /* room per kind of time: max(iters, warm-up iterations) */
+    double *mine;       /* NT * cap: this rank's times of the running loop */
+    double *theirs;     /* NT * cap: rank 1's times of the last step, on rank 0 */
+    uint64_t start_ns;
+    bool profiled;      /* the region API is there (the profiler is loaded) */
+    const char *table_path; /* MPI_OVERLAP_TABLE, when set (rank 0) */
+    bool have_table;
+    mop_xfer_table table; /* its contents, when readable */
+    vs_case *cases;
+    int ncases;
+} vs_state;
+
+/* ---- the timed loops (both ranks) ------------------------------------------ */
+
+enum { CMD_QUIT = 0, CMD_PINGPONG = 1, CMD_WARM = 2, CMD_STEP = 3 };
+
+typedef struct vs_cmd {
+    int64_t op, pairing, size, units, iterations, step;
+} vs_cmd;
+_Static_assert(sizeof(vs_cmd) == 6 * sizeof(int64_t), "vs_cmd is broadcast as packed int64s");
+
+static void region_name(char *buf, size_t len, int pairing, uint64_t size, long step)
+{
+    snprintf(buf, len, "%s/%llu/%ld", PAIRINGS[pairing].name, (unsigned long long)size, step);
+}
+
+/* Blocking ping-pong; on rank 0 returns the one-way time in us. Each
+ * direction has its own buffers, and no rank sends from a buffer it
+ * receives into: as in the exchange loop, the data sent is never data the
+ * peer has just written. (Sending back the buffer just received, as a
+ * one-buffer ping-pong does, made 1 MiB round trips ~6x slower with MPICH's
+ * CMA single-copy path on the 2-core test VM: 487 vs 84 us one-way.) */
+static double run_pingpong(const vs_state *st, const vs_cmd *c)
+{
+    const MPI_Comm comm = st->pair;
+    void *const buf = st->buf, *const back = st->back;
+    const int n = (int)c->size;
+    const int64_t iters = c->iterations;
+    MPI_Barrier(comm);
+    uint64_t t0 = mo_timer_now_ns();
+    if (st->rank == 0) {
+        for (int64_t i = 0; i < iters; i++) {
+            MPI_Send(buf, n, MPI_BYTE, 1, MSG_TAG, comm);
+            MPI_Recv(back, n, MPI_BYTE, 1, MSG_TAG, comm, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (int64_t i = 0; i < iters; i++) {
+            MPI_Recv(buf, n, MPI_BYTE, 0, MSG_TAG, comm, MPI_STATUS_IGNORE);
+            MPI_Send(back, n, MPI_BYTE, 0, MSG_TAG, comm);
+        }
+    }
+    uint64_t t1 = mo_timer_now_ns();
+    return (double)(t1 - t0) / 1000.0 / (double)iters / 2.0;
+}
+
+/* One step's loop (CMD_STEP, inside its region) or the untimed warm-up
+ * (CMD_WARM, outside every region). Times go to st->mine. The barrier keeps
+ * the ranks in step; it is outside the timed post-compute-wait. */
+static void run_exchange(const vs_state *st, const vs_cmd *c)
+{
+    /* Locals, not st->/c-> reads: c's address escapes to MPI_Bcast. */
+    const MPI_Comm comm = st->pair;
+    const vs_pairing *p = &PAIRINGS[c->pairing];
+    const bool sender = st->rank == 0;
+    const bool nb = sender ? p->send_nb : p->recv_nb;
+    const int peer = 1 - st->rank;
+    void *const buf = st->buf;
+    const int n = (int)c->size;
+    const int64_t iters = c->iterations;
+    const uint64_t units = (uint64_t)c->units;
+    double *const post = st->mine + T_POST * st->cap;
+    double *const comp = st->mine + T_COMP * st->cap;
+    double *const wait = st->mine + T_WAIT * st->cap;
+    double *const call = st->mine + T_CALL * st->cap;
+    char region[REGION_LEN];
+    const bool in_region = c->op == CMD_STEP;
+    region_name(region, sizeof region, (int)c->pairing, (uint64_t)c->size, (long)c->step);
+    MPI_Request req;
+
+    MPI_Barrier(comm);
+    if (in_region)
+        MPI_OVERLAP_REGION_BEGIN(region);
+    if (nb) {
+        for (int64_t i = 0; i < iters; i++) {
+            MPI_Barrier(comm);
+            uint64_t t0 = mo_timer_now_ns();
+            if (sender)
+                MPI_Isend(buf, n, MPI_BYTE, peer, MSG_TAG, comm, &req);
+            else
+                MPI_Irecv(buf, n, MPI_BYTE, peer, MSG_TAG, comm, &req);
+            uint64_t t1 = mo_timer_now_ns();
+            mo_work(units);
+            uint64_t t2 = mo_timer_now_ns();
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            uint64_t t3 = mo_timer_now_ns();
+            post[i] = (double)(t1 - t0) / 1000.0;
+            comp[i] = (double)(t2 - t1) / 1000.0;
+            wait[i] = (double)(t3 - t2) / 1000.0;
+        }
+    } else {
+        for (int64_t i = 0; i < iters; i++) {
+            MPI_Barrier(comm);
+            uint64_t t0 = mo_timer_now_ns();
+            if (sender)
+                MPI_Send(buf, n, MPI_BYTE, peer, MSG_TAG, comm);
+            else
+                MPI_Recv(buf, n, MPI_BYTE, peer, MSG_TAG, comm, MPI_STATUS_IGNORE);
+            uint64_t t1 = mo_timer_now_ns();
+            call[i] = (double)(t1 - t0) / 1000.0;
+        }
+    }
+    if (in_region)
+        MPI_OVERLAP_REGION_END(region);
+    /* Outside the region: rank 1's times go to rank 0. */
+    if (in_region) {
+        if (sender)
+            MPI_Recv(st->theirs, (int)(NT * st->cap), MPI_DOUBLE, 1, DATA_TAG, comm, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(st->mine, (int)(NT * st->cap), MPI_DOUBLE, 0, DATA_TAG, comm);
+    }
+}
+
+static void bcast_cmd(const vs_state *st, vs_cmd *c)
+{
+    MPI_Bcast(c, (int)(sizeof *c / sizeof(int64_t)), MPI_INT64_T, 0, st->pair);
+}
+
+static double run_cmd(const vs_state *st, const vs_cmd *c)
+{
+    if (c->op == CMD_PINGPONG)
+        return run_pingpong(st, c);
+    run_exchange(st, c);
+    return 0.0;
+}
+
+/* Rank 0: tells rank 1 what to run and runs it. */
+static double command(const vs_state *st, int op, int pairing, uint64_t size, uint64_t units,
+                      long iterations, long step)
+{
+    vs_cmd c = {op, pairing, (int64_t)size, (int64_t)units, iterations, step};
+    bcast_cmd(st, &c);
+    return run_cmd(st, &c);
+}
+
+/* Rank 1: follows rank 0's commands until told to quit. */
+static void serve(const vs_state *st)
+{
+    for (;;) {
+        vs_cmd c;
+        bcast_cmd(st, &c);
+        if (c.op == CMD_QUIT)
+            return;
+        run_cmd(st, &c);
+    }
+}
+
+/* ---- the method (rank 0) ---------------------------------------------------- */
+
+static double elapsed_s(const vs_state *st)
+{
+    return (double)(mo_timer_now_ns() - st->start_ns) / 1e9;
+}
+
+static bool time_is_up(const vs_state *st)
+{
+    return st->opts->time_limit_s > 0 && elapsed_s(st) > st->opts->time_limit_s;
+}
+
+/* Round trips per ping-pong sample so that one lasts about --sample-ms. */
+static long round_trips(const mo_options *o, double one_way_us)
+{
+    if (!(one_way_us > 0))
+        one_way_us = 1.0;
+    double n = ceil(o->sample_ms * 1000.0 / (2.0 * one_way_us));
+    if (n < (double)o->min_iters)
+        return o->min_iters;
+    if (n > (double)o->max_iters)
+        return o->max_iters;
+    return (long)n;
+}
+
+/* Planned computation of step j of n: 0, then geometric from FIRST_FRAC * T
+ * to the case's top (max of TOP_FACTOR * T, TOP_FACTOR * the table time, TOP_MIN_US). */
+static double planned_us(double transfer_us, double top_us, long j, long n)
+{
+    if (j == 0)
+        return 0.0;
+    double first = FIRST_FRAC * transfer_us;
+    if (!(first > 0) || first > top_us)
+        first = top_us / 64.0;
+    if (n <= 2)
+        return top_us;
+    return first * pow(top_us / first, (double)(j - 1) / (double)(n - 2));
+}
+
+/* times: NT rows of `stride` values, the first `iters` of each measured. */
+static void summarize_side(vs_side *s, const double *times, long stride, long iters, bool nb)
+{
+    memset(s, 0, sizeof *s);
+    for (int k = 0; k < NT; k++) {
+        s->has[k] = nb ? k != T_CALL : k == T_CALL;
+        if (s->has[k] && mo_stats_summarize(times + k * stride, (size_t)iters, &s->st[k]) != 0)
+            s->has[k] = false; /* out of memory for the sort */
+    }
+}
+
+static void write_results(mo_json *w, const void *ctx);
+
+/* Measures one (pairing, size). Returns 0, or -1 if out of memory. */
+static int measure_case(vs_state *st, vs_case *cs, mo_result *doc, int *done, int total, bool *time_up)
+{
+    const mo_options *o = st->opts;
+    const long nsteps = st->params->steps;
+    const vs_pairing *p = &PAIRINGS[cs->pairing];
+    char err[512];
+
+    /* The blocking transfer time: warm-up, then --reps ping-pong samples,
+     * once per size (the ping-pong is the same for every pairing; one
+     * measurement keeps the pairings of a size on one scale). */
+    const vs_case *same = NULL;
+    for (const vs_case *c = st->cases; c < cs && !same; c++)
+        if (c->size == cs->size && c->transfer.n > 0)
+            same = c;
+    if (same) {
+        cs->transfer = same->transfer;
+        cs->round_trips = same->round_trips;
+    } else {
+        long warm = o->warmup > 0 ? o->warmup : 1;
+        double est = command(st, CMD_PINGPONG, cs->pairing, cs->size, 0, warm, 0);
+        cs->round_trips = round_trips(o, est);
+        double *samples = malloc((size_t)o->reps * sizeof *samples);
+        if (!samples)
+            return -1;
+        for (long r = 0; r < o->reps; r++)
+            samples[r] = command(st, CMD_PINGPONG, cs->pairing, cs->size, 0, cs->round_trips, 0);
+        int rc = mo_stats_summarize(samples, (size_t)o->reps, &cs->transfer);
+        free(samples);
+        if (rc != 0)
+            return -1;
+    }
+    const double t_us = cs->transfer.median;
+    bool extrapolated = false;
+    cs->table_us = st->have_table
+                       ? 1e6 * mop_xfer_table_lookup(&st->table, MOP_XFER_INTRA, cs->size, &extrapolated)
+                       : NAN;
+    cs->top_us = fmax(TOP_FACTOR * t_us, TOP_MIN_US);
+    if (isfinite(cs->table_us))
+        cs->top_us = fmax(cs->top_us, TOP_FACTOR * cs->table_us);
+
+    cs->steps = calloc((size_t)nsteps, sizeof *cs->steps);
+    if (!cs->steps)
+        return -1;
+    /* Untimed warm-up of the exchange itself (no work, no region). */
+    if (o->warmup > 0)
+        command(st, CMD_WARM, cs->pairing, cs->size, 0, o->warmup, 0);
+
+    if (o->verbose) {
+        printf("%s %llu B: blocking transfer %.3f us; computation 0 to %.1f us\n", p->name,
+               (unsigned long long)cs->size, t_us, cs->top_us);
+        printf("%-6s%-12s%-12s%-12s%-12s%-12s%-12s\n", "step", "comp_us", "s.wait", "s.call", "r.wait",
+               "r.call", "iterations");
+        fflush(stdout);
+    }
+    cs->stop_reason = NULL;
+    for (long j = 0; j < nsteps; j++) {
+        double plan = planned_us(t_us, cs->top_us, j, nsteps);
+        double u = round(plan * st->work->units_per_us);
+        if (!isfinite(u) || u < 0) {
+            cs->stop_reason = "bad-estimate";
+            break;
+        }
+        vs_step *s = &cs->steps[cs->nsteps];
+        s->units = (uint64_t)u;
+        s->work_us_nominal = (double)s->units / st->work->units_per_us;
+        s->iterations = st->iters;
+        command(st, CMD_STEP, cs->pairing, cs->size, s->units, st->iters, j);
+        summarize_side(&s->side[0], st->mine, st->cap, st->iters, p->send_nb);
+        summarize_side(&s->side[1], st->theirs, st->cap, st->iters, p->recv_nb);
+        cs->nsteps++;
+        if (o->verbose) {
+            const vs_side *a = &s->side[0], *b = &s->side[1];
+            const vs_side *nbs = p->send_nb ? a : b;
+            printf("%-6ld%-12.3f%-12.3f%-12.3f%-12.3f%-12.3f%-12ld\n", j, nbs->st[T_COMP].median,
+                   a->has[T_WAIT] ? a->st[T_WAIT].median : NAN, a->has[T_CALL] ? a->st[T_CALL].median : NAN,
+                   b->has[T_WAIT] ? b->st[T_WAIT].median : NAN, b->has[T_CALL] ? b->st[T_CALL].median : NAN,
+                   s->iterations);
+            fflush(stdout);
+        }
+        if (cs->nsteps == nsteps)
+            cs->complete = true;
+        char label[96];
+        snprintf(label, sizeof label, "%s/%llu step %ld/%ld", p->name, (unsigned long long)cs->size, j + 1,
+                 nsteps);
+        mo_progress(o->progress, ++*done, total, label);
+        if (mo_result_write(doc, "running", write_results, st, err, sizeof err) != 0)
+            fprintf(stderr, "mo_" PROGRAM ": warning: %s\n", err);
+        if (time_is_up(st) && j + 1 < nsteps) {
+            cs->stop_reason = "time-limit";
+            *time_up = true;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* ---- output ----------------------------------------------------------------- */
+
+static void write_side_meta(mo_json *w, const char *key, int rank, const char *call, bool nb)
+{
+    mo_json_key(w, key);
+    mo_json_begin_object(w);
+    mo_json_kv_int64(w, "rank", rank);
+    mo_json_kv_string(w, "call", call);
+    mo_json_kv_bool(w, "nonblocking", nb);
+    mo_json_end_object(w);
+}
+
+static void write_side(mo_json *w, const char *key, const vs_side *s)
+{
+    mo_json_key(w, key);
+    mo_json_begin_object(w);
+    for (int k = 0; k < NT; k++) {
+        if (s->has[k]) {
+            mo_json_stats(w, T_KEYS[k], &s->st[k]);
+        } else {
+            mo_json_key(w, T_KEYS[k]);
+            mo_json_null(w);
+        }
+    }
+    mo_json_end_object(w);
+}
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const vs_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_kv_bool(w, "profiler_loaded", st->profiled);
+    mo_json_kv_string(w, "profiler_table", st->have_table ? st->table_path : NULL);
+    mo_json_kv_string(w, "region_format", "<pairing>/<bytes>/<step>");
+    mo_json_kv_int64(w, "iterations", st->iters);
+    mo_json_kv_double(w, "top_factor", TOP_FACTOR);
+    mo_json_kv_double(w, "top_min_us", TOP_MIN_US);
+    mo_json_kv_double(w, "first_frac", FIRST_FRAC);
+    mo_json_key(w, "cases");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->ncases; i++) {
+        const vs_case *cs = &st->cases[i];
+        const vs_pairing *p = &PAIRINGS[cs->pairing];
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "pairing", p->name);
+        mo_json_kv_uint64(w, "size", cs->size);
+        mo_json_kv_bool(w, "complete", cs->complete);
+        if (cs->stop_reason)
+            mo_json_kv_string(w, "stop_reason", cs->stop_reason);
+        write_side_meta(w, "sender", 0, p->send_call, p->send_nb);
+        write_side_meta(w, "receiver", 1, p->recv_call, p->recv_nb);
+        mo_json_stats(w, "transfer_us", &cs->transfer);
+        mo_json_kv_int64(w, "transfer_round_trips", cs->round_trips);
+        mo_json_kv_double(w, "table_us", cs->table_us); /* NaN -> null */
+        mo_json_kv_double(w, "top_comp_us", cs->top_us);
+        mo_json_key(w, "steps");
+        mo_json_begin_array(w);
+        for (int j = 0; j < cs->nsteps; j++) {
+            const vs_step *s = &cs->steps[j];
+            char region[REGION_LEN];
+            region_name(region, sizeof region, cs->pairing, cs->size, j);
+            mo_json_begin_object(w);
+            mo_json_kv_int64(w, "step", j);
+            mo_json_kv_string(w, "region", region);
+            mo_json_kv_uint64(w, "work_units", s->units);
+            mo_json_kv_double(w, "work_us_nominal", s->work_us_nominal);
+            mo_json_kv_int64(w, "iterations", s->iterations);
+            write_side(w, "sender", &s->side[0]);
+            write_side(w, "receiver", &s->side[1]);
+            mo_json_end_object(w);
+        }
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+static void free_state(vs_state *st)
+{
+    for (int i = 0; i < st->ncases; i++)
+        free(st->cases[i].steps);
+    free(st->cases);
+    free(st->buf);
+    free(st->back);
+    free(st->mine);
+    free(st->theirs);
+    if (st->have_table)
+        mop_xfer_table_free(&st->table);
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static bool single_cpu(const char *list)
+{
+    return list && *list && !strpbrk(list, ",-") && strcmp(list, "unknown") != 0;
+}
+
+static void warn_if_unbound(mo_result *doc, const mo_provenance *p)
+{
+    if (!p->cpu_binding || p->ranks < 2)
+        return;
+    const char *b0 = p->cpu_binding[0], *b1 = p->cpu_binding[1];
+    if (single_cpu(b0) && single_cpu(b1) && strcmp(b0, b1) != 0)
+        return;
+    mo_result_warn(doc, "ranks 0 and 1 are not each bound to one distinct CPU (cpu_binding '%s', '%s'): "
+                        "the OS may move or co-schedule them, which makes timings noisy; bind them "
+                        "(e.g. mpiexec -bind-to core)", b0 ? b0 : "?", b1 ? b1 : "?");
+}
+
+/* Every rank leaves through here: one line from rank 0, no MPI_Abort. */
+static int finish(int rank, int status, const char *msg)
+{
+    if (msg && rank == 0) {
+        fprintf(stderr, "mo_" PROGRAM ": error: %s\n", msg);
+        fflush(stderr);
+    }
+    MPI_Finalize();
+    return status;
+}
+
+/* Completes a non-blocking collective without spinning a core (see
+ * overhead.c: a polling peer slows the calibration on small machines). */
+static void quiet_wait(MPI_Request *req)
+{
+    int done = 0;
+    struct timespec nap = {0, 1000000};
+    for (;;) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        nanosleep(&nap, NULL);
+    }
+}
+
+static void quiet_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    MPI_Ibarrier(comm, &req);
+    quiet_wait(&req);
+}
+
+static int npairings(unsigned set)
+{
+    int n = 0;
+    for (int i = 0; i < NPAIRINGS; i++)
+        n += (set >> i) & 1u;
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank, wsize;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    vs_params params = {.pairings = (1u << NPAIRINGS) - 1, .steps = DEFAULT_STEPS};
+    mo_bench_options ext = {vs_longopts, vs_parse, vs_finalize, vs_usage, vs_write_json, &params};
+    mo_options opts;
+    char err[512];
+    int rc = mo_options_parse(&opts, PROGRAM, DEFAULT_SIZES, argc, argv, &ext, err, sizeof err);
+    if (rc == MO_OPTIONS_HELP) {
+        if (wrank == 0)
+            mo_options_usage(stdout, PROGRAM, DEFAULT_SIZES, &ext);
+        mo_options_free(&opts);
+        return finish(wrank, 0, NULL);
+    }
+    /* The region API is a weak symbol: present only under the profiler. */
+    const bool profiled = mpi_overlap_region_begin != NULL && mpi_overlap_region_end != NULL;
+    const long iters = rc == MO_OPTIONS_OK && opts.iters > 0 ? opts.iters
+                       : rc == MO_OPTIONS_OK && opts.quick ? DEFAULT_ITERS_QUICK
+                                                           : DEFAULT_ITERS;
+    if (rc == MO_OPTIONS_OK && wsize < 2) {
+        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", wsize);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc == MO_OPTIONS_OK && opts.sizes.v[opts.sizes.n - 1] > (uint64_t)INT_MAX) {
+        snprintf(err, sizeof err, "message size %llu exceeds the largest MPI count (%d bytes)",
+                 (unsigned long long)opts.sizes.v[opts.sizes.n - 1], INT_MAX);
+        rc = MO_OPTIONS_ERROR;
+    }
+    const long nregions = (long)npairings(params.pairings) * (long)opts.sizes.n * params.steps;
+    if (rc == MO_OPTIONS_OK && profiled && nregions > MAX_REGIONS) {
+        snprintf(err, sizeof err, "%ld regions (pairings x sizes x steps) exceed the %d the profiler keeps "
+                 "apart; use fewer sizes or steps", nregions, MAX_REGIONS);
+        rc = MO_OPTIONS_ERROR;
+    }
+    const long cap = rc == MO_OPTIONS_OK && opts.warmup > iters ? opts.warmup : iters;
+    if (rc == MO_OPTIONS_OK && cap > INT_MAX / NT) {
+        snprintf(err, sizeof err, "--iters/--warmup %ld is too large (at most %d)", cap, INT_MAX / NT);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc != MO_OPTIONS_OK) {
+        mo_options_free(&opts);
+        return finish(wrank, 2, err);
+    }
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    vs_state st;
+    memset(&st, 0, sizeof st);
+    st.opts = &opts;
+    st.params = &params;
+    st.start_ns = start_ns;
+    st.iters = iters;
+    st.cap = cap;
+    st.profiled = profiled;
+    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
+
+    /* Rank 0 calibrates and checks it can write the result before anyone
+     * measures anything; the verdict goes to every rank. */
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int ok = 1;
+    if (wrank == 0) {
+        if (prov_rc != 0) {
+            snprintf(err, sizeof err, "could not collect provenance (out of memory)");
+            ok = 0;
+        }
+        mo_timer_probe(&timer);
+        if (ok && mo_work_calibrate(&work, CALIBRATION_MS, CALIBRATION_SAMPLES) != 0) {
+            snprintf(err, sizeof err, "work loop calibration failed");
+            ok = 0;
+        }
+        if (ok)
+            warn_if_unbound(&doc, &prov);
+        if (ok && !profiled)
+            mo_result_warn(&doc, "the overlap profiler is not loaded: only the times are measured, "
+                                 "no overlap bounds (run it with mpi-overlap bench overlap-validation)");
+        /* The profiler's table: its time per size is where the upper bound
+         * saturates, so the steps must reach past it too. */
+        st.table_path = getenv("MPI_OVERLAP_TABLE");
+        if (ok && st.table_path && *st.table_path) {
+            char terr[256];
+            mop_xfer_table_init(&st.table);
+            if (mop_xfer_table_load(&st.table, st.table_path, terr, sizeof terr) == 0) {
+                st.have_table = true;
+            } else {
+                mop_xfer_table_free(&st.table);
+                mo_result_warn(&doc, "cannot read the profiler's table %s (%s): computation steps "
+                                     "scale with the measured transfer time only", st.table_path, terr);
+            }
+        }
+        if (ok && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            ok = 0;
+    }
+    MPI_Request req;
+    MPI_Ibcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    quiet_wait(&req);
+    if (!ok) {
+        if (st.pair != MPI_COMM_NULL)
+            MPI_Comm_free(&st.pair);
+        mo_provenance_free(&prov);
+        mo_options_free(&opts);
+        return finish(wrank, 2, err);
+    }
+
+    int status = 0;
+    if (st.pair != MPI_COMM_NULL) {
+        MPI_Comm_rank(st.pair, &st.rank);
+        st.work = &work;
+        uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+        long page = sysconf(_SC_PAGESIZE);
+        size_t bytes = largest > 0 ? (size_t)largest : 1;
+        void *mem = NULL, *mem2 = NULL;
+        if (posix_memalign(&mem, page > 0 ? (size_t)page : 4096, bytes) != 0)
+            mem = NULL;
+        if (posix_memalign(&mem2, page > 0 ? (size_t)page : 4096, bytes) != 0)
+            mem2 = NULL;
+        st.buf = mem;
+        st.back = mem2;
+        st.mine = malloc((size_t)NT * (size_t)cap * sizeof *st.mine);
+        if (st.rank == 0)
+            st.theirs = malloc((size_t)NT * (size_t)cap * sizeof *st.theirs);
+        int have = st.buf && st.back && st.mine && (st.rank != 0 || st.theirs), all = 0;
+        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st.pair);
+        if (all) {
+            /* Touch every page now, so no page faults land in timed loops;
+             * zeroed times, so unused slots are defined when sent. */
+            memset(st.buf, wrank + 1, bytes);
+            memset(st.back, wrank + 1, bytes);
+            memset(st.mine, 0, (size_t)NT * (size_t)cap * sizeof *st.mine);
+            if (st.rank == 1) {
+                serve(&st);
+            } else {
+                status = -1; /* set to 0 on success below */
+                const int ncases = npairings(params.pairings) * (int)opts.sizes.n;
+                const int total = ncases * (int)params.steps;
+                int done = 0;
+                bool time_up = false, oom = false;
+                st.cases = calloc((size_t)ncases, sizeof *st.cases);
+                oom = st.cases == NULL;
+                for (int pi = 0; pi < NPAIRINGS && !time_up && !oom; pi++) {
+                    if (!(params.pairings & (1u << pi)))
+                        continue;
+                    for (size_t i = 0; i < opts.sizes.n && !time_up && !oom; i++) {
+                        if (time_is_up(&st)) {
+                            time_up = true;
+                            break;
+                        }
+                        vs_case *cs = &st.cases[st.ncases++];
+                        cs->pairing = pi;
+                        cs->size = opts.sizes.v[i];
+                        if (measure_case(&st, cs, &doc, &done, total, &time_up)) {
+                            oom = true;
+                            break;
+                        }
+                        if (!cs->complete)
+                            mo_result_warn(&doc, "%s size %llu: stopped by %s after %d of %ld steps",
+                                           PAIRINGS[pi].name, (unsigned long long)cs->size,
+                                           cs->stop_reason ? cs->stop_reason : "?", cs->nsteps, params.steps);
+                    }
+                }
+                vs_cmd quit = {CMD_QUIT, 0, 0, 0, 0, 0};
+                bcast_cmd(&st, &quit);
+                if (oom) {
+                    fprintf(stderr, "mo_" PROGRAM ": error: out of memory\n");
+                } else {
+                    if (time_up)
+                        mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d steps",
+                                       opts.time_limit_s, done, total);
+                    mo_work_recheck(&work);
+                    if (mo_result_write(&doc, "complete", write_results, &st, err, sizeof err) != 0)
+                        fprintf(stderr, "mo_" PROGRAM ": error: %s\n", err);
+                    else
+                        status = 0;
+                }
+                if (opts.verbose)
+                    printf("mo_" PROGRAM ": done in %.1f s\n", elapsed_s(&st));
+            }
+        } else if (st.rank == 0) {
+            fprintf(stderr, "mo_" PROGRAM ": error: cannot allocate %zu-byte message buffers\n", bytes);
+            status = -1;
+        }
+    }
+    quiet_barrier(MPI_COMM_WORLD);
+    if (st.pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st.pair);
+    free_state(&st);
+    mo_result_free(&doc);
+    mo_provenance_free(&prov);
+    mo_options_free(&opts);
+    MPI_Finalize();
+    return status == 0 ? 0 : 1;
+}

@@ -1,0 +1,440 @@
+"""Overlap-validation benchmark: the report's figures, tables, sentences and JSON.
+
+One figure per (pairing, size), drawn like the source's Figures 7-13 (seed 000, §3): per
+non-blocking side, the profiler's min % and max % overlap against the computation time
+(left axis) and the side's MPI_Wait time (right axis). Everything comes from
+analysis.json (analysis/overlap_validation.py); a run without it shows only its banner.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from matplotlib.lines import Line2D
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from ..sizes import format_size
+from .html import DASH, Figure, HtmlTable, Section
+from .overhead_plots import to_svg
+
+BENCHMARK = "overlap-validation"
+SIDE_ORDER = {"sender": 0, "receiver": 1}
+MATCH_STYLE = {True: "green", False: "yellow", None: "dim"}
+SUMMARY_HEADERS = (
+    "pairing",
+    "size",
+    "side",
+    "comp µs (last)",
+    "max % first→last",
+    "min % first→last",
+    "min % own T",
+    "MPI_Wait µs first→last",
+    "min / wait trend",
+    "source",
+)
+STEP_HEADERS = (
+    "step",
+    "comp µs",
+    "post µs",
+    "MPI_Wait µs",
+    "peer µs",
+    "xfer µs",
+    "transfers",
+    "min %",
+    "max %",
+    "min/max % own T",
+)
+
+
+def fmt_us(value: float | None) -> str:
+    if value is None:
+        return DASH
+    mag = abs(value)
+    return f"{value:.0f}" if mag >= 100 else f"{value:.1f}" if mag >= 10 else f"{value:.2f}"
+
+
+def fmt_pct(value: float | None) -> str:
+    return DASH if value is None else f"{value:.0f}"
+
+
+def curves(run: Run) -> list[dict[str, Any]]:
+    """analysis.json's curves, ordered by pairing, size, side."""
+    found = [c for c in (run.analysis or {}).get("curves") or [] if isinstance(c, dict)]
+    return sorted(
+        found,
+        key=lambda c: (
+            str(c.get("pairing")),
+            int(c.get("size", 0)),
+            SIDE_ORDER.get(str(c.get("side")), 9),
+        ),
+    )
+
+
+def _cases(run: Run) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    out: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for c in curves(run):
+        out.setdefault((str(c["pairing"]), int(c["size"])), []).append(c)
+    return out
+
+
+def _bounds(run: Run) -> dict[str, Any]:
+    return (run.analysis or {}).get("bounds") or {}
+
+
+def _source_cell(curve: dict[str, Any]) -> str:
+    src = curve.get("source") or {}
+    if src.get("matches") is True:
+        return f"like {src.get('matched')}"
+    if src.get("matches") is False:
+        return f"differs ({src.get('figures')})"
+    return f"n/a ({src.get('figures')})"
+
+
+def _min_trend(c: dict[str, Any]) -> str | None:
+    """The lower bound's trend the source comparison used (own T: marked)."""
+    s = c.get("shape") or {}
+    if (c.get("source") or {}).get("basis") == "own":
+        trend = s.get("min_own_trend")
+        return f"{trend} (own T)" if trend else None
+    return s.get("min_trend")
+
+
+def _summary_row(c: dict[str, Any]) -> tuple[str, ...]:
+    s = c.get("shape") or {}
+    pts = c.get("points") or []
+    return (
+        str(c.get("pairing")),
+        format_size(int(c.get("size", 0))),
+        f"{c.get('side')} ({c.get('call')})",
+        fmt_us(pts[-1].get("comp_us") if pts else None),
+        f"{fmt_pct(s.get('max_pct_first'))} → {fmt_pct(s.get('max_pct_last'))}",
+        f"{fmt_pct(s.get('min_pct_first'))} → {fmt_pct(s.get('min_pct_last'))}",
+        f"{fmt_pct(s.get('min_own_first'))} → {fmt_pct(s.get('min_own_last'))}",
+        f"{fmt_us(s.get('wait_first_us'))} → {fmt_us(s.get('wait_last_us'))}",
+        f"{_min_trend(c) or DASH} / {s.get('wait_trend') or DASH}",
+        _source_cell(c),
+    )
+
+
+def _step_rows(c: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows = []
+    for p in c.get("points") or []:
+        peer = p.get("peer_call_us") if p.get("peer_call_us") is not None else p.get("peer_wait_us")
+        rows.append(
+            (
+                str(p.get("step")),
+                fmt_us(p.get("comp_us")),
+                fmt_us(p.get("post_us")),
+                fmt_us(p.get("wait_us")),
+                fmt_us(peer),
+                fmt_us(p.get("xfer_us")),
+                DASH if p.get("transfers") is None else str(p.get("transfers")),
+                fmt_pct(p.get("min_pct")),
+                fmt_pct(p.get("max_pct")),
+                f"{fmt_pct(p.get('min_pct_own'))} / {fmt_pct(p.get('max_pct_own'))}",
+            )
+        )
+    return rows
+
+
+# ---------------------------------------------------------------- terminal
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    bounds = _bounds(run)
+    if not bounds.get("available"):
+        console.print(
+            Text(
+                f"  overlap bounds missing: {bounds.get('reason') or 'see problems'}",
+                style="yellow",
+            )
+        )
+    for problem in bounds.get("problems") or []:
+        console.print(Text(f"  {problem}", style="yellow"))
+    table = Table(
+        title=f"{run.label} — overlap validation", title_justify="left", header_style="bold"
+    )
+    for i, header in enumerate(SUMMARY_HEADERS):
+        table.add_column(header, justify="left" if i in (0, 2, 8, 9) else "right", no_wrap=i != 9)
+    for c in curves(run):
+        row: list[str | Text] = list(_summary_row(c))
+        row[-1] = Text(
+            str(row[-1]), style=MATCH_STYLE.get((c.get("source") or {}).get("matches"), "dim")
+        )
+        table.add_row(*row)
+    console.print(table)
+    for c in curves(run):
+        console.print(Text(f"  {c.get('finding')}", style="dim"), highlight=False)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+    if len(runs) < 2:
+        return
+    headers, rows = comparison(runs)
+    t = Table(
+        title="Overlap validation — comparison (last step)",
+        title_justify="left",
+        header_style="bold",
+    )
+    for i, header in enumerate(headers):
+        t.add_column(header, justify="left" if i < 3 else "right")
+    for row in rows:
+        t.add_row(*row)
+    console.print(t)
+
+
+def comparison(runs: list[Run]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """Per curve: min % and MPI_Wait µs of the last step, one column pair per run."""
+    keyed = [{(c["pairing"], c["size"], c["side"]): c for c in curves(r)} for r in runs]
+    keys = sorted(set().union(*keyed), key=lambda k: (k[0], k[1], SIDE_ORDER.get(k[2], 9)))
+    headers = (
+        "pairing",
+        "size",
+        "side",
+        *(h for r in runs for h in (f"min % {r.label}", f"MPI_Wait µs {r.label}")),
+    )
+    rows = []
+    for key in keys:
+        cells = [key[0], format_size(int(key[1])), key[2]]
+        for entries in keyed:
+            s = (entries.get(key) or {}).get("shape") or {}
+            cells += [fmt_pct(s.get("min_pct_last")), fmt_us(s.get("wait_last_us"))]
+        rows.append(tuple(cells))
+    return headers, rows
+
+
+# ---------------------------------------------------------------- figures
+
+
+def _panel(ax: Any, c: dict[str, Any]) -> list[Line2D]:
+    pts = [p for p in c.get("points") or [] if p.get("comp_us") is not None]
+    xs = [max(p["comp_us"], 0.0) for p in pts]
+    positive = [x for x in xs if x > 0]
+    ax.set_xscale("symlog", linthresh=min(positive) if positive else 1.0, linscale=0.5)
+    handles: list[Line2D] = []
+    shape = c.get("shape") or {}
+    if all(p.get("max_pct") is not None and p.get("min_pct") is not None for p in pts) and pts:
+        mx = [p["max_pct"] for p in pts]
+        mn = [p["min_pct"] for p in pts]
+        ax.fill_between(xs, mn, mx, color="C0", alpha=0.12, lw=0)
+        handles += ax.plot(xs, mx, "-^", color="C0", ms=4, lw=1.3, label="max overlap %")
+        handles += ax.plot(xs, mn, "-v", color="C2", ms=4, lw=1.3, label="min overlap %")
+    own = [p.get("min_pct_own") for p in pts]
+    if pts and all(v is not None for v in own):
+        handles += ax.plot(
+            xs, own, ":", color="C2", lw=1.1, label="min % with this run's transfer time"
+        )
+    else:
+        ax.text(
+            0.5,
+            0.55,
+            "no overlap bounds\n(profile missing)",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="0.4",
+        )
+    ax.set_ylim(-3, 105)
+    ax.set_ylabel("overlap (% of transfer time)", fontsize=8)
+    threshold = shape.get("threshold_us")
+    if isinstance(threshold, (int, float)) and threshold > 0:
+        ax.axvline(threshold, color="0.5", ls=":", lw=1)
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="0.5",
+                ls=":",
+                lw=1,
+                label=f"transfer time ({shape.get('threshold_from')})",
+            )
+        )
+    right = ax.twinx()
+    waits = [p.get("wait_us") for p in pts]
+    if any(w is not None for w in waits):
+        handles += right.plot(
+            xs,
+            [float("nan") if w is None else w for w in waits],
+            "--s",
+            color="C3",
+            ms=3.5,
+            lw=1.2,
+            label="MPI_Wait µs (median)",
+        )
+    peer = [p.get("peer_call_us") for p in pts]
+    if any(v is not None for v in peer):
+        handles += right.plot(
+            xs,
+            [float("nan") if v is None else v for v in peer],
+            ":o",
+            color="C7",
+            ms=3,
+            lw=1,
+            label=f"peer {c.get('peer_call')} µs",
+        )
+    # at least 0-1 µs, so that a wait of a few tens of ns does not fill the axis
+    shown = [v for v in waits + peer if v is not None]
+    right.set_ylim(0, max(1.0, 1.08 * max(shown, default=0.0)))
+    right.set_ylabel("time per iteration (µs)", fontsize=8)
+    right.tick_params(labelsize=7)
+    ax.tick_params(labelsize=7)
+    ax.set_xlabel("computation between post and wait (µs, measured)", fontsize=8)
+    ax.set_title(f"{c.get('side')} ({c.get('call')})", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    return handles
+
+
+def case_figure(run: Run, pairing: str, size: int, group: list[dict[str, Any]]) -> MplFigure:
+    fig = MplFigure(figsize=(5.2 * len(group) + 0.6, 3.9), layout="constrained")
+    axes = fig.subplots(1, len(group), squeeze=False).ravel()
+    handles: list[Line2D] = []
+    for ax, c in zip(axes, group, strict=True):
+        hs = _panel(ax, c)
+        if len(hs) > len(handles):
+            handles = hs
+    fig.suptitle(f"{run.label} — {pairing}, {format_size(size)}", fontsize=10)
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=min(5 if len(group) > 1 else 3, len(handles)),
+        fontsize=7.5,
+        frameon=False,
+    )
+    return fig
+
+
+def figure_sections(runs: list[Run]) -> list[Section]:
+    sections = []
+    for run in runs:
+        if run.benchmark != BENCHMARK or run.analysis is None:
+            continue
+        figures = []
+        for (pairing, size), group in _cases(run).items():
+            src = group[0].get("source") or {}
+            figures.append(
+                Figure(
+                    to_svg(
+                        case_figure(run, pairing, size, group), f"ov-{run.label}-{pairing}-{size}"
+                    ),
+                    f"{pairing}, {format_size(size)}: the profiler's bounds for the non-blocking "
+                    f"side(s) and their MPI_Wait time against the computation inserted between "
+                    f"post and wait. Source: {src.get('figures')} — {src.get('text')}.",
+                )
+            )
+        bounds = _bounds(run)
+        intro = (
+            None
+            if bounds.get("available")
+            else (f"Overlap bounds missing: {bounds.get('reason') or 'see the problems listed'}.")
+        )
+        if figures:
+            sections.append(Section(f"Overlap validation — {run.label}", intro, figures))
+    return sections
+
+
+def table_sections(runs: list[Run]) -> list[Section]:
+    sections = []
+    mine = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+    if len(mine) >= 2:
+        headers, rows = comparison(mine)
+        css = [("left", "left", "left") + ("num",) * (len(headers) - 3)] * len(rows)
+        sections.append(
+            Section(
+                "Overlap validation — comparison across runs",
+                "Lower bound and MPI_Wait time at the largest computation, side by side.",
+                tables=[HtmlTable("Last step", headers, rows, css)],
+            )
+        )
+    for run in mine:
+        summary_css = [("left", "left", "left") + ("num",) * 5 + ("left", "left")] * len(
+            curves(run)
+        )
+        tables = [
+            HtmlTable(
+                f"{run.label} — curves",
+                SUMMARY_HEADERS,
+                [_summary_row(c) for c in curves(run)],
+                summary_css,
+                footnotes=[str(c.get("finding")) for c in curves(run)],
+                note=None
+                if _bounds(run).get("available")
+                else f"overlap bounds missing: {_bounds(run).get('reason')}",
+            )
+        ]
+        for c in curves(run):
+            rows = _step_rows(c)
+            tables.append(
+                HtmlTable(
+                    f"{run.label} — {c.get('pairing')} {format_size(int(c.get('size', 0)))}, "
+                    f"{c.get('side')} ({c.get('call')}; peer {c.get('peer_call')})",
+                    STEP_HEADERS,
+                    rows,
+                    [("num",) * len(STEP_HEADERS)] * len(rows),
+                )
+            )
+        sections.append(
+            Section(
+                f"Overlap validation tables — {run.label}",
+                "Medians per iteration. min/max % = the profiler's bounds of the step's region "
+                "÷ the transfer time of its table (xfer µs); peer = the other side's blocking "
+                "call or MPI_Wait.",
+                tables=tables,
+            )
+        )
+    return sections
+
+
+# ---------------------------------------------------------------- summaries and JSON
+
+
+def extent(run: Run) -> str | None:
+    cases = ((run.result or {}).get("results") or {}).get("cases") or []
+    if not cases:
+        return "no (pairing, size) measured"
+    done = sum(1 for c in cases if c.get("complete"))
+    return f"{done} of {len(cases)} (pairing, size) cases measured to the last step"
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: curves and shape checks are not available for this run."]
+    cs = curves(run)
+    bounds = _bounds(run)
+    out = []
+    if not bounds.get("available"):
+        out.append(
+            f"Overlap bounds missing ({bounds.get('reason') or 'see problems'}): "
+            "only MPI_Wait times are shown."
+        )
+    checked = [c for c in cs if (c.get("source") or {}).get("matches") is not None]
+    like = [c for c in checked if c["source"]["matches"]]
+    if checked:
+        out.append(
+            f"{len(like)} of {len(checked)} checkable curves have the source's shape; "
+            "the rest differ (see the findings)."
+        )
+    full = [c for c in cs if (c.get("shape") or {}).get("reaches_full") is True]
+    if bounds.get("available"):
+        out.append(
+            f"Max overlap reaches ≥ 90 % once computation ≥ transfer time in "
+            f"{len(full)} of {len(cs)} curves."
+        )
+    return out or ["analysis.json holds no curves."]
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    return {
+        "bounds": _bounds(run),
+        "curves": [
+            {k: c.get(k) for k in ("pairing", "size", "side", "call", "shape", "source", "finding")}
+            for c in curves(run)
+        ],
+    }
