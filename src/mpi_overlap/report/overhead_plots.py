@@ -164,7 +164,8 @@ def _metric_figure(runs: list[Run], key: str, ylabel: str, title: str) -> MplFig
     ):
         ax.set_yscale("log")
     if key == "availability_pct":
-        ax.set_ylim(min(-2.0, *drawn), max(102.0, *drawn))
+        # a list, so that a plot with nothing drawn (every size untrustworthy) still works
+        ax.set_ylim(min([-2.0, *drawn]), max([102.0, *drawn]))
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11, loc="left")
     ax.grid(True, alpha=0.3)
