@@ -25,9 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "json.h"
 #include "options.h"
 #include "provenance.h"
@@ -163,28 +163,6 @@ static void write_results(mo_json *w, const void *ctx)
 
 /* ---- main --------------------------------------------------------------- */
 
-static int finish(int rank, int status, const char *msg)
-{
-    if (msg && rank == 0) {
-        fprintf(stderr, PROG ": error: %s\n", msg);
-        fflush(stderr);
-    }
-    MPI_Finalize();
-    return status;
-}
-
-static void quiet_wait(MPI_Request *req)
-{
-    int done = 0;
-    struct timespec nap = {0, 1000000};
-    for (;;) {
-        MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (done)
-            break;
-        nanosleep(&nap, NULL);
-    }
-}
-
 /* The timed part: identical on every rank. Returns this rank's run time. */
 static double run(const ca_state *st, MPI_Comm comm, int rank, int size, unsigned char *sendbuf,
                   unsigned char *recvbuf, double *checksum)
@@ -231,7 +209,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             mo_options_usage(stdout, NAME, DEFAULT_SIZES, &ext);
         mo_options_free(&opts);
-        return finish(rank, 0, NULL);
+        return mo_bench_finish(rank, NAME, 0, NULL);
     }
     if (rc == MO_OPTIONS_OK && opts.sizes.n != 1) {
         snprintf(err, sizeof err, "--sizes: give exactly one halo size (got %zu)", opts.sizes.n);
@@ -244,7 +222,7 @@ int main(int argc, char **argv)
     }
     if (rc != MO_OPTIONS_OK) {
         mo_options_free(&opts);
-        return finish(rank, 2, err);
+        return mo_bench_finish(rank, NAME, 2, err);
     }
 
     mo_provenance prov;
@@ -297,9 +275,9 @@ int main(int argc, char **argv)
     int64_t ok[2] = {setup[0], setup[1]}, all_ok[2];
     MPI_Request req;
     MPI_Iallreduce(ok, all_ok, 2, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD, &req);
-    quiet_wait(&req);
+    mo_quiet_wait(&req);
     MPI_Ibcast(&setup[2], 1, MPI_INT64_T, 0, MPI_COMM_WORLD, &req);
-    quiet_wait(&req);
+    mo_quiet_wait(&req);
     if (!all_ok[0] || !all_ok[1]) {
         if (all_ok[0])
             snprintf(err, sizeof err, "cannot allocate %zu-byte halo buffers on every rank", 2 * slot);
@@ -309,7 +287,7 @@ int main(int argc, char **argv)
         mo_result_free(&doc);
         mo_provenance_free(&prov);
         mo_options_free(&opts);
-        return finish(rank, 2, err);
+        return mo_bench_finish(rank, NAME, 2, err);
     }
     st.units = (uint64_t)setup[2];
 

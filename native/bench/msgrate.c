@@ -25,9 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "json.h"
 #include "options.h"
 #include "provenance.h"
@@ -250,37 +250,6 @@ static void write_results(mo_json *w, const void *ctx)
 
 /* ---- main --------------------------------------------------------------- */
 
-static int finish(int rank, int status, const char *msg)
-{
-    if (msg && rank == 0) {
-        fprintf(stderr, "mo_" BENCH ": error: %s\n", msg);
-        fflush(stderr);
-    }
-    MPI_Finalize();
-    return status;
-}
-
-/* Completes a request without spinning a core (idle ranks, rank 1 while
- * rank 0 calibrates). */
-static void quiet_wait(MPI_Request *req)
-{
-    int done = 0;
-    struct timespec nap = {0, 1000000};
-    for (;;) {
-        MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (done)
-            break;
-        nanosleep(&nap, NULL);
-    }
-}
-
-static void quiet_barrier(MPI_Comm comm)
-{
-    MPI_Request req;
-    MPI_Ibarrier(comm, &req);
-    quiet_wait(&req);
-}
-
 static void free_state(mr_state *st)
 {
     for (int i = 0; i < st->nsizes; i++)
@@ -307,7 +276,7 @@ int main(int argc, char **argv)
         if (wrank == 0)
             mo_options_usage(stdout, BENCH, DEFAULT_SIZES, &ext);
         mo_options_free(&opts);
-        return finish(wrank, 0, NULL);
+        return mo_bench_finish(wrank, BENCH, 0, NULL);
     }
     if (rc == MO_OPTIONS_OK && wsize < 2) {
         snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", wsize);
@@ -327,7 +296,7 @@ int main(int argc, char **argv)
     }
     if (rc != MO_OPTIONS_OK) {
         mo_options_free(&opts);
-        return finish(wrank, 2, err);
+        return mo_bench_finish(wrank, BENCH, 2, err);
     }
 
     mo_provenance prov;
@@ -390,7 +359,7 @@ int main(int argc, char **argv)
     }
     MPI_Request req;
     MPI_Iallreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
-    quiet_wait(&req);
+    mo_quiet_wait(&req);
     if (!verdict[0] || !verdict[1]) {
         if (verdict[0])
             snprintf(err, sizeof err, "cannot allocate %zu bytes of message buffers on every rank", bytes);
@@ -400,7 +369,7 @@ int main(int argc, char **argv)
         free_state(&st);
         mo_provenance_free(&prov);
         mo_options_free(&opts);
-        return finish(wrank, 2, err);
+        return mo_bench_finish(wrank, BENCH, 2, err);
     }
     /* Every sample buffer is freed by free_state, measured or not. */
     int allocated = wrank == 0 ? (int)opts.sizes.n : 0;
@@ -446,7 +415,7 @@ int main(int argc, char **argv)
             }
         }
     }
-    quiet_barrier(MPI_COMM_WORLD);
+    mo_quiet_barrier(MPI_COMM_WORLD);
     if (st.pair != MPI_COMM_NULL)
         MPI_Comm_free(&st.pair);
     st.nsizes = allocated;

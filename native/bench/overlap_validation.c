@@ -25,9 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "json.h"
 #include "mop_xfer_table.h"
 #include "mpi_overlap.h"
@@ -607,55 +607,6 @@ static void free_state(vs_state *st)
 
 /* ---- main ----------------------------------------------------------------- */
 
-static bool single_cpu(const char *list)
-{
-    return list && *list && !strpbrk(list, ",-") && strcmp(list, "unknown") != 0;
-}
-
-static void warn_if_unbound(mo_result *doc, const mo_provenance *p)
-{
-    if (!p->cpu_binding || p->ranks < 2)
-        return;
-    const char *b0 = p->cpu_binding[0], *b1 = p->cpu_binding[1];
-    if (single_cpu(b0) && single_cpu(b1) && strcmp(b0, b1) != 0)
-        return;
-    mo_result_warn(doc, "ranks 0 and 1 are not each bound to one distinct CPU (cpu_binding '%s', '%s'): "
-                        "the OS may move or co-schedule them, which makes timings noisy; bind them "
-                        "(e.g. mpiexec -bind-to core)", b0 ? b0 : "?", b1 ? b1 : "?");
-}
-
-/* Every rank leaves through here: one line from rank 0, no MPI_Abort. */
-static int finish(int rank, int status, const char *msg)
-{
-    if (msg && rank == 0) {
-        fprintf(stderr, "mo_" PROGRAM ": error: %s\n", msg);
-        fflush(stderr);
-    }
-    MPI_Finalize();
-    return status;
-}
-
-/* Completes a non-blocking collective without spinning a core (see
- * overhead.c: a polling peer slows the calibration on small machines). */
-static void quiet_wait(MPI_Request *req)
-{
-    int done = 0;
-    struct timespec nap = {0, 1000000};
-    for (;;) {
-        MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (done)
-            break;
-        nanosleep(&nap, NULL);
-    }
-}
-
-static void quiet_barrier(MPI_Comm comm)
-{
-    MPI_Request req;
-    MPI_Ibarrier(comm, &req);
-    quiet_wait(&req);
-}
-
 static int npairings(unsigned set)
 {
     int n = 0;
@@ -681,7 +632,7 @@ int main(int argc, char **argv)
         if (wrank == 0)
             mo_options_usage(stdout, PROGRAM, DEFAULT_SIZES, &ext);
         mo_options_free(&opts);
-        return finish(wrank, 0, NULL);
+        return mo_bench_finish(wrank, PROGRAM, 0, NULL);
     }
     /* The region API is a weak symbol: present only under the profiler. */
     const bool profiled = mpi_overlap_region_begin != NULL && mpi_overlap_region_end != NULL;
@@ -710,7 +661,7 @@ int main(int argc, char **argv)
     }
     if (rc != MO_OPTIONS_OK) {
         mo_options_free(&opts);
-        return finish(wrank, 2, err);
+        return mo_bench_finish(wrank, PROGRAM, 2, err);
     }
 
     mo_provenance prov;
@@ -745,7 +696,7 @@ int main(int argc, char **argv)
             ok = 0;
         }
         if (ok)
-            warn_if_unbound(&doc, &prov);
+            mo_warn_if_unbound(&doc, &prov, 0, 1);
         if (ok && !profiled)
             mo_result_warn(&doc, "the overlap profiler is not loaded: only the times are measured, "
                                  "no overlap bounds (run it with mpi-overlap bench overlap-validation)");
@@ -768,13 +719,13 @@ int main(int argc, char **argv)
     }
     MPI_Request req;
     MPI_Ibcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
-    quiet_wait(&req);
+    mo_quiet_wait(&req);
     if (!ok) {
         if (st.pair != MPI_COMM_NULL)
             MPI_Comm_free(&st.pair);
         mo_provenance_free(&prov);
         mo_options_free(&opts);
-        return finish(wrank, 2, err);
+        return mo_bench_finish(wrank, PROGRAM, 2, err);
     }
 
     int status = 0;
@@ -855,7 +806,7 @@ int main(int argc, char **argv)
             status = -1;
         }
     }
-    quiet_barrier(MPI_COMM_WORLD);
+    mo_quiet_barrier(MPI_COMM_WORLD);
     if (st.pair != MPI_COMM_NULL)
         MPI_Comm_free(&st.pair);
     free_state(&st);

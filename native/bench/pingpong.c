@@ -32,9 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "fingerprint.h"
 #include "json.h"
 #include "options.h"
@@ -189,27 +189,6 @@ static double block(const pp_state *st, const pp_pair *p, uint64_t size, long it
     return run_block(p->comm, 0, st->buf, st->buf + st->half, (int)size, iterations);
 }
 
-/* Completes a request without spinning a core: a rank waiting for its turn
- * (or idle) must not take CPU time from the measured pair. */
-static void quiet_wait(MPI_Request *req)
-{
-    int done = 0;
-    struct timespec nap = {0, 1000000};
-    for (;;) {
-        MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (done)
-            break;
-        nanosleep(&nap, NULL);
-    }
-}
-
-static void quiet_barrier(MPI_Comm comm)
-{
-    MPI_Request req;
-    MPI_Ibarrier(comm, &req);
-    quiet_wait(&req);
-}
-
 /* The peer: follows rank 0's commands until told to quit. It waits for the
  * first one quietly (the other pair may be measured meanwhile), then in a
  * blocking receive, so that it answers at once. */
@@ -220,7 +199,7 @@ static void serve(const pp_state *st, const pp_pair *p)
         if (first) {
             MPI_Request req;
             MPI_Irecv(&c, 3, MPI_INT64_T, 0, CMD_TAG, p->comm, &req);
-            quiet_wait(&req);
+            mo_quiet_wait(&req);
         } else {
             MPI_Recv(&c, 3, MPI_INT64_T, 0, CMD_TAG, p->comm, MPI_STATUS_IGNORE);
         }
@@ -374,36 +353,6 @@ static void free_state(pp_state *st)
 
 /* ---- main ------------------------------------------------------------- */
 
-static bool single_cpu(const char *list)
-{
-    return list && *list && !strpbrk(list, ",-") && strcmp(list, "unknown") != 0;
-}
-
-/* Unbound ranks may be moved between CPUs or share one for a while, which
- * shows up as slow, bimodal round trips on small machines. */
-static void warn_if_unbound(mo_result *doc, const mo_provenance *p, int peer)
-{
-    if (!p->cpu_binding || peer < 0)
-        return;
-    const char *b0 = p->cpu_binding[0], *b1 = p->cpu_binding[peer];
-    if (single_cpu(b0) && single_cpu(b1) && strcmp(b0, b1) != 0)
-        return;
-    mo_result_warn(doc, "ranks 0 and %d are not each bound to one distinct CPU (cpu_binding '%s', '%s'): "
-                        "the OS may move or co-schedule them, which makes timings noisy; bind them "
-                        "(e.g. mpiexec -bind-to core)", peer, b0 ? b0 : "?", b1 ? b1 : "?");
-}
-
-/* Every rank leaves through here: one line from rank 0, no MPI_Abort. */
-static int finish(int rank, int status, const char *msg)
-{
-    if (msg && rank == 0) {
-        fprintf(stderr, "mo_" BENCH ": error: %s\n", msg);
-        fflush(stderr);
-    }
-    MPI_Finalize();
-    return status;
-}
-
 /* Rank 0: measures every size of one pair, --passes times; returns 0, 1
  * when the time limit stopped it, -1 when out of memory. */
 static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int total)
@@ -482,7 +431,7 @@ int main(int argc, char **argv)
         if (wrank == 0)
             mo_options_usage(stdout, BENCH, DEFAULT_SIZES, &ext);
         mo_options_free(&opts);
-        return finish(wrank, 0, NULL);
+        return mo_bench_finish(wrank, BENCH, 0, NULL);
     }
     if (rc == MO_OPTIONS_OK && wsize < 2) {
         snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", wsize);
@@ -495,7 +444,7 @@ int main(int argc, char **argv)
     }
     if (rc != MO_OPTIONS_OK) {
         mo_options_free(&opts);
-        return finish(wrank, 2, err);
+        return mo_bench_finish(wrank, BENCH, 2, err);
     }
 
     mo_provenance prov;
@@ -583,14 +532,14 @@ int main(int argc, char **argv)
             if (cand[0] == INT_MAX)
                 mo_result_warn(&doc, "no other rank shares rank 0's node: no intra-node pair was measured");
             else
-                warn_if_unbound(&doc, &prov, cand[0]);
+                mo_warn_if_unbound(&doc, &prov, 0, cand[0]);
         }
         if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
             verdict[0] = 0;
     }
     MPI_Request req;
     MPI_Iallreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
-    quiet_wait(&req);
+    mo_quiet_wait(&req);
     if (!verdict[0] || !verdict[1]) {
         if (verdict[0])
             snprintf(err, sizeof err, "cannot allocate %zu-byte message buffers on every rank", bytes);
@@ -600,7 +549,7 @@ int main(int argc, char **argv)
         free_state(&st);
         mo_provenance_free(&prov);
         mo_options_free(&opts);
-        return finish(wrank, 2, err);
+        return mo_bench_finish(wrank, BENCH, 2, err);
     }
 
     int status = 0;
@@ -634,7 +583,7 @@ int main(int argc, char **argv)
     } else if (my_pair >= 0) {
         serve(&st, &st.pairs[my_pair]);
     }
-    quiet_barrier(MPI_COMM_WORLD);
+    mo_quiet_barrier(MPI_COMM_WORLD);
     for (int k = 0; k < st.npairs; k++)
         if (st.pairs[k].comm != MPI_COMM_NULL)
             MPI_Comm_free(&st.pairs[k].comm);
