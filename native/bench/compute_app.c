@@ -193,6 +193,23 @@ static double run(const ca_state *st, MPI_Comm comm, int rank, int size, unsigne
     return t1 - t0;
 }
 
+/* Exactly one halo size, and each buffer holds two halos (one per
+ * neighbour) at int offsets, so twice the size must stay an int. */
+static int ca_check(const mo_options *o, void *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    if (o->sizes.n != 1) {
+        snprintf(err, errlen, "--sizes: give exactly one halo size (got %zu)", o->sizes.n);
+        return -1;
+    }
+    if (o->sizes.v[0] > (uint64_t)(INT_MAX / 2)) {
+        snprintf(err, errlen, "halo size %llu is too large (at most %d bytes)",
+                 (unsigned long long)o->sizes.v[0], INT_MAX / 2);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -202,28 +219,14 @@ int main(int argc, char **argv)
 
     ca_params params = {.work_ms = DEFAULT_WORK_MS};
     mo_bench_options ext = {ca_longopts, ca_parse, ca_finalize, ca_usage, ca_write_json, &params};
+    /* Any number of ranks (with one, the ring's neighbours are itself); the
+     * halo's own check (ca_check) is stricter than the MPI count one. */
+    const mo_bench_spec spec = {NAME, DEFAULT_SIZES, &ext, 0, false, ca_check};
     mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
     char err[512];
-    int rc = mo_options_parse(&opts, NAME, DEFAULT_SIZES, argc, argv, &ext, err, sizeof err);
-    if (rc == MO_OPTIONS_HELP) {
-        if (rank == 0)
-            mo_options_usage(stdout, NAME, DEFAULT_SIZES, &ext);
-        mo_options_free(&opts);
-        return mo_bench_finish(rank, NAME, 0, NULL);
-    }
-    if (rc == MO_OPTIONS_OK && opts.sizes.n != 1) {
-        snprintf(err, sizeof err, "--sizes: give exactly one halo size (got %zu)", opts.sizes.n);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc == MO_OPTIONS_OK && opts.sizes.v[0] > (uint64_t)(INT_MAX / 2)) {
-        snprintf(err, sizeof err, "halo size %llu is too large (at most %d bytes)",
-                 (unsigned long long)opts.sizes.v[0], INT_MAX / 2);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc != MO_OPTIONS_OK) {
-        mo_options_free(&opts);
-        return mo_bench_finish(rank, NAME, 2, err);
-    }
 
     mo_provenance prov;
     int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
@@ -253,15 +256,8 @@ int main(int argc, char **argv)
      * and the verdict go to every rank. */
     int64_t setup[3] = {1, sendbuf && recvbuf && (rank != 0 || st.rank_times_s), 0};
     if (rank == 0) {
-        if (prov_rc != 0) {
-            snprintf(err, sizeof err, "could not collect provenance (out of memory)");
-            setup[0] = 0;
-        }
-        mo_timer_probe(&timer);
-        if (setup[0] && mo_work_calibrate(&work, CALIBRATION_MS, CALIBRATION_SAMPLES) != 0) {
-            snprintf(err, sizeof err, "work loop calibration failed");
-            setup[0] = 0;
-        }
+        setup[0] = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err,
+                                  sizeof err);
         if (setup[0]) {
             double u = params.work_units > 0 ? (double)params.work_units
                                              : round(params.work_ms * 1000.0 * work.units_per_us);
@@ -284,10 +280,7 @@ int main(int argc, char **argv)
         free(sendbuf);
         free(recvbuf);
         free(st.rank_times_s);
-        mo_result_free(&doc);
-        mo_provenance_free(&prov);
-        mo_options_free(&opts);
-        return mo_bench_finish(rank, NAME, 2, err);
+        return mo_bench_end(rank, NAME, &doc, &prov, &opts, 2, err);
     }
     st.units = (uint64_t)setup[2];
 
@@ -316,9 +309,5 @@ int main(int argc, char **argv)
     free(sendbuf);
     free(recvbuf);
     free(st.rank_times_s);
-    mo_result_free(&doc);
-    mo_provenance_free(&prov);
-    mo_options_free(&opts);
-    MPI_Finalize();
-    return status == 0 ? 0 : 1;
+    return mo_bench_end(rank, NAME, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
 }

@@ -17,7 +17,6 @@
  * the same with or without the overlap profiler preloaded (the
  * profiler-overhead benchmark runs it both ways). */
 #define _POSIX_C_SOURCE 200809L
-#include <limits.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -259,45 +258,34 @@ static void free_state(mr_state *st)
     free(st->buf);
 }
 
+/* The window of the largest size is allocated at once on both ranks. */
+static int mr_check(const mo_options *o, void *ctx, char *err, size_t errlen)
+{
+    const mr_params *p = ctx;
+    const uint64_t largest = o->sizes.v[o->sizes.n - 1];
+    if ((largest > 0 ? largest : 1) > (uint64_t)(1u << 30) / (uint64_t)p->window) {
+        snprintf(err, errlen, "--window %ld x %llu bytes exceeds 1 GiB of message buffers", p->window,
+                 (unsigned long long)largest);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int wrank, wsize;
+    int wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     const uint64_t start_ns = mo_timer_now_ns();
 
     mr_params params = {.window = DEFAULT_WINDOW};
     mo_bench_options ext = {mr_longopts, mr_parse, NULL, mr_usage, mr_write_json, &params};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mr_check};
     mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
     char err[512];
-    int rc = mo_options_parse(&opts, BENCH, DEFAULT_SIZES, argc, argv, &ext, err, sizeof err);
-    if (rc == MO_OPTIONS_HELP) {
-        if (wrank == 0)
-            mo_options_usage(stdout, BENCH, DEFAULT_SIZES, &ext);
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, BENCH, 0, NULL);
-    }
-    if (rc == MO_OPTIONS_OK && wsize < 2) {
-        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", wsize);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc == MO_OPTIONS_OK && opts.sizes.v[opts.sizes.n - 1] > (uint64_t)INT_MAX) {
-        snprintf(err, sizeof err, "message size %llu exceeds the largest MPI count (%d bytes)",
-                 (unsigned long long)opts.sizes.v[opts.sizes.n - 1], INT_MAX);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc == MO_OPTIONS_OK &&
-        (opts.sizes.v[opts.sizes.n - 1] > 0 ? opts.sizes.v[opts.sizes.n - 1] : 1) >
-            (uint64_t)(1u << 30) / (uint64_t)params.window) {
-        snprintf(err, sizeof err, "--window %ld x %llu bytes exceeds 1 GiB of message buffers",
-                 params.window, (unsigned long long)opts.sizes.v[opts.sizes.n - 1]);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc != MO_OPTIONS_OK) {
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, BENCH, 2, err);
-    }
 
     mo_provenance prov;
     int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
@@ -345,15 +333,7 @@ int main(int argc, char **argv)
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
     int verdict[2] = {1, have};
     if (wrank == 0) {
-        if (prov_rc != 0) {
-            snprintf(err, sizeof err, "could not collect provenance (out of memory)");
-            verdict[0] = 0;
-        }
-        mo_timer_probe(&timer);
-        if (verdict[0] && mo_work_calibrate(&work, 1.0, 5) != 0) {
-            snprintf(err, sizeof err, "work loop calibration failed");
-            verdict[0] = 0;
-        }
+        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
         if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
             verdict[0] = 0;
     }
@@ -367,9 +347,7 @@ int main(int argc, char **argv)
             MPI_Comm_free(&st.pair);
         st.nsizes = wrank == 0 && st.sizes ? (int)opts.sizes.n : 0;
         free_state(&st);
-        mo_provenance_free(&prov);
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, BENCH, 2, err);
+        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
     }
     /* Every sample buffer is freed by free_state, measured or not. */
     int allocated = wrank == 0 ? (int)opts.sizes.n : 0;
@@ -420,9 +398,5 @@ int main(int argc, char **argv)
         MPI_Comm_free(&st.pair);
     st.nsizes = allocated;
     free_state(&st);
-    mo_result_free(&doc);
-    mo_provenance_free(&prov);
-    mo_options_free(&opts);
-    MPI_Finalize();
-    return status == 0 ? 0 : 1;
+    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
 }

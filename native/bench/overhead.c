@@ -13,7 +13,6 @@
  * rank 0 broadcasts, so both always run the same number of iterations.
  * Ranks >= 2 take no part and wait without spinning. */
 #define _POSIX_C_SOURCE 200809L
-#include <limits.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -563,9 +562,8 @@ static void free_state(ov_state *st)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int wrank, wsize;
+    int wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     const uint64_t start_ns = mo_timer_now_ns();
 
     ov_params params = {
@@ -573,28 +571,12 @@ int main(int argc, char **argv)
         .steps_per_octave = 3, .max_steps = 60, .work_start_frac = 1.0 / 32.0,
     };
     mo_bench_options ext = {ov_longopts, ov_parse, ov_finalize, ov_usage, ov_write_json, &params};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL};
     mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
     char err[512];
-    int rc = mo_options_parse(&opts, BENCH, DEFAULT_SIZES, argc, argv, &ext, err, sizeof err);
-    if (rc == MO_OPTIONS_HELP) {
-        if (wrank == 0)
-            mo_options_usage(stdout, BENCH, DEFAULT_SIZES, &ext);
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, BENCH, 0, NULL);
-    }
-    if (rc == MO_OPTIONS_OK && wsize < 2) {
-        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", wsize);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc == MO_OPTIONS_OK && opts.sizes.v[opts.sizes.n - 1] > (uint64_t)INT_MAX) {
-        snprintf(err, sizeof err, "message size %llu exceeds the largest MPI count (%d bytes)",
-                 (unsigned long long)opts.sizes.v[opts.sizes.n - 1], INT_MAX);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc != MO_OPTIONS_OK) {
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, BENCH, 2, err);
-    }
 
     mo_provenance prov;
     int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
@@ -614,15 +596,7 @@ int main(int argc, char **argv)
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
     int ok = 1;
     if (wrank == 0) {
-        if (prov_rc != 0) {
-            snprintf(err, sizeof err, "could not collect provenance (out of memory)");
-            ok = 0;
-        }
-        mo_timer_probe(&timer);
-        if (ok && mo_work_calibrate(&work, CALIBRATION_MS, CALIBRATION_SAMPLES) != 0) {
-            snprintf(err, sizeof err, "work loop calibration failed");
-            ok = 0;
-        }
+        ok = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err, sizeof err);
         if (ok)
             mo_warn_if_unbound(&doc, &prov, 0, 1);
         if (ok && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
@@ -634,9 +608,7 @@ int main(int argc, char **argv)
     if (!ok) {
         if (st.pair != MPI_COMM_NULL)
             MPI_Comm_free(&st.pair);
-        mo_provenance_free(&prov);
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, BENCH, 2, err);
+        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
     }
 
     int status = 0;
@@ -742,9 +714,5 @@ int main(int argc, char **argv)
     if (st.pair != MPI_COMM_NULL)
         MPI_Comm_free(&st.pair);
     free_state(&st);
-    mo_result_free(&doc);
-    mo_provenance_free(&prov);
-    mo_options_free(&opts);
-    MPI_Finalize();
-    return status == 0 ? 0 : 1;
+    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
 }

@@ -615,54 +615,60 @@ static int npairings(unsigned set)
     return n;
 }
 
+/* The region API is a weak symbol: present only under the profiler. */
+static bool vs_profiled(void)
+{
+    return mpi_overlap_region_begin != NULL && mpi_overlap_region_end != NULL;
+}
+
+/* Timed iterations per step. */
+static long vs_iters(const mo_options *o)
+{
+    return o->iters > 0 ? o->iters : o->quick ? DEFAULT_ITERS_QUICK : DEFAULT_ITERS;
+}
+
+/* Iterations the time buffers hold: the warm-up ones are recorded too. */
+static long vs_cap(const mo_options *o)
+{
+    return o->warmup > vs_iters(o) ? o->warmup : vs_iters(o);
+}
+
+/* Each (pairing, size, step) is a region of its own under the profiler, and
+ * the NT time series of cap iterations go to rank 0 as one int count. */
+static int vs_check(const mo_options *o, void *ctx, char *err, size_t errlen)
+{
+    const vs_params *p = ctx;
+    const long nregions = (long)npairings(p->pairings) * (long)o->sizes.n * p->steps;
+    if (vs_profiled() && nregions > MAX_REGIONS) {
+        snprintf(err, errlen, "%ld regions (pairings x sizes x steps) exceed the %d the profiler keeps "
+                 "apart; use fewer sizes or steps", nregions, MAX_REGIONS);
+        return -1;
+    }
+    const long cap = vs_cap(o);
+    if (cap > INT_MAX / NT) {
+        snprintf(err, errlen, "--iters/--warmup %ld is too large (at most %d)", cap, INT_MAX / NT);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int wrank, wsize;
+    int wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     const uint64_t start_ns = mo_timer_now_ns();
 
     vs_params params = {.pairings = (1u << NPAIRINGS) - 1, .steps = DEFAULT_STEPS};
     mo_bench_options ext = {vs_longopts, vs_parse, vs_finalize, vs_usage, vs_write_json, &params};
+    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check};
     mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
     char err[512];
-    int rc = mo_options_parse(&opts, PROGRAM, DEFAULT_SIZES, argc, argv, &ext, err, sizeof err);
-    if (rc == MO_OPTIONS_HELP) {
-        if (wrank == 0)
-            mo_options_usage(stdout, PROGRAM, DEFAULT_SIZES, &ext);
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, PROGRAM, 0, NULL);
-    }
-    /* The region API is a weak symbol: present only under the profiler. */
-    const bool profiled = mpi_overlap_region_begin != NULL && mpi_overlap_region_end != NULL;
-    const long iters = rc == MO_OPTIONS_OK && opts.iters > 0 ? opts.iters
-                       : rc == MO_OPTIONS_OK && opts.quick ? DEFAULT_ITERS_QUICK
-                                                           : DEFAULT_ITERS;
-    if (rc == MO_OPTIONS_OK && wsize < 2) {
-        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", wsize);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc == MO_OPTIONS_OK && opts.sizes.v[opts.sizes.n - 1] > (uint64_t)INT_MAX) {
-        snprintf(err, sizeof err, "message size %llu exceeds the largest MPI count (%d bytes)",
-                 (unsigned long long)opts.sizes.v[opts.sizes.n - 1], INT_MAX);
-        rc = MO_OPTIONS_ERROR;
-    }
-    const long nregions = (long)npairings(params.pairings) * (long)opts.sizes.n * params.steps;
-    if (rc == MO_OPTIONS_OK && profiled && nregions > MAX_REGIONS) {
-        snprintf(err, sizeof err, "%ld regions (pairings x sizes x steps) exceed the %d the profiler keeps "
-                 "apart; use fewer sizes or steps", nregions, MAX_REGIONS);
-        rc = MO_OPTIONS_ERROR;
-    }
-    const long cap = rc == MO_OPTIONS_OK && opts.warmup > iters ? opts.warmup : iters;
-    if (rc == MO_OPTIONS_OK && cap > INT_MAX / NT) {
-        snprintf(err, sizeof err, "--iters/--warmup %ld is too large (at most %d)", cap, INT_MAX / NT);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc != MO_OPTIONS_OK) {
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, PROGRAM, 2, err);
-    }
+    const bool profiled = vs_profiled();
+    const long iters = vs_iters(&opts), cap = vs_cap(&opts);
 
     mo_provenance prov;
     int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
@@ -686,15 +692,7 @@ int main(int argc, char **argv)
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
     int ok = 1;
     if (wrank == 0) {
-        if (prov_rc != 0) {
-            snprintf(err, sizeof err, "could not collect provenance (out of memory)");
-            ok = 0;
-        }
-        mo_timer_probe(&timer);
-        if (ok && mo_work_calibrate(&work, CALIBRATION_MS, CALIBRATION_SAMPLES) != 0) {
-            snprintf(err, sizeof err, "work loop calibration failed");
-            ok = 0;
-        }
+        ok = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err, sizeof err);
         if (ok)
             mo_warn_if_unbound(&doc, &prov, 0, 1);
         if (ok && !profiled)
@@ -723,9 +721,7 @@ int main(int argc, char **argv)
     if (!ok) {
         if (st.pair != MPI_COMM_NULL)
             MPI_Comm_free(&st.pair);
-        mo_provenance_free(&prov);
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, PROGRAM, 2, err);
+        return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, 2, err);
     }
 
     int status = 0;
@@ -810,9 +806,5 @@ int main(int argc, char **argv)
     if (st.pair != MPI_COMM_NULL)
         MPI_Comm_free(&st.pair);
     free_state(&st);
-    mo_result_free(&doc);
-    mo_provenance_free(&prov);
-    mo_options_free(&opts);
-    MPI_Finalize();
-    return status == 0 ? 0 : 1;
+    return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
 }

@@ -424,28 +424,12 @@ int main(int argc, char **argv)
 
     pp_params params = {.budget_s = DEFAULT_BUDGET_S, .passes = DEFAULT_PASSES};
     mo_bench_options ext = {pp_longopts, pp_parse, pp_finalize, pp_usage, pp_write_json, &params};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL};
     mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
     char err[512];
-    int rc = mo_options_parse(&opts, BENCH, DEFAULT_SIZES, argc, argv, &ext, err, sizeof err);
-    if (rc == MO_OPTIONS_HELP) {
-        if (wrank == 0)
-            mo_options_usage(stdout, BENCH, DEFAULT_SIZES, &ext);
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, BENCH, 0, NULL);
-    }
-    if (rc == MO_OPTIONS_OK && wsize < 2) {
-        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", wsize);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc == MO_OPTIONS_OK && opts.sizes.v[opts.sizes.n - 1] > (uint64_t)INT_MAX) {
-        snprintf(err, sizeof err, "message size %llu exceeds the largest MPI count (%d bytes)",
-                 (unsigned long long)opts.sizes.v[opts.sizes.n - 1], INT_MAX);
-        rc = MO_OPTIONS_ERROR;
-    }
-    if (rc != MO_OPTIONS_OK) {
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, BENCH, 2, err);
-    }
 
     mo_provenance prov;
     int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
@@ -513,16 +497,9 @@ int main(int argc, char **argv)
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
     int verdict[2] = {1, st.buf != NULL || !taking_part}; /* rank 0 ok, buffers ok */
     if (wrank == 0) {
-        if (prov_rc != 0) {
-            snprintf(err, sizeof err, "could not collect provenance (out of memory)");
-            verdict[0] = 0;
-        }
-        mo_timer_probe(&timer);
-        /* Not used by the method; the result format records the CPU speed. */
-        if (verdict[0] && mo_work_calibrate(&work, 1.0, 5) != 0) {
-            snprintf(err, sizeof err, "work loop calibration failed");
-            verdict[0] = 0;
-        }
+        /* The work loop is not used by the method; the result format
+         * records the CPU speed. */
+        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
         work.nwarnings = 0; /* about a loop this method does not use */
         mo_machine_key(st.machine_key, sizeof st.machine_key);
         mo_toolchain_key(prov.mpi_library_version, st.toolchain_key, sizeof st.toolchain_key);
@@ -547,9 +524,7 @@ int main(int argc, char **argv)
             if (st.pairs[k].comm != MPI_COMM_NULL)
                 MPI_Comm_free(&st.pairs[k].comm);
         free_state(&st);
-        mo_provenance_free(&prov);
-        mo_options_free(&opts);
-        return mo_bench_finish(wrank, BENCH, 2, err);
+        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
     }
 
     int status = 0;
@@ -588,9 +563,5 @@ int main(int argc, char **argv)
         if (st.pairs[k].comm != MPI_COMM_NULL)
             MPI_Comm_free(&st.pairs[k].comm);
     free_state(&st);
-    mo_result_free(&doc);
-    mo_provenance_free(&prov);
-    mo_options_free(&opts);
-    MPI_Finalize();
-    return status == 0 ? 0 : 1;
+    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
 }

@@ -2,7 +2,9 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "bench_util.h"
 
+#include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +17,72 @@ int mo_bench_finish(int rank, const char *program, int status, const char *msg)
     }
     MPI_Finalize();
     return status;
+}
+
+/* Every rank parses the same argv and counts the same ranks, so all reach
+ * the same verdict without communicating, and all leave together. */
+bool mo_bench_start(mo_options *opts, const mo_bench_spec *spec, int argc, char **argv,
+                    int *exit_status)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char err[512];
+    int rc = mo_options_parse(opts, spec->program, spec->default_sizes, argc, argv, spec->ext, err,
+                              sizeof err);
+    if (rc == MO_OPTIONS_HELP) {
+        if (rank == 0)
+            mo_options_usage(stdout, spec->program, spec->default_sizes, spec->ext);
+        mo_options_free(opts);
+        *exit_status = mo_bench_finish(rank, spec->program, 0, NULL);
+        return false;
+    }
+    if (rc == MO_OPTIONS_OK && size < spec->min_ranks) {
+        snprintf(err, sizeof err, "needs at least %d MPI ranks, got %d", spec->min_ranks, size);
+        rc = MO_OPTIONS_ERROR;
+    }
+    /* The benchmarks pass a message's bytes as an int count of MPI_BYTE. */
+    if (rc == MO_OPTIONS_OK && spec->int_count && opts->sizes.v[opts->sizes.n - 1] > (uint64_t)INT_MAX) {
+        snprintf(err, sizeof err, "message size %llu exceeds the largest MPI count (%d bytes)",
+                 (unsigned long long)opts->sizes.v[opts->sizes.n - 1], INT_MAX);
+        rc = MO_OPTIONS_ERROR;
+    }
+    if (rc == MO_OPTIONS_OK && spec->check &&
+        spec->check(opts, spec->ext ? spec->ext->ctx : NULL, err, sizeof err) != 0)
+        rc = MO_OPTIONS_ERROR;
+    if (rc != MO_OPTIONS_OK) {
+        mo_options_free(opts);
+        *exit_status = mo_bench_finish(rank, spec->program, 2, err);
+        return false;
+    }
+    return true;
+}
+
+/* The timer is probed whatever the verdict: it is cheap and leaves *timer
+ * defined for the document that refers to it. */
+bool mo_bench_probe(int prov_rc, mo_timer_info *timer, mo_work_calib *work, double calib_ms,
+                    int calib_samples, char *err, size_t errlen)
+{
+    bool ok = true;
+    if (prov_rc != 0) {
+        snprintf(err, errlen, "could not collect provenance (out of memory)");
+        ok = false;
+    }
+    mo_timer_probe(timer);
+    if (ok && mo_work_calibrate(work, calib_ms, calib_samples) != 0) {
+        snprintf(err, errlen, "work loop calibration failed");
+        ok = false;
+    }
+    return ok;
+}
+
+int mo_bench_end(int rank, const char *program, mo_result *doc, mo_provenance *prov,
+                 mo_options *opts, int status, const char *msg)
+{
+    mo_result_free(doc);
+    mo_provenance_free(prov);
+    mo_options_free(opts);
+    return mo_bench_finish(rank, program, status, msg);
 }
 
 /* While rank 0 calibrates the work loop, while one pair is measured and

@@ -1,10 +1,13 @@
-/* bench_util.h - the MPI plumbing every benchmark's main() shares: leaving
- * with one error line and no MPI_Abort, waiting without spinning a core,
- * and warning when the measuring ranks are not pinned. */
+/* bench_util.h - the MPI plumbing every benchmark's main() shares: parsing
+ * and checking the options, rank 0's probes before measuring, leaving with
+ * one error line and no MPI_Abort, waiting without spinning a core, and
+ * warning when the measuring ranks are not pinned. */
 #ifndef MO_BENCH_UTIL_H
 #define MO_BENCH_UTIL_H
 
 #include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "provenance.h"
 #include "result.h"
@@ -14,6 +17,39 @@
  * program is the name without "mo_" (as given to mo_options_parse).
  * Returns status, for `return mo_bench_finish(...)` from main(). */
 int mo_bench_finish(int rank, const char *program, int status, const char *msg);
+
+/* What mo_bench_start() parses and checks for one benchmark. */
+typedef struct mo_bench_spec {
+    const char *program;          /* name without "mo_", as for mo_options_parse */
+    const char *default_sizes;
+    const mo_bench_options *ext;  /* the benchmark's own options; may be NULL */
+    int min_ranks;                /* fewer ranks is an error; 0: any number */
+    bool int_count;               /* the largest size must fit an int MPI count */
+    /* The benchmark's own checks, run after those above (so their messages
+     * come second when several apply); ctx is ext->ctx (NULL without ext).
+     * Returns 0, or -1 with one line in err. May be NULL. */
+    int (*check)(const mo_options *o, void *ctx, char *err, size_t errlen);
+} mo_bench_spec;
+
+/* The start of every main(), right after MPI_Init: parses argv into opts and
+ * runs the checks of spec. Returns true when the benchmark goes on. Returns
+ * false when main() should `return *exit_status`: opts is then freed and MPI
+ * finalized, after rank 0 printed the usage (--help, status 0) or
+ * "mo_<program>: error: <msg>" (status 2). */
+bool mo_bench_start(mo_options *opts, const mo_bench_spec *spec, int argc, char **argv,
+                    int *exit_status);
+
+/* Rank 0's probes before anything is measured: that provenance was
+ * collected (prov_rc from mo_provenance_collect), the timer, and the work
+ * loop's calibration (calib_ms, calib_samples as for mo_work_calibrate).
+ * Returns true, or false with one line in err. */
+bool mo_bench_probe(int prov_rc, mo_timer_info *timer, mo_work_calib *work, double calib_ms,
+                    int calib_samples, char *err, size_t errlen);
+
+/* The end of every main(), after the benchmark freed its own state: frees
+ * doc's warnings, prov and opts, then leaves as mo_bench_finish() does. */
+int mo_bench_end(int rank, const char *program, mo_result *doc, mo_provenance *prov,
+                 mo_options *opts, int status, const char *msg);
 
 /* Completes a request without spinning a core: polls with MPI_Test and
  * sleeps 1 ms between polls. */
