@@ -140,12 +140,12 @@ static void mop_on_begin(mop_process *p, const mop_event *e)
          * shares one handle among requests (completed at once); keep both,
          * completions match them oldest first. */
         p->counters.handle_shared++;
-        r = mop_requests_add(&p->reqs, e->key);
+        r = mop_requests_share(&p->reqs, r);
     } else if (r && (r->flags & MOP_REQ_ACTIVE)) {
         p->counters.handle_reused++;
         mop_close_begin_only(p, r);
     } else if (!r) {
-        r = mop_requests_add(&p->reqs, e->key);
+        r = mop_requests_insert(&p->reqs, e->key);
     }
     if (!r) {
         p->counters.out_of_memory++;

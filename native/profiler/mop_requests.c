@@ -96,30 +96,36 @@ static int mop_requests_grow(mop_requests *r)
     return 0;
 }
 
+static void mop_requests_count_one(mop_requests *r)
+{
+    if (++r->count > r->peak)
+        r->peak = r->count;
+}
+
 mop_req *mop_requests_get(mop_requests *r, uint64_t key)
 {
     mop_req *slot = mop_requests_find(r, key);
-    return slot ? slot : mop_requests_add(r, key);
+    return slot ? slot : mop_requests_insert(r, key);
 }
 
-mop_req *mop_requests_add(mop_requests *r, uint64_t key)
+mop_req *mop_requests_insert(mop_requests *r, uint64_t key)
 {
-    mop_req *slot = mop_requests_find(r, key);
-    if (slot) {
-        mop_req *e = mop_queue_append(slot);
-        if (e && ++r->count > r->peak)
-            r->peak = r->count;
-        return e;
-    }
     if (2 * (r->count + 1) > r->cap && mop_requests_grow(r) != 0)
         return NULL;
     size_t mask = r->cap - 1, i = mop_hash(key, mask);
     while (r->slots[i].used)
         i = (i + 1) & mask;
     r->slots[i] = (mop_req){.key = key, .used = true, .peer = -1};
-    if (++r->count > r->peak)
-        r->peak = r->count;
+    mop_requests_count_one(r);
     return &r->slots[i];
+}
+
+mop_req *mop_requests_share(mop_requests *r, mop_req *slot)
+{
+    mop_req *e = mop_queue_append(slot);
+    if (e)
+        mop_requests_count_one(r);
+    return e;
 }
 
 void mop_requests_remove(mop_requests *r, mop_req *slot)

@@ -49,12 +49,16 @@ mop_req *mop_requests_find(mop_requests *r, uint64_t key);
  * NULL when out of memory. Pointers are valid until the next insert/remove. */
 mop_req *mop_requests_get(mop_requests *r, uint64_t key);
 
-/* Always adds a new entry, also when key is present: MPIs hand out one handle
- * for many requests that completed at once (MPICH's pre-completed
- * "lightweight" requests, Open MPI's static completed request), so a window
- * of eager sends all share it. Later entries queue behind the slot's (in
- * constant time); find returns the oldest. NULL when out of memory. */
-mop_req *mop_requests_add(mop_requests *r, uint64_t key);
+/* A new slot for a key the caller has just found absent; NULL when out of
+ * memory. */
+mop_req *mop_requests_insert(mop_requests *r, uint64_t key);
+
+/* A new entry sharing slot's handle, queued behind it (constant time): MPIs
+ * hand out one handle for many requests that completed at once (MPICH's
+ * pre-completed "lightweight" requests, Open MPI's static completed request),
+ * so a window of eager sends all share it; find returns the oldest. NULL when
+ * out of memory. */
+mop_req *mop_requests_share(mop_requests *r, mop_req *slot);
 
 /* Removes the oldest entry of slot's key (slot as returned by find): the next
  * one sharing the handle, if any, takes its place. */
