@@ -22,10 +22,9 @@ uint64_t mop_clock_enter(mop_clock *c, uint64_t t)
     uint64_t comp = 0;
     if (c->depth++ > 0)
         return 0;
-    if (c->computing && t > c->t_comp_from)
+    if (c->call_seq > 0 && t > c->t_comp_from) /* computing until now */
         comp = t - c->t_comp_from;
     c->cum_comp += comp;
-    c->computing = false;
     c->call_seq++;
     c->t_enter = t;
     return comp;
@@ -37,7 +36,6 @@ uint64_t mop_clock_exit(mop_clock *c, uint64_t t)
         return 0;
     if (--c->depth > 0)
         return 0;
-    c->computing = true;
     c->t_comp_from = t;
     return t > c->t_enter ? t - c->t_enter : 0;
 }
@@ -45,7 +43,7 @@ uint64_t mop_clock_exit(mop_clock *c, uint64_t t)
 uint64_t mop_clock_split(mop_clock *c, uint64_t t)
 {
     uint64_t comp = 0;
-    if (!c->computing)
+    if (c->depth > 0 || c->call_seq == 0) /* computation runs only between calls */
         return 0;
     if (t > c->t_comp_from) {
         comp = t - c->t_comp_from;

@@ -13,7 +13,6 @@
 typedef struct mop_clock {
     uint64_t call_seq;    /* outermost calls entered so far */
     int depth;            /* open MPI calls (nested ones count too) */
-    bool computing;       /* an outermost call has exited and none is open */
     uint64_t t_enter;     /* enter of the open outermost call */
     uint64_t t_comp_from; /* start of the running piece of computation */
     uint64_t cum_comp;    /* all computation ticks so far */
