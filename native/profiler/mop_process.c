@@ -345,9 +345,8 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
         mop_process_event(p, &e[i]);
 }
 
-void mop_process_finish(mop_process *p, uint64_t t)
+void mop_process_finish(mop_process *p)
 {
-    (void)t;
     size_t n = 0;
     uint64_t *keys = mop_requests_active_keys(&p->reqs, &n);
     if (!keys) {
@@ -370,6 +369,8 @@ void mop_process_finish(mop_process *p, uint64_t t)
 void mop_process_merge(mop_process *dst, const mop_process *src)
 {
     mop_acc_merge(&dst->total, &src->total);
+    if (src->reqs.peak > dst->reqs.peak) /* threads' peaks need not coincide: the largest */
+        dst->reqs.peak = src->reqs.peak;
     dst->comp_ticks += src->comp_ticks;
     dst->call_ticks += src->call_ticks;
     for (int c = 0; c < MOP_NCASES; c++)

@@ -122,8 +122,8 @@ void mop_process_free(mop_process *p);
 void mop_process_event(mop_process *p, const mop_event *e);
 void mop_process_events(mop_process *p, const mop_event *e, size_t n);
 
-/* End of the program at t: open transfers become begin-only. */
-void mop_process_finish(mop_process *p, uint64_t t);
+/* End of the program: open transfers become begin-only. */
+void mop_process_finish(mop_process *p);
 
 /* Adds src's measures into dst (threads of one rank); same config. */
 void mop_process_merge(mop_process *dst, const mop_process *src);

@@ -90,7 +90,6 @@ int main(void)
     mop_event *ev = malloc(cap * sizeof *ev);
     char line[512];
     int lineno = 0;
-    uint64_t finish_t = 0;
     while (ev && fgets(line, sizeof line, stdin)) {
         lineno++;
         line[strcspn(line, "\r\n")] = '\0';
@@ -169,8 +168,7 @@ int main(void)
         } else if (strcmp(cmd, "finish") == 0) {
             if (sscanf(line, "%*s %llu", &t) != 1)
                 replay_bad(lineno, line);
-            finish_t = t;
-            continue;
+            continue; /* the end: outstanding transfers are closed after the loop */
         } else {
             replay_bad(lineno, line);
         }
@@ -193,7 +191,7 @@ int main(void)
     mo_json_key(&w, "transfers");
     mo_json_begin_array(&w);
     mop_process_events(&proc, ev, n);
-    mop_process_finish(&proc, finish_t);
+    mop_process_finish(&proc);
     mo_json_end_array(&w);
     mo_json_key(&w, "profile");
     mop_names names = {.fn = (const char *const *)fns.names, .nfn = fns.n,

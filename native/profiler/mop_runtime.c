@@ -155,22 +155,20 @@ void mop_flush(mop_thread *th)
 
 /* ---- output ---------------------------------------------------------------- */
 
-/* Sums every thread into one process; events still queued are processed
- * first when `drain` (only safe when the threads are quiet: at the end). */
-static void mop_aggregate(mop_process *agg, bool drain, bool finish, uint64_t t_end)
+/* Sums every thread into one process. When `final`, events still queued are
+ * processed and open transfers closed first (only safe when the threads are
+ * quiet: at the end). */
+static void mop_aggregate(mop_process *agg, bool final)
 {
     mop_process_init(agg, &mop_g.cfg);
     for (mop_thread_private *pv = mop_g.threads; pv; pv = pv->next) {
         pthread_mutex_lock(&pv->lock);
-        if (drain) {
+        if (final) {
             mop_process_events(&pv->proc, pv->th->q, pv->th->n);
             pv->th->n = 0;
+            mop_process_finish(&pv->proc);
         }
-        if (finish)
-            mop_process_finish(&pv->proc, t_end);
         mop_process_merge(agg, &pv->proc);
-        if (pv->proc.reqs.peak > agg->reqs.peak)
-            agg->reqs.peak = pv->proc.reqs.peak;
         pthread_mutex_unlock(&pv->lock);
     }
 }
@@ -187,7 +185,7 @@ static void mop_write_profile(const char *status)
     }
     uint64_t t_end = mop_now();
     static mop_process agg; /* large; never on a possibly small signal stack */
-    mop_aggregate(&agg, final, final, t_end);
+    mop_aggregate(&agg, final);
     size_t nregions = 0;
     const char *const *regions = mop_region_names(&nregions);
     mop_output_info info = {
@@ -364,11 +362,8 @@ static int mop_table_setup(void)
     return 0;
 }
 
-/* Called by the MPI_Init(_thread) wrappers once PMPI_Init has succeeded. */
-void mop_runtime_start(uint16_t init_fn, uint64_t t_enter);
-void mop_runtime_start(uint16_t init_fn, uint64_t t_enter)
+void mop_runtime_start(uint16_t init_fn)
 {
-    (void)t_enter;
     const char *off = getenv("MPI_OVERLAP_DISABLE");
     PMPI_Comm_rank(MPI_COMM_WORLD, &mop_g.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &mop_g.size);
@@ -410,21 +405,18 @@ void mop_runtime_start(uint16_t init_fn, uint64_t t_enter)
     mop_active = 1;
     mop_thread *th = mop_self();
     if (th) {
-        mop_enter(th, init_fn, mop_g.t_start); /* t_enter was on another clock */
+        mop_enter(th, init_fn, mop_g.t_start); /* before it, the clock was not set up */
         mop_exit(th, mop_now());
     }
 }
 
-/* Called by the MPI_Finalize wrapper before PMPI_Finalize. */
-void mop_runtime_stop(uint64_t t_enter);
-void mop_runtime_stop(uint64_t t_enter)
+void mop_runtime_stop(void)
 {
-    (void)t_enter;
     if (!mop_active)
         return;
     mop_thread *th = mop_self();
     if (th) { /* Finalize's own call: its time is MPI time */
-        mop_enter(th, MOP_FN_MPI_Finalize, t_enter);
+        mop_enter(th, MOP_FN_MPI_Finalize, mop_now());
         mop_exit(th, mop_now());
     }
     mop_active = 0;

@@ -31,6 +31,12 @@ extern volatile int mop_active;
 extern int mop_use_tsc;
 extern _Thread_local mop_thread *mop_tls;
 
+/* After PMPI_Init(_thread) succeeded: reads the settings, loads and checks the
+ * table, starts collecting (init_fn: the function id of the init call). */
+void mop_runtime_start(uint16_t init_fn);
+/* Before PMPI_Finalize: processes what is queued, writes the rank's profile. */
+void mop_runtime_stop(void);
+
 /* Creates the calling thread's state on its first event. */
 mop_thread *mop_thread_attach(void);
 /* Processes and empties the calling thread's queue. */

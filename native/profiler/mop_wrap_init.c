@@ -3,30 +3,25 @@
  * monitoring off (level 0) and on again (level >= 1), as in mpiP. */
 #include "mop_wrap_util.h"
 
-void mop_runtime_start(uint16_t init_fn, uint64_t t_enter);
-void mop_runtime_stop(uint64_t t_enter);
-
 int MPI_Init(int *argc, char ***argv)
 {
-    uint64_t t0 = mop_now();
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
-        mop_runtime_start(MOP_FN_MPI_Init, t0);
+        mop_runtime_start(MOP_FN_MPI_Init);
     return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    uint64_t t0 = mop_now();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
-        mop_runtime_start(MOP_FN_MPI_Init_thread, t0);
+        mop_runtime_start(MOP_FN_MPI_Init_thread);
     return rc;
 }
 
 int MPI_Finalize(void)
 {
-    mop_runtime_stop(mop_now());
+    mop_runtime_stop();
     return PMPI_Finalize();
 }
 
