@@ -64,9 +64,9 @@ static double mop_max(double a, double b) { return a > b ? a : b; }
 mop_bounds mop_bounds_close(const mop_clock *c, const mop_mark *begin, uint64_t t_end,
                             double xfer_s, double s_per_tick)
 {
-    mop_bounds b = {.kase = MOP_CASE_IN_CALL, .xfer_s = xfer_s};
     if (c->call_seq == begin->call_seq)
-        return b; /* case 1: nothing useful ran while it moved */
+        return mop_bounds_in_call(xfer_s); /* case 1: nothing useful ran while it moved */
+    mop_bounds b = {.xfer_s = xfer_s};
     /* Case 2. Computation between the events bounds the overlap from above;
      * whatever of the transfer did not fit into the library time between
      * them must have run during computation, which bounds it from below. */
@@ -86,6 +86,11 @@ mop_bounds mop_bounds_close(const mop_clock *c, const mop_mark *begin, uint64_t 
         b.clamped = true;
     }
     return b;
+}
+
+mop_bounds mop_bounds_in_call(double xfer_s)
+{
+    return (mop_bounds){.kase = MOP_CASE_IN_CALL, .xfer_s = xfer_s};
 }
 
 mop_bounds mop_bounds_one_event(mop_case which, double xfer_s)

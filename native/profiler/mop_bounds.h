@@ -63,6 +63,10 @@ mop_mark mop_clock_mark(const mop_clock *c, uint64_t t);
 mop_bounds mop_bounds_close(const mop_clock *c, const mop_mark *begin, uint64_t t_end,
                             double xfer_s, double s_per_tick);
 
+/* Case 1 for a transfer known to begin and end in the open call (blocking
+ * calls): min = max = 0. */
+mop_bounds mop_bounds_in_call(double xfer_s);
+
 /* Case 3, for a transfer of which only one event is known. */
 mop_bounds mop_bounds_one_event(mop_case which, double xfer_s);
 

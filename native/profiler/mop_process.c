@@ -248,8 +248,7 @@ static void mop_on_incall(mop_process *p, const mop_event *e)
     }
     mop_transfer tr = {.has_key = false, .bytes = e->bytes, .kind = (mop_kind)e->kind,
                        .fn = e->id, .region = mop_current_region(p)};
-    tr.b = mop_bounds_one_event(MOP_CASE_IN_CALL, mop_xfer_time(p, e->bytes, e->arg));
-    tr.b.min_s = tr.b.max_s = 0.0;
+    tr.b = mop_bounds_in_call(mop_xfer_time(p, e->bytes, e->arg));
     mop_account(p, &tr, p->monitoring);
 }
 
