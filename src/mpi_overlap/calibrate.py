@@ -18,14 +18,21 @@ from rich.console import Console
 from rich.table import Table
 
 from .benchmarks import get_benchmark
-from .build import ensure_built, executable
+from .build import executable
 from .errors import UserError
-from .launch import launch_command
 from .paths import state_dir
 from .rundir import Run
-from .runner import RunOptions, run_benchmark
+from .runner import (
+    RunOptions,
+    build,
+    check_ranks,
+    check_timeout,
+    checked_toolchains,
+    run_benchmark,
+    timeout_for,
+)
 from .sizes import format_size, parse_sizes
-from .toolchains import Toolchain, get_toolchain
+from .toolchains import Toolchain
 from .ui import Ui
 from .xfer_table import XferTable, check_fits, read_table, table_path, write_table
 
@@ -46,8 +53,7 @@ class Fingerprint:
 def fingerprint(tc: Toolchain, *, ui: Ui | None = None) -> Fingerprint:
     """This machine's and `tc`'s keys and fingerprints, from `mo_fingerprint` (no launcher:
     it calls MPI_Get_library_version before MPI_Init)."""
-    bdir = _built(tc, ui)
-    exe = executable(bdir, FINGERPRINT_PROGRAM)
+    exe = executable(build(tc, ui), FINGERPRINT_PROGRAM)
     try:
         proc = subprocess.run([str(exe)], env=tc.environment(), capture_output=True, text=True,
                               timeout=_FINGERPRINT_TIMEOUT_S, check=False)
@@ -61,13 +67,6 @@ def fingerprint(tc: Toolchain, *, ui: Ui | None = None) -> Fingerprint:
         return Fingerprint(**{k: str(data[k]) for k in Fingerprint.__dataclass_fields__})
     except (json.JSONDecodeError, KeyError, TypeError):
         raise UserError(f"{exe} printed no fingerprint: {proc.stdout.strip()[:200]!r}") from None
-
-
-def _built(tc: Toolchain, ui: Ui | None) -> Path:
-    if ui is None:
-        return ensure_built(tc)
-    with ui.progress(f"build ({tc.name})") as progress:
-        return ensure_built(tc, progress=progress)
 
 
 def pingpong_args(*, quick: bool, sizes: str | None) -> list[str]:
@@ -88,9 +87,7 @@ def _calibrate(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
                ui: Ui) -> tuple[Path, Run]:
     bench = get_benchmark("pingpong")
     args = pingpong_args(quick=quick, sizes=sizes)
-    if timeout_s is not None and timeout_s <= 0:
-        raise UserError(f"--timeout must be positive (got {timeout_s:g})")
-    timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
+    timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
     opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base)
     run = run_benchmark(bench, tc, args, opts, ui)
     if not run.complete:
@@ -154,15 +151,9 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     """`mpi-overlap calibrate`: calibrate each toolchain, print a few sizes and the path."""
     # Bad input fails here, before anything is built.
     pingpong_args(quick=quick, sizes=sizes)
-    bench = get_benchmark("pingpong")
-    if ranks < bench.min_ranks:
-        raise UserError(f"calibrate needs at least {bench.min_ranks} ranks (got -n {ranks})")
-    if timeout_s is not None and timeout_s <= 0:
-        raise UserError(f"--timeout must be positive (got {timeout_s:g})")
-    tcs = [get_toolchain(t) for t in (toolchains or ["mpich"])]
-    for tc in tcs:
-        tc.check()
-        launch_command(tc, ranks, [], launcher)
+    check_ranks(get_benchmark("pingpong"), ranks, "calibrate")
+    check_timeout(timeout_s)
+    tcs = checked_toolchains(toolchains, ranks=ranks, launcher=launcher)
     ui = Ui(err_console)
     failed: list[str] = []
     for tc in tcs:

@@ -18,7 +18,6 @@ any other. docs/benchmarks.md, section profiler-overhead.
 from __future__ import annotations
 
 import os
-import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,22 +26,27 @@ from typing import Any
 from rich.console import Console
 
 from .benchmarks import get_benchmark
-from .build import ensure_built, executable
+from .build import executable
 from .errors import UserError
 from .launch import launch_command, run_job
-from .rundir import (
-    RESULT_FILE,
-    RUN_FILE,
-    Run,
-    load_run,
-    new_run_dir,
-    read_json,
-    utc_now,
-    write_json_atomic,
+from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, read_json, write_json_atomic
+from .runner import (
+    RunOptions,
+    analyze_result,
+    build,
+    check_ranks,
+    check_timeout,
+    checked_toolchains,
+    finish_run,
+    initial_run_meta,
+    join_message,
+    program_argv,
+    schema_failure,
+    status_line,
+    timeout_for,
 )
-from .runner import RunOptions, analyze_result, initial_run_meta
 from .schema import result_errors
-from .toolchains import Toolchain, get_toolchain
+from .toolchains import Toolchain
 from .ui import Ui
 
 BENCH = "profiler-overhead"
@@ -82,12 +86,8 @@ class OverheadOptions:
         """Bad input fails here, before anything is built."""
         if self.reps is not None and not 1 <= self.reps <= MAX_REPS:
             raise UserError(f"--reps must be between 1 and {MAX_REPS} (got {self.reps})")
-        if self.timeout_s is not None and self.timeout_s <= 0:
-            raise UserError(f"--timeout must be positive (got {self.timeout_s:g})")
-        bench = get_benchmark(BENCH)
-        if self.ranks < bench.min_ranks:
-            raise UserError(f"benchmark '{BENCH}' needs at least {bench.min_ranks} ranks "
-                            f"(got -n {self.ranks})")
+        check_timeout(self.timeout_s)
+        check_ranks(get_benchmark(BENCH), self.ranks)
 
 
 def order(rep: int) -> list[tuple[str, bool]]:
@@ -210,9 +210,8 @@ def _launch(ctx: _Context, rep: int, program: str, profiled: bool, position: int
 
     sub = ctx.run_dir / name
     sub.mkdir()
-    argv = [str(ctx.exes[program]), *args, "--output", str(sub / RESULT_FILE),
-            "--meta", f"toolchain={ctx.tc.name}", "--meta", f"launcher={shlex.join(ctx.prefix)}",
-            "--meta", f"profiler={'with' if profiled else 'without'}", "--meta", f"rep={rep}"]
+    argv = program_argv(ctx.exes[program], args, sub / RESULT_FILE, ctx.tc, ctx.prefix,
+                        meta=[f"profiler={'with' if profiled else 'without'}", f"rep={rep}"])
     if profiled:
         rank_cmd = ProfilerSetup(library=ctx.library, table=ctx.table, outdir=sub).wrap(argv)
     else:
@@ -220,8 +219,8 @@ def _launch(ctx: _Context, rep: int, program: str, profiled: bool, position: int
     cmd = launch_command(ctx.tc, ctx.opts.ranks, rank_cmd, ctx.opts.launcher)
     env = ctx.tc.environment()
     env.update(ctx.opts.extra_env)
-    timeout = ctx.opts.timeout_s or (get_benchmark(BENCH).quick_timeout_s if ctx.opts.quick
-                                     else get_benchmark(BENCH).default_timeout_s)
+    timeout = timeout_for(get_benchmark(BENCH), quick=ctx.opts.quick,
+                          timeout_s=ctx.opts.timeout_s)
     before = _host_counters()
     outcome = run_job(cmd, env, sub, timeout_s=timeout)
     host = _host_load(before, _host_counters(), outcome.elapsed_s)
@@ -231,7 +230,7 @@ def _launch(ctx: _Context, rep: int, program: str, profiled: bool, position: int
     try:
         result = read_json(path) if path.is_file() else None
     except UserError as err:
-        message = (message + "; " if message else "") + str(err)
+        message = join_message(message, str(err))
     value, detail = None, {}
     if result is None:
         if status == "complete":
@@ -240,11 +239,7 @@ def _launch(ctx: _Context, rep: int, program: str, profiled: bool, position: int
     else:
         errors = result_errors(result)
         if errors:
-            message = (message + "; " if message else "") + (
-                f"result.json does not match its schema ({len(errors)} problems, first: "
-                f"{errors[0]})")
-            if status == "complete":
-                status = "failed"
+            status, message = schema_failure(errors, status, message)
         elif status == "complete" and result.get("status") != "complete":
             status, message = "partial", "the program exited without finishing its results"
         value, detail = _detail(program, result.get("results") or {})
@@ -286,8 +281,7 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
 
     opts.check()
     prefix = launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
-    with ui.progress(f"build ({tc.name})") as progress:
-        bdir = ensure_built(tc, progress=progress)
+    bdir = build(tc, ui)
     exes = {p: executable(bdir, exe) for p, exe in EXECUTABLES.items()}
     library = profiler_library(bdir)
     table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, ui=ui)
@@ -379,15 +373,9 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
             f": {stop['message']}" if stop["message"] else "")
         rc = stop["returncode"]
     if errors:
-        meta["schema_errors"] = errors[:50]
-        message = (message + "; " if message else "") + (
-            f"result.json does not match its schema ({len(errors)} problems, first: {errors[0]})")
-        if status == "complete":
-            status = "failed"
-    meta.update(status=status, message=message, returncode=rc, finished_utc=utc_now(),
-                elapsed_s=round(time.monotonic() - started, 3))
-    write_json_atomic(run_dir / RUN_FILE, meta)
-    return load_run(run_dir)
+        status, message = schema_failure(errors, status, message)
+    return finish_run(run_dir, meta, status=status, message=message, returncode=rc,
+                      elapsed_s=time.monotonic() - started, schema_errors=errors)
 
 
 # ----- the CLI command --------------------------------------------------------------------
@@ -408,27 +396,16 @@ def profiler_overhead_session(toolchains: list[str], opts: OverheadOptions, *, r
     """Run on each toolchain, print where each run is, report them together. True when
     every run completed (whatever the verdicts: this is a measurement, not a test)."""
     opts.check()
-    tcs = [get_toolchain(t) for t in (toolchains or ["mpich"])]
-    for tc in tcs:
-        tc.check()
-        launch_command(tc, opts.ranks, [], opts.launcher)
+    tcs = checked_toolchains(toolchains, ranks=opts.ranks, launcher=opts.launcher)
     ui = Ui(err_console)
     runs = []
     for tc in tcs:
         run = run_profiler_overhead(tc, opts, ui)
         runs.append(run)
         line = _summary_line(run)
-        console.print(f"{tc.name}: {run.status} — {run.path}"
-                      + (f" ({run.meta.get('message')})" if run.meta.get("message") else "")
-                      + (f"\n  {line}" if line else ""), markup=False)
+        console.print(status_line(run) + (f"\n  {line}" if line else ""), markup=False)
     if report:
-        from .report import make_report
+        from .session import report_runs
 
-        with_results = [r for r in runs if r.result]
-        if with_results:
-            out_dir = (with_results[0].path if len(with_results) == 1 else
-                       opts.out_base / ("report-" + with_results[0].path.name + f"-x{len(runs)}"))
-            out_dir.mkdir(parents=True, exist_ok=True)
-            paths = make_report(with_results, out_dir, console=console)
-            console.print(f"HTML report: {paths.html.resolve()}", markup=False)
+        report_runs(runs, opts.out_base, console)
     return all(r.status == "complete" for r in runs)

@@ -27,7 +27,7 @@ from .rundir import (
     write_json_atomic,
 )
 from .schema import result_errors
-from .toolchains import Toolchain
+from .toolchains import Toolchain, get_toolchain
 from .ui import Ui
 
 
@@ -44,29 +44,15 @@ class RunOptions:
 def run_benchmark(
     bench: Benchmark, tc: Toolchain, bench_args: list[str], opts: RunOptions, ui: Ui
 ) -> Run:
-    if opts.ranks < bench.min_ranks:
-        raise UserError(
-            f"benchmark '{bench.name}' needs at least {bench.min_ranks} ranks (got -n {opts.ranks})"
-        )
+    check_ranks(bench, opts.ranks)
     # Refuse a bad launcher before spending minutes on a build.
     launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
-    with ui.progress(f"build ({tc.name})") as progress:
-        bdir = ensure_built(tc, progress=progress)
-    exe = executable(bdir, bench.program)
+    bdir = build(tc, ui)
     run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
-    argv = [
-        str(exe),
-        *bench_args,
-        "--output",
-        str(run_dir / RESULT_FILE),
-        "--progress",
-        "--meta",
-        f"toolchain={tc.name}",
-        "--meta",
-        f"launcher={shlex.join(launcher_prefix)}",
-    ]
-    if opts.label:
-        argv += ["--meta", f"label={opts.label}"]
+    argv = program_argv(
+        executable(bdir, bench.program), bench_args, run_dir / RESULT_FILE, tc, launcher_prefix,
+        progress=True, meta=[f"label={opts.label}"] if opts.label else [],
+    )
     if bench.profiled:
         argv = _under_profiler(tc, bdir, argv, run_dir, opts, ui)
     cmd = launch_command(tc, opts.ranks, argv, opts.launcher)
@@ -81,30 +67,106 @@ def run_benchmark(
     status, message = outcome.status, outcome.message
     result_path = run_dir / RESULT_FILE
     result = read_json(result_path) if result_path.is_file() else None
+    errors: list[str] = []
     if result is None:
         message = (message or "the benchmark ended") + "; it wrote no results"
     else:
         errors, _ = analyze_result(bench, result, run_dir)
         if errors:
-            meta["schema_errors"] = errors[:50]
-            message = (message + "; " if message else "") + (
-                f"result.json does not match its schema ({len(errors)} problems, first: "
-                f"{errors[0]})"
-            )
-            if status == "complete":
-                status = "failed"
+            status, message = schema_failure(errors, status, message)
         if status == "complete" and result.get("status") != "complete":
             status = "partial"
             message = "the benchmark exited without finishing its results"
-    meta.update(
-        status=status,
-        message=message,
-        returncode=outcome.returncode,
-        finished_utc=utc_now(),
-        elapsed_s=round(outcome.elapsed_s, 3),
+    return finish_run(run_dir, meta, status=status, message=message,
+                      returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
+                      schema_errors=errors)
+
+
+# ----- what every run shares (benchmarks, profile, profiler-overhead, calibrate) ----------
+
+def check_ranks(bench: Benchmark, ranks: int, who: str | None = None) -> None:
+    """At least the benchmark's ranks; `who` names the command in the error."""
+    if ranks < bench.min_ranks:
+        who = who or f"benchmark '{bench.name}'"
+        raise UserError(f"{who} needs at least {bench.min_ranks} ranks (got -n {ranks})")
+
+
+def check_timeout(timeout_s: float | None) -> None:
+    if timeout_s is not None and timeout_s <= 0:
+        raise UserError(f"--timeout must be positive (got {timeout_s:g})")
+
+
+def timeout_for(bench: Benchmark, *, quick: bool, timeout_s: float | None) -> float:
+    """The user's --timeout (checked), else the benchmark's default for (quick) runs."""
+    check_timeout(timeout_s)
+    return timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
+
+
+def checked_toolchains(
+    names: list[str], *, ranks: int | None = None, launcher: str | None = None
+) -> list[Toolchain]:
+    """The named toolchains (default mpich), each checked; with `ranks`, also the launcher
+    for each, so that a bad one fails before anything is built."""
+    tcs = [get_toolchain(t) for t in (names or ["mpich"])]
+    for tc in tcs:
+        tc.check()
+        if ranks is not None:
+            launch_command(tc, ranks, [], launcher)
+    return tcs
+
+
+def build(tc: Toolchain, ui: Ui | None) -> Path:
+    """`tc`'s build directory, built (cached) with a progress line when there is a `ui`."""
+    if ui is None:
+        return ensure_built(tc)
+    with ui.progress(f"build ({tc.name})") as progress:
+        return ensure_built(tc, progress=progress)
+
+
+def program_argv(
+    exe: Path, args: list[str], output: Path, tc: Toolchain, launcher_prefix: list[str], *,
+    progress: bool = False, meta: list[str] | tuple[str, ...] = (),
+) -> list[str]:
+    """A native program's rank command: its flags, where to write, and the --meta it
+    records (toolchain, launcher, then `meta`)."""
+    argv = [str(exe), *args, "--output", str(output)]
+    if progress:
+        argv.append("--progress")
+    for item in (f"toolchain={tc.name}", f"launcher={shlex.join(launcher_prefix)}", *meta):
+        argv += ["--meta", item]
+    return argv
+
+
+def join_message(message: str | None, more: str) -> str:
+    return (message + "; " if message else "") + more
+
+
+def schema_failure(errors: list[str], status: str, message: str | None) -> tuple[str, str]:
+    """(status, message) once a result failed its schema: a complete run becomes failed."""
+    message = join_message(
+        message,
+        f"result.json does not match its schema ({len(errors)} problems, first: {errors[0]})",
     )
+    return ("failed" if status == "complete" else status), message
+
+
+def finish_run(
+    run_dir: Path, meta: dict, *, status: str, message: str | None, returncode: int | None,
+    elapsed_s: float, schema_errors: list[str] | None = None,
+) -> Run:
+    """Write run.json as the run ended (after initial_run_meta) and load the run."""
+    if schema_errors:
+        meta["schema_errors"] = schema_errors[:50]
+    meta.update(status=status, message=message, returncode=returncode,
+                finished_utc=utc_now(), elapsed_s=round(elapsed_s, 3))
     write_json_atomic(run_dir / RUN_FILE, meta)
     return load_run(run_dir)
+
+
+def status_line(run: Run) -> str:
+    """`toolchain: status — path (message)`, what each session prints per run."""
+    message = run.meta.get("message")
+    return f"{run.toolchain}: {run.status} — {run.path}" + (f" ({message})" if message else "")
 
 
 def analyze_result(bench: Benchmark, result: dict, run_dir: Path) -> tuple[list[str], dict | None]:

@@ -14,12 +14,27 @@ from rich.console import Console
 from .benchmarks import get_benchmark
 from .errors import UserError
 from .rundir import STDOUT_FILE, Run, load_run
-from .runner import RunOptions, analyze_result, run_benchmark
+from .runner import (
+    RunOptions,
+    analyze_result,
+    checked_toolchains,
+    run_benchmark,
+    status_line,
+    timeout_for,
+)
 from .sizes import parse_sizes
-from .toolchains import get_toolchain
 from .ui import Ui
 
 _DIRECTIONS = ("send", "recv", "both")
+
+
+def _count_flag(flag: str, value: int | None, minimum: int) -> list[str]:
+    """`[flag, value]` for a count given on the command line (checked); [] when not given."""
+    if value is None:
+        return []
+    if value < minimum:
+        raise UserError(f"{flag} must be at least {minimum} (got {value})")
+    return [flag, str(value)]
 
 
 @dataclass
@@ -46,19 +61,13 @@ class OverheadArgs:
         args += ["--direction", self.direction]
         if self.quick:
             args.append("--quick")
-        if self.reps is not None:
-            if self.reps < 2:
-                raise UserError(f"--reps must be at least 2 (got {self.reps})")
-            args += ["--reps", str(self.reps)]
+        args += _count_flag("--reps", self.reps, 2)
         for flag, value in (("--thresh", self.thresh), ("--bthresh", self.bthresh)):
             if value is not None:
                 if not value > 1.0:
                     raise UserError(f"{flag} must be greater than 1 (got {value})")
                 args += [flag, repr(value)]
-        if self.iters is not None:
-            if self.iters < 1:
-                raise UserError(f"--iters must be at least 1 (got {self.iters})")
-            args += ["--iters", str(self.iters)]
+        args += _count_flag("--iters", self.iters, 1)
         if self.verbose:
             args.append("--verbose")
         return args
@@ -98,20 +107,14 @@ class OverlapValidationArgs:
             npairings = len(_PAIRINGS) if "all" in names else len(set(names))
             args += ["--pairings", ",".join(names)]
         steps = self.steps if self.steps is not None else (6 if self.quick else 12)
-        if self.steps is not None:
-            if self.steps < 2:
-                raise UserError(f"--steps must be at least 2 (got {self.steps})")
-            args += ["--steps", str(self.steps)]
+        args += _count_flag("--steps", self.steps, 2)
         if npairings * nsizes * steps > _MAX_REGIONS:
             raise UserError(
                 f"{npairings} pairings x {nsizes} sizes x {steps} steps = "
                 f"{npairings * nsizes * steps} profiler regions, more than the "
                 f"{_MAX_REGIONS} the profiler keeps apart; use fewer sizes or steps"
             )
-        if self.iters is not None:
-            if self.iters < 1:
-                raise UserError(f"--iters must be at least 1 (got {self.iters})")
-            args += ["--iters", str(self.iters)]
+        args += _count_flag("--iters", self.iters, 1)
         if self.quick:
             args.append("--quick")
         if self.verbose:
@@ -136,13 +139,9 @@ def bench_session(
 ) -> bool:
     """Run benchmark `name` on each toolchain; report them together. True if all complete."""
     bench = get_benchmark(name)
-    if timeout_s is not None and timeout_s <= 0:
-        raise UserError(f"--timeout must be positive (got {timeout_s:g})")
-    tcs = [get_toolchain(t) for t in (toolchains or ["mpich"])]
-    for tc in tcs:
-        tc.check()
+    timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
+    tcs = checked_toolchains(toolchains)
     ui = Ui(err_console)
-    timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
     runs: list[Run] = []
     for tc in tcs:
         opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base)
@@ -150,23 +149,25 @@ def bench_session(
         runs.append(run)
         if show_verbose:
             console.print((run.path / STDOUT_FILE).read_text(), markup=False, highlight=False)
-        console.print(
-            f"{tc.name}: {run.status} — {run.path}"
-            + (f" ({run.meta.get('message')})" if run.meta.get("message") else ""),
-            markup=False,
-        )
+        console.print(status_line(run), markup=False)
     if report:
-        with_results = [r for r in runs if r.result]
-        if with_results:
-            out_dir = (
-                with_results[0].path
-                if len(with_results) == 1
-                else out_base
-                / ("report-" + "-".join(r.path.name for r in with_results[:1]) + f"-x{len(runs)}")
-            )
-            paths = _make_report(with_results, out_dir, console)
-            console.print(f"HTML report: {paths.html.resolve()}", markup=False)
+        report_runs(runs, out_base, console)
     return all(r.status == "complete" for r in runs)
+
+
+def report_runs(runs: list[Run], out_base: Path, console: Console) -> None:
+    """One report of the runs that have results: in the run directory when there is one,
+    else in a `report-...` directory under `out_base`."""
+    with_results = [r for r in runs if r.result]
+    if not with_results:
+        return
+    out_dir = (
+        with_results[0].path
+        if len(with_results) == 1
+        else out_base / f"report-{with_results[0].path.name}-x{len(runs)}"
+    )
+    paths = _make_report(with_results, out_dir, console)
+    console.print(f"HTML report: {paths.html.resolve()}", markup=False)
 
 
 def report_session(run_dirs: list[Path], out: Path | None, *, console: Console) -> None:

@@ -16,12 +16,19 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..build import ensure_built
 from ..calibrate import find_or_calibrate
 from ..errors import UserError
 from ..launch import launch_command, run_job
-from ..rundir import RESULT_FILE, RUN_FILE, Run, load_run, new_run_dir, utc_now, write_json_atomic
-from ..runner import RunOptions, analyze_result, initial_run_meta
+from ..rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, write_json_atomic
+from ..runner import (
+    RunOptions,
+    analyze_result,
+    build,
+    check_timeout,
+    finish_run,
+    initial_run_meta,
+    status_line,
+)
 from ..toolchains import get_toolchain
 from ..ui import Ui
 from .collect import collect
@@ -64,16 +71,13 @@ def resolve_program(argv: list[str]) -> list[str]:
 def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
     app = resolve_program(argv)
     bins = parse_bins(opts.bins)
-    if opts.timeout_s is not None and opts.timeout_s <= 0:
-        raise UserError(f"--timeout must be positive (got {opts.timeout_s:g})")
+    check_timeout(opts.timeout_s)
     if opts.snapshot_s <= 0:
         raise UserError(f"--snapshot must be positive (got {opts.snapshot_s:g})")
     tc = get_toolchain(opts.mpi)
     tc.check()
     launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
-    with ui.progress(f"build ({tc.name})") as progress:
-        bdir = ensure_built(tc, progress=progress)
-    library = profiler_library(bdir)
+    library = profiler_library(build(tc, ui))
     table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, table=opts.table,
                               force_table=opts.force_table, ui=ui)
     run_dir = new_run_dir(opts.out_base, PROFILE, tc.name)
@@ -96,27 +100,21 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
     status, message = outcome.status, outcome.message
     from ..benchmarks import get_benchmark
 
+    # Schema errors are kept in run.json; the profile's own status says how complete it is.
     errors, _ = analyze_result(get_benchmark(PROFILE), result, run_dir)
-    if errors:
-        meta["schema_errors"] = errors[:50]
     if status == "complete" and result["status"] != "complete":
         status = "partial"
         message = "; ".join(result["warnings"]) or "some ranks did not finish their profile"
-    meta.update(status=status, message=message, returncode=outcome.returncode,
-                finished_utc=utc_now(), elapsed_s=round(outcome.elapsed_s, 3))
-    write_json_atomic(run_dir / RUN_FILE, meta)
-    return load_run(run_dir)
+    return finish_run(run_dir, meta, status=status, message=message,
+                      returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
+                      schema_errors=errors)
 
 
 def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, console: Console,
                     err_console: Console) -> bool:
     """The CLI command: run, print where it is, report. True when the run is complete."""
     run = profile_run(argv, opts, Ui(err_console))
-    console.print(
-        f"{run.toolchain}: {run.status} — {run.path}"
-        + (f" ({run.meta.get('message')})" if run.meta.get("message") else ""),
-        markup=False,
-    )
+    console.print(status_line(run), markup=False)
     if report and run.result and run.result.get("ranks"):
         from ..report import make_report
 
