@@ -301,10 +301,7 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
         mo_work_recheck(&work);
-        if (mo_result_write(&doc, "complete", write_results, &st, err, sizeof err) != 0) {
-            fprintf(stderr, PROG ": error: %s\n", err);
-            status = -1;
-        }
+        status = mo_result_complete(&doc, NAME, write_results, &st);
     }
     free(sendbuf);
     free(recvbuf);

@@ -305,11 +305,7 @@ int main(int argc, char **argv)
     const size_t bytes = slot * (size_t)params.window;
     int have = 1;
     if (st.pair != MPI_COMM_NULL) {
-        long page = sysconf(_SC_PAGESIZE);
-        void *mem = NULL;
-        if (posix_memalign(&mem, page > 0 ? (size_t)page : 4096, bytes) != 0)
-            mem = NULL;
-        st.buf = mem;
+        st.buf = mo_page_alloc(bytes);
         st.reqs = malloc((size_t)params.window * sizeof *st.reqs);
         have = st.buf && st.reqs;
         if (st.buf)
@@ -387,10 +383,7 @@ int main(int argc, char **argv)
             if (time_up)
                 mo_result_warn(&doc, "time limit of %g s reached: measured %d of %zu sizes",
                                opts.time_limit_s, st.nsizes, opts.sizes.n);
-            if (mo_result_write(&doc, "complete", write_results, &st, err, sizeof err) != 0) {
-                fprintf(stderr, "mo_" BENCH ": error: %s\n", err);
-                status = -1;
-            }
+            status = mo_result_complete(&doc, BENCH, write_results, &st);
         }
     }
     mo_quiet_barrier(MPI_COMM_WORLD);

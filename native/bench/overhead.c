@@ -616,12 +616,8 @@ int main(int argc, char **argv)
         MPI_Comm_rank(st.pair, &st.rank);
         st.work = &work;
         uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-        long page = sysconf(_SC_PAGESIZE);
         size_t bytes = largest > 0 ? (size_t)largest : 1;
-        void *mem = NULL;
-        if (posix_memalign(&mem, page > 0 ? (size_t)page : 4096, bytes) != 0)
-            mem = NULL;
-        st.buf = mem;
+        st.buf = mo_page_alloc(bytes);
         int have = st.buf != NULL, all = 0;
         MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st.pair);
         if (all) {
@@ -697,10 +693,7 @@ int main(int argc, char **argv)
                         mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d (direction, size) points",
                                        opts.time_limit_s, done, total);
                     mo_work_recheck(&work);
-                    if (mo_result_write(&doc, "complete", write_results, &st, err, sizeof err) != 0)
-                        fprintf(stderr, "mo_" BENCH ": error: %s\n", err);
-                    else
-                        status = 0;
+                    status = mo_result_complete(&doc, BENCH, write_results, &st);
                 }
                 if (opts.verbose)
                     printf("mo_" BENCH ": done in %.1f s\n", elapsed_s(&st));

@@ -729,15 +729,9 @@ int main(int argc, char **argv)
         MPI_Comm_rank(st.pair, &st.rank);
         st.work = &work;
         uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-        long page = sysconf(_SC_PAGESIZE);
         size_t bytes = largest > 0 ? (size_t)largest : 1;
-        void *mem = NULL, *mem2 = NULL;
-        if (posix_memalign(&mem, page > 0 ? (size_t)page : 4096, bytes) != 0)
-            mem = NULL;
-        if (posix_memalign(&mem2, page > 0 ? (size_t)page : 4096, bytes) != 0)
-            mem2 = NULL;
-        st.buf = mem;
-        st.back = mem2;
+        st.buf = mo_page_alloc(bytes);
+        st.back = mo_page_alloc(bytes);
         st.mine = malloc((size_t)NT * (size_t)cap * sizeof *st.mine);
         if (st.rank == 0)
             st.theirs = malloc((size_t)NT * (size_t)cap * sizeof *st.theirs);
@@ -789,10 +783,7 @@ int main(int argc, char **argv)
                         mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d steps",
                                        opts.time_limit_s, done, total);
                     mo_work_recheck(&work);
-                    if (mo_result_write(&doc, "complete", write_results, &st, err, sizeof err) != 0)
-                        fprintf(stderr, "mo_" PROGRAM ": error: %s\n", err);
-                    else
-                        status = 0;
+                    status = mo_result_complete(&doc, PROGRAM, write_results, &st);
                 }
                 if (opts.verbose)
                     printf("mo_" PROGRAM ": done in %.1f s\n", elapsed_s(&st));

@@ -482,10 +482,7 @@ int main(int argc, char **argv)
     const size_t bytes = 2 * half;
     st.half = half;
     if (taking_part) {
-        void *mem = NULL;
-        if (posix_memalign(&mem, pagesz, bytes) != 0)
-            mem = NULL;
-        st.buf = mem;
+        st.buf = mo_page_alloc(bytes);
         if (st.buf) /* every page now, so no page faults land in timed loops */
             memset(st.buf, wrank + 1, bytes);
     }
@@ -548,10 +545,7 @@ int main(int argc, char **argv)
             if (time_up)
                 mo_result_warn(&doc, "time limit of %g s reached: made %d of %d (pair, pass, size) visits",
                                opts.time_limit_s, done, total);
-            if (mo_result_write(&doc, "complete", write_results, &st, err, sizeof err) != 0) {
-                fprintf(stderr, "mo_" BENCH ": error: %s\n", err);
-                status = -1;
-            }
+            status = mo_result_complete(&doc, BENCH, write_results, &st);
         }
         if (opts.verbose)
             printf("mo_" BENCH ": done in %.1f s\n", elapsed_s(&st));

@@ -1,5 +1,5 @@
 /* bench_util.c - MPI plumbing shared by the benchmarks; see bench_util.h. */
-#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, posix_memalign */
 #include "bench_util.h"
 
 #include <limits.h>
@@ -7,7 +7,28 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+
+void *mo_page_alloc(size_t bytes)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    void *mem = NULL;
+    if (posix_memalign(&mem, page > 0 ? (size_t)page : 4096, bytes) != 0)
+        return NULL;
+    return mem;
+}
+
+int mo_result_complete(const mo_result *doc, const char *program, mo_results_fn results,
+                       const void *ctx)
+{
+    char err[512];
+    if (mo_result_write(doc, "complete", results, ctx, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "mo_%s: error: %s\n", program, err);
+    return -1;
+}
 
 int mo_bench_finish(int rank, const char *program, int status, const char *msg)
 {

@@ -51,6 +51,16 @@ bool mo_bench_probe(int prov_rc, mo_timer_info *timer, mo_work_calib *work, doub
 int mo_bench_end(int rank, const char *program, mo_result *doc, mo_provenance *prov,
                  mo_options *opts, int status, const char *msg);
 
+/* A page-aligned buffer of bytes (free() it), or NULL. Message buffers are
+ * page-aligned so that every benchmark's transfers start alike. */
+void *mo_page_alloc(size_t bytes);
+
+/* Rank 0 at the end of a measurement: writes doc as "complete" with
+ * results(ctx). Returns 0, or -1 after printing "mo_<program>: error: <why>"
+ * (one line on stderr). */
+int mo_result_complete(const mo_result *doc, const char *program, mo_results_fn results,
+                       const void *ctx);
+
 /* Completes a request without spinning a core: polls with MPI_Test and
  * sleeps 1 ms between polls. */
 void mo_quiet_wait(MPI_Request *req);
