@@ -3,7 +3,8 @@ communication pattern fixes what the bounds must be (native/tests/profiled_app.c
 
 - post, compute far longer than the transfer, wait: max overlap = transfer time;
 - only blocking calls: 0 % overlap;
-- persistent requests, Waitany/Testsome, MPI_PROC_NULL, Pcontrol and nested regions:
+- persistent requests, Waitany/Testsome, MPI_PROC_NULL, a cancelled receive, Pcontrol
+  and nested regions:
   every transfer attributed, the unmonitored ones counted;
 - a program that exits without MPI_Finalize or dies of a signal still leaves its
   profile, marked incomplete; bad input ends in one line and a non-zero status.
@@ -83,6 +84,7 @@ def test_mixed_patterns_are_all_attributed(tmp_path):
         assert p["cases"]["begin-only"] == 0 and p["cases"]["end-only"] == 0
         assert c["unmonitored_transfers"] == ITERS  # the Send/Recv between Pcontrol(0) and (1)
         assert c["proc_null"] == ITERS
+        assert c["cancelled"] == ITERS  # the receive that never matched
         assert c["unfinished"] == 0 and c["region_mismatch"] == 0
         regions = {r["region"]: r for r in p["by_region"]}
         assert regions["inner"]["transfers"] == ITERS  # the persistent Start/Wait

@@ -1,5 +1,6 @@
 /* mop_wrap_completion.c - PMPI wrappers of the calls that complete requests:
- * Wait/Test and their -any/-some/-all forms. Each completed request gives an
+ * Wait/Test and their -any/-some/-all forms (and MPI_Cancel, which tells them
+ * that a completion may now be a cancellation). Each completed request gives an
  * XFER_END stamped with the call's CALL_EXIT; a completed receive carries its
  * received size (from the status, ours when the caller ignores statuses);
  * a cancelled one is marked so it is not counted as a transfer. Handles are
@@ -34,6 +35,18 @@ void mop_saved_reqs_free(mop_saved_reqs *s)
         free(s->st);
     s->keys = NULL;
     s->st = NULL;
+}
+
+int mop_cancel_called;
+
+int MPI_Cancel(MPI_Request *request)
+{
+    /* Set before the call: a completion in another thread may follow it. */
+    __atomic_store_n(&mop_cancel_called, 1, __ATOMIC_RELAXED);
+    MOP_CALL_BEGIN(MPI_Cancel)
+    int rc = PMPI_Cancel(request);
+    MOP_CALL_END()
+    return rc;
 }
 
 static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st)

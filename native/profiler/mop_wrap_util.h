@@ -36,10 +36,16 @@ static inline int64_t mop_status_bytes(const MPI_Status *st)
     return n;
 }
 
+/* 1 once the program has called MPI_Cancel (mop_wrap_completion.c). */
+extern int mop_cancel_called;
+
+/* Whether a completed request was cancelled. Only a request the program
+ * cancelled can be, so completions skip the query until MPI_Cancel is used. */
 static inline int mop_status_cancelled(const MPI_Status *st)
 {
     int flag = 0;
-    PMPI_Test_cancelled(st, &flag);
+    if (__builtin_expect(__atomic_load_n(&mop_cancel_called, __ATOMIC_RELAXED), 0))
+        PMPI_Test_cancelled(st, &flag);
     return flag;
 }
 

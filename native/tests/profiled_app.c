@@ -2,8 +2,8 @@
  * mode, for the profiler's end-to-end tests (tests/test_profile_integration.py):
  *   post-compute-wait  Isend/Irecv, compute far longer than the transfer, Wait
  *   blocking           only Send/Recv and Sendrecv
- *   mixed              persistent requests, Waitany/Testsome, PROC_NULL,
- *                      Pcontrol off/on, nested regions
+ *   mixed              persistent requests, Waitany/Testsome, PROC_NULL, a
+ *                      cancelled receive, Pcontrol off/on, nested regions
  *   no-finalize        exchanges, then exits without MPI_Finalize
  *   crash              exchanges, then rank 1 raises SIGSEGV
  * Usage: profiled_app MODE [bytes] [iterations] */
@@ -85,6 +85,11 @@ static void mixed(char *buf, int n, int iters, int rank, int peer)
             MPI_Testsome(2, reqs, &outcount, indices, MPI_STATUSES_IGNORE);
             done = outcount == MPI_UNDEFINED;
         }
+        /* a receive that never matches, cancelled: no transfer */
+        MPI_Request never;
+        MPI_Irecv(buf, 8, MPI_BYTE, peer, 99, MPI_COMM_WORLD, &never);
+        MPI_Cancel(&never);
+        MPI_Wait(&never, MPI_STATUS_IGNORE);
         MPI_Pcontrol(0); /* not monitored: */
         if (rank == 0)
             MPI_Send(buf, n, MPI_BYTE, peer, 7, MPI_COMM_WORLD);
