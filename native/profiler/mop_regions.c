@@ -64,7 +64,7 @@ static void mop_region_event(mop_event_type type, const char *name, size_t len)
     if (!th || !name)
         return;
     uint64_t t = mop_now();
-    mop_simple(th, type, t, 0, 0, MOP_KIND_SEND, mop_region_intern(name, len), 0);
+    mop_push_event(th, type, t, 0, 0, MOP_KIND_SEND, mop_region_intern(name, len), 0);
 }
 
 void mpi_overlap_region_begin(const char *name)

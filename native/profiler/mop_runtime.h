@@ -83,46 +83,11 @@ static inline void mop_exit(mop_thread *th, uint64_t t)
     e->t = t;
 }
 
-/* XFER_BEGIN of a request-tracked transfer, stamped with its call's enter. */
-static inline void mop_begin(mop_thread *th, uint64_t t, uint64_t key, int64_t bytes,
-                             mop_kind kind, uint16_t fn, int32_t peer)
-{
-    mop_event *e = mop_push(th);
-    e->type = MOP_EV_BEGIN;
-    e->t = t;
-    e->key = key;
-    e->bytes = bytes;
-    e->kind = (uint8_t)kind;
-    e->id = fn;
-    e->arg = peer;
-}
-
-/* XFER_END observed, stamped with its call's exit. */
-static inline void mop_end(mop_thread *th, uint64_t t, uint64_t key, int64_t bytes,
-                           bool cancelled)
-{
-    mop_event *e = mop_push(th);
-    e->type = MOP_EV_END;
-    e->t = t;
-    e->key = key;
-    e->bytes = bytes;
-    e->kind = cancelled;
-}
-
-static inline void mop_incall(mop_thread *th, uint64_t t, int64_t bytes, mop_kind kind,
-                              uint16_t fn, int32_t peer)
-{
-    mop_event *e = mop_push(th);
-    e->type = MOP_EV_INCALL;
-    e->t = t;
-    e->bytes = bytes;
-    e->kind = (uint8_t)kind;
-    e->id = fn;
-    e->arg = peer;
-}
-
-static inline void mop_simple(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key,
-                              int64_t bytes, mop_kind kind, uint16_t id, int32_t arg)
+/* Any other event: transfers (BEGIN at the posting call's enter, END at the
+ * completing call's exit, INCALL), persistent requests, regions, Pcontrol. */
+static inline void mop_push_event(mop_thread *th, mop_event_type type, uint64_t t,
+                                  uint64_t key, int64_t bytes, mop_kind kind, uint16_t id,
+                                  int32_t arg)
 {
     mop_event *e = mop_push(th);
     e->type = (uint8_t)type;

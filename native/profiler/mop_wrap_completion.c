@@ -53,43 +53,26 @@ static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const 
 {
     if (key == mop_key(MPI_REQUEST_NULL))
         return;
-    mop_end(th, t, key, mop_status_bytes(st), mop_status_cancelled(st));
+    mop_push_event(th, MOP_EV_END, t, key, mop_status_bytes(st),
+                   (mop_kind)mop_status_cancelled(st), 0, 0);
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    mop_thread *th = mop_self();
-    if (!th)
-        return PMPI_Wait(request, status);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    uint64_t t0 = mop_now();
-    mop_enter(th, MOP_FN_MPI_Wait, t0);
     uint64_t key = mop_key(*request);
-    int rc = PMPI_Wait(request, st);
-    uint64_t t1 = mop_now();
-    if (rc == MPI_SUCCESS)
-        mop_complete(th, t1, key, st);
-    mop_exit(th, t1);
-    return rc;
+    MOP_WRAP(MPI_Wait, PMPI_Wait(request, status), PMPI_Wait(request, st),
+             mop_complete(th, t1, key, st))
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    mop_thread *th = mop_self();
-    if (!th)
-        return PMPI_Test(request, flag, status);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    uint64_t t0 = mop_now();
-    mop_enter(th, MOP_FN_MPI_Test, t0);
     uint64_t key = mop_key(*request);
-    int rc = PMPI_Test(request, flag, st);
-    uint64_t t1 = mop_now();
-    if (rc == MPI_SUCCESS && *flag)
-        mop_complete(th, t1, key, st);
-    mop_exit(th, t1);
-    return rc;
+    MOP_WRAP(MPI_Test, PMPI_Test(request, flag, status), PMPI_Test(request, flag, st),
+             if (*flag) mop_complete(th, t1, key, st))
 }
 
 /* Waitall and Testall: every request completes together (or, for Testall

@@ -31,7 +31,7 @@ int MPI_Pcontrol(const int level, ...)
     if (th) {
         uint64_t t0 = mop_now();
         mop_enter(th, MOP_FN_MPI_Pcontrol, t0);
-        mop_simple(th, MOP_EV_PCONTROL, t0, 0, 0, MOP_KIND_SEND, 0, level);
+        mop_push_event(th, MOP_EV_PCONTROL, t0, 0, 0, MOP_KIND_SEND, 0, level);
     }
     int rc = PMPI_Pcontrol(level);
     if (th)

@@ -6,46 +6,31 @@
  * returns its completion (mop_wrap_completion.c). */
 #include "mop_wrap_util.h"
 
+/* An event of `type` for a message of count x dt with `peer` of comm. */
+#define MOP_MESSAGE(type, name, key, kind, peer, count, dt)                      \
+    mop_push_event(th, type, t0, key, mop_bytes(count, dt), mop_peer_kind(peer, kind), \
+                   MOP_FN_##name, mop_world_rank(comm, peer))
+
 #define MOP_BLOCKING(name, kind, peer, count, dt, call)                          \
-    mop_thread *th = mop_self();                                                  \
-    if (!th)                                                                      \
-        return call;                                                              \
-    uint64_t t0 = mop_now();                                                      \
-    mop_enter(th, MOP_FN_##name, t0);                                             \
-    int rc = call;                                                                \
-    uint64_t t1 = mop_now();                                                      \
-    mop_incall(th, t0, mop_bytes(count, dt), mop_peer_kind(peer, kind), MOP_FN_##name, \
-               mop_world_rank(comm, peer));                                       \
-    mop_exit(th, t1);                                                             \
-    return rc;
-
+    MOP_WRAP(name, call, call, MOP_MESSAGE(MOP_EV_INCALL, name, 0, kind, peer, count, dt))
 #define MOP_NONBLOCKING(name, kind, peer, count, dt, call)                       \
-    mop_thread *th = mop_self();                                                  \
-    if (!th)                                                                      \
-        return call;                                                              \
-    uint64_t t0 = mop_now();                                                      \
-    mop_enter(th, MOP_FN_##name, t0);                                             \
-    int rc = call;                                                                \
-    uint64_t t1 = mop_now();                                                      \
-    if (rc == MPI_SUCCESS)                                                        \
-        mop_begin(th, t0, mop_key(*request), mop_bytes(count, dt),                \
-                  mop_peer_kind(peer, kind), MOP_FN_##name, mop_world_rank(comm, peer)); \
-    mop_exit(th, t1);                                                             \
-    return rc;
-
+    MOP_WRAP(name, call, call,                                                    \
+             MOP_MESSAGE(MOP_EV_BEGIN, name, mop_key(*request), kind, peer, count, dt))
 #define MOP_PERSISTENT(name, kind, peer, count, dt, call)                        \
-    mop_thread *th = mop_self();                                                  \
-    if (!th)                                                                      \
-        return call;                                                              \
-    uint64_t t0 = mop_now();                                                      \
-    mop_enter(th, MOP_FN_##name, t0);                                             \
-    int rc = call;                                                                \
-    uint64_t t1 = mop_now();                                                      \
-    if (rc == MPI_SUCCESS)                                                        \
-        mop_simple(th, MOP_EV_PINIT, t0, mop_key(*request), mop_bytes(count, dt), \
-                   mop_peer_kind(peer, kind), MOP_FN_##name, mop_world_rank(comm, peer)); \
-    mop_exit(th, t1);                                                             \
-    return rc;
+    MOP_WRAP(name, call, call,                                                    \
+             MOP_MESSAGE(MOP_EV_PINIT, name, mop_key(*request), kind, peer, count, dt))
+
+/* The receive half of a blocking call: its size from the status (the posted
+ * capacity when the status has none), its peer the actual source. */
+static inline void mop_recv_incall(mop_thread *th, uint64_t t0, uint16_t fn, int source,
+                                   const MPI_Status *st, int count, MPI_Datatype dt,
+                                   MPI_Comm comm)
+{
+    int64_t bytes = source == MPI_PROC_NULL ? 0 : mop_status_bytes(st);
+    mop_push_event(th, MOP_EV_INCALL, t0, 0, bytes >= 0 ? bytes : mop_bytes(count, dt),
+                   mop_peer_kind(source, MOP_KIND_RECV), fn,
+                   mop_world_rank(comm, st->MPI_SOURCE));
+}
 
 /* ---- blocking ---------------------------------------------------------- */
 
@@ -76,73 +61,42 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    mop_thread *th = mop_self();
-    if (!th)
-        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    uint64_t t0 = mop_now();
-    mop_enter(th, MOP_FN_MPI_Recv, t0);
-    int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, st);
-    uint64_t t1 = mop_now();
-    if (rc == MPI_SUCCESS) {
-        int64_t bytes = source == MPI_PROC_NULL ? 0 : mop_status_bytes(st);
-        mop_incall(th, t0, bytes >= 0 ? bytes : mop_bytes(count, datatype),
-                   mop_peer_kind(source, MOP_KIND_RECV), MOP_FN_MPI_Recv,
-                   mop_world_rank(comm, st->MPI_SOURCE));
-    }
-    mop_exit(th, t1);
-    return rc;
+    MOP_WRAP(MPI_Recv, PMPI_Recv(buf, count, datatype, source, tag, comm, status),
+             PMPI_Recv(buf, count, datatype, source, tag, comm, st),
+             mop_recv_incall(th, t0, MOP_FN_MPI_Recv, source, st, count, datatype, comm))
 }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                  int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    mop_thread *th = mop_self();
-    if (!th)
-        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                             recvtype, source, recvtag, comm, status);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    uint64_t t0 = mop_now();
-    mop_enter(th, MOP_FN_MPI_Sendrecv, t0);
-    int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                           recvtype, source, recvtag, comm, st);
-    uint64_t t1 = mop_now();
-    if (rc == MPI_SUCCESS) {
-        mop_incall(th, t0, mop_bytes(sendcount, sendtype), mop_peer_kind(dest, MOP_KIND_SEND),
-                   MOP_FN_MPI_Sendrecv, mop_world_rank(comm, dest));
-        int64_t bytes = source == MPI_PROC_NULL ? 0 : mop_status_bytes(st);
-        mop_incall(th, t0, bytes >= 0 ? bytes : mop_bytes(recvcount, recvtype),
-                   mop_peer_kind(source, MOP_KIND_RECV), MOP_FN_MPI_Sendrecv,
-                   mop_world_rank(comm, st->MPI_SOURCE));
-    }
-    mop_exit(th, t1);
-    return rc;
+    MOP_WRAP(MPI_Sendrecv,
+             PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                           recvtype, source, recvtag, comm, status),
+             PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                           recvtype, source, recvtag, comm, st),
+             MOP_MESSAGE(MOP_EV_INCALL, MPI_Sendrecv, 0, MOP_KIND_SEND, dest, sendcount,
+                         sendtype);
+             mop_recv_incall(th, t0, MOP_FN_MPI_Sendrecv, source, st, recvcount, recvtype,
+                             comm))
 }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    mop_thread *th = mop_self();
-    if (!th)
-        return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                                     status);
-    uint64_t t0 = mop_now();
-    mop_enter(th, MOP_FN_MPI_Sendrecv_replace, t0);
-    int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                                   status);
-    uint64_t t1 = mop_now();
-    if (rc == MPI_SUCCESS) {
-        int64_t bytes = mop_bytes(count, datatype);
-        mop_incall(th, t0, bytes, mop_peer_kind(dest, MOP_KIND_SEND), MOP_FN_MPI_Sendrecv_replace,
-                   mop_world_rank(comm, dest));
-        mop_incall(th, t0, bytes, mop_peer_kind(source, MOP_KIND_RECV),
-                   MOP_FN_MPI_Sendrecv_replace, mop_world_rank(comm, source));
-    }
-    mop_exit(th, t1);
-    return rc;
+    MOP_WRAP(MPI_Sendrecv_replace,
+             PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                   status),
+             PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                   status),
+             MOP_MESSAGE(MOP_EV_INCALL, MPI_Sendrecv_replace, 0, MOP_KIND_SEND, dest, count,
+                         datatype);
+             MOP_MESSAGE(MOP_EV_INCALL, MPI_Sendrecv_replace, 0, MOP_KIND_RECV, source, count,
+                         datatype))
 }
 
 /* ---- non-blocking ------------------------------------------------------ */
@@ -219,51 +173,27 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
                    PMPI_Recv_init(buf, count, datatype, source, tag, comm, request))
 }
 
+/* Start and Request_free name a request MPI may reset: keep its key first. */
 int MPI_Start(MPI_Request *request)
 {
-    mop_thread *th = mop_self();
-    if (!th)
-        return PMPI_Start(request);
-    uint64_t t0 = mop_now();
-    mop_enter(th, MOP_FN_MPI_Start, t0);
     uint64_t key = mop_key(*request);
-    int rc = PMPI_Start(request);
-    uint64_t t1 = mop_now();
-    if (rc == MPI_SUCCESS)
-        mop_simple(th, MOP_EV_START, t0, key, -1, MOP_KIND_SEND, 0, -1);
-    mop_exit(th, t1);
-    return rc;
+    MOP_WRAP(MPI_Start, PMPI_Start(request), PMPI_Start(request),
+             mop_push_event(th, MOP_EV_START, t0, key, -1, MOP_KIND_SEND, 0, -1))
 }
 
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    mop_thread *th = mop_self();
-    if (!th)
-        return PMPI_Startall(count, array_of_requests);
-    uint64_t t0 = mop_now();
-    mop_enter(th, MOP_FN_MPI_Startall, t0);
-    int rc = PMPI_Startall(count, array_of_requests);
-    uint64_t t1 = mop_now();
-    if (rc == MPI_SUCCESS) /* persistent handles stay as they were */
-        for (int i = 0; i < count; i++)
-            mop_simple(th, MOP_EV_START, t0, mop_key(array_of_requests[i]), -1, MOP_KIND_SEND,
-                       0, -1);
-    mop_exit(th, t1);
-    return rc;
+    /* persistent handles stay as they were */
+    MOP_WRAP(MPI_Startall, PMPI_Startall(count, array_of_requests),
+             PMPI_Startall(count, array_of_requests),
+             for (int i = 0; i < count; i++)
+                 mop_push_event(th, MOP_EV_START, t0, mop_key(array_of_requests[i]), -1,
+                                MOP_KIND_SEND, 0, -1))
 }
 
 int MPI_Request_free(MPI_Request *request)
 {
-    mop_thread *th = mop_self();
-    if (!th)
-        return PMPI_Request_free(request);
-    uint64_t t0 = mop_now();
-    mop_enter(th, MOP_FN_MPI_Request_free, t0);
     uint64_t key = mop_key(*request);
-    int rc = PMPI_Request_free(request);
-    uint64_t t1 = mop_now();
-    if (rc == MPI_SUCCESS)
-        mop_simple(th, MOP_EV_FREE, t0, key, -1, MOP_KIND_SEND, 0, -1);
-    mop_exit(th, t1);
-    return rc;
+    MOP_WRAP(MPI_Request_free, PMPI_Request_free(request), PMPI_Request_free(request),
+             mop_push_event(th, MOP_EV_FREE, t0, key, -1, MOP_KIND_SEND, 0, -1))
 }

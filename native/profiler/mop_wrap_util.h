@@ -1,6 +1,7 @@
 /* mop_wrap_util.h - small helpers the hand-written PMPI wrappers share:
  * request handles as 64-bit keys, message sizes in bytes, received sizes
- * and cancellation from statuses, and peers as world ranks. */
+ * and cancellation from statuses, peers as world ranks, and MOP_WRAP, the
+ * shape of a wrapper that records a transfer. */
 #ifndef MOP_WRAP_UTIL_H
 #define MOP_WRAP_UTIL_H
 
@@ -66,6 +67,25 @@ static inline mop_kind mop_peer_kind(int peer, mop_kind kind)
 {
     return peer == MPI_PROC_NULL ? MOP_KIND_NULL : kind;
 }
+
+/* The shape of the transfer wrappers: straight through while the profiler is
+ * off; otherwise CALL_ENTER, the call, `record` (the transfer's events, only
+ * when the call succeeded: a failed call moved nothing), CALL_EXIT. `record`
+ * sees th, t0, t1 and rc. `off` is the call made when the profiler is off (the
+ * caller's own status arguments, where `call` passes ours). */
+#define MOP_WRAP(name, off, call, record)                                        \
+    mop_thread *th = mop_self();                                                  \
+    if (!th)                                                                      \
+        return off;                                                               \
+    uint64_t t0 = mop_now();                                                      \
+    mop_enter(th, MOP_FN_##name, t0);                                             \
+    int rc = call;                                                                \
+    uint64_t t1 = mop_now();                                                      \
+    if (rc == MPI_SUCCESS) {                                                      \
+        record;                                                                   \
+    }                                                                             \
+    mop_exit(th, t1);                                                             \
+    return rc;
 
 /* Handles that are saved before a completion call (which may overwrite them
  * with MPI_REQUEST_NULL), with room on the stack for the common case. */
