@@ -14,6 +14,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,6 @@ typedef struct mop_thread_private {
 static struct {
     pthread_mutex_t lock;   /* threads list, output */
     mop_thread_private *threads;
-    int nthreads;
     mop_xfer_table table;
     mop_process_config cfg;
     uint64_t bin_edges[MOP_MAX_BIN_EDGES];
@@ -61,11 +61,15 @@ static struct {
     char library_version[MPI_MAX_LIBRARY_VERSION_STRING];
 } mop_g = {.lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
 
-static void mop_note(const char *fmt, const char *a, const char *b)
+/* One line on stderr, from one rank. */
+__attribute__((format(printf, 1, 2))) static void mop_note(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "mpi-overlap: rank %d: ", mop_g.rank);
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+    va_end(ap);
 }
 
 /* ---- clock --------------------------------------------------------------- */
@@ -129,7 +133,6 @@ mop_thread *mop_thread_attach(void)
     pthread_mutex_lock(&mop_g.lock);
     pv->next = mop_g.threads;
     mop_g.threads = pv;
-    mop_g.nthreads++;
     pthread_mutex_unlock(&mop_g.lock);
     mop_tls = th;
     return th;
@@ -157,11 +160,12 @@ void mop_flush(mop_thread *th)
 
 /* Sums every thread into one process. When `final`, events still queued are
  * processed and open transfers closed first (only safe when the threads are
- * quiet: at the end). */
-static void mop_aggregate(mop_process *agg, bool final)
+ * quiet: at the end). Returns the number of threads. */
+static int mop_aggregate(mop_process *agg, bool final)
 {
+    int threads = 0;
     mop_process_init(agg, &mop_g.cfg);
-    for (mop_thread_private *pv = mop_g.threads; pv; pv = pv->next) {
+    for (mop_thread_private *pv = mop_g.threads; pv; pv = pv->next, threads++) {
         pthread_mutex_lock(&pv->lock);
         if (final) {
             mop_process_events(&pv->proc, pv->th->q, pv->th->n);
@@ -171,6 +175,7 @@ static void mop_aggregate(mop_process *agg, bool final)
         mop_process_merge(agg, &pv->proc);
         pthread_mutex_unlock(&pv->lock);
     }
+    return threads;
 }
 
 static void mop_write_profile(const char *status)
@@ -185,14 +190,14 @@ static void mop_write_profile(const char *status)
     }
     uint64_t t_end = mop_now();
     static mop_process agg; /* large; never on a possibly small signal stack */
-    mop_aggregate(&agg, final);
+    int threads = mop_aggregate(&agg, final);
     size_t nregions = 0;
     const char *const *regions = mop_region_names(&nregions);
     mop_output_info info = {
         .status = status,
         .reason = mop_g.status_reason[0] ? mop_g.status_reason : NULL,
         .rank = mop_g.rank, .size = mop_g.size, .nodes = mop_g.nodes,
-        .threads = mop_g.nthreads,
+        .threads = threads,
         .library_version = mop_g.library_version,
         .table = &mop_g.table, .table_path = mop_g.table_path, .table_forced = mop_g.table_forced,
         .clock = mop_use_tsc ? "tsc" : "monotonic", .s_per_tick = mop_g.s_per_tick,
@@ -202,19 +207,11 @@ static void mop_write_profile(const char *status)
     };
     char err[256];
     if (mop_output_write(mop_g.outdir, &info, &agg, err, sizeof err) != 0)
-        mop_note("%s%s", err, "");
+        mop_note("%s", err);
     mop_process_free(&agg);
     if (final)
         mop_g.written_final = true;
     pthread_mutex_unlock(&mop_g.lock);
-}
-
-/* A profile for a rank whose profiling was refused, so the reason reaches
- * the report instead of only a terminal. */
-static void mop_write_disabled(void)
-{
-    mop_g.cfg.table = &mop_g.table;
-    mop_write_profile("disabled");
 }
 
 static void mop_atexit(void)
@@ -383,14 +380,14 @@ void mop_runtime_start(uint16_t init_fn)
         snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
                  "MPI_OVERLAP_BINS must be ascending byte counts separated by commas, "
                  "e.g. 1024,65536");
-        mop_note("%s%s", mop_g.status_reason, "");
-        mop_write_disabled();
+        mop_note("%s", mop_g.status_reason);
+        mop_write_profile("disabled"); /* the reason reaches the report, not only a terminal */
         return;
     }
     if (mop_table_setup() != 0) {
         if (mop_g.rank == 0)
-            mop_note("profiling is off: %s%s", mop_g.status_reason, "");
-        mop_write_disabled();
+            mop_note("profiling is off: %s", mop_g.status_reason);
+        mop_write_profile("disabled");
         return;
     }
     mop_g.t_start = mop_g.last_snapshot = mop_now();
