@@ -14,6 +14,21 @@ static const char *mop_name(const char *const *names, size_t n, size_t id, char 
     return buf;
 }
 
+/* Orders ids by their names (insertion sort: a few dozen entries). */
+static void mop_sort_by_name(size_t *order, size_t n, const char *const *names, size_t nnames)
+{
+    for (size_t i = 1; i < n; i++) {
+        size_t v = order[i], j = i;
+        char b1[32], b2[32];
+        while (j > 0 && strcmp(mop_name(names, nnames, order[j - 1], b1, sizeof b1),
+                               mop_name(names, nnames, v, b2, sizeof b2)) > 0) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = v;
+    }
+}
+
 static void mop_acc_json(mo_json *w, const mop_acc *a)
 {
     mo_json_kv_uint64(w, "transfers", a->transfers);
@@ -67,16 +82,7 @@ void mop_profile_json(mo_json *w, const mop_process *p, const mop_names *names)
     for (size_t i = 0; i < MOP_MAX_FN; i++)
         if (p->fns[i].calls || p->fns[i].x.transfers)
             order[n++] = i;
-    for (size_t i = 1; i < n; i++) { /* insertion sort: a few dozen entries */
-        size_t v = order[i], j = i;
-        char b1[32], b2[32];
-        while (j > 0 && strcmp(mop_name(names->fn, names->nfn, order[j - 1], b1, sizeof b1),
-                               mop_name(names->fn, names->nfn, v, b2, sizeof b2)) > 0) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = v;
-    }
+    mop_sort_by_name(order, n, names->fn, names->nfn);
     mo_json_key(w, "by_function");
     mo_json_begin_array(w);
     for (size_t k = 0; k < n; k++) {
@@ -96,17 +102,7 @@ void mop_profile_json(mo_json *w, const mop_process *p, const mop_names *names)
         if (r->x.transfers || r->comp_ticks || r->call_ticks)
             order[n++] = i;
     }
-    for (size_t i = 1; i < n; i++) {
-        size_t v = order[i], j = i;
-        char b1[32], b2[32];
-        while (j > 0 &&
-               strcmp(mop_name(names->region, names->nregion, order[j - 1], b1, sizeof b1),
-                      mop_name(names->region, names->nregion, v, b2, sizeof b2)) > 0) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = v;
-    }
+    mop_sort_by_name(order, n, names->region, names->nregion);
     mo_json_key(w, "by_region");
     mo_json_begin_array(w);
     for (size_t k = 0; k < n; k++) {
