@@ -20,12 +20,12 @@ Schema: schemas/analysis-overlap-validation-v1.schema.json; method: docs/benchma
 
 from __future__ import annotations
 
-import math
-import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ..values import fmt_us, num
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -49,21 +49,16 @@ LIMITS: dict[str, float] = {
 }
 
 SIDES = ("sender", "receiver")
-RANK_FILE = re.compile(r"^profile\.rank-(\d+)\.json$")
 
 
 # ------------------------------------------------------------------------------ helpers
 
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
 
 
 def _stat(side: dict[str, Any] | None, key: str, part: str = "median") -> float | None:
     block = (side or {}).get(key)
-    return _num(block.get(part)) if isinstance(block, dict) else None
+    return num(block.get(part)) if isinstance(block, dict) else None
 
 
 def spearman(x: list[float], y: list[float]) -> float | None:
@@ -118,7 +113,9 @@ def wait_trend(first: float | None, last: float | None, limits: dict[str, float]
 
 def load_profiles(run_dir: Path | None) -> tuple[dict[int, dict[str, Any]], list[str]]:
     """The profile.rank-N.json documents of a run directory, by rank, and problems."""
-    from ..rundir import read_json  # here: keeps the module importable without the CLI
+    # here: keeps the module importable without the CLI
+    from ..profiling.collect import rank_files
+    from ..rundir import read_json
 
     if run_dir is None:
         return {}, ["no run directory given"]
@@ -127,17 +124,14 @@ def load_profiles(run_dir: Path | None) -> tuple[dict[int, dict[str, Any]], list
         return {}, [f"run directory {run_dir} not found"]
     docs: dict[int, dict[str, Any]] = {}
     problems: list[str] = []
-    for path in sorted(run_dir.iterdir()):
-        m = RANK_FILE.match(path.name)
-        if not m:
-            continue
+    for rank, path in sorted(rank_files(run_dir).items()):
         try:
             doc = read_json(path)
         except Exception as err:  # a torn or unreadable file: say so, keep the rest
             problems.append(f"{path.name}: {err}")
             continue
         if isinstance(doc, dict):
-            docs[int(m.group(1))] = doc
+            docs[rank] = doc
     return docs, problems
 
 
@@ -274,12 +268,6 @@ def _match(
 # ------------------------------------------------------------------------------ curves
 
 
-def _fmt_us(v: float | None) -> str:
-    if v is None:
-        return "?"
-    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}"
-
-
 def _fmt_pct(v: float | None) -> str:
     return "?" if v is None else f"{v:.0f}"
 
@@ -315,8 +303,8 @@ def _point(
     own_min, own_max = own_bounds(
         _stat(mine, "comp_us"), _stat(mine, "post_us"), _stat(mine, "wait_us"), transfer_us
     )
-    xfer_s = _num((region or {}).get("xfer_s"))
-    min_s, max_s = _num((region or {}).get("min_s")), _num((region or {}).get("max_s"))
+    xfer_s = num((region or {}).get("xfer_s"))
+    min_s, max_s = num((region or {}).get("min_s")), num((region or {}).get("max_s"))
     transfers = (region or {}).get("transfers")
     ok = region is not None and xfer_s is not None and xfer_s > 0
     min_pct = 100.0 * min_s / xfer_s if ok and min_s is not None else None
@@ -408,16 +396,16 @@ def _finding(curve: dict[str, Any]) -> str:
     s, src = curve["shape"], curve["source"]
     head = f"{curve['pairing']} {_size_text(curve['size'])}, {curve['side']} ({curve['call']}):"
     wait = (
-        f"MPI_Wait {_fmt_us(s['wait_first_us'])} → {_fmt_us(s['wait_last_us'])} µs "
+        f"MPI_Wait {fmt_us(s['wait_first_us'], '?')} → {fmt_us(s['wait_last_us'], '?')} µs "
         f"({s['wait_trend'] or '?'})"
     )
     comp = curve["points"][-1]["comp_us"] if curve["points"] else None
-    span = f"computation 0 → {_fmt_us(comp)} µs"
+    span = f"computation 0 → {fmt_us(comp, '?')} µs"
     if s["max_trend"] is None:
         return f"{head} {span}; {wait}; no overlap bounds."
     full = ""
     if s["reaches_full"] is True:
-        full = f", full from {_fmt_us(s['full_from_comp_us'])} µs computation"
+        full = f", full from {fmt_us(s['full_from_comp_us'], '?')} µs computation"
     elif s["reaches_full"] is False:
         full = ", never full although computation ≥ transfer time"
     bounds = (
@@ -428,8 +416,8 @@ def _finding(curve: dict[str, Any]) -> str:
     ratio = s.get("table_ratio")
     if ratio is not None and not (LIMITS["table_ratio_min"] <= ratio <= LIMITS["table_ratio_max"]):
         bounds += (
-            f" [the profiler's transfer time {_fmt_us(s['threshold_us'])} µs is {ratio:.1f}× "
-            f"the measured {_fmt_us(curve['transfer_us'])} µs, which shifts min by as much]"
+            f" [the profiler's transfer time {fmt_us(s['threshold_us'], '?')} µs is {ratio:.1f}× "
+            f"the measured {fmt_us(curve['transfer_us'], '?')} µs, which shifts min by as much]"
         )
     on = " (on the bounds with this run's transfer time)" if src.get("basis") == "own" else ""
     if src["matches"] is True:
@@ -474,8 +462,8 @@ def _curves_of_case(
         ratio = shape["table_ratio"]
         note = (
             f"{case.get('pairing')} {_size_text(int(case.get('size', 0)))}: the profiler's "
-            f"table gives {_fmt_us(shape['threshold_us'])} µs per transfer, "
-            f"{ratio:.2f}× the {_fmt_us(transfer_us)} µs this run measured (lower bounds "
+            f"table gives {fmt_us(shape['threshold_us'], '?')} µs per transfer, "
+            f"{ratio:.2f}× the {fmt_us(transfer_us, '?')} µs this run measured (lower bounds "
             "are off by the difference)"
             if ratio is not None
             and not (limits["table_ratio_min"] <= ratio <= limits["table_ratio_max"])

@@ -21,6 +21,7 @@ from matplotlib.lines import Line2D
 
 from ..rundir import Run
 from ..sizes import format_size
+from ..values import num
 from .html import Figure, Section
 from .overhead_table import (
     BENCHMARK,
@@ -28,7 +29,6 @@ from .overhead_table import (
     classic_of,
     comparable,
     est,
-    num,
     result_sizes,
 )
 

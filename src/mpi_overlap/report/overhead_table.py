@@ -8,7 +8,6 @@ the classic columns and for sizes that were never analysed; a missing value prin
 
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,7 @@ from rich.text import Text
 
 from ..rundir import Run
 from ..sizes import format_size
+from ..values import fmt_us, num
 from .html import DASH, HtmlTable, Section
 
 BENCHMARK = "overhead"
@@ -54,25 +54,10 @@ VERDICT_STYLE = {
 NOT_ANALYSED = "not analysed"
 
 
-def num(value: Any) -> float | None:
-    """A finite number, or None (null, missing, NaN or a non-number in the file)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def est(entry: dict[str, Any] | None, key: str, part: str = "value") -> float | None:
     """One part (value, ci95_low, ci95_high) of an estimate; the estimate may be null."""
     estimate = (entry or {}).get(key)
     return num(estimate.get(part)) if isinstance(estimate, dict) else None
-
-
-def fmt_us(value: float | None) -> str:
-    """µs with about three significant digits: overheads are ~1 µs, transfers ~ms."""
-    if value is None:
-        return DASH
-    mag = abs(value)
-    return f"{value:.0f}" if mag >= 100 else f"{value:.1f}" if mag >= 10 else f"{value:.2f}"
 
 
 def fmt_pct(value: float | None) -> str:

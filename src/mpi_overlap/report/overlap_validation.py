@@ -18,6 +18,7 @@ from rich.text import Text
 
 from ..rundir import Run
 from ..sizes import format_size
+from ..values import fmt_us
 from .html import DASH, Figure, HtmlTable, Section
 from .overhead_plots import to_svg
 
@@ -48,13 +49,6 @@ STEP_HEADERS = (
     "max %",
     "min/max % own T",
 )
-
-
-def fmt_us(value: float | None) -> str:
-    if value is None:
-        return DASH
-    mag = abs(value)
-    return f"{value:.0f}" if mag >= 100 else f"{value:.1f}" if mag >= 10 else f"{value:.2f}"
 
 
 def fmt_pct(value: float | None) -> str:

@@ -7,7 +7,6 @@ Every figure comes from analysis.json; the per-launch numbers from result.json.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import matplotlib
@@ -19,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..rundir import Run
+from ..values import num
 from .html import DASH, Figure, HtmlTable, Section
 from .overhead_plots import to_svg
 
@@ -52,14 +52,8 @@ VERDICT_CSS = {
 }
 
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def _ratio(value: Any) -> str:
-    v = _num(value)
+    v = num(value)
     return DASH if v is None else f"{v:.4f}"
 
 
@@ -82,9 +76,9 @@ def subset(m: dict[str, Any], which: str) -> dict[str, Any]:
 
 def metric_row(m: dict[str, Any], which: str = "all") -> tuple[str, ...]:
     e = subset(m, which)
-    lo, hi = _num(e.get("ci95_low")), _num(e.get("ci95_high"))
+    lo, hi = num(e.get("ci95_low")), num(e.get("ci95_high"))
     ci = f" [{lo:.4f}–{hi:.4f}]" if lo is not None and hi is not None else ""
-    over = _num(e.get("overhead_pct"))
+    over = num(e.get("overhead_pct"))
     return (
         f"{m.get('title', m.get('name'))} ({m.get('program')})",
         SUBSETS.get(which, which),
@@ -145,7 +139,7 @@ def pair_rows(run: Run) -> list[tuple[str, ...]]:
         ]
         for program, fmt in (("msgrate", "{:,.0f}"), ("compute_app", "{:.4f}")):
             a, b = launches.get((rep, program, False)), launches.get((rep, program, True))
-            va, vb = (_num((x or {}).get("value")) for x in (a, b))
+            va, vb = (num((x or {}).get("value")) for x in (a, b))
             cells += [
                 DASH if va is None else fmt.format(va),
                 DASH if vb is None else fmt.format(vb),
@@ -162,7 +156,7 @@ def profile_sentence(run: Run) -> str | None:
     p = (run.analysis or {}).get("profiles")
     if not isinstance(p, dict) or not p.get("launches"):
         return None
-    per_msg = _num(p.get("rank0_events_per_message"))
+    per_msg = num(p.get("rank0_events_per_message"))
     clocks = ", ".join(p.get("clocks") or []) or "unknown"
     return (
         f"Profiles: {p.get('complete')} of {p.get('launches')} profiled launches complete; "
@@ -273,7 +267,7 @@ def ratio_figure(runs: list[Run]) -> MplFigure | None:
                     mfc="none" if disturbed else colour,
                     ms=5,
                 )
-            geo, lo, hi = (_num(m.get(k)) for k in ("geomean", "ci95_low", "ci95_high"))
+            geo, lo, hi = (num(m.get(k)) for k in ("geomean", "ci95_low", "ci95_high"))
             if geo is not None:
                 ax.axhline(geo, color=colour, lw=1.0)
             if lo is not None and hi is not None:
@@ -386,17 +380,17 @@ def summary(run: Run) -> list[str]:
         return ["No analysis: ratios and verdicts are not available for this run."]
     out = []
     for m in metrics(run):
-        geo = _num(m.get("geomean"))
+        geo = num(m.get("geomean"))
         if m.get("target") is None:
             continue
         if geo is None:
             out.append(f"{m.get('title')}: no complete pair ({m.get('verdict')}).")
             continue
-        lo, hi = _num(m.get("ci95_low")), _num(m.get("ci95_high"))
+        lo, hi = num(m.get("ci95_low")), num(m.get("ci95_high"))
         ci = f" (95 % CI {lo:.4f}–{hi:.4f})" if lo is not None and hi is not None else ""
         quiet, also = subset(m, "quiet"), ""
         if quiet.get("n") != m.get("n"):
-            qg, ql, qh = (_num(quiet.get(k)) for k in ("geomean", "ci95_low", "ci95_high"))
+            qg, ql, qh = (num(quiet.get(k)) for k in ("geomean", "ci95_low", "ci95_high"))
             qci = f" (CI {ql:.4f}–{qh:.4f})" if ql is not None and qh is not None else ""
             also = (
                 f" Over the {quiet.get('n')} undisturbed pairs: "
