@@ -524,7 +524,9 @@ def test_quick_run_on_default_toolchain_is_physical(tmp_path: Path) -> None:
         assert len(c["points"]) == 6
         for p in c["points"]:
             where = f"{c['pairing']} {c['size']} {c['side']} step {p['step']}: {p}"
-            assert 0.0 <= p["min_pct"] <= p["max_pct"] + 1e-9 <= 100.0 + 1e-9, where
+            # sums of per-transfer seconds: allow rounding, not a real excess
+            assert 0.0 <= p["min_pct"] <= p["max_pct"] + 1e-6, where
+            assert p["max_pct"] <= 100.0 + 1e-6, where
         # No computation: nothing could overlap beyond the loop's own code between the
         # post and the wait (timer reads, a zero-length work call). At 4 KiB that gap is
         # a sizeable share of a 1.5-3 µs transfer (15-46 % measured), so check the

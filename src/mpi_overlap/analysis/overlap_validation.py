@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..values import fmt_us, num
+from .profile import overlap_pcts
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -307,8 +308,12 @@ def _point(
     min_s, max_s = num((region or {}).get("min_s")), num((region or {}).get("max_s"))
     transfers = (region or {}).get("transfers")
     ok = region is not None and xfer_s is not None and xfer_s > 0
-    min_pct = 100.0 * min_s / xfer_s if ok and min_s is not None else None
-    max_pct = 100.0 * max_s / xfer_s if ok and max_s is not None else None
+    # the same percentages as `profile` reports (rounding of summed seconds clipped at 100)
+    min_pct, max_pct = (
+        overlap_pcts(xfer_s, min_s, max_s)
+        if ok and xfer_s is not None and min_s is not None and max_s is not None
+        else (None, None)
+    )
     return {
         "step": int(step.get("step", 0)),
         "region": step.get("region"),
