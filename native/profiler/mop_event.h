@@ -24,6 +24,12 @@ typedef enum mop_kind {
     MOP_KIND_RECV = 1,
     MOP_KIND_NULL = 2,    /* moves no data (MPI_PROC_NULL) */
     MOP_KIND_UNKNOWN = 3, /* end-only transfers */
+    /* Collectives: MOP_KIND_COLL + op (blocking) or MOP_KIND_COLL +
+     * MOP_COLL_NB_OFFSET + op (non-blocking, persistent), ops in
+     * mop_coll_ops.h. For them the event's `arg` is the communicator size
+     * (not a peer) and `bytes` the collective's message size as defined in
+     * docs/method.md ("Collectives"). */
+    MOP_KIND_COLL = 16,
 } mop_kind;
 
 typedef struct mop_event {
