@@ -122,3 +122,12 @@ def test_fallbacks_are_counted(replay: dict[str, Any]) -> None:
     assert tot["xfer_s"] == pytest.approx(sum(e[4] for e in EXPECTED) * US, rel=1e-12)
     assert tot["min_s"] == pytest.approx(15 * US, rel=1e-12)
     assert tot["max_s"] == pytest.approx(18 * US, rel=1e-12)
+
+
+def test_the_report_explains_the_collective_counters(replay: dict[str, Any]) -> None:
+    from mpi_overlap.analysis.profile import UNATTRIBUTED
+
+    # The engine's new counters are attribution notes with a meaning, not "unknown".
+    for name in ("coll_size_extrapolated", "coll_nb_as_blocking", "coll_uncalibrated"):
+        assert name in replay["profile"]["counters"]
+        assert name in UNATTRIBUTED
