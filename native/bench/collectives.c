@@ -14,10 +14,12 @@
  * that are not a multiple of sizeof(int) are skipped for those), root 0,
  * barrier at 0 bytes only.
  *
- * Per (op, size), after an untimed warm-up: `iterations` iterations, each
- * started after an untimed MPI_Barrier and timed on every rank; the time of
- * an iteration is the largest of the ranks' times, and the op's time is the
- * mean of that over the iterations (the convention of the OSU collective
+ * Per (op, size), after an untimed warm-up: `iterations` iterations (chosen
+ * from the warm-up so that they take about --reps x --sample-ms, cut at twice
+ * that), each started after an untimed synchronisation (a one-int
+ * MPI_Allreduce that also carries rank 0's verdict to stop) and timed on
+ * every rank; the time of an iteration is the largest of the ranks' times,
+ * and the op's time is the mean of that over the iterations (the convention of the OSU collective
  * latency benchmarks, which report the mean over iterations, but with the
  * slowest rank instead of the average rank: a collective has moved its data
  * only when its last rank is done, and the table must serve every rank,
@@ -327,10 +329,11 @@ static void prepare(cl_state *st, int op, uint64_t bytes)
 }
 
 /* One iteration (barrier untimed): this rank's seconds. */
-static double iteration(cl_state *st, int op, uint64_t bytes)
+/* One iteration after the synchronisation (done by the caller): this rank's
+ * seconds. */
+static double timed_op(cl_state *st, int op, uint64_t bytes)
 {
     MPI_Request req;
-    MPI_Barrier(st->comm);
     uint64_t t0 = mo_timer_now_ns();
     start_op(st, op, bytes, &req);
     if (req != MPI_REQUEST_NULL)
@@ -338,10 +341,11 @@ static double iteration(cl_state *st, int op, uint64_t bytes)
     return (double)(mo_timer_now_ns() - t0) / 1e9;
 }
 
-/* The slowest rank's time of one iteration, on every rank. */
+/* The slowest rank's time of one iteration (after a barrier), on every rank. */
 static double iteration_max(cl_state *st, int op, uint64_t bytes)
 {
-    double t = iteration(st, op, bytes);
+    MPI_Barrier(st->comm);
+    double t = timed_op(st, op, bytes);
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, st->comm);
     return t;
 }
@@ -383,11 +387,24 @@ static void measure_point(cl_state *st, int op, uint64_t bytes, cl_point *pt)
     if (iters > MAX_POINT_ITERS)
         iters = MAX_POINT_ITERS;
 
+    /* Each iteration starts after an untimed MPI_Allreduce, which
+     * synchronises the ranks as a barrier would and carries rank 0's verdict
+     * that the point has had twice its time: under contention an iteration
+     * can take far longer than the warm-up's fastest, and a fixed count would
+     * then run for minutes. At least --min-iters; --iters is kept exactly. */
+    const uint64_t t_start = mo_timer_now_ns();
     double sum = 0.0;
-    for (long i = 0; i < iters; i++) {
-        st->iter_s[i] = iteration(st, op, bytes);
-        sum += st->iter_s[i];
+    long n = 0;
+    for (; n < iters; n++) {
+        int stop = st->rank == 0 && o->iters <= 0 && n >= o->min_iters &&
+                   (double)(mo_timer_now_ns() - t_start) / 1e9 > 2.0 * target_s;
+        MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, st->comm);
+        if (stop)
+            break;
+        st->iter_s[n] = timed_op(st, op, bytes);
+        sum += st->iter_s[n];
     }
+    iters = n;
     MPI_Reduce(st->iter_s, st->iter_max_s, (int)iters, MPI_DOUBLE, MPI_MAX, 0, st->comm);
     double my_mean = sum / (double)iters, mean_sum = 0.0;
     MPI_Reduce(&my_mean, &mean_sum, 1, MPI_DOUBLE, MPI_SUM, 0, st->comm);
