@@ -106,7 +106,7 @@ static int cl_finalize(void *ctx, bool quick, char *err, size_t errlen)
         int op = mop_coll_op_parse(tok);
         bool blocking = strcmp(tok, "blocking") == 0, nb = strcmp(tok, "nonblocking") == 0;
         if (op < 0 && !blocking && !nb) {
-            snprintf(err, errlen, "--ops: unknown collective '%s' (names as 'bcast', 'ibcast'; "
+            snprintf(err, errlen, "--ops: unknown collective '%s' (names as 'bcast', 'ibcast', "
                      "or 'blocking', 'nonblocking')", tok);
             rc = -1;
         }
