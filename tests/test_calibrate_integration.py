@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import result_errors, run_errors
 from mpi_overlap.toolchains import get_toolchain
-from mpi_overlap.xfer_table import BLOCKING_COLL_OPS, COLL_OPS, read_table
+from mpi_overlap.xfer_table import BLOCKING_COLL_OPS, COLL_OPS, read_table, save_table
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi
@@ -105,9 +106,11 @@ def test_calibrate_quick_writes_a_fitting_table(calibrated: tuple[str, Path, str
 def test_calibrate_writes_the_collectives_of_2_ranks(calibrated: tuple[str, Path, str]) -> None:
     toolchain, _, stdout = calibrated
     table = read_table(_table_of(toolchain, stdout))
-    assert table.version == 2 and table.coll_sizes == [2]
-    assert {op for op, _ in table.coll} == set(COLL_OPS)  # every op, blocking and not
-    for (op, _), pts in table.coll.items():
+    # (the state directory is shared: series of other sizes may be there from other runs)
+    assert table.version == 2 and 2 in table.coll_sizes
+    two = {op: pts for (op, n), pts in table.coll.items() if n == 2}
+    assert set(two) == set(COLL_OPS)  # every op, blocking and not
+    for op, pts in two.items():
         want = {0} if op in ("barrier", "ibarrier") else {0, KIB, 64 * KIB, MIB}
         assert {b for b, _ in pts} == want, (op, pts)
         assert all(t >= 0 for _, t in pts) and all(t > 0 for b, t in pts if b > 0)
@@ -128,13 +131,13 @@ def test_collectives_result_is_consistent(calibrated: tuple[str, Path, str]) -> 
         assert s["complete"] and s["nonblocking"] == (op.startswith("i") and op in COLL_OPS[22:])
         assert s["mpi_function"] == "MPI_" + op[0].upper() + op[1:]
         for p in s["sizes"]:
-            # The statistic's invariants (exact up to rounding): the mean of the slowest
-            # rank lies between its fastest and slowest iteration and is at least the mean
-            # of the ranks' means (OSU's figure).
-            assert 4 <= p["iterations"] <= 1000
-            assert p["min_s"] <= p["median_s"] <= p["max_s"]
-            assert p["min_s"] * (1 - 1e-12) <= p["time_s"] <= p["max_s"] * (1 + 1e-12)
-            assert p["rank_mean_s"] <= p["time_s"] * (1 + 1e-12)
+            # The statistics' invariants (exact up to rounding): median and mean of the
+            # slowest rank lie between its fastest and slowest iteration, and the mean is
+            # at least the mean of the ranks' means (OSU's figure).
+            assert 8 <= p["iterations"] <= 1000
+            assert p["min_s"] <= p["time_s"] <= p["max_s"]
+            assert p["min_s"] * (1 - 1e-12) <= p["mean_s"] <= p["max_s"] * (1 + 1e-12)
+            assert p["rank_mean_s"] <= p["mean_s"] * (1 + 1e-12)
 
     def t(op: str, nbytes: int) -> float:
         return next(p["time_s"] for p in series[op]["sizes"] if p["bytes"] == nbytes)
@@ -142,10 +145,13 @@ def test_collectives_result_is_consistent(calibrated: tuple[str, Path, str]) -> 
     # 1024x the bytes is never faster: 1 MiB moves far more data than noise adds to 1 KiB.
     for op in ("bcast", "allreduce", "alltoall", "ibcast", "iallreduce"):
         assert t(op, MIB) > t(op, KIB), (op, t(op, KIB), t(op, MIB))
-    # A non-blocking collective posted and at once waited moves the same 1 MiB: it cannot
-    # take a small fraction of the blocking one's time (a tenth leaves room for noise).
-    for op in ("bcast", "allreduce", "alltoall", "allgather"):
-        assert t("i" + op, MIB) > 0.1 * t(op, MIB), (op, t(op, MIB), t("i" + op, MIB))
+    # A non-blocking collective posted and at once waited moves the same 1 MiB, so it takes
+    # at least one copy of it: more than 10 µs (100 GB/s; this VM copies at a few GB/s).
+    # A measurement that did not wait would take about 1 µs. (Not a fraction of the
+    # blocking op's time: implementations use other algorithms for the two, and Open MPI
+    # 5's blocking 1 MiB bcast took 12 ms against 86 µs non-blocking on this loaded VM.)
+    for op in ("ibcast", "iallreduce", "ialltoall", "iallgather", "igather", "iscatter"):
+        assert t(op, MIB) > 10e-6, (op, t(op, MIB))
 
 
 def test_profile_entry_adds_only_missing_collectives(calibrated: tuple[str, Path, str],
@@ -154,15 +160,19 @@ def test_profile_entry_adds_only_missing_collectives(calibrated: tuple[str, Path
     if toolchain != "mpich":
         pytest.skip("one toolchain is enough for the bookkeeping")
     path = _table_of(toolchain, stdout)
-    before = read_table(path)
+    # The state directory is shared: make sure size 1 is missing (an earlier run of this
+    # test may have added it).
+    loaded = read_table(path)
+    before = replace(loaded, coll={k: v for k, v in loaded.coll.items() if k[1] != 1})
+    save_table(path, before)
     # 1 rank: the collectives of comm size 1 are missing; pingpong is not run again.
     assert find_or_calibrate(get_toolchain(toolchain), ranks=1, out_base=tmp_path) == path
     (run_dir,) = list(tmp_path.iterdir())
     assert load_run(run_dir).benchmark == "collectives"
     after = read_table(path)
     assert after.points == before.points
-    assert after.coll_sizes == [1, 2]
-    assert {k: v for k, v in after.coll.items() if k[1] == 2} == before.coll
+    assert after.coll_sizes == sorted({1, *before.coll_sizes})
+    assert {k: v for k, v in after.coll.items() if k[1] != 1} == before.coll
     assert {op for op, n in after.coll if n == 1} == set(COLL_OPS)
     # Now nothing is missing for either size.
     assert find_or_calibrate(get_toolchain(toolchain), ranks=1, out_base=tmp_path) == path

@@ -164,7 +164,7 @@ def test_bad_coll_lines_are_one_line_errors(tmp_path: Path, line: str, fragment:
 
 def _collectives_result() -> dict:
     def point(nbytes: int, t: float | None) -> dict:
-        return {"bytes": nbytes, "iterations": 10, "time_s": t, "median_s": t, "min_s": t,
+        return {"bytes": nbytes, "iterations": 10, "time_s": t, "mean_s": t, "min_s": t,
                 "max_s": t, "rank_mean_s": t}
 
     return {"results": {

@@ -309,7 +309,7 @@ def print_coll_table(console: Console, table: XferTable, comm_size: int) -> None
         return f"{measured[size] * 1e6:.3g}" if size in measured else "—"
 
     view = Table(title=f"{table.toolchain_name}: collectives on {comm_size} ranks, µs "
-                       "(blocking / non-blocking; mean of the slowest rank)")
+                       "(blocking / non-blocking; median of the slowest rank)")
     view.add_column("op")
     for size in COLL_SHOWN_SIZES:
         view.add_column(format_size(size), justify="right")

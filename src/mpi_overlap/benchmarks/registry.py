@@ -80,7 +80,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "collectives": Benchmark(
         name="collectives",
         program="mo_collectives",
-        title="Time of each MPI collective per message size (mean of the slowest rank)",
+        title="Time of each MPI collective per message size (median of the slowest rank)",
         min_ranks=1,
         analyze=None,
         default_timeout_s=900.0,
