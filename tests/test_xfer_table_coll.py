@@ -193,7 +193,7 @@ def test_compact_view() -> None:
     row = next(ln for ln in text.splitlines() if " bcast " in ln)
     # blocking / non-blocking at 0 B and 1 KiB; not measured: —
     assert re.search(r"2 / 7 .*4 / — .*— / —", row), row
-    assert "also for 4, 8 ranks" in text
+    assert "also for communicator sizes 4, 8" in text
     out = io.StringIO()
     print_coll_table(Console(file=out, width=200), table, 16)
     assert "no collective times for 16 ranks" in out.getvalue()

@@ -319,5 +319,5 @@ def print_coll_table(console: Console, table: XferTable, comm_size: int) -> None
     console.print(view)
     others = [n for n in table.coll_sizes if n != comm_size]
     if others:
-        console.print(f"{table.toolchain_name}: collective times also for "
-                      f"{', '.join(map(str, others))} ranks", markup=False)
+        console.print(f"{table.toolchain_name}: collective times also for communicator "
+                      f"sizes {', '.join(map(str, others))}", markup=False)
