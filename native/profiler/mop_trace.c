@@ -87,7 +87,7 @@ static int mop_write_chunk_raw(mop_trace *tr, uint32_t type, uint32_t thread, ui
 
 static bool mop_writing(const mop_trace *tr)
 {
-    return tr->fd >= 0 && !tr->st.closed && !tr->st.truncated;
+    return tr->fd >= 0 && !tr->finished && !tr->st.truncated;
 }
 
 /* count fixed-size records of one thread: as many as the cap allows; the
@@ -96,7 +96,7 @@ static void mop_write_records(mop_trace *tr, uint32_t type, uint32_t thread, con
                               size_t count, size_t rec_bytes, uint64_t *written,
                               uint64_t *dropped)
 {
-    if (count == 0)
+    if (count == 0 || tr->finished)
         return;
     size_t fit = 0;
     if (mop_writing(tr)) {
@@ -230,6 +230,8 @@ int mop_trace_open(mop_trace *tr, const char *path, uint64_t cap_bytes,
 
 static uint32_t mop_thread_index_locked(mop_trace *tr, const void *owner)
 {
+    if (tr->finished)
+        return UINT32_MAX;
     for (uint32_t i = 0; i < tr->st.threads; i++)
         if (tr->owners[i] == owner)
             return i;
@@ -305,7 +307,8 @@ void mop_trace_on_transfer(void *ctx, const mop_transfer *t)
     mop_trace_batch *b = mop_trace_current;
     if (!b || b->tr != tr) { /* processed outside mop_trace_process: no thread to file it under */
         pthread_mutex_lock(&tr->lock);
-        tr->st.dropped_transfers++;
+        if (!tr->finished)
+            tr->st.dropped_transfers++;
         pthread_mutex_unlock(&tr->lock);
         return;
     }
@@ -327,7 +330,7 @@ static uint32_t mop_trace_events(mop_trace *tr, const void *owner, const mop_eve
 {
     pthread_mutex_lock(&tr->lock);
     uint32_t thread = mop_thread_index_locked(tr, owner);
-    if (n && !tr->st.closed) {
+    if (n && !tr->finished) {
         mop_write_new_regions(tr);
         mop_write_records(tr, MOP_TRACE_EVENTS, thread, e, n, MOP_TRACE_EVENT_BYTES,
                           &tr->st.events, &tr->st.dropped_events);
@@ -382,7 +385,7 @@ void mop_trace_set_end_sync(mop_trace *tr, uint64_t ticks, double s, double rtt_
 void mop_trace_close(mop_trace *tr)
 {
     pthread_mutex_lock(&tr->lock);
-    if (tr->fd >= 0 && !tr->st.closed) {
+    if (tr->fd >= 0 && !tr->finished) {
         unsigned char p[MOP_TRACE_END_BYTES] = {0};
         mop_put64(p, tr->st.events);
         mop_put64(p + 8, tr->st.dropped_events);
@@ -403,6 +406,10 @@ void mop_trace_close(mop_trace *tr)
             tr->fd = -1;
         }
     }
+    tr->finished = true;
+    free(tr->owners);
+    tr->owners = NULL;
+    tr->cap_owners = 0;
     pthread_mutex_unlock(&tr->lock);
 }
 

@@ -90,6 +90,7 @@ typedef struct mop_trace {
     const char *const *(*region_names)(size_t *n);
     const void **owners; /* thread index -> the runtime's handle of that thread */
     uint32_t cap_owners;
+    bool finished; /* mop_trace_close ran: nothing more is written or registered */
     /* End-of-run clock alignment, written into the END chunk. */
     uint64_t end_ticks;
     double end_s, end_rtt_s;
@@ -124,7 +125,8 @@ void mop_trace_on_transfer(void *ctx, const mop_transfer *t);
 /* The clock alignment measured at the end of the run (for the END chunk). */
 void mop_trace_set_end_sync(mop_trace *tr, uint64_t ticks, double s, double rtt_s);
 
-/* Writes the END chunk and closes the file; later events are ignored. */
+/* Writes the END chunk and closes the file; later events are ignored (and
+ * not counted). Frees what the trace holds. */
 void mop_trace_close(mop_trace *tr);
 
 /* A consistent copy of the counters. */

@@ -215,6 +215,11 @@ static void test_format(const char *dir)
     CHECK(get64(end->payload + 56) == 999999 && getf64(end->payload + 64) == 1.5);
     CHECK(getf64(end->payload + 72) == 3e-6);
 
+    /* after the close nothing is written or counted */
+    mop_trace_process(&tr, &owner_a, &s.pa, thread_a, 1);
+    mop_trace_get_stats(&tr, &st);
+    CHECK(st.events == 11 && st.dropped_events == 0 && st.bytes == f.size);
+
     /* the engine saw every event: the trace only watches */
     CHECK(s.pa.total.transfers == 1 && s.pb.total.transfers == 1);
     free(f.data);
