@@ -6,7 +6,6 @@ well the clocks were aligned, messages left without a partner).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -75,19 +74,6 @@ def notes_of(traces: list[RankTrace]) -> list[str]:
     return notes
 
 
-def _write(path: Path, doc: dict) -> None:
-    if not path.parent.is_dir():
-        raise UserError(f"cannot write {path}: {path.parent} is not a directory")
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh, separators=(",", ":"))
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise UserError(f"cannot write {path}: {err.strerror or err}") from None
-
-
 @dataclass(frozen=True)
 class Converted:
     out: Path
@@ -96,15 +82,17 @@ class Converted:
 
 def convert_run(run_dir: Path, out: Path) -> Converted:
     traces = read_run(run_dir)
-    doc, summary = to_chrome(traces)
-    summary.notes.extend(notes_of(traces))
-    if summary.unmatched_sends or summary.unmatched_recvs:
-        summary.notes.append(
-            f"{summary.unmatched_sends} sends and {summary.unmatched_recvs} receives without a "
-            "partner got no flow (non-blocking MPI_ANY_SOURCE receives, or partners missing "
-            "from a trace: cut by the cap, or the rank stopped)")
-    doc["otherData"]["notes"] = summary.notes
-    _write(out, doc)
+    if not out.parent.is_dir():
+        raise UserError(f"cannot write {out}: {out.parent} is not a directory")
+    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            summary = to_chrome(traces, fh, notes_of(traces))
+        os.replace(tmp, out)
+    except OSError as err:
+        raise UserError(f"cannot write {out}: {err.strerror or err}") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
     return Converted(out, summary)
 
 

@@ -15,9 +15,10 @@ Times are microseconds on rank 0's clock (RankTrace.seconds), from the earliest 
 from __future__ import annotations
 
 import bisect
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -42,6 +43,7 @@ from .reader import (
 )
 
 NS = 1e-3  # one nanosecond in microseconds: flow ends sit this far inside their slices
+BLOCK = 1 << 18  # events converted at a time (bounds the Python objects alive at once)
 
 
 @dataclass
@@ -89,10 +91,28 @@ def tid_of(rank: int, thread: int) -> int:
     return pid_of(rank) * 65536 + (thread % 65536)  # unique across ranks, as Linux tids
 
 
+class _Sink:
+    """The traceEvents array, written as it is made: a run's trace can hold millions of
+    calls, too many to keep as Python objects."""
+
+    def __init__(self, fh: TextIO) -> None:
+        self.fh = fh
+        self.first = True
+
+    def raw(self, text: str) -> None:
+        self.fh.write(text if self.first else "," + text)
+        self.first = False
+
+    def append(self, ev: dict[str, Any]) -> None:
+        self.raw(json.dumps(ev, separators=(",", ":")))
+
+
 class _Converter:
-    def __init__(self, traces: list[RankTrace]) -> None:
+    def __init__(self, traces: list[RankTrace], fh: TextIO) -> None:
         self.traces = traces
-        self.out: list[dict[str, Any]] = []
+        self.fh = fh
+        self.out = _Sink(fh)
+        self.quoted: dict[tuple[int, int], str] = {}  # (rank, fn) -> JSON string of its name
         self.summary = Summary(ranks=len(traces))
         self.sends: dict[tuple[int, int, int], list[Endpoint]] = defaultdict(list)
         self.recvs: dict[tuple[int, int, int], list[Endpoint]] = defaultdict(list)
@@ -118,53 +138,55 @@ class _Converter:
         ev = tr.events.get(thread)
         if ev is None or not len(ev):
             return calls
-        ts = np.round((tr.seconds(ev["t"]) - self.t0) * 1e6, 3).tolist()
-        last = max(ts)
+        last = self.us(tr, int(ev["t"].max()))
         last_tick = int(ev["t"].max())
-        stack: list[tuple[int, int]] = []  # (event index, fn)
-        regions: list[tuple[int, int]] = []  # (event index, region id)
-        # Plain lists: indexing numpy arrays element by element is far slower.
-        types, ids = ev["type"].tolist(), ev["id"].tolist()
-        args, ticks = ev["arg"].tolist(), ev["t"].tolist()
-        for i in range(len(types)):
-            kind = types[i]
-            if kind == EV_ENTER:
-                stack.append((i, ids[i]))
-            elif kind == EV_EXIT:
-                if not stack:
-                    self.summary.unpaired_exits += 1
-                    continue
-                j, fn = stack.pop()
-                self.call(tr, pid, tid, fn, ts[j], ts[i], len(stack))
-                if not stack:
-                    calls.enter.append(ticks[j])
-                    calls.exit.append(ticks[i])
-            elif kind == EV_REGION_BEGIN:
-                regions.append((i, ids[i]))
-            elif kind == EV_REGION_END:
-                rid = ids[i]
-                at = next((k for k in range(len(regions) - 1, -1, -1)
-                           if regions[k][1] == rid), None)
-                if at is None:
-                    continue  # counted by the engine as region_mismatch
-                while len(regions) > at:
-                    j, r = regions.pop()
-                    self.region(tr, pid, tid, r, ts[j], ts[i])
-            elif kind == EV_PCONTROL:
-                level = args[i]
-                self.out.append({"ph": "i", "s": "t", "name": f"MPI_Pcontrol({level})",
-                                 "cat": "pcontrol", "pid": pid, "tid": tid, "ts": ts[i],
-                                 "args": {"monitoring": level != 0}})
+        stack: list[tuple[float, int, int]] = []  # open calls: (µs, tick, fn)
+        regions: list[tuple[float, int]] = []  # open regions: (µs, region id)
+        for lo in range(0, len(ev), BLOCK):
+            block = ev[lo:lo + BLOCK]
+            # Plain lists: indexing numpy arrays element by element is far slower.
+            ts = np.round((tr.seconds(block["t"]) - self.t0) * 1e6, 3).tolist()
+            types, ids = block["type"].tolist(), block["id"].tolist()
+            args, ticks = block["arg"].tolist(), block["t"].tolist()
+            for i in range(len(types)):
+                kind = types[i]
+                if kind == EV_ENTER:
+                    stack.append((ts[i], ticks[i], ids[i]))
+                elif kind == EV_EXIT:
+                    if not stack:
+                        self.summary.unpaired_exits += 1
+                        continue
+                    a, tick, fn = stack.pop()
+                    self.call(tr, pid, tid, fn, a, ts[i], len(stack))
+                    if not stack:
+                        calls.enter.append(tick)
+                        calls.exit.append(ticks[i])
+                elif kind == EV_REGION_BEGIN:
+                    regions.append((ts[i], ids[i]))
+                elif kind == EV_REGION_END:
+                    rid = ids[i]
+                    at = next((k for k in range(len(regions) - 1, -1, -1)
+                               if regions[k][1] == rid), None)
+                    if at is None:
+                        continue  # counted by the engine as region_mismatch
+                    while len(regions) > at:
+                        a, r = regions.pop()
+                        self.region(tr, pid, tid, r, a, ts[i])
+                elif kind == EV_PCONTROL:
+                    level = args[i]
+                    self.out.append({"ph": "i", "s": "t", "name": f"MPI_Pcontrol({level})",
+                                     "cat": "pcontrol", "pid": pid, "tid": tid, "ts": ts[i],
+                                     "args": {"monitoring": level != 0}})
         # The rank stopped (or was cut by the cap) inside these: they end at its last event.
         while stack:
-            j, fn = stack.pop()
-            self.call(tr, pid, tid, fn, ts[j], last, len(stack), unfinished=True)
+            a, tick, fn = stack.pop()
+            self.call(tr, pid, tid, fn, a, last, len(stack), unfinished=True)
             if not stack:
-                calls.enter.append(ticks[j])
+                calls.enter.append(tick)
                 calls.exit.append(last_tick)
         while regions:
-            j, r = regions.pop()
-            self.region(tr, pid, tid, r, ts[j], last, unfinished=True)
+            a, r = regions.pop()
+            self.region(tr, pid, tid, r, a, last, unfinished=True)
         order = sorted(range(len(calls.enter)), key=calls.enter.__getitem__)
         calls.enter = [calls.enter[k] for k in order]
         calls.exit = [calls.exit[k] for k in order]
@@ -172,17 +194,24 @@ class _Converter:
 
     def call(self, tr: RankTrace, pid: int, tid: int, fn: int, a: float, b: float,
              depth: int, unfinished: bool = False) -> None:
+        self.summary.calls += 1
+        dur = round(max(0.0, b - a), 3)
+        if not depth and not unfinished:  # the common case, formatted directly: fast
+            name = self.quoted.get((tr.rank, fn))
+            if name is None:
+                name = self.quoted[(tr.rank, fn)] = json.dumps(tr.fn(fn))
+            self.out.raw(f'{{"ph":"X","name":{name},"cat":"mpi","pid":{pid},"tid":{tid},'
+                         f'"ts":{a!r},"dur":{dur!r}}}')
+            return
         ev: dict[str, Any] = {"ph": "X", "name": tr.fn(fn), "cat": "mpi", "pid": pid,
-                              "tid": tid, "ts": a, "dur": round(max(0.0, b - a), 3)}
+                              "tid": tid, "ts": a, "dur": dur}
         args: dict[str, Any] = {}
         if depth:
             args["nested"] = depth
         if unfinished:
             args["unfinished"] = "the trace ends inside this call"
-        if args:
-            ev["args"] = args
+        ev["args"] = args
         self.out.append(ev)
-        self.summary.calls += 1
 
     def region(self, tr: RankTrace, pid: int, tid: int, rid: int, a: float, b: float,
                unfinished: bool = False) -> None:
@@ -299,14 +328,20 @@ class _Converter:
             self.transfers(tr, thread, calls)
             self.summary.threads += 1
 
-    def run(self) -> dict[str, Any]:
+    def run(self, notes: list[str]) -> None:
+        self.fh.write('{"traceEvents":[')
         for tr in self.traces:
             self.rank(tr)
         self.flows()
-        return {
-            "traceEvents": self.out,
-            "displayTimeUnit": "ns",
-            "otherData": {
+        self.summary.notes.extend(notes)
+        if self.summary.unmatched_sends or self.summary.unmatched_recvs:
+            self.summary.notes.append(
+                f"{self.summary.unmatched_sends} sends and {self.summary.unmatched_recvs} "
+                "receives without a partner got no flow (non-blocking MPI_ANY_SOURCE "
+                "receives, or partners missing from a trace: cut by the cap, or the rank "
+                "stopped)")
+        self.fh.write('],"displayTimeUnit":"ns","otherData":')
+        json.dump({
                 "source": "mpi-overlap trace",
                 "clock": "microseconds on rank 0's clock from the first event; ranks aligned "
                          "by a ping-pong with rank 0 at MPI_Init and at MPI_Finalize",
@@ -315,12 +350,13 @@ class _Converter:
                 "unmatched_sends": self.summary.unmatched_sends,
                 "unmatched_receives": self.summary.unmatched_recvs,
                 "notes": self.summary.notes,
-            },
-        }
+            }, self.fh, separators=(",", ":"))
+        self.fh.write("}")
 
 
-def to_chrome(traces: list[RankTrace]) -> tuple[dict[str, Any], Summary]:
-    """The trace-event document of a run's rank traces and what went into it."""
-    conv = _Converter(sorted(traces, key=lambda t: t.rank))
-    doc = conv.run()
-    return doc, conv.summary
+def to_chrome(traces: list[RankTrace], fh: TextIO, notes: list[str]) -> Summary:
+    """Writes the trace-event document of a run's rank traces to fh; returns what went into
+    it. `notes` (what the timeline does not show) go into its otherData."""
+    conv = _Converter(sorted(traces, key=lambda t: t.rank), fh)
+    conv.run(notes)
+    return conv.summary

@@ -153,6 +153,7 @@ def read_trace(path: Path) -> RankTrace:
     events: dict[int, list[np.ndarray]] = {}
     transfers: dict[int, list[np.ndarray]] = {}
     off = HEADER.size
+    view = memoryview(data)
     while off < len(data):
         if tr.end is not None:
             raise _bad(path, f"corrupt: data after the end record at byte {off}")
@@ -164,7 +165,7 @@ def read_trace(path: Path) -> RankTrace:
         if start + nbytes > len(data):
             raise _bad(path, f"truncated at byte {len(data)}: the chunk at byte {off} needs "
                              f"{nbytes} bytes")
-        payload = data[start:start + nbytes]
+        payload = view[start:start + nbytes]  # no copy: event chunks are most of the file
         if ctype in (EVENTS, TRANSFERS):
             dt = EVENT if ctype == EVENTS else TRANSFER
             if nbytes != count * dt.itemsize:
@@ -173,11 +174,11 @@ def read_trace(path: Path) -> RankTrace:
             arr = np.frombuffer(payload, dtype=dt)
             (events if ctype == EVENTS else transfers).setdefault(thread, []).append(arr)
         elif ctype == FN_NAMES:
-            tr.fn_names.update(_names(path, payload, count, off))
+            tr.fn_names.update(_names(path, bytes(payload), count, off))
         elif ctype == KIND_NAMES:
-            tr.kind_names.update(_names(path, payload, count, off))
+            tr.kind_names.update(_names(path, bytes(payload), count, off))
         elif ctype == REGION_NAMES:
-            tr.region_names.update(_names(path, payload, count, off))
+            tr.region_names.update(_names(path, bytes(payload), count, off))
         elif ctype == END_CHUNK:
             if nbytes != END.size:
                 raise _bad(path, f"corrupt end record at byte {off}")
