@@ -117,7 +117,8 @@ static void mop_close_begin_only(mop_process *p, mop_req *r)
     if (r->kind == MOP_KIND_NULL)
         return;
     mop_transfer tr = {.has_key = true, .key = r->key, .bytes = r->bytes,
-                       .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region};
+                       .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region,
+                       .peer = r->peer, .t_begin = r->begin.t};
     tr.b = mop_bounds_one_event(MOP_CASE_BEGIN_ONLY, mop_xfer_time(p, r->bytes, r->peer));
     mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
 }
@@ -172,7 +173,7 @@ static void mop_on_end(mop_process *p, const mop_event *e)
         int64_t bytes = e->bytes >= 0 ? e->bytes : 0;
         mop_transfer tr = {.has_key = true, .key = e->key, .bytes = bytes,
                            .kind = MOP_KIND_UNKNOWN, .fn = p->call_fn,
-                           .region = mop_current_region(p)};
+                           .region = mop_current_region(p), .peer = -1, .t_end = e->t};
         tr.b = mop_bounds_one_event(MOP_CASE_END_ONLY, mop_xfer_time(p, bytes, -1));
         mop_account(p, &tr, p->monitoring);
         return;
@@ -182,7 +183,8 @@ static void mop_on_end(mop_process *p, const mop_event *e)
     } else if (r->kind != MOP_KIND_NULL) {
         int64_t bytes = (r->kind == MOP_KIND_RECV && e->bytes >= 0) ? e->bytes : r->bytes;
         mop_transfer tr = {.has_key = true, .key = r->key, .bytes = bytes,
-                           .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region};
+                           .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region,
+                           .peer = r->peer, .t_begin = r->begin.t, .t_end = e->t};
         tr.b = mop_bounds_close(&p->clock, &r->begin, e->t, mop_xfer_time(p, bytes, r->peer),
                                 p->cfg.s_per_tick);
         mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
@@ -247,7 +249,8 @@ static void mop_on_incall(mop_process *p, const mop_event *e)
         return;
     }
     mop_transfer tr = {.has_key = false, .bytes = e->bytes, .kind = (mop_kind)e->kind,
-                       .fn = e->id, .region = mop_current_region(p)};
+                       .fn = e->id, .region = mop_current_region(p), .peer = e->arg,
+                       .t_begin = e->t, .t_end = e->t};
     tr.b = mop_bounds_in_call(mop_xfer_time(p, e->bytes, e->arg));
     mop_account(p, &tr, p->monitoring);
 }

@@ -74,6 +74,10 @@ typedef struct mop_transfer {
     int64_t bytes;
     mop_kind kind;
     uint16_t fn, region;
+    int32_t peer;    /* the event's arg: peer world rank (-1 unknown), or a collective's comm size */
+    /* Ticks of XFER_BEGIN and XFER_END, 0 where not observed (begin-only: no
+     * end; end-only: no begin); an in-call transfer has its call's enter as both. */
+    uint64_t t_begin, t_end;
     mop_bounds b;
 } mop_transfer;
 

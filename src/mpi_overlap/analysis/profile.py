@@ -713,4 +713,10 @@ def analyze_profile(result: dict[str, Any]) -> dict[str, Any]:
         "info_counters": info,
     }
     out["findings"] = _findings(out)
+    # Timeline traces (profile --trace): where they are, and where the cap cut them.
+    from ..trace.summary import trace_finding, trace_summary, trace_warnings
+
+    out["trace"] = trace_summary(docs)
+    out["findings"] += trace_finding(out["trace"])
+    warnings.extend(trace_warnings(out["trace"]))
     return out
