@@ -57,7 +57,7 @@ SYNC_CALLS = {"MPI_Win_fence": 2, "MPI_Win_complete": 1, "MPI_Win_flush": 1,
               "MPI_Win_flush_local_all": 1, "MPI_Win_unlock_all": 3}
 SYNC_CALLS_LARGE = {"MPI_Win_flush_all": 1, "MPI_Win_unlock_all": 1}
 # Whether the toolchain's mpi.h is MPI-4 (large counts): Open MPI 5 declares no _c.
-LARGE_COUNT = {"mpich": True, "openmpi": False}
+LARGE_COUNT = {"mpich": True, "intel": True, "openmpi": False}
 
 
 def _expected(base: dict, large_part: dict, *, large: bool, scale: int = K * ITERS) -> dict:
