@@ -6,7 +6,10 @@ origin (docs/method.md, "One-sided communication"), so with ITERS iterations of 
 operations per kind the counts per posting function and per region are known
 exactly; every operation is followed by milliseconds of computation before its
 completion, far above its transfer time, so its maximum overlap is its whole
-transfer time; and nothing may be left begin-only, end-only or unfinished.
+transfer time; and nothing may be left begin-only, end-only or unfinished. Two more
+runs cover what is counted rather than guessed: a flush on another thread than the
+puts, and puts whose synchronization the profiler cannot see (they end at
+MPI_Win_free).
 """
 
 from __future__ import annotations
@@ -166,3 +169,22 @@ def test_a_synchronization_on_another_thread_ends_the_operations_and_is_counted(
         assert p["cases"]["across-calls"] == K * ITERS
         assert p["cases"]["begin-only"] == 0 and p["cases"]["end-only"] == 0
         assert c["unfinished"] == 0 and c["rma_freed_pending"] == 0
+
+
+def test_operations_whose_completion_was_not_seen_end_at_window_free_and_are_counted(tmp_path):
+    # PMPI_Win_unlock_all (as a Fortran binding calling PMPI_ would) completes the puts
+    # unseen; they are still pending at MPI_Win_free, where they end, counted.
+    out = tmp_path / "runs"
+    proc = run_cli("profile", "--mpi", "mpich", "-n", "2", "--out", str(out), "--",
+                   str(_app("mpich")), str(ITERS), str(K), str(WORK_MS), "unseen-sync",
+                   timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    run = load_run(sorted(p for p in out.iterdir() if (p / "run.json").is_file())[-1])
+    for doc in run.result["ranks"]:
+        p = doc["profile"]
+        region = next(r for r in p["by_region"] if r["region"] == "unseen_sync")
+        assert region["transfers"] == K * ITERS
+        assert region["max_s"] == pytest.approx(region["xfer_s"], rel=1e-9)
+        assert p["counters"]["rma_freed_pending"] == K * ITERS
+        assert p["cases"]["across-calls"] == K * ITERS
+        assert p["cases"]["begin-only"] == 0 and p["counters"]["unfinished"] == 0

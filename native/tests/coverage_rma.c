@@ -25,8 +25,12 @@
  *               works and calls flush_all; then the second thread makes one
  *               more one-sided call (a Put to MPI_PROC_NULL), where its K
  *               transfers end; unlock_all
- * Usage: coverage_rma [iterations] [K] [work_ms] [all|threads]; exits 3 when
- * data that was put or fetched is wrong. */
+ * Mode "unseen-sync" runs only this, per iteration:
+ *   unseen_sync lock_all; K Put; work; PMPI_Win_unlock_all, which the profiler
+ *               does not see (as with a Fortran binding that calls PMPI_);
+ *               the K x iterations transfers end at MPI_Win_free (counted)
+ * Usage: coverage_rma [iterations] [K] [work_ms] [all|threads|unseen-sync];
+ * exits 3 when data that was put or fetched is wrong. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <pthread.h>
@@ -267,9 +271,23 @@ static void other_thread_epochs(MPI_Win win, int iters)
     pthread_barrier_destroy(&step);
 }
 
+/* ---- a synchronization the profiler cannot see ------------------------------- */
+
+static void unseen_sync_epoch(MPI_Win win)
+{
+    MPI_OVERLAP_REGION_BEGIN("unseen_sync");
+    MPI_Win_lock_all(0, win);
+    puts_to(lay.put, win);
+    work();
+    PMPI_Win_unlock_all(win);
+    MPI_OVERLAP_REGION_END("unseen_sync");
+}
+
 int main(int argc, char **argv)
 {
-    int threads = argc > 4 && strcmp(argv[4], "threads") == 0, provided = 0;
+    const char *mode = argc > 4 ? argv[4] : "all";
+    int threads = strcmp(mode, "threads") == 0, unseen = strcmp(mode, "unseen-sync") == 0;
+    int provided = 0;
     MPI_Init_thread(&argc, &argv, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -278,10 +296,10 @@ int main(int argc, char **argv)
     K = argc > 2 ? atoi(argv[2]) : 4;
     double work_ms = argc > 3 ? atof(argv[3]) : 5.0;
     if (size != 2 || iters < 1 || K < 1 || K > KMAX || !(work_ms > 0) ||
-        (argc > 4 && !threads && strcmp(argv[4], "all") != 0)) {
+        (!threads && !unseen && strcmp(mode, "all") != 0)) {
         if (rank == 0)
             fprintf(stderr, "usage: coverage_rma [iterations >= 1] [K in 1..%d] [work_ms > 0] "
-                            "[all|threads], on exactly 2 ranks\n", KMAX);
+                            "[all|threads|unseen-sync], on exactly 2 ranks\n", KMAX);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (threads && provided < MPI_THREAD_MULTIPLE) {
@@ -327,7 +345,7 @@ int main(int argc, char **argv)
     MPI_Group_incl(world_group, 1, &peer, &peer_group);
     MPI_Barrier(MPI_COMM_WORLD); /* window initialised everywhere */
 
-    for (int it = 0; it < iters && !threads; it++) {
+    for (int it = 0; it < iters && !threads && !unseen; it++) {
         fence_epoch(win);
         pscw_epoch(win, peer_group);
         lock_epoch(win);
@@ -340,12 +358,14 @@ int main(int argc, char **argv)
     }
     if (threads)
         other_thread_epochs(win, iters);
+    for (int it = 0; it < iters && unseen; it++)
+        unseen_sync_epoch(win);
     MPI_Barrier(MPI_COMM_WORLD); /* every epoch on the peer done before checking */
     const double *put_area = (const double *)(base + lay.put);
     const int64_t *fao_area = (const int64_t *)(base + lay.fao);
     if (put_area[0] != 1000.0 * (peer + 1) + 1)
         fail("MPI_Put wrote the wrong data");
-    if (!threads && fao_area[0] != iters) /* one Fetch_and_op(+1) per iteration from the peer */
+    if (!threads && !unseen && fao_area[0] != iters) /* one Fetch_and_op(+1) per iteration from the peer */
         fail("MPI_Fetch_and_op did not add up");
 
     MPI_Group_free(&peer_group);
