@@ -24,6 +24,14 @@ typedef enum mop_kind {
     MOP_KIND_RECV = 1,
     MOP_KIND_NULL = 2,    /* moves no data (MPI_PROC_NULL) */
     MOP_KIND_UNKNOWN = 3, /* end-only transfers */
+    /* One-sided operations (mop_wrap_rma.c): data from origin to target
+     * (Put, Accumulate) or from target to origin (Get and the operations that
+     * fetch a result); kind & 3 is SEND or RECV. Kinds of their own because
+     * their size is exact: the engine replaces a receive's posted capacity by
+     * the size its completion reports, but MPIs leave an RMA request's status
+     * empty (Open MPI 5 reports count 0). */
+    MOP_KIND_RMA_SEND = 4,
+    MOP_KIND_RMA_RECV = 5,
     /* Collectives: MOP_KIND_COLL + op (blocking) or MOP_KIND_COLL +
      * MOP_COLL_NB_OFFSET + op (non-blocking, persistent), ops in
      * mop_coll_ops.h. For them the event's `arg` is the communicator size
@@ -34,12 +42,29 @@ typedef enum mop_kind {
 
 typedef struct mop_event {
     uint64_t t;      /* ticks */
-    uint64_t key;    /* request handle bits */
+    uint64_t key;    /* request handle bits; MOP_RMA_KEY_BIT set: a one-sided
+                        operation's key, made by mop_wrap_rma.c */
     int64_t bytes;   /* -1 = unknown */
     uint8_t type;    /* mop_event_type */
-    uint8_t kind;    /* mop_kind; for END: 1 = cancelled */
+    uint8_t kind;    /* mop_kind; for END and FREE: mop_end_reason */
     uint16_t id;     /* function id (ENTER, BEGIN, INCALL, PINIT) or region id */
     int32_t arg;     /* peer world rank (-1 unknown), or the Pcontrol level */
 } mop_event;
+
+/* Handles never have bit 63 set (MPICH's and Intel MPI's are 32-bit
+ * integers, Open MPI's user-space pointers), so keys with it cannot collide
+ * with a request's. */
+#define MOP_RMA_KEY_BIT (UINT64_C(1) << 63)
+
+/* The kind field of END and FREE events: why the transfer closes. */
+typedef enum mop_end_reason {
+    MOP_END_COMPLETED = 0,
+    MOP_END_CANCELLED = 1,        /* END: the request was cancelled: no transfer */
+    MOP_END_RMA_OTHER_THREAD = 2, /* END: completed by another thread's synchronization
+                                     call, stamped at this thread's next one-sided call */
+    MOP_END_RMA_WIN_FREED = 3,    /* END: still pending when its window was freed */
+    MOP_FREE_UNTRACKED = 4,       /* FREE: a one-sided operation the wrappers could not
+                                     remember (list full, out of memory): begin-only */
+} mop_end_reason;
 
 #endif

@@ -164,6 +164,10 @@ static void mop_on_begin(mop_process *p, const mop_event *e)
 
 static void mop_on_end(mop_process *p, const mop_event *e)
 {
+    if (e->kind == MOP_END_RMA_OTHER_THREAD)
+        p->counters.rma_other_thread++;
+    else if (e->kind == MOP_END_RMA_WIN_FREED)
+        p->counters.rma_freed_pending++;
     mop_req *r = mop_requests_find(&p->reqs, e->key);
     if (!r || !(r->flags & MOP_REQ_ACTIVE)) {
         if (r && (r->flags & MOP_REQ_PERSISTENT)) {
@@ -178,7 +182,7 @@ static void mop_on_end(mop_process *p, const mop_event *e)
         mop_account(p, &tr, p->monitoring);
         return;
     }
-    if (e->kind == 1) {
+    if (e->kind == MOP_END_CANCELLED) {
         p->counters.cancelled++;
     } else if (r->kind != MOP_KIND_NULL) {
         int64_t bytes = (r->kind == MOP_KIND_RECV && e->bytes >= 0) ? e->bytes : r->bytes;
@@ -235,7 +239,9 @@ static void mop_on_free(mop_process *p, const mop_event *e)
         return;
     }
     if (r->flags & MOP_REQ_ACTIVE) {
-        if (r->kind != MOP_KIND_NULL)
+        if (e->kind == MOP_FREE_UNTRACKED) /* a one-sided operation nobody can end */
+            p->counters.out_of_memory++;
+        else if (r->kind != MOP_KIND_NULL)
             p->counters.freed_active++;
         mop_close_begin_only(p, r);
     }

@@ -59,7 +59,9 @@ typedef struct mop_region_acc {
     X(region_overflow)         \
     X(table_extrapolated)      \
     X(xfer_exceeds_span)       \
-    X(out_of_memory)
+    X(out_of_memory)           \
+    X(rma_other_thread)        \
+    X(rma_freed_pending)
 
 typedef struct mop_counters {
 #define MOP_COUNTER_FIELD(name) uint64_t name;

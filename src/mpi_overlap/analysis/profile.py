@@ -84,6 +84,10 @@ UNATTRIBUTED: dict[str, str] = {
     "unmonitored_transfers": "transfers while monitoring was off (MPI_Pcontrol(0)): in no measure",
     "nested_calls": "MPI calls made from inside another MPI call: their time counts to the "
     "outer call",
+    "rma_other_thread": "one-sided operations completed by another thread's synchronization "
+    "call: ended at their own thread's next one-sided call (later, so looser bounds)",
+    "rma_freed_pending": "one-sided operations still pending when their window was freed (their "
+    "completion was not seen): ended at MPI_Win_free",
 }
 # Non-zero counters that are worth a line but change no measure.
 INFO_COUNTERS: dict[str, str] = {
