@@ -95,6 +95,8 @@ INFO_COUNTERS: dict[str, str] = {
     "proc_null": "requests to MPI_PROC_NULL: they move no data and are not transfers",
     "inactive_completions": "completions of persistent requests that were not started: "
     "nothing to close",
+    "handle_shared": "request handles the MPI gave to several outstanding requests at once "
+    "(requests it completed immediately): each was tracked, completions matched oldest first",
 }
 # Per-rank non-overlapped times within this relative spread are called even.
 EVEN_SPREAD = 0.05
