@@ -12,6 +12,9 @@
 #include <mpi.h>
 #include <stdint.h>
 
+/* Internal to the library: direct calls, not through the PLT. */
+#pragma GCC visibility push(hidden)
+
 /* The communicator size for the event's arg: the remote group's size for
  * an intercommunicator (the group a rooted or all-to-all collective
  * exchanges with). */
@@ -59,5 +62,7 @@ int64_t mop_coll_neighbor_w_bytes_c(MPI_Comm comm, const MPI_Count counts[],
 /* The in-degree of comm's (Cartesian, graph or distributed graph) topology:
  * how many receive blocks a neighbourhood collective has; 0 without one. */
 int mop_coll_indegree(MPI_Comm comm);
+
+#pragma GCC visibility pop
 
 #endif
