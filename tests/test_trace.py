@@ -208,11 +208,12 @@ def test_a_rank_that_dies_keeps_its_trace(tmp_path):
     assert proc.returncode == 3
     crashed = _by_rank(run)[1]
     assert crashed["status"] == "incomplete"
-    assert crashed["trace"]["transfers"] == 5 and crashed["trace"]["closed"]
+    # 5 messages + profiled_app's MPI_Barrier before the crash (a collective transfer)
+    assert crashed["trace"]["transfers"] == 6 and crashed["trace"]["closed"]
     conv, doc = _convert(run.path, tmp_path / "t.json")
     assert conv.returncode == 0, conv.stderr
     parts = _check_structure(doc)
-    assert sum(1 for t in parts["transfers"] if t["pid"] == 2) == 5
+    assert sum(1 for t in parts["transfers"] if t["pid"] == 2) == 6
 
 
 def _copy_traces(run_dir: Path, dest: Path) -> Path:
