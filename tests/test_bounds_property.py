@@ -19,6 +19,7 @@ always tested.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -221,7 +222,8 @@ def event_streams(draw: st.DrawFn, consistent: bool = False) -> list[Event]:
         return xfer_ns[b]
 
     t = draw(st.integers(0, 10_000))
-    active: dict[int, list[tuple[int, int, str]]] = {}  # key -> [(t_begin, bytes, kind)]
+    # key -> [[t_begin, bytes, kind, joined, done]], oldest first
+    active: dict[int, list[list[Any]]] = {}
     persistent: dict[int, tuple[int, str]] = {}
     started = False
 
@@ -236,22 +238,46 @@ def event_streams(draw: st.DrawFn, consistent: bool = False) -> list[Event]:
         if act == "begin" and key in persistent:
             act = "start"
         if act == "begin":
-            b, kind = draw(sizes), draw(st.sampled_from(("send", "recv", "recv", "null")))
-            events.append(("begin", t, key, b, kind, draw(st.sampled_from((fn, *FNS)))))
-            active.setdefault(key, []).append((t, b, kind))
+            b, kind = draw(sizes), draw(st.sampled_from(("send", "recv", "recv", "null", "greq")))
+            bfn = draw(st.sampled_from((fn, *FNS)))
+            events.append(("begin", t, key, b, kind, bfn))
+            active.setdefault(key, []).append([t, b, kind, False, False])
+            if kind != "greq" and draw(st.integers(0, 3)) == 0:  # Isendrecv's receive
+                b2, kind2 = draw(sizes), draw(st.sampled_from(("recv", "null")))
+                events.append(("join", t, key, b2, kind2, bfn))
+                active[key].append([t, b2, kind2, True, False])
         elif act == "end":
+            query = draw(st.integers(0, 4)) == 0  # MPI_Request_get_status
             if key in active:
-                t0, b0, kind = active[key].pop(0)  # shared handles complete oldest first
-                if not active[key]:
-                    del active[key]
+                queue = active[key]
+                # a query closes the oldest request no query closed; Wait/Test the oldest
+                first = next((i for i, q in enumerate(queue) if not q[4] and not q[3]),
+                             None) if query else 0
+                group = []
+                if first is not None:
+                    group = [queue[first]]
+                    group += itertools.takewhile(lambda q: q[3], queue[first + 1:])
+                if not query:
+                    del queue[: len(group)]
+                    if not queue:
+                        del active[key]
                 cancelled = draw(st.integers(0, 9)) == 0
-                got = draw(st.one_of(st.just(-1), st.just(b0), sizes))
-                real = got if kind == "recv" and got >= 0 else b0
-                if consistent and kind != "null" and not cancelled:
-                    t = max(t, t0 + need(real) + draw(dts))
-                events.append(("end", t, key, got, cancelled))
+                got = draw(st.one_of(st.just(-1), st.just(group[0][1]) if group else sizes,
+                                     sizes))
+                for t0, b0, kind, _, done in group:
+                    real = got if kind == "recv" and got >= 0 else b0
+                    if consistent and kind not in ("null", "greq") and not cancelled and not done:
+                        t = max(t, t0 + need(real) + draw(dts))
+                for q in group:
+                    q[4] = True
+                events.append(("end", t, key, got, cancelled, True) if query
+                              else ("end", t, key, got, cancelled))
             else:
-                events.append(("end", t, key, draw(st.one_of(st.just(-1), sizes)), False))
+                got = draw(st.one_of(st.just(-1), sizes))
+                events.append(("end", t, key, got, False, True) if query
+                              else ("end", t, key, got, False))
+                if query and key not in persistent:
+                    active[key] = [[t, 0, "send", False, True]]
         elif act == "incall":
             events.append(("incall", t, draw(sizes), draw(st.sampled_from(("send", "recv"))),
                            fn))
@@ -263,13 +289,15 @@ def event_streams(draw: st.DrawFn, consistent: bool = False) -> list[Event]:
         elif act == "start":
             if key in persistent:
                 events.append(("start", t, key))
-                active[key] = [(t, *persistent[key])]  # restarted while active: replaced
+                active[key] = [[t, *persistent[key], False, False]]  # restarted: replaced
             elif key not in active:
                 events.append(("start", t, key))
         else:
             events.append(("free", t, key))
             if key in active:
                 active[key].pop(0)
+                while active[key] and active[key][0][3]:  # its joined transfers
+                    active[key].pop(0)
                 if not active[key]:
                     del active[key]
             persistent.pop(key, None)
@@ -310,8 +338,8 @@ def event_streams(draw: st.DrawFn, consistent: bool = False) -> list[Event]:
         t += draw(dts) if op != "comp" else 0
     events.append(("enter", t, "MPI_Finalize"))
     if consistent:
-        for t0, b, kind in (x for queue in active.values() for x in queue):
-            if kind != "null":
+        for t0, b, kind, _, done in (x for queue in active.values() for x in queue):
+            if kind not in ("null", "greq") and not done:
                 t = max(t, t0 + need(b))
     t += draw(dts)
     events += [("exit", t), ("finish", t)]

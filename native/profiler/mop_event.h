@@ -17,6 +17,10 @@ typedef enum mop_event_type {
     MOP_EV_REGION_BEGIN,
     MOP_EV_REGION_END,
     MOP_EV_PCONTROL,
+    /* Another transfer carried by the request of the BEGIN just pushed with the
+     * same key (MPI_Isendrecv: a send and a receive on one request); it ends
+     * when that request completes. Fields as for BEGIN. */
+    MOP_EV_JOIN,
 } mop_event_type;
 
 typedef enum mop_kind {
@@ -24,6 +28,8 @@ typedef enum mop_kind {
     MOP_KIND_RECV = 1,
     MOP_KIND_NULL = 2,    /* moves no data (MPI_PROC_NULL) */
     MOP_KIND_UNKNOWN = 3, /* end-only transfers */
+    MOP_KIND_GREQ = 4,    /* a generalized request (MPI_Grequest_start): its
+                           * completion is counted, it is no data transfer */
     /* Collectives: MOP_KIND_COLL + op (blocking) or MOP_KIND_COLL +
      * MOP_COLL_NB_OFFSET + op (non-blocking, persistent), ops in
      * mop_coll_ops.h. For them the event's `arg` is the communicator size
@@ -32,12 +38,20 @@ typedef enum mop_kind {
     MOP_KIND_COLL = 16,
 } mop_kind;
 
+/* The kind field of an END event. */
+enum mop_end_flags {
+    MOP_END_CANCELLED = 1, /* the request was cancelled: no transfer */
+    MOP_END_QUERY = 2,     /* MPI_Request_get_status*: the transfer is complete but
+                            * the handle stays valid; a later Wait/Test/free of it
+                            * closes nothing again */
+};
+
 typedef struct mop_event {
     uint64_t t;      /* ticks */
     uint64_t key;    /* request handle bits */
     int64_t bytes;   /* -1 = unknown */
     uint8_t type;    /* mop_event_type */
-    uint8_t kind;    /* mop_kind; for END: 1 = cancelled */
+    uint8_t kind;    /* mop_kind; for END: mop_end_flags */
     uint16_t id;     /* function id (ENTER, BEGIN, INCALL, PINIT) or region id */
     int32_t arg;     /* peer world rank (-1 unknown), or the Pcontrol level */
 } mop_event;
