@@ -91,6 +91,8 @@ INFO_COUNTERS: dict[str, str] = {
     "proc_null": "requests to MPI_PROC_NULL: they move no data and are not transfers",
     "inactive_completions": "completions of persistent requests that were not started: "
     "nothing to close",
+    "grequest_completions": "generalized requests (MPI_Grequest_start) completed: not "
+    "transfers",
 }
 # Per-rank non-overlapped times within this relative spread are called even.
 EVEN_SPREAD = 0.05
