@@ -93,6 +93,9 @@ INFO_COUNTERS: dict[str, str] = {
     "nothing to close",
     "grequest_completions": "generalized requests (MPI_Grequest_start) completed: not "
     "transfers",
+    "handle_shared": "request handles the MPI gave out again while outstanding (one shared "
+    "handle for requests complete at once, e.g. Open MPI's for MPI_PROC_NULL): all tracked, "
+    "completed oldest first",
 }
 # Per-rank non-overlapped times within this relative spread are called even.
 EVEN_SPREAD = 0.05
