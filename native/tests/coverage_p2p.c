@@ -10,7 +10,8 @@
  * the MPI_ANY_SOURCE/MPI_ANY_TAG one) can match another's message. No
  * collective is used: whether collectives are transfers is not this test's
  * business. Paths the MPI's header lacks (MPI-4 Isendrecv and partitioned,
- * MPI-4.1 Request_get_status_all/any/some) are left out, with their regions.
+ * MPI-4.1 Request_get_status_all/any/some, the large-count _c forms) are left
+ * out, with their regions.
  *
  * Usage: coverage_p2p [bytes (multiple of 4, default 65536)] [reps (2)]
  *                     [work_ms (5)] */
@@ -31,6 +32,9 @@
 #if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define COV_MPI4 1 /* Isendrecv, partitioned communication (Open MPI 5 says MPI 3.1) */
 #endif
+#if MPI_VERSION >= 4
+#define COV_LARGE_COUNT 1 /* MPI_*_c (not in Open MPI 5) */
+#endif
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 #define COV_MPI41 1 /* Request_get_status_all/any/some */
 #endif
@@ -40,7 +44,8 @@ enum { ANY_BYTES = 1000, ANY_CAPACITY = 4000, PARTS = 4 };
 /* Tags: one per message of a region; TAG_NEVER is never sent. */
 enum { T_WAIT = 10, T_TEST, T_WAITANY, T_TESTANY, T_WAITSOME, T_TESTSOME, T_WAITALL,
        T_TESTALL, T_ANY, T_PERS, T_PART, T_FREE, T_ZERO, T_ZERO2, T_ZERO3, T_SR, T_SRR,
-       T_ISR, T_ISRR, T_M1, T_M2, T_GS, T_GSA, T_NW, T_NEVER = 999 };
+       T_ISR, T_ISRR, T_M1, T_M2, T_GS, T_GSA, T_NW, T_LC1, T_LC2, T_LC3, T_LC4,
+       T_NEVER = 999 };
 
 static int rank, peer, nbytes;
 static double work_ms;
@@ -365,6 +370,35 @@ static void path_mprobe(void)
     MPI_Waitall(2, s, MPI_STATUSES_IGNORE);
 }
 
+#ifdef COV_LARGE_COUNT
+/* The large-count forms of the hand-written wrappers: Mrecv_c and Imrecv_c of
+ * probed messages, Isendrecv_c and Isendrecv_replace_c. */
+static void path_large_count(void)
+{
+    MPI_Request s[2], r;
+    MPI_Message msg;
+    MPI_Count n = nbytes;
+    int flag = 0;
+    MPI_Isend(sbuf, nbytes, MPI_BYTE, peer, T_LC1, MPI_COMM_WORLD, &s[0]);
+    MPI_Mprobe(peer, T_LC1, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE);
+    MPI_Mrecv_c(rbuf, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    MPI_Isend(sbuf, nbytes, MPI_BYTE, peer, T_LC2, MPI_COMM_WORLD, &s[1]);
+    while (!flag)
+        MPI_Improbe(peer, T_LC2, MPI_COMM_WORLD, &flag, &msg, MPI_STATUS_IGNORE);
+    MPI_Imrecv_c(rbuf2, n, MPI_BYTE, &msg, &r);
+    work(work_ms);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Waitall(2, s, MPI_STATUSES_IGNORE);
+    MPI_Isendrecv_c(sbuf, n, MPI_BYTE, peer, T_LC3, rbuf, n, MPI_BYTE, peer, T_LC3,
+                    MPI_COMM_WORLD, &r);
+    work(work_ms);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Isendrecv_replace_c(rbuf, n, MPI_BYTE, peer, T_LC4, peer, T_LC4, MPI_COMM_WORLD, &r);
+    work(work_ms);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+#endif
+
 /* ---- requests the profiler did not create ----------------------------------- */
 
 static int greq_query(void *extra, MPI_Status *st)
@@ -484,6 +518,9 @@ static const path paths[] = {
     {"isendrecv", path_isendrecv},
 #endif
     {"mprobe", path_mprobe},
+#ifdef COV_LARGE_COUNT
+    {"large_count", path_large_count},
+#endif
     {"grequest", path_grequest},
     {"nonwrapped", path_nonwrapped},
     {"get_status", path_get_status},
