@@ -611,6 +611,81 @@ def test_worked_lifecycle_counters(impl: Runner) -> None:
     check_invariants(doc)
 
 
+def test_worked_completion_paths(impl: Runner) -> None:
+    # Isendrecv (a send and a joined receive on one request, one Wait), a receive seen
+    # complete by two Request_get_status calls before its Wait, a generalized request, a
+    # query of a request never seen, an Isendrecv freed while active (receive side to
+    # MPI_PROC_NULL) and one left at finish. Transfer time 10 us at every size.
+    doc = impl(ev("""table 0 1e-05
+        table 100000 1e-05
+        enter 0 MPI_Isendrecv
+        begin 0 7 1000 send MPI_Isendrecv
+        join 0 7 2000 recv MPI_Isendrecv
+        exit 1000
+        enter 101000 MPI_Wait
+        end 102000 7 1500
+        exit 102000
+        enter 200000 MPI_Irecv
+        begin 200000 9 100 recv MPI_Irecv
+        exit 201000
+        enter 251000 MPI_Request_get_status
+        end 252000 9 80 query
+        exit 252000
+        enter 262000 MPI_Request_get_status
+        end 263000 9 80 query
+        exit 263000
+        enter 300000 MPI_Wait
+        end 301000 9 80
+        exit 301000
+        enter 400000 MPI_Grequest_start
+        begin 400000 11 0 greq MPI_Grequest_start
+        exit 401000
+        enter 402000 MPI_Wait
+        end 403000 11 -1
+        exit 403000
+        enter 500000 MPI_Request_get_status
+        end 501000 12 64 query
+        exit 501000
+        enter 502000 MPI_Wait
+        end 503000 12 64
+        exit 503000
+        enter 600000 MPI_Isendrecv
+        begin 600000 13 1000 send MPI_Isendrecv
+        join 600000 13 1000 null MPI_Isendrecv
+        exit 601000
+        enter 602000 MPI_Request_free
+        free 602000 13
+        exit 603000
+        enter 700000 MPI_Isendrecv
+        begin 700000 14 10 send MPI_Isendrecv
+        join 700000 14 20 recv MPI_Isendrecv
+        exit 701000
+        enter 800000 MPI_Finalize
+        exit 800100
+        finish 800100"""))
+    got = [(t["key"], t["bytes"], t["kind"], t["fn"], t["case"]) for t in doc["transfers"]]
+    assert got == [
+        (7, 1000, "send", "MPI_Isendrecv", "across-calls"),
+        (7, 1500, "recv", "MPI_Isendrecv", "across-calls"),  # the received size
+        (9, 80, "recv", "MPI_Irecv", "across-calls"),  # once, at the first query
+        (12, 64, "unknown", "MPI_Request_get_status", "end-only"),  # its Wait: nothing more
+        (13, 1000, "send", "MPI_Isendrecv", "begin-only"),
+        (14, 10, "send", "MPI_Isendrecv", "begin-only"),
+        (14, 20, "recv", "MPI_Isendrecv", "begin-only"),
+    ]
+    # 7: 100 us of computation, 2 us in calls between begin and end: max = min(100, 10),
+    # min = 10 - 2. 9: closed at the first query (50 us computed, 2 us in calls); at its
+    # Wait it would have had 97 us and 4 us, min 6 us.
+    for tr in doc["transfers"][:3]:
+        assert close(tr["max_s"], 10 * US) and close(tr["min_s"], 8 * US), tr
+    c = doc["profile"]["counters"]
+    assert (c["grequest_completions"], c["freed_active"], c["proc_null"], c["unfinished"],
+            c["handle_shared"], c["inactive_completions"]) == (1, 1, 1, 2, 0, 0)
+    assert doc["profile"]["cases"] == {"in-call": 0, "across-calls": 3, "begin-only": 3,
+                                       "end-only": 1}
+    check_invariants(doc)
+
+
 def test_worked_pcontrol_and_regions(impl: Runner) -> None:
     doc = impl(ev("""table 1000 2e-06
         enter 0 MPI_Init
