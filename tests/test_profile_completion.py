@@ -12,7 +12,9 @@ and receives from the other), so the expectations below are per rank and repetit
   every other one: nothing unattributed but the one freed send (begin-only) and the one
   receive posted behind the profiler's back (end-only);
 - the received size of an MPI_ANY_SOURCE/MPI_ANY_TAG receive with its status ignored
-  (1000 bytes into a 4000-byte buffer) and zero-byte messages, by size bin.
+  (1000 bytes into a 4000-byte buffer) and zero-byte messages, by size bin;
+- a Waitall that returns MPI_ERR_IN_STATUS (errors returned, a truncated receive) still
+  records the requests it completed.
 
 MPI-4 paths (Isendrecv, partitioned) exist in the three wheels' headers; the large-count
 (_c) forms and MPI-4.1's Request_get_status_all/any/some only in MPICH 5 and Intel MPI
@@ -37,7 +39,6 @@ pytestmark = pytest.mark.mpi
 
 REPS = 2
 NBYTES = 65536  # coverage_p2p's default message size
-ANY_BYTES = 1000  # what the MPI_ANY_SOURCE receive gets (bin [512, 1024))
 
 ACROSS, IN_CALL, BEGIN_ONLY, END_ONLY = "across-calls", "in-call", "begin-only", "end-only"
 PAIR = {"MPI_Isend": 1, "MPI_Irecv": 1}
@@ -60,6 +61,9 @@ REGIONS: dict[str, tuple[dict[str, int], dict[str, int]]] = {
     "free_active": ({"MPI_Isend": 1, "MPI_Recv": 1}, {BEGIN_ONLY: 1, IN_CALL: 1}),
     "cancel": ({}, {}),
     "proc_null": ({}, {}),
+    # MPI_ERRORS_RETURN, a 616-byte message into 600 bytes: Waitall returns
+    # MPI_ERR_IN_STATUS, the receive completed in error, the send completed (or is waited)
+    "err_in_status": (PAIR, {ACROSS: 2}),
     # Isend/Irecv of 0 bytes, then a blocking Send and Recv of 0 bytes
     "zero_bytes": ({**PAIR, "MPI_Send": 1, "MPI_Recv": 1}, {ACROSS: 2, IN_CALL: 2}),
     "sendrecv": ({"MPI_Sendrecv": 2, "MPI_Sendrecv_replace": 2}, {IN_CALL: 4}),
@@ -204,10 +208,11 @@ def test_received_sizes_by_bin(profiled):
     _, by_fn, _ = _expected(toolchain)
     for p in _ranks(run):
         bins = {b["lo"]: b["transfers"] for b in p["by_bin"]}
-        # zero_bytes: Isend, Irecv, Send, Recv of 0 bytes; any_source: the 1000-byte send
-        # and the receive of it into 4000 bytes, its status ignored
-        assert bins == {0: 4 * REPS, 512: 2 * REPS,
-                        NBYTES: sum(by_fn.values()) - 6 * REPS}
+        # zero_bytes: Isend, Irecv, Send, Recv of 0 bytes; [512, 1024): any_source's
+        # 1000-byte send and its receive into 4000 bytes, its status ignored, and
+        # err_in_status's 616-byte send and its receive truncated to 600 bytes
+        assert bins == {0: 4 * REPS, 512: 4 * REPS,
+                        NBYTES: sum(by_fn.values()) - 8 * REPS}
 
 
 def test_call_only_functions(profiled):

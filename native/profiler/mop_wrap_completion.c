@@ -86,6 +86,30 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
              if (*flag) mop_complete(th, t1, key, st))
 }
 
+/* The class of an error code (MPICH's codes carry more than their class). */
+static int mop_error_class(int code)
+{
+    int cls = code;
+    if (code != MPI_SUCCESS && PMPI_Error_class(code, &cls) != MPI_SUCCESS)
+        cls = code;
+    return cls;
+}
+
+/* Whether an -all or -some call that returned rc reports completions: when it
+ * succeeded, or with MPI_ERR_IN_STATUS (errors returned, not fatal). */
+static inline int mop_reports(int rc)
+{
+    return rc == MPI_SUCCESS || mop_error_class(rc) == MPI_ERR_IN_STATUS;
+}
+
+/* Whether request i of an -all call that reported completions completed: with
+ * MPI_ERR_IN_STATUS every status says whether its request is still pending;
+ * one that failed has completed (and been freed) all the same. */
+static inline int mop_completed(int rc, const MPI_Status *st)
+{
+    return rc == MPI_SUCCESS || mop_error_class(st->MPI_ERROR) != MPI_ERR_PENDING;
+}
+
 /* Waitall and Testall: every request completes together (or, for Testall
  * with flag false, none does). */
 static int mop_all(uint16_t fn, int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
@@ -100,9 +124,10 @@ static int mop_all(uint16_t fn, int count, MPI_Request reqs[], int *flag, MPI_St
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE && saved ? s.st : statuses;
     int rc = flag ? PMPI_Testall(count, reqs, flag, st) : PMPI_Waitall(count, reqs, st);
     uint64_t t1 = mop_now();
-    if (saved && rc == MPI_SUCCESS && (!flag || *flag))
+    if (saved && (rc != MPI_SUCCESS ? mop_reports(rc) : (!flag || *flag)))
         for (int i = 0; i < count; i++)
-            mop_complete(th, t1, s.keys[i], &st[i]);
+            if (mop_completed(rc, &st[i]))
+                mop_complete(th, t1, s.keys[i], &st[i]);
     if (saved)
         mop_saved_reqs_free(&s);
     mop_exit(th, t1);
@@ -173,7 +198,7 @@ static int mop_some(uint16_t fn, int incount, MPI_Request reqs[], int *outcount,
     int rc = is_test ? PMPI_Testsome(incount, reqs, outcount, indices, st)
                      : PMPI_Waitsome(incount, reqs, outcount, indices, st);
     uint64_t t1 = mop_now();
-    if (saved && rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+    if (saved && mop_reports(rc) && *outcount != MPI_UNDEFINED)
         for (int i = 0; i < *outcount; i++)
             if (indices[i] >= 0 && indices[i] < incount)
                 mop_complete(th, t1, s.keys[indices[i]], &st[i]);

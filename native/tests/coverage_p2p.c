@@ -44,8 +44,12 @@ enum { ANY_BYTES = 1000, ANY_CAPACITY = 4000, PARTS = 4 };
 /* Tags: one per message of a region; TAG_NEVER is never sent. */
 enum { T_WAIT = 10, T_TEST, T_WAITANY, T_TESTANY, T_WAITSOME, T_TESTSOME, T_WAITALL,
        T_TESTALL, T_ANY, T_PERS, T_PART, T_FREE, T_ZERO, T_ZERO2, T_ZERO3, T_SR, T_SRR,
-       T_ISR, T_ISRR, T_M1, T_M2, T_GS, T_GSA, T_NW, T_LC1, T_LC2, T_LC3, T_LC4,
+       T_ISR, T_ISRR, T_M1, T_M2, T_GS, T_GSA, T_NW, T_LC1, T_LC2, T_LC3, T_LC4, T_TRUNC,
        T_NEVER = 999 };
+/* The truncation path: a small (eager) message, so that the send completes
+ * even though the receive fails (Open MPI's rendezvous sender waits forever
+ * for a receiver that failed). Both sizes are in the any_source bin. */
+enum { TRUNC_CAPACITY = 600, TRUNC_SENT = 616 };
 
 static int rank, peer, nbytes;
 static double work_ms;
@@ -305,6 +309,30 @@ static void path_proc_null(void)
 }
 
 /* Zero-byte messages, non-blocking then blocking (rank 0 sends first). */
+/* Errors returned instead of fatal, and a receive too small for its message:
+ * Waitall returns MPI_ERR_IN_STATUS; the receive completed in error
+ * (MPI_ERR_TRUNCATE), the send completed or, still pending, is waited for. */
+static void path_err_in_status(void)
+{
+    MPI_Request r[2];
+    MPI_Status st[2];
+    int cls = -1, rcls = -1;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Irecv(rbuf, TRUNC_CAPACITY, MPI_BYTE, peer, T_TRUNC, MPI_COMM_WORLD, &r[1]);
+    MPI_Isend(sbuf, TRUNC_SENT, MPI_BYTE, peer, T_TRUNC, MPI_COMM_WORLD, &r[0]);
+    work(work_ms);
+    int rc = MPI_Waitall(2, r, st);
+    MPI_Error_class(rc, &rcls);
+    MPI_Error_class(st[1].MPI_ERROR, &cls);
+    check(rcls == MPI_ERR_IN_STATUS && cls == MPI_ERR_TRUNCATE,
+          "Waitall of a truncated receive: MPI_ERR_IN_STATUS, MPI_ERR_TRUNCATE");
+    /* Open MPI returns at the first failure: the send may still be pending */
+    MPI_Error_class(st[0].MPI_ERROR, &cls);
+    if (cls == MPI_ERR_PENDING)
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static void path_zero_bytes(void)
 {
     MPI_Request r[2];
@@ -512,6 +540,7 @@ static const path paths[] = {
     {"free_active", path_free_active},
     {"cancel", path_cancel},
     {"proc_null", path_proc_null},
+    {"err_in_status", path_err_in_status},
     {"zero_bytes", path_zero_bytes},
     {"sendrecv", path_sendrecv},
 #ifdef COV_MPI4
