@@ -5,8 +5,9 @@ paper's §2.2):
 
 * random event streams (persistent requests, free, cancel, MPI_PROC_NULL, nested and
   mismatched regions, Pcontrol, handle reuse, completions without a begin, transfers left
-  at finish, custom bins) give the same document from the C driver and from
-  tests/bounds_reference.py;
+  at finish, custom bins, two transfers on one request (`join`), completions seen by
+  Request_get_status (`end ... query`), generalized requests) give the same document from
+  the C driver and from tests/bounds_reference.py;
 * invariants that any document must satisfy (bounds inside [0, xfer], totals are the sums
   of their parts, the cases' fixed bounds);
 * timelines with known physical transfers (tests/bounds_simulator.py): the true overlapped
