@@ -54,6 +54,7 @@ typedef struct mop_region_acc {
     X(freed_active)            \
     X(free_unknown)            \
     X(inactive_completions)    \
+    X(grequest_completions)    \
     X(unfinished)              \
     X(region_mismatch)         \
     X(region_overflow)         \

@@ -168,7 +168,9 @@ static void mop_write_kind_names(mop_trace *tr)
     static char coll[2 * MOP_COLL_NOPS][32];
     const char *names[MOP_KIND_COLL + 2 * MOP_COLL_NOPS] = {
         [MOP_KIND_SEND] = "send", [MOP_KIND_RECV] = "recv",
-        [MOP_KIND_NULL] = "null", [MOP_KIND_UNKNOWN] = "unknown"};
+        [MOP_KIND_NULL] = "null", [MOP_KIND_UNKNOWN] = "unknown",
+        [MOP_KIND_RMA_SEND] = "rma-send", [MOP_KIND_RMA_RECV] = "rma-recv",
+        [MOP_KIND_GREQ] = "greq"};
     static const char *const ops[] = {
 #define MOP_COLL_OP_NAME(id, name) name,
         MOP_COLL_OPS(MOP_COLL_OP_NAME)

@@ -95,8 +95,11 @@ INFO_COUNTERS: dict[str, str] = {
     "proc_null": "requests to MPI_PROC_NULL: they move no data and are not transfers",
     "inactive_completions": "completions of persistent requests that were not started: "
     "nothing to close",
-    "handle_shared": "request handles the MPI gave to several outstanding requests at once "
-    "(requests it completed immediately): each was tracked, completions matched oldest first",
+    "grequest_completions": "generalized requests (MPI_Grequest_start) completed: not "
+    "transfers",
+    "handle_shared": "request handles the MPI gave out again while outstanding (one shared "
+    "handle for requests complete at once, e.g. Open MPI's for MPI_PROC_NULL): all tracked, "
+    "completed oldest first",
 }
 # Per-rank non-overlapped times within this relative spread are called even.
 EVEN_SPREAD = 0.05
