@@ -10,7 +10,8 @@ Input is a list of event tuples (the replay format of docs/profiler.md, one tupl
 
     ("table", bytes, seconds)                 ("bins", (edge, edge, ...))
     ("enter", t, fn)                          ("exit", t)
-    ("begin", t, key, bytes, kind, fn)        ("end", t, key, bytes, cancelled)
+    ("begin", t, key, bytes, kind, fn)        ("end", t, key, bytes, cancelled[, query])
+    ("join", t, key, bytes, kind, fn)
     ("incall", t, bytes, kind, fn)            ("pinit", key, bytes, kind, fn)
     ("start", t, key)                         ("free", t, key)
     ("region_begin", t, name)                 ("region_end", t, name)
@@ -32,6 +33,19 @@ silent or was changed afterwards:
   persistent, still replaces it (begin-only, counter `handle_reused`);
 * `free` of an outstanding MPI_PROC_NULL (`null`) request is not counted in `freed_active`
   (as at `finish`, where it is not counted in `unfinished`).
+
+Three event forms describe completion paths beyond a plain Wait (docs/profiler.md,
+"Completion paths"):
+
+* `join` is a second transfer on the request of the `begin` just before it (MPI_Isendrecv's
+  receive): queued behind it without counting `handle_shared`, it ends, is freed and is
+  left at `finish` together with it;
+* `end ... query` (MPI_Request_get_status) closes the oldest request of the key that no query
+  closed yet and leaves it outstanding, marked done: a later plain `end` or `free` of it
+  closes nothing, another query on it does nothing; a query on an unknown key is an
+  end-only transfer and leaves a done request, so that its Wait does not count it again;
+* kind `greq` (MPI_Grequest_start) is a generalized request: its completion counts in
+  `grequest_completions` and is no transfer; freeing it or leaving it open counts nothing.
 """
 
 from __future__ import annotations
@@ -65,7 +79,9 @@ COUNTERS = (
     "unfinished",
 )
 # Counters mop_replay has beyond the specification that the reference also keeps.
-EXTRA_COUNTERS = ("xfer_exceeds_span", "handle_shared")
+EXTRA_COUNTERS = ("xfer_exceeds_span", "handle_shared", "grequest_completions")
+# Kinds of requests that move no data: tracked only to recognise their completion.
+NO_DATA = ("null", "greq")
 
 Event = tuple[Any, ...]
 
@@ -84,7 +100,9 @@ def to_lines(events: Iterable[Event]) -> list[str]:
         elif op == "bins":
             lines.append("bins " + " ".join(str(e) for e in ev[1]))
         elif op == "end":
-            lines.append(f"end {ev[1]} {ev[2]} {ev[3]}" + (" cancelled" if ev[4] else ""))
+            query = len(ev) > 5 and ev[5]
+            lines.append(f"end {ev[1]} {ev[2]} {ev[3]}" + (" cancelled" if ev[4] else "")
+                         + (" query" if query else ""))
         else:
             lines.append(" ".join(str(x) for x in ev))
     return lines
@@ -110,11 +128,12 @@ def parse_lines(text: str) -> list[Event]:
             events.append(("enter", int(args[0]), args[1]))
         elif op in ("exit", "finish"):
             events.append((op, int(args[0])))
-        elif op == "begin":
-            events.append(("begin", int(args[0]), int(args[1]), int(args[2]), args[3], args[4]))
+        elif op in ("begin", "join"):
+            events.append((op, int(args[0]), int(args[1]), int(args[2]), args[3], args[4]))
         elif op == "end":
-            cancelled = len(args) > 3 and args[3] == "cancelled"
-            events.append(("end", int(args[0]), int(args[1]), int(args[2]), cancelled))
+            flags = args[3:]
+            end: Event = ("end", int(args[0]), int(args[1]), int(args[2]), "cancelled" in flags)
+            events.append((*end, True) if "query" in flags else end)
         elif op == "incall":
             events.append(("incall", int(args[0]), int(args[1]), args[2], args[3]))
         elif op == "pinit":
@@ -190,6 +209,8 @@ class _Active:
     comp_at_begin: int  # computation clock (ns) at the begin event
     monitored: bool
     persistent: bool
+    joined: bool = False  # ends with the request of the entry before it
+    done: bool = False  # closed by a query; its handle is still outstanding
 
 
 @dataclass
@@ -300,28 +321,35 @@ class Reference:
         self._reg(region).add(xfer, mn, mx)
 
     def _close_begin_only(self, tr: _Active) -> None:
-        if tr.kind == "null":
+        if tr.kind in NO_DATA:
             return
         self._emit(tr.key, tr.nbytes, tr.kind, tr.fn, tr.region, BEGIN_ONLY,
                    lambda x: (0.0, x), tr.monitored)
 
-    def _take(self, key: int) -> _Active | None:
-        """Remove and return the oldest outstanding transfer of `key`."""
+    def _take(self, key: int) -> list[_Active]:
+        """Remove and return the oldest outstanding request of `key` with its joined
+        transfers (empty when none)."""
         queue = self.active.get(key)
         if not queue:
-            return None
-        tr = queue.pop(0)
+            return []
+        group = [queue.pop(0)]
+        while queue and queue[0].joined:
+            group.append(queue.pop(0))
         if not queue:
             del self.active[key]
-        return tr
+        return group
 
     def _begin(self, t: int, key: int, nbytes: int, kind: str, fn: str,
-               persistent: bool = False) -> None:
+               persistent: bool = False, joined: bool = False) -> None:
         queue = self.active.get(key)
-        if queue and (persistent or any(q.persistent for q in queue)):
+        if joined and queue:
+            pass  # the second transfer of the request just begun: not a shared handle
+        elif queue and (persistent or any(q.persistent for q in queue)):
             # a persistent request started again while active: the old one is lost
-            self.counters["handle_reused"] += 1
-            for old in self.active.pop(key):
+            live = [q for q in self.active.pop(key) if not q.done]
+            if live:
+                self.counters["handle_reused"] += 1
+            for old in live:
                 self._close_begin_only(old)
         elif queue:
             # a plain handle seen again while outstanding (MPICH hands one handle to several
@@ -332,7 +360,7 @@ class Reference:
         self.active.setdefault(key, []).append(
             _Active(key, nbytes, kind, fn, self.region, t,
                     self.call_seq if self.depth > 0 else None, self.comp_clock,
-                    self.monitoring, persistent))
+                    self.monitoring, persistent, joined=joined and bool(queue)))
 
     # -- events ------------------------------------------------------------------------
 
@@ -402,18 +430,51 @@ class Reference:
     def _on_begin(self, t: int, key: int, nbytes: int, kind: str, fn: str) -> None:
         self._begin(t, key, nbytes, kind, fn)
 
+    def _on_join(self, t: int, key: int, nbytes: int, kind: str, fn: str) -> None:
+        self._begin(t, key, nbytes, kind, fn, joined=True)
+
     def _on_incall(self, t: int, nbytes: int, kind: str, fn: str) -> None:
         self._emit(None, nbytes, kind, fn, self.region, IN_CALL, lambda x: (0.0, 0.0),
                    self.monitoring)
 
-    def _on_end(self, t: int, key: int, nbytes: int, cancelled: bool = False) -> None:
-        tr = self._take(key)
-        if tr is None:
+    def _on_end(self, t: int, key: int, nbytes: int, cancelled: bool = False,
+                query: bool = False) -> None:
+        queue = self.active.get(key)
+        if query and queue:
+            # the oldest request no query closed yet, with its joined transfers
+            first = next((i for i, q in enumerate(queue) if not q.done and not q.joined), None)
+            if first is None:
+                return  # all seen complete already: nothing is closed twice
+            group = [queue[first]]
+            for q in queue[first + 1:]:
+                if not q.joined:
+                    break
+                group.append(q)
+            for tr in group:
+                self._close(t, tr, nbytes, cancelled)
+                tr.done = True
+            return
+        group = self._take(key)
+        if not group:
             if key in self.persistent:
                 self.counters["inactive_completions"] += 1
                 return
             self._emit(key, max(nbytes, 0), "unknown", self.call_fn or "", self.region,
                        END_ONLY, lambda x: (0.0, x), self.monitoring)
+            if query:  # remembered as done, so that its Wait does not count it again
+                self.active[key] = [_Active(key, 0, "send", "", self.region, t, None, 0,
+                                            self.monitoring, False, done=True)]
+            return
+        if group[0].done:
+            return  # closed by a query before
+        for tr in group:
+            self._close(t, tr, nbytes, cancelled)
+
+    def _close(self, t: int, tr: _Active, nbytes: int, cancelled: bool) -> None:
+        """The end of one outstanding transfer at t."""
+        key = tr.key
+        if tr.kind == "greq":
+            self.counters["grequest_completions"] += 1
             return
         if cancelled:
             self.counters["cancelled"] += 1
@@ -450,11 +511,14 @@ class Reference:
         self._begin(t, key, *desc, persistent=True)
 
     def _on_free(self, t: int, key: int) -> None:
-        tr = self._take(key)
-        if tr is not None:
-            if tr.kind != "null":  # like `unfinished`: MPI_PROC_NULL requests not counted
-                self.counters["freed_active"] += 1
-            self._close_begin_only(tr)
+        group = self._take(key)
+        if group:
+            for tr in group:
+                if tr.done:
+                    continue
+                if tr.kind not in NO_DATA:  # like `unfinished`: no-data requests not counted
+                    self.counters["freed_active"] += 1
+                self._close_begin_only(tr)
             self.persistent.pop(key, None)
         elif self.persistent.pop(key, None) is None:
             self.counters["free_unknown"] += 1
@@ -462,7 +526,7 @@ class Reference:
     def _on_finish(self, t: int) -> None:
         for key in sorted(self.active):
             for tr in self.active.pop(key):
-                if tr.kind != "null":
+                if tr.kind not in NO_DATA and not tr.done:
                     self.counters["unfinished"] += 1
                     self._close_begin_only(tr)
 

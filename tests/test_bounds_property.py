@@ -5,8 +5,9 @@ paper's §2.2):
 
 * random event streams (persistent requests, free, cancel, MPI_PROC_NULL, nested and
   mismatched regions, Pcontrol, handle reuse, completions without a begin, transfers left
-  at finish, custom bins) give the same document from the C driver and from
-  tests/bounds_reference.py;
+  at finish, custom bins, two transfers on one request (`join`), completions seen by
+  Request_get_status (`end ... query`), generalized requests) give the same document from
+  the C driver and from tests/bounds_reference.py;
 * invariants that any document must satisfy (bounds inside [0, xfer], totals are the sums
   of their parts, the cases' fixed bounds);
 * timelines with known physical transfers (tests/bounds_simulator.py): the true overlapped
@@ -19,6 +20,7 @@ always tested.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -221,7 +223,8 @@ def event_streams(draw: st.DrawFn, consistent: bool = False) -> list[Event]:
         return xfer_ns[b]
 
     t = draw(st.integers(0, 10_000))
-    active: dict[int, list[tuple[int, int, str]]] = {}  # key -> [(t_begin, bytes, kind)]
+    # key -> [[t_begin, bytes, kind, joined, done]], oldest first
+    active: dict[int, list[list[Any]]] = {}
     persistent: dict[int, tuple[int, str]] = {}
     started = False
 
@@ -236,22 +239,46 @@ def event_streams(draw: st.DrawFn, consistent: bool = False) -> list[Event]:
         if act == "begin" and key in persistent:
             act = "start"
         if act == "begin":
-            b, kind = draw(sizes), draw(st.sampled_from(("send", "recv", "recv", "null")))
-            events.append(("begin", t, key, b, kind, draw(st.sampled_from((fn, *FNS)))))
-            active.setdefault(key, []).append((t, b, kind))
+            b, kind = draw(sizes), draw(st.sampled_from(("send", "recv", "recv", "null", "greq")))
+            bfn = draw(st.sampled_from((fn, *FNS)))
+            events.append(("begin", t, key, b, kind, bfn))
+            active.setdefault(key, []).append([t, b, kind, False, False])
+            if kind != "greq" and draw(st.integers(0, 3)) == 0:  # Isendrecv's receive
+                b2, kind2 = draw(sizes), draw(st.sampled_from(("recv", "null")))
+                events.append(("join", t, key, b2, kind2, bfn))
+                active[key].append([t, b2, kind2, True, False])
         elif act == "end":
+            query = draw(st.integers(0, 4)) == 0  # MPI_Request_get_status
             if key in active:
-                t0, b0, kind = active[key].pop(0)  # shared handles complete oldest first
-                if not active[key]:
-                    del active[key]
+                queue = active[key]
+                # a query closes the oldest request no query closed; Wait/Test the oldest
+                first = next((i for i, q in enumerate(queue) if not q[4] and not q[3]),
+                             None) if query else 0
+                group = []
+                if first is not None:
+                    group = [queue[first]]
+                    group += itertools.takewhile(lambda q: q[3], queue[first + 1:])
+                if not query:
+                    del queue[: len(group)]
+                    if not queue:
+                        del active[key]
                 cancelled = draw(st.integers(0, 9)) == 0
-                got = draw(st.one_of(st.just(-1), st.just(b0), sizes))
-                real = got if kind == "recv" and got >= 0 else b0
-                if consistent and kind != "null" and not cancelled:
-                    t = max(t, t0 + need(real) + draw(dts))
-                events.append(("end", t, key, got, cancelled))
+                got = draw(st.one_of(st.just(-1), st.just(group[0][1]) if group else sizes,
+                                     sizes))
+                for t0, b0, kind, _, done in group:
+                    real = got if kind == "recv" and got >= 0 else b0
+                    if consistent and kind not in ("null", "greq") and not cancelled and not done:
+                        t = max(t, t0 + need(real) + draw(dts))
+                for q in group:
+                    q[4] = True
+                events.append(("end", t, key, got, cancelled, True) if query
+                              else ("end", t, key, got, cancelled))
             else:
-                events.append(("end", t, key, draw(st.one_of(st.just(-1), sizes)), False))
+                got = draw(st.one_of(st.just(-1), sizes))
+                events.append(("end", t, key, got, False, True) if query
+                              else ("end", t, key, got, False))
+                if query and key not in persistent:
+                    active[key] = [[t, 0, "send", False, True]]
         elif act == "incall":
             events.append(("incall", t, draw(sizes), draw(st.sampled_from(("send", "recv"))),
                            fn))
@@ -263,13 +290,15 @@ def event_streams(draw: st.DrawFn, consistent: bool = False) -> list[Event]:
         elif act == "start":
             if key in persistent:
                 events.append(("start", t, key))
-                active[key] = [(t, *persistent[key])]  # restarted while active: replaced
+                active[key] = [[t, *persistent[key], False, False]]  # restarted: replaced
             elif key not in active:
                 events.append(("start", t, key))
         else:
             events.append(("free", t, key))
             if key in active:
                 active[key].pop(0)
+                while active[key] and active[key][0][3]:  # its joined transfers
+                    active[key].pop(0)
                 if not active[key]:
                     del active[key]
             persistent.pop(key, None)
@@ -310,8 +339,8 @@ def event_streams(draw: st.DrawFn, consistent: bool = False) -> list[Event]:
         t += draw(dts) if op != "comp" else 0
     events.append(("enter", t, "MPI_Finalize"))
     if consistent:
-        for t0, b, kind in (x for queue in active.values() for x in queue):
-            if kind != "null":
+        for t0, b, kind, _, done in (x for queue in active.values() for x in queue):
+            if kind not in ("null", "greq") and not done:
                 t = max(t, t0 + need(b))
     t += draw(dts)
     events += [("exit", t), ("finish", t)]
@@ -580,6 +609,81 @@ def test_worked_lifecycle_counters(impl: Runner) -> None:
     assert close(first["xfer_s"], 1.1 * US) and close(first["max_s"], 10e-9)
     assert close(first["min_s"], 10e-9)
     assert c["xfer_exceeds_span"] == 3
+    check_invariants(doc)
+
+
+def test_worked_completion_paths(impl: Runner) -> None:
+    # Isendrecv (a send and a joined receive on one request, one Wait), a receive seen
+    # complete by two Request_get_status calls before its Wait, a generalized request, a
+    # query of a request never seen, an Isendrecv freed while active (receive side to
+    # MPI_PROC_NULL) and one left at finish. Transfer time 10 us at every size.
+    doc = impl(ev("""table 0 1e-05
+        table 100000 1e-05
+        enter 0 MPI_Isendrecv
+        begin 0 7 1000 send MPI_Isendrecv
+        join 0 7 2000 recv MPI_Isendrecv
+        exit 1000
+        enter 101000 MPI_Wait
+        end 102000 7 1500
+        exit 102000
+        enter 200000 MPI_Irecv
+        begin 200000 9 100 recv MPI_Irecv
+        exit 201000
+        enter 251000 MPI_Request_get_status
+        end 252000 9 80 query
+        exit 252000
+        enter 262000 MPI_Request_get_status
+        end 263000 9 80 query
+        exit 263000
+        enter 300000 MPI_Wait
+        end 301000 9 80
+        exit 301000
+        enter 400000 MPI_Grequest_start
+        begin 400000 11 0 greq MPI_Grequest_start
+        exit 401000
+        enter 402000 MPI_Wait
+        end 403000 11 -1
+        exit 403000
+        enter 500000 MPI_Request_get_status
+        end 501000 12 64 query
+        exit 501000
+        enter 502000 MPI_Wait
+        end 503000 12 64
+        exit 503000
+        enter 600000 MPI_Isendrecv
+        begin 600000 13 1000 send MPI_Isendrecv
+        join 600000 13 1000 null MPI_Isendrecv
+        exit 601000
+        enter 602000 MPI_Request_free
+        free 602000 13
+        exit 603000
+        enter 700000 MPI_Isendrecv
+        begin 700000 14 10 send MPI_Isendrecv
+        join 700000 14 20 recv MPI_Isendrecv
+        exit 701000
+        enter 800000 MPI_Finalize
+        exit 800100
+        finish 800100"""))
+    got = [(t["key"], t["bytes"], t["kind"], t["fn"], t["case"]) for t in doc["transfers"]]
+    assert got == [
+        (7, 1000, "send", "MPI_Isendrecv", "across-calls"),
+        (7, 1500, "recv", "MPI_Isendrecv", "across-calls"),  # the received size
+        (9, 80, "recv", "MPI_Irecv", "across-calls"),  # once, at the first query
+        (12, 64, "unknown", "MPI_Request_get_status", "end-only"),  # its Wait: nothing more
+        (13, 1000, "send", "MPI_Isendrecv", "begin-only"),
+        (14, 10, "send", "MPI_Isendrecv", "begin-only"),
+        (14, 20, "recv", "MPI_Isendrecv", "begin-only"),
+    ]
+    # 7: 100 us of computation, 2 us in calls between begin and end: max = min(100, 10),
+    # min = 10 - 2. 9: closed at the first query (50 us computed, 2 us in calls); at its
+    # Wait it would have had 97 us and 4 us, min 6 us.
+    for tr in doc["transfers"][:3]:
+        assert close(tr["max_s"], 10 * US) and close(tr["min_s"], 8 * US), tr
+    c = doc["profile"]["counters"]
+    assert (c["grequest_completions"], c["freed_active"], c["proc_null"], c["unfinished"],
+            c["handle_shared"], c["inactive_completions"]) == (1, 1, 1, 2, 0, 0)
+    assert doc["profile"]["cases"] == {"in-call": 0, "across-calls": 3, "begin-only": 3,
+                                       "end-only": 1}
     check_invariants(doc)
 
 

@@ -8,10 +8,14 @@ Run by CMake at build time (native/profiler/CMakeLists.txt); writes into the bui
   family enum (``MOP_FAMILY_*``) and the declarations of the tables below.
 * ``mop_fn_names.c``    - ``mop_fn_names[]``, ``mop_fn_count``, ``mop_fn_family[]`` and
   ``mop_family_names[]``.
-* ``mop_wrap_generated.c`` - an enter/exit wrapper (``MOP_CALL_BEGIN``/``MOP_CALL_END`` of
-  mop_runtime.h around ``PMPI_<name>``) for every declared function that is neither written
+* ``mop_wrap_generated.c`` - a wrapper for every declared function that is neither written
   by hand (native/profiler/mop_wrap_*.c) nor excluded (see ``exclusion_reason``), with the
-  exact prototype of the installed header, and a table of all functions by family.
+  exact prototype of the installed header, and a table of all functions by family. A
+  function with a transfer rule (``transfer_rule``: point-to-point sends and receives,
+  blocking, non-blocking and persistent collectives, their large-count ``_c`` variants)
+  records its transfer with ``MOP_WRAP`` (mop_wrap_util.h) and the events of
+  mop_wrap_xfer.h; the others get an enter/exit wrapper (``MOP_CALL_BEGIN``/
+  ``MOP_CALL_END`` of mop_runtime.h around ``PMPI_<name>``).
 
 The declarations are read from the header as the C compiler preprocesses it (the command
 after ``--``, run with ``-E`` on a file holding ``#include <mpi.h>``), so the prototypes are
@@ -115,11 +119,13 @@ _COLLECTIVE_STEMS = frozenset(
 
 @dataclass(frozen=True)
 class StdParam:
-    """One parameter as the standard describes it: its kind (BUFFER, REQUEST...) and
-    direction (IN, OUT, INOUT)."""
+    """One parameter as the standard describes it: its kind (BUFFER, REQUEST...),
+    direction (IN, OUT, INOUT), name and whether it is an array (recvcounts[])."""
 
     kind: str
     direction: str
+    name: str = ""
+    array: bool = False
 
 
 def classify(name: str, params: Sequence[StdParam] | None) -> Family:
@@ -182,7 +188,10 @@ class Standard:
             iso_c = proc.express.iso_c
             if iso_c is None:
                 continue
-            params = [StdParam(p.kind.name, p.direction.value) for p in iso_c.parameters]
+            params = [
+                StdParam(p.kind.name, p.direction.value, p.name, bool(p.array))
+                for p in iso_c.parameters
+            ]
             procs[key] = params
             if proc.has_embiggenment():
                 procs[key + "_c"] = params
@@ -559,6 +568,302 @@ def exclusion_reason(decl: Declaration, header: Header, macros: set[str]) -> str
     return None
 
 
+# ----- transfer-recording wrappers -----------------------------------------------------
+#
+# A function with a rule below gets a wrapper that records its transfer the way
+# docs/method.md ("Where the events go", "Collectives") places it: MOP_WRAP of
+# mop_wrap_util.h around the call, the events from mop_wrap_xfer.h. The rule only says
+# which shape a function has; where its buffers, counts, datatypes, peers, communicator,
+# request and status are is read from the standard's parameter kinds and directions,
+# and the types (int or MPI_Count arrays) from the header's own declaration. A function
+# without a rule, or whose parameters do not fit its rule, keeps the enter/exit wrapper.
+
+# Point-to-point functions with a transfer rule, by lower-case name without MPI_ and _c.
+# Isendrecv(_replace), matched probes, partitioned and generalized requests are special
+# cases written by hand (mop_wrap_p2p_special.c).
+P2P_TRANSFERS = frozenset(
+    {
+        "send",
+        "ssend",
+        "bsend",
+        "rsend",
+        "recv",
+        "sendrecv",
+        "sendrecv_replace",
+        "isend",
+        "issend",
+        "ibsend",
+        "irsend",
+        "irecv",
+        "send_init",
+        "ssend_init",
+        "bsend_init",
+        "rsend_init",
+        "recv_init",
+    }
+)
+
+# Element counts of a buffer (MPI_Count in the _c variants).
+_COUNT_KINDS = frozenset(
+    {"XFER_NUM_ELEM", "XFER_NUM_ELEM_NNI", "POLYXFER_NUM_ELEM", "POLYXFER_NUM_ELEM_NNI"}
+)
+
+# A collective's message size (COMMON contract, docs/method.md "Collectives") by stem:
+# (shape, group the size is read from, group read on non-root processes). R = the receive
+# buffer's group (recvbuf, or bcast's buffer), S = the send buffer's.
+_COLL_SIZES: dict[str, tuple[str, str, str]] = {
+    "barrier": ("zero", "", ""),
+    "bcast": ("block", "R", ""),
+    "reduce": ("block", "R", ""),
+    "allreduce": ("block", "R", ""),
+    "scan": ("block", "R", ""),
+    "exscan": ("block", "R", ""),
+    "reduce_scatter_block": ("block", "R", ""),
+    "allgather": ("block", "R", ""),
+    "alltoall": ("block", "R", ""),
+    "neighbor_allgather": ("block", "R", ""),
+    "neighbor_alltoall": ("block", "R", ""),
+    "reduce_scatter": ("mine", "R", ""),
+    "gather": ("rooted", "R", "S"),
+    "scatter": ("rooted", "S", "R"),
+    "gatherv": ("rooted_v", "R", "S"),
+    "scatterv": ("rooted_v", "S", "R"),
+    "allgatherv": ("v", "R", ""),
+    "alltoallv": ("v", "R", ""),
+    "alltoallw": ("w", "R", ""),
+    "neighbor_allgatherv": ("neighbor_v", "R", ""),
+    "neighbor_alltoallv": ("neighbor_v", "R", ""),
+    "neighbor_alltoallw": ("neighbor_w", "R", ""),
+}
+
+_COLL_OP = re.compile(r'X\(\s*(\w+)\s*,\s*"(\w+)"\s*\)')
+COLL_OPS_HEADER = Path(__file__).resolve().parent / "mop_coll_ops.h"
+
+# Locals of MOP_WRAP and of the generated bodies; a parameter of the same name would
+# clash with them.
+_WRAPPER_LOCALS = frozenset({"th", "t0", "t1", "rc", "mop_own", "mop_st", "mop_n"})
+
+
+def load_coll_ops(text: str) -> dict[str, str]:
+    """The collective ops of mop_coll_ops.h: {stem ("bcast"): op id ("BCAST")}."""
+    ops = {name: op for op, name in _COLL_OP.findall(text)}
+    if not ops:
+        raise GenError('no collective ops (X(ID, "name")) found in mop_coll_ops.h')
+    return ops
+
+
+@dataclass
+class BufferGroup:
+    """A buffer with the parameters that describe it: the counts and datatypes that
+    follow it up to the next buffer, and the ranks (peers, root) in that stretch."""
+
+    direction: str
+    counts: list[int] = field(default_factory=list)
+    types: list[int] = field(default_factory=list)
+    ranks: list[int] = field(default_factory=list)
+
+
+def buffer_groups(params: Sequence[StdParam]) -> list[BufferGroup]:
+    groups: list[BufferGroup] = []
+    for i, p in enumerate(params):
+        if p.kind == "BUFFER":
+            groups.append(BufferGroup(p.direction))
+        elif groups and p.kind in _COUNT_KINDS:
+            groups[-1].counts.append(i)
+        elif groups and p.kind == "DATATYPE":
+            groups[-1].types.append(i)
+        elif groups and p.kind == "RANK":
+            groups[-1].ranks.append(i)
+    return groups
+
+
+@dataclass
+class Transfer:
+    """What a transfer-recording wrapper adds to the plain call: statements before it
+    (our status), the call's arguments when ours differ, and the events it records."""
+
+    setup: list[str]
+    call_args: list[str]
+    record: list[str]
+
+
+def _only(params: Sequence[StdParam], kind: str, direction: str | None = None) -> int | None:
+    """Index of the one parameter of `kind` (and `direction`); None if not exactly one."""
+    found = [
+        i
+        for i, p in enumerate(params)
+        if p.kind == kind and (direction is None or p.direction == direction)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _base_name(name: str) -> str:
+    base = name[len("MPI_") :].lower()
+    return base[: -len("_c")] if base.endswith("_c") else base
+
+
+def coll_stem(name: str, family: Family) -> str:
+    """The collective operation of a (blocking, non-blocking, persistent) collective."""
+    base = _base_name(name)
+    if family is Family.COLL_NB:
+        return base[1:]
+    if family is Family.COLL_PERSISTENT:
+        return base[: -len("_init")]
+    return base
+
+
+def _p2p_transfer(decl: Declaration, params: Sequence[StdParam]) -> Transfer | None:
+    names = [p.name for p in decl.params]
+    comm = _only(params, "COMMUNICATOR")
+    req = _only(params, "REQUEST", "OUT")
+    status = _only(params, "STATUS", "OUT")
+    groups = buffer_groups(params)
+    if comm is None or not groups:
+        return None
+    if req is not None:
+        event = "MOP_EV_PINIT" if _base_name(decl.name).endswith("_init") else "MOP_EV_BEGIN"
+        key = f"mop_key(*{names[req]})"
+    else:
+        event, key = "MOP_EV_INCALL", "0"
+    halves = {"IN": ["SEND"], "OUT": ["RECV"], "INOUT": ["SEND", "RECV"]}
+    record: list[str] = []
+    own_status = False
+    for g in groups:
+        if len(g.counts) != 1 or len(g.types) != 1 or g.direction not in halves:
+            return None
+        if params[g.counts[0]].array or params[g.types[0]].array:
+            return None
+        count, dt = names[g.counts[0]], names[g.types[0]]
+        # A buffer both sent and received (Sendrecv_replace) has its dest, then its source.
+        for n, kind in enumerate(halves[g.direction]):
+            if n >= len(g.ranks):
+                return None
+            peer = names[g.ranks[n]]
+            if kind == "RECV" and event == "MOP_EV_INCALL" and status is not None:
+                own_status = True
+                record.append(
+                    f"mop_recv_incall(th, t0, MOP_FN_{decl.name}, {peer}, mop_st, {count}, "
+                    f"{dt}, {names[comm]})"
+                )
+            else:
+                record.append(
+                    f"MOP_MESSAGE({event}, {decl.name}, {key}, MOP_KIND_{kind}, {peer}, "
+                    f"{count}, {dt}, {names[comm]})"
+                )
+    setup: list[str] = []
+    call_args = list(names)
+    if own_status and status is not None:
+        st = names[status]
+        setup = [
+            "MPI_Status mop_own;",
+            f"MPI_Status *mop_st = {st} == MPI_STATUS_IGNORE ? &mop_own : {st};",
+        ]
+        call_args[status] = "mop_st"
+    return Transfer(setup, call_args, record)
+
+
+def _coll_bytes(decl: Declaration, params: Sequence[StdParam], stem: str) -> str | None:
+    """The C expression of the collective's message size, None if the parameters do not
+    have the shape its stem needs."""
+    names = [p.name for p in decl.params]
+    shape, root_group, other_group = _COLL_SIZES[stem]
+    if shape == "zero":
+        return "0"
+    comm = names[i] if (i := _only(params, "COMMUNICATOR")) is not None else None
+    if comm is None:
+        return None
+    groups = buffer_groups(params)
+    send = next((g for g in groups if g.direction == "IN"), None)
+    recv = next((g for g in groups if g.direction in ("OUT", "INOUT")), None)
+    by_name = {"R": recv, "S": send}
+
+    def scalar(g: BufferGroup | None) -> tuple[str, str] | None:
+        if g is None or len(g.counts) != 1 or len(g.types) != 1:
+            return None
+        if params[g.counts[0]].array or params[g.types[0]].array:
+            return None
+        return names[g.counts[0]], names[g.types[0]]
+
+    def vector(g: BufferGroup | None, types_array: bool) -> tuple[str, str, str] | None:
+        if g is None or len(g.counts) != 1 or len(g.types) != 1:
+            return None
+        if not params[g.counts[0]].array or params[g.types[0]].array != types_array:
+            return None
+        large = "MPI_Count" in decl.params[g.counts[0]].text
+        return names[g.counts[0]], names[g.types[0]], "_c" if large else ""
+
+    main = by_name[root_group]
+    if shape == "block":
+        b = scalar(main)
+        return f"mop_coll_block_bytes({b[0]}, {b[1]})" if b else None
+    if shape in ("v", "w", "neighbor_v", "neighbor_w", "mine"):
+        v = vector(main, shape.endswith("w"))
+        if v is None:
+            return None
+        counts, types, sfx = v
+        fn = {"v": "v", "w": "w", "neighbor_v": "neighbor_v", "neighbor_w": "neighbor_w"}
+        if shape == "mine":
+            return f"mop_coll_mine_bytes{sfx}({comm}, {counts}, {types})"
+        first = "mop_n" if shape in ("v", "w") else comm
+        return f"mop_coll_{fn[shape]}_bytes{sfx}({first}, {counts}, {types})"
+    root = _only(params, "RANK")
+    other = scalar(by_name[other_group])
+    if root is None or other is None:
+        return None
+    if shape == "rooted":
+        b = scalar(main)
+        if b is None:
+            return None
+        return (
+            f"mop_coll_rooted_bytes({comm}, {names[root]}, {b[0]}, {b[1]}, {other[0]}, {other[1]})"
+        )
+    v = vector(main, False)
+    if v is None:
+        return None
+    return (
+        f"mop_coll_rooted_v_bytes{v[2]}({comm}, {names[root]}, mop_n, {v[0]}, {v[1]}, "
+        f"{other[0]}, {other[1]})"
+    )
+
+
+def _coll_transfer(
+    decl: Declaration, params: Sequence[StdParam], family: Family, op: str, stem: str
+) -> Transfer | None:
+    names = [p.name for p in decl.params]
+    comm = _only(params, "COMMUNICATOR")
+    bytes_expr = _coll_bytes(decl, params, stem)
+    if comm is None or bytes_expr is None:
+        return None
+    if family is Family.COLL:
+        event, key, kind = "MOP_EV_INCALL", "0", f"MOP_KIND_COLL_OP({op})"
+    else:
+        req = _only(params, "REQUEST", "OUT")
+        if req is None:
+            return None
+        event = "MOP_EV_BEGIN" if family is Family.COLL_NB else "MOP_EV_PINIT"
+        key, kind = f"mop_key(*{names[req]})", f"MOP_KIND_COLL_NB_OP({op})"
+    record = [f"MOP_COLLECTIVE({event}, {decl.name}, {key}, {kind}, {names[comm]}, {bytes_expr})"]
+    return Transfer([], list(names), record)
+
+
+def transfer_rule(
+    decl: Declaration, params: Sequence[StdParam] | None, family: Family, ops: dict[str, str]
+) -> Transfer | None:
+    """The transfer-recording wrapper of `decl`, None when it has no rule (or its
+    parameters do not fit it): it then keeps the enter/exit wrapper."""
+    if params is None or len(params) != len(decl.params) or decl.ret != "int":
+        return None
+    if any(p.name in _WRAPPER_LOCALS for p in decl.params):
+        return None
+    if family in (Family.P2P, Family.PERSISTENT) and _base_name(decl.name) in P2P_TRANSFERS:
+        return _p2p_transfer(decl, params)
+    if family in (Family.COLL, Family.COLL_NB, Family.COLL_PERSISTENT):
+        stem = coll_stem(decl.name, family)
+        if stem in ops and stem in _COLL_SIZES:
+            return _coll_transfer(decl, params, family, ops[stem], stem)
+    return None
+
+
 # ----- output ---------------------------------------------------------------------------
 
 
@@ -570,6 +875,7 @@ class Entry:
     known: bool  # to the standard
     hand_written: str | None  # path
     excluded: str | None  # reason
+    transfer: Transfer | None = None  # its generated wrapper records transfers
 
     @property
     def status(self) -> str:
@@ -577,7 +883,7 @@ class Entry:
             return "hand-written"
         if self.excluded:
             return f"excluded: {self.excluded}"
-        return "generated"
+        return "generated, records transfers" if self.transfer else "generated"
 
 
 @dataclass
@@ -590,7 +896,15 @@ class Plan:
 
     @property
     def generated(self) -> list[Entry]:
-        return [e for e in self.entries if e.status == "generated"]
+        return [e for e in self.entries if not e.hand_written and not e.excluded]
+
+    def transfers_by_family(self) -> dict[Family, int]:
+        """How many generated wrappers record transfers, per family."""
+        counts: dict[Family, int] = {}
+        for e in self.generated:
+            if e.transfer:
+                counts[e.family] = counts.get(e.family, 0) + 1
+        return counts
 
     def summary(self) -> str:
         n = len(self.entries)
@@ -602,6 +916,10 @@ class Plan:
             f"gen_wrappers: {n} MPI functions declared, {m} hand-written, {k} generated, "
             f"{x} excluded"
         )
+        by_family = self.transfers_by_family()
+        if by_family:
+            parts = ", ".join(f"{fam.label} {by_family[fam]}" for fam in sorted(by_family))
+            line += f"; {sum(by_family.values())} record transfers ({parts})"
         if unknown:
             shown = ", ".join(unknown[:6]) + (", ..." if len(unknown) > 6 else "")
             line += f"; {len(unknown)} not in the MPI standard ({shown})"
@@ -609,7 +927,12 @@ class Plan:
 
 
 def plan(
-    header: Header, macros: set[str], hand_written: dict[str, str], standard: Standard, source: str
+    header: Header,
+    macros: set[str],
+    hand_written: dict[str, str],
+    standard: Standard,
+    source: str,
+    coll_ops: dict[str, str] | None = None,
 ) -> Plan:
     names = sorted(header.functions)
     if len(names) > MAX_FUNCTIONS:
@@ -617,18 +940,21 @@ def plan(
             f"the MPI header declares {len(names)} MPI_ functions; function ids must be below "
             f"{MAX_FUNCTIONS} (raise MAX_FUNCTIONS in gen_wrappers.py and the runtime's tables)"
         )
+    ops = load_coll_ops(COLL_OPS_HEADER.read_text()) if coll_ops is None else coll_ops
     entries = []
     for fid, name in enumerate(names):
         decl = header.functions[name]
         params = standard.params(name)
+        family = classify(name, params)
         entries.append(
             Entry(
                 decl=decl,
                 fid=fid,
-                family=classify(name, params),
+                family=family,
                 known=params is not None,
                 hand_written=hand_written.get(name),
                 excluded=exclusion_reason(decl, header, macros),
+                transfer=transfer_rule(decl, params, family, ops),
             )
         )
     undeclared = sorted(set(hand_written) - set(names))
@@ -688,14 +1014,30 @@ def render_names(p: Plan) -> str:
     return "\n".join(out)
 
 
+def render_transfer(d: Declaration, t: Transfer) -> list[str]:
+    """The body of a transfer-recording wrapper: MOP_WRAP(name, the caller's call, our
+    call, the events)."""
+    indent = " " * len("    MOP_WRAP(")
+    caller = ", ".join(prm.name for prm in d.params)
+    ours = ", ".join(t.call_args)
+    lines = [f"    {stmt}" for stmt in t.setup]
+    lines.append(f"    MOP_WRAP({d.name}, P{d.name}({caller}),")
+    lines.append(f"{indent}P{d.name}({ours}),")
+    record = f";\n{indent}".join(t.record)
+    lines.append(f"{indent}{record})")
+    return lines
+
+
 def render_wrappers(p: Plan) -> str:
     width = max((len(e.decl.name) for e in p.entries), default=8)
     out = [
         f"/* mop_wrap_generated.c - {_BANNER}",
         f" * <mpi.h> as preprocessed by: {p.source}",
         " *",
-        " * Enter/exit wrappers for the MPI functions that need no more than the call's",
-        " * bracket (the others are hand-written in native/profiler/mop_wrap_*.c).",
+        " * Wrappers of the MPI functions not written by hand (native/profiler/mop_wrap_*.c):",
+        " * those with a transfer rule (point-to-point messages, collectives) record their",
+        " * transfers with MOP_WRAP and mop_wrap_xfer.h; the others bracket the call with",
+        " * enter/exit events.",
         *textwrap.wrap(p.summary(), 88, initial_indent=" * ", subsequent_indent=" *   "),
         " *",
         f" * Functions by family (pympistandard {p.standard_version}; * = not in the standard):",
@@ -719,10 +1061,14 @@ def render_wrappers(p: Plan) -> str:
         "",
         '#include "mop_fn_ids.h"',
         '#include "mop_runtime.h"',
+        '#include "mop_wrap_xfer.h"',
     ]
     for e in p.generated:
         d = e.decl
         args = ", ".join(prm.name for prm in d.params)
+        if e.transfer:
+            out += ["", d.prototype, "{", *render_transfer(d, e.transfer), "}"]
+            continue
         out += ["", d.prototype, "{", f"    MOP_CALL_BEGIN({d.name})"]
         if d.ret == "void":
             out += [f"    P{d.name}({args});", "    MOP_CALL_END()", "}"]
@@ -828,7 +1174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise GenError("give the C compiler command after --, or --preprocessed FILE")
         result = generate(ns.out_dir, text, macros, ns.hand_written, source)
         if ns.depfile:
-            deps = [*result.headers, *map(str, ns.hand_written), __file__]
+            deps = [*result.headers, *map(str, ns.hand_written), __file__, str(COLL_OPS_HEADER)]
             write_depfile(ns.depfile, (ns.out_dir / GENERATED_FILES[0]).resolve(), deps)
     except GenError as err:
         print(f"gen_wrappers: error: {err}", file=sys.stderr)

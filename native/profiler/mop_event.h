@@ -17,6 +17,10 @@ typedef enum mop_event_type {
     MOP_EV_REGION_BEGIN,
     MOP_EV_REGION_END,
     MOP_EV_PCONTROL,
+    /* Another transfer carried by the request of the BEGIN just pushed with the
+     * same key (MPI_Isendrecv: a send and a receive on one request); it ends
+     * when that request completes. Fields as for BEGIN. */
+    MOP_EV_JOIN,
 } mop_event_type;
 
 typedef enum mop_kind {
@@ -24,6 +28,16 @@ typedef enum mop_kind {
     MOP_KIND_RECV = 1,
     MOP_KIND_NULL = 2,    /* moves no data (MPI_PROC_NULL) */
     MOP_KIND_UNKNOWN = 3, /* end-only transfers */
+    /* One-sided operations (mop_wrap_rma.c): data from origin to target
+     * (Put, Accumulate) or from target to origin (Get and the operations that
+     * fetch a result); kind & 3 is SEND or RECV. Kinds of their own because
+     * their size is exact: the engine replaces a receive's posted capacity by
+     * the size its completion reports, but MPIs leave an RMA request's status
+     * empty (Open MPI 5 reports count 0). */
+    MOP_KIND_RMA_SEND = 4,
+    MOP_KIND_RMA_RECV = 5,
+    MOP_KIND_GREQ = 6,    /* a generalized request (MPI_Grequest_start): its
+                           * completion is counted, it is no data transfer */
     /* Collectives: MOP_KIND_COLL + op (blocking) or MOP_KIND_COLL +
      * MOP_COLL_NB_OFFSET + op (non-blocking, persistent), ops in
      * mop_coll_ops.h. For them the event's `arg` is the communicator size
@@ -32,14 +46,40 @@ typedef enum mop_kind {
     MOP_KIND_COLL = 16,
 } mop_kind;
 
+
 typedef struct mop_event {
     uint64_t t;      /* ticks */
-    uint64_t key;    /* request handle bits */
+    uint64_t key;    /* request handle bits; MOP_RMA_KEY_BIT set: a one-sided
+                        operation's key, made by mop_wrap_rma.c */
     int64_t bytes;   /* -1 = unknown */
     uint8_t type;    /* mop_event_type */
-    uint8_t kind;    /* mop_kind; for END: 1 = cancelled */
+    uint8_t kind;    /* mop_kind; for END: mop_end_reason | mop_end_flags; FREE: reason */
     uint16_t id;     /* function id (ENTER, BEGIN, INCALL, PINIT) or region id */
     int32_t arg;     /* peer world rank (-1 unknown), or the Pcontrol level */
 } mop_event;
+
+/* Handles never have bit 63 set (MPICH's and Intel MPI's are 32-bit
+ * integers, Open MPI's user-space pointers), so keys with it cannot collide
+ * with a request's. */
+#define MOP_RMA_KEY_BIT (UINT64_C(1) << 63)
+
+/* The kind field of END and FREE events: why the transfer closes. */
+typedef enum mop_end_reason {
+    MOP_END_COMPLETED = 0,
+    MOP_END_CANCELLED = 1,        /* END: the request was cancelled: no transfer */
+    MOP_END_RMA_OTHER_THREAD = 2, /* END: completed by another thread's synchronization
+                                     call, stamped at this thread's next one-sided call */
+    MOP_END_RMA_WIN_FREED = 3,    /* END: still pending when its window was freed */
+    MOP_FREE_UNTRACKED = 4,       /* FREE: a one-sided operation the wrappers could not
+                                     remember (list full, out of memory): begin-only */
+} mop_end_reason;
+
+/* A flag or'ed into an END event's reason. */
+enum mop_end_flags {
+    MOP_END_QUERY = 0x80, /* MPI_Request_get_status*: the transfer is complete but
+                           * the handle stays valid; a later Wait/Test/free of it
+                           * closes nothing again */
+};
+#define MOP_END_REASON(kind) ((kind) & 0x7f)
 
 #endif

@@ -52,6 +52,10 @@ int mop_output_write(const char *outdir, const mop_output_info *info, const mop_
     mo_json_end_object(&w);
     mo_json_kv_double(&w, "wall_s", info->wall_s);
     mo_json_kv_int64(&w, "queue_events", info->queue_events);
+    if (info->trace && info->trace->wanted) {
+        mo_json_key(&w, "trace");
+        mop_trace_stats_json(&w, info->trace);
+    }
     mo_json_key(&w, "profile");
     mop_profile_json(&w, p, &info->names);
     mo_json_end_object(&w);

@@ -10,6 +10,7 @@
 
 #include "mop_process.h"
 #include "mop_profile_json.h"
+#include "mop_trace.h"
 #include "mop_xfer_table.h"
 
 typedef struct mop_output_info {
@@ -25,6 +26,7 @@ typedef struct mop_output_info {
     double wall_s;
     int queue_events;
     mop_names names;
+    const mop_trace_stats *trace; /* NULL or not wanted: no "trace" object */
 } mop_output_info;
 
 /* Writes <outdir>/profile.rank-<rank>.json. Returns 0, or -1 with err. */

@@ -135,16 +135,35 @@ static void mop_account(mop_process *p, const mop_transfer *tr, bool monitored)
         p->cfg.on_transfer(p->cfg.on_transfer_ctx, tr);
 }
 
+/* Whether entries of this kind are data transfers (MPI_PROC_NULL requests
+ * and generalized requests are tracked only to recognise their completion). */
+static bool mop_moves_data(uint8_t kind)
+{
+    return kind != MOP_KIND_NULL && kind != MOP_KIND_GREQ;
+}
+
 /* Closes the active transfer in slot as case 3 (its end will never be seen). */
 static void mop_close_begin_only(mop_process *p, mop_req *r)
 {
-    if (r->kind == MOP_KIND_NULL)
+    if (!mop_moves_data(r->kind))
         return;
     mop_transfer tr = {.has_key = true, .key = r->key, .bytes = r->bytes,
-                       .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region};
+                       .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region,
+                       .peer = r->peer, .t_begin = r->begin.t};
     tr.b = mop_bounds_one_event(MOP_CASE_BEGIN_ONLY,
                                 mop_xfer_time(p, r->bytes, r->peer, r->kind));
     mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
+}
+
+/* Removes the oldest entry of slot's handle and the entries joined to it
+ * (MPI_Isendrecv's receive): after a removal the slot holds the next entry of
+ * the handle, or another handle's, or nothing. */
+static void mop_remove_with_joined(mop_process *p, mop_req *slot)
+{
+    uint64_t key = slot->key;
+    mop_requests_remove(&p->reqs, slot);
+    while (slot->used && slot->key == key && (slot->flags & MOP_REQ_JOINED))
+        mop_requests_remove(&p->reqs, slot);
 }
 
 static void mop_begin(mop_process *p, mop_req *r, uint64_t t)
@@ -160,7 +179,7 @@ static void mop_begin(mop_process *p, mop_req *r, uint64_t t)
 static void mop_on_begin(mop_process *p, const mop_event *e)
 {
     mop_req *r = mop_requests_find(&p->reqs, e->key);
-    if (r && (r->flags & MOP_REQ_ACTIVE) && !(r->flags & MOP_REQ_PERSISTENT)) {
+    if (r && (r->flags & (MOP_REQ_ACTIVE | MOP_REQ_DONE)) && !(r->flags & MOP_REQ_PERSISTENT)) {
         /* A handle given out again while its request is outstanding: the MPI
          * shares one handle among requests (completed at once); keep both,
          * completions match them oldest first. */
@@ -186,9 +205,73 @@ static void mop_on_begin(mop_process *p, const mop_event *e)
     mop_begin(p, r, e->t);
 }
 
+/* A second transfer on the request just begun with this key: queued behind
+ * it like a shared handle's entry (not counted as one), marked to end with it. */
+static void mop_on_join(mop_process *p, const mop_event *e)
+{
+    mop_req *slot = mop_requests_find(&p->reqs, e->key);
+    if (!slot) { /* its request's begin was not tracked (out of memory) */
+        mop_on_begin(p, e);
+        return;
+    }
+    mop_req *r = mop_requests_share(&p->reqs, slot);
+    if (!r) {
+        p->counters.out_of_memory++;
+        return;
+    }
+    r->bytes = e->bytes;
+    r->kind = e->kind;
+    r->fn = e->id;
+    r->peer = e->arg;
+    mop_begin(p, r, e->t);
+    r->flags |= MOP_REQ_JOINED;
+}
+
+/* One entry's transfer ends at e: counted as a transfer, a cancellation or a
+ * generalized request's completion. */
+static void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
+{
+    if (r->kind == MOP_KIND_GREQ) {
+        p->counters.grequest_completions++;
+    } else if (MOP_END_REASON(e->kind) == MOP_END_CANCELLED) {
+        p->counters.cancelled++;
+    } else if (r->kind != MOP_KIND_NULL) {
+        int64_t bytes = (r->kind == MOP_KIND_RECV && e->bytes >= 0) ? e->bytes : r->bytes;
+        mop_transfer tr = {.has_key = true, .key = r->key, .bytes = bytes,
+                           .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region,
+                           .peer = r->peer, .t_begin = r->begin.t, .t_end = e->t};
+        tr.b = mop_bounds_close(&p->clock, &r->begin, e->t,
+                                mop_xfer_time(p, bytes, r->peer, r->kind), p->cfg.s_per_tick);
+        mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
+    }
+}
+
+/* A completion of e->key was observed. A query (MPI_Request_get_status) closes
+ * the oldest entry of the handle not already closed by one and leaves it in
+ * the table, marked done; a completion that frees (Wait/Test) takes the oldest
+ * entry and closes it unless a query did. Entries joined to the one closed
+ * end with it. */
 static void mop_on_end(mop_process *p, const mop_event *e)
 {
-    mop_req *r = mop_requests_find(&p->reqs, e->key);
+    switch (MOP_END_REASON(e->kind)) {
+    case MOP_END_RMA_OTHER_THREAD: p->counters.rma_other_thread++; break;
+    case MOP_END_RMA_WIN_FREED: p->counters.rma_freed_pending++; break;
+    default: break;
+    }
+    bool query = (e->kind & MOP_END_QUERY) != 0;
+    mop_req *slot = mop_requests_find(&p->reqs, e->key);
+    mop_req *r = slot;
+    while (query && r && (r->flags & (MOP_REQ_DONE | MOP_REQ_JOINED)))
+        r = mop_requests_next(slot, r);
+    if (query && slot && !r)
+        return; /* every request on this handle was seen complete already */
+    if (!query && r && (r->flags & MOP_REQ_DONE)) {
+        if (r->flags & MOP_REQ_PERSISTENT)
+            r->flags = MOP_REQ_PERSISTENT;
+        else
+            mop_remove_with_joined(p, r);
+        return;
+    }
     if (!r || !(r->flags & MOP_REQ_ACTIVE)) {
         if (r && (r->flags & MOP_REQ_PERSISTENT)) {
             p->counters.inactive_completions++;
@@ -197,26 +280,33 @@ static void mop_on_end(mop_process *p, const mop_event *e)
         int64_t bytes = e->bytes >= 0 ? e->bytes : 0;
         mop_transfer tr = {.has_key = true, .key = e->key, .bytes = bytes,
                            .kind = MOP_KIND_UNKNOWN, .fn = p->call_fn,
-                           .region = mop_current_region(p)};
+                           .region = mop_current_region(p), .peer = -1, .t_end = e->t};
         tr.b = mop_bounds_one_event(MOP_CASE_END_ONLY,
                                     mop_xfer_time(p, bytes, -1, MOP_KIND_UNKNOWN));
         mop_account(p, &tr, p->monitoring);
+        if (query && !slot) { /* so that its Wait/Test does not count it again */
+            mop_req *d = mop_requests_insert(&p->reqs, e->key);
+            if (d)
+                d->flags = MOP_REQ_DONE;
+            else
+                p->counters.out_of_memory++;
+        }
         return;
     }
-    if (e->kind == 1) {
-        p->counters.cancelled++;
-    } else if (r->kind != MOP_KIND_NULL) {
-        int64_t bytes = (r->kind == MOP_KIND_RECV && e->bytes >= 0) ? e->bytes : r->bytes;
-        mop_transfer tr = {.has_key = true, .key = r->key, .bytes = bytes,
-                           .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region};
-        tr.b = mop_bounds_close(&p->clock, &r->begin, e->t,
-                                mop_xfer_time(p, bytes, r->peer, r->kind), p->cfg.s_per_tick);
-        mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
-    }
-    if (r->flags & MOP_REQ_PERSISTENT)
+    mop_close_end(p, r, e);
+    for (mop_req *j = mop_requests_next(slot, r); j && (j->flags & MOP_REQ_JOINED);
+         j = mop_requests_next(slot, j))
+        mop_close_end(p, j, e);
+    if (query) {
+        r->flags = (uint8_t)((r->flags & MOP_REQ_PERSISTENT) | MOP_REQ_DONE);
+        for (mop_req *j = mop_requests_next(slot, r); j && (j->flags & MOP_REQ_JOINED);
+             j = mop_requests_next(slot, j))
+            j->flags = MOP_REQ_JOINED | MOP_REQ_DONE;
+    } else if (r->flags & MOP_REQ_PERSISTENT) {
         r->flags = MOP_REQ_PERSISTENT;
-    else
-        mop_requests_remove(&p->reqs, r);
+    } else {
+        mop_remove_with_joined(p, r);
+    }
 }
 
 static void mop_on_pinit(mop_process *p, const mop_event *e)
@@ -259,11 +349,16 @@ static void mop_on_free(mop_process *p, const mop_event *e)
         return;
     }
     if (r->flags & MOP_REQ_ACTIVE) {
-        if (r->kind != MOP_KIND_NULL)
-            p->counters.freed_active++;
-        mop_close_begin_only(p, r);
+        for (mop_req *j = r; j && (j == r || (j->flags & MOP_REQ_JOINED));
+             j = mop_requests_next(r, j)) {
+            if (e->kind == MOP_FREE_UNTRACKED) /* a one-sided operation nobody can end */
+                p->counters.out_of_memory++;
+            else if (mop_moves_data(j->kind))
+                p->counters.freed_active++;
+            mop_close_begin_only(p, j);
+        }
     }
-    mop_requests_remove(&p->reqs, r);
+    mop_remove_with_joined(p, r);
 }
 
 static void mop_on_incall(mop_process *p, const mop_event *e)
@@ -273,7 +368,8 @@ static void mop_on_incall(mop_process *p, const mop_event *e)
         return;
     }
     mop_transfer tr = {.has_key = false, .bytes = e->bytes, .kind = (mop_kind)e->kind,
-                       .fn = e->id, .region = mop_current_region(p)};
+                       .fn = e->id, .region = mop_current_region(p), .peer = e->arg,
+                       .t_begin = e->t, .t_end = e->t};
     tr.b = mop_bounds_in_call(mop_xfer_time(p, e->bytes, e->arg, e->kind));
     mop_account(p, &tr, p->monitoring);
 }
@@ -360,6 +456,7 @@ void mop_process_event(mop_process *p, const mop_event *e)
     case MOP_EV_REGION_BEGIN: mop_on_region_begin(p, e); break;
     case MOP_EV_REGION_END: mop_on_region_end(p, e); break;
     case MOP_EV_PCONTROL: p->monitoring = e->arg != 0; break;
+    case MOP_EV_JOIN: mop_on_join(p, e); break;
     }
 }
 
@@ -380,7 +477,14 @@ void mop_process_finish(mop_process *p)
     }
     for (size_t i = 0; i < n; i++) {
         mop_req *r = mop_requests_find(&p->reqs, keys[i]);
-        if (r->kind != MOP_KIND_NULL)
+        /* requests a query saw complete, never waited for: nothing to close */
+        while (r && !(r->flags & (MOP_REQ_ACTIVE | MOP_REQ_PERSISTENT))) {
+            mop_requests_remove(&p->reqs, r);
+            r = mop_requests_find(&p->reqs, keys[i]);
+        }
+        if (!r)
+            continue;
+        if (mop_moves_data(r->kind))
             p->counters.unfinished++;
         mop_close_begin_only(p, r);
         if (r->flags & MOP_REQ_PERSISTENT)

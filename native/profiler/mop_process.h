@@ -54,6 +54,7 @@ typedef struct mop_region_acc {
     X(freed_active)            \
     X(free_unknown)            \
     X(inactive_completions)    \
+    X(grequest_completions)    \
     X(unfinished)              \
     X(region_mismatch)         \
     X(region_overflow)         \
@@ -62,7 +63,9 @@ typedef struct mop_region_acc {
     X(coll_nb_as_blocking)     \
     X(coll_uncalibrated)       \
     X(xfer_exceeds_span)       \
-    X(out_of_memory)
+    X(out_of_memory)           \
+    X(rma_other_thread)        \
+    X(rma_freed_pending)
 
 typedef struct mop_counters {
 #define MOP_COUNTER_FIELD(name) uint64_t name;
@@ -77,6 +80,10 @@ typedef struct mop_transfer {
     int64_t bytes;
     mop_kind kind;
     uint16_t fn, region;
+    int32_t peer;    /* the event's arg: peer world rank (-1 unknown), or a collective's comm size */
+    /* Ticks of XFER_BEGIN and XFER_END, 0 where not observed (begin-only: no
+     * end; end-only: no begin); an in-call transfer has its call's enter as both. */
+    uint64_t t_begin, t_end;
     mop_bounds b;
 } mop_transfer;
 

@@ -35,7 +35,8 @@ typedef struct replay_ctx {
     replay_names *fns, *regions;
 } replay_ctx;
 
-static const char *const replay_kind_names[] = {"send", "recv", "null", "unknown"};
+static const char *const replay_kind_names[] = {"send",     "recv",     "null", "unknown",
+                                                 "rma-send", "rma-recv", "greq"};
 
 static void replay_on_transfer(void *vctx, const mop_transfer *tr)
 {
@@ -51,7 +52,7 @@ static void replay_on_transfer(void *vctx, const mop_transfer *tr)
     mo_json_kv_int64(w, "bytes", tr->bytes);
     mo_json_kv_string(w, "kind", tr->kind >= MOP_KIND_COLL
                                      ? mop_coll_op_name(tr->kind - MOP_KIND_COLL)
-                                     : replay_kind_names[tr->kind & 3]);
+                                     : replay_kind_names[tr->kind]);
     mo_json_kv_string(w, "fn", c->fns->names[tr->fn]);
     mo_json_kv_string(w, "region", c->regions->names[tr->region]);
     mo_json_kv_string(w, "case", mop_case_name(tr->b.kase));
@@ -63,8 +64,8 @@ static void replay_on_transfer(void *vctx, const mop_transfer *tr)
 
 static int replay_kind(const char *s)
 {
-    for (int k = 0; k < 3; k++)
-        if (strcmp(s, replay_kind_names[k]) == 0)
+    for (int k = 0; k <= MOP_KIND_GREQ; k++)
+        if (k != MOP_KIND_UNKNOWN && strcmp(s, replay_kind_names[k]) == 0)
             return k;
     int op = mop_coll_op_parse(s); /* a collective: "bcast", "ibcast", ... */
     if (op >= 0)
@@ -98,7 +99,7 @@ int main(void)
     while (ev && fgets(line, sizeof line, stdin)) {
         lineno++;
         line[strcspn(line, "\r\n")] = '\0';
-        char cmd[32], a[256], b[64], c[64], d[256];
+        char cmd[32], a[256], b[64], c[64], c2[64], d[256];
         unsigned long long t = 0, key = 0, u = 0;
         long long bytes = 0, arg = -1;
         double secs;
@@ -139,19 +140,30 @@ int main(void)
             if (sscanf(line, "%*s %llu", &t) != 1)
                 replay_bad(lineno, line);
             e = (mop_event){.type = MOP_EV_EXIT, .t = t};
-        } else if (strcmp(cmd, "begin") == 0) {
+        } else if (strcmp(cmd, "begin") == 0 || strcmp(cmd, "join") == 0) {
             arg = -1;
             if (sscanf(line, "%*s %llu %llu %lld %63s %255s %lld", &t, &key, &bytes, b, d, &arg) < 5)
                 replay_bad(lineno, line);
-            e = (mop_event){.type = MOP_EV_BEGIN, .t = t, .key = key, .bytes = bytes,
+            e = (mop_event){.type = cmd[0] == 'b' ? MOP_EV_BEGIN : MOP_EV_JOIN, .t = t,
+                            .key = key, .bytes = bytes,
                             .kind = (uint8_t)replay_kind(b),
                             .id = replay_intern(&fns, d, MOP_MAX_FN), .arg = (int32_t)arg};
         } else if (strcmp(cmd, "end") == 0) {
-            c[0] = '\0';
-            if (sscanf(line, "%*s %llu %llu %lld %63s", &t, &key, &bytes, c) < 3)
+            c[0] = c2[0] = '\0';
+            if (sscanf(line, "%*s %llu %llu %lld %63s %63s", &t, &key, &bytes, c, c2) < 3)
                 replay_bad(lineno, line);
+            const char *words[2] = {c, c2};
+            int flags = 0;
+            for (int k = 0; k < 2 && words[k][0]; k++) {
+                if (strcmp(words[k], "cancelled") == 0)
+                    flags |= MOP_END_CANCELLED;
+                else if (strcmp(words[k], "query") == 0)
+                    flags |= MOP_END_QUERY;
+                else
+                    replay_bad(lineno, line);
+            }
             e = (mop_event){.type = MOP_EV_END, .t = t, .key = key, .bytes = bytes,
-                            .kind = strcmp(c, "cancelled") == 0};
+                            .kind = (uint8_t)flags};
         } else if (strcmp(cmd, "incall") == 0) {
             arg = -1;
             if (sscanf(line, "%*s %llu %lld %63s %255s %lld", &t, &bytes, b, d, &arg) < 4)

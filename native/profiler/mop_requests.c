@@ -128,6 +128,15 @@ mop_req *mop_requests_share(mop_requests *r, mop_req *slot)
     return e;
 }
 
+mop_req *mop_requests_next(mop_req *slot, mop_req *entry)
+{
+    struct mop_req_queue *q = slot->more;
+    if (!q || q->count == 0)
+        return NULL;
+    size_t i = entry == slot ? q->head : (size_t)(entry - q->items) + 1;
+    return i < q->head + q->count ? &q->items[i] : NULL;
+}
+
 void mop_requests_remove(mop_requests *r, mop_req *slot)
 {
     size_t mask = r->cap - 1, i = (size_t)(slot - r->slots);
@@ -170,11 +179,14 @@ uint64_t *mop_requests_active_keys(const mop_requests *r, size_t *n)
         return NULL;
     for (size_t i = 0; i < r->cap; i++) {
         const mop_req *s = &r->slots[i];
-        if (!s->used || !(s->flags & MOP_REQ_ACTIVE))
+        if (!s->used)
             continue;
-        keys[(*n)++] = s->key;
-        for (size_t k = 0; s->more && k < s->more->count; k++)
+        if (s->flags & MOP_REQ_ACTIVE)
             keys[(*n)++] = s->key;
+        /* entries behind it may be active while it is not (closed by a query) */
+        for (size_t k = 0; s->more && k < s->more->count; k++)
+            if (s->more->items[s->more->head + k].flags & MOP_REQ_ACTIVE)
+                keys[(*n)++] = s->key;
     }
     qsort(keys, *n, sizeof *keys, mop_cmp_u64);
     return keys;

@@ -16,6 +16,10 @@ enum {
     MOP_REQ_ACTIVE = 1u << 0,     /* a transfer is in flight on this handle */
     MOP_REQ_PERSISTENT = 1u << 1, /* a persistent request's description lives here */
     MOP_REQ_MONITORED = 1u << 2,  /* the transfer began while monitoring was on */
+    MOP_REQ_DONE = 1u << 3,       /* closed by MPI_Request_get_status: the handle is
+                                   * still valid, its Wait/Test/free closes nothing */
+    MOP_REQ_JOINED = 1u << 4,     /* carried by the request of the entry before it
+                                   * (MPI_Isendrecv's receive): ends with it */
 };
 
 struct mop_req_queue;
@@ -59,6 +63,11 @@ mop_req *mop_requests_insert(mop_requests *r, uint64_t key);
  * so a window of eager sends all share it; find returns the oldest. NULL when
  * out of memory. */
 mop_req *mop_requests_share(mop_requests *r, mop_req *slot);
+
+/* The entry after `entry` among those sharing slot's handle (slot as returned
+ * by find, entry = slot or one returned by an earlier call), NULL after the
+ * newest. */
+mop_req *mop_requests_next(mop_req *slot, mop_req *entry);
 
 /* Removes the oldest entry of slot's key (slot as returned by find): the next
  * one sharing the handle, if any, takes its place. */

@@ -26,6 +26,7 @@
 #include "mop_output.h"
 #include "mop_process.h"
 #include "mop_regions.h"
+#include "mop_trace.h"
 #include "mop_wrap_util.h"
 #include "mop_xfer_table.h"
 
@@ -60,6 +61,9 @@ static struct {
     char status_reason[512];
     char library_version[MPI_MAX_LIBRARY_VERSION_STRING];
 } mop_g = {.lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
+
+/* The rank's timeline trace (MPI_OVERLAP_TRACE); processing goes through it. */
+static mop_trace mop_trace_g = MOP_TRACE_INITIALIZER;
 
 /* One line on stderr, from one rank. */
 __attribute__((format(printf, 1, 2))) static void mop_note(const char *fmt, ...)
@@ -144,7 +148,7 @@ void mop_flush(mop_thread *th)
 {
     mop_thread_private *pv = th->priv;
     pthread_mutex_lock(&pv->lock);
-    mop_process_events(&pv->proc, th->q, th->n);
+    mop_trace_process(&mop_trace_g, th, &pv->proc, th->q, th->n);
     th->n = 0;
     pthread_mutex_unlock(&pv->lock);
     if (mop_g.snapshot_interval_s > 0) {
@@ -168,9 +172,9 @@ static int mop_aggregate(mop_process *agg, bool final)
     for (mop_thread_private *pv = mop_g.threads; pv; pv = pv->next, threads++) {
         pthread_mutex_lock(&pv->lock);
         if (final) {
-            mop_process_events(&pv->proc, pv->th->q, pv->th->n);
+            mop_trace_process(&mop_trace_g, pv->th, &pv->proc, pv->th->q, pv->th->n);
             pv->th->n = 0;
-            mop_process_finish(&pv->proc);
+            mop_trace_finish(&mop_trace_g, pv->th, &pv->proc);
         }
         mop_process_merge(agg, &pv->proc);
         pthread_mutex_unlock(&pv->lock);
@@ -191,6 +195,10 @@ static void mop_write_profile(const char *status)
     uint64_t t_end = mop_now();
     static mop_process agg; /* large; never on a possibly small signal stack */
     int threads = mop_aggregate(&agg, final);
+    mop_trace_stats trace;
+    if (final)
+        mop_trace_close(&mop_trace_g);
+    mop_trace_get_stats(&mop_trace_g, &trace);
     size_t nregions = 0;
     const char *const *regions = mop_region_names(&nregions);
     mop_output_info info = {
@@ -204,6 +212,7 @@ static void mop_write_profile(const char *status)
         .wall_s = (double)(t_end - mop_g.t_start) * mop_g.s_per_tick,
         .queue_events = MOP_QUEUE_EVENTS,
         .names = {.fn = mop_fn_names, .nfn = mop_fn_count, .region = regions, .nregion = nregions},
+        .trace = &trace,
     };
     char err[256];
     if (mop_output_write(mop_g.outdir, &info, &agg, err, sizeof err) != 0)
@@ -297,7 +306,7 @@ int mop_multinode;
 
 int32_t mop_world_rank_slow(MPI_Comm comm, int peer)
 {
-    if (!mop_g.peer_remote || peer < 0)
+    if (peer < 0)
         return -1;
     if (comm == MPI_COMM_WORLD)
         return peer;
@@ -372,6 +381,7 @@ void mop_runtime_start(uint16_t init_fn)
     if (off && *off && strcmp(off, "0") != 0)
         return;
     mop_clock_setup();
+    mop_trace_sync_start(mop_g.s_per_tick); /* collective: before a rank can drop out below */
     mop_g.cfg.s_per_tick = mop_g.s_per_tick;
     mop_g.cfg.table = &mop_g.table;
     const char *snap = getenv("MPI_OVERLAP_SNAPSHOT_S");
@@ -399,9 +409,12 @@ void mop_runtime_start(uint16_t init_fn)
         if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
             signal(fatal[i], mop_fatal_signal);
     }
+    mop_trace_start(&mop_trace_g, &mop_g.cfg, mop_g.outdir, mop_g.rank, mop_g.size,
+                    mop_g.s_per_tick, mop_use_tsc);
     mop_active = 1;
     mop_thread *th = mop_self();
     if (th) {
+        mop_trace_thread(&mop_trace_g, th); /* thread 0 of the trace: the one of MPI_Init */
         mop_enter(th, init_fn, mop_g.t_start); /* before it, the clock was not set up */
         mop_exit(th, mop_now());
     }
@@ -409,6 +422,7 @@ void mop_runtime_start(uint16_t init_fn)
 
 void mop_runtime_stop(void)
 {
+    mop_trace_sync_end(&mop_trace_g); /* collective, like the start's */
     if (!mop_active)
         return;
     mop_thread *th = mop_self();

@@ -1,11 +1,15 @@
 /* mop_wrap_completion.c - PMPI wrappers of the calls that complete requests:
- * Wait/Test and their -any/-some/-all forms (and MPI_Cancel, which tells them
- * that a completion may now be a cancellation). Each completed request gives an
+ * Wait/Test and their -any/-some/-all forms, MPI_Request_get_status and its
+ * MPI-4.1 -all/-any/-some forms (and MPI_Cancel, which tells them that a
+ * completion may now be a cancellation). Each completed request gives an
  * XFER_END stamped with the call's CALL_EXIT; a completed receive carries its
  * received size (from the status, ours when the caller ignores statuses);
- * a cancelled one is marked so it is not counted as a transfer. Handles are
- * saved before the call because MPI overwrites completed ones with
- * MPI_REQUEST_NULL. */
+ * a cancelled one is marked so it is not counted as a transfer; one seen by
+ * Request_get_status, which leaves the request to be completed again by a
+ * Wait/Test or freed, is marked a query so that it is closed only once.
+ * Handles are saved before the call because MPI overwrites completed ones
+ * with MPI_REQUEST_NULL. docs/profiler.md, "Completion paths", lists what
+ * each path records. */
 #include <stdlib.h>
 
 #include "mop_wrap_util.h"
@@ -49,12 +53,19 @@ int MPI_Cancel(MPI_Request *request)
     return rc;
 }
 
-static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st)
+/* flags: 0, or MOP_END_QUERY for Request_get_status*. */
+static inline void mop_complete_as(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st,
+                                   int flags)
 {
     if (key == mop_key(MPI_REQUEST_NULL))
         return;
-    mop_push_event(th, MOP_EV_END, t, key, mop_status_bytes(st),
-                   (mop_kind)mop_status_cancelled(st), 0, 0);
+    flags |= mop_status_cancelled(st) ? MOP_END_CANCELLED : 0;
+    mop_push_event(th, MOP_EV_END, t, key, mop_status_bytes(st), (mop_kind)flags, 0, -1);
+}
+
+static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st)
+{
+    mop_complete_as(th, t, key, st, 0);
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
@@ -75,6 +86,30 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
              if (*flag) mop_complete(th, t1, key, st))
 }
 
+/* The class of an error code (MPICH's codes carry more than their class). */
+static int mop_error_class(int code)
+{
+    int cls = code;
+    if (code != MPI_SUCCESS && PMPI_Error_class(code, &cls) != MPI_SUCCESS)
+        cls = code;
+    return cls;
+}
+
+/* Whether an -all or -some call that returned rc reports completions: when it
+ * succeeded, or with MPI_ERR_IN_STATUS (errors returned, not fatal). */
+static inline int mop_reports(int rc)
+{
+    return rc == MPI_SUCCESS || mop_error_class(rc) == MPI_ERR_IN_STATUS;
+}
+
+/* Whether request i of an -all call that reported completions completed: with
+ * MPI_ERR_IN_STATUS every status says whether its request is still pending;
+ * one that failed has completed (and been freed) all the same. */
+static inline int mop_completed(int rc, const MPI_Status *st)
+{
+    return rc == MPI_SUCCESS || mop_error_class(st->MPI_ERROR) != MPI_ERR_PENDING;
+}
+
 /* Waitall and Testall: every request completes together (or, for Testall
  * with flag false, none does). */
 static int mop_all(uint16_t fn, int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
@@ -89,9 +124,10 @@ static int mop_all(uint16_t fn, int count, MPI_Request reqs[], int *flag, MPI_St
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE && saved ? s.st : statuses;
     int rc = flag ? PMPI_Testall(count, reqs, flag, st) : PMPI_Waitall(count, reqs, st);
     uint64_t t1 = mop_now();
-    if (saved && rc == MPI_SUCCESS && (!flag || *flag))
+    if (saved && (rc != MPI_SUCCESS ? mop_reports(rc) : (!flag || *flag)))
         for (int i = 0; i < count; i++)
-            mop_complete(th, t1, s.keys[i], &st[i]);
+            if (mop_completed(rc, &st[i]))
+                mop_complete(th, t1, s.keys[i], &st[i]);
     if (saved)
         mop_saved_reqs_free(&s);
     mop_exit(th, t1);
@@ -162,7 +198,7 @@ static int mop_some(uint16_t fn, int incount, MPI_Request reqs[], int *outcount,
     int rc = is_test ? PMPI_Testsome(incount, reqs, outcount, indices, st)
                      : PMPI_Waitsome(incount, reqs, outcount, indices, st);
     uint64_t t1 = mop_now();
-    if (saved && rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+    if (saved && mop_reports(rc) && *outcount != MPI_UNDEFINED)
         for (int i = 0; i < *outcount; i++)
             if (indices[i] >= 0 && indices[i] < incount)
                 mop_complete(th, t1, s.keys[indices[i]], &st[i]);
@@ -185,3 +221,90 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
     return mop_some(MOP_FN_MPI_Testsome, incount, array_of_requests, outcount, array_of_indices,
                     array_of_statuses, 1);
 }
+
+/* ---- Request_get_status: completion seen, request not freed ------------ */
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MOP_WRAP(MPI_Request_get_status, PMPI_Request_get_status(request, flag, status),
+             PMPI_Request_get_status(request, flag, st),
+             if (*flag) mop_complete_as(th, t1, mop_key(request), st, MOP_END_QUERY))
+}
+
+/* MPI 4.1. Intel MPI 2021 declares the request arrays without const. */
+#ifdef I_MPI_VERSION
+#define MOP_GET_STATUS_CONST
+#else
+#define MOP_GET_STATUS_CONST const
+#endif
+
+#ifdef MOP_HAVE_MPI_Request_get_status_all
+int MPI_Request_get_status_all(int count, MOP_GET_STATUS_CONST MPI_Request array_of_requests[],
+                               int *flag, MPI_Status *array_of_statuses)
+{
+    mop_thread *th = mop_self();
+    if (!th)
+        return PMPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses);
+    uint64_t t0 = mop_now();
+    mop_enter(th, MOP_FN_MPI_Request_get_status_all, t0);
+    mop_saved_reqs s;
+    int ignore = array_of_statuses == MPI_STATUSES_IGNORE;
+    int saved = mop_saved_reqs_init(&s, count, array_of_requests, ignore) == 0;
+    MPI_Status *st = ignore && saved ? s.st : array_of_statuses;
+    int rc = PMPI_Request_get_status_all(count, array_of_requests, flag, st);
+    uint64_t t1 = mop_now();
+    if (saved && rc == MPI_SUCCESS && *flag)
+        for (int i = 0; i < count; i++)
+            mop_complete_as(th, t1, s.keys[i], &st[i], MOP_END_QUERY);
+    if (saved)
+        mop_saved_reqs_free(&s);
+    mop_exit(th, t1);
+    return rc;
+}
+#endif
+
+#ifdef MOP_HAVE_MPI_Request_get_status_any
+int MPI_Request_get_status_any(int count, MOP_GET_STATUS_CONST MPI_Request array_of_requests[],
+                               int *indx, int *flag, MPI_Status *status)
+{
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MOP_WRAP(MPI_Request_get_status_any,
+             PMPI_Request_get_status_any(count, array_of_requests, indx, flag, status),
+             PMPI_Request_get_status_any(count, array_of_requests, indx, flag, st),
+             if (*flag && *indx != MPI_UNDEFINED && *indx >= 0 && *indx < count)
+                 mop_complete_as(th, t1, mop_key(array_of_requests[*indx]), st, MOP_END_QUERY))
+}
+#endif
+
+#ifdef MOP_HAVE_MPI_Request_get_status_some
+int MPI_Request_get_status_some(int incount,
+                                MOP_GET_STATUS_CONST MPI_Request array_of_requests[],
+                                int *outcount, int array_of_indices[],
+                                MPI_Status *array_of_statuses)
+{
+    mop_thread *th = mop_self();
+    if (!th)
+        return PMPI_Request_get_status_some(incount, array_of_requests, outcount,
+                                            array_of_indices, array_of_statuses);
+    uint64_t t0 = mop_now();
+    mop_enter(th, MOP_FN_MPI_Request_get_status_some, t0);
+    mop_saved_reqs s;
+    int ignore = array_of_statuses == MPI_STATUSES_IGNORE;
+    int saved = mop_saved_reqs_init(&s, incount, array_of_requests, ignore) == 0;
+    MPI_Status *st = ignore && saved ? s.st : array_of_statuses;
+    int rc = PMPI_Request_get_status_some(incount, array_of_requests, outcount,
+                                          array_of_indices, st);
+    uint64_t t1 = mop_now();
+    if (saved && rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+        for (int i = 0; i < *outcount; i++)
+            if (array_of_indices[i] >= 0 && array_of_indices[i] < incount)
+                mop_complete_as(th, t1, s.keys[array_of_indices[i]], &st[i], MOP_END_QUERY);
+    if (saved)
+        mop_saved_reqs_free(&s);
+    mop_exit(th, t1);
+    return rc;
+}
+#endif

@@ -50,14 +50,15 @@ static inline int mop_status_cancelled(const MPI_Status *st)
     return flag;
 }
 
-/* 1 when the job spans several nodes (set once at MPI_Init). */
+/* 1 when peers' world ranks are needed: the job spans several nodes, or a
+ * timeline trace is written (set once at MPI_Init). */
 extern int mop_multinode;
 
 int32_t mop_world_rank_slow(MPI_Comm comm, int peer);
 
 /* World rank of rank `peer` of comm, or -1 when only one node is in the job
- * (then the transfer-time class never depends on the peer, and nothing is
- * paid for it on the hot path). */
+ * and no trace is written (then the transfer-time class never depends on the
+ * peer, and nothing is paid for it on the hot path). */
 static inline int32_t mop_world_rank(MPI_Comm comm, int peer)
 {
     return __builtin_expect(mop_multinode, 0) ? mop_world_rank_slow(comm, peer) : -1;

@@ -3,19 +3,23 @@
 #include <stdint.h>
 
 #include "mo_test.h"
-#include "stats.h"
 #include "timer.h"
 #include "work.h"
 
-static double median_ns(uint64_t units)
+/* The fastest of 9 runs: other processes on the core only ever add time, so
+ * the minimum is what the loop itself costs (a median drifts when the machine
+ * is busy, as under a parallel test run on 2 cores). */
+static double fastest_ns(uint64_t units)
 {
-    double t[9];
+    double best = 0.0;
     for (int i = 0; i < 9; i++) {
         uint64_t t0 = mo_timer_now_ns();
         mo_work(units);
-        t[i] = (double)(mo_timer_now_ns() - t0);
+        double t = (double)(mo_timer_now_ns() - t0);
+        if (i == 0 || t < best)
+            best = t;
     }
-    return mo_stats_median(t, 9);
+    return best;
 }
 
 int main(void)
@@ -30,7 +34,7 @@ int main(void)
 
     /* ~2 ms and ~4 ms: long enough for the timer to be irrelevant. */
     uint64_t n = (uint64_t)(c.units_per_us * 2000.0);
-    double t1 = median_ns(n), t2 = median_ns(2 * n);
+    double t1 = fastest_ns(n), t2 = fastest_ns(2 * n);
     double ratio = t2 / t1;
     fprintf(stderr, "time(2N)/time(N) = %.3f\n", ratio);
     CHECK(ratio >= 1.6 && ratio <= 2.4);

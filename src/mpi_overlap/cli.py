@@ -260,22 +260,40 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None,
 @click.option("--snapshot", type=float, default=10.0, show_default=True,
               help="seconds between the snapshots a killed program leaves behind")
 @click.option("--timeout", type=float, help="seconds before the program is stopped")
+@click.option("--trace", "trace_", is_flag=True,
+              help="also write every event to a timeline trace per rank (mpi-overlap trace)")
+@click.option("--trace-cap", metavar="SIZE",
+              help="most bytes of trace per rank, e.g. 64M (default 256M)")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
               show_default=True, help="directory for run directories")
 @click.option("--report/--no-report", default=True,
               help="print the tables and write the HTML report")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED, required=True)
 def profile(mpi: str, ranks: int, launcher: str | None, bins: str | None, table: Path | None,
-            force_table: bool, snapshot: float, timeout: float | None, out: Path, report: bool,
-            program: tuple[str, ...]) -> None:
+            force_table: bool, snapshot: float, timeout: float | None, trace_: bool,
+            trace_cap: str | None, out: Path, report: bool, program: tuple[str, ...]) -> None:
     """Run an MPI program under the overlap profiler: mpi-overlap profile -n 2 -- ./app args"""
     from .profiling.session import ProfileOptions, profile_session
 
     opts = ProfileOptions(ranks=ranks, mpi=mpi, launcher=launcher, bins=bins, table=table,
                           force_table=force_table, timeout_s=timeout, out_base=out,
-                          snapshot_s=snapshot)
+                          snapshot_s=snapshot, trace=trace_, trace_cap=trace_cap)
     if not profile_session(list(program), opts, report=report, console=_out, err_console=_err):
         sys.exit(3)
+
+
+# ----- trace ----------------------------------------------------------------------------
+
+@app.command("trace")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--perfetto", "out", type=click.Path(path_type=Path), required=True,
+              help="write a Chrome/Perfetto trace-event JSON file (open it in ui.perfetto.dev)")
+def trace_cmd(run_dir: Path, out: Path) -> None:
+    """Timeline of a run made with `profile --trace`: MPI calls, transfers, messages."""
+    from .trace.convert import convert_run, describe
+
+    for line in describe(convert_run(run_dir, out)):
+        print(line)
 
 
 # ----- report ---------------------------------------------------------------------------

@@ -90,6 +90,10 @@ UNATTRIBUTED: dict[str, str] = {
     "unmonitored_transfers": "transfers while monitoring was off (MPI_Pcontrol(0)): in no measure",
     "nested_calls": "MPI calls made from inside another MPI call: their time counts to the "
     "outer call",
+    "rma_other_thread": "one-sided operations completed by another thread's synchronization "
+    "call: ended at their own thread's next one-sided call (later, so looser bounds)",
+    "rma_freed_pending": "one-sided operations still pending when their window was freed (their "
+    "completion was not seen): ended at MPI_Win_free",
 }
 # Non-zero counters that are worth a line but change no measure.
 INFO_COUNTERS: dict[str, str] = {
@@ -97,6 +101,11 @@ INFO_COUNTERS: dict[str, str] = {
     "proc_null": "requests to MPI_PROC_NULL: they move no data and are not transfers",
     "inactive_completions": "completions of persistent requests that were not started: "
     "nothing to close",
+    "grequest_completions": "generalized requests (MPI_Grequest_start) completed: not "
+    "transfers",
+    "handle_shared": "request handles the MPI gave out again while outstanding (one shared "
+    "handle for requests complete at once, e.g. Open MPI's for MPI_PROC_NULL): all tracked, "
+    "completed oldest first",
 }
 # Per-rank non-overlapped times within this relative spread are called even.
 EVEN_SPREAD = 0.05
@@ -719,4 +728,10 @@ def analyze_profile(result: dict[str, Any]) -> dict[str, Any]:
         "info_counters": info,
     }
     out["findings"] = _findings(out)
+    # Timeline traces (profile --trace): where they are, and where the cap cut them.
+    from ..trace.summary import trace_finding, trace_summary, trace_warnings
+
+    out["trace"] = trace_summary(docs)
+    out["findings"] += trace_finding(out["trace"])
+    warnings.extend(trace_warnings(out["trace"]))
     return out

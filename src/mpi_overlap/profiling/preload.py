@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
-from ..sizes import parse_sizes
+from ..sizes import parse_size, parse_sizes
 
 LIBRARY = "libmpi_overlap.so"
 
@@ -22,6 +22,19 @@ def profiler_library(build_dir: Path) -> Path:
     if not lib.is_file():
         raise UserError(f"the profiler library {lib} was not built")
     return lib
+
+
+def parse_trace_cap(text: str | None) -> int | None:
+    """--trace-cap: bytes per rank ("256M", "1G"); None = the library's default."""
+    if text is None:
+        return None
+    try:
+        cap = parse_size(text)
+    except UserError:
+        cap = 0
+    if cap <= 0:
+        raise UserError(f"--trace-cap takes one size above 0 bytes, e.g. 256M (got '{text}')")
+    return cap
 
 
 def parse_bins(text: str | None) -> list[int] | None:
@@ -44,6 +57,8 @@ class ProfilerSetup:
     bins: list[int] | None = None
     force_table: bool = False
     snapshot_s: float = 10.0
+    trace: bool = False  # per-rank timeline trace (docs/profiler.md, "Timeline traces")
+    trace_cap: int | None = None  # bytes per rank; None: the library's default (256 MiB)
 
     def env(self) -> dict[str, str]:
         env = {
@@ -55,6 +70,10 @@ class ProfilerSetup:
             env["MPI_OVERLAP_BINS"] = ",".join(str(b) for b in self.bins)
         if self.force_table:
             env["MPI_OVERLAP_FORCE_TABLE"] = "1"
+        if self.trace:
+            env["MPI_OVERLAP_TRACE"] = "1"
+            if self.trace_cap is not None:
+                env["MPI_OVERLAP_TRACE_CAP"] = str(self.trace_cap)
         return env
 
     def wrap(self, argv: list[str]) -> list[str]:

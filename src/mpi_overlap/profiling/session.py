@@ -32,7 +32,7 @@ from ..runner import (
 from ..toolchains import get_toolchain
 from ..ui import Ui
 from .collect import collect
-from .preload import ProfilerSetup, parse_bins, profiler_library
+from .preload import ProfilerSetup, parse_bins, parse_trace_cap, profiler_library
 
 PROFILE = "profile"
 
@@ -48,6 +48,8 @@ class ProfileOptions:
     timeout_s: float | None = None
     out_base: Path = Path("mpi-overlap-runs")
     snapshot_s: float = 10.0
+    trace: bool = False
+    trace_cap: str | None = None
 
 
 def resolve_program(argv: list[str]) -> list[str]:
@@ -71,6 +73,9 @@ def resolve_program(argv: list[str]) -> list[str]:
 def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
     app = resolve_program(argv)
     bins = parse_bins(opts.bins)
+    trace_cap = parse_trace_cap(opts.trace_cap)
+    if trace_cap is not None and not opts.trace:
+        raise UserError("--trace-cap needs --trace")
     check_timeout(opts.timeout_s)
     if opts.snapshot_s <= 0:
         raise UserError(f"--snapshot must be positive (got {opts.snapshot_s:g})")
@@ -82,7 +87,8 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
                               force_table=opts.force_table, ui=ui)
     run_dir = new_run_dir(opts.out_base, PROFILE, tc.name)
     setup = ProfilerSetup(library=library, table=table, outdir=run_dir, bins=bins,
-                          force_table=opts.force_table, snapshot_s=opts.snapshot_s)
+                          force_table=opts.force_table, snapshot_s=opts.snapshot_s,
+                          trace=opts.trace, trace_cap=trace_cap)
     cmd = launch_command(tc, opts.ranks, setup.wrap(app), opts.launcher)
     run_opts = RunOptions(ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
                           out_base=opts.out_base)
@@ -115,6 +121,9 @@ def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, cons
     """The CLI command: run, print where it is, report. True when the run is complete."""
     run = profile_run(argv, opts, Ui(err_console))
     console.print(status_line(run), markup=False)
+    if opts.trace:
+        console.print(f"timeline: mpi-overlap trace {run.path} --perfetto "
+                      f"{run.path / 'timeline.json'}", markup=False)
     if report and run.result and run.result.get("ranks"):
         from ..report import make_report
 

@@ -537,5 +537,6 @@ def to_json(run: Run) -> dict[str, Any]:
         "info_counters",
         "findings",
         "warnings",
+        "trace",
     )
     return {k: a.get(k) for k in keys}

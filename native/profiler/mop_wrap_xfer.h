@@ -1,0 +1,45 @@
+/* mop_wrap_xfer.h - the pieces the generated transfer-recording wrappers
+ * (gen_wrappers.py -> mop_wrap_generated.c) are made of, on top of MOP_WRAP
+ * (mop_wrap_util.h): one event per point-to-point message, the receive half
+ * of a blocking call sized from its status, and one event per collective
+ * with its kind, message size and communicator size (mop_coll_size.h).
+ * Event placement: docs/method.md ("Where the events go", "Collectives"). */
+#ifndef MOP_WRAP_XFER_H
+#define MOP_WRAP_XFER_H
+
+#include "mop_coll_ops.h"
+#include "mop_coll_size.h"
+#include "mop_wrap_util.h"
+
+/* An event of `type` for a message of count x dt with rank `peer` of comm:
+ * kind SEND or RECV, or NULL for MPI_PROC_NULL; arg = the peer's world rank. */
+#define MOP_MESSAGE(type, name, key, kind, peer, count, dt, comm)                \
+    mop_push_event(th, type, t0, key, mop_bytes(count, dt), mop_peer_kind(peer, kind), \
+                   MOP_FN_##name, mop_world_rank(comm, peer))
+
+/* The receive half of a blocking call: its size from the status (the posted
+ * capacity when the status has none), its peer the actual source (the
+ * status is ours when the caller passed MPI_STATUS_IGNORE). */
+static inline void mop_recv_incall(mop_thread *th, uint64_t t0, uint16_t fn, int source,
+                                   const MPI_Status *st, MPI_Count count, MPI_Datatype dt,
+                                   MPI_Comm comm)
+{
+    int64_t bytes = source == MPI_PROC_NULL ? 0 : mop_status_bytes(st);
+    mop_push_event(th, MOP_EV_INCALL, t0, 0, bytes >= 0 ? bytes : mop_bytes(count, dt),
+                   mop_peer_kind(source, MOP_KIND_RECV), fn,
+                   mop_world_rank(comm, st->MPI_SOURCE));
+}
+
+/* A collective's kind: blocking, or non-blocking and persistent (one op). */
+#define MOP_KIND_COLL_OP(op) ((mop_kind)(MOP_KIND_COLL + MOP_COLL_##op))
+#define MOP_KIND_COLL_NB_OP(op) ((mop_kind)(MOP_KIND_COLL + MOP_COLL_NB_OFFSET + MOP_COLL_##op))
+
+/* A collective's event: arg = the communicator size (remote size for an
+ * intercommunicator), available to `bytes` as mop_n. */
+#define MOP_COLLECTIVE(type, name, key, kind, comm, bytes)                       \
+    do {                                                                          \
+        int32_t mop_n = mop_coll_comm_size(comm);                                 \
+        mop_push_event(th, type, t0, key, bytes, kind, MOP_FN_##name, mop_n);     \
+    } while (0)
+
+#endif
