@@ -14,15 +14,19 @@
  * that are not a multiple of sizeof(int) are skipped for those), root 0,
  * barrier at 0 bytes only.
  *
- * Per (op, size), after an untimed warm-up: `iterations` iterations (chosen
- * from the warm-up so that they take about --reps x --sample-ms, cut at twice
+ * The sweep over (op, size) is made --passes times (as mo_pingpong's), each
+ * visit adding iterations to the point, so that a disturbance lasting some
+ * milliseconds (another job's time slice) hits some iterations of many points
+ * instead of all iterations of a few. A visit: an untimed warm-up, then its
+ * share of the point's iterations (chosen at the first visit so that they
+ * take about --reps x --sample-ms in all, cut at twice the visit's share of
  * that), each started after an untimed synchronisation (a one-int
  * MPI_Allreduce that also carries rank 0's verdict to stop) and timed on
- * every rank; the time of an iteration is the largest of the ranks' times
+ * every rank. The time of an iteration is the largest of the ranks' times
  * (a collective has moved its data only when its last rank is done, and the
  * table serves every rank, roots and leaves alike), and the op's time is the
- * median of that over the iterations: on a shared machine a preempted rank
- * adds tens of milliseconds to a few iterations, which a mean would spread
+ * median of that over all iterations: on a shared machine a preempted rank
+ * adds tens of milliseconds to some iterations, which a mean would spread
  * over the op (measured: 1 MiB bcast on 2 ranks, median 82 us, mean 943 us).
  * The mean, and the OSU benchmarks' figure (the mean over ranks of each
  * rank's mean over iterations), are in the result too. Every rank takes
@@ -56,18 +60,23 @@
 #define MAX_POINT_ITERS 1000 /* as OSU for small messages; per-iteration times are kept */
 #define MIN_MEDIAN_ITERS 8   /* a median of fewer is moved by two preempted iterations */
 #define NEIGHBOURS 2          /* ring: left and right */
+#define DEFAULT_PASSES 5
+#define DEFAULT_PASSES_QUICK 3
 
 /* ---- benchmark-specific options ---------------------------------------- */
 
 typedef struct cl_params {
     char *ops_spec;                    /* --ops as given; NULL = all */
     bool selected[MOP_XFER_NCOLL_OPS]; /* after finalize */
+    long passes;
+    bool passes_set;
 } cl_params;
 
-enum { OPT_OPS = MO_OPT_BENCH_FIRST };
+enum { OPT_OPS = MO_OPT_BENCH_FIRST, OPT_PASSES };
 
 static const struct option cl_longopts[] = {
     {"ops", required_argument, NULL, OPT_OPS},
+    {"passes", required_argument, NULL, OPT_PASSES},
     {NULL, 0, NULL, 0},
 };
 
@@ -83,6 +92,10 @@ static int cl_parse(void *ctx, int code, const char *arg, char *err, size_t errl
         }
         return 0;
     }
+    if (code == OPT_PASSES) {
+        p->passes_set = true;
+        return mo_options_parse_long("passes", arg, 1, 100, &p->passes, err, errlen);
+    }
     snprintf(err, errlen, "internal error: unknown option code %d", code);
     return -1;
 }
@@ -91,8 +104,9 @@ static int cl_parse(void *ctx, int code, const char *arg, char *err, size_t errl
  * "blocking" / "nonblocking" for one half; default all. */
 static int cl_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
-    (void)quick;
     cl_params *p = ctx;
+    if (!p->passes_set)
+        p->passes = quick ? DEFAULT_PASSES_QUICK : DEFAULT_PASSES;
     if (!p->ops_spec) {
         for (int op = 0; op < MOP_XFER_NCOLL_OPS; op++)
             p->selected[op] = true;
@@ -131,25 +145,33 @@ static void cl_usage(FILE *f)
             "  --ops LIST           collectives to time, comma-separated: bcast, ibcast, ...\n"
             "                       (the transfer-time table's names), blocking, nonblocking\n"
             "                       (default: all)\n"
+            "  --passes N           sweeps over (op, size), each adding iterations to every\n"
+            "                       point (default %d; --quick %d)\n"
             "  (--sizes: per-process block in bytes, default " DEFAULT_SIZES "; --quick: "
             QUICK_SIZES " unless --sizes\n"
             "   is given; --iters: fixed iterations per size; --reps x --sample-ms: the\n"
-            "   time the timed iterations of one size aim at otherwise)\n");
+            "   time the timed iterations of one size aim at otherwise)\n",
+            DEFAULT_PASSES, DEFAULT_PASSES_QUICK);
 }
 
 static void cl_write_json(mo_json *w, const void *ctx)
 {
     const cl_params *p = ctx;
     mo_json_kv_string(w, "ops", p->ops_spec ? p->ops_spec : "all");
+    mo_json_kv_int64(w, "passes", p->passes);
 }
 
 /* ---- state ------------------------------------------------------------ */
 
 typedef struct cl_point {
     uint64_t bytes;
-    long iterations;
-    double time_s;      /* median over iterations of the slowest rank's time: the table's */
-    double mean_s, min_s, max_s; /* of the slowest rank's time */
+    long planned;       /* iterations over all passes, chosen at the first visit */
+    long iterations;    /* timed so far */
+    int visits;
+    double *samples;    /* rank 0: the slowest rank's time of each iteration */
+    double rank_sum_s;  /* rank 0: sum over ranks and iterations of the ranks' times */
+    double time_s;      /* median of samples: the table's value */
+    double mean_s, min_s, max_s; /* of samples */
     double rank_mean_s; /* mean over ranks of each rank's mean (OSU's figure) */
 } cl_point;
 
@@ -169,7 +191,7 @@ typedef struct cl_state {
     int *counts, *displs;       /* size entries: one block per rank */
     MPI_Aint *adispls;          /* for the neighbourhood w variant */
     MPI_Datatype *types;
-    double *iter_s, *iter_max_s; /* per iteration: this rank's time, the slowest (rank 0) */
+    double *iter_s, *iter_max_s; /* one visit: this rank's times, the slowest (rank 0) */
     uint64_t start_ns;
     cl_series *series;
     int nseries;
@@ -358,18 +380,38 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Measures one point on every rank; fills pt on rank 0. */
-static void measure_point(cl_state *st, int op, uint64_t bytes, cl_point *pt)
+/* Rank 0: the point's statistics from its samples so far. */
+static void summarize(cl_state *st, cl_point *pt)
+{
+    long n = pt->iterations;
+    if (n == 0)
+        return;
+    double total = 0.0;
+    for (long i = 0; i < n; i++)
+        total += pt->samples[i];
+    memcpy(st->iter_max_s, pt->samples, (size_t)n * sizeof *pt->samples);
+    qsort(st->iter_max_s, (size_t)n, sizeof *st->iter_max_s, cmp_double);
+    pt->time_s = n % 2 ? st->iter_max_s[n / 2]
+                       : 0.5 * (st->iter_max_s[n / 2 - 1] + st->iter_max_s[n / 2]);
+    pt->mean_s = total / (double)n;
+    pt->min_s = st->iter_max_s[0];
+    pt->max_s = st->iter_max_s[n - 1];
+    pt->rank_mean_s = pt->rank_sum_s / (double)n / (double)st->size;
+}
+
+/* One visit of a point (pass `pass` of `passes`), on every rank. */
+static void measure_visit(cl_state *st, int op, cl_point *pt, long pass, long passes)
 {
     const mo_options *o = st->opts;
+    const uint64_t bytes = pt->bytes;
     const double target_s = (double)o->reps * o->sample_ms / 1000.0;
     prepare(st, op, bytes);
 
-    /* Warm-up: first contact (algorithm selection, connections, buffers),
-     * then up to --warmup - 1 iterations, at least 2 but stopping once they
-     * took about one sample's time; the fastest of these estimates one
-     * iteration (noise only adds time; the first contact is not typical).
-     * Every rank sees the same allreduced times, so all stop together. */
+    /* Warm-up: first contact (algorithm selection, connections, caches
+     * after the other points), then up to --warmup - 1 iterations, at least
+     * 2 but stopping once they took about one sample's time; the fastest
+     * estimates one iteration (noise only adds time). Every rank sees the
+     * same allreduced times, so all stop together. */
     double first = iteration_max(st, op, bytes), est = INFINITY, spent = 0.0;
     for (long i = 0; i < o->warmup - 1; i++) {
         double t = iteration_max(st, op, bytes);
@@ -380,56 +422,51 @@ static void measure_point(cl_state *st, int op, uint64_t bytes, cl_point *pt)
     }
     if (!isfinite(est))
         est = first;
-    long iters = o->iters;
-    if (iters <= 0) {
-        double n = ceil(target_s / (est > 0 ? est : 1e-6));
-        iters = n < (double)o->min_iters ? o->min_iters
-                : n > (double)o->max_iters ? o->max_iters : (long)n;
+    if (pt->visits == 0) { /* the plan, from the first visit's estimate */
+        long iters = o->iters;
+        if (iters <= 0) {
+            double n = ceil(target_s / (est > 0 ? est : 1e-6));
+            iters = n < (double)o->min_iters ? o->min_iters
+                    : n > (double)o->max_iters ? o->max_iters : (long)n;
+            if (iters < MIN_MEDIAN_ITERS) /* but --max-iters is respected */
+                iters = MIN_MEDIAN_ITERS < o->max_iters ? MIN_MEDIAN_ITERS : o->max_iters;
+        }
+        pt->planned = iters > MAX_POINT_ITERS ? MAX_POINT_ITERS : iters;
     }
-    if (o->iters <= 0 && iters < MIN_MEDIAN_ITERS) /* but --max-iters is respected */
-        iters = MIN_MEDIAN_ITERS < o->max_iters ? MIN_MEDIAN_ITERS : o->max_iters;
-    if (iters > MAX_POINT_ITERS)
-        iters = MAX_POINT_ITERS;
-    const long floor_iters = o->min_iters > MIN_MEDIAN_ITERS ? o->min_iters : MIN_MEDIAN_ITERS;
+    /* This visit's share of what is left, and of the floor of iterations. */
+    const long left = pt->planned - pt->iterations, passes_left = passes - pass;
+    const long quota = (left + passes_left - 1) / passes_left;
+    const long min_total = o->min_iters > MIN_MEDIAN_ITERS ? o->min_iters : MIN_MEDIAN_ITERS;
+    const long floor_iters = (min_total + passes - 1) / passes;
 
     /* Each iteration starts after an untimed MPI_Allreduce, which
      * synchronises the ranks as a barrier would and carries rank 0's verdict
-     * that the point has had twice its time: under contention an iteration
-     * can take far longer than the warm-up's fastest, and a fixed count would
-     * then run for minutes. At least --min-iters and MIN_MEDIAN_ITERS;
-     * --iters is kept exactly. */
+     * that the visit has had twice its share of the time: under contention
+     * an iteration can take far longer than the warm-up's fastest, and a
+     * fixed count would then run for minutes. --iters is kept exactly. */
     const uint64_t t_start = mo_timer_now_ns();
     double sum = 0.0;
     long n = 0;
-    for (; n < iters; n++) {
+    for (; n < quota; n++) {
         int stop = st->rank == 0 && o->iters <= 0 && n >= floor_iters &&
-                   (double)(mo_timer_now_ns() - t_start) / 1e9 > 2.0 * target_s;
+                   (double)(mo_timer_now_ns() - t_start) / 1e9 >
+                       2.0 * target_s / (double)passes;
         MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, st->comm);
         if (stop)
             break;
         st->iter_s[n] = timed_op(st, op, bytes);
         sum += st->iter_s[n];
     }
-    iters = n;
-    MPI_Reduce(st->iter_s, st->iter_max_s, (int)iters, MPI_DOUBLE, MPI_MAX, 0, st->comm);
-    double my_mean = sum / (double)iters, mean_sum = 0.0;
-    MPI_Reduce(&my_mean, &mean_sum, 1, MPI_DOUBLE, MPI_SUM, 0, st->comm);
-    if (st->rank != 0)
-        return;
-    double total = 0.0;
-    for (long i = 0; i < iters; i++)
-        total += st->iter_max_s[i];
-    qsort(st->iter_max_s, (size_t)iters, sizeof *st->iter_max_s, cmp_double);
-    *pt = (cl_point){
-        .bytes = bytes,
-        .iterations = iters,
-        .time_s = iters % 2 ? st->iter_max_s[iters / 2]
-                            : 0.5 * (st->iter_max_s[iters / 2 - 1] + st->iter_max_s[iters / 2]),
-        .mean_s = total / (double)iters,
-        .min_s = st->iter_max_s[0],
-        .max_s = st->iter_max_s[iters - 1],
-        .rank_mean_s = mean_sum / (double)st->size,
-    };
+    double *into = st->rank == 0 ? pt->samples + pt->iterations : NULL;
+    MPI_Reduce(st->iter_s, into, (int)n, MPI_DOUBLE, MPI_MAX, 0, st->comm);
+    double sum_all = 0.0;
+    MPI_Reduce(&sum, &sum_all, 1, MPI_DOUBLE, MPI_SUM, 0, st->comm);
+    pt->iterations += n;
+    pt->visits++;
+    if (st->rank == 0) {
+        pt->rank_sum_s += sum_all;
+        summarize(st, pt);
+    }
 }
 
 /* ---- output ----------------------------------------------------------- */
@@ -464,9 +501,12 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_begin_array(w);
         for (int j = 0; j < s->npoints; j++) {
             const cl_point *p = &s->points[j];
+            if (p->iterations == 0) /* not reached yet (or cut by the time limit) */
+                continue;
             mo_json_begin_object(w);
             mo_json_kv_uint64(w, "bytes", p->bytes);
             mo_json_kv_int64(w, "iterations", p->iterations);
+            mo_json_kv_int64(w, "visits", p->visits);
             mo_json_kv_double(w, "time_s", p->time_s);
             mo_json_kv_double(w, "mean_s", p->mean_s);
             mo_json_kv_double(w, "min_s", p->min_s);
@@ -489,8 +529,11 @@ static void write_results(mo_json *w, const void *ctx)
 
 static void free_state(cl_state *st)
 {
-    for (int i = 0; i < st->nseries; i++)
+    for (int i = 0; i < st->nseries; i++) {
+        for (int j = 0; j < st->series[i].npoints; j++)
+            free(st->series[i].points[j].samples);
         free(st->series[i].points);
+    }
     free(st->series);
     free(st->sbuf);
     free(st->rbuf);
@@ -625,68 +668,80 @@ int main(int argc, char **argv)
         return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
     }
 
-    int total = 0, done = 0;
-    for (int op = 0; op < MOP_XFER_NCOLL_OPS; op++)
-        for (size_t i = 0; i < opts.sizes.n && params.selected[op]; i++)
-            total += point_applies(op, opts.sizes.v[i]);
-    if (opts.verbose && wrank == 0)
-        printf("%d ranks, %d nodes\n%-24s%-12s%-12s%-14s%-14s\n", wsize, st.nodes, "op", "bytes",
-               "iterations", "time_us", "rank_mean_us");
-    /* Each blocking op, then its non-blocking twin, so that the two are
-     * measured close together in time. */
-    bool time_up = false;
-    for (int k = 0; k < MOP_XFER_NCOLL_OPS && !time_up; k++) {
+    /* The series, each blocking op followed by its non-blocking twin so that
+     * the two are measured close together in time, and their points. */
+    int ok = 1;
+    for (int k = 0; k < MOP_XFER_NCOLL_OPS && ok; k++) {
         int op = k % 2 == 0 ? k / 2 : MOP_COLL_NB_OFFSET + k / 2;
         if (!params.selected[op])
             continue;
-        cl_series *s = &st.series[st.nseries];
+        cl_series *s = &st.series[st.nseries++];
         s->op = op;
         s->points = calloc(opts.sizes.n, sizeof *s->points);
-        int ok = s->points != NULL;
-        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (!ok) {
-            free_state(&st);
-            free(params.ops_spec);
-            return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 1, "out of memory");
-        }
-        st.nseries++;
-        for (size_t i = 0; i < opts.sizes.n; i++) {
-            uint64_t bytes = opts.sizes.v[i];
-            if (!point_applies(op, bytes))
+        ok = s->points != NULL;
+        for (size_t i = 0; ok && i < opts.sizes.n; i++) {
+            if (!point_applies(op, opts.sizes.v[i]))
                 continue;
-            int go = !(opts.time_limit_s > 0 &&
-                       (double)(mo_timer_now_ns() - st.start_ns) / 1e9 > opts.time_limit_s);
-            MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
-            if (!go) {
-                time_up = true;
-                break;
-            }
-            measure_point(&st, op, bytes, &s->points[s->npoints]);
+            cl_point *pt = &s->points[s->npoints++];
+            pt->bytes = opts.sizes.v[i];
             if (wrank == 0) {
-                const cl_point *p = &s->points[s->npoints];
-                if (opts.verbose) {
-                    printf("%-24s%-12llu%-12ld%-14.3f%-14.3f\n", mop_coll_op_name(op),
-                           (unsigned long long)bytes, p->iterations, p->time_s * 1e6,
-                           p->rank_mean_s * 1e6);
-                    fflush(stdout);
-                }
-                char label[80];
-                snprintf(label, sizeof label, "%s/%llu", mop_coll_op_name(op),
-                         (unsigned long long)bytes);
-                mo_progress(opts.progress, ++done, total, label);
+                pt->samples = malloc(MAX_POINT_ITERS * sizeof *pt->samples);
+                ok = pt->samples != NULL;
             }
-            s->npoints++;
         }
-        s->complete = !time_up;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        free_state(&st);
+        free(params.ops_spec);
+        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 1, "out of memory");
+    }
+    int points = 0, done = 0;
+    for (int i = 0; i < st.nseries; i++)
+        points += st.series[i].npoints;
+    const int total = points * (int)params.passes;
+    if (opts.verbose && wrank == 0)
+        printf("%d ranks, %d nodes\n%-8s%-24s%-12s%-12s%-14s%-14s\n", wsize, st.nodes, "pass",
+               "op", "bytes", "iterations", "time_us", "rank_mean_us");
+    bool time_up = false;
+    for (long pass = 0; pass < params.passes && !time_up; pass++) {
+        for (int k = 0; k < st.nseries && !time_up; k++) {
+            cl_series *s = &st.series[k];
+            for (int i = 0; i < s->npoints; i++) {
+                int go = !(opts.time_limit_s > 0 &&
+                           (double)(mo_timer_now_ns() - st.start_ns) / 1e9 > opts.time_limit_s);
+                MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                if (!go) {
+                    time_up = true;
+                    break;
+                }
+                cl_point *p = &s->points[i];
+                measure_visit(&st, s->op, p, pass, params.passes);
+                if (wrank == 0) {
+                    if (opts.verbose) {
+                        printf("%-8ld%-24s%-12llu%-12ld%-14.3f%-14.3f\n", pass + 1,
+                               mop_coll_op_name(s->op), (unsigned long long)p->bytes,
+                               p->iterations, p->time_s * 1e6, p->rank_mean_s * 1e6);
+                        fflush(stdout);
+                    }
+                    char label[80];
+                    snprintf(label, sizeof label, "%s/%llu pass %ld/%ld", mop_coll_op_name(s->op),
+                             (unsigned long long)p->bytes, pass + 1, params.passes);
+                    mo_progress(opts.progress, ++done, total, label);
+                }
+            }
+        }
         if (wrank == 0 && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
             fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
     }
+    for (int k = 0; k < st.nseries; k++) /* every point had every pass */
+        st.series[k].complete = !time_up;
 
     int status = 0;
     if (wrank == 0) {
         if (time_up)
-            mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d (op, size) points",
-                           opts.time_limit_s, done, total);
+            mo_result_warn(&doc, "time limit of %g s reached: made %d of %d (pass, op, size) "
+                           "visits", opts.time_limit_s, done, total);
         status = mo_result_complete(&doc, BENCH, write_results, &st);
         if (opts.verbose)
             printf("mo_" BENCH ": done in %.1f s\n",
