@@ -205,3 +205,25 @@ def test_unmodified_halo_exchange_has_plausible_bounds(tmp_path_factory, toolcha
             # far longer than a 32 KiB ghost column needs: all of it may be overlapped.
             assert 0 <= f["min_s"] <= f["max_s"]
             assert f["xfer_s"] > 0 and f["max_s"] == pytest.approx(f["xfer_s"], rel=1e-6)
+
+
+@pytest.mark.parametrize("toolchain", _toolchains())
+def test_mpi_f08_program(tmp_path_factory, toolchain):
+    if not _program(toolchain, "f08_p2p").is_file():
+        pytest.skip("f08_p2p not built: the MPI has no mpi_f08 module, or the profiler does "
+                    "not know its mpi_f08 entry points (docs/profiler.md, 'Fortran')")
+    run = _profile(tmp_path_factory, toolchain, "f08_p2p")
+    for p in _profiles(run):
+        _attributed(p)
+        fns = _fns(p)
+        for fn, n in {"MPI_Init": 1, "MPI_Finalize": 1, "MPI_Isend": 3 * ITERS,
+                      "MPI_Irecv": 3 * ITERS, "MPI_Waitall": ITERS, "MPI_Waitany": 3 * ITERS,
+                      "MPI_Allreduce": ITERS}.items():
+            assert fns[fn]["calls"] == n, fn
+        assert fns["MPI_Test"]["calls"] >= 2 * ITERS
+        assert fns["MPI_Isend"]["transfers"] == 3 * ITERS
+        assert fns["MPI_Irecv"]["transfers"] == 3 * ITERS
+        assert p["cases"]["across-calls"] == 6 * ITERS
+        b = _bin(p, 65536)  # 64 KiB behind 5 ms of computation
+        assert b["transfers"] == 2 * ITERS
+        assert b["max_s"] == pytest.approx(b["xfer_s"], rel=1e-9)

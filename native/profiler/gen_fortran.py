@@ -250,6 +250,9 @@ class Shim:
     post: list[str] = field(default_factory=list)  # after MPI_SUCCESS / MPI_ERR_IN_STATUS
     release: list[str] = field(default_factory=list)
     scratch: bool = False  # may run out of memory
+    f08: bool = False  # statuses are TYPE(MPI_Status) = MPI_F08_status (MPICH's mpi_f08)
+    buffers: bool = False  # has a choice buffer
+    statuses: bool = False  # has a status argument
 
     @property
     def lower(self) -> str:
@@ -257,7 +260,7 @@ class Shim:
 
     @property
     def impl(self) -> str:
-        return "mop_f_" + self.name[len("MPI_") :].lower()
+        return ("mop_f08_" if self.f08 else "mop_f_") + self.name[len("MPI_") :].lower()
 
 
 def _pointee(text: str, name: str) -> str:
@@ -278,11 +281,12 @@ def _is_pointer(text: str) -> bool:
 class Builder:
     """Turns one procedure into a Shim; raises Unsupported."""
 
-    def __init__(self, proc: Procedure, decl: Declaration) -> None:
+    def __init__(self, proc: Procedure, decl: Declaration, f08: bool = False) -> None:
         self.proc = proc
         self.decl = decl
-        self.s = Shim(proc.name)
+        self.s = Shim(proc.name, f08=f08)
         self.names = {p.name for p in proc.f_params}
+        self.f08 = f08
 
     def build(self) -> Shim:
         fps = self.proc.f_params
@@ -337,6 +341,7 @@ class Builder:
         s, x, kind = self.s, fp.name, fp.kind
         s.fnames.append(x)
         if kind == "BUFFER" and fp.ftype == "<type>":
+            s.buffers = True
             s.fparams.append(f"void *{x}")
             s.decls.append(f"void *c_{x} = mop_f_buf({x});")
             s.args.append(f"c_{x}")
@@ -435,34 +440,46 @@ class Builder:
             )
 
     def status(self, fp: FParam) -> None:
+        """INTEGER STATUS(MPI_STATUS_SIZE) (mpif.h, use mpi) or, for MPICH's mpi_f08,
+        TYPE(MPI_Status), which is the C struct MPI_F08_status (MPI-4 names for both)."""
         s, x = self.s, fp.name
-        s.fparams.append(f"MPI_Fint *{x}")
+        s.statuses = True
+        if self.f08:
+            ftype, ignored, ignored_all = "MPI_F08_status", "mop_f08_status_ignored", (
+                "mop_f08_statuses_ignored")
+            f2c, c2f = "MPI_Status_f082c", "MPI_Status_c2f08"
+        else:
+            ftype, ignored, ignored_all = "MPI_Fint", "mop_f_status_ignored", (
+                "mop_f_statuses_ignored")
+            f2c, c2f = "MPI_Status_f2c", "MPI_Status_c2f"
+        s.fparams.append(f"{ftype} *{x}")
         if fp.dims == "(MPI_STATUS_SIZE)":
             s.decls.append(f"MPI_Status c_{x};")
             if fp.direction == "IN":
-                s.pre.append(f"MPI_Status_f2c({x}, &c_{x});")
+                s.pre.append(f"{f2c}({x}, &c_{x});")
                 s.args.append(f"&c_{x}")
                 return
             if fp.direction != "OUT":
                 raise Unsupported(f"{x.upper()}: {fp.direction} status")
             s.decls.append(f"MPI_Status *p_{x} = &c_{x};")
-            s.pre.append(f"if (mop_f_status_ignored({x}))\n        p_{x} = MPI_STATUS_IGNORE;")
+            s.pre.append(f"if ({ignored}({x}))\n        p_{x} = MPI_STATUS_IGNORE;")
             s.args.append(f"p_{x}")
-            s.post.append(f"if (p_{x} != MPI_STATUS_IGNORE)\n        MPI_Status_c2f(&c_{x}, {x});")
+            s.post.append(f"if (p_{x} != MPI_STATUS_IGNORE)\n        {c2f}(&c_{x}, {x});")
             return
         if fp.dims != "(MPI_STATUS_SIZE, *)" or fp.direction != "OUT":
             raise Unsupported(f"{x.upper()}: status {fp.dims} {fp.direction}")
         n = self._request_array_length()
         out = self._outcount()
-        count = self._scratch(fp, "MPI_Status", n, f"!mop_f_statuses_ignored({x})")
+        count = self._scratch(fp, "MPI_Status", n, f"!{ignored_all}({x})")
         s.decls.append(f"MPI_Status *p_{x} = MPI_STATUSES_IGNORE;")
-        s.pre.append(f"if (!mop_f_statuses_ignored({x}))\n        p_{x} = c_{x};")
+        s.pre.append(f"if (!{ignored_all}({x}))\n        p_{x} = c_{x};")
         s.args.append(f"p_{x}")
         done = count if out is None else f"({out} == MPI_UNDEFINED ? 0 : {out})"
+        dest = f"&{x}[i]" if self.f08 else f"{x} + (size_t)i * mop_f.status_size"
         s.post.append(
             f"if (p_{x} != MPI_STATUSES_IGNORE)\n"
             f"        for (int i = 0; i < {done}; i++)\n"
-            f"            MPI_Status_c2f(&c_{x}[i], {x} + (size_t)i * mop_f.status_size);"
+            f"            {c2f}(&c_{x}[i], {dest});"
         )
 
     def logical(self, fp: FParam) -> None:
@@ -493,6 +510,9 @@ class Plan:
     skipped: list[tuple[str, str]]  # (name, reason)
     source: str
     headers: list[str]
+    # MPICH's mpi_f08 routines without a choice buffer that take a status: their
+    # TYPE(MPI_Status) variant (see mop_fortran.h, MOP_F08_MPICH4).
+    f08: list[Shim] = field(default_factory=list)
 
 
 def make_plan(
@@ -525,7 +545,9 @@ def make_plan(
             skipped.append((name, "a macro of the same name as a Fortran entry point"))
             continue
         shims.append(shim)
-    return Plan(shims, skipped, source.replace("*/", "*\\/"), list(header.files))
+    f08 = [Builder(standard[s.name], header.functions[s.name], f08=True).build()
+           for s in shims if s.statuses and not s.buffers]
+    return Plan(shims, skipped, source.replace("*/", "*\\/"), list(header.files), f08)
 
 
 _BANNER = "Generated by native/profiler/gen_fortran.py at build time; do not edit."
@@ -552,7 +574,8 @@ def render_shim(s: Shim) -> list[str]:
         out.append("out_of_memory:")
         out.append("    mop_note_out_of_memory();")
         out.append("    {")
-        out.append(f'        void *entry = mop_f_mpi_entry("{s.name[4:].lower()}");')
+        entry = "mop_f08_mpi_entry" if s.f08 else "mop_f_mpi_entry"
+        out.append(f'        void *entry = {entry}("{s.name[4:].lower()}");')
         out.append(f"        {s.impl}_fn *mpi_own;")
         out.append("        memcpy(&mpi_own, &entry, sizeof mpi_own);")
         out.append("        if (mpi_own)")
@@ -564,8 +587,13 @@ def render_shim(s: Shim) -> list[str]:
         out += [f"    {r}" for r in s.release]
     out.append("}")
     lower = s.lower
+    if s.f08:
+        out.append(f"MOP_F08_MPICH_ENTRY({s.impl}, {lower})")
+        return out
     out.append(f"MOP_F_ENTRY({s.impl}, {lower}, {s.name.upper()})")
-    out.append(f"MOP_F08_ENTRY({s.impl}, {lower})")
+    out.append(f"MOP_F08_OMPI_ENTRY({s.impl}, {lower})")
+    if not s.buffers and not s.statuses:
+        out.append(f"MOP_F08_MPICH_ENTRY({s.impl}, {lower})")
     return out
 
 
@@ -598,6 +626,13 @@ def render(p: Plan) -> str:
     for s in p.shims:
         out.append("")
         out += render_shim(s)
+    if p.f08:
+        out += ["", "/* MPICH's mpi_f08: the routines with a status argument and no choice buffer. */"]
+        out.append("#if MOP_F08_MPICH4")
+        for s in p.f08:
+            out.append("")
+            out += render_shim(s)
+        out.append("#endif")
     out.append("")
     return "\n".join(out)
 

@@ -117,6 +117,15 @@ void *mop_f_mpi_entry(const char *name)
     return NULL;
 }
 
+#if MOP_F08_MPICH4
+void *mop_f08_mpi_entry(const char *name)
+{
+    char sym[96];
+    snprintf(sym, sizeof sym, "pmpir_%s_f08_", name); /* MPICH's PMPI_X_f08 */
+    return dlsym(RTLD_DEFAULT, sym);
+}
+#endif
+
 int mop_f_no_memory(const char *name)
 {
     static int noted;

@@ -108,19 +108,57 @@ int mop_f_no_memory(const char *name);
     MOP_F_ALIAS(impl, lower##_) MOP_F_ALIAS(impl, lower##__) MOP_F_ALIAS(impl, lower) \
     MOP_F_ALIAS(impl, upper)
 
-/* Open MPI 4's mpi_f08 module: each MPI_X_f08 (external name mpi_x_f08_) is a
- * Fortran routine that passes its arguments unchanged to the routine behind
- * the mpif.h entry mpi_x_ (derived-type handles are their one integer, buffers
- * plain addresses, TYPE(MPI_Status) the integer status layout, the sentinels
- * the same variables), with an OPTIONAL ierror (NULL when absent; every shim
- * accepts that). So the mpif.h shims serve it as they are. Other MPIs' mpi_f08
- * entry points have other conventions (docs/profiler.md, "Fortran"). */
+/* mpi_f08. Its entry points are Fortran routines of the MPI's own, named
+ * mpi_<name>_f08_ by the compilers the Debian MPIs are built with; each MPI
+ * routes them differently (docs/profiler.md, "Fortran"):
+ *
+ * Open MPI 4: every MPI_X_f08 passes its arguments unchanged to the routine
+ * behind the mpif.h entry mpi_x_ (derived-type handles are their one integer,
+ * buffers plain addresses, TYPE(MPI_Status) the integer status layout, the
+ * sentinels the same variables), which calls PMPI_; only ierror is OPTIONAL
+ * (NULL when absent, which every shim accepts). So the mpif.h shims serve as
+ * they are (MOP_F08_OMPI_ENTRY).
+ *
+ * MPICH 4.0: routines with a choice buffer (mpi_x_f08ts_, C descriptors) call
+ * the C MPI_ functions and so reach the C wrappers; the others (mpi_x_f08_)
+ * call PMPI_ directly. They take handles as their integer, LOGICALs and ierror
+ * as mpif.h does, and TYPE(MPI_Status) as the C struct MPI_F08_status: those
+ * without a status are served by the mpif.h shim, those with one by a variant
+ * converting with MPI_Status_f082c / c2f08 (MOP_F08_MPICH_ENTRY).
+ *
+ * Other MPIs' mpi_f08 entry points are not known here, so nothing is defined
+ * under their names. */
 #if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION == 4
 #define MOP_F08_OMPI4 1
-#define MOP_F08_ENTRY(impl, lower) MOP_F_ALIAS(impl, lower##_f08_)
+#define MOP_F08_OMPI_ENTRY(impl, lower) MOP_F_ALIAS(impl, lower##_f08_)
 #else
 #define MOP_F08_OMPI4 0
-#define MOP_F08_ENTRY(impl, lower)
+#define MOP_F08_OMPI_ENTRY(impl, lower)
 #endif
+
+#if defined(MPICH_NUMVERSION) && !defined(OPEN_MPI) && !defined(I_MPI_VERSION) && \
+    MPICH_NUMVERSION >= 40000000 && MPICH_NUMVERSION < 40100000
+#define MOP_F08_MPICH4 1
+#define MOP_F08_MPICH_ENTRY(impl, lower) MOP_F_ALIAS(impl, lower##_f08_)
+
+static inline int mop_f08_status_ignored(const MPI_F08_status *st)
+{
+    return st == MPI_F08_STATUS_IGNORE;
+}
+
+static inline int mop_f08_statuses_ignored(const MPI_F08_status *st)
+{
+    return st == MPI_F08_STATUSES_IGNORE;
+}
+
+/* The MPI's own mpi_f08 routine `name` (its PMPI form), or NULL. */
+void *mop_f08_mpi_entry(const char *name);
+#else
+#define MOP_F08_MPICH4 0
+#define MOP_F08_MPICH_ENTRY(impl, lower)
+#endif
+
+/* MPI_INIT, MPI_FINALIZE...: one routine serves all. */
+#define MOP_F08_ENTRY(impl, lower) MOP_F08_OMPI_ENTRY(impl, lower) MOP_F08_MPICH_ENTRY(impl, lower)
 
 #endif
