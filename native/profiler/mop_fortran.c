@@ -9,6 +9,7 @@
  * MPI_Init wrapper depends on the MPI (MPICH: yes, Open MPI: no, it calls
  * PMPI_Init), so the profiler is started here unless it already was. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +42,16 @@ static void mop_f_record_sentinels_impl(const void *in_place, const void *bottom
 }
 MOP_F_ENTRY(mop_f_record_sentinels_impl, mop_f_record_sentinels, MOP_F_RECORD_SENTINELS)
 
-void mop_f_setup(void)
+static void mop_f_record_once(void)
 {
-    /* Idempotent: threads racing here store the same values. */
     mop_f_record();
     __atomic_store_n(&mop_f.ready, 1, __ATOMIC_RELEASE);
+}
+
+void mop_f_setup(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, mop_f_record_once);
 }
 
 /* ---- scratch arrays, peers, fallbacks ------------------------------------ */
