@@ -445,12 +445,18 @@ class Builder:
         s, x = self.s, fp.name
         s.statuses = True
         if self.f08:
-            ftype, ignored, ignored_all = "MPI_F08_status", "mop_f08_status_ignored", (
-                "mop_f08_statuses_ignored")
+            ftype, ignored, ignored_all = (
+                "MPI_F08_status",
+                "mop_f08_status_ignored",
+                ("mop_f08_statuses_ignored"),
+            )
             f2c, c2f = "MPI_Status_f082c", "MPI_Status_c2f08"
         else:
-            ftype, ignored, ignored_all = "MPI_Fint", "mop_f_status_ignored", (
-                "mop_f_statuses_ignored")
+            ftype, ignored, ignored_all = (
+                "MPI_Fint",
+                "mop_f_status_ignored",
+                ("mop_f_statuses_ignored"),
+            )
             f2c, c2f = "MPI_Status_f2c", "MPI_Status_c2f"
         s.fparams.append(f"{ftype} *{x}")
         if fp.dims == "(MPI_STATUS_SIZE)":
@@ -545,8 +551,11 @@ def make_plan(
             skipped.append((name, "a macro of the same name as a Fortran entry point"))
             continue
         shims.append(shim)
-    f08 = [Builder(standard[s.name], header.functions[s.name], f08=True).build()
-           for s in shims if s.statuses and not s.buffers]
+    f08 = [
+        Builder(standard[s.name], header.functions[s.name], f08=True).build()
+        for s in shims
+        if s.statuses and not s.buffers
+    ]
     return Plan(shims, skipped, source.replace("*/", "*\\/"), list(header.files), f08)
 
 
@@ -627,7 +636,10 @@ def render(p: Plan) -> str:
         out.append("")
         out += render_shim(s)
     if p.f08:
-        out += ["", "/* MPICH's mpi_f08: the routines with a status argument and no choice buffer. */"]
+        out += [
+            "",
+            "/* MPICH's mpi_f08: the routines with a status argument and no choice buffer. */",
+        ]
         out.append("#if MOP_F08_MPICH4")
         for s in p.f08:
             out.append("")
