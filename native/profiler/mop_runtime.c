@@ -420,6 +420,21 @@ void mop_runtime_start(uint16_t init_fn)
     }
 }
 
+bool mop_runtime_started(void)
+{
+    return mop_g.rank >= 0;
+}
+
+void mop_note_out_of_memory(void)
+{
+    mop_thread *th = mop_self();
+    if (!th)
+        return;
+    pthread_mutex_lock(&th->priv->lock);
+    th->priv->proc.counters.out_of_memory++;
+    pthread_mutex_unlock(&th->priv->lock);
+}
+
 void mop_runtime_stop(void)
 {
     mop_trace_sync_end(&mop_trace_g); /* collective, like the start's */

@@ -36,6 +36,13 @@ extern _Thread_local mop_thread *mop_tls;
 void mop_runtime_start(uint16_t init_fn);
 /* Before PMPI_Finalize: processes what is queued, writes the rank's profile. */
 void mop_runtime_stop(void);
+/* Whether mop_runtime_start ran (profiling on or not): the Fortran MPI_INIT
+ * starts the runtime only when the MPI's Fortran binding did not reach the C
+ * MPI_Init wrapper. */
+bool mop_runtime_started(void);
+/* Counts, in the calling thread's profile, memory a wrapper could not get
+ * (counter out_of_memory). */
+void mop_note_out_of_memory(void);
 
 /* Creates the calling thread's state on its first event. */
 mop_thread *mop_thread_attach(void);
