@@ -188,7 +188,10 @@ void mop_flush(mop_thread *th)
 
 int mop_xt_route(mop_thread *th, const mop_event *e)
 {
-    uint32_t owner = mop_xt_owner(th->xt_id, e->key);
+    /* A query (MPI_Request_get_status*) leaves the handle valid: its Wait,
+     * Test or free comes later and must find the same owner. */
+    bool release = !(e->type == MOP_EV_END && (e->kind & MOP_END_QUERY));
+    uint32_t owner = mop_xt_owner(th->xt_id, e->key, release);
     return owner != 0 && mop_xt_send(owner, e) == 0;
 }
 

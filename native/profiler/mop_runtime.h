@@ -126,11 +126,12 @@ static inline void mop_push_event(mop_thread *th, mop_event_type type, uint64_t 
                                   int32_t arg)
 {
     if (__builtin_expect(mop_xt_on, 0) && (type == MOP_EV_END || type == MOP_EV_FREE)) {
-        /* `arg` (0 for END, FREE) is free: it names the completing thread
-         * (-1: one without an id) when the event goes to the posting one. */
+        /* `arg` (-1 for END, FREE) is free: it names the completing thread
+         * when the event goes to the posting one (> 0; one without an id
+         * counts as MOP_XT_MAX_THREADS + 1). */
         mop_event ev = {.type = (uint8_t)type, .t = t, .key = key, .bytes = bytes,
                         .kind = (uint8_t)kind, .id = id,
-                        .arg = th->xt_id ? (int32_t)th->xt_id : -1};
+                        .arg = th->xt_id ? (int32_t)th->xt_id : MOP_XT_MAX_THREADS + 1};
         if (mop_xt_route(th, &ev))
             return;
     }

@@ -148,21 +148,24 @@ static mop_xt_slot *mop_xt_find(uint32_t self, uint64_t key, bool mine)
     return best;
 }
 
-/* Takes one outstanding post of key (see mop_xt_find); its thread, 0 if none. */
-static uint32_t mop_xt_claim(uint32_t self, uint64_t key, bool mine)
+/* Takes (with `release`) one outstanding post of key (see mop_xt_find), or
+ * only finds it; its thread, 0 if none. */
+static uint32_t mop_xt_claim(uint32_t self, uint64_t key, bool mine, bool release)
 {
     for (;;) {
         mop_xt_slot *s = mop_xt_find(self, key, mine);
         if (!s)
             return 0;
         uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-        if (mop_xt_take_one(s, st))
+        if (!release && (st & UINT32_MAX) != 0)
+            return (uint32_t)(st >> 32);
+        if (release && mop_xt_take_one(s, st))
             return (uint32_t)(st >> 32);
         /* another completion took it first: look again */
     }
 }
 
-uint32_t mop_xt_owner(uint32_t self, uint64_t key)
+uint32_t mop_xt_owner(uint32_t self, uint64_t key, bool release)
 {
     if (!mop_xt_tracked(key))
         return 0;
@@ -170,9 +173,9 @@ uint32_t mop_xt_owner(uint32_t self, uint64_t key)
      * crossed threads (a real handle is outstanding once, and no other thread
      * can be given it before this completion; or the handle is shared, and
      * any post will do). */
-    if (self != 0 && mop_xt_claim(self, key, true))
+    if (self != 0 && mop_xt_claim(self, key, true, release))
         return 0;
-    return mop_xt_claim(self, key, false);
+    return mop_xt_claim(self, key, false, release);
 }
 
 int mop_xt_send(uint32_t to, const mop_event *ev)

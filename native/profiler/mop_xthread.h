@@ -16,6 +16,7 @@
 #ifndef MOP_XTHREAD_H
 #define MOP_XTHREAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,8 +55,10 @@ void mop_xt_posted(uint32_t self, uint64_t key, uint64_t t);
 /* Thread `self` saw `key` complete (END) or freed (FREE). Returns the id of the
  * thread whose outstanding request it was when that is not `self` (the event
  * belongs in that thread's inbox), else 0 (it stays in self's queue: self's
- * own request, or one the table does not know). */
-uint32_t mop_xt_owner(uint32_t self, uint64_t key);
+ * own request, or one the table does not know). With `release` the post is
+ * taken (the handle is freed); without (MPI_Request_get_status: complete, but
+ * the handle stays valid until its Wait, Test or free) it stays outstanding. */
+uint32_t mop_xt_owner(uint32_t self, uint64_t key, bool release);
 
 /* Puts a copy of ev into thread `to`'s inbox. Returns 0, or -1 when out of
  * memory (the caller keeps the event in its own queue instead). */

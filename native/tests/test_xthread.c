@@ -25,26 +25,26 @@ static void test_owner_table(void)
 
     /* posted by 1, completed by 2: goes to 1, once */
     mop_xt_posted(1, 100, 1);
-    CHECK(mop_xt_owner(2, 100) == 1);
-    CHECK(mop_xt_owner(2, 100) == 0);
+    CHECK(mop_xt_owner(2, 100, true) == 1);
+    CHECK(mop_xt_owner(2, 100, true) == 0);
     /* the handle comes back to 1 and 1 completes it itself */
     mop_xt_posted(1, 100, 2);
-    CHECK(mop_xt_owner(1, 100) == 0);
-    CHECK(mop_xt_owner(2, 100) == 0); /* nothing outstanding any more */
+    CHECK(mop_xt_owner(1, 100, true) == 0);
+    CHECK(mop_xt_owner(2, 100, true) == 0); /* nothing outstanding any more */
     /* ... then to 2, completed by 3 */
     mop_xt_posted(2, 100, 3);
-    CHECK(mop_xt_owner(3, 100) == 2);
+    CHECK(mop_xt_owner(3, 100, true) == 2);
 
     /* The MPI freed handle 200 inside the completing call of thread 3, and
      * thread 2 got it for a new request before 3 recorded the completion: the
      * earlier post (thread 1's) is the one completed, although thread 2's
      * entry comes first in the table. */
     mop_xt_posted(2, 200, 4);
-    CHECK(mop_xt_owner(2, 200) == 0);
+    CHECK(mop_xt_owner(2, 200, true) == 0);
     mop_xt_posted(1, 200, 10);
     mop_xt_posted(2, 200, 20);
-    CHECK(mop_xt_owner(3, 200) == 1);
-    CHECK(mop_xt_owner(3, 200) == 2);
+    CHECK(mop_xt_owner(3, 200, true) == 1);
+    CHECK(mop_xt_owner(3, 200, true) == 2);
 
     /* One handle shared by requests that completed at once (MPICH's
      * pre-completed sends): 1 posts it twice, 2 once. A thread with one of its
@@ -52,21 +52,29 @@ static void test_owner_table(void)
     mop_xt_posted(1, 7, 30);
     mop_xt_posted(1, 7, 31);
     mop_xt_posted(2, 7, 32);
-    CHECK(mop_xt_owner(2, 7) == 0); /* 2's own */
-    CHECK(mop_xt_owner(3, 7) == 1);
-    CHECK(mop_xt_owner(3, 7) == 1);
-    CHECK(mop_xt_owner(3, 7) == 0); /* all three taken */
+    CHECK(mop_xt_owner(2, 7, true) == 0); /* 2's own */
+    CHECK(mop_xt_owner(3, 7, true) == 1);
+    CHECK(mop_xt_owner(3, 7, true) == 1);
+    CHECK(mop_xt_owner(3, 7, true) == 0); /* all three taken */
+
+    /* A query (MPI_Request_get_status) on another thread finds the poster and
+     * leaves the post outstanding; the Wait that frees the handle takes it. */
+    mop_xt_posted(1, 300, 35);
+    CHECK(mop_xt_owner(2, 300, false) == 1);
+    CHECK(mop_xt_owner(2, 300, false) == 1);
+    CHECK(mop_xt_owner(2, 300, true) == 1);
+    CHECK(mop_xt_owner(2, 300, true) == 0);
 
     /* made-up keys (bit 63) and 0 are never routed, nor counted untracked */
     mop_xt_posted(1, UINT64_C(1) << 63 | 5, 40);
-    CHECK(mop_xt_owner(2, UINT64_C(1) << 63 | 5) == 0);
+    CHECK(mop_xt_owner(2, UINT64_C(1) << 63 | 5, true) == 0);
     mop_xt_posted(1, 0, 41);
-    CHECK(mop_xt_owner(2, 0) == 0);
+    CHECK(mop_xt_owner(2, 0, true) == 0);
     CHECK(mop_xt_untracked() == 0);
     /* a thread without an id: its posts are counted, not tracked */
     mop_xt_posted(0, 55, 42);
     CHECK(mop_xt_untracked() == 1);
-    CHECK(mop_xt_owner(1, 55) == 0);
+    CHECK(mop_xt_owner(1, 55, true) == 0);
 
     /* inbox: oldest first, equal times in the order sent */
     mop_event e = {.type = MOP_EV_END, .key = 1};
@@ -140,7 +148,7 @@ static void *worker(void *arg)
         if (j % 16 == 0)
             got += take_all(i, &last); /* while thread i+1 sends */
         uint64_t key = (uint64_t)(prev + 1) * 1000000 + (uint64_t)j;
-        uint32_t to = mop_xt_owner(self, key);
+        uint32_t to = mop_xt_owner(self, key, true);
         if (to != ids[prev]) {
             wrong[i]++;
             continue;
@@ -149,7 +157,7 @@ static void *worker(void *arg)
         if (mop_xt_send(to, &e) != 0)
             wrong[i]++;
         if (i % 2 == 1) {
-            uint32_t o = mop_xt_owner(self, SHARED_KEY);
+            uint32_t o = mop_xt_owner(self, SHARED_KEY, true);
             if (o != 0 && (o - 1) % 2 == 0)
                 routed_shared[i]++;
             else
@@ -181,7 +189,7 @@ static void test_owner_table_threads(void)
         shared += routed_shared[i];
     }
     CHECK(shared == NT / 2 * PER);
-    CHECK(mop_xt_owner(ids[1], SHARED_KEY) == 0); /* none left */
+    CHECK(mop_xt_owner(ids[1], SHARED_KEY, true) == 0); /* none left */
     CHECK(mop_xt_untracked() == 0);
 }
 
