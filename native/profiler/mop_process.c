@@ -293,7 +293,11 @@ static void mop_on_end(mop_process *p, const mop_event *e)
  * made here. */
 static void mop_on_foreign_end(mop_process *p, const mop_event *e)
 {
-    p->counters.cross_thread_completions++;
+    /* Counted once per request: not again for the Wait/Test/free of a request
+     * a query (MPI_Request_get_status) already saw complete. */
+    mop_req *r = mop_requests_find(&p->reqs, e->key);
+    if ((e->kind & MOP_END_QUERY) || !r || !(r->flags & MOP_REQ_DONE))
+        p->counters.cross_thread_completions++;
     mop_clock saved = p->clock;
     if (p->clock.depth == 0) {
         uint64_t t = e->t;

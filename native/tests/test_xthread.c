@@ -277,10 +277,43 @@ static void test_engine_foreign_end(void)
     mop_xfer_table_free(&table);
 }
 
+/* Another thread sees the request complete with MPI_Request_get_status, then
+ * frees it with MPI_Wait: one transfer, closed at the query, counted once. */
+static void test_engine_foreign_query(void)
+{
+    mop_xfer_table table;
+    mop_xfer_table_init(&table);
+    CHECK(mop_xfer_table_add(&table, MOP_XFER_INTRA, 1024, 5e-6) == 0);
+    seen s = {0};
+    mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9, .on_transfer = on_transfer,
+                              .on_transfer_ctx = &s};
+    mop_process p;
+    CHECK(mop_process_init(&p, &cfg) == 0);
+    ev(&p, MOP_EV_ENTER, 0, 0, 0);
+    ev(&p, MOP_EV_BEGIN, 0, 9, -1);
+    ev(&p, MOP_EV_EXIT, 1000, 0, 0);
+    mop_event q = {.type = MOP_EV_END, .t = 8000, .key = 9, .bytes = 1024,
+                   .kind = MOP_END_QUERY, .arg = 2};
+    mop_process_event(&p, &q);
+    q.t = 9000;
+    q.kind = 0;
+    mop_process_event(&p, &q);
+    CHECK(s.n == 1 && s.tr[0].b.kase == MOP_CASE_ACROSS);
+    CHECK_NEAR(s.tr[0].b.max_s, 5e-6, 1e-15); /* closed at 8000, as in the test above */
+    CHECK_NEAR(s.tr[0].b.min_s, 4e-6, 1e-15);
+    CHECK(p.counters.cross_thread_completions == 1);
+    CHECK(p.cases[MOP_CASE_END_ONLY] == 0);
+    mop_process_finish(&p);
+    CHECK(p.counters.unfinished == 0);
+    mop_process_free(&p);
+    mop_xfer_table_free(&table);
+}
+
 int main(void)
 {
     test_owner_table();
     test_owner_table_threads();
     test_engine_foreign_end();
+    test_engine_foreign_query();
     return TEST_RESULT();
 }
