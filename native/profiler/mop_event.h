@@ -55,7 +55,9 @@ typedef struct mop_event {
     uint8_t type;    /* mop_event_type */
     uint8_t kind;    /* mop_kind; for END: mop_end_reason | mop_end_flags; FREE: reason */
     uint16_t id;     /* function id (ENTER, BEGIN, INCALL, PINIT) or region id */
-    int32_t arg;     /* peer world rank (-1 unknown), or the Pcontrol level */
+    int32_t arg;     /* peer world rank (-1 unknown), or the Pcontrol level; for
+                        END and FREE: <= 0, or when another thread than the posting
+                        one saw it, > 0: that thread (mop_xthread.h) */
 } mop_event;
 
 /* Handles never have bit 63 set (MPICH's and Intel MPI's are 32-bit

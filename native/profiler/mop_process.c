@@ -309,6 +309,32 @@ static void mop_on_end(mop_process *p, const mop_event *e)
     }
 }
 
+/* An END another thread saw for a request of this one (e->arg > 0 names it;
+ * docs/profiler.md, "Threads"). The bounds use this thread's timeline, as for
+ * its own completions, but the END is not at one of its call exits: at e->t
+ * it may be computing, or inside another call. So it is closed as if this
+ * thread entered a call at e->t: computation up to e->t counts (none after the
+ * thread ended), and a transfer posted in the call this thread has left since
+ * is across calls, not in one. The clock is restored afterwards: no call was
+ * made here. */
+static void mop_on_foreign_end(mop_process *p, const mop_event *e)
+{
+    /* Counted once per request: not again for the Wait/Test/free of a request
+     * a query (MPI_Request_get_status) already saw complete. */
+    mop_req *r = mop_requests_find(&p->reqs, e->key);
+    if ((e->kind & MOP_END_QUERY) || !r || !(r->flags & MOP_REQ_DONE))
+        p->counters.cross_thread_completions++;
+    mop_clock saved = p->clock;
+    if (p->clock.depth == 0) {
+        uint64_t t = e->t;
+        if (p->t_thread_end && t > p->t_thread_end)
+            t = p->t_thread_end;
+        mop_clock_enter(&p->clock, t);
+    }
+    mop_on_end(p, e);
+    p->clock = saved;
+}
+
 static void mop_on_pinit(mop_process *p, const mop_event *e)
 {
     mop_req *r = mop_requests_get(&p->reqs, e->key);
@@ -448,7 +474,7 @@ void mop_process_event(mop_process *p, const mop_event *e)
     case MOP_EV_ENTER: mop_on_enter(p, e); break;
     case MOP_EV_EXIT: mop_on_exit(p, e); break;
     case MOP_EV_BEGIN: mop_on_begin(p, e); break;
-    case MOP_EV_END: mop_on_end(p, e); break;
+    case MOP_EV_END: e->arg > 0 ? mop_on_foreign_end(p, e) : mop_on_end(p, e); break;
     case MOP_EV_INCALL: mop_on_incall(p, e); break;
     case MOP_EV_PINIT: mop_on_pinit(p, e); break;
     case MOP_EV_START: mop_on_start(p, e); break;
@@ -493,6 +519,11 @@ void mop_process_finish(mop_process *p)
             mop_requests_remove(&p->reqs, r);
     }
     free(keys);
+}
+
+void mop_process_thread_exit(mop_process *p, uint64_t t)
+{
+    p->t_thread_end = t;
 }
 
 void mop_process_merge(mop_process *dst, const mop_process *src)

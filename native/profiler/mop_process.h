@@ -65,7 +65,9 @@ typedef struct mop_region_acc {
     X(xfer_exceeds_span)       \
     X(out_of_memory)           \
     X(rma_other_thread)        \
-    X(rma_freed_pending)
+    X(rma_freed_pending)       \
+    X(cross_thread_completions) \
+    X(cross_thread_untracked)
 
 typedef struct mop_counters {
 #define MOP_COUNTER_FIELD(name) uint64_t name;
@@ -118,6 +120,8 @@ typedef struct mop_process {
     mop_fn_acc fns[MOP_MAX_FN];
     mop_region_acc regions[MOP_MAX_REGIONS];
     mop_counters counters;
+    /* When the thread ended (0: running); see mop_process_thread_exit. */
+    uint64_t t_thread_end;
     /* Last table lookup: consecutive transfers mostly have one size. Keyed
      * on the curve too: class (p2p), or collective op and comm size. */
     int64_t last_bytes;
@@ -137,6 +141,10 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n);
 
 /* End of the program: open transfers become begin-only. */
 void mop_process_finish(mop_process *p);
+
+/* The thread whose events p processes ended at t: for completions other
+ * threads report later, it computed nothing after t. */
+void mop_process_thread_exit(mop_process *p, uint64_t t);
 
 /* Adds src's measures into dst (threads of one rank); same config. */
 void mop_process_merge(mop_process *dst, const mop_process *src);

@@ -32,14 +32,22 @@
 
 volatile int mop_active;
 int mop_use_tsc;
+int mop_xt_on;
 _Thread_local mop_thread *mop_tls __attribute__((tls_model("initial-exec")));
+/* Set while this thread holds the process lock or its own thread lock, so a
+ * fatal signal arriving then does not wait for a lock its own thread holds. */
+static _Thread_local volatile sig_atomic_t mop_in_lock __attribute__((tls_model("initial-exec")));
 
 typedef struct mop_thread_private {
     pthread_mutex_t lock; /* taken by the owner to process, by others to read */
     mop_process proc;
     struct mop_thread_private *next;
     mop_thread *th;
+    bool final_done;      /* the final write-out processed this thread's queue */
 } mop_thread_private;
+
+/* Its destructor processes an exiting thread's queue (mop_thread_gone). */
+static pthread_key_t mop_thread_key;
 
 /* ---- process-wide state ------------------------------------------------ */
 static struct {
@@ -134,47 +142,122 @@ mop_thread *mop_thread_attach(void)
     pthread_mutex_init(&pv->lock, NULL);
     pv->th = th;
     th->priv = pv;
+    th->xt_id = mop_xt_on ? mop_xt_register(&th->inbox) : 0;
+    /* Registration is the one place a new thread takes the process lock. */
     pthread_mutex_lock(&mop_g.lock);
     pv->next = mop_g.threads;
     mop_g.threads = pv;
     pthread_mutex_unlock(&mop_g.lock);
     mop_tls = th;
+    pthread_setspecific(mop_thread_key, th);
     return th;
 }
 
 static void mop_write_profile(const char *status);
 
+/* Processes q[0, n) into the thread's engine; with pv->lock held. After the
+ * final write-out nothing is processed again (that one took the queue). */
+static void mop_process_queue(mop_thread_private *pv)
+{
+    if (!pv->final_done)
+        mop_trace_process(&mop_trace_g, pv->th, &pv->proc, pv->th->q, pv->th->n);
+    __atomic_store_n(&pv->th->n, 0, __ATOMIC_RELEASE);
+}
+
 void mop_flush(mop_thread *th)
 {
     mop_thread_private *pv = th->priv;
+    mop_in_lock = 1;
     pthread_mutex_lock(&pv->lock);
-    mop_trace_process(&mop_trace_g, th, &pv->proc, th->q, th->n);
-    th->n = 0;
+    mop_process_queue(pv);
     pthread_mutex_unlock(&pv->lock);
+    mop_in_lock = 0;
     if (mop_g.snapshot_interval_s > 0) {
+        /* Threads flush concurrently: the one that moves last_snapshot on
+         * writes the snapshot, the others see the new time and go on. */
         uint64_t now = mop_now();
-        if ((double)(now - mop_g.last_snapshot) * mop_g.s_per_tick >= mop_g.snapshot_interval_s) {
-            mop_g.last_snapshot = now;
+        uint64_t last = __atomic_load_n(&mop_g.last_snapshot, __ATOMIC_RELAXED);
+        if ((double)(now - last) * mop_g.s_per_tick >= mop_g.snapshot_interval_s &&
+            __atomic_compare_exchange_n(&mop_g.last_snapshot, &last, now, false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             mop_write_profile("running");
-        }
     }
+}
+
+/* ---- requests completed on another thread (mop_xthread.h) ----------------- */
+
+int mop_xt_route(mop_thread *th, const mop_event *e)
+{
+    /* A query (MPI_Request_get_status*) leaves the handle valid: its Wait,
+     * Test or free comes later and must find the same owner. */
+    bool release = !(e->type == MOP_EV_END && (e->kind & MOP_END_QUERY));
+    uint32_t owner = mop_xt_owner(th->xt_id, e->key, release);
+    return owner != 0 && mop_xt_send(owner, e) == 0;
+}
+
+void mop_xt_drain(mop_thread *th)
+{
+    mop_xt_node *n = mop_xt_take(&th->inbox);
+    while (n) {
+        if (th->n == MOP_QUEUE_EVENTS)
+            mop_flush(th);
+        th->q[th->n] = n->ev;
+        mop_commit(th);
+        mop_xt_node *next = n->next;
+        free(n);
+        n = next;
+    }
+}
+
+/* Processes what other threads sent to pv's thread and it never took (it
+ * pushed nothing since, or it has exited); with pv->lock held. */
+static void mop_process_inbox(mop_thread_private *pv)
+{
+    mop_xt_node *n = mop_xt_take(&pv->th->inbox);
+    while (n) {
+        mop_trace_process(&mop_trace_g, pv->th, &pv->proc, &n->ev, 1);
+        mop_xt_node *next = n->next;
+        free(n);
+        n = next;
+    }
+}
+
+/* pthread key destructor: a thread that ends processes its queue, so that
+ * snapshots include it, and its engine knows it computes no more. */
+static void mop_thread_gone(void *arg)
+{
+    mop_thread *th = arg;
+    if (!__atomic_load_n(&mop_active, __ATOMIC_ACQUIRE))
+        return; /* after MPI_Finalize: the final write-out took everything */
+    mop_xt_drain(th);
+    mop_flush(th);
+    mop_in_lock = 1;
+    pthread_mutex_lock(&th->priv->lock);
+    mop_process_thread_exit(&th->priv->proc, mop_now());
+    pthread_mutex_unlock(&th->priv->lock);
+    mop_in_lock = 0;
 }
 
 /* ---- output ---------------------------------------------------------------- */
 
-/* Sums every thread into one process. When `final`, events still queued are
- * processed and open transfers closed first (only safe when the threads are
- * quiet: at the end). Returns the number of threads. */
+/* Sums every thread into one process. When `final`, events still queued
+ * (and ENDs other threads sent that were not taken yet) are processed and open
+ * transfers closed first. Other threads should be quiet then (MPI_Finalize),
+ * but at exit or on a signal they may still push: their count is read with
+ * acquire and only the owner writes it, so what is processed is whole events;
+ * what they push afterwards is lost. Returns the number of threads. */
 static int mop_aggregate(mop_process *agg, bool final)
 {
     int threads = 0;
     mop_process_init(agg, &mop_g.cfg);
     for (mop_thread_private *pv = mop_g.threads; pv; pv = pv->next, threads++) {
         pthread_mutex_lock(&pv->lock);
-        if (final) {
-            mop_trace_process(&mop_trace_g, pv->th, &pv->proc, pv->th->q, pv->th->n);
-            pv->th->n = 0;
+        if (final && !pv->final_done) {
+            mop_trace_process(&mop_trace_g, pv->th, &pv->proc, pv->th->q,
+                              __atomic_load_n(&pv->th->n, __ATOMIC_ACQUIRE));
+            mop_process_inbox(pv);
             mop_trace_finish(&mop_trace_g, pv->th, &pv->proc);
+            pv->final_done = true;
         }
         mop_process_merge(agg, &pv->proc);
         pthread_mutex_unlock(&pv->lock);
@@ -186,15 +269,18 @@ static void mop_write_profile(const char *status)
 {
     if (mop_g.rank < 0)
         return;
+    mop_in_lock = 1;
     pthread_mutex_lock(&mop_g.lock);
     bool final = strcmp(status, "running") != 0;
     if (mop_g.written_final) {
         pthread_mutex_unlock(&mop_g.lock);
+        mop_in_lock = 0;
         return;
     }
     uint64_t t_end = mop_now();
     static mop_process agg; /* large; never on a possibly small signal stack */
     int threads = mop_aggregate(&agg, final);
+    agg.counters.cross_thread_untracked += mop_xt_untracked();
     mop_trace_stats trace;
     if (final)
         mop_trace_close(&mop_trace_g);
@@ -221,27 +307,41 @@ static void mop_write_profile(const char *status)
     if (final)
         mop_g.written_final = true;
     pthread_mutex_unlock(&mop_g.lock);
+    mop_in_lock = 0;
+}
+
+/* The program ends without MPI_Finalize: the first of exit and a fatal
+ * signal (on any thread) stops collecting and writes the profile. The reason
+ * is set under the lock that a concurrent snapshot reads it under. */
+static void mop_write_incomplete(const char *reason)
+{
+    if (!__atomic_exchange_n(&mop_active, 0, __ATOMIC_ACQ_REL))
+        return;
+    mop_in_lock = 1;
+    pthread_mutex_lock(&mop_g.lock);
+    snprintf(mop_g.status_reason, sizeof mop_g.status_reason, "%s", reason);
+    pthread_mutex_unlock(&mop_g.lock);
+    mop_in_lock = 0;
+    mop_write_profile("incomplete");
 }
 
 static void mop_atexit(void)
 {
-    if (mop_active) {
-        mop_active = 0;
-        snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
-                 "the program exited without calling MPI_Finalize");
-        mop_write_profile("incomplete");
-    }
+    mop_write_incomplete("the program exited without calling MPI_Finalize");
 }
 
 static void mop_fatal_signal(int sig)
 {
     /* Best effort: stdio is not async-signal-safe, but the alternative is
-     * certainly losing everything; the periodic snapshot is the fallback. */
-    if (mop_active) {
-        mop_active = 0;
-        snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
-                 "the program was ended by signal %d (%s)", sig, strsignal(sig));
-        mop_write_profile("incomplete");
+     * certainly losing everything; the periodic snapshot is the fallback.
+     * Not when the signal interrupted this thread inside the profiler's own
+     * locked section (processing its queue, writing a snapshot): taking that
+     * lock again would hang the program instead of ending it. */
+    if (!mop_in_lock) {
+        char reason[128];
+        snprintf(reason, sizeof reason, "the program was ended by signal %d (%s)", sig,
+                 strsignal(sig));
+        mop_write_incomplete(reason);
     }
     signal(sig, SIG_DFL);
     raise(sig);
@@ -382,6 +482,12 @@ void mop_runtime_start(uint16_t init_fn)
         return;
     mop_clock_setup();
     mop_trace_sync_start(mop_g.s_per_tick); /* collective: before a rank can drop out below */
+    /* Requests can be completed on another thread than the one that posted
+     * them only where several threads may call MPI. */
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    mop_xt_on = level >= MPI_THREAD_SERIALIZED && mop_xt_init() == 0;
+    pthread_key_create(&mop_thread_key, mop_thread_gone);
     mop_g.cfg.s_per_tick = mop_g.s_per_tick;
     mop_g.cfg.table = &mop_g.table;
     const char *snap = getenv("MPI_OVERLAP_SNAPSHOT_S");
@@ -411,7 +517,7 @@ void mop_runtime_start(uint16_t init_fn)
     }
     mop_trace_start(&mop_trace_g, &mop_g.cfg, mop_g.outdir, mop_g.rank, mop_g.size,
                     mop_g.s_per_tick, mop_use_tsc);
-    mop_active = 1;
+    __atomic_store_n(&mop_active, 1, __ATOMIC_RELEASE);
     mop_thread *th = mop_self();
     if (th) {
         mop_trace_thread(&mop_trace_g, th); /* thread 0 of the trace: the one of MPI_Init */
@@ -420,17 +526,35 @@ void mop_runtime_start(uint16_t init_fn)
     }
 }
 
+bool mop_runtime_started(void)
+{
+    return mop_g.rank >= 0;
+}
+
+void mop_note_out_of_memory(void)
+{
+    mop_thread *th = mop_self();
+    if (!th)
+        return;
+    pthread_mutex_lock(&th->priv->lock);
+    th->priv->proc.counters.out_of_memory++;
+    pthread_mutex_unlock(&th->priv->lock);
+}
+
 void mop_runtime_stop(void)
 {
     mop_trace_sync_end(&mop_trace_g); /* collective, like the start's */
-    if (!mop_active)
+    if (!__atomic_load_n(&mop_active, __ATOMIC_ACQUIRE))
         return;
     mop_thread *th = mop_self();
     if (th) { /* Finalize's own call: its time is MPI time */
         mop_enter(th, MOP_FN_MPI_Finalize, mop_now());
         mop_exit(th, mop_now());
     }
-    mop_active = 0;
+    if (!__atomic_exchange_n(&mop_active, 0, __ATOMIC_ACQ_REL))
+        return; /* a fatal signal on another thread wrote the profile meanwhile */
+    pthread_mutex_lock(&mop_g.lock);
     mop_g.status_reason[0] = '\0';
+    pthread_mutex_unlock(&mop_g.lock);
     mop_write_profile("complete");
 }

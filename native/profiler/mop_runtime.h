@@ -3,7 +3,8 @@
  * MPI_Init, after MPI_Finalize, or when disabled), the clock, and the
  * inline pushes of events into the thread's fixed-size queue. The queue is
  * handed to mop_process when full (seed 000 §2.4.2), so a wrapper costs two
- * clock reads and a few stores. */
+ * clock reads and a few stores. A push takes no lock: the queue belongs to its
+ * thread (docs/profiler.md, "Threads"). */
 #ifndef MOP_RUNTIME_H
 #define MOP_RUNTIME_H
 
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "mop_event.h"
+#include "mop_xthread.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -21,30 +23,52 @@
 enum { MOP_QUEUE_EVENTS = 4096 };
 
 typedef struct mop_thread {
-    uint32_t n;                      /* events in q */
+    /* Events in q. Written only by the owning thread outside its lock, with
+     * release after the event itself, so that the final write-out (which may
+     * run on another thread: exit, signal) reads whole events up to it. */
+    uint32_t n;
     struct mop_thread_private *priv; /* processing state, owned by mop_runtime.c */
+    uint32_t xt_id;                  /* id in mop_xthread (0: not registered) */
     mop_event q[MOP_QUEUE_EVENTS];
+    char xt_pad[64]; /* the inbox is written by other threads: not q's cache line */
+    mop_xt_inbox inbox; /* ENDs of this thread's requests seen by other threads */
 } mop_thread;
 
-/* Set by the runtime: 1 while events are collected. */
+/* Set by the runtime: 1 while events are collected (read with acquire: a
+ * thread that sees 1 sees the set-up made before it). */
 extern volatile int mop_active;
 extern int mop_use_tsc;
 extern _Thread_local mop_thread *mop_tls;
+/* 1 when MPI may be called from several threads (MPI_THREAD_SERIALIZED or
+ * MULTIPLE): posts and completions then go through the owner table. */
+extern int mop_xt_on;
 
 /* After PMPI_Init(_thread) succeeded: reads the settings, loads and checks the
  * table, starts collecting (init_fn: the function id of the init call). */
 void mop_runtime_start(uint16_t init_fn);
 /* Before PMPI_Finalize: processes what is queued, writes the rank's profile. */
 void mop_runtime_stop(void);
+/* Whether mop_runtime_start ran (profiling on or not): the Fortran MPI_INIT
+ * starts the runtime only when the MPI's Fortran binding did not reach the C
+ * MPI_Init wrapper. */
+bool mop_runtime_started(void);
+/* Counts, in the calling thread's profile, memory a wrapper could not get
+ * (counter out_of_memory). */
+void mop_note_out_of_memory(void);
 
 /* Creates the calling thread's state on its first event. */
 mop_thread *mop_thread_attach(void);
 /* Processes and empties the calling thread's queue. */
 void mop_flush(mop_thread *th);
+/* Moves the ENDs in the calling thread's inbox into its queue. */
+void mop_xt_drain(mop_thread *th);
+/* An END or FREE of a request another thread posted: sends it there. Returns
+ * 1 when sent, 0 when it belongs to this thread's queue. */
+int mop_xt_route(mop_thread *th, const mop_event *e);
 
 static inline mop_thread *mop_self(void)
 {
-    if (__builtin_expect(!mop_active, 0))
+    if (__builtin_expect(!__atomic_load_n(&mop_active, __ATOMIC_ACQUIRE), 0))
         return NULL;
     mop_thread *th = mop_tls;
     return __builtin_expect(th != NULL, 1) ? th : mop_thread_attach();
@@ -61,11 +85,21 @@ static inline uint64_t mop_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The slot for the next event; mop_commit makes it count. ENDs that other
+ * threads saw for this thread's requests go in first: they happened before
+ * what is pushed now. */
 static inline mop_event *mop_push(mop_thread *th)
 {
+    if (__builtin_expect(__atomic_load_n(&th->inbox.head, __ATOMIC_RELAXED) != NULL, 0))
+        mop_xt_drain(th);
     if (__builtin_expect(th->n == MOP_QUEUE_EVENTS, 0))
         mop_flush(th);
-    return &th->q[th->n++];
+    return &th->q[th->n];
+}
+
+static inline void mop_commit(mop_thread *th)
+{
+    __atomic_store_n(&th->n, th->n + 1, __ATOMIC_RELEASE);
 }
 
 static inline void mop_enter(mop_thread *th, uint16_t fn, uint64_t t)
@@ -74,6 +108,7 @@ static inline void mop_enter(mop_thread *th, uint16_t fn, uint64_t t)
     e->type = MOP_EV_ENTER;
     e->t = t;
     e->id = fn;
+    mop_commit(th);
 }
 
 static inline void mop_exit(mop_thread *th, uint64_t t)
@@ -81,6 +116,7 @@ static inline void mop_exit(mop_thread *th, uint64_t t)
     mop_event *e = mop_push(th);
     e->type = MOP_EV_EXIT;
     e->t = t;
+    mop_commit(th);
 }
 
 /* Any other event: transfers (BEGIN at the posting call's enter, END at the
@@ -89,6 +125,16 @@ static inline void mop_push_event(mop_thread *th, mop_event_type type, uint64_t 
                                   uint64_t key, int64_t bytes, mop_kind kind, uint16_t id,
                                   int32_t arg)
 {
+    if (__builtin_expect(mop_xt_on, 0) && (type == MOP_EV_END || type == MOP_EV_FREE)) {
+        /* `arg` (-1 for END, FREE) is free: it names the completing thread
+         * when the event goes to the posting one (> 0; one without an id
+         * counts as MOP_XT_MAX_THREADS + 1). */
+        mop_event ev = {.type = (uint8_t)type, .t = t, .key = key, .bytes = bytes,
+                        .kind = (uint8_t)kind, .id = id,
+                        .arg = th->xt_id ? (int32_t)th->xt_id : MOP_XT_MAX_THREADS + 1};
+        if (mop_xt_route(th, &ev))
+            return;
+    }
     mop_event *e = mop_push(th);
     e->type = (uint8_t)type;
     e->t = t;
@@ -97,6 +143,11 @@ static inline void mop_push_event(mop_thread *th, mop_event_type type, uint64_t 
     e->kind = (uint8_t)kind;
     e->id = id;
     e->arg = arg;
+    mop_commit(th);
+    /* After the push: from now on another thread may send this request's END
+     * here, and it must come after the BEGIN. */
+    if (__builtin_expect(mop_xt_on, 0) && (type == MOP_EV_BEGIN || type == MOP_EV_START))
+        mop_xt_posted(th->xt_id, key, mop_now());
 }
 
 /* Enter/exit bracket for wrappers with nothing else to record. FN is the

@@ -2,20 +2,46 @@
 
 `python -m mpi_overlap.devtools ctest` builds native/ for the default toolchain with
 warnings as errors and AddressSanitizer + UndefinedBehaviorSanitizer, then runs ctest
-(the C unit tests and the small MPI smoke tests) in that build.
+(the C unit tests and the small MPI smoke tests) in that build. It then builds a second
+tree with ThreadSanitizer and runs the tests labelled "threads" there (the profiler's
+thread unit test and the 8-thread MPI stress test; docs/profiler.md, "Threads"), or says
+why it cannot where the compiler has no ThreadSanitizer.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 from .build import ensure_built, find_tool
 from .errors import UserError
-from .toolchains import get_toolchain
+from .toolchains import Toolchain, get_toolchain
 from .ui import Ui
 
 SANITIZERS = "address,undefined"
+# ThreadSanitizer cannot be combined with AddressSanitizer: a build of its own, in which
+# only the tests about threads run.
+THREAD_SANITIZER = "thread"
+THREAD_LABEL = "threads"
+
+
+def _run_ctest(ctest_exe: str, bdir: Path, env: dict[str, str], *extra: str) -> int:
+    cmd = [ctest_exe, "--test-dir", str(bdir), "--output-on-failure", "--timeout", "300", *extra]
+    return subprocess.run(cmd, env=env, check=False).returncode
+
+
+def tsan_available(tc: Toolchain) -> bool:
+    """Whether the toolchain's compiler builds and links a program with -fsanitize=thread."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "t.c"
+        src.write_text("int main(void) { return 0; }\n")
+        proc = subprocess.run(
+            [tc.mpicc, "-fsanitize=thread", str(src), "-o", str(Path(tmp) / "t")],
+            env=tc.environment(), capture_output=True, check=False,
+        )
+        return proc.returncode == 0
 
 
 def ctest(toolchain: str | None = None) -> int:
@@ -30,8 +56,15 @@ def ctest(toolchain: str | None = None) -> int:
     # MPI libraries keep allocations alive until exit by design; leak reports from them
     # would bury real findings. Our own unit tests run without MPI, with leak checking.
     env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
-    cmd = [ctest_exe, "--test-dir", str(bdir), "--output-on-failure", "--timeout", "300"]
-    return subprocess.run(cmd, env=env, check=False).returncode
+    rc = _run_ctest(ctest_exe, bdir, env)
+    if not tsan_available(tc):
+        print(f"devtools: note: {tc.mpicc} cannot build with -fsanitize=thread: the thread "
+              "tests do not run under ThreadSanitizer here", file=sys.stderr)
+        return rc
+    with ui.progress(f"build ({tc.name}, {THREAD_SANITIZER})") as progress:
+        tdir = ensure_built(tc, progress=progress, werror=True, sanitize=THREAD_SANITIZER)
+    trc = _run_ctest(ctest_exe, tdir, tc.environment(), "-L", THREAD_LABEL)
+    return rc or trc
 
 
 def main(argv: list[str]) -> int:

@@ -13,7 +13,9 @@
  * The functions are declared weak, so a program compiled with these calls
  * runs unchanged without the profiler; use the MPI_OVERLAP_REGION_* macros,
  * which do nothing when the profiler is not loaded (LD_PRELOAD or
- * -lmpi_overlap). From Fortran: call mpi_overlap_region_begin('halo'). */
+ * -lmpi_overlap). From Fortran: call mpi_overlap_region_begin('halo'); Fortran
+ * has no weak symbols, so link such a program with -lmpi_overlap
+ * (docs/profiler.md, "Fortran"). */
 #ifndef MPI_OVERLAP_H
 #define MPI_OVERLAP_H
 

@@ -94,6 +94,8 @@ UNATTRIBUTED: dict[str, str] = {
     "call: ended at their own thread's next one-sided call (later, so looser bounds)",
     "rma_freed_pending": "one-sided operations still pending when their window was freed (their "
     "completion was not seen): ended at MPI_Win_free",
+    "cross_thread_untracked": "requests the table of posting threads could not hold: if "
+    "another thread completed one, it shows as begin-only + end-only",
 }
 # Non-zero counters that are worth a line but change no measure.
 INFO_COUNTERS: dict[str, str] = {
@@ -106,6 +108,8 @@ INFO_COUNTERS: dict[str, str] = {
     "handle_shared": "request handles the MPI gave out again while outstanding (one shared "
     "handle for requests complete at once, e.g. Open MPI's for MPI_PROC_NULL): all tracked, "
     "completed oldest first",
+    "cross_thread_completions": "requests completed by another thread than the one that "
+    "posted them: closed on the posting thread's timeline (docs/profiler.md, Threads)",
 }
 # Per-rank non-overlapped times within this relative spread are called even.
 EVEN_SPREAD = 0.05

@@ -1,0 +1,319 @@
+/* test_xthread.c - requests completed on another thread than the one that
+ * posted them (docs/profiler.md, "Threads"), without MPI:
+ *   - the owner table and inboxes of mop_xthread.c: who a completion goes to,
+ *     shared handles, untracked keys, inbox order; then the same driven by 8
+ *     threads at once (run in the ThreadSanitizer build too: label "threads");
+ *   - the engine's handling of an END another thread saw (mop_process.c),
+ *     with bounds worked out by hand from the posting thread's timeline. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "mo_test.h"
+#include "mop_process.h"
+#include "mop_xthread.h"
+
+/* ---- owner table and inboxes, one thread ------------------------------------ */
+
+static void test_owner_table(void)
+{
+    CHECK(mop_xt_init() == 0);
+    mop_xt_inbox ib[3] = {{0}};
+    CHECK(mop_xt_register(&ib[0]) == 1);
+    CHECK(mop_xt_register(&ib[1]) == 2);
+    CHECK(mop_xt_register(&ib[2]) == 3);
+
+    /* posted by 1, completed by 2: goes to 1, once */
+    mop_xt_posted(1, 100, 1);
+    CHECK(mop_xt_owner(2, 100, true) == 1);
+    CHECK(mop_xt_owner(2, 100, true) == 0);
+    /* the handle comes back to 1 and 1 completes it itself */
+    mop_xt_posted(1, 100, 2);
+    CHECK(mop_xt_owner(1, 100, true) == 0);
+    CHECK(mop_xt_owner(2, 100, true) == 0); /* nothing outstanding any more */
+    /* ... then to 2, completed by 3 */
+    mop_xt_posted(2, 100, 3);
+    CHECK(mop_xt_owner(3, 100, true) == 2);
+
+    /* The MPI freed handle 200 inside the completing call of thread 3, and
+     * thread 2 got it for a new request before 3 recorded the completion: the
+     * earlier post (thread 1's) is the one completed, although thread 2's
+     * entry comes first in the table. */
+    mop_xt_posted(2, 200, 4);
+    CHECK(mop_xt_owner(2, 200, true) == 0);
+    mop_xt_posted(1, 200, 10);
+    mop_xt_posted(2, 200, 20);
+    CHECK(mop_xt_owner(3, 200, true) == 1);
+    CHECK(mop_xt_owner(3, 200, true) == 2);
+
+    /* One handle shared by requests that completed at once (MPICH's
+     * pre-completed sends): 1 posts it twice, 2 once. A thread with one of its
+     * own outstanding takes that; others take the earliest posts first. */
+    mop_xt_posted(1, 7, 30);
+    mop_xt_posted(1, 7, 31);
+    mop_xt_posted(2, 7, 32);
+    CHECK(mop_xt_owner(2, 7, true) == 0); /* 2's own */
+    CHECK(mop_xt_owner(3, 7, true) == 1);
+    CHECK(mop_xt_owner(3, 7, true) == 1);
+    CHECK(mop_xt_owner(3, 7, true) == 0); /* all three taken */
+
+    /* A query (MPI_Request_get_status) on another thread finds the poster and
+     * leaves the post outstanding; the Wait that frees the handle takes it. */
+    mop_xt_posted(1, 300, 35);
+    CHECK(mop_xt_owner(2, 300, false) == 1);
+    CHECK(mop_xt_owner(2, 300, false) == 1);
+    CHECK(mop_xt_owner(2, 300, true) == 1);
+    CHECK(mop_xt_owner(2, 300, true) == 0);
+
+    /* made-up keys (bit 63) and 0 are never routed, nor counted untracked */
+    mop_xt_posted(1, UINT64_C(1) << 63 | 5, 40);
+    CHECK(mop_xt_owner(2, UINT64_C(1) << 63 | 5, true) == 0);
+    mop_xt_posted(1, 0, 41);
+    CHECK(mop_xt_owner(2, 0, true) == 0);
+    CHECK(mop_xt_untracked() == 0);
+    /* a thread without an id: its posts are counted, not tracked */
+    mop_xt_posted(0, 55, 42);
+    CHECK(mop_xt_untracked() == 1);
+    CHECK(mop_xt_owner(1, 55, true) == 0);
+
+    /* inbox: oldest first, equal times in the order sent */
+    mop_event e = {.type = MOP_EV_END, .key = 1};
+    const uint64_t times[] = {30, 10, 20, 10};
+    for (int i = 0; i < 4; i++) {
+        e.t = times[i];
+        e.arg = i + 1;
+        CHECK(mop_xt_send(1, &e) == 0);
+    }
+    CHECK(mop_xt_send(0, &e) == -1);
+    CHECK(mop_xt_send(4, &e) == -1); /* no such thread */
+    mop_xt_node *n = mop_xt_take(&ib[0]);
+    const int32_t want[] = {2, 4, 3, 1};
+    for (int i = 0; i < 4; i++) {
+        CHECK(n != NULL);
+        if (!n)
+            break;
+        CHECK(n->ev.arg == want[i]);
+        mop_xt_node *next = n->next;
+        free(n);
+        n = next;
+    }
+    CHECK(n == NULL);
+    CHECK(mop_xt_take(&ib[0]) == NULL);
+}
+
+/* ---- the same from 8 threads at once ------------------------------------------ */
+
+enum { NT = 8, PER = 1000, SHARED_KEY = 424242 }; /* 8000 keys: half the table */
+
+static pthread_barrier_t bar;
+static mop_xt_inbox inboxes[NT];
+static uint32_t ids[NT];
+static int routed_shared[NT];
+static int wrong[NT];
+
+/* Takes thread i's inbox: ENDs from thread i+1, in the order it sent them
+ * (its times grow), across takes too. Returns how many. */
+static int take_all(int i, uint64_t *last)
+{
+    int got = 0;
+    for (mop_xt_node *n = mop_xt_take(&inboxes[i]); n;) {
+        if (n->ev.t < *last || n->ev.arg != (int32_t)ids[(i + 1) % NT])
+            wrong[i]++;
+        *last = n->ev.t;
+        got++;
+        mop_xt_node *next = n->next;
+        free(n);
+        n = next;
+    }
+    return got;
+}
+
+/* Thread i posts PER own keys, which thread i+1 completes while thread i
+ * takes its inbox now and then; even threads also post the shared key PER
+ * times, which odd threads complete: every such completion must go to some
+ * even thread, none twice. */
+static void *worker(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    uint32_t self = ids[i];
+    for (int j = 0; j < PER; j++) {
+        mop_xt_posted(self, (uint64_t)(i + 1) * 1000000 + (uint64_t)j, (uint64_t)j);
+        if (i % 2 == 0)
+            mop_xt_posted(self, SHARED_KEY, (uint64_t)j);
+    }
+    pthread_barrier_wait(&bar);
+    int prev = (i + NT - 1) % NT, got = 0;
+    uint64_t last = 0;
+    for (int j = 0; j < PER; j++) {
+        if (j % 16 == 0)
+            got += take_all(i, &last); /* while thread i+1 sends */
+        uint64_t key = (uint64_t)(prev + 1) * 1000000 + (uint64_t)j;
+        uint32_t to = mop_xt_owner(self, key, true);
+        if (to != ids[prev]) {
+            wrong[i]++;
+            continue;
+        }
+        mop_event e = {.type = MOP_EV_END, .t = (uint64_t)j, .key = key, .arg = (int32_t)self};
+        if (mop_xt_send(to, &e) != 0)
+            wrong[i]++;
+        if (i % 2 == 1) {
+            uint32_t o = mop_xt_owner(self, SHARED_KEY, true);
+            if (o != 0 && (o - 1) % 2 == 0)
+                routed_shared[i]++;
+            else
+                wrong[i]++;
+        }
+    }
+    pthread_barrier_wait(&bar);
+    got += take_all(i, &last); /* the rest */
+    if (got != PER)
+        wrong[i]++;
+    return NULL;
+}
+
+static void test_owner_table_threads(void)
+{
+    CHECK(mop_xt_init() == 0);
+    for (int i = 0; i < NT; i++)
+        ids[i] = mop_xt_register(&inboxes[i]);
+    pthread_barrier_init(&bar, NULL, NT);
+    pthread_t th[NT];
+    for (int i = 0; i < NT; i++)
+        pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
+    for (int i = 0; i < NT; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&bar);
+    int shared = 0;
+    for (int i = 0; i < NT; i++) {
+        CHECK(wrong[i] == 0);
+        shared += routed_shared[i];
+    }
+    CHECK(shared == NT / 2 * PER);
+    CHECK(mop_xt_owner(ids[1], SHARED_KEY, true) == 0); /* none left */
+    CHECK(mop_xt_untracked() == 0);
+}
+
+/* ---- the engine: an END seen by another thread ----------------------------- */
+
+typedef struct seen {
+    int n;
+    mop_transfer tr[8];
+} seen;
+
+static void on_transfer(void *ctx, const mop_transfer *tr)
+{
+    seen *s = ctx;
+    if (s->n < 8)
+        s->tr[s->n++] = *tr;
+}
+
+static void ev(mop_process *p, mop_event_type type, uint64_t t, uint64_t key, int32_t arg)
+{
+    mop_event e = {.type = (uint8_t)type, .t = t, .key = key, .bytes = 1024,
+                   .kind = MOP_KIND_SEND, .id = 1, .arg = arg};
+    mop_process_event(p, &e);
+}
+
+static void test_engine_foreign_end(void)
+{
+    mop_xfer_table table;
+    mop_xfer_table_init(&table);
+    CHECK(mop_xfer_table_add(&table, MOP_XFER_INTRA, 1024, 5e-6) == 0); /* xfer 5 us */
+    seen s = {0};
+    mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9, .on_transfer = on_transfer,
+                              .on_transfer_ctx = &s};
+    mop_process p;
+    CHECK(mop_process_init(&p, &cfg) == 0);
+    /* Times in ns. The posting thread posts at 0 in a call left at 1000, then
+     * computes; thread 2 completes the request at 8000: computation 7 us,
+     * library time 1 us of the 8 us span -> max = min(7, 5) = 5, min = 5 - 1 = 4. */
+    ev(&p, MOP_EV_ENTER, 0, 0, 0);
+    ev(&p, MOP_EV_BEGIN, 0, 9, -1);
+    ev(&p, MOP_EV_EXIT, 1000, 0, 0);
+    ev(&p, MOP_EV_END, 8000, 9, 2);
+    CHECK(s.n == 1 && s.tr[0].b.kase == MOP_CASE_ACROSS);
+    CHECK_NEAR(s.tr[0].b.max_s, 5e-6, 1e-15);
+    CHECK_NEAR(s.tr[0].b.min_s, 4e-6, 1e-15);
+    /* No call was made here at 8000: the next call ends 10 us of computation. */
+    ev(&p, MOP_EV_ENTER, 11000, 0, 0);
+    CHECK(p.comp_ticks == 10000);
+    CHECK(p.fns[1].calls == 1);
+    /* Completed elsewhere while the posting call is still open: in one call. */
+    ev(&p, MOP_EV_BEGIN, 11000, 10, -1);
+    ev(&p, MOP_EV_END, 11500, 10, 3);
+    ev(&p, MOP_EV_EXIT, 12000, 0, 0);
+    CHECK(s.n == 2 && s.tr[1].b.kase == MOP_CASE_IN_CALL);
+    CHECK(s.tr[1].b.min_s == 0.0 && s.tr[1].b.max_s == 0.0);
+    /* Completed elsewhere while this thread is in another call (20000-30000):
+     * computation 12000-20000 = 8 us, span 14 us -> max 5, min max(0, 5 - 6) = 0. */
+    ev(&p, MOP_EV_ENTER, 12000, 0, 0);
+    ev(&p, MOP_EV_BEGIN, 12000, 11, -1);
+    ev(&p, MOP_EV_EXIT, 12000, 0, 0);
+    ev(&p, MOP_EV_ENTER, 20000, 0, 0);
+    ev(&p, MOP_EV_END, 26000, 11, 2);
+    ev(&p, MOP_EV_EXIT, 30000, 0, 0);
+    CHECK(s.n == 3 && s.tr[2].b.kase == MOP_CASE_ACROSS);
+    CHECK_NEAR(s.tr[2].b.max_s, 5e-6, 1e-15);
+    CHECK_NEAR(s.tr[2].b.min_s, 0.0, 1e-15);
+    /* The posting thread ended at 33000: completed at 70000, only 3 us of
+     * computation count (30000-33000) -> max 3; span 40 us -> min 0. */
+    ev(&p, MOP_EV_ENTER, 30000, 0, 0);
+    ev(&p, MOP_EV_BEGIN, 30000, 12, -1);
+    ev(&p, MOP_EV_EXIT, 30000, 0, 0);
+    mop_process_thread_exit(&p, 33000);
+    ev(&p, MOP_EV_END, 70000, 12, 2);
+    CHECK(s.n == 4 && s.tr[3].b.kase == MOP_CASE_ACROSS);
+    CHECK_NEAR(s.tr[3].b.max_s, 3e-6, 1e-15);
+    CHECK_NEAR(s.tr[3].b.min_s, 0.0, 1e-15);
+    /* one this thread never posted: end-only, as on its own thread */
+    ev(&p, MOP_EV_END, 71000, 13, 2);
+    CHECK(s.n == 5 && s.tr[4].b.kase == MOP_CASE_END_ONLY);
+    CHECK(p.counters.cross_thread_completions == 5);
+    CHECK(p.cases[MOP_CASE_ACROSS] == 3 && p.cases[MOP_CASE_IN_CALL] == 1);
+    CHECK(p.cases[MOP_CASE_BEGIN_ONLY] == 0);
+    mop_process_finish(&p);
+    CHECK(p.counters.unfinished == 0);
+    mop_process_free(&p);
+    mop_xfer_table_free(&table);
+}
+
+/* Another thread sees the request complete with MPI_Request_get_status, then
+ * frees it with MPI_Wait: one transfer, closed at the query, counted once. */
+static void test_engine_foreign_query(void)
+{
+    mop_xfer_table table;
+    mop_xfer_table_init(&table);
+    CHECK(mop_xfer_table_add(&table, MOP_XFER_INTRA, 1024, 5e-6) == 0);
+    seen s = {0};
+    mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9, .on_transfer = on_transfer,
+                              .on_transfer_ctx = &s};
+    mop_process p;
+    CHECK(mop_process_init(&p, &cfg) == 0);
+    ev(&p, MOP_EV_ENTER, 0, 0, 0);
+    ev(&p, MOP_EV_BEGIN, 0, 9, -1);
+    ev(&p, MOP_EV_EXIT, 1000, 0, 0);
+    mop_event q = {.type = MOP_EV_END, .t = 8000, .key = 9, .bytes = 1024,
+                   .kind = MOP_END_QUERY, .arg = 2};
+    mop_process_event(&p, &q);
+    q.t = 9000;
+    q.kind = 0;
+    mop_process_event(&p, &q);
+    CHECK(s.n == 1 && s.tr[0].b.kase == MOP_CASE_ACROSS);
+    CHECK_NEAR(s.tr[0].b.max_s, 5e-6, 1e-15); /* closed at 8000, as in the test above */
+    CHECK_NEAR(s.tr[0].b.min_s, 4e-6, 1e-15);
+    CHECK(p.counters.cross_thread_completions == 1);
+    CHECK(p.cases[MOP_CASE_END_ONLY] == 0);
+    mop_process_finish(&p);
+    CHECK(p.counters.unfinished == 0);
+    mop_process_free(&p);
+    mop_xfer_table_free(&table);
+}
+
+int main(void)
+{
+    test_owner_table();
+    test_owner_table_threads();
+    test_engine_foreign_end();
+    test_engine_foreign_query();
+    return TEST_RESULT();
+}
