@@ -61,7 +61,7 @@ def _table(points: dict[str, list[tuple[int, float]]]) -> XferTable:
 def test_format_is_the_documented_one() -> None:
     text = format_table(_result(), "mpich", created="2026-01-01T00:00:00Z")
     assert text.splitlines() == [
-        "mpi-overlap-xfer-table 1",
+        "mpi-overlap-xfer-table 2",
         "created 2026-01-01T00:00:00Z",
         f"machine {MACHINE_FP} {MACHINE_KEY}",
         f"toolchain {TOOLCHAIN_FP} {TOOLCHAIN_KEY}",
@@ -82,7 +82,7 @@ def test_round_trip(tmp_path: Path, inter: bool) -> None:
     assert table.path == path
     assert (table.machine_fp, table.machine_key) == (MACHINE_FP, MACHINE_KEY)
     assert (table.toolchain_fp, table.toolchain_key) == (TOOLCHAIN_FP, TOOLCHAIN_KEY)
-    assert table.toolchain_name == "mpich" and table.version == 1
+    assert table.toolchain_name == "mpich" and table.version == 2
     assert (table.ranks, table.nodes) == ((4, 2) if inter else (2, 1))
     assert table.created.endswith("Z")
     assert table.points["intra"] == [(0, 2.875e-7), (1, 2.9e-7), (1024, 1e-6), (1 << 20, 1.2e-4)]
@@ -163,11 +163,11 @@ def _one_line(err: UserError) -> str:
 
 def test_unknown_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.table"
-    path.write_text(format_table(_result(), "mpich").replace("xfer-table 1", "xfer-table 2", 1))
+    path.write_text(format_table(_result(), "mpich").replace("xfer-table 2", "xfer-table 3", 1))
     with pytest.raises(UserError) as err:
         read_table(path)
     msg = _one_line(err.value)
-    assert "version 2" in msg and "version 1" in msg and str(path) in msg
+    assert "version 3" in msg and "versions 1 to 2" in msg and str(path) in msg
     assert "mpi-overlap calibrate" in msg
 
 

@@ -16,6 +16,7 @@ int mop_process_init(mop_process *p, const mop_process_config *cfg)
     mop_clock_init(&p->clock);
     p->monitoring = true;
     p->last_bytes = -1;
+    p->last_coll_op = -1;
     return mop_requests_init(&p->reqs, 64);
 }
 
@@ -58,21 +59,44 @@ static uint16_t mop_current_region(const mop_process *p)
     return p->region_stack[top - 1];
 }
 
-static double mop_xfer_time(mop_process *p, int64_t bytes, int32_t peer)
+/* xfer_time of a transfer: for a collective (kind >= MOP_KIND_COLL) `arg`
+ * is its communicator size and the op's calibrated series is used; for
+ * point-to-point `arg` is the peer, which picks the intra/inter class. */
+static double mop_xfer_time(mop_process *p, int64_t bytes, int32_t arg, int kind)
 {
-    int cls = MOP_XFER_INTRA;
-    if (p->cfg.peer_remote && peer >= 0 && peer < p->cfg.npeers && p->cfg.peer_remote[peer])
+    int cls = MOP_XFER_INTRA, coll_op = -1;
+    int32_t comm_size = 0;
+    if (kind >= MOP_KIND_COLL) {
+        coll_op = kind - MOP_KIND_COLL;
+        comm_size = arg;
+    } else if (p->cfg.peer_remote && arg >= 0 && arg < p->cfg.npeers && p->cfg.peer_remote[arg]) {
         cls = MOP_XFER_INTER;
+    }
     if (bytes < 0)
         bytes = 0;
-    if (bytes != p->last_bytes || cls != p->last_cls) {
-        p->last_xfer_s = mop_xfer_table_lookup(p->cfg.table, cls, (uint64_t)bytes,
-                                               &p->last_extrapolated);
+    if (bytes != p->last_bytes || cls != p->last_cls || coll_op != p->last_coll_op ||
+        comm_size != p->last_comm_size) {
+        if (coll_op >= 0) {
+            p->last_xfer_s = mop_xfer_table_lookup_coll(p->cfg.table, coll_op, comm_size,
+                                                        (uint64_t)bytes, &p->last_flags);
+        } else {
+            bool ex;
+            p->last_xfer_s = mop_xfer_table_lookup(p->cfg.table, cls, (uint64_t)bytes, &ex);
+            p->last_flags = ex ? MOP_XFER_EXTRAPOLATED : 0;
+        }
         p->last_bytes = bytes;
         p->last_cls = cls;
+        p->last_coll_op = coll_op;
+        p->last_comm_size = comm_size;
     }
-    if (p->last_extrapolated)
+    if (p->last_flags & MOP_XFER_EXTRAPOLATED)
         p->counters.table_extrapolated++;
+    if (p->last_flags & MOP_XFER_COLL_SIZE_NEAREST)
+        p->counters.coll_size_extrapolated++;
+    if (p->last_flags & MOP_XFER_COLL_NB_AS_BLOCKING)
+        p->counters.coll_nb_as_blocking++;
+    if (p->last_flags & MOP_XFER_COLL_UNCALIBRATED)
+        p->counters.coll_uncalibrated++;
     return p->last_xfer_s;
 }
 
@@ -126,7 +150,8 @@ static void mop_close_begin_only(mop_process *p, mop_req *r)
     mop_transfer tr = {.has_key = true, .key = r->key, .bytes = r->bytes,
                        .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region,
                        .peer = r->peer, .t_begin = r->begin.t};
-    tr.b = mop_bounds_one_event(MOP_CASE_BEGIN_ONLY, mop_xfer_time(p, r->bytes, r->peer));
+    tr.b = mop_bounds_one_event(MOP_CASE_BEGIN_ONLY,
+                                mop_xfer_time(p, r->bytes, r->peer, r->kind));
     mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
 }
 
@@ -215,8 +240,8 @@ static void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
         mop_transfer tr = {.has_key = true, .key = r->key, .bytes = bytes,
                            .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region,
                            .peer = r->peer, .t_begin = r->begin.t, .t_end = e->t};
-        tr.b = mop_bounds_close(&p->clock, &r->begin, e->t, mop_xfer_time(p, bytes, r->peer),
-                                p->cfg.s_per_tick);
+        tr.b = mop_bounds_close(&p->clock, &r->begin, e->t,
+                                mop_xfer_time(p, bytes, r->peer, r->kind), p->cfg.s_per_tick);
         mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
     }
 }
@@ -256,7 +281,8 @@ static void mop_on_end(mop_process *p, const mop_event *e)
         mop_transfer tr = {.has_key = true, .key = e->key, .bytes = bytes,
                            .kind = MOP_KIND_UNKNOWN, .fn = p->call_fn,
                            .region = mop_current_region(p), .peer = -1, .t_end = e->t};
-        tr.b = mop_bounds_one_event(MOP_CASE_END_ONLY, mop_xfer_time(p, bytes, -1));
+        tr.b = mop_bounds_one_event(MOP_CASE_END_ONLY,
+                                    mop_xfer_time(p, bytes, -1, MOP_KIND_UNKNOWN));
         mop_account(p, &tr, p->monitoring);
         if (query && !slot) { /* so that its Wait/Test does not count it again */
             mop_req *d = mop_requests_insert(&p->reqs, e->key);
@@ -370,7 +396,7 @@ static void mop_on_incall(mop_process *p, const mop_event *e)
     mop_transfer tr = {.has_key = false, .bytes = e->bytes, .kind = (mop_kind)e->kind,
                        .fn = e->id, .region = mop_current_region(p), .peer = e->arg,
                        .t_begin = e->t, .t_end = e->t};
-    tr.b = mop_bounds_in_call(mop_xfer_time(p, e->bytes, e->arg));
+    tr.b = mop_bounds_in_call(mop_xfer_time(p, e->bytes, e->arg, e->kind));
     mop_account(p, &tr, p->monitoring);
 }
 

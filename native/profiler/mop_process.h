@@ -59,6 +59,9 @@ typedef struct mop_region_acc {
     X(region_mismatch)         \
     X(region_overflow)         \
     X(table_extrapolated)      \
+    X(coll_size_extrapolated)  \
+    X(coll_nb_as_blocking)     \
+    X(coll_uncalibrated)       \
     X(xfer_exceeds_span)       \
     X(out_of_memory)           \
     X(rma_other_thread)        \
@@ -119,11 +122,14 @@ typedef struct mop_process {
     mop_counters counters;
     /* When the thread ended (0: running); see mop_process_thread_exit. */
     uint64_t t_thread_end;
-    /* Last table lookup: consecutive transfers mostly have one size. */
+    /* Last table lookup: consecutive transfers mostly have one size. Keyed
+     * on the curve too: class (p2p), or collective op and comm size. */
     int64_t last_bytes;
     int last_cls;
+    int last_coll_op;       /* -1: point-to-point */
+    int32_t last_comm_size; /* collectives only; 0 otherwise */
     double last_xfer_s;
-    bool last_extrapolated;
+    unsigned last_flags;    /* MOP_XFER_* of that lookup */
 } mop_process;
 
 /* Returns 0, or -1 when out of memory. The config's pointers must outlive p. */

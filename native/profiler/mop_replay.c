@@ -50,7 +50,9 @@ static void replay_on_transfer(void *vctx, const mop_transfer *tr)
         mo_json_null(w);
     }
     mo_json_kv_int64(w, "bytes", tr->bytes);
-    mo_json_kv_string(w, "kind", tr->kind >= MOP_KIND_COLL ? "coll" : replay_kind_names[tr->kind]);
+    mo_json_kv_string(w, "kind", tr->kind >= MOP_KIND_COLL
+                                     ? mop_coll_op_name(tr->kind - MOP_KIND_COLL)
+                                     : replay_kind_names[tr->kind]);
     mo_json_kv_string(w, "fn", c->fns->names[tr->fn]);
     mo_json_kv_string(w, "region", c->regions->names[tr->region]);
     mo_json_kv_string(w, "case", mop_case_name(tr->b.kase));
@@ -65,6 +67,9 @@ static int replay_kind(const char *s)
     for (int k = 0; k <= MOP_KIND_GREQ; k++)
         if (k != MOP_KIND_UNKNOWN && strcmp(s, replay_kind_names[k]) == 0)
             return k;
+    int op = mop_coll_op_parse(s); /* a collective: "bcast", "ibcast", ... */
+    if (op >= 0)
+        return MOP_KIND_COLL + op;
     fprintf(stderr, "mop_replay: bad kind '%s'\n", s);
     exit(2);
 }
@@ -96,7 +101,7 @@ int main(void)
         line[strcspn(line, "\r\n")] = '\0';
         char cmd[32], a[256], b[64], c[64], c2[64], d[256];
         unsigned long long t = 0, key = 0, u = 0;
-        long long bytes = 0;
+        long long bytes = 0, arg = -1;
         double secs;
         int fields = sscanf(line, "%31s", cmd);
         if (fields != 1 || cmd[0] == '#')
@@ -110,7 +115,14 @@ int main(void)
         }
         mop_event e = {0};
         e.arg = -1;
-        if (strcmp(cmd, "table") == 0) {
+        if (strcmp(cmd, "table") == 0 && sscanf(line, "%*s %63s", b) == 1 &&
+            strcmp(b, "coll") == 0) {
+            /* table coll <op> <comm size> <bytes> <seconds>: a collective series point */
+            if (sscanf(line, "%*s %*s %63s %lld %llu %lg", c, &arg, &u, &secs) != 4 ||
+                mop_xfer_table_add_coll(&table, mop_coll_op_parse(c), (int)arg, u, secs) != 0)
+                replay_bad(lineno, line);
+            continue;
+        } else if (strcmp(cmd, "table") == 0) {
             if (sscanf(line, "%*s %llu %lg", &u, &secs) != 2)
                 replay_bad(lineno, line);
             mop_xfer_table_add(&table, MOP_XFER_INTRA, u, secs);
@@ -129,12 +141,13 @@ int main(void)
                 replay_bad(lineno, line);
             e = (mop_event){.type = MOP_EV_EXIT, .t = t};
         } else if (strcmp(cmd, "begin") == 0 || strcmp(cmd, "join") == 0) {
-            if (sscanf(line, "%*s %llu %llu %lld %63s %255s", &t, &key, &bytes, b, d) != 5)
+            arg = -1;
+            if (sscanf(line, "%*s %llu %llu %lld %63s %255s %lld", &t, &key, &bytes, b, d, &arg) < 5)
                 replay_bad(lineno, line);
             e = (mop_event){.type = cmd[0] == 'b' ? MOP_EV_BEGIN : MOP_EV_JOIN, .t = t,
                             .key = key, .bytes = bytes,
                             .kind = (uint8_t)replay_kind(b),
-                            .id = replay_intern(&fns, d, MOP_MAX_FN), .arg = -1};
+                            .id = replay_intern(&fns, d, MOP_MAX_FN), .arg = (int32_t)arg};
         } else if (strcmp(cmd, "end") == 0) {
             c[0] = c2[0] = '\0';
             if (sscanf(line, "%*s %llu %llu %lld %63s %63s", &t, &key, &bytes, c, c2) < 3)
@@ -152,17 +165,19 @@ int main(void)
             e = (mop_event){.type = MOP_EV_END, .t = t, .key = key, .bytes = bytes,
                             .kind = (uint8_t)flags};
         } else if (strcmp(cmd, "incall") == 0) {
-            if (sscanf(line, "%*s %llu %lld %63s %255s", &t, &bytes, b, d) != 4)
+            arg = -1;
+            if (sscanf(line, "%*s %llu %lld %63s %255s %lld", &t, &bytes, b, d, &arg) < 4)
                 replay_bad(lineno, line);
             e = (mop_event){.type = MOP_EV_INCALL, .t = t, .bytes = bytes,
                             .kind = (uint8_t)replay_kind(b),
-                            .id = replay_intern(&fns, d, MOP_MAX_FN), .arg = -1};
+                            .id = replay_intern(&fns, d, MOP_MAX_FN), .arg = (int32_t)arg};
         } else if (strcmp(cmd, "pinit") == 0) {
-            if (sscanf(line, "%*s %llu %lld %63s %255s", &key, &bytes, b, d) != 4)
+            arg = -1;
+            if (sscanf(line, "%*s %llu %lld %63s %255s %lld", &key, &bytes, b, d, &arg) < 4)
                 replay_bad(lineno, line);
             e = (mop_event){.type = MOP_EV_PINIT, .key = key, .bytes = bytes,
                             .kind = (uint8_t)replay_kind(b),
-                            .id = replay_intern(&fns, d, MOP_MAX_FN), .arg = -1};
+                            .id = replay_intern(&fns, d, MOP_MAX_FN), .arg = (int32_t)arg};
         } else if (strcmp(cmd, "start") == 0 || strcmp(cmd, "free") == 0) {
             if (sscanf(line, "%*s %llu %llu", &t, &key) != 2)
                 replay_bad(lineno, line);

@@ -17,30 +17,120 @@ void mop_xfer_table_free(mop_xfer_table *t)
 {
     for (int c = 0; c < MOP_XFER_NCLASSES; c++)
         free(t->points[c]);
+    for (size_t i = 0; i < t->ncoll; i++)
+        free(t->coll[i].curve.points);
+    free(t->coll);
     mop_xfer_table_init(t);
 }
 
-int mop_xfer_table_add(mop_xfer_table *t, int cls, uint64_t bytes, double seconds)
+/* Inserts into a sorted curve held as (points, n, cap); a repeated size
+ * replaces the time. */
+static int mop_points_add(mop_xfer_point **pts, size_t *npts, size_t *cap, uint64_t bytes,
+                          double seconds)
 {
-    size_t n = t->npoints[cls], i = n;
-    mop_xfer_point *p = t->points[cls];
+    size_t n = *npts, i = n;
+    mop_xfer_point *p = *pts;
     while (i > 0 && p[i - 1].bytes > bytes)
         i--;
     if (i > 0 && p[i - 1].bytes == bytes) {
         p[i - 1].seconds = seconds;
         return 0;
     }
-    if (n == t->cap[cls]) {
-        size_t cap = t->cap[cls] ? 2 * t->cap[cls] : 64;
-        mop_xfer_point *np = realloc(p, cap * sizeof *np);
+    if (n == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 64;
+        mop_xfer_point *np = realloc(p, ncap * sizeof *np);
         if (!np)
             return -1;
-        t->points[cls] = p = np;
-        t->cap[cls] = cap;
+        *pts = p = np;
+        *cap = ncap;
     }
     memmove(p + i + 1, p + i, (n - i) * sizeof *p);
     p[i] = (mop_xfer_point){bytes, seconds};
-    t->npoints[cls] = n + 1;
+    *npts = n + 1;
+    return 0;
+}
+
+int mop_xfer_table_add(mop_xfer_table *t, int cls, uint64_t bytes, double seconds)
+{
+    return mop_points_add(&t->points[cls], &t->npoints[cls], &t->cap[cls], bytes, seconds);
+}
+
+int mop_xfer_table_add_coll(mop_xfer_table *t, int op, int comm_size, uint64_t bytes,
+                            double seconds)
+{
+    if (op < 0 || op >= MOP_XFER_NCOLL_OPS || comm_size < 1)
+        return -1;
+    mop_xfer_series *s = NULL;
+    for (size_t i = 0; i < t->ncoll && !s; i++)
+        if (t->coll[i].op == op && t->coll[i].comm_size == comm_size)
+            s = &t->coll[i];
+    if (!s) {
+        if (t->ncoll == t->coll_cap) {
+            size_t cap = t->coll_cap ? 2 * t->coll_cap : 16;
+            mop_xfer_series *ns = realloc(t->coll, cap * sizeof *ns);
+            if (!ns)
+                return -1;
+            t->coll = ns;
+            t->coll_cap = cap;
+        }
+        s = &t->coll[t->ncoll++];
+        *s = (mop_xfer_series){.op = op, .comm_size = comm_size};
+    }
+    return mop_points_add(&s->curve.points, &s->curve.npoints, &s->curve.cap, bytes, seconds);
+}
+
+/* "i" + name for the non-blocking ops: string-literal concatenation keeps the
+ * names in one place (mop_coll_ops.h). */
+static const char *const mop_coll_names[MOP_XFER_NCOLL_OPS] = {
+#define MOP_COLL_NAME(id, name) name,
+    MOP_COLL_OPS(MOP_COLL_NAME)
+#undef MOP_COLL_NAME
+#define MOP_COLL_NB_NAME(id, name) "i" name,
+    MOP_COLL_OPS(MOP_COLL_NB_NAME)
+#undef MOP_COLL_NB_NAME
+};
+
+const char *mop_coll_op_name(int op)
+{
+    return op >= 0 && op < MOP_XFER_NCOLL_OPS ? mop_coll_names[op] : NULL;
+}
+
+int mop_coll_op_parse(const char *name)
+{
+    for (int op = 0; op < MOP_XFER_NCOLL_OPS; op++)
+        if (strcmp(name, mop_coll_names[op]) == 0)
+            return op;
+    return -1;
+}
+
+/* "coll <op> <comm size> <bytes> <seconds>"; 0, or -1 with err. An op this
+ * profiler does not know is skipped: a table may come from a version that
+ * times more operations, and no event of this profiler can ask for it. */
+static int mop_parse_coll(mop_xfer_table *t, const char *line, const char *path, int lineno,
+                          char *err, size_t errlen)
+{
+    char name[64];
+    long long comm_size;
+    unsigned long long bytes;
+    double secs;
+    int used = 0;
+    if (sscanf(line, "coll %63s %lld %llu %lg %n", name, &comm_size, &bytes, &secs, &used) != 4 ||
+        line[used] != '\0' || comm_size < 1 || comm_size > INT32_MAX) {
+        snprintf(err, errlen, "%s:%d: expected 'coll <op> <comm size> <bytes> <seconds>'", path,
+                 lineno);
+        return -1;
+    }
+    if (!(secs >= 0.0)) {
+        snprintf(err, errlen, "%s:%d: negative or invalid time", path, lineno);
+        return -1;
+    }
+    int op = mop_coll_op_parse(name);
+    if (op < 0)
+        return 0;
+    if (mop_xfer_table_add_coll(t, op, (int)comm_size, (uint64_t)bytes, secs) != 0) {
+        snprintf(err, errlen, "out of memory reading %s", path);
+        return -1;
+    }
     return 0;
 }
 
@@ -87,13 +177,20 @@ int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t e
                 rc = -1;
                 break;
             }
-            if (version != MOP_XFER_TABLE_VERSION) {
-                snprintf(err, errlen, "%s has table format version %d; this profiler reads %d "
-                         "(run mpi-overlap calibrate again)", path, version, MOP_XFER_TABLE_VERSION);
+            if (version < MOP_XFER_TABLE_OLDEST_VERSION || version > MOP_XFER_TABLE_VERSION) {
+                snprintf(err, errlen, "%s has table format version %d; this profiler reads %d to %d "
+                         "(run mpi-overlap calibrate again)", path, version,
+                         MOP_XFER_TABLE_OLDEST_VERSION, MOP_XFER_TABLE_VERSION);
                 rc = -1;
                 break;
             }
+            t->version = version;
             header = true;
+        } else if (strncmp(line, "coll ", 5) == 0) {
+            if (mop_parse_coll(t, line, path, lineno, err, errlen) != 0) {
+                rc = -1;
+                break;
+            }
         } else if (strncmp(line, "machine ", 8) == 0) {
             mop_parse_stamp(line + 8, t->machine_fp, sizeof t->machine_fp, t->machine_key,
                             sizeof t->machine_key);
@@ -129,13 +226,10 @@ int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t e
     return rc;
 }
 
-double mop_xfer_table_lookup(const mop_xfer_table *t, int cls, uint64_t bytes,
-                             bool *extrapolated)
+/* The curve's time at `bytes` (see mop_xfer_table_lookup). */
+static double mop_points_lookup(const mop_xfer_point *p, size_t n, uint64_t bytes,
+                                bool *extrapolated)
 {
-    if (t->npoints[cls] == 0)
-        cls = MOP_XFER_INTRA;
-    const mop_xfer_point *p = t->points[cls];
-    size_t n = t->npoints[cls];
     *extrapolated = false;
     if (n == 0)
         return 0.0;
@@ -161,4 +255,56 @@ double mop_xfer_table_lookup(const mop_xfer_table *t, int cls, uint64_t bytes,
     }
     double frac = (double)(bytes - p[lo].bytes) / (double)(p[hi].bytes - p[lo].bytes);
     return p[lo].seconds + frac * (p[hi].seconds - p[lo].seconds);
+}
+
+double mop_xfer_table_lookup(const mop_xfer_table *t, int cls, uint64_t bytes,
+                             bool *extrapolated)
+{
+    if (t->npoints[cls] == 0)
+        cls = MOP_XFER_INTRA;
+    return mop_points_lookup(t->points[cls], t->npoints[cls], bytes, extrapolated);
+}
+
+/* The op's series with comm_size ranks, else the nearest comm size (ties:
+ * the larger, which moves at least as much data); NULL when the op has none. */
+static const mop_xfer_series *mop_find_series(const mop_xfer_table *t, int op, int comm_size)
+{
+    const mop_xfer_series *best = NULL;
+    long long best_d = 0;
+    for (size_t i = 0; i < t->ncoll; i++) {
+        const mop_xfer_series *s = &t->coll[i];
+        if (s->op != op || s->curve.npoints == 0)
+            continue;
+        long long d = llabs((long long)s->comm_size - comm_size);
+        if (!best || d < best_d || (d == best_d && s->comm_size > best->comm_size)) {
+            best = s;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+double mop_xfer_table_lookup_coll(const mop_xfer_table *t, int op, int comm_size,
+                                  uint64_t bytes, unsigned *flags)
+{
+    bool ex = false;
+    double secs;
+    *flags = 0;
+    const mop_xfer_series *s = mop_find_series(t, op, comm_size);
+    if (!s && op >= MOP_COLL_NB_OFFSET && op < MOP_XFER_NCOLL_OPS) {
+        s = mop_find_series(t, op - MOP_COLL_NB_OFFSET, comm_size);
+        if (s)
+            *flags |= MOP_XFER_COLL_NB_AS_BLOCKING;
+    }
+    if (s) {
+        if (s->comm_size != comm_size)
+            *flags |= MOP_XFER_COLL_SIZE_NEAREST;
+        secs = mop_points_lookup(s->curve.points, s->curve.npoints, bytes, &ex);
+    } else {
+        *flags |= MOP_XFER_COLL_UNCALIBRATED;
+        secs = mop_xfer_table_lookup(t, MOP_XFER_INTRA, bytes, &ex);
+    }
+    if (ex)
+        *flags |= MOP_XFER_EXTRAPOLATED;
+    return secs;
 }

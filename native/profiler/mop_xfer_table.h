@@ -1,7 +1,8 @@
 /* mop_xfer_table.h - the a-priori transfer-time table (xfer_time per message
- * size, for rank pairs on one node and on different nodes) that the bounds
- * need: parsed from the versioned text file `mpi-overlap calibrate` writes,
- * checked against this machine's and MPI's fingerprints, interpolated.
+ * size, for rank pairs on one node and on different nodes, and per
+ * collective operation and communicator size) that the bounds need: parsed
+ * from the versioned text file `mpi-overlap calibrate` writes, checked
+ * against this machine's and MPI's fingerprints, interpolated.
  * Pure C, no MPI. */
 #ifndef MOP_XFER_TABLE_H
 #define MOP_XFER_TABLE_H
@@ -10,23 +11,57 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mop_coll_ops.h"
+
 #define MOP_XFER_TABLE_FORMAT "mpi-overlap-xfer-table"
-#define MOP_XFER_TABLE_VERSION 1
+/* Version 2 added the `coll` lines; version 1 files (point-to-point only)
+ * are still read: their collectives fall back as described below. */
+#define MOP_XFER_TABLE_VERSION 2
+#define MOP_XFER_TABLE_OLDEST_VERSION 1
 
 enum { MOP_XFER_INTRA = 0, MOP_XFER_INTER = 1, MOP_XFER_NCLASSES = 2 };
+
+/* Collective ops as the table keys them: mop_coll_op, plus MOP_COLL_NB_OFFSET
+ * for the non-blocking (and persistent) ones, i.e. kind - MOP_KIND_COLL. */
+enum { MOP_XFER_NCOLL_OPS = 2 * MOP_COLL_NOPS };
 
 typedef struct mop_xfer_point {
     uint64_t bytes;
     double seconds;
 } mop_xfer_point;
 
+/* One size -> seconds curve (ascending bytes). */
+typedef struct mop_xfer_curve {
+    mop_xfer_point *points;
+    size_t npoints, cap;
+} mop_xfer_curve;
+
+/* A collective's curve, measured with communicators of comm_size ranks. */
+typedef struct mop_xfer_series {
+    int op; /* 0 .. MOP_XFER_NCOLL_OPS - 1 */
+    int comm_size;
+    mop_xfer_curve curve;
+} mop_xfer_series;
+
 typedef struct mop_xfer_table {
     mop_xfer_point *points[MOP_XFER_NCLASSES]; /* ascending bytes */
     size_t npoints[MOP_XFER_NCLASSES];
     size_t cap[MOP_XFER_NCLASSES];
+    mop_xfer_series *coll; /* in the order first seen; few (ops x comm sizes) */
+    size_t ncoll, coll_cap;
+    int version; /* of the file loaded; 0 when built in memory */
     char machine_fp[17], toolchain_fp[17];
     char machine_key[320], toolchain_key[320];
 } mop_xfer_table;
+
+/* What a lookup had to do besides interpolating between measured points;
+ * the engine counts each (docs/profiler.md, "Transfer-time table"). */
+enum {
+    MOP_XFER_EXTRAPOLATED = 1u << 0,       /* size beyond the curve's last point */
+    MOP_XFER_COLL_SIZE_NEAREST = 1u << 1,  /* no series for this comm size: nearest one */
+    MOP_XFER_COLL_NB_AS_BLOCKING = 1u << 2, /* non-blocking op without series: blocking one's */
+    MOP_XFER_COLL_UNCALIBRATED = 1u << 3,  /* no series for the op: intra-node p2p time */
+};
 
 void mop_xfer_table_init(mop_xfer_table *t);
 void mop_xfer_table_free(mop_xfer_table *t);
@@ -35,7 +70,18 @@ void mop_xfer_table_free(mop_xfer_table *t);
  * Returns 0, or -1 when out of memory. */
 int mop_xfer_table_add(mop_xfer_table *t, int cls, uint64_t bytes, double seconds);
 
-/* Reads a table file. Returns 0, or -1 with a one-line reason in err. */
+/* Adds a point to the series (op, comm_size), creating it; as above. Returns
+ * 0, or -1 when out of memory or op / comm_size is out of range. */
+int mop_xfer_table_add_coll(mop_xfer_table *t, int op, int comm_size, uint64_t bytes,
+                            double seconds);
+
+/* The table file's name of an op ("bcast", "ibcast"), NULL when out of range. */
+const char *mop_coll_op_name(int op);
+/* The op of a name as above, -1 when unknown. */
+int mop_coll_op_parse(const char *name);
+
+/* Reads a table file (versions MOP_XFER_TABLE_OLDEST_VERSION ..
+ * MOP_XFER_TABLE_VERSION). Returns 0, or -1 with a one-line reason in err. */
 int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t errlen);
 
 /* xfer_time for a message: linear between neighbouring sizes, the first
@@ -43,5 +89,14 @@ int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t e
  * (*extrapolated set then). A class with no points falls back to intra. */
 double mop_xfer_table_lookup(const mop_xfer_table *t, int cls, uint64_t bytes,
                              bool *extrapolated);
+
+/* xfer_time of a collective (op as in MOP_XFER_NCOLL_OPS) of `bytes` (the
+ * per-process block) on a communicator of comm_size ranks: the op's series
+ * for that comm size, else the one with the nearest comm size (ties: the
+ * larger); a non-blocking op without any series uses its blocking op's; an
+ * op without any series the intra-node point-to-point time. Within a series
+ * as mop_xfer_table_lookup. *flags gets the MOP_XFER_* bits of what it did. */
+double mop_xfer_table_lookup_coll(const mop_xfer_table *t, int op, int comm_size,
+                                  uint64_t bytes, unsigned *flags);
 
 #endif

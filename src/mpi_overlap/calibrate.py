@@ -1,10 +1,13 @@
 """`mpi-overlap calibrate`: measure the transfer-time table the profiler uses.
 
-A calibration is an ordinary run of the pingpong benchmark (a run directory with run.json,
-result.json and logs) followed by writing its medians as a table (xfer_table.py) under
-`<state>/xfer-tables/`, named after the toolchain and the machine and toolchain
-fingerprints. `find_or_calibrate` is what `profile` calls: it returns the table that fits
-this machine and toolchain, measuring one (quick) when there is none.
+A calibration is two ordinary runs (run directories with run.json, result.json and logs):
+the pingpong benchmark, whose medians become the point-to-point part of the table, and the
+collectives benchmark on the job's N ranks, whose times become the collective series for
+communicator size N (xfer_table.py). The table lives under `<state>/xfer-tables/`, named
+after the toolchain and the machine and toolchain fingerprints; series measured earlier
+for other communicator sizes stay in it. `find_or_calibrate` is what `profile -n N` calls:
+it returns the table that fits this machine and toolchain, measuring one (quick) when there
+is none, and only the collectives for N when the table lacks them.
 """
 
 from __future__ import annotations
@@ -34,12 +37,24 @@ from .runner import (
 from .sizes import format_size, parse_sizes
 from .toolchains import Toolchain
 from .ui import Ui
-from .xfer_table import XferTable, check_fits, read_table, table_path, write_table
+from .xfer_table import (
+    BLOCKING_COLL_OPS,
+    CollKey,
+    Points,
+    XferTable,
+    check_fits,
+    coll_series,
+    read_table,
+    save_table,
+    table_from_pingpong,
+    table_path,
+)
 
 FINGERPRINT_PROGRAM = "mo_fingerprint"
 _FINGERPRINT_TIMEOUT_S = 60
 _MAX_MPI_COUNT = (1 << 31) - 1
 SHOWN_SIZES = (0, 1 << 10, 64 << 10, 1 << 20, 64 << 20)
+COLL_SHOWN_SIZES = (0, 1 << 10, 64 << 10, 1 << 20)
 
 
 @dataclass(frozen=True)
@@ -82,30 +97,93 @@ def pingpong_args(*, quick: bool, sizes: str | None) -> list[str]:
     return args
 
 
-def _calibrate(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
-               launcher: str | None, timeout_s: float | None, out_base: Path,
-               ui: Ui) -> tuple[Path, Run]:
-    bench = get_benchmark("pingpong")
-    args = pingpong_args(quick=quick, sizes=sizes)
+def _run(name: str, tc: Toolchain, args: list[str], *, ranks: int, quick: bool,
+         launcher: str | None, timeout_s: float | None, out_base: Path, ui: Ui) -> Run:
+    """One calibration run of benchmark `name`; a run that did not complete is a UserError
+    with exit code 3."""
+    bench = get_benchmark(name)
     timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
     opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base)
     run = run_benchmark(bench, tc, args, opts, ui)
     if not run.complete:
         why = run.meta.get("message") or run.status
-        raise UserError(f"calibration on toolchain '{tc.name}' did not complete ({why}); "
-                        f"see {run.path}", exit_code=3)
+        raise UserError(f"calibration ({name}) on toolchain '{tc.name}' did not complete "
+                        f"({why}); see {run.path}", exit_code=3)
+    assert run.result is not None
+    return run
+
+
+def _fitting(path: Path, machine_fp: str, toolchain_fp: str) -> XferTable | None:
+    """The table at `path` when it is readable and made for these fingerprints."""
+    if not path.is_file():
+        return None
+    try:
+        table = read_table(path)
+        check_fits(table, machine_fp, toolchain_fp)
+    except UserError:
+        return None
+    return table
+
+
+def _calibrate_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
+                   launcher: str | None, timeout_s: float | None, out_base: Path,
+                   ui: Ui) -> tuple[Path, Run]:
+    """Measure the point-to-point part and write the table, keeping the collective series
+    of a fitting table already there."""
+    run = _run("pingpong", tc, pingpong_args(quick=quick, sizes=sizes), ranks=max(ranks, 2),
+               quick=quick, launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
+    assert run.result is not None
+    table = table_from_pingpong(run.result, tc.name)
+    path = table_path(tc, table.machine_fp, table.toolchain_fp)
+    old = _fitting(path, table.machine_fp, table.toolchain_fp)
+    save_table(path, table.with_coll(old.coll) if old else table)
+    return path, run
+
+
+def calibrate_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
+                          launcher: str | None = None, timeout_s: float | None = None,
+                          out_base: Path = Path("mpi-overlap-runs"),
+                          ui: Ui | None = None) -> Run:
+    """Measure the collectives on `ranks` ranks with mo_collectives and put their series
+    for that communicator size into the table at `path` (other sizes kept)."""
+    ui = ui or Ui(quiet=True)
+    run = _run("collectives", tc, ["--quick"] if quick else [], ranks=ranks, quick=quick,
+               launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
     assert run.result is not None
     res = run.result["results"]
-    path = table_path(tc, res["machine_fp"], res["toolchain_fp"])
-    write_table(path, run.result, tc.name)
-    return path, run
+    table = read_table(path)
+    if (res["machine_fp"], res["toolchain_fp"]) != (table.machine_fp, table.toolchain_fp):
+        raise UserError(f"calibration (collectives) ran with rank 0 on machine "
+                        f"{res['machine_fp']} and MPI {res['toolchain_fp']}, but the table "
+                        f"{path} is for machine {table.machine_fp} and MPI "
+                        f"{table.toolchain_fp}; see {run.path}", exit_code=3)
+    series = coll_series(run.result)
+    if not series:
+        raise UserError(f"calibration (collectives) on toolchain '{tc.name}' measured no "
+                        f"collective; see {run.path}", exit_code=3)
+    save_table(path, table.with_coll(series))
+    return run
+
+
+def _calibrate(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
+               launcher: str | None, timeout_s: float | None, out_base: Path,
+               ui: Ui) -> tuple[Path, list[Run]]:
+    """Point to point, then the collectives for `ranks`; the table is written after each,
+    so a failed collective run (UserError, exit code 3) leaves the point-to-point part."""
+    path, pp_run = _calibrate_p2p(tc, ranks=ranks, quick=quick, sizes=sizes,
+                                  launcher=launcher, timeout_s=timeout_s, out_base=out_base,
+                                  ui=ui)
+    coll_run = calibrate_collectives(tc, path, ranks=ranks, quick=quick, launcher=launcher,
+                                     timeout_s=timeout_s, out_base=out_base, ui=ui)
+    return path, [pp_run, coll_run]
 
 
 def calibrate(tc: Toolchain, *, ranks: int = 2, quick: bool = False, sizes: str | None = None,
               launcher: str | None = None, timeout_s: float | None = None,
               out_base: Path = Path("mpi-overlap-runs"), ui: Ui | None = None) -> Path:
-    """Measure `tc`'s transfer times with mo_pingpong (a run directory under `out_base`),
-    write the table to `table_path(...)` and return its path."""
+    """Measure `tc`'s transfer times with mo_pingpong and its collectives on `ranks` ranks
+    with mo_collectives (run directories under `out_base`), write the table to
+    `table_path(...)` and return its path."""
     path, _ = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
                          timeout_s=timeout_s, out_base=out_base, ui=ui or Ui(quiet=True))
     return path
@@ -115,12 +193,15 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
                       table: Path | None = None, force_table: bool = False,
                       out_base: Path | None = None, timeout_s: float | None = None,
                       ui: Ui | None = None) -> Path:
-    """The transfer-time table for `tc` on this machine.
+    """The transfer-time table for `tc` on this machine, for a job of `ranks` ranks.
 
-    With `table`, that file, refused (one-line UserError) when made for another machine or
-    toolchain unless `force_table`. Otherwise the table under the state directory whose
-    fingerprints match, measured now (quick, run directory under `out_base`, default
-    `<state>/calibration-runs`) when there is none or it cannot be read."""
+    With `table`, that file as it is, refused (one-line UserError) when made for another
+    machine or toolchain unless `force_table`. Otherwise the table under the state directory
+    whose fingerprints match, measured now (quick, run directories under `out_base`,
+    default `<state>/calibration-runs`) when there is none or it cannot be read; when it
+    has no collective series for `ranks` ranks, only those are measured. A collective
+    calibration that fails is reported and the table used without them (the profiler then
+    counts its fallbacks)."""
     ui = ui or Ui(quiet=True)
     if table is not None:
         loaded = read_table(table)
@@ -131,16 +212,34 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
         return Path(table)
     fp = fingerprint(tc, ui=ui)
     path = table_path(tc, fp.machine_fp, fp.toolchain_fp)
+    base = out_base or state_dir() / "calibration-runs"
+    found: XferTable | None = None
     if path.is_file():
         try:
-            check_fits(read_table(path), fp.machine_fp, fp.toolchain_fp)
-            return path
+            found = read_table(path)
+            check_fits(found, fp.machine_fp, fp.toolchain_fp)
         except UserError as err:
             ui.info(f"recalibrating: {err}")
-    ui.info(f"no transfer-time table for toolchain '{tc.name}' on this machine yet; "
-            "measuring one (mpi-overlap calibrate --quick)")
-    return calibrate(tc, ranks=ranks, quick=True, launcher=launcher, timeout_s=timeout_s,
-                     out_base=out_base or state_dir() / "calibration-runs", ui=ui)
+            found = None
+    if found is None:
+        ui.info(f"no transfer-time table for toolchain '{tc.name}' on this machine yet; "
+                f"measuring one (mpi-overlap calibrate --quick -n {ranks})")
+        path, _ = _calibrate_p2p(tc, ranks=ranks, quick=True, sizes=None, launcher=launcher,
+                                 timeout_s=timeout_s, out_base=base, ui=ui)
+    elif found.has_coll(ranks):
+        return path
+    else:
+        ui.info(f"the transfer-time table for toolchain '{tc.name}' has no collective times "
+                f"for {ranks} ranks yet; measuring them (mo_collectives --quick)")
+    try:
+        calibrate_collectives(tc, path, ranks=ranks, quick=True, launcher=launcher,
+                              timeout_s=timeout_s, out_base=base, ui=ui)
+    except UserError as err:
+        if err.exit_code != 3:
+            raise
+        ui.info(f"collectives not calibrated ({err}); their transfer times fall back to "
+                "point-to-point ones (counted as coll_uncalibrated)")
+    return path
 
 
 # ----- the CLI command --------------------------------------------------------------------
@@ -159,9 +258,9 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     for tc in tcs:
         here = fingerprint(tc, ui=ui)  # builds when needed; the run then finds it built
         try:
-            path, run = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes,
-                                   launcher=launcher, timeout_s=timeout_s, out_base=out_base,
-                                   ui=ui)
+            path, runs = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes,
+                                    launcher=launcher, timeout_s=timeout_s, out_base=out_base,
+                                    ui=ui)
         except UserError as err:
             if err.exit_code != 3:
                 raise
@@ -170,7 +269,9 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
             continue
         table = read_table(path)
         print_table(console, table)
-        console.print(f"{tc.name}: run {run.path}", markup=False)
+        print_coll_table(console, table, ranks)
+        for run in runs:
+            console.print(f"{tc.name}: run {run.path}", markup=False)
         console.print(f"{tc.name}: table {path}", markup=False)
         if here.machine_fp != table.machine_fp:
             console.print(f"note: rank 0 ran on machine {table.machine_fp} "
@@ -192,3 +293,31 @@ def print_table(console: Console, table: XferTable) -> None:
         view.add_row(cls, *(f"{measured[s] * 1e6:.3f}" if s in measured else "—"
                             for s in SHOWN_SIZES))
     console.print(view)
+
+
+def print_coll_table(console: Console, table: XferTable, comm_size: int) -> None:
+    """The collective series of one communicator size at a few sizes: one row per
+    operation, each cell 'blocking / non-blocking' (µs); '—' where not measured."""
+    series: dict[CollKey, Points] = {k: v for k, v in table.coll.items() if k[1] == comm_size}
+    if not series:
+        console.print(f"{table.toolchain_name}: no collective times for {comm_size} ranks",
+                      markup=False)
+        return
+
+    def cell(op: str, size: int) -> str:
+        measured = dict(series.get((op, comm_size), []))
+        return f"{measured[size] * 1e6:.3g}" if size in measured else "—"
+
+    view = Table(title=f"{table.toolchain_name}: collectives on {comm_size} ranks, µs "
+                       "(blocking / non-blocking; median of the slowest rank)")
+    view.add_column("op")
+    for size in COLL_SHOWN_SIZES:
+        view.add_column(format_size(size), justify="right")
+    for op in BLOCKING_COLL_OPS:
+        if (op, comm_size) in series or (f"i{op}", comm_size) in series:
+            view.add_row(op, *(f"{cell(op, s)} / {cell('i' + op, s)}" for s in COLL_SHOWN_SIZES))
+    console.print(view)
+    others = [n for n in table.coll_sizes if n != comm_size]
+    if others:
+        console.print(f"{table.toolchain_name}: collective times also for communicator "
+                      f"sizes {', '.join(map(str, others))}", markup=False)

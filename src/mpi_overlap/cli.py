@@ -228,14 +228,15 @@ def bench_overlap_validation(mpi: tuple[str, ...], ranks: int, sizes: str | None
 @_mpi_option
 @_ranks_option
 @click.option("--quick", is_flag=True, help="fewer, shorter samples (about 10 s on 2 ranks)")
-@click.option("--sizes", metavar="LIST", help="message sizes (default 0:64M)")
+@click.option("--sizes", metavar="LIST", help="ping-pong message sizes (default 0:64M)")
 @_launcher_option
 @click.option("--timeout", type=float, help="seconds before the run is stopped")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
               show_default=True, help="directory for run directories")
 def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None,
               launcher: str | None, timeout: float | None, out: Path) -> None:
-    """Measure the transfer-time table the profiler uses (one-way ping-pong time per size)."""
+    """Measure the transfer-time table the profiler uses (one-way ping-pong time per size,
+    and every collective's time on the N ranks)."""
     from .calibrate import calibrate_session
 
     calibrate_session(list(mpi), ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,

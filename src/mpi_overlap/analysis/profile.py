@@ -77,6 +77,12 @@ UNATTRIBUTED: dict[str, str] = {
     "to the 64th",
     "table_extrapolated": "message sizes outside the transfer-time table: their transfer "
     "time was extrapolated",
+    "coll_size_extrapolated": "collectives on a communicator size the table has no series "
+    "for: the nearest calibrated size's transfer time was used",
+    "coll_nb_as_blocking": "non-blocking collectives without a calibrated series of their "
+    "own: the blocking operation's transfer time was used",
+    "coll_uncalibrated": "collectives without any calibrated series: the intra-node "
+    "point-to-point time of the same size was used (mpi-overlap calibrate -n N measures them)",
     "xfer_exceeds_span": "the table's transfer time exceeded the whole time between begin "
     "and end: the minimum bound was cut to the maximum (the table overstates these)",
     "out_of_memory": "the profiler could not allocate request tracking: some transfers were "

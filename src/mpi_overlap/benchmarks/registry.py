@@ -74,6 +74,18 @@ BENCHMARKS: dict[str, Benchmark] = {
         default_timeout_s=900.0,
         quick_timeout_s=300.0,
     ),
+    # Time of every collective (blocking and non-blocking) per size on the job's
+    # communicator size; `mpi-overlap calibrate` puts it into the transfer-time table's
+    # collective series (xfer_table.py). No analysis: the times are the result.
+    "collectives": Benchmark(
+        name="collectives",
+        program="mo_collectives",
+        title="Time of each MPI collective per message size (median of the slowest rank)",
+        min_ranks=1,
+        analyze=None,
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+    ),
     # Not a native benchmark: `mpi-overlap profile` runs the user's program; the entry
     # gives its run directories an analysis like every other run.
     "profile": Benchmark(

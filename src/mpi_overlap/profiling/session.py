@@ -83,7 +83,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
     tc.check()
     launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
     library = profiler_library(build(tc, ui))
-    table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, table=opts.table,
+    table = find_or_calibrate(tc, ranks=opts.ranks, launcher=opts.launcher, table=opts.table,
                               force_table=opts.force_table, ui=ui)
     run_dir = new_run_dir(opts.out_base, PROFILE, tc.name)
     setup = ProfilerSetup(library=library, table=table, outdir=run_dir, bins=bins,

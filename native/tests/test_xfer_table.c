@@ -1,0 +1,271 @@
+/* test_xfer_table.c - the transfer-time table's collective series (format
+ * version 2): op names, lookup with its fallbacks and their flags, reading
+ * version 1 and 2 files, refusing bad lines, and the engine picking the
+ * series from an event's kind and communicator size (its lookup cache must
+ * tell series apart). Expected values are hand-computed from the points. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mo_test.h"
+#include "mop_process.h"
+#include "mop_xfer_table.h"
+
+enum { BCAST = MOP_COLL_BCAST, IBCAST = MOP_COLL_NB_OFFSET + MOP_COLL_BCAST };
+
+static void test_op_names(void)
+{
+    CHECK_STR(mop_coll_op_name(MOP_COLL_BARRIER), "barrier");
+    CHECK_STR(mop_coll_op_name(BCAST), "bcast");
+    CHECK_STR(mop_coll_op_name(IBCAST), "ibcast");
+    CHECK_STR(mop_coll_op_name(MOP_COLL_NB_OFFSET + MOP_COLL_NEIGHBOR_ALLTOALLW),
+              "ineighbor_alltoallw");
+    CHECK(mop_coll_op_name(-1) == NULL && mop_coll_op_name(MOP_XFER_NCOLL_OPS) == NULL);
+    for (int op = 0; op < MOP_XFER_NCOLL_OPS; op++)
+        CHECK(mop_coll_op_parse(mop_coll_op_name(op)) == op);
+    CHECK(mop_coll_op_parse("ireduce_scatter_block") ==
+          MOP_COLL_NB_OFFSET + MOP_COLL_REDUCE_SCATTER_BLOCK);
+    CHECK(mop_coll_op_parse("intra") == -1 && mop_coll_op_parse("") == -1);
+    /* Kinds travel in 8 bits. */
+    CHECK(MOP_KIND_COLL + MOP_XFER_NCOLL_OPS - 1 < 256);
+}
+
+/* bcast on 2 ranks: 0 B 2 us, 1 KiB 4 us, 2 KiB 8 us; on 4 ranks: 0 B 3 us,
+ * 1 KiB 6 us; on 8 ranks: 0 B 5 us. p2p intra: 0 B 1 us, 1 KiB 3 us. */
+static void fill(mop_xfer_table *t)
+{
+    mop_xfer_table_init(t);
+    CHECK(mop_xfer_table_add(t, MOP_XFER_INTRA, 0, 1e-6) == 0);
+    CHECK(mop_xfer_table_add(t, MOP_XFER_INTRA, 1024, 3e-6) == 0);
+    CHECK(mop_xfer_table_add_coll(t, BCAST, 2, 1024, 4e-6) == 0); /* out of order */
+    CHECK(mop_xfer_table_add_coll(t, BCAST, 2, 0, 2e-6) == 0);
+    CHECK(mop_xfer_table_add_coll(t, BCAST, 2, 2048, 8e-6) == 0);
+    CHECK(mop_xfer_table_add_coll(t, BCAST, 4, 0, 3e-6) == 0);
+    CHECK(mop_xfer_table_add_coll(t, BCAST, 4, 1024, 6e-6) == 0);
+    CHECK(mop_xfer_table_add_coll(t, BCAST, 8, 0, 5e-6) == 0);
+    CHECK(mop_xfer_table_add_coll(t, BCAST, 8, 0, 5e-6) == 0); /* repeated: replaces */
+}
+
+static void test_coll_lookup(void)
+{
+    mop_xfer_table t;
+    fill(&t);
+    unsigned f;
+    CHECK(t.ncoll == 3);
+    CHECK(mop_xfer_table_add_coll(&t, MOP_XFER_NCOLL_OPS, 2, 0, 1.0) == -1);
+    CHECK(mop_xfer_table_add_coll(&t, BCAST, 0, 0, 1.0) == -1);
+
+    /* exact comm size: interpolation, first point below, last slope above */
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 2, 512, &f), 3e-6, 1e-18);
+    CHECK(f == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 2, 1536, &f), 6e-6, 1e-18);
+    CHECK(f == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 2, 4096, &f), 16e-6, 1e-18);
+    CHECK(f == MOP_XFER_EXTRAPOLATED);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 4, 512, &f), 4.5e-6, 1e-18);
+    CHECK(f == 0);
+
+    /* nearest comm size: 3 is as near to 2 as to 4 -> the larger (4); 5 -> 4;
+     * 7 -> 8 (one point: constant, 512 B is beyond it); 100 -> 8; 1 -> 2 */
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 3, 0, &f), 3e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 5, 1024, &f), 6e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 7, 512, &f), 5e-6, 1e-18);
+    CHECK(f == (MOP_XFER_COLL_SIZE_NEAREST | MOP_XFER_EXTRAPOLATED));
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 100, 0, &f), 5e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 1, 1024, &f), 4e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
+
+    /* ibcast without series: bcast's, flagged */
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 512, &f), 3e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_NB_AS_BLOCKING);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 6, 0, &f), 5e-6, 1e-18); /* 6: 4 or 8 -> 8 */
+    CHECK(f == (MOP_XFER_COLL_NB_AS_BLOCKING | MOP_XFER_COLL_SIZE_NEAREST));
+    /* ... and its own series once it has one */
+    CHECK(mop_xfer_table_add_coll(&t, IBCAST, 2, 0, 7e-6) == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 0, &f), 7e-6, 1e-18);
+    CHECK(f == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 8, 0, &f), 7e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
+
+    /* an op without any series (nor its blocking op): intra p2p of the same bytes */
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_ALLREDUCE, 2, 512, &f), 2e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_UNCALIBRATED);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_NB_OFFSET + MOP_COLL_ALLREDUCE, 2, 2048,
+                                          &f), 5e-6, 1e-18);
+    CHECK(f == (MOP_XFER_COLL_UNCALIBRATED | MOP_XFER_EXTRAPOLATED));
+    mop_xfer_table_free(&t);
+    CHECK(t.ncoll == 0 && t.coll == NULL);
+}
+
+static const char *HEAD = "created x\nmachine 0123456789abcdef cpu=X;ncpu=2\n"
+                          "toolchain fedcba9876543210 MPICH Version: 5\n";
+
+/* Writes a table file: "mpi-overlap-xfer-table <version>", HEAD, body. */
+static void write_file(const char *path, int version, const char *body)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fprintf(f, "mpi-overlap-xfer-table %d\n%s%s", version, HEAD, body);
+    fclose(f);
+}
+
+static void test_table_files(void)
+{
+    char path[] = "/tmp/mop_coll_table_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    mop_xfer_table t;
+    char err[512];
+    unsigned f;
+
+    /* version 2 with coll lines (comments and unknown ops skipped) */
+    write_file(path, 2, "# class bytes seconds\nintra 0 1e-6\nintra 1024 3e-6\n"
+                        "# coll op comm_size bytes seconds\n"
+                        "coll bcast 2 0 2e-6\ncoll bcast 2 1024 4e-6\n"
+                        "coll ibcast 2 1024 9e-6\ncoll barrier 4 0 1.5e-6\n"
+                        "coll ialltoall_future 2 0 1e-6\n");
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(t.version == 2 && t.ncoll == 3 && t.npoints[MOP_XFER_INTRA] == 2);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 2, 256, &f), 2.5e-6, 1e-18);
+    CHECK(f == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 0, &f), 9e-6, 1e-18);
+    CHECK(f == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_BARRIER, 2, 0, &f), 1.5e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
+    mop_xfer_table_free(&t);
+
+    /* version 1 (p2p only) is still read; its collectives fall back */
+    write_file(path, 1, "intra 0 1e-6\nintra 1024 3e-6\n");
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(t.version == 1 && t.ncoll == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 512, &f), 2e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_UNCALIBRATED);
+    mop_xfer_table_free(&t);
+
+    /* versions outside 1..2 are refused, naming both */
+    write_file(path, 3, "intra 0 1e-6\n");
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
+    CHECK(strstr(err, "version 3") != NULL && strstr(err, "reads 1 to 2") != NULL);
+    mop_xfer_table_free(&t);
+
+    /* malformed coll lines: one line naming file and line */
+    static const char *const bad[] = {
+        "coll bcast 2 0\n",          /* a field missing */
+        "coll bcast 0 0 1e-6\n",     /* comm size < 1 */
+        "coll bcast x 0 1e-6\n",     /* not a number */
+        "coll bcast 2 0 1e-6 7\n",   /* trailing field */
+        "coll bcast 2 0 -1e-6\n",    /* negative time */
+        "coll bcast 2 0 nan\n",      /* invalid time */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char body[128];
+        snprintf(body, sizeof body, "intra 0 1e-6\n%s", bad[i]);
+        write_file(path, 2, body);
+        mop_xfer_table_init(&t);
+        err[0] = '\0';
+        CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
+        char where[600];
+        snprintf(where, sizeof where, "%s:6:", path);
+        if (strstr(err, where) == NULL)
+            fprintf(stderr, "case %zu: err = [%s]\n", i, err);
+        CHECK(strstr(err, where) != NULL && strchr(err, '\n') == NULL);
+        mop_xfer_table_free(&t);
+    }
+    remove(path);
+}
+
+/* ---- the engine -------------------------------------------------------- */
+
+typedef struct seen {
+    double xfer[16];
+    int kind[16];
+    int n;
+} seen;
+
+static void on_transfer(void *ctx, const mop_transfer *tr)
+{
+    seen *s = ctx;
+    if (s->n < 16) {
+        s->xfer[s->n] = tr->b.xfer_s;
+        s->kind[s->n] = (int)tr->kind;
+        s->n++;
+    }
+}
+
+static mop_event ev(mop_event_type type, uint64_t t, uint64_t key, int64_t bytes, int kind,
+                    int32_t arg)
+{
+    return (mop_event){.t = t, .key = key, .bytes = bytes, .type = (uint8_t)type,
+                       .kind = (uint8_t)kind, .id = 1, .arg = arg};
+}
+
+static void test_engine_series(void)
+{
+    mop_xfer_table t;
+    fill(&t);
+    seen s = {0};
+    mop_process_config cfg = {.table = &t, .s_per_tick = 1e-9, .on_transfer = on_transfer,
+                              .on_transfer_ctx = &s};
+    static mop_process p;
+    CHECK(mop_process_init(&p, &cfg) == 0);
+    const int bcast = MOP_KIND_COLL + BCAST, ibcast = MOP_KIND_COLL + IBCAST;
+    /* One size throughout, so that only kind and comm size tell the lookups
+     * apart: a cache keyed on bytes alone would repeat the first answer. */
+    const mop_event e[] = {
+        ev(MOP_EV_ENTER, 0, 0, 0, 0, 0),
+        ev(MOP_EV_INCALL, 1, 0, 1024, bcast, 2),          /* 4 us */
+        ev(MOP_EV_INCALL, 2, 0, 1024, bcast, 4),          /* 6 us */
+        ev(MOP_EV_INCALL, 3, 0, 1024, bcast, 3),          /* nearest 4: 6 us */
+        ev(MOP_EV_INCALL, 4, 0, 1024, MOP_KIND_SEND, 1),  /* p2p: 3 us */
+        ev(MOP_EV_INCALL, 5, 0, 1024, ibcast, 2),         /* as bcast: 4 us */
+        ev(MOP_EV_INCALL, 6, 0, 1024, MOP_KIND_COLL + MOP_COLL_ALLREDUCE, 2), /* p2p: 3 us */
+        ev(MOP_EV_INCALL, 7, 0, 4096, bcast, 2),          /* extrapolated: 16 us */
+        ev(MOP_EV_EXIT, 8, 0, 0, 0, 0),
+        /* a non-blocking one across calls: posted at 10 ns, 1 us in MPI,
+         * 10 us of computation, 1 us in the completing call */
+        ev(MOP_EV_ENTER, 10, 0, 0, 0, 0),
+        ev(MOP_EV_BEGIN, 10, 77, 1024, ibcast, 4),        /* as bcast on 4: 6 us */
+        ev(MOP_EV_EXIT, 1010, 0, 0, 0, 0),
+        ev(MOP_EV_ENTER, 11010, 0, 0, 0, 0),
+        ev(MOP_EV_END, 12010, 77, -1, 0, 0),
+        ev(MOP_EV_EXIT, 12010, 0, 0, 0, 0),
+    };
+    mop_process_events(&p, e, sizeof e / sizeof e[0]);
+    mop_process_finish(&p);
+    const double want[] = {4e-6, 6e-6, 6e-6, 3e-6, 4e-6, 3e-6, 16e-6, 6e-6};
+    CHECK(s.n == 8);
+    for (int i = 0; i < 8 && i < s.n; i++)
+        CHECK_NEAR(s.xfer[i], want[i], 1e-18);
+    CHECK(s.kind[7] == ibcast);
+    CHECK(p.counters.coll_size_extrapolated == 1);
+    CHECK(p.counters.coll_nb_as_blocking == 2);
+    CHECK(p.counters.coll_uncalibrated == 1);
+    CHECK(p.counters.table_extrapolated == 1);
+    CHECK(p.cases[MOP_CASE_IN_CALL] == 7 && p.cases[MOP_CASE_ACROSS] == 1);
+    /* across calls: computation 10 us >= xfer 6 us -> max 6 us; MPI time
+     * between begin and end 2 us -> min 6 - 2 = 4 us */
+    CHECK_NEAR(p.total.max_s, 6e-6, 1e-15);
+    CHECK_NEAR(p.total.min_s, 4e-6, 1e-15);
+    mop_process_free(&p);
+    mop_xfer_table_free(&t);
+}
+
+int main(void)
+{
+    test_op_names();
+    test_coll_lookup();
+    test_table_files();
+    test_engine_series();
+    return TEST_RESULT();
+}
