@@ -51,10 +51,12 @@ from gen_wrappers import (  # the sibling generator, not an installed module
     Family,
     GenError,
     StdParam,
+    add_header_options,
     classify,
     parse_header,
     parse_macros,
-    preprocess,
+    read_header,
+    split_compiler,
     write_depfile,
     write_if_changed,
 )
@@ -663,28 +665,13 @@ def generate(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    cc: list[str] = []
-    if "--" in args:
-        cut = args.index("--")
-        args, cc = args[:cut], [a for a in args[cut + 1 :] if a]
+    args, cc = split_compiler(list(sys.argv[1:] if argv is None else argv))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--depfile", type=Path, help="write a Make-style depfile of what was read")
-    ap.add_argument("--preprocessed", type=Path, help="read this instead of running CC -E")
-    ap.add_argument("--macros", type=Path, help="with --preprocessed: output of CC -E -dM")
-    ap.add_argument("--quiet", action="store_true")
+    add_header_options(ap)
     ns = ap.parse_args(args)
     try:
-        if ns.preprocessed:
-            text = ns.preprocessed.read_text()
-            macros = ns.macros.read_text() if ns.macros else ""
-            source = str(ns.preprocessed)
-        elif cc:
-            text, macros = preprocess(cc)
-            source = " ".join(cc)
-        else:
-            raise GenError("give the C compiler command after --, or --preprocessed FILE")
+        text, macros, source = read_header(ns, cc)
         result = generate(ns.out, text, macros, source)
         if ns.depfile:
             deps = [*result.headers, __file__, str(Path(__file__).with_name("gen_wrappers.py"))]

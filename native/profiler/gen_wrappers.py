@@ -1148,30 +1148,42 @@ def generate(
     return the_plan
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    cc: list[str] = []
-    if "--" in args:
-        cut = args.index("--")
-        args, cc = args[:cut], [a for a in args[cut + 1 :] if a]
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out-dir", type=Path, required=True)
-    ap.add_argument("--hand-written", type=Path, nargs="*", default=[])
+def split_compiler(args: list[str]) -> tuple[list[str], list[str]]:
+    """The generator's own arguments and the C compiler command after `--`."""
+    if "--" not in args:
+        return args, []
+    cut = args.index("--")
+    return args[:cut], [a for a in args[cut + 1 :] if a]
+
+
+def add_header_options(ap: argparse.ArgumentParser) -> None:
+    """Options shared by the generators (this one and gen_fortran.py): where mpi.h comes from."""
     ap.add_argument("--depfile", type=Path, help="write a Make-style depfile of what was read")
     ap.add_argument("--preprocessed", type=Path, help="read this instead of running CC -E")
     ap.add_argument("--macros", type=Path, help="with --preprocessed: output of CC -E -dM")
     ap.add_argument("--quiet", action="store_true")
+
+
+def read_header(ns: argparse.Namespace, cc: Sequence[str]) -> tuple[str, str, str]:
+    """(preprocessed mpi.h, its macros, where it came from) per add_header_options."""
+    if ns.preprocessed:
+        macros = ns.macros.read_text() if ns.macros else ""
+        return ns.preprocessed.read_text(), macros, str(ns.preprocessed)
+    if cc:
+        text, macros = preprocess(cc)
+        return text, macros, " ".join(cc)
+    raise GenError("give the C compiler command after --, or --preprocessed FILE")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, cc = split_compiler(list(sys.argv[1:] if argv is None else argv))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out-dir", type=Path, required=True)
+    ap.add_argument("--hand-written", type=Path, nargs="*", default=[])
+    add_header_options(ap)
     ns = ap.parse_args(args)
     try:
-        if ns.preprocessed:
-            text = ns.preprocessed.read_text()
-            macros = ns.macros.read_text() if ns.macros else ""
-            source = str(ns.preprocessed)
-        elif cc:
-            text, macros = preprocess(cc)
-            source = " ".join(cc)
-        else:
-            raise GenError("give the C compiler command after --, or --preprocessed FILE")
+        text, macros, source = read_header(ns, cc)
         result = generate(ns.out_dir, text, macros, ns.hand_written, source)
         if ns.depfile:
             deps = [*result.headers, *map(str, ns.hand_written), __file__, str(COLL_OPS_HEADER)]

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "busy_compute.h"
 #include "mpi_overlap.h"
 
 #if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
@@ -29,21 +30,6 @@
 
 enum mode { BLOCKING, NONBLOCKING, PERSISTENT };
 
-static volatile double sink;
-
-/* Busy computation for about `seconds`, with no MPI call inside. */
-static void compute(double seconds)
-{
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    double x = 0;
-    do {
-        for (int i = 0; i < 1000; i++)
-            x += i * 1e-9;
-        clock_gettime(CLOCK_MONOTONIC, &b);
-    } while ((double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec) < seconds);
-    sink = x;
-}
 
 static double work_s = 0.005;
 

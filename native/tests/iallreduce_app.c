@@ -9,21 +9,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-static volatile double sink;
+#include "busy_compute.h"
 
-/* Busy computation for about `seconds`, with no MPI call inside. */
-static void compute(double seconds)
-{
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    double x = 0;
-    do {
-        for (int i = 0; i < 1000; i++)
-            x += i * 1e-9;
-        clock_gettime(CLOCK_MONOTONIC, &b);
-    } while ((double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec) < seconds);
-    sink = x;
-}
 
 int main(int argc, char **argv)
 {

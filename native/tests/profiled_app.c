@@ -15,23 +15,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "busy_compute.h"
 #include "mpi_overlap.h"
 
-static volatile double sink;
-
-/* Busy computation for about `seconds`, with no MPI call inside. */
-static void compute(double seconds)
-{
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    double x = 0;
-    do {
-        for (int i = 0; i < 1000; i++)
-            x += i * 1e-9;
-        clock_gettime(CLOCK_MONOTONIC, &b);
-    } while ((double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec) < seconds);
-    sink = x;
-}
 
 static void post_compute_wait(char *buf, int n, int iters, int rank, int peer)
 {
