@@ -26,6 +26,10 @@ class Benchmark:
     default_timeout_s: float
     quick_timeout_s: float
     profiled: bool = False  # runs under libmpi_overlap (its regions name the cases)
+    # The suite command that runs it (`bench <suite>-suite`), and its place in that suite's
+    # order; None: run on its own only.
+    suite: str | None = None
+    suite_order: int = 0
 
 
 def _analyze_overhead(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
