@@ -32,6 +32,7 @@ from ..sizes import format_size
 N_BOOT = 1000
 SEED = 20261121
 REQUEST_SIZES_MAX = 1024  # the request-overhead finding names sizes up to this
+METHODS = ("mpi_blocking", "mpi_nonblocking", "shm", "memcpy")
 
 
 def _median_ci(values: np.ndarray, rng: np.random.Generator) -> tuple[float, float, float]:
@@ -73,7 +74,7 @@ def analyze_stack_floor(result: dict[str, Any],
     shm0 = (float(np.median(raw[0]["shm"]["samples_s"])) if raw and raw[0]["shm"]["samples_s"]
             else 0.0)
     for s in raw:
-        n = min(len(s[m]["samples_s"]) for m in ("mpi_blocking", "mpi_nonblocking", "shm", "memcpy"))
+        n = min(len(s[m]["samples_s"]) for m in METHODS)
         b = np.asarray(s["mpi_blocking"]["samples_s"][:n], dtype=float)
         nb = np.asarray(s["mpi_nonblocking"]["samples_s"][:n], dtype=float)
         shm = np.asarray(s["shm"]["samples_s"][:n], dtype=float)
@@ -91,7 +92,8 @@ def analyze_stack_floor(result: dict[str, Any],
             "shm": _est(*_median_ci(shm, rng)),
             "memcpy": _est(*_median_ci(mc, rng)),
             "floor": _est(*_median_ci(floor, rng)),
-            "floor_kind": "shm" if float(np.median(shm)) <= float(np.median(single)) else "single-copy",
+            "floor_kind": ("shm" if float(np.median(shm)) <= float(np.median(single))
+                           else "single-copy"),
             "added": _est(*_median_ci(added, rng)),
             "request_overhead": _est(*_median_ci(req, rng)),
             "noise_s": noise,
