@@ -58,6 +58,7 @@
 #define LINE 64
 #define INLINE_MAX (LINE - 8)
 #define NMETHODS 4
+#define WARM_BLOCKS 3
 
 enum { M_BLOCKING, M_NONBLOCKING, M_SHM, M_MEMCPY };
 static const char *const method_names[NMETHODS] = {"mpi_blocking", "mpi_nonblocking", "shm", "memcpy"};
@@ -456,12 +457,19 @@ int main(int argc, char **argv)
             const size_t n = (size_t)opts.sizes.v[i];
             sf_size *sz = wrank == 0 ? &st.sizes[i] : NULL;
             /* Warm-up and estimate: one round trip (first contact), then
-             * --warmup in one block; the block's time sets the iterations. */
+             * --warmup in WARM_BLOCKS blocks; the fastest block sets the
+             * iterations (noise only adds time, and a disturbed estimate
+             * would make samples far shorter than --sample-ms). */
             long its[NMETHODS];
             for (int m = 0; m < NMETHODS; m++) {
                 block(pair, wrank, &b, m, n, 1);
-                long w = opts.warmup > 1 ? opts.warmup : 1;
-                double est = block(pair, wrank, &b, m, n, w);
+                long w = opts.warmup > WARM_BLOCKS ? opts.warmup / WARM_BLOCKS : 1;
+                double est = 0.0;
+                for (int k = 0; k < WARM_BLOCKS; k++) {
+                    double t = block(pair, wrank, &b, m, n, w);
+                    if (k == 0 || t < est)
+                        est = t;
+                }
                 its[m] = choose_iterations(&opts, m, est);
                 if (sz)
                     sz->m[m].iterations = its[m];

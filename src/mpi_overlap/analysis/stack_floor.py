@@ -12,7 +12,9 @@ repetition, so the k-th samples were taken side by side):
 a single-copy bound (one cache-line hand-off plus one copy on one core), the floor for
 large sizes where an MPI may copy once (CMA/XPMEM). Figures are medians of the per-sample
 values with bootstrap percentile intervals of the median. The noise margin of a size is
-the larger interquartile range of the MPI and floor samples: consistency checks allow it.
+the larger range (max - min) of the MPI and floor samples: consistency checks allow it. It
+is generous on purpose: on a busy machine whole samples are disturbed (noise only adds
+time), and the checks compare quantities measured side by side, not tuned thresholds.
 
 The jump is the largest ratio added[i+1] / added[i] between neighbouring sizes (added
 clamped below at a tenth of the median added time, so a near-zero value cannot make a
@@ -47,11 +49,8 @@ def _median_ci(values: np.ndarray, rng: np.random.Generator) -> tuple[float, flo
     return med, float(lo), float(hi)
 
 
-def _iqr(values: np.ndarray) -> float:
-    if values.size < 2:
-        return 0.0
-    q25, q75 = np.percentile(values, [25, 75])
-    return float(q75 - q25)
+def _range(values: np.ndarray) -> float:
+    return float(values.max() - values.min()) if values.size else 0.0
 
 
 def _us(seconds: float) -> str:
@@ -83,7 +82,7 @@ def analyze_stack_floor(result: dict[str, Any],
         floor = np.minimum(shm, single)
         added = b - floor
         req = nb - b
-        noise = max(_iqr(b), _iqr(floor))
+        noise = max(_range(b), _range(floor))
         sizes_out.append({
             "bytes": int(s["bytes"]),
             "samples": int(n),
@@ -97,7 +96,7 @@ def analyze_stack_floor(result: dict[str, Any],
             "added": _est(*_median_ci(added, rng)),
             "request_overhead": _est(*_median_ci(req, rng)),
             "noise_s": noise,
-            "request_noise_s": _iqr(req),
+            "request_noise_s": _range(req),
         })
 
     jump = _jump(sizes_out)
@@ -112,7 +111,7 @@ def analyze_stack_floor(result: dict[str, Any],
             "added": "median over samples of mpi_blocking_k - floor_k",
             "request_overhead": "median over samples of mpi_nonblocking_k - mpi_blocking_k",
             "interval": f"bootstrap percentile 95 % of the median, {N_BOOT} resamples",
-            "noise": "larger interquartile range of the MPI and floor samples of a size",
+            "noise": "larger range (max - min) of the MPI and floor samples of a size",
             "jump": "largest added[i+1]/added[i] between neighbouring sizes",
         },
         "sizes": sizes_out,
