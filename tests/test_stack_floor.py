@@ -70,6 +70,15 @@ def test_analysis_finds_the_jump_and_the_request_cost() -> None:
     assert a["lower_layer"]["status"] == "not available"
 
 
+def test_one_disturbed_size_is_not_the_jump() -> None:
+    shm = [_us(v) for v in (0.2, 0.2, 0.3, 6.0, 30.0)]
+    memcpy = [_us(v) for v in (0.001, 0.002, 0.02, 3.0, 12.0)]
+    # a spike at 64 B (up and back down), and the real step between 64 KiB and 256 KiB
+    blocking = [_us(0.6), _us(50.0), _us(0.7), _us(3.2 + 0.4), _us(12.2 + 8.0)]
+    a = analyze_stack_floor(_result(blocking, blocking, shm, memcpy))
+    assert (a["jump"]["below_bytes"], a["jump"]["above_bytes"]) == (65536, 262144)
+
+
 def test_analysis_checks_catch_a_floor_above_mpi() -> None:
     shm = [_us(5.0)] * len(SIZES)
     memcpy = [_us(10.0)] * len(SIZES)

@@ -16,10 +16,13 @@ the larger range (max - min) of the MPI and floor samples: consistency checks al
 is generous on purpose: on a busy machine whole samples are disturbed (noise only adds
 time), and the checks compare quantities measured side by side, not tuned thresholds.
 
-The jump is the largest ratio added[i+1] / added[i] between neighbouring sizes (added
-clamped below at a tenth of the median added time, so a near-zero value cannot make a
-ratio from noise); in an MPI with an eager and a rendezvous protocol it lies where the
-protocol switches.
+The jump is the step between neighbouring sizes i, i+1 with the largest persistent ratio
+min(added[i+1], added[i+2]) / max(added[i-1], added[i]) (of those that exist: a step the
+next size on each side confirms, so one disturbed size, a spike up and back down, is not
+taken for it), reported with its plain ratio added[i+1] /
+added[i]; added is clamped below at a tenth of its median, so a near-zero value cannot
+make a ratio from noise. In an MPI with an eager and a rendezvous protocol it lies where
+the protocol switches.
 """
 
 from __future__ import annotations
@@ -112,7 +115,7 @@ def analyze_stack_floor(result: dict[str, Any],
             "request_overhead": "median over samples of mpi_nonblocking_k - mpi_blocking_k",
             "interval": f"bootstrap percentile 95 % of the median, {N_BOOT} resamples",
             "noise": "larger range (max - min) of the MPI and floor samples of a size",
-            "jump": "largest added[i+1]/added[i] between neighbouring sizes",
+            "jump": "neighbours i, i+1 with the largest min(added[i+1..i+2]) / max(added[i-1..i])",
         },
         "sizes": sizes_out,
         "jump": jump,
@@ -124,20 +127,27 @@ def analyze_stack_floor(result: dict[str, Any],
 
 
 def _jump(sizes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The step between neighbouring sizes i, i+1 with the largest persistent ratio
+    min(added[i+1], added[i+2]) / max(added[i-1], added[i]) (those that exist): a step
+    that the next size on each side confirms, so that one disturbed size (a spike up and
+    back down) is not taken for the protocol switch. `ratio` is the plain neighbouring
+    step added[i+1] / added[i] there."""
     added = [s["added"]["median_s"] for s in sizes]
     if len(sizes) < 2 or any(a is None for a in added):
         return None
     positive = [a for a in added if a > 0]
     clamp = max(1e-10, 0.1 * float(np.median(positive))) if positive else 1e-10
+    a = [max(x, clamp) for x in added]
     best = None
     for i in range(len(sizes) - 1):
-        ratio = max(added[i + 1], clamp) / max(added[i], clamp)
-        if best is None or ratio > best[0]:
-            best = (ratio, i)
+        persistent = min(a[i + 1 : i + 3]) / max(a[max(0, i - 1) : i + 1])
+        if best is None or persistent > best[0]:
+            best = (persistent, i)
     assert best is not None
-    ratio, i = best
+    persistent, i = best
     return {
-        "ratio": ratio,
+        "ratio": a[i + 1] / a[i],
+        "persistent_ratio": persistent,
         "below_bytes": sizes[i]["bytes"],
         "above_bytes": sizes[i + 1]["bytes"],
         "added_below_s": added[i],
