@@ -222,6 +222,34 @@ def bench_overlap_validation(mpi: tuple[str, ...], ranks: int, sizes: str | None
         sys.exit(3)
 
 
+@bench.command("stack-floor")
+@_mpi_option
+@_ranks_option
+@click.option("--sizes", metavar="LIST", help="message sizes (default 0:4M)")
+@click.option("--quick", is_flag=True, help="9 sizes, fewer and shorter samples")
+@click.option("--reps", type=int, help="samples per method and size")
+@click.option("--iters", type=int, help="fixed round trips per sample (default: automatic)")
+@_launcher_option
+@click.option("--timeout", type=float, help="seconds before the run is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for run directories")
+@click.option("--report/--no-report", default=True,
+              help="print the table and write the HTML report")
+@click.option("-v", "--verbose", is_flag=True, help="print the per-size medians")
+def bench_stack_floor(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick: bool,
+                      reps: int | None, iters: int | None, launcher: str | None,
+                      timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
+    """MPI ping-pong against the core-to-core floor; blocking vs non-blocking requests."""
+    from .session import StackFloorArgs, bench_session
+
+    args = StackFloorArgs(sizes=sizes, quick=quick, reps=reps, iters=iters, verbose=verbose)
+    ok = bench_session("stack-floor", args.to_native(), list(mpi), ranks=ranks,
+                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
+                       report=report, console=_out, err_console=_err, show_verbose=verbose)
+    if not ok:
+        sys.exit(3)
+
+
 # ----- calibrate --------------------------------------------------------------------------
 
 @app.command()

@@ -122,6 +122,35 @@ class OverlapValidationArgs:
         return args
 
 
+@dataclass
+class StackFloorArgs:
+    """`bench stack-floor` flags -> mo_stack_floor flags."""
+
+    sizes: str | None = None
+    quick: bool = False
+    reps: int | None = None
+    iters: int | None = None
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args: list[str] = []
+        if self.sizes is not None:
+            parse_sizes(self.sizes)
+            args += ["--sizes", self.sizes]
+        elif self.quick:
+            args += ["--sizes", "0,64,1k,4k,16k,64k,256k,1M,4M"]
+        if self.quick:
+            args.append("--quick")
+        # More samples than the common default (7; --quick 4): the figures are medians of
+        # paired differences, with bootstrap intervals.
+        reps = self.reps if self.reps is not None else (8 if self.quick else 15)
+        args += _count_flag("--reps", reps, 2)
+        args += _count_flag("--iters", self.iters, 1)
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
 def bench_session(
     name: str,
     native_args: list[str],

@@ -56,6 +56,12 @@ def _analyze_overlap_validation(result: dict[str, Any], run_dir: Path) -> dict[s
     return analyze_overlap_validation(result, run_dir)
 
 
+def _analyze_stack_floor(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    from ..analysis.stack_floor import analyze_stack_floor
+
+    return analyze_stack_floor(result)
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     "overhead": Benchmark(
         name="overhead",
@@ -125,6 +131,19 @@ BENCHMARKS: dict[str, Benchmark] = {
         default_timeout_s=900.0,
         quick_timeout_s=300.0,
         profiled=True,
+    ),
+    # MPI ping-pong against the shared-memory and memcpy floors, and blocking against
+    # non-blocking requests (issue 6, experiments 1 and 2).
+    "stack-floor": Benchmark(
+        name="stack-floor",
+        program="mo_stack_floor",
+        title="MPI stack overhead against the core-to-core floor; request overhead",
+        min_ranks=2,
+        analyze=_analyze_stack_floor,
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+        suite="overhead",
+        suite_order=10,
     ),
 }
 

@@ -26,6 +26,7 @@ from . import (
     profile_plots,
     profile_table,
     profiler_overhead,
+    stack_floor,
 )
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
 
@@ -108,6 +109,17 @@ register(
         summary=overlap_validation.summary,
         extent=overlap_validation.extent,
         to_json=overlap_validation.to_json,
+    )
+)
+register(
+    BenchmarkReporter(
+        name=stack_floor.BENCHMARK,
+        terminal=stack_floor.print_run,
+        terminal_all=stack_floor.print_comparison,
+        sections=(stack_floor.html_sections,),
+        summary=stack_floor.summary,
+        extent=stack_floor.extent,
+        to_json=stack_floor.to_json,
     )
 )
 

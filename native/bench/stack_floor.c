@@ -1,0 +1,521 @@
+/* stack_floor.c - mo_stack_floor: what the MPI stack adds to a message
+ * between two cores of one node, against the physical floor (issue 6,
+ * experiments 1 and 2; seed 001).
+ *
+ * Ranks 0 and 1 (which must share a node) measure, for every size, four
+ * methods, one sample of each in turn (so a disturbance touches all four
+ * alike and the differences are paired):
+ *   mpi_blocking     ping-pong with MPI_Send / MPI_Recv
+ *   mpi_nonblocking  ping-pong with MPI_Isend / MPI_Irecv / MPI_Waitall
+ *                    (rank 0: Irecv pong, Isend ping, Waitall 2; rank 1:
+ *                    Irecv ping, Waitall 1, Isend pong, Waitall 1)
+ *   shm              the same ping-pong without MPI: one shared segment
+ *                    (MPI_Win_allocate_shared, set up with MPI), in the
+ *                    timed loop only C11 atomic flag stores/loads and
+ *                    spins. One mailbox per direction: a 64-byte line whose
+ *                    first 8 bytes are the flag (a sequence number); a
+ *                    payload of up to 56 bytes sits in the same line, a
+ *                    larger one in the lines right after it. Sender: memcpy
+ *                    its buffer into the mailbox, release-store the flag;
+ *                    receiver: spin on an acquire load, memcpy out.
+ *   memcpy           rank 0 alone: memcpy of the size between two private
+ *                    buffers (the single-core copy bandwidth floor).
+ * A sample is a timed block of `iterations` round trips (copies for
+ * memcpy) / (2 * iterations) (memcpy: / iterations), seconds one way.
+ * Iterations per method and size come from an untimed estimate so that a
+ * sample lasts about --sample-ms. Rank 0 decides and broadcasts (outside
+ * the timed blocks); a barrier starts every block.
+ *
+ * The program also records where the layer below MPI ships a ping-pong
+ * tool (fi_pingpong, ucx_perftest) on PATH or beside the MPI library; the
+ * Python side runs it when present. Further ranks wait without spinning. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "stack-floor" /* the result's benchmark (bench-stack-floor-v1) */
+#define DEFAULT_SIZES "0:4M"
+#define MSG_TAG 31
+#define LINE 64
+#define INLINE_MAX (LINE - 8)
+#define NMETHODS 4
+#define WARM_BLOCKS 3
+
+enum { M_BLOCKING, M_NONBLOCKING, M_SHM, M_MEMCPY };
+static const char *const method_names[NMETHODS] = {"mpi_blocking", "mpi_nonblocking", "shm", "memcpy"};
+
+typedef struct sf_method {
+    long iterations;
+    size_t n;
+    double *samples;
+} sf_method;
+
+typedef struct sf_size {
+    uint64_t bytes;
+    sf_method m[NMETHODS];
+} sf_size;
+
+typedef struct sf_state {
+    const mo_options *opts;
+    sf_size *sizes;
+    int nsizes; /* measured so far */
+    bool complete;
+    int ranks;
+    bool same_node;
+    char tools[2][PATH_MAX + 1]; /* fi_pingpong, ucx_perftest: path or "" */
+    char searched[4096];         /* the directories searched, ':'-separated */
+} sf_state;
+
+/* ---- the shared segment ------------------------------------------------ */
+
+typedef struct shm_box {
+    _Atomic uint64_t *flag;
+    unsigned char *payload_inline; /* flag + 8 */
+    unsigned char *payload_big;    /* flag + LINE */
+} shm_box;
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spins until *flag == s. After SPIN_YIELD spins without it, yields the core
+ * each time: on a quiet machine the flag comes long before that; on a busy
+ * one (fewer free cores than spinning ranks) the partner needs the core to
+ * set it, as MPI's own progress loops do. */
+#define SPIN_YIELD 2000
+static inline void wait_flag(_Atomic uint64_t *flag, uint64_t s)
+{
+    for (unsigned spins = 0; atomic_load_explicit(flag, memory_order_acquire) != s; spins++) {
+        if (spins < SPIN_YIELD)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+static inline unsigned char *box_payload(const shm_box *b, size_t n)
+{
+    return n <= INLINE_MAX ? b->payload_inline : b->payload_big;
+}
+
+/* ---- one timed block -------------------------------------------------- */
+
+typedef struct sf_bufs {
+    unsigned char *sbuf, *rbuf;
+    shm_box box[2]; /* [0]: 0 -> 1, [1]: 1 -> 0 */
+    uint64_t seq;   /* last sequence number used, the same on both ranks */
+} sf_bufs;
+
+/* Runs one block on both ranks of comm; returns one-way seconds on rank 0. */
+static double run_block(MPI_Comm comm, int rank, sf_bufs *b, int method, size_t n, long iters)
+{
+    const int cnt = (int)n;
+    MPI_Barrier(comm);
+    uint64_t t0 = mo_timer_now_ns();
+    switch (method) {
+    case M_BLOCKING:
+        for (long i = 0; i < iters; i++) {
+            if (rank == 0) {
+                MPI_Send(b->sbuf, cnt, MPI_BYTE, 1, MSG_TAG, comm);
+                MPI_Recv(b->rbuf, cnt, MPI_BYTE, 1, MSG_TAG, comm, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(b->rbuf, cnt, MPI_BYTE, 0, MSG_TAG, comm, MPI_STATUS_IGNORE);
+                MPI_Send(b->sbuf, cnt, MPI_BYTE, 0, MSG_TAG, comm);
+            }
+        }
+        break;
+    case M_NONBLOCKING:
+        for (long i = 0; i < iters; i++) {
+            MPI_Request req[2];
+            if (rank == 0) {
+                MPI_Irecv(b->rbuf, cnt, MPI_BYTE, 1, MSG_TAG, comm, &req[0]);
+                MPI_Isend(b->sbuf, cnt, MPI_BYTE, 1, MSG_TAG, comm, &req[1]);
+                MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+            } else {
+                MPI_Irecv(b->rbuf, cnt, MPI_BYTE, 0, MSG_TAG, comm, &req[0]);
+                MPI_Waitall(1, req, MPI_STATUSES_IGNORE);
+                MPI_Isend(b->sbuf, cnt, MPI_BYTE, 0, MSG_TAG, comm, &req[1]);
+                MPI_Waitall(1, &req[1], MPI_STATUSES_IGNORE);
+            }
+        }
+        break;
+    case M_SHM: {
+        const shm_box *out = &b->box[rank], *in = &b->box[1 - rank];
+        unsigned char *po = box_payload(out, n), *pi = box_payload(in, n);
+        for (long i = 0; i < iters; i++) {
+            const uint64_t s = ++b->seq;
+            if (rank == 0) {
+                memcpy(po, b->sbuf, n);
+                atomic_store_explicit(out->flag, s, memory_order_release);
+                wait_flag(in->flag, s);
+                memcpy(b->rbuf, pi, n);
+            } else {
+                wait_flag(in->flag, s);
+                memcpy(b->rbuf, pi, n);
+                memcpy(po, b->sbuf, n);
+                atomic_store_explicit(out->flag, s, memory_order_release);
+            }
+        }
+        break;
+    }
+    case M_MEMCPY:
+        if (rank == 0) {
+            for (long i = 0; i < iters; i++) {
+                memcpy(b->rbuf, b->sbuf, n);
+                /* keep the copy: the compiler may not drop or merge it */
+                __asm__ __volatile__("" : : "r"(b->rbuf) : "memory");
+            }
+            uint64_t t1 = mo_timer_now_ns();
+            return (double)(t1 - t0) / 1e9 / (double)iters;
+        }
+        return 0.0;
+    }
+    uint64_t t1 = mo_timer_now_ns();
+    return rank == 0 ? (double)(t1 - t0) / 1e9 / (double)iters / 2.0 : 0.0;
+}
+
+/* Rank 0 decides iterations and broadcasts them; both ranks run the block. */
+static double block(MPI_Comm comm, int rank, sf_bufs *b, int method, size_t n, long iters)
+{
+    long it = iters;
+    MPI_Bcast(&it, 1, MPI_LONG, 0, comm);
+    return run_block(comm, rank, b, method, n, it);
+}
+
+static long choose_iterations(const mo_options *o, int method, double est_s)
+{
+    if (o->iters > 0)
+        return o->iters;
+    if (!(est_s > 0))
+        est_s = 1e-7;
+    double per = method == M_MEMCPY ? est_s : 2.0 * est_s;
+    double n = ceil(o->sample_ms / 1000.0 / per);
+    if (n < (double)o->min_iters)
+        return o->min_iters;
+    if (n > (double)o->max_iters)
+        return o->max_iters;
+    return (long)n;
+}
+
+/* ---- the layer below MPI ----------------------------------------------- */
+
+/* Appends ":<dir><suffix>" (no ':' when dirs is empty) if it fits. */
+static void append_dir(char *dirs, size_t cap, const char *dir, const char *suffix)
+{
+    size_t len = strlen(dirs), a = strlen(dir), c = strlen(suffix);
+    if (len + 1 + a + c + 1 > cap)
+        return;
+    if (len)
+        dirs[len++] = ':';
+    memcpy(dirs + len, dir, a);
+    memcpy(dirs + len + a, suffix, c + 1);
+}
+
+static void find_tools(sf_state *st)
+{
+    static const char *const names[2] = {"fi_pingpong", "ucx_perftest"};
+    char dirs[8192] = "";
+    const char *path = getenv("PATH");
+    if (path)
+        snprintf(dirs, sizeof dirs, "%s", path);
+    /* The MPI library's prefix: <prefix>/lib/libmpi.so -> <prefix>/bin and
+     * <prefix>/bin/libfabric (where Intel MPI keeps fi_pingpong). */
+    Dl_info info;
+    if (dladdr((void *)&MPI_Init, &info) && info.dli_fname) {
+        char lib[PATH_MAX];
+        if (realpath(info.dli_fname, lib)) {
+            char *slash = strrchr(lib, '/');
+            if (slash) {
+                *slash = '\0';
+                append_dir(dirs, sizeof dirs, lib, "/../bin");
+                append_dir(dirs, sizeof dirs, lib, "/../bin/libfabric");
+            }
+        }
+    }
+    snprintf(st->searched, sizeof st->searched, "%s", dirs);
+    for (int k = 0; k < 2; k++) {
+        st->tools[k][0] = '\0';
+        char copy[8192];
+        snprintf(copy, sizeof copy, "%s", dirs);
+        char *save = NULL;
+        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+            char cand[PATH_MAX + 32];
+            snprintf(cand, sizeof cand, "%s/%s", d, names[k]);
+            char real[PATH_MAX];
+            if (access(cand, X_OK) == 0 && realpath(cand, real)) {
+                snprintf(st->tools[k], sizeof st->tools[k], "%s", real);
+                break;
+            }
+        }
+    }
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const sf_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_kv_int64(w, "ranks", st->ranks);
+    mo_json_kv_bool(w, "complete", st->complete);
+    mo_json_kv_int64(w, "inline_max", INLINE_MAX);
+    mo_json_kv_int64(w, "line_bytes", LINE);
+    mo_json_key(w, "lower_layer_tools");
+    mo_json_begin_object(w);
+    mo_json_kv_string(w, "searched", st->searched);
+    mo_json_key(w, "fi_pingpong");
+    if (st->tools[0][0])
+        mo_json_string(w, st->tools[0]);
+    else
+        mo_json_null(w);
+    mo_json_key(w, "ucx_perftest");
+    if (st->tools[1][0])
+        mo_json_string(w, st->tools[1]);
+    else
+        mo_json_null(w);
+    mo_json_end_object(w);
+    mo_json_key(w, "sizes");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->nsizes; i++) {
+        const sf_size *sz = &st->sizes[i];
+        mo_json_begin_object(w);
+        mo_json_kv_uint64(w, "bytes", sz->bytes);
+        for (int m = 0; m < NMETHODS; m++) {
+            mo_json_key(w, method_names[m]);
+            mo_json_begin_object(w);
+            mo_json_kv_int64(w, "iterations", sz->m[m].iterations);
+            mo_json_key(w, "samples_s");
+            mo_json_begin_array(w);
+            for (size_t k = 0; k < sz->m[m].n; k++)
+                mo_json_double(w, sz->m[m].samples[k]);
+            mo_json_end_array(w);
+            mo_json_end_object(w);
+        }
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank, wsize;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, NULL};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512] = "";
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    sf_state st;
+    memset(&st, 0, sizeof st);
+    st.opts = &opts;
+    st.ranks = wsize;
+
+    /* Ranks 0 and 1 must share a node: the floor is a shared segment. */
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int leader = wrank;
+    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    int leader1 = wrank == 1 ? leader : -1;
+    MPI_Allreduce(MPI_IN_PLACE, &leader1, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    st.same_node = leader1 == 0;
+    const bool member = wrank < 2;
+    MPI_Comm pair = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, member && st.same_node ? 0 : MPI_UNDEFINED, wrank, &pair);
+
+    const size_t largest = (size_t)opts.sizes.v[opts.sizes.n - 1];
+    long page = sysconf(_SC_PAGESIZE);
+    const size_t pagesz = page > 0 ? (size_t)page : 4096;
+    const size_t boxsz = (LINE + largest + pagesz - 1) / pagesz * pagesz;
+    sf_bufs b;
+    memset(&b, 0, sizeof b);
+    MPI_Win win = MPI_WIN_NULL;
+    bool ok = true;
+    if (pair != MPI_COMM_NULL) {
+        b.sbuf = mo_page_alloc(largest > 0 ? largest : 1);
+        b.rbuf = mo_page_alloc(largest > 0 ? largest : 1);
+        ok = b.sbuf && b.rbuf;
+        if (ok) {
+            memset(b.sbuf, wrank + 1, largest);
+            memset(b.rbuf, 0, largest);
+        }
+        void *base = NULL;
+        MPI_Aint segsz = wrank == 0 ? (MPI_Aint)(2 * boxsz + LINE) : 0;
+        if (MPI_Win_allocate_shared(segsz, 1, MPI_INFO_NULL, pair, &base, &win) != MPI_SUCCESS) {
+            ok = false;
+        } else {
+            MPI_Aint qsz;
+            int disp;
+            MPI_Win_shared_query(win, 0, &qsz, &disp, &base);
+            uintptr_t p = ((uintptr_t)base + LINE - 1) / LINE * LINE;
+            for (int d = 0; d < 2; d++) {
+                unsigned char *start = (unsigned char *)p + (size_t)d * boxsz;
+                b.box[d].flag = (_Atomic uint64_t *)(void *)start;
+                b.box[d].payload_inline = start + 8;
+                b.box[d].payload_big = start + LINE;
+            }
+            if (wrank == 0) {
+                memset((void *)p, 0, 2 * boxsz);
+                atomic_store(b.box[0].flag, 0);
+                atomic_store(b.box[1].flag, 0);
+            }
+            /* A passive-target epoch for the whole run, as the MPI memory
+             * model wants for direct loads and stores to the segment. */
+            MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+            MPI_Win_sync(win);
+            MPI_Barrier(pair);
+        }
+    }
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, NULL, 0, NULL};
+    int verdict[3] = {1, ok ? 1 : 0, st.same_node ? 1 : 0};
+    if (wrank == 0) {
+        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
+        work.nwarnings = 0; /* about a loop this method does not use */
+        if (verdict[0]) {
+            find_tools(&st);
+            mo_warn_if_unbound(&doc, &prov, 0, 1);
+            st.sizes = calloc(opts.sizes.n, sizeof *st.sizes);
+            verdict[0] = st.sizes != NULL;
+            for (size_t i = 0; verdict[0] && i < opts.sizes.n; i++) {
+                st.sizes[i].bytes = opts.sizes.v[i];
+                for (int m = 0; m < NMETHODS; m++) {
+                    st.sizes[i].m[m].samples = calloc((size_t)opts.reps, sizeof(double));
+                    if (!st.sizes[i].m[m].samples)
+                        verdict[0] = 0;
+                }
+            }
+            if (!verdict[0])
+                snprintf(err, sizeof err, "out of memory");
+        }
+        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdict[0] = 0;
+    }
+    MPI_Request vreq;
+    MPI_Iallreduce(MPI_IN_PLACE, verdict, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &vreq);
+    mo_quiet_wait(&vreq);
+    int status = 0;
+    if (!verdict[0] || !verdict[1] || !verdict[2]) {
+        if (verdict[0] && !verdict[2])
+            snprintf(err, sizeof err, "ranks 0 and 1 are on different nodes: the shared-memory floor needs "
+                                      "them on one node");
+        else if (verdict[0])
+            snprintf(err, sizeof err, "cannot allocate the message buffers or the shared segment");
+        status = 2;
+    } else if (pair != MPI_COMM_NULL) {
+        const int total = (int)opts.sizes.n;
+        for (int i = 0; i < total; i++) {
+            int stop = wrank == 0 && opts.time_limit_s > 0 &&
+                       (double)(mo_timer_now_ns() - start_ns) / 1e9 > opts.time_limit_s;
+            MPI_Bcast(&stop, 1, MPI_INT, 0, pair);
+            if (stop) {
+                if (wrank == 0)
+                    mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d sizes",
+                                   opts.time_limit_s, i, total);
+                break;
+            }
+            const size_t n = (size_t)opts.sizes.v[i];
+            sf_size *sz = wrank == 0 ? &st.sizes[i] : NULL;
+            /* Warm-up and estimate: one round trip (first contact), then
+             * --warmup in WARM_BLOCKS blocks; the fastest block sets the
+             * iterations (noise only adds time, and a disturbed estimate
+             * would make samples far shorter than --sample-ms). */
+            long its[NMETHODS];
+            for (int m = 0; m < NMETHODS; m++) {
+                block(pair, wrank, &b, m, n, 1);
+                long w = opts.warmup > WARM_BLOCKS ? opts.warmup / WARM_BLOCKS : 1;
+                double est = 0.0;
+                for (int k = 0; k < WARM_BLOCKS; k++) {
+                    double t = block(pair, wrank, &b, m, n, w);
+                    if (k == 0 || t < est)
+                        est = t;
+                }
+                its[m] = choose_iterations(&opts, m, est);
+                if (sz)
+                    sz->m[m].iterations = its[m];
+            }
+            for (long r = 0; r < opts.reps; r++)
+                for (int m = 0; m < NMETHODS; m++) {
+                    double t = block(pair, wrank, &b, m, n, its[m]);
+                    if (sz)
+                        sz->m[m].samples[sz->m[m].n++] = t;
+                }
+            if (wrank == 0) {
+                st.nsizes = i + 1;
+                if (opts.verbose) {
+                    printf("%10zu B  blocking %9.3f us  nonblocking %9.3f us  shm %9.3f us  memcpy %9.3f us\n",
+                           n, mo_stats_median(sz->m[0].samples, sz->m[0].n) * 1e6,
+                           mo_stats_median(sz->m[1].samples, sz->m[1].n) * 1e6,
+                           mo_stats_median(sz->m[2].samples, sz->m[2].n) * 1e6,
+                           mo_stats_median(sz->m[3].samples, sz->m[3].n) * 1e6);
+                    fflush(stdout);
+                }
+                char label[64];
+                snprintf(label, sizeof label, "%zu B", n);
+                mo_progress(opts.progress, i + 1, total, label);
+                if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                    fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
+            }
+        }
+        if (wrank == 0) {
+            st.complete = st.nsizes == total;
+            status = mo_result_complete(&doc, BENCH, write_results, &st) == 0 ? 0 : 1;
+        }
+    }
+    if (win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(win);
+        MPI_Win_free(&win);
+    }
+    if (pair != MPI_COMM_NULL)
+        MPI_Comm_free(&pair);
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    if (st.sizes) {
+        for (size_t i = 0; i < opts.sizes.n; i++)
+            for (int m = 0; m < NMETHODS; m++)
+                free(st.sizes[i].m[m].samples);
+        free(st.sizes);
+    }
+    free(b.sbuf);
+    free(b.rbuf);
+    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status, status == 2 ? err : NULL);
+}

@@ -1,0 +1,234 @@
+"""stack-floor analysis: what the MPI stack adds per message over the physical floor, where
+that added time jumps, and what requests cost (issue 6, experiments 1 and 2; seed 001).
+
+Per size, from the samples of native/bench/stack_floor.c (one sample of each method per
+repetition, so the k-th samples were taken side by side):
+
+  floor_k  = min(shm_k, shm0 + memcpy_k)     shm0: median shm time at the smallest size
+  added_k  = mpi_blocking_k - floor_k         the MPI stack's added time, one way
+  request_k = mpi_nonblocking_k - mpi_blocking_k   the requests' cost per message
+
+`shm` is a two-copy shared-memory ping-pong (copy in, flag, copy out); `shm0 + memcpy` is
+a single-copy bound (one cache-line hand-off plus one copy on one core), the floor for
+large sizes where an MPI may copy once (CMA/XPMEM). Figures are medians of the per-sample
+values with bootstrap percentile intervals of the median. The noise margin of a size is
+the larger range (max - min) of the MPI and floor samples: consistency checks allow it. It
+is generous on purpose: on a busy machine whole samples are disturbed (noise only adds
+time), and the checks compare quantities measured side by side, not tuned thresholds.
+
+The jump is the step between neighbouring sizes i, i+1 with the largest persistent ratio
+min(added[i+1], added[i+2]) / max(added[i-1], added[i]) (of those that exist: a step the
+next size on each side confirms, so one disturbed size, a spike up and back down, is not
+taken for it), reported with its plain ratio added[i+1] /
+added[i]; added is clamped below at a tenth of its median, so a near-zero value cannot
+make a ratio from noise. In an MPI with an eager and a rendezvous protocol it lies where
+the protocol switches.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..sizes import format_size
+
+N_BOOT = 1000
+SEED = 20261121
+REQUEST_SIZES_MAX = 1024  # the request-overhead finding names sizes up to this
+METHODS = ("mpi_blocking", "mpi_nonblocking", "shm", "memcpy")
+
+
+def _median_ci(values: np.ndarray, rng: np.random.Generator) -> tuple[float, float, float]:
+    if values.size == 0:
+        return math.nan, math.nan, math.nan
+    med = float(np.median(values))
+    if values.size < 2:
+        return med, med, med
+    idx = rng.integers(0, values.size, size=(N_BOOT, values.size))
+    reps = np.median(values[idx], axis=1)
+    lo, hi = np.percentile(reps, [2.5, 97.5])
+    return med, float(lo), float(hi)
+
+
+def _range(values: np.ndarray) -> float:
+    return float(values.max() - values.min()) if values.size else 0.0
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.3g}"
+
+
+def _est(med: float, lo: float, hi: float) -> dict[str, float | None]:
+    def clean(x: float) -> float | None:
+        return None if not math.isfinite(x) else x
+
+    return {"median_s": clean(med), "ci95_low_s": clean(lo), "ci95_high_s": clean(hi)}
+
+
+def analyze_stack_floor(result: dict[str, Any],
+                        lower_layer: dict[str, Any] | None = None) -> dict[str, Any]:
+    res = result.get("results") or {}
+    rng = np.random.default_rng(SEED)
+    raw = [s for s in res.get("sizes", []) if s["mpi_blocking"]["samples_s"]]
+    sizes_out: list[dict[str, Any]] = []
+    shm0 = (float(np.median(raw[0]["shm"]["samples_s"])) if raw and raw[0]["shm"]["samples_s"]
+            else 0.0)
+    for s in raw:
+        n = min(len(s[m]["samples_s"]) for m in METHODS)
+        b = np.asarray(s["mpi_blocking"]["samples_s"][:n], dtype=float)
+        nb = np.asarray(s["mpi_nonblocking"]["samples_s"][:n], dtype=float)
+        shm = np.asarray(s["shm"]["samples_s"][:n], dtype=float)
+        mc = np.asarray(s["memcpy"]["samples_s"][:n], dtype=float)
+        single = shm0 + mc
+        floor = np.minimum(shm, single)
+        added = b - floor
+        req = nb - b
+        noise = max(_range(b), _range(floor))
+        sizes_out.append({
+            "bytes": int(s["bytes"]),
+            "samples": int(n),
+            "mpi_blocking": _est(*_median_ci(b, rng)),
+            "mpi_nonblocking": _est(*_median_ci(nb, rng)),
+            "shm": _est(*_median_ci(shm, rng)),
+            "memcpy": _est(*_median_ci(mc, rng)),
+            "floor": _est(*_median_ci(floor, rng)),
+            "floor_kind": ("shm" if float(np.median(shm)) <= float(np.median(single))
+                           else "single-copy"),
+            "added": _est(*_median_ci(added, rng)),
+            "request_overhead": _est(*_median_ci(req, rng)),
+            "noise_s": noise,
+            "request_noise_s": _range(req),
+        })
+
+    jump = _jump(sizes_out)
+    checks = _checks(sizes_out, jump)
+    lower = lower_layer or _lower_layer_status(res.get("lower_layer_tools") or {})
+    return {
+        "schema": "mpi-overlap/analysis",
+        "schema_version": 1,
+        "benchmark": "stack-floor",
+        "method": {
+            "floor": "min(shm_k, shm(smallest size) + memcpy_k) per sample",
+            "added": "median over samples of mpi_blocking_k - floor_k",
+            "request_overhead": "median over samples of mpi_nonblocking_k - mpi_blocking_k",
+            "interval": f"bootstrap percentile 95 % of the median, {N_BOOT} resamples",
+            "noise": "larger range (max - min) of the MPI and floor samples of a size",
+            "jump": "neighbours i, i+1 with the largest min(added[i+1..i+2]) / max(added[i-1..i])",
+        },
+        "sizes": sizes_out,
+        "jump": jump,
+        "lower_layer": lower,
+        "checks": checks,
+        "finding": _finding(sizes_out, jump),
+        "request_finding": _request_finding(sizes_out),
+    }
+
+
+def _jump(sizes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The step between neighbouring sizes i, i+1 with the largest persistent ratio
+    min(added[i+1], added[i+2]) / max(added[i-1], added[i]) (those that exist): a step
+    that the next size on each side confirms, so that one disturbed size (a spike up and
+    back down) is not taken for the protocol switch. `ratio` is the plain neighbouring
+    step added[i+1] / added[i] there."""
+    added = [s["added"]["median_s"] for s in sizes]
+    if len(sizes) < 2 or any(a is None for a in added):
+        return None
+    positive = [a for a in added if a > 0]
+    clamp = max(1e-10, 0.1 * float(np.median(positive))) if positive else 1e-10
+    a = [max(x, clamp) for x in added]
+    best = None
+    for i in range(len(sizes) - 1):
+        persistent = min(a[i + 1 : i + 3]) / max(a[max(0, i - 1) : i + 1])
+        if best is None or persistent > best[0]:
+            best = (persistent, i)
+    assert best is not None
+    persistent, i = best
+    return {
+        "ratio": a[i + 1] / a[i],
+        "persistent_ratio": persistent,
+        "below_bytes": sizes[i]["bytes"],
+        "above_bytes": sizes[i + 1]["bytes"],
+        "added_below_s": added[i],
+        "added_above_s": added[i + 1],
+    }
+
+
+def _checks(sizes: list[dict[str, Any]], jump: dict[str, Any] | None) -> list[dict[str, Any]]:
+    checks = []
+    bad = [s["bytes"] for s in sizes
+           if not s["floor"]["median_s"] <= s["mpi_blocking"]["median_s"] + s["noise_s"]]
+    checks.append({"name": "floor <= MPI latency within noise", "ok": not bad,
+                   "detail": f"violated at {', '.join(map(format_size, bad))}" if bad else
+                   f"holds at all {len(sizes)} sizes"})
+    bad = [s["bytes"] for s in sizes if not s["added"]["median_s"] >= -s["noise_s"]]
+    checks.append({"name": "added time >= 0 within noise", "ok": not bad,
+                   "detail": f"violated at {', '.join(map(format_size, bad))}" if bad else
+                   f"holds at all {len(sizes)} sizes"})
+    measured = [s["bytes"] for s in sizes]
+    ok = jump is not None and any(
+        measured[i] == jump["below_bytes"] and measured[i + 1] == jump["above_bytes"]
+        for i in range(len(measured) - 1))
+    checks.append({"name": "jump lies between two neighbouring measured sizes", "ok": ok,
+                   "detail": (f"between {format_size(jump['below_bytes'])} and "
+                              f"{format_size(jump['above_bytes'])}") if jump else
+                   "fewer than two sizes"})
+    bad = []
+    for s in sizes:
+        d = s["request_overhead"]["median_s"]
+        lat = max(s["mpi_blocking"]["median_s"], s["mpi_nonblocking"]["median_s"])
+        if d is None or not math.isfinite(d) or abs(d) > 0.5 * lat + s["request_noise_s"]:
+            bad.append(s["bytes"])
+    checks.append({"name": "request overhead finite and small against latency", "ok": not bad,
+                   "detail": f"|nb - blocking| > half the latency + noise at "
+                   f"{', '.join(map(format_size, bad))}" if bad else
+                   f"holds at all {len(sizes)} sizes"})
+    return checks
+
+
+def _lower_layer_status(tools: dict[str, Any]) -> dict[str, Any]:
+    found = {k: v for k, v in tools.items() if k != "searched" and v}
+    if not found:
+        return {"status": "not available", "tool": None,
+                "detail": "neither fi_pingpong nor ucx_perftest on PATH or beside the MPI library"}
+    name, path = next(iter(found.items()))
+    return {"status": "found, not run", "tool": path,
+            "detail": f"{name} at {path}; running it (a server and a client) is not implemented"}
+
+
+def _finding(sizes: list[dict[str, Any]], jump: dict[str, Any] | None) -> str:
+    if not sizes:
+        return "no size was measured"
+    first = sizes[0]
+    text = (f"MPI adds {_us(first['added']['median_s'])} µs per message over the "
+            f"{_us(first['floor']['median_s'])} µs core-to-core floor at "
+            f"{format_size(first['bytes'])}")
+    if jump is not None:
+        text += (f" ({_us(jump['added_below_s'])} µs at {format_size(jump['below_bytes'])}), "
+                 f"jumping {jump['ratio']:.3g}x between {format_size(jump['below_bytes'])} and "
+                 f"{format_size(jump['above_bytes'])} (largest step; eager -> rendezvous where "
+                 f"the protocol switches)")
+    return text
+
+
+def request_sizes(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sizes the request finding names: the smallest, and the largest up to 1 KiB."""
+    small = [s for s in sizes if s["bytes"] <= REQUEST_SIZES_MAX] or sizes[:1]
+    picked = [small[0]] + ([small[-1]] if len(small) > 1 else [])
+    return picked
+
+
+def _request_finding(sizes: list[dict[str, Any]]) -> str:
+    if not sizes:
+        return "no size was measured"
+    parts = []
+    for i, s in enumerate(request_sizes(sizes)):
+        r = s["request_overhead"]
+        d = r["median_s"]
+        word = "more" if d >= 0 else "less"
+        ci = f" [{_us(r['ci95_low_s'])}, {_us(r['ci95_high_s'])}]"
+        head = f"non-blocking requests cost {_us(abs(d))} µs {word} per message" if i == 0 \
+            else f"{_us(d)} µs"
+        parts.append(f"{head}{ci} ({format_size(s['bytes'])})")
+    return ", ".join(parts)

@@ -1,0 +1,136 @@
+"""stack-floor (issue 6, experiments 1 and 2): the analysis on constructed samples, and the
+benchmark end to end on 2 ranks under each toolchain present.
+
+The integration runs are real measurements on a noisy 2-core machine: the consistency
+checks compare quantities measured side by side in one run, with the noise measured in
+that run (interquartile ranges) as the margin, or are structural.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from mpi_overlap.analysis.stack_floor import analyze_stack_floor
+from mpi_overlap.rundir import load_run
+from mpi_overlap.schema import analysis_errors, result_errors, run_errors
+from mpi_overlap.session import StackFloorArgs
+from toolchain_params import toolchain_params
+
+SIZES = [0, 64, 1024, 65536, 262144]
+
+
+def _result(blocking: list[float], nonblocking: list[float], shm: list[float],
+            memcpy: list[float], reps: int = 5) -> dict:
+    sizes = []
+    for i, n in enumerate(SIZES):
+        def method(t: float) -> dict:
+            # a little spread, the same for every method
+            return {"iterations": 10, "samples_s": [t * (1 + 0.01 * k) for k in range(reps)]}
+
+        sizes.append({"bytes": n, "mpi_blocking": method(blocking[i]),
+                      "mpi_nonblocking": method(nonblocking[i]), "shm": method(shm[i]),
+                      "memcpy": method(memcpy[i])})
+    return {"results": {"ranks": 2, "complete": True, "inline_max": 56, "line_bytes": 64,
+                        "lower_layer_tools": {"searched": "/x", "fi_pingpong": None,
+                                              "ucx_perftest": None},
+                        "sizes": sizes}}
+
+
+def _us(x: float) -> float:
+    return x * 1e-6
+
+
+def test_analysis_finds_the_jump_and_the_request_cost() -> None:
+    shm = [_us(v) for v in (0.2, 0.2, 0.3, 6.0, 30.0)]
+    memcpy = [_us(v) for v in (0.001, 0.002, 0.02, 3.0, 12.0)]
+    # added: 0.4 µs up to 64 KiB, then a rendezvous step to 8 µs at 256 KiB
+    blocking = [_us(0.6), _us(0.6), _us(0.7), _us(3.2 + 0.4), _us(12.2 + 8.0)]
+    nonblocking = [b + _us(0.1) for b in blocking]
+    a = analyze_stack_floor(_result(blocking, nonblocking, shm, memcpy))
+    assert analysis_errors(a) == []
+    assert a["jump"]["below_bytes"] == 65536 and a["jump"]["above_bytes"] == 262144
+    assert a["jump"]["ratio"] == pytest.approx(20.0, rel=1e-6)
+    # 64 KiB: the single-copy floor (0.2 + 3.0) is below the two-copy shm (6.0)
+    s64k = a["sizes"][3]
+    assert s64k["floor_kind"] == "single-copy"
+    assert s64k["floor"]["median_s"] == pytest.approx(_us(3.2 * 1.02), rel=1e-6)
+    assert a["sizes"][0]["added"]["median_s"] == pytest.approx(_us(0.4 * 1.02), rel=1e-6)
+    for s in a["sizes"]:
+        assert s["request_overhead"]["median_s"] == pytest.approx(_us(0.1 * 1.02), rel=1e-6)
+    assert all(c["ok"] for c in a["checks"]), a["checks"]
+    assert "between 64 KiB and 256 KiB" in a["finding"]
+    assert "20x" in a["finding"]
+    assert a["request_finding"].startswith("non-blocking requests cost 0.102 µs more")
+    assert a["lower_layer"]["status"] == "not available"
+
+
+def test_one_disturbed_size_is_not_the_jump() -> None:
+    shm = [_us(v) for v in (0.2, 0.2, 0.3, 6.0, 30.0)]
+    memcpy = [_us(v) for v in (0.001, 0.002, 0.02, 3.0, 12.0)]
+    # a spike at 64 B (up and back down), and the real step between 64 KiB and 256 KiB
+    blocking = [_us(0.6), _us(50.0), _us(0.7), _us(3.2 + 0.4), _us(12.2 + 8.0)]
+    a = analyze_stack_floor(_result(blocking, blocking, shm, memcpy))
+    assert (a["jump"]["below_bytes"], a["jump"]["above_bytes"]) == (65536, 262144)
+
+
+def test_analysis_checks_catch_a_floor_above_mpi() -> None:
+    shm = [_us(5.0)] * len(SIZES)
+    memcpy = [_us(10.0)] * len(SIZES)
+    blocking = [_us(1.0)] * len(SIZES)
+    a = analyze_stack_floor(_result(blocking, blocking, shm, memcpy))
+    by = {c["name"]: c["ok"] for c in a["checks"]}
+    assert not by["floor <= MPI latency within noise"]
+    assert not by["added time >= 0 within noise"]
+
+
+def test_quick_args() -> None:
+    args = StackFloorArgs(quick=True).to_native()
+    assert args[:2] == ["--sizes", "0,64,1k,4k,16k,64k,256k,1M,4M"]
+    assert "--quick" in args and args[args.index("--reps") + 1] == "8"
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
+def test_stack_floor_runs_and_is_consistent(toolchain: str, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    proc = run_cli("bench", "stack-floor", "--mpi", toolchain, "--quick", "--sizes",
+                   "0,64,1k,64k,256k", "-n", "2", "--out", str(out), timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run_dir = sorted(p for p in out.iterdir() if (p / "run.json").is_file())[-1]
+    run = load_run(run_dir)
+    assert run.status == "complete"
+    assert run_errors(run.meta) == []
+    assert result_errors(run.result) == []
+    assert analysis_errors(run.analysis) == []
+    a = run.analysis
+    assert [s["bytes"] for s in a["sizes"]] == SIZES
+    # the plot, inline and as a file
+    assert (run_dir / "stack-floor.svg").read_text().startswith("<svg")
+    assert "<svg" in (run_dir / "report.html").read_text()
+    assert json.loads((run_dir / "report.json").read_text())
+    # findings: one line each, with numbers of this result
+    for key in ("finding", "request_finding"):
+        line = a[key]
+        assert line and "\n" not in line
+    first = a["sizes"][0]
+    assert f"{first['added']['median_s'] * 1e6:.3g} µs" in a["finding"]
+    assert f"{first['floor']['median_s'] * 1e6:.3g} µs" in a["finding"]
+    assert re.search(r"\d", a["request_finding"])
+    # consistency (issue 6): floor <= MPI and added >= 0 within the run's noise, the jump
+    # between two neighbouring measured sizes, the request cost finite and small
+    checks = {c["name"]: c for c in a["checks"]}
+    assert len(checks) == 4
+    for c in checks.values():
+        assert c["ok"], c
+    j = a["jump"]
+    assert SIZES.index(j["above_bytes"]) == SIZES.index(j["below_bytes"]) + 1
+    for s in a["sizes"]:
+        assert math.isfinite(s["request_overhead"]["median_s"])
+    # the layer below MPI: a tool found or "not available", never a number without a run
+    assert a["lower_layer"]["status"] in ("not available", "found, not run", "measured", "failed")
