@@ -52,7 +52,7 @@
 #include "work.h"
 
 #define BENCH "matching"
-#define DEFAULT_SIZES "8"
+#define DEFAULT_SIZES "0"
 #define MAX_MSG_BYTES 1024
 #define TAG_T0 100
 #define TAG_T1 101

@@ -7,8 +7,8 @@
  * duplicate communicator that nothing is sent to (posted once per N,
  * cancelled at its end), so they sit in the array without lengthening the
  * measured communicator's matching queue. A sample: rank 0 reposts request 0
- * and raises a shared-memory flag; rank 1 sends 8 bytes (eager) and raises
- * its own flag once MPI_Send returned; rank 0 waits for that flag without an
+ * and raises a shared-memory flag; rank 1 sends a 0-byte message (by
+ * default; eager) and raises its own flag once MPI_Send returned; rank 0 waits for that flag without an
  * MPI call (shmsync.h), then times one call: MPI_Waitany; MPI_Testany called
  * until its flag is set (the calls are counted); or MPI_Waitsome. N = 1, 2,
  * 4, ..., --max-n; per N each call gets one untimed and --samples timed
@@ -33,7 +33,7 @@
 #include "work.h"
 
 #define BENCH "waitany"
-#define DEFAULT_SIZES "8"
+#define DEFAULT_SIZES "0"
 #define MAX_MSG_BYTES 1024
 #define TAG_A 200
 #define TAG_IDLE 201
