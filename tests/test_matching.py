@@ -123,7 +123,10 @@ def test_line_fit_and_verdict() -> None:
     flat = analyze_matching(doc(5.0, 0.0))
     assert flat["queues"][0]["verdict"] == "constant"
     assert "5.0 ns per posted receive" in flat["finding"]
-    assert analyze_matching(doc(5.0, 20.0))["queues"][0]["verdict"] == "grows with queue length"
+    grown = analyze_matching(doc(5.0, 20.0))
+    assert grown["queues"][0]["verdict"] == "grows with queue length"
+    assert grown["queues"][0]["grows_from_m"] == 2048
+    assert "(above M = 2048)" in grown["finding"]
     assert analysis_errors(flat) == []
 
 

@@ -14,6 +14,7 @@ gets its own line against N. docs/benchmarks.md, section matching.
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,17 @@ def _verdict(
     return ratio, "constant"
 
 
+def _grows_from(pts: list[tuple[float, float | None]], threshold: float) -> float | None:
+    """The smallest M from which every step to the next point costs more than
+    `threshold` ns per added request (the start of the growth), or None."""
+    start = None
+    for (x0, y0), (x1, y1) in reversed(list(pairwise(pts))):
+        if y0 is None or y1 is None or (y1 - y0) / (x1 - x0) < threshold:
+            break
+        start = x0
+    return start
+
+
 def _queue(points: list[dict[str, Any]], queue: str) -> dict[str, Any]:
     mine = [p for p in points if p.get("queue") == queue]
     m_pts = sorted((p for p in mine if p.get("sweep") == "M"), key=lambda p: p["m"])
@@ -87,6 +99,10 @@ def _queue(points: list[dict[str, Any]], queue: str) -> dict[str, Any]:
     lower = line_fit([x for x, _ in low], [y for _, y in low])
     upper = line_fit([x for x, _ in high], [y for _, y in high])
     ratio, verdict = _verdict(lower, upper)
+    grows_from = None
+    if verdict == "grows with queue length" and lower is not None:
+        grows_from = _grows_from([(x, y) for x, y in zip(xs, ys, strict=True) if x > 0],
+                                 GROW * lower["slope_ns"])
     n_rows = [{"n": p["n"], "time_ns": p.get("time_ns"),
                "ci95": [p["time"].get("ci95_low"), p["time"].get("ci95_high")]} for p in n_pts]
     return {
@@ -99,6 +115,7 @@ def _queue(points: list[dict[str, Any]], queue: str) -> dict[str, Any]:
         "fit_upper": upper,
         "growth_ratio": ratio,
         "verdict": verdict,
+        "grows_from_m": grows_from,
         "fit_n": line_fit([float(r["n"]) for r in n_rows], [r["time_ns"] for r in n_rows]),
     }
 
@@ -115,6 +132,8 @@ def queue_sentence(q: dict[str, Any]) -> str:
     text = (f"{_ns(fit['slope_ns'])} ns per {noun} (M up to {fit['x_max']:.0f}); "
             f"lower half {_ns(lo['slope_ns'] if lo else None)}, upper half "
             f"{_ns(up['slope_ns'] if up else None)} ns: {q['verdict']}")
+    if q.get("grows_from_m") is not None:
+        text += f" (above M = {q['grows_from_m']:.0f})"
     n = q.get("fit_n")
     if n is not None:
         text += f"; {_ns(n['slope_ns'])} ns per extra peer (N up to {n['x_max']:.0f})"
