@@ -129,7 +129,9 @@ def queue_sentence(q: dict[str, Any]) -> str:
     noun = QUEUE_NOUN.get(q["queue"], q["queue"])
     if fit is None:
         return f"{q['queue']}: too few points for a fit"
-    text = (f"{_ns(fit['slope_ns'])} ns per {noun} (M up to {fit['x_max']:.0f}); "
+    last = next((p for p in reversed(q["m_points"]) if p.get("time_ns") is not None), None)
+    total = "" if last is None else f", {last['time_ns'] / 1e3:.1f} µs in all at M = {last['m']}"
+    text = (f"{_ns(fit['slope_ns'])} ns per {noun} (M up to {fit['x_max']:.0f}{total}); "
             f"lower half {_ns(lo['slope_ns'] if lo else None)}, upper half "
             f"{_ns(up['slope_ns'] if up else None)} ns: {q['verdict']}")
     if q.get("grows_from_m") is not None:
