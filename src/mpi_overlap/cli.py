@@ -252,6 +252,67 @@ def bench_stack_floor(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick
 
 # ----- calibrate --------------------------------------------------------------------------
 
+
+@bench.command("matching")
+@_mpi_option
+@_ranks_option
+@click.option("--queue", default="both", show_default=True, help="posted | unexpected | both")
+@click.option("--max-m", type=int,
+              help="largest M, requests per peer (default 65536; --quick 4096)")
+@click.option("--max-n", type=int, help="most peers in the N sweep (default: ranks - 1)")
+@click.option("--samples", type=int, help="timed receives per point (default 25; --quick 11)")
+@click.option("--quick", is_flag=True, help="M up to 4096, fewer samples")
+@_launcher_option
+@click.option("--timeout", type=float, help="seconds before the run is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for run directories")
+@click.option("--report/--no-report", default=True,
+              help="print the table and write the HTML report")
+@click.option("-v", "--verbose", is_flag=True, help="print one line per point")
+def bench_matching(mpi: tuple[str, ...], ranks: int, queue: str, max_m: int | None,
+                   max_n: int | None, samples: int | None, quick: bool, launcher: str | None,
+                   timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
+    """Matching cost per queued request: posted-receive and unexpected-message queues."""
+    from .session import MatchingArgs, bench_session
+
+    args = MatchingArgs(queue=queue, max_m=max_m, max_n=max_n, samples=samples, quick=quick,
+                        verbose=verbose)
+    ok = bench_session("matching", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
+                       timeout_s=timeout, quick=quick, out_base=out, report=report,
+                       console=_out, err_console=_err, show_verbose=verbose)
+    if not ok:
+        sys.exit(3)
+
+
+@bench.command("waitany")
+@_mpi_option
+@_ranks_option
+@click.option("--max-n", type=int, help="most requests (default 8192; --quick 1024)")
+@click.option("--samples", type=int, help="timed calls per N and call (default 25; --quick 11)")
+@click.option("--quick", is_flag=True, help="N up to 1024, fewer samples")
+@_launcher_option
+@click.option("--timeout", type=float, help="seconds before the run is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for run directories")
+@click.option("--report/--no-report", default=True,
+              help="print the table and write the HTML report")
+@click.option("-v", "--verbose", is_flag=True, help="print one line per N")
+def bench_waitany(mpi: tuple[str, ...], ranks: int, max_n: int | None, samples: int | None,
+                  quick: bool, launcher: str | None, timeout: float | None, out: Path,
+                  report: bool, verbose: bool) -> None:
+    """MPI_Waitany / MPI_Testany / MPI_Waitsome time against the number of requests."""
+    from .session import WaitanyArgs, bench_session
+
+    args = WaitanyArgs(max_n=max_n, samples=samples, quick=quick, verbose=verbose)
+    ok = bench_session("waitany", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
+                       timeout_s=timeout, quick=quick, out_base=out, report=report,
+                       console=_out, err_console=_err, show_verbose=verbose)
+    if not ok:
+        sys.exit(3)
+
+
+# ----- calibrate --------------------------------------------------------------------------
+
 @app.command()
 @_mpi_option
 @_ranks_option

@@ -151,6 +151,52 @@ class StackFloorArgs:
         return args
 
 
+_QUEUES = ("posted", "unexpected", "both")
+
+
+@dataclass
+class MatchingArgs:
+    """`bench matching` flags -> mo_matching flags."""
+
+    queue: str = "both"
+    max_m: int | None = None
+    max_n: int | None = None
+    samples: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        if self.queue not in _QUEUES:
+            raise UserError(f"--queue must be posted, unexpected or both (got '{self.queue}')")
+        args = ["--queue", self.queue]
+        args += _count_flag("--max-m", self.max_m, 1)
+        args += _count_flag("--max-n", self.max_n, 1)
+        args += _count_flag("--samples", self.samples, 1)
+        if self.quick:
+            args.append("--quick")
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
+@dataclass
+class WaitanyArgs:
+    """`bench waitany` flags -> mo_waitany flags."""
+
+    max_n: int | None = None
+    samples: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args = _count_flag("--max-n", self.max_n, 1) + _count_flag("--samples", self.samples, 1)
+        if self.quick:
+            args.append("--quick")
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
 def bench_session(
     name: str,
     native_args: list[str],

@@ -62,6 +62,18 @@ def _analyze_stack_floor(result: dict[str, Any], run_dir: Path) -> dict[str, Any
     return analyze_stack_floor(result)
 
 
+def _analyze_matching(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    from ..analysis.matching import analyze_matching
+
+    return analyze_matching(result)
+
+
+def _analyze_waitany(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    from ..analysis.waitany import analyze_waitany
+
+    return analyze_waitany(result)
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     "overhead": Benchmark(
         name="overhead",
@@ -144,6 +156,32 @@ BENCHMARKS: dict[str, Benchmark] = {
         quick_timeout_s=300.0,
         suite="overhead",
         suite_order=10,
+    ),
+    # Seed 001, experiments 3 and 4: one receive past M*N posted receives or unexpected
+    # messages; the cost per queued request and whether it grows with the queue.
+    "matching": Benchmark(
+        name="matching",
+        program="mo_matching",
+        title="Matching cost per queued request (posted-receive and unexpected-message queues)",
+        min_ranks=2,
+        analyze=_analyze_matching,
+        default_timeout_s=1800.0,
+        quick_timeout_s=300.0,
+        suite="overhead",
+        suite_order=30,
+    ),
+    # Seed 001, experiment 5: MPI_Waitany / MPI_Testany / MPI_Waitsome against the number
+    # of requests, only the first of which completes.
+    "waitany": Benchmark(
+        name="waitany",
+        program="mo_waitany",
+        title="MPI_Waitany / MPI_Testany / MPI_Waitsome time against the number of requests",
+        min_ranks=2,
+        analyze=_analyze_waitany,
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+        suite="overhead",
+        suite_order=40,
     ),
 }
 

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .. import __version__
 from ..rundir import Run, utc_now, write_json_atomic
+from . import matching as matching_report
 from . import (
     overhead_plots,
     overhead_table,
@@ -28,6 +29,7 @@ from . import (
     profiler_overhead,
     stack_floor,
 )
+from . import waitany as waitany_report
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
 
 __all__ = ["BenchmarkReporter", "ReportPaths", "make_report", "register"]
@@ -122,6 +124,19 @@ register(
         to_json=stack_floor.to_json,
     )
 )
+
+for _module in (matching_report, waitany_report):
+    register(
+        BenchmarkReporter(
+            name=_module.BENCHMARK,
+            terminal=_module.print_run,
+            terminal_all=_module.print_comparison,
+            sections=(_module.html_sections,),
+            summary=_module.summary,
+            extent=_module.extent,
+            to_json=_module.to_json,
+        )
+    )
 
 
 def _banners(run: Run) -> list[Banner]:

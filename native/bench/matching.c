@@ -1,0 +1,502 @@
+/* matching.c - mo_matching: what a long matching queue costs one receive
+ * (seed 001, experiments "tag and source matching" and "unexpected-message
+ * queue").
+ *
+ * Rank 0 receives; ranks 1..N are its peers; rank 1 also sends the one
+ * message that is timed (tag T1). Two queues:
+ *
+ *   posted      rank 0 posts M MPI_Irecv per peer with tag T0 (source = the
+ *               peer), then one MPI_Irecv from rank 1 with tag T1, and raises
+ *               a shared-memory flag; rank 1 sees it, sends T1 (MPI_Send, a
+ *               small eager message) and raises its own flag once the send
+ *               returned. Rank 0 waits for that flag without any MPI call,
+ *               then times MPI_Wait on the T1 request: taking the message in
+ *               and matching it past the M*N queued receives. Afterwards
+ *               (untimed) the T0 receives are cancelled and completed.
+ *   unexpected  peers send M messages each with tag T0 before rank 0 posts
+ *               anything; rank 1 sends T1 last, after every peer's flag says
+ *               its sends returned. Rank 0 drives progress with MPI_Test of
+ *               a receive on a separate communicator that nothing matches
+ *               until rank 1's flag is up (then cancels it), then
+ *               MPI_Iprobe for T1 until it is found (every T0 message is in
+ *               the unexpected queue before it), then times MPI_Recv of T1,
+ *               which searches past the M*N unexpected T0 messages.
+ *               Afterwards (untimed) the T0 messages are received.
+ *
+ * The arrival flags live in node shared memory (shmsync.h), so no MPI message
+ * touches the matching queues between the posting and the timed call.
+ * Commands travel by MPI_Bcast on a duplicate of MPI_COMM_WORLD at the start
+ * of each sample, while the measured queues are empty.
+ *
+ * Sweeps: M = 0, 1, 2, 4, ..., --max-m with N = 1 (M = 0 is the baseline:
+ * the same receive with an empty queue), and N = 1..--max-n with M = 1. A
+ * point is --samples timed receives after one untimed one; the time is their
+ * median. With more ranks than cores the run is oversubscribed; the result
+ * says so. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "shmsync.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "matching"
+#define DEFAULT_SIZES "0"
+#define MAX_MSG_BYTES 1024
+#define TAG_T0 100
+#define TAG_T1 101
+#define TAG_NEVER 102
+#define DEFAULT_MAX_M 65536
+#define QUICK_MAX_M 4096
+#define LIMIT_MAX_M (1L << 20)
+#define DEFAULT_SAMPLES 25
+#define QUICK_SAMPLES 11
+
+/* Shared-memory flag slots. */
+enum { SLOT_GO = 0, SLOT_SENT = 1, SLOT_DONE = 2 };
+enum { Q_POSTED = 1, Q_UNEXPECTED = 2 };
+
+typedef struct mt_params {
+    long queues; /* bit set of Q_* */
+    long max_m, max_n, samples;
+    bool max_m_set, samples_set;
+} mt_params;
+
+enum { OPT_QUEUE = MO_OPT_BENCH_FIRST, OPT_MAX_M, OPT_MAX_N, OPT_SAMPLES };
+
+static const struct option mt_longopts[] = {
+    {"queue", required_argument, NULL, OPT_QUEUE},
+    {"max-m", required_argument, NULL, OPT_MAX_M},
+    {"max-n", required_argument, NULL, OPT_MAX_N},
+    {"samples", required_argument, NULL, OPT_SAMPLES},
+    {NULL, 0, NULL, 0},
+};
+
+static int mt_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    mt_params *p = ctx;
+    switch (code) {
+    case OPT_QUEUE:
+        if (strcmp(arg, "posted") == 0)
+            p->queues = Q_POSTED;
+        else if (strcmp(arg, "unexpected") == 0)
+            p->queues = Q_UNEXPECTED;
+        else if (strcmp(arg, "both") == 0)
+            p->queues = Q_POSTED | Q_UNEXPECTED;
+        else {
+            snprintf(err, errlen, "--queue must be posted, unexpected or both (got '%s')", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_MAX_M:
+        p->max_m_set = true;
+        return mo_options_parse_long("max-m", arg, 1, LIMIT_MAX_M, &p->max_m, err, errlen);
+    case OPT_MAX_N:
+        return mo_options_parse_long("max-n", arg, 1, 1L << 20, &p->max_n, err, errlen);
+    case OPT_SAMPLES:
+        p->samples_set = true;
+        return mo_options_parse_long("samples", arg, 1, 100000, &p->samples, err, errlen);
+    default:
+        snprintf(err, errlen, "internal error: unknown option code %d", code);
+        return -1;
+    }
+}
+
+static int mt_finalize(void *ctx, bool quick, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    mt_params *p = ctx;
+    if (!p->max_m_set)
+        p->max_m = quick ? QUICK_MAX_M : DEFAULT_MAX_M;
+    if (!p->samples_set)
+        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
+    return 0;
+}
+
+static void mt_usage(FILE *f)
+{
+    fprintf(f,
+            "  --queue Q            posted | unexpected | both (default both)\n"
+            "  --max-m M            largest queued requests per peer in the M sweep (default %d;\n"
+            "                       --quick %d)\n"
+            "  --max-n N            most peers in the N sweep (default: ranks - 1)\n"
+            "  --samples K          timed receives per point (default %d; --quick %d)\n"
+            "  (--sizes: the message size in bytes, first value used, at most %d)\n",
+            DEFAULT_MAX_M, QUICK_MAX_M, DEFAULT_SAMPLES, QUICK_SAMPLES, MAX_MSG_BYTES);
+}
+
+static void mt_write_json(mo_json *w, const void *ctx)
+{
+    const mt_params *p = ctx;
+    mo_json_kv_string(w, "queue",
+                      p->queues == (Q_POSTED | Q_UNEXPECTED) ? "both"
+                      : p->queues == Q_POSTED               ? "posted"
+                                                            : "unexpected");
+    mo_json_kv_int64(w, "max_m", p->max_m);
+    mo_json_kv_int64(w, "max_n", p->max_n);
+    mo_json_kv_int64(w, "samples", p->samples);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct mt_point {
+    int queue; /* Q_* */
+    char sweep; /* 'M' or 'N' */
+    long m, n;
+    size_t ns;
+    double *samples; /* ns */
+    mo_stats st;
+} mt_point;
+
+typedef struct mt_state {
+    const mo_options *opts;
+    const mt_params *params;
+    MPI_Comm comm, ctl; /* measured; commands and progress polls */
+    mo_shm shm;
+    int rank, nranks, cores;
+    int bytes;
+    unsigned char *buf, *sink; /* message; receive slots of the T0 messages */
+    MPI_Request *reqs;
+    size_t nreqs_max;
+    mt_point *points;
+    int npoints, ntotal;
+    int64_t seq; /* samples started, the value the flags carry */
+} mt_state;
+
+typedef struct mt_cmd {
+    int64_t op, queue, m, n;
+} mt_cmd;
+enum { CMD_QUIT = 0, CMD_SAMPLE = 1 };
+
+static const char *queue_name(int q)
+{
+    return q == Q_POSTED ? "posted" : "unexpected";
+}
+
+/* One sample on every rank; rank 0 returns the timed receive in ns. */
+static double sample(mt_state *st, const mt_cmd *c)
+{
+    const int64_t seq = ++st->seq;
+    const int m = (int)c->m, n = (int)c->n, bytes = st->bytes;
+    const int me = st->rank;
+    double t = NAN;
+    if (c->queue == Q_POSTED) {
+        if (me == 0) {
+            size_t k = 0;
+            for (int p = 1; p <= n; p++)
+                for (int j = 0; j < m; j++, k++)
+                    MPI_Irecv(st->sink + k * (size_t)bytes, bytes, MPI_BYTE, p, TAG_T0, st->comm,
+                              &st->reqs[k]);
+            MPI_Request r1;
+            MPI_Irecv(st->buf, bytes, MPI_BYTE, 1, TAG_T1, st->comm, &r1);
+            mo_shm_set(&st->shm, 0, SLOT_GO, seq);
+            mo_shm_wait(&st->shm, 1, SLOT_SENT, seq);
+            uint64_t t0 = mo_timer_now_ns();
+            MPI_Wait(&r1, MPI_STATUS_IGNORE);
+            uint64_t t1 = mo_timer_now_ns();
+            t = (double)(t1 - t0);
+            for (size_t i = 0; i < k; i++)
+                MPI_Cancel(&st->reqs[i]);
+            MPI_Waitall((int)k, st->reqs, MPI_STATUSES_IGNORE);
+        } else if (me == 1) {
+            mo_shm_wait(&st->shm, 0, SLOT_GO, seq);
+            MPI_Send(st->buf, bytes, MPI_BYTE, 0, TAG_T1, st->comm);
+            mo_shm_set(&st->shm, 1, SLOT_SENT, seq);
+        }
+    } else {
+        if (me == 0) {
+            /* Progress while the messages come in: MPI_Test on a receive on
+             * the other communicator that nothing matches. (MPI_Iprobe there
+             * made the sweep quadratic in M under MPICH: each probe searched
+             * the growing unexpected list of the measured communicator too.)
+             * It is cancelled before the timed receive. */
+            int flag = 0;
+            MPI_Request poll;
+            MPI_Irecv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, TAG_NEVER, st->ctl, &poll);
+            while (mo_shm_get(&st->shm, 1, SLOT_SENT) < seq)
+                MPI_Test(&poll, &flag, MPI_STATUS_IGNORE);
+            MPI_Cancel(&poll);
+            MPI_Wait(&poll, MPI_STATUS_IGNORE);
+            for (flag = 0; !flag;)
+                MPI_Iprobe(1, TAG_T1, st->comm, &flag, MPI_STATUS_IGNORE);
+            uint64_t t0 = mo_timer_now_ns();
+            MPI_Recv(st->buf, bytes, MPI_BYTE, 1, TAG_T1, st->comm, MPI_STATUS_IGNORE);
+            uint64_t t1 = mo_timer_now_ns();
+            t = (double)(t1 - t0);
+            for (int p = 1; p <= n; p++)
+                for (int j = 0; j < m; j++)
+                    MPI_Recv(st->sink, bytes, MPI_BYTE, p, TAG_T0, st->comm, MPI_STATUS_IGNORE);
+        } else if (me <= n) {
+            for (int j = 0; j < m; j++)
+                MPI_Send(st->buf, bytes, MPI_BYTE, 0, TAG_T0, st->comm);
+            mo_shm_set(&st->shm, me, SLOT_DONE, seq);
+            if (me == 1) {
+                for (int p = 2; p <= n; p++)
+                    mo_shm_wait(&st->shm, p, SLOT_DONE, seq);
+                MPI_Send(st->buf, bytes, MPI_BYTE, 0, TAG_T1, st->comm);
+                mo_shm_set(&st->shm, 1, SLOT_SENT, seq);
+            }
+        }
+    }
+    return t;
+}
+
+/* Rank 0: broadcasts the command, then runs it everywhere. */
+static double command(mt_state *st, mt_cmd c)
+{
+    MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
+    return sample(st, &c);
+}
+
+static void serve(mt_state *st)
+{
+    for (;;) {
+        mt_cmd c;
+        MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
+        if (c.op == CMD_QUIT)
+            return;
+        sample(st, &c);
+    }
+}
+
+static void measure_point(mt_state *st, mt_point *pt)
+{
+    mt_cmd c = {CMD_SAMPLE, pt->queue, pt->m, pt->n};
+    command(st, c); /* untimed: first contact, allocations */
+    for (long k = 0; k < st->params->samples; k++)
+        pt->samples[pt->ns++] = command(st, c);
+    if (mo_stats_summarize(pt->samples, pt->ns, &pt->st) != 0) {
+        memset(&pt->st, 0, sizeof pt->st);
+        pt->st.n = pt->ns;
+        pt->st.median = pt->st.mean = pt->st.min = pt->st.max = NAN;
+        pt->st.stdev = pt->st.ci95_low = pt->st.ci95_high = NAN;
+    }
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const mt_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_kv_int64(w, "message_bytes", st->bytes);
+    mo_json_kv_int64(w, "ranks", st->nranks);
+    mo_json_kv_int64(w, "cores", st->cores);
+    mo_json_kv_bool(w, "oversubscribed", st->nranks > st->cores);
+    mo_json_kv_string(w, "arrival_sync", "shared-memory flag");
+    mo_json_kv_int64(w, "samples_per_point", st->params->samples);
+    mo_json_key(w, "queues");
+    mo_json_begin_array(w);
+    if (st->params->queues & Q_POSTED)
+        mo_json_string(w, "posted");
+    if (st->params->queues & Q_UNEXPECTED)
+        mo_json_string(w, "unexpected");
+    mo_json_end_array(w);
+    mo_json_kv_int64(w, "points_planned", st->ntotal);
+    mo_json_key(w, "points");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->npoints; i++) {
+        const mt_point *pt = &st->points[i];
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "queue", queue_name(pt->queue));
+        mo_json_kv_string(w, "sweep", pt->sweep == 'M' ? "M" : "N");
+        mo_json_kv_int64(w, "m", pt->m);
+        mo_json_kv_int64(w, "n", pt->n);
+        mo_json_kv_int64(w, "queued", pt->m * pt->n);
+        mo_json_kv_double(w, "time_ns", pt->st.median);
+        mo_json_stats(w, "time", &pt->st);
+        mo_json_key(w, "samples_ns");
+        mo_json_begin_array(w);
+        for (size_t k = 0; k < pt->ns; k++)
+            mo_json_double(w, pt->samples[k]);
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static int mt_check(const mo_options *o, void *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    if (o->sizes.v[0] > MAX_MSG_BYTES) {
+        snprintf(err, errlen, "message size %llu bytes: at most %d (the messages must be eager)",
+                 (unsigned long long)o->sizes.v[0], MAX_MSG_BYTES);
+        return -1;
+    }
+    return 0;
+}
+
+/* The points in measuring order: per queue, the M sweep with N = 1 (0, 1, 2,
+ * 4, ..., max_m), then the N sweep with M = 1 (1..max_n). */
+static int plan(mt_state *st)
+{
+    const mt_params *p = st->params;
+    int cap = 2 * (64 + (int)p->max_n), k = 0;
+    st->points = calloc((size_t)cap, sizeof *st->points);
+    if (!st->points)
+        return -1;
+    for (int q = Q_POSTED; q <= Q_UNEXPECTED; q <<= 1) {
+        if (!(p->queues & q))
+            continue;
+        long m = 0;
+        for (;;) {
+            st->points[k++] = (mt_point){.queue = q, .sweep = 'M', .m = m, .n = 1};
+            if (m >= p->max_m)
+                break;
+            m = m == 0 ? 1 : (2 * m > p->max_m ? p->max_m : 2 * m);
+        }
+        for (long n = 1; n <= p->max_n; n++)
+            st->points[k++] = (mt_point){.queue = q, .sweep = 'N', .m = 1, .n = n};
+    }
+    st->ntotal = k;
+    for (int i = 0; i < k; i++) {
+        st->points[i].samples = malloc((size_t)p->samples * sizeof(double));
+        if (!st->points[i].samples)
+            return -1;
+    }
+    return 0;
+}
+
+static void free_state(mt_state *st)
+{
+    for (int i = 0; st->points && i < st->ntotal; i++)
+        free(st->points[i].samples);
+    free(st->points);
+    free(st->reqs);
+    free(st->sink);
+    free(st->buf);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank, wsize;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    mt_params params = {.queues = Q_POSTED | Q_UNEXPECTED, .max_n = 0};
+    mo_bench_options ext = {mt_longopts, mt_parse, mt_finalize, mt_usage, mt_write_json, &params};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512] = "";
+    if (params.max_n == 0 || params.max_n > wsize - 1)
+        params.max_n = wsize - 1;
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    mt_state st;
+    memset(&st, 0, sizeof st);
+    st.opts = &opts;
+    st.params = &params;
+    st.rank = wrank;
+    st.nranks = wsize;
+    st.cores = mo_node_cores();
+    st.bytes = (int)opts.sizes.v[0];
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
+    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
+
+    const size_t maxq = (size_t)(params.max_m > params.max_n ? params.max_m : params.max_n);
+    const size_t slot = st.bytes > 0 ? (size_t)st.bytes : 1;
+    int have = 1;
+    st.buf = mo_page_alloc(slot);
+    have = st.buf != NULL;
+    if (wrank == 0) {
+        st.sink = mo_page_alloc(maxq * slot);
+        st.reqs = malloc(maxq * sizeof *st.reqs);
+        have = have && st.sink && st.reqs && plan(&st) == 0;
+        if (st.sink)
+            memset(st.sink, 0, maxq * slot);
+    }
+    if (st.buf)
+        memset(st.buf, wrank + 1, slot);
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int verdict[3] = {1, have, have_shm};
+    if (wrank == 0 && have_shm) {
+        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
+        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdict[0] = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, verdict, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!verdict[0] || !verdict[1] || !verdict[2]) {
+        if (verdict[0] && verdict[2])
+            snprintf(err, sizeof err, "cannot allocate the receive buffers and requests");
+        else if (!verdict[2] && !err[0])
+            snprintf(err, sizeof err, "needs every rank on one node (shared-memory flags)");
+        if (have_shm)
+            mo_shm_close(&st.shm);
+        MPI_Comm_free(&st.comm);
+        MPI_Comm_free(&st.ctl);
+        free_state(&st);
+        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
+    }
+    if (wrank == 0 && wsize > st.cores)
+        mo_result_warn(&doc, "oversubscribed: %d ranks on %d cores; the N sweep's times include "
+                             "waiting for the CPU",
+                       wsize, st.cores);
+
+    int status = 0;
+    if (wrank != 0) {
+        serve(&st);
+    } else {
+        bool time_up = false;
+        for (int i = 0; i < st.ntotal; i++) {
+            if (opts.time_limit_s > 0 &&
+                (double)(mo_timer_now_ns() - start_ns) / 1e9 > opts.time_limit_s) {
+                time_up = true;
+                break;
+            }
+            mt_point *pt = &st.points[st.npoints++];
+            measure_point(&st, pt);
+            if (opts.verbose) {
+                printf("%-11s %c m=%-7ld n=%-4ld %10.0f ns\n", queue_name(pt->queue), pt->sweep,
+                       pt->m, pt->n, pt->st.median);
+                fflush(stdout);
+            }
+            char label[64];
+            snprintf(label, sizeof label, "%s %c=%ld", queue_name(pt->queue), pt->sweep,
+                     pt->sweep == 'M' ? pt->m : pt->n);
+            mo_progress(opts.progress, i + 1, st.ntotal, label);
+            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
+        }
+        mt_cmd quit = {CMD_QUIT, 0, 0, 0};
+        MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st.ctl);
+        if (time_up)
+            mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d points",
+                           opts.time_limit_s, st.npoints, st.ntotal);
+        status = mo_result_complete(&doc, BENCH, write_results, &st);
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    mo_shm_close(&st.shm);
+    MPI_Comm_free(&st.comm);
+    MPI_Comm_free(&st.ctl);
+    free_state(&st);
+    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+}

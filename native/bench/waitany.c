@@ -1,0 +1,437 @@
+/* waitany.c - mo_waitany: how MPI_Waitany, MPI_Testany and MPI_Waitsome
+ * scale with the number of requests they are given (seed 001, experiment
+ * "MPI_Waitany / MPI_Testany / MPI_Waitsome scaling").
+ *
+ * Rank 0 holds N receive requests: request 0 receives from rank 1 (tag TA)
+ * and is the only one ever matched; requests 1..N-1 are receives on a
+ * duplicate communicator that nothing is sent to (posted once per N,
+ * cancelled at its end), so they sit in the array without lengthening the
+ * measured communicator's matching queue. A sample: rank 0 reposts request 0
+ * and raises a shared-memory flag; rank 1 sends a 0-byte message (by
+ * default; eager) and raises its own flag once MPI_Send returned; rank 0 waits for that flag without an
+ * MPI call (shmsync.h), then times one call: MPI_Waitany; MPI_Testany called
+ * until its flag is set (the calls are counted); or MPI_Waitsome. N = 1, 2,
+ * 4, ..., --max-n; per N each call gets one untimed and --samples timed
+ * samples, the three calls taking turns in a rotating order. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "shmsync.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "waitany"
+#define DEFAULT_SIZES "0"
+#define MAX_MSG_BYTES 1024
+#define TAG_A 200
+#define TAG_IDLE 201
+#define DEFAULT_MAX_N 8192
+#define QUICK_MAX_N 1024
+#define DEFAULT_SAMPLES 25
+#define QUICK_SAMPLES 11
+#define NCALLS 3
+
+enum { SLOT_GO = 0, SLOT_SENT = 1 };
+enum { CALL_WAITANY = 0, CALL_TESTANY = 1, CALL_WAITSOME = 2 };
+static const char *const CALL_NAMES[NCALLS] = {"MPI_Waitany", "MPI_Testany", "MPI_Waitsome"};
+
+typedef struct wa_params {
+    long max_n, samples;
+    bool max_n_set, samples_set;
+} wa_params;
+
+enum { OPT_MAX_N = MO_OPT_BENCH_FIRST, OPT_SAMPLES };
+
+static const struct option wa_longopts[] = {
+    {"max-n", required_argument, NULL, OPT_MAX_N},
+    {"samples", required_argument, NULL, OPT_SAMPLES},
+    {NULL, 0, NULL, 0},
+};
+
+static int wa_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    wa_params *p = ctx;
+    if (code == OPT_MAX_N) {
+        p->max_n_set = true;
+        return mo_options_parse_long("max-n", arg, 1, 1L << 20, &p->max_n, err, errlen);
+    }
+    if (code == OPT_SAMPLES) {
+        p->samples_set = true;
+        return mo_options_parse_long("samples", arg, 1, 100000, &p->samples, err, errlen);
+    }
+    snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return -1;
+}
+
+static int wa_finalize(void *ctx, bool quick, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    wa_params *p = ctx;
+    if (!p->max_n_set)
+        p->max_n = quick ? QUICK_MAX_N : DEFAULT_MAX_N;
+    if (!p->samples_set)
+        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
+    return 0;
+}
+
+static void wa_usage(FILE *f)
+{
+    fprintf(f,
+            "  --max-n N            most requests (default %d; --quick %d)\n"
+            "  --samples K          timed calls per N and call (default %d; --quick %d)\n"
+            "  (--sizes: the message size in bytes, first value used, at most %d)\n",
+            DEFAULT_MAX_N, QUICK_MAX_N, DEFAULT_SAMPLES, QUICK_SAMPLES, MAX_MSG_BYTES);
+}
+
+static void wa_write_json(mo_json *w, const void *ctx)
+{
+    const wa_params *p = ctx;
+    mo_json_kv_int64(w, "max_n", p->max_n);
+    mo_json_kv_int64(w, "samples", p->samples);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct wa_point {
+    long n;
+    size_t ns[NCALLS];
+    double *samples[NCALLS]; /* ns */
+    double *testany_calls;   /* Testany calls per timed sample */
+    mo_stats st[NCALLS];
+} wa_point;
+
+typedef struct wa_state {
+    const wa_params *params;
+    MPI_Comm comm, idle, ctl;
+    mo_shm shm;
+    int rank, bytes;
+    unsigned char *buf, *sink;
+    MPI_Request *reqs;
+    int *indices;
+    wa_point *points;
+    int npoints, ntotal;
+    int64_t seq;
+} wa_state;
+
+typedef struct wa_cmd {
+    int64_t op, n, call;
+} wa_cmd;
+enum { CMD_QUIT = 0, CMD_SAMPLE = 1, CMD_SETUP = 2, CMD_TEARDOWN = 3 };
+
+/* Rank 0: posts (CMD_SETUP) or cancels (CMD_TEARDOWN) the N - 1 idle receives. */
+static void idle_requests(wa_state *st, int n, bool post)
+{
+    if (post) {
+        for (int i = 1; i < n; i++)
+            MPI_Irecv(st->sink, st->bytes, MPI_BYTE, 1, TAG_IDLE, st->idle, &st->reqs[i]);
+        return;
+    }
+    for (int i = 1; i < n; i++)
+        MPI_Cancel(&st->reqs[i]);
+    if (n > 1)
+        MPI_Waitall(n - 1, st->reqs + 1, MPI_STATUSES_IGNORE);
+}
+
+/* One sample; rank 0 returns the call's time in ns and sets *calls. */
+static double sample(wa_state *st, int n, int call, double *calls)
+{
+    const int64_t seq = ++st->seq;
+    double t = NAN;
+    if (st->rank == 0) {
+        MPI_Irecv(st->buf, st->bytes, MPI_BYTE, 1, TAG_A, st->comm, &st->reqs[0]);
+        mo_shm_set(&st->shm, 0, SLOT_GO, seq);
+        mo_shm_wait(&st->shm, 1, SLOT_SENT, seq);
+        int idx = -1, flag = 0, outcount = 0;
+        long ncalls = 1;
+        uint64_t t0 = mo_timer_now_ns();
+        if (call == CALL_WAITANY) {
+            MPI_Waitany(n, st->reqs, &idx, MPI_STATUS_IGNORE);
+        } else if (call == CALL_TESTANY) {
+            MPI_Testany(n, st->reqs, &idx, &flag, MPI_STATUS_IGNORE);
+            while (!flag) {
+                MPI_Testany(n, st->reqs, &idx, &flag, MPI_STATUS_IGNORE);
+                ncalls++;
+            }
+        } else {
+            MPI_Waitsome(n, st->reqs, &outcount, st->indices, MPI_STATUSES_IGNORE);
+            idx = outcount == 1 ? st->indices[0] : -1;
+        }
+        uint64_t t1 = mo_timer_now_ns();
+        t = (double)(t1 - t0);
+        if (idx != 0) /* cannot happen: only request 0 is ever matched */
+            t = NAN;
+        *calls = (double)ncalls;
+    } else if (st->rank == 1) {
+        mo_shm_wait(&st->shm, 0, SLOT_GO, seq);
+        MPI_Send(st->buf, st->bytes, MPI_BYTE, 0, TAG_A, st->comm);
+        mo_shm_set(&st->shm, 1, SLOT_SENT, seq);
+    }
+    return t;
+}
+
+static double command(wa_state *st, wa_cmd c, double *calls)
+{
+    MPI_Bcast(&c, 3, MPI_INT64_T, 0, st->ctl);
+    if (c.op == CMD_SAMPLE)
+        return sample(st, (int)c.n, (int)c.call, calls);
+    if (st->rank == 0)
+        idle_requests(st, (int)c.n, c.op == CMD_SETUP);
+    return NAN;
+}
+
+static void serve(wa_state *st)
+{
+    double calls;
+    for (;;) {
+        wa_cmd c;
+        MPI_Bcast(&c, 3, MPI_INT64_T, 0, st->ctl);
+        if (c.op == CMD_QUIT)
+            return;
+        if (c.op == CMD_SAMPLE)
+            sample(st, (int)c.n, (int)c.call, &calls);
+    }
+}
+
+static void measure_point(wa_state *st, wa_point *pt)
+{
+    double calls = 0;
+    command(st, (wa_cmd){CMD_SETUP, pt->n, 0}, &calls);
+    for (int c = 0; c < NCALLS; c++)
+        command(st, (wa_cmd){CMD_SAMPLE, pt->n, c}, &calls); /* untimed */
+    for (long k = 0; k < st->params->samples; k++) {
+        for (int j = 0; j < NCALLS; j++) {
+            int c = (int)((k + j) % NCALLS);
+            double t = command(st, (wa_cmd){CMD_SAMPLE, pt->n, c}, &calls);
+            if (c == CALL_TESTANY)
+                pt->testany_calls[pt->ns[c]] = calls;
+            pt->samples[c][pt->ns[c]++] = t;
+        }
+    }
+    command(st, (wa_cmd){CMD_TEARDOWN, pt->n, 0}, &calls);
+    for (int c = 0; c < NCALLS; c++)
+        if (mo_stats_summarize(pt->samples[c], pt->ns[c], &pt->st[c]) != 0) {
+            memset(&pt->st[c], 0, sizeof pt->st[c]);
+            pt->st[c].n = pt->ns[c];
+            pt->st[c].median = pt->st[c].mean = pt->st[c].min = pt->st[c].max = NAN;
+            pt->st[c].stdev = pt->st[c].ci95_low = pt->st[c].ci95_high = NAN;
+        }
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const wa_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_kv_int64(w, "message_bytes", st->bytes);
+    mo_json_kv_string(w, "arrival_sync", "shared-memory flag");
+    mo_json_kv_int64(w, "samples_per_point", st->params->samples);
+    mo_json_key(w, "calls");
+    mo_json_begin_array(w);
+    for (int c = 0; c < NCALLS; c++)
+        mo_json_string(w, CALL_NAMES[c]);
+    mo_json_end_array(w);
+    mo_json_kv_int64(w, "points_planned", st->ntotal);
+    mo_json_key(w, "points");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->npoints; i++) {
+        const wa_point *pt = &st->points[i];
+        mo_json_begin_object(w);
+        mo_json_kv_int64(w, "n", pt->n);
+        for (int c = 0; c < NCALLS; c++) {
+            char key[48];
+            static const char *const short_names[NCALLS] = {"waitany", "testany", "waitsome"};
+            mo_json_key(w, short_names[c]);
+            mo_json_begin_object(w);
+            mo_json_kv_double(w, "time_ns", pt->st[c].median);
+            mo_json_stats(w, "time", &pt->st[c]);
+            snprintf(key, sizeof key, "samples_ns");
+            mo_json_key(w, key);
+            mo_json_begin_array(w);
+            for (size_t k = 0; k < pt->ns[c]; k++)
+                mo_json_double(w, pt->samples[c][k]);
+            mo_json_end_array(w);
+            if (c == CALL_TESTANY) {
+                mo_json_kv_double(w, "calls_median",
+                                  mo_stats_median(pt->testany_calls, pt->ns[c]));
+            }
+            mo_json_end_object(w);
+        }
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static int wa_check(const mo_options *o, void *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    if (o->sizes.v[0] > MAX_MSG_BYTES) {
+        snprintf(err, errlen, "message size %llu bytes: at most %d (the message must be eager)",
+                 (unsigned long long)o->sizes.v[0], MAX_MSG_BYTES);
+        return -1;
+    }
+    return 0;
+}
+
+static int plan(wa_state *st)
+{
+    const long max_n = st->params->max_n;
+    int k = 0;
+    for (long n = 1;; n = 2 * n > max_n ? max_n : 2 * n) {
+        k++;
+        if (n >= max_n)
+            break;
+    }
+    st->points = calloc((size_t)k, sizeof *st->points);
+    if (!st->points)
+        return -1;
+    st->ntotal = k;
+    long n = 1;
+    for (int i = 0; i < k; i++, n = 2 * n > max_n ? max_n : 2 * n) {
+        wa_point *pt = &st->points[i];
+        pt->n = n;
+        for (int c = 0; c < NCALLS; c++)
+            if (!(pt->samples[c] = malloc((size_t)st->params->samples * sizeof(double))))
+                return -1;
+        if (!(pt->testany_calls = malloc((size_t)st->params->samples * sizeof(double))))
+            return -1;
+    }
+    return 0;
+}
+
+static void free_state(wa_state *st)
+{
+    for (int i = 0; st->points && i < st->ntotal; i++) {
+        for (int c = 0; c < NCALLS; c++)
+            free(st->points[i].samples[c]);
+        free(st->points[i].testany_calls);
+    }
+    free(st->points);
+    free(st->indices);
+    free(st->reqs);
+    free(st->sink);
+    free(st->buf);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    wa_params params = {0};
+    mo_bench_options ext = {wa_longopts, wa_parse, wa_finalize, wa_usage, wa_write_json, &params};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512] = "";
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    wa_state st;
+    memset(&st, 0, sizeof st);
+    st.params = &params;
+    st.rank = wrank;
+    st.bytes = (int)opts.sizes.v[0];
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.idle);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
+    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
+
+    const size_t slot = st.bytes > 0 ? (size_t)st.bytes : 1;
+    st.buf = mo_page_alloc(slot);
+    st.sink = mo_page_alloc(slot);
+    int have = st.buf && st.sink;
+    if (wrank == 0) {
+        st.reqs = malloc((size_t)params.max_n * sizeof *st.reqs);
+        st.indices = malloc((size_t)params.max_n * sizeof *st.indices);
+        have = have && st.reqs && st.indices && plan(&st) == 0;
+    }
+    if (st.buf)
+        memset(st.buf, wrank + 1, slot);
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int verdict[3] = {1, have, have_shm};
+    if (wrank == 0 && have_shm) {
+        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
+        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdict[0] = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, verdict, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!verdict[0] || !verdict[1] || !verdict[2]) {
+        if (verdict[0] && verdict[2])
+            snprintf(err, sizeof err, "cannot allocate the requests and buffers");
+        else if (!verdict[2] && !err[0])
+            snprintf(err, sizeof err, "needs every rank on one node (shared-memory flags)");
+        if (have_shm)
+            mo_shm_close(&st.shm);
+        MPI_Comm_free(&st.comm);
+        MPI_Comm_free(&st.idle);
+        MPI_Comm_free(&st.ctl);
+        free_state(&st);
+        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
+    }
+
+    int status = 0;
+    if (wrank != 0) {
+        serve(&st);
+    } else {
+        bool time_up = false;
+        for (int i = 0; i < st.ntotal; i++) {
+            if (opts.time_limit_s > 0 &&
+                (double)(mo_timer_now_ns() - start_ns) / 1e9 > opts.time_limit_s) {
+                time_up = true;
+                break;
+            }
+            wa_point *pt = &st.points[st.npoints++];
+            measure_point(&st, pt);
+            if (opts.verbose) {
+                printf("n=%-7ld waitany %9.0f ns  testany %9.0f ns  waitsome %9.0f ns\n", pt->n,
+                       pt->st[0].median, pt->st[1].median, pt->st[2].median);
+                fflush(stdout);
+            }
+            char label[64];
+            snprintf(label, sizeof label, "N=%ld", pt->n);
+            mo_progress(opts.progress, i + 1, st.ntotal, label);
+            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
+        }
+        wa_cmd quit = {CMD_QUIT, 0, 0};
+        MPI_Bcast(&quit, 3, MPI_INT64_T, 0, st.ctl);
+        if (time_up)
+            mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d points",
+                           opts.time_limit_s, st.npoints, st.ntotal);
+        status = mo_result_complete(&doc, BENCH, write_results, &st);
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    mo_shm_close(&st.shm);
+    MPI_Comm_free(&st.comm);
+    MPI_Comm_free(&st.idle);
+    MPI_Comm_free(&st.ctl);
+    free_state(&st);
+    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+}

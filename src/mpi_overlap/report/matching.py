@@ -1,0 +1,177 @@
+"""Matching benchmark: the report's tables, figures, sentences and JSON.
+
+Everything comes from analysis.json (analysis/matching.py): per queue, the receive time
+against M (N = 1) and against N (M = 1), the cost per queued request, and the verdict
+on whether it grows with the queue length.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from .html import DASH, Figure, HtmlTable, Section
+from .overhead_plots import to_svg
+
+BENCHMARK = "matching"
+HEADERS = ("queue", "ns / request", "95 % CI", "lower half", "upper half", "verdict",
+           "empty queue ns", "ns / extra peer")
+
+
+def _num(v: Any, fmt: str = ".1f") -> str:
+    return DASH if v is None else format(v, fmt)
+
+
+def queues(run: Run) -> list[dict[str, Any]]:
+    return [q for q in (run.analysis or {}).get("queues") or [] if isinstance(q, dict)]
+
+
+def _slope(fit: dict[str, Any] | None) -> float | None:
+    return None if fit is None else fit.get("slope_ns")
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for q in queues(run):
+        fit = q.get("fit_m")
+        ci = (fit or {}).get("slope_ci95")
+        out.append((
+            str(q.get("queue")),
+            _num(_slope(fit), ".2f"),
+            DASH if not ci else f"{ci[0]:.2f}–{ci[1]:.2f}",
+            _num(_slope(q.get("fit_lower")), ".2f"),
+            _num(_slope(q.get("fit_upper")), ".2f"),
+            str(q.get("verdict")),
+            _num(q.get("baseline_ns"), ".0f"),
+            _num(_slope(q.get("fit_n")), ".1f"),
+        ))
+    return out
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    table = Table(title=f"{run.label} — matching cost per queued request", title_justify="left",
+                  header_style="bold")
+    for i, h in enumerate(HEADERS):
+        table.add_column(h, justify="left" if i in (0, 5) else "right")
+    for row in rows(run):
+        table.add_row(*row)
+    console.print(table)
+    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+    if len(runs) < 2:
+        return
+    t = Table(title="Matching — comparison (ns per queued request)", title_justify="left",
+              header_style="bold")
+    t.add_column("queue")
+    for r in runs:
+        t.add_column(r.label, justify="right")
+    names = sorted({q["queue"] for r in runs for q in queues(r)})
+    for name in names:
+        cells = [name]
+        for r in runs:
+            q = next((q for q in queues(r) if q["queue"] == name), None)
+            cells.append(_num(_slope((q or {}).get("fit_m")), ".2f"))
+        t.add_row(*cells)
+    console.print(t)
+
+
+def figure(runs: list[Run]) -> MplFigure | None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and queues(r)]
+    if not runs:
+        return None
+    fig = MplFigure(figsize=(11, 3.4), layout="constrained")
+    ax_m, ax_per, ax_n = fig.subplots(1, 3)
+    for i, run in enumerate(runs):
+        for q in queues(run):
+            style = "-o" if q["queue"] == "posted" else "--s"
+            label = f"{run.label} {q['queue']}" if len(runs) > 1 else q["queue"]
+            pts = [p for p in q.get("m_points") or []
+                   if p.get("time_ns") is not None and p["m"] > 0]
+            if pts:
+                ax_m.plot([p["m"] for p in pts], [p["time_ns"] / 1e3 for p in pts], style,
+                          color=f"C{i}", ms=3, label=label)
+            per = [p for p in pts if p.get("per_request_ns") is not None]
+            if per:
+                ax_per.plot([p["m"] for p in per], [p["per_request_ns"] for p in per], style,
+                            color=f"C{i}", ms=3, label=label)
+            npts = [p for p in q.get("n_points") or [] if p.get("time_ns") is not None]
+            if npts:
+                ax_n.plot([p["n"] for p in npts], [p["time_ns"] / 1e3 for p in npts], style,
+                          color=f"C{i}", ms=3, label=label)
+    for ax in (ax_m, ax_per):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("M (queued requests, N = 1)", fontsize=8)
+    ax_m.set_yscale("log")
+    ax_m.set_ylabel("receive time (µs)", fontsize=8)
+    ax_m.set_title("Time vs M", fontsize=9)
+    ax_per.set_ylabel("(time − empty queue) / M (ns)", fontsize=8)
+    ax_per.set_title("Cost per queued request", fontsize=9)
+    ax_per.axhline(0, color="0.6", lw=0.8)
+    ax_n.set_xlabel("N (peers, M = 1)", fontsize=8)
+    ax_n.set_ylabel("receive time (µs)", fontsize=8)
+    ax_n.set_title("Time vs N", fontsize=9)
+    for ax in (ax_m, ax_per, ax_n):
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=7, frameon=False)
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    mine = [r for r in runs if r.benchmark == BENCHMARK]
+    if not mine:
+        return []
+    figures = []
+    fig = figure(mine)
+    if fig is not None:
+        figures.append(Figure(to_svg(fig, "matching"),
+                              "Time to receive the one tag-T1 message after it has arrived, with M "
+                              "requests queued ahead of it (posted receives or unexpected "
+                              "messages), medians; middle: the added time per queued request; "
+                              "right: M = 1 request from each of N peers."))
+    tables = []
+    for run in mine:
+        if run.analysis is None:
+            continue
+        r = rows(run)
+        over = run.analysis.get("oversubscribed")
+        notes = [str(run.analysis.get("finding"))]
+        if over:
+            notes.append(f"Oversubscribed: {run.analysis.get('ranks')} ranks on "
+                         f"{run.analysis.get('cores')} cores.")
+        css = [("left", "num", "num", "num", "num", "left", "num", "num")] * len(r)
+        tables.append(HtmlTable(f"{run.label} — ns per queued request", HEADERS, r, css, notes))
+    return [Section("Matching queues: cost per queued request", None, figures, tables)]
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: the matching costs are not available for this run."]
+    return [str(run.analysis.get("finding"))]
+
+
+def extent(run: Run) -> str | None:
+    res = (run.result or {}).get("results") or {}
+    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} points measured"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    a = run.analysis or {}
+    return {
+        "finding": a.get("finding"),
+        "oversubscribed": a.get("oversubscribed"),
+        "queues": [
+            {k: q.get(k) for k in ("queue", "baseline_ns", "fit_m", "fit_lower", "fit_upper",
+                                   "growth_ratio", "verdict", "fit_n")}
+            for q in queues(run)
+        ],
+    }

@@ -1,0 +1,140 @@
+"""Waitany benchmark: the report's table, figure, sentences and JSON, from analysis.json
+(analysis/waitany.py): per call, the time against N and the cost per request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from .html import DASH, Figure, HtmlTable, Section
+from .overhead_plots import to_svg
+
+BENCHMARK = "waitany"
+HEADERS = ("call", "ns / request", "95 % CI", "N first", "ns at first", "N last", "ns at last")
+
+
+def calls(run: Run) -> list[dict[str, Any]]:
+    return [c for c in (run.analysis or {}).get("calls") or [] if isinstance(c, dict)]
+
+
+def _num(v: Any, fmt: str) -> str:
+    return DASH if v is None else format(v, fmt)
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for c in calls(run):
+        fit = c.get("fit") or {}
+        ci = fit.get("slope_ci95")
+        first, last = c.get("first") or {}, c.get("last") or {}
+        out.append((
+            str(c.get("call")),
+            _num(fit.get("slope_ns"), ".2f"),
+            DASH if not ci else f"{ci[0]:.2f}–{ci[1]:.2f}",
+            _num(first.get("n"), "d"),
+            _num(first.get("time_ns"), ".0f"),
+            _num(last.get("n"), "d"),
+            _num(last.get("time_ns"), ".0f"),
+        ))
+    return out
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    t = Table(title=f"{run.label} — Waitany / Testany / Waitsome against N", title_justify="left",
+              header_style="bold")
+    for i, h in enumerate(HEADERS):
+        t.add_column(h, justify="left" if i == 0 else "right")
+    for row in rows(run):
+        t.add_row(*row)
+    console.print(t)
+    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+    if len(runs) < 2:
+        return
+    t = Table(title="Waitany — comparison (ns per request)", title_justify="left",
+              header_style="bold")
+    t.add_column("call")
+    for r in runs:
+        t.add_column(r.label, justify="right")
+    for key in ("waitany", "testany", "waitsome"):
+        cells = [key]
+        for r in runs:
+            c = next((c for c in calls(r) if c["key"] == key), {})
+            cells.append(_num((c.get("fit") or {}).get("slope_ns"), ".2f"))
+        t.add_row(*cells)
+    console.print(t)
+
+
+def figure(runs: list[Run]) -> MplFigure | None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and calls(r)]
+    if not runs:
+        return None
+    fig = MplFigure(figsize=(6.5, 3.6), layout="constrained")
+    ax = fig.subplots()
+    styles = {"waitany": "-o", "testany": "--s", "waitsome": ":^"}
+    for i, run in enumerate(runs):
+        for c in calls(run):
+            pts = [p for p in c.get("points") or [] if p.get("time_ns") is not None]
+            label = f"{run.label} {c['call']}" if len(runs) > 1 else c["call"]
+            ax.plot([p["n"] for p in pts], [p["time_ns"] / 1e3 for p in pts],
+                    styles.get(c["key"], "-"), color=f"C{i}", ms=3, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("N (posted requests; only the first completes)", fontsize=8)
+    ax.set_ylabel("time of the call (µs)", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=7, frameon=False)
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    mine = [r for r in runs if r.benchmark == BENCHMARK]
+    if not mine:
+        return []
+    figures = []
+    fig = figure(mine)
+    if fig is not None:
+        figures.append(Figure(to_svg(fig, "waitany"),
+                              "Median time of MPI_Waitany, of MPI_Testany called until it "
+                              "succeeds, and of MPI_Waitsome over N receive requests of which "
+                              "only the first completes (its message has already arrived)."))
+    tables = []
+    for run in mine:
+        if run.analysis is None:
+            continue
+        r = rows(run)
+        tables.append(HtmlTable(f"{run.label} — cost per request", HEADERS, r,
+                                [("left",) + ("num",) * 6] * len(r),
+                                [str(run.analysis.get("finding"))]))
+    return [Section("MPI_Waitany / MPI_Testany / MPI_Waitsome scaling", None, figures, tables)]
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: the per-request costs are not available for this run."]
+    return [str(run.analysis.get("finding"))]
+
+
+def extent(run: Run) -> str | None:
+    res = (run.result or {}).get("results") or {}
+    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} N values measured"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    a = run.analysis or {}
+    return {
+        "finding": a.get("finding"),
+        "calls": [
+            {k: c.get(k) for k in ("key", "call", "fit", "first", "last")} for c in calls(run)
+        ],
+    }
