@@ -250,9 +250,6 @@ def bench_stack_floor(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick
         sys.exit(3)
 
 
-# ----- calibrate --------------------------------------------------------------------------
-
-
 @bench.command("matching")
 @_mpi_option
 @_ranks_option
@@ -308,6 +305,59 @@ def bench_waitany(mpi: tuple[str, ...], ranks: int, max_n: int | None, samples: 
                        timeout_s=timeout, quick=quick, out_base=out, report=report,
                        console=_out, err_console=_err, show_verbose=verbose)
     if not ok:
+        sys.exit(3)
+
+
+def _simple_bench(name: str, help_text: str):
+    """`bench <name>`: a benchmark whose only settings are the common ones."""
+
+    @bench.command(name, help=help_text)
+    @_mpi_option
+    @_ranks_option
+    @click.option("--quick", is_flag=True, help="fewer, shorter samples")
+    @_launcher_option
+    @click.option("--timeout", type=float, help="seconds before one launch is stopped")
+    @click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+                  show_default=True, help="directory for run directories")
+    @click.option("--report/--no-report", default=True,
+                  help="print the table and write the HTML report")
+    def command(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
+                timeout: float | None, out: Path, report: bool) -> None:
+        from .session import bench_session
+
+        ok = bench_session(name, ["--quick"] if quick else [], list(mpi), ranks=ranks,
+                           launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
+                           report=report, console=_out, err_console=_err)
+        if not ok:
+            sys.exit(3)
+
+    return command
+
+
+_simple_bench("threads-procs",
+              "Message rate of 1..k processes (MPI_THREAD_SINGLE) against 1..k threads "
+              "(MPI_THREAD_MULTIPLE), k = -n; 0-byte MPI_Send to MPI_PROC_NULL.")
+_simple_bench("error-checking",
+              "Small-message costs with the MPI's argument checking off and on "
+              "(MPIR_CVAR_ERROR_CHECKING / mpi_param_check, read back via MPI_T).")
+
+
+@bench.command("overhead-suite")
+@_mpi_option
+@_ranks_option
+@click.option("--quick", is_flag=True, help="every benchmark's --quick")
+@_launcher_option
+@click.option("--timeout", type=float, help="seconds before one launch is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for run directories and the suite report")
+def bench_overhead_suite(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
+                         timeout: float | None, out: Path) -> None:
+    """Every benchmark of the MPI-overhead suite (issue 6), one progress display, one report."""
+    from .suite import run_suite
+
+    outcome = run_suite("overhead", list(mpi), ranks=ranks, quick=quick, launcher=launcher,
+                        timeout_s=timeout, out_base=out, console=_out, err_console=_err)
+    if outcome.failed:
         sys.exit(3)
 
 

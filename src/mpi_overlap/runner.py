@@ -45,6 +45,10 @@ def run_benchmark(
     bench: Benchmark, tc: Toolchain, bench_args: list[str], opts: RunOptions, ui: Ui
 ) -> Run:
     check_ranks(bench, opts.ranks)
+    if bench.launches is not None:
+        from .multilaunch import run_launches
+
+        return run_launches(bench, tc, bench_args, opts, ui)
     # Refuse a bad launcher before spending minutes on a build.
     launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
     bdir = build(tc, ui)

@@ -15,6 +15,17 @@ from ..errors import UserError
 
 
 @dataclass(frozen=True)
+class Launch:
+    """One launch of a benchmark that needs several (a setting fixed at MPI_Init: the
+    thread level, an environment variable); multilaunch.py merges their results."""
+
+    name: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    ranks: int | None = None  # None: the run's -n
+
+
+@dataclass(frozen=True)
 class Benchmark:
     name: str
     program: str  # executable in <build>/bench/
@@ -30,6 +41,8 @@ class Benchmark:
     # order; None: run on its own only.
     suite: str | None = None
     suite_order: int = 0
+    # (ranks, quick) -> the launches of one run; None: one launch of `program`.
+    launches: Callable[[int, bool], tuple[Launch, ...]] | None = None
 
 
 def _analyze_overhead(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
@@ -72,6 +85,41 @@ def _analyze_waitany(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     from ..analysis.waitany import analyze_waitany
 
     return analyze_waitany(result)
+def _analyze_threads_procs(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    from ..analysis.threads_procs import analyze_threads_procs
+
+    return analyze_threads_procs(result)
+
+
+def _analyze_error_checking(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    from ..analysis.error_checking import analyze_error_checking
+
+    return analyze_error_checking(result)
+
+
+def _threads_procs_launches(ranks: int, quick: bool) -> tuple[Launch, ...]:
+    """k ranks in MPI_THREAD_SINGLE, then one rank with k threads in MPI_THREAD_MULTIPLE."""
+    reps = ("--reps", "12" if quick else "30")  # short samples: many are cheap
+    return (
+        Launch("single", ("--thread-level", "single", *reps)),
+        Launch("multiple", ("--thread-level", "multiple", "--workers", str(ranks), *reps),
+               ranks=1),
+    )
+
+
+def _error_checking_launches(ranks: int, quick: bool) -> tuple[Launch, ...]:
+    """Argument checking off and on, alternating (both MPICH's and Open MPI's switch are
+    set; each MPI reads its own, and the program reads the setting back via MPI_T)."""
+    def setting(v: str) -> tuple[tuple[str, str], ...]:
+        return (("MPIR_CVAR_ERROR_CHECKING", v), ("OMPI_MCA_mpi_param_check", v))
+
+    pairs = 1 if quick else 3
+    reps = ("--reps", "12" if quick else "30")
+    return tuple(
+        Launch(f"{name}-{i + 1}", args=reps, env=setting(v))
+        for i in range(pairs)
+        for name, v in (("off", "0"), ("on", "1"))
+    )
 
 
 BENCHMARKS: dict[str, Benchmark] = {
@@ -182,6 +230,33 @@ BENCHMARKS: dict[str, Benchmark] = {
         quick_timeout_s=300.0,
         suite="overhead",
         suite_order=40,
+    ),
+    # Issue 6, experiment 8 (seed 001): two launches (the thread level is fixed at
+    # MPI_Init), merged into one result by multilaunch.py.
+    "threads-procs": Benchmark(
+        name="threads-procs",
+        program="mo_threads_procs",
+        title="Message rate of processes against threads (0-byte sends to MPI_PROC_NULL)",
+        min_ranks=1,
+        analyze=_analyze_threads_procs,
+        default_timeout_s=300.0,
+        quick_timeout_s=120.0,
+        suite="overhead",
+        suite_order=70,
+        launches=_threads_procs_launches,
+    ),
+    # Issue 6, experiment 9: one launch per argument-checking setting.
+    "error-checking": Benchmark(
+        name="error-checking",
+        program="mo_error_checking",
+        title="Small-message costs with the MPI's argument checking on and off",
+        min_ranks=2,
+        analyze=_analyze_error_checking,
+        default_timeout_s=300.0,
+        quick_timeout_s=120.0,
+        suite="overhead",
+        suite_order=80,
+        launches=_error_checking_launches,
     ),
 }
 

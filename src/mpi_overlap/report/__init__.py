@@ -19,8 +19,8 @@ from rich.text import Text
 
 from .. import __version__
 from ..rundir import Run, utc_now, write_json_atomic
-from . import matching as matching_report
 from . import (
+    error_checking,
     overhead_plots,
     overhead_table,
     overlap_validation,
@@ -28,7 +28,9 @@ from . import (
     profile_table,
     profiler_overhead,
     stack_floor,
+    threads_procs,
 )
+from . import matching as matching_report
 from . import waitany as waitany_report
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
 
@@ -138,6 +140,19 @@ for _module in (matching_report, waitany_report):
         )
     )
 
+for _mod in (threads_procs, error_checking):
+    register(
+        BenchmarkReporter(
+            name=_mod.BENCHMARK,
+            terminal=_mod.print_run,
+            terminal_all=_mod.print_comparison,
+            sections=(_mod.html_sections,),
+            summary=_mod.summary,
+            extent=_mod.extent,
+            to_json=_mod.to_json,
+        )
+    )
+
 
 def _banners(run: Run) -> list[Banner]:
     reporter = _REGISTRY.get(run.benchmark)
@@ -173,7 +188,7 @@ def print_terminal(runs: list[Run], console: Console) -> None:
         for sentence in _summary(run):
             console.print(sentence, highlight=False)
         reporter = _REGISTRY.get(run.benchmark)
-        if reporter is not None:
+        if reporter is not None and (run.result is not None or run.analysis is not None):
             reporter.terminal(run, console)
     for name, group in _by_benchmark(runs).items():
         _REGISTRY[name].terminal_all(group, console)
@@ -225,16 +240,35 @@ def _disambiguate_labels(runs: list[Run]) -> None:
     """Runs sharing a label (the same toolchain twice) become 'mpich', 'mpich #2', ...
     once, here, so that every table, plot and card names a run the same way whatever
     subset of the runs it shows. Only the in-memory label changes, not run.json."""
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, str], int] = {}
     for run in runs:
         label = run.label
-        seen[label] = seen.get(label, 0) + 1
-        if seen[label] > 1:
-            run.meta["label"] = f"{label} #{seen[label]}"
+        key = (run.benchmark, label)  # runs of different benchmarks (a suite) may share one
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            run.meta["label"] = f"{label} #{seen[key]}"
 
 
-def make_report(runs: list[Run], out_dir: Path, *, console: Console | None = None) -> ReportPaths:
-    """Print the terminal tables, write report.html and report.json into out_dir."""
+def _safe_sections(provider: Callable[[list[Run]], list[Section]], name: str,
+                   group: list[Run]) -> list[Section]:
+    """A reporter that fails on some run gives an error section instead of no report."""
+    try:
+        return provider(group)
+    except Exception as err:  # a report of many benchmarks (a suite) must still appear
+        return [Section(f"{name}: report failed", f"{type(err).__name__}: {err}")]
+
+
+def make_report(
+    runs: list[Run],
+    out_dir: Path,
+    *,
+    console: Console | None = None,
+    lead_sections: list[Section] | None = None,
+    title: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> ReportPaths:
+    """Print the terminal tables, write report.html and report.json into out_dir.
+    `lead_sections` come first (a suite's summary), `extra` joins report.json's top level."""
     _disambiguate_labels(runs)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -253,16 +287,17 @@ def make_report(runs: list[Run], out_dir: Path, *, console: Console | None = Non
         )
         for run in runs
     ]
-    sections = [
+    sections = list(lead_sections or []) + [
         section
         for name, group in _by_benchmark(runs).items()
         for provider in _REGISTRY[name].sections
-        for section in provider(group)
+        for section in (_safe_sections(provider, name, group) if lead_sections is not None
+                        else provider(group))
     ]
     html_path, json_path = out_dir / HTML_FILE, out_dir / JSON_FILE
     html_path.write_text(
         render_html(
-            title=_title(runs),
+            title=title or _title(runs),
             generated=generated,
             tool_version=__version__,
             runs=views,
@@ -278,6 +313,7 @@ def make_report(runs: list[Run], out_dir: Path, *, console: Console | None = Non
             "generated_utc": generated,
             "tool_version": __version__,
             "runs": [_run_json(run) for run in runs],
+            **(extra or {}),
         },
     )
     return ReportPaths(html=html_path, json=json_path)

@@ -1,0 +1,309 @@
+/* error_checking.c - mo_error_checking: small-message costs under the MPI's
+ * current argument-checking setting (seed 001, "error checking").
+ *
+ * The setting is fixed at MPI_Init from the environment (MPICH and Intel MPI:
+ * MPIR_CVAR_ERROR_CHECKING; Open MPI: OMPI_MCA_mpi_param_check), so the
+ * harness launches the program once per setting; this program reports which
+ * setting the library took by reading the control variable back through the
+ * MPI tool interface (MPI_T) after MPI_Init. Three tests, interleaved per
+ * rep so they share the machine's load:
+ *   pingpong-0B, pingpong-8B: ranks 0 and 1, N round trips of MPI_Send /
+ *     MPI_Recv; ns per message = round-trip time / 2;
+ *   proc-null-send: rank 0 alone, N calls of MPI_Send(0 B, MPI_PROC_NULL);
+ *     ns per call.
+ * N per test is chosen from a warm-up so that a sample lasts about
+ * --sample-ms; each sample's value is its time / N. Ranks >= 2 only wait. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "error-checking"
+#define NTESTS 3
+#define MAX_CALLS 50000000L
+#define TAG 11
+
+static const char *const test_names[NTESTS] = {"pingpong-0B", "pingpong-8B", "proc-null-send"};
+/* The control variables that switch argument checking, by MPI family. */
+static const char *const cvar_names[] = {"MPIR_CVAR_ERROR_CHECKING", "mpi_param_check"};
+static const char *const env_names[] = {"MPIR_CVAR_ERROR_CHECKING", "OMPI_MCA_mpi_param_check"};
+
+typedef struct ec_test {
+    long calls;
+    size_t n;
+    double *samples; /* ns per message */
+    mo_stats st;
+} ec_test;
+
+typedef struct ec_state {
+    ec_test tests[NTESTS];
+    char cvar[256];   /* found name, "" when none */
+    bool cvar_read;
+    long long cvar_value;
+    char cvar_note[320];
+    long reps_done;
+} ec_state;
+
+/* Reads the first known argument-checking cvar back via MPI_T. */
+static void read_cvar(ec_state *st)
+{
+    int provided, num = 0;
+    snprintf(st->cvar_note, sizeof st->cvar_note, "no argument-checking control variable found");
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+        snprintf(st->cvar_note, sizeof st->cvar_note, "MPI_T_init_thread failed");
+        return;
+    }
+    MPI_T_cvar_get_num(&num);
+    for (size_t w = 0; w < sizeof cvar_names / sizeof cvar_names[0] && !st->cvar[0]; w++) {
+        for (int i = 0; i < num; i++) {
+            char name[200], desc[8];
+            int nlen = sizeof name, dlen = sizeof desc, verb, bind, scope;
+            MPI_Datatype dt;
+            MPI_T_enum en;
+            if (MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, desc, &dlen, &bind, &scope) !=
+                MPI_SUCCESS)
+                continue;
+            if (strcmp(name, cvar_names[w]) != 0)
+                continue;
+            snprintf(st->cvar, sizeof st->cvar, "%s", name);
+            MPI_T_cvar_handle h;
+            int count = 0;
+            union {
+                int i;
+                unsigned u;
+                long l;
+                unsigned long ul;
+                long long ll;
+                char c[64];
+            } v;
+            memset(&v, 0, sizeof v);
+            if (bind != MPI_T_BIND_NO_OBJECT ||
+                MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS || count != 1) {
+                snprintf(st->cvar_note, sizeof st->cvar_note, "%s found but not readable", name);
+                break;
+            }
+            if (MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
+                st->cvar_read = true;
+                if (dt == MPI_INT)
+                    st->cvar_value = v.i;
+                else if (dt == MPI_UNSIGNED)
+                    st->cvar_value = v.u;
+                else if (dt == MPI_LONG)
+                    st->cvar_value = v.l;
+                else if (dt == MPI_UNSIGNED_LONG)
+                    st->cvar_value = (long long)v.ul;
+                else if (dt == MPI_LONG_LONG)
+                    st->cvar_value = v.ll;
+                else /* bool-like types: any non-zero byte */
+                    st->cvar_value = v.c[0] != 0 || v.i != 0;
+                st->cvar_note[0] = 0;
+            } else {
+                snprintf(st->cvar_note, sizeof st->cvar_note, "%s found but MPI_T_cvar_read failed", name);
+            }
+            MPI_T_cvar_handle_free(&h);
+            break;
+        }
+    }
+    MPI_T_finalize();
+}
+
+/* One timed block of test t with n messages; ns per message on rank 0. */
+static double run_test(int t, long n, int rank, MPI_Comm pair)
+{
+    char buf[8] = {0};
+    MPI_Barrier(pair);
+    uint64_t t0 = mo_timer_now_ns();
+    if (t == 2) {
+        if (rank == 0)
+            for (long i = 0; i < n; i++)
+                MPI_Send(buf, 0, MPI_BYTE, MPI_PROC_NULL, TAG, pair);
+    } else {
+        int bytes = t == 0 ? 0 : 8;
+        long rounds = n / 2 > 0 ? n / 2 : 1;
+        if (rank == 0) {
+            for (long i = 0; i < rounds; i++) {
+                MPI_Send(buf, bytes, MPI_BYTE, 1, TAG, pair);
+                MPI_Recv(buf, bytes, MPI_BYTE, 1, TAG, pair, MPI_STATUS_IGNORE);
+            }
+        } else {
+            for (long i = 0; i < rounds; i++) {
+                MPI_Recv(buf, bytes, MPI_BYTE, 0, TAG, pair, MPI_STATUS_IGNORE);
+                MPI_Send(buf, bytes, MPI_BYTE, 0, TAG, pair);
+            }
+        }
+        n = 2 * rounds;
+    }
+    double ns = (double)(mo_timer_now_ns() - t0);
+    return ns / (double)n;
+}
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const ec_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_key(w, "launches");
+    mo_json_begin_array(w);
+    mo_json_begin_object(w);
+    mo_json_kv_string(w, "cvar", st->cvar[0] ? st->cvar : NULL);
+    mo_json_key(w, "cvar_value");
+    if (st->cvar_read)
+        mo_json_int64(w, st->cvar_value);
+    else
+        mo_json_null(w);
+    mo_json_kv_string(w, "cvar_note", st->cvar_note[0] ? st->cvar_note : NULL);
+    mo_json_key(w, "env");
+    mo_json_begin_object(w);
+    for (size_t i = 0; i < sizeof env_names / sizeof env_names[0]; i++)
+        mo_json_kv_string(w, env_names[i], getenv(env_names[i]));
+    mo_json_end_object(w);
+    mo_json_kv_int64(w, "reps_done", st->reps_done);
+    mo_json_key(w, "tests");
+    mo_json_begin_array(w);
+    for (int t = 0; t < NTESTS; t++) {
+        const ec_test *et = &st->tests[t];
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "name", test_names[t]);
+        mo_json_kv_int64(w, "messages_per_sample", et->calls);
+        mo_json_kv_double(w, "ns_per_msg", et->st.median);
+        mo_json_stats(w, "ns", &et->st);
+        mo_json_key(w, "samples_ns");
+        mo_json_begin_array(w);
+        for (size_t i = 0; i < et->n; i++)
+            mo_json_double(w, et->samples[i]);
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+
+    const mo_bench_spec spec = {"error_checking", "0", NULL, 2, false, NULL};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512] = "";
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    ec_state st;
+    memset(&st, 0, sizeof st);
+    read_cvar(&st);
+    MPI_Comm pair;
+    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &pair);
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, NULL, 0, NULL};
+    int have = 1;
+    if (wrank == 0)
+        for (int t = 0; t < NTESTS; t++)
+            if (!(st.tests[t].samples = malloc((size_t)opts.reps * sizeof(double))))
+                have = 0;
+    int verdict[2] = {1, have};
+    if (wrank == 0) {
+        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
+        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdict[0] = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!verdict[0] || !verdict[1]) {
+        if (verdict[0])
+            snprintf(err, sizeof err, "cannot allocate the sample buffers");
+        for (int t = 0; t < NTESTS; t++)
+            free(st.tests[t].samples);
+        if (pair != MPI_COMM_NULL)
+            MPI_Comm_free(&pair);
+        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
+    }
+
+    int status = 0;
+    if (pair != MPI_COMM_NULL) {
+        int rank;
+        MPI_Comm_rank(pair, &rank);
+        /* Messages per sample: double a warm-up block until it lasts 1 ms. */
+        long calls[NTESTS];
+        for (int t = 0; t < NTESTS; t++) {
+            long n = 1000;
+            for (;;) {
+                double per = run_test(t, n, rank, pair);
+                int more = per * (double)n < 1e6 && n < MAX_CALLS / 2;
+                MPI_Bcast(&more, 1, MPI_INT, 0, pair);
+                if (!more) {
+                    double want = opts.iters > 0 ? (double)opts.iters : ceil(opts.sample_ms * 1e6 / per);
+                    calls[t] = want < 1000 ? 1000 : want > MAX_CALLS ? MAX_CALLS : (long)want;
+                    break;
+                }
+                n *= 2;
+            }
+            MPI_Bcast(&calls[t], 1, MPI_LONG, 0, pair);
+            st.tests[t].calls = calls[t];
+        }
+        const uint64_t t_start = mo_timer_now_ns();
+        for (long r = 0; r < opts.reps; r++) {
+            int stop = rank == 0 && opts.time_limit_s > 0 &&
+                       (double)(mo_timer_now_ns() - t_start) / 1e9 > opts.time_limit_s;
+            MPI_Bcast(&stop, 1, MPI_INT, 0, pair);
+            if (stop) {
+                if (rank == 0)
+                    mo_result_warn(&doc, "time limit of %g s reached after %ld of %ld reps",
+                                   opts.time_limit_s, st.reps_done, opts.reps);
+                break;
+            }
+            for (int t = 0; t < NTESTS; t++) {
+                double v = run_test(t, calls[t], rank, pair);
+                if (rank == 0)
+                    st.tests[t].samples[st.tests[t].n++] = v;
+            }
+            st.reps_done = r + 1;
+            if (rank == 0) {
+                char label[64];
+                snprintf(label, sizeof label, "rep %ld", r + 1);
+                mo_progress(opts.progress, (int)(r + 1), (int)opts.reps, label);
+            }
+        }
+        if (rank == 0) {
+            for (int t = 0; t < NTESTS; t++) {
+                ec_test *et = &st.tests[t];
+                if (mo_stats_summarize(et->samples, et->n, &et->st) != 0) {
+                    memset(&et->st, 0, sizeof et->st);
+                    et->st.median = et->st.mean = et->st.min = et->st.max = NAN;
+                    et->st.stdev = et->st.ci95_low = et->st.ci95_high = NAN;
+                }
+                if (opts.verbose)
+                    printf("%-16s %.1f ns per message\n", test_names[t], et->st.median);
+            }
+            status = mo_result_complete(&doc, BENCH, write_results, &st);
+        }
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    if (pair != MPI_COMM_NULL)
+        MPI_Comm_free(&pair);
+    for (int t = 0; t < NTESTS; t++)
+        free(st.tests[t].samples);
+    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+}

@@ -1,0 +1,430 @@
+/* threads_procs.c - mo_threads_procs: the message rate of 0-byte MPI_Send
+ * calls to MPI_PROC_NULL from 1..k processes (MPI_THREAD_SINGLE) or from
+ * 1..k threads of one process (MPI_THREAD_MULTIPLE); seed 001, "threads
+ * against processes".
+ *
+ * One launch measures one thread level (chosen before MPI_Init_thread, so
+ * the harness launches the program twice: k ranks with --thread-level single
+ * and 1 rank with --thread-level multiple --workers k; docs/benchmarks.md).
+ * A sample for c workers: the workers start together (MPI_Barrier between
+ * processes, a pthread barrier between threads), each times N calls of
+ * MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, ...), and the sample's rate is
+ * c * N / (the slowest worker's time). Samples of all worker counts are
+ * interleaved (rep 1: c = 1..k, rep 2: c = 1..k, ...), so that the counts are
+ * measured side by side under the same machine load. N is chosen once from a
+ * one-worker warm-up so that a sample lasts about --sample-ms. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "threads-procs"
+#define MAX_WORKERS 256
+#define MAX_CALLS 100000000L
+
+typedef struct tp_params {
+    bool multiple;
+    long workers; /* 0: default */
+} tp_params;
+
+enum { OPT_LEVEL = MO_OPT_BENCH_FIRST, OPT_WORKERS };
+
+static const struct option tp_longopts[] = {
+    {"thread-level", required_argument, NULL, OPT_LEVEL},
+    {"workers", required_argument, NULL, OPT_WORKERS},
+    {NULL, 0, NULL, 0},
+};
+
+static int tp_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    tp_params *p = ctx;
+    if (code == OPT_LEVEL) {
+        if (strcmp(arg, "single") == 0 || strcmp(arg, "multiple") == 0) {
+            p->multiple = strcmp(arg, "multiple") == 0;
+            return 0;
+        }
+        snprintf(err, errlen, "--thread-level must be single or multiple (got '%s')", arg);
+        return -1;
+    }
+    if (code == OPT_WORKERS)
+        return mo_options_parse_long("workers", arg, 1, MAX_WORKERS, &p->workers, err, errlen);
+    snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return -1;
+}
+
+static void tp_usage(FILE *f)
+{
+    fprintf(f, "  --thread-level L     single: 1..k processes (k = ranks); multiple: 1..k threads\n"
+               "                       of rank 0 (default single)\n"
+               "  --workers K          threads for --thread-level multiple (default: online CPUs)\n");
+}
+
+static void tp_write_json(mo_json *w, const void *ctx)
+{
+    const tp_params *p = ctx;
+    mo_json_kv_string(w, "thread_level", p->multiple ? "multiple" : "single");
+    mo_json_kv_int64(w, "workers", p->workers);
+}
+
+/* ---- state --------------------------------------------------------------- */
+
+typedef struct tp_count {
+    size_t n;
+    double *samples; /* messages per second */
+    double *share;   /* per sample: the lowest CPU share of its workers */
+    mo_stats st;
+} tp_count;
+
+typedef struct tp_state {
+    const mo_options *opts;
+    const tp_params *params;
+    int provided;
+    int k;          /* worker counts 1..k */
+    long calls;     /* MPI_Send calls per worker per sample */
+    long cores;
+    tp_count *counts; /* k of them (rank 0) */
+    long reps_done;
+    /* threads */
+    pthread_barrier_t start, end;
+    int active;     /* workers taking part in the current sample */
+    bool quit;
+    double elapsed[MAX_WORKERS];
+    double share[MAX_WORKERS];
+} tp_state;
+
+static const char *level_name(int level)
+{
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "unknown";
+    }
+}
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The timed loop: seconds for n sends to MPI_PROC_NULL; *share: the calling thread's
+ * CPU time over that wall time (below 1: it was descheduled, the core was contended). */
+static double send_loop(long n, double *share)
+{
+    char dummy = 0;
+    double c0 = thread_cpu_s();
+    uint64_t t0 = mo_timer_now_ns();
+    for (long i = 0; i < n; i++)
+        MPI_Send(&dummy, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+    double wall = (double)(mo_timer_now_ns() - t0) / 1e9;
+    double cpu = thread_cpu_s() - c0;
+    if (share)
+        *share = wall > 0 ? cpu / wall : NAN;
+    return wall;
+}
+
+static void *worker_main(void *arg)
+{
+    tp_state *st = ((void **)arg)[0];
+    int id = (int)(intptr_t)((void **)arg)[1];
+    for (;;) {
+        pthread_barrier_wait(&st->start);
+        if (st->quit)
+            return NULL;
+        if (id < st->active)
+            st->elapsed[id] = send_loop(st->calls, &st->share[id]);
+        pthread_barrier_wait(&st->end);
+    }
+}
+
+/* Threads mode (rank 0, threads 1..k-1 already waiting): one sample of c threads. */
+static double thread_sample(tp_state *st, int c, double *share)
+{
+    st->active = c;
+    pthread_barrier_wait(&st->start);
+    st->elapsed[0] = send_loop(st->calls, &st->share[0]);
+    pthread_barrier_wait(&st->end);
+    double slowest = 0;
+    *share = 1.0;
+    for (int i = 0; i < c; i++) {
+        slowest = st->elapsed[i] > slowest ? st->elapsed[i] : slowest;
+        *share = st->share[i] < *share ? st->share[i] : *share;
+    }
+    return slowest > 0 ? (double)c * (double)st->calls / slowest : NAN;
+}
+
+/* Processes mode (every rank): one sample of ranks 0..c-1; rate on rank 0. */
+static double process_sample(tp_state *st, int rank, int c, double *share)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double my_share = 1.0;
+    double el = rank < c ? send_loop(st->calls, &my_share) : 0.0;
+    double slowest = 0;
+    MPI_Reduce(&el, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&my_share, share, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    return slowest > 0 ? (double)c * (double)st->calls / slowest : NAN;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const tp_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_key(w, "launches");
+    mo_json_begin_array(w);
+    mo_json_begin_object(w);
+    mo_json_kv_string(w, "workers_kind", st->params->multiple ? "threads" : "processes");
+    mo_json_kv_string(w, "requested", st->params->multiple ? "MPI_THREAD_MULTIPLE" : "MPI_THREAD_SINGLE");
+    mo_json_kv_string(w, "provided", level_name(st->provided));
+    mo_json_kv_string(w, "call", "MPI_Send(0 B, MPI_PROC_NULL)");
+    mo_json_kv_int64(w, "calls_per_worker", st->calls);
+    mo_json_kv_int64(w, "online_cpus", st->cores);
+    mo_json_kv_int64(w, "reps_done", st->reps_done);
+    mo_json_key(w, "counts");
+    mo_json_begin_array(w);
+    for (int c = 0; st->counts && c < st->k; c++) {
+        const tp_count *tc = &st->counts[c];
+        mo_json_begin_object(w);
+        mo_json_kv_int64(w, "workers", c + 1);
+        mo_json_kv_double(w, "msgs_per_s", tc->st.median);
+        mo_json_stats(w, "rate", &tc->st);
+        mo_json_key(w, "samples_msgs_per_s");
+        mo_json_begin_array(w);
+        for (size_t i = 0; i < tc->n; i++)
+            mo_json_double(w, tc->samples[i]);
+        mo_json_end_array(w);
+        mo_json_key(w, "cpu_share_min");
+        mo_json_begin_array(w);
+        for (size_t i = 0; i < tc->n; i++)
+            mo_json_double(w, tc->share[i]);
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+static void summarize_counts(tp_state *st)
+{
+    for (int c = 0; st->counts && c < st->k; c++) {
+        tp_count *tc = &st->counts[c];
+        if (mo_stats_summarize(tc->samples, tc->n, &tc->st) != 0) {
+            memset(&tc->st, 0, sizeof tc->st);
+            tc->st.median = tc->st.mean = tc->st.min = tc->st.max = NAN;
+            tc->st.stdev = tc->st.ci95_low = tc->st.ci95_high = NAN;
+        }
+    }
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+    /* The thread level must be known before MPI_Init_thread; the full parse
+     * (with its error messages) follows in mo_bench_start. */
+    bool want_multiple = false;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--thread-level") == 0 && strcmp(argv[i + 1], "multiple") == 0)
+            want_multiple = true;
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, want_multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+    int wrank, wsize;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+
+    tp_params params = {.multiple = false, .workers = 0};
+    mo_bench_options ext = {tp_longopts, tp_parse, NULL, tp_usage, tp_write_json, &params};
+    const mo_bench_spec spec = {"threads_procs", "0", &ext, 1, false, NULL};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512] = "";
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    tp_state st;
+    memset(&st, 0, sizeof st);
+    st.opts = &opts;
+    st.params = &params;
+    st.provided = provided;
+    st.cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (params.workers == 0)
+        params.workers = params.multiple ? (st.cores > 0 ? st.cores : 1) : wsize;
+    st.k = params.multiple ? (int)params.workers : wsize;
+    if (params.multiple && provided < MPI_THREAD_MULTIPLE)
+        st.k = 1; /* more threads may not call MPI */
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int have = 1;
+    if (wrank == 0) {
+        st.counts = calloc((size_t)st.k, sizeof *st.counts);
+        for (int c = 0; st.counts && c < st.k; c++)
+            if (!(st.counts[c].samples = malloc((size_t)opts.reps * sizeof(double))) ||
+                !(st.counts[c].share = malloc((size_t)opts.reps * sizeof(double))))
+                have = 0;
+        if (!st.counts)
+            have = 0;
+    }
+    int verdict[2] = {1, have};
+    if (wrank == 0) {
+        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
+        if (verdict[0] && params.multiple && provided < MPI_THREAD_MULTIPLE)
+            mo_result_warn(&doc, "MPI_THREAD_MULTIPLE requested, %s provided: measured 1 thread only",
+                           level_name(provided));
+        if (verdict[0] && st.k > st.cores)
+            mo_result_warn(&doc, "%d %s on %ld online CPUs: oversubscribed above %ld", st.k,
+                           params.multiple ? "threads" : "processes", st.cores, st.cores);
+        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdict[0] = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!verdict[0] || !verdict[1]) {
+        if (verdict[0])
+            snprintf(err, sizeof err, "cannot allocate the sample buffers");
+        for (int c = 0; st.counts && c < st.k; c++) {
+            free(st.counts[c].samples);
+            free(st.counts[c].share);
+        }
+        free(st.counts);
+        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
+    }
+
+    /* Calls per sample from a one-worker warm-up on rank 0 (doubling until
+     * a block lasts 1 ms); every rank learns it. */
+    long calls = 1000;
+    if (wrank == 0) {
+        double t = send_loop(calls, NULL);
+        while (t < 1e-3 && calls < MAX_CALLS / 2) {
+            calls *= 2;
+            t = send_loop(calls, NULL);
+        }
+        double rate = t > 0 ? (double)calls / t : 1e6;
+        double want = ceil(opts.sample_ms / 1000.0 * rate);
+        if (opts.iters > 0)
+            want = (double)opts.iters;
+        calls = want < 1000 ? 1000 : want > MAX_CALLS ? MAX_CALLS : (long)want;
+    }
+    MPI_Bcast(&calls, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    st.calls = calls;
+
+    /* Threads mode: rank 0 starts k-1 extra threads that wait on a barrier. */
+    pthread_t tids[MAX_WORKERS];
+    void *targs[MAX_WORKERS][2];
+    int nthreads = 0;
+    bool threads = params.multiple && wrank == 0;
+    if (threads) {
+        pthread_barrier_init(&st.start, NULL, (unsigned)st.k);
+        pthread_barrier_init(&st.end, NULL, (unsigned)st.k);
+        for (int i = 1; i < st.k; i++) {
+            targs[i][0] = &st;
+            targs[i][1] = (void *)(intptr_t)i;
+            if (pthread_create(&tids[i], NULL, worker_main, targs[i]) != 0)
+                break;
+            nthreads++;
+        }
+        if (nthreads != st.k - 1)
+            snprintf(err, sizeof err, "could start only %d of %d threads", nthreads + 1, st.k);
+    }
+    /* Threads that did start wait on barriers sized for k: they end with the process. */
+    const bool threads_ok = !threads || nthreads == st.k - 1;
+
+    const uint64_t t_start = mo_timer_now_ns();
+    bool time_up = false;
+    int status = 0;
+    if (threads_ok) {
+        for (long r = 0; r < opts.reps; r++) {
+            int stop = 0;
+            if (wrank == 0 && opts.time_limit_s > 0 &&
+                (double)(mo_timer_now_ns() - t_start) / 1e9 > opts.time_limit_s)
+                stop = 1;
+            if (!params.multiple)
+                MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            if (stop) {
+                time_up = true;
+                break;
+            }
+            for (int c = 1; c <= st.k; c++) {
+                double rate, share = NAN;
+                if (params.multiple) {
+                    if (wrank != 0)
+                        continue;
+                    rate = st.k == 1 ? (double)st.calls / send_loop(st.calls, &share)
+                                     : thread_sample(&st, c, &share);
+                } else {
+                    rate = process_sample(&st, wrank, c, &share);
+                }
+                if (wrank == 0) {
+                    tp_count *tc = &st.counts[c - 1];
+                    tc->share[tc->n] = share;
+                    tc->samples[tc->n++] = rate;
+                }
+            }
+            st.reps_done = r + 1;
+            if (wrank == 0) {
+                char label[64];
+                snprintf(label, sizeof label, "rep %ld", r + 1);
+                mo_progress(opts.progress, (int)(r + 1), (int)opts.reps, label);
+            }
+        }
+    } else {
+        status = 1;
+    }
+    if (threads && threads_ok) {
+        if (st.k > 1) {
+            st.quit = true;
+            pthread_barrier_wait(&st.start);
+        }
+        for (int i = 1; i <= nthreads; i++)
+            pthread_join(tids[i], NULL);
+        pthread_barrier_destroy(&st.start);
+        pthread_barrier_destroy(&st.end);
+    }
+    if (wrank == 0) {
+        summarize_counts(&st);
+        if (opts.verbose)
+            for (int c = 0; c < st.k; c++)
+                printf("%d %s: %.0f msgs/s\n", c + 1, params.multiple ? "threads" : "processes",
+                       st.counts[c].st.median);
+        if (time_up)
+            mo_result_warn(&doc, "time limit of %g s reached after %ld of %ld reps", opts.time_limit_s,
+                           st.reps_done, opts.reps);
+        if (status == 0)
+            status = mo_result_complete(&doc, BENCH, write_results, &st);
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    for (int c = 0; st.counts && c < st.k; c++) {
+        free(st.counts[c].samples);
+        free(st.counts[c].share);
+    }
+    free(st.counts);
+    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1,
+                        threads_ok ? NULL : err);
+}

@@ -1,0 +1,110 @@
+"""A benchmark run made of several launches of one program (a setting that MPI fixes at
+MPI_Init: the thread level, an environment variable such as MPIR_CVAR_ERROR_CHECKING).
+
+Each launch gets a subdirectory (`launch-<i>-<name>/`: its stdout/stderr and result);
+the run directory's result.json is the first launch's document whose `results.launches`
+array is the concatenation of every launch's `results.launches`, each entry tagged with
+its launch name and environment. The run is complete only when every launch is.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from .benchmarks.registry import Benchmark, Launch
+from .build import executable
+from .launch import launch_command, run_job
+from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, read_json, write_json_atomic
+from .runner import (
+    RunOptions,
+    analyze_result,
+    build,
+    finish_run,
+    initial_run_meta,
+    join_message,
+    program_argv,
+    schema_failure,
+)
+from .toolchains import Toolchain
+from .ui import Ui
+
+
+def merge_results(parts: list[tuple[Launch, dict | None]]) -> dict | None:
+    """One result document from the launches' documents (None when none wrote one)."""
+    docs = [(launch, doc) for launch, doc in parts if doc is not None]
+    if not docs:
+        return None
+    merged = copy.deepcopy(docs[0][1])
+    entries = []
+    warnings: list[str] = []
+    for launch, doc in docs:
+        for entry in (doc.get("results") or {}).get("launches") or []:
+            entries.append({**entry, "launch": launch.name, "launch_env": dict(launch.env)})
+        warnings += [f"{launch.name}: {w}" for w in doc.get("warnings") or []]
+    merged["results"] = {"launches": entries}
+    merged["warnings"] = warnings
+    complete = len(docs) == len(parts) and all(d.get("status") == "complete" for _, d in docs)
+    merged["status"] = "complete" if complete else "running"  # "running": cut short
+    return merged
+
+
+def run_launches(
+    bench: Benchmark, tc: Toolchain, bench_args: list[str], opts: RunOptions, ui: Ui
+) -> Run:
+    assert bench.launches is not None
+    quick = "--quick" in bench_args
+    launches = bench.launches(opts.ranks, quick)
+    # Refuse a bad launcher before spending minutes on a build.
+    launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
+    bdir = build(tc, ui)
+    run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
+    cmds = []
+    for i, launch in enumerate(launches):
+        sub = run_dir / f"launch-{i + 1}-{launch.name}"
+        sub.mkdir(parents=True, exist_ok=True)
+        argv = program_argv(
+            executable(bdir, bench.program), [*bench_args, *launch.args], sub / RESULT_FILE, tc,
+            launcher_prefix, progress=True,
+            meta=[f"launch={launch.name}"] + ([f"label={opts.label}"] if opts.label else []),
+        )
+        cmds.append((launch, sub, launch_command(tc, launch.ranks or opts.ranks, argv,
+                                                 opts.launcher)))
+    meta = initial_run_meta(bench.name, tc, opts, cmds[0][2], run_dir)
+    meta["launches"] = [
+        {"name": launch.name, "command": cmd, "env": dict(launch.env)} for launch, _, cmd in cmds
+    ]
+    write_json_atomic(run_dir / RUN_FILE, meta)
+
+    status, message, rc, elapsed = "complete", None, 0, 0.0
+    parts: list[tuple[Launch, dict | None]] = []
+    for i, (launch, sub, cmd) in enumerate(cmds):
+        env = tc.environment()
+        env.update(opts.env_overrides)
+        env.update(dict(launch.env))
+        what = f"{bench.name} ({tc.name}, launch {i + 1}/{len(cmds)}: {launch.name})"
+        with ui.progress(what) as progress:
+            outcome = run_job(cmd, env, sub, timeout_s=opts.timeout_s, progress=progress)
+        elapsed += outcome.elapsed_s
+        path = sub / RESULT_FILE
+        parts.append((launch, read_json(path) if path.is_file() else None))
+        if outcome.status != "complete":
+            status, rc = outcome.status, outcome.returncode
+            message = join_message(message, f"launch {launch.name}: {outcome.message}")
+            break
+    result = merge_results(parts)
+    errors: list[str] = []
+    if result is None:
+        message = (message or "the benchmark ended") + "; it wrote no results"
+    else:
+        write_json_atomic(run_dir / RESULT_FILE, result)
+        errors, _ = analyze_result(bench, result, run_dir)
+        if errors:
+            status, message = schema_failure(errors, status, message)
+        if status == "complete" and result.get("status") != "complete":
+            status = "partial"
+            message = "a launch exited without finishing its results"
+    return finish_run(run_dir, meta, status=status, message=message, returncode=rc,
+                      elapsed_s=elapsed, schema_errors=errors)
+
+
+__all__ = ["merge_results", "run_launches"]

@@ -1,0 +1,88 @@
+"""error-checking report: cost per message with argument checking on and off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+
+from ..rundir import Run
+from .html import Figure, HtmlTable, Section
+from .overhead_plots import to_svg
+
+BENCHMARK = "error-checking"
+PLOT_FILE = "error-checking.svg"
+HEADERS = ("test", "off: ns/msg", "on: ns/msg", "on − off (ns)", "95 % CI", "%")
+
+
+def _a(run: Run) -> dict[str, Any]:
+    return run.analysis or {}
+
+
+def _fmt(v: Any, spec: str = ".1f") -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    return [(t["name"], _fmt(t["off"]["median"]), _fmt(t["on"]["median"]), _fmt(t["diff"]),
+             f"{_fmt(t['ci95_low'])} – {_fmt(t['ci95_high'])}", _fmt(t["pct"], ".0f"))
+            for t in _a(run).get("tests") or []]
+
+
+def print_run(run: Run, console: Console) -> None:
+    table = Table(*HEADERS, title="argument checking on against off")
+    for row in rows(run):
+        table.add_row(*row)
+    console.print(table)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    return None
+
+
+def figure(run: Run) -> MplFigure | None:
+    tests = [t for t in _a(run).get("tests") or [] if t["on"]["n"] and t["off"]["n"]]
+    if not tests:
+        return None
+    fig = MplFigure(figsize=(6, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    x = range(len(tests))
+    ax.bar([i - 0.2 for i in x], [t["off"]["median"] for t in tests], 0.4, label="off")
+    ax.bar([i + 0.2 for i in x], [t["on"]["median"] for t in tests], 0.4, label="on")
+    ax.set_xticks(list(x), [t["name"] for t in tests])
+    ax.set_yscale("log")
+    ax.set_ylabel("ns per message (median)")
+    ax.legend()
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    sections = []
+    for run in runs:
+        fig = figure(run)
+        figures = []
+        if fig is not None:
+            svg = to_svg(fig, f"error-checking-{run.label}")
+            (run.path / PLOT_FILE).write_text(svg, encoding="utf-8")
+            figures.append(Figure(svg, "Median ns per message with the MPI's argument checking "
+                                       "off and on (the setting read back via MPI_T)."))
+        table = HtmlTable("Cost per message", HEADERS, rows(run),
+                          [("left", "num", "num", "num", "num", "num")] * len(rows(run)))
+        sections.append(Section(f"Error checking ({run.label})", _a(run).get("finding"),
+                                figures, [table]))
+    return sections
+
+
+def summary(run: Run) -> list[str]:
+    finding = _a(run).get("finding")
+    return [finding] if finding else []
+
+
+def extent(run: Run) -> str | None:
+    return f"{len(_a(run).get('launches') or [])} launches"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    return {"analysis": run.analysis}

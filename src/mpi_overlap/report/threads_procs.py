@@ -1,0 +1,107 @@
+"""threads-procs report: rate against worker count, processes and threads, one plot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+
+from ..rundir import Run
+from .html import Figure, HtmlTable, Section
+from .overhead_plots import to_svg
+
+BENCHMARK = "threads-procs"
+PLOT_FILE = "threads-procs.svg"
+
+
+def _a(run: Run) -> dict[str, Any]:
+    return run.analysis or {}
+
+
+def _fmt(v: Any, spec: str = ".2f") -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for kind in ("processes", "threads"):
+        for s in _a(run).get(kind) or []:
+            r, sp = s["rate"], s["speedup"]
+            out.append((kind, str(s["workers"]),
+                        _fmt(r["median"] and r["median"] / 1e6), _fmt(sp["ratio"]),
+                        f"{_fmt(sp['ci95_low'])}–{_fmt(sp['ci95_high'])}", str(r["n"])))
+    return out
+
+
+HEADERS = ("workers", "count", "M msgs/s (median)", "x one", "95 % CI", "samples")
+
+
+def print_run(run: Run, console: Console) -> None:
+    table = Table(*HEADERS, title="MPI_Send(0 B, MPI_PROC_NULL) rate")
+    for row in rows(run):
+        table.add_row(*row)
+    console.print(table)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    return None
+
+
+def figure(run: Run) -> MplFigure | None:
+    a = _a(run)
+    if not (a.get("processes") or a.get("threads")):
+        return None
+    fig = MplFigure(figsize=(6, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    for kind, marker in (("processes", "o"), ("threads", "s")):
+        series = [s for s in a.get(kind) or [] if s["rate"]["median"] is not None]
+        if series:
+            x = [s["workers"] for s in series]
+            med = [s["rate"]["median"] for s in series]
+            low = [s["rate"]["ci95_low"] or m for s, m in zip(series, med, strict=True)]
+            high = [s["rate"]["ci95_high"] or m for s, m in zip(series, med, strict=True)]
+            y = [m / 1e6 for m in med]
+            lo = [max(0.0, (m - v) / 1e6) for m, v in zip(med, low, strict=True)]
+            hi = [max(0.0, (v - m) / 1e6) for m, v in zip(med, high, strict=True)]
+            ax.errorbar(x, y, yerr=[lo, hi], marker=marker, capsize=3, label=kind)
+    if a.get("online_cpus"):
+        ax.axvline(a["online_cpus"], color="grey", linestyle=":", label="online CPUs")
+    ax.set_xlabel("workers")
+    ax.set_ylabel("M messages/s (all workers)")
+    ax.legend()
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    sections = []
+    for run in runs:
+        fig = figure(run)
+        figures = []
+        if fig is not None:
+            svg = to_svg(fig, f"threads-procs-{run.label}")
+            (run.path / PLOT_FILE).write_text(svg, encoding="utf-8")
+            figures.append(Figure(svg, "Aggregate rate of 0-byte MPI_Send to MPI_PROC_NULL: "
+                                       "processes (MPI_THREAD_SINGLE) and threads of one process "
+                                       "(MPI_THREAD_MULTIPLE); bars: 95 % CI of the mean."))
+        table = HtmlTable("Rate per worker count", HEADERS, rows(run),
+                          [("left", "num", "num", "num", "num", "num")] * len(rows(run)))
+        sections.append(Section(f"Threads against processes ({run.label})",
+                                (run.analysis or {}).get("finding"), figures, [table]))
+    return sections
+
+
+def summary(run: Run) -> list[str]:
+    finding = _a(run).get("finding")
+    return [finding] if finding else []
+
+
+def extent(run: Run) -> str | None:
+    a = _a(run)
+    procs, threads = len(a.get("processes") or []), len(a.get("threads") or [])
+    return f"{procs} process counts, {threads} thread counts"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    return {"analysis": run.analysis}

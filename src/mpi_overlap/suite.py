@@ -1,0 +1,164 @@
+"""`mpi-overlap bench <suite>-suite`: every registered benchmark of a suite, in its
+suite_order, on each toolchain, under one progress display, into one report.
+
+A benchmark that fails (an error before or during its run, a crash, a timeout) is
+recorded as a run directory with its status and message, shown as a banner in the
+report, and the suite goes on; the suite reports failure at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from .benchmarks import registry
+from .benchmarks.registry import Benchmark
+from .errors import UserError
+from .launch import ProgressFn
+from .rundir import RUN_FILE, Run, load_run, new_run_dir, utc_now, write_json_atomic
+from .runner import RunOptions, check_timeout, checked_toolchains, run_benchmark, status_line
+from .toolchains import Toolchain
+from .ui import Ui
+
+
+def suite_benchmarks(suite: str) -> list[Benchmark]:
+    """The suite's benchmarks in run order (suite_order, then name)."""
+    benches = [b for b in registry.BENCHMARKS.values() if b.suite == suite]
+    return sorted(benches, key=lambda b: (b.suite_order, b.name))
+
+
+class SuiteUi(Ui):
+    """A Ui whose progress bars are tasks of one shared display, under an overall bar."""
+
+    def __init__(self, console: Console, bar: Progress) -> None:
+        super().__init__(console)
+        self.bar = bar
+
+    @contextmanager
+    def progress(self, description: str) -> Iterator[ProgressFn]:
+        task = self.bar.add_task(f"  {description}", total=None, label="")
+
+        def update(done: int, total: int, label: str) -> None:
+            self.bar.update(task, completed=done, total=max(total, 1), label=label)
+
+        try:
+            yield update
+        finally:
+            self.bar.remove_task(task)
+
+
+@dataclass
+class SuiteOutcome:
+    runs: list[Run]
+    failed: list[Run]
+    report_dir: Path | None
+
+
+def _failure_run(bench: Benchmark, tc: Toolchain, opts: RunOptions, message: str) -> Run:
+    """A run directory for a benchmark that failed before it left one of its own."""
+    run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
+    now = utc_now()
+    write_json_atomic(run_dir / RUN_FILE, {
+        "schema": "mpi-overlap/run", "schema_version": 1, "benchmark": bench.name,
+        "run_id": run_dir.name,
+        "toolchain": {"name": tc.name, "kind": tc.kind,
+                      "mpi_library_version": tc.library_version or "unknown",
+                      "mpicc": tc.mpicc, "mpiexec": tc.mpiexec},
+        "label": opts.label, "ranks": opts.ranks, "command": [], "env_overrides": {},
+        "started_utc": now, "finished_utc": now, "elapsed_s": 0.0, "status": "failed",
+        "returncode": None, "message": message, "timeout_s": opts.timeout_s,
+    })
+    return load_run(run_dir)
+
+
+def _finding(run: Run) -> str:
+    if run.analysis and run.analysis.get("finding"):
+        return str(run.analysis["finding"])
+    if run.status != "complete":
+        return f"{run.status}: {run.meta.get('message') or 'no message'}"
+    return "no finding (the benchmark has no analysis)"
+
+
+def summary_section(suite: str, runs: list[Run]):
+    """The report's first section: one line per benchmark and toolchain."""
+    from .report.html import HtmlTable, Section
+
+    rows = [(r.benchmark, r.label, r.status, _finding(r)) for r in runs]
+    css = [("left", "left", "left" if r.status == "complete" else "v-incomplete", "left")
+           for r in runs]
+    failed = sum(r.status != "complete" for r in runs)
+    intro = (f"{len(runs)} runs of the {suite} suite; "
+             + (f"{failed} did not complete (see their banners below)." if failed
+                else "all complete."))
+    return Section(f"{suite} suite: findings", intro, [],
+                   [HtmlTable("One line per benchmark", ("benchmark", "MPI", "status", "finding"),
+                              rows, css)])
+
+
+def run_suite(
+    suite: str,
+    toolchains: list[str],
+    *,
+    ranks: int,
+    quick: bool,
+    launcher: str | None,
+    timeout_s: float | None,
+    out_base: Path,
+    console: Console,
+    err_console: Console,
+) -> SuiteOutcome:
+    benches = suite_benchmarks(suite)
+    if not benches:
+        raise UserError(f"no benchmarks registered for suite '{suite}'")
+    check_timeout(timeout_s)
+    tcs = checked_toolchains(toolchains, ranks=ranks, launcher=launcher)
+    native_args = ["--quick"] if quick else []
+    runs: list[Run] = []
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("{task.fields[label]}"))
+    total = len(benches) * len(tcs)
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        overall = bar.add_task(f"{suite} suite", total=total, label="")
+        ui = SuiteUi(err_console, bar)
+        for tc in tcs:
+            for bench in benches:
+                bar.update(overall, label=f"{bench.name} ({tc.name})")
+                timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
+                opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout,
+                                  out_base=out_base)
+                try:
+                    run = run_benchmark(bench, tc, native_args, opts, ui)
+                except KeyboardInterrupt:
+                    raise
+                except Exception as err:  # reported as a failed run; the suite goes on
+                    text = str(err) or type(err).__name__
+                    run = _failure_run(bench, tc, opts, f"{type(err).__name__}: {text}"
+                                       if not isinstance(err, UserError) else text)
+                runs.append(run)
+                bar.console.print(status_line(run), markup=False, highlight=False)
+                bar.advance(overall)
+    failed = [r for r in runs if r.status != "complete"]
+    report_dir = out_base / f"report-{suite}-suite-{runs[0].path.name[:15]}"
+    from .report import make_report
+
+    paths = make_report(runs, report_dir, console=console,
+                        lead_sections=[summary_section(suite, runs)],
+                        title=f"mpi-overlap {suite} suite",
+                        extra={"suite": {"name": suite, "findings": [
+                            {"benchmark": r.benchmark, "toolchain": r.toolchain,
+                             "status": r.status, "finding": _finding(r), "path": str(r.path)}
+                            for r in runs]}})
+    console.print(f"HTML report: {paths.html.resolve()}", markup=False)
+    console.print(f"JSON summary: {paths.json}", markup=False)
+    return SuiteOutcome(runs=runs, failed=failed, report_dir=report_dir)

@@ -1,0 +1,86 @@
+"""threads-procs: analysis on hand-made documents, and (marker `mpi`) a quick run per
+wheel toolchain with the consistency checks of issue 6, experiment 8."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from mpi_overlap import schema
+from mpi_overlap.analysis.stats import summarize
+from mpi_overlap.analysis.threads_procs import analyze_threads_procs
+from mpi_overlap.benchmarks.registry import BENCHMARKS
+from mpi_overlap.rundir import load_run
+from toolchain_params import toolchain_params
+
+# Workers below this share of their core (CPU time / wall time, median over samples)
+# were descheduled: another program held the core, so rates say nothing about scaling.
+MIN_CPU_SHARE = 0.9
+
+
+def _launch(kind: str, rates: list[list[float]], share: float = 1.0) -> dict:
+    return {
+        "workers_kind": kind, "requested": "x", "provided": "x", "call": "MPI_Send",
+        "calls_per_worker": 1000, "online_cpus": 2, "reps_done": len(rates[0]),
+        "counts": [{"workers": i + 1, "msgs_per_s": sorted(r)[len(r) // 2],
+                    "rate": summarize(r), "samples_msgs_per_s": r,
+                    "cpu_share_min": [share] * len(r)} for i, r in enumerate(rates)],
+    }
+
+
+def test_analysis_of_a_made_up_run() -> None:
+    p1 = [100.0, 101.0, 99.0, 100.0, 100.5]
+    doc = {"results": {"launches": [
+        _launch("processes", [p1, [2 * v for v in p1]]),
+        _launch("threads", [[80.0, 81.0, 79.0, 80.0, 80.5], [60.0, 61.0, 59.0, 60.0, 60.5]]),
+    ]}}
+    a = analyze_threads_procs(doc)
+    assert a["processes"][1]["speedup"]["ratio"] == pytest.approx(2.0)
+    assert a["threads"][1]["speedup"]["ratio"] == pytest.approx(0.75)
+    assert a["multiple_over_single"]["ratio"] == pytest.approx(0.8)
+    assert a["multiple_cost_pct"] == pytest.approx(20.0)
+    assert a["oversubscribed"] is False
+    assert "2 processes reach 2.00x" in a["finding"]
+    assert "2 threads reach 0.75x" in a["finding"]
+    assert "costs 20.0 %" in a["finding"]
+
+
+def test_registered_in_the_overhead_suite() -> None:
+    b = BENCHMARKS["threads-procs"]
+    assert (b.suite, b.suite_order) == ("overhead", 70)
+    launches = b.launches(2, True)
+    assert [x.ranks for x in launches] == [None, 1]
+    assert "multiple" in launches[1].args
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("tc", toolchain_params(systems=False))
+def test_quick_run(tc: str, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    proc = run_cli("bench", "threads-procs", "--quick", "-n", "2", "--mpi", tc,
+                   "--out", str(out), timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
+    run = load_run(run_dir)
+    assert run.status == "complete"
+    assert schema.result_errors(run.result) == []
+    assert (run_dir / "threads-procs.svg").read_text().startswith("<svg")
+    a = run.analysis
+    finding = a["finding"]
+    assert "\n" not in finding and re.search(r"\d", finding)
+    assert f"{a['processes'][1]['speedup']['ratio']:.2f}x" in finding
+    # the thread-level cost: a finite ratio (MULTIPLE + 1 thread over SINGLE + 1 process)
+    assert math.isfinite(a["multiple_over_single"]["ratio"])
+    assert a["provided_multiple"] is not None
+    assert [s["workers"] for s in a["processes"]] == [1, 2]
+    # Process rate grows with processes up to the core count: 2 processes against 1,
+    # measured side by side (interleaved samples) in the same launch.
+    share = min(s["cpu_share"] for s in a["processes"])
+    if share < MIN_CPU_SHARE:
+        pytest.skip(f"contended machine: the processes got {100 * share:.0f} % of their "
+                    f"cores (median CPU/wall time), below {100 * MIN_CPU_SHARE:.0f} %")
+    assert a["processes"][1]["speedup"]["ratio"] >= 1.3, a["processes"]
