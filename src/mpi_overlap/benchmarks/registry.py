@@ -56,6 +56,12 @@ def _analyze_overlap_validation(result: dict[str, Any], run_dir: Path) -> dict[s
     return analyze_overlap_validation(result, run_dir)
 
 
+def _analyze_datatypes(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    from ..analysis.datatypes import analyze_datatypes
+
+    return analyze_datatypes(result)
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     "overhead": Benchmark(
         name="overhead",
@@ -125,6 +131,31 @@ BENCHMARKS: dict[str, Benchmark] = {
         default_timeout_s=900.0,
         quick_timeout_s=300.0,
         profiled=True,
+    ),
+    # Derived datatypes against contiguous sends (seed 001); mo_alignment is the same
+    # program built with the alignment cases (strided ints at byte offsets 0-7,
+    # contiguous buffers at cache-line and page offsets).
+    "datatypes": Benchmark(
+        name="datatypes",
+        program="mo_datatypes",
+        title="Derived datatypes (stride-2 vectors, indexed, struct, packing) vs contiguous",
+        min_ranks=2,
+        analyze=_analyze_datatypes,
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+        suite="overhead",
+        suite_order=50,
+    ),
+    "alignment": Benchmark(
+        name="alignment",
+        program="mo_alignment",
+        title="Buffer alignment: strided int vectors at offsets 0-7, contiguous at 64 B/4 KiB",
+        min_ranks=2,
+        analyze=_analyze_datatypes,
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+        suite="overhead",
+        suite_order=60,
     ),
 }
 

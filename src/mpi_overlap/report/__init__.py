@@ -20,6 +20,7 @@ from rich.text import Text
 from .. import __version__
 from ..rundir import Run, utc_now, write_json_atomic
 from . import (
+    datatypes,
     overhead_plots,
     overhead_table,
     overlap_validation,
@@ -110,6 +111,19 @@ register(
         to_json=overlap_validation.to_json,
     )
 )
+
+for _name in datatypes.BENCHMARKS:
+    register(
+        BenchmarkReporter(
+            name=_name,
+            terminal=datatypes.print_run,
+            terminal_all=datatypes.print_comparison,
+            sections=(datatypes.html_sections,),
+            summary=datatypes.summary,
+            extent=datatypes.extent,
+            to_json=datatypes.to_json,
+        )
+    )
 
 
 def _banners(run: Run) -> list[Banner]:
