@@ -117,21 +117,28 @@ def finding(a: dict[str, Any]) -> str:
                 key = "v" if c["kind"] == "vector_int" else "c"
                 cur = worst_v if key == "v" else worst_c
                 if cur is None or c["slowdown"] > cur[0]:
-                    val = (c["slowdown"], c["offset"], s["bytes"])
+                    val = (c["slowdown"], c["offset"], s["bytes"], c["slowdown_ci_low"],
+                           c["slowdown_ci_high"])
                     if key == "v":
                         worst_v = val
                     else:
                         worst_c = val
+        def ci(w: tuple) -> str:
+            lo, hi = w[3], w[4]
+            if lo is None or hi is None:
+                return ""
+            return f", 95 % CI {lo:.2f}-{hi:.2f}" + (", within noise" if lo <= 1.0 <= hi else "")
+
         parts = []
         if worst_v:
             parts.append(
                 f"misaligned strided int vectors take up to {worst_v[0]:.2f}x the time at offset 0 "
-                f"(offset {worst_v[1]}, {_fmt_bytes(worst_v[2])})"
+                f"(offset {worst_v[1]}, {_fmt_bytes(worst_v[2])}{ci(worst_v)})"
             )
         if worst_c:
             parts.append(
                 f"contiguous buffers up to {worst_c[0]:.2f}x "
-                f"(offset {worst_c[1]}, {_fmt_bytes(worst_c[2])})"
+                f"(offset {worst_c[1]}, {_fmt_bytes(worst_c[2])}{ci(worst_c)})"
             )
         return "; ".join(parts) or "no offset was compared"
     s = sizes[-1]
