@@ -60,6 +60,7 @@
 #define MAX_SAMPLES 200
 #define MSG_TAG 31
 #define MAX_OFFSET 4097
+#define MAX_SIZE (512 << 20)
 #define STRUCT_PAYLOAD 13 /* int + double + char */
 
 typedef enum {
@@ -490,6 +491,18 @@ static void free_state(dt_state *st)
     free(st->scratch);
 }
 
+/* Buffers span 2 x the largest size, and MPI_Pack takes an int length. */
+static int check_sizes(const mo_options *o, void *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    if (o->sizes.v[o->sizes.n - 1] > (uint64_t)MAX_SIZE) {
+        snprintf(err, errlen, "sizes above %d bytes are not supported (buffers span twice the size)",
+                 MAX_SIZE);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -497,7 +510,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
 
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, NULL};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, check_sizes};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
