@@ -151,6 +151,32 @@ class StackFloorArgs:
         return args
 
 
+@dataclass
+class DatatypesArgs:
+    """`bench datatypes` / `bench alignment` flags -> mo_datatypes / mo_alignment flags."""
+
+    sizes: str | None = None
+    quick: bool = False
+    reps: int | None = None
+    iters: int | None = None
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args: list[str] = []
+        if self.sizes is not None:
+            parse_sizes(self.sizes)
+            args += ["--sizes", self.sizes]
+        elif self.quick:
+            args += ["--sizes", "64,1k,64k,1M"]
+        if self.quick:
+            args.append("--quick")
+        args += _count_flag("--reps", self.reps, 2)
+        args += _count_flag("--iters", self.iters, 1)
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
 _QUEUES = ("posted", "unexpected", "both")
 
 

@@ -75,6 +75,12 @@ def _analyze_stack_floor(result: dict[str, Any], run_dir: Path) -> dict[str, Any
     return analyze_stack_floor(result)
 
 
+def _analyze_datatypes(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    from ..analysis.datatypes import analyze_datatypes
+
+    return analyze_datatypes(result)
+
+
 def _analyze_matching(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     from ..analysis.matching import analyze_matching
 
@@ -257,6 +263,31 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overhead",
         suite_order=80,
         launches=_error_checking_launches,
+    ),
+    # Derived datatypes against contiguous sends (seed 001); mo_alignment is the same
+    # program built with the alignment cases (strided ints at byte offsets 0-7,
+    # contiguous buffers at cache-line and page offsets).
+    "datatypes": Benchmark(
+        name="datatypes",
+        program="mo_datatypes",
+        title="Derived datatypes (stride-2 vectors, indexed, struct, packing) vs contiguous",
+        min_ranks=2,
+        analyze=_analyze_datatypes,
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+        suite="overhead",
+        suite_order=50,
+    ),
+    "alignment": Benchmark(
+        name="alignment",
+        program="mo_alignment",
+        title="Buffer alignment: strided int vectors at offsets 0-7, contiguous at 64 B/4 KiB",
+        min_ranks=2,
+        analyze=_analyze_datatypes,
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+        suite="overhead",
+        suite_order=60,
     ),
 }
 

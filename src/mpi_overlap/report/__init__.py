@@ -20,6 +20,7 @@ from rich.text import Text
 from .. import __version__
 from ..rundir import Run, utc_now, write_json_atomic
 from . import (
+    datatypes,
     error_checking,
     overhead_plots,
     overhead_table,
@@ -150,6 +151,19 @@ for _mod in (threads_procs, error_checking):
             summary=_mod.summary,
             extent=_mod.extent,
             to_json=_mod.to_json,
+        )
+    )
+
+for _name in datatypes.BENCHMARKS:
+    register(
+        BenchmarkReporter(
+            name=_name,
+            terminal=datatypes.print_run,
+            terminal_all=datatypes.print_comparison,
+            sections=(datatypes.html_sections,),
+            summary=datatypes.summary,
+            extent=datatypes.extent,
+            to_json=datatypes.to_json,
         )
     )
 

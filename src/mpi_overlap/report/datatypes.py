@@ -1,0 +1,172 @@
+"""Datatypes and alignment benchmarks in the report: one table per run (time, slowdown
+against the baseline with its CI, per-byte cost, receiver validation per case and size),
+a figure per run (datatypes: slowdown vs size per case; alignment: time vs offset per
+size), and the finding. Every number comes from analysis.json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+
+from ..rundir import Run
+from ..values import num
+from .html import DASH, Figure, HtmlTable, Section
+from .overhead_plots import to_svg
+
+BENCHMARKS = ("datatypes", "alignment")
+HEADERS = ("size", "case", "payload B", "one-way µs", "vs baseline", "95 % CI", "ns/B", "data")
+
+
+def _sizes(run: Run) -> list[dict[str, Any]]:
+    return (run.analysis or {}).get("sizes") or []
+
+
+def _f(v: Any, spec: str) -> str:
+    x = num(v)
+    return DASH if x is None else format(x, spec)
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for s in _sizes(run):
+        for c in s["cases"]:
+            t = num(c.get("one_way_s"))
+            lo, hi = num(c.get("slowdown_ci_low")), num(c.get("slowdown_ci_high"))
+            out.append(
+                (
+                    str(s.get("bytes")),
+                    str(c.get("case")),
+                    str(c.get("payload_bytes")),
+                    DASH if t is None else f"{t * 1e6:.2f}",
+                    _f(c.get("slowdown"), ".2f"),
+                    DASH if lo is None or hi is None else f"{lo:.2f}–{hi:.2f}",
+                    _f(c.get("ns_per_byte"), ".3f"),
+                    "ok" if c.get("valid") else "WRONG",
+                )
+            )
+    return out
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    base = "offset 0" if run.benchmark == "alignment" else "contiguous"
+    table = Table(title=f"{run.label} — one-way time; slowdown vs {base} (side by side)")
+    for i, h in enumerate(HEADERS):
+        table.add_column(h, justify="left" if i == 1 or i == 7 else "right")
+    for r in rows(run):
+        table.add_row(*r)
+    console.print(table)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    for run in runs:
+        if run.analysis:
+            console.print(f"{run.label} ({run.benchmark}): {run.analysis.get('finding')}",
+                          highlight=False, markup=False)
+
+
+def figure(run: Run) -> MplFigure | None:
+    sizes = _sizes(run)
+    if not sizes:
+        return None
+    fig = MplFigure(figsize=(7, 4), layout="constrained")
+    ax = fig.add_subplot()
+    if run.benchmark == "alignment":
+        for s in sizes:
+            for kind, marker in (("vector_int", "o"), ("contig", "s")):
+                pts = [
+                    (c["offset"], num(c["one_way_s"]))
+                    for c in s["cases"]
+                    if c["kind"] == kind and num(c["one_way_s"]) is not None
+                ]
+                if pts:
+                    xs = [p[0] + 1 for p in pts]  # log x: offset 0 drawn at 1
+                    ax.plot(xs, [p[1] * 1e6 for p in pts], marker=marker,
+                            label=f"{kind}, {s['bytes']} B")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("buffer offset + 1 (bytes from a page boundary)")
+        ax.set_ylabel("one-way time (µs)")
+    else:
+        kinds: dict[str, list[tuple[int, float, float, float]]] = {}
+        for s in sizes:
+            for c in s["cases"]:
+                r = num(c.get("slowdown"))
+                if c["kind"] == "contig" or r is None:
+                    continue
+                lo = num(c.get("slowdown_ci_low")) or r
+                hi = num(c.get("slowdown_ci_high")) or r
+                kinds.setdefault(c["case"], []).append((s["bytes"], r, lo, hi))
+        for name, pts in kinds.items():
+            xs = [p[0] for p in pts]
+            ax.errorbar(xs, [p[1] for p in pts],
+                        yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
+                        marker="o", capsize=2, label=name)
+        ax.axhline(1.0, color="0.5", ls="--", lw=1)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("payload (bytes)")
+        ax.set_ylabel("time / contiguous time")
+    ax.set_title(f"{run.label} — {run.benchmark}")
+    ax.legend(fontsize=7, ncols=2)
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    sections = []
+    for run in runs:
+        if run.benchmark not in BENCHMARKS:
+            continue
+        figs = []
+        fig = figure(run)
+        if fig is not None:
+            caption = (
+                "One-way time against the buffers' offset from a page boundary, per case and size."
+                if run.benchmark == "alignment"
+                else "Median time of each case divided by the contiguous send of the same size, "
+                "measured side by side; bars: 95 % bootstrap CI of the ratio of medians."
+            )
+            figs.append(Figure(to_svg(fig, f"{run.benchmark}-{run.label}"), caption))
+        r = rows(run)
+        tables = []
+        if r:
+            css = [("num", "left", "num", "num", "num", "num", "num", "left")] * len(r)
+            tables.append(HtmlTable(f"{run.label} — per case and size", HEADERS, r, css))
+        title = "Buffer alignment" if run.benchmark == "alignment" else "Derived datatypes"
+        sections.append(Section(f"{title} — {run.label}", _finding(run), figs, tables))
+    return sections
+
+
+def _finding(run: Run) -> str | None:
+    return (run.analysis or {}).get("finding")
+
+
+def summary(run: Run) -> list[str]:
+    a = run.analysis
+    if a is None:
+        return ["No analysis: slowdowns are not available for this run."]
+    out = [f"Finding: {a.get('finding')}."]
+    out.append(
+        "Receivers found every payload correct."
+        if a.get("all_valid")
+        else "A receiver found WRONG data in at least one case (see the table)."
+    )
+    if run.benchmark == "datatypes":
+        out.append(
+            "MPI_Pack and the loop packed the same bytes (checksums match)."
+            if a.get("checksums_match")
+            else "MPI_Pack and the loop packed DIFFERENT bytes."
+        )
+    return out
+
+
+def extent(run: Run) -> str | None:
+    return f"{len(_sizes(run))} sizes measured"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    return dict(run.analysis or {})
