@@ -8,7 +8,9 @@ traceback.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -18,6 +20,8 @@ from .errors import UserError
 
 # Tables are wide; when stdout is a file or a CI log there is no terminal width to
 # respect, and rich's 80-column fallback would crush them.
+F = TypeVar("F", bound=Callable[..., Any])
+
 _out = Console(width=None if sys.stdout.isatty() else 200)
 _err = Console(stderr=True)
 
@@ -28,6 +32,19 @@ _ranks_option = click.option("-n", "--ranks", type=int, default=2, show_default=
 _launcher_option = click.option("--launcher", metavar="CMD",
                                 help='launch command instead of the toolchain\'s mpiexec, '
                                      'e.g. "srun --mpi=pmix"')
+
+
+def _run_options(timeout_help: str = "seconds before the run is stopped") -> Callable[[F], F]:
+    """--launcher, --timeout, --out and --report: how every benchmark command runs."""
+    def apply(f: F) -> F:
+        f = click.option("--report/--no-report", default=True,
+                         help="print the table and write the HTML report")(f)
+        f = click.option("--out", type=click.Path(path_type=Path),
+                         default=Path("mpi-overlap-runs"), show_default=True,
+                         help="directory for run directories")(f)
+        f = click.option("--timeout", type=float, help=timeout_help)(f)
+        return _launcher_option(f)
+    return apply
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -143,12 +160,7 @@ def bench() -> None:
 @click.option("--thresh", type=float, help="classic stop threshold (default 1.5)")
 @click.option("--bthresh", type=float, help="classic base_t threshold (default 1.02)")
 @click.option("--iters", type=int, help="fixed iterations per sample (default: automatic)")
-@_launcher_option
-@click.option("--timeout", type=float, help="seconds before the run is stopped")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for run directories")
-@click.option("--report/--no-report", default=True,
-              help="print the table and write the HTML report")
+@_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print the per-work-step tables")
 def bench_overhead(mpi: tuple[str, ...], ranks: int, sizes: str | None, direction: str,
                    quick: bool, reps: int | None, thresh: float | None, bthresh: float | None,
@@ -174,12 +186,7 @@ def _datatypes_command(name: str, doc: str):
     @click.option("--quick", is_flag=True, help="fewer sizes and samples")
     @click.option("--reps", type=int, help="samples per case and size")
     @click.option("--iters", type=int, help="fixed round trips per sample (default: automatic)")
-    @_launcher_option
-    @click.option("--timeout", type=float, help="seconds before the run is stopped")
-    @click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-                  show_default=True, help="directory for run directories")
-    @click.option("--report/--no-report", default=True,
-                  help="print the table and write the HTML report")
+    @_run_options()
     @click.option("-v", "--verbose", is_flag=True, help="print the program's output")
     def command(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick: bool,
                 reps: int | None, iters: int | None, launcher: str | None,
@@ -235,12 +242,7 @@ def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool, reps:
 @click.option("--steps", type=int, help="computation steps per pairing and size (default 12)")
 @click.option("--iters", type=int, help="iterations per step (default 200; --quick 50)")
 @click.option("--quick", is_flag=True, help="6 steps of 50 iterations")
-@_launcher_option
-@click.option("--timeout", type=float, help="seconds before the run is stopped")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for run directories")
-@click.option("--report/--no-report", default=True,
-              help="print the table and write the HTML report")
+@_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print the per-step tables")
 def bench_overlap_validation(mpi: tuple[str, ...], ranks: int, sizes: str | None,
                              pairings: str | None, steps: int | None, iters: int | None,
@@ -265,12 +267,7 @@ def bench_overlap_validation(mpi: tuple[str, ...], ranks: int, sizes: str | None
 @click.option("--quick", is_flag=True, help="9 sizes, fewer and shorter samples")
 @click.option("--reps", type=int, help="samples per method and size")
 @click.option("--iters", type=int, help="fixed round trips per sample (default: automatic)")
-@_launcher_option
-@click.option("--timeout", type=float, help="seconds before the run is stopped")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for run directories")
-@click.option("--report/--no-report", default=True,
-              help="print the table and write the HTML report")
+@_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print the per-size medians")
 def bench_stack_floor(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick: bool,
                       reps: int | None, iters: int | None, launcher: str | None,
@@ -295,12 +292,7 @@ def bench_stack_floor(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick
 @click.option("--max-n", type=int, help="most peers in the N sweep (default: ranks - 1)")
 @click.option("--samples", type=int, help="timed receives per point (default 25; --quick 11)")
 @click.option("--quick", is_flag=True, help="M up to 4096, fewer samples")
-@_launcher_option
-@click.option("--timeout", type=float, help="seconds before the run is stopped")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for run directories")
-@click.option("--report/--no-report", default=True,
-              help="print the table and write the HTML report")
+@_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print one line per point")
 def bench_matching(mpi: tuple[str, ...], ranks: int, queue: str, max_m: int | None,
                    max_n: int | None, samples: int | None, quick: bool, launcher: str | None,
@@ -323,12 +315,7 @@ def bench_matching(mpi: tuple[str, ...], ranks: int, queue: str, max_m: int | No
 @click.option("--max-n", type=int, help="most requests (default 8192; --quick 1024)")
 @click.option("--samples", type=int, help="timed calls per N and call (default 25; --quick 11)")
 @click.option("--quick", is_flag=True, help="N up to 1024, fewer samples")
-@_launcher_option
-@click.option("--timeout", type=float, help="seconds before the run is stopped")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for run directories")
-@click.option("--report/--no-report", default=True,
-              help="print the table and write the HTML report")
+@_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print one line per N")
 def bench_waitany(mpi: tuple[str, ...], ranks: int, max_n: int | None, samples: int | None,
                   quick: bool, launcher: str | None, timeout: float | None, out: Path,
@@ -351,12 +338,7 @@ def _simple_bench(name: str, help_text: str):
     @_mpi_option
     @_ranks_option
     @click.option("--quick", is_flag=True, help="fewer, shorter samples")
-    @_launcher_option
-    @click.option("--timeout", type=float, help="seconds before one launch is stopped")
-    @click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-                  show_default=True, help="directory for run directories")
-    @click.option("--report/--no-report", default=True,
-                  help="print the table and write the HTML report")
+    @_run_options("seconds before one launch is stopped")
     def command(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
                 timeout: float | None, out: Path, report: bool) -> None:
         from .session import bench_session
