@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from rich.console import Console
 
@@ -123,8 +124,10 @@ class OverlapValidationArgs:
 
 
 @dataclass
-class StackFloorArgs:
-    """`bench stack-floor` flags -> mo_stack_floor flags."""
+class SizeSweepArgs:
+    """Flags of the benchmarks that time a list of sizes with repeated samples
+    (`bench datatypes`, `bench alignment`, `bench stack-floor`) -> their native flags.
+    Subclasses set the sizes of --quick and their default sample counts."""
 
     sizes: str | None = None
     quick: bool = False
@@ -132,18 +135,20 @@ class StackFloorArgs:
     iters: int | None = None
     verbose: bool = False
 
+    QUICK_SIZES: ClassVar[str] = ""  # --sizes under --quick when none are given
+    # samples per point (full, quick); None: the native program's default
+    DEFAULT_REPS: ClassVar[tuple[int | None, int | None]] = (None, None)
+
     def to_native(self) -> list[str]:
         args: list[str] = []
         if self.sizes is not None:
             parse_sizes(self.sizes)
             args += ["--sizes", self.sizes]
         elif self.quick:
-            args += ["--sizes", "0,64,1k,4k,16k,64k,256k,1M,4M"]
+            args += ["--sizes", self.QUICK_SIZES]
         if self.quick:
             args.append("--quick")
-        # More samples than the common default (7; --quick 4): the figures are medians of
-        # paired differences, with bootstrap intervals.
-        reps = self.reps if self.reps is not None else (8 if self.quick else 15)
+        reps = self.reps if self.reps is not None else self.DEFAULT_REPS[self.quick]
         args += _count_flag("--reps", reps, 2)
         args += _count_flag("--iters", self.iters, 1)
         if self.verbose:
@@ -151,30 +156,19 @@ class StackFloorArgs:
         return args
 
 
-@dataclass
-class DatatypesArgs:
+class StackFloorArgs(SizeSweepArgs):
+    """`bench stack-floor` flags -> mo_stack_floor flags."""
+
+    QUICK_SIZES = "0,64,1k,4k,16k,64k,256k,1M,4M"
+    # More samples than the common default (7; --quick 4): the figures are medians of
+    # paired differences, with bootstrap intervals.
+    DEFAULT_REPS = (15, 8)
+
+
+class DatatypesArgs(SizeSweepArgs):
     """`bench datatypes` / `bench alignment` flags -> mo_datatypes / mo_alignment flags."""
 
-    sizes: str | None = None
-    quick: bool = False
-    reps: int | None = None
-    iters: int | None = None
-    verbose: bool = False
-
-    def to_native(self) -> list[str]:
-        args: list[str] = []
-        if self.sizes is not None:
-            parse_sizes(self.sizes)
-            args += ["--sizes", self.sizes]
-        elif self.quick:
-            args += ["--sizes", "64,1k,64k,1M"]
-        if self.quick:
-            args.append("--quick")
-        args += _count_flag("--reps", self.reps, 2)
-        args += _count_flag("--iters", self.iters, 1)
-        if self.verbose:
-            args.append("--verbose")
-        return args
+    QUICK_SIZES = "64,1k,64k,1M"
 
 
 _QUEUES = ("posted", "unexpected", "both")
