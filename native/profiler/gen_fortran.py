@@ -53,6 +53,7 @@ from gen_wrappers import (  # the sibling generator, not an installed module
     StdParam,
     add_header_options,
     classify,
+    import_standard,
     parse_header,
     parse_macros,
     read_header,
@@ -207,15 +208,7 @@ class Procedure:
 
 def load_standard() -> dict[str, Procedure]:
     """Procedures with both an ISO C and an mpif.h binding, by C name."""
-    try:
-        import pympistandard as std
-    except ImportError as err:
-        raise GenError(
-            f"the Python package 'pympistandard' is not importable by {sys.executable} "
-            f"({err}); install it (pip install pympistandard) or pass the interpreter "
-            "that has it to CMake with -DMO_PYTHON=<python>"
-        ) from None
-    std.use_api_version(1)
+    std = import_standard()
     out: dict[str, Procedure] = {}
     for proc in std.PROCEDURES.values():
         iso_c, f90, lis = proc.express.iso_c, proc.express.f90, proc.express.lis

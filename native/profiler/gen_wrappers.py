@@ -42,6 +42,7 @@ import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 # Ids travel in 16-bit event fields and index fixed tables in the runtime.
 MAX_FUNCTIONS = 1024
@@ -165,6 +166,21 @@ def classify(name: str, params: Sequence[StdParam] | None) -> Family:
     return Family.OTHER
 
 
+def import_standard() -> ModuleType:
+    """The pympistandard module, API version 1 selected; GenError naming the package
+    and the interpreter when it is not importable. Imported only once a header is parsed."""
+    try:
+        import pympistandard as std
+    except ImportError as err:
+        raise GenError(
+            f"the Python package 'pympistandard' is not importable by {sys.executable} "
+            f"({err}); install it (pip install pympistandard) or pass the interpreter "
+            "that has it to CMake with -DMO_PYTHON=<python>"
+        ) from None
+    std.use_api_version(1)
+    return std
+
+
 class Standard:
     """The MPI standard's procedures (pympistandard), by C name."""
 
@@ -174,15 +190,7 @@ class Standard:
 
     @classmethod
     def load(cls) -> Standard:
-        try:
-            import pympistandard as std  # only needed once a header is parsed
-        except ImportError as err:
-            raise GenError(
-                f"the Python package 'pympistandard' is not importable by {sys.executable} "
-                f"({err}); install it (pip install pympistandard) or pass the interpreter "
-                "that has it to CMake with -DMO_PYTHON=<python>"
-            ) from None
-        std.use_api_version(1)
+        std = import_standard()
         procs: dict[str, list[StdParam]] = {}
         for key, proc in std.PROCEDURES.items():
             iso_c = proc.express.iso_c
