@@ -397,12 +397,12 @@ static void mop_node_layout(void)
                 mop_g.peer_remote[r] = leader[r] != my_leader;
         mop_g.cfg.peer_remote = mop_g.peer_remote;
         mop_g.cfg.npeers = mop_g.size;
-        mop_multinode = mop_g.peer_remote != NULL;
+        mop_need_peers = mop_g.peer_remote != NULL;
     }
     free(leader);
 }
 
-int mop_multinode;
+int mop_need_peers;
 
 int32_t mop_world_rank_slow(MPI_Comm comm, int peer)
 {

@@ -108,7 +108,7 @@ static inline uint64_t mop_win_bits(MPI_Win w)
  * point-to-point: the transfer-time class then never depends on the peer). */
 static int32_t mop_win_world_rank(MPI_Win win, int target)
 {
-    if (__builtin_expect(!mop_multinode, 1) || target < 0)
+    if (__builtin_expect(!mop_need_peers, 1) || target < 0)
         return -1;
     MPI_Group g, wg;
     int out = MPI_UNDEFINED;

@@ -52,7 +52,7 @@ static inline int mop_status_cancelled(const MPI_Status *st)
 
 /* 1 when peers' world ranks are needed: the job spans several nodes, or a
  * timeline trace is written (set once at MPI_Init). */
-extern int mop_multinode;
+extern int mop_need_peers;
 
 int32_t mop_world_rank_slow(MPI_Comm comm, int peer);
 
@@ -61,7 +61,7 @@ int32_t mop_world_rank_slow(MPI_Comm comm, int peer);
  * peer, and nothing is paid for it on the hot path). */
 static inline int32_t mop_world_rank(MPI_Comm comm, int peer)
 {
-    return __builtin_expect(mop_multinode, 0) ? mop_world_rank_slow(comm, peer) : -1;
+    return __builtin_expect(mop_need_peers, 0) ? mop_world_rank_slow(comm, peer) : -1;
 }
 
 static inline mop_kind mop_peer_kind(int peer, mop_kind kind)
