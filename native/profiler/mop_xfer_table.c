@@ -16,43 +16,41 @@ void mop_xfer_table_init(mop_xfer_table *t)
 void mop_xfer_table_free(mop_xfer_table *t)
 {
     for (int c = 0; c < MOP_XFER_NCLASSES; c++)
-        free(t->points[c]);
+        free(t->p2p[c].points);
     for (size_t i = 0; i < t->ncoll; i++)
         free(t->coll[i].curve.points);
     free(t->coll);
     mop_xfer_table_init(t);
 }
 
-/* Inserts into a sorted curve held as (points, n, cap); a repeated size
- * replaces the time. */
-static int mop_points_add(mop_xfer_point **pts, size_t *npts, size_t *cap, uint64_t bytes,
-                          double seconds)
+/* Inserts into a sorted curve; a repeated size replaces the time. */
+static int mop_curve_add(mop_xfer_curve *c, uint64_t bytes, double seconds)
 {
-    size_t n = *npts, i = n;
-    mop_xfer_point *p = *pts;
+    size_t n = c->npoints, i = n;
+    mop_xfer_point *p = c->points;
     while (i > 0 && p[i - 1].bytes > bytes)
         i--;
     if (i > 0 && p[i - 1].bytes == bytes) {
         p[i - 1].seconds = seconds;
         return 0;
     }
-    if (n == *cap) {
-        size_t ncap = *cap ? 2 * *cap : 64;
+    if (n == c->cap) {
+        size_t ncap = c->cap ? 2 * c->cap : 64;
         mop_xfer_point *np = realloc(p, ncap * sizeof *np);
         if (!np)
             return -1;
-        *pts = p = np;
-        *cap = ncap;
+        c->points = p = np;
+        c->cap = ncap;
     }
     memmove(p + i + 1, p + i, (n - i) * sizeof *p);
     p[i] = (mop_xfer_point){bytes, seconds};
-    *npts = n + 1;
+    c->npoints = n + 1;
     return 0;
 }
 
 int mop_xfer_table_add(mop_xfer_table *t, int cls, uint64_t bytes, double seconds)
 {
-    return mop_points_add(&t->points[cls], &t->npoints[cls], &t->cap[cls], bytes, seconds);
+    return mop_curve_add(&t->p2p[cls], bytes, seconds);
 }
 
 int mop_xfer_table_add_coll(mop_xfer_table *t, int op, int comm_size, uint64_t bytes,
@@ -76,7 +74,7 @@ int mop_xfer_table_add_coll(mop_xfer_table *t, int op, int comm_size, uint64_t b
         s = &t->coll[t->ncoll++];
         *s = (mop_xfer_series){.op = op, .comm_size = comm_size};
     }
-    return mop_points_add(&s->curve.points, &s->curve.npoints, &s->curve.cap, bytes, seconds);
+    return mop_curve_add(&s->curve, bytes, seconds);
 }
 
 /* "i" + name for the non-blocking ops: string-literal concatenation keeps the
@@ -204,8 +202,7 @@ int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t e
                 rc = -1;
                 break;
             }
-            int cls = word[1] == 'n' && word[2] == 't' && word[3] == 'r' ? MOP_XFER_INTRA
-                                                                        : MOP_XFER_INTER;
+            int cls = strcmp(word, "intra") == 0 ? MOP_XFER_INTRA : MOP_XFER_INTER;
             if (mop_xfer_table_add(t, cls, (uint64_t)bytes, secs) != 0) {
                 snprintf(err, errlen, "out of memory reading %s", path);
                 rc = -1;
@@ -218,7 +215,7 @@ int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t e
         snprintf(err, errlen, "%s is empty", path);
         rc = -1;
     }
-    if (rc == 0 && t->npoints[MOP_XFER_INTRA] == 0) {
+    if (rc == 0 && t->p2p[MOP_XFER_INTRA].npoints == 0) {
         snprintf(err, errlen, "%s has no intra-node transfer times", path);
         rc = -1;
     }
@@ -227,9 +224,10 @@ int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t e
 }
 
 /* The curve's time at `bytes` (see mop_xfer_table_lookup). */
-static double mop_points_lookup(const mop_xfer_point *p, size_t n, uint64_t bytes,
-                                bool *extrapolated)
+static double mop_curve_lookup(const mop_xfer_curve *c, uint64_t bytes, bool *extrapolated)
 {
+    const mop_xfer_point *p = c->points;
+    size_t n = c->npoints;
     *extrapolated = false;
     if (n == 0)
         return 0.0;
@@ -260,9 +258,9 @@ static double mop_points_lookup(const mop_xfer_point *p, size_t n, uint64_t byte
 double mop_xfer_table_lookup(const mop_xfer_table *t, int cls, uint64_t bytes,
                              bool *extrapolated)
 {
-    if (t->npoints[cls] == 0)
+    if (t->p2p[cls].npoints == 0)
         cls = MOP_XFER_INTRA;
-    return mop_points_lookup(t->points[cls], t->npoints[cls], bytes, extrapolated);
+    return mop_curve_lookup(&t->p2p[cls], bytes, extrapolated);
 }
 
 /* The op's series with comm_size ranks, else the nearest comm size (ties:
@@ -299,7 +297,7 @@ double mop_xfer_table_lookup_coll(const mop_xfer_table *t, int op, int comm_size
     if (s) {
         if (s->comm_size != comm_size)
             *flags |= MOP_XFER_COLL_SIZE_NEAREST;
-        secs = mop_points_lookup(s->curve.points, s->curve.npoints, bytes, &ex);
+        secs = mop_curve_lookup(&s->curve, bytes, &ex);
     } else {
         *flags |= MOP_XFER_COLL_UNCALIBRATED;
         secs = mop_xfer_table_lookup(t, MOP_XFER_INTRA, bytes, &ex);

@@ -44,9 +44,7 @@ typedef struct mop_xfer_series {
 } mop_xfer_series;
 
 typedef struct mop_xfer_table {
-    mop_xfer_point *points[MOP_XFER_NCLASSES]; /* ascending bytes */
-    size_t npoints[MOP_XFER_NCLASSES];
-    size_t cap[MOP_XFER_NCLASSES];
+    mop_xfer_curve p2p[MOP_XFER_NCLASSES]; /* by MOP_XFER_INTRA / MOP_XFER_INTER */
     mop_xfer_series *coll; /* in the order first seen; few (ops x comm sizes) */
     size_t ncoll, coll_cap;
     int version; /* of the file loaded; 0 when built in memory */

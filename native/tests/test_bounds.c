@@ -117,7 +117,7 @@ static void test_table_file(void)
     CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
     CHECK_STR(t.machine_fp, "0123456789abcdef");
     CHECK_STR(t.toolchain_key, "MPICH Version: 5");
-    CHECK(t.npoints[MOP_XFER_INTRA] == 2 && t.npoints[MOP_XFER_INTER] == 1);
+    CHECK(t.p2p[MOP_XFER_INTRA].npoints == 2 && t.p2p[MOP_XFER_INTER].npoints == 1);
     mop_xfer_table_free(&t);
 
     f = fopen(path, "w");

@@ -134,7 +134,7 @@ static void test_table_files(void)
                         "coll ialltoall_future 2 0 1e-6\n");
     mop_xfer_table_init(&t);
     CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
-    CHECK(t.version == 2 && t.ncoll == 3 && t.npoints[MOP_XFER_INTRA] == 2);
+    CHECK(t.version == 2 && t.ncoll == 3 && t.p2p[MOP_XFER_INTRA].npoints == 2);
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 2, 256, &f), 2.5e-6, 1e-18);
     CHECK(f == 0);
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 0, &f), 9e-6, 1e-18);
