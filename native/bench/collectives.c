@@ -195,8 +195,7 @@ typedef struct cl_state {
     uint64_t start_ns;
     cl_series *series;
     int nseries;
-    char machine_key[MO_MACHINE_KEY_LEN], toolchain_key[MO_TOOLCHAIN_KEY_LEN];
-    char machine_fp[MO_FP_HEX_LEN], toolchain_fp[MO_FP_HEX_LEN];
+    mo_fingerprints fp;
 } cl_state;
 
 /* ---- one collective ----------------------------------------------------- */
@@ -518,10 +517,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_end_object(w);
     }
     mo_json_end_array(w);
-    mo_json_kv_string(w, "machine_key", st->machine_key);
-    mo_json_kv_string(w, "machine_fp", st->machine_fp);
-    mo_json_kv_string(w, "toolchain_key", st->toolchain_key);
-    mo_json_kv_string(w, "toolchain_fp", st->toolchain_fp);
+    mo_json_fingerprints(w, &st->fp);
     mo_json_end_object(w);
 }
 
@@ -648,10 +644,7 @@ int main(int argc, char **argv)
          * records the CPU speed. */
         verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
         work.nwarnings = 0;
-        mo_machine_key(st.machine_key, sizeof st.machine_key);
-        mo_toolchain_key(prov.mpi_library_version, st.toolchain_key, sizeof st.toolchain_key);
-        mo_fingerprint_hex(st.machine_key, st.machine_fp);
-        mo_fingerprint_hex(st.toolchain_key, st.toolchain_fp);
+        mo_fingerprints_collect(&st.fp, prov.mpi_library_version);
         if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
             verdict[0] = 0;
     }

@@ -31,20 +31,13 @@ int main(int argc, char **argv)
     }
     lib[len >= 0 && len <= MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING] = '\0';
 
-    char machine_key[MO_MACHINE_KEY_LEN], toolchain_key[MO_TOOLCHAIN_KEY_LEN];
-    char machine_fp[MO_FP_HEX_LEN], toolchain_fp[MO_FP_HEX_LEN];
-    mo_machine_key(machine_key, sizeof machine_key);
-    mo_toolchain_key(lib, toolchain_key, sizeof toolchain_key);
-    mo_fingerprint_hex(machine_key, machine_fp);
-    mo_fingerprint_hex(toolchain_key, toolchain_fp);
+    mo_fingerprints fp;
+    mo_fingerprints_collect(&fp, lib);
 
     mo_json w;
     mo_json_init(&w, stdout);
     mo_json_begin_object(&w);
-    mo_json_kv_string(&w, "machine_key", machine_key);
-    mo_json_kv_string(&w, "machine_fp", machine_fp);
-    mo_json_kv_string(&w, "toolchain_key", toolchain_key);
-    mo_json_kv_string(&w, "toolchain_fp", toolchain_fp);
+    mo_json_fingerprints(&w, &fp);
     mo_json_end_object(&w);
     if (mo_json_finish(&w) != 0 || fflush(stdout) != 0) {
         fprintf(stderr, "mo_fingerprint: error: cannot write to stdout\n");

@@ -144,8 +144,7 @@ typedef struct pp_state {
     int ranks, nodes;
     pp_pair pairs[2];
     int npairs;
-    char machine_key[MO_MACHINE_KEY_LEN], toolchain_key[MO_TOOLCHAIN_KEY_LEN];
-    char machine_fp[MO_FP_HEX_LEN], toolchain_fp[MO_FP_HEX_LEN];
+    mo_fingerprints fp;
 } pp_state;
 
 /* ---- the timed loop (both ranks of a pair) ------------------------------ */
@@ -334,10 +333,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_array(w);
     mo_json_kv_int64(w, "ranks", st->ranks);
     mo_json_kv_int64(w, "nodes", st->nodes);
-    mo_json_kv_string(w, "machine_key", st->machine_key);
-    mo_json_kv_string(w, "machine_fp", st->machine_fp);
-    mo_json_kv_string(w, "toolchain_key", st->toolchain_key);
-    mo_json_kv_string(w, "toolchain_fp", st->toolchain_fp);
+    mo_json_fingerprints(w, &st->fp);
     mo_json_end_object(w);
 }
 
@@ -498,10 +494,7 @@ int main(int argc, char **argv)
          * records the CPU speed. */
         verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
         work.nwarnings = 0; /* about a loop this method does not use */
-        mo_machine_key(st.machine_key, sizeof st.machine_key);
-        mo_toolchain_key(prov.mpi_library_version, st.toolchain_key, sizeof st.toolchain_key);
-        mo_fingerprint_hex(st.machine_key, st.machine_fp);
-        mo_fingerprint_hex(st.toolchain_key, st.toolchain_fp);
+        mo_fingerprints_collect(&st.fp, prov.mpi_library_version);
         if (verdict[0]) {
             if (cand[0] == INT_MAX)
                 mo_result_warn(&doc, "no other rank shares rank 0's node: no intra-node pair was measured");

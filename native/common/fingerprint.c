@@ -123,3 +123,19 @@ void mo_toolchain_key(const char *library_version, char *buf, size_t n)
 {
     mo_collapse_ws(library_version ? library_version : "", buf, n, MO_TOOLCHAIN_KEY_MAX);
 }
+
+void mo_fingerprints_collect(mo_fingerprints *fp, const char *library_version)
+{
+    mo_machine_key(fp->machine_key, sizeof fp->machine_key);
+    mo_toolchain_key(library_version, fp->toolchain_key, sizeof fp->toolchain_key);
+    mo_fingerprint_hex(fp->machine_key, fp->machine_fp);
+    mo_fingerprint_hex(fp->toolchain_key, fp->toolchain_fp);
+}
+
+void mo_json_fingerprints(mo_json *w, const mo_fingerprints *fp)
+{
+    mo_json_kv_string(w, "machine_key", fp->machine_key);
+    mo_json_kv_string(w, "machine_fp", fp->machine_fp);
+    mo_json_kv_string(w, "toolchain_key", fp->toolchain_key);
+    mo_json_kv_string(w, "toolchain_fp", fp->toolchain_fp);
+}

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "json.h"
+
 /* Longest toolchain key in characters (bytes), after whitespace collapsing. */
 enum { MO_TOOLCHAIN_KEY_MAX = 200 };
 /* Buffer sizes that always suffice. */
@@ -39,5 +41,19 @@ int mo_machine_key_from(const char *cpuinfo_path, long ncpu, char *buf, size_t n
 /* The MPI library version string with runs of whitespace collapsed to one
  * space, trimmed, and cut to MO_TOOLCHAIN_KEY_MAX characters. */
 void mo_toolchain_key(const char *library_version, char *buf, size_t n);
+
+/* Both keys of this machine and MPI library, and their fingerprints. */
+typedef struct mo_fingerprints {
+    char machine_key[MO_MACHINE_KEY_LEN], toolchain_key[MO_TOOLCHAIN_KEY_LEN];
+    char machine_fp[MO_FP_HEX_LEN], toolchain_fp[MO_FP_HEX_LEN];
+} mo_fingerprints;
+
+/* Fills fp: mo_machine_key(), mo_toolchain_key(library_version) and the
+ * fingerprints of both. */
+void mo_fingerprints_collect(mo_fingerprints *fp, const char *library_version);
+
+/* Writes "machine_key", "machine_fp", "toolchain_key", "toolchain_fp" (in
+ * that order) into the object open in w. */
+void mo_json_fingerprints(mo_json *w, const mo_fingerprints *fp);
 
 #endif
