@@ -425,8 +425,7 @@ static void measure_visit(cl_state *st, int op, cl_point *pt, long pass, long pa
         long iters = o->iters;
         if (iters <= 0) {
             double n = ceil(target_s / (est > 0 ? est : 1e-6));
-            iters = n < (double)o->min_iters ? o->min_iters
-                    : n > (double)o->max_iters ? o->max_iters : (long)n;
+            iters = mo_clamp_iters(o, n);
             if (iters < MIN_MEDIAN_ITERS) /* but --max-iters is respected */
                 iters = MIN_MEDIAN_ITERS < o->max_iters ? MIN_MEDIAN_ITERS : o->max_iters;
         }

@@ -317,20 +317,6 @@ static bool check_recv(dt_state *st, const dt_case *c, MPI_Comm comm)
     return true;
 }
 
-static long choose_iterations(const mo_options *o, double one_way_s)
-{
-    if (o->iters > 0)
-        return o->iters;
-    if (!(one_way_s > 0))
-        one_way_s = 1e-6;
-    double n = ceil(o->sample_ms / 1000.0 / (2.0 * one_way_s));
-    if (n < (double)o->min_iters)
-        return o->min_iters;
-    if (n > (double)o->max_iters)
-        return o->max_iters;
-    return (long)n;
-}
-
 /* Both ranks: every case of one size, samples round-robin. Returns 0, or
  * -1 when out of memory (on either rank: agreed). */
 static int measure_size(dt_state *st, dt_size *sz, MPI_Comm comm, int rank)
@@ -369,7 +355,7 @@ static int measure_size(dt_state *st, dt_size *sz, MPI_Comm comm, int rank)
             if (b == 0 || t < est)
                 est = t;
         }
-        long it = choose_iterations(o, est);
+        long it = mo_round_trips(o, est);
         int64_t it64 = it;
         MPI_Bcast(&it64, 1, MPI_INT64_T, 0, comm);
         c->iterations = (long)it64;

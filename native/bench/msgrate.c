@@ -183,12 +183,7 @@ static long choose_iterations(const mo_options *o, long window, double rate)
         return o->iters;
     if (!(rate > 0) || !isfinite(rate))
         return o->min_iters;
-    double n = ceil(o->sample_ms / 1000.0 * rate / (double)window);
-    if (n < (double)o->min_iters)
-        return o->min_iters;
-    if (n > (double)o->max_iters)
-        return o->max_iters;
-    return (long)n;
+    return mo_clamp_iters(o, ceil(o->sample_ms / 1000.0 * rate / (double)window));
 }
 
 static void measure_size(mr_state *st, mr_size *sz)

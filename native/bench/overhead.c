@@ -303,12 +303,7 @@ static long choose_iterations(const mo_options *o, double est_us_per_iter)
         return o->iters;
     if (!(est_us_per_iter > 0))
         est_us_per_iter = 1.0;
-    double n = ceil(o->sample_ms * 1000.0 / est_us_per_iter);
-    if (n < (double)o->min_iters)
-        return o->min_iters;
-    if (n > (double)o->max_iters)
-        return o->max_iters;
-    return (long)n;
+    return mo_clamp_iters(o, ceil(o->sample_ms * 1000.0 / est_us_per_iter));
 }
 
 /* The original's computation on step medians: base_t starts at the first

@@ -395,12 +395,7 @@ static long round_trips(const mo_options *o, double one_way_us)
 {
     if (!(one_way_us > 0))
         one_way_us = 1.0;
-    double n = ceil(o->sample_ms * 1000.0 / (2.0 * one_way_us));
-    if (n < (double)o->min_iters)
-        return o->min_iters;
-    if (n > (double)o->max_iters)
-        return o->max_iters;
-    return (long)n;
+    return mo_clamp_iters(o, ceil(o->sample_ms * 1000.0 / (2.0 * one_way_us)));
 }
 
 /* Planned computation of step j of n: 0, then geometric from FIRST_FRAC * T

@@ -220,21 +220,6 @@ static bool time_is_up(const pp_state *st)
     return st->opts->time_limit_s > 0 && elapsed_s(st) > st->opts->time_limit_s;
 }
 
-/* Round trips per sample so that one sample lasts about --sample-ms. */
-static long choose_iterations(const mo_options *o, double one_way_s)
-{
-    if (o->iters > 0)
-        return o->iters;
-    if (!(one_way_s > 0))
-        one_way_s = 1e-6;
-    double n = ceil(o->sample_ms / 1000.0 / (2.0 * one_way_s));
-    if (n < (double)o->min_iters)
-        return o->min_iters;
-    if (n > (double)o->max_iters)
-        return o->max_iters;
-    return (long)n;
-}
-
 /* One visit of a size: warm-up, then at least min_samples samples, more
  * while share_s lasts, at most max_samples (and MAX_SAMPLES in all). The
  * first visit chooses the iterations per sample. */
@@ -266,7 +251,7 @@ static void measure_visit(const pp_state *st, const pp_pair *p, pp_size *sz, dou
         }
     }
     if (sz->n == 0)
-        sz->iterations = choose_iterations(o, est);
+        sz->iterations = mo_round_trips(o, est);
 
     for (long taken = 0; taken < max_samples && sz->n < MAX_SAMPLES; taken++) {
         if (taken >= min_samples && (double)(mo_timer_now_ns() - t_start) / 1e9 >= share_s)

@@ -3,6 +3,7 @@
 #include "bench_util.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,6 +111,24 @@ int mo_bench_end(int rank, const char *program, mo_result *doc, mo_provenance *p
  * another waits for its turn, or while ranks >= 2 idle, a peer polling in a
  * blocking call would take CPU time from the measured rank (on a machine
  * with few cores that visibly slows the work loop). */
+long mo_clamp_iters(const mo_options *o, double n)
+{
+    if (n < (double)o->min_iters)
+        return o->min_iters;
+    if (n > (double)o->max_iters)
+        return o->max_iters;
+    return (long)n;
+}
+
+long mo_round_trips(const mo_options *o, double one_way_s)
+{
+    if (o->iters > 0)
+        return o->iters;
+    if (!(one_way_s > 0))
+        one_way_s = 1e-6;
+    return mo_clamp_iters(o, ceil(o->sample_ms / 1000.0 / (2.0 * one_way_s)));
+}
+
 void mo_quiet_wait(MPI_Request *req)
 {
     int done = 0;

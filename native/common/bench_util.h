@@ -61,6 +61,15 @@ void *mo_page_alloc(size_t bytes);
 int mo_result_complete(const mo_result *doc, const char *program, mo_results_fn results,
                        const void *ctx);
 
+/* n iterations per sample (a ceil()ed estimate) held to --min-iters and
+ * --max-iters: the last step of every benchmark's choice of iterations. */
+long mo_clamp_iters(const mo_options *o, double n);
+
+/* Ping-pong round trips per sample so that one sample lasts about
+ * --sample-ms, given the one-way time in seconds (1 us when unknown);
+ * --iters when fixed. */
+long mo_round_trips(const mo_options *o, double one_way_s);
+
 /* Completes a request without spinning a core: polls with MPI_Test and
  * sleeps 1 ms between polls. */
 void mo_quiet_wait(MPI_Request *req);
