@@ -700,8 +700,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < st.nseries && !time_up; k++) {
             cl_series *s = &st.series[k];
             for (int i = 0; i < s->npoints; i++) {
-                int go = !(opts.time_limit_s > 0 &&
-                           (double)(mo_timer_now_ns() - st.start_ns) / 1e9 > opts.time_limit_s);
+                int go = !mo_time_up(&opts, st.start_ns);
                 MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
                 if (!go) {
                     time_up = true;

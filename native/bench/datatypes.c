@@ -570,8 +570,7 @@ int main(int argc, char **argv)
     if (member) {
         const uint64_t t_start = mo_timer_now_ns();
         for (size_t i = 0; i < opts.sizes.n; i++) {
-            int stop = wrank == 0 && opts.time_limit_s > 0 &&
-                       (double)(mo_timer_now_ns() - t_start) / 1e9 > opts.time_limit_s;
+            int stop = wrank == 0 && mo_time_up(&opts, t_start);
             MPI_Bcast(&stop, 1, MPI_INT, 0, pair);
             if (stop) {
                 if (wrank == 0)

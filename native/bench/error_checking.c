@@ -265,8 +265,7 @@ int main(int argc, char **argv)
         }
         const uint64_t t_start = mo_timer_now_ns();
         for (long r = 0; r < opts.reps; r++) {
-            int stop = rank == 0 && opts.time_limit_s > 0 &&
-                       (double)(mo_timer_now_ns() - t_start) / 1e9 > opts.time_limit_s;
+            int stop = rank == 0 && mo_time_up(&opts, t_start);
             MPI_Bcast(&stop, 1, MPI_INT, 0, pair);
             if (stop) {
                 if (rank == 0)

@@ -467,8 +467,7 @@ int main(int argc, char **argv)
     } else {
         bool time_up = false;
         for (int i = 0; i < st.ntotal; i++) {
-            if (opts.time_limit_s > 0 &&
-                (double)(mo_timer_now_ns() - start_ns) / 1e9 > opts.time_limit_s) {
+            if (mo_time_up(&opts, start_ns)) {
                 time_up = true;
                 break;
             }

@@ -351,8 +351,7 @@ int main(int argc, char **argv)
         } else {
             bool time_up = false;
             for (size_t i = 0; i < opts.sizes.n; i++) {
-                if (opts.time_limit_s > 0 &&
-                    (double)(mo_timer_now_ns() - st.start_ns) / 1e9 > opts.time_limit_s) {
+                if (mo_time_up(&opts, st.start_ns)) {
                     time_up = true;
                     break;
                 }

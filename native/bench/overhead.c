@@ -355,7 +355,7 @@ static double elapsed_s(const ov_state *st)
 
 static bool time_is_up(const ov_state *st)
 {
-    return st->opts->time_limit_s > 0 && elapsed_s(st) > st->opts->time_limit_s;
+    return mo_time_up(st->opts, st->start_ns);
 }
 
 /* Appends a step and takes its interleaved samples. Returns 0 or -1. */

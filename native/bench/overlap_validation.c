@@ -387,7 +387,7 @@ static double elapsed_s(const vs_state *st)
 
 static bool time_is_up(const vs_state *st)
 {
-    return st->opts->time_limit_s > 0 && elapsed_s(st) > st->opts->time_limit_s;
+    return mo_time_up(st->opts, st->start_ns);
 }
 
 /* Round trips per ping-pong sample so that one lasts about --sample-ms. */

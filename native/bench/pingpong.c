@@ -217,7 +217,7 @@ static double elapsed_s(const pp_state *st)
 
 static bool time_is_up(const pp_state *st)
 {
-    return st->opts->time_limit_s > 0 && elapsed_s(st) > st->opts->time_limit_s;
+    return mo_time_up(st->opts, st->start_ns);
 }
 
 /* One visit of a size: warm-up, then at least min_samples samples, more

@@ -445,8 +445,7 @@ int main(int argc, char **argv)
     } else if (pair != MPI_COMM_NULL) {
         const int total = (int)opts.sizes.n;
         for (int i = 0; i < total; i++) {
-            int stop = wrank == 0 && opts.time_limit_s > 0 &&
-                       (double)(mo_timer_now_ns() - start_ns) / 1e9 > opts.time_limit_s;
+            int stop = wrank == 0 && mo_time_up(&opts, start_ns);
             MPI_Bcast(&stop, 1, MPI_INT, 0, pair);
             if (stop) {
                 if (wrank == 0)

@@ -362,8 +362,7 @@ int main(int argc, char **argv)
     if (threads_ok) {
         for (long r = 0; r < opts.reps; r++) {
             int stop = 0;
-            if (wrank == 0 && opts.time_limit_s > 0 &&
-                (double)(mo_timer_now_ns() - t_start) / 1e9 > opts.time_limit_s)
+            if (wrank == 0 && mo_time_up(&opts, t_start))
                 stop = 1;
             if (!params.multiple)
                 MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);

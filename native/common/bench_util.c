@@ -111,6 +111,11 @@ int mo_bench_end(int rank, const char *program, mo_result *doc, mo_provenance *p
  * another waits for its turn, or while ranks >= 2 idle, a peer polling in a
  * blocking call would take CPU time from the measured rank (on a machine
  * with few cores that visibly slows the work loop). */
+bool mo_time_up(const mo_options *o, uint64_t start_ns)
+{
+    return o->time_limit_s > 0 && (double)(mo_timer_now_ns() - start_ns) / 1e9 > o->time_limit_s;
+}
+
 long mo_clamp_iters(const mo_options *o, double n)
 {
     if (n < (double)o->min_iters)

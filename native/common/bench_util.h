@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "provenance.h"
 #include "result.h"
@@ -60,6 +61,10 @@ void *mo_page_alloc(size_t bytes);
  * (one line on stderr). */
 int mo_result_complete(const mo_result *doc, const char *program, mo_results_fn results,
                        const void *ctx);
+
+/* Whether --time-limit is set and start_ns (mo_timer_now_ns()) lies further
+ * back than it. */
+bool mo_time_up(const mo_options *o, uint64_t start_ns);
 
 /* n iterations per sample (a ceil()ed estimate) held to --min-iters and
  * --max-iters: the last step of every benchmark's choice of iterations. */
