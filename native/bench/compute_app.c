@@ -146,11 +146,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_double(w, st->run_time_s);
     else
         mo_json_null(w);
-    mo_json_key(w, "rank_run_time_s");
-    mo_json_begin_array(w);
-    for (int r = 0; st->done && r < st->ranks; r++)
-        mo_json_double(w, st->rank_times_s[r]);
-    mo_json_end_array(w);
+    mo_json_kv_doubles(w, "rank_run_time_s", st->rank_times_s, st->done ? (size_t)st->ranks : 0);
     mo_json_kv_double(w, "per_iter_us",
                       st->done ? st->run_time_s * 1e6 / (double)st->params->iterations : NAN);
     mo_json_kv_double(w, "compute_fraction",

@@ -414,11 +414,7 @@ static void write_results(mo_json *w, const void *ctx)
             }
             mo_json_kv_double(w, "one_way_s", c->st.median);
             mo_json_stats(w, "time", &c->st);
-            mo_json_key(w, "samples_s");
-            mo_json_begin_array(w);
-            for (size_t j = 0; j < c->n; j++)
-                mo_json_double(w, c->samples[j]);
-            mo_json_end_array(w);
+            mo_json_kv_doubles(w, "samples_s", c->samples, c->n);
             mo_json_end_object(w);
         }
         mo_json_end_array(w);

@@ -179,11 +179,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_kv_int64(w, "messages_per_sample", et->calls);
         mo_json_kv_double(w, "ns_per_msg", et->st.median);
         mo_json_stats(w, "ns", &et->st);
-        mo_json_key(w, "samples_ns");
-        mo_json_begin_array(w);
-        for (size_t i = 0; i < et->n; i++)
-            mo_json_double(w, et->samples[i]);
-        mo_json_end_array(w);
+        mo_json_kv_doubles(w, "samples_ns", et->samples, et->n);
         mo_json_end_object(w);
     }
     mo_json_end_array(w);

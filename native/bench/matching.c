@@ -318,11 +318,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_kv_int64(w, "queued", pt->m * pt->n);
         mo_json_kv_double(w, "time_ns", pt->st.median);
         mo_json_stats(w, "time", &pt->st);
-        mo_json_key(w, "samples_ns");
-        mo_json_begin_array(w);
-        for (size_t k = 0; k < pt->ns; k++)
-            mo_json_double(w, pt->samples[k]);
-        mo_json_end_array(w);
+        mo_json_kv_doubles(w, "samples_ns", pt->samples, pt->ns);
         mo_json_end_object(w);
     }
     mo_json_end_array(w);

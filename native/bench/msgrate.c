@@ -229,11 +229,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_kv_double(w, "msgs_per_s", sz->st.median);
         mo_json_kv_double(w, "mb_per_s", sz->st.median * (double)sz->bytes / 1e6);
         mo_json_stats(w, "rate", &sz->st);
-        mo_json_key(w, "samples_msgs_per_s");
-        mo_json_begin_array(w);
-        for (size_t k = 0; k < sz->n; k++)
-            mo_json_double(w, sz->samples[k]);
-        mo_json_end_array(w);
+        mo_json_kv_doubles(w, "samples_msgs_per_s", sz->samples, sz->n);
         mo_json_end_object(w);
     }
     mo_json_end_array(w);

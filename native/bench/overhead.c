@@ -470,15 +470,6 @@ static int measure_size(const ov_state *st, int dir, ov_size *sz, bool *time_up)
 
 /* ---- output ------------------------------------------------------------- */
 
-static void write_samples(mo_json *w, const char *key, const ov_series *series)
-{
-    mo_json_key(w, key);
-    mo_json_begin_array(w);
-    for (size_t i = 0; i < series->st.n; i++)
-        mo_json_double(w, series->samples[i]);
-    mo_json_end_array(w);
-}
-
 static void write_results(mo_json *w, const void *ctx)
 {
     const ov_state *st = ctx;
@@ -508,8 +499,8 @@ static void write_results(mo_json *w, const void *ctx)
                 mo_json_kv_int64(w, "iterations", s->iterations);
                 mo_json_stats(w, "iter_t_us", &s->iter.st);
                 mo_json_stats(w, "work_t_us", &s->work.st);
-                write_samples(w, "iter_samples_us", &s->iter);
-                write_samples(w, "work_samples_us", &s->work);
+                mo_json_kv_doubles(w, "iter_samples_us", s->iter.samples, s->iter.st.n);
+                mo_json_kv_doubles(w, "work_samples_us", s->work.samples, s->work.st.n);
                 mo_json_end_object(w);
             }
             mo_json_end_array(w);

@@ -305,11 +305,7 @@ static void write_results(mo_json *w, const void *ctx)
             mo_json_kv_double(w, "max_s", sz->st.max);
             mo_json_kv_double(w, "ci_lo_s", sz->st.ci95_low);
             mo_json_kv_double(w, "ci_hi_s", sz->st.ci95_high);
-            mo_json_key(w, "samples_s");
-            mo_json_begin_array(w);
-            for (size_t k = 0; k < sz->n; k++)
-                mo_json_double(w, sz->samples[k]);
-            mo_json_end_array(w);
+            mo_json_kv_doubles(w, "samples_s", sz->samples, sz->n);
             mo_json_end_object(w);
         }
         mo_json_end_array(w);

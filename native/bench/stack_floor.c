@@ -308,11 +308,7 @@ static void write_results(mo_json *w, const void *ctx)
             mo_json_key(w, method_names[m]);
             mo_json_begin_object(w);
             mo_json_kv_int64(w, "iterations", sz->m[m].iterations);
-            mo_json_key(w, "samples_s");
-            mo_json_begin_array(w);
-            for (size_t k = 0; k < sz->m[m].n; k++)
-                mo_json_double(w, sz->m[m].samples[k]);
-            mo_json_end_array(w);
+            mo_json_kv_doubles(w, "samples_s", sz->m[m].samples, sz->m[m].n);
             mo_json_end_object(w);
         }
         mo_json_end_object(w);

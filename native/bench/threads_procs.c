@@ -208,16 +208,8 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_kv_int64(w, "workers", c + 1);
         mo_json_kv_double(w, "msgs_per_s", tc->st.median);
         mo_json_stats(w, "rate", &tc->st);
-        mo_json_key(w, "samples_msgs_per_s");
-        mo_json_begin_array(w);
-        for (size_t i = 0; i < tc->n; i++)
-            mo_json_double(w, tc->samples[i]);
-        mo_json_end_array(w);
-        mo_json_key(w, "cpu_share_min");
-        mo_json_begin_array(w);
-        for (size_t i = 0; i < tc->n; i++)
-            mo_json_double(w, tc->share[i]);
-        mo_json_end_array(w);
+        mo_json_kv_doubles(w, "samples_msgs_per_s", tc->samples, tc->n);
+        mo_json_kv_doubles(w, "cpu_share_min", tc->share, tc->n);
         mo_json_end_object(w);
     }
     mo_json_end_array(w);

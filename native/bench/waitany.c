@@ -259,11 +259,7 @@ static void write_results(mo_json *w, const void *ctx)
             mo_json_kv_double(w, "time_ns", pt->st[c].median);
             mo_json_stats(w, "time", &pt->st[c]);
             snprintf(key, sizeof key, "samples_ns");
-            mo_json_key(w, key);
-            mo_json_begin_array(w);
-            for (size_t k = 0; k < pt->ns[c]; k++)
-                mo_json_double(w, pt->samples[c][k]);
-            mo_json_end_array(w);
+            mo_json_kv_doubles(w, key, pt->samples[c], pt->ns[c]);
             if (c == CALL_TESTANY) {
                 mo_json_kv_double(w, "calls_median",
                                   mo_stats_median(pt->testany_calls, pt->ns[c]));

@@ -173,6 +173,15 @@ void mo_json_stats(mo_json *w, const char *key, const mo_stats *s)
     mo_json_end_object(w);
 }
 
+void mo_json_kv_doubles(mo_json *w, const char *key, const double *v, size_t n)
+{
+    mo_json_key(w, key);
+    mo_json_begin_array(w);
+    for (size_t i = 0; i < n; i++)
+        mo_json_double(w, v[i]);
+    mo_json_end_array(w);
+}
+
 int mo_json_finish(mo_json *w)
 {
     if (w->depth != 0 || w->after_key || w->count[0] != 1)

@@ -4,6 +4,7 @@
 #define MO_JSON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -39,6 +40,8 @@ void mo_json_kv_int64(mo_json *w, const char *key, int64_t v);
 void mo_json_kv_uint64(mo_json *w, const char *key, uint64_t v);
 void mo_json_kv_double(mo_json *w, const char *key, double v);
 void mo_json_kv_bool(mo_json *w, const char *key, bool v);
+/* key: [v[0], ..., v[n - 1]] (each as mo_json_double). */
+void mo_json_kv_doubles(mo_json *w, const char *key, const double *v, size_t n);
 
 /* "key": {n, min, median, mean, max, stdev, ci95_low, ci95_high} */
 void mo_json_stats(mo_json *w, const char *key, const mo_stats *s);
