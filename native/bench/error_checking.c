@@ -284,11 +284,7 @@ int main(int argc, char **argv)
         if (rank == 0) {
             for (int t = 0; t < NTESTS; t++) {
                 ec_test *et = &st.tests[t];
-                if (mo_stats_summarize(et->samples, et->n, &et->st) != 0) {
-                    memset(&et->st, 0, sizeof et->st);
-                    et->st.median = et->st.mean = et->st.min = et->st.max = NAN;
-                    et->st.stdev = et->st.ci95_low = et->st.ci95_high = NAN;
-                }
+                mo_stats_summarize_or_nan(et->samples, et->n, &et->st);
                 if (opts.verbose)
                     printf("%-16s %.1f ns per message\n", test_names[t], et->st.median);
             }

@@ -278,12 +278,7 @@ static void measure_point(mt_state *st, mt_point *pt)
     command(st, c); /* untimed: first contact, allocations */
     for (long k = 0; k < st->params->samples; k++)
         pt->samples[pt->ns++] = command(st, c);
-    if (mo_stats_summarize(pt->samples, pt->ns, &pt->st) != 0) {
-        memset(&pt->st, 0, sizeof pt->st);
-        pt->st.n = pt->ns;
-        pt->st.median = pt->st.mean = pt->st.min = pt->st.max = NAN;
-        pt->st.stdev = pt->st.ci95_low = pt->st.ci95_high = NAN;
-    }
+    mo_stats_summarize_or_nan(pt->samples, pt->ns, &pt->st);
 }
 
 /* ---- output ------------------------------------------------------------- */

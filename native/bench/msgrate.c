@@ -202,12 +202,7 @@ static void measure_size(mr_state *st, mr_size *sz)
     sz->iterations = choose_iterations(o, st->params->window, est);
     for (long k = 0; k < o->reps; k++)
         sz->samples[sz->n++] = block(st, sz->bytes, sz->iterations);
-    if (mo_stats_summarize(sz->samples, sz->n, &sz->st) != 0) {
-        memset(&sz->st, 0, sizeof sz->st);
-        sz->st.n = sz->n;
-        sz->st.median = sz->st.mean = sz->st.min = sz->st.max = NAN;
-        sz->st.stdev = sz->st.ci95_low = sz->st.ci95_high = NAN;
-    }
+    mo_stats_summarize_or_nan(sz->samples, sz->n, &sz->st);
 }
 
 /* ---- output ------------------------------------------------------------- */

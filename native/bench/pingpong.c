@@ -258,13 +258,7 @@ static void measure_visit(const pp_state *st, const pp_pair *p, pp_size *sz, dou
             break;
         sz->samples[sz->n++] = block(st, p, sz->bytes, sz->iterations);
     }
-    if (mo_stats_summarize(sz->samples, sz->n, &sz->st) != 0) {
-        /* Out of memory for the sort: keep the numbers that need none. */
-        memset(&sz->st, 0, sizeof sz->st);
-        sz->st.n = sz->n;
-        sz->st.median = sz->st.mean = sz->st.min = sz->st.max = NAN;
-        sz->st.stdev = sz->st.ci95_low = sz->st.ci95_high = NAN;
-    }
+    mo_stats_summarize_or_nan(sz->samples, sz->n, &sz->st);
 }
 
 /* ---- output ----------------------------------------------------------- */

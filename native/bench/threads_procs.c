@@ -222,11 +222,7 @@ static void summarize_counts(tp_state *st)
 {
     for (int c = 0; st->counts && c < st->k; c++) {
         tp_count *tc = &st->counts[c];
-        if (mo_stats_summarize(tc->samples, tc->n, &tc->st) != 0) {
-            memset(&tc->st, 0, sizeof tc->st);
-            tc->st.median = tc->st.mean = tc->st.min = tc->st.max = NAN;
-            tc->st.stdev = tc->st.ci95_low = tc->st.ci95_high = NAN;
-        }
+        mo_stats_summarize_or_nan(tc->samples, tc->n, &tc->st);
     }
 }
 

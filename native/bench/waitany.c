@@ -222,12 +222,7 @@ static void measure_point(wa_state *st, wa_point *pt)
     }
     command(st, (wa_cmd){CMD_TEARDOWN, pt->n, 0}, &calls);
     for (int c = 0; c < NCALLS; c++)
-        if (mo_stats_summarize(pt->samples[c], pt->ns[c], &pt->st[c]) != 0) {
-            memset(&pt->st[c], 0, sizeof pt->st[c]);
-            pt->st[c].n = pt->ns[c];
-            pt->st[c].median = pt->st[c].mean = pt->st[c].min = pt->st[c].max = NAN;
-            pt->st[c].stdev = pt->st[c].ci95_low = pt->st[c].ci95_high = NAN;
-        }
+        mo_stats_summarize_or_nan(pt->samples[c], pt->ns[c], &pt->st[c]);
 }
 
 /* ---- output ------------------------------------------------------------- */

@@ -21,6 +21,15 @@ static double sorted_median(const double *s, size_t n)
     return 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
+void mo_stats_summarize_or_nan(const double *x, size_t n, mo_stats *out)
+{
+    if (mo_stats_summarize(x, n, out) != 0) {
+        out->n = n;
+        out->min = out->median = out->mean = out->max = NAN;
+        out->stdev = out->ci95_low = out->ci95_high = NAN;
+    }
+}
+
 double mo_stats_median(const double *x, size_t n)
 {
     if (n == 0)

@@ -16,6 +16,10 @@ typedef struct mo_stats {
  * n is NaN (written as null in JSON). Returns 0, or -1 if out of memory. */
 int mo_stats_summarize(const double *x, size_t n, mo_stats *out);
 
+/* The same where running out of memory is no error: out->n is then n and
+ * every other field NaN (null in JSON), as for no samples. */
+void mo_stats_summarize_or_nan(const double *x, size_t n, mo_stats *out);
+
 /* Median of x[0..n-1] without modifying it; NaN when n == 0. */
 double mo_stats_median(const double *x, size_t n);
 
