@@ -415,11 +415,7 @@ int main(int argc, char **argv)
 
     /* Node membership: the lowest world rank of each shared-memory node
      * names it; rank 0 names its own. Every rank derives the same pairs. */
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int leader = wrank;
-    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
-    MPI_Comm_free(&node);
+    int leader = mo_node_leader();
     int cand[2] = {leader == 0 && wrank > 0 ? wrank : INT_MAX, leader != 0 ? wrank : INT_MAX};
     MPI_Allreduce(MPI_IN_PLACE, cand, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     int is_leader = leader == wrank;

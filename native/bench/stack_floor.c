@@ -343,11 +343,7 @@ int main(int argc, char **argv)
     st.ranks = wsize;
 
     /* Ranks 0 and 1 must share a node: the floor is a shared segment. */
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int leader = wrank;
-    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
-    MPI_Comm_free(&node);
+    int leader = mo_node_leader();
     int leader1 = wrank == 1 ? leader : -1;
     MPI_Allreduce(MPI_IN_PLACE, &leader1, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     st.same_node = leader1 == 0;

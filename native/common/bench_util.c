@@ -163,6 +163,18 @@ static bool single_cpu(const char *list)
 /* Unbound ranks may be moved between CPUs or share one for a while; on
  * small machines that shows up as bimodal loop and round-trip times. Say so
  * in the result rather than leave it to be guessed from the samples. */
+int mo_node_leader(void)
+{
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int leader = wrank;
+    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    return leader;
+}
+
 void mo_warn_if_unbound(mo_result *doc, const mo_provenance *p, int rank_a, int rank_b)
 {
     if (!p->cpu_binding || rank_a < 0 || rank_b < 0 || rank_a >= p->ranks || rank_b >= p->ranks)

@@ -82,6 +82,10 @@ void mo_quiet_wait(MPI_Request *req);
 /* A barrier over comm that waits like mo_quiet_wait(). */
 void mo_quiet_barrier(MPI_Comm comm);
 
+/* Collective over MPI_COMM_WORLD: the lowest world rank on this rank's
+ * shared-memory node, which names the node. */
+int mo_node_leader(void);
+
 /* On rank 0 (the only one holding p->cpu_binding): adds a warning to doc
  * unless rank_a and rank_b are each bound to one CPU, and not the same one.
  * Does nothing without bindings or if either rank is not in p. */
