@@ -23,7 +23,6 @@ enum { MO_SHM_SLOTS = 4, MO_SHM_LINE = 64 };
 
 typedef struct mo_shm {
     MPI_Win win;
-    int nranks;
     volatile unsigned char *base; /* rank r, slot s at (r * MO_SHM_SLOTS + s) * MO_SHM_LINE */
 } mo_shm;
 
@@ -79,7 +78,6 @@ static inline int mo_shm_open(mo_shm *s, char *err, size_t errlen)
     void *base = NULL;
     MPI_Win_shared_query(s->win, 0, &size, &disp, &base);
     s->base = base;
-    s->nranks = wsize;
     if (wrank == 0)
         for (int i = 0; i < wsize * MO_SHM_SLOTS; i++)
             mo_shm_set(s, i / MO_SHM_SLOTS, i % MO_SHM_SLOTS, 0);
