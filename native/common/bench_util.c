@@ -107,10 +107,6 @@ int mo_bench_end(int rank, const char *program, mo_result *doc, mo_provenance *p
     return mo_bench_finish(rank, program, status, msg);
 }
 
-/* While rank 0 calibrates the work loop, while one pair is measured and
- * another waits for its turn, or while ranks >= 2 idle, a peer polling in a
- * blocking call would take CPU time from the measured rank (on a machine
- * with few cores that visibly slows the work loop). */
 bool mo_time_up(const mo_options *o, uint64_t start_ns)
 {
     return o->time_limit_s > 0 && (double)(mo_timer_now_ns() - start_ns) / 1e9 > o->time_limit_s;
@@ -134,6 +130,10 @@ long mo_round_trips(const mo_options *o, double one_way_s)
     return mo_clamp_iters(o, ceil(o->sample_ms / 1000.0 / (2.0 * one_way_s)));
 }
 
+/* While rank 0 calibrates the work loop, while one pair is measured and
+ * another waits for its turn, or while ranks >= 2 idle, a peer polling in a
+ * blocking call would take CPU time from the measured rank (on a machine
+ * with few cores that visibly slows the work loop). */
 void mo_quiet_wait(MPI_Request *req)
 {
     int done = 0;
