@@ -45,62 +45,20 @@ class Benchmark:
     launches: Callable[[int, bool], tuple[Launch, ...]] | None = None
 
 
-def _analyze_overhead(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    from ..analysis.overhead import analyze_overhead
+def _analysis(
+    name: str, *, with_run_dir: bool = False
+) -> Callable[[dict[str, Any], Path], dict[str, Any]]:
+    """`analysis.<name>.analyze_<name>` as an `analyze` entry, imported on first use (the
+    analyses pull in numpy/scipy, which commands that only list benchmarks don't need).
+    with_run_dir: the analysis also reads the rank profiles in the run directory."""
 
-    return analyze_overhead(result)
+    def analyze(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+        from importlib import import_module
 
+        fn = getattr(import_module(f"..analysis.{name}", __package__), f"analyze_{name}")
+        return fn(result, run_dir) if with_run_dir else fn(result)
 
-def _analyze_profile(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    from ..analysis.profile import analyze_profile
-
-    return analyze_profile(result)
-
-
-def _analyze_profiler_overhead(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    from ..analysis.profiler_overhead import analyze_profiler_overhead
-
-    return analyze_profiler_overhead(result)
-
-
-def _analyze_overlap_validation(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    from ..analysis.overlap_validation import analyze_overlap_validation
-
-    return analyze_overlap_validation(result, run_dir)
-
-
-def _analyze_stack_floor(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    from ..analysis.stack_floor import analyze_stack_floor
-
-    return analyze_stack_floor(result)
-
-
-def _analyze_datatypes(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    from ..analysis.datatypes import analyze_datatypes
-
-    return analyze_datatypes(result)
-
-
-def _analyze_matching(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    from ..analysis.matching import analyze_matching
-
-    return analyze_matching(result)
-
-
-def _analyze_waitany(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    from ..analysis.waitany import analyze_waitany
-
-    return analyze_waitany(result)
-def _analyze_threads_procs(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    from ..analysis.threads_procs import analyze_threads_procs
-
-    return analyze_threads_procs(result)
-
-
-def _analyze_error_checking(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-    from ..analysis.error_checking import analyze_error_checking
-
-    return analyze_error_checking(result)
+    return analyze
 
 
 def _threads_procs_launches(ranks: int, quick: bool) -> tuple[Launch, ...]:
@@ -134,7 +92,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="mo_overhead",
         title="Host processor overhead and application availability (post-work-wait)",
         min_ranks=2,
-        analyze=_analyze_overhead,
+        analyze=_analysis("overhead"),
         default_timeout_s=3600.0,
         quick_timeout_s=900.0,
     ),
@@ -169,7 +127,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="",
         title="Overlap profile of an MPI program (min/max overlap bounds)",
         min_ranks=1,
-        analyze=_analyze_profile,
+        analyze=_analysis("profile"),
         default_timeout_s=0.0,
         quick_timeout_s=0.0,
     ),
@@ -181,7 +139,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="",
         title="What the overlap profiler costs: message rate and run time, with/without",
         min_ranks=2,
-        analyze=_analyze_profiler_overhead,
+        analyze=_analysis("profiler_overhead"),
         default_timeout_s=300.0,
         quick_timeout_s=120.0,
     ),
@@ -193,7 +151,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="mo_overlap_validation",
         title="Overlap bounds and MPI_Wait time against computation (profiler validation)",
         min_ranks=2,
-        analyze=_analyze_overlap_validation,
+        analyze=_analysis("overlap_validation", with_run_dir=True),
         default_timeout_s=900.0,
         quick_timeout_s=300.0,
         profiled=True,
@@ -205,7 +163,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="mo_stack_floor",
         title="MPI stack overhead against the core-to-core floor; request overhead",
         min_ranks=2,
-        analyze=_analyze_stack_floor,
+        analyze=_analysis("stack_floor"),
         default_timeout_s=900.0,
         quick_timeout_s=300.0,
         suite="overhead",
@@ -218,7 +176,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="mo_matching",
         title="Matching cost per queued request (posted-receive and unexpected-message queues)",
         min_ranks=2,
-        analyze=_analyze_matching,
+        analyze=_analysis("matching"),
         default_timeout_s=1800.0,
         quick_timeout_s=300.0,
         suite="overhead",
@@ -231,7 +189,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="mo_waitany",
         title="MPI_Waitany / MPI_Testany / MPI_Waitsome time against the number of requests",
         min_ranks=2,
-        analyze=_analyze_waitany,
+        analyze=_analysis("waitany"),
         default_timeout_s=900.0,
         quick_timeout_s=300.0,
         suite="overhead",
@@ -244,7 +202,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="mo_threads_procs",
         title="Message rate of processes against threads (0-byte sends to MPI_PROC_NULL)",
         min_ranks=1,
-        analyze=_analyze_threads_procs,
+        analyze=_analysis("threads_procs"),
         default_timeout_s=300.0,
         quick_timeout_s=120.0,
         suite="overhead",
@@ -257,7 +215,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="mo_error_checking",
         title="Small-message costs with the MPI's argument checking on and off",
         min_ranks=2,
-        analyze=_analyze_error_checking,
+        analyze=_analysis("error_checking"),
         default_timeout_s=300.0,
         quick_timeout_s=120.0,
         suite="overhead",
@@ -272,7 +230,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="mo_datatypes",
         title="Derived datatypes (stride-2 vectors, indexed, struct, packing) vs contiguous",
         min_ranks=2,
-        analyze=_analyze_datatypes,
+        analyze=_analysis("datatypes"),
         default_timeout_s=900.0,
         quick_timeout_s=300.0,
         suite="overhead",
@@ -283,7 +241,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="mo_alignment",
         title="Buffer alignment: strided int vectors at offsets 0-7, contiguous at 64 B/4 KiB",
         min_ranks=2,
-        analyze=_analyze_datatypes,
+        analyze=_analysis("datatypes"),
         default_timeout_s=900.0,
         quick_timeout_s=300.0,
         suite="overhead",
