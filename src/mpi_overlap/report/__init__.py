@@ -68,104 +68,56 @@ def register(reporter: BenchmarkReporter) -> None:
     _REGISTRY[reporter.name] = reporter
 
 
-register(
-    BenchmarkReporter(
-        name=overhead_table.BENCHMARK,
-        terminal=overhead_table.print_run,
-        terminal_all=overhead_table.print_comparison,
-        sections=(
-            overhead_plots.summary_sections,
-            overhead_table.html_sections,
-            overhead_plots.fit_sections,
-        ),
-        summary=overhead_table.summary,
-        extent=overhead_table.extent,
-        to_json=overhead_table.to_json,
-    )
-)
-register(
-    BenchmarkReporter(
-        name=profile_table.BENCHMARK,
-        terminal=profile_table.print_run,
-        terminal_all=profile_table.print_comparison,
-        sections=(profile_plots.sections, profile_table.html_sections),
-        summary=profile_table.summary,
-        extent=profile_table.extent,
-        to_json=profile_table.to_json,
-    )
-)
-register(
-    BenchmarkReporter(
-        name=profiler_overhead.BENCHMARK,
-        terminal=profiler_overhead.print_run,
-        terminal_all=profiler_overhead.print_comparison,
-        sections=(profiler_overhead.html_sections,),
-        summary=profiler_overhead.summary,
-        extent=profiler_overhead.extent,
-        to_json=profiler_overhead.to_json,
-    )
-)
-register(
-    BenchmarkReporter(
-        name=overlap_validation.BENCHMARK,
-        terminal=overlap_validation.print_run,
-        terminal_all=overlap_validation.print_comparison,
-        sections=(overlap_validation.figure_sections, overlap_validation.table_sections),
-        summary=overlap_validation.summary,
-        extent=overlap_validation.extent,
-        to_json=overlap_validation.to_json,
-    )
-)
-register(
-    BenchmarkReporter(
-        name=stack_floor.BENCHMARK,
-        terminal=stack_floor.print_run,
-        terminal_all=stack_floor.print_comparison,
-        sections=(stack_floor.html_sections,),
-        summary=stack_floor.summary,
-        extent=stack_floor.extent,
-        to_json=stack_floor.to_json,
-    )
-)
-
-for _module in (matching_report, waitany_report):
-    register(
-        BenchmarkReporter(
-            name=_module.BENCHMARK,
-            terminal=_module.print_run,
-            terminal_all=_module.print_comparison,
-            sections=(_module.html_sections,),
-            summary=_module.summary,
-            extent=_module.extent,
-            to_json=_module.to_json,
-        )
+def _module_reporter(
+    name: str, module: Any, *sections: Callable[[list[Run]], list[Section]]
+) -> BenchmarkReporter:
+    """The reporter of a report module with the usual functions (print_run,
+    print_comparison, summary, extent, to_json); its HTML sections in page order, by
+    default its html_sections."""
+    return BenchmarkReporter(
+        name=name,
+        terminal=module.print_run,
+        terminal_all=module.print_comparison,
+        sections=sections or (module.html_sections,),
+        summary=module.summary,
+        extent=module.extent,
+        to_json=module.to_json,
     )
 
-for _mod in (threads_procs, error_checking):
-    register(
-        BenchmarkReporter(
-            name=_mod.BENCHMARK,
-            terminal=_mod.print_run,
-            terminal_all=_mod.print_comparison,
-            sections=(_mod.html_sections,),
-            summary=_mod.summary,
-            extent=_mod.extent,
-            to_json=_mod.to_json,
-        )
-    )
 
+register(
+    _module_reporter(
+        overhead_table.BENCHMARK,
+        overhead_table,
+        overhead_plots.summary_sections,
+        overhead_table.html_sections,
+        overhead_plots.fit_sections,
+    )
+)
+register(
+    _module_reporter(
+        profile_table.BENCHMARK, profile_table, profile_plots.sections, profile_table.html_sections
+    )
+)
+register(
+    _module_reporter(
+        overlap_validation.BENCHMARK,
+        overlap_validation,
+        overlap_validation.figure_sections,
+        overlap_validation.table_sections,
+    )
+)
+for _module in (
+    profiler_overhead,
+    stack_floor,
+    matching_report,
+    waitany_report,
+    threads_procs,
+    error_checking,
+):
+    register(_module_reporter(_module.BENCHMARK, _module))
 for _name in datatypes.BENCHMARKS:
-    register(
-        BenchmarkReporter(
-            name=_name,
-            terminal=datatypes.print_run,
-            terminal_all=datatypes.print_comparison,
-            sections=(datatypes.html_sections,),
-            summary=datatypes.summary,
-            extent=datatypes.extent,
-            to_json=datatypes.to_json,
-        )
-    )
+    register(_module_reporter(_name, datatypes))
 
 
 def _banners(run: Run) -> list[Banner]:
