@@ -25,7 +25,7 @@
  *
  * Functions that not every MPI declares are guarded with the MOP_HAVE_MPI_*
  * macros of the generated mop_fn_ids.h. */
-#include "mop_wrap_util.h"
+#include "mop_wrap_xfer.h"
 
 /* ---- matched messages -------------------------------------------------- */
 
@@ -165,15 +165,12 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 
 /* ---- Isendrecv: two transfers on one request --------------------------- */
 
-static inline void mop_pair_begin(mop_thread *th, uint64_t t0, uint16_t fn, uint64_t key,
-                                  MPI_Comm comm, int dest, int64_t send_bytes, int source,
-                                  int64_t recv_bytes)
-{
-    mop_push_event(th, MOP_EV_BEGIN, t0, key, send_bytes, mop_peer_kind(dest, MOP_KIND_SEND), fn,
-                   mop_world_rank(comm, dest));
-    mop_push_event(th, MOP_EV_JOIN, t0, key, recv_bytes, mop_peer_kind(source, MOP_KIND_RECV),
-                   fn, mop_world_rank(comm, source));
-}
+/* The send as BEGIN, the receive as JOIN, both with the request's key. */
+#define MOP_PAIR_BEGIN(name, sendcount, sendtype, recvcount, recvtype)           \
+    MOP_MESSAGE(MOP_EV_BEGIN, name, mop_key(*request), MOP_KIND_SEND, dest, sendcount, \
+                sendtype, comm);                                                  \
+    MOP_MESSAGE(MOP_EV_JOIN, name, mop_key(*request), MOP_KIND_RECV, source, recvcount, \
+                recvtype, comm)
 
 #define MOP_ISENDRECV(name)                                                      \
     MOP_WRAP(name,                                                                \
@@ -181,16 +178,13 @@ static inline void mop_pair_begin(mop_thread *th, uint64_t t0, uint16_t fn, uint
                      recvtype, source, recvtag, comm, request),                   \
              P##name(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, \
                      recvtype, source, recvtag, comm, request),                   \
-             mop_pair_begin(th, t0, MOP_FN_##name, mop_key(*request), comm, dest, \
-                            mop_bytes(sendcount, sendtype), source,               \
-                            mop_bytes(recvcount, recvtype)))
+             MOP_PAIR_BEGIN(name, sendcount, sendtype, recvcount, recvtype))
 
 #define MOP_ISENDRECV_REPLACE(name)                                              \
     MOP_WRAP(name,                                                                \
              P##name(buf, count, datatype, dest, sendtag, source, recvtag, comm, request), \
              P##name(buf, count, datatype, dest, sendtag, source, recvtag, comm, request), \
-             mop_pair_begin(th, t0, MOP_FN_##name, mop_key(*request), comm, dest, \
-                            mop_bytes(count, datatype), source, mop_bytes(count, datatype)))
+             MOP_PAIR_BEGIN(name, count, datatype, count, datatype))
 
 #ifdef MOP_HAVE_MPI_Isendrecv
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
@@ -234,10 +228,8 @@ int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
     MOP_WRAP(name,                                                                \
              P##name(buf, partitions, count, datatype, peer, tag, comm, info, request), \
              P##name(buf, partitions, count, datatype, peer, tag, comm, info, request), \
-             mop_push_event(th, MOP_EV_PINIT, t0, mop_key(*request),              \
-                            mop_bytes((MPI_Count)partitions * count, datatype),   \
-                            mop_peer_kind(peer, kind), MOP_FN_##name,             \
-                            mop_world_rank(comm, peer)))
+             MOP_MESSAGE(MOP_EV_PINIT, name, mop_key(*request), kind, peer,       \
+                         (MPI_Count)partitions * count, datatype, comm))
 
 #ifdef MOP_HAVE_MPI_Psend_init
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
