@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..rundir import Run
-from .html import Figure, HtmlTable, Section
+from .html import Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
 
 BENCHMARK = "error-checking"
@@ -21,13 +21,11 @@ def _a(run: Run) -> dict[str, Any]:
     return run.analysis or {}
 
 
-def _fmt(v: Any, spec: str = ".1f") -> str:
-    return "—" if v is None else format(v, spec)
-
-
 def rows(run: Run) -> list[tuple[str, ...]]:
-    return [(t["name"], _fmt(t["off"]["median"]), _fmt(t["on"]["median"]), _fmt(t["diff"]),
-             f"{_fmt(t['ci95_low'])} – {_fmt(t['ci95_high'])}", _fmt(t["pct"], ".0f"))
+    return [(t["name"], fmt_num(t["off"]["median"], ".1f"), fmt_num(t["on"]["median"], ".1f"),
+             fmt_num(t["diff"], ".1f"),
+             f"{fmt_num(t['ci95_low'], '.1f')} – {fmt_num(t['ci95_high'], '.1f')}",
+             fmt_num(t["pct"], ".0f"))
             for t in _a(run).get("tests") or []]
 
 

@@ -147,7 +147,8 @@ def _env(env: Any) -> str:
     return "\n".join(f"{k}={v}" for k, v in sorted(env.items()))
 
 
-def _fmt(value: Any, spec: str, unit: str = "") -> str:
+def fmt_num(value: Any, spec: str, unit: str = "") -> str:
+    """A number formatted with spec (and unit), or a dash where there is none."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return DASH
     return f"{value:{spec}}{unit}"
@@ -168,16 +169,16 @@ def _work_rate(work: Any) -> str:
     drift_txt = (
         f", drift by the end {100 * drift:+.2f} %" if isinstance(drift, (int, float)) else ""
     )
-    return f"{_fmt(work.get('units_per_us'), '.4g')} units/µs{spread}; {stable}{drift_txt}"
+    return f"{fmt_num(work.get('units_per_us'), '.4g')} units/µs{spread}; {stable}{drift_txt}"
 
 
 def _timer(timer: Any) -> str:
     if not isinstance(timer, dict):
         return DASH
     return (
-        f"{timer.get('clock', '?')}: resolution {_fmt(timer.get('resolution_ns'), 'g', ' ns')}, "
-        f"measured tick {_fmt(timer.get('measured_tick_ns'), 'g', ' ns')}, "
-        f"read overhead {_fmt(timer.get('read_overhead_ns'), 'g', ' ns')}"
+        f"{timer.get('clock', '?')}: resolution {fmt_num(timer.get('resolution_ns'), 'g', ' ns')}, "
+        f"measured tick {fmt_num(timer.get('measured_tick_ns'), 'g', ' ns')}, "
+        f"read overhead {fmt_num(timer.get('read_overhead_ns'), 'g', ' ns')}"
     )
 
 

@@ -15,16 +15,12 @@ from rich.table import Table
 from rich.text import Text
 
 from ..rundir import Run
-from .html import DASH, Figure, HtmlTable, Section
+from .html import DASH, Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
 
 BENCHMARK = "matching"
 HEADERS = ("queue", "ns / request", "95 % CI", "lower half", "upper half", "verdict",
            "empty queue ns", "ns / extra peer")
-
-
-def _num(v: Any, fmt: str = ".1f") -> str:
-    return DASH if v is None else format(v, fmt)
 
 
 def queues(run: Run) -> list[dict[str, Any]]:
@@ -42,13 +38,13 @@ def rows(run: Run) -> list[tuple[str, ...]]:
         ci = (fit or {}).get("slope_ci95")
         out.append((
             str(q.get("queue")),
-            _num(_slope(fit), ".2f"),
+            fmt_num(_slope(fit), ".2f"),
             DASH if not ci else f"{ci[0]:.2f}–{ci[1]:.2f}",
-            _num(_slope(q.get("fit_lower")), ".2f"),
-            _num(_slope(q.get("fit_upper")), ".2f"),
+            fmt_num(_slope(q.get("fit_lower")), ".2f"),
+            fmt_num(_slope(q.get("fit_upper")), ".2f"),
             str(q.get("verdict")),
-            _num(q.get("baseline_ns"), ".0f"),
-            _num(_slope(q.get("fit_n")), ".1f"),
+            fmt_num(q.get("baseline_ns"), ".0f"),
+            fmt_num(_slope(q.get("fit_n")), ".1f"),
         ))
     return out
 
@@ -80,7 +76,7 @@ def print_comparison(runs: list[Run], console: Console) -> None:
         cells = [name]
         for r in runs:
             q = next((q for q in queues(r) if q["queue"] == name), None)
-            cells.append(_num(_slope((q or {}).get("fit_m")), ".2f"))
+            cells.append(fmt_num(_slope((q or {}).get("fit_m")), ".2f"))
         t.add_row(*cells)
     console.print(t)
 

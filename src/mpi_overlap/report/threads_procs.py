@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..rundir import Run
-from .html import Figure, HtmlTable, Section
+from .html import Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
 
 BENCHMARK = "threads-procs"
@@ -20,18 +20,16 @@ def _a(run: Run) -> dict[str, Any]:
     return run.analysis or {}
 
 
-def _fmt(v: Any, spec: str = ".2f") -> str:
-    return "—" if v is None else format(v, spec)
-
-
 def rows(run: Run) -> list[tuple[str, ...]]:
     out = []
     for kind in ("processes", "threads"):
         for s in _a(run).get(kind) or []:
             r, sp = s["rate"], s["speedup"]
             out.append((kind, str(s["workers"]),
-                        _fmt(r["median"] and r["median"] / 1e6), _fmt(sp["ratio"]),
-                        f"{_fmt(sp['ci95_low'])}–{_fmt(sp['ci95_high'])}", str(r["n"])))
+                        fmt_num(r["median"] and r["median"] / 1e6, ".2f"),
+                        fmt_num(sp["ratio"], ".2f"),
+                        f"{fmt_num(sp['ci95_low'], '.2f')}–{fmt_num(sp['ci95_high'], '.2f')}",
+                        str(r["n"])))
     return out
 
 

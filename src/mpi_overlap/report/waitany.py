@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..rundir import Run
-from .html import DASH, Figure, HtmlTable, Section
+from .html import DASH, Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
 
 BENCHMARK = "waitany"
@@ -22,10 +22,6 @@ def calls(run: Run) -> list[dict[str, Any]]:
     return [c for c in (run.analysis or {}).get("calls") or [] if isinstance(c, dict)]
 
 
-def _num(v: Any, fmt: str) -> str:
-    return DASH if v is None else format(v, fmt)
-
-
 def rows(run: Run) -> list[tuple[str, ...]]:
     out = []
     for c in calls(run):
@@ -34,12 +30,12 @@ def rows(run: Run) -> list[tuple[str, ...]]:
         first, last = c.get("first") or {}, c.get("last") or {}
         out.append((
             str(c.get("call")),
-            _num(fit.get("slope_ns"), ".2f"),
+            fmt_num(fit.get("slope_ns"), ".2f"),
             DASH if not ci else f"{ci[0]:.2f}–{ci[1]:.2f}",
-            _num(first.get("n"), "d"),
-            _num(first.get("time_ns"), ".0f"),
-            _num(last.get("n"), "d"),
-            _num(last.get("time_ns"), ".0f"),
+            fmt_num(first.get("n"), "d"),
+            fmt_num(first.get("time_ns"), ".0f"),
+            fmt_num(last.get("n"), "d"),
+            fmt_num(last.get("time_ns"), ".0f"),
         ))
     return out
 
@@ -70,7 +66,7 @@ def print_comparison(runs: list[Run], console: Console) -> None:
         cells = [key]
         for r in runs:
             c = next((c for c in calls(r) if c["key"] == key), {})
-            cells.append(_num((c.get("fit") or {}).get("slope_ns"), ".2f"))
+            cells.append(fmt_num((c.get("fit") or {}).get("slope_ns"), ".2f"))
         t.add_row(*cells)
     console.print(t)
 
