@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .stats import percentile_ci
+from .stats import median_bootstrap_ci
 
 BOOTSTRAP = 2000
 
@@ -30,12 +30,7 @@ def ratio_ci(num: list[float], den: list[float], seed: int = 1) -> tuple[float |
     b = np.asarray([x for x in den if x is not None], dtype=float)
     if a.size == 0 or b.size == 0 or not np.median(b) > 0:
         return None, None, None
-    ratio = float(np.median(a) / np.median(b))
-    rng = np.random.default_rng(seed)
-    ra = np.median(rng.choice(a, size=(BOOTSTRAP, a.size)), axis=1)
-    rb = np.median(rng.choice(b, size=(BOOTSTRAP, b.size)), axis=1)
-    lo, hi = percentile_ci(ra / rb)
-    return ratio, lo, hi
+    return median_bootstrap_ci(a, b, np.divide, reps=BOOTSTRAP, seed=seed)
 
 
 def _baseline(mode: str, case: dict[str, Any], cases: list[dict[str, Any]]) -> dict | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .stats import percentile_ci, summarize
+from .stats import median_bootstrap_ci, summarize
 
 BOOT = 2000
 _REQUEST_KEYS = ("MPIR_CVAR_ERROR_CHECKING", "OMPI_MCA_mpi_param_check")
@@ -30,11 +30,8 @@ def _requested(launch: dict[str, Any]) -> int | None:
 def diff_ci(on: np.ndarray, off: np.ndarray, seed: int = 1) -> dict[str, float | None]:
     if on.size == 0 or off.size == 0:
         return {"diff": None, "ci95_low": None, "ci95_high": None}
-    rng = np.random.default_rng(seed)
-    a = np.median(rng.choice(on, (BOOT, on.size)), axis=1)
-    b = np.median(rng.choice(off, (BOOT, off.size)), axis=1)
-    lo, hi = percentile_ci(a - b)
-    return {"diff": float(np.median(on) - np.median(off)), "ci95_low": lo, "ci95_high": hi}
+    diff, lo, hi = median_bootstrap_ci(on, off, np.subtract, reps=BOOT, seed=seed)
+    return {"diff": diff, "ci95_low": lo, "ci95_high": hi}
 
 
 def analyze_error_checking(result: dict[str, Any]) -> dict[str, Any]:

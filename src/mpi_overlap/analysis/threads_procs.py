@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .stats import percentile_ci, summarize
+from .stats import median_bootstrap_ci, summarize
 
 BOOT = 2000
 CONTENDED = 0.9  # median CPU share below which a series' workers were descheduled
@@ -38,12 +38,8 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, seed: int = 1) -> dict[str, float
     """median(num) / median(den) with a bootstrap 95 % interval."""
     if num.size == 0 or den.size == 0 or not np.median(den) > 0:
         return {"ratio": None, "ci95_low": None, "ci95_high": None}
-    rng = np.random.default_rng(seed)
-    a = np.median(rng.choice(num, (BOOT, num.size)), axis=1)
-    b = np.median(rng.choice(den, (BOOT, den.size)), axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lo, hi = percentile_ci(a / b)
-    return {"ratio": float(np.median(num) / np.median(den)), "ci95_low": lo, "ci95_high": hi}
+    ratio, lo, hi = median_bootstrap_ci(num, den, np.divide, reps=BOOT, seed=seed)
+    return {"ratio": ratio, "ci95_low": lo, "ci95_high": hi}
 
 
 def _series(launch: dict[str, Any]) -> list[dict[str, Any]]:
