@@ -16,10 +16,12 @@ from ..schema import errors_against
 RANK_FILE = re.compile(r"^profile\.rank-(\d+)\.json$")
 
 
-def rank_files(run_dir: Path) -> dict[int, Path]:
+def rank_files(run_dir: Path, pattern: re.Pattern[str] = RANK_FILE) -> dict[int, Path]:
+    """The per-rank files of a run directory whose names match pattern (its group 1: the
+    rank), by rank; by default the profile documents."""
     out = {}
     for p in run_dir.iterdir():
-        m = RANK_FILE.match(p.name)
+        m = pattern.match(p.name)
         if m:
             out[int(m.group(1))] = p
     return out

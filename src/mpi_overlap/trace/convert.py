@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..analysis.profile import fmt_time, rank_list
 from ..errors import UserError
+from ..profiling.collect import rank_files
 from .perfetto import Summary, to_chrome
 from .reader import RankTrace, read_trace
 from .summary import fmt_mib
@@ -21,20 +22,10 @@ from .summary import fmt_mib
 TRACE_FILE = re.compile(r"^trace\.rank-(\d+)\.mopt$")
 
 
-def trace_files(run_dir: Path) -> dict[int, Path]:
-    """The rank trace files of a run directory, by rank."""
-    out = {}
-    for p in run_dir.iterdir():
-        m = TRACE_FILE.match(p.name)
-        if m:
-            out[int(m.group(1))] = p
-    return out
-
-
 def read_run(run_dir: Path) -> list[RankTrace]:
     if not run_dir.is_dir():
         raise UserError(f"{run_dir} is not a run directory")
-    files = trace_files(run_dir)
+    files = rank_files(run_dir, TRACE_FILE)
     if not files:
         raise UserError(f"no timeline trace in {run_dir} (trace.rank-N.mopt): profile with "
                         "--trace, e.g. mpi-overlap profile --trace -n 2 -- ./app")
