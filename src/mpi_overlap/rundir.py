@@ -70,18 +70,22 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON so that a reader never sees a half-written file (tmp + rename)."""
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write text so that a reader never sees a half-written file (tmp + rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1)
-            fh.write("\n")
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON so that a reader never sees a half-written file (tmp + rename)."""
+    write_text_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -39,9 +39,7 @@ message does not get faster by growing).
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -49,7 +47,7 @@ from typing import Any
 
 from .errors import UserError
 from .paths import state_dir
-from .rundir import utc_now
+from .rundir import utc_now, write_text_atomic
 
 MAGIC = "mpi-overlap-xfer-table"
 VERSION = 2
@@ -266,17 +264,8 @@ def format_table(pingpong_result: dict[str, Any], toolchain_name: str,
 
 def save_table(path: Path, table: XferTable) -> Path:
     """Write `table` atomically (tmp + rename); returns `path`."""
-    text = render_table(table)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, render_table(table))
     return path
 
 
