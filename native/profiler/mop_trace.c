@@ -11,7 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "mop_coll_ops.h"
+#include "mop_xfer_table.h"
 
 _Static_assert(sizeof(mop_event) == MOP_TRACE_EVENT_BYTES, "events are written as they are");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -165,23 +165,13 @@ static void mop_write_new_regions(mop_trace *tr)
 
 static void mop_write_kind_names(mop_trace *tr)
 {
-    static char coll[2 * MOP_COLL_NOPS][32];
-    const char *names[MOP_KIND_COLL + 2 * MOP_COLL_NOPS] = {
+    const char *names[MOP_KIND_COLL + MOP_XFER_NCOLL_OPS] = {
         [MOP_KIND_SEND] = "send", [MOP_KIND_RECV] = "recv",
         [MOP_KIND_NULL] = "null", [MOP_KIND_UNKNOWN] = "unknown",
         [MOP_KIND_RMA_SEND] = "rma-send", [MOP_KIND_RMA_RECV] = "rma-recv",
         [MOP_KIND_GREQ] = "greq"};
-    static const char *const ops[] = {
-#define MOP_COLL_OP_NAME(id, name) name,
-        MOP_COLL_OPS(MOP_COLL_OP_NAME)
-#undef MOP_COLL_OP_NAME
-    };
-    for (int op = 0; op < MOP_COLL_NOPS; op++) {
-        snprintf(coll[op], sizeof coll[op], "%s", ops[op]);
-        snprintf(coll[MOP_COLL_NOPS + op], sizeof coll[op], "i%s", ops[op]);
-        names[MOP_KIND_COLL + op] = coll[op];
-        names[MOP_KIND_COLL + MOP_COLL_NB_OFFSET + op] = coll[MOP_COLL_NOPS + op];
-    }
+    for (int op = 0; op < MOP_XFER_NCOLL_OPS; op++) /* "bcast" ... "ibcast" ... */
+        names[MOP_KIND_COLL + op] = mop_coll_op_name(op);
     mop_write_names(tr, MOP_TRACE_KIND_NAMES, names, 0, sizeof names / sizeof names[0]);
 }
 
