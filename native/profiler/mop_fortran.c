@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mop_coll_size.h"
 #include "mop_fn_ids.h"
 #include "mop_fortran.h"
 #include "mop_runtime.h"
@@ -71,15 +72,9 @@ void mop_f_release(void *p, const void *stack)
 
 int mop_f_peers(MPI_Comm comm, int which)
 {
+    if (which == MOP_F_PEERS_ALL)
+        return mop_coll_comm_size(comm);
     int n = -1;
-    if (which == MOP_F_PEERS_ALL) {
-        int inter = 0;
-        if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-            return -1;
-        if ((inter ? PMPI_Comm_remote_size(comm, &n) : PMPI_Comm_size(comm, &n)) != MPI_SUCCESS)
-            return -1;
-        return n;
-    }
     int topo = MPI_UNDEFINED;
     if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
         return -1;
