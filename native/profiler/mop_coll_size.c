@@ -55,35 +55,37 @@ int64_t mop_coll_rooted_bytes(MPI_Comm comm, int root, MPI_Count root_count,
     return r ? mop_coll_block_bytes(root_count, root_type) : mop_coll_block_bytes(count, type);
 }
 
-int mop_coll_indegree(MPI_Comm comm)
+int mop_coll_degree(MPI_Comm comm, int out)
 {
     int topo = MPI_UNDEFINED;
     if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
-        return 0;
+        return -1;
     if (topo == MPI_CART) {
         /* two neighbours per dimension, MPI_PROC_NULL ones included: their
          * blocks are in the buffers all the same */
         int ndims = 0;
-        PMPI_Cartdim_get(comm, &ndims);
-        return 2 * ndims;
+        return PMPI_Cartdim_get(comm, &ndims) == MPI_SUCCESS ? 2 * ndims : -1;
     }
     if (topo == MPI_GRAPH) {
         int rank = 0, n = 0;
-        PMPI_Comm_rank(comm, &rank);
-        PMPI_Graph_neighbors_count(comm, rank, &n);
+        if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
+            PMPI_Graph_neighbors_count(comm, rank, &n) != MPI_SUCCESS)
+            return -1;
         return n;
     }
     if (topo == MPI_DIST_GRAPH) {
-        int in = 0, out = 0, weighted = 0;
-        PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
-        return in;
+        int in = 0, outd = 0, weighted = 0;
+        if (PMPI_Dist_graph_neighbors_count(comm, &in, &outd, &weighted) != MPI_SUCCESS)
+            return -1;
+        return out ? outd : in;
     }
-    return 0;
+    return -1;
 }
 
 /* The array forms, once for int counts and once for MPI_Count counts
  * (suffix _c). A count of 0 contributes nothing whatever its datatype, so its
- * datatype is not asked (it may be MPI_DATATYPE_NULL). */
+ * datatype is not asked (it may be MPI_DATATYPE_NULL). n <= 0 (no topology
+ * for the neighbourhood forms) is 0 bytes. */
 #define MOP_COLL_ARRAY_FORMS(sfx, count_t)                                            \
     int64_t mop_coll_v_bytes##sfx(int32_t n, const count_t counts[], MPI_Datatype dt)  \
     {                                                                                 \
@@ -139,13 +141,13 @@ int mop_coll_indegree(MPI_Comm comm)
     int64_t mop_coll_neighbor_v_bytes##sfx(MPI_Comm comm, const count_t counts[],     \
                                            MPI_Datatype dt)                           \
     {                                                                                 \
-        return mop_coll_v_bytes##sfx(mop_coll_indegree(comm), counts, dt);            \
+        return mop_coll_v_bytes##sfx(mop_coll_degree(comm, 0), counts, dt);           \
     }                                                                                 \
                                                                                       \
     int64_t mop_coll_neighbor_w_bytes##sfx(MPI_Comm comm, const count_t counts[],     \
                                            const MPI_Datatype types[])                \
     {                                                                                 \
-        return mop_coll_w_bytes##sfx(mop_coll_indegree(comm), counts, types);         \
+        return mop_coll_w_bytes##sfx(mop_coll_degree(comm, 0), counts, types);        \
     }
 
 MOP_COLL_ARRAY_FORMS(, int)

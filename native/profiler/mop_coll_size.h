@@ -59,9 +59,10 @@ int64_t mop_coll_neighbor_w_bytes(MPI_Comm comm, const int counts[], const MPI_D
 int64_t mop_coll_neighbor_w_bytes_c(MPI_Comm comm, const MPI_Count counts[],
                                     const MPI_Datatype types[]);
 
-/* The in-degree of comm's (Cartesian, graph or distributed graph) topology:
- * how many receive blocks a neighbourhood collective has; 0 without one. */
-int mop_coll_indegree(MPI_Comm comm);
+/* The in-degree (out = 0: how many receive blocks a neighbourhood collective
+ * has) or out-degree of comm's Cartesian, graph or distributed graph
+ * topology; -1 without one or when the MPI cannot tell. */
+int mop_coll_degree(MPI_Comm comm, int out);
 
 #pragma GCC visibility pop
 

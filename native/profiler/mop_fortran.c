@@ -74,28 +74,7 @@ int mop_f_peers(MPI_Comm comm, int which)
 {
     if (which == MOP_F_PEERS_ALL)
         return mop_coll_comm_size(comm);
-    int n = -1;
-    int topo = MPI_UNDEFINED;
-    if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
-        return -1;
-    if (topo == MPI_CART) {
-        int ndims = 0;
-        return PMPI_Cartdim_get(comm, &ndims) == MPI_SUCCESS ? 2 * ndims : -1;
-    }
-    if (topo == MPI_GRAPH) {
-        int rank = 0;
-        if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
-            PMPI_Graph_neighbors_count(comm, rank, &n) != MPI_SUCCESS)
-            return -1;
-        return n;
-    }
-    if (topo == MPI_DIST_GRAPH) {
-        int in = 0, out = 0, weighted = 0;
-        if (PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted) != MPI_SUCCESS)
-            return -1;
-        return which == MOP_F_PEERS_IN ? in : out;
-    }
-    return -1;
+    return mop_coll_degree(comm, which == MOP_F_PEERS_OUT);
 }
 
 void *mop_f_mpi_entry(const char *name)
