@@ -42,6 +42,7 @@ import math
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -323,17 +324,11 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
                 raise bad(lineno, f"expected '{word} <bytes> <seconds>'") from None
             if nbytes < 0 or not math.isfinite(seconds) or seconds < 0:
                 raise bad(lineno, "bytes and seconds must be finite and not negative")
-            pts = points.setdefault(word, [])
-            if pts and nbytes <= pts[-1][0]:
-                raise bad(lineno, f"{word} sizes must increase ({nbytes} after {pts[-1][0]})")
-            pts.append((nbytes, seconds))
+            _append(points.setdefault(word, []), nbytes, seconds, word, partial(bad, lineno))
         elif word == "coll":
-            key, nbytes, seconds = _coll_line(rest, lambda why, n=lineno: bad(n, why))
-            pts = coll.setdefault(key, [])
-            if pts and nbytes <= pts[-1][0]:
-                raise bad(lineno, f"coll {key[0]} {key[1]} sizes must increase "
-                                  f"({nbytes} after {pts[-1][0]})")
-            pts.append((nbytes, seconds))
+            key, nbytes, seconds = _coll_line(rest, partial(bad, lineno))
+            _append(coll.setdefault(key, []), nbytes, seconds, f"coll {key[0]} {key[1]}",
+                    partial(bad, lineno))
         elif word in ("created", "machine", "toolchain", "toolchain_name", "ranks"):
             if word in header:
                 raise bad(lineno, f"'{word}' given twice")
@@ -370,6 +365,13 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
         path=Path(path),
         coll=coll,
     )
+
+
+def _append(pts: Points, nbytes: int, seconds: float, series: str, bad: Any) -> None:
+    """Add a point to a series read so far; sizes must increase."""
+    if pts and nbytes <= pts[-1][0]:
+        raise bad(f"{series} sizes must increase ({nbytes} after {pts[-1][0]})")
+    pts.append((nbytes, seconds))
 
 
 def _coll_line(rest: str, bad: Any) -> tuple[CollKey, int, float]:
