@@ -153,7 +153,7 @@ def run_suite(
     from .report import make_report
 
     paths = make_report(runs, report_dir, console=console,
-                        lead_sections=[summary_section(suite, runs)],
+                        lead_sections=[summary_section(suite, runs)], keep_going=True,
                         title=f"mpi-overlap {suite} suite",
                         extra={"suite": {"name": suite, "findings": [
                             {"benchmark": r.benchmark, "toolchain": r.toolchain,

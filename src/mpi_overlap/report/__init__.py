@@ -232,9 +232,11 @@ def make_report(
     lead_sections: list[Section] | None = None,
     title: str | None = None,
     extra: dict[str, Any] | None = None,
+    keep_going: bool = False,
 ) -> ReportPaths:
     """Print the terminal tables, write report.html and report.json into out_dir.
-    `lead_sections` come first (a suite's summary), `extra` joins report.json's top level."""
+    `lead_sections` come first (a suite's summary), `extra` joins report.json's top level;
+    keep_going: a reporter that fails gives an error section instead of failing the report."""
     _disambiguate_labels(runs)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -257,7 +259,7 @@ def make_report(
         section
         for name, group in _by_benchmark(runs).items()
         for provider in _REGISTRY[name].sections
-        for section in (_safe_sections(provider, name, group) if lead_sections is not None
+        for section in (_safe_sections(provider, name, group) if keep_going
                         else provider(group))
     ]
     html_path, json_path = out_dir / HTML_FILE, out_dir / JSON_FILE
