@@ -17,13 +17,12 @@ from .launch import launch_command, run_job
 from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, read_json, write_json_atomic
 from .runner import (
     RunOptions,
-    analyze_result,
     build,
     finish_run,
     initial_run_meta,
     join_message,
     program_argv,
-    schema_failure,
+    settle_result,
 )
 from .toolchains import Toolchain
 from .ui import Ui
@@ -92,17 +91,11 @@ def run_launches(
             message = join_message(message, f"launch {launch.name}: {outcome.message}")
             break
     result = merge_results(parts)
-    errors: list[str] = []
-    if result is None:
-        message = (message or "the benchmark ended") + "; it wrote no results"
-    else:
+    if result is not None:
         write_json_atomic(run_dir / RESULT_FILE, result)
-        errors, _ = analyze_result(bench, result, run_dir)
-        if errors:
-            status, message = schema_failure(errors, status, message)
-        if status == "complete" and result.get("status") != "complete":
-            status = "partial"
-            message = "a launch exited without finishing its results"
+    status, message, errors = settle_result(
+        bench, result, run_dir, status, message, who="a launch"
+    )
     return finish_run(run_dir, meta, status=status, message=message, returncode=rc,
                       elapsed_s=elapsed, schema_errors=errors)
 

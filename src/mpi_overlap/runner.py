@@ -71,16 +71,9 @@ def run_benchmark(
     status, message = outcome.status, outcome.message
     result_path = run_dir / RESULT_FILE
     result = read_json(result_path) if result_path.is_file() else None
-    errors: list[str] = []
-    if result is None:
-        message = (message or "the benchmark ended") + "; it wrote no results"
-    else:
-        errors, _ = analyze_result(bench, result, run_dir)
-        if errors:
-            status, message = schema_failure(errors, status, message)
-        if status == "complete" and result.get("status") != "complete":
-            status = "partial"
-            message = "the benchmark exited without finishing its results"
+    status, message, errors = settle_result(
+        bench, result, run_dir, status, message, who="the benchmark"
+    )
     return finish_run(run_dir, meta, status=status, message=message,
                       returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
                       schema_errors=errors)
@@ -182,6 +175,26 @@ def analyze_result(bench: Benchmark, result: dict, run_dir: Path) -> tuple[list[
     analysis = bench.analyze(result, run_dir)
     write_json_atomic(run_dir / ANALYSIS_FILE, analysis)
     return errors, analysis
+
+
+def settle_result(
+    bench: Benchmark, result: dict | None, run_dir: Path, status: str, message: str | None,
+    *, who: str,
+) -> tuple[str, str | None, list[str]]:
+    """(status, message, schema errors) of a run once its launch(es) ended: no result, a
+    result that fails its schema (else it is analysed), or one that `who` (what exited)
+    left unfinished."""
+    errors: list[str] = []
+    if result is None:
+        message = (message or "the benchmark ended") + "; it wrote no results"
+    else:
+        errors, _ = analyze_result(bench, result, run_dir)
+        if errors:
+            status, message = schema_failure(errors, status, message)
+        if status == "complete" and result.get("status") != "complete":
+            status = "partial"
+            message = f"{who} exited without finishing its results"
+    return status, message, errors
 
 
 def initial_run_meta(
