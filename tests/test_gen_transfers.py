@@ -135,7 +135,7 @@ def test_collective_rule_reads_the_significant_arguments(standard) -> None:
     )
     assert bcast.record == [
         "MOP_COLLECTIVE(MOP_EV_PINIT, MPI_Bcast_init, mop_key(*request), "
-        "MOP_KIND_COLL_NB_OP(BCAST), comm, mop_coll_block_bytes(count, datatype))"
+        "MOP_KIND_COLL_NB_OP(BCAST), comm, mop_bytes(count, datatype))"
     ]
 
 
@@ -216,7 +216,7 @@ def test_shapes(header: Header) -> None:
                      r"MOP_KIND_COLL_OP\(ALLTOALLV\), \w+, mop_coll_v_bytes\(mop_n, ",
                      header.body("MPI_Alltoallv"))
     assert re.search(r"MOP_COLLECTIVE\(MOP_EV_BEGIN, MPI_Iallreduce, mop_key\(\*\w+\), "
-                     r"MOP_KIND_COLL_NB_OP\(ALLREDUCE\), \w+, mop_coll_block_bytes\(",
+                     r"MOP_KIND_COLL_NB_OP\(ALLREDUCE\), \w+, mop_bytes\(",
                      header.body("MPI_Iallreduce"))
     assert "mop_coll_rooted_v_bytes(" in header.body("MPI_Igatherv")
     assert "mop_coll_neighbor_w_bytes(" in header.body("MPI_Ineighbor_alltoallw")

@@ -803,7 +803,7 @@ def _coll_bytes(decl: Declaration, params: Sequence[StdParam], stem: str) -> str
     main = by_name[root_group]
     if shape == "block":
         b = scalar(main)
-        return f"mop_coll_block_bytes({b[0]}, {b[1]})" if b else None
+        return f"mop_bytes({b[0]}, {b[1]})" if b else None
     if shape in ("v", "w", "neighbor_v", "neighbor_w", "mine"):
         v = vector(main, shape.endswith("w"))
         if v is None:

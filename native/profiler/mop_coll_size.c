@@ -4,15 +4,7 @@
  * returned, outside the time the call is charged with. */
 #include "mop_coll_size.h"
 
-/* Bytes of one element of dt, -1 when not known (MPI_DATATYPE_NULL, or a
- * size that does not fit an int). */
-static int64_t mop_type_size(MPI_Datatype dt)
-{
-    int size = 0;
-    if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS || size < 0)
-        return -1;
-    return size;
-}
+#include "mop_wrap_util.h"
 
 int32_t mop_coll_comm_size(MPI_Comm comm)
 {
@@ -21,12 +13,6 @@ int32_t mop_coll_comm_size(MPI_Comm comm)
         return -1;
     int rc = inter ? PMPI_Comm_remote_size(comm, &size) : PMPI_Comm_size(comm, &size);
     return rc == MPI_SUCCESS ? size : -1;
-}
-
-int64_t mop_coll_block_bytes(MPI_Count count, MPI_Datatype dt)
-{
-    int64_t size = mop_type_size(dt);
-    return size < 0 ? -1 : (int64_t)count * size;
 }
 
 /* 1 on the root, 0 on the others, -1 on an intercommunicator's process that
@@ -52,7 +38,7 @@ int64_t mop_coll_rooted_bytes(MPI_Comm comm, int root, MPI_Count root_count,
     int r = mop_is_root(comm, root);
     if (r < 0)
         return 0;
-    return r ? mop_coll_block_bytes(root_count, root_type) : mop_coll_block_bytes(count, type);
+    return r ? mop_bytes(root_count, root_type) : mop_bytes(count, type);
 }
 
 int mop_coll_degree(MPI_Comm comm, int out)
@@ -126,7 +112,7 @@ int mop_coll_degree(MPI_Comm comm, int out)
         if (r < 0)                                                                    \
             return 0;                                                                 \
         return r ? mop_coll_v_bytes##sfx(n, root_counts, root_type)                   \
-                 : mop_coll_block_bytes(count, type);                                 \
+                 : mop_bytes(count, type);                                            \
     }                                                                                 \
                                                                                       \
     int64_t mop_coll_mine_bytes##sfx(MPI_Comm comm, const count_t counts[],           \
@@ -135,7 +121,7 @@ int mop_coll_degree(MPI_Comm comm, int out)
         int rank = 0;                                                                 \
         if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)                               \
             return -1;                                                                \
-        return mop_coll_block_bytes(counts[rank], dt);                                \
+        return mop_bytes(counts[rank], dt);                                           \
     }                                                                                 \
                                                                                       \
     int64_t mop_coll_neighbor_v_bytes##sfx(MPI_Comm comm, const count_t counts[],     \

@@ -20,10 +20,9 @@
  * exchanges with). */
 int32_t mop_coll_comm_size(MPI_Comm comm);
 
-/* count x size(dt): barrier-free blocks (bcast, reduce, allreduce, scan,
- * exscan, reduce_scatter_block, allgather, alltoall, neighbor_allgather,
- * neighbor_alltoall). */
-int64_t mop_coll_block_bytes(MPI_Count count, MPI_Datatype dt);
+/* The fixed-count collectives (bcast, reduce, allreduce, scan, exscan,
+ * reduce_scatter_block, allgather, alltoall, neighbor_allgather,
+ * neighbor_alltoall) are count x size(dt): mop_bytes of mop_wrap_util.h. */
 
 /* Gather/scatter: the root's block (root_count x root_type) on the root,
  * the others' (count x type) elsewhere; 0 on an intercommunicator's

@@ -32,9 +32,7 @@
 /* MPI_Message is an int in MPICH and a pointer in Open MPI: keep its bits. */
 static inline uint64_t mop_message_key(MPI_Message m)
 {
-    uint64_t k = 0;
-    memcpy(&k, &m, sizeof m < sizeof k ? sizeof m : sizeof k);
-    return k;
+    return mop_handle_bits(&m, sizeof m);
 }
 
 /* What a probe told about a message, until its receive asks. A small ring per

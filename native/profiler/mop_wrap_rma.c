@@ -99,9 +99,7 @@ static mop_rma_thread *mop_rma_thread_self(void)
 
 static inline uint64_t mop_win_bits(MPI_Win w)
 {
-    uint64_t k = 0;
-    memcpy(&k, &w, sizeof w < sizeof k ? sizeof w : sizeof k);
-    return k;
+    return mop_handle_bits(&w, sizeof w);
 }
 
 /* World rank of `target` of the window's group; -1 on one node (as for

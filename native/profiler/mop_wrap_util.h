@@ -12,20 +12,34 @@
 #include "mop_fn_ids.h"
 #include "mop_runtime.h"
 
-/* MPI_Request is an int in MPICH and a pointer in Open MPI: keep its bits. */
-static inline uint64_t mop_key(MPI_Request r)
+/* A handle's bits as a 64-bit key: handles are ints in MPICH and pointers in
+ * Open MPI (requests, messages, windows alike). */
+static inline uint64_t mop_handle_bits(const void *handle, size_t size)
 {
     uint64_t k = 0;
-    memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
+    memcpy(&k, handle, size < sizeof k ? size : sizeof k);
     return k;
 }
 
-static inline int64_t mop_bytes(MPI_Count count, MPI_Datatype dt)
+static inline uint64_t mop_key(MPI_Request r)
+{
+    return mop_handle_bits(&r, sizeof r);
+}
+
+/* Bytes of one element of dt, -1 when not known (MPI_DATATYPE_NULL, or a
+ * size that does not fit an int). */
+static inline int64_t mop_type_size(MPI_Datatype dt)
 {
     int size = 0;
     if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS || size < 0)
         return -1;
-    return (int64_t)count * size;
+    return size;
+}
+
+static inline int64_t mop_bytes(MPI_Count count, MPI_Datatype dt)
+{
+    int64_t size = mop_type_size(dt);
+    return size < 0 ? -1 : (int64_t)count * size;
 }
 
 /* Received bytes of a completed receive, -1 when not known. */
