@@ -442,21 +442,17 @@ static int mop_table_setup(void)
         snprintf(mop_g.status_reason, sizeof mop_g.status_reason, "%s", err);
         return -1;
     }
-    char mkey[MO_MACHINE_KEY_LEN], tkey[MO_TOOLCHAIN_KEY_LEN];
-    char mfp[MO_FP_HEX_LEN], tfp[MO_FP_HEX_LEN];
-    mo_machine_key(mkey, sizeof mkey);
-    mo_toolchain_key(mop_g.library_version, tkey, sizeof tkey);
-    mo_fingerprint_hex(mkey, mfp);
-    mo_fingerprint_hex(tkey, tfp);
+    mo_fingerprints fp;
+    mo_fingerprints_collect(&fp, mop_g.library_version);
     const char *what = NULL, *table_key = NULL, *ours = NULL;
-    if (strcmp(mfp, mop_g.table.machine_fp) != 0) {
+    if (strcmp(fp.machine_fp, mop_g.table.machine_fp) != 0) {
         what = "machine";
         table_key = mop_g.table.machine_key;
-        ours = mkey;
-    } else if (strcmp(tfp, mop_g.table.toolchain_fp) != 0) {
+        ours = fp.machine_key;
+    } else if (strcmp(fp.toolchain_fp, mop_g.table.toolchain_fp) != 0) {
         what = "MPI library";
         table_key = mop_g.table.toolchain_key;
-        ours = tkey;
+        ours = fp.toolchain_key;
     }
     if (what && !mop_g.table_forced) {
         snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
