@@ -114,7 +114,8 @@ def _disagreements(a_run, b_run) -> list[str]:
 
 def test_default_toolchain_figures_are_physical_and_repeatable(tmp_path: Path) -> None:
     """Availability within [0, 100] and overhead >= 0 within their CIs for every size the
-    analysis calls ok (anything else flagged with its reason); two runs agree within their CIs for sizes >= 64 KiB."""
+    analysis calls ok (anything else flagged with its reason); two runs agree within their
+    CIs for sizes >= 64 KiB."""
     history = []
     for attempt in range(ATTEMPTS):
         runs = []

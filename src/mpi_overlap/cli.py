@@ -7,6 +7,7 @@ traceback.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -35,8 +36,21 @@ _launcher_option = click.option("--launcher", metavar="CMD",
 
 
 def _run_options(timeout_help: str = "seconds before the run is stopped") -> Callable[[F], F]:
-    """--launcher, --timeout, --out and --report: how every benchmark command runs."""
-    def apply(f: F) -> F:
+    """--launcher, --timeout, --out, --report and --env-matrix: how every benchmark command
+    runs. The matrix is bound around the command (env_matrix.bound), so the command itself
+    never sees it: bench_session runs every variant."""
+    def apply(command: F) -> F:
+        @functools.wraps(command)
+        def with_matrix(*args: Any, env_matrix: tuple[str, ...] = (), **kwargs: Any) -> Any:
+            from .env_matrix import bound
+
+            with bound(env_matrix):
+                return command(*args, **kwargs)
+
+        f = click.option("--env-matrix", "env_matrix", multiple=True, metavar="VAR=V1,V2",
+                         help="run once per setting (repeat for more variables: every "
+                              "combination), e.g. MPICH_ASYNC_PROGRESS=0,1; the report puts "
+                              "the variants side by side")(with_matrix)  # type: ignore[assignment]
         f = click.option("--report/--no-report", default=True,
                          help="print the table and write the HTML report")(f)
         f = click.option("--out", type=click.Path(path_type=Path),

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from rich.console import Console
 
+from . import env_matrix
 from .benchmarks import get_benchmark
 from .errors import UserError
 from .rundir import STDOUT_FILE, Run, load_run
@@ -232,19 +233,26 @@ def bench_session(
     err_console: Console,
     show_verbose: bool = False,
 ) -> bool:
-    """Run benchmark `name` on each toolchain; report them together. True if all complete."""
+    """Run benchmark `name` on each toolchain, under each setting of the bound --env-matrix;
+    report them together. True if all complete."""
     bench = get_benchmark(name)
     timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
     tcs = checked_toolchains(toolchains)
     ui = Ui(err_console)
     runs: list[Run] = []
+    variants = env_matrix.current()
     for tc in tcs:
-        opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base)
-        run = run_benchmark(bench, tc, native_args, opts, ui)
-        runs.append(run)
-        if show_verbose:
-            console.print((run.path / STDOUT_FILE).read_text(), markup=False, highlight=False)
-        console.print(status_line(run), markup=False)
+        for variant in variants:
+            opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout,
+                              out_base=out_base,
+                              label=variant.label(tc.name) if variant.env else None,
+                              env_overrides=variant.overrides)
+            run = run_benchmark(bench, tc, native_args, opts, ui)
+            runs.append(run)
+            if show_verbose:
+                console.print((run.path / STDOUT_FILE).read_text(), markup=False,
+                              highlight=False)
+            console.print(status_line(run), markup=False)
     if report:
         report_runs(runs, out_base, console)
     return all(r.status == "complete" for r in runs)

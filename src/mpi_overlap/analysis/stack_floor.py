@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..sizes import format_size
+from .figures import figure
 
 N_BOOT = 1000
 SEED = 20261121
@@ -123,7 +124,23 @@ def analyze_stack_floor(result: dict[str, Any],
         "checks": checks,
         "finding": _finding(sizes_out, jump),
         "request_finding": _request_finding(sizes_out),
+        "figures": _figures(sizes_out, jump),
     }
+
+
+def _figures(sizes: list[dict[str, Any]], jump: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Small-message latency and MPI's added time (the costs a setting may change), and
+    where the latency jumps."""
+    first = sizes[0] if sizes else None
+    at = format_size(first["bytes"]) if first else "?"
+    return [
+        figure("latency_small_us", f"MPI one-way latency at {at}",
+               first["mpi_blocking"]["median_s"] * 1e6 if first else None, "µs", "cost"),
+        figure("added_small_us", f"MPI time over the floor at {at}",
+               first["added"]["median_s"] * 1e6 if first else None, "µs", "cost"),
+        figure("jump_above_bytes", "largest latency jump, upper size",
+               jump["above_bytes"] if jump else None, "B", "info"),
+    ]
 
 
 def _jump(sizes: list[dict[str, Any]]) -> dict[str, Any] | None:

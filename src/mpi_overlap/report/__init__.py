@@ -21,6 +21,7 @@ from .. import __version__
 from ..rundir import Run, utc_now, write_json_atomic
 from . import (
     datatypes,
+    env_matrix,
     error_checking,
     overhead_plots,
     overhead_table,
@@ -158,6 +159,7 @@ def print_terminal(runs: list[Run], console: Console) -> None:
             reporter.terminal(run, console)
     for name, group in _by_benchmark(runs).items():
         _REGISTRY[name].terminal_all(group, console)
+    env_matrix.print_terminal(runs, console)
 
 
 def _run_json(run: Run) -> dict[str, Any]:
@@ -255,7 +257,7 @@ def make_report(
         )
         for run in runs
     ]
-    sections = list(lead_sections or []) + [
+    sections = list(lead_sections or []) + env_matrix.sections(runs) + [
         section
         for name, group in _by_benchmark(runs).items()
         for provider in _REGISTRY[name].sections
