@@ -374,23 +374,40 @@ _simple_bench("error-checking",
               "(MPIR_CVAR_ERROR_CHECKING / mpi_param_check, read back via MPI_T).")
 
 
-@bench.command("overhead-suite")
-@_mpi_option
-@_ranks_option
-@click.option("--quick", is_flag=True, help="every benchmark's --quick")
-@_launcher_option
-@click.option("--timeout", type=float, help="seconds before one launch is stopped")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for run directories and the suite report")
-def bench_overhead_suite(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
-                         timeout: float | None, out: Path) -> None:
-    """Every benchmark of the MPI-overhead suite (issue 6), one progress display, one report."""
-    from .suite import run_suite
+def _suite_command(suite: str, doc: str):
+    """`bench <suite>-suite`: every benchmark registered for the suite, one progress
+    display, one report."""
 
-    outcome = run_suite("overhead", list(mpi), ranks=ranks, quick=quick, launcher=launcher,
-                        timeout_s=timeout, out_base=out, console=_out, err_console=_err)
-    if outcome.failed:
-        sys.exit(3)
+    @bench.command(f"{suite}-suite", help=doc)
+    @_mpi_option
+    @_ranks_option
+    @click.option("--quick", is_flag=True, help="every benchmark's --quick")
+    @_launcher_option
+    @click.option("--timeout", type=float, help="seconds before one launch is stopped")
+    @click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+                  show_default=True, help="directory for run directories and the suite report")
+    @click.option("--env-matrix", "env_matrix", multiple=True, metavar="VAR=V1,V2",
+                  help="run the suite once per setting (see bench overhead --help)")
+    def command(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
+                timeout: float | None, out: Path, env_matrix: tuple[str, ...]) -> None:
+        from .env_matrix import bound
+        from .suite import run_suite
+
+        with bound(env_matrix):
+            outcome = run_suite(suite, list(mpi), ranks=ranks, quick=quick, launcher=launcher,
+                                timeout_s=timeout, out_base=out, console=_out,
+                                err_console=_err)
+        if outcome.failed:
+            sys.exit(3)
+
+    return command
+
+
+_suite_command("overhead", "Every benchmark of the MPI-overhead suite (seed 001: stack floor, "
+               "matching, Waitany, datatypes, alignment, threads, error checking).")
+_suite_command("overlap", "Every benchmark of the overlap characterization suite "
+               "(synchronization and communication overlap, asynchronous progress, "
+               "inflation, polling, non-blocking collectives, one-sided).")
 
 
 # ----- calibrate --------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """`mpi-overlap bench <suite>-suite`: every registered benchmark of a suite, in its
-suite_order, on each toolchain, under one progress display, into one report.
+suite_order, on each toolchain (and each setting of a bound --env-matrix), under one
+progress display, into one report.
 
 A benchmark that fails (an error before or during its run, a crash, a timeout) is
 recorded as a run directory with its status and message, shown as a banner in the
@@ -8,6 +9,7 @@ report, and the suite goes on; the suite reports failure at the end.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,6 +24,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from . import env_matrix
 from .benchmarks import registry
 from .benchmarks.registry import Benchmark
 from .errors import UserError
@@ -127,27 +130,29 @@ def run_suite(
     runs: list[Run] = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[label]}"))
-    total = len(benches) * len(tcs)
+    variants = env_matrix.current()
+    total = len(benches) * len(tcs) * len(variants)
     with Progress(*columns, console=err_console, transient=True) as bar:
         overall = bar.add_task(f"{suite} suite", total=total, label="")
         ui = SuiteUi(err_console, bar)
-        for tc in tcs:
-            for bench in benches:
-                bar.update(overall, label=f"{bench.name} ({tc.name})")
-                timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
-                opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout,
-                                  out_base=out_base)
-                try:
-                    run = run_benchmark(bench, tc, native_args, opts, ui)
-                except KeyboardInterrupt:
-                    raise
-                except Exception as err:  # reported as a failed run; the suite goes on
-                    text = str(err) or type(err).__name__
-                    run = _failure_run(bench, tc, opts, f"{type(err).__name__}: {text}"
-                                       if not isinstance(err, UserError) else text)
-                runs.append(run)
-                bar.console.print(status_line(run), markup=False, highlight=False)
-                bar.advance(overall)
+        for tc, variant, bench in itertools.product(tcs, variants, benches):
+            label = variant.label(tc.name) if variant.env else None
+            bar.update(overall, label=f"{bench.name} ({label or tc.name})")
+            timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
+            opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout,
+                              out_base=out_base, label=label,
+                              env_overrides=variant.overrides)
+            try:
+                run = run_benchmark(bench, tc, native_args, opts, ui)
+            except KeyboardInterrupt:
+                raise
+            except Exception as err:  # reported as a failed run; the suite goes on
+                text = str(err) or type(err).__name__
+                run = _failure_run(bench, tc, opts, f"{type(err).__name__}: {text}"
+                                   if not isinstance(err, UserError) else text)
+            runs.append(run)
+            bar.console.print(status_line(run), markup=False, highlight=False)
+            bar.advance(overall)
     failed = [r for r in runs if r.status != "complete"]
     report_dir = out_base / f"report-{suite}-suite-{runs[0].path.name[:15]}"
     from .report import make_report
