@@ -174,3 +174,15 @@ def test_partial_results_are_tolerated(document: dict[str, Any]) -> None:
     empty["results"]["directions"][1]["sizes"][0]["steps"] = []
     entry = analyze_overhead(empty, bootstrap=10)["directions"][1]["sizes"][0]
     assert entry["verdict"] == "incomplete" and entry["fit"]["n_steps"] == 0
+
+
+def test_figures_and_finding_use_trustworthy_sizes_only(document: dict[str, Any]) -> None:
+    analysis = analyze_overhead(document, bootstrap=60)
+    figs = {f["name"]: f["value"] for f in analysis["figures"]}
+    send_avail = [s["availability_pct"]["value"] for s in analysis["directions"][0]["sizes"]]
+    assert figs["send_availability_min_pct"] == pytest.approx(min(send_avail))
+    assert figs["send_availability_max_pct"] == pytest.approx(max(send_avail))
+    # recv has no ok size (no-knee, incomplete): no number, and the finding says so
+    assert figs["recv_availability_min_pct"] is None
+    assert "recv: no trustworthy size of 2" in analysis["finding"]
+    assert "send availability" in analysis["finding"] and "(2 of 2 sizes" in analysis["finding"]

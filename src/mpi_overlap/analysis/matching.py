@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .figures import figure
 from .stats import t_quantile
 
 GROW = 1.25
@@ -160,4 +161,10 @@ def analyze_matching(result: dict[str, Any]) -> dict[str, Any]:
         "cores": res.get("cores"),
         "queues": queues,
         "finding": finding,
+        "figures": [
+            figure(f"{q['queue']}_ns_per_request",
+                   f"matching cost per {QUEUE_NOUN.get(q['queue'], q['queue'])}",
+                   (q["fit_m"] or {}).get("slope_ns"), "ns", "cost")
+            for q in queues
+        ],
     }

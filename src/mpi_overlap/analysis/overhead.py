@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .figures import figure
 from .knee import CI_LEVEL, LIMITS, KneeResult, fit_knee
 
 SCHEMA = "mpi-overlap/analysis"
@@ -121,4 +122,43 @@ def analyze_overhead(
             "limits": dict(LIMITS),
         },
         "directions": directions,
+        "figures": _figures(directions),
+        "finding": _finding(directions),
     }
+
+
+def _ok_values(sizes: list[dict[str, Any]], key: str) -> list[float]:
+    return [s[key]["value"] for s in sizes
+            if s["verdict"] == "ok" and s[key].get("value") is not None]
+
+
+def _figures(directions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per direction the availability range and the largest host overhead over the sizes
+    whose estimate is trustworthy (verdict ok)."""
+    out = []
+    for d in directions:
+        name = str(d["direction"])
+        avail = _ok_values(d["sizes"], "availability_pct")
+        over = _ok_values(d["sizes"], "overhead_us")
+        out += [
+            figure(f"{name}_availability_min_pct", f"{name} availability, lowest",
+                   min(avail) if avail else None, "%", "overlap"),
+            figure(f"{name}_availability_max_pct", f"{name} availability, highest",
+                   max(avail) if avail else None, "%", "overlap"),
+            figure(f"{name}_overhead_max_us", f"{name} host overhead, largest",
+                   max(over) if over else None, "µs", "cost"),
+        ]
+    return out
+
+
+def _finding(directions: list[dict[str, Any]]) -> str:
+    parts = []
+    for d in directions:
+        avail = _ok_values(d["sizes"], "availability_pct")
+        ok = sum(s["verdict"] == "ok" for s in d["sizes"])
+        if avail:
+            parts.append(f"{d['direction']} availability {min(avail):.0f}–{max(avail):.0f} % "
+                         f"({ok} of {len(d['sizes'])} sizes trustworthy)")
+        else:
+            parts.append(f"{d['direction']}: no trustworthy size of {len(d['sizes'])}")
+    return "; ".join(parts) if parts else "no direction measured"

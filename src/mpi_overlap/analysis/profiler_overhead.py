@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .figures import figure
 from .stats import t_quantile
 
 CI_LEVEL = 0.95
@@ -227,6 +228,7 @@ def profile_summary(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
+    metrics = [analyze_metric(result, spec, ci) for spec in METRICS]
     return {
         "schema": "mpi-overlap/analysis",
         "schema_version": 1,
@@ -238,6 +240,9 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
             "interval": "Student-t on the log ratios, exponentiated",
             "ci": ci,
         },
-        "metrics": [analyze_metric(result, spec, ci) for spec in METRICS],
+        "metrics": metrics,
         "profiles": profile_summary(result),
+        "figures": [figure(f"{m['name']}_ratio", f"{m['title']}, with / without profiler",
+                           m["geomean"], "ratio", "cost")
+                    for m in metrics if m["target"] is not None],
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .figures import figure
 from .matching import line_fit
 
 CALLS = (("waitany", "MPI_Waitany"), ("testany", "MPI_Testany"), ("waitsome", "MPI_Waitsome"))
@@ -42,4 +43,6 @@ def analyze_waitany(result: dict[str, Any]) -> dict[str, Any]:
         "benchmark": "waitany",
         "calls": calls,
         "finding": finding,
+        "figures": [figure(f"{c['key']}_ns_per_request", f"{c['call']} per request",
+                           (c["fit"] or {}).get("slope_ns"), "ns", "cost") for c in calls],
     }
