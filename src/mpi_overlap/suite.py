@@ -20,6 +20,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -109,6 +110,48 @@ def summary_section(suite: str, runs: list[Run]):
                               rows, css)])
 
 
+def progress_bar(console: Console) -> Progress:
+    """The one display of a multi-benchmark command: an overall bar, task bars under it."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("{task.fields[label]}"))
+    return Progress(*columns, console=console, transient=True)
+
+
+def run_one(bench: Benchmark, tc: Toolchain, opts: RunOptions, native_args: list[str],
+            ui: Ui) -> Run:
+    """One benchmark run; an error becomes a failed run directory instead of ending the
+    caller's series."""
+    try:
+        return run_benchmark(bench, tc, native_args, opts, ui)
+    except KeyboardInterrupt:
+        raise
+    except Exception as err:  # reported as a failed run; the series goes on
+        text = str(err) or type(err).__name__
+        return _failure_run(bench, tc, opts, text if isinstance(err, UserError)
+                            else f"{type(err).__name__}: {text}")
+
+
+def run_benchmarks(benches: list[Benchmark], tc: Toolchain, *, ranks: int, quick: bool,
+                   launcher: str | None, timeout_s: float | None, out_base: Path,
+                   bar: Progress, overall: TaskID) -> list[Run]:
+    """`benches` on one toolchain under each setting of the bound --env-matrix, advancing
+    `overall` once per run and printing each run's status line above the bars."""
+    ui = SuiteUi(bar.console, bar)
+    native_args = ["--quick"] if quick else []
+    runs: list[Run] = []
+    for variant, bench in itertools.product(env_matrix.current(), benches):
+        label = variant.label(tc.name) if variant.env else None
+        bar.update(overall, label=f"{bench.name} ({label or tc.name})")
+        timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
+        opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base,
+                          label=label, env_overrides=variant.overrides)
+        run = run_one(bench, tc, opts, native_args, ui)
+        runs.append(run)
+        bar.console.print(status_line(run), markup=False, highlight=False)
+        bar.advance(overall)
+    return runs
+
+
 def run_suite(
     suite: str,
     toolchains: list[str],
@@ -126,33 +169,14 @@ def run_suite(
         raise UserError(f"no benchmarks registered for suite '{suite}'")
     check_timeout(timeout_s)
     tcs = checked_toolchains(toolchains, ranks=ranks, launcher=launcher)
-    native_args = ["--quick"] if quick else []
     runs: list[Run] = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TextColumn("{task.fields[label]}"))
-    variants = env_matrix.current()
-    total = len(benches) * len(tcs) * len(variants)
-    with Progress(*columns, console=err_console, transient=True) as bar:
+    with progress_bar(err_console) as bar:
+        total = len(benches) * len(tcs) * len(env_matrix.current())
         overall = bar.add_task(f"{suite} suite", total=total, label="")
-        ui = SuiteUi(err_console, bar)
-        for tc, variant, bench in itertools.product(tcs, variants, benches):
-            label = variant.label(tc.name) if variant.env else None
-            bar.update(overall, label=f"{bench.name} ({label or tc.name})")
-            timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
-            opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout,
-                              out_base=out_base, label=label,
-                              env_overrides=variant.overrides)
-            try:
-                run = run_benchmark(bench, tc, native_args, opts, ui)
-            except KeyboardInterrupt:
-                raise
-            except Exception as err:  # reported as a failed run; the suite goes on
-                text = str(err) or type(err).__name__
-                run = _failure_run(bench, tc, opts, f"{type(err).__name__}: {text}"
-                                   if not isinstance(err, UserError) else text)
-            runs.append(run)
-            bar.console.print(status_line(run), markup=False, highlight=False)
-            bar.advance(overall)
+        for tc in tcs:
+            runs += run_benchmarks(benches, tc, ranks=ranks, quick=quick, launcher=launcher,
+                                   timeout_s=timeout_s, out_base=out_base, bar=bar,
+                                   overall=overall)
     failed = [r for r in runs if r.status != "complete"]
     report_dir = out_base / f"report-{suite}-suite-{runs[0].path.name[:15]}"
     from .report import make_report
@@ -160,10 +184,12 @@ def run_suite(
     paths = make_report(runs, report_dir, console=console,
                         lead_sections=[summary_section(suite, runs)], keep_going=True,
                         title=f"mpi-overlap {suite} suite",
-                        extra={"suite": {"name": suite, "findings": [
-                            {"benchmark": r.benchmark, "toolchain": r.toolchain,
-                             "status": r.status, "finding": _finding(r), "path": str(r.path)}
-                            for r in runs]}})
+                        extra={"suite": {"name": suite, "findings": findings_json(runs)}})
     console.print(f"HTML report: {paths.html.resolve()}", markup=False)
     console.print(f"JSON summary: {paths.json}", markup=False)
     return SuiteOutcome(runs=runs, failed=failed, report_dir=report_dir)
+
+
+def findings_json(runs: list[Run]) -> list[dict[str, str]]:
+    return [{"benchmark": r.benchmark, "toolchain": r.toolchain, "label": r.label,
+             "status": r.status, "finding": _finding(r), "path": str(r.path)} for r in runs]
