@@ -410,6 +410,29 @@ _suite_command("overlap", "Every benchmark of the overlap characterization suite
                "inflation, polling, non-blocking collectives, one-sided).")
 
 
+# ----- characterize ------------------------------------------------------------------------
+
+@app.command()
+@_mpi_option
+@_ranks_option
+@click.option("--quick", is_flag=True, help="every step's --quick (a few minutes on 2 cores)")
+@_launcher_option
+@click.option("--timeout", type=float, help="seconds before one launch is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for the characterization's directory")
+def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
+                 timeout: float | None, out: Path) -> None:
+    """The main job: calibrate, run the overlap and overhead suites, measure the profiler's
+    cost, and write one report with a summary card per toolchain (side by side)."""
+    from .characterize import CharacterizeOptions
+    from .characterize import characterize as run
+
+    opts = CharacterizeOptions(ranks=ranks, quick=quick, launcher=launcher, timeout_s=timeout,
+                               out_base=out)
+    if not run(list(mpi), opts, console=_out, err_console=_err).complete:
+        sys.exit(3)
+
+
 # ----- calibrate --------------------------------------------------------------------------
 
 @app.command()

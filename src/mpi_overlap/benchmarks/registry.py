@@ -95,6 +95,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         analyze=_analysis("overhead"),
         default_timeout_s=3600.0,
         quick_timeout_s=900.0,
+        suite="overlap",
+        suite_order=5,
     ),
     # One-way transfer time per size; `mpi-overlap calibrate` turns it into the
     # profiler's transfer-time table (xfer_table.py). No analysis: the medians are the

@@ -232,12 +232,14 @@ def make_report(
     *,
     console: Console | None = None,
     lead_sections: list[Section] | None = None,
+    top_sections: list[Section] | None = None,
     title: str | None = None,
     extra: dict[str, Any] | None = None,
     keep_going: bool = False,
 ) -> ReportPaths:
     """Print the terminal tables, write report.html and report.json into out_dir.
-    `lead_sections` come first (a suite's summary), `extra` joins report.json's top level;
+    `top_sections` come before the run cards (a summary card), `lead_sections` first
+    among the sections (a suite's summary), `extra` joins report.json's top level;
     keep_going: a reporter that fails gives an error section instead of failing the report."""
     _disambiguate_labels(runs)
     out_dir = Path(out_dir)
@@ -272,6 +274,7 @@ def make_report(
             tool_version=__version__,
             runs=views,
             sections=sections,
+            top_sections=top_sections,
         ),
         encoding="utf-8",
     )

@@ -64,6 +64,7 @@ class Section:
     intro: str | None = None
     figures: list[Figure] = field(default_factory=list)
     tables: list[HtmlTable] = field(default_factory=list)
+    anchor: str | None = None  # the heading's id, for links and screenshots
 
 
 @dataclass(frozen=True)
@@ -246,26 +247,30 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+def _safe(section: Section) -> Section:
+    """SVGs are trusted (we made them) and marked safe; the template escapes the rest."""
+    return Section(
+        title=section.title,
+        intro=section.intro,
+        figures=[Figure(svg=Markup(f.svg), caption=f.caption) for f in section.figures],
+        tables=section.tables,
+        anchor=section.anchor,
+    )
+
+
 def render_html(
-    *, title: str, generated: str, tool_version: str, runs: list[RunView], sections: list[Section]
+    *, title: str, generated: str, tool_version: str, runs: list[RunView], sections: list[Section],
+    top_sections: list[Section] | None = None,
 ) -> str:
-    """Render the whole page. SVGs are trusted (we made them) and marked safe; all other
-    strings are escaped by the template."""
-    safe_sections = [
-        Section(
-            title=s.title,
-            intro=s.intro,
-            figures=[Figure(svg=Markup(f.svg), caption=f.caption) for f in s.figures],
-            tables=s.tables,
-        )
-        for s in sections
-    ]
+    """Render the whole page: top_sections (a summary card), the run cards, the sections,
+    the provenance."""
     template = _environment().get_template(TEMPLATE_NAME)
     return template.render(
         title=title,
         generated=generated,
         tool_version=tool_version,
         runs=runs,
-        sections=safe_sections,
+        top_sections=[_safe(s) for s in top_sections or []],
+        sections=[_safe(s) for s in sections],
         dash=DASH,
     )

@@ -1,0 +1,129 @@
+"""`mpi-overlap characterize`: the main job. Per toolchain: measure the transfer-time
+table, run the overlap suite and the overhead suite, measure what the profiler costs,
+run the case study; then write one report whose summary card comes first.
+
+Everything lands in one directory, `<out>/characterize-<time>/`: the run directories
+under runs/, report.html and report.json beside them. A step that fails is recorded (a
+failed run directory, or a line in the report) and the job goes on; the exit status is
+3 when anything did not complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from rich.console import Console
+
+from .errors import UserError
+from .rundir import Run
+from .runner import check_timeout, checked_toolchains, status_line
+from .suite import findings_json, progress_bar, run_benchmarks, suite_benchmarks, summary_section
+from .toolchains import Toolchain
+from .ui import Ui
+
+SUITES = ("overlap", "overhead")
+
+
+@dataclass
+class CharacterizeOptions:
+    ranks: int = 2
+    quick: bool = False
+    launcher: str | None = None
+    timeout_s: float | None = None
+    out_base: Path = Path("mpi-overlap-runs")
+
+
+@dataclass
+class Outcome:
+    runs: list[Run]
+    problems: list[str] = field(default_factory=list)  # steps that left no run directory
+    report_dir: Path | None = None
+
+    @property
+    def complete(self) -> bool:
+        return not self.problems and all(r.status == "complete" for r in self.runs)
+
+
+def _calibrate(tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path, ui: Ui) -> str | None:
+    """A fresh transfer-time table (the profiler's runs use it); None, or what failed."""
+    from .calibrate import calibrate
+
+    try:
+        calibrate(tc, ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher,
+                  timeout_s=opts.timeout_s, out_base=runs_dir, ui=ui)
+    except UserError as err:
+        if err.exit_code != 3:
+            raise
+        return f"{tc.name}: calibration did not complete: {err}"
+    return None
+
+
+def _profiler_overhead(tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path,
+                       ui: Ui) -> Run:
+    from .profiler_overhead import OverheadOptions, run_profiler_overhead
+
+    return run_profiler_overhead(tc, OverheadOptions(
+        ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher, timeout_s=opts.timeout_s,
+        out_base=runs_dir), ui)
+
+
+def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: Console,
+                 err_console: Console) -> Outcome:
+    check_timeout(opts.timeout_s)
+    tcs = checked_toolchains(toolchains, ranks=opts.ranks, launcher=opts.launcher)
+    benches = [b for suite in SUITES for b in suite_benchmarks(suite)]
+    if not benches:
+        raise UserError("no benchmarks are registered for the overlap and overhead suites")
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_dir = opts.out_base / f"characterize-{stamp}"
+    runs_dir = out_dir / "runs"
+    outcome = Outcome(runs=[])
+    with progress_bar(err_console) as bar:
+        # per toolchain: calibration, the benchmarks, the profiler's cost
+        overall = bar.add_task("characterize", total=len(tcs) * (len(benches) + 2), label="")
+        from .suite import SuiteUi
+
+        ui = SuiteUi(bar.console, bar)
+        for tc in tcs:
+            bar.update(overall, label=f"calibrate ({tc.name})")
+            problem = _calibrate(tc, opts, runs_dir, ui)
+            if problem:
+                outcome.problems.append(problem)
+                bar.console.print(problem, markup=False, highlight=False)
+            bar.advance(overall)
+            outcome.runs += run_benchmarks(benches, tc, ranks=opts.ranks, quick=opts.quick,
+                                           launcher=opts.launcher, timeout_s=opts.timeout_s,
+                                           out_base=runs_dir, bar=bar, overall=overall)
+            bar.update(overall, label=f"profiler-overhead ({tc.name})")
+            try:
+                run = _profiler_overhead(tc, opts, runs_dir, ui)
+            except UserError as err:
+                outcome.problems.append(f"{tc.name}: profiler-overhead: {err}")
+            else:
+                outcome.runs.append(run)
+                bar.console.print(status_line(run), markup=False, highlight=False)
+            bar.advance(overall)
+    outcome.report_dir = out_dir
+    _report(outcome, out_dir, console)
+    return outcome
+
+
+def _report(outcome: Outcome, out_dir: Path, console: Console) -> None:
+    from .report import make_report
+    from .report.summary_card import card_json, card_section, print_card
+
+    runs = outcome.runs
+    lead = [summary_section("characterization", runs)] if runs else []
+    paths = make_report(runs, out_dir, console=console, top_sections=[card_section(runs)],
+                        lead_sections=lead, keep_going=True,
+                        title="mpi-overlap characterization",
+                        extra={"summary_card": card_json(runs),
+                               "findings": findings_json(runs),
+                               "problems": outcome.problems})
+    print_card(runs, console)
+    for problem in outcome.problems:
+        console.print(f"problem: {problem}", markup=False)
+    console.print(f"HTML report: {paths.html.resolve()}", markup=False)
+    console.print(f"JSON summary: {paths.json}", markup=False)

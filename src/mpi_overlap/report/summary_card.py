@@ -1,0 +1,166 @@
+"""The summary card: one short line per question a user brings (how fast are small
+messages, where is the eager limit, does this MPI progress on its own, how much
+computation can hide communication, what do queues cost, what does the profiler cost),
+per run label (toolchain, or toolchain plus settings), side by side.
+
+Every cell is built from the headline figures ("figures") of that label's analyses, so
+the card shows only what the runs measured; a benchmark that was not run or gave no
+number shows why instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..rundir import Run
+from ..sizes import format_size
+from .html import DASH, HtmlTable, Section
+
+Figures = dict[str, float | None]
+ANCHOR = "summary-card"
+
+
+@dataclass(frozen=True)
+class CardItem:
+    label: str
+    benchmark: str
+    render: Callable[[Figures], str | None]  # None: the run gave no number for it
+
+
+def _num(figs: Figures, name: str) -> float | None:
+    v = figs.get(name)
+    return v if isinstance(v, (int, float)) else None
+
+
+def _range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f") -> str | None:
+    if lo is None or hi is None:
+        return None
+    if f"{lo:{spec}}" == f"{hi:{spec}}":
+        return f"{lo:{spec}} {unit}"
+    return f"{lo:{spec}}–{hi:{spec}} {unit}"
+
+
+def _latency(f: Figures) -> str | None:
+    v = _num(f, "latency_small_us")
+    added = _num(f, "added_small_us")
+    if v is None:
+        return None
+    return f"{v:.2f} µs" + (f" ({added:.2f} µs above the core-to-core floor)"
+                            if added is not None else "")
+
+
+def _eager(f: Figures) -> str | None:
+    v = _num(f, "eager_limit_bytes")
+    if v is None:
+        return None
+    lo, hi = _num(f, "eager_limit_low_bytes"), _num(f, "eager_limit_high_bytes")
+    text = format_size(int(v))
+    if lo is not None and hi is not None:
+        text += f" (between {int(lo):,} and {int(hi):,} B)"
+    reported = _num(f, "mpi_reported_limit_bytes")
+    if reported is not None:
+        text += f"; the MPI reports {format_size(int(reported))}"
+    return text
+
+
+def _availability(f: Figures) -> str | None:
+    parts = []
+    for d in ("send", "recv"):
+        r = _range(_num(f, f"{d}_availability_min_pct"), _num(f, f"{d}_availability_max_pct"),
+                   "%")
+        if r is not None:
+            parts.append(f"{d} {r}")
+    return ", ".join(parts) or None
+
+
+def _matching(f: Figures) -> str | None:
+    parts = []
+    for key, noun in (("posted", "posted receive"), ("unexpected", "unexpected message")):
+        v = _num(f, f"{key}_ns_per_request")
+        if v is not None:
+            parts.append(f"{v:.1f} ns per {noun}")
+    return ", ".join(parts) or None
+
+
+def _profiler(f: Figures) -> str | None:
+    rate, run = _num(f, "msg_rate_ratio"), _num(f, "run_time_ratio")
+    parts = []
+    if run is not None:
+        parts.append(f"run time {100 * (run - 1):+.2f} %")
+    if rate is not None:
+        parts.append(f"small-message rate {100 * (rate - 1):+.1f} %")
+    return ", ".join(parts) or None
+
+
+ITEMS: list[CardItem] = [
+    CardItem("small-message latency", "stack-floor", _latency),
+    CardItem("eager limit", "sync-overlap", _eager),
+    CardItem("availability (post-work-wait)", "overhead", _availability),
+    CardItem("matching cost per queued request", "matching", _matching),
+    CardItem("profiler overhead", "profiler-overhead", _profiler),
+]
+
+
+def _figures(run: Run) -> Figures:
+    figs = (run.analysis or {}).get("figures") or []
+    return {f["name"]: f.get("value") for f in figs if isinstance(f, dict) and "name" in f}
+
+
+def _labels(runs: list[Run]) -> list[str]:
+    labels: list[str] = []
+    for run in runs:
+        if run.label not in labels:
+            labels.append(run.label)
+    return labels
+
+
+def _cell(item: CardItem, runs: list[Run], label: str) -> str:
+    mine = [r for r in runs if r.label == label and r.benchmark == item.benchmark]
+    if not mine:
+        return "not run"
+    run = mine[-1]
+    text = item.render(_figures(run)) if run.analysis else None
+    if text is not None:
+        return text
+    return DASH if run.status == "complete" else f"{run.status} (see {run.benchmark})"
+
+
+def card_rows(runs: list[Run], items: list[CardItem] | None = None) -> list[tuple[str, ...]]:
+    """One row per item: its label, then one cell per run label."""
+    labels = _labels(runs)
+    return [(item.label, *[_cell(item, runs, lab) for lab in labels])
+            for item in items or ITEMS]
+
+
+def card_json(runs: list[Run]) -> dict[str, Any]:
+    labels = _labels(runs)
+    return {"labels": labels,
+            "items": [{"item": row[0], "cells": dict(zip(labels, row[1:], strict=True))}
+                      for row in card_rows(runs)]}
+
+
+def card_section(runs: list[Run]) -> Section:
+    labels = _labels(runs)
+    rows = card_rows(runs)
+    intro = ("What this MPI overlaps and what it costs, from this run's measurements; "
+             "details, method and uncertainty in the sections below.")
+    if len(labels) > 1:
+        intro += " Columns compare the toolchains (and settings) side by side."
+    return Section("Summary card", intro, [], [HtmlTable(
+        "Summary card", ("", *labels), rows, [("left",) * (1 + len(labels))] * len(rows))],
+        anchor=ANCHOR)
+
+
+def print_card(runs: list[Run], console: Console) -> None:
+    t = Table(title="Summary card", title_justify="left", header_style="bold", show_lines=True)
+    t.add_column("")
+    for label in _labels(runs):
+        t.add_column(label)
+    for row in card_rows(runs):
+        t.add_row(*row)
+    console.print(t)
