@@ -1,0 +1,38 @@
+"""Opening a report in headless Chromium (Debian's chromium + chromium-driver, driven by
+selenium): the page's console errors and a screenshot of one element."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+# Without these, Chromium on a machine without network keeps trying to reach Google's
+# hosts and its connections are refused, many at a time.
+FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", "--window-size=1280,1600")
+
+
+def browser_or_skip():
+    """A selenium Chrome driver on Debian's Chromium, or skip saying what is missing."""
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed "
+                                    "(make setup installs it)")
+    for path, pkg in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not Path(path).is_file() and not shutil.which(Path(path).name):
+            pytest.skip(f"{path} missing (apt-get install {pkg}; .ci/run installs it)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+def console_errors(driver) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]

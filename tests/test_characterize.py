@@ -1,0 +1,61 @@
+"""`characterize` end to end on a reduced plan (the demo runs the full one): a fresh
+calibration, one benchmark (stack-floor --quick) standing in for the suites, and a
+profiler-overhead step that fails on purpose: the failure is recorded as a problem, the
+job goes on, the report opens with the summary card built from the run, and it opens in
+headless Chromium without console errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import mpi_overlap.characterize as ch
+from browser import browser_or_skip, console_errors
+from mpi_overlap.benchmarks.registry import get_benchmark
+from mpi_overlap.errors import UserError
+from mpi_overlap.report.summary_card import ANCHOR
+
+pytestmark = pytest.mark.mpi
+
+
+def test_reduced_characterization(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = {"overlap": [get_benchmark("stack-floor")], "overhead": []}
+    monkeypatch.setattr(ch, "suite_benchmarks", lambda suite: plan[suite])
+
+    def broken(*args: object) -> None:
+        raise UserError("left out by this test", exit_code=3)
+
+    monkeypatch.setattr(ch, "_profiler_overhead", broken)
+    out = Console(file=(tmp_path / "out.txt").open("w"), width=200)
+    outcome = ch.characterize(["mpich"], ch.CharacterizeOptions(quick=True, out_base=tmp_path),
+                              console=out, err_console=out)
+    assert outcome.problems == ["mpich: profiler-overhead: left out by this test"]
+    assert not outcome.complete
+    (run,) = outcome.runs
+    assert run.benchmark == "stack-floor" and run.complete
+    root = outcome.report_dir
+    assert root is not None and run.path.parent == root / "runs"
+    calibrations = {p.name.split("-", 2)[2] for p in (root / "runs").iterdir()}
+    assert {"pingpong-mpich", "collectives-mpich"} <= calibrations
+
+    report = json.loads((root / "report.json").read_text())
+    card = {i["item"]: i["cells"]["mpich"] for i in report["summary_card"]["items"]}
+    latency = next(f["value"] for f in run.analysis["figures"] if f["name"] == "latency_small_us")
+    assert card["small-message latency"].startswith(f"{latency:.2f} µs")
+    assert card["eager limit"] == "not run"
+    assert report["problems"] == outcome.problems
+
+    html = (root / "report.html").read_text()
+    assert html.index(f'id="{ANCHOR}"') < html.index('id="runs"')
+    driver = browser_or_skip()
+    try:
+        driver.get((root / "report.html").resolve().as_uri())
+        table = driver.find_element("id", ANCHOR).find_element("xpath", "following::table[1]")
+        assert f"{latency:.2f} µs" in table.text
+        assert table.screenshot(str(tmp_path / "card.png"))
+        assert console_errors(driver) == []
+    finally:
+        driver.quit()

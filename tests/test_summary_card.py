@@ -1,0 +1,69 @@
+"""The summary card (report/summary_card.py): cells come from the runs' headline figures,
+one column per run label, "not run" / the run's status where there is no number; and a
+characterization report opens in headless Chromium without console errors, with a
+screenshot of the card."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from browser import browser_or_skip, console_errors
+from mpi_overlap.analysis.figures import figure
+from mpi_overlap.report import make_report
+from mpi_overlap.report.summary_card import ANCHOR, card_json, card_rows, card_section
+from mpi_overlap.rundir import Run
+
+
+def _run(bench: str, label: str, figures: list[dict], status: str = "complete") -> Run:
+    return Run(path=Path(f"/nonexistent/{bench}-{label}"),
+               meta={"benchmark": bench, "label": label, "toolchain": {"name": label},
+                     "status": status},
+               result=None, analysis={"figures": figures, "finding": f"{bench} finding"})
+
+
+RUNS = [
+    _run("stack-floor", "mpich", [figure("latency_small_us", "l", 0.95, "µs", "cost"),
+                                  figure("added_small_us", "a", 0.91, "µs", "cost")]),
+    _run("stack-floor", "openmpi", [figure("latency_small_us", "l", 0.41, "µs", "cost")]),
+    _run("overhead", "mpich", [figure("send_availability_min_pct", "x", 3.2, "%", "overlap"),
+                               figure("send_availability_max_pct", "x", 97.6, "%", "overlap"),
+                               figure("recv_availability_min_pct", "x", None, "%", "overlap"),
+                               figure("recv_availability_max_pct", "x", None, "%", "overlap")]),
+    _run("matching", "openmpi", [], status="timeout"),
+    _run("profiler-overhead", "mpich", [figure("msg_rate_ratio", "r", 0.87, "ratio", "cost"),
+                                        figure("run_time_ratio", "t", 1.0012, "ratio", "cost")]),
+]
+
+
+def test_cells_come_from_figures() -> None:
+    rows = {row[0]: row[1:] for row in card_rows(RUNS)}
+    assert rows["small-message latency"] == (
+        "0.95 µs (0.91 µs above the core-to-core floor)", "0.41 µs")
+    assert rows["availability (post-work-wait)"] == ("send 3–98 %", "not run")
+    assert rows["matching cost per queued request"] == ("not run", "timeout (see matching)")
+    assert rows["profiler overhead"][0] == "run time +0.12 %, small-message rate -13.0 %"
+    assert rows["eager limit"] == ("not run", "not run")
+    doc = card_json(RUNS)
+    assert doc["labels"] == ["mpich", "openmpi"]
+    assert doc["items"][0]["cells"]["openmpi"] == "0.41 µs"
+
+
+def test_card_opens_in_headless_chromium(tmp_path: Path) -> None:
+    # Only the card: these runs' analyses hold figures alone, not what the benchmarks'
+    # own sections need (characterize's report is opened by the demo and test_characterize).
+    paths = make_report([], tmp_path, top_sections=[card_section(RUNS)])
+    html = paths.html.read_text()
+    assert html.index(f'id="{ANCHOR}"') < html.index('id="runs"')  # the card comes first
+    driver = browser_or_skip()
+    try:
+        driver.get(paths.html.resolve().as_uri())
+        assert driver.title.startswith("mpi-overlap")
+        card = driver.find_element("id", ANCHOR)
+        table = card.find_element("xpath", "following::table[1]")
+        assert "0.95 µs" in table.text and "openmpi" in table.text
+        shot = tmp_path / "summary-card.png"
+        assert table.screenshot(str(shot))
+        assert shot.stat().st_size > 2000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert console_errors(driver) == []
+    finally:
+        driver.quit()
