@@ -17,7 +17,6 @@ any other. docs/benchmarks.md, section profiler-overhead.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +27,9 @@ from rich.console import Console
 from .benchmarks import get_benchmark
 from .build import executable
 from .errors import UserError
-from .launch import launch_command, run_job
-from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, read_json, write_json_atomic
+from .launch import launch_command
+from .paired_launch import LaunchSetup, collect_profile, launch
+from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, write_json_atomic
 from .runner import (
     RunOptions,
     analyze_result,
@@ -39,13 +39,10 @@ from .runner import (
     checked_toolchains,
     finish_run,
     initial_run_meta,
-    join_message,
-    program_argv,
     schema_failure,
     status_line,
     timeout_for,
 )
-from .schema import result_errors
 from .toolchains import Toolchain
 from .ui import Ui
 
@@ -100,56 +97,12 @@ def launch_dir_name(rep: int, program: str, profiled: bool) -> str:
     return f"rep{rep:02d}-{program}-{'with' if profiled else 'without'}"
 
 
-# A launch is "disturbed" when other processes (or the hypervisor, as steal time) used more
-# than this share of the machine's CPU time while it ran: the ranks then lose CPU to them
-# and every timing of the launch is off by an unknown amount. Background daemons use
-# well under 1 %.
-DISTURBED_SHARE = 0.02
-
-
-def _host_counters() -> tuple[float, float, float] | None:
-    """(busy CPU s of the whole machine, steal s, CPU s of our finished children)."""
-    try:
-        with open("/proc/stat") as fh:
-            fields = fh.readline().split()
-        v = [int(x) for x in fields[1:9]]
-        hz = os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-    t = os.times()
-    # user nice system idle iowait irq softirq steal
-    return ((v[0] + v[1] + v[2] + v[5] + v[6]) / hz, v[7] / hz,
-            t.children_user + t.children_system)
-
-
-def _host_load(before: tuple[float, float, float] | None,
-               after: tuple[float, float, float] | None, wall_s: float) -> dict[str, Any] | None:
-    """What else ran on the machine during a launch: busy CPU time not ours (the launcher
-    and every rank are waited-for children, so theirs is in os.times)."""
-    if before is None or after is None or wall_s <= 0:
-        return None
-    cpus = os.cpu_count() or 1
-    busy, steal, own = (a - b for a, b in zip(after, before, strict=True))
-    foreign = max(0.0, busy - own)
-    return {
-        "cpus": cpus,
-        "busy_cpu_s": round(busy, 3),
-        "own_cpu_s": round(own, 3),
-        "foreign_cpu_s": round(foreign, 3),
-        "steal_s": round(steal, 3),
-        "foreign_share": round((foreign + steal) / (wall_s * cpus), 5),
-    }
-
-
 @dataclass
 class _Context:
-    tc: Toolchain
+    setup: LaunchSetup
     opts: OverheadOptions
     run_dir: Path
     exes: dict[str, Path]
-    library: Path
-    table: Path
-    prefix: list[str]  # the launcher, for --meta
 
 
 def _program_args(program: str, quick: bool, units: int | None) -> list[str]:
@@ -181,18 +134,15 @@ def _detail(program: str, results: dict[str, Any]) -> tuple[float | None, dict[s
     }
 
 
-def _profile(sub: Path, ranks: int, argv: list[str], table: Path) -> dict[str, Any]:
+def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
     """What the profiled launch's ranks wrote: complete or not, events, flushes."""
-    from .profiling.collect import collect
-
-    doc = collect(sub, ranks_expected=ranks, app_argv=argv, cwd=os.getcwd(), table=table,
-                  forced=False, bins=None)
+    doc = collect_profile(sub, setup, argv)
     docs = doc["ranks"]
     counters = [(d.get("profile") or {}).get("counters") or {} for d in docs]
     rank0 = next((c for d, c in zip(docs, counters, strict=True) if d.get("rank") == 0), {})
     return {
         "status": doc["status"],
-        "ranks_expected": ranks,
+        "ranks_expected": setup.ranks,
         "ranks_complete": sum(1 for d in docs if d.get("status") == "complete"),
         "events": sum(int(c.get("events", 0)) for c in counters),
         "flushes": sum(int(c.get("flushes", 0)) for c in counters),
@@ -206,62 +156,24 @@ def _profile(sub: Path, ranks: int, argv: list[str], table: Path) -> dict[str, A
 def _launch(ctx: _Context, rep: int, program: str, profiled: bool, position: int,
             args: list[str], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """One launch in its own subdirectory; returns its record and its result.json."""
-    from .profiling.preload import ProfilerSetup
-
     sub = ctx.run_dir / name
-    sub.mkdir()
-    argv = program_argv(ctx.exes[program], args, sub / RESULT_FILE, ctx.tc, ctx.prefix,
-                        meta=[f"profiler={'with' if profiled else 'without'}", f"rep={rep}"])
-    if profiled:
-        rank_cmd = ProfilerSetup(library=ctx.library, table=ctx.table, outdir=sub).wrap(argv)
-    else:
-        rank_cmd = ["env", *argv]  # the same exec chain as the profiled launch
-    cmd = launch_command(ctx.tc, ctx.opts.ranks, rank_cmd, ctx.opts.launcher)
-    env = ctx.tc.environment()
-    env.update(ctx.opts.extra_env)
-    timeout = timeout_for(get_benchmark(BENCH), quick=ctx.opts.quick,
-                          timeout_s=ctx.opts.timeout_s)
-    before = _host_counters()
-    outcome = run_job(cmd, env, sub, timeout_s=timeout)
-    host = _host_load(before, _host_counters(), outcome.elapsed_s)
-    status, message = outcome.status, outcome.message
-    result = None
-    path = sub / RESULT_FILE
-    try:
-        result = read_json(path) if path.is_file() else None
-    except UserError as err:
-        message = join_message(message, str(err))
+    out = launch(ctx.setup, ctx.exes[program], args, sub, profiled=profiled,
+                 meta=[f"profiler={'with' if profiled else 'without'}", f"rep={rep}"])
     value, detail = None, {}
-    if result is None:
-        if status == "complete":
-            status = "failed"
-        message = (message or "the program ended") + "; it wrote no results"
-    else:
-        errors = result_errors(result)
-        if errors:
-            status, message = schema_failure(errors, status, message)
-        elif status == "complete" and result.get("status") != "complete":
-            status, message = "partial", "the program exited without finishing its results"
-        value, detail = _detail(program, result.get("results") or {})
-    profile = _profile(sub, ctx.opts.ranks, argv, ctx.table) if profiled else None
+    if out.result is not None:
+        value, detail = _detail(program, out.result.get("results") or {})
     record = {
         "rep": rep,
         "program": program,
         "profiled": profiled,
         "position": position,
         "dir": name,
-        "command": cmd,
-        "status": status,
-        "returncode": outcome.returncode,
-        "message": message,
-        "elapsed_s": round(outcome.elapsed_s, 6),
+        **out.record,
         "value": value if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
         "detail": detail,
-        "profile": profile,
-        "host": host,
-        "disturbed": bool(host and host["foreign_share"] > DISTURBED_SHARE),
+        "profile": _profile(sub, ctx.setup, out.argv) if profiled else None,
     }
-    return record, result
+    return record, out.result
 
 
 def _command_line(tc: Toolchain, opts: OverheadOptions) -> list[str]:
@@ -286,7 +198,11 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
     library = profiler_library(bdir)
     table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, ui=ui)
     run_dir = new_run_dir(opts.out_base, BENCH, tc.name)
-    ctx = _Context(tc, opts, run_dir, exes, library, table, prefix)
+    timeout = timeout_for(get_benchmark(BENCH), quick=opts.quick, timeout_s=opts.timeout_s)
+    setup = LaunchSetup(tc=tc, ranks=opts.ranks, launcher=opts.launcher, prefix=prefix,
+                        library=library, table=table, timeout_s=timeout,
+                        extra_env=dict(opts.extra_env))
+    ctx = _Context(setup, opts, run_dir, exes)
     reps = opts.repetitions
 
     run_opts = RunOptions(ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
