@@ -410,6 +410,34 @@ _suite_command("overlap", "Every benchmark of the overlap characterization suite
                "inflation, polling, non-blocking collectives, one-sided).")
 
 
+# ----- study ---------------------------------------------------------------------------
+
+@app.command()
+@click.argument("app_name", metavar="halo|cg")
+@_mpi_option
+@_ranks_option
+@click.option("--quick", is_flag=True, help="2 sizes, 2 repetitions, the apps' --quick")
+@click.option("--reps", type=int, help="repetitions of each with/without pair (default 3)")
+@click.option("--sizes", metavar="LIST", help="per-rank grid edges, e.g. 16,64 (faces N*N*8 B)")
+@_launcher_option
+@click.option("--timeout", type=float, help="seconds before one launch is stopped")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
+              show_default=True, help="directory for run directories")
+@click.option("--report/--no-report", default=True, help="print the tables and write the report")
+def study(app_name: str, mpi: tuple[str, ...], ranks: int, quick: bool, reps: int | None,
+          sizes: str | None, launcher: str | None, timeout: float | None, out: Path,
+          report: bool) -> None:
+    """Case study: a mini-application's exchange modes with and without the profiler; does
+    the profiler's overlap bound predict what each mode saves?"""
+    from .study import StudyOptions, parse_edges, study_session
+
+    opts = StudyOptions(ranks=ranks, reps=reps, quick=quick, sizes=parse_edges(sizes),
+                        launcher=launcher, timeout_s=timeout, out_base=out)
+    if not study_session(app_name, list(mpi), opts, report=report, console=_out,
+                         err_console=_err):
+        sys.exit(3)
+
+
 # ----- characterize ------------------------------------------------------------------------
 
 @app.command()

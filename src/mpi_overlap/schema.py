@@ -56,6 +56,8 @@ def result_errors(doc: dict[str, Any]) -> list[str]:
         return errors_against(doc, "profile-run-v1")
     if doc.get("schema") == "mpi-overlap/profiler-overhead-run":
         return errors_against(doc, "profiler-overhead-run-v1")
+    if doc.get("schema") == "mpi-overlap/study-run":
+        return errors_against(doc, "study-run-v1")
     errors = errors_against(doc, "result-v1")
     bench = doc.get("benchmark")
     if isinstance(bench, str) and (SCHEMA_DIR / f"bench-{bench}-v1.schema.json").is_file():

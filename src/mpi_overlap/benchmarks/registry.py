@@ -249,6 +249,26 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overhead",
         suite_order=60,
     ),
+    # The case study (study.py): the mini-applications in every exchange mode, with and
+    # without the profiler, repeatedly, into one run directory; timeouts are per launch.
+    "study-halo": Benchmark(
+        name="study-halo",
+        program="",
+        title="Case study: halo (3-D stencil) exchange modes, measured and profiled",
+        min_ranks=2,
+        analyze=_analysis("study"),
+        default_timeout_s=600.0,
+        quick_timeout_s=120.0,
+    ),
+    "study-cg": Benchmark(
+        name="study-cg",
+        program="",
+        title="Case study: cg (conjugate gradient) reductions, measured and profiled",
+        min_ranks=2,
+        analyze=_analysis("study"),
+        default_timeout_s=600.0,
+        quick_timeout_s=120.0,
+    ),
 }
 
 

@@ -30,6 +30,7 @@ from . import (
     profile_table,
     profiler_overhead,
     stack_floor,
+    study,
     threads_procs,
 )
 from . import matching as matching_report
@@ -119,6 +120,8 @@ for _module in (
     register(_module_reporter(_module.BENCHMARK, _module))
 for _name in datatypes.BENCHMARKS:
     register(_module_reporter(_name, datatypes))
+for _name in study.BENCHMARKS:
+    register(_module_reporter(_name, study))
 
 
 def _banners(run: Run) -> list[Banner]:

@@ -1,0 +1,223 @@
+"""Analysis of a case-study run (study.py): per problem size and exchange mode, the run
+time and MPI time without the profiler, the profiler's min/max overlap bounds with it,
+every mode against the app's baseline mode, whether the bounds predicted the time a mode
+saved, and what the profiler cost the app. docs/case-studies.md.
+
+Statistics: medians over the repetitions (launches are paired by repetition and size);
+the profiler's cost is the geometric mean over pairs of (sum of the modes' run times
+with the profiler) / (the same without), with the Student-t interval of the log ratios.
+
+"Predicted": a mode's transfer time hidden behind computation lies, by the bounds,
+between min_s and max_s; against the baseline the gain lies between Δmin and Δmax (the
+upper end may be reached, the lower end is guaranteed). The profiler predicted a saving
+when Δmax exceeds the tolerance, and predicted none when Δmax does not; the measured
+saving is the fall in MPI time (without profiler). Agreement = the two say the same.
+The tolerance is 5 % of the baseline's MPI time (timing noise on a shared machine).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from .figures import figure
+from .profiler_overhead import ratio_ci
+
+TOLERANCE = 0.05
+BOUND_KEYS = ("xfer_s", "min_s", "max_s", "comp_s", "call_s")
+
+
+def _median(values: list[float]) -> float | None:
+    vals = [float(v) for v in values if isinstance(v, (int, float))]
+    return statistics.median(vals) if vals else None
+
+
+def _pct(part: float | None, whole: float | None) -> float | None:
+    if part is None or whole is None or whole <= 0:
+        return None
+    return 100.0 * part / whole
+
+
+def _change_pct(new: float | None, old: float | None) -> float | None:
+    if new is None or old is None or old <= 0:
+        return None
+    return 100.0 * (new / old - 1.0)
+
+
+def _cell(launches: list[dict[str, Any]], local: int, mode: str) -> dict[str, Any]:
+    """One (size, mode): medians of its numbers over the repetitions."""
+    def values(profiled: bool, key: str) -> list[float]:
+        out = []
+        for x in launches:
+            if x["local"] != local or x["profiled"] != profiled or x["status"] != "complete":
+                continue
+            row = next((m for m in x["modes"] if m["mode"] == mode), None)
+            if row is not None and row.get(key) is not None:
+                out.append(row[key])
+        return out
+
+    def bound(key: str) -> float | None:
+        return _median([x["bounds"][mode][key] for x in launches
+                        if x["local"] == local and x["profiled"] and x["status"] == "complete"
+                        and x.get("profile_status") == "complete" and x.get("bounds")
+                        and mode in x["bounds"]])
+
+    bounds = {k: bound(k) for k in BOUND_KEYS}
+    xfer = bounds["xfer_s"]
+    run_without, run_with = _median(values(False, "run_time_s")), _median(
+        values(True, "run_time_s"))
+    return {
+        "local": local,
+        "mode": mode,
+        "reps": len(values(False, "run_time_s")),
+        "run_time_s": run_without,
+        "mpi_time_s": _median(values(False, "mpi_time_s")),
+        "per_iter_us": _median(values(False, "per_iter_us")),
+        "run_time_profiled_s": run_with,
+        "profiler_ratio": (run_with / run_without) if run_with and run_without else None,
+        **bounds,
+        "min_pct": _pct(bounds["min_s"], xfer),
+        "max_pct": _pct(bounds["max_s"], xfer),
+        "nonoverlap_s": None if xfer is None or bounds["max_s"] is None
+        else max(0.0, xfer - bounds["max_s"]),
+    }
+
+
+def _compare(cell: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """A mode against the baseline of the same size."""
+    def diff(key: str) -> float | None:
+        a, b = cell.get(key), base.get(key)
+        return None if a is None or b is None else a - b
+
+    saved = None if cell["mpi_time_s"] is None or base["mpi_time_s"] is None \
+        else base["mpi_time_s"] - cell["mpi_time_s"]
+    gain_lo, gain_hi = diff("min_s"), diff("max_s")
+    tol = TOLERANCE * (base["mpi_time_s"] or 0.0)
+    if saved is None or gain_hi is None:
+        verdict = "no data"
+    else:
+        predicted, measured = gain_hi > tol, saved > tol
+        verdict = {(True, True): "predicted the saving", (False, False): "predicted no saving",
+                   (True, False): "predicted a saving that did not come",
+                   (False, True): "missed a saving"}[(predicted, measured)]
+    return {
+        "mode": cell["mode"],
+        "against": base["mode"],
+        "run_time_change_pct": _change_pct(cell["run_time_s"], base["run_time_s"]),
+        "mpi_time_change_pct": _change_pct(cell["mpi_time_s"], base["mpi_time_s"]),
+        "mpi_saved_s": saved,
+        "hidden_gain_min_s": gain_lo,
+        "hidden_gain_max_s": gain_hi,
+        "min_pct_change": diff("min_pct"),
+        "max_pct_change": diff("max_pct"),
+        "tolerance_s": tol,
+        "verdict": verdict,
+    }
+
+
+def _fmt_pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.0f} %"
+
+
+def _sentence(size: dict[str, Any], cmp: dict[str, Any], cell: dict[str, Any],
+              base: dict[str, Any]) -> str:
+    mpi = cmp["mpi_time_change_pct"]
+    run = cmp["run_time_change_pct"]
+    moved = "n/a" if mpi is None else (f"cuts MPI time {-mpi:.0f} %" if mpi < 0
+                                        else f"adds {mpi:.0f} % MPI time")
+    return (f"{size['local']}^3 per rank ({size['face_bytes']:,} B faces): {cmp['mode']} "
+            f"{moved} against {cmp['against']} (run time "
+            f"{'n/a' if run is None else f'{run:+.1f} %'}); overlap bounds "
+            f"{_fmt_pct(cell['min_pct'])}–{_fmt_pct(cell['max_pct'])} against "
+            f"{_fmt_pct(base['min_pct'])}–{_fmt_pct(base['max_pct'])}: the profiler "
+            f"{cmp['verdict']}")
+
+
+def _overhead(launches: list[dict[str, Any]]) -> dict[str, Any]:
+    """With/without ratio of the summed run times of all modes, per (rep, size) pair."""
+    pairs: dict[tuple[int, int], dict[bool, float]] = {}
+    for x in launches:
+        if x["status"] != "complete" or not x["modes"]:
+            continue
+        total = sum(float(m["run_time_s"]) for m in x["modes"])
+        pairs.setdefault((x["rep"], x["local"]), {})[x["profiled"]] = total
+    ratios = [p[True] / p[False] for p in pairs.values() if True in p and False in p
+              and p[False] > 0]
+    geo, lo, hi = ratio_ci(ratios)
+    return {"pairs": len(ratios), "ratios": ratios, "geomean": geo, "ci95_low": lo,
+            "ci95_high": hi,
+            "overhead_pct": None if geo is None else 100.0 * (geo - 1.0),
+            "disturbed_launches": sum(1 for x in launches if x.get("disturbed"))}
+
+
+def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
+    launches = result.get("launches") or []
+    baseline = result.get("baseline")
+    modes: list[str] = []
+    for x in launches:
+        modes += [m["mode"] for m in x["modes"] if m["mode"] not in modes]
+    sizes_out = []
+    conclusions = []
+    for size in result.get("sizes") or []:
+        cells = [_cell(launches, size["local"], m) for m in modes]
+        base = next((c for c in cells if c["mode"] == baseline), None)
+        comparisons = [] if base is None else [_compare(c, base) for c in cells
+                                              if c["mode"] != baseline]
+        for cmp in comparisons:
+            cell = next(c for c in cells if c["mode"] == cmp["mode"])
+            conclusions.append(_sentence(size, cmp, cell, base))
+        sizes_out.append({**size, "cells": cells, "comparisons": comparisons})
+    overhead = _overhead(launches)
+    agree = [c["verdict"] for s in sizes_out for c in s["comparisons"]]
+    right = sum(v in ("predicted the saving", "predicted no saving") for v in agree)
+    judged = sum(v != "no data" for v in agree)
+    best = _best(sizes_out)
+    finding = _finding(result.get("app"), sizes_out, best, overhead, right, judged)
+    return {
+        "schema": "mpi-overlap/analysis",
+        "schema_version": 1,
+        "benchmark": result.get("benchmark"),
+        "app": result.get("app"),
+        "baseline": baseline,
+        "modes": modes,
+        "sizes": sizes_out,
+        "profiler_overhead": overhead,
+        "prediction": {"agreed": right, "judged": judged},
+        "conclusions": conclusions,
+        "finding": finding,
+        "figures": [
+            figure("best_mpi_saving_pct", "largest MPI-time cut against the baseline",
+                   None if best is None else -best["mpi_time_change_pct"], "%", "overlap"),
+            figure("app_profiler_overhead_pct", "profiler's cost on the app (run time)",
+                   overhead["overhead_pct"], "%", "cost"),
+        ],
+    }
+
+
+def _best(sizes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The comparison with the largest MPI-time cut, at the largest size that has one."""
+    for size in reversed(sizes):
+        cmps = [c for c in size["comparisons"] if c["mpi_time_change_pct"] is not None]
+        if cmps:
+            best = min(cmps, key=lambda c: c["mpi_time_change_pct"])
+            return {**best, "local": size["local"]}
+    return None
+
+
+def _finding(app: Any, sizes: list[dict[str, Any]], best: dict[str, Any] | None,
+             overhead: dict[str, Any], right: int, judged: int) -> str:
+    if best is None:
+        return f"{app}: no mode could be compared with the baseline"
+    cut = best["mpi_time_change_pct"]
+    run = best["run_time_change_pct"]
+    text = (f"{app} at {best['local']}^3 per rank: {best['mode']} "
+            + (f"cuts MPI time {-cut:.0f} %" if cut < 0
+               else f"does not cut MPI time ({cut:+.0f} %)")
+            + f" against {best['against']} (run time "
+            + ("n/a" if run is None else f"{run:+.1f} %") + f"); the profiler's bounds "
+            f"agreed with the measured change in {right} of {judged} mode comparisons")
+    if overhead["overhead_pct"] is not None:
+        lo, hi = overhead["ci95_low"], overhead["ci95_high"]
+        ci = f" [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]" if lo is not None else ""
+        text += f"; profiler cost on the app {overhead['overhead_pct']:+.2f} %{ci}"
+    return text

@@ -1,0 +1,154 @@
+"""Case-study report (analysis/study.py): per size and mode the run time, MPI time and
+overlap bounds, each mode against the baseline with the profiler's prediction verdict,
+the profiler's cost on the app, and a figure of MPI time and bounds per mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from .html import DASH, Figure, HtmlTable, Section, fmt_num
+from .overhead_plots import to_svg
+
+BENCHMARKS = ("study-halo", "study-cg")
+HEADERS = ("size", "mode", "run time ms", "MPI time ms", "overlap min–max", "non-overlapped ms",
+           "vs baseline: MPI", "run", "profiler says", "with profiler")
+
+
+def _ms(v: Any) -> str:
+    return fmt_num(None if v is None else v * 1e3, ".2f")
+
+
+def _pct(v: Any, spec: str = ".0f") -> str:
+    return DASH if v is None else f"{v:{spec}} %"
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for size in (run.analysis or {}).get("sizes") or []:
+        cmps = {c["mode"]: c for c in size.get("comparisons") or []}
+        for cell in size.get("cells") or []:
+            c = cmps.get(cell["mode"])
+            ratio = cell.get("profiler_ratio")
+            out.append((
+                f"{size['local']}^3 ({size['face_bytes'] // 1024} KiB)",
+                cell["mode"],
+                _ms(cell.get("run_time_s")),
+                _ms(cell.get("mpi_time_s")),
+                f"{_pct(cell.get('min_pct'))}–{_pct(cell.get('max_pct'))}",
+                _ms(cell.get("nonoverlap_s")),
+                "baseline" if c is None else _pct(c["mpi_time_change_pct"], "+.0f"),
+                "" if c is None else _pct(c["run_time_change_pct"], "+.1f"),
+                "" if c is None else c["verdict"],
+                DASH if ratio is None else f"{100 * (ratio - 1):+.1f} %",
+            ))
+    return out
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    t = Table(title=f"{run.label} — {run.benchmark}: modes against "
+                    f"{run.analysis.get('baseline')}", title_justify="left", header_style="bold")
+    for i, h in enumerate(HEADERS):
+        t.add_column(h, justify="left" if i in (0, 1, 8) else "right")
+    for row in rows(run):
+        t.add_row(*row)
+    console.print(t)
+    for line in run.analysis.get("conclusions") or []:
+        console.print(Text(f"  {line}", style="dim"), highlight=False)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    mine = [r for r in runs if r.analysis is not None]
+    if len(mine) < 2:
+        return
+    t = Table(title="Case study — comparison", title_justify="left", header_style="bold")
+    t.add_column("run")
+    t.add_column("finding")
+    for r in mine:
+        t.add_row(f"{r.label} ({r.benchmark})", str(r.analysis.get("finding")))
+    console.print(t)
+
+
+def figure(run: Run) -> MplFigure | None:
+    sizes = (run.analysis or {}).get("sizes") or []
+    if not sizes:
+        return None
+    fig = MplFigure(figsize=(3.4 * len(sizes), 3.4), layout="constrained")
+    axes = fig.subplots(1, len(sizes), squeeze=False)[0]
+    for ax, size in zip(axes, sizes, strict=True):
+        cells = size["cells"]
+        names = [c["mode"] for c in cells]
+        x = range(len(cells))
+        mpi = [(c.get("mpi_time_s") or 0) * 1e3 for c in cells]
+        run_t = [(c.get("run_time_s") or 0) * 1e3 for c in cells]
+        ax.bar(x, run_t, color="0.85", label="run time")
+        ax.bar(x, mpi, color="C3", label="MPI time")
+        ax.set_xticks(list(x), names, rotation=35, ha="right", fontsize=7)
+        ax.set_ylabel("ms", fontsize=8)
+        ax.set_title(f"{size['local']}^3 per rank", fontsize=8)
+        ax.tick_params(labelsize=7)
+        twin = ax.twinx()
+        for i, c in enumerate(cells):
+            lo, hi = c.get("min_pct"), c.get("max_pct")
+            if lo is not None and hi is not None:
+                twin.vlines(i, lo, hi, color="C0", lw=3)
+                twin.plot([i, i], [lo, hi], "_", color="C0", ms=10)
+        twin.set_ylim(0, 105)
+        twin.set_ylabel("overlap bounds % (blue)", fontsize=7)
+        twin.tick_params(labelsize=7)
+    axes[0].legend(fontsize=7, frameon=False, loc="upper left")
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    mine = [r for r in runs if r.benchmark in BENCHMARKS]
+    out = []
+    for run in mine:
+        if run.analysis is None:
+            continue
+        figures = []
+        fig = figure(run)
+        if fig is not None:
+            figures.append(Figure(to_svg(fig, run.benchmark),
+                                  "Per mode: run time (grey) and MPI time (red) without the "
+                                  "profiler, medians over repetitions; blue bars: the range "
+                                  "between the profiler's min and max overlap bounds (% of "
+                                  "transfer time) in the same modes."))
+        r = rows(run)
+        a = run.analysis
+        ov = a.get("profiler_overhead") or {}
+        notes = list(a.get("conclusions") or [])
+        notes.append(f"Profiler cost on the app (run time, {ov.get('pairs', 0)} pairs): "
+                     + (DASH if ov.get("overhead_pct") is None
+                        else f"{ov['overhead_pct']:+.2f} %") + " (target ≤ 1 %).")
+        out.append(Section(
+            f"Case study: {a.get('app')} ({run.label})", str(a.get("finding")), figures,
+            [HtmlTable(f"{run.label} — modes against {a.get('baseline')}", HEADERS, r,
+                       [("left", "left") + ("num",) * 6 + ("left", "num")] * len(r), notes)]))
+    return out
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: the case study's figures are not available for this run."]
+    return [str(run.analysis.get("finding"))]
+
+
+def extent(run: Run) -> str | None:
+    res = run.result or {}
+    launches = res.get("launches") or []
+    planned = (res.get("reps") or 0) * len(res.get("sizes") or []) * 2
+    return f"{len(launches)} of {planned} launches done"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    a = run.analysis or {}
+    return {k: a.get(k) for k in ("finding", "conclusions", "profiler_overhead", "prediction",
+                                  "sizes")}

@@ -1,0 +1,246 @@
+"""`mpi-overlap study halo|cg`: the overlap case study (seed 000 §4.3 did it for NAS SP).
+
+One run directory per toolchain holds R repetitions of, per problem size, one launch of
+the mini-application without the profiler and one with it (the order alternates per
+repetition, so a drift of the machine touches both alike). Every launch runs all the
+app's exchange modes one after the other (mo_halo / mo_cg `--modes all`), so the modes
+of one launch are measured side by side; with the profiler, each mode's transfers fall
+into its regions "<mode>/..." and their min/max overlap bounds come from there.
+
+The analysis (analysis/study.py) compares every mode against the app's baseline mode:
+run time, MPI time and the bounds, and checks whether the profiler's bounds predicted
+the time each mode saved; the profiler's own cost on the app is the with/without ratio
+of the same launches. docs/case-studies.md.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from .benchmarks import get_benchmark
+from .build import executable
+from .errors import UserError
+from .launch import launch_command
+from .paired_launch import LaunchSetup, collect_profile, launch
+from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, write_json_atomic
+from .runner import (
+    RunOptions,
+    analyze_result,
+    build,
+    check_ranks,
+    check_timeout,
+    checked_toolchains,
+    finish_run,
+    initial_run_meta,
+    status_line,
+    timeout_for,
+)
+from .toolchains import Toolchain
+from .ui import Ui
+
+SCHEMA = "mpi-overlap/study-run"
+DEFAULT_REPS, QUICK_REPS = 3, 2
+MAX_REPS = 50
+
+
+@dataclass(frozen=True)
+class StudyApp:
+    name: str
+    program: str
+    baseline: str  # the mode every other is compared with
+    # per-rank grid edges (--local N): one face message is N*N doubles
+    sizes: tuple[int, ...]
+    quick_sizes: tuple[int, ...]
+    args: tuple[str, ...] = ()  # fixed flags of every launch
+
+
+APPS: dict[str, StudyApp] = {
+    "halo": StudyApp("halo", "mo_halo", "nonblocking", (16, 48, 96), (16, 64)),
+    "cg": StudyApp("cg", "mo_cg", "allreduce", (16, 48, 96), (16, 64)),
+}
+
+
+def get_app(name: str) -> StudyApp:
+    try:
+        return APPS[name]
+    except KeyError:
+        raise UserError(f"unknown study '{name}' (known: {', '.join(APPS)})") from None
+
+
+def bench_name(app: StudyApp) -> str:
+    return f"study-{app.name}"
+
+
+@dataclass
+class StudyOptions:
+    ranks: int = 2
+    reps: int | None = None
+    quick: bool = False
+    sizes: tuple[int, ...] | None = None  # None: the app's (quick) sizes
+    launcher: str | None = None
+    timeout_s: float | None = None  # per launch
+    out_base: Path = Path("mpi-overlap-runs")
+
+    def repetitions(self) -> int:
+        return self.reps if self.reps is not None else (QUICK_REPS if self.quick else DEFAULT_REPS)
+
+    def check(self, app: StudyApp) -> None:
+        if self.reps is not None and not 1 <= self.reps <= MAX_REPS:
+            raise UserError(f"--reps must be between 1 and {MAX_REPS} (got {self.reps})")
+        if self.sizes is not None and (not self.sizes or any(n < 4 or n > 1024
+                                                             for n in self.sizes)):
+            raise UserError("--sizes: per-rank grid edges between 4 and 1024, e.g. 16,64")
+        check_timeout(self.timeout_s)
+        check_ranks(get_benchmark(bench_name(app)), self.ranks)
+
+
+def parse_edges(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise UserError(f"--sizes '{text}': expected per-rank grid edges, e.g. 16,64") from None
+
+
+def _mode_bounds(profile_doc: dict[str, Any], modes: list[str]) -> dict[str, dict[str, float]]:
+    """Per mode the profiler's measures summed over ranks and over the mode's regions."""
+    out = {m: {"transfers": 0.0, "xfer_s": 0.0, "min_s": 0.0, "max_s": 0.0, "comp_s": 0.0,
+               "call_s": 0.0} for m in modes}
+    for doc in profile_doc.get("ranks") or []:
+        for entry in (doc.get("profile") or {}).get("by_region") or []:
+            mode = str(entry.get("region", "")).split("/", 1)[0]
+            if mode in out:
+                for key in out[mode]:
+                    out[mode][key] += float(entry.get(key) or 0.0)
+    return out
+
+
+def _modes(result: dict[str, Any] | None) -> list[dict[str, Any]]:
+    rows = []
+    for m in ((result or {}).get("results") or {}).get("modes") or []:
+        if m.get("complete"):
+            rows.append({k: m.get(k) for k in ("mode", "run_time_s", "mpi_time_s",
+                                                "per_iter_us")})
+    return rows
+
+
+def _command_line(app: StudyApp, tc: Toolchain, opts: StudyOptions) -> list[str]:
+    cmd = ["mpi-overlap", "study", app.name, "--mpi", tc.name, "-n", str(opts.ranks),
+           "--reps", str(opts.repetitions())]
+    if opts.quick:
+        cmd.append("--quick")
+    if opts.sizes:
+        cmd += ["--sizes", ",".join(map(str, opts.sizes))]
+    return cmd
+
+
+def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
+    """All launches of one toolchain into one run directory; returns the loaded run."""
+    from .calibrate import find_or_calibrate
+    from .profiling.preload import profiler_library
+
+    opts.check(app)
+    bench = get_benchmark(bench_name(app))
+    prefix = launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
+    bdir = build(tc, ui)
+    exe = executable(bdir, app.program)
+    table = find_or_calibrate(tc, ranks=opts.ranks, launcher=opts.launcher, ui=ui)
+    setup = LaunchSetup(tc=tc, ranks=opts.ranks, launcher=opts.launcher, prefix=prefix,
+                        library=profiler_library(bdir), table=table,
+                        timeout_s=timeout_for(bench, quick=opts.quick, timeout_s=opts.timeout_s))
+    run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
+    reps = opts.repetitions()
+    sizes = opts.sizes or (app.quick_sizes if opts.quick else app.sizes)
+    base_args = [*app.args, "--modes", "all"] + (["--quick"] if opts.quick else [])
+    meta = initial_run_meta(bench.name, tc, RunOptions(
+        ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
+        out_base=opts.out_base), _command_line(app, tc, opts), run_dir)
+    write_json_atomic(run_dir / RUN_FILE, meta)
+    doc: dict[str, Any] = {
+        "schema": SCHEMA, "schema_version": 1, "benchmark": bench.name, "status": "running",
+        "app": app.name, "program": str(exe), "baseline": app.baseline,
+        "toolchain": tc.name, "ranks": opts.ranks, "reps": reps, "quick": opts.quick,
+        "sizes": [{"local": n, "face_bytes": n * n * 8} for n in sizes],
+        "args": base_args, "table": str(table), "launches": [], "provenance": None,
+        "warnings": [],
+    }
+    write_json_atomic(run_dir / RESULT_FILE, doc)
+
+    started = time.monotonic()
+    stop: dict[str, Any] | None = None
+    total = reps * len(sizes) * 2
+    done = 0
+    with ui.progress(f"{bench.name} ({tc.name}, {opts.ranks} ranks)") as progress:
+        for rep in range(1, reps + 1):
+            order = (False, True) if rep % 2 else (True, False)
+            for n in sizes:
+                for profiled in order:
+                    if stop is not None:
+                        break
+                    name = f"rep{rep:02d}-local{n}-{'with' if profiled else 'without'}"
+                    progress(done, total, name)
+                    out = launch(setup, exe, [*base_args, "--local", str(n)], run_dir / name,
+                                 profiled=profiled,
+                                 meta=[f"profiler={'with' if profiled else 'without'}",
+                                       f"rep={rep}"])
+                    record: dict[str, Any] = {"rep": rep, "local": n, "profiled": profiled,
+                                              "dir": name, **out.record,
+                                              "modes": _modes(out.result), "bounds": None,
+                                              "profile_status": None}
+                    if doc["provenance"] is None and out.result is not None:
+                        doc["provenance"] = out.result.get("provenance")
+                    if profiled:
+                        prof = collect_profile(run_dir / name, setup, out.argv)
+                        record["profile_status"] = prof["status"]
+                        record["bounds"] = _mode_bounds(prof, [m["mode"] for m in
+                                                               record["modes"]])
+                        if prof["status"] != "complete":
+                            doc["warnings"].append(f"{name}: profile {prof['status']}: "
+                                                   + ("; ".join(prof["warnings"]) or "no reason"))
+                    doc["launches"].append(record)
+                    write_json_atomic(run_dir / RESULT_FILE, doc)
+                    done += 1
+                    if record["status"] != "complete":
+                        stop = record
+        progress(done, total, "done")
+    doc["status"] = "complete" if stop is None else "incomplete"
+    if stop is not None:
+        doc["warnings"].append(f"stopped after {stop['dir']}: {stop['status']}"
+                               + (f" ({stop['message']})" if stop["message"] else ""))
+    write_json_atomic(run_dir / RESULT_FILE, doc)
+    errors, _ = analyze_result(bench, doc, run_dir)
+    status, message, rc = "complete", None, 0
+    if stop is not None:
+        status = stop["status"] if stop["status"] in ("timeout", "failed", "interrupted") \
+            else "partial"
+        message = f"launch {stop['dir']} {stop['status']}" + (
+            f": {stop['message']}" if stop["message"] else "")
+        rc = stop["returncode"]
+    return finish_run(run_dir, meta, status=status, message=message, returncode=rc,
+                      elapsed_s=time.monotonic() - started, schema_errors=errors)
+
+
+def study_session(app_name: str, toolchains: list[str], opts: StudyOptions, *, report: bool,
+                  console: Console, err_console: Console) -> bool:
+    """`mpi-overlap study APP`: run on each toolchain, report them together. True when
+    every run completed."""
+    app = get_app(app_name)
+    opts.check(app)
+    tcs = checked_toolchains(toolchains, ranks=opts.ranks, launcher=opts.launcher)
+    ui = Ui(err_console)
+    runs = []
+    for tc in tcs:
+        run = run_study(app, tc, opts, ui)
+        runs.append(run)
+        console.print(status_line(run), markup=False)
+    if report:
+        from .session import report_runs
+
+        report_runs(runs, opts.out_base, console)
+    return all(r.status == "complete" for r in runs)
