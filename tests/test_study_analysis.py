@@ -1,0 +1,86 @@
+"""The case-study analysis on synthetic launches: medians per size and mode, the
+comparison against the baseline with the prediction verdict, the profiler's cost as the
+paired ratio of summed run times, and a schema-valid document."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpi_overlap.analysis.study import analyze_study
+from mpi_overlap.schema import analysis_errors
+
+
+def _launch(rep: int, profiled: bool, scale: float, modes: dict[str, tuple[float, float]],
+            bounds: dict[str, tuple[float, float, float]] | None = None) -> dict:
+    return {
+        "rep": rep, "local": 32, "profiled": profiled, "dir": f"r{rep}{profiled}",
+        "command": [], "status": "complete", "returncode": 0, "message": None,
+        "elapsed_s": 1.0, "host": None, "disturbed": False,
+        "modes": [{"mode": m, "run_time_s": run * scale, "mpi_time_s": mpi,
+                   "per_iter_us": 10.0} for m, (run, mpi) in modes.items()],
+        "bounds": None if bounds is None else {
+            m: {"transfers": 10.0, "xfer_s": x, "min_s": lo, "max_s": hi, "comp_s": 0.0,
+                "call_s": 0.0} for m, (x, lo, hi) in bounds.items()},
+        "profile_status": "complete" if profiled else None,
+    }
+
+
+MODES = {"nonblocking": (1.0, 0.40), "overlap": (0.7, 0.10), "blocking": (1.0, 0.41)}
+BOUNDS = {"nonblocking": (0.3, 0.0, 0.01), "overlap": (0.3, 0.1, 0.29),
+          "blocking": (0.3, 0.0, 0.0)}
+
+
+def _doc() -> dict:
+    launches = []
+    for rep in (1, 2):
+        launches.append(_launch(rep, False, 1.0, MODES))
+        launches.append(_launch(rep, True, 1.004, MODES, BOUNDS))
+    return {"schema": "mpi-overlap/study-run", "benchmark": "study-halo", "app": "halo",
+            "baseline": "nonblocking", "sizes": [{"local": 32, "face_bytes": 8192}],
+            "launches": launches}
+
+
+def test_modes_against_baseline() -> None:
+    a = analyze_study(_doc())
+    assert analysis_errors(a) == []
+    (size,) = a["sizes"]
+    cells = {c["mode"]: c for c in size["cells"]}
+    assert cells["overlap"]["max_pct"] == pytest.approx(100 * 0.29 / 0.3)
+    assert cells["overlap"]["nonoverlap_s"] == pytest.approx(0.01)
+    cmps = {c["mode"]: c for c in size["comparisons"]}
+    assert set(cmps) == {"overlap", "blocking"}
+    ov = cmps["overlap"]
+    assert ov["mpi_time_change_pct"] == pytest.approx(-75.0)
+    assert ov["run_time_change_pct"] == pytest.approx(-30.0)
+    assert ov["hidden_gain_max_s"] == pytest.approx(0.28)
+    assert ov["verdict"] == "predicted the saving"
+    # blocking: no hidden gain by the bounds, and MPI time did not fall
+    assert cmps["blocking"]["verdict"] == "predicted no saving"
+    assert a["prediction"] == {"agreed": 2, "judged": 2}
+    assert a["profiler_overhead"]["pairs"] == 2
+    assert a["profiler_overhead"]["overhead_pct"] == pytest.approx(0.4)
+    assert "overlap cuts MPI time 75 % against nonblocking" in a["finding"]
+    assert "agreed with the measured change in 2 of 2" in a["finding"]
+    figs = {f["name"]: f["value"] for f in a["figures"]}
+    assert figs["best_mpi_saving_pct"] == pytest.approx(75.0)
+
+
+def test_a_saving_the_bounds_did_not_see_is_called_so() -> None:
+    doc = _doc()
+    for x in doc["launches"]:
+        if x["bounds"]:
+            x["bounds"]["overlap"]["max_s"] = 0.0  # bounds see no hidden time
+    cmps = {c["mode"]: c for c in analyze_study(doc)["sizes"][0]["comparisons"]}
+    assert cmps["overlap"]["verdict"] == "missed a saving"
+
+
+def test_failed_launches_and_missing_profiles_leave_no_numbers() -> None:
+    doc = _doc()
+    for x in doc["launches"]:
+        if x["profiled"]:
+            x["profile_status"] = "incomplete"
+    a = analyze_study(doc)
+    assert analysis_errors(a) == []
+    cmps = {c["mode"]: c for c in a["sizes"][0]["comparisons"]}
+    assert cmps["overlap"]["verdict"] == "no data"
+    assert a["sizes"][0]["cells"][0]["max_pct"] is None
