@@ -1,6 +1,6 @@
 """`mpi-overlap characterize`: the main job. Per toolchain: measure the transfer-time
 table, run the overlap suite and the overhead suite, measure what the profiler costs,
-run the case study; then write one report whose summary card comes first.
+run the case studies (halo, cg); then write one report whose summary card comes first.
 
 Everything lands in one directory, `<out>/characterize-<time>/`: the run directories
 under runs/, report.html and report.json beside them. A step that fails is recorded (a
@@ -10,8 +10,10 @@ failed run directory, or a line in the report) and the job goes on; the exit sta
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -24,6 +26,7 @@ from .toolchains import Toolchain
 from .ui import Ui
 
 SUITES = ("overlap", "overhead")
+STUDIES = ("halo", "cg")
 
 
 @dataclass
@@ -69,6 +72,15 @@ def _profiler_overhead(tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path,
         out_base=runs_dir), ui)
 
 
+def _study(app: str, tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path,
+           ui: Ui) -> Run:
+    from .study import StudyOptions, get_app, run_study
+
+    return run_study(get_app(app), tc, StudyOptions(
+        ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher, timeout_s=opts.timeout_s,
+        out_base=runs_dir), ui)
+
+
 def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: Console,
                  err_console: Console) -> Outcome:
     check_timeout(opts.timeout_s)
@@ -81,8 +93,9 @@ def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: C
     runs_dir = out_dir / "runs"
     outcome = Outcome(runs=[])
     with progress_bar(err_console) as bar:
-        # per toolchain: calibration, the benchmarks, the profiler's cost
-        overall = bar.add_task("characterize", total=len(tcs) * (len(benches) + 2), label="")
+        # per toolchain: calibration, the benchmarks, the profiler's cost, the studies
+        overall = bar.add_task("characterize", label="",
+                               total=len(tcs) * (len(benches) + 2 + len(STUDIES)))
         from .suite import SuiteUi
 
         ui = SuiteUi(bar.console, bar)
@@ -96,15 +109,21 @@ def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: C
             outcome.runs += run_benchmarks(benches, tc, ranks=opts.ranks, quick=opts.quick,
                                            launcher=opts.launcher, timeout_s=opts.timeout_s,
                                            out_base=runs_dir, bar=bar, overall=overall)
-            bar.update(overall, label=f"profiler-overhead ({tc.name})")
-            try:
-                run = _profiler_overhead(tc, opts, runs_dir, ui)
-            except UserError as err:
-                outcome.problems.append(f"{tc.name}: profiler-overhead: {err}")
-            else:
-                outcome.runs.append(run)
-                bar.console.print(status_line(run), markup=False, highlight=False)
-            bar.advance(overall)
+            steps: list[tuple[str, Callable[[], Run]]] = [
+                ("profiler-overhead", partial(_profiler_overhead, tc, opts, runs_dir, ui)),
+                *[(f"study {app}", partial(_study, app, tc, opts, runs_dir, ui))
+                  for app in STUDIES],
+            ]
+            for what, step in steps:
+                bar.update(overall, label=f"{what} ({tc.name})")
+                try:
+                    run = step()
+                except UserError as err:
+                    outcome.problems.append(f"{tc.name}: {what}: {err}")
+                else:
+                    outcome.runs.append(run)
+                    bar.console.print(status_line(run), markup=False, highlight=False)
+                bar.advance(overall)
     outcome.report_dir = out_dir
     _report(outcome, out_dir, console)
     return outcome
