@@ -37,7 +37,7 @@ def _run(tmp: Path, ranks: int, prog: str, *args: str) -> dict:
     tc = get_toolchain("mpich")
     exe = executable(ensure_built(tc), f"mo_{prog}")
     out = tmp / f"{prog}-{ranks}.json"
-    cmd = launch_command(tc, ranks, [str(exe), *args, "--output", str(out)])
+    cmd = launch_command(tc, ranks, [str(exe), *args, "--warmup", "2", "--output", str(out)])
     proc = subprocess.run(cmd, env=tc.environment(), capture_output=True, text=True, timeout=120,
                           cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -127,6 +127,7 @@ def test_halo_checksums_identical_across_modes_and_ranks(halo: dict[int, dict]) 
     sums = set()
     for n, res in halo.items():
         assert res["ranks"] == n and res["grid"] == list(HALO_GRID)
+        assert res["warmup_iterations"] == 2  # untimed, and not in the checksum
         assert [m["mode"] for m in res["modes"]] == list(HALO_MODES)
         assert res["checksums_identical"] is True
         for m in res["modes"]:

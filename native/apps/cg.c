@@ -27,9 +27,11 @@
  * Measured per mode, without PMPI: run time (largest over the ranks), time
  * in the halo exchange's and in the reductions' MPI calls, in the
  * independent work, per-iteration times (largest over the ranks), the
- * residual norm ||r_k|| for k = 0..iterations. Under the overlap profiler
- * the phases are regions "<mode>/halo", "<mode>/matvec", "<mode>/reduce",
- * "<mode>/work" (weak region API). */
+ * residual norm ||r_k|| for k = 0..iterations, after --warmup untimed
+ * iterations (the solve then starts again from x0 = 0; the profiler is
+ * paused by MPI_Pcontrol(0) meanwhile). Under the overlap profiler the phases
+ * are regions "<mode>/halo", "<mode>/matvec", "<mode>/reduce", "<mode>/work"
+ * (weak region API). */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <math.h>
@@ -159,7 +161,8 @@ static void cg_usage(FILE *f)
             "  --work-units U       the same in work-loop units; overrides --work-us\n"
             "  --imbalance F        rank 0 does (1 + F) times the independent work (default 0)\n"
             "  --seed S             right-hand side seed (default 1)\n"
-            "  (--sizes, --reps, --warmup, --sample-ms, --iters are not used)\n",
+            "  (--warmup N: untimed iterations per mode, at most --iterations, after which the\n"
+            "  mode starts again from x0 = 0; --sizes, --reps, --sample-ms, --iters are not used)\n",
             DEFAULT_GRID, DEFAULT_GRID_QUICK, DEFAULT_ITERATIONS, DEFAULT_ITERATIONS_QUICK, DEFAULT_WORK_US);
 }
 
@@ -209,6 +212,7 @@ typedef struct cg_state {
     const app_grid *grid;
     const mo_work_calib *work;
     uint64_t units;    /* independent work per iteration (rank 0: times 1 + imbalance) */
+    long warmup;       /* untimed iterations per mode */
     int nmodes;
     cg_mode_result *res;
 } cg_state;
@@ -237,6 +241,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_int64(w, "ranks", g->size);
     mo_json_kv_int64(w, "points", (int64_t)g->global[0] * g->global[1] * g->global[2]);
     mo_json_kv_int64(w, "iterations", iters);
+    mo_json_kv_int64(w, "warmup_iterations", st->warmup);
     mo_json_kv_uint64(w, "work_units_per_iter", st->units);
     mo_json_kv_double(w, "work_us_nominal",
                       st->work->units_per_us > 0 ? (double)st->units / st->work->units_per_us : NAN);
@@ -393,18 +398,14 @@ static void do_x_update(void *arg, cg_counters *c)
         a->x[i] += a->alpha * a->p[i];
 }
 
-/* Runs CG in one mode; collective. Rank 0 gets r filled in. vec holds 5
- * vectors of g->total doubles: x, r, p, q, b. */
-static void run_mode(const app_grid *g, int mode, const cg_params *prm, uint64_t units, double *vec,
-                     double *iter_s, double *residuals, cg_mode_result *res)
+/* CG from x0 = 0 for `iters` iterations in one mode; collective. vec holds 5
+ * vectors of g->total doubles: x, r, p, q, b. Records the residual norms
+ * (iters + 1) and iteration times when residuals / iter_s are not NULL. */
+static void solve(const app_grid *g, int mode, const cg_params *prm, const cg_regions *rg, uint64_t units,
+                  double *vec, long iters, double *iter_s, double *residuals, cg_counters *c)
 {
     const size_t n = g->total;
     double *x = vec, *r = vec + n, *p = vec + 2 * n, *q = vec + 3 * n, *b = vec + 4 * n;
-    cg_regions rg;
-    snprintf(rg.halo, sizeof rg.halo, "%s/halo", MODE_NAMES[mode]);
-    snprintf(rg.matvec, sizeof rg.matvec, "%s/matvec", MODE_NAMES[mode]);
-    snprintf(rg.reduce, sizeof rg.reduce, "%s/reduce", MODE_NAMES[mode]);
-    snprintf(rg.work, sizeof rg.work, "%s/work", MODE_NAMES[mode]);
     app_grid_seed(g, b, (uint64_t)prm->seed, 1);
     memset(x, 0, n * sizeof *x);
     memset(q, 0, n * sizeof *q);
@@ -413,52 +414,75 @@ static void run_mode(const app_grid *g, int mode, const cg_params *prm, uint64_t
     const app_box in = app_grid_interior(g);
     app_box bnd[6];
     const int nbnd = app_grid_boundary(g, bnd);
-    cg_counters c = {0};
-    work_arg wa = {units, &rg};
+    work_arg wa = {units, rg};
     axpy_arg xa = {x, p, 0.0, n};
 
-    MPI_Barrier(g->cart);
-    const double t0 = now_s();
     double rr = 0.0;
     {
         const double local = local_dot(g, r, r);
         MPI_Allreduce(&local, &rr, 1, MPI_DOUBLE, MPI_SUM, g->cart);
     }
-    residuals[0] = sqrt(rr);
-    for (long it = 0; it < prm->iterations; it++) {
+    if (residuals)
+        residuals[0] = sqrt(rr);
+    for (long it = 0; it < iters; it++) {
         const double ti = now_s();
         MPI_Request reqs[GRID_MAX_REQS];
         double t = now_s();
-        MPI_OVERLAP_REGION_BEGIN(rg.halo);
+        MPI_OVERLAP_REGION_BEGIN(rg->halo);
         const int nreq = app_grid_post(g, p, false, reqs);
-        MPI_OVERLAP_REGION_END(rg.halo);
-        c.halo_s += now_s() - t;
-        MPI_OVERLAP_REGION_BEGIN(rg.matvec);
+        MPI_OVERLAP_REGION_END(rg->halo);
+        c->halo_s += now_s() - t;
+        MPI_OVERLAP_REGION_BEGIN(rg->matvec);
         matvec_box(g, p, q, &in);
-        MPI_OVERLAP_REGION_END(rg.matvec);
+        MPI_OVERLAP_REGION_END(rg->matvec);
         t = now_s();
-        MPI_OVERLAP_REGION_BEGIN(rg.halo);
+        MPI_OVERLAP_REGION_BEGIN(rg->halo);
         MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE);
-        MPI_OVERLAP_REGION_END(rg.halo);
-        c.halo_s += now_s() - t;
-        MPI_OVERLAP_REGION_BEGIN(rg.matvec);
+        MPI_OVERLAP_REGION_END(rg->halo);
+        c->halo_s += now_s() - t;
+        MPI_OVERLAP_REGION_BEGIN(rg->matvec);
         for (int k = 0; k < nbnd; k++)
             matvec_box(g, p, q, &bnd[k]);
-        MPI_OVERLAP_REGION_END(rg.matvec);
+        MPI_OVERLAP_REGION_END(rg->matvec);
 
-        const double pq = reduce_sum(g, mode, &rg, local_dot(g, p, q), do_work, &wa, &c);
+        const double pq = reduce_sum(g, mode, rg, local_dot(g, p, q), do_work, &wa, c);
         const double alpha = rr / pq;
         for (size_t i = 0; i < n; i++)
             r[i] -= alpha * q[i];
         xa.alpha = alpha;
-        const double rr_new = reduce_sum(g, mode, &rg, local_dot(g, r, r), do_x_update, &xa, &c);
+        const double rr_new = reduce_sum(g, mode, rg, local_dot(g, r, r), do_x_update, &xa, c);
         const double beta = rr_new / rr;
         for (size_t i = 0; i < n; i++)
             p[i] = r[i] + beta * p[i];
         rr = rr_new;
-        residuals[it + 1] = sqrt(rr);
-        iter_s[it] = now_s() - ti;
+        if (residuals)
+            residuals[it + 1] = sqrt(rr);
+        if (iter_s)
+            iter_s[it] = now_s() - ti;
     }
+}
+
+/* Runs one mode after `warmup` untimed iterations (then from x0 = 0 again,
+ * with the profiler paused by MPI_Pcontrol(0)); collective. Rank 0 gets res
+ * filled in. */
+static void run_mode(const app_grid *g, int mode, const cg_params *prm, uint64_t units, long warmup,
+                     double *vec, double *iter_s, double *residuals, cg_mode_result *res)
+{
+    cg_regions rg;
+    snprintf(rg.halo, sizeof rg.halo, "%s/halo", MODE_NAMES[mode]);
+    snprintf(rg.matvec, sizeof rg.matvec, "%s/matvec", MODE_NAMES[mode]);
+    snprintf(rg.reduce, sizeof rg.reduce, "%s/reduce", MODE_NAMES[mode]);
+    snprintf(rg.work, sizeof rg.work, "%s/work", MODE_NAMES[mode]);
+    cg_counters c = {0};
+    if (warmup > 0) {
+        MPI_Pcontrol(0);
+        solve(g, mode, prm, &rg, units, vec, warmup, NULL, NULL, &c);
+        MPI_Pcontrol(1);
+        memset(&c, 0, sizeof c);
+    }
+    MPI_Barrier(g->cart);
+    const double t0 = now_s();
+    solve(g, mode, prm, &rg, units, vec, prm->iterations, iter_s, residuals, &c);
     const double mine = now_s() - t0;
 
     double times[5] = {mine, c.halo_s + c.reduce_s, c.halo_s, c.reduce_s, c.work_s}, tmax[5], mpi_sum = 0.0;
@@ -521,7 +545,8 @@ int main(int argc, char **argv)
         return mo_bench_end(rank, NAME, &doc, &prov, &opts, 2, err);
     }
 
-    cg_state st = {&params, &g, &work, 0, 0, NULL};
+    cg_state st = {&params, &g, &work, 0, 0, 0, NULL};
+    st.warmup = opts.warmup < params.iterations ? opts.warmup : params.iterations;
     for (int m = 0; m < NMODES; m++)
         st.nmodes += (params.modes >> m) & 1u;
     const size_t iters = (size_t)params.iterations;
@@ -571,7 +596,8 @@ int main(int argc, char **argv)
             int mode = rank == 0 ? st.res[i].mode : 0;
             MPI_Bcast(&mode, 1, MPI_INT, 0, MPI_COMM_WORLD);
             mo_progress(opts.progress, i, st.nmodes, MODE_NAMES[mode]);
-            run_mode(&g, mode, &params, my_units, vec, iter_s, residuals, rank == 0 ? &st.res[i] : NULL);
+            run_mode(&g, mode, &params, my_units, st.warmup, vec, iter_s, residuals,
+                     rank == 0 ? &st.res[i] : NULL);
             if (rank == 0) {
                 const cg_mode_result *r = &st.res[i];
                 if (opts.verbose) {

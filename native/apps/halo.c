@@ -22,8 +22,10 @@
  * Measured per mode, without PMPI: the run time (the largest over the ranks),
  * the time each rank spends inside the exchange's MPI calls (post, test,
  * wait, sendrecv) and in computation, the time of each iteration (largest over
- * the ranks) and the number of MPI_Testall calls. Under the overlap profiler
- * each mode's exchange, interior and boundary computation are regions
+ * the ranks) and the number of MPI_Testall calls, after --warmup untimed
+ * iterations (the mode then starts again from the seeded data; the profiler
+ * is paused by MPI_Pcontrol(0) meanwhile). Under the overlap profiler each
+ * mode's exchange, interior and boundary computation are regions
  * "<mode>/exchange", "<mode>/interior", "<mode>/boundary" (weak region API:
  * without the profiler they do nothing). */
 #define _POSIX_C_SOURCE 200809L
@@ -137,7 +139,9 @@ static void halo_usage(FILE *f)
             "  --tests K            MPI_Testall calls per iteration in overlap-test (default %d)\n"
             "  --inflate F          sweep every point F times per iteration (same result; default 1)\n"
             "  --seed S             initial data seed (default 1)\n"
-            "  (--sizes, --reps, --warmup, --sample-ms, --iters are not used)\n",
+            "  (--warmup N: untimed iterations per mode, at most --iterations, after which the\n"
+            "  mode starts again from the seeded data; --sizes, --reps, --sample-ms, --iters\n"
+            "  are not used)\n",
             DEFAULT_GRID, DEFAULT_GRID_QUICK, DEFAULT_ITERATIONS, DEFAULT_ITERATIONS_QUICK, DEFAULT_TESTS);
 }
 
@@ -187,6 +191,7 @@ typedef struct halo_mode_result {
 typedef struct halo_state {
     const halo_params *params;
     const app_grid *grid;
+    long warmup;                       /* untimed iterations per mode */
     int nmodes;
     halo_mode_result *res;
 } halo_state;
@@ -207,6 +212,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_int64(w, "ranks", g->size);
     mo_json_kv_int64(w, "points", (int64_t)g->global[0] * g->global[1] * g->global[2]);
     mo_json_kv_int64(w, "iterations", iters);
+    mo_json_kv_int64(w, "warmup_iterations", st->warmup);
     mo_json_kv_int64(w, "tests_per_iter", st->params->tests);
     mo_json_kv_int64(w, "inflate", st->params->inflate);
     mo_json_kv_int64(w, "seed", st->params->seed);
@@ -347,17 +353,28 @@ static void iteration(const app_grid *g, int mode, const halo_params *p, const h
     c->compute_s += now_s() - t;
 }
 
-/* Runs one mode from the seeded data; collective. Rank 0 gets r filled in. */
-static void run_mode(const app_grid *g, int mode, const halo_params *p, double *u0, double *u1, double *iter_s,
-                     halo_mode_result *r)
+/* Runs one mode from the seeded data after `warmup` untimed iterations (from
+ * which it starts again, with the profiler paused by MPI_Pcontrol(0));
+ * collective. Rank 0 gets r filled in. */
+static void run_mode(const app_grid *g, int mode, const halo_params *p, long warmup, double *u0, double *u1,
+                     double *iter_s, halo_mode_result *r)
 {
     halo_regions rg;
     snprintf(rg.exchange, sizeof rg.exchange, "%s/exchange", MODE_NAMES[mode]);
     snprintf(rg.interior, sizeof rg.interior, "%s/interior", MODE_NAMES[mode]);
     snprintf(rg.boundary, sizeof rg.boundary, "%s/boundary", MODE_NAMES[mode]);
+    halo_counters c = {0};
+    if (warmup > 0) {
+        MPI_Pcontrol(0);
+        app_grid_seed(g, u0, (uint64_t)p->seed, 0);
+        memset(u1, 0, g->total * sizeof *u1);
+        for (long it = 0; it < warmup; it++)
+            iteration(g, mode, p, &rg, it % 2 ? u1 : u0, it % 2 ? u0 : u1, &c);
+        MPI_Pcontrol(1);
+        memset(&c, 0, sizeof c);
+    }
     app_grid_seed(g, u0, (uint64_t)p->seed, 0);
     memset(u1, 0, g->total * sizeof *u1);
-    halo_counters c = {0};
     double *cur = u0, *nxt = u1;
 
     MPI_Barrier(g->cart);
@@ -445,7 +462,8 @@ int main(int argc, char **argv)
         return mo_bench_end(rank, NAME, &doc, &prov, &opts, 2, err);
     }
 
-    halo_state st = {&params, &g, 0, NULL};
+    halo_state st = {&params, &g, 0, 0, NULL};
+    st.warmup = opts.warmup < params.iterations ? opts.warmup : params.iterations;
     for (int m = 0; m < NMODES; m++)
         st.nmodes += (params.modes >> m) & 1u;
     double *u0 = malloc(g.total * sizeof *u0), *u1 = malloc(g.total * sizeof *u1);
@@ -482,7 +500,7 @@ int main(int argc, char **argv)
             int mode = m;
             MPI_Bcast(&mode, 1, MPI_INT, 0, MPI_COMM_WORLD);
             mo_progress(opts.progress, i, st.nmodes, MODE_NAMES[mode]);
-            run_mode(&g, mode, &params, u0, u1, iter_s, rank == 0 ? &st.res[i] : NULL);
+            run_mode(&g, mode, &params, st.warmup, u0, u1, iter_s, rank == 0 ? &st.res[i] : NULL);
             if (rank == 0) {
                 if (opts.verbose) {
                     printf("%-13s checksum %016" PRIx64 " sum %.17g  run %.6f s  mpi %.6f s  tests %" PRId64 "\n",
