@@ -23,7 +23,7 @@ from mpi_overlap.schema import result_errors
 from mpi_overlap.toolchains import get_toolchain
 
 RANKS = (1, 2, 4)
-HALO_GRID = (12, 10, 9)  # odd extents: uneven blocks; 4 ranks split 2x2x1
+HALO_GRID = (12, 10, 9)  # odd extents: uneven blocks; 4 ranks split 1x2x2
 HALO_ITERS = 6
 HALO_TESTS = 3
 HALO_MODES = ("blocking", "nonblocking", "overlap", "overlap-test", "diagonal")
@@ -150,9 +150,9 @@ def test_halo_counts_tests_and_requests(halo: dict[int, dict]) -> None:
             assert calls == (per_rank, per_rank), (n, name)
             assert m["test_calls_total"] == per_rank * n
         # Requests per iteration on the busiest rank: a receive and a send per neighbour.
-        # 1 rank: none; 2 (2x1x1): one face; 4 (2x2x1): two faces, plus one edge in diagonal.
+        # 1 rank: none; 2 (1x1x2): one face; 4 (1x2x2): two faces, plus one edge in diagonal.
         faces, diagonal = {1: (0, 0), 2: (2, 2), 4: (4, 6)}[n]
-        assert res["dims"] == {1: [1, 1, 1], 2: [2, 1, 1], 4: [2, 2, 1]}[n]
+        assert res["dims"] == {1: [1, 1, 1], 2: [1, 1, 2], 4: [1, 2, 2]}[n]
         assert modes["blocking"]["requests_per_iter_max"] == 0
         for name in ("nonblocking", "overlap", "overlap-test"):
             assert modes[name]["requests_per_iter_max"] == faces

@@ -532,8 +532,8 @@ int main(int argc, char **argv)
 
     int global[3];
     if (params.local_set) {
-        int dims[3] = {0, 0, 0};
-        MPI_Dims_create(size, 3, dims);
+        int dims[3];
+        app_grid_dims(size, dims);
         for (int a = 0; a < 3; a++)
             global[a] = params.local[a] * dims[a];
     } else {

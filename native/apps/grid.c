@@ -34,6 +34,17 @@ static bool is_face(int d)
     return (v[0] != 0) + (v[1] != 0) + (v[2] != 0) == 1;
 }
 
+void app_grid_dims(int size, int dims[3])
+{
+    int d[3] = {0, 0, 0};
+    MPI_Dims_create(size, 3, d);
+    /* Non-increasing from MPI_Dims_create: most ranks along z, whose faces
+     * are the most contiguous (rows of x), fewest along x (strided faces). */
+    dims[0] = d[2];
+    dims[1] = d[1];
+    dims[2] = d[0];
+}
+
 int app_grid_init(app_grid *g, MPI_Comm comm, const int global[3], char *err, size_t errlen)
 {
     memset(g, 0, sizeof *g);
@@ -43,7 +54,7 @@ int app_grid_init(app_grid *g, MPI_Comm comm, const int global[3], char *err, si
         g->send_type[d] = g->recv_type[d] = MPI_DATATYPE_NULL;
     }
     MPI_Comm_size(comm, &g->size);
-    MPI_Dims_create(g->size, 3, g->dims);
+    app_grid_dims(g->size, g->dims);
     for (int a = 0; a < 3; a++) {
         g->global[a] = global[a];
         if (global[a] < g->dims[a]) {

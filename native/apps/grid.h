@@ -35,7 +35,11 @@ typedef struct app_box {
     int lo[3], hi[3];
 } app_box;
 
-/* Collective over comm: decomposes global[3] over comm's ranks. Returns 0, or
+/* Ranks per axis for size ranks: MPI_Dims_create's split, the most ranks
+ * along z (contiguous faces), the fewest along x. */
+void app_grid_dims(int size, int dims[3]);
+
+/* Collective over comm: decomposes global[3] over comm's ranks (app_grid_dims). Returns 0, or
  * -1 with one line in err (the same verdict on every rank). */
 int app_grid_init(app_grid *g, MPI_Comm comm, const int global[3], char *err, size_t errlen);
 void app_grid_free(app_grid *g);

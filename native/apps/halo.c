@@ -445,12 +445,12 @@ int main(int argc, char **argv)
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
 
     /* The decomposition: with --local, the global grid is the local one
-     * times the ranks per axis MPI_Dims_create chooses (the same call
-     * app_grid_init makes). */
+     * times the ranks per axis of app_grid_dims (the split app_grid_init
+     * makes). */
     int global[3];
     if (params.local_set) {
-        int dims[3] = {0, 0, 0};
-        MPI_Dims_create(size, 3, dims);
+        int dims[3];
+        app_grid_dims(size, dims);
         for (int a = 0; a < 3; a++)
             global[a] = params.local[a] * dims[a];
     } else {
