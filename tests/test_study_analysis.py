@@ -57,7 +57,7 @@ def test_modes_against_baseline() -> None:
     # blocking: no hidden gain by the bounds, and MPI time did not fall
     assert cmps["blocking"]["verdict"] == "predicted no saving"
     assert a["prediction"] == {"agreed": 2, "judged": 2}
-    assert a["profiler_overhead"]["pairs"] == 2
+    assert a["profiler_overhead"]["pairs"] == 2  # one per repetition
     assert a["profiler_overhead"]["overhead_pct"] == pytest.approx(0.4)
     assert "overlap cuts MPI time 75 % against nonblocking" in a["finding"]
     assert "agreed with the measured change in 2 of 2" in a["finding"]
@@ -72,6 +72,7 @@ def test_a_saving_the_bounds_did_not_see_is_called_so() -> None:
             x["bounds"]["overlap"]["max_s"] = 0.0  # bounds see no hidden time
     cmps = {c["mode"]: c for c in analyze_study(doc)["sizes"][0]["comparisons"]}
     assert cmps["overlap"]["verdict"] == "missed a saving"
+    assert cmps["overlap"]["saved_beyond_bounds_s"] == pytest.approx(0.3)
 
 
 def test_failed_launches_and_missing_profiles_leave_no_numbers() -> None:

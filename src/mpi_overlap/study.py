@@ -60,8 +60,8 @@ class StudyApp:
 
 
 APPS: dict[str, StudyApp] = {
-    "halo": StudyApp("halo", "mo_halo", "nonblocking", (16, 48, 96), (16, 64)),
-    "cg": StudyApp("cg", "mo_cg", "allreduce", (16, 48, 96), (16, 64)),
+    "halo": StudyApp("halo", "mo_halo", "nonblocking", (32, 64, 96, 128), (32, 96)),
+    "cg": StudyApp("cg", "mo_cg", "allreduce", (32, 64, 96), (32, 64)),
 }
 
 
@@ -109,15 +109,17 @@ def parse_edges(text: str | None) -> tuple[int, ...] | None:
 
 
 def _mode_bounds(profile_doc: dict[str, Any], modes: list[str]) -> dict[str, dict[str, float]]:
-    """Per mode the profiler's measures summed over ranks and over the mode's regions."""
+    """Per mode the profiler's measures summed over the mode's regions, as the mean over
+    the ranks (comparable with the app's per-rank times)."""
     out = {m: {"transfers": 0.0, "xfer_s": 0.0, "min_s": 0.0, "max_s": 0.0, "comp_s": 0.0,
                "call_s": 0.0} for m in modes}
-    for doc in profile_doc.get("ranks") or []:
-        for entry in (doc.get("profile") or {}).get("by_region") or []:
+    docs = [d for d in profile_doc.get("ranks") or [] if d.get("profile")]
+    for doc in docs:
+        for entry in doc["profile"].get("by_region") or []:
             mode = str(entry.get("region", "")).split("/", 1)[0]
             if mode in out:
                 for key in out[mode]:
-                    out[mode][key] += float(entry.get(key) or 0.0)
+                    out[mode][key] += float(entry.get(key) or 0.0) / len(docs)
     return out
 
 
