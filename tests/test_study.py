@@ -1,0 +1,62 @@
+"""`mpi-overlap study halo|cg` on 2 ranks (MPICH wheel), one repetition of one size: the
+run directory holds a launch without and one with the profiler, every mode of the app in
+each, the profiler's bounds per mode; the analysis compares every mode with the
+baseline and gives the profiler's cost on the app; the report shows it all. Figures are
+measured on a shared machine: the checks are structural and the bounds' invariants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from mpi_overlap.rundir import load_run
+from mpi_overlap.schema import analysis_errors, result_errors
+
+pytestmark = pytest.mark.mpi
+
+MODES = {"halo": {"blocking", "nonblocking", "overlap", "overlap-test", "diagonal"},
+         "cg": {"allreduce", "iallreduce"}}
+
+
+@pytest.mark.parametrize("app", ["halo", "cg"])
+def test_study_quick(app: str, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    proc = run_cli("study", app, "--quick", "--reps", "1", "--sizes", "32", "-n", "2",
+                   "--out", str(out), timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
+    run = load_run(run_dir)
+    assert run.complete and run.benchmark == f"study-{app}"
+    assert result_errors(run.result) == [] and analysis_errors(run.analysis) == []
+    launches = run.result["launches"]
+    assert sorted(x["profiled"] for x in launches) == [False, True]
+    for x in launches:
+        assert {m["mode"] for m in x["modes"]} == MODES[app]
+        assert (run_dir / x["dir"] / "result.json").is_file()
+    (profiled,) = [x for x in launches if x["profiled"]]
+    assert profiled["profile_status"] == "complete"
+    assert set(profiled["bounds"]) == MODES[app]
+    for mode, b in profiled["bounds"].items():
+        assert b["transfers"] > 0, mode  # every mode's transfers fell into its regions
+        assert 0.0 <= b["min_s"] <= b["max_s"] <= b["xfer_s"] * (1 + 1e-9), (mode, b)
+
+    a = run.analysis
+    baseline = {"halo": "nonblocking", "cg": "allreduce"}[app]
+    (size,) = a["sizes"]
+    assert {c["mode"] for c in size["comparisons"]} == MODES[app] - {baseline}
+    assert all(c["verdict"] != "no data" for c in size["comparisons"])
+    assert len(a["conclusions"]) == len(MODES[app]) - 1
+    assert a["profiler_overhead"]["pairs"] == 1
+    assert a["finding"] and "\n" not in a["finding"] and "profiler cost on the app" in a["finding"]
+    html = (run_dir / "report.html").read_text()
+    assert f"Case study: {app}" in html and "<svg" in html and "target ≤ 1 %" in html
+
+
+def test_unknown_study_is_one_line(tmp_path: Path) -> None:
+    proc = run_cli("study", "lulesh", "--out", str(tmp_path), timeout=60)
+    assert proc.returncode == 2 and "unknown study 'lulesh' (known: halo, cg)" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = run_cli("study", "halo", "--sizes", "2", "--out", str(tmp_path), timeout=60)
+    assert proc.returncode == 2 and "--sizes" in proc.stderr
