@@ -369,7 +369,8 @@ _simple_bench("error-checking",
                    "0: no tests)")
 @click.option("--collectives", metavar="LIST",
               help="Ibarrier, Ibcast, Igather, Iscatter, Ireduce, Iallreduce, Iallgather, "
-                   "Ialltoall, Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan (default all)")
+                   "Ialltoall, Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan "
+                   "(default all)")
 @click.option("--iters", type=int, help="iterations per loop (default: automatic)")
 @click.option("--quick", is_flag=True, help="shorter loops")
 @_run_options()

@@ -104,7 +104,8 @@ def _variant(
         if have_prof and region is None and r in profiles:
             problems.append(f"rank {r}: no region '{var.get('region')}' in its profile")
         if region is not None:
-            xfer, lo, hi = num(region.get("xfer_s")), num(region.get("min_s")), num(region.get("max_s"))
+            xfer = num(region.get("xfer_s"))
+            lo, hi = num(region.get("min_s")), num(region.get("max_s"))
             if xfer is not None and lo is not None and hi is not None and xfer > 0:
                 pmin, pmax = overlap_pcts(xfer, lo, hi)
                 sum_x, sum_lo, sum_hi = sum_x + xfer, sum_lo + lo, sum_hi + hi
