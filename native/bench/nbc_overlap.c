@@ -47,6 +47,7 @@
 #define PROGRAM "nbc_overlap"
 #define BENCH "nbc-overlap"
 #define DEFAULT_SIZES "8,1K,64K,1M"
+#define QUICK_SIZES "8,64K,1M" /* --quick without --sizes */
 #define DEFAULT_TESTS 8
 #define SAMPLE_MS 60.0       /* target time of one loop (full run) */
 #define SAMPLE_MS_QUICK 15.0 /* ... under --quick */
@@ -515,7 +516,10 @@ int main(int argc, char **argv)
 
     nb_params params = {.colls = (1u << NCOLLS) - 1, .tests = DEFAULT_TESTS};
     mo_bench_options ext = {nb_longopts, nb_parse, NULL, nb_usage, nb_write_json, &params};
-    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, nb_check};
+    bool quick = false;
+    for (int i = 1; i < argc; i++)
+        quick = quick || strcmp(argv[i], "--quick") == 0;
+    const mo_bench_spec spec = {PROGRAM, quick ? QUICK_SIZES : DEFAULT_SIZES, &ext, 2, true, nb_check};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

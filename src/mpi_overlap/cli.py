@@ -363,7 +363,8 @@ _simple_bench("error-checking",
 @bench.command("nbc-overlap")
 @_mpi_option
 @_ranks_option
-@click.option("--sizes", metavar="LIST", help="bytes per rank block (default 8,1K,64K,1M)")
+@click.option("--sizes", metavar="LIST",
+              help="bytes per rank block (default 8,1K,64K,1M; --quick 8,64K,1M)")
 @click.option("-t", "--tests", type=int,
               help="MPI_Test calls spread through the work of the second variant (default 8; "
                    "0: no tests)")
@@ -372,7 +373,7 @@ _simple_bench("error-checking",
                    "Ialltoall, Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan "
                    "(default all)")
 @click.option("--iters", type=int, help="iterations per loop (default: automatic)")
-@click.option("--quick", is_flag=True, help="shorter loops")
+@click.option("--quick", is_flag=True, help="3 sizes, shorter loops")
 @_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print one line per case")
 def bench_nbc_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, tests: int | None,
