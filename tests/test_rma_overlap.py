@@ -1,9 +1,12 @@
 """`mpi-overlap bench rma-overlap --quick` on 2 ranks per wheel toolchain: valid documents,
 the report's section and plot, a one-line finding from the data, the figures, and
 internal consistency: 0 <= overlap <= 100 (the per-iteration non-overlapped time is >= 0,
-so the unclipped OSU value stays <= 100), and the completion call after the work takes
-no longer than the same call right after the operation, within a generous margin (both
-measured side by side in one run). Plus the analysis on synthetic data (no MPI)."""
+so the unclipped OSU value stays <= 100), and with passive target (flush; the target idles
+in a barrier) the completion call after the work takes no longer than the same call right
+after the operation, within a generous margin (both measured side by side in one run).
+With fence the target computes too and a deferred transfer may run slower in the closing
+fence (Open MPI 5, 1 MiB Get from an MPI_Win_create window: 453 vs 259 µs), so fence cases
+are listed by the analysis, not required. Plus the analysis on synthetic data (no MPI)."""
 
 from __future__ import annotations
 
@@ -97,9 +100,13 @@ def test_analysis_synthetic() -> None:
     assert c0["complete_within_alone"] is True
     assert c1["osu_pct"] == pytest.approx(90.0) and c1["imb_pct"] == pytest.approx(90.0)
     assert c2["osu_pct"] == 0.0 and c2["complete_within_alone"] is False
-    assert a["checks"]["complete_within_alone"] is False
+    # a fence case is listed and named in the finding, but only flush cases are required
+    assert a["checks"]["complete_within_alone"] is True
     assert a["checks"]["cases_complete_longer"] == ["create/fence/put/1048576"]
     assert "at 1 MiB: overlap 90 % with flush, 0 % with fence" in a["finding"]
+    assert "create/fence/put 1 MiB: 30 vs 9 µs" in a["finding"]
+    result["results"]["cases"][1]["t_complete_us"] = _stats(20.0)
+    assert analyze_rma_overlap(result)["checks"]["complete_within_alone"] is False
 
 
 def test_rma_overlap_args() -> None:

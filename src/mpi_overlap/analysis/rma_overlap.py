@@ -89,7 +89,12 @@ def analyze_rma_overlap(result: dict[str, Any]) -> dict[str, Any]:
     checks = {
         "osu_within_0_100": all(c["osu_raw_pct"] is None
                                 or c["osu_raw_pct"] <= LIMITS["osu_max_pct"] for c in out),
-        "complete_within_alone": all(c["complete_within_alone"] is not False for c in out),
+        # Passive target: the target waits in MPI_Barrier throughout, so the flush after
+        # the work has at most the transfer left that the flush alone has. With fence the
+        # target computes too, and a transfer that needs it runs only in the closing fence,
+        # possibly by another path (docs/benchmarks.md, rma-overlap): listed, not required.
+        "complete_within_alone": all(c["complete_within_alone"] is not False
+                                     for c in out if c["sync"] == "flush"),
         "cases_complete_longer": [f"{c['window']}/{c['sync']}/{c['op']}/{c['size']}"
                                   for c in out if c["complete_within_alone"] is False],
     }
@@ -121,6 +126,12 @@ def analyze_rma_overlap(result: dict[str, Any]) -> dict[str, Any]:
                          f"{_size_text(best['size'])} {best['osu_pct']:.0f} %")
         if ratios:
             parts.append(f"completion after the work {_mean(ratios):.2f}× the call alone")
+        longer = [c for c in out if c["complete_within_alone"] is False]
+        if longer:
+            parts.append(f"completion slower after the work in {len(longer)} case(s), e.g. "
+                         f"{longer[0]['window']}/{longer[0]['sync']}/{longer[0]['op']} "
+                         f"{_size_text(longer[0]['size'])}: {longer[0]['t_complete_us']:.0f} "
+                         f"vs {longer[0]['t_complete_alone_us']:.0f} µs")
         if put_small and put_small["t_pure_us"] is not None:
             parts.append(f"Put {_size_text(smallest or 0)} + flush costs "
                          f"{put_small['t_pure_us']:.2f} µs")
