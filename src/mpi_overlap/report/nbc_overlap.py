@@ -80,7 +80,7 @@ def print_comparison(runs: list[Run], console: Console, *, bench: str = BENCHMAR
         f0 = _figures(runs[0])[name]
         cells = [f"{f0.get('label')} ({f0.get('unit')})"]
         for r in runs:
-            cells.append(fmt_num((_figures(r).get(name) or {}).get("value"), ".1f"))
+            cells.append(fmt_num((_figures(r).get(name) or {}).get("value"), ".2f"))
         t.add_row(*cells)
     console.print(t)
 
@@ -91,7 +91,7 @@ def figure(runs: list[Run]) -> MplFigure | None:
     runs = [r for r in runs if r.benchmark == BENCHMARK and cases(r)]
     if not runs:
         return None
-    run = runs[0]  # several runs: the first in the figure, all in the tables
+    run = runs[0]  # html_sections draws one figure per run
     tests = sorted({v["tests"] for c in cases(run) for v in c.get("variants") or []})
     fig = MplFigure(figsize=(7.5, 3.4), layout="constrained")
     axes = fig.subplots(1, len(tests), sharey=True, squeeze=False)[0]
@@ -133,10 +133,12 @@ def html_sections(runs: list[Run]) -> list[Section]:
     if not mine:
         return []
     figures = []
-    fig = figure(mine)
-    if fig is not None:
-        figures.append(Figure(to_svg(fig, "nbc-overlap"),
-                              f"Overlap % of each non-blocking collective ({mine[0].label}) "
+    for i, one in enumerate(mine):  # one figure per run (toolchain or setting)
+        fig = figure([one])
+        if fig is None:
+            continue
+        figures.append(Figure(to_svg(fig, f"nbc-overlap-{i}"),
+                              f"Overlap % of each non-blocking collective ({one.label}) "
                               "by the OSU formula (solid, mean over ranks) and the IMB formula "
                               "(dashed, rank with the largest overlapped time), and the overlap "
                               "profiler's min–max bounds of the same loops (grey band, mean "

@@ -61,7 +61,7 @@ def figure(runs: list[Run]) -> MplFigure | None:
     runs = [r for r in runs if r.benchmark == BENCHMARK and cases(r)]
     if not runs:
         return None
-    run = runs[0]
+    run = runs[0]  # html_sections draws one figure per run
     fig = MplFigure(figsize=(7.5, 3.2), layout="constrained")
     ax_pct, ax_done = fig.subplots(1, 2)
     keys = list(dict.fromkeys((c["window"], c["sync"], c["op"]) for c in cases(run)))
@@ -92,10 +92,12 @@ def html_sections(runs: list[Run]) -> list[Section]:
     if not mine:
         return []
     figures = []
-    fig = figure(mine)
-    if fig is not None:
-        figures.append(Figure(to_svg(fig, "rma-overlap"),
-                              f"Left: overlap % of MPI_Put / MPI_Get ({mine[0].label}) by the "
+    for i, one in enumerate(mine):  # one figure per run (toolchain or setting)
+        fig = figure([one])
+        if fig is None:
+            continue
+        figures.append(Figure(to_svg(fig, f"rma-overlap-{i}"),
+                              f"Left: overlap % of MPI_Put / MPI_Get ({one.label}) by the "
                               "OSU formula, per window kind (MPI_Win_allocate, MPI_Win_create) "
                               "and completion (MPI_Win_flush in a lock_all epoch, "
                               "MPI_Win_fence). Right: time of the completion call after the "
