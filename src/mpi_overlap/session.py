@@ -218,6 +218,80 @@ class WaitanyArgs:
         return args
 
 
+NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iallreduce",
+                   "Iallgather", "Ialltoall", "Ireduce_scatter_block", "Ireduce_scatter",
+                   "Iscan", "Iexscan")
+
+
+def _choice_list(flag: str, value: str, known: tuple[str, ...], every: str) -> str:
+    """A comma-separated list of known names (case-insensitive), checked here."""
+    names = [p.strip() for p in value.split(",") if p.strip()]
+    lower = {k.lower(): k for k in known}
+    bad = [n for n in names if n.lower() not in lower and n != every]
+    if not names or bad:
+        raise UserError(f"{flag}: unknown value '{(bad or [value])[0]}' "
+                        f"(known: {', '.join(known)}, {every})")
+    return ",".join(names)
+
+
+@dataclass
+class NbcOverlapArgs:
+    """`bench nbc-overlap` flags -> mo_nbc_overlap flags."""
+
+    sizes: str | None = None
+    tests: int | None = None
+    collectives: str | None = None
+    iters: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args: list[str] = []
+        if self.sizes is not None:
+            parse_sizes(self.sizes)
+            args += ["--sizes", self.sizes]
+        args += _count_flag("--tests", self.tests, 0)
+        if self.collectives is not None:
+            args += ["--collectives",
+                     _choice_list("--collectives", self.collectives, NBC_COLLECTIVES, "all")]
+        args += _count_flag("--iters", self.iters, 1)
+        if self.quick:
+            args.append("--quick")
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
+@dataclass
+class RmaOverlapArgs:
+    """`bench rma-overlap` flags -> mo_rma_overlap flags."""
+
+    sizes: str | None = None
+    ops: str | None = None
+    sync: str | None = None
+    window: str | None = None
+    iters: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args: list[str] = []
+        if self.sizes is not None:
+            parse_sizes(self.sizes)
+            args += ["--sizes", self.sizes]
+        for flag, value, known in (("--ops", self.ops, ("put", "get")),
+                                   ("--sync", self.sync, ("flush", "fence")),
+                                   ("--window", self.window, ("allocate", "create"))):
+            if value is not None:
+                args += [flag, _choice_list(flag, value, known, "both")]
+        args += _count_flag("--iters", self.iters, 1)
+        if self.quick:
+            args.append("--quick")
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
 def bench_session(
     name: str,
     native_args: list[str],

@@ -269,6 +269,33 @@ BENCHMARKS: dict[str, Benchmark] = {
         default_timeout_s=600.0,
         quick_timeout_s=120.0,
     ),
+    # Issue 5, item 6: non-blocking collectives, OSU and IMB overlap % beside the
+    # profiler's bounds; runs under libmpi_overlap, one region per (collective, size,
+    # MPI_Test variant); the analysis reads the rank profiles beside result.json.
+    "nbc-overlap": Benchmark(
+        name="nbc-overlap",
+        program="mo_nbc_overlap",
+        title="Non-blocking collective overlap (OSU and IMB formulas, profiler bounds)",
+        min_ranks=2,
+        analyze=_analysis("nbc_overlap", with_run_dir=True),
+        default_timeout_s=1800.0,
+        quick_timeout_s=300.0,
+        profiled=True,
+        suite="overlap",
+        suite_order=60,
+    ),
+    # Issue 5, item 7: MPI_Put / MPI_Get, work, then MPI_Win_flush or MPI_Win_fence.
+    "rma-overlap": Benchmark(
+        name="rma-overlap",
+        program="mo_rma_overlap",
+        title="One-sided overlap (MPI_Put / MPI_Get completed by flush or fence)",
+        min_ranks=2,
+        analyze=_analysis("rma_overlap"),
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+        suite="overlap",
+        suite_order=70,
+    ),
 }
 
 

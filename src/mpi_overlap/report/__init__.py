@@ -34,6 +34,8 @@ from . import (
     threads_procs,
 )
 from . import matching as matching_report
+from . import nbc_overlap as nbc_overlap_report
+from . import rma_overlap as rma_overlap_report
 from . import waitany as waitany_report
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
 
@@ -122,6 +124,8 @@ for _name in datatypes.BENCHMARKS:
     register(_module_reporter(_name, datatypes))
 for _name in study.BENCHMARKS:
     register(_module_reporter(_name, study))
+for _module in (nbc_overlap_report, rma_overlap_report):
+    register(_module_reporter(_module.BENCHMARK, _module))
 
 
 def _banners(run: Run) -> list[Banner]:

@@ -1,0 +1,641 @@
+/* nbc_overlap.c - mo_nbc_overlap: how much of a non-blocking collective's
+ * time computation can hide (issue 5, item 6), by the methods of the OSU
+ * micro-benchmarks (osu_iallreduce etc.) and of IMB-NBC, with the overlap
+ * profiler's min/max bounds of the same loops beside them.
+ *
+ * Per collective and size, every rank of MPI_COMM_WORLD runs four loops of
+ * `iterations` iterations, each iteration behind a barrier:
+ *   pure:    post; MPI_Wait                                  -> t_pure
+ *   alone:   the calibrated work, no communication           -> t_cpu (IMB)
+ *   overlap: post; work in k chunks, MPI_Test after each
+ *            chunk when k > 0; MPI_Wait                      -> t_overall,
+ *            t_compute (the work phase, tests included), t_test, t_wait
+ * once with no tests (-t 0) and once with --tests N calls. The work is a
+ * fixed number of calibrated units: the largest t_pure over the ranks times
+ * rank 0's calibrated rate (IMB: computation calibrated to last t_pure), so
+ * CPU time stolen by the collective shows as a longer work phase ("compute
+ * slowdown" = work phase without tests / work alone - 1).
+ *
+ * Each overlap loop runs inside a profiler region
+ * "<collective>/<bytes>/t<tests>" (weak region API: without the profiler
+ * only the times are measured); the per-iteration barrier is made outside
+ * the region so the region holds exactly the collective under test.
+ *
+ * Every rank times its own iterations; per rank the medians over the
+ * iterations go to rank 0, which writes them. The overlap percentages
+ * (OSU, IMB) are computed from them by analysis/nbc_overlap.py. */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "mpi_overlap.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define PROGRAM "nbc_overlap"
+#define BENCH "nbc-overlap"
+#define DEFAULT_SIZES "8,1K,64K,1M"
+#define QUICK_SIZES "8,64K,1M" /* --quick without --sizes */
+#define DEFAULT_TESTS 8
+#define SAMPLE_MS 60.0       /* target time of one loop (full run) */
+#define SAMPLE_MS_QUICK 15.0 /* ... under --quick */
+#define MIN_ITERS 30
+#define MAX_ITERS 2000
+#define MAX_ITERS_QUICK 400
+#define CALIBRATION_MS 2.0
+#define CALIBRATION_SAMPLES 11
+#define RECALIBRATE_TOL 0.1 /* work alone vs t_pure: rescale the units beyond this */
+#define MAX_REGIONS 254 /* distinct region names the profiler keeps apart */
+#define REGION_LEN 64
+
+/* ---- the collectives ------------------------------------------------------- */
+
+enum {
+    C_IBARRIER, C_IBCAST, C_IGATHER, C_ISCATTER, C_IREDUCE, C_IALLREDUCE, C_IALLGATHER,
+    C_IALLTOALL, C_IREDUCE_SCATTER_BLOCK, C_IREDUCE_SCATTER, C_ISCAN, C_IEXSCAN, NCOLLS
+};
+
+typedef struct nb_coll {
+    const char *name;  /* as in the JSON, the region and --collectives */
+    bool reduction;    /* counts MPI_INT elements (size / 4 of them) */
+    bool sized;        /* false: one case, size 0 (Ibarrier) */
+} nb_coll;
+
+static const nb_coll COLLS[NCOLLS] = {
+    {"Ibarrier", false, false},
+    {"Ibcast", false, true},
+    {"Igather", false, true},
+    {"Iscatter", false, true},
+    {"Ireduce", true, true},
+    {"Iallreduce", true, true},
+    {"Iallgather", false, true},
+    {"Ialltoall", false, true},
+    {"Ireduce_scatter_block", true, true},
+    {"Ireduce_scatter", true, true},
+    {"Iscan", true, true},
+    {"Iexscan", true, true},
+};
+
+/* ---- benchmark-specific options ------------------------------------------ */
+
+typedef struct nb_params {
+    unsigned colls; /* bit i: COLLS[i] */
+    long tests;     /* MPI_Test calls in the second overlap variant; 0: only the first */
+} nb_params;
+
+enum { OPT_TESTS = MO_OPT_BENCH_FIRST, OPT_COLLS };
+
+static const struct option nb_longopts[] = {
+    {"tests", required_argument, NULL, OPT_TESTS},
+    {"collectives", required_argument, NULL, OPT_COLLS},
+    {NULL, 0, NULL, 0},
+};
+
+/* Case-insensitive comparison of n characters. */
+static int strncasecmp_portable(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int ca = a[i] >= 'A' && a[i] <= 'Z' ? a[i] - 'A' + 'a' : a[i];
+        int cb = b[i] >= 'A' && b[i] <= 'Z' ? b[i] - 'A' + 'a' : b[i];
+        if (ca != cb || ca == 0)
+            return ca - cb;
+    }
+    return 0;
+}
+
+static int parse_colls(const char *arg, unsigned *out, char *err, size_t errlen)
+{
+    unsigned set = 0;
+    const char *p = arg;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        bool known = false;
+        if (len == 3 && strncmp(p, "all", 3) == 0) {
+            set |= (1u << NCOLLS) - 1;
+            known = true;
+        }
+        for (int i = 0; i < NCOLLS && !known; i++) {
+            if (strlen(COLLS[i].name) == len && strncasecmp_portable(p, COLLS[i].name, len) == 0) {
+                set |= 1u << i;
+                known = true;
+            }
+        }
+        if (!known) {
+            snprintf(err, errlen, "--collectives: unknown collective '%.*s' (known: Ibarrier, Ibcast, "
+                                  "Igather, Iscatter, Ireduce, Iallreduce, Iallgather, Ialltoall, "
+                                  "Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan, all)",
+                     (int)len, p);
+            return -1;
+        }
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    *out = set;
+    return 0;
+}
+
+static int nb_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    nb_params *p = ctx;
+    switch (code) {
+    case OPT_TESTS: return mo_options_parse_long("tests", arg, 0, 100000, &p->tests, err, errlen);
+    case OPT_COLLS: return parse_colls(arg, &p->colls, err, errlen);
+    }
+    snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return -1;
+}
+
+static void nb_usage(FILE *f)
+{
+    fprintf(f,
+            "  --tests N            MPI_Test calls spread through the work of the second overlap\n"
+            "                       variant (default %d; 0: only the variant without tests)\n"
+            "  --collectives LIST   Ibarrier, Ibcast, Igather, Iscatter, Ireduce, Iallreduce,\n"
+            "                       Iallgather, Ialltoall, Ireduce_scatter_block, Ireduce_scatter,\n"
+            "                       Iscan, Iexscan, comma-separated, or all (default all)\n"
+            "  (--iters N           iterations per loop; default: about %g ms per loop, %g with\n"
+            "                       --quick, %d to %d iterations)\n",
+            DEFAULT_TESTS, SAMPLE_MS, SAMPLE_MS_QUICK, MIN_ITERS, MAX_ITERS);
+}
+
+static void nb_write_json(mo_json *w, const void *ctx)
+{
+    const nb_params *p = ctx;
+    mo_json_kv_int64(w, "tests", p->tests);
+    mo_json_key(w, "collectives");
+    mo_json_begin_array(w);
+    for (int i = 0; i < NCOLLS; i++)
+        if (p->colls & (1u << i))
+            mo_json_string(w, COLLS[i].name);
+    mo_json_end_array(w);
+}
+
+/* ---- measured data ---------------------------------------------------------- */
+
+/* Per rank and overlap variant: medians over the iterations (us). */
+enum { V_OVERALL, V_COMP, V_TEST, V_WAIT, V_POST, V_NONOV, V_NONOV_Q25, V_NONOV_Q75, NV };
+static const char *const V_KEYS[NV] = {
+    "t_overall_us", "t_compute_us", "t_test_us", "t_wait_us", "t_post_us",
+    "t_nonoverlap_us", "t_nonoverlap_q25_us", "t_nonoverlap_q75_us",
+};
+/* Per rank and case: t_pure and the work alone (us). */
+enum { P_PURE, P_ALONE, NP };
+
+typedef struct nb_variant {
+    long tests;
+    double *v; /* NV * nranks, rank-major: v[r * NV + k] */
+} nb_variant;
+
+typedef struct nb_case {
+    int coll;
+    uint64_t size;  /* requested */
+    uint64_t bytes; /* per block, after rounding to whole elements */
+    long iterations;
+    double t_pure_max_us;
+    uint64_t units;
+    double *p; /* NP * nranks */
+    nb_variant var[2];
+    int nvar;
+} nb_case;
+
+typedef struct nb_state {
+    const mo_options *opts;
+    const nb_params *params;
+    int rank, nranks;
+    double rate; /* work units per us (rank 0's calibration, broadcast) */
+    unsigned char *sbuf, *rbuf; /* nranks * largest bytes each, touched */
+    int *counts;                /* nranks entries: Ireduce_scatter's recvcounts */
+    double *t[8];               /* per-iteration times, cap each */
+    long cap;
+    uint64_t start_ns;
+    bool profiled;
+    nb_case *cases;
+    int ncases, planned;
+} nb_state;
+
+/* ---- the timed loops (every rank) ----------------------------------------- */
+
+static uint64_t case_bytes(int coll, uint64_t size)
+{
+    if (!COLLS[coll].sized)
+        return 0;
+    return COLLS[coll].reduction ? size / 4 * 4 : size;
+}
+
+static void post(const nb_state *st, int coll, int count, MPI_Request *req)
+{
+    void *s = st->sbuf, *r = st->rbuf;
+    MPI_Comm c = MPI_COMM_WORLD;
+    switch (coll) {
+    case C_IBARRIER: MPI_Ibarrier(c, req); break;
+    case C_IBCAST: MPI_Ibcast(s, count, MPI_BYTE, 0, c, req); break;
+    case C_IGATHER: MPI_Igather(s, count, MPI_BYTE, r, count, MPI_BYTE, 0, c, req); break;
+    case C_ISCATTER: MPI_Iscatter(s, count, MPI_BYTE, r, count, MPI_BYTE, 0, c, req); break;
+    case C_IREDUCE: MPI_Ireduce(s, r, count, MPI_INT, MPI_SUM, 0, c, req); break;
+    case C_IALLREDUCE: MPI_Iallreduce(s, r, count, MPI_INT, MPI_SUM, c, req); break;
+    case C_IALLGATHER: MPI_Iallgather(s, count, MPI_BYTE, r, count, MPI_BYTE, c, req); break;
+    case C_IALLTOALL: MPI_Ialltoall(s, count, MPI_BYTE, r, count, MPI_BYTE, c, req); break;
+    case C_IREDUCE_SCATTER_BLOCK: MPI_Ireduce_scatter_block(s, r, count, MPI_INT, MPI_SUM, c, req); break;
+    case C_IREDUCE_SCATTER: MPI_Ireduce_scatter(s, r, st->counts, MPI_INT, MPI_SUM, c, req); break;
+    case C_ISCAN: MPI_Iscan(s, r, count, MPI_INT, MPI_SUM, c, req); break;
+    case C_IEXSCAN: MPI_Iexscan(s, r, count, MPI_INT, MPI_SUM, c, req); break;
+    }
+}
+
+enum { L_PURE, L_ALONE, L_OVERLAP };
+enum { T_A, T_B, T_C, T_D, T_E, T_F }; /* rows of st->t */
+
+/* One loop of `iters` iterations; the times go to st->t rows. */
+static void run_loop(nb_state *st, int kind, int coll, int count, long iters, uint64_t units, long tests,
+                     const char *region)
+{
+    double *const a = st->t[T_A], *const b = st->t[T_B], *const cc = st->t[T_C];
+    double *const d = st->t[T_D], *const e = st->t[T_E], *const f = st->t[T_F];
+    const long chunks = tests > 0 ? tests : 1;
+    const uint64_t per = units / (uint64_t)chunks, last = units - per * (uint64_t)(chunks - 1);
+    const bool in_region = kind == L_OVERLAP && st->profiled;
+    MPI_Request req;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (long i = 0; i < iters; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (in_region)
+            MPI_OVERLAP_REGION_BEGIN(region);
+        uint64_t t0 = mo_timer_now_ns();
+        if (kind == L_ALONE) {
+            mo_work(units);
+            a[i] = (double)(mo_timer_now_ns() - t0) / 1000.0;
+            continue;
+        }
+        post(st, coll, count, &req);
+        uint64_t t1 = mo_timer_now_ns();
+        if (kind == L_PURE) {
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            a[i] = (double)(mo_timer_now_ns() - t0) / 1000.0;
+            continue;
+        }
+        uint64_t test_ns = 0;
+        for (long k = 0; k < chunks; k++) {
+            mo_work(k + 1 == chunks ? last : per);
+            if (tests > 0) {
+                int flag;
+                uint64_t ta = mo_timer_now_ns();
+                MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+                test_ns += mo_timer_now_ns() - ta;
+            }
+        }
+        uint64_t t2 = mo_timer_now_ns();
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        uint64_t t3 = mo_timer_now_ns();
+        if (in_region)
+            MPI_OVERLAP_REGION_END(region);
+        a[i] = (double)(t3 - t0) / 1000.0;      /* overall */
+        b[i] = (double)(t2 - t1) / 1000.0;      /* work phase, tests included */
+        cc[i] = (double)test_ns / 1000.0;       /* tests */
+        d[i] = (double)(t3 - t2) / 1000.0;      /* wait */
+        e[i] = (double)(t1 - t0) / 1000.0;      /* post */
+        f[i] = a[i] - (b[i] - cc[i]);           /* not overlapped: overall - pure computation */
+    }
+}
+
+static double quantile(double *x, long n, double q)
+{
+    /* insertion sort: n is at most MAX_ITERS */
+    for (long i = 1; i < n; i++) {
+        double v = x[i];
+        long j = i - 1;
+        while (j >= 0 && x[j] > v) {
+            x[j + 1] = x[j];
+            j--;
+        }
+        x[j + 1] = v;
+    }
+    double pos = q * (double)(n - 1);
+    long lo = (long)floor(pos);
+    long hi = lo + 1 < n ? lo + 1 : lo;
+    return x[lo] + (pos - (double)lo) * (x[hi] - x[lo]);
+}
+
+static double median_of(double *x, long n) { return quantile(x, n, 0.5); }
+
+static void region_name(char *buf, size_t len, int coll, uint64_t bytes, long tests)
+{
+    snprintf(buf, len, "%s/%llu/t%ld", COLLS[coll].name, (unsigned long long)bytes, tests);
+}
+
+/* Every rank: measures one case; rank 0 gets every rank's values in cs. */
+static int measure_case(nb_state *st, nb_case *cs)
+{
+    const mo_options *o = st->opts;
+    const int coll = cs->coll;
+    const int count = (int)(COLLS[coll].reduction ? cs->bytes / 4 : cs->bytes);
+    for (int r = 0; r < st->nranks; r++)
+        st->counts[r] = count;
+    char region[REGION_LEN];
+
+    /* Warm-up and pilot: the iterations come from the slowest rank's mean. */
+    long warm = o->warmup > 0 ? o->warmup : 1;
+    if (warm > st->cap)
+        warm = st->cap;
+    uint64_t w0 = mo_timer_now_ns();
+    run_loop(st, L_PURE, coll, count, warm, 0, 0, NULL);
+    double pilot = (double)(mo_timer_now_ns() - w0) / 1000.0 / (double)warm, pilot_max = 0;
+    MPI_Allreduce(&pilot, &pilot_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    long iters = o->iters;
+    if (iters <= 0) {
+        double target = (o->quick ? SAMPLE_MS_QUICK : SAMPLE_MS) * 1000.0;
+        double n = ceil(target / fmax(pilot_max, 0.1));
+        long hi = o->quick ? MAX_ITERS_QUICK : MAX_ITERS;
+        iters = n < MIN_ITERS ? MIN_ITERS : n > hi ? hi : (long)n;
+    }
+    if (iters > st->cap)
+        iters = st->cap;
+    cs->iterations = iters;
+
+    double mine_p[NP], mine_v[NV];
+    run_loop(st, L_PURE, coll, count, iters, 0, 0, NULL);
+    mine_p[P_PURE] = median_of(st->t[T_A], iters);
+    MPI_Allreduce(&mine_p[P_PURE], &cs->t_pure_max_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double u = round(cs->t_pure_max_us * st->rate);
+    cs->units = isfinite(u) && u > 0 ? (uint64_t)u : 1;
+    /* IMB: the computation is calibrated to last t_pure. The start-of-run
+     * rate may be off (frequency, a busy machine): one correction from the
+     * work timed alone here, with the same units on every rank. */
+    for (int pass = 0; pass < 2; pass++) {
+        run_loop(st, L_ALONE, coll, count, iters, cs->units, 0, NULL);
+        mine_p[P_ALONE] = median_of(st->t[T_A], iters);
+        double alone_max = 0;
+        MPI_Allreduce(&mine_p[P_ALONE], &alone_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (pass > 0 || !(alone_max > 0) || fabs(alone_max / cs->t_pure_max_us - 1.0) <= RECALIBRATE_TOL)
+            break;
+        u = round((double)cs->units * cs->t_pure_max_us / alone_max);
+        cs->units = isfinite(u) && u > 0 ? (uint64_t)u : 1;
+    }
+    MPI_Gather(mine_p, NP, MPI_DOUBLE, cs->p, NP, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+
+    cs->nvar = st->params->tests > 0 ? 2 : 1;
+    for (int vi = 0; vi < cs->nvar; vi++) {
+        nb_variant *v = &cs->var[vi];
+        v->tests = vi == 0 ? 0 : st->params->tests;
+        region_name(region, sizeof region, coll, cs->bytes, v->tests);
+        run_loop(st, L_OVERLAP, coll, count, iters, cs->units, v->tests, region);
+        mine_v[V_OVERALL] = median_of(st->t[T_A], iters);
+        mine_v[V_COMP] = median_of(st->t[T_B], iters);
+        mine_v[V_TEST] = median_of(st->t[T_C], iters);
+        mine_v[V_WAIT] = median_of(st->t[T_D], iters);
+        mine_v[V_POST] = median_of(st->t[T_E], iters);
+        mine_v[V_NONOV] = quantile(st->t[T_F], iters, 0.5);
+        mine_v[V_NONOV_Q25] = quantile(st->t[T_F], iters, 0.25);
+        mine_v[V_NONOV_Q75] = quantile(st->t[T_F], iters, 0.75);
+        MPI_Gather(mine_v, NV, MPI_DOUBLE, v->v, NV, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    }
+    return 0;
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static void write_rank_array(mo_json *w, const char *key, const double *base, int stride, int k, int n)
+{
+    mo_json_key(w, key);
+    mo_json_begin_array(w);
+    for (int r = 0; r < n; r++)
+        mo_json_double(w, base[r * stride + k]);
+    mo_json_end_array(w);
+}
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const nb_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_kv_bool(w, "profiler_loaded", st->profiled);
+    mo_json_kv_string(w, "region_format", "<collective>/<bytes>/t<tests>");
+    mo_json_kv_int64(w, "ranks", st->nranks);
+    mo_json_kv_int64(w, "tests", st->params->tests);
+    mo_json_kv_double(w, "work_units_per_us", st->rate);
+    mo_json_kv_int64(w, "cases_planned", st->planned);
+    mo_json_key(w, "cases");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->ncases; i++) {
+        const nb_case *cs = &st->cases[i];
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "collective", COLLS[cs->coll].name);
+        mo_json_kv_uint64(w, "size", cs->size);
+        mo_json_kv_uint64(w, "bytes", cs->bytes);
+        mo_json_kv_int64(w, "iterations", cs->iterations);
+        mo_json_kv_double(w, "t_pure_max_us", cs->t_pure_max_us);
+        mo_json_kv_uint64(w, "work_units", cs->units);
+        mo_json_kv_double(w, "work_us_nominal", (double)cs->units / st->rate);
+        write_rank_array(w, "t_pure_us", cs->p, NP, P_PURE, st->nranks);
+        write_rank_array(w, "t_cpu_us", cs->p, NP, P_ALONE, st->nranks);
+        mo_json_key(w, "variants");
+        mo_json_begin_array(w);
+        for (int vi = 0; vi < cs->nvar; vi++) {
+            const nb_variant *v = &cs->var[vi];
+            char region[REGION_LEN];
+            region_name(region, sizeof region, cs->coll, cs->bytes, v->tests);
+            mo_json_begin_object(w);
+            mo_json_kv_int64(w, "tests", v->tests);
+            mo_json_kv_string(w, "region", region);
+            for (int k = 0; k < NV; k++)
+                write_rank_array(w, V_KEYS[k], v->v, NV, k, st->nranks);
+            mo_json_end_object(w);
+        }
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static bool nb_profiled(void)
+{
+    return mpi_overlap_region_begin != NULL && mpi_overlap_region_end != NULL;
+}
+
+static int planned_cases(const nb_params *p, size_t nsizes)
+{
+    int n = 0;
+    for (int i = 0; i < NCOLLS; i++)
+        if (p->colls & (1u << i))
+            n += COLLS[i].sized ? (int)nsizes : 1;
+    return n;
+}
+
+static int nb_check(const mo_options *o, void *ctx, char *err, size_t errlen)
+{
+    const nb_params *p = ctx;
+    const long nregions = (long)planned_cases(p, o->sizes.n) * (p->tests > 0 ? 2 : 1);
+    if (nb_profiled() && nregions > MAX_REGIONS) {
+        snprintf(err, errlen, "%ld regions (cases x variants) exceed the %d the profiler keeps apart; "
+                 "use fewer sizes or collectives", nregions, MAX_REGIONS);
+        return -1;
+    }
+    if (o->iters > MAX_ITERS) {
+        snprintf(err, errlen, "--iters %ld is too large (at most %d)", o->iters, MAX_ITERS);
+        return -1;
+    }
+    return 0;
+}
+
+static void free_state(nb_state *st)
+{
+    for (int i = 0; i < st->ncases; i++) {
+        free(st->cases[i].p);
+        for (int v = 0; v < 2; v++)
+            free(st->cases[i].var[v].v);
+    }
+    free(st->cases);
+    free(st->sbuf);
+    free(st->rbuf);
+    free(st->counts);
+    for (int k = 0; k < 8; k++)
+        free(st->t[k]);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank, nranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    nb_params params = {.colls = (1u << NCOLLS) - 1, .tests = DEFAULT_TESTS};
+    mo_bench_options ext = {nb_longopts, nb_parse, NULL, nb_usage, nb_write_json, &params};
+    bool quick = false;
+    for (int i = 1; i < argc; i++)
+        quick = quick || strcmp(argv[i], "--quick") == 0;
+    const mo_bench_spec spec = {PROGRAM, quick ? QUICK_SIZES : DEFAULT_SIZES, &ext, 2, true, nb_check};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512];
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    nb_state st;
+    memset(&st, 0, sizeof st);
+    st.opts = &opts;
+    st.params = &params;
+    st.rank = wrank;
+    st.nranks = nranks;
+    st.start_ns = start_ns;
+    st.profiled = nb_profiled();
+    st.cap = MAX_ITERS;
+    st.planned = planned_cases(&params, opts.sizes.n);
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int ok = 1;
+    if (wrank == 0) {
+        ok = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err, sizeof err);
+        if (ok)
+            st.rate = work.units_per_us;
+        if (ok && !st.profiled)
+            mo_result_warn(&doc, "the overlap profiler is not loaded: no profiler bounds (run it with "
+                                 "mpi-overlap bench nbc-overlap)");
+        if (ok && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            ok = 0;
+    }
+    double verdict[2] = {ok, st.rate};
+    MPI_Bcast(verdict, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    st.rate = verdict[1];
+    if (!(verdict[0] > 0))
+        return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, 2, wrank == 0 ? err : NULL);
+
+    uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+    size_t block = largest > 0 ? (size_t)largest : 4;
+    size_t bytes = block * (size_t)nranks;
+    st.sbuf = mo_page_alloc(bytes);
+    st.rbuf = mo_page_alloc(bytes);
+    st.counts = malloc((size_t)nranks * sizeof *st.counts);
+    int have = st.sbuf && st.rbuf && st.counts, all = 0;
+    for (int k = 0; k < 8; k++) {
+        st.t[k] = malloc((size_t)st.cap * sizeof(double));
+        have = have && st.t[k];
+    }
+    st.cases = calloc((size_t)st.planned, sizeof *st.cases);
+    have = have && st.cases;
+    for (int i = 0; i < st.planned && have; i++) {
+        st.cases[i].p = malloc((size_t)NP * (size_t)nranks * sizeof(double));
+        st.cases[i].var[0].v = malloc((size_t)NV * (size_t)nranks * sizeof(double));
+        st.cases[i].var[1].v = malloc((size_t)NV * (size_t)nranks * sizeof(double));
+        have = st.cases[i].p && st.cases[i].var[0].v && st.cases[i].var[1].v;
+    }
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    int status = 0;
+    if (!all) {
+        if (wrank == 0)
+            fprintf(stderr, "mo_" PROGRAM ": error: out of memory (%zu-byte buffers)\n", bytes);
+        status = -1;
+    } else {
+        memset(st.sbuf, wrank + 1, bytes);
+        memset(st.rbuf, 0, bytes);
+        bool time_up = false;
+        int done = 0;
+        for (int ci = 0; ci < NCOLLS && !time_up; ci++) {
+            if (!(params.colls & (1u << ci)))
+                continue;
+            size_t nsz = COLLS[ci].sized ? opts.sizes.n : 1;
+            for (size_t si = 0; si < nsz; si++) {
+                int up = wrank == 0 && mo_time_up(&opts, start_ns);
+                MPI_Bcast(&up, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                if (up) {
+                    time_up = true;
+                    break;
+                }
+                nb_case *cs = &st.cases[st.ncases];
+                cs->coll = ci;
+                cs->size = COLLS[ci].sized ? opts.sizes.v[si] : 0;
+                cs->bytes = case_bytes(ci, cs->size);
+                measure_case(&st, cs);
+                st.ncases++;
+                if (wrank == 0) {
+                    char label[96];
+                    snprintf(label, sizeof label, "%s %llu B", COLLS[ci].name, (unsigned long long)cs->bytes);
+                    mo_progress(opts.progress, ++done, st.planned, label);
+                    if (opts.verbose) {
+                        const nb_variant *v = &cs->var[cs->nvar - 1];
+                        printf("%-22s %8llu B  t_pure %9.2f us  t_cpu %9.2f us  t_ovrl(t0) %9.2f us  "
+                               "t_ovrl(t%ld) %9.2f us  (%ld iterations)\n",
+                               COLLS[ci].name, (unsigned long long)cs->bytes, cs->p[P_PURE],
+                               cs->p[P_ALONE], cs->var[0].v[V_OVERALL], v->tests, v->v[V_OVERALL],
+                               cs->iterations);
+                        fflush(stdout);
+                    }
+                    if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                        fprintf(stderr, "mo_" PROGRAM ": warning: %s\n", err);
+                }
+            }
+        }
+        if (wrank == 0) {
+            if (time_up)
+                mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d cases",
+                               opts.time_limit_s, st.ncases, st.planned);
+            mo_work_recheck(&work);
+            status = mo_result_complete(&doc, PROGRAM, write_results, &st);
+        }
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    free_state(&st);
+    return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+}

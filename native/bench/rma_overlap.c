@@ -1,0 +1,527 @@
+/* rma_overlap.c - mo_rma_overlap: how much of a one-sided transfer
+ * computation can hide (issue 5, item 7). Rank 0 (the origin) issues
+ * MPI_Put or MPI_Get of each size to rank 1 (the target), computes, and
+ * completes the operation
+ *   - by MPI_Win_flush inside one MPI_Win_lock_all epoch (passive target:
+ *     the target takes no part; it waits in the per-iteration barrier), or
+ *   - by MPI_Win_fence (active target: both ranks open and close the epoch
+ *     with a fence; between the fences the target computes the same work as
+ *     the origin, as in a bulk-synchronous step).
+ * Per (sync, op, size), three loops of `iterations` iterations:
+ *   pure:    op; completion                    -> t_pure, t_op, t_complete_alone
+ *   alone:   the calibrated work only           -> t_cpu
+ *   overlap: op; work; completion              -> t_overall, t_compute, t_complete
+ * The work is a fixed number of calibrated units sized to t_pure (corrected
+ * once from the work timed alone, as in mo_nbc_overlap). The overlap % is
+ * the OSU formula without tests; analysis/rma_overlap.py computes it from
+ * the medians written here (origin's times).
+ *
+ * Ranks >= 2 take no part and wait without spinning. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define PROGRAM "rma_overlap"
+#define BENCH "rma-overlap"
+#define DEFAULT_SIZES "8,4K,64K,1M"
+#define SAMPLE_MS 60.0
+#define SAMPLE_MS_QUICK 15.0
+#define MIN_ITERS 30
+#define MAX_ITERS 2000
+#define MAX_ITERS_QUICK 400
+#define CALIBRATION_MS 2.0
+#define CALIBRATION_SAMPLES 11
+#define RECALIBRATE_TOL 0.1
+
+enum { OP_PUT, OP_GET, NOPS };
+static const char *const OP_NAMES[NOPS] = {"put", "get"};
+static const char *const OP_CALLS[NOPS] = {"MPI_Put", "MPI_Get"};
+enum { SYNC_FLUSH, SYNC_FENCE, NSYNCS };
+static const char *const SYNC_NAMES[NSYNCS] = {"flush", "fence"};
+static const char *const SYNC_CALLS[NSYNCS] = {"MPI_Win_flush", "MPI_Win_fence"};
+enum { WIN_ALLOCATE, WIN_CREATE, NWINS };
+static const char *const WIN_NAMES[NWINS] = {"allocate", "create"};
+
+/* ---- benchmark-specific options ------------------------------------------ */
+
+typedef struct rm_params {
+    unsigned ops, syncs, wins;
+} rm_params;
+
+enum { OPT_OPS = MO_OPT_BENCH_FIRST, OPT_SYNCS, OPT_WINS };
+
+static const struct option rm_longopts[] = {
+    {"ops", required_argument, NULL, OPT_OPS},
+    {"sync", required_argument, NULL, OPT_SYNCS},
+    {"window", required_argument, NULL, OPT_WINS},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_set(const char *opt, const char *arg, const char *const *names, int n, unsigned *out,
+                     char *err, size_t errlen)
+{
+    unsigned set = 0;
+    const char *p = arg;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        bool known = false;
+        if (len == 4 && strncmp(p, "both", 4) == 0) {
+            set |= (1u << n) - 1;
+            known = true;
+        }
+        for (int i = 0; i < n && !known; i++) {
+            if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0) {
+                set |= 1u << i;
+                known = true;
+            }
+        }
+        if (!known) {
+            snprintf(err, errlen, "--%s: unknown value '%.*s' (known: %s, %s, both)", opt, (int)len, p,
+                     names[0], names[1]);
+            return -1;
+        }
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    *out = set;
+    return 0;
+}
+
+static int rm_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    rm_params *p = ctx;
+    switch (code) {
+    case OPT_OPS: return parse_set("ops", arg, OP_NAMES, NOPS, &p->ops, err, errlen);
+    case OPT_SYNCS: return parse_set("sync", arg, SYNC_NAMES, NSYNCS, &p->syncs, err, errlen);
+    case OPT_WINS: return parse_set("window", arg, WIN_NAMES, NWINS, &p->wins, err, errlen);
+    }
+    snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return -1;
+}
+
+static void rm_usage(FILE *f)
+{
+    fprintf(f,
+            "  --ops LIST           put, get, comma-separated, or both (default both)\n"
+            "  --sync LIST          flush (passive target), fence (active target), or both\n"
+            "                       (default both)\n"
+            "  --window LIST        allocate (MPI_Win_allocate), create (MPI_Win_create over\n"
+            "                       malloc'd memory), or both (default both)\n"
+            "  (--iters N           iterations per loop; default: about %g ms per loop, %g with\n"
+            "                       --quick, %d to %d iterations)\n",
+            SAMPLE_MS, SAMPLE_MS_QUICK, MIN_ITERS, MAX_ITERS);
+}
+
+static void rm_write_json(mo_json *w, const void *ctx)
+{
+    const rm_params *p = ctx;
+    mo_json_key(w, "ops");
+    mo_json_begin_array(w);
+    for (int i = 0; i < NOPS; i++)
+        if (p->ops & (1u << i))
+            mo_json_string(w, OP_NAMES[i]);
+    mo_json_end_array(w);
+    mo_json_key(w, "sync");
+    mo_json_begin_array(w);
+    for (int i = 0; i < NSYNCS; i++)
+        if (p->syncs & (1u << i))
+            mo_json_string(w, SYNC_NAMES[i]);
+    mo_json_end_array(w);
+    mo_json_key(w, "window");
+    mo_json_begin_array(w);
+    for (int i = 0; i < NWINS; i++)
+        if (p->wins & (1u << i))
+            mo_json_string(w, WIN_NAMES[i]);
+    mo_json_end_array(w);
+}
+
+/* ---- measured data ---------------------------------------------------------- */
+
+/* Origin's times per iteration, summarized. */
+enum {
+    Q_PURE, Q_OP_ALONE, Q_COMPLETE_ALONE, Q_CPU, Q_OVERALL, Q_OP, Q_COMPUTE, Q_COMPLETE, Q_NONOV, NQ
+};
+static const char *const Q_KEYS[NQ] = {
+    "t_pure_us", "t_op_alone_us", "t_complete_alone_us", "t_cpu_us", "t_overall_us",
+    "t_op_us", "t_compute_us", "t_complete_us", "t_nonoverlap_us",
+};
+
+typedef struct rm_case {
+    int win, sync, op;
+    uint64_t size;
+    long iterations;
+    uint64_t units;
+    mo_stats q[NQ];
+} rm_case;
+
+typedef struct rm_state {
+    const mo_options *opts;
+    const rm_params *params;
+    MPI_Comm pair;
+    int rank;
+    double rate;
+    MPI_Win wins[NWINS];
+    MPI_Win win;         /* of the running case */
+    unsigned char *base[NWINS]; /* the windows' memory (largest size) */
+    unsigned char *buf;  /* origin's local buffer */
+    double *t[4];
+    long cap;
+    uint64_t start_ns;
+    rm_case *cases;
+    int ncases, planned;
+} rm_state;
+
+/* ---- the timed loops (ranks 0 and 1) ------------------------------------------ */
+
+enum { L_PURE, L_ALONE, L_OVERLAP };
+
+static void rma_op(const rm_state *st, int op, int n)
+{
+    if (op == OP_PUT)
+        MPI_Put(st->buf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, st->win);
+    else
+        MPI_Get(st->buf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, st->win);
+}
+
+/* One loop; the origin's times go to st->t[0..3]: total, op, compute, completion. */
+static void run_loop(rm_state *st, int kind, int sync, int op, int n, long iters, uint64_t units)
+{
+    double *const total = st->t[0], *const opt = st->t[1], *const comp = st->t[2], *const done = st->t[3];
+    const bool origin = st->rank == 0;
+    const MPI_Comm comm = st->pair;
+    const MPI_Win win = st->win;
+    MPI_Barrier(comm);
+    if (sync == SYNC_FLUSH) {
+        if (origin && kind != L_ALONE)
+            MPI_Win_lock_all(0, win);
+        for (long i = 0; i < iters; i++) {
+            MPI_Barrier(comm);
+            if (!origin)
+                continue;
+            uint64_t t0 = mo_timer_now_ns();
+            if (kind != L_ALONE)
+                rma_op(st, op, n);
+            uint64_t t1 = mo_timer_now_ns();
+            if (kind != L_PURE)
+                mo_work(units);
+            uint64_t t2 = mo_timer_now_ns();
+            if (kind != L_ALONE)
+                MPI_Win_flush(1, win);
+            uint64_t t3 = mo_timer_now_ns();
+            total[i] = (double)(t3 - t0) / 1000.0;
+            opt[i] = (double)(t1 - t0) / 1000.0;
+            comp[i] = (double)(t2 - t1) / 1000.0;
+            done[i] = (double)(t3 - t2) / 1000.0;
+        }
+        if (origin && kind != L_ALONE)
+            MPI_Win_unlock_all(win);
+    } else {
+        MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+        for (long i = 0; i < iters; i++) {
+            if (kind == L_ALONE)
+                MPI_Barrier(comm);
+            else
+                MPI_Win_fence(0, win);
+            uint64_t t0 = mo_timer_now_ns();
+            if (origin && kind != L_ALONE)
+                rma_op(st, op, n);
+            uint64_t t1 = mo_timer_now_ns();
+            if (kind != L_PURE)
+                mo_work(units);
+            uint64_t t2 = mo_timer_now_ns();
+            if (kind != L_ALONE)
+                MPI_Win_fence(0, win);
+            uint64_t t3 = mo_timer_now_ns();
+            total[i] = (double)(t3 - t0) / 1000.0;
+            opt[i] = (double)(t1 - t0) / 1000.0;
+            comp[i] = (double)(t2 - t1) / 1000.0;
+            done[i] = (double)(t3 - t2) / 1000.0;
+        }
+        MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    }
+}
+
+static void summarize(const double *x, long n, mo_stats *out)
+{
+    mo_stats_summarize_or_nan(x, (size_t)n, out);
+}
+
+/* Ranks 0 and 1: one case; the origin's statistics land in cs on rank 0. */
+static void measure_case(rm_state *st, rm_case *cs)
+{
+    const mo_options *o = st->opts;
+    const int n = (int)cs->size;
+    long warm = o->warmup > 0 ? o->warmup : 1;
+    if (warm > st->cap)
+        warm = st->cap;
+    uint64_t w0 = mo_timer_now_ns();
+    run_loop(st, L_PURE, cs->sync, cs->op, n, warm, 0);
+    double pilot = (double)(mo_timer_now_ns() - w0) / 1000.0 / (double)warm, pilot_max = 0;
+    MPI_Allreduce(&pilot, &pilot_max, 1, MPI_DOUBLE, MPI_MAX, st->pair);
+    long iters = o->iters;
+    if (iters <= 0) {
+        double target = (o->quick ? SAMPLE_MS_QUICK : SAMPLE_MS) * 1000.0;
+        double k = ceil(target / fmax(pilot_max, 0.1));
+        long hi = o->quick ? MAX_ITERS_QUICK : MAX_ITERS;
+        iters = k < MIN_ITERS ? MIN_ITERS : k > hi ? hi : (long)k;
+    }
+    if (iters > st->cap)
+        iters = st->cap;
+    cs->iterations = iters;
+
+    /* pure: the origin's median op + completion decides the work */
+    run_loop(st, L_PURE, cs->sync, cs->op, n, iters, 0);
+    double pure = 0;
+    if (st->rank == 0) {
+        summarize(st->t[0], iters, &cs->q[Q_PURE]);
+        summarize(st->t[1], iters, &cs->q[Q_OP_ALONE]);
+        summarize(st->t[3], iters, &cs->q[Q_COMPLETE_ALONE]);
+        pure = cs->q[Q_PURE].median;
+    }
+    MPI_Bcast(&pure, 1, MPI_DOUBLE, 0, st->pair);
+    double u = round(pure * st->rate);
+    cs->units = isfinite(u) && u > 0 ? (uint64_t)u : 1;
+    for (int pass = 0; pass < 2; pass++) {
+        run_loop(st, L_ALONE, cs->sync, cs->op, n, iters, cs->units);
+        double alone = 0;
+        if (st->rank == 0) {
+            summarize(st->t[2], iters, &cs->q[Q_CPU]);
+            alone = cs->q[Q_CPU].median;
+        }
+        MPI_Bcast(&alone, 1, MPI_DOUBLE, 0, st->pair);
+        if (pass > 0 || !(alone > 0) || !(pure > 0) || fabs(alone / pure - 1.0) <= RECALIBRATE_TOL)
+            break;
+        u = round((double)cs->units * pure / alone);
+        cs->units = isfinite(u) && u > 0 ? (uint64_t)u : 1;
+    }
+    run_loop(st, L_OVERLAP, cs->sync, cs->op, n, iters, cs->units);
+    if (st->rank == 0) {
+        summarize(st->t[0], iters, &cs->q[Q_OVERALL]);
+        summarize(st->t[1], iters, &cs->q[Q_OP]);
+        summarize(st->t[2], iters, &cs->q[Q_COMPUTE]);
+        summarize(st->t[3], iters, &cs->q[Q_COMPLETE]);
+        for (long i = 0; i < iters; i++)
+            st->t[0][i] -= st->t[2][i]; /* not overlapped: overall - computation */
+        summarize(st->t[0], iters, &cs->q[Q_NONOV]);
+    }
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const rm_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_kv_string(w, "flush_epoch", "MPI_Win_lock_all");
+    mo_json_kv_string(w, "fence_target", "computes the same work between the fences");
+    mo_json_kv_string(w, "flush_target", "waits in MPI_Barrier");
+    mo_json_kv_double(w, "work_units_per_us", st->rate);
+    mo_json_kv_int64(w, "cases_planned", st->planned);
+    mo_json_key(w, "cases");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->ncases; i++) {
+        const rm_case *cs = &st->cases[i];
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "window", WIN_NAMES[cs->win]);
+        mo_json_kv_string(w, "sync", SYNC_NAMES[cs->sync]);
+        mo_json_kv_string(w, "sync_call", SYNC_CALLS[cs->sync]);
+        mo_json_kv_string(w, "op", OP_NAMES[cs->op]);
+        mo_json_kv_string(w, "op_call", OP_CALLS[cs->op]);
+        mo_json_kv_uint64(w, "size", cs->size);
+        mo_json_kv_int64(w, "iterations", cs->iterations);
+        mo_json_kv_uint64(w, "work_units", cs->units);
+        mo_json_kv_double(w, "work_us_nominal", (double)cs->units / st->rate);
+        for (int k = 0; k < NQ; k++)
+            mo_json_stats(w, Q_KEYS[k], &cs->q[k]);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static int popcount(unsigned s)
+{
+    int n = 0;
+    for (; s; s >>= 1)
+        n += (int)(s & 1u);
+    return n;
+}
+
+static int rm_check(const mo_options *o, void *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    if (o->iters > MAX_ITERS) {
+        snprintf(err, errlen, "--iters %ld is too large (at most %d)", o->iters, MAX_ITERS);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    rm_params params = {.ops = (1u << NOPS) - 1, .syncs = (1u << NSYNCS) - 1, .wins = (1u << NWINS) - 1};
+    mo_bench_options ext = {rm_longopts, rm_parse, NULL, rm_usage, rm_write_json, &params};
+    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512];
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    rm_state st;
+    memset(&st, 0, sizeof st);
+    st.opts = &opts;
+    st.params = &params;
+    st.start_ns = start_ns;
+    st.cap = MAX_ITERS;
+    st.planned = popcount(params.wins) * popcount(params.ops) * popcount(params.syncs) * (int)opts.sizes.n;
+    st.wins[0] = st.wins[1] = MPI_WIN_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int ok = 1;
+    if (wrank == 0) {
+        ok = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err, sizeof err);
+        if (ok) {
+            st.rate = work.units_per_us;
+            mo_warn_if_unbound(&doc, &prov, 0, 1);
+        }
+        if (ok && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            ok = 0;
+    }
+    double verdict[2] = {ok, st.rate};
+    MPI_Bcast(verdict, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    st.rate = verdict[1];
+    if (!(verdict[0] > 0)) {
+        if (st.pair != MPI_COMM_NULL)
+            MPI_Comm_free(&st.pair);
+        return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, 2, wrank == 0 ? err : NULL);
+    }
+
+    int status = 0;
+    if (st.pair != MPI_COMM_NULL) {
+        MPI_Comm_rank(st.pair, &st.rank);
+        uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+        size_t bytes = largest > 0 ? (size_t)largest : 1;
+        int wrc = MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, st.pair, &st.base[WIN_ALLOCATE],
+                                   &st.wins[WIN_ALLOCATE]);
+        st.base[WIN_CREATE] = mo_page_alloc(bytes);
+        int crc = st.base[WIN_CREATE] ? MPI_Win_create(st.base[WIN_CREATE], (MPI_Aint)bytes, 1, MPI_INFO_NULL,
+                                                       st.pair, &st.wins[WIN_CREATE])
+                                      : MPI_ERR_NO_MEM;
+        st.buf = mo_page_alloc(bytes);
+        st.cases = calloc((size_t)st.planned, sizeof *st.cases);
+        int have = wrc == MPI_SUCCESS && crc == MPI_SUCCESS && st.buf && st.cases, all = 0;
+        for (int k = 0; k < 4; k++) {
+            st.t[k] = malloc((size_t)st.cap * sizeof(double));
+            have = have && st.t[k];
+        }
+        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st.pair);
+        if (!all) {
+            if (st.rank == 0)
+                fprintf(stderr, "mo_" PROGRAM ": error: cannot allocate the %zu-byte window and buffers\n",
+                        bytes);
+            status = -1;
+        } else {
+            memset(st.base[WIN_ALLOCATE], st.rank + 1, bytes);
+            memset(st.base[WIN_CREATE], st.rank + 1, bytes);
+            memset(st.buf, st.rank + 1, bytes);
+            MPI_Barrier(st.pair);
+            bool time_up = false;
+            int done = 0;
+            for (int wi = 0; wi < NWINS && !time_up; wi++) {
+            if (!(params.wins & (1u << wi)))
+                continue;
+            st.win = st.wins[wi];
+            for (int sy = 0; sy < NSYNCS && !time_up; sy++) {
+                if (!(params.syncs & (1u << sy)))
+                    continue;
+                for (int op = 0; op < NOPS && !time_up; op++) {
+                    if (!(params.ops & (1u << op)))
+                        continue;
+                    for (size_t si = 0; si < opts.sizes.n; si++) {
+                        int up = st.rank == 0 && mo_time_up(&opts, start_ns);
+                        MPI_Bcast(&up, 1, MPI_INT, 0, st.pair);
+                        if (up) {
+                            time_up = true;
+                            break;
+                        }
+                        rm_case *cs = &st.cases[st.ncases];
+                        cs->win = wi;
+                        cs->sync = sy;
+                        cs->op = op;
+                        cs->size = opts.sizes.v[si];
+                        measure_case(&st, cs);
+                        st.ncases++;
+                        if (st.rank == 0) {
+                            char label[96];
+                            snprintf(label, sizeof label, "%s/%s/%s %llu B", WIN_NAMES[wi], SYNC_NAMES[sy],
+                                     OP_NAMES[op], (unsigned long long)cs->size);
+                            mo_progress(opts.progress, ++done, st.planned, label);
+                            if (opts.verbose) {
+                                printf("%-8s %-6s %-4s %8llu B  t_pure %9.2f  complete alone %9.2f  t_cpu %9.2f  "
+                                       "t_ovrl %9.2f  complete after work %9.2f us (%ld iterations)\n",
+                                       WIN_NAMES[wi], SYNC_NAMES[sy], OP_NAMES[op], (unsigned long long)cs->size,
+                                       cs->q[Q_PURE].median, cs->q[Q_COMPLETE_ALONE].median,
+                                       cs->q[Q_CPU].median, cs->q[Q_OVERALL].median,
+                                       cs->q[Q_COMPLETE].median, cs->iterations);
+                                fflush(stdout);
+                            }
+                            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                                fprintf(stderr, "mo_" PROGRAM ": warning: %s\n", err);
+                        }
+                    }
+                }
+            }
+            }
+            if (st.rank == 0) {
+                if (time_up)
+                    mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d cases",
+                                   opts.time_limit_s, st.ncases, st.planned);
+                mo_work_recheck(&work);
+                status = mo_result_complete(&doc, PROGRAM, write_results, &st);
+            }
+        }
+        for (int wi = 0; wi < NWINS; wi++)
+            if (st.wins[wi] != MPI_WIN_NULL)
+                MPI_Win_free(&st.wins[wi]);
+        free(st.base[WIN_CREATE]);
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    if (st.pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st.pair);
+    free(st.buf);
+    free(st.cases);
+    for (int k = 0; k < 4; k++)
+        free(st.t[k]);
+    return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+}

@@ -1,0 +1,297 @@
+"""Analysis of the nbc-overlap benchmark: result.json + the rank profiles -> overlap %.
+
+Per collective, size and MPI_Test variant (native/bench/nbc_overlap.c) three measures of
+the same loops, side by side:
+
+- OSU (osu_iallreduce etc.):  max(0, 100 − 100·(t_overall − (t_compute − t_test))/t_pure)
+  per rank, averaged over the ranks; we use the per-rank median over iterations of
+  t_overall − (t_compute − t_test) (never negative, so the value is at most 100);
+- IMB-NBC:  100·max(0, min(1, (t_pure + t_CPU − t_ovrl)/max(t_pure, t_CPU))) from the rank
+  with the largest t_ovrl (t_CPU: the same work timed alone);
+- the profiler's bounds: min % = 100·min_s/xfer_s and max % = 100·max_s/xfer_s of the
+  region "<collective>/<bytes>/t<tests>" in each rank's profile, summed over the ranks.
+
+Plus per-rank min/max of the OSU %, and the compute slowdown (work phase without the
+tests / work alone − 1). Formulas and sources: docs/benchmarks.md, "nbc-overlap".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..values import num
+from .overlap_validation import _regions, load_profiles
+from .profile import overlap_pcts
+
+SCHEMA = "mpi-overlap/analysis"
+SCHEMA_VERSION = 1
+BENCHMARK = "nbc-overlap"
+
+# Consistency rules (the tests use the same numbers).
+LIMITS: dict[str, float] = {
+    # OSU % may exceed 100 only by rounding of medians (the per-iteration quantity is >= 0)
+    "osu_max_pct": 100.0 + 1e-6,
+    # MPI_Test calls "do not lower overlap": the median over the cases of (with − without)
+    # must not be below this many points (noise of single cases is larger: checked on
+    # the median over all cases of the run)
+    "tests_drop_pts": -10.0,
+}
+
+
+def osu_pct(t_pure: float | None, nonoverlap: float | None) -> float | None:
+    """OSU's overlap %: max(0, 100 − 100·(t_overall − (t_compute − t_test))/t_pure)."""
+    if t_pure is None or nonoverlap is None or not t_pure > 0:
+        return None
+    return max(0.0, 100.0 - 100.0 * nonoverlap / t_pure)
+
+
+def osu_raw(t_pure: float | None, nonoverlap: float | None) -> float | None:
+    """The same without the max(0, ...): how far below 0 the loop fell."""
+    if t_pure is None or nonoverlap is None or not t_pure > 0:
+        return None
+    return 100.0 - 100.0 * nonoverlap / t_pure
+
+
+def imb_pct(t_pure: float | None, t_cpu: float | None, t_ovrl: float | None) -> float | None:
+    """IMB-NBC's overlap %: 100·max(0, min(1, (t_pure + t_CPU − t_ovrl)/max(t_pure, t_CPU)))."""
+    if t_pure is None or t_cpu is None or t_ovrl is None:
+        return None
+    denom = max(t_pure, t_cpu)
+    if not denom > 0:
+        return None
+    return 100.0 * max(0.0, min(1.0, (t_pure + t_cpu - t_ovrl) / denom))
+
+
+def _mean(values: list[float | None]) -> float | None:
+    vs = [v for v in values if v is not None]
+    return sum(vs) / len(vs) if vs else None
+
+
+def _median(values: list[float]) -> float | None:
+    vs = sorted(values)
+    if not vs:
+        return None
+    m = len(vs) // 2
+    return vs[m] if len(vs) % 2 else (vs[m - 1] + vs[m]) / 2
+
+
+def _at(arr: Any, r: int) -> float | None:
+    return num(arr[r]) if isinstance(arr, list) and r < len(arr) else None
+
+
+def _variant(
+    case: dict[str, Any], var: dict[str, Any], profiles: dict[int, dict[str, Any]],
+    problems: list[str],
+) -> dict[str, Any]:
+    nranks = len(case.get("t_pure_us") or [])
+    ranks = []
+    sum_x = sum_lo = sum_hi = 0.0
+    have_prof = bool(profiles)
+    for r in range(nranks):
+        t_pure = _at(case.get("t_pure_us"), r)
+        t_cpu = _at(case.get("t_cpu_us"), r)
+        ovr = _at(var.get("t_overall_us"), r)
+        comp = _at(var.get("t_compute_us"), r)
+        test = _at(var.get("t_test_us"), r)
+        nonov = _at(var.get("t_nonoverlap_us"), r)
+        q25, q75 = _at(var.get("t_nonoverlap_q25_us"), r), _at(var.get("t_nonoverlap_q75_us"), r)
+        slow = None
+        if comp is not None and test is not None and t_cpu and t_cpu > 0:
+            slow = 100.0 * ((comp - test) / t_cpu - 1.0)
+        region = _regions(profiles.get(r)).get(str(var.get("region"))) if have_prof else None
+        pmin = pmax = None
+        if have_prof and region is None and r in profiles:
+            problems.append(f"rank {r}: no region '{var.get('region')}' in its profile")
+        if region is not None:
+            xfer = num(region.get("xfer_s"))
+            lo, hi = num(region.get("min_s")), num(region.get("max_s"))
+            if xfer is not None and lo is not None and hi is not None and xfer > 0:
+                pmin, pmax = overlap_pcts(xfer, lo, hi)
+                sum_x, sum_lo, sum_hi = sum_x + xfer, sum_lo + lo, sum_hi + hi
+        ranks.append({
+            "rank": r,
+            "t_pure_us": t_pure,
+            "t_cpu_us": t_cpu,
+            "t_overall_us": ovr,
+            "t_compute_us": comp,
+            "t_test_us": test,
+            "t_wait_us": _at(var.get("t_wait_us"), r),
+            "t_nonoverlap_us": nonov,
+            "osu_pct": osu_pct(t_pure, nonov),
+            "osu_raw_pct": osu_raw(t_pure, nonov),
+            # the interquartile range of the per-iteration quantity, as overlap %
+            "osu_pct_iqr": [osu_pct(t_pure, q75), osu_pct(t_pure, q25)],
+            "imb_pct": imb_pct(t_pure, t_cpu, ovr),
+            "compute_slowdown_pct": slow,
+            "profiler_min_pct": pmin,
+            "profiler_max_pct": pmax,
+        })
+    osu = [r["osu_pct"] for r in ranks if r["osu_pct"] is not None]
+    ovrl = [(r["t_overall_us"], r) for r in ranks if r["t_overall_us"] is not None]
+    worst = max(ovrl, key=lambda t: t[0])[1] if ovrl else None
+    pmin = pmax = None
+    if sum_x > 0:
+        pmin, pmax = overlap_pcts(sum_x, sum_lo, sum_hi)
+    return {
+        "tests": int(var.get("tests", 0)),
+        "region": var.get("region"),
+        "osu_pct": _mean(osu),
+        "osu_rank_min_pct": min(osu) if osu else None,
+        "osu_rank_max_pct": max(osu) if osu else None,
+        "osu_raw_max_pct": max((r["osu_raw_pct"] for r in ranks if r["osu_raw_pct"] is not None),
+                               default=None),
+        "imb_pct": worst["imb_pct"] if worst else None,
+        "imb_rank": worst["rank"] if worst else None,
+        "compute_slowdown_pct": _mean([r["compute_slowdown_pct"] for r in ranks]),
+        "profiler_min_pct": pmin,
+        "profiler_max_pct": pmax,
+        "ranks": ranks,
+    }
+
+
+def _size_text(n: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def _fmt(v: float | None, spec: str = ".0f") -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def analyze_nbc_overlap(
+    result: dict[str, Any],
+    run_dir: Path | None = None,
+    *,
+    profiles: dict[int, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The analysis document of one result (and the profiles beside it). `profiles`
+    (rank -> profile.rank-N.json document) overrides reading run_dir (tests)."""
+    res = result.get("results") or {}
+    loaded = bool(res.get("profiler_loaded"))
+    problems: list[str] = []
+    if profiles is None:
+        profiles, read_problems = load_profiles(run_dir) if loaded else ({}, [])
+        problems += read_problems
+    if not loaded:
+        bounds_note = "the benchmark ran without the profiler: no bounds"
+    elif not profiles:
+        bounds_note = "no profile.rank-N.json beside result.json: bounds are missing"
+    else:
+        bounds_note = None
+    cases = []
+    for case in res.get("cases") or []:
+        variants = [_variant(case, v, profiles if loaded else {}, problems)
+                    for v in case.get("variants") or []]
+        pure = [v for v in (num(x) for x in case.get("t_pure_us") or []) if v is not None]
+        cases.append({
+            "collective": case.get("collective"),
+            "bytes": int(case.get("bytes", 0)),
+            "iterations": int(case.get("iterations", 0)),
+            "t_pure_us": _median(pure),
+            "t_pure_max_us": num(case.get("t_pure_max_us")),
+            "variants": variants,
+        })
+
+    tests = int(res.get("tests", 0))
+    sized = [c for c in cases if c["collective"] != "Ibarrier"]
+    largest = max((c["bytes"] for c in sized), default=None)
+    smallest = min((c["bytes"] for c in sized), default=None)
+
+    def var_of(c: dict[str, Any], t: int) -> dict[str, Any] | None:
+        return next((v for v in c["variants"] if v["tests"] == t), None)
+
+    def at_largest(key: str, t: int) -> float | None:
+        vals = []
+        for c in sized:
+            v = var_of(c, t)
+            if c["bytes"] == largest and v is not None:
+                vals.append(v[key])
+        return _mean(vals)
+
+    all_t0 = [v["osu_pct"] for c in cases for v in c["variants"]
+              if v["tests"] == 0 and v["osu_pct"] is not None]
+    all_imb = [v["imb_pct"] for c in cases for v in c["variants"]
+               if v["tests"] == 0 and v["imb_pct"] is not None]
+    diffs = []
+    for c in cases:
+        a, b = var_of(c, 0), var_of(c, tests) if tests > 0 else None
+        if a and b and a["osu_pct"] is not None and b["osu_pct"] is not None:
+            diffs.append(b["osu_pct"] - a["osu_pct"])
+    iar = next((c for c in sized if c["collective"] == "Iallreduce" and c["bytes"] == smallest),
+               None)
+    checks = {
+        "osu_within_0_100": all(
+            v["osu_raw_max_pct"] is None or v["osu_raw_max_pct"] <= LIMITS["osu_max_pct"]
+            for c in cases for v in c["variants"]),
+        "profiler_min_le_max": all(
+            (v["profiler_min_pct"] is None or v["profiler_min_pct"] <= v["profiler_max_pct"])
+            and all(r["profiler_min_pct"] is None or r["profiler_min_pct"] <= r["profiler_max_pct"]
+                    for r in v["ranks"])
+            for c in cases for v in c["variants"]),
+        "tests_gain_median_pts": _median(diffs),
+        "tests_not_lower": (None if not diffs
+                            else _median(diffs) >= LIMITS["tests_drop_pts"]),  # type: ignore[operator]
+        "cases_tests_lower_by_10": sum(1 for d in diffs if d < -10.0),
+        "cases_compared": len(diffs),
+    }
+    osu_l0, osu_lt = at_largest("osu_pct", 0), at_largest("osu_pct", tests) if tests else None
+    imb_l0 = at_largest("imb_pct", 0)
+    pmin_l0, pmax_l0 = at_largest("profiler_min_pct", 0), at_largest("profiler_max_pct", 0)
+    slow_l0 = at_largest("compute_slowdown_pct", 0)
+    figures = [
+        {"name": "osu_overlap_pct_largest", "label": f"OSU overlap at {_size_text(largest or 0)} "
+         "(mean over collectives, no MPI_Test)", "value": osu_l0, "unit": "%", "kind": "overlap"},
+        {"name": "osu_overlap_pct_largest_tests", "label": f"OSU overlap at "
+         f"{_size_text(largest or 0)} with {tests} MPI_Test calls", "value": osu_lt, "unit": "%",
+         "kind": "overlap"},
+        {"name": "imb_overlap_pct_largest", "label": f"IMB overlap at {_size_text(largest or 0)} "
+         "(mean over collectives)", "value": imb_l0, "unit": "%", "kind": "overlap"},
+        {"name": "osu_overlap_min_pct", "label": "lowest OSU overlap, any case (no MPI_Test)",
+         "value": min(all_t0) if all_t0 else None, "unit": "%", "kind": "overlap"},
+        {"name": "osu_overlap_max_pct", "label": "highest OSU overlap, any case (no MPI_Test)",
+         "value": max(all_t0) if all_t0 else None, "unit": "%", "kind": "overlap"},
+        {"name": "imb_overlap_max_pct", "label": "highest IMB overlap, any case (no MPI_Test)",
+         "value": max(all_imb) if all_imb else None, "unit": "%", "kind": "overlap"},
+        {"name": "profiler_min_pct_largest", "label": f"profiler min bound at "
+         f"{_size_text(largest or 0)} (mean)", "value": pmin_l0, "unit": "%", "kind": "overlap"},
+        {"name": "profiler_max_pct_largest", "label": f"profiler max bound at "
+         f"{_size_text(largest or 0)} (mean)", "value": pmax_l0, "unit": "%", "kind": "overlap"},
+        {"name": "iallreduce_small_t_pure_us", "label": f"Iallreduce {_size_text(smallest or 0)} "
+         "post + wait (t_pure)", "value": iar["t_pure_us"] if iar else None, "unit": "us",
+         "kind": "cost"},
+        {"name": "compute_slowdown_pct_largest", "label": f"compute slowdown at "
+         f"{_size_text(largest or 0)} (no MPI_Test)", "value": slow_l0, "unit": "%",
+         "kind": "info"},
+    ]
+    if not cases:
+        finding = "no case measured"
+    else:
+        ncoll = len({c["collective"] for c in cases})
+        parts = [f"{ncoll} collectives at {_size_text(largest or 0)}: OSU overlap "
+                 f"{_fmt(osu_l0)} % without MPI_Test"]
+        if tests:
+            parts[0] += f", {_fmt(osu_lt)} % with {tests} tests"
+        parts.append(f"IMB {_fmt(imb_l0)} %")
+        if pmin_l0 is not None:
+            parts.append(f"profiler bounds {_fmt(pmin_l0)}–{_fmt(pmax_l0)} %")
+        if all_t0:
+            parts.append(f"OSU range {min(all_t0):.0f}–{max(all_t0):.0f} % over all cases")
+        if iar and iar["t_pure_us"] is not None:
+            parts.append(f"Iallreduce {_size_text(smallest or 0)} costs {iar['t_pure_us']:.2f} µs")
+        finding = "; ".join(parts)
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "benchmark": BENCHMARK,
+        "tests": tests,
+        "largest_bytes": largest,
+        "bounds": {"available": bool(loaded and profiles), "note": bounds_note},
+        "cases": cases,
+        "checks": checks,
+        "problems": problems,
+        "finding": finding,
+        "figures": figures,
+    }

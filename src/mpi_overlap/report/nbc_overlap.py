@@ -1,0 +1,189 @@
+"""nbc-overlap benchmark: the report's tables, figure, sentences and JSON, from
+analysis.json (analysis/nbc_overlap.py): per collective, size and MPI_Test variant the OSU
+and IMB overlap % beside the profiler's min/max bounds, with per-rank min/max."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from .html import Figure, HtmlTable, Section, fmt_num
+from .overhead_plots import to_svg
+
+BENCHMARK = "nbc-overlap"
+HEADERS = ("collective", "bytes", "tests", "t_pure µs", "OSU %", "OSU rank min–max",
+           "IMB %", "profiler min %", "profiler max %", "slowdown %")
+
+
+def cases(run: Run) -> list[dict[str, Any]]:
+    return [c for c in (run.analysis or {}).get("cases") or [] if isinstance(c, dict)]
+
+
+def _range(lo: Any, hi: Any) -> str:
+    return f"{fmt_num(lo, '.0f')}–{fmt_num(hi, '.0f')}"
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for c in cases(run):
+        for v in c.get("variants") or []:
+            out.append((
+                str(c.get("collective")),
+                fmt_num(c.get("bytes"), "d"),
+                fmt_num(v.get("tests"), "d"),
+                fmt_num(c.get("t_pure_us"), ".1f"),
+                fmt_num(v.get("osu_pct"), ".0f"),
+                _range(v.get("osu_rank_min_pct"), v.get("osu_rank_max_pct")),
+                fmt_num(v.get("imb_pct"), ".0f"),
+                fmt_num(v.get("profiler_min_pct"), ".0f"),
+                fmt_num(v.get("profiler_max_pct"), ".0f"),
+                fmt_num(v.get("compute_slowdown_pct"), ".1f"),
+            ))
+    return out
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    t = Table(title=f"{run.label} — non-blocking collective overlap", title_justify="left",
+              header_style="bold")
+    for i, h in enumerate(HEADERS):
+        t.add_column(h, justify="left" if i == 0 else "right")
+    for row in rows(run):
+        t.add_row(*row)
+    console.print(t)
+    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+
+
+def _figures(run: Run) -> dict[str, Any]:
+    return {f["name"]: f for f in (run.analysis or {}).get("figures") or []
+            if isinstance(f, dict) and "name" in f}
+
+
+def print_comparison(runs: list[Run], console: Console, *, bench: str = BENCHMARK,
+                     title: str = "nbc-overlap — comparison") -> None:
+    """The figures of several runs (toolchains, settings) side by side, by run label."""
+    runs = [r for r in runs if r.benchmark == bench and r.analysis is not None]
+    if len(runs) < 2:
+        return
+    t = Table(title=title, title_justify="left", header_style="bold")
+    t.add_column("figure")
+    for r in runs:
+        t.add_column(r.label, justify="right")
+    names = list(_figures(runs[0]))
+    for name in names:
+        f0 = _figures(runs[0])[name]
+        cells = [f"{f0.get('label')} ({f0.get('unit')})"]
+        for r in runs:
+            cells.append(fmt_num((_figures(r).get(name) or {}).get("value"), ".2f"))
+        t.add_row(*cells)
+    console.print(t)
+
+
+def figure(runs: list[Run]) -> MplFigure | None:
+    """Overlap % against size per collective: OSU (solid), IMB (dashed), profiler bounds
+    (shaded), without and with MPI_Test calls; one panel per variant."""
+    runs = [r for r in runs if r.benchmark == BENCHMARK and cases(r)]
+    if not runs:
+        return None
+    run = runs[0]  # html_sections draws one figure per run
+    tests = sorted({v["tests"] for c in cases(run) for v in c.get("variants") or []})
+    fig = MplFigure(figsize=(7.5, 3.4), layout="constrained")
+    axes = fig.subplots(1, len(tests), sharey=True, squeeze=False)[0]
+    colls = list(dict.fromkeys(str(c["collective"]) for c in cases(run)
+                               if c["collective"] != "Ibarrier"))
+    for ax, t in zip(axes, tests, strict=True):
+        for i, name in enumerate(colls):
+            pts = [(c["bytes"], v) for c in cases(run) if c["collective"] == name
+                   for v in c["variants"] if v["tests"] == t]
+            pts.sort(key=lambda p: p[0])
+            x = [max(p[0], 1) for p in pts]
+            ax.plot(x, [p[1].get("osu_pct") for p in pts], "-o", color=f"C{i % 10}", ms=3,
+                    lw=1, label=name if t == tests[0] else None)
+            ax.plot(x, [p[1].get("imb_pct") for p in pts], "--", color=f"C{i % 10}", lw=0.8)
+        # the profiler's bounds, averaged over the collectives at each size
+        sizes = sorted({c["bytes"] for c in cases(run) if c["collective"] != "Ibarrier"})
+        lo, hi = [], []
+        for s in sizes:
+            vs = [v for c in cases(run) if c["bytes"] == s and c["collective"] != "Ibarrier"
+                  for v in c["variants"] if v["tests"] == t and v.get("profiler_max_pct")
+                  is not None]
+            lo.append(sum(v["profiler_min_pct"] for v in vs) / len(vs) if vs else float("nan"))
+            hi.append(sum(v["profiler_max_pct"] for v in vs) / len(vs) if vs else float("nan"))
+        if any(h == h for h in hi):
+            ax.fill_between([max(s, 1) for s in sizes], lo, hi, color="0.8", alpha=0.6,
+                            label="profiler min–max (mean)" if t == tests[0] else None)
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(-3, 103)
+        ax.set_title(f"{t} MPI_Test calls" if t else "no MPI_Test", fontsize=8)
+        ax.set_xlabel("bytes per block", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0].set_ylabel("overlap % (— OSU, -- IMB)", fontsize=8)
+    fig.legend(fontsize=6, frameon=False, loc="outside right center")
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    mine = [r for r in runs if r.benchmark == BENCHMARK]
+    if not mine:
+        return []
+    figures = []
+    for i, one in enumerate(mine):  # one figure per run (toolchain or setting)
+        fig = figure([one])
+        if fig is None:
+            continue
+        figures.append(Figure(to_svg(fig, f"nbc-overlap-{i}"),
+                              f"Overlap % of each non-blocking collective ({one.label}) "
+                              "by the OSU formula (solid, mean over ranks) and the IMB formula "
+                              "(dashed, rank with the largest overlapped time), and the overlap "
+                              "profiler's min–max bounds of the same loops (grey band, mean "
+                              "over collectives); left without, right with MPI_Test calls "
+                              "spread through the computation."))
+    tables = []
+    for run in mine:
+        if run.analysis is None:
+            continue
+        r = rows(run)
+        notes = [str(run.analysis.get("finding"))]
+        note = ((run.analysis.get("bounds") or {}).get("note"))
+        if note:
+            notes.append(str(note))
+        tables.append(HtmlTable(f"{run.label} — overlap % per collective, size and variant",
+                                HEADERS, r, [("left",) + ("num",) * 9] * len(r), notes))
+    return [Section("Non-blocking collective overlap (OSU, IMB, profiler bounds)", None,
+                    figures, tables)]
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: the overlap percentages are not available for this run."]
+    return [str(run.analysis.get("finding"))]
+
+
+def extent(run: Run) -> str | None:
+    res = (run.result or {}).get("results") or {}
+    return f"{len(res.get('cases') or [])} of {res.get('cases_planned', '?')} cases measured"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    a = run.analysis or {}
+    return {
+        "finding": a.get("finding"),
+        "figures": a.get("figures"),
+        "checks": a.get("checks"),
+        "cases": [
+            {"collective": c.get("collective"), "bytes": c.get("bytes"),
+             "t_pure_us": c.get("t_pure_us"),
+             "variants": [{k: v.get(k) for k in ("tests", "osu_pct", "osu_rank_min_pct",
+                                                 "osu_rank_max_pct", "imb_pct",
+                                                 "profiler_min_pct", "profiler_max_pct",
+                                                 "compute_slowdown_pct")}
+                          for v in c.get("variants") or []]}
+            for c in cases(run)
+        ],
+    }

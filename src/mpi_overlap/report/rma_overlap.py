@@ -1,0 +1,132 @@
+"""rma-overlap benchmark: the report's table, figure, sentences and JSON, from analysis.json
+(analysis/rma_overlap.py): per window, sync, op and size the overlap % and the time of
+the completion call after the work against the call alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from .html import Figure, HtmlTable, Section, fmt_num
+from .nbc_overlap import print_comparison as _nbc_comparison
+from .overhead_plots import to_svg
+
+BENCHMARK = "rma-overlap"
+HEADERS = ("window", "sync", "op", "bytes", "t_pure µs", "t_cpu µs", "t_overall µs",
+           "OSU %", "IMB %", "completion alone µs", "completion after work µs")
+
+
+def cases(run: Run) -> list[dict[str, Any]]:
+    return [c for c in (run.analysis or {}).get("cases") or [] if isinstance(c, dict)]
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    return [(
+        str(c.get("window")), str(c.get("sync")), str(c.get("op")),
+        fmt_num(c.get("size"), "d"),
+        fmt_num(c.get("t_pure_us"), ".2f"),
+        fmt_num(c.get("t_cpu_us"), ".2f"),
+        fmt_num(c.get("t_overall_us"), ".2f"),
+        fmt_num(c.get("osu_pct"), ".0f"),
+        fmt_num(c.get("imb_pct"), ".0f"),
+        fmt_num(c.get("t_complete_alone_us"), ".2f"),
+        fmt_num(c.get("t_complete_us"), ".2f"),
+    ) for c in cases(run)]
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    t = Table(title=f"{run.label} — one-sided overlap", title_justify="left",
+              header_style="bold")
+    for i, h in enumerate(HEADERS):
+        t.add_column(h, justify="left" if i < 3 else "right")
+    for row in rows(run):
+        t.add_row(*row)
+    console.print(t)
+    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    _nbc_comparison([r for r in runs if r.benchmark == BENCHMARK], console,
+                    bench=BENCHMARK, title="rma-overlap — comparison")
+
+
+def figure(runs: list[Run]) -> MplFigure | None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and cases(r)]
+    if not runs:
+        return None
+    run = runs[0]  # html_sections draws one figure per run
+    fig = MplFigure(figsize=(7.5, 3.2), layout="constrained")
+    ax_pct, ax_done = fig.subplots(1, 2)
+    keys = list(dict.fromkeys((c["window"], c["sync"], c["op"]) for c in cases(run)))
+    for i, key in enumerate(keys):
+        pts = sorted((c for c in cases(run) if (c["window"], c["sync"], c["op"]) == key),
+                     key=lambda c: c["size"])
+        x = [max(c["size"], 1) for c in pts]
+        label = "/".join(key)
+        ax_pct.plot(x, [c.get("osu_pct") for c in pts], "-o", color=f"C{i}", ms=3, lw=1,
+                    label=label)
+        ax_done.plot(x, [c.get("t_complete_alone_us") for c in pts], ":", color=f"C{i}", lw=1)
+        ax_done.plot(x, [c.get("t_complete_us") for c in pts], "-s", color=f"C{i}", ms=3,
+                     lw=1)
+    for ax in (ax_pct, ax_done):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("bytes", fontsize=8)
+        ax.tick_params(labelsize=7)
+    ax_pct.set_ylim(-3, 103)
+    ax_pct.set_ylabel("overlap % (OSU formula)", fontsize=8)
+    ax_done.set_yscale("log")
+    ax_done.set_ylabel("completion call µs (: alone, — after work)", fontsize=8)
+    fig.legend(fontsize=6, frameon=False, loc="outside right center")
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    mine = [r for r in runs if r.benchmark == BENCHMARK]
+    if not mine:
+        return []
+    figures = []
+    for i, one in enumerate(mine):  # one figure per run (toolchain or setting)
+        fig = figure([one])
+        if fig is None:
+            continue
+        figures.append(Figure(to_svg(fig, f"rma-overlap-{i}"),
+                              f"Left: overlap % of MPI_Put / MPI_Get ({one.label}) by the "
+                              "OSU formula, per window kind (MPI_Win_allocate, MPI_Win_create) "
+                              "and completion (MPI_Win_flush in a lock_all epoch, "
+                              "MPI_Win_fence). Right: time of the completion call after the "
+                              "work (solid) against the same call right after the operation "
+                              "(dotted): the part of the transfer left for the call."))
+    tables = []
+    for run in mine:
+        if run.analysis is None:
+            continue
+        r = rows(run)
+        tables.append(HtmlTable(f"{run.label} — one-sided overlap per case", HEADERS, r,
+                                [("left",) * 3 + ("num",) * 8] * len(r),
+                                [str(run.analysis.get("finding"))]))
+    return [Section("One-sided (RMA) overlap: Put/Get with flush or fence", None, figures,
+                    tables)]
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: the overlap percentages are not available for this run."]
+    return [str(run.analysis.get("finding"))]
+
+
+def extent(run: Run) -> str | None:
+    res = (run.result or {}).get("results") or {}
+    return f"{len(res.get('cases') or [])} of {res.get('cases_planned', '?')} cases measured"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    a = run.analysis or {}
+    return {"finding": a.get("finding"), "figures": a.get("figures"), "checks": a.get("checks"),
+            "cases": cases(run)}

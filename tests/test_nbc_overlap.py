@@ -1,0 +1,152 @@
+"""`mpi-overlap bench nbc-overlap --quick` on 2 ranks per wheel toolchain (under the
+profiler): valid documents, the report's section and plot, a one-line finding from the
+data, the figures, and internal consistency: 0 <= overlap <= 100 (OSU, IMB), the profiler's
+min <= max per rank and summed, per-rank min <= max of the OSU %, and MPI_Test calls do not
+lower the overlap (median over all cases of the paired difference, measured side by side in
+the same run; single small cases are noisier than that). Plus the formulas on synthetic
+data (no MPI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from mpi_overlap.analysis.nbc_overlap import (
+    LIMITS,
+    analyze_nbc_overlap,
+    imb_pct,
+    osu_pct,
+)
+from mpi_overlap.build import ensure_built
+from mpi_overlap.rundir import load_run
+from mpi_overlap.schema import analysis_errors, result_errors
+from mpi_overlap.session import NbcOverlapArgs
+from mpi_overlap.toolchains import get_toolchain
+from toolchain_params import toolchain_params
+
+COLLECTIVES = ["Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iallreduce",
+               "Iallgather", "Ialltoall", "Ireduce_scatter_block", "Ireduce_scatter", "Iscan",
+               "Iexscan"]
+FIGURES = {"osu_overlap_pct_largest": "overlap", "osu_overlap_pct_largest_tests": "overlap",
+           "imb_overlap_pct_largest": "overlap", "osu_overlap_min_pct": "overlap",
+           "osu_overlap_max_pct": "overlap", "imb_overlap_max_pct": "overlap",
+           "profiler_min_pct_largest": "overlap", "profiler_max_pct_largest": "overlap",
+           "iallreduce_small_t_pure_us": "cost", "compute_slowdown_pct_largest": "info"}
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("tc", toolchain_params(systems=False))
+def test_nbc_overlap_quick(tmp_path: Path, tc: str) -> None:
+    ensure_built(get_toolchain(tc))
+    out = tmp_path / "runs"
+    proc = run_cli("bench", "nbc-overlap", "--mpi", tc, "--quick", "-n", "2", "-t", "8",
+                   "--out", str(out), timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
+    run = load_run(run_dir)
+    assert run.complete and run.benchmark == "nbc-overlap"
+    assert result_errors(run.result) == []
+    assert analysis_errors(run.analysis) == []
+    html = (run_dir / "report.html").read_text()
+    assert "Non-blocking collective overlap (OSU, IMB, profiler bounds)" in html
+    assert "<svg" in html
+
+    res = run.result["results"]
+    assert res["profiler_loaded"] is True and res["tests"] == 8
+    # every collective; Ibarrier once, the others at the 3 quick sizes
+    assert len(res["cases"]) == res["cases_planned"] == 1 + 11 * 3
+    assert sorted({c["collective"] for c in res["cases"]}) == sorted(COLLECTIVES)
+    a = run.analysis
+    assert a["bounds"]["available"] is True and a["problems"] == []
+    for c in a["cases"]:
+        assert [v["tests"] for v in c["variants"]] == [0, 8]
+        for v in c["variants"]:
+            assert len(v["ranks"]) == 2
+            assert 0.0 <= v["osu_pct"] <= 100.0 and 0.0 <= v["imb_pct"] <= 100.0
+            # the per-iteration non-overlapped time is >= 0: OSU never above 100 unclipped
+            assert v["osu_raw_max_pct"] <= LIMITS["osu_max_pct"]
+            assert v["osu_rank_min_pct"] <= v["osu_pct"] <= v["osu_rank_max_pct"]
+            assert v["profiler_min_pct"] is not None, (c["collective"], c["bytes"])
+            assert 0.0 <= v["profiler_min_pct"] <= v["profiler_max_pct"] <= 100.0
+            for r in v["ranks"]:
+                assert r["profiler_min_pct"] <= r["profiler_max_pct"]
+                lo, hi = r["osu_pct_iqr"]
+                assert lo <= r["osu_pct"] <= hi  # quartiles bracket the median
+    checks = a["checks"]
+    assert checks["osu_within_0_100"] and checks["profiler_min_le_max"]
+    assert checks["cases_compared"] == len(a["cases"])
+    assert checks["tests_not_lower"], checks
+
+    figures = {f["name"]: f for f in a["figures"]}
+    assert {n: f["kind"] for n, f in figures.items()} == FIGURES
+    assert figures["iallreduce_small_t_pure_us"]["value"] > 0
+    finding = a["finding"]
+    assert finding and "\n" not in finding
+    assert f"{figures['osu_overlap_pct_largest']['value']:.0f} % without MPI_Test" in finding
+    assert f"IMB {figures['imb_overlap_pct_largest']['value']:.0f} %" in finding
+    assert f"costs {figures['iallreduce_small_t_pure_us']['value']:.2f} µs" in finding
+
+
+def test_formulas() -> None:
+    # OSU: t_pure 10, overall 12, compute 10 of which tests 1 -> not overlapped 3 -> 70 %
+    assert osu_pct(10.0, 12.0 - (10.0 - 1.0)) == pytest.approx(70.0)
+    assert osu_pct(10.0, 25.0) == 0.0  # clipped
+    assert osu_pct(0.0, 1.0) is None
+    # IMB: (10 + 10 - 12) / max(10, 10) = 0.8
+    assert imb_pct(10.0, 10.0, 12.0) == pytest.approx(80.0)
+    assert imb_pct(10.0, 5.0, 10.0) == pytest.approx(50.0)
+    assert imb_pct(10.0, 10.0, 25.0) == 0.0 and imb_pct(10.0, 10.0, 9.0) == 100.0
+
+
+def _variant(tests: int, overall: list[float], nonov: list[float], region: str) -> dict:
+    n = len(overall)
+    return {"tests": tests, "region": region, "t_overall_us": overall,
+            "t_compute_us": [10.0] * n, "t_test_us": [1.0 if tests else 0.0] * n,
+            "t_wait_us": [1.0] * n, "t_post_us": [0.1] * n, "t_nonoverlap_us": nonov,
+            "t_nonoverlap_q25_us": [x - 0.5 for x in nonov],
+            "t_nonoverlap_q75_us": [x + 0.5 for x in nonov]}
+
+
+def test_analysis_synthetic() -> None:
+    result = {"results": {
+        "profiler_loaded": True, "tests": 4, "cases_planned": 1, "cases": [{
+            "collective": "Iallreduce", "size": 1024, "bytes": 1024, "iterations": 50,
+            "t_pure_max_us": 10.0, "work_units": 100, "work_us_nominal": 10.0,
+            "t_pure_us": [10.0, 8.0], "t_cpu_us": [10.0, 10.0],
+            "variants": [_variant(0, [18.0, 19.0], [8.0, 9.0], "Iallreduce/1024/t0"),
+                         _variant(4, [12.0, 11.0], [3.0, 2.0], "Iallreduce/1024/t4")]}]}}
+    region = {"region": "Iallreduce/1024/t0", "xfer_s": 2.0, "min_s": 0.5, "max_s": 1.5,
+              "transfers": 50}
+    region4 = dict(region, region="Iallreduce/1024/t4", min_s=1.0, max_s=2.0)
+    profiles = {r: {"profile": {"by_region": [region, region4]}} for r in (0, 1)}
+    a = analyze_nbc_overlap(result, profiles=profiles)
+    assert analysis_errors(a) == []
+    (case,) = a["cases"]
+    v0, v4 = case["variants"]
+    # per rank: 100 - 100*8/10 = 20, 100 - 100*9/8 < 0 -> 0; mean 10
+    assert v0["osu_rank_max_pct"] == pytest.approx(20.0) and v0["osu_rank_min_pct"] == 0.0
+    assert v0["osu_pct"] == pytest.approx(10.0)
+    # IMB from the rank with the largest t_ovrl (rank 1: (8 + 10 - 19)/10 < 0 -> 0)
+    assert v0["imb_rank"] == 1 and v0["imb_pct"] == 0.0
+    assert v4["imb_rank"] == 0 and v4["imb_pct"] == pytest.approx(80.0)
+    assert (v0["profiler_min_pct"], v0["profiler_max_pct"]) == (25.0, 75.0)
+    assert (v4["profiler_min_pct"], v4["profiler_max_pct"]) == (50.0, 100.0)
+    assert a["checks"]["tests_gain_median_pts"] == pytest.approx(v4["osu_pct"] - v0["osu_pct"])
+    assert a["checks"]["tests_not_lower"] is True
+    assert "Iallreduce 1 KiB costs 9.00 µs" in a["finding"]
+    # a profile without the region is reported, not ignored
+    b = analyze_nbc_overlap(result, profiles={0: {"profile": {"by_region": []}}})
+    assert any("no region 'Iallreduce/1024/t0'" in p for p in b["problems"])
+
+
+def test_nbc_overlap_args() -> None:
+    assert NbcOverlapArgs(tests=4, quick=True).to_native() == ["--tests", "4", "--quick"]
+    assert NbcOverlapArgs(collectives="iallreduce,Ibcast").to_native() == [
+        "--collectives", "iallreduce,Ibcast"]
+    from mpi_overlap.errors import UserError
+    with pytest.raises(UserError, match="unknown value 'Ifoo'"):
+        NbcOverlapArgs(collectives="Ifoo").to_native()
+    with pytest.raises(UserError):
+        NbcOverlapArgs(tests=-1).to_native()
