@@ -32,6 +32,7 @@ from . import (
     threads_procs,
 )
 from . import matching as matching_report
+from . import sync_overlap as sync_overlap_report
 from . import waitany as waitany_report
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
 
@@ -118,6 +119,7 @@ for _module in (
     register(_module_reporter(_module.BENCHMARK, _module))
 for _name in datatypes.BENCHMARKS:
     register(_module_reporter(_name, datatypes))
+register(_module_reporter(sync_overlap_report.BENCHMARK, sync_overlap_report))
 
 
 def _banners(run: Run) -> list[Banner]:
