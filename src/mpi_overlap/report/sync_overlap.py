@@ -154,8 +154,9 @@ def html_sections(runs: list[Run]) -> list[Section]:
         if len(mine) == 1:
             (mine[0].path / PLOT_FILE).write_text(svg, encoding="utf-8")
         figures.append(Figure(svg, "Top: rank 0's MPI_Wait after MPI_Isend and its work, "
-                                   "rank 1 having done nothing until rank 0's MPI_Test calls ended: near 0 "
-                                   "when the send completed without the receiver, about the "
+                                   "rank 1 having done nothing until rank 0's MPI_Test calls "
+                                   "ended: near 0 when the send completed without the "
+                                   "receiver, about the "
                                    "receiver's delay (the same work) when it did not. Shaded: the "
                                    "detected limit [last completing, first not]; dashed: the limit "
                                    "the MPI reports (MPI_T). Bottom: the seed's test, rank 1's "
