@@ -367,7 +367,7 @@ _simple_bench("error-checking",
 @click.option("--samples", type=int, help="samples of each kind per size (default 15; --quick 7)")
 @click.option("--work-us", type=float,
               help="rank 0's work per sample in µs (default 400; --quick 200)")
-@click.option("--refine-steps", type=int, help="most bisection steps (default 16; --quick 6)")
+@click.option("--refine-steps", type=int, help="most bisection steps (default 24; --quick 6)")
 @click.option("--resolution", type=int, help="stop bisecting at this width in bytes (default 1)")
 @click.option("--quick", is_flag=True, help="fewer samples, shorter work, 6 bisection steps")
 @_run_options()

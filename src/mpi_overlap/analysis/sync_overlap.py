@@ -21,7 +21,7 @@ from .stats import median_bootstrap_ci, percentile_ci
 
 BENCHMARK = "sync-overlap"
 HEADER_ALLOWANCE = 128  # bytes of MPI header that may share the eager buffer with the payload
-SEED_RATIO_SPLIT = 0.625  # T_P1/T_P0 between 1/4 (no sender needed) and 1 (sender needed)
+
 OB1_INLINE_BYTES = 256  # Open MPI ob1's own cap on its inline send path (pml_ob1_isend.c)
 
 
@@ -88,6 +88,12 @@ def reported_limit(cvars: dict[str, int | None]) -> dict[str, Any]:
                    "rendezvous, but an eager fragment above the inline path completes only "
                    "when the receiver has taken it" if eager else ""))
         return {"bytes": inline[1], "source": inline[0], "family": "openmpi-ob1", "note": note}
+    intel = cvars.get("MPIR_CVAR_INTEL_SHM_EAGER_THRESHOLD")
+    if intel is not None:
+        return {"bytes": None, "source": None, "family": "intel",
+                "note": f"Intel MPI: MPIR_CVAR_INTEL_SHM_EAGER_THRESHOLD = {intel} (-1: chosen at "
+                        "run time) is its eager threshold, not a limit on sends completing "
+                        "without the receiver, so it is not compared"}
     return {"bytes": None, "source": None, "family": None,
             "note": "no control variable this analysis knows names the limit"}
 
@@ -135,7 +141,9 @@ def _row(p: dict[str, Any]) -> dict[str, Any]:
         "isend_us": None if (p.get("isend_ns") or {}).get("median") is None
         else p["isend_ns"]["median"] / 1e3,
         "tp1_ratio": ratio, "tp1_ratio_ci95": [ratio_lo, ratio_hi],
-        "seed_receiver_alone": None if ratio is None else ratio <= SEED_RATIO_SPLIT,
+        "seed_alone_fraction": p.get("seed_alone_fraction"),
+        "seed_receiver_alone": None if p.get("seed_alone_fraction") is None
+        else p["seed_alone_fraction"] >= 0.5,
         "compute_slowdown_pct": slow, "compute_slowdown_ci95_pct": [slow_lo, slow_hi],
     }
 
