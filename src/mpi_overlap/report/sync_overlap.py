@@ -144,7 +144,7 @@ def figure(runs: list[Run]) -> MplFigure | None:
     ax2.set_ylim(-0.05, 1.25)
     ax2.set_xlabel("message size (bytes)", fontsize=8)
     ax2.set_ylabel("fraction of samples", fontsize=8)
-    ax2.legend(fontsize=6, frameon=False)
+    ax2.legend(fontsize=6, frameon=False, loc="lower left", bbox_to_anchor=(0.0, 0.1))
     for a in (ax, ax2):
         a.tick_params(labelsize=7)
     return fig
