@@ -76,8 +76,8 @@ def reported_limit(cvars: dict[str, int | None]) -> dict[str, Any]:
         # The cell counts its header, so at equal settings the cell binds first.
         name, value = (cma[0], cma[1] - 1) if cma and cma[1] < cell[1] else cell
         note = (f"MPICH CH4: one shared-memory cell of {cell[1]} B (header included)"
-                + (f", CMA single-copy rendezvous from {cma[1]} B" if cma else "")
-                + f"; the smaller governs ({name})")
+                + (f", CMA single-copy rendezvous from {cma[1]} B; the smaller governs ({name})"
+                   if cma else "; no CMA threshold listed"))
         return {"bytes": value, "source": name, "family": "mpich-ch4", "note": note}
     inline = _cvar(cvars, "btl_sm_max_inline_send", "btl_vader_max_inline_send")
     if inline:
