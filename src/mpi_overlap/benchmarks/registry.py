@@ -296,6 +296,19 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=70,
     ),
+    # Issue 5, item 1 (seed 002, §III-A, §IV-A): synchronization-computation overlap and
+    # the message-size sweep that brackets the eager / buffer limit.
+    "sync-overlap": Benchmark(
+        name="sync-overlap",
+        program="mo_sync_overlap",
+        title="Synchronization-computation overlap; the size where MPI_Isend needs the receiver",
+        min_ranks=2,
+        analyze=_analysis("sync_overlap"),
+        default_timeout_s=900.0,
+        quick_timeout_s=180.0,
+        suite="overlap",
+        suite_order=10,
+    ),
 }
 
 

@@ -36,6 +36,7 @@ from . import (
 from . import matching as matching_report
 from . import nbc_overlap as nbc_overlap_report
 from . import rma_overlap as rma_overlap_report
+from . import sync_overlap as sync_overlap_report
 from . import waitany as waitany_report
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
 
@@ -126,6 +127,7 @@ for _name in study.BENCHMARKS:
     register(_module_reporter(_name, study))
 for _module in (nbc_overlap_report, rma_overlap_report):
     register(_module_reporter(_module.BENCHMARK, _module))
+register(_module_reporter(sync_overlap_report.BENCHMARK, sync_overlap_report))
 
 
 def _banners(run: Run) -> list[Banner]:

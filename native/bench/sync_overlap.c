@@ -1,0 +1,692 @@
+/* sync_overlap.c - mo_sync_overlap: synchronization-computation overlap and
+ * the message-size sweep that finds the eager / buffer limit (seed 002,
+ * §III-A and §IV-A).
+ *
+ * Two sample kinds per message size, both sender-first (the message is sent
+ * before the receive is posted, as in the seed), plus the work alone:
+ *
+ *   send-test (does the send complete without the receiver?): rank 0 calls
+ *     MPI_Isend, does W of calibrated work, then MPI_Test up to MAX_TESTS
+ *     times; only then does it raise a shared-memory flag (shmsync.h) that
+ *     rank 1 spins on with no MPI call, so rank 1 can not have posted the
+ *     receive (nor entered the MPI library) before rank 0's tests ended.
+ *     Rank 1 then does W of work (the receiver's delay) and MPI_Recv; rank 0
+ *     times its MPI_Wait. completed = a test returned true: the MPI buffered
+ *     the message (eager); not completed: MPI_Wait lasts about the
+ *     receiver's delay (rendezvous).
+ *   seed (the seed's Figure 1): after a barrier rank 0 does MPI_Isend, W of
+ *     work, MPI_Wait (T_P0); rank 1 does W/4 of work, then a blocking MPI_Recv
+ *     (T_P1, barrier to received). T_P1/T_P0 near 1/4: the message was
+ *     delivered without rank 0's further participation; near 1: not. Since
+ *     timings on a loaded machine blur that ratio, rank 1 also raises a
+ *     shared-memory flag once its receive returned, and rank 0, after its
+ *     work, watches it (no MPI call) until rank 1 has had as long as rank 0's
+ *     Isend and work took, counted from rank 1's own start, before its
+ *     MPI_Wait: set means the receive completed while rank 0 made no MPI call
+ *     (seed_alone; exact in that direction).
+ *   alone: rank 0's W of work with no message in flight (compute slowdown).
+ *
+ * The sweep: the --sizes (powers of two by default), then bisection between
+ * the last size whose sends completed without the receiver and the first
+ * whose did not, until they are --resolution bytes apart or --refine-steps
+ * are spent; [last_yes, first_no] is the limit's uncertainty interval.
+ * The MPI's control variables whose names suggest an eager / rendezvous /
+ * cell-size threshold are read back through MPI_T and written out. */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "shmsync.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "sync-overlap"
+#define PROGRAM "sync_overlap"
+#define DEFAULT_SIZES "1:1M"
+#define TAG_DATA 300
+#define TAG_TP1 301
+#define MAX_TESTS 16
+#define MAX_POINTS 256
+#define MAX_CVARS 48
+#define DEFAULT_SAMPLES 15
+#define QUICK_SAMPLES 7
+#define DEFAULT_WORK_US 400.0
+#define QUICK_WORK_US 200.0
+#define DEFAULT_REFINE 24
+#define QUICK_REFINE 6
+
+enum { SLOT_GO = 0, SLOT_RECEIVED = 1, SLOT_START_NS = 2, SLOT_STARTED = 3 };
+enum { KIND_TEST = 0, KIND_SEED = 1, KIND_ALONE = 2 };
+
+typedef struct so_params {
+    long samples, refine_steps, resolution;
+    double work_us;
+    bool samples_set, refine_set, work_set;
+} so_params;
+
+enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_WORK_US, OPT_REFINE, OPT_RESOLUTION };
+
+static const struct option so_longopts[] = {
+    {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"work-us", required_argument, NULL, OPT_WORK_US},
+    {"refine-steps", required_argument, NULL, OPT_REFINE},
+    {"resolution", required_argument, NULL, OPT_RESOLUTION},
+    {NULL, 0, NULL, 0},
+};
+
+static int so_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    so_params *p = ctx;
+    switch (code) {
+    case OPT_SAMPLES:
+        p->samples_set = true;
+        return mo_options_parse_long("samples", arg, 1, 10000, &p->samples, err, errlen);
+    case OPT_WORK_US:
+        p->work_set = true;
+        return mo_options_parse_double("work-us", arg, 1.0, 1e6, &p->work_us, err, errlen);
+    case OPT_REFINE:
+        p->refine_set = true;
+        return mo_options_parse_long("refine-steps", arg, 0, 64, &p->refine_steps, err, errlen);
+    case OPT_RESOLUTION:
+        return mo_options_parse_long("resolution", arg, 1, 1L << 30, &p->resolution, err, errlen);
+    default:
+        snprintf(err, errlen, "internal error: unknown option code %d", code);
+        return -1;
+    }
+}
+
+static int so_finalize(void *ctx, bool quick, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    so_params *p = ctx;
+    if (!p->samples_set)
+        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
+    if (!p->work_set)
+        p->work_us = quick ? QUICK_WORK_US : DEFAULT_WORK_US;
+    if (!p->refine_set)
+        p->refine_steps = quick ? QUICK_REFINE : DEFAULT_REFINE;
+    if (p->resolution == 0)
+        p->resolution = 1;
+    return 0;
+}
+
+static void so_usage(FILE *f)
+{
+    fprintf(f,
+            "  --samples K          samples of each kind per size (default %d; --quick %d)\n"
+            "  --work-us W          rank 0's calibrated work per sample in us (default %g; --quick %g)\n"
+            "  --refine-steps N     most bisection steps after the coarse sweep (default %d; --quick %d)\n"
+            "  --resolution B       stop refining when the limit is known to B bytes (default 1)\n"
+            "  (--sizes: the coarse sweep, default %s)\n",
+            DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_WORK_US, QUICK_WORK_US, DEFAULT_REFINE,
+            QUICK_REFINE, DEFAULT_SIZES);
+}
+
+static void so_write_json(mo_json *w, const void *ctx)
+{
+    const so_params *p = ctx;
+    mo_json_kv_int64(w, "samples", p->samples);
+    mo_json_kv_double(w, "work_us", p->work_us);
+    mo_json_kv_int64(w, "refine_steps", p->refine_steps);
+    mo_json_kv_int64(w, "resolution", p->resolution);
+}
+
+/* ---- MPI_T control variables ------------------------------------------- */
+
+typedef struct so_cvar {
+    char name[128];
+    long long value;
+    bool read;
+} so_cvar;
+
+/* Names that suggest a size threshold of the point-to-point protocols. */
+static bool cvar_wanted(const char *name)
+{
+    static const char *const keys[] = {"eager",         "rndv",         "rendezvous",
+                                       "cell_size",     "p2p_threshold", "max_send_size",
+                                       "fbox_size",     "max_inline_send", "num_cells"};
+    char low[128];
+    size_t i = 0;
+    for (; name[i] && i + 1 < sizeof low; i++)
+        low[i] = (char)tolower((unsigned char)name[i]);
+    low[i] = 0;
+    if (strstr(low, "ctxid") || strstr(low, "rma") || strstr(low, "coll") || strstr(low, "gpu") ||
+        strstr(low, "accelerator") || strstr(low, "bcast") || strstr(low, "reduce"))
+        return false;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if (strstr(low, keys[k]))
+            return true;
+    return false;
+}
+
+static int read_cvars(so_cvar *out, int max, char *note, size_t notelen)
+{
+    int provided, num = 0, n = 0;
+    note[0] = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+        snprintf(note, notelen, "MPI_T_init_thread failed");
+        return 0;
+    }
+    MPI_T_cvar_get_num(&num);
+    for (int i = 0; i < num && n < max; i++) {
+        char name[128], desc[8];
+        int nlen = sizeof name, dlen = sizeof desc, verb, bind, scope;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        if (MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, desc, &dlen, &bind, &scope) !=
+            MPI_SUCCESS)
+            continue;
+        if (!cvar_wanted(name) || bind != MPI_T_BIND_NO_OBJECT)
+            continue;
+        if (dt != MPI_INT && dt != MPI_UNSIGNED && dt != MPI_LONG && dt != MPI_UNSIGNED_LONG &&
+            dt != MPI_LONG_LONG && dt != MPI_UNSIGNED_LONG_LONG)
+            continue;
+        so_cvar *c = &out[n++];
+        snprintf(c->name, sizeof c->name, "%s", name);
+        c->read = false;
+        MPI_T_cvar_handle h;
+        int count = 0;
+        union {
+            int i;
+            unsigned u;
+            long l;
+            unsigned long ul;
+            long long ll;
+            unsigned long long ull;
+            char c[64];
+        } v;
+        memset(&v, 0, sizeof v);
+        if (MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
+            continue;
+        if (count == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
+            c->read = true;
+            if (dt == MPI_INT)
+                c->value = v.i;
+            else if (dt == MPI_UNSIGNED)
+                c->value = v.u;
+            else if (dt == MPI_LONG)
+                c->value = v.l;
+            else if (dt == MPI_UNSIGNED_LONG)
+                c->value = (long long)v.ul;
+            else if (dt == MPI_LONG_LONG)
+                c->value = v.ll;
+            else
+                c->value = (long long)v.ull;
+        }
+        MPI_T_cvar_handle_free(&h);
+    }
+    MPI_T_finalize();
+    return n;
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct so_point {
+    long bytes;
+    const char *phase; /* "coarse" or "refine" */
+    size_t n;
+    double *isend_ns, *test_work_ns, *wait_ns, *tests; /* send-test; tests: 0 = not completed */
+    double *tp0_ns, *tp1_ns, *ratio, *seed_alone;     /* seed */
+    double *alone_ns;                                  /* work alone */
+    double completed_fraction, seed_alone_fraction;
+    bool yes;
+} so_point;
+
+typedef struct so_state {
+    const so_params *params;
+    MPI_Comm comm, ctl;
+    mo_shm shm;
+    int rank;
+    long max_bytes;
+    unsigned char *buf;
+    uint64_t units;
+    so_point points[MAX_POINTS];
+    int npoints;
+    int64_t seq;
+    /* the sweep's verdict */
+    long last_yes, first_no; /* -1: none */
+    int refine_done;
+    bool monotonic;
+    so_cvar cvars[MAX_CVARS];
+    int ncvars;
+    char cvar_note[128];
+    double units_per_us;
+} so_state;
+
+typedef struct so_cmd {
+    int64_t op, bytes, kind, units;
+} so_cmd;
+enum { CMD_QUIT = 0, CMD_SAMPLE = 1 };
+
+/* One sample of `kind`; rank 0 fills out[0..3]. */
+static void sample(so_state *st, int bytes, int kind, uint64_t units, double *out)
+{
+    const int64_t seq = ++st->seq;
+    MPI_Barrier(st->ctl);
+    if (kind == KIND_ALONE) {
+        if (st->rank == 0) {
+            uint64_t t0 = mo_timer_now_ns();
+            mo_work(units);
+            out[0] = (double)(mo_timer_now_ns() - t0);
+        }
+        return;
+    }
+    if (kind == KIND_TEST) {
+        if (st->rank == 0) {
+            MPI_Request req;
+            int flag = 0, ntests = 0;
+            uint64_t t0 = mo_timer_now_ns();
+            MPI_Isend(st->buf, bytes, MPI_BYTE, 1, TAG_DATA, st->comm, &req);
+            uint64_t t1 = mo_timer_now_ns();
+            mo_work(units);
+            uint64_t t2 = mo_timer_now_ns();
+            while (!flag && ntests < MAX_TESTS) {
+                MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+                ntests++;
+            }
+            mo_shm_set(&st->shm, 0, SLOT_GO, seq);
+            uint64_t t3 = mo_timer_now_ns();
+            if (!flag)
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+            uint64_t t4 = mo_timer_now_ns();
+            out[0] = (double)(t1 - t0);
+            out[1] = (double)(t2 - t1);
+            out[2] = (double)(t4 - t3);
+            out[3] = flag ? ntests : 0;
+        } else if (st->rank == 1) {
+            mo_shm_wait(&st->shm, 0, SLOT_GO, seq);
+            mo_work(units);
+            MPI_Recv(st->buf, bytes, MPI_BYTE, 0, TAG_DATA, st->comm, MPI_STATUS_IGNORE);
+        }
+        return;
+    }
+    /* KIND_SEED */
+    if (st->rank == 0) {
+        MPI_Request req;
+        uint64_t t0 = mo_timer_now_ns();
+        MPI_Isend(st->buf, bytes, MPI_BYTE, 1, TAG_DATA, st->comm, &req);
+        mo_work(units);
+        /* Grace, still without an MPI call: rank 1 gets as long from its own
+         * start (a shared-memory timestamp; one node, one CLOCK_MONOTONIC) as
+         * rank 0's Isend and work took, however late the OS let it leave the
+         * barrier. A receive that needs rank 0 can not end in it, so a set
+         * flag still means "without the sender". The grace is no part of
+         * T_P0, nor of T_P1 when it expired. */
+        const uint64_t t1 = mo_timer_now_ns(), span = t1 - t0;
+        bool alone;
+        while (!(alone = mo_shm_get(&st->shm, 1, SLOT_RECEIVED) >= seq)) {
+            if (mo_shm_get(&st->shm, 1, SLOT_STARTED) >= seq &&
+                mo_timer_now_ns() - (uint64_t)mo_shm_get(&st->shm, 1, SLOT_START_NS) >= span)
+                break;
+            sched_yield();
+        }
+        const uint64_t t2 = mo_timer_now_ns();
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        double tp0 = (double)(mo_timer_now_ns() - t0 - (t2 - t1)), tp1 = NAN;
+        MPI_Recv(&tp1, 1, MPI_DOUBLE, 1, TAG_TP1, st->ctl, MPI_STATUS_IGNORE);
+        out[0] = tp0;
+        out[1] = alone ? tp1 : tp1 - (double)(t2 - t1);
+        out[2] = alone;
+    } else if (st->rank == 1) {
+        uint64_t t0 = mo_timer_now_ns();
+        mo_shm_set(&st->shm, 1, SLOT_START_NS, (int64_t)t0);
+        mo_shm_set(&st->shm, 1, SLOT_STARTED, seq);
+        mo_work(units / 4);
+        MPI_Recv(st->buf, bytes, MPI_BYTE, 0, TAG_DATA, st->comm, MPI_STATUS_IGNORE);
+        double tp1 = (double)(mo_timer_now_ns() - t0);
+        mo_shm_set(&st->shm, 1, SLOT_RECEIVED, seq);
+        MPI_Send(&tp1, 1, MPI_DOUBLE, 0, TAG_TP1, st->ctl);
+    }
+}
+
+static void command(so_state *st, so_cmd c, double *out)
+{
+    MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
+    if (c.op == CMD_SAMPLE)
+        sample(st, (int)c.bytes, (int)c.kind, (uint64_t)c.units, out);
+}
+
+static void serve(so_state *st)
+{
+    double out[4];
+    for (;;) {
+        so_cmd c;
+        MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
+        if (c.op == CMD_QUIT)
+            return;
+        sample(st, (int)c.bytes, (int)c.kind, (uint64_t)c.units, out);
+    }
+}
+
+static int point_alloc(so_point *pt, long samples)
+{
+    double **arrays[] = {&pt->isend_ns, &pt->test_work_ns, &pt->wait_ns,    &pt->tests,
+                         &pt->tp0_ns,   &pt->tp1_ns,       &pt->ratio,      &pt->alone_ns,
+                         &pt->seed_alone};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        if (!(*arrays[i] = calloc((size_t)samples, sizeof(double))))
+            return -1;
+    return 0;
+}
+
+static void point_free(so_point *pt)
+{
+    free(pt->isend_ns);
+    free(pt->test_work_ns);
+    free(pt->wait_ns);
+    free(pt->tests);
+    free(pt->tp0_ns);
+    free(pt->tp1_ns);
+    free(pt->ratio);
+    free(pt->alone_ns);
+    free(pt->seed_alone);
+}
+
+/* Rank 0: measures one size; NULL when out of points or memory. */
+static so_point *measure(so_state *st, long bytes, const char *phase)
+{
+    if (st->npoints >= MAX_POINTS)
+        return NULL;
+    so_point *pt = &st->points[st->npoints];
+    memset(pt, 0, sizeof *pt);
+    if (point_alloc(pt, st->params->samples) != 0) {
+        point_free(pt);
+        return NULL;
+    }
+    st->npoints++;
+    pt->bytes = bytes;
+    pt->phase = phase;
+    double out[4];
+    /* one untimed round of each kind */
+    for (int kind = 0; kind < 3; kind++)
+        command(st, (so_cmd){CMD_SAMPLE, bytes, kind, (int64_t)st->units}, out);
+    int completed = 0, seed_alone = 0;
+    for (long k = 0; k < st->params->samples; k++) {
+        for (int j = 0; j < 3; j++) {
+            int kind = (int)((k + j) % 3);
+            command(st, (so_cmd){CMD_SAMPLE, bytes, kind, (int64_t)st->units}, out);
+            if (kind == KIND_TEST) {
+                pt->isend_ns[k] = out[0];
+                pt->test_work_ns[k] = out[1];
+                pt->wait_ns[k] = out[2];
+                pt->tests[k] = out[3];
+                completed += out[3] > 0;
+            } else if (kind == KIND_SEED) {
+                pt->tp0_ns[k] = out[0];
+                pt->tp1_ns[k] = out[1];
+                pt->ratio[k] = out[0] > 0 ? out[1] / out[0] : NAN;
+                pt->seed_alone[k] = out[2];
+                seed_alone += out[2] > 0;
+            } else {
+                pt->alone_ns[k] = out[0];
+            }
+        }
+    }
+    pt->n = (size_t)st->params->samples;
+    pt->completed_fraction = (double)completed / (double)pt->n;
+    pt->seed_alone_fraction = (double)seed_alone / (double)pt->n;
+    pt->yes = 2 * completed >= (int)pt->n;
+    return pt;
+}
+
+/* [last_yes, first_no] from the points measured so far, ordered by size:
+ * last_yes is the largest size below which every point is a yes. */
+static void verdict(so_state *st)
+{
+    long last_yes = -1, first_no = -1;
+    bool monotonic = true;
+    for (int i = 0; i < st->npoints; i++) /* the smallest "no" size */
+        if (!st->points[i].yes && (first_no < 0 || st->points[i].bytes < first_no))
+            first_no = st->points[i].bytes;
+    for (int i = 0; i < st->npoints; i++) {
+        const so_point *p = &st->points[i];
+        if (p->yes && (first_no < 0 || p->bytes < first_no) && p->bytes > last_yes)
+            last_yes = p->bytes;
+        if (p->yes && first_no >= 0 && p->bytes > first_no)
+            monotonic = false;
+    }
+    st->last_yes = last_yes;
+    st->first_no = first_no;
+    st->monotonic = monotonic;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void write_stats(mo_json *w, const char *key, const double *x, size_t n)
+{
+    mo_stats s;
+    mo_stats_summarize_or_nan(x, n, &s);
+    mo_json_stats(w, key, &s);
+}
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const so_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_kv_string(w, "order", "sender-first");
+    mo_json_kv_string(w, "receiver_hold", "shared-memory flag");
+    mo_json_kv_int64(w, "samples_per_point", st->params->samples);
+    mo_json_kv_double(w, "work_us", st->params->work_us);
+    mo_json_kv_uint64(w, "work_units", st->units);
+    mo_json_kv_int64(w, "max_tests", MAX_TESTS);
+    mo_json_kv_int64(w, "refine_steps_done", st->refine_done);
+    mo_json_key(w, "limit");
+    mo_json_begin_object(w);
+    mo_json_key(w, "last_yes_bytes");
+    if (st->last_yes >= 0)
+        mo_json_int64(w, st->last_yes);
+    else
+        mo_json_null(w);
+    mo_json_key(w, "first_no_bytes");
+    if (st->first_no >= 0)
+        mo_json_int64(w, st->first_no);
+    else
+        mo_json_null(w);
+    mo_json_kv_bool(w, "monotonic", st->monotonic);
+    mo_json_end_object(w);
+    mo_json_key(w, "mpi_cvars");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->ncvars; i++) {
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "name", st->cvars[i].name);
+        mo_json_key(w, "value");
+        if (st->cvars[i].read)
+            mo_json_int64(w, st->cvars[i].value);
+        else
+            mo_json_null(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_kv_string(w, "cvar_note", st->cvar_note[0] ? st->cvar_note : NULL);
+    mo_json_key(w, "points");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->npoints; i++) {
+        const so_point *p = &st->points[i];
+        mo_json_begin_object(w);
+        mo_json_kv_int64(w, "bytes", p->bytes);
+        mo_json_kv_string(w, "phase", p->phase);
+        mo_json_kv_double(w, "completed_fraction", p->completed_fraction);
+        mo_json_kv_bool(w, "completed", p->yes);
+        mo_json_kv_doubles(w, "tests", p->tests, p->n);
+        mo_json_kv_double(w, "seed_alone_fraction", p->seed_alone_fraction);
+        mo_json_kv_doubles(w, "seed_alone", p->seed_alone, p->n);
+        write_stats(w, "isend_ns", p->isend_ns, p->n);
+        write_stats(w, "wait_ns", p->wait_ns, p->n);
+        write_stats(w, "work_ns", p->test_work_ns, p->n);
+        write_stats(w, "alone_ns", p->alone_ns, p->n);
+        write_stats(w, "tp0_ns", p->tp0_ns, p->n);
+        write_stats(w, "tp1_ns", p->tp1_ns, p->n);
+        write_stats(w, "tp1_ratio", p->ratio, p->n);
+        mo_json_kv_doubles(w, "wait_samples_ns", p->wait_ns, p->n);
+        mo_json_kv_doubles(w, "work_samples_ns", p->test_work_ns, p->n);
+        mo_json_kv_doubles(w, "alone_samples_ns", p->alone_ns, p->n);
+        mo_json_kv_doubles(w, "tp1_ratio_samples", p->ratio, p->n);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static void progress(so_state *st, const mo_options *opts, const so_point *pt, int done, int total)
+{
+    if (opts->verbose) {
+        mo_stats w, r;
+        mo_stats_summarize_or_nan(pt->wait_ns, pt->n, &w);
+        mo_stats_summarize_or_nan(pt->ratio, pt->n, &r);
+        printf("%-6s %9ld B  completed %3.0f %%  wait %10.0f ns  T_P1/T_P0 %.2f\n", pt->phase,
+               pt->bytes, 100.0 * pt->completed_fraction, w.median, r.median);
+        fflush(stdout);
+    }
+    char label[64];
+    snprintf(label, sizeof label, "%s %ld B", pt->phase, pt->bytes);
+    mo_progress(opts->progress, done, total, label);
+    (void)st;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    so_params params = {0};
+    mo_bench_options ext = {so_longopts, so_parse, so_finalize, so_usage, so_write_json, &params};
+    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512] = "";
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    static so_state st;
+    memset(&st, 0, sizeof st);
+    st.params = &params;
+    st.rank = wrank;
+    st.last_yes = st.first_no = -1;
+    st.monotonic = true;
+    st.max_bytes = (long)opts.sizes.v[opts.sizes.n - 1];
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
+    if (wrank == 0)
+        st.ncvars = read_cvars(st.cvars, MAX_CVARS, st.cvar_note, sizeof st.cvar_note);
+    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
+    st.buf = mo_page_alloc(st.max_bytes > 0 ? (size_t)st.max_bytes : 1);
+    int have = st.buf != NULL;
+    if (st.buf)
+        memset(st.buf, wrank + 1, st.max_bytes > 0 ? (size_t)st.max_bytes : 1);
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int verdicts[3] = {1, have, have_shm};
+    if (wrank == 0 && have_shm) {
+        verdicts[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
+        if (verdicts[0]) {
+            st.units = (uint64_t)ceil(params.work_us * work.units_per_us);
+            if (st.units < 4)
+                st.units = 4;
+        }
+        if (verdicts[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdicts[0] = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, verdicts, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!verdicts[0] || !verdicts[1] || !verdicts[2]) {
+        if (verdicts[0] && verdicts[2])
+            snprintf(err, sizeof err, "cannot allocate the message buffer");
+        else if (!verdicts[2] && !err[0])
+            snprintf(err, sizeof err, "needs every rank on one node (shared-memory flags)");
+        if (have_shm)
+            mo_shm_close(&st.shm);
+        MPI_Comm_free(&st.comm);
+        MPI_Comm_free(&st.ctl);
+        free(st.buf);
+        return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, 2, err);
+    }
+
+    int status = 0;
+    if (wrank != 0) {
+        serve(&st);
+    } else {
+        mo_warn_if_unbound(&doc, &prov, 0, 1);
+        const int ncoarse = (int)opts.sizes.n;
+        int total = ncoarse + (int)params.refine_steps, done = 0;
+        bool time_up = false, full = false;
+        for (int i = 0; i < ncoarse && !time_up && !full; i++) {
+            if (mo_time_up(&opts, start_ns)) {
+                time_up = true;
+                break;
+            }
+            so_point *pt = measure(&st, (long)opts.sizes.v[i], "coarse");
+            if (!pt) {
+                full = true;
+                break;
+            }
+            progress(&st, &opts, pt, ++done, total);
+            verdict(&st);
+            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                fprintf(stderr, "mo_" PROGRAM ": warning: %s\n", err);
+        }
+        verdict(&st);
+        while (!time_up && !full && st.last_yes >= 0 && st.first_no >= 0 &&
+               st.refine_done < params.refine_steps &&
+               st.first_no - st.last_yes > params.resolution) {
+            if (mo_time_up(&opts, start_ns)) {
+                time_up = true;
+                break;
+            }
+            long mid = st.last_yes + (st.first_no - st.last_yes) / 2;
+            so_point *pt = measure(&st, mid, "refine");
+            if (!pt) {
+                full = true;
+                break;
+            }
+            st.refine_done++;
+            progress(&st, &opts, pt, ++done, total);
+            verdict(&st);
+            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                fprintf(stderr, "mo_" PROGRAM ": warning: %s\n", err);
+        }
+        mo_progress(opts.progress, total, total, "done");
+        so_cmd quit = {CMD_QUIT, 0, 0, 0};
+        MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st.ctl);
+        if (time_up)
+            mo_result_warn(&doc, "time limit of %g s reached: measured %d sizes", opts.time_limit_s,
+                           st.npoints);
+        if (full)
+            mo_result_warn(&doc, "stopped at %d measured sizes (out of points or memory)", st.npoints);
+        if (!st.monotonic)
+            mo_result_warn(&doc, "a size above the first not-completing size %ld B completed again: "
+                                 "the limit is not a single threshold", st.first_no);
+        mo_work_recheck(&work);
+        status = mo_result_complete(&doc, PROGRAM, write_results, &st);
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    mo_shm_close(&st.shm);
+    MPI_Comm_free(&st.comm);
+    MPI_Comm_free(&st.ctl);
+    for (int i = 0; i < st.npoints; i++)
+        point_free(&st.points[i]);
+    free(st.buf);
+    return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+}

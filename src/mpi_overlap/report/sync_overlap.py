@@ -1,0 +1,203 @@
+"""sync-overlap report: per size, whether MPI_Isend completed without the receiver and
+rank 0's wait, the seed's T_P1/T_P0, with the detected limit and the MPI-reported limit
+marked (analysis/sync_overlap.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from .html import DASH, Figure, HtmlTable, Section, fmt_num
+from .overhead_plots import to_svg
+
+BENCHMARK = "sync-overlap"
+PLOT_FILE = "sync-overlap.svg"
+HEADERS = ("bytes", "phase", "send done %", "wait (µs)", "95 % CI", "MPI_Isend (µs)",
+           "seed: recv alone %", "T_P1/T_P0", "slowdown %")
+FIGURE_HEADERS = ("figure", "value", "unit", "kind")
+
+
+def _a(run: Run) -> dict[str, Any]:
+    return run.analysis or {}
+
+
+def _ci(pair: Any, spec: str) -> str:
+    if not pair or pair[0] is None or pair[1] is None:
+        return DASH
+    return f"{pair[0]:{spec}}–{pair[1]:{spec}}"
+
+
+def _pct(fraction: Any) -> str:
+    return DASH if fraction is None else f"{100 * fraction:.0f}"
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for p in _a(run).get("points") or []:
+        out.append((
+            fmt_num(p.get("bytes"), "d"),
+            str(p.get("phase") or DASH),
+            _pct(p.get("completed_fraction")),
+            fmt_num(p.get("wait_us"), ".1f"),
+            _ci(p.get("wait_ci95_us"), ".1f"),
+            fmt_num(p.get("isend_us"), ".2f"),
+            _pct(p.get("seed_alone_fraction")),
+            fmt_num(p.get("tp1_ratio"), ".2f"),
+            fmt_num(p.get("compute_slowdown_pct"), ".1f"),
+        ))
+    return out
+
+
+def _limit_text(run: Run) -> str:
+    lim = _a(run).get("limit") or {}
+    if lim.get("status") != "bracketed":
+        return str(lim.get("status") or DASH)
+    return f"{lim['last_yes_bytes']}–{lim['first_no_bytes']} B"
+
+
+def figure_rows(run: Run) -> list[tuple[str, ...]]:
+    return [(str(f.get("label")), fmt_num(f.get("value"), ".4g"), str(f.get("unit")),
+             str(f.get("kind"))) for f in _a(run).get("figures") or []]
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    t = Table(*HEADERS, title=f"{run.label} — MPI_Isend completion without the receiver",
+              title_justify="left", header_style="bold")
+    for row in rows(run):
+        t.add_row(*row)
+    console.print(t)
+    rep = _a(run).get("reported") or {}
+    console.print(Text(f"  detected limit {_limit_text(run)}; MPI reports "
+                       f"{rep.get('source') or 'nothing'} = {rep.get('bytes')}", style="dim"),
+                  highlight=False)
+    console.print(Text(f"  {_a(run).get('finding')}", style="dim"), highlight=False)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+    if len(runs) < 2:
+        return
+    t = Table(title="sync-overlap — comparison", title_justify="left", header_style="bold")
+    t.add_column("figure")
+    for r in runs:
+        t.add_column(r.label, justify="right")
+    names = [f["name"] for f in _a(runs[0]).get("figures") or []]
+    for name in names:
+        cells = [name]
+        for r in runs:
+            f = next((f for f in _a(r).get("figures") or [] if f["name"] == name), {})
+            cells.append(fmt_num(f.get("value"), ".4g", f" {f.get('unit', '')}"))
+        t.add_row(*cells)
+    console.print(t)
+
+
+def figure(runs: list[Run]) -> MplFigure | None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and _a(r).get("points")]
+    if not runs:
+        return None
+    fig = MplFigure(figsize=(7.0, 5.2), layout="constrained")
+    ax, ax2 = fig.subplots(2, 1, sharex=True)
+    for i, run in enumerate(runs):
+        color = f"C{i}"
+        pts = [p for p in _a(run)["points"] if p.get("bytes")]
+        prefix = f"{run.label}: " if len(runs) > 1 else ""
+        waits = [p for p in pts if p.get("wait_us") is not None]
+        ax.plot([p["bytes"] for p in waits], [max(p["wait_us"], 1e-3) for p in waits], "o",
+                color=color, ms=3, label=f"{prefix}rank 0 MPI_Wait after its work")
+        for p in waits:
+            lo, hi = p.get("wait_ci95_us") or (None, None)
+            if lo is not None and hi is not None:
+                ax.plot([p["bytes"]] * 2, [max(lo, 1e-3), max(hi, 1e-3)], "-", color=color, lw=0.8)
+        done = [p for p in pts if p.get("completed_fraction") is not None]
+        ax2.plot([p["bytes"] for p in done], [p["completed_fraction"] for p in done], "o",
+                 color=color, ms=3, label=f"{prefix}send completed before the receive was posted")
+        alone = [p for p in pts if p.get("seed_alone_fraction") is not None]
+        ax2.plot([p["bytes"] for p in alone], [p["seed_alone_fraction"] for p in alone], "x",
+                 color=color, ms=4,
+                 label=f"{prefix}seed: receive done before the sender's MPI_Wait")
+        lim = _a(run).get("limit") or {}
+        if lim.get("status") == "bracketed":
+            for a in (ax, ax2):
+                a.axvspan(max(lim["last_yes_bytes"], 1), lim["first_no_bytes"], color=color,
+                          alpha=0.25)
+                a.axvline(lim["last_yes_bytes"], color=color, lw=1.0)
+            span = f"{lim['last_yes_bytes']}–{lim['first_no_bytes']} B"
+            ax.plot([], [], color=color, lw=1.0, label=f"{prefix}detected limit {span}")
+        rep = _a(run).get("reported") or {}
+        if rep.get("bytes"):
+            for a in (ax, ax2):
+                a.axvline(rep["bytes"], color=color, ls="--", lw=1.0)
+            ax.plot([], [], color=color, ls="--", lw=1.0,
+                    label=f"{prefix}MPI-reported {rep['source']} = {rep['bytes']} B")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_ylabel("rank 0 MPI_Wait (µs, median, 95 % CI)", fontsize=8)
+    ax.legend(fontsize=6, frameon=False)
+    ax2.axhline(0.5, color="grey", lw=0.6, ls=":")
+    ax2.set_ylim(-0.05, 1.25)
+    ax2.set_xlabel("message size (bytes)", fontsize=8)
+    ax2.set_ylabel("fraction of samples", fontsize=8)
+    ax2.legend(fontsize=6, frameon=False, loc="lower left", bbox_to_anchor=(0.0, 0.1))
+    for a in (ax, ax2):
+        a.tick_params(labelsize=7)
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    mine = [r for r in runs if r.benchmark == BENCHMARK]
+    if not mine:
+        return []
+    figures = []
+    fig = figure(mine)
+    if fig is not None:
+        svg = to_svg(fig, "sync-overlap")
+        if len(mine) == 1:
+            (mine[0].path / PLOT_FILE).write_text(svg, encoding="utf-8")
+        figures.append(Figure(svg, "Top: rank 0's MPI_Wait after MPI_Isend and its work, "
+                                   "rank 1 having done nothing until rank 0's MPI_Test calls "
+                                   "ended: near 0 when the send completed without the "
+                                   "receiver, about the "
+                                   "receiver's delay (the same work) when it did not. Shaded: the "
+                                   "detected limit [last completing, first not]; dashed: the limit "
+                                   "the MPI reports (MPI_T). Bottom: share of samples whose send "
+                                   "completed before the receive was posted (the limit's data), "
+                                   "and of the seed's test samples whose receive (after a quarter "
+                                   "of the work) returned before rank 0 called MPI_Wait."))
+    tables = []
+    for run in mine:
+        if run.analysis is None:
+            continue
+        r = rows(run)
+        rep = _a(run).get("reported") or {}
+        notes = [str(_a(run).get("finding")), f"MPI: {rep.get('note')}"]
+        tables.append(HtmlTable(f"{run.label} — per size", HEADERS, r,
+                                [("num", "left") + ("num",) * 7] * len(r), notes))
+        fr = figure_rows(run)
+        tables.append(HtmlTable(f"{run.label} — figures", FIGURE_HEADERS, fr,
+                                [("left", "num", "left", "left")] * len(fr)))
+    return [Section("Synchronization–computation overlap and the eager limit", None, figures,
+                    tables)]
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: the eager limit is not available for this run."]
+    return [str(run.analysis.get("finding"))]
+
+
+def extent(run: Run) -> str | None:
+    res = (run.result or {}).get("results") or {}
+    return f"{len(res.get('points') or [])} sizes measured"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    a = _a(run)
+    return {k: a.get(k) for k in ("finding", "figures", "limit", "reported", "agrees",
+                                  "seed_limit", "mpi_cvars")}
