@@ -18,7 +18,6 @@ from rich.console import Console
 from rich.table import Table
 
 from ..rundir import Run
-from ..sizes import format_size
 from .html import DASH, HtmlTable, Section
 
 Figures = dict[str, float | None]
@@ -58,14 +57,36 @@ def _eager(f: Figures) -> str | None:
     v = _num(f, "eager_limit_bytes")
     if v is None:
         return None
-    lo, hi = _num(f, "eager_limit_low_bytes"), _num(f, "eager_limit_high_bytes")
-    text = format_size(int(v))
-    if lo is not None and hi is not None:
-        text += f" (between {int(lo):,} and {int(hi):,} B)"
+    text = f"{int(v):,} B"
+    first_no = _num(f, "eager_limit_first_no_bytes")
+    if first_no is not None:
+        text += f" (from {int(first_no):,} B MPI_Isend needs the receiver)"
     reported = _num(f, "mpi_reported_limit_bytes")
     if reported is not None:
-        text += f"; the MPI reports {format_size(int(reported))}"
+        agrees = _num(f, "limit_agrees")
+        verdict = "" if agrees is None else (", agrees" if agrees else ", disagrees")
+        text += f"; the MPI reports {int(reported):,} B{verdict}"
     return text
+
+
+def _overlap_range(f: Figures) -> str | None:
+    r = _range(_num(f, "osu_overlap_min_pct"), _num(f, "osu_overlap_max_pct"), "%")
+    if r is None:
+        return None
+    tests = _num(f, "osu_overlap_pct_largest_tests")
+    plain = _num(f, "osu_overlap_pct_largest")
+    if tests is not None and plain is not None:
+        r += f" (largest size: {plain:.0f} %, with MPI_Test calls {tests:.0f} %)"
+    return r
+
+
+def _rma(f: Figures) -> str | None:
+    r = _range(_num(f, "osu_overlap_min_pct"), _num(f, "osu_overlap_max_pct"), "%")
+    flush = _num(f, "osu_overlap_pct_largest_flush")
+    fence = _num(f, "osu_overlap_pct_largest_fence")
+    if r is not None and flush is not None and fence is not None:
+        r += f" (largest size: flush {flush:.0f} %, fence {fence:.0f} %)"
+    return r
 
 
 def _availability(f: Figures) -> str | None:
@@ -101,6 +122,8 @@ ITEMS: list[CardItem] = [
     CardItem("small-message latency", "stack-floor", _latency),
     CardItem("eager limit", "sync-overlap", _eager),
     CardItem("availability (post-work-wait)", "overhead", _availability),
+    CardItem("non-blocking collective overlap (OSU)", "nbc-overlap", _overlap_range),
+    CardItem("one-sided overlap", "rma-overlap", _rma),
     CardItem("matching cost per queued request", "matching", _matching),
     CardItem("profiler overhead", "profiler-overhead", _profiler),
 ]
