@@ -46,7 +46,7 @@
 #define NAME "comm_overlap"  /* the program, mo_comm_overlap */
 #define DEFAULT_SIZES "8:4M"
 #define DEFAULT_SAMPLES 1000
-#define QUICK_SAMPLES 200
+#define QUICK_SAMPLES 100
 #define DEFAULT_PILOT 15
 #define WARMUP 3
 #define TAG 300

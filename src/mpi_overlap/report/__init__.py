@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .. import __version__
 from ..rundir import Run, utc_now, write_json_atomic
+from . import comm_overlap as comm_overlap_report
 from . import (
     datatypes,
     error_checking,
@@ -31,6 +32,7 @@ from . import (
     stack_floor,
     threads_procs,
 )
+from . import inflation as inflation_report
 from . import matching as matching_report
 from . import waitany as waitany_report
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
@@ -118,6 +120,8 @@ for _module in (
     register(_module_reporter(_module.BENCHMARK, _module))
 for _name in datatypes.BENCHMARKS:
     register(_module_reporter(_name, datatypes))
+register(_module_reporter(comm_overlap_report.BENCHMARK, comm_overlap_report))
+register(_module_reporter(inflation_report.BENCHMARK, inflation_report))
 
 
 def _banners(run: Run) -> list[Banner]:
