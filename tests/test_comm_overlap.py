@@ -163,6 +163,7 @@ def test_analysis_full_and_no_overlap() -> None:
     assert large["improvement_ci95"][0] <= large["improvement_pct"] <= large["improvement_ci95"][1]
     ranks = full["points"][-1]["better"]
     assert all(r["improvement_pct"] == pytest.approx(-50.0, abs=2.0) for r in ranks)
+    assert all(r["improvement_pct_median"] == pytest.approx(-50.0, abs=2.0) for r in ranks)
     assert f"hides {large['hidden_pct']:.0f} % of the message time at 1 MiB" in full["finding"]
 
     none = analyze_comm_overlap(_synthetic([1024, 1 << 20], hide=0.0))
