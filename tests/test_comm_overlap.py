@@ -182,7 +182,7 @@ def test_analysis_without_points() -> None:
 
 
 def test_comm_overlap_args() -> None:
-    assert CommOverlapArgs(quick=True).to_native() == ["--sizes", "1k,64k,1M", "--quick"]
+    assert CommOverlapArgs(quick=True).to_native() == ["--quick"]
     assert CommOverlapArgs(sizes="4k", samples=10, work_factor=2.0).to_native() == [
         "--sizes", "4k", "--samples", "10", "--work-factor", "2.0"]
     with pytest.raises(UserError):

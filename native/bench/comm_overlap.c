@@ -45,6 +45,7 @@
 #define BENCH "comm-overlap" /* the result document's "benchmark" */
 #define NAME "comm_overlap"  /* the program, mo_comm_overlap */
 #define DEFAULT_SIZES "8:4M"
+#define QUICK_SIZES "1k,64k,1M"
 #define DEFAULT_SAMPLES 1000
 #define QUICK_SAMPLES 100
 #define DEFAULT_PILOT 15
@@ -111,7 +112,8 @@ static void co_usage(FILE *f)
             "  --samples N          samples per test, kind and size (default %d; --quick %d)\n"
             "  --pilot N            samples of the message alone that size the work (default %d)\n"
             "  --work-factor F      work = F x median message time (default 1)\n"
-            "  --min-work-us T      at least this much work in us (default 1)\n",
+            "  --min-work-us T      at least this much work in us (default 1)\n"
+            "  (--quick without --sizes measures " QUICK_SIZES ")\n",
             DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_PILOT);
 }
 
@@ -388,6 +390,19 @@ static int alloc_points(co_state *st, const mo_options *o)
     return 0;
 }
 
+/* --quick without --sizes measures the quick sizes (the suite passes only --quick). */
+static bool quick_default_sizes(int argc, char **argv)
+{
+    bool quick = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--sizes") == 0 || strncmp(argv[i], "--sizes=", 8) == 0)
+            return false;
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+    }
+    return quick;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -397,7 +412,8 @@ int main(int argc, char **argv)
 
     co_params params = {.pilot = DEFAULT_PILOT, .work_factor = 1.0, .min_work_us = 1.0};
     mo_bench_options ext = {co_longopts, co_parse, co_finalize, co_usage, co_write_json, &params};
-    const mo_bench_spec spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL};
+    const char *sizes = quick_default_sizes(argc, argv) ? QUICK_SIZES : DEFAULT_SIZES;
+    const mo_bench_spec spec = {NAME, sizes, &ext, 2, true, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

@@ -38,6 +38,7 @@
 
 #define BENCH "inflation"
 #define DEFAULT_SIZES "256:4M"
+#define QUICK_SIZES "1k,64k,1M"
 #define DEFAULT_SAMPLES 60
 #define QUICK_SAMPLES 30
 #define DEFAULT_STEPS 24
@@ -107,7 +108,8 @@ static void in_usage(FILE *f)
             "  --steps N            computation steps incl. zero (default %d; --quick %d)\n"
             "  --pilot N            exchanges without work that set the range (default %d)\n"
             "  --max-factor F       largest computation = F x exchange time (default 8)\n"
-            "  --min-work-us T      smallest non-zero computation in us (default 0.25)\n",
+            "  --min-work-us T      smallest non-zero computation in us (default 0.25)\n"
+            "  (--quick without --sizes measures " QUICK_SIZES ")\n",
             DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_STEPS, QUICK_STEPS, DEFAULT_PILOT);
 }
 
@@ -324,6 +326,19 @@ static int alloc_points(in_state *st, const mo_options *o)
     return 0;
 }
 
+/* --quick without --sizes measures the quick sizes (the suite passes only --quick). */
+static bool quick_default_sizes(int argc, char **argv)
+{
+    bool quick = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--sizes") == 0 || strncmp(argv[i], "--sizes=", 8) == 0)
+            return false;
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+    }
+    return quick;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -333,7 +348,8 @@ int main(int argc, char **argv)
 
     in_params params = {.pilot = DEFAULT_PILOT, .max_factor = 8.0, .min_work_us = 0.25};
     mo_bench_options ext = {in_longopts, in_parse, in_finalize, in_usage, in_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL};
+    const char *sizes = quick_default_sizes(argc, argv) ? QUICK_SIZES : DEFAULT_SIZES;
+    const mo_bench_spec spec = {BENCH, sizes, &ext, 2, true, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

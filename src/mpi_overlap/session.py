@@ -227,15 +227,11 @@ class CommOverlapArgs:
     quick: bool = False
     verbose: bool = False
 
-    QUICK_SIZES: ClassVar[str] = "1k,64k,1M"
-
     def to_native(self) -> list[str]:
         args: list[str] = []
-        if self.sizes is not None:
+        if self.sizes is not None:  # --quick alone: the program's quick sizes
             parse_sizes(self.sizes)
             args += ["--sizes", self.sizes]
-        elif self.quick:
-            args += ["--sizes", self.QUICK_SIZES]
         args += _count_flag("--samples", self.samples, 2)
         if self.work_factor is not None:
             if not self.work_factor > 0:
@@ -258,15 +254,11 @@ class InflationArgs:
     quick: bool = False
     verbose: bool = False
 
-    QUICK_SIZES: ClassVar[str] = "1k,64k,1M"
-
     def to_native(self) -> list[str]:
         args: list[str] = []
-        if self.sizes is not None:
+        if self.sizes is not None:  # --quick alone: the program's quick sizes
             parse_sizes(self.sizes)
             args += ["--sizes", self.sizes]
-        elif self.quick:
-            args += ["--sizes", self.QUICK_SIZES]
         args += _count_flag("--samples", self.samples, 2)
         args += _count_flag("--steps", self.steps, 4)
         if self.quick:
