@@ -57,7 +57,7 @@ def test_comm_overlap_quick(tmp_path: Path, tc: str) -> None:
 
     res = run.result["results"]
     n = res["samples"]
-    assert n == 100 and [p["bytes"] for p in res["points"]] == QUICK_SIZES
+    assert n == 200 and [p["bytes"] for p in res["points"]] == QUICK_SIZES
     assert res["points_planned"] == len(QUICK_SIZES)
     for p in res["points"]:
         b = p["basic"]

@@ -47,7 +47,7 @@ def test_inflation_quick(tmp_path: Path, tc: str) -> None:
 
     res = run.result["results"]
     n, nsteps = res["samples"], res["steps"]
-    assert (n, nsteps) == (30, 14)
+    assert (n, nsteps) == (40, 16)
     assert [p["bytes"] for p in res["points"]] == QUICK_SIZES
     for p in res["points"]:
         steps = p["steps"]

@@ -47,7 +47,7 @@
 #define DEFAULT_SIZES "8:4M"
 #define QUICK_SIZES "1k,64k,1M"
 #define DEFAULT_SAMPLES 1000
-#define QUICK_SAMPLES 100
+#define QUICK_SAMPLES 200
 #define DEFAULT_PILOT 15
 #define WARMUP 3
 #define TAG 300

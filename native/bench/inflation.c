@@ -40,9 +40,9 @@
 #define DEFAULT_SIZES "256:4M"
 #define QUICK_SIZES "1k,64k,1M"
 #define DEFAULT_SAMPLES 60
-#define QUICK_SAMPLES 30
+#define QUICK_SAMPLES 40
 #define DEFAULT_STEPS 24
-#define QUICK_STEPS 14
+#define QUICK_STEPS 16
 #define DEFAULT_PILOT 15
 #define WARMUP 3
 #define TAG 400

@@ -335,10 +335,10 @@ def bench_waitany(mpi: tuple[str, ...], ranks: int, max_n: int | None, samples: 
 @_mpi_option
 @_ranks_option
 @click.option("--sizes", metavar="LIST", help="message sizes (default 8:4M; --quick 1k,64k,1M)")
-@click.option("--samples", type=int, help="samples per test and size (default 1000; --quick 100)")
+@click.option("--samples", type=int, help="samples per test and size (default 1000; --quick 200)")
 @click.option("--work-factor", type=float,
               help="work = this x the median message time (default 1)")
-@click.option("--quick", is_flag=True, help="3 sizes, 100 samples")
+@click.option("--quick", is_flag=True, help="3 sizes, 200 samples")
 @_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print one line per size")
 def bench_comm_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples: int | None,
@@ -361,8 +361,8 @@ def bench_comm_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samp
 @_ranks_option
 @click.option("--sizes", metavar="LIST",
               help="message sizes (default 256:4M; --quick 1k,64k,1M)")
-@click.option("--samples", type=int, help="samples per step (default 60; --quick 30)")
-@click.option("--steps", type=int, help="computation steps incl. zero (default 24; --quick 14)")
+@click.option("--samples", type=int, help="samples per step (default 60; --quick 40)")
+@click.option("--steps", type=int, help="computation steps incl. zero (default 24; --quick 16)")
 @click.option("--quick", is_flag=True, help="3 sizes, fewer steps and samples")
 @_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print one line per size")
