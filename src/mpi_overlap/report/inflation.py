@@ -19,8 +19,8 @@ from .html import Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
 
 BENCHMARK = "inflation"
-HEADERS = ("size", "exchange µs", "knee µs", "95 % CI", "hidden %", "after knee µs",
-           "slope", "slowdown %", "verdict")
+HEADERS = ("size", "exchange alone µs", "below knee µs", "knee µs", "95 % CI", "hidden %",
+           "after knee µs", "slope", "slowdown %", "verdict")
 
 
 def points(run: Run) -> list[dict[str, Any]]:
@@ -39,6 +39,7 @@ def rows(run: Run) -> list[tuple[str, ...]]:
         k = p.get("knee") or {}
         out.append((
             format_size(p["bytes"]),
+            fmt_num(p.get("exchange_alone_us"), ".3g"),
             fmt_num(k.get("exposed_us"), ".3g"),
             fmt_num(k.get("knee_us"), ".3g"),
             _ci(k.get("knee_ci95")),
@@ -138,7 +139,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
             continue
         r = rows(run)
         tables.append(HtmlTable(f"{run.label} — knee per message size", HEADERS, r,
-                                [("left",) + ("num",) * 7 + ("left",)] * len(r),
+                                [("left",) + ("num",) * 8 + ("left",)] * len(r),
                                 [str(run.analysis.get("finding"))]))
     return [Section("Computation inflation (seed 004)", None, figures, tables)]
 
