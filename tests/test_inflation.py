@@ -69,12 +69,18 @@ def test_inflation_quick(tmp_path: Path, tc: str) -> None:
             assert min(xs) <= k["knee_us"] <= max(xs)
             lo, hi = k["knee_ci95"]
             assert lo <= hi
+        for s in p["steps"]:
+            # total contains the same work that was timed alone, side by side
+            assert s["total_us"] >= 0.9 * s["computation_us"], (p["bytes"], s)
     # The knee does not fall with the message size where the exchange itself grows
-    # (by 2x at least) and both fits are reliable.
+    # (by 2x at least) and both fits are reliable: within the intervals, and a slack of
+    # 0.5 µs or 25 % for knees of the same origin (what completes at posting).
     ok = [p for p in points if p["knee"]["verdict"] == "ok"]
     for a, b in pairwise(ok):
         if b["knee"]["exposed_us"] >= 2 * a["knee"]["exposed_us"]:
-            assert b["knee"]["knee_ci95"][1] >= a["knee"]["knee_ci95"][0], (a["bytes"], b["bytes"])
+            low = a["knee"]["knee_ci95"][0]
+            slack = max(0.5, 0.25 * low)
+            assert b["knee"]["knee_ci95"][1] >= low - slack, (a["bytes"], b["bytes"])
 
     figures = {f["name"]: f for f in run.analysis["figures"]}
     assert {k: f["kind"] for k, f in figures.items()} == FIGURES
