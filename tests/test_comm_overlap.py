@@ -1,5 +1,5 @@
 """`mpi-overlap bench comm-overlap --quick` on 2 ranks per wheel toolchain (seed 002
-§III-B/§IV-B): valid documents, both figures, a one-line finding from the data, the
+§III-B/§IV-B): valid documents, the figure, a one-line finding from the data, the
 figures list, and consistency: every overlap sample contains its work; the improvement of
 equation (1) cannot beat hiding the whole message (within a margin); the better test's
 per-rank statistics are ordered and count the samples asked for. Unit tests of the
@@ -53,7 +53,7 @@ def test_comm_overlap_quick(tmp_path: Path, tc: str) -> None:
     assert analysis_errors(run.analysis) == []
     html = (run_dir / "report.html").read_text()
     assert "Communication–computation overlap (seed 002" in html
-    assert html.count("<svg") >= 2
+    assert "<svg" in html
 
     res = run.result["results"]
     n = res["samples"]

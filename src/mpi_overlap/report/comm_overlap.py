@@ -112,60 +112,43 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     console.print(t)
 
 
-def figure(runs: list[Run]) -> MplFigure | None:
-    runs = [r for r in runs if r.benchmark == BENCHMARK and points(r)]
-    if not runs:
+def figure(run: Run) -> MplFigure | None:
+    """One run: the basic test (left) and the better test per rank (middle, right)."""
+    pts = points(run)
+    if not pts:
         return None
-    fig = MplFigure(figsize=(6.5, 3.8), layout="constrained")
-    ax = fig.subplots()
-    for i, run in enumerate(runs):
-        pts = points(run)
-        x = [p["bytes"] for p in pts]
-        prefix = f"{run.label} " if len(runs) > 1 else ""
-        ax.plot(x, [p["basic"]["nonoverlap_us"] for p in pts], "--o", color=f"C{i}", ms=3,
-                label=f"{prefix}T_message + T_workload")
-        ax.plot(x, [p["basic"]["overlap_us"] for p in pts], "-s", color=f"C{i}", ms=3,
-                label=f"{prefix}T_overlap")
-        ax.plot(x, [p["basic"]["message_us"] for p in pts], ":", color=f"C{i}", lw=1,
-                label=f"{prefix}T_message")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("message size (bytes)", fontsize=8)
-    ax.set_ylabel("rank 0, median (µs)", fontsize=8)
-    ax.tick_params(labelsize=7)
+    fig = MplFigure(figsize=(9.0, 3.4), layout="constrained")
+    ax, *rank_axes = fig.subplots(1, 3)
+    x = [p["bytes"] for p in pts]
+    ax.plot(x, [p["basic"]["nonoverlap_us"] for p in pts], "--o", color="C0", ms=3,
+            label="T_message + T_workload")
+    ax.plot(x, [p["basic"]["overlap_us"] for p in pts], "-s", color="C1", ms=3,
+            label="T_overlap")
+    ax.plot(x, [p["basic"]["message_us"] for p in pts], ":", color="0.5", lw=1,
+            label="T_message")
+    ax.set_title(f"{run.label}: basic test (rank 0, medians)", fontsize=8)
+    ax.set_ylabel("µs", fontsize=8)
     ax.legend(fontsize=7, frameon=False)
-    return fig
-
-
-def better_figure(runs: list[Run]) -> MplFigure | None:
-    runs = [r for r in runs if r.benchmark == BENCHMARK and points(r)]
-    if not runs:
-        return None
-    fig = MplFigure(figsize=(6.5, 3.8), layout="constrained")
-    axes = fig.subplots(1, 2, sharey=True)
-    for r_i, ax in enumerate(axes):
-        for i, run in enumerate(runs):
-            pts = points(run)
-            prefix = f"{run.label} " if len(runs) > 1 else ""
-            for version, style in (("nonoverlap", "--o"), ("overlap", "-s")):
-                stats = [_rank(p, r_i).get(version) or {} for p in pts]
-                xs = [p["bytes"] for p, s in zip(pts, stats, strict=True)
-                      if s.get("mean") is not None]
-                st = [s for s in stats if s.get("mean") is not None]
-                if not st:
-                    continue
-                mean = [s["mean"] for s in st]
-                lo = [s["mean"] - s["min"] for s in st]
-                hi = [(s.get("stdev") or 0.0) for s in st]
-                ax.errorbar(xs, mean, yerr=[lo, hi], fmt=style, color=f"C{i}", ms=3, lw=1,
-                            capsize=2, label=f"{prefix}{version}")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(f"rank {r_i}", fontsize=8)
-        ax.set_xlabel("message size (bytes)", fontsize=8)
-        ax.tick_params(labelsize=7)
-    axes[0].set_ylabel("T_total avg (µs); bars: min … avg+stdev", fontsize=8)
-    axes[0].legend(fontsize=7, frameon=False)
+    for r_i, rax in enumerate(rank_axes):
+        for c, (version, style) in enumerate((("nonoverlap", "--o"), ("overlap", "-s"))):
+            both = [(p["bytes"], _rank(p, r_i).get(version) or {}) for p in pts]
+            both = [(b, st) for b, st in both if st.get("mean") is not None]
+            if not both:
+                continue
+            xs = [b for b, _ in both]
+            mean = [st["mean"] for _, st in both]
+            below = [st["mean"] - st["min"] for _, st in both]
+            above = [st.get("stdev") or 0.0 for _, st in both]
+            rax.errorbar(xs, mean, yerr=[below, above], fmt=style, color=f"C{c}", ms=3, lw=1,
+                         capsize=2, label=f"{version} (avg; bar: min … avg+stdev)")
+            rax.plot(xs, [st["median"] for _, st in both], "x", color=f"C{c}", ms=4)
+        rax.set_title(f"better test, rank {r_i} (x: median)", fontsize=8)
+    rank_axes[0].legend(fontsize=6, frameon=False)
+    for a in (ax, *rank_axes):
+        a.set_xscale("log", base=2)
+        a.set_yscale("log")
+        a.set_xlabel("message size (bytes)", fontsize=8)
+        a.tick_params(labelsize=7)
     return fig
 
 
@@ -173,22 +156,18 @@ def html_sections(runs: list[Run]) -> list[Section]:
     mine = [r for r in runs if r.benchmark == BENCHMARK]
     if not mine:
         return []
-    figures = []
-    fig = figure(mine)
-    if fig is not None:
-        figures.append(Figure(to_svg(fig, "comm-overlap"),
-                              "Basic test (rank 0): the message alone (Isend + Wait) plus the "
-                              "calibrated work alone, against Isend + the same work + Wait; "
-                              "where T_overlap lies below the sum, part of the message was "
-                              "hidden behind the work."))
-    fig = better_figure(mine)
-    if fig is not None:
-        figures.append(Figure(to_svg(fig, "comm-overlap-better"),
-                              "Better test (both ranks Irecv + Isend): T_total per rank of the "
-                              "non-overlap version (post, Waitall, work) and of the overlap "
-                              "version (post, work, Waitall); mean with min and stdev."))
-    tables = []
-    for run in mine:
+    figures, tables = [], []
+    for i, run in enumerate(mine):
+        fig = figure(run)
+        if fig is not None:
+            figures.append(Figure(
+                to_svg(fig, f"comm-overlap-{i}"),
+                f"{run.label}. Left, basic test (rank 0): the message alone (Isend + Wait) plus "
+                "the calibrated work alone, against Isend + the same work + Wait; where "
+                "T_overlap lies below the sum, part of the message was hidden behind the work. "
+                "Middle and right, better test (both ranks Irecv + Isend): T_total per rank of "
+                "the non-overlap version (post, Waitall, work) and of the overlap version "
+                "(post, work, Waitall)."))
         if run.analysis is None:
             continue
         r = rows(run)
