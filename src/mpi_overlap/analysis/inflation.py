@@ -48,6 +48,13 @@ def fit_point(steps: list[dict[str, Any]]) -> KneeResult | None:
     return fit_knee(x, ys, origin=0.0)
 
 
+def smallest_computation(steps: list[dict[str, Any]]) -> float | None:
+    """The smallest computation the fit saw: a knee there only says "at most this"."""
+    xs = [float(np.median(a)) for s in steps if s.get("work_units")
+          for a in [_arr(s.get("work_alone_samples_us"))] if a.size]
+    return min(xs) if xs else None
+
+
 def knee_summary(fit: KneeResult | None) -> dict[str, Any]:
     """The per-size figures of a fit, in this benchmark's words."""
     if fit is None:
@@ -75,6 +82,14 @@ def knee_summary(fit: KneeResult | None) -> dict[str, Any]:
                    {"base": fit.params.base, "knee": fit.params.knee,
                     "slope": fit.params.slope}),
     }
+
+
+def _with_edge(knee: dict[str, Any], x_min: float | None) -> dict[str, Any]:
+    """knee_at_edge: the knee lies at the smallest computation measured (within 5 %), so
+    the sweep bounds it from above only."""
+    k = knee.get("knee_us")
+    knee["knee_at_edge"] = bool(k is not None and x_min is not None and k <= 1.05 * x_min)
+    return knee
 
 
 def _steps_rows(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -115,7 +130,9 @@ def _finding_parts(fitted: list[dict[str, Any]]) -> list[str]:
     parts = []
     if hidden:
         parts.append("communication is hidden once computation exceeds " + _span(
-            [f"{p['knee']['knee_us']:.3g} µs at {format_size(p['bytes'])}" for p in hidden]))
+            [f"{p['knee']['knee_us']:.3g} µs"
+             f"{' (the smallest step)' if p['knee']['knee_at_edge'] else ''} at "
+             f"{format_size(p['bytes'])}" for p in hidden]))
     if partial:
         shares = [p["knee"]["hidden_pct"] for p in partial if p["knee"]["hidden_pct"] is not None]
         share = (f"{min(shares):.0f}–{max(shares):.0f} %" if len(shares) > 1 else
@@ -144,7 +161,7 @@ def analyze_inflation(result: dict[str, Any]) -> dict[str, Any]:
             "pilot_exchange_us": p.get("pilot_exchange_us"),
             "exchange_alone_us": zero["total_us"] if zero else None,
             "steps": rows,
-            "knee": knee_summary(fit_point(steps)),
+            "knee": _with_edge(knee_summary(fit_point(steps)), smallest_computation(steps)),
             "compute_slowdown_pct": _slowdown(rows),
         })
     figures: list[dict[str, Any]] = []
