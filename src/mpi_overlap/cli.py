@@ -345,6 +345,56 @@ def bench_waitany(mpi: tuple[str, ...], ranks: int, max_n: int | None, samples: 
         sys.exit(3)
 
 
+@bench.command("comm-overlap")
+@_mpi_option
+@_ranks_option
+@click.option("--sizes", metavar="LIST", help="message sizes (default 8:4M; --quick 1k,64k,1M)")
+@click.option("--samples", type=int, help="samples per test and size (default 1000; --quick 200)")
+@click.option("--work-factor", type=float,
+              help="work = this x the median message time (default 1)")
+@click.option("--quick", is_flag=True, help="3 sizes, 200 samples")
+@_run_options()
+@click.option("-v", "--verbose", is_flag=True, help="print one line per size")
+def bench_comm_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples: int | None,
+                       work_factor: float | None, quick: bool, launcher: str | None,
+                       timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
+    """T_message + T_workload against T_overlap (seed 002), and the better test per rank."""
+    from .session import CommOverlapArgs, bench_session
+
+    args = CommOverlapArgs(sizes=sizes, samples=samples, work_factor=work_factor, quick=quick,
+                           verbose=verbose)
+    ok = bench_session("comm-overlap", args.to_native(), list(mpi), ranks=ranks,
+                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
+                       report=report, console=_out, err_console=_err, show_verbose=verbose)
+    if not ok:
+        sys.exit(3)
+
+
+@bench.command("inflation")
+@_mpi_option
+@_ranks_option
+@click.option("--sizes", metavar="LIST",
+              help="message sizes (default 256:4M; --quick 1k,64k,1M)")
+@click.option("--samples", type=int, help="samples per step (default 60; --quick 40)")
+@click.option("--steps", type=int, help="computation steps incl. zero (default 24; --quick 16)")
+@click.option("--quick", is_flag=True, help="3 sizes, fewer steps and samples")
+@_run_options()
+@click.option("-v", "--verbose", is_flag=True, help="print one line per size")
+def bench_inflation(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples: int | None,
+                    steps: int | None, quick: bool, launcher: str | None, timeout: float | None,
+                    out: Path, report: bool, verbose: bool) -> None:
+    """A fixed exchange with growing computation: total time and the knee per size."""
+    from .session import InflationArgs, bench_session
+
+    args = InflationArgs(sizes=sizes, samples=samples, steps=steps, quick=quick,
+                         verbose=verbose)
+    ok = bench_session("inflation", args.to_native(), list(mpi), ranks=ranks,
+                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
+                       report=report, console=_out, err_console=_err, show_verbose=verbose)
+    if not ok:
+        sys.exit(3)
+
+
 def _simple_bench(name: str, help_text: str):
     """`bench <name>`: a benchmark whose only settings are the common ones."""
 

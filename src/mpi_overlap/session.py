@@ -320,6 +320,57 @@ class SyncOverlapArgs:
         return args
 
 
+@dataclass
+class CommOverlapArgs:
+    """`bench comm-overlap` flags -> mo_comm_overlap flags."""
+
+    sizes: str | None = None
+    samples: int | None = None
+    work_factor: float | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args: list[str] = []
+        if self.sizes is not None:  # --quick alone: the program's quick sizes
+            parse_sizes(self.sizes)
+            args += ["--sizes", self.sizes]
+        args += _count_flag("--samples", self.samples, 2)
+        if self.work_factor is not None:
+            if not self.work_factor > 0:
+                raise UserError(f"--work-factor must be positive (got {self.work_factor})")
+            args += ["--work-factor", repr(self.work_factor)]
+        if self.quick:
+            args.append("--quick")
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
+@dataclass
+class InflationArgs:
+    """`bench inflation` flags -> mo_inflation flags."""
+
+    sizes: str | None = None
+    samples: int | None = None
+    steps: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args: list[str] = []
+        if self.sizes is not None:  # --quick alone: the program's quick sizes
+            parse_sizes(self.sizes)
+            args += ["--sizes", self.sizes]
+        args += _count_flag("--samples", self.samples, 2)
+        args += _count_flag("--steps", self.steps, 4)
+        if self.quick:
+            args.append("--quick")
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
 def bench_session(
     name: str,
     native_args: list[str],

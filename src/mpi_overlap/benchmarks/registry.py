@@ -309,6 +309,31 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=10,
     ),
+    # Issue 5, item 2 (seed 002 §III-B/§IV-B): T_message + T_workload against T_overlap
+    # (equation (1)), and the "better test" with both ranks non-blocking.
+    "comm-overlap": Benchmark(
+        name="comm-overlap",
+        program="mo_comm_overlap",
+        title="Communication-computation overlap: T_message + T_workload vs T_overlap",
+        min_ranks=2,
+        analyze=_analysis("comm_overlap"),
+        default_timeout_s=1800.0,
+        quick_timeout_s=300.0,
+        suite="overlap",
+        suite_order=20,
+    ),
+    # Issue 5, item 4 (seed 004): a fixed exchange with growing computation; the knee.
+    "inflation": Benchmark(
+        name="inflation",
+        program="mo_inflation",
+        title="Computation inflation: exchange time against growing computation (knee)",
+        min_ranks=2,
+        analyze=_analysis("inflation"),
+        default_timeout_s=1800.0,
+        quick_timeout_s=300.0,
+        suite="overlap",
+        suite_order=40,
+    ),
 }
 
 

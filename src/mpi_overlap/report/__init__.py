@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .. import __version__
 from ..rundir import Run, utc_now, write_json_atomic
+from . import comm_overlap as comm_overlap_report
 from . import (
     datatypes,
     env_matrix,
@@ -33,6 +34,7 @@ from . import (
     study,
     threads_procs,
 )
+from . import inflation as inflation_report
 from . import matching as matching_report
 from . import nbc_overlap as nbc_overlap_report
 from . import rma_overlap as rma_overlap_report
@@ -128,6 +130,8 @@ for _name in study.BENCHMARKS:
 for _module in (nbc_overlap_report, rma_overlap_report):
     register(_module_reporter(_module.BENCHMARK, _module))
 register(_module_reporter(sync_overlap_report.BENCHMARK, sync_overlap_report))
+register(_module_reporter(comm_overlap_report.BENCHMARK, comm_overlap_report))
+register(_module_reporter(inflation_report.BENCHMARK, inflation_report))
 
 
 def _banners(run: Run) -> list[Banner]:

@@ -1,0 +1,526 @@
+/* comm_overlap.c - mo_comm_overlap: the communication-computation overlap
+ * tests of seed 002 (An Overlap Study for Cluster Computing, §III-B, §IV-B).
+ *
+ * Ranks 0 and 1 of MPI_COMM_WORLD take part (others wait at the end). Per
+ * message size:
+ *
+ * Work sizing. A pilot of --pilot samples of the message alone (below) gives
+ * its median time T_m; the work is then W = round(--work-factor * T_m *
+ * units_per_us) calibrated work units (at least --min-work-us worth), fixed
+ * for every sample of this size and of both tests. Rank 0 chooses it and
+ * broadcasts it.
+ *
+ * (i) Basic test (rank 0 sends, rank 1 pre-posts its receive before a
+ * barrier and waits; rank 0's times after the barrier):
+ *   message:  MPI_Isend; MPI_Wait                       -> T_message
+ *   workload: mo_work(W) (no message)                   -> T_workload
+ *   overlap:  MPI_Isend; mo_work(W); MPI_Wait           -> T_overlap
+ *             (and the time of the work inside it, for the compute slowdown)
+ * The three kinds take turns in a rotating order, --samples rounds.
+ *
+ * (ii) Better test (both ranks post MPI_Irecv + MPI_Isend to the partner,
+ * each times its own T_total after a barrier):
+ *   non-overlap: post; MPI_Waitall; mo_work(W)
+ *   overlap:     post; mo_work(W); MPI_Waitall
+ * alternating, --samples rounds; each rank summarizes its samples and rank 0
+ * gathers the summaries. docs/benchmarks.md, section comm-overlap. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "comm-overlap" /* the result document's "benchmark" */
+#define NAME "comm_overlap"  /* the program, mo_comm_overlap */
+#define DEFAULT_SIZES "8:4M"
+#define QUICK_SIZES "1k,64k,1M"
+#define DEFAULT_SAMPLES 1000
+#define QUICK_SAMPLES 200
+#define DEFAULT_PILOT 15
+#define WARMUP 3
+#define TAG 300
+
+enum { KIND_MSG = 0, KIND_WORK = 1, KIND_OVL = 2, NKINDS = 3 };
+enum { BT_NONOVL = 0, BT_OVL = 1 };
+/* Per rank and better-test version: T_total and the work inside it. */
+enum { BS_NONOVL_TOTAL = 0, BS_OVL_TOTAL, BS_NONOVL_WORK, BS_OVL_WORK, NBSTATS };
+static const char *const BS_KEYS[NBSTATS] = {"nonoverlap", "overlap", "nonoverlap_work",
+                                             "overlap_work"};
+enum { STATS_DOUBLES = 8 };
+
+typedef struct co_params {
+    long samples, pilot;
+    double work_factor, min_work_us;
+    bool samples_set;
+} co_params;
+
+enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_PILOT, OPT_WORK_FACTOR, OPT_MIN_WORK };
+
+static const struct option co_longopts[] = {
+    {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"pilot", required_argument, NULL, OPT_PILOT},
+    {"work-factor", required_argument, NULL, OPT_WORK_FACTOR},
+    {"min-work-us", required_argument, NULL, OPT_MIN_WORK},
+    {NULL, 0, NULL, 0},
+};
+
+static int co_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    co_params *p = ctx;
+    switch (code) {
+    case OPT_SAMPLES:
+        p->samples_set = true;
+        return mo_options_parse_long("samples", arg, 2, 100000, &p->samples, err, errlen);
+    case OPT_PILOT:
+        return mo_options_parse_long("pilot", arg, 1, 10000, &p->pilot, err, errlen);
+    case OPT_WORK_FACTOR:
+        return mo_options_parse_double("work-factor", arg, 0.01, 1000.0, &p->work_factor, err,
+                                       errlen);
+    case OPT_MIN_WORK:
+        return mo_options_parse_double("min-work-us", arg, 0.0, 1e6, &p->min_work_us, err, errlen);
+    default:
+        snprintf(err, errlen, "internal error: unknown option code %d", code);
+        return -1;
+    }
+}
+
+static int co_finalize(void *ctx, bool quick, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    co_params *p = ctx;
+    if (!p->samples_set)
+        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
+    return 0;
+}
+
+static void co_usage(FILE *f)
+{
+    fprintf(f,
+            "  --samples N          samples per test, kind and size (default %d; --quick %d)\n"
+            "  --pilot N            samples of the message alone that size the work (default %d)\n"
+            "  --work-factor F      work = F x median message time (default 1)\n"
+            "  --min-work-us T      at least this much work in us (default 1)\n"
+            "  (--quick without --sizes measures " QUICK_SIZES ")\n",
+            DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_PILOT);
+}
+
+static void co_write_json(mo_json *w, const void *ctx)
+{
+    const co_params *p = ctx;
+    mo_json_kv_int64(w, "samples", p->samples);
+    mo_json_kv_int64(w, "pilot", p->pilot);
+    mo_json_kv_double(w, "work_factor", p->work_factor);
+    mo_json_kv_double(w, "min_work_us", p->min_work_us);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct co_point {
+    uint64_t bytes;
+    int64_t units;
+    double pilot_message_us, work_us_nominal;
+    double *basic[NKINDS + 1]; /* rank 0's samples (us): message, workload, overlap, overlap work */
+    size_t nbasic;
+    mo_stats basic_st[NKINDS + 1];
+    mo_stats better[2][NBSTATS]; /* [rank][stat], on rank 0 */
+} co_point;
+
+static const char *const BASIC_KEYS[NKINDS + 1] = {"message", "workload", "overlap",
+                                                   "overlap_work"};
+
+typedef struct co_state {
+    const co_params *params;
+    const mo_work_calib *work;
+    MPI_Comm pair;
+    int rank;
+    unsigned char *sbuf, *rbuf;
+    co_point *points;
+    int npoints, ntotal;
+} co_state;
+
+static inline double us_between(uint64_t a, uint64_t b)
+{
+    return (double)(b - a) / 1000.0;
+}
+
+/* One sample of the basic test; rank 0 returns T (us) and sets *work_us for
+ * KIND_OVL; rank 1 returns NaN. */
+static double basic_sample(const co_state *st, int kind, int n, uint64_t units, double *work_us)
+{
+    const MPI_Comm pc = st->pair;
+    MPI_Request req;
+    if (st->rank == 1) {
+        if (kind != KIND_WORK)
+            MPI_Irecv(st->rbuf, n, MPI_BYTE, 0, TAG, pc, &req);
+        MPI_Barrier(pc);
+        if (kind != KIND_WORK)
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        return NAN;
+    }
+    MPI_Barrier(pc);
+    uint64_t t0 = mo_timer_now_ns(), ta = 0, tb = 0;
+    if (kind == KIND_MSG) {
+        MPI_Isend(st->sbuf, n, MPI_BYTE, 1, TAG, pc, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else if (kind == KIND_WORK) {
+        mo_work(units);
+    } else {
+        MPI_Isend(st->sbuf, n, MPI_BYTE, 1, TAG, pc, &req);
+        ta = mo_timer_now_ns();
+        mo_work(units);
+        tb = mo_timer_now_ns();
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    uint64_t t1 = mo_timer_now_ns();
+    if (kind == KIND_OVL)
+        *work_us = us_between(ta, tb);
+    return us_between(t0, t1);
+}
+
+/* One sample of the better test on this rank: T_total (us), *work_us the work. */
+static double better_sample(const co_state *st, int version, int n, uint64_t units,
+                            double *work_us)
+{
+    const MPI_Comm pc = st->pair;
+    const int peer = 1 - st->rank;
+    MPI_Request req[2];
+    MPI_Barrier(pc);
+    uint64_t t0 = mo_timer_now_ns(), ta, tb;
+    MPI_Irecv(st->rbuf, n, MPI_BYTE, peer, TAG, pc, &req[0]);
+    MPI_Isend(st->sbuf, n, MPI_BYTE, peer, TAG, pc, &req[1]);
+    if (version == BT_OVL) {
+        ta = mo_timer_now_ns();
+        mo_work(units);
+        tb = mo_timer_now_ns();
+        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    } else {
+        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+        ta = mo_timer_now_ns();
+        mo_work(units);
+        tb = mo_timer_now_ns();
+    }
+    uint64_t t1 = mo_timer_now_ns();
+    *work_us = us_between(ta, tb);
+    return us_between(t0, t1);
+}
+
+static void pack_stats(const mo_stats *s, double *out)
+{
+    out[0] = (double)s->n;
+    out[1] = s->min;
+    out[2] = s->median;
+    out[3] = s->mean;
+    out[4] = s->max;
+    out[5] = s->stdev;
+    out[6] = s->ci95_low;
+    out[7] = s->ci95_high;
+}
+
+static void unpack_stats(const double *in, mo_stats *s)
+{
+    s->n = (size_t)in[0];
+    s->min = in[1];
+    s->median = in[2];
+    s->mean = in[3];
+    s->max = in[4];
+    s->stdev = in[5];
+    s->ci95_low = in[6];
+    s->ci95_high = in[7];
+}
+
+/* Measures one size on both ranks. bufs: scratch of 4 * samples doubles. */
+static void measure_point(co_state *st, co_point *pt, double *scratch)
+{
+    const co_params *p = st->params;
+    const int n = (int)pt->bytes;
+    const size_t ns = (size_t)p->samples;
+    double w;
+
+    /* warm-up and pilot: the message alone */
+    for (int i = 0; i < WARMUP; i++)
+        basic_sample(st, KIND_MSG, n, 0, &w);
+    for (long i = 0; i < p->pilot; i++)
+        scratch[i] = basic_sample(st, KIND_MSG, n, 0, &w);
+    int64_t units = 0;
+    if (st->rank == 0) {
+        pt->pilot_message_us = mo_stats_median(scratch, (size_t)p->pilot);
+        double work_us = p->work_factor * pt->pilot_message_us;
+        if (!(work_us >= p->min_work_us))
+            work_us = p->min_work_us;
+        units = (int64_t)llround(work_us * st->work->units_per_us);
+        if (units < 1)
+            units = 1;
+        pt->units = units;
+        pt->work_us_nominal = (double)units / st->work->units_per_us;
+    }
+    MPI_Bcast(&units, 1, MPI_INT64_T, 0, st->pair);
+    const uint64_t u = (uint64_t)units;
+
+    /* (i) basic test: rotating order of the three kinds */
+    for (int k = 0; k < NKINDS; k++)
+        basic_sample(st, k, n, u, &w);
+    for (size_t r = 0; r < ns; r++) {
+        for (int j = 0; j < NKINDS; j++) {
+            int kind = (int)((r + (size_t)j) % NKINDS);
+            double wt = NAN;
+            double t = basic_sample(st, kind, n, u, &wt);
+            if (st->rank == 0) {
+                pt->basic[kind][r] = t;
+                if (kind == KIND_OVL)
+                    pt->basic[NKINDS][r] = wt;
+            }
+        }
+    }
+    if (st->rank == 0) {
+        pt->nbasic = ns;
+        for (int k = 0; k <= NKINDS; k++)
+            mo_stats_summarize_or_nan(pt->basic[k], ns, &pt->basic_st[k]);
+    }
+
+    /* (ii) better test: both ranks non-blocking, versions alternating */
+    double *tot[2] = {scratch, scratch + ns};
+    double *wk[2] = {scratch + 2 * ns, scratch + 3 * ns};
+    better_sample(st, BT_NONOVL, n, u, &w);
+    better_sample(st, BT_OVL, n, u, &w);
+    for (size_t r = 0; r < ns; r++) {
+        for (int j = 0; j < 2; j++) {
+            int v = (int)((r + (size_t)j) % 2);
+            tot[v][r] = better_sample(st, v, n, u, &wk[v][r]);
+        }
+    }
+    mo_stats mine[NBSTATS];
+    mo_stats_summarize_or_nan(tot[BT_NONOVL], ns, &mine[BS_NONOVL_TOTAL]);
+    mo_stats_summarize_or_nan(tot[BT_OVL], ns, &mine[BS_OVL_TOTAL]);
+    mo_stats_summarize_or_nan(wk[BT_NONOVL], ns, &mine[BS_NONOVL_WORK]);
+    mo_stats_summarize_or_nan(wk[BT_OVL], ns, &mine[BS_OVL_WORK]);
+    double packed[NBSTATS * STATS_DOUBLES], all[2 * NBSTATS * STATS_DOUBLES];
+    for (int s = 0; s < NBSTATS; s++)
+        pack_stats(&mine[s], packed + s * STATS_DOUBLES);
+    MPI_Gather(packed, NBSTATS * STATS_DOUBLES, MPI_DOUBLE, all, NBSTATS * STATS_DOUBLES,
+               MPI_DOUBLE, 0, st->pair);
+    if (st->rank == 0)
+        for (int r = 0; r < 2; r++)
+            for (int s = 0; s < NBSTATS; s++)
+                unpack_stats(all + (r * NBSTATS + s) * STATS_DOUBLES, &pt->better[r][s]);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const co_state *st = ctx;
+    const co_params *p = st->params;
+    mo_json_begin_object(w);
+    mo_json_kv_int64(w, "samples", p->samples);
+    mo_json_kv_int64(w, "pilot_samples", p->pilot);
+    mo_json_kv_double(w, "work_factor", p->work_factor);
+    mo_json_kv_double(w, "min_work_us", p->min_work_us);
+    mo_json_kv_double(w, "units_per_us", st->work ? st->work->units_per_us : NAN);
+    mo_json_kv_int64(w, "points_planned", st->ntotal);
+    mo_json_key(w, "points");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->npoints; i++) {
+        const co_point *pt = &st->points[i];
+        mo_json_begin_object(w);
+        mo_json_kv_uint64(w, "bytes", pt->bytes);
+        mo_json_kv_int64(w, "work_units", pt->units);
+        mo_json_kv_double(w, "work_us_nominal", pt->work_us_nominal);
+        mo_json_kv_double(w, "pilot_message_us", pt->pilot_message_us);
+        mo_json_key(w, "basic");
+        mo_json_begin_object(w);
+        for (int k = 0; k <= NKINDS; k++) {
+            char key[48];
+            mo_json_stats(w, BASIC_KEYS[k], &pt->basic_st[k]);
+            snprintf(key, sizeof key, "%s_samples_us", BASIC_KEYS[k]);
+            mo_json_kv_doubles(w, key, pt->basic[k], pt->nbasic);
+        }
+        mo_json_end_object(w);
+        mo_json_key(w, "better");
+        mo_json_begin_array(w);
+        for (int r = 0; r < 2; r++) {
+            mo_json_begin_object(w);
+            mo_json_kv_int64(w, "rank", r);
+            for (int s = 0; s < NBSTATS; s++)
+                mo_json_stats(w, BS_KEYS[s], &pt->better[r][s]);
+            mo_json_end_object(w);
+        }
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static void free_points(co_state *st)
+{
+    for (int i = 0; st->points && i < st->ntotal; i++)
+        for (int k = 0; k <= NKINDS; k++)
+            free(st->points[i].basic[k]);
+    free(st->points);
+    st->points = NULL;
+}
+
+static int alloc_points(co_state *st, const mo_options *o)
+{
+    st->ntotal = (int)o->sizes.n;
+    st->points = calloc(o->sizes.n, sizeof *st->points);
+    if (!st->points)
+        return -1;
+    for (size_t i = 0; i < o->sizes.n; i++) {
+        st->points[i].bytes = o->sizes.v[i];
+        for (int k = 0; k <= NKINDS; k++)
+            if (!(st->points[i].basic[k] = calloc((size_t)st->params->samples, sizeof(double))))
+                return -1;
+    }
+    return 0;
+}
+
+/* --quick without --sizes measures the quick sizes (the suite passes only --quick). */
+static bool quick_default_sizes(int argc, char **argv)
+{
+    bool quick = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--sizes") == 0 || strncmp(argv[i], "--sizes=", 8) == 0)
+            return false;
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+    }
+    return quick;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    co_params params = {.pilot = DEFAULT_PILOT, .work_factor = 1.0, .min_work_us = 1.0};
+    mo_bench_options ext = {co_longopts, co_parse, co_finalize, co_usage, co_write_json, &params};
+    const char *sizes = quick_default_sizes(argc, argv) ? QUICK_SIZES : DEFAULT_SIZES;
+    const mo_bench_spec spec = {NAME, sizes, &ext, 2, true, NULL};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512] = "";
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    co_state st;
+    memset(&st, 0, sizeof st);
+    st.params = &params;
+    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
+
+    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+    const size_t bytes = largest > 0 ? (size_t)largest : 1;
+    const size_t nscratch = 4 * (size_t)params.samples + (size_t)params.pilot;
+    double *scratch = NULL;
+    int have = 1;
+    if (st.pair != MPI_COMM_NULL) {
+        st.sbuf = mo_page_alloc(bytes);
+        st.rbuf = mo_page_alloc(bytes);
+        scratch = malloc(nscratch * sizeof *scratch);
+        have = st.sbuf && st.rbuf && scratch;
+        if (have) {
+            memset(st.sbuf, wrank + 1, bytes);
+            memset(st.rbuf, 0, bytes);
+        }
+    }
+    if (wrank == 0)
+        have = have && alloc_points(&st, &opts) == 0;
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    st.work = &work;
+    int verdict[2] = {1, have};
+    if (wrank == 0) {
+        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
+        if (verdict[0])
+            mo_warn_if_unbound(&doc, &prov, 0, 1);
+        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdict[0] = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!verdict[0] || !verdict[1]) {
+        if (verdict[0])
+            snprintf(err, sizeof err, "cannot allocate %zu-byte message buffers", bytes);
+        if (st.pair != MPI_COMM_NULL)
+            MPI_Comm_free(&st.pair);
+        free_points(&st);
+        free(scratch);
+        free(st.sbuf);
+        free(st.rbuf);
+        return mo_bench_end(wrank, NAME, &doc, &prov, &opts, 2, err);
+    }
+
+    int status = 0;
+    if (st.pair != MPI_COMM_NULL) {
+        MPI_Comm_rank(st.pair, &st.rank);
+        bool time_up = false;
+        for (int i = 0; i < (int)opts.sizes.n; i++) {
+            int go = 1;
+            if (st.rank == 0)
+                go = !mo_time_up(&opts, start_ns);
+            MPI_Bcast(&go, 1, MPI_INT, 0, st.pair);
+            if (!go) {
+                time_up = true;
+                break;
+            }
+            co_point local = {.bytes = opts.sizes.v[i]};
+            co_point *pt = st.rank == 0 ? &st.points[i] : &local;
+            measure_point(&st, pt, scratch);
+            if (st.rank != 0)
+                continue;
+            st.npoints = i + 1;
+            if (opts.verbose) {
+                const mo_stats *b = pt->basic_st;
+                printf("%8llu B  work %8.2f us  msg %9.2f  work %9.2f  overlap %9.2f us  "
+                       "better r0 %9.2f/%9.2f  r1 %9.2f/%9.2f us\n",
+                       (unsigned long long)pt->bytes, pt->work_us_nominal, b[KIND_MSG].median,
+                       b[KIND_WORK].median, b[KIND_OVL].median, pt->better[0][0].mean,
+                       pt->better[0][1].mean, pt->better[1][0].mean, pt->better[1][1].mean);
+                fflush(stdout);
+            }
+            char label[64];
+            snprintf(label, sizeof label, "%llu B", (unsigned long long)pt->bytes);
+            mo_progress(opts.progress, i + 1, (int)opts.sizes.n, label);
+            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                fprintf(stderr, "mo_" NAME ": warning: %s\n", err);
+        }
+        if (st.rank == 0) {
+            if (time_up)
+                mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d sizes",
+                               opts.time_limit_s, st.npoints, st.ntotal);
+            mo_work_recheck(&work);
+            status = mo_result_complete(&doc, NAME, write_results, &st);
+        }
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    if (st.pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st.pair);
+    free_points(&st);
+    free(scratch);
+    free(st.sbuf);
+    free(st.rbuf);
+    return mo_bench_end(wrank, NAME, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+}

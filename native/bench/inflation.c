@@ -1,0 +1,463 @@
+/* inflation.c - mo_inflation: computation inflation (seed 004, the Cray
+ * Gemini slides' miniGhost experiment): a fixed exchange with growing local
+ * computation, total time per iteration against the computation, per
+ * message size.
+ *
+ * Ranks 0 and 1 of MPI_COMM_WORLD take part (others wait at the end). Per
+ * message size: a pilot of --pilot exchanges without work gives the median
+ * exchange time T_x; the computation steps are 0 units, then --steps - 1
+ * values spaced geometrically from --min-work-us to max(--max-factor * T_x,
+ * 4 * --min-work-us), in calibrated work units (rank 0 chooses, broadcasts).
+ * One round takes every step once (rotating start), and per step two
+ * samples after a barrier:
+ *   alone:    mo_work(units) on both ranks, no message  -> computation
+ *   exchange: MPI_Irecv + MPI_Isend with the partner; mo_work(units);
+ *             MPI_Waitall                               -> total
+ *             (and the work inside it, for the compute slowdown)
+ * --samples rounds; rank 0's times are recorded. The analysis fits a hinge
+ * total = b + s * max(0, computation - k) (analysis/knee.py): k is the
+ * computation above which the exchange is hidden. docs/benchmarks.md,
+ * section inflation. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "inflation"
+#define DEFAULT_SIZES "256:4M"
+#define QUICK_SIZES "1k,64k,1M"
+#define DEFAULT_SAMPLES 60
+#define QUICK_SAMPLES 40
+#define DEFAULT_STEPS 24
+#define QUICK_STEPS 16
+#define DEFAULT_PILOT 15
+#define WARMUP 3
+#define TAG 400
+#define MAX_STEPS 200
+
+typedef struct in_params {
+    long samples, steps, pilot;
+    double max_factor, min_work_us;
+    bool samples_set, steps_set;
+} in_params;
+
+enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_STEPS, OPT_PILOT, OPT_MAX_FACTOR, OPT_MIN_WORK };
+
+static const struct option in_longopts[] = {
+    {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"pilot", required_argument, NULL, OPT_PILOT},
+    {"max-factor", required_argument, NULL, OPT_MAX_FACTOR},
+    {"min-work-us", required_argument, NULL, OPT_MIN_WORK},
+    {NULL, 0, NULL, 0},
+};
+
+static int in_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    in_params *p = ctx;
+    switch (code) {
+    case OPT_SAMPLES:
+        p->samples_set = true;
+        return mo_options_parse_long("samples", arg, 2, 100000, &p->samples, err, errlen);
+    case OPT_STEPS:
+        p->steps_set = true;
+        return mo_options_parse_long("steps", arg, 4, MAX_STEPS, &p->steps, err, errlen);
+    case OPT_PILOT:
+        return mo_options_parse_long("pilot", arg, 1, 10000, &p->pilot, err, errlen);
+    case OPT_MAX_FACTOR:
+        return mo_options_parse_double("max-factor", arg, 1.0, 1000.0, &p->max_factor, err,
+                                       errlen);
+    case OPT_MIN_WORK:
+        return mo_options_parse_double("min-work-us", arg, 0.01, 1e5, &p->min_work_us, err,
+                                       errlen);
+    default:
+        snprintf(err, errlen, "internal error: unknown option code %d", code);
+        return -1;
+    }
+}
+
+static int in_finalize(void *ctx, bool quick, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    in_params *p = ctx;
+    if (!p->samples_set)
+        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
+    if (!p->steps_set)
+        p->steps = quick ? QUICK_STEPS : DEFAULT_STEPS;
+    return 0;
+}
+
+static void in_usage(FILE *f)
+{
+    fprintf(f,
+            "  --samples N          samples per step (default %d; --quick %d)\n"
+            "  --steps N            computation steps incl. zero (default %d; --quick %d)\n"
+            "  --pilot N            exchanges without work that set the range (default %d)\n"
+            "  --max-factor F       largest computation = F x exchange time (default 8)\n"
+            "  --min-work-us T      smallest non-zero computation in us (default 0.25)\n"
+            "  (--quick without --sizes measures " QUICK_SIZES ")\n",
+            DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_STEPS, QUICK_STEPS, DEFAULT_PILOT);
+}
+
+static void in_write_json(mo_json *w, const void *ctx)
+{
+    const in_params *p = ctx;
+    mo_json_kv_int64(w, "samples", p->samples);
+    mo_json_kv_int64(w, "steps", p->steps);
+    mo_json_kv_int64(w, "pilot", p->pilot);
+    mo_json_kv_double(w, "max_factor", p->max_factor);
+    mo_json_kv_double(w, "min_work_us", p->min_work_us);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+enum { S_ALONE = 0, S_TOTAL = 1, S_INSIDE = 2, NSERIES = 3 };
+static const char *const SERIES_KEYS[NSERIES] = {"work_alone", "total", "work_inside"};
+
+typedef struct in_step {
+    int64_t units;
+    double work_us_nominal;
+    double *s[NSERIES]; /* rank 0's samples, us */
+    mo_stats st[NSERIES];
+} in_step;
+
+typedef struct in_point {
+    uint64_t bytes;
+    double pilot_exchange_us;
+    in_step *steps;
+    size_t nsamples;
+} in_point;
+
+typedef struct in_state {
+    const in_params *params;
+    const mo_work_calib *work;
+    MPI_Comm pair;
+    int rank;
+    unsigned char *sbuf, *rbuf;
+    in_point *points;
+    int npoints, ntotal;
+} in_state;
+
+static inline double us_between(uint64_t a, uint64_t b)
+{
+    return (double)(b - a) / 1000.0;
+}
+
+/* One exchange with `units` of work inside: the total (us), *inside the work. */
+static double exchange(const in_state *st, int n, uint64_t units, double *inside)
+{
+    const MPI_Comm pc = st->pair;
+    const int peer = 1 - st->rank;
+    MPI_Request req[2];
+    MPI_Barrier(pc);
+    uint64_t t0 = mo_timer_now_ns();
+    MPI_Irecv(st->rbuf, n, MPI_BYTE, peer, TAG, pc, &req[0]);
+    MPI_Isend(st->sbuf, n, MPI_BYTE, peer, TAG, pc, &req[1]);
+    uint64_t ta = mo_timer_now_ns();
+    mo_work(units);
+    uint64_t tb = mo_timer_now_ns();
+    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    uint64_t t1 = mo_timer_now_ns();
+    *inside = us_between(ta, tb);
+    return us_between(t0, t1);
+}
+
+static double alone(const in_state *st, uint64_t units)
+{
+    MPI_Barrier(st->pair);
+    uint64_t t0 = mo_timer_now_ns();
+    mo_work(units);
+    uint64_t t1 = mo_timer_now_ns();
+    return us_between(t0, t1);
+}
+
+static void measure_point(in_state *st, in_point *pt, double *scratch)
+{
+    const in_params *p = st->params;
+    const int n = (int)pt->bytes;
+    const int nsteps = (int)p->steps;
+    double inside;
+    for (int i = 0; i < WARMUP; i++)
+        exchange(st, n, 0, &inside);
+    for (long i = 0; i < p->pilot; i++)
+        scratch[i] = exchange(st, n, 0, &inside);
+    int64_t units[MAX_STEPS];
+    if (st->rank == 0) {
+        const double upu = st->work->units_per_us;
+        pt->pilot_exchange_us = mo_stats_median(scratch, (size_t)p->pilot);
+        double lo = p->min_work_us, hi = p->max_factor * pt->pilot_exchange_us;
+        if (!(hi >= 4.0 * lo))
+            hi = 4.0 * lo;
+        units[0] = 0;
+        for (int j = 1; j < nsteps; j++) {
+            double us = lo * pow(hi / lo, (double)(j - 1) / (double)(nsteps - 2));
+            int64_t u = (int64_t)llround(us * upu);
+            if (u <= units[j - 1])
+                u = units[j - 1] + 1;
+            units[j] = u;
+        }
+    }
+    MPI_Bcast(units, nsteps, MPI_INT64_T, 0, st->pair);
+    for (int j = 0; j < nsteps; j++) {
+        in_step *s = &pt->steps[j];
+        s->units = units[j];
+        if (st->rank == 0)
+            s->work_us_nominal = (double)units[j] / st->work->units_per_us;
+    }
+    for (int j = 0; j < nsteps; j++) { /* untimed: one of each */
+        alone(st, (uint64_t)units[j]);
+        exchange(st, n, (uint64_t)units[j], &inside);
+    }
+    for (size_t r = 0; r < (size_t)p->samples; r++) {
+        for (int i = 0; i < nsteps; i++) {
+            int j = (int)((r + (size_t)i) % (size_t)nsteps);
+            in_step *s = &pt->steps[j];
+            const uint64_t u = (uint64_t)units[j];
+            double a, t;
+            if (r % 2) {
+                t = exchange(st, n, u, &inside);
+                a = alone(st, u);
+            } else {
+                a = alone(st, u);
+                t = exchange(st, n, u, &inside);
+            }
+            if (st->rank == 0) {
+                s->s[S_ALONE][r] = a;
+                s->s[S_TOTAL][r] = t;
+                s->s[S_INSIDE][r] = inside;
+            }
+        }
+    }
+    if (st->rank == 0) {
+        pt->nsamples = (size_t)p->samples;
+        for (int j = 0; j < nsteps; j++)
+            for (int k = 0; k < NSERIES; k++)
+                mo_stats_summarize_or_nan(pt->steps[j].s[k], pt->nsamples, &pt->steps[j].st[k]);
+    }
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const in_state *st = ctx;
+    const in_params *p = st->params;
+    mo_json_begin_object(w);
+    mo_json_kv_int64(w, "samples", p->samples);
+    mo_json_kv_int64(w, "steps", p->steps);
+    mo_json_kv_double(w, "max_factor", p->max_factor);
+    mo_json_kv_double(w, "min_work_us", p->min_work_us);
+    mo_json_kv_double(w, "units_per_us", st->work ? st->work->units_per_us : NAN);
+    mo_json_kv_int64(w, "points_planned", st->ntotal);
+    mo_json_key(w, "points");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->npoints; i++) {
+        const in_point *pt = &st->points[i];
+        mo_json_begin_object(w);
+        mo_json_kv_uint64(w, "bytes", pt->bytes);
+        mo_json_kv_double(w, "pilot_exchange_us", pt->pilot_exchange_us);
+        mo_json_key(w, "steps");
+        mo_json_begin_array(w);
+        for (int j = 0; j < (int)p->steps; j++) {
+            const in_step *s = &pt->steps[j];
+            mo_json_begin_object(w);
+            mo_json_kv_int64(w, "work_units", s->units);
+            mo_json_kv_double(w, "work_us_nominal", s->work_us_nominal);
+            for (int k = 0; k < NSERIES; k++) {
+                char key[48];
+                mo_json_stats(w, SERIES_KEYS[k], &s->st[k]);
+                snprintf(key, sizeof key, "%s_samples_us", SERIES_KEYS[k]);
+                mo_json_kv_doubles(w, key, s->s[k], pt->nsamples);
+            }
+            mo_json_end_object(w);
+        }
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static void free_points(in_state *st)
+{
+    for (int i = 0; st->points && i < st->ntotal; i++) {
+        for (int j = 0; st->points[i].steps && j < (int)st->params->steps; j++)
+            for (int k = 0; k < NSERIES; k++)
+                free(st->points[i].steps[j].s[k]);
+        free(st->points[i].steps);
+    }
+    free(st->points);
+    st->points = NULL;
+}
+
+static int alloc_points(in_state *st, const mo_options *o)
+{
+    const in_params *p = st->params;
+    st->ntotal = (int)o->sizes.n;
+    st->points = calloc(o->sizes.n, sizeof *st->points);
+    if (!st->points)
+        return -1;
+    for (size_t i = 0; i < o->sizes.n; i++) {
+        in_point *pt = &st->points[i];
+        pt->bytes = o->sizes.v[i];
+        if (!(pt->steps = calloc((size_t)p->steps, sizeof *pt->steps)))
+            return -1;
+        for (int j = 0; j < (int)p->steps; j++)
+            for (int k = 0; k < NSERIES; k++)
+                if (!(pt->steps[j].s[k] = calloc((size_t)p->samples, sizeof(double))))
+                    return -1;
+    }
+    return 0;
+}
+
+/* --quick without --sizes measures the quick sizes (the suite passes only --quick). */
+static bool quick_default_sizes(int argc, char **argv)
+{
+    bool quick = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--sizes") == 0 || strncmp(argv[i], "--sizes=", 8) == 0)
+            return false;
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+    }
+    return quick;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    in_params params = {.pilot = DEFAULT_PILOT, .max_factor = 8.0, .min_work_us = 0.25};
+    mo_bench_options ext = {in_longopts, in_parse, in_finalize, in_usage, in_write_json, &params};
+    const char *sizes = quick_default_sizes(argc, argv) ? QUICK_SIZES : DEFAULT_SIZES;
+    const mo_bench_spec spec = {BENCH, sizes, &ext, 2, true, NULL};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512] = "";
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    in_state st;
+    memset(&st, 0, sizeof st);
+    st.params = &params;
+    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
+
+    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+    const size_t bytes = largest > 0 ? (size_t)largest : 1;
+    double *scratch = NULL;
+    int have = 1;
+    if (st.pair != MPI_COMM_NULL) {
+        st.sbuf = mo_page_alloc(bytes);
+        st.rbuf = mo_page_alloc(bytes);
+        scratch = malloc((size_t)params.pilot * sizeof *scratch);
+        have = st.sbuf && st.rbuf && scratch;
+        if (have) {
+            memset(st.sbuf, wrank + 1, bytes);
+            memset(st.rbuf, 0, bytes);
+        }
+    }
+    if (wrank == 0)
+        have = have && alloc_points(&st, &opts) == 0;
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    st.work = &work;
+    int verdict[2] = {1, have};
+    if (wrank == 0) {
+        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
+        if (verdict[0])
+            mo_warn_if_unbound(&doc, &prov, 0, 1);
+        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdict[0] = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!verdict[0] || !verdict[1]) {
+        if (verdict[0])
+            snprintf(err, sizeof err, "cannot allocate %zu-byte message buffers", bytes);
+        if (st.pair != MPI_COMM_NULL)
+            MPI_Comm_free(&st.pair);
+        free_points(&st);
+        free(scratch);
+        free(st.sbuf);
+        free(st.rbuf);
+        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
+    }
+
+    int status = 0;
+    if (st.pair != MPI_COMM_NULL) {
+        MPI_Comm_rank(st.pair, &st.rank);
+        in_step local_steps[MAX_STEPS];
+        bool time_up = false;
+        for (int i = 0; i < (int)opts.sizes.n; i++) {
+            int go = 1;
+            if (st.rank == 0)
+                go = !mo_time_up(&opts, start_ns);
+            MPI_Bcast(&go, 1, MPI_INT, 0, st.pair);
+            if (!go) {
+                time_up = true;
+                break;
+            }
+            memset(local_steps, 0, sizeof local_steps);
+            in_point local = {.bytes = opts.sizes.v[i], .steps = local_steps};
+            in_point *pt = st.rank == 0 ? &st.points[i] : &local;
+            measure_point(&st, pt, scratch);
+            if (st.rank != 0)
+                continue;
+            st.npoints = i + 1;
+            if (opts.verbose) {
+                const in_step *last = &pt->steps[params.steps - 1];
+                printf("%8llu B  exchange %9.2f us  at 0 work: total %9.2f us  at %9.2f us "
+                       "work: total %9.2f us\n",
+                       (unsigned long long)pt->bytes, pt->pilot_exchange_us,
+                       pt->steps[0].st[S_TOTAL].median, last->st[S_ALONE].median,
+                       last->st[S_TOTAL].median);
+                fflush(stdout);
+            }
+            char label[64];
+            snprintf(label, sizeof label, "%llu B", (unsigned long long)pt->bytes);
+            mo_progress(opts.progress, i + 1, (int)opts.sizes.n, label);
+            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
+        }
+        if (st.rank == 0) {
+            if (time_up)
+                mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d sizes",
+                               opts.time_limit_s, st.npoints, st.ntotal);
+            mo_work_recheck(&work);
+            status = mo_result_complete(&doc, BENCH, write_results, &st);
+        }
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    if (st.pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st.pair);
+    free_points(&st);
+    free(scratch);
+    free(st.sbuf);
+    free(st.rbuf);
+    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+}

@@ -1,0 +1,197 @@
+"""comm-overlap benchmark: the report's tables, figures, sentences and JSON, from
+analysis.json (analysis/comm_overlap.py): per size T_message + T_workload against
+T_overlap with equation (1), and the better test's per-rank T_total statistics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from ..sizes import format_size
+from .html import Figure, HtmlTable, Section, fmt_num
+from .overhead_plots import to_svg
+
+BENCHMARK = "comm-overlap"
+HEADERS = ("size", "work (nominal) µs", "T_message µs", "T_workload µs", "T_msg+T_work µs",
+           "T_overlap µs", "eq. (1) %", "95 % CI", "hidden %", "slowdown %",
+           "better r0 %", "better r1 %")
+# The basic test's columns are medians; "better r0/r1" is equation (1) on the medians of
+# T_total (the averages, as in the seed, are in the better-test table).
+BETTER_HEADERS = ("size", "rank", "version", "min µs", "max µs", "avg µs", "stdev µs",
+                  "median µs", "eq. (1) avg %", "eq. (1) median %")
+
+
+def points(run: Run) -> list[dict[str, Any]]:
+    return [p for p in (run.analysis or {}).get("points") or []
+            if isinstance(p, dict) and (p.get("basic") or {}).get("complete")]
+
+
+def _rank(p: dict[str, Any], r: int) -> dict[str, Any]:
+    return next((x for x in p.get("better") or [] if x.get("rank") == r), {})
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for p in points(run):
+        b = p["basic"]
+        ci = b.get("improvement_ci95") or [None, None]
+        out.append((
+            format_size(p["bytes"]),
+            fmt_num(p.get("work_us_nominal"), ".3g"),
+            fmt_num(b.get("message_us"), ".3g"),
+            fmt_num(b.get("workload_us"), ".3g"),
+            fmt_num(b.get("nonoverlap_us"), ".3g"),
+            fmt_num(b.get("overlap_us"), ".3g"),
+            fmt_num(b.get("improvement_pct"), "+.1f"),
+            "–" if ci[0] is None or ci[1] is None else f"{ci[0]:+.1f}…{ci[1]:+.1f}",
+            fmt_num(b.get("hidden_pct"), ".0f"),
+            fmt_num(b.get("compute_slowdown_pct"), "+.1f"),
+            fmt_num(_rank(p, 0).get("improvement_pct_median"), "+.1f"),
+            fmt_num(_rank(p, 1).get("improvement_pct_median"), "+.1f"),
+        ))
+    return out
+
+
+def better_rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for p in points(run):
+        for r in p.get("better") or []:
+            for version in ("nonoverlap", "overlap"):
+                s = r.get(version) or {}
+                out.append((
+                    format_size(p["bytes"]), str(r.get("rank")), version,
+                    fmt_num(s.get("min"), ".3g"), fmt_num(s.get("max"), ".3g"),
+                    fmt_num(s.get("mean"), ".3g"), fmt_num(s.get("stdev"), ".3g"),
+                    fmt_num(s.get("median"), ".3g"),
+                    fmt_num(r.get("improvement_pct"), "+.1f") if version == "overlap" else "",
+                    (fmt_num(r.get("improvement_pct_median"), "+.1f")
+                     if version == "overlap" else ""),
+                ))
+    return out
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    t = Table(title=f"{run.label} — communication-computation overlap (seed 002)",
+              title_justify="left", header_style="bold")
+    for i, h in enumerate(HEADERS):
+        t.add_column(h, justify="left" if i == 0 else "right")
+    for row in rows(run):
+        t.add_row(*row)
+    console.print(t)
+    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+    if len(runs) < 2:
+        return
+    t = Table(title="comm-overlap — comparison (message time hidden %, better test r0/r1 %)",
+              title_justify="left", header_style="bold")
+    t.add_column("size")
+    for r in runs:
+        t.add_column(r.label, justify="right")
+    sizes = sorted({p["bytes"] for r in runs for p in points(r)})
+    for size in sizes:
+        cells = [format_size(size)]
+        for r in runs:
+            p = next((p for p in points(r) if p["bytes"] == size), None)
+            if p is None:
+                cells.append("–")
+                continue
+            cells.append(f"{fmt_num(p['basic'].get('hidden_pct'), '.0f')} "
+                         f"({fmt_num(_rank(p, 0).get('improvement_pct_median'), '+.0f')}/"
+                         f"{fmt_num(_rank(p, 1).get('improvement_pct_median'), '+.0f')})")
+        t.add_row(*cells)
+    console.print(t)
+
+
+def figure(run: Run) -> MplFigure | None:
+    """One run: the basic test (left) and the better test per rank (middle, right)."""
+    pts = points(run)
+    if not pts:
+        return None
+    fig = MplFigure(figsize=(9.0, 3.4), layout="constrained")
+    ax, *rank_axes = fig.subplots(1, 3)
+    x = [p["bytes"] for p in pts]
+    ax.plot(x, [p["basic"]["nonoverlap_us"] for p in pts], "--o", color="C0", ms=3,
+            label="T_message + T_workload")
+    ax.plot(x, [p["basic"]["overlap_us"] for p in pts], "-s", color="C1", ms=3,
+            label="T_overlap")
+    ax.plot(x, [p["basic"]["message_us"] for p in pts], ":", color="0.5", lw=1,
+            label="T_message")
+    ax.set_title(f"{run.label}: basic test (rank 0, medians)", fontsize=8)
+    ax.set_ylabel("µs", fontsize=8)
+    ax.legend(fontsize=7, frameon=False)
+    for r_i, rax in enumerate(rank_axes):
+        for c, (version, style) in enumerate((("nonoverlap", "--o"), ("overlap", "-s"))):
+            both = [(p["bytes"], _rank(p, r_i).get(version) or {}) for p in pts]
+            both = [(b, st) for b, st in both if st.get("mean") is not None]
+            if not both:
+                continue
+            xs = [b for b, _ in both]
+            mean = [st["mean"] for _, st in both]
+            below = [st["mean"] - st["min"] for _, st in both]
+            above = [st.get("stdev") or 0.0 for _, st in both]
+            rax.errorbar(xs, mean, yerr=[below, above], fmt=style, color=f"C{c}", ms=3, lw=1,
+                         capsize=2, label=f"{version} (avg; bar: min … avg+stdev)")
+            rax.plot(xs, [st["median"] for _, st in both], "x", color=f"C{c}", ms=4)
+        rax.set_title(f"better test, rank {r_i} (x: median)", fontsize=8)
+    rank_axes[0].legend(fontsize=6, frameon=False)
+    for a in (ax, *rank_axes):
+        a.set_xscale("log", base=2)
+        a.set_yscale("log")
+        a.set_xlabel("message size (bytes)", fontsize=8)
+        a.tick_params(labelsize=7)
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    mine = [r for r in runs if r.benchmark == BENCHMARK]
+    if not mine:
+        return []
+    figures, tables = [], []
+    for i, run in enumerate(mine):
+        fig = figure(run)
+        if fig is not None:
+            figures.append(Figure(
+                to_svg(fig, f"comm-overlap-{i}"),
+                f"{run.label}. Left, basic test (rank 0): the message alone (Isend + Wait) plus "
+                "the calibrated work alone, against Isend + the same work + Wait; where "
+                "T_overlap lies below the sum, part of the message was hidden behind the work. "
+                "Middle and right, better test (both ranks Irecv + Isend): T_total per rank of "
+                "the non-overlap version (post, Waitall, work) and of the overlap version "
+                "(post, work, Waitall)."))
+        if run.analysis is None:
+            continue
+        r = rows(run)
+        tables.append(HtmlTable(f"{run.label} — T_message + T_workload against T_overlap",
+                                HEADERS, r, [("left",) + ("num",) * (len(HEADERS) - 1)] * len(r),
+                                [str(run.analysis.get("finding"))]))
+        br = better_rows(run)
+        tables.append(HtmlTable(f"{run.label} — better test, T_total per rank", BETTER_HEADERS,
+                                br, [("left", "num", "left") + ("num",) * 7] * len(br)))
+    return [Section("Communication–computation overlap (seed 002 §III-B, §IV-B)", None,
+                    figures, tables)]
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: the overlap figures are not available for this run."]
+    return [str(run.analysis.get("finding"))]
+
+
+def extent(run: Run) -> str | None:
+    res = (run.result or {}).get("results") or {}
+    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} sizes measured"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    a = run.analysis or {}
+    return {"finding": a.get("finding"), "figures": a.get("figures"), "points": points(run)}

@@ -1,0 +1,162 @@
+"""inflation benchmark: the report's tables, figure, sentences and JSON, from
+analysis.json (analysis/inflation.py): per size the total time of one exchange against
+the computation inside it, and the knee of the hinge fit."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from ..sizes import format_size
+from .html import Figure, HtmlTable, Section, fmt_num
+from .overhead_plots import to_svg
+
+BENCHMARK = "inflation"
+HEADERS = ("size", "exchange alone µs", "below knee µs", "knee µs", "95 % CI", "hidden %",
+           "after knee µs", "slope", "slowdown %", "verdict")
+
+
+def points(run: Run) -> list[dict[str, Any]]:
+    return [p for p in (run.analysis or {}).get("points") or [] if isinstance(p, dict)]
+
+
+def _ci(ci: Any, spec: str = ".3g") -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return "–"
+    return f"{ci[0]:{spec}}…{ci[1]:{spec}}"
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for p in points(run):
+        k = p.get("knee") or {}
+        out.append((
+            format_size(p["bytes"]),
+            fmt_num(p.get("exchange_alone_us"), ".3g"),
+            fmt_num(k.get("exposed_us"), ".3g"),
+            fmt_num(k.get("knee_us"), ".3g"),
+            _ci(k.get("knee_ci95")),
+            fmt_num(k.get("hidden_pct"), ".0f"),
+            fmt_num(k.get("after_knee_us"), ".3g"),
+            fmt_num(k.get("slope"), ".2f"),
+            fmt_num(p.get("compute_slowdown_pct"), "+.1f"),
+            str(k.get("verdict")),
+        ))
+    return out
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    t = Table(title=f"{run.label} — computation inflation: knee per size (seed 004)",
+              title_justify="left", header_style="bold")
+    for i, h in enumerate(HEADERS):
+        t.add_column(h, justify="left" if i in (0, len(HEADERS) - 1) else "right")
+    for row in rows(run):
+        t.add_row(*row)
+    console.print(t)
+    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+    if len(runs) < 2:
+        return
+    t = Table(title="inflation — comparison (knee µs, share of the exchange hidden %)",
+              title_justify="left", header_style="bold")
+    t.add_column("size")
+    for r in runs:
+        t.add_column(r.label, justify="right")
+    for size in sorted({p["bytes"] for r in runs for p in points(r)}):
+        cells = [format_size(size)]
+        for r in runs:
+            p = next((p for p in points(r) if p["bytes"] == size), None)
+            k = (p or {}).get("knee") or {}
+            knee, share = fmt_num(k.get("knee_us"), ".3g"), fmt_num(k.get("hidden_pct"), ".0f")
+            cells.append(f"{knee} ({share} %)" if p else "–")
+        t.add_row(*cells)
+    console.print(t)
+
+
+def figure(run: Run) -> MplFigure | None:
+    pts = [p for p in points(run) if p.get("steps")]
+    if not pts:
+        return None
+    fig = MplFigure(figsize=(6.5, 4.0), layout="constrained")
+    ax = fig.subplots()
+    lo, hi = math.inf, 0.0
+    for i, p in enumerate(pts):
+        steps = [s for s in p["steps"] if s.get("computation_us") and s.get("total_us")]
+        if not steps:
+            continue
+        x = [s["computation_us"] for s in steps]
+        y = [s["total_us"] for s in steps]
+        lo, hi = min(lo, min(x)), max(hi, max(x))
+        ax.plot(x, y, "o", color=f"C{i}", ms=3, label=format_size(p["bytes"]))
+        par = (p.get("knee") or {}).get("params")
+        if par:
+            xs = np.geomspace(min(x), max(x), 100)
+            ax.plot(xs, par["base"] + par["slope"] * np.maximum(0.0, xs - par["knee"]), "-",
+                    color=f"C{i}", lw=1)
+        k = (p.get("knee") or {}).get("knee_us")
+        if k and k > 0 and par:
+            ax.axvline(k, color=f"C{i}", lw=0.8, ls=":")
+            ax.plot([k], [par["base"]], "v", color=f"C{i}", ms=6)
+    if hi > 0 and math.isfinite(lo):
+        xs = np.geomspace(lo, hi, 50)
+        ax.plot(xs, xs, color="0.6", lw=0.8, ls="--", label="total = computation")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("computation (work alone, median µs)", fontsize=8)
+    ax.set_ylabel("total per exchange (median µs)", fontsize=8)
+    ax.set_title(run.label, fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=7, frameon=False)
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    mine = [r for r in runs if r.benchmark == BENCHMARK]
+    if not mine:
+        return []
+    figures, tables = [], []
+    for i, run in enumerate(mine):
+        fig = figure(run)
+        if fig is not None:
+            figures.append(Figure(to_svg(fig, f"inflation-{i}"),
+                                  f"{run.label}: total time of one exchange (Irecv + Isend, "
+                                  "work, Waitall) against the computation inside it, per size; "
+                                  "lines: hinge fit, triangles/dotted: the knee, above which "
+                                  "total = computation + what the exchange still costs."))
+        if run.analysis is None:
+            continue
+        r = rows(run)
+        tables.append(HtmlTable(f"{run.label} — knee per message size", HEADERS, r,
+                                [("left",) + ("num",) * 8 + ("left",)] * len(r),
+                                [str(run.analysis.get("finding"))]))
+    return [Section("Computation inflation (seed 004)", None, figures, tables)]
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: the knees are not available for this run."]
+    return [str(run.analysis.get("finding"))]
+
+
+def extent(run: Run) -> str | None:
+    res = (run.result or {}).get("results") or {}
+    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} sizes measured"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    a = run.analysis or {}
+    return {"finding": a.get("finding"), "figures": a.get("figures"),
+            "points": [{k: p.get(k) for k in ("bytes", "knee", "compute_slowdown_pct")}
+                       for p in points(run)]}
