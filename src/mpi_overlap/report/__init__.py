@@ -32,6 +32,8 @@ from . import (
     threads_procs,
 )
 from . import matching as matching_report
+from . import polling as polling_report
+from . import progress as progress_report
 from . import waitany as waitany_report
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
 
@@ -114,6 +116,8 @@ for _module in (
     waitany_report,
     threads_procs,
     error_checking,
+    progress_report,
+    polling_report,
 ):
     register(_module_reporter(_module.BENCHMARK, _module))
 for _name in datatypes.BENCHMARKS:
