@@ -228,14 +228,17 @@ def _explain(on: bool | None, setting: str, threads: Any, level: Any,
         cost.append(f"{format_size(small_size)} one-way time {latency:.1f} us")
     if dry_slowdown is not None:
         cost.append(f"dry work loop {dry_slowdown:+.0f} % against the fastest calibration sample")
-    ctx = (f"{setting}; thread level {level}; {threads} threads in the process"
+    ctx = (f"{setting}; thread level {level}; threads in the process: {threads}"
            + (f"; {', '.join(cost)}" if cost else ""))
     v = rf["verdict"]
     if v in ("yes", "partly"):
-        return (f"{size} receiver-first: data arrived before MPI_Wait in {rf['arrived_samples']} "
-                f"of {rf['n']} samples (median {rf['arrival_us']:.0f} us after posting, budget "
-                f"{budget:.0f} us) while neither rank called MPI, so something outside the "
-                f"application's MPI calls moved it ({ctx})")
+        when = (f"median {rf['arrival_us']:.0f} us after posting, " if rf.get("arrival_us")
+                is not None else "")
+        return (f"{size} receiver-first: all data arrived before MPI_Wait in "
+                f"{rf['arrived_samples']} of {rf['n']} samples, part of it in "
+                f"{rf['partial_samples']} more ({when}budget {budget:.0f} us) while neither "
+                f"rank called MPI, so something outside the application's MPI calls moved it "
+                f"({ctx})")
     if on:
         return (f"asynchronous progress is on but no {size} data arrived within the "
                 f"{budget:.0f} us budget (transfer {large['transfer_us']:.0f} us) in "
