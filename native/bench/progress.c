@@ -9,8 +9,8 @@
  * included, and notes when the first and when all of them hold the payload
  * pattern (ordering within a message is not guaranteed). It stops when all
  * arrived or when the computation budget (--budget-factor times the
- * message's one-way ping-pong time, at least --min-budget-ms) is spent, and
- * only then calls MPI_Wait.
+ * message's one-way ping-pong time, within --min-budget-ms and
+ * --max-budget-ms) is spent, and only then calls MPI_Wait.
  *
  * Orderings (synchronised by flags in node-shared memory, shmsync.h, so that
  * no MPI call drives progress): sender-first (rank 1 posts MPI_Isend, raises
@@ -20,7 +20,7 @@
  * shared flag with which rank 0 says it stopped watching, then MPI_Wait:
  * neither side calls MPI) and "waits" (rank 1 sits in MPI_Wait at once, so
  * its progress engine runs). A "dry" sample runs the same watch loop with no
- * message (rank 1 computing), for the compute slowdown.
+ * message (rank 1 computing) for DRY_CHUNKS chunks, for the compute slowdown.
  *
  * Also recorded: what the MPI says about asynchronous progress (control
  * variables whose name holds "async_progress" or "progress_thread", the
@@ -55,6 +55,8 @@
 #define QUICK_SAMPLES 7
 #define DEFAULT_BUDGET_FACTOR 20.0
 #define DEFAULT_MIN_BUDGET_MS 10.0
+#define DEFAULT_MAX_BUDGET_MS 100.0
+#define DRY_CHUNKS 100 /* a quarter of the budget: enough for a time per chunk */
 #define CHUNKS_PER_BUDGET 400
 #define MIN_CHUNK_US 0.5
 #define NWATCH 8
@@ -74,16 +76,17 @@ enum { SLOT_SENT = 0 };
 
 typedef struct pg_params {
     long samples;
-    double budget_factor, min_budget_ms;
+    double budget_factor, min_budget_ms, max_budget_ms;
     bool samples_set;
 } pg_params;
 
-enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_BUDGET_FACTOR, OPT_MIN_BUDGET_MS };
+enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_BUDGET_FACTOR, OPT_MIN_BUDGET_MS, OPT_MAX_BUDGET_MS };
 
 static const struct option pg_longopts[] = {
     {"samples", required_argument, NULL, OPT_SAMPLES},
     {"budget-factor", required_argument, NULL, OPT_BUDGET_FACTOR},
     {"min-budget-ms", required_argument, NULL, OPT_MIN_BUDGET_MS},
+    {"max-budget-ms", required_argument, NULL, OPT_MAX_BUDGET_MS},
     {NULL, 0, NULL, 0},
 };
 
@@ -98,6 +101,8 @@ static int pg_parse(void *ctx, int code, const char *arg, char *err, size_t errl
         return mo_options_parse_double("budget-factor", arg, 1.0, 1e6, &p->budget_factor, err, errlen);
     case OPT_MIN_BUDGET_MS:
         return mo_options_parse_double("min-budget-ms", arg, 0.01, 1e4, &p->min_budget_ms, err, errlen);
+    case OPT_MAX_BUDGET_MS:
+        return mo_options_parse_double("max-budget-ms", arg, 0.01, 1e5, &p->max_budget_ms, err, errlen);
     }
     snprintf(err, errlen, "internal error: unknown option code %d", code);
     return -1;
@@ -105,11 +110,14 @@ static int pg_parse(void *ctx, int code, const char *arg, char *err, size_t errl
 
 static int pg_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
-    (void)err;
-    (void)errlen;
     pg_params *p = ctx;
     if (!p->samples_set)
         p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
+    if (p->max_budget_ms < p->min_budget_ms) {
+        snprintf(err, errlen, "--max-budget-ms (%g) must be at least --min-budget-ms (%g)",
+                 p->max_budget_ms, p->min_budget_ms);
+        return -1;
+    }
     return 0;
 }
 
@@ -119,8 +127,9 @@ static void pg_usage(FILE *f)
             "  --samples K          samples per size, ordering and sender mode (default %d; --quick %d)\n"
             "  --budget-factor X    computation budget = X * one-way transfer time (default %g)\n"
             "  --min-budget-ms T    but at least T ms (default %g)\n"
-            "  (--quick: sizes %s)\n",
-            DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_BUDGET_FACTOR, DEFAULT_MIN_BUDGET_MS, QUICK_SIZES);
+            "  --max-budget-ms T    and at most T ms (default %g)\n",
+            DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_BUDGET_FACTOR, DEFAULT_MIN_BUDGET_MS,
+            DEFAULT_MAX_BUDGET_MS);
 }
 
 static void pg_write_json(mo_json *w, const void *ctx)
@@ -129,6 +138,7 @@ static void pg_write_json(mo_json *w, const void *ctx)
     mo_json_kv_int64(w, "samples", p->samples);
     mo_json_kv_double(w, "budget_factor", p->budget_factor);
     mo_json_kv_double(w, "min_budget_ms", p->min_budget_ms);
+    mo_json_kv_double(w, "max_budget_ms", p->max_budget_ms);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -355,7 +365,7 @@ static void sample(pg_state *st, uint64_t size, int c, uint64_t chunk_units, lon
                 out->arrived_ns = (double)(mo_timer_now_ns() - t0);
                 break;
             }
-            if (chunks >= max_chunks)
+            if (chunks >= (dry && max_chunks > DRY_CHUNKS ? DRY_CHUNKS : max_chunks))
                 break;
             mo_work(chunk_units);
             chunks++;
@@ -434,6 +444,8 @@ static void measure_point(pg_state *st, pg_point *pt)
         command(st, (pg_cmd){CMD_PINGPONG, (int64_t)pt->size, iters, 0, 0}, &pp[i], NULL, NULL);
     pt->transfer_ns = mo_stats_median(pp, PP_SAMPLES);
     pt->budget_ns = st->params->budget_factor * pt->transfer_ns;
+    if (pt->budget_ns > st->params->max_budget_ms * 1e6)
+        pt->budget_ns = st->params->max_budget_ms * 1e6;
     if (pt->budget_ns < st->params->min_budget_ms * 1e6)
         pt->budget_ns = st->params->min_budget_ms * 1e6;
     double chunk_ns = pt->budget_ns / CHUNKS_PER_BUDGET;
@@ -485,6 +497,8 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_int64(w, "samples_per_case", st->params->samples);
     mo_json_kv_double(w, "budget_factor", st->params->budget_factor);
     mo_json_kv_double(w, "min_budget_ns", st->params->min_budget_ms * 1e6);
+    mo_json_kv_double(w, "max_budget_ns", st->params->max_budget_ms * 1e6);
+    mo_json_kv_int64(w, "dry_chunks", DRY_CHUNKS);
     mo_json_key(w, "async_progress");
     mo_json_begin_object(w);
     mo_json_kv_string(w, "thread_level", thread_level_name(st->thread_provided));
@@ -587,7 +601,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     const uint64_t start_ns = mo_timer_now_ns();
 
-    pg_params params = {0, DEFAULT_BUDGET_FACTOR, DEFAULT_MIN_BUDGET_MS, false};
+    pg_params params = {0, DEFAULT_BUDGET_FACTOR, DEFAULT_MIN_BUDGET_MS, DEFAULT_MAX_BUDGET_MS, false};
     mo_bench_options ext = {pg_longopts, pg_parse, pg_finalize, pg_usage, pg_write_json, &params};
     /* --quick picks its own sizes unless --sizes is given: see the Python side */
     const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pg_check};
