@@ -36,6 +36,7 @@
 
 #define BENCH "polling"
 #define DEFAULT_SIZES "1k,8k,64k,512k,4M"
+#define QUICK_SIZES "1k,64k,512k,4M"
 #define TAG_DATA 400
 #define DEFAULT_INTERVALS "1,3,10,30,100,300,1000,3000"
 #define QUICK_INTERVALS "1,10,100,1000"
@@ -136,9 +137,10 @@ static void pl_usage(FILE *f)
             "                       (default %s; --quick %s)\n"
             "  --work-ms T          work per sample, at least %d poll intervals (default %g; --quick %g)\n"
             "  --window W           receives (rank 0) and sends (rank 1) in flight (default 2)\n"
-            "  --samples K          samples per size and interval (default %d; --quick %d)\n",
+            "  --samples K          samples per size and interval (default %d; --quick %d)\n"
+            "  (--quick without --sizes: sizes %s)\n",
             DEFAULT_INTERVALS, QUICK_INTERVALS, MIN_POLLS, DEFAULT_WORK_MS, QUICK_WORK_MS,
-            DEFAULT_SAMPLES, QUICK_SAMPLES);
+            DEFAULT_SAMPLES, QUICK_SAMPLES, QUICK_SIZES);
 }
 
 static void pl_write_json(mo_json *w, const void *ctx)
@@ -379,6 +381,26 @@ static void free_state(pl_state *st)
     free(st->buf);
 }
 
+/* --quick without --sizes: the quick sizes replace the default ones (the
+ * overlap suite passes only --quick). */
+static void use_quick_sizes(mo_options *o, int argc, char **argv, const char *quick_sizes)
+{
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--si", 4) == 0 && strncmp(argv[i], "--sizes", strcspn(argv[i], "=")) == 0)
+            return;
+    mo_sizes quick;
+    char err[128];
+    char *spec = strdup(quick_sizes);
+    if (spec && mo_sizes_parse(quick_sizes, &quick, err, sizeof err) == 0) {
+        mo_sizes_free(&o->sizes);
+        o->sizes = quick;
+        free(o->sizes_spec);
+        o->sizes_spec = spec;
+    } else {
+        free(spec); /* out of memory: the default sizes, only slower */
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -395,6 +417,8 @@ int main(int argc, char **argv)
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
         return exit_status;
     char err[512] = "";
+    if (opts.quick)
+        use_quick_sizes(&opts, argc, argv, QUICK_SIZES);
 
     mo_provenance prov;
     int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);

@@ -127,9 +127,10 @@ static void pg_usage(FILE *f)
             "  --samples K          samples per size, ordering and sender mode (default %d; --quick %d)\n"
             "  --budget-factor X    computation budget = X * one-way transfer time (default %g)\n"
             "  --min-budget-ms T    but at least T ms (default %g)\n"
-            "  --max-budget-ms T    and at most T ms (default %g)\n",
+            "  --max-budget-ms T    and at most T ms (default %g)\n"
+            "  (--quick without --sizes: sizes %s)\n",
             DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_BUDGET_FACTOR, DEFAULT_MIN_BUDGET_MS,
-            DEFAULT_MAX_BUDGET_MS);
+            DEFAULT_MAX_BUDGET_MS, QUICK_SIZES);
 }
 
 static void pg_write_json(mo_json *w, const void *ctx)
@@ -594,6 +595,26 @@ static void free_state(pg_state *st)
     free(st->buf);
 }
 
+/* --quick without --sizes: the quick sizes replace the default ones (the
+ * overlap suite passes only --quick). */
+static void use_quick_sizes(mo_options *o, int argc, char **argv, const char *quick_sizes)
+{
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--si", 4) == 0 && strncmp(argv[i], "--sizes", strcspn(argv[i], "=")) == 0)
+            return;
+    mo_sizes quick;
+    char err[128];
+    char *spec = strdup(quick_sizes);
+    if (spec && mo_sizes_parse(quick_sizes, &quick, err, sizeof err) == 0) {
+        mo_sizes_free(&o->sizes);
+        o->sizes = quick;
+        free(o->sizes_spec);
+        o->sizes_spec = spec;
+    } else {
+        free(spec); /* out of memory: the default sizes, only slower */
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -610,6 +631,8 @@ int main(int argc, char **argv)
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
         return exit_status;
     char err[512] = "";
+    if (opts.quick)
+        use_quick_sizes(&opts, argc, argv, QUICK_SIZES);
 
     mo_provenance prov;
     int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);

@@ -221,8 +221,6 @@ class WaitanyArgs:
 class ProgressArgs:
     """`bench progress` flags -> mo_progress flags."""
 
-    QUICK_SIZES: ClassVar[str] = "1k,8k,64k,1M,4M"
-
     sizes: str | None = None
     samples: int | None = None
     budget_factor: float | None = None
@@ -235,8 +233,6 @@ class ProgressArgs:
             if 0 in parse_sizes(self.sizes):
                 raise UserError("--sizes: a 0-byte message has no data to watch")
             args += ["--sizes", self.sizes]
-        elif self.quick:
-            args += ["--sizes", self.QUICK_SIZES]
         args += _count_flag("--samples", self.samples, 1)
         if self.budget_factor is not None:
             if not self.budget_factor >= 1.0:
@@ -253,8 +249,6 @@ class ProgressArgs:
 class PollingArgs:
     """`bench polling` flags -> mo_polling flags."""
 
-    QUICK_SIZES: ClassVar[str] = "1k,64k,512k,4M"
-
     sizes: str | None = None
     intervals: str | None = None
     samples: int | None = None
@@ -266,8 +260,6 @@ class PollingArgs:
         if self.sizes is not None:
             parse_sizes(self.sizes)
             args += ["--sizes", self.sizes]
-        elif self.quick:
-            args += ["--sizes", self.QUICK_SIZES]
         if self.intervals is not None:
             try:
                 values = [float(v) for v in self.intervals.split(",")]
