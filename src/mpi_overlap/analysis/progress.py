@@ -79,11 +79,16 @@ def _case(c: dict[str, Any], dry_ns: float | None, budget_ns: float) -> dict[str
 
 
 def _async_setting(info: dict[str, Any]) -> tuple[bool | None, str]:
-    """Whether the MPI reports asynchronous progress on, and the words that say so."""
-    for c in info.get("cvars") or []:
-        name = str(c.get("name") or "")
-        if "async_progress" in name.lower() and c.get("value") is not None:
-            return bool(c["value"]), f"{name}={c['value']}"
+    """Whether the MPI reports asynchronous progress on, and the words that say so: an
+    `*async_progress*` control variable first (MPICH, Intel MPI), else any other progress
+    thread switch read back (Open MPI's btl_tcp_progress_thread), else the environment."""
+    cvars = [c for c in info.get("cvars") or [] if c.get("value") is not None]
+    for pick in (lambda n: "async_progress" in n, lambda n: True):
+        named = [c for c in cvars if pick(str(c.get("name") or "").lower())]
+        on = [c for c in named if c["value"]]
+        if on or named:
+            c = (on or named)[0]
+            return bool(c["value"]), f"{c['name']}={c['value']}"
     for e in info.get("env") or []:
         name, _, value = str(e).partition("=")
         if "async_progress" in name.lower():
