@@ -29,7 +29,8 @@ from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 
 FIGURES = {"arrived_large_receiver_first_pct", "arrived_large_sender_first_pct",
-           "arrived_small_receiver_first_pct", "arrival_large_receiver_first_us",
+           "arrived_small_receiver_first_pct", "largest_arrived_receiver_first_bytes",
+           "largest_arrived_sender_first_bytes", "arrival_large_receiver_first_us",
            "async_progress_setting", "latency_small_us", "compute_slowdown_pct",
            "dry_slowdown_pct"}
 
@@ -220,8 +221,11 @@ def test_analysis_synthetic() -> None:
     assert figures["arrived_large_receiver_first_pct"] == 0.0
     assert figures["arrived_small_receiver_first_pct"] == 100.0
     assert figures["latency_small_us"] == 1.0
+    assert figures["largest_arrived_receiver_first_bytes"] == 1024.0  # yes only at 1 KiB
 
     p = analyze_progress(_synthetic("partly", on=0))
+    assert {f["name"]: f["value"] for f in p["figures"]}[
+        "largest_arrived_sender_first_bytes"] == float(1 << 20)
     assert p["verdict_ranges"]["sender-first"] == "yes 1 KiB, partly 64 KiB–1 MiB"
     assert p["points"][-1]["cases"][0]["partial_samples"] == 4
     assert "MPIR_CVAR_ASYNC_PROGRESS=0" in p["finding"]

@@ -186,6 +186,15 @@ def analyze_progress(result: dict[str, Any]) -> dict[str, Any]:
                    "(% of samples)") if small else "smallest size receiver-first",
          "value": pct(case(small, "receiver-first")) if small else None, "unit": "%",
          "kind": "overlap"},
+        *({"name": f"largest_arrived_{key}_bytes",
+           "label": f"largest size with data before MPI_Wait, {ordering} "
+                    f"({summary[ordering]})",
+           "value": max((float(pt["size"]) for pt in points
+                         if case(pt, ordering).get("verdict") in ("yes", "partly")),
+                        default=None),
+           "unit": "B", "kind": "info"}
+          for key, ordering in (("receiver_first", "receiver-first"),
+                                ("sender_first", "sender-first"))),
         {"name": "arrival_large_receiver_first_us",
          "label": f"arrival after posting, {lbl} receiver-first (median)",
          "value": large_rf.get("arrival_us"), "unit": "us", "kind": "info"},
