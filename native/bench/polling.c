@@ -45,6 +45,10 @@
 #define DEFAULT_WORK_MS 20.0
 #define QUICK_WORK_MS 8.0
 #define MIN_POLLS 20
+/* At most this many polls per sample: at 1 us intervals a 4 MiB message is
+ * copied inside nearly every MPI_Test, and 20 000 polls of 0.5 ms each would
+ * make one sample last seconds. */
+#define MAX_POLLS 1000
 #define MAX_INTERVALS 32
 #define MAX_WINDOW 64
 
@@ -135,11 +139,11 @@ static void pl_usage(FILE *f)
     fprintf(f,
             "  --intervals LIST     poll intervals in us of calibrated work, increasing\n"
             "                       (default %s; --quick %s)\n"
-            "  --work-ms T          work per sample, at least %d poll intervals (default %g; --quick %g)\n"
+            "  --work-ms T          work per sample, %d to %d poll intervals (default %g; --quick %g)\n"
             "  --window W           receives (rank 0) and sends (rank 1) in flight (default 2)\n"
             "  --samples K          samples per size and interval (default %d; --quick %d)\n"
             "  (--quick without --sizes: sizes %s)\n",
-            DEFAULT_INTERVALS, QUICK_INTERVALS, MIN_POLLS, DEFAULT_WORK_MS, QUICK_WORK_MS,
+            DEFAULT_INTERVALS, QUICK_INTERVALS, MIN_POLLS, MAX_POLLS, DEFAULT_WORK_MS, QUICK_WORK_MS,
             DEFAULT_SAMPLES, QUICK_SAMPLES, QUICK_SIZES);
 }
 
@@ -297,7 +301,7 @@ static void measure_point(pl_state *st, pl_point *pt)
         pt->chunk_units = 1;
     const double chunk_us = (double)pt->chunk_units / upus;
     long chunks = (long)ceil(st->params->work_ms * 1e3 / chunk_us);
-    pt->chunks = chunks < MIN_POLLS ? MIN_POLLS : chunks;
+    pt->chunks = chunks < MIN_POLLS ? MIN_POLLS : chunks > MAX_POLLS ? MAX_POLLS : chunks;
     const pl_cmd sample = {CMD_SAMPLE, (int64_t)pt->size, (int64_t)pt->chunk_units, pt->chunks};
     const pl_cmd dry_cmd = {CMD_DRY, (int64_t)pt->size, (int64_t)pt->chunk_units, pt->chunks};
     long polls = 0, msgs = 0;
