@@ -115,7 +115,9 @@ def analyze_polling(result: dict[str, Any]) -> dict[str, Any]:
         {"name": "available_interval_us",
          "label": f"shortest poll interval with availability ≥ {AVAILABLE} at "
                   f"{format_size(head['size'])}",
-         "value": head["available_interval_us"], "unit": "us", "kind": "overlap"},
+         "value": (float(head["available_interval_us"])
+                   if head["available_interval_us"] is not None else None),
+         "unit": "us", "kind": "overlap"},
         {"name": "bandwidth_available_gbs",
          "label": f"bandwidth at that interval, {format_size(head['size'])}",
          "value": avail_pt["bandwidth_gbs"] if avail_pt else None, "unit": "GB/s", "kind": "info"},
