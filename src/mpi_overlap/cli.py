@@ -395,6 +395,61 @@ def bench_inflation(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples
         sys.exit(3)
 
 
+@bench.command("progress")
+@_mpi_option
+@_ranks_option
+@click.option("--sizes", metavar="LIST",
+              help="message sizes (default 1k:4M; --quick 1k,8k,64k,1M,4M)")
+@click.option("--samples", type=int,
+              help="samples per size, ordering and sender mode (default 15; --quick 7)")
+@click.option("--budget-factor", type=float,
+              help="computation budget in one-way transfer times (default 20, at least 10 ms)")
+@click.option("--quick", is_flag=True, help="five sizes, fewer samples")
+@_run_options()
+@click.option("-v", "--verbose", is_flag=True, help="print one line per size")
+def bench_progress(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples: int | None,
+                   budget_factor: float | None, quick: bool, launcher: str | None,
+                   timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
+    """Asynchronous progress: does a message's data reach the receive buffer while neither
+    rank calls MPI? (seed 004's miniGhost check; set e.g. MPICH_ASYNC_PROGRESS=1 to compare)"""
+    from .session import ProgressArgs, bench_session
+
+    args = ProgressArgs(sizes=sizes, samples=samples, budget_factor=budget_factor, quick=quick,
+                        verbose=verbose)
+    ok = bench_session("progress", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
+                       timeout_s=timeout, quick=quick, out_base=out, report=report,
+                       console=_out, err_console=_err, show_verbose=verbose)
+    if not ok:
+        sys.exit(3)
+
+
+@bench.command("polling")
+@_mpi_option
+@_ranks_option
+@click.option("--sizes", metavar="LIST", help="message sizes (default 1k,8k,64k,512k,4M; "
+                                              "--quick 1k,64k,512k,4M)")
+@click.option("--intervals", metavar="LIST",
+              help="poll intervals in us of work (default 1,3,10,...,3000; --quick 1,10,100,1000)")
+@click.option("--samples", type=int, help="samples per size and interval (default 9; --quick 5)")
+@click.option("--quick", is_flag=True, help="fewer sizes, intervals and samples")
+@_run_options()
+@click.option("-v", "--verbose", is_flag=True, help="print one line per point")
+def bench_polling(mpi: tuple[str, ...], ranks: int, sizes: str | None, intervals: str | None,
+                  samples: int | None, quick: bool, launcher: str | None, timeout: float | None,
+                  out: Path, report: bool, verbose: bool) -> None:
+    """Polling method (COMB): availability and bandwidth when a work loop calls MPI_Test every
+    k work units while the partner keeps messages in flight."""
+    from .session import PollingArgs, bench_session
+
+    args = PollingArgs(sizes=sizes, intervals=intervals, samples=samples, quick=quick,
+                       verbose=verbose)
+    ok = bench_session("polling", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
+                       timeout_s=timeout, quick=quick, out_base=out, report=report,
+                       console=_out, err_console=_err, show_verbose=verbose)
+    if not ok:
+        sys.exit(3)
+
+
 def _simple_bench(name: str, help_text: str):
     """`bench <name>`: a benchmark whose only settings are the common ones."""
 

@@ -371,6 +371,66 @@ class InflationArgs:
         return args
 
 
+@dataclass
+class ProgressArgs:
+    """`bench progress` flags -> mo_progress flags."""
+
+    sizes: str | None = None
+    samples: int | None = None
+    budget_factor: float | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args: list[str] = []
+        if self.sizes is not None:
+            if 0 in parse_sizes(self.sizes):
+                raise UserError("--sizes: a 0-byte message has no data to watch")
+            args += ["--sizes", self.sizes]
+        args += _count_flag("--samples", self.samples, 1)
+        if self.budget_factor is not None:
+            if not self.budget_factor >= 1.0:
+                raise UserError(f"--budget-factor must be at least 1 (got {self.budget_factor})")
+            args += ["--budget-factor", repr(self.budget_factor)]
+        if self.quick:
+            args.append("--quick")
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
+@dataclass
+class PollingArgs:
+    """`bench polling` flags -> mo_polling flags."""
+
+    sizes: str | None = None
+    intervals: str | None = None
+    samples: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args: list[str] = []
+        if self.sizes is not None:
+            parse_sizes(self.sizes)
+            args += ["--sizes", self.sizes]
+        if self.intervals is not None:
+            try:
+                values = [float(v) for v in self.intervals.split(",")]
+            except ValueError:
+                raise UserError(
+                    f"--intervals: expected numbers in us, got '{self.intervals}'") from None
+            if not values or any(v <= 0 for v in values) or values != sorted(set(values)):
+                raise UserError("--intervals: positive values in increasing order, e.g. 1,10,100")
+            args += ["--intervals", ",".join(repr(v) for v in values)]
+        args += _count_flag("--samples", self.samples, 1)
+        if self.quick:
+            args.append("--quick")
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
 def bench_session(
     name: str,
     native_args: list[str],

@@ -334,6 +334,32 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=40,
     ),
+    # Issue 5, item 3 (seed 004, the miniGhost check): does the data reach the receive
+    # buffer while neither rank calls MPI? Per size and ordering: yes / no / partly.
+    "progress": Benchmark(
+        name="progress",
+        program="mo_progress",
+        title="Asynchronous progress: does data arrive without MPI calls (miniGhost check)",
+        min_ranks=2,
+        analyze=_analysis("progress"),
+        default_timeout_s=1800.0,
+        quick_timeout_s=300.0,
+        suite="overlap",
+        suite_order=30,
+    ),
+    # Issue 5, item 5 (COMB's polling method): availability and bandwidth against the
+    # interval of MPI_Test calls in a work loop.
+    "polling": Benchmark(
+        name="polling",
+        program="mo_polling",
+        title="Polling method: availability and bandwidth against the MPI_Test interval",
+        min_ranks=2,
+        analyze=_analysis("polling"),
+        default_timeout_s=1800.0,
+        quick_timeout_s=300.0,
+        suite="overlap",
+        suite_order=50,
+    ),
 }
 
 

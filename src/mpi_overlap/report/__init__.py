@@ -19,27 +19,29 @@ from rich.text import Text
 
 from .. import __version__
 from ..rundir import Run, utc_now, write_json_atomic
-from . import comm_overlap as comm_overlap_report
 from . import (
+    comm_overlap,
     datatypes,
     env_matrix,
     error_checking,
+    inflation,
+    matching,
+    nbc_overlap,
     overhead_plots,
     overhead_table,
     overlap_validation,
+    polling,
     profile_plots,
     profile_table,
     profiler_overhead,
+    progress,
+    rma_overlap,
     stack_floor,
     study,
+    sync_overlap,
     threads_procs,
+    waitany,
 )
-from . import inflation as inflation_report
-from . import matching as matching_report
-from . import nbc_overlap as nbc_overlap_report
-from . import rma_overlap as rma_overlap_report
-from . import sync_overlap as sync_overlap_report
-from . import waitany as waitany_report
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
 
 __all__ = ["BenchmarkReporter", "ReportPaths", "make_report", "register"]
@@ -114,24 +116,27 @@ register(
         overlap_validation.table_sections,
     )
 )
+# The benchmark modules with the usual reporter functions (see _module_reporter).
 for _module in (
     profiler_overhead,
     stack_floor,
-    matching_report,
-    waitany_report,
+    matching,
+    waitany,
     threads_procs,
     error_checking,
+    sync_overlap,
+    comm_overlap,
+    progress,
+    inflation,
+    polling,
+    nbc_overlap,
+    rma_overlap,
 ):
     register(_module_reporter(_module.BENCHMARK, _module))
 for _name in datatypes.BENCHMARKS:
     register(_module_reporter(_name, datatypes))
 for _name in study.BENCHMARKS:
     register(_module_reporter(_name, study))
-for _module in (nbc_overlap_report, rma_overlap_report):
-    register(_module_reporter(_module.BENCHMARK, _module))
-register(_module_reporter(sync_overlap_report.BENCHMARK, sync_overlap_report))
-register(_module_reporter(comm_overlap_report.BENCHMARK, comm_overlap_report))
-register(_module_reporter(inflation_report.BENCHMARK, inflation_report))
 
 
 def _banners(run: Run) -> list[Banner]:

@@ -1,0 +1,520 @@
+/* polling.c - mo_polling: COMB's polling method (seeds/README.md), the
+ * companion of post-work-wait. Rank 0 runs a loop of calibrated work split
+ * into chunks of k units (the poll interval); after every chunk it calls
+ * MPI_Test on each of its --window outstanding receives and reposts the ones
+ * that completed. Rank 1 keeps --window sends in flight the whole time
+ * (MPI_Test on each, reposting), so a message is always there for rank 0.
+ *
+ * Availability = time of the same chunked work loop with no messaging (the
+ * dry run, interleaved with the messaging samples) / time of the loop with
+ * messaging. Bandwidth = bytes received during the loop / loop time. Swept
+ * over the poll interval (a geometric sequence of work per chunk, in us of
+ * calibrated work) and the message size.
+ *
+ * The end of a sample is not timed: rank 0 says stop and how many receives
+ * it posted through node-shared memory (shmsync.h), rank 1 answers with how
+ * many sends it posted, and both post the difference so that every request
+ * completes without MPI_Cancel. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "json.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "shmsync.h"
+#include "stats.h"
+#include "timer.h"
+#include "work.h"
+
+#define BENCH "polling"
+#define DEFAULT_SIZES "1k,8k,64k,512k,4M"
+#define QUICK_SIZES "1k,64k,512k,4M"
+#define TAG_DATA 400
+#define DEFAULT_INTERVALS "1,3,10,30,100,300,1000,3000"
+#define QUICK_INTERVALS "1,10,100,1000"
+#define DEFAULT_SAMPLES 9
+#define QUICK_SAMPLES 5
+#define DEFAULT_WORK_MS 20.0
+#define QUICK_WORK_MS 8.0
+#define MIN_POLLS 20
+/* At most this many polls per sample: at 1 us intervals a 4 MiB message is
+ * copied inside nearly every MPI_Test, and 20 000 polls of 0.5 ms each would
+ * make one sample last seconds. */
+#define MAX_POLLS 1000
+#define MAX_INTERVALS 32
+#define MAX_WINDOW 64
+
+/* Shared-memory slots: rank 0 and rank 1. */
+enum { SLOT_GO = 0, SLOT_STOP = 1, SLOT_N0 = 2 };
+enum { SLOT_DONE = 0, SLOT_N1 = 1 };
+
+typedef struct pl_params {
+    long samples, window;
+    double work_ms;
+    double intervals[MAX_INTERVALS]; /* us */
+    int nintervals;
+    bool samples_set, work_set, intervals_set;
+} pl_params;
+
+enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_INTERVALS, OPT_WORK_MS, OPT_WINDOW };
+
+static const struct option pl_longopts[] = {
+    {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"intervals", required_argument, NULL, OPT_INTERVALS},
+    {"work-ms", required_argument, NULL, OPT_WORK_MS},
+    {"window", required_argument, NULL, OPT_WINDOW},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_intervals(pl_params *p, const char *arg, char *err, size_t errlen)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", arg);
+    p->nintervals = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (p->nintervals == MAX_INTERVALS) {
+            snprintf(err, errlen, "--intervals: at most %d values", MAX_INTERVALS);
+            return -1;
+        }
+        double v;
+        if (mo_options_parse_double("intervals", tok, 0.01, 1e6, &v, err, errlen))
+            return -1;
+        if (p->nintervals > 0 && v <= p->intervals[p->nintervals - 1]) {
+            snprintf(err, errlen, "--intervals: values must increase (%g after %g)", v,
+                     p->intervals[p->nintervals - 1]);
+            return -1;
+        }
+        p->intervals[p->nintervals++] = v;
+    }
+    if (p->nintervals == 0) {
+        snprintf(err, errlen, "--intervals: give at least one value");
+        return -1;
+    }
+    return 0;
+}
+
+static int pl_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+{
+    pl_params *p = ctx;
+    switch (code) {
+    case OPT_SAMPLES:
+        p->samples_set = true;
+        return mo_options_parse_long("samples", arg, 1, 10000, &p->samples, err, errlen);
+    case OPT_INTERVALS:
+        p->intervals_set = true;
+        return parse_intervals(p, arg, err, errlen);
+    case OPT_WORK_MS:
+        p->work_set = true;
+        return mo_options_parse_double("work-ms", arg, 0.1, 1e5, &p->work_ms, err, errlen);
+    case OPT_WINDOW:
+        return mo_options_parse_long("window", arg, 1, MAX_WINDOW, &p->window, err, errlen);
+    }
+    snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return -1;
+}
+
+static int pl_finalize(void *ctx, bool quick, char *err, size_t errlen)
+{
+    pl_params *p = ctx;
+    if (!p->samples_set)
+        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
+    if (!p->work_set)
+        p->work_ms = quick ? QUICK_WORK_MS : DEFAULT_WORK_MS;
+    if (!p->intervals_set && parse_intervals(p, quick ? QUICK_INTERVALS : DEFAULT_INTERVALS, err, errlen))
+        return -1;
+    return 0;
+}
+
+static void pl_usage(FILE *f)
+{
+    fprintf(f,
+            "  --intervals LIST     poll intervals in us of calibrated work, increasing\n"
+            "                       (default %s; --quick %s)\n"
+            "  --work-ms T          work per sample, %d to %d poll intervals (default %g; --quick %g)\n"
+            "  --window W           receives (rank 0) and sends (rank 1) in flight (default 2)\n"
+            "  --samples K          samples per size and interval (default %d; --quick %d)\n"
+            "  (--quick without --sizes: sizes %s)\n",
+            DEFAULT_INTERVALS, QUICK_INTERVALS, MIN_POLLS, MAX_POLLS, DEFAULT_WORK_MS, QUICK_WORK_MS,
+            DEFAULT_SAMPLES, QUICK_SAMPLES, QUICK_SIZES);
+}
+
+static void pl_write_json(mo_json *w, const void *ctx)
+{
+    const pl_params *p = ctx;
+    mo_json_kv_int64(w, "samples", p->samples);
+    mo_json_kv_int64(w, "window", p->window);
+    mo_json_kv_double(w, "work_ms", p->work_ms);
+    mo_json_kv_doubles(w, "intervals_us", p->intervals, (size_t)p->nintervals);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct pl_sample {
+    double work_ns;  /* the chunked loop with messaging */
+    double dry_ns;   /* the same loop without */
+    long polls;      /* chunks = rounds of MPI_Test */
+    long messages;   /* receives completed inside the loop */
+} pl_sample;
+
+typedef struct pl_point {
+    uint64_t size;
+    double interval_us;
+    uint64_t chunk_units;
+    long chunks;
+    size_t n;
+    pl_sample *s;
+} pl_point;
+
+typedef struct pl_state {
+    const pl_params *params;
+    const mo_options *opts;
+    const mo_work_calib *work;
+    MPI_Comm comm, ctl;
+    mo_shm shm;
+    int rank;
+    unsigned char *buf; /* window slots of the largest size */
+    MPI_Request reqs[MAX_WINDOW];
+    pl_point *points;
+    int npoints, ntotal;
+    int64_t seq;
+} pl_state;
+
+typedef struct pl_cmd {
+    int64_t op, size, chunk_units, chunks;
+} pl_cmd;
+enum { CMD_QUIT = 0, CMD_SAMPLE = 1, CMD_DRY = 2 };
+
+/* ---- the measurements (both ranks) ---------------------------------------- */
+
+static unsigned char *slot_buf(const pl_state *st, int i, uint64_t size)
+{
+    return st->buf + (size_t)i * (size_t)size;
+}
+
+/* Rank 0's loop; returns its time in ns, counts polls and completed messages. */
+static double receiver(pl_state *st, const pl_cmd *c, long *polls, long *messages)
+{
+    const int64_t seq = ++st->seq;
+    const int w = (int)st->params->window, n = (int)c->size;
+    for (int i = 0; i < w; i++)
+        MPI_Irecv(slot_buf(st, i, (uint64_t)c->size), n, MPI_BYTE, 1, TAG_DATA, st->comm, &st->reqs[i]);
+    long posted = w, done = 0;
+    mo_shm_set(&st->shm, 0, SLOT_GO, seq);
+    const uint64_t t0 = mo_timer_now_ns();
+    for (long k = 0; k < c->chunks; k++) {
+        mo_work((uint64_t)c->chunk_units);
+        for (int i = 0; i < w; i++) {
+            int flag = 0;
+            MPI_Test(&st->reqs[i], &flag, MPI_STATUS_IGNORE);
+            if (flag) {
+                done++;
+                MPI_Irecv(slot_buf(st, i, (uint64_t)c->size), n, MPI_BYTE, 1, TAG_DATA, st->comm,
+                          &st->reqs[i]);
+                posted++;
+            }
+        }
+    }
+    const uint64_t t1 = mo_timer_now_ns();
+    /* untimed end: agree on a total, post the difference, complete everything */
+    mo_shm_set(&st->shm, 0, SLOT_N0, posted);
+    mo_shm_set(&st->shm, 0, SLOT_STOP, seq);
+    mo_shm_wait(&st->shm, 1, SLOT_DONE, seq);
+    const long n1 = (long)mo_shm_get(&st->shm, 1, SLOT_N1);
+    MPI_Waitall(w, st->reqs, MPI_STATUSES_IGNORE);
+    for (long extra = n1 - posted; extra > 0; extra--)
+        MPI_Recv(st->buf, n, MPI_BYTE, 1, TAG_DATA, st->comm, MPI_STATUS_IGNORE);
+    *polls = c->chunks;
+    *messages = done;
+    return (double)(t1 - t0);
+}
+
+/* Rank 1: keeps the window of sends in flight until rank 0 says stop. */
+static void sender(pl_state *st, const pl_cmd *c)
+{
+    const int64_t seq = ++st->seq;
+    const int w = (int)st->params->window, n = (int)c->size;
+    mo_shm_wait(&st->shm, 0, SLOT_GO, seq);
+    for (int i = 0; i < w; i++)
+        MPI_Isend(slot_buf(st, i, (uint64_t)c->size), n, MPI_BYTE, 0, TAG_DATA, st->comm, &st->reqs[i]);
+    long posted = w;
+    while (mo_shm_get(&st->shm, 0, SLOT_STOP) < seq) {
+        for (int i = 0; i < w; i++) {
+            int flag = 0;
+            MPI_Test(&st->reqs[i], &flag, MPI_STATUS_IGNORE);
+            if (flag) {
+                MPI_Isend(slot_buf(st, i, (uint64_t)c->size), n, MPI_BYTE, 0, TAG_DATA, st->comm,
+                          &st->reqs[i]);
+                posted++;
+            }
+        }
+    }
+    const long n0 = (long)mo_shm_get(&st->shm, 0, SLOT_N0);
+    mo_shm_set(&st->shm, 1, SLOT_N1, posted);
+    mo_shm_set(&st->shm, 1, SLOT_DONE, seq);
+    MPI_Waitall(w, st->reqs, MPI_STATUSES_IGNORE);
+    for (long extra = n0 - posted; extra > 0; extra--)
+        MPI_Send(st->buf, n, MPI_BYTE, 0, TAG_DATA, st->comm);
+}
+
+static double dry(const pl_cmd *c)
+{
+    const uint64_t t0 = mo_timer_now_ns();
+    for (long k = 0; k < c->chunks; k++)
+        mo_work((uint64_t)c->chunk_units);
+    return (double)(mo_timer_now_ns() - t0);
+}
+
+static double command(pl_state *st, pl_cmd c, long *polls, long *messages)
+{
+    MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
+    if (c.op == CMD_DRY)
+        return dry(&c);
+    return receiver(st, &c, polls, messages);
+}
+
+static void serve(pl_state *st)
+{
+    for (;;) {
+        pl_cmd c;
+        MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
+        if (c.op == CMD_QUIT)
+            return;
+        if (c.op == CMD_SAMPLE && st->rank == 1)
+            sender(st, &c);
+    }
+}
+
+static void measure_point(pl_state *st, pl_point *pt)
+{
+    const double upus = st->work->units_per_us;
+    pt->chunk_units = (uint64_t)ceil(pt->interval_us * upus);
+    if (pt->chunk_units < 1)
+        pt->chunk_units = 1;
+    const double chunk_us = (double)pt->chunk_units / upus;
+    long chunks = (long)ceil(st->params->work_ms * 1e3 / chunk_us);
+    pt->chunks = chunks < MIN_POLLS ? MIN_POLLS : chunks > MAX_POLLS ? MAX_POLLS : chunks;
+    const pl_cmd sample = {CMD_SAMPLE, (int64_t)pt->size, (int64_t)pt->chunk_units, pt->chunks};
+    const pl_cmd dry_cmd = {CMD_DRY, (int64_t)pt->size, (int64_t)pt->chunk_units, pt->chunks};
+    long polls = 0, msgs = 0;
+    command(st, sample, &polls, &msgs); /* untimed */
+    for (long k = 0; k < st->params->samples; k++) {
+        pl_sample *s = &pt->s[pt->n++];
+        if (k % 2 == 0) {
+            s->dry_ns = command(st, dry_cmd, NULL, NULL);
+            s->work_ns = command(st, sample, &s->polls, &s->messages);
+        } else {
+            s->work_ns = command(st, sample, &s->polls, &s->messages);
+            s->dry_ns = command(st, dry_cmd, NULL, NULL);
+        }
+    }
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const pl_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_kv_string(w, "direction", "rank 1 sends, rank 0 polls its receives");
+    mo_json_kv_int64(w, "window", st->params->window);
+    mo_json_kv_int64(w, "samples_per_point", st->params->samples);
+    mo_json_kv_double(w, "work_ns", st->params->work_ms * 1e6);
+    mo_json_kv_doubles(w, "intervals_us", st->params->intervals, (size_t)st->params->nintervals);
+    mo_json_kv_int64(w, "points_planned", st->ntotal);
+    mo_json_key(w, "points");
+    mo_json_begin_array(w);
+    for (int i = 0; i < st->npoints; i++) {
+        const pl_point *pt = &st->points[i];
+        mo_json_begin_object(w);
+        mo_json_kv_uint64(w, "size", pt->size);
+        mo_json_kv_double(w, "interval_us", pt->interval_us);
+        mo_json_kv_uint64(w, "chunk_units", pt->chunk_units);
+        mo_json_kv_int64(w, "chunks", pt->chunks);
+        mo_json_key(w, "samples");
+        mo_json_begin_array(w);
+        for (size_t k = 0; k < pt->n; k++) {
+            mo_json_begin_object(w);
+            mo_json_kv_double(w, "work_ns", pt->s[k].work_ns);
+            mo_json_kv_double(w, "dry_ns", pt->s[k].dry_ns);
+            mo_json_kv_int64(w, "polls", pt->s[k].polls);
+            mo_json_kv_int64(w, "messages", pt->s[k].messages);
+            mo_json_end_object(w);
+        }
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static int plan(pl_state *st)
+{
+    const mo_sizes *sz = &st->opts->sizes;
+    const int ni = st->params->nintervals;
+    st->ntotal = (int)sz->n * ni;
+    st->points = calloc((size_t)st->ntotal, sizeof *st->points);
+    if (!st->points)
+        return -1;
+    for (size_t i = 0; i < sz->n; i++)
+        for (int j = 0; j < ni; j++) {
+            pl_point *pt = &st->points[i * (size_t)ni + (size_t)j];
+            pt->size = sz->v[i];
+            pt->interval_us = st->params->intervals[j];
+            if (!(pt->s = calloc((size_t)st->params->samples, sizeof *pt->s)))
+                return -1;
+        }
+    return 0;
+}
+
+static void free_state(pl_state *st)
+{
+    for (int i = 0; st->points && i < st->ntotal; i++)
+        free(st->points[i].s);
+    free(st->points);
+    free(st->buf);
+}
+
+/* --quick without --sizes: the quick sizes replace the default ones (the
+ * overlap suite passes only --quick). */
+static void use_quick_sizes(mo_options *o, int argc, char **argv, const char *quick_sizes)
+{
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--si", 4) == 0 && strncmp(argv[i], "--sizes", strcspn(argv[i], "=")) == 0)
+            return;
+    mo_sizes quick;
+    char err[128];
+    char *spec = strdup(quick_sizes);
+    if (spec && mo_sizes_parse(quick_sizes, &quick, err, sizeof err) == 0) {
+        mo_sizes_free(&o->sizes);
+        o->sizes = quick;
+        free(o->sizes_spec);
+        o->sizes_spec = spec;
+    } else {
+        free(spec); /* out of memory: the default sizes, only slower */
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    const uint64_t start_ns = mo_timer_now_ns();
+
+    pl_params params = {0};
+    params.window = 2;
+    mo_bench_options ext = {pl_longopts, pl_parse, pl_finalize, pl_usage, pl_write_json, &params};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL};
+    mo_options opts;
+    int exit_status;
+    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+        return exit_status;
+    char err[512] = "";
+    if (opts.quick)
+        use_quick_sizes(&opts, argc, argv, QUICK_SIZES);
+
+    mo_provenance prov;
+    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
+
+    pl_state st;
+    memset(&st, 0, sizeof st);
+    st.params = &params;
+    st.opts = &opts;
+    st.rank = wrank;
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
+    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
+
+    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+    const size_t bytes = (size_t)params.window * (size_t)(largest > 0 ? largest : 1);
+    st.buf = mo_page_alloc(bytes);
+    int have = st.buf != NULL;
+    if (wrank == 0)
+        have = have && plan(&st) == 0;
+    if (st.buf)
+        memset(st.buf, wrank + 1, bytes);
+
+    mo_timer_info timer;
+    mo_work_calib work;
+    memset(&timer, 0, sizeof timer);
+    memset(&work, 0, sizeof work);
+    st.work = &work;
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    int verdict[3] = {1, have, have_shm};
+    if (wrank == 0 && have_shm) {
+        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 11, err, sizeof err);
+        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+            verdict[0] = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, verdict, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!verdict[0] || !verdict[1] || !verdict[2]) {
+        if (verdict[0] && verdict[2])
+            snprintf(err, sizeof err, "cannot allocate the buffers");
+        else if (!verdict[2] && !err[0])
+            snprintf(err, sizeof err, "needs every rank on one node (shared-memory flags)");
+        if (have_shm)
+            mo_shm_close(&st.shm);
+        MPI_Comm_free(&st.comm);
+        MPI_Comm_free(&st.ctl);
+        free_state(&st);
+        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
+    }
+
+    int status = 0;
+    if (wrank != 0) {
+        serve(&st);
+    } else {
+        bool time_up = false;
+        for (int i = 0; i < st.ntotal; i++) {
+            if (mo_time_up(&opts, start_ns)) {
+                time_up = true;
+                break;
+            }
+            pl_point *pt = &st.points[st.npoints++];
+            measure_point(&st, pt);
+            if (opts.verbose) {
+                double work[64], dryv[64], msg[64];
+                size_t n = pt->n < 64 ? pt->n : 64;
+                for (size_t k = 0; k < n; k++) {
+                    work[k] = pt->s[k].work_ns;
+                    dryv[k] = pt->s[k].dry_ns;
+                    msg[k] = (double)pt->s[k].messages;
+                }
+                double wm = mo_stats_median(work, n), dm = mo_stats_median(dryv, n);
+                printf("size=%-9llu interval %8.1f us  availability %.3f  %.3f GB/s\n",
+                       (unsigned long long)pt->size, pt->interval_us, dm / wm,
+                       mo_stats_median(msg, n) * (double)pt->size / wm);
+                fflush(stdout);
+            }
+            char label[64];
+            snprintf(label, sizeof label, "%llu B, %g us", (unsigned long long)pt->size, pt->interval_us);
+            mo_progress(opts.progress, i + 1, st.ntotal, label);
+            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
+                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
+        }
+        pl_cmd quit = {CMD_QUIT, 0, 0, 0};
+        MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st.ctl);
+        if (time_up)
+            mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d points",
+                           opts.time_limit_s, st.npoints, st.ntotal);
+        mo_work_recheck(&work);
+        status = mo_result_complete(&doc, BENCH, write_results, &st);
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    mo_shm_close(&st.shm);
+    MPI_Comm_free(&st.comm);
+    MPI_Comm_free(&st.ctl);
+    free_state(&st);
+    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+}

@@ -1,0 +1,156 @@
+"""Polling benchmark: the report's table, figure, sentences and JSON, from analysis.json
+(analysis/polling.py): availability and bandwidth against the poll interval, per size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from ..sizes import format_size
+from .html import DASH, Figure, HtmlTable, Section, fmt_num
+from .overhead_plots import to_svg
+
+BENCHMARK = "polling"
+HEADERS = ("size", "MPI_Test every (µs)", "availability", "95 % CI", "GB/s", "msgs / poll",
+           "ns lost / poll", "loop µs", "dry µs")
+
+
+def series(run: Run) -> list[dict[str, Any]]:
+    return [s for s in (run.analysis or {}).get("series") or [] if isinstance(s, dict)]
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for s in series(run):
+        for p in s.get("points") or []:
+            ci = p.get("availability_ci95") or [None, None]
+            out.append((
+                format_size(p["size"]),
+                fmt_num(p.get("interval_us"), "g"),
+                fmt_num(p.get("availability"), ".3f"),
+                DASH if None in ci else f"{ci[0]:.3f}–{ci[1]:.3f}",
+                fmt_num(p.get("bandwidth_gbs"), ".3f"),
+                fmt_num(p.get("messages_per_poll"), ".2f"),
+                fmt_num(p.get("cost_per_poll_ns"), ".0f"),
+                fmt_num(p.get("work_us"), ".0f"),
+                fmt_num(p.get("dry_us"), ".0f"),
+            ))
+    return out
+
+
+def _notes(run: Run) -> list[str]:
+    a = run.analysis or {}
+    return [str(a.get("finding")), *(f"Note: {n}" for n in a.get("notes") or [])]
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    t = Table(title=f"{run.label} — polling: availability and bandwidth against the MPI_Test "
+                    "interval", title_justify="left", header_style="bold")
+    for i, h in enumerate(HEADERS):
+        t.add_column(h, justify="left" if i == 0 else "right")
+    for row in rows(run):
+        t.add_row(*row)
+    console.print(t)
+    for note in _notes(run):
+        console.print(Text(f"  {note}", style="dim"), highlight=False)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+    if len(runs) < 2:
+        return
+    t = Table(title="Polling — comparison (availability / GB/s)", title_justify="left",
+              header_style="bold")
+    t.add_column("size")
+    t.add_column("every µs", justify="right")
+    for r in runs:
+        t.add_column(r.label, justify="right")
+    keys = sorted({(p["size"], p["interval_us"]) for r in runs for s in series(r)
+                   for p in s.get("points") or []})
+    for size, interval in keys:
+        cells = [format_size(size), f"{interval:g}"]
+        for r in runs:
+            p = next((p for s in series(r) for p in s.get("points") or []
+                      if p["size"] == size and p["interval_us"] == interval), None)
+            cells.append(DASH if p is None else
+                         f"{fmt_num(p.get('availability'), '.2f')} / "
+                         f"{fmt_num(p.get('bandwidth_gbs'), '.2f')}")
+        t.add_row(*cells)
+    console.print(t)
+
+
+def figure(runs: list[Run]) -> MplFigure | None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and series(r)]
+    if not runs:
+        return None
+    fig = MplFigure(figsize=(8.0, 3.4), layout="constrained")
+    ax_a, ax_b = fig.subplots(1, 2)
+    marks = "os^vD<>p"
+    for i, run in enumerate(runs):
+        for j, s in enumerate(series(run)):
+            pts = [p for p in s.get("points") or [] if p.get("availability") is not None]
+            label = format_size(s["size"]) if len(runs) == 1 else \
+                f"{run.label} {format_size(s['size'])}"
+            x = [p["interval_us"] for p in pts]
+            color = f"C{j}" if len(runs) == 1 else f"C{i}"
+            ls = "-" if len(runs) == 1 else ("-", "--", ":", "-.")[j % 4]
+            ax_a.plot(x, [p["availability"] for p in pts], ls, marker=marks[j % len(marks)],
+                      color=color, ms=3, label=label)
+            ax_b.plot(x, [p["bandwidth_gbs"] for p in pts], ls, marker=marks[j % len(marks)],
+                      color=color, ms=3, label=label)
+    for ax in (ax_a, ax_b):
+        ax.set_xscale("log")
+        ax.set_xlabel("MPI_Test every (µs of work)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    ax_a.set_ylabel("availability (dry / with messaging)", fontsize=8)
+    ax_a.set_ylim(0, 1.1)
+    ax_b.set_yscale("log")
+    ax_b.set_ylabel("bandwidth (GB/s)", fontsize=8)
+    ax_a.legend(fontsize=6, frameon=False)
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    mine = [r for r in runs if r.benchmark == BENCHMARK]
+    if not mine:
+        return []
+    figures = []
+    fig = figure(mine)
+    if fig is not None:
+        figures.append(Figure(to_svg(fig, "polling"),
+                              "A work loop calls MPI_Test on its outstanding receives every k "
+                              "units of calibrated work while the partner keeps sends in "
+                              "flight. Left: availability = time of the same loop without "
+                              "messages / time with them. Right: bytes received / loop time."))
+    tables = []
+    for run in mine:
+        if run.analysis is None:
+            continue
+        r = rows(run)
+        tables.append(HtmlTable(f"{run.label} — polling method", HEADERS, r,
+                                [("left",) + ("num",) * (len(HEADERS) - 1)] * len(r),
+                                _notes(run)))
+    return [Section("Polling method (MPI_Test in the work loop)", None, figures, tables)]
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: availability and bandwidth are not available for this run."]
+    return _notes(run)
+
+
+def extent(run: Run) -> str | None:
+    res = (run.result or {}).get("results") or {}
+    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} points measured"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    a = run.analysis or {}
+    return {k: a.get(k) for k in ("finding", "notes", "headline_size", "figures")}

@@ -1,0 +1,182 @@
+"""Progress benchmark: the report's table, figure, sentences and JSON, from analysis.json
+(analysis/progress.py): per size and ordering, did the data arrive without MPI calls?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure as MplFigure
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from ..sizes import format_size
+from .html import DASH, Figure, HtmlTable, Section, fmt_num
+from .overhead_plots import to_svg
+
+BENCHMARK = "progress"
+CASES = (("receiver-first", "computes"), ("sender-first", "computes"),
+         ("receiver-first", "waits"), ("sender-first", "waits"))
+HEADERS = ("size", "one-way µs", "budget µs",
+           *(f"{o}, sender {s}" for o, s in CASES), "slowdown %")
+
+
+def points(run: Run) -> list[dict[str, Any]]:
+    return [p for p in (run.analysis or {}).get("points") or [] if isinstance(p, dict)]
+
+
+def _case(pt: dict[str, Any], ordering: str, sender: str) -> dict[str, Any]:
+    return next((c for c in pt.get("cases") or []
+                 if c.get("ordering") == ordering and c.get("sender") == sender), {})
+
+
+def _cell(c: dict[str, Any]) -> str:
+    if not c:
+        return DASH
+    v = str(c.get("verdict"))
+    if c.get("arrival_us") is not None:
+        return f"{v} {c['arrived_samples']}/{c['n']}, {c['arrival_us']:.0f} µs"
+    return f"{v} {c.get('arrived_samples', 0)}/{c.get('n', 0)}"
+
+
+def rows(run: Run) -> list[tuple[str, ...]]:
+    out = []
+    for pt in points(run):
+        rf = _case(pt, "receiver-first", "computes")
+        out.append((
+            format_size(pt["size"]),
+            fmt_num(pt.get("transfer_us"), ".1f"),
+            fmt_num(pt.get("budget_us"), ".0f"),
+            *(_cell(_case(pt, o, s)) for o, s in CASES),
+            fmt_num(rf.get("compute_slowdown_pct"), "+.1f"),
+        ))
+    return out
+
+
+def _notes(run: Run) -> list[str]:
+    a = run.analysis or {}
+    notes = [str(a.get("finding"))]
+    if a.get("explanation"):
+        notes.append(f"Why: {a['explanation']}")
+    return notes
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is None:
+        return
+    t = Table(title=f"{run.label} — data in the receive buffer before MPI_Wait, no MPI calls "
+                    "(verdict, samples with all data, median arrival after posting)",
+              title_justify="left", header_style="bold")
+    for i, h in enumerate(HEADERS):
+        t.add_column(h, justify="left" if i == 0 else "right")
+    for row in rows(run):
+        t.add_row(*row)
+    console.print(t)
+    for note in _notes(run):
+        console.print(Text(f"  {note}", style="dim"), highlight=False)
+
+
+def print_comparison(runs: list[Run], console: Console) -> None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
+    if len(runs) < 2:
+        return
+    t = Table(title="Progress — comparison (sender computing: verdict, median arrival)",
+              title_justify="left", header_style="bold")
+    t.add_column("size")
+    t.add_column("ordering")
+    for r in runs:
+        t.add_column(r.label, justify="right")
+    sizes = sorted({p["size"] for r in runs for p in points(r)})
+    for size in sizes:
+        for ordering in ("receiver-first", "sender-first"):
+            cells = [format_size(size), ordering]
+            for r in runs:
+                pt = next((p for p in points(r) if p["size"] == size), None)
+                cells.append(_cell(_case(pt, ordering, "computes")) if pt else DASH)
+            t.add_row(*cells)
+    setting = ["setting", ""] + [str((r.analysis.get("async_progress") or {}).get("setting"))
+                                 for r in runs]
+    t.add_row(*setting)
+    console.print(t)
+
+
+def figure(runs: list[Run]) -> MplFigure | None:
+    runs = [r for r in runs if r.benchmark == BENCHMARK and points(r)]
+    if not runs:
+        return None
+    fig = MplFigure(figsize=(8.0, 3.4), layout="constrained")
+    ax_share, ax_time = fig.subplots(1, 2)
+    styles = {CASES[0]: "-o", CASES[1]: "--s", CASES[2]: ":^", CASES[3]: "-.v"}
+    for i, run in enumerate(runs):
+        pts = points(run)
+        sizes = [p["size"] for p in pts]
+        for key in CASES:
+            cs = [_case(p, *key) for p in pts]
+            label = f"{key[0]}, sender {key[1]}"
+            if len(runs) > 1:
+                label = f"{run.label} {label}"
+            ax_share.plot(sizes, [100 * c.get("arrived_share", 0) for c in cs], styles[key],
+                          color=f"C{i}", ms=3, label=label)
+            xy = [(s, c["arrival_us"]) for s, c in zip(sizes, cs, strict=True)
+                  if c.get("arrival_us") is not None]
+            if xy:
+                ax_time.plot([x for x, _ in xy], [y for _, y in xy], styles[key], color=f"C{i}",
+                             ms=3)
+        ax_time.plot(sizes, [p["budget_us"] for p in pts], color=f"C{i}", lw=0.8, alpha=0.5,
+                     label="budget" if i == 0 else None)
+        ax_time.plot(sizes, [p["transfer_us"] for p in pts], color=f"C{i}", lw=0.8, ls=":",
+                     alpha=0.7, label="one-way ping-pong" if i == 0 else None)
+    for ax in (ax_share, ax_time):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("message size (bytes)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    ax_share.set_ylim(-5, 105)
+    ax_share.set_ylabel("samples with all data before MPI_Wait (%)", fontsize=8)
+    ax_time.set_yscale("log")
+    ax_time.set_ylabel("arrival after posting (µs, median)", fontsize=8)
+    ax_share.legend(fontsize=6, frameon=False)
+    ax_time.legend(fontsize=6, frameon=False)
+    return fig
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    mine = [r for r in runs if r.benchmark == BENCHMARK]
+    if not mine:
+        return []
+    figures = []
+    fig = figure(mine)
+    if fig is not None:
+        figures.append(Figure(to_svg(fig, "progress"),
+                              "Left: share of samples in which every watched byte of the receive "
+                              "buffer held the payload before MPI_Wait, while the receiver "
+                              "computed without MPI calls. Right: median time after posting "
+                              "MPI_Irecv at which it did, against the computation budget and "
+                              "the one-way ping-pong time."))
+    tables = []
+    for run in mine:
+        if run.analysis is None:
+            continue
+        r = rows(run)
+        tables.append(HtmlTable(f"{run.label} — progress without MPI calls", HEADERS, r,
+                                [("left",) + ("num",) * (len(HEADERS) - 1)] * len(r),
+                                _notes(run)))
+    return [Section("Asynchronous progress (data arrival without MPI calls)", None, figures,
+                    tables)]
+
+
+def summary(run: Run) -> list[str]:
+    if run.analysis is None:
+        return ["No analysis: the progress verdicts are not available for this run."]
+    return _notes(run)
+
+
+def extent(run: Run) -> str | None:
+    res = (run.result or {}).get("results") or {}
+    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} sizes measured"
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    a = run.analysis or {}
+    return {k: a.get(k) for k in ("finding", "explanation", "verdict_ranges", "async_progress",
+                                  "figures")}
