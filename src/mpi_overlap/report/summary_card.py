@@ -28,7 +28,10 @@ ANCHOR = "summary-card"
 class CardItem:
     label: str
     benchmark: str
-    render: Callable[[Figures], str | None]  # None: the run gave no number for it
+    # The cell from the run's figures; None: the run gave no number for it.
+    render: Callable[[Figures], str | None] | None = None
+    # Items that need more than figures (verdict ranges) read the analysis instead.
+    from_analysis: Callable[[dict[str, Any]], str | None] | None = None
 
 
 def _num(figs: Figures, name: str) -> float | None:
@@ -118,13 +121,74 @@ def _profiler(f: Figures) -> str | None:
     return ", ".join(parts) or None
 
 
+def _progress(a: dict[str, Any]) -> str | None:
+    ranges = a.get("verdict_ranges") or {}
+    if not ranges:
+        return None
+    text = "; ".join(f"{order}: {text}" for order, text in ranges.items())
+    setting = (a.get("async_progress") or {}).get("setting")
+    return f"{text} ({setting})" if setting else text
+
+
+def _polling(f: Figures) -> str | None:
+    avail, interval = _num(f, "availability_fast_poll"), _num(f, "available_interval_us")
+    if avail is None:
+        return None
+    text = f"{avail:.2f} when polling fastest"
+    if interval is not None:
+        text += f"; ≥ 0.9 from every {interval:g} µs"
+        bw = _num(f, "bandwidth_available_gbs")
+        text += f" at {bw:.2f} GB/s" if bw is not None else ""
+    return text
+
+
+def _comm(f: Figures) -> str | None:
+    hidden = _num(f, "hidden_pct_largest")
+    if hidden is None:
+        return None
+    b0, b1 = _num(f, "better_improvement_pct_rank0"), _num(f, "better_improvement_pct_rank1")
+    text = f"one-way message {hidden:.0f} % hidden at the largest size"
+    if b0 is not None and b1 is not None:
+        text += f"; both ranks non-blocking: {b0:+.0f} % / {b1:+.0f} % (eq. 1, rank 0 / 1)"
+    return text
+
+
+def _inflation(f: Figures) -> str | None:
+    lo, hi = _num(f, "knee_us_smallest"), _num(f, "knee_us_largest")
+    hidden = _num(f, "hidden_pct_largest")
+    if lo is None and hi is None:
+        return None
+    text = f"knee at {_opt(lo, '.2f')} µs (smallest size) … {_opt(hi, '.1f')} µs (largest)"
+    return text + (f"; {hidden:.0f} % of the largest exchange hidden" if hidden is not None
+                   else "")
+
+
+def _opt(v: float | None, spec: str) -> str:
+    return DASH if v is None else f"{v:{spec}}"
+
+
+def _study(f: Figures) -> str | None:
+    cut, cost = _num(f, "best_mpi_saving_pct"), _num(f, "app_profiler_overhead_pct")
+    if cut is None and cost is None:
+        return None
+    return (f"best mode cuts MPI time {_opt(cut, '.0f')} %; profiler cost on the app "
+            f"{_opt(cost, '+.2f')} %")
+
+
 ITEMS: list[CardItem] = [
     CardItem("small-message latency", "stack-floor", _latency),
     CardItem("eager limit", "sync-overlap", _eager),
+    CardItem("asynchronous progress (data moves with no MPI call)", "progress",
+             from_analysis=_progress),
+    CardItem("communication–computation overlap", "comm-overlap", _comm),
+    CardItem("computation needed to hide an exchange", "inflation", _inflation),
     CardItem("availability (post-work-wait)", "overhead", _availability),
+    CardItem("availability (polling with MPI_Test)", "polling", _polling),
     CardItem("non-blocking collective overlap (OSU)", "nbc-overlap", _overlap_range),
     CardItem("one-sided overlap", "rma-overlap", _rma),
     CardItem("matching cost per queued request", "matching", _matching),
+    CardItem("case study: halo", "study-halo", _study),
+    CardItem("case study: cg", "study-cg", _study),
     CardItem("profiler overhead", "profiler-overhead", _profiler),
 ]
 
@@ -147,7 +211,12 @@ def _cell(item: CardItem, runs: list[Run], label: str) -> str:
     if not mine:
         return "not run"
     run = mine[-1]
-    text = item.render(_figures(run)) if run.analysis else None
+    text = None
+    if run.analysis:
+        if item.from_analysis is not None:
+            text = item.from_analysis(run.analysis)
+        elif item.render is not None:
+            text = item.render(_figures(run))
     if text is not None:
         return text
     return DASH if run.status == "complete" else f"{run.status} (see {run.benchmark})"
