@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..sizes import format_size
+from .figures import figure
 from .stats import percentile_ci
 
 BOOTSTRAP = 1000
@@ -128,27 +129,22 @@ def analyze_comm_overlap(result: dict[str, Any]) -> dict[str, Any]:
         ranks = {r["rank"]: r for r in large["better"]}
         size = format_size(large["bytes"])
         figures = [
-            {"name": "hidden_pct_largest", "label": f"message time hidden at {size}",
-             "value": lb["hidden_pct"], "unit": "%", "kind": "overlap"},
-            {"name": "improvement_pct_largest", "label": f"improvement eq. (1) at {size}",
-             "value": lb["improvement_pct"], "unit": "%", "kind": "overlap"},
-            {"name": "better_improvement_pct_rank0",
-             "label": f"better test rank 0 at {size} (medians)",
-             "value": (ranks.get(0) or {}).get("improvement_pct_median"), "unit": "%",
-             "kind": "overlap"},
-            {"name": "better_improvement_pct_rank1",
-             "label": f"better test rank 1 at {size} (medians)",
-             "value": (ranks.get(1) or {}).get("improvement_pct_median"), "unit": "%",
-             "kind": "overlap"},
-            {"name": "compute_slowdown_pct_largest", "label": f"compute slowdown at {size}",
-             "value": lb["compute_slowdown_pct"], "unit": "%", "kind": "cost"},
-            {"name": "message_us_largest", "label": f"Isend+Wait alone at {size}",
-             "value": lb["message_us"], "unit": "us", "kind": "cost"},
-            {"name": "message_us_smallest",
-             "label": f"Isend+Wait alone at {format_size(small['bytes'])}",
-             "value": sb["message_us"], "unit": "us", "kind": "cost"},
-            {"name": "largest_bytes", "label": "largest message size", "value":
-             float(large["bytes"]), "unit": "B", "kind": "info"},
+            figure("hidden_pct_largest", f"message time hidden at {size}",
+                   lb["hidden_pct"], "%", "overlap"),
+            figure("improvement_pct_largest", f"improvement eq. (1) at {size}",
+                   lb["improvement_pct"], "%", "overlap"),
+            figure("better_improvement_pct_rank0", f"better test rank 0 at {size} (medians)",
+                   (ranks.get(0) or {}).get("improvement_pct_median"), "%", "overlap"),
+            figure("better_improvement_pct_rank1", f"better test rank 1 at {size} (medians)",
+                   (ranks.get(1) or {}).get("improvement_pct_median"), "%", "overlap"),
+            figure("compute_slowdown_pct_largest", f"compute slowdown at {size}",
+                   lb["compute_slowdown_pct"], "%", "cost"),
+            figure("message_us_largest", f"Isend+Wait alone at {size}",
+                   lb["message_us"], "us", "cost"),
+            figure("message_us_smallest", f"Isend+Wait alone at {format_size(small['bytes'])}",
+                   sb["message_us"], "us", "cost"),
+            figure("largest_bytes", "largest message size",
+                   float(large["bytes"]), "B", "info"),
         ]
         r0, r1 = ranks.get(0) or {}, ranks.get(1) or {}
         finding = (

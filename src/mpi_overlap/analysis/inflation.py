@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..sizes import format_size
+from .figures import figure
 from .knee import KneeResult, fit_knee
 
 # A size counts as "hidden" when the knee's interval puts at least this share of the
@@ -169,22 +170,20 @@ def analyze_inflation(result: dict[str, Any]) -> dict[str, Any]:
     if fitted:
         small, large = fitted[0], fitted[-1]
         figures = [
-            {"name": "knee_us_smallest", "label": f"knee at {format_size(small['bytes'])}",
-             "value": small["knee"]["knee_us"], "unit": "us", "kind": "overlap"},
-            {"name": "knee_us_largest", "label": f"knee at {format_size(large['bytes'])}",
-             "value": large["knee"]["knee_us"], "unit": "us", "kind": "overlap"},
-            {"name": "hidden_pct_largest",
-             "label": f"exchange hidden at {format_size(large['bytes'])}",
-             "value": large["knee"]["hidden_pct"], "unit": "%", "kind": "overlap"},
-            {"name": "after_knee_us_largest",
-             "label": f"exchange cost left after the knee at {format_size(large['bytes'])}",
-             "value": large["knee"]["after_knee_us"], "unit": "us", "kind": "cost"},
-            {"name": "exchange_us_largest",
-             "label": f"exchange alone at {format_size(large['bytes'])}",
-             "value": large["exchange_alone_us"], "unit": "us", "kind": "cost"},
-            {"name": "compute_slowdown_pct_largest",
-             "label": f"compute slowdown at {format_size(large['bytes'])}",
-             "value": large["compute_slowdown_pct"], "unit": "%", "kind": "cost"},
+            figure("knee_us_smallest", f"knee at {format_size(small['bytes'])}",
+                   small["knee"]["knee_us"], "us", "overlap"),
+            figure("knee_us_largest", f"knee at {format_size(large['bytes'])}",
+                   large["knee"]["knee_us"], "us", "overlap"),
+            figure("hidden_pct_largest", f"exchange hidden at {format_size(large['bytes'])}",
+                   large["knee"]["hidden_pct"], "%", "overlap"),
+            figure("after_knee_us_largest",
+                   f"exchange cost left after the knee at {format_size(large['bytes'])}",
+                   large["knee"]["after_knee_us"], "us", "cost"),
+            figure("exchange_us_largest", f"exchange alone at {format_size(large['bytes'])}",
+                   large["exchange_alone_us"], "us", "cost"),
+            figure("compute_slowdown_pct_largest",
+                   f"compute slowdown at {format_size(large['bytes'])}",
+                   large["compute_slowdown_pct"], "%", "cost"),
         ]
         finding_parts = _finding_parts(fitted)
         finding = "; ".join(finding_parts)

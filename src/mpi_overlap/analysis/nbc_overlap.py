@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..values import num
+from .figures import figure
 from .overlap_validation import _regions, load_profiles
 from .profile import overlap_pcts
 
@@ -242,29 +243,40 @@ def analyze_nbc_overlap(
     pmin_l0, pmax_l0 = at_largest("profiler_min_pct", 0), at_largest("profiler_max_pct", 0)
     slow_l0 = at_largest("compute_slowdown_pct", 0)
     figures = [
-        {"name": "osu_overlap_pct_largest", "label": f"OSU overlap at {_size_text(largest or 0)} "
-         "(mean over collectives, no MPI_Test)", "value": osu_l0, "unit": "%", "kind": "overlap"},
-        {"name": "osu_overlap_pct_largest_tests", "label": f"OSU overlap at "
-         f"{_size_text(largest or 0)} with {tests} MPI_Test calls", "value": osu_lt, "unit": "%",
-         "kind": "overlap"},
-        {"name": "imb_overlap_pct_largest", "label": f"IMB overlap at {_size_text(largest or 0)} "
-         "(mean over collectives)", "value": imb_l0, "unit": "%", "kind": "overlap"},
-        {"name": "osu_overlap_min_pct", "label": "lowest OSU overlap, any case (no MPI_Test)",
-         "value": min(all_t0) if all_t0 else None, "unit": "%", "kind": "overlap"},
-        {"name": "osu_overlap_max_pct", "label": "highest OSU overlap, any case (no MPI_Test)",
-         "value": max(all_t0) if all_t0 else None, "unit": "%", "kind": "overlap"},
-        {"name": "imb_overlap_max_pct", "label": "highest IMB overlap, any case (no MPI_Test)",
-         "value": max(all_imb) if all_imb else None, "unit": "%", "kind": "overlap"},
-        {"name": "profiler_min_pct_largest", "label": f"profiler min bound at "
-         f"{_size_text(largest or 0)} (mean)", "value": pmin_l0, "unit": "%", "kind": "overlap"},
-        {"name": "profiler_max_pct_largest", "label": f"profiler max bound at "
-         f"{_size_text(largest or 0)} (mean)", "value": pmax_l0, "unit": "%", "kind": "overlap"},
-        {"name": "iallreduce_small_t_pure_us", "label": f"Iallreduce {_size_text(smallest or 0)} "
-         "post + wait (t_pure)", "value": iar["t_pure_us"] if iar else None, "unit": "us",
-         "kind": "cost"},
-        {"name": "compute_slowdown_pct_largest", "label": f"compute slowdown at "
-         f"{_size_text(largest or 0)} (no MPI_Test)", "value": slow_l0, "unit": "%",
-         "kind": "info"},
+        figure("osu_overlap_pct_largest",
+               f"OSU overlap at {_size_text(largest or 0)} "
+"(mean over collectives, no MPI_Test)",
+               osu_l0, "%", "overlap"),
+        figure("osu_overlap_pct_largest_tests",
+               f"OSU overlap at "
+f"{_size_text(largest or 0)} with {tests} MPI_Test calls",
+               osu_lt, "%", "overlap"),
+        figure("imb_overlap_pct_largest",
+               f"IMB overlap at {_size_text(largest or 0)} "
+"(mean over collectives)",
+               imb_l0, "%", "overlap"),
+        figure("osu_overlap_min_pct", "lowest OSU overlap, any case (no MPI_Test)",
+               min(all_t0) if all_t0 else None, "%", "overlap"),
+        figure("osu_overlap_max_pct", "highest OSU overlap, any case (no MPI_Test)",
+               max(all_t0) if all_t0 else None, "%", "overlap"),
+        figure("imb_overlap_max_pct", "highest IMB overlap, any case (no MPI_Test)",
+               max(all_imb) if all_imb else None, "%", "overlap"),
+        figure("profiler_min_pct_largest",
+               f"profiler min bound at "
+f"{_size_text(largest or 0)} (mean)",
+               pmin_l0, "%", "overlap"),
+        figure("profiler_max_pct_largest",
+               f"profiler max bound at "
+f"{_size_text(largest or 0)} (mean)",
+               pmax_l0, "%", "overlap"),
+        figure("iallreduce_small_t_pure_us",
+               f"Iallreduce {_size_text(smallest or 0)} "
+"post + wait (t_pure)",
+               iar["t_pure_us"] if iar else None, "us", "cost"),
+        figure("compute_slowdown_pct_largest",
+               f"compute slowdown at "
+f"{_size_text(largest or 0)} (no MPI_Test)",
+               slow_l0, "%", "info"),
     ]
     if not cases:
         finding = "no case measured"

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..sizes import format_size
+from .figures import figure
 from .stats import median_bootstrap_ci
 
 HEADLINE_SIZE = 64 * 1024  # the finding speaks of the measured size nearest to this
@@ -104,31 +105,31 @@ def analyze_polling(result: dict[str, Any]) -> dict[str, Any]:
                + ("" if avail_pt else f"; availability never reached {AVAILABLE:.2f}"))
     smallest = series[0]["points"][0] if series[0]["points"] else {}
     figures = [
-        {"name": "availability_fast_poll",
-         "label": f"availability at {format_size(head['size'])}, MPI_Test every "
-                  f"{_fmt_interval(first.get('interval_us', 0))}",
-         "value": first.get("availability"), "unit": "", "kind": "overlap"},
-        {"name": "bandwidth_fast_poll_gbs",
-         "label": f"bandwidth at {format_size(head['size'])}, MPI_Test every "
-                  f"{_fmt_interval(first.get('interval_us', 0))}",
-         "value": first.get("bandwidth_gbs"), "unit": "GB/s", "kind": "info"},
-        {"name": "available_interval_us",
-         "label": f"shortest poll interval with availability ≥ {AVAILABLE} at "
-                  f"{format_size(head['size'])}",
-         "value": (float(head["available_interval_us"])
-                   if head["available_interval_us"] is not None else None),
-         "unit": "us", "kind": "overlap"},
-        {"name": "bandwidth_available_gbs",
-         "label": f"bandwidth at that interval, {format_size(head['size'])}",
-         "value": avail_pt["bandwidth_gbs"] if avail_pt else None, "unit": "GB/s", "kind": "info"},
-        {"name": "bandwidth_slow_poll_gbs",
-         "label": f"bandwidth at {format_size(head['size'])}, MPI_Test every "
-                  f"{_fmt_interval(last.get('interval_us', 0))}",
-         "value": last.get("bandwidth_gbs"), "unit": "GB/s", "kind": "info"},
-        {"name": "cost_per_poll_ns",
-         "label": f"time lost per poll (loop − dry) at {format_size(smallest.get('size', 0))}, "
-                  f"every {_fmt_interval(smallest.get('interval_us', 0))}",
-         "value": smallest.get("cost_per_poll_ns"), "unit": "ns", "kind": "cost"},
+        figure("availability_fast_poll",
+               f"availability at {format_size(head['size'])}, MPI_Test every "
+               f"{_fmt_interval(first.get('interval_us', 0))}",
+               first.get("availability"), "", "overlap"),
+        figure("bandwidth_fast_poll_gbs",
+               f"bandwidth at {format_size(head['size'])}, MPI_Test every "
+               f"{_fmt_interval(first.get('interval_us', 0))}",
+               first.get("bandwidth_gbs"), "GB/s", "info"),
+        figure("available_interval_us",
+               f"shortest poll interval with availability ≥ {AVAILABLE} at "
+               f"{format_size(head['size'])}",
+               float(head["available_interval_us"])
+               if head["available_interval_us"] is not None else None,
+               "us", "overlap"),
+        figure("bandwidth_available_gbs",
+               f"bandwidth at that interval, {format_size(head['size'])}",
+               avail_pt["bandwidth_gbs"] if avail_pt else None, "GB/s", "info"),
+        figure("bandwidth_slow_poll_gbs",
+               f"bandwidth at {format_size(head['size'])}, MPI_Test every "
+               f"{_fmt_interval(last.get('interval_us', 0))}",
+               last.get("bandwidth_gbs"), "GB/s", "info"),
+        figure("cost_per_poll_ns",
+               f"time lost per poll (loop − dry) at {format_size(smallest.get('size', 0))}, "
+               f"every {_fmt_interval(smallest.get('interval_us', 0))}",
+               smallest.get("cost_per_poll_ns"), "ns", "cost"),
     ]
     return {
         "schema": "mpi-overlap/analysis",

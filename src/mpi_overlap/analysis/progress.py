@@ -21,6 +21,7 @@ import statistics
 from typing import Any
 
 from ..sizes import format_size
+from .figures import figure
 
 YES_SHARE = 0.85  # "≥ ~90 %": 6 of 7 samples (--quick) fall just short of 0.9
 REALISTIC = "computes"  # the sender mode in which neither rank calls MPI
@@ -175,42 +176,38 @@ def analyze_progress(result: dict[str, Any]) -> dict[str, Any]:
 
     lbl = format_size(large["size"]) if large else "largest size"
     figures = [
-        {"name": "arrived_large_receiver_first_pct",
-         "label": f"all data before MPI_Wait, {lbl} receiver-first (% of samples)",
-         "value": pct(large_rf), "unit": "%", "kind": "overlap"},
-        {"name": "arrived_large_sender_first_pct",
-         "label": f"all data before MPI_Wait, {lbl} sender-first (% of samples)",
-         "value": pct(large_sf), "unit": "%", "kind": "overlap"},
-        {"name": "arrived_small_receiver_first_pct",
-         "label": (f"all data before MPI_Wait, {format_size(small['size'])} receiver-first "
-                   "(% of samples)") if small else "smallest size receiver-first",
-         "value": pct(case(small, "receiver-first")) if small else None, "unit": "%",
-         "kind": "overlap"},
-        *({"name": f"largest_arrived_{key}_bytes",
-           "label": f"largest size with data before MPI_Wait, {ordering} "
-                    f"({summary[ordering]})",
-           "value": max((float(pt["size"]) for pt in points
-                         if case(pt, ordering).get("verdict") in ("yes", "partly")),
-                        default=None),
-           "unit": "B", "kind": "info"}
+        figure("arrived_large_receiver_first_pct",
+               f"all data before MPI_Wait, {lbl} receiver-first (% of samples)",
+               pct(large_rf), "%", "overlap"),
+        figure("arrived_large_sender_first_pct",
+               f"all data before MPI_Wait, {lbl} sender-first (% of samples)",
+               pct(large_sf), "%", "overlap"),
+        figure("arrived_small_receiver_first_pct",
+               (f"all data before MPI_Wait, {format_size(small['size'])} receiver-first "
+                "(% of samples)") if small else "smallest size receiver-first",
+               pct(case(small, "receiver-first")) if small else None, "%", "overlap"),
+        *(figure(f"largest_arrived_{key}_bytes",
+                 f"largest size with data before MPI_Wait, {ordering} "
+                 f"({summary[ordering]})",
+                 max((float(pt["size"]) for pt in points
+                      if case(pt, ordering).get("verdict") in ("yes", "partly")),
+                     default=None),
+                 "B", "info")
           for key, ordering in (("receiver_first", "receiver-first"),
                                 ("sender_first", "sender-first"))),
-        {"name": "arrival_large_receiver_first_us",
-         "label": f"arrival after posting, {lbl} receiver-first (median)",
-         "value": large_rf.get("arrival_us"), "unit": "us", "kind": "info"},
-        {"name": "async_progress_setting",
-         "label": f"asynchronous progress reported ({setting})",
-         "value": None if on is None else float(on), "unit": "", "kind": "info"},
-        {"name": "latency_small_us",
-         "label": f"one-way ping-pong time, {format_size(small['size'])}" if small
-         else "one-way ping-pong time",
-         "value": latency, "unit": "us", "kind": "cost"},
-        {"name": "compute_slowdown_pct",
-         "label": "compute slowdown, message in flight vs dry loop (median)",
-         "value": compute_slowdown, "unit": "%", "kind": "cost"},
-        {"name": "dry_slowdown_pct",
-         "label": "dry work loop vs fastest calibration sample (median)",
-         "value": dry_slowdown, "unit": "%", "kind": "cost"},
+        figure("arrival_large_receiver_first_us",
+               f"arrival after posting, {lbl} receiver-first (median)",
+               large_rf.get("arrival_us"), "us", "info"),
+        figure("async_progress_setting", f"asynchronous progress reported ({setting})",
+               None if on is None else float(on), "", "info"),
+        figure("latency_small_us",
+               f"one-way ping-pong time, {format_size(small['size'])}" if small
+      else "one-way ping-pong time",
+               latency, "us", "cost"),
+        figure("compute_slowdown_pct", "compute slowdown, message in flight vs dry loop (median)",
+               compute_slowdown, "%", "cost"),
+        figure("dry_slowdown_pct", "dry work loop vs fastest calibration sample (median)",
+               dry_slowdown, "%", "cost"),
     ]
     return {
         "schema": "mpi-overlap/analysis",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..values import num
+from .figures import figure
 from .nbc_overlap import _fmt, _mean, _size_text, imb_pct, osu_pct, osu_raw
 
 SCHEMA = "mpi-overlap/analysis"
@@ -100,22 +101,30 @@ def analyze_rma_overlap(result: dict[str, Any]) -> dict[str, Any]:
     }
     lsz = _size_text(largest or 0)
     figures = [
-        {"name": "osu_overlap_pct_largest_flush", "label": f"overlap at {lsz}, flush (mean of "
-         "Put/Get and windows)", "value": flush_l, "unit": "%", "kind": "overlap"},
-        {"name": "osu_overlap_pct_largest_fence", "label": f"overlap at {lsz}, fence (mean of "
-         "Put/Get and windows)", "value": fence_l, "unit": "%", "kind": "overlap"},
-        {"name": "osu_overlap_min_pct", "label": "lowest overlap, any case", "value":
-         min(osu_all) if osu_all else None, "unit": "%", "kind": "overlap"},
-        {"name": "osu_overlap_max_pct", "label": "highest overlap, any case", "value":
-         max(osu_all) if osu_all else None, "unit": "%", "kind": "overlap"},
-        {"name": "put_flush_small_us", "label": f"MPI_Put {_size_text(smallest or 0)} + "
-         "MPI_Win_flush", "value": put_small["t_pure_us"] if put_small else None, "unit": "us",
-         "kind": "cost"},
-        {"name": "put_fence_small_us", "label": f"MPI_Put {_size_text(smallest or 0)} between "
-         "two fences", "value": fence_small["t_pure_us"] if fence_small else None, "unit": "us",
-         "kind": "cost"},
-        {"name": "complete_after_work_ratio_largest", "label": f"completion call after the work"
-         f" / alone at {lsz} (mean)", "value": _mean(ratios), "unit": "x", "kind": "info"},
+        figure("osu_overlap_pct_largest_flush",
+               f"overlap at {lsz}, flush (mean of "
+"Put/Get and windows)",
+               flush_l, "%", "overlap"),
+        figure("osu_overlap_pct_largest_fence",
+               f"overlap at {lsz}, fence (mean of "
+"Put/Get and windows)",
+               fence_l, "%", "overlap"),
+        figure("osu_overlap_min_pct", "lowest overlap, any case",
+               min(osu_all) if osu_all else None, "%", "overlap"),
+        figure("osu_overlap_max_pct", "highest overlap, any case",
+               max(osu_all) if osu_all else None, "%", "overlap"),
+        figure("put_flush_small_us",
+               f"MPI_Put {_size_text(smallest or 0)} + "
+"MPI_Win_flush",
+               put_small["t_pure_us"] if put_small else None, "us", "cost"),
+        figure("put_fence_small_us",
+               f"MPI_Put {_size_text(smallest or 0)} between "
+"two fences",
+               fence_small["t_pure_us"] if fence_small else None, "us", "cost"),
+        figure("complete_after_work_ratio_largest",
+               f"completion call after the work"
+f" / alone at {lsz} (mean)",
+               _mean(ratios), "x", "info"),
     ]
     if not out:
         finding = "no case measured"

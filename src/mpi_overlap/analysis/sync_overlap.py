@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .figures import figure
 from .stats import median_bootstrap_ci, percentile_ci
 
 BENCHMARK = "sync-overlap"
@@ -186,24 +187,22 @@ def _figures(limit: dict[str, Any], rep: dict[str, Any], agree: bool | None,
     seed = [r["seed_receiver_alone"] for r in rows if r["seed_receiver_alone"] is not None]
     slow = [r["compute_slowdown_pct"] for r in rows if r["compute_slowdown_pct"] is not None]
     return [
-        {"name": "eager_limit_bytes", "label": "largest send completing without the receiver",
-         "value": limit["last_yes_bytes"], "unit": "B", "kind": "info"},
-        {"name": "eager_limit_first_no_bytes", "label": "smallest send needing the receiver",
-         "value": limit["first_no_bytes"], "unit": "B", "kind": "info"},
-        {"name": "mpi_reported_limit_bytes",
-         "label": f"MPI-reported limit ({rep['source'] or 'none'})",
-         "value": rep["bytes"], "unit": "B", "kind": "info"},
-        {"name": "limit_agrees", "label": "detected limit agrees with the MPI's",
-         "value": None if agree is None else float(agree), "unit": "bool", "kind": "info"},
-        {"name": "seed_overlap_pct",
-         "label": "sizes whose receive completed without the sender (seed test)",
-         "value": 100.0 * sum(seed) / len(seed) if seed else None, "unit": "%", "kind": "overlap"},
-        {"name": "wait_largest_us", "label": f"rank 0 MPI_Wait at {big.get('bytes')} B",
-         "value": big.get("wait_us"), "unit": "us", "kind": "cost"},
-        {"name": "isend_small_us", "label": f"MPI_Isend call at {small.get('bytes')} B",
-         "value": small.get("isend_us"), "unit": "us", "kind": "cost"},
-        {"name": "compute_slowdown_pct", "label": "compute slowdown (median over sizes)",
-         "value": float(np.median(slow)) if slow else None, "unit": "%", "kind": "cost"},
+        figure("eager_limit_bytes", "largest send completing without the receiver",
+               limit["last_yes_bytes"], "B", "info"),
+        figure("eager_limit_first_no_bytes", "smallest send needing the receiver",
+               limit["first_no_bytes"], "B", "info"),
+        figure("mpi_reported_limit_bytes", f"MPI-reported limit ({rep['source'] or 'none'})",
+               rep["bytes"], "B", "info"),
+        figure("limit_agrees", "detected limit agrees with the MPI's",
+               None if agree is None else float(agree), "bool", "info"),
+        figure("seed_overlap_pct", "sizes whose receive completed without the sender (seed test)",
+               100.0 * sum(seed) / len(seed) if seed else None, "%", "overlap"),
+        figure("wait_largest_us", f"rank 0 MPI_Wait at {big.get('bytes')} B",
+               big.get("wait_us"), "us", "cost"),
+        figure("isend_small_us", f"MPI_Isend call at {small.get('bytes')} B",
+               small.get("isend_us"), "us", "cost"),
+        figure("compute_slowdown_pct", "compute slowdown (median over sizes)",
+               float(np.median(slow)) if slow else None, "%", "cost"),
     ]
 
 
