@@ -187,8 +187,7 @@ def analyze_progress(result: dict[str, Any]) -> dict[str, Any]:
                 "(% of samples)") if small else "smallest size receiver-first",
                pct(case(small, "receiver-first")) if small else None, "%", "overlap"),
         *(figure(f"largest_arrived_{key}_bytes",
-                 f"largest size with data before MPI_Wait, {ordering} "
-                 f"({summary[ordering]})",
+                 f"largest size with data before MPI_Wait, {ordering}",
                  max((float(pt["size"]) for pt in points
                       if case(pt, ordering).get("verdict") in ("yes", "partly")),
                      default=None),
@@ -198,7 +197,9 @@ def analyze_progress(result: dict[str, Any]) -> dict[str, Any]:
         figure("arrival_large_receiver_first_us",
                f"arrival after posting, {lbl} receiver-first (median)",
                large_rf.get("arrival_us"), "us", "info"),
-        figure("async_progress_setting", f"asynchronous progress reported ({setting})",
+        # Labels name the quantity only: the settings matrix shows one label per row for
+        # every variant, so run-specific text (the setting's value) belongs in the value.
+        figure("async_progress_setting", "asynchronous progress reported by the MPI (1 = on)",
                None if on is None else float(on), "", "info"),
         figure("latency_small_us",
                f"one-way ping-pong time, {format_size(small['size'])}" if small
