@@ -611,7 +611,7 @@ _suite_command("overlap", "Every benchmark of the overlap characterization suite
 @_mpi_option
 @_ranks_option
 @click.option("--quick", is_flag=True, help="2 sizes, 2 repetitions, the apps' --quick")
-@click.option("--reps", type=int, help="repetitions of each with/without pair (default 3)")
+@click.option("--reps", type=int, help="repetitions of each with/without pair (default 5)")
 @click.option("--sizes", metavar="LIST", help="per-rank grid edges, e.g. 16,64 (faces N*N*8 B)")
 @_launcher_option
 @click.option("--timeout", type=float, help="seconds before one launch is stopped")

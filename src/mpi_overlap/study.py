@@ -44,7 +44,7 @@ from .toolchains import Toolchain
 from .ui import Ui
 
 SCHEMA = "mpi-overlap/study-run"
-DEFAULT_REPS, QUICK_REPS = 3, 2
+DEFAULT_REPS, QUICK_REPS = 5, 2
 MAX_REPS = 50
 
 

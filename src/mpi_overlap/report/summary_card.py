@@ -171,8 +171,13 @@ def _study(f: Figures) -> str | None:
     cut, cost = _num(f, "best_mpi_saving_pct"), _num(f, "app_profiler_overhead_pct")
     if cut is None and cost is None:
         return None
-    return (f"best mode cuts MPI time {_opt(cut, '.0f')} %; profiler cost on the app "
-            f"{_opt(cost, '+.2f')} %")
+    if cut is None:
+        moved = "no mode compared"
+    elif cut > 0:
+        moved = f"best mode cuts MPI time {cut:.0f} %"
+    else:
+        moved = f"no mode cuts MPI time (best {-cut:+.0f} %)"
+    return f"{moved}; profiler cost on the app {_opt(cost, '+.2f')} %"
 
 
 ITEMS: list[CardItem] = [
