@@ -8,9 +8,9 @@ of one launch are measured side by side; with the profiler, each mode's transfer
 into its regions "<mode>/..." and their min/max overlap bounds come from there.
 
 The analysis (analysis/study.py) compares every mode against the app's baseline mode:
-run time, MPI time and the bounds, and checks whether the profiler's bounds predicted
-the time each mode saved; the profiler's own cost on the app is the with/without ratio
-of the same launches. docs/case-studies.md.
+run time, MPI time and the bounds, and checks whether the MPI time each mode saved lies
+within what the profiler's bounds allow; the profiler's own cost on the app is the
+with/without ratio of the same launches. docs/case-studies.md.
 """
 
 from __future__ import annotations

@@ -17,7 +17,10 @@ from .overhead_plots import to_svg
 
 BENCHMARKS = ("study-halo", "study-cg")
 HEADERS = ("size", "mode", "run time ms", "MPI time ms", "overlap min–max", "non-overlapped ms",
-           "vs baseline: MPI", "run", "profiler says", "with profiler")
+           "vs baseline: MPI", "run", "bounds allow", "measured", "with profiler")
+
+
+CELL_CSS = ("left", "left") + ("num",) * 6 + ("left", "left", "num")
 
 
 def _ms(v: Any) -> str:
@@ -44,6 +47,7 @@ def rows(run: Run) -> list[tuple[str, ...]]:
                 _ms(cell.get("nonoverlap_s")),
                 "baseline" if c is None else _pct(c["mpi_time_change_pct"], "+.0f"),
                 "" if c is None else _pct(c["run_time_change_pct"], "+.1f"),
+                "" if c is None else c["prediction"],
                 "" if c is None else c["verdict"],
                 DASH if ratio is None else f"{100 * (ratio - 1):+.1f} %",
             ))
@@ -56,7 +60,7 @@ def print_run(run: Run, console: Console) -> None:
     t = Table(title=f"{run.label} — {run.benchmark}: modes against "
                     f"{run.analysis.get('baseline')}", title_justify="left", header_style="bold")
     for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i in (0, 1, 8) else "right")
+        t.add_column(h, justify="left" if i in (0, 1, 8, 9) else "right")
     for row in rows(run):
         t.add_row(*row)
     console.print(t)
@@ -131,7 +135,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
         out.append(Section(
             f"Case study: {a.get('app')} ({run.label})", str(a.get("finding")), figures,
             [HtmlTable(f"{run.label} — modes against {a.get('baseline')}", HEADERS, r,
-                       [("left", "left") + ("num",) * 6 + ("left", "num")] * len(r), notes)]))
+                       [CELL_CSS] * len(r), notes)]))
     return out
 
 
