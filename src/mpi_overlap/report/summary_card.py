@@ -149,7 +149,8 @@ def _comm(f: Figures) -> str | None:
     b0, b1 = _num(f, "better_improvement_pct_rank0"), _num(f, "better_improvement_pct_rank1")
     text = f"one-way message {hidden:.0f} % hidden at the largest size"
     if b0 is not None and b1 is not None:
-        text += f"; both ranks non-blocking: {b0:+.0f} % / {b1:+.0f} % (eq. 1, rank 0 / 1)"
+        text += (f"; both ranks non-blocking: {_opt(b0, '+.0f')} % / {_opt(b1, '+.0f')} % "
+                 "(eq. 1, rank 0 / 1)")
     return text
 
 
@@ -164,7 +165,11 @@ def _inflation(f: Figures) -> str | None:
 
 
 def _opt(v: float | None, spec: str) -> str:
-    return DASH if v is None else f"{v:{spec}}"
+    if v is None:
+        return DASH
+    text = f"{v:{spec}}"
+    # "-0 %" reads as a loss: a value that rounds to zero is shown as zero.
+    return text.replace("-", "+") if float(text) == 0 and "+" in spec else text
 
 
 def _study(f: Figures) -> str | None:
