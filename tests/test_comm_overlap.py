@@ -19,11 +19,11 @@ from mpi_overlap.analysis.comm_overlap import (
     hidden_pct,
     improvement_pct,
 )
+from mpi_overlap.bench_args import CommOverlapArgs
 from mpi_overlap.build import ensure_built
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
-from mpi_overlap.session import CommOverlapArgs
 from mpi_overlap.sizes import format_size
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params

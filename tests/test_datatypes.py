@@ -13,9 +13,9 @@ import pytest
 from cli_helpers import run_cli
 from mpi_overlap import schema
 from mpi_overlap.analysis.datatypes import analyze_datatypes, ratio_ci
+from mpi_overlap.bench_args import DatatypesArgs
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
-from mpi_overlap.session import DatatypesArgs
 from toolchain_params import toolchain_params
 
 

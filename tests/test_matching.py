@@ -15,11 +15,11 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.analysis.matching import analyze_matching, line_fit
+from mpi_overlap.bench_args import MatchingArgs
 from mpi_overlap.build import ensure_built
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
-from mpi_overlap.session import MatchingArgs
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 

@@ -19,10 +19,10 @@ from mpi_overlap.analysis.nbc_overlap import (
     imb_pct,
     osu_pct,
 )
+from mpi_overlap.bench_args import NbcOverlapArgs
 from mpi_overlap.build import ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
-from mpi_overlap.session import NbcOverlapArgs
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 

@@ -31,9 +31,9 @@ from mpi_overlap.analysis.overlap_validation import (
     wait_trend,
 )
 from mpi_overlap.analysis.stats import summarize
+from mpi_overlap.bench_args import OverlapValidationArgs
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
-from mpi_overlap.session import OverlapValidationArgs
 
 CALLS = {
     "isend-irecv": ("MPI_Isend", True, "MPI_Irecv", True),

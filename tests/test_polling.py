@@ -17,11 +17,11 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.analysis.polling import NOISE, analyze_polling
+from mpi_overlap.bench_args import PollingArgs
 from mpi_overlap.build import ensure_built
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
-from mpi_overlap.session import PollingArgs
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 

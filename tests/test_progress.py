@@ -20,11 +20,11 @@ from mpi_overlap.analysis.progress import (
     analyze_progress,
     verdict_of,
 )
+from mpi_overlap.bench_args import ProgressArgs
 from mpi_overlap.build import ensure_built
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
-from mpi_overlap.session import ProgressArgs
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 

@@ -16,10 +16,10 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.analysis.rma_overlap import LIMITS, analyze_rma_overlap
+from mpi_overlap.bench_args import RmaOverlapArgs
 from mpi_overlap.build import ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
-from mpi_overlap.session import RmaOverlapArgs
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 

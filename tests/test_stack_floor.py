@@ -17,9 +17,9 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.analysis.stack_floor import analyze_stack_floor
+from mpi_overlap.bench_args import StackFloorArgs
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors, run_errors
-from mpi_overlap.session import StackFloorArgs
 from toolchain_params import toolchain_params
 
 SIZES = [0, 64, 1024, 65536, 262144]

@@ -20,10 +20,10 @@ from mpi_overlap.analysis.sync_overlap import (
     detect_limit,
     reported_limit,
 )
+from mpi_overlap.bench_args import SyncOverlapArgs
 from mpi_overlap.build import ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
-from mpi_overlap.session import SyncOverlapArgs
 from mpi_overlap.toolchains import get_toolchain, list_toolchains
 from toolchain_params import toolchain_params
 

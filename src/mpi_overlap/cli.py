@@ -181,7 +181,8 @@ def bench_overhead(mpi: tuple[str, ...], ranks: int, sizes: str | None, directio
                    iters: int | None, launcher: str | None, timeout: float | None, out: Path,
                    report: bool, verbose: bool) -> None:
     """Host overhead and application availability (post-work-wait), send and receive."""
-    from .session import OverheadArgs, bench_session
+    from .bench_args import OverheadArgs
+    from .session import bench_session
 
     args = OverheadArgs(sizes=sizes, direction=direction, quick=quick, reps=reps, thresh=thresh,
                         bthresh=bthresh, iters=iters, verbose=verbose)
@@ -205,7 +206,8 @@ def _datatypes_command(name: str, doc: str):
     def command(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick: bool,
                 reps: int | None, iters: int | None, launcher: str | None,
                 timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
-        from .session import DatatypesArgs, bench_session
+        from .bench_args import DatatypesArgs
+        from .session import bench_session
 
         args = DatatypesArgs(sizes=sizes, quick=quick, reps=reps, iters=iters, verbose=verbose)
         ok = bench_session(name, args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
@@ -263,7 +265,8 @@ def bench_overlap_validation(mpi: tuple[str, ...], ranks: int, sizes: str | None
                              quick: bool, launcher: str | None, timeout: float | None,
                              out: Path, report: bool, verbose: bool) -> None:
     """Validate the profiler: overlap bounds and MPI_Wait time against computation."""
-    from .session import OverlapValidationArgs, bench_session
+    from .bench_args import OverlapValidationArgs
+    from .session import bench_session
 
     args = OverlapValidationArgs(sizes=sizes, pairings=pairings, steps=steps, iters=iters,
                                  quick=quick, verbose=verbose)
@@ -287,7 +290,8 @@ def bench_stack_floor(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick
                       reps: int | None, iters: int | None, launcher: str | None,
                       timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
     """MPI ping-pong against the core-to-core floor; blocking vs non-blocking requests."""
-    from .session import StackFloorArgs, bench_session
+    from .bench_args import StackFloorArgs
+    from .session import bench_session
 
     args = StackFloorArgs(sizes=sizes, quick=quick, reps=reps, iters=iters, verbose=verbose)
     ok = bench_session("stack-floor", args.to_native(), list(mpi), ranks=ranks,
@@ -312,7 +316,8 @@ def bench_matching(mpi: tuple[str, ...], ranks: int, queue: str, max_m: int | No
                    max_n: int | None, samples: int | None, quick: bool, launcher: str | None,
                    timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
     """Matching cost per queued request: posted-receive and unexpected-message queues."""
-    from .session import MatchingArgs, bench_session
+    from .bench_args import MatchingArgs
+    from .session import bench_session
 
     args = MatchingArgs(queue=queue, max_m=max_m, max_n=max_n, samples=samples, quick=quick,
                         verbose=verbose)
@@ -335,7 +340,8 @@ def bench_waitany(mpi: tuple[str, ...], ranks: int, max_n: int | None, samples: 
                   quick: bool, launcher: str | None, timeout: float | None, out: Path,
                   report: bool, verbose: bool) -> None:
     """MPI_Waitany / MPI_Testany / MPI_Waitsome time against the number of requests."""
-    from .session import WaitanyArgs, bench_session
+    from .bench_args import WaitanyArgs
+    from .session import bench_session
 
     args = WaitanyArgs(max_n=max_n, samples=samples, quick=quick, verbose=verbose)
     ok = bench_session("waitany", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
@@ -359,7 +365,8 @@ def bench_comm_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samp
                        work_factor: float | None, quick: bool, launcher: str | None,
                        timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
     """T_message + T_workload against T_overlap (seed 002), and the better test per rank."""
-    from .session import CommOverlapArgs, bench_session
+    from .bench_args import CommOverlapArgs
+    from .session import bench_session
 
     args = CommOverlapArgs(sizes=sizes, samples=samples, work_factor=work_factor, quick=quick,
                            verbose=verbose)
@@ -384,7 +391,8 @@ def bench_inflation(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples
                     steps: int | None, quick: bool, launcher: str | None, timeout: float | None,
                     out: Path, report: bool, verbose: bool) -> None:
     """A fixed exchange with growing computation: total time and the knee per size."""
-    from .session import InflationArgs, bench_session
+    from .bench_args import InflationArgs
+    from .session import bench_session
 
     args = InflationArgs(sizes=sizes, samples=samples, steps=steps, quick=quick,
                          verbose=verbose)
@@ -412,7 +420,8 @@ def bench_progress(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples:
                    timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
     """Asynchronous progress: does a message's data reach the receive buffer while neither
     rank calls MPI? (seed 004's miniGhost check; set e.g. MPICH_ASYNC_PROGRESS=1 to compare)"""
-    from .session import ProgressArgs, bench_session
+    from .bench_args import ProgressArgs
+    from .session import bench_session
 
     args = ProgressArgs(sizes=sizes, samples=samples, budget_factor=budget_factor, quick=quick,
                         verbose=verbose)
@@ -439,7 +448,8 @@ def bench_polling(mpi: tuple[str, ...], ranks: int, sizes: str | None, intervals
                   out: Path, report: bool, verbose: bool) -> None:
     """Polling method (COMB): availability and bandwidth when a work loop calls MPI_Test every
     k work units while the partner keeps messages in flight."""
-    from .session import PollingArgs, bench_session
+    from .bench_args import PollingArgs
+    from .session import bench_session
 
     args = PollingArgs(sizes=sizes, intervals=intervals, samples=samples, quick=quick,
                        verbose=verbose)
@@ -497,7 +507,8 @@ def bench_sync_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samp
                        report: bool, verbose: bool) -> None:
     """Synchronization-computation overlap (seed 002): the size where MPI_Isend stops
     completing without the receiver, against the MPI's own limit (MPI_T)."""
-    from .session import SyncOverlapArgs, bench_session
+    from .bench_args import SyncOverlapArgs
+    from .session import bench_session
 
     args = SyncOverlapArgs(sizes=sizes, samples=samples, work_us=work_us,
                            refine_steps=refine_steps, resolution=resolution, quick=quick,
@@ -530,7 +541,8 @@ def bench_nbc_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, tests
                       launcher: str | None, timeout: float | None, out: Path, report: bool,
                       verbose: bool) -> None:
     """Non-blocking collective overlap: OSU and IMB overlap % and the profiler's bounds."""
-    from .session import NbcOverlapArgs, bench_session
+    from .bench_args import NbcOverlapArgs
+    from .session import bench_session
 
     args = NbcOverlapArgs(sizes=sizes, tests=tests, collectives=collectives, iters=iters,
                           quick=quick, verbose=verbose)
@@ -557,7 +569,8 @@ def bench_rma_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, ops: 
                       launcher: str | None, timeout: float | None, out: Path, report: bool,
                       verbose: bool) -> None:
     """One-sided overlap: MPI_Put/MPI_Get, work, then MPI_Win_flush or MPI_Win_fence."""
-    from .session import RmaOverlapArgs, bench_session
+    from .bench_args import RmaOverlapArgs
+    from .session import bench_session
 
     args = RmaOverlapArgs(sizes=sizes, ops=ops, sync=sync, window=window, iters=iters,
                           quick=quick, verbose=verbose)

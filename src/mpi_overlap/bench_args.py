@@ -1,0 +1,370 @@
+"""The `bench NAME` command-line flags of each benchmark, turned into its native
+program's flags (checked here, so bad input is one error line before anything is built).
+
+Each benchmark's Args class holds what its CLI command parsed; `to_native()` returns the
+program's argument list. Shared pieces: counts (`_count_flag`), size lists (`_sizes`),
+lists of known names (`_choice_list`) and the --quick/--verbose switches (`_switches`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .errors import UserError
+from .sizes import parse_sizes
+
+
+def _sizes(value: str | None) -> list[str]:
+    """`["--sizes", value]` for a size list given on the command line (checked); []."""
+    if value is None:
+        return []
+    parse_sizes(value)
+    return ["--sizes", value]
+
+
+def _switches(*, quick: bool, verbose: bool) -> list[str]:
+    return (["--quick"] if quick else []) + (["--verbose"] if verbose else [])
+
+
+_DIRECTIONS = ("send", "recv", "both")
+
+
+def _count_flag(flag: str, value: int | None, minimum: int) -> list[str]:
+    """`[flag, value]` for a count given on the command line (checked); [] when not given."""
+    if value is None:
+        return []
+    if value < minimum:
+        raise UserError(f"{flag} must be at least {minimum} (got {value})")
+    return [flag, str(value)]
+
+
+@dataclass
+class OverheadArgs:
+    sizes: str | None = None
+    direction: str = "both"
+    quick: bool = False
+    reps: int | None = None
+    thresh: float | None = None
+    bthresh: float | None = None
+    iters: int | None = None
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        """Validate here (one-line errors before anything is built) and map to flags."""
+        args = _sizes(self.sizes)
+        if self.sizes is None and self.quick:
+            args += ["--sizes", "0,64,1k,8k,64k,256k,1M,4M"]
+        if self.direction not in _DIRECTIONS:
+            raise UserError(f"--direction must be send, recv or both (got '{self.direction}')")
+        args += ["--direction", self.direction]
+        if self.quick:
+            args.append("--quick")
+        args += _count_flag("--reps", self.reps, 2)
+        for flag, value in (("--thresh", self.thresh), ("--bthresh", self.bthresh)):
+            if value is not None:
+                if not value > 1.0:
+                    raise UserError(f"{flag} must be greater than 1 (got {value})")
+                args += [flag, repr(value)]
+        args += _count_flag("--iters", self.iters, 1)
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
+_PAIRINGS = ("isend-irecv", "isend-recv", "send-irecv")
+# The profiler keeps this many region names apart; a step is one region.
+_MAX_REGIONS = 254
+
+
+@dataclass
+class OverlapValidationArgs:
+    """`bench overlap-validation` flags -> mo_overlap_validation flags."""
+
+    sizes: str | None = None
+    pairings: str | None = None
+    steps: int | None = None
+    iters: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args: list[str] = []
+        nsizes = 3  # the program's default, 4K,10K,1M
+        if self.sizes is not None:
+            nsizes = len(parse_sizes(self.sizes))
+            args += ["--sizes", self.sizes]
+        npairings = len(_PAIRINGS)
+        if self.pairings is not None:
+            names = [p.strip() for p in self.pairings.split(",") if p.strip()]
+            unknown = [p for p in names if p not in (*_PAIRINGS, "all")]
+            if not names or unknown:
+                raise UserError(
+                    f"--pairings: unknown pairing '{(unknown or [self.pairings])[0]}' "
+                    f"(known: {', '.join(_PAIRINGS)}, all)"
+                )
+            npairings = len(_PAIRINGS) if "all" in names else len(set(names))
+            args += ["--pairings", ",".join(names)]
+        steps = self.steps if self.steps is not None else (6 if self.quick else 12)
+        args += _count_flag("--steps", self.steps, 2)
+        if npairings * nsizes * steps > _MAX_REGIONS:
+            raise UserError(
+                f"{npairings} pairings x {nsizes} sizes x {steps} steps = "
+                f"{npairings * nsizes * steps} profiler regions, more than the "
+                f"{_MAX_REGIONS} the profiler keeps apart; use fewer sizes or steps"
+            )
+        args += _count_flag("--iters", self.iters, 1)
+        return args + _switches(quick=self.quick, verbose=self.verbose)
+
+
+@dataclass
+class SizeSweepArgs:
+    """Flags of the benchmarks that time a list of sizes with repeated samples
+    (`bench datatypes`, `bench alignment`, `bench stack-floor`) -> their native flags.
+    Subclasses set the sizes of --quick and their default sample counts."""
+
+    sizes: str | None = None
+    quick: bool = False
+    reps: int | None = None
+    iters: int | None = None
+    verbose: bool = False
+
+    QUICK_SIZES: ClassVar[str] = ""  # --sizes under --quick when none are given
+    # samples per point (full, quick); None: the native program's default
+    DEFAULT_REPS: ClassVar[tuple[int | None, int | None]] = (None, None)
+
+    def to_native(self) -> list[str]:
+        args = _sizes(self.sizes)
+        if self.sizes is None and self.quick:
+            args += ["--sizes", self.QUICK_SIZES]
+        if self.quick:
+            args.append("--quick")
+        reps = self.reps if self.reps is not None else self.DEFAULT_REPS[self.quick]
+        args += _count_flag("--reps", reps, 2)
+        args += _count_flag("--iters", self.iters, 1)
+        if self.verbose:
+            args.append("--verbose")
+        return args
+
+
+class StackFloorArgs(SizeSweepArgs):
+    """`bench stack-floor` flags -> mo_stack_floor flags."""
+
+    QUICK_SIZES = "0,64,1k,4k,16k,64k,256k,1M,4M"
+    # More samples than the common default (7; --quick 4): the figures are medians of
+    # paired differences, with bootstrap intervals.
+    DEFAULT_REPS = (15, 8)
+
+
+class DatatypesArgs(SizeSweepArgs):
+    """`bench datatypes` / `bench alignment` flags -> mo_datatypes / mo_alignment flags."""
+
+    QUICK_SIZES = "64,1k,64k,1M"
+
+
+_QUEUES = ("posted", "unexpected", "both")
+
+
+@dataclass
+class MatchingArgs:
+    """`bench matching` flags -> mo_matching flags."""
+
+    queue: str = "both"
+    max_m: int | None = None
+    max_n: int | None = None
+    samples: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        if self.queue not in _QUEUES:
+            raise UserError(f"--queue must be posted, unexpected or both (got '{self.queue}')")
+        args = ["--queue", self.queue]
+        args += _count_flag("--max-m", self.max_m, 1)
+        args += _count_flag("--max-n", self.max_n, 1)
+        args += _count_flag("--samples", self.samples, 1)
+        return args + _switches(quick=self.quick, verbose=self.verbose)
+
+
+@dataclass
+class WaitanyArgs:
+    """`bench waitany` flags -> mo_waitany flags."""
+
+    max_n: int | None = None
+    samples: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args = _count_flag("--max-n", self.max_n, 1) + _count_flag("--samples", self.samples, 1)
+        return args + _switches(quick=self.quick, verbose=self.verbose)
+
+
+NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iallreduce",
+                   "Iallgather", "Ialltoall", "Ireduce_scatter_block", "Ireduce_scatter",
+                   "Iscan", "Iexscan")
+
+
+def _choice_list(flag: str, value: str, known: tuple[str, ...], every: str) -> str:
+    """A comma-separated list of known names (case-insensitive), checked here."""
+    names = [p.strip() for p in value.split(",") if p.strip()]
+    lower = {k.lower(): k for k in known}
+    bad = [n for n in names if n.lower() not in lower and n != every]
+    if not names or bad:
+        raise UserError(f"{flag}: unknown value '{(bad or [value])[0]}' "
+                        f"(known: {', '.join(known)}, {every})")
+    return ",".join(names)
+
+
+@dataclass
+class NbcOverlapArgs:
+    """`bench nbc-overlap` flags -> mo_nbc_overlap flags."""
+
+    sizes: str | None = None
+    tests: int | None = None
+    collectives: str | None = None
+    iters: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args = _sizes(self.sizes)
+        args += _count_flag("--tests", self.tests, 0)
+        if self.collectives is not None:
+            args += ["--collectives",
+                     _choice_list("--collectives", self.collectives, NBC_COLLECTIVES, "all")]
+        args += _count_flag("--iters", self.iters, 1)
+        return args + _switches(quick=self.quick, verbose=self.verbose)
+
+
+@dataclass
+class RmaOverlapArgs:
+    """`bench rma-overlap` flags -> mo_rma_overlap flags."""
+
+    sizes: str | None = None
+    ops: str | None = None
+    sync: str | None = None
+    window: str | None = None
+    iters: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args = _sizes(self.sizes)
+        for flag, value, known in (("--ops", self.ops, ("put", "get")),
+                                   ("--sync", self.sync, ("flush", "fence")),
+                                   ("--window", self.window, ("allocate", "create"))):
+            if value is not None:
+                args += [flag, _choice_list(flag, value, known, "both")]
+        args += _count_flag("--iters", self.iters, 1)
+        return args + _switches(quick=self.quick, verbose=self.verbose)
+
+
+@dataclass
+class SyncOverlapArgs:
+    """`bench sync-overlap` flags -> mo_sync_overlap flags."""
+
+    sizes: str | None = None
+    samples: int | None = None
+    work_us: float | None = None
+    refine_steps: int | None = None
+    resolution: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args = ["--sizes", self.sizes] if self.sizes else []
+        args += _count_flag("--samples", self.samples, 1)
+        if self.work_us is not None:
+            if not self.work_us > 0:
+                raise UserError(f"--work-us must be positive (got {self.work_us})")
+            args += ["--work-us", f"{self.work_us:g}"]
+        args += _count_flag("--refine-steps", self.refine_steps, 0)
+        args += _count_flag("--resolution", self.resolution, 1)
+        return args + _switches(quick=self.quick, verbose=self.verbose)
+
+
+@dataclass
+class CommOverlapArgs:
+    """`bench comm-overlap` flags -> mo_comm_overlap flags."""
+
+    sizes: str | None = None
+    samples: int | None = None
+    work_factor: float | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args = _sizes(self.sizes)  # --quick alone: the program's quick sizes
+        args += _count_flag("--samples", self.samples, 2)
+        if self.work_factor is not None:
+            if not self.work_factor > 0:
+                raise UserError(f"--work-factor must be positive (got {self.work_factor})")
+            args += ["--work-factor", repr(self.work_factor)]
+        return args + _switches(quick=self.quick, verbose=self.verbose)
+
+
+@dataclass
+class InflationArgs:
+    """`bench inflation` flags -> mo_inflation flags."""
+
+    sizes: str | None = None
+    samples: int | None = None
+    steps: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args = _sizes(self.sizes)  # --quick alone: the program's quick sizes
+        args += _count_flag("--samples", self.samples, 2)
+        args += _count_flag("--steps", self.steps, 4)
+        return args + _switches(quick=self.quick, verbose=self.verbose)
+
+
+@dataclass
+class ProgressArgs:
+    """`bench progress` flags -> mo_progress flags."""
+
+    sizes: str | None = None
+    samples: int | None = None
+    budget_factor: float | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args: list[str] = []
+        if self.sizes is not None:
+            if 0 in parse_sizes(self.sizes):
+                raise UserError("--sizes: a 0-byte message has no data to watch")
+            args += ["--sizes", self.sizes]
+        args += _count_flag("--samples", self.samples, 1)
+        if self.budget_factor is not None:
+            if not self.budget_factor >= 1.0:
+                raise UserError(f"--budget-factor must be at least 1 (got {self.budget_factor})")
+            args += ["--budget-factor", repr(self.budget_factor)]
+        return args + _switches(quick=self.quick, verbose=self.verbose)
+
+
+@dataclass
+class PollingArgs:
+    """`bench polling` flags -> mo_polling flags."""
+
+    sizes: str | None = None
+    intervals: str | None = None
+    samples: int | None = None
+    quick: bool = False
+    verbose: bool = False
+
+    def to_native(self) -> list[str]:
+        args = _sizes(self.sizes)
+        if self.intervals is not None:
+            try:
+                values = [float(v) for v in self.intervals.split(",")]
+            except ValueError:
+                raise UserError(
+                    f"--intervals: expected numbers in us, got '{self.intervals}'") from None
+            if not values or any(v <= 0 for v in values) or values != sorted(set(values)):
+                raise UserError("--intervals: positive values in increasing order, e.g. 1,10,100")
+            args += ["--intervals", ",".join(repr(v) for v in values)]
+        args += _count_flag("--samples", self.samples, 1)
+        return args + _switches(quick=self.quick, verbose=self.verbose)
