@@ -515,7 +515,7 @@ int main(int argc, char **argv)
 
     cg_params params = {.modes = (1u << NMODES) - 1, .seed = 1, .work_us = DEFAULT_WORK_US};
     mo_bench_options ext = {cg_longopts, cg_parse, cg_finalize, cg_usage, cg_write_json, &params};
-    const mo_bench_spec spec = {NAME, "8", &ext, 0, false, NULL};
+    const mo_bench_spec spec = {NAME, "8", &ext, 0, false, NULL, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

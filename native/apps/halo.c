@@ -429,7 +429,7 @@ int main(int argc, char **argv)
 
     halo_params params = {.modes = (1u << NMODES) - 1, .tests = DEFAULT_TESTS, .inflate = 1, .seed = 1};
     mo_bench_options ext = {halo_longopts, halo_parse, halo_finalize, halo_usage, halo_write_json, &params};
-    const mo_bench_spec spec = {NAME, "8", &ext, 0, false, NULL};
+    const mo_bench_spec spec = {NAME, "8", &ext, 0, false, NULL, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

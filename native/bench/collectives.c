@@ -564,7 +564,7 @@ int main(int argc, char **argv)
 
     static cl_params params;
     mo_bench_options ext = {cl_longopts, cl_parse, cl_finalize, cl_usage, cl_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 1, true, NULL};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 1, true, NULL, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status)) {

@@ -390,19 +390,6 @@ static int alloc_points(co_state *st, const mo_options *o)
     return 0;
 }
 
-/* --quick without --sizes measures the quick sizes (the suite passes only --quick). */
-static bool quick_default_sizes(int argc, char **argv)
-{
-    bool quick = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--sizes") == 0 || strncmp(argv[i], "--sizes=", 8) == 0)
-            return false;
-        if (strcmp(argv[i], "--quick") == 0)
-            quick = true;
-    }
-    return quick;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -412,8 +399,7 @@ int main(int argc, char **argv)
 
     co_params params = {.pilot = DEFAULT_PILOT, .work_factor = 1.0, .min_work_us = 1.0};
     mo_bench_options ext = {co_longopts, co_parse, co_finalize, co_usage, co_write_json, &params};
-    const char *sizes = quick_default_sizes(argc, argv) ? QUICK_SIZES : DEFAULT_SIZES;
-    const mo_bench_spec spec = {NAME, sizes, &ext, 2, true, NULL};
+    const mo_bench_spec spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

@@ -217,7 +217,7 @@ int main(int argc, char **argv)
     mo_bench_options ext = {ca_longopts, ca_parse, ca_finalize, ca_usage, ca_write_json, &params};
     /* Any number of ranks (with one, the ring's neighbours are itself); the
      * halo's own check (ca_check) is stricter than the MPI count one. */
-    const mo_bench_spec spec = {NAME, DEFAULT_SIZES, &ext, 0, false, ca_check};
+    const mo_bench_spec spec = {NAME, DEFAULT_SIZES, &ext, 0, false, ca_check, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

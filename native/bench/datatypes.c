@@ -492,7 +492,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
 
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, check_sizes};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, check_sizes, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

@@ -194,7 +194,7 @@ int main(int argc, char **argv)
     int wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
 
-    const mo_bench_spec spec = {"error_checking", "0", NULL, 2, false, NULL};
+    const mo_bench_spec spec = {"error_checking", "0", NULL, 2, false, NULL, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

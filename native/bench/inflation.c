@@ -326,19 +326,6 @@ static int alloc_points(in_state *st, const mo_options *o)
     return 0;
 }
 
-/* --quick without --sizes measures the quick sizes (the suite passes only --quick). */
-static bool quick_default_sizes(int argc, char **argv)
-{
-    bool quick = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--sizes") == 0 || strncmp(argv[i], "--sizes=", 8) == 0)
-            return false;
-        if (strcmp(argv[i], "--quick") == 0)
-            quick = true;
-    }
-    return quick;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -348,8 +335,7 @@ int main(int argc, char **argv)
 
     in_params params = {.pilot = DEFAULT_PILOT, .max_factor = 8.0, .min_work_us = 0.25};
     mo_bench_options ext = {in_longopts, in_parse, in_finalize, in_usage, in_write_json, &params};
-    const char *sizes = quick_default_sizes(argc, argv) ? QUICK_SIZES : DEFAULT_SIZES;
-    const mo_bench_spec spec = {BENCH, sizes, &ext, 2, true, NULL};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

@@ -384,7 +384,7 @@ int main(int argc, char **argv)
 
     mt_params params = {.queues = Q_POSTED | Q_UNEXPECTED, .max_n = 0};
     mo_bench_options ext = {mt_longopts, mt_parse, mt_finalize, mt_usage, mt_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

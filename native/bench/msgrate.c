@@ -266,7 +266,7 @@ int main(int argc, char **argv)
 
     mr_params params = {.window = DEFAULT_WINDOW};
     mo_bench_options ext = {mr_longopts, mr_parse, NULL, mr_usage, mr_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mr_check};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mr_check, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

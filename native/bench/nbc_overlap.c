@@ -516,10 +516,7 @@ int main(int argc, char **argv)
 
     nb_params params = {.colls = (1u << NCOLLS) - 1, .tests = DEFAULT_TESTS};
     mo_bench_options ext = {nb_longopts, nb_parse, NULL, nb_usage, nb_write_json, &params};
-    bool quick = false;
-    for (int i = 1; i < argc; i++)
-        quick = quick || strcmp(argv[i], "--quick") == 0;
-    const mo_bench_spec spec = {PROGRAM, quick ? QUICK_SIZES : DEFAULT_SIZES, &ext, 2, true, nb_check};
+    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, nb_check, QUICK_SIZES};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

@@ -557,7 +557,7 @@ int main(int argc, char **argv)
         .steps_per_octave = 3, .max_steps = 60, .work_start_frac = 1.0 / 32.0,
     };
     mo_bench_options ext = {ov_longopts, ov_parse, ov_finalize, ov_usage, ov_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

@@ -669,7 +669,7 @@ int main(int argc, char **argv)
 
     vs_params params = {.pairings = (1u << NPAIRINGS) - 1, .steps = DEFAULT_STEPS};
     mo_bench_options ext = {vs_longopts, vs_parse, vs_finalize, vs_usage, vs_write_json, &params};
-    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check};
+    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

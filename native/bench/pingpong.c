@@ -395,7 +395,7 @@ int main(int argc, char **argv)
 
     pp_params params = {.budget_s = DEFAULT_BUDGET_S, .passes = DEFAULT_PASSES};
     mo_bench_options ext = {pp_longopts, pp_parse, pp_finalize, pp_usage, pp_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

@@ -385,26 +385,6 @@ static void free_state(pl_state *st)
     free(st->buf);
 }
 
-/* --quick without --sizes: the quick sizes replace the default ones (the
- * overlap suite passes only --quick). */
-static void use_quick_sizes(mo_options *o, int argc, char **argv, const char *quick_sizes)
-{
-    for (int i = 1; i < argc; i++)
-        if (strncmp(argv[i], "--si", 4) == 0 && strncmp(argv[i], "--sizes", strcspn(argv[i], "=")) == 0)
-            return;
-    mo_sizes quick;
-    char err[128];
-    char *spec = strdup(quick_sizes);
-    if (spec && mo_sizes_parse(quick_sizes, &quick, err, sizeof err) == 0) {
-        mo_sizes_free(&o->sizes);
-        o->sizes = quick;
-        free(o->sizes_spec);
-        o->sizes_spec = spec;
-    } else {
-        free(spec); /* out of memory: the default sizes, only slower */
-    }
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -415,14 +395,12 @@ int main(int argc, char **argv)
     pl_params params = {0};
     params.window = 2;
     mo_bench_options ext = {pl_longopts, pl_parse, pl_finalize, pl_usage, pl_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
         return exit_status;
     char err[512] = "";
-    if (opts.quick)
-        use_quick_sizes(&opts, argc, argv, QUICK_SIZES);
 
     mo_provenance prov;
     int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);

@@ -383,7 +383,7 @@ int main(int argc, char **argv)
 
     rm_params params = {.ops = (1u << NOPS) - 1, .syncs = (1u << NSYNCS) - 1, .wins = (1u << NWINS) - 1};
     mo_bench_options ext = {rm_longopts, rm_parse, NULL, rm_usage, rm_write_json, &params};
-    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check};
+    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

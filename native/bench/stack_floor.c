@@ -327,7 +327,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     const uint64_t start_ns = mo_timer_now_ns();
 
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, NULL};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, NULL, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

@@ -567,7 +567,7 @@ int main(int argc, char **argv)
 
     so_params params = {0};
     mo_bench_options ext = {so_longopts, so_parse, so_finalize, so_usage, so_write_json, &params};
-    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL};
+    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

@@ -244,7 +244,7 @@ int main(int argc, char **argv)
 
     tp_params params = {.multiple = false, .workers = 0};
     mo_bench_options ext = {tp_longopts, tp_parse, NULL, tp_usage, tp_write_json, &params};
-    const mo_bench_spec spec = {"threads_procs", "0", &ext, 1, false, NULL};
+    const mo_bench_spec spec = {"threads_procs", "0", &ext, 1, false, NULL, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

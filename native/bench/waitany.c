@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 
     wa_params params = {0};
     mo_bench_options ext = {wa_longopts, wa_parse, wa_finalize, wa_usage, wa_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check};
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))

@@ -50,7 +50,8 @@ bool mo_bench_start(mo_options *opts, const mo_bench_spec *spec, int argc, char 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     char err[512];
-    int rc = mo_options_parse(opts, spec->program, spec->default_sizes, argc, argv, spec->ext, err,
+    int rc = mo_options_parse(opts, spec->program, spec->default_sizes, spec->quick_sizes, argc, argv,
+                              spec->ext, err,
                               sizeof err);
     if (rc == MO_OPTIONS_HELP) {
         if (rank == 0)

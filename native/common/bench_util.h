@@ -30,6 +30,9 @@ typedef struct mo_bench_spec {
      * come second when several apply); ctx is ext->ctx (NULL without ext).
      * Returns 0, or -1 with one line in err. May be NULL. */
     int (*check)(const mo_options *o, void *ctx, char *err, size_t errlen);
+    /* The sizes under --quick when --sizes is not given (a suite passes only --quick);
+     * NULL: default_sizes. */
+    const char *quick_sizes;
 } mo_bench_spec;
 
 /* The start of every main(), right after MPI_Init: parses argv into opts and

@@ -131,7 +131,8 @@ static const char *opt_name(int code)
     return "?";
 }
 
-int mo_options_parse(mo_options *o, const char *bench, const char *default_sizes, int argc,
+int mo_options_parse(mo_options *o, const char *bench, const char *default_sizes,
+                     const char *quick_sizes, int argc,
                      char **argv, const mo_bench_options *ext, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
@@ -239,7 +240,9 @@ int mo_options_parse(mo_options *o, const char *bench, const char *default_sizes
         snprintf(err, errlen, "--min-iters (%ld) is larger than --max-iters (%ld)", o->min_iters, o->max_iters);
         return MO_OPTIONS_ERROR;
     }
-    if (!o->sizes_spec && set_string(&o->sizes_spec, default_sizes, err, errlen))
+    if (!o->sizes_spec && set_string(&o->sizes_spec,
+                                     o->quick && quick_sizes ? quick_sizes : default_sizes, err,
+                                     errlen))
         return MO_OPTIONS_ERROR;
     if (mo_sizes_parse(o->sizes_spec, &o->sizes, err, errlen))
         return MO_OPTIONS_ERROR;

@@ -49,9 +49,11 @@ typedef struct mo_options {
 enum { MO_OPTIONS_OK = 0, MO_OPTIONS_HELP = 1, MO_OPTIONS_ERROR = 2 };
 
 /* Parses argv (which is not modified). On MO_OPTIONS_ERROR, err holds a
- * one-line description. ext may be NULL. */
-int mo_options_parse(mo_options *o, const char *bench, const char *default_sizes, int argc,
-                     char **argv, const mo_bench_options *ext, char *err, size_t errlen);
+ * one-line description. Without --sizes the sizes are quick_sizes under
+ * --quick (when not NULL), else default_sizes. ext may be NULL. */
+int mo_options_parse(mo_options *o, const char *bench, const char *default_sizes,
+                     const char *quick_sizes, int argc, char **argv, const mo_bench_options *ext,
+                     char *err, size_t errlen);
 
 void mo_options_usage(FILE *f, const char *bench, const char *default_sizes,
                       const mo_bench_options *ext);

@@ -7,7 +7,7 @@
 
 static int parse(mo_options *o, char *err, int argc, char **argv)
 {
-    return mo_options_parse(o, "test", "0:8", argc, argv, NULL, err, 256);
+    return mo_options_parse(o, "test", "0:8", NULL, argc, argv, NULL, err, 256);
 }
 
 int main(void)
