@@ -137,13 +137,9 @@ static int cg_parse(void *ctx, int code, const char *arg, char *err, size_t errl
 static int cg_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
     cg_params *p = ctx;
-    if (p->grid_set && p->local_set) {
-        snprintf(err, errlen, "--grid and --local are exclusive (the global grid or the grid per rank)");
+    if (app_finish_grid(p->grid_set, p->local_set, p->grid, quick ? DEFAULT_GRID_QUICK : DEFAULT_GRID,
+                        err, errlen))
         return -1;
-    }
-    if (!p->grid_set && !p->local_set)
-        for (int a = 0; a < 3; a++)
-            p->grid[a] = quick ? DEFAULT_GRID_QUICK : DEFAULT_GRID;
     if (!p->iterations_set)
         p->iterations = quick ? DEFAULT_ITERATIONS_QUICK : DEFAULT_ITERATIONS;
     return 0;
@@ -295,10 +291,6 @@ static void write_results(mo_json *w, const void *ctx)
 
 /* ---- computation ------------------------------------------------------------ */
 
-static double now_s(void)
-{
-    return (double)mo_timer_now_ns() * 1e-9;
-}
 
 /* q = A p on the rows of box b (A: the 7-point Laplacian). */
 static void matvec_box(const app_grid *g, const double *restrict p, double *restrict q, const app_box *b)
@@ -345,24 +337,24 @@ static double reduce_sum(const app_grid *g, int mode, const cg_regions *rg, doub
                          void *arg, cg_counters *c)
 {
     double global = 0.0;
-    double t = now_s();
+    double t = app_now_s();
     MPI_OVERLAP_REGION_BEGIN(rg->reduce);
     if (mode == MODE_ALLREDUCE) {
         MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, g->cart);
         MPI_OVERLAP_REGION_END(rg->reduce);
-        c->reduce_s += now_s() - t;
+        c->reduce_s += app_now_s() - t;
         overlap(arg, c);
     } else {
         MPI_Request req;
         MPI_Iallreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, g->cart, &req);
         MPI_OVERLAP_REGION_END(rg->reduce);
-        c->reduce_s += now_s() - t;
+        c->reduce_s += app_now_s() - t;
         overlap(arg, c);
-        t = now_s();
+        t = app_now_s();
         MPI_OVERLAP_REGION_BEGIN(rg->reduce);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         MPI_OVERLAP_REGION_END(rg->reduce);
-        c->reduce_s += now_s() - t;
+        c->reduce_s += app_now_s() - t;
     }
     c->reductions++;
     return global;
@@ -376,11 +368,11 @@ typedef struct work_arg {
 static void do_work(void *arg, cg_counters *c)
 {
     const work_arg *w = arg;
-    const double t = now_s();
+    const double t = app_now_s();
     MPI_OVERLAP_REGION_BEGIN(w->rg->work);
     mo_work(w->units);
     MPI_OVERLAP_REGION_END(w->rg->work);
-    c->work_s += now_s() - t;
+    c->work_s += app_now_s() - t;
 }
 
 typedef struct axpy_arg {
@@ -425,21 +417,21 @@ static void solve(const app_grid *g, int mode, const cg_params *prm, const cg_re
     if (residuals)
         residuals[0] = sqrt(rr);
     for (long it = 0; it < iters; it++) {
-        const double ti = now_s();
+        const double ti = app_now_s();
         MPI_Request reqs[GRID_MAX_REQS];
-        double t = now_s();
+        double t = app_now_s();
         MPI_OVERLAP_REGION_BEGIN(rg->halo);
         const int nreq = app_grid_post(g, p, false, reqs);
         MPI_OVERLAP_REGION_END(rg->halo);
-        c->halo_s += now_s() - t;
+        c->halo_s += app_now_s() - t;
         MPI_OVERLAP_REGION_BEGIN(rg->matvec);
         matvec_box(g, p, q, &in);
         MPI_OVERLAP_REGION_END(rg->matvec);
-        t = now_s();
+        t = app_now_s();
         MPI_OVERLAP_REGION_BEGIN(rg->halo);
         MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE);
         MPI_OVERLAP_REGION_END(rg->halo);
-        c->halo_s += now_s() - t;
+        c->halo_s += app_now_s() - t;
         MPI_OVERLAP_REGION_BEGIN(rg->matvec);
         for (int k = 0; k < nbnd; k++)
             matvec_box(g, p, q, &bnd[k]);
@@ -458,7 +450,7 @@ static void solve(const app_grid *g, int mode, const cg_params *prm, const cg_re
         if (residuals)
             residuals[it + 1] = sqrt(rr);
         if (iter_s)
-            iter_s[it] = now_s() - ti;
+            iter_s[it] = app_now_s() - ti;
     }
 }
 
@@ -481,9 +473,9 @@ static void run_mode(const app_grid *g, int mode, const cg_params *prm, uint64_t
         memset(&c, 0, sizeof c);
     }
     MPI_Barrier(g->cart);
-    const double t0 = now_s();
+    const double t0 = app_now_s();
     solve(g, mode, prm, &rg, units, vec, prm->iterations, iter_s, residuals, &c);
-    const double mine = now_s() - t0;
+    const double mine = app_now_s() - t0;
 
     double times[5] = {mine, c.halo_s + c.reduce_s, c.halo_s, c.reduce_s, c.work_s}, tmax[5], mpi_sum = 0.0;
     MPI_Reduce(times, tmax, 5, MPI_DOUBLE, MPI_MAX, 0, g->cart);

@@ -2,6 +2,8 @@
  * seeded data and decomposition-independent checksums (see grid.h). */
 #include "grid.h"
 
+#include "timer.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -290,4 +292,21 @@ int app_parse_dims(const char *opt, const char *arg, long max, int out[3], char 
     for (int a = 0; a < 3; a++)
         out[a] = (int)(n == 1 ? v[0] : v[a]);
     return 0;
+}
+
+int app_finish_grid(bool grid_set, bool local_set, int grid[3], int edge, char *err, size_t errlen)
+{
+    if (grid_set && local_set) {
+        snprintf(err, errlen, "--grid and --local are exclusive (the global grid or the grid per rank)");
+        return -1;
+    }
+    if (!grid_set && !local_set)
+        for (int a = 0; a < 3; a++)
+            grid[a] = edge;
+    return 0;
+}
+
+double app_now_s(void)
+{
+    return (double)mo_timer_now_ns() * 1e-9;
 }

@@ -91,4 +91,12 @@ int app_parse_names(const char *opt, const char *arg, const char *const *names, 
                     char *err, size_t errlen);
 int app_parse_dims(const char *opt, const char *arg, long max, int out[3], char *err, size_t errlen);
 
+/* The grid flags both applications take: --grid (global) and --local (per
+ * rank) exclude each other; with neither, a cube of `edge` points. Returns
+ * 0, or -1 with one line in err. */
+int app_finish_grid(bool grid_set, bool local_set, int grid[3], int edge, char *err, size_t errlen);
+
+/* Seconds on the harness's clock (mo_timer). */
+double app_now_s(void);
+
 #endif

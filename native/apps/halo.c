@@ -115,13 +115,9 @@ static int halo_parse(void *ctx, int code, const char *arg, char *err, size_t er
 static int halo_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
     halo_params *p = ctx;
-    if (p->grid_set && p->local_set) {
-        snprintf(err, errlen, "--grid and --local are exclusive (the global grid or the grid per rank)");
+    if (app_finish_grid(p->grid_set, p->local_set, p->grid, quick ? DEFAULT_GRID_QUICK : DEFAULT_GRID,
+                        err, errlen))
         return -1;
-    }
-    if (!p->grid_set && !p->local_set)
-        for (int a = 0; a < 3; a++)
-            p->grid[a] = quick ? DEFAULT_GRID_QUICK : DEFAULT_GRID;
     if (!p->iterations_set)
         p->iterations = quick ? DEFAULT_ITERATIONS_QUICK : DEFAULT_ITERATIONS;
     return 0;
@@ -285,10 +281,6 @@ typedef struct halo_counters {
     int64_t tests, requests;
 } halo_counters;
 
-static double now_s(void)
-{
-    return (double)mo_timer_now_ns() * 1e-9;
-}
 
 typedef struct halo_regions {
     char exchange[REGION_LEN], interior[REGION_LEN], boundary[REGION_LEN];
@@ -304,7 +296,7 @@ static void iteration(const app_grid *g, int mode, const halo_params *p, const h
     const int nbnd = app_grid_boundary(g, bnd);
     const long in_rows = app_box_rows(&in);
     int nreq = 0;
-    double t = now_s(), t1;
+    double t = app_now_s(), t1;
 
     MPI_OVERLAP_REGION_BEGIN(rg->exchange);
     if (mode == MODE_BLOCKING)
@@ -314,7 +306,7 @@ static void iteration(const app_grid *g, int mode, const halo_params *p, const h
     if (mode == MODE_NONBLOCKING || mode == MODE_DIAGONAL)
         MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE);
     MPI_OVERLAP_REGION_END(rg->exchange);
-    t1 = now_s();
+    t1 = app_now_s();
     c->mpi_s += t1 - t;
     c->requests += nreq;
 
@@ -322,11 +314,11 @@ static void iteration(const app_grid *g, int mode, const halo_params *p, const h
      * overlap-test, in one piece otherwise. */
     const long pieces = mode == MODE_OVERLAP_TEST ? p->tests + 1 : 1;
     for (long q = 0; q < pieces; q++) {
-        t = now_s();
+        t = app_now_s();
         MPI_OVERLAP_REGION_BEGIN(rg->interior);
         sweep(g, cur, nxt, &in, in_rows * q / pieces, in_rows * (q + 1) / pieces, p->inflate);
         MPI_OVERLAP_REGION_END(rg->interior);
-        t1 = now_s();
+        t1 = app_now_s();
         c->compute_s += t1 - t;
         if (q + 1 < pieces) {
             int flag;
@@ -334,23 +326,23 @@ static void iteration(const app_grid *g, int mode, const halo_params *p, const h
             MPI_Testall(nreq, reqs, &flag, MPI_STATUSES_IGNORE);
             MPI_OVERLAP_REGION_END(rg->exchange);
             c->tests++;
-            t = now_s();
+            t = app_now_s();
             c->mpi_s += t - t1;
         }
     }
     if (mode == MODE_OVERLAP || mode == MODE_OVERLAP_TEST) {
-        t = now_s();
+        t = app_now_s();
         MPI_OVERLAP_REGION_BEGIN(rg->exchange);
         MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE);
         MPI_OVERLAP_REGION_END(rg->exchange);
-        c->mpi_s += now_s() - t;
+        c->mpi_s += app_now_s() - t;
     }
-    t = now_s();
+    t = app_now_s();
     MPI_OVERLAP_REGION_BEGIN(rg->boundary);
     for (int b = 0; b < nbnd; b++)
         sweep(g, cur, nxt, &bnd[b], 0, app_box_rows(&bnd[b]), p->inflate);
     MPI_OVERLAP_REGION_END(rg->boundary);
-    c->compute_s += now_s() - t;
+    c->compute_s += app_now_s() - t;
 }
 
 /* Runs one mode from the seeded data after `warmup` untimed iterations (from
@@ -378,16 +370,16 @@ static void run_mode(const app_grid *g, int mode, const halo_params *p, long war
     double *cur = u0, *nxt = u1;
 
     MPI_Barrier(g->cart);
-    const double t0 = now_s();
+    const double t0 = app_now_s();
     for (long it = 0; it < p->iterations; it++) {
-        const double ti = now_s();
+        const double ti = app_now_s();
         iteration(g, mode, p, &rg, cur, nxt, &c);
         double *tmp = cur;
         cur = nxt;
         nxt = tmp;
-        iter_s[it] = now_s() - ti;
+        iter_s[it] = app_now_s() - ti;
     }
-    const double mine = now_s() - t0;
+    const double mine = app_now_s() - t0;
 
     double times[3] = {mine, c.mpi_s, c.compute_s}, tmax[3], tsum[2];
     MPI_Reduce(times, tmax, 3, MPI_DOUBLE, MPI_MAX, 0, g->cart);
