@@ -162,15 +162,6 @@ static void cg_usage(FILE *f)
             DEFAULT_GRID, DEFAULT_GRID_QUICK, DEFAULT_ITERATIONS, DEFAULT_ITERATIONS_QUICK, DEFAULT_WORK_US);
 }
 
-static void write_dims(mo_json *w, const char *key, const int v[3])
-{
-    mo_json_key(w, key);
-    mo_json_begin_array(w);
-    for (int a = 0; a < 3; a++)
-        mo_json_int64(w, v[a]);
-    mo_json_end_array(w);
-}
-
 static void cg_write_json(mo_json *w, const void *ctx)
 {
     const cg_params *p = ctx;
@@ -181,9 +172,9 @@ static void cg_write_json(mo_json *w, const void *ctx)
             mo_json_string(w, MODE_NAMES[m]);
     mo_json_end_array(w);
     if (p->local_set)
-        write_dims(w, "local", p->local);
+        app_json_dims(w, "local", p->local);
     else
-        write_dims(w, "grid", p->grid);
+        app_json_dims(w, "grid", p->grid);
     mo_json_kv_int64(w, "iterations", p->iterations);
     mo_json_kv_double(w, "work_us", p->work_us);
     mo_json_kv_int64(w, "work_units", p->work_units);
@@ -232,8 +223,8 @@ static void write_results(mo_json *w, const void *ctx)
     const app_grid *g = st->grid;
     const long iters = st->params->iterations;
     mo_json_begin_object(w);
-    write_dims(w, "grid", g->global);
-    write_dims(w, "dims", g->dims);
+    app_json_dims(w, "grid", g->global);
+    app_json_dims(w, "dims", g->dims);
     mo_json_kv_int64(w, "ranks", g->size);
     mo_json_kv_int64(w, "points", (int64_t)g->global[0] * g->global[1] * g->global[2]);
     mo_json_kv_int64(w, "iterations", iters);

@@ -2,6 +2,7 @@
  * seeded data and decomposition-independent checksums (see grid.h). */
 #include "grid.h"
 
+#include "json.h"
 #include "timer.h"
 
 #include <errno.h>
@@ -309,4 +310,13 @@ int app_finish_grid(bool grid_set, bool local_set, int grid[3], int edge, char *
 double app_now_s(void)
 {
     return (double)mo_timer_now_ns() * 1e-9;
+}
+
+void app_json_dims(mo_json *w, const char *key, const int v[3])
+{
+    mo_json_key(w, key);
+    mo_json_begin_array(w);
+    for (int a = 0; a < 3; a++)
+        mo_json_int64(w, v[a]);
+    mo_json_end_array(w);
 }

@@ -99,4 +99,8 @@ int app_finish_grid(bool grid_set, bool local_set, int grid[3], int edge, char *
 /* Seconds on the harness's clock (mo_timer). */
 double app_now_s(void);
 
+/* "key": [v0, v1, v2] into a result document. */
+struct mo_json;
+void app_json_dims(struct mo_json *w, const char *key, const int v[3]);
+
 #endif
