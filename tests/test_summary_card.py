@@ -30,6 +30,11 @@ RUNS = [
                                figure("recv_availability_min_pct", "x", None, "%", "overlap"),
                                figure("recv_availability_max_pct", "x", None, "%", "overlap")]),
     _run("matching", "openmpi", [], status="timeout"),
+    _run("study-halo", "mpich", [figure("best_mpi_saving_pct", "b", 12.0, "%", "overlap"),
+                                 figure("app_profiler_overhead_pct", "c", 0.93, "%", "cost"),
+                                 figure("app_profiler_overhead_ci_low_pct", "l", -2.9, "%", "cost"),
+                                 figure("app_profiler_overhead_ci_high_pct", "h", 4.9, "%",
+                                        "cost")]),
     _run("profiler-overhead", "mpich", [figure("msg_rate_ratio", "r", 0.87, "ratio", "cost"),
                                         figure("run_time_ratio", "t", 1.0012, "ratio", "cost")]),
 ]
@@ -43,6 +48,8 @@ def test_cells_come_from_figures() -> None:
     assert rows["matching cost per queued request"] == ("not run", "timeout (see matching)")
     assert rows["profiler overhead"][0] == "run time +0.12 %, small-message rate -13.0 %"
     assert rows["eager limit"] == ("not run", "not run")
+    assert rows["case study: halo"][0] == (
+        "best mode cuts MPI time 12 %; profiler cost on the app +0.93 % (95 % CI -2.9 to +4.9 %)")
     doc = card_json(RUNS)
     assert doc["labels"] == ["mpich", "openmpi"]
     assert doc["items"][0]["cells"]["openmpi"] == "0.41 µs"

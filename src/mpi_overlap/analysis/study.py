@@ -226,8 +226,16 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
                    None if best is None else -best["mpi_time_change_pct"], "%", "overlap"),
             figure("app_profiler_overhead_pct", "profiler's cost on the app (run time)",
                    overhead["overhead_pct"], "%", "cost"),
+            figure("app_profiler_overhead_ci_low_pct", "profiler's cost, 95 % CI low",
+                   _pct_of_ratio(overhead["ci95_low"]), "%", "cost"),
+            figure("app_profiler_overhead_ci_high_pct", "profiler's cost, 95 % CI high",
+                   _pct_of_ratio(overhead["ci95_high"]), "%", "cost"),
         ],
     }
+
+
+def _pct_of_ratio(ratio: float | None) -> float | None:
+    return None if ratio is None else 100.0 * (ratio - 1.0)
 
 
 def _best(sizes: list[dict[str, Any]]) -> dict[str, Any] | None:

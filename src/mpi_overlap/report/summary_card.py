@@ -182,7 +182,10 @@ def _study(f: Figures) -> str | None:
         moved = f"best mode cuts MPI time {cut:.0f} %"
     else:
         moved = f"no mode cuts MPI time (best {-cut:+.0f} %)"
-    return f"{moved}; profiler cost on the app {_opt(cost, '+.2f')} %"
+    lo = _num(f, "app_profiler_overhead_ci_low_pct")
+    hi = _num(f, "app_profiler_overhead_ci_high_pct")
+    ci = f" (95 % CI {lo:+.1f} to {hi:+.1f} %)" if lo is not None and hi is not None else ""
+    return f"{moved}; profiler cost on the app {_opt(cost, '+.2f')} %{ci}"
 
 
 ITEMS: list[CardItem] = [
