@@ -9,12 +9,12 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from ..rundir import Run
 from ..sizes import format_size
 from .html import Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
+from .run_table import finding, print_rows
 
 BENCHMARK = "comm-overlap"
 HEADERS = ("size", "work (nominal) µs", "T_message µs", "T_workload µs", "T_msg+T_work µs",
@@ -78,14 +78,8 @@ def better_rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    t = Table(title=f"{run.label} — communication-computation overlap (seed 002)",
-              title_justify="left", header_style="bold")
-    for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i == 0 else "right")
-    for row in rows(run):
-        t.add_row(*row)
-    console.print(t)
-    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+    print_rows(console, f"{run.label} — communication-computation overlap (seed 002)",
+               HEADERS, rows(run), finding(run))
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:

@@ -11,16 +11,17 @@ import numpy as np
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from ..rundir import Run
 from ..sizes import format_size
-from .html import Figure, HtmlTable, Section, fmt_num
+from .html import Figure, Section, fmt_num
 from .overhead_plots import to_svg
+from .run_table import finding, print_rows, run_tables
 
 BENCHMARK = "inflation"
 HEADERS = ("size", "exchange alone µs", "below knee µs", "knee µs", "95 % CI", "hidden %",
            "after knee µs", "slope", "slowdown %", "verdict")
+LEFT = (0, len(HEADERS) - 1)  # text columns: size, verdict
 
 
 def points(run: Run) -> list[dict[str, Any]]:
@@ -55,14 +56,8 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    t = Table(title=f"{run.label} — computation inflation: knee per size (seed 004)",
-              title_justify="left", header_style="bold")
-    for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i in (0, len(HEADERS) - 1) else "right")
-    for row in rows(run):
-        t.add_row(*row)
-    console.print(t)
-    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+    print_rows(console, f"{run.label} — computation inflation: knee per size (seed 004)",
+               HEADERS, rows(run), finding(run), LEFT)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -126,7 +121,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
     mine = [r for r in runs if r.benchmark == BENCHMARK]
     if not mine:
         return []
-    figures, tables = [], []
+    figures = []
     for i, run in enumerate(mine):
         fig = figure(run)
         if fig is not None:
@@ -135,12 +130,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                                   "work, Waitall) against the computation inside it, per size; "
                                   "lines: hinge fit, triangles/dotted: the knee, above which "
                                   "total = computation + what the exchange still costs."))
-        if run.analysis is None:
-            continue
-        r = rows(run)
-        tables.append(HtmlTable(f"{run.label} — knee per message size", HEADERS, r,
-                                [("left",) + ("num",) * 8 + ("left",)] * len(r),
-                                [str(run.analysis.get("finding"))]))
+    tables = run_tables(mine, "knee per message size", HEADERS, rows, left=LEFT)
     return [Section("Computation inflation (seed 004)", None, figures, tables)]
 
 

@@ -12,15 +12,16 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from ..rundir import Run
-from .html import DASH, Figure, HtmlTable, Section, fmt_num
+from .html import DASH, Figure, Section, fmt_num
 from .overhead_plots import to_svg
+from .run_table import finding, print_rows, run_tables
 
 BENCHMARK = "matching"
 HEADERS = ("queue", "ns / request", "95 % CI", "lower half", "upper half", "verdict",
            "empty queue ns", "ns / extra peer")
+LEFT = (0, 5)  # text columns: queue, verdict
 
 
 def queues(run: Run) -> list[dict[str, Any]]:
@@ -52,14 +53,8 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    table = Table(title=f"{run.label} — matching cost per queued request", title_justify="left",
-                  header_style="bold")
-    for i, h in enumerate(HEADERS):
-        table.add_column(h, justify="left" if i in (0, 5) else "right")
-    for row in rows(run):
-        table.add_row(*row)
-    console.print(table)
-    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+    print_rows(console, f"{run.label} — matching cost per queued request", HEADERS, rows(run),
+               finding(run), LEFT)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -122,6 +117,14 @@ def figure(runs: list[Run]) -> MplFigure | None:
     return fig
 
 
+def _html_notes(run: Run) -> list[str]:
+    a = run.analysis or {}
+    notes = finding(run)
+    if a.get("oversubscribed"):
+        notes.append(f"Oversubscribed: {a.get('ranks')} ranks on {a.get('cores')} cores.")
+    return notes
+
+
 def html_sections(runs: list[Run]) -> list[Section]:
     mine = [r for r in runs if r.benchmark == BENCHMARK]
     if not mine:
@@ -134,18 +137,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "requests queued ahead of it (posted receives or unexpected "
                               "messages), medians; middle: the added time per queued request; "
                               "right: M = 1 request from each of N peers."))
-    tables = []
-    for run in mine:
-        if run.analysis is None:
-            continue
-        r = rows(run)
-        over = run.analysis.get("oversubscribed")
-        notes = [str(run.analysis.get("finding"))]
-        if over:
-            notes.append(f"Oversubscribed: {run.analysis.get('ranks')} ranks on "
-                         f"{run.analysis.get('cores')} cores.")
-        css = [("left", "num", "num", "num", "num", "left", "num", "num")] * len(r)
-        tables.append(HtmlTable(f"{run.label} — ns per queued request", HEADERS, r, css, notes))
+    tables = run_tables(mine, "ns per queued request", HEADERS, rows, _html_notes, LEFT)
     return [Section("Matching queues: cost per queued request", None, figures, tables)]
 
 

@@ -9,11 +9,11 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from ..rundir import Run
-from .html import Figure, HtmlTable, Section, fmt_num
+from .html import Figure, Section, fmt_num
 from .overhead_plots import to_svg
+from .run_table import finding, print_rows, run_tables
 
 BENCHMARK = "nbc-overlap"
 HEADERS = ("collective", "bytes", "tests", "t_pure µs", "OSU %", "OSU rank min–max",
@@ -50,14 +50,8 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    t = Table(title=f"{run.label} — non-blocking collective overlap", title_justify="left",
-              header_style="bold")
-    for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i == 0 else "right")
-    for row in rows(run):
-        t.add_row(*row)
-    console.print(t)
-    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+    print_rows(console, f"{run.label} — non-blocking collective overlap", HEADERS, rows(run),
+               finding(run))
 
 
 def _figures(run: Run) -> dict[str, Any]:
@@ -128,6 +122,14 @@ def figure(runs: list[Run]) -> MplFigure | None:
     return fig
 
 
+def _html_notes(run: Run) -> list[str]:
+    notes = finding(run)
+    note = ((run.analysis or {}).get("bounds") or {}).get("note")
+    if note:
+        notes.append(str(note))
+    return notes
+
+
 def html_sections(runs: list[Run]) -> list[Section]:
     mine = [r for r in runs if r.benchmark == BENCHMARK]
     if not mine:
@@ -144,17 +146,8 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "profiler's min–max bounds of the same loops (grey band, mean "
                               "over collectives); left without, right with MPI_Test calls "
                               "spread through the computation."))
-    tables = []
-    for run in mine:
-        if run.analysis is None:
-            continue
-        r = rows(run)
-        notes = [str(run.analysis.get("finding"))]
-        note = ((run.analysis.get("bounds") or {}).get("note"))
-        if note:
-            notes.append(str(note))
-        tables.append(HtmlTable(f"{run.label} — overlap % per collective, size and variant",
-                                HEADERS, r, [("left",) + ("num",) * 9] * len(r), notes))
+    tables = run_tables(mine, "overlap % per collective, size and variant", HEADERS, rows,
+                        _html_notes)
     return [Section("Non-blocking collective overlap (OSU, IMB, profiler bounds)", None,
                     figures, tables)]
 

@@ -8,12 +8,12 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from ..rundir import Run
 from ..sizes import format_size
-from .html import DASH, Figure, HtmlTable, Section, fmt_num
+from .html import DASH, Figure, Section, fmt_num
 from .overhead_plots import to_svg
+from .run_table import print_rows, run_tables
 
 BENCHMARK = "polling"
 HEADERS = ("size", "MPI_Test every (µs)", "availability", "95 % CI", "GB/s", "msgs / poll",
@@ -51,15 +51,8 @@ def _notes(run: Run) -> list[str]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    t = Table(title=f"{run.label} — polling: availability and bandwidth against the MPI_Test "
-                    "interval", title_justify="left", header_style="bold")
-    for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i == 0 else "right")
-    for row in rows(run):
-        t.add_row(*row)
-    console.print(t)
-    for note in _notes(run):
-        console.print(Text(f"  {note}", style="dim"), highlight=False)
+    print_rows(console, f"{run.label} — polling: availability and bandwidth against the "
+               "MPI_Test interval", HEADERS, rows(run), _notes(run))
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -129,14 +122,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "units of calibrated work while the partner keeps sends in "
                               "flight. Left: availability = time of the same loop without "
                               "messages / time with them. Right: bytes received / loop time."))
-    tables = []
-    for run in mine:
-        if run.analysis is None:
-            continue
-        r = rows(run)
-        tables.append(HtmlTable(f"{run.label} — polling method", HEADERS, r,
-                                [("left",) + ("num",) * (len(HEADERS) - 1)] * len(r),
-                                _notes(run)))
+    tables = run_tables(mine, "polling method", HEADERS, rows, _notes)
     return [Section("Polling method (MPI_Test in the work loop)", None, figures, tables)]
 
 

@@ -8,12 +8,12 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from ..rundir import Run
 from ..sizes import format_size
-from .html import DASH, Figure, HtmlTable, Section, fmt_num
+from .html import DASH, Figure, Section, fmt_num
 from .overhead_plots import to_svg
+from .run_table import print_rows, run_tables
 
 BENCHMARK = "progress"
 CASES = (("receiver-first", "computes"), ("sender-first", "computes"),
@@ -65,16 +65,9 @@ def _notes(run: Run) -> list[str]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    t = Table(title=f"{run.label} — data in the receive buffer before MPI_Wait, no MPI calls "
-                    "(verdict, samples with all data, median arrival after posting)",
-              title_justify="left", header_style="bold")
-    for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i == 0 else "right")
-    for row in rows(run):
-        t.add_row(*row)
-    console.print(t)
-    for note in _notes(run):
-        console.print(Text(f"  {note}", style="dim"), highlight=False)
+    print_rows(console, f"{run.label} — data in the receive buffer before MPI_Wait, no MPI "
+               "calls (verdict, samples with all data, median arrival after posting)",
+               HEADERS, rows(run), _notes(run))
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -153,14 +146,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "computed without MPI calls. Right: median time after posting "
                               "MPI_Irecv at which it did, against the computation budget and "
                               "the one-way ping-pong time."))
-    tables = []
-    for run in mine:
-        if run.analysis is None:
-            continue
-        r = rows(run)
-        tables.append(HtmlTable(f"{run.label} — progress without MPI calls", HEADERS, r,
-                                [("left",) + ("num",) * (len(HEADERS) - 1)] * len(r),
-                                _notes(run)))
+    tables = run_tables(mine, "progress without MPI calls", HEADERS, rows, _notes)
     return [Section("Asynchronous progress (data arrival without MPI calls)", None, figures,
                     tables)]
 

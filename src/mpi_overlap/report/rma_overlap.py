@@ -8,17 +8,17 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from ..rundir import Run
-from .html import Figure, HtmlTable, Section, fmt_num
+from .html import Figure, Section, fmt_num
 from .nbc_overlap import print_comparison as _nbc_comparison
 from .overhead_plots import to_svg
+from .run_table import finding, print_rows, run_tables
 
 BENCHMARK = "rma-overlap"
 HEADERS = ("window", "sync", "op", "bytes", "t_pure µs", "t_cpu µs", "t_overall µs",
            "OSU %", "IMB %", "completion alone µs", "completion after work µs")
+LEFT = (0, 1, 2)  # text columns: window, sync, op
 
 
 def cases(run: Run) -> list[dict[str, Any]]:
@@ -42,14 +42,8 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    t = Table(title=f"{run.label} — one-sided overlap", title_justify="left",
-              header_style="bold")
-    for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i < 3 else "right")
-    for row in rows(run):
-        t.add_row(*row)
-    console.print(t)
-    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+    print_rows(console, f"{run.label} — one-sided overlap", HEADERS, rows(run), finding(run),
+               LEFT)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -103,14 +97,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "MPI_Win_fence). Right: time of the completion call after the "
                               "work (solid) against the same call right after the operation "
                               "(dotted): the part of the transfer left for the call."))
-    tables = []
-    for run in mine:
-        if run.analysis is None:
-            continue
-        r = rows(run)
-        tables.append(HtmlTable(f"{run.label} — one-sided overlap per case", HEADERS, r,
-                                [("left",) * 3 + ("num",) * 8] * len(r),
-                                [str(run.analysis.get("finding"))]))
+    tables = run_tables(mine, "one-sided overlap per case", HEADERS, rows, left=LEFT)
     return [Section("One-sided (RMA) overlap: Put/Get with flush or fence", None, figures,
                     tables)]
 

@@ -8,11 +8,11 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from ..rundir import Run
-from .html import DASH, Figure, HtmlTable, Section, fmt_num
+from .html import DASH, Figure, Section, fmt_num
 from .overhead_plots import to_svg
+from .run_table import finding, print_rows, run_tables
 
 BENCHMARK = "waitany"
 HEADERS = ("call", "ns / request", "95 % CI", "N first", "ns at first", "N last", "ns at last")
@@ -43,14 +43,8 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    t = Table(title=f"{run.label} — Waitany / Testany / Waitsome against N", title_justify="left",
-              header_style="bold")
-    for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i == 0 else "right")
-    for row in rows(run):
-        t.add_row(*row)
-    console.print(t)
-    console.print(Text(f"  {run.analysis.get('finding')}", style="dim"), highlight=False)
+    print_rows(console, f"{run.label} — Waitany / Testany / Waitsome against N", HEADERS,
+               rows(run), finding(run))
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -104,14 +98,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "Median time of MPI_Waitany, of MPI_Testany called until it "
                               "succeeds, and of MPI_Waitsome over N receive requests of which "
                               "only the first completes (its message has already arrived)."))
-    tables = []
-    for run in mine:
-        if run.analysis is None:
-            continue
-        r = rows(run)
-        tables.append(HtmlTable(f"{run.label} — cost per request", HEADERS, r,
-                                [("left",) + ("num",) * 6] * len(r),
-                                [str(run.analysis.get("finding"))]))
+    tables = run_tables(mine, "cost per request", HEADERS, rows)
     return [Section("MPI_Waitany / MPI_Testany / MPI_Waitsome scaling", None, figures, tables)]
 
 

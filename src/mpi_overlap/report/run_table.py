@@ -1,0 +1,60 @@
+"""The one-table-per-run view shared by the benchmark reporters: the same rows, headers and
+notes in the terminal (rich) and in report.html (HtmlTable), with the text columns named
+once for both."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rundir import Run
+from .html import HtmlTable
+
+
+def finding(run: Run) -> list[str]:
+    """The analysis's one-sentence finding, as the note under a run's table."""
+    return [str((run.analysis or {}).get("finding"))]
+
+
+def print_rows(
+    console: Console,
+    title: str,
+    headers: Sequence[str],
+    rows: list[tuple[str, ...]],
+    notes: list[str],
+    left: Collection[int] = (0,),
+) -> None:
+    """A rich table (columns in `left` left-aligned, the rest right-aligned) and its notes
+    dimmed below it."""
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for i, h in enumerate(headers):
+        t.add_column(h, justify="left" if i in left else "right")
+    for row in rows:
+        t.add_row(*row)
+    console.print(t)
+    for note in notes:
+        console.print(Text(f"  {note}", style="dim"), highlight=False)
+
+
+def run_tables(
+    runs: list[Run],
+    caption: str,
+    headers: Sequence[str],
+    rows: Callable[[Run], list[tuple[str, ...]]],
+    notes: Callable[[Run], list[str]] = finding,
+    left: Collection[int] = (0,),
+) -> list[HtmlTable]:
+    """One HtmlTable per run with an analysis, titled "<label> — <caption>"; columns in
+    `left` are text, the rest numbers."""
+    css = tuple("left" if i in left else "num" for i in range(len(headers)))
+    tables = []
+    for run in runs:
+        if run.analysis is None:
+            continue
+        r = rows(run)
+        tables.append(HtmlTable(f"{run.label} — {caption}", tuple(headers), r, [css] * len(r),
+                                notes(run)))
+    return tables
