@@ -8,13 +8,12 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 
 from ..rundir import Run
 from ..sizes import format_size
 from .html import Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import finding, print_rows
+from .run_table import compared, comparison_table, finding, print_rows
 
 BENCHMARK = "comm-overlap"
 HEADERS = ("size", "work (nominal) µs", "T_message µs", "T_workload µs", "T_msg+T_work µs",
@@ -83,14 +82,11 @@ def print_run(run: Run, console: Console) -> None:
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
-    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
-    if len(runs) < 2:
+    runs = compared(runs, BENCHMARK)
+    if not runs:
         return
-    t = Table(title="comm-overlap — comparison (message time hidden %, better test r0/r1 %)",
-              title_justify="left", header_style="bold")
-    t.add_column("size")
-    for r in runs:
-        t.add_column(r.label, justify="right")
+    t = comparison_table("comm-overlap — comparison (message time hidden %, better test r0/r1 %)",
+                         runs, ("size",))
     sizes = sorted({p["bytes"] for r in runs for p in points(r)})
     for size in sizes:
         cells = [format_size(size)]

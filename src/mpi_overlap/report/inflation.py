@@ -10,13 +10,12 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 
 from ..rundir import Run
 from ..sizes import format_size
 from .html import Figure, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import finding, print_rows, run_tables
+from .run_table import compared, comparison_table, finding, print_rows, run_tables
 
 BENCHMARK = "inflation"
 HEADERS = ("size", "exchange alone µs", "below knee µs", "knee µs", "95 % CI", "hidden %",
@@ -61,14 +60,11 @@ def print_run(run: Run, console: Console) -> None:
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
-    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
-    if len(runs) < 2:
+    runs = compared(runs, BENCHMARK)
+    if not runs:
         return
-    t = Table(title="inflation — comparison (knee µs, share of the exchange hidden %)",
-              title_justify="left", header_style="bold")
-    t.add_column("size")
-    for r in runs:
-        t.add_column(r.label, justify="right")
+    t = comparison_table("inflation — comparison (knee µs, share of the exchange hidden %)",
+                         runs, ("size",))
     for size in sorted({p["bytes"] for r in runs for p in points(r)}):
         cells = [format_size(size)]
         for r in runs:

@@ -11,12 +11,11 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 
 from ..rundir import Run
 from .html import DASH, Figure, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import finding, print_rows, run_tables
+from .run_table import compared, comparison_table, finding, print_rows, run_tables
 
 BENCHMARK = "matching"
 HEADERS = ("queue", "ns / request", "95 % CI", "lower half", "upper half", "verdict",
@@ -58,14 +57,10 @@ def print_run(run: Run, console: Console) -> None:
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
-    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
-    if len(runs) < 2:
+    runs = compared(runs, BENCHMARK)
+    if not runs:
         return
-    t = Table(title="Matching — comparison (ns per queued request)", title_justify="left",
-              header_style="bold")
-    t.add_column("queue")
-    for r in runs:
-        t.add_column(r.label, justify="right")
+    t = comparison_table("Matching — comparison (ns per queued request)", runs, ("queue",))
     names = sorted({q["queue"] for r in runs for q in queues(r)})
     for name in names:
         cells = [name]

@@ -8,12 +8,11 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 
 from ..rundir import Run
 from .html import Figure, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import finding, print_rows, run_tables
+from .run_table import compared, comparison_table, finding, print_rows, run_tables
 
 BENCHMARK = "nbc-overlap"
 HEADERS = ("collective", "bytes", "tests", "t_pure µs", "OSU %", "OSU rank min–max",
@@ -62,13 +61,10 @@ def _figures(run: Run) -> dict[str, Any]:
 def print_comparison(runs: list[Run], console: Console, *, bench: str = BENCHMARK,
                      title: str = "nbc-overlap — comparison") -> None:
     """The figures of several runs (toolchains, settings) side by side, by run label."""
-    runs = [r for r in runs if r.benchmark == bench and r.analysis is not None]
-    if len(runs) < 2:
+    runs = compared(runs, bench)
+    if not runs:
         return
-    t = Table(title=title, title_justify="left", header_style="bold")
-    t.add_column("figure")
-    for r in runs:
-        t.add_column(r.label, justify="right")
+    t = comparison_table(title, runs, ("figure",))
     names = list(_figures(runs[0]))
     for name in names:
         f0 = _figures(runs[0])[name]

@@ -7,13 +7,12 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 
 from ..rundir import Run
 from ..sizes import format_size
 from .html import DASH, Figure, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import print_rows, run_tables
+from .run_table import compared, comparison_table, print_rows, run_tables
 
 BENCHMARK = "polling"
 HEADERS = ("size", "MPI_Test every (µs)", "availability", "95 % CI", "GB/s", "msgs / poll",
@@ -56,15 +55,11 @@ def print_run(run: Run, console: Console) -> None:
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
-    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
-    if len(runs) < 2:
+    runs = compared(runs, BENCHMARK)
+    if not runs:
         return
-    t = Table(title="Polling — comparison (availability / GB/s)", title_justify="left",
-              header_style="bold")
-    t.add_column("size")
-    t.add_column("every µs", justify="right")
-    for r in runs:
-        t.add_column(r.label, justify="right")
+    t = comparison_table("Polling — comparison (availability / GB/s)",
+                         runs, ("size", "every µs"), right=(1,))
     keys = sorted({(p["size"], p["interval_us"]) for r in runs for s in series(r)
                    for p in s.get("points") or []})
     for size, interval in keys:

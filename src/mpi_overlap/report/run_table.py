@@ -58,3 +58,23 @@ def run_tables(
         tables.append(HtmlTable(f"{run.label} — {caption}", tuple(headers), r, [css] * len(r),
                                 notes(run)))
     return tables
+
+
+def compared(runs: list[Run], benchmark: str) -> list[Run]:
+    """The runs of `benchmark` with an analysis, when there are at least two to compare;
+    otherwise none."""
+    mine = [r for r in runs if r.benchmark == benchmark and r.analysis is not None]
+    return mine if len(mine) >= 2 else []
+
+
+def comparison_table(
+    title: str, runs: list[Run], keys: Sequence[str], right: Collection[int] = ()
+) -> Table:
+    """An empty rich table comparing runs: the key columns (left-aligned unless their
+    index is in `right`), then one right-aligned column per run, headed by its label."""
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for i, key in enumerate(keys):
+        t.add_column(key, justify="right" if i in right else "left")
+    for r in runs:
+        t.add_column(r.label, justify="right")
+    return t

@@ -14,6 +14,7 @@ from rich.text import Text
 from ..rundir import Run
 from .html import DASH, Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
+from .run_table import compared, comparison_table
 
 BENCHMARK = "sync-overlap"
 PLOT_FILE = "sync-overlap.svg"
@@ -81,13 +82,10 @@ def print_run(run: Run, console: Console) -> None:
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
-    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
-    if len(runs) < 2:
+    runs = compared(runs, BENCHMARK)
+    if not runs:
         return
-    t = Table(title="sync-overlap — comparison", title_justify="left", header_style="bold")
-    t.add_column("figure")
-    for r in runs:
-        t.add_column(r.label, justify="right")
+    t = comparison_table("sync-overlap — comparison", runs, ("figure",))
     names = [f["name"] for f in _a(runs[0]).get("figures") or []]
     for name in names:
         cells = [name]

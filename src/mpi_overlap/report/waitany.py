@@ -7,12 +7,11 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 
 from ..rundir import Run
 from .html import DASH, Figure, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import finding, print_rows, run_tables
+from .run_table import compared, comparison_table, finding, print_rows, run_tables
 
 BENCHMARK = "waitany"
 HEADERS = ("call", "ns / request", "95 % CI", "N first", "ns at first", "N last", "ns at last")
@@ -48,14 +47,10 @@ def print_run(run: Run, console: Console) -> None:
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
-    runs = [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
-    if len(runs) < 2:
+    runs = compared(runs, BENCHMARK)
+    if not runs:
         return
-    t = Table(title="Waitany — comparison (ns per request)", title_justify="left",
-              header_style="bold")
-    t.add_column("call")
-    for r in runs:
-        t.add_column(r.label, justify="right")
+    t = comparison_table("Waitany — comparison (ns per request)", runs, ("call",))
     for key in ("waitany", "testany", "waitsome"):
         cells = [key]
         for r in runs:
