@@ -66,8 +66,8 @@ def html_sections(runs: list[Run]) -> list[Section]:
             (run.path / PLOT_FILE).write_text(svg, encoding="utf-8")
             figures.append(Figure(svg, "Median ns per message with the MPI's argument checking "
                                        "off and on (the setting read back via MPI_T)."))
-        table = HtmlTable("Cost per message", HEADERS, rows(run),
-                          [("left", "num", "num", "num", "num", "num")] * len(rows(run)))
+        r = rows(run)
+        table = HtmlTable("Cost per message", HEADERS, r, [("left",) + ("num",) * 5] * len(r))
         sections.append(Section(f"Error checking ({run.label})", _a(run).get("finding"),
                                 figures, [table]))
     return sections

@@ -83,8 +83,8 @@ def html_sections(runs: list[Run]) -> list[Section]:
             figures.append(Figure(svg, "Aggregate rate of 0-byte MPI_Send to MPI_PROC_NULL: "
                                        "processes (MPI_THREAD_SINGLE) and threads of one process "
                                        "(MPI_THREAD_MULTIPLE); bars: 95 % CI of the mean."))
-        table = HtmlTable("Rate per worker count", HEADERS, rows(run),
-                          [("left", "num", "num", "num", "num", "num")] * len(rows(run)))
+        r = rows(run)
+        table = HtmlTable("Rate per worker count", HEADERS, r, [("left",) + ("num",) * 5] * len(r))
         sections.append(Section(f"Threads against processes ({run.label})",
                                 (run.analysis or {}).get("finding"), figures, [table]))
     return sections
