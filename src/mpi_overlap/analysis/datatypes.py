@@ -12,16 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from ..sizes import format_size
 from .stats import median_bootstrap_ci
 
 BOOTSTRAP = 2000
-
-
-def _fmt_bytes(n: int) -> str:
-    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= div and n % div == 0:
-            return f"{n // div} {unit}"
-    return f"{n} B"
 
 
 def ratio_ci(num: list[float], den: list[float], seed: int = 1) -> tuple[float | None, ...]:
@@ -128,12 +122,12 @@ def finding(a: dict[str, Any]) -> str:
         if worst_v:
             parts.append(
                 f"misaligned strided int vectors take up to {worst_v[0]:.2f}x the time at offset 0 "
-                f"(offset {worst_v[1]}, {_fmt_bytes(worst_v[2])}{ci(worst_v)})"
+                f"(offset {worst_v[1]}, {format_size(worst_v[2])}{ci(worst_v)})"
             )
         if worst_c:
             parts.append(
                 f"contiguous buffers up to {worst_c[0]:.2f}x "
-                f"(offset {worst_c[1]}, {_fmt_bytes(worst_c[2])}{ci(worst_c)})"
+                f"(offset {worst_c[1]}, {format_size(worst_c[2])}{ci(worst_c)})"
             )
         return "; ".join(parts) or "no offset was compared"
     s = sizes[-1]
@@ -149,7 +143,7 @@ def finding(a: dict[str, Any]) -> str:
         if c and c["slowdown"] is not None:
             parts.append(f"{label} {c['slowdown']:.1f}x")
     text = (
-        f"slower than contiguous at {_fmt_bytes(s['bytes'])}: "
+        f"slower than contiguous at {format_size(s['bytes'])}: "
         + ", ".join(parts)
     )
     pm, pl = _case(s, "pack_mpi"), _case(s, "pack_loop")

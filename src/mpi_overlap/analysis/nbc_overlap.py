@@ -20,10 +20,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..sizes import format_size
 from ..values import num
 from .figures import figure
 from .overlap_validation import _regions, load_profiles
 from .profile import overlap_pcts
+from .stats import median_or_none
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -67,14 +69,6 @@ def imb_pct(t_pure: float | None, t_cpu: float | None, t_ovrl: float | None) -> 
 def _mean(values: list[float | None]) -> float | None:
     vs = [v for v in values if v is not None]
     return sum(vs) / len(vs) if vs else None
-
-
-def _median(values: list[float]) -> float | None:
-    vs = sorted(values)
-    if not vs:
-        return None
-    m = len(vs) // 2
-    return vs[m] if len(vs) % 2 else (vs[m - 1] + vs[m]) / 2
 
 
 def _at(arr: Any, r: int) -> float | None:
@@ -151,13 +145,6 @@ def _variant(
     }
 
 
-def _size_text(n: int) -> str:
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} B"
-
-
 def _fmt(v: float | None, spec: str = ".0f") -> str:
     return "—" if v is None else format(v, spec)
 
@@ -191,7 +178,7 @@ def analyze_nbc_overlap(
             "collective": case.get("collective"),
             "bytes": int(case.get("bytes", 0)),
             "iterations": int(case.get("iterations", 0)),
-            "t_pure_us": _median(pure),
+            "t_pure_us": median_or_none(pure),
             "t_pure_max_us": num(case.get("t_pure_max_us")),
             "variants": variants,
         })
@@ -232,9 +219,9 @@ def analyze_nbc_overlap(
             and all(r["profiler_min_pct"] is None or r["profiler_min_pct"] <= r["profiler_max_pct"]
                     for r in v["ranks"])
             for c in cases for v in c["variants"]),
-        "tests_gain_median_pts": _median(diffs),
+        "tests_gain_median_pts": median_or_none(diffs),
         "tests_not_lower": (None if not diffs
-                            else _median(diffs) >= LIMITS["tests_drop_pts"]),  # type: ignore[operator]
+                            else median_or_none(diffs) >= LIMITS["tests_drop_pts"]),  # type: ignore[operator]
         "cases_tests_lower_by_10": sum(1 for d in diffs if d < -10.0),
         "cases_compared": len(diffs),
     }
@@ -244,15 +231,15 @@ def analyze_nbc_overlap(
     slow_l0 = at_largest("compute_slowdown_pct", 0)
     figures = [
         figure("osu_overlap_pct_largest",
-               f"OSU overlap at {_size_text(largest or 0)} "
+               f"OSU overlap at {format_size(largest or 0)} "
 "(mean over collectives, no MPI_Test)",
                osu_l0, "%", "overlap"),
         figure("osu_overlap_pct_largest_tests",
                f"OSU overlap at "
-f"{_size_text(largest or 0)} with {tests} MPI_Test calls",
+f"{format_size(largest or 0)} with {tests} MPI_Test calls",
                osu_lt, "%", "overlap"),
         figure("imb_overlap_pct_largest",
-               f"IMB overlap at {_size_text(largest or 0)} "
+               f"IMB overlap at {format_size(largest or 0)} "
 "(mean over collectives)",
                imb_l0, "%", "overlap"),
         figure("osu_overlap_min_pct", "lowest OSU overlap, any case (no MPI_Test)",
@@ -263,26 +250,26 @@ f"{_size_text(largest or 0)} with {tests} MPI_Test calls",
                max(all_imb) if all_imb else None, "%", "overlap"),
         figure("profiler_min_pct_largest",
                f"profiler min bound at "
-f"{_size_text(largest or 0)} (mean)",
+f"{format_size(largest or 0)} (mean)",
                pmin_l0, "%", "overlap"),
         figure("profiler_max_pct_largest",
                f"profiler max bound at "
-f"{_size_text(largest or 0)} (mean)",
+f"{format_size(largest or 0)} (mean)",
                pmax_l0, "%", "overlap"),
         figure("iallreduce_small_t_pure_us",
-               f"Iallreduce {_size_text(smallest or 0)} "
+               f"Iallreduce {format_size(smallest or 0)} "
 "post + wait (t_pure)",
                iar["t_pure_us"] if iar else None, "us", "cost"),
         figure("compute_slowdown_pct_largest",
                f"compute slowdown at "
-f"{_size_text(largest or 0)} (no MPI_Test)",
+f"{format_size(largest or 0)} (no MPI_Test)",
                slow_l0, "%", "info"),
     ]
     if not cases:
         finding = "no case measured"
     else:
         ncoll = len({c["collective"] for c in cases})
-        parts = [f"{ncoll} collectives at {_size_text(largest or 0)}: OSU overlap "
+        parts = [f"{ncoll} collectives at {format_size(largest or 0)}: OSU overlap "
                  f"{_fmt(osu_l0)} % without MPI_Test"]
         if tests:
             parts[0] += f", {_fmt(osu_lt)} % with {tests} tests"
@@ -292,7 +279,7 @@ f"{_size_text(largest or 0)} (no MPI_Test)",
         if all_t0:
             parts.append(f"OSU range {min(all_t0):.0f}–{max(all_t0):.0f} % over all cases")
         if iar and iar["t_pure_us"] is not None:
-            parts.append(f"Iallreduce {_size_text(smallest or 0)} costs {iar['t_pure_us']:.2f} µs")
+            parts.append(f"Iallreduce {format_size(smallest or 0)} costs {iar['t_pure_us']:.2f} µs")
         finding = "; ".join(parts)
     return {
         "schema": SCHEMA,

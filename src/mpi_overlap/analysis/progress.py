@@ -17,18 +17,14 @@ the core costs: it slows the dry loop too). docs/benchmarks.md, section progress
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from ..sizes import format_size
 from .figures import figure
+from .stats import median_or_none
 
 YES_SHARE = 0.85  # "≥ ~90 %": 6 of 7 samples (--quick) fall just short of 0.9
 REALISTIC = "computes"  # the sender mode in which neither rank calls MPI
-
-
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
 
 
 def verdict_of(fractions: list[float], arrived: list[bool]) -> tuple[str, float]:
@@ -60,7 +56,7 @@ def _case(c: dict[str, Any], dry_ns: float | None, budget_ns: float) -> dict[str
     firsts = [s["first_ns"] for s in samples if s.get("first_ns") is not None]
     waits = [s["wait_ns"] for s in samples if s.get("wait_ns") is not None]
     loop = _loop_ns_per_chunk(samples)
-    arrival = _median(times)
+    arrival = median_or_none(times)
     return {
         "ordering": c.get("ordering"),
         "sender": c.get("sender"),
@@ -72,8 +68,8 @@ def _case(c: dict[str, Any], dry_ns: float | None, budget_ns: float) -> dict[str
         "verdict": verdict,
         "arrival_us": arrival / 1e3 if arrival is not None else None,
         "arrival_max_us": max(times) / 1e3 if times else None,
-        "first_us": _median(firsts) / 1e3 if firsts else None,
-        "wait_us": _median(waits) / 1e3 if waits else None,
+        "first_us": median_or_none(firsts) / 1e3 if firsts else None,
+        "wait_us": median_or_none(waits) / 1e3 if waits else None,
         "budget_us": budget_ns / 1e3,
         "compute_slowdown_pct": (loop / dry_ns - 1) * 100 if loop and dry_ns else None,
     }
@@ -154,8 +150,8 @@ def analyze_progress(result: dict[str, Any]) -> dict[str, Any]:
             if c["sender"] == REALISTIC and c["compute_slowdown_pct"] is not None]
     dry_slow = [pt["dry_slowdown_pct"] for pt in points if pt["dry_slowdown_pct"] is not None]
     latency = small["transfer_us"] if small else None
-    compute_slowdown = _median(slow)
-    dry_slowdown = _median(dry_slow)
+    compute_slowdown = median_or_none(slow)
+    dry_slowdown = median_or_none(dry_slow)
 
     explanation = _explain(on, setting, threads, level, large, large_rf, latency,
                            small["size"] if small else None, dry_slowdown)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..sizes import format_size
 from ..values import num
 from .figures import figure
-from .nbc_overlap import _fmt, _mean, _size_text, imb_pct, osu_pct, osu_raw
+from .nbc_overlap import _fmt, _mean, imb_pct, osu_pct, osu_raw
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -99,7 +100,7 @@ def analyze_rma_overlap(result: dict[str, Any]) -> dict[str, Any]:
         "cases_complete_longer": [f"{c['window']}/{c['sync']}/{c['op']}/{c['size']}"
                                   for c in out if c["complete_within_alone"] is False],
     }
-    lsz = _size_text(largest or 0)
+    lsz = format_size(largest or 0)
     figures = [
         figure("osu_overlap_pct_largest_flush",
                f"overlap at {lsz}, flush (mean of "
@@ -114,11 +115,11 @@ def analyze_rma_overlap(result: dict[str, Any]) -> dict[str, Any]:
         figure("osu_overlap_max_pct", "highest overlap, any case",
                max(osu_all) if osu_all else None, "%", "overlap"),
         figure("put_flush_small_us",
-               f"MPI_Put {_size_text(smallest or 0)} + "
+               f"MPI_Put {format_size(smallest or 0)} + "
 "MPI_Win_flush",
                put_small["t_pure_us"] if put_small else None, "us", "cost"),
         figure("put_fence_small_us",
-               f"MPI_Put {_size_text(smallest or 0)} between "
+               f"MPI_Put {format_size(smallest or 0)} between "
 "two fences",
                fence_small["t_pure_us"] if fence_small else None, "us", "cost"),
         figure("complete_after_work_ratio_largest",
@@ -132,17 +133,17 @@ f" / alone at {lsz} (mean)",
         parts = [f"at {lsz}: overlap {_fmt(flush_l)} % with flush, {_fmt(fence_l)} % with fence"]
         if best is not None:
             parts.append(f"best {best['window']}/{best['sync']}/{best['op']} "
-                         f"{_size_text(best['size'])} {best['osu_pct']:.0f} %")
+                         f"{format_size(best['size'])} {best['osu_pct']:.0f} %")
         if ratios:
             parts.append(f"completion after the work {_mean(ratios):.2f}× the call alone")
         longer = [c for c in out if c["complete_within_alone"] is False]
         if longer:
             parts.append(f"completion slower after the work in {len(longer)} case(s), e.g. "
                          f"{longer[0]['window']}/{longer[0]['sync']}/{longer[0]['op']} "
-                         f"{_size_text(longer[0]['size'])}: {longer[0]['t_complete_us']:.0f} "
+                         f"{format_size(longer[0]['size'])}: {longer[0]['t_complete_us']:.0f} "
                          f"vs {longer[0]['t_complete_alone_us']:.0f} µs")
         if put_small and put_small["t_pure_us"] is not None:
-            parts.append(f"Put {_size_text(smallest or 0)} + flush costs "
+            parts.append(f"Put {format_size(smallest or 0)} + flush costs "
                          f"{put_small['t_pure_us']:.2f} µs")
         finding = "; ".join(parts)
     return {

@@ -11,7 +11,8 @@ incomplete beta function.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import statistics
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
@@ -130,6 +131,12 @@ def summarize(values: ArrayLike) -> dict[str, float | int | None]:
         "ci95_low": lo,
         "ci95_high": hi,
     }
+
+
+def median_or_none(values: Iterable[float]) -> float | None:
+    """Median of the values, None when there are none (statistics.median raises)."""
+    vals = list(values)
+    return statistics.median(vals) if vals else None
 
 
 def percentile_ci(replicates: ArrayLike, ci: float = 0.95) -> tuple[float | None, float | None]:

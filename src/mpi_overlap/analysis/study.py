@@ -20,19 +20,18 @@ The tolerance is 5 % of the baseline's MPI time (timing noise on a shared machin
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from .figures import figure
 from .profiler_overhead import ratio_ci
+from .stats import median_or_none
 
 TOLERANCE = 0.05
 BOUND_KEYS = ("xfer_s", "min_s", "max_s", "comp_s", "call_s")
 
 
 def _median(values: list[float]) -> float | None:
-    vals = [float(v) for v in values if isinstance(v, (int, float))]
-    return statistics.median(vals) if vals else None
+    return median_or_none(float(v) for v in values if isinstance(v, (int, float)))
 
 
 def _pct(part: float | None, whole: float | None) -> float | None:
