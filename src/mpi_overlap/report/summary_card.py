@@ -235,11 +235,10 @@ def _cell(item: CardItem, runs: list[Run], label: str) -> str:
     return DASH if run.status == "complete" else f"{run.status} (see {run.benchmark})"
 
 
-def card_rows(runs: list[Run], items: list[CardItem] | None = None) -> list[tuple[str, ...]]:
+def card_rows(runs: list[Run]) -> list[tuple[str, ...]]:
     """One row per item: its label, then one cell per run label."""
     labels = _labels(runs)
-    return [(item.label, *[_cell(item, runs, lab) for lab in labels])
-            for item in items or ITEMS]
+    return [(item.label, *[_cell(item, runs, lab) for lab in labels]) for item in ITEMS]
 
 
 def card_json(runs: list[Run]) -> dict[str, Any]:
