@@ -13,7 +13,14 @@ from ..rundir import Run
 from ..sizes import format_size
 from .html import Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import compared, comparison_table, finding, print_rows
+from .run_table import (
+    compared,
+    comparison_table,
+    finding,
+    planned_extent,
+    print_rows,
+    summary_or_missing,
+)
 
 BENCHMARK = "comm-overlap"
 HEADERS = ("size", "work (nominal) µs", "T_message µs", "T_workload µs", "T_msg+T_work µs",
@@ -172,14 +179,11 @@ def html_sections(runs: list[Run]) -> list[Section]:
 
 
 def summary(run: Run) -> list[str]:
-    if run.analysis is None:
-        return ["No analysis: the overlap figures are not available for this run."]
-    return [str(run.analysis.get("finding"))]
+    return summary_or_missing(run, "the overlap figures are")
 
 
 def extent(run: Run) -> str | None:
-    res = (run.result or {}).get("results") or {}
-    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} sizes measured"
+    return planned_extent(run, "sizes")
 
 
 def to_json(run: Run) -> dict[str, Any]:

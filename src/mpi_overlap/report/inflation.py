@@ -15,7 +15,15 @@ from ..rundir import Run
 from ..sizes import format_size
 from .html import Figure, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import compared, comparison_table, finding, print_rows, run_tables
+from .run_table import (
+    compared,
+    comparison_table,
+    finding,
+    planned_extent,
+    print_rows,
+    run_tables,
+    summary_or_missing,
+)
 
 BENCHMARK = "inflation"
 HEADERS = ("size", "exchange alone µs", "below knee µs", "knee µs", "95 % CI", "hidden %",
@@ -131,14 +139,11 @@ def html_sections(runs: list[Run]) -> list[Section]:
 
 
 def summary(run: Run) -> list[str]:
-    if run.analysis is None:
-        return ["No analysis: the knees are not available for this run."]
-    return [str(run.analysis.get("finding"))]
+    return summary_or_missing(run, "the knees are")
 
 
 def extent(run: Run) -> str | None:
-    res = (run.result or {}).get("results") or {}
-    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} sizes measured"
+    return planned_extent(run, "sizes")
 
 
 def to_json(run: Run) -> dict[str, Any]:

@@ -15,7 +15,15 @@ from rich.console import Console
 from ..rundir import Run
 from .html import DASH, Figure, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import compared, comparison_table, finding, print_rows, run_tables
+from .run_table import (
+    compared,
+    comparison_table,
+    finding,
+    planned_extent,
+    print_rows,
+    run_tables,
+    summary_or_missing,
+)
 
 BENCHMARK = "matching"
 HEADERS = ("queue", "ns / request", "95 % CI", "lower half", "upper half", "verdict",
@@ -137,14 +145,11 @@ def html_sections(runs: list[Run]) -> list[Section]:
 
 
 def summary(run: Run) -> list[str]:
-    if run.analysis is None:
-        return ["No analysis: the matching costs are not available for this run."]
-    return [str(run.analysis.get("finding"))]
+    return summary_or_missing(run, "the matching costs are")
 
 
 def extent(run: Run) -> str | None:
-    res = (run.result or {}).get("results") or {}
-    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} points measured"
+    return planned_extent(run, "points")
 
 
 def to_json(run: Run) -> dict[str, Any]:

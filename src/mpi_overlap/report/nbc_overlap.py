@@ -12,7 +12,15 @@ from rich.console import Console
 from ..rundir import Run
 from .html import Figure, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import compared, comparison_table, finding, print_rows, run_tables
+from .run_table import (
+    compared,
+    comparison_table,
+    finding,
+    planned_extent,
+    print_rows,
+    run_tables,
+    summary_or_missing,
+)
 
 BENCHMARK = "nbc-overlap"
 HEADERS = ("collective", "bytes", "tests", "t_pure µs", "OSU %", "OSU rank min–max",
@@ -149,14 +157,11 @@ def html_sections(runs: list[Run]) -> list[Section]:
 
 
 def summary(run: Run) -> list[str]:
-    if run.analysis is None:
-        return ["No analysis: the overlap percentages are not available for this run."]
-    return [str(run.analysis.get("finding"))]
+    return summary_or_missing(run, "the overlap percentages are")
 
 
 def extent(run: Run) -> str | None:
-    res = (run.result or {}).get("results") or {}
-    return f"{len(res.get('cases') or [])} of {res.get('cases_planned', '?')} cases measured"
+    return planned_extent(run, "cases", "cases")
 
 
 def to_json(run: Run) -> dict[str, Any]:

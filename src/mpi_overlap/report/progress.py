@@ -12,7 +12,14 @@ from ..rundir import Run
 from ..sizes import format_size
 from .html import DASH, Figure, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import compared, comparison_table, print_rows, run_tables
+from .run_table import (
+    compared,
+    comparison_table,
+    planned_extent,
+    print_rows,
+    run_tables,
+    summary_or_missing,
+)
 
 BENCHMARK = "progress"
 CASES = (("receiver-first", "computes"), ("sender-first", "computes"),
@@ -147,14 +154,11 @@ def html_sections(runs: list[Run]) -> list[Section]:
 
 
 def summary(run: Run) -> list[str]:
-    if run.analysis is None:
-        return ["No analysis: the progress verdicts are not available for this run."]
-    return _notes(run)
+    return summary_or_missing(run, "the progress verdicts are", _notes)
 
 
 def extent(run: Run) -> str | None:
-    res = (run.result or {}).get("results") or {}
-    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} sizes measured"
+    return planned_extent(run, "sizes")
 
 
 def to_json(run: Run) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from ..rundir import Run
 from .html import Figure, Section, fmt_num
 from .nbc_overlap import print_comparison as _nbc_comparison
 from .overhead_plots import to_svg
-from .run_table import finding, print_rows, run_tables
+from .run_table import finding, planned_extent, print_rows, run_tables, summary_or_missing
 
 BENCHMARK = "rma-overlap"
 HEADERS = ("window", "sync", "op", "bytes", "t_pure µs", "t_cpu µs", "t_overall µs",
@@ -103,14 +103,11 @@ def html_sections(runs: list[Run]) -> list[Section]:
 
 
 def summary(run: Run) -> list[str]:
-    if run.analysis is None:
-        return ["No analysis: the overlap percentages are not available for this run."]
-    return [str(run.analysis.get("finding"))]
+    return summary_or_missing(run, "the overlap percentages are")
 
 
 def extent(run: Run) -> str | None:
-    res = (run.result or {}).get("results") or {}
-    return f"{len(res.get('cases') or [])} of {res.get('cases_planned', '?')} cases measured"
+    return planned_extent(run, "cases", "cases")
 
 
 def to_json(run: Run) -> dict[str, Any]:

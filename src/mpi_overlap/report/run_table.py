@@ -78,3 +78,19 @@ def comparison_table(
     for r in runs:
         t.add_column(r.label, justify="right")
     return t
+
+
+def summary_or_missing(run: Run, missing: str,
+                       notes: Callable[[Run], list[str]] = finding) -> list[str]:
+    """A reporter's summary: notes(run), or without an analysis "No analysis: <missing>
+    not available for this run."."""
+    if run.analysis is None:
+        return [f"No analysis: {missing} not available for this run."]
+    return notes(run)
+
+
+def planned_extent(run: Run, what: str, key: str = "points") -> str:
+    """What a partial result covers: "<n> of <planned> <what> measured", from the result's
+    `<key>` list and its `<key>_planned` count."""
+    res = (run.result or {}).get("results") or {}
+    return f"{len(res.get(key) or [])} of {res.get(f'{key}_planned', '?')} {what} measured"

@@ -14,7 +14,7 @@ from rich.text import Text
 from ..rundir import Run
 from .html import DASH, Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import compared, comparison_table
+from .run_table import compared, comparison_table, summary_or_missing
 
 BENCHMARK = "sync-overlap"
 PLOT_FILE = "sync-overlap.svg"
@@ -185,9 +185,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
 
 
 def summary(run: Run) -> list[str]:
-    if run.analysis is None:
-        return ["No analysis: the eager limit is not available for this run."]
-    return [str(run.analysis.get("finding"))]
+    return summary_or_missing(run, "the eager limit is")
 
 
 def extent(run: Run) -> str | None:

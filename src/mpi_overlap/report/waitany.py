@@ -11,7 +11,15 @@ from rich.console import Console
 from ..rundir import Run
 from .html import DASH, Figure, Section, fmt_num
 from .overhead_plots import to_svg
-from .run_table import compared, comparison_table, finding, print_rows, run_tables
+from .run_table import (
+    compared,
+    comparison_table,
+    finding,
+    planned_extent,
+    print_rows,
+    run_tables,
+    summary_or_missing,
+)
 
 BENCHMARK = "waitany"
 HEADERS = ("call", "ns / request", "95 % CI", "N first", "ns at first", "N last", "ns at last")
@@ -98,14 +106,11 @@ def html_sections(runs: list[Run]) -> list[Section]:
 
 
 def summary(run: Run) -> list[str]:
-    if run.analysis is None:
-        return ["No analysis: the per-request costs are not available for this run."]
-    return [str(run.analysis.get("finding"))]
+    return summary_or_missing(run, "the per-request costs are")
 
 
 def extent(run: Run) -> str | None:
-    res = (run.result or {}).get("results") or {}
-    return f"{len(res.get('points') or [])} of {res.get('points_planned', '?')} N values measured"
+    return planned_extent(run, "N values")
 
 
 def to_json(run: Run) -> dict[str, Any]:
