@@ -10,14 +10,22 @@ difference between two launches.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .benchmarks.registry import Benchmark
 from .errors import UserError
 from .launch import launch_command, run_job
-from .rundir import RESULT_FILE, read_json
-from .runner import join_message, program_argv, schema_failure
+from .rundir import RESULT_FILE, Run, read_json, write_json_atomic
+from .runner import (
+    analyze_result,
+    finish_run,
+    join_message,
+    program_argv,
+    schema_failure,
+)
 from .schema import result_errors
 from .toolchains import Toolchain
 
@@ -137,3 +145,30 @@ def collect_profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str,
 
     return collect(sub, ranks_expected=setup.ranks, app_argv=argv, cwd=os.getcwd(),
                    table=setup.table, forced=False, bins=None)
+
+
+def finish_launches(bench: Benchmark, run_dir: Path, meta: dict[str, Any], doc: dict[str, Any],
+                    stop: dict[str, Any] | None, started: float) -> Run:
+    """End a run made of launches: result.json's status (with why it stopped early, when
+    launch record `stop` did not complete), its schema check and analysis, then run.json.
+    A stopped run takes the launch's timeout/failed/interrupted status, else is partial; a
+    result that fails its schema makes a complete run failed. `started`: time.monotonic()."""
+    if stop is not None:
+        doc["status"] = "incomplete"
+        doc["warnings"].append(f"stopped after {stop['dir']}: {stop['status']}"
+                               + (f" ({stop['message']})" if stop["message"] else ""))
+    else:
+        doc["status"] = "complete"
+    write_json_atomic(run_dir / RESULT_FILE, doc)
+    errors, _ = analyze_result(bench, doc, run_dir)
+    status, message, rc = "complete", None, 0
+    if stop is not None:
+        status = stop["status"] if stop["status"] in ("timeout", "failed", "interrupted") \
+            else "partial"
+        message = f"launch {stop['dir']} {stop['status']}" + (
+            f": {stop['message']}" if stop["message"] else "")
+        rc = stop["returncode"]
+    if errors:
+        status, message = schema_failure(errors, status, message)
+    return finish_run(run_dir, meta, status=status, message=message, returncode=rc,
+                      elapsed_s=time.monotonic() - started, schema_errors=errors)

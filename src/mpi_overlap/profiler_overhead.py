@@ -28,18 +28,15 @@ from .benchmarks import get_benchmark
 from .build import executable
 from .errors import UserError
 from .launch import launch_command
-from .paired_launch import LaunchSetup, collect_profile, launch
+from .paired_launch import LaunchSetup, collect_profile, finish_launches, launch
 from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, write_json_atomic
 from .runner import (
     RunOptions,
-    analyze_result,
     build,
     check_ranks,
     check_timeout,
     checked_toolchains,
-    finish_run,
     initial_run_meta,
-    schema_failure,
     status_line,
     timeout_for,
 )
@@ -273,25 +270,7 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
                     break
         progress(done, total, "done")
 
-    if stop is not None:
-        doc["status"] = "incomplete"
-        doc["warnings"].append(f"stopped after {stop['dir']}: {stop['status']}"
-                               + (f" ({stop['message']})" if stop["message"] else ""))
-    else:
-        doc["status"] = "complete"
-    write_json_atomic(run_dir / RESULT_FILE, doc)
-    errors, _ = analyze_result(get_benchmark(BENCH), doc, run_dir)
-    status, message, rc = "complete", None, 0
-    if stop is not None:
-        status = stop["status"] if stop["status"] in ("timeout", "failed", "interrupted") \
-            else "partial"
-        message = f"launch {stop['dir']} {stop['status']}" + (
-            f": {stop['message']}" if stop["message"] else "")
-        rc = stop["returncode"]
-    if errors:
-        status, message = schema_failure(errors, status, message)
-    return finish_run(run_dir, meta, status=status, message=message, returncode=rc,
-                      elapsed_s=time.monotonic() - started, schema_errors=errors)
+    return finish_launches(get_benchmark(BENCH), run_dir, meta, doc, stop, started)
 
 
 # ----- the CLI command --------------------------------------------------------------------

@@ -26,16 +26,14 @@ from .benchmarks import get_benchmark
 from .build import executable
 from .errors import UserError
 from .launch import launch_command
-from .paired_launch import LaunchSetup, collect_profile, launch
+from .paired_launch import LaunchSetup, collect_profile, finish_launches, launch
 from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, write_json_atomic
 from .runner import (
     RunOptions,
-    analyze_result,
     build,
     check_ranks,
     check_timeout,
     checked_toolchains,
-    finish_run,
     initial_run_meta,
     status_line,
     timeout_for,
@@ -211,21 +209,7 @@ def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
                     if record["status"] != "complete":
                         stop = record
         progress(done, total, "done")
-    doc["status"] = "complete" if stop is None else "incomplete"
-    if stop is not None:
-        doc["warnings"].append(f"stopped after {stop['dir']}: {stop['status']}"
-                               + (f" ({stop['message']})" if stop["message"] else ""))
-    write_json_atomic(run_dir / RESULT_FILE, doc)
-    errors, _ = analyze_result(bench, doc, run_dir)
-    status, message, rc = "complete", None, 0
-    if stop is not None:
-        status = stop["status"] if stop["status"] in ("timeout", "failed", "interrupted") \
-            else "partial"
-        message = f"launch {stop['dir']} {stop['status']}" + (
-            f": {stop['message']}" if stop["message"] else "")
-        rc = stop["returncode"]
-    return finish_run(run_dir, meta, status=status, message=message, returncode=rc,
-                      elapsed_s=time.monotonic() - started, schema_errors=errors)
+    return finish_launches(bench, run_dir, meta, doc, stop, started)
 
 
 def study_session(app_name: str, toolchains: list[str], opts: StudyOptions, *, report: bool,
