@@ -19,7 +19,7 @@ import numpy as np
 
 from ..sizes import format_size
 from .figures import figure
-from .stats import percentile_ci
+from .stats import bootstrap_medians, percentile_ci
 
 BOOTSTRAP = 1000
 SEED = 20
@@ -53,9 +53,7 @@ def best_improvement_pct(t_message: float, t_workload: float) -> float | None:
 def _bootstrap_improvement(m: np.ndarray, w: np.ndarray, o: np.ndarray
                            ) -> tuple[float | None, float | None]:
     rng = np.random.default_rng(SEED)
-    rm = np.median(rng.choice(m, (BOOTSTRAP, m.size)), axis=1)
-    rw = np.median(rng.choice(w, (BOOTSTRAP, w.size)), axis=1)
-    ro = np.median(rng.choice(o, (BOOTSTRAP, o.size)), axis=1)
+    rm, rw, ro = (bootstrap_medians(rng, x, BOOTSTRAP) for x in (m, w, o))
     with np.errstate(divide="ignore", invalid="ignore"):
         return percentile_ci(100.0 * (ro - (rm + rw)) / (rm + rw))
 

@@ -151,6 +151,11 @@ def percentile_ci(replicates: ArrayLike, ci: float = 0.95) -> tuple[float | None
     return float(lo), float(hi)
 
 
+def bootstrap_medians(rng: np.random.Generator, values: np.ndarray, reps: int) -> np.ndarray:
+    """The medians of `reps` resamples (with replacement, from `rng`) of `values`."""
+    return np.median(rng.choice(values, (reps, values.size)), axis=1)
+
+
 def median_bootstrap_ci(
     a: np.ndarray,
     b: np.ndarray,
@@ -164,8 +169,7 @@ def median_bootstrap_ci(
     its percentile-bootstrap interval: both sample sets resampled `reps` times, fixed seed
     (the same data give the same report). a and b must not be empty."""
     rng = np.random.default_rng(seed)
-    ra = np.median(rng.choice(a, (reps, a.size)), axis=1)
-    rb = np.median(rng.choice(b, (reps, b.size)), axis=1)
+    ra, rb = bootstrap_medians(rng, a, reps), bootstrap_medians(rng, b, reps)
     with np.errstate(divide="ignore", invalid="ignore"):
         lo, hi = percentile_ci(combine(ra, rb), ci)
     return float(combine(np.median(a), np.median(b))), lo, hi

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .figures import figure
-from .stats import median_bootstrap_ci, percentile_ci
+from .stats import bootstrap_medians, median_bootstrap_ci, percentile_ci
 
 BENCHMARK = "sync-overlap"
 HEADER_ALLOWANCE = 128  # bytes of MPI header that may share the eager buffer with the payload
@@ -113,7 +113,7 @@ def _median_ci(samples: list[Any]) -> tuple[float | None, float | None, float | 
     if arr.size == 0:
         return None, None, None
     rng = np.random.default_rng(1)
-    reps = np.median(rng.choice(arr, (1000, arr.size)), axis=1)
+    reps = bootstrap_medians(rng, arr, 1000)
     lo, hi = percentile_ci(reps)
     return float(np.median(arr)), lo, hi
 
