@@ -1,6 +1,7 @@
-"""The one-table-per-run view shared by the benchmark reporters: the same rows, headers and
-notes in the terminal (rich) and in report.html (HtmlTable), with the text columns named
-once for both."""
+"""What the benchmark reporters share: the one-table-per-run view (the same rows, headers
+and notes in the terminal via rich and in report.html via HtmlTable, the text columns named
+once for both), the cross-run comparison table's frame, and the summary and extent
+sentences of runs with and without an analysis."""
 
 from __future__ import annotations
 
