@@ -21,7 +21,14 @@ from rich.console import Console
 from .errors import UserError
 from .rundir import Run
 from .runner import check_timeout, checked_toolchains, status_line
-from .suite import findings_json, progress_bar, run_benchmarks, suite_benchmarks, summary_section
+from .suite import (
+    SuiteUi,
+    findings_json,
+    progress_bar,
+    run_benchmarks,
+    suite_benchmarks,
+    summary_section,
+)
 from .toolchains import Toolchain
 from .ui import Ui
 
@@ -96,8 +103,6 @@ def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: C
         # per toolchain: calibration, the benchmarks, the profiler's cost, the studies
         overall = bar.add_task("characterize", label="",
                                total=len(tcs) * (len(benches) + 2 + len(STUDIES)))
-        from .suite import SuiteUi
-
         ui = SuiteUi(bar.console, bar)
         for tc in tcs:
             bar.update(overall, label=f"calibrate ({tc.name})")
