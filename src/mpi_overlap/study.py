@@ -137,6 +137,8 @@ def _command_line(app: StudyApp, tc: Toolchain, opts: StudyOptions) -> list[str]
         cmd.append("--quick")
     if opts.sizes:
         cmd += ["--sizes", ",".join(map(str, opts.sizes))]
+    if opts.launcher:
+        cmd += ["--launcher", opts.launcher]
     return cmd
 
 
