@@ -220,16 +220,9 @@ int main(int argc, char **argv)
         for (int t = 0; t < NTESTS; t++)
             if (!(st.tests[t].samples = malloc((size_t)opts.reps * sizeof(double))))
                 have = 0;
-    int verdict[2] = {1, have};
-    if (wrank == 0) {
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!verdict[0] || !verdict[1]) {
-        if (verdict[0])
-            snprintf(err, sizeof err, "cannot allocate the sample buffers");
+    const mo_bench_ready_spec ready = {prov_rc, &timer, &work, 5, 0, write_results, &st,
+                                       "cannot allocate the sample buffers", false};
+    if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
         for (int t = 0; t < NTESTS; t++)
             free(st.tests[t].samples);
         if (pair != MPI_COMM_NULL)
