@@ -81,14 +81,7 @@ static void read_cvar(ec_state *st)
             snprintf(st->cvar, sizeof st->cvar, "%s", name);
             MPI_T_cvar_handle h;
             int count = 0;
-            union {
-                int i;
-                unsigned u;
-                long l;
-                unsigned long ul;
-                long long ll;
-                char c[64];
-            } v;
+            mo_cvar_value v;
             memset(&v, 0, sizeof v);
             if (bind != MPI_T_BIND_NO_OBJECT ||
                 MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS || count != 1) {
@@ -97,17 +90,7 @@ static void read_cvar(ec_state *st)
             }
             if (MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
                 st->cvar_read = true;
-                if (dt == MPI_INT)
-                    st->cvar_value = v.i;
-                else if (dt == MPI_UNSIGNED)
-                    st->cvar_value = v.u;
-                else if (dt == MPI_LONG)
-                    st->cvar_value = v.l;
-                else if (dt == MPI_UNSIGNED_LONG)
-                    st->cvar_value = (long long)v.ul;
-                else if (dt == MPI_LONG_LONG)
-                    st->cvar_value = v.ll;
-                else /* bool-like types: any non-zero byte */
+                if (!mo_cvar_integer(dt, &v, &st->cvar_value)) /* bool-like types: any non-zero byte */
                     st->cvar_value = v.c[0] != 0 || v.i != 0;
                 st->cvar_note[0] = 0;
             } else {

@@ -226,32 +226,15 @@ static void read_progress_cvars(pg_state *st)
         snprintf(c->name, sizeof c->name, "%s", name);
         MPI_T_cvar_handle h;
         int count = 0;
-        union {
-            int i;
-            unsigned u;
-            long l;
-            unsigned long ul;
-            long long ll;
-            char c[256];
-        } v;
+        mo_cvar_value v;
         memset(&v, 0, sizeof v);
         if (bind != MPI_T_BIND_NO_OBJECT || MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
             continue;
         if (count == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
             c->read = true;
-            if (dt == MPI_INT)
-                c->value = v.i;
-            else if (dt == MPI_UNSIGNED)
-                c->value = v.u;
-            else if (dt == MPI_LONG)
-                c->value = v.l;
-            else if (dt == MPI_UNSIGNED_LONG)
-                c->value = (long long)v.ul;
-            else if (dt == MPI_LONG_LONG)
-                c->value = v.ll;
-            else if (dt == MPI_CHAR)
+            if (dt == MPI_CHAR)
                 c->read = false; /* a string: not a switch */
-            else
+            else if (!mo_cvar_integer(dt, &v, &c->value)) /* bool-like types: any non-zero byte */
                 c->value = v.c[0] != 0 || v.i != 0;
         }
         MPI_T_cvar_handle_free(&h);

@@ -231,3 +231,20 @@ void mo_warn_if_unbound(mo_result *doc, const mo_provenance *p, int rank_a, int 
                         "the OS may move or co-schedule them, which makes timings noisy; bind them "
                         "(e.g. mpiexec -bind-to core)", rank_a, rank_b, a ? a : "?", b ? b : "?");
 }
+
+bool mo_cvar_integer(MPI_Datatype dt, const mo_cvar_value *v, long long *out)
+{
+    if (dt == MPI_INT)
+        *out = v->i;
+    else if (dt == MPI_UNSIGNED)
+        *out = v->u;
+    else if (dt == MPI_LONG)
+        *out = v->l;
+    else if (dt == MPI_UNSIGNED_LONG)
+        *out = (long long)v->ul;
+    else if (dt == MPI_LONG_LONG)
+        *out = v->ll;
+    else
+        return false;
+    return true;
+}

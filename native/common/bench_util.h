@@ -124,4 +124,20 @@ int mo_node_leader(void);
  * Does nothing without bindings or if either rank is not in p. */
 void mo_warn_if_unbound(mo_result *doc, const mo_provenance *p, int rank_a, int rank_b);
 
+/* A buffer for MPI_T_cvar_read of one control variable (memset it first). */
+typedef union mo_cvar_value {
+    int i;
+    unsigned u;
+    long l;
+    unsigned long ul;
+    long long ll;
+    unsigned long long ull;
+    char c[256];
+} mo_cvar_value;
+
+/* The value read into v as a long long when dt is MPI_INT, MPI_UNSIGNED,
+ * MPI_LONG, MPI_UNSIGNED_LONG or MPI_LONG_LONG: true; false for any other
+ * type (*out untouched), which the caller interprets. */
+bool mo_cvar_integer(MPI_Datatype dt, const mo_cvar_value *v, long long *out);
+
 #endif
