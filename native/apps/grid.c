@@ -3,6 +3,7 @@
 #include "grid.h"
 
 #include "json.h"
+#include "options.h"
 #include "timer.h"
 
 #include <errno.h>
@@ -237,34 +238,16 @@ void app_grid_checksum(const app_grid *g, const double *u, uint64_t *hash, doubl
 int app_parse_names(const char *opt, const char *arg, const char *const *names, int n, unsigned *out,
                     char *err, size_t errlen)
 {
-    unsigned set = 0;
-    const char *p = arg;
-    for (;;) {
-        const size_t len = strcspn(p, ",");
-        bool known = false;
-        if (len == 3 && strncmp(p, "all", 3) == 0) {
-            set |= (1u << n) - 1;
-            known = true;
-        }
-        for (int i = 0; i < n && !known; i++)
-            if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0) {
-                set |= 1u << i;
-                known = true;
-            }
-        if (!known) {
-            int used = snprintf(err, errlen, "--%s: unknown name '%.*s' (known:", opt, (int)len, p);
-            for (int i = 0; i < n && used > 0 && (size_t)used < errlen; i++)
-                used += snprintf(err + used, errlen - (size_t)used, " %s,", names[i]);
-            if (used > 0 && (size_t)used < errlen)
-                snprintf(err + used, errlen - (size_t)used, " all)");
-            return -1;
-        }
-        if (p[len] == '\0')
-            break;
-        p += len + 1;
-    }
-    *out = set;
-    return 0;
+    const char *bad;
+    int len;
+    if (mo_options_parse_set(arg, names, n, "all", false, out, &bad, &len) == 0)
+        return 0;
+    int used = snprintf(err, errlen, "--%s: unknown name '%.*s' (known:", opt, len, bad);
+    for (int i = 0; i < n && used > 0 && (size_t)used < errlen; i++)
+        used += snprintf(err + used, errlen - (size_t)used, " %s,", names[i]);
+    if (used > 0 && (size_t)used < errlen)
+        snprintf(err + used, errlen - (size_t)used, " all)");
+    return -1;
 }
 
 /* Grid dimensions "N" or "NXxNYxNZ", each in 1..max. */

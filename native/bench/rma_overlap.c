@@ -74,32 +74,13 @@ static const struct option rm_longopts[] = {
 static int parse_set(const char *opt, const char *arg, const char *const *names, int n, unsigned *out,
                      char *err, size_t errlen)
 {
-    unsigned set = 0;
-    const char *p = arg;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        bool known = false;
-        if (len == 4 && strncmp(p, "both", 4) == 0) {
-            set |= (1u << n) - 1;
-            known = true;
-        }
-        for (int i = 0; i < n && !known; i++) {
-            if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0) {
-                set |= 1u << i;
-                known = true;
-            }
-        }
-        if (!known) {
-            snprintf(err, errlen, "--%s: unknown value '%.*s' (known: %s, %s, both)", opt, (int)len, p,
-                     names[0], names[1]);
-            return -1;
-        }
-        if (p[len] == '\0')
-            break;
-        p += len + 1;
-    }
-    *out = set;
-    return 0;
+    const char *bad;
+    int len;
+    if (mo_options_parse_set(arg, names, n, "both", false, out, &bad, &len) == 0)
+        return 0;
+    snprintf(err, errlen, "--%s: unknown value '%.*s' (known: %s, %s, both)", opt, len, bad, names[0],
+             names[1]);
+    return -1;
 }
 
 static int rm_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
