@@ -170,7 +170,6 @@ typedef struct mt_state {
     int bytes;
     unsigned char *buf, *sink; /* message; receive slots of the T0 messages */
     MPI_Request *reqs;
-    size_t nreqs_max;
     mt_point *points;
     int npoints, ntotal;
     int64_t seq; /* samples started, the value the flags carry */

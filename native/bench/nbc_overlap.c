@@ -186,13 +186,12 @@ typedef struct nb_case {
 typedef struct nb_state {
     const mo_options *opts;
     const nb_params *params;
-    int rank, nranks;
+    int nranks;
     double rate; /* work units per us (rank 0's calibration, broadcast) */
     unsigned char *sbuf, *rbuf; /* nranks * largest bytes each, touched */
     int *counts;                /* nranks entries: Ireduce_scatter's recvcounts */
     double *t[8];               /* per-iteration times, cap each */
     long cap;
-    uint64_t start_ns;
     bool profiled;
     nb_case *cases;
     int ncases, planned;
@@ -502,9 +501,7 @@ int main(int argc, char **argv)
     memset(&st, 0, sizeof st);
     st.opts = &opts;
     st.params = &params;
-    st.rank = wrank;
     st.nranks = nranks;
-    st.start_ns = start_ns;
     st.profiled = nb_profiled();
     st.cap = MAX_ITERS;
     st.planned = planned_cases(&params, opts.sizes.n);

@@ -152,7 +152,6 @@ typedef struct rm_case {
 
 typedef struct rm_state {
     const mo_options *opts;
-    const rm_params *params;
     MPI_Comm pair;
     int rank;
     double rate;
@@ -162,7 +161,6 @@ typedef struct rm_state {
     unsigned char *buf;  /* origin's local buffer */
     double *t[4];
     long cap;
-    uint64_t start_ns;
     rm_case *cases;
     int ncases, planned;
 } rm_state;
@@ -377,8 +375,6 @@ int main(int argc, char **argv)
     rm_state st;
     memset(&st, 0, sizeof st);
     st.opts = &opts;
-    st.params = &params;
-    st.start_ns = start_ns;
     st.cap = MAX_ITERS;
     st.planned = popcount(params.wins) * popcount(params.ops) * popcount(params.syncs) * (int)opts.sizes.n;
     st.wins[0] = st.wins[1] = MPI_WIN_NULL;

@@ -245,7 +245,6 @@ typedef struct so_state {
     so_cvar cvars[MAX_CVARS];
     int ncvars;
     char cvar_note[128];
-    double units_per_us;
 } so_state;
 
 typedef struct so_cmd {
