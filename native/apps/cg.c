@@ -160,7 +160,7 @@ static void cg_usage(FILE *f)
 static void cg_write_json(mo_json *w, const void *ctx)
 {
     const cg_params *p = ctx;
-    app_json_names(w, "modes", MODE_NAMES, NMODES, p->modes);
+    mo_options_json_set(w, "modes", MODE_NAMES, NMODES, p->modes);
     app_json_extent(w, &p->extent);
     mo_json_kv_int64(w, "iterations", p->iterations);
     mo_json_kv_double(w, "work_us", p->work_us);

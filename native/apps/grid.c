@@ -322,16 +322,6 @@ double app_now_s(void)
     return (double)mo_timer_now_ns() * 1e-9;
 }
 
-void app_json_names(mo_json *w, const char *key, const char *const *names, int n, unsigned set)
-{
-    mo_json_key(w, key);
-    mo_json_begin_array(w);
-    for (int i = 0; i < n; i++)
-        if (set & (1u << i))
-            mo_json_string(w, names[i]);
-    mo_json_end_array(w);
-}
-
 void app_json_dims(mo_json *w, const char *key, const int v[3])
 {
     mo_json_key(w, key);

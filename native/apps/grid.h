@@ -112,12 +112,10 @@ int app_grid_init_extent(app_grid *g, MPI_Comm comm, const app_extent *e, char *
 /* Seconds on the harness's clock (mo_timer). */
 double app_now_s(void);
 
-/* Into a result document: "key": [v0, v1, v2]; "key": [the names of the
- * bits set], the inverse of app_parse_names(); e's given flag, "grid" or
+/* Into a result document: "key": [v0, v1, v2]; e's given flag, "grid" or
  * "local": [x, y, z]. */
 struct mo_json;
 void app_json_dims(struct mo_json *w, const char *key, const int v[3]);
-void app_json_names(struct mo_json *w, const char *key, const char *const *names, int n, unsigned set);
 void app_json_extent(struct mo_json *w, const app_extent *e);
 
 #endif

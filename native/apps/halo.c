@@ -139,7 +139,7 @@ static void halo_usage(FILE *f)
 static void halo_write_json(mo_json *w, const void *ctx)
 {
     const halo_params *p = ctx;
-    app_json_names(w, "modes", MODE_NAMES, NMODES, p->modes);
+    mo_options_json_set(w, "modes", MODE_NAMES, NMODES, p->modes);
     app_json_extent(w, &p->extent);
     mo_json_kv_int64(w, "iterations", p->iterations);
     mo_json_kv_int64(w, "tests", p->tests);

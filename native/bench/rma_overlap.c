@@ -111,24 +111,9 @@ static void rm_usage(FILE *f)
 static void rm_write_json(mo_json *w, const void *ctx)
 {
     const rm_params *p = ctx;
-    mo_json_key(w, "ops");
-    mo_json_begin_array(w);
-    for (int i = 0; i < NOPS; i++)
-        if (p->ops & (1u << i))
-            mo_json_string(w, OP_NAMES[i]);
-    mo_json_end_array(w);
-    mo_json_key(w, "sync");
-    mo_json_begin_array(w);
-    for (int i = 0; i < NSYNCS; i++)
-        if (p->syncs & (1u << i))
-            mo_json_string(w, SYNC_NAMES[i]);
-    mo_json_end_array(w);
-    mo_json_key(w, "window");
-    mo_json_begin_array(w);
-    for (int i = 0; i < NWINS; i++)
-        if (p->wins & (1u << i))
-            mo_json_string(w, WIN_NAMES[i]);
-    mo_json_end_array(w);
+    mo_options_json_set(w, "ops", OP_NAMES, NOPS, p->ops);
+    mo_options_json_set(w, "sync", SYNC_NAMES, NSYNCS, p->syncs);
+    mo_options_json_set(w, "window", WIN_NAMES, NWINS, p->wins);
 }
 
 /* ---- measured data ---------------------------------------------------------- */

@@ -373,3 +373,13 @@ int mo_options_parse_set(const char *arg, const char *const *names, int n, const
     *out = set;
     return 0;
 }
+
+void mo_options_json_set(mo_json *w, const char *key, const char *const *names, int n, unsigned set)
+{
+    mo_json_key(w, key);
+    mo_json_begin_array(w);
+    for (int i = 0; i < n; i++)
+        if (set & (1u << i))
+            mo_json_string(w, names[i]);
+    mo_json_end_array(w);
+}

@@ -76,4 +76,7 @@ int mo_options_parse_double(const char *name, const char *arg, double min, doubl
 int mo_options_parse_set(const char *arg, const char *const *names, int n, const char *all, bool nocase,
                          unsigned *out, const char **bad, int *badlen);
 
+/* The inverse for a result document: "key": [the names of the bits set]. */
+void mo_options_json_set(mo_json *w, const char *key, const char *const *names, int n, unsigned set);
+
 #endif
