@@ -203,8 +203,9 @@ int main(int argc, char **argv)
         for (int t = 0; t < NTESTS; t++)
             if (!(st.tests[t].samples = malloc((size_t)opts.reps * sizeof(double))))
                 have = 0;
-    const mo_bench_ready_spec ready = {prov_rc, &timer, &work, 5, 0, write_results, &st,
-                                       "cannot allocate the sample buffers", false};
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .results = write_results, .ctx = &st,
+                                       .no_alloc = "cannot allocate the sample buffers"};
     if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
         for (int t = 0; t < NTESTS; t++)
             free(st.tests[t].samples);

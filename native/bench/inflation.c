@@ -375,7 +375,9 @@ int main(int argc, char **argv)
     st.work = &work;
     char no_alloc[96];
     snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu-byte message buffers", bytes);
-    const mo_bench_ready_spec ready = {prov_rc, &timer, &work, 5, 1, write_results, &st, no_alloc, false};
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .unbound_peer = 1, .results = write_results, .ctx = &st,
+                                       .no_alloc = no_alloc};
     if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
         if (st.pair != MPI_COMM_NULL)
             MPI_Comm_free(&st.pair);

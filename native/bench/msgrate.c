@@ -315,7 +315,9 @@ int main(int argc, char **argv)
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
     char no_alloc[96];
     snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu bytes of message buffers on every rank", bytes);
-    const mo_bench_ready_spec ready = {prov_rc, &timer, &work, 5, 0, write_results, &st, no_alloc, true};
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .results = write_results, .ctx = &st, .no_alloc = no_alloc,
+                                       .quiet = true};
     if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
         if (st.pair != MPI_COMM_NULL)
             MPI_Comm_free(&st.pair);

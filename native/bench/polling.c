@@ -429,8 +429,9 @@ int main(int argc, char **argv)
     memset(&work, 0, sizeof work);
     st.work = &work;
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    const mo_bench_ready_spec ready = {prov_rc, &timer, &work, 11, 0, write_results, &st,
-                                       "cannot allocate the buffers", false};
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work,
+                                       .calib_samples = 11, .results = write_results, .ctx = &st,
+                                       .no_alloc = "cannot allocate the buffers"};
     if (!mo_bench_ready_shm(&doc, &ready, have, have_shm, err, sizeof err)) {
         if (have_shm)
             mo_shm_close(&st.shm);

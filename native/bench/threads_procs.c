@@ -288,8 +288,9 @@ int main(int argc, char **argv)
     if (wrank == 0 && st.k > st.cores)
         mo_result_warn(&doc, "%d %s on %ld online CPUs: oversubscribed above %ld", st.k,
                        params.multiple ? "threads" : "processes", st.cores, st.cores);
-    const mo_bench_ready_spec ready = {prov_rc, &timer, &work, 5, 0, write_results, &st,
-                                       "cannot allocate the sample buffers", false};
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .results = write_results, .ctx = &st,
+                                       .no_alloc = "cannot allocate the sample buffers"};
     if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
         for (int c = 0; st.counts && c < st.k; c++) {
             free(st.counts[c].samples);

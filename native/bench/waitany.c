@@ -366,8 +366,9 @@ int main(int argc, char **argv)
     memset(&timer, 0, sizeof timer);
     memset(&work, 0, sizeof work);
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    const mo_bench_ready_spec ready = {prov_rc, &timer, &work, 5, 0, write_results, &st,
-                                       "cannot allocate the requests and buffers", false};
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .results = write_results, .ctx = &st,
+                                       .no_alloc = "cannot allocate the requests and buffers"};
     if (!mo_bench_ready_shm(&doc, &ready, have, have_shm, err, sizeof err)) {
         if (have_shm)
             mo_shm_close(&st.shm);

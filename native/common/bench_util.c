@@ -110,6 +110,8 @@ static bool bench_ready(mo_result *doc, const mo_bench_ready_spec *spec, int nvo
     if (rank == 0 && have_shm) {
         verdict[0] = mo_bench_probe(spec->prov_rc, spec->timer, spec->work, 1.0, spec->calib_samples,
                                     err, errlen);
+        if (spec->no_work_loop)
+            spec->work->nwarnings = 0;
         if (verdict[0] && spec->unbound_peer > 0)
             mo_warn_if_unbound(doc, doc->provenance, 0, spec->unbound_peer);
         if (verdict[0] && mo_result_write(doc, "running", spec->results, spec->ctx, err, errlen) != 0)

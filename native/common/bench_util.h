@@ -61,6 +61,8 @@ typedef struct mo_bench_ready_spec {
     const void *ctx;
     const char *no_alloc;        /* the error when only some rank's set-up failed */
     bool quiet;                  /* wait for the vote like mo_quiet_wait() */
+    bool no_work_loop;           /* the method uses no work loop: drop its calibration's warnings
+                                  * (the document still records the CPU speed) */
 } mo_bench_ready_spec;
 
 /* Collective over MPI_COMM_WORLD, between a benchmark's set-up and its
