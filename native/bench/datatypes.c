@@ -539,13 +539,17 @@ int main(int argc, char **argv)
     memset(&timer, 0, sizeof timer);
     memset(&work, 0, sizeof work);
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, NULL, 0, NULL};
-    if (wrank == 0 && wsize > 2)
-        mo_result_warn(&doc, "%d ranks: only ranks 0 and 1 take part", wsize);
+    /* Both warnings here, the binding one first (.unbound_peer would add it second). */
+    if (wrank == 0) {
+        mo_warn_if_unbound(&doc, &prov, 0, 1);
+        if (wsize > 2)
+            mo_result_warn(&doc, "%d ranks: only ranks 0 and 1 take part", wsize);
+    }
     char no_alloc[64];
     snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu-byte buffers", st.bufbytes);
     const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
-                                       .unbound_peer = 1, .results = write_results, .ctx = &st,
-                                       .no_alloc = no_alloc, .quiet = true, .no_work_loop = true};
+                                       .results = write_results, .ctx = &st, .no_alloc = no_alloc,
+                                       .quiet = true, .no_work_loop = true};
     if (!mo_bench_ready(&doc, &ready, ok, err, sizeof err)) {
         if (pair != MPI_COMM_NULL)
             MPI_Comm_free(&pair);
