@@ -75,8 +75,8 @@ static const char *const MODE_NAMES[NMODES] = {"allreduce", "iallreduce"};
 
 typedef struct cg_params {
     unsigned modes;
-    int grid[3], local[3];
-    bool grid_set, local_set, iterations_set;
+    app_extent extent;
+    bool iterations_set;
     long iterations, seed;
     double work_us, imbalance;
     long long work_units; /* 0: from --work-us */
@@ -113,11 +113,7 @@ static int cg_parse(void *ctx, int code, const char *arg, char *err, size_t errl
     switch (code) {
     case OPT_MODES: return app_parse_names("modes", arg, MODE_NAMES, NMODES, &p->modes, err, errlen);
     case OPT_GRID:
-        p->grid_set = true;
-        return app_parse_dims("grid", arg, MAX_GRID, p->grid, err, errlen);
-    case OPT_LOCAL:
-        p->local_set = true;
-        return app_parse_dims("local", arg, MAX_GRID, p->local, err, errlen);
+    case OPT_LOCAL: return app_parse_extent(&p->extent, code == OPT_LOCAL, arg, MAX_GRID, err, errlen);
     case OPT_ITERATIONS:
         p->iterations_set = true;
         return mo_options_parse_long("iterations", arg, 1, 1000000, &p->iterations, err, errlen);
@@ -137,8 +133,7 @@ static int cg_parse(void *ctx, int code, const char *arg, char *err, size_t errl
 static int cg_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
     cg_params *p = ctx;
-    if (app_finish_grid(p->grid_set, p->local_set, p->grid, quick ? DEFAULT_GRID_QUICK : DEFAULT_GRID,
-                        err, errlen))
+    if (app_finish_extent(&p->extent, quick ? DEFAULT_GRID_QUICK : DEFAULT_GRID, err, errlen))
         return -1;
     if (!p->iterations_set)
         p->iterations = quick ? DEFAULT_ITERATIONS_QUICK : DEFAULT_ITERATIONS;
@@ -165,16 +160,8 @@ static void cg_usage(FILE *f)
 static void cg_write_json(mo_json *w, const void *ctx)
 {
     const cg_params *p = ctx;
-    mo_json_key(w, "modes");
-    mo_json_begin_array(w);
-    for (int m = 0; m < NMODES; m++)
-        if (p->modes & (1u << m))
-            mo_json_string(w, MODE_NAMES[m]);
-    mo_json_end_array(w);
-    if (p->local_set)
-        app_json_dims(w, "local", p->local);
-    else
-        app_json_dims(w, "grid", p->grid);
+    mo_options_json_set(w, "modes", MODE_NAMES, NMODES, p->modes);
+    app_json_extent(w, &p->extent);
     mo_json_kv_int64(w, "iterations", p->iterations);
     mo_json_kv_double(w, "work_us", p->work_us);
     mo_json_kv_int64(w, "work_units", p->work_units);
@@ -492,9 +479,8 @@ static void run_mode(const app_grid *g, int mode, const cg_params *prm, uint64_t
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size;
+    int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     cg_params params = {.modes = (1u << NMODES) - 1, .seed = 1, .work_us = DEFAULT_WORK_US};
     mo_bench_options ext = {cg_longopts, cg_parse, cg_finalize, cg_usage, cg_write_json, &params};
@@ -513,17 +499,8 @@ int main(int argc, char **argv)
     memset(&work, 0, sizeof work);
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
 
-    int global[3];
-    if (params.local_set) {
-        int dims[3];
-        app_grid_dims(size, dims);
-        for (int a = 0; a < 3; a++)
-            global[a] = params.local[a] * dims[a];
-    } else {
-        memcpy(global, params.grid, sizeof global);
-    }
     app_grid g;
-    if (app_grid_init(&g, MPI_COMM_WORLD, global, err, sizeof err) != 0) {
+    if (app_grid_init_extent(&g, MPI_COMM_WORLD, &params.extent, err, sizeof err) != 0) {
         app_grid_free(&g);
         return mo_bench_end(rank, NAME, &doc, &prov, &opts, 2, err);
     }

@@ -3,6 +3,7 @@
 #include "grid.h"
 
 #include "json.h"
+#include "options.h"
 #include "timer.h"
 
 #include <errno.h>
@@ -237,37 +238,20 @@ void app_grid_checksum(const app_grid *g, const double *u, uint64_t *hash, doubl
 int app_parse_names(const char *opt, const char *arg, const char *const *names, int n, unsigned *out,
                     char *err, size_t errlen)
 {
-    unsigned set = 0;
-    const char *p = arg;
-    for (;;) {
-        const size_t len = strcspn(p, ",");
-        bool known = false;
-        if (len == 3 && strncmp(p, "all", 3) == 0) {
-            set |= (1u << n) - 1;
-            known = true;
-        }
-        for (int i = 0; i < n && !known; i++)
-            if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0) {
-                set |= 1u << i;
-                known = true;
-            }
-        if (!known) {
-            int used = snprintf(err, errlen, "--%s: unknown name '%.*s' (known:", opt, (int)len, p);
-            for (int i = 0; i < n && used > 0 && (size_t)used < errlen; i++)
-                used += snprintf(err + used, errlen - (size_t)used, " %s,", names[i]);
-            if (used > 0 && (size_t)used < errlen)
-                snprintf(err + used, errlen - (size_t)used, " all)");
-            return -1;
-        }
-        if (p[len] == '\0')
-            break;
-        p += len + 1;
-    }
-    *out = set;
-    return 0;
+    const char *bad;
+    int len;
+    if (mo_options_parse_set(arg, names, n, "all", false, out, &bad, &len) == 0)
+        return 0;
+    int used = snprintf(err, errlen, "--%s: unknown name '%.*s' (known:", opt, len, bad);
+    for (int i = 0; i < n && used > 0 && (size_t)used < errlen; i++)
+        used += snprintf(err + used, errlen - (size_t)used, " %s,", names[i]);
+    if (used > 0 && (size_t)used < errlen)
+        snprintf(err + used, errlen - (size_t)used, " all)");
+    return -1;
 }
 
-int app_parse_dims(const char *opt, const char *arg, long max, int out[3], char *err, size_t errlen)
+/* Grid dimensions "N" or "NXxNYxNZ", each in 1..max. */
+static int parse_dims(const char *opt, const char *arg, long max, int out[3], char *err, size_t errlen)
 {
     long v[3];
     int n = 0;
@@ -295,16 +279,42 @@ int app_parse_dims(const char *opt, const char *arg, long max, int out[3], char 
     return 0;
 }
 
-int app_finish_grid(bool grid_set, bool local_set, int grid[3], int edge, char *err, size_t errlen)
+int app_parse_extent(app_extent *e, bool local, const char *arg, long max, char *err, size_t errlen)
 {
-    if (grid_set && local_set) {
+    if (local) {
+        e->local_set = true;
+        return parse_dims("local", arg, max, e->local, err, errlen);
+    }
+    e->grid_set = true;
+    return parse_dims("grid", arg, max, e->grid, err, errlen);
+}
+
+int app_finish_extent(app_extent *e, int edge, char *err, size_t errlen)
+{
+    if (e->grid_set && e->local_set) {
         snprintf(err, errlen, "--grid and --local are exclusive (the global grid or the grid per rank)");
         return -1;
     }
-    if (!grid_set && !local_set)
+    if (!e->grid_set && !e->local_set)
         for (int a = 0; a < 3; a++)
-            grid[a] = edge;
+            e->grid[a] = edge;
     return 0;
+}
+
+/* With --local, the ranks per axis are app_grid_dims', the split app_grid_init makes. */
+int app_grid_init_extent(app_grid *g, MPI_Comm comm, const app_extent *e, char *err, size_t errlen)
+{
+    int global[3];
+    if (e->local_set) {
+        int size, dims[3];
+        MPI_Comm_size(comm, &size);
+        app_grid_dims(size, dims);
+        for (int a = 0; a < 3; a++)
+            global[a] = e->local[a] * dims[a];
+    } else {
+        memcpy(global, e->grid, sizeof global);
+    }
+    return app_grid_init(g, comm, global, err, errlen);
 }
 
 double app_now_s(void)
@@ -319,4 +329,12 @@ void app_json_dims(mo_json *w, const char *key, const int v[3])
     for (int a = 0; a < 3; a++)
         mo_json_int64(w, v[a]);
     mo_json_end_array(w);
+}
+
+void app_json_extent(mo_json *w, const app_extent *e)
+{
+    if (e->local_set)
+        app_json_dims(w, "local", e->local);
+    else
+        app_json_dims(w, "grid", e->grid);
 }

@@ -85,22 +85,37 @@ void app_grid_checksum(const app_grid *g, const double *u, uint64_t *hash, doubl
 uint64_t app_mix64(uint64_t x);
 
 /* Option helpers shared by the applications. A comma-separated list of
- * names (or "all") as a bit set over names[0..n-1]; grid dimensions "N" or
- * "NXxNYxNZ", each in 1..max. Return 0, or -1 with one line in err. */
+ * names (or "all") as a bit set over names[0..n-1]. Returns 0, or -1 with
+ * one line in err. */
 int app_parse_names(const char *opt, const char *arg, const char *const *names, int n, unsigned *out,
                     char *err, size_t errlen);
-int app_parse_dims(const char *opt, const char *arg, long max, int out[3], char *err, size_t errlen);
 
-/* The grid flags both applications take: --grid (global) and --local (per
- * rank) exclude each other; with neither, a cube of `edge` points. Returns
- * 0, or -1 with one line in err. */
-int app_finish_grid(bool grid_set, bool local_set, int grid[3], int edge, char *err, size_t errlen);
+/* The grid flags both applications take: --grid N|NXxNYxNZ (the global
+ * grid) or --local (points per rank: the global grid is that times the
+ * app_grid_dims split), each axis in 1..max. */
+typedef struct app_extent {
+    int grid[3], local[3];
+    bool grid_set, local_set;
+} app_extent;
+
+/* --local's (local) or --grid's argument into e. Returns 0, or -1 with one
+ * line in err. */
+int app_parse_extent(app_extent *e, bool local, const char *arg, long max, char *err, size_t errlen);
+
+/* After parsing: --grid and --local exclude each other; with neither, a
+ * cube of `edge` points. Returns 0, or -1 with one line in err. */
+int app_finish_extent(app_extent *e, int edge, char *err, size_t errlen);
+
+/* app_grid_init() over the global grid that e gives for comm's ranks. */
+int app_grid_init_extent(app_grid *g, MPI_Comm comm, const app_extent *e, char *err, size_t errlen);
 
 /* Seconds on the harness's clock (mo_timer). */
 double app_now_s(void);
 
-/* "key": [v0, v1, v2] into a result document. */
+/* Into a result document: "key": [v0, v1, v2]; e's given flag, "grid" or
+ * "local": [x, y, z]. */
 struct mo_json;
 void app_json_dims(struct mo_json *w, const char *key, const int v[3]);
+void app_json_extent(struct mo_json *w, const app_extent *e);
 
 #endif

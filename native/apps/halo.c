@@ -70,8 +70,8 @@ static const char *const MODE_NAMES[NMODES] = {"blocking", "nonblocking", "overl
 
 typedef struct halo_params {
     unsigned modes;
-    int grid[3], local[3];
-    bool grid_set, local_set, iterations_set;
+    app_extent extent;
+    bool iterations_set;
     long iterations, tests, inflate;
     long seed;
 } halo_params;
@@ -96,11 +96,7 @@ static int halo_parse(void *ctx, int code, const char *arg, char *err, size_t er
     switch (code) {
     case OPT_MODES: return app_parse_names("modes", arg, MODE_NAMES, NMODES, &p->modes, err, errlen);
     case OPT_GRID:
-        p->grid_set = true;
-        return app_parse_dims("grid", arg, MAX_GRID, p->grid, err, errlen);
-    case OPT_LOCAL:
-        p->local_set = true;
-        return app_parse_dims("local", arg, MAX_GRID, p->local, err, errlen);
+    case OPT_LOCAL: return app_parse_extent(&p->extent, code == OPT_LOCAL, arg, MAX_GRID, err, errlen);
     case OPT_ITERATIONS:
         p->iterations_set = true;
         return mo_options_parse_long("iterations", arg, 1, 1000000, &p->iterations, err, errlen);
@@ -115,8 +111,7 @@ static int halo_parse(void *ctx, int code, const char *arg, char *err, size_t er
 static int halo_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
     halo_params *p = ctx;
-    if (app_finish_grid(p->grid_set, p->local_set, p->grid, quick ? DEFAULT_GRID_QUICK : DEFAULT_GRID,
-                        err, errlen))
+    if (app_finish_extent(&p->extent, quick ? DEFAULT_GRID_QUICK : DEFAULT_GRID, err, errlen))
         return -1;
     if (!p->iterations_set)
         p->iterations = quick ? DEFAULT_ITERATIONS_QUICK : DEFAULT_ITERATIONS;
@@ -144,16 +139,8 @@ static void halo_usage(FILE *f)
 static void halo_write_json(mo_json *w, const void *ctx)
 {
     const halo_params *p = ctx;
-    mo_json_key(w, "modes");
-    mo_json_begin_array(w);
-    for (int m = 0; m < NMODES; m++)
-        if (p->modes & (1u << m))
-            mo_json_string(w, MODE_NAMES[m]);
-    mo_json_end_array(w);
-    if (p->local_set)
-        app_json_dims(w, "local", p->local);
-    else
-        app_json_dims(w, "grid", p->grid);
+    mo_options_json_set(w, "modes", MODE_NAMES, NMODES, p->modes);
+    app_json_extent(w, &p->extent);
     mo_json_kv_int64(w, "iterations", p->iterations);
     mo_json_kv_int64(w, "tests", p->tests);
     mo_json_kv_int64(w, "inflate", p->inflate);
@@ -406,9 +393,8 @@ static void run_mode(const app_grid *g, int mode, const halo_params *p, long war
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size;
+    int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     halo_params params = {.modes = (1u << NMODES) - 1, .tests = DEFAULT_TESTS, .inflate = 1, .seed = 1};
     mo_bench_options ext = {halo_longopts, halo_parse, halo_finalize, halo_usage, halo_write_json, &params};
@@ -427,20 +413,8 @@ int main(int argc, char **argv)
     memset(&work, 0, sizeof work);
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
 
-    /* The decomposition: with --local, the global grid is the local one
-     * times the ranks per axis of app_grid_dims (the split app_grid_init
-     * makes). */
-    int global[3];
-    if (params.local_set) {
-        int dims[3];
-        app_grid_dims(size, dims);
-        for (int a = 0; a < 3; a++)
-            global[a] = params.local[a] * dims[a];
-    } else {
-        memcpy(global, params.grid, sizeof global);
-    }
     app_grid g;
-    if (app_grid_init(&g, MPI_COMM_WORLD, global, err, sizeof err) != 0) {
+    if (app_grid_init_extent(&g, MPI_COMM_WORLD, &params.extent, err, sizeof err) != 0) {
         app_grid_free(&g);
         return mo_bench_end(rank, NAME, &doc, &prov, &opts, 2, err);
     }
@@ -479,8 +453,7 @@ int main(int argc, char **argv)
         msg = err;
     } else {
         for (int i = 0; i < st.nmodes; i++) {
-            const int m = rank == 0 ? st.res[i].mode : 0;
-            int mode = m;
+            int mode = rank == 0 ? st.res[i].mode : 0;
             MPI_Bcast(&mode, 1, MPI_INT, 0, MPI_COMM_WORLD);
             mo_progress(opts.progress, i, st.nmodes, MODE_NAMES[mode]);
             run_mode(&g, mode, &params, st.warmup, u0, u1, iter_s, rank == 0 ? &st.res[i] : NULL);

@@ -539,23 +539,18 @@ int main(int argc, char **argv)
     memset(&timer, 0, sizeof timer);
     memset(&work, 0, sizeof work);
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, NULL, 0, NULL};
-    int verdict[2] = {1, ok};
+    /* Both warnings here, the binding one first (.unbound_peer would add it second). */
     if (wrank == 0) {
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        work.nwarnings = 0; /* the method uses no work loop */
-        if (verdict[0])
-            mo_warn_if_unbound(&doc, &prov, 0, 1);
-        if (wsize > 2 && verdict[0])
+        mo_warn_if_unbound(&doc, &prov, 0, 1);
+        if (wsize > 2)
             mo_result_warn(&doc, "%d ranks: only ranks 0 and 1 take part", wsize);
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
     }
-    MPI_Request req;
-    MPI_Iallreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
-    mo_quiet_wait(&req);
-    if (!verdict[0] || !verdict[1]) {
-        if (verdict[0])
-            snprintf(err, sizeof err, "cannot allocate %zu-byte buffers", st.bufbytes);
+    char no_alloc[64];
+    snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu-byte buffers", st.bufbytes);
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .results = write_results, .ctx = &st, .no_alloc = no_alloc,
+                                       .quiet = true, .no_work_loop = true};
+    if (!mo_bench_ready(&doc, &ready, ok, err, sizeof err)) {
         if (pair != MPI_COMM_NULL)
             MPI_Comm_free(&pair);
         free_state(&st);

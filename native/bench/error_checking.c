@@ -81,14 +81,7 @@ static void read_cvar(ec_state *st)
             snprintf(st->cvar, sizeof st->cvar, "%s", name);
             MPI_T_cvar_handle h;
             int count = 0;
-            union {
-                int i;
-                unsigned u;
-                long l;
-                unsigned long ul;
-                long long ll;
-                char c[64];
-            } v;
+            mo_cvar_value v;
             memset(&v, 0, sizeof v);
             if (bind != MPI_T_BIND_NO_OBJECT ||
                 MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS || count != 1) {
@@ -97,17 +90,7 @@ static void read_cvar(ec_state *st)
             }
             if (MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
                 st->cvar_read = true;
-                if (dt == MPI_INT)
-                    st->cvar_value = v.i;
-                else if (dt == MPI_UNSIGNED)
-                    st->cvar_value = v.u;
-                else if (dt == MPI_LONG)
-                    st->cvar_value = v.l;
-                else if (dt == MPI_UNSIGNED_LONG)
-                    st->cvar_value = (long long)v.ul;
-                else if (dt == MPI_LONG_LONG)
-                    st->cvar_value = v.ll;
-                else /* bool-like types: any non-zero byte */
+                if (!mo_cvar_integer(dt, &v, &st->cvar_value)) /* bool-like types: any non-zero byte */
                     st->cvar_value = v.c[0] != 0 || v.i != 0;
                 st->cvar_note[0] = 0;
             } else {
@@ -220,16 +203,10 @@ int main(int argc, char **argv)
         for (int t = 0; t < NTESTS; t++)
             if (!(st.tests[t].samples = malloc((size_t)opts.reps * sizeof(double))))
                 have = 0;
-    int verdict[2] = {1, have};
-    if (wrank == 0) {
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!verdict[0] || !verdict[1]) {
-        if (verdict[0])
-            snprintf(err, sizeof err, "cannot allocate the sample buffers");
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .results = write_results, .ctx = &st,
+                                       .no_alloc = "cannot allocate the sample buffers"};
+    if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
         for (int t = 0; t < NTESTS; t++)
             free(st.tests[t].samples);
         if (pair != MPI_COMM_NULL)

@@ -373,18 +373,12 @@ int main(int argc, char **argv)
     memset(&work, 0, sizeof work);
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
     st.work = &work;
-    int verdict[2] = {1, have};
-    if (wrank == 0) {
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        if (verdict[0])
-            mo_warn_if_unbound(&doc, &prov, 0, 1);
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!verdict[0] || !verdict[1]) {
-        if (verdict[0])
-            snprintf(err, sizeof err, "cannot allocate %zu-byte message buffers", bytes);
+    char no_alloc[96];
+    snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu-byte message buffers", bytes);
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .unbound_peer = 1, .results = write_results, .ctx = &st,
+                                       .no_alloc = no_alloc};
+    if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
         if (st.pair != MPI_COMM_NULL)
             MPI_Comm_free(&st.pair);
         free_points(&st);

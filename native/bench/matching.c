@@ -170,7 +170,6 @@ typedef struct mt_state {
     int bytes;
     unsigned char *buf, *sink; /* message; receive slots of the T0 messages */
     MPI_Request *reqs;
-    size_t nreqs_max;
     mt_point *points;
     int npoints, ntotal;
     int64_t seq; /* samples started, the value the flags carry */
@@ -428,18 +427,10 @@ int main(int argc, char **argv)
     memset(&timer, 0, sizeof timer);
     memset(&work, 0, sizeof work);
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    int verdict[3] = {1, have, have_shm};
-    if (wrank == 0 && have_shm) {
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, verdict, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!verdict[0] || !verdict[1] || !verdict[2]) {
-        if (verdict[0] && verdict[2])
-            snprintf(err, sizeof err, "cannot allocate the receive buffers and requests");
-        else if (!verdict[2] && !err[0])
-            snprintf(err, sizeof err, "needs every rank on one node (shared-memory flags)");
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .results = write_results, .ctx = &st,
+                                       .no_alloc = "cannot allocate the receive buffers and requests"};
+    if (!mo_bench_ready_shm(&doc, &ready, have, have_shm, err, sizeof err)) {
         if (have_shm)
             mo_shm_close(&st.shm);
         MPI_Comm_free(&st.comm);

@@ -313,18 +313,12 @@ int main(int argc, char **argv)
     memset(&timer, 0, sizeof timer);
     memset(&work, 0, sizeof work);
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    int verdict[2] = {1, have};
-    if (wrank == 0) {
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
-    }
-    MPI_Request req;
-    MPI_Iallreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
-    mo_quiet_wait(&req);
-    if (!verdict[0] || !verdict[1]) {
-        if (verdict[0])
-            snprintf(err, sizeof err, "cannot allocate %zu bytes of message buffers on every rank", bytes);
+    char no_alloc[96];
+    snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu bytes of message buffers on every rank", bytes);
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .results = write_results, .ctx = &st, .no_alloc = no_alloc,
+                                       .quiet = true};
+    if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
         if (st.pair != MPI_COMM_NULL)
             MPI_Comm_free(&st.pair);
         st.nsizes = wrank == 0 && st.sizes ? (int)opts.sizes.n : 0;

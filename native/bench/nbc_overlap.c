@@ -103,48 +103,20 @@ static const struct option nb_longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Case-insensitive comparison of n characters. */
-static int strncasecmp_portable(const char *a, const char *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        int ca = a[i] >= 'A' && a[i] <= 'Z' ? a[i] - 'A' + 'a' : a[i];
-        int cb = b[i] >= 'A' && b[i] <= 'Z' ? b[i] - 'A' + 'a' : b[i];
-        if (ca != cb || ca == 0)
-            return ca - cb;
-    }
-    return 0;
-}
-
+/* Names compare ignoring case (--collectives=ibcast,IALLREDUCE). */
 static int parse_colls(const char *arg, unsigned *out, char *err, size_t errlen)
 {
-    unsigned set = 0;
-    const char *p = arg;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        bool known = false;
-        if (len == 3 && strncmp(p, "all", 3) == 0) {
-            set |= (1u << NCOLLS) - 1;
-            known = true;
-        }
-        for (int i = 0; i < NCOLLS && !known; i++) {
-            if (strlen(COLLS[i].name) == len && strncasecmp_portable(p, COLLS[i].name, len) == 0) {
-                set |= 1u << i;
-                known = true;
-            }
-        }
-        if (!known) {
-            snprintf(err, errlen, "--collectives: unknown collective '%.*s' (known: Ibarrier, Ibcast, "
-                                  "Igather, Iscatter, Ireduce, Iallreduce, Iallgather, Ialltoall, "
-                                  "Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan, all)",
-                     (int)len, p);
-            return -1;
-        }
-        if (p[len] == '\0')
-            break;
-        p += len + 1;
-    }
-    *out = set;
-    return 0;
+    const char *names[NCOLLS], *bad;
+    int len;
+    for (int i = 0; i < NCOLLS; i++)
+        names[i] = COLLS[i].name;
+    if (mo_options_parse_set(arg, names, NCOLLS, "all", true, out, &bad, &len) == 0)
+        return 0;
+    snprintf(err, errlen, "--collectives: unknown collective '%.*s' (known: Ibarrier, Ibcast, "
+                          "Igather, Iscatter, Ireduce, Iallreduce, Iallgather, Ialltoall, "
+                          "Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan, all)",
+             len, bad);
+    return -1;
 }
 
 static int nb_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
@@ -214,13 +186,12 @@ typedef struct nb_case {
 typedef struct nb_state {
     const mo_options *opts;
     const nb_params *params;
-    int rank, nranks;
+    int nranks;
     double rate; /* work units per us (rank 0's calibration, broadcast) */
     unsigned char *sbuf, *rbuf; /* nranks * largest bytes each, touched */
     int *counts;                /* nranks entries: Ireduce_scatter's recvcounts */
     double *t[8];               /* per-iteration times, cap each */
     long cap;
-    uint64_t start_ns;
     bool profiled;
     nb_case *cases;
     int ncases, planned;
@@ -530,9 +501,7 @@ int main(int argc, char **argv)
     memset(&st, 0, sizeof st);
     st.opts = &opts;
     st.params = &params;
-    st.rank = wrank;
     st.nranks = nranks;
-    st.start_ns = start_ns;
     st.profiled = nb_profiled();
     st.cap = MAX_ITERS;
     st.planned = planned_cases(&params, opts.sizes.n);

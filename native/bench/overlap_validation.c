@@ -92,32 +92,15 @@ static const struct option vs_longopts[] = {
 
 static int parse_pairings(const char *arg, unsigned *out, char *err, size_t errlen)
 {
-    unsigned set = 0;
-    const char *p = arg;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        bool known = false;
-        if (len == 3 && strncmp(p, "all", 3) == 0) {
-            set |= (1u << NPAIRINGS) - 1;
-            known = true;
-        }
-        for (int i = 0; i < NPAIRINGS && !known; i++) {
-            if (strlen(PAIRINGS[i].name) == len && strncmp(p, PAIRINGS[i].name, len) == 0) {
-                set |= 1u << i;
-                known = true;
-            }
-        }
-        if (!known) {
-            snprintf(err, errlen, "--pairings: unknown pairing '%.*s' (known: isend-irecv, isend-recv, "
-                                  "send-irecv, all)", (int)len, p);
-            return -1;
-        }
-        if (p[len] == '\0')
-            break;
-        p += len + 1;
-    }
-    *out = set;
-    return 0;
+    const char *names[NPAIRINGS], *bad;
+    int len;
+    for (int i = 0; i < NPAIRINGS; i++)
+        names[i] = PAIRINGS[i].name;
+    if (mo_options_parse_set(arg, names, NPAIRINGS, "all", false, out, &bad, &len) == 0)
+        return 0;
+    snprintf(err, errlen, "--pairings: unknown pairing '%.*s' (known: isend-irecv, isend-recv, "
+                          "send-irecv, all)", len, bad);
+    return -1;
 }
 
 static int vs_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)

@@ -459,28 +459,18 @@ int main(int argc, char **argv)
     memset(&timer, 0, sizeof timer);
     memset(&work, 0, sizeof work);
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    int verdict[2] = {1, st.buf != NULL || !taking_part}; /* rank 0 ok, buffers ok */
     if (wrank == 0) {
-        /* The work loop is not used by the method; the result format
-         * records the CPU speed. */
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        work.nwarnings = 0; /* about a loop this method does not use */
         mo_fingerprints_collect(&st.fp, prov.mpi_library_version);
-        if (verdict[0]) {
-            if (cand[0] == INT_MAX)
-                mo_result_warn(&doc, "no other rank shares rank 0's node: no intra-node pair was measured");
-            else
-                mo_warn_if_unbound(&doc, &prov, 0, cand[0]);
-        }
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
+        if (cand[0] == INT_MAX)
+            mo_result_warn(&doc, "no other rank shares rank 0's node: no intra-node pair was measured");
     }
-    MPI_Request req;
-    MPI_Iallreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
-    mo_quiet_wait(&req);
-    if (!verdict[0] || !verdict[1]) {
-        if (verdict[0])
-            snprintf(err, sizeof err, "cannot allocate %zu-byte message buffers on every rank", bytes);
+    char no_alloc[96];
+    snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu-byte message buffers on every rank", bytes);
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .unbound_peer = cand[0] == INT_MAX ? 0 : cand[0],
+                                       .results = write_results, .ctx = &st, .no_alloc = no_alloc,
+                                       .quiet = true, .no_work_loop = true};
+    if (!mo_bench_ready(&doc, &ready, st.buf != NULL || !taking_part, err, sizeof err)) {
         for (int k = 0; k < st.npairs; k++)
             if (st.pairs[k].comm != MPI_COMM_NULL)
                 MPI_Comm_free(&st.pairs[k].comm);

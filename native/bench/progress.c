@@ -226,32 +226,15 @@ static void read_progress_cvars(pg_state *st)
         snprintf(c->name, sizeof c->name, "%s", name);
         MPI_T_cvar_handle h;
         int count = 0;
-        union {
-            int i;
-            unsigned u;
-            long l;
-            unsigned long ul;
-            long long ll;
-            char c[256];
-        } v;
+        mo_cvar_value v;
         memset(&v, 0, sizeof v);
         if (bind != MPI_T_BIND_NO_OBJECT || MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
             continue;
         if (count == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
             c->read = true;
-            if (dt == MPI_INT)
-                c->value = v.i;
-            else if (dt == MPI_UNSIGNED)
-                c->value = v.u;
-            else if (dt == MPI_LONG)
-                c->value = v.l;
-            else if (dt == MPI_UNSIGNED_LONG)
-                c->value = (long long)v.ul;
-            else if (dt == MPI_LONG_LONG)
-                c->value = v.ll;
-            else if (dt == MPI_CHAR)
+            if (dt == MPI_CHAR)
                 c->read = false; /* a string: not a switch */
-            else
+            else if (!mo_cvar_integer(dt, &v, &c->value)) /* bool-like types: any non-zero byte */
                 c->value = v.c[0] != 0 || v.i != 0;
         }
         MPI_T_cvar_handle_free(&h);
@@ -641,18 +624,10 @@ int main(int argc, char **argv)
     memset(&work, 0, sizeof work);
     st.work = &work;
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    int verdict[3] = {1, have, have_shm};
-    if (wrank == 0 && have_shm) {
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 11, err, sizeof err);
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, verdict, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!verdict[0] || !verdict[1] || !verdict[2]) {
-        if (verdict[0] && verdict[2])
-            snprintf(err, sizeof err, "cannot allocate the buffers");
-        else if (!verdict[2] && !err[0])
-            snprintf(err, sizeof err, "needs every rank on one node (shared-memory flags)");
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work,
+                                       .calib_samples = 11, .results = write_results, .ctx = &st,
+                                       .no_alloc = "cannot allocate the buffers"};
+    if (!mo_bench_ready_shm(&doc, &ready, have, have_shm, err, sizeof err)) {
         if (have_shm)
             mo_shm_close(&st.shm);
         MPI_Comm_free(&st.comm);

@@ -74,32 +74,13 @@ static const struct option rm_longopts[] = {
 static int parse_set(const char *opt, const char *arg, const char *const *names, int n, unsigned *out,
                      char *err, size_t errlen)
 {
-    unsigned set = 0;
-    const char *p = arg;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        bool known = false;
-        if (len == 4 && strncmp(p, "both", 4) == 0) {
-            set |= (1u << n) - 1;
-            known = true;
-        }
-        for (int i = 0; i < n && !known; i++) {
-            if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0) {
-                set |= 1u << i;
-                known = true;
-            }
-        }
-        if (!known) {
-            snprintf(err, errlen, "--%s: unknown value '%.*s' (known: %s, %s, both)", opt, (int)len, p,
-                     names[0], names[1]);
-            return -1;
-        }
-        if (p[len] == '\0')
-            break;
-        p += len + 1;
-    }
-    *out = set;
-    return 0;
+    const char *bad;
+    int len;
+    if (mo_options_parse_set(arg, names, n, "both", false, out, &bad, &len) == 0)
+        return 0;
+    snprintf(err, errlen, "--%s: unknown value '%.*s' (known: %s, %s, both)", opt, len, bad, names[0],
+             names[1]);
+    return -1;
 }
 
 static int rm_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
@@ -130,24 +111,9 @@ static void rm_usage(FILE *f)
 static void rm_write_json(mo_json *w, const void *ctx)
 {
     const rm_params *p = ctx;
-    mo_json_key(w, "ops");
-    mo_json_begin_array(w);
-    for (int i = 0; i < NOPS; i++)
-        if (p->ops & (1u << i))
-            mo_json_string(w, OP_NAMES[i]);
-    mo_json_end_array(w);
-    mo_json_key(w, "sync");
-    mo_json_begin_array(w);
-    for (int i = 0; i < NSYNCS; i++)
-        if (p->syncs & (1u << i))
-            mo_json_string(w, SYNC_NAMES[i]);
-    mo_json_end_array(w);
-    mo_json_key(w, "window");
-    mo_json_begin_array(w);
-    for (int i = 0; i < NWINS; i++)
-        if (p->wins & (1u << i))
-            mo_json_string(w, WIN_NAMES[i]);
-    mo_json_end_array(w);
+    mo_options_json_set(w, "ops", OP_NAMES, NOPS, p->ops);
+    mo_options_json_set(w, "sync", SYNC_NAMES, NSYNCS, p->syncs);
+    mo_options_json_set(w, "window", WIN_NAMES, NWINS, p->wins);
 }
 
 /* ---- measured data ---------------------------------------------------------- */
@@ -171,7 +137,6 @@ typedef struct rm_case {
 
 typedef struct rm_state {
     const mo_options *opts;
-    const rm_params *params;
     MPI_Comm pair;
     int rank;
     double rate;
@@ -181,7 +146,6 @@ typedef struct rm_state {
     unsigned char *buf;  /* origin's local buffer */
     double *t[4];
     long cap;
-    uint64_t start_ns;
     rm_case *cases;
     int ncases, planned;
 } rm_state;
@@ -396,8 +360,6 @@ int main(int argc, char **argv)
     rm_state st;
     memset(&st, 0, sizeof st);
     st.opts = &opts;
-    st.params = &params;
-    st.start_ns = start_ns;
     st.cap = MAX_ITERS;
     st.planned = popcount(params.wins) * popcount(params.ops) * popcount(params.syncs) * (int)opts.sizes.n;
     st.wins[0] = st.wins[1] = MPI_WIN_NULL;

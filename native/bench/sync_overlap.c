@@ -199,31 +199,13 @@ static int read_cvars(so_cvar *out, int max, char *note, size_t notelen)
         c->read = false;
         MPI_T_cvar_handle h;
         int count = 0;
-        union {
-            int i;
-            unsigned u;
-            long l;
-            unsigned long ul;
-            long long ll;
-            unsigned long long ull;
-            char c[64];
-        } v;
+        mo_cvar_value v;
         memset(&v, 0, sizeof v);
         if (MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
             continue;
         if (count == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
             c->read = true;
-            if (dt == MPI_INT)
-                c->value = v.i;
-            else if (dt == MPI_UNSIGNED)
-                c->value = v.u;
-            else if (dt == MPI_LONG)
-                c->value = v.l;
-            else if (dt == MPI_UNSIGNED_LONG)
-                c->value = (long long)v.ul;
-            else if (dt == MPI_LONG_LONG)
-                c->value = v.ll;
-            else
+            if (!mo_cvar_integer(dt, &v, &c->value)) /* MPI_UNSIGNED_LONG_LONG, the last one wanted */
                 c->value = (long long)v.ull;
         }
         MPI_T_cvar_handle_free(&h);
@@ -263,7 +245,6 @@ typedef struct so_state {
     so_cvar cvars[MAX_CVARS];
     int ncvars;
     char cvar_note[128];
-    double units_per_us;
 } so_state;
 
 typedef struct so_cmd {

@@ -281,22 +281,17 @@ int main(int argc, char **argv)
         if (!st.counts)
             have = 0;
     }
-    int verdict[2] = {1, have};
-    if (wrank == 0) {
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        if (verdict[0] && params.multiple && provided < MPI_THREAD_MULTIPLE)
-            mo_result_warn(&doc, "MPI_THREAD_MULTIPLE requested, %s provided: measured 1 thread only",
-                           level_name(provided));
-        if (verdict[0] && st.k > st.cores)
-            mo_result_warn(&doc, "%d %s on %ld online CPUs: oversubscribed above %ld", st.k,
-                           params.multiple ? "threads" : "processes", st.cores, st.cores);
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, verdict, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!verdict[0] || !verdict[1]) {
-        if (verdict[0])
-            snprintf(err, sizeof err, "cannot allocate the sample buffers");
+    /* The warnings are only written with the "running" document, after the probe succeeded. */
+    if (wrank == 0 && params.multiple && provided < MPI_THREAD_MULTIPLE)
+        mo_result_warn(&doc, "MPI_THREAD_MULTIPLE requested, %s provided: measured 1 thread only",
+                       level_name(provided));
+    if (wrank == 0 && st.k > st.cores)
+        mo_result_warn(&doc, "%d %s on %ld online CPUs: oversubscribed above %ld", st.k,
+                       params.multiple ? "threads" : "processes", st.cores, st.cores);
+    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
+                                       .results = write_results, .ctx = &st,
+                                       .no_alloc = "cannot allocate the sample buffers"};
+    if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
         for (int c = 0; st.counts && c < st.k; c++) {
             free(st.counts[c].samples);
             free(st.counts[c].share);

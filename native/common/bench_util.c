@@ -99,6 +99,52 @@ bool mo_bench_probe(int prov_rc, mo_timer_info *timer, mo_work_calib *work, doub
     return ok;
 }
 
+/* votes: rank 0's probe and write, every rank's set-up, and (nvotes 3)
+ * every rank's shared-memory flags. */
+static bool bench_ready(mo_result *doc, const mo_bench_ready_spec *spec, int nvotes, int have,
+                        int have_shm, char *err, size_t errlen)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int verdict[3] = {1, have, have_shm};
+    if (rank == 0 && have_shm) {
+        verdict[0] = mo_bench_probe(spec->prov_rc, spec->timer, spec->work, 1.0, spec->calib_samples,
+                                    err, errlen);
+        if (spec->no_work_loop)
+            spec->work->nwarnings = 0;
+        if (verdict[0] && spec->unbound_peer > 0)
+            mo_warn_if_unbound(doc, doc->provenance, 0, spec->unbound_peer);
+        if (verdict[0] && mo_result_write(doc, "running", spec->results, spec->ctx, err, errlen) != 0)
+            verdict[0] = 0;
+    }
+    if (spec->quiet) {
+        MPI_Request req;
+        MPI_Iallreduce(MPI_IN_PLACE, verdict, nvotes, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+        mo_quiet_wait(&req);
+    } else {
+        MPI_Allreduce(MPI_IN_PLACE, verdict, nvotes, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    }
+    if (verdict[0] && verdict[1] && verdict[2])
+        return true;
+    if (verdict[0] && verdict[2])
+        snprintf(err, errlen, "%s", spec->no_alloc);
+    else if (!verdict[2] && !err[0])
+        snprintf(err, errlen, "needs every rank on one node (shared-memory flags)");
+    return false;
+}
+
+bool mo_bench_ready(mo_result *doc, const mo_bench_ready_spec *spec, int have, char *err,
+                    size_t errlen)
+{
+    return bench_ready(doc, spec, 2, have, 1, err, errlen);
+}
+
+bool mo_bench_ready_shm(mo_result *doc, const mo_bench_ready_spec *spec, int have, int have_shm,
+                        char *err, size_t errlen)
+{
+    return bench_ready(doc, spec, 3, have, have_shm, err, errlen);
+}
+
 int mo_bench_end(int rank, const char *program, mo_result *doc, mo_provenance *prov,
                  mo_options *opts, int status, const char *msg)
 {
@@ -186,4 +232,21 @@ void mo_warn_if_unbound(mo_result *doc, const mo_provenance *p, int rank_a, int 
     mo_result_warn(doc, "ranks %d and %d are not each bound to one distinct CPU (cpu_binding '%s', '%s'): "
                         "the OS may move or co-schedule them, which makes timings noisy; bind them "
                         "(e.g. mpiexec -bind-to core)", rank_a, rank_b, a ? a : "?", b ? b : "?");
+}
+
+bool mo_cvar_integer(MPI_Datatype dt, const mo_cvar_value *v, long long *out)
+{
+    if (dt == MPI_INT)
+        *out = v->i;
+    else if (dt == MPI_UNSIGNED)
+        *out = v->u;
+    else if (dt == MPI_LONG)
+        *out = v->l;
+    else if (dt == MPI_UNSIGNED_LONG)
+        *out = (long long)v->ul;
+    else if (dt == MPI_LONG_LONG)
+        *out = v->ll;
+    else
+        return false;
+    return true;
 }

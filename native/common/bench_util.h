@@ -50,6 +50,38 @@ bool mo_bench_start(mo_options *opts, const mo_bench_spec *spec, int argc, char 
 bool mo_bench_probe(int prov_rc, mo_timer_info *timer, mo_work_calib *work, double calib_ms,
                     int calib_samples, char *err, size_t errlen);
 
+/* What rank 0 does in mo_bench_ready() before anything is measured. */
+typedef struct mo_bench_ready_spec {
+    int prov_rc;                 /* from mo_provenance_collect */
+    mo_timer_info *timer;        /* doc's timer: probed */
+    mo_work_calib *work;         /* doc's work loop: calibrated (1 ms, calib_samples) */
+    int calib_samples;
+    int unbound_peer;            /* > 0: mo_warn_if_unbound(doc, provenance, 0, unbound_peer) */
+    mo_results_fn results;       /* doc is written "running" with results(ctx) */
+    const void *ctx;
+    const char *no_alloc;        /* the error when only some rank's set-up failed */
+    bool quiet;                  /* wait for the vote like mo_quiet_wait() */
+    bool no_work_loop;           /* the method uses no work loop: drop its calibration's warnings
+                                  * (the document still records the CPU speed) */
+} mo_bench_ready_spec;
+
+/* Collective over MPI_COMM_WORLD, between a benchmark's set-up and its
+ * measurement. Rank 0 probes (mo_bench_probe), warns as spec says and
+ * writes doc as "running"; then every rank learns whether that and every
+ * rank's set-up (have) succeeded. Returns true, or false with rank 0's
+ * reason in err (rank 0's own failure, else spec->no_alloc); the caller
+ * frees its state and leaves through mo_bench_end() with err. */
+bool mo_bench_ready(mo_result *doc, const mo_bench_ready_spec *spec, int have, char *err,
+                    size_t errlen);
+
+/* mo_bench_ready() for benchmarks whose ranks share flags in memory:
+ * have_shm is this rank's mo_shm_open() (which left its reason in err);
+ * rank 0 probes only with it, and a rank without it fails the vote with
+ * "needs every rank on one node (shared-memory flags)" unless rank 0 has
+ * its own reason. */
+bool mo_bench_ready_shm(mo_result *doc, const mo_bench_ready_spec *spec, int have, int have_shm,
+                        char *err, size_t errlen);
+
 /* The end of every main(), after the benchmark freed its own state: frees
  * doc's warnings, prov and opts, then leaves as mo_bench_finish() does. */
 int mo_bench_end(int rank, const char *program, mo_result *doc, mo_provenance *prov,
@@ -93,5 +125,21 @@ int mo_node_leader(void);
  * unless rank_a and rank_b are each bound to one CPU, and not the same one.
  * Does nothing without bindings or if either rank is not in p. */
 void mo_warn_if_unbound(mo_result *doc, const mo_provenance *p, int rank_a, int rank_b);
+
+/* A buffer for MPI_T_cvar_read of one control variable (memset it first). */
+typedef union mo_cvar_value {
+    int i;
+    unsigned u;
+    long l;
+    unsigned long ul;
+    long long ll;
+    unsigned long long ull;
+    char c[256];
+} mo_cvar_value;
+
+/* The value read into v as a long long when dt is MPI_INT, MPI_UNSIGNED,
+ * MPI_LONG, MPI_UNSIGNED_LONG or MPI_LONG_LONG: true; false for any other
+ * type (*out untouched), which the caller interprets. */
+bool mo_cvar_integer(MPI_Datatype dt, const mo_cvar_value *v, long long *out);
 
 #endif

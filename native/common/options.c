@@ -329,3 +329,57 @@ void mo_options_free(mo_options *o)
     mo_sizes_free(&o->sizes);
     memset(o, 0, sizeof *o);
 }
+
+static bool same_prefix(const char *a, const char *b, size_t n, bool nocase)
+{
+    for (size_t i = 0; i < n; i++) {
+        int ca = (unsigned char)a[i], cb = (unsigned char)b[i];
+        if (nocase) {
+            ca = ca >= 'A' && ca <= 'Z' ? ca - 'A' + 'a' : ca;
+            cb = cb >= 'A' && cb <= 'Z' ? cb - 'A' + 'a' : cb;
+        }
+        if (ca != cb)
+            return false;
+    }
+    return true;
+}
+
+int mo_options_parse_set(const char *arg, const char *const *names, int n, const char *all, bool nocase,
+                         unsigned *out, const char **bad, int *badlen)
+{
+    unsigned set = 0;
+    const char *p = arg;
+    for (;;) {
+        const size_t len = strcspn(p, ",");
+        bool known = false;
+        if (strlen(all) == len && strncmp(p, all, len) == 0) {
+            set |= n < 32 ? (1u << n) - 1 : ~0u;
+            known = true;
+        }
+        for (int i = 0; i < n && !known; i++)
+            if (strlen(names[i]) == len && same_prefix(p, names[i], len, nocase)) {
+                set |= 1u << i;
+                known = true;
+            }
+        if (!known) {
+            *bad = p;
+            *badlen = (int)len;
+            return -1;
+        }
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    *out = set;
+    return 0;
+}
+
+void mo_options_json_set(mo_json *w, const char *key, const char *const *names, int n, unsigned set)
+{
+    mo_json_key(w, key);
+    mo_json_begin_array(w);
+    for (int i = 0; i < n; i++)
+        if (set & (1u << i))
+            mo_json_string(w, names[i]);
+    mo_json_end_array(w);
+}

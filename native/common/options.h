@@ -69,4 +69,14 @@ int mo_options_parse_long(const char *name, const char *arg, long min, long max,
 int mo_options_parse_double(const char *name, const char *arg, double min, double max,
                             double *out, char *err, size_t errlen);
 
+/* arg, a comma-separated list of names[0..n-1] (n <= 32; compared ignoring
+ * ASCII case with nocase) or the word `all` (every name; always exact), as
+ * a bit set in *out. Returns 0, or -1 with the first unknown item in (*bad,
+ * *badlen) for the caller's message (*out untouched). */
+int mo_options_parse_set(const char *arg, const char *const *names, int n, const char *all, bool nocase,
+                         unsigned *out, const char **bad, int *badlen);
+
+/* The inverse for a result document: "key": [the names of the bits set]. */
+void mo_options_json_set(mo_json *w, const char *key, const char *const *names, int n, unsigned set);
+
 #endif

@@ -69,5 +69,19 @@ int main(void)
     char *a4[] = {"prog", "--help"};
     CHECK(parse(&o, err, 2, a4) == MO_OPTIONS_HELP);
     mo_options_free(&o);
+
+    /* Name sets: items, the `all` word (exact), case only with nocase, the first unknown item. */
+    static const char *const names[] = {"red", "green", "blue"};
+    unsigned set = 99;
+    const char *item = NULL;
+    int itemlen = -1;
+    CHECK(mo_options_parse_set("blue,red", names, 3, "all", false, &set, &item, &itemlen) == 0 && set == 5u);
+    CHECK(mo_options_parse_set("green,all", names, 3, "all", false, &set, &item, &itemlen) == 0 && set == 7u);
+    CHECK(mo_options_parse_set("GREEN", names, 3, "all", true, &set, &item, &itemlen) == 0 && set == 2u);
+    set = 99;
+    CHECK(mo_options_parse_set("red,GREEN,x", names, 3, "all", false, &set, &item, &itemlen) == -1 && set == 99u);
+    CHECK(itemlen == 5 && item && strncmp(item, "GREEN", 5) == 0);
+    CHECK(mo_options_parse_set("ALL", names, 3, "all", true, &set, &item, &itemlen) == -1);
+    CHECK(mo_options_parse_set("red,", names, 3, "all", false, &set, &item, &itemlen) == -1 && itemlen == 0);
     return TEST_RESULT();
 }
