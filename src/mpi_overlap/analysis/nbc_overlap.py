@@ -232,15 +232,15 @@ def analyze_nbc_overlap(
     figures = [
         figure("osu_overlap_pct_largest",
                f"OSU overlap at {format_size(largest or 0)} "
-"(mean over collectives, no MPI_Test)",
+               "(mean over collectives, no MPI_Test)",
                osu_l0, "%", "overlap"),
         figure("osu_overlap_pct_largest_tests",
                f"OSU overlap at "
-f"{format_size(largest or 0)} with {tests} MPI_Test calls",
+               f"{format_size(largest or 0)} with {tests} MPI_Test calls",
                osu_lt, "%", "overlap"),
         figure("imb_overlap_pct_largest",
                f"IMB overlap at {format_size(largest or 0)} "
-"(mean over collectives)",
+               "(mean over collectives)",
                imb_l0, "%", "overlap"),
         figure("osu_overlap_min_pct", "lowest OSU overlap, any case (no MPI_Test)",
                min(all_t0) if all_t0 else None, "%", "overlap"),
@@ -250,19 +250,19 @@ f"{format_size(largest or 0)} with {tests} MPI_Test calls",
                max(all_imb) if all_imb else None, "%", "overlap"),
         figure("profiler_min_pct_largest",
                f"profiler min bound at "
-f"{format_size(largest or 0)} (mean)",
+               f"{format_size(largest or 0)} (mean)",
                pmin_l0, "%", "overlap"),
         figure("profiler_max_pct_largest",
                f"profiler max bound at "
-f"{format_size(largest or 0)} (mean)",
+               f"{format_size(largest or 0)} (mean)",
                pmax_l0, "%", "overlap"),
         figure("iallreduce_small_t_pure_us",
                f"Iallreduce {format_size(smallest or 0)} "
-"post + wait (t_pure)",
+               "post + wait (t_pure)",
                iar["t_pure_us"] if iar else None, "us", "cost"),
         figure("compute_slowdown_pct_largest",
                f"compute slowdown at "
-f"{format_size(largest or 0)} (no MPI_Test)",
+               f"{format_size(largest or 0)} (no MPI_Test)",
                slow_l0, "%", "info"),
     ]
     if not cases:

@@ -104,11 +104,11 @@ def analyze_rma_overlap(result: dict[str, Any]) -> dict[str, Any]:
     figures = [
         figure("osu_overlap_pct_largest_flush",
                f"overlap at {lsz}, flush (mean of "
-"Put/Get and windows)",
+               "Put/Get and windows)",
                flush_l, "%", "overlap"),
         figure("osu_overlap_pct_largest_fence",
                f"overlap at {lsz}, fence (mean of "
-"Put/Get and windows)",
+               "Put/Get and windows)",
                fence_l, "%", "overlap"),
         figure("osu_overlap_min_pct", "lowest overlap, any case",
                min(osu_all) if osu_all else None, "%", "overlap"),
@@ -116,15 +116,15 @@ def analyze_rma_overlap(result: dict[str, Any]) -> dict[str, Any]:
                max(osu_all) if osu_all else None, "%", "overlap"),
         figure("put_flush_small_us",
                f"MPI_Put {format_size(smallest or 0)} + "
-"MPI_Win_flush",
+               "MPI_Win_flush",
                put_small["t_pure_us"] if put_small else None, "us", "cost"),
         figure("put_fence_small_us",
                f"MPI_Put {format_size(smallest or 0)} between "
-"two fences",
+               "two fences",
                fence_small["t_pure_us"] if fence_small else None, "us", "cost"),
         figure("complete_after_work_ratio_largest",
                f"completion call after the work"
-f" / alone at {lsz} (mean)",
+               f" / alone at {lsz} (mean)",
                _mean(ratios), "x", "info"),
     ]
     if not out:
