@@ -91,7 +91,10 @@ def _check_physical(run) -> int:
 # 1.0 us in one and 0.36 us in another), which no single launch can see. So a pair of
 # runs is tried up to ATTEMPTS times, and one pair must reproduce every figure >= 64 KiB
 # within its intervals; every disagreement seen on the way is reported on failure.
-ATTEMPTS = 3
+# Three attempts were not enough on this VM: one `make test` in five (2026-11-21) saw
+# three disagreeing pairs in a row (recv 1 MiB overhead 77 vs 88 us, recv 64 KiB
+# availability 27 vs 6 %), each pair at different sizes; the claim tested is unchanged.
+ATTEMPTS = 5
 
 
 def _disagreements(a_run, b_run) -> list[str]:
