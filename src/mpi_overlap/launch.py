@@ -19,7 +19,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from . import machine_load
 from .errors import UserError
 from .rundir import STDERR_FILE, STDOUT_FILE
 from .toolchains import Toolchain, usable_cores
@@ -36,6 +38,8 @@ class LaunchResult:
     returncode: int | None
     message: str | None
     elapsed_s: float
+    # What else ran on the machine meanwhile (machine_load.between); None off Linux.
+    host_load: dict[str, Any] | None = None
 
 
 def launch_command(
@@ -80,6 +84,7 @@ def run_job(
     stderr_path = run_dir / STDERR_FILE
     start = time.monotonic()
     tail: list[str] = []
+    load_before = machine_load.sample()
     with open(stdout_path, "w") as out, open(stderr_path, "w") as err_log:
         try:
             proc = subprocess.Popen(
@@ -134,6 +139,7 @@ def run_job(
         returncode=rc,
         message=message,
         elapsed_s=time.monotonic() - start,
+        host_load=machine_load.between(load_before, machine_load.sample()),
     )
 
 

@@ -14,6 +14,7 @@ import copy
 from .benchmarks.registry import Benchmark, Launch
 from .build import executable
 from .launch import launch_command, run_job
+from .machine_load import busiest
 from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, read_json, write_json_atomic
 from .runner import (
     RunOptions,
@@ -76,6 +77,7 @@ def run_launches(
 
     status, message, rc, elapsed = "complete", None, 0, 0.0
     parts: list[tuple[Launch, dict | None]] = []
+    loads: list[dict] = []
     for i, (launch, sub, cmd) in enumerate(cmds):
         env = tc.environment()
         env.update(opts.env_overrides)
@@ -84,6 +86,8 @@ def run_launches(
         with ui.progress(what) as progress:
             outcome = run_job(cmd, env, sub, timeout_s=opts.timeout_s, progress=progress)
         elapsed += outcome.elapsed_s
+        if outcome.host_load:
+            loads.append(outcome.host_load)
         path = sub / RESULT_FILE
         parts.append((launch, read_json(path) if path.is_file() else None))
         if outcome.status != "complete":
@@ -97,7 +101,7 @@ def run_launches(
         bench, result, run_dir, status, message, who="a launch"
     )
     return finish_run(run_dir, meta, status=status, message=message, returncode=rc,
-                      elapsed_s=elapsed, schema_errors=errors)
+                      elapsed_s=elapsed, schema_errors=errors, host_load=busiest(loads))
 
 
 __all__ = ["merge_results", "run_launches"]

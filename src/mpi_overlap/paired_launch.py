@@ -2,9 +2,8 @@
 subdirectory: the building block of the runs that compare a program with and without
 the profiler (profiler_overhead.py, study.py).
 
-A launch records what else ran on the machine meanwhile (busy CPU time that is not ours,
-and steal time), because on a shared machine that, not the profiler, often decides the
-difference between two launches.
+A launch records what else ran on the machine meanwhile (machine_load.py), because on a
+shared machine that, not the profiler, often decides the difference between two launches.
 """
 
 from __future__ import annotations
@@ -28,46 +27,6 @@ from .runner import (
 )
 from .schema import result_errors
 from .toolchains import Toolchain
-
-# A launch is "disturbed" when other processes (or the hypervisor, as steal time) used more
-# than this share of the machine's CPU time while it ran: the ranks then lose CPU to them
-# and every timing of the launch is off by an unknown amount. Background daemons use
-# well under 1 %.
-DISTURBED_SHARE = 0.02
-
-
-def _host_counters() -> tuple[float, float, float] | None:
-    """(busy CPU s of the whole machine, steal s, CPU s of our finished children)."""
-    try:
-        with open("/proc/stat") as fh:
-            fields = fh.readline().split()
-        v = [int(x) for x in fields[1:9]]
-        hz = os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-    t = os.times()
-    # user nice system idle iowait irq softirq steal
-    return ((v[0] + v[1] + v[2] + v[5] + v[6]) / hz, v[7] / hz,
-            t.children_user + t.children_system)
-
-
-def host_load(before: tuple[float, float, float] | None,
-              after: tuple[float, float, float] | None, wall_s: float) -> dict[str, Any] | None:
-    """What else ran on the machine during a launch: busy CPU time not ours (the launcher
-    and every rank are waited-for children, so theirs is in os.times)."""
-    if before is None or after is None or wall_s <= 0:
-        return None
-    cpus = os.cpu_count() or 1
-    busy, steal, own = (a - b for a, b in zip(after, before, strict=True))
-    foreign = max(0.0, busy - own)
-    return {
-        "cpus": cpus,
-        "busy_cpu_s": round(busy, 3),
-        "own_cpu_s": round(own, 3),
-        "foreign_cpu_s": round(foreign, 3),
-        "steal_s": round(steal, 3),
-        "foreign_share": round((foreign + steal) / (wall_s * cpus), 5),
-    }
 
 
 @dataclass
@@ -106,9 +65,8 @@ def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profile
     cmd = launch_command(setup.tc, setup.ranks, rank_cmd, setup.launcher)
     env = setup.tc.environment()
     env.update(setup.extra_env)
-    before = _host_counters()
     outcome = run_job(cmd, env, sub, timeout_s=setup.timeout_s)
-    host = host_load(before, _host_counters(), outcome.elapsed_s)
+    host = outcome.host_load
     status, message = outcome.status, outcome.message
     result = None
     path = sub / RESULT_FILE
@@ -134,7 +92,7 @@ def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profile
         "message": message,
         "elapsed_s": round(outcome.elapsed_s, 6),
         "host": host,
-        "disturbed": bool(host and host["foreign_share"] > DISTURBED_SHARE),
+        "disturbed": bool(host and host["disturbed"]),
     }
     return LaunchOutcome(record=record, result=result, argv=argv)
 

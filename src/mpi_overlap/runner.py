@@ -76,7 +76,7 @@ def run_benchmark(
     )
     return finish_run(run_dir, meta, status=status, message=message,
                       returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
-                      schema_errors=errors)
+                      schema_errors=errors, host_load=outcome.host_load)
 
 
 # ----- what every run shares (benchmarks, profile, profiler-overhead, calibrate) ----------
@@ -150,12 +150,14 @@ def schema_failure(errors: list[str], status: str, message: str | None) -> tuple
 def finish_run(
     run_dir: Path, meta: dict, *, status: str, message: str | None, returncode: int | None,
     elapsed_s: float, schema_errors: list[str] | None = None,
+    host_load: dict | None = None,
 ) -> Run:
-    """Write run.json as the run ended (after initial_run_meta) and load the run."""
+    """Write run.json as the run ended (after initial_run_meta) and load the run.
+    `host_load`: what else ran on the machine meanwhile (machine_load.between)."""
     if schema_errors:
         meta["schema_errors"] = schema_errors[:50]
     meta.update(status=status, message=message, returncode=returncode,
-                finished_utc=utc_now(), elapsed_s=round(elapsed_s, 3))
+                finished_utc=utc_now(), elapsed_s=round(elapsed_s, 3), host_load=host_load)
     write_json_atomic(run_dir / RUN_FILE, meta)
     return load_run(run_dir)
 

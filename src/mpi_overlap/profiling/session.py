@@ -113,7 +113,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
         message = "; ".join(result["warnings"]) or "some ranks did not finish their profile"
     return finish_run(run_dir, meta, status=status, message=message,
                       returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
-                      schema_errors=errors)
+                      schema_errors=errors, host_load=outcome.host_load)
 
 
 def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, console: Console,

@@ -1,0 +1,188 @@
+"""What else ran on the machine while a job of ours ran.
+
+Every timing we take assumes the ranks had their cores. On a laptop or a shared VM other
+processes (a build, a browser, another test) and the hypervisor (steal time) take CPU
+from them, and a rank that is descheduled for a scheduler slice stalls its partner for
+milliseconds: medians move, fits fail, and the numbers are wrong by an amount no single
+run can see. So each launch records the machine's load around it, read from /proc:
+
+- busy CPU time of the whole machine and our own (the launcher and its ranks are
+  waited-for children, so theirs is in os.times()), whose difference is *foreign* CPU;
+- steal time (the hypervisor ran someone else on our virtual CPUs);
+- the load average at the end, and the busiest foreign processes (pid, name, share).
+
+`disturbed` is set when foreign CPU plus steal exceeded DISTURBED_SHARE of the machine's
+CPU time: the analyses and reports then say so instead of presenting the figures as
+clean. Linux only; elsewhere `sample()` returns None and nothing is recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+# Background daemons use well under 1 % of a machine; a second job, a build or a
+# CPU-bound test uses tens of percent.
+DISTURBED_SHARE = 0.02
+# A foreign process is listed when it used at least this share of one CPU.
+BUSY_PROCESS_SHARE = 0.05
+MAX_BUSY_PROCESSES = 5
+
+_PROC = "/proc"
+
+
+@dataclass
+class LoadSample:
+    """One reading of the machine's counters (seconds of CPU time)."""
+
+    t: float  # time.monotonic()
+    busy_s: float  # user + nice + system + irq + softirq, all CPUs
+    steal_s: float
+    own_s: float  # CPU time of our finished children (os.times)
+    # pid -> (name, CPU seconds, start time in clock ticks since boot)
+    procs: dict[int, tuple[str, float, int]] = field(default_factory=dict)
+
+
+def _clock_ticks() -> int:
+    return os.sysconf("SC_CLK_TCK")
+
+
+def _proc_stat(pid: int, hz: int) -> tuple[str, float, int, int] | None:
+    """(name, CPU s, start ticks, parent pid) of one process, or None when it is gone."""
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as fh:
+            raw = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    # The name is in parentheses and may itself hold spaces or parentheses.
+    left, right = raw.find("("), raw.rfind(")")
+    if left < 0 or right < left:
+        return None
+    rest = raw[right + 2:].split()
+    try:
+        ppid = int(rest[1])
+        cpu = (int(rest[11]) + int(rest[12])) / hz
+        start = int(rest[19])
+    except (IndexError, ValueError):
+        return None
+    return raw[left + 1:right], cpu, start, ppid
+
+
+def _processes(hz: int) -> tuple[dict[int, tuple[str, float, int]], dict[int, int]]:
+    procs: dict[int, tuple[str, float, int]] = {}
+    parents: dict[int, int] = {}
+    try:
+        entries = os.listdir(_PROC)
+    except OSError:
+        return procs, parents
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        info = _proc_stat(int(entry), hz)
+        if info is not None:
+            name, cpu, start, ppid = info
+            procs[int(entry)] = (name, cpu, start)
+            parents[int(entry)] = ppid
+    return procs, parents
+
+
+def sample() -> LoadSample | None:
+    """The machine's counters now; None where /proc cannot be read."""
+    try:
+        with open(f"{_PROC}/stat") as fh:
+            fields = fh.readline().split()
+        v = [int(x) for x in fields[1:9]]
+        hz = _clock_ticks()
+    except (OSError, ValueError, IndexError):
+        return None
+    t = os.times()
+    procs, _ = _processes(hz)
+    # user nice system idle iowait irq softirq steal
+    return LoadSample(t=time.monotonic(), busy_s=(v[0] + v[1] + v[2] + v[5] + v[6]) / hz,
+                      steal_s=v[7] / hz, own_s=t.children_user + t.children_system,
+                      procs=procs)
+
+
+def _ours(pid: int, parents: dict[int, int], me: int) -> bool:
+    """Whether `pid` is this process or one of its descendants (a job still running)."""
+    seen = 0
+    while pid > 1 and seen < 64:
+        if pid == me:
+            return True
+        pid = parents.get(pid, 0)
+        seen += 1
+    return False
+
+
+def _busy_processes(before: LoadSample, wall_s: float) -> list[dict[str, Any]]:
+    """Foreign processes that used at least BUSY_PROCESS_SHARE of a CPU since `before`."""
+    hz = _clock_ticks()
+    now, parents = _processes(hz)
+    me = os.getpid()
+    busy = []
+    for pid, (name, cpu, start) in now.items():
+        if _ours(pid, parents, me):
+            continue
+        old = before.procs.get(pid)
+        # The same pid with another start time is a new process: all its CPU is new.
+        used = cpu - old[1] if old is not None and old[2] == start else cpu
+        if used / wall_s >= BUSY_PROCESS_SHARE:
+            busy.append({"pid": pid, "name": name[:64], "cpu_share": round(used / wall_s, 3)})
+    busy.sort(key=lambda p: -p["cpu_share"])
+    return busy[:MAX_BUSY_PROCESSES]
+
+
+def between(before: LoadSample | None, after: LoadSample | None) -> dict[str, Any] | None:
+    """What else ran between two samples (the "host_load" object of run.json), or None."""
+    if before is None or after is None:
+        return None
+    wall_s = after.t - before.t
+    if wall_s <= 0:
+        return None
+    cpus = os.cpu_count() or 1
+    busy = after.busy_s - before.busy_s
+    steal = after.steal_s - before.steal_s
+    own = after.own_s - before.own_s
+    foreign = max(0.0, busy - own)
+    try:
+        load1 = os.getloadavg()[0]
+    except OSError:
+        load1 = None
+    share = (foreign + steal) / (wall_s * cpus)
+    return {
+        "cpus": cpus,
+        "wall_s": round(wall_s, 3),
+        "busy_cpu_s": round(busy, 3),
+        "own_cpu_s": round(own, 3),
+        "foreign_cpu_s": round(foreign, 3),
+        "steal_s": round(steal, 3),
+        "foreign_share": round(share, 5),
+        "loadavg_1min": None if load1 is None else round(load1, 2),
+        "busy_processes": _busy_processes(before, wall_s),
+        "disturbed": share > DISTURBED_SHARE,
+    }
+
+
+def describe(load: dict[str, Any] | None) -> str | None:
+    """One sentence for a disturbed run ("other processes used 48 % of the machine's CPU
+    (python3 pid 812 99 % of a CPU, ...)"), None when it was not disturbed."""
+    if not load or not load.get("disturbed"):
+        return None
+    parts = [f"other processes used {100 * load['foreign_share']:.0f} % of the machine's "
+             f"CPU time while it ran"]
+    if load.get("steal_s"):
+        parts.append(f"(steal {load['steal_s']:.2f} s)")
+    procs = load.get("busy_processes") or []
+    if procs:
+        parts.append("— busiest: " + ", ".join(
+            f"{p['name']} (pid {p['pid']}, {100 * p['cpu_share']:.0f} % of a CPU)"
+            for p in procs[:3]))
+    return " ".join(parts) + "; its timings may be off by an amount no run can see"
+
+
+def busiest(loads: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Of several launches' loads, the one with the largest foreign share (what a run made
+    of several launches records: one disturbed launch makes the run disturbed)."""
+    return max(loads, key=lambda x: x["foreign_share"], default=None)
