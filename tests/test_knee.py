@@ -219,3 +219,16 @@ def test_scaling_scales_times_and_keeps_availability(c: float, seed: int) -> Non
         assert e2.ci95_low == pytest.approx(c * e1.ci95_low, rel=1e-6)
     assert r2.availability_pct.value == pytest.approx(r1.availability_pct.value, abs=1e-6)
     assert r2.slope.value == pytest.approx(r1.slope.value, rel=1e-6)
+
+
+def test_knee_below_the_loop_cost_is_odd_shape_not_a_clipped_zero() -> None:
+    """A disturbed zero-work step can put the loop-cost baseline above the knee; the
+    availability, clipped to 0 % for display, must then not pass as ok (seen in a
+    `make demo` run: 0.0 % [0.0-0.0] 'ok' between 62 % and 69 % at the next sizes)."""
+    x, ys = curve(b=4.0, k=1.0, s=1.0, noise=0.01)
+    clean = fit(x, ys)
+    assert clean.verdict == "ok"
+    bad = fit(x, ys, origin=2.0)  # the baseline c above the knee k = 1.0
+    assert bad.availability_pct.value == 0.0  # clipped for display
+    assert bad.verdict == "odd-shape"
+    assert "below the loop cost" in (bad.reason or "")

@@ -185,10 +185,13 @@ def analyze_inflation(result: dict[str, Any]) -> dict[str, Any]:
                    f"compute slowdown at {format_size(large['bytes'])}",
                    large["compute_slowdown_pct"], "%", "cost"),
         ]
-        finding_parts = _finding_parts(fitted)
-        finding = "; ".join(finding_parts)
-    else:
-        finding = "no message size had enough steps for a knee fit"
+    # Every size is named in the finding: the sizes without a knee too, with why.
+    unfitted = [p for p in points if p["knee"]["knee_us"] is None]
+    finding_parts = _finding_parts(fitted) if fitted else []
+    if unfitted:
+        finding_parts.append("no knee at " + ", ".join(
+            f"{format_size(p['bytes'])} ({p['knee']['verdict']})" for p in unfitted))
+    finding = "; ".join(finding_parts) or "no message size was measured"
     return {
         "schema": "mpi-overlap/analysis",
         "schema_version": 1,

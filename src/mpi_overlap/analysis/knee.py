@@ -357,7 +357,9 @@ def fit_knee(
     no_knee = _no_knee_reason(xa, kept, params, estimates["slope"], sigma, diag)
     if no_knee:
         return result("no-knee", no_knee, params=params)
-    verdict, reason = _judge(estimates, rel_noise)
+    # Judged unclipped: clipping to [0, 100] would hide a knee below the loop cost.
+    raw_availability = _est(float(avail[0]), avail[reps])
+    verdict, reason = _judge(estimates, rel_noise, raw_availability)
     return result(verdict, reason, params=params, **estimates)
 
 
@@ -406,8 +408,10 @@ def _no_knee_reason(
     return None
 
 
-def _judge(e: dict[str, Estimate], rel_noise: float | None) -> tuple[str, str | None]:
-    """odd-shape / noisy / ok for a curve that has a knee."""
+def _judge(e: dict[str, Estimate], rel_noise: float | None,
+           raw_availability: Estimate | None = None) -> tuple[str, str | None]:
+    """odd-shape / noisy / ok for a curve that has a knee. `raw_availability`: the
+    availability before it is clipped to [0, 100] for display."""
     s, o, a = e["slope"], e["overhead"], e["availability_pct"]
     assert s.value is not None and o.value is not None
     s_ci = f"{s.value:.3g} (95 % CI {_fmt(s.ci95_low)} to {_fmt(s.ci95_high)})"
@@ -424,6 +428,16 @@ def _judge(e: dict[str, Estimate], rel_noise: float | None) -> tuple[str, str | 
         return "odd-shape", (
             f"the knee lies beyond base_t (overhead {o.value:.3g} µs, 95 % CI up to "
             f"{o.ci95_high:.3g}): more work hidden than the transfer takes"
+        )
+    r = raw_availability
+    if r is not None and r.ci95_high is not None and r.ci95_high < 0.0:
+        # The knee lies below the loop cost c: less work hidden than the barrier alone
+        # takes. Seen when a disturbed zero-work step raised c (a 4-sample median of
+        # 1.05, 3.83, 2.66, 1.06 µs against ~1.0 µs at every other step).
+        return "odd-shape", (
+            f"the knee lies below the loop cost (availability {_fmt(r.value)} % before "
+            f"clipping, 95 % CI up to {r.ci95_high:.3g}): the zero-work baseline is "
+            "suspect, most likely a disturbed zero-work step"
         )
     if a.ci95_low is not None and a.ci95_high is not None:
         width = a.ci95_high - a.ci95_low
