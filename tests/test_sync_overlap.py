@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import disturbed, run_cli
 from mpi_overlap.analysis.sync_overlap import (
     HEADER_ALLOWANCE,
     agreement,
@@ -95,7 +95,7 @@ def test_sync_overlap_quick(tmp_path: Path, tc: str) -> None:
     # the seed's receive (after a quarter of the work) mostly returns before rank 0 calls
     # MPI_Wait (a descheduled rank 1 can miss single samples, hence the generous margin).
     alone = sorted(r["seed_alone_fraction"] for r in rows.values() if r["completed"])
-    assert alone and alone[len(alone) // 2] > 0.5, alone
+    assert alone and (alone[len(alone) // 2] > 0.5 or disturbed(run)), alone
 
     figs = {f["name"]: f for f in a["figures"]}
     assert set(figs) == FIGURES
