@@ -11,7 +11,7 @@ BIN         := $(VENV)/bin
 export MPI_OVERLAP_HOME ?= $(CURDIR)/build/state
 RUNS        ?= mpi-overlap-runs
 
-.PHONY: setup demo test lint ctest pytest toolchains clean
+.PHONY: setup demo test test-loaded lint ctest pytest toolchains clean
 
 $(BIN)/mpi-overlap: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,15 @@ pytest: setup toolchains
 	$(BIN)/pytest -q -ra
 
 test: lint ctest pytest
+
+# The tests whose figures come from timings, on the default toolchain, again with two
+# CPU-bound processes running beside them (tests/loadgen.py), as on a developer's busy
+# laptop: each must hold, or its run must say it was disturbed. .ci/run runs it after
+# `make test`.
+LOAD_PROCESSES ?= 2
+test-loaded: setup toolchains
+	MPI_OVERLAP_TEST_LOAD=$(LOAD_PROCESSES) $(BIN)/pytest -q -ra -m timing \
+	    -k "not openmpi and not intel and not system and not debian"
 
 clean:
 	rm -rf build $(RUNS) .pytest_cache

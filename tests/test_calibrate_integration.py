@@ -63,6 +63,7 @@ def _table_of(toolchain: str, stdout: str) -> Path:
     return Path(m.group(1))
 
 
+@pytest.mark.timing
 def test_calibrate_quick_writes_a_fitting_table(calibrated: tuple[str, Path, str],
                                                 tmp_path: Path) -> None:
     toolchain, out, stdout = calibrated
@@ -119,6 +120,7 @@ def test_calibrate_writes_the_collectives_of_2_ranks(calibrated: tuple[str, Path
     assert all(re.search(rf"^. {op} ", stdout, re.M) for op in BLOCKING_COLL_OPS)
 
 
+@pytest.mark.timing
 def test_collectives_result_is_consistent(calibrated: tuple[str, Path, str]) -> None:
     _, out, _ = calibrated
     (run_dir,) = [p for p in out.iterdir() if "collectives" in p.name]

@@ -38,6 +38,7 @@ FIGURES = {"hidden_pct_largest": "overlap", "improvement_pct_largest": "overlap"
 MARGIN_PCT = 15.0
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("tc", toolchain_params(systems=False))
 def test_comm_overlap_quick(tmp_path: Path, tc: str) -> None:

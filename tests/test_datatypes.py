@@ -93,6 +93,7 @@ def _run(tmp_path: Path, bench: str, toolchain: str, sizes: str):
     return run
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
 def test_datatypes_quick_run(tmp_path: Path, toolchain: str) -> None:
     run = _run(tmp_path, "datatypes", toolchain, "64,64k")

@@ -29,6 +29,7 @@ FIGURES = {"knee_us_smallest": "overlap", "knee_us_largest": "overlap",
            "exchange_us_largest": "cost", "compute_slowdown_pct_largest": "cost"}
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("tc", toolchain_params(systems=False))
 def test_inflation_quick(tmp_path: Path, tc: str) -> None:

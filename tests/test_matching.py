@@ -43,6 +43,7 @@ def _run(tmp_path: Path, tc: str, *args: str):
     return run, proc
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("tc", toolchain_params(systems=False))
 def test_matching_quick(tmp_path: Path, tc: str) -> None:

@@ -36,6 +36,7 @@ FIGURES = {"osu_overlap_pct_largest": "overlap", "osu_overlap_pct_largest_tests"
            "iallreduce_small_t_pure_us": "cost", "compute_slowdown_pct_largest": "info"}
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("tc", toolchain_params(systems=False))
 def test_nbc_overlap_quick(tmp_path: Path, tc: str) -> None:

@@ -89,6 +89,7 @@ def _disturbed(run) -> bool:
     return bool((run.meta.get("host_load") or {}).get("disturbed"))
 
 
+@pytest.mark.timing
 def test_default_toolchain_figures_are_physical_or_flagged(tmp_path: Path) -> None:
     """Availability within [0, 100] and overhead >= 0 within their CIs for every size the
     analysis calls ok, anything else flagged with its reason; most sizes give an estimate

@@ -480,6 +480,7 @@ def test_report_figures_tables_and_json(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ a real run
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 def test_quick_run_on_default_toolchain_is_physical(tmp_path: Path) -> None:
     """`bench overlap-validation --quick` on mpich, 2 ranks, under the profiler: facts

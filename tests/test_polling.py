@@ -29,6 +29,7 @@ FIGURES = {"availability_fast_poll", "bandwidth_fast_poll_gbs", "available_inter
            "bandwidth_available_gbs", "bandwidth_slow_poll_gbs", "cost_per_poll_ns"}
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("tc", toolchain_params(systems=False))
 def test_polling_quick(tmp_path: Path, tc: str) -> None:

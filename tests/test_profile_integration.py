@@ -46,6 +46,7 @@ def _totals(run, rank: int) -> dict:
     return run.result["ranks"][rank]["profile"]["totals"]
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
 def test_post_compute_wait_has_max_overlap_equal_to_transfer_time(tmp_path, toolchain):
     proc, run = _profile(tmp_path, toolchain, "post-compute-wait", "65536", str(ITERS))

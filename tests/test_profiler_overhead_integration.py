@@ -27,6 +27,7 @@ from mpi_overlap.toolchains import get_toolchain
 pytestmark = pytest.mark.mpi
 
 
+@pytest.mark.timing
 def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     # The build and the transfer-time table are cached state, not the benchmark: have them
     # ready before the launch (its own time limit is for the launches).

@@ -91,6 +91,7 @@ def _check_consistency(run: Any) -> None:
                 assert c["arrival_us"] is None and c["first_us"] is None
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("tc", toolchain_params(systems=False))
 def test_progress_quick(tmp_path: Path, tc: str) -> None:

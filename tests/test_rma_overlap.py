@@ -29,6 +29,7 @@ FIGURES = {"osu_overlap_pct_largest_flush": "overlap", "osu_overlap_pct_largest_
            "complete_after_work_ratio_largest": "info"}
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("tc", toolchain_params(systems=False))
 def test_rma_overlap_quick(tmp_path: Path, tc: str) -> None:

@@ -95,6 +95,7 @@ def test_quick_args() -> None:
     assert "--quick" in args and args[args.index("--reps") + 1] == "8"
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
 def test_stack_floor_runs_and_is_consistent(toolchain: str, tmp_path: Path) -> None:

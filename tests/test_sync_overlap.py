@@ -64,6 +64,7 @@ def _check_limit(run) -> dict[str, Any]:
     return lim
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("tc", toolchain_params(systems=False))
 def test_sync_overlap_quick(tmp_path: Path, tc: str) -> None:
@@ -117,6 +118,7 @@ def test_sync_overlap_quick(tmp_path: Path, tc: str) -> None:
 @pytest.mark.mpi
 @pytest.mark.skipif("mpich" not in {t.name for t in list_toolchains()},
                     reason="toolchain 'mpich' not added")
+@pytest.mark.timing
 def test_mpich_cvars_move_the_limit(tmp_path: Path) -> None:
     """Acceptance: MPICH's protocol thresholds, set through the process environment of the
     CLI (tc.environment() passes os.environ on), move the detected limit with them: down

@@ -57,6 +57,7 @@ def test_registered_in_the_overhead_suite() -> None:
     assert "multiple" in launches[1].args
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("tc", toolchain_params(systems=False))
 def test_quick_run(tc: str, tmp_path: Path) -> None:

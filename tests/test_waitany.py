@@ -17,6 +17,7 @@ from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 
 
+@pytest.mark.timing
 @pytest.mark.mpi
 @pytest.mark.parametrize("tc", toolchain_params(systems=False))
 def test_waitany_quick(tmp_path: Path, tc: str) -> None:
