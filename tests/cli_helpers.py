@@ -12,6 +12,9 @@ CLI = [sys.executable, "-m", "mpi_overlap.cli"]
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 900,
             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`timeout` is a last resort for a hung test and must exceed the command's own limit
+    (a benchmark's quick limit is up to 300 s, 900 s for a suite): the command's limit
+    stops the MPI job and keeps what it measured; this one only kills the CLI."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run([*CLI, *args], capture_output=True, text=True, env=full_env,

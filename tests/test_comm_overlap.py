@@ -45,7 +45,7 @@ def test_comm_overlap_quick(tmp_path: Path, tc: str) -> None:
     ensure_built(get_toolchain(tc))
     out = tmp_path / "runs"
     proc = run_cli("bench", "comm-overlap", "--mpi", tc, "--quick", "-n", "2", "--out",
-                   str(out), timeout=300, cwd=tmp_path)
+                   str(out), timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
     run = load_run(run_dir)

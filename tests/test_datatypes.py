@@ -68,7 +68,7 @@ def test_cli_arguments() -> None:
 def _run(tmp_path: Path, bench: str, toolchain: str, sizes: str):
     out = tmp_path / "runs"
     proc = run_cli("bench", bench, "--quick", "--sizes", sizes, "--reps", "3", "-n", "2",
-                   "--mpi", toolchain, "--out", str(out), timeout=300, cwd=tmp_path)
+                   "--mpi", toolchain, "--out", str(out), timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (run_dir,) = [p for p in out.iterdir() if p.name.endswith(f"{bench}-{toolchain}")]
     run = load_run(run_dir)

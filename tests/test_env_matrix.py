@@ -88,7 +88,7 @@ def test_two_variants_run_and_reach_the_program(tmp_path: Path) -> None:
     out = tmp_path / "runs"
     proc = run_cli("bench", "stack-floor", "--quick", "--sizes", "0,1k", "-n", "2",
                    "--env-matrix", "MPIR_CVAR_ERROR_CHECKING=1,0", "--out", str(out),
-                   timeout=300, cwd=tmp_path)
+                   timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     runs = sorted((load_run(p) for p in out.iterdir() if (p / "run.json").is_file()),
                   key=lambda r: r.path.name)

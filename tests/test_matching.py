@@ -29,7 +29,7 @@ QUICK_M = [0] + [2**k for k in range(13)]  # 0, 1, ..., 4096
 def _run(tmp_path: Path, tc: str, *args: str):
     ensure_built(get_toolchain(tc))
     out = tmp_path / "runs"
-    proc = run_cli("bench", "matching", "--mpi", tc, "--out", str(out), *args, timeout=300,
+    proc = run_cli("bench", "matching", "--mpi", tc, "--out", str(out), *args, timeout=600,
                    cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr

@@ -494,7 +494,7 @@ def test_quick_run_on_default_toolchain_is_physical(tmp_path: Path) -> None:
         "2",
         "--out",
         str(out),
-        timeout=300,
+        timeout=600,
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -40,7 +40,7 @@ def _run(tmp_path: Path, tc: str, *args: str, env: dict[str, str] | None = None)
     tmp_path.mkdir(parents=True, exist_ok=True)
     out = tmp_path / "runs"
     proc = run_cli("bench", "progress", "--mpi", tc, "-n", "2", "--out", str(out), *args,
-                   env=env, timeout=300, cwd=tmp_path)
+                   env=env, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
     run = load_run(run_dir)

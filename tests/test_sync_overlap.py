@@ -37,7 +37,7 @@ def _run(tmp_path: Path, tc: str, *extra: str, env: dict[str, str] | None = None
     tmp_path.mkdir(parents=True, exist_ok=True)
     out = tmp_path / "runs"
     proc = run_cli("bench", "sync-overlap", "--mpi", tc, "--quick", "-n", "2", "--out", str(out),
-                   *extra, env=env, timeout=300, cwd=tmp_path)
+                   *extra, env=env, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
     run = load_run(run_dir)

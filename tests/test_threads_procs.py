@@ -63,7 +63,7 @@ def test_registered_in_the_overhead_suite() -> None:
 def test_quick_run(tc: str, tmp_path: Path) -> None:
     out = tmp_path / "runs"
     proc = run_cli("bench", "threads-procs", "--quick", "-n", "2", "--mpi", tc,
-                   "--out", str(out), timeout=300, cwd=tmp_path)
+                   "--out", str(out), timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
     run = load_run(run_dir)
