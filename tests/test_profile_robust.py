@@ -130,6 +130,7 @@ def test_rank_killed_while_idle_leaves_its_snapshot(tmp_path):
     # Rank 0, blocked in MPI_Barrier, was ended by the launcher: a signal's profile or
     # its own last snapshot.
     assert by_rank[0]["status"] in ("incomplete", "running")
+    assert by_rank[0]["profile"]["totals"]["transfers"] >= 2 * EXCHANGES
 
 
 def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path):
@@ -151,7 +152,10 @@ def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path):
     assert by_rank[0]["profile"]["totals"]["transfers"] == 2 * EXCHANGES
     fns = {f["fn"]: f for f in by_rank[0]["profile"]["by_function"]}
     assert fns["MPI_Abort"]["calls"] == 1
-    assert by_rank[1]["status"] in ("incomplete", "running")
+    # Rank 1 (in MPI_Barrier) ends as the MPI decides: killed by the launcher (a
+    # signal's profile, or its last snapshot), or its barrier fails and it finalizes.
+    assert by_rank[1]["status"] in ("complete", "incomplete", "running")
+    assert by_rank[1]["profile"]["totals"]["transfers"] >= 2 * EXCHANGES
 
 
 def test_region_names_that_are_not_utf8_keep_the_run(tmp_path):
