@@ -73,15 +73,22 @@ def _start(tmp_path: Path, *app_args: str) -> tuple[subprocess.Popen[str], Path]
 
 
 def _finish(proc: subprocess.Popen[str], out: Path):
+    """Waits for the CLI, checks that no rank is left running; (exit status, stderr, run)."""
     try:
-        stdout, stderr = proc.communicate(timeout=300)
+        _, stderr = proc.communicate(timeout=300)
     except subprocess.TimeoutExpired:
         proc.kill()
-        stdout, stderr = proc.communicate()
+        _, stderr = proc.communicate()
         pytest.fail(f"mpi-overlap profile did not end:\n{stderr}")
+    finally:
+        _assert_nothing_left(_app())
     runs = sorted(p for p in out.iterdir() if (p / "run.json").is_file())
     assert runs, stderr
-    return proc.returncode, stdout, stderr, load_run(runs[-1])
+    return proc.returncode, stderr, load_run(runs[-1])
+
+
+def _profile(tmp_path: Path, *app_args: str):
+    return _finish(*_start(tmp_path, *app_args))
 
 
 def _wait_for_snapshot(out: Path, rank: int, proc: subprocess.Popen[str]) -> dict:
@@ -102,18 +109,14 @@ def _wait_for_snapshot(out: Path, rank: int, proc: subprocess.Popen[str]) -> dic
 
 def test_rank_killed_while_idle_leaves_its_snapshot(tmp_path):
     proc, out = _start(tmp_path, "idle", "20")
-    app = _app()
     try:
         snap = _wait_for_snapshot(out, 1, proc)
         pid = snap["pid"]
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        assert str(app).encode() in argv  # it is rank 1 of this run, asleep
+        assert str(_app()).encode() in argv  # it is rank 1 of this run, asleep
         os.kill(pid, signal.SIGKILL)
-        rc, _, stderr, run = _finish(proc, out)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    _assert_nothing_left(app)
+        rc, stderr, run = _finish(proc, out)
     assert rc == 3, stderr
     assert "Traceback" not in stderr
     assert run.status == "partial" and run.result["status"] == "incomplete"
@@ -135,13 +138,7 @@ def test_rank_killed_while_idle_leaves_its_snapshot(tmp_path):
 
 def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path):
     # Rank 0 aborts after 3 snapshot periods, so rank 1 (in MPI_Barrier) has one too.
-    proc, out = _start(tmp_path, "abort", "7", str(3 * SNAPSHOT_S))
-    try:
-        rc, _, stderr, run = _finish(proc, out)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    _assert_nothing_left(_app())
+    rc, stderr, run = _profile(tmp_path, "abort", "7", str(3 * SNAPSHOT_S))
     assert rc == 3, stderr
     assert "Traceback" not in stderr
     assert run.status == "partial" and run.result["status"] == "incomplete"
@@ -159,13 +156,7 @@ def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path):
 
 
 def test_region_names_that_are_not_utf8_keep_the_run(tmp_path):
-    proc, out = _start(tmp_path, "names")
-    try:
-        rc, _, stderr, run = _finish(proc, out)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    _assert_nothing_left(_app())
+    rc, stderr, run = _profile(tmp_path, "names")
     assert rc == 0, stderr
     assert run.status == "complete" and run.result["status"] == "complete"
     raw = [b"caf\xe9", b"esc\x1b[31mred\x07", b"two\nlines", b"caf\xc3\xa9",

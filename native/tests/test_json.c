@@ -21,13 +21,11 @@ static char *json_string_doc(const char *s)
     return buf;
 }
 
-/* Whether the string's document is clean UTF-8 (utf8_check.h) up to the
- * newline that ends every document. */
+/* Whether the string's document is clean UTF-8 (utf8_check.h). */
 static bool json_string_clean(const char *s)
 {
     char *doc = json_string_doc(s);
-    size_t n = strlen(doc);
-    bool ok = n > 0 && doc[n - 1] == '\n' && mo_utf8_clean((const unsigned char *)doc, n - 1);
+    bool ok = mo_utf8_clean_lines(doc, strlen(doc));
     free(doc);
     return ok;
 }

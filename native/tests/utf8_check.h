@@ -33,4 +33,19 @@ static inline bool mo_utf8_clean(const unsigned char *s, size_t n)
     return true;
 }
 
+/* Whether text[0, n) is whole lines, each clean: a JSON document, whose only
+ * raw newlines are the writer's own (indentation, the end). */
+static inline bool mo_utf8_clean_lines(const char *text, size_t n)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (text[i] != '\n')
+            continue;
+        if (!mo_utf8_clean((const unsigned char *)text + start, i - start))
+            return false;
+        start = i + 1;
+    }
+    return n > 0 && start == n;
+}
+
 #endif

@@ -83,7 +83,7 @@ def _run_target(exe: Path, bdir: Path, seconds: int) -> bool:
     done = _DONE.search(text)
     runs = f"{int(done.group(1)):,} inputs in {done.group(2)} s" if done else "no summary"
     if rc == 0:
-        print(f"devtools: fuzz {name}: {runs}, no failure")
+        print(f"devtools: fuzz {name}: {runs}, no failure", flush=True)
         return True
     found = sorted(artifacts.iterdir(), key=lambda p: p.stat().st_mtime)
     where = f"; input kept in {found[-1]}" if found else ""
