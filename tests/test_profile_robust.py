@@ -26,6 +26,7 @@ from cli_helpers import CLI
 from mpi_overlap.build import build_dir_for, ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
+from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi
 
@@ -33,8 +34,8 @@ EXCHANGES = 10  # robust_app.c: rounds of Irecv + Isend + Waitall, 2 transfers e
 SNAPSHOT_S = 0.5
 
 
-def _app() -> Path:
-    tc = get_toolchain("mpich")
+def _app(toolchain: str = "mpich") -> Path:
+    tc = get_toolchain(toolchain)
     ensure_built(tc)
     return build_dir_for(tc) / "tests" / "robust_app"
 
@@ -63,16 +64,17 @@ def _assert_nothing_left(program: Path) -> None:
     assert not left, f"ranks of {program.name} left running: {left}"
 
 
-def _start(tmp_path: Path, *app_args: str) -> tuple[subprocess.Popen[str], Path]:
-    out = tmp_path / "runs"
-    cmd = [*CLI, "profile", "--mpi", "mpich", "-n", "2", "--snapshot", str(SNAPSHOT_S),
-           "--timeout", "120", "--out", str(out), "--", str(_app()), *app_args]
+def _start(tmp_path: Path, toolchain: str, *app_args: str
+           ) -> tuple[subprocess.Popen[str], Path, Path]:
+    out, app = tmp_path / "runs", _app(toolchain)
+    cmd = [*CLI, "profile", "--mpi", toolchain, "-n", "2", "--snapshot", str(SNAPSHOT_S),
+           "--timeout", "120", "--out", str(out), "--", str(app), *app_args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=tmp_path)
-    return proc, out
+    return proc, out, app
 
 
-def _finish(proc: subprocess.Popen[str], out: Path):
+def _finish(proc: subprocess.Popen[str], out: Path, app: Path):
     """Waits for the CLI, checks that no rank is left running; (exit status, stderr, run)."""
     try:
         _, stderr = proc.communicate(timeout=300)
@@ -81,14 +83,14 @@ def _finish(proc: subprocess.Popen[str], out: Path):
         _, stderr = proc.communicate()
         pytest.fail(f"mpi-overlap profile did not end:\n{stderr}")
     finally:
-        _assert_nothing_left(_app())
+        _assert_nothing_left(app)
     runs = sorted(p for p in out.iterdir() if (p / "run.json").is_file())
     assert runs, stderr
     return proc.returncode, stderr, load_run(runs[-1])
 
 
-def _profile(tmp_path: Path, *app_args: str):
-    return _finish(*_start(tmp_path, *app_args))
+def _profile(tmp_path: Path, toolchain: str, *app_args: str):
+    return _finish(*_start(tmp_path, toolchain, *app_args))
 
 
 def _wait_for_snapshot(out: Path, rank: int, proc: subprocess.Popen[str]) -> dict:
@@ -107,16 +109,17 @@ def _wait_for_snapshot(out: Path, rank: int, proc: subprocess.Popen[str]) -> dic
     pytest.fail(f"no snapshot of rank {rank} within 180 s")
 
 
-def test_rank_killed_while_idle_leaves_its_snapshot(tmp_path):
-    proc, out = _start(tmp_path, "idle", "20")
+@pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
+def test_rank_killed_while_idle_leaves_its_snapshot(tmp_path, toolchain):
+    proc, out, app = _start(tmp_path, toolchain, "idle", "20")
     try:
         snap = _wait_for_snapshot(out, 1, proc)
         pid = snap["pid"]
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        assert str(_app()).encode() in argv  # it is rank 1 of this run, asleep
+        assert str(app).encode() in argv  # it is rank 1 of this run, asleep
         os.kill(pid, signal.SIGKILL)
     finally:
-        rc, stderr, run = _finish(proc, out)
+        rc, stderr, run = _finish(proc, out, app)
     assert rc == 3, stderr
     assert "Traceback" not in stderr
     assert run.status == "partial" and run.result["status"] == "incomplete"
@@ -136,9 +139,10 @@ def test_rank_killed_while_idle_leaves_its_snapshot(tmp_path):
     assert by_rank[0]["profile"]["totals"]["transfers"] >= 2 * EXCHANGES
 
 
-def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path):
+@pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
+def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path, toolchain):
     # Rank 0 aborts after 3 snapshot periods, so rank 1 (in MPI_Barrier) has one too.
-    rc, stderr, run = _profile(tmp_path, "abort", "7", str(3 * SNAPSHOT_S))
+    rc, stderr, run = _profile(tmp_path, toolchain, "abort", "7", str(3 * SNAPSHOT_S))
     assert rc == 3, stderr
     assert "Traceback" not in stderr
     assert run.status == "partial" and run.result["status"] == "incomplete"
@@ -156,7 +160,7 @@ def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path):
 
 
 def test_region_names_that_are_not_utf8_keep_the_run(tmp_path):
-    rc, stderr, run = _profile(tmp_path, "names")
+    rc, stderr, run = _profile(tmp_path, "mpich", "names")
     assert rc == 0, stderr
     assert run.status == "complete" and run.result["status"] == "complete"
     raw = [b"caf\xe9", b"esc\x1b[31mred\x07", b"two\nlines", b"caf\xc3\xa9",
