@@ -1,6 +1,7 @@
 # mpi-overlap — the two commands a newcomer runs:
 #   make demo   set up, build, run the main job on 2 local ranks, print the table and the report path
-#   make test   set up, then every test (C unit tests under sanitizers, pytest incl. 2-rank MPI runs)
+#   make test   set up, then every test (C unit tests under sanitizers, fuzzing of the C
+#               parsers, pytest incl. 2-rank MPI runs)
 # Everything is installed by these targets; nothing has to be installed by hand.
 
 PYTHON      ?= python3
@@ -11,7 +12,7 @@ BIN         := $(VENV)/bin
 export MPI_OVERLAP_HOME ?= $(CURDIR)/build/state
 RUNS        ?= mpi-overlap-runs
 
-.PHONY: setup demo test test-loaded lint ctest pytest toolchains clean
+.PHONY: setup demo test test-loaded lint ctest fuzz pytest toolchains clean
 
 $(BIN)/mpi-overlap: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,10 +56,16 @@ lint: setup
 ctest: setup
 	$(BIN)/python -m mpi_overlap.devtools ctest
 
+# libFuzzer on the native parsers, FUZZ_SECONDS each (clang + libFuzzer; skipped with a
+# note where they are missing).
+FUZZ_SECONDS ?= 15
+fuzz: setup
+	$(BIN)/python -m mpi_overlap.devtools fuzz $(FUZZ_SECONDS)
+
 pytest: setup toolchains
 	$(BIN)/pytest -q -ra
 
-test: lint ctest pytest
+test: lint ctest fuzz pytest
 
 # The tests whose figures come from timings, on the default toolchain, again with two
 # CPU-bound processes running beside them (tests/loadgen.py), as on a developer's busy

@@ -69,11 +69,65 @@ void mo_json_end_object(mo_json *w) { end(w, true); }
 void mo_json_begin_array(mo_json *w) { begin(w, false); }
 void mo_json_end_array(mo_json *w) { end(w, false); }
 
+/* The well-formed UTF-8 sequence at p (Unicode, table 3-7): its length (1-4),
+ * with *cp its code point; or, where p starts no such sequence, minus the
+ * length of its maximal subpart (the bytes that could still have begun one),
+ * which is replaced by one U+FFFD, as Python's errors="replace" does. A NUL
+ * byte is never a continuation byte, so nothing past the terminator is read. */
+static int utf8_sequence(const unsigned char *p, uint32_t *cp)
+{
+    unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+    int need;
+    uint32_t v;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xC2 && c <= 0xDF) {
+        need = 1;
+        v = c & 0x1Fu;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        need = 2;
+        v = c & 0x0Fu;
+        lo = c == 0xE0 ? 0xA0 : 0x80; /* no overlong forms */
+        hi = c == 0xED ? 0x9F : 0xBF; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        need = 3;
+        v = c & 0x07u;
+        lo = c == 0xF0 ? 0x90 : 0x80; /* no overlong forms */
+        hi = c == 0xF4 ? 0x8F : 0xBF; /* nothing above U+10FFFF */
+    } else {
+        return -1; /* a continuation byte, C0, C1 or F5..FF: never a first byte */
+    }
+    for (int i = 1; i <= need; i++) {
+        unsigned char b = p[i];
+        if (b < lo || b > hi)
+            return -i;
+        v = v << 6 | (b & 0x3Fu);
+        lo = 0x80;
+        hi = 0xBF;
+    }
+    *cp = v;
+    return need + 1;
+}
+
+/* A JSON string that is valid UTF-8 whatever the bytes given: names come from
+ * programs (region names), the MPI library and the system (host, paths), and
+ * one bad byte must not make the whole document unreadable. Control
+ * characters (C0, DEL, C1) are escaped, so that neither a newline nor a
+ * terminal escape sequence travels raw; invalid bytes become U+FFFD. */
 static void write_escaped(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        uint32_t cp = 0;
+        int n = utf8_sequence(p, &cp);
+        if (n < 0) {
+            fputs("\xEF\xBF\xBD", f); /* U+FFFD REPLACEMENT CHARACTER */
+            p += -n;
+            continue;
+        }
+        switch (cp) {
         case '"': fputs("\\\"", f); break;
         case '\\': fputs("\\\\", f); break;
         case '\b': fputs("\\b", f); break;
@@ -82,13 +136,12 @@ static void write_escaped(FILE *f, const char *s)
         case '\r': fputs("\\r", f); break;
         case '\t': fputs("\\t", f); break;
         default:
-            /* Other control characters must be escaped; bytes >= 0x80 are
-             * passed through (UTF-8 stays UTF-8). */
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", (unsigned)*p);
+            if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+                fprintf(f, "\\u%04x", (unsigned)cp);
             else
-                fputc(*p, f);
+                fwrite(p, 1, (size_t)n, f);
         }
+        p += n;
     }
     fputc('"', f);
 }

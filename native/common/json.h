@@ -27,7 +27,9 @@ void mo_json_end_object(mo_json *w);
 void mo_json_begin_array(mo_json *w);
 void mo_json_end_array(mo_json *w);
 void mo_json_key(mo_json *w, const char *key);
-void mo_json_string(mo_json *w, const char *s); /* NULL writes null */
+/* NULL writes null. Any bytes give valid UTF-8: those that are not become
+ * U+FFFD; control characters (C0, DEL, C1) are escaped. Keys likewise. */
+void mo_json_string(mo_json *w, const char *s);
 void mo_json_int64(mo_json *w, int64_t v);
 void mo_json_uint64(mo_json *w, uint64_t v);
 void mo_json_double(mo_json *w, double v); /* %.17g; NaN/Inf -> null */

@@ -59,11 +59,23 @@ int mop_output_write(const char *outdir, const mop_output_info *info, const mop_
     mo_json_key(&w, "profile");
     mop_profile_json(&w, p, &info->names);
     mo_json_end_object(&w);
-    int bad = mo_json_finish(&w) != 0;
-    fputc('\n', f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s", path);
+    /* A failed write (disk full, quota) must not leave a cut document under
+     * the profile's name: only a whole one is renamed there; the previous
+     * document (an earlier snapshot), if any, stays. errno names the cause
+     * (the final flush sets it when the disk is full). */
+    errno = 0;
+    int bad = mo_json_finish(&w) != 0 || fputc('\n', f) == EOF;
+    int why = bad ? errno : 0;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        why = errno;
+    }
+    if (!bad && rename(tmp, path) != 0) {
+        bad = 1;
+        why = errno;
+    }
+    if (bad) {
+        snprintf(err, errlen, "cannot write %s: %s", path, why ? strerror(why) : "write error");
         remove(tmp);
         return -1;
     }

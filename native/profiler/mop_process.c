@@ -25,6 +25,12 @@ void mop_process_free(mop_process *p)
     mop_requests_free(&p->reqs);
 }
 
+int mop_process_copy(mop_process *dst, const mop_process *src)
+{
+    *dst = *src;
+    return mop_requests_copy(&dst->reqs, &src->reqs);
+}
+
 size_t mop_process_nbins(const mop_process *p)
 {
     return p->cfg.bin_edges ? p->cfg.nbin_edges + 1 : MOP_POW2_BINS;

@@ -135,6 +135,10 @@ typedef struct mop_process {
 /* Returns 0, or -1 when out of memory. The config's pointers must outlive p. */
 int mop_process_init(mop_process *p, const mop_process_config *cfg);
 void mop_process_free(mop_process *p);
+/* dst (uninitialized) becomes an independent copy of src, to be processed on
+ * and freed on its own: a snapshot of a thread that goes on. Returns 0, or -1
+ * when out of memory (dst then holds nothing to free). */
+int mop_process_copy(mop_process *dst, const mop_process *src);
 
 void mop_process_event(mop_process *p, const mop_event *e);
 void mop_process_events(mop_process *p, const mop_event *e, size_t n);

@@ -37,8 +37,14 @@ static uint16_t mop_region_find(const char *name, size_t len, size_t n)
  * is shared by every name beyond the table's capacity. */
 static uint16_t mop_region_intern(const char *name, size_t len)
 {
-    if (len >= MOP_REGION_NAME_MAX)
+    if (len >= MOP_REGION_NAME_MAX) {
         len = MOP_REGION_NAME_MAX - 1;
+        /* Not inside a UTF-8 character: a name cut there would end in bytes
+         * that are no character (the JSON writer would show U+FFFD). A
+         * character has at most 3 continuation bytes. */
+        for (int k = 0; k < 3 && ((unsigned char)name[len] & 0xC0) == 0x80; k++)
+            len--;
+    }
     uint16_t id = mop_region_find(name, len, __atomic_load_n(&mop_region_count, __ATOMIC_ACQUIRE));
     if (id != 0)
         return id;

@@ -65,6 +65,34 @@ void mop_requests_free(mop_requests *r)
     memset(r, 0, sizeof *r);
 }
 
+int mop_requests_copy(mop_requests *dst, const mop_requests *src)
+{
+    *dst = *src;
+    dst->slots = malloc(src->cap * sizeof *dst->slots);
+    if (!dst->slots) {
+        memset(dst, 0, sizeof *dst);
+        return -1;
+    }
+    memcpy(dst->slots, src->slots, src->cap * sizeof *dst->slots);
+    int rc = 0;
+    for (size_t i = 0; i < src->cap; i++) {
+        mop_req *s = &dst->slots[i];
+        const struct mop_req_queue *q = src->slots[i].more;
+        s->more = NULL; /* a free slot may keep a stale pointer: never copied */
+        if (!s->used || !q)
+            continue;
+        size_t bytes = sizeof *q + q->cap * sizeof q->items[0];
+        if (!(s->more = malloc(bytes))) {
+            rc = -1;
+            continue;
+        }
+        memcpy(s->more, q, bytes);
+    }
+    if (rc != 0)
+        mop_requests_free(dst);
+    return rc;
+}
+
 mop_req *mop_requests_find(mop_requests *r, uint64_t key)
 {
     size_t mask = r->cap - 1;

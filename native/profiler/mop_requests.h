@@ -46,6 +46,9 @@ typedef struct mop_requests {
 
 int mop_requests_init(mop_requests *r, size_t initial_cap);
 void mop_requests_free(mop_requests *r);
+/* dst becomes an independent copy of src (its own memory). Returns 0, or -1
+ * when out of memory (dst is then empty: free, never used). */
+int mop_requests_copy(mop_requests *dst, const mop_requests *src);
 
 mop_req *mop_requests_find(mop_requests *r, uint64_t key);
 

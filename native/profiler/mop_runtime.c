@@ -2,9 +2,9 @@
  * after MPI_Init (table, fingerprints, bins, clock, node layout), per-thread
  * state, processing full queues, and writing the rank's profile document at
  * MPI_Finalize - or, marked incomplete, at exit without MPI_Finalize, on a
- * fatal signal, and periodically while running so that even a killed
- * program leaves its last snapshot. All process-wide mutable state of the
- * profiler lives in this file. */
+ * fatal signal or at MPI_Abort, and periodically while running (a thread of
+ * its own) so that even a killed program leaves its last snapshot. All
+ * process-wide mutable state of the profiler lives in this file. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fingerprint.h"
@@ -64,11 +66,18 @@ static struct {
     double s_per_tick;
     uint64_t t_start;
     double snapshot_interval_s;
-    uint64_t last_snapshot;
     bool written_final;
+    bool write_failed;      /* a write failed and was reported (only the first is) */
+    /* The snapshot thread (mop_watch_*): it waits on watch_wake under
+     * watch_lock for snapshot_interval_s, or until watch_stop. */
+    pthread_mutex_t watch_lock;
+    pthread_cond_t watch_wake;
+    pthread_t watch_thread;
+    pid_t watch_pid;        /* the process whose thread it is; 0: none running */
+    bool watch_stop;
     char status_reason[512];
     char library_version[MPI_MAX_LIBRARY_VERSION_STRING];
-} mop_g = {.lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
+} mop_g = {.lock = PTHREAD_MUTEX_INITIALIZER, .watch_lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
 
 /* The rank's timeline trace (MPI_OVERLAP_TRACE); processing goes through it. */
 static mop_trace mop_trace_g = MOP_TRACE_INITIALIZER;
@@ -153,8 +162,6 @@ mop_thread *mop_thread_attach(void)
     return th;
 }
 
-static void mop_write_profile(const char *status);
-
 /* Processes q[0, n) into the thread's engine; with pv->lock held. After the
  * final write-out nothing is processed again (that one took the queue). */
 static void mop_process_queue(mop_thread_private *pv)
@@ -172,16 +179,6 @@ void mop_flush(mop_thread *th)
     mop_process_queue(pv);
     pthread_mutex_unlock(&pv->lock);
     mop_in_lock = 0;
-    if (mop_g.snapshot_interval_s > 0) {
-        /* Threads flush concurrently: the one that moves last_snapshot on
-         * writes the snapshot, the others see the new time and go on. */
-        uint64_t now = mop_now();
-        uint64_t last = __atomic_load_n(&mop_g.last_snapshot, __ATOMIC_RELAXED);
-        if ((double)(now - last) * mop_g.s_per_tick >= mop_g.snapshot_interval_s &&
-            __atomic_compare_exchange_n(&mop_g.last_snapshot, &last, now, false,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            mop_write_profile("running");
-    }
 }
 
 /* ---- requests completed on another thread (mop_xthread.h) ----------------- */
@@ -240,6 +237,29 @@ static void mop_thread_gone(void *arg)
 
 /* ---- output ---------------------------------------------------------------- */
 
+/* Adds to agg what pv's thread measured so far, the events still in its
+ * queue included, without changing the thread's state: they are processed on
+ * a copy of its engine (and not into the timeline trace: the owner writes
+ * them there when it processes them). With pv->lock held. The owner empties
+ * its queue only under that lock and otherwise only appends past n (released
+ * after the event), so q[0, n) stays as read; its pushes pay nothing for
+ * this. The queue's ENDs from other threads not yet taken are left out. */
+static void mop_snapshot_thread(mop_process *agg, const mop_thread_private *pv)
+{
+    static mop_process copy; /* large; used under mop_g.lock only */
+    uint32_t n = pv->final_done ? 0 : __atomic_load_n(&pv->th->n, __ATOMIC_ACQUIRE);
+    if (n == 0 || mop_process_copy(&copy, &pv->proc) != 0) {
+        mop_process_merge(agg, &pv->proc); /* out of memory: what was processed */
+        return;
+    }
+    copy.cfg.on_transfer = NULL;
+    uint64_t flushes = copy.counters.flushes;
+    mop_process_events(&copy, pv->th->q, n);
+    copy.counters.flushes = flushes; /* the queue was not flushed */
+    mop_process_merge(agg, &copy);
+    mop_process_free(&copy);
+}
+
 /* Sums every thread into one process. When `final`, events still queued
  * (and ENDs other threads sent that were not taken yet) are processed and open
  * transfers closed first. Other threads should be quiet then (MPI_Finalize),
@@ -259,7 +279,10 @@ static int mop_aggregate(mop_process *agg, bool final)
             mop_trace_finish(&mop_trace_g, pv->th, &pv->proc);
             pv->final_done = true;
         }
-        mop_process_merge(agg, &pv->proc);
+        if (final)
+            mop_process_merge(agg, &pv->proc);
+        else
+            mop_snapshot_thread(agg, pv);
         pthread_mutex_unlock(&pv->lock);
     }
     return threads;
@@ -300,9 +323,13 @@ static void mop_write_profile(const char *status)
         .names = {.fn = mop_fn_names, .nfn = mop_fn_count, .region = regions, .nregion = nregions},
         .trace = &trace,
     };
-    char err[256];
-    if (mop_output_write(mop_g.outdir, &info, &agg, err, sizeof err) != 0)
-        mop_note("%s", err);
+    char err[1400];
+    /* One line per rank: a full disk would otherwise repeat it every snapshot. */
+    if (mop_output_write(mop_g.outdir, &info, &agg, err, sizeof err) != 0 && !mop_g.write_failed) {
+        mop_g.write_failed = true;
+        mop_note("%s; the last profile written, if any, stays (later failures are not reported)",
+                 err);
+    }
     mop_process_free(&agg);
     if (final)
         mop_g.written_final = true;
@@ -325,8 +352,84 @@ static void mop_write_incomplete(const char *reason)
     mop_write_profile("incomplete");
 }
 
+/* ---- the snapshot thread ------------------------------------------------------ */
+
+/* Every snapshot_interval_s it writes the profile with status `running`, so
+ * that a rank killed while it makes no MPI call (idle, computing, asleep)
+ * leaves its last state too. It calls no MPI function and takes only the
+ * locks a snapshot takes. A push never waits for it; a thread whose queue is
+ * full waits to process it while the snapshot reads that thread (once a
+ * period at most). */
+static void *mop_watch_main(void *arg)
+{
+    (void)arg;
+    double period = mop_g.snapshot_interval_s;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    pthread_mutex_lock(&mop_g.watch_lock);
+    while (!mop_g.watch_stop) {
+        double at = (double)next.tv_sec + (double)next.tv_nsec * 1e-9 + period;
+        next.tv_sec = (time_t)at;
+        next.tv_nsec = (long)((at - (double)next.tv_sec) * 1e9);
+        int rc = 0;
+        while (!mop_g.watch_stop && rc == 0)
+            rc = pthread_cond_timedwait(&mop_g.watch_wake, &mop_g.watch_lock, &next);
+        if (mop_g.watch_stop || rc != ETIMEDOUT)
+            break;
+        pthread_mutex_unlock(&mop_g.watch_lock);
+        mop_write_profile("running"); /* does nothing once the final profile is written */
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+            next = now; /* a slow write: the next one a whole period after it */
+        pthread_mutex_lock(&mop_g.watch_lock);
+    }
+    pthread_mutex_unlock(&mop_g.watch_lock);
+    return NULL;
+}
+
+static void mop_watch_start(void)
+{
+    if (!(mop_g.snapshot_interval_s > 0))
+        return;
+    if (mop_g.snapshot_interval_s > 1e7)
+        mop_g.snapshot_interval_s = 1e7; /* ~4 months: keeps the deadline's arithmetic exact */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&mop_g.watch_wake, &ca);
+    pthread_condattr_destroy(&ca);
+    /* With every signal blocked: the program's signals are for its threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = pthread_create(&mop_g.watch_thread, NULL, mop_watch_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        mop_note("no snapshots while running: cannot start their thread (%s)", strerror(rc));
+        return;
+    }
+    __atomic_store_n(&mop_g.watch_pid, getpid(), __ATOMIC_RELEASE);
+}
+
+/* Stops and joins the snapshot thread; the first caller does (a fork's child
+ * has no such thread, and does nothing). Not from a signal handler. */
+static void mop_watch_stop(void)
+{
+    pid_t me = getpid();
+    if (!__atomic_compare_exchange_n(&mop_g.watch_pid, &me, 0, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&mop_g.watch_lock);
+    mop_g.watch_stop = true;
+    pthread_cond_signal(&mop_g.watch_wake);
+    pthread_mutex_unlock(&mop_g.watch_lock);
+    pthread_join(mop_g.watch_thread, NULL);
+}
+
 static void mop_atexit(void)
 {
+    mop_watch_stop();
     mop_write_incomplete("the program exited without calling MPI_Finalize");
 }
 
@@ -487,7 +590,7 @@ void mop_runtime_start(uint16_t init_fn)
     mop_g.cfg.s_per_tick = mop_g.s_per_tick;
     mop_g.cfg.table = &mop_g.table;
     const char *snap = getenv("MPI_OVERLAP_SNAPSHOT_S");
-    mop_g.snapshot_interval_s = snap ? atof(snap) : 10.0;
+    mop_g.snapshot_interval_s = snap ? atof(snap) : 10.0; /* <= 0 (or not a number): none */
     if (mop_parse_bins(getenv("MPI_OVERLAP_BINS")) != 0) {
         snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
                  "MPI_OVERLAP_BINS must be ascending byte counts separated by commas, "
@@ -502,7 +605,7 @@ void mop_runtime_start(uint16_t init_fn)
         mop_write_profile("disabled");
         return;
     }
-    mop_g.t_start = mop_g.last_snapshot = mop_now();
+    mop_g.t_start = mop_now();
     atexit(mop_atexit);
     const int fatal[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGABRT, SIGFPE};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
@@ -520,6 +623,7 @@ void mop_runtime_start(uint16_t init_fn)
         mop_enter(th, init_fn, mop_g.t_start); /* before it, the clock was not set up */
         mop_exit(th, mop_now());
     }
+    mop_watch_start();
 }
 
 bool mop_runtime_started(void)
@@ -540,6 +644,7 @@ void mop_note_out_of_memory(void)
 void mop_runtime_stop(void)
 {
     mop_trace_sync_end(&mop_trace_g); /* collective, like the start's */
+    mop_watch_stop();
     if (!__atomic_load_n(&mop_active, __ATOMIC_ACQUIRE))
         return;
     mop_thread *th = mop_self();
@@ -553,4 +658,19 @@ void mop_runtime_stop(void)
     mop_g.status_reason[0] = '\0';
     pthread_mutex_unlock(&mop_g.lock);
     mop_write_profile("complete");
+}
+
+void mop_runtime_abort(int errorcode)
+{
+    if (!__atomic_load_n(&mop_active, __ATOMIC_ACQUIRE))
+        return;
+    mop_thread *th = mop_self();
+    if (th) { /* the call is counted; it never returns */
+        mop_enter(th, MOP_FN_MPI_Abort, mop_now());
+        mop_exit(th, mop_now());
+    }
+    mop_watch_stop();
+    char reason[96];
+    snprintf(reason, sizeof reason, "the program called MPI_Abort (error code %d)", errorcode);
+    mop_write_incomplete(reason);
 }

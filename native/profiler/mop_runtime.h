@@ -48,6 +48,9 @@ extern int mop_xt_on;
 void mop_runtime_start(uint16_t init_fn);
 /* Before PMPI_Finalize: processes what is queued, writes the rank's profile. */
 void mop_runtime_stop(void);
+/* Before PMPI_Abort: writes the rank's profile, status incomplete, with the
+ * error code in its reason. */
+void mop_runtime_abort(int errorcode);
 /* Whether mop_runtime_start ran (profiling on or not): the Fortran MPI_INIT
  * starts the runtime only when the MPI's Fortran binding did not reach the C
  * MPI_Init wrapper. */

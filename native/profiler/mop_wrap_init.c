@@ -1,6 +1,6 @@
 /* mop_wrap_init.c - PMPI wrappers that start and stop the profiler
- * (MPI_Init, MPI_Init_thread, MPI_Finalize) and MPI_Pcontrol, which turns
- * monitoring off (level 0) and on again (level >= 1), as in mpiP. */
+ * (MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort) and MPI_Pcontrol,
+ * which turns monitoring off (level 0) and on again (level >= 1), as in mpiP. */
 #include "mop_wrap_util.h"
 
 int MPI_Init(int *argc, char ***argv)
@@ -23,6 +23,15 @@ int MPI_Finalize(void)
 {
     mop_runtime_stop();
     return PMPI_Finalize();
+}
+
+/* The aborting rank writes its profile first (status incomplete): PMPI_Abort
+ * does not return, and how it ends the process (exit, a signal, being killed
+ * by the launcher) is the MPI's choice. */
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    mop_runtime_abort(errorcode);
+    return PMPI_Abort(comm, errorcode);
 }
 
 int MPI_Pcontrol(const int level, ...)

@@ -1,12 +1,95 @@
-/* test_json.c - the JSON writer's exact output: escaping, nesting, numbers. */
+/* test_json.c - the JSON writer's exact output: escaping, nesting, numbers;
+ * strings that are not UTF-8 or hold control characters. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 
 #include "json.h"
 #include "mo_test.h"
+#include "utf8_check.h"
+
+/* The document of one string value, as written (caller frees). */
+static char *json_string_doc(const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    mo_json w;
+    mo_json_init(&w, f);
+    mo_json_string(&w, s);
+    CHECK(mo_json_finish(&w) == 0);
+    fclose(f);
+    return buf;
+}
+
+/* Whether the string's document is clean UTF-8 (utf8_check.h). */
+static bool json_string_clean(const char *s)
+{
+    char *doc = json_string_doc(s);
+    bool ok = mo_utf8_clean_lines(doc, strlen(doc));
+    free(doc);
+    return ok;
+}
+
+/* Bytes that are not UTF-8 become U+FFFD, one per maximal subpart (the
+ * replacement Python's bytes.decode("utf-8", "replace") makes, so the
+ * profile's names match the trace reader's); control characters are
+ * escaped; valid UTF-8 passes unchanged. */
+static void test_strings_are_utf8(void)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"\xff", "\"\xef\xbf\xbd\"\n"},
+        {"a\xc3", "\"a\xef\xbf\xbd\"\n"},                          /* cut after its lead byte */
+        {"\xc0\xaf", "\"\xef\xbf\xbd\xef\xbf\xbd\"\n"},              /* overlong '/' */
+        {"\xed\xa0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"\n"}, /* a surrogate */
+        {"\xf4\x90\x80\x80",                                        /* above U+10FFFF */
+         "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"\n"},
+        {"\xe2\x82" "A", "\"\xef\xbf\xbd" "A\"\n"},                 /* one U+FFFD for E2 82 */
+        {"\xf0\x9f\x98", "\"\xef\xbf\xbd\"\n"},                     /* cut 4-byte sequence */
+        {"\x7f\xc2\x85\x1b[31m", "\"\\u007f\\u0085\\u001b[31m\""   /* DEL, NEL, ESC */
+                                  "\n"},
+        {"\xe2\x82\xac \xf0\x9f\x98\x80 \xc3\xa9", "\"\xe2\x82\xac \xf0\x9f\x98\x80 \xc3\xa9\"\n"},
+        {"line\nbreak\rtab\t", "\"line\\nbreak\\rtab\\t\"\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *doc = json_string_doc(cases[i].in);
+        CHECK_STR(doc, cases[i].out);
+        free(doc);
+    }
+    /* Every string of one and two bytes, and pseudo-random ones of up to 6
+     * bytes weighted towards the bytes UTF-8 cares about: clean output. */
+    int bad = 0;
+    char s[8];
+    for (int a = 1; a < 256; a++) {
+        s[0] = (char)a;
+        s[1] = '\0';
+        bad += !json_string_clean(s);
+        for (int b = 1; b < 256; b++) {
+            s[1] = (char)b;
+            s[2] = '\0';
+            bad += !json_string_clean(s);
+        }
+    }
+    static const unsigned char pick[] = {0x01, 0x1b, 0x22, 0x41, 0x5c, 0x7f, 0x80, 0x8f, 0x90,
+                                         0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xed,
+                                         0xef, 0xf0, 0xf4, 0xf5, 0xff};
+    uint64_t x = 88172645463325252ull; /* xorshift64 */
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        size_t n = 1 + (size_t)(x % 6);
+        for (size_t k = 0; k < n; k++)
+            s[k] = (char)pick[(x >> (8 + 5 * k)) % sizeof pick];
+        s[n] = '\0';
+        bad += !json_string_clean(s);
+    }
+    CHECK(bad == 0);
+}
 
 int main(void)
 {
+    test_strings_are_utf8();
+
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

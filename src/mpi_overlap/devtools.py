@@ -6,6 +6,9 @@ warnings as errors and AddressSanitizer + UndefinedBehaviorSanitizer, then runs 
 tree with ThreadSanitizer and runs the tests labelled "threads" there (the profiler's
 thread unit test and the 8-thread MPI stress test; docs/profiler.md, "Threads"), or says
 why it cannot where the compiler has no ThreadSanitizer.
+
+`python -m mpi_overlap.devtools fuzz [SECONDS]` fuzzes the native parsers with libFuzzer
+for SECONDS each (devfuzz.py).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from .build import ensure_built, find_tool
+from .devfuzz import fuzz
 from .errors import UserError
 from .toolchains import Toolchain, get_toolchain
 from .ui import Ui
@@ -67,14 +71,23 @@ def ctest(toolchain: str | None = None) -> int:
     return rc or trc
 
 
+USAGE = "usage: python -m mpi_overlap.devtools ctest [TOOLCHAIN] | fuzz [SECONDS]"
+
+
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["ctest"]:
-        try:
+    try:
+        if argv[:1] == ["ctest"] and len(argv) <= 2:
             return ctest(argv[1] if len(argv) > 1 else None)
-        except UserError as err:
-            print(f"devtools: error: {err}", file=sys.stderr)
-            return 2
-    print("usage: python -m mpi_overlap.devtools ctest [TOOLCHAIN]", file=sys.stderr)
+        if argv[:1] == ["fuzz"] and len(argv) <= 2:
+            if len(argv) == 2 and not argv[1].isdigit():
+                print(f"devtools: error: SECONDS must be a whole number (got '{argv[1]}')",
+                      file=sys.stderr)
+                return 2
+            return fuzz(int(argv[1]) if len(argv) == 2 else None)
+    except UserError as err:
+        print(f"devtools: error: {err}", file=sys.stderr)
+        return 2
+    print(USAGE, file=sys.stderr)
     return 2
 
 

@@ -111,6 +111,11 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
     if status == "complete" and result["status"] != "complete":
         status = "partial"
         message = "; ".join(result["warnings"]) or "some ranks did not finish their profile"
+    elif status == "failed" and result["status"] != "complete" and result["ranks"]:
+        # A rank killed or aborted ends the launcher with an error, but what the ranks
+        # measured (profiles marked incomplete, last snapshots) is there: partial.
+        status = "partial"
+        message = "; ".join([message or "the launcher failed", *result["warnings"]])
     return finish_run(run_dir, meta, status=status, message=message,
                       returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
                       schema_errors=errors, host_load=outcome.host_load)

@@ -1,0 +1,175 @@
+"""What the profiler leaves behind when a run goes wrong (issue 14; docs/profiler.md,
+"Output"), end to end with `mpi-overlap profile` on native/tests/robust_app.c:
+
+- a rank SIGKILLed while it sits idle in a 20-second sleep leaves the snapshot its
+  snapshot thread wrote, with the events it had queued, and the run is `partial`;
+- MPI_Abort: the aborting rank's profile is `incomplete`, its reason names MPI_Abort and
+  the error code; the other rank's state is there too; the run is `partial`;
+- region names that are not UTF-8 or hold control characters reach result.json as
+  Python's errors="replace" decoding gives them, and the run is complete.
+
+Each checks that no rank of the program is left running (a /proc scan).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import CLI
+from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.rundir import load_run
+from mpi_overlap.toolchains import get_toolchain
+from toolchain_params import toolchain_params
+
+pytestmark = pytest.mark.mpi
+
+EXCHANGES = 10  # robust_app.c: rounds of Irecv + Isend + Waitall, 2 transfers each
+SNAPSHOT_S = 0.5
+
+
+def _app(toolchain: str = "mpich") -> Path:
+    tc = get_toolchain(toolchain)
+    ensure_built(tc)
+    return build_dir_for(tc) / "tests" / "robust_app"
+
+
+def _processes_of(program: Path) -> list[int]:
+    """Pids whose command line runs `program` (its path, as launched)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # ended meanwhile, or not ours to read
+        if str(program).encode() in argv:
+            pids.append(int(entry.name))
+    return pids
+
+
+def _assert_nothing_left(program: Path) -> None:
+    deadline = time.monotonic() + 15
+    while (left := _processes_of(program)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in left:  # do not leave them to the next test, but fail
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"ranks of {program.name} left running: {left}"
+
+
+def _start(tmp_path: Path, toolchain: str, *app_args: str
+           ) -> tuple[subprocess.Popen[str], Path, Path]:
+    out, app = tmp_path / "runs", _app(toolchain)
+    cmd = [*CLI, "profile", "--mpi", toolchain, "-n", "2", "--snapshot", str(SNAPSHOT_S),
+           "--timeout", "120", "--out", str(out), "--", str(app), *app_args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
+    return proc, out, app
+
+
+def _finish(proc: subprocess.Popen[str], out: Path, app: Path):
+    """Waits for the CLI, checks that no rank is left running; (exit status, stderr, run)."""
+    try:
+        _, stderr = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, stderr = proc.communicate()
+        pytest.fail(f"mpi-overlap profile did not end:\n{stderr}")
+    finally:
+        _assert_nothing_left(app)
+    runs = sorted(p for p in out.iterdir() if (p / "run.json").is_file())
+    assert runs, stderr
+    return proc.returncode, stderr, load_run(runs[-1])
+
+
+def _profile(tmp_path: Path, toolchain: str, *app_args: str):
+    return _finish(*_start(tmp_path, toolchain, *app_args))
+
+
+def _wait_for_snapshot(out: Path, rank: int, proc: subprocess.Popen[str]) -> dict:
+    """The first snapshot (status running) of `rank`, read as the collection will."""
+    deadline = time.monotonic() + 180  # the first profile builds the library, calibrates
+    while time.monotonic() < deadline:
+        for path in out.glob(f"*/profile.rank-{rank}.json"):
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if doc["status"] == "running":
+                return doc
+        assert proc.poll() is None, "the run ended before rank 1 wrote a snapshot"
+        time.sleep(0.1)
+    pytest.fail(f"no snapshot of rank {rank} within 180 s")
+
+
+@pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
+def test_rank_killed_while_idle_leaves_its_snapshot(tmp_path, toolchain):
+    proc, out, app = _start(tmp_path, toolchain, "idle", "20")
+    try:
+        snap = _wait_for_snapshot(out, 1, proc)
+        pid = snap["pid"]
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert str(app).encode() in argv  # it is rank 1 of this run, asleep
+        os.kill(pid, signal.SIGKILL)
+    finally:
+        rc, stderr, run = _finish(proc, out, app)
+    assert rc == 3, stderr
+    assert "Traceback" not in stderr
+    assert run.status == "partial" and run.result["status"] == "incomplete"
+    by_rank = {d["rank"]: d for d in run.result["ranks"]}
+    assert by_rank[1]["status"] == "running"  # the last snapshot: marked, not complete
+    assert any("running" in w for w in run.result["warnings"])
+    # Nothing was flushed (far fewer events than a queue holds): the snapshot thread
+    # processed the queued events on a copy, so every transfer is in it.
+    profile = by_rank[1]["profile"]
+    assert profile["totals"]["transfers"] == 2 * EXCHANGES
+    assert profile["counters"]["flushes"] == 0
+    regions = {r["region"]: r for r in profile["by_region"]}
+    assert regions["exchange"]["transfers"] == 2 * EXCHANGES
+    # Rank 0, blocked in MPI_Barrier, was ended by the launcher: a signal's profile or
+    # its own last snapshot.
+    assert by_rank[0]["status"] in ("incomplete", "running")
+    assert by_rank[0]["profile"]["totals"]["transfers"] >= 2 * EXCHANGES
+
+
+@pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
+def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path, toolchain):
+    # Rank 0 aborts after 3 snapshot periods, so rank 1 (in MPI_Barrier) has one too.
+    rc, stderr, run = _profile(tmp_path, toolchain, "abort", "7", str(3 * SNAPSHOT_S))
+    assert rc == 3, stderr
+    assert "Traceback" not in stderr
+    assert run.status == "partial" and run.result["status"] == "incomplete"
+    by_rank = {d["rank"]: d for d in run.result["ranks"]}
+    assert set(by_rank) == {0, 1}
+    assert by_rank[0]["status"] == "incomplete"
+    assert "MPI_Abort" in by_rank[0]["reason"] and "error code 7" in by_rank[0]["reason"]
+    assert by_rank[0]["profile"]["totals"]["transfers"] == 2 * EXCHANGES
+    fns = {f["fn"]: f for f in by_rank[0]["profile"]["by_function"]}
+    assert fns["MPI_Abort"]["calls"] == 1
+    # Rank 1 (in MPI_Barrier) ends as the MPI decides: killed by the launcher (a
+    # signal's profile, or its last snapshot), or its barrier fails and it finalizes.
+    assert by_rank[1]["status"] in ("complete", "incomplete", "running")
+    assert by_rank[1]["profile"]["totals"]["transfers"] >= 2 * EXCHANGES
+
+
+def test_region_names_that_are_not_utf8_keep_the_run(tmp_path):
+    rc, stderr, run = _profile(tmp_path, "mpich", "names")
+    assert rc == 0, stderr
+    assert run.status == "complete" and run.result["status"] == "complete"
+    raw = [b"caf\xe9", b"esc\x1b[31mred\x07", b"two\nlines", b"caf\xc3\xa9",
+           "é".encode() * 31]  # 35 x e-acute given: cut at 63 bytes, on a character
+    want = {name.decode("utf-8", "replace") for name in raw}
+    for doc in run.result["ranks"]:
+        got = {r["region"] for r in doc["profile"]["by_region"]} - {"(no region)"}
+        assert got == want
+    # The rank files themselves are UTF-8 with the control characters escaped.
+    for path in run.path.glob("profile.rank-*.json"):
+        text = path.read_bytes().decode("utf-8")
+        assert "\x1b" not in text and "\\u001b" in text
