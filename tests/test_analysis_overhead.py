@@ -186,3 +186,51 @@ def test_figures_and_finding_use_trustworthy_sizes_only(document: dict[str, Any]
     assert figs["recv_availability_min_pct"] is None
     assert "recv: no trustworthy size of 2" in analysis["finding"]
     assert "send availability" in analysis["finding"] and "(2 of 2 sizes" in analysis["finding"]
+
+
+def _quick_size(size: int, *, c: float, b: float, k: float, seed: int) -> dict[str, Any]:
+    """A --quick size entry (4 samples a step): work_t = c + work, iter_t = max(b, work_t +
+    b - k), 1 % noise; availability (k - c) / (b - c)."""
+    rng = np.random.default_rng(seed)
+    steps = []
+    for units in np.linspace(0, 3.0 * b * UNITS_PER_US, 16).astype(int):
+        work = c + units / UNITS_PER_US
+        work_s = work * (1 + 0.01 * rng.standard_normal(4))
+        iter_s = max(b, work + b - k) * (1 + 0.01 * rng.standard_normal(4))
+        steps.append({"work_units": int(units), "work_us_nominal": units / UNITS_PER_US,
+                      "iterations": 100, "iter_t_us": summarize(iter_s),
+                      "work_t_us": summarize(work_s), "iter_samples_us": iter_s.tolist(),
+                      "work_samples_us": work_s.tolist()})
+    return {"size": size, "complete": True, "steps": steps, "classic": _classic()}
+
+
+def test_disturbed_zero_work_samples_do_not_clip_availability_to_an_ok_zero() -> None:
+    """Issue 15's synthetic case: +2.7 and +1.6 µs on two of the four zero-work samples of
+    one size moved a clean 65 % to "0.0 % [0.0-0.0], ok". The loop cost now comes from the
+    zero-work samples of every size pooled, and a knee below it is judged unclipped."""
+    sizes = [_quick_size(n, c=1.0, b=4.0, k=3.0, seed=n) for n in (128, 256, 512)]
+    clean = analyze_overhead(_result([{"direction": "send", "sizes": copy.deepcopy(sizes)}]),
+                             bootstrap=100)
+    zero = sizes[1]["steps"][0]
+    assert zero["work_units"] == 0
+    zero["work_samples_us"][1] += 2.7
+    zero["work_samples_us"][2] += 1.6
+    hit = analyze_overhead(_result([{"direction": "send", "sizes": sizes}]), bootstrap=100)
+    before, after = clean["directions"][0]["sizes"][1], hit["directions"][0]["sizes"][1]
+    assert before["verdict"] == "ok"
+    assert before["availability_pct"]["value"] == pytest.approx(100 * 2 / 3, abs=5)
+    value = after["availability_pct"]["value"]
+    assert after["verdict"] != "ok" or abs(value - before["availability_pct"]["value"]) < 5, after
+    assert not (after["verdict"] == "ok" and value == 0.0)
+
+
+def test_one_size_alone_with_a_disturbed_zero_step_is_not_ok_at_zero() -> None:
+    """With no other size to pool with, a zero-work step that costs more than the next
+    step (which has work) is known to be disturbed: the loop cost is extrapolated from
+    the steps with work instead, and the availability comes out right (true 10 %)."""
+    entry = _quick_size(256, c=1.0, b=4.0, k=1.3, seed=7)
+    entry["steps"][0]["work_samples_us"] = [1.05, 3.83, 2.66, 1.06]  # the demo run's samples
+    s = analyze_overhead(_result([{"direction": "send", "sizes": [entry]}]),
+                         bootstrap=100)["directions"][0]["sizes"][0]
+    assert not (s["verdict"] == "ok" and s["availability_pct"]["value"] == 0.0), s
+    assert s["verdict"] != "ok" or s["availability_pct"]["value"] == pytest.approx(10, abs=3)

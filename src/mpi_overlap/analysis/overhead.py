@@ -29,12 +29,33 @@ def _step_x(step: dict[str, Any]) -> float | None:
     return None if median is None else float(median)
 
 
-def _origin(steps: list[dict[str, Any]], xs: list[float | None]) -> float:
+def pooled_loop_cost(sizes: list[dict[str, Any]]) -> float | None:
+    """The loop cost of one direction from the zero-work steps of all its sizes, pooled.
+
+    work_t is `Barrier; work(w)` without a message, so its zero-work samples measure the
+    same thing at every size. One size's zero-work step has only a few samples (4 with
+    --quick), and their median moved a whole availability to a clipped 0 % when two of
+    four were disturbed (1.05, 3.83, 2.66, 1.06 µs against ~1.0 µs everywhere else);
+    the median of every size's samples is not moved by a few disturbed ones. None with
+    fewer than two sizes to pool.
+    """
+    per_size = [[v for s in entry.get("steps") or [] if int(s.get("work_units", -1)) == 0
+                 for v in s.get("work_samples_us") or [] if v is not None] for entry in sizes]
+    per_size = [p for p in per_size if p]
+    if len(per_size) < 2:
+        return None
+    return float(np.median([v for p in per_size for v in p]))
+
+
+def _origin(steps: list[dict[str, Any]], xs: list[float | None],
+            pooled: float | None = None) -> float:
     """Fixed cost of one loop iteration without work (barrier, timer reads).
 
     Both work_t and iter_t contain it, so it must not count as hidden work. Taken from
-    a zero-work step when there is one, else extrapolated to zero work through the two
-    smallest work values (the most precise ones); clamped to [0, smallest work_t].
+    the direction's pooled zero-work samples (`pooled`), else this size's zero-work step
+    unless it costs more than the next step (which has work: then it was disturbed and the
+    extrapolation below is used), else extrapolated to zero work through the two smallest
+    work values (the most precise ones); clamped to [0, smallest work_t].
     """
     pts = sorted(
         (int(s.get("work_units", 0)), x) for s, x in zip(steps, xs, strict=True) if x is not None
@@ -42,8 +63,13 @@ def _origin(steps: list[dict[str, Any]], xs: list[float | None]) -> float:
     if not pts:
         return 0.0
     (u1, x1) = pts[0]
-    if u1 == 0:
+    if pooled is not None and u1 == 0 and (len(pts) < 2 or pooled <= pts[1][1]):
+        return max(0.0, pooled)
+    if u1 == 0 and (len(pts) < 3 or x1 <= pts[1][1]):
         return max(0.0, x1)
+    if u1 == 0:
+        pts = pts[1:]
+        (u1, x1) = pts[0]
     if len(pts) < 2 or pts[1][0] == u1:
         return 0.0
     (u2, x2) = pts[1]
@@ -51,9 +77,15 @@ def _origin(steps: list[dict[str, Any]], xs: list[float | None]) -> float:
     return float(min(max(0.0, origin), x1))
 
 
-def _size_entry(entry: dict[str, Any], *, bootstrap: int, seed: list[int]) -> dict[str, Any]:
+def _size_entry(entry: dict[str, Any], *, bootstrap: int, seed: list[int],
+                pooled_origin: float | None = None) -> dict[str, Any]:
     steps = list(entry.get("steps") or [])
     xs = [_step_x(s) for s in steps]
+    origin = _origin(steps, xs, pooled_origin)
+    # The zero-work step's work_t is the loop cost by definition: its own few samples are
+    # replaced by the robust estimate, so that a disturbed one cannot pin the knee.
+    xs = [origin if x is not None and int(s.get("work_units", -1)) == 0 else x
+          for s, x in zip(steps, xs, strict=True)]
     x, ys = [], []
     for step, xi in zip(steps, xs, strict=True):
         samples = [v for v in step.get("iter_samples_us") or [] if v is not None]
@@ -63,7 +95,7 @@ def _size_entry(entry: dict[str, Any], *, bootstrap: int, seed: list[int]) -> di
     fit: KneeResult = fit_knee(
         np.asarray(x, dtype=float),
         ys,
-        origin=_origin(steps, xs),
+        origin=origin,
         complete=bool(entry.get("complete", False)),
         bootstrap=bootstrap,
         seed=seed,
@@ -105,9 +137,12 @@ def analyze_overhead(
     for direction in (result.get("results") or {}).get("directions") or []:
         # By name, not list position: a run of one direction draws the same stream.
         d_id = DIRECTION_ID.get(direction.get("direction"), len(DIRECTION_ID))
+        entries = direction.get("sizes") or []
+        pooled = pooled_loop_cost(entries)
         sizes = [
-            _size_entry(entry, bootstrap=bootstrap, seed=[seed, d_id, int(entry.get("size", 0))])
-            for entry in direction.get("sizes") or []
+            _size_entry(entry, bootstrap=bootstrap, seed=[seed, d_id, int(entry.get("size", 0))],
+                        pooled_origin=pooled)
+            for entry in entries
         ]
         directions.append({"direction": direction.get("direction"), "sizes": sizes})
     return {
