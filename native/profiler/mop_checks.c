@@ -18,11 +18,11 @@ void mop_checks_free(mop_checks *c)
     c->nheld = c->cap = 0;
 }
 
-static void mop_flag(mop_checks *c, mop_check which, double xfer_s, double excess_s,
+void mop_checks_flag(mop_checks *c, mop_check which, double xfer_s, double excess_s,
                      uint16_t fn, size_t bin)
 {
     mop_flagged *f[3] = {&c->flagged[which], &c->by_fn[fn % MOP_MAX_FN][which],
-                         &c->by_bin[bin % MOP_MAX_BINS][which]};
+                         &c->by_bin[bin][which]};
     for (int i = 0; i < 3; i++) {
         f[i]->transfers++;
         f[i]->xfer_s += xfer_s;
@@ -30,21 +30,22 @@ static void mop_flag(mop_checks *c, mop_check which, double xfer_s, double exces
     }
 }
 
-int mop_checks_hold(mop_checks *c, double xfer_s, uint64_t t_end, uint16_t fn, size_t bin)
+int mop_checks_grow(mop_checks *c)
 {
-    if (c->nheld == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 8;
-        mop_held *h = realloc(c->held, cap * sizeof *h);
-        if (!h) {
-            c->unchecked++;
-            return -1;
-        }
-        c->held = h;
-        c->cap = cap;
-    }
-    c->held[c->nheld++] = (mop_held){.xfer_s = xfer_s, .t_end = t_end, .fn = fn,
-                                     .bin = (uint16_t)(bin % MOP_MAX_BINS)};
+    size_t cap = c->cap ? 2 * c->cap : 8;
+    mop_held *h = realloc(c->held, cap * sizeof *h);
+    if (!h)
+        return -1;
+    c->held = h;
+    c->cap = cap;
     return 0;
+}
+
+static void mop_release(mop_checks *c)
+{
+    c->nheld = 0;
+    c->held_xfer_s = c->held_longest_s = 0.0;
+    c->held_t_end = 0;
 }
 
 uint64_t mop_checks_call_done(mop_checks *c, uint64_t t_enter, uint64_t t_exit,
@@ -55,50 +56,35 @@ uint64_t mop_checks_call_done(mop_checks *c, uint64_t t_enter, uint64_t t_exit,
     /* The interval that holds the call's transfers: the call, stretched to an
      * XFER_END stamped after its exit (another thread's completion seen
      * late), so that no transfer is judged against less than its own interval. */
-    uint64_t t_hi = t_exit;
-    double longest = 0.0;
-    for (size_t i = 0; i < c->nheld; i++) {
-        if (c->held[i].t_end > t_hi)
-            t_hi = c->held[i].t_end;
-        if (c->held[i].xfer_s > longest)
-            longest = c->held[i].xfer_s;
-    }
+    uint64_t t_hi = c->held_t_end > t_exit ? c->held_t_end : t_exit;
     uint64_t ticks = t_hi > t_enter ? t_hi - t_enter : 0;
     double span_s = (double)ticks * s_per_tick;
+    double longest = c->held_longest_s;
+    c->transfers[MOP_CHECK_IN_CALL] += c->nheld;
+    c->xfer_s[MOP_CHECK_IN_CALL] += c->held_xfer_s;
     c->calls++;
     c->call_ticks += ticks;
     c->longest_s += longest;
-    if (longest > span_s) {
+    uint64_t flagged = 0;
+    if (longest > span_s) { /* else none of them is longer than the call */
         c->calls_beyond++;
         c->beyond_s += longest - span_s;
-    }
-    uint64_t flagged = 0;
-    for (size_t i = 0; i < c->nheld; i++) {
-        const mop_held *h = &c->held[i];
-        c->transfers[MOP_CHECK_IN_CALL]++;
-        c->xfer_s[MOP_CHECK_IN_CALL] += h->xfer_s;
-        if (h->xfer_s > span_s) { /* each transfer on its own: they may run concurrently */
-            mop_flag(c, MOP_CHECK_IN_CALL, h->xfer_s, h->xfer_s - span_s, h->fn, h->bin);
-            flagged++;
+        for (size_t i = 0; i < c->nheld; i++) {
+            const mop_held *h = &c->held[i];
+            if (h->xfer_s > span_s) { /* each on its own: they may run concurrently */
+                mop_checks_flag(c, MOP_CHECK_IN_CALL, h->xfer_s, h->xfer_s - span_s, h->fn, h->bin);
+                flagged++;
+            }
         }
     }
-    c->nheld = 0;
+    mop_release(c);
     return flagged;
-}
-
-void mop_checks_across(mop_checks *c, double xfer_s, double span_s, bool exceeds, uint16_t fn,
-                       size_t bin)
-{
-    c->transfers[MOP_CHECK_ACROSS]++;
-    c->xfer_s[MOP_CHECK_ACROSS] += xfer_s;
-    if (exceeds)
-        mop_flag(c, MOP_CHECK_ACROSS, xfer_s, xfer_s > span_s ? xfer_s - span_s : 0.0, fn, bin);
 }
 
 void mop_checks_abandon(mop_checks *c)
 {
     c->unchecked += c->nheld;
-    c->nheld = 0;
+    mop_release(c);
 }
 
 static void mop_flagged_merge(mop_flagged *dst, const mop_flagged *src)

@@ -65,24 +65,57 @@ typedef struct mop_checks {
     uint64_t unchecked;
     mop_held *held; /* the open call's in-call transfers */
     size_t nheld, cap;
+    double held_xfer_s, held_longest_s; /* their sum and maximum */
+    uint64_t held_t_end;                /* their latest XFER_END */
 } mop_checks;
 
 /* A zeroed mop_checks is ready; this frees what holding transfers allocated. */
 void mop_checks_free(mop_checks *c);
 
-/* An in-call transfer of the open call; judged at mop_checks_call_done.
- * Returns 0, or -1 when out of memory (then it is counted unchecked). */
-int mop_checks_hold(mop_checks *c, double xfer_s, uint64_t t_end, uint16_t fn, size_t bin);
+/* Room for one more held transfer: 0, or -1 when out of memory. */
+int mop_checks_grow(mop_checks *c);
+
+/* An in-call transfer of the open call (bin < MOP_MAX_BINS); judged at
+ * mop_checks_call_done. Returns 0, or -1 when out of memory (then it is
+ * counted unchecked). Inline: it runs for every blocking call's transfers. */
+static inline int mop_checks_hold(mop_checks *c, double xfer_s, uint64_t t_end, uint16_t fn,
+                                  size_t bin)
+{
+    if (c->nheld == c->cap && mop_checks_grow(c) != 0) {
+        c->unchecked++;
+        return -1;
+    }
+    c->held[c->nheld++] = (mop_held){.xfer_s = xfer_s, .t_end = t_end, .fn = fn,
+                                     .bin = (uint16_t)bin};
+    c->held_xfer_s += xfer_s;
+    if (xfer_s > c->held_longest_s)
+        c->held_longest_s = xfer_s;
+    if (t_end > c->held_t_end)
+        c->held_t_end = t_end;
+    return 0;
+}
 
 /* The outermost call [t_enter, t_exit] closed: judges the transfers it held.
  * Returns how many it flagged. */
 uint64_t mop_checks_call_done(mop_checks *c, uint64_t t_enter, uint64_t t_exit,
                               double s_per_tick);
 
-/* An across-calls transfer whose events lie span_s apart; `exceeds` when its
- * bounds were clamped (xfer_time > span, mop_bounds.clamped). */
-void mop_checks_across(mop_checks *c, double xfer_s, double span_s, bool exceeds, uint16_t fn,
-                       size_t bin);
+/* Counts a flagged transfer (bin < MOP_MAX_BINS) in the totals and breakdowns. */
+void mop_checks_flag(mop_checks *c, mop_check which, double xfer_s, double excess_s,
+                     uint16_t fn, size_t bin);
+
+/* An across-calls transfer (bin < MOP_MAX_BINS) whose events lie span_s
+ * apart; `exceeds` when its bounds were clamped (xfer_time > span,
+ * mop_bounds.clamped). Inline, like mop_checks_hold. */
+static inline void mop_checks_across(mop_checks *c, double xfer_s, double span_s, bool exceeds,
+                                     uint16_t fn, size_t bin)
+{
+    c->transfers[MOP_CHECK_ACROSS]++;
+    c->xfer_s[MOP_CHECK_ACROSS] += xfer_s;
+    if (exceeds)
+        mop_checks_flag(c, MOP_CHECK_ACROSS, xfer_s, xfer_s > span_s ? xfer_s - span_s : 0.0,
+                        fn, bin);
+}
 
 /* The open call will never exit (end of the program): what it held is unchecked. */
 void mop_checks_abandon(mop_checks *c);

@@ -478,7 +478,7 @@ static void mop_on_exit(mop_process *p, const mop_event *e)
 {
     bool outermost = p->clock.depth == 1;
     uint64_t ticks = mop_clock_exit(&p->clock, e->t);
-    if (outermost)
+    if (outermost && p->checks.nheld) /* most calls hold no in-call transfer */
         p->counters.xfer_exceeds_call +=
             mop_checks_call_done(&p->checks, p->clock.t_enter, e->t, p->cfg.s_per_tick);
     if (!outermost || !p->call_monitored)
