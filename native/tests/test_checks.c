@@ -32,21 +32,20 @@ static mop_event ev(mop_event_type type, uint64_t t, uint64_t key, int64_t bytes
 #define INCALL(t, bytes, kind, fn) ev(MOP_EV_INCALL, t, 0, bytes, kind, fn)
 #define PCONTROL(t_, level) ((mop_event){.type = MOP_EV_PCONTROL, .t = (t_), .arg = (level)})
 
-/* 2 us at 0 B, 10 us at 4 KiB, linear between: 1 KiB 4 us, 2 KiB 6 us. */
-static void fill(mop_xfer_table *t)
+/* The table of every test: 2 us at 0 B, 10 us at 4 KiB, linear between:
+ * 1 KiB 4 us, 2 KiB 6 us. Ticks are nanoseconds. */
+static mop_xfer_table table;
+static const mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9};
+
+static void start(mop_process *p)
 {
-    mop_xfer_table_init(t);
-    mop_xfer_table_add(t, MOP_XFER_INTRA, 0, 2e-6);
-    mop_xfer_table_add(t, MOP_XFER_INTRA, 4096, 10e-6);
+    CHECK(mop_process_init(p, &cfg) == 0);
 }
 
 static void test_counting(void)
 {
-    mop_xfer_table t;
-    fill(&t);
-    mop_process_config cfg = {.table = &t, .s_per_tick = 1e-9};
     static mop_process p;
-    CHECK(mop_process_init(&p, &cfg) == 0);
+    start(&p);
     const mop_event e[] = {
         /* MPI_Send of 1 KiB (4 us) in a 10 us call: fits */
         ENTER(0, FN_SEND), INCALL(0, 1024, MOP_KIND_SEND, FN_SEND), EXIT(10000),
@@ -116,7 +115,7 @@ static void test_counting(void)
 
     /* two threads of one rank: every figure doubles */
     static mop_process agg;
-    CHECK(mop_process_init(&agg, &cfg) == 0);
+    start(&agg);
     mop_process_merge(&agg, &p);
     mop_process_merge(&agg, &p);
     CHECK(agg.checks.calls == 8 && agg.checks.calls_beyond == 4);
@@ -158,7 +157,6 @@ static void test_counting(void)
     CHECK(strstr(buf, "\"xfer_exceeds_call\":2") != NULL);
     free(buf);
     mop_process_free(&p);
-    mop_xfer_table_free(&t);
 }
 
 /* A request completed by another thread while the posting one is still in
@@ -167,11 +165,8 @@ static void test_counting(void)
  * against the call alone. */
 static void test_late_foreign_end(void)
 {
-    mop_xfer_table t;
-    fill(&t);
-    mop_process_config cfg = {.table = &t, .s_per_tick = 1e-9};
     static mop_process p;
-    CHECK(mop_process_init(&p, &cfg) == 0);
+    start(&p);
     mop_event end = ev(MOP_EV_END, 215000, 5, -1, 0, 0);
     end.arg = 2; /* seen by thread 2 */
     const mop_event e[] = {
@@ -186,18 +181,14 @@ static void test_late_foreign_end(void)
     CHECK(p.checks.flagged[MOP_CHECK_IN_CALL].transfers == 0);
     CHECK(p.checks.beyond_s == 0.0);
     mop_process_free(&p);
-    mop_xfer_table_free(&t);
 }
 
 /* A correct table on sequential blocking calls that last at least their
  * transfer: nothing is flagged, nothing is beyond the wall clock. */
 static void test_no_false_alarm(void)
 {
-    mop_xfer_table t;
-    fill(&t);
-    mop_process_config cfg = {.table = &t, .s_per_tick = 1e-9};
     static mop_process p;
-    CHECK(mop_process_init(&p, &cfg) == 0);
+    start(&p);
     uint64_t now = 0;
     for (int i = 0; i < 100; i++) {
         int64_t bytes = (int64_t)(i * 41) % 4097;
@@ -217,13 +208,16 @@ static void test_no_false_alarm(void)
     /* the two transfers of each call together exceed it; that is no alarm */
     CHECK(p.checks.xfer_s[MOP_CHECK_IN_CALL] > (double)p.checks.call_ticks * 1e-9);
     mop_process_free(&p);
-    mop_xfer_table_free(&t);
 }
 
 int main(void)
 {
+    mop_xfer_table_init(&table);
+    mop_xfer_table_add(&table, MOP_XFER_INTRA, 0, 2e-6);
+    mop_xfer_table_add(&table, MOP_XFER_INTRA, 4096, 10e-6);
     test_counting();
     test_late_foreign_end();
     test_no_false_alarm();
+    mop_xfer_table_free(&table);
     return TEST_RESULT();
 }

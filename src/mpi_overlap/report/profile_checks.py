@@ -11,6 +11,7 @@ the overlap tables. Grids come from profile_table, so both outputs show the same
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -119,81 +120,68 @@ def summary_grid(c: dict[str, Any], label: str, *, explain: bool) -> Grid:
     )
 
 
+# Columns of the per-rank and breakdown grids: header, field, format.
+Column = tuple[str, str, Callable[[Any], str]]
+RANK_COLUMNS: tuple[Column, ...] = (
+    ("rank", "rank", str),
+    ("transfer time", "xfer_s", ftime),
+    ("MPI call time", "call_s", ftime),
+    ("in-call transfer time", "in_call_xfer_s", ftime),
+    ("calls holding them", "in_call_calls", fint),
+    ("their time", "in_call_call_s", ftime),
+    ("longest per call, summed", "in_call_longest_s", ftime),
+    ("flagged", "flagged_transfers", fint),
+    ("flagged % of transfer time", "flagged_pct", fpct),
+    ("beyond wall clock", "beyond_s", ftime),
+)
+CELL_COLUMNS: tuple[Column, ...] = (
+    ("check", "check", str),
+    ("flagged", "transfers", fint),
+    ("flagged time", "xfer_s", ftime),
+    ("% of its transfer time", "pct", fpct),
+    ("excess", "excess_s", ftime),
+    ("ranks", "ranks", rank_list),
+)
+
+
+def _table(entries: list[dict[str, Any]], columns: tuple[Column, ...]) -> list[tuple[str, ...]]:
+    return [tuple(fmt(e[key]) for _, key, fmt in columns) for e in entries]
+
+
 def rank_grid(c: dict[str, Any], label: str, limit: int | None) -> Grid:
     ranks = list(c["ranks"])
-    note = None
+    note = (
+        "in-call transfers of one call may run at once (MPI_Sendrecv): only each call's "
+        "longest must fit the call"
+    )
     if limit is not None and len(ranks) > limit:
         ranks = sorted(ranks, key=lambda r: (-r["beyond_s"], -r["flagged_xfer_s"], r["rank"]))
         ranks = sorted(ranks[:limit], key=lambda r: r["rank"])
         note = f"the {limit} ranks furthest beyond the wall clock; report.html lists all"
-    rows = [
-        (
-            str(r["rank"]),
-            ftime(r["xfer_s"]),
-            ftime(r["call_s"]),
-            ftime(r["in_call_xfer_s"]),
-            fint(r["in_call_calls"]),
-            ftime(r["in_call_call_s"]),
-            ftime(r["in_call_longest_s"]),
-            fint(r["flagged_transfers"]),
-            fpct(r["flagged_pct"]),
-            ftime(r["beyond_s"]),
-        )
-        for r in ranks
-    ]
     return Grid(
         f"{label} — checks on the bounds per rank",
-        (
-            "rank",
-            "transfer time",
-            "MPI call time",
-            "in-call transfer time",
-            "calls holding them",
-            "their time",
-            "longest per call, summed",
-            "flagged",
-            "flagged % of transfer time",
-            "beyond wall clock",
-        ),
-        rows,
-        note=note
-        or "in-call transfers of one call may run at once (MPI_Sendrecv): only each call's "
-        "longest must fit the call",
+        tuple(h for h, _, _ in RANK_COLUMNS),
+        _table(ranks, RANK_COLUMNS),
+        note=note,
     )
 
 
 def breakdown_grid(c: dict[str, Any], label: str, key: str, limit: int | None) -> Grid:
+    """Flagged transfers per posting function (key "functions") or size bin ("bins")."""
     entries = list(c["by_function" if key == "functions" else "by_bin"])
     note = None
     if limit is not None and len(entries) > limit:
         note = f"top {limit} of {len(entries)}; report.html lists all"
         entries = entries[:limit]
-    rows = [
-        (
-            e["fn"] if key == "functions" else e["label"],
-            e["check"],
-            fint(e["transfers"]),
-            ftime(e["xfer_s"]),
-            fpct(e["pct"]),
-            ftime(e["excess_s"]),
-            rank_list(e["ranks"]),
-        )
-        for e in entries
-    ]
+    first: Column = ("function", "fn", str) if key == "functions" else ("size", "label", str)
+    columns = (first, *CELL_COLUMNS)
+    rows = _table(entries, columns)
     what = "MPI function (posting)" if key == "functions" else "size"
     return Grid(
         f"{label} — flagged transfers by {what}",
-        (
-            "function" if key == "functions" else "size",
-            "check",
-            "flagged",
-            "flagged time",
-            "% of its transfer time",
-            "excess",
-            "ranks",
-        ),
+        tuple(h for h, _, _ in columns),
         rows,
-        left=(0, 1, 6),
+        left=(0, 1, len(columns) - 1),
         note=note or (None if rows else "none flagged"),
     )
 
