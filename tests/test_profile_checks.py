@@ -120,6 +120,7 @@ def test_sums_shares_and_breakdowns() -> None:
     assert r0["flagged_pct"] == pytest.approx(100 / 3)
     assert (r0["in_call_xfer_s"], r0["in_call_call_s"], r0["in_call_longest_s"]) == (
         0.25, 0.0625, 0.25)
+    assert (r0["in_call_calls"], r0["in_call_calls_beyond"]) == (8, 4)
     assert (r1["flagged_transfers"], r1["flagged_pct"], r1["beyond_s"]) == (0, 0.0, 0.0)
     # equal flagged time: by name; shares of the function's own transfer time
     assert [(e["fn"], e["check"], e["pct"], e["ranks"]) for e in c["by_function"]] == [
@@ -138,8 +139,8 @@ def test_headline_says_plainly_what_failed_and_what_to_do() -> None:
         "250 ms) do not fit the interval that held them: 4 in-call transfers longer than "
         "their call and 1 across-call transfers longer than the time from their post to "
         "their completion; on rank 0 the table puts 156 ms of transfer time beyond what "
-        "the wall clock allows (its in-call transfers take 250 ms by the table, in calls "
-        "that lasted 62.5 ms).")
+        "the wall clock allows (4 of its 8 calls holding in-call transfers were shorter "
+        "than their longest transfer).")
     for words in ("overstates", "moved outside the call", "not trustworthy", "Recalibrate",
                   "early arrival"):
         assert words in checks

@@ -91,6 +91,7 @@ def _rank_entry(doc: dict[str, Any], rank: dict[str, Any]) -> dict[str, Any]:
         "call_s": rank["call_s"],
         "in_call_xfer_s": inc["xfer_s"],
         "in_call_calls": int(inc["calls"]),
+        "in_call_calls_beyond": int(inc["calls_beyond"]),
         "in_call_call_s": inc["call_s"],
         "in_call_longest_s": inc["longest_s"],
         "flagged_transfers": int(inc["flagged_transfers"] + acr["flagged_transfers"]),
@@ -169,10 +170,10 @@ def check_finding(checks: dict[str, Any]) -> str | None:
     where = ""
     if worst is not None and worst["beyond_s"] > 0:
         held = ""
-        if worst["in_call_calls"]:
+        if worst["in_call_calls_beyond"]:
             held = (
-                f" (its in-call transfers take {fmt_time(worst['in_call_xfer_s'])} by the "
-                f"table, in calls that lasted {fmt_time(worst['in_call_call_s'])})"
+                f" ({worst['in_call_calls_beyond']:,} of its {worst['in_call_calls']:,} calls "
+                "holding in-call transfers were shorter than their longest transfer)"
             )
         where = (
             f"; on rank {worst['rank']} the table puts {fmt_time(worst['beyond_s'])} of "

@@ -130,6 +130,7 @@ RANK_COLUMNS: tuple[Column, ...] = (
     ("calls holding them", "in_call_calls", fint),
     ("their time", "in_call_call_s", ftime),
     ("longest per call, summed", "in_call_longest_s", ftime),
+    ("calls shorter than their longest", "in_call_calls_beyond", fint),
     ("flagged", "flagged_transfers", fint),
     ("flagged % of transfer time", "flagged_pct", fpct),
     ("beyond wall clock", "beyond_s", ftime),
