@@ -34,6 +34,14 @@ silent or was changed afterwards:
 * `free` of an outstanding MPI_PROC_NULL (`null`) request is not counted in `freed_active`
   (as at `finish`, where it is not counted in `unfinished`).
 
+The checks on the bounds (docs/method.md, "Checks on the bounds") are kept as that section
+states them: an in-call transfer is judged at the exit of the outermost call that holds it,
+against that call's time (stretched to its own end event, should that lie later), each
+transfer on its own; per call, the longest transfer against the call's time gives the
+`beyond` sums; an across-calls transfer is flagged where its bounds were clamped
+(`xfer_exceeds_span`), its excess being xfer − (end − begin). In-call transfers outside
+any call, or in a call still open at `finish`, are `unchecked`.
+
 Three event forms describe completion paths beyond a plain Wait (docs/profiler.md,
 "Completion paths"):
 
@@ -79,7 +87,10 @@ COUNTERS = (
     "unfinished",
 )
 # Counters mop_replay has beyond the specification that the reference also keeps.
-EXTRA_COUNTERS = ("xfer_exceeds_span", "handle_shared", "grequest_completions")
+EXTRA_COUNTERS = ("xfer_exceeds_span", "xfer_exceeds_call", "handle_shared",
+                  "grequest_completions")
+# The checks on the bounds, in the order the profile lists them: named after their case.
+CHECKS = (IN_CALL, ACROSS)
 # Kinds of requests that move no data: tracked only to recognise their completion.
 NO_DATA = ("null", "greq")
 
@@ -244,6 +255,96 @@ class _RegionAcc(_Acc):
 
 
 @dataclass
+class _Flagged:
+    transfers: int = 0
+    xfer: float = 0.0
+    excess: float = 0.0
+
+    def add(self, xfer: float, excess: float) -> None:
+        self.transfers += 1
+        self.xfer += xfer
+        self.excess += excess
+
+    def fields(self) -> dict[str, Any]:
+        return {"transfers": self.transfers, "xfer_s": self.xfer, "excess_s": self.excess}
+
+
+Bin = tuple[int, int | None]
+
+
+@dataclass
+class _Checks:
+    """The checks on the bounds of one stream (see the module docstring)."""
+
+    judged: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CHECKS, 0))
+    judged_xfer: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CHECKS, 0.0))
+    flagged: dict[str, _Flagged] = field(default_factory=lambda: {c: _Flagged() for c in CHECKS})
+    by_fn: dict[tuple[str, str], _Flagged] = field(default_factory=dict)
+    by_bin: dict[tuple[Bin, str], _Flagged] = field(default_factory=dict)
+    calls: int = 0
+    call_ns: int = 0
+    longest: float = 0.0
+    calls_beyond: int = 0
+    beyond: float = 0.0
+    unchecked: int = 0
+    held: list[tuple[float, int, str, Bin]] = field(default_factory=list)
+
+    def _flag(self, check: str, xfer: float, excess: float, fn: str, b: Bin) -> None:
+        self.flagged[check].add(xfer, excess)
+        self.by_fn.setdefault((fn, check), _Flagged()).add(xfer, excess)
+        self.by_bin.setdefault((b, check), _Flagged()).add(xfer, excess)
+
+    def across(self, xfer: float, span_ns: int, exceeds: bool, fn: str, b: Bin) -> None:
+        self.judged[ACROSS] += 1
+        self.judged_xfer[ACROSS] += xfer
+        if exceeds:
+            self._flag(ACROSS, xfer, max(0.0, xfer - span_ns * NS), fn, b)
+
+    def call_done(self, t_enter: int, t_exit: int) -> int:
+        """The outermost call [t_enter, t_exit] ended: judge what it held; how many flagged."""
+        if not self.held:
+            return 0
+        span_ns = max(t_exit, *(t_end for _, t_end, _, _ in self.held)) - t_enter
+        span = span_ns * NS
+        longest = max(x for x, _, _, _ in self.held)
+        self.calls += 1
+        self.call_ns += span_ns
+        self.longest += longest
+        if longest > span:
+            self.calls_beyond += 1
+            self.beyond += longest - span
+        flagged = 0
+        for xfer, _, fn, b in self.held:
+            self.judged[IN_CALL] += 1
+            self.judged_xfer[IN_CALL] += xfer
+            if xfer > span:
+                self._flag(IN_CALL, xfer, xfer - span, fn, b)
+                flagged += 1
+        self.held = []
+        return flagged
+
+    def document(self) -> dict[str, Any]:
+        def rows(cells: dict[Any, _Flagged], name: Callable[[Any], dict[str, Any]],
+                 order: Callable[[Any], Any]) -> list[dict[str, Any]]:
+            keys = sorted(cells, key=lambda k: (order(k[0]), CHECKS.index(k[1])))
+            return [{**name(k[0]), "check": k[1], **cells[k].fields()} for k in keys]
+
+        return {
+            "in_call": {"transfers": self.judged[IN_CALL], "xfer_s": self.judged_xfer[IN_CALL],
+                        "calls": self.calls, "call_s": self.call_ns * NS,
+                        "longest_s": self.longest, "flagged": self.flagged[IN_CALL].fields(),
+                        "calls_beyond": self.calls_beyond, "beyond_s": self.beyond,
+                        "unchecked": self.unchecked + len(self.held)},
+            "across_calls": {"transfers": self.judged[ACROSS],
+                             "xfer_s": self.judged_xfer[ACROSS],
+                             "flagged": self.flagged[ACROSS].fields()},
+            "beyond_s": self.beyond + self.flagged[ACROSS].excess,
+            "by_function": rows(self.by_fn, lambda fn: {"fn": fn}, lambda fn: fn),
+            "by_bin": rows(self.by_bin, lambda b: {"lo": b[0], "hi": b[1]}, lambda b: b[0]),
+        }
+
+
+@dataclass
 class Reference:
     """Consumes events one at a time; `document()` gives mop_replay's JSON structure."""
 
@@ -273,6 +374,7 @@ class Reference:
     by_bin: dict[tuple[int, int | None], _Acc] = field(default_factory=dict)
     by_fn: dict[str, _FnAcc] = field(default_factory=dict)
     by_region: dict[str, _RegionAcc] = field(default_factory=dict)
+    checks: _Checks = field(default_factory=_Checks)
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -303,13 +405,24 @@ class Reference:
         self.comp_mark = t
 
     def _emit(self, key: int | None, nbytes: int, kind: str, fn: str, region: str, case: str,
-              mn_of: Callable[[float], tuple[float, float]], monitored: bool) -> None:
-        """Record one transfer; `mn_of(xfer)` gives its (min, max) bounds."""
+              mn_of: Callable[[float], tuple[float, float]], monitored: bool,
+              t_begin: int = 0, t_end: int = 0) -> None:
+        """Record one transfer; `mn_of(xfer)` gives its (min, max) bounds; t_begin and t_end
+        are its events (t_end alone for in-call transfers) for the checks on the bounds."""
         xfer = self.table().time(nbytes)
         if not monitored:
             self.counters["unmonitored_transfers"] += 1
             return
+        clamped_before = self.counters["xfer_exceeds_span"]
         mn, mx = mn_of(xfer)
+        b = bin_of(nbytes, self.edges)
+        if case == ACROSS:
+            self.checks.across(xfer, t_end - t_begin,
+                               self.counters["xfer_exceeds_span"] > clamped_before, fn, b)
+        elif case == IN_CALL and self.depth > 0:
+            self.checks.held.append((xfer, t_end, fn, b))
+        elif case == IN_CALL:
+            self.checks.unchecked += 1
         self.transfers.append({"key": key, "bytes": nbytes, "kind": kind, "fn": fn,
                                "region": region, "case": case, "xfer_s": xfer,
                                "min_s": mn, "max_s": mx})
@@ -398,6 +511,7 @@ class Reference:
         self.depth -= 1
         if self.depth > 0:
             return
+        self.counters["xfer_exceeds_call"] += self.checks.call_done(self.call_enter, t)
         if self.call_monitored:
             dt = t - self.call_enter
             assert self.call_fn is not None
@@ -435,7 +549,7 @@ class Reference:
 
     def _on_incall(self, t: int, nbytes: int, kind: str, fn: str) -> None:
         self._emit(None, nbytes, kind, fn, self.region, IN_CALL, lambda x: (0.0, 0.0),
-                   self.monitoring)
+                   self.monitoring, t_end=t)
 
     def _on_end(self, t: int, key: int, nbytes: int, cancelled: bool = False,
                 query: bool = False) -> None:
@@ -484,7 +598,7 @@ class Reference:
         final = nbytes if tr.kind == "recv" and nbytes >= 0 else tr.nbytes
         if tr.call_seq is not None and self.depth > 0 and tr.call_seq == self.call_seq:
             self._emit(key, final, tr.kind, tr.fn, tr.region, IN_CALL, lambda x: (0.0, 0.0),
-                       tr.monitored)
+                       tr.monitored, t_end=t)
             return
         comp = (self.comp_clock - tr.comp_at_begin) * NS
         noncomp = (t - tr.t_begin) * NS - comp
@@ -498,7 +612,8 @@ class Reference:
                 mn = mx
             return mn, mx
 
-        self._emit(key, final, tr.kind, tr.fn, tr.region, ACROSS, bounds, tr.monitored)
+        self._emit(key, final, tr.kind, tr.fn, tr.region, ACROSS, bounds, tr.monitored,
+                   t_begin=tr.t_begin, t_end=t)
 
     def _on_pinit(self, key: int, nbytes: int, kind: str, fn: str) -> None:
         self.persistent[key] = (nbytes, kind, fn)
@@ -524,6 +639,8 @@ class Reference:
             self.counters["free_unknown"] += 1
 
     def _on_finish(self, t: int) -> None:
+        self.checks.unchecked += len(self.checks.held)  # a call that never exits
+        self.checks.held = []
         for key in sorted(self.active):
             for tr in self.active.pop(key):
                 if tr.kind not in NO_DATA and not tr.done:
@@ -552,8 +669,8 @@ class Reference:
                 by_region.append({"region": name, "comp_s": racc.comp_ns * NS,
                                   "call_s": racc.call_ns * NS, **racc.fields()})
         return {"totals": totals, "cases": dict(self.cases), "by_bin": by_bin,
-                "by_function": by_function, "by_region": by_region,
-                "counters": dict(self.counters)}
+                "by_function": by_function, "checks": self.checks.document(),
+                "by_region": by_region, "counters": dict(self.counters)}
 
     def document(self) -> dict[str, Any]:
         return {"transfers": list(self.transfers), "profile": self.profile()}

@@ -171,6 +171,36 @@ def check_invariants(doc: dict[str, Any]) -> None:
         assert r["transfers"] == sum(1 for t in trs if t["region"] == r["region"])
     for name in COUNTERS:
         assert isinstance(prof["counters"][name], int) and prof["counters"][name] >= 0, name
+    check_checks(prof, trs)
+
+
+def check_checks(prof: dict[str, Any], trs: list[dict[str, Any]]) -> None:
+    """The checks on the bounds: parts add up, flagged ⊆ judged ⊆ the case's transfers."""
+    checks, counters = prof["checks"], prof["counters"]
+    inc, acr = checks["in_call"], checks["across_calls"]
+    n_in = sum(1 for t in trs if t["case"] == "in-call")
+    assert inc["transfers"] + inc["unchecked"] == n_in
+    assert acr["transfers"] == sum(1 for t in trs if t["case"] == "across-calls")
+    assert inc["flagged"]["transfers"] == counters["xfer_exceeds_call"]
+    assert acr["flagged"]["transfers"] == counters["xfer_exceeds_span"]
+    assert inc["calls_beyond"] <= inc["calls"] <= inc["transfers"]
+    assert (inc["calls_beyond"] == 0) == (inc["flagged"]["transfers"] == 0)
+    for part in (inc, acr):
+        f = part["flagged"]
+        assert f["transfers"] <= part["transfers"]
+        assert 0 <= f["excess_s"] <= f["xfer_s"] * (1 + REL) + ABS
+        assert f["xfer_s"] <= part["xfer_s"] * (1 + REL) + ABS
+    # a call's longest transfer is one of its own; beyond it holds at most the flagged excess
+    assert inc["longest_s"] <= inc["xfer_s"] * (1 + REL) + ABS
+    assert 0 <= inc["beyond_s"] <= inc["flagged"]["excess_s"] * (1 + REL) + ABS
+    assert close(checks["beyond_s"], inc["beyond_s"] + acr["flagged"]["excess_s"])
+    for what in ("by_function", "by_bin"):
+        for check, part in (("in-call", inc), ("across-calls", acr)):
+            rows = [r for r in checks[what] if r["check"] == check]
+            assert all(r["transfers"] >= 1 for r in rows), (what, rows)
+            assert sum(r["transfers"] for r in rows) == part["flagged"]["transfers"], what
+            for fld in ("xfer_s", "excess_s"):
+                assert close(math.fsum(r[fld] for r in rows), part["flagged"][fld]), (what, fld)
 
 
 # ---------------------------------------------------------------------------------------
@@ -391,6 +421,12 @@ def test_true_overlap_within_bounds(impl: Runner, seed: int) -> None:
         assert got["min_s"] <= truth.overlap + ABS, where
         assert truth.overlap <= got["max_s"] + ABS, where
     check_invariants(doc)
+    # The table is right and every transfer lies inside its events: the checks on the
+    # bounds must stay silent (no false alarm), however the transfers of a call overlap.
+    checks = doc["profile"]["checks"]
+    assert checks["in_call"]["flagged"]["transfers"] == 0, to_text(sim.events)
+    assert checks["across_calls"]["flagged"]["transfers"] == 0, to_text(sim.events)
+    assert checks["beyond_s"] == 0, to_text(sim.events)
     if impl is not process:
         assert_same(doc, process(sim.events), sim.events)
 
@@ -503,6 +539,49 @@ def test_worked_in_call(impl: Runner) -> None:
                                                                    "MPI_Sendrecv": 1}
     assert close(prof["totals"]["call_s"], 550e-9) and close(prof["totals"]["comp_s"], 500e-9)
     assert prof["cases"] == {"in-call": 2, "across-calls": 0, "begin-only": 0, "end-only": 0}
+
+
+def test_worked_checks(impl: Runner) -> None:
+    # table 0 B 2 µs, 4096 B 10 µs. MPI_Sendrecv of 2 KiB out (6 µs) and 1 KiB in (4 µs) in
+    # a 5 µs call: the send is flagged (1 µs over), the receive not; the call is 1 µs short
+    # of its longest transfer (not 5 µs short of their sum: they may run at once).
+    # MPI_Recv of 4 KiB (10 µs) in 3 µs: 7 µs. MPI_Isend of 4 KiB waited for 3 µs after
+    # its post: across calls, 7 µs over. A blocking send left open at the end: unchecked.
+    doc = impl(ev("""table 0 2e-06
+        table 4096 1e-05
+        enter 0 MPI_Sendrecv
+        incall 0 2048 send MPI_Sendrecv
+        incall 0 1024 recv MPI_Sendrecv
+        exit 5000
+        enter 6000 MPI_Recv
+        incall 6000 4096 recv MPI_Recv
+        exit 9000
+        enter 10000 MPI_Isend
+        begin 10000 3 4096 send MPI_Isend
+        exit 11000
+        enter 12000 MPI_Wait
+        end 13000 3 -1
+        exit 13000
+        enter 20000 MPI_Send
+        incall 20000 0 send MPI_Send
+        finish 20000"""))
+    checks = doc["profile"]["checks"]
+    inc, acr = checks["in_call"], checks["across_calls"]
+    assert (inc["transfers"], inc["calls"], inc["calls_beyond"], inc["unchecked"]) == (3, 2, 2, 1)
+    assert close(inc["xfer_s"], 20 * US) and close(inc["call_s"], 8 * US)
+    assert close(inc["longest_s"], 16 * US) and close(inc["beyond_s"], 8 * US)
+    assert inc["flagged"]["transfers"] == 2 and close(inc["flagged"]["xfer_s"], 16 * US)
+    assert close(inc["flagged"]["excess_s"], 8 * US)
+    assert acr["transfers"] == 1 and acr["flagged"]["transfers"] == 1
+    assert close(acr["flagged"]["excess_s"], 7 * US)
+    assert close(checks["beyond_s"], 15 * US)
+    assert [(r["fn"], r["check"], r["transfers"]) for r in checks["by_function"]] == [
+        ("MPI_Isend", "across-calls", 1), ("MPI_Recv", "in-call", 1),
+        ("MPI_Sendrecv", "in-call", 1)]
+    assert [(r["lo"], r["check"]) for r in checks["by_bin"]] == [
+        (2048, "in-call"), (4096, "in-call"), (4096, "across-calls")]
+    assert doc["profile"]["counters"]["xfer_exceeds_call"] == 2
+    check_invariants(doc)
 
 
 def test_worked_table_lookup(impl: Runner) -> None:

@@ -101,6 +101,10 @@ COUNTERS = {
 # the second is a shared handle. MPICH and Intel MPI return distinct ones.
 HANDLE_SHARED = {"openmpi": 1}
 BOOKKEEPING = {"events", "flushes", "outstanding_peak", "table_extrapolated"}
+# In-call transfers longer than their call depend on this run's timing against the table
+# (a blocking eager send may return before its data has arrived, a receive find its data
+# there already): counted, not predictable. Across calls, 5 ms of computation leaves room.
+TIMING_NOTES = {"xfer_exceeds_call"}
 
 # Calls of functions that post no transfer, per rank and repetition (Request_free: 2 in
 # persistent, 2 in partitioned, 1 in free_active; Mprobe: mprobe and proc_null, and one
@@ -174,11 +178,13 @@ def test_counters_exact_and_nothing_else_unattributed(profiled):
     want = {name: REPS * n for name, n in COUNTERS.items()}
     want["handle_shared"] = REPS * HANDLE_SHARED.get(toolchain, 0)
     for p in _ranks(run):
-        got = {k: v for k, v in p["counters"].items() if k not in BOOKKEEPING and v}
+        got = {k: v for k, v in p["counters"].items()
+               if k not in BOOKKEEPING | TIMING_NOTES and v}
         assert got == {k: v for k, v in want.items() if v}
     # the report: only the freed send and the unseen receive are not attributed precisely
     analysis = json.loads((run_dir / "analysis.json").read_text())
-    unattributed = {n["name"]: n["count"] for n in analysis["unattributed"]}
+    unattributed = {n["name"]: n["count"] for n in analysis["unattributed"]
+                    if n["name"] not in TIMING_NOTES}
     assert unattributed == {BEGIN_ONLY: 2 * REPS, END_ONLY: 2 * REPS, "freed_active": 2 * REPS}
 
 

@@ -23,6 +23,7 @@ int mop_process_init(mop_process *p, const mop_process_config *cfg)
 void mop_process_free(mop_process *p)
 {
     mop_requests_free(&p->reqs);
+    mop_checks_free(&p->checks);
 }
 
 int mop_process_copy(mop_process *dst, const mop_process *src)
@@ -122,6 +123,22 @@ static void mop_acc_merge(mop_acc *a, const mop_acc *b)
     a->max_s += b->max_s;
 }
 
+/* The checks on the bounds (mop_checks.h): an across-calls transfer is
+ * judged now, an in-call one when its call exits (its span is not known yet). */
+static void mop_judge(mop_process *p, const mop_transfer *tr, size_t bin)
+{
+    if (tr->b.kase == MOP_CASE_ACROSS) {
+        uint64_t span = tr->t_end > tr->t_begin ? tr->t_end - tr->t_begin : 0;
+        mop_checks_across(&p->checks, tr->b.xfer_s, (double)span * p->cfg.s_per_tick,
+                          tr->b.clamped, tr->fn, bin);
+    } else if (tr->b.kase == MOP_CASE_IN_CALL) {
+        if (p->clock.depth == 0) /* no call holds it (a malformed replay stream) */
+            p->checks.unchecked++;
+        else if (mop_checks_hold(&p->checks, tr->b.xfer_s, tr->t_end, tr->fn, bin) != 0)
+            p->counters.out_of_memory++;
+    }
+}
+
 /* A transfer is closed: count it where it belongs, or only count that it was
  * not monitored. */
 static void mop_account(mop_process *p, const mop_transfer *tr, bool monitored)
@@ -132,9 +149,11 @@ static void mop_account(mop_process *p, const mop_transfer *tr, bool monitored)
     }
     if (tr->b.clamped)
         p->counters.xfer_exceeds_span++;
+    size_t bin = mop_bin_of(p, tr->bytes > 0 ? (uint64_t)tr->bytes : 0);
+    mop_judge(p, tr, bin);
     mop_acc_add(&p->total, &tr->b);
     p->cases[tr->b.kase]++;
-    mop_acc_add(&p->bins[mop_bin_of(p, tr->bytes > 0 ? (uint64_t)tr->bytes : 0)], &tr->b);
+    mop_acc_add(&p->bins[bin], &tr->b);
     mop_acc_add(&p->fns[tr->fn % MOP_MAX_FN].x, &tr->b);
     mop_acc_add(&p->regions[tr->region % MOP_MAX_REGIONS].x, &tr->b);
     if (p->cfg.on_transfer)
@@ -465,6 +484,9 @@ static void mop_on_exit(mop_process *p, const mop_event *e)
 {
     bool outermost = p->clock.depth == 1;
     uint64_t ticks = mop_clock_exit(&p->clock, e->t);
+    if (outermost && p->checks.nheld) /* most calls hold no in-call transfer */
+        p->counters.xfer_exceeds_call +=
+            mop_checks_call_done(&p->checks, p->clock.t_enter, e->t, p->cfg.s_per_tick);
     if (!outermost || !p->call_monitored)
         return;
     p->call_ticks += ticks;
@@ -501,6 +523,9 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
 
 void mop_process_finish(mop_process *p)
 {
+    /* A call still open at the end never exits: its in-call transfers stay
+     * unjudged (the begin-only ones closed below are in no check). */
+    mop_checks_abandon(&p->checks);
     size_t n = 0;
     uint64_t *keys = mop_requests_active_keys(&p->reqs, &n);
     if (!keys) {
@@ -553,6 +578,7 @@ void mop_process_merge(mop_process *dst, const mop_process *src)
         dst->regions[i].comp_ticks += src->regions[i].comp_ticks;
         dst->regions[i].call_ticks += src->regions[i].call_ticks;
     }
+    mop_checks_merge(&dst->checks, &src->checks);
 #define MOP_COUNTER_MERGE(name) dst->counters.name += src->counters.name;
     MOP_COUNTERS(MOP_COUNTER_MERGE)
 #undef MOP_COUNTER_MERGE

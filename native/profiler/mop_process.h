@@ -11,17 +11,11 @@
 #include <stdint.h>
 
 #include "mop_bounds.h"
+#include "mop_checks.h"
 #include "mop_event.h"
+#include "mop_limits.h"
 #include "mop_requests.h"
 #include "mop_xfer_table.h"
-
-enum {
-    MOP_MAX_FN = 1024,       /* function ids */
-    MOP_MAX_REGIONS = 256,   /* region ids; 0 = outside every region */
-    MOP_REGION_DEPTH = 64,
-    MOP_MAX_BIN_EDGES = 64,
-    MOP_POW2_BINS = 65,      /* [0,1) and [2^k, 2^(k+1)) for k < 64 */
-};
 
 /* Transfer measures of one breakdown cell. */
 typedef struct mop_acc {
@@ -63,6 +57,7 @@ typedef struct mop_region_acc {
     X(coll_nb_as_blocking)     \
     X(coll_uncalibrated)       \
     X(xfer_exceeds_span)       \
+    X(xfer_exceeds_call)       \
     X(out_of_memory)           \
     X(rma_other_thread)        \
     X(rma_freed_pending)       \
@@ -116,10 +111,11 @@ typedef struct mop_process {
     mop_acc total;
     uint64_t comp_ticks, call_ticks;
     uint64_t cases[MOP_NCASES];
-    mop_acc bins[MOP_POW2_BINS > MOP_MAX_BIN_EDGES + 1 ? MOP_POW2_BINS : MOP_MAX_BIN_EDGES + 1];
+    mop_acc bins[MOP_MAX_BINS];
     mop_fn_acc fns[MOP_MAX_FN];
     mop_region_acc regions[MOP_MAX_REGIONS];
     mop_counters counters;
+    mop_checks checks; /* the checks on the bounds (mop_checks.h) */
     /* When the thread ended (0: running); see mop_process_thread_exit. */
     uint64_t t_thread_end;
     /* Last table lookup: consecutive transfers mostly have one size. Keyed

@@ -1,5 +1,6 @@
 /* mop_profile_json.c - the per-rank profile object: totals, cases, the
- * breakdowns by size bin, function and region, and the counters. */
+ * breakdowns by size bin, function and region, the checks on the bounds and
+ * the counters. */
 #include "mop_profile_json.h"
 
 #include <stdio.h>
@@ -38,6 +39,99 @@ static void mop_acc_json(mo_json *w, const mop_acc *a)
     mo_json_kv_double(w, "nonoverlap_s", a->xfer_s - a->max_s);
 }
 
+static void mop_bin_range_json(mo_json *w, const mop_process *p, size_t i)
+{
+    uint64_t lo, hi;
+    mop_process_bin_range(p, i, &lo, &hi);
+    mo_json_kv_uint64(w, "lo", lo);
+    if (hi == UINT64_MAX) {
+        mo_json_key(w, "hi");
+        mo_json_null(w);
+    } else {
+        mo_json_kv_uint64(w, "hi", hi);
+    }
+}
+
+static void mop_flagged_json(mo_json *w, const mop_flagged *f)
+{
+    mo_json_kv_uint64(w, "transfers", f->transfers);
+    mo_json_kv_double(w, "xfer_s", f->xfer_s);
+    mo_json_kv_double(w, "excess_s", f->excess_s);
+}
+
+/* One row per (entry, check) that flagged something: "fn" or a bin's range. */
+static void mop_flagged_row(mo_json *w, const mop_flagged *f, mop_check k)
+{
+    mo_json_kv_string(w, "check", mop_check_name(k));
+    mop_flagged_json(w, f);
+    mo_json_end_object(w);
+}
+
+/* The checks on the bounds (mop_checks.h; docs/profiler.md, "Checks on the
+ * bounds"). `order` holds the function ids sorted by name. */
+static void mop_checks_json(mo_json *w, const mop_process *p, const mop_names *names,
+                            const size_t *order, size_t n)
+{
+    const mop_checks *c = &p->checks;
+    char buf[32];
+    mo_json_key(w, "checks");
+    mo_json_begin_object(w);
+    mo_json_key(w, "in_call");
+    mo_json_begin_object(w);
+    mo_json_kv_uint64(w, "transfers", c->transfers[MOP_CHECK_IN_CALL]);
+    mo_json_kv_double(w, "xfer_s", c->xfer_s[MOP_CHECK_IN_CALL]);
+    mo_json_kv_uint64(w, "calls", c->calls);
+    mo_json_kv_double(w, "call_s", (double)c->call_ticks * p->cfg.s_per_tick);
+    mo_json_kv_double(w, "longest_s", c->longest_s);
+    mo_json_key(w, "flagged");
+    mo_json_begin_object(w);
+    mop_flagged_json(w, &c->flagged[MOP_CHECK_IN_CALL]);
+    mo_json_end_object(w);
+    mo_json_kv_uint64(w, "calls_beyond", c->calls_beyond);
+    mo_json_kv_double(w, "beyond_s", c->beyond_s);
+    mo_json_kv_uint64(w, "unchecked", mop_checks_unchecked(c));
+    mo_json_end_object(w);
+    mo_json_key(w, "across_calls");
+    mo_json_begin_object(w);
+    mo_json_kv_uint64(w, "transfers", c->transfers[MOP_CHECK_ACROSS]);
+    mo_json_kv_double(w, "xfer_s", c->xfer_s[MOP_CHECK_ACROSS]);
+    mo_json_key(w, "flagged");
+    mo_json_begin_object(w);
+    mop_flagged_json(w, &c->flagged[MOP_CHECK_ACROSS]);
+    mo_json_end_object(w);
+    mo_json_end_object(w);
+    mo_json_kv_double(w, "beyond_s", mop_checks_beyond_s(c));
+
+    mo_json_key(w, "by_function");
+    mo_json_begin_array(w);
+    for (size_t k = 0; k < n; k++) {
+        for (int m = 0; m < MOP_NCHECKS; m++) {
+            const mop_flagged *f = &c->by_fn[order[k]][m];
+            if (!f->transfers)
+                continue;
+            mo_json_begin_object(w);
+            mo_json_kv_string(w, "fn", mop_name(names->fn, names->nfn, order[k], buf, sizeof buf));
+            mop_flagged_row(w, f, (mop_check)m);
+        }
+    }
+    mo_json_end_array(w);
+
+    mo_json_key(w, "by_bin");
+    mo_json_begin_array(w);
+    for (size_t i = 0; i < mop_process_nbins(p); i++) {
+        for (int m = 0; m < MOP_NCHECKS; m++) {
+            const mop_flagged *f = &c->by_bin[i][m];
+            if (!f->transfers)
+                continue;
+            mo_json_begin_object(w);
+            mop_bin_range_json(w, p, i);
+            mop_flagged_row(w, f, (mop_check)m);
+        }
+    }
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
 void mop_profile_json(mo_json *w, const mop_process *p, const mop_names *names)
 {
     double spt = p->cfg.s_per_tick;
@@ -62,16 +156,8 @@ void mop_profile_json(mo_json *w, const mop_process *p, const mop_names *names)
     for (size_t i = 0; i < mop_process_nbins(p); i++) {
         if (p->bins[i].transfers == 0)
             continue;
-        uint64_t lo, hi;
-        mop_process_bin_range(p, i, &lo, &hi);
         mo_json_begin_object(w);
-        mo_json_kv_uint64(w, "lo", lo);
-        if (hi == UINT64_MAX) {
-            mo_json_key(w, "hi");
-            mo_json_null(w);
-        } else {
-            mo_json_kv_uint64(w, "hi", hi);
-        }
+        mop_bin_range_json(w, p, i);
         mop_acc_json(w, &p->bins[i]);
         mo_json_end_object(w);
     }
@@ -95,6 +181,8 @@ void mop_profile_json(mo_json *w, const mop_process *p, const mop_names *names)
         mo_json_end_object(w);
     }
     mo_json_end_array(w);
+    /* in the same order: every flagged transfer is one of its function's */
+    mop_checks_json(w, p, names, order, n);
 
     n = 0;
     for (size_t i = 0; i < MOP_MAX_REGIONS; i++) {

@@ -83,8 +83,12 @@ UNATTRIBUTED: dict[str, str] = {
     "own: the blocking operation's transfer time was used",
     "coll_uncalibrated": "collectives without any calibrated series: the intra-node "
     "point-to-point time of the same size was used (mpi-overlap calibrate -n N measures them)",
-    "xfer_exceeds_span": "the table's transfer time exceeded the whole time between begin "
-    "and end: the minimum bound was cut to the maximum (the table overstates these)",
+    "xfer_exceeds_span": "across-call transfers whose table time exceeded the whole time "
+    "between begin and end: the minimum bound was cut to the maximum (the table overstates "
+    "these, or their data moved early; see the checks on the bounds)",
+    "xfer_exceeds_call": "in-call transfers whose table time exceeded the call that held "
+    "them: the table overstates these, or their data moved outside the call (see the checks "
+    "on the bounds)",
     "out_of_memory": "the profiler could not allocate request tracking: some transfers were "
     "not tracked",
     "unmonitored_transfers": "transfers while monitoring was off (MPI_Pcontrol(0)): in no measure",
@@ -732,6 +736,10 @@ def analyze_profile(result: dict[str, Any]) -> dict[str, Any]:
         "info_counters": info,
     }
     out["findings"] = _findings(out)
+    # Checks on the bounds (their headline sentence goes right after the overlap figure).
+    from .profile_checks import add_checks
+
+    add_checks(out, included_docs)
     # Timeline traces (profile --trace): where they are, and where the cap cut them.
     from ..trace.summary import trace_finding, trace_summary, trace_warnings
 

@@ -10,7 +10,7 @@ banner saying what is missing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from . import (
     overhead_table,
     overlap_validation,
     polling,
+    profile_checks,
     profile_plots,
     profile_table,
     profiler_overhead,
@@ -103,9 +104,18 @@ register(
         overhead_plots.fit_sections,
     )
 )
+# Profiles: the overlap tables, then the checks on the bounds (terminal, HTML, JSON).
 register(
-    _module_reporter(
-        profile_table.BENCHMARK, profile_table, profile_plots.sections, profile_table.html_sections
+    replace(
+        _module_reporter(
+            profile_table.BENCHMARK,
+            profile_table,
+            profile_plots.sections,
+            profile_table.html_sections,
+            profile_checks.html_sections,
+        ),
+        terminal=profile_checks.print_run,
+        to_json=profile_checks.to_json,
     )
 )
 register(

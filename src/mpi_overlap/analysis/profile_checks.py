@@ -1,0 +1,204 @@
+"""Checks on the bounds of a profile run: every rank's `checks` object merged across ranks.
+
+Both overlap bounds hold only if each transfer, lasting the table's `xfer_time`, fits
+into the interval its events give it (docs/method.md, "Checks on the bounds"). The
+profiler judges every transfer online (native/profiler/mop_checks.c): an in-call
+transfer against the call that holds it, an across-calls transfer against XFER_BEGIN →
+XFER_END; and per rank, call by call, the longest in-call transfer against the call's
+time, whose excess summed with the across-calls excess is the transfer time *beyond
+what the wall clock allows*. A correct table never gets a transfer flagged; a flagged
+one means the table overstates it or its data moved outside its interval (an eager
+message that arrived while the receiver computed), and its bounds are not trustworthy.
+
+Here: the sums over ranks, per rank, per MPI function and per size bin, the share of
+the job's transfer time that flagged transfers carry, and the headline sentence when
+that share exceeds FLAG_SHARE_PCT. Pure: no I/O. Profiles written before the checks
+existed have no `checks` object: they are listed, and the checks cover the others.
+
+analysis/profile.py calls `add_checks` at the end of its analysis (importing this module
+there, as it does the trace summary, since this one uses its formatting helpers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .profile import bin_label, fmt_pct, fmt_time, num, pct
+
+CHECKS = ("in-call", "across-calls")
+# Above this share of the job's transfer time carried by flagged transfers, the headline
+# says that the bounds of those transfers are not trustworthy.
+FLAG_SHARE_PCT = 5.0
+# The fields of a rank's in_call and across_calls objects besides `flagged`.
+PART_FIELDS = {
+    "in_call": ("transfers", "xfer_s", "calls", "call_s", "longest_s", "calls_beyond",
+                "beyond_s", "unchecked"),
+    "across_calls": ("transfers", "xfer_s"),
+}
+COUNTS = ("transfers", "calls", "calls_beyond", "unchecked", "flagged_transfers")
+
+
+def _part(checks: dict[str, Any], name: str) -> dict[str, float]:
+    """One rank's in_call or across_calls object, its `flagged` object flattened."""
+    part = checks.get(name) or {}
+    flagged = part.get("flagged") or {}
+    out = {k: num(part.get(k)) for k in PART_FIELDS[name]}
+    out["flagged_transfers"] = num(flagged.get("transfers"))
+    out["flagged_xfer_s"] = num(flagged.get("xfer_s"))
+    out["excess_s"] = num(flagged.get("excess_s"))
+    return out
+
+
+def _sum(parts: list[dict[str, float]], name: str) -> dict[str, Any]:
+    keys = (*PART_FIELDS[name], "flagged_transfers", "flagged_xfer_s", "excess_s")
+    return {k: (int if k in COUNTS else float)(sum(p[k] for p in parts)) for k in keys}
+
+
+def _check_order(check: str) -> int:
+    return CHECKS.index(check) if check in CHECKS else len(CHECKS)
+
+
+def _breakdown(
+    docs: list[dict[str, Any]], what: str, key_of: Any, totals: dict[Any, float]
+) -> dict[tuple[Any, str], dict[str, Any]]:
+    """Per (entry, check): flagged transfers, their time and excess, the share of the
+    entry's transfer time they carry, and the ranks that flagged any."""
+    cells: dict[tuple[Any, str], dict[str, Any]] = {}
+    for doc in docs:
+        rank = int(doc.get("rank", -1))
+        for row in doc["profile"]["checks"].get(what) or []:
+            cell = cells.setdefault(
+                (key_of(row), str(row.get("check"))),
+                {"transfers": 0, "xfer_s": 0.0, "excess_s": 0.0, "ranks": set()},
+            )
+            cell["transfers"] += int(num(row.get("transfers")))
+            cell["xfer_s"] += num(row.get("xfer_s"))
+            cell["excess_s"] += num(row.get("excess_s"))
+            cell["ranks"].add(rank)
+    for (entry, _), cell in cells.items():
+        cell["ranks"] = sorted(cell["ranks"])
+        cell["pct"] = pct(cell["xfer_s"], totals.get(entry, 0.0))
+    return cells
+
+
+def _rank_entry(doc: dict[str, Any], rank: dict[str, Any]) -> dict[str, Any]:
+    checks = doc["profile"]["checks"]
+    inc, acr = _part(checks, "in_call"), _part(checks, "across_calls")
+    flagged_xfer = inc["flagged_xfer_s"] + acr["flagged_xfer_s"]
+    return {
+        "rank": int(rank["rank"]),
+        "xfer_s": rank["xfer_s"],
+        "call_s": rank["call_s"],
+        "in_call_xfer_s": inc["xfer_s"],
+        "in_call_calls": int(inc["calls"]),
+        "in_call_calls_beyond": int(inc["calls_beyond"]),
+        "in_call_call_s": inc["call_s"],
+        "in_call_longest_s": inc["longest_s"],
+        "flagged_transfers": int(inc["flagged_transfers"] + acr["flagged_transfers"]),
+        "flagged_xfer_s": flagged_xfer,
+        "flagged_pct": pct(flagged_xfer, rank["xfer_s"]),
+        "beyond_s": num(checks.get("beyond_s")),
+    }
+
+
+def bound_checks(
+    docs: list[dict[str, Any]], ranks: list[dict[str, Any]], rankings: dict[str, Any]
+) -> dict[str, Any]:
+    """The analysis's `checks` block from the rank documents with data (`docs`), their
+    per-rank entries (`ranks`, in the same order: xfer_s, call_s) and the rankings
+    (transfer time per function and bin: the breakdowns' shares are of those)."""
+    pairs = [(d, r) for d, r in zip(docs, ranks, strict=True)
+             if isinstance((d.get("profile") or {}).get("checks"), dict)]
+    with_checks = [d for d, _ in pairs]
+    inc = _sum([_part(d["profile"]["checks"], "in_call") for d in with_checks], "in_call")
+    acr = _sum([_part(d["profile"]["checks"], "across_calls") for d in with_checks],
+               "across_calls")
+    per_rank = [_rank_entry(d, r) for d, r in pairs]
+    job_xfer = sum(r["xfer_s"] for r in ranks)
+    flagged_xfer = inc["flagged_xfer_s"] + acr["flagged_xfer_s"]
+    flagged_pct = pct(flagged_xfer, job_xfer)
+    fn_xfer = {e["fn"]: e["xfer_s"] for e in rankings["functions"]}
+    bin_xfer = {(e["lo"], e["hi"]): e["xfer_s"] for e in rankings["bins"]}
+    fns = _breakdown(with_checks, "by_function", lambda r: str(r.get("fn")), fn_xfer)
+    bins = _breakdown(
+        with_checks, "by_bin", lambda r: (int(num(r.get("lo"))), r.get("hi")), bin_xfer
+    )
+    return {
+        "available": bool(with_checks),
+        "ranks_without": [int(r["rank"]) for d, r in zip(docs, ranks, strict=True)
+                          if d not in with_checks],
+        "threshold_pct": FLAG_SHARE_PCT,
+        "xfer_s": job_xfer,
+        "flagged_transfers": inc["flagged_transfers"] + acr["flagged_transfers"],
+        "flagged_xfer_s": flagged_xfer,
+        "flagged_pct": flagged_pct,
+        "flagged": flagged_pct is not None and flagged_pct > FLAG_SHARE_PCT,
+        "beyond_s": sum(r["beyond_s"] for r in per_rank),
+        "in_call": inc,
+        "across_calls": acr,
+        "ranks": per_rank,
+        "by_function": [
+            {"fn": fn, "check": check, **cell}
+            for (fn, check), cell in sorted(
+                fns.items(), key=lambda kv: (-kv[1]["xfer_s"], kv[0][0], _check_order(kv[0][1]))
+            )
+        ],
+        "by_bin": [
+            {"lo": lo, "hi": hi, "label": bin_label(lo, hi), "check": check, **cell}
+            for ((lo, hi), check), cell in sorted(
+                bins.items(), key=lambda kv: (kv[0][0][0], _check_order(kv[0][1]))
+            )
+        ],
+    }
+
+
+def check_finding(checks: dict[str, Any]) -> str | None:
+    """The headline sentence when flagged transfers carry more than FLAG_SHARE_PCT of the
+    transfer time; None otherwise."""
+    if not checks.get("flagged"):
+        return None
+    inc, acr = checks["in_call"], checks["across_calls"]
+    parts = []
+    if inc["flagged_transfers"]:
+        parts.append(f"{inc['flagged_transfers']:,} in-call transfers longer than their call")
+    if acr["flagged_transfers"]:
+        parts.append(
+            f"{acr['flagged_transfers']:,} across-call transfers longer than the time from "
+            "their post to their completion"
+        )
+    worst = max(checks["ranks"], key=lambda r: (r["beyond_s"], -r["rank"]), default=None)
+    where = ""
+    if worst is not None and worst["beyond_s"] > 0:
+        held = ""
+        if worst["in_call_calls_beyond"]:
+            held = (
+                f" ({worst['in_call_calls_beyond']:,} of its {worst['in_call_calls']:,} calls "
+                "holding in-call transfers were shorter than their longest transfer)"
+            )
+        where = (
+            f"; on rank {worst['rank']} the table puts {fmt_time(worst['beyond_s'])} of "
+            f"transfer time beyond what the wall clock allows{held}"
+        )
+    return (
+        f"Checks on the bounds: transfers carrying {fmt_pct(checks['flagged_pct'])} of the "
+        f"transfer time ({checks['flagged_transfers']:,} transfers, "
+        f"{fmt_time(checks['flagged_xfer_s'])}) do not fit the interval that held them: "
+        + " and ".join(parts)
+        + where
+        + ". Either the transfer-time table overstates these transfers or their data moved "
+        "outside the call (an eager message that arrived while the receiver computed, or "
+        "that left after a send had returned): the lower and upper bounds of these "
+        "transfers are not trustworthy. Recalibrate (mpi-overlap calibrate) on a quiet "
+        "machine, or, if the table is right, read them as evidence of early arrival."
+    )
+
+
+def add_checks(doc: dict[str, Any], docs: list[dict[str, Any]]) -> None:
+    """Adds the `checks` block to the analysis document `doc` of the rank documents with
+    data (`docs`), and its sentence to the findings, right after the first (the overlap
+    figure it qualifies) when the checks failed for more than FLAG_SHARE_PCT."""
+    included = [r for r in doc["ranks"] if r["in_totals"]]
+    doc["checks"] = bound_checks(docs, included, doc["rankings"])
+    sentence = check_finding(doc["checks"])
+    if sentence:
+        doc["findings"].insert(min(1, len(doc["findings"])), sentence)

@@ -1,0 +1,291 @@
+"""Profile runs: the checks on the bounds, as tables (terminal and HTML) and one figure.
+
+The analysis's `checks` block (analysis/profile_checks.py; docs/method.md, "Checks on the
+bounds") shown together: both checks side by side (in-call transfers longer than their
+call, across-call transfers longer than post → completion), per rank with the transfer
+time beyond what the wall clock allows, and the flagged transfers per MPI function and
+per size bin with the share of that entry's transfer time they carry. The terminal view
+is the profile's tables followed by these; report.html gets a section of its own, after
+the overlap tables. Grids come from profile_table, so both outputs show the same cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure as MplFigure
+from matplotlib.patches import Patch
+from rich.console import Console
+
+from ..analysis.profile import fmt_time, rank_list
+from ..rundir import Run
+from . import profile_table
+from .html import Figure, Section
+from .overhead_plots import to_svg
+from .profile_table import Grid, analysis_of, fint, fpct, ftime, html_table, is_profile, print_grid
+
+TERMINAL_ROWS = 10  # rows of each breakdown in the terminal; report.html lists all
+CHECK_TITLE = {
+    "in-call": "in-call: longer than the call that held it",
+    "across-calls": "across calls: longer than post → completion",
+}
+IN_CALL_COLOUR = "#b42318"
+ACROSS_COLOUR = "#f79009"
+MEANING = (
+    "A transfer is flagged when the table's transfer time does not fit the interval its "
+    "events give it: an in-call transfer longer than the call that held it, an across-call "
+    "transfer longer than the time from its post to its completion. A correct table never "
+    "flags a transfer that lies inside that interval; a flagged one means the table "
+    "overstates it, or its data moved outside the call (an eager message that arrived "
+    "while the receiver computed, or left after a send returned), and its bounds are not "
+    "trustworthy. Beyond the wall clock: per call, its longest in-call transfer minus the "
+    "call's time, plus each flagged across-call transfer's excess (transfers of one call "
+    "may run at once, so they are not summed)."
+)
+
+
+def _checks(a: dict[str, Any]) -> dict[str, Any] | None:
+    checks = a.get("checks")
+    return checks if isinstance(checks, dict) and checks.get("available") else None
+
+
+# ---------------------------------------------------------------- grids
+
+
+def summary_grid(c: dict[str, Any], label: str, *, explain: bool) -> Grid:
+    total = c["xfer_s"]
+    rows = []
+    for key, part, beyond in (
+        ("in-call", c["in_call"], c["in_call"]["beyond_s"]),
+        ("across-calls", c["across_calls"], c["across_calls"]["excess_s"]),
+    ):
+        rows.append(
+            (
+                CHECK_TITLE[key],
+                fint(part["transfers"]),
+                ftime(part["xfer_s"]),
+                fint(part["flagged_transfers"]),
+                ftime(part["flagged_xfer_s"]),
+                fpct(100.0 * part["flagged_xfer_s"] / total if total > 0 else None),
+                ftime(part["excess_s"]),
+                ftime(beyond),
+            )
+        )
+    rows.append(
+        (
+            "both",
+            fint(c["in_call"]["transfers"] + c["across_calls"]["transfers"]),
+            ftime(c["in_call"]["xfer_s"] + c["across_calls"]["xfer_s"]),
+            fint(c["flagged_transfers"]),
+            ftime(c["flagged_xfer_s"]),
+            fpct(c["flagged_pct"]),
+            ftime(c["in_call"]["excess_s"] + c["across_calls"]["excess_s"]),
+            ftime(c["beyond_s"]),
+        )
+    )
+    notes = [MEANING] if explain else []
+    if not c["flagged_transfers"]:
+        notes.append("No transfer was flagged: every table time fits its interval.")
+    elif c["flagged"]:
+        notes.append(
+            f"Flagged transfers carry more than {c['threshold_pct']:g} % of the job's "
+            "transfer time: the findings say so."
+        )
+    if c["in_call"]["unchecked"]:
+        notes.append(
+            f"{c['in_call']['unchecked']:,} in-call transfers were not judged (the program "
+            "ended inside their call)."
+        )
+    if c["ranks_without"]:
+        notes.append(
+            f"Ranks {rank_list(c['ranks_without'])} wrote profiles without checks (an older "
+            "profiler)."
+        )
+    return Grid(
+        f"{label} — checks on the bounds",
+        (
+            "check",
+            "judged",
+            "transfer time",
+            "flagged",
+            "flagged time",
+            "% of the job's transfer time",
+            "excess",
+            "beyond wall clock",
+        ),
+        rows,
+        note=" ".join(notes) or None,
+    )
+
+
+# Columns of the per-rank and breakdown grids: header, field, format.
+Column = tuple[str, str, Callable[[Any], str]]
+RANK_COLUMNS: tuple[Column, ...] = (
+    ("rank", "rank", str),
+    ("transfer time", "xfer_s", ftime),
+    ("MPI call time", "call_s", ftime),
+    ("in-call transfer time", "in_call_xfer_s", ftime),
+    ("calls holding them", "in_call_calls", fint),
+    ("their time", "in_call_call_s", ftime),
+    ("longest per call, summed", "in_call_longest_s", ftime),
+    ("calls shorter than their longest", "in_call_calls_beyond", fint),
+    ("flagged", "flagged_transfers", fint),
+    ("flagged % of transfer time", "flagged_pct", fpct),
+    ("beyond wall clock", "beyond_s", ftime),
+)
+CELL_COLUMNS: tuple[Column, ...] = (
+    ("check", "check", str),
+    ("flagged", "transfers", fint),
+    ("flagged time", "xfer_s", ftime),
+    ("% of its transfer time", "pct", fpct),
+    ("excess", "excess_s", ftime),
+    ("ranks", "ranks", rank_list),
+)
+
+
+def _table(entries: list[dict[str, Any]], columns: tuple[Column, ...]) -> list[tuple[str, ...]]:
+    return [tuple(fmt(e[key]) for _, key, fmt in columns) for e in entries]
+
+
+def rank_grid(c: dict[str, Any], label: str, limit: int | None) -> Grid:
+    ranks = list(c["ranks"])
+    note = (
+        "in-call transfers of one call may run at once (MPI_Sendrecv): only each call's "
+        "longest must fit the call"
+    )
+    if limit is not None and len(ranks) > limit:
+        ranks = sorted(ranks, key=lambda r: (-r["beyond_s"], -r["flagged_xfer_s"], r["rank"]))
+        ranks = sorted(ranks[:limit], key=lambda r: r["rank"])
+        note = f"the {limit} ranks furthest beyond the wall clock; report.html lists all"
+    return Grid(
+        f"{label} — checks on the bounds per rank",
+        tuple(h for h, _, _ in RANK_COLUMNS),
+        _table(ranks, RANK_COLUMNS),
+        note=note,
+    )
+
+
+def breakdown_grid(c: dict[str, Any], label: str, key: str, limit: int | None) -> Grid:
+    """Flagged transfers per posting function (key "functions") or size bin ("bins")."""
+    entries = list(c["by_function" if key == "functions" else "by_bin"])
+    note = None
+    if limit is not None and len(entries) > limit:
+        note = f"top {limit} of {len(entries)}; report.html lists all"
+        entries = entries[:limit]
+    first: Column = ("function", "fn", str) if key == "functions" else ("size", "label", str)
+    columns = (first, *CELL_COLUMNS)
+    rows = _table(entries, columns)
+    what = "MPI function (posting)" if key == "functions" else "size"
+    return Grid(
+        f"{label} — flagged transfers by {what}",
+        tuple(h for h, _, _ in columns),
+        rows,
+        left=(0, 1, len(columns) - 1),
+        note=note or (None if rows else "none flagged"),
+    )
+
+
+def check_grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
+    """The grids of the checks; only the summary when nothing was flagged."""
+    c = _checks(a)
+    if c is None:
+        return []
+    grids = [summary_grid(c, label, explain=terminal)]
+    if not c["flagged_transfers"]:
+        return grids
+    limit = TERMINAL_ROWS if terminal else None
+    grids.append(rank_grid(c, label, limit))
+    grids += [breakdown_grid(c, label, key, limit) for key in ("functions", "bins")]
+    return grids
+
+
+# ---------------------------------------------------------------- the figure
+
+
+def bins_figure(a: dict[str, Any]) -> MplFigure | None:
+    """Per size bin: the share of its transfer time that each check flagged (stacked)."""
+    c = _checks(a)
+    if c is None or not c["by_bin"]:
+        return None
+    bins = sorted({(e["lo"], e["hi"], e["label"]) for e in c["by_bin"]}, key=lambda b: b[0])
+    xs = np.arange(len(bins), dtype=float)
+    fig = MplFigure(figsize=(min(12.0, max(8.0, 2.5 + 0.9 * len(bins))), 4.0),
+                    layout="constrained")
+    ax = fig.add_subplot()
+    bottom = np.zeros(len(bins))
+    flagged = np.zeros(len(bins))
+    for check, colour in (("in-call", IN_CALL_COLOUR), ("across-calls", ACROSS_COLOUR)):
+        cells = {(e["lo"], e["hi"]): e for e in c["by_bin"] if e["check"] == check}
+        share = np.array([cells.get(b[:2], {}).get("pct") or 0.0 for b in bins])
+        flagged += [cells.get(b[:2], {}).get("xfer_s", 0.0) for b in bins]
+        ax.bar(xs, share, 0.6, bottom=bottom, color=colour, lw=0)
+        bottom += share
+    for x, top, f in zip(xs, bottom, flagged, strict=True):
+        ax.text(x, min(top, 100.0) + 1.5, fmt_time(float(f)), ha="center", va="bottom",
+                fontsize=7, color="0.3")
+    ax.set_xticks(xs, [b[2] for b in bins], rotation=30 if len(bins) > 6 else 0,
+                  ha="right" if len(bins) > 6 else "center", fontsize=8)
+    ax.set_xlim(-0.6, len(bins) - 0.4)
+    ax.set_ylim(0, 110)
+    ax.set_yticks([0, 25, 50, 75, 100])
+    ax.set_ylabel("% of the bin's transfer time")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_xlabel("message size (bin)")
+    ax.set_title("Transfers flagged by the checks on the bounds", fontsize=11, loc="left")
+    fig.legend(
+        handles=[
+            Patch(color=IN_CALL_COLOUR, label="in-call, longer than its call"),
+            Patch(color=ACROSS_COLOUR, label="across calls, longer than post → completion"),
+        ],
+        fontsize=8,
+        loc="outside lower center",
+        ncols=2,
+        frameon=False,
+    )
+    return fig
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def print_run(run: Run, console: Console) -> None:
+    """The profile's tables, then the checks on the bounds."""
+    profile_table.print_run(run, console)
+    a = analysis_of(run)
+    if a is None:
+        return
+    for grid in check_grids(a, run.label, terminal=True):
+        print_grid(grid, console)
+
+
+def html_sections(runs: list[Run]) -> list[Section]:
+    sections = []
+    for run in runs:
+        a = analysis_of(run) if is_profile(run) else None
+        if a is None or _checks(a) is None:
+            continue
+        fig = bins_figure(a)
+        figures = [] if fig is None else [
+            Figure(
+                to_svg(fig, f"profile-checks-{run.label}"),
+                "Per size bin, the share of its transfer time (all ranks) carried by "
+                "transfers the checks flagged; above each bar, their transfer time.",
+            )
+        ]
+        sections.append(
+            Section(
+                f"Checks on the bounds — {run.label}",
+                MEANING,
+                figures=figures,
+                tables=[html_table(g) for g in check_grids(a, run.label, terminal=False)],
+            )
+        )
+    return sections
+
+
+def to_json(run: Run) -> dict[str, Any]:
+    """The profile's report.json block with the checks on the bounds."""
+    a = analysis_of(run)
+    return {**profile_table.to_json(run), "checks": None if a is None else a.get("checks")}
