@@ -3,6 +3,7 @@
 #include "mop_checks.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const mop_check_names[MOP_NCHECKS] = {"in-call", "across-calls"};
 
@@ -28,6 +29,25 @@ void mop_checks_flag(mop_checks *c, mop_check which, double xfer_s, double exces
         f[i]->xfer_s += xfer_s;
         f[i]->excess_s += excess_s;
     }
+}
+
+int mop_checks_copy(mop_checks *dst, const mop_checks *src)
+{
+    *dst = *src;
+    dst->held = NULL;
+    dst->cap = 0;
+    if (src->nheld == 0) {
+        dst->nheld = 0;
+        return 0;
+    }
+    dst->held = malloc(src->nheld * sizeof *dst->held);
+    if (!dst->held) {
+        dst->nheld = 0;
+        return -1;
+    }
+    memcpy(dst->held, src->held, src->nheld * sizeof *dst->held);
+    dst->cap = src->nheld;
+    return 0;
 }
 
 int mop_checks_grow(mop_checks *c)

@@ -72,6 +72,10 @@ typedef struct mop_checks {
 /* A zeroed mop_checks is ready; this frees what holding transfers allocated. */
 void mop_checks_free(mop_checks *c);
 
+/* A deep copy (the held transfers too): 0, or -1 when out of memory (then dst
+ * holds nothing to free). */
+int mop_checks_copy(mop_checks *dst, const mop_checks *src);
+
 /* Room for one more held transfer: 0, or -1 when out of memory. */
 int mop_checks_grow(mop_checks *c);
 

@@ -28,8 +28,18 @@ void mop_process_free(mop_process *p)
 
 int mop_process_copy(mop_process *dst, const mop_process *src)
 {
+    /* Deep: the copy is processed further and freed, and must share no heap
+     * block with src (its request table, the checks' held transfers). */
     *dst = *src;
-    return mop_requests_copy(&dst->reqs, &src->reqs);
+    if (mop_requests_copy(&dst->reqs, &src->reqs) != 0) {
+        dst->checks.held = NULL;
+        return -1;
+    }
+    if (mop_checks_copy(&dst->checks, &src->checks) != 0) {
+        mop_requests_free(&dst->reqs);
+        return -1;
+    }
+    return 0;
 }
 
 size_t mop_process_nbins(const mop_process *p)

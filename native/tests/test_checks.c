@@ -210,6 +210,27 @@ static void test_no_false_alarm(void)
     mop_process_free(&p);
 }
 
+/* A snapshot processes a copy of the state further and frees it (mop_runtime.c):
+ * the copy must own its held transfers, or freeing it would free the
+ * original's (use after free under ASan on the original's next call). */
+static void test_copy_is_deep(void)
+{
+    static mop_process p, copy;
+    start(&p);
+    const mop_event open_call[] = {ENTER(0, FN_SENDRECV),
+                                   INCALL(0, 4096, MOP_KIND_SEND, FN_SENDRECV)};
+    mop_process_events(&p, open_call, 2); /* one transfer held, call still open */
+    CHECK(p.checks.nheld == 1);
+    CHECK(mop_process_copy(&copy, &p) == 0);
+    CHECK(copy.checks.held != p.checks.held);
+    const mop_event more[] = {INCALL(0, 4096, MOP_KIND_RECV, FN_SENDRECV), EXIT(20000)};
+    mop_process_events(&copy, more, 2);
+    mop_process_free(&copy);
+    mop_process_events(&p, more, 2); /* the original goes on as if nothing happened */
+    CHECK(p.checks.transfers[MOP_CHECK_IN_CALL] == 2);
+    mop_process_free(&p);
+}
+
 int main(void)
 {
     mop_xfer_table_init(&table);
@@ -218,6 +239,7 @@ int main(void)
     test_counting();
     test_late_foreign_end();
     test_no_false_alarm();
+    test_copy_is_deep();
     mop_xfer_table_free(&table);
     return TEST_RESULT();
 }
