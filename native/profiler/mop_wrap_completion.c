@@ -61,6 +61,7 @@ static inline void mop_complete_as(mop_thread *th, uint64_t t, uint64_t key, con
         return;
     flags |= mop_status_cancelled(st) ? MOP_END_CANCELLED : 0;
     mop_push_event(th, MOP_EV_END, t, key, mop_status_bytes(st), (mop_kind)flags, 0, -1);
+    mop_match_completion(th, t, key, st);
 }
 
 static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st)

@@ -78,6 +78,55 @@ static inline int32_t mop_world_rank(MPI_Comm comm, int peer)
     return __builtin_expect(mop_need_peers, 0) ? mop_world_rank_slow(comm, peer) : -1;
 }
 
+/* 1 while a timeline trace is written (set once at MPI_Init by
+ * mop_match_start, mop_trace_match.c): the wrappers then also record what
+ * matching each message with its other end needs, as MATCH and STATUS events
+ * (mop_event.h), and name the communicators they create. Untraced runs pay a
+ * load and a branch per message for it. */
+extern int mop_match_on;
+
+void mop_match_slow(mop_thread *th, uint64_t t, MPI_Comm comm, int peer, int tag, int flags);
+void mop_status_slow(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st);
+void mop_comm_created_slow(MPI_Comm comm);
+
+/* MATCH for the point-to-point event just pushed: its communicator, the peer
+ * and tag as the call named them. */
+static inline void mop_match(mop_thread *th, uint64_t t, MPI_Comm comm, int peer, int tag)
+{
+    if (__builtin_expect(mop_match_on, 0))
+        mop_match_slow(th, t, comm, peer, tag, 0);
+}
+
+/* MATCH for a blocking receive: the source and tag its status reports. */
+static inline void mop_match_status(mop_thread *th, uint64_t t, MPI_Comm comm,
+                                    const MPI_Status *st)
+{
+    if (__builtin_expect(mop_match_on, 0))
+        mop_match_slow(th, t, comm, st->MPI_SOURCE, st->MPI_TAG, MOP_MATCH_FROM_STATUS);
+}
+
+/* MATCH for a collective: its communicator and root (-1: none). */
+static inline void mop_match_coll(mop_thread *th, uint64_t t, MPI_Comm comm, int root)
+{
+    if (__builtin_expect(mop_match_on, 0))
+        mop_match_slow(th, t, comm, -1, root, MOP_MATCH_COLL);
+}
+
+/* STATUS after a completion's END. */
+static inline void mop_match_completion(mop_thread *th, uint64_t t, uint64_t key,
+                                        const MPI_Status *st)
+{
+    if (__builtin_expect(mop_match_on, 0))
+        mop_status_slow(th, t, key, st);
+}
+
+/* A communicator-creating call returned rc and comm (generated wrappers). */
+static inline void mop_comm_created(int rc, MPI_Comm comm)
+{
+    if (__builtin_expect(mop_match_on, 0) && rc == MPI_SUCCESS)
+        mop_comm_created_slow(comm);
+}
+
 static inline mop_kind mop_peer_kind(int peer, mop_kind kind)
 {
     return peer == MPI_PROC_NULL ? MOP_KIND_NULL : kind;

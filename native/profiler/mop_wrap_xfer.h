@@ -11,11 +11,16 @@
 #include "mop_coll_size.h"
 #include "mop_wrap_util.h"
 
-/* An event of `type` for a message of count x dt with rank `peer` of comm:
- * kind SEND or RECV, or NULL for MPI_PROC_NULL; arg = the peer's world rank. */
-#define MOP_MESSAGE(type, name, key, kind, peer, count, dt, comm)                \
-    mop_push_event(th, type, t0, key, mop_bytes(count, dt), mop_peer_kind(peer, kind), \
-                   MOP_FN_##name, mop_world_rank(comm, peer))
+/* An event of `type` for a message of count x dt with rank `peer` of comm
+ * and `tag`: kind SEND or RECV, or NULL for MPI_PROC_NULL; arg = the peer's
+ * world rank. In trace mode its MATCH follows. */
+#define MOP_MESSAGE(type, name, key, kind, peer, tag, count, dt, comm)           \
+    do {                                                                          \
+        mop_push_event(th, type, t0, key, mop_bytes(count, dt),                   \
+                       mop_peer_kind(peer, kind), MOP_FN_##name,                  \
+                       mop_world_rank(comm, peer));                               \
+        mop_match(th, t0, comm, peer, tag);                                       \
+    } while (0)
 
 /* The receive half of a blocking call: its size from the status (the posted
  * capacity when the status has none), its peer the actual source (the
@@ -28,6 +33,7 @@ static inline void mop_recv_incall(mop_thread *th, uint64_t t0, uint16_t fn, int
     mop_push_event(th, MOP_EV_INCALL, t0, 0, bytes >= 0 ? bytes : mop_bytes(count, dt),
                    mop_peer_kind(source, MOP_KIND_RECV), fn,
                    mop_world_rank(comm, st->MPI_SOURCE));
+    mop_match_status(th, t0, comm, st);
 }
 
 /* A collective's kind: blocking, or non-blocking and persistent (one op). */
@@ -35,11 +41,13 @@ static inline void mop_recv_incall(mop_thread *th, uint64_t t0, uint16_t fn, int
 #define MOP_KIND_COLL_NB_OP(op) ((mop_kind)(MOP_KIND_COLL + MOP_COLL_NB_OFFSET + MOP_COLL_##op))
 
 /* A collective's event: arg = the communicator size (remote size for an
- * intercommunicator), available to `bytes` as mop_n. */
-#define MOP_COLLECTIVE(type, name, key, kind, comm, bytes)                       \
+ * intercommunicator), available to `bytes` as mop_n; root -1 when it has
+ * none. In trace mode its MATCH follows. */
+#define MOP_COLLECTIVE(type, name, key, kind, comm, root, bytes)                 \
     do {                                                                          \
         int32_t mop_n = mop_coll_comm_size(comm);                                 \
         mop_push_event(th, type, t0, key, bytes, kind, MOP_FN_##name, mop_n);     \
+        mop_match_coll(th, t0, comm, root);                                       \
     } while (0)
 
 #endif
