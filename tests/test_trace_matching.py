@@ -66,3 +66,8 @@ def test_every_message_is_matched_with_its_own_other_end(run) -> None:
     assert len(m.collectives) == 3 and m.coll_mismatched == 0
     assert all(sorted(inst) == [0, 1] for inst in m.collectives.values())
 
+
+def test_the_analysis_reports_the_matching(run) -> None:
+    ts = run.analysis["two_sided"]
+    assert ts["available"] and ts["matched"] == sum(EXPECTED.values())
+    assert ts["unmatched_sends"] == ts["unmatched_receives"] == ts["unnamed"] == 0

@@ -30,6 +30,7 @@ from .reader import (
     EV_INCALL,
     EV_JOIN,
     EV_MATCH,
+    EV_PCONTROL,
     EV_PINIT,
     EV_REGION_BEGIN,
     EV_REGION_END,
@@ -69,6 +70,7 @@ class Message:
     done_enter: int | None = None  # the completing call's enter
     done_fn: int = -1
     done_region: int = 0
+    done_monitored: bool = True  # the completing call ran while monitoring was on
     record: int | None = None  # index into the thread's transfer records
     joined: bool = False  # ends with the entry before it (Isendrecv's receive)
     status: tuple[int, int] | None = None  # (source as comm rank, tag) from the completion
@@ -89,6 +91,7 @@ class CollCall:
     comm: int = 0
     root: int = -1
     t_exit: int | None = None
+    monitored: bool = True  # called while monitoring was on (MPI_Pcontrol)
 
 
 @dataclass
@@ -123,6 +126,8 @@ class _Walk:
         self.statuses = statuses
         self.depth = 0
         self.closing = False
+        self.monitoring = True  # MPI_Pcontrol: what the profile counts
+        self.call_monitored = True
         self.call_enter = 0
         self.call_fn = -1
         self.call_region = 0
@@ -152,6 +157,7 @@ class _Walk:
         msg.done_enter = self.call_enter if self.depth > 0 or self.closing else t
         msg.done_fn = self.call_fn
         msg.done_region = self.call_region
+        msg.done_monitored = self.call_monitored
 
     def message(self, t: int, key: int, nbytes: int, kind: int, fn: int, arg: int,
                 blocking: bool) -> Message:
@@ -192,6 +198,7 @@ class _Walk:
             if typ == EV_ENTER:
                 if self.depth == 0:
                     self.call_enter, self.call_fn, self.call_region = t, ids[i], self.region()
+                    self.call_monitored = self.monitoring
                 self.depth += 1
             elif typ == EV_EXIT:
                 if self.depth == 0:
@@ -214,7 +221,8 @@ class _Walk:
                 if kind >= KIND_COLL:
                     coll = CollCall(rank=self.tl.rank, thread=self.thread, fn=ids[i],
                                     kind=kind, bytes=nbytes[i], t_enter=t,
-                                    region=self.region(), blocking=typ == EV_INCALL)
+                                    region=self.region(), blocking=typ == EV_INCALL,
+                                    monitored=self.monitoring)
                     self.tl.collectives.append(coll)
                     self.last = coll
                     if typ == EV_INCALL:
@@ -264,6 +272,8 @@ class _Walk:
             elif typ == EV_FREE:
                 self.pending.pop(keys[i], None)
                 self.done.pop(keys[i], None)
+            elif typ == EV_PCONTROL:
+                self.monitoring = args[i] != 0
             elif typ == EV_REGION_BEGIN:
                 self.regions.append(ids[i])
             elif typ == EV_REGION_END:
