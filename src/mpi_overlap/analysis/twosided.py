@@ -88,6 +88,18 @@ class Refinement:
     receivers_early: int = 0  # windows reaching back before the receive's post
     clamped: int = 0
     inconsistent: int = 0  # a window shorter than zero: clocks beyond their stated error
+    # Per end, when asked for (tests, known-answer checks): what was refined and how.
+    records: list[Refined] | None = None
+
+
+@dataclass(frozen=True)
+class Refined:
+    message: Message
+    sender: bool
+    window: tuple[float, float]  # aligned seconds
+    one: Bounds  # the engine's one-sided bounds
+    two: Bounds  # the reported two-sided bounds
+    xfer_s: float
 
 
 class Clocks:
@@ -121,10 +133,10 @@ def _record(clocks: Clocks, m: Message) -> dict[str, Any] | None:
 
 
 def refine(clocks: Clocks, pairs: list[tuple[Message, Message]],
-           edges: list[int] | None) -> Refinement:
+           edges: list[int] | None, keep: bool = False) -> Refinement:
     """Two-sided bounds of every matched message's two ends, as differences from the
-    engine's one-sided bounds."""
-    out = Refinement()
+    engine's one-sided bounds; `keep`: also each end's record."""
+    out = Refinement(records=[] if keep else None)
     for s, r in pairs:
         eps = clocks.pair_error(s.rank, r.rank)
         if eps is None or r.t_done is None:
@@ -150,6 +162,8 @@ def refine(clocks: Clocks, pairs: list[tuple[Message, Message]],
             # Where both bound the same transfer, both hold: keep the tighter ends.
             two = intersect(one, two) if nested else two
             out.clamped += two.clamped
+            if out.records is not None:
+                out.records.append(Refined(m, sender, (a, b), one, two, rec["xfer_s"]))
             if sender:
                 out.senders += 1
             else:

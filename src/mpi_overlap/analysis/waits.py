@@ -52,6 +52,7 @@ class Wait:
     nbytes: int
     pattern: str
     seconds: float
+    enter_s: float  # the waiting call's enter, aligned seconds
 
 
 class _Calls:
@@ -86,7 +87,7 @@ def _p2p(clocks: Clocks, matched: Matched, calls: _Calls) -> None:
             tr = clocks.tl[m.rank].trace
             calls.note((m.rank, m.thread, m.done_enter),
                        Wait(m.rank, tr.fn(m.done_fn), tr.region(m.done_region), m.bytes,
-                            pattern, _clip(other_post - a, b - a)))
+                            pattern, _clip(other_post - a, b - a), a))
 
 
 def _collectives(clocks: Clocks, matched: Matched, calls: _Calls) -> int:
@@ -123,7 +124,8 @@ def _collectives(clocks: Clocks, matched: Matched, calls: _Calls) -> int:
             ctr = clocks.tl[rank].trace
             calls.note((rank, c.thread, c.t_enter),
                        Wait(rank, ctr.fn(c.fn), ctr.region(c.region), c.bytes, "collective",
-                            _clip(t - enter[rank], clocks.s(rank, c.t_exit) - enter[rank])))
+                            _clip(t - enter[rank], clocks.s(rank, c.t_exit) - enter[rank]),
+                            enter[rank]))
     return done
 
 
@@ -148,12 +150,18 @@ def _label(key: tuple[int, int | None]) -> str:
     return bin_label(key[0], key[1])
 
 
-def waiting(clocks: Clocks, matched: Matched, analysis: dict[str, Any],
-            edges: list[int] | None) -> dict[str, Any]:
+def call_waits(clocks: Clocks, matched: Matched) -> tuple[list[Wait], int]:
+    """Every call that waited, with its longest wait, in the order of its enter; and how
+    many collective instances were analysed."""
     calls = _Calls()
     _p2p(clocks, matched, calls)
     coll = _collectives(clocks, matched, calls)
-    waits = list(calls.calls.values())
+    return sorted(calls.calls.values(), key=lambda w: (w.rank, w.enter_s)), coll
+
+
+def waiting(clocks: Clocks, matched: Matched, analysis: dict[str, Any],
+            edges: list[int] | None) -> dict[str, Any]:
+    waits, coll = call_waits(clocks, matched)
     total = sum(w.seconds for w in waits)
     by_fn: dict[str, list[Wait]] = defaultdict(list)
     by_bin: dict[tuple[int, int | None], list[Wait]] = defaultdict(list)
