@@ -203,6 +203,15 @@ void mop_match_slow(mop_thread *th, uint64_t t, MPI_Comm comm, int peer, int tag
                    coll ? -1 : mop_norm_peer(peer));
 }
 
+void mop_message_slow(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key,
+                      int64_t bytes, mop_kind kind, uint16_t fn, MPI_Comm comm, int peer,
+                      int tag, const MPI_Status *st)
+{
+    mop_push_event(th, type, t, key, bytes, kind, fn, mop_world_rank_slow(comm, peer));
+    if (mop_match_on)
+        mop_match_slow(th, t, comm, peer, tag, st ? MOP_MATCH_FROM_STATUS : 0);
+}
+
 void mop_status_slow(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st)
 {
     mop_push_event(th, MOP_EV_STATUS, t, key, st->MPI_TAG, (mop_kind)0, 0,
@@ -227,5 +236,6 @@ void mop_match_start(mop_trace *tr, int rank, int size)
         mop_m.world_id = 1;
     mop_trace_comm(tr, mop_m.world_id, 0, ranks, (uint32_t)size, NULL, 0);
     free(ranks);
-    mop_match_on = 1;
+    mop_match_on = 1; /* the trace's mop_need_peers = 1 leads messages to mop_message_slow */
+    __atomic_fetch_or(&mop_status_needs, MOP_STATUS_TRACE, __ATOMIC_RELAXED);
 }
