@@ -279,6 +279,9 @@ def ranking_grid(a: dict[str, Any], label: str, key: str, limit: int | None = No
     if limit is not None and len(entries) > limit:
         notes.insert(0, f"top {limit} of {len(entries)}; report.html lists all")
         entries = entries[:limit]
+    in_call = profile_waits.in_call_note(a)
+    if in_call and any(e["max_pct"] == 0 for e in entries):
+        notes.append(in_call)
     note = "; ".join(notes) or None
     rows = [
         (

@@ -66,6 +66,17 @@ def job_rows(a: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def in_call_note(a: dict[str, Any]) -> str | None:
+    """For the rankings: what a 0.0–0.0 of in-call transfers means; None without any."""
+    if not (a.get("cases") or {}).get("in-call"):
+        return None
+    return ("0.0–0.0 where every transfer began and ended inside one blocking call (MPI_Send, "
+            "MPI_Recv, MPI_Sendrecv, blocking collectives): this layer cannot see into the "
+            "call, so it is no measured absence of overlap"
+            + ("; the column from both ends shows what the other end proves"
+               if available(a) else "; profile with --trace for what the other end proves"))
+
+
 def ranking_cell(a: dict[str, Any], key: str, name: str) -> str | None:
     """The two-sided overlap % of one ranking entry; None without a trace."""
     ts = available(a)
