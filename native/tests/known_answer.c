@@ -39,7 +39,8 @@ typedef struct ka_series {
     double v[KA_MAX_ITERS];
 } ka_series;
 
-static ka_series ka_recv = {"recv_s"}, ka_comp = {"compute_s"}, ka_send = {"send_s"};
+static ka_series ka_recv = {.name = "recv_s"}, ka_comp = {.name = "compute_s"},
+                 ka_send = {.name = "send_s"};
 
 static void ka_add(ka_series *s, double v)
 {
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
     } else if (ok && strcmp(mode, "early-data") == 0) {
         ka_exchange(mode, rank, iters, 0.0005, 0.005);
     } else if (ok && strcmp(mode, "idle") == 0) {
-        ka_series t = {rank == 0 ? "compute_s" : "barrier_s"};
+        ka_series t = {.name = rank == 0 ? "compute_s" : "barrier_s"};
         double t0 = MPI_Wtime();
         if (rank == 0)
             compute(0.3);
