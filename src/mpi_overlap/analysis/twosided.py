@@ -86,6 +86,9 @@ class Refinement:
     senders: int = 0
     receivers: int = 0
     receivers_early: int = 0  # windows reaching back before the receive's post
+    # Receives inside one blocking call ([0, 0] from one end) whose lower bound from both
+    # ends is above 0: that rests on the table's transfer time exceeding their call.
+    in_call_raised: int = 0
     clamped: int = 0
     inconsistent: int = 0  # a window shorter than zero: clocks beyond their stated error
     # Per end, when asked for (tests, known-answer checks): what was refined and how.
@@ -169,6 +172,7 @@ def refine(clocks: Clocks, pairs: list[tuple[Message, Message]],
             else:
                 out.receivers += 1
                 out.receivers_early += not nested
+                out.in_call_raised += m.blocking and two.lo > 0
             tr = clocks.tl[m.rank].trace
             for acc in (out.by_rank[m.rank], out.by_fn[tr.fn(rec["fn"])],
                         out.by_bin[bin_of(rec["bytes"], edges)],
@@ -260,6 +264,7 @@ def two_sided(run_dir: Path | None, analysis: dict[str, Any],
         "refined_senders": ref.senders,
         "refined_receivers": ref.receivers,
         "receivers_early": ref.receivers_early,
+        "in_call_raised": ref.in_call_raised,
         "clamped": ref.clamped,
         "inconsistent": ref.inconsistent,
         "job": job,
@@ -290,6 +295,13 @@ def two_sided_findings(ts: dict[str, Any] | None) -> list[str]:
         f"{ts['refined_receivers']} receives refined, {ts['receivers_early']} of the "
         "receives with data that could have arrived before they were posted)."
     ]
+    if ts["in_call_raised"]:
+        out.append(
+            f"{ts['in_call_raised']} blocking receives got a lower bound above 0 from both "
+            "ends: their data may have arrived before them, or the table overstates their "
+            "transfer time (each took less than it); `mpi-overlap calibrate` measures the "
+            "table again."
+        )
     if w["total_s"] > 0:
         out.append(
             f"Waiting for late partners: {fmt_time(w['total_s'])} in {w['calls']} calls "
