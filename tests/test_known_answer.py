@@ -5,8 +5,9 @@ Fortran twin native/tests/fortran/f_known_answer.f90 on Debian's Open MPI and MP
 ranks, 10 iterations:
 
 (a) late sender: rank 1 computes 5 ms, then MPI_Send of 4 KiB; rank 0 posts MPI_Recv at
-    once. Rank 0 waits about 5 ms per receive, its transfer time is what the table says,
-    and its overlap stays [0, 0]: the wait is not overlap.
+    once. Rank 0 waits about 5 ms per receive (and, under any load, as long as rank 1
+    actually computed where both left the barrier together), its transfer time is what
+    the table says, and its overlap stays [0, 0]: the wait is not overlap.
 (b) early data: rank 1 sends 4 KiB at once (after 0.5 ms); rank 0 computes 5 ms, then
     MPI_Recv. One-sided the receive is [0, 0] (one call); from both ends its lower bound
     is above 0 and no more than what cannot have happened inside the receive.
@@ -171,15 +172,29 @@ def test_late_sender_waits_about_5_ms_and_inflates_nothing(tmp_path_factory, pro
         _flag(reasons, "late sender")
     else:
         assert abs(median_wait - WAIT_S) <= TOL * WAIT_S, (median_wait, recv, comp)
-    # The transfers: both ends matched, each receive's transfer time the table's, and its
-    # overlap [0, 0] from both ends: the wait sat inside MPI_Recv.
-    for r in recs:
-        assert r.xfer_s > 0 and r.one.hi == 0 and r.two.lo == 0 and r.two.hi == 0
+    # Under any load: where rank 0's MPI_Recv lasted as long as rank 1 actually computed
+    # (both left the barrier together), the wait found is that computation.
+    synced = [i for i in range(ITERS) if abs(recv[i] - comp[i]) <= TOL * comp[i]]
+    if synced:
+        errors = [abs(waits[i] - comp[i]) / comp[i] for i in synced]
+        assert statistics.median(errors) <= TOL, [(waits[i], comp[i], recv[i]) for i in synced]
+    # The transfers: both ends matched, each receive's transfer time the table's, and,
+    # where it waited, its overlap [0, 0] from both ends: the wait sat inside MPI_Recv.
+    # (Where a busy machine delayed rank 0 past rank 1's send, the data may have moved
+    # while rank 0 still computed: then only the bounds' order is checked.)
+    for r, w in zip(recs, waits, strict=True):
+        assert r.xfer_s > 0 and r.one.lo == 0 and r.one.hi == 0
+        if w > 0:
+            assert r.two.lo == 0 and r.two.hi == 0, (r, w)
+        else:
+            assert 0 <= r.two.lo <= r.two.hi <= r.xfer_s
     a = k.run.analysis
     ts = a["two_sided"]
     rank0 = next(r for r in a["ranks"] if r["rank"] == 0)
     rank0_two = next(r for r in ts["ranks"] if r["rank"] == 0)
-    assert rank0_two["xfer_s"] == rank0["xfer_s"] and rank0_two["max_s"] == 0
+    assert rank0_two["xfer_s"] == rank0["xfer_s"]
+    if all(w > 0 for w in waits):
+        assert rank0_two["max_s"] == 0
     w0 = next(r for r in ts["waiting"]["ranks"] if r["rank"] == 0)
     assert w0["late_sender_s"] == pytest.approx(sum(waits), rel=1e-9)
     assert w0["late_sender_s"] <= rank0["call_s"] * (1 + 1e-6)
