@@ -520,3 +520,54 @@ def test_bounds_ordered_and_shares_complete(per_rank: list[list[Group]]) -> None
     assert a["job"]["nonoverlap_s"] == pytest.approx(
         sum(r["nonoverlap_s"] for r in a["ranks"]), abs=1e-12
     )
+
+
+# ---------------------------------------------------------------- the headline (issue 11)
+
+
+def idle_run() -> dict[str, Any]:
+    """Rank 0 computes 2 s; rank 1 spends 1.99 s of 2 s in MPI_Barrier (an idle rank);
+    both exchange a few tiny blocking messages."""
+    tiny = [Group("MPI_Send", NO_REGION, 8, 16, 4, 4e-6, 0.0, 0.0)]
+    r0 = rank_doc(0, tiny, size=2, comp={NO_REGION: 2.0},
+                  calls={"MPI_Barrier": (1, 0.001), "MPI_Send": (4, 1e-5)},
+                  cases={"in-call": 4, "across-calls": 0})
+    r1 = rank_doc(1, [Group("MPI_Recv", NO_REGION, 8, 16, 4, 4e-6, 0.0, 0.0)], size=2,
+                  comp={NO_REGION: 0.01},
+                  calls={"MPI_Barrier": (1, 1.99), "MPI_Recv": (4, 1e-5)},
+                  cases={"in-call": 4, "across-calls": 0})
+    return make_result([r0, r1])
+
+
+def test_an_idle_rank_leads_the_findings() -> None:
+    a = _valid(analyze_profile(idle_run()))
+    assert a["headline"]["kind"] == "idle-rank"
+    assert [i["rank"] for i in a["headline"]["idle_ranks"]] == [1]
+    first = a["findings"][0]
+    assert first.startswith("Rank 1 is idle: 99.5 % of its time in MPI calls, over 99.9 % of "
+                            "that in MPI_Barrier")
+    assert "while rank 0 computes 99.9 % of its time" in first
+    assert a["two_sided"] is None  # no run directory, no trace
+
+
+def test_blocking_only_transfers_say_why_overlap_is_zero() -> None:
+    """0–0 % from in-call transfers is not a measured absence of overlap; with transfers a
+    negligible part of the MPI time, their absolute times come first."""
+    a = analyze_profile(idle_run())
+    text = " ".join(a["findings"])
+    assert ("0–0 %: every transfer began and ended inside one blocking call, which this "
+            "layer cannot see into") in text
+    assert "Transfers took only 8.00 µs of the 1.99 s spent in MPI calls" in text
+    assert "each message counted on its sender and on its receiver" in text
+
+
+def test_mpi_time_the_transfers_do_not_explain_leads_when_no_rank_is_idle() -> None:
+    r = idle_run()
+    for d in r["ranks"]:  # both ranks half computing, half in MPI: nobody idle
+        d["profile"]["totals"]["comp_s"] = 1.0
+        d["profile"]["totals"]["call_s"] = 1.0
+    a = _valid(analyze_profile(r))
+    assert a["headline"]["kind"] == "mpi-time-unexplained"
+    assert a["findings"][0].startswith("MPI calls took 2.00 s (50 % of the time in calls and "
+                                       "computation) but the transfers only 8.00 µs")
+    assert "--trace" in a["findings"][0]

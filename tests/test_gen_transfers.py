@@ -94,8 +94,8 @@ def _rule(standard, text: str):
 def test_rules_use_the_headers_parameter_names(standard) -> None:
     t = _rule(standard, "int MPI_Send(const void *, int, MPI_Datatype, int, int, MPI_Comm);")
     assert t.record == [
-        "MOP_MESSAGE(MOP_EV_INCALL, MPI_Send, 0, MOP_KIND_SEND, mop_arg3, mop_arg1, mop_arg2, "
-        "mop_arg5)"
+        "MOP_MESSAGE(MOP_EV_INCALL, MPI_Send, 0, MOP_KIND_SEND, mop_arg3, mop_arg4, mop_arg1, "
+        "mop_arg2, mop_arg5)"
     ]
 
 
@@ -125,8 +125,8 @@ def test_collective_rule_reads_the_significant_arguments(standard) -> None:
     )
     assert gather.record == [
         "MOP_COLLECTIVE(MOP_EV_BEGIN, MPI_Igatherv_c, mop_key(*request), "
-        "MOP_KIND_COLL_NB_OP(GATHERV), comm, mop_coll_rooted_v_bytes_c(comm, root, mop_n, "
-        "recvcounts, recvtype, sendcount, sendtype))"
+        "MOP_KIND_COLL_NB_OP(GATHERV), comm, root, mop_coll_rooted_v_bytes_c(comm, root, "
+        "mop_n, recvcounts, recvtype, sendcount, sendtype))"
     ]
     bcast = _rule(
         standard,
@@ -135,8 +135,50 @@ def test_collective_rule_reads_the_significant_arguments(standard) -> None:
     )
     assert bcast.record == [
         "MOP_COLLECTIVE(MOP_EV_PINIT, MPI_Bcast_init, mop_key(*request), "
-        "MOP_KIND_COLL_NB_OP(BCAST), comm, mop_bytes(count, datatype))"
+        "MOP_KIND_COLL_NB_OP(BCAST), comm, root, mop_bytes(count, datatype))"
     ]
+    allreduce = _rule(
+        standard,
+        "int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype "
+        "datatype, MPI_Op op, MPI_Comm comm);",
+    )
+    assert allreduce.record == [  # no root: -1 for the MATCH of trace mode
+        "MOP_COLLECTIVE(MOP_EV_INCALL, MPI_Allreduce, 0, MOP_KIND_COLL_OP(ALLREDUCE), comm, -1, "
+        "mop_bytes(count, datatype))"
+    ]
+
+
+def test_sendrecv_rule_pairs_each_half_with_its_tag(standard) -> None:
+    t = _rule(
+        standard,
+        "int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, "
+        "int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status);",
+    )
+    assert t.record == [
+        "MOP_MESSAGE(MOP_EV_INCALL, MPI_Sendrecv_replace, 0, MOP_KIND_SEND, dest, sendtag, count,"
+        " datatype, comm)",
+        "mop_recv_incall(th, t0, MOP_FN_MPI_Sendrecv_replace, source, mop_st, count, datatype, "
+        "comm)",
+    ]
+
+
+def _creates(standard, text: str) -> str | None:
+    decl = gw.parse_declaration(text.rstrip(";"))
+    assert decl is not None
+    return gw.created_comm(decl, standard.params(decl.name))
+
+
+def test_communicator_creation_is_recognised(standard) -> None:
+    """Their wrappers name the new communicator in trace mode (message matching)."""
+    assert _creates(standard, "int MPI_Comm_split(MPI_Comm comm, int color, int key, "
+                              "MPI_Comm *newcomm);") == "newcomm"
+    assert _creates(standard, "int MPI_Cart_create(MPI_Comm comm_old, int ndims, "
+                              "const int dims[], const int periods[], int reorder, "
+                              "MPI_Comm *comm_cart);") == "comm_cart"
+    # not usable before its request completes
+    assert _creates(standard, "int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, "
+                              "MPI_Request *request);") is None
+    assert _creates(standard, "int MPI_Comm_rank(MPI_Comm comm, int *rank);") is None
 
 
 # ----- the installed headers ------------------------------------------------------------
@@ -210,13 +252,16 @@ def test_shapes(header: Header) -> None:
     assert re.search(r"mop_recv_incall\(th, t0, MOP_FN_MPI_Recv, \w+, mop_st, ", recv), recv
     sendrecv = header.body("MPI_Sendrecv_replace")
     assert "MOP_KIND_SEND" in sendrecv and "mop_recv_incall(" in sendrecv
+    assert "mop_comm_created(mop_rc_, *" in header.body("MPI_Comm_split")
+    assert "mop_comm_created(mop_rc_, *" in header.body("MPI_Cart_create")
+    assert "mop_comm_created" not in header.body("MPI_Comm_rank")
     assert "MOP_MESSAGE(MOP_EV_BEGIN, MPI_Irecv, mop_key(*" in header.body("MPI_Irecv")
     assert "MOP_MESSAGE(MOP_EV_PINIT, MPI_Send_init, mop_key(*" in header.body("MPI_Send_init")
     assert re.search(r"MOP_COLLECTIVE\(MOP_EV_INCALL, MPI_Alltoallv, 0, "
-                     r"MOP_KIND_COLL_OP\(ALLTOALLV\), \w+, mop_coll_v_bytes\(mop_n, ",
+                     r"MOP_KIND_COLL_OP\(ALLTOALLV\), \w+, -1, mop_coll_v_bytes\(mop_n, ",
                      header.body("MPI_Alltoallv"))
     assert re.search(r"MOP_COLLECTIVE\(MOP_EV_BEGIN, MPI_Iallreduce, mop_key\(\*\w+\), "
-                     r"MOP_KIND_COLL_NB_OP\(ALLREDUCE\), \w+, mop_bytes\(",
+                     r"MOP_KIND_COLL_NB_OP\(ALLREDUCE\), \w+, -1, mop_bytes\(",
                      header.body("MPI_Iallreduce"))
     assert "mop_coll_rooted_v_bytes(" in header.body("MPI_Igatherv")
     assert "mop_coll_neighbor_w_bytes(" in header.body("MPI_Ineighbor_alltoallw")

@@ -365,7 +365,7 @@ def test_generated_files(tmp_path: Path) -> None:
         "    MOP_WRAP(MPI_Isend_c, PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request),\n"
         "             PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request),\n"
         "             MOP_MESSAGE(MOP_EV_BEGIN, MPI_Isend_c, mop_key(*request), MOP_KIND_SEND, "
-        "dest, count, datatype, comm))\n"
+        "dest, tag, count, datatype, comm))\n"
         "}\n"
     ) in wrappers
     # No transfer rule: the enter/exit bracket.

@@ -2,9 +2,10 @@
 (native/tests/profiled_app.c) with 2 ranks, then `mpi-overlap trace --perfetto`, and the
 trace-event document checked against what the program does and what the profile says.
 
-- post-compute-wait: per rank 128 events (20 × Isend/Irecv + Wait: enter, begin/end,
-  exit each; Init, Comm_rank, Comm_size, Finalize: enter + exit), 20 transfers, 20
-  message flows from rank 0's MPI_Isend to rank 1's MPI_Wait;
+- post-compute-wait: per rank 168 events (20 × Isend/Irecv + Wait: enter, begin/end,
+  exit each, and the MATCH after the begin and the STATUS after the end; Init, Comm_rank,
+  Comm_size, Finalize: enter + exit), 20 transfers, 20 message flows from rank 0's
+  MPI_Isend to rank 1's MPI_Wait;
 - blocking: 60 flows, both directions (Send → Recv and both halves of Sendrecv_replace),
   every in-call transfer spanning its call;
 - a tiny cap: truncated, counted in the profile and the report, the file still readable;
@@ -29,7 +30,9 @@ from mpi_overlap.toolchains import get_toolchain
 pytestmark = pytest.mark.mpi
 
 ITERS = 20
-EVENTS_PER_RANK = ITERS * 6 + 8
+# per iteration: the post's ENTER, BEGIN, MATCH, EXIT and the wait's ENTER, END, STATUS,
+# EXIT (MATCH and STATUS: what message matching needs); 8 more around the loop
+EVENTS_PER_RANK = ITERS * 8 + 8
 
 
 def _app() -> Path:

@@ -669,6 +669,7 @@ class BufferGroup:
     counts: list[int] = field(default_factory=list)
     types: list[int] = field(default_factory=list)
     ranks: list[int] = field(default_factory=list)
+    tags: list[int] = field(default_factory=list)
 
 
 def buffer_groups(params: Sequence[StdParam]) -> list[BufferGroup]:
@@ -682,6 +683,8 @@ def buffer_groups(params: Sequence[StdParam]) -> list[BufferGroup]:
             groups[-1].types.append(i)
         elif groups and p.kind == "RANK":
             groups[-1].ranks.append(i)
+        elif groups and p.kind == "TAG":
+            groups[-1].tags.append(i)
     return groups
 
 
@@ -742,11 +745,12 @@ def _p2p_transfer(decl: Declaration, params: Sequence[StdParam]) -> Transfer | N
         if params[g.counts[0]].array or params[g.types[0]].array:
             return None
         count, dt = names[g.counts[0]], names[g.types[0]]
-        # A buffer both sent and received (Sendrecv_replace) has its dest, then its source.
+        # A buffer both sent and received (Sendrecv_replace) has its dest, then its source,
+        # each followed by its tag.
         for n, kind in enumerate(halves[g.direction]):
-            if n >= len(g.ranks):
+            if n >= len(g.ranks) or n >= len(g.tags):
                 return None
-            peer = names[g.ranks[n]]
+            peer, tag = names[g.ranks[n]], names[g.tags[n]]
             if kind == "RECV" and event == "MOP_EV_INCALL" and status is not None:
                 own_status = True
                 record.append(
@@ -755,7 +759,7 @@ def _p2p_transfer(decl: Declaration, params: Sequence[StdParam]) -> Transfer | N
                 )
             else:
                 record.append(
-                    f"MOP_MESSAGE({event}, {decl.name}, {key}, MOP_KIND_{kind}, {peer}, "
+                    f"MOP_MESSAGE({event}, {decl.name}, {key}, MOP_KIND_{kind}, {peer}, {tag}, "
                     f"{count}, {dt}, {names[comm]})"
                 )
     setup: list[str] = []
@@ -850,7 +854,12 @@ def _coll_transfer(
             return None
         event = "MOP_EV_BEGIN" if family is Family.COLL_NB else "MOP_EV_PINIT"
         key, kind = f"mop_key(*{names[req]})", f"MOP_KIND_COLL_NB_OP({op})"
-    record = [f"MOP_COLLECTIVE({event}, {decl.name}, {key}, {kind}, {names[comm]}, {bytes_expr})"]
+    root = _only(params, "RANK")
+    root_expr = names[root] if root is not None else "-1"
+    record = [
+        f"MOP_COLLECTIVE({event}, {decl.name}, {key}, {kind}, {names[comm]}, {root_expr}, "
+        f"{bytes_expr})"
+    ]
     return Transfer([], list(names), record)
 
 
@@ -872,6 +881,21 @@ def transfer_rule(
     return None
 
 
+def created_comm(decl: Declaration, params: Sequence[StdParam] | None) -> str | None:
+    """The name of the communicator a communicator-creating function returns (MPI_Comm_dup,
+    _split, _create, MPI_Cart_create, MPI_Intercomm_create, MPI_Comm_spawn...), None for
+    other functions. Its wrapper names the new communicator in trace mode
+    (mop_comm_created, mop_trace_match.c). MPI_Comm_idup's communicator is not usable
+    before its request completes: it is named at its first use instead."""
+    if params is None or len(params) != len(decl.params) or decl.ret != "int":
+        return None
+    if any(p.kind == "REQUEST" and p.direction == "OUT" for p in params):
+        return None
+    out = [i for i, p in enumerate(params)
+           if p.kind == "COMMUNICATOR" and p.direction == "OUT" and not p.array]
+    return decl.params[out[0]].name if len(out) == 1 else None
+
+
 # ----- output ---------------------------------------------------------------------------
 
 
@@ -884,6 +908,7 @@ class Entry:
     hand_written: str | None  # path
     excluded: str | None  # reason
     transfer: Transfer | None = None  # its generated wrapper records transfers
+    creates: str | None = None  # the communicator it creates (a parameter's name)
 
     @property
     def status(self) -> str:
@@ -963,6 +988,7 @@ def plan(
                 hand_written=hand_written.get(name),
                 excluded=exclusion_reason(decl, header, macros),
                 transfer=transfer_rule(decl, params, family, ops),
+                creates=created_comm(decl, params),
             )
         )
     undeclared = sorted(set(hand_written) - set(names))
@@ -1081,12 +1107,10 @@ def render_wrappers(p: Plan) -> str:
         if d.ret == "void":
             out += [f"    P{d.name}({args});", "    MOP_CALL_END()", "}"]
         else:
-            out += [
-                f"    {d.ret} mop_rc_ = P{d.name}({args});",
-                "    MOP_CALL_END()",
-                "    return mop_rc_;",
-                "}",
-            ]
+            out.append(f"    {d.ret} mop_rc_ = P{d.name}({args});")
+            if e.creates:  # named inside the call: its cost is MPI time
+                out.append(f"    mop_comm_created(mop_rc_, *{e.creates});")
+            out += ["    MOP_CALL_END()", "    return mop_rc_;", "}"]
     out.append("")
     return "\n".join(out)
 

@@ -21,7 +21,29 @@ typedef enum mop_event_type {
      * same key (MPI_Isendrecv: a send and a receive on one request); it ends
      * when that request completes. Fields as for BEGIN. */
     MOP_EV_JOIN,
+    /* Trace mode only (MPI_OVERLAP_TRACE; docs/profiler.md, "Message matching"):
+     * what matching a message with its other end needs, which the transfer
+     * event has no room for. The engine ignores both.
+     * MATCH follows the transfer event (BEGIN, JOIN, INCALL, PINIT) of a
+     * point-to-point message or a collective in its thread's stream (the
+     * latest such event before it): t as that event's, key = communicator id
+     * (mop_trace_match.c; 0 unknown), bytes = tag (-1 MPI_ANY_TAG) or, for a
+     * collective, its root (-1 none), arg = peer rank in the communicator as
+     * the call named it (-2 MPI_ANY_SOURCE, -3 MPI_PROC_NULL), kind = a
+     * mop_match_flags. */
+    MOP_EV_MATCH,
+    /* STATUS follows every completion (END) the wrappers record: t and key as
+     * the END's, bytes = the status's MPI_TAG, arg = its MPI_SOURCE (a rank of
+     * the request's communicator): what a receive from MPI_ANY_SOURCE or with
+     * MPI_ANY_TAG matched. Meaningless for sends. */
+    MOP_EV_STATUS,
 } mop_event_type;
+
+/* The kind field of MATCH events. */
+enum mop_match_flags {
+    MOP_MATCH_FROM_STATUS = 1, /* peer and tag are the status's (blocking receives) */
+    MOP_MATCH_COLL = 2,        /* a collective: bytes is its root */
+};
 
 typedef enum mop_kind {
     MOP_KIND_SEND = 0,

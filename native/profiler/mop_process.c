@@ -507,6 +507,10 @@ static void mop_on_exit(mop_process *p, const mop_event *e)
 
 void mop_process_event(mop_process *p, const mop_event *e)
 {
+    /* Matching information for traces: not the engine's, and not counted, so a
+     * traced run's counters equal an untraced one's. */
+    if (e->type == MOP_EV_MATCH || e->type == MOP_EV_STATUS)
+        return;
     p->counters.events++;
     switch ((mop_event_type)e->type) {
     case MOP_EV_ENTER: mop_on_enter(p, e); break;
@@ -521,6 +525,8 @@ void mop_process_event(mop_process *p, const mop_event *e)
     case MOP_EV_REGION_END: mop_on_region_end(p, e); break;
     case MOP_EV_PCONTROL: p->monitoring = e->arg != 0; break;
     case MOP_EV_JOIN: mop_on_join(p, e); break;
+    case MOP_EV_MATCH:
+    case MOP_EV_STATUS: break;
     }
 }
 

@@ -362,6 +362,31 @@ void mop_trace_finish(mop_trace *tr, const void *owner, mop_process *p)
 
 /* ---- closing ------------------------------------------------------------------- */
 
+void mop_trace_comm(mop_trace *tr, uint64_t id, uint32_t flags, const int32_t *local, uint32_t n,
+                    const int32_t *remote, uint32_t m)
+{
+    size_t bytes = 24 + 4 * ((size_t)n + m);
+    unsigned char *p = malloc(bytes);
+    if (!p)
+        return;
+    mop_put64(p, id);
+    mop_put32(p + 8, flags);
+    mop_put32(p + 12, n);
+    mop_put32(p + 16, m);
+    mop_put32(p + 20, 0);
+    if (n)
+        memcpy(p + 24, local, 4 * (size_t)n);
+    if (m)
+        memcpy(p + 24 + 4 * (size_t)n, remote, 4 * (size_t)m);
+    pthread_mutex_lock(&tr->lock);
+    /* A communicator is a few bytes: written whenever the file is, cap or not
+     * (without it the messages on it cannot be matched). */
+    if (tr->fd >= 0 && !tr->finished)
+        mop_write_chunk_raw(tr, MOP_TRACE_COMMS, 0, 1, p, bytes);
+    pthread_mutex_unlock(&tr->lock);
+    free(p);
+}
+
 void mop_trace_set_end_sync(mop_trace *tr, uint64_t ticks, double s, double rtt_s)
 {
     pthread_mutex_lock(&tr->lock);

@@ -24,7 +24,9 @@
 /* ---- the format (little-endian; every field at a fixed offset) ---------- */
 #define MOP_TRACE_MAGIC "MOPTRACE"
 enum {
-    MOP_TRACE_VERSION = 1,
+    /* 2: MATCH and STATUS events, COMMS chunks (what message matching needs);
+     * version 1 files (without them) are still read. */
+    MOP_TRACE_VERSION = 2,
     MOP_TRACE_BYTE_ORDER = 0x01020304, /* reads 04 03 02 01 on a little-endian file */
     MOP_TRACE_HEADER_BYTES = 64,
     MOP_TRACE_CHUNK_BYTES = 16,     /* u32 type, u32 thread, u32 count, u32 payload bytes */
@@ -47,7 +49,20 @@ typedef enum mop_trace_chunk {
     MOP_TRACE_EVENTS = 4,       /* count x 32-byte mop_event of thread `thread` */
     MOP_TRACE_TRANSFERS = 5,    /* count x 72-byte transfer of thread `thread` */
     MOP_TRACE_END = 6,          /* 80 bytes: the file was closed; see mop_trace_close */
+    /* count x one communicator: u64 id, u32 flags (mop_trace_comm_flags), u32
+     * local size n, u32 remote size m (0: an intracommunicator), u32 0, then
+     * i32 world ranks of its n local ranks and of its m remote ones, in rank
+     * order. Written when the communicator is first known (mop_trace_match.c). */
+    MOP_TRACE_COMMS = 7,
 } mop_trace_chunk;
+
+/* Flags of a COMMS record. */
+enum mop_trace_comm_flags {
+    MOP_TRACE_COMM_INTER = 1, /* an intercommunicator */
+    /* Its creation was not seen (MPI_Comm_idup, a binding that calls PMPI_
+     * directly): named at its first use, so its id may differ between ranks. */
+    MOP_TRACE_COMM_LAZY = 2,
+};
 
 /* Transfer flags (byte 66 of a transfer record). */
 enum {
@@ -122,6 +137,10 @@ void mop_trace_finish(mop_trace *tr, const void *owner, mop_process *p);
 void mop_trace_configure(mop_trace *tr, mop_process_config *cfg);
 void mop_trace_on_transfer(void *ctx, const mop_transfer *t);
 
+/* Writes one COMMS record (see MOP_TRACE_COMMS); nothing once closed. */
+void mop_trace_comm(mop_trace *tr, uint64_t id, uint32_t flags, const int32_t *local, uint32_t n,
+                    const int32_t *remote, uint32_t m);
+
 /* The clock alignment measured at the end of the run (for the END chunk). */
 void mop_trace_set_end_sync(mop_trace *tr, uint64_t ticks, double s, double rtt_s);
 
@@ -147,11 +166,17 @@ void mop_trace_pack_transfer(unsigned char *out, const mop_transfer *t);
  * rank 0's. Returns whether a trace is wanted. */
 bool mop_trace_sync_start(double s_per_tick);
 /* Once profiling is on: opens <outdir>/trace.rank-<rank>.mopt (cap from
- * MPI_OVERLAP_TRACE_CAP) and points cfg's on_transfer at it. */
+ * MPI_OVERLAP_TRACE_CAP), points cfg's on_transfer at it and turns on the
+ * recording of what message matching needs (mop_match_start). */
 void mop_trace_start(mop_trace *tr, mop_process_config *cfg, const char *outdir, int rank,
                      int size, double s_per_tick, bool clock_tsc);
 /* At MPI_Finalize on every rank (collective when the start was): measures the
  * clocks again, so the converter corrects the ranks' rates as well. */
 void mop_trace_sync_end(mop_trace *tr);
+
+/* mop_trace_match.c: once the trace is open, names MPI_COMM_WORLD and sets
+ * mop_match_on (mop_wrap_util.h), so that the wrappers record MATCH and
+ * STATUS events and communicators as they are created. */
+void mop_match_start(mop_trace *tr, int rank, int size);
 
 #endif

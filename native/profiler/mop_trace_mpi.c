@@ -140,6 +140,8 @@ void mop_trace_start(mop_trace *tr, mop_process_config *cfg, const char *outdir,
     }
     mop_trace_configure(tr, cfg);
     /* Messages are matched by their peers' world ranks, which the wrappers
-     * otherwise translate only in jobs spanning nodes. */
+     * otherwise translate only in jobs spanning nodes, their communicators
+     * and tags. */
     mop_need_peers = 1;
+    mop_match_start(tr, rank, size);
 }

@@ -41,16 +41,27 @@ void mop_saved_reqs_free(mop_saved_reqs *s)
     s->st = NULL;
 }
 
-int mop_cancel_called;
+int mop_status_needs;
 
 int MPI_Cancel(MPI_Request *request)
 {
     /* Set before the call: a completion in another thread may follow it. */
-    __atomic_store_n(&mop_cancel_called, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&mop_status_needs, MOP_STATUS_CANCEL, __ATOMIC_RELAXED);
     MOP_CALL_BEGIN(MPI_Cancel)
     int rc = PMPI_Cancel(request);
     MOP_CALL_END()
     return rc;
+}
+
+/* A completion once the program has called MPI_Cancel or a trace is written:
+ * whether it was cancelled, and the STATUS of a trace after its END. */
+static void mop_complete_slow(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st,
+                              int flags, int needs)
+{
+    flags |= mop_status_cancelled(needs, st) ? MOP_END_CANCELLED : 0;
+    mop_push_event(th, MOP_EV_END, t, key, mop_status_bytes(st), (mop_kind)flags, 0, -1);
+    if (needs & MOP_STATUS_TRACE)
+        mop_status_slow(th, t, key, st);
 }
 
 /* flags: 0, or MOP_END_QUERY for Request_get_status*. */
@@ -59,7 +70,11 @@ static inline void mop_complete_as(mop_thread *th, uint64_t t, uint64_t key, con
 {
     if (key == mop_key(MPI_REQUEST_NULL))
         return;
-    flags |= mop_status_cancelled(st) ? MOP_END_CANCELLED : 0;
+    int needs = __atomic_load_n(&mop_status_needs, __ATOMIC_RELAXED);
+    if (__builtin_expect(needs != 0, 0)) {
+        mop_complete_slow(th, t, key, st, flags, needs);
+        return;
+    }
     mop_push_event(th, MOP_EV_END, t, key, mop_status_bytes(st), (mop_kind)flags, 0, -1);
 }
 

@@ -46,6 +46,8 @@ typedef struct mop_matched {
     uint64_t msg;
     int64_t bytes; /* -1 unknown */
     int32_t peer;  /* world rank, -1 unknown */
+    MPI_Comm comm; /* for the receive's MATCH in trace mode */
+    MPI_Status st;
     bool used;
 } mop_matched;
 static _Thread_local mop_matched mop_matched_ring[MOP_MATCHED];
@@ -57,7 +59,8 @@ static void mop_matched_note(MPI_Message msg, MPI_Comm comm, const MPI_Status *s
         return;
     mop_matched *m = &mop_matched_ring[mop_matched_next++ % MOP_MATCHED];
     *m = (mop_matched){.msg = mop_message_key(msg), .bytes = mop_status_bytes(st),
-                       .peer = mop_world_rank(comm, st->MPI_SOURCE), .used = true};
+                       .peer = mop_world_rank(comm, st->MPI_SOURCE), .comm = comm, .st = *st,
+                       .used = true};
 }
 
 /* The probe's record of msg, forgotten once taken; {-1, -1} when none. */
@@ -66,11 +69,12 @@ static mop_matched mop_matched_take(uint64_t msg)
     for (unsigned i = 1; i <= MOP_MATCHED; i++) {
         mop_matched *m = &mop_matched_ring[(mop_matched_next - i) % MOP_MATCHED];
         if (m->used && m->msg == msg) {
+            mop_matched found = *m; /* used: it was found */
             m->used = false;
-            return *m;
+            return found;
         }
     }
-    return (mop_matched){.bytes = -1, .peer = -1};
+    return (mop_matched){.bytes = -1, .peer = -1, .comm = MPI_COMM_NULL};
 }
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
@@ -102,6 +106,9 @@ static void mop_mrecv_incall(mop_thread *th, uint64_t t0, uint16_t fn, uint64_t 
         bytes = m.bytes >= 0 ? m.bytes : capacity;
     mop_push_event(th, MOP_EV_INCALL, t0, 0, bytes, no_proc ? MOP_KIND_NULL : MOP_KIND_RECV, fn,
                    m.peer);
+    /* The message was matched by its probe, whose communicator and status
+     * say what it was (unknown communicator: the probe was not seen). */
+    mop_match_status(th, t0, m.comm, m.used ? &m.st : st);
 }
 
 /* The non-blocking one: BEGIN with the probed size (the completion's status
@@ -113,6 +120,10 @@ static void mop_imrecv_begin(mop_thread *th, uint64_t t0, uint16_t fn, uint64_t 
     int64_t bytes = no_proc ? 0 : (m.bytes >= 0 ? m.bytes : capacity);
     mop_push_event(th, MOP_EV_BEGIN, t0, key, bytes, no_proc ? MOP_KIND_NULL : MOP_KIND_RECV, fn,
                    m.peer);
+    if (m.used)
+        mop_match_status(th, t0, m.comm, &m.st);
+    else
+        mop_match(th, t0, MPI_COMM_NULL, MPI_ANY_SOURCE, MPI_ANY_TAG);
 }
 
 #define MOP_MRECV(name, count)                                                   \
@@ -165,10 +176,10 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 
 /* The send as BEGIN, the receive as JOIN, both with the request's key. */
 #define MOP_PAIR_BEGIN(name, sendcount, sendtype, recvcount, recvtype)           \
-    MOP_MESSAGE(MOP_EV_BEGIN, name, mop_key(*request), MOP_KIND_SEND, dest, sendcount, \
-                sendtype, comm);                                                  \
-    MOP_MESSAGE(MOP_EV_JOIN, name, mop_key(*request), MOP_KIND_RECV, source, recvcount, \
-                recvtype, comm)
+    MOP_MESSAGE(MOP_EV_BEGIN, name, mop_key(*request), MOP_KIND_SEND, dest, sendtag, \
+                sendcount, sendtype, comm);                                       \
+    MOP_MESSAGE(MOP_EV_JOIN, name, mop_key(*request), MOP_KIND_RECV, source, recvtag, \
+                recvcount, recvtype, comm)
 
 #define MOP_ISENDRECV(name)                                                      \
     MOP_WRAP(name,                                                                \
@@ -226,7 +237,7 @@ int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
     MOP_WRAP(name,                                                                \
              P##name(buf, partitions, count, datatype, peer, tag, comm, info, request), \
              P##name(buf, partitions, count, datatype, peer, tag, comm, info, request), \
-             MOP_MESSAGE(MOP_EV_PINIT, name, mop_key(*request), kind, peer,       \
+             MOP_MESSAGE(MOP_EV_PINIT, name, mop_key(*request), kind, peer, tag,  \
                          (MPI_Count)partitions * count, datatype, comm))
 
 #ifdef MOP_HAVE_MPI_Psend_init

@@ -51,15 +51,21 @@ static inline int64_t mop_status_bytes(const MPI_Status *st)
     return n;
 }
 
-/* 1 once the program has called MPI_Cancel (mop_wrap_completion.c). */
-extern int mop_cancel_called;
+/* What completions must also read from a status, as bits of one word so that
+ * the common case tests one load (mop_wrap_completion.c). */
+enum {
+    MOP_STATUS_CANCEL = 1, /* the program has called MPI_Cancel */
+    MOP_STATUS_TRACE = 2,  /* a trace is written: a STATUS event per completion */
+};
+extern int mop_status_needs;
 
-/* Whether a completed request was cancelled. Only a request the program
- * cancelled can be, so completions skip the query until MPI_Cancel is used. */
-static inline int mop_status_cancelled(const MPI_Status *st)
+/* Whether a completed request was cancelled, given mop_status_needs. Only a
+ * request the program cancelled can be, so completions skip the query until
+ * MPI_Cancel is used. */
+static inline int mop_status_cancelled(int needs, const MPI_Status *st)
 {
     int flag = 0;
-    if (__builtin_expect(__atomic_load_n(&mop_cancel_called, __ATOMIC_RELAXED), 0))
+    if (__builtin_expect(needs & MOP_STATUS_CANCEL, 0))
         PMPI_Test_cancelled(st, &flag);
     return flag;
 }
@@ -76,6 +82,55 @@ int32_t mop_world_rank_slow(MPI_Comm comm, int peer);
 static inline int32_t mop_world_rank(MPI_Comm comm, int peer)
 {
     return __builtin_expect(mop_need_peers, 0) ? mop_world_rank_slow(comm, peer) : -1;
+}
+
+/* 1 while a timeline trace is written (set once at MPI_Init by
+ * mop_match_start, mop_trace_match.c): the wrappers then also record what
+ * matching each message with its other end needs, as MATCH and STATUS events
+ * (mop_event.h), and name the communicators they create. A trace also sets
+ * mop_need_peers, so point-to-point messages reach the MATCH on the path that
+ * is slow anyway (mop_message_slow), and untraced one-node runs test no more
+ * flags per message than before; completions test it in mop_status_needs. */
+extern int mop_match_on;
+
+void mop_match_slow(mop_thread *th, uint64_t t, MPI_Comm comm, int peer, int tag, int flags);
+void mop_status_slow(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st);
+void mop_comm_created_slow(MPI_Comm comm);
+/* A point-to-point event when mop_need_peers is set: the peer as a world rank,
+ * then, in trace mode, its MATCH (from the status when st is not NULL). */
+void mop_message_slow(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key,
+                      int64_t bytes, mop_kind kind, uint16_t fn, MPI_Comm comm, int peer,
+                      int tag, const MPI_Status *st);
+
+/* MATCH for the point-to-point event just pushed: its communicator, the peer
+ * and tag as the call named them (hand-written wrappers whose peer is known
+ * otherwise). */
+static inline void mop_match(mop_thread *th, uint64_t t, MPI_Comm comm, int peer, int tag)
+{
+    if (__builtin_expect(mop_match_on, 0))
+        mop_match_slow(th, t, comm, peer, tag, 0);
+}
+
+/* MATCH for a blocking receive: the source and tag its status reports. */
+static inline void mop_match_status(mop_thread *th, uint64_t t, MPI_Comm comm,
+                                    const MPI_Status *st)
+{
+    if (__builtin_expect(mop_match_on, 0))
+        mop_match_slow(th, t, comm, st->MPI_SOURCE, st->MPI_TAG, MOP_MATCH_FROM_STATUS);
+}
+
+/* MATCH for a collective: its communicator and root (-1: none). */
+static inline void mop_match_coll(mop_thread *th, uint64_t t, MPI_Comm comm, int root)
+{
+    if (__builtin_expect(mop_match_on, 0))
+        mop_match_slow(th, t, comm, -1, root, MOP_MATCH_COLL);
+}
+
+/* A communicator-creating call returned rc and comm (generated wrappers). */
+static inline void mop_comm_created(int rc, MPI_Comm comm)
+{
+    if (__builtin_expect(mop_match_on, 0) && rc == MPI_SUCCESS)
+        mop_comm_created_slow(comm);
 }
 
 static inline mop_kind mop_peer_kind(int peer, mop_kind kind)

@@ -163,7 +163,7 @@ static void test_format(const char *dir)
     read_file(path, &f);
     CHECK(f.size == st.bytes);
     CHECK(memcmp(f.data, "MOPTRACE", 8) == 0);
-    CHECK(get32(f.data + 8) == 1 && get32(f.data + 12) == 0x01020304);
+    CHECK(get32(f.data + 8) == 2 && get32(f.data + 12) == 0x01020304);
     CHECK(get32(f.data + 16) == 1 && get32(f.data + 20) == 2);
     CHECK(getf64(f.data + 24) == 1e-9);
     CHECK(get64(f.data + 32) == 123456 && getf64(f.data + 40) == 0.25);
@@ -226,6 +226,38 @@ static void test_format(const char *dir)
     CHECK(s.pa.total.transfers == 1 && s.pb.total.transfers == 1);
     free(f.data);
     setup_free(&s);
+    unlink(path);
+}
+
+/* A communicator's record: id, flags, sizes, then the members' world ranks. */
+static void test_comms(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/comms.mopt", dir);
+    mop_trace tr = MOP_TRACE_INITIALIZER;
+    CHECK(mop_trace_open(&tr, path, 1u << 20, &info) == 0);
+    const int32_t local[] = {3, 1}, remote[] = {0};
+    mop_trace_comm(&tr, 0xabcdef0123456789u, MOP_TRACE_COMM_INTER, local, 2, remote, 1);
+    mop_trace_close(&tr);
+    mop_trace_comm(&tr, 1, 0, local, 2, NULL, 0); /* after the close: nothing */
+    file f;
+    read_file(path, &f);
+    int found = 0;
+    for (int i = 0; i < f.n; i++) {
+        const chunk *c = &f.chunks[i];
+        if (c->type != MOP_TRACE_COMMS)
+            continue;
+        found++;
+        CHECK(c->count == 1 && c->bytes == 24 + 3 * 4);
+        CHECK(get64(c->payload) == 0xabcdef0123456789u);
+        CHECK(get32(c->payload + 8) == MOP_TRACE_COMM_INTER);
+        CHECK(get32(c->payload + 12) == 2 && get32(c->payload + 16) == 1);
+        CHECK(get32(c->payload + 24) == 3 && get32(c->payload + 28) == 1);
+        CHECK(get32(c->payload + 32) == 0);
+    }
+    CHECK(found == 1);
+    CHECK(f.n > 0 && f.chunks[f.n - 1].type == MOP_TRACE_END);
+    free(f.data);
     unlink(path);
 }
 
@@ -335,6 +367,7 @@ int main(void)
         return 1;
     }
     test_format(dir);
+    test_comms(dir);
     test_cap(dir);
     test_unclosed_file_is_readable(dir);
     test_unwritable_path();

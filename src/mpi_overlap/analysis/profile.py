@@ -1,7 +1,8 @@
 """Analysis of a profile run: the per-rank profiles of result.json merged across ranks.
 
 Input: the profile-run-v1 document `mpi-overlap profile` collects (one profile-rank-v1
-document per rank). Output: schemas/analysis-profile-v1.schema.json. Pure: no I/O.
+document per rank). Output: schemas/analysis-profile-v1.schema.json. Pure but for the
+run's timeline traces, read when a run directory is given (analysis/twosided.py).
 
 Measures follow the source's §2.2–2.3 (seed 000): per rank the data transfer time
 (`xfer_s`), the minimum and maximum overlapped transfer time (`min_s`, `max_s`), user
@@ -26,6 +27,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from ..sizes import format_size
@@ -431,12 +433,9 @@ def _findings(doc: dict[str, Any]) -> list[str]:
             "overlap percentages are undefined."
         )
     else:
-        out.append(
-            f"Overlap between {fmt_pct(job['min_pct'])} and {fmt_pct(job['max_pct'])} of "
-            f"{fmt_time(job['xfer_s'])} transfer time ({job['transfers']} transfers, "
-            f"{who}); at least {fmt_time(job['nonoverlap_s'])} "
-            f"({fmt_pct(job['nonoverlap_pct'])}) was not overlapped with computation."
-        )
+        from .headline import overlap_sentence
+
+        out.append(overlap_sentence(doc, who))
     worst = doc["worst_rank"]
     if worst is not None and n > 1:
         across = doc["across_ranks"]["nonoverlap_s"]
@@ -550,8 +549,10 @@ def _bins_by_rank(included: list[dict[str, Any]], rank_ids: list[int]) -> dict[s
     }
 
 
-def analyze_profile(result: dict[str, Any]) -> dict[str, Any]:
-    """The analysis document (schemas/analysis-profile-v1.schema.json) of one profile run."""
+def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict[str, Any]:
+    """The analysis document (schemas/analysis-profile-v1.schema.json) of one profile run;
+    with the run directory, its timeline traces (if any) add both ends of every message
+    (analysis/twosided.py)."""
     warnings: list[str] = []
     docs: list[dict[str, Any]] = []
     seen: set[int] = set()
@@ -746,4 +747,13 @@ def analyze_profile(result: dict[str, Any]) -> dict[str, Any]:
     out["trace"] = trace_summary(docs)
     out["findings"] += trace_finding(out["trace"])
     warnings.extend(trace_warnings(out["trace"]))
+    # Both ends of every message (traced runs), then what the findings lead with.
+    from .headline import headline
+    from .twosided import two_sided, two_sided_findings
+
+    out["two_sided"] = two_sided(run_dir, out, result.get("bins"))
+    out["findings"][1:1] = two_sided_findings(out["two_sided"])
+    out["headline"] = headline(out, included_docs)
+    if out["headline"]["text"]:
+        out["findings"].insert(0, out["headline"]["text"])
     return out

@@ -129,7 +129,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         program="",
         title="Overlap profile of an MPI program (min/max overlap bounds)",
         min_ranks=1,
-        analyze=_analysis("profile"),
+        analyze=_analysis("profile", with_run_dir=True),
         default_timeout_s=0.0,
         quick_timeout_s=0.0,
     ),

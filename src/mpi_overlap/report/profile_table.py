@@ -18,6 +18,7 @@ from rich.text import Text
 
 from ..analysis.profile import analyze_profile, fmt_time, rank_list
 from ..rundir import Run
+from . import profile_waits
 from .html import DASH, HtmlTable, Section
 
 BENCHMARK = "profile"
@@ -26,7 +27,8 @@ TERMINAL_TOP = 10  # entries of each ranking in the terminal
 MEANING = (
     "Overlap min–max %: the lower and upper bound on the share of transfer time that ran "
     "while the application computed. Not overlapped: transfer time − maximum bound, the "
-    "least time that was certainly not hidden."
+    "least time that was certainly not hidden. Totals: "
+    + profile_waits.BOTH + "."
 )
 
 
@@ -39,7 +41,7 @@ def analysis_of(run: Run) -> dict[str, Any] | None:
         return run.analysis
     result = run.result or {}
     if result.get("schema") == "mpi-overlap/profile-run" and run.analysis is None:
-        return analyze_profile(result)
+        return analyze_profile(result, run.path)
     return None
 
 
@@ -119,7 +121,7 @@ def job_grid(a: dict[str, Any], label: str, *, explain: bool = True) -> Grid:
         ("status", a["status"]),
         ("transfers", fint(job["transfers"])),
         ("transfer time", ftime(job["xfer_s"])),
-        ("overlap range", f"{frange(job['min_pct'], job['max_pct'])} % of transfer time"),
+        ("overlap range", profile_waits.overlap_range(a, frange(job["min_pct"], job["max_pct"]))),
         ("overlapped", f"at least {ftime(job['min_s'])}, at most {ftime(job['max_s'])}"),
         (
             "not overlapped",
@@ -133,6 +135,7 @@ def job_grid(a: dict[str, Any], label: str, *, explain: bool = True) -> Grid:
             f"{ftime(job['call_s'])} ({fpct(job['mpi_share_pct'])} % of call + computation)",
         ),
         ("cases", ", ".join(f"{k} {fint(v)}" for k, v in cases.items()) or DASH),
+        *profile_waits.job_rows(a),
     ]
     worst = a.get("worst_rank")
     if worst is not None:
@@ -276,6 +279,9 @@ def ranking_grid(a: dict[str, Any], label: str, key: str, limit: int | None = No
     if limit is not None and len(entries) > limit:
         notes.insert(0, f"top {limit} of {len(entries)}; report.html lists all")
         entries = entries[:limit]
+    in_call = profile_waits.in_call_note(a)
+    if in_call and any(e["max_pct"] == 0 for e in entries):
+        notes.append(in_call)
     note = "; ".join(notes) or None
     rows = [
         (
@@ -290,18 +296,24 @@ def ranking_grid(a: dict[str, Any], label: str, key: str, limit: int | None = No
         )
         for e in entries
     ]
+    headers: tuple[str, ...] = (
+        key[:-1] if key != "bins" else "size",
+        "transfers",
+        "transfer time",
+        "overlap %",
+        "not overlapped",
+        "share %",
+        "worst rank",
+        "ranks",
+    )
+    # A traced run: the overlap from both ends of every message beside it.
+    both = [profile_waits.ranking_cell(a, key, str(e[RANKING_NAME[key]])) for e in entries]
+    if profile_waits.available(a) is not None:
+        headers = (*headers[:4], "overlap % (both ends)", *headers[4:])
+        rows = [(*r[:4], str(b), *r[4:]) for r, b in zip(rows, both, strict=True)]
     return Grid(
         f"{label} — {RANKING_TITLE[key]} by non-overlapped time",
-        (
-            key[:-1] if key != "bins" else "size",
-            "transfers",
-            "transfer time",
-            "overlap %",
-            "not overlapped",
-            "share %",
-            "worst rank",
-            "ranks",
-        ),
+        headers,
         rows,
         note=note,
     )
@@ -348,6 +360,7 @@ def run_grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
     if len(a.get("ranks") or []) > 1:
         grids.append(across_grid(a, label))
     grids.append(rank_grid(a, label, rank_limit))
+    grids += profile_waits.grids(a, label, Grid, terminal=terminal)
     for key in ("bins", "functions", "regions"):
         grids.append(ranking_grid(a, label, key, top))
     grids.append(call_grid(a, label, top))
@@ -538,5 +551,7 @@ def to_json(run: Run) -> dict[str, Any]:
         "findings",
         "warnings",
         "trace",
+        "headline",
+        "two_sided",
     )
     return {k: a.get(k) for k in keys}

@@ -7,7 +7,8 @@ ui.perfetto.dev and chrome://tracing open); docs/profiler.md, "Timeline traces".
 - every transfer is an async slice (b/e) on its own track, named by its function, size
   and the overlap bounds the profiler computed for it (the same figures in its args);
 - messages are flows (s → f) from the send's posting call to the receive's completing
-  call, matched per (sender, receiver, bytes) in posting order (message_flows).
+  call: matched by MPI's rules (communicator, tag, non-overtaking order; trace/match.py)
+  in version-2 traces, per (sender, receiver, bytes) in posting order in version-1 ones.
 
 Times are microseconds on rank 0's clock (RankTrace.seconds), from the earliest event.
 """
@@ -116,6 +117,10 @@ class _Converter:
         self.summary = Summary(ranks=len(traces))
         self.sends: dict[tuple[int, int, int], list[Endpoint]] = defaultdict(list)
         self.recvs: dict[tuple[int, int, int], list[Endpoint]] = defaultdict(list)
+        self.calls: dict[tuple[int, int], Calls] = {}
+        # Version-2 traces record what MPI matches messages by.
+        self.by_rules = bool(traces) and all(t.version >= 2 for t in traces)
+        self.flow_bytes: dict[tuple[int, int, int], int] = {}  # by_rules: each pair's size
         starts = [float(np.min(tr.seconds(ev["t"]))) for tr in traces
                   for ev in tr.events.values() if len(ev)]
         starts += [float(np.min(tr.seconds(x["t_begin"][x["t_begin"] > 0])))
@@ -283,7 +288,7 @@ class _Converter:
                  call_b: tuple[int, int] | None, call_e: tuple[int, int] | None) -> None:
         """Sends and receives with a known peer join the matching (message_flows)."""
         kind, peer, nbytes = int(rec["kind"]), int(rec["peer"]), int(rec["bytes"])
-        if kind not in (KIND_SEND, KIND_RECV) or peer < 0:
+        if self.by_rules or kind not in (KIND_SEND, KIND_RECV) or peer < 0:
             return
         if kind == KIND_SEND and call_b is not None:
             a, b = self.us(tr, call_b[0]), self.us(tr, call_b[1])
@@ -296,6 +301,30 @@ class _Converter:
             self.recvs[(peer, tr.rank, nbytes)].append(
                 Endpoint(order, pid, tid, round(b - min(NS, (b - a) / 2), 3)))
 
+    def matched_endpoints(self) -> None:
+        """Version-2 traces: the pairs of trace/match.py, one (sender, receiver, bytes) key
+        per pair so that flows() pairs exactly them."""
+        from .match import match_messages
+        from .timeline import rank_timeline
+
+        by_rank = {t.rank: t for t in self.traces}
+        matched = match_messages([rank_timeline(t) for t in self.traces])
+        for i, (s, r) in enumerate(matched.pairs):
+            ts, tr_ = by_rank[s.rank], by_rank[r.rank]
+            post = self.calls.get((s.rank, s.thread), Calls()).around(s.t_post)
+            if post is None or r.done_enter is None or r.t_done is None:
+                continue
+            a, b = self.us(ts, post[0]), self.us(ts, post[1])
+            key = (s.rank, r.rank, i)
+            self.sends[key].append(Endpoint(0.0, pid_of(s.rank), tid_of(s.rank, s.thread),
+                                            round(a + min(NS, (b - a) / 2), 3)))
+            a, b = self.us(tr_, r.done_enter), self.us(tr_, r.t_done)
+            self.recvs[key].append(Endpoint(0.0, pid_of(r.rank), tid_of(r.rank, r.thread),
+                                            round(b - min(NS, (b - a) / 2), 3)))
+            self.flow_bytes[key] = max(s.bytes, 0)
+        self.summary.unmatched_sends += matched.unmatched_sends
+        self.summary.unmatched_recvs += matched.unmatched_recvs
+
     def flows(self) -> None:
         flow_id = 0
         for key in sorted(set(self.sends) | set(self.recvs)):
@@ -305,6 +334,7 @@ class _Converter:
             self.summary.unmatched_sends += len(sends) - n
             self.summary.unmatched_recvs += len(recvs) - n
             src, dst, nbytes = key
+            nbytes = self.flow_bytes.get(key, nbytes) if self.by_rules else nbytes
             name = f"message {format_size(nbytes)}"
             for s, r in zip(sends[:n], recvs[:n], strict=True):
                 flow_id += 1
@@ -325,6 +355,7 @@ class _Converter:
                          "args": {"sort_index": tr.rank}})
         for thread in tr.threads:
             calls = self.thread(tr, thread)
+            self.calls[(tr.rank, thread)] = calls
             self.transfers(tr, thread, calls)
             self.summary.threads += 1
 
@@ -332,21 +363,24 @@ class _Converter:
         self.fh.write('{"traceEvents":[')
         for tr in self.traces:
             self.rank(tr)
+        if self.by_rules:
+            self.matched_endpoints()
         self.flows()
         self.summary.notes.extend(notes)
         if self.summary.unmatched_sends or self.summary.unmatched_recvs:
             self.summary.notes.append(
                 f"{self.summary.unmatched_sends} sends and {self.summary.unmatched_recvs} "
-                "receives without a partner got no flow (non-blocking MPI_ANY_SOURCE "
-                "receives, or partners missing from a trace: cut by the cap, or the rank "
-                "stopped)")
+                "receives without a partner got no flow ("
+                + ("" if self.by_rules else "non-blocking MPI_ANY_SOURCE receives, or ")
+                + "partners missing from a trace: cut by the cap, or the rank stopped)")
         self.fh.write('],"displayTimeUnit":"ns","otherData":')
         json.dump({
                 "source": "mpi-overlap trace",
                 "clock": "microseconds on rank 0's clock from the first event; ranks aligned "
                          "by a ping-pong with rank 0 at MPI_Init and at MPI_Finalize",
-                "flows": "matched per (sender, receiver, bytes) in posting order; tags are "
-                         "not recorded",
+                "flows": "matched by communicator, tag and MPI's non-overtaking order"
+                         if self.by_rules else "matched per (sender, receiver, bytes) in "
+                         "posting order; tags are not recorded (a version-1 trace)",
                 "unmatched_sends": self.summary.unmatched_sends,
                 "unmatched_receives": self.summary.unmatched_recvs,
                 "notes": self.summary.notes,

@@ -1,8 +1,14 @@
 """Reads one rank's timeline trace (trace.rank-N.mopt, written by
 native/profiler/mop_trace.c; the format is in docs/profiler.md, "Timeline traces").
 
-A file is a 64-byte header and whole chunks. A rank that stopped before MPI_Finalize
-leaves no END chunk: its trace is read up to its last flush and says so. Anything else
+A file is a 64-byte header and whole chunks. Version 2 adds what matching a message with
+its other end needs: MATCH events (communicator id, tag, peer) after every transfer event,
+STATUS events (the source and tag a receive matched) after every completion, and COMMS
+chunks (each communicator's members as world ranks); version 1 files are still read (they
+have none of these, so their messages cannot be matched by tag and communicator).
+
+A rank that stopped before MPI_Finalize leaves no END chunk: its trace is read up to its
+last flush and says so. Anything else
 that does not fit the format (wrong magic, a chunk cut short, an unknown chunk type) is
 refused with a one-line UserError naming the file and the byte where it went wrong.
 """
@@ -18,12 +24,14 @@ import numpy as np
 from ..errors import UserError
 
 MAGIC = b"MOPTRACE"
-VERSION = 1
+VERSION = 2
+VERSIONS = (1, 2)  # read
 HEADER = struct.Struct("<8sIIiidQddIHH")  # 64 bytes
 CHUNK = struct.Struct("<IIII")
 END = struct.Struct("<QQQQQQIIQdd")  # 80 bytes
 
-FN_NAMES, KIND_NAMES, REGION_NAMES, EVENTS, TRANSFERS, END_CHUNK = range(1, 7)
+FN_NAMES, KIND_NAMES, REGION_NAMES, EVENTS, TRANSFERS, END_CHUNK, COMMS = range(1, 8)
+COMM_HEAD = struct.Struct("<QIIII")  # id, flags, local size, remote size, 0
 
 EVENT = np.dtype([("t", "<u8"), ("key", "<u8"), ("bytes", "<i8"), ("type", "u1"),
                   ("kind", "u1"), ("id", "<u2"), ("arg", "<i4")])
@@ -35,7 +43,13 @@ assert EVENT.itemsize == 32 and TRANSFER.itemsize == 72
 
 # mop_event_type (native/profiler/mop_event.h)
 EV_ENTER, EV_EXIT, EV_BEGIN, EV_END, EV_INCALL, EV_PINIT, EV_START, EV_FREE = range(1, 9)
-EV_REGION_BEGIN, EV_REGION_END, EV_PCONTROL = 9, 10, 11
+EV_REGION_BEGIN, EV_REGION_END, EV_PCONTROL, EV_JOIN, EV_MATCH, EV_STATUS = range(9, 15)
+LAST_EVENT = {1: EV_JOIN, 2: EV_STATUS}  # the highest event type of each version
+# MATCH: kind flags; arg: peer as named (these for the wildcards); bytes: tag or root
+MATCH_FROM_STATUS, MATCH_COLL = 1, 2
+PEER_ANY, PEER_NULL, TAG_ANY = -2, -3, -1
+# COMMS flags
+COMM_INTER, COMM_LAZY = 1, 2
 # mop_kind and mop_case
 KIND_SEND, KIND_RECV = 0, 1
 CASE_IN_CALL, CASE_ACROSS, CASE_BEGIN_ONLY, CASE_END_ONLY = range(4)
@@ -58,6 +72,22 @@ class EndRecord:
     sync_rtt_s: float  # < 0: not measured
 
 
+@dataclass(frozen=True)
+class Comm:
+    """A communicator as the rank that named it saw it: its id's flags and its members as
+    world ranks (local group, and the remote one of an intercommunicator)."""
+
+    flags: int
+    local: tuple[int, ...]
+    remote: tuple[int, ...]
+
+    def world_rank(self, rank: int) -> int:
+        """The world rank of a peer named by `rank` (of the remote group for an
+        intercommunicator); -1 when out of range."""
+        group = self.remote if self.flags & COMM_INTER else self.local
+        return group[rank] if 0 <= rank < len(group) else -1
+
+
 @dataclass
 class RankTrace:
     path: Path
@@ -75,6 +105,8 @@ class RankTrace:
     transfers: dict[int, np.ndarray] = field(default_factory=dict)  # thread -> TRANSFER array
     end: EndRecord | None = None
     file_bytes: int = 0
+    version: int = VERSION
+    comms: dict[int, Comm] = field(default_factory=dict)  # communicator id -> members
 
     @property
     def threads(self) -> list[int]:
@@ -128,6 +160,22 @@ def _names(path: Path, payload: bytes, count: int, offset: int) -> dict[int, str
     return out
 
 
+def _comms(path: Path, payload: bytes, count: int, offset: int, out: dict[int, Comm]) -> None:
+    pos = 0
+    for _ in range(count):
+        if pos + COMM_HEAD.size > len(payload):
+            raise _bad(path, f"corrupt communicator table in the chunk at byte {offset}")
+        ident, flags, n, m, _zero = COMM_HEAD.unpack_from(payload, pos)
+        pos += COMM_HEAD.size
+        if pos + 4 * (n + m) > len(payload):
+            raise _bad(path, f"corrupt communicator table in the chunk at byte {offset}")
+        ranks = struct.unpack_from(f"<{n + m}i", payload, pos)
+        pos += 4 * (n + m)
+        out[ident] = Comm(flags, tuple(ranks[:n]), tuple(ranks[n:]))
+    if pos != len(payload):
+        raise _bad(path, f"corrupt communicator table in the chunk at byte {offset}")
+
+
 def read_trace(path: Path) -> RankTrace:
     try:
         data = path.read_bytes()
@@ -140,16 +188,16 @@ def read_trace(path: Path) -> RankTrace:
      tr_bytes) = HEADER.unpack_from(data)
     if magic != MAGIC:
         raise _bad(path, "not an mpi-overlap trace (wrong magic)")
-    if version != VERSION:
-        raise _bad(path, f"trace format version {version}; this mpi-overlap reads version "
-                         f"{VERSION}")
+    if version not in VERSIONS:
+        raise _bad(path, f"trace format version {version}; this mpi-overlap reads versions "
+                         f"{', '.join(map(str, VERSIONS))}")
     if order != 0x01020304 or ev_bytes != EVENT.itemsize or tr_bytes != TRANSFER.itemsize:
         raise _bad(path, "corrupt header (byte order or record sizes)")
     if not spt > 0 or rank < 0 or size < 1 or rank >= size:
         raise _bad(path, f"corrupt header (rank {rank} of {size}, {spt} s per tick)")
     tr = RankTrace(path=path, rank=rank, size=size, s_per_tick=spt,
                    clock="tsc" if clock == 0 else "monotonic", sync_ticks=sync_ticks,
-                   sync_s=sync_s, sync_rtt_s=sync_rtt, file_bytes=len(data))
+                   sync_s=sync_s, sync_rtt_s=sync_rtt, file_bytes=len(data), version=version)
     events: dict[int, list[np.ndarray]] = {}
     transfers: dict[int, list[np.ndarray]] = {}
     off = HEADER.size
@@ -179,6 +227,8 @@ def read_trace(path: Path) -> RankTrace:
             tr.kind_names.update(_names(path, bytes(payload), count, off))
         elif ctype == REGION_NAMES:
             tr.region_names.update(_names(path, bytes(payload), count, off))
+        elif ctype == COMMS and version >= 2:
+            _comms(path, bytes(payload), count, off, tr.comms)
         elif ctype == END_CHUNK:
             if nbytes != END.size:
                 raise _bad(path, f"corrupt end record at byte {off}")
@@ -190,7 +240,7 @@ def read_trace(path: Path) -> RankTrace:
     tr.events = {t: np.concatenate(a) for t, a in events.items()}
     tr.transfers = {t: np.concatenate(a) for t, a in transfers.items()}
     for t, ev in tr.events.items():
-        bad = (ev["type"] < EV_ENTER) | (ev["type"] > EV_PCONTROL)
+        bad = (ev["type"] < EV_ENTER) | (ev["type"] > LAST_EVENT[version])
         if bad.any():
             raise _bad(path, f"corrupt: thread {t} has an event of unknown type "
                              f"{int(ev['type'][bad][0])}")
