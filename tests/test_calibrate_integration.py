@@ -20,6 +20,7 @@ import io
 import json
 import re
 import subprocess
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -271,28 +272,30 @@ def test_a_suspect_table_is_refused_unless_forced(calibrated: tuple[str, Path, s
     assert "MPI_OVERLAP_FORCE_TABLE=1" in doc["reason"]
 
 
-def test_a_suspect_state_table_is_measured_again(calibrated: tuple[str, Path, str],
-                                                 tmp_path: Path) -> None:
+@pytest.fixture
+def mpich_table(calibrated: tuple[str, Path, str]) -> Iterator[Path]:
+    """The state directory's calibrated mpich table, put back as it was afterwards."""
     toolchain, _, stdout = calibrated
     if toolchain != "mpich":
         pytest.skip("one toolchain is enough")
     path = _table_of(toolchain, stdout)
     saved = path.read_bytes()
-    _suspect_copy(path, path)
+    yield path
+    path.write_bytes(saved)
+
+
+def test_a_suspect_state_table_is_measured_again(mpich_table: Path, tmp_path: Path) -> None:
+    _suspect_copy(mpich_table, mpich_table)
     console = Console(file=io.StringIO(), width=400)
     try:
-        try:
-            found = find_or_calibrate(get_toolchain(toolchain), out_base=tmp_path,
-                                      ui=Ui(console))
-        except UserError as err:  # measured again, and still suspect on a busy machine
-            assert err.exit_code == 4 and "is marked suspect" in str(err)
-        else:
-            assert found == path and read_table(path).verdict in ("ok", "noisy")
-        said = console.file.getvalue()
-        assert "calibrating: the table" in said and "is marked suspect" in said, said
-        assert any("pingpong" in p.name for p in tmp_path.iterdir())
-    finally:
-        path.write_bytes(saved)
+        found = find_or_calibrate(get_toolchain("mpich"), out_base=tmp_path, ui=Ui(console))
+    except UserError as err:  # measured again, and still suspect on a busy machine
+        assert err.exit_code == 4 and "is marked suspect" in str(err)
+    else:
+        assert found == mpich_table and read_table(found).verdict in ("ok", "noisy")
+    said = console.file.getvalue()
+    assert "calibrating: the table" in said and "is marked suspect" in said, said
+    assert any("pingpong" in p.name for p in tmp_path.iterdir())
 
 
 _CHECK_SAID = {0: "still valid", 1: "stale, recalibrate", 3: "cannot tell"}
@@ -308,32 +311,22 @@ def _check(toolchain: str, out: Path) -> tuple[int, str]:
     return proc.returncode, proc.stdout
 
 
-def test_check_says_still_valid_or_stale(calibrated: tuple[str, Path, str],
-                                         tmp_path: Path) -> None:
-    toolchain, _, stdout = calibrated
-    if toolchain != "mpich":
-        pytest.skip("one toolchain is enough")
-    path = _table_of(toolchain, stdout)
-    saved = path.read_bytes()
-    try:
-        table = read_table(path)
-        rc, said = _check(toolchain, tmp_path / "a")
-        if table.verdict == "suspect":
-            assert rc == 1 and "is suspect" in said
-        for size in ("0 B", "1 KiB", "64 KiB", "1 MiB"):
-            assert re.search(rf"^  {size}: table [0-9.e+-]+ µs, now ", said, re.M) or rc == 1
-        # A table ten times too slow: an undisturbed measurement now proves it stale (noise
-        # only adds time), unless nothing could be measured cleanly now.
-        slow = replace(table, verdict="ok", verdict_reason="made slow by a test",
-                       points={c: [(b, 10 * t) for b, t in pts]
-                               for c, pts in table.points.items()})
-        save_table(path, slow)
-        rc, said = _check(toolchain, tmp_path / "b")
-        assert rc in (1, 3), said
-        if rc == 1:
-            assert "faster now at" in said
-    finally:
-        path.write_bytes(saved)
+def test_check_says_still_valid_or_stale(mpich_table: Path, tmp_path: Path) -> None:
+    table = read_table(mpich_table)
+    rc, said = _check("mpich", tmp_path / "a")
+    if table.verdict == "suspect":
+        assert rc == 1 and "is suspect" in said
+    for size in ("0 B", "1 KiB", "64 KiB", "1 MiB"):
+        assert re.search(rf"^  {size}: table [0-9.e+-]+ µs, now ", said, re.M) or rc == 1
+    # A table ten times too slow: an undisturbed measurement now proves it stale (noise
+    # only adds time), unless nothing could be measured cleanly now.
+    slow = replace(table, verdict="ok", verdict_reason="made slow by a test",
+                   points={c: [(b, 10 * t) for b, t in pts] for c, pts in table.points.items()})
+    save_table(mpich_table, slow)
+    rc, said = _check("mpich", tmp_path / "b")
+    assert rc in (1, 3), said
+    if rc == 1:
+        assert "faster now at" in said
 
 
 def test_check_without_a_table_is_one_line(tmp_path: Path) -> None:

@@ -374,9 +374,10 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
 def print_verdict(console: Console, table: XferTable) -> None:
     """The table's verdict and, when the machine was busy, what else ran."""
     console.print(f"{table.toolchain_name}: verdict {table.verdict}: {table.verdict_reason}",
-                  markup=False)
+                  markup=False, soft_wrap=True)
     if table.load:
-        console.print(f"{table.toolchain_name}: while measuring, {table.load}", markup=False)
+        console.print(f"{table.toolchain_name}: while measuring, {table.load}", markup=False,
+                      soft_wrap=True)
 
 
 def print_table(console: Console, table: XferTable) -> None:

@@ -673,7 +673,8 @@ def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | 
 @app.command()
 @_mpi_option
 @_ranks_option
-@click.option("--quick", is_flag=True, help="fewer, shorter samples (about 15 s on 2 ranks)")
+@click.option("--quick", is_flag=True,
+              help="fewer, shorter samples (about 20 s on 2 ranks, more on a busy machine)")
 @click.option("--sizes", metavar="LIST", help="ping-pong message sizes (default 0:64M)")
 @click.option("--check", is_flag=True,
               help="re-measure a few sizes for a few seconds against the stored table: exit 0 "
