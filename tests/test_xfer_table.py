@@ -1,6 +1,8 @@
-"""The transfer-time table file: format round trip, interpolation and extrapolation,
-refusal of unknown versions and of tables made for another machine or toolchain, and the
-CLI's one-line errors for bad calibrate input (no MPI needed)."""
+"""The transfer-time table file: format round trip (version 3: verdict, point quality,
+unmeasured sizes, `end`), older versions read as unverified, files cut short refused,
+interpolation and extrapolation, refusal of unknown versions and of tables made for
+another machine or toolchain, the content hash, and the CLI's one-line errors for bad
+calibrate input (no MPI needed)."""
 
 from __future__ import annotations
 
@@ -14,12 +16,15 @@ from cli_helpers import run_cli
 from mpi_overlap.errors import UserError
 from mpi_overlap.xfer_table import (
     OVERRIDE_HINT,
+    PointQuality,
     XferTable,
     check_fits,
+    content_hash,
     format_table,
     interpolate,
     parse_table,
     read_table,
+    render_table,
     table_path,
     write_table,
 )
@@ -29,15 +34,21 @@ MACHINE_KEY = "cpu=AMD EPYC;ncpu=2"
 TOOLCHAIN_KEY = "MPICH Version: 5.0.2 MPICH Release date: Fri Sep 25 2026"
 
 
-def _size(nbytes: int, t: float | None) -> dict:
-    return {"bytes": nbytes, "one_way_s": t, "samples": 5, "iterations": 10, "min_s": t,
-            "mean_s": t, "max_s": t, "ci_lo_s": t, "ci_hi_s": t, "samples_s": []}
+def _size(nbytes: int, t: float | None, clean: int = 16, disturbed: int = 4) -> dict:
+    """A size of a pingpong result: `clean` undisturbed samples of exactly t (so the
+    estimate is t) and `disturbed` samples 50 times slower with a CPU share of 0.3; no
+    samples at all when t is None."""
+    samples = [] if t is None else [t] * clean + [50 * t] * disturbed
+    shares = [] if t is None else [1.0] * clean + [0.3] * disturbed
+    return {"bytes": nbytes, "one_way_s": t, "samples": len(samples), "iterations": 10,
+            "min_s": t, "mean_s": t, "max_s": t, "ci_lo_s": t, "ci_hi_s": t,
+            "samples_s": samples, "cpu_share": shares}
 
 
 def _result(inter: bool = False) -> dict:
     pairs = [{"class": "intra", "ranks": [0, 1], "hosts": ["a", "a"], "complete": True,
               "sizes": [_size(0, 2.875e-7), _size(1, 2.9e-7), _size(1024, 1.0e-6),
-                        _size(1 << 20, 1.2e-4), _size(2048, None)]}]
+                        _size(1 << 20, 1.2e-4)]}]
     if inter:
         pairs.append({"class": "inter", "ranks": [0, 2], "hosts": ["a", "b"], "complete": True,
                       "sizes": [_size(0, 1.2e-6), _size(1 << 20, 9.0e-5)]})
@@ -58,21 +69,42 @@ def _table(points: dict[str, list[tuple[int, float]]]) -> XferTable:
 
 # ----- format -----------------------------------------------------------------------------
 
+QUALITY_HEADER = ("# class bytes seconds verdict estimate_s spread undisturbed samples "
+                  "(seconds: the monotone fit)")
+
+
 def test_format_is_the_documented_one() -> None:
     text = format_table(_result(), "mpich", created="2026-01-01T00:00:00Z")
     assert text.splitlines() == [
-        "mpi-overlap-xfer-table 2",
+        "mpi-overlap-xfer-table 3",
         "created 2026-01-01T00:00:00Z",
         f"machine {MACHINE_FP} {MACHINE_KEY}",
         f"toolchain {TOOLCHAIN_FP} {TOOLCHAIN_KEY}",
         "toolchain_name mpich",
         "ranks 2 nodes 1",
-        "# class bytes seconds",
-        "intra 0 2.875e-07",
-        "intra 1 2.9e-07",
-        "intra 1024 1e-06",
-        "intra 1048576 0.00012",
-    ]  # the size without a median (2048) is left out
+        "verdict ok 4 sizes, 64 of 80 samples undisturbed",
+        QUALITY_HEADER,
+        "intra 0 2.875e-07 ok 2.875e-07 0 16 20",
+        "intra 1 2.9e-07 ok 2.9e-07 0 16 20",
+        "intra 1024 1e-06 ok 1e-06 0 16 20",
+        "intra 1048576 0.00012 ok 0.00012 0 16 20",
+        "end",
+    ]
+
+
+def test_unmeasured_sizes_are_listed_not_points() -> None:
+    res = _result()
+    res["results"]["pairs"][0]["sizes"] += [_size(2048, None), _size(4096, 3e-6, clean=2)]
+    text = format_table(res, "mpich", created="2026-01-01T00:00:00Z")
+    lines = text.splitlines()
+    assert lines[-4:] == ["# unmeasured class bytes undisturbed samples",
+                          "unmeasured intra 2048 0 0", "unmeasured intra 4096 2 6", "end"]
+    assert lines[6].startswith("verdict noisy not measured (too few undisturbed samples, "
+                               "left out) at 2 KiB–4 KiB")
+    table = parse_table(text)
+    assert table.unmeasured == {"intra": [(2048, 0, 0), (4096, 2, 6)]}
+    assert [b for b, _ in table.points["intra"]] == [0, 1, 1024, 1 << 20]
+    assert render_table(table) == text
 
 
 @pytest.mark.parametrize("inter", [False, True])
@@ -82,7 +114,11 @@ def test_round_trip(tmp_path: Path, inter: bool) -> None:
     assert table.path == path
     assert (table.machine_fp, table.machine_key) == (MACHINE_FP, MACHINE_KEY)
     assert (table.toolchain_fp, table.toolchain_key) == (TOOLCHAIN_FP, TOOLCHAIN_KEY)
-    assert table.toolchain_name == "mpich" and table.version == 2
+    assert table.toolchain_name == "mpich" and table.version == 3
+    assert table.verdict == "ok" and table.verdict_reason.startswith(
+        "6 sizes" if inter else "4 sizes")
+    assert table.quality[("intra", 1024)] == PointQuality("ok", 1e-6, 0.0, 16, 20)
+    assert table.content_hash == content_hash(path.read_bytes())
     assert (table.ranks, table.nodes) == ((4, 2) if inter else (2, 1))
     assert table.created.endswith("Z")
     assert table.points["intra"] == [(0, 2.875e-7), (1, 2.9e-7), (1024, 1e-6), (1 << 20, 1.2e-4)]
@@ -108,9 +144,35 @@ def test_table_path_is_in_the_state_dir(isolated_home: Path) -> None:
 
 def test_a_result_without_points_is_refused() -> None:
     res = _result()
-    res["results"]["pairs"][0]["sizes"] = [_size(0, None)]
+    res["results"]["pairs"][0]["sizes"] = []
     with pytest.raises(UserError, match="no measured sizes"):
         format_table(res, "mpich")
+    res["results"]["pairs"][0]["sizes"] = [_size(0, None), _size(1, 1e-6, clean=1)]
+    with pytest.raises(UserError, match="too few undisturbed samples at every size"):
+        format_table(res, "mpich")
+
+
+def test_version_2_is_read_as_unverified() -> None:
+    v2 = "\n".join(["mpi-overlap-xfer-table 2", "created 2026-01-01T00:00:00Z",
+                    f"machine {MACHINE_FP} {MACHINE_KEY}",
+                    f"toolchain {TOOLCHAIN_FP} {TOOLCHAIN_KEY}", "toolchain_name mpich",
+                    "ranks 2 nodes 1", "# class bytes seconds", "intra 0 1e-06",
+                    "intra 1024 2e-06"]) + "\n"
+    table = parse_table(v2)
+    assert table.version == 2 and table.verdict == "unverified"
+    assert "format version 2 has no quality verdict" in table.verdict_reason
+    assert table.points["intra"] == [(0, 1e-6), (1024, 2e-6)] and table.quality == {}
+    # a verdict line, quality fields and `end` are version 3 only
+    for extra in ("verdict ok fine\n", "intra 2048 3e-06 ok 3e-06 0 1 1\n", "end\n"):
+        with pytest.raises(UserError):
+            parse_table(v2 + extra)
+
+
+def test_content_hash_is_fnv1a_64() -> None:
+    # FNV-1a 64 test vectors (the C library computes the same over the file's bytes)
+    assert content_hash(b"") == "cbf29ce484222325"
+    assert content_hash("a") == "af63dc4c8601ec8c"
+    assert content_hash("foobar") == "85944171f73967e8"
 
 
 # ----- lookup -----------------------------------------------------------------------------
@@ -163,11 +225,11 @@ def _one_line(err: UserError) -> str:
 
 def test_unknown_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.table"
-    path.write_text(format_table(_result(), "mpich").replace("xfer-table 2", "xfer-table 3", 1))
+    path.write_text(format_table(_result(), "mpich").replace("xfer-table 3", "xfer-table 4", 1))
     with pytest.raises(UserError) as err:
         read_table(path)
     msg = _one_line(err.value)
-    assert "version 3" in msg and "versions 1 to 2" in msg and str(path) in msg
+    assert "version 4" in msg and "versions 1 to 3" in msg and str(path) in msg
     assert "mpi-overlap calibrate" in msg
 
 
@@ -177,14 +239,27 @@ def test_unknown_version_is_refused(tmp_path: Path) -> None:
         (lambda t: "hello\n", "is not a transfer-time table"),
         (lambda t: "", "is not a transfer-time table"),
         (lambda t: t.replace("intra 1 2.9e-07", "intra 0 2.9e-07"),
-         "line 9: intra sizes must increase"),
-        (lambda t: t.replace("intra 1 2.9e-07", "intra x 2.9e-07"), "line 9: expected 'intra"),
-        (lambda t: t.replace("intra 1 2.9e-07", "intra 1 -2"), "line 9: bytes and seconds"),
-        (lambda t: t.replace("intra 1 2.9e-07", "extra 1 2"), "line 9: unknown line 'extra'"),
+         "line 10: intra sizes must increase"),
+        (lambda t: t.replace("intra 1 2.9e-07", "intra x 2.9e-07"), "line 10: expected 'intra"),
+        (lambda t: t.replace("intra 1 2.9e-07", "intra 1 -2"), "line 10: bytes and seconds"),
+        (lambda t: t.replace("intra 1 2.9e-07", "extra 1 2"), "line 10: unknown line 'extra'"),
+        (lambda t: t.replace("ok 2.9e-07 0 16 20", "ok 2.9e-07 0 16"), "line 10: expected"),
+        (lambda t: t.replace("ok 2.9e-07 0 16 20", "ok 2.9e-07 0 21 20"),
+         "line 10: bad point quality"),
+        (lambda t: t.replace("ok 2.9e-07 0 16 20", "fine 2.9e-07 0 16 20"),
+         "line 10: bad point quality"),
         (lambda t: t.replace(f"machine {MACHINE_FP}", "machine xyz"), "fingerprint"),
         (lambda t: t.replace("toolchain_name mpich\n", ""), "missing toolchain_name"),
         (lambda t: t.replace("ranks 2 nodes 1", "ranks 2"), "ranks <n> nodes <m>"),
-        (lambda t: "\n".join(t.splitlines()[:7]) + "\n", "no points"),
+        (lambda t: t.replace("verdict ok", "verdict great"), "unknown verdict 'great'"),
+        (lambda t: "".join(x for x in t.splitlines(True) if not x.startswith("verdict")),
+         "missing verdict"),
+        (lambda t: "".join(x for x in t.splitlines(True) if not x.startswith("intra")),
+         "no points"),
+        (lambda t: t.replace("end\n", ""), "cut short (no 'end' line)"),
+        (lambda t: t[:-12], "cut short: its last line has no end of line"),
+        (lambda t: t + "intra 9999999 1\n", "text after 'end'"),
+        (lambda t: t.replace("end\n", "unmeasured intra 5\nend\n"), "expected 'unmeasured"),
     ],
 )
 def test_malformed_tables_are_refused(tmp_path: Path, change, fragment: str) -> None:

@@ -1,4 +1,4 @@
-"""The transfer-time table's collective series (format version 2): the documented lines,
+"""The transfer-time table's collective series (format versions 2 and 3): the documented lines,
 round trip, version 1 still read, merging series of several communicator sizes, the same
 lookup and fallbacks as the C profiler (the numbers of native/tests/test_xfer_table.c),
 one-line errors for bad `coll` lines, and calibrate's compact view (no MPI needed)."""
@@ -49,11 +49,11 @@ def test_ops_are_those_of_the_profiler() -> None:
     assert COLL_OPS[len(BLOCKING_COLL_OPS)] == "ibarrier" and len(COLL_OPS) == 44
 
 
-def test_format_v2_is_the_documented_one() -> None:
+def test_format_is_the_documented_one() -> None:
     lines = _text().splitlines()
-    assert lines[0] == "mpi-overlap-xfer-table 2"
+    assert lines[0] == "mpi-overlap-xfer-table 3"
     i = lines.index("# coll op comm_size bytes seconds")
-    assert lines[i - 1] == "intra 1048576 0.00012"  # after the point-to-point part
+    assert lines[i - 1] == "intra 1048576 0.00012 ok 0.00012 0 16 20"  # after p2p
     # by communicator size, then in the order of mop_coll_ops.h (blocking before "i")
     assert lines[i + 1:] == [
         "coll bcast 2 0 2e-06",
@@ -63,27 +63,31 @@ def test_format_v2_is_the_documented_one() -> None:
         "coll bcast 4 0 3e-06",
         "coll bcast 4 1024 6e-06",
         "coll bcast 8 0 5e-06",
+        "end",
     ]
 
 
 def test_round_trip(tmp_path: Path) -> None:
     path = write_table(tmp_path / "t.table", _result(), "mpich", coll=SERIES)
     table = read_table(path)
-    assert table.version == 2 and table.coll == SERIES
+    assert table.version == 3 and table.coll == SERIES
     assert table.coll_sizes == [2, 4, 8]
     assert table.has_coll(4) and not table.has_coll(3)
     assert render_table(table) == path.read_text()
 
 
-def test_version_1_is_still_read_and_written_back_as_2() -> None:
-    v1 = format_table(_result(), "mpich").replace("xfer-table 2", "xfer-table 1", 1)
+def test_version_1_is_still_read_and_written_back_as_3() -> None:
+    v1 = "\n".join(line.split(" ok ")[0] for line in format_table(_result(), "mpich")
+                   .replace("xfer-table 3", "xfer-table 1", 1).splitlines()
+                   if not line.startswith(("verdict", "end"))) + "\n"
     table = parse_table(v1)
+    assert table.verdict == "unverified"
     assert table.version == 1 and table.coll == {} and table.coll_sizes == []
     assert table.points["intra"][0] == (0, 2.875e-7)
     # its collectives fall back to the intra-node point-to-point time, counted
     assert table.lookup_coll("allreduce", 2, 0) == (2.875e-7, ["coll_uncalibrated"])
     assert render_table(table.with_coll({("bcast", 2): [(0, 1e-6)]})).startswith(
-        "mpi-overlap-xfer-table 2\n")
+        "mpi-overlap-xfer-table 3\n")
 
 
 def test_merging_replaces_only_the_sizes_measured() -> None:
@@ -152,8 +156,8 @@ def _one_line(err: UserError) -> str:
     ],
 )
 def test_bad_coll_lines_are_one_line_errors(tmp_path: Path, line: str, fragment: str) -> None:
-    text = _text() + line + "\n"
-    lineno = len(text.splitlines())
+    text = _text().replace("end\n", line + "\nend\n")
+    lineno = len(text.splitlines()) - 1
     path = tmp_path / "t.table"
     path.write_text(text)
     with pytest.raises(UserError) as err:

@@ -8,21 +8,34 @@
  * ranks take no part and wait without spinning.
  *
  * For each pair and size: an untimed warm-up, then samples. A sample is one
- * timed block of `iterations` round trips (MPI_Send then MPI_Recv on rank 0,
- * MPI_Recv then MPI_Send on the peer, MPI_BYTE, separate send and receive
- * buffers); its one-way time is the block time / iterations / 2. The time chosen for the table is the median
- * of the samples. Rank 0 makes every decision and sends it to the peer, so
- * both always run the same number of round trips.
+ * timed block of round trips (MPI_Send then MPI_Recv on rank 0, MPI_Recv
+ * then MPI_Send on the peer, MPI_BYTE, separate send and receive buffers);
+ * its one-way time is the block time / round trips / 2. With every sample
+ * goes the pair's CPU share: the smaller of the two ranks' thread CPU time
+ * over the block divided by its wall time. MPI ranks busy-poll, so a rank
+ * that kept its core has a share of about 1; a rank descheduled for part of
+ * the sample has less, and the sample is too long by an amount nobody knows.
+ * The peer sends its share to rank 0 after the block, outside the timed
+ * region. Python (src/mpi_overlap/xfer_quality.py) keeps the undisturbed
+ * samples and judges them; `one_way_s` here is the plain median of all
+ * samples. Rank 0 makes every decision and sends it to the peer, so both
+ * always run the same number of round trips.
  *
- * Iterations per sample are chosen at a size's first visit so that a
- * sample lasts about --sample-ms. The sweep is made --passes times and
- * every pass adds samples to every size, so a disturbance lasting a few
- * seconds (another job, a daemon) touches a few samples of many sizes
- * instead of all samples of a few, and the median ignores it. A visit takes
- * its share of --reps samples, and more while its share of the --budget
- * lasts (the pair's remaining budget divided by the visits still to make),
- * so cheap small sizes get many samples and the sweep takes about the
- * budget. */
+ * Samples are short (0.25 ms under --quick, 0.5 ms otherwise, down to one
+ * round trip): on a busy machine a rank loses its core for a scheduler slice
+ * (milliseconds) every few slices, and only short samples fall between two
+ * such losses. The round trips per sample follow the size's fastest
+ * undisturbed block so far (noise only adds time; a warm-up whose blocks
+ * were all disturbed would otherwise give samples far shorter than asked).
+ *
+ * The sweep over the sizes is made --passes times, each pass in its own
+ * shuffled order (fixed seed), and every pass adds samples to every size, so
+ * a disturbance lasting a few seconds (another job, a daemon) touches a few
+ * samples of many sizes instead of all samples of one size range. A visit
+ * takes its share of --reps samples, and more while its share of the
+ * --budget lasts (the pair's remaining budget divided by the visits still to
+ * make), so cheap small sizes get many samples and the sweep takes about
+ * the budget. */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <math.h>
@@ -32,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench_util.h"
@@ -52,8 +66,16 @@
 #define DEFAULT_BUDGET_QUICK_S 6.0
 #define DEFAULT_PASSES 5
 #define DEFAULT_PASSES_QUICK 3
+#define SAMPLE_MS 0.5
+#define SAMPLE_MS_QUICK 0.25
 #define CMD_TAG 23
 #define MSG_TAG 19
+#define SHARE_TAG 29
+/* A block is undisturbed when both ranks had at least this share of its
+ * wall time on a CPU (the same threshold as CLEAN_SHARE in
+ * src/mpi_overlap/xfer_quality.py, which judges the samples). */
+#define CLEAN_SHARE 0.9
+#define SHUFFLE_SEED 0x6d6f5f70696e67u /* 'mo_ping': any fixed value */
 
 /* ---- benchmark-specific options ---------------------------------------- */
 
@@ -101,11 +123,13 @@ static int pp_finalize(void *ctx, bool quick, char *err, size_t errlen)
 static void pp_usage(FILE *f)
 {
     fprintf(f,
+            "  (mo_pingpong's own defaults: --sample-ms %g, --quick %g; --min-iters 1)\n"
             "  --budget S           target seconds for one pair's sweep: sizes get more than\n"
             "                       --reps samples while their share lasts (default %g; --quick %g)\n"
             "  --passes N           sweeps over the sizes, each adding samples to every size\n"
             "                       (default %d; --quick %d)\n",
-            DEFAULT_BUDGET_S, DEFAULT_BUDGET_QUICK_S, DEFAULT_PASSES, DEFAULT_PASSES_QUICK);
+            SAMPLE_MS, SAMPLE_MS_QUICK, DEFAULT_BUDGET_S, DEFAULT_BUDGET_QUICK_S, DEFAULT_PASSES,
+            DEFAULT_PASSES_QUICK);
 }
 
 static void pp_write_json(mo_json *w, const void *ctx)
@@ -122,6 +146,8 @@ typedef struct pp_size {
     long iterations; /* round trips per sample */
     size_t n;        /* samples taken */
     double *samples; /* one-way seconds, MAX_SAMPLES of room */
+    double *shares;  /* per sample: the smaller of the two ranks' CPU shares */
+    double best_s;   /* fastest undisturbed block so far (one-way s), 0: none yet */
     mo_stats st;
 } pp_size;
 
@@ -156,14 +182,30 @@ typedef struct pp_cmd {
 } pp_cmd;
 _Static_assert(sizeof(pp_cmd) == 3 * sizeof(int64_t), "pp_cmd is sent as packed int64s");
 
-/* Runs `iters` round trips of n bytes; on rank 0 of the pair returns the
- * one-way time in seconds (the peer returns 0). */
+/* This thread's CPU time: a rank that was descheduled during a sample got
+ * less CPU time than the sample's wall time (MPI ranks busy-poll, so an
+ * undisturbed rank has about 100 %). */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs `iters` round trips of n bytes. On rank 0 of the pair returns the
+ * one-way time in seconds and in *share the smaller of the two ranks' CPU
+ * shares (CPU time / wall time) over the timed block; the peer sends its
+ * share to rank 0 after the block, outside the timed region, and returns 0. */
 static double run_block(MPI_Comm comm, int rank, unsigned char *sbuf, unsigned char *rbuf, int n,
-                        int64_t iters)
+                        int64_t iters, double *share)
 {
     /* Untimed: the peer receives the command about a latency after rank 0
      * sent it; without this the first round trip would include that gap. */
     MPI_Barrier(comm);
+    /* CPU clock read outside the wall clock's: the CPU interval holds the
+     * wall interval, so an undisturbed rank's share is >= 1 up to rounding. */
+    uint64_t c0 = thread_cpu_ns();
     uint64_t t0 = mo_timer_now_ns();
     if (rank == 0) {
         for (int64_t i = 0; i < iters; i++) {
@@ -177,15 +219,27 @@ static double run_block(MPI_Comm comm, int rank, unsigned char *sbuf, unsigned c
         }
     }
     uint64_t t1 = mo_timer_now_ns();
-    return rank == 0 ? (double)(t1 - t0) / 1e9 / (double)iters / 2.0 : 0.0;
+    uint64_t c1 = thread_cpu_ns();
+    double wall = (double)(t1 - t0);
+    double mine = wall > 0 ? (double)(c1 - c0) / wall : 1.0;
+    if (rank != 0) {
+        MPI_Send(&mine, 1, MPI_DOUBLE, 0, SHARE_TAG, comm);
+        return 0.0;
+    }
+    double peer = 0.0;
+    MPI_Recv(&peer, 1, MPI_DOUBLE, 1, SHARE_TAG, comm, MPI_STATUS_IGNORE);
+    *share = mine < peer ? mine : peer;
+    return wall / 1e9 / (double)iters / 2.0;
 }
 
-/* Rank 0: tells the peer what to run, runs it, returns one-way seconds. */
-static double block(const pp_state *st, const pp_pair *p, uint64_t size, long iterations)
+/* Rank 0: tells the peer what to run, runs it, returns one-way seconds and
+ * the pair's CPU share in *share. */
+static double block(const pp_state *st, const pp_pair *p, uint64_t size, long iterations,
+                    double *share)
 {
     pp_cmd c = {CMD_RUN, (int64_t)size, iterations};
     MPI_Send(&c, 3, MPI_INT64_T, 1, CMD_TAG, p->comm);
-    return run_block(p->comm, 0, st->buf, st->buf + st->half, (int)size, iterations);
+    return run_block(p->comm, 0, st->buf, st->buf + st->half, (int)size, iterations, share);
 }
 
 /* The peer: follows rank 0's commands until told to quit. It waits for the
@@ -204,7 +258,7 @@ static void serve(const pp_state *st, const pp_pair *p)
         }
         if (c.op == CMD_QUIT)
             return;
-        run_block(p->comm, 1, st->buf, st->buf + st->half, (int)c.size, c.iterations);
+        run_block(p->comm, 1, st->buf, st->buf + st->half, (int)c.size, c.iterations, NULL);
     }
 }
 
@@ -220,9 +274,18 @@ static bool time_is_up(const pp_state *st)
     return mo_time_up(st->opts, st->start_ns);
 }
 
+/* Notes a block's one-way time: the fastest undisturbed block of a size so
+ * far estimates its time per round trip (noise only adds time). */
+static void note_block(pp_size *sz, double one_way, double share)
+{
+    if (share >= CLEAN_SHARE && one_way > 0 && (sz->best_s <= 0 || one_way < sz->best_s))
+        sz->best_s = one_way;
+}
+
 /* One visit of a size: warm-up, then at least min_samples samples, more
  * while share_s lasts, at most max_samples (and MAX_SAMPLES in all). The
- * first visit chooses the iterations per sample. */
+ * iterations per sample follow the size's fastest undisturbed block so far
+ * (see the file comment). */
 static void measure_visit(const pp_state *st, const pp_pair *p, pp_size *sz, double share_s,
                           long min_samples, long max_samples)
 {
@@ -232,12 +295,11 @@ static void measure_visit(const pp_state *st, const pp_pair *p, pp_size *sz, dou
     /* Warm-up: first contact (connection set-up, registration, page
      * mapping; caches after the other sizes) in one round trip, then the
      * rest of --warmup in up to WARM_BLOCKS blocks, together about one
-     * sample's time. The fastest block estimates the time per round trip:
-     * noise only adds time, and a disturbed estimate would give samples far
-     * shorter than --sample-ms. */
-    double est = 0.0;
+     * sample's time. Without an undisturbed block yet, the fastest block
+     * estimates the time per round trip. */
+    double est = 0.0, share = 0.0;
     if (o->warmup > 0 || o->iters == 0)
-        est = block(st, p, sz->bytes, 1);
+        est = block(st, p, sz->bytes, 1, &share);
     if (o->warmup > 1) {
         double cap = ceil(o->sample_ms / 1000.0 / (2.0 * (est > 0 ? est : 1e-6)));
         long more = o->warmup - 1;
@@ -245,18 +307,27 @@ static void measure_visit(const pp_state *st, const pp_pair *p, pp_size *sz, dou
             more = cap < 1 ? 1 : (long)cap;
         long nblocks = more < WARM_BLOCKS ? more : WARM_BLOCKS;
         for (long b = 0; b < nblocks; b++) {
-            double t = block(st, p, sz->bytes, more / nblocks);
+            double t = block(st, p, sz->bytes, more / nblocks, &share);
+            note_block(sz, t, share);
             if (b == 0 || t < est)
                 est = t;
         }
     }
-    if (sz->n == 0)
-        sz->iterations = mo_round_trips(o, est);
+    if (sz->n == 0 || sz->best_s > 0)
+        sz->iterations = mo_round_trips(o, sz->best_s > 0 ? sz->best_s : est);
 
     for (long taken = 0; taken < max_samples && sz->n < MAX_SAMPLES; taken++) {
         if (taken >= min_samples && (double)(mo_timer_now_ns() - t_start) / 1e9 >= share_s)
             break;
-        sz->samples[sz->n++] = block(st, p, sz->bytes, sz->iterations);
+        double t = block(st, p, sz->bytes, sz->iterations, &sz->shares[sz->n]);
+        sz->samples[sz->n] = t;
+        double before = sz->best_s;
+        note_block(sz, t, sz->shares[sz->n]);
+        sz->n++;
+        /* The first undisturbed sample of a size whose warm-up was all
+         * disturbed: samples of the right length from now on. */
+        if (before <= 0 && sz->best_s > 0)
+            sz->iterations = mo_round_trips(o, sz->best_s);
     }
     mo_stats_summarize_or_nan(sz->samples, sz->n, &sz->st);
 }
@@ -289,6 +360,8 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_begin_array(w);
         for (int j = 0; j < p->nsizes; j++) {
             const pp_size *sz = &p->sizes[j];
+            if (sz->n == 0) /* not visited yet (shuffled order) */
+                continue;
             mo_json_begin_object(w);
             mo_json_kv_uint64(w, "bytes", sz->bytes);
             mo_json_kv_double(w, "one_way_s", sz->st.median);
@@ -300,6 +373,7 @@ static void write_results(mo_json *w, const void *ctx)
             mo_json_kv_double(w, "ci_lo_s", sz->st.ci95_low);
             mo_json_kv_double(w, "ci_hi_s", sz->st.ci95_high);
             mo_json_kv_doubles(w, "samples_s", sz->samples, sz->n);
+            mo_json_kv_doubles(w, "cpu_share", sz->shares, sz->n);
             mo_json_end_object(w);
         }
         mo_json_end_array(w);
@@ -315,8 +389,12 @@ static void write_results(mo_json *w, const void *ctx)
 static void free_state(pp_state *st)
 {
     for (int i = 0; i < st->npairs; i++) {
-        for (int j = 0; j < st->pairs[i].nsizes; j++)
+        if (!st->pairs[i].sizes)
+            continue;
+        for (int j = 0; j < st->pairs[i].nsizes; j++) {
             free(st->pairs[i].sizes[j].samples);
+            free(st->pairs[i].sizes[j].shares);
+        }
         free(st->pairs[i].sizes);
     }
     free(st->buf);
@@ -324,8 +402,50 @@ static void free_state(pp_state *st)
 
 /* ---- main ------------------------------------------------------------- */
 
-/* Rank 0: measures every size of one pair, --passes times; returns 0, 1
- * when the time limit stopped it, -1 when out of memory. */
+/* splitmix64: the shuffle's generator (fixed seed, so a run's order of
+ * visits can be reproduced). */
+static uint64_t pp_next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* order[0..n-1]: a permutation of 0..n-1 (Fisher-Yates). */
+static void pp_shuffle(long *order, long n, uint64_t *state)
+{
+    for (long i = 0; i < n; i++)
+        order[i] = i;
+    for (long i = n - 1; i > 0; i--) {
+        long j = (long)(pp_next_random(state) % (uint64_t)(i + 1));
+        long t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}
+
+/* Every size's sample arrays; 0, or -1 when out of memory. */
+static int pp_alloc_sizes(pp_pair *p, const mo_sizes *sizes)
+{
+    p->sizes = calloc(sizes->n, sizeof *p->sizes);
+    if (!p->sizes)
+        return -1;
+    p->nsizes = (int)sizes->n;
+    for (size_t i = 0; i < sizes->n; i++) {
+        pp_size *sz = &p->sizes[i];
+        sz->bytes = sizes->v[i];
+        sz->samples = malloc(MAX_SAMPLES * sizeof *sz->samples);
+        sz->shares = malloc(MAX_SAMPLES * sizeof *sz->shares);
+        if (!sz->samples || !sz->shares)
+            return -1;
+    }
+    return 0;
+}
+
+/* Rank 0: measures every size of one pair, --passes times, each pass in
+ * its own shuffled order (so a burst of load cannot hit one size range);
+ * returns 0, 1 when the time limit stopped it, -1 when out of memory. */
 static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int total)
 {
     const mo_options *o = st->opts;
@@ -333,33 +453,24 @@ static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int
     const long nsizes = (long)o->sizes.n;
     char err[512];
     const uint64_t pair_start = mo_timer_now_ns();
-    int rc = 0;
-    p->sizes = calloc(o->sizes.n, sizeof *p->sizes);
-    if (!p->sizes)
-        rc = -1;
+    uint64_t rng = SHUFFLE_SEED;
+    long *order = malloc((size_t)nsizes * sizeof *order);
+    int rc = order && pp_alloc_sizes(p, &o->sizes) == 0 ? 0 : -1;
     for (long pass = 0; pass < passes && rc == 0; pass++) {
         if (o->verbose) {
             printf("%s pair, pass %ld of %ld\n%-12s%-12s%-9s%-14s%-14s\n", p->cls, pass + 1, passes, "bytes",
                    "iterations", "samples", "one_way_us", "min_us");
             fflush(stdout);
         }
-        for (long i = 0; i < nsizes; i++) {
+        pp_shuffle(order, nsizes, &rng);
+        for (long k = 0; k < nsizes; k++) {
             if (time_is_up(st)) {
                 rc = 1;
                 break;
             }
-            pp_size *sz = &p->sizes[i];
-            if (pass == 0) {
-                sz->bytes = o->sizes.v[i];
-                sz->samples = malloc(MAX_SAMPLES * sizeof *sz->samples);
-                if (!sz->samples) {
-                    rc = -1;
-                    break;
-                }
-                p->nsizes++;
-            }
+            pp_size *sz = &p->sizes[order[k]];
             double used = (double)(mo_timer_now_ns() - pair_start) / 1e9;
-            double share = (st->params->budget_s - used) / (double)((passes - pass) * nsizes - i);
+            double share = (st->params->budget_s - used) / (double)((passes - pass) * nsizes - k);
             /* After pass k, at least ceil(reps * (k + 1) / passes) samples. */
             long want = (o->reps * (pass + 1) + passes - 1) / passes - (long)sz->n;
             if (want < 0)
@@ -379,6 +490,7 @@ static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int
                 fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
         }
     }
+    free(order);
     p->complete = rc == 0;
     pp_cmd quit = {CMD_QUIT, 0, 0};
     MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, p->comm);
@@ -400,6 +512,13 @@ int main(int argc, char **argv)
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
         return exit_status;
+    /* Short samples, down to one round trip: a sample during which either
+     * rank lost its core is discarded, and on a busy machine only short ones
+     * fall between two preemptions (see the file comment). */
+    if (!opts.sample_ms_set)
+        opts.sample_ms = opts.quick ? SAMPLE_MS_QUICK : SAMPLE_MS;
+    if (!opts.min_iters_set && opts.max_iters >= 1)
+        opts.min_iters = 1;
     char err[512];
 
     mo_provenance prov;

@@ -184,7 +184,10 @@ int mo_options_parse(mo_options *o, const char *bench, const char *default_sizes
             bad = mo_options_parse_double("sample-ms", arg, 1e-3, 1e6, &o->sample_ms, err, errlen);
             sample_set = true;
             break;
-        case OPT_MIN_ITERS: bad = mo_options_parse_long("min-iters", arg, 1, LONG_MAX / 2, &o->min_iters, err, errlen); break;
+        case OPT_MIN_ITERS:
+            bad = mo_options_parse_long("min-iters", arg, 1, LONG_MAX / 2, &o->min_iters, err, errlen);
+            o->min_iters_set = true;
+            break;
         case OPT_MAX_ITERS: bad = mo_options_parse_long("max-iters", arg, 1, LONG_MAX / 2, &o->max_iters, err, errlen); break;
         case OPT_ITERS: bad = mo_options_parse_long("iters", arg, 0, LONG_MAX / 2, &o->iters, err, errlen); break;
         case OPT_OUTPUT:
@@ -234,6 +237,7 @@ int mo_options_parse(mo_options *o, const char *bench, const char *default_sizes
     /* Defaults that depend on --quick, then derived values and checks. */
     if (!reps_set)
         o->reps = o->quick ? DEF_REPS_QUICK : DEF_REPS;
+    o->sample_ms_set = sample_set;
     if (!sample_set)
         o->sample_ms = o->quick ? DEF_SAMPLE_MS_QUICK : DEF_SAMPLE_MS;
     if (o->min_iters > o->max_iters) {

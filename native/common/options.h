@@ -41,6 +41,8 @@ typedef struct mo_options {
     char *output;            /* JSON result file (rank 0) */
     double time_limit_s;     /* 0 = none */
     bool quick, progress, verbose;
+    /* --sample-ms, --min-iters were given (a benchmark may have its own defaults) */
+    bool sample_ms_set, min_iters_set;
     char *toolchain, *launcher; /* from --meta toolchain=..., launcher=... */
     size_t nmeta;
     char **meta_keys, **meta_values;

@@ -44,6 +44,9 @@ int mop_output_write(const char *outdir, const mop_output_info *info, const mop_
     mo_json_kv_string(&w, "machine_fp", info->table->machine_fp);
     mo_json_kv_string(&w, "toolchain_fp", info->table->toolchain_fp);
     mo_json_kv_bool(&w, "forced", info->table_forced);
+    mo_json_kv_string(&w, "hash", info->table->hash[0] ? info->table->hash : NULL);
+    mo_json_kv_string(&w, "created", info->table->created[0] ? info->table->created : NULL);
+    mo_json_kv_string(&w, "verdict", mop_xfer_verdict_name(info->table->verdict));
     mo_json_end_object(&w);
     mo_json_key(&w, "clock");
     mo_json_begin_object(&w);

@@ -564,6 +564,15 @@ static int mop_table_setup(void)
                  path, what, table_key, ours);
         return -1;
     }
+    /* A table whose own measurement says it cannot be trusted would give
+     * bounds that look certain and are not (docs/method.md). */
+    if (mop_g.table.verdict == MOP_XFER_SUSPECT && !mop_g.table_forced) {
+        snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
+                 "transfer-time table %s is marked suspect (%.160s); measure it again when the "
+                 "machine is quieter (mpi-overlap calibrate), or set MPI_OVERLAP_FORCE_TABLE=1 to "
+                 "use it anyway", path, mop_g.table.verdict_reason);
+        return -1;
+    }
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "mop_xfer_table.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,116 @@ static void mop_parse_stamp(const char *rest, char *fp, size_t fplen, char *key,
     snprintf(key, keylen, "%s", rest);
 }
 
+static const char *const mop_verdict_names[] = {"unverified", "ok", "noisy", "suspect"};
+
+const char *mop_xfer_verdict_name(int verdict)
+{
+    return verdict >= MOP_XFER_UNVERIFIED && verdict <= MOP_XFER_SUSPECT ? mop_verdict_names[verdict]
+                                                                        : "unknown";
+}
+
+/* "verdict <word> <reason...>"; 0, or -1 for an unknown word. */
+static int mop_parse_verdict(mop_xfer_table *t, const char *rest)
+{
+    size_t n = strcspn(rest, " ");
+    for (int v = MOP_XFER_UNVERIFIED; v <= MOP_XFER_SUSPECT; v++) {
+        if (strlen(mop_verdict_names[v]) == n && strncmp(rest, mop_verdict_names[v], n) == 0) {
+            t->verdict = v;
+            rest += n;
+            while (*rest == ' ')
+                rest++;
+            snprintf(t->verdict_reason, sizeof t->verdict_reason, "%.319s", rest);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A point line "<class> <bytes> <seconds>", in version 3 optionally followed
+ * by "<verdict> <estimate_s> <spread> <undisturbed> <samples>" (for people and
+ * for mpi-overlap; checked for form only). Returns 0, or -1 with err. */
+static int mop_parse_point(mop_xfer_table *t, const char *line, int version, const char *path,
+                           int lineno, char *err, size_t errlen)
+{
+    char word[16], verdict[16];
+    unsigned long long bytes, n, m;
+    double secs, est, spread;
+    int used = 0, used_q = 0;
+    const char *num = line + strcspn(line, " ");
+    while (*num == ' ')
+        num++;
+    if (!isdigit((unsigned char)*num) || /* %llu would take "-1" */
+        sscanf(line, "%15s %llu %lg %n", word, &bytes, &secs, &used) != 3) {
+        snprintf(err, errlen, "%s:%d: expected '<class> <bytes> <seconds>'", path, lineno);
+        return -1;
+    }
+    const char *rest = line + used;
+    if (*rest != '\0' &&
+        (version < 3 || sscanf(rest, "%15s %lg %lg %llu %llu %n", verdict, &est, &spread, &n, &m, &used_q) != 5 ||
+         rest[used_q] != '\0')) {
+        snprintf(err, errlen, "%s:%d: unexpected text after '<class> <bytes> <seconds>'", path, lineno);
+        return -1;
+    }
+    if (!(secs >= 0.0) || secs > 1e9) {
+        snprintf(err, errlen, "%s:%d: negative or invalid time", path, lineno);
+        return -1;
+    }
+    int cls = strcmp(word, "intra") == 0 ? MOP_XFER_INTRA : MOP_XFER_INTER;
+    if (mop_xfer_table_add(t, cls, (uint64_t)bytes, secs) != 0) {
+        snprintf(err, errlen, "out of memory reading %s", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* FNV-1a 64 over a buffer, continuing from h. */
+static uint64_t mop_fnv1a64_update(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3u;
+    }
+    return h;
+}
+
+/* One line of the file after the first; 0, 1 after `end`, or -1 with err. */
+static int mop_parse_line(mop_xfer_table *t, char *line, const char *path, int lineno,
+                          char *err, size_t errlen)
+{
+    if (line[0] == '\0' || line[0] == '#')
+        return 0;
+    if (strncmp(line, "coll ", 5) == 0)
+        return mop_parse_coll(t, line, path, lineno, err, errlen);
+    if (strncmp(line, "intra ", 6) == 0 || strncmp(line, "inter ", 6) == 0)
+        return mop_parse_point(t, line, t->version, path, lineno, err, errlen);
+    if (strncmp(line, "machine ", 8) == 0) {
+        mop_parse_stamp(line + 8, t->machine_fp, sizeof t->machine_fp, t->machine_key,
+                        sizeof t->machine_key);
+        return 0;
+    }
+    if (strncmp(line, "toolchain ", 10) == 0) {
+        mop_parse_stamp(line + 10, t->toolchain_fp, sizeof t->toolchain_fp, t->toolchain_key,
+                        sizeof t->toolchain_key);
+        return 0;
+    }
+    if (strncmp(line, "created ", 8) == 0) {
+        snprintf(t->created, sizeof t->created, "%.39s", line + 8);
+        return 0;
+    }
+    if (t->version >= 3 && strncmp(line, "verdict ", 8) == 0) {
+        if (mop_parse_verdict(t, line + 8) == 0)
+            return 0;
+        snprintf(err, errlen, "%s:%d: unknown verdict (known: ok, noisy, suspect, unverified)", path,
+                 lineno);
+        return -1;
+    }
+    if (t->version >= 3 && strcmp(line, "end") == 0)
+        return 1;
+    /* other lines (toolchain_name, ranks, unmeasured, load, source) are for people
+     * and for mpi-overlap, which checks them */
+    return 0;
+}
+
 int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
@@ -158,17 +269,35 @@ int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t e
     }
     char line[1024];
     int lineno = 0, rc = 0;
-    bool header = false;
-    while (fgets(line, sizeof line, f)) {
+    bool header = false, ended = false;
+    uint64_t hash = 0xcbf29ce484222325u;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno++;
+        size_t len = strlen(line);
+        hash = mop_fnv1a64_update(hash, line, len);
+        if (len == 0 || line[len - 1] != '\n') {
+            if (feof(f))
+                snprintf(err, errlen, "transfer-time table %s is cut short: its last line has no end "
+                         "of line (run mpi-overlap calibrate again)", path);
+            else
+                snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno,
+                         sizeof line - 2);
+            rc = -1;
+            break;
+        }
         line[strcspn(line, "\r\n")] = '\0';
-        if (line[0] == '\0' || line[0] == '#')
+        if (ended) {
+            if (line[0] != '\0' && line[0] != '#') {
+                snprintf(err, errlen, "%s:%d: text after 'end'", path, lineno);
+                rc = -1;
+            }
             continue;
-        char word[64];
-        unsigned long long bytes;
-        double secs;
-        int version;
+        }
         if (!header) {
+            char word[64];
+            int version;
+            if (line[0] == '\0' || line[0] == '#')
+                continue;
             if (sscanf(line, "%63s %d", word, &version) != 2 ||
                 strcmp(word, MOP_XFER_TABLE_FORMAT) != 0) {
                 snprintf(err, errlen, "%s is not an mpi-overlap transfer-time table", path);
@@ -183,42 +312,39 @@ int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t e
                 break;
             }
             t->version = version;
+            if (version >= 3)
+                t->verdict = -1; /* the `verdict` line is required */
             header = true;
-        } else if (strncmp(line, "coll ", 5) == 0) {
-            if (mop_parse_coll(t, line, path, lineno, err, errlen) != 0) {
-                rc = -1;
-                break;
-            }
-        } else if (strncmp(line, "machine ", 8) == 0) {
-            mop_parse_stamp(line + 8, t->machine_fp, sizeof t->machine_fp, t->machine_key,
-                            sizeof t->machine_key);
-        } else if (strncmp(line, "toolchain ", 10) == 0) {
-            mop_parse_stamp(line + 10, t->toolchain_fp, sizeof t->toolchain_fp,
-                            t->toolchain_key, sizeof t->toolchain_key);
-        } else if (sscanf(line, "%63s %llu %lg", word, &bytes, &secs) == 3 &&
-                   (strcmp(word, "intra") == 0 || strcmp(word, "inter") == 0)) {
-            if (!(secs >= 0.0)) {
-                snprintf(err, errlen, "%s:%d: negative or invalid time", path, lineno);
-                rc = -1;
-                break;
-            }
-            int cls = strcmp(word, "intra") == 0 ? MOP_XFER_INTRA : MOP_XFER_INTER;
-            if (mop_xfer_table_add(t, cls, (uint64_t)bytes, secs) != 0) {
-                snprintf(err, errlen, "out of memory reading %s", path);
-                rc = -1;
-                break;
-            }
+            continue;
         }
-        /* other lines (created, toolchain_name, ranks ...) are for people */
+        int r = mop_parse_line(t, line, path, lineno, err, errlen);
+        if (r < 0)
+            rc = -1;
+        else if (r == 1)
+            ended = true;
+    }
+    if (rc == 0 && ferror(f)) {
+        snprintf(err, errlen, "cannot read transfer-time table %s", path);
+        rc = -1;
     }
     if (rc == 0 && !header) {
         snprintf(err, errlen, "%s is empty", path);
+        rc = -1;
+    }
+    if (rc == 0 && t->version >= 3 && t->verdict < 0) {
+        snprintf(err, errlen, "transfer-time table %s has no 'verdict' line", path);
+        rc = -1;
+    }
+    if (rc == 0 && t->version >= 3 && !ended) {
+        snprintf(err, errlen, "transfer-time table %s is cut short (no 'end' line; run mpi-overlap "
+                 "calibrate again)", path);
         rc = -1;
     }
     if (rc == 0 && t->p2p[MOP_XFER_INTRA].npoints == 0) {
         snprintf(err, errlen, "%s has no intra-node transfer times", path);
         rc = -1;
     }
+    snprintf(t->hash, sizeof t->hash, "%016llx", (unsigned long long)hash);
     fclose(f);
     return rc;
 }

@@ -14,10 +14,21 @@
 #include "mop_coll_ops.h"
 
 #define MOP_XFER_TABLE_FORMAT "mpi-overlap-xfer-table"
-/* Version 2 added the `coll` lines; version 1 files (point-to-point only)
- * are still read: their collectives fall back as described below. */
-#define MOP_XFER_TABLE_VERSION 2
+/* Version 2 added the `coll` lines, version 3 the quality verdict (the
+ * `verdict` line, per-point quality, `unmeasured` sizes) and the closing
+ * `end` line. Versions 1 (point-to-point only; its collectives fall back as
+ * described below) and 2 are still read, as unverified tables. */
+#define MOP_XFER_TABLE_VERSION 3
 #define MOP_XFER_TABLE_OLDEST_VERSION 1
+
+/* The table's quality verdict (src/mpi_overlap/xfer_quality.py): a suspect
+ * table is refused unless forced; versions 1-2 have none (unverified). */
+enum {
+    MOP_XFER_UNVERIFIED = 0,
+    MOP_XFER_OK = 1,
+    MOP_XFER_NOISY = 2,
+    MOP_XFER_SUSPECT = 3,
+};
 
 enum { MOP_XFER_INTRA = 0, MOP_XFER_INTER = 1, MOP_XFER_NCLASSES = 2 };
 
@@ -50,6 +61,10 @@ typedef struct mop_xfer_table {
     int version; /* of the file loaded; 0 when built in memory */
     char machine_fp[17], toolchain_fp[17];
     char machine_key[320], toolchain_key[320];
+    int verdict;               /* MOP_XFER_UNVERIFIED .. MOP_XFER_SUSPECT */
+    char verdict_reason[320];  /* as in the file, cut to fit */
+    char created[40];          /* the `created` time stamp, "" when none */
+    char hash[17];             /* FNV-1a 64 of the file's bytes, 16 hex digits */
 } mop_xfer_table;
 
 /* What a lookup had to do besides interpolating between measured points;
@@ -78,8 +93,13 @@ const char *mop_coll_op_name(int op);
 /* The op of a name as above, -1 when unknown. */
 int mop_coll_op_parse(const char *name);
 
+/* "ok", "noisy", "suspect", "unverified". */
+const char *mop_xfer_verdict_name(int verdict);
+
 /* Reads a table file (versions MOP_XFER_TABLE_OLDEST_VERSION ..
- * MOP_XFER_TABLE_VERSION). Returns 0, or -1 with a one-line reason in err. */
+ * MOP_XFER_TABLE_VERSION). A file cut short (a last line without its end of
+ * line; in version 3 no `end` line) is refused, as is any malformed line.
+ * Returns 0, or -1 with a one-line reason in err. */
 int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t errlen);
 
 /* xfer_time for a message: linear between neighbouring sizes, the first

@@ -152,11 +152,79 @@ static void test_table_files(void)
     CHECK(f == MOP_XFER_COLL_UNCALIBRATED);
     mop_xfer_table_free(&t);
 
-    /* versions outside 1..2 are refused, naming both */
-    write_file(path, 3, "intra 0 1e-6\n");
+    /* versions outside 1..3 are refused, naming both */
+    write_file(path, 4, "intra 0 1e-6\n");
     mop_xfer_table_init(&t);
     CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
-    CHECK(strstr(err, "version 3") != NULL && strstr(err, "reads 1 to 2") != NULL);
+    CHECK(strstr(err, "version 4") != NULL && strstr(err, "reads 1 to 3") != NULL);
+    mop_xfer_table_free(&t);
+
+    /* version 3: the verdict, point quality, unmeasured sizes and `end` */
+    static const char v3[] = "verdict suspect suspect at 4 B (off the fit)\nload busy\n"
+                             "source /runs/x\nintra 0 1e-6 ok 1e-6 0.05 12 20\n"
+                             "intra 1024 3e-6 suspect 5e-6 0.1 30 40\n"
+                             "unmeasured intra 4096 0 4\ncoll bcast 2 0 2e-6\nend\n";
+    write_file(path, 3, v3);
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(t.version == 3 && t.verdict == MOP_XFER_SUSPECT && t.ncoll == 1);
+    CHECK(strcmp(t.verdict_reason, "suspect at 4 B (off the fit)") == 0);
+    CHECK(strcmp(mop_xfer_verdict_name(t.verdict), "suspect") == 0);
+    CHECK(strcmp(t.created, "x") == 0 && t.p2p[MOP_XFER_INTRA].npoints == 2);
+    CHECK_NEAR(mop_xfer_table_lookup(&t, MOP_XFER_INTRA, 512, &(bool){false}), 2e-6, 1e-18);
+    /* the content hash is FNV-1a 64 of the file's bytes, as Python's content_hash */
+    char text[1024];
+    snprintf(text, sizeof text, "mpi-overlap-xfer-table 3\n%s%s", HEAD, v3);
+    uint64_t h = 0xcbf29ce484222325u;
+    for (const char *c = text; *c; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001b3u;
+    char want[17];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)h);
+    CHECK(strcmp(t.hash, want) == 0);
+    mop_xfer_table_free(&t);
+    /* older versions have no verdict: unverified */
+    write_file(path, 2, "intra 0 1e-6\n");
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(t.verdict == MOP_XFER_UNVERIFIED && strlen(t.hash) == 16);
+    CHECK(strcmp(mop_xfer_verdict_name(t.verdict), "unverified") == 0);
+    mop_xfer_table_free(&t);
+
+    /* files cut short and malformed lines: one line each */
+    static const struct {
+        int version;
+        const char *body, *fragment;
+    } broken[] = {
+        {3, "verdict ok fine\nintra 0 1e-6\n", "no 'end' line"},
+        {3, "verdict ok fine\nintra 0 1e-6\nend\nintra 1 2e-6\n", "text after 'end'"},
+        {3, "intra 0 1e-6\nend\n", "no 'verdict' line"},
+        {3, "verdict great\nintra 0 1e-6\nend\n", "unknown verdict"},
+        {3, "verdict ok fine\nintra 0 1e-6 ok 1e-6 0.1 3\nend\n", "unexpected text"},
+        {2, "intra 0 1e-6\nintra 1024 3e", "cut short"},    /* cut mid-line */
+        {2, "intra 0 1e-6 ok 1e-6 0.1 3 4\n", "unexpected text"}, /* v3 fields in v2 */
+        {2, "intra -1 1e-6\n", "expected '<class> <bytes> <seconds>'"},
+        {2, "intra 0 -1e-6\n", "negative or invalid time"},
+    };
+    for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        write_file(path, broken[i].version, broken[i].body);
+        mop_xfer_table_init(&t);
+        err[0] = '\0';
+        CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
+        if (strstr(err, broken[i].fragment) == NULL)
+            fprintf(stderr, "broken case %zu: err = [%s]\n", i, err);
+        CHECK(strstr(err, broken[i].fragment) != NULL && strchr(err, '\n') == NULL);
+        mop_xfer_table_free(&t);
+    }
+    /* a line longer than the reader's buffer is refused, not split */
+    char longline[1500];
+    memset(longline, '#', sizeof longline - 2);
+    longline[sizeof longline - 2] = '\n';
+    longline[sizeof longline - 1] = '\0';
+    char body[1600];
+    snprintf(body, sizeof body, "intra 0 1e-6\n%s", longline);
+    write_file(path, 2, body);
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1 && strstr(err, "longer than") != NULL);
     mop_xfer_table_free(&t);
 
     /* malformed coll lines: one line naming file and line */

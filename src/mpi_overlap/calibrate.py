@@ -1,13 +1,16 @@
 """`mpi-overlap calibrate`: measure the transfer-time table the profiler uses.
 
-A calibration is two ordinary runs (run directories with run.json, result.json and logs):
-the pingpong benchmark, whose medians become the point-to-point part of the table, and the
-collectives benchmark on the job's N ranks, whose times become the collective series for
-communicator size N (xfer_table.py). The table lives under `<state>/xfer-tables/`, named
-after the toolchain and the machine and toolchain fingerprints; series measured earlier
-for other communicator sizes stay in it. `find_or_calibrate` is what `profile -n N` calls:
-it returns the table that fits this machine and toolchain, measuring one (quick) when there
-is none, and only the collectives for N when the table lacks them.
+A calibration is ordinary runs (run directories with run.json, result.json and logs): the
+pingpong benchmark, whose undisturbed samples give the point-to-point part of the table
+and its verdict (xfer_quality.py), a second pingpong run on the sizes the first left
+suspect or unmeasured (their samples pooled with the first run's), and the collectives
+benchmark on the job's N ranks, whose times become the collective series for communicator
+size N (xfer_table.py). The table lives under `<state>/xfer-tables/`, named after the
+toolchain and the machine and toolchain fingerprints; series measured earlier for other
+communicator sizes stay in it. `find_or_calibrate` is what `profile -n N` calls: it
+returns the table that fits this machine and toolchain, measuring one (quick) when there
+is none or it cannot be trusted (table_trust.py), and only the collectives for N when the
+table lacks them. A table that stays suspect is refused with one line.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -23,6 +27,7 @@ from rich.table import Table
 from .benchmarks import get_benchmark
 from .build import executable
 from .errors import UserError
+from .machine_load import busiest
 from .paths import state_dir
 from .rundir import Run
 from .runner import (
@@ -35,10 +40,13 @@ from .runner import (
     timeout_for,
 )
 from .sizes import format_size, parse_sizes
+from .table_trust import SUSPECT_EXIT, check_usable, refusal, stale_for
 from .toolchains import Toolchain
 from .ui import Ui
+from .xfer_quality import UNVERIFIED, judge, size_list, suspect_sizes
 from .xfer_table import (
     BLOCKING_COLL_OPS,
+    OVERRIDE_HINT,
     CollKey,
     Points,
     XferTable,
@@ -54,6 +62,10 @@ FINGERPRINT_PROGRAM = "mo_fingerprint"
 _FINGERPRINT_TIMEOUT_S = 60
 _MAX_MPI_COUNT = (1 << 31) - 1
 SHOWN_SIZES = (0, 1 << 10, 64 << 10, 1 << 20, 64 << 20)
+# The re-measurement of suspect and unmeasured sizes: seconds of ping-pong budget per
+# size, and at most (quick, full).
+REMEASURE_S_PER_SIZE = {True: 0.5, False: 2.0}
+REMEASURE_MAX_S = {True: 8.0, False: 30.0}
 COLL_SHOWN_SIZES = (0, 1 << 10, 64 << 10, 1 << 20)
 
 
@@ -84,9 +96,9 @@ def fingerprint(tc: Toolchain, *, ui: Ui | None = None) -> Fingerprint:
         raise UserError(f"{exe} printed no fingerprint: {proc.stdout.strip()[:200]!r}") from None
 
 
-def pingpong_args(*, quick: bool, sizes: str | None) -> list[str]:
+def pingpong_args(*, quick: bool, sizes: str | None, budget_s: float | None = None) -> list[str]:
     """Native flags, validated here so that bad input fails before anything is built."""
-    args: list[str] = []
+    args: list[str] = [] if budget_s is None else ["--budget", f"{budget_s:.3g}"]
     if sizes is not None:
         if max(parse_sizes(sizes)) > _MAX_MPI_COUNT:
             raise UserError(f"--sizes: {max(parse_sizes(sizes))} bytes exceeds the largest MPI "
@@ -97,7 +109,7 @@ def pingpong_args(*, quick: bool, sizes: str | None) -> list[str]:
     return args
 
 
-def _run(name: str, tc: Toolchain, args: list[str], *, ranks: int, quick: bool,
+def calibration_run(name: str, tc: Toolchain, args: list[str], *, ranks: int, quick: bool,
          launcher: str | None, timeout_s: float | None, out_base: Path, ui: Ui) -> Run:
     """One calibration run of benchmark `name`; a run that did not complete is a UserError
     with exit code 3."""
@@ -125,19 +137,60 @@ def _fitting(path: Path, machine_fp: str, toolchain_fp: str) -> XferTable | None
     return table
 
 
+def _host_load(runs: list[Run]) -> dict[str, Any] | None:
+    """The busiest of the runs' host_load records (machine_load.py), or None."""
+    return busiest([r.meta["host_load"] for r in runs if r.meta.get("host_load")])
+
+
+def measure_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
+                launcher: str | None, timeout_s: float | None, out_base: Path,
+                ui: Ui) -> tuple[XferTable, list[Run]]:
+    """The point-to-point table (not saved) and its runs: a ping-pong run, then, when
+    some sizes are suspect or unmeasured, a second one on those sizes alone, the samples
+    of both pooled. A table without a single measured size is a UserError (exit code
+    SUSPECT_EXIT); a failed second run leaves the first run's table."""
+    def run(args: list[str]) -> Run:
+        return calibration_run("pingpong", tc, args, ranks=max(ranks, 2), quick=quick,
+                               launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
+
+    runs = [run(pingpong_args(quick=quick, sizes=sizes))]
+    classes = judge([runs[0].result])
+    redo = suspect_sizes(classes)
+    if redo:
+        every = max(classes.values(), key=len)
+        flagged = [q for q in every if q.nbytes in redo]
+        ui.line(f"re-measuring {len(redo)} size(s) whose samples were disturbed or off the "
+                f"fit of their neighbours: {size_list(flagged, every, most=8)}")
+        budget = min(REMEASURE_MAX_S[quick], max(1.0, REMEASURE_S_PER_SIZE[quick] * len(redo)))
+        try:
+            runs.append(run(pingpong_args(quick=quick, sizes=",".join(map(str, redo)),
+                                          budget_s=budget)))
+        except UserError as err:
+            if err.exit_code != 3:
+                raise
+            ui.line(f"the re-measurement did not complete ({err}); the table keeps the first "
+                    "run's samples")
+    try:
+        table = table_from_pingpong([r.result for r in runs if r.result], tc.name,
+                                    host_load=_host_load(runs), sources=[str(r.path) for r in runs])
+    except UserError as err:
+        raise UserError(f"calibration of toolchain '{tc.name}': {err}; see {runs[-1].path}",
+                        exit_code=SUSPECT_EXIT) from None
+    return table, runs
+
+
 def _calibrate_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
                    launcher: str | None, timeout_s: float | None, out_base: Path,
-                   ui: Ui) -> tuple[Path, Run]:
-    """Measure the point-to-point part and write the table, keeping the collective series
-    of a fitting table already there."""
-    run = _run("pingpong", tc, pingpong_args(quick=quick, sizes=sizes), ranks=max(ranks, 2),
-               quick=quick, launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
-    assert run.result is not None
-    table = table_from_pingpong(run.result, tc.name)
+                   ui: Ui) -> tuple[Path, list[Run], XferTable]:
+    """Measure the point-to-point part and write the table (whatever its verdict: the
+    table says it), keeping the collective series of a fitting table already there."""
+    table, runs = measure_p2p(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
+                              timeout_s=timeout_s, out_base=out_base, ui=ui)
     path = table_path(tc, table.machine_fp, table.toolchain_fp)
     old = _fitting(path, table.machine_fp, table.toolchain_fp)
-    save_table(path, table.with_coll(old.coll) if old else table)
-    return path, run
+    table = table.with_coll(old.coll) if old else table
+    save_table(path, table)
+    return path, runs, read_table(path)
 
 
 def calibrate_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
@@ -147,8 +200,9 @@ def calibrate_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
     """Measure the collectives on `ranks` ranks with mo_collectives and put their series
     for that communicator size into the table at `path` (other sizes kept)."""
     ui = ui or Ui(quiet=True)
-    run = _run("collectives", tc, ["--quick"] if quick else [], ranks=ranks, quick=quick,
-               launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
+    run = calibration_run("collectives", tc, ["--quick"] if quick else [], ranks=ranks,
+                          quick=quick, launcher=launcher, timeout_s=timeout_s,
+                          out_base=out_base, ui=ui)
     assert run.result is not None
     res = run.result["results"]
     table = read_table(path)
@@ -170,12 +224,12 @@ def _calibrate(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
                ui: Ui) -> tuple[Path, list[Run]]:
     """Point to point, then the collectives for `ranks`; the table is written after each,
     so a failed collective run (UserError, exit code 3) leaves the point-to-point part."""
-    path, pp_run = _calibrate_p2p(tc, ranks=ranks, quick=quick, sizes=sizes,
-                                  launcher=launcher, timeout_s=timeout_s, out_base=out_base,
-                                  ui=ui)
+    path, p2p_runs, _ = _calibrate_p2p(tc, ranks=ranks, quick=quick, sizes=sizes,
+                                       launcher=launcher, timeout_s=timeout_s,
+                                       out_base=out_base, ui=ui)
     coll_run = calibrate_collectives(tc, path, ranks=ranks, quick=quick, launcher=launcher,
                                      timeout_s=timeout_s, out_base=out_base, ui=ui)
-    return path, [pp_run, coll_run]
+    return path, [*p2p_runs, coll_run]
 
 
 def calibrate(tc: Toolchain, *, ranks: int = 2, quick: bool = False, sizes: str | None = None,
@@ -183,10 +237,31 @@ def calibrate(tc: Toolchain, *, ranks: int = 2, quick: bool = False, sizes: str 
               out_base: Path = Path("mpi-overlap-runs"), ui: Ui | None = None) -> Path:
     """Measure `tc`'s transfer times with mo_pingpong and its collectives on `ranks` ranks
     with mo_collectives (run directories under `out_base`), write the table to
-    `table_path(...)` and return its path."""
+    `table_path(...)` and return its path (its verdict is in the table)."""
     path, _ = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
                          timeout_s=timeout_s, out_base=out_base, ui=ui or Ui(quiet=True))
     return path
+
+
+def _why_measure(path: Path, fp: Fingerprint, tc: Toolchain, *,
+                 force: bool) -> tuple[XferTable | None, str | None]:
+    """The state directory's table for these fingerprints and, when it must be measured
+    (again), why."""
+    if not path.is_file():
+        return None, (f"no transfer-time table for toolchain '{tc.name}' on this machine yet")
+    try:
+        found = read_table(path)
+        check_fits(found, fp.machine_fp, fp.toolchain_fp)
+    except UserError as err:
+        return None, f"the table there cannot be used ({err})"
+    if found.verdict == "suspect" and not force:
+        return found, f"the table {path} is marked suspect ({found.verdict_reason})"
+    if found.verdict == UNVERIFIED:
+        return found, f"the table {path} has no quality verdict ({found.verdict_reason})"
+    stale = stale_for(found, tc)
+    if stale:
+        return found, f"{stale}"
+    return found, None
 
 
 def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = None,
@@ -196,12 +271,15 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
     """The transfer-time table for `tc` on this machine, for a job of `ranks` ranks.
 
     With `table`, that file as it is, refused (one-line UserError) when made for another
-    machine or toolchain unless `force_table`. Otherwise the table under the state directory
-    whose fingerprints match, measured now (quick, run directories under `out_base`,
-    default `<state>/calibration-runs`) when there is none or it cannot be read; when it
-    has no collective series for `ranks` ranks, only those are measured. A collective
-    calibration that fails is reported and the table used without them (the profiler then
-    counts its fallbacks)."""
+    machine or toolchain or marked suspect, unless `force_table`; a noisy or unverified
+    one is used with a note. Otherwise the table under the state directory whose
+    fingerprints match, measured now (quick, run directories under `out_base`, default
+    `<state>/calibration-runs`, saying why on the terminal) when there is none, it cannot
+    be read, it is suspect or unverified, or the toolchain changed after it was made; a
+    measurement that stays suspect is refused (exit code SUSPECT_EXIT) unless
+    `force_table`. When it has no collective series for `ranks` ranks, only those are
+    measured. A collective calibration that fails is reported and the table used without
+    them (the profiler then counts its fallbacks)."""
     ui = ui or Ui(quiet=True)
     if table is not None:
         loaded = read_table(table)
@@ -209,35 +287,38 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
             fp = fingerprint(tc, ui=ui)
             check_fits(loaded, fp.machine_fp, fp.toolchain_fp, machine_key=fp.machine_key,
                        toolchain_key=fp.toolchain_key)
+        said = check_usable(loaded, force=force_table, override=OVERRIDE_HINT)
+        stale = stale_for(loaded, tc)
+        for line in (said, f"note: {stale}: the table may no longer describe it" if stale
+                     else None):
+            if line:
+                ui.line(line)
         return Path(table)
     fp = fingerprint(tc, ui=ui)
     path = table_path(tc, fp.machine_fp, fp.toolchain_fp)
     base = out_base or state_dir() / "calibration-runs"
-    found: XferTable | None = None
-    if path.is_file():
-        try:
-            found = read_table(path)
-            check_fits(found, fp.machine_fp, fp.toolchain_fp)
-        except UserError as err:
-            ui.info(f"recalibrating: {err}")
-            found = None
-    if found is None:
-        ui.info(f"no transfer-time table for toolchain '{tc.name}' on this machine yet; "
-                f"measuring one (mpi-overlap calibrate --quick -n {ranks})")
-        path, _ = _calibrate_p2p(tc, ranks=ranks, quick=True, sizes=None, launcher=launcher,
-                                 timeout_s=timeout_s, out_base=base, ui=ui)
-    elif found.has_coll(ranks):
+    found, why = _why_measure(path, fp, tc, force=force_table)
+    if why is not None:
+        ui.line(f"calibrating: {why}; measuring one now (as mpi-overlap calibrate --quick "
+                f"-n {ranks}, about 10 s)")
+        path, _, found = _calibrate_p2p(tc, ranks=ranks, quick=True, sizes=None,
+                                        launcher=launcher, timeout_s=timeout_s, out_base=base,
+                                        ui=ui)
+    assert found is not None
+    said = check_usable(found, force=force_table, override="--force-table")
+    if said:
+        ui.line(said)
+    if found.has_coll(ranks):
         return path
-    else:
-        ui.info(f"the transfer-time table for toolchain '{tc.name}' has no collective times "
-                f"for {ranks} ranks yet; measuring them (mo_collectives --quick)")
+    ui.line(f"the transfer-time table for toolchain '{tc.name}' has no collective times "
+            f"for {ranks} ranks yet; measuring them (mo_collectives --quick)")
     try:
         calibrate_collectives(tc, path, ranks=ranks, quick=True, launcher=launcher,
                               timeout_s=timeout_s, out_base=base, ui=ui)
     except UserError as err:
         if err.exit_code != 3:
             raise
-        ui.info(f"collectives not calibrated ({err}); their transfer times fall back to "
+        ui.line(f"collectives not calibrated ({err}); their transfer times fall back to "
                 "point-to-point ones (counted as coll_uncalibrated)")
     return path
 
@@ -247,7 +328,9 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
 def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: str | None,
                       launcher: str | None, timeout_s: float | None, out_base: Path,
                       console: Console, err_console: Console) -> None:
-    """`mpi-overlap calibrate`: calibrate each toolchain, print a few sizes and the path."""
+    """`mpi-overlap calibrate`: calibrate each toolchain, print a few sizes, the verdict
+    and the path; exit code 3 when a calibration did not complete, SUSPECT_EXIT when a
+    table stays suspect (it is written all the same, marked so)."""
     # Bad input fails here, before anything is built.
     pingpong_args(quick=quick, sizes=sizes)
     check_ranks(get_benchmark("pingpong"), ranks, "calibrate")
@@ -255,6 +338,7 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     tcs = checked_toolchains(toolchains, ranks=ranks, launcher=launcher)
     ui = Ui(err_console)
     failed: list[str] = []
+    suspect: list[XferTable] = []
     for tc in tcs:
         here = fingerprint(tc, ui=ui)  # builds when needed; the run then finds it built
         try:
@@ -262,7 +346,7 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
                                     launcher=launcher, timeout_s=timeout_s, out_base=out_base,
                                     ui=ui)
         except UserError as err:
-            if err.exit_code != 3:
+            if err.exit_code not in (3, SUSPECT_EXIT):
                 raise
             console.print(f"{tc.name}: {err}", markup=False)
             failed.append(tc.name)
@@ -273,6 +357,9 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
         for run in runs:
             console.print(f"{tc.name}: run {run.path}", markup=False)
         console.print(f"{tc.name}: table {path}", markup=False)
+        print_verdict(console, table)
+        if table.verdict == "suspect":
+            suspect.append(table)
         if here.machine_fp != table.machine_fp:
             console.print(f"note: rank 0 ran on machine {table.machine_fp} "
                           f"({table.machine_key}), not on this one ({here.machine_fp}); the "
@@ -280,18 +367,40 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     if failed:
         raise UserError(f"calibration did not complete for {', '.join(failed)} (see above)",
                         exit_code=3)
+    if suspect:
+        raise refusal(suspect[0], override=f"profile --table {suspect[0].path} --force-table")
+
+
+def print_verdict(console: Console, table: XferTable) -> None:
+    """The table's verdict and, when the machine was busy, what else ran."""
+    console.print(f"{table.toolchain_name}: verdict {table.verdict}: {table.verdict_reason}",
+                  markup=False, soft_wrap=True)
+    if table.load:
+        console.print(f"{table.toolchain_name}: while measuring, {table.load}", markup=False,
+                      soft_wrap=True)
 
 
 def print_table(console: Console, table: XferTable) -> None:
-    """One-way time (µs, median) at a few sizes, per class; '—' where not measured."""
-    view = Table(title=f"{table.toolchain_name}: one-way transfer time (µs, median of samples)")
+    """One-way time (µs, the table's value) at a few sizes, per class, with the size's
+    verdict when not ok; 'not measured' for sizes left out, '—' where not tried."""
+    view = Table(title=f"{table.toolchain_name}: one-way transfer time (µs; monotone fit of "
+                       "the undisturbed samples' lower quartiles)")
     view.add_column("pair")
     for size in SHOWN_SIZES:
         view.add_column(format_size(size), justify="right")
+
+    def cell(cls: str, size: int) -> str:
+        measured = dict(table.points.get(cls, []))
+        if size in measured:
+            q = table.quality.get((cls, size))
+            tag = f" ({q.verdict})" if q and q.verdict != "ok" else ""
+            return f"{measured[size] * 1e6:.3f}{tag}"
+        if any(b == size for b, _, _ in table.unmeasured.get(cls, [])):
+            return "not measured"
+        return "—"
+
     for cls in table.classes:
-        measured = dict(table.points[cls])
-        view.add_row(cls, *(f"{measured[s] * 1e6:.3f}" if s in measured else "—"
-                            for s in SHOWN_SIZES))
+        view.add_row(cls, *(cell(cls, s) for s in SHOWN_SIZES))
     console.print(view)
 
 

@@ -59,14 +59,19 @@ class Outcome:
 def _calibrate(tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path, ui: Ui) -> str | None:
     """A fresh transfer-time table (the profiler's runs use it); None, or what failed."""
     from .calibrate import calibrate
+    from .table_trust import SUSPECT_EXIT
+    from .xfer_table import read_table
 
     try:
-        calibrate(tc, ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher,
-                  timeout_s=opts.timeout_s, out_base=runs_dir, ui=ui)
+        path = calibrate(tc, ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher,
+                         timeout_s=opts.timeout_s, out_base=runs_dir, ui=ui)
     except UserError as err:
-        if err.exit_code != 3:
+        if err.exit_code not in (3, SUSPECT_EXIT):
             raise
         return f"{tc.name}: calibration did not complete: {err}"
+    table = read_table(path)
+    if table.verdict == "suspect":  # the profiler's runs will measure it again, or refuse
+        return f"{tc.name}: the calibration's table is suspect: {table.verdict_reason}"
     return None
 
 

@@ -673,16 +673,27 @@ def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | 
 @app.command()
 @_mpi_option
 @_ranks_option
-@click.option("--quick", is_flag=True, help="fewer, shorter samples (about 10 s on 2 ranks)")
+@click.option("--quick", is_flag=True,
+              help="fewer, shorter samples (about 20 s on 2 ranks, more on a busy machine)")
 @click.option("--sizes", metavar="LIST", help="ping-pong message sizes (default 0:64M)")
+@click.option("--check", is_flag=True,
+              help="re-measure a few sizes for a few seconds against the stored table: exit 0 "
+                   "still valid, 1 stale (recalibrate), 3 cannot tell")
 @_launcher_option
 @click.option("--timeout", type=float, help="seconds before the run is stopped")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
               show_default=True, help="directory for run directories")
-def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None,
+def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, check: bool,
               launcher: str | None, timeout: float | None, out: Path) -> None:
     """Measure the transfer-time table the profiler uses (one-way ping-pong time per size,
-    and every collective's time on the N ranks)."""
+    and every collective's time on the N ranks). Exits 4 when the table stays suspect."""
+    if check:
+        from .calibrate_check import check_session
+
+        if quick or sizes:
+            raise UserError("--check measures its own few sizes: drop --quick and --sizes")
+        sys.exit(check_session(list(mpi), launcher=launcher, timeout_s=timeout, out_base=out,
+                               console=_out, err_console=_err))
     from .calibrate import calibrate_session
 
     calibrate_session(list(mpi), ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
@@ -702,7 +713,8 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None,
 @click.option("--table", type=click.Path(path_type=Path),
               help="transfer-time table to use (default: this machine's, measured if missing)")
 @click.option("--force-table", is_flag=True,
-              help="use --table even if it was made for another machine or MPI")
+              help="use the table even if it was made for another machine or MPI, or is "
+                   "marked suspect")
 @click.option("--snapshot", type=float, default=10.0, show_default=True,
               help="seconds between the snapshots a killed program leaves behind")
 @click.option("--timeout", type=float, help="seconds before the program is stopped")

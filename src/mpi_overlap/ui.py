@@ -30,6 +30,11 @@ class Ui:
         if not self.quiet:
             self.console.print(message)
 
+    def line(self, message: str) -> None:
+        """One line as it is: not wrapped, no markup (file paths, figures, reasons)."""
+        if not self.quiet:
+            self.console.print(message, soft_wrap=True, markup=False, highlight=False)
+
     @contextmanager
     def progress(self, description: str) -> Iterator[ProgressFn]:
         """A progress bar fed by (done, total, label) callbacks."""

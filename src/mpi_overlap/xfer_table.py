@@ -6,30 +6,45 @@ point) and `mo_collectives` (each collective, per communicator size) and writes 
 table; the profiler library loads it at MPI_Init, so the format is plain text that C
 parses with a few `sscanf`s:
 
-    mpi-overlap-xfer-table 2
+    mpi-overlap-xfer-table 3
     created 2026-01-01T00:00:00Z
     machine <machine_fp> <machine_key>
     toolchain <toolchain_fp> <toolchain_key>
     toolchain_name <name>
     ranks <n> nodes <m>
-    # class bytes seconds
-    intra 0 2.875e-07
-    intra 1 2.9e-07
+    verdict <ok|noisy|suspect|unverified> <reason, to the end of the line>
+    load <what else ran on the machine>      (only when the machine was busy)
+    source <run directory>                    (one per ping-pong run the times come from)
+    # class bytes seconds verdict estimate_s spread undisturbed samples
+    intra 0 2.875e-07 ok 2.9e-07 0.04 812 900
     ...
-    inter 0 1.2e-06          (only when the job spanned several nodes)
+    inter 0 1.2e-06 ok ...   (only when the job spanned several nodes)
+    # unmeasured class bytes undisturbed samples
+    unmeasured intra 67108864 0 4
     # coll op comm_size bytes seconds
     coll bcast 2 0 1.1e-07
     coll ibcast 2 1024 3.1e-06
     ...
+    end
+
+`seconds` is the value the profiler uses: the monotone fit of the estimates
+(xfer_quality.py); `estimate_s` the size's own estimate (lower quartile of its undisturbed
+samples), `spread` their relative interquartile range, then how many samples were
+undisturbed of how many taken, and the size's verdict. Sizes with too few undisturbed
+samples are not points: they are listed as `unmeasured` (lookups there interpolate or,
+above the last point, extrapolate, which the profiler counts). The `verdict` line is the
+table's: the profiler and `mpi-overlap profile` refuse a `suspect` table unless forced.
+`end` closes the table, so that a file cut short is refused rather than read in part.
 
 Keys are the rest of their line after the fingerprint (they contain spaces, never a
 newline). Points of a class, and of a collective series, are in increasing byte order.
 A collective series is keyed by op (the names of native/profiler/mop_coll_ops.h, prefixed
 "i" for the non-blocking op) and communicator size; its bytes are the per-process block
-(docs/method.md). Version 1 (no `coll` lines) is still read. Lines starting with `#` and
-blank lines are ignored. A table is valid only for the machine and MPI library it was
-measured with: `check_fits` compares fingerprints (16 hex digits of FNV-1a 64 of the
-keys, see native/common/fingerprint.h).
+(docs/method.md). Versions 1 (no `coll` lines) and 2 (no verdict, no `end`) are still
+read, as *unverified* tables. Lines starting with `#` and blank lines are ignored. A table
+is valid only for the machine and MPI library it was measured with: `check_fits` compares
+fingerprints (16 hex digits of FNV-1a 64 of the keys, see native/common/fingerprint.h).
+A table's *content hash* is FNV-1a 64 of the file's bytes (what every profile records).
 
 Lookup between points is linear in bytes; below the first point it is the first point's
 time; above the last it continues the last segment's slope (never a negative one: a
@@ -47,12 +62,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UserError
+from .machine_load import describe
 from .paths import state_dir
 from .rundir import utc_now, write_text_atomic
+from .xfer_quality import UNMEASURED, UNVERIFIED, VERDICTS, SizeQuality, judge, judge_table
 
 MAGIC = "mpi-overlap-xfer-table"
-VERSION = 2
-READABLE_VERSIONS = (1, 2)
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+TABLE_VERDICTS = (*VERDICTS, UNVERIFIED)
 CLASSES = ("intra", "inter")
 # The collective ops of native/profiler/mop_coll_ops.h, in its order (a test keeps the two
 # equal); the non-blocking op is "i" + name.
@@ -67,13 +85,28 @@ COLL_OPS = BLOCKING_COLL_OPS + tuple("i" + op for op in BLOCKING_COLL_OPS)
 CollKey = tuple[str, int]  # (op, communicator size)
 Points = list[tuple[int, float]]
 OVERRIDE_HINT = "--table PATH --force-table"
+OLD_FORMAT_REASON = "format version {v} has no quality verdict (made by an older mpi-overlap)"
 
 _FP = re.compile(r"^[0-9a-f]{16}$")
 
 
+@dataclass(frozen=True)
+class PointQuality:
+    """What the table says about one of its points (format version 3)."""
+
+    verdict: str
+    estimate_s: float
+    spread: float
+    undisturbed: int
+    samples: int
+
+
 @dataclass
 class XferTable:
-    """A loaded table. `points[cls]` is a list of (bytes, seconds), bytes increasing."""
+    """A loaded table. `points[cls]` is a list of (bytes, seconds), bytes increasing;
+    `quality[(cls, bytes)]` what the table says about each point (version 3),
+    `unmeasured[cls]` the sizes tried without enough undisturbed samples as (bytes,
+    undisturbed, samples)."""
 
     machine_fp: str
     machine_key: str
@@ -87,6 +120,13 @@ class XferTable:
     version: int = VERSION
     path: Path | None = None
     coll: dict[CollKey, Points] = field(default_factory=dict)
+    verdict: str = UNVERIFIED
+    verdict_reason: str = "made in memory, without a quality verdict"
+    quality: dict[tuple[str, int], PointQuality] = field(default_factory=dict)
+    unmeasured: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)
+    load: str | None = None
+    sources: list[str] = field(default_factory=list)
+    content_hash: str | None = None  # of the file it was read from
 
     @property
     def classes(self) -> list[str]:
@@ -184,39 +224,74 @@ def _one_line(what: str, text: str) -> str:
     return text
 
 
-def table_from_pingpong(pingpong_result: dict[str, Any], toolchain_name: str,
-                        created: str | None = None) -> XferTable:
-    """The point-to-point table from a pingpong result document (or its `results`)."""
-    res = pingpong_result.get("results", pingpong_result)
-    prov = pingpong_result.get("provenance", {})
+def _results_of(pingpong_results: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    docs = pingpong_results if isinstance(pingpong_results, list) else [pingpong_results]
+    if not docs:
+        raise UserError("no pingpong result to make a table from")
+    return docs
+
+
+def table_from_pingpong(pingpong_results: dict[str, Any] | list[dict[str, Any]],
+                        toolchain_name: str, created: str | None = None, *,
+                        host_load: dict[str, Any] | None = None,
+                        sources: list[str] | None = None) -> XferTable:
+    """The point-to-point table from one or more pingpong result documents (or their
+    `results`) of the same machine and MPI, their samples pooled per size: the monotone
+    fit of the estimates as points, each size's quality, and the verdict (xfer_quality.py).
+    `host_load` is what else ran while measuring (machine_load.py; the busiest of the
+    runs'), `sources` where the runs are."""
+    docs = _results_of(pingpong_results)
+    first = docs[0].get("results", docs[0])
+    prov = docs[0].get("provenance", {})
     for key in ("machine_fp", "toolchain_fp"):
-        if not _FP.match(str(res.get(key, ""))):
-            raise UserError(f"pingpong result has no valid {key} (got {res.get(key)!r})")
+        for doc in docs:
+            value = doc.get("results", doc).get(key, "")
+            if not _FP.match(str(value)):
+                raise UserError(f"pingpong result has no valid {key} (got {value!r})")
+            if value != first[key]:
+                raise UserError(f"pingpong results of different {key.split('_')[0]}s "
+                                f"({first[key]}, {value}) cannot make one table")
+    classes = {c: sizes for c, sizes in judge(docs).items() if c in CLASSES}
     points: dict[str, list[tuple[int, float]]] = {}
-    for cls in CLASSES:
-        pts: dict[int, float] = {}
-        for pair in res.get("pairs", []):
-            if pair.get("class") != cls:
+    quality: dict[tuple[str, int], PointQuality] = {}
+    unmeasured: dict[str, list[tuple[int, int, int]]] = {}
+    for cls, sizes in classes.items():
+        for q in sizes:
+            if q.verdict == UNMEASURED or q.fitted_s is None:
+                unmeasured.setdefault(cls, []).append((q.nbytes, q.clean, q.samples))
                 continue
-            for s in pair.get("sizes", []):
-                t = s.get("one_way_s")
-                if t is not None and math.isfinite(t) and t >= 0:
-                    pts[int(s["bytes"])] = float(t)
-        if pts:
-            points[cls] = sorted(pts.items())
+            points.setdefault(cls, []).append((q.nbytes, q.fitted_s))
+            quality[(cls, q.nbytes)] = _point_quality(q)
     if not points:
+        if unmeasured:
+            raise UserError("the pingpong run(s) had too few undisturbed samples at every "
+                            "size to make a table (the machine was too busy); "
+                            f"{judge_table(classes, host_load)[1]}")
         raise UserError("the pingpong result has no measured sizes; nothing to put in a table")
+    verdict, reason = judge_table(classes, host_load)
+    load = describe(host_load)
     return XferTable(
-        machine_fp=res["machine_fp"],
-        machine_key=_one_line("the machine key", res["machine_key"]),
-        toolchain_fp=res["toolchain_fp"],
-        toolchain_key=_one_line("the toolchain key", res["toolchain_key"]),
+        machine_fp=first["machine_fp"],
+        machine_key=_one_line("the machine key", first["machine_key"]),
+        toolchain_fp=first["toolchain_fp"],
+        toolchain_key=_one_line("the toolchain key", first["toolchain_key"]),
         toolchain_name=_one_line("the toolchain name", toolchain_name),
-        ranks=int(res.get("ranks") or prov.get("ranks") or 0),
-        nodes=int(res.get("nodes") or 1),
+        ranks=int(first.get("ranks") or prov.get("ranks") or 0),
+        nodes=int(first.get("nodes") or 1),
         created=created or utc_now(),
         points=points,
+        verdict=verdict,
+        verdict_reason=_one_line("the verdict", reason),
+        quality=quality,
+        unmeasured=unmeasured,
+        load=_one_line("the load", load) if load else None,
+        sources=[_one_line("a source", x) for x in sources or []],
     )
+
+
+def _point_quality(q: SizeQuality) -> PointQuality:
+    return PointQuality(verdict=q.verdict, estimate_s=q.estimate_s or 0.0,
+                        spread=q.spread or 0.0, undisturbed=q.clean, samples=q.samples)
 
 
 def coll_series(collectives_result: dict[str, Any]) -> dict[CollKey, Points]:
@@ -243,22 +318,46 @@ def render_table(table: XferTable) -> str:
         f"toolchain {table.toolchain_fp} {_one_line('the toolchain key', table.toolchain_key)}",
         f"toolchain_name {_one_line('the toolchain name', table.toolchain_name)}",
         f"ranks {table.ranks} nodes {table.nodes}",
-        "# class bytes seconds",
+        f"verdict {table.verdict} {_one_line('the verdict', table.verdict_reason)}".rstrip(),
     ]
+    if table.load:
+        lines.append(f"load {_one_line('the load', table.load)}")
+    lines += [f"source {_one_line('a source', x)}" for x in table.sources]
+    lines.append("# class bytes seconds verdict estimate_s spread undisturbed samples "
+                 "(seconds: the monotone fit)")
     for cls in CLASSES:
-        lines += [f"{cls} {b} {t:.6g}" for b, t in table.points.get(cls, [])]
+        for b, t in table.points.get(cls, []):
+            q = table.quality.get((cls, b))
+            extra = (f" {q.verdict} {q.estimate_s:.6g} {q.spread:.3g} {q.undisturbed} "
+                     f"{q.samples}") if q else ""
+            lines.append(f"{cls} {b} {t:.6g}{extra}")
+    if any(table.unmeasured.values()):
+        lines.append("# unmeasured class bytes undisturbed samples")
+        for cls in CLASSES:
+            lines += [f"unmeasured {cls} {b} {n} {m}" for b, n, m in table.unmeasured.get(cls, [])]
     if table.coll:
         lines.append("# coll op comm_size bytes seconds")
         for op, n in sorted(table.coll, key=lambda k: (k[1], COLL_OPS.index(k[0]))):
             lines += [f"coll {op} {n} {b} {t:.6g}" for b, t in table.coll[(op, n)]]
+    lines.append("end")
     return "\n".join(lines) + "\n"
 
 
-def format_table(pingpong_result: dict[str, Any], toolchain_name: str,
+def content_hash(text: str | bytes) -> str:
+    """FNV-1a 64 of the table file's bytes, 16 hex digits (mop_xfer_table.c computes the
+    same over what it reads)."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    h = 0xCBF29CE484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def format_table(pingpong_result: dict[str, Any] | list[dict[str, Any]], toolchain_name: str,
                  created: str | None = None,
                  coll: dict[CollKey, Points] | None = None) -> str:
-    """The table text from a pingpong result document (or its `results` object), with the
-    collective series `coll` when given."""
+    """The table text from pingpong result documents (or their `results` objects), with
+    the collective series `coll` when given."""
     return render_table(table_from_pingpong(pingpong_result, toolchain_name, created)
                         .with_coll(coll or {}))
 
@@ -270,9 +369,9 @@ def save_table(path: Path, table: XferTable) -> Path:
     return path
 
 
-def write_table(path: Path, pingpong_result: dict[str, Any], toolchain_name: str,
-                coll: dict[CollKey, Points] | None = None) -> Path:
-    """Write the table of a pingpong result (and collective series) atomically."""
+def write_table(path: Path, pingpong_result: dict[str, Any] | list[dict[str, Any]],
+                toolchain_name: str, coll: dict[CollKey, Points] | None = None) -> Path:
+    """Write the table of pingpong results (and collective series) atomically."""
     return save_table(path, table_from_pingpong(pingpong_result, toolchain_name)
                       .with_coll(coll or {}))
 
@@ -282,16 +381,28 @@ def write_table(path: Path, pingpong_result: dict[str, Any], toolchain_name: str
 def read_table(path: Path) -> XferTable:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise UserError(f"transfer-time table {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as err:
         raise UserError(f"transfer-time table {path}: cannot read it ({err})") from None
-    return parse_table(text, path)
+    table = parse_table(text, path)
+    table.content_hash = content_hash(raw)
+    return table
+
+
+_HEADER_WORDS = ("created", "machine", "toolchain", "toolchain_name", "ranks", "verdict", "load")
 
 
 def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
-    lines = text.splitlines()
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line
+    elif text:
+        raise UserError(f"transfer-time table {path} is cut short: its last line has no "
+                        "end of line; measure it again with 'mpi-overlap calibrate'")
+    lines = [line.rstrip("\r") for line in lines]
 
     def bad(lineno: int, why: str) -> UserError:
         return UserError(f"transfer-time table {path}, line {lineno}: {why}")
@@ -305,40 +416,53 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
                         f"mpi-overlap reads versions {READABLE_VERSIONS[0]} to "
                         f"{READABLE_VERSIONS[-1]}; measure a new one with "
                         "'mpi-overlap calibrate'")
+    version = int(first[1])
     header: dict[str, str] = {}
     points: dict[str, list[tuple[int, float]]] = {}
+    quality: dict[tuple[str, int], PointQuality] = {}
+    unmeasured: dict[str, list[tuple[int, int, int]]] = {}
     coll: dict[CollKey, Points] = {}
+    sources: list[str] = []
+    ended = False
     for lineno, raw in enumerate(lines[1:], start=2):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        if ended:
+            raise bad(lineno, "text after 'end'")
         word, _, rest = line.partition(" ")
         rest = rest.strip()
         if word in CLASSES:
-            fields = rest.split()
-            if len(fields) != 2:
-                raise bad(lineno, f"expected '{word} <bytes> <seconds>'")
-            try:
-                nbytes, seconds = int(fields[0]), float(fields[1])
-            except ValueError:
-                raise bad(lineno, f"expected '{word} <bytes> <seconds>'") from None
-            if nbytes < 0 or not math.isfinite(seconds) or seconds < 0:
-                raise bad(lineno, "bytes and seconds must be finite and not negative")
+            nbytes, seconds, q = _point_line(word, rest, version, partial(bad, lineno))
             _append(points.setdefault(word, []), nbytes, seconds, word, partial(bad, lineno))
+            if q is not None:
+                quality[(word, nbytes)] = q
         elif word == "coll":
             key, nbytes, seconds = _coll_line(rest, partial(bad, lineno))
             _append(coll.setdefault(key, []), nbytes, seconds, f"coll {key[0]} {key[1]}",
                     partial(bad, lineno))
-        elif word in ("created", "machine", "toolchain", "toolchain_name", "ranks"):
+        elif word == "unmeasured" and version >= 3:
+            cls, nbytes, n, m = _unmeasured_line(rest, partial(bad, lineno))
+            unmeasured.setdefault(cls, []).append((nbytes, n, m))
+        elif word == "source" and version >= 3:
+            sources.append(rest)
+        elif word == "end" and version >= 3 and not rest:
+            ended = True
+        elif word in _HEADER_WORDS and (version >= 3 or word not in ("verdict", "load")):
             if word in header:
                 raise bad(lineno, f"'{word}' given twice")
             header[word] = rest
         else:
             raise bad(lineno, f"unknown line '{word}'")
-    missing = [k for k in ("created", "machine", "toolchain", "toolchain_name", "ranks")
-               if k not in header]
+    required = ["created", "machine", "toolchain", "toolchain_name", "ranks"]
+    if version >= 3:
+        required.append("verdict")
+    missing = [k for k in required if k not in header]
     if missing:
         raise UserError(f"transfer-time table {path}: missing {', '.join(missing)}")
+    if version >= 3 and not ended:
+        raise UserError(f"transfer-time table {path} is cut short (no 'end' line); measure "
+                        "it again with 'mpi-overlap calibrate'")
     if not points:
         raise UserError(f"transfer-time table {path}: no points")
     fps = {}
@@ -351,6 +475,13 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
     m = re.fullmatch(r"(\d+) nodes (\d+)", header["ranks"])
     if not m:
         raise UserError(f"transfer-time table {path}: expected 'ranks <n> nodes <m>'")
+    if version >= 3:
+        verdict, _, reason = header["verdict"].partition(" ")
+        if verdict not in TABLE_VERDICTS:
+            raise UserError(f"transfer-time table {path}: unknown verdict '{verdict}' "
+                            f"(known: {', '.join(TABLE_VERDICTS)})")
+    else:
+        verdict, reason = UNVERIFIED, OLD_FORMAT_REASON.format(v=version)
     return XferTable(
         machine_fp=fps["machine"][0],
         machine_key=fps["machine"][1],
@@ -361,10 +492,57 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
         nodes=int(m.group(2)),
         created=header["created"],
         points=points,
-        version=int(first[1]),
+        version=version,
         path=Path(path),
         coll=coll,
+        verdict=verdict,
+        verdict_reason=reason.strip(),
+        quality=quality,
+        unmeasured=unmeasured,
+        load=header.get("load"),
+        sources=sources,
     )
+
+
+def _point_line(cls: str, rest: str, version: int,
+                bad: Any) -> tuple[int, float, PointQuality | None]:
+    """`<bytes> <seconds>`, in version 3 optionally followed by `<verdict> <estimate_s>
+    <spread> <undisturbed> <samples>`."""
+    usage = (f"expected '{cls} <bytes> <seconds>'" + (
+        " [<verdict> <estimate_s> <spread> <undisturbed> <samples>]" if version >= 3 else ""))
+    fields = rest.split()
+    if len(fields) not in ((2, 7) if version >= 3 else (2,)):
+        raise bad(usage)
+    try:
+        nbytes, seconds = int(fields[0]), float(fields[1])
+        q = None
+        if len(fields) == 7:
+            q = PointQuality(verdict=fields[2], estimate_s=float(fields[3]),
+                             spread=float(fields[4]), undisturbed=int(fields[5]),
+                             samples=int(fields[6]))
+    except ValueError:
+        raise bad(usage) from None
+    if nbytes < 0 or not math.isfinite(seconds) or seconds < 0:
+        raise bad("bytes and seconds must be finite and not negative")
+    if q is not None and (q.verdict not in VERDICTS or not 0 <= q.undisturbed <= q.samples
+                          or not math.isfinite(q.estimate_s) or not math.isfinite(q.spread)):
+        raise bad(f"bad point quality (verdict one of {', '.join(VERDICTS)}, "
+                  "0 <= undisturbed <= samples)")
+    return nbytes, seconds, q
+
+
+def _unmeasured_line(rest: str, bad: Any) -> tuple[str, int, int, int]:
+    usage = "expected 'unmeasured <class> <bytes> <undisturbed> <samples>'"
+    fields = rest.split()
+    if len(fields) != 4 or fields[0] not in CLASSES:
+        raise bad(usage)
+    try:
+        nbytes, n, m = (int(x) for x in fields[1:])
+    except ValueError:
+        raise bad(usage) from None
+    if nbytes < 0 or not 0 <= n <= m:
+        raise bad(usage)
+    return fields[0], nbytes, n, m
 
 
 def _append(pts: Points, nbytes: int, seconds: float, series: str, bad: Any) -> None:

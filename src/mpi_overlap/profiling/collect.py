@@ -12,6 +12,7 @@ from ..analysis.profile import rank_list
 from ..errors import UserError
 from ..rundir import read_json
 from ..schema import errors_against
+from ..table_trust import table_record
 
 RANK_FILE = re.compile(r"^profile\.rank-(\d+)\.json$")
 
@@ -28,7 +29,10 @@ def rank_files(run_dir: Path, pattern: re.Pattern[str] = RANK_FILE) -> dict[int,
 
 
 def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str,
-            table: Path, forced: bool, bins: list[int] | None) -> dict[str, Any]:
+            table: Path, forced: bool, bins: list[int] | None,
+            table_info: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The profile-run document; `table_info` is table_trust.table_record of the table
+    the run was started with (read now when not given)."""
     docs: list[dict[str, Any]] = []
     warnings: list[str] = []
     for rank, path in sorted(rank_files(run_dir).items()):
@@ -57,6 +61,12 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
                 "running": "the program was stopped before MPI_Finalize; last snapshot kept",
             }.get(status, "")
             warnings.append(f"{len(these)} rank(s) {status}: {reason}")
+    info = table_info if table_info is not None else table_record(table, None)
+    changed = sorted({d["rank"] for d in docs
+                      if info.get("hash") and d["table"].get("hash") not in (None, info["hash"])})
+    if changed:
+        warnings.append(f"ranks {rank_list(changed)} read a different transfer-time table than "
+                        f"the one the run started with ({info['hash']}): it changed meanwhile")
     complete = not missing and all(d["status"] == "complete" for d in docs) and bool(docs)
     return {
         "schema": "mpi-overlap/profile-run",
@@ -65,7 +75,7 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
         "status": "complete" if complete else "incomplete",
         "app": {"argv": app_argv, "cwd": cwd},
         "ranks_expected": ranks_expected,
-        "table": {"path": str(table), "forced": forced},
+        "table": {"path": str(table), "forced": forced, **info},
         "bins": bins,
         "ranks": sorted(docs, key=lambda d: d["rank"]),
         "missing_ranks": missing,

@@ -29,6 +29,7 @@ from ..runner import (
     initial_run_meta,
     status_line,
 )
+from ..table_trust import table_record
 from ..toolchains import get_toolchain
 from ..ui import Ui
 from .collect import collect
@@ -85,6 +86,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
     library = profiler_library(build(tc, ui))
     table = find_or_calibrate(tc, ranks=opts.ranks, launcher=opts.launcher, table=opts.table,
                               force_table=opts.force_table, ui=ui)
+    table_info = table_record(table, tc)  # what the library will read, before it runs
     run_dir = new_run_dir(opts.out_base, PROFILE, tc.name)
     setup = ProfilerSetup(library=library, table=table, outdir=run_dir, bins=bins,
                           force_table=opts.force_table, snapshot_s=opts.snapshot_s,
@@ -101,7 +103,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
                           progress=progress)
 
     result = collect(run_dir, ranks_expected=opts.ranks, app_argv=app, cwd=os.getcwd(),
-                     table=table, forced=opts.force_table, bins=bins)
+                     table=table, forced=opts.force_table, bins=bins, table_info=table_info)
     write_json_atomic(run_dir / RESULT_FILE, result)
     status, message = outcome.status, outcome.message
     from ..benchmarks import get_benchmark

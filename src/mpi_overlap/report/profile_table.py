@@ -18,6 +18,7 @@ from rich.text import Text
 
 from ..analysis.profile import analyze_profile, fmt_time, rank_list
 from ..rundir import Run
+from ..table_trust import different_tables, run_table_notes
 from . import profile_waits
 from .html import DASH, HtmlTable, Section
 
@@ -447,10 +448,19 @@ def print_run(run: Run, console: Console) -> None:
         print_grid(grid, console)
 
 
+def _tables_differ(runs: list[Run]) -> str | None:
+    """The warning when the profile runs shown together used different tables."""
+    return different_tables([(r.label, (r.result or {}).get("table")) for r in runs
+                             if is_profile(r)])
+
+
 def print_comparison(runs: list[Run], console: Console) -> None:
     comp = _comparable(runs)
     if len(comp) >= 2:
         print_grid(comparison_grid(comp), console)
+    differ = _tables_differ(runs)
+    if differ:
+        console.print(Text(f"Warning: {differ}.", style="yellow"))
 
 
 # ---------------------------------------------------------------- HTML
@@ -472,9 +482,11 @@ def html_table(grid: Grid) -> HtmlTable:
 def html_sections(runs: list[Run]) -> list[Section]:
     sections = []
     comp = _comparable(runs)
-    if len(comp) >= 2:
+    differ = _tables_differ(runs)
+    if len(comp) >= 2 or differ:
         sections.append(
-            Section("Profile runs compared", None, tables=[html_table(comparison_grid(comp))])
+            Section("Profile runs compared", f"Warning: {differ}." if differ else None,
+                    tables=[html_table(comparison_grid(comp))] if len(comp) >= 2 else [])
         )
     for run in runs:
         if not is_profile(run):
@@ -523,6 +535,7 @@ def summary(run: Run) -> list[str]:
             "for this report.)"
         )
     out += [f"Warning: {w}." for w in a.get("warnings") or []]
+    out += [f"Warning: {w}." for w in run_table_notes((run.result or {}).get("table"))]
     return out
 
 

@@ -1,0 +1,121 @@
+"""`mpi-overlap calibrate --check`: is the stored transfer-time table still right?
+
+A few seconds of ping-pong on a handful of sizes, judged like a calibration
+(xfer_quality.py), compared with the table at each size:
+
+- *stale* when an undisturbed estimate is faster than the table by more than TOLERANCE
+  (noise only adds time, so a faster undisturbed measurement proves the table too slow),
+  or slower by more than TOLERANCE while the check's own samples were clean (verdict ok),
+  or when the table itself is suspect or unverified;
+- *cannot tell* when the check could not measure (too few undisturbed samples, or only
+  slower on a busy machine);
+- *still valid* otherwise.
+
+Exit codes: 0 still valid, 1 stale (recalibrate), 3 cannot tell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from .benchmarks import get_benchmark
+from .calibrate import calibration_run, fingerprint, pingpong_args
+from .errors import UserError
+from .runner import check_ranks, check_timeout, checked_toolchains
+from .sizes import format_size
+from .table_trust import stale_for
+from .toolchains import Toolchain
+from .ui import Ui
+from .xfer_quality import UNVERIFIED, judge
+from .xfer_table import check_fits, read_table, table_path
+
+CHECK_SIZES = (0, 1 << 10, 64 << 10, 1 << 20)
+CHECK_BUDGET_S = 2.0
+TOLERANCE = 0.25
+STALE_EXIT, UNKNOWN_EXIT = 1, 3
+
+
+@dataclass
+class CheckOutcome:
+    status: str  # "valid", "stale" or "unknown"
+    lines: list[str]  # per size, then the conclusion
+    run_path: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return {"valid": 0, "stale": STALE_EXIT}.get(self.status, UNKNOWN_EXIT)
+
+
+def check_table(tc: Toolchain, *, launcher: str | None, timeout_s: float | None,
+                out_base: Path, ui: Ui) -> CheckOutcome:
+    """Measure CHECK_SIZES for about CHECK_BUDGET_S and compare with `tc`'s table here."""
+    fp = fingerprint(tc, ui=ui)
+    path = table_path(tc, fp.machine_fp, fp.toolchain_fp)
+    if not path.is_file():
+        raise UserError(f"no transfer-time table for toolchain '{tc.name}' on this machine to "
+                        f"check; measure one with 'mpi-overlap calibrate --mpi {tc.name}'")
+    table = read_table(path)
+    check_fits(table, fp.machine_fp, fp.toolchain_fp)
+    if table.verdict in ("suspect", UNVERIFIED):
+        return CheckOutcome("stale", [f"{tc.name}: stale, recalibrate: the table {path} is "
+                                      f"{table.verdict} ({table.verdict_reason})"])
+    stale = stale_for(table, tc)
+    if stale:
+        return CheckOutcome("stale", [f"{tc.name}: stale, recalibrate: {stale}"])
+    sizes = ",".join(str(s) for s in CHECK_SIZES)
+    args = pingpong_args(quick=True, sizes=sizes, budget_s=CHECK_BUDGET_S)
+    run = calibration_run("pingpong", tc, args, ranks=2, quick=True, launcher=launcher,
+                          timeout_s=timeout_s, out_base=out_base, ui=ui)
+    assert run.result is not None
+    now = {q.nbytes: q for q in judge([run.result]).get("intra", [])}
+    lines, faster, slower, unknown = [], [], [], []
+    for size in CHECK_SIZES:
+        q = now.get(size)
+        was = table.lookup(size)
+        name = format_size(size)
+        if q is None or q.estimate_s is None or not q.measured:
+            unknown.append(name)
+            lines.append(f"  {name}: table {was * 1e6:.3g} µs, now not measured "
+                         f"({q.clean if q else 0} undisturbed samples)")
+            continue
+        ratio = q.estimate_s / was if was > 0 else float("inf")
+        lines.append(f"  {name}: table {was * 1e6:.3g} µs, now {q.estimate_s * 1e6:.3g} µs "
+                     f"({100 * (ratio - 1):+.0f} %, {q.verdict})")
+        if ratio < 1 / (1 + TOLERANCE):
+            faster.append(name)
+        elif ratio > 1 + TOLERANCE:
+            (slower if q.verdict == "ok" else unknown).append(name)
+    if faster or slower:
+        why = "; ".join(x for x in (
+            f"faster now at {', '.join(faster)}" if faster else "",
+            f"slower now at {', '.join(slower)} with undisturbed samples" if slower else "")
+            if x)
+        status, tail = "stale", f"stale, recalibrate ({why}, beyond ±{100 * TOLERANCE:.0f} %)"
+    elif unknown:
+        status, tail = "unknown", (f"cannot tell: {', '.join(unknown)} could not be measured "
+                                   "cleanly now (a busy machine); check again later")
+    else:
+        status, tail = "valid", f"still valid (within ±{100 * TOLERANCE:.0f} % at every size)"
+    return CheckOutcome(status, [*lines, f"{tc.name}: {tail}"], run.path)
+
+
+def check_session(toolchains: list[str], *, launcher: str | None, timeout_s: float | None,
+                  out_base: Path, console: Console, err_console: Console) -> int:
+    """`calibrate --check`: check each toolchain's table; returns the worst exit code."""
+    check_ranks(get_benchmark("pingpong"), 2, "calibrate --check")
+    check_timeout(timeout_s)
+    tcs = checked_toolchains(toolchains, ranks=2, launcher=launcher)
+    ui = Ui(err_console)
+    worst = 0
+    for tc in tcs:
+        outcome = check_table(tc, launcher=launcher, timeout_s=timeout_s, out_base=out_base,
+                              ui=ui)
+        for line in outcome.lines:
+            console.print(line, markup=False)
+        if outcome.run_path:
+            console.print(f"{tc.name}: run {outcome.run_path}", markup=False)
+        worst = max(worst, outcome.exit_code)
+    return worst

@@ -1,0 +1,141 @@
+"""Whether a transfer-time table may be used, and what to say about it.
+
+The rules, in one place for `profile`, the automatic calibration (calibrate.py), the
+report and `calibrate --check` (the library applies the first in C, mop_runtime.c):
+
+- a `suspect` table is refused with one line saying why and how to override;
+- an `unverified` one (a format without a verdict, from an older mpi-overlap) is
+  measured again when it is the state directory's own, and used with a note when the
+  user named it;
+- a `noisy` one is used with a note;
+- a table made before the toolchain's MPI was last installed or changed may no longer
+  describe it: measured again when it is the state directory's own, noted otherwise.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import UserError
+from .toolchains import Toolchain
+from .xfer_quality import UNVERIFIED
+from .xfer_table import XferTable, read_table
+
+SUSPECT_EXIT = 4  # `calibrate` made a suspect table / `profile` refused one
+
+
+def refusal(table: XferTable, *, override: str) -> UserError:
+    """The one-line error for a suspect table; `override` names the way to use it anyway."""
+    return UserError(
+        f"transfer-time table {table.path or '(new)'} is marked suspect: {table.verdict_reason}; "
+        f"measure it again when the machine is quieter (mpi-overlap calibrate --mpi "
+        f"{table.toolchain_name}), or use it anyway with {override}", exit_code=SUSPECT_EXIT)
+
+
+def note(table: XferTable) -> str | None:
+    """One line for a table that is used but not fully trusted (noisy, unverified,
+    suspect and forced), None for an ok one."""
+    if table.verdict == "ok":
+        return None
+    where = table.path or "(new)"
+    if table.verdict == UNVERIFIED:
+        return (f"note: transfer-time table {where} is unverified ({table.verdict_reason}): "
+                "its times were not checked for disturbed samples")
+    return f"note: transfer-time table {where} is {table.verdict}: {table.verdict_reason}"
+
+
+def check_usable(table: XferTable, *, force: bool, override: str) -> str | None:
+    """Raise the refusal for a suspect table unless `force`; else the note to show."""
+    if table.verdict == "suspect" and not force:
+        raise refusal(table, override=override)
+    return note(table)
+
+
+def _utc(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
+def toolchain_modified(tc: Toolchain) -> str | None:
+    """When the toolchain's compiler wrapper or launcher last changed (UTC, ISO 8601):
+    reinstalling an MPI rewrites them; None when neither can be read."""
+    times = []
+    for tool in (tc.mpicc, tc.mpiexec):
+        try:
+            times.append(Path(tool).stat().st_mtime)
+        except OSError:
+            continue
+    if not times:
+        return None
+    return datetime.fromtimestamp(max(times), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def older_than(created: str | None, modified: str | None) -> bool:
+    """Whether a table created at `created` predates a toolchain change at `modified`."""
+    a, b = _utc(created), _utc(modified)
+    return a is not None and b is not None and a < b
+
+
+def stale_for(table: XferTable, tc: Toolchain) -> str | None:
+    """Why the table may no longer describe the toolchain, or None."""
+    modified = toolchain_modified(tc)
+    if older_than(table.created, modified):
+        return (f"toolchain '{tc.name}' was installed or changed ({modified}) after the table "
+                f"was made ({table.created})")
+    return None
+
+
+def table_record(path: Path, tc: Toolchain | None) -> dict[str, str | None]:
+    """What a profile-run document records of its table: content hash, creation time,
+    verdict and reason, and when the toolchain last changed (for the report's checks)."""
+    try:
+        table = read_table(path)
+    except UserError:
+        return {"hash": None, "created": None}
+    return {"hash": table.content_hash, "created": table.created, "verdict": table.verdict,
+            "verdict_reason": table.verdict_reason,
+            "toolchain_modified": toolchain_modified(tc) if tc else None}
+
+
+# ----- what a report says about the tables its runs used -------------------------------
+
+def run_table_notes(record: dict[str, Any] | None) -> list[str]:
+    """Sentences about one profile run's table record (profile-run document's `table`):
+    forced, not ok, or made before the toolchain last changed."""
+    if not record:
+        return []
+    notes = []
+    verdict = record.get("verdict")
+    if record.get("forced"):
+        notes.append(f"the transfer-time table was forced ({record.get('path')}): its "
+                     "machine, MPI or verdict did not fit")
+    if verdict in ("noisy", "suspect", UNVERIFIED):
+        notes.append(f"the transfer-time table was {verdict} "
+                     f"({record.get('verdict_reason') or 'no reason recorded'})")
+    if older_than(record.get("created"), record.get("toolchain_modified")):
+        notes.append(f"the transfer-time table ({record.get('created')}) is older than the "
+                     f"toolchain's last change ({record.get('toolchain_modified')}): it may "
+                     "no longer describe this MPI")
+    return notes
+
+
+def different_tables(records: list[tuple[str, dict[str, Any] | None]]) -> str | None:
+    """One sentence when runs being compared used different tables (by content hash),
+    None when they used the same one or it is not known."""
+    hashes: dict[str, list[str]] = {}
+    for label, record in records:
+        digest = (record or {}).get("hash")
+        if digest:
+            hashes.setdefault(digest, []).append(label)
+    if len(hashes) < 2:
+        return None
+    groups = "; ".join(f"{', '.join(labels)}: table {digest}" for digest, labels in hashes.items())
+    return ("the runs compared used different transfer-time tables, so their transfer times "
+            f"and bounds rest on different measurements ({groups})")

@@ -1,0 +1,294 @@
+"""How far a transfer-time table can be trusted: per-size estimates from the undisturbed
+samples of ping-pong runs, a fit that is non-decreasing in size, and the verdict the table
+carries (docs/method.md, "Transfer-time table").
+
+`mo_pingpong` records for every sample its one-way time and the smaller of the two
+ranks' CPU shares (thread CPU time / wall time over the sample). MPI ranks busy-poll, so
+a rank that kept its core has a share of about 1; one that was descheduled, even for a
+fraction of the sample, has less, and its sample is too long by an amount nobody knows.
+Here:
+
+1. *Undisturbed* samples are those with a share of at least CLEAN_SHARE; the rest are
+   discarded, not averaged in.
+2. A size's *estimate* is the QUANTILE (lower quartile) of its undisturbed samples, its
+   *spread* their interquartile range relative to the estimate: noise that the share does
+   not see (shared caches, interrupts, a neighbour's memory traffic) only adds time, so a
+   low quantile resists it, and the lower quartile is still stable with a few samples.
+3. The *fit* is the isotonic (non-decreasing) regression of the log estimates over size,
+   weighted by the square root of the number of undisturbed samples, refitted without
+   the size furthest off while one is more than FIT_SUSPECT off: a larger message never
+   moves faster through the same library, noise is multiplicative, a size with many
+   samples knows its time better than one with few (but not n times better: samples of
+   one visit share its disturbances), and one bad size must not drag its neighbours.
+4. The *verdict* per size and for the table follows the rules of `judge_size` and
+   `judge_table` (ok / noisy / suspect; a size with fewer than MIN_CLEAN undisturbed
+   samples is *unmeasured* and left out of the table).
+
+Samples of several runs (the calibration and its re-measurement of the suspect sizes)
+are pooled per size before estimating.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import isotonic_regression
+
+from .sizes import format_size
+
+# A sample counts as undisturbed when both ranks had at least this share of its wall time
+# on a CPU. Measured shares are bimodal: 1.00-1.01 for undisturbed samples, mostly below
+# 0.5 once a rank lost its core for one scheduler slice (docs/benchmarks.md, "pingpong").
+CLEAN_SHARE = 0.9
+QUANTILE = 0.25
+# Fewer undisturbed samples than this: the size is unmeasured (left out of the table).
+MIN_CLEAN = 3
+# Relative departure of an estimate from the monotone fit: noisy above, suspect above.
+FIT_NOISY = 0.10
+FIT_SUSPECT = 0.25
+# Interquartile range of the undisturbed samples relative to the estimate.
+SPREAD_NOISY = 0.5
+SPREAD_SUSPECT = 2.0
+# Below this fraction of undisturbed samples the machine was busy while the size was
+# measured: even undisturbed samples may have shared caches and memory with other work.
+BUSY_FRACTION = 0.5
+# More unmeasured sizes than this fraction (per class): the table is suspect.
+UNMEASURED_SUSPECT = 0.5
+
+VERDICTS = ("ok", "noisy", "suspect")
+UNMEASURED = "unmeasured"
+UNVERIFIED = "unverified"  # a table of an older format, without a verdict
+_RANK = {"ok": 0, "noisy": 1, UNVERIFIED: 1, UNMEASURED: 1, "suspect": 2}
+
+
+@dataclass
+class SizeQuality:
+    """One size of one pair class: its samples, estimate, fit and verdict."""
+
+    cls: str
+    nbytes: int
+    samples: int  # every sample taken
+    clean: int  # undisturbed samples
+    estimate_s: float | None = None  # QUANTILE of the undisturbed samples
+    spread: float | None = None  # (q75 - q25) / q25 of the undisturbed samples
+    fitted_s: float | None = None  # the monotone fit at this size
+    verdict: str = "ok"
+    reasons: list[str] = field(default_factory=list)
+    shares_known: bool = True  # False: a result without per-sample CPU shares
+
+    @property
+    def measured(self) -> bool:
+        return self.estimate_s is not None and self.verdict != UNMEASURED
+
+    @property
+    def departure(self) -> float | None:
+        """|estimate - fit| / fit, None when either is missing."""
+        if self.estimate_s is None or not self.fitted_s:
+            return None
+        return abs(self.estimate_s - self.fitted_s) / self.fitted_s
+
+
+@dataclass
+class Pool:
+    """The samples of one (class, size) gathered from one or more ping-pong results."""
+
+    samples: list[float] = field(default_factory=list)
+    shares: list[float | None] = field(default_factory=list)
+
+
+def pool_results(results: Iterable[dict[str, Any]]) -> dict[tuple[str, int], Pool]:
+    """Samples per (class, bytes) of pingpong result documents (or their `results`)."""
+    pools: dict[tuple[str, int], Pool] = {}
+    for doc in results:
+        res = doc.get("results", doc)
+        for pair in res.get("pairs", []):
+            for s in pair.get("sizes", []):
+                pool = pools.setdefault((pair["class"], int(s["bytes"])), Pool())
+                samples = [float(x) for x in s.get("samples_s") or []]
+                shares = s.get("cpu_share")
+                if not samples and _finite(s.get("one_way_s")):
+                    samples = [float(s["one_way_s"])]  # a summary without its samples
+                    shares = None
+                pool.samples += samples
+                if isinstance(shares, list) and len(shares) == len(samples):
+                    pool.shares += [float(x) if _finite(x) else 0.0 for x in shares]
+                else:
+                    pool.shares += [None] * len(samples)
+    return pools
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def estimate(cls: str, nbytes: int, pool: Pool) -> SizeQuality:
+    """The estimate and spread of one size from its pooled samples (no fit, no verdict)."""
+    t = np.asarray(pool.samples, dtype=float)
+    known = np.array([s is not None for s in pool.shares], dtype=bool)
+    shares = np.array([s if s is not None else 0.0 for s in pool.shares], dtype=float)
+    ok = np.isfinite(t) & (t >= 0)
+    # Samples without a share (an older mo_pingpong) cannot be told apart: all are kept.
+    clean = t[ok & (~known | (shares >= CLEAN_SHARE))]
+    q = SizeQuality(cls=cls, nbytes=nbytes, samples=int(ok.sum()), clean=len(clean),
+                    shares_known=bool(known.all()) and len(t) > 0)
+    if len(clean) >= (MIN_CLEAN if q.shares_known else 1):
+        q25, q75 = np.quantile(clean, [QUANTILE, 0.75])
+        q.estimate_s = float(q25)
+        q.spread = float((q75 - q25) / q25) if q25 > 0 else 0.0
+    return q
+
+
+def _isotonic(sizes: list[SizeQuality], floor: float) -> np.ndarray:
+    """The weighted isotonic regression of the sizes' log estimates (ascending bytes)."""
+    y = np.log([max(q.estimate_s or 0.0, floor) for q in sizes])
+    w = np.sqrt([max(q.clean, 1) for q in sizes])
+    return np.exp(isotonic_regression(y, weights=w, increasing=True).x)
+
+
+def monotone_fit(sizes: list[SizeQuality]) -> None:
+    """Set fitted_s of the measured sizes (ascending bytes): the weighted isotonic
+    regression of their log estimates, fitted again without the size furthest off it
+    while that one is more than FIT_SUSPECT off, so that one bad size does not drag its
+    neighbours; a size left out gets the fit of the others, interpolated (the fit
+    between its neighbours, which is what the table's lookup would give it)."""
+    measured = [q for q in sizes if q.estimate_s is not None]
+    if not measured:
+        return
+    floor = 1e-3 * min((q.estimate_s for q in measured if q.estimate_s), default=1e-9)
+    active = list(measured)
+    while True:
+        fit = _isotonic(active, floor)
+        off = [abs(math.log(max(q.estimate_s or 0.0, floor) / f))
+               for q, f in zip(active, fit, strict=True)]
+        i = int(np.argmax(off))
+        if off[i] <= math.log1p(FIT_SUSPECT) or len(active) <= 2:
+            break
+        del active[i]
+    for q, f in zip(active, fit, strict=True):
+        q.fitted_s = float(f)
+    xs = [q.nbytes for q in active]
+    for q in measured:
+        if q.fitted_s is None:
+            q.fitted_s = float(np.interp(q.nbytes, xs, fit))
+    for q in measured:
+        if q.estimate_s == 0:
+            q.fitted_s = 0.0
+
+
+def judge_size(q: SizeQuality) -> None:
+    """The size's verdict and its reasons (the rules of docs/method.md)."""
+    q.reasons = []
+    if q.estimate_s is None:
+        q.verdict = UNMEASURED
+        q.reasons.append(f"{q.clean} of {q.samples} samples undisturbed")
+        return
+    worst = "ok"
+
+    def flag(level: str, why: str) -> None:
+        nonlocal worst
+        if _RANK[level] > _RANK[worst]:
+            worst = level
+        q.reasons.append(why)
+
+    d = q.departure
+    if d is not None and d > FIT_NOISY:
+        flag("suspect" if d > FIT_SUSPECT else "noisy",
+             f"estimate {q.estimate_s * 1e6:.3g} µs is {100 * d:.0f} % off the monotone fit "
+             f"{(q.fitted_s or 0) * 1e6:.3g} µs")
+    if q.spread is not None and q.spread > SPREAD_NOISY:
+        flag("suspect" if q.spread > SPREAD_SUSPECT else "noisy",
+             f"undisturbed samples spread {100 * q.spread:.0f} % (interquartile range)")
+    if not q.shares_known:
+        flag("noisy", "no per-sample CPU shares: disturbed samples cannot be told apart")
+    elif q.samples and q.clean / q.samples < BUSY_FRACTION:
+        flag("noisy", f"only {q.clean} of {q.samples} samples undisturbed")
+    q.verdict = worst
+
+
+def judge(results: Iterable[dict[str, Any]]) -> dict[str, list[SizeQuality]]:
+    """Every size of every class of the pooled results, estimated, fitted and judged
+    (ascending bytes per class)."""
+    pools = pool_results(results)
+    out: dict[str, list[SizeQuality]] = {}
+    for (cls, nbytes), pool in sorted(pools.items()):
+        out.setdefault(cls, []).append(estimate(cls, nbytes, pool))
+    for sizes in out.values():
+        monotone_fit(sizes)
+        for q in sizes:
+            judge_size(q)
+    return out
+
+
+def worst(verdicts: Iterable[str]) -> str:
+    """The worst of some verdicts (unmeasured and unverified count as noisy)."""
+    level = max((_RANK.get(v, 2) for v in verdicts), default=0)
+    return "ok" if level == 0 else "noisy" if level == 1 else "suspect"
+
+
+def size_list(flagged: list[SizeQuality], every: list[SizeQuality], most: int = 4) -> str:
+    """The flagged sizes as text, runs of neighbours in `every` (ascending) joined:
+    '16 B, 1 MiB–64 MiB'; after `most` items, how many more."""
+    index = {q.nbytes: i for i, q in enumerate(every)}
+    runs: list[list[int]] = []
+    for q in sorted(flagged, key=lambda q: q.nbytes):
+        if runs and index[q.nbytes] == index[runs[-1][-1]] + 1:
+            runs[-1].append(q.nbytes)
+        else:
+            runs.append([q.nbytes])
+    names = [format_size(r[0]) if len(r) == 1 else f"{format_size(r[0])}–{format_size(r[-1])}"
+             for r in runs]
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most
+                                      else "")
+
+
+def judge_table(classes: dict[str, list[SizeQuality]],
+                host_load: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(verdict, one-line reason) of a table from its sizes' verdicts and the machine's
+    load while measuring (machine_load.py): suspect when a size is, or when more than
+    UNMEASURED_SUSPECT of a class's sizes are unmeasured; noisy when a size is noisy or
+    unmeasured, or when other processes took a share of the machine beyond what
+    machine_load calls disturbed (undisturbed samples still shared caches and memory
+    with them); ok otherwise."""
+    parts: list[str] = []
+    level = "ok"
+    if host_load and host_load.get("disturbed"):
+        level = "noisy"
+        parts.append(f"the machine was busy (other processes used "
+                     f"{100 * host_load['foreign_share']:.0f} % of its CPU): even undisturbed "
+                     "samples shared caches and memory with them")
+    for cls, sizes in classes.items():
+        if not sizes:
+            continue
+        bad = [q for q in sizes if q.verdict == "suspect"]
+        noisy = [q for q in sizes if q.verdict == "noisy"]
+        missing = [q for q in sizes if q.verdict == UNMEASURED]
+        prefix = f"{cls}: " if len(classes) > 1 else ""
+        if bad:
+            parts.append(f"{prefix}suspect at {size_list(bad, sizes)} ({bad[0].reasons[0]})")
+        if len(missing) > UNMEASURED_SUSPECT * len(sizes):
+            bad = bad or missing
+            parts.append(f"{prefix}{len(missing)} of {len(sizes)} sizes had too few "
+                         "undisturbed samples to be measured")
+        elif missing:
+            parts.append(f"{prefix}not measured (too few undisturbed samples, left out) at "
+                         f"{size_list(missing, sizes)}")
+        if noisy:
+            parts.append(f"{prefix}noisy at {size_list(noisy, sizes)} ({noisy[0].reasons[0]})")
+        this = "suspect" if bad else "noisy" if noisy or missing else "ok"
+        level = worst([level, this])
+    if level == "ok":
+        n = sum(len(s) for s in classes.values())
+        clean = sum(q.clean for s in classes.values() for q in s)
+        total = sum(q.samples for s in classes.values() for q in s)
+        parts.append(f"{n} sizes, {clean} of {total} samples undisturbed")
+    return level, "; ".join(parts)
+
+
+def suspect_sizes(classes: dict[str, list[SizeQuality]]) -> list[int]:
+    """The sizes worth measuring again: suspect or unmeasured in any class."""
+    return sorted({q.nbytes for sizes in classes.values() for q in sizes
+                   if q.verdict in ("suspect", UNMEASURED)})

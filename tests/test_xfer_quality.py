@@ -1,0 +1,159 @@
+"""The transfer-time table's estimator and verdict (xfer_quality.py) on made-up ping-pong
+results whose right answer is known: disturbed samples are discarded, the estimate is the
+lower quartile of the rest, the fit never decreases and is not dragged by one bad size,
+which is marked suspect; too few undisturbed samples leave a size unmeasured; a busy
+machine makes a table noisy at best (no MPI needed)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mpi_overlap.xfer_quality import (
+    CLEAN_SHARE,
+    FIT_SUSPECT,
+    MIN_CLEAN,
+    judge,
+    judge_table,
+    suspect_sizes,
+    worst,
+)
+
+US = 1e-6
+
+
+def _size(nbytes: int, clean: list[float], disturbed: list[float] = (),
+          shares: bool = True) -> dict:
+    samples = [t * US for t in [*clean, *disturbed]]
+    doc = {"bytes": nbytes, "samples_s": samples,
+           "one_way_s": sorted(samples)[len(samples) // 2] if samples else None}
+    if shares:
+        doc["cpu_share"] = [1.003] * len(clean) + [0.3] * len(disturbed)
+    return doc
+
+
+def _result(sizes: list[dict], cls: str = "intra") -> dict:
+    return {"results": {"pairs": [{"class": cls, "sizes": sizes}]}}
+
+
+def _flat(n: int = 12, t: float = 2.0) -> list[float]:
+    return [t] * n
+
+
+def test_disturbed_samples_are_discarded_and_the_lower_quartile_kept() -> None:
+    # 8 undisturbed samples 2..9 µs, 20 disturbed ones at 1 ms that a median would follow
+    (q,) = judge([_result([_size(1024, [2, 3, 4, 5, 6, 7, 8, 9], [1000] * 20)])])["intra"]
+    assert (q.clean, q.samples) == (8, 28)
+    assert q.estimate_s == pytest.approx(3.75 * US)  # numpy's linear quantile at 0.25
+    assert q.spread == pytest.approx((7.25 - 3.75) / 3.75)
+    assert q.fitted_s == pytest.approx(q.estimate_s)
+    assert q.verdict == "noisy" and "only 8 of 28 samples undisturbed" in q.reasons
+
+
+def test_clean_share_threshold() -> None:
+    doc = _size(0, [1.0] * 4)
+    doc["cpu_share"] = [CLEAN_SHARE, CLEAN_SHARE - 1e-9, 1.2, 0.5]
+    (q,) = judge([_result([doc])])["intra"]
+    assert q.clean == 2 and q.estimate_s is None and q.verdict == "unmeasured"
+
+
+def test_one_bad_size_is_suspect_and_does_not_drag_its_neighbours() -> None:
+    sizes = [_size(b, _flat()) for b in (0, 1, 2, 4, 8, 16, 32)]
+    sizes[3] = _size(4, _flat(40, 6.34))  # the issue's 4 B at 6.34 µs, many samples
+    classes = judge([_result(sizes)])
+    by = {q.nbytes: q for q in classes["intra"]}
+    assert by[4].verdict == "suspect" and "off the monotone fit" in by[4].reasons[0]
+    assert by[4].fitted_s == pytest.approx(2 * US)  # the others' fit, not dragged
+    assert all(by[b].verdict == "ok" and by[b].fitted_s == pytest.approx(2 * US)
+               for b in (0, 1, 2, 8, 16, 32))
+    verdict, reason = judge_table(classes)
+    assert verdict == "suspect" and reason.startswith("suspect at 4 B (estimate 6.34 µs")
+    assert suspect_sizes(classes) == [4]
+
+
+def test_a_small_departure_is_noisy_not_suspect() -> None:
+    sizes = [_size(b, _flat()) for b in (0, 1, 2, 4, 8)]
+    # 2 B 20 % faster than 1 B: pooled with 0 B and 1 B into 1.86 µs, 16 % off
+    sizes[2] = _size(2, _flat(12, 2.0 / (1 + FIT_SUSPECT)))
+    by = {q.nbytes: q for q in judge([_result(sizes)])["intra"]}
+    assert worst(q.verdict for q in by.values()) == "noisy" and by[2].verdict == "noisy"
+    assert by[2].fitted_s == pytest.approx((2.0 * 2.0 * 1.6) ** (1 / 3) * US)
+    assert all(by[b].fitted_s <= by[c].fitted_s for b, c in ((0, 1), (1, 2), (2, 4), (4, 8)))
+
+
+def test_too_few_undisturbed_samples_leave_a_size_unmeasured() -> None:
+    sizes = [_size(b, _flat()) for b in (0, 1024)] + [
+        _size(1 << 20, [80.0] * (MIN_CLEAN - 1), [900.0] * 10),
+        _size(1 << 21, [], [2000.0] * 4)]
+    classes = judge([_result(sizes)])
+    by = {q.nbytes: q for q in classes["intra"]}
+    assert by[1 << 20].verdict == by[1 << 21].verdict == "unmeasured"
+    assert by[1 << 20].fitted_s is None and "2 of 12 samples undisturbed" in by[1 << 20].reasons
+    verdict, reason = judge_table(classes)
+    assert verdict == "noisy" and "not measured" in reason and "1 MiB–2 MiB" in reason
+    assert suspect_sizes(classes) == [1 << 20, 1 << 21]
+
+
+def test_mostly_unmeasured_is_suspect() -> None:
+    sizes = [_size(0, _flat())] + [_size(1 << k, [], [9.0] * 6) for k in range(1, 4)]
+    verdict, reason = judge_table(judge([_result(sizes)]))
+    assert verdict == "suspect" and "3 of 4 sizes had too few undisturbed samples" in reason
+
+
+def test_wide_spread_is_noisy_then_suspect() -> None:
+    by = {q.nbytes: q for q in judge([_result([
+        _size(0, [1.0] * 6 + [1.8] * 6),  # IQR 80 % of the estimate: noisy
+        _size(1, [1.0] * 6 + [4.0] * 6),  # 300 %: suspect
+    ])])["intra"]}
+    assert by[0].verdict == "noisy" and "spread 80 %" in by[0].reasons[0]
+    assert by[1].verdict == "suspect"
+
+
+def test_a_busy_machine_makes_the_table_noisy_at_best() -> None:
+    classes = judge([_result([_size(b, _flat()) for b in (0, 1024)])])
+    assert judge_table(classes)[0] == "ok"
+    load = {"disturbed": True, "foreign_share": 0.48}
+    verdict, reason = judge_table(classes, load)
+    assert verdict == "noisy" and "other processes used 48 % of its CPU" in reason
+    assert judge_table(classes, {"disturbed": False, "foreign_share": 0.01})[0] == "ok"
+
+
+def test_results_without_cpu_shares_are_noisy_at_best() -> None:
+    (q,) = judge([_result([_size(0, _flat(), shares=False)])])["intra"]
+    assert q.estimate_s == pytest.approx(2 * US) and q.verdict == "noisy"
+    assert "no per-sample CPU shares" in q.reasons[0]
+
+
+def test_runs_are_pooled_per_size() -> None:
+    first = _result([_size(0, [1.0, 1.0], [50.0] * 5)])  # unmeasured alone
+    second = _result([_size(0, [1.0, 1.2], [50.0])])
+    (q,) = judge([first, second])["intra"]
+    assert (q.clean, q.samples) == (4, 10) and q.verdict != "unmeasured"
+
+
+def test_classes_are_fitted_apart() -> None:
+    res = _result([_size(0, _flat(t=1.0)), _size(1024, _flat(t=1.5))])
+    res["results"]["pairs"].append({"class": "inter",
+                                    "sizes": [_size(0, _flat(t=5.0)), _size(1024, _flat(t=6))]})
+    classes = judge([res])
+    assert [q.fitted_s / US for q in classes["intra"]] == pytest.approx([1.0, 1.5])
+    assert [q.fitted_s / US for q in classes["inter"]] == pytest.approx([5.0, 6.0])
+
+
+@given(st.lists(st.tuples(st.floats(0.1, 1e4), st.integers(MIN_CLEAN, 40)), min_size=1,
+                max_size=25))
+def test_the_fit_never_decreases_and_stays_within_the_estimates(points) -> None:
+    sizes = [_size(1 << i, [t] * n + [t * 1.1] * n) for i, (t, n) in enumerate(points)]
+    qs = judge([_result(sizes)])["intra"]
+    fits = [q.fitted_s for q in qs]
+    assert all(a <= b * (1 + 1e-12) for a, b in itertools.pairwise(fits))
+    lo, hi = min(q.estimate_s for q in qs), max(q.estimate_s for q in qs)
+    assert all(lo * (1 - 1e-9) <= f <= hi * (1 + 1e-9) for f in fits)
+    # already non-decreasing estimates are their own fit, all ok
+    ordered = sorted(t for t, _ in points)
+    qs = judge([_result([_size(1 << i, [t] * 8) for i, t in enumerate(ordered)])])["intra"]
+    assert [q.fitted_s for q in qs] == pytest.approx([q.estimate_s for q in qs])
+    assert {q.verdict for q in qs} == {"ok"}
