@@ -16,3 +16,41 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 900,
     full_env.update(env or {})
     return subprocess.run([*CLI, *args], capture_output=True, text=True, env=full_env,
                           timeout=timeout, cwd=cwd, check=False)
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], *fragments: str,
+                   code: int | None = None) -> str:
+    """Assert the CLI failed with exactly one `mpi-overlap: error:` line on stderr (other
+    non-blank lines are allowed only when they are progress or info lines before it), no
+    traceback, and `code` as its exit status when given; returns the line."""
+    assert proc.returncode != 0, proc.stdout
+    if code is not None:
+        assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("mpi-overlap:")]
+    assert len(errors) == 1, proc.stderr
+    assert errors[0].startswith("mpi-overlap: error: "), errors[0]
+    for frag in fragments:
+        assert frag in errors[0], errors[0]
+    return errors[0]
+
+
+def processes_with_env(marker: str) -> list[str]:
+    """Live processes (not zombies) whose environment holds `marker`: what a CLI started
+    with that marker in its environment left running (mpiexec, proxies, ranks inherit it)."""
+    found = []
+    needle = marker.encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        state = stat[stat.rfind(b")") + 2:].split()[:1]
+        if needle in environ and state != [b"Z"]:
+            command = cmdline.replace(b"\0", b" ").decode(errors="replace")
+            found.append(f"{entry}: {command}")
+    return found

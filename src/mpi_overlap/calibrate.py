@@ -12,18 +12,20 @@ is none, and only the collectives for N when the table lacks them.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
+from . import coll_failures
 from .benchmarks import get_benchmark
 from .build import executable
 from .errors import UserError
+from .json_input import parse_json
+from .locks import state_lock
 from .paths import state_dir
+from .procs import run_tool
 from .rundir import Run
 from .runner import (
     RunOptions,
@@ -35,6 +37,7 @@ from .runner import (
     timeout_for,
 )
 from .sizes import format_size, parse_sizes
+from .termsafe import Table
 from .toolchains import Toolchain
 from .ui import Ui
 from .xfer_table import (
@@ -70,17 +73,16 @@ def fingerprint(tc: Toolchain, *, ui: Ui | None = None) -> Fingerprint:
     it calls MPI_Get_library_version before MPI_Init)."""
     exe = executable(build(tc, ui), FINGERPRINT_PROGRAM)
     try:
-        proc = subprocess.run([str(exe)], env=tc.environment(), capture_output=True, text=True,
-                              timeout=_FINGERPRINT_TIMEOUT_S, check=False)
+        proc = run_tool([str(exe)], env=tc.environment(), timeout_s=_FINGERPRINT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise UserError(f"{exe} timed out after {_FINGERPRINT_TIMEOUT_S} s") from None
     if proc.returncode != 0:
         detail = (proc.stderr.strip().splitlines() or ["no error output"])[-1]
         raise UserError(f"{exe} failed (exit {proc.returncode}): {detail}")
     try:
-        data = json.loads(proc.stdout)
+        data = parse_json(proc.stdout, exe)
         return Fingerprint(**{k: str(data[k]) for k in Fingerprint.__dataclass_fields__})
-    except (json.JSONDecodeError, KeyError, TypeError):
+    except (UserError, KeyError):
         raise UserError(f"{exe} printed no fingerprint: {proc.stdout.strip()[:200]!r}") from None
 
 
@@ -145,8 +147,23 @@ def calibrate_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
                           out_base: Path = Path("mpi-overlap-runs"),
                           ui: Ui | None = None) -> Run:
     """Measure the collectives on `ranks` ranks with mo_collectives and put their series
-    for that communicator size into the table at `path` (other sizes kept)."""
-    ui = ui or Ui(quiet=True)
+    for that communicator size into the table at `path` (other sizes kept). A failure (a
+    UserError with exit code 3) is recorded beside the table (coll_failures.py), a success
+    clears such a record."""
+    try:
+        run = _measure_collectives(tc, path, ranks=ranks, quick=quick, launcher=launcher,
+                                   timeout_s=timeout_s, out_base=out_base, ui=ui or Ui(quiet=True))
+    except UserError as err:
+        if err.exit_code == 3:
+            coll_failures.record(path, ranks, str(err))
+        raise
+    coll_failures.clear(path, ranks)
+    return run
+
+
+def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
+                         launcher: str | None, timeout_s: float | None, out_base: Path,
+                         ui: Ui) -> Run:
     run = _run("collectives", tc, ["--quick"] if quick else [], ranks=ranks, quick=quick,
                launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
     assert run.result is not None
@@ -183,9 +200,11 @@ def calibrate(tc: Toolchain, *, ranks: int = 2, quick: bool = False, sizes: str 
               out_base: Path = Path("mpi-overlap-runs"), ui: Ui | None = None) -> Path:
     """Measure `tc`'s transfer times with mo_pingpong and its collectives on `ranks` ranks
     with mo_collectives (run directories under `out_base`), write the table to
-    `table_path(...)` and return its path."""
-    path, _ = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
-                         timeout_s=timeout_s, out_base=out_base, ui=ui or Ui(quiet=True))
+    `table_path(...)` and return its path. One calibration at a time (locks.py)."""
+    ui = ui or Ui(quiet=True)
+    with state_lock("calibrate", f"calibrating toolchain '{tc.name}'", say=ui.info):
+        path, _ = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
+                             timeout_s=timeout_s, out_base=out_base, ui=ui)
     return path
 
 
@@ -199,9 +218,11 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
     machine or toolchain unless `force_table`. Otherwise the table under the state directory
     whose fingerprints match, measured now (quick, run directories under `out_base`,
     default `<state>/calibration-runs`) when there is none or it cannot be read; when it
-    has no collective series for `ranks` ranks, only those are measured. A collective
-    calibration that fails is reported and the table used without them (the profiler then
-    counts its fallbacks)."""
+    has no collective series for `ranks` ranks, only those are measured. Each calibration
+    launch is bounded by `timeout_s` (the caller's --timeout) when given. A collective
+    calibration that fails or times out is reported, recorded (coll_failures.py: later
+    runs do not try again, an explicit `calibrate` does) and the table used without them
+    (the profiler then counts its fallbacks). Calibrations take turns (locks.py)."""
     ui = ui or Ui(quiet=True)
     if table is not None:
         loaded = read_table(table)
@@ -212,7 +233,21 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
         return Path(table)
     fp = fingerprint(tc, ui=ui)
     path = table_path(tc, fp.machine_fp, fp.toolchain_fp)
-    base = out_base or state_dir() / "calibration-runs"
+    found = _fitting(path, fp.machine_fp, fp.toolchain_fp)
+    if found is not None and found.has_coll(ranks):
+        return path
+    # One calibration at a time (locks.py): one that waited may find the table made.
+    with state_lock("calibrate", f"calibrating toolchain '{tc.name}'", say=ui.info):
+        _complete_table(tc, fp, path, ranks=ranks, launcher=launcher,
+                        out_base=out_base or state_dir() / "calibration-runs",
+                        timeout_s=timeout_s, ui=ui)
+    return path
+
+
+def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
+                    launcher: str | None, out_base: Path, timeout_s: float | None,
+                    ui: Ui) -> None:
+    """What find_or_calibrate measures, once it holds the calibration lock."""
     found: XferTable | None = None
     if path.is_file():
         try:
@@ -225,21 +260,27 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
         ui.info(f"no transfer-time table for toolchain '{tc.name}' on this machine yet; "
                 f"measuring one (mpi-overlap calibrate --quick -n {ranks})")
         path, _ = _calibrate_p2p(tc, ranks=ranks, quick=True, sizes=None, launcher=launcher,
-                                 timeout_s=timeout_s, out_base=base, ui=ui)
+                                 timeout_s=timeout_s, out_base=out_base, ui=ui)
     elif found.has_coll(ranks):
-        return path
+        return
+    elif (failure := coll_failures.recorded(path, ranks)) is not None:
+        ui.info(f"collectives on {ranks} ranks are not calibrated: the attempt of "
+                f"{failure['utc']} did not complete ({failure['message']}); their transfer "
+                "times fall back to point-to-point ones (counted as coll_uncalibrated); "
+                f"'mpi-overlap calibrate -n {ranks}' tries again")
+        return
     else:
         ui.info(f"the transfer-time table for toolchain '{tc.name}' has no collective times "
                 f"for {ranks} ranks yet; measuring them (mo_collectives --quick)")
     try:
         calibrate_collectives(tc, path, ranks=ranks, quick=True, launcher=launcher,
-                              timeout_s=timeout_s, out_base=base, ui=ui)
+                              timeout_s=timeout_s, out_base=out_base, ui=ui)
     except UserError as err:
         if err.exit_code != 3:
             raise
         ui.info(f"collectives not calibrated ({err}); their transfer times fall back to "
-                "point-to-point ones (counted as coll_uncalibrated)")
-    return path
+                "point-to-point ones (counted as coll_uncalibrated); recorded, so later runs "
+                f"do not try again: 'mpi-overlap calibrate -n {ranks}' does")
 
 
 # ----- the CLI command --------------------------------------------------------------------
@@ -258,9 +299,10 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     for tc in tcs:
         here = fingerprint(tc, ui=ui)  # builds when needed; the run then finds it built
         try:
-            path, runs = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes,
-                                    launcher=launcher, timeout_s=timeout_s, out_base=out_base,
-                                    ui=ui)
+            with state_lock("calibrate", f"calibrating toolchain '{tc.name}'", say=ui.info):
+                path, runs = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes,
+                                        launcher=launcher, timeout_s=timeout_s,
+                                        out_base=out_base, ui=ui)
         except UserError as err:
             if err.exit_code != 3:
                 raise

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ..analysis.profile import analyze_profile, fmt_time, rank_list
 from ..rundir import Run
+from ..termsafe import Table
 from .html import DASH, HtmlTable, Section
 
 BENCHMARK = "profile"
