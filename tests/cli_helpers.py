@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,27 @@ def processes_with_env(marker: str) -> list[str]:
             command = cmdline.replace(b"\0", b" ").decode(errors="replace")
             found.append(f"{entry}: {command}")
     return found
+
+
+def own_state_dir(tmp_path: Path) -> Path:
+    """A state directory of its own under `tmp_path` that shares the built programs and the
+    toolchain registry of the tests' state directory, and copies of its transfer-time
+    tables without their collective series for 3 ranks and without failure records (what
+    a test records stays in here)."""
+    from mpi_overlap.build import ensure_built
+    from mpi_overlap.paths import state_dir
+    from mpi_overlap.toolchains import get_toolchain
+
+    shared = state_dir()
+    ensure_built(get_toolchain("mpich"))
+    home = tmp_path / "state"
+    home.mkdir()
+    (home / "build").symlink_to(shared / "build")
+    if (shared / "toolchains.json").is_file():
+        shutil.copy(shared / "toolchains.json", home)
+    (home / "xfer-tables").mkdir()
+    for table in (shared / "xfer-tables").glob("*.table"):
+        lines = [ln for ln in table.read_text().splitlines(keepends=True)
+                 if not (ln.startswith("coll ") and ln.split()[2:3] == ["3"])]
+        (home / "xfer-tables" / table.name).write_text("".join(lines))
+    return home

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,9 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import CLI, processes_with_env, run_cli
+from cli_helpers import CLI, own_state_dir, processes_with_env, run_cli
 from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.paths import state_dir
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
 
@@ -137,21 +135,7 @@ def test_ctrl_c_stops_a_suite_at_once(tmp_path: Path) -> None:
 
 @pytest.fixture
 def own_state(tmp_path: Path) -> Path:
-    """A state directory of its own that shares the built programs and the toolchain
-    registry of the tests' state directory (a recorded failure stays in here)."""
-    shared = state_dir()
-    ensure_built(get_toolchain("mpich"))
-    home = tmp_path / "state"
-    home.mkdir()
-    (home / "build").symlink_to(shared / "build")
-    if (shared / "toolchains.json").is_file():
-        shutil.copy(shared / "toolchains.json", home)
-    (home / "xfer-tables").mkdir()
-    for table in (shared / "xfer-tables").glob("*.table"):  # not their failure records
-        lines = [ln for ln in table.read_text().splitlines(keepends=True)
-                 if not (ln.startswith("coll ") and ln.split()[2:3] == ["3"])]
-        (home / "xfer-tables" / table.name).write_text("".join(lines))  # none for 3 ranks
-    return home
+    return own_state_dir(tmp_path)
 
 
 def test_timeout_bounds_the_collective_calibration_and_its_failure_is_recorded(
