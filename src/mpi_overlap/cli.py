@@ -8,6 +8,7 @@ to a file), 128 + N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -806,7 +807,9 @@ def _stopped(err: Stopped) -> int:
         "interrupted", f"interrupted by {signal_name(err.signum)}; the results measured so far "
         "are kept")
     where = (f"; the run so far is kept in {', '.join(map(str, runs))}" if runs else "")
-    print(safe(f"mpi-overlap: stopped by {signal_name(err.signum)}{where}"), file=sys.stderr)
+    with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+        print(safe(f"mpi-overlap: stopped by {signal_name(err.signum)}{where}"),
+              file=sys.stderr)
     return err.exit_code
 
 

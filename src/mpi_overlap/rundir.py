@@ -157,8 +157,9 @@ def _valid_documents(run: Run, p: Path, *, all_documents: bool) -> None:
     """Check run.json's fields against their schema (a wrong type is refused, one line);
     with `all_documents`, result.json's and analysis.json's too: a document that does not
     match is named in run.problems and dropped: an analysis is derived again from a valid
-    result, a result that does not match is not reported (nor its analysis). (A large profile takes seconds to validate: the runs made here were
-    validated as they ended, only documents from elsewhere need it.)"""
+    result, a result that does not match is not reported (nor its analysis). (A large
+    profile takes seconds to validate: the runs made here were validated as they ended,
+    only documents from elsewhere need it.)"""
     from .schema import SCHEMA_DIR, analysis_errors, result_errors, run_errors
 
     errors = run_errors(run.meta)

@@ -57,6 +57,7 @@ MPI_ENV_PREFIXES = (
 
 _PROBE_SOURCE = Path(__file__).with_name("probe") / "mpi_version.c"
 _PROBE_TIMEOUT_S = 120
+_PIP_TIMEOUT_S = 3600
 
 # A toolchain name becomes part of paths (build directories, tables, run directories) and
 # of lines that scripts parse (`toolchain list --names`, which the Makefile reads): a safe
@@ -333,7 +334,10 @@ def _install_wheel(name: str, package: str, log) -> Toolchain:
     ]
     if log:
         log(f"installing {package} into {prefix}")
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    try:
+        proc = run_tool(cmd, timeout_s=_PIP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"pip did not install {package} within {_PIP_TIMEOUT_S} s") from None
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
         raise UserError(f"pip could not install {package}: {last}")
