@@ -171,3 +171,20 @@ def test_report_of_a_result_with_wrong_types_still_reports_without_a_traceback(
     loaded = load_run(run, strict=True)
     assert loaded.result is None and loaded.analysis is None
     assert any("does not match its schema" in p for p in loaded.problems)
+
+
+def test_collect_keeps_the_run_when_a_rank_profile_is_not_utf8(tmp_path: Path) -> None:
+    """Before: a raw non-UTF-8 region name in profile.rank-N.json lost the whole run
+    (UnicodeDecodeError, exit 70, run.json left running)."""
+    from mpi_overlap.profiling.collect import collect
+    from test_analysis_profile import Group, rank_doc
+
+    good = rank_doc(1, [Group("MPI_Isend", "r", 64, 128, 1, 1e-6, 0.0, 0.0)], size=2)
+    (tmp_path / "profile.rank-1.json").write_text(json.dumps(good))
+    (tmp_path / "profile.rank-0.json").write_bytes(
+        json.dumps(good).replace('"rank": 1', '"rank": 0').encode().replace(b'"r"', b'"\xff"'))
+    result = collect(tmp_path, ranks_expected=2, app_argv=["app"], cwd="/", table=tmp_path,
+                     forced=False, bins=None)
+    assert result["status"] == "incomplete" and result["missing_ranks"] == [0]
+    assert [d["rank"] for d in result["ranks"]] == [1]
+    assert any("profile.rank-0.json: not UTF-8" in w for w in result["warnings"])

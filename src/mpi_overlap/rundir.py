@@ -103,9 +103,9 @@ def write_run_json(run_dir: Path, meta: dict[str, Any]) -> None:
 def begin_run(run_dir: Path, meta: dict[str, Any]) -> None:
     """Write run.json as the run starts (status "running") and keep the run open: signals
     are then acted on when it ends (interrupts.py), and the CLI closes it on any stop."""
-    write_run_json(run_dir, meta)
-    _open_runs[run_dir] = meta
+    _open_runs[run_dir] = meta  # open first: a signal while writing finds it open
     interrupts.hold()
+    write_run_json(run_dir, meta)
 
 
 def end_run(run_dir: Path, meta: dict[str, Any]) -> None:

@@ -137,7 +137,9 @@ def run_one(bench: Benchmark, tc: Toolchain, opts: RunOptions, native_args: list
         closed = close_open_runs("failed", text)
         if isinstance(err, WriteError) and err.disk_full:
             raise
-        return load_run(closed[-1]) if closed else _failure_run(bench, tc, opts, text)
+        if closed and (closed[-1] / RUN_FILE).is_file():
+            return load_run(closed[-1])
+        return _failure_run(bench, tc, opts, text)
 
 
 def run_benchmarks(benches: list[Benchmark], tc: Toolchain, *, ranks: int, quick: bool,
