@@ -142,6 +142,8 @@ BAD_RUN_DIRS = {
                            "not UTF-8"),
     "result.json not UTF-8": (lambda d: (d / "result.json").write_bytes(b'{"\xff": 1}'),
                               "not UTF-8"),
+    "result.json of 1 GiB": (lambda d: os.truncate(d / "result.json", 1 << 30),
+                             "larger than the 256 MiB"),
     "result.json nested 200 000 deep": (
         lambda d: (d / "result.json").write_text("[" * 200_000 + "]" * 200_000),
         "nested more than"),
