@@ -129,7 +129,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("mounting a tmpfs needs root")
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k,mode=0755", "tmpfs",
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs",
                            str(mnt)], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
@@ -160,7 +160,7 @@ def test_disk_full_while_the_job_writes_its_output(small_disk: Path, tmp_path: P
     saved, no traceback from the pump thread, nothing left running."""
     marker = f"MO_TEST_{uuid.uuid4().hex}"
     out = small_disk / "runs"
-    # 2 ranks x 200 KB of stderr into a 96 KiB file system
+    # 2 ranks x 200 KB of stderr into a 64 KiB file system
     proc = run_cli("profile", "-n", "2", "--out", str(out), "--", "sh", "-c",
                    "head -c 200000 /dev/zero | tr '\\0' x >&2; echo >&2",
                    env={marker: "1"}, timeout=600, cwd=tmp_path)

@@ -114,13 +114,15 @@ def run_job(
     signum = interrupts.requested()
     if signum is not None:  # stopped before this launch began: do not start it
         return LaunchResult("interrupted", None, _stopped_message(signum), 0.0)
-    try:
-        out = open(run_dir / STDOUT_FILE, "w")  # noqa: SIM115 (closed below)
-        err_log = open(run_dir / STDERR_FILE, "w")  # noqa: SIM115
-    except OSError as err:
-        raise WriteError(run_dir / STDERR_FILE, err) from None
-    pump = _Pump(err_log, progress)
-    try:
+    with contextlib.ExitStack() as logs:
+        try:
+            out = logs.enter_context(open(run_dir / STDOUT_FILE, "w"))
+            err_log = open(run_dir / STDERR_FILE, "w")  # noqa: SIM115 (closed below)
+        except OSError as err:
+            raise WriteError(run_dir / STDERR_FILE, err) from None
+        # its last flush may fail on a full disk: the pump has recorded that already
+        logs.callback(_close, err_log)
+        pump = _Pump(err_log, progress)
         try:
             proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.PIPE, text=True,
                                     errors="replace", bufsize=1, start_new_session=True)
@@ -137,10 +139,6 @@ def run_job(
             raise
         rc = proc.returncode
         reader.join(timeout=KILL_GRACE_S)
-    finally:
-        out.close()
-        with contextlib.suppress(OSError):
-            err_log.close()
     if pump.write_error is not None:
         status = "failed"
         message = _join(message, f"cannot write {run_dir / STDERR_FILE}: "
@@ -151,6 +149,11 @@ def run_job(
         message = f"exited with status {rc}: {detail.strip()}"
     return LaunchResult(status=status, returncode=rc, message=message,
                         elapsed_s=time.monotonic() - start)
+
+
+def _close(log: TextIO) -> None:
+    with contextlib.suppress(OSError):
+        log.close()
 
 
 def _join(message: str | None, more: str) -> str:
