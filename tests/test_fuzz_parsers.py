@@ -42,7 +42,7 @@ from mpi_overlap.xfer_table import (
     render_table,
 )
 
-EXAMPLES = int(os.environ.get("MO_FUZZ_EXAMPLES", "300"))
+EXAMPLES = int(os.environ.get("MO_FUZZ_EXAMPLES", "200"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 

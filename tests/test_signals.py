@@ -143,7 +143,8 @@ def test_timeout_bounds_the_collective_calibration_and_its_failure_is_recorded(
     """`profile -n 3 --timeout 0.5` on a table without collectives for 3 ranks: their
     calibration is stopped at 0.5 s (it had its own 300 s), recorded beside the table,
     and the next profile does not try again."""
-    env = {"MPI_OVERLAP_HOME": str(own_state)}
+    marker = f"MO_TEST_{uuid.uuid4().hex}"
+    env = {"MPI_OVERLAP_HOME": str(own_state), marker: "1"}
     app = str(_app())
     # a table for this machine, so that only the collectives are missing
     proc = run_cli("profile", "-n", "2", "--out", str(tmp_path / "warm"), "--no-report", "--",
@@ -162,6 +163,7 @@ def test_timeout_bounds_the_collective_calibration_and_its_failure_is_recorded(
     doc = json.loads(records[0].read_text())
     assert "timed out after 0.5 s" in doc["failures"]["3"]["message"]
     coll_runs = sorted((own_state / "calibration-runs").glob("*-collectives-*"))
+    assert processes_with_env(marker) == []  # the 3 calibration ranks were stopped
 
     # (profiled_app wants 2 ranks and aborts on 3: what matters is what runs before it)
     proc = run_cli("profile", "-n", "3", "--timeout", "60", "--out", str(tmp_path / "runs2"),
@@ -171,6 +173,7 @@ def test_timeout_bounds_the_collective_calibration_and_its_failure_is_recorded(
     text = " ".join(proc.stderr.split())
     assert "collectives on 3 ranks are not calibrated: the attempt of" in text, text
     assert sorted((own_state / "calibration-runs").glob("*-collectives-*")) == coll_runs
+    assert processes_with_env(marker) == []
 
 
 def test_the_failure_record_is_kept_and_cleared_beside_the_table(tmp_path: Path) -> None:
