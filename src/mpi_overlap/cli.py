@@ -747,7 +747,9 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None,
               help="use --table even if it was made for another machine or MPI")
 @click.option("--snapshot", type=FLOAT, default=10.0, show_default=True,
               help="seconds between the snapshots a killed program leaves behind")
-@click.option("--timeout", type=FLOAT, help="seconds before the program is stopped")
+@click.option("--timeout", type=FLOAT,
+              help="seconds before the program is stopped; bounds each calibration launch "
+                   "it needs too")
 @click.option("--trace", "trace_", is_flag=True,
               help="also write every event to a timeline trace per rank (mpi-overlap trace)")
 @click.option("--trace-cap", metavar="SIZE",
