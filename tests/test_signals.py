@@ -25,14 +25,15 @@ from cli_helpers import CLI, own_state_dir, processes_with_env, run_cli
 from mpi_overlap.build import build_dir_for, ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
+from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi
 
 LONG = ["post-compute-wait", "65536", "100000000"]  # 5 ms of work per iteration: hours
 
 
-def _app() -> Path:
-    tc = get_toolchain("mpich")
+def _app(toolchain: str = "mpich") -> Path:
+    tc = get_toolchain(toolchain)
     ensure_built(tc)
     return build_dir_for(tc) / "tests" / "profiled_app"
 
@@ -96,6 +97,23 @@ def test_a_signal_stops_the_whole_job_and_keeps_the_profile(tmp_path: Path, sig)
     assert run.status == "interrupted", run.meta
     assert sig.name in run.meta["message"] and "kept" in run.meta["message"]
     assert run.result is not None and run.result["status"] == "incomplete"
+
+
+@pytest.mark.parametrize("toolchain", [p for p in toolchain_params() if p.id != "mpich"])
+def test_sigterm_stops_every_rank_with_each_mpi(tmp_path: Path, toolchain: str) -> None:
+    """Open MPI's prterun puts each rank in a process group of its own: stopping mpiexec's
+    group alone would leave them; they stay in its session, which is what is stopped."""
+    out = tmp_path / "runs"
+    cli = Cli("profile", "--mpi", toolchain, "-n", "2", "--out", str(out), "--no-report",
+              "--", str(_app(toolchain)), *LONG, cwd=tmp_path)
+    run_dir = _wait_for_running_run(out, cli)
+    time.sleep(1.5)
+    cli.proc.send_signal(signal.SIGTERM)
+    code, _, err = cli.finish()
+    assert code == 143, err
+    _stopped_line(err, "SIGTERM")
+    assert cli.left_running() == []
+    assert load_run(run_dir).status == "interrupted"
 
 
 def test_sigterm_during_a_calibration_stops_its_ranks(tmp_path: Path) -> None:
