@@ -86,6 +86,7 @@ def _mutations(data: bytes) -> st.SearchStrategy[bytes]:
             lambda t: data[:t[0]] + t[1] + data[t[0]:]),
         st.tuples(st.integers(0, n), st.integers(1, 16)).map(
             lambda t: data[:t[0]] + data[t[0] + t[1]:]),
+        st.integers(0, n).map(lambda k: data[:k] + b"7" * 4400 + data[k:]),  # int() limit
     )
 
 
@@ -250,7 +251,8 @@ def test_sizes_valid_or_one_line(items: list[str]) -> None:
         assert out == sorted(set(out)) and all(0 <= s <= MAX_SIZE for s in out)
 
 
-_SIZE_CHARS = st.text("0123456789kKmMgGtT:,- .x\t", max_size=30) | st.text(max_size=30)
+_SIZE_CHARS = (st.text("0123456789kKmMgGtT:,- .x\t", max_size=30) | st.text(max_size=30)
+               | st.text("0123456789", min_size=4000, max_size=5000))  # past int()'s limit
 
 
 @FUZZ
