@@ -13,6 +13,7 @@ is none, and only the collectives for N when the table lacks them.
 from __future__ import annotations
 
 import subprocess
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,7 +203,7 @@ def calibrate(tc: Toolchain, *, ranks: int = 2, quick: bool = False, sizes: str 
     with mo_collectives (run directories under `out_base`), write the table to
     `table_path(...)` and return its path. One calibration at a time (locks.py)."""
     ui = ui or Ui(quiet=True)
-    with state_lock("calibrate", f"calibrating toolchain '{tc.name}'", say=ui.info):
+    with _calibration_lock(tc, ui):
         path, _ = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
                              timeout_s=timeout_s, out_base=out_base, ui=ui)
     return path
@@ -236,18 +237,24 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
     found = _fitting(path, fp.machine_fp, fp.toolchain_fp)
     if found is not None and found.has_coll(ranks):
         return path
-    # One calibration at a time (locks.py): one that waited may find the table made.
-    with state_lock("calibrate", f"calibrating toolchain '{tc.name}'", say=ui.info):
-        _complete_table(tc, fp, path, ranks=ranks, launcher=launcher,
-                        out_base=out_base or state_dir() / "calibration-runs",
-                        timeout_s=timeout_s, ui=ui)
-    return path
+    # One calibration at a time: one that waited may find the table made meanwhile.
+    with _calibration_lock(tc, ui):
+        return _complete_table(tc, fp, path, ranks=ranks, launcher=launcher,
+                               out_base=out_base or state_dir() / "calibration-runs",
+                               timeout_s=timeout_s, ui=ui)
+
+
+def _calibration_lock(tc: Toolchain, ui: Ui) -> AbstractContextManager[None]:
+    """The state directory's calibration lock (locks.py): calibrations measured at once
+    would measure each other's contention."""
+    return state_lock("calibrate", f"calibrating toolchain '{tc.name}'", say=ui.info)
 
 
 def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
                     launcher: str | None, out_base: Path, timeout_s: float | None,
-                    ui: Ui) -> None:
-    """What find_or_calibrate measures, once it holds the calibration lock."""
+                    ui: Ui) -> Path:
+    """What find_or_calibrate measures, once it holds the calibration lock; the table's
+    path (that of rank 0's machine when a new table is measured)."""
     found: XferTable | None = None
     if path.is_file():
         try:
@@ -262,13 +269,13 @@ def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
         path, _ = _calibrate_p2p(tc, ranks=ranks, quick=True, sizes=None, launcher=launcher,
                                  timeout_s=timeout_s, out_base=out_base, ui=ui)
     elif found.has_coll(ranks):
-        return
+        return path
     elif (failure := coll_failures.recorded(path, ranks)) is not None:
         ui.info(f"collectives on {ranks} ranks are not calibrated: the attempt of "
                 f"{failure['utc']} did not complete ({failure['message']}); their transfer "
                 "times fall back to point-to-point ones (counted as coll_uncalibrated); "
                 f"'mpi-overlap calibrate -n {ranks}' tries again")
-        return
+        return path
     else:
         ui.info(f"the transfer-time table for toolchain '{tc.name}' has no collective times "
                 f"for {ranks} ranks yet; measuring them (mo_collectives --quick)")
@@ -281,6 +288,7 @@ def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
         ui.info(f"collectives not calibrated ({err}); their transfer times fall back to "
                 "point-to-point ones (counted as coll_uncalibrated); recorded, so later runs "
                 f"do not try again: 'mpi-overlap calibrate -n {ranks}' does")
+    return path
 
 
 # ----- the CLI command --------------------------------------------------------------------
@@ -299,7 +307,7 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     for tc in tcs:
         here = fingerprint(tc, ui=ui)  # builds when needed; the run then finds it built
         try:
-            with state_lock("calibrate", f"calibrating toolchain '{tc.name}'", say=ui.info):
+            with _calibration_lock(tc, ui):
                 path, runs = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes,
                                         launcher=launcher, timeout_s=timeout_s,
                                         out_base=out_base, ui=ui)

@@ -83,9 +83,3 @@ def hold() -> None:
 def release() -> None:
     global _holds
     _holds = max(0, _holds - 1)
-
-
-def reset() -> None:
-    """Forget a received signal and every hold (tests that call the CLI in-process)."""
-    global _received, _holds
-    _received, _holds = None, 0
