@@ -80,12 +80,14 @@ def _stopped_line(err: str, signame: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
-def test_a_signal_stops_the_whole_job_and_keeps_the_profile(tmp_path: Path, sig) -> None:
+def _stop(tmp_path: Path, sig: signal.Signals, *args: str, wait_s: float = 1.5):
+    """Start the CLI with `args` (and --out), signal it `wait_s` after its run started:
+    it must exit with 128 + sig within 30 s, in one line naming the run, leaving no
+    process behind and the run marked interrupted. Returns the run."""
     out = tmp_path / "runs"
-    cli = Cli("profile", "-n", "2", "--out", str(out), "--", str(_app()), *LONG, cwd=tmp_path)
+    cli = Cli(*args[:1], "--out", str(out), *args[1:], cwd=tmp_path)
     run_dir = _wait_for_running_run(out, cli)
-    time.sleep(1.5)  # the ranks are computing
+    time.sleep(wait_s)  # the ranks are at work
     cli.proc.send_signal(sig)
     start = time.monotonic()
     code, _, err = cli.finish()
@@ -96,6 +98,12 @@ def test_a_signal_stops_the_whole_job_and_keeps_the_profile(tmp_path: Path, sig)
     run = load_run(run_dir)
     assert run.status == "interrupted", run.meta
     assert sig.name in run.meta["message"] and "kept" in run.meta["message"]
+    return run
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_stops_the_whole_job_and_keeps_the_profile(tmp_path: Path, sig) -> None:
+    run = _stop(tmp_path, sig, "profile", "-n", "2", "--", str(_app()), *LONG)
     assert run.result is not None and run.result["status"] == "incomplete"
 
 
@@ -103,32 +111,14 @@ def test_a_signal_stops_the_whole_job_and_keeps_the_profile(tmp_path: Path, sig)
 def test_sigterm_stops_every_rank_with_each_mpi(tmp_path: Path, toolchain: str) -> None:
     """Open MPI's prterun puts each rank in a process group of its own: stopping mpiexec's
     group alone would leave them; they stay in its session, which is what is stopped."""
-    out = tmp_path / "runs"
-    cli = Cli("profile", "--mpi", toolchain, "-n", "2", "--out", str(out), "--no-report",
-              "--", str(_app(toolchain)), *LONG, cwd=tmp_path)
-    run_dir = _wait_for_running_run(out, cli)
-    time.sleep(1.5)
-    cli.proc.send_signal(signal.SIGTERM)
-    code, _, err = cli.finish()
-    assert code == 143, err
-    _stopped_line(err, "SIGTERM")
-    assert cli.left_running() == []
-    assert load_run(run_dir).status == "interrupted"
+    _stop(tmp_path, signal.SIGTERM, "profile", "--mpi", toolchain, "-n", "2", "--no-report",
+          "--", str(_app(toolchain)), *LONG)
 
 
 def test_sigterm_during_a_calibration_stops_its_ranks(tmp_path: Path) -> None:
     """The calibration's own runs (here the full ping-pong, minutes long) stop the same way:
     16 spinning calibration ranks were left running before."""
-    out = tmp_path / "runs"
-    cli = Cli("calibrate", "-n", "2", "--out", str(out), cwd=tmp_path)
-    run_dir = _wait_for_running_run(out, cli)
-    time.sleep(1.0)
-    cli.proc.send_signal(signal.SIGTERM)
-    code, _, err = cli.finish()
-    assert code == 143, err
-    _stopped_line(err, "SIGTERM")
-    assert cli.left_running() == []
-    assert load_run(run_dir).status == "interrupted"
+    _stop(tmp_path, signal.SIGTERM, "calibrate", "-n", "2", wait_s=1.0)
 
 
 def test_ctrl_c_stops_a_suite_at_once(tmp_path: Path) -> None:
