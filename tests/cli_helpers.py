@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,3 +28,65 @@ def disturbed(run: object) -> bool:
     only on undisturbed runs; physics and structure are checked on every run."""
     meta = getattr(run, "meta", None) or {}
     return bool((meta.get("host_load") or {}).get("disturbed"))
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], *fragments: str,
+                   code: int | None = None) -> str:
+    """Assert the CLI failed with exactly one `mpi-overlap: error:` line on stderr (other
+    non-blank lines are allowed only when they are progress or info lines before it), no
+    traceback, and `code` as its exit status when given; returns the line."""
+    assert proc.returncode != 0, proc.stdout
+    if code is not None:
+        assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("mpi-overlap:")]
+    assert len(errors) == 1, proc.stderr
+    assert errors[0].startswith("mpi-overlap: error: "), errors[0]
+    for frag in fragments:
+        assert frag in errors[0], errors[0]
+    return errors[0]
+
+
+def processes_with_env(marker: str) -> list[str]:
+    """Live processes (not zombies) whose environment holds `marker`: what a CLI started
+    with that marker in its environment left running (mpiexec, proxies, ranks inherit it)."""
+    found = []
+    needle = marker.encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        state = stat[stat.rfind(b")") + 2:].split()[:1]
+        if needle in environ and state != [b"Z"]:
+            command = cmdline.replace(b"\0", b" ").decode(errors="replace")
+            found.append(f"{entry}: {command}")
+    return found
+
+
+def own_state_dir(tmp_path: Path) -> Path:
+    """A state directory of its own under `tmp_path` that shares the built programs and the
+    toolchain registry of the tests' state directory, and copies of its transfer-time
+    tables without their collective series for 3 ranks and without failure records (what
+    a test records stays in here)."""
+    from mpi_overlap.build import ensure_built
+    from mpi_overlap.paths import state_dir
+    from mpi_overlap.toolchains import get_toolchain
+
+    shared = state_dir()
+    ensure_built(get_toolchain("mpich"))
+    home = tmp_path / "state"
+    home.mkdir()
+    (home / "build").symlink_to(shared / "build")
+    if (shared / "toolchains.json").is_file():
+        shutil.copy(shared / "toolchains.json", home)
+    (home / "xfer-tables").mkdir()
+    for table in (shared / "xfer-tables").glob("*.table"):
+        lines = [ln for ln in table.read_text().splitlines(keepends=True)
+                 if not (ln.startswith("coll ") and ln.split()[2:3] == ["3"])]
+        (home / "xfer-tables" / table.name).write_text("".join(lines))
+    return home

@@ -19,7 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import UserError
+from .locks import state_lock
 from .paths import native_source_dir, state_dir
+from .procs import stop_session
 from .toolchains import Toolchain, ensure_version
 
 _SOURCE_SUFFIXES = {".c", ".h", ".txt", ".cmake", ".in", ".py", ".json", ".f90", ".F90"}
@@ -83,11 +85,28 @@ def ensure_built(
     config = f"werror={werror} python={sys.executable}"
     stamp = bdir / ".mpi-overlap-stamp"
     wanted = hashlib.sha256((source_hash(src) + config).encode()).hexdigest()
-    if not force and stamp.is_file() and stamp.read_text().strip() == wanted:
+    if not force and _stamped(stamp, wanted):
         return bdir
+    # One build of a directory at a time (locks.py); a command that waited finds it done.
+    with state_lock(f"build-{bdir.name}", f"building native/ for toolchain '{tc.name}'"):
+        if not force and _stamped(stamp, wanted):
+            return bdir
+        _configure_and_build(tc, cmake, src, bdir, config, werror, sanitize, progress, force)
+        stamp.write_text(wanted + "\n")
+    return bdir
 
+
+def _stamped(stamp: Path, wanted: str) -> bool:
+    return stamp.is_file() and stamp.read_text().strip() == wanted
+
+
+def _configure_and_build(tc: Toolchain, cmake: str, src: Path, bdir: Path, config: str,
+                         werror: bool, sanitize: str, progress: ProgressFn | None,
+                         force: bool) -> None:
     env = tc.environment()
     bdir.mkdir(parents=True, exist_ok=True)
+    stamp = bdir / ".mpi-overlap-stamp"
+    stamp.unlink(missing_ok=True)  # a build stopped half-way is not a finished one
     if force or not (bdir / "CMakeCache.txt").is_file() or not _same_config(bdir, config):
         ninja = find_tool("ninja")
         cmd = [
@@ -122,8 +141,6 @@ def ensure_built(
         f"building native/ for toolchain '{tc.name}'",
         progress=progress,
     )
-    stamp.write_text(wanted + "\n")
-    return bdir
 
 
 def _same_config(bdir: Path, config: str) -> bool:
@@ -135,25 +152,36 @@ def _run(
     cmd: list[str], env: dict[str, str], log: Path, what: str, progress: ProgressFn | None = None
 ) -> None:
     with open(log, "w") as fh:
+        # A session of its own, stopped as a whole if we are (a signal, an error): a
+        # compiler must not go on writing into a build directory nobody waits for.
         proc = subprocess.Popen(
-            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            errors="replace", bufsize=1, start_new_session=True,
         )
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            fh.write(line)
-            if progress:
-                m = _NINJA_PROGRESS.match(line)
-                if m:
-                    progress(int(m.group(1)), int(m.group(2)), what)
-                else:
-                    m = _MAKE_PROGRESS.match(line)
-                    if m:
-                        progress(int(m.group(1)), 100, what)
-        rc = proc.wait()
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                fh.write(line)
+                if progress:
+                    _report_progress(progress, line, what)
+            rc = proc.wait()
+        except BaseException:
+            stop_session(proc)
+            raise
     if rc != 0:
         errors = [ln.strip() for ln in log.read_text().splitlines() if "error" in ln.lower()]
         first = errors[0] if errors else f"see {log}"
         raise UserError(f"{what} failed: {first} (full log: {log})")
+
+
+def _report_progress(progress: ProgressFn, line: str, what: str) -> None:
+    m = _NINJA_PROGRESS.match(line)
+    if m:
+        progress(int(m.group(1)), int(m.group(2)), what)
+        return
+    m = _MAKE_PROGRESS.match(line)
+    if m:
+        progress(int(m.group(1)), 100, what)
 
 
 def executable(bdir: Path, name: str) -> Path:

@@ -15,20 +15,23 @@ table lacks them. A table that stays suspect is refused with one line.
 
 from __future__ import annotations
 
-import json
 import subprocess
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
+from . import coll_failures
 from .benchmarks import get_benchmark
 from .build import executable
 from .errors import UserError
+from .json_input import parse_json
+from .locks import state_lock
 from .machine_load import busiest
 from .paths import state_dir
+from .procs import run_tool
 from .rundir import Run
 from .runner import (
     RunOptions,
@@ -41,6 +44,7 @@ from .runner import (
 )
 from .sizes import format_size, parse_sizes
 from .table_trust import SUSPECT_EXIT, check_usable, refusal, stale_for
+from .termsafe import Table
 from .toolchains import Toolchain
 from .ui import Ui
 from .xfer_quality import UNVERIFIED, judge, size_list, suspect_sizes
@@ -82,17 +86,16 @@ def fingerprint(tc: Toolchain, *, ui: Ui | None = None) -> Fingerprint:
     it calls MPI_Get_library_version before MPI_Init)."""
     exe = executable(build(tc, ui), FINGERPRINT_PROGRAM)
     try:
-        proc = subprocess.run([str(exe)], env=tc.environment(), capture_output=True, text=True,
-                              timeout=_FINGERPRINT_TIMEOUT_S, check=False)
+        proc = run_tool([str(exe)], env=tc.environment(), timeout_s=_FINGERPRINT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise UserError(f"{exe} timed out after {_FINGERPRINT_TIMEOUT_S} s") from None
     if proc.returncode != 0:
         detail = (proc.stderr.strip().splitlines() or ["no error output"])[-1]
         raise UserError(f"{exe} failed (exit {proc.returncode}): {detail}")
     try:
-        data = json.loads(proc.stdout)
+        data = parse_json(proc.stdout, exe)
         return Fingerprint(**{k: str(data[k]) for k in Fingerprint.__dataclass_fields__})
-    except (json.JSONDecodeError, KeyError, TypeError):
+    except (UserError, KeyError):
         raise UserError(f"{exe} printed no fingerprint: {proc.stdout.strip()[:200]!r}") from None
 
 
@@ -198,8 +201,23 @@ def calibrate_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
                           out_base: Path = Path("mpi-overlap-runs"),
                           ui: Ui | None = None) -> Run:
     """Measure the collectives on `ranks` ranks with mo_collectives and put their series
-    for that communicator size into the table at `path` (other sizes kept)."""
-    ui = ui or Ui(quiet=True)
+    for that communicator size into the table at `path` (other sizes kept). A failure (a
+    UserError with exit code 3) is recorded beside the table (coll_failures.py), a success
+    clears such a record."""
+    try:
+        run = _measure_collectives(tc, path, ranks=ranks, quick=quick, launcher=launcher,
+                                   timeout_s=timeout_s, out_base=out_base, ui=ui or Ui(quiet=True))
+    except UserError as err:
+        if err.exit_code == 3:
+            coll_failures.record(path, ranks, str(err))
+        raise
+    coll_failures.clear(path, ranks)
+    return run
+
+
+def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
+                         launcher: str | None, timeout_s: float | None, out_base: Path,
+                         ui: Ui) -> Run:
     run = calibration_run("collectives", tc, ["--quick"] if quick else [], ranks=ranks,
                           quick=quick, launcher=launcher, timeout_s=timeout_s,
                           out_base=out_base, ui=ui)
@@ -237,9 +255,12 @@ def calibrate(tc: Toolchain, *, ranks: int = 2, quick: bool = False, sizes: str 
               out_base: Path = Path("mpi-overlap-runs"), ui: Ui | None = None) -> Path:
     """Measure `tc`'s transfer times with mo_pingpong and its collectives on `ranks` ranks
     with mo_collectives (run directories under `out_base`), write the table to
-    `table_path(...)` and return its path (its verdict is in the table)."""
-    path, _ = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
-                         timeout_s=timeout_s, out_base=out_base, ui=ui or Ui(quiet=True))
+    `table_path(...)` and return its path (its verdict is in the table). One calibration
+    at a time (locks.py)."""
+    ui = ui or Ui(quiet=True)
+    with _calibration_lock(tc, ui):
+        path, _ = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
+                             timeout_s=timeout_s, out_base=out_base, ui=ui)
     return path
 
 
@@ -278,8 +299,11 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
     be read, it is suspect or unverified, or the toolchain changed after it was made; a
     measurement that stays suspect is refused (exit code SUSPECT_EXIT) unless
     `force_table`. When it has no collective series for `ranks` ranks, only those are
-    measured. A collective calibration that fails is reported and the table used without
-    them (the profiler then counts its fallbacks)."""
+    measured. Each calibration launch is bounded by `timeout_s` (the caller's --timeout)
+    when given. A collective calibration that fails or times out is reported, recorded
+    (coll_failures.py: later runs do not try again, an explicit `calibrate` does) and the
+    table used without them (the profiler then counts its fallbacks). Calibrations take
+    turns (locks.py)."""
     ui = ui or Ui(quiet=True)
     if table is not None:
         loaded = read_table(table)
@@ -296,30 +320,63 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
         return Path(table)
     fp = fingerprint(tc, ui=ui)
     path = table_path(tc, fp.machine_fp, fp.toolchain_fp)
-    base = out_base or state_dir() / "calibration-runs"
+    found, why = _why_measure(path, fp, tc, force=force_table)
+    if why is None and found is not None and found.has_coll(ranks):
+        said = check_usable(found, force=force_table, override="--force-table")
+        if said:
+            ui.line(said)
+        return path
+    # One calibration at a time: one that waited may find the table made meanwhile.
+    with _calibration_lock(tc, ui):
+        return _complete_table(tc, fp, path, ranks=ranks, launcher=launcher,
+                               force_table=force_table,
+                               out_base=out_base or state_dir() / "calibration-runs",
+                               timeout_s=timeout_s, ui=ui)
+
+
+def _calibration_lock(tc: Toolchain, ui: Ui) -> AbstractContextManager[None]:
+    """The state directory's calibration lock (locks.py): calibrations measured at once
+    would measure each other's contention."""
+    return state_lock("calibrate", f"calibrating toolchain '{tc.name}'", say=ui.info)
+
+
+def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
+                    launcher: str | None, force_table: bool, out_base: Path,
+                    timeout_s: float | None, ui: Ui) -> Path:
+    """What find_or_calibrate measures, once it holds the calibration lock (judged again:
+    a command that waited may find the table made meanwhile); the table's path (that of
+    rank 0's machine when a new table is measured)."""
     found, why = _why_measure(path, fp, tc, force=force_table)
     if why is not None:
         ui.line(f"calibrating: {why}; measuring one now (as mpi-overlap calibrate --quick "
                 f"-n {ranks}, about 10 s)")
         path, _, found = _calibrate_p2p(tc, ranks=ranks, quick=True, sizes=None,
-                                        launcher=launcher, timeout_s=timeout_s, out_base=base,
-                                        ui=ui)
+                                        launcher=launcher, timeout_s=timeout_s,
+                                        out_base=out_base, ui=ui)
     assert found is not None
     said = check_usable(found, force=force_table, override="--force-table")
     if said:
         ui.line(said)
     if found.has_coll(ranks):
         return path
+    failure = coll_failures.recorded(path, ranks)
+    if failure is not None:
+        ui.line(f"collectives on {ranks} ranks are not calibrated: the attempt of "
+                f"{failure['utc']} did not complete ({failure['message']}); their transfer "
+                "times fall back to point-to-point ones (counted as coll_uncalibrated); "
+                f"'mpi-overlap calibrate -n {ranks}' tries again")
+        return path
     ui.line(f"the transfer-time table for toolchain '{tc.name}' has no collective times "
             f"for {ranks} ranks yet; measuring them (mo_collectives --quick)")
     try:
         calibrate_collectives(tc, path, ranks=ranks, quick=True, launcher=launcher,
-                              timeout_s=timeout_s, out_base=base, ui=ui)
+                              timeout_s=timeout_s, out_base=out_base, ui=ui)
     except UserError as err:
         if err.exit_code != 3:
             raise
         ui.line(f"collectives not calibrated ({err}); their transfer times fall back to "
-                "point-to-point ones (counted as coll_uncalibrated)")
+                "point-to-point ones (counted as coll_uncalibrated); recorded, so later runs "
+                f"do not try again: 'mpi-overlap calibrate -n {ranks}' does")
     return path
 
 
@@ -342,9 +399,10 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     for tc in tcs:
         here = fingerprint(tc, ui=ui)  # builds when needed; the run then finds it built
         try:
-            path, runs = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes,
-                                    launcher=launcher, timeout_s=timeout_s, out_base=out_base,
-                                    ui=ui)
+            with _calibration_lock(tc, ui):
+                path, runs = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes,
+                                        launcher=launcher, timeout_s=timeout_s,
+                                        out_base=out_base, ui=ui)
         except UserError as err:
             if err.exit_code not in (3, SUSPECT_EXIT):
                 raise

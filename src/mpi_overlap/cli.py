@@ -1,35 +1,84 @@
 """The `mpi-overlap` command line: argument handling only; the work lives in the modules.
 
 Every error the user can fix ends as one line `mpi-overlap: error: ...` on stderr and a
-non-zero exit status (2: bad input or setup, 3: the run did not complete), never a
-traceback.
+non-zero exit status, never a traceback: 2 bad input or setup, 3 the run did not complete,
+74 a file could not be written (disk full, permissions), 70 a bug of ours (traceback saved
+to a file), 128 + N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import math
+import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 
-from . import __version__
+from . import __version__, interrupts
 from .errors import UserError
+from .interrupts import Stopped, signal_name
+from .launch import OVERSUBSCRIBE_ENV, OVERSUBSCRIBE_FACTOR
+from .rundir import check_out_dir, close_open_runs
+from .termsafe import SafeConsole, safe
 
 # Tables are wide; when stdout is a file or a CI log there is no terminal width to
 # respect, and rich's 80-column fallback would crush them.
 F = TypeVar("F", bound=Callable[..., Any])
 
-_out = Console(width=None if sys.stdout.isatty() else 200)
-_err = Console(stderr=True)
+_out = SafeConsole(width=None if sys.stdout.isatty() else 200)
+_err = SafeConsole(stderr=True)
 
 _mpi_option = click.option("--mpi", "mpi", multiple=True, metavar="NAME",
                            help="toolchain to use (repeat to compare several); default: mpich")
-_ranks_option = click.option("-n", "--ranks", type=int, default=2, show_default=True,
-                             help="number of MPI ranks")
+
+
+class _FiniteFloat(click.ParamType):
+    """A float option: nan and inf are refused where they enter (no option means them)."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+FLOAT = _FiniteFloat()
+
+
+def _allow_oversubscription(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:  # read by launch.check_ranks_bound, and by any mpi-overlap this one starts
+        os.environ[OVERSUBSCRIBE_ENV] = "1"
+
+
+def _ranks_option(command: F) -> F:
+    """-n/--ranks and --oversubscribe (launch.check_ranks_bound says when it is needed)."""
+    command = click.option("--oversubscribe", is_flag=True, expose_value=False,
+                           callback=_allow_oversubscription,
+                           help=f"allow more than {OVERSUBSCRIBE_FACTOR} ranks per core with "
+                                "the local mpiexec")(command)
+    return click.option("-n", "--ranks", type=click.IntRange(min=1), default=2,
+                        show_default=True, help="number of MPI ranks")(command)
+
+
+def _checked_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """--out: a directory that is or can be made writable, refused in one line otherwise."""
+    return None if value is None else check_out_dir(value, f"--{param.name}")
+
+
+def _out_option(help_text: str = "directory for run directories", **kwargs: Any):
+    default = kwargs.pop("default", Path("mpi-overlap-runs"))
+    return click.option("--out", type=click.Path(path_type=Path), default=default,
+                        show_default=default is not None, callback=_checked_dir,
+                        help=help_text, **kwargs)
 _launcher_option = click.option("--launcher", metavar="CMD",
                                 help='launch command instead of the toolchain\'s mpiexec, '
                                      'e.g. "srun --mpi=pmix"')
@@ -53,10 +102,8 @@ def _run_options(timeout_help: str = "seconds before the run is stopped") -> Cal
                               "the variants side by side")(with_matrix)  # type: ignore[assignment]
         f = click.option("--report/--no-report", default=True,
                          help="print the table and write the HTML report")(f)
-        f = click.option("--out", type=click.Path(path_type=Path),
-                         default=Path("mpi-overlap-runs"), show_default=True,
-                         help="directory for run directories")(f)
-        f = click.option("--timeout", type=float, help=timeout_help)(f)
+        f = _out_option()(f)
+        f = click.option("--timeout", type=FLOAT, help=timeout_help)(f)
         return _launcher_option(f)
     return apply
 
@@ -85,7 +132,7 @@ def toolchain_list(probe: bool, names: bool) -> None:
         from .toolchains import list_toolchains
 
         for tc in list_toolchains():
-            print(tc.name)
+            print(safe(tc.name))
         return
     from .toolchain_view import print_toolchains
 
@@ -123,7 +170,7 @@ def toolchain_remove(name: str) -> None:
     from .toolchains import remove_toolchain
 
     remove_toolchain(name)
-    _out.print(f"removed toolchain {name}", markup=False)
+    _out.print(safe(f"removed toolchain {name}"), markup=False)
 
 
 # ----- doctor / build -----------------------------------------------------------------
@@ -171,8 +218,8 @@ def bench() -> None:
 @click.option("--direction", default="both", show_default=True, help="send | recv | both")
 @click.option("--quick", is_flag=True, help="fewer sizes, samples and steps")
 @click.option("--reps", type=int, help="samples per work step")
-@click.option("--thresh", type=float, help="classic stop threshold (default 1.5)")
-@click.option("--bthresh", type=float, help="classic base_t threshold (default 1.02)")
+@click.option("--thresh", type=FLOAT, help="classic stop threshold (default 1.5)")
+@click.option("--bthresh", type=FLOAT, help="classic base_t threshold (default 1.02)")
 @click.option("--iters", type=int, help="fixed iterations per sample (default: automatic)")
 @_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print the per-work-step tables")
@@ -231,9 +278,8 @@ _datatypes_command("alignment", "Buffer alignment: strided int vectors at byte o
 @click.option("--quick", is_flag=True, help="shorter launches, 3 repetitions")
 @click.option("--reps", type=int, help="repetitions of the four launches (default 5; --quick 3)")
 @_launcher_option
-@click.option("--timeout", type=float, help="seconds before one launch is stopped")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for run directories")
+@click.option("--timeout", type=FLOAT, help="seconds before one launch is stopped")
+@_out_option("directory for run directories")
 @click.option("--report/--no-report", default=True,
               help="print the tables and write the HTML report")
 def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool, reps: int | None,
@@ -356,7 +402,7 @@ def bench_waitany(mpi: tuple[str, ...], ranks: int, max_n: int | None, samples: 
 @_ranks_option
 @click.option("--sizes", metavar="LIST", help="message sizes (default 8:4M; --quick 1k,64k,1M)")
 @click.option("--samples", type=int, help="samples per test and size (default 1000; --quick 200)")
-@click.option("--work-factor", type=float,
+@click.option("--work-factor", type=FLOAT,
               help="work = this x the median message time (default 1)")
 @click.option("--quick", is_flag=True, help="3 sizes, 200 samples")
 @_run_options()
@@ -410,7 +456,7 @@ def bench_inflation(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples
               help="message sizes (default 1k:4M; --quick 1k,8k,64k,1M,4M)")
 @click.option("--samples", type=int,
               help="samples per size, ordering and sender mode (default 15; --quick 7)")
-@click.option("--budget-factor", type=float,
+@click.option("--budget-factor", type=FLOAT,
               help="computation budget in one-way transfer times (default 20, at least 10 ms)")
 @click.option("--quick", is_flag=True, help="five sizes, fewer samples")
 @_run_options()
@@ -494,7 +540,7 @@ _simple_bench("error-checking",
 @_ranks_option
 @click.option("--sizes", help="coarse sweep before the bisection (default 1:1M, powers of two)")
 @click.option("--samples", type=int, help="samples of each kind per size (default 15; --quick 7)")
-@click.option("--work-us", type=float,
+@click.option("--work-us", type=FLOAT,
               help="rank 0's work per sample in µs (default 400; --quick 200)")
 @click.option("--refine-steps", type=int, help="most bisection steps (default 24; --quick 6)")
 @click.option("--resolution", type=int, help="stop bisecting at this width in bytes (default 1)")
@@ -590,9 +636,8 @@ def _suite_command(suite: str, doc: str):
     @_ranks_option
     @click.option("--quick", is_flag=True, help="every benchmark's --quick")
     @_launcher_option
-    @click.option("--timeout", type=float, help="seconds before one launch is stopped")
-    @click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-                  show_default=True, help="directory for run directories and the suite report")
+    @click.option("--timeout", type=FLOAT, help="seconds before one launch is stopped")
+    @_out_option("directory for run directories and the suite report")
     @click.option("--env-matrix", "env_matrix", multiple=True, metavar="VAR=V1,V2",
                   help="run the suite once per setting (see bench overhead --help)")
     def command(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
@@ -627,9 +672,8 @@ _suite_command("overlap", "Every benchmark of the overlap characterization suite
 @click.option("--reps", type=int, help="repetitions of each with/without pair (default 5)")
 @click.option("--sizes", metavar="LIST", help="per-rank grid edges, e.g. 16,64 (faces N*N*8 B)")
 @_launcher_option
-@click.option("--timeout", type=float, help="seconds before one launch is stopped")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for run directories")
+@click.option("--timeout", type=FLOAT, help="seconds before one launch is stopped")
+@_out_option("directory for run directories")
 @click.option("--report/--no-report", default=True, help="print the tables and write the report")
 def study(app_name: str, mpi: tuple[str, ...], ranks: int, quick: bool, reps: int | None,
           sizes: str | None, launcher: str | None, timeout: float | None, out: Path,
@@ -652,9 +696,8 @@ def study(app_name: str, mpi: tuple[str, ...], ranks: int, quick: bool, reps: in
 @_ranks_option
 @click.option("--quick", is_flag=True, help="every step's --quick (a few minutes on 2 cores)")
 @_launcher_option
-@click.option("--timeout", type=float, help="seconds before one launch is stopped")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for the characterization's directory")
+@click.option("--timeout", type=FLOAT, help="seconds before one launch is stopped")
+@_out_option("directory for the characterization's directory")
 def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
                  timeout: float | None, out: Path) -> None:
     """The main job: calibrate, run the overlap and overhead suites, measure the profiler's
@@ -680,9 +723,8 @@ def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | 
               help="re-measure a few sizes for a few seconds against the stored table: exit 0 "
                    "still valid, 1 stale (recalibrate), 3 cannot tell")
 @_launcher_option
-@click.option("--timeout", type=float, help="seconds before the run is stopped")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for run directories")
+@click.option("--timeout", type=FLOAT, help="seconds before the run is stopped")
+@_out_option("directory for run directories")
 def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, check: bool,
               launcher: str | None, timeout: float | None, out: Path) -> None:
     """Measure the transfer-time table the profiler uses (one-way ping-pong time per size,
@@ -715,15 +757,16 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
 @click.option("--force-table", is_flag=True,
               help="use the table even if it was made for another machine or MPI, or is "
                    "marked suspect")
-@click.option("--snapshot", type=float, default=10.0, show_default=True,
+@click.option("--snapshot", type=FLOAT, default=10.0, show_default=True,
               help="seconds between the snapshots a killed program leaves behind")
-@click.option("--timeout", type=float, help="seconds before the program is stopped")
+@click.option("--timeout", type=FLOAT,
+              help="seconds before the program is stopped; bounds each calibration launch "
+                   "it needs too")
 @click.option("--trace", "trace_", is_flag=True,
               help="also write every event to a timeline trace per rank (mpi-overlap trace)")
 @click.option("--trace-cap", metavar="SIZE",
               help="most bytes of trace per rank, e.g. 64M (default 256M)")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mpi-overlap-runs"),
-              show_default=True, help="directory for run directories")
+@_out_option("directory for run directories")
 @click.option("--report/--no-report", default=True,
               help="print the tables and write the HTML report")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED, required=True)
@@ -751,15 +794,14 @@ def trace_cmd(run_dir: Path, out: Path) -> None:
     from .trace.convert import convert_run, describe
 
     for line in describe(convert_run(run_dir, out)):
-        print(line)
+        print(safe(line))
 
 
 # ----- report ---------------------------------------------------------------------------
 
 @app.command("report")
 @click.argument("run_dirs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path),
-              help="where report.html/report.json go (default: the run directory)")
+@_out_option("where report.html/report.json go (default: the run directory)", default=None)
 def report_cmd(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Terminal table, HTML page with plots and JSON summary from one or more runs."""
     from .session import report_session
@@ -768,16 +810,33 @@ def report_cmd(run_dirs: tuple[Path, ...], out: Path | None) -> None:
 
 
 def _fail(message: str) -> None:
-    # Plain print: a console would wrap a long message over several lines.
-    print(f"mpi-overlap: error: {' '.join(message.split())}", file=sys.stderr)
+    # Plain print: a console would wrap a long message over several lines; every
+    # control character escaped (termsafe): the message may quote the user's input.
+    print(f"mpi-overlap: error: {safe(' '.join(message.split()))}", file=sys.stderr)
+
+
+def _stopped(err: Stopped) -> int:
+    """One line for a command stopped by a signal; the runs still open marked interrupted."""
+    runs = err.runs + close_open_runs(
+        "interrupted", f"interrupted by {signal_name(err.signum)}; the results measured so far "
+        "are kept")
+    where = (f"; the run so far is kept in {', '.join(map(str, runs))}" if runs else "")
+    with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+        print(safe(f"mpi-overlap: stopped by {signal_name(err.signum)}{where}"),
+              file=sys.stderr)
+    return err.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app, turning every user-fixable problem into one line."""
+    """Entry point: run the app, turning every user-fixable problem into one line and
+    every stop by a signal into the exit status 128 + its number (interrupts.py)."""
+    interrupts.install()
     try:
         app.main(args=argv, prog_name="mpi-overlap", standalone_mode=False)
-        return 0
+    except Stopped as err:
+        return _stopped(err)
     except UserError as err:
+        close_open_runs("failed", str(err))
         _fail(str(err))
         return err.exit_code
     except click.exceptions.NoArgsIsHelpError as err:
@@ -788,14 +847,16 @@ def main(argv: list[str] | None = None) -> int:
         return err.exit_code
     except click.exceptions.Exit as err:
         return err.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        print("mpi-overlap: interrupted", file=sys.stderr)
-        return 130
+    except (click.exceptions.Abort, KeyboardInterrupt):  # a Ctrl-C outside our handler
+        return _stopped(Stopped(signal.SIGINT))
     except Exception as err:  # a bug of ours: keep the traceback, show one line
         log = _save_traceback()
-        _fail(f"internal error: {type(err).__name__}: {err} (traceback in {log}; please "
-              "report it)")
+        text = f"internal error: {type(err).__name__}: {err} (traceback in {log}; please report it)"
+        close_open_runs("failed", text)
+        _fail(text)
         return 70
+    signum = interrupts.requested()  # a signal the command finished its work despite
+    return _stopped(Stopped(signum)) if signum is not None else 0
 
 
 def _save_traceback() -> str:

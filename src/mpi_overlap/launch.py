@@ -8,26 +8,27 @@ the run directory's logs untouched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from . import machine_load
+from . import interrupts, machine_load
 from .errors import UserError
+from .file_output import WriteError
+from .procs import KILL_GRACE_S, session_members, stop_session
 from .rundir import STDERR_FILE, STDOUT_FILE
 from .toolchains import Toolchain, usable_cores
 
 _PROGRESS = re.compile(r"^@mo-progress done=(\d+) total=(\d+) label=(.*)$")
-_KILL_GRACE_S = 5.0
 
 ProgressFn = Callable[[int, int, str], None]
 
@@ -42,19 +43,49 @@ class LaunchResult:
     host_load: dict[str, Any] | None = None
 
 
+# -n is refused above MAX_RANKS whatever the launcher (a typo such as -n 1000000000 must
+# not start anything), and with the toolchain's own mpiexec above OVERSUBSCRIBE_FACTOR
+# ranks per usable core unless oversubscription is asked for (--oversubscribe, or
+# MPI_OVERLAP_OVERSUBSCRIBE=1), or a batch allocation or host file tells mpiexec to place
+# ranks on other nodes: far more ranks than cores on one machine measure only their own
+# contention (16 calibration ranks spinning on 2 cores never finished).
+MAX_RANKS = 1 << 20
+OVERSUBSCRIBE_FACTOR = 4
+OVERSUBSCRIBE_ENV = "MPI_OVERLAP_OVERSUBSCRIBE"
+# Variables through which a batch system or the user hands mpiexec a list of nodes.
+_HOSTS_ENV = ("SLURM_JOB_NODELIST", "PBS_NODEFILE", "LSB_HOSTS", "LSB_MCPU_HOSTS",
+              "PE_HOSTFILE", "HYDRA_HOST_FILE", "OMPI_MCA_orte_default_hostfile",
+              "PRTE_MCA_prte_default_hostfile")
+
+
+def check_ranks_bound(ranks: int, *, local: bool) -> None:
+    """Refuse a rank count out of all proportion (see MAX_RANKS, OVERSUBSCRIBE_FACTOR)."""
+    if ranks < 1:
+        raise UserError(f"number of ranks must be at least 1 (got {ranks})")
+    if ranks > MAX_RANKS:
+        raise UserError(f"-n {ranks}: more than {MAX_RANKS} ranks is not a plausible job")
+    cores = usable_cores()
+    if (local and ranks > OVERSUBSCRIBE_FACTOR * cores
+            and os.environ.get(OVERSUBSCRIBE_ENV, "") not in ("1", "true", "yes")
+            and not any(os.environ.get(v) for v in _HOSTS_ENV)):
+        raise UserError(f"-n {ranks} is more than {OVERSUBSCRIBE_FACTOR} ranks per core on "
+                        f"this machine ({cores} cores): add --oversubscribe to run them anyway, "
+                        "or --launcher to start them elsewhere")
+
+
 def launch_command(
     tc: Toolchain, ranks: int, argv: list[str], launcher: str | None = None
 ) -> list[str]:
     """The full command that starts `argv` on `ranks` ranks."""
-    if ranks < 1:
-        raise UserError(f"number of ranks must be at least 1 (got {ranks})")
-    if launcher:
+    check_ranks_bound(ranks, local=launcher is None)
+    if launcher is not None:
         try:
             prefix = shlex.split(launcher)
         except ValueError as err:
             raise UserError(f"cannot parse --launcher '{launcher}': {err}") from None
         if not prefix:
-            raise UserError("--launcher is empty")
+            raise UserError("--launcher is empty: name a launch command, e.g. "
+                            "--launcher 'srun --mpi=pmix'")
         if shutil.which(prefix[0]) is None and not Path(prefix[0]).is_file():
             raise UserError(f"launcher '{prefix[0]}' not found")
         # The user's launcher decides placement; we only add the rank count if missing.
@@ -79,79 +110,117 @@ def run_job(
     timeout_s: float | None,
     progress: ProgressFn | None = None,
 ) -> LaunchResult:
-    """Run `cmd` with stdout/stderr logged in `run_dir`; kill the whole job on timeout."""
-    stdout_path = run_dir / STDOUT_FILE
-    stderr_path = run_dir / STDERR_FILE
+    """Run `cmd` with stdout/stderr logged in `run_dir`; stop the whole job (its session,
+    procs.py) on timeout or when a signal asked mpi-overlap to stop (interrupts.py)."""
     start = time.monotonic()
-    tail: list[str] = []
+    signum = interrupts.requested()
+    if signum is not None:  # stopped before this launch began: do not start it
+        return LaunchResult("interrupted", None, _stopped_message(signum), 0.0)
     load_before = machine_load.sample()
-    with open(stdout_path, "w") as out, open(stderr_path, "w") as err_log:
+    with contextlib.ExitStack() as logs:
         try:
-            proc = subprocess.Popen(
-                cmd,
-                env=env,
-                stdout=out,
-                stderr=subprocess.PIPE,
-                text=True,
-                bufsize=1,
-                start_new_session=True,
-            )
+            out = logs.enter_context(open(run_dir / STDOUT_FILE, "w"))
+            err_log = open(run_dir / STDERR_FILE, "w")  # noqa: SIM115 (closed below)
+        except OSError as err:
+            raise WriteError(run_dir / STDERR_FILE, err) from None
+        # its last flush may fail on a full disk: the pump has recorded that already
+        logs.callback(_close, err_log)
+        pump = _Pump(err_log, progress)
+        try:
+            proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.PIPE, text=True,
+                                    errors="replace", bufsize=1, start_new_session=True)
         except FileNotFoundError:
             raise UserError(f"launcher '{cmd[0]}' not found") from None
         except PermissionError:
             raise UserError(f"launcher '{cmd[0]}' is not executable") from None
-
-        def pump() -> None:
-            assert proc.stderr is not None
-            for line in proc.stderr:
-                m = _PROGRESS.match(line.rstrip("\n"))
-                if m:
-                    if progress:
-                        progress(int(m.group(1)), int(m.group(2)), m.group(3))
-                    continue
-                err_log.write(line)
-                err_log.flush()
-                tail.append(line.rstrip("\n"))
-                del tail[:-20]
-
-        reader = threading.Thread(target=pump, daemon=True)
+        reader = threading.Thread(target=pump.run, args=(proc,), daemon=True)
         reader.start()
-        status, message = "complete", None
         try:
-            rc: int | None = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            rc = proc.returncode
-            status = "timeout"
-            message = f"timed out after {timeout_s:g} s; the results measured so far are kept"
-        except KeyboardInterrupt:
-            _kill_group(proc)
-            rc = proc.returncode
-            status = "interrupted"
-            message = "interrupted by the user; the results measured so far are kept"
-        reader.join(timeout=_KILL_GRACE_S)
-    if status == "complete" and rc != 0:
+            status, message = _wait(proc, timeout_s, start)
+        except BaseException:  # a second signal, or a bug: never leave the job running
+            stop_session(proc)
+            raise
+        rc = proc.returncode
+        reader.join(timeout=KILL_GRACE_S)
+    if pump.write_error is not None:
         status = "failed"
-        detail = next((ln for ln in reversed(tail) if ln.strip()), "no error output")
+        message = _join(message, f"cannot write {run_dir / STDERR_FILE}: "
+                                f"{pump.write_error.strerror or pump.write_error}")
+    elif status == "complete" and rc != 0:
+        status = "failed"
+        detail = next((ln for ln in reversed(pump.tail) if ln.strip()), "no error output")
         message = f"exited with status {rc}: {detail.strip()}"
-    return LaunchResult(
-        status=status,
-        returncode=rc,
-        message=message,
-        elapsed_s=time.monotonic() - start,
-        host_load=machine_load.between(load_before, machine_load.sample()),
-    )
+    return LaunchResult(status=status, returncode=rc, message=message,
+                        elapsed_s=time.monotonic() - start,
+                        host_load=machine_load.between(load_before, machine_load.sample()))
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Stop mpiexec and every rank it started (they share our new session)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+def _close(log: TextIO) -> None:
+    with contextlib.suppress(OSError):
+        log.close()
+
+
+def _join(message: str | None, more: str) -> str:
+    return (message + "; " if message else "") + more
+
+
+_POLL_S = 0.1  # how soon a launch notices a signal
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float | None,
+          start: float) -> tuple[str, str | None]:
+    """Wait for the job; (status, message) once it ended, timed out or was stopped."""
+    deadline = None if timeout_s is None else start + timeout_s
+    while True:
+        signum = interrupts.requested()
+        if signum is not None:
+            stop_session(proc)
+            return "interrupted", _stopped_message(signum)
+        wait = _POLL_S if deadline is None else min(_POLL_S, max(0.0, deadline - time.monotonic()))
         try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=_KILL_GRACE_S)
-            return
+            proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                stop_session(proc)
+                assert timeout_s is not None
+                return "timeout", (f"timed out after {timeout_s:g} s; the results measured so "
+                                   "far are kept")
             continue
+        # The launcher is gone; ranks it left behind in the session are stopped too.
+        if session_members(proc.pid):
+            stop_session(proc)
+        return "complete", None
+
+
+def _stopped_message(signum: int) -> str:
+    return (f"interrupted by {interrupts.signal_name(signum)}; the results measured so far "
+            "are kept")
+
+
+class _Pump:
+    """Copies the job's stderr into stderr.log, taking out progress lines. A write error
+    (a full disk) is recorded, not raised: the pipe is still drained, else the job would
+    block on it."""
+
+    def __init__(self, log: TextIO, progress: ProgressFn | None) -> None:
+        self.log = log
+        self.progress = progress
+        self.tail: list[str] = []
+        self.write_error: OSError | None = None
+
+    def run(self, proc: subprocess.Popen) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            m = _PROGRESS.match(line.rstrip("\n"))
+            if m:
+                if self.progress:
+                    self.progress(int(m.group(1)), int(m.group(2)), m.group(3))
+                continue
+            self.tail.append(line.rstrip("\n"))
+            del self.tail[:-20]
+            if self.write_error is None:
+                try:
+                    self.log.write(line)
+                    self.log.flush()
+                except OSError as err:
+                    self.write_error = err

@@ -15,7 +15,7 @@ from .benchmarks.registry import Benchmark, Launch
 from .build import executable
 from .launch import launch_command, run_job
 from .machine_load import busiest
-from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, read_json, write_json_atomic
+from .rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from .runner import (
     RunOptions,
     build,
@@ -23,6 +23,7 @@ from .runner import (
     initial_run_meta,
     join_message,
     program_argv,
+    read_result,
     settle_result,
 )
 from .toolchains import Toolchain
@@ -73,7 +74,7 @@ def run_launches(
     meta["launches"] = [
         {"name": launch.name, "command": cmd, "env": dict(launch.env)} for launch, _, cmd in cmds
     ]
-    write_json_atomic(run_dir / RUN_FILE, meta)
+    begin_run(run_dir, meta)
 
     status, message, rc, elapsed = "complete", None, 0, 0.0
     parts: list[tuple[Launch, dict | None]] = []
@@ -88,8 +89,10 @@ def run_launches(
         elapsed += outcome.elapsed_s
         if outcome.host_load:
             loads.append(outcome.host_load)
-        path = sub / RESULT_FILE
-        parts.append((launch, read_json(path) if path.is_file() else None))
+        doc, problem = read_result(sub / RESULT_FILE, None)
+        parts.append((launch, doc))
+        if problem:
+            message = join_message(message, f"launch {launch.name}: {problem}")
         if outcome.status != "complete":
             status, rc = outcome.status, outcome.returncode
             message = join_message(message, f"launch {launch.name}: {outcome.message}")

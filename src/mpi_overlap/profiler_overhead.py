@@ -29,7 +29,7 @@ from .build import executable
 from .errors import UserError
 from .launch import launch_command
 from .paired_launch import LaunchSetup, collect_profile, finish_launches, launch
-from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, write_json_atomic
+from .rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from .runner import (
     RunOptions,
     build,
@@ -37,7 +37,6 @@ from .runner import (
     check_timeout,
     checked_toolchains,
     initial_run_meta,
-    status_line,
     timeout_for,
 )
 from .toolchains import Toolchain
@@ -193,7 +192,8 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
     bdir = build(tc, ui)
     exes = {p: executable(bdir, exe) for p, exe in EXECUTABLES.items()}
     library = profiler_library(bdir)
-    table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, ui=ui)
+    table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, timeout_s=opts.timeout_s,
+                              ui=ui)
     run_dir = new_run_dir(opts.out_base, BENCH, tc.name)
     timeout = timeout_for(get_benchmark(BENCH), quick=opts.quick, timeout_s=opts.timeout_s)
     setup = LaunchSetup(tc=tc, ranks=opts.ranks, launcher=opts.launcher, prefix=prefix,
@@ -205,7 +205,7 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
     run_opts = RunOptions(ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
                           out_base=opts.out_base, env_overrides=dict(opts.extra_env))
     meta = initial_run_meta(BENCH, tc, run_opts, _command_line(tc, opts), run_dir)
-    write_json_atomic(run_dir / RUN_FILE, meta)
+    begin_run(run_dir, meta)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "schema_version": 1,
@@ -293,14 +293,12 @@ def profiler_overhead_session(toolchains: list[str], opts: OverheadOptions, *, r
     opts.check()
     tcs = checked_toolchains(toolchains, ranks=opts.ranks, launcher=opts.launcher)
     ui = Ui(err_console)
-    runs = []
-    for tc in tcs:
-        run = run_profiler_overhead(tc, opts, ui)
-        runs.append(run)
-        line = _summary_line(run)
-        console.print(status_line(run) + (f"\n  {line}" if line else ""), markup=False)
-    if report:
-        from .session import report_runs
+    from .session import finish_session
 
-        report_runs(runs, opts.out_base, console)
-    return all(r.status == "complete" for r in runs)
+    runs = [run_profiler_overhead(tc, opts, ui) for tc in tcs]
+    ok = finish_session(runs, opts.out_base, console, report=report)
+    for run in runs:
+        line = _summary_line(run)
+        if line:
+            console.print(f"{run.toolchain}: {line}", markup=False)
+    return ok

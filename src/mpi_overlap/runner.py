@@ -7,6 +7,7 @@ timed out or crashed keeps whatever the benchmark had written, marked as such.
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +19,9 @@ from .launch import launch_command, run_job
 from .rundir import (
     ANALYSIS_FILE,
     RESULT_FILE,
-    RUN_FILE,
     Run,
+    begin_run,
+    end_run,
     load_run,
     new_run_dir,
     read_json,
@@ -27,6 +29,7 @@ from .rundir import (
     write_json_atomic,
 )
 from .schema import result_errors
+from .termsafe import safe
 from .toolchains import Toolchain, get_toolchain
 from .ui import Ui
 
@@ -63,16 +66,14 @@ def run_benchmark(
     env = tc.environment()
     env.update(opts.env_overrides)
     meta = initial_run_meta(bench.name, tc, opts, cmd, run_dir)
-    write_json_atomic(run_dir / RUN_FILE, meta)
+    begin_run(run_dir, meta)
 
     with ui.progress(f"{bench.name} ({tc.name}, {opts.ranks} ranks)") as progress:
         outcome = run_job(cmd, env, run_dir, timeout_s=opts.timeout_s, progress=progress)
 
-    status, message = outcome.status, outcome.message
-    result_path = run_dir / RESULT_FILE
-    result = read_json(result_path) if result_path.is_file() else None
+    result, message = read_result(run_dir / RESULT_FILE, outcome.message)
     status, message, errors = settle_result(
-        bench, result, run_dir, status, message, who="the benchmark"
+        bench, result, run_dir, outcome.status, message, who="the benchmark"
     )
     return finish_run(run_dir, meta, status=status, message=message,
                       returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
@@ -88,9 +89,10 @@ def check_ranks(bench: Benchmark, ranks: int, who: str | None = None) -> None:
         raise UserError(f"{who} needs at least {bench.min_ranks} ranks (got -n {ranks})")
 
 
-def check_timeout(timeout_s: float | None) -> None:
-    if timeout_s is not None and timeout_s <= 0:
-        raise UserError(f"--timeout must be positive (got {timeout_s:g})")
+def check_timeout(timeout_s: float | None, option: str = "--timeout") -> None:
+    """A time limit is a positive, finite number of seconds (nan and inf are refused)."""
+    if timeout_s is not None and not (0 < timeout_s < math.inf):
+        raise UserError(f"{option} must be positive and finite, in seconds (got {timeout_s:g})")
 
 
 def timeout_for(bench: Benchmark, *, quick: bool, timeout_s: float | None) -> float:
@@ -152,20 +154,32 @@ def finish_run(
     elapsed_s: float, schema_errors: list[str] | None = None,
     host_load: dict | None = None,
 ) -> Run:
-    """Write run.json as the run ended (after initial_run_meta) and load the run.
+    """Write run.json as the run ended (after initial_run_meta and begin_run) and load the
+    run; when a signal asked to stop meanwhile, raise interrupts.Stopped instead.
     `host_load`: what else ran on the machine meanwhile (machine_load.between)."""
     if schema_errors:
         meta["schema_errors"] = schema_errors[:50]
     meta.update(status=status, message=message, returncode=returncode,
                 finished_utc=utc_now(), elapsed_s=round(elapsed_s, 3), host_load=host_load)
-    write_json_atomic(run_dir / RUN_FILE, meta)
+    end_run(run_dir, meta)
     return load_run(run_dir)
+
+
+def read_result(path: Path, message: str | None) -> tuple[dict | None, str | None]:
+    """(the result document at `path` or None, `message` with why it could not be read)."""
+    if not path.is_file():
+        return None, message
+    try:
+        return read_json(path), message
+    except UserError as err:
+        return None, join_message(message, str(err))
 
 
 def status_line(run: Run) -> str:
     """`toolchain: status — path (message)`, what each session prints per run."""
     message = run.meta.get("message")
-    return f"{run.toolchain}: {run.status} — {run.path}" + (f" ({message})" if message else "")
+    line = f"{run.toolchain}: {run.status} — {run.path}" + (f" ({message})" if message else "")
+    return safe(line)  # one line, whatever the names and the message hold (termsafe.py)
 
 
 def analyze_result(bench: Benchmark, result: dict, run_dir: Path) -> tuple[list[str], dict | None]:
@@ -189,6 +203,8 @@ def settle_result(
     errors: list[str] = []
     if result is None:
         message = (message or "the benchmark ended") + "; it wrote no results"
+        if status == "complete":  # nothing measured is not a complete run
+            status = "failed"
     else:
         errors, _ = analyze_result(bench, result, run_dir)
         if errors:
@@ -236,6 +252,7 @@ def _under_profiler(
     from .calibrate import find_or_calibrate
     from .profiling.preload import ProfilerSetup, profiler_library
 
-    table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, ui=ui)
+    table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, timeout_s=opts.timeout_s,
+                              ui=ui)
     setup = ProfilerSetup(library=profiler_library(bdir), table=table, outdir=run_dir)
     return setup.wrap(argv)

@@ -41,6 +41,27 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+@cache
+def _versions() -> dict[str, int]:
+    """The newest schema_version of each document kind ("mpi-overlap/run", ...), from the
+    `schema` and `schema_version` constants of the schema files: declared once, there."""
+    versions: dict[str, int] = {}
+    for path in SCHEMA_DIR.glob("*.schema.json"):
+        props = json.loads(path.read_text()).get("properties") or {}
+        name = (props.get("schema") or {}).get("const")
+        version = (props.get("schema_version") or {}).get("const")
+        if isinstance(name, str) and isinstance(version, int):
+            versions[name] = max(version, versions.get(name, 0))
+    return versions
+
+
+def supported_version(name: str | None) -> int:
+    """The newest schema_version this mpi-overlap reads for documents of kind `name`; for
+    an unknown kind, the newest of any kind."""
+    versions = _versions()
+    return versions.get(name or "", max(versions.values(), default=1))
+
+
 def errors_against(doc: Any, name: str) -> list[str]:
     """All validation errors of `doc` against schema `name`, as readable one-liners."""
     validator = jsonschema.Draft202012Validator(load_schema(name), registry=_registry())

@@ -13,7 +13,8 @@ from rich.console import Console
 from . import env_matrix
 from .benchmarks import get_benchmark
 from .errors import UserError
-from .rundir import STDOUT_FILE, Run, load_run
+from .file_output import WriteError
+from .rundir import STDOUT_FILE, Run, load_run, mark_failed
 from .runner import (
     RunOptions,
     analyze_result,
@@ -22,6 +23,7 @@ from .runner import (
     status_line,
     timeout_for,
 )
+from .termsafe import safe_lines
 from .ui import Ui
 
 
@@ -57,17 +59,27 @@ def bench_session(
             run = run_benchmark(bench, tc, native_args, opts, ui)
             runs.append(run)
             if show_verbose:
-                console.print((run.path / STDOUT_FILE).read_text(), markup=False,
-                              highlight=False)
-            console.print(status_line(run), markup=False)
+                console.print(safe_lines((run.path / STDOUT_FILE).read_text(errors="replace")),
+                              markup=False, highlight=False)
+    return finish_session(runs, out_base, console, report=report)
+
+
+def finish_session(runs: list[Run], out_base: Path, console: Console, *,
+                   report: bool) -> bool:
+    """Report the runs (when asked), then print each one's status line: a run is never
+    said to be complete before its report was written. True if all complete."""
     if report:
         report_runs(runs, out_base, console)
+    for run in runs:
+        console.print(status_line(run), markup=False)
     return all(r.status == "complete" for r in runs)
 
 
 def report_runs(runs: list[Run], out_base: Path, console: Console) -> None:
     """One report of the runs that have results: in the run directory when there is one,
-    else in a `report-...` directory under `out_base`."""
+    else in a `report-...` directory under `out_base`. When the report cannot be written
+    (a full disk), a run whose directory was to hold it is marked failed, with what it
+    saved, before the error goes on."""
     with_results = [r for r in runs if r.result]
     if not with_results:
         return
@@ -76,18 +88,26 @@ def report_runs(runs: list[Run], out_base: Path, console: Console) -> None:
         if len(with_results) == 1
         else out_base / f"report-{with_results[0].path.name}-x{len(runs)}"
     )
-    paths = _make_report(with_results, out_dir, console)
+    try:
+        paths = _make_report(with_results, out_dir, console)
+    except WriteError as err:
+        for run in with_results:
+            if run.path == out_dir:
+                mark_failed(run, f"its report could not be written ({err})")
+        raise
     console.print(f"HTML report: {paths.html.resolve()}", markup=False)
 
 
 def report_session(run_dirs: list[Path], out: Path | None, *, console: Console) -> None:
     if not run_dirs:
         raise UserError("name at least one run directory")
-    runs = [load_run(p) for p in run_dirs]
+    # Documents from elsewhere: every one read strictly and checked against its schema;
+    # a benchmark's part of the report that still fails becomes an error section.
+    runs = [load_run(p, strict=True) for p in run_dirs]
     for run in runs:
         _ensure_analysis(run)
     out_dir = out or (runs[0].path if len(runs) == 1 else Path("mpi-overlap-report"))
-    paths = _make_report(runs, out_dir, console)
+    paths = _make_report(runs, out_dir, console, keep_going=True)
     console.print(f"HTML report: {paths.html.resolve()}", markup=False)
     console.print(f"JSON summary: {paths.json}", markup=False)
 
@@ -101,8 +121,8 @@ def _ensure_analysis(run: Run) -> None:
         run.problems.append(f"result.json does not match its schema: {errors[0]}")
 
 
-def _make_report(runs: list[Run], out_dir: Path, console: Console):
+def _make_report(runs: list[Run], out_dir: Path, console: Console, *,
+                 keep_going: bool = False):
     from .report import make_report
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return make_report(runs, out_dir, console=console)
+    return make_report(runs, out_dir, console=console, keep_going=keep_going)

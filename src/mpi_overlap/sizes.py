@@ -23,7 +23,10 @@ def parse_size(text: str) -> int:
         if token.startswith("-"):
             raise UserError(f"invalid message size '{text}': sizes cannot be negative")
         raise UserError(f"invalid message size '{text}': expected bytes like 4096, 64k or 4M")
-    value = int(m.group(1)) * _MULT[m.group(2).lower()]
+    digits = m.group(1).lstrip("0") or "0"
+    if len(digits) > 13:  # above 1 TiB whatever the suffix (and beyond int()'s digit limit)
+        raise UserError(f"invalid message size '{text[:40]}': larger than 1 TiB")
+    value = int(digits) * _MULT[m.group(2).lower()]
     if value > MAX_SIZE:
         raise UserError(f"invalid message size '{text}': larger than 1 TiB")
     return value

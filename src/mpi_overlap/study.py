@@ -27,7 +27,7 @@ from .build import executable
 from .errors import UserError
 from .launch import launch_command
 from .paired_launch import LaunchSetup, collect_profile, finish_launches, launch
-from .rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, write_json_atomic
+from .rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from .runner import (
     RunOptions,
     build,
@@ -35,7 +35,6 @@ from .runner import (
     check_timeout,
     checked_toolchains,
     initial_run_meta,
-    status_line,
     timeout_for,
 )
 from .toolchains import Toolchain
@@ -152,7 +151,8 @@ def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
     prefix = launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
     bdir = build(tc, ui)
     exe = executable(bdir, app.program)
-    table = find_or_calibrate(tc, ranks=opts.ranks, launcher=opts.launcher, ui=ui)
+    table = find_or_calibrate(tc, ranks=opts.ranks, launcher=opts.launcher,
+                              timeout_s=opts.timeout_s, ui=ui)
     setup = LaunchSetup(tc=tc, ranks=opts.ranks, launcher=opts.launcher, prefix=prefix,
                         library=profiler_library(bdir), table=table,
                         timeout_s=timeout_for(bench, quick=opts.quick, timeout_s=opts.timeout_s))
@@ -163,7 +163,7 @@ def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
     meta = initial_run_meta(bench.name, tc, RunOptions(
         ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
         out_base=opts.out_base), _command_line(app, tc, opts), run_dir)
-    write_json_atomic(run_dir / RUN_FILE, meta)
+    begin_run(run_dir, meta)
     doc: dict[str, Any] = {
         "schema": SCHEMA, "schema_version": 1, "benchmark": bench.name, "status": "running",
         "app": app.name, "program": str(exe), "baseline": app.baseline,
@@ -222,13 +222,7 @@ def study_session(app_name: str, toolchains: list[str], opts: StudyOptions, *, r
     opts.check(app)
     tcs = checked_toolchains(toolchains, ranks=opts.ranks, launcher=opts.launcher)
     ui = Ui(err_console)
-    runs = []
-    for tc in tcs:
-        run = run_study(app, tc, opts, ui)
-        runs.append(run)
-        console.print(status_line(run), markup=False)
-    if report:
-        from .session import report_runs
+    from .session import finish_session
 
-        report_runs(runs, opts.out_base, console)
-    return all(r.status == "complete" for r in runs)
+    runs = [run_study(app, tc, opts, ui) for tc in tcs]
+    return finish_session(runs, opts.out_base, console, report=report)

@@ -4,7 +4,9 @@ progress display, into one report.
 
 A benchmark that fails (an error before or during its run, a crash, a timeout) is
 recorded as a run directory with its status and message, shown as a banner in the
-report, and the suite goes on; the suite reports failure at the end.
+report, and the suite goes on; the suite reports failure at the end. A signal (Ctrl-C,
+SIGTERM, SIGHUP) stops the suite at once: the benchmark running then is marked
+interrupted with what it measured, and no further benchmark starts (interrupts.py).
 """
 
 from __future__ import annotations
@@ -17,23 +19,28 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
     Progress,
     TaskID,
-    TextColumn,
-    TimeElapsedColumn,
 )
 
 from . import env_matrix
 from .benchmarks import registry
 from .benchmarks.registry import Benchmark
 from .errors import UserError
+from .file_output import WriteError
 from .launch import ProgressFn
-from .rundir import RUN_FILE, Run, load_run, new_run_dir, utc_now, write_json_atomic
+from .rundir import (
+    RUN_FILE,
+    Run,
+    close_open_runs,
+    load_run,
+    new_run_dir,
+    utc_now,
+    write_json_atomic,
+)
 from .runner import RunOptions, check_timeout, checked_toolchains, run_benchmark, status_line
 from .toolchains import Toolchain
-from .ui import Ui
+from .ui import Ui, progress_columns
 
 
 def suite_benchmarks(suite: str) -> list[Benchmark]:
@@ -112,23 +119,27 @@ def summary_section(suite: str, runs: list[Run]):
 
 def progress_bar(console: Console) -> Progress:
     """The one display of a multi-benchmark command: an overall bar, task bars under it."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TextColumn("{task.fields[label]}"))
-    return Progress(*columns, console=console, transient=True)
+    return Progress(*progress_columns(), console=console, transient=True)
 
 
 def run_one(bench: Benchmark, tc: Toolchain, opts: RunOptions, native_args: list[str],
             ui: Ui) -> Run:
-    """One benchmark run; an error becomes a failed run directory instead of ending the
-    caller's series."""
+    """One benchmark run; an error becomes a failed run directory (the run's own when it
+    had opened one) instead of ending the caller's series. A signal (interrupts.Stopped, not
+    an Exception) and a full disk end the series."""
     try:
         return run_benchmark(bench, tc, native_args, opts, ui)
     except KeyboardInterrupt:
         raise
     except Exception as err:  # reported as a failed run; the series goes on
         text = str(err) or type(err).__name__
-        return _failure_run(bench, tc, opts, text if isinstance(err, UserError)
-                            else f"{type(err).__name__}: {text}")
+        text = text if isinstance(err, UserError) else f"{type(err).__name__}: {text}"
+        closed = close_open_runs("failed", text)
+        if isinstance(err, WriteError) and err.disk_full:
+            raise
+        if closed and (closed[-1] / RUN_FILE).is_file():
+            return load_run(closed[-1])
+        return _failure_run(bench, tc, opts, text)
 
 
 def run_benchmarks(benches: list[Benchmark], tc: Toolchain, *, ranks: int, quick: bool,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from .doctor import Finding
 from .errors import UserError
+from .termsafe import Table
 from .toolchains import ensure_version, list_toolchains
 
 _LEVEL_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "info": "cyan"}
@@ -17,14 +18,12 @@ def print_toolchains(console: Console, probe: bool = True) -> None:
     for col in ("name", "kind", "library version", "mpicc", "mpiexec"):
         table.add_column(col)
     for tc in list_toolchains():
-        version = tc.library_version or "not probed"
+        version: str | Text = (tc.library_version or "not probed").splitlines()[0]
         if probe:
             try:
                 version = (ensure_version(tc).library_version or "?").splitlines()[0]
             except UserError as err:
-                version = f"[red]broken: {err}[/red]"
-        else:
-            version = version.splitlines()[0] if version else version
+                version = Text(f"broken: {err}", style="red")
         table.add_row(
             tc.name + (" (default)" if tc.name == "mpich" else ""),
             tc.kind,
@@ -43,5 +42,5 @@ def print_findings(console: Console, findings: list[Finding]) -> None:
     table.add_column("fix")
     for f in findings:
         style = _LEVEL_STYLE.get(f.level, "")
-        table.add_row(f.item, f"[{style}]{f.level}[/{style}]", f.detail, f.fix)
+        table.add_row(f.item, Text(f.level, style=style), f.detail, f.fix)
     console.print(table)

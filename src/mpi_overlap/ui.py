@@ -14,21 +14,30 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
 )
 
 from .launch import ProgressFn
+from .termsafe import SafeConsole, safe
+
+
+def progress_columns() -> tuple[ProgressColumn, ...]:
+    """A bar's columns: description, bar, n/m, time, label. The texts hold names and the
+    labels programs print: never parsed as markup."""
+    return (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TextColumn("{task.fields[label]}", markup=False))
 
 
 class Ui:
     def __init__(self, console: Console | None = None, quiet: bool = False) -> None:
-        self.console = console or Console(stderr=True)
+        self.console = console or SafeConsole(stderr=True)
         self.quiet = quiet
 
     def info(self, message: str) -> None:
         if not self.quiet:
-            self.console.print(message)
+            self.console.print(safe(message), markup=False)
 
     def line(self, message: str) -> None:
         """One line as it is: not wrapped, no markup (file paths, figures, reasons)."""
@@ -41,14 +50,7 @@ class Ui:
         if self.quiet:
             yield lambda done, total, label: None
             return
-        columns = (
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[label]}"),
-        )
-        with Progress(*columns, console=self.console, transient=True) as bar:
+        with Progress(*progress_columns(), console=self.console, transient=True) as bar:
             task = bar.add_task(description, total=None, label="")
 
             def update(done: int, total: int, label: str) -> None:

@@ -472,7 +472,7 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
             raise UserError(f"transfer-time table {path}: '{key}' line has no 16-hex-digit "
                             "fingerprint")
         fps[key] = (fp, k.strip())
-    m = re.fullmatch(r"(\d+) nodes (\d+)", header["ranks"])
+    m = re.fullmatch(r"(\d{1,9}) nodes (\d{1,9})", header["ranks"])  # int() stays small
     if not m:
         raise UserError(f"transfer-time table {path}: expected 'ranks <n> nodes <m>'")
     if version >= 3:

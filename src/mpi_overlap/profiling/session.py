@@ -19,7 +19,7 @@ from rich.console import Console
 from ..calibrate import find_or_calibrate
 from ..errors import UserError
 from ..launch import launch_command, run_job
-from ..rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, write_json_atomic
+from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from ..runner import (
     RunOptions,
     analyze_result,
@@ -27,7 +27,6 @@ from ..runner import (
     check_timeout,
     finish_run,
     initial_run_meta,
-    status_line,
 )
 from ..table_trust import table_record
 from ..toolchains import get_toolchain
@@ -78,14 +77,14 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
     if trace_cap is not None and not opts.trace:
         raise UserError("--trace-cap needs --trace")
     check_timeout(opts.timeout_s)
-    if opts.snapshot_s <= 0:
-        raise UserError(f"--snapshot must be positive (got {opts.snapshot_s:g})")
+    check_timeout(opts.snapshot_s, "--snapshot")
     tc = get_toolchain(opts.mpi)
     tc.check()
     launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
     library = profiler_library(build(tc, ui))
+    # --timeout bounds the calibration this may need too (each of its launches).
     table = find_or_calibrate(tc, ranks=opts.ranks, launcher=opts.launcher, table=opts.table,
-                              force_table=opts.force_table, ui=ui)
+                              force_table=opts.force_table, timeout_s=opts.timeout_s, ui=ui)
     table_info = table_record(table, tc)  # what the library will read, before it runs
     run_dir = new_run_dir(opts.out_base, PROFILE, tc.name)
     setup = ProfilerSetup(library=library, table=table, outdir=run_dir, bins=bins,
@@ -96,7 +95,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
                           out_base=opts.out_base)
     meta = initial_run_meta(PROFILE, tc, run_opts, cmd, run_dir)
     meta["app"] = app
-    write_json_atomic(run_dir / RUN_FILE, meta)
+    begin_run(run_dir, meta)
 
     with ui.progress(f"profile {Path(app[0]).name} ({tc.name}, {opts.ranks} ranks)") as progress:
         outcome = run_job(cmd, tc.environment(), run_dir, timeout_s=opts.timeout_s,
@@ -125,15 +124,13 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
 
 def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, console: Console,
                     err_console: Console) -> bool:
-    """The CLI command: run, print where it is, report. True when the run is complete."""
+    """The CLI command: run, report, print where it is. True when the run is complete."""
+    from ..session import finish_session
+
     run = profile_run(argv, opts, Ui(err_console))
-    console.print(status_line(run), markup=False)
+    with_report = report and bool(run.result and run.result.get("ranks"))
+    ok = finish_session([run], opts.out_base, console, report=with_report)
     if opts.trace:
         console.print(f"timeline: mpi-overlap trace {run.path} --perfetto "
                       f"{run.path / 'timeline.json'}", markup=False)
-    if report and run.result and run.result.get("ranks"):
-        from ..report import make_report
-
-        paths = make_report([run], run.path, console=console)
-        console.print(f"HTML report: {paths.html.resolve()}", markup=False)
-    return run.status == "complete"
+    return ok

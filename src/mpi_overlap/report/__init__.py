@@ -18,7 +18,9 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import __version__
-from ..rundir import Run, utc_now, write_json_atomic
+from ..file_output import WriteError
+from ..rundir import Run, utc_now, write_json_atomic, write_text_atomic
+from ..termsafe import SafeConsole, safe
 from . import (
     comm_overlap,
     datatypes,
@@ -175,19 +177,33 @@ def _by_benchmark(runs: list[Run]) -> dict[str, list[Run]]:
     return groups
 
 
-def print_terminal(runs: list[Run], console: Console) -> None:
+def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = False) -> None:
+    """Every run's banners, sentences and tables, then the cross-run views; keep_going: a
+    reporter that fails on a run prints one line saying so instead of failing."""
     for run in runs:
-        console.rule(Text(f"{run.label} · {run.benchmark} · {run.path}", style="bold"))
+        console.rule(Text(safe(f"{run.label} · {run.benchmark} · {run.path}"), style="bold"))
         for banner in _banners(run):
-            console.print(Text(banner.text, style=BANNER_STYLE.get(banner.level, "")))
+            console.print(Text(safe(banner.text), style=BANNER_STYLE.get(banner.level, "")))
         for sentence in _summary(run):
-            console.print(sentence, highlight=False)
+            console.print(safe(sentence), markup=False, highlight=False)
         reporter = _REGISTRY.get(run.benchmark)
         if reporter is not None and (run.result is not None or run.analysis is not None):
-            reporter.terminal(run, console)
+            _guarded(keep_going, console, run.benchmark, reporter.terminal, run, console)
     for name, group in _by_benchmark(runs).items():
-        _REGISTRY[name].terminal_all(group, console)
+        _guarded(keep_going, console, name, _REGISTRY[name].terminal_all, group, console)
     env_matrix.print_terminal(runs, console)
+
+
+def _guarded(keep_going: bool, console: Console, name: str, fn: Callable[..., None],
+             *args: Any) -> None:
+    if not keep_going:
+        fn(*args)
+        return
+    try:
+        fn(*args)
+    except Exception as err:  # a malformed document from elsewhere: say so, go on
+        console.print(safe(f"{name}: terminal report failed: {type(err).__name__}: {err}"),
+                      markup=False, highlight=False)
 
 
 def _run_json(run: Run) -> dict[str, Any]:
@@ -271,8 +287,11 @@ def make_report(
     keep_going: a reporter that fails gives an error section instead of failing the report."""
     _disambiguate_labels(runs)
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    print_terminal(runs, console or Console())
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise WriteError(out_dir, err) from None
+    print_terminal(runs, console or SafeConsole(), keep_going=keep_going)
     generated = utc_now()
     views = [
         RunView(
@@ -295,7 +314,8 @@ def make_report(
                         else provider(group))
     ]
     html_path, json_path = out_dir / HTML_FILE, out_dir / JSON_FILE
-    html_path.write_text(
+    write_text_atomic(
+        html_path,
         render_html(
             title=title or _title(runs),
             generated=generated,
@@ -304,7 +324,6 @@ def make_report(
             sections=sections,
             top_sections=top_sections,
         ),
-        encoding="utf-8",
     )
     write_json_atomic(
         json_path,

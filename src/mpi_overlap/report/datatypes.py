@@ -9,9 +9,9 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 
 from ..rundir import Run
+from ..termsafe import Table
 from ..values import num
 from .html import DASH, Figure, HtmlTable, Section
 from .overhead_plots import to_svg

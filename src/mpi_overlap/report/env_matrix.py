@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from ..rundir import Run
+from ..termsafe import Table
 from .html import DASH, HtmlTable, Section
 
 KIND_ORDER = {"overlap": 0, "cost": 1, "info": 2}

@@ -6,9 +6,10 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 
+from ..file_output import write_text
 from ..rundir import Run
+from ..termsafe import Table
 from .html import Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
 
@@ -63,7 +64,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
         figures = []
         if fig is not None:
             svg = to_svg(fig, f"error-checking-{run.label}")
-            (run.path / PLOT_FILE).write_text(svg, encoding="utf-8")
+            write_text(run.path / PLOT_FILE, svg)
             figures.append(Figure(svg, "Median ns per message with the MPI's argument checking "
                                        "off and on (the setting read back via MPI_T)."))
         r = rows(run)

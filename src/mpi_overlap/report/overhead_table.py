@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ..rundir import Run
 from ..sizes import format_size
+from ..termsafe import Table
 from ..values import fmt_us, num
 from .html import DASH, HtmlTable, Section
 

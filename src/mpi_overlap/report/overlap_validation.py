@@ -13,11 +13,11 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ..rundir import Run
 from ..sizes import format_size
+from ..termsafe import Table
 from ..values import fmt_us
 from .html import DASH, Figure, HtmlTable, Section
 from .overhead_plots import to_svg

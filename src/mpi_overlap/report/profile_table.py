@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ..analysis.profile import analyze_profile, fmt_time, rank_list
 from ..rundir import Run
 from ..table_trust import different_tables, run_table_notes
+from ..termsafe import Table
 from . import profile_waits
 from .html import DASH, HtmlTable, Section
 

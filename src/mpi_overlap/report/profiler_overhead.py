@@ -14,10 +14,10 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ..rundir import Run
+from ..termsafe import Table
 from ..values import num
 from .html import DASH, Figure, HtmlTable, Section
 from .overhead_plots import to_svg

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ..rundir import Run
+from ..termsafe import Table
 from .html import HtmlTable
 
 

@@ -13,11 +13,12 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from ..file_output import WriteError, write_text
 from ..rundir import Run
 from ..sizes import format_size
+from ..termsafe import Table
 from .html import Figure, HtmlTable, Section
 from .overhead_plots import size_positions, to_svg
 
@@ -179,8 +180,8 @@ def html_sections(runs: list[Run]) -> list[Section]:
     if fig is not None:
         svg = to_svg(fig, "stack-floor")
         for run in _runs(runs):
-            with contextlib.suppress(OSError):
-                (run.path / PLOT_FILE).write_text(svg)
+            with contextlib.suppress(WriteError):
+                write_text(run.path / PLOT_FILE, svg)
         figures = [Figure(svg, "Left: median one-way time of the MPI ping-pong (Send/Recv), of a "
                                "ping-pong through one shared segment with atomic flags (no MPI "
                                "calls), and of a single-core memcpy. Right: MPI minus the floor "

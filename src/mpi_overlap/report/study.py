@@ -8,10 +8,10 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ..rundir import Run
+from ..termsafe import Table
 from .html import DASH, Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
 

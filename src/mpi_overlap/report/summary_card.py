@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from ..rundir import Run
+from ..termsafe import Table
 from .html import DASH, HtmlTable, Section
 
 Figures = dict[str, float | None]

@@ -8,10 +8,11 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from ..file_output import write_text
 from ..rundir import Run
+from ..termsafe import Table
 from .html import DASH, Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
 from .run_table import compared, comparison_table, summary_or_missing
@@ -157,7 +158,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
     if fig is not None:
         svg = to_svg(fig, "sync-overlap")
         if len(mine) == 1:
-            (mine[0].path / PLOT_FILE).write_text(svg, encoding="utf-8")
+            write_text(mine[0].path / PLOT_FILE, svg)
         figures.append(Figure(svg, "Top: rank 0's MPI_Wait after MPI_Isend and its work, "
                                    "rank 1 having done nothing until rank 0's MPI_Test calls "
                                    "ended: near 0 when the send completed without the "

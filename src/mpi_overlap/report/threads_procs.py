@@ -6,9 +6,10 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.table import Table
 
+from ..file_output import write_text
 from ..rundir import Run
+from ..termsafe import Table
 from .html import Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
 
@@ -79,7 +80,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
         figures = []
         if fig is not None:
             svg = to_svg(fig, f"threads-procs-{run.label}")
-            (run.path / PLOT_FILE).write_text(svg, encoding="utf-8")
+            write_text(run.path / PLOT_FILE, svg)
             figures.append(Figure(svg, "Aggregate rate of 0-byte MPI_Send to MPI_PROC_NULL: "
                                        "processes (MPI_THREAD_SINGLE) and threads of one process "
                                        "(MPI_THREAD_MULTIPLE); bars: 95 % CI of the mean."))

@@ -6,14 +6,13 @@ well the clocks were aligned, messages left without a partner).
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..analysis.profile import fmt_time, rank_list
 from ..errors import UserError
+from ..file_output import open_atomic
 from ..profiling.collect import rank_files
 from .perfetto import Summary, to_chrome
 from .reader import RankTrace, read_trace
@@ -75,15 +74,8 @@ def convert_run(run_dir: Path, out: Path) -> Converted:
     traces = read_run(run_dir)
     if not out.parent.is_dir():
         raise UserError(f"cannot write {out}: {out.parent} is not a directory")
-    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            summary = to_chrome(traces, fh, notes_of(traces))
-        os.replace(tmp, out)
-    except OSError as err:
-        raise UserError(f"cannot write {out}: {err.strerror or err}") from None
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with open_atomic(out) as fh:
+        summary = to_chrome(traces, fh, notes_of(traces))
     return Converted(out, summary)
 
 

@@ -181,6 +181,11 @@ def read_trace(path: Path) -> RankTrace:
         data = path.read_bytes()
     except OSError as err:
         raise UserError(f"cannot read {path}: {err.strerror or err}") from None
+    return parse_trace(data, path)
+
+
+def parse_trace(data: bytes, path: Path) -> RankTrace:
+    """The trace in `data` (the bytes of the file at `path`, which names it in errors)."""
     if len(data) < HEADER.size:
         raise _bad(path, f"not a trace: {len(data)} bytes, shorter than the "
                          f"{HEADER.size}-byte header")

@@ -1,0 +1,164 @@
+"""The one reader of every JSON document mpi-overlap is handed: run.json, result.json,
+analysis.json, profile.rank-N.json, the toolchain registry, a program's JSON output.
+
+These files come from disk, from other machines (run directories copied from a cluster),
+from the native library of another version, or from a user's editor, so each way one can
+be wrong ends as a one-line UserError that names the file, never as a traceback:
+
+* size: refused from its size before it is read (`max_bytes()`, default 256 MiB, or
+  MPI_OVERLAP_MAX_JSON_MIB), so that a runaway file costs no memory; not a regular file
+  (a FIFO, a device) is refused without blocking;
+* encoding: strict UTF-8 (RFC 8259), the offending byte and its offset named;
+* syntax, and numbers Python refuses (an integer of more than 4300 digits);
+* nesting deeper than MAX_DEPTH: every consumer (schema validation, deepcopy, the
+  report) walks documents recursively, so a 200 000-deep array would end in a
+  RecursionError far from here; the parser's own recursion limit is caught too;
+* a top level that is not an object;
+* a `schema_version` newer than this mpi-overlap reads (`schema.supported_version`):
+  its fields may mean something else, so nothing of it is trusted.
+
+Whether the known fields have the right types is the schemas' business (schema.py);
+rundir.load_run checks them there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from .errors import UserError
+
+DEFAULT_MAX_MIB = 256
+# Our documents nest a dozen levels at most (a profile: ranks → regions → functions →
+# bins → fields); 64 leaves room for growth and stays far below Python's recursion limit.
+MAX_DEPTH = 64
+
+
+def max_bytes() -> int:
+    """The size cap: MPI_OVERLAP_MAX_JSON_MIB (a positive number of MiB) or 256 MiB."""
+    text = os.environ.get("MPI_OVERLAP_MAX_JSON_MIB", "").strip()
+    if text:
+        try:
+            mib = float(text)
+        except ValueError:
+            mib = 0.0
+        if not (0 < mib < 1 << 30):
+            raise UserError(f"MPI_OVERLAP_MAX_JSON_MIB must be a positive number of MiB "
+                            f"(got '{text}')")
+        return int(mib * (1 << 20))
+    return DEFAULT_MAX_MIB << 20
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.0f} MiB" if n >= 1 << 20 else f"{n} bytes"
+
+
+def read_bytes(path: Path, *, limit: int | None = None) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (default `max_bytes()`)."""
+    limit = max_bytes() if limit is None else limit
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, not a JSON file") from None
+    except OSError as err:
+        raise UserError(f"{path}: cannot read it ({err.strerror or err})") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise UserError(f"{path}: is a directory, not a JSON file")
+        if not stat.S_ISREG(st.st_mode):
+            raise UserError(f"{path}: not a regular file")
+        if st.st_size > limit:
+            raise UserError(f"{path}: {_mib(st.st_size)}, larger than the {_mib(limit)} "
+                            "mpi-overlap reads (set MPI_OVERLAP_MAX_JSON_MIB to allow more)")
+        chunks, total = [], 0
+        while True:  # the file may grow while we read it: never read past the cap
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise UserError(f"{path}: larger than the {_mib(limit)} mpi-overlap reads "
+                                "(set MPI_OVERLAP_MAX_JSON_MIB to allow more)")
+    except OSError as err:
+        raise UserError(f"{path}: cannot read it ({err.strerror or err})") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def _depth_exceeds(doc: Any, limit: int) -> bool:
+    """True when `doc` nests containers more than `limit` deep (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def parse_json(data: bytes | str, source: str | Path, *, want_object: bool = True) -> Any:
+    """The document in `data` (bytes: strict UTF-8); `source` names it in errors."""
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise UserError(f"{source}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset "
+                            f"{err.start}); JSON files must be UTF-8") from None
+    else:
+        text = data
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UserError(f"{source}: not valid JSON ({err.msg}, line {err.lineno} column "
+                        f"{err.colno})") from None
+    except RecursionError:
+        raise UserError(f"{source}: nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as err:  # e.g. an integer beyond Python's digit limit
+        raise UserError(f"{source}: not valid JSON ({str(err).splitlines()[0][:120]})") from None
+    if isinstance(doc, (dict, list)) and _depth_exceeds(doc, MAX_DEPTH):
+        raise UserError(f"{source}: nested more than {MAX_DEPTH} levels deep")
+    if want_object and not isinstance(doc, dict):
+        raise UserError(f"{source}: expected a JSON object at the top, found "
+                        f"{_kind(doc)}")
+    if isinstance(doc, dict):
+        _check_version(doc, source)
+    return doc
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """The JSON object in the file at `path`, checked as the module docstring says."""
+    return parse_json(read_bytes(Path(path)), path)
+
+
+def _kind(doc: Any) -> str:
+    if isinstance(doc, list):
+        return "an array"
+    if isinstance(doc, str):
+        return "a string"
+    if doc is None:
+        return "null"
+    return "a boolean" if isinstance(doc, bool) else "a number"
+
+
+def _check_version(doc: dict[str, Any], source: str | Path) -> None:
+    from .schema import supported_version
+
+    version = doc.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        return  # a wrong type is the schema check's to report
+    name = doc.get("schema")
+    supported = supported_version(name if isinstance(name, str) else None)
+    if version > supported:
+        what = f"'{name}' " if isinstance(name, str) else ""
+        raise UserError(f"{source}: {what}schema_version {version} is newer than this "
+                        f"mpi-overlap reads ({supported}); read it with a newer mpi-overlap")

@@ -1,0 +1,85 @@
+"""Child processes of the CLI (MPI jobs, builds, probes): each starts in a session of its
+own and is stopped as a whole.
+
+An MPI job is a tree: mpiexec, its proxies or daemons, the ranks. Killing mpiexec alone
+leaves the ranks running, re-parented to PID 1; so every child runs in a new session and
+`stop_session` signals every process of that session (found in /proc: the launcher may
+have put its children into process groups of their own, but they stay in the session),
+first SIGTERM, then SIGKILL to whatever is still there after a grace period.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+
+KILL_GRACE_S = 5.0
+
+
+def session_members(sid: int) -> list[int]:
+    """Live (not zombie) processes of session `sid`, from /proc."""
+    pids = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return pids
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue  # gone meanwhile
+        # pid (comm) state ppid pgrp session ...; comm may hold spaces and parentheses
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) >= 4 and fields[0] != b"Z" and int(fields[3]) == sid:
+            pids.append(int(entry))
+    return pids
+
+
+def _signal_all(pids: Sequence[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def stop_session(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
+    """Stop `proc` (started with start_new_session=True) and every process of its session;
+    reap `proc`. Returns when none is left, or after SIGKILL and a last grace period."""
+    sid = proc.pid
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        members = set(session_members(sid))
+        if proc.poll() is None:
+            members.add(proc.pid)
+        if not members:
+            return
+        _signal_all(sorted(members), sig)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            proc.poll()  # reap our own child so that it does not linger as a zombie
+            if proc.returncode is not None and not session_members(sid):
+                return
+            time.sleep(0.05)
+    proc.poll()
+
+
+def run_tool(cmd: list[str], *, env: dict[str, str] | None = None, timeout_s: float,
+             cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+    """subprocess.run(capture_output=True, text=True) in a session of its own: on a timeout
+    (subprocess.TimeoutExpired) or any exception, a signal included, the whole session is
+    stopped before the exception goes on."""
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except BaseException:
+        stop_session(proc, grace_s=1.0)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=KILL_GRACE_S)  # close the pipes
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
