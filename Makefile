@@ -63,7 +63,7 @@ fuzz: setup
 	$(BIN)/python -m mpi_overlap.devtools fuzz $(FUZZ_SECONDS)
 
 pytest: setup toolchains
-	$(BIN)/pytest -q -ra
+	$(BIN)/pytest -q -ra --durations=25
 
 test: lint ctest fuzz pytest
 
