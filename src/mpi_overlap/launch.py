@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import machine_load
+from . import machine_load, thread_census
 from .errors import UserError
 from .rundir import STDERR_FILE, STDOUT_FILE
 from .toolchains import Toolchain, usable_cores
@@ -40,6 +40,8 @@ class LaunchResult:
     elapsed_s: float
     # What else ran on the machine meanwhile (machine_load.between); None off Linux.
     host_load: dict[str, Any] | None = None
+    # How many of the job's threads were busy on how many cores (thread_census.py).
+    threads: dict[str, Any] | None = None
 
 
 def launch_command(
@@ -116,6 +118,7 @@ def run_job(
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
+        census = thread_census.start(proc.pid)  # the launcher and the ranks below it
         status, message = "complete", None
         try:
             rc: int | None = proc.wait(timeout=timeout_s)
@@ -130,6 +133,7 @@ def run_job(
             status = "interrupted"
             message = "interrupted by the user; the results measured so far are kept"
         reader.join(timeout=_KILL_GRACE_S)
+        threads = census.stop() if census is not None else None
     if status == "complete" and rc != 0:
         status = "failed"
         detail = next((ln for ln in reversed(tail) if ln.strip()), "no error output")
@@ -140,6 +144,7 @@ def run_job(
         message=message,
         elapsed_s=time.monotonic() - start,
         host_load=machine_load.between(load_before, machine_load.sample()),
+        threads=threads,
     )
 
 

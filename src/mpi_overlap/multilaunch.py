@@ -25,6 +25,7 @@ from .runner import (
     program_argv,
     settle_result,
 )
+from .thread_census import most_active
 from .toolchains import Toolchain
 from .ui import Ui
 
@@ -78,6 +79,7 @@ def run_launches(
     status, message, rc, elapsed = "complete", None, 0, 0.0
     parts: list[tuple[Launch, dict | None]] = []
     loads: list[dict] = []
+    censuses: list[dict] = []
     for i, (launch, sub, cmd) in enumerate(cmds):
         env = tc.environment()
         env.update(opts.env_overrides)
@@ -88,6 +90,8 @@ def run_launches(
         elapsed += outcome.elapsed_s
         if outcome.host_load:
             loads.append(outcome.host_load)
+        if outcome.threads:
+            censuses.append(outcome.threads)
         path = sub / RESULT_FILE
         parts.append((launch, read_json(path) if path.is_file() else None))
         if outcome.status != "complete":
@@ -101,7 +105,8 @@ def run_launches(
         bench, result, run_dir, status, message, who="a launch"
     )
     return finish_run(run_dir, meta, status=status, message=message, returncode=rc,
-                      elapsed_s=elapsed, schema_errors=errors, host_load=busiest(loads))
+                      elapsed_s=elapsed, schema_errors=errors, host_load=busiest(loads),
+                      threads=most_active(censuses))
 
 
 __all__ = ["merge_results", "run_launches"]

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from . import run_guard
 from .errors import UserError
 
 RUN_FILE = "run.json"
@@ -117,7 +118,8 @@ def load_run(path: str | Path) -> Run:
     else:
         run.problems.append(f"{RESULT_FILE} missing: the benchmark wrote no results")
     if (p / ANALYSIS_FILE).is_file():
-        run.analysis = read_json(p / ANALYSIS_FILE)
+        # What the machine says about the run (run.json's guard) joins what its result says.
+        run.analysis = run_guard.apply(read_json(p / ANALYSIS_FILE), run.meta)
     return run
 
 

@@ -11,6 +11,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import run_guard
 from .benchmarks import Benchmark
 from .build import ensure_built, executable
 from .errors import UserError
@@ -76,7 +77,8 @@ def run_benchmark(
     )
     return finish_run(run_dir, meta, status=status, message=message,
                       returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
-                      schema_errors=errors, host_load=outcome.host_load)
+                      schema_errors=errors, host_load=outcome.host_load,
+                      threads=outcome.threads)
 
 
 # ----- what every run shares (benchmarks, profile, profiler-overhead, calibrate) ----------
@@ -150,14 +152,18 @@ def schema_failure(errors: list[str], status: str, message: str | None) -> tuple
 def finish_run(
     run_dir: Path, meta: dict, *, status: str, message: str | None, returncode: int | None,
     elapsed_s: float, schema_errors: list[str] | None = None,
-    host_load: dict | None = None,
+    host_load: dict | None = None, threads: dict | None = None,
 ) -> Run:
     """Write run.json as the run ended (after initial_run_meta) and load the run.
-    `host_load`: what else ran on the machine meanwhile (machine_load.between)."""
+    `host_load`: what else ran on the machine meanwhile (machine_load.between);
+    `threads`: how many of the job's threads were busy on how many cores
+    (thread_census.py); together they give run.json's "guard" (run_guard.py)."""
     if schema_errors:
         meta["schema_errors"] = schema_errors[:50]
     meta.update(status=status, message=message, returncode=returncode,
-                finished_utc=utc_now(), elapsed_s=round(elapsed_s, 3), host_load=host_load)
+                finished_utc=utc_now(), elapsed_s=round(elapsed_s, 3), host_load=host_load,
+                threads=threads)
+    meta["guard"] = run_guard.judge(meta)
     write_json_atomic(run_dir / RUN_FILE, meta)
     return load_run(run_dir)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from . import env_matrix
+from . import env_matrix, run_guard
 from .benchmarks import get_benchmark
 from .errors import UserError
 from .rundir import STDOUT_FILE, Run, load_run
@@ -96,7 +96,8 @@ def _ensure_analysis(run: Run) -> None:
     """Analyse runs that have results but no analysis (e.g. copied from a cluster)."""
     if run.analysis is not None or not run.result:
         return
-    errors, run.analysis = analyze_result(get_benchmark(run.benchmark), run.result, run.path)
+    errors, analysis = analyze_result(get_benchmark(run.benchmark), run.result, run.path)
+    run.analysis = run_guard.apply(analysis, run.meta)
     if errors:
         run.problems.append(f"result.json does not match its schema: {errors[0]}")
 

@@ -118,7 +118,8 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
         message = "; ".join([message or "the launcher failed", *result["warnings"]])
     return finish_run(run_dir, meta, status=status, message=message,
                       returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
-                      schema_errors=errors, host_load=outcome.host_load)
+                      schema_errors=errors, host_load=outcome.host_load,
+                      threads=outcome.threads)
 
 
 def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, console: Console,

@@ -133,7 +133,21 @@ def run_banners(run: Run, extent: str | None) -> list[Banner]:
                 "overhead and availability, are less trustworthy",
             )
         )
-    return banners
+    return banners + guard_banners(run.meta)
+
+
+def guard_banners(meta: dict[str, Any]) -> list[Banner]:
+    """The run-level verdict (run.json's guard, run_guard.py) as notices."""
+    guard = meta.get("guard") or {}
+    over = guard.get("oversubscribed")
+    out = []
+    if over:
+        out.append(Banner("error", f"{over['reason']}: its overlap and cost figures are not "
+                                   f"findings (withheld from the headline). To measure: "
+                                   f"{over['change']}"))
+    if guard.get("disturbed"):
+        out.append(Banner("warn", f"disturbed: {guard['disturbed']}"))
+    return out
 
 
 def _per_rank(values: Any) -> str:
