@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import run_guard
 from .benchmarks import Benchmark
@@ -40,6 +41,8 @@ class RunOptions:
     out_base: Path = Path("mpi-overlap-runs")
     label: str | None = None
     env_overrides: dict[str, str] = field(default_factory=dict)
+    # run.json's "replicate" (launch_plan.tag): one of K launches of a setting
+    replicate: dict[str, Any] | None = None
 
 
 def run_benchmark(
@@ -232,6 +235,7 @@ def initial_run_meta(
         "returncode": None,
         "message": None,
         "timeout_s": opts.timeout_s,
+        **({"replicate": opts.replicate} if opts.replicate else {}),
     }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from . import env_matrix, run_guard
+from . import env_matrix, launch_plan, run_guard
 from .benchmarks import get_benchmark
 from .errors import UserError
 from .rundir import STDOUT_FILE, Run, load_run
@@ -40,20 +40,22 @@ def bench_session(
     err_console: Console,
     show_verbose: bool = False,
 ) -> bool:
-    """Run benchmark `name` on each toolchain, under each setting of the bound --env-matrix;
-    report them together. True if all complete."""
+    """Run benchmark `name` on each toolchain, under each setting of the bound --env-matrix,
+    --launches times (the settings alternating); report them together. True if all
+    complete."""
     bench = get_benchmark(name)
     timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
     tcs = checked_toolchains(toolchains)
     ui = Ui(err_console)
     runs: list[Run] = []
     variants = env_matrix.current()
+    launches = launch_plan.count(quick)
     for tc in tcs:
-        for variant in variants:
+        for planned in launch_plan.runs(name, tc.name, variants, launches):
             opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout,
-                              out_base=out_base,
-                              label=variant.label(tc.name) if variant.env else None,
-                              env_overrides=variant.overrides)
+                              out_base=out_base, label=planned.label,
+                              env_overrides=planned.variant.overrides,
+                              replicate=planned.replicate)
             run = run_benchmark(bench, tc, native_args, opts, ui)
             runs.append(run)
             if show_verbose:

@@ -36,6 +36,7 @@ from . import (
     profile_table,
     profiler_overhead,
     progress,
+    replication,
     rma_overlap,
     stack_floor,
     study,
@@ -188,6 +189,7 @@ def print_terminal(runs: list[Run], console: Console) -> None:
     for name, group in _by_benchmark(runs).items():
         _REGISTRY[name].terminal_all(group, console)
     env_matrix.print_terminal(runs, console)
+    replication.print_terminal(runs, console)
 
 
 def _run_json(run: Run) -> dict[str, Any]:
@@ -206,6 +208,8 @@ def _run_json(run: Run) -> dict[str, Any]:
         "elapsed_s",
         "returncode",
         "message",
+        "guard",
+        "replicate",
     )
     return {
         "label": run.label,
@@ -287,7 +291,8 @@ def make_report(
         )
         for run in runs
     ]
-    sections = list(lead_sections or []) + env_matrix.sections(runs) + [
+    sections = list(lead_sections or []) + env_matrix.sections(runs) + replication.sections(
+        runs) + [
         section
         for name, group in _by_benchmark(runs).items()
         for provider in _REGISTRY[name].sections
@@ -314,6 +319,7 @@ def make_report(
             "generated_utc": generated,
             "tool_version": __version__,
             "runs": [_run_json(run) for run in runs],
+            "replication": replication.to_json(runs),
             **(extra or {}),
         },
     )
