@@ -543,19 +543,23 @@ def bench_sync_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samp
                    "Ialltoall, Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan "
                    "(default all)")
 @click.option("--iters", type=int, help="iterations per loop (default: automatic)")
+@click.option("--datatype", metavar="TYPE",
+              help="element type of the reductions: int (default), float, double (OSU's -T)")
+@click.option("--validate", is_flag=True,
+              help="check the data every collective delivered after each loop (OSU's -c)")
 @click.option("--quick", is_flag=True, help="3 sizes, shorter loops")
 @_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print one line per case")
 def bench_nbc_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, tests: int | None,
-                      collectives: str | None, iters: int | None, quick: bool,
-                      launcher: str | None, timeout: float | None, out: Path, report: bool,
-                      verbose: bool) -> None:
+                      collectives: str | None, iters: int | None, datatype: str | None,
+                      validate: bool, quick: bool, launcher: str | None, timeout: float | None,
+                      out: Path, report: bool, verbose: bool) -> None:
     """Non-blocking collective overlap: OSU and IMB overlap % and the profiler's bounds."""
     from .bench_args import NbcOverlapArgs
     from .session import bench_session
 
     args = NbcOverlapArgs(sizes=sizes, tests=tests, collectives=collectives, iters=iters,
-                          quick=quick, verbose=verbose)
+                          datatype=datatype, validate=validate, quick=quick, verbose=verbose)
     ok = bench_session("nbc-overlap", args.to_native(), list(mpi), ranks=ranks,
                        launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
                        report=report, console=_out, err_console=_err, show_verbose=verbose)

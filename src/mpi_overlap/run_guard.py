@@ -20,6 +20,7 @@ verdict (the analysis.json on disk stays what the result alone says).
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 from .machine_load import describe
@@ -53,6 +54,12 @@ def expected_active_threads(meta: dict[str, Any]) -> tuple[int, str]:
     return ranks, f"{ranks} ranks"
 
 
+def _bound_to_core(command: list[str]) -> bool:
+    """Whether the launch command binds each rank to one core (toolchains.bind_args)."""
+    return any(a in ("-bind-to", "--bind-to") and b == "core"
+               for a, b in itertools.pairwise(command))
+
+
 def oversubscription(meta: dict[str, Any]) -> dict[str, Any] | None:
     """Why the run was oversubscribed and what to change, or None when it was not (or
     nothing says either way)."""
@@ -71,12 +78,17 @@ def oversubscription(meta: dict[str, Any]) -> dict[str, Any] | None:
                   f"cores: {per}; {why})")
         basis = "measured"
     elif census.get("cores_usable"):
-        cores = census["cores_usable"]
-        active = expected
-        if active <= cores:
+        # Not watched long enough: what the environment and the binding predict.
+        cores, active, basis = census["cores_usable"], expected, "expected"
+        if _bound_to_core(meta.get("command") or []) and expected > ranks:
+            cores = min(cores, ranks)
+            reason = (f"oversubscribed: {expected} threads expected ({why}) while the "
+                      "launcher binds each rank to one core")
+        elif active > cores:
+            reason = (f"oversubscribed: {active} active threads expected ({why}) on {cores} "
+                      "usable cores")
+        else:
             return None
-        reason = f"oversubscribed: {active} active threads expected ({why}) on {cores} usable cores"
-        basis = "expected"
     else:
         return None
     change = []
