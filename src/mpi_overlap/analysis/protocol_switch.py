@@ -1,0 +1,104 @@
+"""Where a point-to-point protocol switches, from latency per size, and what the MPI says.
+
+Within one protocol the one-way time is close to a line, t(s) = a + b·s: a fixed cost a
+(handshakes, a system call) and a cost per byte b. A protocol switch (eager to
+rendezvous, a copy path to single-copy CMA) changes the fixed cost, and often lowers b;
+a cache boundary at large sizes changes b only, bending the curve upwards. So the ratio
+of neighbouring times is the wrong test: it grows with the spacing of the sizes and with
+any change of b, and it put "eager -> rendezvous" between 2 and 4 MiB (a cache effect)
+while MPICH switches at 8 KiB (1.40 -> 4.20 µs from 4 to 16 KiB).
+
+The size-normalised test: for the step between sizes s[i] and s[i+1], the line through
+the two sizes before (i-1, i) and the line through the two after (i+1, i+2) each give a
+fixed cost, their value at size 0. A switch raises it: step = a_after - a_before, taken
+relative to t[i] (`rise`). A change of the per-byte cost alone leaves it (a cache boundary
+at the step: both lines meet at 0) or lowers it (a curve bending upwards over several
+steps). The switch is the step with the largest rise, if that is at least MIN_RISE;
+steps without two sizes on each side cannot be judged (the first and the last).
+
+The MPI's own threshold comes from its MPI_T control variables (MPICH CH4: the CMA
+single-copy threshold MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD, the first size sent that way;
+Open MPI: btl_sm_eager_limit, the header included), and the two agree when the step's
+interval (below, above] meets [R - HEADER_ALLOWANCE, R]. docs/method.md, "Protocol switch".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .sync_overlap import HEADER_ALLOWANCE
+
+# A fixed-cost step smaller than this share of the time before it is within the noise of
+# a busy machine (5-10 % per size) and the curvature of one protocol.
+MIN_RISE = 0.25
+
+
+def _line(s0: float, t0: float, s1: float, t1: float) -> tuple[float, float]:
+    """(intercept, slope) of the line through two points (s0 < s1)."""
+    b = (t1 - t0) / (s1 - s0)
+    return t0 - b * s0, b
+
+
+def find_switch(sizes: list[int], times: list[float | None]) -> dict[str, Any] | None:
+    """The step (below_bytes, above_bytes] with the largest rise of the fixed cost, or None
+    when no step can be judged or none rises by MIN_RISE. Every judged step is listed in
+    `steps` (for the report)."""
+    pts = [(s, t) for s, t in zip(sizes, times, strict=True) if t is not None]
+    steps = []
+    for i in range(1, len(pts) - 2):
+        (s_a, t_a), (s_b, t_b), (s_c, t_c), (s_d, t_d) = pts[i - 1:i + 3]
+        a_before, b_before = _line(s_a, t_a, s_b, t_b)
+        a_after, b_after = _line(s_c, t_c, s_d, t_d)
+        steps.append({"below_bytes": s_b, "above_bytes": s_c,
+                      "t_below_s": t_b, "t_above_s": t_c,
+                      "fixed_before_s": a_before, "fixed_after_s": a_after,
+                      "per_byte_before_s": b_before, "per_byte_after_s": b_after,
+                      "rise": (a_after - a_before) / t_b if t_b > 0 else 0.0})
+    if not steps:
+        return None
+    best = max(steps, key=lambda st: st["rise"])
+    if best["rise"] < MIN_RISE:
+        return {"found": False, "min_rise": MIN_RISE, "steps": steps, **_none()}
+    return {"found": True, "min_rise": MIN_RISE, "steps": steps,
+            **{k: best[k] for k in ("below_bytes", "above_bytes", "rise", "t_below_s",
+                                    "t_above_s", "fixed_before_s", "fixed_after_s")}}
+
+
+def _none() -> dict[str, Any]:
+    return {"below_bytes": None, "above_bytes": None, "rise": None, "t_below_s": None,
+            "t_above_s": None, "fixed_before_s": None, "fixed_after_s": None}
+
+
+def _positive(cvars: dict[str, int | None], *names: str) -> tuple[str, int] | None:
+    for name in names:
+        value = cvars.get(name)
+        if isinstance(value, int) and value > 0:
+            return name, value
+    return None
+
+
+def reported_switch(cvars: dict[str, int | None]) -> dict[str, Any]:
+    """The first payload size the MPI's control variables put on the other protocol."""
+    cma = _positive(cvars, "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD")
+    if cma:
+        return {"bytes": cma[1], "source": cma[0], "family": "mpich-ch4",
+                "note": f"MPICH CH4: messages from {cma[0]} = {cma[1]} B on go single-copy "
+                        "through CMA (a rendezvous), smaller ones through shared-memory cells"}
+    eager = _positive(cvars, "btl_sm_eager_limit", "btl_vader_eager_limit")
+    if eager:
+        return {"bytes": eager[1], "source": eager[0], "family": "openmpi-ob1",
+                "note": f"Open MPI: {eager[0]} = {eager[1]} B (header included) ends the eager "
+                        "protocol"}
+    return {"bytes": None, "source": None, "family": None,
+            "note": "no control variable this analysis knows names the switch"}
+
+
+def agreement(switch: dict[str, Any] | None, reported: int | None) -> bool | None:
+    """Whether the found step (below, above] meets [reported - header, reported]; None
+    when either is unknown."""
+    if reported is None or not switch or not switch.get("found"):
+        return None
+    return switch["below_bytes"] < reported and switch["above_bytes"] >= reported - HEADER_ALLOWANCE
+
+
+__all__ = ["MIN_RISE", "agreement", "find_switch", "reported_switch"]
