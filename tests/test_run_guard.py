@@ -127,3 +127,41 @@ def test_census_sees_two_threads_on_one_core() -> None:
     assert got["intervals"] >= 1 and got["cores_allowed"] == [cpu]
     assert got["oversubscribed"], got
     assert got["processes"][0]["active_threads"] >= 2 and got["processes"][0]["cores"] == 1
+
+
+_TABLE = """mpi-overlap-xfer-table 2
+created {created}
+machine 8ed7a84a831c0023 cpu=x;ncpu=2
+toolchain 84c572b3ef7e2a15 MPICH
+toolchain_name mpich
+ranks 2 nodes 1
+intra 0 1e-06
+intra 1024 2e-06
+"""
+
+
+def test_profiled_run_names_its_table_and_the_calibration_verdict(tmp_path, monkeypatch) -> None:
+    """Issue 15, item 5: a table measured inside a first benchmark on a busy machine was
+    40-60 % slow and nothing marked it; the run now says which table and what the machine
+    said while it was measured."""
+    from mpi_overlap import table_note
+    from mpi_overlap.rundir import write_json_atomic
+
+    monkeypatch.setenv("MPI_OVERLAP_HOME", str(tmp_path))
+    table = tmp_path / "t.table"
+    table.write_text(_TABLE.format(created="2026-11-25T23:10:08Z"))
+    old = table_note.describe(table, since_utc="2026-11-26T00:00:00Z")
+    assert old["made_in_this_run"] is False and old["calibration_verdict"] is None
+    assert table_note.sentence(old)[0] == "info" and "t.table" in table_note.sentence(old)[1]
+    cal = tmp_path / "calibration-runs" / "20261125-231000-pingpong-mpich"
+    load = {"disturbed": True, "foreign_share": 0.55, "steal_s": 0.0, "busy_processes": []}
+    write_json_atomic(cal / "run.json", {"started_utc": "2026-11-25T23:09:58Z", "ranks": 2,
+                                         "host_load": load})
+    new = table_note.describe(table, since_utc="2026-11-25T23:09:50Z")
+    assert new["made_in_this_run"] is True and new["calibration_verdict"] == "disturbed"
+    level, text = table_note.sentence(new)
+    assert level == "warn" and "measured inside this run" in text and "55 %" in text
+    meta = {"xfer_table": new, "guard": {"verdict": "ok"}}
+    assert any("calibrate" in b.text for b in guard_banners(meta))
+    # the object validates against run.json's schema (the rest of run.json is missing here)
+    assert not any("xfer_table" in e for e in errors_against({"xfer_table": new}, "run-v1"))

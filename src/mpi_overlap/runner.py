@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import run_guard
+from . import run_guard, table_note
 from .benchmarks import Benchmark
 from .build import ensure_built, executable
 from .errors import UserError
@@ -57,16 +57,20 @@ def run_benchmark(
     launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
     bdir = build(tc, ui)
     run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
+    started = utc_now()
     argv = program_argv(
         executable(bdir, bench.program), bench_args, run_dir / RESULT_FILE, tc, launcher_prefix,
         progress=True, meta=[f"label={opts.label}"] if opts.label else [],
     )
+    table = None
     if bench.profiled:
-        argv = _under_profiler(tc, bdir, argv, run_dir, opts, ui)
+        argv, table = _under_profiler(tc, bdir, argv, run_dir, opts, ui)
     cmd = launch_command(tc, opts.ranks, argv, opts.launcher)
     env = tc.environment()
     env.update(opts.env_overrides)
     meta = initial_run_meta(bench.name, tc, opts, cmd, run_dir)
+    if table is not None:
+        meta["xfer_table"] = table_note.describe(table, started)
     write_json_atomic(run_dir / RUN_FILE, meta)
 
     with ui.progress(f"{bench.name} ({tc.name}, {opts.ranks} ranks)") as progress:
@@ -241,11 +245,12 @@ def initial_run_meta(
 
 def _under_profiler(
     tc: Toolchain, bdir: Path, argv: list[str], run_dir: Path, opts: RunOptions, ui: Ui
-) -> list[str]:
-    """The rank command of a benchmark that measures itself with libmpi_overlap."""
+) -> tuple[list[str], Path]:
+    """The rank command of a benchmark that measures itself with libmpi_overlap, and the
+    transfer-time table it uses."""
     from .calibrate import find_or_calibrate
     from .profiling.preload import ProfilerSetup, profiler_library
 
     table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, ui=ui)
     setup = ProfilerSetup(library=profiler_library(bdir), table=table, outdir=run_dir)
-    return setup.wrap(argv)
+    return setup.wrap(argv), table

@@ -19,7 +19,7 @@ from rich.console import Console
 from ..calibrate import find_or_calibrate
 from ..errors import UserError
 from ..launch import launch_command, run_job
-from ..rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, write_json_atomic
+from ..rundir import RESULT_FILE, RUN_FILE, Run, new_run_dir, utc_now, write_json_atomic
 from ..runner import (
     RunOptions,
     analyze_result,
@@ -29,6 +29,7 @@ from ..runner import (
     initial_run_meta,
     status_line,
 )
+from ..table_note import describe as describe_table
 from ..toolchains import get_toolchain
 from ..ui import Ui
 from .collect import collect
@@ -83,6 +84,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
     tc.check()
     launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
     library = profiler_library(build(tc, ui))
+    started = utc_now()
     table = find_or_calibrate(tc, ranks=opts.ranks, launcher=opts.launcher, table=opts.table,
                               force_table=opts.force_table, ui=ui)
     run_dir = new_run_dir(opts.out_base, PROFILE, tc.name)
@@ -94,6 +96,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
                           out_base=opts.out_base)
     meta = initial_run_meta(PROFILE, tc, run_opts, cmd, run_dir)
     meta["app"] = app
+    meta["xfer_table"] = describe_table(table, started)
     write_json_atomic(run_dir / RUN_FILE, meta)
 
     with ui.progress(f"profile {Path(app[0]).name} ({tc.name}, {opts.ranks} ranks)") as progress:

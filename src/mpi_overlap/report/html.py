@@ -18,6 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from ..rundir import Run
+from ..table_note import sentence
 
 DASH = "—"
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -137,7 +138,8 @@ def run_banners(run: Run, extent: str | None) -> list[Banner]:
 
 
 def guard_banners(meta: dict[str, Any]) -> list[Banner]:
-    """The run-level verdict (run.json's guard, run_guard.py) as notices."""
+    """The run-level verdict (run.json's guard, run_guard.py) and the transfer-time table a
+    profiled run used (table_note.py) as notices."""
     guard = meta.get("guard") or {}
     over = guard.get("oversubscribed")
     out = []
@@ -147,6 +149,9 @@ def guard_banners(meta: dict[str, Any]) -> list[Banner]:
                                    f"{over['change']}"))
     if guard.get("disturbed"):
         out.append(Banner("warn", f"disturbed: {guard['disturbed']}"))
+    table = sentence(meta.get("xfer_table"))
+    if table:
+        out.append(Banner(*table))
     return out
 
 
