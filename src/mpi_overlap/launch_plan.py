@@ -18,10 +18,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from .env_matrix import Variant
 from .errors import UserError
+from .runner import RunOptions
 
 FULL_DEFAULT = 3
 QUICK_DEFAULT = 1
@@ -64,6 +66,13 @@ class PlannedRun:
     variant: Variant
     label: str | None  # None: the toolchain's name
     replicate: dict[str, Any] | None  # run.json's "replicate"; None for a single launch
+
+    def options(self, *, ranks: int, launcher: str | None, timeout_s: float | None,
+                out_base: Path) -> RunOptions:
+        """The run's options: the setting's environment, its label and its tag."""
+        return RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout_s,
+                          out_base=out_base, label=self.label,
+                          env_overrides=self.variant.overrides, replicate=self.replicate)
 
 
 def runs(benchmark: str, toolchain: str, variants: list[Variant],

@@ -15,7 +15,6 @@ from .benchmarks import get_benchmark
 from .errors import UserError
 from .rundir import STDOUT_FILE, Run, load_run
 from .runner import (
-    RunOptions,
     analyze_result,
     checked_toolchains,
     run_benchmark,
@@ -52,10 +51,8 @@ def bench_session(
     launches = launch_plan.count(quick)
     for tc in tcs:
         for planned in launch_plan.runs(name, tc.name, variants, launches):
-            opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout,
-                              out_base=out_base, label=planned.label,
-                              env_overrides=planned.variant.overrides,
-                              replicate=planned.replicate)
+            opts = planned.options(ranks=ranks, launcher=launcher, timeout_s=timeout,
+                                   out_base=out_base)
             run = run_benchmark(bench, tc, native_args, opts, ui)
             runs.append(run)
             if show_verbose:

@@ -147,10 +147,8 @@ def run_benchmarks(benches: list[Benchmark], tc: Toolchain, *, ranks: int, quick
         timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
         for planned in launch_plan.runs(bench.name, tc.name, variants, launches):
             bar.update(overall, label=f"{bench.name} ({planned.label or tc.name})")
-            opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout,
-                              out_base=out_base, label=planned.label,
-                              env_overrides=planned.variant.overrides,
-                              replicate=planned.replicate)
+            opts = planned.options(ranks=ranks, launcher=launcher, timeout_s=timeout,
+                                   out_base=out_base)
             run = run_one(bench, tc, opts, native_args, ui)
             runs.append(run)
             bar.console.print(status_line(run), markup=False, highlight=False)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .sync_overlap import HEADER_ALLOWANCE
+from .sync_overlap import HEADER_ALLOWANCE, positive_cvar
 
 # A fixed-cost step smaller than this share of the time before it is within the noise of
 # a busy machine (5-10 % per size) and the curvature of one protocol.
@@ -69,22 +69,14 @@ def _none() -> dict[str, Any]:
             "t_above_s": None, "fixed_before_s": None, "fixed_after_s": None}
 
 
-def _positive(cvars: dict[str, int | None], *names: str) -> tuple[str, int] | None:
-    for name in names:
-        value = cvars.get(name)
-        if isinstance(value, int) and value > 0:
-            return name, value
-    return None
-
-
 def reported_switch(cvars: dict[str, int | None]) -> dict[str, Any]:
     """The first payload size the MPI's control variables put on the other protocol."""
-    cma = _positive(cvars, "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD")
+    cma = positive_cvar(cvars, "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD")
     if cma:
         return {"bytes": cma[1], "source": cma[0], "family": "mpich-ch4",
                 "note": f"MPICH CH4: messages from {cma[0]} = {cma[1]} B on go single-copy "
                         "through CMA (a rendezvous), smaller ones through shared-memory cells"}
-    eager = _positive(cvars, "btl_sm_eager_limit", "btl_vader_eager_limit")
+    eager = positive_cvar(cvars, "btl_sm_eager_limit", "btl_vader_eager_limit")
     if eager:
         return {"bytes": eager[1], "source": eager[0], "family": "openmpi-ob1",
                 "note": f"Open MPI: {eager[0]} = {eager[1]} B (header included) ends the eager "
