@@ -126,3 +126,13 @@ def test_report_groups_launches_and_renders(tmp_path) -> None:
     console = Console(record=True, width=200)
     report.print_terminal(runs, console)
     assert "unstable" in console.export_text()
+
+
+def test_summary_card_gives_the_launches_of_a_setting_one_column(tmp_path) -> None:
+    from mpi_overlap.report.summary_card import card_json
+
+    runs = [_run(tmp_path, 1, _overhead_analysis(65, 62, 68)),
+            _run(tmp_path, 2, _overhead_analysis(66, 63, 69)),
+            Run(path=tmp_path / "s", meta={"benchmark": "study-halo", "status": "complete",
+                                           "toolchain": {"name": "mpich"}})]
+    assert card_json(runs)["labels"] == ["mpich"]
