@@ -40,7 +40,7 @@ class LaunchResult:
     elapsed_s: float
     # What else ran on the machine meanwhile (machine_load.between); None off Linux.
     host_load: dict[str, Any] | None = None
-    # How many of the job's threads were busy on how many cores (thread_census.py).
+    # How many of the job's threads ran on how many cores (thread_census.py).
     threads: dict[str, Any] | None = None
 
 

@@ -163,7 +163,7 @@ def finish_run(
 ) -> Run:
     """Write run.json as the run ended (after initial_run_meta) and load the run.
     `host_load`: what else ran on the machine meanwhile (machine_load.between);
-    `threads`: how many of the job's threads were busy on how many cores
+    `threads`: how many of the job's threads ran on how many cores
     (thread_census.py); together they give run.json's "guard" (run_guard.py)."""
     if schema_errors:
         meta["schema_errors"] = schema_errors[:50]
