@@ -124,6 +124,31 @@ def test_protocol_switch_on_the_size_normalised_curve_agrees_with_mpi_t() -> Non
     assert none["switch_agrees"] is None and "cannot be compared" in none["finding"]
 
 
+def test_disturbed_sizes_and_neighbours_of_the_jump_are_not_the_switch() -> None:
+    """Full sizes (powers of two): a disturbed stretch from 8 to 512 B (twice as slow, then
+    back down at 1 KiB, as one busy launch read) and a spike at 128 KiB do not persist;
+    the steps next to the real jump have a line through it. The switch stays at 4 -> 8 KiB."""
+    sizes = [0] + [1 << k for k in range(23)]
+    blocking = [_latency(n) * (2.0 if 8 <= n <= 512 else 1.0) * (1.8 if n == 131072 else 1.0)
+                for n in sizes]
+    res = _switch_result([{"name": "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", "value": 8192}],
+                         blocking[:len(QUICK_SIZES)])
+    res["results"]["sizes"] = [
+        {"bytes": n, **{m: {"iterations": 10, "samples_s": [t * f * (1 + 0.01 * k)
+                                                            for k in range(5)]}
+                        for m, f in (("mpi_blocking", 1.0), ("mpi_nonblocking", 1.0),
+                                     ("shm", 0.5), ("memcpy", 0.25))}}
+        for n, t in zip(sizes, blocking, strict=True)]
+    a = analyze_stack_floor(res)
+    assert analysis_errors(a) == []
+    sw = a["switch"]
+    assert (sw["below_bytes"], sw["above_bytes"]) == (4096, 8192) and a["switch_agrees"], sw
+    steps = {(st["below_bytes"], st["above_bytes"]): st for st in sw["steps"]}
+    assert "does not persist" in steps[(4, 8)]["rejected"]
+    # the spike raises the line right after it, not the next pair's: no lasting fixed cost
+    assert steps[(65536, 131072)]["rise"] < sw["rise"]
+
+
 def test_a_curve_without_a_fixed_cost_step_has_no_switch() -> None:
     """One protocol whose copy leaves the cache above 1 MiB: no step raises the fixed
     cost, so no switch is claimed (the largest ratio is still reported as a step)."""

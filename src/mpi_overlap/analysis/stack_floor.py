@@ -116,8 +116,9 @@ def analyze_stack_floor(result: dict[str, Any],
     jump = _jump(sizes_out)
     checks = _checks(sizes_out, jump)
     lower = lower_layer or _lower_layer_status(res.get("lower_layer_tools") or {})
-    switch = find_switch([s["bytes"] for s in sizes_out],
-                         [s["mpi_blocking"]["median_s"] for s in sizes_out])
+    blocking = [s["mpi_blocking"] for s in sizes_out]
+    switch = find_switch([s["bytes"] for s in sizes_out], [b["median_s"] for b in blocking],
+                         [b["ci95_low_s"] for b in blocking], [b["ci95_high_s"] for b in blocking])
     cvars = {c["name"]: c.get("value") for c in res.get("mpi_cvars") or []
              if isinstance(c, dict) and c.get("name")}
     reported = reported_switch(cvars)
@@ -133,9 +134,11 @@ def analyze_stack_floor(result: dict[str, Any],
             "interval": f"bootstrap percentile 95 % of the median, {N_BOOT} resamples",
             "noise": "larger range (max - min) of the MPI and floor samples of a size",
             "jump": "neighbours i, i+1 with the largest min(added[i+1..i+2]) / max(added[i-1..i])",
-            "switch": "the step i, i+1 where the fixed cost (value at size 0) of the line "
-                      "through sizes i-1, i rises most to the line through i+1, i+2, "
-                      "relative to t[i]; at least MIN_RISE",
+            "switch": "the step i, i+1 with the largest lift of the fixed cost (value at "
+                      "size 0) from the line through sizes i-1, i to the lines through "
+                      "i+1, i+2 and i+2, i+3, the step standing out of both lines, relative "
+                      "to t[i] and at least MIN_RISE; only steps beyond the noise (disjoint "
+                      "intervals) that persist (no larger size faster)",
         },
         "sizes": sizes_out,
         "jump": jump,
