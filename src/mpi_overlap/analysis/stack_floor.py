@@ -268,8 +268,13 @@ def _switch_text(switch: dict[str, Any] | None, reported: dict[str, Any],
     if not switch:
         return f"protocol switch: too few sizes to judge (the MPI: {says})"
     if not switch["found"]:
+        real = [st for st in switch["steps"] if st["rejected"] is None]
+        best = max(real, key=lambda st: st["rise"], default=None)
+        near = (f"; the largest, {100 * best['rise']:.0f} %, between "
+                f"{format_size(best['below_bytes'])} and {format_size(best['above_bytes'])}"
+                if best else "")
         return (f"protocol switch: no step raises the fixed cost by {100 * switch['min_rise']:.0f} "
-                f"% (the MPI: {says})")
+                f"%{near} (the MPI: {says})")
     where = (f"protocol switch between {format_size(switch['below_bytes'])} and "
              f"{format_size(switch['above_bytes'])} (fixed cost {_us(switch['fixed_before_s'])} "
              f"-> {_us(switch['fixed_after_s'])} µs)")
