@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpi_overlap.analysis.knee import VERDICTS, fit_knee, hinge_fit
+from mpi_overlap.analysis.knee import VERDICTS, Estimate, clip_problem, fit_knee, hinge_fit
 
 ORIGIN = 0.3  # loop cost without work, as a barrier would add
 
@@ -232,3 +232,21 @@ def test_knee_below_the_loop_cost_is_odd_shape_not_a_clipped_zero() -> None:
     assert bad.availability_pct.value == 0.0  # clipped for display
     assert bad.verdict == "odd-shape"
     assert "below the loop cost" in (bad.reason or "")
+
+
+@pytest.mark.parametrize(("raw", "shown", "verdict"), [
+    (Estimate(-57.0, -70.0, 4.0), Estimate(0.0, 0.0, 4.0), "noisy"),  # outside, barely in
+    (Estimate(-2.0, -5.0, 3.0), Estimate(0.0, 0.0, 3.0), None),  # 0 within its noise
+    (Estimate(130.0, 104.0, 150.0), Estimate(100.0, 100.0, 100.0), "odd-shape"),  # a point
+    (Estimate(105.0, 80.0, 112.0), Estimate(100.0, 80.0, 100.0), None),
+    (Estimate(112.0, 96.0, 125.0), Estimate(100.0, 96.0, 100.0), "noisy"),
+    (Estimate(50.0, 40.0, 60.0), Estimate(50.0, 40.0, 60.0), None),
+])
+def test_clipping_that_hides_a_problem_is_not_ok(raw: Estimate, shown: Estimate,
+                                                  verdict: str | None) -> None:
+    """Both ends of every clipped estimate: an interval clipped to a point, and a point
+    estimate further outside its physical range than its interval reaches in."""
+    got = clip_problem(raw, shown, 0.0, 100.0, "availability", "%")
+    assert (got[0] if got else None) == verdict
+    if got:
+        assert "before clipping" in got[1]

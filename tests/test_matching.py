@@ -94,7 +94,8 @@ def test_matching_quick(tmp_path: Path, tc: str) -> None:
 
 @pytest.mark.mpi
 def test_matching_oversubscribed_n_sweep(tmp_path: Path) -> None:
-    run, _ = _run(tmp_path, "mpich", "-n", "4", "--max-m", "8", "--samples", "3")
+    run, _ = _run(tmp_path, "mpich", "-n", "4", "--max-m", "8", "--samples", "3",
+                  "--launches", "1")
     res = run.result["results"]
     for queue in ("posted", "unexpected"):
         n_pts = [p for p in res["points"] if p["queue"] == queue and p["sweep"] == "N"]

@@ -109,8 +109,35 @@ def test_default_toolchain_figures_are_physical_or_flagged(tmp_path: Path) -> No
         f"machine: {[(d, s['size'], s['verdict'], s['reason']) for d, s in _sizes(run)]}")
 
 
+def test_launches_are_compared_in_the_report(tmp_path: Path) -> None:
+    """--launches 2: two launches of the same setting, alternating order trivially, each
+    its own run directory tagged with one group; the report compares them per size, and
+    the between-launch interval holds every launch's value (or the verdict says
+    unstable)."""
+    proc, _ = _bench(tmp_path, "--quick", "--sizes", "64k,1M", "-n", "2", "--launches", "2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = tmp_path / "runs"
+    runs = [load_run(p) for p in sorted(out.iterdir()) if (p / "run.json").is_file()]
+    assert [r.meta["replicate"]["index"] for r in runs] == [1, 2]
+    assert len({r.meta["replicate"]["group"] for r in runs}) == 1
+    assert [r.label for r in runs] == ["mpich launch 1/2", "mpich launch 2/2"]
+    for run in runs:
+        assert run_errors(run.meta) == []
+    (report_dir,) = [p for p in out.iterdir() if p.name.startswith("report-")]
+    (group,) = json.loads((report_dir / "report.json").read_text())["replication"]
+    assert group["launches"] == 2 and group["verdict"] in ("stable", "unstable", "single")
+    keys = {q["key"] for q in group["quantities"]}
+    assert {"send/65536/availability_pct", "recv/1048576/overhead_us"} <= keys
+    for q in group["quantities"]:
+        if q["n"] >= 2:
+            assert q["contains_every_launch"] is True and q["verdict"] in ("stable", "unstable")
+            assert (q["verdict"] == "unstable") == (q["reason"] is not None)
+    assert "Replication: overhead on mpich, 2 launches" in (report_dir / "report.html").read_text()
+
+
 def test_timeout_keeps_partial_results(tmp_path: Path) -> None:
-    proc, run_dir = _bench(tmp_path, "-n", "2", "--sizes", "0:4M", "--timeout", "10")
+    proc, run_dir = _bench(tmp_path, "-n", "2", "--sizes", "0:4M", "--timeout", "10",
+                           "--launches", "1")
     assert proc.returncode == 3
     assert "Traceback" not in proc.stderr
     run = load_run(run_dir)

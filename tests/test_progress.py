@@ -138,7 +138,7 @@ def test_progress_async_progress(tmp_path: Path, tc: str) -> None:
     """The large verdict changes to yes/partly with the progress thread on, or the
     explanation gives the measured reason."""
     cvar, common, switch = ASYNC[tc]
-    sizes = ("--sizes", "1k,1M", "--samples", "5")
+    sizes = ("--sizes", "1k,1M", "--samples", "5", "--launches", "1")
     base, _ = _run(tmp_path / "off", tc, *sizes, env={**common, switch: "0"})
     on, _ = _run(tmp_path / "on", tc, *sizes, env={**common, switch: "1"})
     _check_consistency(on)

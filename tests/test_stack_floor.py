@@ -66,8 +66,104 @@ def test_analysis_finds_the_jump_and_the_request_cost() -> None:
     assert all(c["ok"] for c in a["checks"]), a["checks"]
     assert "between 64 KiB and 256 KiB" in a["finding"]
     assert "20x" in a["finding"]
-    assert a["request_finding"].startswith("non-blocking requests cost 0.102 µs more")
+    assert "0 B: cost 0.102 µs more per message" in a["request_finding"]
     assert a["lower_layer"]["status"] == "not available"
+
+
+QUICK_SIZES = [0, 64, 1024, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20]
+
+
+def _latency(size: int) -> float:
+    """MPICH-like one-way time (s): shared-memory cells up to 8 KiB, then CMA single-copy
+    (a larger fixed cost, a lower cost per byte), and above 1 MiB the copy leaves the
+    cache (the cost per byte doubles): the curve of issue 15."""
+    # µs: 1.0 at 0 B, 1.8 at 4 KiB; 5.2 at 16 KiB
+    t = 1.0 + size / 5000.0 if size < 8192 else 3.6 + size / 10000.0
+    if size > (1 << 20):
+        t += (size - (1 << 20)) / 10000.0
+    return _us(t)
+
+
+def _switch_result(cvars: list[dict] | None, blocking: list[float]) -> dict:
+    sizes = []
+    for n, b in zip(QUICK_SIZES, blocking, strict=True):
+        def method(t: float) -> dict:
+            return {"iterations": 10, "samples_s": [t * (1 + 0.01 * k) for k in range(5)]}
+        sizes.append({"bytes": n, "mpi_blocking": method(b), "mpi_nonblocking": method(b * 0.9),
+                      "shm": method(b / 2), "memcpy": method(b / 4)})
+    res = {"ranks": 2, "complete": True, "inline_max": 56, "line_bytes": 64,
+           "lower_layer_tools": {"searched": "/x", "fi_pingpong": None, "ucx_perftest": None},
+           "sizes": sizes}
+    if cvars is not None:
+        res.update(mpi_cvars=cvars, cvar_note=None)
+    return {"results": res}
+
+
+def test_protocol_switch_on_the_size_normalised_curve_agrees_with_mpi_t() -> None:
+    """Issue 15: the largest latency ratio lies at the cache step (1 -> 4 MiB), the switch
+    at 4 -> 16 KiB where MPICH's CMA threshold (8192) says it is."""
+    blocking = [_latency(n) for n in QUICK_SIZES]
+    cvars = [{"name": "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", "value": 8192},
+             {"name": "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE", "value": 8192}]
+    a = analyze_stack_floor(_switch_result(cvars, blocking))
+    assert analysis_errors(a) == []
+    ratios = [blocking[i + 1] / blocking[i] for i in range(1, len(blocking) - 1)]
+    assert max(ratios) == ratios[-1]  # the plain ratio would pick 1 MiB -> 4 MiB
+    sw = a["switch"]
+    assert sw["found"] and (sw["below_bytes"], sw["above_bytes"]) == (4096, 16384), sw
+    assert a["reported_switch"]["bytes"] == 8192 and a["switch_agrees"] is True
+    assert "protocol switch between 4 KiB and 16 KiB" in a["finding"]
+    assert "agrees with MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD = 8192 B" in a["finding"]
+    figs = {f["name"]: f["value"] for f in a["figures"]}
+    assert figs["switch_above_bytes"] == 16384 and figs["switch_agrees"] == 1.0
+    # a threshold elsewhere: disagrees; none at all: cannot be compared
+    other = analyze_stack_floor(_switch_result(
+        [{"name": "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", "value": 65536}], blocking))
+    assert other["switch_agrees"] is False and "disagrees with" in other["finding"]
+    none = analyze_stack_floor(_switch_result(None, blocking))
+    assert none["switch_agrees"] is None and "cannot be compared" in none["finding"]
+
+
+def test_disturbed_sizes_and_neighbours_of_the_jump_are_not_the_switch() -> None:
+    """Full sizes (powers of two): a disturbed stretch from 8 to 512 B (twice as slow, then
+    back down at 1 KiB, as one busy launch read) and a spike at 128 KiB do not persist;
+    the steps next to the real jump have a line through it. The switch stays at 4 -> 8 KiB."""
+    sizes = [0] + [1 << k for k in range(23)]
+    blocking = [_latency(n) * (2.0 if 8 <= n <= 512 else 1.0) * (1.8 if n == 131072 else 1.0)
+                for n in sizes]
+    res = _switch_result([{"name": "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", "value": 8192}],
+                         blocking[:len(QUICK_SIZES)])
+    res["results"]["sizes"] = [
+        {"bytes": n, **{m: {"iterations": 10, "samples_s": [t * f * (1 + 0.01 * k)
+                                                            for k in range(5)]}
+                        for m, f in (("mpi_blocking", 1.0), ("mpi_nonblocking", 1.0),
+                                     ("shm", 0.5), ("memcpy", 0.25))}}
+        for n, t in zip(sizes, blocking, strict=True)]
+    a = analyze_stack_floor(res)
+    assert analysis_errors(a) == []
+    sw = a["switch"]
+    assert (sw["below_bytes"], sw["above_bytes"]) == (4096, 8192) and a["switch_agrees"], sw
+    steps = {(st["below_bytes"], st["above_bytes"]): st for st in sw["steps"]}
+    assert "does not persist" in steps[(4, 8)]["rejected"]
+    # the spike raises the line right after it, not the next pair's: no lasting fixed cost
+    assert steps[(65536, 131072)]["rise"] < sw["rise"]
+
+
+def test_a_curve_without_a_fixed_cost_step_has_no_switch() -> None:
+    """One protocol whose copy leaves the cache above 1 MiB: no step raises the fixed
+    cost, so no switch is claimed (the largest ratio is still reported as a step)."""
+    blocking = [_us(1.0 + n / 5000.0 + max(0, n - (1 << 20)) / 5000.0) for n in QUICK_SIZES]
+    a = analyze_stack_floor(_switch_result([], blocking))
+    assert a["switch"]["found"] is False and "no step raises the fixed cost" in a["finding"]
+
+
+def test_negative_request_overhead_is_a_saving_not_a_cost() -> None:
+    """Issue 15: the request "cost" at 4 MiB came out -126 µs [-161, -113]."""
+    blocking = [_latency(n) for n in QUICK_SIZES]
+    a = analyze_stack_floor(_switch_result([], blocking))  # non-blocking = 0.9 x blocking
+    text = a["request_finding"]
+    assert "faster per message" in text and "a saving, not a cost" in text
+    assert "4 MiB" in text and "cost" not in text.split(";")[0].replace("not a cost", "")
 
 
 def test_one_disturbed_size_is_not_the_jump() -> None:
@@ -133,6 +229,11 @@ def test_stack_floor_runs_and_is_consistent(toolchain: str, tmp_path: Path) -> N
         assert c["ok"] or disturbed(run), c
     j = a["jump"]
     assert SIZES.index(j["above_bytes"]) == SIZES.index(j["below_bytes"]) + 1
+    # the switch is judged (or said why not) and cross-checked against the MPI's MPI_T
+    assert "protocol switch" in a["finding"] and a["switch_agrees"] in (True, False, None)
+    if a["switch"] and a["switch"]["found"]:
+        assert SIZES.index(a["switch"]["above_bytes"]) == SIZES.index(
+            a["switch"]["below_bytes"]) + 1
     for s in a["sizes"]:
         assert math.isfinite(s["request_overhead"]["median_s"])
     # the layer below MPI: a tool found or "not available", never a number without a run

@@ -10,7 +10,10 @@
  *   overlap: post; work in k chunks, MPI_Test after each
  *            chunk when k > 0; MPI_Wait                      -> t_overall,
  *            t_compute (the work phase, tests included), t_test, t_wait
- * once with no tests (-t 0) and once with --tests N calls. The work is a
+ * once with no tests (-t 0) and once with --tests N calls, then the pure
+ * loop again (t_pure after: a t_pure disturbed in one loop inflates every
+ * overlap computed from it; the analysis marks a case whose two t_pure
+ * disagree). The work is a
  * fixed number of calibrated units: the largest t_pure over the ranks times
  * rank 0's calibrated rate (IMB: computation calibrated to last t_pure), so
  * CPU time stolen by the collective shows as a longer work phase ("compute
@@ -22,8 +25,14 @@
  * the region so the region holds exactly the collective under test.
  *
  * Every rank times its own iterations; per rank the medians over the
- * iterations go to rank 0, which writes them. The overlap percentages
- * (OSU, IMB) are computed from them by analysis/nbc_overlap.py. */
+ * iterations (t_pure with an order-statistic 95 % interval, tail
+ * percentiles p90 and p99 of t_pure and t_overall beside them) go to rank
+ * 0, which writes them. The overlap percentages (OSU, IMB) are computed from
+ * them by analysis/nbc_overlap.py.
+ *
+ * Like OSU: --datatype picks the element type of the reductions (int, float,
+ * double; the other collectives move bytes), and --validate checks what
+ * every collective delivered after each loop (outside the timing; OSU's -c). */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <math.h>
@@ -69,7 +78,7 @@ enum {
 
 typedef struct nb_coll {
     const char *name;  /* as in the JSON, the region and --collectives */
-    bool reduction;    /* counts MPI_INT elements (size / 4 of them) */
+    bool reduction;    /* counts elements of --datatype (int: size / 4 of them) */
     bool sized;        /* false: one case, size 0 (Ibarrier) */
 } nb_coll;
 
@@ -90,18 +99,36 @@ static const nb_coll COLLS[NCOLLS] = {
 
 /* ---- benchmark-specific options ------------------------------------------ */
 
+/* The element types of the reductions (--datatype). */
+enum { DT_INT, DT_FLOAT, DT_DOUBLE, NDTYPES };
+static const char *const DT_NAMES[NDTYPES] = {"int", "float", "double"};
+
 typedef struct nb_params {
     unsigned colls; /* bit i: COLLS[i] */
     long tests;     /* MPI_Test calls in the second overlap variant; 0: only the first */
+    int dtype;      /* DT_*: element type of the reductions */
+    bool validate;  /* check the delivered data after every loop */
 } nb_params;
 
-enum { OPT_TESTS = MO_OPT_BENCH_FIRST, OPT_COLLS };
+enum { OPT_TESTS = MO_OPT_BENCH_FIRST, OPT_COLLS, OPT_DTYPE, OPT_VALIDATE };
 
 static const struct option nb_longopts[] = {
     {"tests", required_argument, NULL, OPT_TESTS},
     {"collectives", required_argument, NULL, OPT_COLLS},
+    {"datatype", required_argument, NULL, OPT_DTYPE},
+    {"validate", no_argument, NULL, OPT_VALIDATE},
     {NULL, 0, NULL, 0},
 };
+
+static MPI_Datatype dt_mpi(int dtype)
+{
+    return dtype == DT_FLOAT ? MPI_FLOAT : dtype == DT_DOUBLE ? MPI_DOUBLE : MPI_INT;
+}
+
+static size_t dt_size(int dtype)
+{
+    return dtype == DT_FLOAT ? sizeof(float) : dtype == DT_DOUBLE ? sizeof(double) : sizeof(int);
+}
 
 /* Names compare ignoring case (--collectives=ibcast,IALLREDUCE). */
 static int parse_colls(const char *arg, unsigned *out, char *err, size_t errlen)
@@ -125,6 +152,15 @@ static int nb_parse(void *ctx, int code, const char *arg, char *err, size_t errl
     switch (code) {
     case OPT_TESTS: return mo_options_parse_long("tests", arg, 0, 100000, &p->tests, err, errlen);
     case OPT_COLLS: return parse_colls(arg, &p->colls, err, errlen);
+    case OPT_DTYPE:
+        for (int i = 0; i < NDTYPES; i++)
+            if (strcmp(arg, DT_NAMES[i]) == 0) {
+                p->dtype = i;
+                return 0;
+            }
+        snprintf(err, errlen, "--datatype: expected int, float or double (got '%s')", arg);
+        return -1;
+    case OPT_VALIDATE: p->validate = true; return 0;
     }
     snprintf(err, errlen, "internal error: unknown option code %d", code);
     return -1;
@@ -138,6 +174,8 @@ static void nb_usage(FILE *f)
             "  --collectives LIST   Ibarrier, Ibcast, Igather, Iscatter, Ireduce, Iallreduce,\n"
             "                       Iallgather, Ialltoall, Ireduce_scatter_block, Ireduce_scatter,\n"
             "                       Iscan, Iexscan, comma-separated, or all (default all)\n"
+            "  --datatype T         element type of the reductions: int (default), float, double\n"
+            "  --validate           check the data every collective delivered after each loop\n"
             "  (--iters N           iterations per loop; default: about %g ms per loop, %g with\n"
             "                       --quick, %d to %d iterations)\n",
             DEFAULT_TESTS, SAMPLE_MS, SAMPLE_MS_QUICK, MIN_ITERS, MAX_ITERS);
@@ -153,18 +191,28 @@ static void nb_write_json(mo_json *w, const void *ctx)
         if (p->colls & (1u << i))
             mo_json_string(w, COLLS[i].name);
     mo_json_end_array(w);
+    mo_json_kv_string(w, "datatype", DT_NAMES[p->dtype]);
+    mo_json_kv_bool(w, "validate", p->validate);
 }
 
 /* ---- measured data ---------------------------------------------------------- */
 
 /* Per rank and overlap variant: medians over the iterations (us). */
-enum { V_OVERALL, V_COMP, V_TEST, V_WAIT, V_POST, V_NONOV, V_NONOV_Q25, V_NONOV_Q75, NV };
+enum { V_OVERALL, V_COMP, V_TEST, V_WAIT, V_POST, V_NONOV, V_NONOV_Q25, V_NONOV_Q75,
+       V_OVERALL_P90, V_OVERALL_P99, NV };
 static const char *const V_KEYS[NV] = {
     "t_overall_us", "t_compute_us", "t_test_us", "t_wait_us", "t_post_us",
     "t_nonoverlap_us", "t_nonoverlap_q25_us", "t_nonoverlap_q75_us",
+    "t_overall_p90_us", "t_overall_p99_us",
 };
-/* Per rank and case: t_pure and the work alone (us). */
-enum { P_PURE, P_ALONE, NP };
+/* Per rank and case: t_pure (with its interval and tails), the work alone, and t_pure
+ * measured again after the overlapped loops (us). */
+enum { P_PURE, P_ALONE, P_PURE_LO, P_PURE_HI, P_PURE_P90, P_PURE_P99, P_AFTER, P_AFTER_LO,
+       P_AFTER_HI, NP };
+static const char *const P_KEYS[NP] = {
+    "t_pure_us", "t_cpu_us", "t_pure_ci_low_us", "t_pure_ci_high_us", "t_pure_p90_us",
+    "t_pure_p99_us", "t_pure_after_us", "t_pure_after_ci_low_us", "t_pure_after_ci_high_us",
+};
 
 typedef struct nb_variant {
     long tests;
@@ -178,6 +226,7 @@ typedef struct nb_case {
     long iterations;
     double t_pure_max_us;
     uint64_t units;
+    long invalid; /* elements that differed from the expected data, all ranks; -1: not checked */
     double *p; /* NP * nranks */
     nb_variant var[2];
     int nvar;
@@ -190,6 +239,8 @@ typedef struct nb_state {
     double rate; /* work units per us (rank 0's calibration, broadcast) */
     unsigned char *sbuf, *rbuf; /* nranks * largest bytes each, touched */
     int *counts;                /* nranks entries: Ireduce_scatter's recvcounts */
+    MPI_Datatype rtype;         /* element type of the reductions */
+    size_t rsize;               /* its size in bytes */
     double *t[8];               /* per-iteration times, cap each */
     long cap;
     bool profiled;
@@ -199,11 +250,11 @@ typedef struct nb_state {
 
 /* ---- the timed loops (every rank) ----------------------------------------- */
 
-static uint64_t case_bytes(int coll, uint64_t size)
+static uint64_t case_bytes(int coll, uint64_t size, size_t rsize)
 {
     if (!COLLS[coll].sized)
         return 0;
-    return COLLS[coll].reduction ? size / 4 * 4 : size;
+    return COLLS[coll].reduction ? size / rsize * rsize : size;
 }
 
 static void post(const nb_state *st, int coll, int count, MPI_Request *req)
@@ -215,15 +266,119 @@ static void post(const nb_state *st, int coll, int count, MPI_Request *req)
     case C_IBCAST: MPI_Ibcast(s, count, MPI_BYTE, 0, c, req); break;
     case C_IGATHER: MPI_Igather(s, count, MPI_BYTE, r, count, MPI_BYTE, 0, c, req); break;
     case C_ISCATTER: MPI_Iscatter(s, count, MPI_BYTE, r, count, MPI_BYTE, 0, c, req); break;
-    case C_IREDUCE: MPI_Ireduce(s, r, count, MPI_INT, MPI_SUM, 0, c, req); break;
-    case C_IALLREDUCE: MPI_Iallreduce(s, r, count, MPI_INT, MPI_SUM, c, req); break;
+    case C_IREDUCE: MPI_Ireduce(s, r, count, st->rtype, MPI_SUM, 0, c, req); break;
+    case C_IALLREDUCE: MPI_Iallreduce(s, r, count, st->rtype, MPI_SUM, c, req); break;
     case C_IALLGATHER: MPI_Iallgather(s, count, MPI_BYTE, r, count, MPI_BYTE, c, req); break;
     case C_IALLTOALL: MPI_Ialltoall(s, count, MPI_BYTE, r, count, MPI_BYTE, c, req); break;
-    case C_IREDUCE_SCATTER_BLOCK: MPI_Ireduce_scatter_block(s, r, count, MPI_INT, MPI_SUM, c, req); break;
-    case C_IREDUCE_SCATTER: MPI_Ireduce_scatter(s, r, st->counts, MPI_INT, MPI_SUM, c, req); break;
-    case C_ISCAN: MPI_Iscan(s, r, count, MPI_INT, MPI_SUM, c, req); break;
-    case C_IEXSCAN: MPI_Iexscan(s, r, count, MPI_INT, MPI_SUM, c, req); break;
+    case C_IREDUCE_SCATTER_BLOCK: MPI_Ireduce_scatter_block(s, r, count, st->rtype, MPI_SUM, c, req); break;
+    case C_IREDUCE_SCATTER: MPI_Ireduce_scatter(s, r, st->counts, st->rtype, MPI_SUM, c, req); break;
+    case C_ISCAN: MPI_Iscan(s, r, count, st->rtype, MPI_SUM, c, req); break;
+    case C_IEXSCAN: MPI_Iexscan(s, r, count, st->rtype, MPI_SUM, c, req); break;
     }
+}
+
+/* ---- --validate: known data in, the expected data out ------------------------ */
+
+/* Byte j of rank r's send buffer (the data-movement collectives). */
+static unsigned char pattern(int r, uint64_t j)
+{
+    return (unsigned char)((unsigned)r * 37u + (unsigned)(j * 11u) + 1u);
+}
+
+/* Element i of rank r's send buffer (the reductions): small integers, exact in every type. */
+static double element(int r, uint64_t i) { return (double)(r + 1) + (double)(i % 7); }
+
+static double get_elem(const nb_state *st, const unsigned char *buf, uint64_t i)
+{
+    if (st->rtype == MPI_FLOAT)
+        return ((const float *)(const void *)buf)[i];
+    if (st->rtype == MPI_DOUBLE)
+        return ((const double *)(const void *)buf)[i];
+    return ((const int *)(const void *)buf)[i];
+}
+
+static void set_elem(const nb_state *st, unsigned char *buf, uint64_t i, double v)
+{
+    if (st->rtype == MPI_FLOAT)
+        ((float *)(void *)buf)[i] = (float)v;
+    else if (st->rtype == MPI_DOUBLE)
+        ((double *)(void *)buf)[i] = v;
+    else
+        ((int *)(void *)buf)[i] = (int)v;
+}
+
+/* Known send data for one case on this rank (Ibcast overwrites the buffer). */
+static void fill_send(nb_state *st, int coll, int count, int wrank)
+{
+    uint64_t n = (uint64_t)count * (uint64_t)st->nranks; /* Iscatter/Ialltoall read n */
+    for (uint64_t j = 0; j < n; j++) {
+        if (COLLS[coll].reduction)
+            set_elem(st, st->sbuf, j, element(wrank, j));
+        else
+            st->sbuf[j] = pattern(wrank, j);
+    }
+}
+
+/* Sum over ranks q in [lo, hi) of element(q, i). */
+static double sum_elem(int lo, int hi, uint64_t i)
+{
+    double v = 0;
+    for (int q = lo; q < hi; q++)
+        v += element(q, i);
+    return v;
+}
+
+/* Elements (or bytes) of this rank's received data that differ from what the collective
+ * must deliver; Ibarrier and the non-roots of rooted collectives have nothing to check. */
+static long check_recv(const nb_state *st, int coll, int count, int wrank)
+{
+    const int n = st->nranks;
+    const uint64_t c = (uint64_t)count;
+    long bad = 0;
+    switch (coll) {
+    case C_IBCAST:
+        for (uint64_t j = 0; j < c; j++)
+            bad += st->sbuf[j] != pattern(0, j);
+        break;
+    case C_IGATHER:
+    case C_IALLGATHER:
+        if (coll == C_IGATHER && wrank != 0)
+            break;
+        for (int q = 0; q < n; q++)
+            for (uint64_t j = 0; j < c; j++)
+                bad += st->rbuf[(uint64_t)q * c + j] != pattern(q, j);
+        break;
+    case C_ISCATTER:
+        for (uint64_t j = 0; j < c; j++)
+            bad += st->rbuf[j] != pattern(0, (uint64_t)wrank * c + j);
+        break;
+    case C_IALLTOALL:
+        for (int q = 0; q < n; q++)
+            for (uint64_t j = 0; j < c; j++)
+                bad += st->rbuf[(uint64_t)q * c + j] != pattern(q, (uint64_t)wrank * c + j);
+        break;
+    case C_IREDUCE:
+    case C_IALLREDUCE:
+        if (coll == C_IREDUCE && wrank != 0)
+            break;
+        for (uint64_t i = 0; i < c; i++)
+            bad += get_elem(st, st->rbuf, i) != sum_elem(0, n, i);
+        break;
+    case C_IREDUCE_SCATTER_BLOCK:
+    case C_IREDUCE_SCATTER:
+        for (uint64_t i = 0; i < c; i++)
+            bad += get_elem(st, st->rbuf, i) != sum_elem(0, n, (uint64_t)wrank * c + i);
+        break;
+    case C_ISCAN:
+        for (uint64_t i = 0; i < c; i++)
+            bad += get_elem(st, st->rbuf, i) != sum_elem(0, wrank + 1, i);
+        break;
+    case C_IEXSCAN: /* rank 0's result is undefined */
+        for (uint64_t i = 0; wrank > 0 && i < c; i++)
+            bad += get_elem(st, st->rbuf, i) != sum_elem(0, wrank, i);
+        break;
+    }
+    return bad;
 }
 
 enum { L_PURE, L_ALONE, L_OVERLAP };
@@ -301,6 +456,28 @@ static double quantile(double *x, long n, double q)
 
 static double median_of(double *x, long n) { return quantile(x, n, 0.5); }
 
+/* Distribution-free 95 % interval of the median of n sorted values: the order statistics
+ * n/2 -/+ 0.98 sqrt(n) (the normal approximation of Binomial(n, 1/2)). */
+static void median_ci(const double *sorted, long n, double *lo, double *hi)
+{
+    double half = 0.98 * sqrt((double)n);
+    long j = (long)floor(0.5 * (double)n - half), k = (long)ceil(0.5 * (double)n + half);
+    *lo = sorted[j < 0 ? 0 : j >= n ? n - 1 : j];
+    *hi = sorted[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
+/* The median, its interval and tail percentiles of one pure loop's times (sorts them). */
+static void pure_stats(double *x, long n, double *med, double *lo, double *hi, double *p90,
+                       double *p99)
+{
+    *med = median_of(x, n); /* sorted from here on */
+    median_ci(x, n, lo, hi);
+    if (p90)
+        *p90 = quantile(x, n, 0.90);
+    if (p99)
+        *p99 = quantile(x, n, 0.99);
+}
+
 static void region_name(char *buf, size_t len, int coll, uint64_t bytes, long tests)
 {
     snprintf(buf, len, "%s/%llu/t%ld", COLLS[coll].name, (unsigned long long)bytes, tests);
@@ -311,7 +488,11 @@ static int measure_case(nb_state *st, nb_case *cs)
 {
     const mo_options *o = st->opts;
     const int coll = cs->coll;
-    const int count = (int)(COLLS[coll].reduction ? cs->bytes / 4 : cs->bytes);
+    const int count = (int)(COLLS[coll].reduction ? cs->bytes / st->rsize : cs->bytes);
+    const bool validate = st->params->validate;
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    long bad = 0;
     for (int r = 0; r < st->nranks; r++)
         st->counts[r] = count;
     char region[REGION_LEN];
@@ -336,8 +517,13 @@ static int measure_case(nb_state *st, nb_case *cs)
     cs->iterations = iters;
 
     double mine_p[NP], mine_v[NV];
+    if (validate)
+        fill_send(st, coll, count, wrank);
     run_loop(st, L_PURE, coll, count, iters, 0, 0, NULL);
-    mine_p[P_PURE] = median_of(st->t[T_A], iters);
+    if (validate)
+        bad += check_recv(st, coll, count, wrank);
+    pure_stats(st->t[T_A], iters, &mine_p[P_PURE], &mine_p[P_PURE_LO], &mine_p[P_PURE_HI],
+               &mine_p[P_PURE_P90], &mine_p[P_PURE_P99]);
     MPI_Allreduce(&mine_p[P_PURE], &cs->t_pure_max_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     double u = round(cs->t_pure_max_us * st->rate);
     cs->units = isfinite(u) && u > 0 ? (uint64_t)u : 1;
@@ -354,15 +540,20 @@ static int measure_case(nb_state *st, nb_case *cs)
         u = round((double)cs->units * cs->t_pure_max_us / alone_max);
         cs->units = isfinite(u) && u > 0 ? (uint64_t)u : 1;
     }
-    MPI_Gather(mine_p, NP, MPI_DOUBLE, cs->p, NP, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
     cs->nvar = st->params->tests > 0 ? 2 : 1;
     for (int vi = 0; vi < cs->nvar; vi++) {
         nb_variant *v = &cs->var[vi];
         v->tests = vi == 0 ? 0 : st->params->tests;
         region_name(region, sizeof region, coll, cs->bytes, v->tests);
+        if (validate)
+            fill_send(st, coll, count, wrank);
         run_loop(st, L_OVERLAP, coll, count, iters, cs->units, v->tests, region);
-        mine_v[V_OVERALL] = median_of(st->t[T_A], iters);
+        if (validate)
+            bad += check_recv(st, coll, count, wrank);
+        mine_v[V_OVERALL] = median_of(st->t[T_A], iters); /* sorted from here on */
+        mine_v[V_OVERALL_P90] = quantile(st->t[T_A], iters, 0.90);
+        mine_v[V_OVERALL_P99] = quantile(st->t[T_A], iters, 0.99);
         mine_v[V_COMP] = median_of(st->t[T_B], iters);
         mine_v[V_TEST] = median_of(st->t[T_C], iters);
         mine_v[V_WAIT] = median_of(st->t[T_D], iters);
@@ -372,6 +563,14 @@ static int measure_case(nb_state *st, nb_case *cs)
         mine_v[V_NONOV_Q75] = quantile(st->t[T_F], iters, 0.75);
         MPI_Gather(mine_v, NV, MPI_DOUBLE, v->v, NV, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     }
+    /* t_pure again, after the overlapped loops: the analysis compares the two. */
+    run_loop(st, L_PURE, coll, count, iters, 0, 0, NULL);
+    pure_stats(st->t[T_A], iters, &mine_p[P_AFTER], &mine_p[P_AFTER_LO], &mine_p[P_AFTER_HI],
+               NULL, NULL);
+    MPI_Gather(mine_p, NP, MPI_DOUBLE, cs->p, NP, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    cs->invalid = -1;
+    if (validate)
+        MPI_Reduce(&bad, &cs->invalid, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     return 0;
 }
 
@@ -408,8 +607,10 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_kv_double(w, "t_pure_max_us", cs->t_pure_max_us);
         mo_json_kv_uint64(w, "work_units", cs->units);
         mo_json_kv_double(w, "work_us_nominal", (double)cs->units / st->rate);
-        write_rank_array(w, "t_pure_us", cs->p, NP, P_PURE, st->nranks);
-        write_rank_array(w, "t_cpu_us", cs->p, NP, P_ALONE, st->nranks);
+        for (int k = 0; k < NP; k++)
+            write_rank_array(w, P_KEYS[k], cs->p, NP, k, st->nranks);
+        if (cs->invalid >= 0)
+            mo_json_kv_int64(w, "invalid_elements", cs->invalid);
         mo_json_key(w, "variants");
         mo_json_begin_array(w);
         for (int vi = 0; vi < cs->nvar; vi++) {
@@ -485,7 +686,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     const uint64_t start_ns = mo_timer_now_ns();
 
-    nb_params params = {.colls = (1u << NCOLLS) - 1, .tests = DEFAULT_TESTS};
+    nb_params params = {.colls = (1u << NCOLLS) - 1, .tests = DEFAULT_TESTS, .dtype = DT_INT};
     mo_bench_options ext = {nb_longopts, nb_parse, NULL, nb_usage, nb_write_json, &params};
     const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, nb_check, QUICK_SIZES};
     mo_options opts;
@@ -505,6 +706,8 @@ int main(int argc, char **argv)
     st.profiled = nb_profiled();
     st.cap = MAX_ITERS;
     st.planned = planned_cases(&params, opts.sizes.n);
+    st.rtype = dt_mpi(params.dtype);
+    st.rsize = dt_size(params.dtype);
 
     mo_timer_info timer;
     mo_work_calib work;
@@ -572,7 +775,7 @@ int main(int argc, char **argv)
                 nb_case *cs = &st.cases[st.ncases];
                 cs->coll = ci;
                 cs->size = COLLS[ci].sized ? opts.sizes.v[si] : 0;
-                cs->bytes = case_bytes(ci, cs->size);
+                cs->bytes = case_bytes(ci, cs->size, st.rsize);
                 measure_case(&st, cs);
                 st.ncases++;
                 if (wrank == 0) {

@@ -26,7 +26,9 @@
  * sample lasts about --sample-ms. Rank 0 decides and broadcasts (outside
  * the timed blocks); a barrier starts every block.
  *
- * The program also records where the layer below MPI ships a ping-pong
+ * Rank 0 also reads the MPI's protocol thresholds back through MPI_T (the
+ * analysis cross-checks the switch it finds against them). The program
+ * also records where the layer below MPI ships a ping-pong
  * tool (fi_pingpong, ucx_perftest) on PATH or beside the MPI library; the
  * Python side runs it when present. Further ranks wait without spinning. */
 #define _GNU_SOURCE
@@ -59,6 +61,7 @@
 #define INLINE_MAX (LINE - 8)
 #define NMETHODS 4
 #define WARM_BLOCKS 3
+#define MAX_CVARS 48
 
 enum { M_BLOCKING, M_NONBLOCKING, M_SHM, M_MEMCPY };
 static const char *const method_names[NMETHODS] = {"mpi_blocking", "mpi_nonblocking", "shm", "memcpy"};
@@ -83,6 +86,9 @@ typedef struct sf_state {
     bool same_node;
     char tools[2][PATH_MAX + 1]; /* fi_pingpong, ucx_perftest: path or "" */
     char searched[4096];         /* the directories searched, ':'-separated */
+    mo_cvar cvars[MAX_CVARS];    /* the MPI's protocol thresholds (rank 0), for the analysis */
+    int ncvars;
+    char cvar_note[128];
 } sf_state;
 
 /* ---- the shared segment ------------------------------------------------ */
@@ -298,6 +304,7 @@ static void write_results(mo_json *w, const void *ctx)
     else
         mo_json_null(w);
     mo_json_end_object(w);
+    mo_cvar_json(w, st->cvars, st->ncvars, st->cvar_note);
     mo_json_key(w, "sizes");
     mo_json_begin_array(w);
     for (int i = 0; i < st->nsizes; i++) {
@@ -341,6 +348,8 @@ int main(int argc, char **argv)
     memset(&st, 0, sizeof st);
     st.opts = &opts;
     st.ranks = wsize;
+    if (wrank == 0) /* where the MPI says its protocols switch (analysis: agrees / disagrees) */
+        st.ncvars = mo_cvar_read_thresholds(st.cvars, MAX_CVARS, st.cvar_note, sizeof st.cvar_note);
 
     /* Ranks 0 and 1 must share a node: the floor is a shared segment. */
     int leader = mo_node_leader();

@@ -33,7 +33,6 @@
  * The MPI's control variables whose names suggest an eager / rendezvous /
  * cell-size threshold are read back through MPI_T and written out. */
 #define _POSIX_C_SOURCE 200809L
-#include <ctype.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -144,76 +143,6 @@ static void so_write_json(mo_json *w, const void *ctx)
     mo_json_kv_int64(w, "resolution", p->resolution);
 }
 
-/* ---- MPI_T control variables ------------------------------------------- */
-
-typedef struct so_cvar {
-    char name[128];
-    long long value;
-    bool read;
-} so_cvar;
-
-/* Names that suggest a size threshold of the point-to-point protocols. */
-static bool cvar_wanted(const char *name)
-{
-    static const char *const keys[] = {"eager",         "rndv",         "rendezvous",
-                                       "cell_size",     "p2p_threshold", "max_send_size",
-                                       "fbox_size",     "max_inline_send", "num_cells"};
-    char low[128];
-    size_t i = 0;
-    for (; name[i] && i + 1 < sizeof low; i++)
-        low[i] = (char)tolower((unsigned char)name[i]);
-    low[i] = 0;
-    if (strstr(low, "ctxid") || strstr(low, "rma") || strstr(low, "coll") || strstr(low, "gpu") ||
-        strstr(low, "accelerator") || strstr(low, "bcast") || strstr(low, "reduce"))
-        return false;
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-        if (strstr(low, keys[k]))
-            return true;
-    return false;
-}
-
-static int read_cvars(so_cvar *out, int max, char *note, size_t notelen)
-{
-    int provided, num = 0, n = 0;
-    note[0] = 0;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
-        snprintf(note, notelen, "MPI_T_init_thread failed");
-        return 0;
-    }
-    MPI_T_cvar_get_num(&num);
-    for (int i = 0; i < num && n < max; i++) {
-        char name[128], desc[8];
-        int nlen = sizeof name, dlen = sizeof desc, verb, bind, scope;
-        MPI_Datatype dt;
-        MPI_T_enum en;
-        if (MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, desc, &dlen, &bind, &scope) !=
-            MPI_SUCCESS)
-            continue;
-        if (!cvar_wanted(name) || bind != MPI_T_BIND_NO_OBJECT)
-            continue;
-        if (dt != MPI_INT && dt != MPI_UNSIGNED && dt != MPI_LONG && dt != MPI_UNSIGNED_LONG &&
-            dt != MPI_LONG_LONG && dt != MPI_UNSIGNED_LONG_LONG)
-            continue;
-        so_cvar *c = &out[n++];
-        snprintf(c->name, sizeof c->name, "%s", name);
-        c->read = false;
-        MPI_T_cvar_handle h;
-        int count = 0;
-        mo_cvar_value v;
-        memset(&v, 0, sizeof v);
-        if (MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
-            continue;
-        if (count == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
-            c->read = true;
-            if (!mo_cvar_integer(dt, &v, &c->value)) /* MPI_UNSIGNED_LONG_LONG, the last one wanted */
-                c->value = (long long)v.ull;
-        }
-        MPI_T_cvar_handle_free(&h);
-    }
-    MPI_T_finalize();
-    return n;
-}
-
 /* ---- state ------------------------------------------------------------- */
 
 typedef struct so_point {
@@ -242,7 +171,7 @@ typedef struct so_state {
     long last_yes, first_no; /* -1: none */
     int refine_done;
     bool monotonic;
-    so_cvar cvars[MAX_CVARS];
+    mo_cvar cvars[MAX_CVARS];
     int ncvars;
     char cvar_note[128];
 } so_state;
@@ -478,20 +407,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_null(w);
     mo_json_kv_bool(w, "monotonic", st->monotonic);
     mo_json_end_object(w);
-    mo_json_key(w, "mpi_cvars");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->ncvars; i++) {
-        mo_json_begin_object(w);
-        mo_json_kv_string(w, "name", st->cvars[i].name);
-        mo_json_key(w, "value");
-        if (st->cvars[i].read)
-            mo_json_int64(w, st->cvars[i].value);
-        else
-            mo_json_null(w);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
-    mo_json_kv_string(w, "cvar_note", st->cvar_note[0] ? st->cvar_note : NULL);
+    mo_cvar_json(w, st->cvars, st->ncvars, st->cvar_note);
     mo_json_key(w, "points");
     mo_json_begin_array(w);
     for (int i = 0; i < st->npoints; i++) {
@@ -568,7 +484,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
     if (wrank == 0)
-        st.ncvars = read_cvars(st.cvars, MAX_CVARS, st.cvar_note, sizeof st.cvar_note);
+        st.ncvars = mo_cvar_read_thresholds(st.cvars, MAX_CVARS, st.cvar_note, sizeof st.cvar_note);
     int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
     st.buf = mo_page_alloc(st.max_bytes > 0 ? (size_t)st.max_bytes : 1);
     int have = st.buf != NULL;

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep, posix_memalign */
 #include "bench_util.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -249,4 +250,84 @@ bool mo_cvar_integer(MPI_Datatype dt, const mo_cvar_value *v, long long *out)
     else
         return false;
     return true;
+}
+
+/* Names that suggest a size threshold of the point-to-point protocols. */
+static bool cvar_wanted(const char *name)
+{
+    static const char *const keys[] = {"eager",         "rndv",         "rendezvous",
+                                       "cell_size",     "p2p_threshold", "max_send_size",
+                                       "fbox_size",     "max_inline_send", "num_cells"};
+    char low[128];
+    size_t i = 0;
+    for (; name[i] && i + 1 < sizeof low; i++)
+        low[i] = (char)tolower((unsigned char)name[i]);
+    low[i] = 0;
+    if (strstr(low, "ctxid") || strstr(low, "rma") || strstr(low, "coll") || strstr(low, "gpu") ||
+        strstr(low, "accelerator") || strstr(low, "bcast") || strstr(low, "reduce"))
+        return false;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if (strstr(low, keys[k]))
+            return true;
+    return false;
+}
+
+int mo_cvar_read_thresholds(mo_cvar *out, int max, char *note, size_t notelen)
+{
+    int provided, num = 0, n = 0;
+    note[0] = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+        snprintf(note, notelen, "MPI_T_init_thread failed");
+        return 0;
+    }
+    MPI_T_cvar_get_num(&num);
+    for (int i = 0; i < num && n < max; i++) {
+        char name[128], desc[8];
+        int nlen = sizeof name, dlen = sizeof desc, verb, bind, scope;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        if (MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, desc, &dlen, &bind, &scope) !=
+            MPI_SUCCESS)
+            continue;
+        if (!cvar_wanted(name) || bind != MPI_T_BIND_NO_OBJECT)
+            continue;
+        if (dt != MPI_INT && dt != MPI_UNSIGNED && dt != MPI_LONG && dt != MPI_UNSIGNED_LONG &&
+            dt != MPI_LONG_LONG && dt != MPI_UNSIGNED_LONG_LONG)
+            continue;
+        mo_cvar *c = &out[n++];
+        snprintf(c->name, sizeof c->name, "%s", name);
+        c->read = false;
+        MPI_T_cvar_handle h;
+        int count = 0;
+        mo_cvar_value v;
+        memset(&v, 0, sizeof v);
+        if (MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
+            continue;
+        if (count == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
+            c->read = true;
+            if (!mo_cvar_integer(dt, &v, &c->value)) /* MPI_UNSIGNED_LONG_LONG, the last one wanted */
+                c->value = (long long)v.ull;
+        }
+        MPI_T_cvar_handle_free(&h);
+    }
+    MPI_T_finalize();
+    return n;
+}
+
+void mo_cvar_json(mo_json *w, const mo_cvar *c, int n, const char *note)
+{
+    mo_json_key(w, "mpi_cvars");
+    mo_json_begin_array(w);
+    for (int i = 0; i < n; i++) {
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "name", c[i].name);
+        mo_json_key(w, "value");
+        if (c[i].read)
+            mo_json_int64(w, c[i].value);
+        else
+            mo_json_null(w);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_kv_string(w, "cvar_note", note && note[0] ? note : NULL);
 }

@@ -142,4 +142,21 @@ typedef union mo_cvar_value {
  * type (*out untouched), which the caller interprets. */
 bool mo_cvar_integer(MPI_Datatype dt, const mo_cvar_value *v, long long *out);
 
+/* One integer control variable read back through MPI_T. */
+typedef struct mo_cvar {
+    char name[128];
+    long long value;
+    bool read; /* false: listed but not readable (value undefined) */
+} mo_cvar;
+
+/* The MPI's integer control variables whose names suggest a size threshold
+ * of the point-to-point protocols (eager, rendezvous, cell size, the CMA /
+ * XPMEM p2p thresholds, ...), read through MPI_T (own MPI_T_init_thread /
+ * MPI_T_finalize): up to max into out, the count returned; note gets why
+ * none could be read ("" otherwise). */
+int mo_cvar_read_thresholds(mo_cvar *out, int max, char *note, size_t notelen);
+
+/* "mpi_cvars": [{"name", "value" (null when not read)}...], "cvar_note". */
+void mo_cvar_json(mo_json *w, const mo_cvar *c, int n, const char *note);
+
 #endif

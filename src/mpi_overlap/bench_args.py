@@ -205,6 +205,10 @@ NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iall
                    "Iscan", "Iexscan")
 
 
+# The element types of the reductions (mo_nbc_overlap --datatype).
+NBC_DATATYPES = ("int", "float", "double")
+
+
 def _choice_list(flag: str, value: str, known: tuple[str, ...], every: str) -> str:
     """A comma-separated list of known names (case-insensitive), checked here."""
     names = [p.strip() for p in value.split(",") if p.strip()]
@@ -224,6 +228,8 @@ class NbcOverlapArgs:
     tests: int | None = None
     collectives: str | None = None
     iters: int | None = None
+    datatype: str | None = None
+    validate: bool = False
     quick: bool = False
     verbose: bool = False
 
@@ -234,6 +240,13 @@ class NbcOverlapArgs:
             args += ["--collectives",
                      _choice_list("--collectives", self.collectives, NBC_COLLECTIVES, "all")]
         args += _count_flag("--iters", self.iters, 1)
+        if self.datatype is not None:
+            if self.datatype.lower() not in NBC_DATATYPES:
+                raise UserError(f"--datatype must be {', '.join(NBC_DATATYPES)} "
+                                f"(got '{self.datatype}')")
+            args += ["--datatype", self.datatype.lower()]
+        if self.validate:
+            args.append("--validate")
         return args + _switches(quick=self.quick, verbose=self.verbose)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from . import launch_plan
 from .errors import UserError
 from .rundir import Run
 from .runner import check_timeout, checked_toolchains, status_line
@@ -107,7 +108,8 @@ def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: C
     with progress_bar(err_console) as bar:
         # per toolchain: calibration, the benchmarks, the profiler's cost, the studies
         overall = bar.add_task("characterize", label="",
-                               total=len(tcs) * (len(benches) + 2 + len(STUDIES)))
+                               total=len(tcs) * (len(benches) * launch_plan.count(opts.quick)
+                                                 + 2 + len(STUDIES)))
         ui = SuiteUi(bar.console, bar)
         for tc in tcs:
             bar.update(overall, label=f"calibrate ({tc.name})")

@@ -84,22 +84,32 @@ _launcher_option = click.option("--launcher", metavar="CMD",
                                      'e.g. "srun --mpi=pmix"')
 
 
+_launches_option = click.option(
+    "--launches", type=int, metavar="K",
+    help="separate launches of each run, settings alternating; the report gives intervals "
+         "from the spread between launches and says where they disagree (default 3; "
+         "--quick 1)")
+
+
 def _run_options(timeout_help: str = "seconds before the run is stopped") -> Callable[[F], F]:
     """--launcher, --timeout, --out, --report and --env-matrix: how every benchmark command
     runs. The matrix is bound around the command (env_matrix.bound), so the command itself
     never sees it: bench_session runs every variant."""
     def apply(command: F) -> F:
         @functools.wraps(command)
-        def with_matrix(*args: Any, env_matrix: tuple[str, ...] = (), **kwargs: Any) -> Any:
+        def with_matrix(*args: Any, env_matrix: tuple[str, ...] = (), launches: int | None = None,
+                        **kwargs: Any) -> Any:
+            from . import launch_plan
             from .env_matrix import bound
 
-            with bound(env_matrix):
+            with bound(env_matrix), launch_plan.bound(launches):
                 return command(*args, **kwargs)
 
+        f = _launches_option(with_matrix)
         f = click.option("--env-matrix", "env_matrix", multiple=True, metavar="VAR=V1,V2",
                          help="run once per setting (repeat for more variables: every "
                               "combination), e.g. MPICH_ASYNC_PROGRESS=0,1; the report puts "
-                              "the variants side by side")(with_matrix)  # type: ignore[assignment]
+                              "the variants side by side")(f)  # type: ignore[assignment]
         f = click.option("--report/--no-report", default=True,
                          help="print the table and write the HTML report")(f)
         f = _out_option()(f)
@@ -579,19 +589,23 @@ def bench_sync_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samp
                    "Ialltoall, Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan "
                    "(default all)")
 @click.option("--iters", type=int, help="iterations per loop (default: automatic)")
+@click.option("--datatype", metavar="TYPE",
+              help="element type of the reductions: int (default), float, double (OSU's -T)")
+@click.option("--validate", is_flag=True,
+              help="check the data every collective delivered after each loop (OSU's -c)")
 @click.option("--quick", is_flag=True, help="3 sizes, shorter loops")
 @_run_options()
 @click.option("-v", "--verbose", is_flag=True, help="print one line per case")
 def bench_nbc_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, tests: int | None,
-                      collectives: str | None, iters: int | None, quick: bool,
-                      launcher: str | None, timeout: float | None, out: Path, report: bool,
-                      verbose: bool) -> None:
+                      collectives: str | None, iters: int | None, datatype: str | None,
+                      validate: bool, quick: bool, launcher: str | None, timeout: float | None,
+                      out: Path, report: bool, verbose: bool) -> None:
     """Non-blocking collective overlap: OSU and IMB overlap % and the profiler's bounds."""
     from .bench_args import NbcOverlapArgs
     from .session import bench_session
 
     args = NbcOverlapArgs(sizes=sizes, tests=tests, collectives=collectives, iters=iters,
-                          quick=quick, verbose=verbose)
+                          datatype=datatype, validate=validate, quick=quick, verbose=verbose)
     ok = bench_session("nbc-overlap", args.to_native(), list(mpi), ranks=ranks,
                        launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
                        report=report, console=_out, err_console=_err, show_verbose=verbose)
@@ -640,12 +654,15 @@ def _suite_command(suite: str, doc: str):
     @_out_option("directory for run directories and the suite report")
     @click.option("--env-matrix", "env_matrix", multiple=True, metavar="VAR=V1,V2",
                   help="run the suite once per setting (see bench overhead --help)")
+    @_launches_option
     def command(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
-                timeout: float | None, out: Path, env_matrix: tuple[str, ...]) -> None:
+                timeout: float | None, out: Path, env_matrix: tuple[str, ...],
+                launches: int | None) -> None:
+        from . import launch_plan
         from .env_matrix import bound
         from .suite import run_suite
 
-        with bound(env_matrix):
+        with bound(env_matrix), launch_plan.bound(launches):
             outcome = run_suite(suite, list(mpi), ranks=ranks, quick=quick, launcher=launcher,
                                 timeout_s=timeout, out_base=out, console=_out,
                                 err_console=_err)
@@ -698,16 +715,20 @@ def study(app_name: str, mpi: tuple[str, ...], ranks: int, quick: bool, reps: in
 @_launcher_option
 @click.option("--timeout", type=FLOAT, help="seconds before one launch is stopped")
 @_out_option("directory for the characterization's directory")
+@_launches_option
 def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
-                 timeout: float | None, out: Path) -> None:
+                 timeout: float | None, out: Path, launches: int | None) -> None:
     """The main job: calibrate, run the overlap and overhead suites, measure the profiler's
     cost, and write one report with a summary card per toolchain (side by side)."""
+    from . import launch_plan
     from .characterize import CharacterizeOptions
     from .characterize import characterize as run
 
     opts = CharacterizeOptions(ranks=ranks, quick=quick, launcher=launcher, timeout_s=timeout,
                                out_base=out)
-    if not run(list(mpi), opts, console=_out, err_console=_err).complete:
+    with launch_plan.bound(launches):
+        outcome = run(list(mpi), opts, console=_out, err_console=_err)
+    if not outcome.complete:
         sys.exit(3)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import interrupts, machine_load
+from . import interrupts, machine_load, thread_census
 from .errors import UserError
 from .file_output import WriteError
 from .procs import KILL_GRACE_S, session_members, stop_session
@@ -41,6 +41,8 @@ class LaunchResult:
     elapsed_s: float
     # What else ran on the machine meanwhile (machine_load.between); None off Linux.
     host_load: dict[str, Any] | None = None
+    # How many of the job's threads ran on how many cores (thread_census.py).
+    threads: dict[str, Any] | None = None
 
 
 # -n is refused above MAX_RANKS whatever the launcher (a typo such as -n 1000000000 must
@@ -135,13 +137,17 @@ def run_job(
             raise UserError(f"launcher '{cmd[0]}' is not executable") from None
         reader = threading.Thread(target=pump.run, args=(proc,), daemon=True)
         reader.start()
+        census = thread_census.start(proc.pid)  # the launcher and the ranks below it
         try:
             status, message = _wait(proc, timeout_s, start)
         except BaseException:  # a second signal, or a bug: never leave the job running
             stop_session(proc)
+            if census is not None:
+                census.stop()
             raise
         rc = proc.returncode
         reader.join(timeout=KILL_GRACE_S)
+        threads = census.stop() if census is not None else None
     if pump.write_error is not None:
         status = "failed"
         message = _join(message, f"cannot write {run_dir / STDERR_FILE}: "
@@ -152,7 +158,8 @@ def run_job(
         message = f"exited with status {rc}: {detail.strip()}"
     return LaunchResult(status=status, returncode=rc, message=message,
                         elapsed_s=time.monotonic() - start,
-                        host_load=machine_load.between(load_before, machine_load.sample()))
+                        host_load=machine_load.between(load_before, machine_load.sample()),
+                        threads=threads)
 
 
 def _close(log: TextIO) -> None:

@@ -49,10 +49,12 @@ def _clock_ticks() -> int:
     return os.sysconf("SC_CLK_TCK")
 
 
-def _proc_stat(pid: int, hz: int) -> tuple[str, float, int, int] | None:
-    """(name, CPU s, start ticks, parent pid) of one process, or None when it is gone."""
+def read_stat(path: str) -> tuple[str, list[str]] | None:
+    """(name, the fields after it) of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat
+    file, or None when it is gone. The fields count from the state: [0] state, [1] ppid,
+    [3] session, [11] utime, [12] stime, [19] start time (clock ticks since boot)."""
     try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as fh:
+        with open(path, "rb") as fh:
             raw = fh.read().decode("utf-8", "replace")
     except OSError:
         return None
@@ -60,14 +62,22 @@ def _proc_stat(pid: int, hz: int) -> tuple[str, float, int, int] | None:
     left, right = raw.find("("), raw.rfind(")")
     if left < 0 or right < left:
         return None
-    rest = raw[right + 2:].split()
+    return raw[left + 1:right], raw[right + 2:].split()
+
+
+def _proc_stat(pid: int, hz: int) -> tuple[str, float, int, int] | None:
+    """(name, CPU s, start ticks, parent pid) of one process, or None when it is gone."""
+    stat = read_stat(f"{_PROC}/{pid}/stat")
+    if stat is None:
+        return None
+    name, rest = stat
     try:
         ppid = int(rest[1])
         cpu = (int(rest[11]) + int(rest[12])) / hz
         start = int(rest[19])
     except (IndexError, ValueError):
         return None
-    return raw[left + 1:right], cpu, start, ppid
+    return name, cpu, start, ppid
 
 
 def _processes(hz: int) -> tuple[dict[int, tuple[str, float, int]], dict[int, int]]:

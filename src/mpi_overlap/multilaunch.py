@@ -26,6 +26,7 @@ from .runner import (
     read_result,
     settle_result,
 )
+from .thread_census import most_active
 from .toolchains import Toolchain
 from .ui import Ui
 
@@ -79,6 +80,7 @@ def run_launches(
     status, message, rc, elapsed = "complete", None, 0, 0.0
     parts: list[tuple[Launch, dict | None]] = []
     loads: list[dict] = []
+    censuses: list[dict] = []
     for i, (launch, sub, cmd) in enumerate(cmds):
         env = tc.environment()
         env.update(opts.env_overrides)
@@ -89,6 +91,8 @@ def run_launches(
         elapsed += outcome.elapsed_s
         if outcome.host_load:
             loads.append(outcome.host_load)
+        if outcome.threads:
+            censuses.append(outcome.threads)
         doc, problem = read_result(sub / RESULT_FILE, None)
         parts.append((launch, doc))
         if problem:
@@ -104,7 +108,8 @@ def run_launches(
         bench, result, run_dir, status, message, who="a launch"
     )
     return finish_run(run_dir, meta, status=status, message=message, returncode=rc,
-                      elapsed_s=elapsed, schema_errors=errors, host_load=busiest(loads))
+                      elapsed_s=elapsed, schema_errors=errors, host_load=busiest(loads),
+                      threads=most_active(censuses))
 
 
 __all__ = ["merge_results", "run_launches"]

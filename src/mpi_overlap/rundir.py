@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import interrupts
+from . import interrupts, run_guard
 from .errors import UserError
 from .file_output import WriteError, json_text, rewrite_in_place, write_json, write_text
 from .json_input import read_json
@@ -210,6 +210,10 @@ def load_run(path: str | Path, *, strict: bool = False) -> Run:
                 raise
             run.problems.append(f"{err}; ignored")
     _valid_documents(run, p, all_documents=strict)
+    # What the machine says about the run (run.json's guard) joins what its result says
+    # (after the documents are checked: analysis.json on disk stays what the result says).
+    if isinstance(run.analysis, dict):
+        run.analysis = run_guard.apply(run.analysis, run.meta)
     return run
 
 

@@ -11,7 +11,9 @@ import math
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from . import run_guard, table_note
 from .benchmarks import Benchmark
 from .build import ensure_built, executable
 from .errors import UserError
@@ -42,6 +44,8 @@ class RunOptions:
     out_base: Path = Path("mpi-overlap-runs")
     label: str | None = None
     env_overrides: dict[str, str] = field(default_factory=dict)
+    # run.json's "replicate" (launch_plan.tag): one of K launches of a setting
+    replicate: dict[str, Any] | None = None
 
 
 def run_benchmark(
@@ -56,16 +60,20 @@ def run_benchmark(
     launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
     bdir = build(tc, ui)
     run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
+    started = utc_now()
     argv = program_argv(
         executable(bdir, bench.program), bench_args, run_dir / RESULT_FILE, tc, launcher_prefix,
         progress=True, meta=[f"label={opts.label}"] if opts.label else [],
     )
+    table = None
     if bench.profiled:
-        argv = _under_profiler(tc, bdir, argv, run_dir, opts, ui)
+        argv, table = _under_profiler(tc, bdir, argv, run_dir, opts, ui)
     cmd = launch_command(tc, opts.ranks, argv, opts.launcher)
     env = tc.environment()
     env.update(opts.env_overrides)
     meta = initial_run_meta(bench.name, tc, opts, cmd, run_dir)
+    if table is not None:
+        meta["xfer_table"] = table_note.describe(table, started)
     begin_run(run_dir, meta)
 
     with ui.progress(f"{bench.name} ({tc.name}, {opts.ranks} ranks)") as progress:
@@ -77,7 +85,8 @@ def run_benchmark(
     )
     return finish_run(run_dir, meta, status=status, message=message,
                       returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
-                      schema_errors=errors, host_load=outcome.host_load)
+                      schema_errors=errors, host_load=outcome.host_load,
+                      threads=outcome.threads)
 
 
 # ----- what every run shares (benchmarks, profile, profiler-overhead, calibrate) ----------
@@ -152,15 +161,19 @@ def schema_failure(errors: list[str], status: str, message: str | None) -> tuple
 def finish_run(
     run_dir: Path, meta: dict, *, status: str, message: str | None, returncode: int | None,
     elapsed_s: float, schema_errors: list[str] | None = None,
-    host_load: dict | None = None,
+    host_load: dict | None = None, threads: dict | None = None,
 ) -> Run:
     """Write run.json as the run ended (after initial_run_meta and begin_run) and load the
     run; when a signal asked to stop meanwhile, raise interrupts.Stopped instead.
-    `host_load`: what else ran on the machine meanwhile (machine_load.between)."""
+    `host_load`: what else ran on the machine meanwhile (machine_load.between);
+    `threads`: how many of the job's threads ran on how many cores
+    (thread_census.py); together they give run.json's "guard" (run_guard.py)."""
     if schema_errors:
         meta["schema_errors"] = schema_errors[:50]
     meta.update(status=status, message=message, returncode=returncode,
-                finished_utc=utc_now(), elapsed_s=round(elapsed_s, 3), host_load=host_load)
+                finished_utc=utc_now(), elapsed_s=round(elapsed_s, 3), host_load=host_load,
+                threads=threads)
+    meta["guard"] = run_guard.judge(meta)
     end_run(run_dir, meta)
     return load_run(run_dir)
 
@@ -242,17 +255,19 @@ def initial_run_meta(
         "returncode": None,
         "message": None,
         "timeout_s": opts.timeout_s,
+        **({"replicate": opts.replicate} if opts.replicate else {}),
     }
 
 
 def _under_profiler(
     tc: Toolchain, bdir: Path, argv: list[str], run_dir: Path, opts: RunOptions, ui: Ui
-) -> list[str]:
-    """The rank command of a benchmark that measures itself with libmpi_overlap."""
+) -> tuple[list[str], Path]:
+    """The rank command of a benchmark that measures itself with libmpi_overlap, and the
+    transfer-time table it uses."""
     from .calibrate import find_or_calibrate
     from .profiling.preload import ProfilerSetup, profiler_library
 
     table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, timeout_s=opts.timeout_s,
                               ui=ui)
     setup = ProfilerSetup(library=profiler_library(bdir), table=table, outdir=run_dir)
-    return setup.wrap(argv)
+    return setup.wrap(argv), table

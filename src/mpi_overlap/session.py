@@ -10,13 +10,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from . import env_matrix
+from . import env_matrix, launch_plan, run_guard
 from .benchmarks import get_benchmark
 from .errors import UserError
 from .file_output import WriteError
 from .rundir import STDOUT_FILE, Run, load_run, mark_failed
 from .runner import (
-    RunOptions,
     analyze_result,
     checked_toolchains,
     run_benchmark,
@@ -42,20 +41,20 @@ def bench_session(
     err_console: Console,
     show_verbose: bool = False,
 ) -> bool:
-    """Run benchmark `name` on each toolchain, under each setting of the bound --env-matrix;
-    report them together. True if all complete."""
+    """Run benchmark `name` on each toolchain, under each setting of the bound --env-matrix,
+    --launches times (the settings alternating); report them together. True if all
+    complete."""
     bench = get_benchmark(name)
     timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
     tcs = checked_toolchains(toolchains)
     ui = Ui(err_console)
     runs: list[Run] = []
     variants = env_matrix.current()
+    launches = launch_plan.count(quick)
     for tc in tcs:
-        for variant in variants:
-            opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout,
-                              out_base=out_base,
-                              label=variant.label(tc.name) if variant.env else None,
-                              env_overrides=variant.overrides)
+        for planned in launch_plan.runs(name, tc.name, variants, launches):
+            opts = planned.options(ranks=ranks, launcher=launcher, timeout_s=timeout,
+                                   out_base=out_base)
             run = run_benchmark(bench, tc, native_args, opts, ui)
             runs.append(run)
             if show_verbose:
@@ -116,7 +115,8 @@ def _ensure_analysis(run: Run) -> None:
     """Analyse runs that have results but no analysis (e.g. copied from a cluster)."""
     if run.analysis is not None or not run.result:
         return
-    errors, run.analysis = analyze_result(get_benchmark(run.benchmark), run.result, run.path)
+    errors, analysis = analyze_result(get_benchmark(run.benchmark), run.result, run.path)
+    run.analysis = run_guard.apply(analysis, run.meta)
     if errors:
         run.problems.append(f"result.json does not match its schema: {errors[0]}")
 

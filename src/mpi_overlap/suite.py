@@ -11,7 +11,6 @@ interrupted with what it measured, and no further benchmark starts (interrupts.p
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from rich.progress import (
     TaskID,
 )
 
-from . import env_matrix
+from . import env_matrix, launch_plan
 from .benchmarks import registry
 from .benchmarks.registry import Benchmark
 from .errors import UserError
@@ -89,6 +88,7 @@ def _failure_run(bench: Benchmark, tc: Toolchain, opts: RunOptions, message: str
         "label": opts.label, "ranks": opts.ranks, "command": [], "env_overrides": {},
         "started_utc": now, "finished_utc": now, "elapsed_s": 0.0, "status": "failed",
         "returncode": None, "message": message, "timeout_s": opts.timeout_s,
+        **({"replicate": opts.replicate} if opts.replicate else {}),
     })
     return load_run(run_dir)
 
@@ -145,21 +145,25 @@ def run_one(bench: Benchmark, tc: Toolchain, opts: RunOptions, native_args: list
 def run_benchmarks(benches: list[Benchmark], tc: Toolchain, *, ranks: int, quick: bool,
                    launcher: str | None, timeout_s: float | None, out_base: Path,
                    bar: Progress, overall: TaskID) -> list[Run]:
-    """`benches` on one toolchain under each setting of the bound --env-matrix, advancing
-    `overall` once per run and printing each run's status line above the bars."""
+    """`benches` on one toolchain under each setting of the bound --env-matrix, --launches
+    times, advancing `overall` once per run and printing each run's status line above
+    the bars."""
     ui = SuiteUi(bar.console, bar)
     native_args = ["--quick"] if quick else []
     runs: list[Run] = []
-    for variant, bench in itertools.product(env_matrix.current(), benches):
-        label = variant.label(tc.name) if variant.env else None
-        bar.update(overall, label=f"{bench.name} ({label or tc.name})")
+    variants = env_matrix.current()
+    launches = launch_plan.count(quick)
+    # Per benchmark, its launches alternate between the settings (launch_plan.plan).
+    for bench in benches:
         timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
-        opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base,
-                          label=label, env_overrides=variant.overrides)
-        run = run_one(bench, tc, opts, native_args, ui)
-        runs.append(run)
-        bar.console.print(status_line(run), markup=False, highlight=False)
-        bar.advance(overall)
+        for planned in launch_plan.runs(bench.name, tc.name, variants, launches):
+            bar.update(overall, label=f"{bench.name} ({planned.label or tc.name})")
+            opts = planned.options(ranks=ranks, launcher=launcher, timeout_s=timeout,
+                                   out_base=out_base)
+            run = run_one(bench, tc, opts, native_args, ui)
+            runs.append(run)
+            bar.console.print(status_line(run), markup=False, highlight=False)
+            bar.advance(overall)
     return runs
 
 
@@ -182,7 +186,8 @@ def run_suite(
     tcs = checked_toolchains(toolchains, ranks=ranks, launcher=launcher)
     runs: list[Run] = []
     with progress_bar(err_console) as bar:
-        total = len(benches) * len(tcs) * len(env_matrix.current())
+        total = (len(benches) * len(tcs) * len(env_matrix.current())
+                 * launch_plan.count(quick))
         overall = bar.add_task(f"{suite} suite", total=total, label="")
         for tc in tcs:
             runs += run_benchmarks(benches, tc, ranks=ranks, quick=quick, launcher=launcher,

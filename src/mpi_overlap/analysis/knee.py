@@ -266,6 +266,28 @@ def _est(value: float, reps: F64, lo_clip: float = -np.inf, hi_clip: float = np.
     return Estimate(float(np.clip(value, lo_clip, hi_clip)), lo, hi)
 
 
+def clip_problem(raw: Estimate, shown: Estimate, lo: float, hi: float, what: str,
+                 unit: str) -> tuple[str, str] | None:
+    """(verdict, reason) when clipping `raw` to [lo, hi] for display hides a problem: the
+    interval became a point (the whole interval lay outside: "odd-shape"), or the point
+    estimate lies further outside than its interval reaches in ("noisy": -57 % [-70, 4]
+    would show as 0.0 [0.0-4.0], read as a measurement; -2 % [-5, 3] is 0 within its
+    noise and passes). None when nothing was clipped that matters."""
+    if raw.value is None or raw.ci95_low is None or raw.ci95_high is None:
+        return None
+    where = (f"{what} {_fmt(raw.value)} {unit} before clipping to [{lo:g}, {hi:g}] (95 % CI "
+             f"{_fmt(raw.ci95_low)} to {_fmt(raw.ci95_high)})")
+    if (shown.ci95_low is not None and shown.ci95_low == shown.ci95_high
+            and raw.ci95_high > raw.ci95_low):
+        return "odd-shape", f"{where}: the interval was clipped to a point"
+    outside = max(lo - raw.value, raw.value - hi)
+    reach_in = raw.ci95_high - lo if raw.value < lo else hi - raw.ci95_low
+    if outside > 0 and outside > reach_in:
+        return "noisy", (f"{where}: the estimate lies further outside its physical range than "
+                         "its interval reaches in")
+    return None
+
+
 def fit_knee(
     x: ArrayLike,
     ys: Sequence[ArrayLike],
@@ -439,6 +461,9 @@ def _judge(e: dict[str, Estimate], rel_noise: float | None,
             f"clipping, 95 % CI up to {r.ci95_high:.3g}): the zero-work baseline is "
             "suspect, most likely a disturbed zero-work step"
         )
+    clipped = clip_problem(r, a, 0.0, 100.0, "availability", "%") if r else None
+    if clipped:
+        return clipped
     if a.ci95_low is not None and a.ci95_high is not None:
         width = a.ci95_high - a.ci95_low
         if width > MAX_AVAILABILITY_CI_WIDTH:

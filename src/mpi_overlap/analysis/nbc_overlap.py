@@ -13,6 +13,15 @@ the same loops, side by side:
 
 Plus per-rank min/max of the OSU %, and the compute slowdown (work phase without the
 tests / work alone − 1). Formulas and sources: docs/benchmarks.md, "nbc-overlap".
+
+Both formulas take t_pure from a loop of its own, so a t_pure disturbed in that loop
+moves every overlap computed from it (52 % and 76 % came from t_pure 412/465 µs against
+177/106 µs normally). The program measures t_pure again after the overlapped loops; a
+case whose two t_pure disagree beyond their intervals, by more than DISTURBED_REL, is
+`disturbed`; one whose delivered data were wrong (--validate) is `invalid`. The headline
+figures and the finding use the `ok` cases only. An OSU % that the formula's max(0, ...)
+raised from below zero even at the favourable quartile is marked `clipped`: the
+non-overlapped time exceeded the whole t_pure, outside the formula's range.
 """
 
 from __future__ import annotations
@@ -39,6 +48,10 @@ LIMITS: dict[str, float] = {
     # must not be below this many points (noise of single cases is larger: checked on
     # the median over all cases of the run)
     "tests_drop_pts": -10.0,
+    # t_pure before and after the overlapped loops differ by more than this share of the
+    # smaller, with disjoint intervals: the case is disturbed (a 10 % shift of t_pure moves
+    # an OSU overlap by up to 10 points).
+    "disturbed_rel": 0.10,
 }
 
 
@@ -56,14 +69,52 @@ def osu_raw(t_pure: float | None, nonoverlap: float | None) -> float | None:
     return 100.0 - 100.0 * nonoverlap / t_pure
 
 
-def imb_pct(t_pure: float | None, t_cpu: float | None, t_ovrl: float | None) -> float | None:
-    """IMB-NBC's overlap %: 100·max(0, min(1, (t_pure + t_CPU − t_ovrl)/max(t_pure, t_CPU)))."""
+def imb_raw(t_pure: float | None, t_cpu: float | None, t_ovrl: float | None) -> float | None:
+    """IMB-NBC's overlap % before its clipping to [0, 100] (above 100: the overlapped loop
+    was faster than the longer of its parts alone; below 0: slower than both in turn)."""
     if t_pure is None or t_cpu is None or t_ovrl is None:
         return None
     denom = max(t_pure, t_cpu)
     if not denom > 0:
         return None
-    return 100.0 * max(0.0, min(1.0, (t_pure + t_cpu - t_ovrl) / denom))
+    return 100.0 * (t_pure + t_cpu - t_ovrl) / denom
+
+
+def imb_pct(t_pure: float | None, t_cpu: float | None, t_ovrl: float | None) -> float | None:
+    """IMB-NBC's overlap %: 100·max(0, min(1, (t_pure + t_CPU − t_ovrl)/max(t_pure, t_CPU)))."""
+    raw = imb_raw(t_pure, t_cpu, t_ovrl)
+    return None if raw is None else max(0.0, min(100.0, raw))
+
+
+def _t_pure_check(case: dict[str, Any]) -> str | None:
+    """Why the case's t_pure before and after the overlapped loops disagree, or None."""
+    for r in range(len(case.get("t_pure_us") or [])):
+        vals = [_at(case.get(k), r) for k in ("t_pure_us", "t_pure_ci_low_us",
+                                              "t_pure_ci_high_us", "t_pure_after_us",
+                                              "t_pure_after_ci_low_us",
+                                              "t_pure_after_ci_high_us")]
+        if any(v is None for v in vals):
+            continue
+        a, alo, ahi, b, blo, bhi = vals  # type: ignore[misc]
+        disjoint = ahi < blo or bhi < alo
+        if disjoint and abs(a - b) > LIMITS["disturbed_rel"] * min(a, b):
+            return (f"rank {r}: t_pure {a:.4g} µs [{alo:.4g}–{ahi:.4g}] before the overlapped "
+                    f"loops, {b:.4g} µs [{blo:.4g}–{bhi:.4g}] after")
+    return None
+
+
+def _case_verdict(case: dict[str, Any]) -> tuple[str, str | None]:
+    """ok / invalid (--validate found wrong data) / disturbed (t_pure moved)."""
+    bad = case.get("invalid_elements")
+    if isinstance(bad, int) and bad > 0:
+        return "invalid", f"{bad} delivered elements differed from the expected data"
+    why = _t_pure_check(case)
+    return ("disturbed", why) if why else ("ok", None)
+
+
+def _max_over_ranks(arr: Any) -> float | None:
+    vals = [v for v in (num(x) for x in arr or []) if v is not None]
+    return max(vals) if vals else None
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -115,14 +166,19 @@ def _variant(
             "t_nonoverlap_us": nonov,
             "osu_pct": osu_pct(t_pure, nonov),
             "osu_raw_pct": osu_raw(t_pure, nonov),
+            "osu_raw_q25_pct": osu_raw(t_pure, q25),
             # the interquartile range of the per-iteration quantity, as overlap %
             "osu_pct_iqr": [osu_pct(t_pure, q75), osu_pct(t_pure, q25)],
             "imb_pct": imb_pct(t_pure, t_cpu, ovr),
+            "imb_raw_pct": imb_raw(t_pure, t_cpu, ovr),
             "compute_slowdown_pct": slow,
             "profiler_min_pct": pmin,
             "profiler_max_pct": pmax,
         })
     osu = [r["osu_pct"] for r in ranks if r["osu_pct"] is not None]
+    # Raised to 0 by max(0, ...) even at the favourable quartile of the non-overlapped time.
+    clipped = [r["osu_raw_q25_pct"] for r in ranks
+               if r["osu_raw_q25_pct"] is not None and r["osu_raw_q25_pct"] < 0.0]
     ovrl = [(r["t_overall_us"], r) for r in ranks if r["t_overall_us"] is not None]
     worst = max(ovrl, key=lambda t: t[0])[1] if ovrl else None
     pmin = pmax = None
@@ -136,7 +192,13 @@ def _variant(
         "osu_rank_max_pct": max(osu) if osu else None,
         "osu_raw_max_pct": max((r["osu_raw_pct"] for r in ranks if r["osu_raw_pct"] is not None),
                                default=None),
+        "osu_clipped": bool(clipped),
+        "osu_raw_clipped_pct": max(clipped) if clipped else None,
+        "t_overall_p90_us": _max_over_ranks(var.get("t_overall_p90_us")),
+        "t_overall_p99_us": _max_over_ranks(var.get("t_overall_p99_us")),
         "imb_pct": worst["imb_pct"] if worst else None,
+        # IMB's own clipping hid a value outside [0, 100] (kept here as it was)
+        "imb_raw_pct": worst["imb_raw_pct"] if worst else None,
         "imb_rank": worst["rank"] if worst else None,
         "compute_slowdown_pct": _mean([r["compute_slowdown_pct"] for r in ranks]),
         "profiler_min_pct": pmin,
@@ -174,17 +236,32 @@ def analyze_nbc_overlap(
         variants = [_variant(case, v, profiles if loaded else {}, problems)
                     for v in case.get("variants") or []]
         pure = [v for v in (num(x) for x in case.get("t_pure_us") or []) if v is not None]
+        after = [v for v in (num(x) for x in case.get("t_pure_after_us") or []) if v is not None]
+        lows = [v for v in (num(x) for x in case.get("t_pure_ci_low_us") or []) if v is not None]
+        highs = [v for v in (num(x) for x in case.get("t_pure_ci_high_us") or [])
+                 if v is not None]
+        verdict, reason = _case_verdict(case)
+        bad = case.get("invalid_elements")
         cases.append({
             "collective": case.get("collective"),
             "bytes": int(case.get("bytes", 0)),
             "iterations": int(case.get("iterations", 0)),
             "t_pure_us": median_or_none(pure),
+            "t_pure_ci_us": [min(lows), max(highs)] if lows and highs else None,
+            "t_pure_after_us": median_or_none(after),
+            "t_pure_p90_us": _max_over_ranks(case.get("t_pure_p90_us")),
+            "t_pure_p99_us": _max_over_ranks(case.get("t_pure_p99_us")),
             "t_pure_max_us": num(case.get("t_pure_max_us")),
+            "valid": None if not isinstance(bad, int) else bad == 0,
+            "verdict": verdict,
+            "reason": reason,
             "variants": variants,
         })
 
     tests = int(res.get("tests", 0))
-    sized = [c for c in cases if c["collective"] != "Ibarrier"]
+    # The headline uses the cases whose t_pure held and whose data were right.
+    trusted = [c for c in cases if c["verdict"] == "ok"]
+    sized = [c for c in trusted if c["collective"] != "Ibarrier"]
     largest = max((c["bytes"] for c in sized), default=None)
     smallest = min((c["bytes"] for c in sized), default=None)
 
@@ -199,9 +276,9 @@ def analyze_nbc_overlap(
                 vals.append(v[key])
         return _mean(vals)
 
-    all_t0 = [v["osu_pct"] for c in cases for v in c["variants"]
+    all_t0 = [v["osu_pct"] for c in trusted for v in c["variants"]
               if v["tests"] == 0 and v["osu_pct"] is not None]
-    all_imb = [v["imb_pct"] for c in cases for v in c["variants"]
+    all_imb = [v["imb_pct"] for c in trusted for v in c["variants"]
                if v["tests"] == 0 and v["imb_pct"] is not None]
     diffs = []
     for c in cases:
@@ -224,6 +301,10 @@ def analyze_nbc_overlap(
                             else median_or_none(diffs) >= LIMITS["tests_drop_pts"]),  # type: ignore[operator]
         "cases_tests_lower_by_10": sum(1 for d in diffs if d < -10.0),
         "cases_compared": len(diffs),
+        "cases_disturbed": sum(c["verdict"] == "disturbed" for c in cases),
+        "cases_invalid": sum(c["verdict"] == "invalid" for c in cases),
+        "cases_validated": sum(c["valid"] is not None for c in cases),
+        "variants_clipped": sum(v["osu_clipped"] for c in cases for v in c["variants"]),
     }
     osu_l0, osu_lt = at_largest("osu_pct", 0), at_largest("osu_pct", tests) if tests else None
     imb_l0 = at_largest("imb_pct", 0)
@@ -267,6 +348,10 @@ def analyze_nbc_overlap(
     ]
     if not cases:
         finding = "no case measured"
+    elif not trusted:
+        finding = (f"no trustworthy case: {checks['cases_disturbed']} of {len(cases)} disturbed "
+                   f"(t_pure moved between its two loops), {checks['cases_invalid']} with wrong "
+                   "data")
     else:
         ncoll = len({c["collective"] for c in cases})
         parts = [f"{ncoll} collectives at {format_size(largest or 0)}: OSU overlap "
@@ -280,6 +365,11 @@ def analyze_nbc_overlap(
             parts.append(f"OSU range {min(all_t0):.0f}–{max(all_t0):.0f} % over all cases")
         if iar and iar["t_pure_us"] is not None:
             parts.append(f"Iallreduce {format_size(smallest or 0)} costs {iar['t_pure_us']:.2f} µs")
+        left = [f"{checks[k]} {what}" for k, what in (
+            ("cases_disturbed", "disturbed (t_pure moved between its two loops)"),
+            ("cases_invalid", "with wrong data")) if checks[k]]
+        if left:
+            parts.append(f"{' and '.join(left)} of {len(cases)} cases left out")
         finding = "; ".join(parts)
     return {
         "schema": SCHEMA,

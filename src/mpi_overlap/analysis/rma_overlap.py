@@ -17,7 +17,7 @@ from typing import Any
 from ..sizes import format_size
 from ..values import num
 from .figures import figure
-from .nbc_overlap import _fmt, _mean, imb_pct, osu_pct, osu_raw
+from .nbc_overlap import _fmt, _mean, imb_pct, imb_raw, osu_pct, osu_raw
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -70,7 +70,12 @@ def analyze_rma_overlap(result: dict[str, Any]) -> dict[str, Any]:
             "t_complete_us": done,
             "osu_pct": osu_pct(t_pure, nonov),
             "osu_raw_pct": osu_raw(t_pure, nonov),
+            # below 0 even at the favourable end of the interval of the non-overlapped time:
+            # max(0, ...) hid an estimate outside the formula's range
+            "osu_clipped": (osu_raw(t_pure, _stat(c, "t_nonoverlap_us", "ci95_low"))
+                            or 0.0) < 0.0,
             "imb_pct": imb_pct(t_pure, t_cpu, ovr),
+            "imb_raw_pct": imb_raw(t_pure, t_cpu, ovr),
             "compute_slowdown_pct": (100.0 * (comp / t_cpu - 1.0)
                                      if comp is not None and t_cpu else None),
             "complete_within_alone": ok,

@@ -21,8 +21,14 @@ min(added[i+1], added[i+2]) / max(added[i-1], added[i]) (of those that exist: a 
 next size on each side confirms, so one disturbed size, a spike up and back down, is not
 taken for it), reported with its plain ratio added[i+1] /
 added[i]; added is clamped below at a tenth of its median, so a near-zero value cannot
-make a ratio from noise. In an MPI with an eager and a rendezvous protocol it lies where
-the protocol switches.
+make a ratio from noise. It is the largest step, not the protocol switch: a cache boundary
+at large sizes makes bigger ratios. The switch is found on the size-normalised curve
+(analysis/protocol_switch.py: the step where the fixed cost of the lines through the
+neighbouring sizes rises) and cross-checked against the MPI's MPI_T thresholds: agrees /
+disagrees, as sync-overlap does for the eager limit.
+
+A negative request overhead (non-blocking faster than blocking: the non-blocking
+ping-pong posts its receive first) is reported as a saving, not as a cost.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import numpy as np
 
 from ..sizes import format_size
 from .figures import figure
+from .protocol_switch import agreement, find_switch, reported_switch
 
 N_BOOT = 1000
 SEED = 20261121
@@ -99,6 +106,9 @@ def analyze_stack_floor(result: dict[str, Any],
                            else "single-copy"),
             "added": _est(*_median_ci(added, rng)),
             "request_overhead": _est(*_median_ci(req, rng)),
+            # tails of the samples (each one a block average), beside the medians (OSU)
+            "mpi_blocking_p90_s": float(np.percentile(b, 90)) if b.size else None,
+            "mpi_blocking_p99_s": float(np.percentile(b, 99)) if b.size else None,
             "noise_s": noise,
             "request_noise_s": _range(req),
         })
@@ -106,6 +116,13 @@ def analyze_stack_floor(result: dict[str, Any],
     jump = _jump(sizes_out)
     checks = _checks(sizes_out, jump)
     lower = lower_layer or _lower_layer_status(res.get("lower_layer_tools") or {})
+    blocking = [s["mpi_blocking"] for s in sizes_out]
+    switch = find_switch([s["bytes"] for s in sizes_out], [b["median_s"] for b in blocking],
+                         [b["ci95_low_s"] for b in blocking], [b["ci95_high_s"] for b in blocking])
+    cvars = {c["name"]: c.get("value") for c in res.get("mpi_cvars") or []
+             if isinstance(c, dict) and c.get("name")}
+    reported = reported_switch(cvars)
+    agrees = agreement(switch, reported["bytes"])
     return {
         "schema": "mpi-overlap/analysis",
         "schema_version": 1,
@@ -117,20 +134,29 @@ def analyze_stack_floor(result: dict[str, Any],
             "interval": f"bootstrap percentile 95 % of the median, {N_BOOT} resamples",
             "noise": "larger range (max - min) of the MPI and floor samples of a size",
             "jump": "neighbours i, i+1 with the largest min(added[i+1..i+2]) / max(added[i-1..i])",
+            "switch": "the step i, i+1 with the largest lift of the fixed cost (value at "
+                      "size 0) from the line through sizes i-1, i to the lines through "
+                      "i+1, i+2 and i+2, i+3, the step standing out of both lines, relative "
+                      "to t[i] and at least MIN_RISE; only steps beyond the noise (disjoint "
+                      "intervals) that persist (no larger size faster)",
         },
         "sizes": sizes_out,
         "jump": jump,
+        "switch": switch,
+        "reported_switch": {**reported, "cvars": cvars},
+        "switch_agrees": agrees,
         "lower_layer": lower,
         "checks": checks,
-        "finding": _finding(sizes_out, jump),
+        "finding": _finding(sizes_out, jump, switch, reported, agrees),
         "request_finding": _request_finding(sizes_out),
-        "figures": _figures(sizes_out, jump),
+        "figures": _figures(sizes_out, jump, switch, agrees),
     }
 
 
-def _figures(sizes: list[dict[str, Any]], jump: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Small-message latency and MPI's added time (the costs a setting may change), and
-    where the latency jumps."""
+def _figures(sizes: list[dict[str, Any]], jump: dict[str, Any] | None,
+             switch: dict[str, Any] | None, agrees: bool | None) -> list[dict[str, Any]]:
+    """Small-message latency and MPI's added time (the costs a setting may change), where
+    the latency jumps most, and where the protocol switches."""
     first = sizes[0] if sizes else None
     at = format_size(first["bytes"]) if first else "?"
     return [
@@ -140,6 +166,10 @@ def _figures(sizes: list[dict[str, Any]], jump: dict[str, Any] | None) -> list[d
                first["added"]["median_s"] * 1e6 if first else None, "µs", "cost"),
         figure("jump_above_bytes", "largest latency jump, upper size",
                jump["above_bytes"] if jump else None, "B", "info"),
+        figure("switch_above_bytes", "protocol switch (size-normalised), upper size",
+               (switch or {}).get("above_bytes"), "B", "info"),
+        figure("switch_agrees", "protocol switch agrees with the MPI's threshold",
+               None if agrees is None else float(agrees), "bool", "info"),
     ]
 
 
@@ -214,7 +244,9 @@ def _lower_layer_status(tools: dict[str, Any]) -> dict[str, Any]:
             "detail": f"{name} at {path}; running it (a server and a client) is not implemented"}
 
 
-def _finding(sizes: list[dict[str, Any]], jump: dict[str, Any] | None) -> str:
+def _finding(sizes: list[dict[str, Any]], jump: dict[str, Any] | None,
+             switch: dict[str, Any] | None, reported: dict[str, Any],
+             agrees: bool | None) -> str:
     if not sizes:
         return "no size was measured"
     first = sizes[0]
@@ -222,11 +254,33 @@ def _finding(sizes: list[dict[str, Any]], jump: dict[str, Any] | None) -> str:
             f"{_us(first['floor']['median_s'])} µs core-to-core floor at "
             f"{format_size(first['bytes'])}")
     if jump is not None:
-        text += (f" ({_us(jump['added_below_s'])} µs at {format_size(jump['below_bytes'])}), "
-                 f"jumping {jump['ratio']:.3g}x between {format_size(jump['below_bytes'])} and "
-                 f"{format_size(jump['above_bytes'])} (largest step; eager -> rendezvous where "
-                 f"the protocol switches)")
-    return text
+        text += (f" ({_us(jump['added_below_s'])} µs at {format_size(jump['below_bytes'])}); "
+                 f"its largest step {jump['ratio']:.3g}x lies between "
+                 f"{format_size(jump['below_bytes'])} and {format_size(jump['above_bytes'])}")
+    return text + "; " + _switch_text(switch, reported, agrees)
+
+
+def _switch_text(switch: dict[str, Any] | None, reported: dict[str, Any],
+                 agrees: bool | None) -> str:
+    """The protocol switch and the MPI's word on it, as one clause."""
+    says = (f"{reported['source']} = {reported['bytes']} B" if reported.get("bytes") is not None
+            else "the MPI names no threshold")
+    if not switch:
+        return f"protocol switch: too few sizes to judge (the MPI: {says})"
+    if not switch["found"]:
+        real = [st for st in switch["steps"] if st["rejected"] is None]
+        best = max(real, key=lambda st: st["rise"], default=None)
+        near = (f"; the largest, {100 * best['rise']:.0f} %, between "
+                f"{format_size(best['below_bytes'])} and {format_size(best['above_bytes'])}"
+                if best else "")
+        return (f"protocol switch: no step raises the fixed cost by {100 * switch['min_rise']:.0f} "
+                f"%{near} (the MPI: {says})")
+    where = (f"protocol switch between {format_size(switch['below_bytes'])} and "
+             f"{format_size(switch['above_bytes'])} (fixed cost {_us(switch['fixed_before_s'])} "
+             f"-> {_us(switch['fixed_after_s'])} µs)")
+    verdict = {True: "agrees with", False: "disagrees with",
+               None: "cannot be compared with"}[agrees]
+    return f"{where}, {verdict} {says}"
 
 
 def request_sizes(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -236,16 +290,27 @@ def request_sizes(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return picked
 
 
+def request_phrase(r: dict[str, Any]) -> str:
+    """A request overhead as what it is: a cost, a saving, or no measurable difference."""
+    d, lo, hi = r["median_s"], r["ci95_low_s"], r["ci95_high_s"]
+    ci = f" [{_us(lo)}, {_us(hi)}]"
+    if lo is not None and hi is not None and lo <= 0.0 <= hi:
+        return f"no measurable difference ({_us(d)} µs{ci})"
+    if d >= 0:
+        return f"cost {_us(d)} µs more per message{ci}"
+    return f"are {_us(-d)} µs faster per message{ci}, a saving, not a cost"
+
+
 def _request_finding(sizes: list[dict[str, Any]]) -> str:
     if not sizes:
         return "no size was measured"
-    parts = []
-    for i, s in enumerate(request_sizes(sizes)):
-        r = s["request_overhead"]
-        d = r["median_s"]
-        word = "more" if d >= 0 else "less"
-        ci = f" [{_us(r['ci95_low_s'])}, {_us(r['ci95_high_s'])}]"
-        head = f"non-blocking requests cost {_us(abs(d))} µs {word} per message" if i == 0 \
-            else f"{_us(d)} µs"
-        parts.append(f"{head}{ci} ({format_size(s['bytes'])})")
-    return ", ".join(parts)
+    parts = [f"{format_size(s['bytes'])}: {request_phrase(s['request_overhead'])}"
+             for s in request_sizes(sizes)]
+    text = "non-blocking requests against blocking calls, " + "; ".join(parts)
+    faster = [format_size(s["bytes"]) for s in sizes
+              if s["request_overhead"]["ci95_high_s"] is not None
+              and s["request_overhead"]["ci95_high_s"] < 0]
+    if faster:
+        text += (f"; non-blocking is faster at {', '.join(faster)} (its ping-pong posts the "
+                 "receive before the message arrives): a saving, not a cost")
+    return text

@@ -52,7 +52,8 @@ def detect_limit(points: list[dict[str, Any]], key: str = "completed") -> dict[s
             "monotonic": monotonic, "width_bytes": width}
 
 
-def _cvar(cvars: dict[str, int | None], *names: str) -> tuple[str, int] | None:
+def positive_cvar(cvars: dict[str, int | None], *names: str) -> tuple[str, int] | None:
+    """(name, value) of the first of `names` set to a positive integer; None."""
     for name in names:
         value = cvars.get(name)
         if isinstance(value, int) and value > 0:
@@ -71,18 +72,18 @@ def reported_limit(cvars: dict[str, int | None]) -> dict[str, Any]:
     completes at once only on the inline path, btl_sm_max_inline_send; ob1 itself caps that
     path at 256 B in its code, and btl_sm_eager_limit (header included) only decides
     eager against rendezvous: an eager fragment completes when the receiver has taken it."""
-    cell = _cvar(cvars, "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE")
+    cell = positive_cvar(cvars, "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE")
     if cell:
-        cma = _cvar(cvars, "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD")
+        cma = positive_cvar(cvars, "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD")
         # The cell counts its header, so at equal settings the cell binds first.
         name, value = (cma[0], cma[1] - 1) if cma and cma[1] < cell[1] else cell
         note = (f"MPICH CH4: one shared-memory cell of {cell[1]} B (header included)"
                 + (f", CMA single-copy rendezvous from {cma[1]} B; the smaller governs ({name})"
                    if cma else "; no CMA threshold listed"))
         return {"bytes": value, "source": name, "family": "mpich-ch4", "note": note}
-    inline = _cvar(cvars, "btl_sm_max_inline_send", "btl_vader_max_inline_send")
+    inline = positive_cvar(cvars, "btl_sm_max_inline_send", "btl_vader_max_inline_send")
     if inline:
-        eager = _cvar(cvars, "btl_sm_eager_limit", "btl_vader_eager_limit")
+        eager = positive_cvar(cvars, "btl_sm_eager_limit", "btl_vader_eager_limit")
         note = (f"Open MPI ob1: {inline[0]} = {inline[1]} B (ob1 caps its inline path at "
                 f"{OB1_INLINE_BYTES} B in code)"
                 + (f"; {eager[0]} = {eager[1]} B (header included) decides eager against "

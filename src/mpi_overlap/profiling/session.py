@@ -19,7 +19,7 @@ from rich.console import Console
 from ..calibrate import find_or_calibrate
 from ..errors import UserError
 from ..launch import launch_command, run_job
-from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
+from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, utc_now, write_json_atomic
 from ..runner import (
     RunOptions,
     analyze_result,
@@ -28,6 +28,7 @@ from ..runner import (
     finish_run,
     initial_run_meta,
 )
+from ..table_note import describe as describe_table
 from ..table_trust import table_record
 from ..toolchains import get_toolchain
 from ..ui import Ui
@@ -83,6 +84,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
     launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
     library = profiler_library(build(tc, ui))
     # --timeout bounds the calibration this may need too (each of its launches).
+    started = utc_now()
     table = find_or_calibrate(tc, ranks=opts.ranks, launcher=opts.launcher, table=opts.table,
                               force_table=opts.force_table, timeout_s=opts.timeout_s, ui=ui)
     table_info = table_record(table, tc)  # what the library will read, before it runs
@@ -95,6 +97,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
                           out_base=opts.out_base)
     meta = initial_run_meta(PROFILE, tc, run_opts, cmd, run_dir)
     meta["app"] = app
+    meta["xfer_table"] = describe_table(table, started)
     begin_run(run_dir, meta)
 
     with ui.progress(f"profile {Path(app[0]).name} ({tc.name}, {opts.ranks} ranks)") as progress:
@@ -119,7 +122,8 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
         message = "; ".join([message or "the launcher failed", *result["warnings"]])
     return finish_run(run_dir, meta, status=status, message=message,
                       returncode=outcome.returncode, elapsed_s=outcome.elapsed_s,
-                      schema_errors=errors, host_load=outcome.host_load)
+                      schema_errors=errors, host_load=outcome.host_load,
+                      threads=outcome.threads)
 
 
 def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, console: Console,

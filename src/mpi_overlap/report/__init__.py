@@ -38,6 +38,7 @@ from . import (
     profile_table,
     profiler_overhead,
     progress,
+    replication,
     rma_overlap,
     stack_floor,
     study,
@@ -192,6 +193,7 @@ def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = Fals
     for name, group in _by_benchmark(runs).items():
         _guarded(keep_going, console, name, _REGISTRY[name].terminal_all, group, console)
     env_matrix.print_terminal(runs, console)
+    replication.print_terminal(runs, console)
 
 
 def _guarded(keep_going: bool, console: Console, name: str, fn: Callable[..., None],
@@ -222,6 +224,8 @@ def _run_json(run: Run) -> dict[str, Any]:
         "elapsed_s",
         "returncode",
         "message",
+        "guard",
+        "replicate",
     )
     return {
         "label": run.label,
@@ -306,7 +310,8 @@ def make_report(
         )
         for run in runs
     ]
-    sections = list(lead_sections or []) + env_matrix.sections(runs) + [
+    sections = list(lead_sections or []) + env_matrix.sections(runs) + replication.sections(
+        runs) + [
         section
         for name, group in _by_benchmark(runs).items()
         for provider in _REGISTRY[name].sections
@@ -333,6 +338,7 @@ def make_report(
             "generated_utc": generated,
             "tool_version": __version__,
             "runs": [_run_json(run) for run in runs],
+            "replication": replication.to_json(runs),
             **(extra or {}),
         },
     )

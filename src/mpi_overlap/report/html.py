@@ -18,6 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from ..rundir import Run
+from ..table_note import sentence
 
 DASH = "—"
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -133,7 +134,25 @@ def run_banners(run: Run, extent: str | None) -> list[Banner]:
                 "overhead and availability, are less trustworthy",
             )
         )
-    return banners
+    return banners + guard_banners(run.meta)
+
+
+def guard_banners(meta: dict[str, Any]) -> list[Banner]:
+    """The run-level verdict (run.json's guard, run_guard.py) and the transfer-time table a
+    profiled run used (table_note.py) as notices."""
+    guard = meta.get("guard") or {}
+    over = guard.get("oversubscribed")
+    out = []
+    if over:
+        out.append(Banner("error", f"{over['reason']}: its overlap and cost figures are not "
+                                   f"findings (withheld from the headline). To measure: "
+                                   f"{over['change']}"))
+    if guard.get("disturbed"):
+        out.append(Banner("warn", f"disturbed: {guard['disturbed']}"))
+    table = sentence(meta.get("xfer_table"))
+    if table:
+        out.append(Banner(*table))
+    return out
 
 
 def _per_rank(values: Any) -> str:

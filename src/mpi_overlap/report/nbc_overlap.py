@@ -23,8 +23,9 @@ from .run_table import (
 )
 
 BENCHMARK = "nbc-overlap"
-HEADERS = ("collective", "bytes", "tests", "t_pure µs", "OSU %", "OSU rank min–max",
-           "IMB %", "profiler min %", "profiler max %", "slowdown %")
+HEADERS = ("collective", "bytes", "tests", "t_pure µs", "t_pure after µs", "t_pure p99 µs",
+           "t_ovrl p99 µs", "OSU %", "OSU rank min–max", "IMB %", "profiler min %",
+           "profiler max %", "slowdown %", "verdict")
 
 
 def cases(run: Run) -> list[dict[str, Any]]:
@@ -44,12 +45,16 @@ def rows(run: Run) -> list[tuple[str, ...]]:
                 fmt_num(c.get("bytes"), "d"),
                 fmt_num(v.get("tests"), "d"),
                 fmt_num(c.get("t_pure_us"), ".1f"),
-                fmt_num(v.get("osu_pct"), ".0f"),
+                fmt_num(c.get("t_pure_after_us"), ".1f"),
+                fmt_num(c.get("t_pure_p99_us"), ".1f"),
+                fmt_num(v.get("t_overall_p99_us"), ".1f"),
+                fmt_num(v.get("osu_pct"), ".0f") + (" (clipped)" if v.get("osu_clipped") else ""),
                 _range(v.get("osu_rank_min_pct"), v.get("osu_rank_max_pct")),
                 fmt_num(v.get("imb_pct"), ".0f"),
                 fmt_num(v.get("profiler_min_pct"), ".0f"),
                 fmt_num(v.get("profiler_max_pct"), ".0f"),
                 fmt_num(v.get("compute_slowdown_pct"), ".1f"),
+                str(c.get("verdict") or "—"),
             ))
     return out
 
@@ -128,6 +133,12 @@ def figure(runs: list[Run]) -> MplFigure | None:
 
 def _html_notes(run: Run) -> list[str]:
     notes = finding(run)
+    notes += [f"{c.get('collective')} {c.get('bytes')} B {c.get('verdict')}: {c.get('reason')}"
+              for c in cases(run) if c.get("verdict") not in (None, "ok")][:12]
+    if any(v.get("osu_clipped") for c in cases(run) for v in c.get("variants") or []):
+        notes.append("clipped: the OSU formula fell below 0 even at the favourable quartile "
+                     "of the non-overlapped time (it exceeded the whole t_pure) and max(0, ...) "
+                     "made it 0")
     note = ((run.analysis or {}).get("bounds") or {}).get("note")
     if note:
         notes.append(str(note))
@@ -172,11 +183,13 @@ def to_json(run: Run) -> dict[str, Any]:
         "checks": a.get("checks"),
         "cases": [
             {"collective": c.get("collective"), "bytes": c.get("bytes"),
-             "t_pure_us": c.get("t_pure_us"),
+             "t_pure_us": c.get("t_pure_us"), "t_pure_after_us": c.get("t_pure_after_us"),
+             "t_pure_p99_us": c.get("t_pure_p99_us"),
+             "verdict": c.get("verdict"), "reason": c.get("reason"),
              "variants": [{k: v.get(k) for k in ("tests", "osu_pct", "osu_rank_min_pct",
-                                                 "osu_rank_max_pct", "imb_pct",
+                                                 "osu_rank_max_pct", "osu_clipped", "imb_pct",
                                                  "profiler_min_pct", "profiler_max_pct",
-                                                 "compute_slowdown_pct")}
+                                                 "compute_slowdown_pct", "t_overall_p99_us")}
                           for v in c.get("variants") or []]}
             for c in cases(run)
         ],

@@ -27,8 +27,8 @@ PLOT_FILE = "stack-floor.svg"
 # The request-overhead plot shows the small sizes (the source's experiment): above them
 # the difference is a small number on top of a large, noisy latency.
 REQUEST_PLOT_MAX = 65536
-HEADERS = ("size", "MPI one-way µs", "floor µs", "floor from", "shm µs", "memcpy µs",
-           "added µs [95 % CI]", "non-blocking − blocking µs [95 % CI]")
+HEADERS = ("size", "MPI one-way µs", "MPI p99 µs", "floor µs", "floor from", "shm µs",
+           "memcpy µs", "added µs [95 % CI]", "non-blocking − blocking µs [95 % CI]")
 
 
 def _runs(runs: list[Run]) -> list[Run]:
@@ -49,6 +49,7 @@ def rows(run: Run) -> list[tuple[str, ...]]:
     out = []
     for s in (run.analysis or {}).get("sizes", []):
         out.append((format_size(s["bytes"]), _us(s["mpi_blocking"]["median_s"]),
+                    _us(s.get("mpi_blocking_p99_s")),
                     _us(s["floor"]["median_s"]), s["floor_kind"], _us(s["shm"]["median_s"]),
                     _us(s["memcpy"]["median_s"]), _ci(s["added"]), _ci(s["request_overhead"])))
     return out
@@ -71,7 +72,7 @@ def print_run(run: Run, console: Console) -> None:
     t = Table(title=f"{run.label} — MPI stack against the floor (one way)", title_justify="left",
               header_style="bold")
     for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i in (0, 3) else "right")
+        t.add_column(h, justify="left" if i in (0, 4) else "right")
     for row in rows(run):
         t.add_row(*row)
     console.print(t)
@@ -126,6 +127,10 @@ def latency_figure(runs: list[Run]) -> MplFigure | None:
                  label=f"{run.label}: memcpy floor")
         added = [max(s["added"]["median_s"], 1e-10) * 1e6 for s in sizes]
         ax2.plot(x, added, "-o", color=color, ms=3, label=f"{run.label}: MPI − floor")
+        switch = run.analysis.get("switch") or {}
+        if switch.get("found"):
+            ax1.axvspan(pos[switch["below_bytes"]], pos[switch["above_bytes"]], color=color,
+                        alpha=0.15)
         jump = run.analysis.get("jump")
         if jump:
             xa, xb = pos[jump["below_bytes"]], pos[jump["above_bytes"]]
@@ -140,7 +145,7 @@ def latency_figure(runs: list[Run]) -> MplFigure | None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     ax1.set_ylabel("one-way time (µs)")
-    ax1.set_title("latency against the floors", fontsize=9)
+    ax1.set_title("latency against the floors; shaded: protocol switch", fontsize=9)
     ax2.set_ylabel("added time per message (µs)")
     ax2.set_title("MPI stack's added time; shaded: largest step", fontsize=9)
     return fig
@@ -198,7 +203,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
         sections.append(Section("MPI stack against the floor; request overhead", None, figures))
     for run in _runs(runs):
         r = rows(run)
-        css = [("left", "num", "num", "left", "num", "num", "num", "num")] * len(r)
+        css = [("left", "num", "num", "num", "left", "num", "num", "num", "num")] * len(r)
         table = HtmlTable(f"{run.label} — one-way times per size", HEADERS, r, css,
                           footnotes=[*_checks(run), _lower(run)])
         sections.append(Section(f"Stack floor — {run.label}", " ".join(summary(run)),
@@ -227,5 +232,6 @@ def extent(run: Run) -> str | None:
 
 def to_json(run: Run) -> dict[str, Any]:
     a = run.analysis or {}
-    return {k: a.get(k) for k in ("finding", "request_finding", "jump", "lower_layer", "checks",
+    return {k: a.get(k) for k in ("finding", "request_finding", "jump", "switch",
+                                  "reported_switch", "switch_agrees", "lower_layer", "checks",
                                   "sizes")}

@@ -211,16 +211,24 @@ def _figures(run: Run) -> Figures:
     return {f["name"]: f.get("value") for f in figs if isinstance(f, dict) and "name" in f}
 
 
+def _card_label(run: Run) -> str:
+    """The column of a run: its label, or for one of several launches (--launches) the
+    label the launches share, so that they fill one column (the last launch shows; the
+    replication section gives the spread)."""
+    tag = run.meta.get("replicate")
+    return str(tag["label"]) if isinstance(tag, dict) and tag.get("label") else run.label
+
+
 def _labels(runs: list[Run]) -> list[str]:
     labels: list[str] = []
     for run in runs:
-        if run.label not in labels:
-            labels.append(run.label)
+        if _card_label(run) not in labels:
+            labels.append(_card_label(run))
     return labels
 
 
 def _cell(item: CardItem, runs: list[Run], label: str) -> str:
-    mine = [r for r in runs if r.label == label and r.benchmark == item.benchmark]
+    mine = [r for r in runs if _card_label(r) == label and r.benchmark == item.benchmark]
     if not mine:
         return "not run"
     run = mine[-1]
@@ -255,6 +263,9 @@ def card_section(runs: list[Run]) -> Section:
              "details, method and uncertainty in the sections below.")
     if len(labels) > 1:
         intro += " Columns compare the toolchains (and settings) side by side."
+    if any(r.meta.get("replicate") for r in runs):
+        intro += (" Of several launches the card shows the last; the replication sections "
+                  "give every launch and the spread between them.")
     return Section("Summary card", intro, [], [HtmlTable(
         "Summary card", ("", *labels), rows, [("left",) * (1 + len(labels))] * len(rows))],
         anchor=ANCHOR)

@@ -1,0 +1,116 @@
+"""The report's view of --launches: per group of launches (run.json "replicate"), every
+replicated quantity with each launch's value and own interval, the between-launch
+interval and the verdict (analysis/replication.py), in the terminal, HTML and JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..analysis.replication import replicate
+from ..rundir import Run
+from .html import HtmlTable, Section
+
+DASH = "—"
+
+
+def groups(runs: list[Run]) -> list[list[Run]]:
+    """The runs that are launches of one group, in launch order; groups of two or more."""
+    by: dict[str, list[Run]] = {}
+    for run in runs:
+        tag = run.meta.get("replicate")
+        if isinstance(tag, dict) and tag.get("group"):
+            by.setdefault(str(tag["group"]), []).append(run)
+    return [sorted(g, key=lambda r: int(r.meta["replicate"].get("index", 0)))
+            for g in by.values() if len(g) > 1]
+
+
+def group_json(group: list[Run]) -> dict[str, Any]:
+    """The replication of one group, with what the machine said about each launch."""
+    first = group[0]
+    out = replicate(first.benchmark, [r.analysis for r in group])
+    out.update(group=first.meta["replicate"]["group"],
+               label=str(first.meta["replicate"].get("label") or first.toolchain),
+               runs=[str(r.path) for r in group],
+               launch_guard=[(r.meta.get("guard") or {}).get("verdict") for r in group])
+    return out
+
+
+def to_json(runs: list[Run]) -> list[dict[str, Any]]:
+    return [group_json(g) for g in groups(runs)]
+
+
+def _n(v: Any) -> str:
+    return DASH if v is None else f"{v:.4g}"
+
+
+def _cell(p: dict[str, Any] | None) -> str:
+    if p is None or p.get("value") is None:
+        return DASH
+    text = _n(p["value"])
+    if p.get("ci95_low") is not None and p.get("ci95_high") is not None:
+        text += f" [{_n(p['ci95_low'])}–{_n(p['ci95_high'])}]"
+    if p.get("verdict") not in (None, "ok"):
+        text += f" ({p['verdict']})"
+    return text
+
+
+def _headers(doc: dict[str, Any]) -> tuple[str, ...]:
+    return ("quantity", *[f"launch {i + 1}" for i in range(doc["launches"])],
+            "median", "between launches", "verdict")
+
+
+def _rows(doc: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows = []
+    for q in doc["quantities"]:
+        if not q["n"]:
+            continue  # no launch gave it (kept in the JSON)
+        unit = f" [{q['unit']}]" if q["unit"] else ""
+        between = (DASH if q["between_low"] is None
+                   else f"{_n(q['between_low'])}–{_n(q['between_high'])}")
+        verdict = q["verdict"] + (f": {q['reason']}" if q["verdict"] == "unstable" else "")
+        rows.append((q["label"] + unit, *[_cell(p) for p in q["launches"]],
+                     _n(q["value"]), between, verdict))
+    return rows
+
+
+def _title(doc: dict[str, Any]) -> str:
+    return f"Replication: {doc['benchmark']} on {doc['label']}, {doc['launches']} launches"
+
+
+def _intro(doc: dict[str, Any]) -> str:
+    guards = [g or "unknown" for g in doc["launch_guard"]]
+    machine = ("" if all(g == "ok" for g in guards)
+               else f" The machine during the launches: {', '.join(guards)}.")
+    return (f"{doc['finding']}. Each launch's value with its own 95 % interval; 'between "
+            "launches' is the Student-t 95 % interval of their mean (widened to hold every "
+            "launch); unstable: two launches' own intervals are disjoint, their verdicts "
+            f"differ, or (without own intervals) their values spread widely.{machine}")
+
+
+def sections(runs: list[Run]) -> list[Section]:
+    out = []
+    for doc in to_json(runs):
+        headers = _headers(doc)
+        rows = _rows(doc)
+        css = [("left",) + ("num",) * (len(headers) - 2) + ("left",)] * len(rows)
+        out.append(Section(_title(doc), _intro(doc), [],
+                           [HtmlTable(f"{doc['benchmark']}: launch against launch", headers,
+                                      rows, css)]))
+    return out
+
+
+def print_terminal(runs: list[Run], console: Console) -> None:
+    for doc in to_json(runs):
+        t = Table(title=_title(doc), title_justify="left", header_style="bold")
+        for i, h in enumerate(_headers(doc)):
+            t.add_column(h, justify="left" if i == 0 or h == "verdict" else "right")
+        for row in _rows(doc):
+            t.add_row(*row)
+        console.print(t)
+        console.print(doc["finding"], markup=False, highlight=False)
+
+
+__all__ = ["group_json", "groups", "print_terminal", "sections", "to_json"]

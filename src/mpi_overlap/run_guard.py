@@ -1,0 +1,141 @@
+"""The run-level verdict: what the machine says about a run, beside what its result says.
+
+A benchmark's analysis judges its own samples; it cannot see that its ranks shared their
+cores with each other's progress threads (thread_census.py) or with other processes
+(machine_load.py). Both are in run.json; this module turns them into one verdict:
+
+- `oversubscribed`: more active threads than cores the ranks may use (measured while the
+  job ran; a job too short to be measured is judged by what its environment predicts:
+  one thread per rank, two where an asynchronous-progress variable is set). Every time it
+  measured is then the scheduler's doing: its overlap and cost figures are withheld from
+  the headline (kept as `measured_value`) and the finding says what to change;
+- `disturbed`: other processes or the hypervisor took more than machine_load's share of
+  the CPU: the figures stand, marked;
+- `ok` otherwise.
+
+`judge` writes run.json's "guard"; `apply` gives the analysis a run is loaded with that
+verdict (the analysis.json on disk stays what the result alone says).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any
+
+from .machine_load import describe
+
+# Variables that start a progress thread per rank (MPICH, and MPICH-derived Intel MPI).
+ASYNC_PROGRESS_VARS = ("MPICH_ASYNC_PROGRESS", "MPIR_CVAR_ASYNC_PROGRESS", "I_MPI_ASYNC_PROGRESS")
+# Figures that are times or overlaps measured on the cores: not findings when the threads
+# had to share them. "info" figures (a detected limit, a size) are kept.
+WITHHELD_KINDS = ("overlap", "cost")
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() in ("1", "yes", "true", "on", "enable", "enabled")
+
+
+def _envs(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The environment settings of the run's launch(es)."""
+    base = dict(meta.get("env_overrides") or {})
+    launches = meta.get("launches") or []
+    return [{**base, **(launch.get("env") or {})} for launch in launches] or [base]
+
+
+def expected_active_threads(meta: dict[str, Any]) -> tuple[int, str]:
+    """(active threads the run's environment predicts, why): one per rank, plus a progress
+    thread per rank where a variable of ASYNC_PROGRESS_VARS is set."""
+    ranks = int(meta.get("ranks") or 1)
+    for env in _envs(meta):
+        for var in ASYNC_PROGRESS_VARS:
+            if _truthy(env.get(var, "")):
+                return 2 * ranks, f"{ranks} ranks with {var}={env[var]}: a progress thread each"
+    return ranks, f"{ranks} ranks"
+
+
+def _bound_to_core(command: list[str]) -> bool:
+    """Whether the launch command binds each rank to one core (toolchains.bind_args)."""
+    return any(a in ("-bind-to", "--bind-to") and b == "core"
+               for a, b in itertools.pairwise(command))
+
+
+def oversubscription(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """Why the run was oversubscribed and what to change, or None when it was not (or
+    nothing says either way)."""
+    census = meta.get("threads") or {}
+    expected, why = expected_active_threads(meta)
+    ranks = int(meta.get("ranks") or 1)
+    if census.get("intervals"):
+        if not census.get("oversubscribed"):
+            return None
+        cores = len(census.get("cores_allowed") or []) or census.get("cores_usable") or 0
+        active = census.get("active_threads_median") or 0
+        procs = census.get("processes") or []
+        per = ", ".join(f"{p['name']} {p['active_threads']} on {p['cores']}" for p in procs[:4])
+        reason = (f"oversubscribed: {active:g} threads ran on the {cores} core"
+                  f"{'s' if cores != 1 else ''} the ranks may use (per process, threads on "
+                  f"cores: {per}; {why})")
+        basis = "measured"
+    elif census.get("cores_usable"):
+        # Not watched long enough: what the environment and the binding predict.
+        cores, active, basis = census["cores_usable"], expected, "expected"
+        if _bound_to_core(meta.get("command") or []) and expected > ranks:
+            cores = min(cores, ranks)
+            reason = (f"oversubscribed: {expected} threads expected ({why}) while the "
+                      "launcher binds each rank to one core")
+        elif active > cores:
+            reason = (f"oversubscribed: {active} active threads expected ({why}) on {cores} "
+                      "usable cores")
+        else:
+            return None
+    else:
+        return None
+    change = []
+    if expected > ranks:
+        change.append("leave the asynchronous-progress variable unset (or give each "
+                      "progress thread a core of its own)")
+    if ranks > cores:
+        change.append(f"run at most {cores} ranks")
+    change.append(f"run on a machine or allocation with at least {int(max(active, expected))} "
+                  "cores for the ranks")
+    return {"basis": basis, "active_threads": active, "cores": cores,
+            "expected_active_threads": expected, "expected_why": why,
+            "reason": reason, "change": "; ".join(change)}
+
+
+def judge(meta: dict[str, Any]) -> dict[str, Any]:
+    """run.json's "guard": verdict ok / disturbed / oversubscribed, with its reasons."""
+    over = oversubscription(meta)
+    disturbed = describe(meta.get("host_load"))
+    verdict = "oversubscribed" if over else "disturbed" if disturbed else "ok"
+    return {"verdict": verdict, "oversubscribed": over, "disturbed": disturbed}
+
+
+def apply(analysis: dict[str, Any] | None, meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The analysis as the report shows it: under an oversubscribed run the finding says
+    so and what to change, and the overlap and cost figures are withheld (their numbers
+    kept as measured_value); a disturbed run's finding is marked. A copy; None stays None."""
+    if analysis is None:
+        return None
+    guard = meta.get("guard") or judge(meta)
+    if guard["verdict"] == "ok":
+        return analysis
+    out = copy.deepcopy(analysis)
+    finding = out.get("finding")
+    over = guard.get("oversubscribed")
+    if over:
+        for fig in out.get("figures") or []:
+            if isinstance(fig, dict) and fig.get("kind") in WITHHELD_KINDS:
+                fig["measured_value"] = fig.get("value")
+                fig["value"] = None
+                fig["withheld"] = "oversubscribed"
+        # The measured finding stays in analysis.json on disk.
+        out["finding"] = (f"{over['reason']}: no overlap or cost figure of this run is a "
+                          f"finding; to measure, {over['change']}")
+    elif isinstance(finding, str):
+        out["finding"] = f"disturbed run (other processes took CPU time): {finding}"
+    return out
+
+
+__all__ = ["ASYNC_PROGRESS_VARS", "apply", "expected_active_threads", "judge", "oversubscription"]
