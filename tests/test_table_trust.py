@@ -18,6 +18,7 @@ from mpi_overlap.rundir import Run
 from mpi_overlap.table_trust import (
     SUSPECT_EXIT,
     check_usable,
+    contradicts_quiet,
     different_tables,
     older_than,
     run_table_notes,
@@ -25,6 +26,7 @@ from mpi_overlap.table_trust import (
     toolchain_modified,
 )
 from mpi_overlap.toolchains import Toolchain
+from mpi_overlap.xfer_table import XferTable
 from test_xfer_table import _table
 
 
@@ -101,3 +103,29 @@ def test_the_report_warns_about_the_tables(tmp_path: Path) -> None:
     assert "used different transfer-time tables" in console.file.getvalue()
     sections = profile_table.html_sections([a, b])
     assert any(s.intro and "different transfer-time tables" in s.intro for s in sections)
+
+
+def _p2p(times_us: dict[int, float], *, verdict: str = "ok", load: str | None = None,
+         created: str = "2026-11-26T00:00:00Z") -> XferTable:
+    return XferTable(machine_fp="0" * 16, machine_key="m", toolchain_fp="1" * 16,
+                     toolchain_key="t", toolchain_name="mpich", ranks=2, nodes=1,
+                     created=created, points={"intra": [(b, t * 1e-6)
+                                                        for b, t in sorted(times_us.items())]},
+                     verdict=verdict, verdict_reason="x", load=load)
+
+
+def test_a_busy_table_that_contradicts_the_quiet_one_is_suspect() -> None:
+    """Issue 11's acceptance: a table measured beside CPU load agrees within 25 % with the
+    quiet one, or is suspect. Samples that kept their cores still shared caches and memory
+    (1 MiB came out 25-60 % slow in samples that passed the CPU-share test)."""
+    quiet = _p2p({1024: 1.4, 65536: 9.0, 1 << 20: 82.0})
+    busy = "other processes used 87 % of the machine's CPU time while it ran"
+    agree = _p2p({1024: 1.5, 65536: 9.5, 1 << 20: 95.0}, verdict="noisy", load=busy)
+    slow = _p2p({1024: 1.5, 65536: 9.5, 1 << 20: 120.0}, verdict="noisy", load=busy)
+    assert contradicts_quiet(agree, quiet) is None
+    why = contradicts_quiet(slow, quiet)
+    assert why is not None and "46 % at intra 1048576 B" in why and "kept" in why
+    # nothing to compare with, a quiet table that is not ok, or a new table made quietly
+    assert contradicts_quiet(slow, None) is None
+    assert contradicts_quiet(slow, _p2p({1 << 20: 82.0}, verdict="noisy")) is None
+    assert contradicts_quiet(_p2p({1 << 20: 120.0}), quiet) is None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import subprocess
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ from .runner import (
     timeout_for,
 )
 from .sizes import format_size, parse_sizes
-from .table_trust import SUSPECT_EXIT, check_usable, refusal, stale_for
+from .table_trust import SUSPECT_EXIT, check_usable, contradicts_quiet, refusal, stale_for
 from .termsafe import Table
 from .toolchains import Toolchain
 from .ui import Ui
@@ -186,12 +186,18 @@ def _calibrate_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
                    launcher: str | None, timeout_s: float | None, out_base: Path,
                    ui: Ui) -> tuple[Path, list[Run], XferTable]:
     """Measure the point-to-point part and write the table (whatever its verdict: the
-    table says it), keeping the collective series of a fitting table already there."""
+    table says it), keeping the collective series of a fitting table already there. A
+    table measured on a busy machine that contradicts the quiet one there is suspect and
+    written beside it (`<name>.suspect.table`): the quiet one stays (table_trust.py)."""
     table, runs = measure_p2p(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
                               timeout_s=timeout_s, out_base=out_base, ui=ui)
     path = table_path(tc, table.machine_fp, table.toolchain_fp)
     old = _fitting(path, table.machine_fp, table.toolchain_fp)
     table = table.with_coll(old.coll) if old else table
+    contradiction = contradicts_quiet(table, old)
+    if contradiction:
+        table = replace(table, verdict="suspect", verdict_reason=contradiction)
+        path = path.with_name(path.name.removesuffix(".table") + ".suspect.table")
     save_table(path, table)
     return path, runs, read_table(path)
 
@@ -242,9 +248,11 @@ def _calibrate(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
                ui: Ui) -> tuple[Path, list[Run]]:
     """Point to point, then the collectives for `ranks`; the table is written after each,
     so a failed collective run (UserError, exit code 3) leaves the point-to-point part."""
-    path, p2p_runs, _ = _calibrate_p2p(tc, ranks=ranks, quick=quick, sizes=sizes,
-                                       launcher=launcher, timeout_s=timeout_s,
-                                       out_base=out_base, ui=ui)
+    path, p2p_runs, table = _calibrate_p2p(tc, ranks=ranks, quick=quick, sizes=sizes,
+                                           launcher=launcher, timeout_s=timeout_s,
+                                           out_base=out_base, ui=ui)
+    if table.verdict == "suspect":  # refused anyway; collectives on it would be off too
+        return path, p2p_runs
     coll_run = calibrate_collectives(tc, path, ranks=ranks, quick=quick, launcher=launcher,
                                      timeout_s=timeout_s, out_base=out_base, ui=ui)
     return path, [*p2p_runs, coll_run]

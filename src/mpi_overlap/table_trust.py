@@ -9,7 +9,12 @@ report and `calibrate --check` (the library applies the first in C, mop_runtime.
   user named it;
 - a `noisy` one is used with a note;
 - a table made before the toolchain's MPI was last installed or changed may no longer
-  describe it: measured again when it is the state directory's own, noted otherwise.
+  describe it: measured again when it is the state directory's own, noted otherwise;
+- a table measured on a busy machine that disagrees by more than QUIET_AGREEMENT with
+  the `ok` table of the same machine and MPI it would replace is suspect, and the quiet
+  one is kept (contradicts_quiet): the CPU share of each sample shows a rank that lost
+  its core, not caches and memory shared with the other work, which slowed 1 MiB
+  messages by 25-60 % in samples that passed it.
 """
 
 from __future__ import annotations
@@ -24,6 +29,35 @@ from .xfer_quality import UNVERIFIED
 from .xfer_table import XferTable, read_table
 
 SUSPECT_EXIT = 4  # `calibrate` made a suspect table / `profile` refused one
+QUIET_AGREEMENT = 0.25  # the most a busy machine's table may differ from the quiet one
+
+
+def contradicts_quiet(new: XferTable, quiet: XferTable | None) -> str | None:
+    """Why `new`, measured while other processes used the machine (its `load`), cannot
+    stand beside `quiet`, an `ok` table of the same machine and MPI: the size where they
+    differ most when that is more than QUIET_AGREEMENT; None when they agree or there is
+    nothing to compare with."""
+    if not new.load or quiet is None or quiet.verdict != "ok":
+        return None
+    worst: tuple[float, str, int, float, float] | None = None
+    for cls, points in new.points.items():
+        if not quiet.points.get(cls):
+            continue
+        for nbytes, seconds in points:
+            ref = quiet.lookup(nbytes, cls)
+            if ref <= 0:
+                continue
+            off = abs(seconds - ref) / ref
+            if worst is None or off > worst[0]:
+                worst = (off, cls, nbytes, seconds, ref)
+    if worst is None or worst[0] <= QUIET_AGREEMENT:
+        return None
+    off, cls, nbytes, seconds, ref = worst
+    return (f"measured on a busy machine (its load line says what ran), it differs from the "
+            f"quiet table of "
+            f"{quiet.created} by {100 * off:.0f} % at {cls} {nbytes} B ({seconds * 1e6:.3g} "
+            f"against {ref * 1e6:.3g} µs; more than {100 * QUIET_AGREEMENT:.0f} %), which is "
+            "kept")
 
 
 def refusal(table: XferTable, *, override: str) -> UserError:
