@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from ..analysis.replication import replicate
 from ..rundir import Run
+from ..termsafe import Table
 from .html import HtmlTable, Section
 
 DASH = "—"
