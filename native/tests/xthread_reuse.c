@@ -46,14 +46,17 @@ static test_fn real_test;
 
 static int g_rank, g_instances, g_errors;
 static pthread_barrier_t g_bar;
-/* Steps of instance i, set to i + 1 (release; read with acquire):
- * g_freed: the first receive's handle was freed by the MPI (its completer is
- * held); g_ready: the second receive is posted, in g_second; g_done: it was
- * completed (and recorded) by the thread it was handed to. */
+/* Steps of instance i (counted from 1), set to i (release; read with
+ * acquire): g_posted (foreign-first): the first receive is posted, in
+ * g_first; g_freed: its handle was freed by the MPI (its completer is held);
+ * g_ready: the second receive is posted, in g_second; g_done: it was
+ * completed (and recorded) by the thread it was handed to. g_old: the
+ * handles the held call freed, which the second receive may get again. */
 static int g_freed, g_ready, g_done, g_posted;
 static MPI_Request g_first, g_second, g_old[2];
 static int g_reused, g_held;
-/* The current instance in the thread that arms the hook, and whether it is. */
+/* In the thread that completes the first receive: its instance, whether the
+ * next completing PMPI call is to hold it (armed), and whether one did. */
 static _Thread_local int tl_armed, tl_instance, tl_fired;
 
 static void wait_step(const int *step, int want)
