@@ -183,13 +183,22 @@ void mop_flush(mop_thread *th)
 
 /* ---- requests completed on another thread (mop_xthread.h) ----------------- */
 
-int mop_xt_route(mop_thread *th, const mop_event *e)
+int mop_xt_route(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key, int64_t bytes,
+                 int kind, uint32_t ticket)
 {
-    /* A query (MPI_Request_get_status*) leaves the handle valid: its Wait,
-     * Test or free comes later and must find the same owner. */
-    bool release = !(e->type == MOP_EV_END && (e->kind & MOP_END_QUERY));
-    uint32_t owner = mop_xt_owner(th->xt_id, e->key, release);
-    return owner != 0 && mop_xt_send(owner, e) == 0;
+    /* A query (MPI_Request_get_status*) leaves the handle valid and holds
+     * nothing: its Wait, Test or free comes later and takes the post. */
+    bool query = type == MOP_EV_END && (kind & MOP_END_QUERY);
+    uint32_t owner = query ? mop_xt_owner(th->xt_id, key) : mop_xt_release(th->xt_id, ticket, true);
+    if (owner == 0)
+        return 0;
+    /* `arg` (-1 for END, FREE) names the completing thread when the event
+     * goes to the posting one (> 0; one without an id counts as
+     * MOP_XT_MAX_THREADS + 1). */
+    mop_event ev = {.type = (uint8_t)type, .t = t, .key = key, .bytes = bytes,
+                    .kind = (uint8_t)kind, .id = 0,
+                    .arg = th->xt_id ? (int32_t)th->xt_id : MOP_XT_MAX_THREADS + 1};
+    return mop_xt_send(owner, &ev) == 0;
 }
 
 void mop_xt_drain(mop_thread *th)

@@ -65,9 +65,12 @@ mop_thread *mop_thread_attach(void);
 void mop_flush(mop_thread *th);
 /* Moves the ENDs in the calling thread's inbox into its queue. */
 void mop_xt_drain(mop_thread *th);
-/* An END or FREE of a request another thread posted: sends it there. Returns
+/* An END or FREE (threads in use): sends it to the thread that posted the
+ * request when that is another one: the post held by `ticket` (mop_xt_hold), or
+ * for a query END (MOP_END_QUERY, no ticket) the one the table finds. Returns
  * 1 when sent, 0 when it belongs to this thread's queue. */
-int mop_xt_route(mop_thread *th, const mop_event *e);
+int mop_xt_route(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key, int64_t bytes,
+                 int kind, uint32_t ticket);
 
 static inline mop_thread *mop_self(void)
 {
@@ -125,21 +128,12 @@ static inline void mop_exit(mop_thread *th, uint64_t t)
 }
 
 /* Any other event: transfers (BEGIN at the posting call's enter, END at the
- * completing call's exit, INCALL), persistent requests, regions, Pcontrol. */
+ * completing call's exit, INCALL), persistent requests, regions, Pcontrol.
+ * The END or FREE of a request goes through mop_push_end. */
 static inline void mop_push_event(mop_thread *th, mop_event_type type, uint64_t t,
                                   uint64_t key, int64_t bytes, mop_kind kind, uint16_t id,
                                   int32_t arg)
 {
-    if (__builtin_expect(mop_xt_on, 0) && (type == MOP_EV_END || type == MOP_EV_FREE)) {
-        /* `arg` (-1 for END, FREE) is free: it names the completing thread
-         * when the event goes to the posting one (> 0; one without an id
-         * counts as MOP_XT_MAX_THREADS + 1). */
-        mop_event ev = {.type = (uint8_t)type, .t = t, .key = key, .bytes = bytes,
-                        .kind = (uint8_t)kind, .id = id,
-                        .arg = th->xt_id ? (int32_t)th->xt_id : MOP_XT_MAX_THREADS + 1};
-        if (mop_xt_route(th, &ev))
-            return;
-    }
     mop_event *e = mop_push(th);
     e->type = (uint8_t)type;
     e->t = t;
@@ -152,7 +146,25 @@ static inline void mop_push_event(mop_thread *th, mop_event_type type, uint64_t 
     /* After the push: from now on another thread may send this request's END
      * here, and it must come after the BEGIN. */
     if (__builtin_expect(mop_xt_on, 0) && (type == MOP_EV_BEGIN || type == MOP_EV_START))
-        mop_xt_posted(th->xt_id, key, mop_now());
+        mop_xt_posted(th->xt_id, key);
+}
+
+/* Lets go of a hold whose request did not complete (ticket 0: nothing). */
+static inline void mop_unhold(mop_thread *th, uint32_t ticket)
+{
+    if (__builtin_expect(ticket != 0, 0))
+        mop_xt_release(th->xt_id, ticket, false);
+}
+
+/* The END (kind: mop_end flags) or FREE of a request, with the ticket of its
+ * hold (mop_hold_req in mop_wrap_util.h; taken here) or 0; with threads in
+ * use it goes to the thread that posted the request when another one did. */
+static inline void mop_push_end(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key,
+                                int64_t bytes, int kind, uint32_t ticket)
+{
+    if (__builtin_expect(mop_xt_on, 0) && mop_xt_route(th, type, t, key, bytes, kind, ticket))
+        return;
+    mop_push_event(th, type, t, key, bytes, (mop_kind)kind, 0, -1);
 }
 
 /* Enter/exit bracket for wrappers with nothing else to record. FN is the

@@ -8,31 +8,64 @@
  * Request_get_status, which leaves the request to be completed again by a
  * Wait/Test or freed, is marked a query so that it is closed only once.
  * Handles are saved before the call because MPI overwrites completed ones
- * with MPI_REQUEST_NULL. docs/profiler.md, "Completion paths", lists what
- * each path records. */
+ * with MPI_REQUEST_NULL; with threads in use, their posts are held before it
+ * too (mop_hold_req), because the MPI may give a handle it frees to another
+ * thread's new request before the call returns. docs/profiler.md,
+ * "Completion paths", lists what each path records. */
 #include <stdlib.h>
 
 #include "mop_wrap_util.h"
 
-int mop_saved_reqs_init(mop_saved_reqs *s, int n, const MPI_Request *reqs, int need_status)
+/* Threads in use: holds the posts of the saved keys (mop_hold_req). Without
+ * memory for a long array nothing is held, and each completion's END stays
+ * in this thread's queue (counted in out_of_memory). */
+static void mop_saved_reqs_hold(mop_saved_reqs *s, mop_thread *th, int n)
+{
+    s->tickets = n <= MOP_STACK_REQS ? s->stack_tickets : malloc((size_t)n * sizeof *s->tickets);
+    if (!s->tickets) {
+        mop_note_out_of_memory();
+        return;
+    }
+    s->n = n;
+    for (int i = 0; i < n; i++)
+        s->tickets[i] = mop_hold_req(th, s->keys[i]);
+}
+
+/* Lets go of the holds that no END took, unless the call failed. */
+static void mop_saved_reqs_unhold(mop_saved_reqs *s, mop_thread *th, int failed)
+{
+    for (int i = 0; i < s->n && !failed; i++)
+        mop_unhold(th, s->tickets[i]);
+    if (s->tickets != s->stack_tickets)
+        free(s->tickets);
+    s->tickets = NULL;
+}
+
+int mop_saved_reqs_init(mop_saved_reqs *s, mop_thread *th, int n, const MPI_Request *reqs,
+                        int need_status, int hold)
 {
     s->keys = s->stack_keys;
     s->st = need_status ? s->stack_st : NULL;
+    s->tickets = NULL;
     if (n > MOP_STACK_REQS) {
         s->keys = malloc((size_t)n * sizeof *s->keys);
         s->st = need_status ? malloc((size_t)n * sizeof *s->st) : NULL;
         if (!s->keys || (need_status && !s->st)) {
-            mop_saved_reqs_free(s);
+            mop_saved_reqs_free(s, th, 0);
             return -1;
         }
     }
     for (int i = 0; i < n; i++)
         s->keys[i] = mop_key(reqs[i]);
+    if (__builtin_expect(mop_xt_on, 0) && hold)
+        mop_saved_reqs_hold(s, th, n);
     return 0;
 }
 
-void mop_saved_reqs_free(mop_saved_reqs *s)
+void mop_saved_reqs_free(mop_saved_reqs *s, mop_thread *th, int failed)
 {
+    if (__builtin_expect(s->tickets != NULL, 0))
+        mop_saved_reqs_unhold(s, th, failed);
     if (s->keys != s->stack_keys)
         free(s->keys);
     if (s->st != s->stack_st)
@@ -56,40 +89,49 @@ int MPI_Cancel(MPI_Request *request)
 /* A completion once the program has called MPI_Cancel or a trace is written:
  * whether it was cancelled, and the STATUS of a trace after its END. */
 static void mop_complete_slow(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st,
-                              int flags, int needs)
+                              int flags, int needs, uint32_t ticket)
 {
     flags |= mop_status_cancelled(needs, st) ? MOP_END_CANCELLED : 0;
-    mop_push_event(th, MOP_EV_END, t, key, mop_status_bytes(st), (mop_kind)flags, 0, -1);
+    mop_push_end(th, MOP_EV_END, t, key, mop_status_bytes(st), flags, ticket);
     if (needs & MOP_STATUS_TRACE)
         mop_status_slow(th, t, key, st);
 }
 
-/* flags: 0, or MOP_END_QUERY for Request_get_status*. */
+/* flags: 0, or MOP_END_QUERY for Request_get_status*; ticket: the hold of
+ * the request's post (mop_hold_req; 0 for a query, MPI_REQUEST_NULL, or
+ * none), which this takes. */
 static inline void mop_complete_as(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st,
-                                   int flags)
+                                   int flags, uint32_t ticket)
 {
     if (key == mop_key(MPI_REQUEST_NULL))
         return;
     int needs = __atomic_load_n(&mop_status_needs, __ATOMIC_RELAXED);
     if (__builtin_expect(needs != 0, 0)) {
-        mop_complete_slow(th, t, key, st, flags, needs);
+        mop_complete_slow(th, t, key, st, flags, needs, ticket);
         return;
     }
-    mop_push_event(th, MOP_EV_END, t, key, mop_status_bytes(st), (mop_kind)flags, 0, -1);
+    mop_push_end(th, MOP_EV_END, t, key, mop_status_bytes(st), flags, ticket);
 }
 
-static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st)
+static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st,
+                                uint32_t ticket)
 {
-    mop_complete_as(th, t, key, st, 0);
+    mop_complete_as(th, t, key, st, 0, ticket);
 }
 
+/* Wait and Test hold their request's post before the MPI call (mop_hold_req).
+ * A call that fails keeps its holds (here and in the calls below): the MPI
+ * may have freed the handles, and a held post is one no other completion
+ * takes. */
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     uint64_t key = mop_key(*request);
-    MOP_WRAP(MPI_Wait, PMPI_Wait(request, status), PMPI_Wait(request, st),
-             mop_complete(th, t1, key, st))
+    uint32_t ticket = 0;
+    MOP_WRAP(MPI_Wait, PMPI_Wait(request, status),
+             (ticket = mop_hold_req(th, key), PMPI_Wait(request, st)),
+             mop_complete(th, t1, key, st, ticket))
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
@@ -97,8 +139,10 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     uint64_t key = mop_key(*request);
-    MOP_WRAP(MPI_Test, PMPI_Test(request, flag, status), PMPI_Test(request, flag, st),
-             if (*flag) mop_complete(th, t1, key, st))
+    uint32_t ticket = 0;
+    MOP_WRAP(MPI_Test, PMPI_Test(request, flag, status),
+             (ticket = mop_hold_req(th, key), PMPI_Test(request, flag, st)),
+             if (*flag) mop_complete(th, t1, key, st, ticket); else mop_unhold(th, ticket))
 }
 
 /* The class of an error code (MPICH's codes carry more than their class). */
@@ -135,16 +179,17 @@ static int mop_all(uint16_t fn, int count, MPI_Request reqs[], int *flag, MPI_St
     uint64_t t0 = mop_now();
     mop_enter(th, fn, t0);
     mop_saved_reqs s;
-    int saved = mop_saved_reqs_init(&s, count, reqs, statuses == MPI_STATUSES_IGNORE) == 0;
+    int saved =
+        mop_saved_reqs_init(&s, th, count, reqs, statuses == MPI_STATUSES_IGNORE, 1) == 0;
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE && saved ? s.st : statuses;
     int rc = flag ? PMPI_Testall(count, reqs, flag, st) : PMPI_Waitall(count, reqs, st);
     uint64_t t1 = mop_now();
     if (saved && (rc != MPI_SUCCESS ? mop_reports(rc) : (!flag || *flag)))
         for (int i = 0; i < count; i++)
             if (mop_completed(rc, &st[i]))
-                mop_complete(th, t1, s.keys[i], &st[i]);
+                mop_complete(th, t1, s.keys[i], &st[i], mop_saved_ticket(&s, i));
     if (saved)
-        mop_saved_reqs_free(&s);
+        mop_saved_reqs_free(&s, th, rc != MPI_SUCCESS && !mop_reports(rc));
     mop_exit(th, t1);
     return rc;
 }
@@ -173,15 +218,15 @@ static int mop_any(uint16_t fn, int count, MPI_Request reqs[], int *index, int *
     uint64_t t0 = mop_now();
     mop_enter(th, fn, t0);
     mop_saved_reqs s;
-    int saved = mop_saved_reqs_init(&s, count, reqs, 0) == 0;
+    int saved = mop_saved_reqs_init(&s, th, count, reqs, 0, 1) == 0;
     int rc = flag ? PMPI_Testany(count, reqs, index, flag, st)
                   : PMPI_Waitany(count, reqs, index, st);
     uint64_t t1 = mop_now();
     if (saved && rc == MPI_SUCCESS && (!flag || *flag) && *index != MPI_UNDEFINED &&
         *index >= 0 && *index < count)
-        mop_complete(th, t1, s.keys[*index], st);
+        mop_complete(th, t1, s.keys[*index], st, mop_saved_ticket(&s, *index));
     if (saved)
-        mop_saved_reqs_free(&s);
+        mop_saved_reqs_free(&s, th, rc != MPI_SUCCESS);
     mop_exit(th, t1);
     return rc;
 }
@@ -208,7 +253,8 @@ static int mop_some(uint16_t fn, int incount, MPI_Request reqs[], int *outcount,
     uint64_t t0 = mop_now();
     mop_enter(th, fn, t0);
     mop_saved_reqs s;
-    int saved = mop_saved_reqs_init(&s, incount, reqs, statuses == MPI_STATUSES_IGNORE) == 0;
+    int saved =
+        mop_saved_reqs_init(&s, th, incount, reqs, statuses == MPI_STATUSES_IGNORE, 1) == 0;
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE && saved ? s.st : statuses;
     int rc = is_test ? PMPI_Testsome(incount, reqs, outcount, indices, st)
                      : PMPI_Waitsome(incount, reqs, outcount, indices, st);
@@ -216,9 +262,9 @@ static int mop_some(uint16_t fn, int incount, MPI_Request reqs[], int *outcount,
     if (saved && mop_reports(rc) && *outcount != MPI_UNDEFINED)
         for (int i = 0; i < *outcount; i++)
             if (indices[i] >= 0 && indices[i] < incount)
-                mop_complete(th, t1, s.keys[indices[i]], &st[i]);
+                mop_complete(th, t1, s.keys[indices[i]], &st[i], mop_saved_ticket(&s, indices[i]));
     if (saved)
-        mop_saved_reqs_free(&s);
+        mop_saved_reqs_free(&s, th, !mop_reports(rc));
     mop_exit(th, t1);
     return rc;
 }
@@ -245,7 +291,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     MOP_WRAP(MPI_Request_get_status, PMPI_Request_get_status(request, flag, status),
              PMPI_Request_get_status(request, flag, st),
-             if (*flag) mop_complete_as(th, t1, mop_key(request), st, MOP_END_QUERY))
+             if (*flag) mop_complete_as(th, t1, mop_key(request), st, MOP_END_QUERY, 0))
 }
 
 /* MPI 4.1. Intel MPI 2021 declares the request arrays without const. */
@@ -266,15 +312,15 @@ int MPI_Request_get_status_all(int count, MOP_GET_STATUS_CONST MPI_Request array
     mop_enter(th, MOP_FN_MPI_Request_get_status_all, t0);
     mop_saved_reqs s;
     int ignore = array_of_statuses == MPI_STATUSES_IGNORE;
-    int saved = mop_saved_reqs_init(&s, count, array_of_requests, ignore) == 0;
+    int saved = mop_saved_reqs_init(&s, th, count, array_of_requests, ignore, 0) == 0;
     MPI_Status *st = ignore && saved ? s.st : array_of_statuses;
     int rc = PMPI_Request_get_status_all(count, array_of_requests, flag, st);
     uint64_t t1 = mop_now();
     if (saved && rc == MPI_SUCCESS && *flag)
         for (int i = 0; i < count; i++)
-            mop_complete_as(th, t1, s.keys[i], &st[i], MOP_END_QUERY);
+            mop_complete_as(th, t1, s.keys[i], &st[i], MOP_END_QUERY, 0);
     if (saved)
-        mop_saved_reqs_free(&s);
+        mop_saved_reqs_free(&s, th, 0);
     mop_exit(th, t1);
     return rc;
 }
@@ -290,7 +336,8 @@ int MPI_Request_get_status_any(int count, MOP_GET_STATUS_CONST MPI_Request array
              PMPI_Request_get_status_any(count, array_of_requests, indx, flag, status),
              PMPI_Request_get_status_any(count, array_of_requests, indx, flag, st),
              if (*flag && *indx != MPI_UNDEFINED && *indx >= 0 && *indx < count)
-                 mop_complete_as(th, t1, mop_key(array_of_requests[*indx]), st, MOP_END_QUERY))
+                 mop_complete_as(th, t1, mop_key(array_of_requests[*indx]), st, MOP_END_QUERY,
+                                 0))
 }
 #endif
 
@@ -308,7 +355,7 @@ int MPI_Request_get_status_some(int incount,
     mop_enter(th, MOP_FN_MPI_Request_get_status_some, t0);
     mop_saved_reqs s;
     int ignore = array_of_statuses == MPI_STATUSES_IGNORE;
-    int saved = mop_saved_reqs_init(&s, incount, array_of_requests, ignore) == 0;
+    int saved = mop_saved_reqs_init(&s, th, incount, array_of_requests, ignore, 0) == 0;
     MPI_Status *st = ignore && saved ? s.st : array_of_statuses;
     int rc = PMPI_Request_get_status_some(incount, array_of_requests, outcount,
                                           array_of_indices, st);
@@ -316,9 +363,9 @@ int MPI_Request_get_status_some(int incount,
     if (saved && rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
         for (int i = 0; i < *outcount; i++)
             if (array_of_indices[i] >= 0 && array_of_indices[i] < incount)
-                mop_complete_as(th, t1, s.keys[array_of_indices[i]], &st[i], MOP_END_QUERY);
+                mop_complete_as(th, t1, s.keys[array_of_indices[i]], &st[i], MOP_END_QUERY, 0);
     if (saved)
-        mop_saved_reqs_free(&s);
+        mop_saved_reqs_free(&s, th, 0);
     mop_exit(th, t1);
     return rc;
 }

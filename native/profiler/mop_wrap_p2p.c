@@ -30,10 +30,14 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 }
 
 /* Hand-written: MPI sets *request to MPI_REQUEST_NULL, so the key is read
- * before the call; a FREE event, which a rule for transfers does not make. */
+ * before the call, and the request's post is held then (mop_hold_req: the MPI may
+ * give the freed handle to another thread's request before the call returns);
+ * a FREE event, which a rule for transfers does not make. */
 int MPI_Request_free(MPI_Request *request)
 {
     uint64_t key = mop_key(*request);
-    MOP_WRAP(MPI_Request_free, PMPI_Request_free(request), PMPI_Request_free(request),
-             mop_push_event(th, MOP_EV_FREE, t0, key, -1, MOP_KIND_SEND, 0, -1))
+    uint32_t ticket = 0;
+    MOP_WRAP(MPI_Request_free, PMPI_Request_free(request),
+             (ticket = mop_hold_req(th, key), PMPI_Request_free(request)),
+             mop_push_end(th, MOP_EV_FREE, t0, key, -1, MOP_KIND_SEND, ticket))
 }

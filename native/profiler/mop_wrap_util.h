@@ -157,20 +157,52 @@ static inline mop_kind mop_peer_kind(int peer, mop_kind kind)
     mop_exit(th, t1);                                                             \
     return rc;
 
+/* Before a call that may complete or free request `key`: with threads in
+ * use, holds the request's post in the owner table (mop_xthread.h: before the
+ * call, because the MPI may give a freed handle to another thread's new
+ * request at once; MPI_REQUEST_NULL has none). Returns the ticket for the
+ * request's mop_push_end, or for mop_unhold when it did not complete; 0
+ * (nothing held) without threads. */
+static inline uint32_t mop_hold_req(mop_thread *th, uint64_t key)
+{
+    return __builtin_expect(mop_xt_on, 0) && key != mop_key(MPI_REQUEST_NULL)
+               ? mop_xt_hold(th->xt_id, key)
+               : 0;
+}
+
 /* Handles that are saved before a completion call (which may overwrite them
- * with MPI_REQUEST_NULL), with room on the stack for the common case. */
+ * with MPI_REQUEST_NULL), with room on the stack for the common case; with
+ * threads in use, also the tickets of their holds (mop_hold_req), so that
+ * each completion's END goes to the thread that posted its request. */
 enum { MOP_STACK_REQS = 64 };
 typedef struct mop_saved_reqs {
     uint64_t stack_keys[MOP_STACK_REQS];
     MPI_Status stack_st[MOP_STACK_REQS];
+    uint32_t stack_tickets[MOP_STACK_REQS];
     uint64_t *keys;
-    MPI_Status *st; /* our statuses when the caller ignores them */
+    MPI_Status *st;     /* our statuses when the caller ignores them */
+    uint32_t *tickets;  /* NULL: none held (no threads, a query, no memory) */
+    int n;              /* tickets' length */
 } mop_saved_reqs;
 
 /* Returns 0, or -1 when memory for a long array is not available (then the
  * call goes through unobserved, and its completions show up as end-less
- * transfers, counted). */
-int mop_saved_reqs_init(mop_saved_reqs *s, int n, const MPI_Request *reqs, int need_status);
-void mop_saved_reqs_free(mop_saved_reqs *s);
+ * transfers, counted). `hold`: the call may complete or free the requests
+ * (not a query); their posts are held when threads are in use. */
+int mop_saved_reqs_init(mop_saved_reqs *s, mop_thread *th, int n, const MPI_Request *reqs,
+                        int need_status, int hold);
+/* Lets go of the holds that no END took (keeps them when the call `failed`
+ * without reporting completions), and frees the arrays. */
+void mop_saved_reqs_free(mop_saved_reqs *s, mop_thread *th, int failed);
+
+/* The ticket of request i's hold, which its END takes (0: none). */
+static inline uint32_t mop_saved_ticket(mop_saved_reqs *s, int i)
+{
+    if (__builtin_expect(s->tickets == NULL, 1))
+        return 0;
+    uint32_t ticket = s->tickets[i];
+    s->tickets[i] = 0;
+    return ticket;
+}
 
 #endif

@@ -7,16 +7,22 @@
  * is claimed once (its key goes from 0 to the handle by CAS) and never freed:
  * MPI libraries reuse a small set of handles (free lists, object pools), so the
  * number of distinct pairs stays near the peak of outstanding requests times
- * the threads that post them. The state word holds the posting thread (high
- * 32 bits, written once after the claim) and its requests outstanding on that
- * handle (low 32 bits). Only the posting thread counts up; any thread counts
- * down, by CAS so that two completions never take the same post.
+ * the threads that post them. The owner word names the posting thread
+ * (written once, after the claim); the state word holds its requests
+ * outstanding on that handle (low 32 bits) and how many of them completing
+ * calls hold (high 32 bits). Only the posting thread counts up; a hold takes
+ * an outstanding post that is not held, by CAS, so that two calls never hold
+ * the same one; its release counts both down (or only the hold).
  *
- * A completion is recorded after the MPI call returns, and the MPI freed the
- * handle inside the call: in between, another thread may have been given the
- * same handle for a new request. So when several threads have the handle
- * outstanding, the completion takes the post made first (t_post: when the
- * posting call had returned, so a post of the reused handle is always later).
+ * Why hold before the MPI call: the MPI frees a handle inside the call that
+ * completes its request, and another thread may be given the same handle for
+ * a new request, post it, hand it on, and have it completed by a third thread,
+ * all before the first call returns. Looked up afterwards, the two
+ * completions of one handle would be told apart only by the order in which
+ * they look it up, which is not the order of the requests. Before the call the
+ * handle names one request; the post of the request whose handle was freed is
+ * held by its completing call until that call records it, so the new
+ * request's completion cannot take it.
  * More than one request outstanding on one handle also happens when an MPI
  * shares a handle among requests that completed at once (MPICH's pre-completed
  * sends): then which post an END takes is not determined, and does not matter
@@ -28,10 +34,23 @@
 #include <string.h>
 
 typedef struct mop_xt_slot {
-    uint64_t key;    /* 0 = free */
-    uint64_t state;  /* thread << 32 | outstanding; 0 until the claimer writes it */
-    uint64_t t_post; /* when the latest post on it returned */
+    uint64_t key;   /* 0 = free */
+    uint32_t owner; /* the posting thread; 0 until the claimer writes it */
+    uint64_t state; /* held << 32 | outstanding */
 } mop_xt_slot;
+
+#define MOP_XT_HELD_ONE (UINT64_C(1) << 32)
+
+static inline uint32_t mop_xt_outstanding(uint64_t st)
+{
+    return (uint32_t)st;
+}
+
+/* Outstanding posts that no call holds. */
+static inline uint32_t mop_xt_free_posts(uint64_t st)
+{
+    return (uint32_t)st - (uint32_t)(st >> 32);
+}
 
 static mop_xt_slot *mop_xt_table;
 static mop_xt_inbox *mop_xt_inboxes[MOP_XT_MAX_THREADS];
@@ -73,7 +92,7 @@ static size_t mop_xt_hash(uint64_t key)
     return (size_t)key & (MOP_XT_SLOTS - 1);
 }
 
-void mop_xt_posted(uint32_t self, uint64_t key, uint64_t t)
+void mop_xt_posted(uint32_t self, uint64_t key)
 {
     if (!mop_xt_tracked(key))
         return;
@@ -89,18 +108,17 @@ void mop_xt_posted(uint32_t self, uint64_t key, uint64_t t)
             if (__atomic_compare_exchange_n(&s->key, &k, key, false, __ATOMIC_ACQ_REL,
                                             __ATOMIC_ACQUIRE)) {
                 /* Ours: readers skip it until this store names its thread. */
-                __atomic_store_n(&s->t_post, t, __ATOMIC_RELAXED);
-                __atomic_store_n(&s->state, (uint64_t)self << 32 | 1, __ATOMIC_RELEASE);
+                __atomic_store_n(&s->state, 1, __ATOMIC_RELAXED);
+                __atomic_store_n(&s->owner, self, __ATOMIC_RELEASE);
                 return;
             }
             /* another thread claimed it first: k is now its key */
         }
         if (k != key)
             continue;
-        /* Only `self` claims and counts up entries of `self`, so a state
+        /* Only `self` claims and counts up entries of `self`, so an owner
          * naming self is ours; one still 0 is another thread's being claimed. */
-        if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) >> 32 == self) {
-            __atomic_store_n(&s->t_post, t, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) == self) {
             __atomic_fetch_add(&s->state, 1, __ATOMIC_ACQ_REL);
             return;
         }
@@ -108,74 +126,92 @@ void mop_xt_posted(uint32_t self, uint64_t key, uint64_t t)
     __atomic_fetch_add(&mop_xt_untracked_n, 1, __ATOMIC_RELAXED);
 }
 
-/* Takes one outstanding request from slot s if it has one. */
-static bool mop_xt_take_one(mop_xt_slot *s, uint64_t st)
+/* Holds one free post (outstanding, not held) of slot s, whose state was
+ * read as st; false when it has none any more. */
+static bool mop_xt_hold_slot(mop_xt_slot *s, uint64_t st)
 {
-    while ((st & UINT32_MAX) != 0) {
-        if (__atomic_compare_exchange_n(&s->state, &st, st - 1, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
+    while (mop_xt_free_posts(st) != 0) {
+        if (__atomic_compare_exchange_n(&s->state, &st, st + MOP_XT_HELD_ONE, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             return true;
     }
     return false;
 }
 
-/* Key's entry of thread self (`mine`), or else the other threads' entry
- * whose first outstanding post is oldest; NULL when none has one outstanding. */
-static mop_xt_slot *mop_xt_find(uint32_t self, uint64_t key, bool mine)
-{
-    size_t h = mop_xt_hash(key);
-    mop_xt_slot *best = NULL;
-    uint64_t best_t = 0;
-    for (size_t i = 0; i < MOP_XT_PROBE; i++) {
-        mop_xt_slot *s = &mop_xt_table[(h + i) & (MOP_XT_SLOTS - 1)];
-        uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-        if (k == 0)
-            break; /* end of the run: no further entry of key */
-        if (k != key)
-            continue;
-        uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-        uint32_t owner = (uint32_t)(st >> 32);
-        if (owner == 0 || (owner == self) != mine || (st & UINT32_MAX) == 0)
-            continue;
-        if (mine)
-            return s;
-        uint64_t t = __atomic_load_n(&s->t_post, __ATOMIC_RELAXED);
-        if (!best || t < best_t) {
-            best = s;
-            best_t = t;
-        }
-    }
-    return best;
-}
-
-/* Takes (with `release`) one outstanding post of key (see mop_xt_find), or
- * only finds it; its thread, 0 if none. */
-static uint32_t mop_xt_claim(uint32_t self, uint64_t key, bool mine, bool release)
-{
-    for (;;) {
-        mop_xt_slot *s = mop_xt_find(self, key, mine);
-        if (!s)
-            return 0;
-        uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-        if (!release && (st & UINT32_MAX) != 0)
-            return (uint32_t)(st >> 32);
-        if (release && mop_xt_take_one(s, st))
-            return (uint32_t)(st >> 32);
-        /* another completion took it first: look again */
-    }
-}
-
-uint32_t mop_xt_owner(uint32_t self, uint64_t key, bool release)
+uint32_t mop_xt_hold(uint32_t self, uint64_t key)
 {
     if (!mop_xt_tracked(key))
         return 0;
-    /* The completing thread's own request first: when it has one, nothing
-     * crossed threads (a real handle is outstanding once, and no other thread
-     * can be given it before this completion; or the handle is shared, and
-     * any post will do). */
-    if (self != 0 && mop_xt_claim(self, key, true, release))
+    size_t h = mop_xt_hash(key);
+    for (;;) {
+        /* self's entry when it has a free post, else the first other one */
+        size_t other = SIZE_MAX;
+        for (size_t i = 0; i < MOP_XT_PROBE; i++) {
+            size_t at = (h + i) & (MOP_XT_SLOTS - 1);
+            mop_xt_slot *s = &mop_xt_table[at];
+            uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+            if (k == 0)
+                break; /* end of the run: no further entry of key */
+            if (k != key)
+                continue;
+            uint32_t owner = __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE);
+            uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+            if (owner == 0 || mop_xt_free_posts(st) == 0)
+                continue; /* being claimed, or nothing to hold */
+            if (owner != self) {
+                if (other == SIZE_MAX)
+                    other = at;
+            } else if (mop_xt_hold_slot(s, st)) {
+                return (uint32_t)at + 1;
+            }
+        }
+        if (other == SIZE_MAX)
+            return 0;
+        mop_xt_slot *s = &mop_xt_table[other];
+        if (mop_xt_hold_slot(s, __atomic_load_n(&s->state, __ATOMIC_ACQUIRE)))
+            return (uint32_t)other + 1;
+        /* another call held its last free post first: look again */
+    }
+}
+
+uint32_t mop_xt_release(uint32_t self, uint32_t ticket, bool done)
+{
+    if (ticket == 0 || ticket > MOP_XT_SLOTS || !mop_xt_table)
         return 0;
-    return mop_xt_claim(self, key, false, release);
+    mop_xt_slot *s = &mop_xt_table[ticket - 1];
+    __atomic_fetch_sub(&s->state, done ? MOP_XT_HELD_ONE + 1 : MOP_XT_HELD_ONE,
+                       __ATOMIC_ACQ_REL);
+    uint32_t owner = __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE);
+    return done && owner != self ? owner : 0;
+}
+
+uint32_t mop_xt_owner(uint32_t self, uint64_t key)
+{
+    if (!mop_xt_tracked(key))
+        return 0;
+    /* By rank: 0 self's entry with a post not held (then the END stays), 1
+     * another thread's with one, 2 self's and 3 another's with all held. */
+    size_t h = mop_xt_hash(key);
+    uint32_t best = 0;
+    int best_rank = 4;
+    for (size_t i = 0; i < MOP_XT_PROBE && best_rank > 0; i++) {
+        mop_xt_slot *s = &mop_xt_table[(h + i) & (MOP_XT_SLOTS - 1)];
+        uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+        if (k == 0)
+            break;
+        if (k != key)
+            continue;
+        uint32_t owner = __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE);
+        uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+        if (owner == 0 || mop_xt_outstanding(st) == 0)
+            continue;
+        int rank = (owner == self ? 0 : 1) + (mop_xt_free_posts(st) != 0 ? 0 : 2);
+        if (rank < best_rank) {
+            best = owner;
+            best_rank = rank;
+        }
+    }
+    return best != self ? best : 0;
 }
 
 int mop_xt_send(uint32_t to, const mop_event *ev)

@@ -4,11 +4,15 @@
  * thread completes (or frees) the request, that END must reach the posting
  * thread's engine, in its place among that thread's events. Two lock-free
  * pieces do it, used only when MPI may be called from several threads:
- *   - an owner table, (handle, posting thread) -> requests outstanding: a post
- *     counts up, a completion counts down the completing thread's own entry if
- *     it has one (then the END stays where it is) and otherwise another
- *     thread's (the earliest post, when several have the handle
- *     outstanding), whose id it returns;
+ *   - an owner table, (handle, posting thread) -> requests outstanding, and
+ *     how many of them completing calls hold. A post counts up. A call that
+ *     may complete or free a handle holds one of its posts *before* it calls
+ *     the MPI (its own when it has one, else another thread's) and afterwards
+ *     takes it (completed: the END goes to that post's thread) or lets it go.
+ *     Held posts are invisible to other holds: the MPI frees a handle inside
+ *     the completing call and may give it to another thread's new request at
+ *     once, and that request's completion must not take the old post, whose
+ *     END is not recorded yet;
  *   - per thread an inbox (a lock-free stack) into which other threads put the
  *     ENDs they saw for it; the thread moves them into its own queue before its
  *     next event, so they are processed between the events they fall between.
@@ -46,19 +50,31 @@ int mop_xt_init(void);
  * threads have registered already (its posts are then not tracked). */
 uint32_t mop_xt_register(mop_xt_inbox *ib);
 
-/* Thread `self` posted (BEGIN, START) a request with handle `key`; t: a time
- * taken after the posting call returned (it orders posts of one handle by
- * different threads). Call it after the BEGIN is in self's queue: from then
- * on another thread may send its END to self. */
-void mop_xt_posted(uint32_t self, uint64_t key, uint64_t t);
+/* Thread `self` posted (BEGIN, START) a request with handle `key`. Call it
+ * after the BEGIN is in self's queue: from then on another thread may send
+ * its END to self. */
+void mop_xt_posted(uint32_t self, uint64_t key);
 
-/* Thread `self` saw `key` complete (END) or freed (FREE). Returns the id of the
- * thread whose outstanding request it was when that is not `self` (the event
- * belongs in that thread's inbox), else 0 (it stays in self's queue: self's
- * own request, or one the table does not know). With `release` the post is
- * taken (the handle is freed); without (MPI_Request_get_status: complete, but
- * the handle stays valid until its Wait, Test or free) it stays outstanding. */
-uint32_t mop_xt_owner(uint32_t self, uint64_t key, bool release);
+/* Thread `self` is about to call the MPI with handle `key`, which the call
+ * may complete or free: holds one post of key that no other call holds (self's
+ * own when it has one, else another thread's) and returns a ticket for
+ * mop_xt_release; 0 when there is none (a key the table does not know: the
+ * event stays in self's queue). Before the MPI call: once the MPI has freed
+ * the handle it may give it to another thread's new request. */
+uint32_t mop_xt_hold(uint32_t self, uint64_t key);
+
+/* After that call: with `done` (the request completed or was freed) the held
+ * post is taken, and its thread returned when that is not self (the END goes
+ * to that thread's inbox), else 0; without, it is let go (it stays
+ * outstanding) and 0 returned. Ticket 0: nothing to do, 0. */
+uint32_t mop_xt_release(uint32_t self, uint32_t ticket, bool done);
+
+/* For a query (MPI_Request_get_status: complete, but the handle stays valid
+ * until its Wait, Test or free), which takes nothing: the thread of a post of
+ * `key` when it is not self's, else 0 (also when none is known). Self's own
+ * first, then posts not held: a held one may be an earlier request whose
+ * handle the MPI has freed. */
+uint32_t mop_xt_owner(uint32_t self, uint64_t key);
 
 /* Puts a copy of ev into thread `to`'s inbox. Returns 0, or -1 when out of
  * memory (the caller keeps the event in its own queue instead). */

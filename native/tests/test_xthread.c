@@ -7,6 +7,7 @@
  *     with bounds worked out by hand from the posting thread's timeline. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "mo_test.h"
@@ -14,6 +15,13 @@
 #include "mop_xthread.h"
 
 /* ---- owner table and inboxes, one thread ------------------------------------ */
+
+/* A completion as the wrappers make it: hold before the MPI call, take the
+ * post after it; the thread the END goes to (0: stays with `self`). */
+static uint32_t complete(uint32_t self, uint64_t key)
+{
+    return mop_xt_release(self, mop_xt_hold(self, key), true);
+}
 
 static void test_owner_table(void)
 {
@@ -24,57 +32,90 @@ static void test_owner_table(void)
     CHECK(mop_xt_register(&ib[2]) == 3);
 
     /* posted by 1, completed by 2: goes to 1, once */
-    mop_xt_posted(1, 100, 1);
-    CHECK(mop_xt_owner(2, 100, true) == 1);
-    CHECK(mop_xt_owner(2, 100, true) == 0);
+    mop_xt_posted(1, 100);
+    CHECK(complete(2, 100) == 1);
+    CHECK(mop_xt_hold(2, 100) == 0); /* nothing outstanding any more */
     /* the handle comes back to 1 and 1 completes it itself */
-    mop_xt_posted(1, 100, 2);
-    CHECK(mop_xt_owner(1, 100, true) == 0);
-    CHECK(mop_xt_owner(2, 100, true) == 0); /* nothing outstanding any more */
+    mop_xt_posted(1, 100);
+    CHECK(complete(1, 100) == 0);
+    CHECK(mop_xt_hold(2, 100) == 0);
     /* ... then to 2, completed by 3 */
-    mop_xt_posted(2, 100, 3);
-    CHECK(mop_xt_owner(3, 100, true) == 2);
+    mop_xt_posted(2, 100);
+    CHECK(complete(3, 100) == 2);
 
-    /* The MPI freed handle 200 inside the completing call of thread 3, and
-     * thread 2 got it for a new request before 3 recorded the completion: the
-     * earlier post (thread 1's) is the one completed, although thread 2's
-     * entry comes first in the table. */
-    mop_xt_posted(2, 200, 4);
-    CHECK(mop_xt_owner(2, 200, true) == 0);
-    mop_xt_posted(1, 200, 10);
-    mop_xt_posted(2, 200, 20);
-    CHECK(mop_xt_owner(3, 200, true) == 1);
-    CHECK(mop_xt_owner(3, 200, true) == 2);
+    /* A Test that finds its request not complete lets the post go: the next
+     * completion takes it. */
+    mop_xt_posted(1, 150);
+    uint32_t ticket = mop_xt_hold(2, 150);
+    CHECK(ticket != 0);
+    CHECK(mop_xt_release(2, ticket, false) == 0);
+    CHECK(complete(2, 150) == 1);
+
+    /* The MPI frees a handle inside the completing call and may give it to
+     * another thread's request before that call records the completion.
+     * Own first: thread 1 completes its own request on handle 200 (held
+     * before the MPI call, recorded after it); meanwhile thread 3 is given
+     * 200 for a new request, which thread 2 completes and records first. Each
+     * END goes to its own request's thread: 2's to 3, 1's stays. */
+    mop_xt_posted(1, 200);
+    uint32_t t1 = mop_xt_hold(1, 200); /* 1 enters its Wait; the MPI frees 200 */
+    mop_xt_posted(3, 200);             /* 3's Irecv gets 200, handed to 2 */
+    CHECK(complete(2, 200) == 3);      /* 2's Wait, recorded first */
+    CHECK(mop_xt_release(1, t1, true) == 0);
+    CHECK(mop_xt_hold(1, 200) == 0 && mop_xt_hold(2, 200) == 0);
+    /* Foreign first: 2 completes 1's request on handle 210 and is held; 3
+     * is given 210 and hands it to 1, which completes it: 1's END goes to 3
+     * (not to 1's own, held, post), then 2's to 1. */
+    mop_xt_posted(1, 210);
+    uint32_t t2 = mop_xt_hold(2, 210);
+    mop_xt_posted(3, 210);
+    CHECK(complete(1, 210) == 3);
+    CHECK(mop_xt_release(2, t2, true) == 1);
+    CHECK(mop_xt_hold(3, 210) == 0);
 
     /* One handle shared by requests that completed at once (MPICH's
      * pre-completed sends): 1 posts it twice, 2 once. A thread with one of its
-     * own outstanding takes that; others take the earliest posts first. */
-    mop_xt_posted(1, 7, 30);
-    mop_xt_posted(1, 7, 31);
-    mop_xt_posted(2, 7, 32);
-    CHECK(mop_xt_owner(2, 7, true) == 0); /* 2's own */
-    CHECK(mop_xt_owner(3, 7, true) == 1);
-    CHECK(mop_xt_owner(3, 7, true) == 1);
-    CHECK(mop_xt_owner(3, 7, true) == 0); /* all three taken */
+     * own outstanding takes that; others take the other threads' posts. */
+    mop_xt_posted(1, 7);
+    mop_xt_posted(1, 7);
+    mop_xt_posted(2, 7);
+    CHECK(complete(2, 7) == 0); /* 2's own */
+    CHECK(complete(3, 7) == 1);
+    CHECK(complete(3, 7) == 1);
+    CHECK(complete(3, 7) == 0); /* all three taken: nothing held */
+    CHECK(mop_xt_hold(3, 7) == 0);
 
     /* A query (MPI_Request_get_status) on another thread finds the poster and
-     * leaves the post outstanding; the Wait that frees the handle takes it. */
-    mop_xt_posted(1, 300, 35);
-    CHECK(mop_xt_owner(2, 300, false) == 1);
-    CHECK(mop_xt_owner(2, 300, false) == 1);
-    CHECK(mop_xt_owner(2, 300, true) == 1);
-    CHECK(mop_xt_owner(2, 300, true) == 0);
+     * takes nothing; the Wait that frees the handle takes it. A query prefers
+     * posts not held (a held one may be an older request on the handle), but
+     * finds a held one when there is no other. */
+    mop_xt_posted(1, 300);
+    CHECK(mop_xt_owner(2, 300) == 1);
+    CHECK(mop_xt_owner(2, 300) == 1);
+    CHECK(mop_xt_owner(1, 300) == 0); /* 1's own */
+    uint32_t t3 = mop_xt_hold(2, 300);
+    CHECK(mop_xt_owner(2, 300) == 1);
+    mop_xt_posted(3, 300);
+    CHECK(mop_xt_owner(2, 300) == 3);
+    CHECK(mop_xt_release(2, t3, true) == 1);
+    CHECK(complete(2, 300) == 3);
+    CHECK(mop_xt_owner(2, 300) == 0);
 
     /* made-up keys (bit 63) and 0 are never routed, nor counted untracked */
-    mop_xt_posted(1, UINT64_C(1) << 63 | 5, 40);
-    CHECK(mop_xt_owner(2, UINT64_C(1) << 63 | 5, true) == 0);
-    mop_xt_posted(1, 0, 41);
-    CHECK(mop_xt_owner(2, 0, true) == 0);
+    mop_xt_posted(1, UINT64_C(1) << 63 | 5);
+    CHECK(mop_xt_hold(2, UINT64_C(1) << 63 | 5) == 0);
+    CHECK(mop_xt_owner(2, UINT64_C(1) << 63 | 5) == 0);
+    mop_xt_posted(1, 0);
+    CHECK(mop_xt_hold(2, 0) == 0);
+    CHECK(mop_xt_release(2, 0, true) == 0);
     CHECK(mop_xt_untracked() == 0);
-    /* a thread without an id: its posts are counted, not tracked */
-    mop_xt_posted(0, 55, 42);
+    /* a thread without an id: its posts are counted, not tracked; its
+     * completions of other threads' posts are routed */
+    mop_xt_posted(0, 55);
     CHECK(mop_xt_untracked() == 1);
-    CHECK(mop_xt_owner(1, 55, true) == 0);
+    CHECK(complete(1, 55) == 0);
+    mop_xt_posted(1, 56);
+    CHECK(complete(0, 56) == 1);
 
     /* inbox: oldest first, equal times in the order sent */
     mop_event e = {.type = MOP_EV_END, .key = 1};
@@ -137,9 +178,9 @@ static void *worker(void *arg)
     int i = (int)(intptr_t)arg;
     uint32_t self = ids[i];
     for (int j = 0; j < PER; j++) {
-        mop_xt_posted(self, (uint64_t)(i + 1) * 1000000 + (uint64_t)j, (uint64_t)j);
+        mop_xt_posted(self, (uint64_t)(i + 1) * 1000000 + (uint64_t)j);
         if (i % 2 == 0)
-            mop_xt_posted(self, SHARED_KEY, (uint64_t)j);
+            mop_xt_posted(self, SHARED_KEY);
     }
     pthread_barrier_wait(&bar);
     int prev = (i + NT - 1) % NT, got = 0;
@@ -148,7 +189,7 @@ static void *worker(void *arg)
         if (j % 16 == 0)
             got += take_all(i, &last); /* while thread i+1 sends */
         uint64_t key = (uint64_t)(prev + 1) * 1000000 + (uint64_t)j;
-        uint32_t to = mop_xt_owner(self, key, true);
+        uint32_t to = complete(self, key);
         if (to != ids[prev]) {
             wrong[i]++;
             continue;
@@ -157,7 +198,7 @@ static void *worker(void *arg)
         if (mop_xt_send(to, &e) != 0)
             wrong[i]++;
         if (i % 2 == 1) {
-            uint32_t o = mop_xt_owner(self, SHARED_KEY, true);
+            uint32_t o = complete(self, SHARED_KEY);
             if (o != 0 && (o - 1) % 2 == 0)
                 routed_shared[i]++;
             else
@@ -189,7 +230,125 @@ static void test_owner_table_threads(void)
         shared += routed_shared[i];
     }
     CHECK(shared == NT / 2 * PER);
-    CHECK(mop_xt_owner(ids[1], SHARED_KEY, true) == 0); /* none left */
+    CHECK(mop_xt_hold(ids[1], SHARED_KEY) == 0); /* none left */
+    CHECK(mop_xt_untracked() == 0);
+}
+
+/* ---- handles reused at once, from 8 threads ----------------------------------- */
+
+/* An MPI's request pool in miniature: RU_HANDLES handles on a LIFO free list,
+ * so that a handle freed by one thread's completion is the next one posted.
+ * Each thread posts RU_PER requests; every other one it completes itself, the
+ * others it hands to the next thread. A completion holds its post, "frees"
+ * the handle (back to the pool, where another thread may post it at once),
+ * yields now and then to widen the window, and only then takes the post:
+ * its END must go to the thread that posted this request, every time. */
+enum { RU_HANDLES = NT, RU_PER = 20000, RU_KEY0 = 5000 };
+
+static pthread_mutex_t ru_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t ru_pool[RU_HANDLES];
+static int ru_free;
+static uint32_t ru_poster[RU_HANDLES];     /* the request on handle i: who posted it */
+static uint64_t ru_mailbox[NT];            /* a handle handed to thread i; 0: empty */
+static int ru_handed;                      /* hand-offs completed, all threads */
+static int ru_wrong[NT], ru_cross[NT];
+
+static void ru_serve(int i, unsigned *n);
+
+static uint64_t ru_post(int i, unsigned *n)
+{
+    for (;;) {
+        pthread_mutex_lock(&ru_lock);
+        uint64_t h = ru_free ? ru_pool[--ru_free] : 0;
+        if (h)
+            ru_poster[h - RU_KEY0] = ids[i];
+        pthread_mutex_unlock(&ru_lock);
+        if (h) {
+            mop_xt_posted(ids[i], h);
+            return h;
+        }
+        ru_serve(i, n); /* every handle outstanding: maybe one is handed to us */
+        sched_yield();
+    }
+}
+
+static void ru_complete(int i, uint64_t h, unsigned n)
+{
+    uint32_t ticket = mop_xt_hold(ids[i], h);
+    pthread_mutex_lock(&ru_lock);
+    uint32_t poster = ru_poster[h - RU_KEY0];
+    ru_pool[ru_free++] = h; /* freed: the next post may get it */
+    pthread_mutex_unlock(&ru_lock);
+    if (n % 4 == 0)
+        sched_yield();
+    uint32_t to = mop_xt_release(ids[i], ticket, true);
+    if (to != (poster == ids[i] ? 0 : poster))
+        ru_wrong[i]++;
+    if (to)
+        ru_cross[i]++;
+}
+
+/* Completes what the previous thread handed to thread i, if anything. */
+static void ru_serve(int i, unsigned *n)
+{
+    uint64_t h = __atomic_exchange_n(&ru_mailbox[i], 0, __ATOMIC_ACQUIRE);
+    if (h) {
+        ru_complete(i, h, (*n)++);
+        __atomic_fetch_add(&ru_handed, 1, __ATOMIC_RELEASE);
+    }
+}
+
+static void *ru_worker(void *arg)
+{
+    int i = (int)(intptr_t)arg, next = (i + 1) % NT;
+    unsigned n = (unsigned)i;
+    pthread_barrier_wait(&bar);
+    for (int j = 0; j < RU_PER; j++) {
+        uint64_t h = ru_post(i, &n);
+        if (j % 2 == 0) {
+            ru_complete(i, h, n++);
+        } else {
+            uint64_t empty = 0;
+            while (!__atomic_compare_exchange_n(&ru_mailbox[next], &empty, h, false,
+                                                __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+                empty = 0;
+                ru_serve(i, &n); /* the thread we wait for may wait for us */
+                sched_yield();
+            }
+        }
+        ru_serve(i, &n);
+    }
+    while (__atomic_load_n(&ru_handed, __ATOMIC_ACQUIRE) < NT * RU_PER / 2) {
+        ru_serve(i, &n);
+        sched_yield();
+    }
+    return NULL;
+}
+
+static void test_owner_table_reuse_threads(void)
+{
+    CHECK(mop_xt_init() == 0);
+    for (int i = 0; i < NT; i++)
+        ids[i] = mop_xt_register(&inboxes[i]);
+    for (int h = 0; h < RU_HANDLES; h++)
+        ru_pool[h] = RU_KEY0 + (uint64_t)h;
+    ru_free = RU_HANDLES;
+    pthread_barrier_init(&bar, NULL, NT);
+    pthread_t th[NT];
+    for (int i = 0; i < NT; i++)
+        pthread_create(&th[i], NULL, ru_worker, (void *)(intptr_t)i);
+    for (int i = 0; i < NT; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&bar);
+    int wrong = 0, cross = 0;
+    for (int i = 0; i < NT; i++) {
+        wrong += ru_wrong[i];
+        cross += ru_cross[i];
+    }
+    CHECK(wrong == 0);
+    CHECK(cross == NT * RU_PER / 2); /* exactly the hand-offs */
+    for (int h = 0; h < RU_HANDLES; h++) /* nothing outstanding, nothing held */
+        CHECK(mop_xt_hold(ids[0], RU_KEY0 + (uint64_t)h) == 0);
     CHECK(mop_xt_untracked() == 0);
 }
 
@@ -313,6 +472,7 @@ int main(void)
 {
     test_owner_table();
     test_owner_table_threads();
+    test_owner_table_reuse_threads();
     test_engine_foreign_end();
     test_engine_foreign_query();
     return TEST_RESULT();
