@@ -69,9 +69,34 @@ def test_one_bad_size_is_suspect_and_does_not_drag_its_neighbours() -> None:
     assert by[4].fitted_s == pytest.approx(2 * US)  # the others' fit, not dragged
     assert all(by[b].verdict == "ok" and by[b].fitted_s == pytest.approx(2 * US)
                for b in (0, 1, 2, 8, 16, 32))
+    # The table's value at 4 B is the neighbours' fit: the table is noisy, says which size
+    # was left out and why, and the size is measured again.
     verdict, reason = judge_table(classes)
-    assert verdict == "suspect" and reason.startswith("suspect at 4 B (estimate 6.34 µs")
+    assert verdict == "noisy"
+    assert reason.startswith("left out of the fit, which carries the neighbours' value "
+                             "there: 4 B (estimate 6.34 µs")
     assert suspect_sizes(classes) == [4]
+
+
+def test_many_bad_sizes_leave_the_fit_without_support() -> None:
+    # 3 of 8 sizes (more than a quarter) far off their neighbours: the table is suspect
+    sizes = [_size(1 << k, _flat()) for k in range(8)]
+    for k in (1, 3, 5):
+        sizes[k] = _size(1 << k, _flat(12, 9.0))
+    verdict, reason = judge_table(judge([_result(sizes)]))
+    assert verdict == "suspect"
+    assert reason.startswith("suspect: 3 of 8 measured sizes are more than 25 % off")
+    assert "2 B, 8 B, 32 B" in reason
+
+
+def test_the_largest_size_off_its_fit_is_suspect() -> None:
+    # 1 MiB faster than 512 KiB: the fit would give it 512 KiB's time, half of the truth
+    sizes = [_size(1 << k, _flat(12, 2.0 * (1 << k))) for k in range(10, 21)]
+    sizes[-1] = _size(1 << 20, _flat(12, 200.0))
+    classes = judge([_result(sizes)])
+    assert classes["intra"][-1].verdict == "suspect"
+    verdict, reason = judge_table(classes)
+    assert verdict == "suspect" and "the largest measured size, 1 MiB, is off the fit" in reason
 
 
 def test_a_small_departure_is_noisy_not_suspect() -> None:
@@ -103,13 +128,17 @@ def test_mostly_unmeasured_is_suspect() -> None:
     assert verdict == "suspect" and "3 of 4 sizes had too few undisturbed samples" in reason
 
 
-def test_wide_spread_is_noisy_then_suspect() -> None:
-    by = {q.nbytes: q for q in judge([_result([
-        _size(0, [1.0] * 6 + [1.8] * 6),  # IQR 80 % of the estimate: noisy
-        _size(1, [1.0] * 6 + [4.0] * 6),  # 300 %: suspect
-    ])])["intra"]}
+def test_wide_spread_is_noisy_never_suspect_alone() -> None:
+    # The lower quartile resists a wide spread; a size whose estimate it did not protect
+    # departs from its neighbours' fit, and that is what makes a size suspect.
+    classes = judge([_result([
+        _size(0, [1.0] * 6 + [1.8] * 6),  # IQR 80 % of the estimate
+        _size(1, [1.0] * 6 + [4.0] * 6),  # 300 % (CI's sub-microsecond sizes: 175-209 %)
+    ])])
+    by = {q.nbytes: q for q in classes["intra"]}
     assert by[0].verdict == "noisy" and "spread 80 %" in by[0].reasons[0]
-    assert by[1].verdict == "suspect"
+    assert by[1].verdict == "noisy" and "spread 300 %" in by[1].reasons[0]
+    assert judge_table(classes)[0] == "noisy" and suspect_sizes(classes) == []
 
 
 def test_a_busy_machine_makes_the_table_noisy_at_best() -> None:

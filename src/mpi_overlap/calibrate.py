@@ -252,6 +252,8 @@ def _calibrate(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
                                            launcher=launcher, timeout_s=timeout_s,
                                            out_base=out_base, ui=ui)
     if table.verdict == "suspect":  # refused anyway; collectives on it would be off too
+        ui.line(f"collectives not measured: the point-to-point table of '{tc.name}' is "
+                "suspect, and collectives measured on this machine now would be off too")
         return path, p2p_runs
     coll_run = calibrate_collectives(tc, path, ranks=ranks, quick=quick, launcher=launcher,
                                      timeout_s=timeout_s, out_base=out_base, ui=ui)
