@@ -58,7 +58,7 @@ ctest: setup
 
 # libFuzzer on the native parsers, FUZZ_SECONDS each (clang + libFuzzer; skipped with a
 # note where they are missing).
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 5
 fuzz: setup
 	$(BIN)/python -m mpi_overlap.devtools fuzz $(FUZZ_SECONDS)
 

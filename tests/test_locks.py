@@ -110,7 +110,9 @@ def test_two_calibrations_take_turns(tmp_path: Path) -> None:
                                       stderr=subprocess.PIPE))
         time.sleep(0.5)
     results = [p.communicate(timeout=600) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], results
+    # 4: a table that stayed suspect on a busy machine, written all the same (what is
+    # checked here is the turn-taking, not the verdict)
+    assert all(p.returncode in (0, 4) for p in procs), results
     waited = [err for _, err in results if "waiting for another mpi-overlap (pid" in err]
     assert len(waited) == 1 and "to finish calibrating toolchain 'mpich'" in " ".join(
         waited[0].split())
