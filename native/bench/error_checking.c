@@ -69,12 +69,10 @@ static void read_cvar(ec_state *st)
     MPI_T_cvar_get_num(&num);
     for (size_t w = 0; w < sizeof cvar_names / sizeof cvar_names[0] && !st->cvar[0]; w++) {
         for (int i = 0; i < num; i++) {
-            char name[200], desc[8];
-            int nlen = sizeof name, dlen = sizeof desc, verb, bind, scope;
+            char name[200];
             MPI_Datatype dt;
-            MPI_T_enum en;
-            if (MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, desc, &dlen, &bind, &scope) !=
-                MPI_SUCCESS)
+            int bind;
+            if (mo_cvar_info(i, name, sizeof name, &dt, &bind) != MPI_SUCCESS)
                 continue;
             if (strcmp(name, cvar_names[w]) != 0)
                 continue;

@@ -235,6 +235,14 @@ void mo_warn_if_unbound(mo_result *doc, const mo_provenance *p, int rank_a, int 
                         "(e.g. mpiexec -bind-to core)", rank_a, rank_b, a ? a : "?", b ? b : "?");
 }
 
+int mo_cvar_info(int i, char *name, int namelen, MPI_Datatype *dt, int *bind)
+{
+    char desc[8]; /* the description is not wanted: room for a truncated one */
+    int nlen = namelen, dlen = sizeof desc, verb, scope;
+    MPI_T_enum en;
+    return MPI_T_cvar_get_info(i, name, &nlen, &verb, dt, &en, desc, &dlen, bind, &scope);
+}
+
 bool mo_cvar_integer(MPI_Datatype dt, const mo_cvar_value *v, long long *out)
 {
     if (dt == MPI_INT)
@@ -282,12 +290,10 @@ int mo_cvar_read_thresholds(mo_cvar *out, int max, char *note, size_t notelen)
     }
     MPI_T_cvar_get_num(&num);
     for (int i = 0; i < num && n < max; i++) {
-        char name[128], desc[8];
-        int nlen = sizeof name, dlen = sizeof desc, verb, bind, scope;
+        char name[128];
         MPI_Datatype dt;
-        MPI_T_enum en;
-        if (MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, desc, &dlen, &bind, &scope) !=
-            MPI_SUCCESS)
+        int bind;
+        if (mo_cvar_info(i, name, sizeof name, &dt, &bind) != MPI_SUCCESS)
             continue;
         if (!cvar_wanted(name) || bind != MPI_T_BIND_NO_OBJECT)
             continue;

@@ -142,6 +142,11 @@ typedef union mo_cvar_value {
  * type (*out untouched), which the caller interprets. */
 bool mo_cvar_integer(MPI_Datatype dt, const mo_cvar_value *v, long long *out);
 
+/* MPI_T_cvar_get_info of control variable i, keeping what the benchmarks use:
+ * its name (namelen bytes of room), datatype and binding; MPI_T's return code.
+ * MPI_T must be initialised. */
+int mo_cvar_info(int i, char *name, int namelen, MPI_Datatype *dt, int *bind);
+
 /* One integer control variable read back through MPI_T. */
 typedef struct mo_cvar {
     char name[128];

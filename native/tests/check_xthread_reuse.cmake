@@ -9,6 +9,7 @@
 # (otherwise the window was not opened and the check proves nothing) and
 # that the MPI gave the freed handle to the next request in at least one.
 # Under ThreadSanitizer a race report makes the rank exit non-zero.
+include(${CMAKE_CURRENT_LIST_DIR}/profile_counts.cmake)
 foreach(scenario own-first foreign-first)
   set(outdir ${OUTDIR}/${scenario})
   file(REMOVE_RECURSE ${outdir})
@@ -37,19 +38,11 @@ foreach(scenario own-first foreign-first)
     endif()
     set(reuse "${CMAKE_MATCH_1} reused")
     file(READ ${outdir}/profile.rank-${rank}.json doc)
-    string(JSON status GET "${doc}" status)
-    string(JSON got GET "${doc}" profile totals transfers)
-    string(JSON got_in_call GET "${doc}" profile cases in-call)
-    string(JSON got_across GET "${doc}" profile cases across-calls)
-    string(JSON got_begin_only GET "${doc}" profile cases begin-only)
-    string(JSON got_end_only GET "${doc}" profile cases end-only)
-    string(JSON got_cross GET "${doc}" profile counters cross_thread_completions)
+    mo_profile_counts("${doc}" have)
     set(want "complete ${transfers} 0 ${transfers} 0 0 ${cross}")
-    set(have "${status} ${got} ${got_in_call} ${got_across} ${got_begin_only} ${got_end_only} ${got_cross}")
     if(NOT have STREQUAL want)
-      message(FATAL_ERROR "${scenario} rank ${rank}: status transfers in-call across-calls "
-                          "begin-only end-only cross_thread_completions: got '${have}', "
-                          "expected '${want}'")
+      message(FATAL_ERROR "${scenario} rank ${rank}: ${MO_PROFILE_COUNTS_NAMES}: got "
+                          "'${have}', expected '${want}'")
     endif()
     message(STATUS "${scenario} rank ${rank}: ${have}, ${reuse}")
   endforeach()
