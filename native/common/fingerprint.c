@@ -8,17 +8,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FNV_OFFSET 0xcbf29ce484222325ull
-#define FNV_PRIME 0x100000001b3ull
+#define FNV_PRIME UINT64_C(0x100000001b3)
 
-uint64_t mo_fnv1a64(const char *s)
+uint64_t mo_fnv1a64_update(uint64_t h, const void *p, size_t n)
 {
-    uint64_t h = FNV_OFFSET;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        h ^= *p;
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
         h *= FNV_PRIME;
     }
     return h;
+}
+
+uint64_t mo_fnv1a64(const char *s)
+{
+    return mo_fnv1a64_update(MO_FNV1A64_OFFSET, s, strlen(s));
 }
 
 void mo_fingerprint_hex(const char *key, char out[MO_FP_HEX_LEN])

@@ -19,6 +19,11 @@ enum { MO_TOOLCHAIN_KEY_MAX = 200 };
 /* Buffer sizes that always suffice. */
 enum { MO_FP_HEX_LEN = 17, MO_MACHINE_KEY_LEN = 320, MO_TOOLCHAIN_KEY_LEN = MO_TOOLCHAIN_KEY_MAX + 1 };
 
+/* FNV-1a, 64 bit: the offset basis to start from, then n bytes at p hashed
+ * into h (continuing a hash over several pieces). */
+#define MO_FNV1A64_OFFSET UINT64_C(0xcbf29ce484222325)
+uint64_t mo_fnv1a64_update(uint64_t h, const void *p, size_t n);
+
 /* FNV-1a, 64 bit, over the bytes of s up to its NUL. */
 uint64_t mo_fnv1a64(const char *s);
 

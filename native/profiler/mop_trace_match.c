@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "fingerprint.h"
 #include "mop_trace.h"
 #include "mop_wrap_util.h"
 
@@ -82,7 +83,7 @@ static void mop_group_world_ranks(MPI_Group g, int n, int32_t *out)
 static uint64_t mop_group_hash(const int32_t *ranks, size_t n, int inter)
 {
     int32_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    uint64_t h = MO_FNV1A64_OFFSET;
     if (!sorted)
         return h ^ (uint64_t)n;
     for (size_t i = 0; i < n; i++)
@@ -90,10 +91,10 @@ static uint64_t mop_group_hash(const int32_t *ranks, size_t n, int inter)
     qsort(sorted, n, sizeof *sorted, mop_cmp_i32);
     for (size_t i = 0; i < n; i++) {
         uint32_t v = (uint32_t)sorted[i];
-        for (int b = 0; b < 4; b++) {
-            h ^= (v >> (8 * b)) & 0xffu;
-            h *= UINT64_C(0x100000001b3);
-        }
+        /* little-endian bytes, whatever the host's order */
+        unsigned char le[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                               (unsigned char)(v >> 24)};
+        h = mo_fnv1a64_update(h, le, sizeof le);
     }
     free(sorted);
     return h ^ (uint64_t)(inter ? 0x9e3779b97f4a7c15u : 0u);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fingerprint.h"
+
 void mop_xfer_table_init(mop_xfer_table *t)
 {
     memset(t, 0, sizeof *t);
@@ -212,16 +214,6 @@ static int mop_parse_point(mop_xfer_table *t, const char *line, int version, con
     return 0;
 }
 
-/* FNV-1a 64 over a buffer, continuing from h. */
-static uint64_t mop_fnv1a64_update(uint64_t h, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3u;
-    }
-    return h;
-}
-
 /* One line of the file after the first; 0, 1 after `end`, or -1 with err. */
 static int mop_parse_line(mop_xfer_table *t, char *line, const char *path, int lineno,
                           char *err, size_t errlen)
@@ -270,11 +262,11 @@ int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t e
     char line[1024];
     int lineno = 0, rc = 0;
     bool header = false, ended = false;
-    uint64_t hash = 0xcbf29ce484222325u;
+    uint64_t hash = MO_FNV1A64_OFFSET;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno++;
         size_t len = strlen(line);
-        hash = mop_fnv1a64_update(hash, line, len);
+        hash = mo_fnv1a64_update(hash, line, len);
         if (len == 0 || line[len - 1] != '\n') {
             if (feof(f))
                 snprintf(err, errlen, "transfer-time table %s is cut short: its last line has no end "
