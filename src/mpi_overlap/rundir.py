@@ -44,6 +44,9 @@ class Run:
     result: dict[str, Any] | None = None
     analysis: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
+    # What a report computed from these files when analysis.json was absent, kept so that
+    # one report computes it once (report/profile_table.analysis_of).
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def benchmark(self) -> str:

@@ -37,12 +37,17 @@ MEANING = (
 
 
 def analysis_of(run: Run) -> dict[str, Any] | None:
-    """The run's profile analysis; computed from result.json when analysis.json is absent."""
+    """The run's profile analysis; computed from result.json (and the traces) when
+    analysis.json is absent."""
     if isinstance(run.analysis, dict) and run.analysis.get("benchmark") == BENCHMARK:
         return run.analysis
     result = run.result or {}
     if result.get("schema") == "mpi-overlap/profile-run" and run.analysis is None:
-        return analyze_profile(result, run.path)
+        # Computed once per run: with traces it reads and matches every one of them, and a
+        # report asks for it from each of its tables and plots.
+        if BENCHMARK not in run.derived:
+            run.derived[BENCHMARK] = analyze_profile(result, run.path)
+        return run.derived[BENCHMARK]
     return None
 
 
