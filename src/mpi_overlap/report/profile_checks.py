@@ -24,7 +24,8 @@ from ..rundir import Run
 from . import profile_table
 from .html import Figure, Section
 from .overhead_plots import to_svg
-from .profile_table import Grid, analysis_of, fint, fpct, ftime, html_table, is_profile, print_grid
+from .profile_grid import Grid, fint, fpct, ftime
+from .profile_table import analysis_of, html_table, is_profile, print_grid
 
 TERMINAL_ROWS = 10  # rows of each breakdown in the terminal; report.html lists all
 CHECK_TITLE = {

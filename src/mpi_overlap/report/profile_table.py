@@ -9,18 +9,18 @@ missing value prints as "—".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
-from ..analysis.profile import analyze_profile, fmt_time, rank_list
+from ..analysis.profile import analyze_profile, rank_list
 from ..rundir import Run
 from ..table_trust import different_tables, run_table_notes
 from ..termsafe import Table
 from . import profile_waits
 from .html import DASH, HtmlTable, Section
+from .profile_grid import Grid, fint, fpct, frange, frank, ftime
 
 BENCHMARK = "profile"
 TERMINAL_RANKS = 16  # above this, the terminal shows the ranks losing most, HTML all
@@ -71,46 +71,8 @@ def is_profile(run: Run) -> bool:
     return run.benchmark == BENCHMARK
 
 
-# ---------------------------------------------------------------- formatting
-
-
-def ftime(value: Any) -> str:
-    return DASH if not isinstance(value, (int, float)) else fmt_time(float(value))
-
-
-def fpct(value: Any) -> str:
-    return DASH if not isinstance(value, (int, float)) else f"{value:.1f}"
-
-
-def frange(lo: Any, hi: Any) -> str:
-    """'29.2–98.5' (percent), '—' when undefined."""
-    if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
-        return DASH
-    return f"{lo:.1f}–{hi:.1f}"
-
-
-def fint(value: Any) -> str:
-    return DASH if not isinstance(value, (int, float)) else f"{int(value):,}"
-
-
-def frank(value: Any) -> str:
-    return DASH if value is None else str(value)
-
-
 # ---------------------------------------------------------------- grids
 
-
-@dataclass(frozen=True)
-class Grid:
-    """A table of formatted cells; `left` marks the text columns (the rest are numbers)."""
-
-    caption: str
-    headers: tuple[str, ...]
-    rows: list[tuple[str, ...]]
-    left: tuple[int, ...] = (0,)
-    note: str | None = None
-    footnotes: list[str] = field(default_factory=list)
-    highlight: tuple[int, ...] = ()  # row indices to emphasise (the worst rank)
 
 
 def job_grid(a: dict[str, Any], label: str, *, explain: bool = True) -> Grid:
@@ -366,7 +328,7 @@ def run_grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
     if len(a.get("ranks") or []) > 1:
         grids.append(across_grid(a, label))
     grids.append(rank_grid(a, label, rank_limit))
-    grids += profile_waits.grids(a, label, Grid, terminal=terminal)
+    grids += profile_waits.grids(a, label, terminal=terminal)
     for key in ("bins", "functions", "regions"):
         grids.append(ranking_grid(a, label, key, top))
     grids.append(call_grid(a, label, top))

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.profile import fmt_time
 from .html import DASH
+from .profile_grid import Grid, fint, fpct, frange, ftime
 
 WAIT_MEANING = (
     "Waiting: time MPI calls spent waiting for a late partner, from both ends of every "
@@ -23,16 +23,6 @@ WAIT_MEANING = (
     "member to arrive). Point estimates on the aligned clocks, within ±{err}."
 )
 BOTH = "each message's transfer time is counted on its sender and on its receiver"
-
-
-def _ft(v: Any) -> str:
-    return DASH if not isinstance(v, (int, float)) else fmt_time(float(v))
-
-
-def _fr(lo: Any, hi: Any) -> str:
-    if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
-        return DASH
-    return f"{lo:.1f}–{hi:.1f}"
 
 
 def available(a: dict[str, Any]) -> dict[str, Any] | None:
@@ -58,11 +48,11 @@ def job_rows(a: dict[str, Any]) -> list[tuple[str, str]]:
         return [("both ends", f"not analysed: {ts.get('reason')}")]
     job, w = ts["job"], ts["waiting"]
     return [
-        ("overlap, both ends", f"{_fr(job['min_pct'], job['max_pct'])} % of transfer time; "
-         f"not overlapped at least {_ft(job['nonoverlap_s'])} ({ts['matched']} messages "
-         f"matched, clocks within ±{_ft(ts['clock_error_s'])})"),
-        ("waiting", f"{_ft(w['total_s'])}: late senders {_ft(w['late_sender_s'])}, late "
-         f"receivers {_ft(w['late_receiver_s'])}, collectives {_ft(w['collective_s'])}"),
+        ("overlap, both ends", f"{frange(job['min_pct'], job['max_pct'])} % of transfer time; "
+         f"not overlapped at least {ftime(job['nonoverlap_s'])} ({ts['matched']} messages "
+         f"matched, clocks within ±{ftime(ts['clock_error_s'])})"),
+        ("waiting", f"{ftime(w['total_s'])}: late senders {ftime(w['late_sender_s'])}, late "
+         f"receivers {ftime(w['late_receiver_s'])}, collectives {ftime(w['collective_s'])}"),
     ]
 
 
@@ -83,10 +73,10 @@ def ranking_cell(a: dict[str, Any], key: str, name: str) -> str | None:
     if ts is None:
         return None
     cell = (ts.get("tables") or {}).get(key, {}).get(name)
-    return DASH if cell is None else _fr(cell["min_pct"], cell["max_pct"])
+    return DASH if cell is None else frange(cell["min_pct"], cell["max_pct"])
 
 
-def rank_grid(a: dict[str, Any], label: str, grid: Any, *, terminal: bool) -> Any:
+def rank_grid(a: dict[str, Any], label: str, *, terminal: bool) -> Grid:
     """Per rank; the terminal leaves out the split of waiting by pattern (report.html and
     the waiting tables have it)."""
     ts = available(a)
@@ -102,17 +92,18 @@ def rank_grid(a: dict[str, Any], label: str, grid: Any, *, terminal: bool) -> An
         if not r["in_totals"]:
             continue
         wr, tr = w.get(r["rank"], {}), two.get(r["rank"], {})
-        row: tuple[str, ...] = (str(r["rank"]), _ft(r["comp_s"]), _ft(r["call_s"]),
-                                _ft(wr.get("waiting_s")))
+        row: tuple[str, ...] = (str(r["rank"]), ftime(r["comp_s"]), ftime(r["call_s"]),
+                                ftime(wr.get("waiting_s")))
         if not terminal:
-            row += (_ft(wr.get("late_sender_s")), _ft(wr.get("late_receiver_s")),
-                    _ft(wr.get("collective_s")), _ft(wr.get("other_call_s")))
-        row += (_ft(r["xfer_s"]), f"{_ft(r['nonoverlap_s'])} → {_ft(tr.get('nonoverlap_s'))}",
-                f"{_fr(r['min_pct'], r['max_pct'])} → {_fr(tr.get('min_pct'), tr.get('max_pct'))}")
+            row += (ftime(wr.get("late_sender_s")), ftime(wr.get("late_receiver_s")),
+                    ftime(wr.get("collective_s")), ftime(wr.get("other_call_s")))
+        one_end = frange(r["min_pct"], r["max_pct"])
+        row += (ftime(r["xfer_s"]), f"{ftime(r['nonoverlap_s'])} → {ftime(tr.get('nonoverlap_s'))}",
+                f"{one_end} → {frange(tr.get('min_pct'), tr.get('max_pct'))}")
         rows.append(row)
-    note = (WAIT_MEANING.format(err=_ft(ts["clock_error_s"])) + f" Transfer time: {BOTH}."
+    note = (WAIT_MEANING.format(err=ftime(ts["clock_error_s"])) + f" Transfer time: {BOTH}."
             + _unmatched_note(ts))
-    return grid(f"{label} — computation, waiting and transfer per rank (both ends)",
+    return Grid(f"{label} — computation, waiting and transfer per rank (both ends)",
                 headers, rows, note=note)
 
 
@@ -136,8 +127,7 @@ WAIT_TITLE = {"functions": "function", "bins": "size", "regions": "region"}
 WAIT_NAME = {"functions": "fn", "bins": "label", "regions": "region"}
 
 
-def wait_grid(a: dict[str, Any], label: str, key: str, grid: Any,
-              limit: int | None = None) -> Any:
+def wait_grid(a: dict[str, Any], label: str, key: str, limit: int | None = None) -> Grid:
     ts = available(a)
     assert ts is not None
     entries = list(ts["waiting"][key])
@@ -145,26 +135,27 @@ def wait_grid(a: dict[str, Any], label: str, key: str, grid: Any,
     if limit is not None and len(entries) > limit:
         note = f"top {limit} of {len(entries)}; report.html lists all"
         entries = entries[:limit]
-    rows = [(str(e[WAIT_NAME[key]]), _ft(e["waiting_s"]),
-             DASH if e["share_pct"] is None else f"{e['share_pct']:.1f}", f"{e['calls']:,}",
-             _ft(e["late_sender_s"]), _ft(e["late_receiver_s"]), _ft(e["collective_s"]))
+    rows = [(str(e[WAIT_NAME[key]]), ftime(e["waiting_s"]),
+             fpct(e["share_pct"]), fint(e["calls"]),
+             ftime(e["late_sender_s"]), ftime(e["late_receiver_s"]), ftime(e["collective_s"]))
             for e in entries]
     if key == "functions":
         note = "; ".join(x for x in (note, "the function of the call that waited") if x)
     elif key == "bins":
         note = "; ".join(x for x in (note, "the size of the message (or collective) waited "
                                            "for") if x)
-    return grid(f"{label} — waiting by {WAIT_TITLE[key]}",
+    return Grid(f"{label} — waiting by {WAIT_TITLE[key]}",
                 (WAIT_TITLE[key], "waiting", "share %", "calls", "late sender",
                  "late receiver", "collectives"), rows, note=note)
 
 
-def grids(a: dict[str, Any], label: str, grid: Any, *, terminal: bool) -> list[Any]:
+def grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
     """The grids of this module for a run; none without a two-sided analysis."""
-    if available(a) is None:
+    ts = available(a)
+    if ts is None:
         return []
     top = 10 if terminal else None
-    out = [rank_grid(a, label, grid, terminal=terminal)]
-    if available(a)["waiting"]["total_s"] > 0:  # type: ignore[index]
-        out += [wait_grid(a, label, key, grid, top) for key in ("functions", "bins", "regions")]
+    out = [rank_grid(a, label, terminal=terminal)]
+    if ts["waiting"]["total_s"] > 0:
+        out += [wait_grid(a, label, key, top) for key in ("functions", "bins", "regions")]
     return out
