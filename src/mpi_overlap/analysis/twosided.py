@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .profile import fmt_pct, fmt_time, overlap_pcts, pct_range
 from .twosided_bounds import (
     Bounds,
     CallTimes,
@@ -181,12 +182,6 @@ def refine(clocks: Clocks, pairs: list[tuple[Message, Message]],
     return out
 
 
-def _pcts(xfer: float, lo: float, hi: float) -> tuple[float | None, float | None]:
-    from .profile import overlap_pcts
-
-    return overlap_pcts(xfer, lo, hi)
-
-
 def _measures(xfer: float, lo: float, hi: float, d: Delta | None) -> dict[str, Any]:
     """The two-sided figures of a cell: the profile's plus its refinement's differences,
     kept inside [0, xfer] and ordered (sums of floats)."""
@@ -194,7 +189,7 @@ def _measures(xfer: float, lo: float, hi: float, d: Delta | None) -> dict[str, A
     hi2 = hi + (d.hi if d else 0.0)
     hi2 = min(max(hi2, 0.0), xfer)
     lo2 = min(max(lo2, 0.0), hi2)
-    min_pct, max_pct = _pcts(xfer, lo2, hi2)
+    min_pct, max_pct = overlap_pcts(xfer, lo2, hi2)
     return {"refined": d.transfers if d else 0, "min_s": lo2, "max_s": hi2,
             "nonoverlap_s": max(0.0, xfer - hi2), "min_pct": min_pct, "max_pct": max_pct}
 
@@ -277,7 +272,6 @@ def two_sided(run_dir: Path | None, analysis: dict[str, Any],
 
 def two_sided_findings(ts: dict[str, Any] | None) -> list[str]:
     """Sentences on both ends of every message, for the findings after the overlap one."""
-    from .profile import fmt_pct, fmt_time, pct_range
 
     if ts is None:
         return []

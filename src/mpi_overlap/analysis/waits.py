@@ -31,6 +31,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .profile import bin_label, share
 from .twosided import bin_of
 
 if TYPE_CHECKING:
@@ -130,13 +131,12 @@ def _collectives(clocks: Clocks, matched: Matched, calls: _Calls) -> int:
 
 
 def _ranked(cells: dict[Any, list[Wait]], total: float, name: str) -> list[dict[str, Any]]:
-    from .profile import share
 
     rows = []
     for key, ws in cells.items():
         secs = sum(w.seconds for w in ws)
         row: dict[str, Any] = {name: key} if name != "bin" else {
-            "lo": key[0], "hi": key[1], "label": _label(key)}
+            "lo": key[0], "hi": key[1], "label": bin_label(key[0], key[1])}
         row.update({"waiting_s": secs, "calls": len(ws), "share_pct": share(secs, total),
                     **{f"{p}_s": sum(w.seconds for w in ws if w.pattern == p)
                        for p in PATTERNS}})
@@ -144,10 +144,6 @@ def _ranked(cells: dict[Any, list[Wait]], total: float, name: str) -> list[dict[
     return sorted(rows, key=lambda r: (-r["waiting_s"], str(r.get(name, r.get("lo")))))
 
 
-def _label(key: tuple[int, int | None]) -> str:
-    from .profile import bin_label
-
-    return bin_label(key[0], key[1])
 
 
 def call_waits(clocks: Clocks, matched: Matched) -> tuple[list[Wait], int]:

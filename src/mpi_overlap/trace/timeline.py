@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .reader import (
-    COMM_INTER,
     EV_BEGIN,
     EV_END,
     EV_ENTER,
@@ -60,7 +59,6 @@ class Message:
     bytes: int  # posted (a receive: what its completion reports, once known)
     peer: int  # the other end's world rank, -1 unknown
     t_post: int  # the posting call's enter (MPI_Start's for persistent requests)
-    post_region: int
     blocking: bool  # begins and ends in one call (MPI_Send, MPI_Recv, Sendrecv)
     key: int = 0  # request handle bits (0 for in-call)
     comm: int = 0  # communicator id, 0 unknown
@@ -100,7 +98,6 @@ class ThreadTimeline:
 
     enter: np.ndarray
     exit: np.ndarray
-    fn: np.ndarray
     first: int
     last: int
 
@@ -112,8 +109,6 @@ class RankTimeline:
     threads: dict[int, ThreadTimeline] = field(default_factory=dict)
     messages: list[Message] = field(default_factory=list)
     collectives: list[CollCall] = field(default_factory=list)
-    # Messages whose MATCH was missing (version 1 trace, or a MATCH cut by the cap).
-    unnamed: int = 0
 
 
 class _Walk:
@@ -139,7 +134,6 @@ class _Walk:
         self.last: Message | CollCall | None = None  # what the next MATCH describes
         self.enters: list[int] = []
         self.exits: list[int] = []
-        self.fns: list[int] = []
 
     def region(self) -> int:
         return self.regions[-1] if self.regions else 0
@@ -162,7 +156,7 @@ class _Walk:
     def message(self, t: int, key: int, nbytes: int, kind: int, fn: int, arg: int,
                 blocking: bool) -> Message:
         return Message(rank=self.tl.rank, thread=self.thread, kind=kind, fn=fn, bytes=nbytes,
-                       peer=arg, t_post=t, post_region=self.region(), blocking=blocking,
+                       peer=arg, t_post=t, blocking=blocking,
                        key=key)
 
     def on_end(self, t: int, key: int, nbytes: int, reason: int, foreign: bool) -> None:
@@ -207,7 +201,6 @@ class _Walk:
                 if self.depth == 0:
                     self.enters.append(self.call_enter)
                     self.exits.append(t)
-                    self.fns.append(self.call_fn)
                     self.closing = True  # the call that just ended completes them
                     for item in self.open_in_call:
                         if isinstance(item, Message):
@@ -342,14 +335,7 @@ def rank_timeline(tr: RankTrace) -> RankTimeline:
         tl.threads[thread] = ThreadTimeline(
             enter=np.asarray(w.enters, dtype=np.uint64)[order],
             exit=np.asarray(w.exits, dtype=np.uint64)[order],
-            fn=np.asarray(w.fns, dtype=np.int64)[order],
             first=int(ev["t"].min()), last=last)
     _link_records(tl)
     _resolve(tl, statuses)
-    tl.unnamed = sum(1 for m in tl.messages if m.comm == 0)
     return tl
-
-
-def is_inter(tl: RankTimeline, comm: int) -> bool:
-    c = tl.trace.comms.get(comm)
-    return c is not None and bool(c.flags & COMM_INTER)
