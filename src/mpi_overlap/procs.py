@@ -17,6 +17,8 @@ import subprocess
 import time
 from collections.abc import Sequence
 
+from .machine_load import read_stat
+
 KILL_GRACE_S = 5.0
 
 
@@ -30,14 +32,9 @@ def session_members(sid: int) -> list[int]:
     for entry in entries:
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue  # gone meanwhile
-        # pid (comm) state ppid pgrp session ...; comm may hold spaces and parentheses
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) >= 4 and fields[0] != b"Z" and int(fields[3]) == sid:
+        stat = read_stat(f"/proc/{entry}/stat")  # None: gone meanwhile
+        fields = stat[1] if stat else []
+        if len(fields) >= 4 and fields[0] != "Z" and fields[3] == str(sid):
             pids.append(int(entry))
     return pids
 
