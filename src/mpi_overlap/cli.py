@@ -22,7 +22,7 @@ import click
 
 from . import __version__, interrupts
 from .errors import UserError
-from .interrupts import Stopped, signal_name
+from .interrupts import Stopped, signal_name, stopped_message
 from .launch import OVERSUBSCRIBE_ENV, OVERSUBSCRIBE_FACTOR
 from .rundir import check_out_dir, close_open_runs
 from .termsafe import SafeConsole, safe
@@ -838,9 +838,7 @@ def _fail(message: str) -> None:
 
 def _stopped(err: Stopped) -> int:
     """One line for a command stopped by a signal; the runs still open marked interrupted."""
-    runs = err.runs + close_open_runs(
-        "interrupted", f"interrupted by {signal_name(err.signum)}; the results measured so far "
-        "are kept")
+    runs = err.runs + close_open_runs("interrupted", stopped_message(err.signum))
     where = (f"; the run so far is kept in {', '.join(map(str, runs))}" if runs else "")
     with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
         print(safe(f"mpi-overlap: stopped by {signal_name(err.signum)}{where}"),

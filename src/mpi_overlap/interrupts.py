@@ -48,6 +48,11 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
+def stopped_message(signum: int) -> str:
+    """What a run stopped by signal `signum` records as its message."""
+    return f"interrupted by {signal_name(signum)}; the results measured so far are kept"
+
+
 def _handler(signum: int, frame: FrameType | None) -> None:
     global _received
     first = _received is None

@@ -117,7 +117,7 @@ def run_job(
     start = time.monotonic()
     signum = interrupts.requested()
     if signum is not None:  # stopped before this launch began: do not start it
-        return LaunchResult("interrupted", None, _stopped_message(signum), 0.0)
+        return LaunchResult("interrupted", None, interrupts.stopped_message(signum), 0.0)
     load_before = machine_load.sample()
     with contextlib.ExitStack() as logs:
         try:
@@ -182,7 +182,7 @@ def _wait(proc: subprocess.Popen, timeout_s: float | None,
         signum = interrupts.requested()
         if signum is not None:
             stop_session(proc)
-            return "interrupted", _stopped_message(signum)
+            return "interrupted", interrupts.stopped_message(signum)
         wait = _POLL_S if deadline is None else min(_POLL_S, max(0.0, deadline - time.monotonic()))
         try:
             proc.wait(timeout=wait)
@@ -197,11 +197,6 @@ def _wait(proc: subprocess.Popen, timeout_s: float | None,
         if session_members(proc.pid):
             stop_session(proc)
         return "complete", None
-
-
-def _stopped_message(signum: int) -> str:
-    return (f"interrupted by {interrupts.signal_name(signum)}; the results measured so far "
-            "are kept")
 
 
 class _Pump:

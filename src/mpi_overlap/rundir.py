@@ -16,7 +16,6 @@ run.json is left saying "running" by a command that has ended.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -25,7 +24,14 @@ from typing import Any
 
 from . import interrupts, run_guard
 from .errors import UserError
-from .file_output import WriteError, json_text, rewrite_in_place, write_json, write_text
+from .file_output import (
+    DISK_FULL,
+    WriteError,
+    json_text,
+    rewrite_in_place,
+    write_json,
+    write_text,
+)
 from .json_input import read_json
 
 RUN_FILE = "run.json"
@@ -254,7 +260,7 @@ def new_run_dir(base: Path, benchmark: str, toolchain: str) -> Path:
             except FileExistsError:
                 continue
     except OSError as err:
-        if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        if err.errno in DISK_FULL:
             raise WriteError(base, err) from None
         raise UserError(f"cannot create a run directory under {base}: "
                         f"{err.strerror or err}") from None
