@@ -321,20 +321,16 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
             fp = fingerprint(tc, ui=ui)
             check_fits(loaded, fp.machine_fp, fp.toolchain_fp, machine_key=fp.machine_key,
                        toolchain_key=fp.toolchain_key)
-        said = check_usable(loaded, force=force_table, override=OVERRIDE_HINT)
+        _use(loaded, force=force_table, override=OVERRIDE_HINT, ui=ui)
         stale = stale_for(loaded, tc)
-        for line in (said, f"note: {stale}: the table may no longer describe it" if stale
-                     else None):
-            if line:
-                ui.line(line)
+        if stale:
+            ui.line(f"note: {stale}: the table may no longer describe it")
         return Path(table)
     fp = fingerprint(tc, ui=ui)
     path = table_path(tc, fp.machine_fp, fp.toolchain_fp)
     found, why = _why_measure(path, fp, tc, force=force_table)
     if why is None and found is not None and found.has_coll(ranks):
-        said = check_usable(found, force=force_table, override="--force-table")
-        if said:
-            ui.line(said)
+        _use(found, force=force_table, override="--force-table", ui=ui)
         return path
     # One calibration at a time: one that waited may find the table made meanwhile.
     with _calibration_lock(tc, ui):
@@ -342,6 +338,14 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
                                force_table=force_table,
                                out_base=out_base or state_dir() / "calibration-runs",
                                timeout_s=timeout_s, ui=ui)
+
+
+def _use(table: XferTable, *, force: bool, override: str, ui: Ui) -> None:
+    """Refuses a suspect table unless forced (table_trust.check_usable); says on the
+    terminal why one that is used is not fully trusted."""
+    said = check_usable(table, force=force, override=override)
+    if said:
+        ui.line(said)
 
 
 def _calibration_lock(tc: Toolchain, ui: Ui) -> AbstractContextManager[None]:
@@ -364,9 +368,7 @@ def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
                                         launcher=launcher, timeout_s=timeout_s,
                                         out_base=out_base, ui=ui)
     assert found is not None
-    said = check_usable(found, force=force_table, override="--force-table")
-    if said:
-        ui.line(said)
+    _use(found, force=force_table, override="--force-table", ui=ui)
     if found.has_coll(ranks):
         return path
     failure = coll_failures.recorded(path, ranks)
