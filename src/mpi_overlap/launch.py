@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import interrupts, machine_load, thread_census
+from . import interrupts, machine_load, slurm_launch, thread_census
 from .errors import UserError
 from .file_output import WriteError
 from .procs import KILL_GRACE_S, session_members, stop_session
@@ -78,8 +78,15 @@ def check_ranks_bound(ranks: int, *, local: bool) -> None:
 def launch_command(
     tc: Toolchain, ranks: int, argv: list[str], launcher: str | None = None
 ) -> list[str]:
-    """The full command that starts `argv` on `ranks` ranks."""
-    check_ranks_bound(ranks, local=launcher is None)
+    """The full command that starts `argv` on `ranks` ranks: the user's launcher, else
+    srun inside a Slurm allocation (slurm_launch.py), else the toolchain's mpiexec."""
+    srun = slurm_launch.srun_prefix(tc, ranks) if launcher is None else None
+    if launcher is not None and slurm_launch.requested_nodes() is not None:
+        raise UserError("--nodes goes with the automatic srun launch inside an allocation; "
+                        "with --launcher, put the node count in the launcher")
+    check_ranks_bound(ranks, local=launcher is None and srun is None)
+    if srun is not None:
+        return srun + argv
     if launcher is not None:
         try:
             prefix = shlex.split(launcher)
