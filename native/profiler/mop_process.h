@@ -53,6 +53,8 @@ typedef struct mop_region_acc {
     X(region_mismatch)         \
     X(region_overflow)         \
     X(table_extrapolated)      \
+    X(inter_node_transfers)    \
+    X(inter_as_intra)          \
     X(coll_size_extrapolated)  \
     X(coll_nb_as_blocking)     \
     X(coll_uncalibrated)       \

@@ -373,6 +373,11 @@ static double mop_curve_lookup(const mop_xfer_curve *c, uint64_t bytes, bool *ex
     return p[lo].seconds + frac * (p[hi].seconds - p[lo].seconds);
 }
 
+bool mop_xfer_table_has_class(const mop_xfer_table *t, int cls)
+{
+    return t->p2p[cls].npoints > 0;
+}
+
 double mop_xfer_table_lookup(const mop_xfer_table *t, int cls, uint64_t bytes,
                              bool *extrapolated)
 {

@@ -102,6 +102,10 @@ const char *mop_xfer_verdict_name(int verdict);
  * Returns 0, or -1 with a one-line reason in err. */
 int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t errlen);
 
+/* Whether the table has point-to-point times of class `cls` (a missing
+ * inter class falls back to intra in the lookup: the caller counts that). */
+bool mop_xfer_table_has_class(const mop_xfer_table *t, int cls);
+
 /* xfer_time for a message: linear between neighbouring sizes, the first
  * point's time below it, the last segment's slope beyond the last point
  * (*extrapolated set then). A class with no points falls back to intra. */

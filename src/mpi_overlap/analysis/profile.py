@@ -79,6 +79,9 @@ UNATTRIBUTED: dict[str, str] = {
     "to the 64th",
     "table_extrapolated": "message sizes outside the transfer-time table: their transfer "
     "time was extrapolated",
+    "inter_as_intra": "point-to-point transfers with a peer on another node priced with "
+    "the intra-node times: the table has no inter-node class (`mpi-overlap calibrate "
+    "--nodes 2` inside a Slurm allocation measures it)",
     "coll_size_extrapolated": "collectives on a communicator size the table has no series "
     "for: the nearest calibrated size's transfer time was used",
     "coll_nb_as_blocking": "non-blocking collectives without a calibrated series of their "
@@ -105,6 +108,8 @@ UNATTRIBUTED: dict[str, str] = {
 }
 # Non-zero counters that are worth a line but change no measure.
 INFO_COUNTERS: dict[str, str] = {
+    "inter_node_transfers": "point-to-point transfers with a peer on another node: their "
+    "transfer time is the table's inter-node class (the others' the intra-node class)",
     "cancelled": "cancelled requests: not counted as transfers",
     "proc_null": "requests to MPI_PROC_NULL: they move no data and are not transfers",
     "inactive_completions": "completions of persistent requests that were not started: "
