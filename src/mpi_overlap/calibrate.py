@@ -186,14 +186,16 @@ def _calibrate_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
                    launcher: str | None, timeout_s: float | None, out_base: Path,
                    ui: Ui) -> tuple[Path, list[Run], XferTable]:
     """Measure the point-to-point part and write the table (whatever its verdict: the
-    table says it), keeping the collective series of a fitting table already there. A
+    table says it), keeping the collective series of a fitting table already there and
+    the classes it has that this calibration did not measure (intra from one node, inter
+    from a run across nodes). A
     table measured on a busy machine that contradicts the quiet one there is suspect and
     written beside it (`<name>.suspect.table`): the quiet one stays (table_trust.py)."""
     table, runs = measure_p2p(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
                               timeout_s=timeout_s, out_base=out_base, ui=ui)
     path = table_path(tc, table.machine_fp, table.toolchain_fp)
     old = _fitting(path, table.machine_fp, table.toolchain_fp)
-    table = table.with_coll(old.coll) if old else table
+    table = table.with_coll(old.coll).with_classes_of(old) if old else table
     contradiction = contradicts_quiet(table, old)
     if contradiction:
         table = replace(table, verdict="suspect", verdict_reason=contradiction)

@@ -65,7 +65,7 @@ from .errors import UserError
 from .machine_load import describe
 from .paths import state_dir
 from .rundir import utc_now, write_text_atomic
-from .xfer_quality import UNMEASURED, UNVERIFIED, VERDICTS, SizeQuality, judge, judge_table
+from .xfer_quality import UNMEASURED, UNVERIFIED, VERDICTS, SizeQuality, judge, judge_table, worst
 
 MAGIC = "mpi-overlap-xfer-table"
 VERSION = 3
@@ -147,6 +147,31 @@ class XferTable:
         coll = {k: v for k, v in self.coll.items() if k[1] not in sizes}
         coll.update({k: sorted(v) for k, v in series.items() if v})
         return replace(self, coll=coll, version=VERSION)
+
+    def with_classes_of(self, old: XferTable) -> XferTable:
+        """A copy that also holds the classes `old` has and this one did not measure at
+        all (a calibration on two nodes with one rank each measures inter only; the intra
+        class of the one-node calibration stays). The verdict is the worse of the two and
+        the reason says which class came from where."""
+        measured = set(self.points) | set(self.unmeasured)
+        kept = [c for c in CLASSES
+                if c not in measured and (c in old.points or c in old.unmeasured)]
+        if not kept:
+            return self
+        names = "/".join(kept)
+        # the old reason is left out: kept again and again it would nest
+        reason = (f"{'/'.join(c for c in CLASSES if c in measured)}: {self.verdict_reason}; "
+                  f"{names} kept from the table of {old.created} (verdict {old.verdict})")
+        return replace(
+            self,
+            points={**{c: old.points[c] for c in kept if c in old.points}, **self.points},
+            quality={**{k: v for k, v in old.quality.items() if k[0] in kept}, **self.quality},
+            unmeasured={**{c: old.unmeasured[c] for c in kept if c in old.unmeasured},
+                        **self.unmeasured},
+            verdict=worst([self.verdict, old.verdict]),
+            verdict_reason=_one_line("the verdict", reason),
+            nodes=max(self.nodes, old.nodes),
+            sources=[*self.sources, *(s for s in old.sources if s not in self.sources)])
 
     def lookup_coll(self, op: str, comm_size: int, nbytes: int) -> tuple[float, list[str]]:
         """xfer_time of a collective as the profiler computes it (mop_xfer_table.c) and the
