@@ -79,9 +79,22 @@ def _out_option(help_text: str = "directory for run directories", **kwargs: Any)
     return click.option("--out", type=click.Path(path_type=Path), default=default,
                         show_default=default is not None, callback=_checked_dir,
                         help=help_text, **kwargs)
-_launcher_option = click.option("--launcher", metavar="CMD",
-                                help='launch command instead of the toolchain\'s mpiexec, '
-                                     'e.g. "srun --mpi=pmix"')
+def _launcher_option(command: F) -> F:
+    """--launcher, and --nodes (bound around the command: slurm_launch.py)."""
+    @functools.wraps(command)
+    def with_nodes(*args: Any, nodes: int | None = None, **kwargs: Any) -> Any:
+        from . import slurm_launch
+
+        with slurm_launch.bound(nodes):
+            return command(*args, **kwargs)
+
+    f = click.option("--nodes", type=int, metavar="N",
+                     help="inside a Slurm allocation: spread the ranks over N nodes "
+                          "(srun -N N; without --launcher, runs there start with srun)")(
+                         with_nodes)
+    return click.option("--launcher", metavar="CMD",
+                        help='launch command instead of the toolchain\'s mpiexec (inside a '
+                             'Slurm allocation: srun), e.g. "srun --mpi=pmix"')(f)  # type: ignore[return-value]
 
 
 _launches_option = click.option(
@@ -181,6 +194,64 @@ def toolchain_remove(name: str) -> None:
 
     remove_toolchain(name)
     _out.print(safe(f"removed toolchain {name}"), markup=False)
+
+
+# ----- cluster ----------------------------------------------------------------------------
+
+@app.group()
+def cluster() -> None:
+    """An emulated cluster on this machine: nodes as network namespaces on shaped links,
+    run by Slurm (root only; docs/cluster.md)."""
+
+
+@cluster.command("up")
+@click.option("--nodes", type=int, default=2, show_default=True, help="emulated nodes")
+@click.option("--link", "rate", default="1gbit", show_default=True, metavar="RATE",
+              help="each node's link rate, as tc reads it (1 MiB takes ~8 ms at 1gbit)")
+@click.option("--cpus-per-node", type=int, default=1, show_default=True,
+              help="CPUs Slurm may give out on each node")
+def cluster_up(nodes: int, rate: str, cpus_per_node: int) -> None:
+    """Make the nodes, their links, munge, slurmctld and one slurmd per node."""
+    from .cluster import control, view
+
+    layout = control.up(nodes, rate, cpus_per_node)
+    for line in view.up_lines(layout):
+        _out.print(line, markup=False, highlight=False)
+
+
+@cluster.command("status")
+def cluster_status() -> None:
+    """Say what of the cluster exists and runs."""
+    from .cluster import control, view
+
+    for line in view.status_lines(control.status()):
+        _out.print(line, markup=False, highlight=False)
+
+
+@cluster.command("down")
+def cluster_down() -> None:
+    """Stop the daemons and every job on the nodes; remove the namespaces, links, the
+    /etc/hosts entries and the cluster's files."""
+    from .cluster import control
+
+    left = control.down()
+    if left:
+        raise UserError(f"cluster down: could not remove {', '.join(left)}", exit_code=1)
+    _out.print("cluster down: nothing of it is left", markup=False, highlight=False)
+
+
+@cluster.command("exec", context_settings={"ignore_unknown_options": True,
+                                           "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def cluster_exec(command: tuple[str, ...]) -> None:
+    """Run COMMAND where the cluster's Slurm reaches it (SLURM_CONF and the transport
+    settings set), e.g. `mpi-overlap cluster exec -- srun -N 2 hostname`; exits with its
+    status."""
+    from .cluster import control
+
+    rc = control.run_on_cluster(list(command))
+    if rc:
+        raise click.exceptions.Exit(rc if rc > 0 else 128 - rc)
 
 
 # ----- doctor / build -----------------------------------------------------------------
@@ -851,7 +922,8 @@ def main(argv: list[str] | None = None) -> int:
     every stop by a signal into the exit status 128 + its number (interrupts.py)."""
     interrupts.install()
     try:
-        app.main(args=argv, prog_name="mpi-overlap", standalone_mode=False)
+        # a command's click.exceptions.Exit comes back as its code (cluster exec)
+        code = app.main(args=argv, prog_name="mpi-overlap", standalone_mode=False)
     except Stopped as err:
         return _stopped(err)
     except UserError as err:
@@ -875,7 +947,9 @@ def main(argv: list[str] | None = None) -> int:
         _fail(text)
         return 70
     signum = interrupts.requested()  # a signal the command finished its work despite
-    return _stopped(Stopped(signum)) if signum is not None else 0
+    if signum is not None:
+        return _stopped(Stopped(signum))
+    return code if type(code) is int else 0
 
 
 def _save_traceback() -> str:

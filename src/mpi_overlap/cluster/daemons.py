@@ -1,0 +1,164 @@
+"""munged, slurmctld and one slurmd per emulated node: started from Debian's packages
+with the cluster's own key, socket and configuration, found again by their PID files.
+
+slurmd is started with nsenter into the node's network namespace, not `ip netns exec`,
+which remounts /sys and leaves slurmd without /sys/fs/cgroup. Each slurmd gets its own
+host name (a UTS namespace) and its own node-local TmpFS (a mount namespace binds a
+per-node directory on the one path slurm.conf names): two slurmstepds on one machine
+would otherwise both make <TmpFS>/spmix_appdir_* and one fails (--mpi=pmix). /tmp stays
+shared, as a cluster's shared file system would be: run directories there must be seen
+by every node."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from ..errors import UserError
+from .layout import CONTROLLER, NODE_PREFIX, RUNTIME_DIR, Layout, Node, netns_path
+from .slurm_conf import CTLD_PID, MUNGE_DIR, MUNGE_SOCKET, NODE_TMPFS, SLURM_CONF, SLURM_DIR, render
+from .syscmd import run
+
+MUNGE_PID = MUNGE_DIR / "munged.pid"
+TOOLS = ("ip", "tc", "nsenter", "unshare", "munged", "mungekey", "slurmctld", "slurmd",
+         "srun", "sinfo", "scontrol")
+
+
+def environment() -> dict[str, str]:
+    """What a command needs to reach the cluster's Slurm (srun, sbatch, sinfo)."""
+    return {"SLURM_CONF": str(SLURM_CONF)}
+
+
+def _start_munge() -> None:
+    MUNGE_DIR.mkdir(mode=0o711, parents=True, exist_ok=True)
+    os.chmod(MUNGE_DIR, 0o711)
+    key = MUNGE_DIR / "munge.key"
+    run(["mungekey", "--create", "--force", f"--keyfile={key}"], what="cluster up (munge key)")
+    os.chmod(key, 0o600)
+    run(["munged", "--force", f"--socket={MUNGE_SOCKET}", f"--key-file={key}",
+         f"--pid-file={MUNGE_PID}", f"--log-file={MUNGE_DIR / 'munged.log'}",
+         f"--seed-file={MUNGE_DIR / 'munged.seed'}"], what="cluster up (munged)")
+
+
+def _start_ctld() -> None:
+    (SLURM_DIR / "ctld").mkdir(parents=True, exist_ok=True)
+    # slurmctld checks that its host name is the configured SlurmctldHost.
+    run(["unshare", "--uts", "sh", "-c",
+         f'hostname {CONTROLLER} && exec slurmctld -c -f "{SLURM_CONF}"'],
+        what="cluster up (slurmctld)")
+
+
+def _node_tmp(node: Node) -> Path:
+    return SLURM_DIR / f"tmp-{node.name}"
+
+
+def _start_slurmd(node: Node) -> None:
+    tmp = _node_tmp(node)
+    tmp.mkdir(parents=True, exist_ok=True)
+    os.chmod(tmp, 0o1777)
+    script = (f'hostname {node.name} && mount --bind "{tmp}" "{NODE_TMPFS}" && '
+              f'exec slurmd -f "{SLURM_CONF}" -N {node.name}')
+    run(["nsenter", f"--net={netns_path(node)}", "unshare", "--uts", "--mount",
+         "--propagation", "private", "sh", "-c", script],
+        what=f"cluster up (slurmd on {node.name})")
+
+
+def start(layout: Layout) -> None:
+    SLURM_DIR.mkdir(parents=True, exist_ok=True)
+    NODE_TMPFS.mkdir(mode=0o1777, parents=True, exist_ok=True)
+    SLURM_CONF.write_text(render(layout))
+    _start_munge()
+    _start_ctld()
+    for node in layout.node_list:
+        _start_slurmd(node)
+
+
+def wait_idle(layout: Layout, timeout_s: float = 60) -> None:
+    """Until every node is idle in Slurm's view, or one line saying which are not."""
+    env = {**os.environ, **environment()}
+    deadline = time.monotonic() + timeout_s
+    states: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        proc = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True,
+                              text=True, env=env, check=False, timeout=30)
+        states = dict(ln.split(None, 1) for ln in proc.stdout.splitlines() if " " in ln)
+        if states and all(states.get(n.name) == "idle" for n in layout.node_list):
+            return
+        time.sleep(0.5)
+    raise UserError(f"cluster up: the nodes did not become idle in {timeout_s:.0f} s "
+                    f"(sinfo: {states or 'no answer'}); see the logs in {SLURM_DIR}")
+
+
+def _namespace_inodes() -> set[tuple[int, int]]:
+    out = set()
+    for path in Path("/run/netns").glob(f"{NODE_PREFIX}*"):
+        try:
+            st = os.stat(path)
+            out.add((st.st_dev, st.st_ino))
+        except OSError:
+            pass
+    return out
+
+
+def _pids() -> dict[str, int]:
+    """Our processes: the daemons by their PID files, and anything else running in a
+    node's network namespace (slurmstepd, the ranks of a job) or naming the runtime
+    directory on its command line (a daemon whose PID file is gone)."""
+    found: dict[str, int] = {}
+    for pidfile in [MUNGE_PID, CTLD_PID, *SLURM_DIR.glob("slurmd-*.pid")]:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            found[pidfile.stem] = int(pidfile.read_text().split()[0])
+    inodes = _namespace_inodes()
+    me = os.getpid()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == me:
+            continue
+        try:
+            st = os.stat(proc / "ns" / "net")
+            in_node = (st.st_dev, st.st_ino) in inodes
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if in_node or str(RUNTIME_DIR) in cmd:
+            name = cmd.split(" ", 1)[0].rsplit("/", 1)[-1] or "process"
+            if int(proc.name) not in found.values():
+                found[f"{name}-{proc.name}"] = int(proc.name)
+    return {k: v for k, v in found.items() if _alive(v)}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is gone for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def running() -> dict[str, int]:
+    return _pids()
+
+
+def stop(timeout_s: float = 5) -> list[str]:
+    """Stop every daemon of ours (TERM, then KILL); returns those still alive."""
+    pids = _pids()
+    for pid in pids.values():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(_alive(p) for p in pids.values()):
+        time.sleep(0.1)
+    for pid in pids.values():
+        if _alive(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    return [f"{name} (pid {pid})" for name, pid in pids.items() if _alive(pid)]

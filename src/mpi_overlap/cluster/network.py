@@ -1,0 +1,107 @@
+"""The emulated nodes' network: one network namespace per node, each joined to a bridge
+in the root namespace by a veth pair shaped with `tc tbf` on both ends (netem is not
+available on this kind of machine; tbf is). Everything is found again by its name, so
+`remove` works after a failed `create` or with the state file gone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .layout import BRIDGE, NODE_PREFIX, PREFIX_LEN, SUBNET, Layout, Node, netns_path
+from .syscmd import run
+
+# The tried shaping (shared/cluster-notes.md): at 1 Gbit/s a 1 MiB message took 7.8 ms.
+_TBF = ("burst", "128kb", "latency", "5ms")
+
+
+def _ip(*args: str, what: str) -> None:
+    run(["ip", *args], what=what)
+
+
+def _in_node(node: Node, *args: str, what: str) -> None:
+    _ip("-n", node.name, *args, what=what)
+
+
+def subnet_in_use() -> str | None:
+    """An address of our subnet on a link we did not make: the machine's own network
+    would be disturbed, so `up` refuses."""
+    proc = run(["ip", "-j", "addr", "show"], what="checking the subnet")
+    for link in json.loads(proc.stdout or "[]"):
+        for addr in link.get("addr_info", []):
+            if str(addr.get("local", "")).startswith(f"{SUBNET}.") and \
+                    link.get("ifname") != BRIDGE:
+                return f"{addr['local']} on {link.get('ifname')}"
+    return None
+
+
+def create(layout: Layout) -> None:
+    what = "cluster up (network)"
+    _ip("link", "add", BRIDGE, "type", "bridge", what=what)
+    _ip("addr", "add", f"{layout.controller_address}/{PREFIX_LEN}", "dev", BRIDGE, what=what)
+    _ip("link", "set", BRIDGE, "up", what=what)
+    for node in layout.node_list:
+        _ip("netns", "add", node.name, what=what)
+        _ip("link", "add", node.veth, "type", "veth", "peer", "name", f"{node.veth}p",
+            what=what)
+        _ip("link", "set", f"{node.veth}p", "netns", node.name, what=what)
+        _in_node(node, "link", "set", f"{node.veth}p", "name", "eth0", what=what)
+        _in_node(node, "addr", "add", f"{node.address}/{PREFIX_LEN}", "dev", "eth0",
+                 what=what)
+        _in_node(node, "link", "set", "lo", "up", what=what)
+        _in_node(node, "link", "set", "eth0", "up", what=what)
+        _ip("link", "set", node.veth, "master", BRIDGE, what=what)
+        _ip("link", "set", node.veth, "up", what=what)
+        # Both directions: the bridge end shapes what reaches the node, eth0 what leaves.
+        run(["tc", "qdisc", "add", "dev", node.veth, "root", "tbf", "rate", layout.rate,
+             *_TBF], what=what)
+        run(["ip", "netns", "exec", node.name, "tc", "qdisc", "add", "dev", "eth0", "root",
+             "tbf", "rate", layout.rate, *_TBF], what=what)
+
+
+def existing() -> dict[str, list[str]]:
+    """What of ours exists now: namespaces, links (bridge and veths)."""
+    netns = sorted(p.name for p in Path("/run/netns").glob(f"{NODE_PREFIX}*")) \
+        if Path("/run/netns").is_dir() else []
+    proc = run(["ip", "-j", "link", "show"], what="listing links", check=False)
+    try:
+        links = [str(link.get("ifname")) for link in json.loads(proc.stdout or "[]")]
+    except ValueError:
+        links = []
+    ours = sorted(n for n in links if n == BRIDGE or n.startswith("mo-v"))
+    return {"namespaces": netns, "links": ours}
+
+
+def remove() -> list[str]:
+    """Delete every namespace and link of ours; returns what could not be deleted."""
+    left: list[str] = []
+    now = existing()
+    for name in now["links"]:
+        if run(["ip", "link", "del", name], what="", check=False).returncode != 0 and \
+                name in existing()["links"]:
+            left.append(f"link {name}")
+    for name in now["namespaces"]:
+        if run(["ip", "netns", "del", name], what="", check=False).returncode != 0:
+            left.append(f"namespace {name}")
+    return left
+
+
+def link_qdisc(node: Node) -> str:
+    """The bridge end's qdisc as tc shows it (for `status`)."""
+    proc = run(["tc", "qdisc", "show", "dev", node.veth], what="", check=False)
+    return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else "none"
+
+
+def reachable(node: Node, port: int, timeout_s: float = 1.0) -> bool:
+    """Whether something listens on node:port, seen from the root namespace."""
+    import socket
+
+    try:
+        with socket.create_connection((node.address, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def namespace_exists(node: Node) -> bool:
+    return netns_path(node).exists()

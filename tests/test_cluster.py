@@ -1,0 +1,191 @@
+"""The emulated cluster (`mpi-overlap cluster ...`, src/mpi_overlap/cluster/): two nodes
+come up under Slurm, srun reaches both host names, a calibration across them writes the
+inter-node class, a profile of one rank per node prices its messages with it, and `down`
+leaves no namespace, link, process, hosts entry or file, also with a job still running.
+
+Needs root, namespaces and Debian's slurm-wlm and munge (.ci/run installs them); without
+them every test here skips with the reason `cluster up` would give."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import CLI, one_line_error, own_state_dir, run_cli
+from mpi_overlap.cluster import control, hosts_file, network
+from mpi_overlap.cluster.layout import RUNTIME_DIR, STATE_FILE
+from mpi_overlap.xfer_table import read_table
+
+NODES = ("mo-node1", "mo-node2")
+
+
+def _nothing_left() -> list[str]:
+    st = control.status()
+    left = [*st.namespaces, *st.links, *(f"{k} ({v})" for k, v in st.daemons.items())]
+    if st.hosts_block:
+        left.append("hosts block")
+    if RUNTIME_DIR.exists():
+        left.append(str(RUNTIME_DIR))
+    return left
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    why = control.unavailable()
+    if why:
+        pytest.skip(why)
+    if STATE_FILE.exists() or network.existing()["namespaces"]:
+        pytest.fail("a cluster is already up on this machine: `mpi-overlap cluster down` "
+                    "before the tests (they would take it down)")
+    start = time.monotonic()
+    proc = run_cli("cluster", "up", "--nodes", "2", "--link", "1gbit", timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - start < 60, "cluster up took over a minute"
+    assert "cluster up: 2 nodes" in proc.stdout
+    try:
+        yield
+    finally:
+        done = run_cli("cluster", "down", timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert _nothing_left() == []
+
+
+def _on_cluster(*argv: str, env: dict[str, str] | None = None,
+                timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return run_cli("cluster", "exec", "--", *argv, env=env, timeout=timeout)
+
+
+def test_srun_reaches_two_host_names(cluster: None) -> None:
+    proc = _on_cluster("srun", "-N", "2", "hostname", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.split()) == list(NODES)
+    status = run_cli("cluster", "status")
+    assert status.returncode == 0
+    for node in NODES:
+        assert f"{node} " in status.stdout and "slurmd answers" in status.stdout
+    assert "tbf" in status.stdout and "rate 1Gbit" in status.stdout
+
+
+def test_cluster_exec_passes_the_exit_status(cluster: None) -> None:
+    assert _on_cluster("srun", "-N", "1", "sh", "-c", "exit 3", timeout=60).returncode == 3
+
+
+@pytest.fixture(scope="module")
+def across(cluster: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(state directory, run base) of a quick calibration with one rank on each node:
+    the state's copied one-node table gets the inter-node class beside its intra one."""
+    tmp = tmp_path_factory.mktemp("across")
+    home = own_state_dir(tmp)
+    if not any("intra" in read_table(p).points
+               for p in (home / "xfer-tables").glob("mpich-*.table")):
+        # the profiler needs the one-node class too (same-node peers): measure it first
+        one = run_cli("calibrate", "--quick", "--sizes", "0:1M", "-n", "2", "--out",
+                      str(tmp / "one-node"), env={"MPI_OVERLAP_HOME": str(home)}, timeout=600)
+        assert one.returncode in (0, 4), one.stderr[-3000:]
+    out = tmp / "runs"
+    start = time.monotonic()
+    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "calibrate", "--quick",
+                       "--sizes", "0:1M", "-n", "2", "--nodes", "2", "--out", str(out),
+                       env={"MPI_OVERLAP_HOME": str(home)}, timeout=600)
+    assert proc.returncode in (0, 4), proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    elapsed = time.monotonic() - start
+    assert elapsed < 120, f"the calibration across nodes took {elapsed:.0f} s"
+    return home, out
+
+
+def test_calibrate_across_nodes_writes_the_inter_node_class(across: tuple[Path, Path]) -> None:
+    home, out = across
+    (path,) = (p for p in (home / "xfer-tables").glob("mpich-*.table")
+               if not p.name.endswith(".suspect.table"))
+    table = read_table(path)
+    assert "inter" in table.points and table.nodes == 2
+    inter = dict(table.points["inter"])
+    # The link is shaped to 1 Gbit/s with a 128 kB bucket (network.py): all but the
+    # bucket's worth of 1 MiB waits for tokens, (1 MiB - 128 kB) * 8 / 1e9 = 7.34 ms,
+    # far more than any shared-memory copy on this machine (~0.1 ms).
+    if 1 << 20 in inter:
+        assert inter[1 << 20] > 7.3e-3, inter
+    assert "intra" in table.points, "the one-node class was not kept"
+    runs = [json.loads((p / "run.json").read_text()) for p in sorted(out.iterdir())
+            if (p / "run.json").is_file()]
+    assert runs
+    for run in runs:  # inside the allocation, srun by itself (the record says so)
+        assert run["command"][:6] == ["srun", "--mpi=pmi2", "-n", "2", "-N", "2"], run["command"]
+    results = [json.loads((p / "result.json").read_text()) for p in sorted(out.iterdir())
+               if "pingpong" in p.name]
+    for res in results:
+        assert res["provenance"]["hosts"] == list(NODES)
+        assert res["provenance"]["launcher"] == "srun --mpi=pmi2 -n 2 -N 2"
+        assert res["results"]["nodes"] == 2
+        assert {p["class"] for p in res["results"]["pairs"]} == {"inter"}
+
+
+def test_profile_across_nodes_prices_messages_as_inter_node(across: tuple[Path, Path],
+                                                           tmp_path: Path) -> None:
+    from mpi_overlap.build import build_dir_for
+    from mpi_overlap.toolchains import get_toolchain
+
+    home, _ = across
+    app = build_dir_for(get_toolchain("mpich")) / "tests" / "profiled_app"
+    out = tmp_path / "runs"
+    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "-n", "2", "--nodes",
+                       "2", "--out", str(out), "--", str(app),
+                       env={"MPI_OVERLAP_HOME": str(home)}, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
+    ranks = [json.loads((run_dir / f"profile.rank-{r}.json").read_text()) for r in (0, 1)]
+    assert sorted(doc["host"] for doc in ranks) == list(NODES)
+    for doc in ranks:
+        assert doc["nodes"] == 2
+        counters = doc["profile"]["counters"]
+        assert counters["inter_node_transfers"] > 0 and counters["inter_as_intra"] == 0
+    report = json.loads((run_dir / "report.json").read_text())
+    assert "peer on another node" in json.dumps(report)
+
+
+def test_a_job_still_running_is_stopped_by_down(cluster: None) -> None:
+    """Last in the module: `down` (here, and again in the fixture) must stop a job that
+    is still running on the nodes and leave nothing at all."""
+    from mpi_overlap.cluster.control import exec_env
+
+    job = subprocess.Popen(["srun", "-N", "2", "sleep", "600"], env=exec_env(),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(
+                "sleep" in k for k in control.status().daemons):
+            time.sleep(0.3)
+        assert any("sleep" in k for k in control.status().daemons), control.status().daemons
+        proc = run_cli("cluster", "down", timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert _nothing_left() == []
+        assert not hosts_file.present()
+    finally:
+        job.kill()
+        job.wait(timeout=30)
+
+
+def test_bad_input_is_one_line() -> None:
+    one_line_error(run_cli("cluster", "up", "--nodes", "0"), "--nodes 0", code=2)
+    one_line_error(run_cli("cluster", "up", "--link", "fast"), "--link 'fast'", code=2)
+    if not STATE_FILE.exists():
+        one_line_error(run_cli("cluster", "exec", "--", "true"), "no cluster is up", code=2)
+
+
+def test_without_root_it_refuses_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    assert control.unavailable() == ("the emulated cluster needs root (network namespaces, "
+                                      "veth links, tc)")
+
+
+def test_nodes_outside_an_allocation_is_refused(tmp_path: Path) -> None:
+    env = {k: "" for k in ("SLURM_JOB_ID",)}
+    proc = run_cli("bench", "overhead", "--quick", "--nodes", "2", "--out", str(tmp_path),
+                   env=env, cwd=tmp_path)
+    one_line_error(proc, "--nodes 2 needs a Slurm allocation", code=2)
