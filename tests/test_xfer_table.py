@@ -6,6 +6,7 @@ calibrate input (no MPI needed)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -325,3 +326,26 @@ def test_calibrate_bad_input_one_line(args: list[str], fragment: str, tmp_path: 
     assert len(lines) == 1 and lines[0].startswith("mpi-overlap: error: "), proc.stderr
     assert fragment in lines[0]
     assert not (tmp_path / "state" / "build").exists(), "nothing was built"
+
+
+# ----- classes from two calibrations -------------------------------------------------------
+
+def test_a_calibration_keeps_the_classes_it_did_not_measure() -> None:
+    intra = replace(_table({"intra": [(0, 1e-6), (1 << 20, 1e-4)]}), verdict="ok",
+                    verdict_reason="all sizes agree", sources=["/r/one-node"])
+    inter = replace(_table({"inter": [(0, 1e-5), (1 << 20, 8e-3)]}), nodes=2, verdict="noisy",
+                    verdict_reason="spread", sources=["/r/two-nodes"],
+                    created="2026-02-01T00:00:00Z")
+    both = inter.with_classes_of(intra)
+    assert both.points == {"intra": intra.points["intra"], "inter": inter.points["inter"]}
+    assert both.verdict == "noisy" and both.nodes == 2
+    assert both.verdict_reason == ("inter: spread; intra kept from the table of "
+                                   "2026-01-01T00:00:00Z (verdict ok)")
+    assert both.sources == ["/r/two-nodes", "/r/one-node"]
+    # measured again on one node: inter stays, intra is the new one; the reasons do not nest
+    again = replace(_table({"intra": [(0, 2e-6)]}), verdict="ok", verdict_reason="fine")
+    merged = again.with_classes_of(both)
+    assert merged.points["intra"] == [(0, 2e-6)] and merged.points["inter"] == both.points["inter"]
+    assert merged.verdict_reason.count("kept from") == 1 and merged.verdict == "noisy"
+    # a class measured in both: the new one only, nothing kept
+    assert intra.with_classes_of(again) is intra
