@@ -52,6 +52,18 @@ int mop_output_write(const char *outdir, const mop_output_info *info, const mop_
     mo_json_begin_object(&w);
     mo_json_kv_string(&w, "source", info->clock);
     mo_json_kv_double(&w, "s_per_tick", info->s_per_tick);
+    mo_json_key(&w, "anchors");
+    mo_json_begin_array(&w);
+    for (int i = 0; i < 2; i++) {
+        if (info->anchors[i].ticks == 0)
+            continue;
+        mo_json_begin_object(&w);
+        mo_json_kv_uint64(&w, "ticks", info->anchors[i].ticks);
+        mo_json_kv_double(&w, "realtime_s", info->anchors[i].realtime_s);
+        mo_json_kv_double(&w, "uncertainty_s", info->anchors[i].uncertainty_s);
+        mo_json_end_object(&w);
+    }
+    mo_json_end_array(&w);
     mo_json_end_object(&w);
     mo_json_kv_double(&w, "wall_s", info->wall_s);
     mo_json_kv_int64(&w, "queue_events", info->queue_events);

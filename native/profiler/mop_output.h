@@ -6,12 +6,23 @@
 #define MOP_OUTPUT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "mop_process.h"
 #include "mop_profile_json.h"
 #include "mop_trace.h"
 #include "mop_xfer_table.h"
+
+/* One reading of the profiler's clock paired with CLOCK_REALTIME (the clock of
+ * packet captures and logs): ticks at the middle of the realtime read, within
+ * +- uncertainty_s (half the tightest of a few tries). Two of them (MPI_Init and
+ * the write) map the rank's ticks onto wall-clock time. */
+typedef struct mop_clock_anchor {
+    uint64_t ticks;
+    double realtime_s;
+    double uncertainty_s;
+} mop_clock_anchor;
 
 typedef struct mop_output_info {
     const char *status; /* complete | incomplete | running | disabled */
@@ -23,6 +34,7 @@ typedef struct mop_output_info {
     bool table_forced;
     const char *clock;
     double s_per_tick;
+    mop_clock_anchor anchors[2]; /* at MPI_Init and now; ticks 0: not taken */
     double wall_s;
     int queue_events;
     mop_names names;

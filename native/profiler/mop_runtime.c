@@ -65,6 +65,7 @@ static struct {
     bool table_forced;
     double s_per_tick;
     uint64_t t_start;
+    mop_clock_anchor anchor_start;
     double snapshot_interval_s;
     bool written_final;
     bool write_failed;      /* a write failed and was reported (only the first is) */
@@ -135,6 +136,27 @@ static void mop_clock_setup(void)
 #else
     (void)want;
 #endif
+}
+
+/* The profiler's clock against CLOCK_REALTIME, the tightest of a few tries
+ * (async-signal-safe: also taken when a fatal signal writes the profile). */
+static mop_clock_anchor mop_anchor_now(void)
+{
+    mop_clock_anchor best = {0, 0.0, 0.0};
+    uint64_t best_gap = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        struct timespec ts;
+        uint64_t a = mop_now();
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t b = mop_now();
+        if (b - a < best_gap) {
+            best_gap = b - a;
+            best.ticks = a + (b - a) / 2;
+            best.realtime_s = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+        }
+    }
+    best.uncertainty_s = (double)best_gap * mop_g.s_per_tick / 2;
+    return best;
 }
 
 /* ---- threads ------------------------------------------------------------- */
@@ -327,6 +349,7 @@ static void mop_write_profile(const char *status)
         .library_version = mop_g.library_version,
         .table = &mop_g.table, .table_path = mop_g.table_path, .table_forced = mop_g.table_forced,
         .clock = mop_use_tsc ? "tsc" : "monotonic", .s_per_tick = mop_g.s_per_tick,
+        .anchors = {mop_g.anchor_start, mop_anchor_now()},
         .wall_s = (double)(t_end - mop_g.t_start) * mop_g.s_per_tick,
         .queue_events = MOP_QUEUE_EVENTS,
         .names = {.fn = mop_fn_names, .nfn = mop_fn_count, .region = regions, .nregion = nregions},
@@ -624,6 +647,7 @@ void mop_runtime_start(uint16_t init_fn)
         return;
     }
     mop_g.t_start = mop_now();
+    mop_g.anchor_start = mop_anchor_now();
     atexit(mop_atexit);
     const int fatal[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGABRT, SIGFPE};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
