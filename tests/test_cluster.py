@@ -9,6 +9,7 @@ them every test here skips with the reason `cluster up` would give."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -18,10 +19,13 @@ import pytest
 
 from cli_helpers import CLI, one_line_error, own_state_dir, run_cli
 from mpi_overlap.cluster import control, hosts_file, network
-from mpi_overlap.cluster.layout import RUNTIME_DIR, STATE_FILE
+from mpi_overlap.cluster.layout import RUNTIME_DIR, STATE_FILE, Layout
 from mpi_overlap.xfer_table import read_table
 
 NODES = ("mo-node1", "mo-node2")
+# 200 Mbit/s: the rate this machine's tbf holds with a small bucket (25 kB), so that the
+# wire check times bytes to within a few per cent of a 1 MiB message (docs/cluster.md)
+LINK = "200mbit"
 
 
 def _nothing_left() -> list[str]:
@@ -43,7 +47,7 @@ def cluster() -> Iterator[None]:
         pytest.fail("a cluster is already up on this machine: `mpi-overlap cluster down` "
                     "before the tests (they would take it down)")
     start = time.monotonic()
-    proc = run_cli("cluster", "up", "--nodes", "2", "--link", "1gbit", timeout=180)
+    proc = run_cli("cluster", "up", "--nodes", "2", "--link", LINK, timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - start < 60, "cluster up took over a minute"
     assert "cluster up: 2 nodes" in proc.stdout
@@ -68,7 +72,7 @@ def test_srun_reaches_two_host_names(cluster: None) -> None:
     assert status.returncode == 0
     for node in NODES:
         assert f"{node} " in status.stdout and "slurmd answers" in status.stdout
-    assert "tbf" in status.stdout and "rate 1Gbit" in status.stdout
+    assert "tbf" in status.stdout and "rate 200Mbit" in status.stdout
 
 
 def test_cluster_exec_passes_the_exit_status(cluster: None) -> None:
@@ -106,11 +110,11 @@ def test_calibrate_across_nodes_writes_the_inter_node_class(across: tuple[Path, 
     table = read_table(path)
     assert "inter" in table.points and table.nodes == 2
     inter = dict(table.points["inter"])
-    # The link is shaped to 1 Gbit/s with a 128 kB bucket (network.py): all but the
-    # bucket's worth of 1 MiB waits for tokens, (1 MiB - 128 kB) * 8 / 1e9 = 7.34 ms,
-    # far more than any shared-memory copy on this machine (~0.1 ms).
+    # All but the bucket's worth of 1 MiB waits for the link's tokens: (1 MiB - 25 kB)
+    # * 8 / 200 Mbit/s = 40.9 ms, far more than any shared-memory copy here (~0.1 ms).
+    link = Layout(nodes=2, rate=LINK)
     if 1 << 20 in inter:
-        assert inter[1 << 20] > 7.3e-3, inter
+        assert inter[1 << 20] > ((1 << 20) - link.burst_bytes) * 8 / link.rate_bits_per_s, inter
     assert "intra" in table.points, "the one-node class was not kept"
     runs = [json.loads((p / "run.json").read_text()) for p in sorted(out.iterdir())
             if (p / "run.json").is_file()]
@@ -147,6 +151,37 @@ def test_profile_across_nodes_prices_messages_as_inter_node(across: tuple[Path, 
         assert counters["inter_node_transfers"] > 0 and counters["inter_as_intra"] == 0
     report = json.loads((run_dir / "report.json").read_text())
     assert "peer on another node" in json.dumps(report)
+
+
+def test_the_wire_check_brackets_every_message(across: tuple[Path, Path],
+                                               tmp_path: Path) -> None:
+    if shutil.which("tcpdump") is None:
+        pytest.skip("the wire check needs tcpdump (Debian: apt-get install tcpdump)")
+    home, _ = across
+    start = time.monotonic()
+    proc = run_cli("cluster", "wire-check", "--sizes", "1M", "--reps", "2", "--out",
+                   str(tmp_path), env={"MPI_OVERLAP_HOME": str(home)}, timeout=300)
+    assert time.monotonic() - start < 60, "the wire check took over a minute"
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    (run_dir,) = [p for p in tmp_path.iterdir() if (p / "wire-check.json").is_file()]
+    doc = json.loads((run_dir / "wire-check.json").read_text())
+    s = doc["summary"]
+    assert s["messages"] == 6 and s["bracketed"] == 6 and s["outside"] == 0, s
+    assert s["no_data"] == 0 and s["data_before_post"] == 0, s
+    link = Layout(nodes=2, rate=LINK)
+    for m in doc["messages"]:
+        # every byte of the message was captured on the wire, and took the link's time
+        assert m["payload"] >= 1 << 20, m
+        assert m["wire_s"] >= ((1 << 20) - link.burst_bytes) * 8 / link.rate_bits_per_s, m
+        assert m["timing_share"] < 0.1, m  # a bucket of 25 kB against 1 MiB
+        # the physics of the patterns: with no computation nothing crosses while the
+        # receiver computes; with twice the transfer time of computation most does (not
+        # all: a retransmission or a full socket buffer can push the tail into MPI_Wait)
+        if m["pattern"] == "exposed":
+            assert m["true_share"] < 0.05 and m["max_share"] < 0.05, m
+        if m["pattern"] == "hidden":
+            assert m["true_share"] > 0.5, m
+    assert f"{s['bracketed']} of 6 messages bracketed" in proc.stdout
 
 
 def test_a_job_still_running_is_stopped_by_down(cluster: None) -> None:

@@ -79,6 +79,8 @@ def _out_option(help_text: str = "directory for run directories", **kwargs: Any)
     return click.option("--out", type=click.Path(path_type=Path), default=default,
                         show_default=default is not None, callback=_checked_dir,
                         help=help_text, **kwargs)
+
+
 def _launcher_option(command: F) -> F:
     """--launcher, and --nodes (bound around the command: slurm_launch.py)."""
     @functools.wraps(command)
@@ -252,6 +254,27 @@ def cluster_exec(command: tuple[str, ...]) -> None:
     rc = control.run_on_cluster(list(command))
     if rc:
         raise click.exceptions.Exit(rc if rc > 0 else 128 - rc)
+
+
+@cluster.command("wire-check")
+@click.option("--mpi", "toolchain", default="mpich", show_default=True, metavar="NAME",
+              help="toolchain (launched with srun and the PMI it needs)")
+@click.option("--sizes", default="1M,4M", show_default=True, metavar="LIST",
+              help="message sizes (a size well above the link's bucket times tightly)")
+@click.option("--reps", type=click.IntRange(1, 100), default=3, show_default=True,
+              help="messages per size and pattern")
+@_out_option("directory for the run directory")
+def cluster_wire_check(toolchain: str, sizes: str, reps: int, out: Path) -> None:
+    """Profile messages between two nodes while capturing the link, and check every
+    message's overlap bounds against the time its bytes crossed the wire."""
+    from .cluster import view
+    from .cluster.wire_run import run_wire_check
+
+    run_dir, doc = run_wire_check(toolchain=toolchain, sizes=sizes, reps=reps, out=out)
+    for line in view.wire_lines(run_dir, doc):
+        _out.print(line, markup=False, highlight=False)
+    if doc["summary"]["outside"]:
+        raise click.exceptions.Exit(1)
 
 
 # ----- doctor / build -----------------------------------------------------------------

@@ -55,6 +55,23 @@ class Layout:
             raise UserError(f"--cpus-per-node {self.cpus_per_node}: give at least 1")
 
     @property
+    def rate_bits_per_s(self) -> float:
+        """The link rate in bits per second (tc's units: bit = bits, bps = bytes per
+        second; k, m, g are powers of 1000)."""
+        m = _RATE.match(self.rate)
+        assert m is not None  # checked in __post_init__
+        number = float(self.rate[:m.start(2) if m.group(2) else m.start(3)])
+        scale = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}[(m.group(2) or "").lower()]
+        return number * scale * (8.0 if m.group(3).lower() == "bps" else 1.0)
+
+    @property
+    def burst_bytes(self) -> int:
+        """tbf's bucket: 1 ms of the rate, at least 16 KiB. A bucket's worth of frames
+        crosses at once (the wire check allows for it); a smaller one did not hold the
+        rate here (1gbit with a 64 kB bucket moved 1 MiB in 12.7 ms instead of 8.4)."""
+        return max(16384, int(self.rate_bits_per_s / 8 * 1e-3))
+
+    @property
     def node_list(self) -> list[Node]:
         return [Node(f"{NODE_PREFIX}{i}", f"{SUBNET}.{i}", f"mo-v{i}")
                 for i in range(1, self.nodes + 1)]

@@ -6,13 +6,14 @@ available on this kind of machine; tbf is). Everything is found again by its nam
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from .layout import BRIDGE, NODE_PREFIX, PREFIX_LEN, SUBNET, Layout, Node, netns_path
 from .syscmd import run
 
-# The tried shaping (shared/cluster-notes.md): at 1 Gbit/s a 1 MiB message took 7.8 ms.
-_TBF = ("burst", "128kb", "latency", "5ms")
+# tbf's queue: 20 ms of the rate before it drops (a send's socket buffer fits).
+_LATENCY = "20ms"
 
 
 def _ip(*args: str, what: str) -> None:
@@ -53,10 +54,24 @@ def create(layout: Layout) -> None:
         _ip("link", "set", node.veth, "master", BRIDGE, what=what)
         _ip("link", "set", node.veth, "up", what=what)
         # Both directions: the bridge end shapes what reaches the node, eth0 what leaves.
-        run(["tc", "qdisc", "add", "dev", node.veth, "root", "tbf", "rate", layout.rate,
-             *_TBF], what=what)
+        tbf = ["tbf", "rate", layout.rate, "burst", str(layout.burst_bytes), "latency", _LATENCY]
+        run(["tc", "qdisc", "add", "dev", node.veth, "root", *tbf], what=what)
         run(["ip", "netns", "exec", node.name, "tc", "qdisc", "add", "dev", "eth0", "root",
-             "tbf", "rate", layout.rate, *_TBF], what=what)
+             *tbf], what=what)
+        _wire_sized_frames(node)
+
+
+def _wire_sized_frames(node: Node) -> None:
+    """Segmentation offload off on both ends: a real NIC puts MTU-sized frames on the
+    wire, and a capture then times every 1.5 kB rather than 64 kB lumps. Without
+    ethtool the frames stay large and the wire check's granularity coarser (it says
+    so: cluster/wire_check.py)."""
+    if shutil.which("ethtool") is None:
+        return
+    for argv in (["ethtool", "-K", node.veth, "tso", "off", "gso", "off"],
+                 ["ip", "netns", "exec", node.name, "ethtool", "-K", "eth0", "tso", "off",
+                  "gso", "off"]):
+        run(argv, what="cluster up (offloads)", check=False)
 
 
 def existing() -> dict[str, list[str]]:

@@ -36,3 +36,23 @@ def status_lines(st: Status) -> list[str]:
                f"{', '.join(st.links) or 'none'}; /etc/hosts block: "
                f"{'yes' if st.hosts_block else 'no'}")
     return out
+
+
+def wire_lines(run_dir: object, doc: dict) -> list[str]:
+    """The wire check as one line per message and a summary."""
+    out = [f"{'message':<28} {'bounds (share)':>15} {'wire truth':>10} {'wire ms':>8} "
+           f"{'table ms':>8}  verdict"]
+    for m in doc["messages"]:
+        truth = "—" if m["true_share"] != m["true_share"] else f"{m['true_share']:.3f}"
+        out.append(f"{m['region']:<28} {m['min_share']:>7.3f}–{m['max_share']:<7.3f} "
+                   f"{truth:>10} {m['wire_s'] * 1e3:>8.2f} {m['xfer_s'] * 1e3:>8.2f}  "
+                   f"{m['verdict']}")
+    s = doc["summary"]
+    out.append(f"wire check: {s['bracketed']} of {s['messages']} messages bracketed "
+               f"({s['inside']} inside the bounds within the timing tolerance, "
+               f"{s['within_the_tables_error']} only once the table's own error is allowed); "
+               f"{s['outside']} outside, {s['no_data']} without captured data; median bound "
+               f"width {s['median_width']:.3f} of the transfer" if s["median_width"] is not None
+               else f"wire check: {s['messages']} messages, none with captured data")
+    out.append(f"wire check: {run_dir}/wire-check.json (capture: wire.pcap beside it)")
+    return out

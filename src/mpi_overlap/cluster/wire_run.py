@@ -1,0 +1,110 @@
+"""`mpi-overlap cluster wire-check`: profile mo_wire_probe with one rank on each of two
+emulated nodes while tcpdump captures the bridge, then compare every message's bounds
+with the wire (wire_check.py). The profile is an ordinary `profile --trace` run made
+through srun; the capture and wire-check.json are written into its run directory."""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .control import exec_env
+from .layout import BRIDGE, Layout, load_layout
+from .syscmd import missing_tools
+from .wire_check import analyze_run
+
+CAPTURE = "wire.pcap"
+_COMPLETE = " — "  # `<toolchain>: complete — <run dir>` (the profile's last line)
+
+
+def _start_capture(path: Path) -> subprocess.Popen[bytes]:
+    # Headers only (-s 96): lengths come from the IP header. --immediate-mode and -U hand
+    # over and write every packet as it comes: in the default buffered mode the last
+    # message's packets were still in the kernel's ring when tcpdump was stopped, and
+    # lost. Slurm's own traffic is left out.
+    cmd = ["tcpdump", "-i", BRIDGE, "-w", str(path), "-s", "96", "-U", "--immediate-mode",
+           "--time-stamp-precision", "nano", "tcp and not port 16817 and not port 16818"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    assert proc.stderr is not None
+    # tcpdump says "listening on ..." once its capture is open
+    line = proc.stderr.readline().decode(errors="replace")
+    if "listening" not in line or time.monotonic() > deadline:
+        proc.kill()
+        rest = proc.stderr.read().decode(errors="replace").strip().splitlines()
+        raise UserError(f"wire-check: tcpdump did not start: {(rest or [line.strip()])[-1]}")
+    return proc
+
+
+def _stop_capture(proc: subprocess.Popen[bytes]) -> None:
+    time.sleep(0.5)  # the packets of the run's end reach the capture
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _node_of(host: str, layout: Layout) -> str:
+    for node in layout.node_list:
+        if node.name == host:
+            return node.address
+    raise UserError(f"wire-check: rank ran on '{host}', not on a node of the cluster")
+
+
+def run_wire_check(*, toolchain: str, sizes: str, reps: int, out: Path,
+                   timeout_s: float = 300) -> tuple[Path, dict[str, Any]]:
+    """Profile, capture and compare; returns the run directory and wire-check.json."""
+    import json
+
+    from ..build import build_dir_for, ensure_built
+    from ..slurm_launch import pmi_of
+    from ..toolchains import get_toolchain
+
+    layout = load_layout()
+    if layout is None:
+        raise UserError("no cluster is up here: `mpi-overlap cluster up --nodes 2` first")
+    if layout.nodes < 2:
+        raise UserError("wire-check needs two nodes (`mpi-overlap cluster up --nodes 2`)")
+    if missing_tools(["tcpdump"]):
+        raise UserError("wire-check needs tcpdump (Debian: apt-get install tcpdump)")
+    tc = get_toolchain(toolchain)
+    ensure_built(tc)
+    probe = build_dir_for(tc) / "bench" / "mo_wire_probe"
+    out.mkdir(parents=True, exist_ok=True)
+    capture = out / f".{CAPTURE}.{time.time_ns()}"
+    launcher = f"srun --mpi={pmi_of(tc)} -N 2"
+    cmd = [sys.executable, "-m", "mpi_overlap.cli", "profile", "--mpi", tc.name, "--trace",
+           "-n", "2", "--launcher", launcher, "--timeout", str(timeout_s), "--out", str(out),
+           "--no-report", "--", str(probe), "--sizes", sizes, "--reps", str(reps)]
+    tcpdump = _start_capture(capture)
+    try:
+        proc = subprocess.run(cmd, env=exec_env(), capture_output=True, text=True,
+                              timeout=timeout_s + 120, check=False)
+    finally:
+        _stop_capture(tcpdump)
+    done = [ln for ln in proc.stdout.splitlines() if ln.startswith(f"{tc.name}: complete")]
+    if proc.returncode != 0 or not done:
+        capture.unlink(missing_ok=True)
+        said = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        raise UserError(f"wire-check: the profile run failed (exit {proc.returncode}): "
+                        f"{said[-1] if said else 'no message'}; command: {shlex.join(cmd)}")
+    run_dir = Path(done[-1].split(_COMPLETE, 1)[1].strip())
+    pcap = run_dir / CAPTURE
+    capture.replace(pcap)
+    hosts = [json.loads((run_dir / f"profile.rank-{r}.json").read_text())["host"]
+             for r in (0, 1)]
+    if hosts[0] == hosts[1]:
+        raise UserError(f"wire-check: both ranks ran on {hosts[0]}: nothing crossed a wire")
+    doc = analyze_run(run_dir, pcap, _node_of(hosts[0], layout), _node_of(hosts[1], layout),
+                      layout.rate_bits_per_s, layout.burst_bytes)
+    return run_dir, doc
