@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
-from ..trace.reader import KIND_RECV, RankTrace, read_trace
+from ..trace.reader import FLAG_CLAMPED, KIND_RECV, RankTrace, read_trace
 from ..trace.timeline import rank_timeline
 
 ETH_HEADER = 14
@@ -60,6 +60,7 @@ class MessageCheck:
     before_post: int  # payload captured before the receive was posted (should be 0)
     timing_share: float
     table_share: float
+    clamped: bool  # the profiler's own check fired: the table time exceeded the span
     verdict: str  # inside | within the table's error | outside | no data
 
     @property
@@ -191,7 +192,8 @@ def _check_one(rec: np.void, region: str, real: Any, enter: np.ndarray, exit_: n
                         min_share=min_share, max_share=max_share, true_share=true_share,
                         wire_s=wire_s, payload=payload,
                         before_post=sum(frames[i].payload for i in before),
-                        timing_share=timing, table_share=table, verdict=verdict)
+                        timing_share=timing, table_share=table,
+                        clamped=bool(int(rec["flags"]) & FLAG_CLAMPED), verdict=verdict)
 
 
 def summarize(checks: list[MessageCheck]) -> dict[str, Any]:
@@ -204,7 +206,8 @@ def summarize(checks: list[MessageCheck]) -> dict[str, Any]:
             "median_width": float(np.median(widths)) if widths else None,
             "max_timing_share": max((c.timing_share for c in checks), default=None),
             "max_table_share": max((c.table_share for c in checks), default=None),
-            "data_before_post": sum(c.before_post > 0 for c in checks)}
+            "data_before_post": sum(c.before_post > 0 for c in checks),
+            "clamped": sum(c.clamped for c in checks)}
 
 
 def analyze_run(run_dir: Path, pcap: Path, sender: str, receiver: str,

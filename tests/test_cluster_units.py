@@ -1,0 +1,87 @@
+"""The emulated cluster's pieces that need no root: link rates and buckets, the hosts-file
+block, slurm.conf, and the wire check's arithmetic (computing spans, verdicts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpi_overlap.cluster import hosts_file, wire_check
+from mpi_overlap.cluster.layout import Layout
+from mpi_overlap.cluster.slurm_conf import render
+from mpi_overlap.errors import UserError
+from mpi_overlap.trace.reader import TRANSFER
+
+
+@pytest.mark.parametrize(("rate", "bits", "bucket"), [
+    ("1gbit", 1e9, 125000), ("200mbit", 2e8, 25000), ("10mbit", 1e7, 16384),
+    ("125mbps", 1e9, 125000), ("2.5gbit", 2.5e9, 312500)])
+def test_rates_and_buckets(rate: str, bits: float, bucket: int) -> None:
+    layout = Layout(nodes=2, rate=rate)
+    assert layout.rate_bits_per_s == bits and layout.burst_bytes == bucket
+
+
+@pytest.mark.parametrize("kwargs", [{"nodes": 0}, {"nodes": 17}, {"nodes": 2, "rate": "fast"},
+                                    {"nodes": 2, "cpus_per_node": 0}])
+def test_bad_layouts_are_refused(kwargs: dict) -> None:
+    with pytest.raises(UserError):
+        Layout(**kwargs)
+
+
+def test_slurm_conf_names_every_node_with_its_address() -> None:
+    text = render(Layout(nodes=3, cpus_per_node=2))
+    for i in (1, 2, 3):
+        assert f"NodeName=mo-node{i} NodeAddr=198.51.100.{i} CPUs=2" in text
+    assert "SlurmctldHost=mo-ctl(198.51.100.254)" in text and "TaskPlugin=task/none" in text
+
+
+def test_hosts_block_comes_and_goes_leaving_the_rest(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    hosts = tmp_path / "hosts"
+    original = "127.0.0.1 localhost\n10.0.0.1 other # kept\n"
+    hosts.write_text(original)
+    monkeypatch.setattr(hosts_file, "HOSTS", hosts)
+    hosts_file.add(Layout(nodes=2))
+    assert hosts_file.present() and "198.51.100.2 mo-node2" in hosts.read_text()
+    hosts_file.add(Layout(nodes=2))  # again: still one block
+    assert hosts.read_text().count(hosts_file.BEGIN) == 1
+    hosts_file.remove()
+    assert hosts.read_text() == original and not hosts_file.present()
+
+
+def test_computing_spans_are_the_gaps_between_calls() -> None:
+    enter, exit_ = np.array([0.0, 5.0, 9.0]), np.array([1.0, 6.0, 12.0])
+    assert wire_check._computing(enter, exit_, 0.5, 10.0) == [(1.0, 5.0), (6.0, 9.0)]
+    assert wire_check._computing(enter, exit_, 2.0, 4.0) == [(2.0, 4.0)]
+    assert wire_check._overlap(0.0, 10.0, [(1.0, 5.0), (6.0, 9.0)]) == 7.0
+    assert wire_check._overlap(4.0, 7.0, [(1.0, 5.0), (6.0, 9.0)]) == 2.0
+
+
+def _rec(t_begin: int, t_end: int, nbytes: int, xfer: float, lo: float, hi: float) -> np.void:
+    rec = np.zeros(1, dtype=TRANSFER)[0]
+    rec["t_begin"], rec["t_end"], rec["bytes"] = t_begin, t_end, nbytes
+    rec["xfer_s"], rec["min_s"], rec["max_s"] = xfer, lo, hi
+    return rec
+
+
+def test_a_message_is_judged_by_the_share_of_its_bytes_on_the_wire_while_computing() -> None:
+    # receive posted at t=0 (ticks are seconds here), computing 0..4 s, MPI_Wait 4..10 s;
+    # 10 frames of 100 bytes, each 0.5 s on the wire (1600 bit/s), ending at 1, 2, ... 10 s
+    rate = 1600.0
+    frames = [wire_check.Frame(float(t), 100, 100) for t in range(1, 11)]
+    starts = np.array([f.t_end - 0.5 for f in frames])
+    ends = np.array([f.t_end for f in frames])
+    enter, exit_ = np.array([-0.1, 4.0]), np.array([0.0, 10.0])
+
+    def judge(lo: float, hi: float) -> wire_check.MessageCheck:
+        return wire_check._check_one(_rec(0, 10, 1000, 9.5, lo, hi), "wire/1000/partial/0",
+                                     float, enter, exit_, frames, starts, ends, 0.0, rate)
+
+    # frames ending at 1..4 s lie wholly in the computation: 400 of 1000 bytes
+    ok = judge(0.35 * 9.5, 0.45 * 9.5)
+    assert ok.true_share == pytest.approx(0.4) and ok.verdict == "inside"
+    assert ok.wire_s == pytest.approx(9.5) and ok.table_share == pytest.approx(0.0)
+    assert judge(0.6 * 9.5, 0.8 * 9.5).verdict == "outside"
+    assert ok.payload == 1000 and ok.before_post == 0 and ok.pattern == "partial"
