@@ -184,6 +184,33 @@ def test_the_wire_check_brackets_every_message(across: tuple[Path, Path],
     assert f"{s['bracketed']} of 6 messages bracketed" in proc.stdout
 
 
+def test_sync_overlap_across_nodes_finds_the_transport_threshold(cluster: None,
+                                                                tmp_path: Path) -> None:
+    """Across nodes the flags go over the program's own TCP side channel; the limit is
+    UCX's rendezvous threshold, set here so that it can be compared, and the result says
+    what the kernel's socket buffers are."""
+    start = time.monotonic()
+    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "bench", "sync-overlap",
+                       "--quick", "--sizes", "64K:1M", "-n", "2", "--nodes", "2", "--out",
+                       str(tmp_path), env={"UCX_RNDV_THRESH": "256K"}, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert time.monotonic() - start < 60, "sync-overlap across nodes took over a minute"
+    (run_dir,) = [p for p in tmp_path.iterdir() if (p / "analysis.json").is_file()]
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["provenance"]["hosts"] == list(NODES)
+    res = result["results"]
+    assert res["receiver_hold"].startswith("side-channel flag")
+    for key in ("sender_tcp_wmem", "receiver_tcp_rmem"):
+        low, default, high = res["socket_buffers"][key]
+        assert 0 < low <= default <= high, res["socket_buffers"]
+    analysis = json.loads((run_dir / "analysis.json").read_text())
+    assert analysis["limit"]["status"] == "bracketed", analysis["limit"]
+    assert analysis["reported"]["source"] == "UCX_RNDV_THRESH"
+    assert analysis["reported"]["bytes"] == 256 << 10 and analysis["agrees"] is True
+    assert "tcp_wmem" in analysis["reported"]["note"]
+    assert analysis["finding"].startswith("across two nodes, MPI_Isend completes")
+
+
 def test_a_job_still_running_is_stopped_by_down(cluster: None) -> None:
     """Last in the module: `down` (here, and again in the fixture) must stop a job that
     is still running on the nodes and leave nothing at all."""

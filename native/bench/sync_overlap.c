@@ -174,6 +174,9 @@ typedef struct so_state {
     mo_cvar cvars[MAX_CVARS];
     int ncvars;
     char cvar_note[128];
+    /* across nodes: rank 0's net.ipv4.tcp_wmem and rank 1's tcp_rmem (min,
+     * default, max bytes; -1 unknown), each read in its own network namespace */
+    int64_t tcp_mem[2][3];
 } so_state;
 
 typedef struct so_cmd {
@@ -237,10 +240,19 @@ static void sample(so_state *st, int bytes, int kind, uint64_t units, double *ou
          * T_P0, nor of T_P1 when it expired. */
         const uint64_t t1 = mo_timer_now_ns(), span = t1 - t0;
         bool alone;
+        /* Across nodes (the side channel) rank 1's clock is not ours: its start
+         * counts from when its STARTED flag reached us, later than it was, so
+         * the grace is only longer. */
+        const bool remote = mo_shm_remote(&st->shm);
+        uint64_t seen_start = 0;
         while (!(alone = mo_shm_get(&st->shm, 1, SLOT_RECEIVED) >= seq)) {
-            if (mo_shm_get(&st->shm, 1, SLOT_STARTED) >= seq &&
-                mo_timer_now_ns() - (uint64_t)mo_shm_get(&st->shm, 1, SLOT_START_NS) >= span)
-                break;
+            if (mo_shm_get(&st->shm, 1, SLOT_STARTED) >= seq) {
+                if (!seen_start)
+                    seen_start = remote ? mo_timer_now_ns()
+                                        : (uint64_t)mo_shm_get(&st->shm, 1, SLOT_START_NS);
+                if (mo_timer_now_ns() - seen_start >= span)
+                    break;
+            }
             sched_yield();
         }
         const uint64_t t2 = mo_timer_now_ns();
@@ -260,6 +272,33 @@ static void sample(so_state *st, int bytes, int kind, uint64_t units, double *ou
         mo_shm_set(&st->shm, 1, SLOT_RECEIVED, seq);
         MPI_Send(&tp1, 1, MPI_DOUBLE, 0, TAG_TP1, st->ctl);
     }
+}
+
+static void read_tcp_mem(const char *path, int64_t out[3])
+{
+    long long v[3] = {-1, -1, -1};
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%lld %lld %lld", &v[0], &v[1], &v[2]) != 3)
+            v[0] = v[1] = v[2] = -1;
+        fclose(f);
+    }
+    for (int i = 0; i < 3; i++)
+        out[i] = v[i];
+}
+
+/* Collective: rank 0 learns both ends' socket buffer limits. */
+static void socket_buffers(so_state *st, int wrank)
+{
+    int64_t mine[3] = {-1, -1, -1};
+    if (wrank == 0)
+        read_tcp_mem("/proc/sys/net/ipv4/tcp_wmem", st->tcp_mem[0]);
+    if (wrank == 1)
+        read_tcp_mem("/proc/sys/net/ipv4/tcp_rmem", mine);
+    if (wrank == 1)
+        MPI_Send(mine, 3, MPI_INT64_T, 0, TAG_TP1, MPI_COMM_WORLD);
+    else if (wrank == 0)
+        MPI_Recv(st->tcp_mem[1], 3, MPI_INT64_T, 1, TAG_TP1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 static void command(so_state *st, so_cmd c, double *out)
@@ -387,7 +426,25 @@ static void write_results(mo_json *w, const void *ctx)
     const so_state *st = ctx;
     mo_json_begin_object(w);
     mo_json_kv_string(w, "order", "sender-first");
-    mo_json_kv_string(w, "receiver_hold", "shared-memory flag");
+    mo_json_kv_string(w, "receiver_hold", mo_shm_remote(&st->shm)
+                                              ? "side-channel flag (TCP, ranks on two nodes)"
+                                              : "shared-memory flag");
+    if (mo_shm_remote(&st->shm)) {
+        /* what the kernel may hold of a message while no MPI call runs */
+        mo_json_key(w, "socket_buffers");
+        mo_json_begin_object(w);
+        mo_json_key(w, "sender_tcp_wmem");
+        mo_json_begin_array(w);
+        for (int i = 0; i < 3; i++)
+            mo_json_int64(w, st->tcp_mem[0][i]);
+        mo_json_end_array(w);
+        mo_json_key(w, "receiver_tcp_rmem");
+        mo_json_begin_array(w);
+        for (int i = 0; i < 3; i++)
+            mo_json_int64(w, st->tcp_mem[1][i]);
+        mo_json_end_array(w);
+        mo_json_end_object(w);
+    }
     mo_json_kv_int64(w, "samples_per_point", st->params->samples);
     mo_json_kv_double(w, "work_us", st->params->work_us);
     mo_json_kv_uint64(w, "work_units", st->units);
@@ -485,7 +542,9 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
     if (wrank == 0)
         st.ncvars = mo_cvar_read_thresholds(st.cvars, MAX_CVARS, st.cvar_note, sizeof st.cvar_note);
-    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
+    int have_shm = mo_shm_open_any(&st.shm, err, sizeof err) == 0;
+    if (have_shm && mo_shm_remote(&st.shm))
+        socket_buffers(&st, wrank);
     st.buf = mo_page_alloc(st.max_bytes > 0 ? (size_t)st.max_bytes : 1);
     int have = st.buf != NULL;
     if (st.buf)

@@ -13,6 +13,7 @@ the MPI's own header in the same buffer. docs/benchmarks.md, section sync-overla
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,47 @@ def reported_limit(cvars: dict[str, int | None]) -> dict[str, Any]:
             "note": "no control variable this analysis knows names the limit"}
 
 
+_UCX_SIZE = re.compile(r"^\s*([0-9]+)\s*([kmg]?)b?\s*$", re.I)
+
+
+def _ucx_bytes(text: str) -> int | None:
+    """A UCX memory-unit value ("524288", "512k", "2M": binary multiples); None for
+    "auto", "inf" or anything else."""
+    m = _UCX_SIZE.match(text)
+    if not m:
+        return None
+    return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
+
+
+def network_limit(result: dict[str, Any]) -> dict[str, Any] | None:
+    """Across nodes (the program's flags went over its side channel and it read both ends'
+    socket buffers): the MPI's shared-memory settings do not apply. Over UCX the switch
+    from eager (the send completes once the kernel holds its bytes) to rendezvous (it
+    waits for the receiver) is UCX_RNDV_THRESH: its value when the run set it, else
+    unknown ("auto"). Measured on the emulated cluster (docs/cluster.md): the limit
+    followed UCX_RNDV_THRESH=512K to 520 192–524 288 B and did not follow the sender's
+    tcp_wmem maximum (4 → 2 MiB) or the receiver's tcp_rmem maximum (32 → 1 MiB)."""
+    res = result.get("results") or {}
+    buffers = res.get("socket_buffers")
+    if not buffers:
+        return None
+    wmem, rmem = buffers["sender_tcp_wmem"], buffers["receiver_tcp_rmem"]
+    kernel = (f"the kernel may hold up to the sender's tcp_wmem maximum ({_fmt_bytes(wmem[2])} B)"
+              f" and the receiver's tcp_rmem maximum ({_fmt_bytes(rmem[2])} B) of a message")
+    env = (result.get("provenance") or {}).get("mpi_env") or {}
+    thresh = env.get("UCX_RNDV_THRESH")
+    value = _ucx_bytes(str(thresh)) if thresh is not None else None
+    if value is not None:
+        return {"bytes": value, "source": "UCX_RNDV_THRESH", "family": "ucx-tcp",
+                "note": f"across nodes: UCX sends eagerly below UCX_RNDV_THRESH = "
+                        f"{_fmt_bytes(value)} B and by rendezvous (waiting for the receiver) "
+                        f"from there; {kernel}"}
+    return {"bytes": None, "source": None, "family": "network",
+            "note": "across nodes the MPI's shared-memory settings do not apply; the network "
+                    "transport's eager/rendezvous switch decides (UCX: UCX_RNDV_THRESH, "
+                    f"automatic unless set: set it to compare); {kernel}"}
+
+
 def agreement(limit: dict[str, Any], reported: int | None) -> bool | None:
     """Whether the detected interval [last_yes, first_no) meets [reported - header,
     reported]; None when either is unknown."""
@@ -168,8 +210,11 @@ def _finding(limit: dict[str, Any], rep: dict[str, Any], agree: bool | None,
                 f"{_fmt_bytes(limit['first_no_bytes'])} B")
     else:
         return "no sizes measured"
+    if rep["family"] in ("network", "ucx-tcp"):
+        head = "across two nodes, " + head
     if rep["bytes"] is None:
-        tail = "; the MPI reports no known limit"
+        tail = ("; the network transport's threshold is not known (UCX_RNDV_THRESH unset)"
+                if rep["family"] == "network" else "; the MPI reports no known limit")
     else:
         verdict = {True: "agrees", False: "disagrees", None: "cannot be compared"}[agree]
         tail = f"; {rep['source']} = {_fmt_bytes(rep['bytes'])} B {verdict}"
@@ -214,7 +259,7 @@ def analyze_sync_overlap(result: dict[str, Any]) -> dict[str, Any]:
     limit = detect_limit(rows)
     seed_limit = detect_limit(rows, "seed_receiver_alone")
     cvars = {c["name"]: c.get("value") for c in res.get("mpi_cvars") or []}
-    rep = reported_limit(cvars)
+    rep = network_limit(result) or reported_limit(cvars)
     agree = agreement(limit, rep["bytes"])
     return {
         "schema": "mpi-overlap/analysis",

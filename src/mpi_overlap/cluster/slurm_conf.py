@@ -45,7 +45,9 @@ SelectType=select/linear
 MpiDefault=none
 ReturnToService=2
 SlurmdTimeout=30
-InactiveLimit=0
+# An allocation whose salloc or srun died (killed, Ctrl-C'd) is ended after 20 s instead
+# of holding the nodes for ever (it did, with 0).
+InactiveLimit=20
 KillWait=5
 {nodes}
 PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
