@@ -91,7 +91,7 @@ def across(cluster: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
         assert one.returncode in (0, 4), one.stderr[-3000:]
     out = tmp / "runs"
     proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "calibrate", "--quick",
-                       "--sizes", "0:1M", "-n", "2", "--nodes", "2", "--out", str(out),
+                       "--sizes", "0,1K,64K,1M", "-n", "2", "--nodes", "2", "--out", str(out),
                        env={"MPI_OVERLAP_HOME": str(home)}, timeout=600)
     assert proc.returncode in (0, 4), proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
@@ -236,6 +236,24 @@ def test_a_job_still_running_is_stopped_by_down(cluster: None) -> None:
     finally:
         job.kill()
         job.wait(timeout=30)
+
+
+def test_a_failed_up_takes_down_what_it_made() -> None:
+    """After the module's cluster is down: `up` that fails half-way (a link of the
+    cluster's name is in the way of node 2) refuses in one line and leaves nothing."""
+    why = control.unavailable()
+    if why:
+        pytest.skip(why)
+    if STATE_FILE.exists():
+        pytest.skip("a cluster is up (this test runs after the module's is down)")
+    subprocess.run(["ip", "link", "add", "mo-v2", "type", "veth", "peer", "name", "mo-x2"],
+                   check=True)
+    try:
+        proc = run_cli("cluster", "up", "--nodes", "2", timeout=180)
+        one_line_error(proc, "cluster up (network)", "mo-v2", code=2)
+        assert _nothing_left() == []
+    finally:
+        subprocess.run(["ip", "link", "del", "mo-v2"], check=False, capture_output=True)
 
 
 def test_bad_input_is_one_line() -> None:
