@@ -89,8 +89,6 @@ static double mop_xfer_time(mop_process *p, int64_t bytes, int32_t arg, int kind
     } else if (p->cfg.peer_remote && arg >= 0 && arg < p->cfg.npeers && p->cfg.peer_remote[arg]) {
         cls = MOP_XFER_INTER;
         p->counters.inter_node_transfers++; /* once per transfer: one lookup each */
-        if (!mop_xfer_table_has_class(p->cfg.table, MOP_XFER_INTER))
-            p->counters.inter_as_intra++;
     }
     if (bytes < 0)
         bytes = 0;

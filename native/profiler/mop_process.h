@@ -54,7 +54,7 @@ typedef struct mop_region_acc {
     X(region_overflow)         \
     X(table_extrapolated)      \
     X(inter_node_transfers)    \
-    X(inter_as_intra)          \
+    X(inter_as_intra)          /* derived at output (mop_runtime.c) */ \
     X(coll_size_extrapolated)  \
     X(coll_nb_as_blocking)     \
     X(coll_uncalibrated)       \

@@ -335,6 +335,10 @@ static void mop_write_profile(const char *status)
     static mop_process agg; /* large; never on a possibly small signal stack */
     int threads = mop_aggregate(&agg, final);
     agg.counters.cross_thread_untracked += mop_xt_untracked();
+    /* A table without an inter class prices every inter-node transfer as intra
+     * (mop_xfer_table_lookup): derived here, not tested per transfer. */
+    agg.counters.inter_as_intra = mop_xfer_table_has_class(&mop_g.table, MOP_XFER_INTER)
+                                      ? 0 : agg.counters.inter_node_transfers;
     mop_trace_stats trace;
     if (final)
         mop_trace_close(&mop_trace_g);
