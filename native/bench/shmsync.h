@@ -108,12 +108,9 @@ static inline void mo_shm_wait(const mo_shm *s, int rank, int slot, int64_t v)
         sched_yield();
 }
 
-/* Collective over MPI_COMM_WORLD. Returns 0, or -1 with err when the ranks
- * are not all on one node or the window cannot be allocated. */
-static inline int mo_shm_open(mo_shm *s, char *err, size_t errlen)
+/* Collective over MPI_COMM_WORLD: whether every rank is on one node. */
+static inline int mo_all_on_one_node(void)
 {
-    s->fd = -1;
-    s->mirror = NULL;
     MPI_Comm node;
     int wsize, nsize;
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
@@ -122,10 +119,16 @@ static inline int mo_shm_open(mo_shm *s, char *err, size_t errlen)
     int ok = nsize == wsize, all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Comm_free(&node);
-    if (!all) {
-        snprintf(err, errlen, "needs every rank on one node (the arrival flags are in shared memory)");
-        return -1;
-    }
+    return all;
+}
+
+/* The window, once mo_all_on_one_node() said yes (collective). */
+static inline int mo_shm_open_window(mo_shm *s, char *err, size_t errlen)
+{
+    s->fd = -1;
+    s->mirror = NULL;
+    int wsize;
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     int wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Aint bytes = wrank == 0 ? (MPI_Aint)wsize * MO_SHM_SLOTS * MO_SHM_LINE : 0;
@@ -145,6 +148,18 @@ static inline int mo_shm_open(mo_shm *s, char *err, size_t errlen)
             mo_shm_set(s, i / MO_SHM_SLOTS, i % MO_SHM_SLOTS, 0);
     MPI_Barrier(MPI_COMM_WORLD);
     return 0;
+}
+
+/* Collective over MPI_COMM_WORLD. Returns 0, or -1 with err when the ranks
+ * are not all on one node or the window cannot be allocated. */
+static inline int mo_shm_open(mo_shm *s, char *err, size_t errlen)
+{
+    if (!mo_all_on_one_node()) {
+        s->fd = -1;
+        snprintf(err, errlen, "needs every rank on one node (the arrival flags are in shared memory)");
+        return -1;
+    }
+    return mo_shm_open_window(s, err, errlen);
 }
 
 /* Side channel between ranks 0 and 1 of a 2-rank MPI_COMM_WORLD: rank 1
@@ -209,17 +224,15 @@ static inline int mo_shm_open_channel(mo_shm *s, char *err, size_t errlen)
 /* mo_shm_open, or across nodes with 2 ranks the side channel. */
 static inline int mo_shm_open_any(mo_shm *s, char *err, size_t errlen)
 {
-    MPI_Comm node;
-    int wsize, nsize;
+    int wsize;
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &nsize);
-    MPI_Comm_free(&node);
-    int one_node = nsize == wsize, all = 0;
-    MPI_Allreduce(&one_node, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all || wsize != 2)
-        return mo_shm_open(s, err, errlen);
-    return mo_shm_open_channel(s, err, errlen);
+    if (mo_all_on_one_node())
+        return mo_shm_open_window(s, err, errlen);
+    if (wsize == 2)
+        return mo_shm_open_channel(s, err, errlen);
+    s->fd = -1;
+    snprintf(err, errlen, "needs every rank on one node (the arrival flags are in shared memory)");
+    return -1;
 }
 
 static inline void mo_shm_close(mo_shm *s)
