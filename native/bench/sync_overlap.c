@@ -290,15 +290,14 @@ static void read_tcp_mem(const char *path, int64_t out[3])
 /* Collective: rank 0 learns both ends' socket buffer limits. */
 static void socket_buffers(so_state *st, int wrank)
 {
-    int64_t mine[3] = {-1, -1, -1};
-    if (wrank == 0)
+    if (wrank == 0) {
         read_tcp_mem("/proc/sys/net/ipv4/tcp_wmem", st->tcp_mem[0]);
-    if (wrank == 1)
-        read_tcp_mem("/proc/sys/net/ipv4/tcp_rmem", mine);
-    if (wrank == 1)
-        MPI_Send(mine, 3, MPI_INT64_T, 0, TAG_TP1, MPI_COMM_WORLD);
-    else if (wrank == 0)
         MPI_Recv(st->tcp_mem[1], 3, MPI_INT64_T, 1, TAG_TP1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (wrank == 1) {
+        int64_t mine[3];
+        read_tcp_mem("/proc/sys/net/ipv4/tcp_rmem", mine);
+        MPI_Send(mine, 3, MPI_INT64_T, 0, TAG_TP1, MPI_COMM_WORLD);
+    }
 }
 
 static void command(so_state *st, so_cmd c, double *out)

@@ -27,6 +27,7 @@
 
 #include "mpi_overlap.h"
 #include "sizes.h"
+#include "stats.h"
 #include "timer.h"
 #include "work.h"
 
@@ -85,7 +86,7 @@ static int parse(int argc, char **argv, probe_opts *o)
  * halved), known to both ranks. */
 static double one_way_s(char *buf, uint64_t bytes, int rank)
 {
-    double best[PINGPONGS];
+    double one_way[PINGPONGS];
     for (int i = 0; i < PINGPONGS; i++) {
         MPI_Barrier(MPI_COMM_WORLD);
         uint64_t t0 = mo_timer_now_ns();
@@ -96,15 +97,9 @@ static double one_way_s(char *buf, uint64_t bytes, int rank)
             MPI_Recv(buf, (int)bytes, MPI_BYTE, 0, DATA_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Send(buf, (int)bytes, MPI_BYTE, 0, DATA_TAG, MPI_COMM_WORLD);
         }
-        best[i] = (double)(mo_timer_now_ns() - t0) * 1e-9 / 2;
+        one_way[i] = (double)(mo_timer_now_ns() - t0) * 1e-9 / 2;
     }
-    for (int i = 1; i < PINGPONGS; i++) /* insertion sort: five values */
-        for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {
-            double t = best[j];
-            best[j] = best[j - 1];
-            best[j - 1] = t;
-        }
-    double x = best[PINGPONGS / 2];
+    double x = mo_stats_median(one_way, PINGPONGS);
     MPI_Bcast(&x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return x;
 }
