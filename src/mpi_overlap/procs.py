@@ -39,7 +39,7 @@ def session_members(sid: int) -> list[int]:
     return pids
 
 
-def _signal_all(pids: Sequence[int], sig: int) -> None:
+def signal_all(pids: Sequence[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
@@ -55,7 +55,7 @@ def stop_session(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
             members.add(proc.pid)
         if not members:
             return
-        _signal_all(sorted(members), sig)
+        signal_all(sorted(members), sig)
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline:
             proc.poll()  # reap our own child so that it does not linger as a zombie

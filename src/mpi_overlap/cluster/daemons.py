@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 from ..errors import UserError
+from ..machine_load import read_stat
+from ..procs import KILL_GRACE_S, signal_all
 from .layout import CONTROLLER, NODE_PREFIX, RUNTIME_DIR, Layout, Node, netns_path
 from .slurm_conf import CTLD_PID, MUNGE_DIR, MUNGE_SOCKET, NODE_TMPFS, SLURM_CONF, SLURM_DIR, render
 from .syscmd import run
@@ -131,34 +133,21 @@ def _pids() -> dict[str, int]:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie is gone for our purposes
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
+    """Running and not a zombie (a stopped daemon whose parent never reaps it)."""
+    stat = read_stat(f"/proc/{pid}/stat")
+    return bool(stat and stat[1] and stat[1][0] != "Z")
 
 
 def running() -> dict[str, int]:
     return _pids()
 
 
-def stop(timeout_s: float = 5) -> list[str]:
+def stop(timeout_s: float = KILL_GRACE_S) -> list[str]:
     """Stop every daemon of ours (TERM, then KILL); returns those still alive."""
     pids = _pids()
-    for pid in pids.values():
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and any(_alive(p) for p in pids.values()):
-        time.sleep(0.1)
-    for pid in pids.values():
-        if _alive(pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-    time.sleep(0.2)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        signal_all(sorted(pids.values()), sig)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and any(_alive(p) for p in pids.values()):
+            time.sleep(0.1)
     return [f"{name} (pid {pid})" for name, pid in pids.items() if _alive(pid)]
