@@ -8,15 +8,15 @@ import subprocess
 from collections.abc import Sequence
 
 from ..errors import UserError
+from ..procs import run_tool
 
 
 def run(argv: Sequence[str], *, what: str, check: bool = True,
         timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """Run `argv`; with `check`, a non-zero exit raises UserError('<what>: <cmd> failed:
     <its last stderr line>')."""
-    try:
-        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout,
-                              check=False, stdin=subprocess.DEVNULL)
+    try:  # in a session of its own, stopped whole on a timeout (procs.run_tool)
+        proc = run_tool(list(argv), timeout_s=timeout)
     except FileNotFoundError:
         raise UserError(f"{what}: '{argv[0]}' not found") from None
     except subprocess.TimeoutExpired:
