@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mpi_overlap.analysis.twosided_bounds import CallTimes
 from mpi_overlap.cluster import hosts_file, wire_check
 from mpi_overlap.cluster.layout import Layout
 from mpi_overlap.cluster.slurm_conf import render
@@ -51,12 +52,12 @@ def test_hosts_block_comes_and_goes_leaving_the_rest(tmp_path: Path,
     assert hosts.read_text() == original and not hosts_file.present()
 
 
-def test_computing_spans_are_the_gaps_between_calls() -> None:
-    enter, exit_ = np.array([0.0, 5.0, 9.0]), np.array([1.0, 6.0, 12.0])
-    assert wire_check._computing(enter, exit_, 0.5, 10.0) == [(1.0, 5.0), (6.0, 9.0)]
-    assert wire_check._computing(enter, exit_, 2.0, 4.0) == [(2.0, 4.0)]
-    assert wire_check._overlap(0.0, 10.0, [(1.0, 5.0), (6.0, 9.0)]) == 7.0
-    assert wire_check._overlap(4.0, 7.0, [(1.0, 5.0), (6.0, 9.0)]) == 2.0
+def test_computing_time_is_the_time_between_calls() -> None:
+    # the wire check counts a frame's time outside the receiver's calls (CallTimes)
+    times = CallTimes(np.array([0.0, 5.0, 9.0]), np.array([1.0, 6.0, 12.0]), 0.0, 12.0)
+    assert times.split(0.5, 10.0)[0] == 7.0  # (1, 5) and (6, 9)
+    assert times.split(2.0, 4.0)[0] == 2.0
+    assert times.split(4.0, 7.0)[0] == 2.0
 
 
 def _rec(t_begin: int, t_end: int, nbytes: int, xfer: float, lo: float, hi: float) -> np.void:
@@ -73,11 +74,11 @@ def test_a_message_is_judged_by_the_share_of_its_bytes_on_the_wire_while_computi
     frames = [wire_check.Frame(float(t), 100, 100) for t in range(1, 11)]
     starts = np.array([f.t_end - 0.5 for f in frames])
     ends = np.array([f.t_end for f in frames])
-    enter, exit_ = np.array([-0.1, 4.0]), np.array([0.0, 10.0])
+    times = CallTimes(np.array([-0.1, 4.0]), np.array([0.0, 10.0]), -0.1, 10.0)
 
     def judge(lo: float, hi: float) -> wire_check.MessageCheck:
         return wire_check._check_one(_rec(0, 10, 1000, 9.5, lo, hi), "wire/1000/partial/0",
-                                     float, enter, exit_, frames, starts, ends, 0.0, rate)
+                                     float, times, frames, starts, ends, 0.0, rate)
 
     # frames ending at 1..4 s lie wholly in the computation: 400 of 1000 bytes
     ok = judge(0.35 * 9.5, 0.45 * 9.5)

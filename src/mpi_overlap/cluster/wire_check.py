@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.twosided_bounds import CallTimes
 from ..errors import UserError
 from ..trace.reader import FLAG_CLAMPED, KIND_RECV, RankTrace, read_trace
 from ..trace.timeline import rank_timeline
@@ -105,25 +106,6 @@ def _ticks_to_realtime(profile: dict[str, Any]) -> tuple[float, float, float, fl
             max(a["uncertainty_s"], b["uncertainty_s"]))
 
 
-def _computing(enter: np.ndarray, exit_: np.ndarray, lo: float,
-               hi: float) -> list[tuple[float, float]]:
-    """The parts of [lo, hi] outside the calls [enter[i], exit[i]] (realtime seconds)."""
-    out, t = [], lo
-    for e, x in zip(enter.tolist(), exit_.tolist(), strict=True):
-        if x <= lo or e >= hi:
-            continue
-        if e > t:
-            out.append((t, min(e, hi)))
-        t = max(t, x)
-    if t < hi:
-        out.append((t, hi))
-    return out
-
-
-def _overlap(a0: float, a1: float, spans: list[tuple[float, float]]) -> float:
-    return sum(max(0.0, min(a1, s1) - max(a0, s0)) for s0, s1 in spans)
-
-
 def check_messages(trace: RankTrace, profile: dict[str, Any], frames: list[Frame],
                    rate_bits_per_s: float, burst_bytes: int) -> list[MessageCheck]:
     """One check per received message of a `wire/...` region of the receiver's trace.
@@ -143,18 +125,19 @@ def check_messages(trace: RankTrace, profile: dict[str, Any], frames: list[Frame
         calls = timeline.threads.get(thread)
         if calls is None:
             continue
-        enter = np.array([real(t) for t in calls.enter.tolist()])
-        exit_ = np.array([real(t) for t in calls.exit.tolist()])
+        times = CallTimes(np.array([real(t) for t in calls.enter.tolist()]),
+                          np.array([real(t) for t in calls.exit.tolist()]),
+                          real(calls.first), real(calls.last))
         for rec in records:
             region = trace.region(int(rec["region"]))
             if int(rec["kind"]) != KIND_RECV or not region.startswith(REGION_PREFIX):
                 continue
-            checks.append(_check_one(rec, region, real, enter, exit_, frames, starts, ends,
+            checks.append(_check_one(rec, region, real, times, frames, starts, ends,
                                      edge_s, rate_bits_per_s))
     return sorted(checks, key=lambda c: c.region)
 
 
-def _check_one(rec: np.void, region: str, real: Any, enter: np.ndarray, exit_: np.ndarray,
+def _check_one(rec: np.void, region: str, real: Any, times: CallTimes,
                frames: list[Frame], starts: np.ndarray, ends: np.ndarray, edge_s: float,
                rate: float) -> MessageCheck:
     post, done = real(float(rec["t_begin"])), real(float(rec["t_end"]))
@@ -162,15 +145,17 @@ def _check_one(rec: np.void, region: str, real: Any, enter: np.ndarray, exit_: n
     parts = region[len(REGION_PREFIX):].split("/")
     pattern = parts[1] if len(parts) > 1 else "?"
     inside = np.nonzero((ends > post) & (starts < done))[0]
-    # Bytes of this message that crossed before the receive was posted: the sender waits
-    # --lead-us (1 ms) after the barrier, well inside the --gap-us after the last message.
+    # Bytes that crossed in the last BEFORE_POST_S before the receive was posted: none
+    # can be this message's (the probe's ready handshake), and the last message ended
+    # --gap-us (3 ms) earlier; a count here means the probe's precondition failed.
     before = np.nonzero((ends <= post) & (ends > post - BEFORE_POST_S))[0]
-    comp = _computing(enter, exit_, post, done)
     payload = sum(frames[i].payload for i in inside)
     weighted = 0.0
     for i in inside:
         s, e = float(starts[i]), float(ends[i])
-        weighted += frames[i].payload * _overlap(s, e, comp) / (e - s)
+        # the part of the frame's time on the wire, within [post, done], outside calls
+        computing = times.split(max(s, post), min(e, done))[0]
+        weighted += frames[i].payload * computing / (e - s)
     true_share = weighted / payload if payload else float("nan")
     wire_s = float(ends[inside].max() - starts[inside].min()) if len(inside) else 0.0
     min_share = float(rec["min_s"]) / xfer if xfer > 0 else 0.0
