@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from .bound_setting import bound_to
 from .errors import UserError
 
 MAX_VARIANTS = 32
@@ -73,11 +74,8 @@ _current: ContextVar[tuple[Variant, ...]] = ContextVar("env_matrix", default=())
 def bound(specs: tuple[str, ...] | list[str]) -> Iterator[list[Variant]]:
     """Parse the specs and make them the current matrix inside the block."""
     variants = parse_env_matrix(specs)
-    token = _current.set(tuple(variants))
-    try:
+    with bound_to(_current, tuple(variants)):
         yield variants
-    finally:
-        _current.reset(token)
 
 
 def current() -> list[Variant]:

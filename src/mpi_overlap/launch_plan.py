@@ -13,14 +13,14 @@ runs are made (`count`). Every launch of a group is tagged in its run.json
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .bound_setting import bound_to
 from .env_matrix import Variant
 from .errors import UserError
 from .runner import RunOptions
@@ -40,14 +40,9 @@ def check(launches: int | None) -> int | None:
     return launches
 
 
-@contextmanager
-def bound(launches: int | None) -> Iterator[None]:
+def bound(launches: int | None) -> AbstractContextManager[int | None]:
     """Make the user's --launches (None: the default) current inside the block."""
-    token = _current.set(check(launches))
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    return bound_to(_current, check(launches))
 
 
 def count(quick: bool) -> int:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 
+from .bound_setting import bound_to
 from .errors import UserError
 from .toolchains import Toolchain
 
@@ -29,13 +29,8 @@ def check(nodes: int | None) -> int | None:
     return nodes
 
 
-@contextmanager
-def bound(nodes: int | None) -> Iterator[None]:
-    token = _nodes.set(check(nodes))
-    try:
-        yield
-    finally:
-        _nodes.reset(token)
+def bound(nodes: int | None) -> AbstractContextManager[int | None]:
+    return bound_to(_nodes, check(nodes))
 
 
 def requested_nodes() -> int | None:
