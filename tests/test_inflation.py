@@ -78,8 +78,10 @@ def test_inflation_quick(tmp_path: Path, tc: str) -> None:
                 p["bytes"], s)
     # The knee does not fall with the message size where the exchange itself grows
     # (by 2x at least) and both fits are reliable: within the intervals, and a slack of
-    # 0.5 µs or 25 % for knees of the same origin (what completes at posting).
-    ok = [p for p in points if p["knee"]["verdict"] == "ok"]
+    # 0.5 µs or 25 % for knees of the same origin (what completes at posting). A timing
+    # claim: checked on an undisturbed run only (beside two busy loops a 64 KiB knee came
+    # out at 0.64 µs against 1.25 µs at 1 KiB).
+    ok = [] if disturbed(run) else [p for p in points if p["knee"]["verdict"] == "ok"]
     for a, b in pairwise(ok):
         if b["knee"]["exposed_us"] >= 2 * a["knee"]["exposed_us"]:
             low = a["knee"]["knee_ci95"][0]
