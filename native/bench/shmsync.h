@@ -6,18 +6,20 @@
  * MPI message or barrier in its place would pass through the very matching
  * queues being measured.
  *
- * The flags live in an MPI_Win_allocate_shared window over MPI_COMM_WORLD
- * (one cache line per rank and slot), so every rank must be on one node;
- * mo_shm_open() says so otherwise. Accessed with GCC/Clang __atomic builtins
- * (sequentially consistent), which is what the MPI shared-memory model leaves
- * to the language.
+ * On one node the flags live in an MPI_Win_allocate_shared window over
+ * MPI_COMM_WORLD (one cache line per rank and slot), accessed with GCC/Clang
+ * __atomic builtins (sequentially consistent), which is what the MPI
+ * shared-memory model leaves to the language.
  *
- * mo_shm_open_any() also serves two ranks on different nodes: the flags then
+ * mo_shm_open() also serves two ranks on different nodes: the flags then
  * travel over a TCP connection of the program's own between rank 0 and rank 1
  * (a side channel: still no MPI call, so it drives no MPI progress), each rank
  * keeping a mirror of the other's flags. A flag set there is seen one network
  * latency later, and the peer's clock is not this rank's: a benchmark that
- * compares timestamps across ranks must not use them (mo_shm_remote()). */
+ * compares timestamps across ranks must not use them (mo_shm_remote()). A
+ * benchmark that waits for "the sender's send returned" then waits one
+ * latency more, which on the emulated link is FIFO behind the message's own
+ * frames. More than 2 ranks across nodes: mo_shm_open() refuses. */
 #ifndef MO_SHMSYNC_H
 #define MO_SHMSYNC_H
 #include <mpi.h>
@@ -150,18 +152,6 @@ static inline int mo_shm_open_window(mo_shm *s, char *err, size_t errlen)
     return 0;
 }
 
-/* Collective over MPI_COMM_WORLD. Returns 0, or -1 with err when the ranks
- * are not all on one node or the window cannot be allocated. */
-static inline int mo_shm_open(mo_shm *s, char *err, size_t errlen)
-{
-    if (!mo_all_on_one_node()) {
-        s->fd = -1;
-        snprintf(err, errlen, "needs every rank on one node (the arrival flags are in shared memory)");
-        return -1;
-    }
-    return mo_shm_open_window(s, err, errlen);
-}
-
 /* Side channel between ranks 0 and 1 of a 2-rank MPI_COMM_WORLD: rank 1
  * listens on an ephemeral port of every address and sends its host name and
  * port to rank 0, which connects (the name resolves as the node's own). */
@@ -221,8 +211,10 @@ static inline int mo_shm_open_channel(mo_shm *s, char *err, size_t errlen)
     return 0;
 }
 
-/* mo_shm_open, or across nodes with 2 ranks the side channel. */
-static inline int mo_shm_open_any(mo_shm *s, char *err, size_t errlen)
+/* Collective over MPI_COMM_WORLD: the window when every rank is on one node,
+ * else with 2 ranks the side channel. Returns 0, or -1 with err (more than 2
+ * ranks across nodes, or the window or channel cannot be made). */
+static inline int mo_shm_open(mo_shm *s, char *err, size_t errlen)
 {
     int wsize;
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
@@ -231,7 +223,7 @@ static inline int mo_shm_open_any(mo_shm *s, char *err, size_t errlen)
     if (wsize == 2)
         return mo_shm_open_channel(s, err, errlen);
     s->fd = -1;
-    snprintf(err, errlen, "needs every rank on one node (the arrival flags are in shared memory)");
+    snprintf(err, errlen, "needs every rank on one node, or 2 ranks on two (the arrival flags are in shared memory or a side channel)");
     return -1;
 }
 

@@ -541,7 +541,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
     if (wrank == 0)
         st.ncvars = mo_cvar_read_thresholds(st.cvars, MAX_CVARS, st.cvar_note, sizeof st.cvar_note);
-    int have_shm = mo_shm_open_any(&st.shm, err, sizeof err) == 0;
+    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
     if (have_shm && mo_shm_remote(&st.shm))
         socket_buffers(&st, wrank);
     st.buf = mo_page_alloc(st.max_bytes > 0 ? (size_t)st.max_bytes : 1);
@@ -570,7 +570,7 @@ int main(int argc, char **argv)
         if (verdicts[0] && verdicts[2])
             snprintf(err, sizeof err, "cannot allocate the message buffer");
         else if (!verdicts[2] && !err[0])
-            snprintf(err, sizeof err, "needs every rank on one node (shared-memory flags)");
+            snprintf(err, sizeof err, "needs every rank on one node, or 2 ranks (shared-memory flags)");
         if (have_shm)
             mo_shm_close(&st.shm);
         MPI_Comm_free(&st.comm);
