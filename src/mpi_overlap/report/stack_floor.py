@@ -106,7 +106,9 @@ def _ticks(ax: Any, sizes: list[int]) -> None:
 
 
 def latency_figure(runs: list[Run]) -> MplFigure | None:
-    comp = _runs(runs)
+    # only runs with a floor measured at some size (a run refused across nodes has none)
+    comp = [r for r in _runs(runs)
+            if any(s["floor"]["median_s"] is not None for s in r.analysis.get("sizes") or [])]
     if not comp:
         return None
     fig = MplFigure(figsize=(10, 4.2), layout="constrained")
