@@ -2,6 +2,10 @@
 table, run the overlap suite and the overhead suite, measure what the profiler costs,
 run the case studies (halo, cg); then write one report whose summary card comes first.
 
+With --placements (inside a Slurm allocation) all of that runs once per placement, e.g.
+"1,2": both ranks on one node, then spread over two; each run records its node count, so
+the card gets a column per toolchain and placement (rundir.placement_label).
+
 Everything lands in one directory, `<out>/characterize-<time>/`: the run directories
 under runs/, report.html and report.json beside them. A step that fails is recorded (a
 failed run directory, or a line in the report) and the job goes on; the exit status is
@@ -11,16 +15,18 @@ failed run directory, or a line in the report) and the job goes on; the exit sta
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
-from . import launch_plan
+from . import launch_plan, slurm_launch
 from .errors import UserError
-from .rundir import Run
+from .rundir import Run, placement_label
 from .runner import check_timeout, checked_toolchains, status_line
 from .suite import (
     SuiteUi,
@@ -44,6 +50,21 @@ class CharacterizeOptions:
     launcher: str | None = None
     timeout_s: float | None = None
     out_base: Path = Path("mpi-overlap-runs")
+    # node counts to compare; (None,) is one pass placed as --nodes (or the launcher) says
+    placements: tuple[int | None, ...] = (None,)
+
+
+def parse_placements(text: str | None) -> tuple[int | None, ...]:
+    """--placements "1,2" → (1, 2); None → (None,). Bad input: UserError."""
+    if text is None:
+        return (None,)
+    try:
+        counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise UserError(f"--placements '{text}': expected node counts, e.g. 1,2") from None
+    if any(c < 1 for c in counts) or len(set(counts)) != len(counts):
+        raise UserError(f"--placements '{text}': node counts must be at least 1 and distinct")
+    return counts
 
 
 @dataclass
@@ -105,40 +126,70 @@ def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: C
     out_dir = opts.out_base / f"characterize-{stamp}"
     runs_dir = out_dir / "runs"
     outcome = Outcome(runs=[])
+    if opts.placements != (None,):
+        _check_placements(opts)
     with progress_bar(err_console) as bar:
-        # per toolchain: calibration, the benchmarks, the profiler's cost, the studies
+        # per placement and toolchain: calibration, the benchmarks, the profiler's cost,
+        # the studies
         overall = bar.add_task("characterize", label="",
-                               total=len(tcs) * (len(benches) * launch_plan.count(opts.quick)
-                                                 + 2 + len(STUDIES)))
+                               total=len(opts.placements) * len(tcs)
+                               * (len(benches) * launch_plan.count(opts.quick)
+                                  + 2 + len(STUDIES)))
         ui = SuiteUi(bar.console, bar)
-        for tc in tcs:
-            bar.update(overall, label=f"calibrate ({tc.name})")
-            problem = _calibrate(tc, opts, runs_dir, ui)
-            if problem:
-                outcome.problems.append(problem)
-                bar.console.print(problem, markup=False, highlight=False)
-            bar.advance(overall)
-            outcome.runs += run_benchmarks(benches, tc, ranks=opts.ranks, quick=opts.quick,
-                                           launcher=opts.launcher, timeout_s=opts.timeout_s,
-                                           out_base=runs_dir, bar=bar, overall=overall)
-            steps: list[tuple[str, Callable[[], Run]]] = [
-                ("profiler-overhead", partial(_profiler_overhead, tc, opts, runs_dir, ui)),
-                *[(f"study {app}", partial(_study, app, tc, opts, runs_dir, ui))
-                  for app in STUDIES],
-            ]
-            for what, step in steps:
-                bar.update(overall, label=f"{what} ({tc.name})")
-                try:
-                    run = step()
-                except UserError as err:
-                    outcome.problems.append(f"{tc.name}: {what}: {err}")
-                else:
-                    outcome.runs.append(run)
-                    bar.console.print(status_line(run), markup=False, highlight=False)
-                bar.advance(overall)
+        for nodes, tc in ((n, tc) for n in opts.placements for tc in tcs):
+            with slurm_launch.bound(nodes) if nodes is not None else nullcontext():
+                _one_toolchain(tc, benches, opts, runs_dir, outcome, bar, overall, ui)
     outcome.report_dir = out_dir
     _report(outcome, out_dir, console)
     return outcome
+
+
+def _check_placements(opts: CharacterizeOptions) -> None:
+    """Placements are Slurm's to make: refused in one line before anything runs."""
+    if slurm_launch.requested_nodes() is not None:
+        raise UserError("give either --nodes or --placements, not both")
+    if opts.launcher is not None:
+        raise UserError("--placements spreads the ranks with srun -N; it does not go with "
+                        "--launcher")
+    if not slurm_launch.in_allocation():
+        raise UserError("--placements needs a Slurm allocation of as many nodes as the "
+                        "largest count (e.g. `salloc -N 2 -n 2 mpi-overlap characterize "
+                        "--placements 1,2`; on this machine: mpi-overlap cluster exec -- "
+                        "salloc ...)")
+    for nodes in opts.placements:
+        if nodes is not None and nodes > opts.ranks:
+            raise UserError(f"--placements: {nodes} nodes is more than the {opts.ranks} "
+                            "ranks (-n) to place")
+
+
+def _one_toolchain(tc: Toolchain, benches: list, opts: CharacterizeOptions, runs_dir: Path,
+                   outcome: Outcome, bar: Any, overall: Any, ui: Ui) -> None:
+    """Calibration, the benchmarks, the profiler's cost and the studies of one toolchain
+    (in the placement bound around it)."""
+    where = placement_label(tc.name, slurm_launch.requested_nodes())
+    bar.update(overall, label=f"calibrate ({where})")
+    problem = _calibrate(tc, opts, runs_dir, ui)
+    if problem:
+        outcome.problems.append(problem)
+        bar.console.print(problem, markup=False, highlight=False)
+    bar.advance(overall)
+    outcome.runs += run_benchmarks(benches, tc, ranks=opts.ranks, quick=opts.quick,
+                                   launcher=opts.launcher, timeout_s=opts.timeout_s,
+                                   out_base=runs_dir, bar=bar, overall=overall)
+    steps: list[tuple[str, Callable[[], Run]]] = [
+        ("profiler-overhead", partial(_profiler_overhead, tc, opts, runs_dir, ui)),
+        *[(f"study {app}", partial(_study, app, tc, opts, runs_dir, ui)) for app in STUDIES],
+    ]
+    for what, step in steps:
+        bar.update(overall, label=f"{what} ({where})")
+        try:
+            run = step()
+        except UserError as err:
+            outcome.problems.append(f"{where}: {what}: {err}")
+        else:
+            outcome.runs.append(run)
+            bar.console.print(status_line(run), markup=False, highlight=False)
+        bar.advance(overall)
 
 
 def _report(outcome: Outcome, out_dir: Path, console: Console) -> None:

@@ -810,16 +810,21 @@ def study(app_name: str, mpi: tuple[str, ...], ranks: int, quick: bool, reps: in
 @click.option("--timeout", type=FLOAT, help="seconds before one launch is stopped")
 @_out_option("directory for the characterization's directory")
 @_launches_option
+@click.option("--placements", metavar="LIST",
+              help="inside a Slurm allocation: the whole job once per node count, e.g. 1,2 "
+                   "(both ranks on one node, then on two), compared on the card")
 def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
-                 timeout: float | None, out: Path, launches: int | None) -> None:
+                 timeout: float | None, out: Path, launches: int | None,
+                 placements: str | None) -> None:
     """The main job: calibrate, run the overlap and overhead suites, measure the profiler's
-    cost, and write one report with a summary card per toolchain (side by side)."""
+    cost, and write one report with a summary card per toolchain and placement (side by
+    side)."""
     from . import launch_plan
-    from .characterize import CharacterizeOptions
+    from .characterize import CharacterizeOptions, parse_placements
     from .characterize import characterize as run
 
     opts = CharacterizeOptions(ranks=ranks, quick=quick, launcher=launcher, timeout_s=timeout,
-                               out_base=out)
+                               out_base=out, placements=parse_placements(placements))
     with launch_plan.bound(launches):
         outcome = run(list(mpi), opts, console=_out, err_console=_err)
     if not outcome.complete:

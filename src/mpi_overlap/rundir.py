@@ -76,9 +76,18 @@ class Run:
 
     @property
     def label(self) -> str:
-        """Short name for legends and table rows: toolchain plus any settings label."""
+        """Short name for legends and table rows: toolchain plus any settings label, and
+        the placement when the run was spread over nodes on request (--nodes)."""
         lab = self.meta.get("label")
-        return str(lab) if lab else self.toolchain
+        return placement_label(str(lab) if lab else self.toolchain, self.meta.get("nodes"))
+
+
+def placement_label(label: str, nodes: object) -> str:
+    """`label` with the run's node count (run.json's "nodes"), so that runs of one
+    toolchain placed differently (characterize --placements) get columns of their own."""
+    if not isinstance(nodes, int) or isinstance(nodes, bool):
+        return label
+    return f"{label} on {nodes} node" + ("s" if nodes != 1 else "")
 
 
 def utc_now() -> str:

@@ -31,6 +31,7 @@ from .rundir import (
     write_json_atomic,
 )
 from .schema import result_errors
+from .slurm_launch import requested_nodes
 from .termsafe import safe
 from .toolchains import Toolchain, get_toolchain
 from .ui import Ui
@@ -248,6 +249,7 @@ def initial_run_meta(
         "ranks": opts.ranks,
         "command": cmd,
         "env_overrides": opts.env_overrides,
+        **({"nodes": nodes} if (nodes := requested_nodes()) is not None else {}),
         "started_utc": utc_now(),
         "finished_utc": None,
         "elapsed_s": None,

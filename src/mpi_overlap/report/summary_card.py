@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ..rundir import Run
+from ..rundir import Run, placement_label
 from ..termsafe import Table
 from .html import DASH, HtmlTable, Section
 
@@ -216,7 +216,9 @@ def _card_label(run: Run) -> str:
     label the launches share, so that they fill one column (the last launch shows; the
     replication section gives the spread)."""
     tag = run.meta.get("replicate")
-    return str(tag["label"]) if isinstance(tag, dict) and tag.get("label") else run.label
+    if isinstance(tag, dict) and tag.get("label"):
+        return placement_label(str(tag["label"]), run.meta.get("nodes"))
+    return run.label
 
 
 def _labels(runs: list[Run]) -> list[str]:
@@ -262,7 +264,8 @@ def card_section(runs: list[Run]) -> Section:
     intro = ("What this MPI overlaps and what it costs, from this run's measurements; "
              "details, method and uncertainty in the sections below.")
     if len(labels) > 1:
-        intro += " Columns compare the toolchains (and settings) side by side."
+        intro += (" Columns compare the toolchains (and settings, and placements: ranks on "
+                  "one node or spread over several) side by side.")
     if any(r.meta.get("replicate") for r in runs):
         intro += (" Of several launches the card shows the last; the replication sections "
                   "give every launch and the spread between them.")

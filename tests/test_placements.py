@@ -1,0 +1,66 @@
+"""Placements (`characterize --placements 1,2`, run.json's "nodes"): the list is checked
+in one line, a run spread on request is labelled with its node count, and the card puts
+each toolchain-and-placement in its own column. The run across the emulated cluster is in
+test_cluster.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import one_line_error, run_cli
+from mpi_overlap.characterize import parse_placements
+from mpi_overlap.errors import UserError
+from mpi_overlap.report.summary_card import card_json
+from mpi_overlap.rundir import Run, placement_label
+
+
+def test_placements_parse() -> None:
+    assert parse_placements(None) == (None,)
+    assert parse_placements("1,2") == (1, 2)
+    for bad in ("1,x", "0,2", "2,2", ""):
+        with pytest.raises(UserError, match="--placements"):
+            parse_placements(bad)
+
+
+def test_a_run_spread_on_request_is_labelled_with_its_node_count() -> None:
+    assert placement_label("mpich", None) == "mpich"
+    assert placement_label("mpich", 1) == "mpich on 1 node"
+    assert placement_label("mpich MPICH_X=1", 2) == "mpich MPICH_X=1 on 2 nodes"
+    assert placement_label("mpich", True) == "mpich"  # not a count
+
+
+def _run(nodes: int | None, latency: float) -> Run:
+    meta = {"benchmark": "stack-floor", "toolchain": {"name": "mpich"}, "status": "complete",
+            **({"nodes": nodes} if nodes else {})}
+    analysis = {"figures": [{"name": "latency_small_us", "value": latency}]}
+    return Run(path=Path("/nonexistent"), meta=meta, analysis=analysis)
+
+
+def test_the_card_has_a_column_per_placement() -> None:
+    card = card_json([_run(1, 0.4), _run(2, 21.0)])
+    assert card["labels"] == ["mpich on 1 node", "mpich on 2 nodes"]
+    latency = next(i for i in card["items"] if i["item"] == "small-message latency")
+    assert latency["cells"] == {"mpich on 1 node": "0.40 µs", "mpich on 2 nodes": "21.00 µs"}
+    # replicated launches keep their shared label, with the placement
+    tagged = _run(2, 21.0)
+    tagged.meta["replicate"] = {"group": "g", "index": 1, "of": 3, "label": "mpich"}
+    assert card_json([tagged])["labels"] == ["mpich on 2 nodes"]
+
+
+def test_placements_are_refused_in_one_line_where_they_cannot_work(tmp_path: Path) -> None:
+    no_slurm = {"SLURM_JOB_ID": ""}
+    one_line_error(run_cli("characterize", "--placements", "1,x", "--out", str(tmp_path),
+                           env=no_slurm), "--placements '1,x'", code=2)
+    one_line_error(run_cli("characterize", "--placements", "1,2", "--out", str(tmp_path),
+                           env=no_slurm), "--placements needs a Slurm allocation", code=2)
+    inside = {"SLURM_JOB_ID": "1"}
+    one_line_error(run_cli("characterize", "--placements", "1,2", "--nodes", "2", "--out",
+                           str(tmp_path), env=inside), "either --nodes or --placements", code=2)
+    one_line_error(run_cli("characterize", "--placements", "1,2", "--launcher", "mpiexec",
+                           "--out", str(tmp_path), env=inside), "does not go with --launcher",
+                   code=2)
+    one_line_error(run_cli("characterize", "--placements", "1,4", "-n", "2", "--out",
+                           str(tmp_path), env=inside), "4 nodes is more than the 2 ranks",
+                   code=2)
