@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from cli_helpers import CLI, one_line_error, own_state_dir, run_cli
 from mpi_overlap.cluster import control, hosts_file, network
@@ -46,7 +47,9 @@ def cluster() -> Iterator[None]:
     if STATE_FILE.exists() or network.existing()["namespaces"]:
         pytest.fail("a cluster is already up on this machine: `mpi-overlap cluster down` "
                     "before the tests (they would take it down)")
-    proc = run_cli("cluster", "up", "--nodes", "2", "--link", LINK, timeout=180)
+    # 2 CPUs a node: characterize's one-node placement puts both ranks on one
+    proc = run_cli("cluster", "up", "--nodes", "2", "--link", LINK, "--cpus-per-node", "2",
+                   timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert "cluster up: 2 nodes" in proc.stdout
     try:
@@ -214,6 +217,83 @@ def test_sync_overlap_across_nodes_finds_the_transport_threshold(cluster: None,
     assert analysis["reported"]["bytes"] == 256 << 10 and analysis["agrees"] is True
     assert "tcp_wmem" in analysis["reported"]["note"]
     assert analysis["finding"].startswith("across two nodes, MPI_Isend completes")
+
+
+def test_the_mpis_own_launchers_reach_both_nodes(cluster: None, tmp_path: Path) -> None:
+    """mpiexec with a host list, no Slurm: Hydra (the MPICH wheel) and, where Debian's
+    Open MPI is registered, mpirun start their daemons on the nodes through node-rsh,
+    the cluster's stand-in for ssh; the polling benchmark's ranks land on both."""
+    from mpi_overlap.cluster import node_shell
+    from mpi_overlap.cluster.layout import load_layout
+
+    hydra, orte = node_shell.launcher_examples(load_layout())
+    names = run_cli("toolchain", "list", "--names").stdout.split()
+    cases = [("mpich", hydra)] + ([("system-mpi", orte)] if "system-mpi" in names else [])
+    for mpi, launcher in cases:
+        out = tmp_path / mpi
+        proc = _on_cluster(*CLI, "bench", "polling", "--quick", "-n", "2", "--mpi", mpi,
+                           "--launcher", launcher, "--out", str(out), timeout=300)
+        assert proc.returncode == 0, (mpi, proc.stderr[-3000:])
+        (run_dir,) = [p for p in out.iterdir() if (p / "result.json").is_file()]
+        result = json.loads((run_dir / "result.json").read_text())
+        assert result["provenance"]["hosts"] == list(NODES), (mpi, result["provenance"])
+        assert json.loads((run_dir / "run.json").read_text())["command"][0] in (
+            "mpiexec", "mpirun")
+    bad = subprocess.run([str(node_shell.NODE_RSH), "mo-node9", "true"], capture_output=True,
+                         text=True, check=False)
+    assert bad.returncode == 255 and "not a node of this cluster" in bad.stderr
+
+
+@pytest.fixture
+def allocation(cluster: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A Slurm allocation of both nodes held for this process (`salloc --no-shell`), its
+    environment set here as inside `salloc`, so that the CLI's code runs in-process."""
+    from mpi_overlap.cluster.control import exec_env
+
+    env = exec_env()
+    proc = subprocess.run(["salloc", "--no-shell", "-N", "2", "-n", "2"], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    job = proc.stderr.split("Granted job allocation ")[-1].split()[0]
+    assert proc.returncode == 0 and job.isdigit(), proc.stderr
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("SLURM_JOB_ID", job)
+    try:
+        yield job
+    finally:
+        subprocess.run(["scancel", job], env=env, check=False, timeout=60)
+
+
+def test_characterize_compares_placements(allocation: str, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`characterize --placements 1,2` on a reduced plan (the progress benchmark, no
+    calibration, profiler or studies): the same benchmark once with both ranks on one node
+    and once across the two, each run saying where it ran, and a card column for each."""
+    import mpi_overlap.characterize as ch
+    from mpi_overlap.benchmarks.registry import get_benchmark
+
+    plan = {"overlap": [get_benchmark("progress")], "overhead": []}
+    monkeypatch.setattr(ch, "suite_benchmarks", lambda suite: plan[suite])
+    monkeypatch.setattr(ch, "_calibrate", lambda *args: None)
+    monkeypatch.setattr(ch, "_profiler_overhead", lambda *args: (_ for _ in ()).throw(
+        ch.UserError("left out by this test")))
+    monkeypatch.setattr(ch, "STUDIES", ())
+    out = Console(file=(tmp_path / "out.txt").open("w"), width=200)
+    outcome = ch.characterize(["mpich"], ch.CharacterizeOptions(
+        quick=True, out_base=tmp_path, placements=(1, 2)), console=out, err_console=out)
+    one, two = outcome.runs
+    assert (one.meta["nodes"], two.meta["nodes"]) == (1, 2)
+    assert one.meta["command"][:1] == ["srun"] and "-N" in one.meta["command"]
+    assert len(set(one.result["provenance"]["hosts"])) == 1, one.result["provenance"]
+    assert one.status == "complete" and two.status == "complete", (one.meta, two.meta)
+    assert two.result["provenance"]["hosts"] == list(NODES)
+    assert (one.label, two.label) == ("mpich on 1 node", "mpich on 2 nodes")
+    report = json.loads((outcome.report_dir / "report.json").read_text())
+    assert report["summary_card"]["labels"] == ["mpich on 1 node", "mpich on 2 nodes"]
+    progress = next(i for i in report["summary_card"]["items"]
+                    if i["item"].startswith("asynchronous progress"))
+    assert all(cell not in ("not run", "—") and not cell.startswith("failed")
+               for cell in progress["cells"].values()), progress
 
 
 def test_a_job_still_running_is_stopped_by_down(cluster: None) -> None:

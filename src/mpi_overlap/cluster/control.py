@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import UserError
-from . import daemons, hosts_file, network
+from . import daemons, hosts_file, network, node_shell
 from .layout import RUNTIME_DIR, SLURMD_PORT, Layout, load_layout
 from .syscmd import missing_tools
 
@@ -57,6 +57,7 @@ def up(nodes: int, rate: str, cpus_per_node: int) -> Layout:
         hosts_file.add(layout)
         daemons.start(layout)
         daemons.wait_idle(layout)
+        node_shell.write(layout)
     except BaseException:
         down()
         raise

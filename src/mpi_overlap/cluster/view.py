@@ -5,6 +5,7 @@ from __future__ import annotations
 from .control import Status
 from .daemons import environment
 from .layout import Layout
+from .node_shell import launcher_examples
 
 
 def up_lines(layout: Layout) -> list[str]:
@@ -14,6 +15,8 @@ def up_lines(layout: Layout) -> list[str]:
             f"{layout.cpus_per_node} CPU(s) per node in Slurm",
             "run commands on it with: mpi-overlap cluster exec -- srun -N "
             f"{layout.nodes} hostname (or export SLURM_CONF={conf})",
+            "or with the MPI's own launcher over a host list: --launcher "
+            f"'{launcher_examples(layout)[0]}'",
             "take it down with: mpi-overlap cluster down"]
 
 
