@@ -45,7 +45,12 @@ def test_cells_come_from_figures() -> None:
     assert rows["small-message latency"] == (
         "0.95 µs (0.91 µs above the core-to-core floor)", "0.41 µs")
     assert rows["availability (post-work-wait)"] == ("send 3–98 %", "not run")
-    assert rows["matching cost per queued request"] == ("not run", "timeout (see matching)")
+    assert rows["matching cost per queued request"] == ("not run", "timeout: see matching")
+    refused = _run("stack-floor", "mpich", [], status="failed")
+    refused.meta["message"] = ("exited with status 2: mo_stack-floor: error: ranks 0 and 1 are "
+                               "on different nodes: the shared-memory floor needs them on one node")
+    assert card_rows([refused])[0][1] == ("failed: ranks 0 and 1 are on different nodes: the "
+                                          "shared-memory floor needs them on one node")
     assert rows["profiler overhead"][0] == "run time +0.12 %, small-message rate -13.0 %"
     assert rows["eager limit"] == ("not run", "not run")
     assert rows["case study: halo"][0] == (

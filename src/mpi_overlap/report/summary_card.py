@@ -242,7 +242,17 @@ def _cell(item: CardItem, runs: list[Run], label: str) -> str:
             text = item.render(_figures(run))
     if text is not None:
         return text
-    return DASH if run.status == "complete" else f"{run.status} (see {run.benchmark})"
+    return DASH if run.status == "complete" else f"{run.status}: {_why_not(run)}"
+
+
+def _why_not(run: Run, limit: int = 140) -> str:
+    """The reason a run did not complete, as its program said it (the part after its
+    "error: "), shortened for a cell; else where to look."""
+    message = str(run.meta.get("message") or "")
+    reason = message.rsplit("error: ", 1)[-1].strip() if "error: " in message else ""
+    if not reason:
+        return f"see {run.benchmark}"
+    return reason if len(reason) <= limit else reason[:limit - 1].rstrip() + "…"
 
 
 def card_rows(runs: list[Run]) -> list[tuple[str, ...]]:
