@@ -219,6 +219,23 @@ def test_sync_overlap_across_nodes_finds_the_transport_threshold(cluster: None,
     assert analysis["finding"].startswith("across two nodes, MPI_Isend completes")
 
 
+def test_stack_floor_across_nodes_measures_against_tcp(cluster: None, tmp_path: Path) -> None:
+    """One rank on each node: the floor MPI is compared with is a TCP ping-pong between
+    the hosts (floor_path "tcp"), and the finding names it."""
+    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "bench", "stack-floor",
+                       "--quick", "--sizes", "0,1K", "-n", "2", "--nodes", "2", "--out",
+                       str(tmp_path), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run_dir,) = [p for p in tmp_path.iterdir() if (p / "analysis.json").is_file()]
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["provenance"]["hosts"] == list(NODES)
+    assert result["results"]["floor_path"] == "tcp"
+    analysis = json.loads((run_dir / "analysis.json").read_text())
+    assert "TCP floor between the nodes" in analysis["finding"]
+    # the floor is a real network round trip: tens of µs at 200 Mbit/s, not nanoseconds
+    assert all(s["floor"]["median_s"] > 1e-6 for s in analysis["sizes"]), analysis["sizes"]
+
+
 def test_the_mpis_own_launchers_reach_both_nodes(cluster: None, tmp_path: Path) -> None:
     """mpiexec with a host list, no Slurm: Hydra (the MPICH wheel) and, where Debian's
     Open MPI is registered, mpirun start their daemons on the nodes through node-rsh,

@@ -46,6 +46,31 @@ def _us(x: float) -> float:
     return x * 1e-6
 
 
+def test_across_nodes_the_floor_is_the_tcp_ping_pong() -> None:
+    """floor_path "tcp" (one rank on each of two nodes): the floor is the TCP ping-pong
+    itself, never the single-copy bound (bytes cross the network), and the switch is
+    compared with UCX's threshold, not the MPI's shared-memory ones."""
+    tcp = [_us(v) for v in (11.0, 12.0, 15.0, 260.0, 1400.0)]
+    memcpy = [_us(v) for v in (0.001, 0.002, 0.02, 1.5, 9.0)]
+    blocking = [t + _us(5.0) for t in tcp]
+    result = _result(blocking, blocking, tcp, memcpy)
+    result["results"]["floor_path"] = "tcp"
+    result["results"]["mpi_cvars"] = [{"name": "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD",
+                                       "value": 8192}]
+    a = analyze_stack_floor(result)
+    assert analysis_errors(a) == []
+    assert a["floor_path"] == "tcp"
+    assert all(s["floor_kind"] == "tcp" for s in a["sizes"])
+    # 64 KiB: tcp0 + memcpy (11 + 1.5 µs) is far below the TCP ping-pong; not the floor
+    assert a["sizes"][3]["floor"]["median_s"] == pytest.approx(_us(260.0 * 1.02), rel=1e-6)
+    assert a["sizes"][0]["added"]["median_s"] == pytest.approx(_us(5.0 * 1.02), rel=1e-6)
+    assert "TCP floor between the nodes" in a["finding"]
+    assert a["reported_switch"]["family"] == "network" and a["reported_switch"]["bytes"] is None
+    result["provenance"] = {"mpi_env": {"UCX_RNDV_THRESH": "256k"}}
+    set_thresh = analyze_stack_floor(result)["reported_switch"]
+    assert (set_thresh["source"], set_thresh["bytes"]) == ("UCX_RNDV_THRESH", 256 << 10)
+
+
 def test_analysis_finds_the_jump_and_the_request_cost() -> None:
     shm = [_us(v) for v in (0.2, 0.2, 0.3, 6.0, 30.0)]
     memcpy = [_us(v) for v in (0.001, 0.002, 0.02, 3.0, 12.0)]

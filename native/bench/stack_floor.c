@@ -2,9 +2,9 @@
  * between two cores of one node, against the physical floor (issue 6,
  * experiments 1 and 2; seed 001).
  *
- * Ranks 0 and 1 (which must share a node) measure, for every size, four
- * methods, one sample of each in turn (so a disturbance touches all four
- * alike and the differences are paired):
+ * Ranks 0 and 1 measure, for every size, four methods, one sample of each in
+ * turn (so a disturbance touches all four alike and the differences are
+ * paired):
  *   mpi_blocking     ping-pong with MPI_Send / MPI_Recv
  *   mpi_nonblocking  ping-pong with MPI_Isend / MPI_Irecv / MPI_Waitall
  *                    (rank 0: Irecv pong, Isend ping, Waitall 2; rank 1:
@@ -18,6 +18,13 @@
  *                    larger one in the lines right after it. Sender: memcpy
  *                    its buffer into the mailbox, release-store the flag;
  *                    receiver: spin on an acquire load, memcpy out.
+ *                    With one rank on each of two nodes (a 2-rank job) the
+ *                    floor is the same ping-pong over a TCP connection of
+ *                    the program's own between the two hosts instead
+ *                    (shmsync.h's side channel; TCP_NODELAY; 0 B is sent as
+ *                    1 byte; the receiver polls with non-blocking recv, as
+ *                    MPI's progress does): what the kernel's network path
+ *                    costs without MPI. The result's floor_path says which.
  *   memcpy           rank 0 alone: memcpy of the size between two private
  *                    buffers (the single-core copy bandwidth floor).
  * A sample is a timed block of `iterations` round trips (copies for
@@ -33,6 +40,7 @@
  * Python side runs it when present. Further ranks wait without spinning. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
@@ -46,6 +54,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "shmsync.h"
 #include "json.h"
 #include "options.h"
 #include "provenance.h"
@@ -84,6 +93,7 @@ typedef struct sf_state {
     bool complete;
     int ranks;
     bool same_node;
+    bool tcp_floor; /* ranks on two nodes: the floor is the TCP ping-pong */
     char tools[2][PATH_MAX + 1]; /* fi_pingpong, ucx_perftest: path or "" */
     char searched[4096];         /* the directories searched, ':'-separated */
     mo_cvar cvars[MAX_CVARS];    /* the MPI's protocol thresholds (rank 0), for the analysis */
@@ -134,7 +144,55 @@ typedef struct sf_bufs {
     unsigned char *sbuf, *rbuf;
     shm_box box[2]; /* [0]: 0 -> 1, [1]: 1 -> 0 */
     uint64_t seq;   /* last sequence number used, the same on both ranks */
+    int tcp;        /* across nodes: the socket to the other rank; else -1 */
 } sf_bufs;
+
+/* The whole of n bytes over the floor's socket (a short write or read is
+ * continued); false when the connection failed. */
+static bool tcp_send_all(int fd, const unsigned char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = send(fd, p, n, 0);
+        if (k <= 0)
+            return false;
+        p += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+/* Polls without blocking, as an MPI's progress loop polls its sockets: a
+ * blocking recv would add the kernel's wake-up of a sleeping process (tens of
+ * µs on a VM) to the floor, which the MPI it is compared with never pays. */
+static bool tcp_recv_all(int fd, unsigned char *p, size_t n)
+{
+    unsigned spins = 0;
+    while (n > 0) {
+        ssize_t k = recv(fd, p, n, MSG_DONTWAIT);
+        if (k > 0) {
+            p += k;
+            n -= (size_t)k;
+            spins = 0;
+        } else if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            return false;
+        } else if (++spins >= SPIN_YIELD) {
+            sched_yield(); /* a busy machine: let the partner's node run */
+        }
+    }
+    return true;
+}
+
+/* One TCP round trip of n bytes (at least 1) from rank 0's side or rank 1's. */
+static void tcp_round_trip(const sf_bufs *b, int rank, size_t n)
+{
+    const size_t m = n > 0 ? n : 1;
+    bool ok = rank == 0 ? tcp_send_all(b->tcp, b->sbuf, m) && tcp_recv_all(b->tcp, b->rbuf, m)
+                        : tcp_recv_all(b->tcp, b->rbuf, m) && tcp_send_all(b->tcp, b->sbuf, m);
+    if (!ok) {
+        perror("mo_stack-floor: the TCP floor's connection");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
 
 /* Runs one block on both ranks of comm; returns one-way seconds on rank 0. */
 static double run_block(MPI_Comm comm, int rank, sf_bufs *b, int method, size_t n, long iters)
@@ -170,6 +228,11 @@ static double run_block(MPI_Comm comm, int rank, sf_bufs *b, int method, size_t 
         }
         break;
     case M_SHM: {
+        if (b->tcp >= 0) {
+            for (long i = 0; i < iters; i++)
+                tcp_round_trip(b, rank, n);
+            break;
+        }
         const shm_box *out = &b->box[rank], *in = &b->box[1 - rank];
         unsigned char *po = box_payload(out, n), *pi = box_payload(in, n);
         for (long i = 0; i < iters; i++) {
@@ -290,6 +353,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_bool(w, "complete", st->complete);
     mo_json_kv_int64(w, "inline_max", INLINE_MAX);
     mo_json_kv_int64(w, "line_bytes", LINE);
+    mo_json_kv_string(w, "floor_path", st->tcp_floor ? "tcp" : "shared-memory");
     mo_json_key(w, "lower_layer_tools");
     mo_json_begin_object(w);
     mo_json_kv_string(w, "searched", st->searched);
@@ -351,14 +415,20 @@ int main(int argc, char **argv)
     if (wrank == 0) /* where the MPI says its protocols switch (analysis: agrees / disagrees) */
         st.ncvars = mo_cvar_read_thresholds(st.cvars, MAX_CVARS, st.cvar_note, sizeof st.cvar_note);
 
-    /* Ranks 0 and 1 must share a node: the floor is a shared segment. */
+    /* The floor is a shared segment when ranks 0 and 1 share a node, a TCP
+     * connection between them when a 2-rank job has one on each of two. */
     int leader = mo_node_leader();
     int leader1 = wrank == 1 ? leader : -1;
     MPI_Allreduce(MPI_IN_PLACE, &leader1, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     st.same_node = leader1 == 0;
+    mo_shm channel = {.fd = -1};
+    char channel_err[256] = "";
+    if (!st.same_node && wsize == 2)
+        st.tcp_floor = mo_shm_open_channel(&channel, channel_err, sizeof channel_err) == 0;
     const bool member = wrank < 2;
     MPI_Comm pair = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, member && st.same_node ? 0 : MPI_UNDEFINED, wrank, &pair);
+    MPI_Comm_split(MPI_COMM_WORLD, member && (st.same_node || st.tcp_floor) ? 0 : MPI_UNDEFINED,
+                   wrank, &pair);
 
     const size_t largest = (size_t)opts.sizes.v[opts.sizes.n - 1];
     long page = sysconf(_SC_PAGESIZE);
@@ -366,9 +436,18 @@ int main(int argc, char **argv)
     const size_t boxsz = (LINE + largest + pagesz - 1) / pagesz * pagesz;
     sf_bufs b;
     memset(&b, 0, sizeof b);
+    b.tcp = channel.fd;
     MPI_Win win = MPI_WIN_NULL;
     bool ok = true;
-    if (pair != MPI_COMM_NULL) {
+    if (pair != MPI_COMM_NULL && st.tcp_floor) {
+        b.sbuf = mo_page_alloc(largest > 0 ? largest : 1);
+        b.rbuf = mo_page_alloc(largest > 0 ? largest : 1);
+        ok = b.sbuf && b.rbuf;
+        if (ok) {
+            memset(b.sbuf, wrank + 1, largest > 0 ? largest : 1);
+            memset(b.rbuf, 0, largest > 0 ? largest : 1);
+        }
+    } else if (pair != MPI_COMM_NULL) {
         b.sbuf = mo_page_alloc(largest > 0 ? largest : 1);
         b.rbuf = mo_page_alloc(largest > 0 ? largest : 1);
         ok = b.sbuf && b.rbuf;
@@ -409,7 +488,7 @@ int main(int argc, char **argv)
     memset(&timer, 0, sizeof timer);
     memset(&work, 0, sizeof work);
     mo_result doc = {BENCH, &prov, &timer, &work, &opts, NULL, 0, NULL};
-    int verdict[3] = {1, ok ? 1 : 0, st.same_node ? 1 : 0};
+    int verdict[3] = {1, ok ? 1 : 0, st.same_node || st.tcp_floor ? 1 : 0};
     if (wrank == 0) {
         verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
         work.nwarnings = 0; /* about a loop this method does not use */
@@ -438,8 +517,9 @@ int main(int argc, char **argv)
     int status = 0;
     if (!verdict[0] || !verdict[1] || !verdict[2]) {
         if (verdict[0] && !verdict[2])
-            snprintf(err, sizeof err, "ranks 0 and 1 are on different nodes: the shared-memory floor needs "
-                                      "them on one node");
+            snprintf(err, sizeof err, "ranks 0 and 1 are on different nodes: the floor needs them on one "
+                                      "node, or a 2-rank job%s%s",
+                     channel_err[0] ? " and " : "", channel_err);
         else if (verdict[0])
             snprintf(err, sizeof err, "cannot allocate the message buffers or the shared segment");
         status = 2;
@@ -508,6 +588,8 @@ int main(int argc, char **argv)
     }
     if (pair != MPI_COMM_NULL)
         MPI_Comm_free(&pair);
+    if (st.tcp_floor)
+        mo_shm_close(&channel);
     mo_quiet_barrier(MPI_COMM_WORLD);
     if (st.sizes) {
         for (size_t i = 0; i < opts.sizes.n; i++)

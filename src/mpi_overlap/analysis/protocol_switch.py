@@ -42,6 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 from .sync_overlap import HEADER_ALLOWANCE, positive_cvar
+from .ucx_env import ucx_rndv_thresh
 
 # A fixed-cost step smaller than this share of the time before it is within the noise of
 # a busy machine (5-10 % per size) and the curvature of one protocol.
@@ -123,6 +124,20 @@ def reported_switch(cvars: dict[str, int | None]) -> dict[str, Any]:
             "note": "no control variable this analysis knows names the switch"}
 
 
+def network_switch(result: dict[str, Any]) -> dict[str, Any]:
+    """reported_switch for ranks on different nodes, where the shared-memory thresholds
+    do not apply: UCX's eager/rendezvous switch, UCX_RNDV_THRESH, when the run set it."""
+    value = ucx_rndv_thresh(result)
+    if value is not None:
+        return {"bytes": value, "source": "UCX_RNDV_THRESH", "family": "ucx-tcp",
+                "note": f"across nodes: UCX switches to rendezvous at UCX_RNDV_THRESH = "
+                        f"{value} B"}
+    return {"bytes": None, "source": None, "family": "network",
+            "note": "across nodes the MPI's shared-memory thresholds do not apply; the "
+                    "network transport's switch (UCX: UCX_RNDV_THRESH) is automatic unless "
+                    "set: set it to compare"}
+
+
 def agreement(switch: dict[str, Any] | None, reported: int | None) -> bool | None:
     """Whether the found step (below, above] meets [reported - header, reported]; None
     when either is unknown."""
@@ -131,4 +146,5 @@ def agreement(switch: dict[str, Any] | None, reported: int | None) -> bool | Non
     return switch["below_bytes"] < reported and switch["above_bytes"] >= reported - HEADER_ALLOWANCE
 
 
-__all__ = ["MIN_RISE", "PERSIST_TOL", "agreement", "find_switch", "reported_switch"]
+__all__ = ["MIN_RISE", "PERSIST_TOL", "agreement", "find_switch", "network_switch",
+           "reported_switch"]

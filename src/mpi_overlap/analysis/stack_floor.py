@@ -10,11 +10,15 @@ repetition, so the k-th samples were taken side by side):
 
 `shm` is a two-copy shared-memory ping-pong (copy in, flag, copy out); `shm0 + memcpy` is
 a single-copy bound (one cache-line hand-off plus one copy on one core), the floor for
-large sizes where an MPI may copy once (CMA/XPMEM). Figures are medians of the per-sample
-values with bootstrap percentile intervals of the median. The noise margin of a size is
-the larger range (max - min) of the MPI and floor samples: consistency checks allow it. It
-is generous on purpose: on a busy machine whole samples are disturbed (noise only adds
-time), and the checks compare quantities measured side by side, not tuned thresholds.
+large sizes where an MPI may copy once (CMA/XPMEM). With one rank on each of two nodes the
+result's floor_path is "tcp": `shm` is then the same ping-pong over a TCP connection
+between the hosts, and floor_k = tcp_k (no single-copy bound: bytes cross the network, so
+what MPI adds is measured against the kernel's own path between the nodes). Figures are
+medians of the per-sample values with bootstrap percentile intervals of the median. The
+noise margin of a size is the larger range (max - min) of the MPI and floor samples:
+consistency checks allow it. It is generous on purpose: on a busy machine whole samples
+are disturbed (noise only adds time), and the checks compare quantities measured side by
+side, not tuned thresholds.
 
 The jump is the step between neighbouring sizes i, i+1 with the largest persistent ratio
 min(added[i+1], added[i+2]) / max(added[i-1], added[i]) (of those that exist: a step the
@@ -40,11 +44,21 @@ import numpy as np
 
 from ..sizes import format_size
 from .figures import figure
-from .protocol_switch import agreement, find_switch, reported_switch
+from .protocol_switch import agreement, find_switch, network_switch, reported_switch
 
 N_BOOT = 1000
 SEED = 20261121
 REQUEST_SIZES_MAX = 1024  # the request-overhead finding names sizes up to this
+# What the floor is called in findings and on the card, by the result's floor_path.
+FLOOR_NAMES = {"shared-memory": "core-to-core floor", "tcp": "TCP floor between the nodes"}
+
+
+def floor_name(analysis_or_result: dict[str, Any]) -> str:
+    """"core-to-core floor" or "TCP floor between the nodes", from an analysis (its
+    floor_path) or a result (results.floor_path; older results: shared memory)."""
+    path = analysis_or_result.get("floor_path") or (
+        analysis_or_result.get("results") or {}).get("floor_path") or "shared-memory"
+    return FLOOR_NAMES.get(str(path), FLOOR_NAMES["shared-memory"])
 METHODS = ("mpi_blocking", "mpi_nonblocking", "shm", "memcpy")
 
 
@@ -80,6 +94,7 @@ def analyze_stack_floor(result: dict[str, Any],
     res = result.get("results") or {}
     rng = np.random.default_rng(SEED)
     raw = [s for s in res.get("sizes", []) if s["mpi_blocking"]["samples_s"]]
+    tcp = res.get("floor_path") == "tcp"
     sizes_out: list[dict[str, Any]] = []
     shm0 = (float(np.median(raw[0]["shm"]["samples_s"])) if raw and raw[0]["shm"]["samples_s"]
             else 0.0)
@@ -90,7 +105,7 @@ def analyze_stack_floor(result: dict[str, Any],
         shm = np.asarray(s["shm"]["samples_s"][:n], dtype=float)
         mc = np.asarray(s["memcpy"]["samples_s"][:n], dtype=float)
         single = shm0 + mc
-        floor = np.minimum(shm, single)
+        floor = shm if tcp else np.minimum(shm, single)
         added = b - floor
         req = nb - b
         noise = max(_range(b), _range(floor))
@@ -102,7 +117,8 @@ def analyze_stack_floor(result: dict[str, Any],
             "shm": _est(*_median_ci(shm, rng)),
             "memcpy": _est(*_median_ci(mc, rng)),
             "floor": _est(*_median_ci(floor, rng)),
-            "floor_kind": ("shm" if float(np.median(shm)) <= float(np.median(single))
+            "floor_kind": ("tcp" if tcp else
+                           "shm" if float(np.median(shm)) <= float(np.median(single))
                            else "single-copy"),
             "added": _est(*_median_ci(added, rng)),
             "request_overhead": _est(*_median_ci(req, rng)),
@@ -121,14 +137,16 @@ def analyze_stack_floor(result: dict[str, Any],
                          [b["ci95_low_s"] for b in blocking], [b["ci95_high_s"] for b in blocking])
     cvars = {c["name"]: c.get("value") for c in res.get("mpi_cvars") or []
              if isinstance(c, dict) and c.get("name")}
-    reported = reported_switch(cvars)
+    reported = network_switch(result) if tcp else reported_switch(cvars)
     agrees = agreement(switch, reported["bytes"])
     return {
         "schema": "mpi-overlap/analysis",
         "schema_version": 1,
         "benchmark": "stack-floor",
         "method": {
-            "floor": "min(shm_k, shm(smallest size) + memcpy_k) per sample",
+            "floor": ("tcp_k per sample (the shm method's ping-pong over TCP between the "
+                      "nodes)" if tcp else
+                      "min(shm_k, shm(smallest size) + memcpy_k) per sample"),
             "added": "median over samples of mpi_blocking_k - floor_k",
             "request_overhead": "median over samples of mpi_nonblocking_k - mpi_blocking_k",
             "interval": f"bootstrap percentile 95 % of the median, {N_BOOT} resamples",
@@ -140,6 +158,7 @@ def analyze_stack_floor(result: dict[str, Any],
                       "to t[i] and at least MIN_RISE; only steps beyond the noise (disjoint "
                       "intervals) that persist (no larger size faster)",
         },
+        "floor_path": "tcp" if tcp else "shared-memory",
         "sizes": sizes_out,
         "jump": jump,
         "switch": switch,
@@ -147,7 +166,8 @@ def analyze_stack_floor(result: dict[str, Any],
         "switch_agrees": agrees,
         "lower_layer": lower,
         "checks": checks,
-        "finding": _finding(sizes_out, jump, switch, reported, agrees),
+        "finding": _finding(sizes_out, jump, switch, reported, agrees,
+                            FLOOR_NAMES["tcp" if tcp else "shared-memory"]),
         "request_finding": _request_finding(sizes_out),
         "figures": _figures(sizes_out, jump, switch, agrees),
     }
@@ -246,12 +266,12 @@ def _lower_layer_status(tools: dict[str, Any]) -> dict[str, Any]:
 
 def _finding(sizes: list[dict[str, Any]], jump: dict[str, Any] | None,
              switch: dict[str, Any] | None, reported: dict[str, Any],
-             agrees: bool | None) -> str:
+             agrees: bool | None, floor: str) -> str:
     if not sizes:
         return "no size was measured"
     first = sizes[0]
     text = (f"MPI adds {_us(first['added']['median_s'])} µs per message over the "
-            f"{_us(first['floor']['median_s'])} µs core-to-core floor at "
+            f"{_us(first['floor']['median_s'])} µs {floor} at "
             f"{format_size(first['bytes'])}")
     if jump is not None:
         text += (f" ({_us(jump['added_below_s'])} µs at {format_size(jump['below_bytes'])}); "
@@ -264,6 +284,8 @@ def _switch_text(switch: dict[str, Any] | None, reported: dict[str, Any],
                  agrees: bool | None) -> str:
     """The protocol switch and the MPI's word on it, as one clause."""
     says = (f"{reported['source']} = {reported['bytes']} B" if reported.get("bytes") is not None
+            else "the network transport's threshold, which is automatic (UCX_RNDV_THRESH "
+                 "unset)" if reported.get("family") == "network"
             else "the MPI names no threshold")
     if not switch:
         return f"protocol switch: too few sizes to judge (the MPI: {says})"

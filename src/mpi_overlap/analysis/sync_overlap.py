@@ -13,13 +13,13 @@ the MPI's own header in the same buffer. docs/benchmarks.md, section sync-overla
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
 from .figures import figure
 from .stats import bootstrap_medians, median_bootstrap_ci, percentile_ci
+from .ucx_env import ucx_rndv_thresh
 
 BENCHMARK = "sync-overlap"
 HEADER_ALLOWANCE = 128  # bytes of MPI header that may share the eager buffer with the payload
@@ -101,18 +101,6 @@ def reported_limit(cvars: dict[str, int | None]) -> dict[str, Any]:
             "note": "no control variable this analysis knows names the limit"}
 
 
-_UCX_SIZE = re.compile(r"^\s*([0-9]+)\s*([kmg]?)b?\s*$", re.I)
-
-
-def _ucx_bytes(text: str) -> int | None:
-    """A UCX memory-unit value ("524288", "512k", "2M": binary multiples); None for
-    "auto", "inf" or anything else."""
-    m = _UCX_SIZE.match(text)
-    if not m:
-        return None
-    return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
-
-
 def network_limit(result: dict[str, Any]) -> dict[str, Any] | None:
     """Across nodes (the program's flags went over its side channel and it read both ends'
     socket buffers): the MPI's shared-memory settings do not apply. Over UCX the switch
@@ -128,9 +116,7 @@ def network_limit(result: dict[str, Any]) -> dict[str, Any] | None:
     wmem, rmem = buffers["sender_tcp_wmem"], buffers["receiver_tcp_rmem"]
     kernel = (f"the kernel may hold up to the sender's tcp_wmem maximum ({_fmt_bytes(wmem[2])} B)"
               f" and the receiver's tcp_rmem maximum ({_fmt_bytes(rmem[2])} B) of a message")
-    env = (result.get("provenance") or {}).get("mpi_env") or {}
-    thresh = env.get("UCX_RNDV_THRESH")
-    value = _ucx_bytes(str(thresh)) if thresh is not None else None
+    value = ucx_rndv_thresh(result)
     if value is not None:
         return {"bytes": value, "source": "UCX_RNDV_THRESH", "family": "ucx-tcp",
                 "note": f"across nodes: UCX sends eagerly below UCX_RNDV_THRESH = "

@@ -124,7 +124,8 @@ def latency_figure(runs: list[Run]) -> MplFigure | None:
         ax1.plot(x, [s["mpi_blocking"]["median_s"] * 1e6 for s in sizes], "-o", color=color,
                  ms=3, label=f"{run.label}: MPI")
         ax1.plot(x, [s["shm"]["median_s"] * 1e6 for s in sizes], "--", color=color,
-                 label=f"{run.label}: shm floor")
+                 label=f"{run.label}: "
+                       + ("TCP floor" if run.analysis.get("floor_path") == "tcp" else "shm floor"))
         ax1.plot(x, [s["memcpy"]["median_s"] * 1e6 for s in sizes], ":", color=color,
                  label=f"{run.label}: memcpy floor")
         added = [max(s["added"]["median_s"], 1e-10) * 1e6 for s in sizes]

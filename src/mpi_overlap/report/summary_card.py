@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
+from ..analysis.stack_floor import floor_name
 from ..rundir import Run, placement_label
 from ..termsafe import Table
 from .html import DASH, HtmlTable, Section
@@ -47,12 +48,13 @@ def _range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f") -> 
     return f"{lo:{spec}}–{hi:{spec}} {unit}"
 
 
-def _latency(f: Figures) -> str | None:
+def _latency(analysis: dict[str, Any]) -> str | None:
+    f = _analysis_figures(analysis)
     v = _num(f, "latency_small_us")
     added = _num(f, "added_small_us")
     if v is None:
         return None
-    return f"{v:.2f} µs" + (f" ({added:.2f} µs above the core-to-core floor)"
+    return f"{v:.2f} µs" + (f" ({added:.2f} µs above the {floor_name(analysis)})"
                             if added is not None else "")
 
 
@@ -189,7 +191,7 @@ def _study(f: Figures) -> str | None:
 
 
 ITEMS: list[CardItem] = [
-    CardItem("small-message latency", "stack-floor", _latency),
+    CardItem("small-message latency", "stack-floor", from_analysis=_latency),
     CardItem("eager limit", "sync-overlap", _eager),
     CardItem("asynchronous progress (data moves with no MPI call)", "progress",
              from_analysis=_progress),
@@ -206,9 +208,13 @@ ITEMS: list[CardItem] = [
 ]
 
 
-def _figures(run: Run) -> Figures:
-    figs = (run.analysis or {}).get("figures") or []
+def _analysis_figures(analysis: dict[str, Any]) -> Figures:
+    figs = analysis.get("figures") or []
     return {f["name"]: f.get("value") for f in figs if isinstance(f, dict) and "name" in f}
+
+
+def _figures(run: Run) -> Figures:
+    return _analysis_figures(run.analysis or {})
 
 
 def _card_label(run: Run) -> str:
