@@ -81,3 +81,25 @@ def test_missing_wrapper_is_refused(isolated_home: Path) -> None:
         toolchains.add_system("/nonexistent/mpicc")
     with pytest.raises(UserError, match="unknown wheel toolchain"):
         toolchains.add_wheel("lam")
+
+
+def test_the_version_probe_runs_here_not_in_the_allocation(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside salloc, mpiexec would start the 1-rank probe on an allocated node (and on
+    the emulated cluster Hydra's proxy there cannot reach back): the probe's environment
+    leaves Slurm's and PMI's variables out."""
+    seen: list[dict[str, str]] = []
+
+    def fake_run(cmd: list[str], env: dict[str, str], what: str) -> str:
+        seen.append(env)
+        return "FAKE MPI 1.0\n"
+
+    monkeypatch.setattr(toolchains, "_run_tool", fake_run)
+    monkeypatch.setattr(Toolchain, "check", lambda self: None)
+    for key, value in {"SLURM_JOB_ID": "7", "SLURM_NODELIST": "n[1-2]", "PMI_FD": "3",
+                       "PMIX_RANK": "0", "MY_SETTING": "kept"}.items():
+        monkeypatch.setenv(key, value)
+    assert toolchains.probe_library_version(_fake("mpich")) == "FAKE MPI 1.0"
+    _compile_env, run_env = seen
+    assert not [k for k in run_env if k.startswith(("SLURM_", "PMI_", "PMIX_"))]
+    assert run_env["MY_SETTING"] == "kept"
