@@ -27,6 +27,8 @@ def _one_line_error(proc, *fragments: str) -> None:
         (["bench", "overhead", "--sizes", "4M:1k"], "end is below start"),
         (["bench", "overhead", "--direction", "sideways"], "--direction"),
         (["bench", "overhead", "-n", "1"], "at least 2 ranks"),
+        # -np as mpiexec spells it is the rank count (it was read as -n "p")
+        (["bench", "overhead", "-np", "1"], "at least 2 ranks"),
         (["bench", "overhead", "--launcher", "no-such-launcher"], "not found"),
         (["bench", "overhead", "--timeout", "-3"], "--timeout must be positive"),
         (["bench", "overhead", "--reps", "abc"], "--reps"),

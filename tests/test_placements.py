@@ -64,3 +64,4 @@ def test_placements_are_refused_in_one_line_where_they_cannot_work(tmp_path: Pat
     one_line_error(run_cli("characterize", "--placements", "1,4", "-n", "2", "--out",
                            str(tmp_path), env=inside), "4 nodes is more than the 2 ranks",
                    code=2)
+

@@ -65,7 +65,8 @@ def _ranks_option(command: F) -> F:
                            callback=_allow_oversubscription,
                            help=f"allow more than {OVERSUBSCRIBE_FACTOR} ranks per core with "
                                 "the local mpiexec")(command)
-    return click.option("-n", "--ranks", type=click.IntRange(min=1), default=2,
+    # -np as mpiexec spells it (without it, click read "-np 2" as -n "p")
+    return click.option("-n", "-np", "--ranks", type=click.IntRange(min=1), default=2,
                         show_default=True, help="number of MPI ranks")(command)
 
 
