@@ -178,3 +178,15 @@ def test_a_registry_with_a_bad_name_is_refused_and_can_be_repaired(tmp_path: Pat
     assert "evil\\nx" in proc.stdout  # the name shown escaped, on one line
     proc = run_cli("toolchain", "list", "--names", env=env, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout == "mpich\n"
+
+
+def test_output_width_follows_columns_and_never_wraps_at_80() -> None:
+    """COLUMNS sets the width of what is printed; piped without it, stdout and stderr are
+    not cut at rich's 80-column fallback (a long error line stays one line)."""
+    narrow = run_cli("toolchain", "list", env={"COLUMNS": "60"})
+    assert narrow.returncode == 0
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 60
+    long_name = "x" * 90
+    proc = run_cli("bench", "overhead", "--mpi", long_name, env={"COLUMNS": ""})
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert f"unknown toolchain '{long_name}'" in line

@@ -27,12 +27,18 @@ from .launch import OVERSUBSCRIBE_ENV, OVERSUBSCRIBE_FACTOR
 from .rundir import check_out_dir, close_open_runs
 from .termsafe import SafeConsole, safe
 
-# Tables are wide; when stdout is a file or a CI log there is no terminal width to
-# respect, and rich's 80-column fallback would crush them.
 F = TypeVar("F", bound=Callable[..., Any])
 
-_out = SafeConsole(width=None if sys.stdout.isatty() else 200)
-_err = SafeConsole(stderr=True)
+
+def _width(stream: Any) -> int | None:
+    """The terminal's width, or COLUMNS when set (rich reads both: None); else, for a
+    file or a CI log, 200: tables are wide, and rich's 80-column fallback would crush
+    them and split the paths in status lines."""
+    return None if stream.isatty() or os.environ.get("COLUMNS", "").isdigit() else 200
+
+
+_out = SafeConsole(width=_width(sys.stdout))
+_err = SafeConsole(stderr=True, width=_width(sys.stderr))
 
 _mpi_option = click.option("--mpi", "mpi", multiple=True, metavar="NAME",
                            help="toolchain to use (repeat to compare several); default: mpich")
