@@ -42,6 +42,11 @@ def test_reduced_characterization(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     calibrations = {p.name.split("-", 2)[2] for p in (root / "runs").iterdir()}
     assert {"pingpong-mpich", "collectives-mpich"} <= calibrations
 
+    printed = (tmp_path / "out.txt").read_text().splitlines()
+    where = {ln.split(": ", 1)[0]: Path(ln.split(": ", 1)[1]) for ln in printed
+             if ln.startswith(("HTML report: ", "JSON summary: "))}
+    assert where == {"HTML report": (root / "report.html").resolve(),
+                     "JSON summary": (root / "report.json").resolve()}  # both absolute
     report = json.loads((root / "report.json").read_text())
     card = {i["item"]: i["cells"]["mpich"] for i in report["summary_card"]["items"]}
     latency = next(f["value"] for f in run.analysis["figures"] if f["name"] == "latency_small_us")

@@ -207,5 +207,5 @@ def _report(outcome: Outcome, out_dir: Path, console: Console) -> None:
     print_card(runs, console)
     for problem in outcome.problems:
         console.print(f"problem: {problem}", markup=False)
-    console.print(f"HTML report: {paths.html.resolve()}", markup=False)
-    console.print(f"JSON summary: {paths.json}", markup=False)
+    for line in paths.lines():
+        console.print(line, markup=False)

@@ -94,7 +94,8 @@ def report_runs(runs: list[Run], out_base: Path, console: Console) -> None:
             if run.path == out_dir:
                 mark_failed(run, f"its report could not be written ({err})")
         raise
-    console.print(f"HTML report: {paths.html.resolve()}", markup=False)
+    for line in paths.lines(with_json=False):
+        console.print(line, markup=False)
 
 
 def report_session(run_dirs: list[Path], out: Path | None, *, console: Console) -> None:
@@ -107,8 +108,8 @@ def report_session(run_dirs: list[Path], out: Path | None, *, console: Console) 
         _ensure_analysis(run)
     out_dir = out or (runs[0].path if len(runs) == 1 else Path("mpi-overlap-report"))
     paths = _make_report(runs, out_dir, console, keep_going=True)
-    console.print(f"HTML report: {paths.html.resolve()}", markup=False)
-    console.print(f"JSON summary: {paths.json}", markup=False)
+    for line in paths.lines():
+        console.print(line, markup=False)
 
 
 def _ensure_analysis(run: Run) -> None:

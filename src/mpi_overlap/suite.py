@@ -201,8 +201,8 @@ def run_suite(
                         lead_sections=[summary_section(suite, runs)], keep_going=True,
                         title=f"mpi-overlap {suite} suite",
                         extra={"suite": {"name": suite, "findings": findings_json(runs)}})
-    console.print(f"HTML report: {paths.html.resolve()}", markup=False)
-    console.print(f"JSON summary: {paths.json}", markup=False)
+    for line in paths.lines():
+        console.print(line, markup=False)
     return SuiteOutcome(runs=runs, failed=failed, report_dir=report_dir)
 
 

@@ -73,6 +73,11 @@ class ReportPaths:
     html: Path
     json: Path
 
+    def lines(self, *, with_json: bool = True) -> list[str]:
+        """Where the report is, both paths absolute (one way of printing them)."""
+        out = [f"HTML report: {self.html.resolve()}"]
+        return out + ([f"JSON summary: {self.json.resolve()}"] if with_json else [])
+
 
 _REGISTRY: dict[str, BenchmarkReporter] = {}
 
