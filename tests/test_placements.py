@@ -65,3 +65,30 @@ def test_placements_are_refused_in_one_line_where_they_cannot_work(tmp_path: Pat
                            str(tmp_path), env=inside), "4 nodes is more than the 2 ranks",
                    code=2)
 
+
+
+def test_a_one_node_benchmark_refuses_nodes_before_leaving_a_directory(tmp_path: Path) -> None:
+    """threads-procs starts a 1-rank launch (threads in one process): with --nodes 2 it
+    says so in one line, and no empty run directory is left behind."""
+    proc = run_cli("bench", "threads-procs", "--quick", "--nodes", "2", "--out", str(tmp_path),
+                   env={"SLURM_JOB_ID": "1"})
+    one_line_error(proc, "'multiple' launch starts 1 rank(s)", "--nodes 2", code=2)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failure_run_records_its_placement(tmp_path: Path, isolated_home: Path) -> None:
+    """A benchmark that failed before its own directory (suite._failure_run) is filed in
+    its placement's column, like the runs beside it."""
+    from mpi_overlap import slurm_launch
+    from mpi_overlap.benchmarks.registry import get_benchmark
+    from mpi_overlap.runner import RunOptions
+    from mpi_overlap.schema import run_errors
+    from mpi_overlap.suite import _failure_run
+    from mpi_overlap.toolchains import get_toolchain
+
+    with slurm_launch.bound(2):
+        run = _failure_run(get_benchmark("threads-procs"), get_toolchain("mpich"),
+                           RunOptions(ranks=2, out_base=tmp_path), "refused")
+    assert run.meta["nodes"] == 2 and run.label == "mpich on 2 nodes"
+    assert run.status == "failed" and run.meta["message"] == "refused"
+    assert run_errors(run.meta) == []

@@ -13,6 +13,7 @@ import copy
 
 from .benchmarks.registry import Benchmark, Launch
 from .build import executable
+from .errors import UserError
 from .launch import launch_command, run_job
 from .machine_load import busiest
 from .rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
@@ -26,6 +27,7 @@ from .runner import (
     read_result,
     settle_result,
 )
+from .slurm_launch import requested_nodes
 from .thread_census import most_active
 from .toolchains import Toolchain
 from .ui import Ui
@@ -56,8 +58,15 @@ def run_launches(
     assert bench.launches is not None
     quick = "--quick" in bench_args
     launches = bench.launches(opts.ranks, quick)
-    # Refuse a bad launcher before spending minutes on a build.
+    # Refuse a bad launcher or placement before spending minutes on a build (and before
+    # a run directory exists that nothing would fill).
     launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
+    nodes = requested_nodes()
+    for launch in launches:
+        if nodes is not None and (launch.ranks or opts.ranks) < nodes:
+            raise UserError(f"{bench.name}: its '{launch.name}' launch starts "
+                            f"{launch.ranks or opts.ranks} rank(s), which cannot be spread over "
+                            f"--nodes {nodes}: it measures on one node (run it without --nodes)")
     bdir = build(tc, ui)
     run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
     cmds = []

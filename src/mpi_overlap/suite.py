@@ -34,10 +34,16 @@ from .rundir import (
     close_open_runs,
     load_run,
     new_run_dir,
-    utc_now,
     write_json_atomic,
 )
-from .runner import RunOptions, check_timeout, checked_toolchains, run_benchmark, status_line
+from .runner import (
+    RunOptions,
+    check_timeout,
+    checked_toolchains,
+    initial_run_meta,
+    run_benchmark,
+    status_line,
+)
 from .toolchains import Toolchain
 from .ui import Ui, progress_columns
 
@@ -78,18 +84,10 @@ class SuiteOutcome:
 def _failure_run(bench: Benchmark, tc: Toolchain, opts: RunOptions, message: str) -> Run:
     """A run directory for a benchmark that failed before it left one of its own."""
     run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
-    now = utc_now()
-    write_json_atomic(run_dir / RUN_FILE, {
-        "schema": "mpi-overlap/run", "schema_version": 1, "benchmark": bench.name,
-        "run_id": run_dir.name,
-        "toolchain": {"name": tc.name, "kind": tc.kind,
-                      "mpi_library_version": tc.library_version or "unknown",
-                      "mpicc": tc.mpicc, "mpiexec": tc.mpiexec},
-        "label": opts.label, "ranks": opts.ranks, "command": [], "env_overrides": {},
-        "started_utc": now, "finished_utc": now, "elapsed_s": 0.0, "status": "failed",
-        "returncode": None, "message": message, "timeout_s": opts.timeout_s,
-        **({"replicate": opts.replicate} if opts.replicate else {}),
-    })
+    meta = initial_run_meta(bench.name, tc, opts, [], run_dir)
+    meta.update(finished_utc=meta["started_utc"], elapsed_s=0.0, status="failed",
+                message=message)
+    write_json_atomic(run_dir / RUN_FILE, meta)
     return load_run(run_dir)
 
 
