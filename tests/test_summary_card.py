@@ -53,6 +53,17 @@ def test_cells_come_from_figures() -> None:
                                           "shared-memory floor needs them on one node")
     assert rows["profiler overhead"][0] == "run time +0.12 %, small-message rate -13.0 %"
     assert rows["eager limit"] == ("not run", "not run")
+    bracketed = _run("sync-overlap", "mpich", [figure("eager_limit_bytes", "l", 8064, "B", "info"),
+                                               figure("eager_limit_first_no_bytes", "f", 8128,
+                                                      "B", "info")])
+    above = _run("sync-overlap", "mpich", [figure("eager_limit_bytes", "l", 1 << 20, "B", "info"),
+                                           figure("eager_limit_first_no_bytes", "f", None, "B",
+                                                  "info")])
+    eager = next(i for i, item in enumerate(card_rows([bracketed])) if item[0] == "eager limit")
+    assert card_rows([bracketed])[eager][1] == (
+        "8,064 B (from 8,128 B MPI_Isend needs the receiver)")
+    assert card_rows([above])[eager][1] == (
+        "above 1,048,576 B (no size measured needed the receiver)")
     assert rows["case study: halo"][0] == (
         "best mode cuts MPI time 12 %; profiler cost on the app +0.93 % (95 % CI -2.9 to +4.9 %)")
     doc = card_json(RUNS)

@@ -62,10 +62,11 @@ def _eager(f: Figures) -> str | None:
     v = _num(f, "eager_limit_bytes")
     if v is None:
         return None
-    text = f"{int(v):,} B"
     first_no = _num(f, "eager_limit_first_no_bytes")
     if first_no is not None:
-        text += f" (from {int(first_no):,} B MPI_Isend needs the receiver)"
+        text = f"{int(v):,} B (from {int(first_no):,} B MPI_Isend needs the receiver)"
+    else:  # no size needed the receiver: the limit lies above the sweep
+        text = f"above {int(v):,} B (no size measured needed the receiver)"
     reported = _num(f, "mpi_reported_limit_bytes")
     if reported is not None:
         agrees = _num(f, "limit_agrees")
