@@ -2,9 +2,10 @@
 start with `srun` by themselves (the run record's launcher says so), with the PMI each
 MPI needs, and `--nodes N` spreads the ranks over N of the allocation's nodes.
 
-Which PMI: the MPICH wheel (and Debian's MPICH, Intel MPI) speak PMI-1/PMI-2, which
-Slurm's pmi2 plugin serves; the wheel has no PMIx client, so --mpi=pmix fails for it.
-Open MPI 4+ needs PMIx (--mpi=pmix). docs/cluster.md has what was tried.
+Which PMI: the MPICH wheel (and Debian's MPICH, Intel MPI 2021) speak PMI-1/PMI-2, which
+Slurm's pmi2 plugin serves; the MPICH wheel has no PMIx client, so --mpi=pmix fails for
+it (Intel MPI works with either). Open MPI 4+ needs PMIx (--mpi=pmix). docs/cluster.md
+has what was tried.
 
 Like --launches, the user's --nodes is bound around the command (`bound`) and read where
 the launch command is made (launch.launch_command)."""
