@@ -43,6 +43,9 @@ def test_reduced_characterization(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert {"pingpong-mpich", "collectives-mpich"} <= calibrations
 
     printed = (tmp_path / "out.txt").read_text().splitlines()
+    # the card and where the report is; every run's tables only with --verbose
+    assert any("Summary card" in ln for ln in printed)
+    assert not any(" · stack-floor · " in ln for ln in printed), printed
     where = {ln.split(": ", 1)[0]: Path(ln.split(": ", 1)[1]) for ln in printed
              if ln.startswith(("HTML report: ", "JSON summary: "))}
     assert where == {"HTML report": (root / "report.html").resolve(),

@@ -289,8 +289,10 @@ def make_report(
     title: str | None = None,
     extra: dict[str, Any] | None = None,
     keep_going: bool = False,
+    print_tables: bool = True,
 ) -> ReportPaths:
-    """Print the terminal tables, write report.html and report.json into out_dir.
+    """Print the terminal tables (unless print_tables is False: the report holds them),
+    write report.html and report.json into out_dir.
     `top_sections` come before the run cards (a summary card), `lead_sections` first
     among the sections (a suite's summary), `extra` joins report.json's top level;
     keep_going: a reporter that fails gives an error section instead of failing the report."""
@@ -300,7 +302,8 @@ def make_report(
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise WriteError(out_dir, err) from None
-    print_terminal(runs, console or SafeConsole(), keep_going=keep_going)
+    if print_tables:
+        print_terminal(runs, console or SafeConsole(), keep_going=keep_going)
     generated = utc_now()
     views = [
         RunView(
