@@ -69,6 +69,14 @@ def test_cells_come_from_figures() -> None:
     doc = card_json(RUNS)
     assert doc["labels"] == ["mpich", "openmpi"]
     assert doc["items"][0]["cells"]["openmpi"] == "0.41 µs"
+    # the numbers beside the sentence, for scripts
+    latency = doc["items"][0]
+    assert latency["benchmark"] == "stack-floor"
+    assert {f["name"]: f["value"] for f in latency["figures"]["mpich"]} == {
+        "latency_small_us": 0.95, "added_small_us": 0.91}
+    assert latency["figures"]["openmpi"][0]["unit"] == "µs"
+    matching = next(i for i in doc["items"] if i["benchmark"] == "matching")
+    assert matching["figures"] == {"mpich": [], "openmpi": []}  # not run; timed out, none
 
 
 def test_card_opens_in_headless_chromium(tmp_path: Path) -> None:

@@ -268,11 +268,25 @@ def card_rows(runs: list[Run]) -> list[tuple[str, ...]]:
     return [(item.label, *[_cell(item, runs, lab) for lab in labels]) for item in ITEMS]
 
 
+def _cell_figures(item: CardItem, runs: list[Run], label: str) -> list[dict[str, Any]]:
+    """The numbers behind a cell, for scripts: the headline figures (name, label, value,
+    unit, kind) of the run the cell was built from; [] when it was not run."""
+    mine = [r for r in runs if _card_label(r) == label and r.benchmark == item.benchmark]
+    if not mine:
+        return []
+    figs = (mine[-1].analysis or {}).get("figures") or []
+    return [dict(f) for f in figs if isinstance(f, dict) and "name" in f]
+
+
 def card_json(runs: list[Run]) -> dict[str, Any]:
+    """The card for report.json: per item its sentence per label ("cells") and the
+    numbers it was built from ("figures", the same labels)."""
     labels = _labels(runs)
     return {"labels": labels,
-            "items": [{"item": row[0], "cells": dict(zip(labels, row[1:], strict=True))}
-                      for row in card_rows(runs)]}
+            "items": [{"item": item.label, "benchmark": item.benchmark,
+                       "cells": dict(zip(labels, row[1:], strict=True)),
+                       "figures": {lab: _cell_figures(item, runs, lab) for lab in labels}}
+                      for item, row in zip(ITEMS, card_rows(runs), strict=True)]}
 
 
 def card_section(runs: list[Run]) -> Section:
