@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -196,9 +197,15 @@ def _report(tmp_path: Path, result: dict[str, Any]) -> tuple[str, str, dict[str,
     return buf.getvalue(), paths.html.read_text(), json.loads(paths.json.read_text())
 
 
+# the section's heading (its id is the contents' link target)
+CHECKS_HEADING = re.compile(r"<h2[^>]*>Checks on the bounds — ")
+
+
 def _section(html: str) -> str:
     """The HTML of the checks' section, up to the next heading of its level."""
-    start = html.index("<h2>Checks on the bounds — ")
+    found = CHECKS_HEADING.search(html)
+    assert found, "no checks section"
+    start = found.start()
     end = html.find("<h2", start + 4)
     return html[start:end if end >= 0 else None]
 
@@ -228,7 +235,7 @@ def test_report_when_nothing_is_flagged(tmp_path: Path) -> None:
 
 def test_report_of_profiles_without_checks(tmp_path: Path) -> None:
     text, html, doc = _report(tmp_path, two_ranks(rank0_checks=False, rank1_checks=False))
-    assert "— checks on the bounds" not in text and "<h2>Checks on the bounds" not in html
+    assert "— checks on the bounds" not in text and not CHECKS_HEADING.search(html)
     assert doc["runs"][0]["results"]["checks"]["available"] is False
 
 

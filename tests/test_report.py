@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -300,6 +301,21 @@ def two_runs(
 ) -> tuple[str, dict[str, Any], str]:
     """One report of both runs, shared: rendering the figures is the slow part."""
     return _report(runs, tmp_path_factory.mktemp("report"))
+
+
+def test_html_can_be_found_your_way_in(two_runs: tuple[str, Any, str]):
+    """Contents first, linking every heading; the measurements' sections before the run
+    cards; each run's provenance folded."""
+    html, _, _ = two_runs
+    nav = html[html.index("<nav"):html.index("</nav>")]
+    targets = re.findall(r'href="#([^"]+)"', nav)
+    headings = re.findall(r'<h2 id="([^"]+)"', html)
+    assert targets and sorted(targets) == sorted(headings)
+    assert html.index("</nav>") < html.index("<h2")
+    first_section = html.index(f'<h2 id="{targets[0]}"')
+    assert first_section < html.index('<h2 id="runs"') < html.index('<h2 id="provenance"')
+    provenance = html[html.index('<h2 id="provenance"'):]
+    assert provenance.count("<details>") == 2 and provenance.count("<summary>") == 2
 
 
 def test_html_holds_plots_provenance_banner_and_reasons(two_runs: tuple[str, Any, str]):
