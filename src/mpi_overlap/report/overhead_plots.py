@@ -155,14 +155,14 @@ def _metric_figure(runs: list[Run], key: str, ylabel: str, title: str) -> MplFig
             )
     _size_axis(ax, pos)
     positive = [v for v in drawn if v > 0]
-    # overheads span µs to ms once a library stops progressing in the background
-    if (
-        key == "overhead_us"
-        and positive
-        and len(positive) == len(drawn)
-        and max(positive) / min(positive) > 30
-    ):
-        ax.set_yscale("log")
+    # overheads span µs to ms once a library stops progressing in the background: a log
+    # axis, or symlog (linear around 0) when some overheads are 0 or negative, so that a
+    # few large sizes do not flatten every small one
+    if key == "overhead_us" and positive and max(positive) / min(positive) > 30:
+        if len(positive) == len(drawn):
+            ax.set_yscale("log")
+        else:
+            ax.set_yscale("symlog", linthresh=min(positive))
     if key == "availability_pct":
         # a list, so that a plot with nothing drawn (every size untrustworthy) still works
         ax.set_ylim(min([-2.0, *drawn]), max([102.0, *drawn]))
