@@ -44,7 +44,8 @@ def test_cells_come_from_figures() -> None:
     rows = {row[0]: row[1:] for row in card_rows(RUNS)}
     assert rows["small-message latency"] == (
         "0.95 µs (0.91 µs above the core-to-core floor)", "0.41 µs")
-    assert rows["availability (post-work-wait)"] == ("send 3–98 %", "not run")
+    assert rows["availability (post-work-wait)"] == (
+        "the CPU is free to compute for 3–98 % of a send's transfer time (by size)", "not run")
     assert rows["matching cost per queued request"] == ("not run", "timeout: see matching")
     refused = _run("stack-floor", "mpich", [], status="failed")
     refused.meta["message"] = ("exited with status 2: mo_stack-floor: error: ranks 0 and 1 are "
@@ -98,3 +99,26 @@ def test_card_opens_in_headless_chromium(tmp_path: Path) -> None:
         assert console_errors(driver) == []
     finally:
         driver.quit()
+
+
+def test_cells_read_without_the_docs() -> None:
+    """Plain sentences: what share was hidden (or that none was, and by how much the two
+    together were slower), and how much computation comes free."""
+    def cell(bench: str, figs: list[dict]) -> str:
+        item = next(row for row in card_rows([_run(bench, "mpich", figs)]) if row[1] != "not run")
+        return item[1]
+
+    better = [figure(f"better_improvement_pct_rank{r}", "b", v, "%", "overlap")
+              for r, v in ((0, -6.2), (1, -0.2))]
+    slower = cell("comm-overlap", [figure("hidden_pct_largest", "h", -107.0, "%", "overlap"),
+                                   *better])
+    assert slower.startswith("none of a one-way message's time hidden: computing beside it took "
+                             "107 % of the message's time longer than one after the other")
+    assert "total time -6 % / +0 % (rank 0 / 1) against no overlap" in slower
+    hidden = cell("comm-overlap", [figure("hidden_pct_largest", "h", 97.0, "%", "overlap")])
+    assert hidden == "97 % of a one-way message's time hidden behind computation (largest size)"
+    knee = cell("inflation", [figure("knee_us_smallest", "k", 0.7, "us", "overlap"),
+                              figure("knee_us_largest", "k", 21.9, "us", "overlap"),
+                              figure("hidden_pct_largest", "h", 2.0, "%", "overlap")])
+    assert knee == ("up to 0.70 µs of computation per exchange comes free at the smallest size, "
+                    "21.9 µs at the largest; 2 % of the largest exchange hidden")

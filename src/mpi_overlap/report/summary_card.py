@@ -97,12 +97,14 @@ def _rma(f: Figures) -> str | None:
 
 def _availability(f: Figures) -> str | None:
     parts = []
-    for d in ("send", "recv"):
+    for d, noun in (("send", "a send's"), ("recv", "a receive's")):
         r = _range(_num(f, f"{d}_availability_min_pct"), _num(f, f"{d}_availability_max_pct"),
                    "%")
         if r is not None:
-            parts.append(f"{d} {r}")
-    return ", ".join(parts) or None
+            parts.append(f"{r} of {noun}")
+    if not parts:
+        return None
+    return "the CPU is free to compute for " + " and ".join(parts) + " transfer time (by size)"
 
 
 def _matching(f: Figures) -> str | None:
@@ -150,10 +152,16 @@ def _comm(f: Figures) -> str | None:
     if hidden is None:
         return None
     b0, b1 = _num(f, "better_improvement_pct_rank0"), _num(f, "better_improvement_pct_rank1")
-    text = f"one-way message {hidden:.0f} % hidden at the largest size"
+    if hidden >= 0:
+        text = f"{hidden:.0f} % of a one-way message's time hidden behind computation"
+    else:  # the two together took longer than one after the other
+        text = (f"none of a one-way message's time hidden: computing beside it took "
+                f"{-hidden:.0f} % of the message's time longer than one after the other")
+    text += " (largest size)"
     if b0 is not None and b1 is not None:
-        text += (f"; both ranks non-blocking: {_opt(b0, '+.0f')} % / {_opt(b1, '+.0f')} % "
-                 "(eq. 1, rank 0 / 1)")
+        text += (f"; both ranks non-blocking: total time {_opt(b0, '+.0f')} % / "
+                 f"{_opt(b1, '+.0f')} % (rank 0 / 1) against no overlap, below 0 when "
+                 "overlap paid")
     return text
 
 
@@ -162,7 +170,8 @@ def _inflation(f: Figures) -> str | None:
     hidden = _num(f, "hidden_pct_largest")
     if lo is None and hi is None:
         return None
-    text = f"knee at {_opt(lo, '.2f')} µs (smallest size) … {_opt(hi, '.1f')} µs (largest)"
+    text = (f"up to {_opt(lo, '.2f')} µs of computation per exchange comes free at the "
+            f"smallest size, {_opt(hi, '.1f')} µs at the largest")
     return text + (f"; {hidden:.0f} % of the largest exchange hidden" if hidden is not None
                    else "")
 
