@@ -24,5 +24,10 @@ def repo_root() -> Path:
 
 
 def native_source_dir() -> Path:
+    """MPI_OVERLAP_NATIVE_DIR, else the sources an installed wheel carries (setup.py
+    copies native/ into the package as _native), else the checkout's native/."""
     override = os.environ.get("MPI_OVERLAP_NATIVE_DIR")
-    return Path(override) if override else repo_root() / "native"
+    if override:
+        return Path(override)
+    packaged = Path(__file__).resolve().parent / "_native"
+    return packaged if packaged.is_dir() else repo_root() / "native"

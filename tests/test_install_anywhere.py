@@ -1,0 +1,109 @@
+"""Installed anywhere: the wheel built from this tree, installed into a fresh venv outside
+the checkout, carries its native sources (setup.py) and works with no checkout: `doctor`
+finds them, `bench overhead --quick` builds and runs, and `profile -n 2` profiles a small
+C program built with the installed MPICH wheel's mpicc.
+
+Slow (a venv, the package's dependencies from pip's cache or PyPI, a native build): about
+2 minutes. Skips, saying why, where pip cannot get the dependencies."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.mpi
+
+ROOT = Path(__file__).resolve().parents[1]
+TREE = ("src", "native", "pyproject.toml", "setup.py", "VERSION", "README.md")
+APP = r"""
+#include <mpi.h>
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    static char buf[1 << 16];
+    for (int i = 0; i < 20; i++) {
+        MPI_Request r;
+        if (rank == 0)
+            MPI_Isend(buf, sizeof buf, MPI_BYTE, 1, 0, MPI_COMM_WORLD, &r);
+        else
+            MPI_Irecv(buf, sizeof buf, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &r);
+        volatile double x = 0;
+        for (int k = 0; k < 20000; k++)
+            x += k;
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 600,
+         ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def _copy_tree(dest: Path) -> Path:
+    """The files a wheel is built from (not the checkout's venv, builds or runs)."""
+    for name in TREE:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name,
+                            ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+        else:
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MPI_OVERLAP_HOME", "MPI_OVERLAP_NATIVE_DIR", "VIRTUAL_ENV",
+                        "PYTHONPATH")}
+    env["MPI_OVERLAP_HOME"] = str(tmp_path / "state")
+    env["COLUMNS"] = "400"  # doctor's table shows whole paths
+    tree = _copy_tree(tmp_path / "tree")
+    built = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                  str(tmp_path / "dist"), str(tree)], tmp_path, env)
+    assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("mpi_overlap-*.whl")
+    venv = tmp_path / "venv"
+    assert _run([sys.executable, "-m", "venv", str(venv)], tmp_path, env).returncode == 0
+    installed = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                      "--disable-pip-version-check", str(wheel)], tmp_path, env, timeout=900)
+    if installed.returncode != 0:
+        pytest.skip("pip could not install the wheel's dependencies here: "
+                    + (installed.stderr.strip().splitlines() or ["no message"])[-1])
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    away = tmp_path / "away"  # no checkout anywhere above it
+    away.mkdir()
+    cli = str(venv / "bin" / "mpi-overlap")
+
+    doctor = _run([cli, "doctor"], away, env)
+    native = [ln for ln in doctor.stdout.splitlines() if "native sources" in ln]
+    assert native and " ok " in native[0] and "_native" in native[0], doctor.stdout
+
+    bench = _run([cli, "bench", "overhead", "--quick", "-n", "2", "--out", str(away / "runs")],
+                 away, env)
+    assert bench.returncode == 0, bench.stderr[-3000:]
+    (run_dir,) = (away / "runs").glob("*-overhead-mpich")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    assert str(ROOT) not in (run_dir / "run.json").read_text()  # nothing of the checkout
+
+    (away / "app.c").write_text(APP)
+    cc = _run([str(venv / "bin" / "mpicc"), "app.c", "-o", "app"], away, env)
+    assert cc.returncode == 0, cc.stderr
+    prof = _run([cli, "profile", "-n", "2", "--out", str(away / "runs"), "--", "./app"],
+                away, env)
+    assert prof.returncode == 0, prof.stderr[-3000:]
+    (profile_dir,) = (away / "runs").glob("*-profile-mpich")
+    result = json.loads((profile_dir / "result.json").read_text())
+    assert len(result["ranks"]) == 2
