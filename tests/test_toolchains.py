@@ -103,3 +103,21 @@ def test_the_version_probe_runs_here_not_in_the_allocation(
     _compile_env, run_env = seen
     assert not [k for k in run_env if k.startswith(("SLURM_", "PMI_", "PMIX_"))]
     assert run_env["MY_SETTING"] == "kept"
+
+
+def test_toolchain_env_prints_shell_lines_that_work(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    """`toolchain env NAME`: eval'd by a shell, the toolchain's wrappers come first on
+    PATH and its variables are set; what was on PATH stays after them."""
+    import subprocess
+
+    monkeypatch.setattr(toolchains, "_running_as_root", lambda: True)
+    lines = _fake("openmpi").shell_lines()
+    assert lines[0] == 'export PATH=/x/bin"${PATH:+:$PATH}"'
+    assert "export OMPI_ALLOW_RUN_AS_ROOT=1" in lines
+    intel = _fake("intel", "/opt/my impi").shell_lines()
+    assert "export I_MPI_ROOT='/opt/my impi'" in intel  # quoted for the shell
+    script = "\n".join([*intel, 'printf "%s|%s|%s" "$PATH" "$LD_LIBRARY_PATH" "$I_MPI_ROOT"'])
+    out = subprocess.run(["sh", "-c", script], env={"PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, check=True).stdout
+    assert out == "/x/bin:/usr/bin:/bin|/opt/my impi/lib|/opt/my impi"

@@ -195,6 +195,17 @@ def toolchain_add(kind: str, mpicc: str | None, mpiexec: str | None, name: str |
     _out.print(f"added toolchain {tc.name}: {version}", markup=False)
 
 
+@toolchain.command("env")
+@click.argument("name", default="mpich")
+def toolchain_env(name: str) -> None:
+    """Print shell lines that put a toolchain's compiler wrappers and launcher on PATH:
+    eval "$(mpi-overlap toolchain env mpich)" before building your program with mpicc."""
+    from .toolchains import get_toolchain
+
+    for line in get_toolchain(name).shell_lines():
+        click.echo(line)
+
+
 @toolchain.command("remove")
 @click.argument("name")
 def toolchain_remove(name: str) -> None:

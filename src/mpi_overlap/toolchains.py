@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -105,6 +106,21 @@ class Toolchain:
             env["LD_LIBRARY_PATH"] = _prepend_path(env.get("LD_LIBRARY_PATH"), libdir)
         env.update(self.extra_env)
         return env
+
+    def shell_lines(self) -> list[str]:
+        """POSIX shell lines that give a shell this toolchain's environment: its compiler
+        wrappers and launcher first on PATH, and the variables environment() sets."""
+        base = {"PATH": "", "LD_LIBRARY_PATH": ""}
+        env = self.environment(base)
+        lines = []
+        for key, value in env.items():
+            if key in ("PATH", "LD_LIBRARY_PATH"):
+                added = value.rstrip(os.pathsep)
+                if added:
+                    lines.append(f'export {key}={shlex.quote(added)}"${{{key}:+:${key}}}"')
+            else:
+                lines.append(f"export {key}={shlex.quote(value)}")
+        return lines
 
     # ----- launcher options ----------------------------------------------------------
     def oversubscribe_args(self) -> list[str]:
