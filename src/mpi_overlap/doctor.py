@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
-from .build import find_tool
+from .build import build_dir_for, find_tool
 from .errors import UserError
 from .paths import native_source_dir, state_dir
 from .toolchains import (
     MPI_ENV_PREFIXES,
     WHEEL_PACKAGES,
+    Toolchain,
     ensure_version,
     list_toolchains,
     usable_cores,
@@ -191,6 +192,7 @@ def _toolchains() -> list[Finding]:
             out.append(
                 Finding(f"toolchain {tc.name}", "ok", f"{version} — {tc.mpicc}, {tc.mpiexec}")
             )
+            out.append(_fortran(tc))
         except UserError as err:
             fix = (
                 f"mpi-overlap toolchain add {tc.name}"
@@ -211,6 +213,23 @@ def _toolchains() -> list[Finding]:
                 )
             )
     return out
+
+
+def _fortran(tc: Toolchain) -> Finding:
+    """Whether programs in Fortran can be profiled with this toolchain: what its build's
+    Fortran probe found (profiler/fortran.cmake writes one line), without building."""
+    status_file = build_dir_for(tc) / "profiler" / "fortran-status.txt"
+    what = f"toolchain {tc.name} Fortran"
+    if not status_file.is_file():
+        return Finding(what, "info", "not known until it is built",
+                       f"mpi-overlap build --mpi {tc.name}")
+    status = status_file.read_text().strip()
+    if status.startswith("enabled"):
+        return Finding(what, "ok", f"profiles Fortran programs ({status})")
+    fix = ("profile Fortran programs with a toolchain that has a Fortran wrapper, e.g. "
+           "mpi-overlap toolchain add system --mpicc /usr/bin/mpicc.mpich "
+           "(Debian: apt-get install mpich gfortran)")
+    return Finding(what, "warn", f"C only: {status}", fix)
 
 
 def _first_line(cmd: list[str]) -> str:
