@@ -53,7 +53,7 @@ def test_comm_overlap_quick(tmp_path: Path, tc: str) -> None:
     assert result_errors(run.result) == []
     assert analysis_errors(run.analysis) == []
     html = (run_dir / "report.html").read_text()
-    assert "Communication–computation overlap (seed 002" in html
+    assert "Communication–computation overlap (Colmenares et al., §III-B" in html
     assert "<svg" in html
 
     res = run.result["results"]

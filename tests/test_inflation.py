@@ -44,7 +44,7 @@ def test_inflation_quick(tmp_path: Path, tc: str) -> None:
     assert result_errors(run.result) == []
     assert analysis_errors(run.analysis) == []
     html = (run_dir / "report.html").read_text()
-    assert "Computation inflation (seed 004)" in html and "<svg" in html
+    assert "Computation inflation (Strohbeen, Cray Gemini)" in html and "<svg" in html
 
     res = run.result["results"]
     n, nsteps = res["samples"], res["steps"]

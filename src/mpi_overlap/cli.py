@@ -532,7 +532,8 @@ def bench_waitany(mpi: tuple[str, ...], ranks: int, max_n: int | None, samples: 
 def bench_comm_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples: int | None,
                        work_factor: float | None, quick: bool, launcher: str | None,
                        timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
-    """T_message + T_workload against T_overlap (seed 002), and the better test per rank."""
+    """T_message + T_workload against T_overlap (Colmenares et al., An Overlap Study for
+    Cluster Computing), and the better test per rank."""
     from .bench_args import CommOverlapArgs
     from .session import bench_session
 
@@ -587,7 +588,8 @@ def bench_progress(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples:
                    budget_factor: float | None, quick: bool, launcher: str | None,
                    timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
     """Asynchronous progress: does a message's data reach the receive buffer while neither
-    rank calls MPI? (seed 004's miniGhost check; set e.g. MPICH_ASYNC_PROGRESS=1 to compare)"""
+    rank calls MPI? (the miniGhost check of Strohbeen's Cray Gemini slides; set e.g.
+    MPICH_ASYNC_PROGRESS=1 to compare)"""
     from .bench_args import ProgressArgs
     from .session import bench_session
 
@@ -673,7 +675,7 @@ def bench_sync_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samp
                        work_us: float | None, refine_steps: int | None, resolution: int | None,
                        quick: bool, launcher: str | None, timeout: float | None, out: Path,
                        report: bool, verbose: bool) -> None:
-    """Synchronization-computation overlap (seed 002): the size where MPI_Isend stops
+    """Synchronization-computation overlap (Colmenares et al.): the size where MPI_Isend stops
     completing without the receiver, against the MPI's own limit (MPI_T)."""
     from .bench_args import SyncOverlapArgs
     from .session import bench_session
@@ -784,8 +786,9 @@ def _suite_command(suite: str, doc: str):
     return command
 
 
-_suite_command("overhead", "Every benchmark of the MPI-overhead suite (seed 001: stack floor, "
-               "matching, Waitany, datatypes, alignment, threads, error checking).")
+_suite_command("overhead", "Every benchmark of the MPI-overhead suite (after Balaji et al., "
+               "Non-Data-Communication Overheads in MPI: stack floor, matching, Waitany, "
+               "datatypes, alignment, threads, error checking).")
 _suite_command("overlap", "Every benchmark of the overlap characterization suite "
                "(synchronization and communication overlap, asynchronous progress, "
                "inflation, polling, non-blocking collectives, one-sided).")

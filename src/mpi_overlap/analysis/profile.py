@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sizes import format_size
+from ..sources import CITATIONS
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -716,7 +717,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         "benchmark": BENCHMARK,
         "method": {
             "name": "overlap-bounds",
-            "source": "seed 000, §2.2–2.3: min/max overlapped transfer time per process",
+            "source": f"{CITATIONS['000']}, §2.2–2.3: min/max overlapped transfer time per process",
             "nonoverlap": "xfer_s − max_s (at least this much transfer time not overlapped)",
             "percent_of": "xfer_s",
             "bins": result.get("bins"),

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from ..rundir import Run
 from ..sizes import format_size
+from ..sources import cite
 from .html import Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
 from .run_table import (
@@ -84,7 +85,7 @@ def better_rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    print_rows(console, f"{run.label} — communication-computation overlap (seed 002)",
+    print_rows(console, f"{run.label} — communication-computation overlap ({cite('002')})",
                HEADERS, rows(run), finding(run))
 
 
@@ -174,7 +175,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
         br = better_rows(run)
         tables.append(HtmlTable(f"{run.label} — better test, T_total per rank", BETTER_HEADERS,
                                 br, [("left", "num", "left") + ("num",) * 7] * len(br)))
-    return [Section("Communication–computation overlap (seed 002 §III-B, §IV-B)", None,
+    return [Section(f"Communication–computation overlap ({cite('002', '§III-B, §IV-B')})", None,
                     figures, tables)]
 
 

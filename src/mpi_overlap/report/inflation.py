@@ -13,6 +13,7 @@ from rich.console import Console
 
 from ..rundir import Run
 from ..sizes import format_size
+from ..sources import cite
 from .html import Figure, Section, fmt_num
 from .overhead_plots import to_svg
 from .run_table import (
@@ -63,7 +64,7 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    print_rows(console, f"{run.label} — computation inflation: knee per size (seed 004)",
+    print_rows(console, f"{run.label} — computation inflation: knee per size ({cite('004')})",
                HEADERS, rows(run), finding(run), LEFT)
 
 
@@ -135,7 +136,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                                   "lines: hinge fit, triangles/dotted: the knee, above which "
                                   "total = computation + what the exchange still costs."))
     tables = run_tables(mine, "knee per message size", HEADERS, rows, left=LEFT)
-    return [Section("Computation inflation (seed 004)", None, figures, tables)]
+    return [Section(f"Computation inflation ({cite('004')})", None, figures, tables)]
 
 
 def summary(run: Run) -> list[str]:
