@@ -303,6 +303,28 @@ def two_runs(
     return _report(runs, tmp_path_factory.mktemp("report"))
 
 
+def test_every_table_is_also_csv(runs: list[Run], tmp_path: Path) -> None:
+    """report.json lists a CSV per table of the page, in page order, each the table's
+    header and rows; a second report in the same directory leaves no stale CSV."""
+    import csv
+
+    out = tmp_path / "rep"
+    (out / "tables").mkdir(parents=True)
+    (out / "tables" / "99-stale.csv").write_text("old\n")
+    html, doc, _ = _report(runs, out)
+    listed = doc["tables"]
+    assert listed and not (out / "tables" / "99-stale.csv").exists()
+    assert sorted(p.name for p in (out / "tables").iterdir()) == sorted(
+        Path(t["csv"]).name for t in listed)
+    for entry in listed:
+        with (out / entry["csv"]).open(newline="") as fh:
+            rows = list(csv.reader(fh))
+        assert len(rows) >= 2 and all(len(r) == len(rows[0]) for r in rows), entry
+        assert entry["caption"] in html
+    first = listed[0]
+    assert html.index(first["caption"]) <= min(html.index(t["caption"]) for t in listed)
+
+
 def test_html_can_be_found_your_way_in(two_runs: tuple[str, Any, str]):
     """Contents first, linking every heading; the measurements' sections before the run
     cards; each run's provenance folded."""

@@ -1,0 +1,43 @@
+"""Every table of a report also as CSV, for scripts and spreadsheets: written from the
+same HtmlTable objects the HTML page shows (one definition, rendered twice), into
+`<report dir>/tables/NN-<caption>.csv`, with report.json listing them ("tables")."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+from ..file_output import write_text
+from .html import HtmlTable, Section
+
+TABLES_DIR = "tables"
+
+
+def _slug(text: str, limit: int = 60) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:limit].rstrip("-") or "table"
+
+
+def _csv_text(table: HtmlTable) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(table.headers)
+    writer.writerows(table.rows)
+    return buf.getvalue()
+
+
+def write_csv_tables(sections: list[Section], out_dir: Path) -> list[dict[str, str]]:
+    """One CSV per table of `sections`, in page order; [{section, caption, csv}] with
+    paths relative to out_dir."""
+    listed = []
+    number = 0
+    for section in sections:
+        for table in section.tables:
+            number += 1
+            name = f"{number:02d}-{_slug(table.caption or section.title)}.csv"
+            write_text(out_dir / TABLES_DIR / name, _csv_text(table))
+            listed.append({"section": section.title, "caption": table.caption,
+                           "csv": f"{TABLES_DIR}/{name}"})
+    return listed
