@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
+from rich.progress import Progress, TaskID
 
 from . import launch_plan, slurm_launch
+from .benchmarks.registry import Benchmark
 from .errors import UserError
 from .rundir import Run, placement_label
 from .runner import check_timeout, checked_toolchains, status_line
@@ -164,8 +165,9 @@ def _check_placements(opts: CharacterizeOptions) -> None:
                             "ranks (-n) to place")
 
 
-def _one_toolchain(tc: Toolchain, benches: list, opts: CharacterizeOptions, runs_dir: Path,
-                   outcome: Outcome, bar: Any, overall: Any, ui: Ui) -> None:
+def _one_toolchain(tc: Toolchain, benches: list[Benchmark], opts: CharacterizeOptions,
+                   runs_dir: Path, outcome: Outcome, bar: Progress, overall: TaskID,
+                   ui: Ui) -> None:
     """Calibration, the benchmarks, the profiler's cost and the studies of one toolchain
     (in the placement bound around it)."""
     where = placement_label(tc.name, slurm_launch.requested_nodes())
