@@ -1,0 +1,68 @@
+"""`mpi_overlap.load(run_dir)`: run directories as pandas DataFrames — a profile per rank
+and entry, a benchmark's points (one nested level flattened), the headline figures — and
+a directory that is not a run refused with the usual one-line error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import mpi_overlap
+from mpi_overlap.errors import UserError
+from mpi_overlap.runner import RunOptions, initial_run_meta
+from mpi_overlap.toolchains import Toolchain
+
+
+def _run_dir(tmp_path: Path, benchmark: str, result: dict, analysis: dict | None = None
+             ) -> Path:
+    d = tmp_path / benchmark
+    d.mkdir()
+    tc = Toolchain(name="mpich", kind="wheel", flavor="mpich", mpicc="/x/mpicc",
+                   mpiexec="/x/mpiexec")
+    meta = initial_run_meta(benchmark, tc, RunOptions(ranks=2), [], d)
+    meta.update(status="complete", finished_utc=meta["started_utc"], elapsed_s=1.0,
+                returncode=0)
+    (d / "run.json").write_text(json.dumps(meta))
+    (d / "result.json").write_text(json.dumps(result))
+    if analysis is not None:
+        (d / "analysis.json").write_text(json.dumps(analysis))
+    return d
+
+
+def test_a_profile_is_one_row_per_rank_and_entry(tmp_path: Path) -> None:
+    def rank(r: int, nonoverlap: float) -> dict:
+        return {"rank": r, "host": f"n{r}", "profile": {
+            "totals": {"xfer_s": 1.0, "min_s": 0.2},
+            "by_function": [{"fn": "MPI_Isend", "nonoverlap_s": nonoverlap},
+                            {"fn": "MPI_Wait", "nonoverlap_s": 0.0}],
+            "by_bin": [{"lo": 0, "hi": 1024, "transfers": 3}]}}
+
+    run = mpi_overlap.load(_run_dir(tmp_path, "profile",
+                                    {"ranks": [rank(0, 0.5), rank(1, 0.25)]}))
+    fn = run.frames["by_function"]
+    assert list(fn["rank"]) == [0, 0, 1, 1] and list(fn["host"]) == ["n0", "n0", "n1", "n1"]
+    assert fn.groupby("fn")["nonoverlap_s"].sum().to_dict() == {"MPI_Isend": 0.75,
+                                                                "MPI_Wait": 0.0}
+    assert run.frames["totals"].shape[0] == 2 and run.frames["by_bin"]["transfers"].sum() == 6
+    assert "by_region" not in run.frames  # not in these profiles
+
+
+def test_a_benchmark_gives_its_points_and_figures(tmp_path: Path) -> None:
+    result = {"results": {"directions": [
+        {"direction": "send", "sizes": [{"size": 0, "avail": {"value": 0.9}},
+                                        {"size": 1024, "avail": {"value": 0.8}}]},
+        {"direction": "recv", "sizes": [{"size": 0, "avail": {"value": 0.1}}]}]}}
+    analysis = {"figures": [{"name": "latency_small_us", "value": 1.5, "unit": "µs"}]}
+    run = mpi_overlap.load(_run_dir(tmp_path, "overhead", result, analysis))
+    sizes = run.frames["directions.sizes"]
+    assert list(sizes["direction"]) == ["send", "send", "recv"]
+    assert list(sizes["avail.value"]) == [0.9, 0.8, 0.1]
+    assert run.frames["figures"].set_index("name")["value"]["latency_small_us"] == 1.5
+    assert run.benchmark == "overhead"
+
+
+def test_not_a_run_directory_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="not a run directory"):
+        mpi_overlap.load(tmp_path)
