@@ -4,31 +4,13 @@ a directory that is not a run refused with the usual one-line error."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 import mpi_overlap
+from fake_runs import run_dir
 from mpi_overlap.errors import UserError
-from mpi_overlap.runner import RunOptions, initial_run_meta
-from mpi_overlap.toolchains import Toolchain
-
-
-def _run_dir(tmp_path: Path, benchmark: str, result: dict, analysis: dict | None = None
-             ) -> Path:
-    d = tmp_path / benchmark
-    d.mkdir()
-    tc = Toolchain(name="mpich", kind="wheel", flavor="mpich", mpicc="/x/mpicc",
-                   mpiexec="/x/mpiexec")
-    meta = initial_run_meta(benchmark, tc, RunOptions(ranks=2), [], d)
-    meta.update(status="complete", finished_utc=meta["started_utc"], elapsed_s=1.0,
-                returncode=0)
-    (d / "run.json").write_text(json.dumps(meta))
-    (d / "result.json").write_text(json.dumps(result))
-    if analysis is not None:
-        (d / "analysis.json").write_text(json.dumps(analysis))
-    return d
 
 
 def test_a_profile_is_one_row_per_rank_and_entry(tmp_path: Path) -> None:
@@ -39,7 +21,7 @@ def test_a_profile_is_one_row_per_rank_and_entry(tmp_path: Path) -> None:
                             {"fn": "MPI_Wait", "nonoverlap_s": 0.0}],
             "by_bin": [{"lo": 0, "hi": 1024, "transfers": 3}]}}
 
-    run = mpi_overlap.load(_run_dir(tmp_path, "profile",
+    run = mpi_overlap.load(run_dir(tmp_path, "profile",
                                     {"ranks": [rank(0, 0.5), rank(1, 0.25)]}))
     fn = run.frames["by_function"]
     assert list(fn["rank"]) == [0, 0, 1, 1] and list(fn["host"]) == ["n0", "n0", "n1", "n1"]
@@ -55,7 +37,7 @@ def test_a_benchmark_gives_its_points_and_figures(tmp_path: Path) -> None:
                                         {"size": 1024, "avail": {"value": 0.8}}]},
         {"direction": "recv", "sizes": [{"size": 0, "avail": {"value": 0.1}}]}]}}
     analysis = {"figures": [{"name": "latency_small_us", "value": 1.5, "unit": "µs"}]}
-    run = mpi_overlap.load(_run_dir(tmp_path, "overhead", result, analysis))
+    run = mpi_overlap.load(run_dir(tmp_path, "overhead", result, analysis))
     sizes = run.frames["directions.sizes"]
     assert list(sizes["direction"]) == ["send", "send", "recv"]
     assert list(sizes["avail.value"]) == [0.9, 0.8, 0.1]

@@ -941,6 +941,24 @@ def trace_cmd(run_dir: Path, out: Path) -> None:
         print(safe(line))
 
 
+# ----- export ---------------------------------------------------------------------------
+
+@app.group()
+def export() -> None:
+    """A run's data in other tools' formats."""
+
+
+@export.command("hatchet")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path),
+              help="the file to write (default: <run_dir>/hatchet.json)")
+def export_hatchet_cmd(run_dir: Path, out: Path | None) -> None:
+    """A profile as Hatchet's literal format: hatchet.GraphFrame.from_literal(json.load(f))."""
+    from .hatchet_export import export_hatchet
+
+    print(safe(f"Hatchet literal: {export_hatchet(run_dir, out).resolve()}"))
+
+
 # ----- report ---------------------------------------------------------------------------
 
 @app.command("report")
