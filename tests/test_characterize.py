@@ -17,6 +17,7 @@ from browser import browser_or_skip, console_errors
 from mpi_overlap.benchmarks.registry import get_benchmark
 from mpi_overlap.errors import UserError
 from mpi_overlap.report.summary_card import ANCHOR
+from mpi_overlap.schema import report_errors
 
 pytestmark = pytest.mark.mpi
 
@@ -51,6 +52,7 @@ def test_reduced_characterization(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert where == {"HTML report": (root / "report.html").resolve(),
                      "JSON summary": (root / "report.json").resolve()}  # both absolute
     report = json.loads((root / "report.json").read_text())
+    assert report_errors(report) == []
     card = {i["item"]: i["cells"]["mpich"] for i in report["summary_card"]["items"]}
     latency = next(f["value"] for f in run.analysis["figures"] if f["name"] == "latency_small_us")
     assert card["small-message latency"].startswith(f"{latency:.2f} µs")

@@ -15,6 +15,7 @@ from mpi_overlap import cli
 from mpi_overlap.benchmarks import registry
 from mpi_overlap.benchmarks.registry import Benchmark
 from mpi_overlap.rundir import load_run
+from mpi_overlap.schema import report_errors
 from mpi_overlap.suite import suite_benchmarks
 
 
@@ -48,6 +49,7 @@ def test_quick_suite_writes_one_report_with_every_finding(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr[-3000:]
     (report,) = _reports(out)
     doc = json.loads((report / "report.json").read_text())
+    assert report_errors(doc) == []
     findings = {f["benchmark"]: f for f in doc["suite"]["findings"]}
     assert {"threads-procs", "error-checking"} <= set(findings)
     html = (report / "report.html").read_text()

@@ -312,6 +312,7 @@ def test_every_table_is_also_csv(runs: list[Run], tmp_path: Path) -> None:
     (out / "tables").mkdir(parents=True)
     (out / "tables" / "99-stale.csv").write_text("old\n")
     html, doc, _ = _report(runs, out)
+    assert schema.report_errors(doc) == []
     listed = doc["tables"]
     assert listed and not (out / "tables" / "99-stale.csv").exists()
     assert sorted(p.name for p in (out / "tables").iterdir()) == sorted(

@@ -95,3 +95,8 @@ def analysis_errors(doc: dict[str, Any]) -> list[str]:
 
 def run_errors(doc: dict[str, Any]) -> list[str]:
     return errors_against(doc, "run-v1")
+
+
+def report_errors(doc: dict[str, Any]) -> list[str]:
+    """report.json (any command's report: a benchmark's, a suite's, characterize's)."""
+    return errors_against(doc, "report-v1")
