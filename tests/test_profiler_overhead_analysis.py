@@ -167,6 +167,11 @@ def test_analysis_of_a_clean_run_meets_both_targets() -> None:
     prof = analysis["profiles"]
     assert prof == {"launches": 10, "complete": 10, "events": 10000, "flushes": 30,
                     "rank0_events_per_message": 3.0, "clocks": ["tsc"]}
+    # the finding says what the table shows: each judged ratio, its interval, the verdict
+    assert analysis["finding"] == "; ".join(
+        f"{m['title']} with/without the profiler {m['geomean']:.3f} "
+        f"[{m['ci95_low']:.3f}, {m['ci95_high']:.3f}] over 5 pairs: {MEETS}"
+        for m in (rate, time))
 
 
 def test_a_clear_slowdown_misses_and_noise_is_inconclusive() -> None:

@@ -227,6 +227,23 @@ def profile_summary(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _finding(metrics: list[dict[str, Any]]) -> str:
+    """One sentence: each judged metric's ratio, interval and verdict (what the terminal's
+    table shows), so that summaries and the HTML findings say it too."""
+    parts = []
+    for m in metrics:
+        if m["target"] is None:
+            continue
+        if m["geomean"] is None:
+            parts.append(f"{m['title']}: no complete pair ({m['reason']})")
+            continue
+        ci = (f" [{m['ci95_low']:.3f}, {m['ci95_high']:.3f}]"
+              if m["ci95_low"] is not None and m["ci95_high"] is not None else "")
+        parts.append(f"{m['title']} with/without the profiler {m['geomean']:.3f}{ci} over "
+                     f"{m['n']} pairs: {m['verdict']}")
+    return "; ".join(parts) or "no metric was judged"
+
+
 def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
     metrics = [analyze_metric(result, spec, ci) for spec in METRICS]
     return {
@@ -242,6 +259,7 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
         },
         "metrics": metrics,
         "profiles": profile_summary(result),
+        "finding": _finding(metrics),
         "figures": [figure(f"{m['name']}_ratio", f"{m['title']}, with / without profiler",
                            m["geomean"], "ratio", "cost")
                     for m in metrics if m["target"] is not None],
