@@ -319,6 +319,14 @@ def test_findings_are_computed() -> None:
     assert "Transfers posted by MPI_Send lose 50 %" in text
     assert "Region (no region) loses 75 %" in text
     assert "Every transfer was attributed precisely" in text
+    assert "counted for information" not in text
+    # a counter that is information, not an anomaly, is named beside that sentence, so
+    # that it agrees with the notes table that lists it
+    shared = three_ranks()
+    shared["ranks"][1]["profile"]["counters"]["handle_shared"] = 400
+    text = " ".join(analyze_profile(shared)["findings"])
+    assert ("no anomaly counted; counted for information, not anomalies: handle_shared 400"
+            in text)
     # the numbers follow the data, not a template
     other = three_ranks()
     other["ranks"][0]["profile"]["totals"]["max_s"] = 1.5

@@ -504,9 +504,12 @@ def _findings(doc: dict[str, Any]) -> list[str]:
         listed = ", ".join(f"{n_['name']} {n_['count']}" for n_ in notes)
         out.append(f"Not attributed precisely: {listed} (see the notes).")
     else:
+        info = doc.get("info_counters") or []
+        counted = ("; counted for information, not anomalies: "
+                   + ", ".join(f"{n_['name']} {n_['count']}" for n_ in info)) if info else ""
         out.append(
             "Every transfer was attributed precisely: no begin-only or end-only "
-            "transfers and no anomaly counted."
+            f"transfers and no anomaly counted{counted}."
         )
     return out
 
