@@ -122,3 +122,21 @@ def test_cells_read_without_the_docs() -> None:
                               figure("hidden_pct_largest", "h", 2.0, "%", "overlap")])
     assert knee == ("up to 0.70 µs of computation per exchange comes free at the smallest size, "
                     "21.9 µs at the largest; 2 % of the largest exchange hidden")
+
+
+def test_cells_are_coloured_by_the_share_hidden() -> None:
+    """Green from 70 % hidden (or CPU free), amber from 30 %, red below; costs and facts
+    (latency) not coloured; the grade is in report.json and the page's cell class."""
+    runs = [_run("comm-overlap", "a", [figure("hidden_pct_largest", "h", 97.0, "%", "overlap")]),
+            _run("comm-overlap", "b", [figure("hidden_pct_largest", "h", -107.0, "%",
+                                              "overlap")]),
+            _run("overhead", "a", [figure("send_availability_max_pct", "x", 45.0, "%",
+                                          "overlap")]),
+            _run("stack-floor", "a", [figure("latency_small_us", "l", 1.2, "µs", "cost")])]
+    items = {i["benchmark"]: i["grades"] for i in card_json(runs)["items"]}
+    assert items["comm-overlap"] == {"a": "good", "b": "poor"}
+    assert items["overhead"] == {"a": "fair", "b": None}  # b: not run
+    assert items["stack-floor"] == {"a": None, "b": None}
+    table = card_section(runs).tables[0]
+    comm = next(i for i, row in enumerate(table.rows) if row[0].startswith("communication"))
+    assert table.css[comm][1:] == ("left grade-good", "left grade-poor")

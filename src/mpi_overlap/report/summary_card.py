@@ -33,6 +33,38 @@ class CardItem:
     render: Callable[[Figures], str | None] | None = None
     # Items that need more than figures (verdict ranges) read the analysis instead.
     from_analysis: Callable[[dict[str, Any]], str | None] | None = None
+    # How much of the time was hidden or free, 0–100, for the cell's colour (GRADES);
+    # None: the item is a cost or a fact, not coloured.
+    share: Callable[[dict[str, Any]], float | None] | None = None
+
+
+# The card's colours: a share of at least GOOD % hidden (or of the CPU free) is green, at
+# least FAIR % amber, below it red. Round numbers, not a standard: the sentence gives the
+# figure.
+GOOD, FAIR = 70.0, 30.0
+
+
+def grade(share: float | None) -> str | None:
+    """"good", "fair" or "poor" for a share in %, None when there is none."""
+    if share is None:
+        return None
+    return "good" if share >= GOOD else "fair" if share >= FAIR else "poor"
+
+
+def _max_of(*names: str, scale: float = 1.0) -> Callable[[dict[str, Any]], float | None]:
+    """The largest of some figures (times scale), as a share for the colour."""
+    def share(analysis: dict[str, Any]) -> float | None:
+        figs = _analysis_figures(analysis)
+        values = [v * scale for v in (_num(figs, n) for n in names) if v is not None]
+        return max(values) if values else None
+    return share
+
+
+def _progress_share(analysis: dict[str, Any]) -> float | None:
+    ranges = analysis.get("verdict_ranges") or {}
+    if not ranges:
+        return None
+    return 100.0 if any("yes" in str(text) for text in ranges.values()) else 0.0
 
 
 def _num(figs: Figures, name: str) -> float | None:
@@ -204,13 +236,19 @@ ITEMS: list[CardItem] = [
     CardItem("small-message latency", "stack-floor", from_analysis=_latency),
     CardItem("eager limit", "sync-overlap", _eager),
     CardItem("asynchronous progress (data moves with no MPI call)", "progress",
-             from_analysis=_progress),
-    CardItem("communication–computation overlap", "comm-overlap", _comm),
-    CardItem("computation needed to hide an exchange", "inflation", _inflation),
-    CardItem("availability (post-work-wait)", "overhead", _availability),
-    CardItem("availability (polling with MPI_Test)", "polling", _polling),
-    CardItem("non-blocking collective overlap (OSU)", "nbc-overlap", _overlap_range),
-    CardItem("one-sided overlap", "rma-overlap", _rma),
+             from_analysis=_progress, share=_progress_share),
+    CardItem("communication–computation overlap", "comm-overlap", _comm,
+             share=_max_of("hidden_pct_largest")),
+    CardItem("computation needed to hide an exchange", "inflation", _inflation,
+             share=_max_of("hidden_pct_largest")),
+    CardItem("availability (post-work-wait)", "overhead", _availability,
+             share=_max_of("send_availability_max_pct", "recv_availability_max_pct")),
+    CardItem("availability (polling with MPI_Test)", "polling", _polling,
+             share=_max_of("availability_fast_poll", scale=100.0)),
+    CardItem("non-blocking collective overlap (OSU)", "nbc-overlap", _overlap_range,
+             share=_max_of("osu_overlap_pct_largest", "osu_overlap_pct_largest_tests")),
+    CardItem("one-sided overlap", "rma-overlap", _rma,
+             share=_max_of("osu_overlap_pct_largest_flush", "osu_overlap_pct_largest_fence")),
     CardItem("matching cost per queued request", "matching", _matching),
     CardItem("case study: halo", "study-halo", _study),
     CardItem("case study: cg", "study-cg", _study),
@@ -245,11 +283,16 @@ def _labels(runs: list[Run]) -> list[str]:
     return labels
 
 
-def _cell(item: CardItem, runs: list[Run], label: str) -> str:
+def _cell_run(item: CardItem, runs: list[Run], label: str) -> Run | None:
+    """The run a cell is built from: the column's last run of the item's benchmark."""
     mine = [r for r in runs if _card_label(r) == label and r.benchmark == item.benchmark]
-    if not mine:
+    return mine[-1] if mine else None
+
+
+def _cell(item: CardItem, runs: list[Run], label: str) -> str:
+    run = _cell_run(item, runs, label)
+    if run is None:
         return "not run"
-    run = mine[-1]
     text = None
     if run.analysis:
         if item.from_analysis is not None:
@@ -280,11 +323,18 @@ def card_rows(runs: list[Run]) -> list[tuple[str, ...]]:
 def _cell_figures(item: CardItem, runs: list[Run], label: str) -> list[dict[str, Any]]:
     """The numbers behind a cell, for scripts: the headline figures (name, label, value,
     unit, kind) of the run the cell was built from; [] when it was not run."""
-    mine = [r for r in runs if _card_label(r) == label and r.benchmark == item.benchmark]
-    if not mine:
-        return []
-    figs = (mine[-1].analysis or {}).get("figures") or []
+    run = _cell_run(item, runs, label)
+    figs = ((run.analysis or {}).get("figures") or []) if run else []
     return [dict(f) for f in figs if isinstance(f, dict) and "name" in f]
+
+
+def _cell_grade(item: CardItem, runs: list[Run], label: str) -> str | None:
+    """The cell's colour ("good", "fair", "poor"), or None: not graded, not run, or no
+    share measured."""
+    run = _cell_run(item, runs, label)
+    if item.share is None or run is None or not run.analysis:
+        return None
+    return grade(item.share(run.analysis))
 
 
 def card_json(runs: list[Run]) -> dict[str, Any]:
@@ -294,6 +344,7 @@ def card_json(runs: list[Run]) -> dict[str, Any]:
     return {"labels": labels,
             "items": [{"item": item.label, "benchmark": item.benchmark,
                        "cells": dict(zip(labels, row[1:], strict=True)),
+                       "grades": {lab: _cell_grade(item, runs, lab) for lab in labels},
                        "figures": {lab: _cell_figures(item, runs, lab) for lab in labels}}
                       for item, row in zip(ITEMS, card_rows(runs), strict=True)]}
 
@@ -309,9 +360,13 @@ def card_section(runs: list[Run]) -> Section:
     if any(r.meta.get("replicate") for r in runs):
         intro += (" Of several launches the card shows the last; the replication sections "
                   "give every launch and the spread between them.")
+    intro += (f" Colours: green when at least {GOOD:.0f} % of the time was hidden (or the "
+              f"CPU free), amber from {FAIR:.0f} %, red below; costs and facts are not "
+              "coloured.")
+    css = [("left", *[f"left grade-{_cell_grade(item, runs, lab) or 'none'}"
+                      for lab in labels]) for item in ITEMS]
     return Section("Summary card", intro, [], [HtmlTable(
-        "Summary card", ("", *labels), rows, [("left",) * (1 + len(labels))] * len(rows))],
-        anchor=ANCHOR)
+        "Summary card", ("", *labels), rows, css)], anchor=ANCHOR)
 
 
 def print_card(runs: list[Run], console: Console) -> None:
