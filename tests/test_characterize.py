@@ -68,5 +68,13 @@ def test_reduced_characterization(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert f"{latency:.2f} µs" in table.text
         assert table.screenshot(str(tmp_path / "card.png"))
         assert console_errors(driver) == []
+        # the page never scrolls sideways, at a desktop's width or a narrow window's: a
+        # table too wide scrolls inside its own frame
+        for width in (1400, 800):
+            driver.set_window_size(width, 1200)
+            driver.get((root / "report.html").resolve().as_uri())
+            scroll, client = driver.execute_script(
+                "const e = document.documentElement; return [e.scrollWidth, e.clientWidth]")
+            assert scroll <= client, (width, scroll, client)
     finally:
         driver.quit()
