@@ -48,3 +48,22 @@ def test_a_benchmark_gives_its_points_and_figures(tmp_path: Path) -> None:
 def test_not_a_run_directory_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="not a run directory"):
         mpi_overlap.load(tmp_path)
+
+
+def test_report_tables_round_trip_from_their_csv(tmp_path: Path) -> None:
+    """A table written as CSV with the report (csv_tables.py) reads back as the page shows
+    it: the same headers and cells, commas and quotes included."""
+    import json
+
+    from mpi_overlap.report.csv_tables import write_csv_tables
+    from mpi_overlap.report.html import HtmlTable, Section
+
+    d = run_dir(tmp_path, "overhead", {"results": {}})
+    rows = [("0 B", "1.20", 'a "quoted", comma'), ("1 KiB", "—", "")]
+    table = HtmlTable("send — overhead per size", ("size", "µs", "note"), rows,
+                      [("left", "num", "left")] * 2)
+    listed = write_csv_tables([Section("Host overhead", None, [], [table])], d)
+    (d / "report.json").write_text(json.dumps({"tables": listed}))
+    back = mpi_overlap.load(d).report_tables()["send — overhead per size"]
+    assert list(back.columns) == ["size", "µs", "note"]
+    assert [tuple(r) for r in back.itertuples(index=False)] == rows

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from .json_input import read_json
 from .rundir import load_run
 
 PROFILE_TABLES = ("by_bin", "by_function", "by_region")
@@ -35,6 +36,18 @@ class RunData:
     @property
     def benchmark(self) -> str:
         return str(self.meta.get("benchmark", "unknown"))
+
+    def report_tables(self) -> dict[str, pd.DataFrame]:
+        """The tables of the run directory's report (report.json's "tables", the CSVs
+        beside it), by caption, read back as the page shows them (text cells); {} when
+        the directory holds no report."""
+        doc_path = self.path / "report.json"
+        if not doc_path.is_file():
+            return {}
+        listed = read_json(doc_path).get("tables") or []
+        return {t["caption"]: pd.read_csv(self.path / t["csv"], dtype=str,
+                                          keep_default_na=False)
+                for t in listed if (self.path / t["csv"]).is_file()}
 
 
 def _records(value: Any) -> bool:
