@@ -190,3 +190,19 @@ def test_output_width_follows_columns_and_never_wraps_at_80() -> None:
     proc = run_cli("bench", "overhead", "--mpi", long_name, env={"COLUMNS": ""})
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert f"unknown toolchain '{long_name}'" in line
+
+
+def test_quiet_prints_where_the_report_is_and_nothing_else(tmp_path: Path) -> None:
+    """`mpi-overlap --quiet report RUN`: no tables, only where the report is (both paths);
+    --quiet with --verbose is refused in one line."""
+    from fake_runs import run_dir
+
+    d = run_dir(tmp_path, "overhead", {"results": {}})
+    loud = run_cli("report", str(d), "--out", str(tmp_path / "loud"))
+    quiet = run_cli("--quiet", "report", str(d), "--out", str(tmp_path / "quiet"))
+    assert loud.returncode == quiet.returncode == 0, (loud.stderr, quiet.stderr)
+    lines = [ln for ln in quiet.stdout.splitlines() if ln.strip()]
+    assert [ln.split(":")[0] for ln in lines] == ["HTML report", "JSON summary"], lines
+    assert len(loud.stdout.splitlines()) > len(lines)
+    assert (tmp_path / "quiet" / "report.html").is_file()
+    one_line_error(run_cli("-q", "--verbose", "report", str(d)), "--quiet or --verbose", code=2)

@@ -24,7 +24,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress, TaskID
 
-from . import launch_plan, slurm_launch
+from . import launch_plan, slurm_launch, verbosity
 from .benchmarks.registry import Benchmark
 from .errors import UserError
 from .rundir import Run, placement_label
@@ -203,12 +203,14 @@ def _report(outcome: Outcome, out_dir: Path, console: Console, *, verbose: bool)
     runs = outcome.runs
     lead = [summary_section("characterization", runs)] if runs else []
     paths = make_report(runs, out_dir, console=console, top_sections=[card_section(runs)],
-                        lead_sections=lead, keep_going=True, print_tables=verbose,
+                        lead_sections=lead, keep_going=True,
+                        print_tables=verbose or verbosity.verbose(),
                         title="mpi-overlap characterization",
                         extra={"summary_card": card_json(runs),
                                "findings": findings_json(runs),
                                "problems": outcome.problems})
-    print_card(runs, console)
+    if not verbosity.quiet():
+        print_card(runs, console)
     for problem in outcome.problems:
         console.print(f"problem: {problem}", markup=False)
     for line in paths.lines():

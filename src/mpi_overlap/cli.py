@@ -142,9 +142,19 @@ def _run_options(timeout_help: str = "seconds before the run is stopped") -> Cal
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mpi-overlap", message="%(prog)s %(version)s")
-def app() -> None:
+@click.option("-q", "--quiet", is_flag=True,
+              help="leave out the tables and progress bars: status lines, where the report "
+                   "is, warnings and errors only")
+@click.option("--verbose", is_flag=True,
+              help="also print what a command leaves out by default (characterize: every "
+                   "run's tables)")
+@click.pass_context
+def app(ctx: click.Context, quiet: bool, verbose: bool) -> None:
     """Is my MPI communication hidden behind computation, and what does MPI cost beyond
     moving bytes?"""
+    from . import verbosity
+
+    ctx.with_resource(verbosity.bound(quiet, verbose))
 
 
 # ----- toolchains ------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from rich.progress import (
     TaskID,
 )
 
-from . import env_matrix, launch_plan
+from . import env_matrix, launch_plan, verbosity
 from .benchmarks import registry
 from .benchmarks.registry import Benchmark
 from .errors import UserError
@@ -117,7 +117,8 @@ def summary_section(suite: str, runs: list[Run]):
 
 def progress_bar(console: Console) -> Progress:
     """The one display of a multi-benchmark command: an overall bar, task bars under it."""
-    return Progress(*progress_columns(), console=console, transient=True)
+    return Progress(*progress_columns(), console=console, transient=True,
+                    disable=verbosity.quiet())
 
 
 def run_one(bench: Benchmark, tc: Toolchain, opts: RunOptions, native_args: list[str],

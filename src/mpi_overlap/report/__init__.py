@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from .. import __version__
+from .. import __version__, verbosity
 from ..file_output import WriteError
 from ..rundir import Run, utc_now, write_json_atomic, write_text_atomic
 from ..termsafe import SafeConsole, safe
@@ -291,10 +291,10 @@ def make_report(
     title: str | None = None,
     extra: dict[str, Any] | None = None,
     keep_going: bool = False,
-    print_tables: bool = True,
+    print_tables: bool | None = None,
 ) -> ReportPaths:
-    """Print the terminal tables (unless print_tables is False: the report holds them),
-    write report.html and report.json into out_dir.
+    """Print the terminal tables (print_tables; None: unless the command is --quiet; the
+    report holds them either way), write report.html and report.json into out_dir.
     `top_sections` come before the run cards (a summary card), `lead_sections` first
     among the sections (a suite's summary), `extra` joins report.json's top level;
     keep_going: a reporter that fails gives an error section instead of failing the report."""
@@ -304,7 +304,7 @@ def make_report(
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise WriteError(out_dir, err) from None
-    if print_tables:
+    if print_tables if print_tables is not None else not verbosity.quiet():
         print_terminal(runs, console or SafeConsole(), keep_going=keep_going)
     generated = utc_now()
     views = [
