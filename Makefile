@@ -17,7 +17,7 @@ RUNS        ?= mpi-overlap-runs
 $(BIN)/mpi-overlap: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,mpich]'
 	@touch $@
 
 setup: $(BIN)/mpi-overlap

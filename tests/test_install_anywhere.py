@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -75,10 +76,20 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
                   str(tmp_path / "dist"), str(tree)], tmp_path, env)
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = (tmp_path / "dist").glob("mpi_overlap-*.whl")
+    # the MPICH wheel and the build tools only with the `mpich` extra: a system MPI's
+    # users need not take them
+    with zipfile.ZipFile(wheel) as zf:
+        meta = next(zf.read(n).decode() for n in zf.namelist() if n.endswith("/METADATA"))
+    requires = [ln.split(":", 1)[1].strip() for ln in meta.splitlines()
+                if ln.startswith("Requires-Dist:")]
+    for tool in ("mpich", "cmake", "ninja"):
+        (req,) = [r for r in requires if r.split(">")[0].split("=")[0].strip() == tool]
+        assert 'extra == "mpich"' in req, req
     venv = tmp_path / "venv"
     assert _run([sys.executable, "-m", "venv", str(venv)], tmp_path, env).returncode == 0
     installed = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                      "--disable-pip-version-check", str(wheel)], tmp_path, env, timeout=900)
+                      "--disable-pip-version-check", f"{wheel}[mpich]"], tmp_path, env,
+                     timeout=900)
     if installed.returncode != 0:
         pytest.skip("pip could not install the wheel's dependencies here: "
                     + (installed.stderr.strip().splitlines() or ["no message"])[-1])

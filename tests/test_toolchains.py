@@ -121,3 +121,12 @@ def test_toolchain_env_prints_shell_lines_that_work(monkeypatch: pytest.MonkeyPa
     out = subprocess.run(["sh", "-c", script], env={"PATH": "/usr/bin:/bin"},
                          capture_output=True, text=True, check=True).stdout
     assert out == "/x/bin:/usr/bin:/bin|/opt/my impi/lib|/opt/my impi"
+
+
+def test_without_the_mpich_extra_the_default_toolchain_says_how_to_get_it() -> None:
+    """The MPICH wheel, CMake and Ninja are the package's `mpich` extra: a default
+    toolchain whose wrapper is missing says to install it."""
+    missing = Toolchain(name=toolchains.DEFAULT_TOOLCHAIN, kind="wheel", flavor="mpich",
+                        mpicc="/nonexistent/bin/mpicc", mpiexec="/nonexistent/bin/mpiexec")
+    with pytest.raises(UserError, match=r"pip install 'mpi-overlap\[mpich\]'"):
+        missing.check()

@@ -75,7 +75,8 @@ def ensure_built(
         raise UserError(f"native sources not found at {src} (set MPI_OVERLAP_NATIVE_DIR)")
     cmake = find_tool("cmake")
     if not cmake:
-        raise UserError("cmake not found; install it: pip install cmake (or apt-get install cmake)")
+        raise UserError("cmake not found; install it: pip install 'mpi-overlap[mpich]' (or "
+                        "pip install cmake, or apt-get install cmake)")
     werror = werror_default() if werror is None else werror
     variant = "release" if not sanitize else "san-" + sanitize.replace(",", "-")
     bdir = build_dir_for(tc, variant)

