@@ -305,17 +305,20 @@ def two_runs(
 
 def test_every_table_is_also_csv(runs: list[Run], tmp_path: Path) -> None:
     """report.json lists a CSV per table of the page, in page order, each the table's
-    header and rows; a second report in the same directory leaves no stale CSV."""
+    header and rows; a second report in the same directory leaves no stale CSV of its
+    own and touches nothing else there."""
     import csv
 
     out = tmp_path / "rep"
     (out / "tables").mkdir(parents=True)
     (out / "tables" / "99-stale.csv").write_text("old\n")
+    (out / "tables" / "my-notes.txt").write_text("the user's own file\n")
     html, doc, _ = _report(runs, out)
     assert schema.report_errors(doc) == []
     listed = doc["tables"]
     assert listed and not (out / "tables" / "99-stale.csv").exists()
-    assert sorted(p.name for p in (out / "tables").iterdir()) == sorted(
+    assert (out / "tables" / "my-notes.txt").is_file()  # not the report's: left alone
+    assert sorted(p.name for p in (out / "tables").glob("*.csv")) == sorted(
         Path(t["csv"]).name for t in listed)
     for entry in listed:
         with (out / entry["csv"]).open(newline="") as fh:

@@ -9,7 +9,6 @@ banner saying what is missing.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,7 +46,7 @@ from . import (
     threads_procs,
     waitany,
 )
-from .csv_tables import TABLES_DIR, write_csv_tables
+from .csv_tables import write_csv_tables
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
 
 __all__ = ["BenchmarkReporter", "ReportPaths", "make_report", "register"]
@@ -329,8 +328,6 @@ def make_report(
                         else provider(group))
     ]
     html_path, json_path = out_dir / HTML_FILE, out_dir / JSON_FILE
-    # stale CSVs of an earlier report in the same directory would be mistaken for these
-    shutil.rmtree(out_dir / TABLES_DIR, ignore_errors=True)
     tables = write_csv_tables([*(top_sections or []), *sections], out_dir)
     write_text_atomic(
         html_path,

@@ -28,9 +28,23 @@ def _csv_text(table: HtmlTable) -> str:
     return buf.getvalue()
 
 
+# the files this module writes, and only those, are replaced by the next report there
+_OURS = re.compile(r"^\d{2,}-[a-z0-9-]+\.csv$")
+
+
+def _remove_stale(tables_dir: Path) -> None:
+    """An earlier report's CSVs in the same directory would be mistaken for this one's;
+    anything else there (the --out directory is the user's) is left alone."""
+    if tables_dir.is_dir():
+        for path in tables_dir.iterdir():
+            if path.is_file() and _OURS.match(path.name):
+                path.unlink()
+
+
 def write_csv_tables(sections: list[Section], out_dir: Path) -> list[dict[str, str]]:
     """One CSV per table of `sections`, in page order; [{section, caption, csv}] with
     paths relative to out_dir."""
+    _remove_stale(out_dir / TABLES_DIR)
     listed = []
     number = 0
     for section in sections:
