@@ -67,3 +67,30 @@ def test_report_tables_round_trip_from_their_csv(tmp_path: Path) -> None:
     back = mpi_overlap.load(d).report_tables()["send — overhead per size"]
     assert list(back.columns) == ["size", "µs", "note"]
     assert [tuple(r) for r in back.itertuples(index=False)] == rows
+
+
+def test_csv_tables_that_do_not_fit_leave_none_behind(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk half-way through the tables: the ones written are removed (no half set,
+    and their space is what run.json needs to say the report failed), the error goes on."""
+    import errno
+
+    from mpi_overlap.file_output import WriteError
+    from mpi_overlap.report import csv_tables
+    from mpi_overlap.report.html import HtmlTable, Section
+
+    real = csv_tables.write_text
+    calls = []
+
+    def fill_up(path: Path, text: str) -> None:
+        calls.append(path)
+        if len(calls) == 3:
+            raise WriteError(path, OSError(errno.ENOSPC, "No space left on device"))
+        real(path, text)
+
+    monkeypatch.setattr(csv_tables, "write_text", fill_up)
+    tables = [HtmlTable(f"t{i}", ("a",), [("1",)], [("left",)]) for i in range(4)]
+    with pytest.raises(WriteError) as err:
+        csv_tables.write_csv_tables([Section("s", None, [], tables)], tmp_path)
+    assert err.value.disk_full
+    assert list((tmp_path / "tables").glob("*.csv")) == []

@@ -328,7 +328,6 @@ def make_report(
                         else provider(group))
     ]
     html_path, json_path = out_dir / HTML_FILE, out_dir / JSON_FILE
-    tables = write_csv_tables([*(top_sections or []), *sections], out_dir)
     write_text_atomic(
         html_path,
         render_html(
@@ -340,6 +339,8 @@ def make_report(
             top_sections=top_sections,
         ),
     )
+    # after the page (the report people open first), before report.json, which lists them
+    tables = write_csv_tables([*(top_sections or []), *sections], out_dir)
     write_json_atomic(
         json_path,
         {

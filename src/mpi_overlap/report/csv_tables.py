@@ -9,7 +9,7 @@ import io
 import re
 from pathlib import Path
 
-from ..file_output import write_text
+from ..file_output import WriteError, write_text
 from .html import HtmlTable, Section
 
 TABLES_DIR = "tables"
@@ -47,11 +47,18 @@ def write_csv_tables(sections: list[Section], out_dir: Path) -> list[dict[str, s
     _remove_stale(out_dir / TABLES_DIR)
     listed = []
     number = 0
-    for section in sections:
-        for table in section.tables:
-            number += 1
-            name = f"{number:02d}-{_slug(table.caption or section.title)}.csv"
-            write_text(out_dir / TABLES_DIR / name, _csv_text(table))
-            listed.append({"section": section.title, "caption": table.caption,
-                           "csv": f"{TABLES_DIR}/{name}"})
+    try:
+        for section in sections:
+            for table in section.tables:
+                number += 1
+                name = f"{number:02d}-{_slug(table.caption or section.title)}.csv"
+                write_text(out_dir / TABLES_DIR / name, _csv_text(table))
+                listed.append({"section": section.title, "caption": table.caption,
+                               "csv": f"{TABLES_DIR}/{name}"})
+    except WriteError:
+        # no half set of tables; and on a full disk the space they took is what the
+        # caller needs to say in run.json that the report failed
+        for entry in listed:
+            (out_dir / entry["csv"]).unlink(missing_ok=True)
+        raise
     return listed
