@@ -1,6 +1,7 @@
 """`mpi-overlap export hatchet RUN_DIR`: a profile as Hatchet's literal format, loaded
-here by Hatchet itself: the root holds the totals over ranks, each breakdown (function,
-size bin, region) the sums of its children."""
+here by Hatchet itself: the root holds the job's totals over ranks, each breakdown
+(function, size bin, region) the sums of its children, the same numbers as the profile
+analysis — including the open last size bin (≥ 1 GiB)."""
 
 from __future__ import annotations
 
@@ -11,21 +12,23 @@ import pytest
 
 from cli_helpers import one_line_error, run_cli
 from fake_runs import run_dir
+from test_analysis_profile import MIB, Group, make_result, rank_doc
 
 ht = pytest.importorskip("hatchet", reason="llnl-hatchet is in the dev extra (make setup)")
+GIB = 1 << 30
 
 
 def _rank(r: int, isend: float) -> dict:
-    return {"rank": r, "host": f"n{r}", "profile": {
-        "totals": {"xfer_s": isend + 0.5, "min_s": 0.1, "max_s": 0.4, "nonoverlap_s": 0.2},
-        "by_function": [{"fn": "MPI_Isend", "xfer_s": isend, "nonoverlap_s": 0.1 * (r + 1)},
-                        {"fn": "MPI_Irecv", "xfer_s": 0.5, "nonoverlap_s": 0.0}],
-        "by_bin": [{"lo": 1024, "hi": 2048, "xfer_s": isend + 0.5}],
-        "by_region": [{"region": "exchange", "xfer_s": isend + 0.5}]}}
+    # MPI_Isend loses 0.1 s on rank 0 and 0.2 s on rank 1; MPI_Irecv loses nothing
+    return rank_doc(r, [
+        Group("MPI_Isend", "exchange", MIB, 2 * MIB, 5, isend, 0.1, isend - 0.1 * (r + 1)),
+        Group("MPI_Irecv", "exchange", GIB, None, 5, 0.5, 0.1, 0.5),
+    ], size=2, comp={"exchange": 1.0})
 
 
 def test_hatchet_reads_the_export(tmp_path: Path) -> None:
-    result = {"app": {"argv": ["/home/u/halo"]}, "ranks": [_rank(0, 1.0), _rank(1, 2.0)]}
+    result = make_result([_rank(0, 1.0), _rank(1, 2.0)])
+    result["app"]["argv"] = ["/home/u/halo"]
     d = run_dir(tmp_path, "profile", result)
     proc = run_cli("export", "hatchet", str(d))
     assert proc.returncode == 0, proc.stderr
@@ -34,9 +37,11 @@ def test_hatchet_reads_the_export(tmp_path: Path) -> None:
     df = gf.dataframe.reset_index(drop=True).set_index("name")
     assert df.loc["exchange", "xfer_s"] == pytest.approx(4.0)  # region: 1.5 + 2.5
     assert df.loc["MPI_Isend", "xfer_s"] == pytest.approx(3.0)
-    assert df.loc["MPI_Isend", "nonoverlap_s_max_rank"] == pytest.approx(0.2)
+    assert df.loc["MPI_Isend", "nonoverlap_s"] == pytest.approx(0.3)
+    assert df.loc["MPI_Isend", "worst_rank"] == 1  # the rank losing most there
     assert df.loc["by function", "xfer_s"] == pytest.approx(4.0)
-    assert df.loc["1 KiB – 2 KiB", "xfer_s"] == pytest.approx(4.0)
+    assert df.loc["1 MiB–2 MiB", "xfer_s"] == pytest.approx(3.0)
+    assert df.loc["≥ 1 GiB", "xfer_s"] == pytest.approx(1.0)  # the open last bin
     root = literal[0]
     assert root["frame"]["name"] == "halo" and root["metrics"]["xfer_s"] == pytest.approx(4.0)
     assert [c["frame"]["name"] for c in root["children"]] == ["by function", "by size",

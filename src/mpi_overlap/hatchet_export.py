@@ -1,11 +1,12 @@
 """A profile as Hatchet's literal format (a list of trees of {frame, metrics,
 children}), which `hatchet.GraphFrame.from_literal` reads, and Thicket through it.
 
-Until profiles record call sites, the tree is the profile's own breakdowns under one root:
-root → "by function" → each MPI function, root → "by size" → each size bin, root → "by
-region" → each region. Metrics per node are summed over the ranks (seconds, counts), with
-the largest rank's non-overlapped time beside the sum; a breakdown's node holds the sums
-of its children, the root the totals over ranks."""
+Until profiles record call sites, the tree is the profile analysis' own breakdowns under
+one root: root → "by function" → each MPI function, root → "by size" → each size bin,
+root → "by region" → each region. The numbers are the analysis' (analysis/profile.py:
+sums over ranks, non-overlapped time as xfer − max, bin labels), so the export says what
+the report says; a breakdown's node holds the sums of its children, the root the job's
+totals. `worst_rank` is the rank losing most at that node, -1 when none lost any."""
 
 from __future__ import annotations
 
@@ -14,27 +15,18 @@ from typing import Any
 
 from .errors import UserError
 from .file_output import write_json
+from .report.profile_table import analysis_of
 from .rundir import load_run
-from .sizes import format_size
 
-METRICS = ("xfer_s", "min_s", "max_s", "nonoverlap_s", "transfers", "calls", "call_s")
+# the numeric measures a ranking entry (or the job) carries that sum over entries
+SUMMED = ("transfers", "xfer_s", "min_s", "max_s", "nonoverlap_s", "calls", "call_s", "comp_s")
 
 
-def _sum_rows(rows: list[dict[str, Any]]) -> dict[str, float]:
-    out = {m: float(sum(r.get(m) or 0 for r in rows)) for m in METRICS
-           if any(m in r for r in rows)}
-    worst = max((float(r.get("nonoverlap_s") or 0) for r in rows), default=0.0)
-    out["nonoverlap_s_max_rank"] = worst
+def _metrics(entry: dict[str, Any]) -> dict[str, float]:
+    out = {m: float(entry[m]) for m in SUMMED if isinstance(entry.get(m), (int, float))}
+    if "worst_rank" in entry:
+        out["worst_rank"] = float(-1 if entry["worst_rank"] is None else entry["worst_rank"])
     return out
-
-
-def _group(ranks: list[dict[str, Any]], table: str, key: Any) -> dict[str, list[dict]]:
-    groups: dict[str, list[dict]] = {}
-    for rank in ranks:
-        for entry in (rank.get("profile") or {}).get(table) or []:
-            if isinstance(entry, dict):
-                groups.setdefault(key(entry), []).append(entry)
-    return groups
 
 
 def _node(name: str, kind: str, metrics: dict[str, float],
@@ -45,35 +37,32 @@ def _node(name: str, kind: str, metrics: dict[str, float],
     return node
 
 
-def _breakdown(title: str, kind: str, groups: dict[str, list[dict]]) -> dict[str, Any]:
-    children = [_node(name, kind, _sum_rows(rows)) for name, rows in groups.items()]
-    return _node(title, "breakdown", _sum_rows([r for rows in groups.values() for r in rows]),
-                 children)
+def _breakdown(title: str, kind: str, name_key: str,
+               entries: list[dict[str, Any]]) -> dict[str, Any]:
+    children = [_node(str(e[name_key]), kind, _metrics(e)) for e in entries]
+    sums = {m: sum(c["metrics"].get(m, 0.0) for c in children) for m in SUMMED
+            if any(m in c["metrics"] for c in children)}
+    return _node(title, "breakdown", sums, children)
 
 
-def hatchet_literal(result: dict[str, Any]) -> list[dict[str, Any]]:
-    ranks = [r for r in result.get("ranks") or [] if isinstance(r, dict)]
-    if not ranks:
-        raise UserError("the profile holds no rank's data: nothing to export")
-    bins = _group(ranks, "by_bin", lambda e: f"{format_size(int(e['lo']))} – "
-                                             f"{format_size(int(e['hi']))}")
+def hatchet_literal(analysis: dict[str, Any], program: str) -> list[dict[str, Any]]:
+    rankings = analysis["rankings"]
     children = [
-        _breakdown("by function", "function", _group(ranks, "by_function", lambda e: e["fn"])),
-        _breakdown("by size", "size-bin", bins),
-        _breakdown("by region", "region", _group(ranks, "by_region", lambda e: e["region"])),
+        _breakdown("by function", "function", "fn", rankings["functions"]),
+        _breakdown("by size", "size-bin", "label", rankings["bins"]),
+        _breakdown("by region", "region", "region", rankings["regions"]),
     ]
-    totals = [(r.get("profile") or {}).get("totals") or {} for r in ranks]
-    app = result.get("app") or {}
-    name = Path(str((app.get("argv") or ["program"])[0])).name if isinstance(app, dict) else ""
-    return [_node(name or "program", "program", _sum_rows(totals), children)]
+    return [_node(program, "program", _metrics(analysis["job"]), children)]
 
 
 def export_hatchet(run_dir: Path, out: Path | None) -> Path:
     """Write the profile run's literal to `out` (default: <run_dir>/hatchet.json)."""
     run = load_run(run_dir)
-    if run.benchmark != "profile" or not run.result:
+    analysis = analysis_of(run) if run.benchmark == "profile" else None
+    if not analysis or not analysis.get("ranks"):
         raise UserError(f"{run_dir}: not a profile run with results (`mpi-overlap profile` "
                         "makes one)")
+    argv = ((run.result or {}).get("app") or {}).get("argv") or ["program"]
     target = out or run.path / "hatchet.json"
-    write_json(target, hatchet_literal(run.result))
+    write_json(target, hatchet_literal(analysis, Path(str(argv[0])).name))
     return target
