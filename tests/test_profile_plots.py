@@ -18,7 +18,10 @@ def test_bins_are_also_drawn_by_absolute_time() -> None:
         "max_pct": [[100.0, 100.0], [20.0, 40.0]],
         "xfer_s": [[1e-9, 1e-9], [0.6, 0.3]],
         "transfers": [[1, 1], [10, 10]]},
-        "rankings": {"bins": []}}
+        # the job's sums over ranks, as the analysis ranks the bins
+        "rankings": {"bins": [
+            {"lo": 0, "hi": 1024, "xfer_s": 2e-9, "min_s": 1e-9, "max_s": 2e-9},
+            {"lo": 1024, "hi": 2048, "xfer_s": 0.9, "min_s": 0.15, "max_s": 0.24}]}}
     fig = bins_figure(a)
     assert fig is not None
     absolute = fig.axes[1]

@@ -183,29 +183,27 @@ def bins_figure(a: dict[str, Any]) -> MplFigure | None:
             ),
         ]
     fig.legend(handles=handles, fontsize=8, loc="outside right upper", frameon=False)
-    _absolute_panel(ax_abs, m, centres, [b["label"] for b in bins])
+    _absolute_panel(ax_abs, a, bins, centres)
     return fig
 
 
-def _absolute_panel(ax: Axes, m: dict[str, Any], centres: np.ndarray,
-                    labels: list[str]) -> None:
-    """The same bins in seconds, summed over ranks: a bin whose transfers took
-    nanoseconds is drawn that small, beside one that took most of the job's time (the
-    percentages above give every bin the same height)."""
-    def seconds(key: str, i: int) -> float:
-        return sum((pct or 0.0) / 100.0 * x
-                   for pct, x in zip(m[key][i], m["xfer_s"][i], strict=True))
+def _absolute_panel(ax: Axes, a: dict[str, Any], bins: list[dict[str, Any]],
+                    centres: np.ndarray) -> None:
+    """The same bins in seconds, the job's sums over ranks (the analysis' bin ranking): a
+    bin whose transfers took nanoseconds is drawn that small, beside one that took most of
+    the job's time (the percentages above give every bin the same height)."""
+    job = {(b["lo"], b["hi"]): b for b in a["rankings"]["bins"]}
+    def col(key: str) -> np.ndarray:
+        return np.array([float(job.get((b["lo"], b["hi"]), {}).get(key) or 0.0) for b in bins])
 
-    xfer = np.array([sum(m["xfer_s"][i]) for i in range(len(centres))])
-    low = np.array([seconds("min_pct", i) for i in range(len(centres))])
-    high = np.array([seconds("max_pct", i) for i in range(len(centres))])
+    xfer, low, high = col("xfer_s"), col("min_s"), col("max_s")
     unit, scale = time_unit(float(xfer.max()) if xfer.size else 0.0)
     ax.bar(centres, low / scale, 0.5, color=MIN_COLOUR, lw=0)
     ax.bar(centres, (high - low) / scale, 0.5, bottom=low / scale, color=MAYBE_COLOUR, lw=0)
     ax.bar(centres, (xfer - high) / scale, 0.5, bottom=high / scale, color=LOST_COLOUR, lw=0)
-    many = len(labels) > 6
-    ax.set_xticks(centres, labels, rotation=30 if many else 0, ha="right" if many else "center",
-                  fontsize=8)
+    many = len(bins) > 6
+    ax.set_xticks(centres, [b["label"] for b in bins], rotation=30 if many else 0,
+                  ha="right" if many else "center", fontsize=8)
     ax.set_xlim(-0.6, len(centres) - 0.4)
     ax.set_ylabel(f"transfer time ({unit}),\nall ranks", fontsize=8)
     ax.set_title("The same bins by absolute transfer time", fontsize=9, loc="left")
