@@ -60,13 +60,6 @@ def _max_of(*names: str, scale: float = 1.0) -> Callable[[dict[str, Any]], float
     return share
 
 
-def _progress_share(analysis: dict[str, Any]) -> float | None:
-    ranges = analysis.get("verdict_ranges") or {}
-    if not ranges:
-        return None
-    return 100.0 if any("yes" in str(text) for text in ranges.values()) else 0.0
-
-
 def _num(figs: Figures, name: str) -> float | None:
     v = figs.get(name)
     return v if isinstance(v, (int, float)) else None
@@ -236,7 +229,9 @@ ITEMS: list[CardItem] = [
     CardItem("small-message latency", "stack-floor", from_analysis=_latency),
     CardItem("eager limit", "sync-overlap", _eager),
     CardItem("asynchronous progress (data moves with no MPI call)", "progress",
-             from_analysis=_progress, share=_progress_share),
+             from_analysis=_progress,
+             share=_max_of("arrived_large_receiver_first_pct", "arrived_large_sender_first_pct",
+                           "arrived_small_receiver_first_pct")),
     CardItem("communication–computation overlap", "comm-overlap", _comm,
              share=_max_of("hidden_pct_largest")),
     CardItem("computation needed to hide an exchange", "inflation", _inflation,
@@ -256,9 +251,13 @@ ITEMS: list[CardItem] = [
 ]
 
 
+def _figure_list(analysis: dict[str, Any]) -> list[dict[str, Any]]:
+    """The analysis' headline figures (analysis/figures.py), the malformed left out."""
+    return [f for f in analysis.get("figures") or [] if isinstance(f, dict) and "name" in f]
+
+
 def _analysis_figures(analysis: dict[str, Any]) -> Figures:
-    figs = analysis.get("figures") or []
-    return {f["name"]: f.get("value") for f in figs if isinstance(f, dict) and "name" in f}
+    return {f["name"]: f.get("value") for f in _figure_list(analysis)}
 
 
 def _figures(run: Run) -> Figures:
@@ -324,8 +323,7 @@ def _cell_figures(item: CardItem, runs: list[Run], label: str) -> list[dict[str,
     """The numbers behind a cell, for scripts: the headline figures (name, label, value,
     unit, kind) of the run the cell was built from; [] when it was not run."""
     run = _cell_run(item, runs, label)
-    figs = ((run.analysis or {}).get("figures") or []) if run else []
-    return [dict(f) for f in figs if isinstance(f, dict) and "name" in f]
+    return [dict(f) for f in _figure_list(run.analysis or {})] if run else []
 
 
 def _cell_grade(item: CardItem, runs: list[Run], label: str) -> str | None:
