@@ -439,22 +439,17 @@ int main(int argc, char **argv)
     b.tcp = channel.fd;
     MPI_Win win = MPI_WIN_NULL;
     bool ok = true;
-    if (pair != MPI_COMM_NULL && st.tcp_floor) {
-        b.sbuf = mo_page_alloc(largest > 0 ? largest : 1);
-        b.rbuf = mo_page_alloc(largest > 0 ? largest : 1);
+    if (pair != MPI_COMM_NULL) {
+        const size_t bufsz = largest > 0 ? largest : 1; /* the TCP floor sends 0 B as 1 */
+        b.sbuf = mo_page_alloc(bufsz);
+        b.rbuf = mo_page_alloc(bufsz);
         ok = b.sbuf && b.rbuf;
         if (ok) {
-            memset(b.sbuf, wrank + 1, largest > 0 ? largest : 1);
-            memset(b.rbuf, 0, largest > 0 ? largest : 1);
+            memset(b.sbuf, wrank + 1, bufsz);
+            memset(b.rbuf, 0, bufsz);
         }
-    } else if (pair != MPI_COMM_NULL) {
-        b.sbuf = mo_page_alloc(largest > 0 ? largest : 1);
-        b.rbuf = mo_page_alloc(largest > 0 ? largest : 1);
-        ok = b.sbuf && b.rbuf;
-        if (ok) {
-            memset(b.sbuf, wrank + 1, largest);
-            memset(b.rbuf, 0, largest);
-        }
+    }
+    if (pair != MPI_COMM_NULL && !st.tcp_floor) { /* the shared segment of the shm floor */
         void *base = NULL;
         MPI_Aint segsz = wrank == 0 ? (MPI_Aint)(2 * boxsz + LINE) : 0;
         if (MPI_Win_allocate_shared(segsz, 1, MPI_INFO_NULL, pair, &base, &win) != MPI_SUCCESS) {
