@@ -53,12 +53,10 @@ REQUEST_SIZES_MAX = 1024  # the request-overhead finding names sizes up to this
 FLOOR_NAMES = {"shared-memory": "core-to-core floor", "tcp": "TCP floor between the nodes"}
 
 
-def floor_name(analysis_or_result: dict[str, Any]) -> str:
-    """"core-to-core floor" or "TCP floor between the nodes", from an analysis (its
-    floor_path) or a result (results.floor_path; older results: shared memory)."""
-    path = analysis_or_result.get("floor_path") or (
-        analysis_or_result.get("results") or {}).get("floor_path") or "shared-memory"
-    return FLOOR_NAMES.get(str(path), FLOOR_NAMES["shared-memory"])
+def floor_name(analysis: dict[str, Any]) -> str:
+    """"core-to-core floor" or "TCP floor between the nodes", by the analysis'
+    floor_path (absent in analyses from before it existed: shared memory)."""
+    return FLOOR_NAMES.get(str(analysis.get("floor_path")), FLOOR_NAMES["shared-memory"])
 METHODS = ("mpi_blocking", "mpi_nonblocking", "shm", "memcpy")
 
 
@@ -94,7 +92,8 @@ def analyze_stack_floor(result: dict[str, Any],
     res = result.get("results") or {}
     rng = np.random.default_rng(SEED)
     raw = [s for s in res.get("sizes", []) if s["mpi_blocking"]["samples_s"]]
-    tcp = res.get("floor_path") == "tcp"
+    floor_path = "tcp" if res.get("floor_path") == "tcp" else "shared-memory"
+    tcp = floor_path == "tcp"
     sizes_out: list[dict[str, Any]] = []
     shm0 = (float(np.median(raw[0]["shm"]["samples_s"])) if raw and raw[0]["shm"]["samples_s"]
             else 0.0)
@@ -158,7 +157,7 @@ def analyze_stack_floor(result: dict[str, Any],
                       "to t[i] and at least MIN_RISE; only steps beyond the noise (disjoint "
                       "intervals) that persist (no larger size faster)",
         },
-        "floor_path": "tcp" if tcp else "shared-memory",
+        "floor_path": floor_path,
         "sizes": sizes_out,
         "jump": jump,
         "switch": switch,
@@ -166,8 +165,7 @@ def analyze_stack_floor(result: dict[str, Any],
         "switch_agrees": agrees,
         "lower_layer": lower,
         "checks": checks,
-        "finding": _finding(sizes_out, jump, switch, reported, agrees,
-                            FLOOR_NAMES["tcp" if tcp else "shared-memory"]),
+        "finding": _finding(sizes_out, jump, switch, reported, agrees, FLOOR_NAMES[floor_path]),
         "request_finding": _request_finding(sizes_out),
         "figures": _figures(sizes_out, jump, switch, agrees),
     }
