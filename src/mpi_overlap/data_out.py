@@ -20,22 +20,17 @@ from typing import Any
 import pandas as pd
 
 from .json_input import read_json
-from .rundir import load_run
+from .rundir import Run, load_run
 
 PROFILE_TABLES = ("by_bin", "by_function", "by_region")
 
 
 @dataclass
-class RunData:
-    path: Path
-    meta: dict[str, Any]
-    result: dict[str, Any] | None
-    analysis: dict[str, Any] | None
-    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+class RunData(Run):
+    """A loaded run directory (rundir.Run: meta, result, analysis, label, status, ...)
+    with its data as frames."""
 
-    @property
-    def benchmark(self) -> str:
-        return str(self.meta.get("benchmark", "unknown"))
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def report_tables(self) -> dict[str, pd.DataFrame]:
         """The tables of the run directory's report (report.json's "tables", the CSVs
@@ -100,4 +95,4 @@ def load_run_data(run_dir: str | Path) -> RunData:
         frames.update(_profile_frames(run.result) if run.benchmark == "profile"
                       else _benchmark_frames(run.result))
     return RunData(path=run.path, meta=run.meta, result=run.result, analysis=run.analysis,
-                   frames=frames)
+                   problems=run.problems, frames=frames)
