@@ -53,8 +53,6 @@ class CharacterizeOptions:
     out_base: Path = Path("mpi-overlap-runs")
     # node counts to compare; (None,) is one pass placed as --nodes (or the launcher) says
     placements: tuple[int | None, ...] = (None,)
-    # every run's tables on the terminal too (else the card and where the report is)
-    verbose: bool = False
 
 
 def parse_placements(text: str | None) -> tuple[int | None, ...]:
@@ -143,7 +141,7 @@ def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: C
             with slurm_launch.bound(nodes) if nodes is not None else nullcontext():
                 _one_toolchain(tc, benches, opts, runs_dir, outcome, bar, overall, ui)
     outcome.report_dir = out_dir
-    _report(outcome, out_dir, console, verbose=opts.verbose)
+    _report(outcome, out_dir, console)
     return outcome
 
 
@@ -196,7 +194,7 @@ def _one_toolchain(tc: Toolchain, benches: list[Benchmark], opts: CharacterizeOp
         bar.advance(overall)
 
 
-def _report(outcome: Outcome, out_dir: Path, console: Console, *, verbose: bool) -> None:
+def _report(outcome: Outcome, out_dir: Path, console: Console) -> None:
     from .report import make_report
     from .report.summary_card import card_json, card_section, print_card
 
@@ -204,7 +202,8 @@ def _report(outcome: Outcome, out_dir: Path, console: Console, *, verbose: bool)
     lead = [summary_section("characterization", runs)] if runs else []
     paths = make_report(runs, out_dir, console=console, top_sections=[card_section(runs)],
                         lead_sections=lead, keep_going=True,
-                        print_tables=verbose or verbosity.verbose(),
+                        # every run's tables only with `mpi-overlap --verbose characterize`
+                        print_tables=verbosity.verbose(),
                         title="mpi-overlap characterization",
                         extra={"summary_card": card_json(runs),
                                "findings": findings_json(runs),

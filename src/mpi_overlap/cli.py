@@ -844,11 +844,9 @@ def study(app_name: str, mpi: tuple[str, ...], ranks: int, quick: bool, reps: in
 @click.option("--placements", metavar="LIST",
               help="inside a Slurm allocation: the whole job once per node count, e.g. 1,2 "
                    "(both ranks on one node, then on two), compared on the card")
-@click.option("-v", "--verbose", is_flag=True,
-              help="also print every run's tables (the report holds them either way)")
 def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
                  timeout: float | None, out: Path, launches: int | None,
-                 placements: str | None, verbose: bool) -> None:
+                 placements: str | None) -> None:
     """The main job: calibrate, run the overlap and overhead suites, measure the profiler's
     cost, and write one report with a summary card per toolchain and placement (side by
     side)."""
@@ -857,8 +855,7 @@ def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | 
     from .characterize import characterize as run
 
     opts = CharacterizeOptions(ranks=ranks, quick=quick, launcher=launcher, timeout_s=timeout,
-                               out_base=out, placements=parse_placements(placements),
-                               verbose=verbose)
+                               out_base=out, placements=parse_placements(placements))
     with launch_plan.bound(launches):
         outcome = run(list(mpi), opts, console=_out, err_console=_err)
     if not outcome.complete:
