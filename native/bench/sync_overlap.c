@@ -570,7 +570,7 @@ int main(int argc, char **argv)
         if (verdicts[0] && verdicts[2])
             snprintf(err, sizeof err, "cannot allocate the message buffer");
         else if (!verdicts[2] && !err[0])
-            snprintf(err, sizeof err, "needs every rank on one node, or 2 ranks (shared-memory flags)");
+            snprintf(err, sizeof err, "%s", MO_FLAGS_PLACEMENT_ERR);
         if (have_shm)
             mo_shm_close(&st.shm);
         MPI_Comm_free(&st.comm);

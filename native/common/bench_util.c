@@ -130,7 +130,7 @@ static bool bench_ready(mo_result *doc, const mo_bench_ready_spec *spec, int nvo
     if (verdict[0] && verdict[2])
         snprintf(err, errlen, "%s", spec->no_alloc);
     else if (!verdict[2] && !err[0])
-        snprintf(err, errlen, "needs every rank on one node, or 2 ranks (shared-memory flags)");
+        snprintf(err, errlen, "%s", MO_FLAGS_PLACEMENT_ERR);
     return false;
 }
 

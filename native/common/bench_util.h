@@ -74,10 +74,14 @@ typedef struct mo_bench_ready_spec {
 bool mo_bench_ready(mo_result *doc, const mo_bench_ready_spec *spec, int have, char *err,
                     size_t errlen);
 
+/* Why a benchmark whose ranks share flags (shmsync.h) cannot run where it was
+ * placed, when no rank gave a reason of its own. */
+#define MO_FLAGS_PLACEMENT_ERR "needs every rank on one node, or 2 ranks (shared-memory flags)"
+
 /* mo_bench_ready() for benchmarks whose ranks share flags in memory:
  * have_shm is this rank's mo_shm_open() (which left its reason in err);
  * rank 0 probes only with it, and a rank without it fails the vote with
- * "needs every rank on one node, or 2 ranks (shared-memory flags)" unless rank 0 has
+ * MO_FLAGS_PLACEMENT_ERR unless rank 0 has
  * its own reason. */
 bool mo_bench_ready_shm(mo_result *doc, const mo_bench_ready_spec *spec, int have, int have_shm,
                         char *err, size_t errlen);
