@@ -13,6 +13,7 @@ import pytest
 from cli_helpers import one_line_error, run_cli
 from fake_runs import run_dir
 from test_analysis_profile import MIB, Group, make_result, rank_doc
+from test_report_profile import write_run
 
 ht = pytest.importorskip("hatchet", reason="llnl-hatchet is in the dev extra (make setup)")
 GIB = 1 << 30
@@ -29,7 +30,7 @@ def _rank(r: int, isend: float) -> dict:
 def test_hatchet_reads_the_export(tmp_path: Path) -> None:
     result = make_result([_rank(0, 1.0), _rank(1, 2.0)])
     result["app"]["argv"] = ["/home/u/halo"]
-    d = run_dir(tmp_path, "profile", result)
+    d = write_run(tmp_path, "profile-run", result)
     proc = run_cli("export", "hatchet", str(d))
     assert proc.returncode == 0, proc.stderr
     literal = json.loads((d / "hatchet.json").read_text())
