@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mpi_overlap import doctor
+from mpi_overlap.build import FORTRAN_STATUS
 from mpi_overlap.toolchains import Toolchain
 
 
@@ -26,8 +27,8 @@ def test_fortran_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: s
                       level: str, says: str) -> None:
     monkeypatch.setattr(doctor, "build_dir_for", lambda tc: tmp_path)
     if status is not None:
-        (tmp_path / "profiler").mkdir()
-        (tmp_path / "profiler" / "fortran-status.txt").write_text(status + "\n")
+        (tmp_path / FORTRAN_STATUS).parent.mkdir()
+        (tmp_path / FORTRAN_STATUS).write_text(status + "\n")
     found = doctor._fortran(_tc())
     assert found.level == level and says in found.detail
     if level == "warn":

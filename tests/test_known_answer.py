@@ -34,7 +34,7 @@ import pytest
 from cli_helpers import run_cli
 from mpi_overlap.analysis.twosided import Clocks, Refinement, refine
 from mpi_overlap.analysis.waits import Wait, call_waits
-from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.build import FORTRAN_STATUS, build_dir_for, ensure_built
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import Run, load_run
 from mpi_overlap.toolchains import get_toolchain, list_toolchains
@@ -75,7 +75,7 @@ def _executable(p: Program) -> Path:
     ensure_built(tc)
     bdir = build_dir_for(tc)
     if p.fortran:
-        status = (bdir / "profiler" / "fortran-status.txt").read_text().strip()
+        status = (bdir / FORTRAN_STATUS).read_text().strip()
         if not status.startswith("enabled"):
             pytest.skip(f"no Fortran in the {p.toolchain} build: {status}")
     exe = bdir / p.path

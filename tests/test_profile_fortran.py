@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.build import FORTRAN_STATUS, build_dir_for, ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain, list_toolchains
 
@@ -44,7 +44,7 @@ def _program(toolchain: str, name: str) -> Path:
     tc = get_toolchain(toolchain)
     ensure_built(tc)
     bdir = build_dir_for(tc)
-    status = (bdir / "profiler" / "fortran-status.txt").read_text().strip()
+    status = (bdir / FORTRAN_STATUS).read_text().strip()
     if not status.startswith("enabled"):
         pytest.skip(f"no Fortran in the {toolchain} build: {status}")
     prog = bdir / "tests" / "fortran" / name

@@ -36,6 +36,11 @@ def werror_default() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+# What the build's Fortran probe found, one line (native/profiler/fortran.cmake writes it):
+# "enabled: <wrapper>" or "skipped: <why>".
+FORTRAN_STATUS = Path("profiler") / "fortran-status.txt"
+
+
 def build_dir_for(tc: Toolchain, variant: str = "release") -> Path:
     return state_dir() / "build" / f"{tc.name}-{tc.identity()}-{variant}"
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
-from .build import build_dir_for, find_tool
+from .build import FORTRAN_STATUS, build_dir_for, find_tool
 from .errors import UserError
 from .paths import native_source_dir, state_dir
 from .toolchains import (
@@ -220,7 +220,7 @@ def _toolchains() -> list[Finding]:
 def _fortran(tc: Toolchain) -> Finding:
     """Whether programs in Fortran can be profiled with this toolchain: what its build's
     Fortran probe found (profiler/fortran.cmake writes one line), without building."""
-    status_file = build_dir_for(tc) / "profiler" / "fortran-status.txt"
+    status_file = build_dir_for(tc) / FORTRAN_STATUS
     what = f"toolchain {tc.name} Fortran"
     if not status_file.is_file():
         return Finding(what, "info", "not known until it is built",
