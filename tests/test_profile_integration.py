@@ -107,10 +107,26 @@ def test_exit_without_finalize_leaves_an_incomplete_profile(tmp_path):
         assert doc["profile"]["totals"]["transfers"] == 5 + 1  # and the closing MPI_Barrier
 
 
+def test_a_failing_program_is_seen_and_its_exit_status_kept(tmp_path):
+    """The program's own output reaches the terminal (and the logs); its exit status 7
+    becomes profile's, with one line saying so."""
+    proc, run = _profile(tmp_path, "mpich", "exit-7", "1024", "3")
+    assert proc.returncode == 7, proc.stderr[-1000:]
+    assert "the program exited with status 7" in proc.stderr
+    for rank in (0, 1):
+        assert f"profiled_app rank {rank}: done on stdout" in proc.stdout
+        assert f"profiled_app rank {rank}: done on stderr" in proc.stderr
+        assert f"rank {rank}: done on stdout" in (run.path / "stdout.log").read_text()
+    # Its profiles are whole: the program finalized before it failed.
+    assert all(d["status"] == "complete" for d in run.result["ranks"])
+
+
 def test_a_crashed_rank_still_leaves_its_profile(tmp_path):
     proc, run = _profile(tmp_path, "mpich", "crash", "1024", "5", extra=("--timeout", "60"))
-    assert proc.returncode == 3
     assert run is not None and run.result is not None
+    # profile exits with what the launcher said of the program, as mpiexec itself would
+    assert proc.returncode == run.meta["returncode"] and proc.returncode not in (0, 3)
+    assert "the program exited with status" in proc.stderr
     by_rank = {d["rank"]: d for d in run.result["ranks"]}
     assert by_rank[1]["status"] == "incomplete" and "signal" in by_rank[1]["reason"]
     assert by_rank[1]["profile"]["totals"]["transfers"] == 5 + 1  # and the MPI_Barrier

@@ -208,7 +208,7 @@ def test_a_tiny_cap_truncates_counts_and_stays_readable(tmp_path):
 
 def test_a_rank_that_dies_keeps_its_trace(tmp_path):
     proc, run = _profile(tmp_path, "crash", "1024", "5", extra=("--timeout", "60"))
-    assert proc.returncode == 3
+    assert proc.returncode == run.meta["returncode"] != 0  # the program's, as mpiexec says it
     crashed = _by_rank(run)[1]
     assert crashed["status"] == "incomplete"
     # 5 messages + profiled_app's MPI_Barrier before the crash (a collective transfer)

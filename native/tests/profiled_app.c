@@ -6,6 +6,8 @@
  *                      cancelled receive, Pcontrol off/on, nested regions
  *   no-finalize        exchanges, then exits without MPI_Finalize
  *   crash              exchanges, then rank 1 raises SIGSEGV
+ *   exit-7             exchanges, says so on stdout and stderr, finalizes,
+ *                      then rank 0 exits with status 7
  * Usage: profiled_app MODE [bytes] [iterations] */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -120,6 +122,14 @@ int main(int argc, char **argv)
         if (rank == 1)
             raise(SIGSEGV);
         compute(2.0); /* rank 0 is stopped by the launcher meanwhile */
+    } else if (strcmp(mode, "exit-7") == 0) {
+        post_compute_wait(buf, n, iters, rank, peer);
+        printf("profiled_app rank %d: done on stdout\n", rank);
+        fprintf(stderr, "profiled_app rank %d: done on stderr\n", rank);
+        fflush(stdout);
+        free(buf);
+        MPI_Finalize();
+        return rank == 0 ? 7 : 0;
     } else {
         if (rank == 0)
             fprintf(stderr, "profiled_app: unknown mode '%s'\n", mode);

@@ -930,8 +930,9 @@ def profile(mpi: str, ranks: int, launcher: str | None, bins: str | None, table:
     opts = ProfileOptions(ranks=ranks, mpi=mpi, launcher=launcher, bins=bins, table=table,
                           force_table=force_table, timeout_s=timeout, out_base=out,
                           snapshot_s=snapshot, trace=trace_, trace_cap=trace_cap)
-    if not profile_session(list(program), opts, report=report, console=_out, err_console=_err):
-        sys.exit(3)
+    code = profile_session(list(program), opts, report=report, console=_out, err_console=_err)
+    if code:
+        sys.exit(code)
 
 
 # ----- trace ----------------------------------------------------------------------------

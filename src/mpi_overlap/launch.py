@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from . import interrupts, machine_load, slurm_launch, thread_census
 from .errors import UserError
@@ -31,6 +31,8 @@ from .toolchains import Toolchain, usable_cores
 _PROGRESS = re.compile(r"^@mo-progress done=(\d+) total=(\d+) label=(.*)$")
 
 ProgressFn = Callable[[int, int, str], None]
+# A line the job wrote (with its newline) and whether it came from its stderr.
+EchoFn = Callable[[str, bool], None]
 
 
 @dataclass
@@ -118,9 +120,12 @@ def run_job(
     *,
     timeout_s: float | None,
     progress: ProgressFn | None = None,
+    echo: EchoFn | None = None,
 ) -> LaunchResult:
     """Run `cmd` with stdout/stderr logged in `run_dir`; stop the whole job (its session,
-    procs.py) on timeout or when a signal asked mpi-overlap to stop (interrupts.py)."""
+    procs.py) on timeout or when a signal asked mpi-overlap to stop (interrupts.py).
+    With `echo`, every line the job writes also goes to it as it comes (the program's
+    own output, live on the terminal: `profile`), with whether it came from stderr."""
     start = time.monotonic()
     signum = interrupts.requested()
     if signum is not None:  # stopped before this launch began: do not start it
@@ -134,16 +139,23 @@ def run_job(
             raise WriteError(run_dir / STDERR_FILE, err) from None
         # its last flush may fail on a full disk: the pump has recorded that already
         logs.callback(_close, err_log)
-        pump = _Pump(err_log, progress)
+        pump = _Pump(err_log, progress, echo=(lambda line: echo(line, True)) if echo else None)
+        out_pump = _Pump(out, None, echo=(lambda line: echo(line, False)) if echo else None,
+                         progress_lines=False)
         try:
-            proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.PIPE, text=True,
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE if echo else out,
+                                    stderr=subprocess.PIPE, text=True,
                                     errors="replace", bufsize=1, start_new_session=True)
         except FileNotFoundError:
             raise UserError(f"launcher '{cmd[0]}' not found") from None
         except PermissionError:
             raise UserError(f"launcher '{cmd[0]}' is not executable") from None
-        reader = threading.Thread(target=pump.run, args=(proc,), daemon=True)
+        reader = threading.Thread(target=pump.run, args=(proc.stderr,), daemon=True)
         reader.start()
+        out_reader = None
+        if echo:
+            out_reader = threading.Thread(target=out_pump.run, args=(proc.stdout,), daemon=True)
+            out_reader.start()
         census = thread_census.start(proc.pid)  # the launcher and the ranks below it
         try:
             status, message = _wait(proc, timeout_s, start)
@@ -154,12 +166,15 @@ def run_job(
             raise
         rc = proc.returncode
         reader.join(timeout=KILL_GRACE_S)
+        if out_reader is not None:
+            out_reader.join(timeout=KILL_GRACE_S)
         threads = census.stop() if census is not None else None
-    if pump.write_error is not None:
+    failed_writes = [(p.write_error, name) for p, name in
+                     ((pump, STDERR_FILE), (out_pump, STDOUT_FILE)) if p.write_error is not None]
+    for error, name in failed_writes:
         status = "failed"
-        message = _join(message, f"cannot write {run_dir / STDERR_FILE}: "
-                                f"{pump.write_error.strerror or pump.write_error}")
-    elif status == "complete" and rc != 0:
+        message = _join(message, f"cannot write {run_dir / name}: {error.strerror or error}")
+    if not failed_writes and status == "complete" and rc != 0:
         status = "failed"
         detail = next((ln for ln in reversed(pump.tail) if ln.strip()), "no error output")
         message = f"exited with status {rc}: {detail.strip()}"
@@ -207,26 +222,31 @@ def _wait(proc: subprocess.Popen, timeout_s: float | None,
 
 
 class _Pump:
-    """Copies the job's stderr into stderr.log, taking out progress lines. A write error
-    (a full disk) is recorded, not raised: the pipe is still drained, else the job would
-    block on it."""
+    """Copies one of the job's streams into its log (stderr: taking out progress lines)
+    and to `echo` when given. A write error (a full disk) is recorded, not raised: the
+    pipe is still drained, else the job would block on it."""
 
-    def __init__(self, log: TextIO, progress: ProgressFn | None) -> None:
+    def __init__(self, log: TextIO, progress: ProgressFn | None, *,
+                 echo: Callable[[str], None] | None = None, progress_lines: bool = True) -> None:
         self.log = log
         self.progress = progress
+        self.echo = echo
+        self.progress_lines = progress_lines
         self.tail: list[str] = []
         self.write_error: OSError | None = None
 
-    def run(self, proc: subprocess.Popen) -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            m = _PROGRESS.match(line.rstrip("\n"))
+    def run(self, stream: IO[str] | None) -> None:
+        assert stream is not None
+        for line in stream:
+            m = _PROGRESS.match(line.rstrip("\n")) if self.progress_lines else None
             if m:
                 if self.progress:
                     self.progress(int(m.group(1)), int(m.group(2)), m.group(3))
                 continue
             self.tail.append(line.rstrip("\n"))
             del self.tail[:-20]
+            if self.echo is not None:
+                self.echo(line)
             if self.write_error is None:
                 try:
                     self.log.write(line)

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from ..calibrate import find_or_calibrate
 from ..errors import UserError
-from ..launch import launch_command, run_job
+from ..launch import EchoFn, launch_command, run_job
 from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, utc_now, write_json_atomic
 from ..runner import (
     RunOptions,
@@ -30,6 +30,7 @@ from ..runner import (
 )
 from ..table_note import describe as describe_table
 from ..table_trust import table_record
+from ..termsafe import safe_lines
 from ..toolchains import get_toolchain
 from ..ui import Ui
 from .collect import collect
@@ -71,7 +72,9 @@ def resolve_program(argv: list[str]) -> list[str]:
     return [found, *argv[1:]]
 
 
-def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
+def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
+                echo: EchoFn | None = None) -> Run:
+    """One profiled run of the program; `echo` gets its output lines as they come."""
     app = resolve_program(argv)
     bins = parse_bins(opts.bins)
     trace_cap = parse_trace_cap(opts.trace_cap)
@@ -102,7 +105,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
 
     with ui.progress(f"profile {Path(app[0]).name} ({tc.name}, {opts.ranks} ranks)") as progress:
         outcome = run_job(cmd, tc.environment(), run_dir, timeout_s=opts.timeout_s,
-                          progress=progress)
+                          progress=progress, echo=echo)
 
     result = collect(run_dir, ranks_expected=opts.ranks, app_argv=app, cwd=os.getcwd(),
                      table=table, forced=opts.force_table, bins=bins, table_info=table_info)
@@ -126,15 +129,40 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui) -> Run:
                       threads=outcome.threads)
 
 
+def app_exit_code(run: Run) -> int | None:
+    """The program's own exit status when the job ended by itself with a non-zero one (the
+    launcher passes its ranks' status on), else None: complete, stopped by a timeout or a
+    signal to mpi-overlap, or killed by a signal."""
+    rc = run.meta.get("returncode")
+    if run.status == "complete" or not isinstance(rc, int) or rc <= 0:
+        return None
+    if run.meta.get("status") in ("timeout", "interrupted"):
+        return None
+    return rc
+
+
 def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, console: Console,
-                    err_console: Console) -> bool:
-    """The CLI command: run, report, print where it is. True when the run is complete."""
+                    err_console: Console) -> int:
+    """The CLI command: run (the program's output live on the terminal and in the logs),
+    report, print where it is. Returns the exit status: 0 when the run is complete, the
+    program's own when it failed with one (docs/profiler.md, "Exit status"), else 3."""
     from ..session import finish_session
 
-    run = profile_run(argv, opts, Ui(err_console))
+    def echo(line: str, from_stderr: bool) -> None:
+        (err_console if from_stderr else console).out(safe_lines(line.rstrip("\n")),
+                                                      highlight=False)
+
+    run = profile_run(argv, opts, Ui(err_console), echo=echo)
     with_report = report and bool(run.result and run.result.get("ranks"))
     ok = finish_session([run], opts.out_base, console, report=with_report)
     if opts.trace:
         console.print(f"timeline: mpi-overlap trace {run.path} --perfetto "
                       f"{run.path / 'timeline.json'}", markup=False)
-    return ok
+    if ok:
+        return 0
+    code = app_exit_code(run)
+    if code is not None:
+        err_console.print(f"the program exited with status {code}: profile exits with it "
+                          "(3 would mean a problem of the profiler or the run)", markup=False)
+        return code
+    return 3
