@@ -72,7 +72,9 @@ typedef enum mop_kind {
 typedef struct mop_event {
     uint64_t t;      /* ticks */
     uint64_t key;    /* request handle bits; MOP_RMA_KEY_BIT set: a one-sided
-                        operation's key, made by mop_wrap_rma.c */
+                        operation's key, made by mop_wrap_rma.c; for ENTER: the
+                        call site, the return address into the program (0:
+                        not known; docs/profiler.md, "Call sites") */
     int64_t bytes;   /* -1 = unknown */
     uint8_t type;    /* mop_event_type */
     uint8_t kind;    /* mop_kind; for END: mop_end_reason | mop_end_flags; FREE: reason */

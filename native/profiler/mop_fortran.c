@@ -121,11 +121,11 @@ int mop_f_no_memory(const char *name)
 typedef void mop_f_init_fn(MPI_Fint *ierror);
 typedef void mop_f_init_thread_fn(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror);
 
-static void mop_f_started(MPI_Fint rc, uint16_t fn)
+static void mop_f_started(MPI_Fint rc, uint16_t fn, uint64_t site)
 {
-    mop_f_enter();
+    mop_f_enter_at(0);
     if (rc == MPI_SUCCESS && !mop_runtime_started())
-        mop_runtime_start(fn);
+        mop_runtime_start(fn, site);
 }
 
 static void mop_f_init(MPI_Fint *ierror)
@@ -140,7 +140,7 @@ static void mop_f_init(MPI_Fint *ierror)
         fn(ierror);
     else
         *ierror = MPI_Init(NULL, NULL);
-    mop_f_started(*ierror, MOP_FN_MPI_Init);
+    mop_f_started(*ierror, MOP_FN_MPI_Init, MOP_CALLER());
 }
 MOP_F_ENTRY(mop_f_init, mpi_init, MPI_INIT)
 MOP_F08_ENTRY(mop_f_init, mpi_init)
@@ -161,7 +161,7 @@ static void mop_f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *
         if (*ierror == MPI_SUCCESS)
             *provided = c_provided;
     }
-    mop_f_started(*ierror, MOP_FN_MPI_Init_thread);
+    mop_f_started(*ierror, MOP_FN_MPI_Init_thread, MOP_CALLER());
 }
 MOP_F_ENTRY(mop_f_init_thread, mpi_init_thread, MPI_INIT_THREAD)
 MOP_F08_ENTRY(mop_f_init_thread, mpi_init_thread)
@@ -169,6 +169,7 @@ MOP_F08_ENTRY(mop_f_init_thread, mpi_init_thread)
 /* The MPIs' Fortran MPI_FINALIZE does nothing beyond the C one. */
 static void mop_f_finalize(MPI_Fint *ierror)
 {
+    mop_f_enter();
     MPI_Fint rc = MPI_Finalize();
     if (ierror)
         *ierror = rc;
@@ -179,6 +180,7 @@ MOP_F08_ENTRY(mop_f_finalize, mpi_finalize)
 /* MPI_PCONTROL(LEVEL) has no IERROR. */
 static void mop_f_pcontrol(MPI_Fint *level)
 {
+    mop_f_enter();
     MPI_Pcontrol((int)*level);
 }
 MOP_F_ENTRY(mop_f_pcontrol, mpi_pcontrol, MPI_PCONTROL)

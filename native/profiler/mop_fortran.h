@@ -15,6 +15,9 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "mop_runtime.h"
 
 /* Integer arrays (counts, displacements, ranks, indices) are passed to C
  * unconverted, as every MPI's own Fortran bindings do where the sizes agree. */
@@ -33,11 +36,20 @@ extern mop_f_state mop_f;
 /* Records the sentinels (once; any thread may get here first). */
 void mop_f_setup(void);
 
-static inline void mop_f_enter(void)
+/* At the start of every shim: the sentinels, and the shim's call site (its
+ * return address into the program) for the C wrapper it calls, whose own
+ * return address is in this shim (mop_enter takes it). A shim whose C function
+ * has no wrapper (address arithmetic) leaves it for the next wrapper entered:
+ * in a Fortran program that is the next shim's, which sets its own first. */
+static inline void mop_f_enter_at(uint64_t site)
 {
     if (__builtin_expect(!__atomic_load_n(&mop_f.ready, __ATOMIC_ACQUIRE), 0))
         mop_f_setup();
+    mop_thread *th = mop_tls;
+    if (th)
+        th->f_site = site;
 }
+#define mop_f_enter() mop_f_enter_at(MOP_CALLER())
 
 /* A choice buffer: the Fortran MPI_IN_PLACE / MPI_BOTTOM are variables whose
  * addresses the program passes; C has its own constants for them. */

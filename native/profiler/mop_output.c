@@ -11,6 +11,39 @@
 
 #include "json.h"
 
+/* The process's executable file mappings, from /proc/self/maps, read when the
+ * profile is written (so libraries loaded after MPI_Init are in): what turns a
+ * call site's address into a file and an offset in it, ASLR and PIE included
+ * (docs/profiler.md, "Call sites"). An empty array where /proc is missing. */
+static void mop_maps_json(mo_json *w)
+{
+    mo_json_key(w, "maps");
+    mo_json_begin_array(w);
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4352], path[4096], buf[32];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi, off;
+        char perms[8];
+        path[0] = '\0';
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off, path) < 4)
+            continue;
+        if (perms[2] != 'x' || path[0] != '/')
+            continue;
+        mo_json_begin_object(w);
+        snprintf(buf, sizeof buf, "0x%llx", lo);
+        mo_json_kv_string(w, "start", buf);
+        snprintf(buf, sizeof buf, "0x%llx", hi);
+        mo_json_kv_string(w, "end", buf);
+        snprintf(buf, sizeof buf, "0x%llx", off);
+        mo_json_kv_string(w, "offset", buf);
+        mo_json_kv_string(w, "path", path);
+        mo_json_end_object(w);
+    }
+    if (f)
+        fclose(f);
+    mo_json_end_array(w);
+}
+
 int mop_output_write(const char *outdir, const mop_output_info *info, const mop_process *p,
                      char *err, size_t errlen)
 {
@@ -71,6 +104,7 @@ int mop_output_write(const char *outdir, const mop_output_info *info, const mop_
         mo_json_key(&w, "trace");
         mop_trace_stats_json(&w, info->trace);
     }
+    mop_maps_json(&w);
     mo_json_key(&w, "profile");
     mop_profile_json(&w, p, &info->names);
     mo_json_end_object(&w);

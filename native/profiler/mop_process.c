@@ -17,6 +17,7 @@ int mop_process_init(mop_process *p, const mop_process_config *cfg)
     p->monitoring = true;
     p->last_bytes = -1;
     p->last_coll_op = -1;
+    mop_sites_init(&p->sites);
     return mop_requests_init(&p->reqs, 64);
 }
 
@@ -118,22 +119,6 @@ static double mop_xfer_time(mop_process *p, int64_t bytes, int32_t arg, int kind
     return p->last_xfer_s;
 }
 
-static void mop_acc_add(mop_acc *a, const mop_bounds *b)
-{
-    a->transfers++;
-    a->xfer_s += b->xfer_s;
-    a->min_s += b->min_s;
-    a->max_s += b->max_s;
-}
-
-static void mop_acc_merge(mop_acc *a, const mop_acc *b)
-{
-    a->transfers += b->transfers;
-    a->xfer_s += b->xfer_s;
-    a->min_s += b->min_s;
-    a->max_s += b->max_s;
-}
-
 /* The checks on the bounds (mop_checks.h): an across-calls transfer is
  * judged now, an in-call one when its call exits (its span is not known yet). */
 static void mop_judge(mop_process *p, const mop_transfer *tr, size_t bin)
@@ -167,6 +152,8 @@ static void mop_account(mop_process *p, const mop_transfer *tr, bool monitored)
     mop_acc_add(&p->bins[bin], &tr->b);
     mop_acc_add(&p->fns[tr->fn % MOP_MAX_FN].x, &tr->b);
     mop_acc_add(&p->regions[tr->region % MOP_MAX_REGIONS].x, &tr->b);
+    if (p->cfg.callsites && mop_sites_add(&p->sites, tr->post_site, tr->end_site, &tr->b) != 0)
+        p->counters.pair_overflow++;
     if (p->cfg.on_transfer)
         p->cfg.on_transfer(p->cfg.on_transfer_ctx, tr);
 }
@@ -185,6 +172,7 @@ static void mop_close_begin_only(mop_process *p, mop_req *r)
         return;
     mop_transfer tr = {.has_key = true, .key = r->key, .bytes = r->bytes,
                        .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region,
+                       .post_site = r->site, .end_site = MOP_SITE_UNKNOWN,
                        .peer = r->peer, .t_begin = r->begin.t};
     tr.b = mop_bounds_one_event(MOP_CASE_BEGIN_ONLY,
                                 mop_xfer_time(p, r->bytes, r->peer, r->kind));
@@ -208,6 +196,7 @@ static void mop_begin(mop_process *p, mop_req *r, uint64_t t)
                          (p->monitoring ? MOP_REQ_MONITORED : 0));
     r->begin = mop_clock_mark(&p->clock, t);
     r->region = mop_current_region(p);
+    r->site = p->call_site;
     if (r->kind == MOP_KIND_NULL)
         p->counters.proc_null++;
 }
@@ -275,6 +264,7 @@ static void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
         int64_t bytes = (r->kind == MOP_KIND_RECV && e->bytes >= 0) ? e->bytes : r->bytes;
         mop_transfer tr = {.has_key = true, .key = r->key, .bytes = bytes,
                            .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region,
+                           .post_site = r->site, .end_site = p->call_site,
                            .peer = r->peer, .t_begin = r->begin.t, .t_end = e->t};
         tr.b = mop_bounds_close(&p->clock, &r->begin, e->t,
                                 mop_xfer_time(p, bytes, r->peer, r->kind), p->cfg.s_per_tick);
@@ -316,7 +306,8 @@ static void mop_on_end(mop_process *p, const mop_event *e)
         int64_t bytes = e->bytes >= 0 ? e->bytes : 0;
         mop_transfer tr = {.has_key = true, .key = e->key, .bytes = bytes,
                            .kind = MOP_KIND_UNKNOWN, .fn = p->call_fn,
-                           .region = mop_current_region(p), .peer = -1, .t_end = e->t};
+                           .region = mop_current_region(p), .post_site = MOP_SITE_UNKNOWN,
+                           .end_site = p->call_site, .peer = -1, .t_end = e->t};
         tr.b = mop_bounds_one_event(MOP_CASE_END_ONLY,
                                     mop_xfer_time(p, bytes, -1, MOP_KIND_UNKNOWN));
         mop_account(p, &tr, p->monitoring);
@@ -361,6 +352,8 @@ static void mop_on_foreign_end(mop_process *p, const mop_event *e)
     if ((e->kind & MOP_END_QUERY) || !r || !(r->flags & MOP_REQ_DONE))
         p->counters.cross_thread_completions++;
     mop_clock saved = p->clock;
+    uint16_t saved_site = p->call_site;
+    p->call_site = MOP_SITE_UNKNOWN; /* another thread's call completed it */
     if (p->clock.depth == 0) {
         uint64_t t = e->t;
         if (p->t_thread_end && t > p->t_thread_end)
@@ -369,6 +362,7 @@ static void mop_on_foreign_end(mop_process *p, const mop_event *e)
     }
     mop_on_end(p, e);
     p->clock = saved;
+    p->call_site = saved_site;
 }
 
 static void mop_on_pinit(mop_process *p, const mop_event *e)
@@ -430,7 +424,8 @@ static void mop_on_incall(mop_process *p, const mop_event *e)
         return;
     }
     mop_transfer tr = {.has_key = false, .bytes = e->bytes, .kind = (mop_kind)e->kind,
-                       .fn = e->id, .region = mop_current_region(p), .peer = e->arg,
+                       .fn = e->id, .region = mop_current_region(p),
+                       .post_site = p->call_site, .end_site = p->call_site, .peer = e->arg,
                        .t_begin = e->t, .t_end = e->t};
     tr.b = mop_bounds_in_call(mop_xfer_time(p, e->bytes, e->arg, e->kind));
     mop_account(p, &tr, p->monitoring);
@@ -489,6 +484,11 @@ static void mop_on_enter(mop_process *p, const mop_event *e)
     p->call_fn = e->id % MOP_MAX_FN;
     p->call_monitored = p->monitoring;
     p->call_region = mop_current_region(p);
+    if (p->cfg.callsites) { /* an ENTER's key is its call site (mop_event.h) */
+        int full = 0;
+        p->call_site = mop_sites_site(&p->sites, e->key, p->call_fn, &full);
+        p->counters.site_overflow += (uint64_t)full;
+    }
 }
 
 static void mop_on_exit(mop_process *p, const mop_event *e)
@@ -504,6 +504,8 @@ static void mop_on_exit(mop_process *p, const mop_event *e)
     p->fns[p->call_fn].calls++;
     p->fns[p->call_fn].call_ticks += ticks;
     p->regions[p->call_region].call_ticks += ticks;
+    p->sites.site[p->call_site].calls++;
+    p->sites.site[p->call_site].call_ticks += ticks;
 }
 
 void mop_process_event(mop_process *p, const mop_event *e)
@@ -596,6 +598,8 @@ void mop_process_merge(mop_process *dst, const mop_process *src)
         dst->regions[i].call_ticks += src->regions[i].call_ticks;
     }
     mop_checks_merge(&dst->checks, &src->checks);
+    dst->counters.site_overflow +=
+        mop_sites_merge(&dst->sites, &src->sites, &dst->counters.pair_overflow);
 #define MOP_COUNTER_MERGE(name) dst->counters.name += src->counters.name;
     MOP_COUNTERS(MOP_COUNTER_MERGE)
 #undef MOP_COUNTER_MERGE

@@ -10,18 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mop_acc.h"
 #include "mop_bounds.h"
 #include "mop_checks.h"
 #include "mop_event.h"
 #include "mop_limits.h"
 #include "mop_requests.h"
+#include "mop_sites.h"
 #include "mop_xfer_table.h"
-
-/* Transfer measures of one breakdown cell. */
-typedef struct mop_acc {
-    uint64_t transfers;
-    double xfer_s, min_s, max_s;
-} mop_acc;
 
 typedef struct mop_fn_acc {
     mop_acc x;
@@ -64,7 +60,9 @@ typedef struct mop_region_acc {
     X(rma_other_thread)        \
     X(rma_freed_pending)       \
     X(cross_thread_completions) \
-    X(cross_thread_untracked)
+    X(cross_thread_untracked)  \
+    X(site_overflow)           \
+    X(pair_overflow)
 
 typedef struct mop_counters {
 #define MOP_COUNTER_FIELD(name) uint64_t name;
@@ -79,6 +77,7 @@ typedef struct mop_transfer {
     int64_t bytes;
     mop_kind kind;
     uint16_t fn, region;
+    uint16_t post_site, end_site; /* mop_sites ids (MOP_SITE_UNKNOWN: not seen) */
     int32_t peer;    /* the event's arg: peer world rank (-1 unknown), or a collective's comm size */
     /* Ticks of XFER_BEGIN and XFER_END, 0 where not observed (begin-only: no
      * end; end-only: no begin); an in-call transfer has its call's enter as both. */
@@ -95,6 +94,7 @@ typedef struct mop_process_config {
     size_t nbin_edges;
     const uint8_t *peer_remote; /* per world rank: 1 = other node; NULL: all one node */
     int npeers;
+    bool callsites;              /* keep the call-site tables (mop_sites.h) */
     mop_transfer_fn on_transfer; /* optional */
     void *on_transfer_ctx;
 } mop_process_config;
@@ -107,6 +107,7 @@ typedef struct mop_process {
     bool call_monitored;  /* monitoring at the open call's enter */
     uint16_t call_fn;     /* the open outermost call */
     uint16_t call_region;
+    uint16_t call_site;   /* its call site (mop_sites id) */
     uint16_t region_stack[MOP_REGION_DEPTH];
     int region_depth;     /* may exceed MOP_REGION_DEPTH: overflowed levels count */
     /* the five measures + breakdowns */
@@ -116,6 +117,7 @@ typedef struct mop_process {
     mop_acc bins[MOP_MAX_BINS];
     mop_fn_acc fns[MOP_MAX_FN];
     mop_region_acc regions[MOP_MAX_REGIONS];
+    mop_sites sites;
     mop_counters counters;
     mop_checks checks; /* the checks on the bounds (mop_checks.h) */
     /* When the thread ended (0: running); see mop_process_thread_exit. */

@@ -132,6 +132,43 @@ static void mop_checks_json(mo_json *w, const mop_process *p, const mop_names *n
     mo_json_end_object(w);
 }
 
+/* Call sites and site pairs (mop_sites.h): addresses as hex strings (JSON
+ * numbers lose bits above 2^53), in table order; the report resolves them to
+ * source lines with the process's executable mappings ("maps"). */
+static void mop_sites_json(mo_json *w, const mop_process *p, const mop_names *names)
+{
+    const mop_sites *s = &p->sites;
+    char buf[32];
+    mo_json_key(w, "sites");
+    mo_json_begin_array(w);
+    for (uint16_t i = 0; i < s->nsite; i++) {
+        const mop_site *site = &s->site[i];
+        if (i == MOP_SITE_UNKNOWN && site->calls == 0)
+            continue;
+        mo_json_begin_object(w);
+        mo_json_kv_uint64(w, "id", i);
+        snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)site->addr);
+        mo_json_kv_string(w, "addr", i == MOP_SITE_UNKNOWN ? NULL : buf);
+        mo_json_kv_string(w, "fn", i == MOP_SITE_UNKNOWN
+                                       ? NULL
+                                       : mop_name(names->fn, names->nfn, site->fn, buf, sizeof buf));
+        mo_json_kv_uint64(w, "calls", site->calls);
+        mo_json_kv_double(w, "call_s", (double)site->call_ticks * p->cfg.s_per_tick);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_key(w, "pairs");
+    mo_json_begin_array(w);
+    for (uint16_t k = 0; k < s->npair; k++) {
+        mo_json_begin_object(w);
+        mo_json_kv_uint64(w, "post", s->pair[k].post);
+        mo_json_kv_uint64(w, "end", s->pair[k].end);
+        mop_acc_json(w, &s->pair[k].x);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+}
+
 void mop_profile_json(mo_json *w, const mop_process *p, const mop_names *names)
 {
     double spt = p->cfg.s_per_tick;
@@ -204,6 +241,8 @@ void mop_profile_json(mo_json *w, const mop_process *p, const mop_names *names)
         mo_json_end_object(w);
     }
     mo_json_end_array(w);
+
+    mop_sites_json(w, p, names);
 
     mo_json_key(w, "counters");
     mo_json_begin_object(w);

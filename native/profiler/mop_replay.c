@@ -209,7 +209,7 @@ int main(void)
     mo_json w;
     mo_json_init(&w, stdout);
     replay_ctx ctx = {.w = &w, .fns = &fns, .regions = &regions};
-    mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9,
+    mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9, .callsites = true,
                               .bin_edges = nedges ? edges : NULL, .nbin_edges = nedges,
                               .on_transfer = replay_on_transfer, .on_transfer_ctx = &ctx};
     if (mop_process_init(&proc, &cfg) != 0)

@@ -32,6 +32,7 @@ typedef struct mop_req {
     int32_t peer;     /* world rank, -1 unknown */
     uint16_t fn;
     uint16_t region;
+    uint16_t site;    /* posting call's site (mop_sites.h) */
     uint8_t kind;     /* mop_kind */
     uint8_t flags;
     bool used;        /* slot occupied */

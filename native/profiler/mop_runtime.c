@@ -612,7 +612,7 @@ static int mop_table_setup(void)
     return 0;
 }
 
-void mop_runtime_start(uint16_t init_fn)
+void mop_runtime_start(uint16_t init_fn, uint64_t site)
 {
     const char *off = getenv("MPI_OVERLAP_DISABLE");
     PMPI_Comm_rank(MPI_COMM_WORLD, &mop_g.rank);
@@ -634,6 +634,10 @@ void mop_runtime_start(uint16_t init_fn)
     pthread_key_create(&mop_thread_key, mop_thread_gone);
     mop_g.cfg.s_per_tick = mop_g.s_per_tick;
     mop_g.cfg.table = &mop_g.table;
+    /* Call sites are kept unless MPI_OVERLAP_CALLSITES=0 (docs/profiler.md,
+     * "Call sites"): the off setting exists to measure what they cost. */
+    const char *sites = getenv("MPI_OVERLAP_CALLSITES");
+    mop_g.cfg.callsites = !(sites && strcmp(sites, "0") == 0);
     const char *snap = getenv("MPI_OVERLAP_SNAPSHOT_S");
     mop_g.snapshot_interval_s = snap ? atof(snap) : 10.0; /* <= 0 (or not a number): none */
     if (mop_parse_bins(getenv("MPI_OVERLAP_BINS")) != 0) {
@@ -666,7 +670,7 @@ void mop_runtime_start(uint16_t init_fn)
     mop_thread *th = mop_self();
     if (th) {
         mop_trace_thread(&mop_trace_g, th); /* thread 0 of the trace: the one of MPI_Init */
-        mop_enter(th, init_fn, mop_g.t_start); /* before it, the clock was not set up */
+        mop_enter(th, init_fn, mop_g.t_start, site); /* before it, the clock was not set up */
         mop_exit(th, mop_now());
     }
     mop_watch_start();
@@ -687,7 +691,7 @@ void mop_note_out_of_memory(void)
     pthread_mutex_unlock(&th->priv->lock);
 }
 
-void mop_runtime_stop(void)
+void mop_runtime_stop(uint64_t site)
 {
     mop_trace_sync_end(&mop_trace_g); /* collective, like the start's */
     mop_watch_stop();
@@ -695,7 +699,7 @@ void mop_runtime_stop(void)
         return;
     mop_thread *th = mop_self();
     if (th) { /* Finalize's own call: its time is MPI time */
-        mop_enter(th, MOP_FN_MPI_Finalize, mop_now());
+        mop_enter(th, MOP_FN_MPI_Finalize, mop_now(), site);
         mop_exit(th, mop_now());
     }
     if (!__atomic_exchange_n(&mop_active, 0, __ATOMIC_ACQ_REL))
@@ -706,13 +710,13 @@ void mop_runtime_stop(void)
     mop_write_profile("complete");
 }
 
-void mop_runtime_abort(int errorcode)
+void mop_runtime_abort(int errorcode, uint64_t site)
 {
     if (!__atomic_load_n(&mop_active, __ATOMIC_ACQUIRE))
         return;
     mop_thread *th = mop_self();
     if (th) { /* the call is counted; it never returns */
-        mop_enter(th, MOP_FN_MPI_Abort, mop_now());
+        mop_enter(th, MOP_FN_MPI_Abort, mop_now(), site);
         mop_exit(th, mop_now());
     }
     mop_watch_stop();

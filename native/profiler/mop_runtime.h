@@ -29,6 +29,10 @@ typedef struct mop_thread {
     uint32_t n;
     struct mop_thread_private *priv; /* processing state, owned by mop_runtime.c */
     uint32_t xt_id;                  /* id in mop_xthread (0: not registered) */
+    /* The call site a Fortran entry point saw (its return address into the
+     * program), for the C wrapper it calls next: that wrapper's own return
+     * address is inside this library (mop_fortran.h). 0: none. */
+    uint64_t f_site;
     mop_event q[MOP_QUEUE_EVENTS];
     char xt_pad[64]; /* the inbox is written by other threads: not q's cache line */
     mop_xt_inbox inbox; /* ENDs of this thread's requests seen by other threads */
@@ -44,13 +48,15 @@ extern _Thread_local mop_thread *mop_tls;
 extern int mop_xt_on;
 
 /* After PMPI_Init(_thread) succeeded: reads the settings, loads and checks the
- * table, starts collecting (init_fn: the function id of the init call). */
-void mop_runtime_start(uint16_t init_fn);
-/* Before PMPI_Finalize: processes what is queued, writes the rank's profile. */
-void mop_runtime_stop(void);
-/* Before PMPI_Abort: writes the rank's profile, status incomplete, with the
- * error code in its reason. */
-void mop_runtime_abort(int errorcode);
+ * table, starts collecting (init_fn: the function id of the init call, site:
+ * its call site). */
+void mop_runtime_start(uint16_t init_fn, uint64_t site);
+/* Before PMPI_Finalize (called from site): processes what is queued, writes
+ * the rank's profile. */
+void mop_runtime_stop(uint64_t site);
+/* Before PMPI_Abort (called from site): writes the rank's profile, status
+ * incomplete, with the error code in its reason. */
+void mop_runtime_abort(int errorcode, uint64_t site);
 /* Whether mop_runtime_start ran (profiling on or not): the Fortran MPI_INIT
  * starts the runtime only when the MPI's Fortran binding did not reach the C
  * MPI_Init wrapper. */
@@ -110,11 +116,22 @@ static inline void mop_commit(mop_thread *th)
     __atomic_store_n(&th->n, th->n + 1, __ATOMIC_RELEASE);
 }
 
-static inline void mop_enter(mop_thread *th, uint16_t fn, uint64_t t)
+/* The return address of the wrapper this expands in: the call site, one
+ * register or stack read (no stack walk; docs/profiler.md, "Call sites"). */
+#define MOP_CALLER() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* ENTER of an MPI call made from `site` (MOP_CALLER() of the wrapper), or from
+ * the Fortran call site that led to it. */
+static inline void mop_enter(mop_thread *th, uint16_t fn, uint64_t t, uint64_t site)
 {
+    if (__builtin_expect(th->f_site != 0, 0)) {
+        site = th->f_site;
+        th->f_site = 0;
+    }
     mop_event *e = mop_push(th);
     e->type = MOP_EV_ENTER;
     e->t = t;
+    e->key = site;
     e->id = fn;
     mop_commit(th);
 }
@@ -174,7 +191,7 @@ static inline void mop_push_end(mop_thread *th, mop_event_type type, uint64_t t,
     uint64_t mop_t0_ = 0;                        \
     if (mop_th_) {                               \
         mop_t0_ = mop_now();                     \
-        mop_enter(mop_th_, MOP_FN_##name, mop_t0_); \
+        mop_enter(mop_th_, MOP_FN_##name, mop_t0_, MOP_CALLER()); \
     }
 #define MOP_CALL_END()                           \
     if (mop_th_)                                 \

@@ -171,13 +171,13 @@ static inline int mop_completed(int rc, const MPI_Status *st)
 
 /* Waitall and Testall: every request completes together (or, for Testall
  * with flag false, none does). */
-static int mop_all(uint16_t fn, int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+static int mop_all(uint16_t fn, uint64_t site, int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     mop_thread *th = mop_self();
     if (!th)
         return flag ? PMPI_Testall(count, reqs, flag, statuses) : PMPI_Waitall(count, reqs, statuses);
     uint64_t t0 = mop_now();
-    mop_enter(th, fn, t0);
+    mop_enter(th, fn, t0, site);
     mop_saved_reqs s;
     int saved =
         mop_saved_reqs_init(&s, th, count, reqs, statuses == MPI_STATUSES_IGNORE, 1) == 0;
@@ -196,17 +196,17 @@ static int mop_all(uint16_t fn, int count, MPI_Request reqs[], int *flag, MPI_St
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-    return mop_all(MOP_FN_MPI_Waitall, count, array_of_requests, NULL, array_of_statuses);
+    return mop_all(MOP_FN_MPI_Waitall, MOP_CALLER(), count, array_of_requests, NULL, array_of_statuses);
 }
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                 MPI_Status array_of_statuses[])
 {
-    return mop_all(MOP_FN_MPI_Testall, count, array_of_requests, flag, array_of_statuses);
+    return mop_all(MOP_FN_MPI_Testall, MOP_CALLER(), count, array_of_requests, flag, array_of_statuses);
 }
 
 /* Waitany and Testany: at most one completes, named by *index. */
-static int mop_any(uint16_t fn, int count, MPI_Request reqs[], int *index, int *flag,
+static int mop_any(uint16_t fn, uint64_t site, int count, MPI_Request reqs[], int *index, int *flag,
                    MPI_Status *status)
 {
     mop_thread *th = mop_self();
@@ -216,7 +216,7 @@ static int mop_any(uint16_t fn, int count, MPI_Request reqs[], int *index, int *
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     uint64_t t0 = mop_now();
-    mop_enter(th, fn, t0);
+    mop_enter(th, fn, t0, site);
     mop_saved_reqs s;
     int saved = mop_saved_reqs_init(&s, th, count, reqs, 0, 1) == 0;
     int rc = flag ? PMPI_Testany(count, reqs, index, flag, st)
@@ -233,17 +233,17 @@ static int mop_any(uint16_t fn, int count, MPI_Request reqs[], int *index, int *
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-    return mop_any(MOP_FN_MPI_Waitany, count, array_of_requests, index, NULL, status);
+    return mop_any(MOP_FN_MPI_Waitany, MOP_CALLER(), count, array_of_requests, index, NULL, status);
 }
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                 MPI_Status *status)
 {
-    return mop_any(MOP_FN_MPI_Testany, count, array_of_requests, index, flag, status);
+    return mop_any(MOP_FN_MPI_Testany, MOP_CALLER(), count, array_of_requests, index, flag, status);
 }
 
 /* Waitsome and Testsome: *outcount of them complete, named by indices. */
-static int mop_some(uint16_t fn, int incount, MPI_Request reqs[], int *outcount, int indices[],
+static int mop_some(uint16_t fn, uint64_t site, int incount, MPI_Request reqs[], int *outcount, int indices[],
                     MPI_Status statuses[], int is_test)
 {
     mop_thread *th = mop_self();
@@ -251,7 +251,7 @@ static int mop_some(uint16_t fn, int incount, MPI_Request reqs[], int *outcount,
         return is_test ? PMPI_Testsome(incount, reqs, outcount, indices, statuses)
                        : PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
     uint64_t t0 = mop_now();
-    mop_enter(th, fn, t0);
+    mop_enter(th, fn, t0, site);
     mop_saved_reqs s;
     int saved =
         mop_saved_reqs_init(&s, th, incount, reqs, statuses == MPI_STATUSES_IGNORE, 1) == 0;
@@ -272,14 +272,14 @@ static int mop_some(uint16_t fn, int incount, MPI_Request reqs[], int *outcount,
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    return mop_some(MOP_FN_MPI_Waitsome, incount, array_of_requests, outcount, array_of_indices,
+    return mop_some(MOP_FN_MPI_Waitsome, MOP_CALLER(), incount, array_of_requests, outcount, array_of_indices,
                     array_of_statuses, 0);
 }
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    return mop_some(MOP_FN_MPI_Testsome, incount, array_of_requests, outcount, array_of_indices,
+    return mop_some(MOP_FN_MPI_Testsome, MOP_CALLER(), incount, array_of_requests, outcount, array_of_indices,
                     array_of_statuses, 1);
 }
 
@@ -309,7 +309,7 @@ int MPI_Request_get_status_all(int count, MOP_GET_STATUS_CONST MPI_Request array
     if (!th)
         return PMPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses);
     uint64_t t0 = mop_now();
-    mop_enter(th, MOP_FN_MPI_Request_get_status_all, t0);
+    mop_enter(th, MOP_FN_MPI_Request_get_status_all, t0, MOP_CALLER());
     mop_saved_reqs s;
     int ignore = array_of_statuses == MPI_STATUSES_IGNORE;
     int saved = mop_saved_reqs_init(&s, th, count, array_of_requests, ignore, 0) == 0;
@@ -352,7 +352,7 @@ int MPI_Request_get_status_some(int incount,
         return PMPI_Request_get_status_some(incount, array_of_requests, outcount,
                                             array_of_indices, array_of_statuses);
     uint64_t t0 = mop_now();
-    mop_enter(th, MOP_FN_MPI_Request_get_status_some, t0);
+    mop_enter(th, MOP_FN_MPI_Request_get_status_some, t0, MOP_CALLER());
     mop_saved_reqs s;
     int ignore = array_of_statuses == MPI_STATUSES_IGNORE;
     int saved = mop_saved_reqs_init(&s, th, incount, array_of_requests, ignore, 0) == 0;

@@ -7,7 +7,7 @@ int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
-        mop_runtime_start(MOP_FN_MPI_Init);
+        mop_runtime_start(MOP_FN_MPI_Init, MOP_CALLER());
     return rc;
 }
 
@@ -15,13 +15,13 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
-        mop_runtime_start(MOP_FN_MPI_Init_thread);
+        mop_runtime_start(MOP_FN_MPI_Init_thread, MOP_CALLER());
     return rc;
 }
 
 int MPI_Finalize(void)
 {
-    mop_runtime_stop();
+    mop_runtime_stop(MOP_CALLER());
     return PMPI_Finalize();
 }
 
@@ -30,7 +30,7 @@ int MPI_Finalize(void)
  * by the launcher) is the MPI's choice. */
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    mop_runtime_abort(errorcode);
+    mop_runtime_abort(errorcode, MOP_CALLER());
     return PMPI_Abort(comm, errorcode);
 }
 
@@ -39,7 +39,7 @@ int MPI_Pcontrol(const int level, ...)
     mop_thread *th = mop_self();
     if (th) {
         uint64_t t0 = mop_now();
-        mop_enter(th, MOP_FN_MPI_Pcontrol, t0);
+        mop_enter(th, MOP_FN_MPI_Pcontrol, t0, MOP_CALLER());
         mop_push_event(th, MOP_EV_PCONTROL, t0, 0, 0, MOP_KIND_SEND, 0, level);
     }
     int rc = PMPI_Pcontrol(level);

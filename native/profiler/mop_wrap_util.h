@@ -148,7 +148,7 @@ static inline mop_kind mop_peer_kind(int peer, mop_kind kind)
     if (!th)                                                                      \
         return off;                                                               \
     uint64_t t0 = mop_now();                                                      \
-    mop_enter(th, MOP_FN_##name, t0);                                             \
+    mop_enter(th, MOP_FN_##name, t0, MOP_CALLER());                               \
     int rc = call;                                                                \
     uint64_t t1 = mop_now();                                                      \
     if (rc == MPI_SUCCESS) {                                                      \

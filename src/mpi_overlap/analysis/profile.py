@@ -678,6 +678,9 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
             lambda k: k[0],
         ),
     }
+    from .callsites import site_rankings
+
+    rankings.update(site_rankings(included_docs))
     call_time = sorted(
         (
             {
@@ -744,6 +747,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         "counters": counters,
         "unattributed": unattributed,
         "info_counters": info,
+        "callsites": result.get("callsites"),
     }
     out["findings"] = _findings(out)
     # Checks on the bounds (their headline sentence goes right after the overlap figure).

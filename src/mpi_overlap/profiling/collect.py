@@ -13,6 +13,7 @@ from ..errors import UserError
 from ..rundir import read_json
 from ..schema import errors_against
 from ..table_trust import table_record
+from .callsites import resolve
 
 RANK_FILE = re.compile(r"^profile\.rank-(\d+)\.json$")
 
@@ -26,6 +27,18 @@ def rank_files(run_dir: Path, pattern: re.Pattern[str] = RANK_FILE) -> dict[int,
         if m:
             out[int(m.group(1))] = p
     return out
+
+
+def _resolve_sites(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Source lines for every rank's call sites (profiling/callsites.py), summed."""
+    total = {"sites": 0, "with_line": 0, "notes": []}
+    for doc in docs:
+        done = resolve(doc)
+        total["sites"] += done["sites"]
+        total["with_line"] += done["with_line"]
+        if done["note"] and done["note"] not in total["notes"]:
+            total["notes"].append(done["note"])
+    return total
 
 
 def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str,
@@ -46,6 +59,7 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
             warnings.append(f"rank {rank}: {path.name} does not match its schema: {errors[0]}")
             continue
         docs.append(doc)
+    callsites = _resolve_sites(docs)
     seen = {d["rank"] for d in docs}
     missing = [r for r in range(ranks_expected) if r not in seen]
     if missing:
@@ -79,5 +93,6 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
         "bins": bins,
         "ranks": sorted(docs, key=lambda d: d["rank"]),
         "missing_ranks": missing,
+        "callsites": callsites,
         "warnings": warnings,
     }

@@ -287,6 +287,50 @@ def ranking_grid(a: dict[str, Any], label: str, key: str, limit: int | None = No
     )
 
 
+def _site(name: str, fn: str | None) -> str:
+    """'halo.c:42 (exchange) MPI_Isend': where, then what was called there."""
+    return f"{name} {fn}" if fn else name
+
+
+def pair_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
+    """Transfers by (posting site → completing site): the lines to act on."""
+    entries = list(a["rankings"].get("pairs") or [])
+    note = None
+    if limit is not None and len(entries) > limit:
+        note = f"top {limit} of {len(entries)}; report.html lists all"
+        entries = entries[:limit]
+    if not entries:
+        recorded = (a.get("callsites") or {}).get("sites")
+        note = ("no transfers, so no pairs of sites" if recorded else
+                "no call sites recorded (a profile from an older version, or "
+                "MPI_OVERLAP_CALLSITES=0)")
+    notes = [n for n in ((a.get("callsites") or {}).get("notes") or [])]
+    if notes:
+        note = "; ".join(([note] if note else []) + notes)
+    rows = [
+        (
+            _site(e["post"], e.get("post_fn")),
+            _site(e["end"], e.get("end_fn")),
+            fint(e["transfers"]),
+            ftime(e["xfer_s"]),
+            frange(e["min_pct"], e["max_pct"]),
+            ftime(e["nonoverlap_s"]),
+            fpct(e["share_pct"]),
+            frank(e["worst_rank"]),
+            fint(e["ranks"]),
+        )
+        for e in entries
+    ]
+    return Grid(
+        f"{label} — call sites: posted at → completed at, by non-overlapped time",
+        ("posted at", "completed at", "transfers", "transfer time", "overlap %",
+         "not overlapped", "share %", "worst rank", "ranks"),
+        rows,
+        left=(0, 1),
+        note=note,
+    )
+
+
 def call_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
     entries = list(a.get("call_time") or [])
     note = None
@@ -329,6 +373,7 @@ def run_grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
         grids.append(across_grid(a, label))
     grids.append(rank_grid(a, label, rank_limit))
     grids += profile_waits.grids(a, label, terminal=terminal)
+    grids.append(pair_grid(a, label, top))
     for key in ("bins", "functions", "regions"):
         grids.append(ranking_grid(a, label, key, top))
     grids.append(call_grid(a, label, top))

@@ -1,0 +1,179 @@
+"""Call sites to source lines (docs/profiler.md, "Call sites").
+
+Each rank's profile records its MPI calls' return addresses ("sites") and the process's
+executable file mappings at the time it wrote ("maps"). Here, on the machine that ran the
+program, an address becomes a place in the source:
+
+1. the mapping that holds it gives the object file and the file offset
+   (offset = address − mapping start + mapping offset);
+2. that object's PT_LOAD segment holding the offset gives its ELF virtual address
+   (vaddr = offset − p_offset + p_vaddr; pyelftools reads the program headers), which is
+   the address its debug information speaks of, PIE executables and shared libraries
+   alike;
+3. vaddr − 1 (inside the call instruction: the return address is the one after it)
+   becomes function, file and line with binutils' `addr2line -f -C`, one process per
+   object. Without debug information addr2line still names the function from the symbol
+   table; without addr2line the site stays object + offset, and the note says why.
+
+The result is written into the rank documents of result.json (each site gains `object`,
+`vaddr`, `function`, `file`, `line` and `label`), so later analyses need neither the
+binaries nor this machine.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ADDR2LINE = "addr2line"
+ADDR2LINE_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Mapping:
+    start: int
+    end: int
+    offset: int
+    path: str
+
+
+@dataclass
+class Place:
+    obj: str | None = None
+    vaddr: int | None = None
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+    def label(self, addr: int | None) -> str:
+        """'halo.c:42 (exchange)', 'exchange in app', 'libfoo.so+0x1234', or the address."""
+        where = Path(self.obj).name if self.obj else None
+        if self.file and self.line:
+            fn = f" ({self.function})" if self.function else ""
+            return f"{Path(self.file).name}:{self.line}{fn}"
+        if self.function and where:
+            return f"{self.function} in {where}"
+        if where and self.vaddr is not None:
+            return f"{where}+{self.vaddr:#x}"
+        return f"{addr:#x}" if addr else "unknown"
+
+
+def _hex(value: Any) -> int | None:
+    try:
+        return int(str(value), 16)
+    except ValueError:
+        return None
+
+
+def mappings(doc: dict[str, Any]) -> list[Mapping]:
+    out = []
+    for m in doc.get("maps") or []:
+        start, end, off = _hex(m.get("start")), _hex(m.get("end")), _hex(m.get("offset"))
+        if None not in (start, end, off) and isinstance(m.get("path"), str):
+            out.append(Mapping(start, end, off, m["path"]))  # type: ignore[arg-type]
+    return out
+
+
+def _load_segments(path: str) -> list[tuple[int, int, int]] | None:
+    """(p_offset, p_filesz, p_vaddr) of an ELF file's PT_LOAD segments; None when the file
+    cannot be read as ELF."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            return [
+                (seg["p_offset"], seg["p_filesz"], seg["p_vaddr"])
+                for seg in elf.iter_segments()
+                if seg["p_type"] == "PT_LOAD"
+            ]
+    except (OSError, ELFError):
+        return None
+
+
+def _vaddr(addr: int, maps: list[Mapping], segments: dict[str, Any]) -> tuple[str, int] | None:
+    for m in maps:
+        if m.start <= addr < m.end:
+            if m.path not in segments:
+                segments[m.path] = _load_segments(m.path)
+            segs = segments[m.path]
+            if not segs:
+                return None
+            off = addr - m.start + m.offset
+            for p_off, p_size, p_vaddr in segs:
+                if p_off <= off < p_off + p_size:
+                    return m.path, off - p_off + p_vaddr
+            return None
+    return None
+
+
+Found = tuple[str | None, str | None, int | None]  # function, file, line
+
+
+def _addr2line(obj: str, vaddrs: list[int], tool: str) -> list[Found]:
+    """(function, file, line) for each address of one object (call instruction = vaddr − 1)."""
+    args = [tool, "-f", "-C", "-e", obj] + [f"{max(v - 1, 0):#x}" for v in vaddrs]
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=ADDR2LINE_TIMEOUT_S,
+                             check=False).stdout.splitlines()
+    except (OSError, subprocess.TimeoutExpired):
+        return [(None, None, None)] * len(vaddrs)
+    res = []
+    for i in range(len(vaddrs)):
+        fn = out[2 * i] if 2 * i < len(out) else "??"
+        loc = out[2 * i + 1] if 2 * i + 1 < len(out) else "??:0"
+        file, _, line = loc.partition(" (discriminator")[0].rpartition(":")
+        lineno = int(line) if line.isdigit() and int(line) > 0 else None
+        res.append((None if fn == "??" else fn, None if file in ("", "??") else file, lineno))
+    return res
+
+
+def resolve(doc: dict[str, Any], tool: str | None = None) -> dict[str, Any]:
+    """Adds object, vaddr, function, file, line and label to every site of one rank's
+    profile document (in place); returns what it could do, for the run's notes."""
+    sites = (doc.get("profile") or {}).get("sites") or []
+    maps = mappings(doc)
+    tool = tool if tool is not None else (shutil.which(ADDR2LINE) or "")
+    segments: dict[str, Any] = {}
+    places: dict[int, Place] = {}
+    by_obj: dict[str, list[int]] = {}
+    for site in sites:
+        addr = _hex(site.get("addr")) if site.get("addr") else None
+        place = Place()
+        if addr is not None:
+            hit = _vaddr(addr, maps, segments)
+            if hit:
+                place.obj, place.vaddr = hit
+                by_obj.setdefault(hit[0], []).append(int(site["id"]))
+        places[int(site["id"])] = place
+    if tool:
+        for obj, ids in by_obj.items():
+            found = _addr2line(obj, [places[i].vaddr or 0 for i in ids], tool)
+            for i, (fn, file, line) in zip(ids, found, strict=True):
+                places[i].function, places[i].file, places[i].line = fn, file, line
+    with_line = 0
+    for site in sites:
+        place = places[int(site["id"])]
+        addr = _hex(site.get("addr")) if site.get("addr") else None
+        site.update({
+            "object": place.obj,
+            "vaddr": f"{place.vaddr:#x}" if place.vaddr is not None else None,
+            "function": place.function,
+            "file": place.file,
+            "line": place.line,
+            "label": place.label(addr),
+        })
+        with_line += bool(place.file and place.line)
+    known = [s for s in sites if s.get("addr")]
+    note = None
+    if known and not tool:
+        note = (f"{ADDR2LINE} (GNU binutils) not found: call sites are shown as object + "
+                "offset (install binutils for functions, files and lines)")
+    elif known and with_line < len(known):
+        note = ("some call sites have no source line: their object has no debug "
+                "information (build with -g) or could not be read")
+    return {"sites": len(known), "with_line": with_line, "note": note}
