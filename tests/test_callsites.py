@@ -220,3 +220,29 @@ def test_ranks_with_other_addresses_meet_at_the_same_line():
     ends = {e["site"]: e for e in ranked["end_sites"]}
     assert ends["halo.c:57 (exchange)"]["transfers"] == 10
     assert ends["halo.c:57 (exchange)"]["calls"] == 8
+
+
+@pytest.mark.mpi
+def test_the_mini_apps_name_their_lines(tmp_path):
+    """The native build has debug information (-g, no change to the code): a profile of
+    mo_halo's overlap mode names grid.c's MPI_Irecv and MPI_Isend lines as the posting
+    sites of transfers that one of halo.c's MPI_Waitall lines completes."""
+    tc = get_toolchain("mpich")
+    ensure_built(tc)
+    program = build_dir_for(tc) / "bench" / "mo_halo"
+    out = tmp_path / "runs"
+    proc = run_cli("profile", "-n", "2", "--no-report", "--out", str(out), "--", str(program),
+                   "--modes", "overlap", "--iterations", "20", "--grid", "32", "--quick",
+                   timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run = load_run(next(p for p in out.iterdir() if (p / "run.json").is_file()))
+    apps = NATIVE_TESTS.parent / "apps"
+    text = (apps / "grid.c").read_text().splitlines()
+    irecv = next(i for i, t in enumerate(text, 1) if "MPI_Irecv(" in t)
+    isend = next(i for i, t in enumerate(text, 1) if "MPI_Isend(" in t)
+    waits = {i for i, t in enumerate((apps / "halo.c").read_text().splitlines(), 1)
+             if "MPI_Waitall(" in t}
+    pairs = run.analysis["rankings"]["pairs"]
+    posted = {e["post"].split(" ")[0] for e in pairs if e["end"].startswith("halo.c:")
+              and int(e["end"].split(":")[1].split(" ")[0]) in waits}
+    assert {f"grid.c:{irecv}", f"grid.c:{isend}"} <= posted, pairs
