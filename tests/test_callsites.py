@@ -21,10 +21,11 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.analysis.callsites import site_rankings
-from mpi_overlap.build import FORTRAN_STATUS, build_dir_for, ensure_built
+from mpi_overlap.build import build_dir_for, ensure_built
 from mpi_overlap.profiling.callsites import resolve
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain, list_toolchains
+from test_profile_fortran import fortran_program
 
 NATIVE_TESTS = Path(__file__).resolve().parent.parent / "native" / "tests"
 C_SOURCE = NATIVE_TESTS / "callsites.c"
@@ -126,13 +127,7 @@ def _fortran_toolchains() -> list:
 @pytest.mark.mpi
 @pytest.mark.parametrize("toolchain", _fortran_toolchains())
 def test_fortran_program_names_its_lines(tmp_path, toolchain):
-    tc = get_toolchain(toolchain)
-    ensure_built(tc)
-    bdir = build_dir_for(tc)
-    status = (bdir / FORTRAN_STATUS).read_text().strip()
-    if not status.startswith("enabled"):
-        pytest.skip(f"no Fortran in the {toolchain} build: {status}")
-    run, _ = _profile(tmp_path, toolchain, bdir / "tests" / "fortran" / "f_callsites")
+    run, _ = _profile(tmp_path, toolchain, fortran_program(toolchain, "f_callsites"))
     _check_known_answer(run, F_SOURCE, PAIRS)
 
 

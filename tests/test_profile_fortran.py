@@ -40,7 +40,9 @@ def _toolchains() -> list:
     ]
 
 
-def _program(toolchain: str, name: str) -> Path:
+def fortran_program(toolchain: str, name: str) -> Path:
+    """Program `name` of native/tests/fortran built for the toolchain; skips the test where
+    the build has no Fortran or no such program."""
     tc = get_toolchain(toolchain)
     ensure_built(tc)
     bdir = build_dir_for(tc)
@@ -61,7 +63,7 @@ def _profile(tmp_path_factory: pytest.TempPathFactory, toolchain: str, name: str
     """The run of program `name` (profiled once per toolchain for all tests here)."""
     key = (toolchain, name)
     if key not in _RUNS:
-        prog = _program(toolchain, name)
+        prog = fortran_program(toolchain, name)
         out = tmp_path_factory.mktemp(f"{name}-{toolchain}")
         proc = run_cli("profile", "--mpi", toolchain, "-n", "2", "--out", str(out / "runs"),
                        "--", str(prog), *args, timeout=600, cwd=out)
@@ -215,7 +217,7 @@ def test_unmodified_halo_exchange_has_plausible_bounds(tmp_path_factory, toolcha
 
 @pytest.mark.parametrize("toolchain", _toolchains())
 def test_mpi_f08_program(tmp_path_factory, toolchain):
-    if not _program(toolchain, "f08_p2p").is_file():
+    if not fortran_program(toolchain, "f08_p2p").is_file():
         pytest.skip("f08_p2p not built: the MPI has no mpi_f08 module, or the profiler does "
                     "not know its mpi_f08 entry points (docs/profiler.md, 'Fortran')")
     run = _profile(tmp_path_factory, toolchain, "f08_p2p")

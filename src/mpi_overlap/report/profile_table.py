@@ -236,6 +236,13 @@ RANKING_TITLE = {
 RANKING_NAME = {"bins": "label", "functions": "fn", "regions": "region"}
 
 
+def _ranked_cells(e: dict[str, Any]) -> tuple[str, ...]:
+    """The measures of a ranking entry (analysis/profile.py, _Acc.as_dict) as cells."""
+    return (fint(e["transfers"]), ftime(e["xfer_s"]), frange(e["min_pct"], e["max_pct"]),
+            ftime(e["nonoverlap_s"]), fpct(e["share_pct"]), frank(e["worst_rank"]),
+            fint(e["ranks"]))
+
+
 def ranking_grid(a: dict[str, Any], label: str, key: str, limit: int | None = None) -> Grid:
     entries = list(a["rankings"].get(key) or [])
     notes = []
@@ -251,19 +258,7 @@ def ranking_grid(a: dict[str, Any], label: str, key: str, limit: int | None = No
     if in_call and any(e["max_pct"] == 0 for e in entries):
         notes.append(in_call)
     note = "; ".join(notes) or None
-    rows = [
-        (
-            str(e[RANKING_NAME[key]]),
-            fint(e["transfers"]),
-            ftime(e["xfer_s"]),
-            frange(e["min_pct"], e["max_pct"]),
-            ftime(e["nonoverlap_s"]),
-            fpct(e["share_pct"]),
-            frank(e["worst_rank"]),
-            fint(e["ranks"]),
-        )
-        for e in entries
-    ]
+    rows = [(str(e[RANKING_NAME[key]]), *_ranked_cells(e)) for e in entries]
     headers: tuple[str, ...] = (
         key[:-1] if key != "bins" else "size",
         "transfers",
@@ -307,20 +302,8 @@ def pair_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
     notes = [n for n in ((a.get("callsites") or {}).get("notes") or [])]
     if notes:
         note = "; ".join(([note] if note else []) + notes)
-    rows = [
-        (
-            _site(e["post"], e.get("post_fn")),
-            _site(e["end"], e.get("end_fn")),
-            fint(e["transfers"]),
-            ftime(e["xfer_s"]),
-            frange(e["min_pct"], e["max_pct"]),
-            ftime(e["nonoverlap_s"]),
-            fpct(e["share_pct"]),
-            frank(e["worst_rank"]),
-            fint(e["ranks"]),
-        )
-        for e in entries
-    ]
+    rows = [(_site(e["post"], e.get("post_fn")), _site(e["end"], e.get("end_fn")),
+             *_ranked_cells(e)) for e in entries]
     return Grid(
         f"{label} — call sites: posted at → completed at, by non-overlapped time",
         ("posted at", "completed at", "transfers", "transfer time", "overlap %",
