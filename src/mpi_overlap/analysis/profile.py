@@ -767,6 +767,12 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     out["two_sided"] = two_sided(run_dir, out, result.get("bins"))
     out["findings"][1:1] = two_sided_findings(out["two_sided"])
     out["headline"] = headline(out, included_docs)
+    # Advice from the measurements (analysis/advice.py): the top items right after the
+    # headline, every item in the document.
+    from .advice import advice, advice_findings
+
+    out["advice"] = advice(out, included_docs)
+    out["findings"][0:0] = advice_findings(out["advice"])
     if out["headline"]["text"]:
         out["findings"].insert(0, out["headline"]["text"])
     return out

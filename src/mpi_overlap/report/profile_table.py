@@ -314,6 +314,19 @@ def pair_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
     )
 
 
+def advice_grid(a: dict[str, Any], label: str) -> Grid:
+    """Every piece of advice (analysis/advice.py), largest bound first."""
+    items = a.get("advice") or []
+    rows = [(str(i), x["rule"], ftime(x["bound_s"]), x["text"]) for i, x in enumerate(items, 1)]
+    return Grid(
+        f"{label} — advice, by the most it can hide or save",
+        ("#", "rule", "at most", "advice"),
+        rows,
+        left=(1, 3),
+        note=None if rows else "none: no rule of docs/profiler.md (Advice) found enough to gain",
+    )
+
+
 def call_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
     entries = list(a.get("call_time") or [])
     note = None
@@ -356,6 +369,7 @@ def run_grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
         grids.append(across_grid(a, label))
     grids.append(rank_grid(a, label, rank_limit))
     grids += profile_waits.grids(a, label, terminal=terminal)
+    grids.append(advice_grid(a, label))
     grids.append(pair_grid(a, label, top))
     for key in ("bins", "functions", "regions"):
         grids.append(ranking_grid(a, label, key, top))
