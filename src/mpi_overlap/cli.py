@@ -917,19 +917,29 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
               help="also write every event to a timeline trace per rank (mpi-overlap trace)")
 @click.option("--trace-cap", metavar="SIZE",
               help="most bytes of trace per rank, e.g. 64M (default 256M)")
+@click.option("--env-matrix", "env_matrix", multiple=True, metavar="VAR=V1,V2",
+              help="run the program once per setting (every combination when repeated), "
+                   "e.g. MPICH_ASYNC_PROGRESS=0,1; the report puts the runs side by side")
+@click.option("--compare-bare", is_flag=True,
+              help="also time the program without the profiler, interleaved with timed "
+                   "launches with it: the profiler's cost on this program, with its interval")
+@click.option("--reps", type=int, metavar="K",
+              help="pairs of launches for --compare-bare (default 3)")
 @_out_option("directory for run directories")
 @click.option("--report/--no-report", default=True,
               help="print the tables and write the HTML report")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED, required=True)
 def profile(mpi: str, ranks: int, launcher: str | None, bins: str | None, table: Path | None,
             force_table: bool, snapshot: float, timeout: float | None, trace_: bool,
-            trace_cap: str | None, out: Path, report: bool, program: tuple[str, ...]) -> None:
+            trace_cap: str | None, env_matrix: tuple[str, ...], compare_bare: bool,
+            reps: int | None, out: Path, report: bool, program: tuple[str, ...]) -> None:
     """Run an MPI program under the overlap profiler: mpi-overlap profile -n 2 -- ./app args"""
     from .profiling.session import ProfileOptions, profile_session
 
     opts = ProfileOptions(ranks=ranks, mpi=mpi, launcher=launcher, bins=bins, table=table,
                           force_table=force_table, timeout_s=timeout, out_base=out,
-                          snapshot_s=snapshot, trace=trace_, trace_cap=trace_cap)
+                          snapshot_s=snapshot, trace=trace_, trace_cap=trace_cap,
+                          env_matrix=env_matrix, compare_bare=compare_bare, reps=reps)
     code = profile_session(list(program), opts, report=report, console=_out, err_console=_err)
     if code:
         sys.exit(code)

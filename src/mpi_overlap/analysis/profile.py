@@ -748,6 +748,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         "unattributed": unattributed,
         "info_counters": info,
         "callsites": result.get("callsites"),
+        "cost": result.get("cost"),
     }
     out["findings"] = _findings(out)
     # Checks on the bounds (their headline sentence goes right after the overlap figure).
@@ -769,8 +770,12 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     out["headline"] = headline(out, included_docs)
     # Advice from the measurements (analysis/advice.py): the top items right after the
     # headline, every item in the document.
+    from ..profiling.compare_bare import sentence as cost_sentence
     from .advice import advice, advice_findings
 
+    cost = cost_sentence(out["cost"])
+    if cost:
+        out["findings"].append(cost)
     out["advice"] = advice(out, included_docs)
     out["findings"][0:0] = advice_findings(out["advice"])
     if out["headline"]["text"]:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
 
 from ..calibrate import find_or_calibrate
+from ..env_matrix import Variant, parse_env_matrix
 from ..errors import UserError
 from ..launch import EchoFn, launch_command, run_job
 from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, utc_now, write_json_atomic
@@ -33,6 +34,7 @@ from ..table_trust import table_record
 from ..termsafe import safe_lines
 from ..toolchains import get_toolchain
 from ..ui import Ui
+from . import compare_bare
 from .collect import collect
 from .preload import ProfilerSetup, parse_bins, parse_trace_cap, profiler_library
 
@@ -52,6 +54,17 @@ class ProfileOptions:
     snapshot_s: float = 10.0
     trace: bool = False
     trace_cap: str | None = None
+    env_matrix: tuple[str, ...] = ()  # VAR=a,b,...: one run per combination ("what if")
+    compare_bare: bool = False        # also time the program without the profiler
+    reps: int | None = None           # pairs of launches for compare_bare
+
+    def check(self) -> None:
+        """Bad input fails here, before anything is built or run."""
+        if self.reps is not None and not self.compare_bare:
+            raise UserError("--reps counts the launches of --compare-bare: add --compare-bare")
+        if self.reps is not None and not 1 <= self.reps <= compare_bare.MAX_REPS:
+            raise UserError(f"--reps must be between 1 and {compare_bare.MAX_REPS} "
+                            f"(got {self.reps})")
 
 
 def resolve_program(argv: list[str]) -> list[str]:
@@ -73,8 +86,11 @@ def resolve_program(argv: list[str]) -> list[str]:
 
 
 def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
-                echo: EchoFn | None = None) -> Run:
-    """One profiled run of the program; `echo` gets its output lines as they come."""
+                echo: EchoFn | None = None, variant: Variant | None = None) -> Run:
+    """One profiled run of the program; `echo` gets its output lines as they come; a
+    variant of --env-matrix sets its variables for the program and names the run."""
+    opts.check()
+    overrides = variant.overrides if variant else {}
     app = resolve_program(argv)
     bins = parse_bins(opts.bins)
     trace_cap = parse_trace_cap(opts.trace_cap)
@@ -97,18 +113,34 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
                           trace=opts.trace, trace_cap=trace_cap)
     cmd = launch_command(tc, opts.ranks, setup.wrap(app), opts.launcher)
     run_opts = RunOptions(ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
-                          out_base=opts.out_base)
+                          out_base=opts.out_base, env_overrides=dict(overrides),
+                          label=variant.label(tc.name) if variant and variant.env else None)
+    env = tc.environment()
+    env.update(overrides)
     meta = initial_run_meta(PROFILE, tc, run_opts, cmd, run_dir)
     meta["app"] = app
     meta["xfer_table"] = describe_table(table, started)
     begin_run(run_dir, meta)
 
     with ui.progress(f"profile {Path(app[0]).name} ({tc.name}, {opts.ranks} ranks)") as progress:
-        outcome = run_job(cmd, tc.environment(), run_dir, timeout_s=opts.timeout_s,
+        outcome = run_job(cmd, env, run_dir, timeout_s=opts.timeout_s,
                           progress=progress, echo=echo)
 
     result = collect(run_dir, ranks_expected=opts.ranks, app_argv=app, cwd=os.getcwd(),
                      table=table, forced=opts.force_table, bins=bins, table_info=table_info)
+    if opts.compare_bare and outcome.status == "complete":
+        write_json_atomic(run_dir / RESULT_FILE, result)  # kept if the timing is stopped
+
+        def command(outdir: Path | None) -> list[str]:
+            if outdir is None:
+                return launch_command(tc, opts.ranks, app, opts.launcher)
+            timed = replace(setup, outdir=outdir, trace=False, trace_cap=None)
+            return launch_command(tc, opts.ranks, timed.wrap(app), opts.launcher)
+
+        reps = opts.reps or compare_bare.DEFAULT_REPS
+        with ui.progress(f"profiler cost: {reps} pairs of launches without/with") as progress:
+            result["cost"] = compare_bare.measure(command, env, run_dir, reps=reps,
+                                                  timeout_s=opts.timeout_s, progress=progress)
     write_json_atomic(run_dir / RESULT_FILE, result)
     status, message = outcome.status, outcome.message
     from ..benchmarks import get_benchmark
@@ -152,17 +184,23 @@ def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, cons
         (err_console if from_stderr else console).out(safe_lines(line.rstrip("\n")),
                                                       highlight=False)
 
-    run = profile_run(argv, opts, Ui(err_console), echo=echo)
-    with_report = report and bool(run.result and run.result.get("ranks"))
-    ok = finish_session([run], opts.out_base, console, report=with_report)
+    opts.check()
+    variants = parse_env_matrix(opts.env_matrix) or [None]
+    ui = Ui(err_console)
+    runs = [profile_run(argv, opts, ui, echo=echo, variant=v) for v in variants]
+    with_report = report and any(run.result and run.result.get("ranks") for run in runs)
+    ok = finish_session(runs, opts.out_base, console, report=with_report)
     if opts.trace:
-        console.print(f"timeline: mpi-overlap trace {run.path} --perfetto "
-                      f"{run.path / 'timeline.json'}", markup=False)
+        for run in runs:
+            console.print(f"timeline: mpi-overlap trace {run.path} --perfetto "
+                          f"{run.path / 'timeline.json'}", markup=False)
     if ok:
         return 0
-    code = app_exit_code(run)
-    if code is not None:
-        err_console.print(f"the program exited with status {code}: profile exits with it "
-                          "(3 would mean a problem of the profiler or the run)", markup=False)
-        return code
+    for run in runs:
+        code = app_exit_code(run)
+        if code is not None:
+            err_console.print(f"the program exited with status {code} ({run.label}): profile "
+                              "exits with it (3 would mean a problem of the profiler or the "
+                              "run)", markup=False)
+            return code
     return 3

@@ -381,7 +381,21 @@ def run_grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
 # ---------------------------------------------------------------- comparison across runs
 
 
+def _run_time(a: dict[str, Any]) -> float | None:
+    """The slowest rank's MPI_Init → MPI_Finalize time."""
+    walls = [r["wall_s"] for r in a.get("ranks") or [] if r.get("wall_s") is not None]
+    return max(walls) if walls else None
+
+
+def _waiting(a: dict[str, Any]) -> str:
+    ts = a.get("two_sided")
+    if isinstance(ts, dict) and ts.get("available"):
+        return ftime(ts["waiting"]["total_s"])
+    return DASH
+
+
 def comparison_grid(runs: list[tuple[str, dict[str, Any]]]) -> Grid:
+    """Runs of one program side by side (--env-matrix, or runs named to `report`)."""
     rows = []
     for label, a in runs:
         job, worst = a["job"], a.get("worst_rank")
@@ -392,8 +406,11 @@ def comparison_grid(runs: list[tuple[str, dict[str, Any]]]) -> Grid:
                 ftime(job["xfer_s"]),
                 frange(job["min_pct"], job["max_pct"]),
                 ftime(job["nonoverlap_s"]),
-                frank(worst["rank"] if worst else None),
+                _waiting(a),
+                ftime(job["call_s"]),
                 fpct(job["mpi_share_pct"]),
+                ftime(_run_time(a)),
+                frank(worst["rank"] if worst else None),
                 a["status"],
             )
         )
@@ -405,12 +422,17 @@ def comparison_grid(runs: list[tuple[str, dict[str, Any]]]) -> Grid:
             "transfer time",
             "overlap %",
             "not overlapped",
-            "worst rank",
+            "waiting",
+            "MPI call time",
             "MPI share %",
+            "run time",
+            "worst rank",
             "status",
         ),
         rows,
-        left=(0, 7),
+        left=(0, 10),
+        note="waiting: from both ends of every message (--trace runs only); run time: the "
+        "slowest rank's MPI_Init to MPI_Finalize",
     )
 
 
