@@ -47,7 +47,11 @@ def test_study_quick(app: str, tmp_path: Path) -> None:
     (size,) = a["sizes"]
     assert {c["mode"] for c in size["comparisons"]} == MODES[app] - {baseline}
     assert all(c["verdict"] != "no data" for c in size["comparisons"])
-    assert len(a["conclusions"]) == len(MODES[app]) - 1
+    # one per compared mode, and one per mode that applies the baseline's advice
+    advised = {"halo": {"overlap", "overlap-test"}, "cg": {"iallreduce"}}[app] & MODES[app]
+    assert {c["mode"] for c in size["advice"]} == advised
+    assert all(c["bound_s"] is not None and c["verdict"] != "no data" for c in size["advice"])
+    assert len(a["conclusions"]) == len(MODES[app]) - 1 + len(advised)
     assert a["profiler_overhead"]["pairs"] == 1
     assert a["finding"] and "\n" not in a["finding"] and "profiler cost on the app" in a["finding"]
     html = (run_dir / "report.html").read_text()

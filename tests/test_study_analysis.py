@@ -102,3 +102,24 @@ def test_failed_launches_and_missing_profiles_leave_no_numbers() -> None:
     cmps = {c["mode"]: c for c in a["sizes"][0]["comparisons"]}
     assert cmps["overlap"]["verdict"] == "no data"
     assert a["sizes"][0]["cells"][0]["max_pct"] is None
+
+
+def test_the_baselines_advice_bounds_what_the_mode_that_follows_it_saves() -> None:
+    """Baseline nonblocking: 0.3 s transfer, max 0.01 s: moving computation between post
+    and wait (the overlap mode) can hide at most 0.29 s; overlap saved 0.28 s: within."""
+    a = analyze_study(_doc())
+    assert analysis_errors(a) == []
+    (check,) = a["sizes"][0]["advice"]
+    assert check["mode"] == "overlap" and check["rule"] == "move-computation"
+    assert check["bound_s"] == pytest.approx(0.29)
+    assert check["saved_s"] == pytest.approx(0.28)
+    assert check["verdict"] == "within the bound"
+    assert any("could hide at most 290.00 ms per rank; overlap does it and saved 280.00 ms"
+               in c for c in a["conclusions"])
+    doc = _doc()
+    for x in doc["launches"]:
+        for m in x["modes"]:
+            if m["mode"] == "overlap":
+                m["mpi_time_s"] = 0.0  # saved 0.4 s: more than any transfer it could hide
+    (check,) = analyze_study(doc)["sizes"][0]["advice"]
+    assert check["verdict"] == "beyond the bound"

@@ -16,6 +16,16 @@ profiler) should lie in [Δmin, Δmax]: "within the bounds" when it does (± tol
 "below" when less was saved than the lower bound guarantees, "above" when more was saved
 than any hidden transfer explains (less waiting for the partner or for progress).
 The tolerance is 5 % of the baseline's MPI time (timing noise on a shared machine).
+
+The advice loop (docs/case-studies.md, "Following the profiler's advice"): the profile of
+the baseline alone bounds what its advice can gain (analysis/advice.py), before any code
+changes; the app's other modes are that advice applied. Moving computation between post
+and completion (halo `overlap`) can hide at most the baseline's xfer − max; doing that and
+calling MPI_Testall during it (halo `overlap-test`: computation moved, progress made) at
+most xfer − min; posting the non-blocking collective (cg `iallreduce`) at most
+xfer − max. The measured saving (without the profiler) is then held against that bound:
+"within the bound", or "beyond the bound" where the mode saved more MPI time than any
+transfer time it could hide (less waiting).
 """
 
 from __future__ import annotations
@@ -28,6 +38,16 @@ from .stats import median_or_none
 
 TOLERANCE = 0.05
 BOUND_KEYS = ("xfer_s", "min_s", "max_s", "comp_s", "call_s")
+# mode -> (advice rule it applies, what it does, the baseline bound it may gain: the part
+# of the baseline's transfer time that is not certainly overlapped in that sense)
+ADVICE_MODES: dict[str, tuple[str, str, str]] = {
+    "overlap": ("move-computation", "move computation between post and MPI_Waitall",
+                "max_s"),
+    "overlap-test": ("move-computation + progress", "move computation between post and "
+                     "completion and call MPI_Testall during it", "min_s"),
+    "iallreduce": ("nonblocking", "post MPI_Iallreduce before independent computation",
+                   "max_s"),
+}
 
 
 def _median(values: list[float]) -> float | None:
@@ -165,6 +185,42 @@ def _sentence(size: dict[str, Any], cmp: dict[str, Any], cell: dict[str, Any],
                "the bounds allow: less waiting, not hidden transfer)"))
 
 
+def advice_checks(cells: list[dict[str, Any]], base: dict[str, Any],
+                  comparisons: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per mode that applies the baseline's advice: the bound the baseline's profile set
+    on it, and the MPI time the mode saved."""
+    out = []
+    for cmp in comparisons:
+        spec = ADVICE_MODES.get(cmp["mode"])
+        if spec is None:
+            continue
+        rule, what, lower = spec
+        xfer, lo = base.get("xfer_s"), base.get(lower)
+        bound = None if xfer is None or lo is None else max(0.0, xfer - lo)
+        saved, tol = cmp["mpi_saved_s"], cmp["tolerance_s"]
+        if bound is None or saved is None:
+            verdict = "no data"
+        elif saved <= bound + tol:
+            verdict = "within the bound"
+        else:
+            verdict = "beyond the bound"
+        out.append({"mode": cmp["mode"], "rule": rule, "advice": what, "bound_s": bound,
+                    "saved_s": saved, "tolerance_s": tol, "verdict": verdict})
+    return out
+
+
+def _advice_sentence(size: dict[str, Any], base_mode: str, check: dict[str, Any]) -> str:
+    saved = check["saved_s"]
+    outcome = (f"saved {_ms(saved)} ms of MPI time" if saved is None or saved >= 0
+               else f"spent {_ms(-saved)} ms more in MPI")
+    text = (f"{size['local']}^3 per rank: the profile of {base_mode} said that to "
+            f"{check['advice']} could hide at most {_ms(check['bound_s'])} ms per rank; "
+            f"{check['mode']} does it and {outcome}: {check['verdict']}")
+    if check["verdict"] == "beyond the bound":
+        text += " (more than any transfer it could hide: it also waits less)"
+    return text
+
+
 def _overhead(launches: list[dict[str, Any]], sizes: int) -> dict[str, Any]:
     """With/without ratio of the run times summed over every mode and size of one
     repetition (sums, so the short runs of small sizes, where a single queue flush is a
@@ -201,7 +257,10 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
         for cmp in comparisons:
             cell = next(c for c in cells if c["mode"] == cmp["mode"])
             conclusions.append(_sentence(size, cmp, cell, base))
-        sizes_out.append({**size, "cells": cells, "comparisons": comparisons})
+        checks = [] if base is None else advice_checks(cells, base, comparisons)
+        conclusions += [_advice_sentence(size, baseline or "?", c) for c in checks]
+        sizes_out.append({**size, "cells": cells, "comparisons": comparisons,
+                          "advice": checks})
     overhead = _overhead(launches, len(result.get("sizes") or []))
     agree = [c["verdict"] for s in sizes_out for c in s["comparisons"]]
     right = sum(v == "within the bounds" for v in agree)
