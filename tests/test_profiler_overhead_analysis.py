@@ -91,7 +91,8 @@ def test_verdict_without_enough_data() -> None:
 
 def _launch(rep: int, program: str, profiled: bool, value: float | None, *,
             status: str = "complete", profile_status: str = "complete",
-            elapsed: float = 2.0, disturbed: bool = False) -> dict[str, Any]:
+            elapsed: float = 2.0, disturbed: bool = False,
+            callsites: bool = True) -> dict[str, Any]:
     profile = None
     if profiled:
         profile = {"status": profile_status, "ranks_expected": 2,
@@ -101,8 +102,10 @@ def _launch(rep: int, program: str, profiled: bool, value: float | None, *,
     detail: dict[str, Any] = {"messages_total": 200} if program == "msgrate" else {}
     return {
         "rep": rep, "program": program, "profiled": profiled,
-        "position": [p for p in order(max(rep, 1))].index((program, profiled)),
-        "dir": launch_dir_name(rep, program, profiled), "command": ["mpiexec", "-n", "2", "x"],
+        "callsites": callsites if profiled else None,
+        "position": order(max(rep, 1)).index((program, profiled, callsites)),
+        "dir": launch_dir_name(rep, program, profiled, callsites),
+        "command": ["mpiexec", "-n", "2", "x"],
         "status": status, "returncode": 0 if status == "complete" else 1,
         "message": None if status == "complete" else "exited with status 1",
         "elapsed_s": elapsed, "value": value, "detail": detail, "profile": profile,
@@ -259,11 +262,34 @@ def test_order_alternates_so_drift_cancels() -> None:
     first, second = order(1), order(2)
     assert first == second[::-1]
     assert sorted(first) == sorted(second)
-    assert len(set(first)) == 4
-    # over two repetitions every launch has the mean position of its partner
-    for prog in ("msgrate", "compute_app"):
-        pos = {p: first.index((prog, p)) + second.index((prog, p)) for p in (False, True)}
-        assert pos[False] == pos[True]
+    assert len(set(first)) == 5
+    # over two repetitions every launch has the mean position of its partners
+    for a, b in ((("msgrate", False, True), ("msgrate", True, True)),
+                 (("msgrate", True, True), ("msgrate", True, False)),
+                 (("compute_app", False, True), ("compute_app", True, True))):
+        assert first.index(a) + second.index(a) == first.index(b) + second.index(b)
+
+
+def test_call_sites_cost_is_the_ns_per_message_between_on_and_off() -> None:
+    """msgrate per repetition: without 1e6 msgs/s (1000 ns), profiler with call sites on
+    and off: 1000 + 100 + d ns against 1000 + 100 ns, d = 4, 6, 5 ns."""
+    result = _result(RATES_GOOD[:3], TIMES_GOOD[:3])
+    for rep, d in ((1, 4.0), (2, 6.0), (3, 5.0)):
+        for x in result["launches"]:
+            if x["rep"] == rep and x["program"] == "msgrate":
+                x["value"] = 1e9 / (1100.0 + d) if x["profiled"] else 1e6
+        result["launches"].append(_launch(rep, "msgrate", True, 1e9 / 1100.0,
+                                          callsites=False))
+    a = analyze_profiler_overhead(result)
+    assert analysis_errors(a) == []
+    c = a["callsites"]
+    assert c["pairs"] == 3 and c["added_ns"] == pytest.approx(5.0)
+    assert c["ci95_low_ns"] < 5.0 < c["ci95_high_ns"]
+    assert c["verdict"] == "inconclusive (CI spans the target)"
+    assert c["profiler_added_ns"] == pytest.approx(105.0)
+    assert "call sites add +5.0 ns" in a["finding"]
+    # the msgrate ratio is still the call-sites-on launch against the one without
+    assert _metric(a, "msg_rate")["n"] == 3
 
 
 def _run_dir(tmp_path: Path, result: dict[str, Any]) -> Path:

@@ -49,13 +49,13 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     assert (run_dir / "report.html").is_file() and (run_dir / "report.json").is_file()
     assert f"mpich: complete — {run_dir}" in proc.stdout
 
-    # The launches: a warm-up, then per repetition the four in alternating order.
+    # The launches: a warm-up, then per repetition the five in alternating order.
     result = run.result
     assert result["reps"] == QUICK_REPS and result["status"] == "complete"
     assert result["warmup"]["status"] == "complete"
-    expected = [(rep, prog, prof) for rep in range(1, QUICK_REPS + 1)
-                for prog, prof in order(rep)]
-    got = [(x["rep"], x["program"], x["profiled"]) for x in result["launches"]]
+    expected = [(rep, prog, prof, sites if prof else None) for rep in range(1, QUICK_REPS + 1)
+                for prog, prof, sites in order(rep)]
+    got = [(x["rep"], x["program"], x["profiled"], x["callsites"]) for x in result["launches"]]
     assert got == expected
     units = result["warmup"]["detail"]["work_units_per_iter"]
     args = result["programs"]["compute_app"]["args"]
@@ -64,7 +64,8 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     for launch in result["launches"]:
         sub = run_dir / launch["dir"]
         assert launch["dir"] == launch_dir_name(launch["rep"], launch["program"],
-                                                launch["profiled"])
+                                                launch["profiled"],
+                                                launch["callsites"] is not False)
         assert launch["status"] == "complete", launch
         assert {"result.json", "stdout.log", "stderr.log"} <= {p.name for p in sub.iterdir()}
         sub_result = json.loads((sub / "result.json").read_text())
@@ -81,12 +82,20 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
                 assert errors_against(doc, "profile-rank-v1") == []
                 assert doc["status"] == "complete"
                 assert doc["profile"]["counters"]["events"] > 0
+                # call sites off: no site tables, only the unknown site's calls
+                assert bool(doc["profile"]["pairs"]) == launch["callsites"]
             prof = launch["profile"]
             assert prof["status"] == "complete" and prof["ranks_complete"] == 2
             assert prof["events"] > 0 and prof["flushes"] > 0
         else:
             assert ranks == [] and launch["profile"] is None
             assert "LD_PRELOAD" not in " ".join(launch["command"])
+
+    # The call sites' cost: one on/off pair per repetition, its interval around its mean.
+    c = run.analysis["callsites"]
+    assert c["pairs"] == QUICK_REPS and math.isfinite(c["added_ns"])
+    assert c["ci95_low_ns"] <= c["added_ns"] <= c["ci95_high_ns"]
+    assert "call sites add" in run.analysis["finding"]
 
     # The analysis: both ratios from every repetition, positive and finite.
     metrics = {m["name"]: m for m in run.analysis["metrics"]}
@@ -100,7 +109,7 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
         assert m["verdict"] in ("meets target", "misses target",
                                 "inconclusive (CI spans the target)")
     profiles = run.analysis["profiles"]
-    assert profiles["launches"] == profiles["complete"] == 2 * QUICK_REPS
+    assert profiles["launches"] == profiles["complete"] == 3 * QUICK_REPS  # 2 msgrate, 1 app
     assert profiles["events"] > 0 and profiles["flushes"] > 0
     # rank 0 of mo_msgrate: Isend = enter, begin, exit; one end per message in Waitall;
     # per window of 64 the Waitall's and the ack Recv's own events

@@ -51,15 +51,17 @@ class LaunchOutcome:
 
 
 def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profiled: bool,
-           meta: list[str]) -> LaunchOutcome:
+           meta: list[str], callsites: bool = True) -> LaunchOutcome:
     """Run `exe args` on setup.ranks ranks in the new directory `sub`; with the profiler,
-    its rank profiles land there too (profiling/collect.py reads them)."""
+    its rank profiles land there too (profiling/collect.py reads them); `callsites` False
+    turns its call-site tables off."""
     from .profiling.preload import ProfilerSetup
 
     sub.mkdir()
     argv = program_argv(exe, args, sub / RESULT_FILE, setup.tc, setup.prefix, meta=meta)
     if profiled:
-        rank_cmd = ProfilerSetup(library=setup.library, table=setup.table, outdir=sub).wrap(argv)
+        rank_cmd = ProfilerSetup(library=setup.library, table=setup.table, outdir=sub,
+                                 callsites=callsites).wrap(argv)
     else:
         rank_cmd = ["env", *argv]  # the same exec chain as the profiled launch
     cmd = launch_command(setup.tc, setup.ranks, rank_cmd, setup.launcher)

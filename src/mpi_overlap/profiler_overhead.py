@@ -1,11 +1,12 @@
 """`mpi-overlap bench profiler-overhead`: what libmpi_overlap costs an MPI program, as
 ratios measured in one run.
 
-One run directory holds R repetitions of four launches: mo_msgrate (small-message rate)
+One run directory holds R repetitions of five launches: mo_msgrate (small-message rate)
 and mo_compute_app (run time of a compute-heavy program), each without and with the
-profiler preloaded (profiling/preload.py). Each launch has its own subdirectory with its
-result.json, logs and, when profiled, the rank profiles. The order of the four launches
-is reversed every other repetition (ABCD, DCBA, ...), so a slow drift of the machine
+profiler preloaded (profiling/preload.py), and mo_msgrate once more with the profiler's
+call sites off (what they cost per message). Each launch has its own subdirectory with its
+result.json, logs and, when profiled, the rank profiles. The order of the five launches
+is reversed every other repetition (ABCDE, EDCBA, ...), so a slow drift of the machine
 adds as much to the launches with the profiler as to those without. A first, untimed
 launch of mo_compute_app fixes its work in units for every later launch (the same
 computation each time) and warms the page cache and the CPU up.
@@ -83,14 +84,23 @@ class OverheadOptions:
         check_ranks(get_benchmark(BENCH), self.ranks)
 
 
-def order(rep: int) -> list[tuple[str, bool]]:
-    """The four launches of repetition `rep` (from 1): ABCD on odd, DCBA on even ones."""
-    seq = [(prog, profiled) for prog in PROGRAMS for profiled in (False, True)]
-    return seq if rep % 2 == 1 else seq[::-1]
+# The launches of a repetition: (program, profiled, call sites kept). The third msgrate
+# launch has the profiler with its call-site tables off (MPI_OVERLAP_CALLSITES=0), so the
+# cost of call sites is measured beside the rest (analysis: "callsites").
+CONFIGS: tuple[tuple[str, bool, bool], ...] = (
+    ("msgrate", False, True), ("msgrate", True, True), ("msgrate", True, False),
+    ("compute_app", False, True), ("compute_app", True, True))
 
 
-def launch_dir_name(rep: int, program: str, profiled: bool) -> str:
-    return f"rep{rep:02d}-{program}-{'with' if profiled else 'without'}"
+def order(rep: int) -> list[tuple[str, bool, bool]]:
+    """The launches of repetition `rep` (from 1): in CONFIGS' order on odd repetitions,
+    reversed on even ones."""
+    return list(CONFIGS) if rep % 2 == 1 else list(CONFIGS[::-1])
+
+
+def launch_dir_name(rep: int, program: str, profiled: bool, callsites: bool = True) -> str:
+    return (f"rep{rep:02d}-{program}-{'with' if profiled else 'without'}"
+            + ("" if callsites else "-nosites"))
 
 
 @dataclass
@@ -149,11 +159,11 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
     }
 
 
-def _launch(ctx: _Context, rep: int, program: str, profiled: bool, position: int,
+def _launch(ctx: _Context, rep: int, program: str, profiled: bool, callsites: bool, position: int,
             args: list[str], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """One launch in its own subdirectory; returns its record and its result.json."""
     sub = ctx.run_dir / name
-    out = launch(ctx.setup, ctx.exes[program], args, sub, profiled=profiled,
+    out = launch(ctx.setup, ctx.exes[program], args, sub, profiled=profiled, callsites=callsites,
                  meta=[f"profiler={'with' if profiled else 'without'}", f"rep={rep}"])
     value, detail = None, {}
     if out.result is not None:
@@ -162,6 +172,7 @@ def _launch(ctx: _Context, rep: int, program: str, profiled: bool, position: int
         "rep": rep,
         "program": program,
         "profiled": profiled,
+        "callsites": callsites if profiled else None,
         "position": position,
         "dir": name,
         **out.record,
@@ -234,12 +245,13 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
 
     started = time.monotonic()
     stop: dict[str, Any] | None = None  # the launch that ended the run early
-    total = 1 + 4 * reps
+    total = 1 + len(CONFIGS) * reps
     with ui.progress(f"{BENCH} ({tc.name}, {opts.ranks} ranks)") as progress:
         progress(0, total, "warm-up")
         warm_args = ["--iterations", str(WARMUP_ITERATIONS), "--sizes", COMPUTE_HALO,
                      "--work-ms", repr(COMPUTE_WORK_MS)]
-        record, result = _launch(ctx, 0, "compute_app", False, 0, warm_args, "warmup-compute_app")
+        record, result = _launch(ctx, 0, "compute_app", False, True, 0, warm_args,
+                                 "warmup-compute_app")
         doc["warmup"] = record
         units = (result or {}).get("results", {}).get("work_units_per_iter")
         if record["status"] != "complete" or not isinstance(units, int) or units <= 0:
@@ -253,10 +265,10 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
         for rep in range(1, reps + 1):
             if stop is not None:
                 break
-            for position, (program, profiled) in enumerate(order(rep)):
-                name = launch_dir_name(rep, program, profiled)
+            for position, (program, profiled, callsites) in enumerate(order(rep)):
+                name = launch_dir_name(rep, program, profiled, callsites)
                 progress(done, total, name)
-                record, _ = _launch(ctx, rep, program, profiled, position,
+                record, _ = _launch(ctx, rep, program, profiled, callsites, position,
                                     doc["programs"][program]["args"], name)
                 doc["launches"].append(record)
                 if record["profile"] is not None and record["profile"]["status"] != "complete":

@@ -142,7 +142,8 @@ def pairs_of(result: dict[str, Any], spec: MetricSpec) -> tuple[list[dict[str, A
     """Per repetition the pair (without, with, ratio); and the repetitions left out."""
     by_rep: dict[int, dict[bool, dict[str, Any]]] = {}
     for launch in result.get("launches") or []:
-        if launch.get("program") == spec.program and launch.get("rep", 0) >= 1:
+        if launch.get("program") == spec.program and launch.get("rep", 0) >= 1 \
+                and launch.get("callsites") is not False:  # that launch is callsites'(below)
             by_rep.setdefault(int(launch["rep"]), {})[bool(launch.get("profiled"))] = launch
     pairs, excluded = [], []
     for rep in sorted(by_rep):
@@ -204,6 +205,71 @@ def analyze_metric(result: dict[str, Any], spec: MetricSpec,
     }
 
 
+# Call sites (docs/profiler.md, "Call sites"): per repetition, the msgrate launch with the
+# profiler's call sites on against the one with them off; issue 12's target.
+CALLSITE_TARGET_NS = 5.0
+
+
+def _t_interval(values: list[float], ci: float) -> tuple[float | None, float | None]:
+    n = len(values)
+    if n < 2:
+        return None, None
+    arr = np.asarray(values, dtype=float)
+    half = t_quantile(0.5 + ci / 2.0, n - 1) * float(arr.std(ddof=1)) / math.sqrt(n)
+    return float(arr.mean()) - half, float(arr.mean()) + half
+
+
+def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
+    """ns added per message by the call sites (msgrate with them on − off, per repetition),
+    and by the whole profiler (on − without), each = 1e9/rate_with − 1e9/rate_without;
+    mean with the Student-t interval, median beside it."""
+    by_rep: dict[int, dict[str, float]] = {}
+    for launch in result.get("launches") or []:
+        if launch.get("program") != "msgrate" or launch.get("rep", 0) < 1 \
+                or launch.get("status") != "complete" or not launch.get("value"):
+            continue
+        kind = ("without" if not launch.get("profiled")
+                else "on" if launch.get("callsites") is not False else "off")
+        by_rep.setdefault(int(launch["rep"]), {})[kind] = 1e9 / float(launch["value"])
+    sites = [r["on"] - r["off"] for r in by_rep.values() if "on" in r and "off" in r]
+    whole = [r["on"] - r["without"] for r in by_rep.values() if "on" in r and "without" in r]
+    lo, hi = _t_interval(sites, ci)
+    if not sites:
+        v = NO_DATA
+    elif lo is None or hi is None:
+        v = TOO_FEW
+    elif hi <= CALLSITE_TARGET_NS:
+        v = MEETS
+    elif lo > CALLSITE_TARGET_NS:
+        v = MISSES
+    else:
+        v = SPANS
+    wlo, whi = _t_interval(whole, ci)
+    return {
+        "pairs": len(sites),
+        "added_ns": float(np.mean(sites)) if sites else None,
+        "median_ns": float(np.median(sites)) if sites else None,
+        "ci95_low_ns": lo,
+        "ci95_high_ns": hi,
+        "target_ns": CALLSITE_TARGET_NS,
+        "verdict": v,
+        "profiler_added_ns": float(np.mean(whole)) if whole else None,
+        "profiler_ci95_low_ns": wlo,
+        "profiler_ci95_high_ns": whi,
+    }
+
+
+def callsite_sentence(c: dict[str, Any]) -> str:
+    if c["added_ns"] is None:
+        return "Call sites: no pair of msgrate launches with them on and off"
+    ci = (f" [{c['ci95_low_ns']:+.1f}, {c['ci95_high_ns']:+.1f}]"
+          if c["ci95_low_ns"] is not None else "")
+    whole = ("" if c["profiler_added_ns"] is None else
+             f"; the whole profiler {c['profiler_added_ns']:+.1f} ns per message")
+    return (f"call sites add {c['added_ns']:+.1f} ns{ci} per 8-byte message over {c['pairs']} "
+            f"pairs: {c['verdict']} (≤ {c['target_ns']:g} ns){whole}")
+
+
 def profile_summary(result: dict[str, Any]) -> dict[str, Any]:
     """How the profiled launches' profiles came out: complete or not, events, flushes."""
     profiled = [x for x in result.get("launches") or [] if x.get("profiled")]
@@ -246,6 +312,10 @@ def _finding(metrics: list[dict[str, Any]]) -> str:
 
 def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
     metrics = [analyze_metric(result, spec, ci) for spec in METRICS]
+    callsites = analyze_callsites(result, ci)
+    finding = _finding(metrics)
+    if callsites["pairs"]:
+        finding += "; " + callsite_sentence(callsites)
     return {
         "schema": "mpi-overlap/analysis",
         "schema_version": 1,
@@ -259,7 +329,8 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
         },
         "metrics": metrics,
         "profiles": profile_summary(result),
-        "finding": _finding(metrics),
+        "callsites": callsites,
+        "finding": finding,
         "figures": [figure(f"{m['name']}_ratio", f"{m['title']}, with / without profiler",
                            m["geomean"], "ratio", "cost")
                     for m in metrics if m["target"] is not None],

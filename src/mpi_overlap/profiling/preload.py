@@ -59,6 +59,7 @@ class ProfilerSetup:
     snapshot_s: float = 10.0
     trace: bool = False  # per-rank timeline trace (docs/profiler.md, "Timeline traces")
     trace_cap: int | None = None  # bytes per rank; None: the library's default (256 MiB)
+    callsites: bool = True  # False: MPI_OVERLAP_CALLSITES=0 (to measure what they cost)
 
     def env(self) -> dict[str, str]:
         env = {
@@ -70,6 +71,8 @@ class ProfilerSetup:
             env["MPI_OVERLAP_BINS"] = ",".join(str(b) for b in self.bins)
         if self.force_table:
             env["MPI_OVERLAP_FORCE_TABLE"] = "1"
+        if not self.callsites:
+            env["MPI_OVERLAP_CALLSITES"] = "0"
         if self.trace:
             env["MPI_OVERLAP_TRACE"] = "1"
             if self.trace_cap is not None:

@@ -16,6 +16,7 @@ from matplotlib.patches import Patch
 from rich.console import Console
 from rich.text import Text
 
+from ..analysis.profiler_overhead import callsite_sentence
 from ..rundir import Run
 from ..termsafe import Table
 from ..values import num
@@ -105,10 +106,23 @@ def metric_rows(run: Run) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _launches(run: Run) -> dict[tuple[int, str, bool], dict[str, Any]]:
+    """The launches of the ratios by (rep, program, profiled): the msgrate launch with call
+    sites off is the call-site figure's (callsite_sentence), not a pair's."""
     out = {}
     for x in (run.result or {}).get("launches") or []:
+        if x.get("callsites") is False:
+            continue
         out[(int(x.get("rep", 0)), str(x.get("program")), bool(x.get("profiled")))] = x
     return out
+
+
+def callsite_line(run: Run) -> str | None:
+    """What the call sites cost per message, with its interval (analysis: callsites)."""
+    c = (run.analysis or {}).get("callsites")
+    if not isinstance(c, dict) or not c.get("pairs"):
+        return None
+    text = callsite_sentence(c)
+    return text[0].upper() + text[1:] + "."
 
 
 PAIR_HEADERS = (
@@ -198,9 +212,9 @@ def print_run(run: Run, console: Console) -> None:
     for row in pair_rows(run):
         pairs.add_row(*row)
     console.print(pairs)
-    sentence = profile_sentence(run)
-    if sentence:
-        console.print(sentence, highlight=False)
+    for sentence in (callsite_line(run), profile_sentence(run)):
+        if sentence:
+            console.print(sentence, highlight=False)
 
 
 def _comparable(runs: list[Run]) -> list[Run]:
@@ -316,6 +330,9 @@ def _html_metrics(run: Run) -> HtmlTable:
         quiet = subset(m, "quiet")
         if quiet.get("n") != m.get("n"):
             notes.append(f"{m.get('name')}, undisturbed pairs: {quiet.get('reason')}")
+    line = callsite_line(run)
+    if line:
+        notes.append(line)
     return HtmlTable(f"{run.label} — ratios with / without the profiler", HEADERS, rows, css, notes)
 
 
