@@ -11,11 +11,22 @@
 
 #include "json.h"
 
-/* The process's executable file mappings, from /proc/self/maps, read when the
- * profile is written (so libraries loaded after MPI_Init are in): what turns a
- * call site's address into a file and an offset in it, ASLR and PIE included
- * (docs/profiler.md, "Call sites"). An empty array where /proc is missing. */
-static void mop_maps_json(mo_json *w)
+/* Whether one of the call sites lies in [lo, hi). */
+static bool mop_holds_site(const mop_sites *s, uint64_t lo, uint64_t hi)
+{
+    for (uint16_t i = 1; i < s->nsite; i++)
+        if (s->site[i].addr >= lo && s->site[i].addr < hi)
+            return true;
+    return false;
+}
+
+/* The process's executable file mappings that hold a call site, from
+ * /proc/self/maps, read when the profile is written (so libraries loaded after
+ * MPI_Init are in): what turns a call site's address into a file and an offset
+ * in it, ASLR and PIE included (docs/profiler.md, "Call sites"). Only those
+ * with a site: a process maps dozens of libraries, and the profile stays small.
+ * An empty array where /proc is missing. */
+static void mop_maps_json(mo_json *w, const mop_sites *sites)
 {
     mo_json_key(w, "maps");
     mo_json_begin_array(w);
@@ -27,7 +38,7 @@ static void mop_maps_json(mo_json *w)
         path[0] = '\0';
         if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off, path) < 4)
             continue;
-        if (perms[2] != 'x' || path[0] != '/')
+        if (perms[2] != 'x' || path[0] != '/' || !mop_holds_site(sites, lo, hi))
             continue;
         mo_json_begin_object(w);
         snprintf(buf, sizeof buf, "0x%llx", lo);
@@ -104,7 +115,7 @@ int mop_output_write(const char *outdir, const mop_output_info *info, const mop_
         mo_json_key(&w, "trace");
         mop_trace_stats_json(&w, info->trace);
     }
-    mop_maps_json(&w);
+    mop_maps_json(&w, &p->sites);
     mo_json_key(&w, "profile");
     mop_profile_json(&w, p, &info->names);
     mo_json_end_object(&w);

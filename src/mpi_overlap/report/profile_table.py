@@ -597,5 +597,8 @@ def to_json(run: Run) -> dict[str, Any]:
         "trace",
         "headline",
         "two_sided",
+        "advice",
+        "callsites",
+        "cost",
     )
     return {k: a.get(k) for k in keys}
