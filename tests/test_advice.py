@@ -7,13 +7,15 @@ independent work of rank 1 (the imbalance advice naming rank 0)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.analysis.advice import advice, advice_findings, progress_hint
+from mpi_overlap.analysis.advice import advice, advice_findings, progress_hint, progress_words
 from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.profiling.toolchain_evidence import latest_eager_limit, latest_progress
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
 
@@ -143,3 +145,62 @@ def test_an_imbalanced_cg_names_rank_0(tmp_path):
     # rank 0 does 600 µs more independent work per iteration: 60 ms over 100 iterations,
     # half of it above the mean of two ranks (a loaded machine only stretches it)
     assert x["bound_s"] >= 0.5 * 0.030
+
+
+# ---------------------------------------------------------------- the toolchain's own runs
+
+
+def _bin(lo: int, hi: int | None, nonoverlap: float) -> dict:
+    return {"lo": lo, "hi": hi, "label": f"{lo}–{hi}", "transfers": 8,
+            "nonoverlap_s": nonoverlap}
+
+
+def test_bins_just_above_the_measured_eager_limit_get_the_setting_that_moves_it():
+    a = _analysis([])
+    a["job"]["xfer_s"] = 100 * MS
+    a["rankings"]["bins"] = [_bin(8192, 16384, 9 * MS), _bin(16384, 32768, 20 * MS),
+                             _bin(32768, 65536, 30 * MS), _bin(262144, 524288, 50 * MS)]
+    a["eager_limit"] = {"run": "runs/x-sync-overlap-mpich", "last_yes_bytes": 16000,
+                        "first_no_bytes": 16384, "setting": "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_"
+                        "CELL_SIZE", "setting_bytes": 16384, "finding": "f"}
+    items = [x for x in advice(a, _docs()) if x["rule"] == "eager-limit"]
+    # below the limit (eager already) and far above it (4x and more): none
+    assert [x["evidence"]["bin_lo"] for x in items] == [32768, 16384]
+    assert items[0]["bound_s"] == pytest.approx(30 * MS)
+    assert "raise MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE (now 16384 B) above 65536 B" \
+        in items[0]["text"]
+    assert "runs/x-sync-overlap-mpich" in items[0]["text"]
+    a["eager_limit"] = None
+    assert [x for x in advice(a, _docs()) if x["rule"] == "eager-limit"] == []
+
+
+def _fake_run(base: Path, name: str, benchmark: str, toolchain: str, analysis: dict,
+              status: str = "complete") -> None:
+    d = base / name
+    d.mkdir(parents=True)
+    (d / "run.json").write_text(json.dumps({"benchmark": benchmark, "status": status,
+                                            "toolchain": {"name": toolchain}}))
+    (d / "analysis.json").write_text(json.dumps(analysis))
+
+
+def test_the_newest_complete_run_of_the_same_toolchain_is_quoted(tmp_path):
+    prog = {"finding": "no 1 KiB–4 MiB", "verdict_ranges": {"receiver-first": "no"}}
+    _fake_run(tmp_path, "20261101-000000-progress-mpich", "progress", "mpich",
+              {**prog, "finding": "old"})
+    _fake_run(tmp_path, "20261102-000000-progress-mpich", "progress", "mpich", prog)
+    _fake_run(tmp_path, "20261103-000000-progress-mpich", "progress", "mpich", prog,
+              status="failed")
+    _fake_run(tmp_path, "20261104-000000-progress-openmpi", "progress", "openmpi", prog)
+    got = latest_progress(tmp_path, "mpich")
+    assert got["run"].endswith("20261102-000000-progress-mpich") and got["finding"] == \
+        "no 1 KiB–4 MiB"
+    assert latest_progress(tmp_path, "intel")["run"] is None
+    assert "bench progress --mpi intel" in progress_words(latest_progress(tmp_path, "intel"))
+    assert "Measured for this MPI" in progress_words(got)
+    sync = {"finding": "f", "limit": {"status": "bracketed", "last_yes_bytes": 100,
+                                      "first_no_bytes": 200},
+            "reported": {"source": "X", "bytes": 128}}
+    _fake_run(tmp_path, "20261105-000000-sync-overlap-mpich", "sync-overlap", "mpich", sync)
+    eager = latest_eager_limit(tmp_path, "mpich")
+    assert (eager["last_yes_bytes"], eager["first_no_bytes"], eager["setting"]) == (100, 200, "X")
+    assert latest_eager_limit(tmp_path / "missing", "mpich") is None

@@ -19,6 +19,12 @@ Rules, each on the (posting site → completing site) pairs of analysis/callsite
   MPI_Sendrecv, a blocking collective, ...): nothing can overlap them. Posting the
   non-blocking form before computation that does not need the data and completing it
   after can hide at most their transfer time.
+* eager-limit — size bins just above this MPI's eager limit (from 1 to 4 times the
+  smallest send that needed the receiver, as the toolchain's own `bench sync-overlap` run
+  measured it) that lose non-overlapped time: their sends wait for the receiver
+  (rendezvous). Raising the MPI setting that governs the limit (the one sync-overlap
+  names) above the bin's upper edge sends them eagerly; at most the bin's non-overlapped
+  time can be hidden. Only with such a run under the profile's --out directory.
 * imbalance — ranks compute unequally: the ranks that compute less wait for the one that
   computes most, inside MPI calls. Evening out the computation can save at most the
   busiest rank's computation minus the mean, per step of the run. Named: the busiest
@@ -65,8 +71,21 @@ def _nonblocking_form(fn: str) -> str:
     return "MPI_I" + fn[len("MPI_"):].lower() if fn.startswith("MPI_") else "its non-blocking form"
 
 
+def progress_words(progress: dict[str, Any] | None) -> str:
+    """What is known of this MPI's progress between calls: its own `bench progress` run
+    (profiling/toolchain_evidence.py), or how to measure it."""
+    progress = progress or {}
+    if progress.get("run"):
+        return (f" Measured for this MPI (bench progress, {progress['run']}): "
+                f"{progress['finding']}.")
+    return (" Whether this MPI moves data between its calls was not measured here: "
+            f"`mpi-overlap bench progress --mpi {progress.get('toolchain') or 'NAME'}` "
+            "measures it, and later "
+            "profiles in the same --out directory quote it.")
+
+
 def _pair_advice(pairs: list[dict[str, Any]], threshold: float,
-                 hint: str) -> list[dict[str, Any]]:
+                 hint: str, known: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for p in pairs:
         post, end = p["post"], p["end"]
@@ -99,7 +118,7 @@ def _pair_advice(pairs: list[dict[str, Any]], threshold: float,
                             "moves their data while no MPI call is made. Call MPI_Test on "
                             f"these requests in the computation between {post} and {end}, "
                             f"or enable the MPI's asynchronous progress: {hint}. At most "
-                            f"{fmt_time(hi - lo)} can be hidden.")})
+                            f"{fmt_time(hi - lo)} can be hidden." + known)})
         nonoverlap = max(0.0, xfer - hi)
         if end_fn in WAITS | TESTS and nonoverlap >= threshold:
             out.append({"rule": "move-computation", "sites": sites, "evidence": evidence,
@@ -110,6 +129,42 @@ def _pair_advice(pairs: list[dict[str, Any]], threshold: float,
                             f"beside it): move computation that does not need their data "
                             f"between {post} and {end}; at most {fmt_time(nonoverlap)} "
                             "can be hidden.")})
+    return out
+
+
+EAGER_REACH = 4  # bins starting below this many times the eager limit are "just above"
+
+
+def _eager(a: dict[str, Any], threshold: float) -> list[dict[str, Any]]:
+    limit = a.get("eager_limit")
+    if not limit or not limit.get("first_no_bytes"):
+        return []
+    first_no = int(limit["first_no_bytes"])
+    out = []
+    for b in a["rankings"].get("bins") or []:
+        lo, hi = int(num(b.get("lo"))), b.get("hi")
+        if hi is None or hi <= first_no or lo >= EAGER_REACH * first_no:
+            continue  # below the limit (eager already), or far above it
+        bound = num(b.get("nonoverlap_s"))
+        if bound < threshold:
+            continue
+        setting = limit.get("setting")
+        how = (f"raise {setting} (now {limit['setting_bytes']} B) above {hi} B"
+               if setting else "raise the MPI's eager limit for this transport above "
+               f"{hi} B")
+        out.append({"rule": "eager-limit", "sites": {"bin": b.get("label")},
+                    "evidence": {"bin_lo": lo, "bin_hi": hi, "nonoverlap_s": bound,
+                                 "transfers": b.get("transfers"),
+                                 "last_eager_bytes": limit["last_yes_bytes"],
+                                 "first_rendezvous_bytes": first_no, "run": limit["run"]},
+                    "bound_s": bound, "text": (
+                        f"Messages of {b.get('label')} lose {fmt_time(bound)} not overlapped "
+                        f"and lie just above this MPI's eager limit: the largest send that "
+                        f"completed without its receiver was {limit['last_yes_bytes']} B, the "
+                        f"smallest that waited for it {first_no} B (bench sync-overlap, "
+                        f"{limit['run']}). To send them eagerly, {how}, or send them in "
+                        f"pieces below {limit['last_yes_bytes']} B; at most "
+                        f"{fmt_time(bound)} can be hidden.")})
     return out
 
 
@@ -159,7 +214,10 @@ def advice(a: dict[str, Any], docs: list[dict[str, Any]]) -> list[dict[str, Any]
     """Every piece of advice the measurements support, largest bound first."""
     threshold = max(MIN_BOUND_S, MIN_SHARE * num(a["job"]["xfer_s"]))
     version = next((d.get("mpi_library_version") for d in docs), None)
-    out = _pair_advice(a["rankings"].get("pairs") or [], threshold, progress_hint(version))
+    known = progress_words(a.get("progress"))
+    out = _pair_advice(a["rankings"].get("pairs") or [], threshold, progress_hint(version),
+                       known)
+    out += _eager(a, threshold)
     out += _imbalance(a, docs)
     out.sort(key=lambda x: (-x["bound_s"], x["rule"]))
     return out

@@ -749,6 +749,8 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         "info_counters": info,
         "callsites": result.get("callsites"),
         "cost": result.get("cost"),
+        "progress": result.get("progress"),
+        "eager_limit": result.get("eager_limit"),
     }
     out["findings"] = _findings(out)
     # Checks on the bounds (their headline sentence goes right after the overlap figure).

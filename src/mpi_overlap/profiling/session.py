@@ -37,6 +37,7 @@ from ..ui import Ui
 from . import compare_bare
 from .collect import collect
 from .preload import ProfilerSetup, parse_bins, parse_trace_cap, profiler_library
+from .toolchain_evidence import latest_eager_limit, latest_progress
 
 PROFILE = "profile"
 
@@ -128,6 +129,8 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
 
     result = collect(run_dir, ranks_expected=opts.ranks, app_argv=app, cwd=os.getcwd(),
                      table=table, forced=opts.force_table, bins=bins, table_info=table_info)
+    result["progress"] = latest_progress(opts.out_base, tc.name)
+    result["eager_limit"] = latest_eager_limit(opts.out_base, tc.name)
     if opts.compare_bare and outcome.status == "complete":
         write_json_atomic(run_dir / RESULT_FILE, result)  # kept if the timing is stopped
 

@@ -1,0 +1,69 @@
+"""What the toolchain's own benchmarks measured, for the profile's advice
+(analysis/advice.py): `bench progress` (does this MPI move a message's data while no MPI
+call is made?) and `bench sync-overlap` (up to which size does a send complete without
+the receiver: the eager limit, and the MPI setting that governs it). The newest complete
+run of each, of this toolchain and without --env-matrix settings, directly under the
+profile's --out directory; the advice quotes its finding and names the run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..rundir import ANALYSIS_FILE, RUN_FILE
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _latest(out_base: Path, benchmark: str, toolchain: str) -> tuple[Path, dict] | None:
+    """(run directory, analysis) of the newest complete run of `benchmark`."""
+    if not out_base.is_dir():
+        return None
+    for run_dir in sorted(out_base.glob(f"*-{benchmark}-*"), reverse=True):
+        meta = _read(run_dir / RUN_FILE)
+        if not meta or meta.get("benchmark") != benchmark or meta.get("status") != "complete":
+            continue
+        if (meta.get("toolchain") or {}).get("name") != toolchain or meta.get("env_overrides"):
+            continue
+        analysis = _read(run_dir / ANALYSIS_FILE)
+        if analysis and analysis.get("finding"):
+            return run_dir, analysis
+    return None
+
+
+def latest_progress(out_base: Path, toolchain: str) -> dict[str, Any]:
+    """{toolchain, run, finding, receiver_first, sender_first} of the newest complete
+    progress run of `toolchain`; run None when there is none."""
+    found = _latest(out_base, "progress", toolchain)
+    if found is None:
+        return {"toolchain": toolchain, "run": None, "finding": None, "receiver_first": None,
+                "sender_first": None}
+    run_dir, analysis = found
+    ranges = analysis.get("verdict_ranges") or {}
+    return {"toolchain": toolchain, "run": str(run_dir), "finding": str(analysis["finding"]),
+            "receiver_first": ranges.get("receiver-first"),
+            "sender_first": ranges.get("sender-first")}
+
+
+def latest_eager_limit(out_base: Path, toolchain: str) -> dict[str, Any] | None:
+    """{run, last_yes_bytes, first_no_bytes, setting, setting_bytes, finding} of the newest
+    complete sync-overlap run of `toolchain` that bracketed its limit; None otherwise."""
+    found = _latest(out_base, "sync-overlap", toolchain)
+    if found is None:
+        return None
+    run_dir, analysis = found
+    limit = analysis.get("limit") or {}
+    if limit.get("status") != "bracketed":
+        return None
+    reported = analysis.get("reported") or {}
+    return {"run": str(run_dir), "last_yes_bytes": limit["last_yes_bytes"],
+            "first_no_bytes": limit["first_no_bytes"], "setting": reported.get("source"),
+            "setting_bytes": reported.get("bytes"), "finding": str(analysis["finding"])}
