@@ -6,8 +6,9 @@ the resolution of addresses without a profile run: PIE offsets, no addr2line, no
 
 Exact counts per rank, from the programs' header comments: C — irecv-a → waitall-a and
 isend-a → waitall-a 5 each, isend-b → wait-send-b and irecv-b → wait-recv-b 3 each,
-sendrecv → sendrecv 4 (a send and a receive per call, 2 calls); Fortran the same without
-the Sendrecv.
+sendrecv → sendrecv 4 (a send and a receive per call, 2 calls), irecv-c1/c2 →
+waitall-c-recv 2 each, isend-helper → waitall-c-send 4 (2 per helper call line with
+--callsite-depth 2); Fortran the first four.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from test_profile_fortran import fortran_program
 NATIVE_TESTS = Path(__file__).resolve().parent.parent / "native" / "tests"
 C_SOURCE = NATIVE_TESTS / "callsites.c"
 F_SOURCE = NATIVE_TESTS / "fortran" / "f_callsites.f90"
-A_ITERS, B_ITERS, SR_ITERS = 5, 3, 2
+A_ITERS, B_ITERS, SR_ITERS, C_ITERS = 5, 3, 2, 2
 # (posting mark, completing mark) -> transfers per rank
 PAIRS = {
     ("irecv-a", "waitall-a"): A_ITERS,
@@ -38,22 +39,24 @@ PAIRS = {
     ("isend-b", "wait-send-b"): B_ITERS,
     ("irecv-b", "wait-recv-b"): B_ITERS,
 }
-C_PAIRS = {**PAIRS, ("sendrecv", "sendrecv"): 2 * SR_ITERS}
+C_PAIRS = {**PAIRS, ("sendrecv", "sendrecv"): 2 * SR_ITERS,
+           ("irecv-c1", "waitall-c-recv"): C_ITERS, ("irecv-c2", "waitall-c-recv"): C_ITERS,
+           ("isend-helper", "waitall-c-send"): 2 * C_ITERS}
 
 
 def marked_lines(source: Path) -> dict[str, int]:
     """{mark: line number} of the "site: NAME" comments of a source file."""
     out = {}
     for number, text in enumerate(source.read_text().splitlines(), start=1):
-        m = re.search(r"site: ([a-z-]+)\s*(\*/)?\s*$", text)
+        m = re.search(r"site: ([a-z0-9-]+)\s*(\*/)?\s*$", text)
         if m:
             out[m.group(1)] = number
     return out
 
 
-def _profile(tmp_path: Path, toolchain: str, program: Path):
+def _profile(tmp_path: Path, toolchain: str, program: Path, *extra: str):
     out = tmp_path / "runs"
-    proc = run_cli("profile", "--mpi", toolchain, "-n", "2", "--out", str(out), "--",
+    proc = run_cli("profile", "--mpi", toolchain, "-n", "2", "--out", str(out), *extra, "--",
                    str(program), timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run = load_run(next(p for p in out.iterdir() if (p / "run.json").is_file()))
@@ -114,6 +117,31 @@ def test_c_program_names_its_lines(tmp_path):
     assert f"callsites.c:{lines['waitall-a']}" in text
     html = (run.path / "report.html").read_text()
     assert f"callsites.c:{lines['wait-recv-b']} (path_b)" in html
+
+
+@pytest.mark.mpi
+def test_a_deeper_call_site_tells_a_helpers_callers_apart(tmp_path):
+    """--callsite-depth 2: the helper's MPI_Isend is two chains, one per line that calls
+    it, each with its own transfers; every other pair keeps its innermost line."""
+    tc = get_toolchain("mpich")
+    ensure_built(tc)
+    run, _ = _profile(tmp_path, "mpich", build_dir_for(tc) / "tests" / "callsites",
+                      "--callsite-depth", "2")
+    lines = marked_lines(C_SOURCE)
+    helper = f"callsites.c:{lines['isend-helper']} (isend_helper)"
+    for doc in run.result["ranks"]:
+        assert _pairs_by_line(doc, C_SOURCE) == {
+            (marked_lines(C_SOURCE)[a], marked_lines(C_SOURCE)[b]): n
+            for (a, b), n in C_PAIRS.items()}  # by innermost line: as at depth 1
+        sites = {s["id"]: s for s in doc["profile"]["sites"]}
+        chains = {}
+        for p in doc["profile"]["pairs"]:
+            label = sites[p["post"]]["label"] if p["post"] in sites else ""
+            if label.startswith(helper + " ← "):
+                chains[label] = chains.get(label, 0) + p["transfers"]
+        assert chains == {f"{helper} ← callsites.c:{lines[c]} (path_c)": C_ITERS
+                          for c in ("helper-call-1", "helper-call-2")}, chains
+        assert all(len(sites[i]["frames"]) == 2 for i in sites if i)
 
 
 def _fortran_toolchains() -> list:

@@ -11,12 +11,21 @@
 
 #include "json.h"
 
-/* Whether one of the call sites lies in [lo, hi). */
-static bool mop_holds_site(const mop_sites *s, uint64_t lo, uint64_t hi)
+/* Whether one of the call sites, or a frame of a site's chain, lies in [lo, hi). */
+static bool mop_holds_site(const mop_sites *s, const mop_names *names, uint64_t lo,
+                           uint64_t hi)
 {
-    for (uint16_t i = 1; i < s->nsite; i++)
-        if (s->site[i].addr >= lo && s->site[i].addr < hi)
-            return true;
+    for (uint16_t i = 1; i < s->nsite; i++) {
+        uint64_t frame[16];
+        int n = names->frames ? names->frames(s->site[i].addr, frame, 16) : 0;
+        if (n == 0) {
+            frame[0] = s->site[i].addr;
+            n = 1;
+        }
+        for (int k = 0; k < n; k++)
+            if (frame[k] >= lo && frame[k] < hi)
+                return true;
+    }
     return false;
 }
 
@@ -26,7 +35,7 @@ static bool mop_holds_site(const mop_sites *s, uint64_t lo, uint64_t hi)
  * in it, ASLR and PIE included (docs/profiler.md, "Call sites"). Only those
  * with a site: a process maps dozens of libraries, and the profile stays small.
  * An empty array where /proc is missing. */
-static void mop_maps_json(mo_json *w, const mop_sites *sites)
+static void mop_maps_json(mo_json *w, const mop_sites *sites, const mop_names *names)
 {
     mo_json_key(w, "maps");
     mo_json_begin_array(w);
@@ -38,7 +47,7 @@ static void mop_maps_json(mo_json *w, const mop_sites *sites)
         path[0] = '\0';
         if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off, path) < 4)
             continue;
-        if (perms[2] != 'x' || path[0] != '/' || !mop_holds_site(sites, lo, hi))
+        if (perms[2] != 'x' || path[0] != '/' || !mop_holds_site(sites, names, lo, hi))
             continue;
         mo_json_begin_object(w);
         snprintf(buf, sizeof buf, "0x%llx", lo);
@@ -115,7 +124,7 @@ int mop_output_write(const char *outdir, const mop_output_info *info, const mop_
         mo_json_key(&w, "trace");
         mop_trace_stats_json(&w, info->trace);
     }
-    mop_maps_json(&w, &p->sites);
+    mop_maps_json(&w, &p->sites, &info->names);
     mo_json_key(&w, "profile");
     mop_profile_json(&w, p, &info->names);
     mo_json_end_object(&w);

@@ -13,6 +13,8 @@ typedef struct mop_names {
     size_t nfn;
     const char *const *region;
     size_t nregion;
+    /* The frames of a call-site chain key (mop_stacks.h), or NULL: no chains. */
+    int (*frames)(uint64_t key, uint64_t *out, int max);
 } mop_names;
 
 /* Writes the value (an object) at the writer's current position. */

@@ -335,6 +335,7 @@ static void mop_write_profile(const char *status)
     static mop_process agg; /* large; never on a possibly small signal stack */
     int threads = mop_aggregate(&agg, final);
     agg.counters.cross_thread_untracked += mop_xt_untracked();
+    agg.counters.site_overflow += mop_stack_overflow(); /* chains the table had no room for */
     /* A table without an inter class prices every inter-node transfer as intra
      * (mop_xfer_table_lookup): derived here, not tested per transfer. */
     agg.counters.inter_as_intra = mop_xfer_table_has_class(&mop_g.table, MOP_XFER_INTER)
@@ -356,7 +357,8 @@ static void mop_write_profile(const char *status)
         .anchors = {mop_g.anchor_start, mop_anchor_now()},
         .wall_s = (double)(t_end - mop_g.t_start) * mop_g.s_per_tick,
         .queue_events = MOP_QUEUE_EVENTS,
-        .names = {.fn = mop_fn_names, .nfn = mop_fn_count, .region = regions, .nregion = nregions},
+        .names = {.fn = mop_fn_names, .nfn = mop_fn_count, .region = regions, .nregion = nregions,
+                  .frames = mop_stack_frames},
         .trace = &trace,
     };
     char err[1400];
@@ -638,6 +640,8 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
      * "Call sites"): the off setting exists to measure what they cost. */
     const char *sites = getenv("MPI_OVERLAP_CALLSITES");
     mop_g.cfg.callsites = !(sites && strcmp(sites, "0") == 0);
+    if (mop_g.cfg.callsites)
+        mop_stacks_init(); /* --callsite-depth: MPI_OVERLAP_CALLSITE_DEPTH */
     const char *snap = getenv("MPI_OVERLAP_SNAPSHOT_S");
     mop_g.snapshot_interval_s = snap ? atof(snap) : 10.0; /* <= 0 (or not a number): none */
     if (mop_parse_bins(getenv("MPI_OVERLAP_BINS")) != 0) {
@@ -674,6 +678,15 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
         mop_exit(th, mop_now());
     }
     mop_watch_start();
+}
+
+uint64_t mop_enter_site_slow(mop_thread *th, uint64_t site)
+{
+    if (th->f_site) {
+        site = th->f_site;
+        th->f_site = 0;
+    }
+    return mop_stack_depth > 1 ? mop_stack_site(site) : site;
 }
 
 bool mop_runtime_started(void)

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "mop_event.h"
+#include "mop_stacks.h"
 #include "mop_xthread.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -120,14 +121,16 @@ static inline void mop_commit(mop_thread *th)
  * register or stack read (no stack walk; docs/profiler.md, "Call sites"). */
 #define MOP_CALLER() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
+/* The call site when it is not the wrapper's return address: a Fortran entry
+ * point's (th->f_site), or a chain of frames (--callsite-depth, mop_stacks.h). */
+uint64_t mop_enter_site_slow(mop_thread *th, uint64_t site);
+
 /* ENTER of an MPI call made from `site` (MOP_CALLER() of the wrapper), or from
- * the Fortran call site that led to it. */
+ * the Fortran call site that led to it, or the chain of frames that did. */
 static inline void mop_enter(mop_thread *th, uint16_t fn, uint64_t t, uint64_t site)
 {
-    if (__builtin_expect(th->f_site != 0, 0)) {
-        site = th->f_site;
-        th->f_site = 0;
-    }
+    if (__builtin_expect(th->f_site != 0 || mop_stack_depth > 1, 0))
+        site = mop_enter_site_slow(th, site);
     mop_event *e = mop_push(th);
     e->type = MOP_EV_ENTER;
     e->t = t;

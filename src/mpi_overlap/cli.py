@@ -925,6 +925,9 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
                    "launches with it: the profiler's cost on this program, with its interval")
 @click.option("--reps", type=int, metavar="K",
               help="pairs of launches for --compare-bare (default 3)")
+@click.option("--callsite-depth", type=int, default=1, show_default=True, metavar="N",
+              help="frames per call site: 1 is the caller of each MPI call; more tell a "
+                   "helper's callers apart, at the cost of an unwind per call (up to 8)")
 @_out_option("directory for run directories")
 @click.option("--report/--no-report", default=True,
               help="print the tables and write the HTML report")
@@ -932,14 +935,16 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
 def profile(mpi: str, ranks: int, launcher: str | None, bins: str | None, table: Path | None,
             force_table: bool, snapshot: float, timeout: float | None, trace_: bool,
             trace_cap: str | None, env_matrix: tuple[str, ...], compare_bare: bool,
-            reps: int | None, out: Path, report: bool, program: tuple[str, ...]) -> None:
+            reps: int | None, callsite_depth: int, out: Path, report: bool,
+            program: tuple[str, ...]) -> None:
     """Run an MPI program under the overlap profiler: mpi-overlap profile -n 2 -- ./app args"""
     from .profiling.session import ProfileOptions, profile_session
 
     opts = ProfileOptions(ranks=ranks, mpi=mpi, launcher=launcher, bins=bins, table=table,
                           force_table=force_table, timeout_s=timeout, out_base=out,
                           snapshot_s=snapshot, trace=trace_, trace_cap=trace_cap,
-                          env_matrix=env_matrix, compare_bare=compare_bare, reps=reps)
+                          env_matrix=env_matrix, compare_bare=compare_bare, reps=reps,
+                          callsite_depth=callsite_depth)
     code = profile_session(list(program), opts, report=report, console=_out, err_console=_err)
     if code:
         sys.exit(code)

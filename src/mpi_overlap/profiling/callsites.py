@@ -132,40 +132,55 @@ def _addr2line(obj: str, vaddrs: list[int], tool: str) -> list[Found]:
     return res
 
 
-def resolve(doc: dict[str, Any], tool: str | None = None) -> dict[str, Any]:
-    """Adds object, vaddr, function, file, line and label to every site of one rank's
-    profile document (in place); returns what it could do, for the run's notes."""
-    sites = (doc.get("profile") or {}).get("sites") or []
-    maps = mappings(doc)
-    tool = tool if tool is not None else (shutil.which(ADDR2LINE) or "")
+def _addresses(site: dict[str, Any]) -> list[int]:
+    """The addresses naming a site: its chain's frames, innermost first (--callsite-depth),
+    or its return address; [] for the unknown site."""
+    frames = [a for a in (_hex(f) for f in site.get("frames") or []) if a is not None]
+    if frames:
+        return frames
+    addr = _hex(site.get("addr")) if site.get("addr") else None
+    return [addr] if addr is not None else []
+
+
+def _places(addresses: set[int], maps: list[Mapping], tool: str) -> dict[int, Place]:
+    """Every address's place: object and virtual address, then function, file and line
+    (one addr2line per object)."""
     segments: dict[str, Any] = {}
     places: dict[int, Place] = {}
     by_obj: dict[str, list[int]] = {}
-    for site in sites:
-        addr = _hex(site.get("addr")) if site.get("addr") else None
-        place = Place()
-        if addr is not None:
-            hit = _vaddr(addr, maps, segments)
-            if hit:
-                place.obj, place.vaddr = hit
-                by_obj.setdefault(hit[0], []).append(int(site["id"]))
-        places[int(site["id"])] = place
+    for addr in sorted(addresses):
+        place = places[addr] = Place()
+        hit = _vaddr(addr, maps, segments)
+        if hit:
+            place.obj, place.vaddr = hit
+            by_obj.setdefault(hit[0], []).append(addr)
     if tool:
-        for obj, ids in by_obj.items():
-            found = _addr2line(obj, [places[i].vaddr or 0 for i in ids], tool)
-            for i, (fn, file, line) in zip(ids, found, strict=True):
-                places[i].function, places[i].file, places[i].line = fn, file, line
+        for obj, addrs in by_obj.items():
+            found = _addr2line(obj, [places[a].vaddr or 0 for a in addrs], tool)
+            for a, (fn, file, line) in zip(addrs, found, strict=True):
+                places[a].function, places[a].file, places[a].line = fn, file, line
+    return places
+
+
+def resolve(doc: dict[str, Any], tool: str | None = None) -> dict[str, Any]:
+    """Adds object, vaddr, function, file, line and label to every site of one rank's
+    profile document (in place; a chain's are its innermost frame's, its label every
+    frame's, innermost first: "a.c:3 (helper) ← b.c:9 (main)"); returns what it could do,
+    for the run's notes."""
+    sites = (doc.get("profile") or {}).get("sites") or []
+    tool = tool if tool is not None else (shutil.which(ADDR2LINE) or "")
+    places = _places({a for s in sites for a in _addresses(s)}, mappings(doc), tool)
     with_line = 0
     for site in sites:
-        place = places[int(site["id"])]
-        addr = _hex(site.get("addr")) if site.get("addr") else None
+        addrs = _addresses(site)
+        place = places[addrs[0]] if addrs else Place()
         site.update({
             "object": place.obj,
             "vaddr": f"{place.vaddr:#x}" if place.vaddr is not None else None,
             "function": place.function,
             "file": place.file,
             "line": place.line,
-            "label": place.label(addr),
+            "label": " ← ".join(places[a].label(a) for a in addrs) if addrs else "unknown",
         })
         with_line += bool(place.file and place.line)
     known = [s for s in sites if s.get("addr")]

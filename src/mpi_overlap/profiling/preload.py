@@ -60,6 +60,7 @@ class ProfilerSetup:
     trace: bool = False  # per-rank timeline trace (docs/profiler.md, "Timeline traces")
     trace_cap: int | None = None  # bytes per rank; None: the library's default (256 MiB)
     callsites: bool = True  # False: MPI_OVERLAP_CALLSITES=0 (to measure what they cost)
+    callsite_depth: int = 1  # frames per call site (> 1: an unwind per call, mop_stacks.h)
 
     def env(self) -> dict[str, str]:
         env = {
@@ -73,6 +74,8 @@ class ProfilerSetup:
             env["MPI_OVERLAP_FORCE_TABLE"] = "1"
         if not self.callsites:
             env["MPI_OVERLAP_CALLSITES"] = "0"
+        if self.callsite_depth > 1:
+            env["MPI_OVERLAP_CALLSITE_DEPTH"] = str(self.callsite_depth)
         if self.trace:
             env["MPI_OVERLAP_TRACE"] = "1"
             if self.trace_cap is not None:

@@ -40,6 +40,7 @@ from .preload import ProfilerSetup, parse_bins, parse_trace_cap, profiler_librar
 from .toolchain_evidence import latest_eager_limit, latest_progress
 
 PROFILE = "profile"
+MAX_CALLSITE_DEPTH = 8  # MOP_STACK_MAX_DEPTH of native/profiler/mop_stacks.h
 
 
 @dataclass
@@ -58,11 +59,15 @@ class ProfileOptions:
     env_matrix: tuple[str, ...] = ()  # VAR=a,b,...: one run per combination ("what if")
     compare_bare: bool = False        # also time the program without the profiler
     reps: int | None = None           # pairs of launches for compare_bare
+    callsite_depth: int = 1           # frames per call site (docs/profiler.md, Call sites)
 
     def check(self) -> None:
         """Bad input fails here, before anything is built or run."""
         if self.reps is not None and not self.compare_bare:
             raise UserError("--reps counts the launches of --compare-bare: add --compare-bare")
+        if not 1 <= self.callsite_depth <= MAX_CALLSITE_DEPTH:
+            raise UserError(f"--callsite-depth must be between 1 and {MAX_CALLSITE_DEPTH} "
+                            f"(got {self.callsite_depth})")
         if self.reps is not None and not 1 <= self.reps <= compare_bare.MAX_REPS:
             raise UserError(f"--reps must be between 1 and {compare_bare.MAX_REPS} "
                             f"(got {self.reps})")
@@ -111,7 +116,8 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
     run_dir = new_run_dir(opts.out_base, PROFILE, tc.name)
     setup = ProfilerSetup(library=library, table=table, outdir=run_dir, bins=bins,
                           force_table=opts.force_table, snapshot_s=opts.snapshot_s,
-                          trace=opts.trace, trace_cap=trace_cap)
+                          trace=opts.trace, trace_cap=trace_cap,
+                          callsite_depth=opts.callsite_depth)
     cmd = launch_command(tc, opts.ranks, setup.wrap(app), opts.launcher)
     run_opts = RunOptions(ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
                           out_base=opts.out_base, env_overrides=dict(overrides),
