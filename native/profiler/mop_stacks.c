@@ -1,5 +1,7 @@
 /* mop_stacks.c - chains of call sites for --callsite-depth; see mop_stacks.h. */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dl_iterate_phdr; the build defines it for the library already */
+#endif
 #include "mop_stacks.h"
 
 #include <dlfcn.h>
