@@ -141,8 +141,8 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
         write_json_atomic(run_dir / RESULT_FILE, result)  # kept if the timing is stopped
 
         def command(outdir: Path | None) -> list[str]:
-            if outdir is None:
-                return launch_command(tc, opts.ranks, app, opts.launcher)
+            if outdir is None:  # `env` too: the same exec chain as with the profiler
+                return launch_command(tc, opts.ranks, ["env", *app], opts.launcher)
             timed = replace(setup, outdir=outdir, trace=False, trace_cap=None)
             return launch_command(tc, opts.ranks, timed.wrap(app), opts.launcher)
 

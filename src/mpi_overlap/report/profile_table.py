@@ -364,13 +364,13 @@ def notes_grid(a: dict[str, Any], label: str) -> Grid:
 def run_grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
     rank_limit = TERMINAL_RANKS if terminal else None
     top = TERMINAL_TOP if terminal else None
-    grids = [job_grid(a, label, explain=terminal)]
+    # What to act on first: the advice and the call sites, right after the job's sums.
+    grids = [job_grid(a, label, explain=terminal), advice_grid(a, label),
+             pair_grid(a, label, top)]
     if len(a.get("ranks") or []) > 1:
         grids.append(across_grid(a, label))
     grids.append(rank_grid(a, label, rank_limit))
     grids += profile_waits.grids(a, label, terminal=terminal)
-    grids.append(advice_grid(a, label))
-    grids.append(pair_grid(a, label, top))
     for key in ("bins", "functions", "regions"):
         grids.append(ranking_grid(a, label, key, top))
     grids.append(call_grid(a, label, top))
