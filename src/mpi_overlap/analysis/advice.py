@@ -113,8 +113,10 @@ def _pair_advice(pairs: list[dict[str, Any]], threshold: float,
             out.append({"rule": "progress", "sites": sites, "evidence": evidence,
                         "bound_s": hi - lo, "text": (
                             f"Transfers {where} had computation between them that could "
-                            f"hide up to {fmt_time(hi)}, but at least {fmt_time(lo)} is "
-                            "all that is certain: the rest depends on whether the MPI "
+                            f"hide up to {fmt_time(hi)}, but "
+                            + (f"only {fmt_time(lo)} of it is certain" if lo > 0
+                               else "none of it is certain")
+                            + ": the rest depends on whether the MPI "
                             "moves their data while no MPI call is made. Call MPI_Test on "
                             f"these requests in the computation between {post} and {end}, "
                             f"or enable the MPI's asynchronous progress: {hint}. At most "
