@@ -485,9 +485,17 @@ static void mop_on_enter(mop_process *p, const mop_event *e)
     p->call_monitored = p->monitoring;
     p->call_region = mop_current_region(p);
     if (p->cfg.callsites) { /* an ENTER's key is its call site (mop_event.h) */
-        int full = 0;
-        p->call_site = mop_sites_site(&p->sites, e->key, p->call_fn, &full);
-        p->counters.site_overflow += (uint64_t)full;
+        if (__builtin_expect(p->fn_site_addr[p->call_fn] == e->key && e->key != 0, 1)) {
+            p->call_site = p->fn_site_id[p->call_fn];
+        } else {
+            int full = 0;
+            p->call_site = mop_sites_site(&p->sites, e->key, p->call_fn, &full);
+            p->counters.site_overflow += (uint64_t)full;
+            if (!full) {
+                p->fn_site_addr[p->call_fn] = e->key;
+                p->fn_site_id[p->call_fn] = p->call_site;
+            }
+        }
     }
 }
 

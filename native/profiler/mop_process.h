@@ -108,6 +108,11 @@ typedef struct mop_process {
     uint16_t call_fn;     /* the open outermost call */
     uint16_t call_region;
     uint16_t call_site;   /* its call site (mop_sites id) */
+    /* Per function, the address its last outermost call came from and that site:
+     * a function is mostly called from one place at a time, so most calls skip
+     * the site table's hash (measured: docs/profiler.md, "Memory and cost"). */
+    uint64_t fn_site_addr[MOP_MAX_FN];
+    uint16_t fn_site_id[MOP_MAX_FN];
     uint16_t region_stack[MOP_REGION_DEPTH];
     int region_depth;     /* may exceed MOP_REGION_DEPTH: overflowed levels count */
     /* the five measures + breakdowns */

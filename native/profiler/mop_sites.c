@@ -63,9 +63,16 @@ insert:
 
 int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b)
 {
+    mop_site *site = &s->site[post];
+    if (__builtin_expect(site->last_end == end + 1, 1)) {
+        mop_acc_add(&s->pair[site->last_pair].x, b);
+        return 0;
+    }
     mop_pair *pr = mop_pair_of(s, post, end);
     if (!pr)
         return -1;
+    site->last_end = (uint16_t)(end + 1);
+    site->last_pair = (uint16_t)(pr - s->pair);
     mop_acc_add(&pr->x, b);
     return 0;
 }

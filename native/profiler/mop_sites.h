@@ -25,6 +25,9 @@ enum {
 typedef struct mop_site {
     uint64_t addr;   /* return address in the program (0: unknown) */
     uint16_t fn;     /* the MPI function called there (first seen) */
+    /* The pair of this posting site last added to (last_end + 1, 0: none): a
+     * site's transfers mostly complete at one place, so most adds skip the hash. */
+    uint16_t last_end, last_pair;
     uint64_t calls, call_ticks;
 } mop_site;
 
