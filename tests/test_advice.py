@@ -67,6 +67,12 @@ def test_a_program_that_already_polls_gets_no_progress_advice():
     p = _pair("halo.c:42 (exchange)", "MPI_Isend", "halo.c:61 (exchange)", "MPI_Testall",
               10 * MS, 0.0, 10 * MS)
     assert advice(_analysis([p]), _docs()) == []
+    # completed by MPI_Waitall, but most transfers saw a Test call between post and it
+    waited = {**_pair("halo.c:42 (exchange)", "MPI_Isend", "halo.c:64 (exchange)",
+                      "MPI_Waitall", 10 * MS, 0.0, 10 * MS), "polled": 6}
+    assert advice(_analysis([waited]), _docs()) == []
+    waited["polled"] = 4  # of 10: most were not polled
+    assert [x["rule"] for x in advice(_analysis([waited]), _docs())] == ["progress"]
 
 
 def test_blocking_calls_get_the_nonblocking_form():

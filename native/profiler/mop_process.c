@@ -152,7 +152,8 @@ static void mop_account(mop_process *p, const mop_transfer *tr, bool monitored)
     mop_acc_add(&p->bins[bin], &tr->b);
     mop_acc_add(&p->fns[tr->fn % MOP_MAX_FN].x, &tr->b);
     mop_acc_add(&p->regions[tr->region % MOP_MAX_REGIONS].x, &tr->b);
-    if (p->cfg.callsites && mop_sites_add(&p->sites, tr->post_site, tr->end_site, &tr->b) != 0)
+    if (p->cfg.callsites &&
+        mop_sites_add(&p->sites, tr->post_site, tr->end_site, &tr->b, tr->polled) != 0)
         p->counters.pair_overflow++;
     if (p->cfg.on_transfer)
         p->cfg.on_transfer(p->cfg.on_transfer_ctx, tr);
@@ -197,6 +198,7 @@ static void mop_begin(mop_process *p, mop_req *r, uint64_t t)
     r->begin = mop_clock_mark(&p->clock, t);
     r->region = mop_current_region(p);
     r->site = p->call_site;
+    r->tests = p->test_calls;
     if (r->kind == MOP_KIND_NULL)
         p->counters.proc_null++;
 }
@@ -262,9 +264,13 @@ static void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
         p->counters.cancelled++;
     } else if (r->kind != MOP_KIND_NULL) {
         int64_t bytes = (r->kind == MOP_KIND_RECV && e->bytes >= 0) ? e->bytes : r->bytes;
+        /* Test calls since the post, not counting the one completing it now (mod
+         * 2^16: 65536 of them between one post and its completion read as none). */
+        uint16_t tests = (uint16_t)(p->test_calls - r->tests - (p->call_is_test ? 1u : 0u));
         mop_transfer tr = {.has_key = true, .key = r->key, .bytes = bytes,
                            .kind = (mop_kind)r->kind, .fn = r->fn, .region = r->region,
                            .post_site = r->site, .end_site = p->call_site,
+                           .polled = tests != 0,
                            .peer = r->peer, .t_begin = r->begin.t, .t_end = e->t};
         tr.b = mop_bounds_close(&p->clock, &r->begin, e->t,
                                 mop_xfer_time(p, bytes, r->peer, r->kind), p->cfg.s_per_tick);
@@ -485,6 +491,8 @@ static void mop_on_enter(mop_process *p, const mop_event *e)
     p->call_monitored = p->monitoring;
     p->call_region = mop_current_region(p);
     if (p->cfg.callsites) { /* an ENTER's key is its call site (mop_event.h) */
+        p->call_is_test = p->cfg.test_fns && p->cfg.test_fns[p->call_fn];
+        p->test_calls = (uint16_t)(p->test_calls + p->call_is_test);
         if (__builtin_expect(p->fn_site_addr[p->call_fn] == e->key && e->key != 0, 1)) {
             p->call_site = p->fn_site_id[p->call_fn];
         } else {

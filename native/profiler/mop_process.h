@@ -78,6 +78,7 @@ typedef struct mop_transfer {
     mop_kind kind;
     uint16_t fn, region;
     uint16_t post_site, end_site; /* mop_sites ids (MOP_SITE_UNKNOWN: not seen) */
+    bool polled;     /* an MPI_Test-family call came between its post and completion */
     int32_t peer;    /* the event's arg: peer world rank (-1 unknown), or a collective's comm size */
     /* Ticks of XFER_BEGIN and XFER_END, 0 where not observed (begin-only: no
      * end; end-only: no begin); an in-call transfer has its call's enter as both. */
@@ -95,6 +96,10 @@ typedef struct mop_process_config {
     const uint8_t *peer_remote; /* per world rank: 1 = other node; NULL: all one node */
     int npeers;
     bool callsites;              /* keep the call-site tables (mop_sites.h) */
+    /* Per function id, 1 for the MPI_Test family (Test, Testall, Testany,
+     * Testsome): the pairs count the transfers polled between post and
+     * completion. NULL: none known (replays). */
+    const uint8_t *test_fns;
     mop_transfer_fn on_transfer; /* optional */
     void *on_transfer_ctx;
 } mop_process_config;
@@ -108,6 +113,8 @@ typedef struct mop_process {
     uint16_t call_fn;     /* the open outermost call */
     uint16_t call_region;
     uint16_t call_site;   /* its call site (mop_sites id) */
+    uint16_t test_calls;  /* outermost Test-family calls so far, mod 2^16 (cfg.test_fns) */
+    bool call_is_test;    /* the open outermost call is one */
     /* Per function, the address its last outermost call came from and that site:
      * a function is mostly called from one place at a time, so most calls skip
      * the site table's hash (measured: docs/profiler.md, "Memory and cost"). */

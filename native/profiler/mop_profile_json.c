@@ -175,6 +175,7 @@ static void mop_sites_json(mo_json *w, const mop_process *p, const mop_names *na
         mo_json_kv_uint64(w, "post", s->pair[k].post);
         mo_json_kv_uint64(w, "end", s->pair[k].end);
         mop_acc_json(w, &s->pair[k].x);
+        mo_json_kv_uint64(w, "polled", s->pair[k].polled);
         mo_json_end_object(w);
     }
     mo_json_end_array(w);

@@ -30,6 +30,7 @@ typedef struct mop_req {
     mop_mark begin;
     int64_t bytes;    /* posted size (a receive's capacity) */
     int32_t peer;     /* world rank, -1 unknown */
+    uint16_t tests;   /* the thread's Test-family calls when it was posted, mod 2^16 */
     uint16_t fn;
     uint16_t region;
     uint16_t site;    /* posting call's site (mop_sites.h) */
@@ -37,6 +38,10 @@ typedef struct mop_req {
     uint8_t flags;
     bool used;        /* slot occupied */
 } mop_req;
+
+
+
+_Static_assert(sizeof(mop_req) <= 64, "a request entry stays one cache line");
 
 typedef struct mop_requests {
     mop_req *slots;

@@ -638,6 +638,11 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     mop_g.cfg.table = &mop_g.table;
     /* Call sites are kept unless MPI_OVERLAP_CALLSITES=0 (docs/profiler.md,
      * "Call sites"): the off setting exists to measure what they cost. */
+    /* The Test family, for the pairs' "polled" (mop_process.h). */
+    static uint8_t test_fns[MOP_MAX_FN];
+    test_fns[MOP_FN_MPI_Test] = test_fns[MOP_FN_MPI_Testall] = 1;
+    test_fns[MOP_FN_MPI_Testany] = test_fns[MOP_FN_MPI_Testsome] = 1;
+    mop_g.cfg.test_fns = test_fns;
     const char *sites = getenv("MPI_OVERLAP_CALLSITES");
     mop_g.cfg.callsites = !(sites && strcmp(sites, "0") == 0);
     if (mop_g.cfg.callsites)

@@ -61,11 +61,12 @@ insert:
     return pr;
 }
 
-int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b)
+int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b, bool polled)
 {
     mop_site *site = &s->site[post];
     if (__builtin_expect(site->last_end == end + 1, 1)) {
         mop_acc_add(&s->pair[site->last_pair].x, b);
+        s->pair[site->last_pair].polled += polled;
         return 0;
     }
     mop_pair *pr = mop_pair_of(s, post, end);
@@ -74,6 +75,7 @@ int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b
     site->last_end = (uint16_t)(end + 1);
     site->last_pair = (uint16_t)(pr - s->pair);
     mop_acc_add(&pr->x, b);
+    pr->polled += polled;
     return 0;
 }
 
@@ -94,8 +96,10 @@ uint64_t mop_sites_merge(mop_sites *dst, const mop_sites *src, uint64_t *pair_tr
     for (uint16_t k = 0; k < src->npair; k++) {
         const mop_pair *sp = &src->pair[k];
         mop_pair *dp = mop_pair_of(dst, map[sp->post], map[sp->end]);
-        if (dp)
+        if (dp) {
             mop_acc_merge(&dp->x, &sp->x);
+            dp->polled += sp->polled;
+        }
         else
             *pair_transfers_lost += sp->x.transfers;
     }

@@ -10,6 +10,7 @@
 #ifndef MOP_SITES_H
 #define MOP_SITES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mop_acc.h"
@@ -34,6 +35,9 @@ typedef struct mop_site {
 typedef struct mop_pair {
     uint16_t post, end; /* site ids */
     mop_acc x;
+    /* Transfers with an MPI_Test-family call made between their post and their
+     * completion (not the completing call): the program already polls there. */
+    uint64_t polled;
 } mop_pair;
 
 typedef struct mop_sites {
@@ -55,9 +59,10 @@ void mop_sites_init(mop_sites *s);
  * addr 0 or when the table is full (*overflow then set to 1). */
 uint16_t mop_sites_site(mop_sites *s, uint64_t addr, uint16_t fn, int *overflow);
 
-/* Adds a closed transfer's bounds to pair (post, end); returns 0, or -1 when
- * the pair table is full (the transfer is then in no pair). */
-int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b);
+/* Adds a closed transfer's bounds to pair (post, end), `polled` when a Test
+ * call came between its post and completion; returns 0, or -1 when the pair
+ * table is full (the transfer is then in no pair). */
+int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b, bool polled);
 
 /* Adds src's sites and pairs into dst (threads of one process: the same
  * address is one site). Returns what found no room: sites + pairs' transfers. */

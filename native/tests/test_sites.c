@@ -11,7 +11,7 @@
 #include "mo_test.h"
 #include "mop_process.h"
 
-enum { FN_ISEND = 1, FN_WAIT, FN_SEND };
+enum { FN_ISEND = 1, FN_WAIT, FN_SEND, FN_TEST };
 enum { SITE_ISEND = 0x401000, SITE_WAIT = 0x401080, SITE_SEND = 0x4010c0 };
 
 static mop_xfer_table table;
@@ -23,9 +23,12 @@ static mop_event ev(mop_event_type type, uint64_t t, uint64_t key, int64_t bytes
                        .kind = (uint8_t)kind, .id = id, .arg = -1};
 }
 
+static uint8_t test_fns[MOP_MAX_FN] = {[FN_TEST] = 1};
+
 static void start(mop_process *p, bool callsites)
 {
-    mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9, .callsites = callsites};
+    mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9, .callsites = callsites,
+                              .test_fns = test_fns};
     CHECK(mop_process_init(p, &cfg) == 0);
 }
 
@@ -138,6 +141,37 @@ static void test_merge(void)
     mop_process_free(&agg);
 }
 
+/* A Test call between post and completion marks the transfer polled; the
+ * completing Test itself does not. */
+static void test_polled(void)
+{
+    static mop_process p;
+    start(&p, true);
+    const mop_event e[] = {
+        ev(MOP_EV_ENTER, 0, SITE_ISEND, 0, 0, FN_ISEND),
+        ev(MOP_EV_BEGIN, 0, 7, 64, MOP_KIND_SEND, FN_ISEND),
+        ev(MOP_EV_EXIT, 100, 0, 0, 0, 0),
+        ev(MOP_EV_ENTER, 1000, SITE_ISEND + 4, 0, 0, FN_TEST), /* finds it pending */
+        ev(MOP_EV_EXIT, 1100, 0, 0, 0, 0),
+        ev(MOP_EV_ENTER, 5000, SITE_WAIT, 0, 0, FN_WAIT),
+        ev(MOP_EV_END, 5100, 7, -1, MOP_END_COMPLETED, 0),
+        ev(MOP_EV_EXIT, 5100, 0, 0, 0, 0),
+        /* completed by the first Test after its post: not polled */
+        ev(MOP_EV_ENTER, 6000, SITE_ISEND, 0, 0, FN_ISEND),
+        ev(MOP_EV_BEGIN, 6000, 8, 64, MOP_KIND_SEND, FN_ISEND),
+        ev(MOP_EV_EXIT, 6100, 0, 0, 0, 0),
+        ev(MOP_EV_ENTER, 9000, SITE_ISEND + 4, 0, 0, FN_TEST),
+        ev(MOP_EV_END, 9100, 8, -1, MOP_END_COMPLETED, 0),
+        ev(MOP_EV_EXIT, 9100, 0, 0, 0, 0),
+    };
+    mop_process_events(&p, e, sizeof e / sizeof e[0]);
+    const mop_pair *waited = find_pair(&p, SITE_ISEND, SITE_WAIT);
+    const mop_pair *tested = find_pair(&p, SITE_ISEND, SITE_ISEND + 4);
+    CHECK(waited && waited->x.transfers == 1 && waited->polled == 1);
+    CHECK(tested && tested->x.transfers == 1 && tested->polled == 0);
+    mop_process_free(&p);
+}
+
 static void test_off(void)
 {
     static mop_process p;
@@ -156,6 +190,7 @@ int main(void)
     test_pairs();
     test_overflow();
     test_merge();
+    test_polled();
     test_off();
     mop_xfer_table_free(&table);
     return TEST_RESULT();

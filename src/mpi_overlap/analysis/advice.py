@@ -10,7 +10,8 @@ Rules, each on the (posting site → completing site) pairs of analysis/callsite
   which only the MPI's progress between calls decides (seed 000 §2.2: min counts the
   computation only when the library certainly could not have moved the data then).
   Calling MPI_Test in that computation, or the MPI's asynchronous progress, can hide at
-  most Σ(max − min). A pair completed by a Test-family call already polls: no advice.
+  most Σ(max − min). A pair completed by a Test-family call, or most of whose transfers
+  saw one between post and completion (the profile's "polled"), already polls: no advice.
 * move-computation — the same kind of pair with non-overlapped time (xfer − max > 0):
   there was too little computation between post and completion to hide the transfer
   (max is capped by that computation). Independent computation moved between them can
@@ -94,7 +95,8 @@ def _pair_advice(pairs: list[dict[str, Any]], threshold: float,
             continue
         xfer, lo, hi = num(p["xfer_s"]), num(p["min_s"]), num(p["max_s"])
         evidence = {"transfers": p["transfers"], "xfer_s": xfer, "min_s": lo, "max_s": hi,
-                    "nonoverlap_s": max(0.0, xfer - hi), "post_fn": post_fn, "end_fn": end_fn}
+                    "nonoverlap_s": max(0.0, xfer - hi), "post_fn": post_fn, "end_fn": end_fn,
+                    "polled": int(num(p.get("polled")))}
         sites = {"post": post, "end": end}
         where = f"posted by {post_fn} at {post} and completed by {end_fn} at {end}"
         if post == end and post_fn == end_fn:
@@ -109,7 +111,8 @@ def _pair_advice(pairs: list[dict[str, Any]], threshold: float,
                                 "does not need the data and complete it after; at most "
                                 f"{fmt_time(bound)} can be hidden.")})
             continue
-        if end_fn in WAITS and hi - lo >= threshold:
+        polled = 2 * int(num(p.get("polled"))) >= int(num(p["transfers"]))
+        if end_fn in WAITS and hi - lo >= threshold and not polled:
             out.append({"rule": "progress", "sites": sites, "evidence": evidence,
                         "bound_s": hi - lo, "text": (
                             f"Transfers {where} had computation between them that could "

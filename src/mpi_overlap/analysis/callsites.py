@@ -49,7 +49,7 @@ def site_rankings(docs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
         for e in prof.get("pairs") or []:
             post, _ = _name(sites, int(num(e.get("post"))))
             end, _ = _name(sites, int(num(e.get("end"))))
-            pairs.setdefault((post, end), _Acc()).add(rank, e)
+            pairs.setdefault((post, end), _Acc()).add(rank, e, ("polled",))
             posts.setdefault(post, _Acc()).add(rank, e)
             ends.setdefault(end, _Acc()).add(rank, e)
 
@@ -61,7 +61,8 @@ def site_rankings(docs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
         "pairs": _ranking(
             pairs,
             lambda k, a: {"post": k[0], "post_fn": fn_of.get(k[0]),
-                          "end": k[1], "end_fn": fn_of.get(k[1])},
+                          "end": k[1], "end_fn": fn_of.get(k[1]),
+                          "polled": int(a.extra.get("polled", 0))},
             lambda k: k,
         ),
         "post_sites": _ranking(posts, lambda k, a: site(k), lambda k: k),
