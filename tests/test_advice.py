@@ -210,3 +210,14 @@ def test_the_newest_complete_run_of_the_same_toolchain_is_quoted(tmp_path):
     eager = latest_eager_limit(tmp_path, "mpich")
     assert (eager["last_yes_bytes"], eager["first_no_bytes"], eager["setting"]) == (100, 200, "X")
     assert latest_eager_limit(tmp_path / "missing", "mpich") is None
+
+
+def test_advice_on_bounds_the_checks_flagged_says_so():
+    p = _pair("halo.c:42 (exchange)", "MPI_Isend", "halo.c:57 (exchange)", "MPI_Waitall",
+              10 * MS, 2 * MS, 9 * MS)
+    a = _analysis([p])
+    a["checks"] = {"flagged": True, "flagged_pct": 100.0}
+    for x in advice(a, _docs()):
+        assert x["evidence"]["bounds_flagged_pct"] == 100.0
+        assert x["text"].endswith("flagged transfers carrying 100 % of the transfer time: "
+                                  "recalibrate before acting on this figure.")

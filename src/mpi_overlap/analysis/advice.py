@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .profile import fmt_time, num
+from .profile import fmt_pct, fmt_time, num
 
 MIN_SHARE = 0.02
 MIN_BOUND_S = 1e-6
@@ -223,7 +223,15 @@ def advice(a: dict[str, Any], docs: list[dict[str, Any]]) -> list[dict[str, Any]
     out = _pair_advice(a["rankings"].get("pairs") or [], threshold, progress_hint(version),
                        known)
     out += _eager(a, threshold)
+    pair_rules = len(out)
     out += _imbalance(a, docs)
+    checks = a.get("checks") or {}
+    if checks.get("flagged"):  # the transfer-time bounds these rest on failed their checks
+        for x in out[:pair_rules]:
+            x["evidence"]["bounds_flagged_pct"] = checks.get("flagged_pct")
+            x["text"] += (f" The checks on the bounds flagged transfers carrying "
+                          f"{fmt_pct(checks.get('flagged_pct'))} of the transfer time: "
+                          "recalibrate before acting on this figure.")
     out.sort(key=lambda x: (-x["bound_s"], x["rule"]))
     return out
 

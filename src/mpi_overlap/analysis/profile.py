@@ -770,16 +770,20 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     out["two_sided"] = two_sided(run_dir, out, result.get("bins"))
     out["findings"][1:1] = two_sided_findings(out["two_sided"])
     out["headline"] = headline(out, included_docs)
-    # Advice from the measurements (analysis/advice.py): the top items right after the
-    # headline, every item in the document.
+    # Advice from the measurements (analysis/advice.py): the top items after the overlap
+    # figure and the checks on the bounds that qualify it (the advice rests on those
+    # bounds), every item in the document.
     from ..profiling.compare_bare import sentence as cost_sentence
     from .advice import advice, advice_findings
+    from .profile_checks import CHECKS_SENTENCE_START
 
     cost = cost_sentence(out["cost"])
     if cost:
         out["findings"].append(cost)
     out["advice"] = advice(out, included_docs)
-    out["findings"][0:0] = advice_findings(out["advice"])
+    at = next((i + 1 for i, f in enumerate(out["findings"])
+               if f.startswith(CHECKS_SENTENCE_START)), min(1, len(out["findings"])))
+    out["findings"][at:at] = advice_findings(out["advice"])
     if out["headline"]["text"]:
         out["findings"].insert(0, out["headline"]["text"])
     return out
