@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from cli_helpers import CLI, one_line_error, own_state_dir, run_cli
+from cli_helpers import CLI, disturbed, one_line_error, own_state_dir, run_cli
 from mpi_overlap.cluster import control, hosts_file, network
 from mpi_overlap.cluster.layout import RUNTIME_DIR, STATE_FILE, Layout
+from mpi_overlap.rundir import load_run
 from mpi_overlap.xfer_table import read_table
 
 NODES = ("mo-node1", "mo-node2")
@@ -189,8 +190,14 @@ def test_the_wire_check_brackets_every_message(across: tuple[Path, Path],
         # both are concerned: a busy machine can give an exposed message some overlap)
         if m["pattern"] == "exposed":
             assert m["true_share"] < 0.25 and m["max_share"] < 0.25, m
-        if m["pattern"] == "hidden":
-            assert m["true_share"] > 0.5, m
+    # "Most crosses while the receiver computes" needs the sender's side scheduled then: a
+    # timing claim, checked on an undisturbed run. Under load (two busy loops on 2 cores
+    # left a hidden 1 MiB message 26 % crossed) the side-by-side order still holds.
+    hidden = [m["true_share"] for m in doc["messages"] if m["pattern"] == "hidden"]
+    exposed = [m["true_share"] for m in doc["messages"] if m["pattern"] == "exposed"]
+    assert min(hidden) > max(exposed), doc["messages"]
+    if not disturbed(load_run(run_dir)):
+        assert min(hidden) > 0.5, doc["messages"]
     assert f"{s['bracketed']} of 6 messages bracketed" in proc.stdout
 
 
