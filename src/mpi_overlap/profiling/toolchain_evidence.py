@@ -8,17 +8,18 @@ profile's --out directory; the advice quotes its finding and names the run.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from ..rundir import ANALYSIS_FILE, RUN_FILE
+from ..errors import UserError
+from ..rundir import ANALYSIS_FILE, RUN_FILE, read_json
 
 
 def _read(path: Path) -> dict[str, Any] | None:
+    """The JSON document at path (rundir.read_json), None when absent or unreadable."""
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
+        doc = read_json(path)
+    except UserError:
         return None
     return doc if isinstance(doc, dict) else None
 
