@@ -72,19 +72,25 @@ METRICS = (
 )
 
 
+def _t_interval(values: list[float], ci: float) -> tuple[float | None, float | None]:
+    n = len(values)
+    if n < 2:
+        return None, None
+    arr = np.asarray(values, dtype=float)
+    half = t_quantile(0.5 + ci / 2.0, n - 1) * float(arr.std(ddof=1)) / math.sqrt(n)
+    return float(arr.mean()) - half, float(arr.mean()) + half
+
+
 def ratio_ci(ratios: list[float], ci: float = CI_LEVEL) -> tuple[float | None, float | None,
                                                                     float | None]:
     """(geometric mean, low, high) of positive ratios; the interval is the Student-t
     interval of the mean log ratio, exponentiated. One ratio: (it, None, None)."""
-    logs = np.log(np.asarray([r for r in ratios if r > 0 and math.isfinite(r)], dtype=float))
-    n = int(logs.size)
-    if n == 0:
+    logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+    if not logs:
         return None, None, None
-    mean = float(logs.mean())
-    if n == 1:
-        return math.exp(mean), None, None
-    half = t_quantile(0.5 + ci / 2.0, n - 1) * float(logs.std(ddof=1)) / math.sqrt(n)
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+    lo, hi = _t_interval(logs, ci)
+    mean = math.exp(sum(logs) / len(logs))
+    return mean, None if lo is None else math.exp(lo), None if hi is None else math.exp(hi)
 
 
 def verdict(target: Target | None, n: int, low: float | None, high: float | None) -> str:
@@ -208,15 +214,6 @@ def analyze_metric(result: dict[str, Any], spec: MetricSpec,
 # Call sites (docs/profiler.md, "Call sites"): per repetition, the msgrate launch with the
 # profiler's call sites on against the one with them off; issue 12's target.
 CALLSITE_TARGET_NS = 5.0
-
-
-def _t_interval(values: list[float], ci: float) -> tuple[float | None, float | None]:
-    n = len(values)
-    if n < 2:
-        return None, None
-    arr = np.asarray(values, dtype=float)
-    half = t_quantile(0.5 + ci / 2.0, n - 1) * float(arr.std(ddof=1)) / math.sqrt(n)
-    return float(arr.mean()) - half, float(arr.mean()) + half
 
 
 def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
