@@ -775,14 +775,15 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     # bounds), every item in the document.
     from ..profiling.compare_bare import sentence as cost_sentence
     from .advice import advice, advice_findings
-    from .profile_checks import CHECKS_SENTENCE_START
+    from .profile_checks import check_finding
 
     cost = cost_sentence(out["cost"])
     if cost:
         out["findings"].append(cost)
     out["advice"] = advice(out, included_docs)
-    at = next((i + 1 for i, f in enumerate(out["findings"])
-               if f.startswith(CHECKS_SENTENCE_START)), min(1, len(out["findings"])))
+    checks = check_finding(out["checks"])
+    at = (out["findings"].index(checks) + 1 if checks in out["findings"]
+          else min(1, len(out["findings"])))
     out["findings"][at:at] = advice_findings(out["advice"])
     if out["headline"]["text"]:
         out["findings"].insert(0, out["headline"]["text"])

@@ -29,7 +29,6 @@ CHECKS = ("in-call", "across-calls")
 # Above this share of the job's transfer time carried by flagged transfers, the headline
 # says that the bounds of those transfers are not trustworthy.
 FLAG_SHARE_PCT = 5.0
-CHECKS_SENTENCE_START = "Checks on the bounds:"  # how check_finding's sentence begins
 # The fields of a rank's in_call and across_calls objects besides `flagged`.
 PART_FIELDS = {
     "in_call": ("transfers", "xfer_s", "calls", "call_s", "longest_s", "calls_beyond",
@@ -181,7 +180,7 @@ def check_finding(checks: dict[str, Any]) -> str | None:
             f"transfer time beyond what the wall clock allows{held}"
         )
     return (
-        f"{CHECKS_SENTENCE_START} transfers carrying {fmt_pct(checks['flagged_pct'])} of the "
+        f"Checks on the bounds: transfers carrying {fmt_pct(checks['flagged_pct'])} of the "
         f"transfer time ({checks['flagged_transfers']:,} transfers, "
         f"{fmt_time(checks['flagged_xfer_s'])}) do not fit the interval that held them: "
         + " and ".join(parts)
