@@ -11,21 +11,27 @@
 
 #include "json.h"
 
-/* Whether one of the call sites, or a frame of a site's chain, lies in [lo, hi). */
-static bool mop_holds_site(const mop_sites *s, const mop_names *names, uint64_t lo,
-                           uint64_t hi)
+/* Every address naming a call site, a chain's frames included (read once: a
+ * chain's frames come from a locked table), into addr; their count. */
+static size_t mop_site_addresses(const mop_sites *s, const mop_names *names, uint64_t *addr,
+                                 size_t cap)
 {
-    for (uint16_t i = 1; i < s->nsite; i++) {
-        uint64_t frame[16];
-        int n = names->frames ? names->frames(s->site[i].addr, frame, 16) : 0;
-        if (n == 0) {
-            frame[0] = s->site[i].addr;
-            n = 1;
-        }
-        for (int k = 0; k < n; k++)
-            if (frame[k] >= lo && frame[k] < hi)
-                return true;
+    size_t n = 0;
+    for (uint16_t i = 1; i < s->nsite && n < cap; i++) {
+        int k = names->frames ? names->frames(s->site[i].addr, addr + n, (int)(cap - n)) : 0;
+        if (k == 0)
+            addr[n++] = s->site[i].addr;
+        else
+            n += (size_t)k;
     }
+    return n;
+}
+
+static bool mop_holds_any(const uint64_t *addr, size_t n, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = 0; i < n; i++)
+        if (addr[i] >= lo && addr[i] < hi)
+            return true;
     return false;
 }
 
@@ -37,6 +43,9 @@ static bool mop_holds_site(const mop_sites *s, const mop_names *names, uint64_t 
  * An empty array where /proc is missing. */
 static void mop_maps_json(mo_json *w, const mop_sites *sites, const mop_names *names)
 {
+    /* large; profiles are written one at a time (the runtime's lock, or one thread) */
+    static uint64_t addr[MOP_MAX_SITES * MOP_SITE_FRAMES];
+    size_t naddr = mop_site_addresses(sites, names, addr, sizeof addr / sizeof addr[0]);
     mo_json_key(w, "maps");
     mo_json_begin_array(w);
     FILE *f = fopen("/proc/self/maps", "r");
@@ -47,7 +56,7 @@ static void mop_maps_json(mo_json *w, const mop_sites *sites, const mop_names *n
         path[0] = '\0';
         if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off, path) < 4)
             continue;
-        if (perms[2] != 'x' || path[0] != '/' || !mop_holds_site(sites, names, lo, hi))
+        if (perms[2] != 'x' || path[0] != '/' || !mop_holds_any(addr, naddr, lo, hi))
             continue;
         mo_json_begin_object(w);
         snprintf(buf, sizeof buf, "0x%llx", lo);

@@ -154,8 +154,8 @@ static void mop_sites_json(mo_json *w, const mop_process *p, const mop_names *na
                                        : mop_name(names->fn, names->nfn, site->fn, buf, sizeof buf));
         mo_json_kv_uint64(w, "calls", site->calls);
         mo_json_kv_double(w, "call_s", (double)site->call_ticks * p->cfg.s_per_tick);
-        uint64_t frame[16];
-        int nframes = names->frames ? names->frames(site->addr, frame, 16) : 0;
+        uint64_t frame[MOP_SITE_FRAMES];
+        int nframes = names->frames ? names->frames(site->addr, frame, MOP_SITE_FRAMES) : 0;
         if (nframes > 0) { /* --callsite-depth: the chain, innermost first */
             mo_json_key(w, "frames");
             mo_json_begin_array(w);

@@ -8,12 +8,15 @@
 
 /* Names by id; NULL entries are written as "#<id>". region_names[0] is the
  * name of "outside every region". */
+enum { MOP_SITE_FRAMES = 16 }; /* most frames a chain is read with */
+
 typedef struct mop_names {
     const char *const *fn;
     size_t nfn;
     const char *const *region;
     size_t nregion;
-    /* The frames of a call-site chain key (mop_stacks.h), or NULL: no chains. */
+    /* The frames of a call-site chain key (mop_stacks.h; at most MOP_SITE_FRAMES),
+     * or NULL: no chains. */
     int (*frames)(uint64_t key, uint64_t *out, int max);
 } mop_names;
 
