@@ -896,8 +896,10 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
 # ----- profile ----------------------------------------------------------------------------
 
 @app.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--mpi", default="mpich", show_default=True, metavar="NAME",
-              help="toolchain the program was built with")
+@click.option("--mpi", "mpi", multiple=True, metavar="NAME",
+              help="toolchain the program was built with (default: mpich); repeat to run it "
+                   "once per toolchain, compared side by side; {mpi} in the program's "
+                   "arguments becomes each toolchain's name (./app-{mpi})")
 @_ranks_option
 @_launcher_option
 @click.option("--bins", metavar="EDGES",
@@ -932,15 +934,16 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
 @click.option("--report/--no-report", default=True,
               help="print the tables and write the HTML report")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED, required=True)
-def profile(mpi: str, ranks: int, launcher: str | None, bins: str | None, table: Path | None,
-            force_table: bool, snapshot: float, timeout: float | None, trace_: bool,
-            trace_cap: str | None, env_matrix: tuple[str, ...], compare_bare: bool,
+def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | None,
+            table: Path | None, force_table: bool, snapshot: float, timeout: float | None,
+            trace_: bool, trace_cap: str | None, env_matrix: tuple[str, ...], compare_bare: bool,
             reps: int | None, callsite_depth: int, out: Path, report: bool,
             program: tuple[str, ...]) -> None:
     """Run an MPI program under the overlap profiler: mpi-overlap profile -n 2 -- ./app args"""
     from .profiling.session import ProfileOptions, profile_session
 
-    opts = ProfileOptions(ranks=ranks, mpi=mpi, launcher=launcher, bins=bins, table=table,
+    opts = ProfileOptions(ranks=ranks, mpi=(mpi or ("mpich",))[0], toolchains=mpi,
+                          launcher=launcher, bins=bins, table=table,
                           force_table=force_table, timeout_s=timeout, out_base=out,
                           snapshot_s=snapshot, trace=trace_, trace_cap=trace_cap,
                           env_matrix=env_matrix, compare_bare=compare_bare, reps=reps,

@@ -32,9 +32,9 @@ from ..runner import (
 from ..table_note import describe as describe_table
 from ..table_trust import table_record
 from ..termsafe import safe_lines
-from ..toolchains import get_toolchain
+from ..toolchains import Toolchain, get_toolchain
 from ..ui import Ui
-from . import compare_bare
+from . import compare_bare, program_abi
 from .collect import collect
 from .preload import ProfilerSetup, parse_bins, parse_trace_cap, profiler_library
 from .toolchain_evidence import latest_eager_limit, latest_progress
@@ -46,7 +46,8 @@ MAX_CALLSITE_DEPTH = 8  # MOP_STACK_MAX_DEPTH of native/profiler/mop_stacks.h
 @dataclass
 class ProfileOptions:
     ranks: int = 2
-    mpi: str = "mpich"
+    mpi: str = "mpich"               # the toolchain of this run
+    toolchains: tuple[str, ...] = ()  # --mpi repeated: one run each (profile_session)
     launcher: str | None = None
     bins: str | None = None
     table: Path | None = None
@@ -71,6 +72,11 @@ class ProfileOptions:
         if self.reps is not None and not 1 <= self.reps <= compare_bare.MAX_REPS:
             raise UserError(f"--reps must be between 1 and {compare_bare.MAX_REPS} "
                             f"(got {self.reps})")
+        if len(set(self.toolchains)) != len(self.toolchains):
+            raise UserError("--mpi names a toolchain twice")
+        if self.table is not None and len(self.toolchains) > 1:
+            raise UserError("--table is one toolchain's transfer-time table: give it with "
+                            "one --mpi (each toolchain finds or measures its own)")
 
 
 def resolve_program(argv: list[str]) -> list[str]:
@@ -97,7 +103,8 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
     variant of --env-matrix sets its variables for the program and names the run."""
     opts.check()
     overrides = variant.overrides if variant else {}
-    app = resolve_program(argv)
+    given = program_abi.for_toolchain(argv, opts.mpi)
+    app = resolve_program(given)
     bins = parse_bins(opts.bins)
     trace_cap = parse_trace_cap(opts.trace_cap)
     if trace_cap is not None and not opts.trace:
@@ -107,6 +114,7 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
     tc = get_toolchain(opts.mpi)
     tc.check()
     launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
+    _refuse_other_abi(given[0], app[0], tc)
     library = profiler_library(build(tc, ui))
     # --timeout bounds the calibration this may need too (each of its launches).
     started = utc_now()
@@ -170,6 +178,19 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
                       threads=outcome.threads)
 
 
+def _check_program(argv: list[str], opts: ProfileOptions) -> None:
+    """The program for this toolchain exists and can run with its MPI: bad input is refused
+    before the first of several runs, not after it."""
+    given = program_abi.for_toolchain(argv, opts.mpi)
+    _refuse_other_abi(given[0], resolve_program(given)[0], get_toolchain(opts.mpi))
+
+
+def _refuse_other_abi(given: str, program: str, tc: Toolchain) -> None:
+    refused = program_abi.mismatch(program, tc.name, tc.flavor, shown=given)
+    if refused:
+        raise UserError(refused)
+
+
 def app_exit_code(run: Run) -> int | None:
     """The program's own exit status when the job ended by itself with a non-zero one (the
     launcher passes its ranks' status on), else None: complete, stopped by a timeout or a
@@ -195,8 +216,13 @@ def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, cons
 
     opts.check()
     variants = parse_env_matrix(opts.env_matrix) or [None]
+    names = opts.toolchains or (opts.mpi,)
+    per_toolchain = [replace(opts, mpi=name) for name in names]
+    for each in per_toolchain:  # every program and toolchain checked before the first run
+        _check_program(argv, each)
     ui = Ui(err_console)
-    runs = [profile_run(argv, opts, ui, echo=echo, variant=v) for v in variants]
+    runs = [profile_run(argv, each, ui, echo=echo, variant=v)
+            for each in per_toolchain for v in variants]
     with_report = report and any(run.result and run.result.get("ranks") for run in runs)
     ok = finish_session(runs, opts.out_base, console, report=with_report)
     if opts.trace:
