@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..sources import cite
 from .figures import figure
 from .stats import bootstrap_medians, median_bootstrap_ci, percentile_ci
 from .ucx_env import ucx_rndv_thresh
@@ -228,7 +229,8 @@ def _figures(limit: dict[str, Any], rep: dict[str, Any], agree: bool | None,
         figure("limit_agrees", "detected limit agrees with the MPI's",
                None if agree is None else float(agree), "bool", "info"),
         figure("seed_overlap_pct",
-               "sizes whose receive completed without the sender (the overlap study's test)",
+               "sizes whose receive completed without the sender (the test of "
+               f"{cite('002', 'Figure 1')})",
                100.0 * sum(seed) / len(seed) if seed else None, "%", "overlap"),
         figure("wait_largest_us", f"rank 0 MPI_Wait at {big.get('bytes')} B",
                big.get("wait_us"), "us", "cost"),

@@ -1,6 +1,6 @@
 """sync-overlap report: per size, whether MPI_Isend completed without the receiver and
-rank 0's wait, the seed's T_P1/T_P0, with the detected limit and the MPI-reported limit
-marked (analysis/sync_overlap.py)."""
+rank 0's wait, T_P1/T_P0 of the seed test (Colmenares et al., Figure 1), with the detected
+limit and the MPI-reported limit marked (analysis/sync_overlap.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rich.text import Text
 
 from ..file_output import write_text
 from ..rundir import Run
+from ..sources import cite
 from ..termsafe import Table
 from .html import DASH, Figure, HtmlTable, Section, fmt_num
 from .overhead_plots import to_svg
@@ -20,7 +21,7 @@ from .run_table import compared, comparison_table, summary_or_missing
 BENCHMARK = "sync-overlap"
 PLOT_FILE = "sync-overlap.svg"
 HEADERS = ("bytes", "phase", "send done %", "wait (µs)", "95 % CI", "MPI_Isend (µs)",
-           "seed: recv alone %", "T_P1/T_P0", "slowdown %")
+           "Fig. 1 test: recv alone %", "T_P1/T_P0", "slowdown %")
 FIGURE_HEADERS = ("figure", "value", "unit", "kind")
 
 
@@ -70,7 +71,8 @@ def figure_rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    t = Table(*HEADERS, title=f"{run.label} — MPI_Isend completion without the receiver",
+    t = Table(*HEADERS, title=f"{run.label} — MPI_Isend completion without the receiver "
+                              f"({cite('002', '§III-A')})",
               title_justify="left", header_style="bold")
     for row in rows(run):
         t.add_row(*row)
@@ -120,7 +122,7 @@ def figure(runs: list[Run]) -> MplFigure | None:
         alone = [p for p in pts if p.get("seed_alone_fraction") is not None]
         ax2.plot([p["bytes"] for p in alone], [p["seed_alone_fraction"] for p in alone], "x",
                  color=color, ms=4,
-                 label=f"{prefix}seed: receive done before the sender's MPI_Wait")
+                 label=f"{prefix}Fig. 1 test: receive done before the sender's MPI_Wait")
         lim = _a(run).get("limit") or {}
         if lim.get("status") == "bracketed":
             for a in (ax, ax2):
@@ -167,8 +169,9 @@ def html_sections(runs: list[Run]) -> list[Section]:
                                    "detected limit [last completing, first not]; dashed: the limit "
                                    "the MPI reports (MPI_T). Bottom: share of samples whose send "
                                    "completed before the receive was posted (the limit's data), "
-                                   "and of the seed's test samples whose receive (after a quarter "
-                                   "of the work) returned before rank 0 called MPI_Wait."))
+                                   "and of the samples of the Fig. 1 test whose receive (after "
+                                   "a quarter of the work) returned before rank 0 called "
+                                   "MPI_Wait."))
     tables = []
     for run in mine:
         if run.analysis is None:
@@ -181,8 +184,8 @@ def html_sections(runs: list[Run]) -> list[Section]:
         fr = figure_rows(run)
         tables.append(HtmlTable(f"{run.label} — figures", FIGURE_HEADERS, fr,
                                 [("left", "num", "left", "left")] * len(fr)))
-    return [Section("Synchronization–computation overlap and the eager limit", None, figures,
-                    tables)]
+    return [Section("Synchronization–computation overlap and the eager limit "
+                    f"({cite('002', '§III-A, §IV-A')})", None, figures, tables)]
 
 
 def summary(run: Run) -> list[str]:
