@@ -1,8 +1,8 @@
 """Independent Python reference of the overlap profiler's event processing.
 
 This is the test oracle for `mop_replay` (native/profiler): it implements the event
-semantics of docs/profiler.md and the overlap bounds of the paper's §2.2
-(../shared/seeds/000_79bbf6c5a2c52d4d.txt) from the written specification only, without
+semantics of docs/profiler.md and the overlap bounds of Shet et al. §2.2 (docs/method.md,
+"Sources") from the written specification only, without
 looking at the C sources, so that the two implementations can be compared event stream by
 event stream.
 

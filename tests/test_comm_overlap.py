@@ -1,4 +1,4 @@
-"""`mpi-overlap bench comm-overlap --quick` on 2 ranks per wheel toolchain (seed 002
+"""`mpi-overlap bench comm-overlap --quick` on 2 ranks per wheel toolchain (Colmenares et al.
 §III-B/§IV-B): valid documents, the figure, a one-line finding from the data, the
 figures list, and consistency: every overlap sample contains its work; the improvement of
 equation (1) cannot beat hiding the whole message (within a margin); the better test's

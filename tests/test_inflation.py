@@ -1,4 +1,4 @@
-"""`mpi-overlap bench inflation --quick` on 2 ranks per wheel toolchain (seed 004,
+"""`mpi-overlap bench inflation --quick` on 2 ranks per wheel toolchain (Strohbeen,
 computation inflation): valid documents, the figure, a one-line finding from the data,
 the figures list, and consistency: every exchange sample contains its work (total >=
 computation); knees lie inside the computation range; among sizes with a reliable knee

@@ -93,8 +93,9 @@ def test_sync_overlap_quick(tmp_path: Path, tc: str) -> None:
             assert r["wait_us"] > 0.5 * work_us, (b, r)
 
     # A send that completed before the receive was posted left its data at the receiver:
-    # the seed's receive (after a quarter of the work) mostly returns before rank 0 calls
-    # MPI_Wait (a descheduled rank 1 can miss single samples, hence the generous margin).
+    # the receive of the paper's seed test (after a quarter of the work) mostly returns before
+    # rank 0 calls MPI_Wait (a descheduled rank 1 can miss single samples, hence the generous
+    # margin).
     alone = sorted(r["seed_alone_fraction"] for r in rows.values() if r["completed"])
     assert alone and (alone[len(alone) // 2] > 0.5 or disturbed(run)), alone
 

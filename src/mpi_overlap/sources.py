@@ -1,12 +1,12 @@
 """The published sources the methods follow, cited by name in what users read (report
-titles, help, findings) instead of the project's internal seed numbers. Only what the
-sources themselves state (title, authors, kind, year where given) is used.
+titles, help, findings, schema descriptions), in the docs and in code comments. Only what
+the sources themselves state (title, authors, kind, year where given) is used.
 
-docs/method.md ("Sources") lists the same five."""
+docs/method.md ("Sources") lists the same five, keyed by the short names below."""
 
 from __future__ import annotations
 
-# key: the project's seed number (used in code comments and docs' cross-references)
+# key: the project's internal source number; never shown to users (they read SHORT / CITATIONS)
 CITATIONS: dict[str, str] = {
     "000": "Shet, Sadayappan, Bernholdt, Nieplocha, Tipparaju: Characterization of "
            "Computation-Communication Overlap in Message-Passing Systems (report)",

@@ -1,4 +1,4 @@
-"""`mpi-overlap study halo|cg`: the overlap case study (seed 000 §4.3 did it for NAS SP).
+"""`mpi-overlap study halo|cg`: the overlap case study (Shet et al. §4.3 did it for NAS SP).
 
 One run directory per toolchain holds R repetitions of, per problem size, one launch of
 the mini-application without the profiler and one with it (the order alternates per

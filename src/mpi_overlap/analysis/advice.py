@@ -7,7 +7,7 @@ Rules, each on the (posting site → completing site) pairs of analysis/callsite
 
 * progress — transfers posted by a non-blocking call and completed by a Wait-family call
   with computation between: the bounds leave max − min of their transfer time undecided,
-  which only the MPI's progress between calls decides (seed 000 §2.2: min counts the
+  which only the MPI's progress between calls decides (Shet et al. §2.2: min counts the
   computation only when the library certainly could not have moved the data then).
   Calling MPI_Test in that computation, or the MPI's asynchronous progress, can hide at
   most Σ(max − min). A pair completed by a Test-family call, or most of whose transfers

@@ -1,10 +1,10 @@
-"""Analysis of a comm-overlap run (seed 002, §III-B/§IV-B): per message size, the basic
-test's improvement % by the seed's equation (1),
+"""Analysis of a comm-overlap run (Colmenares et al., §III-B/§IV-B): per message size, the basic
+test's improvement % by the paper's equation (1),
 
     improvement = (T_overlap - T_nonoverlap) / T_nonoverlap * 100,
     T_nonoverlap = T_message + T_workload          (negative: overlap achieved),
 
-on medians with a bootstrap interval, and on means as the seed computes it; the share of
+on medians with a bootstrap interval, and on means as the paper computes it; the share of
 the message time hidden, 100 * (T_message + T_workload - T_overlap) / T_message; the
 compute slowdown (work inside Isend..Wait against the same work alone); and the "better
 test" per rank: equation (1) on the means of T_total, overlap version against
@@ -35,7 +35,7 @@ def _pct(num: float, den: float) -> float | None:
 
 
 def improvement_pct(t_overlap: float, t_message: float, t_workload: float) -> float | None:
-    """Equation (1) of seed 002 with T_nonoverlap = T_message + T_workload."""
+    """Equation (1) of Colmenares et al. with T_nonoverlap = T_message + T_workload."""
     return _pct(t_overlap - (t_message + t_workload), t_message + t_workload)
 
 

@@ -1,4 +1,4 @@
-"""Analysis of an inflation run (seed 004, computation inflation): per message size, the
+"""Analysis of an inflation run (Strohbeen, computation inflation): per message size, the
 total time of one exchange (Irecv + Isend, work, Waitall) against the computation inside
 it, fitted with the hinge of analysis/knee.py,
 

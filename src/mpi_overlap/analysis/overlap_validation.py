@@ -11,7 +11,7 @@ sends, rank 1 receives) and step it gives
 of that region on that side's rank, next to the side's measured computation and MPI_Wait
 time per iteration, then describes each curve's shape from the data (trends with
 tolerances, Spearman correlations) and compares it with the shapes the source reports
-(seed 000, §3, Figures 7–13). Without profiles (the program ran without the profiler, or
+(Shet et al., §3, Figures 7–13). Without profiles (the program ran without the profiler, or
 they are missing) the curves carry the times only and `bounds.available` says why.
 
 Schema: schemas/analysis-overlap-validation-v1.schema.json; method: docs/benchmarks.md,
@@ -149,7 +149,7 @@ def size_class(size: int, limits: dict[str, float] = LIMITS) -> str:
 
 
 def source_expectation(pairing: str, size: int, side: str) -> dict[str, Any]:
-    """What the source (seed 000, §3.2-3.3) shows for this curve.
+    """What the source (Shet et al., §3.2-3.3) shows for this curve.
 
     Each alternative names the source's protocol and figure and the trends it shows for
     the lower bound (min), the upper bound (max) and MPI_Wait; None = not stated there.

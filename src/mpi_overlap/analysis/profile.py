@@ -4,7 +4,7 @@ Input: the profile-run-v1 document `mpi-overlap profile` collects (one profile-r
 document per rank). Output: schemas/analysis-profile-v1.schema.json. Pure but for the
 run's timeline traces, read when a run directory is given (analysis/twosided.py).
 
-Measures follow the source's §2.2–2.3 (seed 000): per rank the data transfer time
+Measures follow the source's §2.2–2.3 (Shet et al.): per rank the data transfer time
 (`xfer_s`), the minimum and maximum overlapped transfer time (`min_s`, `max_s`), user
 computation time (`comp_s`) and MPI call time (`call_s`); derived here:
 

@@ -58,7 +58,7 @@ class MetricSpec:
 
 
 # The targets of the issue: run time + <= 1 % (the source reports < 0.9 % on the NAS
-# benchmarks, ../shared/seeds/000 §4.5), small-message rate >= 95 % of uninstrumented.
+# benchmarks, Shet et al. §4.5), small-message rate >= 95 % of uninstrumented.
 METRICS = (
     MetricSpec("msg_rate", "msgrate", "small-message rate", "msgs/s", Target(">=", 0.95),
                "higher"),

@@ -1,4 +1,4 @@
-"""Analysis of a progress run (seed 004's miniGhost check): did a message's data reach the
+"""Analysis of a progress run (Strohbeen's miniGhost check): did a message's data reach the
 receive buffer while neither rank called MPI?
 
 Per size, ordering (sender-first, receiver-first) and sender mode (computes: no MPI call

@@ -1,5 +1,5 @@
 """stack-floor analysis: what the MPI stack adds per message over the physical floor, where
-that added time jumps, and what requests cost (issue 6, experiments 1 and 2; seed 001).
+that added time jumps, and what requests cost (issue 6, experiments 1 and 2; Balaji et al.).
 
 Per size, from the samples of native/bench/stack_floor.c (one sample of each method per
 repetition, so the k-th samples were taken side by side):

@@ -1,6 +1,6 @@
 """The overlap bounds of a message from both of its ends (docs/method.md, "Both ends of a
 message"): the windows in which its transfer must lie once the other end's times are
-known, and the paper's case-2 formulas (seed 000, §2.2) over such a window.
+known, and the paper's case-2 formulas (Shet et al., §2.2) over such a window.
 
 A message's transfer lasts `xfer` (the a-priori table's time) and lies within
 [sender's post, receiver's completion]: its data cannot leave before the send is posted,

@@ -145,7 +145,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         default_timeout_s=300.0,
         quick_timeout_s=120.0,
     ),
-    # The profiler's validation experiment (seed 000, §3): runs under libmpi_overlap,
+    # The profiler's validation experiment (Shet et al., §3): runs under libmpi_overlap,
     # one region per (pairing, size, step); the analysis joins result.json with the
     # rank profiles beside it.
     "overlap-validation": Benchmark(
@@ -171,7 +171,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overhead",
         suite_order=10,
     ),
-    # Seed 001, experiments 3 and 4: one receive past M*N posted receives or unexpected
+    # Balaji et al., experiments 3 and 4: one receive past M*N posted receives or unexpected
     # messages; the cost per queued request and whether it grows with the queue.
     "matching": Benchmark(
         name="matching",
@@ -184,7 +184,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overhead",
         suite_order=30,
     ),
-    # Seed 001, experiment 5: MPI_Waitany / MPI_Testany / MPI_Waitsome against the number
+    # Balaji et al., experiment 5: MPI_Waitany / MPI_Testany / MPI_Waitsome against the number
     # of requests, only the first of which completes.
     "waitany": Benchmark(
         name="waitany",
@@ -197,7 +197,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overhead",
         suite_order=40,
     ),
-    # Issue 6, experiment 8 (seed 001): two launches (the thread level is fixed at
+    # Issue 6, experiment 8 (Balaji et al.): two launches (the thread level is fixed at
     # MPI_Init), merged into one result by multilaunch.py.
     "threads-procs": Benchmark(
         name="threads-procs",
@@ -224,7 +224,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite_order=80,
         launches=_error_checking_launches,
     ),
-    # Derived datatypes against contiguous sends (seed 001); mo_alignment is the same
+    # Derived datatypes against contiguous sends (Balaji et al.); mo_alignment is the same
     # program built with the alignment cases (strided ints at byte offsets 0-7,
     # contiguous buffers at cache-line and page offsets).
     "datatypes": Benchmark(
@@ -296,7 +296,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=70,
     ),
-    # Issue 5, item 1 (seed 002, §III-A, §IV-A): synchronization-computation overlap and
+    # Issue 5, item 1 (Colmenares et al., §III-A, §IV-A): synchronization-computation overlap and
     # the message-size sweep that brackets the eager / buffer limit.
     "sync-overlap": Benchmark(
         name="sync-overlap",
@@ -309,7 +309,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=10,
     ),
-    # Issue 5, item 2 (seed 002 §III-B/§IV-B): T_message + T_workload against T_overlap
+    # Issue 5, item 2 (Colmenares et al. §III-B/§IV-B): T_message + T_workload against T_overlap
     # (equation (1)), and the "better test" with both ranks non-blocking.
     "comm-overlap": Benchmark(
         name="comm-overlap",
@@ -322,7 +322,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=20,
     ),
-    # Issue 5, item 4 (seed 004): a fixed exchange with growing computation; the knee.
+    # Issue 5, item 4 (Strohbeen): a fixed exchange with growing computation; the knee.
     "inflation": Benchmark(
         name="inflation",
         program="mo_inflation",
@@ -334,7 +334,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=40,
     ),
-    # Issue 5, item 3 (seed 004, the miniGhost check): does the data reach the receive
+    # Issue 5, item 3 (Strohbeen, the miniGhost check): does the data reach the receive
     # buffer while neither rank calls MPI? Per size and ordering: yes / no / partly.
     "progress": Benchmark(
         name="progress",

@@ -28,7 +28,7 @@ HEADERS = ("size", "work (nominal) µs", "T_message µs", "T_workload µs", "T_m
            "T_overlap µs", "eq. (1) %", "95 % CI", "hidden %", "slowdown %",
            "better r0 %", "better r1 %")
 # The basic test's columns are medians; "better r0/r1" is equation (1) on the medians of
-# T_total (the averages, as in the seed, are in the better-test table).
+# T_total (the averages, as in the paper, are in the better-test table).
 BETTER_HEADERS = ("size", "rank", "version", "min µs", "max µs", "avg µs", "stdev µs",
                   "median µs", "eq. (1) avg %", "eq. (1) median %")
 

@@ -1,6 +1,6 @@
 """Overlap-validation benchmark: the report's figures, tables, sentences and JSON.
 
-One figure per (pairing, size), drawn like the source's Figures 7-13 (seed 000, §3): per
+One figure per (pairing, size), drawn like the source's Figures 7-13 (Shet et al., §3): per
 non-blocking side, the profiler's min % and max % overlap against the computation time
 (left axis) and the side's MPI_Wait time (right axis). Everything comes from
 analysis.json (analysis/overlap_validation.py); a run without it shows only its banner.

@@ -1,6 +1,6 @@
 """Profile runs: the report's figures, as inline SVG strings.
 
-In the manner of the source's Figures 17–20 (seed 000, §4: minimum and maximum overlap %
+In the manner of the source's Figures 17–20 (Shet et al., §4: minimum and maximum overlap %
 per message-size range), per run:
 
 (1) overlap % per size bin: one stacked bar per rank inside each bin's group (up to 16
