@@ -1,5 +1,6 @@
 /* comm_overlap.c - mo_comm_overlap: the communication-computation overlap
- * tests of seed 002 (An Overlap Study for Cluster Computing, §III-B, §IV-B).
+ * tests of Colmenares et al. (An Overlap Study for Cluster Computing,
+ * §III-B, §IV-B).
  *
  * Ranks 0 and 1 of MPI_COMM_WORLD take part (others wait at the end). Per
  * message size:

@@ -1,5 +1,5 @@
 /* error_checking.c - mo_error_checking: small-message costs under the MPI's
- * current argument-checking setting (seed 001, "error checking").
+ * current argument-checking setting (Balaji et al., "error checking").
  *
  * The setting is fixed at MPI_Init from the environment (MPICH and Intel MPI:
  * MPIR_CVAR_ERROR_CHECKING; Open MPI: OMPI_MCA_mpi_param_check), so the

@@ -1,4 +1,4 @@
-/* inflation.c - mo_inflation: computation inflation (seed 004, the Cray
+/* inflation.c - mo_inflation: computation inflation (Strohbeen, the Cray
  * Gemini slides' miniGhost experiment): a fixed exchange with growing local
  * computation, total time per iteration against the computation, per
  * message size.

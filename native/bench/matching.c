@@ -1,5 +1,5 @@
 /* matching.c - mo_matching: what a long matching queue costs one receive
- * (seed 001, experiments "tag and source matching" and "unexpected-message
+ * (Balaji et al., experiments "tag and source matching" and "unexpected-message
  * queue").
  *
  * Rank 0 receives; ranks 1..N are its peers; rank 1 also sends the one

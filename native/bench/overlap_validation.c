@@ -1,5 +1,5 @@
 /* overlap_validation.c - mo_overlap_validation: the validation experiment of
- * the overlap profiler (seed 000, §3.1). Two ranks exchange one message per
+ * the overlap profiler (Shet et al., §3.1). Two ranks exchange one message per
  * iteration with each pairing of point-to-point calls (Isend-Irecv,
  * Isend-Recv, Send-Irecv); the side that posts a non-blocking call computes
  * between the post and MPI_Wait, for a fixed amount of calibrated work that

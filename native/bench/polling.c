@@ -1,4 +1,4 @@
-/* polling.c - mo_polling: COMB's polling method (seeds/README.md), the
+/* polling.c - mo_polling: COMB's polling method (Lawry et al., CLUSTER 2002), the
  * companion of post-work-wait. Rank 0 runs a loop of calibrated work split
  * into chunks of k units (the poll interval); after every chunk it calls
  * MPI_Test on each of its --window outstanding receives and reposts the ones

@@ -1,6 +1,6 @@
 /* progress.c - mo_progress: does a message's data reach the receive buffer
  * while neither rank calls MPI (asynchronous progress)? The miniGhost check
- * of seed 004 (Cray Gemini overlap slides).
+ * of Strohbeen (Cray Gemini overlap slides).
  *
  * Rank 0 receives, rank 1 sends. Per sample rank 0 fills its receive buffer
  * with a sentinel (0), posts MPI_Irecv and then computes in chunks of

@@ -1,6 +1,6 @@
 /* stack_floor.c - mo_stack_floor: what the MPI stack adds to a message
  * between two cores of one node, against the physical floor (issue 6,
- * experiments 1 and 2; seed 001).
+ * experiments 1 and 2; Balaji et al.).
  *
  * Ranks 0 and 1 measure, for every size, four methods, one sample of each in
  * turn (so a disturbance touches all four alike and the differences are

@@ -1,9 +1,9 @@
 /* sync_overlap.c - mo_sync_overlap: synchronization-computation overlap and
- * the message-size sweep that finds the eager / buffer limit (seed 002,
- * §III-A and §IV-A).
+ * the message-size sweep that finds the eager / buffer limit
+ * (Colmenares et al., §III-A and §IV-A).
  *
  * Two sample kinds per message size, both sender-first (the message is sent
- * before the receive is posted, as in the seed), plus the work alone:
+ * before the receive is posted, as in the paper), plus the work alone:
  *
  *   send-test (does the send complete without the receiver?): rank 0 calls
  *     MPI_Isend, does W of calibrated work, then MPI_Test up to MAX_TESTS
@@ -14,7 +14,7 @@
  *     times its MPI_Wait. completed = a test returned true: the MPI buffered
  *     the message (eager); not completed: MPI_Wait lasts about the
  *     receiver's delay (rendezvous).
- *   seed (the seed's Figure 1): after a barrier rank 0 does MPI_Isend, W of
+ *   seed (the paper's test, its Figure 1): after a barrier rank 0 does MPI_Isend, W of
  *     work, MPI_Wait (T_P0); rank 1 does W/4 of work, then a blocking MPI_Recv
  *     (T_P1, barrier to received). T_P1/T_P0 near 1/4: the message was
  *     delivered without rank 0's further participation; near 1: not. Since

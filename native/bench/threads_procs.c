@@ -1,6 +1,6 @@
 /* threads_procs.c - mo_threads_procs: the message rate of 0-byte MPI_Send
  * calls to MPI_PROC_NULL from 1..k processes (MPI_THREAD_SINGLE) or from
- * 1..k threads of one process (MPI_THREAD_MULTIPLE); seed 001, "threads
+ * 1..k threads of one process (MPI_THREAD_MULTIPLE); Balaji et al., "threads
  * against processes".
  *
  * One launch measures one thread level (chosen before MPI_Init_thread, so

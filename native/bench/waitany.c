@@ -1,5 +1,5 @@
 /* waitany.c - mo_waitany: how MPI_Waitany, MPI_Testany and MPI_Waitsome
- * scale with the number of requests they are given (seed 001, experiment
+ * scale with the number of requests they are given (Balaji et al., experiment
  * "MPI_Waitany / MPI_Testany / MPI_Waitsome scaling").
  *
  * Rank 0 holds N receive requests: request 0 receives from rank 1 (tag TA)

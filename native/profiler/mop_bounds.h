@@ -1,6 +1,6 @@
 /* mop_bounds.h - the bounds engine of the overlap profiler: the running
  * clocks of one thread of execution (computation between MPI calls, time
- * inside them) and the three cases of the source (seed 000, §2.2) that turn
+ * inside them) and the three cases of the source (Shet et al., §2.2) that turn
  * a transfer's XFER_BEGIN/XFER_END marks into [min, max] overlapped time.
  * Pure C: no MPI, no allocation, unit-tested on its own. Times are ticks of
  * whatever clock the caller uses. */

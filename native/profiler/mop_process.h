@@ -1,5 +1,5 @@
-/* mop_process.h - the data-processing module (seed 000, §2.4.2): consumes one
- * thread's events in order and keeps the per-process measures up to date:
+/* mop_process.h - the data-processing module (Shet et al., §2.4.2): consumes
+ * one thread's events in order and keeps the per-process measures up to date:
  * the five measures of §2.2 plus non-overlapped time, broken down by size
  * bin, MPI function and region, and a counter for everything it could not
  * attribute. Pure C, no MPI; the runtime and the replay driver both use it. */

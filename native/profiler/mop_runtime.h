@@ -2,7 +2,7 @@
  * the calling thread's state (NULL while the profiler is not active: before
  * MPI_Init, after MPI_Finalize, or when disabled), the clock, and the
  * inline pushes of events into the thread's fixed-size queue. The queue is
- * handed to mop_process when full (seed 000 §2.4.2), so a wrapper costs two
+ * handed to mop_process when full (Shet et al. §2.4.2), so a wrapper costs two
  * clock reads and a few stores. A push takes no lock: the queue belongs to its
  * thread (docs/profiler.md, "Threads"). */
 #ifndef MOP_RUNTIME_H

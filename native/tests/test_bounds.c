@@ -1,5 +1,5 @@
 /* test_bounds.c - the bounds engine and the request table on cases worked
- * out by hand from the source's formulas (seed 000 §2.2). */
+ * out by hand from the source's formulas (Shet et al. §2.2). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 
