@@ -23,6 +23,7 @@ from mpi_overlap.analysis.profiler_overhead import (
     TOO_FEW,
     Target,
     analyze_profiler_overhead,
+    per_message_sentence,
     ratio_ci,
     verdict,
 )
@@ -174,7 +175,7 @@ def test_analysis_of_a_clean_run_meets_both_targets() -> None:
     assert analysis["finding"] == "; ".join(
         f"{m['title']} with/without the profiler {m['geomean']:.3f} "
         f"[{m['ci95_low']:.3f}, {m['ci95_high']:.3f}] over 5 pairs: {MEETS}"
-        for m in (rate, time))
+        for m in (rate, time)) + "; " + per_message_sentence(analysis["per_message"])
 
 
 def test_a_clear_slowdown_misses_and_noise_is_inconclusive() -> None:
@@ -334,3 +335,43 @@ def test_report_shows_undisturbed_pairs_apart(tmp_path: Path) -> None:
     text = console.export_text()
     assert "undisturbed" in text and "rate w/o" in text
     assert "4 undisturbed pairs" in paths.html.read_text()
+
+
+def test_the_profilers_cost_per_message_is_set_against_the_floor_of_its_clock_reads() -> None:
+    """msgrate without: 1000 ns per message; with: 1032, 1034, 1033 ns (+32, +34, +33);
+    rank 0 made 210 calls for 200 messages and one clock read costs 10 ns, so the floor is
+    2 × 210/200 × 10 = 21 ns per message and the profiler adds 33/21 = 1.57× it."""
+    result = _result(RATES_GOOD[:3], TIMES_GOOD[:3])
+    for rep, d in ((1, 32.0), (2, 34.0), (3, 33.0)):
+        for x in result["launches"]:
+            if x["rep"] == rep and x["program"] == "msgrate":
+                x["value"] = 1e9 / (1000.0 + d) if x["profiled"] else 1e6
+                if x["profiled"]:
+                    x["profile"].update(rank0_calls=210, clock_read_ns=10.0)
+    a = analyze_profiler_overhead(result)
+    assert analysis_errors(a) == []
+    m = a["per_message"]
+    assert m["pairs"] == 3 and m["added_ns"] == pytest.approx(33.0)
+    assert m["floor_ns"] == pytest.approx(21.0) and m["clock_read_ns"] == 10.0
+    assert m["added_over_floor"] == pytest.approx(33.0 / 21.0)
+    assert m["ci95_low_ns"] < 33.0 < m["ci95_high_ns"] < 40.0
+    assert m["verdict"] == "meets target"
+    assert "the profiler adds +33.0 ns" in a["finding"]
+    assert "1.6× the floor of 21.0 ns (its clock reads, 10.0 ns each)" in a["finding"]
+    # a library that does not time its clock leaves the floor unknown, never 0
+    for x in result["launches"]:
+        if x.get("profile"):
+            x["profile"]["clock_read_ns"] = None
+    m = analyze_profiler_overhead(result)["per_message"]
+    assert m["floor_ns"] is None and m["added_over_floor"] is None
+    assert m["added_ns"] == pytest.approx(33.0)
+
+
+def test_a_cost_per_message_above_40_ns_misses_the_target() -> None:
+    result = _result(RATES_GOOD[:3], TIMES_GOOD[:3])
+    for rep, d in ((1, 95.0), (2, 105.0), (3, 100.0)):
+        for x in result["launches"]:
+            if x["rep"] == rep and x["program"] == "msgrate":
+                x["value"] = 1e9 / (1000.0 + d) if x["profiled"] else 1e6
+    m = analyze_profiler_overhead(result)["per_message"]
+    assert m["added_ns"] == pytest.approx(100.0) and m["verdict"] == "misses target"

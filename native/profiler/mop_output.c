@@ -114,6 +114,8 @@ int mop_output_write(const char *outdir, const mop_output_info *info, const mop_
     mo_json_begin_object(&w);
     mo_json_kv_string(&w, "source", info->clock);
     mo_json_kv_double(&w, "s_per_tick", info->s_per_tick);
+    if (info->clock_read_ns > 0)
+        mo_json_kv_double(&w, "read_ns", info->clock_read_ns);
     mo_json_key(&w, "anchors");
     mo_json_begin_array(&w);
     for (int i = 0; i < 2; i++) {

@@ -34,6 +34,7 @@ typedef struct mop_output_info {
     bool table_forced;
     const char *clock;
     double s_per_tick;
+    double clock_read_ns; /* one read of that clock, timed at MPI_Init; 0: not timed */
     mop_clock_anchor anchors[2]; /* at MPI_Init and now; ticks 0: not taken */
     double wall_s;
     int queue_events;

@@ -155,6 +155,11 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
         "rank0_events": int(rank0.get("events", 0)),
         "clock": next((d.get("clock", {}).get("source") for d in docs if d.get("rank") == 0),
                       None),
+        # the floor of the per-message cost: what rank 0's calls paid in clock reads
+        "rank0_calls": sum(int(f.get("calls", 0)) for d in docs if d.get("rank") == 0
+                           for f in (d.get("profile") or {}).get("by_function") or []),
+        "clock_read_ns": next((d.get("clock", {}).get("read_ns") for d in docs
+                               if d.get("rank") == 0), None),
         "warnings": list(doc["warnings"]),
     }
 

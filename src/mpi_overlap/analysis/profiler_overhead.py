@@ -216,10 +216,9 @@ def analyze_metric(result: dict[str, Any], spec: MetricSpec,
 CALLSITE_TARGET_NS = 5.0
 
 
-def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
-    """ns added per message by the call sites (msgrate with them on − off, per repetition),
-    and by the whole profiler (on − without), each = 1e9/rate_with − 1e9/rate_without;
-    mean with the Student-t interval, median beside it."""
+def _ns_per_message(result: dict[str, Any]) -> dict[int, dict[str, float]]:
+    """Per repetition, msgrate's ns per message (1e9/rate) of its launches "without" the
+    profiler, with call sites "on" and "off"."""
     by_rep: dict[int, dict[str, float]] = {}
     for launch in result.get("launches") or []:
         if launch.get("program") != "msgrate" or launch.get("rep", 0) < 1 \
@@ -228,8 +227,20 @@ def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str,
         kind = ("without" if not launch.get("profiled")
                 else "on" if launch.get("callsites") is not False else "off")
         by_rep.setdefault(int(launch["rep"]), {})[kind] = 1e9 / float(launch["value"])
-    sites = [r["on"] - r["off"] for r in by_rep.values() if "on" in r and "off" in r]
-    whole = [r["on"] - r["without"] for r in by_rep.values() if "on" in r and "without" in r]
+    return by_rep
+
+
+def _added(result: dict[str, Any], to: str, over: str) -> list[float]:
+    """Per repetition, ns per message of `to` minus that of `over`."""
+    return [r[to] - r[over] for r in _ns_per_message(result).values() if to in r and over in r]
+
+
+def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
+    """ns added per message by the call sites (msgrate with them on − off, per repetition),
+    and by the whole profiler (on − without), each = 1e9/rate_with − 1e9/rate_without;
+    mean with the Student-t interval, median beside it."""
+    sites = _added(result, "on", "off")
+    whole = _added(result, "on", "without")
     lo, hi = _t_interval(sites, ci)
     if not sites:
         v = NO_DATA
@@ -254,6 +265,66 @@ def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str,
         "profiler_ci95_low_ns": wlo,
         "profiler_ci95_high_ns": whi,
     }
+
+
+# ns the whole profiler may add per message with call sites on (issue 16)
+PER_MESSAGE_TARGET_NS = 40.0
+READS_PER_CALL = 2  # every wrapper reads the clock at its entry and at its exit
+
+
+def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
+    """The whole profiler's ns per message (on − without, per repetition) against the
+    floor measured in the same run: rank 0's clock reads per message (two per call, calls
+    from its profile) times one read's cost (timed by the library at MPI_Init)."""
+    added = _added(result, "on", "without")
+    floors, reads = [], []
+    for launch in result.get("launches") or []:
+        prof, detail = launch.get("profile") or {}, launch.get("detail") or {}
+        msgs, read_ns = detail.get("messages_total"), prof.get("clock_read_ns")
+        if launch.get("program") != "msgrate" or not launch.get("profiled") \
+                or launch.get("callsites") is False or prof.get("status") != "complete" \
+                or not isinstance(msgs, int) or msgs <= 0 or not read_ns:
+            continue
+        calls = int(prof.get("rank0_calls") or 0)
+        floors.append(READS_PER_CALL * calls / msgs * float(read_ns))
+        reads.append(float(read_ns))
+    lo, hi = _t_interval(added, ci)
+    mean = float(np.mean(added)) if added else None
+    floor = float(np.median(floors)) if floors else None
+    if mean is None:
+        v = NO_DATA
+    elif lo is None or hi is None:
+        v = TOO_FEW
+    elif hi <= PER_MESSAGE_TARGET_NS:
+        v = MEETS
+    elif lo > PER_MESSAGE_TARGET_NS:
+        v = MISSES
+    else:
+        v = SPANS
+    return {
+        "pairs": len(added),
+        "added_ns": mean,
+        "median_ns": float(np.median(added)) if added else None,
+        "ci95_low_ns": lo,
+        "ci95_high_ns": hi,
+        "floor_ns": floor,
+        "clock_read_ns": float(np.median(reads)) if reads else None,
+        "added_over_floor": mean / floor if mean is not None and floor else None,
+        "target_ns": PER_MESSAGE_TARGET_NS,
+        "verdict": v,
+    }
+
+
+def per_message_sentence(m: dict[str, Any]) -> str:
+    if m["added_ns"] is None:
+        return "Per message: no pair of msgrate launches with and without the profiler"
+    ci = (f" [{m['ci95_low_ns']:+.1f}, {m['ci95_high_ns']:+.1f}]"
+          if m["ci95_low_ns"] is not None else "")
+    floor = ("" if m["floor_ns"] is None else
+             f", {m['added_over_floor']:.1f}× the floor of {m['floor_ns']:.1f} ns (its "
+             f"clock reads, {m['clock_read_ns']:.1f} ns each)")
+    return (f"the profiler adds {m['added_ns']:+.1f} ns{ci} per 8-byte message over "
+            f"{m['pairs']} pairs: {m['verdict']} (≤ {m['target_ns']:g} ns){floor}")
 
 
 def callsite_sentence(c: dict[str, Any]) -> str:
@@ -310,7 +381,10 @@ def _finding(metrics: list[dict[str, Any]]) -> str:
 def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
     metrics = [analyze_metric(result, spec, ci) for spec in METRICS]
     callsites = analyze_callsites(result, ci)
+    per_message = per_message_cost(result, ci)
     finding = _finding(metrics)
+    if per_message["pairs"]:
+        finding += "; " + per_message_sentence(per_message)
     if callsites["pairs"]:
         finding += "; " + callsite_sentence(callsites)
     return {
@@ -327,6 +401,7 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
         "metrics": metrics,
         "profiles": profile_summary(result),
         "callsites": callsites,
+        "per_message": per_message,
         "finding": finding,
         "figures": [figure(f"{m['name']}_ratio", f"{m['title']}, with / without profiler",
                            m["geomean"], "ratio", "cost")

@@ -16,7 +16,7 @@ from matplotlib.patches import Patch
 from rich.console import Console
 from rich.text import Text
 
-from ..analysis.profiler_overhead import callsite_sentence
+from ..analysis.profiler_overhead import callsite_sentence, per_message_sentence
 from ..rundir import Run
 from ..termsafe import Table
 from ..values import num
@@ -116,13 +116,17 @@ def _launches(run: Run) -> dict[tuple[int, str, bool], dict[str, Any]]:
     return out
 
 
-def callsite_line(run: Run) -> str | None:
-    """What the call sites cost per message, with its interval (analysis: callsites)."""
-    c = (run.analysis or {}).get("callsites")
-    if not isinstance(c, dict) or not c.get("pairs"):
-        return None
-    text = callsite_sentence(c)
-    return text[0].upper() + text[1:] + "."
+def cost_lines(run: Run) -> list[str]:
+    """What the profiler costs per message against its floor (analysis: per_message), and
+    what its call sites cost (analysis: callsites), each with its interval."""
+    out = []
+    for key, sentence in (("per_message", per_message_sentence),
+                          ("callsites", callsite_sentence)):
+        c = (run.analysis or {}).get(key)
+        if isinstance(c, dict) and c.get("pairs"):
+            text = sentence(c)
+            out.append(text[0].upper() + text[1:] + ".")
+    return out
 
 
 PAIR_HEADERS = (
@@ -212,7 +216,7 @@ def print_run(run: Run, console: Console) -> None:
     for row in pair_rows(run):
         pairs.add_row(*row)
     console.print(pairs)
-    for sentence in (callsite_line(run), profile_sentence(run)):
+    for sentence in (*cost_lines(run), profile_sentence(run)):
         if sentence:
             console.print(sentence, highlight=False)
 
@@ -330,9 +334,7 @@ def _html_metrics(run: Run) -> HtmlTable:
         quiet = subset(m, "quiet")
         if quiet.get("n") != m.get("n"):
             notes.append(f"{m.get('name')}, undisturbed pairs: {quiet.get('reason')}")
-    line = callsite_line(run)
-    if line:
-        notes.append(line)
+    notes += cost_lines(run)
     return HtmlTable(f"{run.label} — ratios with / without the profiler", HEADERS, rows, css, notes)
 
 
