@@ -41,6 +41,29 @@ def werror_default() -> bool:
 FORTRAN_STATUS = Path("profiler") / "fortran-status.txt"
 
 
+FORTRAN_WRAPPERS = ("mpifort", "mpif90", "mpif77")
+
+
+def fortran_wrapper(mpicc: str) -> str | None:
+    """The MPI Fortran compiler wrapper the build would take for `mpicc`, or None. The
+    same search as native/profiler/fortran.cmake (keep the two alike): in the directory
+    of mpicc, its name with 'mpicc' replaced by mpifort, mpif90, mpif77 (mpicc.mpich ->
+    mpifort.mpich), then the same beside each target of its symbolic links (Debian's
+    alternatives), at most 9 steps."""
+    path: str | None = mpicc if os.sep in mpicc else shutil.which(mpicc)
+    for _ in range(9):
+        if not path:
+            return None
+        folder, name = os.path.split(path)
+        if "mpicc" in name:
+            for wrapper in FORTRAN_WRAPPERS:
+                candidate = os.path.join(folder, name.replace("mpicc", wrapper))
+                if os.path.exists(candidate):
+                    return candidate
+        path = (os.path.join(folder, os.readlink(path)) if os.path.islink(path) else None)
+    return None
+
+
 def build_dir_for(tc: Toolchain, variant: str = "release") -> Path:
     return state_dir() / "build" / f"{tc.name}-{tc.identity()}-{variant}"
 

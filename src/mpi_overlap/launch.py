@@ -105,6 +105,12 @@ def launch_command(
         ):
             prefix += ["-n", str(ranks)]
         return prefix + argv
+    return mpiexec_command(tc, ranks, argv)
+
+
+def mpiexec_command(tc: Toolchain, ranks: int, argv: list[str]) -> list[str]:
+    """The toolchain's own mpiexec starting `argv` on `ranks` ranks of this machine:
+    bound to cores when they fit, oversubscribed when they do not."""
     cmd = [tc.mpiexec]
     if ranks > usable_cores():
         cmd += tc.oversubscribe_args()

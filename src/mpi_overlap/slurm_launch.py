@@ -46,6 +46,11 @@ def pmi_of(tc: Toolchain) -> str:
     return "pmix" if tc.flavor == "openmpi" else "pmi2"
 
 
+def srun_command(tc: Toolchain, ranks: int) -> list[str]:
+    """srun with the PMI the toolchain's MPI needs, for `ranks` ranks."""
+    return ["srun", f"--mpi={pmi_of(tc)}", "-n", str(ranks)]
+
+
 def srun_prefix(tc: Toolchain, ranks: int) -> list[str] | None:
     """`srun ...` to start `ranks` ranks inside the allocation, or None outside one.
     --nodes without an allocation is refused: only Slurm (or the user's --launcher)
@@ -62,7 +67,7 @@ def srun_prefix(tc: Toolchain, ranks: int) -> list[str] | None:
                         "PATH: add it, or name a launcher with --launcher")
     if nodes is not None and nodes > ranks:
         raise UserError(f"--nodes {nodes} is more than the {ranks} ranks (-n) to place")
-    cmd = ["srun", f"--mpi={pmi_of(tc)}", "-n", str(ranks)]
+    cmd = srun_command(tc, ranks)
     if nodes is not None:
         cmd += ["-N", str(nodes)]
     return cmd

@@ -270,14 +270,20 @@ def _probe_key(tc: Toolchain) -> str:
     return f"{tc.mpicc}:{mtime}"
 
 
+def local_environment(tc: Toolchain) -> dict[str, str]:
+    """tc.environment() without what a Slurm allocation or a PMI server hands down: what
+    a launch on this host alone needs (see probe_library_version)."""
+    return {k: v for k, v in tc.environment().items()
+            if not k.startswith(("SLURM_", "PMI_", "PMIX_"))}
+
+
 def probe_library_version(tc: Toolchain) -> str:
     """Compile and run (1 rank) a program that prints MPI_Get_library_version, on this
     host: without the Slurm allocation it may be inside, whose nodes mpiexec would
     otherwise start it on (where Hydra's proxy may not reach back: on the emulated
     cluster it waited for the 120 s limit)."""
     tc.check()
-    env = {k: v for k, v in tc.environment().items()
-           if not k.startswith(("SLURM_", "PMI_", "PMIX_"))}
+    env = local_environment(tc)
     with tempfile.TemporaryDirectory(prefix="mpi-overlap-probe-") as tmp:
         exe = Path(tmp) / "mpi_version"
         compile_cmd = [tc.mpicc, str(_PROBE_SOURCE), "-o", str(exe)]
