@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
+import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
-from .build import FORTRAN_STATUS, build_dir_for, find_tool
+from . import __version__, doctor_probes
+from .build import FORTRAN_STATUS, FORTRAN_WRAPPERS, build_dir_for, find_tool, fortran_wrapper
 from .errors import UserError
+from .launch import mpiexec_command
 from .paths import native_source_dir, state_dir
+from .slurm_launch import in_allocation, pmi_of, srun_command
 from .toolchains import (
     DEFAULT_TOOLCHAIN,
     INSTALL_MPICH,
@@ -26,6 +30,7 @@ from .toolchains import (
     Toolchain,
     ensure_version,
     list_toolchains,
+    local_environment,
     usable_cores,
 )
 
@@ -186,6 +191,7 @@ def _kernel_settings() -> list[Finding]:
 def _toolchains() -> list[Finding]:
     out = []
     names = set()
+    slurm = _slurm()
     for tc in list_toolchains():
         names.add(tc.name)
         try:
@@ -194,7 +200,6 @@ def _toolchains() -> list[Finding]:
             out.append(
                 Finding(f"toolchain {tc.name}", "ok", f"{version} — {tc.mpicc}, {tc.mpiexec}")
             )
-            out.append(_fortran(tc))
         except UserError as err:
             fix = (
                 f"mpi-overlap toolchain add {tc.name}"
@@ -204,6 +209,11 @@ def _toolchains() -> list[Finding]:
                 else f"mpi-overlap toolchain remove {tc.name}, then add it again"
             )
             out.append(Finding(f"toolchain {tc.name}", "fail", str(err), fix))
+            continue
+        with doctor_probes.scratch() as workdir:
+            out.append(_fortran_interfaces(tc, workdir))
+            out.append(_fortran(tc))
+            out += _launchers(tc, workdir, srun=slurm is None)
     for name in WHEEL_PACKAGES:
         if name not in names:
             out.append(
@@ -214,24 +224,159 @@ def _toolchains() -> list[Finding]:
                     f"mpi-overlap toolchain add {name}",
                 )
             )
+    if slurm is not None:
+        out.append(slurm)
     return out
+
+
+FORTRAN_FIX = ("profile Fortran programs with a toolchain that has a Fortran wrapper, e.g. "
+               "mpi-overlap toolchain add system --mpicc /usr/bin/mpicc.mpich "
+               "--mpiexec /usr/bin/mpiexec.mpich (Debian: apt-get install mpich gfortran)")
+
+
+def _fortran_interfaces(tc: Toolchain, workdir: Path) -> Finding:
+    """Which MPI Fortran interfaces a program can use with this toolchain: a program for
+    each compiled and linked with the Fortran wrapper the build would take."""
+    what = f"toolchain {tc.name} Fortran"
+    wrapper = fortran_wrapper(tc.mpicc)
+    if wrapper is None:
+        return Finding(what, "warn", f"no Fortran wrapper ({', '.join(FORTRAN_WRAPPERS)}) "
+                       f"beside {tc.mpicc}: C programs only", FORTRAN_FIX)
+    tried = doctor_probes.fortran_interfaces(wrapper, local_environment(tc), workdir)
+    good = [name for name, o in tried.items() if o.ok]
+    bad = {name: o for name, o in tried.items() if not o.ok}
+    if not bad:
+        return Finding(what, "ok", f"{', '.join(good)} compile and link with {wrapper}")
+    detail = "; ".join(f"{name} fails: {o.line}" for name, o in bad.items())
+    if good:
+        detail += f"; {', '.join(good)} compile and link"
+    show = "--showme" if tc.flavor == "openmpi" else "-show"
+    if not good:
+        fix = (f"the wrapper cannot build a program: check that the compiler it calls "
+               f"({wrapper} {show}) is installed (Debian: apt-get install gfortran)")
+    else:
+        fix = (f"programs with {', '.join(bad)} cannot be built with this MPI: it was "
+               f"built without that module, or with another Fortran compiler than the one "
+               f"{wrapper} calls ({wrapper} {show}; modules belong to one compiler "
+               f"version); use {' or '.join(good)}, or an MPI built with this compiler")
+    return Finding(what, "warn", f"{detail} ({wrapper})", fix)
 
 
 def _fortran(tc: Toolchain) -> Finding:
     """Whether programs in Fortran can be profiled with this toolchain: what its build's
-    Fortran probe found (profiler/fortran.cmake writes one line), without building."""
-    status_file = build_dir_for(tc) / FORTRAN_STATUS
-    what = f"toolchain {tc.name} Fortran"
+    Fortran probe found (profiler/fortran.cmake writes one line), without building, and
+    which interfaces' entry points the built library defines: mpif.h and `use mpi` call
+    mpi_send_ and the like; mpi_f08 calls mpi_send_f08_..., which the profiler defines
+    only for the MPIs whose mpi_f08 it knows (native/profiler/mop_fortran.h)."""
+    bdir = build_dir_for(tc)
+    status_file = bdir / FORTRAN_STATUS
+    what = f"toolchain {tc.name} Fortran profiling"
     if not status_file.is_file():
         return Finding(what, "info", "not known until it is built",
                        f"mpi-overlap build --mpi {tc.name}")
     status = status_file.read_text().strip()
-    if status.startswith("enabled"):
-        return Finding(what, "ok", f"profiles Fortran programs ({status})")
-    fix = ("profile Fortran programs with a toolchain that has a Fortran wrapper, e.g. "
-           "mpi-overlap toolchain add system --mpicc /usr/bin/mpicc.mpich "
-           "(Debian: apt-get install mpich gfortran)")
-    return Finding(what, "warn", f"C only: {status}", fix)
+    if not status.startswith("enabled"):
+        return Finding(what, "warn", f"C only: {status}", FORTRAN_FIX)
+    symbols = doctor_probes.defined_symbols(bdir / "profiler" / "libmpi_overlap.so")
+    if symbols is None:
+        return Finding(what, "ok", f"profiles Fortran programs: mpif.h, use mpi; use mpi_f08 "
+                       f"not known (nm could not read the library) ({status})")
+    if not any(s.endswith("_f08_") for s in symbols):
+        return Finding(what, "warn", "profiles Fortran programs: mpif.h, use mpi; use "
+                       f"mpi_f08 calls are not intercepted ({status})",
+                       "this MPI's mpi_f08 bindings are not known to the profiler (it knows "
+                       "Open MPI 4 and MPICH 4.0: docs/profiler.md, Fortran): profile "
+                       "programs that use mpif.h or use mpi")
+    return Finding(what, "ok", f"profiles Fortran programs: mpif.h, use mpi, use mpi_f08 "
+                   f"({status})")
+
+
+def _launchers(tc: Toolchain, workdir: Path, *, srun: bool) -> list[Finding]:
+    """Start a 2-rank program with the toolchain's mpiexec on this machine (as runs
+    outside an allocation start) and, where Slurm answers, with srun (as runs inside one
+    start: slurm_launch.py)."""
+    ranks = doctor_probes.HELLO_RANKS
+    env = local_environment(tc)
+    exe, built = doctor_probes.compile_hello(tc, env, workdir)
+    if not built.ok:
+        return [Finding(f"toolchain {tc.name} launchers", "fail",
+                        f"the {ranks}-rank test program did not compile: {built.line}",
+                        f"try it by hand: {tc.mpicc} hello.c")]
+    out = []
+    cmd = mpiexec_command(tc, ranks, [str(exe)])
+    ran = doctor_probes.launch_hello(cmd, env, workdir)
+    item = f"toolchain {tc.name} launcher mpiexec"
+    if ran.ok:
+        out.append(Finding(item, "ok", f"{ranks} ranks started and finished in "
+                           f"{ran.elapsed_s:.1f} s ({shlex.join(cmd[:-1])} PROGRAM)"))
+    else:
+        out.append(Finding(item, "fail", ran.line, _launch_fix(tc, cmd, ran)))
+    if srun:
+        cmd = [*srun_command(tc, ranks), str(exe)]
+        ran = doctor_probes.launch_hello(cmd, tc.environment(), workdir)
+        item = f"toolchain {tc.name} launcher srun"
+        if ran.ok:
+            out.append(Finding(item, "ok", f"{ranks} ranks started and finished in "
+                               f"{ran.elapsed_s:.1f} s ({shlex.join(cmd[:-1])} PROGRAM)"))
+        else:
+            out.append(Finding(item, "fail" if in_allocation() else "warn", ran.line,
+                               _launch_fix(tc, cmd, ran)))
+    return out
+
+
+def _launch_fix(tc: Toolchain, cmd: list[str], ran: doctor_probes.Outcome) -> str:
+    by_hand = f"run {shlex.join(cmd[:-1])} ./a.out by hand to see all it says"
+    if cmd[0] == "srun":
+        if ran.timed_out and not in_allocation():
+            return ("Slurm may have queued the job: run doctor inside an allocation "
+                    "(salloc -n 2 mpi-overlap doctor); " + by_hand)
+        return (f"srun --mpi=list must list {pmi_of(tc)} (the PMI this MPI needs); "
+                + by_hand)
+    whose = doctor_probes.launcher_flavor(tc.mpiexec, local_environment(tc))
+    if "unknown" not in (whose, tc.flavor) and whose != tc.flavor:
+        return (f"{tc.mpiexec} is the launcher of {_FLAVOR_NAMES[whose]}, this toolchain is "
+                f"{_FLAVOR_NAMES[tc.flavor]}: mpi-overlap toolchain remove {tc.name}, then "
+                f"add it again with --mpiexec naming its own (e.g. {_own_mpiexec(tc)})")
+    if ran.timed_out:
+        return ("a launcher that hangs often waits for a host name that does not resolve "
+                "(hostname) or a port that is blocked; " + by_hand)
+    if tc.name == DEFAULT_TOOLCHAIN:
+        return f"{by_hand}; reinstall: {INSTALL_MPICH}"
+    return by_hand
+
+
+_FLAVOR_NAMES = {"openmpi": "Open MPI", "intel": "Intel MPI", "mpich": "MPICH (Hydra)"}
+
+
+def _own_mpiexec(tc: Toolchain) -> str:
+    """mpiexec beside the toolchain's mpicc under the same suffix (mpicc.mpich ->
+    mpiexec.mpich), as Debian installs them; else 'PATH'."""
+    mpicc = Path(tc.mpicc)
+    candidate = mpicc.with_name(mpicc.name.replace("mpicc", "mpiexec"))
+    if ("mpicc" in mpicc.name and candidate.exists()
+            and candidate.resolve() != Path(tc.mpiexec).resolve()):
+        return str(candidate)
+    return "PATH"
+
+
+def _slurm() -> Finding | None:
+    """None when srun is on PATH and Slurm answers (then each toolchain tries srun); else
+    one finding saying why srun is not tried."""
+    where = shutil.which("srun")
+    if where is None:
+        return Finding("launcher srun", "fail" if in_allocation() else "info",
+                       "not found: runs start with the toolchain's mpiexec; inside a Slurm "
+                       "allocation (SLURM_JOB_ID set) they start with srun by themselves, and "
+                       "--launcher 'srun --mpi=pmix' names it anywhere",
+                       "put srun on PATH" if in_allocation() else "")
+    answer = doctor_probes.slurm_answers()
+    if answer.ok:
+        return None
+    return Finding("launcher srun", "fail" if in_allocation() else "info",
+                   f"{where} found, but Slurm does not answer (sinfo -h: {answer.line}): "
+                   "runs here start with the toolchain's mpiexec",
+                   "if this machine should reach a Slurm cluster, check its configuration "
+                   "(SLURM_CONF, slurmctld)")
 
 
 def _first_line(cmd: list[str]) -> str:
