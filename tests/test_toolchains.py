@@ -130,3 +130,15 @@ def test_without_the_mpich_extra_the_default_toolchain_says_how_to_get_it() -> N
                         mpicc="/nonexistent/bin/mpicc", mpiexec="/nonexistent/bin/mpiexec")
     with pytest.raises(UserError, match=r"pip install 'mpi-overlap\[mpich\]'"):
         missing.check()
+
+
+def test_a_suffixed_wrapper_takes_the_launcher_of_its_own_mpi(tmp_path: Path) -> None:
+    """Debian installs MPICH and Open MPI side by side: mpicc.mpich's launcher is
+    mpiexec.mpich, not the plain mpiexec the alternatives point at another MPI."""
+    for name in ("mpicc.mpich", "mpiexec.mpich", "mpiexec", "mpicc"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+    assert toolchains._launcher_beside(tmp_path / "mpicc.mpich") == \
+        str(tmp_path / "mpiexec.mpich")
+    assert toolchains._launcher_beside(tmp_path / "mpicc") == str(tmp_path / "mpiexec")
+    (tmp_path / "mpiexec").unlink()
+    assert toolchains._launcher_beside(tmp_path / "mpicc") is None

@@ -394,8 +394,8 @@ def add_system(mpicc: str, mpiexec: str | None = None, name: str | None = None) 
         if not launcher or not Path(launcher).is_file():
             raise UserError(f"launcher {mpiexec} not found")
     else:
-        launcher = str(Path(wrapper).parent / "mpiexec")
-        if not Path(launcher).is_file():
+        launcher = _launcher_beside(Path(wrapper))
+        if launcher is None:
             raise UserError(f"no mpiexec next to {wrapper}; name the launcher with --mpiexec PATH")
     tc = Toolchain(
         name=check_name(name or "system"),
@@ -405,6 +405,18 @@ def add_system(mpicc: str, mpiexec: str | None = None, name: str | None = None) 
         mpiexec=str(Path(launcher).resolve()),
     )
     return _register(tc)
+
+
+def _launcher_beside(wrapper: Path) -> str | None:
+    """The launcher of the MPI whose compiler wrapper this is: named like it first
+    (mpicc.mpich -> mpiexec.mpich, as Debian installs several MPIs side by side, where the
+    plain mpiexec is whichever the alternatives chose), then plain mpiexec."""
+    names = [wrapper.name.replace("mpicc", "mpiexec")] if "mpicc" in wrapper.name else []
+    for name in [*names, "mpiexec"]:
+        candidate = wrapper.parent / name
+        if candidate.is_file():
+            return str(candidate)
+    return None
 
 
 def _register(tc: Toolchain) -> Toolchain:
