@@ -242,16 +242,7 @@ def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str,
     sites = _added(result, "on", "off")
     whole = _added(result, "on", "without")
     lo, hi = _t_interval(sites, ci)
-    if not sites:
-        v = NO_DATA
-    elif lo is None or hi is None:
-        v = TOO_FEW
-    elif hi <= CALLSITE_TARGET_NS:
-        v = MEETS
-    elif lo > CALLSITE_TARGET_NS:
-        v = MISSES
-    else:
-        v = SPANS
+    v = verdict(Target("<=", CALLSITE_TARGET_NS), len(sites), lo, hi)
     wlo, whi = _t_interval(whole, ci)
     return {
         "pairs": len(sites),
@@ -291,16 +282,7 @@ def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, 
     lo, hi = _t_interval(added, ci)
     mean = float(np.mean(added)) if added else None
     floor = float(np.median(floors)) if floors else None
-    if mean is None:
-        v = NO_DATA
-    elif lo is None or hi is None:
-        v = TOO_FEW
-    elif hi <= PER_MESSAGE_TARGET_NS:
-        v = MEETS
-    elif lo > PER_MESSAGE_TARGET_NS:
-        v = MISSES
-    else:
-        v = SPANS
+    v = verdict(Target("<=", PER_MESSAGE_TARGET_NS), len(added), lo, hi)
     return {
         "pairs": len(added),
         "added_ns": mean,
