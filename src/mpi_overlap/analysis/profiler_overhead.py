@@ -297,11 +297,15 @@ def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, 
     }
 
 
+def _ns_interval(m: dict[str, Any]) -> str:
+    return (f" [{m['ci95_low_ns']:+.1f}, {m['ci95_high_ns']:+.1f}]"
+            if m["ci95_low_ns"] is not None else "")
+
+
 def per_message_sentence(m: dict[str, Any]) -> str:
     if m["added_ns"] is None:
         return "Per message: no pair of msgrate launches with and without the profiler"
-    ci = (f" [{m['ci95_low_ns']:+.1f}, {m['ci95_high_ns']:+.1f}]"
-          if m["ci95_low_ns"] is not None else "")
+    ci = _ns_interval(m)
     floor = ("" if m["floor_ns"] is None else
              f", {m['added_over_floor']:.1f}× the floor of {m['floor_ns']:.1f} ns (its "
              f"clock reads, {m['clock_read_ns']:.1f} ns each)")
@@ -312,8 +316,7 @@ def per_message_sentence(m: dict[str, Any]) -> str:
 def callsite_sentence(c: dict[str, Any]) -> str:
     if c["added_ns"] is None:
         return "Call sites: no pair of msgrate launches with them on and off"
-    ci = (f" [{c['ci95_low_ns']:+.1f}, {c['ci95_high_ns']:+.1f}]"
-          if c["ci95_low_ns"] is not None else "")
+    ci = _ns_interval(c)
     whole = ("" if c["profiler_added_ns"] is None else
              f"; the whole profiler {c['profiler_added_ns']:+.1f} ns per message")
     return (f"call sites add {c['added_ns']:+.1f} ns{ci} per 8-byte message over {c['pairs']} "
