@@ -204,17 +204,26 @@ def _calibrate_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
     return path, runs, read_table(path)
 
 
+# The time an automatic collective calibration (profile -n N on a table without times for
+# N ranks) may take: mo_collectives starts no new (op, size) after it and keeps what it
+# measured. Unbounded, 16 oversubscribed ranks on 2 cores ran into the 300 s timeout and
+# measured nothing; an explicit `calibrate` has no such limit.
+AUTO_COLL_BUDGET_S = 25.0
+
+
 def calibrate_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
                           launcher: str | None = None, timeout_s: float | None = None,
                           out_base: Path = Path("mpi-overlap-runs"),
-                          ui: Ui | None = None) -> Run:
+                          ui: Ui | None = None, budget_s: float | None = None) -> Run:
     """Measure the collectives on `ranks` ranks with mo_collectives and put their series
-    for that communicator size into the table at `path` (other sizes kept). A failure (a
-    UserError with exit code 3) is recorded beside the table (coll_failures.py), a success
-    clears such a record."""
+    for that communicator size into the table at `path` (other sizes kept); with
+    `budget_s`, no new (op, size) is started after that many seconds, and a table whose
+    series were cut says so (a source line). A failure (a UserError with exit code 3) is
+    recorded beside the table (coll_failures.py), a success clears such a record."""
     try:
         run = _measure_collectives(tc, path, ranks=ranks, quick=quick, launcher=launcher,
-                                   timeout_s=timeout_s, out_base=out_base, ui=ui or Ui(quiet=True))
+                                   timeout_s=timeout_s, out_base=out_base, ui=ui or Ui(quiet=True),
+                                   budget_s=budget_s)
     except UserError as err:
         if err.exit_code == 3:
             coll_failures.record(path, ranks, str(err))
@@ -225,10 +234,12 @@ def calibrate_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
 
 def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
                          launcher: str | None, timeout_s: float | None, out_base: Path,
-                         ui: Ui) -> Run:
-    run = calibration_run("collectives", tc, ["--quick"] if quick else [], ranks=ranks,
-                          quick=quick, launcher=launcher, timeout_s=timeout_s,
-                          out_base=out_base, ui=ui)
+                         ui: Ui, budget_s: float | None = None) -> Run:
+    args = ["--quick"] if quick else []
+    if budget_s is not None:
+        args += ["--time-limit", f"{budget_s:g}"]
+    run = calibration_run("collectives", tc, args, ranks=ranks, quick=quick,
+                          launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
     assert run.result is not None
     res = run.result["results"]
     table = read_table(path)
@@ -241,8 +252,21 @@ def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
     if not series:
         raise UserError(f"calibration (collectives) on toolchain '{tc.name}' measured no "
                         f"collective; see {run.path}", exit_code=3)
-    save_table(path, table.with_coll(series))
+    save_table(path, table.with_coll(series).with_coll_note(
+        ranks, _cut_note(run.result, ranks, budget_s, len(series), run.path)))
     return run
+
+
+def _cut_note(result: dict[str, Any], ranks: int, budget_s: float | None, measured: int,
+              where: Path) -> str | None:
+    """What the table says of collective series that a time budget cut (None when every
+    series is complete): how many ops have times, where the run is, how to complete it."""
+    series = result["results"].get("series", [])
+    if all(s.get("complete", True) for s in series):
+        return None
+    return (f"cut by the {budget_s:g} s limit of an automatic calibration: {measured} of "
+            f"{len(series)} collectives have times, the others fall back to point-to-point "
+            f"ones ({where}); 'mpi-overlap calibrate -n {ranks}' measures them all")
 
 
 def _calibrate(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
@@ -381,10 +405,15 @@ def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
                 f"'mpi-overlap calibrate -n {ranks}' tries again")
         return path
     ui.line(f"the transfer-time table for toolchain '{tc.name}' has no collective times "
-            f"for {ranks} ranks yet; measuring them (mo_collectives --quick)")
+            f"for {ranks} ranks yet; measuring them (mo_collectives --quick, at most "
+            f"{AUTO_COLL_BUDGET_S:g} s)")
     try:
         calibrate_collectives(tc, path, ranks=ranks, quick=True, launcher=launcher,
-                              timeout_s=timeout_s, out_base=out_base, ui=ui)
+                              timeout_s=timeout_s, out_base=out_base, ui=ui,
+                              budget_s=AUTO_COLL_BUDGET_S)
+        note = read_table(path).coll_note(ranks)
+        if note:
+            ui.line(f"collectives on {ranks} ranks: {note}")
     except UserError as err:
         if err.exit_code != 3:
             raise

@@ -148,6 +148,19 @@ class XferTable:
         coll.update({k: sorted(v) for k, v in series.items() if v})
         return replace(self, coll=coll, version=VERSION)
 
+    def coll_note(self, comm_size: int) -> str | None:
+        """What the table says of its collective series for `comm_size` ranks (a time
+        budget cut them), or None."""
+        prefix = _coll_note_prefix(comm_size)
+        return next((x[len(prefix):] for x in self.sources if x.startswith(prefix)), None)
+
+    def with_coll_note(self, comm_size: int, note: str | None) -> XferTable:
+        """A copy whose note on the series for `comm_size` ranks is `note` (a source line;
+        None: no note, as after a complete calibration)."""
+        prefix = _coll_note_prefix(comm_size)
+        kept = [x for x in self.sources if not x.startswith(prefix)]
+        return replace(self, sources=kept + ([_one_line("a note", prefix + note)] if note else []))
+
     def with_classes_of(self, old: XferTable) -> XferTable:
         """A copy that also holds the classes `old` has and this one did not measure at
         all (a calibration on two nodes with one rank each measures inter only; the intra
@@ -317,6 +330,10 @@ def table_from_pingpong(pingpong_results: dict[str, Any] | list[dict[str, Any]],
 def _point_quality(q: SizeQuality) -> PointQuality:
     return PointQuality(verdict=q.verdict, estimate_s=q.estimate_s or 0.0,
                         spread=q.spread or 0.0, undisturbed=q.clean, samples=q.samples)
+
+
+def _coll_note_prefix(comm_size: int) -> str:
+    return f"collectives on {comm_size} ranks: "
 
 
 def coll_series(collectives_result: dict[str, Any]) -> dict[CollKey, Points]:
