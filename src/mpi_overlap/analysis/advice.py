@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .profile import fmt_pct, fmt_time, num
+from .profile_values import fmt_pct, fmt_time, num
 
 MIN_SHARE = 0.02
 MIN_BOUND_S = 1e-6

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .profile import _Acc, _ranking, num
+from .profile_values import Acc, num, ranking
 
 UNKNOWN = "unknown"
 
@@ -31,9 +31,9 @@ def _name(sites: dict[int, dict[str, Any]], sid: int) -> tuple[str, str | None]:
 
 def site_rankings(docs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """rankings["pairs"], ["post_sites"], ["end_sites"], ordered by non-overlapped time."""
-    pairs: dict[tuple[str, str], _Acc] = {}
-    posts: dict[str, _Acc] = {}
-    ends: dict[str, _Acc] = {}
+    pairs: dict[tuple[str, str], Acc] = {}
+    posts: dict[str, Acc] = {}
+    ends: dict[str, Acc] = {}
     fn_of: dict[str, str | None] = {}
     calls: dict[str, list[float]] = {}
     for doc in docs:
@@ -49,22 +49,22 @@ def site_rankings(docs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
         for e in prof.get("pairs") or []:
             post, _ = _name(sites, int(num(e.get("post"))))
             end, _ = _name(sites, int(num(e.get("end"))))
-            pairs.setdefault((post, end), _Acc()).add(rank, e, ("polled",))
-            posts.setdefault(post, _Acc()).add(rank, e)
-            ends.setdefault(end, _Acc()).add(rank, e)
+            pairs.setdefault((post, end), Acc()).add(rank, e, ("polled",))
+            posts.setdefault(post, Acc()).add(rank, e)
+            ends.setdefault(end, Acc()).add(rank, e)
 
     def site(label: str) -> dict[str, Any]:
         c = calls.get(label, [0, 0.0])
         return {"site": label, "fn": fn_of.get(label), "calls": int(c[0]), "call_s": c[1]}
 
     return {
-        "pairs": _ranking(
+        "pairs": ranking(
             pairs,
             lambda k, a: {"post": k[0], "post_fn": fn_of.get(k[0]),
                           "end": k[1], "end_fn": fn_of.get(k[1]),
                           "polled": int(a.extra.get("polled", 0))},
             lambda k: k,
         ),
-        "post_sites": _ranking(posts, lambda k, a: site(k), lambda k: k),
-        "end_sites": _ranking(ends, lambda k, a: site(k), lambda k: k),
+        "post_sites": ranking(posts, lambda k, a: site(k), lambda k: k),
+        "end_sites": ranking(ends, lambda k, a: site(k), lambda k: k),
     }

@@ -33,7 +33,7 @@ from ..sizes import format_size
 from ..values import num
 from .figures import figure
 from .overlap_validation import _regions, load_profiles
-from .profile import overlap_pcts
+from .profile_values import overlap_pcts
 from .stats import median_or_none
 
 SCHEMA = "mpi-overlap/analysis"

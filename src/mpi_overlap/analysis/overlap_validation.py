@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..values import fmt_us, num
-from .profile import overlap_pcts
+from .profile_values import overlap_pcts
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1

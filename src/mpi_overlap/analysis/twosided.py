@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .profile import fmt_pct, fmt_time, overlap_pcts, pct_range
+from .profile_values import bin_of, fmt_pct, fmt_time, overlap_pcts, pct_range
+from .trace_clocks import Clocks
 from .twosided_bounds import (
     Bounds,
-    CallTimes,
     intersect,
     receiver_window,
     sender_window,
@@ -34,34 +34,7 @@ from .twosided_bounds import (
 )
 
 if TYPE_CHECKING:  # imported where used: the trace package imports analysis.profile
-    from ..trace.reader import RankTrace
-    from ..trace.timeline import Message, RankTimeline
-
-
-def clock_error(tr: RankTrace) -> float | None:
-    """How far this rank's aligned times may be from rank 0's clock: half the worse of
-    the start and end ping-pong round trips, plus what the alignment mispredicts at the
-    end measurement (0 when the start-end fit is used). None without both measurements
-    (the drift over the run is then unknown)."""
-    if tr.rank == 0:
-        return 0.0
-    e = tr.end
-    if tr.sync_rtt_s < 0 or e is None or e.sync_rtt_s < 0:
-        return None
-    mispredict = abs(float(tr.seconds(e.sync_ticks)) - e.sync_s)
-    return max(tr.sync_rtt_s, e.sync_rtt_s) / 2 + mispredict
-
-
-def bin_of(nbytes: int, edges: list[int] | None) -> tuple[int, int | None]:
-    """The profile's size bin of a transfer: powers of two, or the run's --bins edges."""
-    n = max(0, nbytes)
-    if not edges:
-        if n == 0:
-            return 0, 1
-        k = n.bit_length() - 1
-        return 1 << k, (1 << (k + 1)) if k < 63 else None
-    i = sum(1 for e in edges if e <= n)
-    return (edges[i - 1] if i else 0), (edges[i] if i < len(edges) else None)
+    from ..trace.timeline import Message
 
 
 @dataclass
@@ -104,27 +77,6 @@ class Refined:
     one: Bounds  # the engine's one-sided bounds
     two: Bounds  # the reported two-sided bounds
     xfer_s: float
-
-
-class Clocks:
-    """Aligned seconds and per-thread call times of every traced rank."""
-
-    def __init__(self, timelines: list[RankTimeline]) -> None:
-        self.tl = {t.rank: t for t in timelines}
-        self.err = {t.rank: clock_error(t.trace) for t in timelines}
-        self.calls: dict[tuple[int, int], CallTimes] = {}
-        for t in timelines:
-            for thread, th in t.threads.items():
-                sec = t.trace.seconds
-                self.calls[(t.rank, thread)] = CallTimes(
-                    sec(th.enter), sec(th.exit), float(sec(th.first)), float(sec(th.last)))
-
-    def s(self, rank: int, ticks: int) -> float:
-        return float(self.tl[rank].trace.seconds(ticks))
-
-    def pair_error(self, a: int, b: int) -> float | None:
-        ea, eb = self.err.get(a), self.err.get(b)
-        return None if ea is None or eb is None else ea + eb
 
 
 def _record(clocks: Clocks, m: Message) -> dict[str, Any] | None:

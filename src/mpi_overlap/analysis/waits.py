@@ -31,12 +31,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .profile import bin_label, share
-from .twosided import bin_of
+from .profile_values import bin_label, bin_of, share
 
 if TYPE_CHECKING:
     from ..trace.match import Matched
-    from .twosided import Clocks
+    from .trace_clocks import Clocks
 
 PATTERNS = ("late_sender", "late_receiver", "collective")
 NXN = frozenset({"barrier", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv",

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..analysis.profile import rank_list
+from ..analysis.profile_values import rank_list
 from ..errors import UserError
 from ..rundir import read_json
 from ..schema import errors_against

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Patch
 from rich.console import Console
 
-from ..analysis.profile import fmt_time, rank_list
+from ..analysis.profile_values import fmt_time, rank_list
 from ..rundir import Run
 from . import profile_table
 from .html import Figure, Section

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis.profile import fmt_time
+from ..analysis.profile_values import fmt_time
 from .html import DASH
 
 

@@ -14,7 +14,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ..analysis.profile import analyze_profile, rank_list
+from ..analysis.profile import analyze_profile
+from ..analysis.profile_values import rank_list
 from ..rundir import Run
 from ..table_trust import different_tables, run_table_notes
 from ..termsafe import Table
@@ -237,7 +238,7 @@ RANKING_NAME = {"bins": "label", "functions": "fn", "regions": "region"}
 
 
 def _ranked_cells(e: dict[str, Any]) -> tuple[str, ...]:
-    """The measures of a ranking entry (analysis/profile.py, _Acc.as_dict) as cells."""
+    """The measures of a ranking entry (analysis/profile.py, Acc.as_dict) as cells."""
     return (fint(e["transfers"]), ftime(e["xfer_s"]), frange(e["min_pct"], e["max_pct"]),
             ftime(e["nonoverlap_s"]), fpct(e["share_pct"]), frank(e["worst_rank"]),
             fint(e["ranks"]))

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis.profile import fmt_time, rank_list
+from ..analysis.profile_values import fmt_time, rank_list
 from ..errors import UserError
 from ..file_output import open_atomic
 from ..profiling.collect import rank_files

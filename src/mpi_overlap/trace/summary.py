@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.profile import rank_list
+from ..analysis.profile_values import rank_list
 
 
 def fmt_mib(n: int) -> str:
