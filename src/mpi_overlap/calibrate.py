@@ -39,7 +39,7 @@ from .runner import (
     check_ranks,
     check_timeout,
     checked_toolchains,
-    run_benchmark,
+    run_launch,
     timeout_for,
 )
 from .sizes import format_size, parse_sizes
@@ -119,7 +119,7 @@ def calibration_run(name: str, tc: Toolchain, args: list[str], *, ranks: int, qu
     bench = get_benchmark(name)
     timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
     opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base)
-    run = run_benchmark(bench, tc, args, opts, ui)
+    run = run_launch(bench, tc, args, opts, ui)
     if not run.complete:
         why = run.meta.get("message") or run.status
         raise UserError(f"calibration ({name}) on toolchain '{tc.name}' did not complete "

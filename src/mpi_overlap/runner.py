@@ -1,14 +1,18 @@
-"""Run one benchmark on one toolchain and leave a complete run directory behind.
+"""Run one launch of a benchmark on one toolchain and leave a complete run directory
+behind, and what every kind of run shares (profile, profiler-overhead, calibrate).
 
 Build (cached) → launch through MPI's launcher with a time limit → record how it ended
 → validate the result against its schema → analyse → run.json says it all. A run that
-timed out or crashed keeps whatever the benchmark had written, marked as such.
+timed out or crashed keeps whatever the benchmark had written, marked as such. Which
+benchmark runs how (several launches, under the profiler) is bench_run.py's choice: this
+module imports neither the calibration nor the multi-launch runner, which import it.
 """
 
 from __future__ import annotations
 
 import math
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,14 +53,20 @@ class RunOptions:
     replicate: dict[str, Any] | None = None
 
 
-def run_benchmark(
-    bench: Benchmark, tc: Toolchain, bench_args: list[str], opts: RunOptions, ui: Ui
-) -> Run:
-    check_ranks(bench, opts.ranks)
-    if bench.launches is not None:
-        from .multilaunch import run_launches
+# Wraps the rank command of a benchmark that measures itself under libmpi_overlap:
+# (toolchain, build dir, argv, run dir, options, ui) -> (argv, transfer-time table).
+ProfilerWrap = Callable[[Toolchain, Path, list[str], Path, "RunOptions", Ui],
+                        tuple[list[str], Path]]
 
-        return run_launches(bench, tc, bench_args, opts, ui)
+
+def run_launch(bench: Benchmark, tc: Toolchain, bench_args: list[str], opts: RunOptions,
+               ui: Ui, profiler: ProfilerWrap | None = None) -> Run:
+    """One launch of the benchmark's program; `profiler` starts its ranks under the
+    profiler (bench_run.py gives it to the benchmarks that are profiled)."""
+    check_ranks(bench, opts.ranks)
+    if bench.profiled and profiler is None:
+        raise ValueError(f"benchmark '{bench.name}' runs under the profiler: use "
+                         "bench_run.run_benchmark")
     # Refuse a bad launcher before spending minutes on a build.
     launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
     bdir = build(tc, ui)
@@ -67,8 +77,8 @@ def run_benchmark(
         progress=True, meta=[f"label={opts.label}"] if opts.label else [],
     )
     table = None
-    if bench.profiled:
-        argv, table = _under_profiler(tc, bdir, argv, run_dir, opts, ui)
+    if profiler is not None:
+        argv, table = profiler(tc, bdir, argv, run_dir, opts, ui)
     cmd = launch_command(tc, opts.ranks, argv, opts.launcher)
     env = tc.environment()
     env.update(opts.env_overrides)
@@ -259,17 +269,3 @@ def initial_run_meta(
         "timeout_s": opts.timeout_s,
         **({"replicate": opts.replicate} if opts.replicate else {}),
     }
-
-
-def _under_profiler(
-    tc: Toolchain, bdir: Path, argv: list[str], run_dir: Path, opts: RunOptions, ui: Ui
-) -> tuple[list[str], Path]:
-    """The rank command of a benchmark that measures itself with libmpi_overlap, and the
-    transfer-time table it uses."""
-    from .calibrate import find_or_calibrate
-    from .profiling.preload import ProfilerSetup, profiler_library
-
-    table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, timeout_s=opts.timeout_s,
-                              ui=ui)
-    setup = ProfilerSetup(library=profiler_library(bdir), table=table, outdir=run_dir)
-    return setup.wrap(argv), table

@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from . import env_matrix, launch_plan, run_guard
+from .bench_run import run_benchmark
 from .benchmarks import get_benchmark
 from .errors import UserError
 from .file_output import WriteError
@@ -18,7 +19,6 @@ from .rundir import STDOUT_FILE, Run, load_run, mark_failed
 from .runner import (
     analyze_result,
     checked_toolchains,
-    run_benchmark,
     status_line,
     timeout_for,
 )

@@ -23,6 +23,7 @@ from rich.progress import (
 )
 
 from . import env_matrix, launch_plan, verbosity
+from .bench_run import run_benchmark
 from .benchmarks import registry
 from .benchmarks.registry import Benchmark
 from .errors import UserError
@@ -41,7 +42,6 @@ from .runner import (
     check_timeout,
     checked_toolchains,
     initial_run_meta,
-    run_benchmark,
     status_line,
 )
 from .toolchains import Toolchain

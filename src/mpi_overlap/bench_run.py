@@ -1,0 +1,40 @@
+"""Run a benchmark the way it is meant to run: a single launch of its program, several
+launches (multilaunch.py: benchmarks made of launches with different settings), or a
+launch under the overlap profiler with this machine's transfer-time table (calibrated
+when there is none). The top of the run stack: it imports the calibration and the
+multi-launch runner, and both of them import only runner.py below it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .benchmarks import Benchmark
+from .calibrate import find_or_calibrate
+from .multilaunch import run_launches
+from .rundir import Run
+from .runner import RunOptions, check_ranks, run_launch
+from .toolchains import Toolchain
+from .ui import Ui
+
+
+def run_benchmark(
+    bench: Benchmark, tc: Toolchain, bench_args: list[str], opts: RunOptions, ui: Ui
+) -> Run:
+    check_ranks(bench, opts.ranks)
+    if bench.launches is not None:
+        return run_launches(bench, tc, bench_args, opts, ui)
+    return run_launch(bench, tc, bench_args, opts, ui,
+                      profiler=_under_profiler if bench.profiled else None)
+
+
+def _under_profiler(
+    tc: Toolchain, bdir: Path, argv: list[str], run_dir: Path, opts: RunOptions, ui: Ui
+) -> tuple[list[str], Path]:
+    """The rank command of a benchmark that measures itself with libmpi_overlap, and the
+    transfer-time table it uses."""
+    from .profiling.preload import ProfilerSetup, profiler_library
+
+    table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, timeout_s=opts.timeout_s,
+                              ui=ui)
+    setup = ProfilerSetup(library=profiler_library(bdir), table=table, outdir=run_dir)
+    return setup.wrap(argv), table
