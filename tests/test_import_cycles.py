@@ -100,3 +100,32 @@ def test_the_check_finds_a_cycle_hidden_in_a_function() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def include_graph(folder: Path) -> dict[str, set[str]]:
+    """The C files of a folder as modules (x.c and x.h are module x), an edge where a
+    module's file includes another module's header."""
+    import re
+
+    files = [*folder.glob("*.c"), *folder.glob("*.h")]
+    stems = {f.stem for f in files}
+    graph: dict[str, set[str]] = {s: set() for s in stems}
+    for f in files:
+        for name in re.findall(r'#include "([^"/]+)\.h"', f.read_text()):
+            if name in stems and name != f.stem:
+                graph[f.stem].add(name)
+    return graph
+
+
+def test_the_profiler_library_has_no_include_cycle() -> None:
+    """Between the profiler's modules (x.c + x.h): the runtime, the region API, the traces,
+    the clock, the wrappers' helpers (issue 18 named mop_runtime ↔ mop_regions ↔
+    mop_trace_mpi)."""
+    native = PACKAGE.parents[1] / "native"
+    for folder in ("profiler", "common"):
+        graph = include_graph(native / folder)
+        assert len(graph) > 5, folder
+        assert cycles(graph) == [], folder
+    profiler = include_graph(native / "profiler")
+    assert "mop_runtime" not in profiler["mop_regions"] or \
+        "mop_regions" not in profiler["mop_runtime"]

@@ -1,4 +1,5 @@
-/* mop_regions.h - region names interned by the region API, for output. */
+/* mop_regions.h - the region API's C entry points (include/mpi_overlap.h);
+ * the names by id are in mop_region_names.h. */
 #ifndef MOP_REGIONS_H
 #define MOP_REGIONS_H
 
@@ -6,8 +7,5 @@
 
 void mpi_overlap_region_begin(const char *name);
 void mpi_overlap_region_end(const char *name);
-
-/* Names by region id (index 0 = outside every region); *n entries. */
-const char *const *mop_region_names(size_t *n);
 
 #endif

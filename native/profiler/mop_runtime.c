@@ -27,13 +27,12 @@
 #include "mop_fn_ids.h"
 #include "mop_output.h"
 #include "mop_process.h"
-#include "mop_regions.h"
+#include "mop_region_names.h"
 #include "mop_trace.h"
-#include "mop_wrap_util.h"
+#include "mop_peers.h"
 #include "mop_xfer_table.h"
 
 volatile int mop_active;
-int mop_use_tsc;
 int mop_xt_on;
 _Thread_local mop_thread *mop_tls __attribute__((tls_model("initial-exec")));
 /* Set while this thread holds the process lock or its own thread lock, so a
@@ -95,70 +94,7 @@ __attribute__((format(printf, 1, 2))) static void mop_note(const char *fmt, ...)
     va_end(ap);
 }
 
-/* ---- clock --------------------------------------------------------------- */
-
-static uint64_t mop_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* The TSC is used only where the kernel says it ticks at a constant rate
- * through sleep states; its rate is measured against CLOCK_MONOTONIC. */
-static void mop_clock_setup(void)
-{
-    const char *want = getenv("MPI_OVERLAP_CLOCK");
-    mop_use_tsc = 0;
-    mop_g.s_per_tick = 1e-9;
-#ifdef MOP_HAVE_TSC
-    bool constant = false;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[4096];
-        while (fgets(line, sizeof line, f))
-            if (strncmp(line, "flags", 5) == 0) {
-                constant = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
-                break;
-            }
-        fclose(f);
-    }
-    if (constant && !(want && strcmp(want, "monotonic") == 0)) {
-        uint64_t m0 = mop_mono_ns(), c0 = __rdtsc(), m1, c1;
-        do {
-            m1 = mop_mono_ns();
-            c1 = __rdtsc();
-        } while (m1 - m0 < 20000000u); /* 20 ms: rate to ~1e-5 */
-        if (c1 > c0) {
-            mop_g.s_per_tick = (double)(m1 - m0) * 1e-9 / (double)(c1 - c0);
-            mop_use_tsc = 1;
-        }
-    }
-#else
-    (void)want;
-#endif
-}
-
-/* What one read of the profiler's clock costs on this machine, in ns: the
- * floor of the per-call cost, since every wrapper reads it twice (docs/
- * profiler.md, "Memory and cost"). Fastest of 8 batches of 2048 reads, so
- * an interruption does not count; about 0.5 ms with clock_gettime. */
-static double mop_clock_read_cost(void)
-{
-    enum { BATCHES = 8, READS = 2048 };
-    double best = 0.0;
-    for (int b = 0; b < BATCHES; b++) {
-        uint64_t sink = 0, m0 = mop_mono_ns();
-        for (int i = 0; i < READS; i++)
-            sink += mop_now();
-        uint64_t m1 = mop_mono_ns();
-        __asm__ volatile("" : : "r"(sink)); /* the reads are not optimised away */
-        double ns = (double)(m1 - m0) / READS;
-        if (b == 0 || ns < best)
-            best = ns;
-    }
-    return best;
-}
+/* ---- clock anchor --------------------------------------------------------- */
 
 /* The profiler's clock against CLOCK_REALTIME, the tightest of a few tries
  * (async-signal-safe: also taken when a fatal signal writes the profile). */
@@ -566,28 +502,6 @@ static void mop_node_layout(void)
     free(leader);
 }
 
-int mop_need_peers;
-
-int32_t mop_world_rank_slow(MPI_Comm comm, int peer)
-{
-    if (peer < 0)
-        return -1;
-    if (comm == MPI_COMM_WORLD)
-        return peer;
-    /* Only jobs spanning nodes pay for the translation. */
-    MPI_Group g, wg;
-    int out = MPI_UNDEFINED;
-    int inter = 0;
-    PMPI_Comm_test_inter(comm, &inter);
-    if ((inter ? PMPI_Comm_remote_group(comm, &g) : PMPI_Comm_group(comm, &g)) != MPI_SUCCESS)
-        return -1;
-    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-    PMPI_Group_translate_ranks(g, 1, &peer, wg, &out);
-    PMPI_Group_free(&g);
-    PMPI_Group_free(&wg);
-    return out == MPI_UNDEFINED ? -1 : out;
-}
-
 /* Loads and checks the table; returns 0, or -1 with mop_g.status_reason set. */
 static int mop_table_setup(void)
 {
@@ -649,7 +563,7 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     mop_node_layout(); /* collective: every rank must take part */
     if (off && *off && strcmp(off, "0") != 0)
         return;
-    mop_clock_setup();
+    mop_g.s_per_tick = mop_clock_setup();
     mop_g.clock_read_ns = mop_clock_read_cost();
     mop_trace_sync_start(mop_g.s_per_tick); /* collective: before a rank can drop out below */
     /* Requests can be completed on another thread than the one that posted
@@ -697,8 +611,12 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
         if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
             signal(fatal[i], mop_fatal_signal);
     }
-    mop_trace_start(&mop_trace_g, &mop_g.cfg, mop_g.outdir, mop_g.rank, mop_g.size,
-                    mop_g.s_per_tick, mop_use_tsc);
+    /* Traced messages are matched by their peers' world ranks, which the
+     * wrappers otherwise translate only in jobs spanning nodes, their
+     * communicators and tags. */
+    if (mop_trace_start(&mop_trace_g, &mop_g.cfg, mop_g.outdir, mop_g.rank, mop_g.size,
+                        mop_g.s_per_tick, mop_use_tsc))
+        mop_need_peers = 1;
     __atomic_store_n(&mop_active, 1, __ATOMIC_RELEASE);
     mop_thread *th = mop_self();
     if (th) {

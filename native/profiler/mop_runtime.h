@@ -12,14 +12,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "mop_clock.h"
 #include "mop_event.h"
 #include "mop_stacks.h"
 #include "mop_xthread.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define MOP_HAVE_TSC 1
-#endif
 
 enum { MOP_QUEUE_EVENTS = 4096 };
 
@@ -42,7 +38,6 @@ typedef struct mop_thread {
 /* Set by the runtime: 1 while events are collected (read with acquire: a
  * thread that sees 1 sees the set-up made before it). */
 extern volatile int mop_active;
-extern int mop_use_tsc;
 extern _Thread_local mop_thread *mop_tls;
 /* 1 when MPI may be called from several threads (MPI_THREAD_SERIALIZED or
  * MULTIPLE): posts and completions then go through the owner table. */
@@ -85,17 +80,6 @@ static inline mop_thread *mop_self(void)
         return NULL;
     mop_thread *th = mop_tls;
     return __builtin_expect(th != NULL, 1) ? th : mop_thread_attach();
-}
-
-static inline uint64_t mop_now(void)
-{
-#ifdef MOP_HAVE_TSC
-    if (__builtin_expect(mop_use_tsc, 1))
-        return __rdtsc();
-#endif
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The slot for the next event; mop_commit makes it count. ENDs that other

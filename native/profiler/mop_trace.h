@@ -167,8 +167,10 @@ void mop_trace_pack_transfer(unsigned char *out, const mop_transfer *t);
 bool mop_trace_sync_start(double s_per_tick);
 /* Once profiling is on: opens <outdir>/trace.rank-<rank>.mopt (cap from
  * MPI_OVERLAP_TRACE_CAP), points cfg's on_transfer at it and turns on the
- * recording of what message matching needs (mop_match_start). */
-void mop_trace_start(mop_trace *tr, mop_process_config *cfg, const char *outdir, int rank,
+ * recording of what message matching needs (mop_match_start). Returns whether
+ * a trace is written: the wrappers must then name every message's peer by its
+ * world rank (the runtime's mop_need_peers). */
+bool mop_trace_start(mop_trace *tr, mop_process_config *cfg, const char *outdir, int rank,
                      int size, double s_per_tick, bool clock_tsc);
 /* At MPI_Finalize on every rank (collective when the start was): measures the
  * clocks again, so the converter corrects the ranks' rates as well. */

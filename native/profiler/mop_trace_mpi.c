@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mop_regions.h"
+#include <mpi.h>
+
+#include "mop_clock.h"
+#include "mop_fn_ids.h"
+#include "mop_region_names.h"
 #include "mop_trace.h"
-#include "mop_wrap_util.h"
 
 enum { MOP_SYNC_ROUNDS = 8 };
 static const uint64_t mop_trace_default_cap = 256ull << 20;
@@ -120,11 +123,11 @@ static uint64_t mop_trace_cap(int rank)
     return v;
 }
 
-void mop_trace_start(mop_trace *tr, mop_process_config *cfg, const char *outdir, int rank,
+bool mop_trace_start(mop_trace *tr, mop_process_config *cfg, const char *outdir, int rank,
                      int size, double s_per_tick, bool clock_tsc)
 {
     if (!mop_ts.wanted)
-        return;
+        return false;
     char path[1200];
     snprintf(path, sizeof path, "%s/trace.rank-%d.mopt", outdir, rank);
     mop_trace_info info = {
@@ -136,12 +139,9 @@ void mop_trace_start(mop_trace *tr, mop_process_config *cfg, const char *outdir,
     };
     if (mop_trace_open(tr, path, mop_trace_cap(rank), &info) != 0) {
         fprintf(stderr, "mpi-overlap: rank %d: no trace: %s\n", rank, tr->st.error);
-        return;
+        return false;
     }
     mop_trace_configure(tr, cfg);
-    /* Messages are matched by their peers' world ranks, which the wrappers
-     * otherwise translate only in jobs spanning nodes, their communicators
-     * and tags. */
-    mop_need_peers = 1;
     mop_match_start(tr, rank, size);
+    return true;
 }

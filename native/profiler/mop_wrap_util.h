@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mop_fn_ids.h"
+#include "mop_peers.h"
 #include "mop_runtime.h"
 
 /* A handle's bits as a 64-bit key: handles are ints in MPICH and pointers in
@@ -79,19 +80,6 @@ static inline int mop_status_cancelled(int needs, const MPI_Status *st)
     return flag;
 }
 
-/* 1 when peers' world ranks are needed: the job spans several nodes, or a
- * timeline trace is written (set once at MPI_Init). */
-extern int mop_need_peers;
-
-int32_t mop_world_rank_slow(MPI_Comm comm, int peer);
-
-/* World rank of rank `peer` of comm, or -1 when only one node is in the job
- * and no trace is written (then the transfer-time class never depends on the
- * peer, and nothing is paid for it on the hot path). */
-static inline int32_t mop_world_rank(MPI_Comm comm, int peer)
-{
-    return __builtin_expect(mop_need_peers, 0) ? mop_world_rank_slow(comm, peer) : -1;
-}
 
 /* 1 while a timeline trace is written (set once at MPI_Init by
  * mop_match_start, mop_trace_match.c): the wrappers then also record what
