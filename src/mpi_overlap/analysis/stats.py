@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats as scipy_stats
 
 STATS_KEYS = ("n", "min", "median", "mean", "max", "stdev", "ci95_low", "ci95_high")
 
@@ -29,6 +28,8 @@ def t_quantile(p: float, df: float) -> float:
         raise ValueError(f"p must be in (0, 1), got {p}")
     if df <= 0:
         raise ValueError(f"df must be > 0, got {df}")
+    from scipy import stats as scipy_stats  # here: importing it costs every command 1-1.5 s
+
     return float(scipy_stats.t.ppf(p, df))
 
 
