@@ -6,10 +6,10 @@
 #include "json.h"
 #include "mop_process.h"
 
-/* Names by id; NULL entries are written as "#<id>". region_names[0] is the
- * name of "outside every region". */
 enum { MOP_SITE_FRAMES = 16 }; /* most frames a chain is read with */
 
+/* Names by id; NULL entries are written as "#<id>". region_names[0] is the
+ * name of "outside every region". */
 typedef struct mop_names {
     const char *const *fn;
     size_t nfn;

@@ -80,7 +80,6 @@ static inline int mop_status_cancelled(int needs, const MPI_Status *st)
     return flag;
 }
 
-
 /* 1 while a timeline trace is written (set once at MPI_Init by
  * mop_match_start, mop_trace_match.c): the wrappers then also record what
  * matching each message with its other end needs, as MATCH and STATUS events
