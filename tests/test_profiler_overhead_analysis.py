@@ -287,7 +287,7 @@ def test_call_sites_cost_is_the_ns_per_message_between_on_and_off() -> None:
     assert c["pairs"] == 3 and c["added_ns"] == pytest.approx(5.0)
     assert c["ci95_low_ns"] < 5.0 < c["ci95_high_ns"]
     assert c["verdict"] == "inconclusive (CI spans the target)"
-    assert c["profiler_added_ns"] == pytest.approx(105.0)
+    assert a["per_message"]["added_ns"] == pytest.approx(105.0)
     assert "call sites add +5.0 ns" in a["finding"]
     # the msgrate ratio is still the call-sites-on launch against the one without
     assert _metric(a, "msg_rate")["n"] == 3

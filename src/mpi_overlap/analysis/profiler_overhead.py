@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .figures import figure
-from .stats import t_quantile
+from .stats import t_interval
 
 CI_LEVEL = 0.95
 
@@ -72,15 +72,6 @@ METRICS = (
 )
 
 
-def _t_interval(values: list[float], ci: float) -> tuple[float | None, float | None]:
-    n = len(values)
-    if n < 2:
-        return None, None
-    arr = np.asarray(values, dtype=float)
-    half = t_quantile(0.5 + ci / 2.0, n - 1) * float(arr.std(ddof=1)) / math.sqrt(n)
-    return float(arr.mean()) - half, float(arr.mean()) + half
-
-
 def ratio_ci(ratios: list[float], ci: float = CI_LEVEL) -> tuple[float | None, float | None,
                                                                     float | None]:
     """(geometric mean, low, high) of positive ratios; the interval is the Student-t
@@ -88,7 +79,7 @@ def ratio_ci(ratios: list[float], ci: float = CI_LEVEL) -> tuple[float | None, f
     logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
     if not logs:
         return None, None, None
-    lo, hi = _t_interval(logs, ci)
+    lo, hi = t_interval(logs, ci)
     mean = math.exp(sum(logs) / len(logs))
     return mean, None if lo is None else math.exp(lo), None if hi is None else math.exp(hi)
 
@@ -236,14 +227,12 @@ def _added(result: dict[str, Any], to: str, over: str) -> list[float]:
 
 
 def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
-    """ns added per message by the call sites (msgrate with them on − off, per repetition),
-    and by the whole profiler (on − without), each = 1e9/rate_with − 1e9/rate_without;
-    mean with the Student-t interval, median beside it."""
+    """ns added per message by the call sites (msgrate with them on − off, per repetition,
+    = 1e9/rate_on − 1e9/rate_off); mean with the Student-t interval, median beside it.
+    The whole profiler's figure is per_message_cost's."""
     sites = _added(result, "on", "off")
-    whole = _added(result, "on", "without")
-    lo, hi = _t_interval(sites, ci)
+    lo, hi = t_interval(sites, ci)
     v = verdict(Target("<=", CALLSITE_TARGET_NS), len(sites), lo, hi)
-    wlo, whi = _t_interval(whole, ci)
     return {
         "pairs": len(sites),
         "added_ns": float(np.mean(sites)) if sites else None,
@@ -252,9 +241,6 @@ def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str,
         "ci95_high_ns": hi,
         "target_ns": CALLSITE_TARGET_NS,
         "verdict": v,
-        "profiler_added_ns": float(np.mean(whole)) if whole else None,
-        "profiler_ci95_low_ns": wlo,
-        "profiler_ci95_high_ns": whi,
     }
 
 
@@ -279,7 +265,7 @@ def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, 
         calls = int(prof.get("rank0_calls") or 0)
         floors.append(READS_PER_CALL * calls / msgs * float(read_ns))
         reads.append(float(read_ns))
-    lo, hi = _t_interval(added, ci)
+    lo, hi = t_interval(added, ci)
     mean = float(np.mean(added)) if added else None
     floor = float(np.median(floors)) if floors else None
     v = verdict(Target("<=", PER_MESSAGE_TARGET_NS), len(added), lo, hi)
@@ -317,10 +303,8 @@ def callsite_sentence(c: dict[str, Any]) -> str:
     if c["added_ns"] is None:
         return "Call sites: no pair of msgrate launches with them on and off"
     ci = _ns_interval(c)
-    whole = ("" if c["profiler_added_ns"] is None else
-             f"; the whole profiler {c['profiler_added_ns']:+.1f} ns per message")
     return (f"call sites add {c['added_ns']:+.1f} ns{ci} per 8-byte message over {c['pairs']} "
-            f"pairs: {c['verdict']} (≤ {c['target_ns']:g} ns){whole}")
+            f"pairs: {c['verdict']} (≤ {c['target_ns']:g} ns)")
 
 
 def profile_summary(result: dict[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,16 @@ def t_quantile(p: float, df: float) -> float:
     return float(scipy_stats.t.ppf(p, df))
 
 
+def t_interval(values: ArrayLike, ci: float) -> tuple[float | None, float | None]:
+    """The Student-t interval of the mean at level `ci`; (None, None) below 2 values."""
+    arr = np.asarray(values, dtype=float).ravel()
+    n = int(arr.size)
+    if n < 2:
+        return None, None
+    half = t_quantile(0.5 + ci / 2.0, n - 1) * float(arr.std(ddof=1)) / math.sqrt(n)
+    return float(arr.mean()) - half, float(arr.mean()) + half
+
+
 def summarize(values: ArrayLike) -> dict[str, float | int | None]:
     """Summary of samples with exactly the keys of the result schema's `stats` object.
 
@@ -49,8 +59,7 @@ def summarize(values: ArrayLike) -> dict[str, float | int | None]:
         stdev, lo, hi = None, mean, mean
     else:
         stdev = float(arr.std(ddof=1))
-        half = t_quantile(0.975, n - 1) * stdev / math.sqrt(n)
-        lo, hi = mean - half, mean + half
+        lo, hi = t_interval(arr, 0.95)
     return {
         "n": n,
         "min": float(arr.min()),
