@@ -942,13 +942,14 @@ def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | 
     """Run an MPI program under the overlap profiler: mpi-overlap profile -n 2 -- ./app args"""
     from .profiling.session import ProfileOptions, profile_session
 
-    opts = ProfileOptions(ranks=ranks, mpi=(mpi or ("mpich",))[0], toolchains=mpi,
-                          launcher=launcher, bins=bins, table=table,
+    toolchains = list(mpi) or ["mpich"]
+    opts = ProfileOptions(ranks=ranks, mpi=toolchains[0], launcher=launcher, bins=bins, table=table,
                           force_table=force_table, timeout_s=timeout, out_base=out,
                           snapshot_s=snapshot, trace=trace_, trace_cap=trace_cap,
                           env_matrix=env_matrix, compare_bare=compare_bare, reps=reps,
                           callsite_depth=callsite_depth)
-    code = profile_session(list(program), opts, report=report, console=_out, err_console=_err)
+    code = profile_session(list(program), opts, toolchains, report=report, console=_out,
+                           err_console=_err)
     if code:
         sys.exit(code)
 

@@ -47,7 +47,6 @@ MAX_CALLSITE_DEPTH = 8  # MOP_STACK_MAX_DEPTH of native/profiler/mop_stacks.h
 class ProfileOptions:
     ranks: int = 2
     mpi: str = "mpich"               # the toolchain of this run
-    toolchains: tuple[str, ...] = ()  # --mpi repeated: one run each (profile_session)
     launcher: str | None = None
     bins: str | None = None
     table: Path | None = None
@@ -72,11 +71,6 @@ class ProfileOptions:
         if self.reps is not None and not 1 <= self.reps <= compare_bare.MAX_REPS:
             raise UserError(f"--reps must be between 1 and {compare_bare.MAX_REPS} "
                             f"(got {self.reps})")
-        if len(set(self.toolchains)) != len(self.toolchains):
-            raise UserError("--mpi names a toolchain twice")
-        if self.table is not None and len(self.toolchains) > 1:
-            raise UserError("--table is one toolchain's transfer-time table: give it with "
-                            "one --mpi (each toolchain finds or measures its own)")
 
 
 def resolve_program(argv: list[str]) -> list[str]:
@@ -97,24 +91,34 @@ def resolve_program(argv: list[str]) -> list[str]:
     return [found, *argv[1:]]
 
 
-def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
-                echo: EchoFn | None = None, variant: Variant | None = None) -> Run:
-    """One profiled run of the program; `echo` gets its output lines as they come; a
-    variant of --env-matrix sets its variables for the program and names the run."""
-    opts.check()
-    overrides = variant.overrides if variant else {}
+def prepare(argv: list[str], opts: ProfileOptions) -> tuple[Toolchain, list[str]]:
+    """The toolchain of this run (checked, with its launcher) and the program for it
+    ({mpi} replaced, found, and linked with that toolchain's MPI ABI): bad input is refused
+    before anything is built or run."""
     given = program_abi.for_toolchain(argv, opts.mpi)
     app = resolve_program(given)
+    tc = get_toolchain(opts.mpi)
+    tc.check()
+    launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
+    refused = program_abi.mismatch(app[0], tc.name, tc.flavor, shown=given[0])
+    if refused:
+        raise UserError(refused)
+    return tc, app
+
+
+def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
+                echo: EchoFn | None = None, variant: Variant | None = None) -> Run:
+    """One profiled run of the program `app` (as `prepare` gave it, with its toolchain);
+    `echo` gets its output lines as they come; a variant of --env-matrix sets its
+    variables for the program and names the run."""
+    opts.check()
+    overrides = variant.overrides if variant else {}
     bins = parse_bins(opts.bins)
     trace_cap = parse_trace_cap(opts.trace_cap)
     if trace_cap is not None and not opts.trace:
         raise UserError("--trace-cap needs --trace")
     check_timeout(opts.timeout_s)
     check_timeout(opts.snapshot_s, "--snapshot")
-    tc = get_toolchain(opts.mpi)
-    tc.check()
-    launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
-    _refuse_other_abi(given[0], app[0], tc)
     library = profiler_library(build(tc, ui))
     # --timeout bounds the calibration this may need too (each of its launches).
     started = utc_now()
@@ -178,19 +182,6 @@ def profile_run(argv: list[str], opts: ProfileOptions, ui: Ui,
                       threads=outcome.threads)
 
 
-def _check_program(argv: list[str], opts: ProfileOptions) -> None:
-    """The program for this toolchain exists and can run with its MPI: bad input is refused
-    before the first of several runs, not after it."""
-    given = program_abi.for_toolchain(argv, opts.mpi)
-    _refuse_other_abi(given[0], resolve_program(given)[0], get_toolchain(opts.mpi))
-
-
-def _refuse_other_abi(given: str, program: str, tc: Toolchain) -> None:
-    refused = program_abi.mismatch(program, tc.name, tc.flavor, shown=given)
-    if refused:
-        raise UserError(refused)
-
-
 def app_exit_code(run: Run) -> int | None:
     """The program's own exit status when the job ended by itself with a non-zero one (the
     launcher passes its ranks' status on), else None: complete, stopped by a timeout or a
@@ -203,8 +194,8 @@ def app_exit_code(run: Run) -> int | None:
     return rc
 
 
-def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, console: Console,
-                    err_console: Console) -> int:
+def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str], *,
+                    report: bool, console: Console, err_console: Console) -> int:
     """The CLI command: run (the program's output live on the terminal and in the logs),
     report, print where it is. Returns the exit status: 0 when the run is complete, the
     program's own when it failed with one (docs/profiler.md, "Exit status"), else 3."""
@@ -215,14 +206,18 @@ def profile_session(argv: list[str], opts: ProfileOptions, *, report: bool, cons
                                                       highlight=False)
 
     opts.check()
+    if len(set(toolchains)) != len(toolchains):
+        raise UserError("--mpi names a toolchain twice")
+    if opts.table is not None and len(toolchains) > 1:
+        raise UserError("--table is one toolchain's transfer-time table: give it with "
+                        "one --mpi (each toolchain finds or measures its own)")
     variants = parse_env_matrix(opts.env_matrix) or [None]
-    names = opts.toolchains or (opts.mpi,)
-    per_toolchain = [replace(opts, mpi=name) for name in names]
-    for each in per_toolchain:  # every program and toolchain checked before the first run
-        _check_program(argv, each)
+    per_toolchain = [replace(opts, mpi=name) for name in toolchains]
+    # every toolchain and program checked before the first run
+    prepared = [(each, *prepare(argv, each)) for each in per_toolchain]
     ui = Ui(err_console)
-    runs = [profile_run(argv, each, ui, echo=echo, variant=v)
-            for each in per_toolchain for v in variants]
+    runs = [profile_run(tc, app, each, ui, echo=echo, variant=v)
+            for each, tc, app in prepared for v in variants]
     with_report = report and any(run.result and run.result.get("ranks") for run in runs)
     ok = finish_session(runs, opts.out_base, console, report=with_report)
     if opts.trace:
