@@ -137,8 +137,8 @@ def test_a_suffixed_wrapper_takes_the_launcher_of_its_own_mpi(tmp_path: Path) ->
     mpiexec.mpich, not the plain mpiexec the alternatives point at another MPI."""
     for name in ("mpicc.mpich", "mpiexec.mpich", "mpiexec", "mpicc"):
         (tmp_path / name).write_text("#!/bin/sh\n")
-    assert toolchains._launcher_beside(tmp_path / "mpicc.mpich") == \
+    assert toolchains.launcher_beside(tmp_path / "mpicc.mpich") == \
         str(tmp_path / "mpiexec.mpich")
-    assert toolchains._launcher_beside(tmp_path / "mpicc") == str(tmp_path / "mpiexec")
+    assert toolchains.launcher_beside(tmp_path / "mpicc") == str(tmp_path / "mpiexec")
     (tmp_path / "mpiexec").unlink()
-    assert toolchains._launcher_beside(tmp_path / "mpicc") is None
+    assert toolchains.launcher_beside(tmp_path / "mpicc") is None

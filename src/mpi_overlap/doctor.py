@@ -29,6 +29,7 @@ from .toolchains import (
     WHEEL_PACKAGES,
     Toolchain,
     ensure_version,
+    launcher_beside,
     list_toolchains,
     local_environment,
     usable_cores,
@@ -349,13 +350,11 @@ _FLAVOR_NAMES = {"openmpi": "Open MPI", "intel": "Intel MPI", "mpich": "MPICH (H
 
 
 def _own_mpiexec(tc: Toolchain) -> str:
-    """mpiexec beside the toolchain's mpicc under the same suffix (mpicc.mpich ->
-    mpiexec.mpich), as Debian installs them; else 'PATH'."""
-    mpicc = Path(tc.mpicc)
-    candidate = mpicc.with_name(mpicc.name.replace("mpicc", "mpiexec"))
-    if ("mpicc" in mpicc.name and candidate.exists()
-            and candidate.resolve() != Path(tc.mpiexec).resolve()):
-        return str(candidate)
+    """The launcher that belongs beside the toolchain's mpicc (toolchains.launcher_beside:
+    mpicc.mpich -> mpiexec.mpich) when it is not the one registered; else 'PATH'."""
+    own = launcher_beside(Path(tc.mpicc))
+    if own is not None and Path(own).resolve() != Path(tc.mpiexec).resolve():
+        return own
     return "PATH"
 
 

@@ -394,7 +394,7 @@ def add_system(mpicc: str, mpiexec: str | None = None, name: str | None = None) 
         if not launcher or not Path(launcher).is_file():
             raise UserError(f"launcher {mpiexec} not found")
     else:
-        launcher = _launcher_beside(Path(wrapper))
+        launcher = launcher_beside(Path(wrapper))
         if launcher is None:
             raise UserError(f"no mpiexec next to {wrapper}; name the launcher with --mpiexec PATH")
     tc = Toolchain(
@@ -407,7 +407,7 @@ def add_system(mpicc: str, mpiexec: str | None = None, name: str | None = None) 
     return _register(tc)
 
 
-def _launcher_beside(wrapper: Path) -> str | None:
+def launcher_beside(wrapper: Path) -> str | None:
     """The launcher of the MPI whose compiler wrapper this is: named like it first
     (mpicc.mpich -> mpiexec.mpich, as Debian installs several MPIs side by side, where the
     plain mpiexec is whichever the alternatives chose), then plain mpiexec."""
