@@ -23,14 +23,20 @@ SCHEMA_DIR = Path(__file__).with_name("schemas")
 
 
 @cache
+def _schema_files() -> dict[str, dict[str, Any]]:
+    """Every schema file's document by file name, read once."""
+    return {path.name: json.loads(path.read_text())
+            for path in sorted(SCHEMA_DIR.glob("*.schema.json"))}
+
+
+@cache
 def _registry() -> Registry:
     resources = []
-    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
-        doc = json.loads(path.read_text())
+    for file_name, doc in _schema_files().items():
         resource = Resource.from_contents(doc)
         # Register under the file name too, so relative $refs between files resolve.
         resources.append((doc["$id"], resource))
-        resources.append((path.name, resource))
+        resources.append((file_name, resource))
     return Registry().with_resources(resources)
 
 
@@ -47,8 +53,8 @@ def _versions() -> dict[str, int]:
     """The newest schema_version of each document kind ("mpi-overlap/run", ...), from the
     `schema` and `schema_version` constants of the schema files: declared once, there."""
     versions: dict[str, int] = {}
-    for path in SCHEMA_DIR.glob("*.schema.json"):
-        props = json.loads(path.read_text()).get("properties") or {}
+    for doc in _schema_files().values():
+        props = doc.get("properties") or {}
         name = (props.get("schema") or {}).get("const")
         version = (props.get("schema_version") or {}).get("const")
         if isinstance(name, str) and isinstance(version, int):
@@ -67,10 +73,7 @@ def supported_version(name: str | None) -> int:
 def _fast_validator(name: str) -> Any:
     """jsonschema-rs's validator of schema `name` (Rust: a 30 MB profile of 1024 ranks in
     0.07 s, where jsonschema takes 16 s); refs between the files resolve by their $id."""
-    by_id = {}
-    for path in SCHEMA_DIR.glob("*.schema.json"):
-        doc = json.loads(path.read_text())
-        by_id[doc["$id"]] = doc
+    by_id = {doc["$id"]: doc for doc in _schema_files().values()}
     return jsonschema_rs.validator_for(load_schema(name), retriever=by_id.__getitem__)
 
 
