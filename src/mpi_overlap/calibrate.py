@@ -252,8 +252,10 @@ def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
     if not series:
         raise UserError(f"calibration (collectives) on toolchain '{tc.name}' measured no "
                         f"collective; see {run.path}", exit_code=3)
-    save_table(path, table.with_coll(series).with_coll_note(
-        ranks, _cut_note(run.result, ranks, budget_s, len(series), run.path)))
+    note = _cut_note(run.result, ranks, budget_s, len(series), run.path)
+    save_table(path, table.with_coll(series).with_coll_note(ranks, note))
+    if note:
+        ui.line(f"collectives on {ranks} ranks: {note}")
     return run
 
 
@@ -411,9 +413,6 @@ def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
         calibrate_collectives(tc, path, ranks=ranks, quick=True, launcher=launcher,
                               timeout_s=timeout_s, out_base=out_base, ui=ui,
                               budget_s=AUTO_COLL_BUDGET_S)
-        note = read_table(path).coll_note(ranks)
-        if note:
-            ui.line(f"collectives on {ranks} ranks: {note}")
     except UserError as err:
         if err.exit_code != 3:
             raise
