@@ -145,7 +145,8 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
     doc = collect_profile(sub, setup, argv)
     docs = doc["ranks"]
     counters = [(d.get("profile") or {}).get("counters") or {} for d in docs]
-    rank0 = next((c for d, c in zip(docs, counters, strict=True) if d.get("rank") == 0), {})
+    doc0 = next((d for d in docs if d.get("rank") == 0), {})
+    rank0 = (doc0.get("profile") or {}).get("counters") or {}
     return {
         "status": doc["status"],
         "ranks_expected": setup.ranks,
@@ -153,13 +154,11 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
         "events": sum(int(c.get("events", 0)) for c in counters),
         "flushes": sum(int(c.get("flushes", 0)) for c in counters),
         "rank0_events": int(rank0.get("events", 0)),
-        "clock": next((d.get("clock", {}).get("source") for d in docs if d.get("rank") == 0),
-                      None),
+        "clock": doc0.get("clock", {}).get("source"),
         # the floor of the per-message cost: what rank 0's calls paid in clock reads
-        "rank0_calls": sum(int(f.get("calls", 0)) for d in docs if d.get("rank") == 0
-                           for f in (d.get("profile") or {}).get("by_function") or []),
-        "clock_read_ns": next((d.get("clock", {}).get("read_ns") for d in docs
-                               if d.get("rank") == 0), None),
+        "rank0_calls": sum(int(f.get("calls", 0))
+                           for f in (doc0.get("profile") or {}).get("by_function") or []),
+        "clock_read_ns": doc0.get("clock", {}).get("read_ns"),
         "warnings": list(doc["warnings"]),
     }
 

@@ -18,10 +18,9 @@ from ..rundir import ANALYSIS_FILE, RUN_FILE, read_json
 def _read(path: Path) -> dict[str, Any] | None:
     """The JSON document at path (rundir.read_json), None when absent or unreadable."""
     try:
-        doc = read_json(path)
+        return read_json(path)  # a JSON object, or a UserError
     except UserError:
         return None
-    return doc if isinstance(doc, dict) else None
 
 
 def _latest(out_base: Path, benchmark: str, toolchain: str) -> tuple[Path, dict] | None:
