@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .paths import state_dir
 from .procs import run_tool
-from .toolchains import Toolchain, _telling_line
+from .toolchains import Toolchain, telling_line
 
 COMPILE_TIMEOUT_S = 120.0
 LAUNCH_TIMEOUT_S = 60.0
@@ -93,7 +93,7 @@ def first_error_line(text: str) -> str:
     for line in text.splitlines():
         if "error" in line.lower():
             return line.strip()
-    return _telling_line(text)
+    return telling_line(text)
 
 
 def run(cmd: list[str], env: dict[str, str], timeout_s: float,

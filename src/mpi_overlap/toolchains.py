@@ -305,12 +305,12 @@ def _run_tool(cmd: list[str], env: dict[str, str], what: str) -> str:
         raise UserError(f"{what}: timed out after {_PROBE_TIMEOUT_S} s") from None
     if proc.returncode != 0:
         raise UserError(
-            f"{what} failed (exit {proc.returncode}): {_telling_line(proc.stderr + proc.stdout)}"
+            f"{what} failed (exit {proc.returncode}): {telling_line(proc.stderr + proc.stdout)}"
         )
     return proc.stdout
 
 
-def _telling_line(text: str) -> str:
+def telling_line(text: str) -> str:
     """The first line of a tool's output that says something (MPI launchers frame their
     messages with rows of dashes)."""
     for line in text.splitlines():
