@@ -13,10 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cli_helpers import one_line_error, run_cli
 from mpi_overlap.errors import UserError
-from mpi_overlap.json_input import MAX_DEPTH, parse_json, read_json
+from mpi_overlap.json_input import MAX_DEPTH, _depth_exceeds, parse_json, read_json
 from mpi_overlap.rundir import load_run
 from test_report_profile import sample_result, write_run
 
@@ -68,6 +70,35 @@ def test_nesting_up_to_the_cap_is_read(tmp_path: Path) -> None:
     doc = tmp_path / "ok.json"
     doc.write_text('{"a": ' + "[" * depth + "]" * depth + "}")
     assert read_json(doc)["a"] == ([] if depth == 1 else read_json(doc)["a"])
+
+
+# Strings made of what could fool a reading of the text: brackets, quotes, backslashes.
+_TRICKY_TEXT = st.text(alphabet='[]{}"\\/u0n \u00e9', max_size=12)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _TRICKY_TEXT,
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(_TRICKY_TEXT, inner, max_size=3),
+    max_leaves=40,
+)
+
+
+def _object_depth(doc: object) -> int:
+    if isinstance(doc, dict):
+        return 1 + max((_object_depth(v) for v in doc.values()), default=0)
+    if isinstance(doc, list):
+        return 1 + max((_object_depth(v) for v in doc), default=0)
+    return 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=_JSON, limit=st.integers(min_value=0, max_value=8), ascii_only=st.booleans())
+def test_depth_read_from_the_text_is_the_depth_of_the_objects(
+    doc: object, limit: int, ascii_only: bool
+) -> None:
+    """The nesting check reads the text (fast on large profiles): for any document, with
+    brackets, quotes and escapes inside its strings, it agrees with the parsed objects."""
+    text = json.dumps(doc, ensure_ascii=ascii_only).encode("utf-8")
+    assert _depth_exceeds(text, limit) == (_object_depth(doc) > limit)
 
 
 def test_bytes_that_are_not_utf8_are_named_with_the_file(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ verdict (the analysis.json on disk stays what the result alone says).
 
 from __future__ import annotations
 
-import copy
 import itertools
 from typing import Any
 
@@ -121,7 +120,11 @@ def apply(analysis: dict[str, Any] | None, meta: dict[str, Any]) -> dict[str, An
     guard = meta.get("guard") or judge(meta)
     if guard["verdict"] == "ok":
         return analysis
-    out = copy.deepcopy(analysis)
+    # Only the finding and the figures change: copied alone, not the whole analysis (its
+    # per-rank rows run to hundreds of megabytes at thousands of ranks).
+    out = dict(analysis)
+    if isinstance(out.get("figures"), list):
+        out["figures"] = [dict(f) if isinstance(f, dict) else f for f in out["figures"]]
     finding = out.get("finding")
     over = guard.get("oversubscribed")
     if over:
