@@ -12,7 +12,7 @@ BIN         := $(VENV)/bin
 export MPI_OVERLAP_HOME ?= $(CURDIR)/build/state
 RUNS        ?= mpi-overlap-runs
 
-.PHONY: setup demo test test-loaded lint ctest fuzz pytest toolchains clean
+.PHONY: setup demo test test-loaded lint ctest fuzz pytest toolchains clean bench-report-scale
 
 $(BIN)/mpi-overlap: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,12 @@ LOAD_PROCESSES ?= 2
 test-loaded: setup toolchains
 	MPI_OVERLAP_TEST_LOAD=$(LOAD_PROCESSES) $(BIN)/pytest -q -ra -m timing \
 	    -k "not openmpi and not intel and not system and not debian"
+
+# How `report` grows with the ranks: synthetic copies of a real 2-rank profile at
+# REPORT_SCALE_RANKS ranks, timed with their peak memory (a benchmark: nothing asserted).
+REPORT_SCALE_RANKS ?= 1024,8192
+bench-report-scale: setup
+	$(BIN)/python -m mpi_overlap.devtools report-scale --ranks $(REPORT_SCALE_RANKS)
 
 clean:
 	rm -rf build $(RUNS) .pytest_cache

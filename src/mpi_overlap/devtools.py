@@ -9,6 +9,9 @@ why it cannot where the compiler has no ThreadSanitizer.
 
 `python -m mpi_overlap.devtools fuzz [SECONDS]` fuzzes the native parsers with libFuzzer
 for SECONDS each (devfuzz.py).
+
+`python -m mpi_overlap.devtools report-scale` times the report on thousands of synthetic
+ranks (report_scale.py; `make bench-report-scale`).
 """
 
 from __future__ import annotations
@@ -71,13 +74,18 @@ def ctest(toolchain: str | None = None) -> int:
     return rc or trc
 
 
-USAGE = "usage: python -m mpi_overlap.devtools ctest [TOOLCHAIN] | fuzz [SECONDS]"
+USAGE = ("usage: python -m mpi_overlap.devtools ctest [TOOLCHAIN] | fuzz [SECONDS] | "
+         "report-scale [--ranks N,N] [--source RUN_DIR] [--json FILE] [--keep]")
 
 
 def main(argv: list[str]) -> int:
     try:
         if argv[:1] == ["ctest"] and len(argv) <= 2:
             return ctest(argv[1] if len(argv) > 1 else None)
+        if argv[:1] == ["report-scale"]:
+            from .report_scale import main as report_scale
+
+            return report_scale(argv[1:])
         if argv[:1] == ["fuzz"] and len(argv) <= 2:
             if len(argv) == 2 and not argv[1].isdigit():
                 print(f"devtools: error: SECONDS must be a whole number (got '{argv[1]}')",
