@@ -61,7 +61,8 @@ def make_source(workdir: Path) -> Path:
     program = ensure_built(get_toolchain(DEFAULT_TOOLCHAIN)) / "bench" / SOURCE_PROGRAM
     out = workdir / "source"
     proc = subprocess.run([*_cli(), "--quiet", "profile", "-n", "2", "--out", str(out), "--",
-                           str(program)], capture_output=True, text=True, check=False)
+                           str(program)], capture_output=True, text=True, check=False,
+                          cwd=workdir)  # the program writes its own mo_halo.json there
     runs = sorted(p for p in out.glob("*") if (p / "result.json").is_file())
     if proc.returncode != 0 or not runs:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
