@@ -214,7 +214,8 @@ def _guarded(keep_going: bool, console: Console, name: str, fn: Callable[..., No
                       markup=False, highlight=False)
 
 
-def _run_json(run: Run) -> dict[str, Any]:
+def run_entry(run: Run) -> dict[str, Any]:
+    """One run's entry in report.json's "runs" (what the report says of it, as data)."""
     result = run.result or {}
     harness = result.get("harness") or {}
     reporter = _REGISTRY.get(run.benchmark)
@@ -348,7 +349,7 @@ def make_report(
             "schema_version": 1,
             "generated_utc": generated,
             "tool_version": __version__,
-            "runs": [_run_json(run) for run in runs],
+            "runs": [run_entry(run) for run in runs],
             "replication": replication.to_json(runs),
             "tables": tables,
             **(extra or {}),

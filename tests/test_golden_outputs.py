@@ -1,0 +1,147 @@
+"""Stored run directories re-analysed and re-reported give the stored outputs, byte for
+byte after the normalisation below (issue 18: a restructuring must not change what a run
+directory says).
+
+Fixtures (tests/fixtures/golden/, README.md there says how they were made):
+* characterize-quick.tar.xz: the 21 run directories of one `characterize --quick -n 2` on
+  the MPICH wheel (run.json, result.json and the rank profiles; no analysis, no report);
+* profile-halo.tar.xz: a 2-rank `mpi-overlap profile` of mo_halo.
+
+For every run: analysis.json as `report` writes it when it is missing (runner.analyze_result),
+and its entry in report.json (report.run_entry, after run_guard as the report shows it);
+for each set, report.json's replication groups; for the profile, the whole report through
+the CLI (its analysis.json, report.json and CSV tables). Normalised: the directory the
+fixture was unpacked into, report.json's generation time and tool version.
+
+When a change of the analysis or the report is meant, regenerate the expected outputs
+with MPI_OVERLAP_UPDATE_GOLDEN=1 and say in the commit why they changed.
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+import os
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_helpers import run_cli
+from mpi_overlap import run_guard
+from mpi_overlap.benchmarks.registry import get_benchmark
+from mpi_overlap.report import replication, run_entry
+from mpi_overlap.rundir import load_run
+from mpi_overlap.runner import analyze_result
+
+FIXTURES = Path(__file__).parent / "fixtures" / "golden"
+UPDATE = os.environ.get("MPI_OVERLAP_UPDATE_GOLDEN") == "1"
+ROOT_MARK = "<fixture>"
+VOLATILE = ("generated_utc", "tool_version")
+
+
+def _unpack(case: str, into: Path) -> Path:
+    root = into / case
+    root.mkdir()
+    with tarfile.open(FIXTURES / f"{case}.tar.xz") as tar:
+        tar.extractall(root, filter="data")
+    return root
+
+
+def _normalised(doc: Any, root: Path) -> Any:
+    text = json.dumps(doc, sort_keys=True).replace(str(root), ROOT_MARK)
+    out = json.loads(text)
+    if isinstance(out, dict):
+        for key in VOLATILE:
+            out.pop(key, None)
+    return out
+
+
+def _run_dirs(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if (p / "run.json").is_file())
+
+
+def _outputs(root: Path) -> dict[str, Any]:
+    """What the analysis and the report derive from the stored run directories."""
+    runs = [load_run(d, strict=True) for d in _run_dirs(root)]
+    analyses: dict[str, Any] = {}
+    for run in runs:
+        errors, analysis = analyze_result(get_benchmark(run.benchmark), run.result, run.path)
+        assert not errors, (run.path.name, errors[:1])
+        if analysis is not None:
+            on_disk = json.loads((run.path / "analysis.json").read_text())
+            analyses[run.path.name] = on_disk
+        run.analysis = run_guard.apply(analysis, run.meta)
+    return _normalised({
+        "analysis.json": analyses,
+        "report.json runs": [run_entry(run) for run in runs],
+        "report.json replication": replication.to_json(runs),
+    }, root)
+
+
+def _first_difference(want: Any, got: Any, where: str = "") -> str | None:
+    if type(want) is not type(got):
+        return f"{where or '/'}: {type(want).__name__} became {type(got).__name__}"
+    if isinstance(want, dict):
+        for key in sorted(set(want) | set(got)):
+            if key not in got or key not in want:
+                return f"{where}/{key}: {'removed' if key not in got else 'added'}"
+            diff = _first_difference(want[key], got[key], f"{where}/{key}")
+            if diff:
+                return diff
+        return None
+    if isinstance(want, list):
+        if len(want) != len(got):
+            return f"{where}: {len(want)} entries became {len(got)}"
+        for i, (a, b) in enumerate(zip(want, got, strict=True)):
+            diff = _first_difference(a, b, f"{where}[{i}]")
+            if diff:
+                return diff
+        return None
+    return None if want == got else f"{where}: {want!r} became {got!r}"
+
+
+def _check(name: str, got: dict[str, Any]) -> None:
+    expected = FIXTURES / f"{name}.expected.json.xz"
+    if UPDATE:
+        expected.write_bytes(lzma.compress(
+            (json.dumps(got, indent=1, sort_keys=True) + "\n").encode("utf-8")))
+        return
+    want = json.loads(lzma.decompress(expected.read_bytes()))
+    diff = _first_difference(want, got)
+    assert diff is None, (f"{name} differs from its stored outputs at {diff} (a meant change: "
+                          f"MPI_OVERLAP_UPDATE_GOLDEN=1, and say why in the commit)")
+
+
+@pytest.mark.parametrize("case", ["characterize-quick", "profile-halo"])
+def test_stored_runs_analyse_and_report_as_stored(case: str, tmp_path: Path) -> None:
+    root = _unpack(case, tmp_path)
+    got = _outputs(root)
+    assert got["analysis.json"], "the fixture produced no analysis"
+    _check(case, got)
+
+
+def test_stored_profile_reports_through_the_cli_as_stored(tmp_path: Path) -> None:
+    """The whole report of the profile fixture as `mpi-overlap report` writes it."""
+    root = _unpack("profile-halo", tmp_path)
+    (run_dir,) = _run_dirs(root)
+    proc = run_cli("report", str(run_dir))
+    assert proc.returncode == 0, proc.stderr
+    tables = sorted((run_dir / "tables").glob("*.csv"))
+    assert tables, "the report wrote no CSV table"
+    got = _normalised({
+        "analysis.json": json.loads((run_dir / "analysis.json").read_text()),
+        "report.json": _normalised(json.loads((run_dir / "report.json").read_text()), root),
+        "tables": {t.name: t.read_text() for t in tables},
+    }, root)
+    _check("profile-halo-cli", got)
+
+
+def test_the_comparison_names_where_outputs_differ() -> None:
+    want = {"a": [1, {"b": 0.5}], "c": "x"}
+    assert _first_difference(want, json.loads(json.dumps(want))) is None
+    assert _first_difference(want, {"a": [1, {"b": 0.5000001}], "c": "x"}) == \
+        "/a[1]/b: 0.5 became 0.5000001"
+    assert _first_difference(want, {"a": [1], "c": "x"}) == "/a: 2 entries became 1"
+    assert _first_difference(want, {"a": [1, {"b": 0.5}]}) == "/c: removed"
