@@ -58,16 +58,50 @@ uint64_t mop_clock_split(mop_clock *c, uint64_t t);
 /* XFER_BEGIN at t (inside the open call). */
 mop_mark mop_clock_mark(const mop_clock *c, uint64_t t);
 
-/* XFER_END at t for a transfer that began at *begin: case 1 or case 2.
- * xfer_s is the a-priori transfer time, s_per_tick converts ticks. */
-mop_bounds mop_bounds_close(const mop_clock *c, const mop_mark *begin, uint64_t t_end,
-                            double xfer_s, double s_per_tick);
+/* The three cases are inline: they run once per transfer, and a case-2
+ * result returned through memory from another file stalled its caller on
+ * reading it back (perf; docs/profiler.md, "Memory and cost"). */
 
 /* Case 1 for a transfer known to begin and end in the open call (blocking
  * calls): min = max = 0. */
-mop_bounds mop_bounds_in_call(double xfer_s);
+static inline mop_bounds mop_bounds_in_call(double xfer_s)
+{
+    return (mop_bounds){.kase = MOP_CASE_IN_CALL, .xfer_s = xfer_s};
+}
+
+/* XFER_END at t for a transfer that began at *begin: case 1 or case 2.
+ * xfer_s is the a-priori transfer time, s_per_tick converts ticks. */
+static inline mop_bounds mop_bounds_close(const mop_clock *c, const mop_mark *begin,
+                                          uint64_t t_end, double xfer_s, double s_per_tick)
+{
+    if (c->call_seq == begin->call_seq)
+        return mop_bounds_in_call(xfer_s); /* case 1: nothing useful ran while it moved */
+    mop_bounds b = {.xfer_s = xfer_s};
+    /* Case 2. Computation between the events bounds the overlap from above;
+     * whatever of the transfer did not fit into the library time between
+     * them must have run during computation, which bounds it from below. */
+    uint64_t comp_ticks = c->cum_comp - begin->cum_comp;
+    uint64_t span_ticks = t_end > begin->t ? t_end - begin->t : 0;
+    uint64_t lib_ticks = span_ticks > comp_ticks ? span_ticks - comp_ticks : 0;
+    double comp_s = (double)comp_ticks * s_per_tick;
+    double lib_s = (double)lib_ticks * s_per_tick;
+    b.kase = MOP_CASE_ACROSS;
+    b.max_s = comp_s < xfer_s ? comp_s : xfer_s;
+    b.min_s = 0.0 > xfer_s - lib_s ? 0.0 : xfer_s - lib_s;
+    /* min > max happens only when the table's xfer_time is longer than the
+     * whole span between the events, i.e. the table overstates this
+     * transfer; cut min to max so the bounds stay ordered (and count it). */
+    if (b.min_s > b.max_s) {
+        b.min_s = b.max_s;
+        b.clamped = true;
+    }
+    return b;
+}
 
 /* Case 3, for a transfer of which only one event is known. */
-mop_bounds mop_bounds_one_event(mop_case which, double xfer_s);
+static inline mop_bounds mop_bounds_one_event(mop_case which, double xfer_s)
+{
+    return (mop_bounds){.kase = which, .xfer_s = xfer_s, .min_s = 0.0, .max_s = xfer_s};
+}
 
 #endif
