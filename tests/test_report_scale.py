@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cli_helpers import run_cli
@@ -47,3 +48,58 @@ def test_a_source_without_rank_profiles_is_refused(tmp_path: Path) -> None:
 def test_bad_rank_lists_are_one_line_errors(text: str) -> None:
     with pytest.raises(UserError, match="--ranks takes"):
         _parse_ranks(text)
+
+
+def _per_rank_table(html: str) -> str:
+    start = html.index("— per rank</caption>")
+    return html[start:html.index("</table>", start)]
+
+
+def test_many_ranks_page_shows_the_ranks_losing_most_and_the_csv_all(tmp_path: Path) -> None:
+    """Above PAGE_RANKS the page's per-rank table shows the ranks losing most, with a note
+    saying so; its CSV keeps a row for every rank (issue 19: distributions, not a row per
+    rank, on the page; the data complete for scripts)."""
+    from mpi_overlap.report.profile_table import PAGE_RANKS
+
+    source = write_run(tmp_path, "source", sample_result(), analysis=False)
+    out = tmp_path / "many"
+    n = PAGE_RANKS + 72
+    synthesize(source, n, out)
+    proc = run_cli("report", str(out))
+    assert proc.returncode == 0, proc.stderr
+    table = _per_rank_table((out / "report.html").read_text())
+    assert table.count("<tr>") == 1 + PAGE_RANKS  # the header and the shown ranks
+    assert f"the {PAGE_RANKS} ranks with the most non-overlapped time of {n}" in \
+        (out / "report.html").read_text()
+    report = json.loads((out / "report.json").read_text())
+    (csv,) = [t["csv"] for t in report["tables"] if t["caption"].endswith("— per rank")]
+    lines = (out / csv).read_text().splitlines()
+    assert len(lines) == 1 + n
+    # the ranks shown are those that lose most: odd ranks (source rank 1) lose more here
+    analysis = json.loads((out / "analysis.json").read_text())
+    lost = sorted(analysis["ranks"], key=lambda r: (-r["nonoverlap_s"], r["rank"]))
+    for r in lost[:PAGE_RANKS]:
+        assert f'<td class="left">{r["rank"]}</td>' in table or \
+            f'<td class="left v-no-knee">{r["rank"]}</td>' in table
+
+
+def test_beyond_sorted_ranks_the_rank_figure_is_a_distribution(tmp_path: Path) -> None:
+    from mpi_overlap.report.overhead_plots import to_svg
+    from mpi_overlap.report.profile_plots import SORTED_RANKS, ranks_figure
+
+    ranks = [{"rank": i, "in_totals": True, "min_pct": (i % 7) * 1.0,
+              "max_pct": 50.0 + (i % 11), "nonoverlap_s": 1e-3 * (1 + i % 13)}
+             for i in range(SORTED_RANKS + 500)]
+    fig = ranks_figure({"ranks": ranks, "job": {"nonoverlap_s": 1.0}})
+    assert fig is not None
+    top = fig.axes[0]
+    assert "sorted" in top.get_title(loc="left")
+    for line, key in zip(top.lines, ("min_pct", "max_pct"), strict=True):
+        ys = line.get_ydata()
+        values = [r[key] for r in ranks]
+        assert len(ys) == SORTED_RANKS  # read at that many points, whatever the ranks
+        assert all(np.diff(ys) >= 0)  # sorted: a distribution
+        assert ys[0] == min(values) and ys[-1] == max(values)  # values ranks had
+    svg = to_svg(fig, "t")
+    # read at SORTED_RANKS points whatever the ranks: far below one area step per rank
+    assert len(svg) < 400_000

@@ -43,6 +43,15 @@ class HtmlTable:
     css: list[tuple[str, ...]]
     footnotes: list[str] = field(default_factory=list)
     note: str | None = None
+    # The rows the page shows (indices into rows; None: all). The CSV of the table has
+    # every row: a table of thousands of ranks is data for scripts, not for a page.
+    on_page: tuple[int, ...] | None = None
+
+    @property
+    def page_rows(self) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        """(cells, their css classes) of the rows the page shows."""
+        shown = range(len(self.rows)) if self.on_page is None else self.on_page
+        return [(self.rows[i], self.css[i]) for i in shown]
 
     @property
     def header_css(self) -> tuple[str, ...]:

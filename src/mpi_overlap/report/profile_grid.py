@@ -45,3 +45,4 @@ class Grid:
     note: str | None = None
     footnotes: list[str] = field(default_factory=list)
     highlight: tuple[int, ...] = ()  # row indices to emphasise (the worst rank)
+    on_page: tuple[int, ...] | None = None  # rows the HTML page shows (None: all; CSV: all)

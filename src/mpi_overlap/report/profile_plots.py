@@ -6,7 +6,8 @@ per message-size range), per run:
 (1) overlap % per size bin: one stacked bar per rank inside each bin's group (up to 16
     ranks); above that, one bar for the whole job per bin with the spread across ranks
     (min / median / max) of both bounds drawn as whiskers;
-(2) overlap % per rank, with the non-overlapped time per rank below it;
+(2) overlap % per rank, with the non-overlapped time per rank below it (above 1 024 ranks,
+    each measure sorted over the ranks: their distribution);
 (3) non-overlapped time by region and by MPI function, horizontal bars.
 
 A bar of 100 % stacks: the minimum bound (overlapped for certain), the gap up to the
@@ -37,6 +38,9 @@ TOP_ENTRIES = 12  # bars per panel of the non-overlapped time chart
 # Above this many ranks the per-rank chart draws areas, not one bar per rank: a bar is a
 # matplotlib patch, and 1024 ranks' 4096 of them took 9 s to draw.
 DENSE_RANKS = 128
+# Above this many ranks the per-rank chart shows each measure sorted over the ranks (its
+# distribution), read at this many points: 8 192 ranks' areas made a 3.4 MB SVG.
+SORTED_RANKS = 1024
 MIN_COLOUR = "#1b7f3b"  # overlapped for certain (minimum bound)
 MAYBE_COLOUR = "#a8d5b0"  # possibly overlapped (between the bounds)
 LOST_COLOUR = "#e9a39b"  # not overlapped in any case (transfer − maximum)
@@ -224,11 +228,51 @@ def _absolute_panel(ax: Axes, a: dict[str, Any], bins: list[dict[str, Any]],
 # ---------------------------------------------------------------- (2) per rank
 
 
+def _sorted_curve(ranks: list[dict[str, Any]], key: str, at: np.ndarray) -> np.ndarray | None:
+    """The values of `key` over the ranks (None left out), sorted, read at the percentages
+    `at` of the ranks: values that ranks had, not interpolated between them."""
+    values = np.array([r[key] for r in ranks if r[key] is not None], dtype=float)
+    return np.percentile(values, at, method="inverted_cdf") if values.size else None
+
+
+def sorted_ranks_figure(ranks: list[dict[str, Any]], worst: int | None) -> MplFigure:
+    """Many ranks: each measure sorted over the ranks, a distribution in place of a bar
+    per rank. x: the share of ranks at or below the value."""
+    at = np.linspace(0.0, 100.0, SORTED_RANKS)
+    fig = MplFigure(figsize=(10.0, 5.2), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
+    for key, colour, name in (("min_pct", MIN_COLOUR, "minimum bound"),
+                              ("max_pct", MAYBE_COLOUR, "maximum bound")):
+        curve = _sorted_curve(ranks, key, at)
+        if curve is not None:
+            top.plot(at, curve, color=colour, lw=2, label=name)
+    _pct_axis(top)
+    top.set_title(f"Overlap across {len(ranks)} ranks, each bound sorted", fontsize=11,
+                  loc="left")
+    top.legend(fontsize=8, frameon=False, loc="upper left")
+    lost = _sorted_curve(ranks, "nonoverlap_s", at)
+    peak = float(lost[-1]) if lost is not None else 0.0
+    unit, scale = time_unit(peak)
+    if lost is not None:
+        bottom.fill_between(at, 0.0, lost / scale, color=LOST_COLOUR, lw=0)
+    if worst is not None:
+        bottom.plot([100.0], [peak / scale], "v", color=WORST_COLOUR, ms=6)
+        bottom.annotate(f"rank {worst}", (100.0, peak / scale), textcoords="offset points",
+                        xytext=(-6, 4), ha="right", fontsize=8, color=WORST_COLOUR)
+    bottom.set_ylabel(f"not overlapped ({unit})")
+    bottom.grid(True, axis="y", alpha=0.3)
+    bottom.set_xlabel("% of ranks at or below the value")
+    bottom.set_xlim(0.0, 100.0)
+    return fig
+
+
 def ranks_figure(a: dict[str, Any]) -> MplFigure | None:
     ranks = [r for r in a.get("ranks") or [] if r["in_totals"]]
     if not ranks:
         return None
     n = len(ranks)
+    if n > SORTED_RANKS:
+        return sorted_ranks_figure(ranks, unique_worst(a))
     fig = MplFigure(figsize=(min(14.0, max(8.0, 4.0 + 0.22 * n)), 5.2), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
     xs = np.arange(n, dtype=float)
@@ -350,15 +394,7 @@ def sections(runs: list[Run]) -> list[Section]:
                 + "Above each bin: its transfer time and transfers, all ranks. "
                 + BOUNDS_CAPTION,
             )
-            + _figure(
-                ranks_figure(a),
-                f"profile-ranks-{label}",
-                "Top: overlap bounds per rank. Bottom: non-overlapped time per rank (transfer "
-                "time − maximum bound)"
-                + ("" if unique_worst(a) is None else ", the worst rank in dark red")
-                + ". "
-                + BOUNDS_CAPTION,
-            )
+            + _figure(ranks_figure(a), f"profile-ranks-{label}", _ranks_caption(a))
             + _figure(
                 lost_figure(a),
                 f"profile-lost-{label}",
@@ -371,6 +407,18 @@ def sections(runs: list[Run]) -> list[Section]:
         if figures:
             out.append(Section(f"Overlap profile — {label}", None, figures))
     return out
+
+
+def _ranks_caption(a: dict[str, Any]) -> str:
+    worst = "" if unique_worst(a) is None else ", the worst rank in dark red"
+    if sum(1 for r in a.get("ranks") or [] if r["in_totals"]) > SORTED_RANKS:
+        return ("Top: the minimum and maximum overlap bound of every rank, each sorted "
+                "(x: the share of ranks at or below; a rank's two bounds may sit at different "
+                "x). Bottom: non-overlapped time per rank (transfer time − maximum bound), "
+                f"sorted{worst}. Read at {SORTED_RANKS} points; the per-rank table's CSV has "
+                "every rank.")
+    return ("Top: overlap bounds per rank. Bottom: non-overlapped time per rank (transfer "
+            f"time − maximum bound){worst}. " + BOUNDS_CAPTION)
 
 
 def _first_rank(a: dict[str, Any]) -> int:
