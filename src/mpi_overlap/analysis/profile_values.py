@@ -118,15 +118,23 @@ def rank_list(ranks: Iterable[int]) -> str:
 # ---------------------------------------------------------------- accumulation
 
 
+def _cell(entry: dict[str, Any]) -> tuple[int, float, float, float, float]:
+    """(transfers, xfer, min, max, nonoverlap) of one profile cell; nonoverlap is
+    recomputed as xfer − max."""
+    xfer, hi = num(entry.get("xfer_s")), num(entry.get("max_s"))
+    return (int(num(entry.get("transfers"))), xfer, num(entry.get("min_s")), hi,
+            max(0.0, xfer - hi))
+
+
 def measures(entry: dict[str, Any]) -> dict[str, float]:
     """The transfer measures of one profile cell; nonoverlap is recomputed as xfer − max."""
-    xfer, lo, hi = num(entry.get("xfer_s")), num(entry.get("min_s")), num(entry.get("max_s"))
+    transfers, xfer, lo, hi, nonoverlap = _cell(entry)
     return {
-        "transfers": int(num(entry.get("transfers"))),
+        "transfers": transfers,
         "xfer_s": xfer,
         "min_s": lo,
         "max_s": hi,
-        "nonoverlap_s": max(0.0, xfer - hi),
+        "nonoverlap_s": nonoverlap,
     }
 
 
@@ -145,13 +153,12 @@ class Acc:
         self.by_rank: dict[int, float] = {}
 
     def add(self, rank: int, entry: dict[str, Any], extra: tuple[str, ...] = ()) -> None:
-        # measures(entry), added without building its dict: once per cell and rank
-        xfer, hi = num(entry.get("xfer_s")), num(entry.get("max_s"))
-        nonoverlap = max(0.0, xfer - hi)
+        # the cell as a tuple, not measures()'s dict: this runs once per cell and rank
+        transfers, xfer, lo, hi, nonoverlap = _cell(entry)
         sums = self.sums
-        sums["transfers"] += int(num(entry.get("transfers")))
+        sums["transfers"] += transfers
         sums["xfer_s"] += xfer
-        sums["min_s"] += num(entry.get("min_s"))
+        sums["min_s"] += lo
         sums["max_s"] += hi
         sums["nonoverlap_s"] += nonoverlap
         for key in extra:
