@@ -188,26 +188,30 @@ RANK_HEADERS = (
 )
 
 
+def _losing_most(ranks: list[dict[str, Any]], k: int) -> set[int]:
+    """The ids of the k ranks with the most non-overlapped time (ties: lower rank)."""
+    return {r["rank"] for r in sorted(ranks, key=lambda r: (-r["nonoverlap_s"], r["rank"]))[:k]}
+
+
 def rank_grid(a: dict[str, Any], label: str, limit: int | None = None, *,
               page_limit: int | None = None) -> Grid:
-    """One row per rank; `limit`: only the ranks losing most (the terminal); `page_limit`:
-    all rows, of which the page shows the ranks losing most (HTML and its CSV)."""
+    """One row per rank (in rank order); `limit`: only the ranks losing most (the
+    terminal); `page_limit`: every row, of which the page shows the ranks losing most
+    (HTML; its CSV has all)."""
     ranks = list(a.get("ranks") or [])
     note = None
     on_page = None
     if page_limit is not None and len(ranks) > page_limit:
-        losing = sorted(ranks, key=lambda r: (-r["nonoverlap_s"], r["rank"]))[:page_limit]
-        shown_ranks = {r["rank"] for r in losing}
-        ranks = sorted(ranks, key=lambda r: r["rank"])
-        on_page = tuple(i for i, r in enumerate(ranks) if r["rank"] in shown_ranks)
+        shown = _losing_most(ranks, page_limit)
+        on_page = tuple(i for i, r in enumerate(ranks) if r["rank"] in shown)
         note = (f"the {page_limit} ranks with the most non-overlapped time of {len(ranks)}; "
                 "the table's CSV (report.json \"tables\") lists all")
     if limit is not None and len(ranks) > limit:
-        shown = sorted(ranks, key=lambda r: (-r["nonoverlap_s"], r["rank"]))[:limit]
         where = ("report.html lists all" if len(ranks) <= PAGE_RANKS
                  else "the per-rank CSV of report.html lists all")
         note = f"the {limit} ranks with the most non-overlapped time of {len(ranks)}; {where}"
-        ranks = sorted(shown, key=lambda r: r["rank"])
+        shown = _losing_most(ranks, limit)
+        ranks = [r for r in ranks if r["rank"] in shown]
     worst = unique_worst(a)
     rows, highlight = [], []
     for i, r in enumerate(ranks):
