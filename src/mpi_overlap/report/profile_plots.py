@@ -266,13 +266,23 @@ def sorted_ranks_figure(ranks: list[dict[str, Any]], worst: int | None) -> MplFi
     return fig
 
 
+def _included(a: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ranks the per-rank figure draws: those in the job's totals."""
+    return [r for r in a.get("ranks") or [] if r["in_totals"]]
+
+
+def _sorted_view(ranks: list[dict[str, Any]]) -> bool:
+    """Whether the per-rank figure shows each measure sorted (many ranks)."""
+    return len(ranks) > SORTED_RANKS
+
+
 def ranks_figure(a: dict[str, Any]) -> MplFigure | None:
-    ranks = [r for r in a.get("ranks") or [] if r["in_totals"]]
+    ranks = _included(a)
     if not ranks:
         return None
-    n = len(ranks)
-    if n > SORTED_RANKS:
+    if _sorted_view(ranks):
         return sorted_ranks_figure(ranks, unique_worst(a))
+    n = len(ranks)
     fig = MplFigure(figsize=(min(14.0, max(8.0, 4.0 + 0.22 * n)), 5.2), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
     xs = np.arange(n, dtype=float)
@@ -411,7 +421,7 @@ def sections(runs: list[Run]) -> list[Section]:
 
 def _ranks_caption(a: dict[str, Any]) -> str:
     worst = "" if unique_worst(a) is None else ", the worst rank in dark red"
-    if sum(1 for r in a.get("ranks") or [] if r["in_totals"]) > SORTED_RANKS:
+    if _sorted_view(_included(a)):
         return ("Top: the minimum and maximum overlap bound of every rank, each sorted "
                 "(x: the share of ranks at or below; a rank's two bounds may sit at different "
                 "x). Bottom: non-overlapped time per rank (transfer time − maximum bound), "
