@@ -16,6 +16,7 @@ asserted by a test (the guide: timings are benchmarks, not pass/fail).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -26,7 +27,6 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from .errors import UserError
 from .file_output import write_json
@@ -81,7 +81,6 @@ def synthesize(source: Path, ranks: int, out: Path) -> None:
     out.mkdir(parents=True)
     # Rank documents are written one by one into the array: a copy of 8 192 parsed rank
     # documents would be the very memory this benchmark measures in the report.
-    texts = [json.dumps(doc) for doc in base]
     head = dict(result, ranks=[], ranks_expected=ranks, missing_ranks=[])
     head_text = json.dumps(head)
     marker = '"ranks": []'
@@ -91,8 +90,7 @@ def synthesize(source: Path, ranks: int, out: Path) -> None:
     with open(out / "result.json", "w", encoding="utf-8") as fh:
         fh.write(before + '"ranks": [')
         for i in range(ranks):
-            doc = json.loads(texts[i % len(texts)])
-            doc["rank"], doc["size"] = i, ranks
+            doc = dict(base[i % len(base)], rank=i, size=ranks)  # shallow: only these two
             fh.write(("," if i else "") + json.dumps(doc))
         fh.write("]" + after)
     meta = read_json(source / "run.json")
@@ -102,15 +100,16 @@ def synthesize(source: Path, ranks: int, out: Path) -> None:
 
 
 def _timed_report(run_dir: Path) -> tuple[float, float, int]:
-    """(wall s, peak MiB, exit status) of `mpi-overlap report run_dir` in a child."""
+    """(wall s, peak MiB, exit status) of `mpi-overlap report run_dir` in a child, whose
+    errors go to run_dir/report-stderr.log (a pipe nobody reads could fill and block it).
+    os.wait4 rather than Popen.wait: it returns the child's own resource usage."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([*_cli(), "report", str(run_dir)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    with open(run_dir / "report-stderr.log", "wb") as errors:
+        proc = subprocess.Popen([*_cli(), "report", str(run_dir)],
+                                stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.stderr is not None:
-        proc.stderr.close()
     return wall, usage.ru_maxrss / 1024.0, proc.returncode
 
 
@@ -142,7 +141,7 @@ def render(timings: list[Timing], source: Path) -> str:
              f"{'ranks':>7}  {'phase':<20} {'wall s':>8} {'peak MiB':>9} "
              f"{'result MiB':>10} {'html MiB':>9}"]
     for t in timings:
-        failed = "" if t.rc == 0 else f"  (exit {t.rc})"
+        failed = "" if t.rc == 0 else f"  (exit {t.rc}; --keep keeps its report-stderr.log)"
         lines.append(f"{t.ranks:>7}  {t.phase:<20} {t.wall_s:>8.2f} {t.peak_mib:>9.0f} "
                      f"{t.result_mib:>10.1f} {t.report_html_mib:>9.1f}{failed}")
     return "\n".join(lines)
@@ -161,31 +160,28 @@ def _parse_ranks(text: str) -> list[int]:
 
 def main(argv: list[str]) -> int:
     """devtools report-scale [--ranks N,N] [--source RUN_DIR] [--json FILE] [--keep]"""
-    opts: dict[str, Any] = {"ranks": list(DEFAULT_RANKS), "source": None, "json": None,
-                            "keep": False}
-    args = list(argv)
-    while args:
-        flag = args.pop(0)
-        if flag == "--keep":
-            opts["keep"] = True
-        elif flag in ("--ranks", "--source", "--json") and args:
-            value = args.pop(0)
-            opts[flag[2:]] = _parse_ranks(value) if flag == "--ranks" else Path(value)
-        else:
-            raise UserError(f"report-scale: unknown or incomplete option '{flag}'")
+    parser = argparse.ArgumentParser(prog="devtools report-scale",
+                                     description="Time the report on synthetic ranks.")
+    parser.add_argument("--ranks", default=",".join(map(str, DEFAULT_RANKS)),
+                        help="rank counts, comma-separated")
+    parser.add_argument("--source", type=Path, help="a profile run directory to copy")
+    parser.add_argument("--json", type=Path, help="also write the timings here")
+    parser.add_argument("--keep", action="store_true", help="keep the synthetic runs")
+    args = parser.parse_args(argv)
+    ranks = _parse_ranks(args.ranks)
     workdir = Path(tempfile.mkdtemp(prefix="mpi-overlap-report-scale-"))
     try:
-        source = opts["source"] or make_source(workdir)
+        source = args.source or make_source(workdir)
         if not (source / "result.json").is_file():
             raise UserError(f"{source}: not a run directory with a result.json")
-        timings = measure(source, opts["ranks"], workdir, keep=opts["keep"])
+        timings = measure(source, ranks, workdir, keep=args.keep)
         print(render(timings, source))
-        if opts["json"]:
-            write_json(opts["json"], {"machine": machine(), "source": str(source),
-                                      "timings": [asdict(t) for t in timings]})
+        if args.json:
+            write_json(args.json, {"machine": machine(), "source": str(source),
+                                   "timings": [asdict(t) for t in timings]})
         return 0 if all(t.rc == 0 for t in timings) else 1
     finally:
-        if opts["keep"]:
+        if args.keep:
             print(f"kept: {workdir}")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
