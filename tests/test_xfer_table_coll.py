@@ -6,6 +6,7 @@ one-line errors for bad `coll` lines, and calibrate's compact view (no MPI neede
 from __future__ import annotations
 
 import io
+import math
 import re
 from pathlib import Path
 
@@ -110,10 +111,16 @@ def test_merging_replaces_only_the_sizes_measured() -> None:
         ("bcast", 2, 1536, 6.0, []),
         ("bcast", 2, 4096, 16.0, ["table_extrapolated"]),
         ("bcast", 4, 512, 4.5, []),
-        ("bcast", 3, 0, 3.0, ["coll_size_extrapolated"]),  # 2 and 4 as near: the larger
-        ("bcast", 5, 1024, 6.0, ["coll_size_extrapolated"]),
-        ("bcast", 100, 0, 5.0, ["coll_size_extrapolated"]),
-        ("bcast", 1, 1024, 4.0, ["coll_size_extrapolated"]),
+        # other sizes: linear in log2 p between the calibrated sizes around, beyond them
+        # the slope of the two nearest (bcast grows like log p)
+        ("bcast", 3, 0, 2 + math.log2(1.5), ["coll_size_extrapolated"]),
+        ("bcast", 5, 1024, 6 - math.log2(5 / 4),
+         ["coll_size_extrapolated", "table_extrapolated"]),
+        ("bcast", 7, 512, 4.5 + 0.5 * math.log2(7 / 4),
+         ["coll_size_extrapolated", "table_extrapolated"]),
+        ("bcast", 100, 0, 5 + 2 * math.log2(100 / 8), ["coll_size_extrapolated"]),
+        ("bcast", 1, 1024, 2.0, ["coll_size_extrapolated"]),
+        ("ibcast", 6, 0, 7.0, ["coll_size_extrapolated"]),  # one size of its own: nearest
         ("ibcast", 2, 0, 7.0, []),
         ("ibcast", 8, 0, 7.0, ["coll_size_extrapolated"]),
         ("igather", 2, 0, 0.2875, ["coll_uncalibrated"]),
@@ -127,6 +134,30 @@ def test_lookup_like_the_profiler(op: str, comm_size: int, nbytes: int, want_us:
     got, got_flags = table.lookup_coll(op, comm_size, nbytes)
     assert got == pytest.approx(want_us * US, rel=1e-12)
     assert got_flags == flags
+
+
+@pytest.mark.parametrize(
+    ("op", "comm_size", "want_us"),
+    [
+        # moves p blocks: linear in p (2 ranks 10 µs, 4 ranks 30 µs), never below 0
+        ("alltoall", 3, 20.0), ("alltoall", 8, 70.0), ("alltoall", 1, 0.0),
+        ("ialltoall", 3, 20.0),  # as the blocking op's series
+        # times falling with p are not extrapolated further down, either way
+        ("allgather", 16, 8.0), ("allgather", 1, 9.0),
+        # a neighbourhood collective's cost is its topology's: the nearest size
+        ("neighbor_alltoall", 4, 4.0), ("neighbor_alltoall", 6, 6.0),
+    ],
+)
+def test_size_model_like_the_profiler(op: str, comm_size: int, want_us: float) -> None:
+    """The numbers of test_coll_lookup in native/tests/test_xfer_table.c."""
+    table = parse_table(_text()).with_coll({
+        ("alltoall", 2): [(0, 10e-6)], ("alltoall", 4): [(0, 30e-6)],
+        ("allgather", 2): [(0, 9e-6)], ("allgather", 4): [(0, 8e-6)],
+        ("neighbor_alltoall", 2): [(0, 4e-6)], ("neighbor_alltoall", 8): [(0, 6e-6)],
+    })
+    got, flags = table.lookup_coll(op, comm_size, 0)
+    assert got == pytest.approx(want_us * US, rel=1e-12, abs=1e-18)
+    assert "coll_size_extrapolated" in flags
 
 
 def test_nonblocking_falls_back_to_blocking() -> None:
@@ -198,6 +229,10 @@ def test_compact_view() -> None:
     # blocking / non-blocking at 0 B and 1 KiB; not measured: —
     assert re.search(r"2 / 7 .*4 / — .*— / —", row), row
     assert "also for communicator sizes 4, 8" in text
+    # bcast has three sizes: the size model's error, 4 ranks predicted from 2 and 8:
+    # +17 % at 0 B (3.5 against 3 µs), -25 % at 1 KiB (4.5 against 6 µs)
+    assert ("communicator-size model, between calibrated sizes: median error 21 %, worst "
+            "25 % (bcast on 4 ranks); 2 message sizes of 1 series") in text
     out = io.StringIO()
     print_coll_table(Console(file=out, width=200), table, 16)
     assert "no collective times for 16 ranks" in out.getvalue()

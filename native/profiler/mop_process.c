@@ -110,7 +110,7 @@ static double mop_xfer_time(mop_process *p, int64_t bytes, int32_t arg, int kind
     }
     if (p->last_flags & MOP_XFER_EXTRAPOLATED)
         p->counters.table_extrapolated++;
-    if (p->last_flags & MOP_XFER_COLL_SIZE_NEAREST)
+    if (p->last_flags & MOP_XFER_COLL_SIZE_MODELLED)
         p->counters.coll_size_extrapolated++;
     if (p->last_flags & MOP_XFER_COLL_NB_AS_BLOCKING)
         p->counters.coll_nb_as_blocking++;

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -405,6 +406,92 @@ static const mop_xfer_series *mop_find_series(const mop_xfer_table *t, int op, i
     return best;
 }
 
+/* How an op's time grows with the communicator size p, for sizes without a
+ * series of their own (docs/method.md, "Collective transfer times"): with the
+ * message size defined per process, the rooted, all-to-all and gather-like
+ * ops move p blocks (linear in p), the reductions, broadcasts, scans and the
+ * barrier run as trees or recursive doubling (log p); a neighbourhood
+ * collective's cost follows its topology's degree, not p: no model. */
+typedef enum mop_coll_growth { MOP_GROW_NONE, MOP_GROW_LOG, MOP_GROW_LINEAR } mop_coll_growth;
+
+static mop_coll_growth mop_coll_growth_of(int op)
+{
+    switch (op >= MOP_COLL_NB_OFFSET ? op - MOP_COLL_NB_OFFSET : op) {
+    case MOP_COLL_GATHER: case MOP_COLL_GATHERV: case MOP_COLL_SCATTER: case MOP_COLL_SCATTERV:
+    case MOP_COLL_ALLGATHER: case MOP_COLL_ALLGATHERV: case MOP_COLL_ALLTOALL:
+    case MOP_COLL_ALLTOALLV: case MOP_COLL_ALLTOALLW: case MOP_COLL_REDUCE_SCATTER:
+    case MOP_COLL_REDUCE_SCATTER_BLOCK:
+        return MOP_GROW_LINEAR;
+    case MOP_COLL_NEIGHBOR_ALLGATHER: case MOP_COLL_NEIGHBOR_ALLGATHERV:
+    case MOP_COLL_NEIGHBOR_ALLTOALL: case MOP_COLL_NEIGHBOR_ALLTOALLV:
+    case MOP_COLL_NEIGHBOR_ALLTOALLW:
+        return MOP_GROW_NONE;
+    default:
+        return MOP_GROW_LOG;
+    }
+}
+
+static double mop_growth_x(mop_coll_growth g, int comm_size)
+{
+    return g == MOP_GROW_LINEAR ? (double)comm_size : log2((double)comm_size);
+}
+
+/* The op's series nearest below and above comm_size: *lo the largest size
+ * under it, *hi the smallest over it (NULL: none). */
+static void mop_series_around(const mop_xfer_table *t, int op, int comm_size,
+                              const mop_xfer_series **lo, const mop_xfer_series **hi)
+{
+    *lo = *hi = NULL;
+    for (size_t i = 0; i < t->ncoll; i++) {
+        const mop_xfer_series *s = &t->coll[i];
+        if (s->op != op || s->curve.npoints == 0)
+            continue;
+        if (s->comm_size < comm_size && (!*lo || s->comm_size > (*lo)->comm_size))
+            *lo = s;
+        if (s->comm_size > comm_size && (!*hi || s->comm_size < (*hi)->comm_size))
+            *hi = s;
+    }
+}
+
+/* The time of `bytes` on comm_size ranks from the op's series of other
+ * sizes (the op has some, none of comm_size): linear in the growth's x
+ * between the two calibrated sizes around it; beyond the calibrated sizes,
+ * the slope of the two nearest, never falling with p (noise between two
+ * sizes must not make larger communicators faster) nor below 0; with one
+ * size, or an op without a model, the nearest series' time. */
+static double mop_coll_size_model(const mop_xfer_table *t, int op, int comm_size, uint64_t bytes,
+                                  bool *ex)
+{
+    mop_coll_growth g = mop_coll_growth_of(op);
+    const mop_xfer_series *a, *b, *lo, *hi;
+    mop_series_around(t, op, comm_size, &lo, &hi);
+    if (lo && hi) {
+        a = lo;
+        b = hi;
+    } else if (lo) { /* above every calibrated size: the largest two */
+        b = lo;
+        mop_series_around(t, op, lo->comm_size, &a, &hi);
+    } else { /* below every calibrated size: the smallest two */
+        a = hi;
+        mop_series_around(t, op, hi->comm_size, &lo, &b);
+    }
+    if (g == MOP_GROW_NONE || !a || !b)
+        return mop_curve_lookup(&mop_find_series(t, op, comm_size)->curve, bytes, ex);
+    bool ex_a, ex_b;
+    double ta = mop_curve_lookup(&a->curve, bytes, &ex_a);
+    double tb = mop_curve_lookup(&b->curve, bytes, &ex_b);
+    *ex = ex_a || ex_b;
+    double xa = mop_growth_x(g, a->comm_size), xb = mop_growth_x(g, b->comm_size);
+    double x = mop_growth_x(g, comm_size);
+    double slope = (tb - ta) / (xb - xa);
+    if (lo && hi)
+        return ta + slope * (x - xa);
+    if (slope < 0.0)
+        slope = 0.0;
+    double secs = lo ? tb + slope * (x - xb) : ta - slope * (xa - x);
+    return secs > 0.0 ? secs : 0.0;
+}
+
 double mop_xfer_table_lookup_coll(const mop_xfer_table *t, int op, int comm_size,
                                   uint64_t bytes, unsigned *flags)
 {
@@ -413,14 +500,16 @@ double mop_xfer_table_lookup_coll(const mop_xfer_table *t, int op, int comm_size
     *flags = 0;
     const mop_xfer_series *s = mop_find_series(t, op, comm_size);
     if (!s && op >= MOP_COLL_NB_OFFSET && op < MOP_XFER_NCOLL_OPS) {
-        s = mop_find_series(t, op - MOP_COLL_NB_OFFSET, comm_size);
+        op -= MOP_COLL_NB_OFFSET;
+        s = mop_find_series(t, op, comm_size);
         if (s)
             *flags |= MOP_XFER_COLL_NB_AS_BLOCKING;
     }
-    if (s) {
-        if (s->comm_size != comm_size)
-            *flags |= MOP_XFER_COLL_SIZE_NEAREST;
+    if (s && s->comm_size == comm_size) {
         secs = mop_curve_lookup(&s->curve, bytes, &ex);
+    } else if (s) {
+        *flags |= MOP_XFER_COLL_SIZE_MODELLED;
+        secs = mop_coll_size_model(t, op, comm_size, bytes, &ex);
     } else {
         *flags |= MOP_XFER_COLL_UNCALIBRATED;
         secs = mop_xfer_table_lookup(t, MOP_XFER_INTRA, bytes, &ex);

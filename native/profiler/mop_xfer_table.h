@@ -71,7 +71,8 @@ typedef struct mop_xfer_table {
  * the engine counts each (docs/profiler.md, "Transfer-time table"). */
 enum {
     MOP_XFER_EXTRAPOLATED = 1u << 0,       /* size beyond the curve's last point */
-    MOP_XFER_COLL_SIZE_NEAREST = 1u << 1,  /* no series for this comm size: nearest one */
+    MOP_XFER_COLL_SIZE_MODELLED = 1u << 1, /* no series for this comm size: from the
+                                            * other sizes' (mop_xfer_table_lookup_coll) */
     MOP_XFER_COLL_NB_AS_BLOCKING = 1u << 2, /* non-blocking op without series: blocking one's */
     MOP_XFER_COLL_UNCALIBRATED = 1u << 3,  /* no series for the op: intra-node p2p time */
 };
@@ -114,10 +115,16 @@ double mop_xfer_table_lookup(const mop_xfer_table *t, int cls, uint64_t bytes,
 
 /* xfer_time of a collective (op as in MOP_XFER_NCOLL_OPS) of `bytes` (the
  * per-process block) on a communicator of comm_size ranks: the op's series
- * for that comm size, else the one with the nearest comm size (ties: the
- * larger); a non-blocking op without any series uses its blocking op's; an
- * op without any series the intra-node point-to-point time. Within a series
- * as mop_xfer_table_lookup. *flags gets the MOP_XFER_* bits of what it did. */
+ * for that comm size, else a model over its other sizes: linear in log2 p
+ * (trees: barrier, broadcasts, reductions, scans) or in p (ops that move p
+ * blocks: gathers, scatters, all-to-alls, reduce-scatters) between the two
+ * calibrated sizes around comm_size, beyond them the slope of the two
+ * nearest (not negative, the result not below 0); with a single calibrated
+ * size, or for a neighbourhood collective, the nearest size's series (ties:
+ * the larger). A non-blocking op without any series uses its blocking op's;
+ * an op without any series the intra-node point-to-point time. Within a
+ * series as mop_xfer_table_lookup. *flags gets the MOP_XFER_* bits of what
+ * it did (docs/method.md, "Collective transfer times"). */
 double mop_xfer_table_lookup_coll(const mop_xfer_table *t, int op, int comm_size,
                                   uint64_t bytes, unsigned *flags);
 

@@ -4,6 +4,7 @@
  * series from an event's kind and communicator size (its lookup cache must
  * tell series apart). Expected values are hand-computed from the points. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,30 +68,60 @@ static void test_coll_lookup(void)
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 4, 512, &f), 4.5e-6, 1e-18);
     CHECK(f == 0);
 
-    /* nearest comm size: 3 is as near to 2 as to 4 -> the larger (4); 5 -> 4;
-     * 7 -> 8 (one point: constant, 512 B is beyond it); 100 -> 8; 1 -> 2 */
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 3, 0, &f), 3e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 5, 1024, &f), 6e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 7, 512, &f), 5e-6, 1e-18);
-    CHECK(f == (MOP_XFER_COLL_SIZE_NEAREST | MOP_XFER_EXTRAPOLATED));
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 100, 0, &f), 5e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 1, 1024, &f), 4e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
+    /* Other comm sizes: bcast grows like log2 p (docs/method.md). Between two
+     * calibrated sizes linear in log2 p: 3 ranks, 0 B, between 2 (2 us) and 4
+     * (3 us): 2 + log2(3/2) us; 5 ranks, 1 KiB between 4 (6 us) and 8 (5 us:
+     * one point, 1 KiB beyond it, so extrapolated): falling as the data does. */
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 3, 0, &f), (2 + log2(1.5)) * 1e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 5, 1024, &f),
+               (6 - log2(5.0 / 4)) * 1e-6, 1e-18);
+    CHECK(f == (MOP_XFER_COLL_SIZE_MODELLED | MOP_XFER_EXTRAPOLATED));
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 7, 512, &f),
+               (4.5 + 0.5 * log2(7.0 / 4)) * 1e-6, 1e-18);
+    CHECK(f == (MOP_XFER_COLL_SIZE_MODELLED | MOP_XFER_EXTRAPOLATED));
+    /* beyond them, the slope of the two nearest: 100 ranks from 4 (3 us) and 8
+     * (5 us), 2 us per doubling; 1 rank from 2 (4 us at 1 KiB) and 4 (6 us) */
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 100, 0, &f),
+               (5 + 2 * log2(100.0 / 8)) * 1e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 1, 1024, &f), 2e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
 
-    /* ibcast without series: bcast's, flagged */
+    /* ibcast without series: bcast's, flagged (6 ranks: between 4 and 8) */
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 512, &f), 3e-6, 1e-18);
     CHECK(f == MOP_XFER_COLL_NB_AS_BLOCKING);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 6, 0, &f), 5e-6, 1e-18); /* 6: 4 or 8 -> 8 */
-    CHECK(f == (MOP_XFER_COLL_NB_AS_BLOCKING | MOP_XFER_COLL_SIZE_NEAREST));
-    /* ... and its own series once it has one */
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 6, 0, &f), (3 + 2 * log2(1.5)) * 1e-6,
+               1e-18);
+    CHECK(f == (MOP_XFER_COLL_NB_AS_BLOCKING | MOP_XFER_COLL_SIZE_MODELLED));
+    /* ... and its own series once it has one: a single size, so the nearest */
     CHECK(mop_xfer_table_add_coll(&t, IBCAST, 2, 0, 7e-6) == 0);
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 0, &f), 7e-6, 1e-18);
     CHECK(f == 0);
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 8, 0, &f), 7e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
+    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
+
+    /* alltoall moves p blocks: linear in p. 2 ranks 10 us, 4 ranks 30 us: 3
+     * ranks 20 us, 8 ranks 30 + 4 * 10 us; falling data never extrapolates
+     * down: allgather 2 ranks 9 us, 4 ranks 8 us -> 16 ranks 8 us, 1 rank
+     * 8 us as well (slope 0 below too) */
+    const int ALLTOALL = MOP_COLL_ALLTOALL, ALLGATHER = MOP_COLL_ALLGATHER;
+    CHECK(mop_xfer_table_add_coll(&t, ALLTOALL, 2, 0, 10e-6) == 0);
+    CHECK(mop_xfer_table_add_coll(&t, ALLTOALL, 4, 0, 30e-6) == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLTOALL, 3, 0, &f), 20e-6, 1e-18);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLTOALL, 8, 0, &f), 70e-6, 1e-18);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLTOALL, 1, 0, &f), 0.0, 1e-18); /* not < 0 */
+    CHECK(mop_xfer_table_add_coll(&t, ALLGATHER, 2, 0, 9e-6) == 0);
+    CHECK(mop_xfer_table_add_coll(&t, ALLGATHER, 4, 0, 8e-6) == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLGATHER, 16, 0, &f), 8e-6, 1e-18);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLGATHER, 1, 0, &f), 9e-6, 1e-18);
+    /* a neighbourhood collective's cost is its topology's: the nearest size */
+    const int NBR = MOP_COLL_NEIGHBOR_ALLTOALL;
+    CHECK(mop_xfer_table_add_coll(&t, NBR, 2, 0, 4e-6) == 0);
+    CHECK(mop_xfer_table_add_coll(&t, NBR, 8, 0, 6e-6) == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, NBR, 4, 0, &f), 4e-6, 1e-18);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, NBR, 6, 0, &f), 6e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
 
     /* an op without any series (nor its blocking op): intra p2p of the same bytes */
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_ALLREDUCE, 2, 512, &f), 2e-6, 1e-18);
@@ -140,7 +171,7 @@ static void test_table_files(void)
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 0, &f), 9e-6, 1e-18);
     CHECK(f == 0);
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_BARRIER, 2, 0, &f), 1.5e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_NEAREST);
+    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
     mop_xfer_table_free(&t);
 
     /* version 1 (p2p only) is still read; its collectives fall back */
@@ -294,7 +325,7 @@ static void test_engine_series(void)
         ev(MOP_EV_ENTER, 0, 0, 0, 0, 0),
         ev(MOP_EV_INCALL, 1, 0, 1024, bcast, 2),          /* 4 us */
         ev(MOP_EV_INCALL, 2, 0, 1024, bcast, 4),          /* 6 us */
-        ev(MOP_EV_INCALL, 3, 0, 1024, bcast, 3),          /* nearest 4: 6 us */
+        ev(MOP_EV_INCALL, 3, 0, 1024, bcast, 3),          /* 3 ranks: 4 + 2 log2(3/2) us */
         ev(MOP_EV_INCALL, 4, 0, 1024, MOP_KIND_SEND, 1),  /* p2p: 3 us */
         ev(MOP_EV_INCALL, 5, 0, 1024, ibcast, 2),         /* as bcast: 4 us */
         ev(MOP_EV_INCALL, 6, 0, 1024, MOP_KIND_COLL + MOP_COLL_ALLREDUCE, 2), /* p2p: 3 us */
@@ -311,7 +342,7 @@ static void test_engine_series(void)
     };
     mop_process_events(&p, e, sizeof e / sizeof e[0]);
     mop_process_finish(&p);
-    const double want[] = {4e-6, 6e-6, 6e-6, 3e-6, 4e-6, 3e-6, 16e-6, 6e-6};
+    const double want[] = {4e-6, 6e-6, (4 + 2 * log2(1.5)) * 1e-6, 3e-6, 4e-6, 3e-6, 16e-6, 6e-6};
     CHECK(s.n == 8);
     for (int i = 0; i < 8 && i < s.n; i++)
         CHECK_NEAR(s.xfer[i], want[i], 1e-18);

@@ -23,7 +23,7 @@ from typing import Any
 
 from rich.console import Console
 
-from . import coll_failures
+from . import coll_failures, coll_size_model
 from .benchmarks import get_benchmark
 from .build import executable
 from .errors import UserError
@@ -530,3 +530,5 @@ def print_coll_table(console: Console, table: XferTable, comm_size: int) -> None
     if others:
         console.print(f"{table.toolchain_name}: collective times also for communicator "
                       f"sizes {', '.join(map(str, others))}", markup=False)
+    for line in coll_size_model.describe(table):
+        console.print(f"{table.toolchain_name}: {line}", markup=False)

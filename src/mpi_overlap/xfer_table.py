@@ -56,6 +56,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -83,6 +84,24 @@ BLOCKING_COLL_OPS = (
 COLL_OPS = BLOCKING_COLL_OPS + tuple("i" + op for op in BLOCKING_COLL_OPS)
 
 CollKey = tuple[str, int]  # (op, communicator size)
+
+# How a collective's time grows with the communicator size p, for sizes without a series
+# of their own (docs/method.md, "Collective transfer times"; mop_coll_growth_of in
+# mop_xfer_table.c): ops that move p per-process blocks grow linearly in p, trees and
+# recursive doubling like log2 p; neighbourhood collectives follow their topology's
+# degree, not p (None: the nearest calibrated size).
+LINEAR_COLL_OPS = frozenset({
+    "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoall",
+    "alltoallv", "alltoallw", "reduce_scatter", "reduce_scatter_block"})
+
+
+def coll_growth(op: str) -> Callable[[float], float] | None:
+    """x(p) of the op's size model: p, log2 p, or None (no model)."""
+    base = op[1:] if op.startswith("i") and op[1:] in BLOCKING_COLL_OPS else op
+    if base.startswith("neighbor_"):
+        return None
+    return float if base in LINEAR_COLL_OPS else math.log2
+
 Points = list[tuple[int, float]]
 OVERRIDE_HINT = "--table PATH --force-table"
 OLD_FORMAT_REASON = "format version {v} has no quality verdict (made by an older mpi-overlap)"
@@ -190,28 +209,56 @@ class XferTable:
         """xfer_time of a collective as the profiler computes it (mop_xfer_table.c) and the
         names of the counters its fallbacks raise."""
         flags: list[str] = []
-        key = self._series(op, comm_size)
-        if key is None and op.startswith("i") and op[1:] in BLOCKING_COLL_OPS:
-            key = self._series(op[1:], comm_size)
-            if key is not None:
-                flags.append("coll_nb_as_blocking")
-        if key is None:
+        blocking = op[1:] if op.startswith("i") and op[1:] in BLOCKING_COLL_OPS else None
+        if blocking and not self._sizes_of(op) and self._sizes_of(blocking):
+            op = blocking
+            flags.append("coll_nb_as_blocking")
+        sizes = self._sizes_of(op)
+        if not sizes:
             flags.append("coll_uncalibrated")
             pts = self.points.get("intra") or []
+            if pts and nbytes > pts[-1][0]:
+                flags.append("table_extrapolated")
+            return (interpolate(pts, nbytes) if pts else 0.0), flags
+        if comm_size in sizes:
+            pts = self.coll[(op, comm_size)]
+            secs = interpolate(pts, nbytes)
+            extrapolated = nbytes > pts[-1][0]
         else:
-            if key[1] != comm_size:
-                flags.append("coll_size_extrapolated")
-            pts = self.coll[key]
-        if pts and nbytes > pts[-1][0]:
+            flags.append("coll_size_extrapolated")
+            secs, extrapolated = self._size_model(op, sizes, comm_size, nbytes)
+        if extrapolated:
             flags.append("table_extrapolated")
-        return (interpolate(pts, nbytes) if pts else 0.0), flags
+        return secs, flags
 
-    def _series(self, op: str, comm_size: int) -> CollKey | None:
-        """The op's series with comm_size ranks, else the nearest size (ties: larger)."""
-        sizes = [n for o, n in self.coll if o == op]
-        if not sizes:
-            return None
-        return op, min(sizes, key=lambda n: (abs(n - comm_size), -n))
+    def _sizes_of(self, op: str) -> list[int]:
+        """The communicator sizes the op has a series for, ascending."""
+        return sorted(n for o, n in self.coll if o == op and self.coll[(o, n)])
+
+    def _size_model(self, op: str, sizes: list[int], comm_size: int,
+                     nbytes: int) -> tuple[float, bool]:
+        """The op's time on a communicator size without a series of its own, from its
+        other sizes, as mop_coll_size_model does; and whether a curve was extrapolated."""
+        growth = coll_growth(op)
+        below = [n for n in sizes if n < comm_size]
+        above = [n for n in sizes if n > comm_size]
+        pair = (below[-1:] + above[:1] if below and above
+                else below[-2:] if below else above[:2])
+        if growth is None or len(pair) < 2:
+            nearest = min(sizes, key=lambda n: (abs(n - comm_size), -n))
+            pts = self.coll[(op, nearest)]
+            return interpolate(pts, nbytes), nbytes > pts[-1][0]
+        (a, b) = pair
+        pa, pb = self.coll[(op, a)], self.coll[(op, b)]
+        ta, tb = interpolate(pa, nbytes), interpolate(pb, nbytes)
+        extrapolated = nbytes > pa[-1][0] or nbytes > pb[-1][0]
+        xa, xb, x = growth(a), growth(b), growth(comm_size)
+        slope = (tb - ta) / (xb - xa)
+        if below and above:
+            return ta + slope * (x - xa), extrapolated
+        slope = max(slope, 0.0)
+        secs = tb + slope * (x - xb) if below else ta - slope * (xa - x)
+        return max(secs, 0.0), extrapolated
 
     def lookup(self, nbytes: int, cls: str = "intra") -> float:
         """One-way seconds of an `nbytes` message between ranks of class `cls`."""

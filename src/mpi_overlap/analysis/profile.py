@@ -97,7 +97,8 @@ UNATTRIBUTED: dict[str, str] = {
     "the intra-node times: the table has no inter-node class (`mpi-overlap calibrate "
     "--nodes 2` inside a Slurm allocation measures it)",
     "coll_size_extrapolated": "collectives on a communicator size the table has no series "
-    "for: the nearest calibrated size's transfer time was used",
+    "for: their transfer time came from the calibrated sizes by the size model (docs/"
+    "method.md), or from the nearest size where the op has one",
     "coll_nb_as_blocking": "non-blocking collectives without a calibrated series of their "
     "own: the blocking operation's transfer time was used",
     "coll_uncalibrated": "collectives without any calibrated series: the intra-node "
