@@ -12,7 +12,8 @@ BIN         := $(VENV)/bin
 export MPI_OVERLAP_HOME ?= $(CURDIR)/build/state
 RUNS        ?= mpi-overlap-runs
 
-.PHONY: setup demo test test-loaded lint ctest fuzz pytest toolchains clean bench-report-scale
+.PHONY: setup demo test test-loaded lint ctest fuzz pytest toolchains clean bench-report-scale \
+        bench-real-scale
 
 $(BIN)/mpi-overlap: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -81,6 +82,12 @@ test-loaded: setup toolchains
 REPORT_SCALE_RANKS ?= 1024,8192
 bench-report-scale: setup
 	$(BIN)/python -m mpi_overlap.devtools report-scale --ranks $(REPORT_SCALE_RANKS)
+
+# Real profile runs of mo_halo at REAL_SCALE_RANKS ranks, oversubscribed on this machine's
+# cores: the per-rank files, result.json and the report as the job grows (a benchmark).
+REAL_SCALE_RANKS ?= 2,4,8,16,32,64
+bench-real-scale: setup
+	$(BIN)/python -m mpi_overlap.devtools report-scale --real $(REAL_SCALE_RANKS)
 
 clean:
 	rm -rf build $(RUNS) .pytest_cache

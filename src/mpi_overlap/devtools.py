@@ -75,7 +75,7 @@ def ctest(toolchain: str | None = None) -> int:
 
 
 USAGE = ("usage: python -m mpi_overlap.devtools ctest [TOOLCHAIN] | fuzz [SECONDS] | "
-         "report-scale [--ranks N,N] [--source RUN_DIR] [--json FILE] [--keep]")
+         "report-scale [--ranks N,N] [--real N,N] [--source RUN_DIR] [--json FILE] [--keep]")
 
 
 def main(argv: list[str]) -> int:

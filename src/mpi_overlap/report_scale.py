@@ -9,9 +9,18 @@ It reports wall time, the child's peak memory (ru_maxrss) and the sizes of resul
 and report.html, as a table and as JSON (--json FILE). The synthetic directories are
 deleted unless --keep is given. Numbers depend on the machine: the table names it.
 
+`--real 2,4,...,64` adds real profile runs of the same program at those rank counts,
+oversubscribed on this machine's cores, on the machine's transfer-time table as it is (no
+collective calibration per size: its sizes are priced by the size model): per run the
+wall time of the whole `profile` command, the per-rank profile files (how many, MiB), the
+size of result.json and the report's time and peak memory. Oversubscribed ranks share the
+cores, so the program's own time grows with them; the files and the report are what
+grows with the job wherever it runs.
+
 This is what issue 19 asks a benchmark to report ("report on 8 192 synthetic ranks ...
-1 024 ranks ..."); its numbers belong in docs/profiler.md, "Scale", and are never
-asserted by a test (the guide: timings are benchmarks, not pass/fail).
+1 024 ranks ...", "real runs of up to 64 oversubscribed ranks here"); its numbers belong
+in docs/profiler.md, "Many ranks", and are never asserted by a test (the guide: timings
+are benchmarks, not pass/fail).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import UserError
 from .file_output import write_json
@@ -49,25 +59,77 @@ class Timing:
     rc: int
 
 
+@dataclass(frozen=True)
+class RealRun:
+    ranks: int
+    profile_wall_s: float   # the whole `profile` command: launch, program, collection
+    rank_files: int         # profile.rank-N.json files in the run directory
+    rank_files_mib: float
+    result_mib: float
+    report_wall_s: float    # `report` with the analysis, as in the synthetic runs
+    report_peak_mib: float
+    rc: int                 # the first non-zero exit status of the two commands, or 0
+
+
 def _cli() -> list[str]:
     return [sys.executable, "-m", "mpi_overlap.cli"]
 
 
-def make_source(workdir: Path) -> Path:
-    """A 2-rank profile run of SOURCE_PROGRAM on the default toolchain, in workdir."""
+def _program() -> Path:
+    """SOURCE_PROGRAM built for the default toolchain."""
     from .build import ensure_built
     from .toolchains import DEFAULT_TOOLCHAIN, get_toolchain
 
-    program = ensure_built(get_toolchain(DEFAULT_TOOLCHAIN)) / "bench" / SOURCE_PROGRAM
-    out = workdir / "source"
-    proc = subprocess.run([*_cli(), "--quiet", "profile", "-n", "2", "--out", str(out), "--",
-                           str(program)], capture_output=True, text=True, check=False,
-                          cwd=workdir)  # the program writes its own mo_halo.json there
+    return ensure_built(get_toolchain(DEFAULT_TOOLCHAIN)) / "bench" / SOURCE_PROGRAM
+
+
+def _profile(out: Path, ranks: int, *extra: str) -> tuple[Path | None, int, str]:
+    """`mpi-overlap profile -n ranks [extra] -- SOURCE_PROGRAM` into out: (its run
+    directory or None, exit status, last line of its errors)."""
+    out.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([*_cli(), "--quiet", "profile", "-n", str(ranks), *extra, "--out",
+                           str(out), "--", str(_program())], capture_output=True, text=True,
+                          check=False, cwd=out)  # the program writes its own mo_halo.json
     runs = sorted(p for p in out.glob("*") if (p / "result.json").is_file())
-    if proc.returncode != 0 or not runs:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise UserError(f"the source profile of {SOURCE_PROGRAM} failed: {tail[0]}")
-    return runs[-1]
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+    return (runs[-1] if runs else None), proc.returncode, tail[0]
+
+
+def make_source(workdir: Path) -> Path:
+    """A 2-rank profile run of SOURCE_PROGRAM on the default toolchain, in workdir."""
+    run, rc, tail = _profile(workdir / "source", 2)
+    if rc != 0 or run is None:
+        raise UserError(f"the source profile of {SOURCE_PROGRAM} failed: {tail}")
+    return run
+
+
+def _machine_table() -> Path:
+    """The default toolchain's transfer-time table on this machine (measured when missing)."""
+    from .calibrate import find_or_calibrate
+    from .toolchains import DEFAULT_TOOLCHAIN, get_toolchain
+
+    return find_or_calibrate(get_toolchain(DEFAULT_TOOLCHAIN), ranks=2)
+
+
+def measure_real(ranks: list[int], workdir: Path, *, keep: bool = False) -> list[RealRun]:
+    """Real profile runs of SOURCE_PROGRAM at each rank count (oversubscribed), each with
+    its per-rank files, result.json and one report timed."""
+    table = _machine_table()
+    runs: list[RealRun] = []
+    for n in ranks:
+        out = workdir / f"real-{n}"
+        t0 = time.perf_counter()
+        run_dir, rc, _ = _profile(out, n, "--oversubscribe", "--table", str(table),
+                                  "--no-report")
+        wall = time.perf_counter() - t0
+        files = sorted(run_dir.glob("profile.rank-*.json")) if run_dir else []
+        report_wall, peak, report_rc = _timed_report(run_dir) if run_dir else (0.0, 0.0, 1)
+        runs.append(RealRun(n, wall, len(files), sum(_mib(f) for f in files),
+                            _mib(run_dir / "result.json") if run_dir else 0.0, report_wall,
+                            peak, rc or report_rc))
+        if not keep:
+            shutil.rmtree(out, ignore_errors=True)
+    return runs
 
 
 def synthesize(source: Path, ranks: int, out: Path) -> None:
@@ -136,15 +198,35 @@ def machine() -> str:
     return f"{platform.node()}: {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
-def render(timings: list[Timing], source: Path) -> str:
-    lines = [f"report on synthetic ranks (copies of {source}); {machine()}",
-             f"{'ranks':>7}  {'phase':<20} {'wall s':>8} {'peak MiB':>9} "
-             f"{'result MiB':>10} {'html MiB':>9}"]
-    for t in timings:
-        failed = "" if t.rc == 0 else f"  (exit {t.rc}; --keep keeps its report-stderr.log)"
-        lines.append(f"{t.ranks:>7}  {t.phase:<20} {t.wall_s:>8.2f} {t.peak_mib:>9.0f} "
-                     f"{t.result_mib:>10.1f} {t.report_html_mib:>9.1f}{failed}")
+def _text_table(title: str, columns: list[tuple[str, str, str]],
+                rows: list[tuple[list[Any], str]]) -> str:
+    """A plain-text table: columns (header, header spec, value spec), rows (values, note)."""
+    lines = [title, " ".join(f"{h:{hs}}" for h, hs, _ in columns)]
+    lines += [" ".join(f"{v:{vs}}" for v, (_, _, vs) in zip(values, columns, strict=True)) + note
+              for values, note in rows]
     return "\n".join(lines)
+
+
+def render(timings: list[Timing], source: Path) -> str:
+    return _text_table(
+        f"report on synthetic ranks (copies of {source}); {machine()}",
+        [("  ranks", ">8", ">8"), ("phase", "<20", "<20"), ("wall s", ">8", ">8.2f"),
+         ("peak MiB", ">9", ">9.0f"), ("result MiB", ">10", ">10.1f"),
+         ("html MiB", ">9", ">9.1f")],
+        [([t.ranks, t.phase, t.wall_s, t.peak_mib, t.result_mib, t.report_html_mib],
+          "" if t.rc == 0 else f"  (exit {t.rc}; --keep keeps its report-stderr.log)")
+         for t in timings])
+
+
+def render_real(runs: list[RealRun]) -> str:
+    return _text_table(
+        f"real profile runs of {SOURCE_PROGRAM}, oversubscribed; {machine()}",
+        [("  ranks", ">8", ">8"), ("profile s", ">9", ">9.1f"), ("rank files", ">10", ">10"),
+         ("files MiB", ">9", ">9.2f"), ("result MiB", ">10", ">10.2f"),
+         ("report s", ">8", ">8.2f"), ("peak MiB", ">8", ">8.0f")],
+        [([r.ranks, r.profile_wall_s, r.rank_files, r.rank_files_mib, r.result_mib,
+           r.report_wall_s, r.report_peak_mib],
+          "" if r.rc == 0 else f"  (exit {r.rc}; --keep keeps the run)") for r in runs])
 
 
 def _parse_ranks(text: str) -> list[int]:
@@ -159,27 +241,42 @@ def _parse_ranks(text: str) -> list[int]:
 
 
 def main(argv: list[str]) -> int:
-    """devtools report-scale [--ranks N,N] [--source RUN_DIR] [--json FILE] [--keep]"""
-    parser = argparse.ArgumentParser(prog="devtools report-scale",
-                                     description="Time the report on synthetic ranks.")
-    parser.add_argument("--ranks", default=",".join(map(str, DEFAULT_RANKS)),
-                        help="rank counts, comma-separated")
+    """devtools report-scale [--ranks N,N] [--real N,N] [--source RUN_DIR] [--json FILE]
+    [--keep]"""
+    parser = argparse.ArgumentParser(
+        prog="devtools report-scale",
+        description="Time the report on synthetic ranks, and on real runs.")
+    parser.add_argument("--ranks", help="synthetic rank counts, comma-separated (default: "
+                        f"{','.join(map(str, DEFAULT_RANKS))}; none with --real alone)")
+    parser.add_argument("--real", help="also real profile runs at these rank counts, "
+                        "oversubscribed (e.g. 2,4,8,16,32,64)")
     parser.add_argument("--source", type=Path, help="a profile run directory to copy")
     parser.add_argument("--json", type=Path, help="also write the timings here")
     parser.add_argument("--keep", action="store_true", help="keep the synthetic runs")
     args = parser.parse_args(argv)
-    ranks = _parse_ranks(args.ranks)
+    real = _parse_ranks(args.real) if args.real is not None else []
+    if args.ranks is not None:
+        ranks = _parse_ranks(args.ranks)
+    else:  # the synthetic default, unless only real runs were asked for
+        ranks = [] if real else list(DEFAULT_RANKS)
     workdir = Path(tempfile.mkdtemp(prefix="mpi-overlap-report-scale-"))
     try:
-        source = args.source or make_source(workdir)
-        if not (source / "result.json").is_file():
-            raise UserError(f"{source}: not a run directory with a result.json")
-        timings = measure(source, ranks, workdir, keep=args.keep)
-        print(render(timings, source))
+        timings: list[Timing] = []
+        source = args.source
+        if ranks:
+            source = source or make_source(workdir)
+            if not (source / "result.json").is_file():
+                raise UserError(f"{source}: not a run directory with a result.json")
+            timings = measure(source, ranks, workdir, keep=args.keep)
+            print(render(timings, source))
+        real_runs = measure_real(real, workdir, keep=args.keep) if real else []
+        if real_runs:
+            print(render_real(real_runs))
         if args.json:
             write_json(args.json, {"machine": machine(), "source": str(source),
-                                   "timings": [asdict(t) for t in timings]})
-        return 0 if all(t.rc == 0 for t in timings) else 1
+                                   "timings": [asdict(t) for t in timings],
+                                   "real": [asdict(r) for r in real_runs]})
+        return 0 if all(t.rc == 0 for t in [*timings, *real_runs]) else 1
     finally:
         if args.keep:
             print(f"kept: {workdir}")
