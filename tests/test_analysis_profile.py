@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpi_overlap import schema
-from mpi_overlap.analysis.profile import analyze_profile, bin_label, fmt_time, rank_list
+from mpi_overlap.analysis.profile import analyze_profile, bin_label, rank_list
+from mpi_overlap.formatting import fmt_time
 
 KIB, MIB = 1024, 1 << 20
 NO_REGION = "(no region)"

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UserError
+from .formatting import fmt_mib
 
 DEFAULT_MAX_MIB = 256
 # Our documents nest a dozen levels at most (a profile: ranks → regions → functions →
@@ -52,10 +53,6 @@ def max_bytes() -> int:
     return DEFAULT_MAX_MIB << 20
 
 
-def _mib(n: int) -> str:
-    return f"{n / (1 << 20):.0f} MiB" if n >= 1 << 20 else f"{n} bytes"
-
-
 def read_bytes(path: Path, *, limit: int | None = None) -> bytes:
     """The bytes of a regular file of at most `limit` bytes (default `max_bytes()`)."""
     limit = max_bytes() if limit is None else limit
@@ -75,8 +72,9 @@ def read_bytes(path: Path, *, limit: int | None = None) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise UserError(f"{path}: not a regular file")
         if st.st_size > limit:
-            raise UserError(f"{path}: {_mib(st.st_size)}, larger than the {_mib(limit)} "
-                            "mpi-overlap reads (set MPI_OVERLAP_MAX_JSON_MIB to allow more)")
+            raise UserError(f"{path}: {fmt_mib(st.st_size, 0, below='bytes')}, larger than the "
+                            f"{fmt_mib(limit, 0, below='bytes')} mpi-overlap reads (set "
+                            "MPI_OVERLAP_MAX_JSON_MIB to allow more)")
         chunks, total = [], 0
         while True:  # the file may grow while we read it: never read past the cap
             chunk = os.read(fd, min(1 << 20, limit + 1 - total))
@@ -85,8 +83,8 @@ def read_bytes(path: Path, *, limit: int | None = None) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise UserError(f"{path}: larger than the {_mib(limit)} mpi-overlap reads "
-                                "(set MPI_OVERLAP_MAX_JSON_MIB to allow more)")
+                raise UserError(f"{path}: larger than the {fmt_mib(limit, 0, below='bytes')} "
+                                "mpi-overlap reads (set MPI_OVERLAP_MAX_JSON_MIB to allow more)")
     except OSError as err:
         raise UserError(f"{path}: cannot read it ({err.strerror or err})") from None
     finally:

@@ -13,10 +13,3 @@ def num(value: Any) -> float | None:
         return None
     return float(value) if math.isfinite(value) else None
 
-
-def fmt_us(value: float | None, missing: str = "—") -> str:
-    """µs with about three significant digits: overheads are ~1 µs, transfers ~ms."""
-    if value is None:
-        return missing
-    mag = abs(value)
-    return f"{value:.0f}" if mag >= 100 else f"{value:.1f}" if mag >= 10 else f"{value:.2f}"

@@ -39,7 +39,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .profile_values import fmt_pct, fmt_time, num
+from ..formatting import fmt_pct, fmt_time
+from .profile_values import num
 
 MIN_SHARE = 0.02
 MIN_BOUND_S = 1e-6

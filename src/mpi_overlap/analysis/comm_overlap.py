@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..formatting import NA, fmt_pct
 from ..sizes import format_size
 from .figures import figure
 from .stats import bootstrap_medians, percentile_ci
@@ -103,14 +104,6 @@ def _better(point: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _fmt_pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:+.0f} %"
-
-
-def _fmt_share(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.0f} %"
-
-
 def analyze_comm_overlap(result: dict[str, Any]) -> dict[str, Any]:
     res = result.get("results") or {}
     points = []
@@ -145,13 +138,17 @@ def analyze_comm_overlap(result: dict[str, Any]) -> dict[str, Any]:
                    float(large["bytes"]), "B", "info"),
         ]
         r0, r1 = ranks.get(0) or {}, ranks.get(1) or {}
+        gain_0, gain_1, gain_eq1 = (
+            fmt_pct(v, 0, sign=True, missing=NA) for v in
+            (r0.get("improvement_pct_median"), r1.get("improvement_pct_median"),
+             lb["improvement_pct"]))
         finding = (
-            f"Isend+work+Wait hides {_fmt_share(lb['hidden_pct'])} of the message time at {size} "
-            f"(T_message {lb['message_us']:.3g} + T_workload {lb['workload_us']:.3g} µs vs "
-            f"T_overlap {lb['overlap_us']:.3g} µs, eq. (1) {_fmt_pct(lb['improvement_pct'])}), "
-            f"{_fmt_share(sb['hidden_pct'])} at {format_size(small['bytes'])}; better test at "
-            f"{size} (medians): rank 0 {_fmt_pct(r0.get('improvement_pct_median'))}, rank 1 "
-            f"{_fmt_pct(r1.get('improvement_pct_median'))}"
+            f"Isend+work+Wait hides {fmt_pct(lb['hidden_pct'], 0, missing=NA)} of the message "
+            f"time at {size} (T_message {lb['message_us']:.3g} + T_workload "
+            f"{lb['workload_us']:.3g} µs vs T_overlap {lb['overlap_us']:.3g} µs, eq. (1) "
+            f"{gain_eq1}), {fmt_pct(sb['hidden_pct'], 0, missing=NA)} at "
+            f"{format_size(small['bytes'])}; better test at {size} (medians): rank 0 {gain_0}, "
+            f"rank 1 {gain_1}"
         )
     else:
         finding = "no message size was measured completely"

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .profile_values import fmt_pct, fmt_time, pct, rank_list
+from ..formatting import fmt_pct, fmt_time
+from .profile_values import pct, rank_list
 
 IDLE_SHARE = 90.0  # % of a rank's time in MPI calls that makes it idle
 BUSY_SHARE = 60.0  # ... while another rank spends less than this in MPI

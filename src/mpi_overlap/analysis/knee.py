@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..formatting import NA, fmt_num
 from .stats import percentile_ci
 
 F64 = NDArray[np.float64]
@@ -254,10 +255,6 @@ def _trim(y: F64) -> F64:
     return y[y <= med + OUTLIER_SIGMAS * scale]
 
 
-def _fmt(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.3g}"
-
-
 def _est(value: float, reps: F64, lo_clip: float = -np.inf, hi_clip: float = np.inf) -> Estimate:
     """Point value and percentile interval; JSON has no NaN, so undefined values are None."""
     lo, hi = percentile_ci(np.clip(reps, lo_clip, hi_clip), CI_LEVEL)
@@ -275,8 +272,9 @@ def clip_problem(raw: Estimate, shown: Estimate, lo: float, hi: float, what: str
     noise and passes). None when nothing was clipped that matters."""
     if raw.value is None or raw.ci95_low is None or raw.ci95_high is None:
         return None
-    where = (f"{what} {_fmt(raw.value)} {unit} before clipping to [{lo:g}, {hi:g}] (95 % CI "
-             f"{_fmt(raw.ci95_low)} to {_fmt(raw.ci95_high)})")
+    where = (f"{what} {fmt_num(raw.value, '.3g', missing=NA)} {unit} before clipping to "
+             f"[{lo:g}, {hi:g}] (95 % CI {fmt_num(raw.ci95_low, '.3g', missing=NA)} to "
+             f"{fmt_num(raw.ci95_high, '.3g', missing=NA)})")
     if (shown.ci95_low is not None and shown.ci95_low == shown.ci95_high
             and raw.ci95_high > raw.ci95_low):
         return "odd-shape", f"{where}: the interval was clipped to a point"
@@ -412,7 +410,8 @@ def _no_knee_reason(
     if slope.ci95_low is not None and slope.ci95_low <= 0.0:
         return (
             f"the slope after the knee is not significantly above 0 ({p.slope:.3g}, "
-            f"95 % CI {_fmt(slope.ci95_low)} to {_fmt(slope.ci95_high)})"
+            f"95 % CI {fmt_num(slope.ci95_low, '.3g', missing=NA)} to "
+            f"{fmt_num(slope.ci95_high, '.3g', missing=NA)})"
         )
     assert diag.rss_line is not None and diag.line_slope is not None
     gain = (diag.rss_line - p.rss) / diag.rss_line if diag.rss_line > 0 else 0.0
@@ -436,7 +435,8 @@ def _judge(e: dict[str, Estimate], rel_noise: float | None,
     availability before it is clipped to [0, 100] for display."""
     s, o, a = e["slope"], e["overhead"], e["availability_pct"]
     assert s.value is not None and o.value is not None
-    s_ci = f"{s.value:.3g} (95 % CI {_fmt(s.ci95_low)} to {_fmt(s.ci95_high)})"
+    s_ci = (f"{s.value:.3g} (95 % CI {fmt_num(s.ci95_low, '.3g', missing=NA)} to "
+            f"{fmt_num(s.ci95_high, '.3g', missing=NA)})")
     if s.ci95_high is not None and s.ci95_high < SLOPE_MIN:
         return "odd-shape", (
             f"iter_t grows slower than the work after the knee: slope {s_ci} < {SLOPE_MIN}"
@@ -457,8 +457,9 @@ def _judge(e: dict[str, Estimate], rel_noise: float | None,
         # takes. Seen when a disturbed zero-work step raised c (a 4-sample median of
         # 1.05, 3.83, 2.66, 1.06 µs against ~1.0 µs at every other step).
         return "odd-shape", (
-            f"the knee lies below the loop cost (availability {_fmt(r.value)} % before "
-            f"clipping, 95 % CI up to {r.ci95_high:.3g}): the zero-work baseline is "
+            f"the knee lies below the loop cost (availability "
+            f"{fmt_num(r.value, '.3g', missing=NA)} % before clipping, 95 % CI up to "
+            f"{r.ci95_high:.3g}): the zero-work baseline is "
             "suspect, most likely a disturbed zero-work step"
         )
     clipped = clip_problem(r, a, 0.0, 100.0, "availability", "%") if r else None

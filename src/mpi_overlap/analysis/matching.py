@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..formatting import NA, fmt_num
 from .figures import figure
 from .stats import t_quantile
 
@@ -121,10 +122,6 @@ def _queue(points: list[dict[str, Any]], queue: str) -> dict[str, Any]:
     }
 
 
-def _ns(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.1f}"
-
-
 def queue_sentence(q: dict[str, Any]) -> str:
     fit, lo, up = q["fit_m"], q["fit_lower"], q["fit_upper"]
     noun = QUEUE_NOUN.get(q["queue"], q["queue"])
@@ -132,14 +129,16 @@ def queue_sentence(q: dict[str, Any]) -> str:
         return f"{q['queue']}: too few points for a fit"
     last = next((p for p in reversed(q["m_points"]) if p.get("time_ns") is not None), None)
     total = "" if last is None else f", {last['time_ns'] / 1e3:.1f} µs in all at M = {last['m']}"
-    text = (f"{_ns(fit['slope_ns'])} ns per {noun} (M up to {fit['x_max']:.0f}{total}); "
-            f"lower half {_ns(lo['slope_ns'] if lo else None)}, upper half "
-            f"{_ns(up['slope_ns'] if up else None)} ns: {q['verdict']}")
+    text = (f"{fmt_num(fit['slope_ns'], '.1f', missing=NA)} ns per {noun} (M up to "
+            f"{fit['x_max']:.0f}{total}); lower half "
+            f"{fmt_num(lo['slope_ns'] if lo else None, '.1f', missing=NA)}, upper half "
+            f"{fmt_num(up['slope_ns'] if up else None, '.1f', missing=NA)} ns: {q['verdict']}")
     if q.get("grows_from_m") is not None:
         text += f" (above M = {q['grows_from_m']:.0f})"
     n = q.get("fit_n")
     if n is not None:
-        text += f"; {_ns(n['slope_ns'])} ns per extra peer (N up to {n['x_max']:.0f})"
+        text += (f"; {fmt_num(n['slope_ns'], '.1f', missing=NA)} ns per extra peer (N up to "
+                 f"{n['x_max']:.0f})")
     return text
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..formatting import fmt_num
 from ..sizes import format_size
 from ..values import num
 from .figures import figure
@@ -207,10 +208,6 @@ def _variant(
     }
 
 
-def _fmt(v: float | None, spec: str = ".0f") -> str:
-    return "—" if v is None else format(v, spec)
-
-
 def analyze_nbc_overlap(
     result: dict[str, Any],
     run_dir: Path | None = None,
@@ -355,12 +352,12 @@ def analyze_nbc_overlap(
     else:
         ncoll = len({c["collective"] for c in cases})
         parts = [f"{ncoll} collectives at {format_size(largest or 0)}: OSU overlap "
-                 f"{_fmt(osu_l0)} % without MPI_Test"]
+                 f"{fmt_num(osu_l0, '.0f')} % without MPI_Test"]
         if tests:
-            parts[0] += f", {_fmt(osu_lt)} % with {tests} tests"
-        parts.append(f"IMB {_fmt(imb_l0)} %")
+            parts[0] += f", {fmt_num(osu_lt, '.0f')} % with {tests} tests"
+        parts.append(f"IMB {fmt_num(imb_l0, '.0f')} %")
         if pmin_l0 is not None:
-            parts.append(f"profiler bounds {_fmt(pmin_l0)}–{_fmt(pmax_l0)} %")
+            parts.append(f"profiler bounds {fmt_num(pmin_l0, '.0f')}–{fmt_num(pmax_l0, '.0f')} %")
         if all_t0:
             parts.append(f"OSU range {min(all_t0):.0f}–{max(all_t0):.0f} % over all cases")
         if iar and iar["t_pure_us"] is not None:

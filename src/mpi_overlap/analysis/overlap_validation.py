@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ..values import fmt_us, num
+from ..formatting import fmt_pct_cell, fmt_us
+from ..sizes import format_size
+from ..values import num
 from .profile_values import overlap_pcts
 
 SCHEMA = "mpi-overlap/analysis"
@@ -269,16 +271,6 @@ def _match(
 # ------------------------------------------------------------------------------ curves
 
 
-def _fmt_pct(v: float | None) -> str:
-    return "?" if v is None else f"{v:.0f}"
-
-
-def _size_text(size: int) -> str:
-    from ..sizes import format_size
-
-    return format_size(size)
-
-
 def own_bounds(
     comp: float | None, post: float | None, wait: float | None, transfer: float | None
 ) -> tuple[float | None, float | None]:
@@ -399,7 +391,7 @@ def _shape(
 
 def _finding(curve: dict[str, Any]) -> str:
     s, src = curve["shape"], curve["source"]
-    head = f"{curve['pairing']} {_size_text(curve['size'])}, {curve['side']} ({curve['call']}):"
+    head = f"{curve['pairing']} {format_size(curve['size'])}, {curve['side']} ({curve['call']}):"
     wait = (
         f"MPI_Wait {fmt_us(s['wait_first_us'], '?')} → {fmt_us(s['wait_last_us'], '?')} µs "
         f"({s['wait_trend'] or '?'})"
@@ -413,9 +405,11 @@ def _finding(curve: dict[str, Any]) -> str:
         full = f", full from {fmt_us(s['full_from_comp_us'], '?')} µs computation"
     elif s["reaches_full"] is False:
         full = ", never full although computation ≥ transfer time"
+    max_first, max_last, min_first, min_last = (
+        fmt_pct_cell(s[k], 0, missing="?")
+        for k in ("max_pct_first", "max_pct_last", "min_pct_first", "min_pct_last"))
     bounds = (
-        f"max {_fmt_pct(s['max_pct_first'])} → {_fmt_pct(s['max_pct_last'])} %{full}; "
-        f"min {_fmt_pct(s['min_pct_first'])} → {_fmt_pct(s['min_pct_last'])} % "
+        f"max {max_first} → {max_last} %{full}; min {min_first} → {min_last} % "
         f"({s['min_trend']})"
     )
     ratio = s.get("table_ratio")
@@ -466,7 +460,7 @@ def _curves_of_case(
         shape = _shape(points, transfer_us, limits)
         ratio = shape["table_ratio"]
         note = (
-            f"{case.get('pairing')} {_size_text(int(case.get('size', 0)))}: the profiler's "
+            f"{case.get('pairing')} {format_size(int(case.get('size', 0)))}: the profiler's "
             f"table gives {fmt_us(shape['threshold_us'], '?')} µs per transfer, "
             f"{ratio:.2f}× the {fmt_us(transfer_us, '?')} µs this run measured (lower bounds "
             "are off by the difference)"

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..formatting import fmt_period
 from ..sizes import format_size
 from .figures import figure
 from .stats import median_bootstrap_ci
@@ -60,10 +61,6 @@ def _point(p: dict[str, Any], window: int) -> dict[str, Any]:
     return out
 
 
-def _fmt_interval(us: float) -> str:
-    return f"{us:g} µs" if us < 1000 else f"{us / 1000:g} ms"
-
-
 def analyze_polling(result: dict[str, Any]) -> dict[str, Any]:
     res = result.get("results") or {}
     window = int(res.get("window") or 1)
@@ -84,8 +81,8 @@ def analyze_polling(result: dict[str, Any]) -> dict[str, Any]:
         series.append({"size": size, "points": row, "bandwidth_drops_with_polling": violations,
                        "available_interval_us": available["interval_us"] if available else None})
         for a_us, b_us in violations:
-            notes.append(f"{format_size(size)}: polling every {_fmt_interval(a_us)} moved less "
-                         f"than every {_fmt_interval(b_us)} (beyond a factor {NOISE})")
+            notes.append(f"{format_size(size)}: polling every {fmt_period(a_us)} moved less "
+                         f"than every {fmt_period(b_us)} (beyond a factor {NOISE})")
     if not series:
         return {"schema": "mpi-overlap/analysis", "schema_version": 1, "benchmark": "polling",
                 "window": window, "series": [], "notes": [], "finding": "no points measured",
@@ -99,7 +96,7 @@ def analyze_polling(result: dict[str, Any]) -> dict[str, Any]:
     for p in [first] + ([avail_pt] if avail_pt and avail_pt not in (first, last) else []) + \
             ([last] if last is not first else []):
         if p:
-            parts.append(f"every {_fmt_interval(p['interval_us'])}: availability "
+            parts.append(f"every {fmt_period(p['interval_us'])}: availability "
                          f"{p['availability']:.2f}, {p['bandwidth_gbs']:.2f} GB/s")
     finding = (f"at {format_size(head['size'])} with MPI_Test " + "; ".join(parts)
                + ("" if avail_pt else f"; availability never reached {AVAILABLE:.2f}"))
@@ -107,11 +104,11 @@ def analyze_polling(result: dict[str, Any]) -> dict[str, Any]:
     figures = [
         figure("availability_fast_poll",
                f"availability at {format_size(head['size'])}, MPI_Test every "
-               f"{_fmt_interval(first.get('interval_us', 0))}",
+               f"{fmt_period(first.get('interval_us', 0))}",
                first.get("availability"), "", "overlap"),
         figure("bandwidth_fast_poll_gbs",
                f"bandwidth at {format_size(head['size'])}, MPI_Test every "
-               f"{_fmt_interval(first.get('interval_us', 0))}",
+               f"{fmt_period(first.get('interval_us', 0))}",
                first.get("bandwidth_gbs"), "GB/s", "info"),
         figure("available_interval_us",
                f"shortest poll interval with availability ≥ {AVAILABLE} at "
@@ -124,11 +121,11 @@ def analyze_polling(result: dict[str, Any]) -> dict[str, Any]:
                avail_pt["bandwidth_gbs"] if avail_pt else None, "GB/s", "info"),
         figure("bandwidth_slow_poll_gbs",
                f"bandwidth at {format_size(head['size'])}, MPI_Test every "
-               f"{_fmt_interval(last.get('interval_us', 0))}",
+               f"{fmt_period(last.get('interval_us', 0))}",
                last.get("bandwidth_gbs"), "GB/s", "info"),
         figure("cost_per_poll_ns",
                f"time lost per poll (loop − dry) at {format_size(smallest.get('size', 0))}, "
-               f"every {_fmt_interval(smallest.get('interval_us', 0))}",
+               f"every {fmt_period(smallest.get('interval_us', 0))}",
                smallest.get("cost_per_poll_ns"), "ns", "cost"),
     ]
     return {

@@ -30,17 +30,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..formatting import fmt_pct, fmt_time, pct_range
 from ..sources import CITATIONS
 from .profile_values import (
     Acc,
     bin_label,
-    fmt_pct,
-    fmt_time,
     measures,
     num,
     overlap_pcts,
     pct,
-    pct_range,
     rank_list,
     ranking,
     share,

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .profile_values import bin_label, fmt_pct, fmt_time, num, pct
+from ..formatting import fmt_pct, fmt_time
+from .profile_values import bin_label, num, pct
 
 CHECKS = ("in-call", "across-calls")
 # Above this share of the job's transfer time carried by flagged transfers, the headline

@@ -1,9 +1,9 @@
 """The numbers and words of profile analyses, shared by every module that reads profiles
 (the job's analysis, call sites, advice, checks, two-sided bounds, traces): finite numbers
-from JSON, percentages and shares, the sentence formats of times and percentages, size-bin
-and rank-list labels, and the accumulation of a ranking's entries over ranks. Kept apart
-from analysis/profile.py so that those modules need not import the analysis that
-imports them."""
+from JSON, percentages and shares, size-bin and rank-list labels, and the accumulation of
+a ranking's entries over ranks (the text of times and percentages is formatting.py's).
+Kept apart from analysis/profile.py so that those modules need not import the analysis
+that imports them."""
 
 from __future__ import annotations
 
@@ -47,37 +47,6 @@ def overlap_pcts(xfer: float, lo: float, hi: float) -> tuple[float | None, float
     if max_pct is None or min_pct is None:
         return None, None
     return min(min_pct, max_pct), max_pct
-
-
-def fmt_time(seconds: float | None) -> str:
-    """A duration with three significant digits and a unit: 2.03 ms, 850 µs, 12.4 s."""
-    if seconds is None:
-        return "—"
-    mag = abs(seconds)
-    if mag == 0:
-        return "0 s"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if mag >= scale:
-            return f"{_sig3(seconds / scale)} {unit}"
-    return f"{_sig3(seconds / 1e-9)} ns"
-
-
-def _sig3(x: float) -> str:
-    mag = abs(x)
-    return f"{x:.0f}" if mag >= 100 else f"{x:.1f}" if mag >= 10 else f"{x:.2f}"
-
-
-def fmt_pct(value: float | None) -> str:
-    """A percentage for sentences: '12 %', '0.4 %', '—'."""
-    if value is None:
-        return "—"
-    return f"{value:.0f} %" if value >= 10 or value == 0 else f"{value:.1f} %"
-
-
-def pct_range(lo: float | None, hi: float | None) -> str:
-    """'12 %–85 %', or '0 %' when both ends print the same."""
-    a, b = fmt_pct(lo), fmt_pct(hi)
-    return a if a == b else f"{a}–{b}"
 
 
 def bin_label(lo: int, hi: int | None) -> str:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..formatting import fmt_num, fmt_range
 from ..sizes import format_size
 from ..values import num
 from .stats import t_quantile
@@ -127,10 +128,6 @@ def quantities(benchmark: str,
     return out
 
 
-def _fmt(v: float | None) -> str:
-    return "—" if v is None else f"{v:.4g}"
-
-
 def _own(p: Point) -> tuple[float, float] | None:
     """A launch's own interval when it has a width (a point says nothing of its noise)."""
     if p.low is None or p.high is None or not p.high > p.low:
@@ -149,15 +146,16 @@ def _disagreement(points: list[tuple[int, Point]], unit: str) -> str | None:
             (i, p, ip), (j, q, iq) = owned[a], owned[b]
             if ip and iq and (ip[1] < iq[0] or iq[1] < ip[0]):
                 return (f"launches {i} and {j} disagree beyond their own intervals: "
-                        f"{_fmt(p.value)} [{_fmt(ip[0])}–{_fmt(ip[1])}] against "
-                        f"{_fmt(q.value)} [{_fmt(iq[0])}–{_fmt(iq[1])}]")
+                        f"{fmt_num(p.value, '.4g')} [{fmt_range(ip[0], ip[1], '.4g')}] against "
+                        f"{fmt_num(q.value, '.4g')} [{fmt_range(iq[0], iq[1], '.4g')}]")
     if any(o is None for _, _, o in owned):
         vals = [p.value for _, p in points if p.value is not None]
         spread = max(vals) - min(vals)
         limit = max(SPREAD_REL * abs(statistics.median(vals)), SPREAD_ABS.get(unit, 0.0))
         if spread > limit:
-            return (f"the launch values spread {_fmt(spread)} {unit}, more than "
-                    f"{_fmt(limit)} {unit} ({_fmt(min(vals))} to {_fmt(max(vals))})")
+            return (f"the launch values spread {fmt_num(spread, '.4g')} {unit}, more than "
+                    f"{fmt_num(limit, '.4g')} {unit} ({fmt_num(min(vals), '.4g')} to "
+                    f"{fmt_num(max(vals), '.4g')})")
     return None
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..formatting import fmt_num
 from ..sizes import format_size
 from ..values import num
 from .figures import figure
-from .nbc_overlap import _fmt, _mean, imb_pct, imb_raw, osu_pct, osu_raw
+from .nbc_overlap import _mean, imb_pct, imb_raw, osu_pct, osu_raw
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -143,7 +144,8 @@ def analyze_rma_overlap(result: dict[str, Any]) -> dict[str, Any]:
     if not out:
         finding = "no case measured"
     else:
-        parts = [f"at {lsz}: overlap {_fmt(flush_l)} % with flush, {_fmt(fence_l)} % with fence"]
+        parts = [f"at {lsz}: overlap {fmt_num(flush_l, '.0f')} % with flush, "
+                 f"{fmt_num(fence_l, '.0f')} % with fence"]
         if best is not None:
             parts.append(f"best {best['window']}/{best['sync']}/{best['op']} "
                          f"{format_size(best['size'])} {best['osu_pct']:.0f} %")

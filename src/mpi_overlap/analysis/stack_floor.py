@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from ..formatting import fmt_s_as_us
 from ..sizes import format_size
 from .figures import figure
 from .protocol_switch import agreement, find_switch, network_switch, reported_switch
@@ -74,10 +75,6 @@ def _median_ci(values: np.ndarray, rng: np.random.Generator) -> tuple[float, flo
 
 def _range(values: np.ndarray) -> float:
     return float(values.max() - values.min()) if values.size else 0.0
-
-
-def _us(seconds: float) -> str:
-    return f"{seconds * 1e6:.3g}"
 
 
 def _est(med: float, lo: float, hi: float) -> dict[str, float | None]:
@@ -268,11 +265,12 @@ def _finding(sizes: list[dict[str, Any]], jump: dict[str, Any] | None,
     if not sizes:
         return "no size was measured"
     first = sizes[0]
-    text = (f"MPI adds {_us(first['added']['median_s'])} µs per message over the "
-            f"{_us(first['floor']['median_s'])} µs {floor} at "
+    text = (f"MPI adds {fmt_s_as_us(first['added']['median_s'], '.3g')} µs per message over the "
+            f"{fmt_s_as_us(first['floor']['median_s'], '.3g')} µs {floor} at "
             f"{format_size(first['bytes'])}")
     if jump is not None:
-        text += (f" ({_us(jump['added_below_s'])} µs at {format_size(jump['below_bytes'])}); "
+        text += (f" ({fmt_s_as_us(jump['added_below_s'], '.3g')} µs at "
+                 f"{format_size(jump['below_bytes'])}); "
                  f"its largest step {jump['ratio']:.3g}x lies between "
                  f"{format_size(jump['below_bytes'])} and {format_size(jump['above_bytes'])}")
     return text + "; " + _switch_text(switch, reported, agrees)
@@ -296,8 +294,9 @@ def _switch_text(switch: dict[str, Any] | None, reported: dict[str, Any],
         return (f"protocol switch: no step raises the fixed cost by {100 * switch['min_rise']:.0f} "
                 f"%{near} (the MPI: {says})")
     where = (f"protocol switch between {format_size(switch['below_bytes'])} and "
-             f"{format_size(switch['above_bytes'])} (fixed cost {_us(switch['fixed_before_s'])} "
-             f"-> {_us(switch['fixed_after_s'])} µs)")
+             f"{format_size(switch['above_bytes'])} (fixed cost "
+             f"{fmt_s_as_us(switch['fixed_before_s'], '.3g')} -> "
+             f"{fmt_s_as_us(switch['fixed_after_s'], '.3g')} µs)")
     verdict = {True: "agrees with", False: "disagrees with",
                None: "cannot be compared with"}[agrees]
     return f"{where}, {verdict} {says}"
@@ -313,12 +312,12 @@ def request_sizes(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def request_phrase(r: dict[str, Any]) -> str:
     """A request overhead as what it is: a cost, a saving, or no measurable difference."""
     d, lo, hi = r["median_s"], r["ci95_low_s"], r["ci95_high_s"]
-    ci = f" [{_us(lo)}, {_us(hi)}]"
+    ci = f" [{fmt_s_as_us(lo, '.3g')}, {fmt_s_as_us(hi, '.3g')}]"
     if lo is not None and hi is not None and lo <= 0.0 <= hi:
-        return f"no measurable difference ({_us(d)} µs{ci})"
+        return f"no measurable difference ({fmt_s_as_us(d, '.3g')} µs{ci})"
     if d >= 0:
-        return f"cost {_us(d)} µs more per message{ci}"
-    return f"are {_us(-d)} µs faster per message{ci}, a saving, not a cost"
+        return f"cost {fmt_s_as_us(d, '.3g')} µs more per message{ci}"
+    return f"are {fmt_s_as_us(-d, '.3g')} µs faster per message{ci}, a saving, not a cost"
 
 
 def _request_finding(sizes: list[dict[str, Any]]) -> str:

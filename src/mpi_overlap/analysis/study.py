@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..formatting import NA, fmt_pct, fmt_s_as_ms
 from .figures import figure
 from .profiler_overhead import ratio_ci
 from .stats import median_or_none
@@ -158,31 +159,24 @@ def _compare(cell: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _ms(v: float | None) -> str:
-    return "n/a" if v is None else f"{v * 1e3:.2f}"
-
-
-def _fmt_pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.0f} %"
-
-
 def _sentence(size: dict[str, Any], cmp: dict[str, Any], cell: dict[str, Any],
               base: dict[str, Any]) -> str:
     mpi = cmp["mpi_time_change_pct"]
     run = cmp["run_time_change_pct"]
-    moved = "n/a" if mpi is None else (f"cuts MPI time {-mpi:.0f} %" if mpi < 0
-                                        else f"adds {mpi:.0f} % MPI time")
+    moved = NA if mpi is None else (f"cuts MPI time {-mpi:.0f} %" if mpi < 0
+                                    else f"adds {mpi:.0f} % MPI time")
+    lo, hi, base_lo, base_hi = (fmt_pct(v, 0, missing=NA) for v in (
+        cell["min_pct"], cell["max_pct"], base["min_pct"], base["max_pct"]))
+    gain_lo, gain_hi, saved = (fmt_s_as_ms(v, missing=NA) for v in (
+        cmp["hidden_gain_min_s"], cmp["hidden_gain_max_s"], cmp["mpi_saved_s"]))
     return (f"{size['local']}^3 per rank ({size['face_bytes']:,} B faces): {cmp['mode']} "
             f"{moved} against {cmp['against']} (run time "
-            f"{'n/a' if run is None else f'{run:+.1f} %'}); overlap bounds "
-            f"{_fmt_pct(cell['min_pct'])}–{_fmt_pct(cell['max_pct'])} against "
-            f"{_fmt_pct(base['min_pct'])}–{_fmt_pct(base['max_pct'])}, i.e. "
-            f"{cmp['prediction']} of {_ms(cmp['hidden_gain_min_s'])}–"
-            f"{_ms(cmp['hidden_gain_max_s'])} ms hidden; measured {_ms(cmp['mpi_saved_s'])} ms "
-            f"less MPI time: {cmp['verdict']}"
+            f"{fmt_pct(run, 1, sign=True, missing=NA)}); overlap bounds {lo}–{hi} against "
+            f"{base_lo}–{base_hi}, i.e. {cmp['prediction']} of {gain_lo}–{gain_hi} ms hidden; "
+            f"measured {saved} ms less MPI time: {cmp['verdict']}"
             + ("" if cmp["saved_beyond_bounds_s"] is None else
-               f" ({cmp['saved_beyond_bounds_s'] * 1e3:.2f} ms saved beyond any transfer time "
-               "the bounds allow: less waiting, not hidden transfer)"))
+               f" ({fmt_s_as_ms(cmp['saved_beyond_bounds_s'])} ms saved beyond any transfer "
+               "time the bounds allow: less waiting, not hidden transfer)"))
 
 
 def advice_checks(cells: list[dict[str, Any]], base: dict[str, Any],
@@ -211,10 +205,12 @@ def advice_checks(cells: list[dict[str, Any]], base: dict[str, Any],
 
 def _advice_sentence(size: dict[str, Any], base_mode: str, check: dict[str, Any]) -> str:
     saved = check["saved_s"]
-    outcome = (f"saved {_ms(saved)} ms of MPI time" if saved is None or saved >= 0
-               else f"spent {_ms(-saved)} ms more in MPI")
+    outcome = (f"saved {fmt_s_as_ms(saved, missing=NA)} ms of MPI time"
+               if saved is None or saved >= 0
+               else f"spent {fmt_s_as_ms(-saved, missing=NA)} ms more in MPI")
     text = (f"{size['local']}^3 per rank: the profile of {base_mode} said that to "
-            f"{check['advice']} could hide at most {_ms(check['bound_s'])} ms per rank; "
+            f"{check['advice']} could hide at most {fmt_s_as_ms(check['bound_s'], missing=NA)} "
+            "ms per rank; "
             f"{check['mode']} does it and {outcome}: {check['verdict']}")
     if check["verdict"] == "beyond the bound":
         text += " (more than any transfer it could hide: it also waits less)"
@@ -316,7 +312,7 @@ def _finding(app: Any, sizes: list[dict[str, Any]], best: dict[str, Any] | None,
             + (f"cuts MPI time {-cut:.0f} %" if cut < 0
                else f"does not cut MPI time ({cut:+.0f} %)")
             + f" against {best['against']} (run time "
-            + ("n/a" if run is None else f"{run:+.1f} %") + f"); the measured MPI-time "
+            + fmt_pct(run, 1, sign=True, missing=NA) + f"); the measured MPI-time "
             f"change lay within the profiler's bounds in {right} of {judged} mode comparisons")
     if overhead["overhead_pct"] is not None:
         lo, hi = overhead["ci95_low"], overhead["ci95_high"]

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..formatting import fmt_bytes
 from ..sources import cite
 from .figures import figure
 from .stats import bootstrap_medians, median_bootstrap_ci, percentile_ci
@@ -115,13 +116,14 @@ def network_limit(result: dict[str, Any]) -> dict[str, Any] | None:
     if not buffers:
         return None
     wmem, rmem = buffers["sender_tcp_wmem"], buffers["receiver_tcp_rmem"]
-    kernel = (f"the kernel may hold up to the sender's tcp_wmem maximum ({_fmt_bytes(wmem[2])} B)"
-              f" and the receiver's tcp_rmem maximum ({_fmt_bytes(rmem[2])} B) of a message")
+    kernel = (f"the kernel may hold up to the sender's tcp_wmem maximum "
+              f"({fmt_bytes(wmem[2], '?')} B) and the receiver's tcp_rmem maximum "
+              f"({fmt_bytes(rmem[2], '?')} B) of a message")
     value = ucx_rndv_thresh(result)
     if value is not None:
         return {"bytes": value, "source": "UCX_RNDV_THRESH", "family": "ucx-tcp",
                 "note": f"across nodes: UCX sends eagerly below UCX_RNDV_THRESH = "
-                        f"{_fmt_bytes(value)} B and by rendezvous (waiting for the receiver) "
+                        f"{fmt_bytes(value, '?')} B and by rendezvous (waiting for the receiver) "
                         f"from there; {kernel}"}
     return {"bytes": None, "source": None, "family": "network",
             "note": "across nodes the MPI's shared-memory settings do not apply; the network "
@@ -179,22 +181,18 @@ def _row(p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _fmt_bytes(b: int | None) -> str:
-    return "?" if b is None else f"{b:,}".replace(",", " ")
-
-
 def _finding(limit: dict[str, Any], rep: dict[str, Any], agree: bool | None,
              rows: list[dict[str, Any]]) -> str:
     st = limit["status"]
     if st == "bracketed":
-        yes, no = _fmt_bytes(limit["last_yes_bytes"]), _fmt_bytes(limit["first_no_bytes"])
+        yes, no = (fmt_bytes(limit[k], "?") for k in ("last_yes_bytes", "first_no_bytes"))
         head = f"MPI_Isend completes without the receiver up to {yes} B (limit in {yes}–{no} B)"
     elif st == "all-complete":
         head = (f"MPI_Isend completed without the receiver at every size up to "
-                f"{_fmt_bytes(max(r['bytes'] for r in rows))} B (limit above the sweep)")
+                f"{fmt_bytes(max(r['bytes'] for r in rows), '?')} B (limit above the sweep)")
     elif st == "none-complete":
         head = (f"MPI_Isend did not complete without the receiver even at "
-                f"{_fmt_bytes(limit['first_no_bytes'])} B")
+                f"{fmt_bytes(limit['first_no_bytes'], '?')} B")
     else:
         return "no sizes measured"
     if rep["family"] in ("network", "ucx-tcp"):
@@ -204,12 +202,12 @@ def _finding(limit: dict[str, Any], rep: dict[str, Any], agree: bool | None,
                 if rep["family"] == "network" else "; the MPI reports no known limit")
     else:
         verdict = {True: "agrees", False: "disagrees", None: "cannot be compared"}[agree]
-        tail = f"; {rep['source']} = {_fmt_bytes(rep['bytes'])} B {verdict}"
+        tail = f"; {rep['source']} = {fmt_bytes(rep['bytes'], '?')} B {verdict}"
         if agree:
             tail += f" (within {HEADER_ALLOWANCE} B of header)"
     big = max(rows, key=lambda r: r["bytes"]) if rows else None
     if big and big["wait_us"] is not None:
-        tail += f"; rank 0 then waits {big['wait_us']:.0f} µs at {_fmt_bytes(big['bytes'])} B"
+        tail += f"; rank 0 then waits {big['wait_us']:.0f} µs at {fmt_bytes(big['bytes'], '?')} B"
     return head + tail
 
 

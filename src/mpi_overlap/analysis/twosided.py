@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .profile_values import bin_of, fmt_pct, fmt_time, overlap_pcts, pct_range
+from ..formatting import fmt_pct, fmt_time, pct_range
+from .profile_values import bin_of, overlap_pcts
 from .trace_clocks import Clocks
 from .twosided_bounds import (
     Bounds,

@@ -9,10 +9,11 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
+from ..formatting import fmt_num
 from ..rundir import Run
 from ..sizes import format_size
 from ..sources import cite
-from .html import Figure, HtmlTable, Section, fmt_num
+from .html import Figure, HtmlTable, Section
 from .overhead_plots import to_svg
 from .run_table import (
     compared,

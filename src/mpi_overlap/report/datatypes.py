@@ -10,10 +10,11 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
+from ..formatting import fmt_num, fmt_range, fmt_s_as_us
 from ..rundir import Run
 from ..termsafe import Table
 from ..values import num
-from .html import DASH, Figure, HtmlTable, Section
+from .html import Figure, HtmlTable, Section
 from .overhead_plots import to_svg
 
 BENCHMARKS = ("datatypes", "alignment")
@@ -22,11 +23,6 @@ HEADERS = ("size", "case", "payload B", "one-way µs", "vs baseline", "95 % CI",
 
 def _sizes(run: Run) -> list[dict[str, Any]]:
     return (run.analysis or {}).get("sizes") or []
-
-
-def _f(v: Any, spec: str) -> str:
-    x = num(v)
-    return DASH if x is None else format(x, spec)
 
 
 def rows(run: Run) -> list[tuple[str, ...]]:
@@ -40,10 +36,10 @@ def rows(run: Run) -> list[tuple[str, ...]]:
                     str(s.get("bytes")),
                     str(c.get("case")),
                     str(c.get("payload_bytes")),
-                    DASH if t is None else f"{t * 1e6:.2f}",
-                    _f(c.get("slowdown"), ".2f"),
-                    DASH if lo is None or hi is None else f"{lo:.2f}–{hi:.2f}",
-                    _f(c.get("ns_per_byte"), ".3f"),
+                    fmt_s_as_us(t, ".2f"),
+                    fmt_num(num(c.get("slowdown")), ".2f"),
+                    fmt_range(lo, hi, ".2f"),
+                    fmt_num(num(c.get("ns_per_byte")), ".3f"),
                     "ok" if c.get("valid") else "WRONG",
                 )
             )

@@ -14,9 +14,10 @@ from typing import Any
 
 from rich.console import Console
 
+from ..formatting import DASH, fmt_num
 from ..rundir import Run
 from ..termsafe import Table
-from .html import DASH, HtmlTable, Section
+from .html import HtmlTable, Section
 
 KIND_ORDER = {"overlap": 0, "cost": 1, "info": 2}
 
@@ -38,12 +39,6 @@ def matrix_groups(runs: list[Run]) -> list[list[Run]]:
 def _figures(run: Run) -> dict[str, dict[str, Any]]:
     figs = (run.analysis or {}).get("figures") or []
     return {f["name"]: f for f in figs if isinstance(f, dict) and f.get("name")}
-
-
-def _fmt(value: Any) -> str:
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return DASH if value is None else str(value)
-    return f"{value:.4g}"
 
 
 def _change(value: Any, base: Any) -> str:
@@ -75,7 +70,8 @@ def matrix_rows(group: list[Run]) -> list[tuple[str, ...]]:
         cells = []
         for i, figs in enumerate(per_run):
             value = figs.get(name, {}).get("value")
-            cells.append(_fmt(value) + ("" if i == 0 else _change(value, base)))
+            text = fmt_num(value, ".4g", missing=DASH if value is None else str(value))
+            cells.append(text + ("" if i == 0 else _change(value, base)))
         rows.append((label, str(first.get("kind") or "info"), *cells))
     rows.append(("finding", "", *[str((r.analysis or {}).get("finding") or r.status)
                                   for r in group]))

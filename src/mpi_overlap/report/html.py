@@ -17,10 +17,10 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from ..formatting import DASH, fmt_num
 from ..rundir import Run
 from ..table_note import sentence
 
-DASH = "—"
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "report.html.j2"
 
@@ -174,13 +174,6 @@ def _env(env: Any) -> str:
     if not isinstance(env, dict) or not env:
         return "(none set)"
     return "\n".join(f"{k}={v}" for k, v in sorted(env.items()))
-
-
-def fmt_num(value: Any, spec: str, unit: str = "") -> str:
-    """A number formatted with spec (and unit), or a dash where there is none."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return DASH
-    return f"{value:{spec}}{unit}"
 
 
 def _work_rate(work: Any) -> str:

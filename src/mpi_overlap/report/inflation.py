@@ -11,10 +11,11 @@ import numpy as np
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
+from ..formatting import fmt_num, fmt_range
 from ..rundir import Run
 from ..sizes import format_size
 from ..sources import cite
-from .html import Figure, Section, fmt_num
+from .html import Figure, Section
 from .overhead_plots import to_svg
 from .run_table import (
     compared,
@@ -36,22 +37,17 @@ def points(run: Run) -> list[dict[str, Any]]:
     return [p for p in (run.analysis or {}).get("points") or [] if isinstance(p, dict)]
 
 
-def _ci(ci: Any, spec: str = ".3g") -> str:
-    if not ci or ci[0] is None or ci[1] is None:
-        return "–"
-    return f"{ci[0]:{spec}}…{ci[1]:{spec}}"
-
-
 def rows(run: Run) -> list[tuple[str, ...]]:
     out = []
     for p in points(run):
         k = p.get("knee") or {}
+        knee_ci = k.get("knee_ci95") or (None, None)
         out.append((
             format_size(p["bytes"]),
             fmt_num(p.get("exchange_alone_us"), ".3g"),
             fmt_num(k.get("exposed_us"), ".3g"),
             fmt_num(k.get("knee_us"), ".3g"),
-            _ci(k.get("knee_ci95")),
+            fmt_range(knee_ci[0], knee_ci[1], ".3g", sep="…", missing="–"),
             fmt_num(k.get("hidden_pct"), ".0f"),
             fmt_num(k.get("after_knee_us"), ".3g"),
             fmt_num(k.get("slope"), ".2f"),

@@ -15,11 +15,12 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ..formatting import DASH, fmt_pct_cell, fmt_us, fmt_with_ci
 from ..rundir import Run
 from ..sizes import format_size
 from ..termsafe import Table
-from ..values import fmt_us, num
-from .html import DASH, HtmlTable, Section
+from ..values import num
+from .html import HtmlTable, Section
 
 BENCHMARK = "overhead"
 DIRECTIONS = ("send", "recv")
@@ -60,18 +61,11 @@ def est(entry: dict[str, Any] | None, key: str, part: str = "value") -> float | 
     return num(estimate.get(part)) if isinstance(estimate, dict) else None
 
 
-def fmt_pct(value: float | None) -> str:
-    return DASH if value is None else f"{value:.1f}"
-
-
-def fmt_ci(entry: dict[str, Any] | None, key: str, fmt: Any) -> str:
-    value = est(entry, key)
-    if value is None:
-        return DASH
-    lo, hi = est(entry, key, "ci95_low"), est(entry, key, "ci95_high")
-    if lo is None or hi is None:
-        return fmt(value)
-    return f"{fmt(value)} [{fmt(lo)}–{fmt(hi)}]"
+def est_ci(
+    entry: dict[str, Any] | None, key: str
+) -> tuple[float | None, float | None, float | None]:
+    """An estimate's value, ci95_low and ci95_high (None where missing)."""
+    return est(entry, key), est(entry, key, "ci95_low"), est(entry, key, "ci95_high")
 
 
 def analysis_sizes(run: Run) -> dict[str, dict[int, dict[str, Any]]]:
@@ -144,14 +138,14 @@ def _row(
     if classic and classic.get("found") is False:
         classic_over = classic_avail = f"{DASH} (not found)"
     else:
-        classic_over, classic_avail = fmt_us(c_over), fmt_pct(c_avail)
+        classic_over, classic_avail = fmt_us(c_over), fmt_pct_cell(c_avail)
     cells = (
         format_size(size),
-        fmt_ci(a_entry, "base_t_us", fmt_us),
-        fmt_ci(a_entry, "overhead_us", fmt_us),
-        fmt_ci(a_entry, "availability_pct", fmt_pct),
+        fmt_with_ci(*est_ci(a_entry, "base_t_us"), fmt_us),
+        fmt_with_ci(*est_ci(a_entry, "overhead_us"), fmt_us),
+        fmt_with_ci(*est_ci(a_entry, "availability_pct"), fmt_pct_cell),
         fmt_us(est(a_entry, "knee_work_us")),
-        fmt_pct(est(a_entry, "compute_slowdown_pct")),
+        fmt_pct_cell(est(a_entry, "compute_slowdown_pct")),
         verdict,
         classic_over,
         classic_avail,
@@ -201,7 +195,7 @@ def comparison(
             entry = entries.get(size)
             flag = "" if entry is None or entry.get("verdict") == "ok" else " ?"
             avail, over = est(entry, "availability_pct"), est(entry, "overhead_us")
-            cells.append(fmt_pct(avail) + (flag if avail is not None else ""))
+            cells.append(fmt_pct_cell(avail) + (flag if avail is not None else ""))
             cells.append(fmt_us(over) + (flag if over is not None else ""))
         rows.append(tuple(cells))
     return headers, rows
@@ -350,7 +344,7 @@ def summary(run: Run) -> list[str]:
         )
         if avail and over:
             out.append(
-                f"{direction} availability ranges {_range(avail, fmt_pct, '%')} and host "
+                f"{direction} availability ranges {_range(avail, fmt_pct_cell, '%')} and host "
                 f"overhead {_range(over, fmt_us, 'µs')} over {len(ok)} trustworthy sizes "
                 f"({format_size(min(ok))}–{format_size(max(ok))}){untrusted}."
             )

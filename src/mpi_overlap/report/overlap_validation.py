@@ -15,11 +15,11 @@ from matplotlib.lines import Line2D
 from rich.console import Console
 from rich.text import Text
 
+from ..formatting import DASH, fmt_pct_cell, fmt_us
 from ..rundir import Run
 from ..sizes import format_size
 from ..termsafe import Table
-from ..values import fmt_us
-from .html import DASH, Figure, HtmlTable, Section
+from .html import Figure, HtmlTable, Section
 from .overhead_plots import to_svg
 
 BENCHMARK = "overlap-validation"
@@ -49,10 +49,6 @@ STEP_HEADERS = (
     "max %",
     "min/max % own T",
 )
-
-
-def fmt_pct(value: float | None) -> str:
-    return DASH if value is None else f"{value:.0f}"
 
 
 def curves(run: Run) -> list[dict[str, Any]]:
@@ -105,9 +101,8 @@ def _summary_row(c: dict[str, Any]) -> tuple[str, ...]:
         format_size(int(c.get("size", 0))),
         f"{c.get('side')} ({c.get('call')})",
         fmt_us(pts[-1].get("comp_us") if pts else None),
-        f"{fmt_pct(s.get('max_pct_first'))} → {fmt_pct(s.get('max_pct_last'))}",
-        f"{fmt_pct(s.get('min_pct_first'))} → {fmt_pct(s.get('min_pct_last'))}",
-        f"{fmt_pct(s.get('min_own_first'))} → {fmt_pct(s.get('min_own_last'))}",
+        *(" → ".join(fmt_pct_cell(s.get(f"{k}_{end}"), 0) for end in ("first", "last"))
+          for k in ("max_pct", "min_pct", "min_own")),
         f"{fmt_us(s.get('wait_first_us'))} → {fmt_us(s.get('wait_last_us'))}",
         f"{_min_trend(c) or DASH} / {s.get('wait_trend') or DASH}",
         _source_cell(c),
@@ -127,9 +122,9 @@ def _step_rows(c: dict[str, Any]) -> list[tuple[str, ...]]:
                 fmt_us(peer),
                 fmt_us(p.get("xfer_us")),
                 DASH if p.get("transfers") is None else str(p.get("transfers")),
-                fmt_pct(p.get("min_pct")),
-                fmt_pct(p.get("max_pct")),
-                f"{fmt_pct(p.get('min_pct_own'))} / {fmt_pct(p.get('max_pct_own'))}",
+                fmt_pct_cell(p.get("min_pct"), 0),
+                fmt_pct_cell(p.get("max_pct"), 0),
+                " / ".join(fmt_pct_cell(p.get(k), 0) for k in ("min_pct_own", "max_pct_own")),
             )
         )
     return rows
@@ -199,7 +194,7 @@ def comparison(runs: list[Run]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]
         cells = [key[0], format_size(int(key[1])), key[2]]
         for entries in keyed:
             s = (entries.get(key) or {}).get("shape") or {}
-            cells += [fmt_pct(s.get("min_pct_last")), fmt_us(s.get("wait_last_us"))]
+            cells += [fmt_pct_cell(s.get("min_pct_last"), 0), fmt_us(s.get("wait_last_us"))]
         rows.append(tuple(cells))
     return headers, rows
 

@@ -19,12 +19,13 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Patch
 from rich.console import Console
 
-from ..analysis.profile_values import fmt_time, rank_list
+from ..analysis.profile_values import rank_list
+from ..formatting import fmt_pct_cell, fmt_time
 from ..rundir import Run
 from . import profile_table
 from .html import Figure, Section
 from .overhead_plots import to_svg
-from .profile_grid import Grid, fint, fpct, ftime
+from .profile_grid import Grid, fint
 from .profile_table import analysis_of, html_table, is_profile, print_grid
 
 TERMINAL_ROWS = 10  # rows of each breakdown in the terminal; report.html lists all
@@ -66,24 +67,24 @@ def summary_grid(c: dict[str, Any], label: str, *, explain: bool) -> Grid:
             (
                 CHECK_TITLE[key],
                 fint(part["transfers"]),
-                ftime(part["xfer_s"]),
+                fmt_time(part["xfer_s"]),
                 fint(part["flagged_transfers"]),
-                ftime(part["flagged_xfer_s"]),
-                fpct(100.0 * part["flagged_xfer_s"] / total if total > 0 else None),
-                ftime(part["excess_s"]),
-                ftime(beyond),
+                fmt_time(part["flagged_xfer_s"]),
+                fmt_pct_cell(100.0 * part["flagged_xfer_s"] / total if total > 0 else None),
+                fmt_time(part["excess_s"]),
+                fmt_time(beyond),
             )
         )
     rows.append(
         (
             "both",
             fint(c["in_call"]["transfers"] + c["across_calls"]["transfers"]),
-            ftime(c["in_call"]["xfer_s"] + c["across_calls"]["xfer_s"]),
+            fmt_time(c["in_call"]["xfer_s"] + c["across_calls"]["xfer_s"]),
             fint(c["flagged_transfers"]),
-            ftime(c["flagged_xfer_s"]),
-            fpct(c["flagged_pct"]),
-            ftime(c["in_call"]["excess_s"] + c["across_calls"]["excess_s"]),
-            ftime(c["beyond_s"]),
+            fmt_time(c["flagged_xfer_s"]),
+            fmt_pct_cell(c["flagged_pct"]),
+            fmt_time(c["in_call"]["excess_s"] + c["across_calls"]["excess_s"]),
+            fmt_time(c["beyond_s"]),
         )
     )
     notes = [MEANING] if explain else []
@@ -125,23 +126,23 @@ def summary_grid(c: dict[str, Any], label: str, *, explain: bool) -> Grid:
 Column = tuple[str, str, Callable[[Any], str]]
 RANK_COLUMNS: tuple[Column, ...] = (
     ("rank", "rank", str),
-    ("transfer time", "xfer_s", ftime),
-    ("MPI call time", "call_s", ftime),
-    ("in-call transfer time", "in_call_xfer_s", ftime),
+    ("transfer time", "xfer_s", fmt_time),
+    ("MPI call time", "call_s", fmt_time),
+    ("in-call transfer time", "in_call_xfer_s", fmt_time),
     ("calls holding them", "in_call_calls", fint),
-    ("their time", "in_call_call_s", ftime),
-    ("longest per call, summed", "in_call_longest_s", ftime),
+    ("their time", "in_call_call_s", fmt_time),
+    ("longest per call, summed", "in_call_longest_s", fmt_time),
     ("calls shorter than their longest", "in_call_calls_beyond", fint),
     ("flagged", "flagged_transfers", fint),
-    ("flagged % of transfer time", "flagged_pct", fpct),
-    ("beyond wall clock", "beyond_s", ftime),
+    ("flagged % of transfer time", "flagged_pct", fmt_pct_cell),
+    ("beyond wall clock", "beyond_s", fmt_time),
 )
 CELL_COLUMNS: tuple[Column, ...] = (
     ("check", "check", str),
     ("flagged", "transfers", fint),
-    ("flagged time", "xfer_s", ftime),
-    ("% of its transfer time", "pct", fpct),
-    ("excess", "excess_s", ftime),
+    ("flagged time", "xfer_s", fmt_time),
+    ("% of its transfer time", "pct", fmt_pct_cell),
+    ("excess", "excess_s", fmt_time),
     ("ranks", "ranks", rank_list),
 )
 

@@ -1,29 +1,13 @@
-"""The profile report's cells and tables: how its figures print (times with their unit,
-percentages of transfer time, "—" for a missing value) and the Grid that feeds both the
-terminal and the HTML tables (profile_table.py, profile_waits.py)."""
+"""The profile report's tables: the Grid that feeds both the terminal and the HTML tables
+(profile_table.py, profile_waits.py), and the count and rank cells; times, percentages
+and ranges print through formatting.py, "—" for a missing value."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis.profile_values import fmt_time
-from .html import DASH
-
-
-def ftime(value: Any) -> str:
-    return DASH if not isinstance(value, (int, float)) else fmt_time(float(value))
-
-
-def fpct(value: Any) -> str:
-    return DASH if not isinstance(value, (int, float)) else f"{value:.1f}"
-
-
-def frange(lo: Any, hi: Any) -> str:
-    """'29.2–98.5' (percent), '—' when undefined."""
-    if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
-        return DASH
-    return f"{lo:.1f}–{hi:.1f}"
+from ..formatting import DASH
 
 
 def fint(value: Any) -> str:

@@ -16,12 +16,13 @@ from rich.text import Text
 
 from ..analysis.profile import analyze_profile
 from ..analysis.profile_values import rank_list
+from ..formatting import DASH, fmt_pct_cell, fmt_range, fmt_time
 from ..rundir import Run
 from ..table_trust import different_tables, run_table_notes
 from ..termsafe import Table
 from . import profile_waits
-from .html import DASH, HtmlTable, Section
-from .profile_grid import Grid, fint, fpct, frange, frank, ftime
+from .html import HtmlTable, Section
+from .profile_grid import Grid, fint, frank
 
 BENCHMARK = "profile"
 TERMINAL_RANKS = 16  # above this, the terminal shows the ranks losing most
@@ -92,19 +93,21 @@ def job_grid(a: dict[str, Any], label: str, *, explain: bool = True) -> Grid:
         ),
         ("status", a["status"]),
         ("transfers", fint(job["transfers"])),
-        ("transfer time", ftime(job["xfer_s"])),
-        ("overlap range", profile_waits.overlap_range(a, frange(job["min_pct"], job["max_pct"]))),
-        ("overlapped", f"at least {ftime(job['min_s'])}, at most {ftime(job['max_s'])}"),
+        ("transfer time", fmt_time(job["xfer_s"])),
+        ("overlap range",
+         profile_waits.overlap_range(a, fmt_range(job["min_pct"], job["max_pct"], ".1f"))),
+        ("overlapped", f"at least {fmt_time(job['min_s'])}, at most {fmt_time(job['max_s'])}"),
         (
             "not overlapped",
-            f"at least {ftime(job['nonoverlap_s'])} "
-            f"({fpct(job['nonoverlap_pct'])} %), at most "
-            f"{ftime(job['nonoverlap_max_s'])}",
+            f"at least {fmt_time(job['nonoverlap_s'])} "
+            f"({fmt_pct_cell(job['nonoverlap_pct'])} %), at most "
+            f"{fmt_time(job['nonoverlap_max_s'])}",
         ),
-        ("computation time", ftime(job["comp_s"])),
+        ("computation time", fmt_time(job["comp_s"])),
         (
             "MPI call time",
-            f"{ftime(job['call_s'])} ({fpct(job['mpi_share_pct'])} % of call + computation)",
+            f"{fmt_time(job['call_s'])} ({fmt_pct_cell(job['mpi_share_pct'])} % of call + "
+            "computation)",
         ),
         ("cases", ", ".join(f"{k} {fint(v)}" for k, v in cases.items()) or DASH),
         *profile_waits.job_rows(a),
@@ -123,8 +126,8 @@ def job_grid(a: dict[str, Any], label: str, *, explain: bool = True) -> Grid:
         rows.append(
             (
                 "worst rank",
-                f"rank {worst['rank']}: {ftime(worst['nonoverlap_s'])} "
-                f"not overlapped ({fpct(worst['share_pct'])} % of the job's{tied})",
+                f"rank {worst['rank']}: {fmt_time(worst['nonoverlap_s'])} "
+                f"not overlapped ({fmt_pct_cell(worst['share_pct'])} % of the job's{tied})",
             )
         )
     return Grid(
@@ -138,15 +141,15 @@ def job_grid(a: dict[str, Any], label: str, *, explain: bool = True) -> Grid:
 
 ACROSS_ROWS = (
     ("transfers", "transfers", fint),
-    ("xfer_s", "transfer time", ftime),
-    ("min_pct", "overlap min %", fpct),
-    ("max_pct", "overlap max %", fpct),
-    ("nonoverlap_s", "not overlapped", ftime),
-    ("min_s", "overlapped ≥", ftime),
-    ("max_s", "overlapped ≤", ftime),
-    ("comp_s", "computation", ftime),
-    ("call_s", "MPI call time", ftime),
-    ("mpi_share_pct", "MPI share %", fpct),
+    ("xfer_s", "transfer time", fmt_time),
+    ("min_pct", "overlap min %", fmt_pct_cell),
+    ("max_pct", "overlap max %", fmt_pct_cell),
+    ("nonoverlap_s", "not overlapped", fmt_time),
+    ("min_s", "overlapped ≥", fmt_time),
+    ("max_s", "overlapped ≤", fmt_time),
+    ("comp_s", "computation", fmt_time),
+    ("call_s", "MPI call time", fmt_time),
+    ("mpi_share_pct", "MPI share %", fmt_pct_cell),
 )
 
 
@@ -221,13 +224,13 @@ def rank_grid(a: dict[str, Any], label: str, limit: int | None = None, *,
                 str(r["rank"]),
                 status,
                 fint(r["transfers"]),
-                ftime(r["xfer_s"]),
-                fpct(r["min_pct"]),
-                fpct(r["max_pct"]),
-                ftime(r["nonoverlap_s"]),
-                ftime(r["comp_s"]),
-                ftime(r["call_s"]),
-                fpct(r["mpi_share_pct"]),
+                fmt_time(r["xfer_s"]),
+                fmt_pct_cell(r["min_pct"]),
+                fmt_pct_cell(r["max_pct"]),
+                fmt_time(r["nonoverlap_s"]),
+                fmt_time(r["comp_s"]),
+                fmt_time(r["call_s"]),
+                fmt_pct_cell(r["mpi_share_pct"]),
             )
         )
         if r["rank"] == worst:
@@ -257,9 +260,9 @@ RANKING_NAME = {"bins": "label", "functions": "fn", "regions": "region"}
 
 def _ranked_cells(e: dict[str, Any]) -> tuple[str, ...]:
     """The measures of a ranking entry (analysis/profile.py, Acc.as_dict) as cells."""
-    return (fint(e["transfers"]), ftime(e["xfer_s"]), frange(e["min_pct"], e["max_pct"]),
-            ftime(e["nonoverlap_s"]), fpct(e["share_pct"]), frank(e["worst_rank"]),
-            fint(e["ranks"]))
+    return (fint(e["transfers"]), fmt_time(e["xfer_s"]),
+            fmt_range(e["min_pct"], e["max_pct"], ".1f"), fmt_time(e["nonoverlap_s"]),
+            fmt_pct_cell(e["share_pct"]), frank(e["worst_rank"]), fint(e["ranks"]))
 
 
 def ranking_grid(a: dict[str, Any], label: str, key: str, limit: int | None = None) -> Grid:
@@ -336,7 +339,7 @@ def pair_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
 def advice_grid(a: dict[str, Any], label: str) -> Grid:
     """Every piece of advice (analysis/advice.py), largest bound first."""
     items = a.get("advice") or []
-    rows = [(str(i), x["rule"], ftime(x["bound_s"]), x["text"]) for i, x in enumerate(items, 1)]
+    rows = [(str(i), x["rule"], fmt_time(x["bound_s"]), x["text"]) for i, x in enumerate(items, 1)]
     return Grid(
         f"{label} — advice, by the most it can hide or save",
         ("#", "rule", "at most", "advice"),
@@ -352,7 +355,8 @@ def call_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
     if limit is not None and len(entries) > limit:
         note = f"top {limit} of {len(entries)}; report.html lists all"
         entries = entries[:limit]
-    rows = [(e["fn"], fint(e["calls"]), ftime(e["call_s"]), fpct(e["share_pct"])) for e in entries]
+    rows = [(e["fn"], fint(e["calls"]), fmt_time(e["call_s"]), fmt_pct_cell(e["share_pct"]))
+            for e in entries]
     return Grid(
         f"{label} — MPI call time by function",
         ("function", "calls", "call time", "share %"),
@@ -409,7 +413,7 @@ def _run_time(a: dict[str, Any]) -> float | None:
 def _waiting(a: dict[str, Any]) -> str:
     ts = a.get("two_sided")
     if isinstance(ts, dict) and ts.get("available"):
-        return ftime(ts["waiting"]["total_s"])
+        return fmt_time(ts["waiting"]["total_s"])
     return DASH
 
 
@@ -422,13 +426,13 @@ def comparison_grid(runs: list[tuple[str, dict[str, Any]]]) -> Grid:
             (
                 label,
                 f"{job['ranks']}/{a['ranks_expected']}",
-                ftime(job["xfer_s"]),
-                frange(job["min_pct"], job["max_pct"]),
-                ftime(job["nonoverlap_s"]),
+                fmt_time(job["xfer_s"]),
+                fmt_range(job["min_pct"], job["max_pct"], ".1f"),
+                fmt_time(job["nonoverlap_s"]),
                 _waiting(a),
-                ftime(job["call_s"]),
-                fpct(job["mpi_share_pct"]),
-                ftime(_run_time(a)),
+                fmt_time(job["call_s"]),
+                fmt_pct_cell(job["mpi_share_pct"]),
+                fmt_time(_run_time(a)),
                 frank(worst["rank"] if worst else None),
                 a["status"],
             )

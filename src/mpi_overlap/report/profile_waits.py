@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .html import DASH
-from .profile_grid import Grid, fint, fpct, frange, ftime
+from ..formatting import DASH, fmt_pct_cell, fmt_range, fmt_time
+from .profile_grid import Grid, fint
 
 WAIT_MEANING = (
     "Waiting: time MPI calls spent waiting for a late partner, from both ends of every "
@@ -48,11 +48,12 @@ def job_rows(a: dict[str, Any]) -> list[tuple[str, str]]:
         return [("both ends", f"not analysed: {ts.get('reason')}")]
     job, w = ts["job"], ts["waiting"]
     return [
-        ("overlap, both ends", f"{frange(job['min_pct'], job['max_pct'])} % of transfer time; "
-         f"not overlapped at least {ftime(job['nonoverlap_s'])} ({ts['matched']} messages "
-         f"matched, clocks within ±{ftime(ts['clock_error_s'])})"),
-        ("waiting", f"{ftime(w['total_s'])}: late senders {ftime(w['late_sender_s'])}, late "
-         f"receivers {ftime(w['late_receiver_s'])}, collectives {ftime(w['collective_s'])}"),
+        ("overlap, both ends",
+         f"{fmt_range(job['min_pct'], job['max_pct'], '.1f')} % of transfer time; "
+         f"not overlapped at least {fmt_time(job['nonoverlap_s'])} ({ts['matched']} messages "
+         f"matched, clocks within ±{fmt_time(ts['clock_error_s'])})"),
+        ("waiting", f"{fmt_time(w['total_s'])}: late senders {fmt_time(w['late_sender_s'])}, late "
+         f"receivers {fmt_time(w['late_receiver_s'])}, collectives {fmt_time(w['collective_s'])}"),
     ]
 
 
@@ -73,7 +74,7 @@ def ranking_cell(a: dict[str, Any], key: str, name: str) -> str | None:
     if ts is None:
         return None
     cell = (ts.get("tables") or {}).get(key, {}).get(name)
-    return DASH if cell is None else frange(cell["min_pct"], cell["max_pct"])
+    return DASH if cell is None else fmt_range(cell["min_pct"], cell["max_pct"], ".1f")
 
 
 def rank_grid(a: dict[str, Any], label: str, *, terminal: bool) -> Grid:
@@ -92,16 +93,17 @@ def rank_grid(a: dict[str, Any], label: str, *, terminal: bool) -> Grid:
         if not r["in_totals"]:
             continue
         wr, tr = w.get(r["rank"], {}), two.get(r["rank"], {})
-        row: tuple[str, ...] = (str(r["rank"]), ftime(r["comp_s"]), ftime(r["call_s"]),
-                                ftime(wr.get("waiting_s")))
+        row: tuple[str, ...] = (str(r["rank"]), fmt_time(r["comp_s"]), fmt_time(r["call_s"]),
+                                fmt_time(wr.get("waiting_s")))
         if not terminal:
-            row += (ftime(wr.get("late_sender_s")), ftime(wr.get("late_receiver_s")),
-                    ftime(wr.get("collective_s")), ftime(wr.get("other_call_s")))
-        one_end = frange(r["min_pct"], r["max_pct"])
-        row += (ftime(r["xfer_s"]), f"{ftime(r['nonoverlap_s'])} → {ftime(tr.get('nonoverlap_s'))}",
-                f"{one_end} → {frange(tr.get('min_pct'), tr.get('max_pct'))}")
+            row += (fmt_time(wr.get("late_sender_s")), fmt_time(wr.get("late_receiver_s")),
+                    fmt_time(wr.get("collective_s")), fmt_time(wr.get("other_call_s")))
+        one_end = fmt_range(r["min_pct"], r["max_pct"], ".1f")
+        row += (fmt_time(r["xfer_s"]),
+                f"{fmt_time(r['nonoverlap_s'])} → {fmt_time(tr.get('nonoverlap_s'))}",
+                f"{one_end} → {fmt_range(tr.get('min_pct'), tr.get('max_pct'), '.1f')}")
         rows.append(row)
-    note = (WAIT_MEANING.format(err=ftime(ts["clock_error_s"])) + f" Transfer time: {BOTH}."
+    note = (WAIT_MEANING.format(err=fmt_time(ts["clock_error_s"])) + f" Transfer time: {BOTH}."
             + _unmatched_note(ts))
     return Grid(f"{label} — computation, waiting and transfer per rank (both ends)",
                 headers, rows, note=note)
@@ -135,9 +137,10 @@ def wait_grid(a: dict[str, Any], label: str, key: str, limit: int | None = None)
     if limit is not None and len(entries) > limit:
         note = f"top {limit} of {len(entries)}; report.html lists all"
         entries = entries[:limit]
-    rows = [(str(e[WAIT_NAME[key]]), ftime(e["waiting_s"]),
-             fpct(e["share_pct"]), fint(e["calls"]),
-             ftime(e["late_sender_s"]), ftime(e["late_receiver_s"]), ftime(e["collective_s"]))
+    rows = [(str(e[WAIT_NAME[key]]), fmt_time(e["waiting_s"]),
+             fmt_pct_cell(e["share_pct"]), fint(e["calls"]),
+             fmt_time(e["late_sender_s"]), fmt_time(e["late_receiver_s"]),
+             fmt_time(e["collective_s"]))
             for e in entries]
     if key == "functions":
         note = "; ".join(x for x in (note, "the function of the call that waited") if x)

@@ -17,10 +17,11 @@ from rich.console import Console
 from rich.text import Text
 
 from ..analysis.profiler_overhead import callsite_sentence, per_message_sentence
+from ..formatting import DASH, fmt_num
 from ..rundir import Run
 from ..termsafe import Table
 from ..values import num
-from .html import DASH, Figure, HtmlTable, Section
+from .html import Figure, HtmlTable, Section
 from .overhead_plots import to_svg
 
 BENCHMARK = "profiler-overhead"
@@ -53,11 +54,6 @@ VERDICT_CSS = {
 }
 
 
-def _ratio(value: Any) -> str:
-    v = num(value)
-    return DASH if v is None else f"{v:.4f}"
-
-
 def metrics(run: Run) -> list[dict[str, Any]]:
     return [m for m in (run.analysis or {}).get("metrics") or [] if isinstance(m, dict)]
 
@@ -85,9 +81,9 @@ def metric_row(m: dict[str, Any], which: str = "all") -> tuple[str, ...]:
         SUBSETS.get(which, which),
         _target(m),
         str(e.get("n", 0)),
-        _ratio(e.get("median")),
-        _ratio(e.get("geomean")) + ci,
-        DASH if over is None else f"{over:+.2f}",
+        fmt_num(num(e.get("median")), ".4f"),
+        fmt_num(num(e.get("geomean")), ".4f") + ci,
+        fmt_num(over, "+.2f"),
         str(e.get("verdict", DASH)),
     )
 

@@ -8,9 +8,10 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
+from ..formatting import DASH, fmt_num
 from ..rundir import Run
 from ..sizes import format_size
-from .html import DASH, Figure, Section, fmt_num
+from .html import Figure, Section
 from .overhead_plots import to_svg
 from .run_table import (
     compared,

@@ -9,11 +9,10 @@ from typing import Any
 from rich.console import Console
 
 from ..analysis.replication import replicate
+from ..formatting import DASH, fmt_num, fmt_with_ci
 from ..rundir import Run
 from ..termsafe import Table
 from .html import HtmlTable, Section
-
-DASH = "—"
 
 
 def groups(runs: list[Run]) -> list[list[Run]]:
@@ -42,16 +41,11 @@ def to_json(runs: list[Run]) -> list[dict[str, Any]]:
     return [group_json(g) for g in groups(runs)]
 
 
-def _n(v: Any) -> str:
-    return DASH if v is None else f"{v:.4g}"
-
-
 def _cell(p: dict[str, Any] | None) -> str:
     if p is None or p.get("value") is None:
         return DASH
-    text = _n(p["value"])
-    if p.get("ci95_low") is not None and p.get("ci95_high") is not None:
-        text += f" [{_n(p['ci95_low'])}–{_n(p['ci95_high'])}]"
+    text = fmt_with_ci(p["value"], p.get("ci95_low"), p.get("ci95_high"),
+                       lambda v: fmt_num(v, ".4g"))
     if p.get("verdict") not in (None, "ok"):
         text += f" ({p['verdict']})"
     return text
@@ -68,11 +62,11 @@ def _rows(doc: dict[str, Any]) -> list[tuple[str, ...]]:
         if not q["n"]:
             continue  # no launch gave it (kept in the JSON)
         unit = f" [{q['unit']}]" if q["unit"] else ""
-        between = (DASH if q["between_low"] is None
-                   else f"{_n(q['between_low'])}–{_n(q['between_high'])}")
+        between = (DASH if q["between_low"] is None else
+                   f"{fmt_num(q['between_low'], '.4g')}–{fmt_num(q['between_high'], '.4g')}")
         verdict = q["verdict"] + (f": {q['reason']}" if q["verdict"] == "unstable" else "")
         rows.append((q["label"] + unit, *[_cell(p) for p in q["launches"]],
-                     _n(q["value"]), between, verdict))
+                     fmt_num(q["value"], ".4g"), between, verdict))
     return rows
 
 

@@ -9,8 +9,9 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
+from ..formatting import fmt_num
 from ..rundir import Run
-from .html import Figure, Section, fmt_num
+from .html import Figure, Section
 from .nbc_overlap import print_comparison as _nbc_comparison
 from .overhead_plots import to_svg
 from .run_table import finding, planned_extent, print_rows, run_tables, summary_or_missing

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..file_output import WriteError, write_text
+from ..formatting import DASH, fmt_s_as_us
 from ..rundir import Run
 from ..sizes import format_size
 from ..termsafe import Table
@@ -35,23 +36,21 @@ def _runs(runs: list[Run]) -> list[Run]:
     return [r for r in runs if r.benchmark == BENCHMARK and r.analysis is not None]
 
 
-def _us(x: Any) -> str:
-    return "—" if x is None else f"{x * 1e6:.3f}"
-
-
 def _ci(e: dict[str, Any]) -> str:
     if e.get("median_s") is None:
-        return "—"
-    return f"{_us(e['median_s'])} [{_us(e['ci95_low_s'])}, {_us(e['ci95_high_s'])}]"
+        return DASH
+    med, lo, hi = (fmt_s_as_us(e[k], ".3f") for k in ("median_s", "ci95_low_s", "ci95_high_s"))
+    return f"{med} [{lo}, {hi}]"
 
 
 def rows(run: Run) -> list[tuple[str, ...]]:
     out = []
     for s in (run.analysis or {}).get("sizes", []):
-        out.append((format_size(s["bytes"]), _us(s["mpi_blocking"]["median_s"]),
-                    _us(s.get("mpi_blocking_p99_s")),
-                    _us(s["floor"]["median_s"]), s["floor_kind"], _us(s["shm"]["median_s"]),
-                    _us(s["memcpy"]["median_s"]), _ci(s["added"]), _ci(s["request_overhead"])))
+        blocking, p99, floor, shm, memcpy = (fmt_s_as_us(t, ".3f") for t in (
+            s["mpi_blocking"]["median_s"], s.get("mpi_blocking_p99_s"), s["floor"]["median_s"],
+            s["shm"]["median_s"], s["memcpy"]["median_s"]))
+        out.append((format_size(s["bytes"]), blocking, p99, floor, s["floor_kind"], shm, memcpy,
+                    _ci(s["added"]), _ci(s["request_overhead"])))
     return out
 
 

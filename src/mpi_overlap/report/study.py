@@ -10,9 +10,10 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.text import Text
 
+from ..formatting import fmt_pct, fmt_s_as_ms
 from ..rundir import Run
 from ..termsafe import Table
-from .html import DASH, Figure, HtmlTable, Section, fmt_num
+from .html import Figure, HtmlTable, Section
 from .overhead_plots import to_svg
 
 BENCHMARKS = ("study-halo", "study-cg")
@@ -21,14 +22,6 @@ HEADERS = ("size", "mode", "run time ms", "MPI time ms", "overlap min–max", "n
 
 
 CELL_CSS = ("left", "left") + ("num",) * 6 + ("left", "left", "num")
-
-
-def _ms(v: Any) -> str:
-    return fmt_num(None if v is None else v * 1e3, ".2f")
-
-
-def _pct(v: Any, spec: str = ".0f") -> str:
-    return DASH if v is None else f"{v:{spec}} %"
 
 
 def rows(run: Run) -> list[tuple[str, ...]]:
@@ -41,15 +34,15 @@ def rows(run: Run) -> list[tuple[str, ...]]:
             out.append((
                 f"{size['local']}^3 ({size['face_bytes'] // 1024} KiB)",
                 cell["mode"],
-                _ms(cell.get("run_time_s")),
-                _ms(cell.get("mpi_time_s")),
-                f"{_pct(cell.get('min_pct'))}–{_pct(cell.get('max_pct'))}",
-                _ms(cell.get("nonoverlap_s")),
-                "baseline" if c is None else _pct(c["mpi_time_change_pct"], "+.0f"),
-                "" if c is None else _pct(c["run_time_change_pct"], "+.1f"),
+                fmt_s_as_ms(cell.get("run_time_s")),
+                fmt_s_as_ms(cell.get("mpi_time_s")),
+                f"{fmt_pct(cell.get('min_pct'), 0)}–{fmt_pct(cell.get('max_pct'), 0)}",
+                fmt_s_as_ms(cell.get("nonoverlap_s")),
+                "baseline" if c is None else fmt_pct(c["mpi_time_change_pct"], 0, sign=True),
+                "" if c is None else fmt_pct(c["run_time_change_pct"], 1, sign=True),
                 "" if c is None else c["prediction"],
                 "" if c is None else c["verdict"],
-                DASH if ratio is None else f"{100 * (ratio - 1):+.1f} %",
+                fmt_pct(None if ratio is None else 100 * (ratio - 1), 1, sign=True),
             ))
     return out
 
@@ -130,8 +123,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
         ov = a.get("profiler_overhead") or {}
         notes = list(a.get("conclusions") or [])
         notes.append(f"Profiler cost on the app (run time, {ov.get('pairs', 0)} pairs): "
-                     + (DASH if ov.get("overhead_pct") is None
-                        else f"{ov['overhead_pct']:+.2f} %") + " (target ≤ 1 %).")
+                     + fmt_pct(ov.get("overhead_pct"), 2, sign=True) + " (target ≤ 1 %).")
         out.append(Section(
             f"Case study: {a.get('app')} ({run.label})", str(a.get("finding")), figures,
             [HtmlTable(f"{run.label} — modes against {a.get('baseline')}", HEADERS, r,

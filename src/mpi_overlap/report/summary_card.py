@@ -17,9 +17,10 @@ from typing import Any
 from rich.console import Console
 
 from ..analysis.stack_floor import floor_name
+from ..formatting import DASH
 from ..rundir import Run, placement_label
 from ..termsafe import Table
-from .html import DASH, HtmlTable, Section
+from .html import HtmlTable, Section
 
 Figures = dict[str, float | None]
 ANCHOR = "summary-card"

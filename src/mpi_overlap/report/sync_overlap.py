@@ -11,10 +11,11 @@ from rich.console import Console
 from rich.text import Text
 
 from ..file_output import write_text
+from ..formatting import DASH, fmt_num, fmt_pct_cell, fmt_range
 from ..rundir import Run
 from ..sources import cite
 from ..termsafe import Table
-from .html import DASH, Figure, HtmlTable, Section, fmt_num
+from .html import Figure, HtmlTable, Section
 from .overhead_plots import to_svg
 from .run_table import compared, comparison_table, summary_or_missing
 
@@ -29,27 +30,20 @@ def _a(run: Run) -> dict[str, Any]:
     return run.analysis or {}
 
 
-def _ci(pair: Any, spec: str) -> str:
-    if not pair or pair[0] is None or pair[1] is None:
-        return DASH
-    return f"{pair[0]:{spec}}–{pair[1]:{spec}}"
-
-
-def _pct(fraction: Any) -> str:
-    return DASH if fraction is None else f"{100 * fraction:.0f}"
-
-
 def rows(run: Run) -> list[tuple[str, ...]]:
     out = []
     for p in _a(run).get("points") or []:
+        done, alone = (None if f is None else 100 * f for f in
+                       (p.get("completed_fraction"), p.get("seed_alone_fraction")))
+        wait_ci = p.get("wait_ci95_us") or (None, None)
         out.append((
             fmt_num(p.get("bytes"), "d"),
             str(p.get("phase") or DASH),
-            _pct(p.get("completed_fraction")),
+            fmt_pct_cell(done, 0),
             fmt_num(p.get("wait_us"), ".1f"),
-            _ci(p.get("wait_ci95_us"), ".1f"),
+            fmt_range(wait_ci[0], wait_ci[1], ".1f"),
             fmt_num(p.get("isend_us"), ".2f"),
-            _pct(p.get("seed_alone_fraction")),
+            fmt_pct_cell(alone, 0),
             fmt_num(p.get("tp1_ratio"), ".2f"),
             fmt_num(p.get("compute_slowdown_pct"), ".1f"),
         ))

@@ -8,9 +8,10 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ..file_output import write_text
+from ..formatting import fmt_num
 from ..rundir import Run
 from ..termsafe import Table
-from .html import Figure, HtmlTable, Section, fmt_num
+from .html import Figure, HtmlTable, Section
 from .overhead_plots import to_svg
 
 BENCHMARK = "threads-procs"

@@ -10,13 +10,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis.profile_values import fmt_time, rank_list
+from ..analysis.profile_values import rank_list
 from ..errors import UserError
 from ..file_output import open_atomic
+from ..formatting import fmt_mib, fmt_time
 from ..profiling.collect import rank_files
 from .perfetto import Summary, to_chrome
 from .reader import RankTrace, read_trace
-from .summary import fmt_mib
 
 TRACE_FILE = re.compile(r"^trace\.rank-(\d+)\.mopt$")
 

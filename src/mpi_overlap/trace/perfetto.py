@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..analysis.profile_values import fmt_time
+from ..formatting import fmt_time
 from ..sizes import format_size
 from .reader import (
     CASE_ACROSS,

@@ -7,10 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis.profile_values import rank_list
-
-
-def fmt_mib(n: int) -> str:
-    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.1f} KiB"
+from ..formatting import fmt_mib
 
 
 def trace_summary(docs: list[dict[str, Any]]) -> dict[str, Any] | None:
