@@ -121,6 +121,7 @@ def test_merging_replaces_only_the_sizes_measured() -> None:
         ("bcast", 100, 0, 5 + 2 * math.log2(100 / 8), ["coll_size_extrapolated"]),
         ("bcast", 1, 1024, 2.0, ["coll_size_extrapolated"]),
         ("ibcast", 6, 0, 7.0, ["coll_size_extrapolated"]),  # one size of its own: nearest
+        ("bcast", 0, 0, 2.0, ["coll_size_extrapolated"]),  # no real size: nearest, no model
         ("ibcast", 2, 0, 7.0, []),
         ("ibcast", 8, 0, 7.0, ["coll_size_extrapolated"]),
         ("igather", 2, 0, 0.2875, ["coll_uncalibrated"]),

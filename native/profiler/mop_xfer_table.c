@@ -475,7 +475,7 @@ static double mop_coll_size_model(const mop_xfer_table *t, int op, int comm_size
         a = hi;
         mop_series_around(t, op, hi->comm_size, &lo, &b);
     }
-    if (g == MOP_GROW_NONE || !a || !b)
+    if (g == MOP_GROW_NONE || !a || !b || comm_size < 1) /* < 1: no x of a real size */
         return mop_curve_lookup(&mop_find_series(t, op, comm_size)->curve, bytes, ex);
     bool ex_a, ex_b;
     double ta = mop_curve_lookup(&a->curve, bytes, &ex_a);

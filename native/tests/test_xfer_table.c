@@ -88,6 +88,10 @@ static void test_coll_lookup(void)
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 1, 1024, &f), 2e-6, 1e-18);
     CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
 
+    /* a size no communicator has (a malformed stream): the nearest series, no model */
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 0, 0, &f), 2e-6, 1e-18);
+    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
+
     /* ibcast without series: bcast's, flagged (6 ranks: between 4 and 8) */
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 512, &f), 3e-6, 1e-18);
     CHECK(f == MOP_XFER_COLL_NB_AS_BLOCKING);

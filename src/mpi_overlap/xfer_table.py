@@ -244,7 +244,7 @@ class XferTable:
         above = [n for n in sizes if n > comm_size]
         pair = (below[-1:] + above[:1] if below and above
                 else below[-2:] if below else above[:2])
-        if growth is None or len(pair) < 2:
+        if growth is None or len(pair) < 2 or comm_size < 1:  # < 1: no x of a real size
             nearest = min(sizes, key=lambda n: (abs(n - comm_size), -n))
             pts = self.coll[(op, nearest)]
             return interpolate(pts, nbytes), nbytes > pts[-1][0]
