@@ -137,28 +137,42 @@ def test_lookup_like_the_profiler(op: str, comm_size: int, nbytes: int, want_us:
     assert got_flags == flags
 
 
+MODELLED = ["coll_size_extrapolated"]
+
+
 @pytest.mark.parametrize(
-    ("op", "comm_size", "want_us"),
+    ("op", "comm_size", "want_us", "flags"),
     [
-        # moves p blocks: linear in p (2 ranks 10 µs, 4 ranks 30 µs), never below 0
-        ("alltoall", 3, 20.0), ("alltoall", 8, 70.0), ("alltoall", 1, 0.0),
-        ("ialltoall", 3, 20.0),  # as the blocking op's series
+        # moves p blocks: linear in p (2 ranks 10 µs, 4 ranks 40 µs); 1 rank would be
+        # -5 µs: never below 0
+        ("alltoall", 3, 25.0, MODELLED), ("alltoall", 8, 100.0, MODELLED),
+        ("alltoall", 1, 0.0, MODELLED),
+        ("ialltoall", 3, 25.0, ["coll_nb_as_blocking", *MODELLED]),  # the blocking op's
         # times falling with p are not extrapolated further down, either way
-        ("allgather", 16, 8.0), ("allgather", 1, 9.0),
+        ("allgather", 16, 8.0, MODELLED), ("allgather", 1, 9.0, MODELLED),
         # a neighbourhood collective's cost is its topology's: the nearest size
-        ("neighbor_alltoall", 4, 4.0), ("neighbor_alltoall", 6, 6.0),
+        ("neighbor_alltoall", 4, 4.0, MODELLED), ("neighbor_alltoall", 6, 6.0, MODELLED),
     ],
 )
-def test_size_model_like_the_profiler(op: str, comm_size: int, want_us: float) -> None:
+def test_size_model_like_the_profiler(op: str, comm_size: int, want_us: float,
+                                      flags: list[str]) -> None:
     """The numbers of test_coll_lookup in native/tests/test_xfer_table.c."""
     table = parse_table(_text()).with_coll({
-        ("alltoall", 2): [(0, 10e-6)], ("alltoall", 4): [(0, 30e-6)],
+        ("alltoall", 2): [(0, 10e-6)], ("alltoall", 4): [(0, 40e-6)],
         ("allgather", 2): [(0, 9e-6)], ("allgather", 4): [(0, 8e-6)],
         ("neighbor_alltoall", 2): [(0, 4e-6)], ("neighbor_alltoall", 8): [(0, 6e-6)],
     })
-    got, flags = table.lookup_coll(op, comm_size, 0)
-    assert got == pytest.approx(want_us * US, rel=1e-12, abs=1e-18)
-    assert "coll_size_extrapolated" in flags
+    got, got_flags = table.lookup_coll(op, comm_size, 0)
+    if want_us == 0.0:
+        assert got == 0.0
+    else:
+        assert got == pytest.approx(want_us * US, rel=1e-12)
+    assert got_flags == flags
+
+
+def test_series_of_no_real_size_are_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        parse_table(_text()).with_coll({("bcast", 0): [(0, 1e-6)]})
 
 
 def test_nonblocking_falls_back_to_blocking() -> None:

@@ -122,7 +122,7 @@ static int mop_parse_coll(mop_xfer_table *t, const char *line, const char *path,
                  lineno);
         return -1;
     }
-    if (!(secs >= 0.0)) {
+    if (!(secs >= 0.0) || secs > 1e9) { /* as for point-to-point: inf would make the size model NaN */
         snprintf(err, errlen, "%s:%d: negative or invalid time", path, lineno);
         return -1;
     }

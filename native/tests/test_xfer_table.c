@@ -105,27 +105,38 @@ static void test_coll_lookup(void)
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 8, 0, &f), 7e-6, 1e-18);
     CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
 
-    /* alltoall moves p blocks: linear in p. 2 ranks 10 us, 4 ranks 30 us: 3
-     * ranks 20 us, 8 ranks 30 + 4 * 10 us; falling data never extrapolates
-     * down: allgather 2 ranks 9 us, 4 ranks 8 us -> 16 ranks 8 us, 1 rank
-     * 8 us as well (slope 0 below too) */
+    /* alltoall moves p blocks: linear in p. 2 ranks 10 us, 4 ranks 40 us: 3
+     * ranks 25 us, 8 ranks 40 + 4 * 15 us, 1 rank 10 - 15 us, so 0 (never
+     * below); its non-blocking op as the blocking one. Falling data never
+     * extrapolates down: allgather 2 ranks 9 us, 4 ranks 8 us -> 16 ranks
+     * 8 us, 1 rank 9 us (slope 0 below too) */
     const int ALLTOALL = MOP_COLL_ALLTOALL, ALLGATHER = MOP_COLL_ALLGATHER;
+    const unsigned M = MOP_XFER_COLL_SIZE_MODELLED;
     CHECK(mop_xfer_table_add_coll(&t, ALLTOALL, 2, 0, 10e-6) == 0);
-    CHECK(mop_xfer_table_add_coll(&t, ALLTOALL, 4, 0, 30e-6) == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLTOALL, 3, 0, &f), 20e-6, 1e-18);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLTOALL, 8, 0, &f), 70e-6, 1e-18);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLTOALL, 1, 0, &f), 0.0, 1e-18); /* not < 0 */
+    CHECK(mop_xfer_table_add_coll(&t, ALLTOALL, 4, 0, 40e-6) == 0);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLTOALL, 3, 0, &f), 25e-6, 1e-18);
+    CHECK(f == M);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLTOALL, 8, 0, &f), 100e-6, 1e-18);
+    CHECK(f == M);
+    CHECK(mop_xfer_table_lookup_coll(&t, ALLTOALL, 1, 0, &f) == 0.0);
+    CHECK(f == M);
+    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_NB_OFFSET + ALLTOALL, 3, 0, &f), 25e-6,
+               1e-18);
+    CHECK(f == (M | MOP_XFER_COLL_NB_AS_BLOCKING));
     CHECK(mop_xfer_table_add_coll(&t, ALLGATHER, 2, 0, 9e-6) == 0);
     CHECK(mop_xfer_table_add_coll(&t, ALLGATHER, 4, 0, 8e-6) == 0);
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLGATHER, 16, 0, &f), 8e-6, 1e-18);
+    CHECK(f == M);
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLGATHER, 1, 0, &f), 9e-6, 1e-18);
+    CHECK(f == M);
     /* a neighbourhood collective's cost is its topology's: the nearest size */
     const int NBR = MOP_COLL_NEIGHBOR_ALLTOALL;
     CHECK(mop_xfer_table_add_coll(&t, NBR, 2, 0, 4e-6) == 0);
     CHECK(mop_xfer_table_add_coll(&t, NBR, 8, 0, 6e-6) == 0);
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, NBR, 4, 0, &f), 4e-6, 1e-18);
+    CHECK(f == M);
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, NBR, 6, 0, &f), 6e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
+    CHECK(f == M);
 
     /* an op without any series (nor its blocking op): intra p2p of the same bytes */
     CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_ALLREDUCE, 2, 512, &f), 2e-6, 1e-18);
@@ -270,6 +281,7 @@ static void test_table_files(void)
         "coll bcast 2 0 1e-6 7\n",   /* trailing field */
         "coll bcast 2 0 -1e-6\n",    /* negative time */
         "coll bcast 2 0 nan\n",      /* invalid time */
+        "coll bcast 2 0 inf\n",      /* no time at all (the size model would give NaN) */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char body[128];

@@ -163,6 +163,8 @@ class XferTable:
         """A copy whose series for the communicator sizes in `series` are those (the old
         ones of those sizes dropped, all others kept)."""
         sizes = {n for _, n in series}
+        if min(sizes, default=1) < 1:  # the file reader refuses them too; log2 needs p >= 1
+            raise ValueError(f"communicator sizes must be at least 1 (got {min(sizes)})")
         coll = {k: v for k, v in self.coll.items() if k[1] not in sizes}
         coll.update({k: sorted(v) for k, v in series.items() if v})
         return replace(self, coll=coll, version=VERSION)

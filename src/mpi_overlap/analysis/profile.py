@@ -96,7 +96,8 @@ UNATTRIBUTED: dict[str, str] = {
     "--nodes 2` inside a Slurm allocation measures it)",
     "coll_size_extrapolated": "collectives on a communicator size the table has no series "
     "for: their transfer time came from the calibrated sizes by the size model (docs/"
-    "method.md), or from the nearest size where the op has one",
+    "method.md), or from the nearest size where the op has one or is a neighbourhood "
+    "collective",
     "coll_nb_as_blocking": "non-blocking collectives without a calibrated series of their "
     "own: the blocking operation's transfer time was used",
     "coll_uncalibrated": "collectives without any calibrated series: the intra-node "
