@@ -120,3 +120,20 @@ def test_a_real_run_counts_its_rank_files_and_reports(tmp_path: Path) -> None:
     assert (run_dir / "report.html").is_file() and run.report_peak_mib > 0
     assert render_real([run]).splitlines()[2].split()[:3] == ["2", f"{run.profile_wall_s:.1f}",
                                                                "2"]
+
+
+def test_a_failed_real_run_says_why() -> None:
+    from mpi_overlap.report_scale import RealRun, real_limit_s, real_row
+
+    row = real_row(RealRun(64, 420.0, 0, 0.0, 0.0, 0.0, 0.0, 3,
+                           "profile: mpich: stopped by --timeout after 380 s"))
+    assert row.endswith("(exit 3: profile: mpich: stopped by --timeout after 380 s; --keep "
+                        "keeps the run)")
+    assert real_limit_s(64) == 380.0
+
+
+def test_source_without_synthetic_ranks_is_refused(tmp_path: Path) -> None:
+    from mpi_overlap.report_scale import main
+
+    with pytest.raises(UserError, match="give --ranks with it"):
+        main(["--real", "2", "--source", str(tmp_path)])

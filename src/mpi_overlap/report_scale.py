@@ -30,10 +30,12 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -69,6 +71,7 @@ class RealRun:
     report_wall_s: float    # `report` with the analysis, as in the synthetic runs
     report_peak_mib: float
     rc: int                 # the first non-zero exit status of the two commands, or 0
+    error: str = ""         # why, in one line, when rc is not 0
 
 
 def _cli() -> list[str]:
@@ -83,16 +86,30 @@ def _program() -> Path:
     return ensure_built(get_toolchain(DEFAULT_TOOLCHAIN)) / "bench" / SOURCE_PROGRAM
 
 
-def _profile(out: Path, ranks: int, *extra: str) -> tuple[Path | None, int, str]:
+def _profile(out: Path, ranks: int, *extra: str, program: Path | None = None,
+             limit_s: float | None = None) -> tuple[Path | None, int, str]:
     """`mpi-overlap profile -n ranks [extra] -- SOURCE_PROGRAM` into out: (its run
-    directory or None, exit status, last line of its errors)."""
+    directory or None, exit status, last line of its errors, which are kept in
+    out/profile-stderr.log). With limit_s, `profile --timeout` stops the program then and
+    keeps what it measured; a command still running a minute later is interrupted like a
+    user's Ctrl-C, and so is it when this benchmark is (it stops its job before exiting)."""
     out.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([*_cli(), "--quiet", "profile", "-n", str(ranks), *extra, "--out",
-                           str(out), "--", str(_program())], capture_output=True, text=True,
-                          check=False, cwd=out)  # the program writes its own mo_halo.json
+    limit = ["--timeout", f"{limit_s:g}"] if limit_s else []
+    argv = [*_cli(), "--quiet", "profile", "-n", str(ranks), *limit, *extra, "--out", str(out),
+            "--", str(program or _program())]
+    log = out / "profile-stderr.log"
+    with open(log, "wb") as errors:  # the program writes its own mo_halo.json into cwd
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errors, cwd=out)
+        try:
+            proc.wait(timeout=limit_s + 60 if limit_s else None)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt) as stop:
+            proc.send_signal(signal.SIGINT)
+            proc.wait()
+            if isinstance(stop, KeyboardInterrupt):
+                raise
     runs = sorted(p for p in out.glob("*") if (p / "result.json").is_file())
-    tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-    return (runs[-1] if runs else None), proc.returncode, tail[0]
+    lines = log.read_text(errors="replace").strip().splitlines()
+    return (runs[-1] if runs else None), proc.returncode, (lines[-1:] or ["no output"])[0]
 
 
 def make_source(workdir: Path) -> Path:
@@ -103,6 +120,12 @@ def make_source(workdir: Path) -> Path:
     return run
 
 
+def real_limit_s(ranks: int) -> float:
+    """How long the program may run at `ranks` oversubscribed ranks (64: 6 min; measured
+    35 s on 2 cores) before `profile --timeout` stops it."""
+    return 60.0 + 5.0 * ranks
+
+
 def _machine_table() -> Path:
     """The default toolchain's transfer-time table on this machine (measured when missing)."""
     from .calibrate import find_or_calibrate
@@ -111,22 +134,29 @@ def _machine_table() -> Path:
     return find_or_calibrate(get_toolchain(DEFAULT_TOOLCHAIN), ranks=2)
 
 
-def measure_real(ranks: list[int], workdir: Path, *, keep: bool = False) -> list[RealRun]:
+def measure_real(ranks: list[int], workdir: Path, *, keep: bool = False,
+                 each: Callable[[RealRun], None] | None = None) -> list[RealRun]:
     """Real profile runs of SOURCE_PROGRAM at each rank count (oversubscribed), each with
-    its per-rank files, result.json and one report timed."""
-    table = _machine_table()
+    its per-rank files, result.json and one report timed; `each` sees every run as it is
+    measured (so an interrupted benchmark has printed what it measured)."""
+    table, program = _machine_table(), _program()  # outside the timed part
     runs: list[RealRun] = []
     for n in ranks:
         out = workdir / f"real-{n}"
         t0 = time.perf_counter()
-        run_dir, rc, _ = _profile(out, n, "--oversubscribe", "--table", str(table),
-                                  "--no-report")
+        run_dir, rc, tail = _profile(out, n, "--oversubscribe", "--table", str(table),
+                                     "--no-report", program=program, limit_s=real_limit_s(n))
         wall = time.perf_counter() - t0
         files = sorted(run_dir.glob("profile.rank-*.json")) if run_dir else []
         report_wall, peak, report_rc = _timed_report(run_dir) if run_dir else (0.0, 0.0, 1)
-        runs.append(RealRun(n, wall, len(files), sum(_mib(f) for f in files),
-                            _mib(run_dir / "result.json") if run_dir else 0.0, report_wall,
-                            peak, rc or report_rc))
+        error = (f"profile: {tail}" if rc else "no run directory" if run_dir is None
+                 else f"report: see {run_dir / 'report-stderr.log'}" if report_rc else "")
+        run = RealRun(n, wall, len(files), sum(_mib(f) for f in files),
+                      _mib(run_dir / "result.json") if run_dir else 0.0, report_wall, peak,
+                      rc or report_rc, error)
+        runs.append(run)
+        if each:
+            each(run)
         if not keep:
             shutil.rmtree(out, ignore_errors=True)
     return runs
@@ -198,13 +228,20 @@ def machine() -> str:
     return f"{platform.node()}: {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
-def _text_table(title: str, columns: list[tuple[str, str, str]],
-                rows: list[tuple[list[Any], str]]) -> str:
-    """A plain-text table: columns (header, header spec, value spec), rows (values, note)."""
-    lines = [title, " ".join(f"{h:{hs}}" for h, hs, _ in columns)]
-    lines += [" ".join(f"{v:{vs}}" for v, (_, _, vs) in zip(values, columns, strict=True)) + note
-              for values, note in rows]
-    return "\n".join(lines)
+Columns = list[tuple[str, str, str]]  # (header, header spec, value spec)
+
+
+def _head(title: str, columns: Columns) -> str:
+    return f"{title}\n" + " ".join(f"{h:{hs}}" for h, hs, _ in columns)
+
+
+def _row(columns: Columns, values: list[Any], note: str) -> str:
+    return " ".join(f"{v:{vs}}" for v, (_, _, vs) in zip(values, columns, strict=True)) + note
+
+
+def _text_table(title: str, columns: Columns, rows: list[tuple[list[Any], str]]) -> str:
+    """A plain-text table: a title, the headers, rows of (values, note)."""
+    return "\n".join([_head(title, columns), *(_row(columns, v, n) for v, n in rows)])
 
 
 def render(timings: list[Timing], source: Path) -> str:
@@ -218,25 +255,35 @@ def render(timings: list[Timing], source: Path) -> str:
          for t in timings])
 
 
+REAL_COLUMNS: Columns = [
+    ("  ranks", ">8", ">8"), ("profile s", ">9", ">9.1f"), ("rank files", ">10", ">10"),
+    ("files MiB", ">9", ">9.2f"), ("result MiB", ">10", ">10.2f"), ("report s", ">8", ">8.2f"),
+    ("peak MiB", ">8", ">8.0f")]
+
+
+def real_head() -> str:
+    return _head(f"real profile runs of {SOURCE_PROGRAM}, oversubscribed; {machine()}",
+                 REAL_COLUMNS)
+
+
+def real_row(r: RealRun) -> str:
+    return _row(REAL_COLUMNS, [r.ranks, r.profile_wall_s, r.rank_files, r.rank_files_mib,
+                               r.result_mib, r.report_wall_s, r.report_peak_mib],
+                "" if r.rc == 0 else f"  (exit {r.rc}: {r.error}; --keep keeps the run)")
+
+
 def render_real(runs: list[RealRun]) -> str:
-    return _text_table(
-        f"real profile runs of {SOURCE_PROGRAM}, oversubscribed; {machine()}",
-        [("  ranks", ">8", ">8"), ("profile s", ">9", ">9.1f"), ("rank files", ">10", ">10"),
-         ("files MiB", ">9", ">9.2f"), ("result MiB", ">10", ">10.2f"),
-         ("report s", ">8", ">8.2f"), ("peak MiB", ">8", ">8.0f")],
-        [([r.ranks, r.profile_wall_s, r.rank_files, r.rank_files_mib, r.result_mib,
-           r.report_wall_s, r.report_peak_mib],
-          "" if r.rc == 0 else f"  (exit {r.rc}; --keep keeps the run)") for r in runs])
+    return "\n".join([real_head(), *map(real_row, runs)])
 
 
-def _parse_ranks(text: str) -> list[int]:
+def _parse_ranks(text: str, flag: str = "--ranks") -> list[int]:
     try:
         ranks = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise UserError(
-            f"--ranks takes whole numbers separated by commas (got '{text}')") from None
+            f"{flag} takes whole numbers separated by commas (got '{text}')") from None
     if not ranks or min(ranks) < 1:
-        raise UserError(f"--ranks takes positive numbers (got '{text}')")
+        raise UserError(f"{flag} takes positive numbers (got '{text}')")
     return ranks
 
 
@@ -254,11 +301,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", type=Path, help="also write the timings here")
     parser.add_argument("--keep", action="store_true", help="keep the synthetic runs")
     args = parser.parse_args(argv)
-    real = _parse_ranks(args.real) if args.real is not None else []
+    real = _parse_ranks(args.real, "--real") if args.real is not None else []
     if args.ranks is not None:
         ranks = _parse_ranks(args.ranks)
     else:  # the synthetic default, unless only real runs were asked for
         ranks = [] if real else list(DEFAULT_RANKS)
+    if args.source is not None and not ranks:
+        raise UserError("--source is copied into synthetic ranks: give --ranks with it")
     workdir = Path(tempfile.mkdtemp(prefix="mpi-overlap-report-scale-"))
     try:
         timings: list[Timing] = []
@@ -269,11 +318,14 @@ def main(argv: list[str]) -> int:
                 raise UserError(f"{source}: not a run directory with a result.json")
             timings = measure(source, ranks, workdir, keep=args.keep)
             print(render(timings, source))
-        real_runs = measure_real(real, workdir, keep=args.keep) if real else []
-        if real_runs:
-            print(render_real(real_runs))
+        real_runs: list[RealRun] = []
+        if real:
+            print(real_head(), flush=True)
+            real_runs = measure_real(real, workdir, keep=args.keep,
+                                     each=lambda r: print(real_row(r), flush=True))
         if args.json:
-            write_json(args.json, {"machine": machine(), "source": str(source),
+            write_json(args.json, {"machine": machine(),
+                                   "source": str(source) if source else None,
                                    "timings": [asdict(t) for t in timings],
                                    "real": [asdict(r) for r in real_runs]})
         return 0 if all(t.rc == 0 for t in [*timings, *real_runs]) else 1
