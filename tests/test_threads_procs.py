@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from pathlib import Path
 
 import pytest
 
-from cli_helpers import disturbed, run_cli
+from cli_helpers import disturbed, run_cli, two_cpu_scaling
 from mpi_overlap import schema
 from mpi_overlap.analysis.stats import summarize
 from mpi_overlap.analysis.threads_procs import analyze_threads_procs
@@ -84,4 +85,17 @@ def test_quick_run(tc: str, tmp_path: Path) -> None:
     # records twice: their own CPU share and the machine's foreign load.
     share = min(s["cpu_share"] for s in a["processes"])
     contended = share < MIN_CPU_SHARE or disturbed(run)
-    assert a["processes"][1]["speedup"]["ratio"] >= 1.3 or contended, a["processes"]
+    speedup = a["processes"][1]["speedup"]["ratio"]
+    if speedup >= 1.3 or contended:
+        return
+    # Both processes held their CPU the whole time and still did not scale: either the
+    # benchmark is wrong, or this VM's two CPUs do not give two cores' work (a neighbour
+    # on the host's core, invisible to the guest's accounting: seen here as 1.14x with a
+    # CPU share of 1.0). Two plain spinning processes, measured now, tell them apart.
+    machine = two_cpu_scaling()
+    assert machine < 1.5, (f"2 processes did {speedup:.2f}x the work of 1 while the machine "
+                           f"scales {machine:.2f}x", a["processes"])
+    warnings.warn(f"threads-procs: 2 processes did {speedup:.2f}x the work of 1 with a CPU "
+                  f"share of {share:.2f}, and two plain spinning processes do {machine:.2f}x "
+                  "one alone on this machine now: its CPUs do not give two cores' work, so "
+                  "the scaling claim was not checked", stacklevel=1)
