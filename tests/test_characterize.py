@@ -14,9 +14,11 @@ from rich.console import Console
 
 import mpi_overlap.characterize as ch
 from browser import browser_or_skip, console_errors
+from cli_helpers import disturbed
 from mpi_overlap.benchmarks.registry import get_benchmark
 from mpi_overlap.errors import UserError
 from mpi_overlap.report.summary_card import ANCHOR
+from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import report_errors
 
 pytestmark = pytest.mark.mpi
@@ -34,14 +36,27 @@ def test_reduced_characterization(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     out = Console(file=(tmp_path / "out.txt").open("w"), width=200)
     outcome = ch.characterize(["mpich"], ch.CharacterizeOptions(quick=True, out_base=tmp_path),
                               console=out, err_console=out)
-    assert outcome.problems == ["mpich: profiler-overhead: left out by this test"]
     assert not outcome.complete
     (run,) = outcome.runs
     assert run.benchmark == "stack-floor" and run.complete
     root = outcome.report_dir
     assert root is not None and run.path.parent == root / "runs"
     calibrations = {p.name.split("-", 2)[2] for p in (root / "runs").iterdir()}
-    assert {"pingpong-mpich", "collectives-mpich"} <= calibrations
+    # The failing step is recorded. A calibration measured while the machine was disturbed
+    # may also be judged suspect against the quiet table an earlier test left, and says so
+    # as a problem (seen once: steal time, the 4 KiB time doubled); the collectives are
+    # then not measured on it. That is the busy machine's verdict, allowed only when the
+    # calibration's run recorded the disturbance.
+    expected = "mpich: profiler-overhead: left out by this test"
+    assert expected in outcome.problems
+    others = [p for p in outcome.problems if p != expected]
+    if others:
+        (pingpong,) = (root / "runs").glob("*-pingpong-mpich")
+        assert len(others) == 1 and "measured on a busy machine" in others[0], others
+        assert disturbed(load_run(pingpong)), others
+    else:
+        assert "collectives-mpich" in calibrations
+    assert "pingpong-mpich" in calibrations
 
     printed = (tmp_path / "out.txt").read_text().splitlines()
     # the card and where the report is; every run's tables only with --verbose
