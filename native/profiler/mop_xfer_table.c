@@ -105,6 +105,14 @@ int mop_coll_op_parse(const char *name)
     return -1;
 }
 
+/* A time a table line may hold: not negative, not NaN, not infinite (the
+ * interpolations, and the size model between communicator sizes, would turn
+ * inf into NaN); 1e9 s is far beyond any transfer. */
+static bool mop_valid_secs(double secs)
+{
+    return secs >= 0.0 && secs <= 1e9;
+}
+
 /* "coll <op> <comm size> <bytes> <seconds>"; 0, or -1 with err. An op this
  * profiler does not know is skipped: a table may come from a version that
  * times more operations, and no event of this profiler can ask for it. */
@@ -122,7 +130,7 @@ static int mop_parse_coll(mop_xfer_table *t, const char *line, const char *path,
                  lineno);
         return -1;
     }
-    if (!(secs >= 0.0) || secs > 1e9) { /* as for point-to-point: inf would make the size model NaN */
+    if (!mop_valid_secs(secs)) {
         snprintf(err, errlen, "%s:%d: negative or invalid time", path, lineno);
         return -1;
     }
@@ -203,7 +211,7 @@ static int mop_parse_point(mop_xfer_table *t, const char *line, int version, con
         snprintf(err, errlen, "%s:%d: unexpected text after '<class> <bytes> <seconds>'", path, lineno);
         return -1;
     }
-    if (!(secs >= 0.0) || secs > 1e9) {
+    if (!mop_valid_secs(secs)) {
         snprintf(err, errlen, "%s:%d: negative or invalid time", path, lineno);
         return -1;
     }
@@ -436,21 +444,31 @@ static double mop_growth_x(mop_coll_growth g, int comm_size)
     return g == MOP_GROW_LINEAR ? (double)comm_size : log2((double)comm_size);
 }
 
-/* The op's series nearest below and above comm_size: *lo the largest size
- * under it, *hi the smallest over it (NULL: none). */
-static void mop_series_around(const mop_xfer_table *t, int op, int comm_size,
-                              const mop_xfer_series **lo, const mop_xfer_series **hi)
+/* The two calibrated sizes of the op that the size model interpolates or
+ * extrapolates from: the ones just below and above comm_size when there are
+ * both (*between set), else the two nearest on its one side; *a is the
+ * smaller. NULL when the op has fewer than two sizes. One pass: the two
+ * largest sizes under comm_size and the two smallest over it. */
+static void mop_model_pair(const mop_xfer_table *t, int op, int comm_size,
+                           const mop_xfer_series **a, const mop_xfer_series **b, bool *between)
 {
-    *lo = *hi = NULL;
+    const mop_xfer_series *lo[2] = {NULL, NULL}, *hi[2] = {NULL, NULL}; /* nearest first */
     for (size_t i = 0; i < t->ncoll; i++) {
         const mop_xfer_series *s = &t->coll[i];
-        if (s->op != op || s->curve.npoints == 0)
+        if (s->op != op || s->curve.npoints == 0 || s->comm_size == comm_size)
             continue;
-        if (s->comm_size < comm_size && (!*lo || s->comm_size > (*lo)->comm_size))
-            *lo = s;
-        if (s->comm_size > comm_size && (!*hi || s->comm_size < (*hi)->comm_size))
-            *hi = s;
+        const mop_xfer_series **side = s->comm_size < comm_size ? lo : hi;
+        int d = abs(s->comm_size - comm_size);
+        if (!side[0] || d < abs(side[0]->comm_size - comm_size)) {
+            side[1] = side[0];
+            side[0] = s;
+        } else if (!side[1] || d < abs(side[1]->comm_size - comm_size)) {
+            side[1] = s;
+        }
     }
+    *between = lo[0] && hi[0];
+    *a = *between ? lo[0] : lo[0] ? lo[1] : hi[0];
+    *b = *between ? hi[0] : lo[0] ? lo[0] : hi[1];
 }
 
 /* The time of `bytes` on comm_size ranks from the op's series of other
@@ -463,19 +481,11 @@ static double mop_coll_size_model(const mop_xfer_table *t, int op, int comm_size
                                   bool *ex)
 {
     mop_coll_growth g = mop_coll_growth_of(op);
-    const mop_xfer_series *a, *b, *lo, *hi;
-    mop_series_around(t, op, comm_size, &lo, &hi);
-    if (lo && hi) {
-        a = lo;
-        b = hi;
-    } else if (lo) { /* above every calibrated size: the largest two */
-        b = lo;
-        mop_series_around(t, op, lo->comm_size, &a, &hi);
-    } else { /* below every calibrated size: the smallest two */
-        a = hi;
-        mop_series_around(t, op, hi->comm_size, &lo, &b);
-    }
-    if (g == MOP_GROW_NONE || !a || !b || comm_size < 1) /* < 1: no x of a real size */
+    const mop_xfer_series *a = NULL, *b = NULL;
+    bool between = false;
+    if (g != MOP_GROW_NONE && comm_size >= 1) /* < 1: no x of a real size */
+        mop_model_pair(t, op, comm_size, &a, &b, &between);
+    if (!a || !b)
         return mop_curve_lookup(&mop_find_series(t, op, comm_size)->curve, bytes, ex);
     bool ex_a, ex_b;
     double ta = mop_curve_lookup(&a->curve, bytes, &ex_a);
@@ -484,11 +494,11 @@ static double mop_coll_size_model(const mop_xfer_table *t, int op, int comm_size
     double xa = mop_growth_x(g, a->comm_size), xb = mop_growth_x(g, b->comm_size);
     double x = mop_growth_x(g, comm_size);
     double slope = (tb - ta) / (xb - xa);
-    if (lo && hi)
+    if (between)
         return ta + slope * (x - xa);
     if (slope < 0.0)
         slope = 0.0;
-    double secs = lo ? tb + slope * (x - xb) : ta - slope * (xa - x);
+    double secs = x > xb ? tb + slope * (x - xb) : ta - slope * (xa - x);
     return secs > 0.0 ? secs : 0.0;
 }
 

@@ -49,6 +49,16 @@ static void fill(mop_xfer_table *t)
     CHECK(mop_xfer_table_add_coll(t, BCAST, 8, 0, 5e-6) == 0); /* repeated: replaces */
 }
 
+/* One collective lookup: its time (to 1e-18 s) and exactly its flags; a macro,
+ * so that a failure names the line of the case. */
+#define CHECK_COLL(t, op, comm_size, bytes, want, want_flags)                        \
+    do {                                                                           \
+        unsigned f_;                                                               \
+        CHECK_NEAR(mop_xfer_table_lookup_coll((t), (op), (comm_size), (bytes), &f_), \
+                   (want), 1e-18);                                                 \
+        CHECK(f_ == (want_flags));                                                 \
+    } while (0)
+
 static void test_coll_lookup(void)
 {
     mop_xfer_table t;
@@ -59,51 +69,34 @@ static void test_coll_lookup(void)
     CHECK(mop_xfer_table_add_coll(&t, BCAST, 0, 0, 1.0) == -1);
 
     /* exact comm size: interpolation, first point below, last slope above */
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 2, 512, &f), 3e-6, 1e-18);
-    CHECK(f == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 2, 1536, &f), 6e-6, 1e-18);
-    CHECK(f == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 2, 4096, &f), 16e-6, 1e-18);
-    CHECK(f == MOP_XFER_EXTRAPOLATED);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 4, 512, &f), 4.5e-6, 1e-18);
-    CHECK(f == 0);
+    CHECK_COLL(&t, BCAST, 2, 512, 3e-6, 0);
+    CHECK_COLL(&t, BCAST, 2, 1536, 6e-6, 0);
+    CHECK_COLL(&t, BCAST, 2, 4096, 16e-6, MOP_XFER_EXTRAPOLATED);
+    CHECK_COLL(&t, BCAST, 4, 512, 4.5e-6, 0);
 
     /* Other comm sizes: bcast grows like log2 p (docs/method.md). Between two
      * calibrated sizes linear in log2 p: 3 ranks, 0 B, between 2 (2 us) and 4
      * (3 us): 2 + log2(3/2) us; 5 ranks, 1 KiB between 4 (6 us) and 8 (5 us:
      * one point, 1 KiB beyond it, so extrapolated): falling as the data does. */
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 3, 0, &f), (2 + log2(1.5)) * 1e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 5, 1024, &f),
-               (6 - log2(5.0 / 4)) * 1e-6, 1e-18);
-    CHECK(f == (MOP_XFER_COLL_SIZE_MODELLED | MOP_XFER_EXTRAPOLATED));
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 7, 512, &f),
-               (4.5 + 0.5 * log2(7.0 / 4)) * 1e-6, 1e-18);
-    CHECK(f == (MOP_XFER_COLL_SIZE_MODELLED | MOP_XFER_EXTRAPOLATED));
+    const unsigned M = MOP_XFER_COLL_SIZE_MODELLED;
+    CHECK_COLL(&t, BCAST, 3, 0, (2 + log2(1.5)) * 1e-6, M);
+    CHECK_COLL(&t, BCAST, 5, 1024, (6 - log2(5.0 / 4)) * 1e-6, M | MOP_XFER_EXTRAPOLATED);
+    CHECK_COLL(&t, BCAST, 7, 512, (4.5 + 0.5 * log2(7.0 / 4)) * 1e-6, M | MOP_XFER_EXTRAPOLATED);
     /* beyond them, the slope of the two nearest: 100 ranks from 4 (3 us) and 8
      * (5 us), 2 us per doubling; 1 rank from 2 (4 us at 1 KiB) and 4 (6 us) */
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 100, 0, &f),
-               (5 + 2 * log2(100.0 / 8)) * 1e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 1, 1024, &f), 2e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
+    CHECK_COLL(&t, BCAST, 100, 0, (5 + 2 * log2(100.0 / 8)) * 1e-6, M);
+    CHECK_COLL(&t, BCAST, 1, 1024, 2e-6, M);
 
     /* a size no communicator has (a malformed stream): the nearest series, no model */
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 0, 0, &f), 2e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
+    CHECK_COLL(&t, BCAST, 0, 0, 2e-6, M);
 
     /* ibcast without series: bcast's, flagged (6 ranks: between 4 and 8) */
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 512, &f), 3e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_NB_AS_BLOCKING);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 6, 0, &f), (3 + 2 * log2(1.5)) * 1e-6,
-               1e-18);
-    CHECK(f == (MOP_XFER_COLL_NB_AS_BLOCKING | MOP_XFER_COLL_SIZE_MODELLED));
+    CHECK_COLL(&t, IBCAST, 2, 512, 3e-6, MOP_XFER_COLL_NB_AS_BLOCKING);
+    CHECK_COLL(&t, IBCAST, 6, 0, (3 + 2 * log2(1.5)) * 1e-6, MOP_XFER_COLL_NB_AS_BLOCKING | M);
     /* ... and its own series once it has one: a single size, so the nearest */
     CHECK(mop_xfer_table_add_coll(&t, IBCAST, 2, 0, 7e-6) == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 0, &f), 7e-6, 1e-18);
-    CHECK(f == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 8, 0, &f), 7e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
+    CHECK_COLL(&t, IBCAST, 2, 0, 7e-6, 0);
+    CHECK_COLL(&t, IBCAST, 8, 0, 7e-6, M);
 
     /* alltoall moves p blocks: linear in p. 2 ranks 10 us, 4 ranks 40 us: 3
      * ranks 25 us, 8 ranks 40 + 4 * 15 us, 1 rank 10 - 15 us, so 0 (never
@@ -111,39 +104,28 @@ static void test_coll_lookup(void)
      * extrapolates down: allgather 2 ranks 9 us, 4 ranks 8 us -> 16 ranks
      * 8 us, 1 rank 9 us (slope 0 below too) */
     const int ALLTOALL = MOP_COLL_ALLTOALL, ALLGATHER = MOP_COLL_ALLGATHER;
-    const unsigned M = MOP_XFER_COLL_SIZE_MODELLED;
     CHECK(mop_xfer_table_add_coll(&t, ALLTOALL, 2, 0, 10e-6) == 0);
     CHECK(mop_xfer_table_add_coll(&t, ALLTOALL, 4, 0, 40e-6) == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLTOALL, 3, 0, &f), 25e-6, 1e-18);
-    CHECK(f == M);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLTOALL, 8, 0, &f), 100e-6, 1e-18);
-    CHECK(f == M);
-    CHECK(mop_xfer_table_lookup_coll(&t, ALLTOALL, 1, 0, &f) == 0.0);
-    CHECK(f == M);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_NB_OFFSET + ALLTOALL, 3, 0, &f), 25e-6,
-               1e-18);
-    CHECK(f == (M | MOP_XFER_COLL_NB_AS_BLOCKING));
+    CHECK_COLL(&t, ALLTOALL, 3, 0, 25e-6, M);
+    CHECK_COLL(&t, ALLTOALL, 8, 0, 100e-6, M);
+    CHECK_COLL(&t, ALLTOALL, 1, 0, 0.0, M);
+    CHECK(mop_xfer_table_lookup_coll(&t, ALLTOALL, 1, 0, &f) == 0.0); /* exactly: clamped */
+    CHECK_COLL(&t, MOP_COLL_NB_OFFSET + ALLTOALL, 3, 0, 25e-6, M | MOP_XFER_COLL_NB_AS_BLOCKING);
     CHECK(mop_xfer_table_add_coll(&t, ALLGATHER, 2, 0, 9e-6) == 0);
     CHECK(mop_xfer_table_add_coll(&t, ALLGATHER, 4, 0, 8e-6) == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLGATHER, 16, 0, &f), 8e-6, 1e-18);
-    CHECK(f == M);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, ALLGATHER, 1, 0, &f), 9e-6, 1e-18);
-    CHECK(f == M);
+    CHECK_COLL(&t, ALLGATHER, 16, 0, 8e-6, M);
+    CHECK_COLL(&t, ALLGATHER, 1, 0, 9e-6, M);
     /* a neighbourhood collective's cost is its topology's: the nearest size */
     const int NBR = MOP_COLL_NEIGHBOR_ALLTOALL;
     CHECK(mop_xfer_table_add_coll(&t, NBR, 2, 0, 4e-6) == 0);
     CHECK(mop_xfer_table_add_coll(&t, NBR, 8, 0, 6e-6) == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, NBR, 4, 0, &f), 4e-6, 1e-18);
-    CHECK(f == M);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, NBR, 6, 0, &f), 6e-6, 1e-18);
-    CHECK(f == M);
+    CHECK_COLL(&t, NBR, 4, 0, 4e-6, M);
+    CHECK_COLL(&t, NBR, 6, 0, 6e-6, M);
 
     /* an op without any series (nor its blocking op): intra p2p of the same bytes */
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_ALLREDUCE, 2, 512, &f), 2e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_UNCALIBRATED);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_NB_OFFSET + MOP_COLL_ALLREDUCE, 2, 2048,
-                                          &f), 5e-6, 1e-18);
-    CHECK(f == (MOP_XFER_COLL_UNCALIBRATED | MOP_XFER_EXTRAPOLATED));
+    CHECK_COLL(&t, MOP_COLL_ALLREDUCE, 2, 512, 2e-6, MOP_XFER_COLL_UNCALIBRATED);
+    CHECK_COLL(&t, MOP_COLL_NB_OFFSET + MOP_COLL_ALLREDUCE, 2, 2048, 5e-6,
+               MOP_XFER_COLL_UNCALIBRATED | MOP_XFER_EXTRAPOLATED);
     mop_xfer_table_free(&t);
     CHECK(t.ncoll == 0 && t.coll == NULL);
 }
@@ -170,7 +152,6 @@ static void test_table_files(void)
     close(fd);
     mop_xfer_table t;
     char err[512];
-    unsigned f;
 
     /* version 2 with coll lines (comments and unknown ops skipped) */
     write_file(path, 2, "# class bytes seconds\nintra 0 1e-6\nintra 1024 3e-6\n"
@@ -181,12 +162,9 @@ static void test_table_files(void)
     mop_xfer_table_init(&t);
     CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
     CHECK(t.version == 2 && t.ncoll == 3 && t.p2p[MOP_XFER_INTRA].npoints == 2);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, BCAST, 2, 256, &f), 2.5e-6, 1e-18);
-    CHECK(f == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 0, &f), 9e-6, 1e-18);
-    CHECK(f == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, MOP_COLL_BARRIER, 2, 0, &f), 1.5e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_SIZE_MODELLED);
+    CHECK_COLL(&t, BCAST, 2, 256, 2.5e-6, 0);
+    CHECK_COLL(&t, IBCAST, 2, 0, 9e-6, 0);
+    CHECK_COLL(&t, MOP_COLL_BARRIER, 2, 0, 1.5e-6, MOP_XFER_COLL_SIZE_MODELLED);
     mop_xfer_table_free(&t);
 
     /* version 1 (p2p only) is still read; its collectives fall back */
@@ -194,8 +172,7 @@ static void test_table_files(void)
     mop_xfer_table_init(&t);
     CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
     CHECK(t.version == 1 && t.ncoll == 0);
-    CHECK_NEAR(mop_xfer_table_lookup_coll(&t, IBCAST, 2, 512, &f), 2e-6, 1e-18);
-    CHECK(f == MOP_XFER_COLL_UNCALIBRATED);
+    CHECK_COLL(&t, IBCAST, 2, 512, 2e-6, MOP_XFER_COLL_UNCALIBRATED);
     mop_xfer_table_free(&t);
 
     /* versions outside 1..3 are refused, naming both */
