@@ -39,7 +39,7 @@ def held_out(table: XferTable) -> list[HeldOut]:
     """Every series of an op with at least three calibrated sizes, predicted without it."""
     out = []
     for op in sorted({o for o, _ in table.coll}):
-        sizes = sorted(n for o, n in table.coll if o == op and table.coll[(o, n)])
+        sizes = table.coll_sizes_of(op)
         if len(sizes) < 3 or coll_growth(op) is None:
             continue
         for n in sizes:
@@ -56,8 +56,9 @@ def model_errors(table: XferTable) -> list[ModelError]:
     """The error of the size model, between calibrated sizes and beyond them (a kind with
     no held-out series is left out)."""
     out = []
+    every = held_out(table)
     for between in (True, False):
-        runs = [h for h in held_out(table) if h.between == between]
+        runs = [h for h in every if h.between == between]
         if not runs:
             continue
         flat = [abs(e) for h in runs for e in h.errors]

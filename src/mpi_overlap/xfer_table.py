@@ -95,9 +95,14 @@ LINEAR_COLL_OPS = frozenset({
     "alltoallv", "alltoallw", "reduce_scatter", "reduce_scatter_block"})
 
 
+def blocking_op(op: str) -> str | None:
+    """The blocking op of a non-blocking one ("ibcast" -> "bcast"), else None."""
+    return op[1:] if op.startswith("i") and op[1:] in BLOCKING_COLL_OPS else None
+
+
 def coll_growth(op: str) -> Callable[[float], float] | None:
     """x(p) of the op's size model: p, log2 p, or None (no model)."""
-    base = op[1:] if op.startswith("i") and op[1:] in BLOCKING_COLL_OPS else op
+    base = blocking_op(op) or op
     if base.startswith("neighbor_"):
         return None
     return float if base in LINEAR_COLL_OPS else math.log2
@@ -211,21 +216,16 @@ class XferTable:
         """xfer_time of a collective as the profiler computes it (mop_xfer_table.c) and the
         names of the counters its fallbacks raise."""
         flags: list[str] = []
-        blocking = op[1:] if op.startswith("i") and op[1:] in BLOCKING_COLL_OPS else None
-        if blocking and not self._sizes_of(op) and self._sizes_of(blocking):
+        blocking = blocking_op(op)
+        if blocking and not self.coll_sizes_of(op) and self.coll_sizes_of(blocking):
             op = blocking
             flags.append("coll_nb_as_blocking")
-        sizes = self._sizes_of(op)
+        sizes = self.coll_sizes_of(op)
         if not sizes:
             flags.append("coll_uncalibrated")
-            pts = self.points.get("intra") or []
-            if pts and nbytes > pts[-1][0]:
-                flags.append("table_extrapolated")
-            return (interpolate(pts, nbytes) if pts else 0.0), flags
-        if comm_size in sizes:
-            pts = self.coll[(op, comm_size)]
-            secs = interpolate(pts, nbytes)
-            extrapolated = nbytes > pts[-1][0]
+            secs, extrapolated = _curve(self.points.get("intra") or [], nbytes)
+        elif comm_size in sizes:
+            secs, extrapolated = _curve(self.coll[(op, comm_size)], nbytes)
         else:
             flags.append("coll_size_extrapolated")
             secs, extrapolated = self._size_model(op, sizes, comm_size, nbytes)
@@ -233,7 +233,7 @@ class XferTable:
             flags.append("table_extrapolated")
         return secs, flags
 
-    def _sizes_of(self, op: str) -> list[int]:
+    def coll_sizes_of(self, op: str) -> list[int]:
         """The communicator sizes the op has a series for, ascending."""
         return sorted(n for o, n in self.coll if o == op and self.coll[(o, n)])
 
@@ -244,23 +244,21 @@ class XferTable:
         growth = coll_growth(op)
         below = [n for n in sizes if n < comm_size]
         above = [n for n in sizes if n > comm_size]
-        pair = (below[-1:] + above[:1] if below and above
-                else below[-2:] if below else above[:2])
+        between = bool(below and above)
+        pair = below[-1:] + above[:1] if between else below[-2:] if below else above[:2]
         if growth is None or len(pair) < 2 or comm_size < 1:  # < 1: no x of a real size
             nearest = min(sizes, key=lambda n: (abs(n - comm_size), -n))
-            pts = self.coll[(op, nearest)]
-            return interpolate(pts, nbytes), nbytes > pts[-1][0]
-        (a, b) = pair
-        pa, pb = self.coll[(op, a)], self.coll[(op, b)]
-        ta, tb = interpolate(pa, nbytes), interpolate(pb, nbytes)
-        extrapolated = nbytes > pa[-1][0] or nbytes > pb[-1][0]
+            return _curve(self.coll[(op, nearest)], nbytes)
+        a, b = pair
+        ta, ex_a = _curve(self.coll[(op, a)], nbytes)
+        tb, ex_b = _curve(self.coll[(op, b)], nbytes)
         xa, xb, x = growth(a), growth(b), growth(comm_size)
         slope = (tb - ta) / (xb - xa)
-        if below and above:
-            return ta + slope * (x - xa), extrapolated
+        if between:
+            return ta + slope * (x - xa), ex_a or ex_b
         slope = max(slope, 0.0)
-        secs = tb + slope * (x - xb) if below else ta - slope * (xa - x)
-        return max(secs, 0.0), extrapolated
+        secs = tb + slope * (x - xb) if x > xb else ta - slope * (xa - x)
+        return max(secs, 0.0), ex_a or ex_b
 
     def lookup(self, nbytes: int, cls: str = "intra") -> float:
         """One-way seconds of an `nbytes` message between ranks of class `cls`."""
@@ -270,6 +268,14 @@ class XferTable:
             raise UserError(f"transfer-time table{where} has no {cls}-node points "
                             f"(it has: {', '.join(self.classes) or 'none'})")
         return interpolate(pts, nbytes)
+
+
+def _curve(points: list[tuple[int, float]], nbytes: int) -> tuple[float, bool]:
+    """A curve's time at nbytes and whether that is beyond its last point, as
+    mop_curve_lookup returns them (0 for a curve without points)."""
+    if not points:
+        return 0.0, False
+    return interpolate(points, nbytes), nbytes > points[-1][0]
 
 
 def interpolate(points: list[tuple[int, float]], nbytes: float) -> float:
