@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 CLI = [sys.executable, "-m", "mpi_overlap.cli"]
 
@@ -31,39 +28,6 @@ def disturbed(run: object) -> bool:
     only on undisturbed runs; physics and structure are checked on every run."""
     meta = getattr(run, "meta", None) or {}
     return bool((meta.get("host_load") or {}).get("disturbed"))
-
-
-def _spin(seconds: float, out: Any) -> None:
-    """Counts loop turns for `seconds` of wall time and sends the count."""
-    end = time.perf_counter() + seconds
-    n = 0
-    while time.perf_counter() < end:
-        n += 1
-    out.send(n)
-
-
-def two_cpu_scaling(seconds: float = 0.4) -> float:
-    """How much work two processes spinning side by side do against one alone, now (2.0:
-    two independent cores; about 1: the two CPUs share one core's throughput, as when the
-    hypervisor puts them on one physical core or a neighbour saturates it, which the guest's
-    own CPU accounting does not show). One alone, two together, one alone again: the
-    together count against the mean of the alone ones."""
-    ctx = multiprocessing.get_context("fork")
-
-    def turns(k: int) -> list[int]:
-        pipes = [ctx.Pipe(duplex=False) for _ in range(k)]
-        procs = [ctx.Process(target=_spin, args=(seconds, w)) for _, w in pipes]
-        for p in procs:
-            p.start()
-        counts = [r.recv() for r, _ in pipes]
-        for p in procs:
-            p.join()
-        return counts
-
-    alone = turns(1)[0]
-    together = sum(turns(2))
-    alone = (alone + turns(1)[0]) / 2
-    return together / alone if alone else 0.0
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], *fragments: str,
