@@ -109,7 +109,7 @@ def test_beyond_sorted_ranks_the_rank_figure_is_a_distribution(tmp_path: Path) -
 def test_a_real_run_counts_its_rank_files_and_reports(tmp_path: Path) -> None:
     """--real: a real profile run's per-rank files and result.json are what it counts, and
     its report ran (the sizes and times are the benchmark's to print, not asserted)."""
-    from mpi_overlap.report_scale import measure_real, render_real
+    from mpi_overlap.report_scale import measure_real, real_row
 
     (run,) = measure_real([2], tmp_path, keep=True)
     assert run.rc == 0 and run.ranks == 2 and run.rank_files == 2
@@ -118,8 +118,7 @@ def test_a_real_run_counts_its_rank_files_and_reports(tmp_path: Path) -> None:
     assert run.rank_files_mib == pytest.approx(sum(f.stat().st_size for f in files) / 2**20)
     assert run.result_mib == pytest.approx((run_dir / "result.json").stat().st_size / 2**20)
     assert (run_dir / "report.html").is_file() and run.report_peak_mib > 0
-    assert render_real([run]).splitlines()[2].split()[:3] == ["2", f"{run.profile_wall_s:.1f}",
-                                                               "2"]
+    assert real_row(run).split()[:3] == ["2", f"{run.profile_wall_s:.1f}", "2"]
 
 
 def test_a_failed_real_run_says_why() -> None:

@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -228,37 +229,35 @@ def machine() -> str:
     return f"{platform.node()}: {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
-Columns = list[tuple[str, str, str]]  # (header, header spec, value spec)
+Columns = list[tuple[str, str]]  # (header, value spec); a header takes its value's width
+
+
+WIDTH = re.compile(r"[<>^]?\d*")  # the alignment and width at the start of a spec
 
 
 def _head(title: str, columns: Columns) -> str:
-    return f"{title}\n" + " ".join(f"{h:{hs}}" for h, hs, _ in columns)
+    return f"{title}\n" + " ".join(f"{h:{WIDTH.match(vs).group()}}" for h, vs in columns)
 
 
 def _row(columns: Columns, values: list[Any], note: str) -> str:
-    return " ".join(f"{v:{vs}}" for v, (_, _, vs) in zip(values, columns, strict=True)) + note
+    return " ".join(f"{v:{vs}}" for v, (_, vs) in zip(values, columns, strict=True)) + note
 
 
-def _text_table(title: str, columns: Columns, rows: list[tuple[list[Any], str]]) -> str:
-    """A plain-text table: a title, the headers, rows of (values, note)."""
-    return "\n".join([_head(title, columns), *(_row(columns, v, n) for v, n in rows)])
+SYNTHETIC_COLUMNS: Columns = [
+    ("  ranks", ">8"), ("phase", "<20"), ("wall s", ">8.2f"), ("peak MiB", ">9.0f"),
+    ("result MiB", ">10.1f"), ("html MiB", ">9.1f")]
+REAL_COLUMNS: Columns = [
+    ("  ranks", ">8"), ("profile s", ">9.1f"), ("rank files", ">10"), ("files MiB", ">9.2f"),
+    ("result MiB", ">10.2f"), ("report s", ">8.2f"), ("peak MiB", ">8.0f")]
 
 
 def render(timings: list[Timing], source: Path) -> str:
-    return _text_table(
-        f"report on synthetic ranks (copies of {source}); {machine()}",
-        [("  ranks", ">8", ">8"), ("phase", "<20", "<20"), ("wall s", ">8", ">8.2f"),
-         ("peak MiB", ">9", ">9.0f"), ("result MiB", ">10", ">10.1f"),
-         ("html MiB", ">9", ">9.1f")],
-        [([t.ranks, t.phase, t.wall_s, t.peak_mib, t.result_mib, t.report_html_mib],
-          "" if t.rc == 0 else f"  (exit {t.rc}; --keep keeps its report-stderr.log)")
-         for t in timings])
-
-
-REAL_COLUMNS: Columns = [
-    ("  ranks", ">8", ">8"), ("profile s", ">9", ">9.1f"), ("rank files", ">10", ">10"),
-    ("files MiB", ">9", ">9.2f"), ("result MiB", ">10", ">10.2f"), ("report s", ">8", ">8.2f"),
-    ("peak MiB", ">8", ">8.0f")]
+    rows = [_row(SYNTHETIC_COLUMNS,
+                 [t.ranks, t.phase, t.wall_s, t.peak_mib, t.result_mib, t.report_html_mib],
+                 "" if t.rc == 0 else f"  (exit {t.rc}; --keep keeps its report-stderr.log)")
+            for t in timings]
+    title = f"report on synthetic ranks (copies of {source}); {machine()}"
+    return "\n".join([_head(title, SYNTHETIC_COLUMNS), *rows])
 
 
 def real_head() -> str:
@@ -270,10 +269,6 @@ def real_row(r: RealRun) -> str:
     return _row(REAL_COLUMNS, [r.ranks, r.profile_wall_s, r.rank_files, r.rank_files_mib,
                                r.result_mib, r.report_wall_s, r.report_peak_mib],
                 "" if r.rc == 0 else f"  (exit {r.rc}: {r.error}; --keep keeps the run)")
-
-
-def render_real(runs: list[RealRun]) -> str:
-    return "\n".join([real_head(), *map(real_row, runs)])
 
 
 def _parse_ranks(text: str, flag: str = "--ranks") -> list[int]:
