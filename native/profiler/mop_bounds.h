@@ -45,22 +45,56 @@ void mop_clock_init(mop_clock *c);
 
 /* CALL_ENTER at t. Returns the computation ticks this enter ends (0 for a
  * nested call and for the first call of the program). */
-uint64_t mop_clock_enter(mop_clock *c, uint64_t t);
+static inline uint64_t mop_clock_enter(mop_clock *c, uint64_t t)
+{
+    uint64_t comp = 0;
+    if (c->depth++ > 0)
+        return 0;
+    if (c->call_seq > 0 && t > c->t_comp_from) /* computing until now */
+        comp = t - c->t_comp_from;
+    c->cum_comp += comp;
+    c->call_seq++;
+    c->t_enter = t;
+    return comp;
+}
 
 /* CALL_EXIT at t. Returns the ticks of the outermost call it closes (0 when
  * it closes a nested call, or when no call is open). */
-uint64_t mop_clock_exit(mop_clock *c, uint64_t t);
+static inline uint64_t mop_clock_exit(mop_clock *c, uint64_t t)
+{
+    if (c->depth == 0)
+        return 0;
+    if (--c->depth > 0)
+        return 0;
+    c->t_comp_from = t;
+    return t > c->t_enter ? t - c->t_enter : 0;
+}
 
 /* Cuts the running computation at t (a region boundary): returns the ticks
  * computed since the last cut or exit, 0 when not computing. */
-uint64_t mop_clock_split(mop_clock *c, uint64_t t);
+static inline uint64_t mop_clock_split(mop_clock *c, uint64_t t)
+{
+    uint64_t comp = 0;
+    if (c->depth > 0 || c->call_seq == 0) /* computation runs only between calls */
+        return 0;
+    if (t > c->t_comp_from) {
+        comp = t - c->t_comp_from;
+        c->t_comp_from = t;
+    }
+    c->cum_comp += comp;
+    return comp;
+}
 
 /* XFER_BEGIN at t (inside the open call). */
-mop_mark mop_clock_mark(const mop_clock *c, uint64_t t);
+static inline mop_mark mop_clock_mark(const mop_clock *c, uint64_t t)
+{
+    return (mop_mark){.t = t, .call_seq = c->call_seq, .cum_comp = c->cum_comp};
+}
 
-/* The three cases are inline: they run once per transfer, and a case-2
- * result returned through memory from another file stalled its caller on
- * reading it back (perf; docs/profiler.md, "Memory and cost"). */
+/* The clock above and the three cases below are inline: they run on every
+ * call and transfer, and a case-2 result returned through memory from another
+ * file stalled its caller on reading it back (perf; docs/profiler.md, "Memory
+ * and cost"). */
 
 /* Case 1 for a transfer known to begin and end in the open call (blocking
  * calls): min = max = 0. */
