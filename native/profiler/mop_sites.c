@@ -61,17 +61,13 @@ insert:
     return pr;
 }
 
-int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b, bool polled)
+int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b,
+                       bool polled)
 {
-    mop_site *site = &s->site[post];
-    if (__builtin_expect(site->last_end == end + 1, 1)) {
-        mop_acc_add(&s->pair[site->last_pair].x, b);
-        s->pair[site->last_pair].polled += polled;
-        return 0;
-    }
     mop_pair *pr = mop_pair_of(s, post, end);
     if (!pr)
         return -1;
+    mop_site *site = &s->site[post];
     site->last_end = (uint16_t)(end + 1);
     site->last_pair = (uint16_t)(pr - s->pair);
     mop_acc_add(&pr->x, b);
