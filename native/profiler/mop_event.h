@@ -37,6 +37,14 @@ typedef enum mop_event_type {
      * the request's communicator): what a receive from MPI_ANY_SOURCE or with
      * MPI_ANY_TAG matched. Meaningless for sends. */
     MOP_EV_STATUS,
+    /* A non-blocking post's BEGIN and its call's EXIT in one event (Isend,
+     * Irecv, ...: the wrappers' one-transfer posts), pushed instead of the two
+     * when nothing was recorded between the call's ENTER and its end, the
+     * program is not threaded and no trace is written: t = the EXIT's time;
+     * the BEGIN's time is the ENTER's, the event before it; the other fields
+     * as BEGIN's. One push and one event less per post (docs/profiler.md,
+     * "Memory and cost"). Never in a trace. */
+    MOP_EV_POST,
 } mop_event_type;
 
 /* The kind field of MATCH events. */

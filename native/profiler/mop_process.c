@@ -514,6 +514,7 @@ static void mop_on_region_end(mop_process *p, const mop_event *e)
 
 MOP_HOT void mop_on_enter(mop_process *p, const mop_event *e)
 {
+    p->t_last_enter = e->t;
     if (p->clock.depth > 0) {
         mop_clock_enter(&p->clock, e->t);
         p->counters.nested_calls++;
@@ -561,6 +562,37 @@ MOP_HOT void mop_on_exit(mop_process *p, const mop_event *e)
     p->sites.site[p->call_site].call_ticks += ticks;
 }
 
+/* ENTER, BEGIN, EXIT of one outermost call: a non-blocking post, most of what
+ * a message-heavy program records. The same three handlers, in one place so
+ * the compiler keeps the engine's state in registers across them and the loop
+ * dispatches once instead of three times. */
+static void mop_on_enter_begin_exit(mop_process *p, const mop_event *e)
+{
+    p->counters.events += 3;
+    mop_on_enter(p, &e[0]);
+    mop_on_begin(p, &e[1]);
+    mop_on_exit(p, &e[2]);
+}
+
+/* POST: the BEGIN at the time of the ENTER just before it, then the EXIT at
+ * the POST's own time (mop_event.h): exactly the three-event form. */
+MOP_HOT void mop_on_post(mop_process *p, const mop_event *e)
+{
+    mop_event begin = *e;
+    begin.type = MOP_EV_BEGIN;
+    begin.t = p->t_last_enter;
+    mop_on_begin(p, &begin);
+    mop_on_exit(p, e);
+}
+
+/* ENTER + POST: the wrappers' post when nothing came between. */
+static void mop_on_enter_post(mop_process *p, const mop_event *e)
+{
+    p->counters.events += 2;
+    mop_on_enter(p, &e[0]);
+    mop_on_post(p, &e[1]);
+}
+
 void mop_process_event(mop_process *p, const mop_event *e)
 {
     /* Matching information for traces: not the engine's, and not counted, so a
@@ -581,21 +613,10 @@ void mop_process_event(mop_process *p, const mop_event *e)
     case MOP_EV_REGION_END: mop_on_region_end(p, e); break;
     case MOP_EV_PCONTROL: p->monitoring = e->arg != 0; break;
     case MOP_EV_JOIN: mop_on_join(p, e); break;
+    case MOP_EV_POST: mop_on_post(p, e); break;
     case MOP_EV_MATCH:
     case MOP_EV_STATUS: break;
     }
-}
-
-/* ENTER, BEGIN, EXIT of one outermost call: a non-blocking post, most of what
- * a message-heavy program records. The same three handlers, in one place so
- * the compiler keeps the engine's state in registers across them and the loop
- * dispatches once instead of three times. */
-static void mop_on_post(mop_process *p, const mop_event *e)
-{
-    p->counters.events += 3;
-    mop_on_enter(p, &e[0]);
-    mop_on_begin(p, &e[1]);
-    mop_on_exit(p, &e[2]);
 }
 
 void mop_process_events(mop_process *p, const mop_event *e, size_t n)
@@ -603,9 +624,12 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
     p->counters.flushes++;
     size_t i = 0;
     for (; i + 2 < n; i++) {
-        if (e[i].type == MOP_EV_ENTER && e[i + 1].type == MOP_EV_BEGIN &&
-            e[i + 2].type == MOP_EV_EXIT) {
-            mop_on_post(p, &e[i]);
+        if (e[i].type == MOP_EV_ENTER && e[i + 1].type == MOP_EV_POST) {
+            mop_on_enter_post(p, &e[i]);
+            i += 1;
+        } else if (e[i].type == MOP_EV_ENTER && e[i + 1].type == MOP_EV_BEGIN &&
+                   e[i + 2].type == MOP_EV_EXIT) {
+            mop_on_enter_begin_exit(p, &e[i]);
             i += 2;
         } else if (e[i].type == MOP_EV_END && e[i].arg <= 0) { /* a completion call's run */
             p->counters.events++;

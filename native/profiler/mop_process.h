@@ -134,6 +134,9 @@ typedef struct mop_process {
     mop_checks checks; /* the checks on the bounds (mop_checks.h) */
     /* When the thread ended (0: running); see mop_process_thread_exit. */
     uint64_t t_thread_end;
+    /* The time of the latest ENTER (nested ones too): a POST event's begin
+     * time, since its ENTER is the event just before it (mop_event.h). */
+    uint64_t t_last_enter;
     /* Last table lookup: consecutive transfers mostly have one size. Keyed
      * on the curve too: class (p2p), or collective op and comm size. */
     int64_t last_bytes;

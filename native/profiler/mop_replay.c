@@ -2,7 +2,14 @@
  * text format of docs/profiler.md from stdin (times in ns), feeds the events
  * to mop_process exactly as the runtime would, and prints the closed
  * transfers and the profile object as JSON. The property tests compare it
- * with an independent Python implementation. */
+ * with an independent Python implementation.
+ *
+ * Two settings make the runtime's other forms of the same stream, which must
+ * give the same document (but for the events counter):
+ * MOP_REPLAY_FUSE=1 records each ENTER, BEGIN, EXIT whose BEGIN has the
+ * ENTER's time as ENTER, POST, as the wrappers of a post do (mop_event.h);
+ * MOP_REPLAY_BATCH=k hands the events over k at a time, as a queue of k
+ * events would. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +44,31 @@ typedef struct replay_ctx {
 
 static const char *const replay_kind_names[] = {"send",     "recv",     "null", "unknown",
                                                  "rma-send", "rma-recv", "greq"};
+
+/* MOP_REPLAY_FUSE: ENTER, BEGIN (at the ENTER's time), EXIT -> ENTER, POST
+ * (at the EXIT's time) in place; returns the new length. */
+static size_t replay_fuse_posts(mop_event *ev, size_t n)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        ev[out++] = ev[i];
+        if (ev[i].type == MOP_EV_ENTER && i + 2 < n && ev[i + 1].type == MOP_EV_BEGIN &&
+            ev[i + 1].t == ev[i].t && ev[i + 2].type == MOP_EV_EXIT) {
+            mop_event post = ev[i + 1];
+            post.type = MOP_EV_POST;
+            post.t = ev[i + 2].t;
+            ev[out++] = post;
+            i += 2;
+        }
+    }
+    return out;
+}
+
+static size_t replay_env_size(const char *name, size_t fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? (size_t)strtoull(v, NULL, 10) : fallback;
+}
 
 static void replay_on_transfer(void *vctx, const mop_transfer *tr)
 {
@@ -217,7 +249,11 @@ int main(void)
     mo_json_begin_object(&w);
     mo_json_key(&w, "transfers");
     mo_json_begin_array(&w);
-    mop_process_events(&proc, ev, n);
+    if (replay_env_size("MOP_REPLAY_FUSE", 0))
+        n = replay_fuse_posts(ev, n);
+    size_t batch = replay_env_size("MOP_REPLAY_BATCH", 0);
+    for (size_t i = 0; i < n; i += batch ? batch : n)
+        mop_process_events(&proc, ev + i, batch && n - i > batch ? batch : n - i);
     mop_process_finish(&proc);
     mo_json_end_array(&w);
     mo_json_key(&w, "profile");

@@ -34,6 +34,7 @@
 
 volatile int mop_active;
 int mop_xt_on;
+int mop_post_fusion;
 _Thread_local mop_thread *mop_tls __attribute__((tls_model("initial-exec")));
 /* Set while this thread holds the process lock or its own thread lock, so a
  * fatal signal arriving then does not wait for a lock its own thread holds. */
@@ -148,6 +149,7 @@ static void mop_process_queue(mop_thread_private *pv)
 {
     if (!pv->final_done)
         mop_trace_process(&mop_trace_g, pv->th, &pv->proc, pv->th->q, pv->th->n);
+    pv->th->flushes++;
     __atomic_store_n(&pv->th->n, 0, __ATOMIC_RELEASE);
 }
 
@@ -614,9 +616,11 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     /* Traced messages are matched by their peers' world ranks, which the
      * wrappers otherwise translate only in jobs spanning nodes, their
      * communicators and tags. */
-    if (mop_trace_start(&mop_trace_g, &mop_g.cfg, mop_g.outdir, mop_g.rank, mop_g.size,
-                        mop_g.s_per_tick, mop_use_tsc))
+    bool tracing = mop_trace_start(&mop_trace_g, &mop_g.cfg, mop_g.outdir, mop_g.rank,
+                                   mop_g.size, mop_g.s_per_tick, mop_use_tsc);
+    if (tracing)
         mop_need_peers = 1;
+    mop_post_fusion = !mop_xt_on && !tracing;
     __atomic_store_n(&mop_active, 1, __ATOMIC_RELEASE);
     mop_thread *th = mop_self();
     if (th) {

@@ -24,6 +24,9 @@ typedef struct mop_thread {
      * release after the event itself, so that the final write-out (which may
      * run on another thread: exit, signal) reads whole events up to it. */
     uint32_t n;
+    /* Times q was processed (and emptied): with n, tells a post's wrapper
+     * whether anything was pushed since its ENTER (mop_post_mark). */
+    uint32_t flushes;
     struct mop_thread_private *priv; /* processing state, owned by mop_runtime.c */
     uint32_t xt_id;                  /* id in mop_xthread (0: not registered) */
     /* The call site a Fortran entry point saw (its return address into the
@@ -42,6 +45,10 @@ extern _Thread_local mop_thread *mop_tls;
 /* 1 when MPI may be called from several threads (MPI_THREAD_SERIALIZED or
  * MULTIPLE): posts and completions then go through the owner table. */
 extern int mop_xt_on;
+/* 1 when a post may be recorded as ENTER + POST (mop_event.h): no threads
+ * (their ENDs may be drained into the queue at any push) and no trace (its
+ * readers know BEGIN and EXIT). Set at MPI_Init. */
+extern int mop_post_fusion;
 
 /* After PMPI_Init(_thread) succeeded: reads the settings, loads and checks the
  * table, starts collecting (init_fn: the function id of the init call, site:
@@ -151,6 +158,21 @@ static inline void mop_push_event(mop_thread *th, mop_event_type type, uint64_t 
      * here, and it must come after the BEGIN. */
     if (__builtin_expect(mop_xt_on, 0) && (type == MOP_EV_BEGIN || type == MOP_EV_START))
         mop_xt_posted(th->xt_id, key);
+}
+
+/* Where the queue stands: taken right after a call's ENTER, and again when
+ * its transfer is recorded, it says whether anything was pushed in between. */
+static inline uint64_t mop_post_mark(const mop_thread *th)
+{
+    return (uint64_t)th->flushes << 32 | th->n;
+}
+
+/* Whether a post whose ENTER left `mark` may record its BEGIN and EXIT as one
+ * POST event: nothing came between, so the engine reads the BEGIN's time from
+ * the ENTER just before it. */
+static inline bool mop_post_fusable(const mop_thread *th, uint64_t mark)
+{
+    return mop_post_fusion && mop_post_mark(th) == mark;
 }
 
 /* Lets go of a hold whose request did not complete (ticket 0: nothing). */

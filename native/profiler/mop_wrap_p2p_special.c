@@ -174,10 +174,11 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 
 /* ---- Isendrecv: two transfers on one request --------------------------- */
 
-/* The send as BEGIN, the receive as JOIN, both with the request's key. */
+/* The send as BEGIN, the receive as JOIN, both with the request's key (the
+ * BEGIN stays one: the JOIN must come before the call's EXIT). */
 #define MOP_PAIR_BEGIN(name, sendcount, sendtype, recvcount, recvtype)           \
-    MOP_MESSAGE(MOP_EV_BEGIN, name, mop_key(*request), MOP_KIND_SEND, dest, sendtag, \
-                sendcount, sendtype, comm);                                       \
+    MOP_MESSAGE_AS(MOP_EV_BEGIN, false, name, mop_key(*request), MOP_KIND_SEND, dest, \
+                   sendtag, sendcount, sendtype, comm);                           \
     MOP_MESSAGE(MOP_EV_JOIN, name, mop_key(*request), MOP_KIND_RECV, source, recvtag, \
                 recvcount, recvtype, comm)
 

@@ -137,20 +137,25 @@ static inline mop_kind mop_peer_kind(int peer, mop_kind kind)
 /* The shape of the transfer wrappers: straight through while the profiler is
  * off; otherwise CALL_ENTER, the call, `record` (the transfer's events, only
  * when the call succeeded: a failed call moved nothing), CALL_EXIT. `record`
- * sees th, t0, t1 and rc. `off` is the call made when the profiler is off (the
- * caller's own status arguments, where `call` passes ours). */
+ * sees th, t0, t1 and rc, and mop_mark, where the queue stood after the ENTER;
+ * a post that records its BEGIN and EXIT as one POST event (MOP_MESSAGE) sets
+ * mop_fused, and no EXIT follows. `off` is the call made when the profiler is
+ * off (the caller's own status arguments, where `call` passes ours). */
 #define MOP_WRAP(name, off, call, record)                                        \
     mop_thread *th = mop_self();                                                  \
     if (!th)                                                                      \
         return off;                                                               \
     uint64_t t0 = mop_now();                                                      \
     mop_enter(th, MOP_FN_##name, t0, MOP_CALLER());                               \
+    __attribute__((unused)) uint64_t mop_mark = mop_post_mark(th);                \
+    bool mop_fused = false;                                                       \
     int rc = call;                                                                \
     uint64_t t1 = mop_now();                                                      \
     if (rc == MPI_SUCCESS) {                                                      \
         record;                                                                   \
     }                                                                             \
-    mop_exit(th, t1);                                                             \
+    if (!mop_fused)                                                               \
+        mop_exit(th, t1);                                                         \
     return rc;
 
 /* Before a call that may complete or free request `key`: with threads in

@@ -14,16 +14,28 @@
 /* An event of `type` for a message of count x dt with rank `peer` of comm
  * and `tag`: kind SEND or RECV, or NULL for MPI_PROC_NULL; arg = the peer's
  * world rank where needed (jobs spanning nodes, traces: mop_message_slow, which
- * also pushes the MATCH of a trace), else -1. */
+ * also pushes the MATCH of a trace), else -1. Inside MOP_WRAP only. A BEGIN,
+ * the one transfer of its call, becomes a POST with the call's exit time when
+ * nothing was pushed since the ENTER (mop_post_fusable; the wrapper then pushes
+ * no EXIT). */
 #define MOP_MESSAGE(type, name, key, kind, peer, tag, count, dt, comm)           \
+    MOP_MESSAGE_AS(type, (type) == MOP_EV_BEGIN, name, key, kind, peer, tag, count, dt, comm)
+
+/* MOP_MESSAGE, `fuse`: whether a BEGIN may become a POST (not when another
+ * event of the call follows it, as Isendrecv's JOIN does). */
+#define MOP_MESSAGE_AS(type, fuse, name, key, kind, peer, tag, count, dt, comm)  \
     do {                                                                          \
+        bool mop_post = (fuse) && mop_post_fusable(th, mop_mark);                 \
+        mop_event_type mop_type = mop_post ? MOP_EV_POST : (type);                \
+        uint64_t mop_t = mop_post ? t1 : t0;                                      \
         if (__builtin_expect(mop_need_peers, 0))                                  \
-            mop_message_slow(th, type, t0, key, mop_bytes(count, dt),             \
+            mop_message_slow(th, mop_type, mop_t, key, mop_bytes(count, dt),      \
                              mop_peer_kind(peer, kind), MOP_FN_##name, comm, peer, \
                              tag, NULL);                                          \
         else                                                                      \
-            mop_push_event(th, type, t0, key, mop_bytes(count, dt),               \
+            mop_push_event(th, mop_type, mop_t, key, mop_bytes(count, dt),        \
                            mop_peer_kind(peer, kind), MOP_FN_##name, -1);         \
+        mop_fused |= mop_post;                                                    \
     } while (0)
 
 /* The receive half of a blocking call: its size from the status (the posted
