@@ -57,6 +57,8 @@ int mop_saved_reqs_init(mop_saved_reqs *s, mop_thread *th, int n, const MPI_Requ
     }
     for (int i = 0; i < n; i++)
         s->keys[i] = mop_key(reqs[i]);
+    for (int i = 0; need_status && i < n; i++)
+        mop_status_unset(&s->st[i]);
     if (__builtin_expect(mop_xt_on, 0) && hold)
         mop_saved_reqs_hold(s, th, n);
     return 0;
@@ -126,6 +128,7 @@ static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     MPI_Status own;
+    mop_status_unset(&own);
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     uint64_t key = mop_key(*request);
     uint32_t ticket = 0;
@@ -137,6 +140,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     MPI_Status own;
+    mop_status_unset(&own);
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     uint64_t key = mop_key(*request);
     uint32_t ticket = 0;
@@ -214,6 +218,7 @@ static int mop_any(uint16_t fn, uint64_t site, int count, MPI_Request reqs[], in
         return flag ? PMPI_Testany(count, reqs, index, flag, status)
                     : PMPI_Waitany(count, reqs, index, status);
     MPI_Status own;
+    mop_status_unset(&own);
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     uint64_t t0 = mop_now();
     mop_enter(th, fn, t0, site);
@@ -288,6 +293,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     MPI_Status own;
+    mop_status_unset(&own);
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     MOP_WRAP(MPI_Request_get_status, PMPI_Request_get_status(request, flag, status),
              PMPI_Request_get_status(request, flag, st),
@@ -331,6 +337,7 @@ int MPI_Request_get_status_any(int count, MOP_GET_STATUS_CONST MPI_Request array
                                int *indx, int *flag, MPI_Status *status)
 {
     MPI_Status own;
+    mop_status_unset(&own);
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     MOP_WRAP(MPI_Request_get_status_any,
              PMPI_Request_get_status_any(count, array_of_requests, indx, flag, status),
