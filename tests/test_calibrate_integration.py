@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from cli_helpers import run_cli
+from cli_helpers import disturbed, run_cli
+from mpi_overlap import run_guard
 from mpi_overlap.build import ensure_built, executable
 from mpi_overlap.calibrate import find_or_calibrate
 from mpi_overlap.errors import UserError
@@ -182,7 +183,8 @@ def test_collectives_result_is_consistent(calibrated: tuple[str, Path, str]) -> 
     toolchain, out, stdout = calibrated
     _collectives_expected(read_table(_table_of(toolchain, stdout)))
     (run_dir,) = [p for p in out.iterdir() if "collectives" in p.name]
-    res = load_run(run_dir).result["results"]
+    run = load_run(run_dir)
+    res = run.result["results"]
     assert (res["comm_size"], res["nodes"]) == (2, 1)
     series = {s["op"]: s for s in res["series"]}
     assert list(series) == [op for pair in zip(BLOCKING_COLL_OPS, COLL_OPS[22:], strict=True)
@@ -202,6 +204,13 @@ def test_collectives_result_is_consistent(calibrated: tuple[str, Path, str]) -> 
     def t(op: str, nbytes: int) -> float:
         return next(p["time_s"] for p in series[op]["sizes"] if p["bytes"] == nbytes)
 
+    # The timing claims below hold on an undisturbed machine; a run that recorded other
+    # processes or the hypervisor taking CPU from it (run.json host_load) is marked so
+    # instead, and its report says so. Seen once: two spinning MPI ranks beside a
+    # fresh-clone run made a 1 KiB alltoall take 262.6 us against 261.6 us for 1 MiB.
+    if disturbed(run):
+        assert run_guard.judge(run.meta)["verdict"] in ("disturbed", "oversubscribed")
+        return
     # 1024x the bytes is never faster: 1 MiB moves far more data than noise adds to 1 KiB.
     for op in ("bcast", "allreduce", "alltoall", "ibcast", "iallreduce"):
         assert t(op, MIB) > t(op, KIB), (op, t(op, KIB), t(op, MIB))
