@@ -562,10 +562,11 @@ MOP_HOT void mop_on_exit(mop_process *p, const mop_event *e)
     p->sites.site[p->call_site].call_ticks += ticks;
 }
 
-/* ENTER, BEGIN, EXIT of one outermost call: a non-blocking post, most of what
- * a message-heavy program records. The same three handlers, in one place so
- * the compiler keeps the engine's state in registers across them and the loop
- * dispatches once instead of three times. */
+/* ENTER, BEGIN, EXIT of one call: a non-blocking post where the wrapper could
+ * not push a POST (threads, traces, something pushed in between), most of what
+ * a message-heavy program records then. The same three handlers, in one place
+ * so the compiler keeps the engine's state in registers across them and the
+ * loop dispatches once instead of three times. */
 static void mop_on_enter_begin_exit(mop_process *p, const mop_event *e)
 {
     p->counters.events += 3;
