@@ -9,6 +9,13 @@ struct mop_req_queue {
     mop_req items[];
 };
 
+/* A fresh entry for key in e: used, no flags, peer unknown. */
+static mop_req *mop_req_fresh(mop_req *e, uint64_t key)
+{
+    *e = (mop_req){.key = key, .used = true, .peer = -1};
+    return e;
+}
+
 /* Appends an empty entry for slot's key; NULL when out of memory. */
 static mop_req *mop_queue_append(mop_req *slot)
 {
@@ -28,9 +35,7 @@ static mop_req *mop_queue_append(mop_req *slot)
             slot->more = q = nq;
         }
     }
-    mop_req *e = &q->items[q->head + q->count++];
-    *e = (mop_req){.key = slot->key, .used = true, .peer = -1};
-    return e;
+    return mop_req_fresh(&q->items[q->head + q->count++], slot->key);
 }
 
 static size_t mop_hash(uint64_t key, size_t mask)
@@ -40,7 +45,8 @@ static size_t mop_hash(uint64_t key, size_t mask)
      * (Open MPI's free lists); a multiplicative hash spreads both evenly, and
      * costs a third of the splitmix64 finaliser used before (its two
      * multiplies sat on every post's and completion's path). */
-    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> (64 - __builtin_ctzll((uint64_t)mask + 1))) & mask;
+    int bits = __builtin_ctzll((uint64_t)mask + 1);
+    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> (64 - bits)) & mask;
 }
 
 int mop_requests_init(mop_requests *r, size_t initial_cap)
@@ -140,9 +146,8 @@ mop_req *mop_requests_get(mop_requests *r, uint64_t key)
     }
     if (2 * (r->count + 1) > r->cap) /* the slot moves when the table grows */
         return mop_requests_insert(r, key);
-    r->slots[i] = (mop_req){.key = key, .used = true, .peer = -1};
     mop_requests_count_one(r);
-    return &r->slots[i];
+    return mop_req_fresh(&r->slots[i], key);
 }
 
 mop_req *mop_requests_insert(mop_requests *r, uint64_t key)
@@ -152,9 +157,8 @@ mop_req *mop_requests_insert(mop_requests *r, uint64_t key)
     size_t mask = r->cap - 1, i = mop_hash(key, mask);
     while (r->slots[i].used)
         i = (i + 1) & mask;
-    r->slots[i] = (mop_req){.key = key, .used = true, .peer = -1};
     mop_requests_count_one(r);
-    return &r->slots[i];
+    return mop_req_fresh(&r->slots[i], key);
 }
 
 mop_req *mop_requests_share(mop_requests *r, mop_req *slot)
