@@ -127,9 +127,7 @@ static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const 
  * takes. */
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    MPI_Status own;
-    mop_status_unset(&own);
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MOP_STATUS_OR_OWN(st, status);
     uint64_t key = mop_key(*request);
     uint32_t ticket = 0;
     MOP_WRAP(MPI_Wait, PMPI_Wait(request, status),
@@ -139,9 +137,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    MPI_Status own;
-    mop_status_unset(&own);
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MOP_STATUS_OR_OWN(st, status);
     uint64_t key = mop_key(*request);
     uint32_t ticket = 0;
     MOP_WRAP(MPI_Test, PMPI_Test(request, flag, status),
@@ -217,9 +213,7 @@ static int mop_any(uint16_t fn, uint64_t site, int count, MPI_Request reqs[], in
     if (!th)
         return flag ? PMPI_Testany(count, reqs, index, flag, status)
                     : PMPI_Waitany(count, reqs, index, status);
-    MPI_Status own;
-    mop_status_unset(&own);
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MOP_STATUS_OR_OWN(st, status);
     uint64_t t0 = mop_now();
     mop_enter(th, fn, t0, site);
     mop_saved_reqs s;
@@ -292,9 +286,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    MPI_Status own;
-    mop_status_unset(&own);
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MOP_STATUS_OR_OWN(st, status);
     MOP_WRAP(MPI_Request_get_status, PMPI_Request_get_status(request, flag, status),
              PMPI_Request_get_status(request, flag, st),
              if (*flag) mop_complete_as(th, t1, mop_key(request), st, MOP_END_QUERY, 0))
@@ -336,9 +328,7 @@ int MPI_Request_get_status_all(int count, MOP_GET_STATUS_CONST MPI_Request array
 int MPI_Request_get_status_any(int count, MOP_GET_STATUS_CONST MPI_Request array_of_requests[],
                                int *indx, int *flag, MPI_Status *status)
 {
-    MPI_Status own;
-    mop_status_unset(&own);
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MOP_STATUS_OR_OWN(st, status);
     MOP_WRAP(MPI_Request_get_status_any,
              PMPI_Request_get_status_any(count, array_of_requests, indx, flag, status),
              PMPI_Request_get_status_any(count, array_of_requests, indx, flag, st),

@@ -79,8 +79,7 @@ static mop_matched mop_matched_take(uint64_t msg)
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MOP_STATUS_OR_OWN(st, status);
     MOP_WRAP(MPI_Mprobe, PMPI_Mprobe(source, tag, comm, message, status),
              PMPI_Mprobe(source, tag, comm, message, st), mop_matched_note(*message, comm, st))
 }
@@ -88,8 +87,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MOP_STATUS_OR_OWN(st, status);
     MOP_WRAP(MPI_Improbe, PMPI_Improbe(source, tag, comm, flag, message, status),
              PMPI_Improbe(source, tag, comm, flag, message, st),
              if (*flag) mop_matched_note(*message, comm, st))
@@ -101,7 +99,7 @@ static void mop_mrecv_incall(mop_thread *th, uint64_t t0, uint16_t fn, uint64_t 
                              const MPI_Status *st, int64_t capacity)
 {
     mop_matched m = mop_matched_take(msg);
-    int64_t bytes = no_proc ? 0 : mop_status_bytes(st);
+    int64_t bytes = mop_status_bytes(st); /* 0 for MPI_MESSAGE_NO_PROC (source MPI_PROC_NULL) */
     if (bytes < 0)
         bytes = m.bytes >= 0 ? m.bytes : capacity;
     mop_push_event(th, MOP_EV_INCALL, t0, 0, bytes, no_proc ? MOP_KIND_NULL : MOP_KIND_RECV, fn,
@@ -127,8 +125,7 @@ static void mop_imrecv_begin(mop_thread *th, uint64_t t0, uint16_t fn, uint64_t 
 }
 
 #define MOP_MRECV(name, count)                                                   \
-    MPI_Status own;                                                               \
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;                 \
+    MOP_STATUS_OR_OWN(st, status);                                                \
     uint64_t msg = mop_message_key(*message);                                     \
     int no_proc = *message == MPI_MESSAGE_NO_PROC;                                \
     MOP_WRAP(name, P##name(buf, count, datatype, message, status),                \

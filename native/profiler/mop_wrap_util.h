@@ -78,6 +78,14 @@ static inline void mop_status_unset(MPI_Status *st)
     st->MPI_SOURCE = MPI_UNDEFINED;
 }
 
+/* Declares `st`, the status a wrapped call writes: the caller's, or ours
+ * (marked unset) when the caller passes MPI_STATUS_IGNORE, so that a receive's
+ * size and source can still be read. */
+#define MOP_STATUS_OR_OWN(st, status)                                            \
+    MPI_Status mop_own_status;                                                    \
+    mop_status_unset(&mop_own_status);                                            \
+    MPI_Status *st = (status) == MPI_STATUS_IGNORE ? &mop_own_status : (status)
+
 /* What completions must also read from a status, as bits of one word so that
  * the common case tests one load (mop_wrap_completion.c). */
 enum {

@@ -47,7 +47,7 @@ __attribute__((always_inline)) static inline void mop_recv_incall(
     mop_thread *th, uint64_t t0, uint16_t fn, int source, const MPI_Status *st, MPI_Count count,
     MPI_Datatype dt, MPI_Comm comm)
 {
-    int64_t bytes = source == MPI_PROC_NULL ? 0 : mop_status_bytes(st);
+    int64_t bytes = mop_status_bytes(st); /* 0 from MPI_PROC_NULL (its status says so) */
     if (bytes < 0)
         bytes = mop_bytes(count, dt);
     mop_kind kind = mop_peer_kind(source, MOP_KIND_RECV);
