@@ -38,7 +38,7 @@ typedef enum mop_event_type {
      * MPI_ANY_TAG matched. Meaningless for sends. */
     MOP_EV_STATUS,
     /* A non-blocking post's BEGIN and its call's EXIT in one event (Isend,
-     * Irecv, ...: the wrappers' one-transfer posts), pushed instead of the two
+     * Irecv, ...: the generated point-to-point posts), pushed instead of the two
      * when nothing was recorded between the call's ENTER and its end, the
      * program is not threaded and no trace is written: t = the EXIT's time;
      * the BEGIN's time is the ENTER's, the event before it; the other fields
