@@ -12,10 +12,19 @@ void mo_json_init(mo_json *w, FILE *f)
     w->in_object[0] = false;
     w->after_key = false;
     w->error = false;
+    w->one_line = false;
+}
+
+void mo_json_init_line(mo_json *w, FILE *f)
+{
+    mo_json_init(w, f);
+    w->one_line = true;
 }
 
 static void indent(mo_json *w)
 {
+    if (w->one_line)
+        return;
     fputc('\n', w->f);
     for (int i = 0; i < w->depth; i++)
         fputs("  ", w->f);

@@ -19,9 +19,13 @@ typedef struct mo_json {
     int count[MO_JSON_MAX_DEPTH];      /* items written at each level */
     bool after_key;                    /* a key was written, value pending */
     bool error;                        /* misuse or nesting overflow */
+    bool one_line;                     /* no newlines or indentation (JSON Lines) */
 } mo_json;
 
 void mo_json_init(mo_json *w, FILE *f);
+/* The same document on one line, for a JSON Lines file: mo_json_finish ends
+ * it with the line's newline. */
+void mo_json_init_line(mo_json *w, FILE *f);
 void mo_json_begin_object(mo_json *w);
 void mo_json_end_object(mo_json *w);
 void mo_json_begin_array(mo_json *w);

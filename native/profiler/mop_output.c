@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
@@ -73,20 +74,23 @@ static void mop_maps_json(mo_json *w, const mop_sites *sites, const mop_names *n
     mo_json_end_array(w);
 }
 
-int mop_output_write(const char *outdir, const mop_output_info *info, const mop_process *p,
-                     char *err, size_t errlen)
+void mop_output_rank_path(char *path, size_t cap, const char *outdir, int rank)
 {
-    char path[1200], tmp[1300], host[256] = "";
-    snprintf(path, sizeof path, "%s/profile.rank-%d.json", outdir, info->rank);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(path, cap, "%s/profile.rank-%d.json", outdir, rank);
+}
+
+/* The document into f: indented, or on one line (a JSON Lines record).
+ * Returns mo_json_finish's result. */
+static int mop_output_doc(FILE *f, const mop_output_info *info, const mop_process *p,
+                          bool one_line)
+{
+    char host[256] = "";
     gethostname(host, sizeof host - 1);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        return -1;
-    }
     mo_json w;
-    mo_json_init(&w, f);
+    if (one_line)
+        mo_json_init_line(&w, f);
+    else
+        mo_json_init(&w, f);
     mo_json_begin_object(&w);
     mo_json_kv_string(&w, "schema", "mpi-overlap/profile-rank");
     mo_json_kv_int64(&w, "schema_version", 1);
@@ -139,12 +143,55 @@ int mop_output_write(const char *outdir, const mop_output_info *info, const mop_
     mo_json_key(&w, "profile");
     mop_profile_json(&w, p, &info->names);
     mo_json_end_object(&w);
-    /* A failed write (disk full, quota) must not leave a cut document under
-     * the profile's name: only a whole one is renamed there; the previous
-     * document (an earlier snapshot), if any, stays. errno names the cause
-     * (the final flush sets it when the disk is full). */
+    return mo_json_finish(&w);
+}
+
+int mop_output_line(const mop_output_info *info, const mop_process *p, char **line,
+                    size_t *len)
+{
+    *line = NULL;
+    *len = 0;
+    FILE *f = open_memstream(line, len);
+    if (!f)
+        return -1;
+    int bad = mop_output_doc(f, info, p, true) != 0;
+    if (fclose(f) != 0 || bad) {
+        free(*line);
+        *line = NULL;
+        *len = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* What goes into a file written whole (mop_write_whole). */
+typedef struct mop_doc_source {
+    const mop_output_info *info; /* a document to write, or */
+    const mop_process *p;
+    const char *text;            /* one already written */
+    size_t len;
+} mop_doc_source;
+
+/* The rank's file, whole or not at all: a failed write (disk full, quota)
+ * must not leave a cut document under the profile's name; only a whole one is
+ * renamed there, and the previous document (an earlier snapshot), if any,
+ * stays. errno names the cause (the final flush sets it when the disk is
+ * full). */
+static int mop_write_whole(const char *outdir, int rank, const mop_doc_source *src, char *err,
+                           size_t errlen)
+{
+    char path[1200], tmp[1300];
+    mop_output_rank_path(path, sizeof path, outdir, rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
     errno = 0;
-    int bad = mo_json_finish(&w) != 0 || fputc('\n', f) == EOF;
+    /* the files have always ended in an empty line; kept, for readers that compare bytes */
+    int bad = src->info ? mop_output_doc(f, src->info, src->p, false) != 0 || fputc('\n', f) == EOF
+                        : fwrite(src->text, 1, src->len, f) != src->len;
     int why = bad ? errno : 0;
     if (fclose(f) != 0 && !bad) {
         bad = 1;
@@ -160,4 +207,18 @@ int mop_output_write(const char *outdir, const mop_output_info *info, const mop_
         return -1;
     }
     return 0;
+}
+
+int mop_output_write(const char *outdir, const mop_output_info *info, const mop_process *p,
+                     char *err, size_t errlen)
+{
+    mop_doc_source src = {.info = info, .p = p};
+    return mop_write_whole(outdir, info->rank, &src, err, errlen);
+}
+
+int mop_output_write_text(const char *outdir, int rank, const char *text, size_t len,
+                          char *err, size_t errlen)
+{
+    mop_doc_source src = {.text = text, .len = len};
+    return mop_write_whole(outdir, rank, &src, err, errlen);
 }

@@ -42,8 +42,22 @@ typedef struct mop_output_info {
     const mop_trace_stats *trace; /* NULL or not wanted: no "trace" object */
 } mop_output_info;
 
+/* The name of a rank's own document: <outdir>/profile.rank-<rank>.json. */
+void mop_output_rank_path(char *path, size_t cap, const char *outdir, int rank);
+
 /* Writes <outdir>/profile.rank-<rank>.json. Returns 0, or -1 with err. */
 int mop_output_write(const char *outdir, const mop_output_info *info, const mop_process *p,
                      char *err, size_t errlen);
+
+/* The same document on one line ending in a newline, in *line (malloc'ed,
+ * *len bytes), for the job file (mop_gather.h). Returns 0, or -1 (out of
+ * memory). */
+int mop_output_line(const mop_output_info *info, const mop_process *p, char **line,
+                    size_t *len);
+
+/* Writes a document made by mop_output_line as <outdir>/profile.rank-<rank>.json
+ * (the job file could not take it). Returns 0, or -1 with err. */
+int mop_output_write_text(const char *outdir, int rank, const char *text, size_t len,
+                          char *err, size_t errlen);
 
 #endif

@@ -25,6 +25,7 @@
 #include "fingerprint.h"
 #include "json.h"
 #include "mop_fn_ids.h"
+#include "mop_gather.h"
 #include "mop_output.h"
 #include "mop_process.h"
 #include "mop_region_names.h"
@@ -70,6 +71,9 @@ static struct {
     double snapshot_interval_s;
     bool written_final;
     bool write_failed;      /* a write failed and was reported (only the first is) */
+    bool rank_file_written; /* profile.rank-N.json is on disk (a snapshot or more) */
+    bool disabled;          /* profiling is off on this rank: its document says why */
+    bool keep_rank_files;   /* besides the job file (MPI_OVERLAP_PER_RANK, mop_gather.h) */
     /* The snapshot thread (mop_watch_*): it waits on watch_wake under
      * watch_lock for snapshot_interval_s, or until watch_stop. */
     pthread_mutex_t watch_lock;
@@ -279,14 +283,24 @@ static int mop_aggregate(mop_process *agg, bool final)
     return threads;
 }
 
-static void mop_write_profile(const char *status)
+/* The final document for the job file (mop_gather.h), on one line. */
+typedef struct mop_job_doc {
+    char *line;
+    size_t len;
+} mop_job_doc;
+
+/* Writes the rank's document as profile.rank-N.json; or, given `job`, puts
+ * it there on one line (and writes the file too where per-rank files are
+ * kept). A disabled rank's document, written at MPI_Init, is made again for
+ * the job file. */
+static void mop_emit_profile(const char *status, mop_job_doc *job)
 {
     if (mop_g.rank < 0)
         return;
     mop_in_lock = 1;
     pthread_mutex_lock(&mop_g.lock);
     bool final = strcmp(status, "running") != 0;
-    if (mop_g.written_final) {
+    if (mop_g.written_final && !(job && mop_g.disabled)) {
         pthread_mutex_unlock(&mop_g.lock);
         mop_in_lock = 0;
         return;
@@ -323,17 +337,50 @@ static void mop_write_profile(const char *status)
         .trace = &trace,
     };
     char err[1400];
+    if (job && mop_output_line(&info, &agg, &job->line, &job->len) != 0)
+        mop_note("out of memory for the job file: this rank writes profile.rank-%d.json",
+                 mop_g.rank);
     /* One line per rank: a full disk would otherwise repeat it every snapshot. */
-    if (mop_output_write(mop_g.outdir, &info, &agg, err, sizeof err) != 0 && !mop_g.write_failed) {
-        mop_g.write_failed = true;
-        mop_note("%s; the last profile written, if any, stays (later failures are not reported)",
-                 err);
+    if (!job || !job->line || mop_g.keep_rank_files) {
+        if (mop_output_write(mop_g.outdir, &info, &agg, err, sizeof err) == 0)
+            mop_g.rank_file_written = true;
+        else if (!mop_g.write_failed) {
+            mop_g.write_failed = true;
+            mop_note("%s; the last profile written, if any, stays (later failures are not "
+                     "reported)", err);
+        }
     }
     mop_process_free(&agg);
     if (final)
         mop_g.written_final = true;
     pthread_mutex_unlock(&mop_g.lock);
     mop_in_lock = 0;
+}
+
+static void mop_write_profile(const char *status)
+{
+    mop_emit_profile(status, NULL);
+}
+
+/* At MPI_Finalize: the final document into the job file, through rank 0
+ * (mop_gather.h); every rank that started takes part, a disabled one too,
+ * since rank 0 waits for every rank. After the program's last call, so its
+ * cost is outside every measure; rank 0's file says what it took. */
+static void mop_write_job_profile(const char *status)
+{
+    mop_job_doc job = {NULL, 0};
+    mop_emit_profile(status, &job);
+    unsigned flags = mop_g.rank_file_written ? MOP_GATHER_HAS_RANK_FILE : 0;
+    char err[1400];
+    int rc = mop_gather_job(mop_g.outdir, mop_g.rank, mop_g.size, job.line, job.len, flags,
+                            mop_g.keep_rank_files, err, sizeof err);
+    if (rc < 0)
+        mop_note("%s", err);
+    /* Not in the job file and not written yet: this rank's own file. */
+    if (rc != 0 && job.line && !mop_g.keep_rank_files &&
+        mop_output_write_text(mop_g.outdir, mop_g.rank, job.line, job.len, err, sizeof err) != 0)
+        mop_note("%s", err);
+    free(job.line);
 }
 
 /* The program ends without MPI_Finalize: the first of exit and a fatal
@@ -565,6 +612,11 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     mop_node_layout(); /* collective: every rank must take part */
     if (off && *off && strcmp(off, "0") != 0)
         return;
+    /* Per-rank files besides the job file: 1 always, 0 never; by default
+     * for small jobs only (docs/profiler.md, "Many ranks"). */
+    const char *per_rank = getenv("MPI_OVERLAP_PER_RANK");
+    mop_g.keep_rank_files = per_rank && *per_rank ? strcmp(per_rank, "0") != 0
+                                                  : mop_g.size <= MOP_RANK_FILES_UP_TO;
     mop_g.s_per_tick = mop_clock_setup();
     mop_g.clock_read_ns = mop_clock_read_cost();
     mop_trace_sync_start(mop_g.s_per_tick); /* collective: before a rank can drop out below */
@@ -594,12 +646,14 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
                  "MPI_OVERLAP_BINS must be ascending byte counts separated by commas, "
                  "e.g. 1024,65536");
         mop_note("%s", mop_g.status_reason);
+        mop_g.disabled = true;
         mop_write_profile("disabled"); /* the reason reaches the report, not only a terminal */
         return;
     }
     if (mop_table_setup() != 0) {
         if (mop_g.rank == 0)
             mop_note("profiling is off: %s", mop_g.status_reason);
+        mop_g.disabled = true;
         mop_write_profile("disabled");
         return;
     }
@@ -659,6 +713,10 @@ void mop_runtime_stop(uint64_t site)
 {
     mop_trace_sync_end(&mop_trace_g); /* collective, like the start's */
     mop_watch_stop();
+    if (mop_g.disabled) {
+        mop_write_job_profile("disabled");
+        return;
+    }
     if (!__atomic_load_n(&mop_active, __ATOMIC_ACQUIRE))
         return;
     mop_thread *th = mop_self();
@@ -671,7 +729,7 @@ void mop_runtime_stop(uint64_t site)
     pthread_mutex_lock(&mop_g.lock);
     mop_g.status_reason[0] = '\0';
     pthread_mutex_unlock(&mop_g.lock);
-    mop_write_profile("complete");
+    mop_write_job_profile("complete");
 }
 
 void mop_runtime_abort(int errorcode, uint64_t site)

@@ -12,8 +12,9 @@ deleted unless --keep is given. Numbers depend on the machine: the table names i
 `--real 2,4,...,64` adds real profile runs of the same program at those rank counts,
 oversubscribed on this machine's cores, on the machine's transfer-time table as it is (no
 collective calibration per size: its sizes are priced by the size model): per run the
-wall time of the whole `profile` command, the per-rank profile files (how many, MiB), the
-size of result.json and the report's time and peak memory. Oversubscribed ranks share the
+wall time of the whole `profile` command, the files the profiler left (the job file and
+any per-rank files: how many, MiB), rank 0's gather into the job file, the size of
+result.json and the report's time and peak memory. Oversubscribed ranks share the
 cores, so the program's own time grows with them; the files and the report are what
 grows with the job wherever it runs.
 
@@ -66,13 +67,14 @@ class Timing:
 class RealRun:
     ranks: int
     profile_wall_s: float   # the whole `profile` command: launch, program, collection
-    rank_files: int         # profile.rank-N.json files in the run directory
-    rank_files_mib: float
+    profile_files: int      # what the profiler left: profile.job.jsonl, profile.rank-N.json
+    profile_files_mib: float
     result_mib: float
     report_wall_s: float    # `report` with the analysis, as in the synthetic runs
     report_peak_mib: float
     rc: int                 # the first non-zero exit status of the two commands, or 0
     error: str = ""         # why, in one line, when rc is not 0
+    gather_s: float | None = None  # rank 0's gather into the job file (result.json job_file)
 
 
 def _cli() -> list[str]:
@@ -148,19 +150,31 @@ def measure_real(ranks: list[int], workdir: Path, *, keep: bool = False,
         run_dir, rc, tail = _profile(out, n, "--oversubscribe", "--table", str(table),
                                      "--no-report", program=program, limit_s=real_limit_s(n))
         wall = time.perf_counter() - t0
-        files = sorted(run_dir.glob("profile.rank-*.json")) if run_dir else []
+        files = _profile_files(run_dir) if run_dir else []
         report_wall, peak, report_rc = _timed_report(run_dir) if run_dir else (0.0, 0.0, 1)
         error = (f"profile: {tail}" if rc else "no run directory" if run_dir is None
                  else f"report: see {run_dir / 'report-stderr.log'}" if report_rc else "")
         run = RealRun(n, wall, len(files), sum(_mib(f) for f in files),
                       _mib(run_dir / "result.json") if run_dir else 0.0, report_wall, peak,
-                      rc or report_rc, error)
+                      rc or report_rc, error, _gather_s(run_dir))
         runs.append(run)
         if each:
             each(run)
         if not keep:
             shutil.rmtree(out, ignore_errors=True)
     return runs
+
+
+def _profile_files(run_dir: Path) -> list[Path]:
+    return sorted([*run_dir.glob("profile.rank-*.json"), *run_dir.glob("profile.job.jsonl")])
+
+
+def _gather_s(run_dir: Path | None) -> float | None:
+    try:
+        job = read_json(run_dir / "result.json").get("job_file") if run_dir else None
+    except UserError:
+        return None
+    return job.get("gather_s") if isinstance(job, dict) else None
 
 
 def synthesize(source: Path, ranks: int, out: Path) -> None:
@@ -247,8 +261,9 @@ SYNTHETIC_COLUMNS: Columns = [
     ("  ranks", ">8"), ("phase", "<20"), ("wall s", ">8.2f"), ("peak MiB", ">9.0f"),
     ("result MiB", ">10.1f"), ("html MiB", ">9.1f")]
 REAL_COLUMNS: Columns = [
-    ("  ranks", ">8"), ("profile s", ">9.1f"), ("rank files", ">10"), ("files MiB", ">9.2f"),
-    ("result MiB", ">10.2f"), ("report s", ">8.2f"), ("peak MiB", ">8.0f")]
+    ("  ranks", ">8"), ("profile s", ">9.1f"), ("files", ">6"), ("files MiB", ">9.2f"),
+    ("gather ms", ">9"), ("result MiB", ">10.2f"), ("report s", ">8.2f"),
+    ("peak MiB", ">8.0f")]
 
 
 def render(timings: list[Timing], source: Path) -> str:
@@ -266,8 +281,9 @@ def real_head() -> str:
 
 
 def real_row(r: RealRun) -> str:
-    return _row(REAL_COLUMNS, [r.ranks, r.profile_wall_s, r.rank_files, r.rank_files_mib,
-                               r.result_mib, r.report_wall_s, r.report_peak_mib],
+    gather = "-" if r.gather_s is None else f"{r.gather_s * 1e3:.1f}"
+    return _row(REAL_COLUMNS, [r.ranks, r.profile_wall_s, r.profile_files, r.profile_files_mib,
+                               gather, r.result_mib, r.report_wall_s, r.report_peak_mib],
                 "" if r.rc == 0 else f"  (exit {r.rc}: {r.error}; --keep keeps the run)")
 
 

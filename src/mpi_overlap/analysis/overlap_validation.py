@@ -115,27 +115,18 @@ def wait_trend(first: float | None, last: float | None, limits: dict[str, float]
 
 
 def load_profiles(run_dir: Path | None) -> tuple[dict[int, dict[str, Any]], list[str]]:
-    """The profile.rank-N.json documents of a run directory, by rank, and problems."""
+    """The rank documents of a run directory (job file and per-rank files), by rank, and
+    problems."""
     # here: keeps the module importable without the CLI
-    from ..profiling.collect import rank_files
-    from ..rundir import read_json
+    from ..profiling.rank_documents import read_rank_documents
 
     if run_dir is None:
         return {}, ["no run directory given"]
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         return {}, [f"run directory {run_dir} not found"]
-    docs: dict[int, dict[str, Any]] = {}
-    problems: list[str] = []
-    for rank, path in sorted(rank_files(run_dir).items()):
-        try:
-            doc = read_json(path)
-        except Exception as err:  # a torn or unreadable file: say so, keep the rest
-            problems.append(f"{path.name}: {err}")
-            continue
-        if isinstance(doc, dict):
-            docs[rank] = doc
-    return docs, problems
+    found = read_rank_documents(run_dir)
+    return found.docs, found.problems
 
 
 def _regions(doc: dict[str, Any] | None) -> dict[str, dict[str, Any]]:

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..analysis.twosided_bounds import CallTimes
 from ..errors import UserError
+from ..profiling.rank_documents import read_rank_documents
 from ..trace.reader import FLAG_CLAMPED, KIND_RECV, RankTrace, read_trace
 from ..trace.timeline import rank_timeline
 
@@ -200,11 +201,10 @@ def analyze_run(run_dir: Path, pcap: Path, sender: str, receiver: str,
                 receiver_rank: int = 1) -> dict[str, Any]:
     """The wire check of a profiled mo_wire_probe run, written to wire-check.json."""
     trace_path = run_dir / f"trace.rank-{receiver_rank}.mopt"
-    profile_path = run_dir / f"profile.rank-{receiver_rank}.json"
-    if not trace_path.is_file() or not profile_path.is_file():
+    profile = read_rank_documents(run_dir).docs.get(receiver_rank)
+    if not trace_path.is_file() or profile is None:
         raise UserError(f"{run_dir} has no trace and profile of rank {receiver_rank} "
                         "(profile --trace of mo_wire_probe makes them)")
-    profile = json.loads(profile_path.read_text())
     checks = check_messages(read_trace(trace_path), profile, read_frames(pcap, sender, receiver),
                             rate_bits_per_s, burst_bytes)
     if not checks:

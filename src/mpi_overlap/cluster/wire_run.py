@@ -6,7 +6,6 @@ through srun; the capture and wire-check.json are written into its run directory
 from __future__ import annotations
 
 import contextlib
-import json
 import shlex
 import signal
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..profiling.rank_documents import read_rank_documents
 from .control import exec_env
 from .layout import BRIDGE, Layout, load_layout
 from .syscmd import missing_tools
@@ -99,8 +99,10 @@ def run_wire_check(*, toolchain: str, sizes: str, reps: int, out: Path,
     run_dir = Path(done[-1].split(_COMPLETE, 1)[1].strip())
     pcap = run_dir / CAPTURE
     capture.replace(pcap)
-    hosts = [json.loads((run_dir / f"profile.rank-{r}.json").read_text())["host"]
-             for r in (0, 1)]
+    docs = read_rank_documents(run_dir).docs
+    if 0 not in docs or 1 not in docs:
+        raise UserError(f"wire-check: {run_dir} lacks the profile of rank 0 or 1")
+    hosts = [docs[r]["host"] for r in (0, 1)]
     if hosts[0] == hosts[1]:
         raise UserError(f"wire-check: both ranks ran on {hosts[0]}: nothing crossed a wire")
     doc = analyze_run(run_dir, pcap, _node_of(hosts[0], layout), _node_of(hosts[1], layout),

@@ -1,32 +1,17 @@
-"""Collect the per-rank profile documents of a run directory into its result.json
-(schema profile-run-v1): every rank that wrote something, the ranks that wrote nothing,
-and why the whole is incomplete when it is."""
+"""Collect the rank documents of a run directory (the job file and the per-rank files:
+rank_documents.py) into its result.json (schema profile-run-v1): every rank that wrote
+something, the ranks that wrote nothing, and why the whole is incomplete when it is."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from ..analysis.profile_values import rank_list
-from ..errors import UserError
-from ..rundir import read_json
 from ..schema import errors_against
 from ..table_trust import table_record
 from .callsites import resolve
-
-RANK_FILE = re.compile(r"^profile\.rank-(\d+)\.json$")
-
-
-def rank_files(run_dir: Path, pattern: re.Pattern[str] = RANK_FILE) -> dict[int, Path]:
-    """The per-rank files of a run directory whose names match pattern (its group 1: the
-    rank), by rank; by default the profile documents."""
-    out = {}
-    for p in run_dir.iterdir():
-        m = pattern.match(p.name)
-        if m:
-            out[int(m.group(1))] = p
-    return out
+from .rank_documents import read_rank_documents
 
 
 def _resolve_sites(docs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -47,16 +32,13 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
     """The profile-run document; `table_info` is table_trust.table_record of the table
     the run was started with (read now when not given)."""
     docs: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    for rank, path in sorted(rank_files(run_dir).items()):
-        try:
-            doc = read_json(path)
-        except UserError as err:
-            warnings.append(f"rank {rank}: {err}")
-            continue
+    found = read_rank_documents(run_dir)
+    warnings: list[str] = list(found.problems)
+    for rank, doc in sorted(found.docs.items()):
         errors = errors_against(doc, "profile-rank-v1")
         if errors:
-            warnings.append(f"rank {rank}: {path.name} does not match its schema: {errors[0]}")
+            warnings.append(f"rank {rank}: its document ({found.source[rank]}) does not match "
+                            f"its schema: {errors[0]}")
             continue
         docs.append(doc)
     callsites = _resolve_sites(docs)
@@ -94,5 +76,6 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
         "ranks": sorted(docs, key=lambda d: d["rank"]),
         "missing_ranks": missing,
         "callsites": callsites,
+        "job_file": found.job,
         "warnings": warnings,
     }

@@ -61,6 +61,8 @@ class ProfilerSetup:
     trace_cap: int | None = None  # bytes per rank; None: the library's default (256 MiB)
     callsites: bool = True  # False: MPI_OVERLAP_CALLSITES=0 (to measure what they cost)
     callsite_depth: int = 1  # frames per call site (> 1: an unwind per call, mop_stacks.h)
+    # profile.rank-N.json besides the job file: None = the library's default (small jobs)
+    per_rank: bool | None = None
 
     def env(self) -> dict[str, str]:
         env = {
@@ -76,6 +78,8 @@ class ProfilerSetup:
             env["MPI_OVERLAP_CALLSITES"] = "0"
         if self.callsite_depth > 1:
             env["MPI_OVERLAP_CALLSITE_DEPTH"] = str(self.callsite_depth)
+        if self.per_rank is not None:
+            env["MPI_OVERLAP_PER_RANK"] = "1" if self.per_rank else "0"
         if self.trace:
             env["MPI_OVERLAP_TRACE"] = "1"
             if self.trace_cap is not None:

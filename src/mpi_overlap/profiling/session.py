@@ -60,6 +60,7 @@ class ProfileOptions:
     compare_bare: bool = False        # also time the program without the profiler
     reps: int | None = None           # pairs of launches for compare_bare
     callsite_depth: int = 1           # frames per call site (docs/profiler.md, Call sites)
+    per_rank: bool | None = None      # profile.rank-N.json too (None: up to 8 ranks)
 
     def check(self) -> None:
         """Bad input fails here, before anything is built or run."""
@@ -129,7 +130,7 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
     setup = ProfilerSetup(library=library, table=table, outdir=run_dir, bins=bins,
                           force_table=opts.force_table, snapshot_s=opts.snapshot_s,
                           trace=opts.trace, trace_cap=trace_cap,
-                          callsite_depth=opts.callsite_depth)
+                          callsite_depth=opts.callsite_depth, per_rank=opts.per_rank)
     cmd = launch_command(tc, opts.ranks, setup.wrap(app), opts.launcher)
     run_opts = RunOptions(ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
                           out_base=opts.out_base, env_overrides=dict(overrides),

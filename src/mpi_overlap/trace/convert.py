@@ -14,7 +14,7 @@ from ..analysis.profile_values import rank_list
 from ..errors import UserError
 from ..file_output import open_atomic
 from ..formatting import fmt_mib, fmt_time
-from ..profiling.collect import rank_files
+from ..profiling.rank_documents import rank_files
 from .perfetto import Summary, to_chrome
 from .reader import RankTrace, read_trace
 

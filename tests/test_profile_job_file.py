@@ -1,0 +1,165 @@
+"""The job file (issue 19): rank 0 writes every rank's final document into one
+profile.job.jsonl at MPI_Finalize (native/profiler/mop_gather.h); per-rank files are
+written besides it only for small jobs or with --per-rank, and the snapshots of ranks that
+never reached MPI_Finalize stand (profiling/rank_documents.py).
+
+- reading: which document wins when a rank has two, a file cut by a kill, damaged lines;
+- end to end, 64 ranks oversubscribed on this machine's cores (mo_halo, a short run):
+  by default one job file and no per-rank file; with --per-rank both, and the run
+  collected from either alone gives the same rank documents and the same analysis,
+  exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_helpers import run_cli
+from mpi_overlap.profiling.rank_documents import JOB_FILE, read_rank_documents
+
+RANKS = 64
+
+
+def _doc(rank: int, status: str = "complete", **extra: Any) -> dict[str, Any]:
+    return {"schema": "mpi-overlap/profile-rank", "schema_version": 1, "rank": rank,
+            "status": status, **extra}
+
+
+def _job_line(ranks: int, in_file: int) -> dict[str, Any]:
+    return {"schema": "mpi-overlap/profile-job", "schema_version": 1, "ranks": ranks,
+            "in_file": in_file, "own_files": [], "rank_files_kept": False, "bytes": 0,
+            "largest_line": 0, "gather_s": 0.001}
+
+
+def _write_job(run_dir: Path, lines: list[dict[str, Any]], tail: bytes = b"") -> None:
+    text = "".join(json.dumps(d, separators=(",", ":")) + "\n" for d in lines)
+    (run_dir / JOB_FILE).write_bytes(text.encode() + tail)
+
+
+def _write_rank(run_dir: Path, doc: dict[str, Any]) -> None:
+    (run_dir / f"profile.rank-{doc['rank']}.json").write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def test_the_job_file_and_per_rank_files_are_read_together(tmp_path: Path) -> None:
+    # rank 0 and 1 in the job file; rank 1's per-rank file is an older snapshot; rank 2
+    # never reached MPI_Finalize: its snapshot is all there is.
+    _write_job(tmp_path, [_doc(1, tag="job"), _doc(0, tag="job"), _job_line(3, 2)])
+    _write_rank(tmp_path, _doc(1, "running", tag="snapshot"))
+    _write_rank(tmp_path, _doc(2, "running", tag="snapshot"))
+    found = read_rank_documents(tmp_path)
+    assert sorted(found.docs) == [0, 1, 2]
+    assert [found.docs[r]["tag"] for r in (0, 1, 2)] == ["job", "job", "snapshot"]
+    assert found.source == {0: "job file", 1: "job file", 2: "profile.rank-2.json"}
+    assert found.job is not None and found.job["in_file"] == 2
+    assert found.problems == []
+
+
+def test_a_final_per_rank_document_beats_a_snapshot_in_a_cut_job_file(tmp_path: Path) -> None:
+    """A rank's final per-rank file (it could not send its document) wins over an older
+    state of it; a job file without its last line says it was cut, and its whole lines
+    stand, the cut one is left out."""
+    _write_job(tmp_path, [_doc(0), _doc(1, "running")], tail=b'{"schema": "mpi-overl')
+    _write_rank(tmp_path, _doc(1, "complete", tag="own file"))
+    found = read_rank_documents(tmp_path)
+    assert found.docs[1]["tag"] == "own file" and found.docs[0]["status"] == "complete"
+    assert found.job is None
+    assert len(found.problems) == 1 and "was cut before its last line" in found.problems[0]
+
+
+def test_damaged_lines_are_named_and_left_out(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MPI_OVERLAP_MAX_JSON_MIB", str(200 / (1 << 20)))  # 200 bytes a line
+    big = _doc(3, pad="x" * 400)
+    text = (json.dumps(_doc(0)) + "\nnot json\n" + json.dumps({"schema": "other"}) + "\n"
+            + json.dumps(big) + "\n" + json.dumps(_doc(2)) + "\n"
+            + json.dumps(_job_line(4, 2)) + "\n")
+    (tmp_path / JOB_FILE).write_text(text)
+    found = read_rank_documents(tmp_path)
+    assert sorted(found.docs) == [0, 2]
+    assert found.job is not None
+    said = "\n".join(found.problems)
+    assert "line 2" in said and "line 3 is not a rank's profile" in said
+    assert "line 4 is longer than" in said
+    assert len(found.problems) == 3
+
+
+# ----- end to end -------------------------------------------------------------------------
+
+def _mo_halo() -> Path:
+    from mpi_overlap.build import build_dir_for, ensure_built
+    from mpi_overlap.toolchains import get_toolchain
+
+    tc = get_toolchain("mpich")
+    ensure_built(tc)
+    return build_dir_for(tc) / "bench" / "mo_halo"
+
+
+def _table() -> Path:
+    """The machine's table, so that 64 ranks do not calibrate collectives of their own."""
+    from mpi_overlap.calibrate import find_or_calibrate
+    from mpi_overlap.toolchains import get_toolchain
+
+    return find_or_calibrate(get_toolchain("mpich"), ranks=2)
+
+
+def _profile_64(tmp_path: Path, *extra: str) -> Path:
+    out = tmp_path / "runs"
+    proc = run_cli("--quiet", "profile", "-n", str(RANKS), "--oversubscribe", "--table",
+                   str(_table()), "--timeout", "240", "--no-report", *extra, "--out", str(out),
+                   "--", str(_mo_halo()), "--local", "8", "--iterations", "5", "--warmup",
+                   "0", "--modes", "nonblocking", cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (run_dir,) = [p for p in out.iterdir() if (p / "result.json").is_file()]
+    return run_dir
+
+
+def _collect_alone(run_dir: Path, keep: str, into: Path) -> dict[str, Any]:
+    """result.json collected again from a copy of run_dir holding only the job file
+    (keep="job") or only the per-rank files (keep="ranks")."""
+    from mpi_overlap.profiling.collect import collect
+
+    shutil.copytree(run_dir, into)
+    for p in into.iterdir():
+        if (p.name == JOB_FILE) == (keep == "ranks") and p.name.startswith("profile."):
+            p.unlink()
+    old = json.loads((run_dir / "result.json").read_text())
+    return collect(into, ranks_expected=old["ranks_expected"], app_argv=old["app"]["argv"],
+                   cwd=old["app"]["cwd"], table=Path(old["table"]["path"]),
+                   forced=old["table"]["forced"], bins=old["bins"],
+                   table_info={k: v for k, v in old["table"].items()
+                               if k not in ("path", "forced")})
+
+
+@pytest.mark.mpi
+def test_64_ranks_write_one_job_file_and_no_per_rank_files(tmp_path: Path) -> None:
+    run_dir = _profile_64(tmp_path)
+    assert not list(run_dir.glob("profile.rank-*.json"))
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["status"] == "complete" and result["missing_ranks"] == []
+    assert sorted(d["rank"] for d in result["ranks"]) == list(range(RANKS))
+    job = result["job_file"]
+    assert job["ranks"] == job["in_file"] == RANKS and job["own_files"] == []
+    assert job["rank_files_kept"] is False and job["gather_s"] >= 0
+    lines = (run_dir / JOB_FILE).read_bytes().splitlines()
+    assert len(lines) == RANKS + 1 and job["bytes"] == sum(len(ln) + 1 for ln in lines[:-1])
+
+
+@pytest.mark.mpi
+def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path) -> None:
+    from mpi_overlap.analysis.profile import analyze_profile
+
+    run_dir = _profile_64(tmp_path, "--per-rank")
+    assert len(list(run_dir.glob("profile.rank-*.json"))) == RANKS
+    from_job = _collect_alone(run_dir, "job", tmp_path / "job-only")
+    from_ranks = _collect_alone(run_dir, "ranks", tmp_path / "ranks-only")
+    assert from_job["job_file"]["rank_files_kept"] is True and from_ranks["job_file"] is None
+    assert len(from_job["ranks"]) == RANKS
+    assert from_job["ranks"] == from_ranks["ranks"]  # every number, bit for bit
+    assert from_job["warnings"] == from_ranks["warnings"]
+    a_job = analyze_profile(from_job, tmp_path / "job-only")
+    a_ranks = analyze_profile(from_ranks, tmp_path / "ranks-only")
+    assert a_job == a_ranks
