@@ -146,6 +146,16 @@ def test_64_ranks_write_one_job_file_and_no_per_rank_files(tmp_path: Path) -> No
     assert job["rank_files_kept"] is False and job["gather_s"] >= 0
     lines = (run_dir / JOB_FILE).read_bytes().splitlines()
     assert len(lines) == RANKS + 1 and job["bytes"] == sum(len(ln) + 1 for ln in lines[:-1])
+    assert [json.loads(ln)["rank"] for ln in lines[:-1]] == list(range(RANKS))  # rank order
+    # the report says what the gather cost, from the run's own record
+    from mpi_overlap.formatting import fmt_mib
+    from mpi_overlap.report.profile_table import summary
+    from mpi_overlap.rundir import load_run
+
+    said = [s for s in summary(load_run(run_dir)) if s.startswith("Rank 0 gathered")]
+    assert said == [f"Rank 0 gathered {RANKS} rank profiles into profile.job.jsonl "
+                    f"({fmt_mib(job['bytes'])}) in {job['gather_s'] * 1e3:.1f} ms after "
+                    "the program's last MPI call."]
 
 
 @pytest.mark.mpi
@@ -162,4 +172,58 @@ def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path)
     assert from_job["warnings"] == from_ranks["warnings"]
     a_job = analyze_profile(from_job, tmp_path / "job-only")
     a_ranks = analyze_profile(from_ranks, tmp_path / "ranks-only")
-    assert a_job == a_ranks
+    assert a_job.pop("job_file") == from_job["job_file"] and a_ranks.pop("job_file") is None
+    assert a_job == a_ranks  # everything else
+
+
+def _direct(tmp_path: Path, ranks_env: list[dict[str, str]]) -> Path:
+    """The library on its own, one MPMD part per rank with its own settings (over the
+    machine's table, MPI_OVERLAP_PER_RANK=0), as a user's mpiexec would run it."""
+    import subprocess
+
+    from mpi_overlap.build import ensure_built
+    from mpi_overlap.profiling.preload import ProfilerSetup, profiler_library
+    from mpi_overlap.toolchains import get_toolchain
+
+    tc = get_toolchain("mpich")
+    outdir = tmp_path / "direct"
+    outdir.mkdir()
+    setup = ProfilerSetup(library=profiler_library(ensure_built(tc)), table=_table(),
+                          outdir=outdir, per_rank=False)
+    app = [str(_mo_halo()), "--local", "8", "--iterations", "3", "--warmup", "0", "--modes",
+           "nonblocking"]
+    cmd = [tc.mpiexec]
+    for i, extra in enumerate(ranks_env):
+        env = {**setup.env(), **extra}
+        cmd += [*([":"] if i else []), "-n", "1", "env",
+                f"LD_PRELOAD={setup.library.resolve()}",
+                *[f"{k}={v}" for k, v in env.items()], *app]
+    done = subprocess.run(cmd, env=tc.environment(), capture_output=True, text=True,
+                          timeout=300, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return outdir
+
+
+@pytest.mark.mpi
+def test_disabled_ranks_reach_the_job_file_and_leave_no_file_of_their_own(
+        tmp_path: Path) -> None:
+    """Profiling refused on every rank (bad MPI_OVERLAP_BINS): each rank wrote its
+    `disabled` document at MPI_Init; at MPI_Finalize they go into the job file, which
+    replaces those files."""
+    outdir = _direct(tmp_path, [{"MPI_OVERLAP_BINS": "5,1"}] * 2)
+    assert sorted(p.name for p in outdir.glob("profile.*")) == [JOB_FILE]
+    found = read_rank_documents(outdir)
+    assert sorted(found.docs) == [0, 1] and found.problems == []
+    for doc in found.docs.values():
+        assert doc["status"] == "disabled" and "MPI_OVERLAP_BINS" in doc["reason"]
+
+
+@pytest.mark.mpi
+def test_a_rank_with_profiling_off_means_no_job_file_not_a_hang(tmp_path: Path) -> None:
+    """MPI_OVERLAP_DISABLE on rank 0 only (an MPMD launch): rank 1 would wait forever for
+    a rank 0 that never gathers. The ranks agree at MPI_Init to write no job file, and the
+    profiled rank writes its own file."""
+    outdir = _direct(tmp_path, [{"MPI_OVERLAP_DISABLE": "1"}, {}])
+    assert sorted(p.name for p in outdir.glob("profile.*")) == ["profile.rank-1.json"]
+    found = read_rank_documents(outdir)
+    assert list(found.docs) == [1] and found.docs[1]["status"] == "complete"

@@ -3,9 +3,12 @@
  *
  * Why a flat gather and not a tree: every byte ends at rank 0 either way, so
  * a tree only adds hops and holds whole subtrees in inner ranks' memory.
- * Rank 0 takes the documents in the order they come (MPI_Mprobe from any
- * source) and writes each at once, so it holds one document at a time and
- * a late rank holds up nobody's memory. */
+ * Rank 0 takes the documents in rank order (MPI_Mprobe of each rank in turn)
+ * and writes each at once, so it holds one document at a time and the file
+ * is in rank order: the same run gives the same file, and a reader can go
+ * through it rank by rank without sorting it. A late rank delays the ones
+ * after it in the file, not the end of the gather (which waits for every
+ * rank anyway); their messages wait in the MPI meanwhile. */
 #define _POSIX_C_SOURCE 200809L
 #include "mop_gather.h"
 
@@ -94,8 +97,6 @@ static int mop_gather_root(MPI_Comm comm, const char *outdir, int size, const ch
             fclose(f);
         f = NULL;
     }
-    unsigned char dummy;
-    unsigned char *state = t.state ? t.state : &dummy;
     int own = 1; /* rank 0's own document */
     if (line && !(flags & MOP_GATHER_OWN_FILE)) {
         if (t.state)
@@ -106,11 +107,11 @@ static int mop_gather_root(MPI_Comm comm, const char *outdir, int size, const ch
         t.state[0] = (unsigned char)((own ? 2 : 1) | (flags & MOP_GATHER_HAS_RANK_FILE ? 4 : 0));
     char *buf = NULL;
     size_t cap = 0;
-    for (int got = 1; got < size; got++) {
+    for (int from = 1; from < size; from++) {
         MPI_Message msg;
         MPI_Status st;
         int n = 0;
-        if (PMPI_Mprobe(MPI_ANY_SOURCE, MOP_GATHER_TAG, comm, &msg, &st) != MPI_SUCCESS ||
+        if (PMPI_Mprobe(from, MOP_GATHER_TAG, comm, &msg, &st) != MPI_SUCCESS ||
             PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < 1) {
             snprintf(err, errlen, "the job file's gather failed (MPI error in MPI_Mprobe)");
             rc = -1;
@@ -118,7 +119,7 @@ static int mop_gather_root(MPI_Comm comm, const char *outdir, int size, const ch
         }
         if ((size_t)n > cap) {
             char *more = realloc(buf, (size_t)n);
-            if (!more) { /* receive into one byte: MPI truncates, the rank is lost */
+            if (!more) { /* into one byte: MPI_ERR_TRUNCATE (returned), the rank is lost */
                 bad = ENOMEM;
                 char one;
                 PMPI_Mrecv(&one, 1, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
@@ -128,15 +129,14 @@ static int mop_gather_root(MPI_Comm comm, const char *outdir, int size, const ch
             cap = (size_t)n;
         }
         PMPI_Mrecv(buf, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-        int src = st.MPI_SOURCE;
-        if (!t.state || src < 0 || src >= size)
+        if (!t.state)
             continue;
         unsigned char fl = (unsigned char)buf[0];
-        state[src] = fl & MOP_GATHER_HAS_RANK_FILE ? 4 : 0;
+        t.state[from] = fl & MOP_GATHER_HAS_RANK_FILE ? 4 : 0;
         if (fl & MOP_GATHER_OWN_FILE || n == 1)
-            state[src] |= 2;
+            t.state[from] |= 2;
         else
-            mop_put_line(f, buf + 1, (size_t)n - 1, &t, src, &bad);
+            mop_put_line(f, buf + 1, (size_t)n - 1, &t, from, &bad);
     }
     free(buf);
     if (f && !bad && mop_tally_json(f, &t, PMPI_Wtime() - t0, keep_rank_files) != 0)
@@ -169,6 +169,8 @@ int mop_gather_job(const char *outdir, int rank, int size, const char *line, siz
         snprintf(err, errlen, "no job file: MPI_Comm_dup failed");
         return -1;
     }
+    /* A failure here (a message rank 0 has no memory for) must not end the job. */
+    PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     if (!line || len + 1 > (size_t)INT_MAX)
         flags |= MOP_GATHER_OWN_FILE;
     int rc;

@@ -1,7 +1,7 @@
 /* mop_gather.h - the job file: at MPI_Finalize, after the program's last MPI
  * call, every rank sends its final profile document to rank 0, which writes
- * them into one file, <outdir>/profile.job.jsonl: one line per rank (in the
- * order they arrive; each names its rank), then one line on the gather itself
+ * them into one file, <outdir>/profile.job.jsonl: one line per rank (in rank
+ * order; each names its rank), then one line on the gather itself
  * (schema mpi-overlap/profile-job). One file per job instead of one per rank:
  * the per-rank files become optional (docs/profiler.md, "Many ranks").
  *

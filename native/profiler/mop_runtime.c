@@ -74,6 +74,7 @@ static struct {
     bool rank_file_written; /* profile.rank-N.json is on disk (a snapshot or more) */
     bool disabled;          /* profiling is off on this rank: its document says why */
     bool keep_rank_files;   /* besides the job file (MPI_OVERLAP_PER_RANK, mop_gather.h) */
+    bool job_file;          /* every rank takes part in the job file's gather */
     /* The snapshot thread (mop_watch_*): it waits on watch_wake under
      * watch_lock for snapshot_interval_s, or until watch_stop. */
     pthread_mutex_t watch_lock;
@@ -368,6 +369,10 @@ static void mop_write_profile(const char *status)
  * cost is outside every measure; rank 0's file says what it took. */
 static void mop_write_job_profile(const char *status)
 {
+    if (!mop_g.job_file) {
+        mop_write_profile(status);
+        return;
+    }
     mop_job_doc job = {NULL, 0};
     mop_emit_profile(status, &job);
     unsigned flags = mop_g.rank_file_written ? MOP_GATHER_HAS_RANK_FILE : 0;
@@ -610,7 +615,13 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     const char *outdir = getenv("MPI_OVERLAP_OUTDIR");
     snprintf(mop_g.outdir, sizeof mop_g.outdir, "%s", outdir && *outdir ? outdir : ".");
     mop_node_layout(); /* collective: every rank must take part */
-    if (off && *off && strcmp(off, "0") != 0)
+    bool disabled_here = off && *off && strcmp(off, "0") != 0;
+    /* The job file needs every rank at MPI_Finalize (rank 0 waits for each):
+     * where MPI_OVERLAP_DISABLE is set on some ranks only, no rank gathers. */
+    int gather_here = !disabled_here, gather_all = 0;
+    PMPI_Allreduce(&gather_here, &gather_all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    mop_g.job_file = gather_all != 0;
+    if (disabled_here)
         return;
     /* Per-rank files besides the job file: 1 always, 0 never; by default
      * for small jobs only (docs/profiler.md, "Many ranks"). */

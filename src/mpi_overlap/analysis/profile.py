@@ -602,6 +602,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         "unattributed": unattributed,
         "info_counters": info,
         "callsites": result.get("callsites"),
+        "job_file": result.get("job_file"),
         "cost": result.get("cost"),
         "progress": result.get("progress"),
         "eager_limit": result.get("eager_limit"),

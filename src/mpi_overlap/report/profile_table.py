@@ -16,7 +16,7 @@ from rich.text import Text
 
 from ..analysis.profile import analyze_profile
 from ..analysis.profile_values import rank_list
-from ..formatting import DASH, fmt_pct_cell, fmt_range, fmt_time
+from ..formatting import DASH, fmt_mib, fmt_pct_cell, fmt_range, fmt_time
 from ..rundir import Run
 from ..table_trust import different_tables, run_table_notes
 from ..termsafe import Table
@@ -591,6 +591,12 @@ def summary(run: Run) -> list[str]:
         )
     out += [f"Warning: {w}." for w in a.get("warnings") or []]
     out += [f"Warning: {w}." for w in run_table_notes((run.result or {}).get("table"))]
+    job = a.get("job_file")
+    if job and isinstance(job.get("gather_s"), (int, float)):
+        # the profiler's own cost at the end, outside every measure (docs/profiler.md, Output)
+        out.append(f"Rank 0 gathered {job.get('in_file')} rank profiles into profile.job.jsonl "
+                   f"({fmt_mib(int(job.get('bytes') or 0))}) in {job['gather_s'] * 1e3:.1f} ms "
+                   "after the program's last MPI call.")
     return out
 
 
