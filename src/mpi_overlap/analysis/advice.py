@@ -174,10 +174,15 @@ def _eager(a: dict[str, Any], threshold: float) -> list[dict[str, Any]]:
     return out
 
 
+def busiest_site_entry(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The sites entry (a known site) with the most MPI call time on one rank."""
+    sites = [s for s in (doc.get("profile") or {}).get("sites") or [] if s.get("id")]
+    return max(sites, key=lambda s: num(s.get("call_s")), default=None)
+
+
 def _busiest_site(doc: dict[str, Any]) -> tuple[str, str | None, float] | None:
     """The call site with the most MPI call time on one rank: (label, function, seconds)."""
-    sites = [s for s in (doc.get("profile") or {}).get("sites") or [] if s.get("id")]
-    best = max(sites, key=lambda s: num(s.get("call_s")), default=None)
+    best = busiest_site_entry(doc)
     if best is None or not num(best.get("call_s")):
         return None
     label = str(best.get("label") or best.get("addr") or "unknown")

@@ -10,6 +10,7 @@ begin-only one. Pure: rank documents in, JSON-ready lists out.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .profile_values import Acc, num, ranking
@@ -29,42 +30,57 @@ def _name(sites: dict[int, dict[str, Any]], sid: int) -> tuple[str, str | None]:
     return str(s.get("label") or s.get("addr") or UNKNOWN), s.get("fn")
 
 
-def site_rankings(docs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """rankings["pairs"], ["post_sites"], ["end_sites"], ordered by non-overlapped time."""
-    pairs: dict[tuple[str, str], Acc] = {}
-    posts: dict[str, Acc] = {}
-    ends: dict[str, Acc] = {}
-    fn_of: dict[str, str | None] = {}
-    calls: dict[str, list[float]] = {}
-    for doc in docs:
+class SiteRankings:
+    """rankings["pairs"], ["post_sites"], ["end_sites"], summed one rank document at a time
+    (add), so the documents need not be held together; ordered by non-overlapped time."""
+
+    def __init__(self) -> None:
+        self.pairs: dict[tuple[str, str], Acc] = {}
+        self.posts: dict[str, Acc] = {}
+        self.ends: dict[str, Acc] = {}
+        self.fn_of: dict[str, str | None] = {}
+        self.calls: dict[str, list[float]] = {}
+
+    def add(self, doc: dict[str, Any]) -> None:
         rank = int(doc.get("rank", -1))
         prof = doc.get("profile") or {}
         sites = _sites(prof)
         for sid, s in sites.items():
             label, fn = _name(sites, sid)
-            fn_of.setdefault(label, fn)
-            c = calls.setdefault(label, [0, 0.0])
+            self.fn_of.setdefault(label, fn)
+            c = self.calls.setdefault(label, [0, 0.0])
             c[0] += int(num(s.get("calls")))
             c[1] += num(s.get("call_s"))
         for e in prof.get("pairs") or []:
             post, _ = _name(sites, int(num(e.get("post"))))
             end, _ = _name(sites, int(num(e.get("end"))))
-            pairs.setdefault((post, end), Acc()).add(rank, e, ("polled",))
-            posts.setdefault(post, Acc()).add(rank, e)
-            ends.setdefault(end, Acc()).add(rank, e)
+            self.pairs.setdefault((post, end), Acc()).add(rank, e, ("polled",))
+            self.posts.setdefault(post, Acc()).add(rank, e)
+            self.ends.setdefault(end, Acc()).add(rank, e)
 
-    def site(label: str) -> dict[str, Any]:
-        c = calls.get(label, [0, 0.0])
-        return {"site": label, "fn": fn_of.get(label), "calls": int(c[0]), "call_s": c[1]}
+    def result(self) -> dict[str, list[dict[str, Any]]]:
+        fn_of, calls = self.fn_of, self.calls
 
-    return {
-        "pairs": ranking(
-            pairs,
-            lambda k, a: {"post": k[0], "post_fn": fn_of.get(k[0]),
-                          "end": k[1], "end_fn": fn_of.get(k[1]),
-                          "polled": int(a.extra.get("polled", 0))},
-            lambda k: k,
-        ),
-        "post_sites": ranking(posts, lambda k, a: site(k), lambda k: k),
-        "end_sites": ranking(ends, lambda k, a: site(k), lambda k: k),
-    }
+        def site(label: str) -> dict[str, Any]:
+            c = calls.get(label, [0, 0.0])
+            return {"site": label, "fn": fn_of.get(label), "calls": int(c[0]), "call_s": c[1]}
+
+        return {
+            "pairs": ranking(
+                self.pairs,
+                lambda k, a: {"post": k[0], "post_fn": fn_of.get(k[0]),
+                              "end": k[1], "end_fn": fn_of.get(k[1]),
+                              "polled": int(a.extra.get("polled", 0))},
+                lambda k: k,
+            ),
+            "post_sites": ranking(self.posts, lambda k, a: site(k), lambda k: k),
+            "end_sites": ranking(self.ends, lambda k, a: site(k), lambda k: k),
+        }
+
+
+def site_rankings(docs: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """rankings["pairs"], ["post_sites"], ["end_sites"] of these rank documents."""
+    acc = SiteRankings()
+    for doc in docs:
+        acc.add(doc)
+    return acc.result()

@@ -37,11 +37,16 @@ def _share(v: float | None) -> str:
     return f"{v:.1f} %" if v is not None and 99.0 < v < 100.0 else fmt_pct(v)
 
 
+def top_call_entry(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The by_function entry with the most call time on one rank (ties: the last name)."""
+    fns = (doc.get("profile") or {}).get("by_function") or []
+    return max(fns, key=lambda f: (float(f.get("call_s") or 0.0), str(f.get("fn"))),
+               default=None)
+
+
 def _top_call(doc: dict[str, Any]) -> tuple[str, float] | None:
     """The function with the most call time on one rank, and that time."""
-    fns = (doc.get("profile") or {}).get("by_function") or []
-    best = max(fns, key=lambda f: (float(f.get("call_s") or 0.0), str(f.get("fn"))),
-               default=None)
+    best = top_call_entry(doc)
     if best is None or not best.get("call_s"):
         return None
     return str(best["fn"]), float(best["call_s"])

@@ -32,6 +32,8 @@ from typing import Any
 
 from ..formatting import fmt_pct, fmt_time, pct_range
 from ..sources import CITATIONS
+from .callsites import SiteRankings
+from .profile_checks import BoundChecks, add_checks
 from .profile_values import (
     Acc,
     bin_label,
@@ -169,6 +171,36 @@ def _rank_entry(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _unique_ranks(docs: Iterable[dict[str, Any]], warnings: list[str]) -> list[dict[str, Any]]:
+    """The documents in rank order, each rank once (a second one is named in warnings)."""
+    out: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for doc in docs:
+        rank = int(doc.get("rank", -1))
+        if rank in seen:
+            warnings.append(f"rank {rank} appears twice in result.json: the second is ignored")
+            continue
+        seen.add(rank)
+        out.append(doc)
+    out.sort(key=lambda d: int(d.get("rank", -1)))
+    return out
+
+
+def _digest(doc: dict[str, Any]) -> dict[str, Any]:
+    """What the headline, the advice and the trace summary read of one rank's document,
+    in its shape: the rank, its MPI's version, its trace object, its top function by call
+    time and its busiest call site; not its tables."""
+    from .advice import busiest_site_entry  # here: advice and headline format sentences
+    from .headline import top_call_entry
+
+    top, site = top_call_entry(doc), busiest_site_entry(doc)
+    out = {"rank": doc.get("rank", -1), "mpi_library_version": doc.get("mpi_library_version"),
+           "profile": {"by_function": [top] if top else [], "sites": [site] if site else []}}
+    if "trace" in doc:
+        out["trace"] = doc["trace"]
+    return out
+
+
 def _consistency(doc: dict[str, Any]) -> list[str]:
     """Warnings for totals that break min ≤ max ≤ xfer (more than rounding)."""
     totals = (doc.get("profile") or {}).get("totals") or {}
@@ -214,33 +246,32 @@ def _across(ranks: list[dict[str, Any]], key: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- counters
 
 
-def _sum_counters(docs: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, list[int]]]:
-    """Counters summed over ranks (peaks take the max), and which ranks had each non-zero."""
-    total: dict[str, int] = {}
-    where: dict[str, list[int]] = {}
-    for doc in docs:
-        counters = (doc.get("profile") or {}).get("counters") or {}
-        for name, value in counters.items():
+class _Tallies:
+    """Cases and counters summed over ranks one document at a time (peaks take the max),
+    and which ranks had each non-zero."""
+
+    def __init__(self) -> None:
+        self.cases: dict[str, int] = {c: 0 for c in CASES}
+        self.case_where: dict[str, list[int]] = {}
+        self.counters: dict[str, int] = {}
+        self.counter_where: dict[str, list[int]] = {}
+
+    def add(self, doc: dict[str, Any]) -> None:
+        rank = int(doc.get("rank", -1))
+        prof = doc.get("profile") or {}
+        for name, value in (prof.get("cases") or {}).items():
+            v = int(num(value))
+            self.cases[name] = self.cases.get(name, 0) + v
+            if v:
+                self.case_where.setdefault(name, []).append(rank)
+        for name, value in (prof.get("counters") or {}).items():
             v = int(num(value))
             if name in PEAK_COUNTERS:
-                total[name] = max(total.get(name, 0), v)
+                self.counters[name] = max(self.counters.get(name, 0), v)
             else:
-                total[name] = total.get(name, 0) + v
+                self.counters[name] = self.counters.get(name, 0) + v
             if v:
-                where.setdefault(name, []).append(int(doc.get("rank", -1)))
-    return dict(sorted(total.items())), where
-
-
-def _sum_cases(docs: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, list[int]]]:
-    total = {c: 0 for c in CASES}
-    where: dict[str, list[int]] = {}
-    for doc in docs:
-        for name, value in ((doc.get("profile") or {}).get("cases") or {}).items():
-            v = int(num(value))
-            total[name] = total.get(name, 0) + v
-            if v:
-                where.setdefault(name, []).append(int(doc.get("rank", -1)))
-    return total, where
+                self.counter_where.setdefault(name, []).append(rank)
 
 
 def _notes(
@@ -371,19 +402,24 @@ def _findings(doc: dict[str, Any]) -> list[str]:
 # ---------------------------------------------------------------- the document
 
 
-def _bins_by_rank(included: list[dict[str, Any]], rank_ids: list[int]) -> dict[str, Any]:
+BinCells = dict[tuple[int, int | None], dict[int, dict[str, float]]]
+
+
+def _add_bins_of_rank(cells: BinCells, doc: dict[str, Any]) -> None:
+    """Adds one rank's size bins (transfer time and bounds) to the per bin × rank cells."""
+    rank = int(doc.get("rank", -1))
+    for entry in (doc.get("profile") or {}).get("by_bin") or []:
+        key = (int(num(entry.get("lo"))), entry.get("hi"))
+        m = measures(entry)
+        cell = cells.setdefault(key, {}).setdefault(
+            rank, {"xfer_s": 0.0, "min_s": 0.0, "max_s": 0.0, "transfers": 0}
+        )
+        for k in ("xfer_s", "min_s", "max_s", "transfers"):
+            cell[k] += m[k]
+
+
+def _bins_by_rank(cells: BinCells, rank_ids: list[int]) -> dict[str, Any]:
     """Per size bin × rank: transfer time and overlap range, for the per-rank plots."""
-    cells: dict[tuple[int, int | None], dict[int, dict[str, float]]] = {}
-    for doc in included:
-        rank = int(doc.get("rank", -1))
-        for entry in (doc.get("profile") or {}).get("by_bin") or []:
-            key = (int(num(entry.get("lo"))), entry.get("hi"))
-            m = measures(entry)
-            cell = cells.setdefault(key, {}).setdefault(
-                rank, {"xfer_s": 0.0, "min_s": 0.0, "max_s": 0.0, "transfers": 0}
-            )
-            for k in ("xfer_s", "min_s", "max_s", "transfers"):
-                cell[k] += m[k]
     keys = sorted(cells, key=lambda k: (k[0], math.inf if k[1] is None else k[1]))
     bins, min_m, max_m, xfer_m, tr_m = [], [], [], [], []
     for key in keys:
@@ -417,25 +453,48 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     with the run directory, its timeline traces (if any) add both ends of every message
     (analysis/twosided.py)."""
     warnings: list[str] = []
-    docs: list[dict[str, Any]] = []
-    seen: set[int] = set()
-    for doc in result.get("ranks") or []:
-        rank = int(doc.get("rank", -1))
-        if rank in seen:
-            warnings.append(f"rank {rank} appears twice in result.json: the second is ignored")
+    docs = _unique_ranks(result.get("ranks") or [], warnings)
+    # One pass over the rank documents, in rank order: each is summed into what the
+    # analysis needs and only a digest of it is kept (_digest), so a source that reads
+    # documents one at a time never has them all in memory.
+    ranks: list[dict[str, Any]] = []
+    digests: list[dict[str, Any]] = []
+    included_digests: list[dict[str, Any]] = []
+    regions: dict[str, Acc] = {}
+    functions: dict[str, Acc] = {}
+    bins: dict[tuple[int, int | None], Acc] = {}
+    sites = SiteRankings()
+    tallies = _Tallies()
+    bin_cells: BinCells = {}
+    checks = BoundChecks()
+    forced = bool((result.get("table") or {}).get("forced"))
+    for d in docs:
+        entry = _rank_entry(d)
+        ranks.append(entry)
+        digest = _digest(d)
+        digests.append(digest)
+        forced = forced or bool((d.get("table") or {}).get("forced"))
+        if not entry["in_totals"]:
             continue
-        seen.add(rank)
-        docs.append(doc)
-    docs.sort(key=lambda d: int(d.get("rank", -1)))
-    ranks = [_rank_entry(d) for d in docs]
-    included_docs = [d for d in docs if d.get("status") != NO_DATA_STATUS]
-    included = [r for r in ranks if r["in_totals"]]
-    for d in included_docs:
+        included_digests.append(digest)
         warnings.extend(_consistency(d))
+        rank = entry["rank"]
+        prof = d.get("profile") or {}
+        for e in prof.get("by_region") or []:
+            regions.setdefault(str(e.get("region")), Acc()).add(rank, e, ("comp_s", "call_s"))
+        for e in prof.get("by_function") or []:
+            functions.setdefault(str(e.get("fn")), Acc()).add(rank, e, ("calls", "call_s"))
+        for e in prof.get("by_bin") or []:
+            bins.setdefault((int(num(e.get("lo"))), e.get("hi")), Acc()).add(rank, e)
+        sites.add(d)
+        tallies.add(d)
+        _add_bins_of_rank(bin_cells, d)
+        checks.add(d, entry)
+    included = [r for r in ranks if r["in_totals"]]
 
-    expected = int(num(result.get("ranks_expected"))) or len(docs)
+    expected = int(num(result.get("ranks_expected"))) or len(ranks)
     missing = sorted(int(r) for r in result.get("missing_ranks") or [])
-    if not docs:
+    if not ranks:
         warnings.append("no rank wrote a profile: nothing to analyse")
     if missing:
         warnings.append(
@@ -456,9 +515,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
                 f"rank(s) {rank_list(r['rank'] for r in these)} {status} ({reason}): their "
                 "figures cover only the time until their last profile was written"
             )
-    forced = bool((result.get("table") or {}).get("forced")) or any(
-        bool((d.get("table") or {}).get("forced")) for d in docs
-    )
     if forced:
         warnings.append(
             "the transfer-time table was forced (--force-table): it may describe another "
@@ -492,19 +548,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
             "max_pct": w["max_pct"],
         }
 
-    regions: dict[str, Acc] = {}
-    functions: dict[str, Acc] = {}
-    bins: dict[tuple[int, int | None], Acc] = {}
-    for d in included_docs:
-        rank = int(d.get("rank", -1))
-        prof = d.get("profile") or {}
-        for e in prof.get("by_region") or []:
-            regions.setdefault(str(e.get("region")), Acc()).add(rank, e, ("comp_s", "call_s"))
-        for e in prof.get("by_function") or []:
-            functions.setdefault(str(e.get("fn")), Acc()).add(rank, e, ("calls", "call_s"))
-        for e in prof.get("by_bin") or []:
-            key = (int(num(e.get("lo"))), e.get("hi"))
-            bins.setdefault(key, Acc()).add(rank, e)
     total_call = sum(a.extra.get("call_s", 0.0) for a in functions.values())
     rankings = {
         "regions": ranking(
@@ -532,9 +575,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
             lambda k: k[0],
         ),
     }
-    from .callsites import site_rankings
-
-    rankings.update(site_rankings(included_docs))
+    rankings.update(sites.result())
     call_time = sorted(
         (
             {
@@ -548,8 +589,9 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         key=lambda e: (-e["call_s"], e["fn"]),
     )
 
-    cases, case_where = _sum_cases(included_docs)
-    counters, counter_where = _sum_counters(included_docs)
+    cases, case_where = tallies.cases, tallies.case_where
+    counters = dict(sorted(tallies.counters.items()))
+    counter_where = tallies.counter_where
     unknown = sorted(
         c
         for c in counters
@@ -568,7 +610,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     complete = (
         result.get("status") == "complete"
         and not missing
-        and bool(docs)
+        and bool(ranks)
         and all(r["status"] == "complete" for r in ranks)
     )
     out: dict[str, Any] = {
@@ -596,7 +638,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         "worst_rank": worst,
         "rankings": rankings,
         "call_time": call_time,
-        "bins_by_rank": _bins_by_rank(included_docs, [r["rank"] for r in included]),
+        "bins_by_rank": _bins_by_rank(bin_cells, [r["rank"] for r in included]),
         "cases": cases,
         "counters": counters,
         "unattributed": unattributed,
@@ -609,13 +651,11 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     }
     out["findings"] = _findings(out)
     # Checks on the bounds (their headline sentence goes right after the overlap figure).
-    from .profile_checks import add_checks
-
-    add_checks(out, included_docs)
+    add_checks(out, checks)
     # Timeline traces (profile --trace): where they are, and where the cap cut them.
     from ..trace.summary import trace_finding, trace_summary, trace_warnings
 
-    out["trace"] = trace_summary(docs)
+    out["trace"] = trace_summary(digests)
     out["findings"] += trace_finding(out["trace"])
     warnings.extend(trace_warnings(out["trace"]))
     # Both ends of every message (traced runs), then what the findings lead with.
@@ -624,7 +664,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
 
     out["two_sided"] = two_sided(run_dir, out, result.get("bins"))
     out["findings"][1:1] = two_sided_findings(out["two_sided"])
-    out["headline"] = headline(out, included_docs)
+    out["headline"] = headline(out, included_digests)
     # Advice from the measurements (analysis/advice.py): the top items after the overlap
     # figure and the checks on the bounds that qualify it (the advice rests on those
     # bounds), every item in the document.
@@ -635,7 +675,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     cost = cost_sentence(out["cost"])
     if cost:
         out["findings"].append(cost)
-    out["advice"] = advice(out, included_docs)
+    out["advice"] = advice(out, included_digests)
     checks = check_finding(out["checks"])
     at = (out["findings"].index(checks) + 1 if checks in out["findings"]
           else min(1, len(out["findings"])))

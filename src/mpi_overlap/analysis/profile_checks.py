@@ -15,8 +15,8 @@ the job's transfer time that flagged transfers carry, and the headline sentence 
 that share exceeds FLAG_SHARE_PCT. Pure: no I/O. Profiles written before the checks
 existed have no `checks` object: they are listed, and the checks cover the others.
 
-analysis/profile.py calls `add_checks` at the end of its analysis (importing this module
-there, as it does the trace summary, since this one uses its formatting helpers).
+analysis/profile.py adds each rank document with data to a BoundChecks as it goes through
+them, and calls `add_checks` at the end of its analysis.
 """
 
 from __future__ import annotations
@@ -59,27 +59,38 @@ def _check_order(check: str) -> int:
     return CHECKS.index(check) if check in CHECKS else len(CHECKS)
 
 
-def _breakdown(
-    docs: list[dict[str, Any]], what: str, key_of: Any, totals: dict[Any, float]
-) -> dict[tuple[Any, str], dict[str, Any]]:
-    """Per (entry, check): flagged transfers, their time and excess, the share of the
-    entry's transfer time they carry, and the ranks that flagged any."""
-    cells: dict[tuple[Any, str], dict[str, Any]] = {}
-    for doc in docs:
-        rank = int(doc.get("rank", -1))
-        for row in doc["profile"]["checks"].get(what) or []:
-            cell = cells.setdefault(
-                (key_of(row), str(row.get("check"))),
-                {"transfers": 0, "xfer_s": 0.0, "excess_s": 0.0, "ranks": set()},
-            )
-            cell["transfers"] += int(num(row.get("transfers")))
-            cell["xfer_s"] += num(row.get("xfer_s"))
-            cell["excess_s"] += num(row.get("excess_s"))
-            cell["ranks"].add(rank)
+def _add_breakdown(cells: dict[tuple[Any, str], dict[str, Any]], doc: dict[str, Any],
+                   what: str, key_of: Any) -> None:
+    """Adds one rank's flagged rows of `what` (by_function or by_bin) to cells: per (entry,
+    check) flagged transfers, their time and excess, and the ranks that flagged any."""
+    rank = int(doc.get("rank", -1))
+    for row in doc["profile"]["checks"].get(what) or []:
+        cell = cells.setdefault(
+            (key_of(row), str(row.get("check"))),
+            {"transfers": 0, "xfer_s": 0.0, "excess_s": 0.0, "ranks": set()},
+        )
+        cell["transfers"] += int(num(row.get("transfers")))
+        cell["xfer_s"] += num(row.get("xfer_s"))
+        cell["excess_s"] += num(row.get("excess_s"))
+        cell["ranks"].add(rank)
+
+
+def _finish_breakdown(cells: dict[tuple[Any, str], dict[str, Any]], totals: dict[Any, float]
+                      ) -> dict[tuple[Any, str], dict[str, Any]]:
+    """The cells with their ranks sorted and the share of the entry's transfer time they
+    carry."""
     for (entry, _), cell in cells.items():
         cell["ranks"] = sorted(cell["ranks"])
         cell["pct"] = pct(cell["xfer_s"], totals.get(entry, 0.0))
     return cells
+
+
+def _fn_key(row: dict[str, Any]) -> str:
+    return str(row.get("fn"))
+
+
+def _bin_key(row: dict[str, Any]) -> tuple[int, Any]:
+    return int(num(row.get("lo"))), row.get("hi")
 
 
 def _rank_entry(doc: dict[str, Any], rank: dict[str, Any]) -> dict[str, Any]:
@@ -102,35 +113,62 @@ def _rank_entry(doc: dict[str, Any], rank: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class BoundChecks:
+    """The analysis's `checks` block, summed one rank document with data at a time (add,
+    in rank order), so the documents need not be held together."""
+
+    def __init__(self) -> None:
+        self.inc: list[dict[str, float]] = []
+        self.acr: list[dict[str, float]] = []
+        self.per_rank: list[dict[str, Any]] = []
+        self.without: list[int] = []
+        self.fns: dict[tuple[Any, str], dict[str, Any]] = {}
+        self.bins: dict[tuple[Any, str], dict[str, Any]] = {}
+
+    def add(self, doc: dict[str, Any], rank: dict[str, Any]) -> None:
+        """One rank's document and its per-rank entry (xfer_s, call_s)."""
+        checks = (doc.get("profile") or {}).get("checks")
+        if not isinstance(checks, dict):  # written before the checks existed
+            self.without.append(int(rank["rank"]))
+            return
+        self.inc.append(_part(checks, "in_call"))
+        self.acr.append(_part(checks, "across_calls"))
+        self.per_rank.append(_rank_entry(doc, rank))
+        _add_breakdown(self.fns, doc, "by_function", _fn_key)
+        _add_breakdown(self.bins, doc, "by_bin", _bin_key)
+
+    def result(self, ranks: list[dict[str, Any]], rankings: dict[str, Any]) -> dict[str, Any]:
+        """The block, from the per-rank entries of every rank with data and the rankings
+        (transfer time per function and bin: the breakdowns' shares are of those)."""
+        return _checks_block(self, ranks, rankings)
+
+
 def bound_checks(
     docs: list[dict[str, Any]], ranks: list[dict[str, Any]], rankings: dict[str, Any]
 ) -> dict[str, Any]:
     """The analysis's `checks` block from the rank documents with data (`docs`), their
-    per-rank entries (`ranks`, in the same order: xfer_s, call_s) and the rankings
-    (transfer time per function and bin: the breakdowns' shares are of those)."""
-    pairs = [(d, r) for d, r in zip(docs, ranks, strict=True)
-             if isinstance((d.get("profile") or {}).get("checks"), dict)]
-    with_checks = [d for d, _ in pairs]
-    checked = {id(d) for d in with_checks}
-    inc = _sum([_part(d["profile"]["checks"], "in_call") for d in with_checks], "in_call")
-    acr = _sum([_part(d["profile"]["checks"], "across_calls") for d in with_checks],
-               "across_calls")
-    per_rank = [_rank_entry(d, r) for d, r in pairs]
+    per-rank entries (`ranks`, in the same order: xfer_s, call_s) and the rankings."""
+    acc = BoundChecks()
+    for d, r in zip(docs, ranks, strict=True):
+        acc.add(d, r)
+    return acc.result(ranks, rankings)
+
+
+def _checks_block(acc: BoundChecks, ranks: list[dict[str, Any]], rankings: dict[str, Any]
+                  ) -> dict[str, Any]:
+    inc = _sum(acc.inc, "in_call")
+    acr = _sum(acc.acr, "across_calls")
+    per_rank = acc.per_rank
     job_xfer = sum(r["xfer_s"] for r in ranks)
     flagged_xfer = inc["flagged_xfer_s"] + acr["flagged_xfer_s"]
     flagged_pct = pct(flagged_xfer, job_xfer)
     fn_xfer = {e["fn"]: e["xfer_s"] for e in rankings["functions"]}
     bin_xfer = {(e["lo"], e["hi"]): e["xfer_s"] for e in rankings["bins"]}
-    fns = _breakdown(with_checks, "by_function", lambda r: str(r.get("fn")), fn_xfer)
-    bins = _breakdown(
-        with_checks, "by_bin", lambda r: (int(num(r.get("lo"))), r.get("hi")), bin_xfer
-    )
+    fns = _finish_breakdown(acc.fns, fn_xfer)
+    bins = _finish_breakdown(acc.bins, bin_xfer)
     return {
-        "available": bool(with_checks),
-        # by identity: `d not in with_checks` compared whole documents, quadratic in
-        # the ranks (37 s of 41 for 8 192 ranks)
-        "ranks_without": [int(r["rank"]) for d, r in zip(docs, ranks, strict=True)
-                          if id(d) not in checked],
+        "available": bool(per_rank),
+        "ranks_without": acc.without,
         "threshold_pct": FLAG_SHARE_PCT,
         "xfer_s": job_xfer,
         "flagged_transfers": inc["flagged_transfers"] + acr["flagged_transfers"],
@@ -197,12 +235,12 @@ def check_finding(checks: dict[str, Any]) -> str | None:
     )
 
 
-def add_checks(doc: dict[str, Any], docs: list[dict[str, Any]]) -> None:
-    """Adds the `checks` block to the analysis document `doc` of the rank documents with
-    data (`docs`), and its sentence to the findings, right after the first (the overlap
-    figure it qualifies) when the checks failed for more than FLAG_SHARE_PCT."""
+def add_checks(doc: dict[str, Any], checks: BoundChecks) -> None:
+    """Adds the `checks` block to the analysis document `doc` from what `checks` summed,
+    and its sentence to the findings, right after the first (the overlap figure it
+    qualifies) when the checks failed for more than FLAG_SHARE_PCT."""
     included = [r for r in doc["ranks"] if r["in_totals"]]
-    doc["checks"] = bound_checks(docs, included, doc["rankings"])
+    doc["checks"] = checks.result(included, doc["rankings"])
     sentence = check_finding(doc["checks"])
     if sentence:
         doc["findings"].insert(min(1, len(doc["findings"])), sentence)
