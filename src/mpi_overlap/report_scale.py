@@ -27,7 +27,6 @@ are benchmarks, not pass/fail).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import re
@@ -45,6 +44,7 @@ from typing import Any
 from .errors import UserError
 from .file_output import write_json
 from .json_input import read_json
+from .profiling.result_file import write_profile_result
 
 DEFAULT_RANKS = (1024, 8192)
 # The program profiled when no --source is given: a halo exchange with regions, several
@@ -186,20 +186,13 @@ def synthesize(source: Path, ranks: int, out: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    # Rank documents are written one by one into the array: a copy of 8 192 parsed rank
-    # documents would be the very memory this benchmark measures in the report.
+    # Rank documents are written one by one, as `profile` writes them (one per line,
+    # profiling/result_file.py): a copy of 8 192 parsed rank documents would be the very
+    # memory this benchmark measures in the report.
     head = dict(result, ranks=[], ranks_expected=ranks, missing_ranks=[])
-    head_text = json.dumps(head)
-    marker = '"ranks": []'
-    if marker not in head_text:
-        raise UserError(f"{source}: result.json has no rank list to fill")
-    before, after = head_text.split(marker, 1)
-    with open(out / "result.json", "w", encoding="utf-8") as fh:
-        fh.write(before + '"ranks": [')
-        for i in range(ranks):
-            doc = dict(base[i % len(base)], rank=i, size=ranks)  # shallow: only these two
-            fh.write(("," if i else "") + json.dumps(doc))
-        fh.write("]" + after)
+    copies = (dict(base[i % len(base)], rank=i, size=ranks)  # shallow: only these two
+              for i in range(ranks))
+    write_profile_result(out / "result.json", head, copies)
     meta = read_json(source / "run.json")
     meta["ranks"] = ranks
     meta["synthetic"] = f"{ranks} copies of the rank profiles of {source}"

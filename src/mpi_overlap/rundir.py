@@ -201,6 +201,19 @@ def _valid_documents(run: Run, p: Path, *, all_documents: bool) -> None:
             run.analysis = None
 
 
+def _read_result(path: Path) -> dict[str, Any]:
+    """result.json; a large profile result with its rank documents left on disk, read one
+    at a time when they are gone through (profiling/result_file.py)."""
+    from .profiling.result_file import LAZY_RESULT_BYTES, read_profile_result
+
+    try:
+        large = path.stat().st_size >= LAZY_RESULT_BYTES
+    except OSError:
+        large = False
+    lazy = read_profile_result(path) if large else None
+    return lazy if lazy is not None else read_json(path)
+
+
 def load_run(path: str | Path, *, strict: bool = False) -> Run:
     """Load a run directory; raise UserError when it is not one. `strict` (documents from
     elsewhere: `mpi-overlap report`): a result.json or analysis.json that cannot be read
@@ -213,7 +226,7 @@ def load_run(path: str | Path, *, strict: bool = False) -> Run:
     run = Run(path=p, meta=read_json(p / RUN_FILE))
     if (p / RESULT_FILE).is_file():
         try:
-            run.result = read_json(p / RESULT_FILE)
+            run.result = _read_result(p / RESULT_FILE)
         except UserError as err:
             if strict:
                 raise

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,19 +171,25 @@ def _rank_entry(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _unique_ranks(docs: Iterable[dict[str, Any]], warnings: list[str]) -> list[dict[str, Any]]:
-    """The documents in rank order, each rank once (a second one is named in warnings)."""
-    out: list[dict[str, Any]] = []
-    seen: set[int] = set()
-    for doc in docs:
-        rank = int(doc.get("rank", -1))
-        if rank in seen:
-            warnings.append(f"rank {rank} appears twice in result.json: the second is ignored")
-            continue
-        seen.add(rank)
-        out.append(doc)
-    out.sort(key=lambda d: int(d.get("rank", -1)))
-    return out
+def _unique_ranks(docs: Iterable[dict[str, Any]], warnings: list[str]
+                  ) -> Iterable[dict[str, Any]]:
+    """The documents in rank order, each rank once (a second one is named in warnings). A
+    list is sorted; documents read one at a time from a result.json (LazyRanks) come in
+    the order collect wrote them, rank order, and are not held to be sorted."""
+    def once() -> Iterator[dict[str, Any]]:
+        seen: set[int] = set()
+        for doc in docs:
+            rank = int(doc.get("rank", -1))
+            if rank in seen:
+                warnings.append(f"rank {rank} appears twice in result.json: the second is "
+                                "ignored")
+                continue
+            seen.add(rank)
+            yield doc
+
+    if not isinstance(docs, list):
+        return once()
+    return sorted(once(), key=lambda d: int(d.get("rank", -1)))
 
 
 def _digest(doc: dict[str, Any]) -> dict[str, Any]:

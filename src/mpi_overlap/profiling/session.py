@@ -20,7 +20,7 @@ from ..calibrate import find_or_calibrate
 from ..env_matrix import Variant, parse_env_matrix
 from ..errors import UserError
 from ..launch import EchoFn, launch_command, run_job
-from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, utc_now, write_json_atomic
+from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, utc_now
 from ..runner import (
     RunOptions,
     analyze_result,
@@ -37,6 +37,7 @@ from ..ui import Ui
 from . import compare_bare, program_abi
 from .collect import collect
 from .preload import ProfilerSetup, parse_bins, parse_trace_cap, profiler_library
+from .result_file import write_profile_result
 from .toolchain_evidence import latest_eager_limit, latest_progress
 
 PROFILE = "profile"
@@ -151,7 +152,7 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
     result["progress"] = latest_progress(opts.out_base, tc.name)
     result["eager_limit"] = latest_eager_limit(opts.out_base, tc.name)
     if opts.compare_bare and outcome.status == "complete":
-        write_json_atomic(run_dir / RESULT_FILE, result)  # kept if the timing is stopped
+        write_profile_result(run_dir / RESULT_FILE, result)  # kept if the timing is stopped
 
         def command(outdir: Path | None) -> list[str]:
             if outdir is None:  # `env` too: the same exec chain as with the profiler
@@ -163,7 +164,7 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
         with ui.progress(f"profiler cost: {reps} pairs of launches without/with") as progress:
             result["cost"] = compare_bare.measure(command, env, run_dir, reps=reps,
                                                   timeout_s=opts.timeout_s, progress=progress)
-    write_json_atomic(run_dir / RESULT_FILE, result)
+    write_profile_result(run_dir / RESULT_FILE, result)
     status, message = outcome.status, outcome.message
     from ..benchmarks import get_benchmark
 
