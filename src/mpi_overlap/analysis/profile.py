@@ -32,8 +32,10 @@ from typing import Any
 
 from ..formatting import fmt_pct, fmt_time, pct_range
 from ..sources import CITATIONS
+from .advice import advice, advice_findings, busiest_site_entry
 from .callsites import SiteRankings
-from .profile_checks import BoundChecks, add_checks
+from .headline import headline, overlap_sentence, top_call_entry
+from .profile_checks import BoundChecks, add_checks, check_finding
 from .profile_values import (
     Acc,
     bin_label,
@@ -196,9 +198,6 @@ def _digest(doc: dict[str, Any]) -> dict[str, Any]:
     """What the headline, the advice and the trace summary read of one rank's document,
     in its shape: the rank, its MPI's version, its trace object, its top function by call
     time and its busiest call site; not its tables."""
-    from .advice import busiest_site_entry  # here: advice and headline format sentences
-    from .headline import top_call_entry
-
     top, site = top_call_entry(doc), busiest_site_entry(doc)
     out = {"rank": doc.get("rank", -1), "mpi_library_version": doc.get("mpi_library_version"),
            "profile": {"by_function": [top] if top else [], "sites": [site] if site else []}}
@@ -330,8 +329,6 @@ def _findings(doc: dict[str, Any]) -> list[str]:
             "overlap percentages are undefined."
         )
     else:
-        from .headline import overlap_sentence
-
         out.append(overlap_sentence(doc, who))
     worst = doc["worst_rank"]
     if worst is not None and n > 1:
@@ -665,7 +662,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     out["findings"] += trace_finding(out["trace"])
     warnings.extend(trace_warnings(out["trace"]))
     # Both ends of every message (traced runs), then what the findings lead with.
-    from .headline import headline
     from .twosided import two_sided, two_sided_findings
 
     out["two_sided"] = two_sided(run_dir, out, result.get("bins"))
@@ -675,8 +671,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     # figure and the checks on the bounds that qualify it (the advice rests on those
     # bounds), every item in the document.
     from ..profiling.compare_bare import sentence as cost_sentence
-    from .advice import advice, advice_findings
-    from .profile_checks import check_finding
 
     cost = cost_sentence(out["cost"])
     if cost:
