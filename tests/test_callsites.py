@@ -213,6 +213,35 @@ def test_a_binary_without_debug_information_falls_back_to_function_names():
     assert "debug information" in done["note"]
 
 
+def test_one_resolver_asks_addr2line_once_per_site_of_a_job(monkeypatch):
+    """Two ranks of one binary mapped at other addresses (ASLR): the second rank's sites
+    have the same object and virtual addresses, and come from the first's answer."""
+    from mpi_overlap.profiling import callsites
+
+    path, start, offset = _python_text_mapping()
+    asked: list[list[int]] = []
+
+    def fake_addr2line(obj, vaddrs, tool):
+        asked.append(list(vaddrs))
+        return [(f"fn{v:#x}", "/src/app.c", 10 + i) for i, v in enumerate(vaddrs)]
+
+    monkeypatch.setattr(callsites, "_addr2line", fake_addr2line)
+    resolver = callsites.Resolver(tool="addr2line")
+    docs = []
+    for base in (start, start + 0x200000):  # the same mapping, elsewhere in memory
+        docs.append(_doc(
+            [{"id": i + 1, "addr": f"{base + 0x40 + 8 * i:#x}", "fn": "MPI_Send", "calls": 1,
+              "call_s": 0.0} for i in range(3)],
+            [{"start": f"{base:#x}", "end": f"{base + 0x1000:#x}", "offset": f"{offset:#x}",
+              "path": path}]))
+    done = [resolver.resolve(d) for d in docs]
+    assert len(asked) == 1 and len(asked[0]) == 3  # the first rank's three sites, once
+    assert [s["label"] for s in docs[0]["profile"]["sites"]] == \
+        [s["label"] for s in docs[1]["profile"]["sites"]] == \
+        [f"app.c:{10 + i} (fn{v:#x})" for i, v in enumerate(asked[0])]
+    assert done[0] == done[1] == {"sites": 3, "with_line": 3, "note": None}
+
+
 def test_an_address_outside_every_mapping_stays_an_address():
     doc = _doc([{"id": 3, "addr": "0x1234", "fn": "MPI_Wait", "calls": 2, "call_s": 0.0}], [])
     resolve(doc, tool=sys.executable)  # never reached: no mapping holds the address

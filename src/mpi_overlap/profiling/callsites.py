@@ -142,53 +142,74 @@ def _addresses(site: dict[str, Any]) -> list[int]:
     return [addr] if addr is not None else []
 
 
-def _places(addresses: set[int], maps: list[Mapping], tool: str) -> dict[int, Place]:
-    """Every address's place: object and virtual address, then function, file and line
-    (one addr2line per object)."""
-    segments: dict[str, Any] = {}
-    places: dict[int, Place] = {}
-    by_obj: dict[str, list[int]] = {}
-    for addr in sorted(addresses):
-        place = places[addr] = Place()
-        hit = _vaddr(addr, maps, segments)
-        if hit:
-            place.obj, place.vaddr = hit
-            by_obj.setdefault(hit[0], []).append(addr)
-    if tool:
-        for obj, addrs in by_obj.items():
-            found = _addr2line(obj, [places[a].vaddr or 0 for a in addrs], tool)
-            for a, (fn, file, line) in zip(addrs, found, strict=True):
-                places[a].function, places[a].file, places[a].line = fn, file, line
-    return places
+class Resolver:
+    """Resolves the call sites of a job's rank documents, one at a time, sharing what it
+    found between them: each object's load segments are read once, and each (object,
+    virtual address) goes to addr2line once. The ranks of a job mostly run one binary,
+    whose sites have the same virtual addresses whatever ASLR did to each process, so
+    after the first rank's document the others need no addr2line at all (one process per
+    object and rank before: thousands of processes for thousands of ranks)."""
+
+    def __init__(self, tool: str | None = None) -> None:
+        self.tool = tool if tool is not None else (shutil.which(ADDR2LINE) or "")
+        self._segments: dict[str, Any] = {}
+        self._found: dict[tuple[str, int], Found] = {}
+
+    def _places(self, addresses: set[int], maps: list[Mapping]) -> dict[int, Place]:
+        """Every address's place: object and virtual address, then function, file and
+        line (addr2line for the (object, address) pairs not seen before, one run per
+        object)."""
+        places: dict[int, Place] = {}
+        new: dict[str, list[int]] = {}
+        for addr in sorted(addresses):
+            place = places[addr] = Place()
+            hit = _vaddr(addr, maps, self._segments)
+            if hit:
+                place.obj, place.vaddr = hit
+                if hit not in self._found:
+                    new.setdefault(hit[0], []).append(hit[1])
+        if self.tool:
+            for obj, vaddrs in new.items():
+                vaddrs = sorted(set(vaddrs))
+                for v, found in zip(vaddrs, _addr2line(obj, vaddrs, self.tool), strict=True):
+                    self._found[(obj, v)] = found
+        for place in places.values():
+            if place.obj is not None and place.vaddr is not None:
+                place.function, place.file, place.line = self._found.get(
+                    (place.obj, place.vaddr), (None, None, None))
+        return places
+
+    def resolve(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """Adds object, vaddr, function, file, line and label to every site of one rank's
+        profile document (in place; a chain's are its innermost frame's, its label every
+        frame's, innermost first: "a.c:3 (helper) ← b.c:9 (main)"); returns what it could
+        do, for the run's notes."""
+        sites = (doc.get("profile") or {}).get("sites") or []
+        places = self._places({a for s in sites for a in _addresses(s)}, mappings(doc))
+        with_line = 0
+        for site in sites:
+            addrs = _addresses(site)
+            place = places[addrs[0]] if addrs else Place()
+            site.update({
+                "object": place.obj,
+                "vaddr": f"{place.vaddr:#x}" if place.vaddr is not None else None,
+                "function": place.function,
+                "file": place.file,
+                "line": place.line,
+                "label": " ← ".join(places[a].label(a) for a in addrs) if addrs else "unknown",
+            })
+            with_line += bool(place.file and place.line)
+        known = [s for s in sites if s.get("addr")]
+        note = None
+        if known and not self.tool:
+            note = (f"{ADDR2LINE} (GNU binutils) not found: call sites are shown as object + "
+                    "offset (install binutils for functions, files and lines)")
+        elif known and with_line < len(known):
+            note = ("some call sites have no source line: their object has no debug "
+                    "information (build with -g) or could not be read")
+        return {"sites": len(known), "with_line": with_line, "note": note}
 
 
 def resolve(doc: dict[str, Any], tool: str | None = None) -> dict[str, Any]:
-    """Adds object, vaddr, function, file, line and label to every site of one rank's
-    profile document (in place; a chain's are its innermost frame's, its label every
-    frame's, innermost first: "a.c:3 (helper) ← b.c:9 (main)"); returns what it could do,
-    for the run's notes."""
-    sites = (doc.get("profile") or {}).get("sites") or []
-    tool = tool if tool is not None else (shutil.which(ADDR2LINE) or "")
-    places = _places({a for s in sites for a in _addresses(s)}, mappings(doc), tool)
-    with_line = 0
-    for site in sites:
-        addrs = _addresses(site)
-        place = places[addrs[0]] if addrs else Place()
-        site.update({
-            "object": place.obj,
-            "vaddr": f"{place.vaddr:#x}" if place.vaddr is not None else None,
-            "function": place.function,
-            "file": place.file,
-            "line": place.line,
-            "label": " ← ".join(places[a].label(a) for a in addrs) if addrs else "unknown",
-        })
-        with_line += bool(place.file and place.line)
-    known = [s for s in sites if s.get("addr")]
-    note = None
-    if known and not tool:
-        note = (f"{ADDR2LINE} (GNU binutils) not found: call sites are shown as object + "
-                "offset (install binutils for functions, files and lines)")
-    elif known and with_line < len(known):
-        note = ("some call sites have no source line: their object has no debug "
-                "information (build with -g) or could not be read")
-    return {"sites": len(known), "with_line": with_line, "note": note}
+    """Resolver(tool).resolve(doc): one document on its own."""
+    return Resolver(tool).resolve(doc)

@@ -10,15 +10,16 @@ from typing import Any
 from ..analysis.profile_values import rank_list
 from ..schema import errors_against
 from ..table_trust import table_record
-from .callsites import resolve
+from .callsites import Resolver
 from .rank_documents import read_rank_documents
 
 
 def _resolve_sites(docs: list[dict[str, Any]]) -> dict[str, Any]:
     """Source lines for every rank's call sites (profiling/callsites.py), summed."""
     total = {"sites": 0, "with_line": 0, "notes": []}
+    resolver = Resolver()  # one for the job: each site goes to addr2line once
     for doc in docs:
-        done = resolve(doc)
+        done = resolver.resolve(doc)
         total["sites"] += done["sites"]
         total["with_line"] += done["with_line"]
         if done["note"] and done["note"] not in total["notes"]:
