@@ -4,45 +4,84 @@ something, the ranks that wrote nothing, and why the whole is incomplete when it
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ..analysis.profile_values import rank_list
+from ..errors import UserError
 from ..schema import errors_against
 from ..table_trust import table_record
 from .callsites import Resolver
-from .rank_documents import read_rank_documents
+from .rank_documents import RankDocumentStream
 
 
-def _resolve_sites(docs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Source lines for every rank's call sites (profiling/callsites.py), summed."""
-    total = {"sites": 0, "with_line": 0, "notes": []}
-    resolver = Resolver()  # one for the job: each site goes to addr2line once
-    for doc in docs:
-        done = resolver.resolve(doc)
-        total["sites"] += done["sites"]
-        total["with_line"] += done["with_line"]
-        if done["note"] and done["note"] not in total["notes"]:
-            total["notes"].append(done["note"])
-    return total
+class CollectedRanks(Sequence[dict[str, Any]]):
+    """result["ranks"] of a collected run: the rank documents that match their schema, in
+    rank order, their call sites resolved, read again from the run directory each time
+    they are gone through (writing result.json, analysing it), never all held. `check`
+    (schema.result_errors sets it) is applied to each as it is read."""
+
+    def __init__(self, stream: RankDocumentStream, skip: set[int], resolver: Resolver,
+                 count: int) -> None:
+        self._stream, self._skip, self._resolver, self._count = stream, skip, resolver, count
+        self.check: Callable[[dict[str, Any]], list[str]] | None = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for rank, doc, source in self._stream:
+            if rank in self._skip:
+                continue
+            self._resolver.resolve(doc)  # every site seen before: no addr2line
+            if self.check is not None and (errors := self.check(doc)):
+                raise UserError(f"rank {rank} ({source}) changed since it was collected: "
+                                f"{errors[0]}")
+            yield doc
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        return list(self)[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str,
             table: Path, forced: bool, bins: list[int] | None,
             table_info: dict[str, Any] | None = None) -> dict[str, Any]:
     """The profile-run document; `table_info` is table_trust.table_record of the table
-    the run was started with (read now when not given)."""
-    docs: list[dict[str, Any]] = []
-    found = read_rank_documents(run_dir)
-    warnings: list[str] = list(found.problems)
-    for rank, doc in sorted(found.docs.items()):
+    the run was started with (read now when not given). Its rank documents are read one
+    at a time (CollectedRanks): here once for what the document says of them, then when
+    result.json is written and analysed."""
+    stream = RankDocumentStream(run_dir)
+    resolver = Resolver()  # one for the job: each site goes to addr2line once
+    callsites: dict[str, Any] = {"sites": 0, "with_line": 0, "notes": []}
+    schema_warnings: list[str] = []
+    bad: set[int] = set()
+    docs: list[dict[str, Any]] = []  # what the warnings need of each, not the document
+    for rank, doc, source in stream:
         errors = errors_against(doc, "profile-rank-v1")
         if errors:
-            warnings.append(f"rank {rank}: its document ({found.source[rank]}) does not match "
-                            f"its schema: {errors[0]}")
+            schema_warnings.append(f"rank {rank}: its document ({source}) does not match "
+                                   f"its schema: {errors[0]}")
+            bad.add(rank)
             continue
-        docs.append(doc)
-    callsites = _resolve_sites(docs)
+        done = resolver.resolve(doc)  # source lines for the call sites (callsites.py)
+        callsites["sites"] += done["sites"]
+        callsites["with_line"] += done["with_line"]
+        if done["note"] and done["note"] not in callsites["notes"]:
+            callsites["notes"].append(done["note"])
+        docs.append({"rank": doc["rank"], "status": doc["status"], "reason": doc.get("reason"),
+                     "table": {"hash": doc["table"].get("hash")}})
+    warnings: list[str] = [*stream.problems, *schema_warnings]
     seen = {d["rank"] for d in docs}
     missing = [r for r in range(ranks_expected) if r not in seen]
     if missing:
@@ -74,9 +113,9 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
         "ranks_expected": ranks_expected,
         "table": {"path": str(table), "forced": forced, **info},
         "bins": bins,
-        "ranks": sorted(docs, key=lambda d: d["rank"]),
+        "ranks": CollectedRanks(stream, bad, resolver, len(docs)),
         "missing_ranks": missing,
         "callsites": callsites,
-        "job_file": found.job,
+        "job_file": stream.job,
         "warnings": warnings,
     }
