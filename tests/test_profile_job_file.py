@@ -87,6 +87,23 @@ def test_damaged_lines_are_named_and_left_out(tmp_path: Path, monkeypatch) -> No
     assert len(found.problems) == 3
 
 
+def test_the_stream_reads_again_on_every_pass_and_holds_no_document(tmp_path: Path) -> None:
+    """RankDocumentStream (what collect goes through): rank order whatever the file order,
+    each pass reads the files again, and a job file gone since it was indexed leaves the
+    per-rank files and one problem, not a traceback."""
+    from mpi_overlap.profiling.rank_documents import RankDocumentStream
+
+    _write_job(tmp_path, [_doc(2), _doc(0), _job_line(3, 2)])
+    _write_rank(tmp_path, _doc(1, "running"))
+    stream = RankDocumentStream(tmp_path)
+    assert [(r, src) for r, _, src in stream] == [(0, "job file"), (1, "profile.rank-1.json"),
+                                                  (2, "job file")]
+    assert [d["rank"] for _, d, _ in stream] == [0, 1, 2] and stream.problems == []
+    (tmp_path / JOB_FILE).unlink()
+    assert [r for r, _, _ in stream] == [1]
+    assert stream.problems == [f"{JOB_FILE}: cannot read it (No such file or directory)"]
+
+
 # ----- end to end -------------------------------------------------------------------------
 
 def _mo_halo() -> Path:

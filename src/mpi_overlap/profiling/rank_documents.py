@@ -133,7 +133,12 @@ class RankDocumentStream:
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any], str]]:
         ranks = sorted(set(self._lines) | set(self._files))
         with contextlib.ExitStack() as stack:
-            f = stack.enter_context(self._job_path.open("rb")) if self._lines else None
+            f = None
+            if self._lines:
+                try:
+                    f = stack.enter_context(self._job_path.open("rb"))
+                except OSError as err:  # gone since it was indexed: the per-rank files stand
+                    self._problem(f"{self._job_path.name}: cannot read it ({err.strerror})")
             for rank in ranks:
                 have = self._job_doc(f, rank) if f is not None and rank in self._lines else None
                 if have is not None and _final(have):
