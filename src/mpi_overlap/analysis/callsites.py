@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .profile_values import Acc, num, ranking
+from .profile_values import Acc, acc_of, num, ranking
 
 UNKNOWN = "unknown"
 
@@ -54,9 +54,9 @@ class SiteRankings:
         for e in prof.get("pairs") or []:
             post, _ = _name(sites, int(num(e.get("post"))))
             end, _ = _name(sites, int(num(e.get("end"))))
-            self.pairs.setdefault((post, end), Acc()).add(rank, e, ("polled",))
-            self.posts.setdefault(post, Acc()).add(rank, e)
-            self.ends.setdefault(end, Acc()).add(rank, e)
+            acc_of(self.pairs, (post, end)).add(rank, e, ("polled",))
+            acc_of(self.posts, post).add(rank, e)
+            acc_of(self.ends, end).add(rank, e)
 
     def result(self) -> dict[str, list[dict[str, Any]]]:
         fn_of, calls = self.fn_of, self.calls

@@ -38,6 +38,7 @@ from .headline import headline, overlap_sentence, top_call_entry
 from .profile_checks import BoundChecks, add_checks, check_finding
 from .profile_values import (
     Acc,
+    acc_of,
     bin_label,
     measures,
     num,
@@ -484,11 +485,11 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         rank = entry["rank"]
         prof = d.get("profile") or {}
         for e in prof.get("by_region") or []:
-            regions.setdefault(str(e.get("region")), Acc()).add(rank, e, ("comp_s", "call_s"))
+            acc_of(regions, str(e.get("region"))).add(rank, e, ("comp_s", "call_s"))
         for e in prof.get("by_function") or []:
-            functions.setdefault(str(e.get("fn")), Acc()).add(rank, e, ("calls", "call_s"))
+            acc_of(functions, str(e.get("fn"))).add(rank, e, ("calls", "call_s"))
         for e in prof.get("by_bin") or []:
-            bins.setdefault((int(num(e.get("lo"))), e.get("hi")), Acc()).add(rank, e)
+            acc_of(bins, (int(num(e.get("lo"))), e.get("hi"))).add(rank, e)
         sites.add(d)
         tallies.add(d)
         _add_bins_of_rank(bin_cells, d)

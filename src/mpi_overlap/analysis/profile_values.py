@@ -154,6 +154,15 @@ class Acc:
         }
 
 
+def acc_of(accs: dict[Any, Acc], key: Any) -> Acc:
+    """accs[key], made when missing; not setdefault(key, Acc()), which makes (and drops)
+    an Acc on every call: once per cell and rank."""
+    acc = accs.get(key)
+    if acc is None:
+        acc = accs[key] = Acc()
+    return acc
+
+
 def ranking(
     accs: dict[Any, Acc],
     describe: Callable[[Any, Acc], dict[str, Any]],
