@@ -72,19 +72,22 @@ static inline int64_t mop_status_bytes(const MPI_Status *st)
     return n;
 }
 
-/* Marks one of the wrappers' own statuses as not written yet (mop_status_bytes). */
-static inline void mop_status_unset(MPI_Status *st)
+/* Marks one of the wrappers' own statuses as not written yet (mop_status_bytes);
+ * returns it. */
+static inline MPI_Status *mop_status_unset(MPI_Status *st)
 {
     st->MPI_SOURCE = MPI_UNDEFINED;
+    return st;
 }
 
 /* Declares `st`, the status a wrapped call writes: the caller's, or ours
  * (marked unset) when the caller passes MPI_STATUS_IGNORE, so that a receive's
- * size and source can still be read. */
+ * size and source can still be read. Ours is marked only when it is used: the
+ * store is on every Wait and Test otherwise. */
 #define MOP_STATUS_OR_OWN(st, status)                                            \
     MPI_Status mop_own_status;                                                    \
-    mop_status_unset(&mop_own_status);                                            \
-    MPI_Status *st = (status) == MPI_STATUS_IGNORE ? &mop_own_status : (status)
+    MPI_Status *st = (status) == MPI_STATUS_IGNORE ? mop_status_unset(&mop_own_status) \
+                                                   : (status)
 
 /* What completions must also read from a status, as bits of one word so that
  * the common case tests one load (mop_wrap_completion.c). */
