@@ -95,8 +95,9 @@ def result_errors(doc: dict[str, Any]) -> list[str]:
     if doc.get("schema") == "mpi-overlap/profile-run":
         ranks = doc.get("ranks")
         if not isinstance(ranks, list) and hasattr(ranks, "check"):
-            # rank documents read one at a time (profiling/result_file.py): each is
-            # checked as it is read, the rest of the document now
+            # rank documents read one at a time (profiling/result_file.RankSequence; not
+            # imported: this module is below it): each is checked as it is read, the rest
+            # of the document now
             ranks.check = lambda d: errors_against(d, "profile-rank-v1")
             return errors_against(dict(doc, ranks=[]), "profile-run-v1")
         return errors_against(doc, "profile-run-v1")

@@ -4,9 +4,9 @@ something, the ranks that wrote nothing, and why the whole is incomplete when it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from ..analysis.profile_values import rank_list
 from ..errors import UserError
@@ -14,18 +14,17 @@ from ..schema import errors_against
 from ..table_trust import table_record
 from .callsites import Resolver
 from .rank_documents import RankDocumentStream
+from .result_file import RankSequence
 
 
-class CollectedRanks(Sequence[dict[str, Any]]):
+class CollectedRanks(RankSequence):
     """result["ranks"] of a collected run: the rank documents that match their schema, in
     rank order, their call sites resolved, read again from the run directory each time
-    they are gone through (writing result.json, analysing it), never all held. `check`
-    (schema.result_errors sets it) is applied to each as it is read."""
+    they are gone through (writing result.json, analysing it), never all held."""
 
     def __init__(self, stream: RankDocumentStream, skip: set[int], resolver: Resolver,
                  count: int) -> None:
         self._stream, self._skip, self._resolver, self._count = stream, skip, resolver, count
-        self.check: Callable[[dict[str, Any]], list[str]] | None = None
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for rank, doc, source in self._stream:
@@ -39,19 +38,6 @@ class CollectedRanks(Sequence[dict[str, Any]]):
 
     def __len__(self) -> int:
         return self._count
-
-    @overload
-    def __getitem__(self, i: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        return list(self)[i]
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str,

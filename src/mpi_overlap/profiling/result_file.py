@@ -59,7 +59,28 @@ def write_profile_result(path: Path, result: dict[str, Any],
         fh.write(_CLOSE.decode() + after)
 
 
-class LazyRanks(Sequence[dict[str, Any]]):
+class RankSequence(Sequence[dict[str, Any]]):
+    """result["ranks"] read from disk whenever it is gone through, never held: what
+    LazyRanks and collect's CollectedRanks share. `check` (schema.result_errors sets it)
+    checks each document as it is read; a list compares equal to the same documents."""
+
+    check: Callable[[dict[str, Any]], list[str]] | None = None
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        return list(self)[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class LazyRanks(RankSequence):
     """The rank documents of a result.json in the line layout, read from the file each
     time they are gone through (in file order: rank order as collect writes them). With
     `check` set (strict loading: documents from elsewhere), every document read is checked
@@ -68,7 +89,6 @@ class LazyRanks(Sequence[dict[str, Any]]):
     def __init__(self, path: Path, spans: list[tuple[int, int, int]]) -> None:
         self.path = path
         self._spans = spans  # (byte offset, length without ",\n", line number) per document
-        self.check: Callable[[dict[str, Any]], list[str]] | None = None
 
     def __len__(self) -> int:
         return len(self._spans)
@@ -97,15 +117,10 @@ class LazyRanks(Sequence[dict[str, Any]]):
     def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
-        offset, length, line = self._spans[i]
+        offset, length, line = self._spans[i]  # one document: read that line only
         with self.path.open("rb") as f:
             f.seek(offset)
             return self._parse(f.read(length), line)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"LazyRanks({self.path}, {len(self)} documents)"
