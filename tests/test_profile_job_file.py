@@ -5,9 +5,11 @@ never reached MPI_Finalize stand (profiling/rank_documents.py).
 
 - reading: which document wins when a rank has two, a file cut by a kill, damaged lines;
 - end to end, 64 ranks oversubscribed on this machine's cores (mo_halo, a short run):
-  by default one job file and no per-rank file; with --per-rank both, and the run
-  collected from either alone gives the same rank documents and the same analysis,
-  exactly.
+  by default one job file, the job's statistics reduced inside the job
+  (profile.stats.json) and no per-rank file; with --per-rank the per-rank files too, and
+  the run collected from either alone gives the same rank documents and the same
+  analysis, exactly; the library's statistics equal those reduced from the per-rank files,
+  bit for bit, and the analysis made from them is the same.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Any
 import pytest
 
 from cli_helpers import run_cli
+from mpi_overlap.profiling import job_stats
+from mpi_overlap.profiling.job_stats import STATS_FILE
 from mpi_overlap.profiling.rank_documents import JOB_FILE, read_rank_documents
 
 RANKS = 64
@@ -136,13 +140,17 @@ def _profile_64(tmp_path: Path, *extra: str) -> Path:
 
 def _collect_alone(run_dir: Path, keep: str, into: Path) -> dict[str, Any]:
     """result.json collected again from a copy of run_dir holding only the job file
-    (keep="job") or only the per-rank files (keep="ranks")."""
+    (keep="job"), only the per-rank files (keep="ranks") or all it has (keep="all"); but
+    for "all", without the job's statistics (profile.stats.json), so that the analysis
+    reduces the documents itself."""
     from mpi_overlap.profiling.collect import collect
 
     shutil.copytree(run_dir, into)
-    for p in into.iterdir():
-        if (p.name == JOB_FILE) == (keep == "ranks") and p.name.startswith("profile."):
-            p.unlink()
+    if keep != "all":
+        for p in into.iterdir():
+            if p.name == STATS_FILE or ((p.name == JOB_FILE) == (keep == "ranks")
+                                        and p.name.startswith("profile.")):
+                p.unlink()
     old = json.loads((run_dir / "result.json").read_text())
     return collect(into, ranks_expected=old["ranks_expected"], app_argv=old["app"]["argv"],
                    cwd=old["app"]["cwd"], table=Path(old["table"]["path"]),
@@ -155,7 +163,12 @@ def _collect_alone(run_dir: Path, keep: str, into: Path) -> dict[str, Any]:
 def test_64_ranks_write_one_job_file_and_no_per_rank_files(tmp_path: Path) -> None:
     run_dir = _profile_64(tmp_path)
     assert not list(run_dir.glob("profile.rank-*.json"))
+    assert sorted(p.name for p in run_dir.glob("profile.*")) == [JOB_FILE, STATS_FILE]
     result = json.loads((run_dir / "result.json").read_text())
+    stats = result["job_stats"]  # the library's reduction, read with the run
+    assert stats["ranks"] == stats["ranks_with_data"] == RANKS and stats["reduce_s"] > 0
+    assert stats["rank_rows"]["rank"] == list(range(RANKS))
+    assert stats["totals"]["transfers"] == sum(stats["rank_rows"]["transfers"]) > 0
     assert result["status"] == "complete" and result["missing_ranks"] == []
     assert sorted(d["rank"] for d in result["ranks"]) == list(range(RANKS))
     job = result["job_file"]
@@ -192,6 +205,28 @@ def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path)
     assert a_job.pop("job_file") == from_job["job_file"] and a_ranks.pop("job_file") is None
     assert a_job == a_ranks  # everything else
 
+    # The job's statistics rank 0 reduced inside the job equal those reduced here from the
+    # per-rank files, every number bit for bit; so does the analysis made from either.
+    reduced = json.loads((run_dir / STATS_FILE).read_text())
+    docs = [d for _, d in sorted(read_rank_documents(tmp_path / "ranks-only").docs.items())]
+    assert job_stats.comparable(job_stats.from_file(reduced)) == \
+        job_stats.comparable(job_stats.reduce_documents(docs, RANKS))
+    rows = reduced["rank_rows"]
+    for d in docs:
+        totals = d["profile"]["totals"]
+        r = d["rank"]
+        assert [rows[k][r] for k in ("transfers", "xfer_s", "min_s", "max_s", "comp_s",
+                                     "call_s", "wall_s")] == \
+            [totals[k] for k in ("transfers", "xfer_s", "min_s", "max_s", "comp_s",
+                                 "call_s")] + [d["wall_s"]]
+    from_all = _collect_alone(run_dir, "all", tmp_path / "all")
+    assert from_all["job_stats"] == reduced
+    a_all = analyze_profile(from_all, tmp_path / "all")
+    assert a_all.pop("job_file") == from_all["job_file"]
+    assert a_all.pop("job_stats")["source"] == "library"
+    assert a_ranks.pop("job_stats") == {"source": "documents"}
+    assert a_all == a_ranks
+
 
 def _direct(tmp_path: Path, ranks_env: list[dict[str, str]]) -> Path:
     """The library on its own, one MPMD part per rank with its own settings (over the
@@ -226,9 +261,12 @@ def test_disabled_ranks_reach_the_job_file_and_leave_no_file_of_their_own(
         tmp_path: Path) -> None:
     """Profiling refused on every rank (bad MPI_OVERLAP_BINS): each rank wrote its
     `disabled` document at MPI_Init; at MPI_Finalize they go into the job file, which
-    replaces those files."""
+    replaces those files. The job's statistics count them and say none had data."""
     outdir = _direct(tmp_path, [{"MPI_OVERLAP_BINS": "5,1"}] * 2)
-    assert sorted(p.name for p in outdir.glob("profile.*")) == [JOB_FILE]
+    assert sorted(p.name for p in outdir.glob("profile.*")) == [JOB_FILE, STATS_FILE]
+    stats = json.loads((outdir / STATS_FILE).read_text())
+    assert (stats["ranks"], stats["ranks_with_data"]) == (2, 0)
+    assert stats["rank_rows"]["disabled"] == [True, True] and stats["by_function"] == []
     found = read_rank_documents(outdir)
     assert sorted(found.docs) == [0, 1] and found.problems == []
     for doc in found.docs.values():

@@ -112,17 +112,20 @@ def test_a_real_run_counts_its_rank_files_and_reports(tmp_path: Path) -> None:
     from mpi_overlap.report_scale import measure_real, real_row
 
     (run,) = measure_real([2], tmp_path, keep=True)
-    # 2 ranks: the job file and, a small job, a per-rank file each
-    assert run.rc == 0 and run.ranks == 2 and run.profile_files == 3
+    # 2 ranks: the job file, the job's statistics and, a small job, a per-rank file each
+    assert run.rc == 0 and run.ranks == 2 and run.profile_files == 4
     (run_dir,) = [p for p in (tmp_path / "real-2").iterdir() if p.is_dir()]
-    files = [*run_dir.glob("profile.rank-*.json"), run_dir / "profile.job.jsonl"]
+    files = [*run_dir.glob("profile.rank-*.json"), run_dir / "profile.job.jsonl",
+             run_dir / "profile.stats.json"]
     assert run.profile_files_mib == pytest.approx(sum(f.stat().st_size for f in files) / 2**20)
     assert run.result_mib == pytest.approx((run_dir / "result.json").stat().st_size / 2**20)
     assert (run_dir / "report.html").is_file() and run.report_peak_mib > 0
     assert run.gather_s is not None and run.gather_s >= 0
-    assert real_row(run).split()[:5] == ["2", f"{run.profile_wall_s:.1f}", "3",
+    assert run.reduce_s is not None and run.reduce_s > 0
+    assert real_row(run).split()[:6] == ["2", f"{run.profile_wall_s:.1f}", "4",
                                          f"{run.profile_files_mib:.2f}",
-                                         f"{run.gather_s * 1e3:.1f}"]
+                                         f"{run.gather_s * 1e3:.1f}",
+                                         f"{run.reduce_s * 1e3:.1f}"]
 
 
 def test_a_failed_real_run_says_why() -> None:

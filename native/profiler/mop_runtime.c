@@ -28,6 +28,7 @@
 #include "mop_gather.h"
 #include "mop_output.h"
 #include "mop_process.h"
+#include "mop_reduce.h"
 #include "mop_region_names.h"
 #include "mop_trace.h"
 #include "mop_peers.h"
@@ -284,10 +285,15 @@ static int mop_aggregate(mop_process *agg, bool final)
     return threads;
 }
 
-/* The final document for the job file (mop_gather.h), on one line. */
+/* The final document for the job file (mop_gather.h), on one line, and the
+ * rank's statistics and row for the job's reduction (mop_reduce.h), all made
+ * from the same measures. */
 typedef struct mop_job_doc {
     char *line;
     size_t len;
+    mop_job_stats stats;
+    bool has_stats; /* false: out of memory */
+    mop_job_row row;
 } mop_job_doc;
 
 /* Writes the rank's document as profile.rank-N.json; or, given `job`, puts
@@ -341,6 +347,11 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
     if (job && mop_output_line(&info, &agg, &job->line, &job->len) != 0)
         mop_note("out of memory for the job file: this rank writes profile.rank-%d.json",
                  mop_g.rank);
+    if (job) {
+        job->has_stats = mop_job_stats_of_rank(&job->stats, &agg, &info.names, mop_g.rank,
+                                               mop_g.disabled) == 0;
+        mop_job_row_of_rank(&job->row, &agg, mop_g.rank, mop_g.disabled, info.wall_s);
+    }
     /* One line per rank: a full disk would otherwise repeat it every snapshot. */
     if (!job || !job->line || mop_g.keep_rank_files) {
         if (mop_output_write(mop_g.outdir, &info, &agg, err, sizeof err) == 0)
@@ -373,7 +384,7 @@ static void mop_write_job_profile(const char *status)
         mop_write_profile(status);
         return;
     }
-    mop_job_doc job = {NULL, 0};
+    mop_job_doc job = {NULL, 0, .has_stats = false};
     mop_emit_profile(status, &job);
     unsigned flags = mop_g.rank_file_written ? MOP_GATHER_HAS_RANK_FILE : 0;
     char err[1400];
@@ -386,6 +397,11 @@ static void mop_write_job_profile(const char *status)
         mop_output_write_text(mop_g.outdir, mop_g.rank, job.line, job.len, err, sizeof err) != 0)
         mop_note("%s", err);
     free(job.line);
+    /* The job's statistics, reduced in a tree to rank 0: after the gather, so
+     * neither delays the other's ranks, and both after the last user call. */
+    if (mop_reduce_job(mop_g.outdir, mop_g.rank, mop_g.size, job.has_stats ? &job.stats : NULL,
+                       &job.row, err, sizeof err) != 0)
+        mop_note("%s", err);
 }
 
 /* The program ends without MPI_Finalize: the first of exit and a fatal

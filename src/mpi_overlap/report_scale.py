@@ -75,6 +75,7 @@ class RealRun:
     rc: int                 # the first non-zero exit status of the two commands, or 0
     error: str = ""         # why, in one line, when rc is not 0
     gather_s: float | None = None  # rank 0's gather into the job file (result.json job_file)
+    reduce_s: float | None = None  # the job's statistics reduced to rank 0 (job_stats)
 
 
 def _cli() -> list[str]:
@@ -156,7 +157,7 @@ def measure_real(ranks: list[int], workdir: Path, *, keep: bool = False,
                  else f"report: see {run_dir / 'report-stderr.log'}" if report_rc else "")
         run = RealRun(n, wall, len(files), sum(_mib(f) for f in files),
                       _mib(run_dir / "result.json") if run_dir else 0.0, report_wall, peak,
-                      rc or report_rc, error, _gather_s(run_dir))
+                      rc or report_rc, error, *_end_costs(run_dir))
         runs.append(run)
         if each:
             each(run)
@@ -166,15 +167,20 @@ def measure_real(ranks: list[int], workdir: Path, *, keep: bool = False,
 
 
 def _profile_files(run_dir: Path) -> list[Path]:
-    return sorted([*run_dir.glob("profile.rank-*.json"), *run_dir.glob("profile.job.jsonl")])
+    return sorted([*run_dir.glob("profile.rank-*.json"), *run_dir.glob("profile.job.jsonl"),
+                   *run_dir.glob("profile.stats.json")])
 
 
-def _gather_s(run_dir: Path | None) -> float | None:
+def _end_costs(run_dir: Path | None) -> tuple[float | None, float | None]:
+    """What the library took at MPI_Finalize, from result.json: the gather into the job
+    file and the reduction of the job's statistics (None: not done, or not recorded)."""
     try:
-        job = read_json(run_dir / "result.json").get("job_file") if run_dir else None
+        result = read_json(run_dir / "result.json") if run_dir else {}
     except UserError:
-        return None
-    return job.get("gather_s") if isinstance(job, dict) else None
+        return None, None
+    job, stats = result.get("job_file"), result.get("job_stats")
+    return (job.get("gather_s") if isinstance(job, dict) else None,
+            stats.get("reduce_s") if isinstance(stats, dict) else None)
 
 
 def synthesize(source: Path, ranks: int, out: Path) -> None:
@@ -255,7 +261,7 @@ SYNTHETIC_COLUMNS: Columns = [
     ("result MiB", ">10.1f"), ("html MiB", ">9.1f")]
 REAL_COLUMNS: Columns = [
     ("  ranks", ">8"), ("profile s", ">9.1f"), ("files", ">6"), ("files MiB", ">9.2f"),
-    ("gather ms", ">9"), ("result MiB", ">10.2f"), ("report s", ">8.2f"),
+    ("gather ms", ">9"), ("reduce ms", ">9"), ("result MiB", ">10.2f"), ("report s", ">8.2f"),
     ("peak MiB", ">8.0f")]
 
 
@@ -275,8 +281,10 @@ def real_head() -> str:
 
 def real_row(r: RealRun) -> str:
     gather = "-" if r.gather_s is None else f"{r.gather_s * 1e3:.1f}"
+    reduce = "-" if r.reduce_s is None else f"{r.reduce_s * 1e3:.1f}"
     return _row(REAL_COLUMNS, [r.ranks, r.profile_wall_s, r.profile_files, r.profile_files_mib,
-                               gather, r.result_mib, r.report_wall_s, r.report_peak_mib],
+                               gather, reduce, r.result_mib, r.report_wall_s,
+                               r.report_peak_mib],
                 "" if r.rc == 0 else f"  (exit {r.rc}: {r.error}; --keep keeps the run)")
 
 

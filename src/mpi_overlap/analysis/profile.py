@@ -31,21 +31,20 @@ from pathlib import Path
 from typing import Any
 
 from ..formatting import fmt_pct, fmt_time, pct_range
+from ..profiling import job_stats
 from ..sources import CITATIONS
 from .advice import advice, advice_findings, busiest_site_entry
 from .callsites import SiteRankings
 from .headline import headline, overlap_sentence, top_call_entry
 from .profile_checks import BoundChecks, add_checks, check_finding
 from .profile_values import (
-    Acc,
-    acc_of,
     bin_label,
+    cell_ranking,
     measures,
     num,
     overlap_pcts,
     pct,
     rank_list,
-    ranking,
     share,
 )
 
@@ -406,6 +405,15 @@ def _findings(doc: dict[str, Any]) -> list[str]:
 # ---------------------------------------------------------------- the document
 
 
+def _stats_record(reduced: dict[str, Any] | None) -> dict[str, Any]:
+    """Where the job's sums and rankings came from: rank 0's reduction inside the job,
+    with what it cost, or the same reduction over the rank documents here."""
+    if not reduced:
+        return {"source": "documents"}
+    return {"source": "library", "ranks": reduced["ranks"], "reduce_s": reduced["reduce_s"],
+            "largest_message": reduced["largest_message"]}
+
+
 BinCells = dict[tuple[int, int | None], dict[int, dict[str, float]]]
 
 
@@ -464,17 +472,23 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     ranks: list[dict[str, Any]] = []
     digests: list[dict[str, Any]] = []
     included_digests: list[dict[str, Any]] = []
-    regions: dict[str, Acc] = {}
-    functions: dict[str, Acc] = {}
-    bins: dict[tuple[int, int | None], Acc] = {}
+    # The job's sums and rankings: rank 0's reduction when the run has one, otherwise the
+    # same reduction, in the same order, over the documents (profiling/job_stats.py).
+    reduced = result.get("job_stats")
+    tree = None if reduced else job_stats.TreeReducer()
     sites = SiteRankings()
     tallies = _Tallies()
     bin_cells: BinCells = {}
     checks = BoundChecks()
     forced = bool((result.get("table") or {}).get("forced"))
+    expected = int(num(result.get("ranks_expected"))) or 0
     for d in docs:
         entry = _rank_entry(d)
         ranks.append(entry)
+        if tree is not None and entry["rank"] >= tree.pushed:
+            while tree.pushed < entry["rank"]:
+                tree.push(job_stats.empty())  # a rank without a document keeps its place
+            tree.push(job_stats.of_rank(d))
         digest = _digest(d)
         digests.append(digest)
         forced = forced or bool((d.get("table") or {}).get("forced"))
@@ -482,21 +496,13 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
             continue
         included_digests.append(digest)
         warnings.extend(_consistency(d))
-        rank = entry["rank"]
-        prof = d.get("profile") or {}
-        for e in prof.get("by_region") or []:
-            acc_of(regions, str(e.get("region"))).add(rank, e, ("comp_s", "call_s"))
-        for e in prof.get("by_function") or []:
-            acc_of(functions, str(e.get("fn"))).add(rank, e, ("calls", "call_s"))
-        for e in prof.get("by_bin") or []:
-            acc_of(bins, (int(num(e.get("lo"))), e.get("hi"))).add(rank, e)
         sites.add(d)
         tallies.add(d)
         _add_bins_of_rank(bin_cells, d)
         checks.add(d, entry)
     included = [r for r in ranks if r["in_totals"]]
+    expected = expected or len(ranks)
 
-    expected = int(num(result.get("ranks_expected"))) or len(ranks)
     missing = sorted(int(r) for r in result.get("missing_ranks") or [])
     if not ranks:
         warnings.append("no rank wrote a profile: nothing to analyse")
@@ -525,8 +531,13 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
             "machine or MPI, and every transfer time and percentage depends on it"
         )
 
+    if tree is not None:
+        while tree.pushed < expected:
+            tree.push(job_stats.empty())
+    stats = job_stats.from_file(reduced) if reduced else tree.result()
+    totals = stats["totals"] or {}
     sums = {
-        k: sum(r[k] for r in included)
+        k: totals.get(k, 0.0)
         for k in ("transfers", "xfer_s", "min_s", "max_s", "nonoverlap_s", "comp_s", "call_s")
     }
     job_min_pct, job_max_pct = overlap_pcts(sums["xfer_s"], sums["min_s"], sums["max_s"])
@@ -552,30 +563,27 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
             "max_pct": w["max_pct"],
         }
 
-    total_call = sum(a.extra.get("call_s", 0.0) for a in functions.values())
+    functions = stats["by_function"]
+    total_call = sum(c["call_s"] for c in functions.values())
     rankings = {
-        "regions": ranking(
-            regions,
-            lambda k, a: {
-                "region": k,
-                "comp_s": a.extra.get("comp_s", 0.0),
-                "call_s": a.extra.get("call_s", 0.0),
-            },
+        "regions": cell_ranking(
+            stats["by_region"],
+            lambda k, c: {"region": k, "comp_s": c["comp_s"], "call_s": c["call_s"]},
             lambda k: k,
         ),
-        "functions": ranking(
+        "functions": cell_ranking(
             functions,
-            lambda k, a: {
+            lambda k, c: {
                 "fn": k,
-                "calls": int(a.extra.get("calls", 0)),
-                "call_s": a.extra.get("call_s", 0.0),
-                "call_share_pct": share(a.extra.get("call_s", 0.0), total_call),
+                "calls": int(c["calls"]),
+                "call_s": c["call_s"],
+                "call_share_pct": share(c["call_s"], total_call),
             },
             lambda k: k,
         ),
-        "bins": ranking(
-            bins,
-            lambda k, a: {"lo": k[0], "hi": k[1], "label": bin_label(k[0], k[1])},
+        "bins": cell_ranking(
+            stats["by_bin"],
+            lambda k, c: {"lo": k[0], "hi": k[1], "label": bin_label(k[0], k[1])},
             lambda k: k[0],
         ),
     }
@@ -584,11 +592,11 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         (
             {
                 "fn": fn,
-                "calls": int(a.extra.get("calls", 0)),
-                "call_s": a.extra.get("call_s", 0.0),
-                "share_pct": share(a.extra.get("call_s", 0.0), total_call),
+                "calls": int(c["calls"]),
+                "call_s": c["call_s"],
+                "share_pct": share(c["call_s"], total_call),
             }
-            for fn, a in functions.items()
+            for fn, c in functions.items()
         ),
         key=lambda e: (-e["call_s"], e["fn"]),
     )
@@ -649,6 +657,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         "info_counters": info,
         "callsites": result.get("callsites"),
         "job_file": result.get("job_file"),
+        "job_stats": _stats_record(reduced),
         "cost": result.get("cost"),
         "progress": result.get("progress"),
         "eager_limit": result.get("eager_limit"),

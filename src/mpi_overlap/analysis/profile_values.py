@@ -163,6 +163,36 @@ def acc_of(accs: dict[Any, Acc], key: Any) -> Acc:
     return acc
 
 
+def cell_dict(cell: dict[str, Any], total_nonoverlap: float) -> dict[str, Any]:
+    """A ranking entry's measures from a cell of the job's statistics (profiling/
+    job_stats.py): what Acc.as_dict gives from the same ranks summed in the tree's order."""
+    min_pct, max_pct = overlap_pcts(cell["xfer_s"], cell["min_s"], cell["max_s"])
+    return {
+        "transfers": int(cell["transfers"]),
+        "xfer_s": cell["xfer_s"],
+        "min_s": cell["min_s"],
+        "max_s": cell["max_s"],
+        "nonoverlap_s": cell["nonoverlap_s"],
+        "min_pct": min_pct,
+        "max_pct": max_pct,
+        "share_pct": share(cell["nonoverlap_s"], total_nonoverlap),
+        "ranks": int(cell["ranks"]),
+        "worst_rank": cell["worst_rank"] if cell["ranks"] and cell["worst_s"] > 0 else None,
+    }
+
+
+def cell_ranking(
+    cells: dict[Any, dict[str, Any]],
+    describe: Callable[[Any, dict[str, Any]], dict[str, Any]],
+    tiebreak: Callable[[Any], Any],
+) -> list[dict[str, Any]]:
+    """ranking() of the job statistics' cells: the same order and shares."""
+    total = sum(c["nonoverlap_s"] for c in cells.values())
+    order = sorted(cells, key=lambda k: (-cells[k]["nonoverlap_s"], -cells[k]["xfer_s"],
+                                         tiebreak(k)))
+    return [{**describe(k, cells[k]), **cell_dict(cells[k], total)} for k in order]
+
+
 def ranking(
     accs: dict[Any, Acc],
     describe: Callable[[Any, Acc], dict[str, Any]],

@@ -13,6 +13,7 @@ from ..errors import UserError
 from ..schema import errors_against
 from ..table_trust import table_record
 from .callsites import Resolver
+from .job_stats import STATS_FILE, read_stats_file
 from .rank_documents import RankDocumentStream
 from .result_file import RankSequence
 
@@ -89,6 +90,14 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
     if changed:
         warnings.append(f"ranks {rank_list(changed)} read a different transfer-time table than "
                         f"the one the run started with ({info['hash']}): it changed meanwhile")
+    stats, why = read_stats_file(run_dir)
+    if stats is not None and (errors := errors_against(stats, "profile-stats-v1")):
+        stats, why = None, f"{STATS_FILE} does not match its schema: {errors[0]}"
+    if stats is not None and stats["ranks"] != ranks_expected:
+        stats, why = None, (f"{STATS_FILE} is of {stats['ranks']} ranks, the run of "
+                            f"{ranks_expected}: left out")
+    if why:
+        warnings.append(why)
     complete = not missing and all(d["status"] == "complete" for d in docs) and bool(docs)
     return {
         "schema": "mpi-overlap/profile-run",
@@ -103,5 +112,6 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
         "missing_ranks": missing,
         "callsites": callsites,
         "job_file": stream.job,
+        "job_stats": stats,
         "warnings": warnings,
     }

@@ -597,6 +597,12 @@ def summary(run: Run) -> list[str]:
         out.append(f"Rank 0 gathered {job.get('in_file')} rank profiles into profile.job.jsonl "
                    f"({fmt_mib(int(job.get('bytes') or 0))}) in {job['gather_s'] * 1e3:.1f} ms "
                    "after the program's last MPI call.")
+    stats = a.get("job_stats") or {}
+    if stats.get("source") == "library" and isinstance(stats.get("reduce_s"), (int, float)):
+        out.append(f"The job's sums and rankings are rank 0's reduction of {stats['ranks']} "
+                   f"ranks inside the job (a binomial tree over MPI, "
+                   f"{stats['reduce_s'] * 1e3:.1f} ms, largest message "
+                   f"{fmt_mib(int(stats.get('largest_message') or 0))}).")
     return out
 
 

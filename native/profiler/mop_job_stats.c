@@ -1,0 +1,535 @@
+/* mop_job_stats.c - the job's statistics: made from one rank's measures,
+ * merged in the tree's order, packed for messages, written as JSON; see
+ * mop_job_stats.h. */
+#include "mop_job_stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+#define MOP_JS_MAGIC 0x4a504f4du /* "MOPJ" */
+#define MOP_JS_VERSION 1u
+
+static double mop_nonoverlap(double xfer, double max)
+{
+    double d = xfer - max; /* as the analysis: max(0, xfer - max) per cell */
+    return d > 0 ? d : 0.0;
+}
+
+/* One rank's cell: worst is this rank. */
+static void mop_jcell_of(mop_jcell *c, const mop_acc *a, int rank)
+{
+    memset(c, 0, sizeof *c);
+    c->transfers = a->transfers;
+    c->xfer_s = a->xfer_s;
+    c->min_s = a->min_s;
+    c->max_s = a->max_s;
+    c->nonoverlap_s = mop_nonoverlap(a->xfer_s, a->max_s);
+    c->ranks = 1;
+    c->worst_rank = rank;
+    c->worst_s = c->nonoverlap_s;
+}
+
+/* dst += src: sums in this order, the worst rank by its time (lowest on ties). */
+static void mop_jcell_merge(mop_jcell *dst, const mop_jcell *src)
+{
+    dst->transfers += src->transfers;
+    dst->xfer_s += src->xfer_s;
+    dst->min_s += src->min_s;
+    dst->max_s += src->max_s;
+    dst->nonoverlap_s += src->nonoverlap_s;
+    dst->calls += src->calls;
+    dst->comp_s += src->comp_s;
+    dst->call_s += src->call_s;
+    if (src->ranks && (!dst->ranks || src->worst_s > dst->worst_s ||
+                       (src->worst_s == dst->worst_s && src->worst_rank < dst->worst_rank))) {
+        dst->worst_rank = src->worst_rank;
+        dst->worst_s = src->worst_s;
+    }
+    dst->ranks += src->ranks;
+}
+
+static const char *mop_js_name(const char *const *names, size_t n, size_t id, char *buf,
+                               size_t cap)
+{
+    if (names && id < n && names[id])
+        return names[id];
+    snprintf(buf, cap, "#%zu", id); /* as the rank's document names it */
+    return buf;
+}
+
+static int mop_by_name(const void *a, const void *b)
+{
+    return strcmp(((const mop_jentry *)a)->name, ((const mop_jentry *)b)->name);
+}
+
+static void mop_jlist_free(mop_jlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->e[i].name);
+    free(l->e);
+    l->e = NULL;
+    l->n = 0;
+}
+
+/* Appends a copy of name with its cell (the caller sorts or keeps order). */
+static int mop_jlist_push(mop_jlist *l, size_t *cap, const char *name, size_t len,
+                          const mop_jcell *c)
+{
+    if (l->n == *cap) {
+        size_t more = *cap ? 2 * *cap : 16;
+        mop_jentry *e = realloc(l->e, more * sizeof *e);
+        if (!e)
+            return -1;
+        l->e = e;
+        *cap = more;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    l->e[l->n].name = copy;
+    l->e[l->n].c = *c;
+    l->n++;
+    return 0;
+}
+
+int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_names *names,
+                          int rank, bool disabled)
+{
+    memset(s, 0, sizeof *s);
+    s->ranks = 1;
+    s->nbins = mop_process_nbins(p);
+    for (size_t i = 0; i < s->nbins; i++)
+        mop_process_bin_range(p, i, &s->bin_lo[i], &s->bin_hi[i]);
+    if (disabled)
+        return 0;
+    double spt = p->cfg.s_per_tick;
+    s->ranks_with_data = 1;
+    mop_jcell_of(&s->total, &p->total, rank);
+    s->total.comp_s = (double)p->comp_ticks * spt;
+    s->total.call_s = (double)p->call_ticks * spt;
+    memcpy(s->cases, p->cases, sizeof s->cases);
+    s->counters = p->counters;
+    s->outstanding_peak = (uint64_t)p->reqs.peak;
+    for (size_t i = 0; i < s->nbins; i++)
+        if (p->bins[i].transfers)
+            mop_jcell_of(&s->bins[i], &p->bins[i], rank);
+    char buf[32];
+    size_t cap = 0;
+    for (size_t i = 0; i < MOP_MAX_FN; i++) {
+        const mop_fn_acc *f = &p->fns[i];
+        if (!f->calls && !f->x.transfers)
+            continue;
+        mop_jcell c;
+        mop_jcell_of(&c, &f->x, rank);
+        c.calls = f->calls;
+        c.call_s = (double)f->call_ticks * spt;
+        const char *name = mop_js_name(names->fn, names->nfn, i, buf, sizeof buf);
+        if (mop_jlist_push(&s->fns, &cap, name, strlen(name), &c) != 0)
+            goto oom;
+    }
+    cap = 0;
+    for (size_t i = 0; i < MOP_MAX_REGIONS; i++) {
+        const mop_region_acc *r = &p->regions[i];
+        if (!r->x.transfers && !r->comp_ticks && !r->call_ticks)
+            continue;
+        mop_jcell c;
+        mop_jcell_of(&c, &r->x, rank);
+        c.comp_s = (double)r->comp_ticks * spt;
+        c.call_s = (double)r->call_ticks * spt;
+        const char *name = mop_js_name(names->region, names->nregion, i, buf, sizeof buf);
+        if (mop_jlist_push(&s->regions, &cap, name, strlen(name), &c) != 0)
+            goto oom;
+    }
+    qsort(s->fns.e, s->fns.n, sizeof *s->fns.e, mop_by_name);
+    qsort(s->regions.e, s->regions.n, sizeof *s->regions.e, mop_by_name);
+    return 0;
+oom:
+    mop_job_stats_free(s);
+    return -1;
+}
+
+void mop_job_row_of_rank(mop_job_row *row, const mop_process *p, int rank, bool disabled,
+                         double wall_s)
+{
+    memset(row, 0, sizeof *row);
+    row->rank = rank;
+    row->disabled = disabled;
+    row->wall_s = wall_s;
+    if (disabled)
+        return;
+    double spt = p->cfg.s_per_tick;
+    row->transfers = p->total.transfers;
+    row->xfer_s = p->total.xfer_s;
+    row->min_s = p->total.min_s;
+    row->max_s = p->total.max_s;
+    row->nonoverlap_s = mop_nonoverlap(p->total.xfer_s, p->total.max_s);
+    row->comp_s = (double)p->comp_ticks * spt;
+    row->call_s = (double)p->call_ticks * spt;
+}
+
+/* The union of two sorted lists, cells of one name merged (a's first). */
+static int mop_jlist_merge(mop_jlist *a, const mop_jlist *b)
+{
+    mop_jlist out = {NULL, 0};
+    size_t cap = 0, i = 0, j = 0;
+    while (i < a->n || j < b->n) {
+        int cmp = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->e[i].name, b->e[j].name);
+        const mop_jentry *from = cmp <= 0 ? &a->e[i] : &b->e[j];
+        if (mop_jlist_push(&out, &cap, from->name, strlen(from->name), &from->c) != 0) {
+            mop_jlist_free(&out);
+            return -1;
+        }
+        if (cmp == 0)
+            mop_jcell_merge(&out.e[out.n - 1].c, &b->e[j].c);
+        i += cmp <= 0;
+        j += cmp >= 0;
+    }
+    mop_jlist_free(a);
+    *a = out;
+    return 0;
+}
+
+int mop_job_stats_merge(mop_job_stats *dst, const mop_job_stats *src)
+{
+    /* the lists first: they are the only step that can fail */
+    mop_jlist fns = {NULL, 0}, regions = {NULL, 0};
+    size_t cap = 0;
+    for (size_t i = 0; i < dst->fns.n; i++)
+        if (mop_jlist_push(&fns, &cap, dst->fns.e[i].name, strlen(dst->fns.e[i].name),
+                           &dst->fns.e[i].c) != 0)
+            goto oom;
+    cap = 0;
+    for (size_t i = 0; i < dst->regions.n; i++)
+        if (mop_jlist_push(&regions, &cap, dst->regions.e[i].name,
+                           strlen(dst->regions.e[i].name), &dst->regions.e[i].c) != 0)
+            goto oom;
+    if (mop_jlist_merge(&fns, &src->fns) != 0 || mop_jlist_merge(&regions, &src->regions) != 0)
+        goto oom;
+    mop_jlist_free(&dst->fns);
+    mop_jlist_free(&dst->regions);
+    dst->fns = fns;
+    dst->regions = regions;
+
+    dst->ranks += src->ranks;
+    dst->ranks_with_data += src->ranks_with_data;
+    mop_jcell_merge(&dst->total, &src->total);
+    for (int c = 0; c < MOP_NCASES; c++)
+        dst->cases[c] += src->cases[c];
+#define MOP_JS_COUNTER_ADD(name) dst->counters.name += src->counters.name;
+    MOP_COUNTERS(MOP_JS_COUNTER_ADD)
+#undef MOP_JS_COUNTER_ADD
+    if (src->outstanding_peak > dst->outstanding_peak)
+        dst->outstanding_peak = src->outstanding_peak;
+    if (src->nbins > dst->nbins) { /* a disabled rank 0 still knows the bins; be safe */
+        for (size_t i = dst->nbins; i < src->nbins; i++) {
+            dst->bin_lo[i] = src->bin_lo[i];
+            dst->bin_hi[i] = src->bin_hi[i];
+        }
+        dst->nbins = src->nbins;
+    }
+    for (size_t i = 0; i < src->nbins; i++)
+        if (src->bins[i].ranks)
+            mop_jcell_merge(&dst->bins[i], &src->bins[i]);
+    return 0;
+oom:
+    mop_jlist_free(&fns);
+    mop_jlist_free(&regions);
+    return -1;
+}
+
+void mop_job_stats_free(mop_job_stats *s)
+{
+    mop_jlist_free(&s->fns);
+    mop_jlist_free(&s->regions);
+}
+
+/* ---------------------------------------------------------------- bytes */
+
+typedef struct mop_js_buf {
+    unsigned char *p;
+    size_t len, cap;
+    int bad;
+} mop_js_buf;
+
+static void mop_js_put(mop_js_buf *b, const void *v, size_t n)
+{
+    if (b->bad)
+        return;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n)
+            cap *= 2;
+        unsigned char *p = realloc(b->p, cap);
+        if (!p) {
+            b->bad = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, v, n);
+    b->len += n;
+}
+
+static void mop_js_put_u64(mop_js_buf *b, uint64_t v)
+{
+    mop_js_put(b, &v, sizeof v);
+}
+
+static void mop_js_put_list(mop_js_buf *b, const mop_jlist *l)
+{
+    mop_js_put_u64(b, l->n);
+    for (size_t i = 0; i < l->n; i++) {
+        uint64_t len = strlen(l->e[i].name);
+        mop_js_put_u64(b, len);
+        mop_js_put(b, l->e[i].name, len);
+        mop_js_put(b, &l->e[i].c, sizeof l->e[i].c);
+    }
+}
+
+int mop_job_stats_pack(const mop_job_stats *s, unsigned char **buf, size_t *len)
+{
+    mop_js_buf b = {NULL, 0, 0, 0};
+    mop_js_put_u64(&b, ((uint64_t)MOP_JS_VERSION << 32) | MOP_JS_MAGIC);
+    mop_js_put_u64(&b, s->ranks);
+    mop_js_put_u64(&b, s->ranks_with_data);
+    mop_js_put(&b, &s->total, sizeof s->total);
+    mop_js_put(&b, s->cases, sizeof s->cases);
+    mop_js_put(&b, &s->counters, sizeof s->counters);
+    mop_js_put_u64(&b, s->outstanding_peak);
+    mop_js_put_u64(&b, s->nbins);
+    mop_js_put(&b, s->bin_lo, s->nbins * sizeof *s->bin_lo);
+    mop_js_put(&b, s->bin_hi, s->nbins * sizeof *s->bin_hi);
+    uint64_t used = 0; /* bins with data: most of the 65 are empty */
+    for (size_t i = 0; i < s->nbins; i++)
+        used += s->bins[i].ranks != 0;
+    mop_js_put_u64(&b, used);
+    for (size_t i = 0; i < s->nbins; i++) {
+        if (!s->bins[i].ranks)
+            continue;
+        mop_js_put_u64(&b, i);
+        mop_js_put(&b, &s->bins[i], sizeof s->bins[i]);
+    }
+    mop_js_put_list(&b, &s->fns);
+    mop_js_put_list(&b, &s->regions);
+    if (b.bad) {
+        free(b.p);
+        return -1;
+    }
+    *buf = b.p;
+    *len = b.len;
+    return 0;
+}
+
+typedef struct mop_js_in {
+    const unsigned char *p;
+    size_t left;
+} mop_js_in;
+
+static int mop_js_get(mop_js_in *in, void *v, size_t n)
+{
+    if (n > in->left)
+        return -1;
+    memcpy(v, in->p, n);
+    in->p += n;
+    in->left -= n;
+    return 0;
+}
+
+static int mop_js_get_list(mop_js_in *in, mop_jlist *l)
+{
+    uint64_t n;
+    size_t cap = 0;
+    if (mop_js_get(in, &n, sizeof n) != 0 || n > in->left)
+        return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t len;
+        mop_jcell c;
+        if (mop_js_get(in, &len, sizeof len) != 0 || len > in->left)
+            return -1;
+        const char *name = (const char *)in->p;
+        in->p += len;
+        in->left -= len;
+        if (mop_js_get(in, &c, sizeof c) != 0 || mop_jlist_push(l, &cap, name, len, &c) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int mop_job_stats_unpack(mop_job_stats *s, const unsigned char *buf, size_t len)
+{
+    memset(s, 0, sizeof *s);
+    mop_js_in in = {buf, len};
+    uint64_t head, nbins, used;
+    if (mop_js_get(&in, &head, sizeof head) != 0 ||
+        head != (((uint64_t)MOP_JS_VERSION << 32) | MOP_JS_MAGIC) ||
+        mop_js_get(&in, &s->ranks, sizeof s->ranks) != 0 ||
+        mop_js_get(&in, &s->ranks_with_data, sizeof s->ranks_with_data) != 0 ||
+        mop_js_get(&in, &s->total, sizeof s->total) != 0 ||
+        mop_js_get(&in, s->cases, sizeof s->cases) != 0 ||
+        mop_js_get(&in, &s->counters, sizeof s->counters) != 0 ||
+        mop_js_get(&in, &s->outstanding_peak, sizeof s->outstanding_peak) != 0 ||
+        mop_js_get(&in, &nbins, sizeof nbins) != 0 || nbins > MOP_MAX_BINS)
+        return -1;
+    s->nbins = (size_t)nbins;
+    if (mop_js_get(&in, s->bin_lo, s->nbins * sizeof *s->bin_lo) != 0 ||
+        mop_js_get(&in, s->bin_hi, s->nbins * sizeof *s->bin_hi) != 0 ||
+        mop_js_get(&in, &used, sizeof used) != 0 || used > s->nbins)
+        return -1;
+    for (uint64_t k = 0; k < used; k++) {
+        uint64_t i;
+        if (mop_js_get(&in, &i, sizeof i) != 0 || i >= s->nbins ||
+            mop_js_get(&in, &s->bins[i], sizeof s->bins[i]) != 0)
+            return -1;
+    }
+    if (mop_js_get_list(&in, &s->fns) != 0 || mop_js_get_list(&in, &s->regions) != 0 ||
+        in.left != 0) {
+        mop_job_stats_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void mop_js_measures(mo_json *w, const mop_jcell *c)
+{
+    mo_json_kv_uint64(w, "transfers", c->transfers);
+    mo_json_kv_double(w, "xfer_s", c->xfer_s);
+    mo_json_kv_double(w, "min_s", c->min_s);
+    mo_json_kv_double(w, "max_s", c->max_s);
+    mo_json_kv_double(w, "nonoverlap_s", c->nonoverlap_s);
+}
+
+static void mop_js_ranks(mo_json *w, const mop_jcell *c)
+{
+    mo_json_kv_uint64(w, "ranks", c->ranks);
+    mo_json_key(w, "worst_rank"); /* as the analysis: none when no rank lost time here */
+    if (c->ranks && c->worst_s > 0)
+        mo_json_int64(w, c->worst_rank);
+    else
+        mo_json_null(w);
+    mo_json_kv_double(w, "worst_s", c->worst_s);
+}
+
+static void mop_js_list(mo_json *w, const char *key, const char *name_key, const mop_jlist *l,
+                        bool is_fn)
+{
+    mo_json_key(w, key);
+    mo_json_begin_array(w);
+    for (size_t i = 0; i < l->n; i++) {
+        const mop_jcell *c = &l->e[i].c;
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, name_key, l->e[i].name);
+        if (is_fn) {
+            mo_json_kv_uint64(w, "calls", c->calls);
+        } else {
+            mo_json_kv_double(w, "comp_s", c->comp_s);
+        }
+        mo_json_kv_double(w, "call_s", c->call_s);
+        mop_js_measures(w, c);
+        mop_js_ranks(w, c);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+}
+
+/* The per-rank rows as columns: one array per measure, indexed like "rank". */
+#define MOP_JS_ROW_COLUMNS(X) \
+    X(transfers, uint64)      \
+    X(xfer_s, double)         \
+    X(min_s, double)          \
+    X(max_s, double)          \
+    X(nonoverlap_s, double)   \
+    X(comp_s, double)         \
+    X(call_s, double)         \
+    X(wall_s, double)
+
+static void mop_js_rows(mo_json *w, const mop_job_stats_info *info)
+{
+    mo_json_key(w, "rank_rows");
+    mo_json_begin_object(w);
+    mo_json_key(w, "rank");
+    mo_json_begin_array(w);
+    for (int r = 0; r < info->nrows; r++)
+        mo_json_int64(w, info->rows[r].rank);
+    mo_json_end_array(w);
+    mo_json_key(w, "disabled");
+    mo_json_begin_array(w);
+    for (int r = 0; r < info->nrows; r++)
+        mo_json_bool(w, info->rows[r].disabled != 0);
+    mo_json_end_array(w);
+#define MOP_JS_COLUMN(field, kind)                 \
+    mo_json_key(w, #field);                        \
+    mo_json_begin_array(w);                        \
+    for (int r = 0; r < info->nrows; r++)          \
+        mo_json_##kind(w, info->rows[r].field);    \
+    mo_json_end_array(w);
+    MOP_JS_ROW_COLUMNS(MOP_JS_COLUMN)
+#undef MOP_JS_COLUMN
+    mo_json_end_object(w);
+}
+
+int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info *info)
+{
+    mo_json w;
+    mo_json_init(&w, f);
+    mo_json_begin_object(&w);
+    mo_json_kv_string(&w, "schema", "mpi-overlap/profile-stats");
+    mo_json_kv_int64(&w, "schema_version", 1);
+    mo_json_kv_uint64(&w, "ranks", s->ranks);
+    mo_json_kv_uint64(&w, "ranks_with_data", s->ranks_with_data);
+    mo_json_kv_string(&w, "order", "binomial tree over MPI_COMM_WORLD ranks");
+    mo_json_kv_double(&w, "reduce_s", info->reduce_s);
+    mo_json_kv_uint64(&w, "largest_message", info->largest_message);
+
+    mo_json_key(&w, "totals");
+    mo_json_begin_object(&w);
+    mop_js_measures(&w, &s->total);
+    mo_json_kv_double(&w, "comp_s", s->total.comp_s);
+    mo_json_kv_double(&w, "call_s", s->total.call_s);
+    mo_json_end_object(&w);
+
+    mo_json_key(&w, "cases");
+    mo_json_begin_object(&w);
+    for (int c = 0; c < MOP_NCASES; c++)
+        mo_json_kv_uint64(&w, mop_case_name((mop_case)c), s->cases[c]);
+    mo_json_end_object(&w);
+
+    mo_json_key(&w, "counters");
+    mo_json_begin_object(&w);
+#define MOP_JS_COUNTER_JSON(name) mo_json_kv_uint64(&w, #name, s->counters.name);
+    MOP_COUNTERS(MOP_JS_COUNTER_JSON)
+#undef MOP_JS_COUNTER_JSON
+    mo_json_kv_uint64(&w, "outstanding_peak", s->outstanding_peak);
+    mo_json_end_object(&w);
+
+    mo_json_key(&w, "by_bin");
+    mo_json_begin_array(&w);
+    for (size_t i = 0; i < s->nbins; i++) {
+        const mop_jcell *c = &s->bins[i];
+        if (!c->ranks)
+            continue;
+        mo_json_begin_object(&w);
+        mo_json_kv_uint64(&w, "lo", s->bin_lo[i]);
+        mo_json_key(&w, "hi");
+        if (s->bin_hi[i] == UINT64_MAX)
+            mo_json_null(&w);
+        else
+            mo_json_uint64(&w, s->bin_hi[i]);
+        mop_js_measures(&w, c);
+        mop_js_ranks(&w, c);
+        mo_json_end_object(&w);
+    }
+    mo_json_end_array(&w);
+    mop_js_list(&w, "by_function", "fn", &s->fns, true);
+    mop_js_list(&w, "by_region", "region", &s->regions, false);
+    mop_js_rows(&w, info);
+    mo_json_end_object(&w);
+    return mo_json_finish(&w);
+}

@@ -1,0 +1,99 @@
+/* mop_job_stats.h - the job's statistics, reduced across ranks inside the
+ * job (docs/profiler.md, "Many ranks"): one rank's measures made into cells
+ * that merge, two subtrees' statistics merged, sent as bytes and written as
+ * JSON (schema mpi-overlap/profile-stats). Pure C, no MPI: mop_reduce.c moves
+ * them up the tree.
+ *
+ * Every double is the number the rank's own document prints (seconds from
+ * ticks times that rank's s_per_tick, non-overlap as max(0, xfer - max)), so
+ * the statistics are sums of the documents' numbers. Floating-point sums
+ * depend on their order: the order is the binomial tree of mop_reduce.h, and
+ * the analysis repeats it over the rank documents (profiling/job_stats.py),
+ * so both give the same bits (tests/test_profile_job_stats.py). */
+#ifndef MOP_JOB_STATS_H
+#define MOP_JOB_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mop_process.h"
+#include "mop_profile_json.h"
+
+/* One ranking entry summed over ranks: a size bin, a function, a region. */
+typedef struct mop_jcell {
+    uint64_t transfers;
+    double xfer_s, min_s, max_s, nonoverlap_s;
+    uint64_t calls;       /* functions */
+    double comp_s;        /* regions */
+    double call_s;        /* functions and regions */
+    uint64_t ranks;       /* ranks that have the entry */
+    int64_t worst_rank;   /* the rank that lost most non-overlapped time here (lowest on ties) */
+    double worst_s;       /* that rank's non-overlapped time here */
+} mop_jcell;
+
+/* A name-keyed cell: entries are kept sorted by name, so two lists merge in
+ * one pass and every rank's ids (regions are interned per process) drop out. */
+typedef struct mop_jentry {
+    char *name;
+    mop_jcell c;
+} mop_jentry;
+
+typedef struct mop_jlist {
+    mop_jentry *e;
+    size_t n;
+} mop_jlist;
+
+typedef struct mop_job_stats {
+    uint64_t ranks;           /* ranks merged */
+    uint64_t ranks_with_data; /* of those, not disabled */
+    mop_jcell total;          /* comp_s and call_s too */
+    uint64_t cases[MOP_NCASES];
+    mop_counters counters;    /* summed */
+    uint64_t outstanding_peak; /* the largest */
+    size_t nbins;             /* bins of the job's configuration (same on every rank) */
+    uint64_t bin_lo[MOP_MAX_BINS], bin_hi[MOP_MAX_BINS]; /* hi UINT64_MAX: open */
+    mop_jcell bins[MOP_MAX_BINS];
+    mop_jlist fns, regions;
+} mop_job_stats;
+
+/* One rank's totals, for the per-rank columns rank 0 gathers. */
+typedef struct mop_job_row {
+    int64_t rank;
+    int64_t disabled;
+    uint64_t transfers;
+    double xfer_s, min_s, max_s, nonoverlap_s, comp_s, call_s, wall_s;
+} mop_job_row;
+
+/* This rank's statistics from its aggregated measures (the numbers of its
+ * document); disabled: none, but the rank is counted. Returns 0, or -1 when
+ * out of memory (s then holds nothing to free). */
+int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_names *names,
+                          int rank, bool disabled);
+void mop_job_row_of_rank(mop_job_row *row, const mop_process *p, int rank, bool disabled,
+                         double wall_s);
+
+/* dst += src, src being the next ranks' subtree. Returns 0, or -1 when out
+ * of memory (dst is then left as it was). */
+int mop_job_stats_merge(mop_job_stats *dst, const mop_job_stats *src);
+void mop_job_stats_free(mop_job_stats *s);
+
+/* As bytes for a message between ranks of one job (same ABI), and back.
+ * pack: malloc'ed buffer in *buf, or -1. unpack: 0, or -1 (short or
+ * malformed input, out of memory: s then holds nothing to free). */
+int mop_job_stats_pack(const mop_job_stats *s, unsigned char **buf, size_t *len);
+int mop_job_stats_unpack(mop_job_stats *s, const unsigned char *buf, size_t len);
+
+/* The statistics of the whole job and every rank's row (rows[r] for rank r). */
+typedef struct mop_job_stats_info {
+    const mop_job_row *rows;
+    int nrows;
+    double reduce_s;         /* the reduction's wall time on rank 0 */
+    uint64_t largest_message; /* bytes of the largest subtree message rank 0 took */
+} mop_job_stats_info;
+
+/* Writes the object (schema mpi-overlap/profile-stats v1). Returns
+ * mo_json_finish's result. */
+int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info *info);
+
+#endif

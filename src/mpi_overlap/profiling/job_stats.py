@@ -1,0 +1,216 @@
+"""The job's statistics: every rank's measures summed in one fixed order, the binomial tree
+the library reduces them in at MPI_Finalize (native/profiler/mop_reduce.h), so that the
+statistics made here from the rank documents and the ones rank 0 wrote
+(profile.stats.json, schema mpi-overlap/profile-stats) are the same numbers, bit for bit.
+
+The tree: rank r's partial covers ranks [r, r + 2^k) after step k, and each merge is
+(lower half) + (upper half). Going through the ranks in order, that is a binary counter:
+a stack of partials of 1, 2, 4 … ranks, two of one size merged as soon as they meet, the
+rest folded from the right at the end (TreeReducer). A rank without data (disabled, or
+no document) is an empty partial in its place: adding 0 changes no sum, the place keeps
+the order.
+
+A cell (one size bin, function or region summed over ranks) has the keys the library
+writes: transfers, xfer_s, min_s, max_s, nonoverlap_s, calls, comp_s, call_s, ranks (that
+have the entry), worst_rank and worst_s (the rank that lost most non-overlapped time there,
+lowest on ties)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ..analysis.profile_values import num
+from ..json_input import read_json
+
+STATS_FILE = "profile.stats.json"
+STATS_SCHEMA = "mpi-overlap/profile-stats"
+MEASURES = ("xfer_s", "min_s", "max_s", "nonoverlap_s")
+PEAK_COUNTERS = ("outstanding_peak",)
+ROW_COLUMNS = ("transfers", "xfer_s", "min_s", "max_s", "nonoverlap_s", "comp_s", "call_s",
+               "wall_s")
+
+Cell = dict[str, Any]
+Stats = dict[str, Any]
+
+
+def _cell(entry: dict[str, Any], rank: int) -> Cell:
+    xfer, hi = num(entry.get("xfer_s")), num(entry.get("max_s"))
+    nonoverlap = max(0.0, xfer - hi)
+    return {"transfers": int(num(entry.get("transfers"))), "xfer_s": xfer,
+            "min_s": num(entry.get("min_s")), "max_s": hi, "nonoverlap_s": nonoverlap,
+            "calls": int(num(entry.get("calls"))), "comp_s": num(entry.get("comp_s")),
+            "call_s": num(entry.get("call_s")), "ranks": 1, "worst_rank": rank,
+            "worst_s": nonoverlap}
+
+
+def _merge_cell(a: Cell, b: Cell) -> Cell:
+    """a + b, b holding the higher ranks; a new cell (partials are shared by no one, but a
+    cell may be one rank's own)."""
+    out = {k: a[k] + b[k] for k in ("transfers", *MEASURES, "calls", "comp_s", "call_s",
+                                    "ranks")}
+    better = b["ranks"] and (not a["ranks"] or b["worst_s"] > a["worst_s"] or (
+        b["worst_s"] == a["worst_s"] and b["worst_rank"] < a["worst_rank"]))
+    src = b if better else a
+    out["worst_rank"], out["worst_s"] = src["worst_rank"], src["worst_s"]
+    return out
+
+
+def empty(rank: int = -1) -> Stats:
+    """The statistics of a rank without data (disabled, or no document)."""
+    return {"ranks": 1, "ranks_with_data": 0, "totals": None, "cases": {}, "counters": {},
+            "by_bin": {}, "by_function": {}, "by_region": {}}
+
+
+def of_rank(doc: dict[str, Any]) -> Stats:
+    """One rank's statistics from its document, as the library makes them from the
+    measures that document was written from (mop_job_stats_of_rank)."""
+    if doc.get("status") == "disabled":
+        return empty()
+    rank = int(doc.get("rank", -1))
+    prof = doc.get("profile") or {}
+    totals = prof.get("totals") or {}
+    return {
+        "ranks": 1,
+        "ranks_with_data": 1,
+        "totals": _cell(totals, rank),
+        "cases": {k: int(num(v)) for k, v in (prof.get("cases") or {}).items()},
+        "counters": {k: int(num(v)) for k, v in (prof.get("counters") or {}).items()},
+        "by_bin": {(int(num(e.get("lo"))), e.get("hi")): _cell(e, rank)
+                   for e in prof.get("by_bin") or []},
+        "by_function": {str(e.get("fn")): _cell(e, rank) for e in prof.get("by_function") or []},
+        "by_region": {str(e.get("region")): _cell(e, rank)
+                      for e in prof.get("by_region") or []},
+    }
+
+
+def _merge_table(a: dict[Any, Cell], b: dict[Any, Cell]) -> dict[Any, Cell]:
+    out = dict(a)
+    for key, cell in b.items():
+        mine = out.get(key)
+        out[key] = cell if mine is None else _merge_cell(mine, cell)
+    return out
+
+
+def merge(a: Stats, b: Stats) -> Stats:
+    """a + b, b holding the ranks after a's (mop_job_stats_merge)."""
+    if a["totals"] is None or b["totals"] is None:
+        totals = a["totals"] if b["totals"] is None else b["totals"]
+    else:
+        totals = _merge_cell(a["totals"], b["totals"])
+    counters = dict(a["counters"])
+    for k, v in b["counters"].items():
+        counters[k] = max(counters.get(k, 0), v) if k in PEAK_COUNTERS else counters.get(k, 0) + v
+    cases = dict(a["cases"])
+    for k, v in b["cases"].items():
+        cases[k] = cases.get(k, 0) + v
+    return {
+        "ranks": a["ranks"] + b["ranks"],
+        "ranks_with_data": a["ranks_with_data"] + b["ranks_with_data"],
+        "totals": totals,
+        "cases": cases,
+        "counters": counters,
+        **{t: _merge_table(a[t], b[t]) for t in ("by_bin", "by_function", "by_region")},
+    }
+
+
+class TreeReducer:
+    """Partials of ranks pushed in rank order, merged in the library's tree order; holds
+    about log2(ranks) partials."""
+
+    def __init__(self, combine: Callable[[Any, Any], Any] | None = None) -> None:
+        self._merge = combine or merge  # another combine shows the order (the tests)
+        self._stack: list[tuple[int, Any]] = []  # (ranks covered, partial)
+        self.pushed = 0
+
+    def push(self, stats: Any) -> None:
+        size, part = 1, stats
+        while self._stack and self._stack[-1][0] == size:
+            lower = self._stack.pop()[1]
+            part, size = self._merge(lower, part), 2 * size
+        self._stack.append((size, part))
+        self.pushed += 1
+
+    def result(self) -> Any:
+        """The whole: the partials left folded from the right (the tree's last ranks are
+        the smallest subtrees, merged first)."""
+        if not self._stack:
+            return empty()
+        part = self._stack[-1][1]
+        for _, lower in reversed(self._stack[:-1]):
+            part = self._merge(lower, part)
+        return part
+
+
+def reduce_documents(docs: Iterable[dict[str, Any]], ranks: int) -> Stats:
+    """The job's statistics from rank documents in rank order (ranks 0 … ranks−1; a
+    missing rank is an empty place)."""
+    tree = TreeReducer()
+    for doc in docs:
+        rank = int(doc.get("rank", -1))
+        while tree.pushed < rank:
+            tree.push(empty())
+        if rank == tree.pushed:
+            tree.push(of_rank(doc))
+    while tree.pushed < ranks:
+        tree.push(empty())
+    return tree.result()
+
+
+# ---------------------------------------------------------------- the library's file
+
+
+def _table_of(entries: list[dict[str, Any]], key: str) -> dict[Any, Cell]:
+    out = {}
+    for e in entries:
+        k = (int(e["lo"]), e["hi"]) if key == "bin" else str(e[key])
+        out[k] = {c: e.get(c, 0 if c in ("transfers", "calls", "ranks") else 0.0)
+                  for c in ("transfers", *MEASURES, "calls", "comp_s", "call_s", "ranks",
+                            "worst_rank", "worst_s")}
+    return out
+
+
+def from_file(doc: dict[str, Any]) -> Stats:
+    """profile.stats.json as Stats (the form reduce_documents gives)."""
+    return {
+        "ranks": int(doc["ranks"]),
+        "ranks_with_data": int(doc["ranks_with_data"]),
+        "totals": {**doc["totals"], "calls": 0, "ranks": int(doc["ranks_with_data"])}
+        if doc["ranks_with_data"] else None,
+        "cases": dict(doc["cases"]),
+        "counters": dict(doc["counters"]),
+        "by_bin": _table_of(doc["by_bin"], "bin"),
+        "by_function": _table_of(doc["by_function"], "fn"),
+        "by_region": _table_of(doc["by_region"], "region"),
+    }
+
+
+def read_stats_file(run_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(profile.stats.json, None), (None, None) when there is none, or (None, why) when it
+    cannot be used."""
+    path = run_dir / STATS_FILE
+    if not path.is_file():
+        return None, None
+    try:
+        doc = read_json(path)
+    except Exception as exc:  # a damaged file is a warning, never the end of the report
+        return None, f"{STATS_FILE}: cannot read it ({exc})"
+    if not isinstance(doc, dict) or doc.get("schema") != STATS_SCHEMA:
+        return None, f"{STATS_FILE}: not a {STATS_SCHEMA} document"
+    return doc, None
+
+
+def comparable(stats: Stats) -> dict[str, Any]:
+    """Stats with the worst rank of a cell that lost nothing set to None, as the library
+    writes it: the form in which two reductions are compared."""
+    def cells(table: dict[Any, Cell]) -> dict[Any, Cell]:
+        return {k: {**c, "worst_rank": c["worst_rank"] if c["ranks"] and c["worst_s"] > 0
+                    else None} for k, c in table.items()}
+
+    totals = None
+    if stats["totals"] is not None:
+        totals = {k: stats["totals"][k] for k in ("transfers", *MEASURES, "comp_s", "call_s")}
+    return {"ranks": stats["ranks"], "ranks_with_data": stats["ranks_with_data"],
+            "totals": totals, "cases": stats["cases"], "counters": stats["counters"],
+            **{t: cells(stats[t]) for t in ("by_bin", "by_function", "by_region")}}
