@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .profile_values import Acc, acc_of, num, ranking
+from .profile_values import Acc, acc_of, cell_of, num, ranking
 
 UNKNOWN = "unknown"
 
@@ -54,9 +54,10 @@ class SiteRankings:
         for e in prof.get("pairs") or []:
             post, _ = _name(sites, int(num(e.get("post"))))
             end, _ = _name(sites, int(num(e.get("end"))))
-            acc_of(self.pairs, (post, end)).add(rank, e, ("polled",))
-            acc_of(self.posts, post).add(rank, e)
-            acc_of(self.ends, end).add(rank, e)
+            cell = cell_of(e)  # once for the three rankings it goes into
+            acc_of(self.pairs, (post, end)).add(rank, e, ("polled",), cell)
+            acc_of(self.posts, post).add(rank, e, cell=cell)
+            acc_of(self.ends, end).add(rank, e, cell=cell)
 
     def result(self) -> dict[str, list[dict[str, Any]]]:
         fn_of, calls = self.fn_of, self.calls

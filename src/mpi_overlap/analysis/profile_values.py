@@ -87,7 +87,7 @@ def rank_list(ranks: Iterable[int]) -> str:
 # ---------------------------------------------------------------- accumulation
 
 
-def _cell(entry: dict[str, Any]) -> tuple[int, float, float, float, float]:
+def cell_of(entry: dict[str, Any]) -> tuple[int, float, float, float, float]:
     """(transfers, xfer, min, max, nonoverlap) of one profile cell; nonoverlap is
     recomputed as xfer − max."""
     xfer, hi = num(entry.get("xfer_s")), num(entry.get("max_s"))
@@ -97,7 +97,7 @@ def _cell(entry: dict[str, Any]) -> tuple[int, float, float, float, float]:
 
 def measures(entry: dict[str, Any]) -> dict[str, float]:
     """The transfer measures of one profile cell; nonoverlap is recomputed as xfer − max."""
-    transfers, xfer, lo, hi, nonoverlap = _cell(entry)
+    transfers, xfer, lo, hi, nonoverlap = cell_of(entry)
     return {
         "transfers": transfers,
         "xfer_s": xfer,
@@ -121,9 +121,12 @@ class Acc:
         self.extra: dict[str, float] = {}
         self.by_rank: dict[int, float] = {}
 
-    def add(self, rank: int, entry: dict[str, Any], extra: tuple[str, ...] = ()) -> None:
+    def add(self, rank: int, entry: dict[str, Any], extra: tuple[str, ...] = (),
+            cell: tuple[int, float, float, float, float] | None = None) -> None:
+        """Adds one rank's cell; `cell` is _cell(entry) when the caller has it already
+        (one site pair goes into three rankings)."""
         # the cell as a tuple, not measures()'s dict: this runs once per cell and rank
-        transfers, xfer, lo, hi, nonoverlap = _cell(entry)
+        transfers, xfer, lo, hi, nonoverlap = cell or cell_of(entry)
         sums = self.sums
         sums["transfers"] += transfers
         sums["xfer_s"] += xfer
