@@ -213,12 +213,19 @@ def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path)
         job_stats.comparable(job_stats.reduce_documents(docs, RANKS))
     rows = reduced["rank_rows"]
     for d in docs:
-        totals = d["profile"]["totals"]
-        r = d["rank"]
+        totals, checks = d["profile"]["totals"], d["profile"]["checks"]
+        r, inc, acr = d["rank"], checks["in_call"], checks["across_calls"]
         assert [rows[k][r] for k in ("transfers", "xfer_s", "min_s", "max_s", "comp_s",
                                      "call_s", "wall_s")] == \
             [totals[k] for k in ("transfers", "xfer_s", "min_s", "max_s", "comp_s",
                                  "call_s")] + [d["wall_s"]]
+        assert [rows[k][r] for k in ("in_call_calls", "in_call_call_s", "in_call_longest_s",
+                                     "flagged_transfers", "flagged_xfer_s", "beyond_s")] == \
+            [inc["calls"], inc["call_s"], inc["longest_s"],
+             inc["flagged"]["transfers"] + acr["flagged"]["transfers"],
+             inc["flagged"]["xfer_s"] + acr["flagged"]["xfer_s"], checks["beyond_s"]]
+    # every rank counted events: all 64 counted, the lowest 16 listed
+    assert reduced["counters_ranks"]["events"] == {"n": RANKS, "first": list(range(16))}
     from_all = _collect_alone(run_dir, "all", tmp_path / "all")
     assert from_all["job_stats"] == reduced
     a_all = analyze_profile(from_all, tmp_path / "all")

@@ -68,6 +68,35 @@ def test_cells_keep_sums_ranks_and_the_worst_rank_lowest_on_ties() -> None:
     assert js.comparable(s)["by_bin"][(8, 16)]["worst_rank"] == 0
 
 
+def test_counters_and_flagged_entries_list_the_lowest_16_ranks_and_count_all() -> None:
+    def doc(rank: int) -> dict[str, Any]:
+        d = _doc(rank, 1.0, 0.5, {})
+        d["profile"]["counters"]["xfer_exceeds_call"] = rank % 2  # odd ranks only
+        d["profile"]["checks"] = {
+            "in_call": {"transfers": 2, "xfer_s": 1.0, "calls": 1, "call_s": 0.5,
+                        "longest_s": 0.75, "calls_beyond": 1, "beyond_s": 0.25,
+                        "unchecked": 0, "flagged": {"transfers": 1, "xfer_s": 0.75,
+                                                    "excess_s": 0.25}},
+            "across_calls": {"transfers": 1, "xfer_s": 2.0,
+                             "flagged": {"transfers": 0, "xfer_s": 0.0, "excess_s": 0.0}},
+            "beyond_s": 0.25,
+            "by_function": [{"fn": "MPI_Recv", "check": "in-call", "transfers": 1,
+                             "xfer_s": 0.75, "excess_s": 0.25}] if rank >= 3 else [],
+            "by_bin": [],
+        }
+        return d
+
+    s = js.reduce_documents([doc(r) for r in range(40)], ranks=40)
+    assert s["counters_ranks"]["xfer_exceeds_call"] == (20, tuple(range(1, 32, 2)))
+    assert s["counters_ranks"]["events"] == (40, tuple(range(16)))
+    assert "xfer_exceeds_call" in s["counters"] and s["counters"]["xfer_exceeds_call"] == 20
+    inc = s["checks"]["in_call"]
+    assert (inc["calls"], inc["flagged_transfers"], inc["beyond_s"]) == (40, 40, 10.0)
+    assert s["checks"]["across_calls"]["xfer_s"] == 80.0
+    recv = s["checks"]["by_function"][("MPI_Recv", "in-call")]
+    assert recv["who"] == (37, tuple(range(3, 19))) and recv["transfers"] == 37
+
+
 @given(st.lists(st.floats(min_value=0, max_value=1e3, allow_nan=False), min_size=1,
                 max_size=40))
 def test_the_sums_are_the_tree_s_not_the_sequence_s(values: list[float]) -> None:

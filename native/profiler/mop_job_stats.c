@@ -32,6 +32,20 @@ static void mop_jcell_of(mop_jcell *c, const mop_acc *a, int rank)
     c->worst_s = c->nonoverlap_s;
 }
 
+static void mop_jranks_one(mop_jranks *w, int rank)
+{
+    w->n = 1;
+    w->first[0] = rank;
+}
+
+/* dst's ranks, then src's (the next ranks), the lowest MOP_JS_FIRST kept. */
+static void mop_jranks_merge(mop_jranks *dst, const mop_jranks *src)
+{
+    for (uint64_t i = 0; i < src->n && i < MOP_JS_FIRST && dst->n + i < MOP_JS_FIRST; i++)
+        dst->first[dst->n + i] = src->first[i];
+    dst->n += src->n;
+}
+
 /* dst += src: sums in this order, the worst rank by its time (lowest on ties). */
 static void mop_jcell_merge(mop_jcell *dst, const mop_jcell *src)
 {
@@ -43,6 +57,8 @@ static void mop_jcell_merge(mop_jcell *dst, const mop_jcell *src)
     dst->calls += src->calls;
     dst->comp_s += src->comp_s;
     dst->call_s += src->call_s;
+    dst->excess_s += src->excess_s;
+    mop_jranks_merge(&dst->who, &src->who);
     if (src->ranks && (!dst->ranks || src->worst_s > dst->worst_s ||
                        (src->worst_s == dst->worst_s && src->worst_rank < dst->worst_rank))) {
         dst->worst_rank = src->worst_rank;
@@ -97,6 +113,62 @@ static int mop_jlist_push(mop_jlist *l, size_t *cap, const char *name, size_t le
     return 0;
 }
 
+/* The counters in MOP_COUNTERS order, then outstanding_peak: as the documents list them. */
+static void mop_js_counter_values(uint64_t *v, const mop_counters *c, uint64_t peak)
+{
+    int i = 0;
+#define MOP_JS_VALUE(name) v[i++] = c->name;
+    MOP_COUNTERS(MOP_JS_VALUE)
+#undef MOP_JS_VALUE
+    v[i] = peak;
+}
+
+static const char *const mop_js_counter_names[MOP_JS_NCOUNTERS] = {
+#define MOP_JS_NAME(name) #name,
+    MOP_COUNTERS(MOP_JS_NAME)
+#undef MOP_JS_NAME
+    "outstanding_peak",
+};
+
+static void mop_jflag_of(mop_jcell *c, const mop_flagged *f, int rank)
+{
+    memset(c, 0, sizeof *c);
+    c->transfers = f->transfers;
+    c->xfer_s = f->xfer_s;
+    c->excess_s = f->excess_s;
+    c->ranks = 1;
+    c->worst_rank = rank;
+    mop_jranks_one(&c->who, rank);
+}
+
+/* The rank's checks object (mop_profile_json.c) as two summable parts and the
+ * flagged cells by bin; the flagged cells by function come with the names. */
+static void mop_js_checks_of_rank(mop_job_stats *s, const mop_process *p, int rank)
+{
+    const mop_checks *c = &p->checks;
+    mop_jcheck_part *in = &s->check[MOP_CHECK_IN_CALL], *ac = &s->check[MOP_CHECK_ACROSS];
+    in->transfers = c->transfers[MOP_CHECK_IN_CALL];
+    in->xfer_s = c->xfer_s[MOP_CHECK_IN_CALL];
+    in->calls = c->calls;
+    in->call_s = (double)c->call_ticks * p->cfg.s_per_tick;
+    in->longest_s = c->longest_s;
+    in->calls_beyond = c->calls_beyond;
+    in->beyond_s = c->beyond_s;
+    in->unchecked = mop_checks_unchecked(c);
+    ac->transfers = c->transfers[MOP_CHECK_ACROSS];
+    ac->xfer_s = c->xfer_s[MOP_CHECK_ACROSS];
+    for (int k = 0; k < MOP_NCHECKS; k++) {
+        s->check[k].flagged_transfers = c->flagged[k].transfers;
+        s->check[k].flagged_xfer_s = c->flagged[k].xfer_s;
+        s->check[k].excess_s = c->flagged[k].excess_s;
+    }
+    s->beyond_s = mop_checks_beyond_s(c);
+    for (size_t i = 0; i < s->nbins; i++)
+        for (int k = 0; k < MOP_NCHECKS; k++)
+            if (c->by_bin[i][k].transfers)
+                mop_jflag_of(&s->flag_bins[i][k], &c->by_bin[i][k], rank);
+}
+
 int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_names *names,
                           int rank, bool disabled)
 {
@@ -115,6 +187,15 @@ int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_name
     memcpy(s->cases, p->cases, sizeof s->cases);
     s->counters = p->counters;
     s->outstanding_peak = (uint64_t)p->reqs.peak;
+    for (int c = 0; c < MOP_NCASES; c++)
+        if (p->cases[c])
+            mop_jranks_one(&s->case_who[c], rank);
+    uint64_t values[MOP_JS_NCOUNTERS];
+    mop_js_counter_values(values, &s->counters, s->outstanding_peak);
+    for (int c = 0; c < MOP_JS_NCOUNTERS; c++)
+        if (values[c])
+            mop_jranks_one(&s->counter_who[c], rank);
+    mop_js_checks_of_rank(s, p, rank);
     for (size_t i = 0; i < s->nbins; i++)
         if (p->bins[i].transfers)
             mop_jcell_of(&s->bins[i], &p->bins[i], rank);
@@ -145,8 +226,25 @@ int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_name
         if (mop_jlist_push(&s->regions, &cap, name, strlen(name), &c) != 0)
             goto oom;
     }
+    cap = 0;
+    for (size_t i = 0; i < MOP_MAX_FN; i++) {
+        for (int k = 0; k < MOP_NCHECKS; k++) {
+            const mop_flagged *f = &p->checks.by_fn[i][k];
+            if (!f->transfers)
+                continue;
+            mop_jcell c;
+            mop_jflag_of(&c, f, rank);
+            char key[160];
+            snprintf(key, sizeof key, "%s\t%s",
+                     mop_js_name(names->fn, names->nfn, i, buf, sizeof buf),
+                     mop_check_name((mop_check)k));
+            if (mop_jlist_push(&s->flag_fns, &cap, key, strlen(key), &c) != 0)
+                goto oom;
+        }
+    }
     qsort(s->fns.e, s->fns.n, sizeof *s->fns.e, mop_by_name);
     qsort(s->regions.e, s->regions.n, sizeof *s->regions.e, mop_by_name);
+    qsort(s->flag_fns.e, s->flag_fns.n, sizeof *s->flag_fns.e, mop_by_name);
     return 0;
 oom:
     mop_job_stats_free(s);
@@ -170,6 +268,17 @@ void mop_job_row_of_rank(mop_job_row *row, const mop_process *p, int rank, bool 
     row->nonoverlap_s = mop_nonoverlap(p->total.xfer_s, p->total.max_s);
     row->comp_s = (double)p->comp_ticks * spt;
     row->call_s = (double)p->call_ticks * spt;
+    const mop_checks *c = &p->checks;
+    row->in_call_xfer_s = c->xfer_s[MOP_CHECK_IN_CALL];
+    row->in_call_calls = c->calls;
+    row->in_call_calls_beyond = c->calls_beyond;
+    row->in_call_call_s = (double)c->call_ticks * spt;
+    row->in_call_longest_s = c->longest_s;
+    row->flagged_transfers = c->flagged[MOP_CHECK_IN_CALL].transfers +
+                             c->flagged[MOP_CHECK_ACROSS].transfers;
+    row->flagged_xfer_s = c->flagged[MOP_CHECK_IN_CALL].xfer_s +
+                          c->flagged[MOP_CHECK_ACROSS].xfer_s;
+    row->beyond_s = mop_checks_beyond_s(c);
 }
 
 /* The union of two sorted lists, cells of one name merged (a's first). */
@@ -194,26 +303,35 @@ static int mop_jlist_merge(mop_jlist *a, const mop_jlist *b)
     return 0;
 }
 
+/* A copy of l: 0, or -1 when out of memory (out then holds nothing to free). */
+static int mop_jlist_copy(mop_jlist *out, const mop_jlist *l)
+{
+    size_t cap = 0;
+    *out = (mop_jlist){NULL, 0};
+    for (size_t i = 0; i < l->n; i++) {
+        if (mop_jlist_push(out, &cap, l->e[i].name, strlen(l->e[i].name), &l->e[i].c) != 0) {
+            mop_jlist_free(out);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int mop_job_stats_merge(mop_job_stats *dst, const mop_job_stats *src)
 {
-    /* the lists first: they are the only step that can fail */
-    mop_jlist fns = {NULL, 0}, regions = {NULL, 0};
-    size_t cap = 0;
-    for (size_t i = 0; i < dst->fns.n; i++)
-        if (mop_jlist_push(&fns, &cap, dst->fns.e[i].name, strlen(dst->fns.e[i].name),
-                           &dst->fns.e[i].c) != 0)
-            goto oom;
-    cap = 0;
-    for (size_t i = 0; i < dst->regions.n; i++)
-        if (mop_jlist_push(&regions, &cap, dst->regions.e[i].name,
-                           strlen(dst->regions.e[i].name), &dst->regions.e[i].c) != 0)
-            goto oom;
-    if (mop_jlist_merge(&fns, &src->fns) != 0 || mop_jlist_merge(&regions, &src->regions) != 0)
+    /* the lists first, on copies: they are the only step that can fail */
+    mop_jlist fns = {NULL, 0}, regions = {NULL, 0}, flags = {NULL, 0};
+    if (mop_jlist_copy(&fns, &dst->fns) != 0 || mop_jlist_copy(&regions, &dst->regions) != 0 ||
+        mop_jlist_copy(&flags, &dst->flag_fns) != 0 || mop_jlist_merge(&fns, &src->fns) != 0 ||
+        mop_jlist_merge(&regions, &src->regions) != 0 ||
+        mop_jlist_merge(&flags, &src->flag_fns) != 0)
         goto oom;
     mop_jlist_free(&dst->fns);
     mop_jlist_free(&dst->regions);
+    mop_jlist_free(&dst->flag_fns);
     dst->fns = fns;
     dst->regions = regions;
+    dst->flag_fns = flags;
 
     dst->ranks += src->ranks;
     dst->ranks_with_data += src->ranks_with_data;
@@ -225,6 +343,26 @@ int mop_job_stats_merge(mop_job_stats *dst, const mop_job_stats *src)
 #undef MOP_JS_COUNTER_ADD
     if (src->outstanding_peak > dst->outstanding_peak)
         dst->outstanding_peak = src->outstanding_peak;
+    for (int c = 0; c < MOP_NCASES; c++)
+        mop_jranks_merge(&dst->case_who[c], &src->case_who[c]);
+    for (int c = 0; c < MOP_JS_NCOUNTERS; c++)
+        mop_jranks_merge(&dst->counter_who[c], &src->counter_who[c]);
+    for (int k = 0; k < MOP_NCHECKS; k++) {
+        mop_jcheck_part *d = &dst->check[k];
+        const mop_jcheck_part *p = &src->check[k];
+        d->transfers += p->transfers;
+        d->calls += p->calls;
+        d->calls_beyond += p->calls_beyond;
+        d->unchecked += p->unchecked;
+        d->flagged_transfers += p->flagged_transfers;
+        d->xfer_s += p->xfer_s;
+        d->call_s += p->call_s;
+        d->longest_s += p->longest_s;
+        d->beyond_s += p->beyond_s;
+        d->flagged_xfer_s += p->flagged_xfer_s;
+        d->excess_s += p->excess_s;
+    }
+    dst->beyond_s += src->beyond_s;
     if (src->nbins > dst->nbins) { /* a disabled rank 0 still knows the bins; be safe */
         for (size_t i = dst->nbins; i < src->nbins; i++) {
             dst->bin_lo[i] = src->bin_lo[i];
@@ -232,13 +370,18 @@ int mop_job_stats_merge(mop_job_stats *dst, const mop_job_stats *src)
         }
         dst->nbins = src->nbins;
     }
-    for (size_t i = 0; i < src->nbins; i++)
+    for (size_t i = 0; i < src->nbins; i++) {
         if (src->bins[i].ranks)
             mop_jcell_merge(&dst->bins[i], &src->bins[i]);
+        for (int k = 0; k < MOP_NCHECKS; k++)
+            if (src->flag_bins[i][k].ranks)
+                mop_jcell_merge(&dst->flag_bins[i][k], &src->flag_bins[i][k]);
+    }
     return 0;
 oom:
     mop_jlist_free(&fns);
     mop_jlist_free(&regions);
+    mop_jlist_free(&flags);
     return -1;
 }
 
@@ -246,6 +389,7 @@ void mop_job_stats_free(mop_job_stats *s)
 {
     mop_jlist_free(&s->fns);
     mop_jlist_free(&s->regions);
+    mop_jlist_free(&s->flag_fns);
 }
 
 /* ---------------------------------------------------------------- bytes */
@@ -292,6 +436,21 @@ static void mop_js_put_list(mop_js_buf *b, const mop_jlist *l)
     }
 }
 
+/* The cells with data (most of the bins are empty), each with its index. */
+static void mop_js_put_cells(mop_js_buf *b, const mop_jcell *cells, size_t n)
+{
+    uint64_t used = 0;
+    for (size_t i = 0; i < n; i++)
+        used += cells[i].ranks != 0;
+    mop_js_put_u64(b, used);
+    for (size_t i = 0; i < n; i++) {
+        if (!cells[i].ranks)
+            continue;
+        mop_js_put_u64(b, i);
+        mop_js_put(b, &cells[i], sizeof cells[i]);
+    }
+}
+
 int mop_job_stats_pack(const mop_job_stats *s, unsigned char **buf, size_t *len)
 {
     mop_js_buf b = {NULL, 0, 0, 0};
@@ -302,21 +461,18 @@ int mop_job_stats_pack(const mop_job_stats *s, unsigned char **buf, size_t *len)
     mop_js_put(&b, s->cases, sizeof s->cases);
     mop_js_put(&b, &s->counters, sizeof s->counters);
     mop_js_put_u64(&b, s->outstanding_peak);
+    mop_js_put(&b, s->case_who, sizeof s->case_who);
+    mop_js_put(&b, s->counter_who, sizeof s->counter_who);
+    mop_js_put(&b, s->check, sizeof s->check);
+    mop_js_put(&b, &s->beyond_s, sizeof s->beyond_s);
     mop_js_put_u64(&b, s->nbins);
     mop_js_put(&b, s->bin_lo, s->nbins * sizeof *s->bin_lo);
     mop_js_put(&b, s->bin_hi, s->nbins * sizeof *s->bin_hi);
-    uint64_t used = 0; /* bins with data: most of the 65 are empty */
-    for (size_t i = 0; i < s->nbins; i++)
-        used += s->bins[i].ranks != 0;
-    mop_js_put_u64(&b, used);
-    for (size_t i = 0; i < s->nbins; i++) {
-        if (!s->bins[i].ranks)
-            continue;
-        mop_js_put_u64(&b, i);
-        mop_js_put(&b, &s->bins[i], sizeof s->bins[i]);
-    }
+    mop_js_put_cells(&b, s->bins, s->nbins);
+    mop_js_put_cells(&b, &s->flag_bins[0][0], s->nbins * MOP_NCHECKS);
     mop_js_put_list(&b, &s->fns);
     mop_js_put_list(&b, &s->regions);
+    mop_js_put_list(&b, &s->flag_fns);
     if (b.bad) {
         free(b.p);
         return -1;
@@ -361,11 +517,25 @@ static int mop_js_get_list(mop_js_in *in, mop_jlist *l)
     return 0;
 }
 
+static int mop_js_get_cells(mop_js_in *in, mop_jcell *cells, size_t n)
+{
+    uint64_t used;
+    if (mop_js_get(in, &used, sizeof used) != 0 || used > n)
+        return -1;
+    for (uint64_t k = 0; k < used; k++) {
+        uint64_t i;
+        if (mop_js_get(in, &i, sizeof i) != 0 || i >= n ||
+            mop_js_get(in, &cells[i], sizeof cells[i]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int mop_job_stats_unpack(mop_job_stats *s, const unsigned char *buf, size_t len)
 {
     memset(s, 0, sizeof *s);
     mop_js_in in = {buf, len};
-    uint64_t head, nbins, used;
+    uint64_t head, nbins;
     if (mop_js_get(&in, &head, sizeof head) != 0 ||
         head != (((uint64_t)MOP_JS_VERSION << 32) | MOP_JS_MAGIC) ||
         mop_js_get(&in, &s->ranks, sizeof s->ranks) != 0 ||
@@ -374,21 +544,20 @@ int mop_job_stats_unpack(mop_job_stats *s, const unsigned char *buf, size_t len)
         mop_js_get(&in, s->cases, sizeof s->cases) != 0 ||
         mop_js_get(&in, &s->counters, sizeof s->counters) != 0 ||
         mop_js_get(&in, &s->outstanding_peak, sizeof s->outstanding_peak) != 0 ||
+        mop_js_get(&in, s->case_who, sizeof s->case_who) != 0 ||
+        mop_js_get(&in, s->counter_who, sizeof s->counter_who) != 0 ||
+        mop_js_get(&in, s->check, sizeof s->check) != 0 ||
+        mop_js_get(&in, &s->beyond_s, sizeof s->beyond_s) != 0 ||
         mop_js_get(&in, &nbins, sizeof nbins) != 0 || nbins > MOP_MAX_BINS)
         return -1;
     s->nbins = (size_t)nbins;
     if (mop_js_get(&in, s->bin_lo, s->nbins * sizeof *s->bin_lo) != 0 ||
         mop_js_get(&in, s->bin_hi, s->nbins * sizeof *s->bin_hi) != 0 ||
-        mop_js_get(&in, &used, sizeof used) != 0 || used > s->nbins)
+        mop_js_get_cells(&in, s->bins, s->nbins) != 0 ||
+        mop_js_get_cells(&in, &s->flag_bins[0][0], s->nbins * MOP_NCHECKS) != 0)
         return -1;
-    for (uint64_t k = 0; k < used; k++) {
-        uint64_t i;
-        if (mop_js_get(&in, &i, sizeof i) != 0 || i >= s->nbins ||
-            mop_js_get(&in, &s->bins[i], sizeof s->bins[i]) != 0)
-            return -1;
-    }
     if (mop_js_get_list(&in, &s->fns) != 0 || mop_js_get_list(&in, &s->regions) != 0 ||
-        in.left != 0) {
+        mop_js_get_list(&in, &s->flag_fns) != 0 || in.left != 0) {
         mop_job_stats_free(s);
         return -1;
     }
@@ -440,15 +609,23 @@ static void mop_js_list(mo_json *w, const char *key, const char *name_key, const
 }
 
 /* The per-rank rows as columns: one array per measure, indexed like "rank". */
-#define MOP_JS_ROW_COLUMNS(X) \
-    X(transfers, uint64)      \
-    X(xfer_s, double)         \
-    X(min_s, double)          \
-    X(max_s, double)          \
-    X(nonoverlap_s, double)   \
-    X(comp_s, double)         \
-    X(call_s, double)         \
-    X(wall_s, double)
+#define MOP_JS_ROW_COLUMNS(X)       \
+    X(transfers, uint64)            \
+    X(xfer_s, double)               \
+    X(min_s, double)                \
+    X(max_s, double)                \
+    X(nonoverlap_s, double)         \
+    X(comp_s, double)               \
+    X(call_s, double)               \
+    X(wall_s, double)               \
+    X(in_call_xfer_s, double)       \
+    X(in_call_calls, uint64)        \
+    X(in_call_calls_beyond, uint64) \
+    X(in_call_call_s, double)       \
+    X(in_call_longest_s, double)    \
+    X(flagged_transfers, uint64)    \
+    X(flagged_xfer_s, double)       \
+    X(beyond_s, double)
 
 static void mop_js_rows(mo_json *w, const mop_job_stats_info *info)
 {
@@ -472,6 +649,92 @@ static void mop_js_rows(mo_json *w, const mop_job_stats_info *info)
     mo_json_end_array(w);
     MOP_JS_ROW_COLUMNS(MOP_JS_COLUMN)
 #undef MOP_JS_COLUMN
+    mo_json_end_object(w);
+}
+
+/* {"n": ranks, "first": [the lowest of them]} */
+static void mop_js_who(mo_json *w, const char *key, const mop_jranks *who)
+{
+    mo_json_key(w, key);
+    mo_json_begin_object(w);
+    mo_json_kv_uint64(w, "n", who->n);
+    mo_json_key(w, "first");
+    mo_json_begin_array(w);
+    for (uint64_t i = 0; i < who->n && i < MOP_JS_FIRST; i++)
+        mo_json_int64(w, who->first[i]);
+    mo_json_end_array(w);
+    mo_json_end_object(w);
+}
+
+static void mop_js_flag(mo_json *w, const mop_jcell *c)
+{
+    mo_json_kv_uint64(w, "transfers", c->transfers);
+    mo_json_kv_double(w, "xfer_s", c->xfer_s);
+    mo_json_kv_double(w, "excess_s", c->excess_s);
+    mop_js_who(w, "ranks", &c->who);
+}
+
+static void mop_js_part(mo_json *w, const char *key, const mop_jcheck_part *p, bool in_call)
+{
+    mo_json_key(w, key);
+    mo_json_begin_object(w);
+    mo_json_kv_uint64(w, "transfers", p->transfers);
+    mo_json_kv_double(w, "xfer_s", p->xfer_s);
+    if (in_call) {
+        mo_json_kv_uint64(w, "calls", p->calls);
+        mo_json_kv_double(w, "call_s", p->call_s);
+        mo_json_kv_double(w, "longest_s", p->longest_s);
+        mo_json_kv_uint64(w, "calls_beyond", p->calls_beyond);
+        mo_json_kv_double(w, "beyond_s", p->beyond_s);
+        mo_json_kv_uint64(w, "unchecked", p->unchecked);
+    }
+    mo_json_kv_uint64(w, "flagged_transfers", p->flagged_transfers);
+    mo_json_kv_double(w, "flagged_xfer_s", p->flagged_xfer_s);
+    mo_json_kv_double(w, "excess_s", p->excess_s);
+    mo_json_end_object(w);
+}
+
+/* The checks on the bounds summed, and what they flagged by function and bin. */
+static void mop_js_checks(mo_json *w, const mop_job_stats *s)
+{
+    mo_json_key(w, "checks");
+    mo_json_begin_object(w);
+    mop_js_part(w, "in_call", &s->check[MOP_CHECK_IN_CALL], true);
+    mop_js_part(w, "across_calls", &s->check[MOP_CHECK_ACROSS], false);
+    mo_json_kv_double(w, "beyond_s", s->beyond_s);
+    mo_json_key(w, "by_function");
+    mo_json_begin_array(w);
+    for (size_t i = 0; i < s->flag_fns.n; i++) {
+        const char *key = s->flag_fns.e[i].name, *tab = strchr(key, '\t');
+        char fn[160];
+        snprintf(fn, sizeof fn, "%.*s", tab ? (int)(tab - key) : (int)strlen(key), key);
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "fn", fn);
+        mo_json_kv_string(w, "check", tab ? tab + 1 : "");
+        mop_js_flag(w, &s->flag_fns.e[i].c);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    mo_json_key(w, "by_bin");
+    mo_json_begin_array(w);
+    for (size_t i = 0; i < s->nbins; i++) {
+        for (int k = 0; k < MOP_NCHECKS; k++) {
+            const mop_jcell *c = &s->flag_bins[i][k];
+            if (!c->ranks)
+                continue;
+            mo_json_begin_object(w);
+            mo_json_kv_uint64(w, "lo", s->bin_lo[i]);
+            mo_json_key(w, "hi");
+            if (s->bin_hi[i] == UINT64_MAX)
+                mo_json_null(w);
+            else
+                mo_json_uint64(w, s->bin_hi[i]);
+            mo_json_kv_string(w, "check", mop_check_name((mop_check)k));
+            mop_js_flag(w, c);
+            mo_json_end_object(w);
+        }
+    }
+    mo_json_end_array(w);
     mo_json_end_object(w);
 }
 
@@ -508,6 +771,19 @@ int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info
 #undef MOP_JS_COUNTER_JSON
     mo_json_kv_uint64(&w, "outstanding_peak", s->outstanding_peak);
     mo_json_end_object(&w);
+
+    /* which ranks had each case and counter non-zero */
+    mo_json_key(&w, "cases_ranks");
+    mo_json_begin_object(&w);
+    for (int c = 0; c < MOP_NCASES; c++)
+        mop_js_who(&w, mop_case_name((mop_case)c), &s->case_who[c]);
+    mo_json_end_object(&w);
+    mo_json_key(&w, "counters_ranks");
+    mo_json_begin_object(&w);
+    for (int c = 0; c < MOP_JS_NCOUNTERS; c++)
+        mop_js_who(&w, mop_js_counter_names[c], &s->counter_who[c]);
+    mo_json_end_object(&w);
+    mop_js_checks(&w, s);
 
     mo_json_key(&w, "by_bin");
     mo_json_begin_array(&w);

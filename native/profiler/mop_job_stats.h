@@ -20,7 +20,23 @@
 #include "mop_process.h"
 #include "mop_profile_json.h"
 
-/* One ranking entry summed over ranks: a size bin, a function, a region. */
+/* Ranks listed for a counter or a flagged entry: how many, and the lowest
+ * MOP_JS_FIRST of them. Subtrees are contiguous rank ranges, the lower one
+ * merged first, so a merge appends and cuts. */
+#define MOP_JS_FIRST 16
+typedef struct mop_jranks {
+    uint64_t n;
+    int64_t first[MOP_JS_FIRST];
+} mop_jranks;
+
+/* The number of counters (mop_process.h's MOP_COUNTERS), plus outstanding_peak. */
+#define MOP_JS_ONE(name) +1
+enum { MOP_JS_NCOUNTERS = 0 MOP_COUNTERS(MOP_JS_ONE) + 1 };
+#undef MOP_JS_ONE
+
+/* One ranking entry summed over ranks: a size bin, a function, a region; or
+ * the transfers one check flagged in a function or bin (transfers, xfer_s,
+ * excess_s and who). */
 typedef struct mop_jcell {
     uint64_t transfers;
     double xfer_s, min_s, max_s, nonoverlap_s;
@@ -30,7 +46,16 @@ typedef struct mop_jcell {
     uint64_t ranks;       /* ranks that have the entry */
     int64_t worst_rank;   /* the rank that lost most non-overlapped time here (lowest on ties) */
     double worst_s;       /* that rank's non-overlapped time here */
+    double excess_s;      /* flagged: how far the transfers exceed their intervals */
+    mop_jranks who;       /* flagged: the ranks */
 } mop_jcell;
+
+/* One check's part of the checks on the bounds (mop_checks.h), summed: the
+ * fields of a rank document's checks.in_call and checks.across_calls. */
+typedef struct mop_jcheck_part {
+    uint64_t transfers, calls, calls_beyond, unchecked, flagged_transfers;
+    double xfer_s, call_s, longest_s, beyond_s, flagged_xfer_s, excess_s;
+} mop_jcheck_part;
 
 /* A name-keyed cell: entries are kept sorted by name, so two lists merge in
  * one pass and every rank's ids (regions are interned per process) drop out. */
@@ -51,6 +76,12 @@ typedef struct mop_job_stats {
     uint64_t cases[MOP_NCASES];
     mop_counters counters;    /* summed */
     uint64_t outstanding_peak; /* the largest */
+    mop_jranks case_who[MOP_NCASES];           /* ranks with the case non-zero */
+    mop_jranks counter_who[MOP_JS_NCOUNTERS];  /* ranks with the counter non-zero */
+    mop_jcheck_part check[MOP_NCHECKS];        /* the checks on the bounds */
+    double beyond_s;                           /* checks.beyond_s, summed */
+    mop_jcell flag_bins[MOP_MAX_BINS][MOP_NCHECKS]; /* flagged, by bin and check */
+    mop_jlist flag_fns; /* flagged, by "<function>\t<check>" */
     size_t nbins;             /* bins of the job's configuration (same on every rank) */
     uint64_t bin_lo[MOP_MAX_BINS], bin_hi[MOP_MAX_BINS]; /* hi UINT64_MAX: open */
     mop_jcell bins[MOP_MAX_BINS];
@@ -63,6 +94,9 @@ typedef struct mop_job_row {
     int64_t disabled;
     uint64_t transfers;
     double xfer_s, min_s, max_s, nonoverlap_s, comp_s, call_s, wall_s;
+    /* the rank's checks on the bounds (analysis/profile_checks.py's per-rank entry) */
+    uint64_t in_call_calls, in_call_calls_beyond, flagged_transfers;
+    double in_call_xfer_s, in_call_call_s, in_call_longest_s, flagged_xfer_s, beyond_s;
 } mop_job_row;
 
 /* This rank's statistics from its aggregated measures (the numbers of its

@@ -25,6 +25,13 @@ static void one_rank(mop_process *p, const mop_process_config *cfg, size_t fn, s
     p->comp_ticks = 50;
     p->call_ticks = 100;
     p->counters.events = 4;
+    p->cases[MOP_CASE_IN_CALL] = 1;
+    /* one in-call transfer flagged by the checks on the bounds */
+    p->checks.transfers[MOP_CHECK_IN_CALL] = 1;
+    p->checks.calls = 1;
+    p->checks.flagged[MOP_CHECK_IN_CALL] = (mop_flagged){1, xfer, 0.5};
+    p->checks.by_fn[fn][MOP_CHECK_IN_CALL] = (mop_flagged){1, xfer, 0.5};
+    p->checks.by_bin[3][MOP_CHECK_IN_CALL] = (mop_flagged){1, xfer, 0.5};
 }
 
 static const mop_jentry *find(const mop_jlist *l, const char *name)
@@ -86,6 +93,13 @@ int main(void)
     const mop_jentry *isend = find(&s0.fns, "MPI_Isend");
     CHECK(isend && isend->c.calls == 4 && isend->c.call_s == 100 * 1e-9 + 100 * 1e-9);
     CHECK(s0.fns.n == 1);
+    /* the checks and which ranks had what */
+    CHECK(s0.check[MOP_CHECK_IN_CALL].calls == 2 && s0.check[MOP_CHECK_IN_CALL].excess_s == 1.0);
+    CHECK(s0.flag_fns.n == 1 && strcmp(s0.flag_fns.e[0].name, "MPI_Isend\tin-call") == 0);
+    CHECK(s0.flag_fns.n == 1 && s0.flag_fns.e[0].c.who.n == 2 &&
+          s0.flag_fns.e[0].c.who.first[0] == 0 && s0.flag_fns.e[0].c.who.first[1] == 1);
+    CHECK(s0.flag_bins[3][MOP_CHECK_IN_CALL].transfers == 2);
+    CHECK(s0.case_who[MOP_CASE_IN_CALL].n == 2 && s0.counter_who[0].n == 2);
 
     /* a disabled rank is counted and adds nothing */
     static mop_job_stats off;

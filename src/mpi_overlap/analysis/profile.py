@@ -71,8 +71,6 @@ NO_DATA_STATUS = "disabled"
 PARTIAL_STATUS = ("incomplete", "running")
 # Counters that are bookkeeping, not attribution problems.
 BOOKKEEPING = ("events", "flushes", "outstanding_peak")
-# Counters whose value is a peak, merged by max rather than summed.
-PEAK_COUNTERS = ("outstanding_peak",)
 # Cases and counters that mean some transfer time was not attributed precisely.
 UNATTRIBUTED: dict[str, str] = {
     "begin-only": "transfers whose completion was never observed (freed, handle reused or "
@@ -251,51 +249,27 @@ def _across(ranks: list[dict[str, Any]], key: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- counters
 
 
-class _Tallies:
-    """Cases and counters summed over ranks one document at a time (peaks take the max),
-    and which ranks had each non-zero."""
-
-    def __init__(self) -> None:
-        self.cases: dict[str, int] = {c: 0 for c in CASES}
-        self.case_where: dict[str, list[int]] = {}
-        self.counters: dict[str, int] = {}
-        self.counter_where: dict[str, list[int]] = {}
-
-    def add(self, doc: dict[str, Any]) -> None:
-        rank = int(doc.get("rank", -1))
-        prof = doc.get("profile") or {}
-        for name, value in (prof.get("cases") or {}).items():
-            v = int(num(value))
-            self.cases[name] = self.cases.get(name, 0) + v
-            if v:
-                self.case_where.setdefault(name, []).append(rank)
-        for name, value in (prof.get("counters") or {}).items():
-            v = int(num(value))
-            if name in PEAK_COUNTERS:
-                self.counters[name] = max(self.counters.get(name, 0), v)
-            else:
-                self.counters[name] = self.counters.get(name, 0) + v
-            if v:
-                self.counter_where.setdefault(name, []).append(rank)
-
-
 def _notes(
     counts: dict[str, int],
-    where: dict[str, list[int]],
+    where: dict[str, tuple[int, tuple[int, ...]]],
     names: Iterable[str],
     meanings: dict[str, str],
     source: str,
 ) -> list[dict[str, Any]]:
+    """Non-zero cases or counters with what they mean and the ranks that had them (the
+    job's statistics list the lowest 16 and count them all)."""
     out = []
     for name in names:
         count = counts.get(name, 0)
         if count:
+            n, first = where.get(name, (0, ()))
             out.append(
                 {
                     "name": name,
                     "source": source,
                     "count": count,
-                    "ranks": sorted(where.get(name, [])),
+                    "ranks": list(first),
+                    "ranks_count": n,
                     "meaning": meanings.get(
                         name, "counter not known to this analysis version: check docs/profiler.md"
                     ),
@@ -477,7 +451,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     reduced = result.get("job_stats")
     tree = None if reduced else job_stats.TreeReducer()
     sites = SiteRankings()
-    tallies = _Tallies()
     bin_cells: BinCells = {}
     checks = BoundChecks()
     forced = bool((result.get("table") or {}).get("forced"))
@@ -497,7 +470,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         included_digests.append(digest)
         warnings.extend(_consistency(d))
         sites.add(d)
-        tallies.add(d)
         _add_bins_of_rank(bin_cells, d)
         checks.add(d, entry)
     included = [r for r in ranks if r["in_totals"]]
@@ -601,9 +573,9 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         key=lambda e: (-e["call_s"], e["fn"]),
     )
 
-    cases, case_where = tallies.cases, tallies.case_where
-    counters = dict(sorted(tallies.counters.items()))
-    counter_where = tallies.counter_where
+    cases = {**dict.fromkeys(CASES, 0), **stats["cases"]}
+    counters = dict(sorted(stats["counters"].items()))
+    case_where, counter_where = stats["cases_ranks"], stats["counters_ranks"]
     unknown = sorted(
         c
         for c in counters
@@ -664,7 +636,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     }
     out["findings"] = _findings(out)
     # Checks on the bounds (their headline sentence goes right after the overlap figure).
-    add_checks(out, checks)
+    add_checks(out, checks, stats["checks"])
     # Timeline traces (profile --trace): where they are, and where the cap cut them.
     from ..trace.summary import trace_finding, trace_summary, trace_warnings
 

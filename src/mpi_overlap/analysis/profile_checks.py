@@ -50,47 +50,26 @@ def _part(checks: dict[str, Any], name: str) -> dict[str, float]:
     return out
 
 
-def _sum(parts: list[dict[str, float]], name: str) -> dict[str, Any]:
+def _summed(part: dict[str, Any], name: str) -> dict[str, Any]:
+    """The job's in_call or across_calls part, from the job's statistics (summed in the
+    reduction's order: profiling/job_stats.py)."""
     keys = (*PART_FIELDS[name], "flagged_transfers", "flagged_xfer_s", "excess_s")
-    return {k: (int if k in COUNTS else float)(sum(p[k] for p in parts)) for k in keys}
+    return {k: (int if k in COUNTS else float)(part[k]) for k in keys}
 
 
 def _check_order(check: str) -> int:
     return CHECKS.index(check) if check in CHECKS else len(CHECKS)
 
 
-def _add_breakdown(cells: dict[tuple[Any, str], dict[str, Any]], doc: dict[str, Any],
-                   what: str, key_of: Any) -> None:
-    """Adds one rank's flagged rows of `what` (by_function or by_bin) to cells: per (entry,
-    check) flagged transfers, their time and excess, and the ranks that flagged any."""
-    rank = int(doc.get("rank", -1))
-    for row in doc["profile"]["checks"].get(what) or []:
-        cell = cells.setdefault(
-            (key_of(row), str(row.get("check"))),
-            {"transfers": 0, "xfer_s": 0.0, "excess_s": 0.0, "ranks": set()},
-        )
-        cell["transfers"] += int(num(row.get("transfers")))
-        cell["xfer_s"] += num(row.get("xfer_s"))
-        cell["excess_s"] += num(row.get("excess_s"))
-        cell["ranks"].add(rank)
-
-
-def _finish_breakdown(cells: dict[tuple[Any, str], dict[str, Any]], totals: dict[Any, float]
-                      ) -> dict[tuple[Any, str], dict[str, Any]]:
-    """The cells with their ranks sorted and the share of the entry's transfer time they
-    carry."""
-    for (entry, _), cell in cells.items():
-        cell["ranks"] = sorted(cell["ranks"])
-        cell["pct"] = pct(cell["xfer_s"], totals.get(entry, 0.0))
-    return cells
-
-
-def _fn_key(row: dict[str, Any]) -> str:
-    return str(row.get("fn"))
-
-
-def _bin_key(row: dict[str, Any]) -> tuple[int, Any]:
-    return int(num(row.get("lo"))), row.get("hi")
+def _breakdown(cells: dict[tuple[Any, str], dict[str, Any]], totals: dict[Any, float]
+               ) -> dict[tuple[Any, str], dict[str, Any]]:
+    """Per (entry, check) of the job's statistics: flagged transfers, their time and
+    excess, the ranks that flagged any (the lowest 16 and how many), and the share of the
+    entry's transfer time they carry."""
+    return {key: {"transfers": int(c["transfers"]), "xfer_s": c["xfer_s"],
+                  "excess_s": c["excess_s"], "ranks": list(c["who"][1]),
+                  "ranks_count": c["who"][0], "pct": pct(c["xfer_s"], totals.get(key[0], 0.0))}
+            for key, c in cells.items()}
 
 
 def _rank_entry(doc: dict[str, Any], rank: dict[str, Any]) -> dict[str, Any]:
@@ -114,16 +93,13 @@ def _rank_entry(doc: dict[str, Any], rank: dict[str, Any]) -> dict[str, Any]:
 
 
 class BoundChecks:
-    """The analysis's `checks` block, summed one rank document with data at a time (add,
-    in rank order), so the documents need not be held together."""
+    """The per-rank entries of the analysis's `checks` block, one rank document with data
+    at a time (add, in rank order), so the documents need not be held together; the job's
+    sums and breakdowns come from the job's statistics (result)."""
 
     def __init__(self) -> None:
-        self.inc: list[dict[str, float]] = []
-        self.acr: list[dict[str, float]] = []
         self.per_rank: list[dict[str, Any]] = []
         self.without: list[int] = []
-        self.fns: dict[tuple[Any, str], dict[str, Any]] = {}
-        self.bins: dict[tuple[Any, str], dict[str, Any]] = {}
 
     def add(self, doc: dict[str, Any], rank: dict[str, Any]) -> None:
         """One rank's document and its per-rank entry (xfer_s, call_s)."""
@@ -131,41 +107,28 @@ class BoundChecks:
         if not isinstance(checks, dict):  # written before the checks existed
             self.without.append(int(rank["rank"]))
             return
-        self.inc.append(_part(checks, "in_call"))
-        self.acr.append(_part(checks, "across_calls"))
         self.per_rank.append(_rank_entry(doc, rank))
-        _add_breakdown(self.fns, doc, "by_function", _fn_key)
-        _add_breakdown(self.bins, doc, "by_bin", _bin_key)
 
-    def result(self, ranks: list[dict[str, Any]], rankings: dict[str, Any]) -> dict[str, Any]:
-        """The block, from the per-rank entries of every rank with data and the rankings
-        (transfer time per function and bin: the breakdowns' shares are of those)."""
-        return _checks_block(self, ranks, rankings)
-
-
-def bound_checks(
-    docs: list[dict[str, Any]], ranks: list[dict[str, Any]], rankings: dict[str, Any]
-) -> dict[str, Any]:
-    """The analysis's `checks` block from the rank documents with data (`docs`), their
-    per-rank entries (`ranks`, in the same order: xfer_s, call_s) and the rankings."""
-    acc = BoundChecks()
-    for d, r in zip(docs, ranks, strict=True):
-        acc.add(d, r)
-    return acc.result(ranks, rankings)
+    def result(self, job: dict[str, Any], rankings: dict[str, Any],
+               reduced: dict[str, Any]) -> dict[str, Any]:
+        """The block, from the job's figures (xfer_s), the rankings (transfer time per
+        function and bin: the breakdowns' shares are of those) and the checks of the
+        job's statistics (profiling/job_stats.py)."""
+        return _checks_block(self, job, rankings, reduced)
 
 
-def _checks_block(acc: BoundChecks, ranks: list[dict[str, Any]], rankings: dict[str, Any]
-                  ) -> dict[str, Any]:
-    inc = _sum(acc.inc, "in_call")
-    acr = _sum(acc.acr, "across_calls")
+def _checks_block(acc: BoundChecks, job: dict[str, Any], rankings: dict[str, Any],
+                  reduced: dict[str, Any]) -> dict[str, Any]:
+    inc = _summed(reduced["in_call"], "in_call")
+    acr = _summed(reduced["across_calls"], "across_calls")
     per_rank = acc.per_rank
-    job_xfer = sum(r["xfer_s"] for r in ranks)
+    job_xfer = job["xfer_s"]
     flagged_xfer = inc["flagged_xfer_s"] + acr["flagged_xfer_s"]
     flagged_pct = pct(flagged_xfer, job_xfer)
     fn_xfer = {e["fn"]: e["xfer_s"] for e in rankings["functions"]}
     bin_xfer = {(e["lo"], e["hi"]): e["xfer_s"] for e in rankings["bins"]}
-    fns = _finish_breakdown(acc.fns, fn_xfer)
-    bins = _finish_breakdown(acc.bins, bin_xfer)
+    fns = _breakdown(reduced["by_function"], fn_xfer)
+    bins = _breakdown(reduced["by_bin"], bin_xfer)
     return {
         "available": bool(per_rank),
         "ranks_without": acc.without,
@@ -175,7 +138,7 @@ def _checks_block(acc: BoundChecks, ranks: list[dict[str, Any]], rankings: dict[
         "flagged_xfer_s": flagged_xfer,
         "flagged_pct": flagged_pct,
         "flagged": flagged_pct is not None and flagged_pct > FLAG_SHARE_PCT,
-        "beyond_s": sum(r["beyond_s"] for r in per_rank),
+        "beyond_s": float(reduced["beyond_s"]),
         "in_call": inc,
         "across_calls": acr,
         "ranks": per_rank,
@@ -235,12 +198,12 @@ def check_finding(checks: dict[str, Any]) -> str | None:
     )
 
 
-def add_checks(doc: dict[str, Any], checks: BoundChecks) -> None:
-    """Adds the `checks` block to the analysis document `doc` from what `checks` summed,
-    and its sentence to the findings, right after the first (the overlap figure it
-    qualifies) when the checks failed for more than FLAG_SHARE_PCT."""
-    included = [r for r in doc["ranks"] if r["in_totals"]]
-    doc["checks"] = checks.result(included, doc["rankings"])
+def add_checks(doc: dict[str, Any], checks: BoundChecks, reduced: dict[str, Any]) -> None:
+    """Adds the `checks` block to the analysis document `doc` from the per-rank entries
+    `checks` holds and the job's statistics' checks (`reduced`), and its sentence to the
+    findings, right after the first (the overlap figure it qualifies) when the checks
+    failed for more than FLAG_SHARE_PCT."""
+    doc["checks"] = checks.result(doc["job"], doc["rankings"], reduced)
     sentence = check_finding(doc["checks"])
     if sentence:
         doc["findings"].insert(min(1, len(doc["findings"])), sentence)

@@ -84,6 +84,14 @@ def rank_list(ranks: Iterable[int]) -> str:
     return ",".join(out)
 
 
+def ranks_text(first: Iterable[int], count: int | None = None) -> str:
+    """rank_list of the ranks listed, and how many more there are: '0-15 and 48 more'
+    (the job's statistics list the lowest 16 ranks of each counter and flagged entry)."""
+    listed = sorted(set(first))
+    more = (count or 0) - len(listed)
+    return rank_list(listed) + (f" and {more} more" if more > 0 else "")
+
+
 # ---------------------------------------------------------------- accumulation
 
 

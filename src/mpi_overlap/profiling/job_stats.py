@@ -24,6 +24,7 @@ from typing import Any
 from ..analysis.profile_values import num
 from ..json_input import read_json
 
+FIRST = 16  # ranks listed per counter and flagged entry (MOP_JS_FIRST)
 STATS_FILE = "profile.stats.json"
 STATS_SCHEMA = "mpi-overlap/profile-stats"
 MEASURES = ("xfer_s", "min_s", "max_s", "nonoverlap_s")
@@ -33,6 +34,16 @@ ROW_COLUMNS = ("transfers", "xfer_s", "min_s", "max_s", "nonoverlap_s", "comp_s"
 
 Cell = dict[str, Any]
 Stats = dict[str, Any]
+Who = tuple[int, tuple[int, ...]]  # (ranks, the lowest FIRST of them)
+SUMMED = ("transfers", *MEASURES, "calls", "comp_s", "call_s", "ranks", "excess_s")
+# The checks' parts as the library sums them (mop_jcheck_part), in its order of fields.
+PART_COUNTS = ("transfers", "calls", "calls_beyond", "unchecked", "flagged_transfers")
+PART_TIMES = ("xfer_s", "call_s", "longest_s", "beyond_s", "flagged_xfer_s", "excess_s")
+
+
+def _who(a: Who, b: Who) -> Who:
+    """a's ranks, then b's (the next ranks), the lowest FIRST kept."""
+    return a[0] + b[0], (a[1] + b[1])[:FIRST]
 
 
 def _cell(entry: dict[str, Any], rank: int) -> Cell:
@@ -42,14 +53,21 @@ def _cell(entry: dict[str, Any], rank: int) -> Cell:
             "min_s": num(entry.get("min_s")), "max_s": hi, "nonoverlap_s": nonoverlap,
             "calls": int(num(entry.get("calls"))), "comp_s": num(entry.get("comp_s")),
             "call_s": num(entry.get("call_s")), "ranks": 1, "worst_rank": rank,
-            "worst_s": nonoverlap}
+            "worst_s": nonoverlap, "excess_s": 0.0, "who": (0, ())}
+
+
+def _flag_cell(row: dict[str, Any], rank: int) -> Cell:
+    """A flagged row of a rank's checks (by_function, by_bin) as a cell (mop_jflag_of)."""
+    return {**_cell({"transfers": row.get("transfers"), "xfer_s": row.get("xfer_s")}, rank),
+            "nonoverlap_s": 0.0, "worst_s": 0.0, "excess_s": num(row.get("excess_s")),
+            "who": (1, (rank,))}
 
 
 def _merge_cell(a: Cell, b: Cell) -> Cell:
     """a + b, b holding the higher ranks; a new cell (partials are shared by no one, but a
     cell may be one rank's own)."""
-    out = {k: a[k] + b[k] for k in ("transfers", *MEASURES, "calls", "comp_s", "call_s",
-                                    "ranks")}
+    out: Cell = {k: a[k] + b[k] for k in SUMMED}
+    out["who"] = _who(a["who"], b["who"])
     better = b["ranks"] and (not a["ranks"] or b["worst_s"] > a["worst_s"] or (
         b["worst_s"] == a["worst_s"] and b["worst_rank"] < a["worst_rank"]))
     src = b if better else a
@@ -57,10 +75,66 @@ def _merge_cell(a: Cell, b: Cell) -> Cell:
     return out
 
 
+def _no_checks() -> dict[str, Any]:
+    return {"in_call": dict.fromkeys((*PART_COUNTS, *PART_TIMES), 0),
+            "across_calls": dict.fromkeys((*PART_COUNTS, *PART_TIMES), 0), "beyond_s": 0.0,
+            "by_function": {}, "by_bin": {}}
+
+
 def empty(rank: int = -1) -> Stats:
     """The statistics of a rank without data (disabled, or no document)."""
     return {"ranks": 1, "ranks_with_data": 0, "totals": None, "cases": {}, "counters": {},
+            "cases_ranks": {}, "counters_ranks": {}, "checks": _no_checks(),
             "by_bin": {}, "by_function": {}, "by_region": {}}
+
+
+def _part(checks: dict[str, Any], name: str, call_fields: bool) -> dict[str, Any]:
+    """One rank's checks.in_call or checks.across_calls (mop_js_checks_of_rank)."""
+    part = checks.get(name) or {}
+    flagged = part.get("flagged") or {}
+    out: dict[str, Any] = dict.fromkeys((*PART_COUNTS, *PART_TIMES), 0)
+    out["transfers"] = int(num(part.get("transfers")))
+    out["xfer_s"] = num(part.get("xfer_s"))
+    if call_fields:
+        for k in ("calls", "calls_beyond", "unchecked"):
+            out[k] = int(num(part.get(k)))
+        for k in ("call_s", "longest_s", "beyond_s"):
+            out[k] = num(part.get(k))
+    out["flagged_transfers"] = int(num(flagged.get("transfers")))
+    out["flagged_xfer_s"] = num(flagged.get("xfer_s"))
+    out["excess_s"] = num(flagged.get("excess_s"))
+    return out
+
+
+def _checks_of(prof: dict[str, Any], rank: int) -> dict[str, Any]:
+    checks = prof.get("checks")
+    if not isinstance(checks, dict):  # a profile written before the checks existed
+        return _no_checks()
+    return {
+        "in_call": _part(checks, "in_call", True),
+        "across_calls": _part(checks, "across_calls", False),
+        "beyond_s": num(checks.get("beyond_s")),
+        "by_function": {(str(r.get("fn")), str(r.get("check"))): _flag_cell(r, rank)
+                        for r in checks.get("by_function") or []},
+        "by_bin": {((int(num(r.get("lo"))), r.get("hi")), str(r.get("check"))):
+                   _flag_cell(r, rank) for r in checks.get("by_bin") or []},
+    }
+
+
+def _merge_checks(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **{p: {k: a[p][k] + b[p][k] for k in a[p]} for p in ("in_call", "across_calls")},
+        "beyond_s": a["beyond_s"] + b["beyond_s"],
+        "by_function": _merge_table(a["by_function"], b["by_function"]),
+        "by_bin": _merge_table(a["by_bin"], b["by_bin"]),
+    }
+
+
+def _merge_who(a: dict[str, Who], b: dict[str, Who]) -> dict[str, Who]:
+    out = dict(a)
+    for k, w in b.items():
+        out[k] = _who(out[k], w) if k in out else w
+    return out
 
 
 def of_rank(doc: dict[str, Any]) -> Stats:
@@ -71,12 +145,17 @@ def of_rank(doc: dict[str, Any]) -> Stats:
     rank = int(doc.get("rank", -1))
     prof = doc.get("profile") or {}
     totals = prof.get("totals") or {}
+    cases = {k: int(num(v)) for k, v in (prof.get("cases") or {}).items()}
+    counters = {k: int(num(v)) for k, v in (prof.get("counters") or {}).items()}
     return {
         "ranks": 1,
         "ranks_with_data": 1,
         "totals": _cell(totals, rank),
-        "cases": {k: int(num(v)) for k, v in (prof.get("cases") or {}).items()},
-        "counters": {k: int(num(v)) for k, v in (prof.get("counters") or {}).items()},
+        "cases": cases,
+        "counters": counters,
+        "cases_ranks": {k: (1, (rank,)) for k, v in cases.items() if v},
+        "counters_ranks": {k: (1, (rank,)) for k, v in counters.items() if v},
+        "checks": _checks_of(prof, rank),
         "by_bin": {(int(num(e.get("lo"))), e.get("hi")): _cell(e, rank)
                    for e in prof.get("by_bin") or []},
         "by_function": {str(e.get("fn")): _cell(e, rank) for e in prof.get("by_function") or []},
@@ -111,6 +190,9 @@ def merge(a: Stats, b: Stats) -> Stats:
         "totals": totals,
         "cases": cases,
         "counters": counters,
+        "cases_ranks": _merge_who(a["cases_ranks"], b["cases_ranks"]),
+        "counters_ranks": _merge_who(a["counters_ranks"], b["counters_ranks"]),
+        "checks": _merge_checks(a["checks"], b["checks"]),
         **{t: _merge_table(a[t], b[t]) for t in ("by_bin", "by_function", "by_region")},
     }
 
@@ -166,9 +248,31 @@ def _table_of(entries: list[dict[str, Any]], key: str) -> dict[Any, Cell]:
     for e in entries:
         k = (int(e["lo"]), e["hi"]) if key == "bin" else str(e[key])
         out[k] = {c: e.get(c, 0 if c in ("transfers", "calls", "ranks") else 0.0)
-                  for c in ("transfers", *MEASURES, "calls", "comp_s", "call_s", "ranks",
-                            "worst_rank", "worst_s")}
+                  for c in (*SUMMED, "worst_rank", "worst_s")}
+        out[k]["who"] = (0, ())
     return out
+
+
+def _who_of(entry: dict[str, Any]) -> Who:
+    return int(entry["n"]), tuple(int(r) for r in entry["first"])
+
+
+def _flags_of(entries: list[dict[str, Any]], key: str) -> dict[Any, Cell]:
+    out = {}
+    for e in entries:
+        k = ((int(e["lo"]), e["hi"]) if key == "bin" else str(e["fn"]), str(e["check"]))
+        who = _who_of(e["ranks"])
+        out[k] = {"transfers": int(e["transfers"]), "xfer_s": e["xfer_s"],
+                  "excess_s": e["excess_s"], "ranks": who[0], "who": who}
+    return out
+
+
+def _checks_from_file(doc: dict[str, Any]) -> dict[str, Any]:
+    parts = {p: {**dict.fromkeys((*PART_COUNTS, *PART_TIMES), 0), **doc[p]}
+             for p in ("in_call", "across_calls")}
+    return {**parts, "beyond_s": doc["beyond_s"],
+            "by_function": _flags_of(doc["by_function"], "fn"),
+            "by_bin": _flags_of(doc["by_bin"], "bin")}
 
 
 def from_file(doc: dict[str, Any]) -> Stats:
@@ -180,6 +284,9 @@ def from_file(doc: dict[str, Any]) -> Stats:
         if doc["ranks_with_data"] else None,
         "cases": dict(doc["cases"]),
         "counters": dict(doc["counters"]),
+        "cases_ranks": {k: _who_of(v) for k, v in doc["cases_ranks"].items() if v["n"]},
+        "counters_ranks": {k: _who_of(v) for k, v in doc["counters_ranks"].items() if v["n"]},
+        "checks": _checks_from_file(doc["checks"]),
         "by_bin": _table_of(doc["by_bin"], "bin"),
         "by_function": _table_of(doc["by_function"], "fn"),
         "by_region": _table_of(doc["by_region"], "region"),
@@ -205,12 +312,23 @@ def comparable(stats: Stats) -> dict[str, Any]:
     """Stats with the worst rank of a cell that lost nothing set to None, as the library
     writes it: the form in which two reductions are compared."""
     def cells(table: dict[Any, Cell]) -> dict[Any, Cell]:
-        return {k: {**c, "worst_rank": c["worst_rank"] if c["ranks"] and c["worst_s"] > 0
-                    else None} for k, c in table.items()}
+        return {k: {**{f: c[f] for f in (*SUMMED, "worst_s")},
+                    "worst_rank": c["worst_rank"] if c["ranks"] and c["worst_s"] > 0 else None}
+                for k, c in table.items()}
+
+    def flags(table: dict[Any, Cell]) -> dict[Any, Any]:
+        return {k: (c["transfers"], c["xfer_s"], c["excess_s"], c["who"])
+                for k, c in table.items()}
+
+    checks = stats["checks"]
 
     totals = None
     if stats["totals"] is not None:
         totals = {k: stats["totals"][k] for k in ("transfers", *MEASURES, "comp_s", "call_s")}
     return {"ranks": stats["ranks"], "ranks_with_data": stats["ranks_with_data"],
             "totals": totals, "cases": stats["cases"], "counters": stats["counters"],
+            "cases_ranks": stats["cases_ranks"], "counters_ranks": stats["counters_ranks"],
+            "checks": {**{p: checks[p] for p in ("in_call", "across_calls", "beyond_s")},
+                       "by_function": flags(checks["by_function"]),
+                       "by_bin": flags(checks["by_bin"])},
             **{t: cells(stats[t]) for t in ("by_bin", "by_function", "by_region")}}

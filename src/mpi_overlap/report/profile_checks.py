@@ -19,7 +19,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Patch
 from rich.console import Console
 
-from ..analysis.profile_values import rank_list
+from ..analysis.profile_values import rank_list, ranks_text
 from ..formatting import fmt_pct_cell, fmt_time
 from ..rundir import Run
 from . import profile_table
@@ -143,7 +143,7 @@ CELL_COLUMNS: tuple[Column, ...] = (
     ("flagged time", "xfer_s", fmt_time),
     ("% of its transfer time", "pct", fmt_pct_cell),
     ("excess", "excess_s", fmt_time),
-    ("ranks", "ranks", rank_list),
+    ("ranks", "ranks_text", str),
 )
 
 
@@ -171,7 +171,8 @@ def rank_grid(c: dict[str, Any], label: str, limit: int | None) -> Grid:
 
 def breakdown_grid(c: dict[str, Any], label: str, key: str, limit: int | None) -> Grid:
     """Flagged transfers per posting function (key "functions") or size bin ("bins")."""
-    entries = list(c["by_function" if key == "functions" else "by_bin"])
+    entries = [{**e, "ranks_text": ranks_text(e["ranks"], e.get("ranks_count"))}
+               for e in c["by_function" if key == "functions" else "by_bin"]]
     note = None
     if limit is not None and len(entries) > limit:
         note = f"top {limit} of {len(entries)}; report.html lists all"

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..analysis.profile import analyze_profile
-from ..analysis.profile_values import rank_list
+from ..analysis.profile_values import rank_list, ranks_text
 from ..formatting import DASH, fmt_mib, fmt_pct_cell, fmt_range, fmt_time
 from ..rundir import Run
 from ..table_trust import different_tables, run_table_notes
@@ -367,7 +367,8 @@ def call_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
 
 def notes_grid(a: dict[str, Any], label: str) -> Grid:
     rows = [
-        (n["name"], fint(n["count"]), rank_list(n["ranks"]) or DASH, n["meaning"])
+        (n["name"], fint(n["count"]), ranks_text(n["ranks"], n.get("ranks_count")) or DASH,
+         n["meaning"])
         for n in (a.get("unattributed") or []) + (a.get("info_counters") or [])
     ]
     note = (
