@@ -140,17 +140,22 @@ def _profile_64(tmp_path: Path, *extra: str) -> Path:
 
 def _collect_alone(run_dir: Path, keep: str, into: Path) -> dict[str, Any]:
     """result.json collected again from a copy of run_dir holding only the job file
-    (keep="job"), only the per-rank files (keep="ranks") or all it has (keep="all"); but
-    for "all", without the job's statistics (profile.stats.json), so that the analysis
-    reduces the documents itself."""
+    (keep="job"), only the per-rank files (keep="ranks"), only the job's statistics
+    (keep="stats") or all it has (keep="all"); but for "job" and "ranks", without the job's
+    statistics (profile.stats.json), so that the analysis reduces the documents itself."""
     from mpi_overlap.profiling.collect import collect
 
     shutil.copytree(run_dir, into)
-    if keep != "all":
-        for p in into.iterdir():
-            if p.name == STATS_FILE or ((p.name == JOB_FILE) == (keep == "ranks")
-                                        and p.name.startswith("profile.")):
-                p.unlink()
+    def drop(name: str) -> bool:
+        if not name.startswith("profile.") or keep == "all":
+            return False
+        if keep == "stats":
+            return name != STATS_FILE
+        return name == STATS_FILE or (name == JOB_FILE) == (keep == "ranks")
+
+    for p in into.iterdir():
+        if drop(p.name):
+            p.unlink()
     old = json.loads((run_dir / "result.json").read_text())
     return collect(into, ranks_expected=old["ranks_expected"], app_argv=old["app"]["argv"],
                    cwd=old["app"]["cwd"], table=Path(old["table"]["path"]),
@@ -233,6 +238,47 @@ def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path)
     assert a_all.pop("job_stats")["source"] == "library"
     assert a_ranks.pop("job_stats") == {"source": "documents"}
     assert a_all == a_ranks
+
+    # Statistics only (what profile --statistics-only leaves): the analysis from the rows
+    # and tables alone is the same wherever the statistics hold the numbers.
+    from mpi_overlap.analysis.profile import STATISTICS_ONLY
+
+    only = _collect_alone(run_dir, "stats", tmp_path / "stats-only")
+    assert len(only["ranks"]) == 0 and only["missing_ranks"] == []
+    assert only["status"] == "complete"
+    a_only = analyze_profile(only, tmp_path / "stats-only")
+    assert a_only["job_stats"]["documents"] is False
+    assert a_only["warnings"] == [*a_ranks["warnings"], STATISTICS_ONLY]
+    assert [{**r, "host": None} for r in a_ranks["ranks"]] == a_only["ranks"]
+    for key in ("job", "across_ranks", "worst_rank", "call_time", "cases", "counters",
+                "unattributed", "info_counters", "checks", "status", "ranks_reported",
+                "missing_ranks", "disabled_ranks"):
+        assert a_only[key] == a_ranks[key], key
+    for key in ("regions", "functions", "bins"):
+        assert a_only["rankings"][key] == a_ranks["rankings"][key], key
+    assert a_only["rankings"]["pairs"] == [] and a_ranks["rankings"]["pairs"]
+    assert a_only["bins_by_rank"]["bins"] == []
+
+
+@pytest.mark.mpi
+def test_statistics_only_leaves_one_file_and_a_report(tmp_path: Path) -> None:
+    """profile --statistics-only: the job's statistics are the only file the profiler
+    leaves (no job file, no snapshot), and the report is made from them."""
+    out = tmp_path / "runs"
+    proc = run_cli("--quiet", "profile", "-n", "16", "--oversubscribe", "--table",
+                   str(_table()), "--timeout", "240", "--statistics-only", "--out", str(out),
+                   "--", str(_mo_halo()), "--local", "8", "--iterations", "3", "--warmup",
+                   "0", "--modes", "nonblocking", cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (run_dir,) = [p for p in out.iterdir() if (p / "result.json").is_file()]
+    assert sorted(p.name for p in run_dir.glob("profile.*")) == [STATS_FILE]
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["ranks"] == [] and result["status"] == "complete"
+    assert result["job_stats"]["rank_rows"]["rank"] == list(range(16))
+    analysis = json.loads((run_dir / "analysis.json").read_text())
+    assert analysis["job"]["ranks"] == 16 and analysis["job_stats"]["documents"] is False
+    assert analysis["job"]["transfers"] == result["job_stats"]["totals"]["transfers"] > 0
+    assert (run_dir / "report.html").is_file()
 
 
 def _direct(tmp_path: Path, ranks_env: list[dict[str, str]]) -> Path:

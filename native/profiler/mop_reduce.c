@@ -139,6 +139,17 @@ int mop_reduce_job(const char *outdir, int rank, int size, mop_job_stats *mine,
     }
     free(rows);
     mop_job_stats_free(mine);
+    /* Every rank learns whether the file stands: where it stands for the rank
+     * documents, a rank whose statistics went nowhere keeps its own file. */
+    int stands = rank == 0 && rc == 0;
+    if (PMPI_Bcast(&stands, 1, MPI_INT, 0, comm) != MPI_SUCCESS && rc == 0) {
+        snprintf(err, errlen, "the job statistics' outcome could not be shared (MPI_Bcast)");
+        rc = -1;
+    }
     PMPI_Comm_free(&comm);
-    return rc;
+    if (rc < 0 && rank != 0)
+        return -1;
+    if (!stands && rank != 0)
+        snprintf(err, errlen, "rank 0 wrote no job statistics");
+    return stands ? 0 : 1;
 }

@@ -76,6 +76,9 @@ static struct {
     bool disabled;          /* profiling is off on this rank: its document says why */
     bool keep_rank_files;   /* besides the job file (MPI_OVERLAP_PER_RANK, mop_gather.h) */
     bool job_file;          /* every rank takes part in the job file's gather */
+    /* the job file holds every rank's document (MPI_OVERLAP_JOB_DOCUMENTS, not 0);
+     * otherwise the job's statistics alone stand for them (mop_reduce.h) */
+    bool job_documents;
     /* The snapshot thread (mop_watch_*): it waits on watch_wake under
      * watch_lock for snapshot_interval_s, or until watch_stop. */
     pthread_mutex_t watch_lock;
@@ -388,20 +391,32 @@ static void mop_write_job_profile(const char *status)
     mop_emit_profile(status, &job);
     unsigned flags = mop_g.rank_file_written ? MOP_GATHER_HAS_RANK_FILE : 0;
     char err[1400];
-    int rc = mop_gather_job(mop_g.outdir, mop_g.rank, mop_g.size, job.line, job.len, flags,
+    int rc = 1; /* 1: the document is in no job file */
+    if (mop_g.job_documents) {
+        rc = mop_gather_job(mop_g.outdir, mop_g.rank, mop_g.size, job.line, job.len, flags,
                             mop_g.keep_rank_files, err, sizeof err);
-    if (rc < 0)
+        if (rc < 0)
+            mop_note("%s", err);
+    }
+    /* The job's statistics, reduced in a tree to rank 0: after the gather, so
+     * neither delays the other's ranks, and both after the last user call. */
+    int reduced = mop_reduce_job(mop_g.outdir, mop_g.rank, mop_g.size,
+                                 job.has_stats ? &job.stats : NULL, &job.row, err, sizeof err);
+    if (reduced < 0 || (reduced > 0 && mop_g.rank == 0))
         mop_note("%s", err);
-    /* Not in the job file and not written yet: this rank's own file. */
+    if (!mop_g.job_documents && reduced == 0) {
+        /* the statistics stand for the documents: the snapshot goes, as the gather's would */
+        if (mop_g.rank_file_written && !mop_g.keep_rank_files) {
+            mop_output_rank_path(err, sizeof err, mop_g.outdir, mop_g.rank);
+            unlink(err);
+        }
+        rc = 0;
+    }
+    /* Not in the job file, not written yet, and no statistics stand for it: its own file. */
     if (rc != 0 && job.line && !mop_g.keep_rank_files &&
         mop_output_write_text(mop_g.outdir, mop_g.rank, job.line, job.len, err, sizeof err) != 0)
         mop_note("%s", err);
     free(job.line);
-    /* The job's statistics, reduced in a tree to rank 0: after the gather, so
-     * neither delays the other's ranks, and both after the last user call. */
-    if (mop_reduce_job(mop_g.outdir, mop_g.rank, mop_g.size, job.has_stats ? &job.stats : NULL,
-                       &job.row, err, sizeof err) != 0)
-        mop_note("%s", err);
 }
 
 /* The program ends without MPI_Finalize: the first of exit and a fatal
@@ -634,9 +649,14 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     bool disabled_here = off && *off && strcmp(off, "0") != 0;
     /* The job file needs every rank at MPI_Finalize (rank 0 waits for each):
      * where MPI_OVERLAP_DISABLE is set on some ranks only, no rank gathers. */
-    int gather_here = !disabled_here, gather_all = 0;
-    PMPI_Allreduce(&gather_here, &gather_all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    mop_g.job_file = gather_all != 0;
+    /* The documents too, unless MPI_OVERLAP_JOB_DOCUMENTS=0 on any rank: every
+     * rank must take the same part in the gather. */
+    const char *docs = getenv("MPI_OVERLAP_JOB_DOCUMENTS");
+    int here[2] = {!disabled_here, !(docs && *docs && strcmp(docs, "0") == 0)};
+    int all[2] = {0, 0};
+    PMPI_Allreduce(here, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    mop_g.job_file = all[0] != 0;
+    mop_g.job_documents = all[1] != 0;
     if (disabled_here)
         return;
     /* Per-rank files besides the job file: 1 always, 0 never; by default

@@ -933,6 +933,11 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
 @click.option("--per-rank/--no-per-rank", "per_rank", default=None,
               help="also write a profile.rank-N.json per rank beside the job file "
                    "(profile.job.jsonl, written by rank 0); default: for jobs of up to 8 ranks")
+@click.option("--documents/--statistics-only", "documents", default=True,
+              help="keep every rank's profile document in the job file (default), or only "
+                   "the job's statistics reduced inside the job (profile.stats.json): one "
+                   "small file however many ranks, without call sites, per-rank size bins "
+                   "and hosts")
 @_out_option("directory for run directories")
 @click.option("--report/--no-report", default=True,
               help="print the tables and write the HTML report")
@@ -940,7 +945,8 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
 def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | None,
             table: Path | None, force_table: bool, snapshot: float, timeout: float | None,
             trace_: bool, trace_cap: str | None, env_matrix: tuple[str, ...], compare_bare: bool,
-            reps: int | None, callsite_depth: int, per_rank: bool | None, out: Path,
+            reps: int | None, callsite_depth: int, per_rank: bool | None, documents: bool,
+            out: Path,
             report: bool, program: tuple[str, ...]) -> None:
     """Run an MPI program under the overlap profiler: mpi-overlap profile -n 2 -- ./app args"""
     from .profiling.session import ProfileOptions, profile_session
@@ -950,7 +956,8 @@ def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | 
                           force_table=force_table, timeout_s=timeout, out_base=out,
                           snapshot_s=snapshot, trace=trace_, trace_cap=trace_cap,
                           env_matrix=env_matrix, compare_bare=compare_bare, reps=reps,
-                          callsite_depth=callsite_depth, per_rank=per_rank)
+                          callsite_depth=callsite_depth, per_rank=per_rank,
+                          documents=documents)
     code = profile_session(list(program), opts, toolchains, report=report, console=_out,
                            err_console=_err)
     if code:

@@ -138,6 +138,12 @@ INFO_COUNTERS: dict[str, str] = {
     "cross_thread_completions": "requests completed by another thread than the one that "
     "posted them: closed on the posting thread's timeline (docs/profiler.md, Threads)",
 }
+# The run kept the job's statistics and no rank document (profile --statistics-only).
+STATISTICS_ONLY = (
+    "the run kept only the job's statistics (profile --statistics-only): call sites and "
+    "site pairs, each rank's size bins, host, top function and timeline trace are not in "
+    "this analysis"
+)
 # Per-rank non-overlapped times within this relative spread are called even.
 EVEN_SPREAD = 0.05
 # Relative slack for "min ≤ max ≤ xfer" checks on sums of floating-point numbers.
@@ -379,13 +385,14 @@ def _findings(doc: dict[str, Any]) -> list[str]:
 # ---------------------------------------------------------------- the document
 
 
-def _stats_record(reduced: dict[str, Any] | None) -> dict[str, Any]:
+def _stats_record(reduced: dict[str, Any] | None, stats_only: bool) -> dict[str, Any]:
     """Where the job's sums and rankings came from: rank 0's reduction inside the job,
-    with what it cost, or the same reduction over the rank documents here."""
+    with what it cost and whether the rank documents were kept too, or the same reduction
+    over the rank documents here."""
     if not reduced:
         return {"source": "documents"}
     return {"source": "library", "ranks": reduced["ranks"], "reduce_s": reduced["reduce_s"],
-            "largest_message": reduced["largest_message"]}
+            "largest_message": reduced["largest_message"], "documents": not stats_only}
 
 
 BinCells = dict[tuple[int, int | None], dict[int, dict[str, float]]]
@@ -439,7 +446,14 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     with the run directory, its timeline traces (if any) add both ends of every message
     (analysis/twosided.py)."""
     warnings: list[str] = []
-    docs = _unique_ranks(result.get("ranks") or [], warnings)
+    reduced = result.get("job_stats")
+    stats_only = bool(reduced) and not len(result.get("ranks") or [])
+    if stats_only:
+        # statistics only: the rows stand for the documents (profiling/job_stats.py)
+        docs: Iterable[dict[str, Any]] = job_stats.row_documents(reduced)
+        warnings.append(STATISTICS_ONLY)
+    else:
+        docs = _unique_ranks(result.get("ranks") or [], warnings)
     # One pass over the rank documents, in rank order: each is summed into what the
     # analysis needs and only a digest of it is kept (_digest), so a source that reads
     # documents one at a time never has them all in memory.
@@ -448,7 +462,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     included_digests: list[dict[str, Any]] = []
     # The job's sums and rankings: rank 0's reduction when the run has one, otherwise the
     # same reduction, in the same order, over the documents (profiling/job_stats.py).
-    reduced = result.get("job_stats")
     tree = None if reduced else job_stats.TreeReducer()
     sites = SiteRankings()
     bin_cells: BinCells = {}
@@ -629,7 +642,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         "info_counters": info,
         "callsites": result.get("callsites"),
         "job_file": result.get("job_file"),
-        "job_stats": _stats_record(reduced),
+        "job_stats": _stats_record(reduced, stats_only),
         "cost": result.get("cost"),
         "progress": result.get("progress"),
         "eager_limit": result.get("eager_limit"),

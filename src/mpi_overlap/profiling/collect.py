@@ -18,6 +18,18 @@ from .rank_documents import RankDocumentStream
 from .result_file import RankSequence
 
 
+def _job_stats(run_dir: Path, ranks_expected: int) -> tuple[dict[str, Any] | None, str | None]:
+    """profile.stats.json when it is there and of this run, else None and why (None when
+    there is none)."""
+    stats, why = read_stats_file(run_dir)
+    if stats is not None and (errors := errors_against(stats, "profile-stats-v1")):
+        return None, f"{STATS_FILE} does not match its schema: {errors[0]}"
+    if stats is not None and stats["ranks"] != ranks_expected:
+        return None, (f"{STATS_FILE} is of {stats['ranks']} ranks, the run of "
+                      f"{ranks_expected}: left out")
+    return stats, why
+
+
 class CollectedRanks(RankSequence):
     """result["ranks"] of a collected run: the rank documents that match their schema, in
     rank order, their call sites resolved, read again from the run directory each time
@@ -69,6 +81,16 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
         docs.append({"rank": doc["rank"], "status": doc["status"], "reason": doc.get("reason"),
                      "table": {"hash": doc["table"].get("hash")}})
     warnings: list[str] = [*stream.problems, *schema_warnings]
+    stats, why = _job_stats(run_dir, ranks_expected)
+    if why:
+        warnings.append(why)
+    documents = len(docs)
+    if stats is not None and not docs and not bad:
+        # statistics only (--statistics-only): the ranks are its rows, all at MPI_Finalize
+        rows = stats["rank_rows"]
+        docs = [{"rank": r, "status": "disabled" if off else "complete", "reason": None,
+                 "table": {"hash": None}} for r, off in zip(rows["rank"], rows["disabled"],
+                                                           strict=True)]
     seen = {d["rank"] for d in docs}
     missing = [r for r in range(ranks_expected) if r not in seen]
     if missing:
@@ -90,14 +112,6 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
     if changed:
         warnings.append(f"ranks {rank_list(changed)} read a different transfer-time table than "
                         f"the one the run started with ({info['hash']}): it changed meanwhile")
-    stats, why = read_stats_file(run_dir)
-    if stats is not None and (errors := errors_against(stats, "profile-stats-v1")):
-        stats, why = None, f"{STATS_FILE} does not match its schema: {errors[0]}"
-    if stats is not None and stats["ranks"] != ranks_expected:
-        stats, why = None, (f"{STATS_FILE} is of {stats['ranks']} ranks, the run of "
-                            f"{ranks_expected}: left out")
-    if why:
-        warnings.append(why)
     complete = not missing and all(d["status"] == "complete" for d in docs) and bool(docs)
     return {
         "schema": "mpi-overlap/profile-run",
@@ -108,7 +122,7 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
         "ranks_expected": ranks_expected,
         "table": {"path": str(table), "forced": forced, **info},
         "bins": bins,
-        "ranks": CollectedRanks(stream, bad, resolver, len(docs)),
+        "ranks": CollectedRanks(stream, bad, resolver, documents),
         "missing_ranks": missing,
         "callsites": callsites,
         "job_file": stream.job,

@@ -308,6 +308,41 @@ def read_stats_file(run_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
     return doc, None
 
 
+def row_documents(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """profile.stats.json's per-rank rows as rank documents holding just what the rows
+    hold (status, wall time, totals, the checks' per-rank figures; no tables, sites or
+    host): what the analysis goes through when the run kept no documents
+    (--statistics-only). The flagged figures are the rank's in-call and across-calls ones
+    summed, put under in-call (adding the across-calls 0 changes nothing)."""
+    rows = doc["rank_rows"]
+    out = []
+    for i, rank in enumerate(rows["rank"]):
+        def col(key: str, i: int = i) -> Any:
+            return rows[key][i]
+
+        out.append({
+            "rank": rank,
+            "status": "disabled" if col("disabled") else "complete",
+            "reason": None,
+            "wall_s": col("wall_s"),
+            "profile": {
+                "totals": {k: col(k) for k in ("transfers", "xfer_s", "min_s", "max_s",
+                                                "comp_s", "call_s")},
+                "checks": {
+                    "in_call": {"xfer_s": col("in_call_xfer_s"), "calls": col("in_call_calls"),
+                                "calls_beyond": col("in_call_calls_beyond"),
+                                "call_s": col("in_call_call_s"),
+                                "longest_s": col("in_call_longest_s"),
+                                "flagged": {"transfers": col("flagged_transfers"),
+                                            "xfer_s": col("flagged_xfer_s")}},
+                    "across_calls": {"flagged": {"transfers": 0, "xfer_s": 0.0}},
+                    "beyond_s": col("beyond_s"),
+                },
+            },
+        })
+    return out
+
+
 def comparable(stats: Stats) -> dict[str, Any]:
     """Stats with the worst rank of a cell that lost nothing set to None, as the library
     writes it: the form in which two reductions are compared."""

@@ -62,6 +62,7 @@ class ProfileOptions:
     reps: int | None = None           # pairs of launches for compare_bare
     callsite_depth: int = 1           # frames per call site (docs/profiler.md, Call sites)
     per_rank: bool | None = None      # profile.rank-N.json too (None: up to 8 ranks)
+    documents: bool = True            # False: the job's statistics only (--statistics-only)
 
     def check(self) -> None:
         """Bad input fails here, before anything is built or run."""
@@ -131,7 +132,8 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
     setup = ProfilerSetup(library=library, table=table, outdir=run_dir, bins=bins,
                           force_table=opts.force_table, snapshot_s=opts.snapshot_s,
                           trace=opts.trace, trace_cap=trace_cap,
-                          callsite_depth=opts.callsite_depth, per_rank=opts.per_rank)
+                          callsite_depth=opts.callsite_depth, per_rank=opts.per_rank,
+                          documents=opts.documents)
     cmd = launch_command(tc, opts.ranks, setup.wrap(app), opts.launcher)
     run_opts = RunOptions(ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
                           out_base=opts.out_base, env_overrides=dict(overrides),
@@ -220,7 +222,9 @@ def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str]
     ui = Ui(err_console)
     runs = [profile_run(tc, app, each, ui, echo=echo, variant=v)
             for each, tc, app in prepared for v in variants]
-    with_report = report and any(run.result and run.result.get("ranks") for run in runs)
+    with_report = report and any(run.result and (run.result.get("ranks")
+                                                 or run.result.get("job_stats"))
+                                 for run in runs)
     ok = finish_session(runs, opts.out_base, console, report=with_report)
     if opts.trace:
         for run in runs:
