@@ -21,6 +21,13 @@ void mo_json_init_line(mo_json *w, FILE *f)
     w->one_line = true;
 }
 
+bool mo_json_inline(mo_json *w, bool on)
+{
+    bool was = w->one_line;
+    w->one_line = on;
+    return was;
+}
+
 static void indent(mo_json *w)
 {
     if (w->one_line)

@@ -26,6 +26,10 @@ void mo_json_init(mo_json *w, FILE *f);
 /* The same document on one line, for a JSON Lines file: mo_json_finish ends
  * it with the line's newline. */
 void mo_json_init_line(mo_json *w, FILE *f);
+/* Writes what follows without newlines or indentation (on) or as before;
+ * returns the previous setting. For long arrays of numbers in an indented
+ * document: one line each instead of one line per number. */
+bool mo_json_inline(mo_json *w, bool on);
 void mo_json_begin_object(mo_json *w);
 void mo_json_end_object(mo_json *w);
 void mo_json_begin_array(mo_json *w);

@@ -631,22 +631,29 @@ static void mop_js_rows(mo_json *w, const mop_job_stats_info *info)
 {
     mo_json_key(w, "rank_rows");
     mo_json_begin_object(w);
+    /* each column on one line: a number a line would be 30 bytes a rank and column */
     mo_json_key(w, "rank");
     mo_json_begin_array(w);
+    bool was = mo_json_inline(w, true);
     for (int r = 0; r < info->nrows; r++)
         mo_json_int64(w, info->rows[r].rank);
     mo_json_end_array(w);
+    mo_json_inline(w, was);
     mo_json_key(w, "disabled");
     mo_json_begin_array(w);
+    mo_json_inline(w, true);
     for (int r = 0; r < info->nrows; r++)
         mo_json_bool(w, info->rows[r].disabled != 0);
     mo_json_end_array(w);
+    mo_json_inline(w, was);
 #define MOP_JS_COLUMN(field, kind)                 \
     mo_json_key(w, #field);                        \
     mo_json_begin_array(w);                        \
+    mo_json_inline(w, true);                       \
     for (int r = 0; r < info->nrows; r++)          \
         mo_json_##kind(w, info->rows[r].field);    \
-    mo_json_end_array(w);
+    mo_json_end_array(w);                          \
+    mo_json_inline(w, was);
     MOP_JS_ROW_COLUMNS(MOP_JS_COLUMN)
 #undef MOP_JS_COLUMN
     mo_json_end_object(w);
@@ -660,9 +667,11 @@ static void mop_js_who(mo_json *w, const char *key, const mop_jranks *who)
     mo_json_kv_uint64(w, "n", who->n);
     mo_json_key(w, "first");
     mo_json_begin_array(w);
+    bool was = mo_json_inline(w, true);
     for (uint64_t i = 0; i < who->n && i < MOP_JS_FIRST; i++)
         mo_json_int64(w, who->first[i]);
     mo_json_end_array(w);
+    mo_json_inline(w, was);
     mo_json_end_object(w);
 }
 
