@@ -23,6 +23,7 @@ import pytest
 from cli_helpers import run_cli
 from mpi_overlap.analysis.callsites import site_rankings
 from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.profiling import job_stats
 from mpi_overlap.profiling.callsites import resolve
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain, list_toolchains
@@ -261,7 +262,8 @@ def test_ranks_with_other_addresses_meet_at_the_same_line():
                       {"post": 0, "end": 2, "transfers": 1, "xfer_s": 1e-6, "min_s": 0.0,
                        "max_s": 1e-6, "nonoverlap_s": 0.0}]}}
 
-    ranked = site_rankings([rank(0, 0x55550000), rank(1, 0x7f000000)])
+    docs = [rank(0, 0x55550000), rank(1, 0x7f000000)]
+    ranked = site_rankings(job_stats.reduce_documents(docs, len(docs)))
     top = ranked["pairs"][0]
     assert (top["post"], top["end"], top["transfers"]) == \
         ("halo.c:42 (exchange)", "halo.c:57 (exchange)", 8)

@@ -169,6 +169,116 @@ static void mop_js_checks_of_rank(mop_job_stats *s, const mop_process *p, int ra
                 mop_jflag_of(&s->flag_bins[i][k], &c->by_bin[i][k], rank);
 }
 
+static void mop_js_sort(mop_jlist *l)
+{
+    if (l->n > 1) /* an empty list has no array: qsort's must not be NULL */
+        qsort(l->e, l->n, sizeof *l->e, mop_by_name);
+}
+
+/* Every list in name order, each name once: what merging needs of a message. */
+static bool mop_js_sorted(const mop_job_stats *s)
+{
+    for (int l = 0; l < MOP_JS_NLISTS; l++)
+        for (size_t i = 1; i < s->list[l].n; i++)
+            if (strcmp(s->list[l].e[i - 1].name, s->list[l].e[i].name) >= 0)
+                return false;
+    return true;
+}
+
+/* A call site's name (mop_js_list_id): where its frames are, then its function. */
+static void mop_js_site_name(const mop_sites *sites, uint16_t id, const mop_names *names,
+                             char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    if (id != MOP_SITE_UNKNOWN) {
+        uint64_t frame[MOP_SITE_FRAMES];
+        int nframes = names->frames ? names->frames(sites->site[id].addr, frame,
+                                                    MOP_SITE_FRAMES) : 0;
+        if (nframes <= 0) {
+            frame[0] = sites->site[id].addr;
+            nframes = 1;
+        }
+        for (int k = 0; k < nframes && n + 4 < cap; k++) {
+            char where[4200];
+            if (names->place)
+                names->place(frame[k], where, sizeof where);
+            else
+                snprintf(where, sizeof where, "0x%llx", (unsigned long long)frame[k]);
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", k ? " < " : "", where);
+            if (n >= cap)
+                n = cap - 1;
+        }
+    }
+    char fnbuf[32];
+    const char *fn = id == MOP_SITE_UNKNOWN ? ""
+                     : mop_js_name(names->fn, names->nfn, sites->site[id].fn, fnbuf,
+                                   sizeof fnbuf);
+    snprintf(buf + n, cap - n, "\t%s", fn);
+}
+
+/* Adds c to the entry `name` of l (a rank's own: its ranks stay 1, its worst is
+ * its sum), or appends it; entries are merged in the order they come. */
+static int mop_js_add_own(mop_jlist *l, size_t *cap, const char *name, const mop_jcell *c)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->e[i].name, name) == 0) {
+            mop_jcell *d = &l->e[i].c;
+            d->transfers += c->transfers;
+            d->xfer_s += c->xfer_s;
+            d->min_s += c->min_s;
+            d->max_s += c->max_s;
+            d->nonoverlap_s += c->nonoverlap_s;
+            d->calls += c->calls;
+            d->call_s += c->call_s;
+            d->worst_s = d->nonoverlap_s;
+            return 0;
+        }
+    }
+    return mop_jlist_push(l, cap, name, strlen(name), c);
+}
+
+/* The rank's call sites, site pairs, and the pairs summed per posting and per
+ * completing site, as the analysis ranks them (analysis/callsites.py). */
+static int mop_js_sites_of_rank(mop_job_stats *s, const mop_process *p, const mop_names *names,
+                                int rank)
+{
+    enum { NAME = 2 * 16384 + 2 };
+    static char post[NAME], end[NAME], pair[2 * NAME]; /* profiles are made one at a time */
+    const mop_sites *sites = &p->sites;
+    size_t cap = 0;
+    for (uint16_t i = 0; i < sites->nsite; i++) {
+        if (i == MOP_SITE_UNKNOWN && sites->site[i].calls == 0)
+            continue; /* as the rank's document */
+        mop_jcell c;
+        memset(&c, 0, sizeof c);
+        c.ranks = 1;
+        c.worst_rank = rank;
+        c.calls = sites->site[i].calls;
+        c.call_s = (double)sites->site[i].call_ticks * p->cfg.s_per_tick;
+        mop_js_site_name(sites, i, names, post, sizeof post);
+        if (mop_js_add_own(&s->list[MOP_JS_SITES], &cap, post, &c) != 0)
+            return -1;
+    }
+    size_t pcap = 0, ecap = 0;
+    cap = 0;
+    for (uint16_t k = 0; k < sites->npair; k++) {
+        const mop_pair *pr = &sites->pair[k];
+        mop_jcell c;
+        mop_jcell_of(&c, &pr->x, rank);
+        mop_js_site_name(sites, pr->post, names, post, sizeof post);
+        mop_js_site_name(sites, pr->end, names, end, sizeof end);
+        if (mop_js_add_own(&s->list[MOP_JS_POSTS], &pcap, post, &c) != 0 ||
+            mop_js_add_own(&s->list[MOP_JS_ENDS], &ecap, end, &c) != 0)
+            return -1;
+        c.calls = pr->polled;
+        snprintf(pair, sizeof pair, "%s%c%s", post, MOP_JS_PAIR_SEP, end);
+        if (mop_js_add_own(&s->list[MOP_JS_PAIRS], &cap, pair, &c) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_names *names,
                           int rank, bool disabled)
 {
@@ -210,7 +320,7 @@ int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_name
         c.calls = f->calls;
         c.call_s = (double)f->call_ticks * spt;
         const char *name = mop_js_name(names->fn, names->nfn, i, buf, sizeof buf);
-        if (mop_jlist_push(&s->fns, &cap, name, strlen(name), &c) != 0)
+        if (mop_jlist_push(&s->list[MOP_JS_FNS], &cap, name, strlen(name), &c) != 0)
             goto oom;
     }
     cap = 0;
@@ -223,7 +333,7 @@ int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_name
         c.comp_s = (double)r->comp_ticks * spt;
         c.call_s = (double)r->call_ticks * spt;
         const char *name = mop_js_name(names->region, names->nregion, i, buf, sizeof buf);
-        if (mop_jlist_push(&s->regions, &cap, name, strlen(name), &c) != 0)
+        if (mop_jlist_push(&s->list[MOP_JS_REGIONS], &cap, name, strlen(name), &c) != 0)
             goto oom;
     }
     cap = 0;
@@ -238,13 +348,14 @@ int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_name
             snprintf(key, sizeof key, "%s\t%s",
                      mop_js_name(names->fn, names->nfn, i, buf, sizeof buf),
                      mop_check_name((mop_check)k));
-            if (mop_jlist_push(&s->flag_fns, &cap, key, strlen(key), &c) != 0)
+            if (mop_jlist_push(&s->list[MOP_JS_FLAG_FNS], &cap, key, strlen(key), &c) != 0)
                 goto oom;
         }
     }
-    qsort(s->fns.e, s->fns.n, sizeof *s->fns.e, mop_by_name);
-    qsort(s->regions.e, s->regions.n, sizeof *s->regions.e, mop_by_name);
-    qsort(s->flag_fns.e, s->flag_fns.n, sizeof *s->flag_fns.e, mop_by_name);
+    if (mop_js_sites_of_rank(s, p, names, rank) != 0)
+        goto oom;
+    for (int l = 0; l < MOP_JS_NLISTS; l++)
+        mop_js_sort(&s->list[l]);
     return 0;
 oom:
     mop_job_stats_free(s);
@@ -320,18 +431,15 @@ static int mop_jlist_copy(mop_jlist *out, const mop_jlist *l)
 int mop_job_stats_merge(mop_job_stats *dst, const mop_job_stats *src)
 {
     /* the lists first, on copies: they are the only step that can fail */
-    mop_jlist fns = {NULL, 0}, regions = {NULL, 0}, flags = {NULL, 0};
-    if (mop_jlist_copy(&fns, &dst->fns) != 0 || mop_jlist_copy(&regions, &dst->regions) != 0 ||
-        mop_jlist_copy(&flags, &dst->flag_fns) != 0 || mop_jlist_merge(&fns, &src->fns) != 0 ||
-        mop_jlist_merge(&regions, &src->regions) != 0 ||
-        mop_jlist_merge(&flags, &src->flag_fns) != 0)
-        goto oom;
-    mop_jlist_free(&dst->fns);
-    mop_jlist_free(&dst->regions);
-    mop_jlist_free(&dst->flag_fns);
-    dst->fns = fns;
-    dst->regions = regions;
-    dst->flag_fns = flags;
+    mop_jlist merged[MOP_JS_NLISTS] = {{NULL, 0}};
+    for (int l = 0; l < MOP_JS_NLISTS; l++)
+        if (mop_jlist_copy(&merged[l], &dst->list[l]) != 0 ||
+            mop_jlist_merge(&merged[l], &src->list[l]) != 0)
+            goto oom;
+    for (int l = 0; l < MOP_JS_NLISTS; l++) {
+        mop_jlist_free(&dst->list[l]);
+        dst->list[l] = merged[l];
+    }
 
     dst->ranks += src->ranks;
     dst->ranks_with_data += src->ranks_with_data;
@@ -379,17 +487,15 @@ int mop_job_stats_merge(mop_job_stats *dst, const mop_job_stats *src)
     }
     return 0;
 oom:
-    mop_jlist_free(&fns);
-    mop_jlist_free(&regions);
-    mop_jlist_free(&flags);
+    for (int l = 0; l < MOP_JS_NLISTS; l++)
+        mop_jlist_free(&merged[l]);
     return -1;
 }
 
 void mop_job_stats_free(mop_job_stats *s)
 {
-    mop_jlist_free(&s->fns);
-    mop_jlist_free(&s->regions);
-    mop_jlist_free(&s->flag_fns);
+    for (int l = 0; l < MOP_JS_NLISTS; l++)
+        mop_jlist_free(&s->list[l]);
 }
 
 /* ---------------------------------------------------------------- bytes */
@@ -470,9 +576,8 @@ int mop_job_stats_pack(const mop_job_stats *s, unsigned char **buf, size_t *len)
     mop_js_put(&b, s->bin_hi, s->nbins * sizeof *s->bin_hi);
     mop_js_put_cells(&b, s->bins, s->nbins);
     mop_js_put_cells(&b, &s->flag_bins[0][0], s->nbins * MOP_NCHECKS);
-    mop_js_put_list(&b, &s->fns);
-    mop_js_put_list(&b, &s->regions);
-    mop_js_put_list(&b, &s->flag_fns);
+    for (int l = 0; l < MOP_JS_NLISTS; l++)
+        mop_js_put_list(&b, &s->list[l]);
     if (b.bad) {
         free(b.p);
         return -1;
@@ -556,8 +661,13 @@ int mop_job_stats_unpack(mop_job_stats *s, const unsigned char *buf, size_t len)
         mop_js_get_cells(&in, s->bins, s->nbins) != 0 ||
         mop_js_get_cells(&in, &s->flag_bins[0][0], s->nbins * MOP_NCHECKS) != 0)
         return -1;
-    if (mop_js_get_list(&in, &s->fns) != 0 || mop_js_get_list(&in, &s->regions) != 0 ||
-        mop_js_get_list(&in, &s->flag_fns) != 0 || in.left != 0) {
+    for (int l = 0; l < MOP_JS_NLISTS; l++) {
+        if (mop_js_get_list(&in, &s->list[l]) != 0) {
+            mop_job_stats_free(s);
+            return -1;
+        }
+    }
+    if (in.left != 0 || !mop_js_sorted(s)) {
         mop_job_stats_free(s);
         return -1;
     }
@@ -713,14 +823,15 @@ static void mop_js_checks(mo_json *w, const mop_job_stats *s)
     mo_json_kv_double(w, "beyond_s", s->beyond_s);
     mo_json_key(w, "by_function");
     mo_json_begin_array(w);
-    for (size_t i = 0; i < s->flag_fns.n; i++) {
-        const char *key = s->flag_fns.e[i].name, *tab = strchr(key, '\t');
+    const mop_jlist *flags = &s->list[MOP_JS_FLAG_FNS];
+    for (size_t i = 0; i < flags->n; i++) {
+        const char *key = flags->e[i].name, *tab = strchr(key, '\t');
         char fn[160];
         snprintf(fn, sizeof fn, "%.*s", tab ? (int)(tab - key) : (int)strlen(key), key);
         mo_json_begin_object(w);
         mo_json_kv_string(w, "fn", fn);
         mo_json_kv_string(w, "check", tab ? tab + 1 : "");
-        mop_js_flag(w, &s->flag_fns.e[i].c);
+        mop_js_flag(w, &flags->e[i].c);
         mo_json_end_object(w);
     }
     mo_json_end_array(w);
@@ -745,6 +856,72 @@ static void mop_js_checks(mo_json *w, const mop_job_stats *s)
     }
     mo_json_end_array(w);
     mo_json_end_object(w);
+}
+
+/* "<where>\t<fn>" written as the two fields `where_key` and `fn_key`. */
+static void mop_js_site_fields(mo_json *w, const char *name, size_t len, const char *where_key,
+                               const char *fn_key)
+{
+    const char *tab = memchr(name, '\t', len);
+    size_t wlen = tab ? (size_t)(tab - name) : len;
+    char *where = malloc(wlen + 1);
+    if (where) {
+        memcpy(where, name, wlen);
+        where[wlen] = '\0';
+    }
+    mo_json_kv_string(w, where_key, where ? where : "");
+    free(where);
+    char fn[64];
+    snprintf(fn, sizeof fn, "%.*s", tab ? (int)(len - wlen - 1) : 0, tab ? tab + 1 : "");
+    mo_json_kv_string(w, fn_key, fn);
+}
+
+/* Call sites, site pairs, and the pairs per posting and completing site. */
+static void mop_js_sites(mo_json *w, const mop_job_stats *s)
+{
+    const mop_jlist *sites = &s->list[MOP_JS_SITES];
+    mo_json_key(w, "sites");
+    mo_json_begin_array(w);
+    for (size_t i = 0; i < sites->n; i++) {
+        mo_json_begin_object(w);
+        mop_js_site_fields(w, sites->e[i].name, strlen(sites->e[i].name), "site", "fn");
+        mo_json_kv_uint64(w, "calls", sites->e[i].c.calls);
+        mo_json_kv_double(w, "call_s", sites->e[i].c.call_s);
+        mo_json_kv_uint64(w, "ranks", sites->e[i].c.ranks);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+    static const struct { int id; const char *key; } ends[] = {
+        {MOP_JS_POSTS, "post_sites"}, {MOP_JS_ENDS, "end_sites"}};
+    for (size_t k = 0; k < sizeof ends / sizeof ends[0]; k++) {
+        const mop_jlist *l = &s->list[ends[k].id];
+        mo_json_key(w, ends[k].key);
+        mo_json_begin_array(w);
+        for (size_t i = 0; i < l->n; i++) {
+            mo_json_begin_object(w);
+            mop_js_site_fields(w, l->e[i].name, strlen(l->e[i].name), "site", "fn");
+            mop_js_measures(w, &l->e[i].c);
+            mop_js_ranks(w, &l->e[i].c);
+            mo_json_end_object(w);
+        }
+        mo_json_end_array(w);
+    }
+    const mop_jlist *pairs = &s->list[MOP_JS_PAIRS];
+    mo_json_key(w, "pairs");
+    mo_json_begin_array(w);
+    for (size_t i = 0; i < pairs->n; i++) {
+        const char *name = pairs->e[i].name, *sep = strchr(name, MOP_JS_PAIR_SEP);
+        size_t plen = sep ? (size_t)(sep - name) : strlen(name);
+        mo_json_begin_object(w);
+        mop_js_site_fields(w, name, plen, "post", "post_fn");
+        if (sep)
+            mop_js_site_fields(w, sep + 1, strlen(sep + 1), "end", "end_fn");
+        mo_json_kv_uint64(w, "polled", pairs->e[i].c.calls);
+        mop_js_measures(w, &pairs->e[i].c);
+        mop_js_ranks(w, &pairs->e[i].c);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
 }
 
 int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info *info)
@@ -812,8 +989,9 @@ int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info
         mo_json_end_object(&w);
     }
     mo_json_end_array(&w);
-    mop_js_list(&w, "by_function", "fn", &s->fns, true);
-    mop_js_list(&w, "by_region", "region", &s->regions, false);
+    mop_js_list(&w, "by_function", "fn", &s->list[MOP_JS_FNS], true);
+    mop_js_list(&w, "by_region", "region", &s->list[MOP_JS_REGIONS], false);
+    mop_js_sites(&w, s);
     mop_js_rows(&w, info);
     mo_json_end_object(&w);
     return mo_json_finish(&w);

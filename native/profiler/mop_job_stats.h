@@ -69,6 +69,23 @@ typedef struct mop_jlist {
     size_t n;
 } mop_jlist;
 
+/* The name-keyed tables. A call site is named by where it is in its object,
+ * "<path>+0x<file offset>" (names->place; a chain's frames joined by " < ",
+ * innermost first; "" for the unknown site), then a tab and the MPI function
+ * called there: the same for every rank that runs the object, whatever ASLR
+ * did. A pair is its two sites' names joined by MOP_JS_PAIR_SEP. */
+typedef enum mop_js_list_id {
+    MOP_JS_FNS,      /* by function name */
+    MOP_JS_REGIONS,  /* by region name */
+    MOP_JS_FLAG_FNS, /* flagged by the checks: "<function>\t<check>" */
+    MOP_JS_SITES,    /* calls and call time per call site */
+    MOP_JS_PAIRS,    /* transfers per (posting site, completing site); calls: polled */
+    MOP_JS_POSTS,    /* the pairs summed per posting site */
+    MOP_JS_ENDS,     /* and per completing site */
+    MOP_JS_NLISTS
+} mop_js_list_id;
+#define MOP_JS_PAIR_SEP '\x1f'
+
 typedef struct mop_job_stats {
     uint64_t ranks;           /* ranks merged */
     uint64_t ranks_with_data; /* of those, not disabled */
@@ -81,11 +98,10 @@ typedef struct mop_job_stats {
     mop_jcheck_part check[MOP_NCHECKS];        /* the checks on the bounds */
     double beyond_s;                           /* checks.beyond_s, summed */
     mop_jcell flag_bins[MOP_MAX_BINS][MOP_NCHECKS]; /* flagged, by bin and check */
-    mop_jlist flag_fns; /* flagged, by "<function>\t<check>" */
     size_t nbins;             /* bins of the job's configuration (same on every rank) */
     uint64_t bin_lo[MOP_MAX_BINS], bin_hi[MOP_MAX_BINS]; /* hi UINT64_MAX: open */
     mop_jcell bins[MOP_MAX_BINS];
-    mop_jlist fns, regions;
+    mop_jlist list[MOP_JS_NLISTS]; /* the name-keyed tables (mop_js_list_id) */
 } mop_job_stats;
 
 /* One rank's totals, for the per-rank columns rank 0 gathers. */

@@ -18,6 +18,10 @@ typedef struct mop_names {
     /* The frames of a call-site chain key (mop_stacks.h; at most MOP_SITE_FRAMES),
      * or NULL: no chains. */
     int (*frames)(uint64_t key, uint64_t *out, int max);
+    /* Where an address is, "<path>+0x<file offset>" of the executable mapping
+     * that holds it ("0x<address>" where none does), into buf; NULL: not known
+     * (the sites of the job's statistics are then named by their addresses). */
+    void (*place)(uint64_t addr, char *buf, size_t cap);
 } mop_names;
 
 /* Writes the value (an object) at the writer's current position. */

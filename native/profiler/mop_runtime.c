@@ -27,6 +27,7 @@
 #include "mop_fn_ids.h"
 #include "mop_gather.h"
 #include "mop_output.h"
+#include "mop_places.h"
 #include "mop_process.h"
 #include "mop_reduce.h"
 #include "mop_region_names.h"
@@ -343,7 +344,7 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
         .wall_s = (double)(t_end - mop_g.t_start) * mop_g.s_per_tick,
         .queue_events = MOP_QUEUE_EVENTS,
         .names = {.fn = mop_fn_names, .nfn = mop_fn_count, .region = regions, .nregion = nregions,
-                  .frames = mop_stack_frames},
+                  .frames = mop_stack_frames, .place = mop_place},
         .trace = &trace,
     };
     char err[1400];
@@ -351,6 +352,7 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
         mop_note("out of memory for the job file: this rank writes profile.rank-%d.json",
                  mop_g.rank);
     if (job) {
+        mop_places_load(); /* the call sites' objects, as the document's maps name them */
         job->has_stats = mop_job_stats_of_rank(&job->stats, &agg, &info.names, mop_g.rank,
                                                mop_g.disabled) == 0;
         mop_job_row_of_rank(&job->row, &agg, mop_g.rank, mop_g.disabled, info.wall_s);

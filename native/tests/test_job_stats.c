@@ -65,8 +65,8 @@ int main(void)
     size_t len = 0;
     CHECK(mop_job_stats_pack(&s1, &buf, &len) == 0);
     CHECK(mop_job_stats_unpack(&back, buf, len) == 0);
-    CHECK(back.fns.n == s1.fns.n && back.regions.n == 1 && back.total.xfer_s == 3.0);
-    CHECK(find(&back.regions, "halo") != NULL);
+    CHECK(back.list[MOP_JS_FNS].n == s1.list[MOP_JS_FNS].n && back.list[MOP_JS_REGIONS].n == 1 && back.total.xfer_s == 3.0);
+    CHECK(find(&back.list[MOP_JS_REGIONS], "halo") != NULL);
     /* every shorter message, and a damaged head, is refused */
     for (size_t cut = 0; cut < len; cut++) {
         static mop_job_stats t;
@@ -85,19 +85,19 @@ int main(void)
     CHECK(s0.total.xfer_s == 5.0 && s0.total.nonoverlap_s == 2.0);
     CHECK(s0.counters.events == 8);
     CHECK(s0.bins[3].ranks == 2 && s0.bins[3].transfers == 2);
-    const mop_jentry *halo = find(&s0.regions, "halo");
+    const mop_jentry *halo = find(&s0.list[MOP_JS_REGIONS], "halo");
     CHECK(halo && halo->c.ranks == 2 && halo->c.xfer_s == 5.0);
     CHECK(halo && halo->c.worst_rank == 0 && halo->c.worst_s == 1.0); /* a tie: the lower */
     CHECK(halo && halo->c.comp_s == 7 * 1e-9 + 7 * 1e-9); /* each rank's seconds, summed */
-    CHECK(find(&s0.regions, "solve") == NULL); /* no rank had data there */
-    const mop_jentry *isend = find(&s0.fns, "MPI_Isend");
+    CHECK(find(&s0.list[MOP_JS_REGIONS], "solve") == NULL); /* no rank had data there */
+    const mop_jentry *isend = find(&s0.list[MOP_JS_FNS], "MPI_Isend");
     CHECK(isend && isend->c.calls == 4 && isend->c.call_s == 100 * 1e-9 + 100 * 1e-9);
-    CHECK(s0.fns.n == 1);
+    CHECK(s0.list[MOP_JS_FNS].n == 1);
     /* the checks and which ranks had what */
     CHECK(s0.check[MOP_CHECK_IN_CALL].calls == 2 && s0.check[MOP_CHECK_IN_CALL].excess_s == 1.0);
-    CHECK(s0.flag_fns.n == 1 && strcmp(s0.flag_fns.e[0].name, "MPI_Isend\tin-call") == 0);
-    CHECK(s0.flag_fns.n == 1 && s0.flag_fns.e[0].c.who.n == 2 &&
-          s0.flag_fns.e[0].c.who.first[0] == 0 && s0.flag_fns.e[0].c.who.first[1] == 1);
+    CHECK(s0.list[MOP_JS_FLAG_FNS].n == 1 && strcmp(s0.list[MOP_JS_FLAG_FNS].e[0].name, "MPI_Isend\tin-call") == 0);
+    CHECK(s0.list[MOP_JS_FLAG_FNS].n == 1 && s0.list[MOP_JS_FLAG_FNS].e[0].c.who.n == 2 &&
+          s0.list[MOP_JS_FLAG_FNS].e[0].c.who.first[0] == 0 && s0.list[MOP_JS_FLAG_FNS].e[0].c.who.first[1] == 1);
     CHECK(s0.flag_bins[3][MOP_CHECK_IN_CALL].transfers == 2);
     CHECK(s0.case_who[MOP_CASE_IN_CALL].n == 2 && s0.counter_who[0].n == 2);
 
@@ -106,7 +106,7 @@ int main(void)
     CHECK(mop_job_stats_of_rank(&off, &p1, &n1, 2, true) == 0);
     CHECK(mop_job_stats_merge(&s0, &off) == 0);
     CHECK(s0.ranks == 3 && s0.ranks_with_data == 2 && s0.total.xfer_s == 5.0);
-    halo = find(&s0.regions, "halo"); /* the lists were made anew */
+    halo = find(&s0.list[MOP_JS_REGIONS], "halo"); /* the lists were made anew */
     CHECK(halo && halo->c.ranks == 2);
 
     mop_job_stats_free(&s0);

@@ -936,8 +936,8 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
 @click.option("--documents/--statistics-only", "documents", default=True,
               help="keep every rank's profile document in the job file (default), or only "
                    "the job's statistics reduced inside the job (profile.stats.json): one "
-                   "small file however many ranks, without call sites, per-rank size bins "
-                   "and hosts")
+                   "small file however many ranks, without each rank's size bins, host "
+                   "and top function")
 @_out_option("directory for run directories")
 @click.option("--report/--no-report", default=True,
               help="print the tables and write the HTML report")

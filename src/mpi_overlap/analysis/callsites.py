@@ -1,87 +1,69 @@
 """Call-site rankings of a profile run: the transfers of every (posting site → completing
 site) pair, summed over ranks, and the same by posting site and by completing site
-(docs/profiler.md, "Call sites").
+(docs/profiler.md, "Call sites"), from the job's statistics.
 
 A site is named by the label profiling/callsites.py gave it ("halo.c:42 (exchange)"), so
 ranks whose address-space layouts differ (ASLR) meet at the same line. Site 0 is
 "unknown": the posting site of an end-only transfer, the completing site of a
-begin-only one. Pure: rank documents in, JSON-ready lists out.
+begin-only one. Pure: the job's statistics in, JSON-ready lists out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
-from .profile_values import Acc, acc_of, cell_of, num, ranking
+from ..profiling.job_sites import PAIR_SEP, split
+from ..profiling.job_stats import merge_cell
+from .profile_values import cell_ranking
 
 UNKNOWN = "unknown"
 
-
-def _sites(prof: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    return {int(num(s.get("id"))): s for s in prof.get("sites") or []}
+Cell = dict[str, Any]
 
 
-def _name(sites: dict[int, dict[str, Any]], sid: int) -> tuple[str, str | None]:
-    """(label, MPI function) of a site id; unknown for id 0 and ids the rank did not list."""
-    s = sites.get(sid)
-    if sid == 0 or s is None:
-        return UNKNOWN, None
-    return str(s.get("label") or s.get("addr") or UNKNOWN), s.get("fn")
+def site_rankings(stats: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """rankings["pairs"], ["post_sites"], ["end_sites"] of the job's statistics
+    (profiling/job_stats.py: the library's reduction, or the same over the documents),
+    their places named by the labels collect resolved (site_labels). Cells whose places
+    share a label (ranks whose sites have other addresses, or one line holding several
+    calls) are merged in name order; a rank is then counted once per place."""
+    labels: dict[str, str] = stats.get("site_labels") or {}
 
+    def named(name: str) -> tuple[str, str | None]:
+        where, fn = split(name)
+        return (labels.get(where, where), fn or None) if where else (UNKNOWN, None)
 
-class SiteRankings:
-    """rankings["pairs"], ["post_sites"], ["end_sites"], summed one rank document at a time
-    (add), so the documents need not be held together; ordered by non-overlapped time."""
+    def by_label(table: dict[str, Cell], key_of: Any) -> dict[Any, Cell]:
+        out: dict[Any, Cell] = {}
+        for name in sorted(table):
+            key = key_of(name)
+            out[key] = table[name] if key not in out else merge_cell(out[key], table[name])
+        return out
 
-    def __init__(self) -> None:
-        self.pairs: dict[tuple[str, str], Acc] = {}
-        self.posts: dict[str, Acc] = {}
-        self.ends: dict[str, Acc] = {}
-        self.fn_of: dict[str, str | None] = {}
-        self.calls: dict[str, list[float]] = {}
+    fn_of: dict[str, str | None] = {}
+    for name in sorted(stats["sites"]):
+        label, fn = named(name)
+        fn_of.setdefault(label, fn)
+    calls = by_label(stats["sites"], lambda n: named(n)[0])
 
-    def add(self, doc: dict[str, Any]) -> None:
-        rank = int(doc.get("rank", -1))
-        prof = doc.get("profile") or {}
-        sites = _sites(prof)
-        for sid, s in sites.items():
-            label, fn = _name(sites, sid)
-            self.fn_of.setdefault(label, fn)
-            c = self.calls.setdefault(label, [0, 0.0])
-            c[0] += int(num(s.get("calls")))
-            c[1] += num(s.get("call_s"))
-        for e in prof.get("pairs") or []:
-            post, _ = _name(sites, int(num(e.get("post"))))
-            end, _ = _name(sites, int(num(e.get("end"))))
-            cell = cell_of(e)  # once for the three rankings it goes into
-            acc_of(self.pairs, (post, end)).add(rank, e, ("polled",), cell)
-            acc_of(self.posts, post).add(rank, e, cell=cell)
-            acc_of(self.ends, end).add(rank, e, cell=cell)
+    def pair_key(name: str) -> tuple[str, str]:
+        post, _, end = name.partition(PAIR_SEP)
+        return named(post)[0], named(end)[0]
 
-    def result(self) -> dict[str, list[dict[str, Any]]]:
-        fn_of, calls = self.fn_of, self.calls
+    def site(label: str) -> dict[str, Any]:
+        c = calls.get(label)
+        return {"site": label, "fn": fn_of.get(label), "calls": int(c["calls"]) if c else 0,
+                "call_s": c["call_s"] if c else 0.0}
 
-        def site(label: str) -> dict[str, Any]:
-            c = calls.get(label, [0, 0.0])
-            return {"site": label, "fn": fn_of.get(label), "calls": int(c[0]), "call_s": c[1]}
-
-        return {
-            "pairs": ranking(
-                self.pairs,
-                lambda k, a: {"post": k[0], "post_fn": fn_of.get(k[0]),
-                              "end": k[1], "end_fn": fn_of.get(k[1]),
-                              "polled": int(a.extra.get("polled", 0))},
-                lambda k: k,
-            ),
-            "post_sites": ranking(self.posts, lambda k, a: site(k), lambda k: k),
-            "end_sites": ranking(self.ends, lambda k, a: site(k), lambda k: k),
-        }
-
-
-def site_rankings(docs: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """rankings["pairs"], ["post_sites"], ["end_sites"] of these rank documents."""
-    acc = SiteRankings()
-    for doc in docs:
-        acc.add(doc)
-    return acc.result()
+    return {
+        "pairs": cell_ranking(
+            by_label(stats["pairs"], pair_key),
+            lambda k, c: {"post": k[0], "post_fn": fn_of.get(k[0]), "end": k[1],
+                          "end_fn": fn_of.get(k[1]), "polled": int(c["calls"])},
+            lambda k: k,
+        ),
+        "post_sites": cell_ranking(by_label(stats["post_sites"], lambda n: named(n)[0]),
+                                   lambda k, c: site(k), lambda k: k),
+        "end_sites": cell_ranking(by_label(stats["end_sites"], lambda n: named(n)[0]),
+                                  lambda k, c: site(k), lambda k: k),
+    }

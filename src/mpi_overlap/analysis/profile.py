@@ -34,7 +34,7 @@ from ..formatting import fmt_pct, fmt_time, pct_range
 from ..profiling import job_stats
 from ..sources import CITATIONS
 from .advice import advice, advice_findings, busiest_site_entry
-from .callsites import SiteRankings
+from .callsites import site_rankings
 from .headline import headline, overlap_sentence, top_call_entry
 from .profile_checks import BoundChecks, add_checks, check_finding
 from .profile_values import (
@@ -140,9 +140,9 @@ INFO_COUNTERS: dict[str, str] = {
 }
 # The run kept the job's statistics and no rank document (profile --statistics-only).
 STATISTICS_ONLY = (
-    "the run kept only the job's statistics (profile --statistics-only): call sites and "
-    "site pairs, each rank's size bins, host, top function and timeline trace are not in "
-    "this analysis"
+    "the run kept only the job's statistics (profile --statistics-only): each rank's size "
+    "bins, host, top function, busiest call site and timeline trace are not in this "
+    "analysis"
 )
 # Per-rank non-overlapped times within this relative spread are called even.
 EVEN_SPREAD = 0.05
@@ -463,7 +463,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     # The job's sums and rankings: rank 0's reduction when the run has one, otherwise the
     # same reduction, in the same order, over the documents (profiling/job_stats.py).
     tree = None if reduced else job_stats.TreeReducer()
-    sites = SiteRankings()
     bin_cells: BinCells = {}
     checks = BoundChecks()
     forced = bool((result.get("table") or {}).get("forced"))
@@ -482,7 +481,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
             continue
         included_digests.append(digest)
         warnings.extend(_consistency(d))
-        sites.add(d)
         _add_bins_of_rank(bin_cells, d)
         checks.add(d, entry)
     included = [r for r in ranks if r["in_totals"]]
@@ -572,7 +570,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
             lambda k: k[0],
         ),
     }
-    rankings.update(sites.result())
+    rankings.update(site_rankings(stats))
     call_time = sorted(
         (
             {

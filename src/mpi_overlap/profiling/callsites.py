@@ -98,16 +98,18 @@ def _load_segments(path: str) -> list[tuple[int, int, int]] | None:
 def _vaddr(addr: int, maps: list[Mapping], segments: dict[str, Any]) -> tuple[str, int] | None:
     for m in maps:
         if m.start <= addr < m.end:
-            if m.path not in segments:
-                segments[m.path] = _load_segments(m.path)
-            segs = segments[m.path]
-            if not segs:
-                return None
-            off = addr - m.start + m.offset
-            for p_off, p_size, p_vaddr in segs:
-                if p_off <= off < p_off + p_size:
-                    return m.path, off - p_off + p_vaddr
-            return None
+            return _vaddr_in(m.path, addr - m.start + m.offset, segments)
+    return None
+
+
+def _vaddr_in(path: str, off: int, segments: dict[str, Any]) -> tuple[str, int] | None:
+    """(path, ELF virtual address) of a file offset in an object (step 2 above)."""
+    if path not in segments:
+        segments[path] = _load_segments(path)
+    segs = segments[path]
+    for p_off, p_size, p_vaddr in segs or []:
+        if p_off <= off < p_off + p_size:
+            return path, off - p_off + p_vaddr
     return None
 
 
@@ -132,7 +134,7 @@ def _addr2line(obj: str, vaddrs: list[int], tool: str) -> list[Found]:
     return res
 
 
-def _addresses(site: dict[str, Any]) -> list[int]:
+def addresses(site: dict[str, Any]) -> list[int]:
     """The addresses naming a site: its chain's frames, innermost first (--callsite-depth),
     or its return address; [] for the unknown site."""
     frames = [a for a in (_hex(f) for f in site.get("frames") or []) if a is not None]
@@ -160,24 +162,59 @@ class Resolver:
         line (addr2line for the (object, address) pairs not seen before, one run per
         object)."""
         places: dict[int, Place] = {}
-        new: dict[str, list[int]] = {}
+        hits = []
         for addr in sorted(addresses):
             place = places[addr] = Place()
             hit = _vaddr(addr, maps, self._segments)
             if hit:
                 place.obj, place.vaddr = hit
-                if hit not in self._found:
-                    new.setdefault(hit[0], []).append(hit[1])
-        if self.tool:
-            for obj, vaddrs in new.items():
-                vaddrs = sorted(set(vaddrs))
-                for v, found in zip(vaddrs, _addr2line(obj, vaddrs, self.tool), strict=True):
-                    self._found[(obj, v)] = found
+                hits.append(hit)
+        self._found_for(hits)
         for place in places.values():
             if place.obj is not None and place.vaddr is not None:
                 place.function, place.file, place.line = self._found.get(
                     (place.obj, place.vaddr), (None, None, None))
         return places
+
+    def _found_for(self, hits: list[tuple[str, int]]) -> None:
+        """addr2line for the (object, virtual address) pairs not seen before."""
+        new: dict[str, set[int]] = {}
+        for obj, vaddr in hits:
+            if (obj, vaddr) not in self._found:
+                new.setdefault(obj, set()).add(vaddr)
+        if self.tool:
+            for obj, vaddrs in new.items():
+                ordered = sorted(vaddrs)
+                for v, found in zip(ordered, _addr2line(obj, ordered, self.tool), strict=True):
+                    self._found[(obj, v)] = found
+
+    def labels_of(self, wheres: set[str]) -> tuple[dict[str, str], int]:
+        """The label of each place the job's statistics name ("<path>+0x<offset>" frames
+        joined by " < ": profiling/job_sites.py), as resolve() labels a site whose frames
+        are there; and how many of them have a source line."""
+        hits: dict[str, tuple[str, int] | None] = {}
+        for where in wheres:
+            for frame in where.split(" < "):
+                path, sep, off = frame.rpartition("+0x")
+                if frame not in hits:
+                    hits[frame] = _vaddr_in(path, int(off, 16), self._segments) if sep and \
+                        all(c in "0123456789abcdef" for c in off) else None
+        self._found_for([h for h in hits.values() if h])
+
+        def label(frame: str) -> tuple[str, bool]:
+            hit = hits[frame]
+            if not hit:
+                return frame, False
+            fn, file, line = self._found.get(hit, (None, None, None))
+            place = Place(hit[0], hit[1], fn, file, line)
+            return place.label(None), bool(file and line)
+
+        out, with_line = {}, 0
+        for where in wheres:
+            parts = [label(f) for f in where.split(" < ")]
+            out[where] = " ← ".join(p for p, _ in parts)
+            with_line += parts[0][1]
+        return out, with_line
 
     def resolve(self, doc: dict[str, Any]) -> dict[str, Any]:
         """Adds object, vaddr, function, file, line and label to every site of one rank's
@@ -185,10 +222,10 @@ class Resolver:
         frame's, innermost first: "a.c:3 (helper) ← b.c:9 (main)"); returns what it could
         do, for the run's notes."""
         sites = (doc.get("profile") or {}).get("sites") or []
-        places = self._places({a for s in sites for a in _addresses(s)}, mappings(doc))
+        places = self._places({a for s in sites for a in addresses(s)}, mappings(doc))
         with_line = 0
         for site in sites:
-            addrs = _addresses(site)
+            addrs = addresses(site)
             place = places[addrs[0]] if addrs else Place()
             site.update({
                 "object": place.obj,

@@ -13,6 +13,7 @@ from ..errors import UserError
 from ..schema import errors_against
 from ..table_trust import table_record
 from .callsites import Resolver
+from .job_sites import places_in_file
 from .job_stats import STATS_FILE, read_stats_file
 from .rank_documents import RankDocumentStream
 from .result_file import RankSequence
@@ -85,6 +86,10 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
     if why:
         warnings.append(why)
     documents = len(docs)
+    if stats is not None:  # its call sites' labels, as the documents' sites get theirs
+        stats["site_labels"], with_line = resolver.labels_of(places_in_file(stats))
+        if not docs:
+            callsites.update(sites=len(stats["site_labels"]), with_line=with_line)
     if stats is not None and not docs and not bad:
         # statistics only (--statistics-only): the ranks are its rows, all at MPI_Finalize
         rows = stats["rank_rows"]

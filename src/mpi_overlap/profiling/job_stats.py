@@ -23,6 +23,7 @@ from typing import Any
 
 from ..analysis.profile_values import num
 from ..json_input import read_json
+from .job_sites import SITE_TABLES, site_tables, tables_from_file
 
 FIRST = 16  # ranks listed per counter and flagged entry (MOP_JS_FIRST)
 STATS_FILE = "profile.stats.json"
@@ -63,7 +64,7 @@ def _flag_cell(row: dict[str, Any], rank: int) -> Cell:
             "who": (1, (rank,))}
 
 
-def _merge_cell(a: Cell, b: Cell) -> Cell:
+def merge_cell(a: Cell, b: Cell) -> Cell:
     """a + b, b holding the higher ranks; a new cell (partials are shared by no one, but a
     cell may be one rank's own)."""
     out: Cell = {k: a[k] + b[k] for k in SUMMED}
@@ -85,7 +86,8 @@ def empty(rank: int = -1) -> Stats:
     """The statistics of a rank without data (disabled, or no document)."""
     return {"ranks": 1, "ranks_with_data": 0, "totals": None, "cases": {}, "counters": {},
             "cases_ranks": {}, "counters_ranks": {}, "checks": _no_checks(),
-            "by_bin": {}, "by_function": {}, "by_region": {}}
+            "by_bin": {}, "by_function": {}, "by_region": {}, "site_labels": {},
+            **{t: {} for t in SITE_TABLES}}
 
 
 def _part(checks: dict[str, Any], name: str, call_fields: bool) -> dict[str, Any]:
@@ -147,7 +149,10 @@ def of_rank(doc: dict[str, Any]) -> Stats:
     totals = prof.get("totals") or {}
     cases = {k: int(num(v)) for k, v in (prof.get("cases") or {}).items()}
     counters = {k: int(num(v)) for k, v in (prof.get("counters") or {}).items()}
+    sites, labels = site_tables(doc, rank, _cell)
     return {
+        **sites,
+        "site_labels": labels,
         "ranks": 1,
         "ranks_with_data": 1,
         "totals": _cell(totals, rank),
@@ -168,7 +173,7 @@ def _merge_table(a: dict[Any, Cell], b: dict[Any, Cell]) -> dict[Any, Cell]:
     out = dict(a)
     for key, cell in b.items():
         mine = out.get(key)
-        out[key] = cell if mine is None else _merge_cell(mine, cell)
+        out[key] = cell if mine is None else merge_cell(mine, cell)
     return out
 
 
@@ -177,7 +182,7 @@ def merge(a: Stats, b: Stats) -> Stats:
     if a["totals"] is None or b["totals"] is None:
         totals = a["totals"] if b["totals"] is None else b["totals"]
     else:
-        totals = _merge_cell(a["totals"], b["totals"])
+        totals = merge_cell(a["totals"], b["totals"])
     counters = dict(a["counters"])
     for k, v in b["counters"].items():
         counters[k] = max(counters.get(k, 0), v) if k in PEAK_COUNTERS else counters.get(k, 0) + v
@@ -193,6 +198,8 @@ def merge(a: Stats, b: Stats) -> Stats:
         "cases_ranks": _merge_who(a["cases_ranks"], b["cases_ranks"]),
         "counters_ranks": _merge_who(a["counters_ranks"], b["counters_ranks"]),
         "checks": _merge_checks(a["checks"], b["checks"]),
+        "site_labels": {**b["site_labels"], **a["site_labels"]},  # the lower rank's first
+        **{t: _merge_table(a[t], b[t]) for t in SITE_TABLES},
         **{t: _merge_table(a[t], b[t]) for t in ("by_bin", "by_function", "by_region")},
     }
 
@@ -244,13 +251,8 @@ def reduce_documents(docs: Iterable[dict[str, Any]], ranks: int) -> Stats:
 
 
 def _table_of(entries: list[dict[str, Any]], key: str) -> dict[Any, Cell]:
-    out = {}
-    for e in entries:
-        k = (int(e["lo"]), e["hi"]) if key == "bin" else str(e[key])
-        out[k] = {c: e.get(c, 0 if c in ("transfers", "calls", "ranks") else 0.0)
-                  for c in (*SUMMED, "worst_rank", "worst_s")}
-        out[k]["who"] = (0, ())
-    return out
+    return {((int(e["lo"]), e["hi"]) if key == "bin" else str(e[key])): _file_cell(e)
+            for e in entries}
 
 
 def _who_of(entry: dict[str, Any]) -> Who:
@@ -275,9 +277,17 @@ def _checks_from_file(doc: dict[str, Any]) -> dict[str, Any]:
             "by_bin": _flags_of(doc["by_bin"], "bin")}
 
 
+def _file_cell(e: dict[str, Any]) -> Cell:
+    return {**{c: e.get(c, 0 if c in ("transfers", "calls", "ranks") else 0.0)
+               for c in (*SUMMED, "worst_rank", "worst_s")}, "who": (0, ())}
+
+
 def from_file(doc: dict[str, Any]) -> Stats:
-    """profile.stats.json as Stats (the form reduce_documents gives)."""
+    """profile.stats.json as Stats (the form reduce_documents gives); its call sites'
+    labels are those collect added (site_labels), if any."""
     return {
+        **tables_from_file(doc, _file_cell),
+        "site_labels": dict(doc.get("site_labels") or {}),
         "ranks": int(doc["ranks"]),
         "ranks_with_data": int(doc["ranks_with_data"]),
         "totals": {**doc["totals"], "calls": 0, "ranks": int(doc["ranks_with_data"])}
@@ -366,4 +376,5 @@ def comparable(stats: Stats) -> dict[str, Any]:
             "checks": {**{p: checks[p] for p in ("in_call", "across_calls", "beyond_s")},
                        "by_function": flags(checks["by_function"]),
                        "by_bin": flags(checks["by_bin"])},
-            **{t: cells(stats[t]) for t in ("by_bin", "by_function", "by_region")}}
+            **{t: cells(stats[t]) for t in ("by_bin", "by_function", "by_region",
+                                            *SITE_TABLES)}}
