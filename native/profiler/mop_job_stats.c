@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fingerprint.h"
 #include "json.h"
 
 #define MOP_JS_MAGIC 0x4a504f4du /* "MOPJ" */
@@ -169,6 +170,9 @@ static void mop_js_checks_of_rank(mop_job_stats *s, const mop_process *p, int ra
                 mop_jflag_of(&s->flag_bins[i][k], &c->by_bin[i][k], rank);
 }
 
+static void mop_js_site_name(const mop_sites *sites, uint16_t id, const mop_names *names,
+                             char *buf, size_t cap);
+
 static void mop_js_sort(mop_jlist *l)
 {
     if (l->n > 1) /* an empty list has no array: qsort's must not be NULL */
@@ -280,15 +284,18 @@ static int mop_js_sites_of_rank(mop_job_stats *s, const mop_process *p, const mo
 }
 
 int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_names *names,
-                          int rank, bool disabled)
+                          int rank, bool disabled, const char *reason)
 {
     memset(s, 0, sizeof *s);
     s->ranks = 1;
     s->nbins = mop_process_nbins(p);
     for (size_t i = 0; i < s->nbins; i++)
         mop_process_bin_range(p, i, &s->bin_lo[i], &s->bin_hi[i]);
-    if (disabled)
+    if (disabled) {
+        snprintf(s->disabled_reason, sizeof s->disabled_reason, "%s",
+                 reason && *reason ? reason : "no reason given");
         return 0;
+    }
     double spt = p->cfg.s_per_tick;
     s->ranks_with_data = 1;
     mop_jcell_of(&s->total, &p->total, rank);
@@ -362,15 +369,65 @@ oom:
     return -1;
 }
 
-void mop_job_row_of_rank(mop_job_row *row, const mop_process *p, int rank, bool disabled,
-                         double wall_s)
+/* The rank's function with the most call time (ties: the last name) and its
+ * known call site with the most (the first on ties), as the analysis picks
+ * them from the rank's document. */
+static void mop_js_row_digest(mop_job_row *row, const mop_process *p, const mop_names *names)
+{
+    double spt = p->cfg.s_per_tick;
+    char buf[32];
+    bool any = false;
+    for (size_t i = 0; i < MOP_MAX_FN; i++) {
+        const mop_fn_acc *f = &p->fns[i];
+        if (!f->calls && !f->x.transfers)
+            continue;
+        double t = (double)f->call_ticks * spt;
+        const char *name = mop_js_name(names->fn, names->nfn, i, buf, sizeof buf);
+        if (!any || t > row->top_fn_call_s ||
+            (t == row->top_fn_call_s && strcmp(name, row->top_fn) > 0)) {
+            snprintf(row->top_fn, sizeof row->top_fn, "%s", name);
+            row->top_fn_call_s = t;
+            any = true;
+        }
+    }
+    const mop_sites *sites = &p->sites;
+    int best = -1;
+    for (uint16_t i = 1; i < sites->nsite; i++) {
+        double t = (double)sites->site[i].call_ticks * spt;
+        if (best < 0 || t > row->busiest_site_call_s) {
+            best = i;
+            row->busiest_site_call_s = t;
+        }
+    }
+    if (best > 0) {
+        static char name[2 * 16384 + 2]; /* profiles are made one at a time */
+        mop_js_site_name(sites, (uint16_t)best, names, name, sizeof name);
+        row->busiest_site = mo_fnv1a64(name);
+    }
+}
+
+int mop_job_bins_of_rank(mop_job_bin *bins, const mop_process *p, bool disabled)
+{
+    int n = 0;
+    for (size_t i = 0; !disabled && i < mop_process_nbins(p); i++) {
+        const mop_acc *a = &p->bins[i];
+        if (a->transfers)
+            bins[n++] = (mop_job_bin){i, a->transfers, a->xfer_s, a->min_s, a->max_s};
+    }
+    return n;
+}
+
+void mop_job_row_of_rank(mop_job_row *row, const mop_process *p, const mop_names *names,
+                         int rank, bool disabled, double wall_s, const char *host)
 {
     memset(row, 0, sizeof *row);
     row->rank = rank;
     row->disabled = disabled;
     row->wall_s = wall_s;
+    snprintf(row->host, sizeof row->host, "%s", host ? host : "");
     if (disabled)
         return;
+    mop_js_row_digest(row, p, names);
     double spt = p->cfg.s_per_tick;
     row->transfers = p->total.transfers;
     row->xfer_s = p->total.xfer_s;
@@ -443,6 +500,8 @@ int mop_job_stats_merge(mop_job_stats *dst, const mop_job_stats *src)
 
     dst->ranks += src->ranks;
     dst->ranks_with_data += src->ranks_with_data;
+    if (!dst->disabled_reason[0]) /* the lower ranks' first */
+        memcpy(dst->disabled_reason, src->disabled_reason, sizeof dst->disabled_reason);
     mop_jcell_merge(&dst->total, &src->total);
     for (int c = 0; c < MOP_NCASES; c++)
         dst->cases[c] += src->cases[c];
@@ -571,6 +630,7 @@ int mop_job_stats_pack(const mop_job_stats *s, unsigned char **buf, size_t *len)
     mop_js_put(&b, s->counter_who, sizeof s->counter_who);
     mop_js_put(&b, s->check, sizeof s->check);
     mop_js_put(&b, &s->beyond_s, sizeof s->beyond_s);
+    mop_js_put(&b, s->disabled_reason, sizeof s->disabled_reason);
     mop_js_put_u64(&b, s->nbins);
     mop_js_put(&b, s->bin_lo, s->nbins * sizeof *s->bin_lo);
     mop_js_put(&b, s->bin_hi, s->nbins * sizeof *s->bin_hi);
@@ -653,8 +713,10 @@ int mop_job_stats_unpack(mop_job_stats *s, const unsigned char *buf, size_t len)
         mop_js_get(&in, s->counter_who, sizeof s->counter_who) != 0 ||
         mop_js_get(&in, s->check, sizeof s->check) != 0 ||
         mop_js_get(&in, &s->beyond_s, sizeof s->beyond_s) != 0 ||
+        mop_js_get(&in, s->disabled_reason, sizeof s->disabled_reason) != 0 ||
         mop_js_get(&in, &nbins, sizeof nbins) != 0 || nbins > MOP_MAX_BINS)
         return -1;
+    s->disabled_reason[sizeof s->disabled_reason - 1] = '\0'; /* from another rank */
     s->nbins = (size_t)nbins;
     if (mop_js_get(&in, s->bin_lo, s->nbins * sizeof *s->bin_lo) != 0 ||
         mop_js_get(&in, s->bin_hi, s->nbins * sizeof *s->bin_hi) != 0 ||
@@ -735,7 +797,9 @@ static void mop_js_list(mo_json *w, const char *key, const char *name_key, const
     X(in_call_longest_s, double)    \
     X(flagged_transfers, uint64)    \
     X(flagged_xfer_s, double)       \
-    X(beyond_s, double)
+    X(beyond_s, double)             \
+    X(top_fn_call_s, double)        \
+    X(busiest_site_call_s, double)
 
 static void mop_js_rows(mo_json *w, const mop_job_stats_info *info)
 {
@@ -766,7 +830,67 @@ static void mop_js_rows(mo_json *w, const mop_job_stats_info *info)
     mo_json_inline(w, was);
     MOP_JS_ROW_COLUMNS(MOP_JS_COLUMN)
 #undef MOP_JS_COLUMN
+    static const char *const text_keys[] = {"host", "top_fn"};
+    for (int k = 0; k < 2; k++) {
+        mo_json_key(w, text_keys[k]);
+        mo_json_begin_array(w);
+        mo_json_inline(w, true);
+        for (int r = 0; r < info->nrows; r++)
+            mo_json_string(w, k == 0 ? info->rows[r].host : info->rows[r].top_fn);
+        mo_json_end_array(w);
+        mo_json_inline(w, was);
+    }
+    mo_json_key(w, "busiest_site"); /* hex: JSON numbers lose bits above 2^53 */
+    mo_json_begin_array(w);
+    mo_json_inline(w, true);
+    for (int r = 0; r < info->nrows; r++) {
+        char hex[24];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)info->rows[r].busiest_site);
+        mo_json_string(w, info->rows[r].busiest_site ? hex : NULL);
+    }
+    mo_json_end_array(w);
+    mo_json_inline(w, was);
     mo_json_end_object(w);
+}
+
+/* Every rank's bins with transfers, by the job's bin: per bin, one column per
+ * measure over the ranks (0 where a rank had none of that size). */
+static void mop_js_rank_bins(mo_json *w, const mop_job_stats *s, const mop_job_stats_info *info)
+{
+    mo_json_key(w, "rank_bins");
+    mo_json_begin_array(w);
+    for (size_t i = 0; info->bins && i < s->nbins; i++) {
+        if (!s->bins[i].ranks)
+            continue;
+        mo_json_begin_object(w);
+        mo_json_kv_uint64(w, "lo", s->bin_lo[i]);
+        mo_json_key(w, "hi");
+        if (s->bin_hi[i] == UINT64_MAX)
+            mo_json_null(w);
+        else
+            mo_json_uint64(w, s->bin_hi[i]);
+        for (int m = 0; m < 4; m++) {
+            static const char *const keys[] = {"transfers", "xfer_s", "min_s", "max_s"};
+            mo_json_key(w, keys[m]);
+            mo_json_begin_array(w);
+            bool was = mo_json_inline(w, true);
+            for (int r = 0; r < info->nrows; r++) {
+                const mop_job_bin *b = NULL;
+                for (int k = 0; k < info->nbins[r]; k++)
+                    if (info->bins[info->first_bin[r] + k].bin == i)
+                        b = &info->bins[info->first_bin[r] + k];
+                if (m == 0)
+                    mo_json_uint64(w, b ? b->transfers : 0);
+                else
+                    mo_json_double(w, !b ? 0.0 : m == 1 ? b->xfer_s : m == 2 ? b->min_s
+                                                                         : b->max_s);
+            }
+            mo_json_end_array(w);
+            mo_json_inline(w, was);
+        }
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
 }
 
 /* {"n": ranks, "first": [the lowest of them]} */
@@ -936,6 +1060,8 @@ int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info
     mo_json_kv_string(&w, "order", "binomial tree over MPI_COMM_WORLD ranks");
     mo_json_kv_double(&w, "reduce_s", info->reduce_s);
     mo_json_kv_uint64(&w, "largest_message", info->largest_message);
+    mo_json_kv_string(&w, "mpi_library_version", info->library_version);
+    mo_json_kv_string(&w, "disabled_reason", s->disabled_reason[0] ? s->disabled_reason : NULL);
 
     mo_json_key(&w, "totals");
     mo_json_begin_object(&w);
@@ -992,6 +1118,7 @@ int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info
     mop_js_list(&w, "by_function", "fn", &s->list[MOP_JS_FNS], true);
     mop_js_list(&w, "by_region", "region", &s->list[MOP_JS_REGIONS], false);
     mop_js_sites(&w, s);
+    mop_js_rank_bins(&w, s, info);
     mop_js_rows(&w, info);
     mo_json_end_object(&w);
     return mo_json_finish(&w);

@@ -102,6 +102,7 @@ typedef struct mop_job_stats {
     uint64_t bin_lo[MOP_MAX_BINS], bin_hi[MOP_MAX_BINS]; /* hi UINT64_MAX: open */
     mop_jcell bins[MOP_MAX_BINS];
     mop_jlist list[MOP_JS_NLISTS]; /* the name-keyed tables (mop_js_list_id) */
+    char disabled_reason[256]; /* why the lowest disabled rank is ("": none is) */
 } mop_job_stats;
 
 /* One rank's totals, for the per-rank columns rank 0 gathers. */
@@ -113,15 +114,34 @@ typedef struct mop_job_row {
     /* the rank's checks on the bounds (analysis/profile_checks.py's per-rank entry) */
     uint64_t in_call_calls, in_call_calls_beyond, flagged_transfers;
     double in_call_xfer_s, in_call_call_s, in_call_longest_s, flagged_xfer_s, beyond_s;
+    /* what the headline and the advice name of a rank (analysis/headline.py, advice.py):
+     * its host, the function with the most call time (ties: the last name; "" none), and
+     * the known call site with the most (the first on ties), by the FNV-1a 64 hash of its
+     * name in the statistics' site table (0: none) */
+    char host[64];
+    char top_fn[48];
+    double top_fn_call_s;
+    uint64_t busiest_site;
+    double busiest_site_call_s;
 } mop_job_row;
 
+/* One size bin of one rank with transfers, for the per-rank columns by bin. */
+typedef struct mop_job_bin {
+    uint64_t bin; /* index in the job's bins */
+    uint64_t transfers;
+    double xfer_s, min_s, max_s;
+} mop_job_bin;
+
 /* This rank's statistics from its aggregated measures (the numbers of its
- * document); disabled: none, but the rank is counted. Returns 0, or -1 when
+ * document); disabled: none, but the rank is counted, with `reason` (why it is
+ * disabled, as its document says). Returns 0, or -1 when
  * out of memory (s then holds nothing to free). */
 int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_names *names,
-                          int rank, bool disabled);
-void mop_job_row_of_rank(mop_job_row *row, const mop_process *p, int rank, bool disabled,
-                         double wall_s);
+                          int rank, bool disabled, const char *reason);
+void mop_job_row_of_rank(mop_job_row *row, const mop_process *p, const mop_names *names,
+                         int rank, bool disabled, double wall_s, const char *host);
+/* The rank's bins with transfers into bins (room for MOP_MAX_BINS); returns how many. */
+int mop_job_bins_of_rank(mop_job_bin *bins, const mop_process *p, bool disabled);
 
 /* dst += src, src being the next ranks' subtree. Returns 0, or -1 when out
  * of memory (dst is then left as it was). */
@@ -138,6 +158,9 @@ int mop_job_stats_unpack(mop_job_stats *s, const unsigned char *buf, size_t len)
 typedef struct mop_job_stats_info {
     const mop_job_row *rows;
     int nrows;
+    const mop_job_bin *bins;  /* every rank's bins with transfers, rank after rank */
+    const int *nbins, *first_bin; /* per rank: how many, and where its first is */
+    const char *library_version; /* rank 0's MPI */
     double reduce_s;         /* the reduction's wall time on rank 0 */
     uint64_t largest_message; /* bytes of the largest subtree message rank 0 took */
 } mop_job_stats_info;

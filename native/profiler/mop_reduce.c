@@ -75,8 +75,53 @@ static int mop_reduce_write(const char *outdir, const mop_job_stats *s,
     return 0;
 }
 
+/* Every rank's bins with transfers to rank 0, rank after rank (MPI_Gatherv).
+ * Rank 0 gets them in *all (malloc'ed) with counts and offsets per rank. */
+static int mop_gather_bins(MPI_Comm comm, int rank, int size, const mop_job_bin *bins,
+                           int nbins, mop_job_bin **all, int **counts, int **firsts)
+{
+    int *n = NULL, *first = NULL, *bytes = NULL, *at = NULL, total = 0;
+    if (rank == 0) {
+        n = calloc((size_t)size, sizeof *n);
+        first = calloc((size_t)size, sizeof *first);
+        bytes = calloc((size_t)size, sizeof *bytes);
+        at = calloc((size_t)size, sizeof *at);
+    }
+    int ok = rank != 0 || (n && first && bytes && at);
+    if (PMPI_Bcast(&ok, 1, MPI_INT, 0, comm) != MPI_SUCCESS || !ok ||
+        PMPI_Gather(&nbins, 1, MPI_INT, n, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+        goto fail;
+    for (int r = 0; rank == 0 && r < size; r++) {
+        first[r] = total;
+        at[r] = total * (int)sizeof **all;
+        bytes[r] = n[r] * (int)sizeof **all;
+        total += n[r];
+    }
+    mop_job_bin *got = rank == 0 ? malloc((size_t)(total ? total : 1) * sizeof *got) : NULL;
+    ok = rank != 0 || got;
+    if (PMPI_Bcast(&ok, 1, MPI_INT, 0, comm) != MPI_SUCCESS || !ok ||
+        PMPI_Gatherv(bins, nbins * (int)sizeof *bins, MPI_BYTE, got, bytes, at, MPI_BYTE, 0,
+                     comm) != MPI_SUCCESS) {
+        free(got);
+        goto fail;
+    }
+    free(bytes);
+    free(at);
+    *all = got;
+    *counts = n;
+    *firsts = first;
+    return 0;
+fail:
+    free(n);
+    free(first);
+    free(bytes);
+    free(at);
+    return -1;
+}
+
 int mop_reduce_job(const char *outdir, int rank, int size, mop_job_stats *mine,
-                   const mop_job_row *row, char *err, size_t errlen)
+                   const mop_job_row *row, const mop_job_bin *bins, int nbins,
+                   const char *library_version, char *err, size_t errlen)
 {
     MPI_Comm comm;
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
@@ -127,17 +172,29 @@ int mop_reduce_job(const char *outdir, int rank, int size, mop_job_stats *mine,
         snprintf(err, errlen, "the job statistics' gather of rows failed");
         rc = -1;
     }
+    mop_job_bin *all_bins = NULL;
+    int *bin_counts = NULL, *bin_firsts = NULL;
+    if (have_rows && mop_gather_bins(comm, rank, size, bins, nbins, &all_bins, &bin_counts,
+                                     &bin_firsts) != 0 && rc == 0) {
+        snprintf(err, errlen, "the job statistics' gather of size bins failed");
+        rc = -1;
+    }
     if (rank == 0 && rc == 0) {
         if (!ok || !rows) {
             snprintf(err, errlen, "no job statistics: a rank ran out of memory reducing them");
             rc = -1;
         } else {
-            mop_job_stats_info info = {.rows = rows, .nrows = size,
+            mop_job_stats_info info = {.rows = rows, .nrows = size, .bins = all_bins,
+                                       .nbins = bin_counts, .first_bin = bin_firsts,
+                                       .library_version = library_version,
                                        .reduce_s = PMPI_Wtime() - t0, .largest_message = largest};
             rc = mop_reduce_write(outdir, mine, &info, err, errlen);
         }
     }
     free(rows);
+    free(all_bins);
+    free(bin_counts);
+    free(bin_firsts);
     mop_job_stats_free(mine);
     /* Every rank learns whether the file stands: where it stands for the rank
      * documents, a rank whose statistics went nowhere keeps its own file. */

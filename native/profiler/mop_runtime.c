@@ -77,8 +77,9 @@ static struct {
     bool disabled;          /* profiling is off on this rank: its document says why */
     bool keep_rank_files;   /* besides the job file (MPI_OVERLAP_PER_RANK, mop_gather.h) */
     bool job_file;          /* every rank takes part in the job file's gather */
-    /* the job file holds every rank's document (MPI_OVERLAP_JOB_DOCUMENTS, not 0);
-     * otherwise the job's statistics alone stand for them (mop_reduce.h) */
+    /* the job file holds every rank's document (MPI_OVERLAP_JOB_DOCUMENTS; by
+     * default for small jobs); otherwise the job's statistics alone stand for
+     * them (mop_reduce.h) */
     bool job_documents;
     /* The snapshot thread (mop_watch_*): it waits on watch_wake under
      * watch_lock for snapshot_interval_s, or until watch_stop. */
@@ -298,6 +299,8 @@ typedef struct mop_job_doc {
     mop_job_stats stats;
     bool has_stats; /* false: out of memory */
     mop_job_row row;
+    mop_job_bin bins[MOP_MAX_BINS];
+    int nbins;
 } mop_job_doc;
 
 /* Writes the rank's document as profile.rank-N.json; or, given `job`, puts
@@ -354,8 +357,12 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
     if (job) {
         mop_places_load(); /* the call sites' objects, as the document's maps name them */
         job->has_stats = mop_job_stats_of_rank(&job->stats, &agg, &info.names, mop_g.rank,
-                                               mop_g.disabled) == 0;
-        mop_job_row_of_rank(&job->row, &agg, mop_g.rank, mop_g.disabled, info.wall_s);
+                                               mop_g.disabled, info.reason) == 0;
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        mop_job_row_of_rank(&job->row, &agg, &info.names, mop_g.rank, mop_g.disabled,
+                            info.wall_s, host);
+        job->nbins = mop_job_bins_of_rank(job->bins, &agg, mop_g.disabled);
     }
     /* One line per rank: a full disk would otherwise repeat it every snapshot. */
     if (!job || !job->line || mop_g.keep_rank_files) {
@@ -403,7 +410,8 @@ static void mop_write_job_profile(const char *status)
     /* The job's statistics, reduced in a tree to rank 0: after the gather, so
      * neither delays the other's ranks, and both after the last user call. */
     int reduced = mop_reduce_job(mop_g.outdir, mop_g.rank, mop_g.size,
-                                 job.has_stats ? &job.stats : NULL, &job.row, err, sizeof err);
+                                 job.has_stats ? &job.stats : NULL, &job.row, job.bins,
+                                 job.nbins, mop_g.library_version, err, sizeof err);
     if (reduced < 0 || (reduced > 0 && mop_g.rank == 0))
         mop_note("%s", err);
     if (!mop_g.job_documents && reduced == 0) {
@@ -651,10 +659,12 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     bool disabled_here = off && *off && strcmp(off, "0") != 0;
     /* The job file needs every rank at MPI_Finalize (rank 0 waits for each):
      * where MPI_OVERLAP_DISABLE is set on some ranks only, no rank gathers. */
-    /* The documents too, unless MPI_OVERLAP_JOB_DOCUMENTS=0 on any rank: every
+    /* The documents too where MPI_OVERLAP_JOB_DOCUMENTS says so (unset: small
+     * jobs only, as per-rank files); off on any rank, off on every one: every
      * rank must take the same part in the gather. */
     const char *docs = getenv("MPI_OVERLAP_JOB_DOCUMENTS");
-    int here[2] = {!disabled_here, !(docs && *docs && strcmp(docs, "0") == 0)};
+    int here[2] = {!disabled_here, docs && *docs ? strcmp(docs, "0") != 0
+                                                 : mop_g.size <= MOP_RANK_FILES_UP_TO};
     int all[2] = {0, 0};
     PMPI_Allreduce(here, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     mop_g.job_file = all[0] != 0;

@@ -58,8 +58,8 @@ int main(void)
     one_rank(&p0, &cfg, 1, 1, 2.0, 1.0);  /* rank 0: halo, loses 1.0 */
     one_rank(&p1, &cfg, 1, 2, 3.0, 2.0);  /* rank 1: halo too (id 2 there), loses 1.0 */
     static mop_job_stats s0, s1, back;
-    CHECK(mop_job_stats_of_rank(&s0, &p0, &n0, 0, false) == 0);
-    CHECK(mop_job_stats_of_rank(&s1, &p1, &n1, 1, false) == 0);
+    CHECK(mop_job_stats_of_rank(&s0, &p0, &n0, 0, false, NULL) == 0);
+    CHECK(mop_job_stats_of_rank(&s1, &p1, &n1, 1, false, NULL) == 0);
 
     unsigned char *buf = NULL;
     size_t len = 0;
@@ -103,9 +103,10 @@ int main(void)
 
     /* a disabled rank is counted and adds nothing */
     static mop_job_stats off;
-    CHECK(mop_job_stats_of_rank(&off, &p1, &n1, 2, true) == 0);
+    CHECK(mop_job_stats_of_rank(&off, &p1, &n1, 2, true, "off") == 0);
     CHECK(mop_job_stats_merge(&s0, &off) == 0);
     CHECK(s0.ranks == 3 && s0.ranks_with_data == 2 && s0.total.xfer_s == 5.0);
+    CHECK(strcmp(s0.disabled_reason, "off") == 0);
     halo = find(&s0.list[MOP_JS_REGIONS], "halo"); /* the lists were made anew */
     CHECK(halo && halo->c.ranks == 2);
 

@@ -933,11 +933,11 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
 @click.option("--per-rank/--no-per-rank", "per_rank", default=None,
               help="also write a profile.rank-N.json per rank beside the job file "
                    "(profile.job.jsonl, written by rank 0); default: for jobs of up to 8 ranks")
-@click.option("--documents/--statistics-only", "documents", default=True,
-              help="keep every rank's profile document in the job file (default), or only "
-                   "the job's statistics reduced inside the job (profile.stats.json): one "
-                   "small file however many ranks, without each rank's size bins, host "
-                   "and top function")
+@click.option("--documents/--statistics-only", "documents", default=None,
+              help="keep every rank's profile document in the job file, or only the job's "
+                   "statistics reduced inside the job (profile.stats.json): one small file "
+                   "however many ranks, the same analysis; default: the documents for jobs "
+                   "of up to 8 ranks and with --trace (its summary reads them)")
 @_out_option("directory for run directories")
 @click.option("--report/--no-report", default=True,
               help="print the tables and write the HTML report")
@@ -945,7 +945,8 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
 def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | None,
             table: Path | None, force_table: bool, snapshot: float, timeout: float | None,
             trace_: bool, trace_cap: str | None, env_matrix: tuple[str, ...], compare_bare: bool,
-            reps: int | None, callsite_depth: int, per_rank: bool | None, documents: bool,
+            reps: int | None, callsite_depth: int, per_rank: bool | None,
+            documents: bool | None,
             out: Path,
             report: bool, program: tuple[str, ...]) -> None:
     """Run an MPI program under the overlap profiler: mpi-overlap profile -n 2 -- ./app args"""

@@ -138,12 +138,6 @@ INFO_COUNTERS: dict[str, str] = {
     "cross_thread_completions": "requests completed by another thread than the one that "
     "posted them: closed on the posting thread's timeline (docs/profiler.md, Threads)",
 }
-# The run kept the job's statistics and no rank document (profile --statistics-only).
-STATISTICS_ONLY = (
-    "the run kept only the job's statistics (profile --statistics-only): each rank's size "
-    "bins, host, top function, busiest call site and timeline trace are not in this "
-    "analysis"
-)
 # Per-rank non-overlapped times within this relative spread are called even.
 EVEN_SPREAD = 0.05
 # Relative slack for "min ≤ max ≤ xfer" checks on sums of floating-point numbers.
@@ -451,7 +445,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     if stats_only:
         # statistics only: the rows stand for the documents (profiling/job_stats.py)
         docs: Iterable[dict[str, Any]] = job_stats.row_documents(reduced)
-        warnings.append(STATISTICS_ONLY)
     else:
         docs = _unique_ranks(result.get("ranks") or [], warnings)
     # One pass over the rank documents, in rank order: each is summed into what the

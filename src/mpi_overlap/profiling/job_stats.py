@@ -318,24 +318,69 @@ def read_stats_file(run_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
     return doc, None
 
 
+def fnv1a64(text: str) -> int:
+    """FNV-1a 64 of a string's UTF-8 bytes (mop_job_hash)."""
+    h = 0xCBF29CE484222325
+    for byte in text.encode("utf-8", "surrogateescape"):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _rank_bins(doc: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """Per rank, its size bins with transfers (profile.stats.json's rank_bins), as the
+    by_bin entries of its document."""
+    out: list[list[dict[str, Any]]] = [[] for _ in doc["rank_rows"]["rank"]]
+    for b in doc.get("rank_bins") or []:
+        for i, n in enumerate(b["transfers"]):
+            if n:
+                out[i].append({"lo": b["lo"], "hi": b["hi"], "transfers": n,
+                               "xfer_s": b["xfer_s"][i], "min_s": b["min_s"][i],
+                               "max_s": b["max_s"][i]})
+    return out
+
+
+def _sites_by_hash(doc: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """The known call sites of profile.stats.json by the hash a row names its busiest by,
+    as a document's sites entry (id, label, function)."""
+    labels = doc.get("site_labels") or {}
+    out = {}
+    for e in doc.get("sites") or []:
+        if e["site"]:
+            out[fnv1a64(f"{e['site']}\t{e['fn']}")] = {
+                "id": 1, "label": labels.get(e["site"], e["site"]), "fn": e["fn"] or None}
+    return out
+
+
 def row_documents(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """profile.stats.json's per-rank rows as rank documents holding just what the rows
-    hold (status, wall time, totals, the checks' per-rank figures; no tables, sites or
-    host): what the analysis goes through when the run kept no documents
+    hold: status, host, wall time, totals, size bins, the checks' per-rank figures, the
+    function with the most call time and the busiest call site (what the headline and
+    the advice name); what the analysis goes through when the run kept no documents
     (--statistics-only). The flagged figures are the rank's in-call and across-calls ones
     summed, put under in-call (adding the across-calls 0 changes nothing)."""
     rows = doc["rank_rows"]
+    bins = _rank_bins(doc)
+    sites = _sites_by_hash(doc)
     out = []
     for i, rank in enumerate(rows["rank"]):
         def col(key: str, i: int = i) -> Any:
             return rows[key][i]
 
+        top = [{"fn": col("top_fn"), "call_s": col("top_fn_call_s")}] if col("top_fn") else []
+        busiest = col("busiest_site")
+        site = sites.get(int(busiest, 16)) if busiest else None
         out.append({
             "rank": rank,
             "status": "disabled" if col("disabled") else "complete",
-            "reason": None,
+            # the lowest disabled rank's reason (the statistics keep one)
+            "reason": doc.get("disabled_reason") if col("disabled") else None,
+            "host": col("host") or None,
             "wall_s": col("wall_s"),
+            "mpi_library_version": doc.get("mpi_library_version"),
             "profile": {
+                "by_bin": bins[i],
+                "by_function": top,
+                "sites": [{**site, "call_s": col("busiest_site_call_s")}] if site else [],
                 "totals": {k: col(k) for k in ("transfers", "xfer_s", "min_s", "max_s",
                                                 "comp_s", "call_s")},
                 "checks": {

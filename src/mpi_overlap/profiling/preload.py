@@ -63,8 +63,9 @@ class ProfilerSetup:
     callsite_depth: int = 1  # frames per call site (> 1: an unwind per call, mop_stacks.h)
     # profile.rank-N.json besides the job file: None = the library's default (small jobs)
     per_rank: bool | None = None
-    # False: the job file holds no rank documents, the job's statistics stand for them
-    documents: bool = True
+    # the job file holds the rank documents (True), or the job's statistics stand for them
+    # (False); None: the library's default (small jobs, as per_rank)
+    documents: bool | None = None
 
     def env(self) -> dict[str, str]:
         env = {
@@ -82,8 +83,8 @@ class ProfilerSetup:
             env["MPI_OVERLAP_CALLSITE_DEPTH"] = str(self.callsite_depth)
         if self.per_rank is not None:
             env["MPI_OVERLAP_PER_RANK"] = "1" if self.per_rank else "0"
-        if not self.documents:
-            env["MPI_OVERLAP_JOB_DOCUMENTS"] = "0"
+        if self.documents is not None:
+            env["MPI_OVERLAP_JOB_DOCUMENTS"] = "1" if self.documents else "0"
         if self.trace:
             env["MPI_OVERLAP_TRACE"] = "1"
             if self.trace_cap is not None:

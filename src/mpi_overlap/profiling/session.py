@@ -62,7 +62,7 @@ class ProfileOptions:
     reps: int | None = None           # pairs of launches for compare_bare
     callsite_depth: int = 1           # frames per call site (docs/profiler.md, Call sites)
     per_rank: bool | None = None      # profile.rank-N.json too (None: up to 8 ranks)
-    documents: bool = True            # False: the job's statistics only (--statistics-only)
+    documents: bool | None = None     # the rank documents kept (None: up to 8 ranks, or traced)
 
     def check(self) -> None:
         """Bad input fails here, before anything is built or run."""
@@ -133,7 +133,9 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
                           force_table=opts.force_table, snapshot_s=opts.snapshot_s,
                           trace=opts.trace, trace_cap=trace_cap,
                           callsite_depth=opts.callsite_depth, per_rank=opts.per_rank,
-                          documents=opts.documents)
+                          # the traces' summary is read from the documents
+                          documents=True if opts.trace and opts.documents is None
+                          else opts.documents)
     cmd = launch_command(tc, opts.ranks, setup.wrap(app), opts.launcher)
     run_opts = RunOptions(ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
                           out_base=opts.out_base, env_overrides=dict(overrides),

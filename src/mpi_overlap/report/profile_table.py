@@ -603,10 +603,13 @@ def summary(run: Run) -> list[str]:
                    "after the program's last MPI call.")
     stats = a.get("job_stats") or {}
     if stats.get("source") == "library" and isinstance(stats.get("reduce_s"), (int, float)):
+        kept = ("" if stats.get("documents", True) else
+                "; the rank documents were not kept, the statistics stand for them "
+                "(profile --documents keeps them)")
         out.append(f"The job's sums and rankings are rank 0's reduction of {stats['ranks']} "
                    f"ranks inside the job (a binomial tree over MPI, "
                    f"{stats['reduce_s'] * 1e3:.1f} ms, largest message "
-                   f"{fmt_mib(int(stats.get('largest_message') or 0))}).")
+                   f"{fmt_mib(int(stats.get('largest_message') or 0))}){kept}.")
     return out
 
 
