@@ -237,6 +237,10 @@ def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path)
     docs = [d for _, d in sorted(read_rank_documents(tmp_path / "ranks-only").docs.items())]
     assert job_stats.comparable(job_stats.from_file(reduced)) == \
         job_stats.comparable(job_stats.reduce_documents(docs, RANKS))
+    # ... and so does the whole file, made here from the documents (stats_file.py)
+    from mpi_overlap.profiling.stats_file import stats_document
+
+    assert stats_document(docs, RANKS) == {**reduced, "reduce_s": None, "largest_message": 0}
     rows = reduced["rank_rows"]
     for d in docs:
         totals, checks = d["profile"]["totals"], d["profile"]["checks"]

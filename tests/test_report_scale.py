@@ -37,6 +37,30 @@ def test_synthetic_ranks_are_renumbered_copies_of_the_source(tmp_path: Path) -> 
     assert len(analysis["ranks"]) == 5
 
 
+def test_the_statistics_form_reports_what_the_documents_do(tmp_path: Path) -> None:
+    """A synthetic job as the job's statistics alone (the form jobs of more than 8 ranks
+    leave) gives the analysis its documents give, every figure but the call-site count
+    and the record of where the sums came from."""
+    source = write_run(tmp_path, "source", sample_result(), analysis=False)
+    for form in ("documents", "statistics"):
+        synthesize(source, 5, tmp_path / form, form)
+        proc = run_cli("report", str(tmp_path / form))
+        assert proc.returncode == 0, proc.stderr
+    result = json.loads((tmp_path / "statistics" / "result.json").read_text())
+    assert result["ranks"] == [] and result["job_stats"]["ranks"] == 5
+    by_stats, by_docs = (json.loads((tmp_path / f / "analysis.json").read_text())
+                         for f in ("statistics", "documents"))
+    assert by_stats["job_stats"] == {"source": "library", "ranks": 5, "reduce_s": None,
+                                     "largest_message": 0, "documents": False}
+    # the sample's documents come from before the checks on the bounds: the documents say
+    # so (ranks_without), the statistics, which always hold them, count zeros
+    assert by_docs["checks"]["ranks_without"] == [0, 1, 2, 3, 4]
+    assert by_stats["checks"]["flagged_transfers"] == 0
+    for a in (by_stats, by_docs):
+        a.pop("job_stats"), a.pop("callsites"), a.pop("checks")
+    assert by_stats == by_docs
+
+
 def test_a_source_without_rank_profiles_is_refused(tmp_path: Path) -> None:
     empty = dict(sample_result(), ranks=[])
     source = write_run(tmp_path, "empty", empty, analysis=False)

@@ -62,6 +62,13 @@ class Timing:
     result_mib: float
     report_html_mib: float
     rc: int
+    form: str = "statistics"  # what result.json holds: FORMS
+
+
+# What a synthetic run holds: the job's statistics alone, as a job of more than 8 ranks
+# leaves them by default (profile.stats.json in result.json's job_stats, no rank
+# document), or every rank's document (profile --documents).
+FORMS = ("statistics", "documents")
 
 
 @dataclass(frozen=True)
@@ -186,8 +193,10 @@ def _end_costs(run_dir: Path | None) -> tuple[float | None, float | None]:
             stats.get("reduce_s") if isinstance(stats, dict) else None)
 
 
-def synthesize(source: Path, ranks: int, out: Path) -> None:
-    """A run directory of `ranks` ranks whose profiles are copies of the source's, in turn."""
+def synthesize(source: Path, ranks: int, out: Path, form: str = "documents") -> None:
+    """A run directory of `ranks` ranks whose profiles are copies of the source's, in turn:
+    their documents, or (form "statistics") the job's statistics made from them as the
+    library makes them (profiling/stats_file.py) and no document."""
     result = read_json(source / "result.json")
     base = result.get("ranks") or []
     if result.get("benchmark") != "profile" or not base:
@@ -201,10 +210,16 @@ def synthesize(source: Path, ranks: int, out: Path) -> None:
     head = dict(result, ranks=[], ranks_expected=ranks, missing_ranks=[])
     copies = (dict(base[i % len(base)], rank=i, size=ranks)  # shallow: only these two
               for i in range(ranks))
+    if form == "statistics":
+        from .profiling.stats_file import stats_document
+
+        head.update(job_file=None, job_stats=stats_document(list(copies), ranks, labels=True))
+        copies = iter(())
     write_profile_result(out / "result.json", head, copies)
     meta = read_json(source / "run.json")
     meta["ranks"] = ranks
-    meta["synthetic"] = f"{ranks} copies of the rank profiles of {source}"
+    meta["synthetic"] = (f"{ranks} copies of the rank profiles of {source}"
+                         + (", as the job's statistics" if form == "statistics" else ""))
     write_json(out / "run.json", meta)
 
 
@@ -241,17 +256,18 @@ def _mib(path: Path) -> float:
     return path.stat().st_size / 2**20 if path.is_file() else 0.0
 
 
-def measure(source: Path, ranks: list[int], workdir: Path, *, keep: bool = False
-            ) -> list[Timing]:
+def measure(source: Path, ranks: list[int], workdir: Path, *, keep: bool = False,
+            forms: tuple[str, ...] = ("statistics",)) -> list[Timing]:
     timings: list[Timing] = []
     env = _installed_like_env()
     for n in ranks:
-        run_dir = workdir / f"ranks-{n}"
-        synthesize(source, n, run_dir)
-        for phase in ("analyse and report", "report again"):
-            wall, peak, rc = _timed_report(run_dir, env)
-            timings.append(Timing(n, phase, wall, peak, _mib(run_dir / "result.json"),
-                                  _mib(run_dir / "report.html"), rc))
+        for form in forms:
+            run_dir = workdir / f"ranks-{n}-{form}"
+            synthesize(source, n, run_dir, form)
+            for phase in ("analyse and report", "report again"):
+                wall, peak, rc = _timed_report(run_dir, env)
+                timings.append(Timing(n, phase, wall, peak, _mib(run_dir / "result.json"),
+                                      _mib(run_dir / "report.html"), rc, form))
         if not keep:  # one at a time: 8 192 ranks take a quarter of a gigabyte
             shutil.rmtree(run_dir, ignore_errors=True)
     return timings
@@ -276,8 +292,8 @@ def _row(columns: Columns, values: list[Any], note: str) -> str:
 
 
 SYNTHETIC_COLUMNS: Columns = [
-    ("  ranks", ">8"), ("phase", "<20"), ("wall s", ">8.2f"), ("peak MiB", ">9.0f"),
-    ("result MiB", ">10.1f"), ("html MiB", ">9.1f")]
+    ("  ranks", ">8"), ("form", "<11"), ("phase", "<20"), ("wall s", ">8.2f"),
+    ("peak MiB", ">9.0f"), ("result MiB", ">10.1f"), ("html MiB", ">9.1f")]
 REAL_COLUMNS: Columns = [
     ("  ranks", ">8"), ("profile s", ">9.1f"), ("files", ">6"), ("files MiB", ">9.2f"),
     ("gather ms", ">9"), ("reduce ms", ">9"), ("result MiB", ">10.2f"), ("report s", ">8.2f"),
@@ -286,7 +302,8 @@ REAL_COLUMNS: Columns = [
 
 def render(timings: list[Timing], source: Path) -> str:
     rows = [_row(SYNTHETIC_COLUMNS,
-                 [t.ranks, t.phase, t.wall_s, t.peak_mib, t.result_mib, t.report_html_mib],
+                 [t.ranks, t.form, t.phase, t.wall_s, t.peak_mib, t.result_mib,
+                  t.report_html_mib],
                  "" if t.rc == 0 else f"  (exit {t.rc}; --keep keeps its report-stderr.log)")
             for t in timings]
     title = f"report on synthetic ranks (copies of {source}); {machine()}"
@@ -331,7 +348,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--source", type=Path, help="a profile run directory to copy")
     parser.add_argument("--json", type=Path, help="also write the timings here")
     parser.add_argument("--keep", action="store_true", help="keep the synthetic runs")
+    parser.add_argument("--form", default="statistics",
+                        help="what the synthetic runs hold, comma-separated: statistics (the "
+                        "job's statistics alone, as jobs of more than 8 ranks leave them), "
+                        "documents (every rank's document); default: statistics")
     args = parser.parse_args(argv)
+    forms = tuple(f.strip() for f in args.form.split(",") if f.strip())
+    if not forms or any(f not in FORMS for f in forms):
+        raise UserError(f"--form takes {' and '.join(FORMS)}, comma-separated "
+                        f"(got '{args.form}')")
     real = _parse_ranks(args.real, "--real") if args.real is not None else []
     if args.ranks is not None:
         ranks = _parse_ranks(args.ranks)
@@ -347,7 +372,7 @@ def main(argv: list[str]) -> int:
             source = source or make_source(workdir)
             if not (source / "result.json").is_file():
                 raise UserError(f"{source}: not a run directory with a result.json")
-            timings = measure(source, ranks, workdir, keep=args.keep)
+            timings = measure(source, ranks, workdir, keep=args.keep, forms=forms)
             print(render(timings, source))
         real_runs: list[RealRun] = []
         if real:
