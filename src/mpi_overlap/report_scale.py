@@ -1,9 +1,11 @@
 """How the report grows with the ranks of a profile: a benchmark, not a test.
 
-`python -m mpi_overlap.devtools report-scale [--ranks 1024,8192] [--source RUN_DIR]` takes
-one real profile run (by default a 2-rank profile of mo_halo, made first), makes synthetic
-run directories of N ranks from copies of its rank profiles (each copy renumbered; the
-run.json says ranks = N and `synthetic`), and times `mpi-overlap report` on each in a
+`python -m mpi_overlap.devtools report-scale [--ranks 1024,8192] [--source RUN_DIR]
+[--form statistics,documents]` takes one real profile run (by default a 2-rank profile of
+mo_halo, made first), makes synthetic run directories of N ranks from copies of its rank
+profiles (each copy renumbered; the run.json says ranks = N and `synthetic`), held as the
+job's statistics alone (--form statistics, the default: what jobs of more than 8 ranks
+leave) or as every rank's document, and times `mpi-overlap report` on each in a
 child process: once with the analysis (no analysis.json yet) and once more reusing it,
 with the package's bytecode compiled beforehand, as an installed package has it.
 It reports wall time, the child's peak memory (ru_maxrss) and the sizes of result.json
@@ -13,8 +15,9 @@ deleted unless --keep is given. Numbers depend on the machine: the table names i
 `--real 2,4,...,64` adds real profile runs of the same program at those rank counts,
 oversubscribed on this machine's cores, on the machine's transfer-time table as it is (no
 collective calibration per size: its sizes are priced by the size model): per run the
-wall time of the whole `profile` command, the files the profiler left (the job file and
-any per-rank files: how many, MiB), rank 0's gather into the job file, the size of
+wall time of the whole `profile` command, the files the profiler left (the job's
+statistics, the job file and any per-rank files: how many, MiB), rank 0's gather into the
+job file and its reduction of the job's statistics, the size of
 result.json and the report's time and peak memory. Oversubscribed ranks share the
 cores, so the program's own time grows with them; the files and the report are what
 grows with the job wherever it runs.
