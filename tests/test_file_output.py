@@ -180,8 +180,9 @@ def test_a_report_that_does_not_fit_fails_the_run_after_the_fact(small_disk: Pat
     """The profile fits, its HTML report (with plots) does not: no half-written report, the
     run is marked failed with what it saved, and no 'complete' status line was printed."""
     out = small_disk / "runs"
-    # the job file alone (no per-rank copies besides it): the profile fits in 64 KiB
-    proc = run_cli("profile", "-n", "2", "--no-per-rank", "--out", str(out), "--",
+    # the job's statistics alone (no documents besides them): the profile fits in 64 KiB
+    proc = run_cli("profile", "-n", "2", "--no-per-rank", "--statistics-only", "--out",
+                   str(out), "--",
                    str(_profiled_app()), "post-compute-wait", "65536", "20", timeout=600,
                    cwd=tmp_path)
     one_line_error(proc, "report", "No space left on device", code=74)

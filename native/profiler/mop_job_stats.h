@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mop_process.h"
 #include "mop_profile_json.h"
@@ -164,6 +165,13 @@ typedef struct mop_job_stats_info {
     double reduce_s;         /* the reduction's wall time on rank 0 */
     uint64_t largest_message; /* bytes of the largest subtree message rank 0 took */
 } mop_job_stats_info;
+
+/* The lists' shared handling, for mop_job_stats*.c only: free, append a copy
+ * of name with its cell (*cap: the room, grown as needed; 0 or -1), and
+ * whether every list is in name order, each name once (what merging needs). */
+void mop_jlist_free(mop_jlist *l);
+int mop_jlist_push(mop_jlist *l, size_t *cap, const char *name, size_t len, const mop_jcell *c);
+bool mop_js_sorted(const mop_job_stats *s);
 
 /* Writes the object (schema mpi-overlap/profile-stats v1). Returns
  * mo_json_finish's result. */

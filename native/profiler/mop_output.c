@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "mop_places.h"
 
 /* Every address naming a call site, a chain's frames included (read once: a
  * chain's frames come from a locked table), into addr; their count. */
@@ -42,35 +43,39 @@ static bool mop_holds_any(const uint64_t *addr, size_t n, uint64_t lo, uint64_t 
  * in it, ASLR and PIE included (docs/profiler.md, "Call sites"). Only those
  * with a site: a process maps dozens of libraries, and the profile stays small.
  * An empty array where /proc is missing. */
+typedef struct mop_maps_ctx {
+    mo_json *w;
+    const uint64_t *addr;
+    size_t naddr;
+} mop_maps_ctx;
+
+static void mop_map_json(void *ctx, uint64_t lo, uint64_t hi, uint64_t off, const char *path)
+{
+    const mop_maps_ctx *c = ctx;
+    if (!mop_holds_any(c->addr, c->naddr, lo, hi))
+        return;
+    char buf[32];
+    mo_json_begin_object(c->w);
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)lo);
+    mo_json_kv_string(c->w, "start", buf);
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)hi);
+    mo_json_kv_string(c->w, "end", buf);
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)off);
+    mo_json_kv_string(c->w, "offset", buf);
+    mo_json_kv_string(c->w, "path", path);
+    mo_json_end_object(c->w);
+}
+
 static void mop_maps_json(mo_json *w, const mop_sites *sites, const mop_names *names)
 {
     /* large; profiles are written one at a time (the runtime's lock, or one thread) */
     static uint64_t addr[MOP_MAX_SITES * MOP_SITE_FRAMES];
-    size_t naddr = mop_site_addresses(sites, names, addr, sizeof addr / sizeof addr[0]);
+    mop_maps_ctx ctx = {w, addr, mop_site_addresses(sites, names, addr,
+                                                    sizeof addr / sizeof addr[0])};
     mo_json_key(w, "maps");
     mo_json_begin_array(w);
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[4352], path[4096], buf[32];
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long long lo, hi, off;
-        char perms[8];
-        path[0] = '\0';
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off, path) < 4)
-            continue;
-        if (perms[2] != 'x' || path[0] != '/' || !mop_holds_any(addr, naddr, lo, hi))
-            continue;
-        mo_json_begin_object(w);
-        snprintf(buf, sizeof buf, "0x%llx", lo);
-        mo_json_kv_string(w, "start", buf);
-        snprintf(buf, sizeof buf, "0x%llx", hi);
-        mo_json_kv_string(w, "end", buf);
-        snprintf(buf, sizeof buf, "0x%llx", off);
-        mo_json_kv_string(w, "offset", buf);
-        mo_json_kv_string(w, "path", path);
-        mo_json_end_object(w);
-    }
-    if (f)
-        fclose(f);
+    mop_places_load(); /* the executable file mappings, as the job's statistics read them */
+    mop_places_each(mop_map_json, &ctx);
     mo_json_end_array(w);
 }
 
@@ -164,7 +169,7 @@ int mop_output_line(const mop_output_info *info, const mop_process *p, char **li
     return 0;
 }
 
-/* What goes into a file written whole (mop_write_whole). */
+/* What goes into a rank's file (mop_write_doc). */
 typedef struct mop_doc_source {
     const mop_output_info *info; /* a document to write, or */
     const mop_process *p;
@@ -172,16 +177,18 @@ typedef struct mop_doc_source {
     size_t len;
 } mop_doc_source;
 
-/* The rank's file, whole or not at all: a failed write (disk full, quota)
- * must not leave a cut document under the profile's name; only a whole one is
- * renamed there, and the previous document (an earlier snapshot), if any,
- * stays. errno names the cause (the final flush sets it when the disk is
- * full). */
-static int mop_write_whole(const char *outdir, int rank, const mop_doc_source *src, char *err,
-                           size_t errlen)
+static int mop_write_doc(FILE *f, const void *ctx)
 {
-    char path[1200], tmp[1300];
-    mop_output_rank_path(path, sizeof path, outdir, rank);
+    const mop_doc_source *src = ctx;
+    /* the files have always ended in an empty line; kept, for readers that compare bytes */
+    return src->info ? mop_output_doc(f, src->info, src->p, false) != 0 || fputc('\n', f) == EOF
+                     : fwrite(src->text, 1, src->len, f) != src->len;
+}
+
+int mop_output_write_whole(const char *path, int (*write)(FILE *f, const void *ctx),
+                           const void *ctx, char *err, size_t errlen)
+{
+    char tmp[1300];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
@@ -189,9 +196,7 @@ static int mop_write_whole(const char *outdir, int rank, const mop_doc_source *s
         return -1;
     }
     errno = 0;
-    /* the files have always ended in an empty line; kept, for readers that compare bytes */
-    int bad = src->info ? mop_output_doc(f, src->info, src->p, false) != 0 || fputc('\n', f) == EOF
-                        : fwrite(src->text, 1, src->len, f) != src->len;
+    int bad = write(f, ctx) != 0;
     int why = bad ? errno : 0;
     if (fclose(f) != 0 && !bad) {
         bad = 1;
@@ -212,13 +217,17 @@ static int mop_write_whole(const char *outdir, int rank, const mop_doc_source *s
 int mop_output_write(const char *outdir, const mop_output_info *info, const mop_process *p,
                      char *err, size_t errlen)
 {
+    char path[1200];
+    mop_output_rank_path(path, sizeof path, outdir, info->rank);
     mop_doc_source src = {.info = info, .p = p};
-    return mop_write_whole(outdir, info->rank, &src, err, errlen);
+    return mop_output_write_whole(path, mop_write_doc, &src, err, errlen);
 }
 
 int mop_output_write_text(const char *outdir, int rank, const char *text, size_t len,
                           char *err, size_t errlen)
 {
+    char path[1200];
+    mop_output_rank_path(path, sizeof path, outdir, rank);
     mop_doc_source src = {.text = text, .len = len};
-    return mop_write_whole(outdir, rank, &src, err, errlen);
+    return mop_output_write_whole(path, mop_write_doc, &src, err, errlen);
 }

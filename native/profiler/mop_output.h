@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "mop_process.h"
 #include "mop_profile_json.h"
@@ -41,6 +42,14 @@ typedef struct mop_output_info {
     mop_names names;
     const mop_trace_stats *trace; /* NULL or not wanted: no "trace" object */
 } mop_output_info;
+
+/* A file whole or not at all: `write` writes it (0, or non-zero on failure,
+ * errno naming the cause) into a temporary file that is renamed to `path`
+ * only once whole, so a failed write (disk full, quota) never leaves a cut
+ * file under the name, and the previous file, if any, stays. Returns 0, or -1
+ * with err. */
+int mop_output_write_whole(const char *path, int (*write)(FILE *f, const void *ctx),
+                           const void *ctx, char *err, size_t errlen);
 
 /* The name of a rank's own document: <outdir>/profile.rank-<rank>.json. */
 void mop_output_rank_path(char *path, size_t cap, const char *outdir, int rank);

@@ -49,6 +49,14 @@ void mop_places_load(void)
         fclose(f);
 }
 
+void mop_places_each(void (*fn)(void *ctx, uint64_t lo, uint64_t hi, uint64_t off,
+                                const char *path),
+                     void *ctx)
+{
+    for (size_t i = 0; i < mop_nmaps; i++)
+        fn(ctx, mop_maps[i].lo, mop_maps[i].hi, mop_maps[i].off, mop_maps[i].path);
+}
+
 void mop_place(uint64_t addr, char *buf, size_t cap)
 {
     for (size_t i = 0; i < mop_nmaps; i++) {

@@ -17,4 +17,10 @@ void mop_places_load(void);
 /* Into buf: "<path>+0x<offset>", or "0x<address>" where no mapping holds it. */
 void mop_place(uint64_t addr, char *buf, size_t cap);
 
+/* Calls fn for each mapping loaded, in /proc/self/maps order: [lo, hi), the
+ * file offset of lo, and the file's path. */
+void mop_places_each(void (*fn)(void *ctx, uint64_t lo, uint64_t hi, uint64_t off,
+                                const char *path),
+                     void *ctx);
+
 #endif

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mop_output.h"
+
 #define MOP_REDUCE_TAG 7302
 
 /* Takes rank `from`'s subtree and merges it into *mine; false when that or
@@ -49,30 +51,24 @@ static bool mop_reduce_take(MPI_Comm comm, int from, mop_job_stats *mine, bool o
     return ok;
 }
 
+typedef struct mop_stats_source {
+    const mop_job_stats *s;
+    const mop_job_stats_info *info;
+} mop_stats_source;
+
+static int mop_write_stats(FILE *f, const void *ctx)
+{
+    const mop_stats_source *src = ctx;
+    return mop_job_stats_json(f, src->s, src->info) != 0 || fputc('\n', f) == EOF;
+}
+
 static int mop_reduce_write(const char *outdir, const mop_job_stats *s,
                             const mop_job_stats_info *info, char *err, size_t errlen)
 {
-    char path[1200], tmp[1300];
+    char path[1200];
     snprintf(path, sizeof path, "%s/%s", outdir, MOP_STATS_FILE);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    errno = 0;
-    FILE *f = fopen(tmp, "w");
-    int bad = !f || mop_job_stats_json(f, s, info) != 0 || fputc('\n', f) == EOF;
-    int why = errno;
-    if (f && fclose(f) != 0 && !bad) {
-        bad = 1;
-        why = errno;
-    }
-    if (!bad && rename(tmp, path) != 0) {
-        bad = 1;
-        why = errno;
-    }
-    if (bad) {
-        snprintf(err, errlen, "cannot write %s: %s", path, why ? strerror(why) : "write error");
-        remove(tmp);
-        return -1;
-    }
-    return 0;
+    mop_stats_source src = {s, info};
+    return mop_output_write_whole(path, mop_write_stats, &src, err, errlen);
 }
 
 /* Every rank's bins with transfers to rank 0, rank after rank (MPI_Gatherv).

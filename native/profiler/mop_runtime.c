@@ -355,7 +355,10 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
         mop_note("out of memory for the job file: this rank writes profile.rank-%d.json",
                  mop_g.rank);
     if (job) {
-        mop_places_load(); /* the call sites' objects, as the document's maps name them */
+        /* the call sites' places: the mappings mop_output_line just read for "maps"
+         * (the same table, so the document and the statistics name sites alike) */
+        if (!job->line)
+            mop_places_load();
         job->has_stats = mop_job_stats_of_rank(&job->stats, &agg, &info.names, mop_g.rank,
                                                mop_g.disabled, info.reason) == 0;
         char host[256] = "";

@@ -1,7 +1,7 @@
 """The numbers and words of profile analyses, shared by every module that reads profiles
 (the job's analysis, call sites, advice, checks, two-sided bounds, traces): finite numbers
-from JSON, percentages and shares, size-bin and rank-list labels, and the accumulation of
-a ranking's entries over ranks (the text of times and percentages is formatting.py's).
+from JSON, percentages and shares, size-bin and rank-list labels, and rankings of the job
+statistics' cells (the text of times and percentages is formatting.py's).
 Kept apart from analysis/profile.py so that those modules need not import the analysis
 that imports them."""
 
@@ -92,10 +92,10 @@ def ranks_text(first: Iterable[int], count: int | None = None) -> str:
     return rank_list(listed) + (f" and {more} more" if more > 0 else "")
 
 
-# ---------------------------------------------------------------- accumulation
+# ---------------------------------------------------------------- cells and rankings
 
 
-def cell_of(entry: dict[str, Any]) -> tuple[int, float, float, float, float]:
+def _cell(entry: dict[str, Any]) -> tuple[int, float, float, float, float]:
     """(transfers, xfer, min, max, nonoverlap) of one profile cell; nonoverlap is
     recomputed as xfer − max."""
     xfer, hi = num(entry.get("xfer_s")), num(entry.get("max_s"))
@@ -105,7 +105,7 @@ def cell_of(entry: dict[str, Any]) -> tuple[int, float, float, float, float]:
 
 def measures(entry: dict[str, Any]) -> dict[str, float]:
     """The transfer measures of one profile cell; nonoverlap is recomputed as xfer − max."""
-    transfers, xfer, lo, hi, nonoverlap = cell_of(entry)
+    transfers, xfer, lo, hi, nonoverlap = _cell(entry)
     return {
         "transfers": transfers,
         "xfer_s": xfer,
@@ -115,68 +115,10 @@ def measures(entry: dict[str, Any]) -> dict[str, float]:
     }
 
 
-class Acc:
-    """Sums of one ranking entry over ranks, remembering each rank's non-overlapped time."""
-
-    def __init__(self) -> None:
-        self.sums: dict[str, float] = {
-            "transfers": 0,
-            "xfer_s": 0.0,
-            "min_s": 0.0,
-            "max_s": 0.0,
-            "nonoverlap_s": 0.0,
-        }
-        self.extra: dict[str, float] = {}
-        self.by_rank: dict[int, float] = {}
-
-    def add(self, rank: int, entry: dict[str, Any], extra: tuple[str, ...] = (),
-            cell: tuple[int, float, float, float, float] | None = None) -> None:
-        """Adds one rank's cell; `cell` is _cell(entry) when the caller has it already
-        (one site pair goes into three rankings)."""
-        # the cell as a tuple, not measures()'s dict: this runs once per cell and rank
-        transfers, xfer, lo, hi, nonoverlap = cell or cell_of(entry)
-        sums = self.sums
-        sums["transfers"] += transfers
-        sums["xfer_s"] += xfer
-        sums["min_s"] += lo
-        sums["max_s"] += hi
-        sums["nonoverlap_s"] += nonoverlap
-        for key in extra:
-            self.extra[key] = self.extra.get(key, 0.0) + num(entry.get(key))
-        self.by_rank[rank] = self.by_rank.get(rank, 0.0) + nonoverlap
-
-    def as_dict(self, total_nonoverlap: float) -> dict[str, Any]:
-        s = self.sums
-        min_pct, max_pct = overlap_pcts(s["xfer_s"], s["min_s"], s["max_s"])
-        worst = None
-        if self.by_rank and max(self.by_rank.values()) > 0:
-            worst = min(self.by_rank, key=lambda r: (-self.by_rank[r], r))
-        return {
-            "transfers": int(s["transfers"]),
-            "xfer_s": s["xfer_s"],
-            "min_s": s["min_s"],
-            "max_s": s["max_s"],
-            "nonoverlap_s": s["nonoverlap_s"],
-            "min_pct": min_pct,
-            "max_pct": max_pct,
-            "share_pct": share(s["nonoverlap_s"], total_nonoverlap),
-            "ranks": len(self.by_rank),
-            "worst_rank": worst,
-        }
-
-
-def acc_of(accs: dict[Any, Acc], key: Any) -> Acc:
-    """accs[key], made when missing; not setdefault(key, Acc()), which makes (and drops)
-    an Acc on every call: once per cell and rank."""
-    acc = accs.get(key)
-    if acc is None:
-        acc = accs[key] = Acc()
-    return acc
-
-
 def cell_dict(cell: dict[str, Any], total_nonoverlap: float) -> dict[str, Any]:
     """A ranking entry's measures from a cell of the job's statistics (profiling/
-    job_stats.py): what Acc.as_dict gives from the same ranks summed in the tree's order."""
+    job_stats.py): the sums, the overlap range and share, how many ranks have the entry
+    and which lost most there (none when no rank lost time)."""
     min_pct, max_pct = overlap_pcts(cell["xfer_s"], cell["min_s"], cell["max_s"])
     return {
         "transfers": int(cell["transfers"]),
@@ -197,25 +139,10 @@ def cell_ranking(
     describe: Callable[[Any, dict[str, Any]], dict[str, Any]],
     tiebreak: Callable[[Any], Any],
 ) -> list[dict[str, Any]]:
-    """ranking() of the job statistics' cells: the same order and shares."""
+    """Entries sorted by non-overlapped time lost (desc), then transfer time (desc), then
+    tiebreak. Shares are of the ranking's own total, so they add up to 100 % whenever it
+    is > 0."""
     total = sum(c["nonoverlap_s"] for c in cells.values())
     order = sorted(cells, key=lambda k: (-cells[k]["nonoverlap_s"], -cells[k]["xfer_s"],
                                          tiebreak(k)))
     return [{**describe(k, cells[k]), **cell_dict(cells[k], total)} for k in order]
-
-
-def ranking(
-    accs: dict[Any, Acc],
-    describe: Callable[[Any, Acc], dict[str, Any]],
-    tiebreak: Callable[[Any], Any],
-) -> list[dict[str, Any]]:
-    """Entries sorted by non-overlapped time lost (desc), then transfer time (desc).
-
-    Shares are of the ranking's own total, so they add up to 100 % whenever it is > 0.
-    """
-    total = sum(a.sums["nonoverlap_s"] for a in accs.values())
-    order = sorted(
-        accs,
-        key=lambda k: (-accs[k].sums["nonoverlap_s"], -accs[k].sums["xfer_s"], tiebreak(k)),
-    )
-    return [{**describe(k, accs[k]), **accs[k].as_dict(total)} for k in order]

@@ -259,7 +259,7 @@ RANKING_NAME = {"bins": "label", "functions": "fn", "regions": "region"}
 
 
 def _ranked_cells(e: dict[str, Any]) -> tuple[str, ...]:
-    """The measures of a ranking entry (analysis/profile.py, Acc.as_dict) as cells."""
+    """The measures of a ranking entry (analysis/profile_values.py, cell_dict) as cells."""
     return (fint(e["transfers"]), fmt_time(e["xfer_s"]),
             fmt_range(e["min_pct"], e["max_pct"], ".1f"), fmt_time(e["nonoverlap_s"]),
             fmt_pct_cell(e["share_pct"]), frank(e["worst_rank"]), fint(e["ranks"]))
