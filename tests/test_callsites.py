@@ -276,6 +276,29 @@ def test_ranks_with_other_addresses_meet_at_the_same_line():
     assert ends["halo.c:57 (exchange)"]["calls"] == 8
 
 
+def test_places_sharing_a_label_merge_from_the_library_s_file():
+    """Two places of the library's statistics that resolve to one label (no line
+    information: the function's name alone) merge into one entry, also where no rank lost
+    time there and the file names no worst rank (a wheel built without -g)."""
+    def pair(post: str, lost: float) -> dict:
+        return {"post": post, "post_fn": "MPI_Bcast", "end": post, "end_fn": "MPI_Bcast",
+                "polled": 0, "transfers": 1, "xfer_s": 1e-6, "min_s": 0.0,
+                "max_s": 1e-6 - lost, "nonoverlap_s": lost, "ranks": 1,
+                "worst_rank": 0 if lost else None, "worst_s": lost}
+
+    doc = {"ranks": 1, "ranks_with_data": 1, "totals": {}, "cases": {}, "counters": {},
+           "cases_ranks": {}, "counters_ranks": {}, "by_bin": [], "by_function": [],
+           "by_region": [], "checks": {"in_call": {}, "across_calls": {}, "beyond_s": 0.0,
+                                       "by_function": [], "by_bin": []},
+           "sites": [{"site": p, "fn": "MPI_Bcast", "calls": 1, "call_s": 1e-6, "ranks": 1}
+                     for p in ("/bin/app+0x10", "/bin/app+0x20")],
+           "post_sites": [], "end_sites": [],
+           "pairs": [pair("/bin/app+0x10", 0.0), pair("/bin/app+0x20", 0.0)],
+           "site_labels": {"/bin/app+0x10": "main in app", "/bin/app+0x20": "main in app"}}
+    (entry,) = site_rankings(job_stats.from_file(doc))["pairs"]
+    assert (entry["post"], entry["transfers"], entry["worst_rank"]) == ("main in app", 2, None)
+
+
 @pytest.mark.mpi
 def test_the_mini_apps_name_their_lines(tmp_path):
     """The native build has debug information (-g, no change to the code): a profile of

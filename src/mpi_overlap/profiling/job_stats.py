@@ -278,8 +278,11 @@ def _checks_from_file(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _file_cell(e: dict[str, Any]) -> Cell:
-    return {**{c: e.get(c, 0 if c in ("transfers", "calls", "ranks") else 0.0)
+    cell = {**{c: e.get(c, 0 if c in ("transfers", "calls", "ranks") else 0.0)
                for c in (*SUMMED, "worst_rank", "worst_s")}, "who": (0, ())}
+    if cell["worst_rank"] is None:  # no rank lost time here: the file names none
+        cell["worst_rank"] = -1  # a rank number still, so that cells can be merged
+    return cell
 
 
 def from_file(doc: dict[str, Any]) -> Stats:
