@@ -1,6 +1,7 @@
 /* mop_job_stats.c - the job's statistics: made from one rank's measures and
  * merged in the tree's order; see mop_job_stats.h (the bytes between ranks:
  * mop_job_stats_pack.c; the file: mop_job_stats_json.c). */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include "mop_job_stats.h"
 
 #include <stdio.h>
@@ -209,20 +210,16 @@ static void mop_js_site_name(const mop_sites *sites, uint16_t id, const mop_name
     snprintf(buf + n, cap - n, "\t%s", fn);
 }
 
-/* Adds c to the entry `name` of l (a rank's own: its ranks stay 1, its worst is
- * its sum), or appends it; entries are merged in the order they come. */
+/* Adds c to the entry `name` of l, or appends it; entries are merged in the
+ * order they come. Both are this rank's: the entry's ranks stay 1, and its
+ * worst is this rank with the sum. */
 static int mop_js_add_own(mop_jlist *l, size_t *cap, const char *name, const mop_jcell *c)
 {
     for (size_t i = 0; i < l->n; i++) {
         if (strcmp(l->e[i].name, name) == 0) {
             mop_jcell *d = &l->e[i].c;
-            d->transfers += c->transfers;
-            d->xfer_s += c->xfer_s;
-            d->min_s += c->min_s;
-            d->max_s += c->max_s;
-            d->nonoverlap_s += c->nonoverlap_s;
-            d->calls += c->calls;
-            d->call_s += c->call_s;
+            mop_jcell_merge(d, c);
+            d->ranks = 1;
             d->worst_s = d->nonoverlap_s;
             return 0;
         }
@@ -231,15 +228,23 @@ static int mop_js_add_own(mop_jlist *l, size_t *cap, const char *name, const mop
 }
 
 /* The rank's call sites, site pairs, and the pairs summed per posting and per
- * completing site, as the analysis ranks them (analysis/callsites.py). */
+ * completing site, as the analysis ranks them (analysis/callsites.py); each
+ * site's name made once, for itself and every pair that names it. */
 static int mop_js_sites_of_rank(mop_job_stats *s, const mop_process *p, const mop_names *names,
                                 int rank)
 {
     enum { NAME = 2 * 16384 + 2 };
-    static char post[NAME], end[NAME], pair[2 * NAME]; /* profiles are made one at a time */
+    static char buf[2 * NAME]; /* profiles are made one at a time */
     const mop_sites *sites = &p->sites;
+    char *name[MOP_MAX_SITES] = {NULL};
+    int rc = 0;
+    for (uint16_t i = 0; i < sites->nsite && rc == 0; i++) {
+        mop_js_site_name(sites, i, names, buf, NAME);
+        if (!(name[i] = strdup(buf)))
+            rc = -1;
+    }
     size_t cap = 0;
-    for (uint16_t i = 0; i < sites->nsite; i++) {
+    for (uint16_t i = 0; i < sites->nsite && rc == 0; i++) {
         if (i == MOP_SITE_UNKNOWN && sites->site[i].calls == 0)
             continue; /* as the rank's document */
         mop_jcell c;
@@ -248,27 +253,26 @@ static int mop_js_sites_of_rank(mop_job_stats *s, const mop_process *p, const mo
         c.worst_rank = rank;
         c.calls = sites->site[i].calls;
         c.call_s = (double)sites->site[i].call_ticks * p->cfg.s_per_tick;
-        mop_js_site_name(sites, i, names, post, sizeof post);
-        if (mop_js_add_own(&s->list[MOP_JS_SITES], &cap, post, &c) != 0)
-            return -1;
+        rc = mop_js_add_own(&s->list[MOP_JS_SITES], &cap, name[i], &c);
     }
     size_t pcap = 0, ecap = 0;
     cap = 0;
-    for (uint16_t k = 0; k < sites->npair; k++) {
+    for (uint16_t k = 0; k < sites->npair && rc == 0; k++) {
         const mop_pair *pr = &sites->pair[k];
         mop_jcell c;
         mop_jcell_of(&c, &pr->x, rank);
-        mop_js_site_name(sites, pr->post, names, post, sizeof post);
-        mop_js_site_name(sites, pr->end, names, end, sizeof end);
-        if (mop_js_add_own(&s->list[MOP_JS_POSTS], &pcap, post, &c) != 0 ||
-            mop_js_add_own(&s->list[MOP_JS_ENDS], &ecap, end, &c) != 0)
-            return -1;
+        if (mop_js_add_own(&s->list[MOP_JS_POSTS], &pcap, name[pr->post], &c) != 0 ||
+            mop_js_add_own(&s->list[MOP_JS_ENDS], &ecap, name[pr->end], &c) != 0) {
+            rc = -1;
+            break;
+        }
         c.calls = pr->polled;
-        snprintf(pair, sizeof pair, "%s%c%s", post, MOP_JS_PAIR_SEP, end);
-        if (mop_js_add_own(&s->list[MOP_JS_PAIRS], &cap, pair, &c) != 0)
-            return -1;
+        snprintf(buf, sizeof buf, "%s%c%s", name[pr->post], MOP_JS_PAIR_SEP, name[pr->end]);
+        rc = mop_js_add_own(&s->list[MOP_JS_PAIRS], &cap, buf, &c);
     }
-    return 0;
+    for (uint16_t i = 0; i < sites->nsite; i++)
+        free(name[i]);
+    return rc;
 }
 
 int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_names *names,
@@ -437,49 +441,33 @@ void mop_job_row_of_rank(mop_job_row *row, const mop_process *p, const mop_names
     row->beyond_s = mop_checks_beyond_s(c);
 }
 
-/* The union of two sorted lists, cells of one name merged (a's first). */
-static int mop_jlist_merge(mop_jlist *a, const mop_jlist *b)
+/* Into out (empty): the union of two sorted lists, cells of one name merged
+ * (a's first); a and b are left as they were. 0, or -1 (out of memory: out
+ * then holds nothing to free). */
+static int mop_jlist_union(mop_jlist *out, const mop_jlist *a, const mop_jlist *b)
 {
-    mop_jlist out = {NULL, 0};
     size_t cap = 0, i = 0, j = 0;
     while (i < a->n || j < b->n) {
         int cmp = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->e[i].name, b->e[j].name);
         const mop_jentry *from = cmp <= 0 ? &a->e[i] : &b->e[j];
-        if (mop_jlist_push(&out, &cap, from->name, strlen(from->name), &from->c) != 0) {
-            mop_jlist_free(&out);
-            return -1;
-        }
-        if (cmp == 0)
-            mop_jcell_merge(&out.e[out.n - 1].c, &b->e[j].c);
-        i += cmp <= 0;
-        j += cmp >= 0;
-    }
-    mop_jlist_free(a);
-    *a = out;
-    return 0;
-}
-
-/* A copy of l: 0, or -1 when out of memory (out then holds nothing to free). */
-static int mop_jlist_copy(mop_jlist *out, const mop_jlist *l)
-{
-    size_t cap = 0;
-    *out = (mop_jlist){NULL, 0};
-    for (size_t i = 0; i < l->n; i++) {
-        if (mop_jlist_push(out, &cap, l->e[i].name, strlen(l->e[i].name), &l->e[i].c) != 0) {
+        if (mop_jlist_push(out, &cap, from->name, strlen(from->name), &from->c) != 0) {
             mop_jlist_free(out);
             return -1;
         }
+        if (cmp == 0)
+            mop_jcell_merge(&out->e[out->n - 1].c, &b->e[j].c);
+        i += cmp <= 0;
+        j += cmp >= 0;
     }
     return 0;
 }
 
 int mop_job_stats_merge(mop_job_stats *dst, const mop_job_stats *src)
 {
-    /* the lists first, on copies: they are the only step that can fail */
+    /* the lists first, into new ones: they are the only step that can fail */
     mop_jlist merged[MOP_JS_NLISTS] = {{NULL, 0}};
     for (int l = 0; l < MOP_JS_NLISTS; l++)
-        if (mop_jlist_copy(&merged[l], &dst->list[l]) != 0 ||
-            mop_jlist_merge(&merged[l], &src->list[l]) != 0)
+        if (mop_jlist_union(&merged[l], &dst->list[l], &src->list[l]) != 0)
             goto oom;
     for (int l = 0; l < MOP_JS_NLISTS; l++) {
         mop_jlist_free(&dst->list[l]);

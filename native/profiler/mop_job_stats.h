@@ -124,6 +124,7 @@ typedef struct mop_job_row {
     double top_fn_call_s;
     uint64_t busiest_site;
     double busiest_site_call_s;
+    uint64_t nbins; /* its bins with transfers (mop_job_bins_of_rank), sent after the rows */
 } mop_job_row;
 
 /* One size bin of one rank with transfers, for the per-rank columns by bin. */
@@ -141,7 +142,8 @@ int mop_job_stats_of_rank(mop_job_stats *s, const mop_process *p, const mop_name
                           int rank, bool disabled, const char *reason);
 void mop_job_row_of_rank(mop_job_row *row, const mop_process *p, const mop_names *names,
                          int rank, bool disabled, double wall_s, const char *host);
-/* The rank's bins with transfers into bins (room for MOP_MAX_BINS); returns how many. */
+/* The rank's bins with transfers into bins (room for MOP_MAX_BINS), by
+ * ascending index; returns how many. */
 int mop_job_bins_of_rank(mop_job_bin *bins, const mop_process *p, bool disabled);
 
 /* dst += src, src being the next ranks' subtree. Returns 0, or -1 when out
@@ -159,8 +161,7 @@ int mop_job_stats_unpack(mop_job_stats *s, const unsigned char *buf, size_t len)
 typedef struct mop_job_stats_info {
     const mop_job_row *rows;
     int nrows;
-    const mop_job_bin *bins;  /* every rank's bins with transfers, rank after rank */
-    const int *nbins, *first_bin; /* per rank: how many, and where its first is */
+    const mop_job_bin *bins;  /* every rank's bins with transfers, rank after rank (rows' nbins) */
     const char *library_version; /* rank 0's MPI */
     double reduce_s;         /* the reduction's wall time on rank 0 */
     uint64_t largest_message; /* bytes of the largest subtree message rank 0 took */
@@ -174,7 +175,7 @@ int mop_jlist_push(mop_jlist *l, size_t *cap, const char *name, size_t len, cons
 bool mop_js_sorted(const mop_job_stats *s);
 
 /* Writes the object (schema mpi-overlap/profile-stats v1). Returns
- * mo_json_finish's result. */
+ * mo_json_finish's result, or -1 with errno ENOMEM before writing anything. */
 int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info *info);
 
 #endif

@@ -1,6 +1,7 @@
 /* mop_job_stats_json.c - the job's statistics as profile.stats.json (schema
  * mpi-overlap/profile-stats v1): the job's tables, the per-rank rows as
  * columns (one line each) and the ranks' size bins; see mop_job_stats.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,55 +79,49 @@ static void mop_js_list(mo_json *w, const char *key, const char *name_key, const
     X(top_fn_call_s, double)        \
     X(busiest_site_call_s, double)
 
+/* An array under `key` on one line (a number a line would be 30 bytes a
+ * rank and column): begin returns the writer's setting, for end. */
+static bool mop_js_line_begin(mo_json *w, const char *key)
+{
+    mo_json_key(w, key);
+    mo_json_begin_array(w);
+    return mo_json_inline(w, true);
+}
+
+static void mop_js_line_end(mo_json *w, bool was)
+{
+    mo_json_end_array(w);
+    mo_json_inline(w, was);
+}
+
 static void mop_js_rows(mo_json *w, const mop_job_stats_info *info)
 {
     mo_json_key(w, "rank_rows");
     mo_json_begin_object(w);
-    /* each column on one line: a number a line would be 30 bytes a rank and column */
-    mo_json_key(w, "rank");
-    mo_json_begin_array(w);
-    bool was = mo_json_inline(w, true);
+    bool was = mop_js_line_begin(w, "rank");
     for (int r = 0; r < info->nrows; r++)
         mo_json_int64(w, info->rows[r].rank);
-    mo_json_end_array(w);
-    mo_json_inline(w, was);
-    mo_json_key(w, "disabled");
-    mo_json_begin_array(w);
-    mo_json_inline(w, true);
+    mop_js_line_end(w, was);
+    was = mop_js_line_begin(w, "disabled");
     for (int r = 0; r < info->nrows; r++)
         mo_json_bool(w, info->rows[r].disabled != 0);
-    mo_json_end_array(w);
-    mo_json_inline(w, was);
-#define MOP_JS_COLUMN(field, kind)                 \
-    mo_json_key(w, #field);                        \
-    mo_json_begin_array(w);                        \
-    mo_json_inline(w, true);                       \
-    for (int r = 0; r < info->nrows; r++)          \
-        mo_json_##kind(w, info->rows[r].field);    \
-    mo_json_end_array(w);                          \
-    mo_json_inline(w, was);
+    mop_js_line_end(w, was);
+#define MOP_JS_COLUMN(field, kind)              \
+    was = mop_js_line_begin(w, #field);         \
+    for (int r = 0; r < info->nrows; r++)       \
+        mo_json_##kind(w, info->rows[r].field); \
+    mop_js_line_end(w, was);
     MOP_JS_ROW_COLUMNS(MOP_JS_COLUMN)
+    MOP_JS_COLUMN(host, string)
+    MOP_JS_COLUMN(top_fn, string)
 #undef MOP_JS_COLUMN
-    static const char *const text_keys[] = {"host", "top_fn"};
-    for (int k = 0; k < 2; k++) {
-        mo_json_key(w, text_keys[k]);
-        mo_json_begin_array(w);
-        mo_json_inline(w, true);
-        for (int r = 0; r < info->nrows; r++)
-            mo_json_string(w, k == 0 ? info->rows[r].host : info->rows[r].top_fn);
-        mo_json_end_array(w);
-        mo_json_inline(w, was);
-    }
-    mo_json_key(w, "busiest_site"); /* hex: JSON numbers lose bits above 2^53 */
-    mo_json_begin_array(w);
-    mo_json_inline(w, true);
+    was = mop_js_line_begin(w, "busiest_site"); /* hex: JSON numbers lose bits above 2^53 */
     for (int r = 0; r < info->nrows; r++) {
         char hex[24];
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)info->rows[r].busiest_site);
         mo_json_string(w, info->rows[r].busiest_site ? hex : NULL);
     }
-    mo_json_end_array(w);
-    mo_json_inline(w, was);
+    mop_js_line_end(w, was);
     mo_json_end_object(w);
 }
 
@@ -141,35 +136,48 @@ static void mop_js_bin_range(mo_json *w, const mop_job_stats *s, size_t i)
         mo_json_uint64(w, s->bin_hi[i]);
 }
 
+/* Room to walk every rank's bins at once: per rank, its next bin not yet
+ * written (each rank's are by ascending index, as the job's bins are taken),
+ * and the one it has of the bin being written, if any. */
+typedef struct mop_js_cursor {
+    size_t next, end;
+    const mop_job_bin *here;
+} mop_js_cursor;
+
 /* Every rank's bins with transfers, by the job's bin: per bin, one column per
  * measure over the ranks (0 where a rank had none of that size). */
-static void mop_js_rank_bins(mo_json *w, const mop_job_stats *s, const mop_job_stats_info *info)
+static void mop_js_rank_bins(mo_json *w, const mop_job_stats *s, const mop_job_stats_info *info,
+                             mop_js_cursor *cur)
 {
     mo_json_key(w, "rank_bins");
     mo_json_begin_array(w);
-    for (size_t i = 0; info->bins && i < s->nbins; i++) {
+    size_t at = 0;
+    for (int r = 0; cur && r < info->nrows; r++) {
+        cur[r] = (mop_js_cursor){at, at + info->rows[r].nbins, NULL};
+        at = cur[r].end;
+    }
+    for (size_t i = 0; cur && i < s->nbins; i++) {
         if (!s->bins[i].ranks)
             continue;
+        for (int r = 0; r < info->nrows; r++) {
+            mop_js_cursor *c = &cur[r];
+            c->here = c->next < c->end && info->bins[c->next].bin == i ? &info->bins[c->next++]
+                                                                       : NULL;
+        }
         mo_json_begin_object(w);
         mop_js_bin_range(w, s, i);
         for (int m = 0; m < 4; m++) {
             static const char *const keys[] = {"transfers", "xfer_s", "min_s", "max_s"};
-            mo_json_key(w, keys[m]);
-            mo_json_begin_array(w);
-            bool was = mo_json_inline(w, true);
+            bool was = mop_js_line_begin(w, keys[m]);
             for (int r = 0; r < info->nrows; r++) {
-                const mop_job_bin *b = NULL;
-                for (int k = 0; k < info->nbins[r]; k++)
-                    if (info->bins[info->first_bin[r] + k].bin == i)
-                        b = &info->bins[info->first_bin[r] + k];
+                const mop_job_bin *b = cur[r].here;
                 if (m == 0)
                     mo_json_uint64(w, b ? b->transfers : 0);
                 else
                     mo_json_double(w, !b ? 0.0 : m == 1 ? b->xfer_s : m == 2 ? b->min_s
                                                                          : b->max_s);
             }
-            mo_json_end_array(w);
-            mo_json_inline(w, was);
+            mop_js_line_end(w, was);
         }
         mo_json_end_object(w);
     }
@@ -182,13 +190,10 @@ static void mop_js_who(mo_json *w, const char *key, const mop_jranks *who)
     mo_json_key(w, key);
     mo_json_begin_object(w);
     mo_json_kv_uint64(w, "n", who->n);
-    mo_json_key(w, "first");
-    mo_json_begin_array(w);
-    bool was = mo_json_inline(w, true);
+    bool was = mop_js_line_begin(w, "first");
     for (uint64_t i = 0; i < who->n && i < MOP_JS_FIRST; i++)
         mo_json_int64(w, who->first[i]);
-    mo_json_end_array(w);
-    mo_json_inline(w, was);
+    mop_js_line_end(w, was);
     mo_json_end_object(w);
 }
 
@@ -328,6 +333,12 @@ static void mop_js_sites(mo_json *w, const mop_job_stats *s)
 
 int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info *info)
 {
+    mop_js_cursor *cur = NULL; /* for the ranks' bins, taken before anything is written */
+    if (info->bins && info->nrows > 0 &&
+        !(cur = malloc((size_t)info->nrows * sizeof *cur))) {
+        errno = ENOMEM;
+        return -1;
+    }
     mo_json w;
     mo_json_init(&w, f);
     mo_json_begin_object(&w);
@@ -391,7 +402,8 @@ int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info
     mop_js_list(&w, "by_function", "fn", &s->list[MOP_JS_FNS], true);
     mop_js_list(&w, "by_region", "region", &s->list[MOP_JS_REGIONS], false);
     mop_js_sites(&w, s);
-    mop_js_rank_bins(&w, s, info);
+    mop_js_rank_bins(&w, s, info, cur);
+    free(cur);
     mop_js_rows(&w, info);
     mo_json_end_object(&w);
     return mo_json_finish(&w);

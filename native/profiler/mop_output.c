@@ -74,8 +74,7 @@ static void mop_maps_json(mo_json *w, const mop_sites *sites, const mop_names *n
                                                     sizeof addr / sizeof addr[0])};
     mo_json_key(w, "maps");
     mo_json_begin_array(w);
-    mop_places_load(); /* the executable file mappings, as the job's statistics read them */
-    mop_places_each(mop_map_json, &ctx);
+    mop_places_each(mop_map_json, &ctx); /* as mop_places_load read them last */
     mo_json_end_array(w);
 }
 

@@ -54,7 +54,8 @@ int mop_output_write_whole(const char *path, int (*write)(FILE *f, const void *c
 /* The name of a rank's own document: <outdir>/profile.rank-<rank>.json. */
 void mop_output_rank_path(char *path, size_t cap, const char *outdir, int rank);
 
-/* Writes <outdir>/profile.rank-<rank>.json. Returns 0, or -1 with err. */
+/* Writes <outdir>/profile.rank-<rank>.json. Returns 0, or -1 with err. Its
+ * "maps" are the mappings mop_places_load (mop_places.h) read last. */
 int mop_output_write(const char *outdir, const mop_output_info *info, const mop_process *p,
                      char *err, size_t errlen);
 

@@ -40,13 +40,14 @@ static bool mop_reduce_take(MPI_Comm comm, int from, mop_job_stats *mine, bool o
         ok = false;
     if ((uint64_t)n > *largest)
         *largest = (uint64_t)n;
-    mop_job_stats theirs;
-    if (ok && mop_job_stats_unpack(&theirs, buf, (size_t)n) == 0) {
-        ok = mop_job_stats_merge(mine, &theirs) == 0;
-        mop_job_stats_free(&theirs);
+    mop_job_stats *theirs = ok ? malloc(sizeof *theirs) : NULL; /* 50 KB: not on the stack */
+    if (theirs && mop_job_stats_unpack(theirs, buf, (size_t)n) == 0) {
+        ok = mop_job_stats_merge(mine, theirs) == 0;
+        mop_job_stats_free(theirs);
     } else {
         ok = false;
     }
+    free(theirs);
     free(buf);
     return ok;
 }
@@ -71,52 +72,40 @@ static int mop_reduce_write(const char *outdir, const mop_job_stats *s,
     return mop_output_write_whole(path, mop_write_stats, &src, err, errlen);
 }
 
-/* Every rank's bins with transfers to rank 0, rank after rank (MPI_Gatherv).
- * Rank 0 gets them in *all (malloc'ed) with counts and offsets per rank. */
-static int mop_gather_bins(MPI_Comm comm, int rank, int size, const mop_job_bin *bins,
-                           int nbins, mop_job_bin **all, int **counts, int **firsts)
+/* Every rank's bins with transfers to rank 0, rank after rank (MPI_Gatherv),
+ * their counts known there from the rows already gathered. Rank 0 gets them in
+ * *all (malloc'ed). */
+static int mop_gather_bins(MPI_Comm comm, int rank, int size, const mop_job_row *rows,
+                           const mop_job_bin *bins, int nbins, mop_job_bin **all)
 {
-    int *n = NULL, *first = NULL, *bytes = NULL, *at = NULL, total = 0;
+    int *bytes = NULL, *at = NULL, total = 0;
+    mop_job_bin *got = NULL;
     if (rank == 0) {
-        n = calloc((size_t)size, sizeof *n);
-        first = calloc((size_t)size, sizeof *first);
-        bytes = calloc((size_t)size, sizeof *bytes);
-        at = calloc((size_t)size, sizeof *at);
+        bytes = malloc((size_t)size * sizeof *bytes);
+        at = malloc((size_t)size * sizeof *at);
+        for (int r = 0; bytes && at && r < size; r++) {
+            at[r] = total * (int)sizeof *got;
+            bytes[r] = (int)rows[r].nbins * (int)sizeof *got;
+            total += (int)rows[r].nbins;
+        }
+        got = bytes && at ? malloc((size_t)(total ? total : 1) * sizeof *got) : NULL;
     }
-    int ok = rank != 0 || (n && first && bytes && at);
-    if (PMPI_Bcast(&ok, 1, MPI_INT, 0, comm) != MPI_SUCCESS || !ok ||
-        PMPI_Gather(&nbins, 1, MPI_INT, n, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
-        goto fail;
-    for (int r = 0; rank == 0 && r < size; r++) {
-        first[r] = total;
-        at[r] = total * (int)sizeof **all;
-        bytes[r] = n[r] * (int)sizeof **all;
-        total += n[r];
-    }
-    mop_job_bin *got = rank == 0 ? malloc((size_t)(total ? total : 1) * sizeof *got) : NULL;
-    ok = rank != 0 || got;
-    if (PMPI_Bcast(&ok, 1, MPI_INT, 0, comm) != MPI_SUCCESS || !ok ||
-        PMPI_Gatherv(bins, nbins * (int)sizeof *bins, MPI_BYTE, got, bytes, at, MPI_BYTE, 0,
-                     comm) != MPI_SUCCESS) {
+    int ok = rank != 0 || got; /* without room at rank 0, nobody sends */
+    int rc = PMPI_Bcast(&ok, 1, MPI_INT, 0, comm) == MPI_SUCCESS && ok &&
+                     PMPI_Gatherv(bins, nbins * (int)sizeof *bins, MPI_BYTE, got, bytes, at,
+                                  MPI_BYTE, 0, comm) == MPI_SUCCESS
+                 ? 0 : -1;
+    free(bytes);
+    free(at);
+    if (rc != 0)
         free(got);
-        goto fail;
-    }
-    free(bytes);
-    free(at);
-    *all = got;
-    *counts = n;
-    *firsts = first;
-    return 0;
-fail:
-    free(n);
-    free(first);
-    free(bytes);
-    free(at);
-    return -1;
+    else
+        *all = got;
+    return rc;
 }
 
 int mop_reduce_job(const char *outdir, int rank, int size, mop_job_stats *mine,
-                   const mop_job_row *row, const mop_job_bin *bins, int nbins,
+                   const mop_job_row *row, const mop_job_bin *bins,
                    const char *library_version, char *err, size_t errlen)
 {
     MPI_Comm comm;
@@ -128,12 +117,7 @@ int mop_reduce_job(const char *outdir, int rank, int size, mop_job_stats *mine,
     }
     PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     double t0 = PMPI_Wtime();
-    bool ok = mine != NULL;
-    mop_job_stats empty;
-    if (!mine) {
-        memset(&empty, 0, sizeof empty);
-        mine = &empty;
-    }
+    bool ok = mine != NULL; /* false: this subtree is void, mine is neither sent nor merged */
     uint64_t largest = 0;
     int rc = 0;
     for (int mask = 1; mask < size; mask <<= 1) {
@@ -169,9 +153,8 @@ int mop_reduce_job(const char *outdir, int rank, int size, mop_job_stats *mine,
         rc = -1;
     }
     mop_job_bin *all_bins = NULL;
-    int *bin_counts = NULL, *bin_firsts = NULL;
-    if (have_rows && mop_gather_bins(comm, rank, size, bins, nbins, &all_bins, &bin_counts,
-                                     &bin_firsts) != 0 && rc == 0) {
+    if (have_rows && mop_gather_bins(comm, rank, size, rows, bins, (int)row->nbins,
+                                     &all_bins) != 0 && rc == 0) {
         snprintf(err, errlen, "the job statistics' gather of size bins failed");
         rc = -1;
     }
@@ -181,7 +164,6 @@ int mop_reduce_job(const char *outdir, int rank, int size, mop_job_stats *mine,
             rc = -1;
         } else {
             mop_job_stats_info info = {.rows = rows, .nrows = size, .bins = all_bins,
-                                       .nbins = bin_counts, .first_bin = bin_firsts,
                                        .library_version = library_version,
                                        .reduce_s = PMPI_Wtime() - t0, .largest_message = largest};
             rc = mop_reduce_write(outdir, mine, &info, err, errlen);
@@ -189,9 +171,8 @@ int mop_reduce_job(const char *outdir, int rank, int size, mop_job_stats *mine,
     }
     free(rows);
     free(all_bins);
-    free(bin_counts);
-    free(bin_firsts);
-    mop_job_stats_free(mine);
+    if (mine)
+        mop_job_stats_free(mine);
     /* Every rank learns whether the file stands: where it stands for the rank
      * documents, a rank whose statistics went nowhere keeps its own file. */
     int stands = rank == 0 && rc == 0;

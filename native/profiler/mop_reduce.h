@@ -23,11 +23,11 @@
 /* Collective over MPI_COMM_WORLD. `mine` is this rank's statistics (NULL:
  * none could be made, out of memory: the job then gets no statistics file and
  * every rank says so to rank 0), `row` its totals, `bins` its size bins with
- * transfers (nbins of them). Consumes `mine`. Returns,
+ * transfers (row->nbins of them). Consumes `mine`. Returns,
  * on every rank, 0 when rank 0 wrote the file; 1 when it did not (rank 0's err
  * says why); -1 when an MPI call failed on this rank (err). */
 int mop_reduce_job(const char *outdir, int rank, int size, mop_job_stats *mine,
-                   const mop_job_row *row, const mop_job_bin *bins, int nbins,
+                   const mop_job_row *row, const mop_job_bin *bins,
                    const char *library_version, char *err, size_t errlen);
 
 #endif

@@ -299,8 +299,7 @@ typedef struct mop_job_doc {
     mop_job_stats stats;
     bool has_stats; /* false: out of memory */
     mop_job_row row;
-    mop_job_bin bins[MOP_MAX_BINS];
-    int nbins;
+    mop_job_bin bins[MOP_MAX_BINS]; /* row.nbins of them */
 } mop_job_doc;
 
 /* Writes the rank's document as profile.rank-N.json; or, given `job`, puts
@@ -328,6 +327,9 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
      * (mop_xfer_table_lookup): derived here, not tested per transfer. */
     agg.counters.inter_as_intra = mop_xfer_table_has_class(&mop_g.table, MOP_XFER_INTER)
                                       ? 0 : agg.counters.inter_node_transfers;
+    /* One read of the process's mappings per profile: the document's "maps" and
+     * the statistics' site names come from the same table, so they name sites alike. */
+    mop_places_load();
     mop_trace_stats trace;
     if (final)
         mop_trace_close(&mop_trace_g);
@@ -355,17 +357,13 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
         mop_note("out of memory for the job file: this rank writes profile.rank-%d.json",
                  mop_g.rank);
     if (job) {
-        /* the call sites' places: the mappings mop_output_line just read for "maps"
-         * (the same table, so the document and the statistics name sites alike) */
-        if (!job->line)
-            mop_places_load();
         job->has_stats = mop_job_stats_of_rank(&job->stats, &agg, &info.names, mop_g.rank,
                                                mop_g.disabled, info.reason) == 0;
         char host[256] = "";
         gethostname(host, sizeof host - 1);
         mop_job_row_of_rank(&job->row, &agg, &info.names, mop_g.rank, mop_g.disabled,
                             info.wall_s, host);
-        job->nbins = mop_job_bins_of_rank(job->bins, &agg, mop_g.disabled);
+        job->row.nbins = (uint64_t)mop_job_bins_of_rank(job->bins, &agg, mop_g.disabled);
     }
     /* One line per rank: a full disk would otherwise repeat it every snapshot. */
     if (!job || !job->line || mop_g.keep_rank_files) {
@@ -399,7 +397,8 @@ static void mop_write_job_profile(const char *status)
         mop_write_profile(status);
         return;
     }
-    mop_job_doc job = {NULL, 0, .has_stats = false};
+    static mop_job_doc job; /* large (the statistics: 50 KB); MPI_Finalize comes once */
+    memset(&job, 0, sizeof job);
     mop_emit_profile(status, &job);
     unsigned flags = mop_g.rank_file_written ? MOP_GATHER_HAS_RANK_FILE : 0;
     char err[1400];
@@ -414,7 +413,7 @@ static void mop_write_job_profile(const char *status)
      * neither delays the other's ranks, and both after the last user call. */
     int reduced = mop_reduce_job(mop_g.outdir, mop_g.rank, mop_g.size,
                                  job.has_stats ? &job.stats : NULL, &job.row, job.bins,
-                                 job.nbins, mop_g.library_version, err, sizeof err);
+                                 mop_g.library_version, err, sizeof err);
     if (reduced < 0 || (reduced > 0 && mop_g.rank == 0))
         mop_note("%s", err);
     if (!mop_g.job_documents && reduced == 0) {
