@@ -463,10 +463,8 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     for d in docs:
         entry = _rank_entry(d)
         ranks.append(entry)
-        if tree is not None and entry["rank"] >= tree.pushed:
-            while tree.pushed < entry["rank"]:
-                tree.push(job_stats.empty())  # a rank without a document keeps its place
-            tree.push(job_stats.of_rank(d))
+        if tree is not None:
+            tree.push_rank(entry["rank"], job_stats.of_rank(d))
         digest = _digest(d)
         digests.append(digest)
         forced = forced or bool((d.get("table") or {}).get("forced"))
@@ -508,8 +506,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         )
 
     if tree is not None:
-        while tree.pushed < expected:
-            tree.push(job_stats.empty())
+        tree.pad(expected)
     stats = job_stats.from_file(reduced) if reduced else tree.result()
     totals = stats["totals"] or {}
     sums = {

@@ -30,8 +30,6 @@ STATS_FILE = "profile.stats.json"
 STATS_SCHEMA = "mpi-overlap/profile-stats"
 MEASURES = ("xfer_s", "min_s", "max_s", "nonoverlap_s")
 PEAK_COUNTERS = ("outstanding_peak",)
-ROW_COLUMNS = ("transfers", "xfer_s", "min_s", "max_s", "nonoverlap_s", "comp_s", "call_s",
-               "wall_s")
 
 Cell = dict[str, Any]
 Stats = dict[str, Any]
@@ -82,7 +80,7 @@ def _no_checks() -> dict[str, Any]:
             "by_function": {}, "by_bin": {}}
 
 
-def empty(rank: int = -1) -> Stats:
+def empty() -> Stats:
     """The statistics of a rank without data (disabled, or no document)."""
     return {"ranks": 1, "ranks_with_data": 0, "totals": None, "cases": {}, "counters": {},
             "cases_ranks": {}, "counters_ranks": {}, "checks": _no_checks(),
@@ -221,6 +219,19 @@ class TreeReducer:
         self._stack.append((size, part))
         self.pushed += 1
 
+    def push_rank(self, rank: int, stats: Stats) -> None:
+        """rank's statistics in its place: the ranks before it that had none (no
+        document) are empty places; a rank already placed is left out."""
+        if rank < self.pushed:
+            return
+        self.pad(rank)
+        self.push(stats)
+
+    def pad(self, ranks: int) -> None:
+        """Empty places up to `ranks` ranks: the job's ranks that had no document."""
+        while self.pushed < ranks:
+            self.push(empty())
+
     def result(self) -> Any:
         """The whole: the partials left folded from the right (the tree's last ranks are
         the smallest subtrees, merged first)."""
@@ -237,13 +248,8 @@ def reduce_documents(docs: Iterable[dict[str, Any]], ranks: int) -> Stats:
     missing rank is an empty place)."""
     tree = TreeReducer()
     for doc in docs:
-        rank = int(doc.get("rank", -1))
-        while tree.pushed < rank:
-            tree.push(empty())
-        if rank == tree.pushed:
-            tree.push(of_rank(doc))
-    while tree.pushed < ranks:
-        tree.push(empty())
+        tree.push_rank(int(doc.get("rank", -1)), of_rank(doc))
+    tree.pad(ranks)
     return tree.result()
 
 

@@ -318,10 +318,7 @@ def pair_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
         entries = entries[:limit]
     if not entries:
         recorded = (a.get("callsites") or {}).get("sites")
-        stats_only = (a.get("job_stats") or {}).get("documents") is False
         note = ("no transfers, so no pairs of sites" if recorded else
-                "not kept: the run kept only the job's statistics (--statistics-only)"
-                if stats_only else
                 "no call sites recorded (a profile from an older version, or "
                 "MPI_OVERLAP_CALLSITES=0)")
     notes = [n for n in ((a.get("callsites") or {}).get("notes") or [])]
