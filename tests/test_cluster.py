@@ -255,7 +255,10 @@ def test_the_mpis_own_launchers_reach_both_nodes(cluster: None, tmp_path: Path) 
     cases = [("mpich", hydra)] + ([("system-mpi", orte)] if "system-mpi" in names else [])
     for mpi, launcher in cases:
         out = tmp_path / mpi
-        proc = _on_cluster(*CLI, "bench", "polling", "--quick", "-n", "2", "--mpi", mpi,
+        # one small point: what is checked is where the ranks ran, not the benchmark
+        # (its quick sizes take 15 s a launcher over the emulated link)
+        proc = _on_cluster(*CLI, "bench", "polling", "--quick", "--sizes", "1k",
+                           "--intervals", "10", "--samples", "3", "-n", "2", "--mpi", mpi,
                            "--launcher", launcher, "--out", str(out), timeout=300)
         assert proc.returncode == 0, (mpi, proc.stderr[-3000:])
         (run_dir,) = [p for p in out.iterdir() if (p / "result.json").is_file()]
