@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.analysis.inflation import analyze_inflation, fit_point, knee_summary
-from mpi_overlap.bench_args import InflationArgs
+from mpi_overlap.benchmarks.inflation import SPEC
+from mpi_overlap.benchmarks.inflation.analysis import analyze as analyze_inflation
+from mpi_overlap.benchmarks.inflation.analysis import fit_point, knee_summary
 from mpi_overlap.build import ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
@@ -175,6 +176,7 @@ def test_too_few_steps() -> None:
 
 
 def test_inflation_args() -> None:
-    assert InflationArgs(quick=True).to_native() == ["--quick"]
-    assert InflationArgs(sizes="4k", samples=5, steps=6).to_native() == [
+    assert SPEC.to_native({}, quick=True, verbose=False) == ["--quick"]
+    assert SPEC.to_native({"sizes": "4k", "samples": 5, "steps": 6}, quick=False,
+                          verbose=False) == [
         "--sizes", "4k", "--samples", "5", "--steps", "6"]

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.analysis.polling import NOISE, analyze_polling
-from mpi_overlap.bench_args import PollingArgs
+from mpi_overlap.benchmarks.polling import SPEC
+from mpi_overlap.benchmarks.polling.analysis import NOISE
+from mpi_overlap.benchmarks.polling.analysis import analyze as analyze_polling
 from mpi_overlap.build import ensure_built
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
@@ -131,9 +132,12 @@ def test_analysis_synthetic() -> None:
 
 
 def test_polling_args() -> None:
-    assert PollingArgs(quick=True).to_native() == ["--quick"]  # the program's quick sizes
-    assert PollingArgs(intervals="1,10,100", samples=3).to_native() == [
+    def native(**values):
+        return SPEC.to_native(values, quick=values.pop("quick", False), verbose=False)
+
+    assert native(quick=True) == ["--quick"]  # the program's quick sizes
+    assert native(intervals="1,10,100", samples=3) == [
         "--intervals", "1.0,10.0,100.0", "--samples", "3"]
     for bad in ("10,1", "0,1", "a"):
         with pytest.raises(UserError):
-            PollingArgs(intervals=bad).to_native()
+            native(intervals=bad)

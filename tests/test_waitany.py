@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.bench_args import WaitanyArgs
+from mpi_overlap.benchmarks.waitany import SPEC
 from mpi_overlap.build import ensure_built
+from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
 from mpi_overlap.toolchains import get_toolchain
@@ -58,5 +59,8 @@ def test_waitany_quick(tmp_path: Path, tc: str) -> None:
 
 
 def test_waitany_args() -> None:
-    assert WaitanyArgs(max_n=64, samples=3).to_native() == ["--max-n", "64", "--samples", "3"]
-    assert WaitanyArgs(quick=True).to_native() == ["--quick"]
+    assert SPEC.to_native({"max_n": 64, "samples": 3}, quick=False, verbose=False) == [
+        "--max-n", "64", "--samples", "3"]
+    assert SPEC.to_native({}, quick=True, verbose=False) == ["--quick"]
+    with pytest.raises(UserError, match="--max-n must be at least 1"):
+        SPEC.to_native({"max_n": 0}, quick=False, verbose=False)

@@ -2,8 +2,10 @@
 program's flags (checked here, so bad input is one error line before anything is built).
 
 Each benchmark's Args class holds what its CLI command parsed; `to_native()` returns the
-program's argument list. Shared pieces: counts (`_count_flag`), size lists (`_sizes`),
-lists of known names (`_choice_list`) and the --quick/--verbose switches (`_switches`).
+program's argument list. Shared pieces: counts (`count_flag`, from benchmarks/spec.py),
+size lists (`_sizes`), lists of known names (`_choice_list`) and the --quick/--verbose
+switches (`_switches`). The benchmarks that live in packages of their own declare their
+flags there instead (spec.Flag).
 """
 
 from __future__ import annotations
@@ -11,16 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from .benchmarks.spec import count_flag, size_list
 from .errors import UserError
 from .sizes import parse_sizes
 
 
 def _sizes(value: str | None) -> list[str]:
     """`["--sizes", value]` for a size list given on the command line (checked); []."""
-    if value is None:
-        return []
-    parse_sizes(value)
-    return ["--sizes", value]
+    return size_list("--sizes", value)
 
 
 def _switches(*, quick: bool, verbose: bool) -> list[str]:
@@ -28,15 +28,6 @@ def _switches(*, quick: bool, verbose: bool) -> list[str]:
 
 
 _DIRECTIONS = ("send", "recv", "both")
-
-
-def _count_flag(flag: str, value: int | None, minimum: int) -> list[str]:
-    """`[flag, value]` for a count given on the command line (checked); [] when not given."""
-    if value is None:
-        return []
-    if value < minimum:
-        raise UserError(f"{flag} must be at least {minimum} (got {value})")
-    return [flag, str(value)]
 
 
 @dataclass
@@ -60,13 +51,13 @@ class OverheadArgs:
         args += ["--direction", self.direction]
         if self.quick:
             args.append("--quick")
-        args += _count_flag("--reps", self.reps, 2)
+        args += count_flag("--reps", self.reps, 2)
         for flag, value in (("--thresh", self.thresh), ("--bthresh", self.bthresh)):
             if value is not None:
                 if not value > 1.0:
                     raise UserError(f"{flag} must be greater than 1 (got {value})")
                 args += [flag, repr(value)]
-        args += _count_flag("--iters", self.iters, 1)
+        args += count_flag("--iters", self.iters, 1)
         if self.verbose:
             args.append("--verbose")
         return args
@@ -106,14 +97,14 @@ class OverlapValidationArgs:
             npairings = len(_PAIRINGS) if "all" in names else len(set(names))
             args += ["--pairings", ",".join(names)]
         steps = self.steps if self.steps is not None else (6 if self.quick else 12)
-        args += _count_flag("--steps", self.steps, 2)
+        args += count_flag("--steps", self.steps, 2)
         if npairings * nsizes * steps > _MAX_REGIONS:
             raise UserError(
                 f"{npairings} pairings x {nsizes} sizes x {steps} steps = "
                 f"{npairings * nsizes * steps} profiler regions, more than the "
                 f"{_MAX_REGIONS} the profiler keeps apart; use fewer sizes or steps"
             )
-        args += _count_flag("--iters", self.iters, 1)
+        args += count_flag("--iters", self.iters, 1)
         return args + _switches(quick=self.quick, verbose=self.verbose)
 
 
@@ -140,8 +131,8 @@ class SizeSweepArgs:
         if self.quick:
             args.append("--quick")
         reps = self.reps if self.reps is not None else self.DEFAULT_REPS[self.quick]
-        args += _count_flag("--reps", reps, 2)
-        args += _count_flag("--iters", self.iters, 1)
+        args += count_flag("--reps", reps, 2)
+        args += count_flag("--iters", self.iters, 1)
         if self.verbose:
             args.append("--verbose")
         return args
@@ -180,24 +171,12 @@ class MatchingArgs:
         if self.queue not in _QUEUES:
             raise UserError(f"--queue must be posted, unexpected or both (got '{self.queue}')")
         args = ["--queue", self.queue]
-        args += _count_flag("--max-m", self.max_m, 1)
-        args += _count_flag("--max-n", self.max_n, 1)
-        args += _count_flag("--samples", self.samples, 1)
+        args += count_flag("--max-m", self.max_m, 1)
+        args += count_flag("--max-n", self.max_n, 1)
+        args += count_flag("--samples", self.samples, 1)
         return args + _switches(quick=self.quick, verbose=self.verbose)
 
 
-@dataclass
-class WaitanyArgs:
-    """`bench waitany` flags -> mo_waitany flags."""
-
-    max_n: int | None = None
-    samples: int | None = None
-    quick: bool = False
-    verbose: bool = False
-
-    def to_native(self) -> list[str]:
-        args = _count_flag("--max-n", self.max_n, 1) + _count_flag("--samples", self.samples, 1)
-        return args + _switches(quick=self.quick, verbose=self.verbose)
 
 
 NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iallreduce",
@@ -235,11 +214,11 @@ class NbcOverlapArgs:
 
     def to_native(self) -> list[str]:
         args = _sizes(self.sizes)
-        args += _count_flag("--tests", self.tests, 0)
+        args += count_flag("--tests", self.tests, 0)
         if self.collectives is not None:
             args += ["--collectives",
                      _choice_list("--collectives", self.collectives, NBC_COLLECTIVES, "all")]
-        args += _count_flag("--iters", self.iters, 1)
+        args += count_flag("--iters", self.iters, 1)
         if self.datatype is not None:
             if self.datatype.lower() not in NBC_DATATYPES:
                 raise UserError(f"--datatype must be {', '.join(NBC_DATATYPES)} "
@@ -269,7 +248,7 @@ class RmaOverlapArgs:
                                    ("--window", self.window, ("allocate", "create"))):
             if value is not None:
                 args += [flag, _choice_list(flag, value, known, "both")]
-        args += _count_flag("--iters", self.iters, 1)
+        args += count_flag("--iters", self.iters, 1)
         return args + _switches(quick=self.quick, verbose=self.verbose)
 
 
@@ -287,13 +266,13 @@ class SyncOverlapArgs:
 
     def to_native(self) -> list[str]:
         args = ["--sizes", self.sizes] if self.sizes else []
-        args += _count_flag("--samples", self.samples, 1)
+        args += count_flag("--samples", self.samples, 1)
         if self.work_us is not None:
             if not self.work_us > 0:
                 raise UserError(f"--work-us must be positive (got {self.work_us})")
             args += ["--work-us", f"{self.work_us:g}"]
-        args += _count_flag("--refine-steps", self.refine_steps, 0)
-        args += _count_flag("--resolution", self.resolution, 1)
+        args += count_flag("--refine-steps", self.refine_steps, 0)
+        args += count_flag("--resolution", self.resolution, 1)
         return args + _switches(quick=self.quick, verbose=self.verbose)
 
 
@@ -309,7 +288,7 @@ class CommOverlapArgs:
 
     def to_native(self) -> list[str]:
         args = _sizes(self.sizes)  # --quick alone: the program's quick sizes
-        args += _count_flag("--samples", self.samples, 2)
+        args += count_flag("--samples", self.samples, 2)
         if self.work_factor is not None:
             if not self.work_factor > 0:
                 raise UserError(f"--work-factor must be positive (got {self.work_factor})")
@@ -317,21 +296,6 @@ class CommOverlapArgs:
         return args + _switches(quick=self.quick, verbose=self.verbose)
 
 
-@dataclass
-class InflationArgs:
-    """`bench inflation` flags -> mo_inflation flags."""
-
-    sizes: str | None = None
-    samples: int | None = None
-    steps: int | None = None
-    quick: bool = False
-    verbose: bool = False
-
-    def to_native(self) -> list[str]:
-        args = _sizes(self.sizes)  # --quick alone: the program's quick sizes
-        args += _count_flag("--samples", self.samples, 2)
-        args += _count_flag("--steps", self.steps, 4)
-        return args + _switches(quick=self.quick, verbose=self.verbose)
 
 
 @dataclass
@@ -350,7 +314,7 @@ class ProgressArgs:
             if 0 in parse_sizes(self.sizes):
                 raise UserError("--sizes: a 0-byte message has no data to watch")
             args += ["--sizes", self.sizes]
-        args += _count_flag("--samples", self.samples, 1)
+        args += count_flag("--samples", self.samples, 1)
         if self.budget_factor is not None:
             if not self.budget_factor >= 1.0:
                 raise UserError(f"--budget-factor must be at least 1 (got {self.budget_factor})")
@@ -358,26 +322,3 @@ class ProgressArgs:
         return args + _switches(quick=self.quick, verbose=self.verbose)
 
 
-@dataclass
-class PollingArgs:
-    """`bench polling` flags -> mo_polling flags."""
-
-    sizes: str | None = None
-    intervals: str | None = None
-    samples: int | None = None
-    quick: bool = False
-    verbose: bool = False
-
-    def to_native(self) -> list[str]:
-        args = _sizes(self.sizes)
-        if self.intervals is not None:
-            try:
-                values = [float(v) for v in self.intervals.split(",")]
-            except ValueError:
-                raise UserError(
-                    f"--intervals: expected numbers in us, got '{self.intervals}'") from None
-            if not values or any(v <= 0 for v in values) or values != sorted(set(values)):
-                raise UserError("--intervals: positive values in increasing order, e.g. 1,10,100")
-            args += ["--intervals", ",".join(repr(v) for v in values)]
-        args += _count_flag("--samples", self.samples, 1)
-        return args + _switches(quick=self.quick, verbose=self.verbose)

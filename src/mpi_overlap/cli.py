@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__, interrupts
+from .benchmarks.discovery import specs
+from .benchmarks.spec import BenchmarkSpec
 from .errors import UserError
 from .interrupts import Stopped, signal_name, stopped_message
 from .launch import OVERSUBSCRIBE_ENV, OVERSUBSCRIBE_FACTOR
@@ -506,29 +508,6 @@ def bench_matching(mpi: tuple[str, ...], ranks: int, queue: str, max_m: int | No
         sys.exit(3)
 
 
-@bench.command("waitany")
-@_mpi_option
-@_ranks_option
-@click.option("--max-n", type=int, help="most requests (default 8192; --quick 1024)")
-@click.option("--samples", type=int, help="timed calls per N and call (default 25; --quick 11)")
-@click.option("--quick", is_flag=True, help="N up to 1024, fewer samples")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print one line per N")
-def bench_waitany(mpi: tuple[str, ...], ranks: int, max_n: int | None, samples: int | None,
-                  quick: bool, launcher: str | None, timeout: float | None, out: Path,
-                  report: bool, verbose: bool) -> None:
-    """MPI_Waitany / MPI_Testany / MPI_Waitsome time against the number of requests."""
-    from .bench_args import WaitanyArgs
-    from .session import bench_session
-
-    args = WaitanyArgs(max_n=max_n, samples=samples, quick=quick, verbose=verbose)
-    ok = bench_session("waitany", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
-                       timeout_s=timeout, quick=quick, out_base=out, report=report,
-                       console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
 @bench.command("comm-overlap")
 @_mpi_option
 @_ranks_option
@@ -550,32 +529,6 @@ def bench_comm_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samp
     args = CommOverlapArgs(sizes=sizes, samples=samples, work_factor=work_factor, quick=quick,
                            verbose=verbose)
     ok = bench_session("comm-overlap", args.to_native(), list(mpi), ranks=ranks,
-                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
-                       report=report, console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
-@bench.command("inflation")
-@_mpi_option
-@_ranks_option
-@click.option("--sizes", metavar="LIST",
-              help="message sizes (default 256:4M; --quick 1k,64k,1M)")
-@click.option("--samples", type=int, help="samples per step (default 60; --quick 40)")
-@click.option("--steps", type=int, help="computation steps incl. zero (default 24; --quick 16)")
-@click.option("--quick", is_flag=True, help="3 sizes, fewer steps and samples")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print one line per size")
-def bench_inflation(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples: int | None,
-                    steps: int | None, quick: bool, launcher: str | None, timeout: float | None,
-                    out: Path, report: bool, verbose: bool) -> None:
-    """A fixed exchange with growing computation: total time and the knee per size."""
-    from .bench_args import InflationArgs
-    from .session import bench_session
-
-    args = InflationArgs(sizes=sizes, samples=samples, steps=steps, quick=quick,
-                         verbose=verbose)
-    ok = bench_session("inflation", args.to_native(), list(mpi), ranks=ranks,
                        launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
                        report=report, console=_out, err_console=_err, show_verbose=verbose)
     if not ok:
@@ -612,32 +565,39 @@ def bench_progress(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples:
         sys.exit(3)
 
 
-@bench.command("polling")
-@_mpi_option
-@_ranks_option
-@click.option("--sizes", metavar="LIST", help="message sizes (default 1k,8k,64k,512k,4M; "
-                                              "--quick 1k,64k,512k,4M)")
-@click.option("--intervals", metavar="LIST",
-              help="poll intervals in us of work (default 1,3,10,...,3000; --quick 1,10,100,1000)")
-@click.option("--samples", type=int, help="samples per size and interval (default 9; --quick 5)")
-@click.option("--quick", is_flag=True, help="fewer sizes, intervals and samples")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print one line per point")
-def bench_polling(mpi: tuple[str, ...], ranks: int, sizes: str | None, intervals: str | None,
-                  samples: int | None, quick: bool, launcher: str | None, timeout: float | None,
-                  out: Path, report: bool, verbose: bool) -> None:
-    """Polling method (COMB): availability and bandwidth when a work loop calls MPI_Test every
-    k work units while the partner keeps messages in flight."""
-    from .bench_args import PollingArgs
-    from .session import bench_session
+def _package_bench(spec: BenchmarkSpec) -> click.Command:
+    """`bench NAME` of a benchmark that lives in its own package (benchmarks/<name>/): its
+    flags from its spec, then what every benchmark command has, as the written-out
+    commands above list them."""
 
-    args = PollingArgs(sizes=sizes, intervals=intervals, samples=samples, quick=quick,
-                       verbose=verbose)
-    ok = bench_session("polling", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
-                       timeout_s=timeout, quick=quick, out_base=out, report=report,
-                       console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
+    def command(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
+                timeout: float | None, out: Path, report: bool, verbose: bool = False,
+                **values: Any) -> None:
+        from .session import bench_session
+
+        native = spec.to_native(values, quick=quick, verbose=verbose)
+        ok = bench_session(spec.name, native, list(mpi), ranks=ranks, launcher=launcher,
+                           timeout_s=timeout, quick=quick, out_base=out, report=report,
+                           console=_out, err_console=_err, show_verbose=verbose)
+        if not ok:
+            sys.exit(3)
+
+    f: Any = command
+    if spec.verbose_help is not None:
+        f = click.option("-v", "--verbose", is_flag=True, help=spec.verbose_help)(f)
+    f = _run_options()(f)
+    f = click.option("--quick", is_flag=True, help=spec.quick_help)(f)
+    for flag in reversed(spec.flags):
+        kind = {"count": int, "float": FLOAT}.get(flag.kind)
+        f = click.option(flag.name, flag.dest, type=kind, metavar=flag.metavar,
+                         help=flag.help)(f)
+    f = _ranks_option(f)
+    f = _mpi_option(f)
+    return click.command(spec.name, help=spec.help)(f)
+
+
+for _spec in specs():
+    bench.add_command(_package_bench(_spec))
 
 
 def _simple_bench(name: str, help_text: str):

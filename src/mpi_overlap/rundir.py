@@ -178,7 +178,7 @@ def _valid_documents(run: Run, p: Path, *, all_documents: bool) -> None:
     result, a result that does not match is not reported (nor its analysis). (A large
     profile takes seconds to validate: the runs made here were validated as they ended,
     only documents from elsewhere need it.)"""
-    from .schema import SCHEMA_DIR, analysis_errors, result_errors, run_errors
+    from .schema import analysis_errors, has_schema, result_errors, run_errors
 
     errors = run_errors(run.meta)
     if errors:
@@ -193,7 +193,7 @@ def _valid_documents(run: Run, p: Path, *, all_documents: bool) -> None:
                                 f"({len(errors)} problems, first: {errors[0]})")
             run.result = run.analysis = None
     bench = run.analysis.get("benchmark") if run.analysis is not None else None
-    if isinstance(bench, str) and (SCHEMA_DIR / f"analysis-{bench}-v1.schema.json").is_file():
+    if isinstance(bench, str) and has_schema(f"analysis-{bench}-v1"):
         errors = analysis_errors(run.analysis or {})
         if errors:
             run.problems.append(f"{ANALYSIS_FILE} does not match its schema, ignored "

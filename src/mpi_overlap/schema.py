@@ -20,13 +20,20 @@ from referencing import Registry, Resource
 from .errors import UserError
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
+PACKAGE_SCHEMAS = Path(__file__).with_name("benchmarks")
+
+
+def _schema_paths() -> list[Path]:
+    """schemas/*.schema.json, and the result and analysis schemas the benchmark packages
+    keep beside their code (benchmarks/<name>/); file names are unique across both."""
+    return sorted([*SCHEMA_DIR.glob("*.schema.json"), *PACKAGE_SCHEMAS.glob("*/*.schema.json")],
+                  key=lambda p: p.name)
 
 
 @cache
 def _schema_files() -> dict[str, dict[str, Any]]:
     """Every schema file's document by file name, read once."""
-    return {path.name: json.loads(path.read_text())
-            for path in sorted(SCHEMA_DIR.glob("*.schema.json"))}
+    return {path.name: json.loads(path.read_text()) for path in _schema_paths()}
 
 
 @cache
@@ -40,12 +47,16 @@ def _registry() -> Registry:
     return Registry().with_resources(resources)
 
 
+def has_schema(name: str) -> bool:
+    return f"{name}.schema.json" in _schema_files()
+
+
 @cache
 def load_schema(name: str) -> dict[str, Any]:
-    path = SCHEMA_DIR / f"{name}.schema.json"
-    if not path.is_file():
+    doc = _schema_files().get(f"{name}.schema.json")
+    if doc is None:
         raise UserError(f"no schema named {name}")
-    return json.loads(path.read_text())
+    return doc
 
 
 @cache
@@ -107,7 +118,7 @@ def result_errors(doc: dict[str, Any]) -> list[str]:
         return errors_against(doc, "study-run-v1")
     errors = errors_against(doc, "result-v1")
     bench = doc.get("benchmark")
-    if isinstance(bench, str) and (SCHEMA_DIR / f"bench-{bench}-v1.schema.json").is_file():
+    if isinstance(bench, str) and has_schema(f"bench-{bench}-v1"):
         errors += ["results/" + e for e in errors_against(doc.get("results"), f"bench-{bench}-v1")]
     elif isinstance(bench, str):
         errors.append(f"benchmark: no schema for results of '{bench}'")

@@ -1,48 +1,20 @@
 """One entry per benchmark: its native program, its analysis, and its run limits.
 
-Adding a benchmark = a program in native/bench/, a schema bench-<name>-v1, an analysis
-function, and an entry here; the runner, the CLI and the report pick it up by name.
+A new benchmark is a package of its own (benchmarks/<name>/: spec.py, docs/architecture.md,
+"Add a benchmark"), found by discovery.py and added to BENCHMARKS below; the entries
+written out here are the benchmarks not yet moved into packages. The runner, the CLI and
+the report pick every one up by name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-
-
-@dataclass(frozen=True)
-class Launch:
-    """One launch of a benchmark that needs several (a setting fixed at MPI_Init: the
-    thread level, an environment variable); multilaunch.py merges their results."""
-
-    name: str
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    ranks: int | None = None  # None: the run's -n
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    name: str
-    program: str  # executable in <build>/bench/
-    title: str
-    min_ranks: int
-    # (result.json, run directory) -> analysis.json; the directory holds the rank
-    # profiles of profiled benchmarks.
-    analyze: Callable[[dict[str, Any], Path], dict[str, Any]] | None
-    default_timeout_s: float
-    quick_timeout_s: float
-    profiled: bool = False  # runs under libmpi_overlap (its regions name the cases)
-    # The suite command that runs it (`bench <suite>-suite`), and its place in that suite's
-    # order; None: run on its own only.
-    suite: str | None = None
-    suite_order: int = 0
-    # (ranks, quick) -> the launches of one run; None: one launch of `program`.
-    launches: Callable[[int, bool], tuple[Launch, ...]] | None = None
+from .discovery import specs
+from .spec import Benchmark, Launch
 
 
 def _analysis(
@@ -86,7 +58,8 @@ def _error_checking_launches(ranks: int, quick: bool) -> tuple[Launch, ...]:
     )
 
 
-BENCHMARKS: dict[str, Benchmark] = {
+# The benchmarks not yet moved into a package of their own (benchmarks/<name>/, spec.py).
+_HERE: dict[str, Benchmark] = {
     "overhead": Benchmark(
         name="overhead",
         program="mo_overhead",
@@ -183,19 +156,6 @@ BENCHMARKS: dict[str, Benchmark] = {
         quick_timeout_s=300.0,
         suite="overhead",
         suite_order=30,
-    ),
-    # Balaji et al., experiment 5: MPI_Waitany / MPI_Testany / MPI_Waitsome against the number
-    # of requests, only the first of which completes.
-    "waitany": Benchmark(
-        name="waitany",
-        program="mo_waitany",
-        title="MPI_Waitany / MPI_Testany / MPI_Waitsome time against the number of requests",
-        min_ranks=2,
-        analyze=_analysis("waitany"),
-        default_timeout_s=900.0,
-        quick_timeout_s=300.0,
-        suite="overhead",
-        suite_order=40,
     ),
     # Issue 6, experiment 8 (Balaji et al.): two launches (the thread level is fixed at
     # MPI_Init), merged into one result by multilaunch.py.
@@ -322,18 +282,6 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=20,
     ),
-    # Issue 5, item 4 (Strohbeen): a fixed exchange with growing computation; the knee.
-    "inflation": Benchmark(
-        name="inflation",
-        program="mo_inflation",
-        title="Computation inflation: exchange time against growing computation (knee)",
-        min_ranks=2,
-        analyze=_analysis("inflation"),
-        default_timeout_s=1800.0,
-        quick_timeout_s=300.0,
-        suite="overlap",
-        suite_order=40,
-    ),
     # Issue 5, item 3 (Strohbeen, the miniGhost check): does the data reach the receive
     # buffer while neither rank calls MPI? Per size and ordering: yes / no / partly.
     "progress": Benchmark(
@@ -347,20 +295,10 @@ BENCHMARKS: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=30,
     ),
-    # Issue 5, item 5 (COMB's polling method): availability and bandwidth against the
-    # interval of MPI_Test calls in a work loop.
-    "polling": Benchmark(
-        name="polling",
-        program="mo_polling",
-        title="Polling method: availability and bandwidth against the MPI_Test interval",
-        min_ranks=2,
-        analyze=_analysis("polling"),
-        default_timeout_s=1800.0,
-        quick_timeout_s=300.0,
-        suite="overlap",
-        suite_order=50,
-    ),
 }
+
+# Every benchmark by name: those above, then the packages' (discovery.py).
+BENCHMARKS: dict[str, Benchmark] = {**_HERE, **{s.name: s.benchmark for s in specs()}}
 
 
 def get_benchmark(name: str) -> Benchmark:

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import __version__, verbosity
+from ..benchmarks.discovery import specs
 from ..file_output import WriteError
 from ..rundir import Run, utc_now, write_json_atomic, write_text_atomic
 from ..termsafe import SafeConsole, safe
@@ -26,13 +27,11 @@ from . import (
     datatypes,
     env_matrix,
     error_checking,
-    inflation,
     matching,
     nbc_overlap,
     overhead_plots,
     overhead_table,
     overlap_validation,
-    polling,
     profile_checks,
     profile_plots,
     profile_table,
@@ -44,7 +43,6 @@ from . import (
     study,
     sync_overlap,
     threads_procs,
-    waitany,
 )
 from .csv_tables import write_csv_tables
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
@@ -140,18 +138,18 @@ for _module in (
     profiler_overhead,
     stack_floor,
     matching,
-    waitany,
     threads_procs,
     error_checking,
     sync_overlap,
     comm_overlap,
     progress,
-    inflation,
-    polling,
     nbc_overlap,
     rma_overlap,
 ):
     register(_module_reporter(_module.BENCHMARK, _module))
+# The benchmarks that live in packages of their own: their report modules (discovery.py).
+for _spec in specs():
+    register(_module_reporter(_spec.name, _spec.module("report")))
 for _name in datatypes.BENCHMARKS:
     register(_module_reporter(_name, datatypes))
 for _name in study.BENCHMARKS:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from rich.console import Console
 
 from ..analysis.stack_floor import floor_name
+from ..benchmarks.discovery import specs
 from ..formatting import DASH
 from ..rundir import Run, placement_label
 from ..termsafe import Table
@@ -37,6 +39,7 @@ class CardItem:
     # How much of the time was hidden or free, 0–100, for the cell's colour (GRADES);
     # None: the item is a cost or a fact, not coloured.
     share: Callable[[dict[str, Any]], float | None] | None = None
+    order: int = 0  # the card's lines ascend by it
 
 
 # The card's colours: a share of at least GOOD % hidden (or of the CPU free) is green, at
@@ -52,16 +55,16 @@ def grade(share: float | None) -> str | None:
     return "good" if share >= GOOD else "fair" if share >= FAIR else "poor"
 
 
-def _max_of(*names: str, scale: float = 1.0) -> Callable[[dict[str, Any]], float | None]:
+def max_share(*names: str, scale: float = 1.0) -> Callable[[dict[str, Any]], float | None]:
     """The largest of some figures (times scale), as a share for the colour."""
     def share(analysis: dict[str, Any]) -> float | None:
         figs = _analysis_figures(analysis)
-        values = [v * scale for v in (_num(figs, n) for n in names) if v is not None]
+        values = [v * scale for v in (figure_of(figs, n) for n in names) if v is not None]
         return max(values) if values else None
     return share
 
 
-def _num(figs: Figures, name: str) -> float | None:
+def figure_of(figs: Figures, name: str) -> float | None:
     v = figs.get(name)
     return v if isinstance(v, (int, float)) else None
 
@@ -76,8 +79,8 @@ def _range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f") -> 
 
 def _latency(analysis: dict[str, Any]) -> str | None:
     f = _analysis_figures(analysis)
-    v = _num(f, "latency_small_us")
-    added = _num(f, "added_small_us")
+    v = figure_of(f, "latency_small_us")
+    added = figure_of(f, "added_small_us")
     if v is None:
         return None
     return f"{v:.2f} µs" + (f" ({added:.2f} µs above the {floor_name(analysis)})"
@@ -85,37 +88,37 @@ def _latency(analysis: dict[str, Any]) -> str | None:
 
 
 def _eager(f: Figures) -> str | None:
-    v = _num(f, "eager_limit_bytes")
+    v = figure_of(f, "eager_limit_bytes")
     if v is None:
         return None
-    first_no = _num(f, "eager_limit_first_no_bytes")
+    first_no = figure_of(f, "eager_limit_first_no_bytes")
     if first_no is not None:
         text = f"{int(v):,} B (from {int(first_no):,} B MPI_Isend needs the receiver)"
     else:  # no size needed the receiver: the limit lies above the sweep
         text = f"above {int(v):,} B (no size measured needed the receiver)"
-    reported = _num(f, "mpi_reported_limit_bytes")
+    reported = figure_of(f, "mpi_reported_limit_bytes")
     if reported is not None:
-        agrees = _num(f, "limit_agrees")
+        agrees = figure_of(f, "limit_agrees")
         verdict = "" if agrees is None else (", agrees" if agrees else ", disagrees")
         text += f"; the MPI reports {int(reported):,} B{verdict}"
     return text
 
 
 def _overlap_range(f: Figures) -> str | None:
-    r = _range(_num(f, "osu_overlap_min_pct"), _num(f, "osu_overlap_max_pct"), "%")
+    r = _range(figure_of(f, "osu_overlap_min_pct"), figure_of(f, "osu_overlap_max_pct"), "%")
     if r is None:
         return None
-    tests = _num(f, "osu_overlap_pct_largest_tests")
-    plain = _num(f, "osu_overlap_pct_largest")
+    tests = figure_of(f, "osu_overlap_pct_largest_tests")
+    plain = figure_of(f, "osu_overlap_pct_largest")
     if tests is not None and plain is not None:
         r += f" (largest size: {plain:.0f} %, with MPI_Test calls {tests:.0f} %)"
     return r
 
 
 def _rma(f: Figures) -> str | None:
-    r = _range(_num(f, "osu_overlap_min_pct"), _num(f, "osu_overlap_max_pct"), "%")
-    flush = _num(f, "osu_overlap_pct_largest_flush")
-    fence = _num(f, "osu_overlap_pct_largest_fence")
+    r = _range(figure_of(f, "osu_overlap_min_pct"), figure_of(f, "osu_overlap_max_pct"), "%")
+    flush = figure_of(f, "osu_overlap_pct_largest_flush")
+    fence = figure_of(f, "osu_overlap_pct_largest_fence")
     if r is not None and flush is not None and fence is not None:
         r += f" (largest size: flush {flush:.0f} %, fence {fence:.0f} %)"
     return r
@@ -124,7 +127,8 @@ def _rma(f: Figures) -> str | None:
 def _availability(f: Figures) -> str | None:
     parts = []
     for d, noun in (("send", "a send's"), ("recv", "a receive's")):
-        r = _range(_num(f, f"{d}_availability_min_pct"), _num(f, f"{d}_availability_max_pct"),
+        r = _range(figure_of(f, f"{d}_availability_min_pct"),
+                   figure_of(f, f"{d}_availability_max_pct"),
                    "%")
         if r is not None:
             parts.append(f"{r} of {noun}")
@@ -136,14 +140,14 @@ def _availability(f: Figures) -> str | None:
 def _matching(f: Figures) -> str | None:
     parts = []
     for key, noun in (("posted", "posted receive"), ("unexpected", "unexpected message")):
-        v = _num(f, f"{key}_ns_per_request")
+        v = figure_of(f, f"{key}_ns_per_request")
         if v is not None:
             parts.append(f"{v:.1f} ns per {noun}")
     return ", ".join(parts) or None
 
 
 def _profiler(f: Figures) -> str | None:
-    rate, run = _num(f, "msg_rate_ratio"), _num(f, "run_time_ratio")
+    rate, run = figure_of(f, "msg_rate_ratio"), figure_of(f, "run_time_ratio")
     parts = []
     if run is not None:
         parts.append(f"run time {100 * (run - 1):+.2f} %")
@@ -161,23 +165,14 @@ def _progress(a: dict[str, Any]) -> str | None:
     return f"{text} ({setting})" if setting else text
 
 
-def _polling(f: Figures) -> str | None:
-    avail, interval = _num(f, "availability_fast_poll"), _num(f, "available_interval_us")
-    if avail is None:
-        return None
-    text = f"{avail:.2f} when polling fastest"
-    if interval is not None:
-        text += f"; ≥ 0.9 from every {interval:g} µs"
-        bw = _num(f, "bandwidth_available_gbs")
-        text += f" at {bw:.2f} GB/s" if bw is not None else ""
-    return text
 
 
 def _comm(f: Figures) -> str | None:
-    hidden = _num(f, "hidden_pct_largest")
+    hidden = figure_of(f, "hidden_pct_largest")
     if hidden is None:
         return None
-    b0, b1 = _num(f, "better_improvement_pct_rank0"), _num(f, "better_improvement_pct_rank1")
+    b0 = figure_of(f, "better_improvement_pct_rank0")
+    b1 = figure_of(f, "better_improvement_pct_rank1")
     if hidden >= 0:
         text = f"{hidden:.0f} % of a one-way message's time hidden behind computation"
     else:  # the two together took longer than one after the other
@@ -185,24 +180,15 @@ def _comm(f: Figures) -> str | None:
                 f"{-hidden:.0f} % of the message's time longer than one after the other")
     text += " (largest size)"
     if b0 is not None and b1 is not None:
-        text += (f"; both ranks non-blocking: total time {_opt(b0, '+.0f')} % / "
-                 f"{_opt(b1, '+.0f')} % (rank 0 / 1) against no overlap, below 0 when "
+        text += (f"; both ranks non-blocking: total time {opt_text(b0, '+.0f')} % / "
+                 f"{opt_text(b1, '+.0f')} % (rank 0 / 1) against no overlap, below 0 when "
                  "overlap paid")
     return text
 
 
-def _inflation(f: Figures) -> str | None:
-    lo, hi = _num(f, "knee_us_smallest"), _num(f, "knee_us_largest")
-    hidden = _num(f, "hidden_pct_largest")
-    if lo is None and hi is None:
-        return None
-    text = (f"up to {_opt(lo, '.2f')} µs of computation per exchange comes free at the "
-            f"smallest size, {_opt(hi, '.1f')} µs at the largest")
-    return text + (f"; {hidden:.0f} % of the largest exchange hidden" if hidden is not None
-                   else "")
 
 
-def _opt(v: float | None, spec: str) -> str:
+def opt_text(v: float | None, spec: str) -> str:
     if v is None:
         return DASH
     text = f"{v:{spec}}"
@@ -211,7 +197,7 @@ def _opt(v: float | None, spec: str) -> str:
 
 
 def _study(f: Figures) -> str | None:
-    cut, cost = _num(f, "best_mpi_saving_pct"), _num(f, "app_profiler_overhead_pct")
+    cut, cost = figure_of(f, "best_mpi_saving_pct"), figure_of(f, "app_profiler_overhead_pct")
     if cut is None and cost is None:
         return None
     if cut is None:
@@ -220,36 +206,56 @@ def _study(f: Figures) -> str | None:
         moved = f"best mode cuts MPI time {cut:.0f} %"
     else:
         moved = f"no mode cuts MPI time (best {-cut:+.0f} %)"
-    lo = _num(f, "app_profiler_overhead_ci_low_pct")
-    hi = _num(f, "app_profiler_overhead_ci_high_pct")
+    lo = figure_of(f, "app_profiler_overhead_ci_low_pct")
+    hi = figure_of(f, "app_profiler_overhead_ci_high_pct")
     ci = f" (95 % CI {lo:+.1f} to {hi:+.1f} %)" if lo is not None and hi is not None else ""
-    return f"{moved}; profiler cost on the app {_opt(cost, '+.2f')} %{ci}"
+    return f"{moved}; profiler cost on the app {opt_text(cost, '+.2f')} %{ci}"
 
 
-ITEMS: list[CardItem] = [
-    CardItem("small-message latency", "stack-floor", from_analysis=_latency),
-    CardItem("eager limit", "sync-overlap", _eager),
+# The card's own lines, in the order of the questions (`order`); the benchmarks that live
+# in packages of their own declare theirs there (spec.CardLine) and fall in between.
+_LINES_HERE: list[CardItem] = [
+    CardItem("small-message latency", "stack-floor", from_analysis=_latency, order=10),
+    CardItem("eager limit", "sync-overlap", _eager, order=20),
     CardItem("asynchronous progress (data moves with no MPI call)", "progress",
              from_analysis=_progress,
-             share=_max_of("arrived_large_receiver_first_pct", "arrived_large_sender_first_pct",
-                           "arrived_small_receiver_first_pct")),
+             share=max_share("arrived_large_receiver_first_pct", "arrived_large_sender_first_pct",
+                             "arrived_small_receiver_first_pct"), order=30),
     CardItem("communication–computation overlap", "comm-overlap", _comm,
-             share=_max_of("hidden_pct_largest")),
-    CardItem("computation needed to hide an exchange", "inflation", _inflation,
-             share=_max_of("hidden_pct_largest")),
+             share=max_share("hidden_pct_largest"), order=40),
     CardItem("availability (post-work-wait)", "overhead", _availability,
-             share=_max_of("send_availability_max_pct", "recv_availability_max_pct")),
-    CardItem("availability (polling with MPI_Test)", "polling", _polling,
-             share=_max_of("availability_fast_poll", scale=100.0)),
+             share=max_share("send_availability_max_pct", "recv_availability_max_pct"),
+             order=60),
     CardItem("non-blocking collective overlap (OSU)", "nbc-overlap", _overlap_range,
-             share=_max_of("osu_overlap_pct_largest", "osu_overlap_pct_largest_tests")),
+             share=max_share("osu_overlap_pct_largest", "osu_overlap_pct_largest_tests"),
+             order=80),
     CardItem("one-sided overlap", "rma-overlap", _rma,
-             share=_max_of("osu_overlap_pct_largest_flush", "osu_overlap_pct_largest_fence")),
-    CardItem("matching cost per queued request", "matching", _matching),
-    CardItem("case study: halo", "study-halo", _study),
-    CardItem("case study: cg", "study-cg", _study),
-    CardItem("profiler overhead", "profiler-overhead", _profiler),
+             share=max_share("osu_overlap_pct_largest_flush", "osu_overlap_pct_largest_fence"),
+             order=90),
+    CardItem("matching cost per queued request", "matching", _matching, order=100),
+    CardItem("case study: halo", "study-halo", _study, order=110),
+    CardItem("case study: cg", "study-cg", _study, order=120),
+    CardItem("profiler overhead", "profiler-overhead", _profiler, order=130),
 ]
+
+
+def _package_lines() -> list[CardItem]:
+    """The lines the benchmark packages declare, their cells from their report modules."""
+    lines = []
+    for spec in specs():
+        if spec.card is None:
+            continue
+        report = spec.module("report")
+        lines.append(CardItem(spec.card.label, spec.name, report.card_cell,
+                              share=getattr(report, "card_share", None), order=spec.card.order))
+    return lines
+
+
+@cache
+def card_items() -> tuple[CardItem, ...]:
+    """Every line of the card in order (on first use: the packages' report modules import
+    this module's helpers)."""
+    return tuple(sorted([*_LINES_HERE, *_package_lines()], key=lambda item: item.order))
 
 
 def _figure_list(analysis: dict[str, Any]) -> list[dict[str, Any]]:
@@ -317,7 +323,7 @@ def _why_not(run: Run, limit: int = 140) -> str:
 def card_rows(runs: list[Run]) -> list[tuple[str, ...]]:
     """One row per item: its label, then one cell per run label."""
     labels = _labels(runs)
-    return [(item.label, *[_cell(item, runs, lab) for lab in labels]) for item in ITEMS]
+    return [(item.label, *[_cell(item, runs, lab) for lab in labels]) for item in card_items()]
 
 
 def _cell_figures(item: CardItem, runs: list[Run], label: str) -> list[dict[str, Any]]:
@@ -345,7 +351,7 @@ def card_json(runs: list[Run]) -> dict[str, Any]:
                        "cells": dict(zip(labels, row[1:], strict=True)),
                        "grades": {lab: _cell_grade(item, runs, lab) for lab in labels},
                        "figures": {lab: _cell_figures(item, runs, lab) for lab in labels}}
-                      for item, row in zip(ITEMS, card_rows(runs), strict=True)]}
+                      for item, row in zip(card_items(), card_rows(runs), strict=True)]}
 
 
 def card_section(runs: list[Run]) -> Section:
@@ -363,7 +369,7 @@ def card_section(runs: list[Run]) -> Section:
               f"CPU free), amber from {FAIR:.0f} %, red below; costs and facts are not "
               "coloured.")
     css = [("left", *[f"left grade-{_cell_grade(item, runs, lab) or 'none'}"
-                      for lab in labels]) for item in ITEMS]
+                      for lab in labels]) for item in card_items()]
     return Section("Summary card", intro, [], [HtmlTable(
         "Summary card", ("", *labels), rows, css)], anchor=ANCHOR)
 

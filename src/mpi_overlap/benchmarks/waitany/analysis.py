@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .figures import figure
-from .matching import line_fit
+from ...analysis.figures import figure
+from ...analysis.matching import line_fit
 
 CALLS = (("waitany", "MPI_Waitany"), ("testany", "MPI_Testany"), ("waitsome", "MPI_Waitsome"))
 
 
-def analyze_waitany(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     points = sorted((result.get("results") or {}).get("points") or [], key=lambda p: p["n"])
     calls = []
     for key, name in CALLS:

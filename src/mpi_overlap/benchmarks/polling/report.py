@@ -1,5 +1,5 @@
 """Polling benchmark: the report's table, figure, sentences and JSON, from analysis.json
-(analysis/polling.py): availability and bandwidth against the poll interval, per size."""
+(analysis.py here): availability and bandwidth against the poll interval, per size."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ..formatting import DASH, fmt_num
-from ..rundir import Run
-from ..sizes import format_size
-from .html import Figure, Section
-from .overhead_plots import to_svg
-from .run_table import (
+from ...formatting import DASH, fmt_num
+from ...report.html import Figure, Section
+from ...report.overhead_plots import to_svg
+from ...report.run_table import (
     compared,
     comparison_table,
     planned_extent,
@@ -21,6 +19,9 @@ from .run_table import (
     run_tables,
     summary_or_missing,
 )
+from ...report.summary_card import Figures, figure_of, max_share
+from ...rundir import Run
+from ...sizes import format_size
 
 BENCHMARK = "polling"
 HEADERS = ("size", "MPI_Test every (µs)", "availability", "95 % CI", "GB/s", "msgs / poll",
@@ -140,3 +141,21 @@ def extent(run: Run) -> str | None:
 def to_json(run: Run) -> dict[str, Any]:
     a = run.analysis or {}
     return {k: a.get(k) for k in ("finding", "notes", "headline_size", "figures")}
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_cell(f: Figures) -> str | None:
+    avail = figure_of(f, "availability_fast_poll")
+    interval = figure_of(f, "available_interval_us")
+    if avail is None:
+        return None
+    text = f"{avail:.2f} when polling fastest"
+    if interval is not None:
+        text += f"; ≥ 0.9 from every {interval:g} µs"
+        bw = figure_of(f, "bandwidth_available_gbs")
+        text += f" at {bw:.2f} GB/s" if bw is not None else ""
+    return text
+
+
+card_share = max_share("availability_fast_poll", scale=100.0)

@@ -1,5 +1,5 @@
 """inflation benchmark: the report's tables, figure, sentences and JSON, from
-analysis.json (analysis/inflation.py): per size the total time of one exchange against
+analysis.json (analysis.py here): per size the total time of one exchange against
 the computation inside it, and the knee of the hinge fit."""
 
 from __future__ import annotations
@@ -11,13 +11,10 @@ import numpy as np
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ..formatting import fmt_num, fmt_range
-from ..rundir import Run
-from ..sizes import format_size
-from ..sources import cite
-from .html import Figure, Section
-from .overhead_plots import to_svg
-from .run_table import (
+from ...formatting import fmt_num, fmt_range
+from ...report.html import Figure, Section
+from ...report.overhead_plots import to_svg
+from ...report.run_table import (
     compared,
     comparison_table,
     finding,
@@ -26,6 +23,10 @@ from .run_table import (
     run_tables,
     summary_or_missing,
 )
+from ...report.summary_card import Figures, figure_of, max_share, opt_text
+from ...rundir import Run
+from ...sizes import format_size
+from ...sources import cite
 
 BENCHMARK = "inflation"
 HEADERS = ("size", "exchange alone µs", "below knee µs", "knee µs", "95 % CI", "hidden %",
@@ -148,3 +149,19 @@ def to_json(run: Run) -> dict[str, Any]:
     return {"finding": a.get("finding"), "figures": a.get("figures"),
             "points": [{k: p.get(k) for k in ("bytes", "knee", "compute_slowdown_pct")}
                        for p in points(run)]}
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_cell(f: Figures) -> str | None:
+    lo, hi = figure_of(f, "knee_us_smallest"), figure_of(f, "knee_us_largest")
+    hidden = figure_of(f, "hidden_pct_largest")
+    if lo is None and hi is None:
+        return None
+    text = (f"up to {opt_text(lo, '.2f')} µs of computation per exchange comes free at the "
+            f"smallest size, {opt_text(hi, '.1f')} µs at the largest")
+    return text + (f"; {hidden:.0f} % of the largest exchange hidden" if hidden is not None
+                   else "")
+
+
+card_share = max_share("hidden_pct_largest")

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ..formatting import fmt_period
-from ..sizes import format_size
-from .figures import figure
-from .stats import median_bootstrap_ci
+from ...analysis.figures import figure
+from ...analysis.stats import median_bootstrap_ci
+from ...formatting import fmt_period
+from ...sizes import format_size
 
 HEADLINE_SIZE = 64 * 1024  # the finding speaks of the measured size nearest to this
 AVAILABLE = 0.9  # "available": the dry loop takes at least 90 % of the messaging loop's time
@@ -61,7 +61,7 @@ def _point(p: dict[str, Any], window: int) -> dict[str, Any]:
     return out
 
 
-def analyze_polling(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     res = result.get("results") or {}
     window = int(res.get("window") or 1)
     pts = [_point(p, window) for p in res.get("points") or []]

@@ -1,5 +1,5 @@
 """Waitany benchmark: the report's table, figure, sentences and JSON, from analysis.json
-(analysis/waitany.py): per call, the time against N and the cost per request."""
+(analysis.py here): per call, the time against N and the cost per request."""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ..formatting import DASH, fmt_num
-from ..rundir import Run
-from .html import Figure, Section
-from .overhead_plots import to_svg
-from .run_table import (
+from ...formatting import DASH, fmt_num
+from ...report.html import Figure, Section
+from ...report.overhead_plots import to_svg
+from ...report.run_table import (
     compared,
     comparison_table,
     finding,
@@ -21,6 +20,7 @@ from .run_table import (
     run_tables,
     summary_or_missing,
 )
+from ...rundir import Run
 
 BENCHMARK = "waitany"
 HEADERS = ("call", "ns / request", "95 % CI", "N first", "ns at first", "N last", "ns at last")

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..sizes import format_size
-from .figures import figure
-from .knee import KneeResult, fit_knee
+from ...analysis.figures import figure
+from ...analysis.knee import KneeResult, fit_knee
+from ...sizes import format_size
 
 # A size counts as "hidden" when the knee's interval puts at least this share of the
 # exchange below it (the availability of knee.py, 100 * k / b).
@@ -149,7 +149,7 @@ def _finding_parts(fitted: list[dict[str, Any]]) -> list[str]:
     return parts
 
 
-def analyze_inflation(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     res = result.get("results") or {}
     points = []
     for p in sorted(res.get("points") or [], key=lambda p: p["bytes"]):

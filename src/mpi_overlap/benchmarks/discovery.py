@@ -1,0 +1,35 @@
+"""The benchmarks that live in their own package (benchmarks/<name>/, a `SPEC` in its
+__init__.py), found by walking this package: the registry, the `bench` subcommands, the
+report's registrations and the summary card take them from here, so that adding such a
+benchmark touches its C program, its package, its docs section and its tests only.
+
+The packages are imported on first use and once; their __init__ declares data only
+(spec.py), so finding them costs the CLI's start-up no numpy or matplotlib.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+from functools import cache
+from importlib import import_module
+
+from .spec import BenchmarkSpec
+
+
+@cache
+def specs() -> tuple[BenchmarkSpec, ...]:
+    """Every package's spec, in the order of their names."""
+    package = import_module(__package__)
+    found = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if not info.ispkg:
+            continue
+        spec = getattr(import_module(f"{__package__}.{info.name}"), "SPEC", None)
+        if isinstance(spec, BenchmarkSpec):
+            found.append(spec)
+    return tuple(found)
+
+
+def spec_of(name: str) -> BenchmarkSpec | None:
+    """The spec of benchmark `name`, None when it is not one of the packages."""
+    return next((s for s in specs() if s.name == name), None)

@@ -1,0 +1,159 @@
+"""What a benchmark is, declared as data: its native program and run limits (`Benchmark`),
+and, for a benchmark that lives in its own package under benchmarks/ (`BenchmarkSpec`),
+its `bench NAME` flags and how each reaches the program, where its analysis and report
+are, and its summary-card line. The registry, the `bench` subcommands and the report's
+registrations are derived from the specs (discovery.py); nothing else names the benchmark.
+
+The lowest module of benchmarks/: it imports nothing of the package but errors and sizes,
+so that the CLI, the registry and the report can all read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..sizes import parse_sizes
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One launch of a benchmark that needs several (a setting fixed at MPI_Init: the
+    thread level, an environment variable); multilaunch.py merges their results."""
+
+    name: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    ranks: int | None = None  # None: the run's -n
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    program: str  # executable in <build>/bench/
+    title: str
+    min_ranks: int
+    # (result.json, run directory) -> analysis.json; the directory holds the rank
+    # profiles of profiled benchmarks.
+    analyze: Callable[[dict[str, Any], Path], dict[str, Any]] | None
+    default_timeout_s: float
+    quick_timeout_s: float
+    profiled: bool = False  # runs under libmpi_overlap (its regions name the cases)
+    # The suite command that runs it (`bench <suite>-suite`), and its place in that suite's
+    # order; None: run on its own only.
+    suite: str | None = None
+    suite_order: int = 0
+    # (ranks, quick) -> the launches of one run; None: one launch of `program`.
+    launches: Callable[[int, bool], tuple[Launch, ...]] | None = None
+
+
+# ---- flags: `bench NAME --flag VALUE` -> the program's arguments, checked before any build
+
+def count_flag(flag: str, value: int | None, minimum: int) -> list[str]:
+    """`[flag, value]` for a count given on the command line (checked); [] when not given."""
+    if value is None:
+        return []
+    if value < minimum:
+        raise UserError(f"{flag} must be at least {minimum} (got {value})")
+    return [flag, str(value)]
+
+
+def size_list(flag: str, value: str | None) -> list[str]:
+    """`[flag, value]` for a size list given on the command line (checked); []."""
+    if value is None:
+        return []
+    parse_sizes(value)
+    return [flag, value]
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One flag of `bench NAME` (not --quick, --verbose or the run options every benchmark
+    has) and how its value becomes the program's arguments. `kind` is the value's type on
+    the command line: "count" (an int, at least `minimum`), "sizes" (a size list),
+    "float" or "text"; `native` overrides the mapping (it raises UserError on bad input)."""
+
+    name: str  # as typed, e.g. "--max-n"; the program's flag unless `native` says otherwise
+    help: str
+    kind: str = "count"
+    minimum: int = 1
+    metavar: str | None = None
+    native: Callable[[Any], list[str]] | None = None
+
+    @property
+    def dest(self) -> str:
+        """The keyword the command receives the value under (click's naming)."""
+        return self.name.lstrip("-").replace("-", "_")
+
+    def to_native(self, value: Any) -> list[str]:
+        if value is None:
+            return []
+        if self.native is not None:
+            return self.native(value)
+        if self.kind == "count":
+            return count_flag(self.name, value, self.minimum)
+        if self.kind == "sizes":
+            return size_list(self.name, value)
+        return [self.name, str(value)]
+
+
+# ---- the summary card: one line per question, from a run's headline figures
+
+@dataclass(frozen=True)
+class CardLine:
+    """A benchmark's line on the summary card (report/summary_card.py): its label and its
+    place among the card's lines (`order`, ascending). The cell comes from the package's
+    report module: `card_cell(figures)` (None: the run gave no number) and, for the colour,
+    `card_share(analysis)` when it has one (the share hidden, in %)."""
+
+    label: str
+    order: int
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """A benchmark that is its C program plus its own package: `benchmark` is its registry
+    entry (its `analyze` is filled in from the package's analysis module), `help` the
+    `bench NAME` description, `flags` its own flags in the order --help lists them,
+    `quick_help`/`verbose_help` what --quick and -v do for it, and `card` its summary-card
+    line. Its section of docs/benchmarks.md is the one headed "## <name> —". The package's
+    `analysis` module has `analyze(result)`; its `report` module the reporter functions
+    (print_run, print_comparison, html_sections, summary, extent, to_json)."""
+
+    benchmark: Benchmark
+    package: str  # the declaring package's import name (its __name__)
+    help: str
+    flags: tuple[Flag, ...] = ()
+    quick_help: str = "fewer, shorter samples"
+    verbose_help: str | None = None  # None: no -v
+    card: CardLine | None = None
+
+    @property
+    def name(self) -> str:
+        return self.benchmark.name
+
+    def module(self, part: str) -> Any:
+        """The package's `analysis` or `report` module, imported on first use: both pull
+        in numpy and matplotlib, which commands that only list benchmarks do not need."""
+        return import_module(f"{self.package}.{part}")
+
+    def to_native(self, values: dict[str, Any], *, quick: bool, verbose: bool) -> list[str]:
+        """The program's arguments for what `bench NAME` parsed (each flag checked)."""
+        args: list[str] = []
+        for flag in self.flags:
+            args += flag.to_native(values.get(flag.dest))
+        return args + (["--quick"] if quick else []) + (["--verbose"] if verbose else [])
+
+
+def declare(benchmark: Benchmark, package: str, **kwargs: Any) -> BenchmarkSpec:
+    """A package's spec, its registry entry's `analyze` taken from its analysis module (on
+    first use). `package` is the declaring package's __name__."""
+    def analyze(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+        return import_module(f"{package}.analysis").analyze(result)
+
+    return BenchmarkSpec(benchmark=replace(benchmark, analyze=analyze), package=package,
+                         **kwargs)
