@@ -30,7 +30,7 @@ NOT_YET_PACKAGES = {
     "overhead", "pingpong", "collectives", "profile", "profiler-overhead",
     "overlap-validation", "stack-floor", "matching", "threads-procs", "error-checking",
     "datatypes", "alignment", "study-halo", "study-cg", "nbc-overlap", "rma-overlap",
-    "sync-overlap", "comm-overlap", "progress",
+    "sync-overlap", "progress",
 }
 
 
@@ -40,11 +40,19 @@ def _tracked() -> list[str]:
     return [p for p in out.splitlines() if (ROOT / p).is_file()]
 
 
-def _naming_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+def _naming_patterns(spec) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(for Python, JSON and templates; for native and build files)."""
-    text = re.compile(rf"""["']{re.escape(name)}["']|benchmarks[./]{re.escape(name)}\b""")
-    native = re.compile(rf"\bmo_{re.escape(name)}\b|\b{re.escape(name)}\.c\b")
+    name, program = re.escape(spec.name), re.escape(spec.benchmark.program)
+    package = re.escape(spec.package.rpartition(".")[2])
+    source = re.escape(_source(spec).rpartition("/")[2])
+    text = re.compile(rf"""["']{name}["']|benchmarks[./]{package}\b""")
+    native = re.compile(rf"\b{program}\b|\b{source}\b")
     return text, native
+
+
+def _source(spec) -> str:
+    """The benchmark's C program: native/bench/<program without mo_>.c."""
+    return f"native/bench/{spec.benchmark.program.removeprefix('mo_')}.c"
 
 
 def _outside_tests_and_docs(path: str) -> bool:
@@ -52,8 +60,8 @@ def _outside_tests_and_docs(path: str) -> bool:
     return not ({"tests", "docs"} & set(parts)) and not parts[-1].endswith(".md")
 
 
-def _files_naming(name: str, files: list[str]) -> set[str]:
-    text, native = _naming_patterns(name)
+def _files_naming(spec, files: list[str]) -> set[str]:
+    text, native = _naming_patterns(spec)
     found = set()
     for path in files:
         if not _outside_tests_and_docs(path):
@@ -77,12 +85,12 @@ def _files_naming(name: str, files: list[str]) -> set[str]:
 @pytest.mark.parametrize("spec", specs(), ids=lambda s: s.name)
 def test_a_package_benchmark_is_named_by_its_program_and_its_package_only(spec) -> None:
     name = spec.name
-    allowed_here = f"{PACKAGES}/{name}/"
-    named = _files_naming(name, _tracked())
-    outside = sorted(p for p in named if not p.startswith(allowed_here))
-    assert outside == sorted({f"native/bench/{name}.c", "native/bench/CMakeLists.txt"}), (
+    package = name.replace("-", "_")
+    assert spec.package == f"mpi_overlap.benchmarks.{package}"
+    named = _files_naming(spec, _tracked())
+    outside = sorted(p for p in named if not p.startswith(f"{PACKAGES}/{package}/"))
+    assert outside == sorted({_source(spec), "native/bench/CMakeLists.txt"}), (
         f"{name} is named outside its program and its package: {outside}")
-    assert spec.package == f"mpi_overlap.benchmarks.{name}"
 
 
 @pytest.mark.parametrize("spec", specs(), ids=lambda s: s.name)
@@ -92,7 +100,7 @@ def test_a_package_benchmark_has_its_parts(spec) -> None:
 
     name = spec.name
     assert registry.get_benchmark(name) is spec.benchmark
-    assert spec.benchmark.analyze is not None and spec.benchmark.program == f"mo_{name}"
+    assert spec.benchmark.analyze is not None and (ROOT / _source(spec)).is_file()
     assert name in app.commands["bench"].commands  # type: ignore[attr-defined]
     assert report._REGISTRY[name].summary is spec.module("report").summary
     assert has_schema(f"bench-{name}-v1") and has_schema(f"analysis-{name}-v1")

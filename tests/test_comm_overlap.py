@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.analysis.comm_overlap import (
-    analyze_comm_overlap,
+from mpi_overlap.benchmarks.comm_overlap import SPEC
+from mpi_overlap.benchmarks.comm_overlap.analysis import analyze as analyze_comm_overlap
+from mpi_overlap.benchmarks.comm_overlap.analysis import (
     best_improvement_pct,
     hidden_pct,
     improvement_pct,
 )
-from mpi_overlap.bench_args import CommOverlapArgs
 from mpi_overlap.build import ensure_built
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
@@ -185,10 +185,13 @@ def test_analysis_without_points() -> None:
 
 
 def test_comm_overlap_args() -> None:
-    assert CommOverlapArgs(quick=True).to_native() == ["--quick"]
-    assert CommOverlapArgs(sizes="4k", samples=10, work_factor=2.0).to_native() == [
+    def native(**values):
+        return SPEC.to_native(values, quick=values.pop("quick", False), verbose=False)
+
+    assert native(quick=True) == ["--quick"]
+    assert native(sizes="4k", samples=10, work_factor=2.0) == [
         "--sizes", "4k", "--samples", "10", "--work-factor", "2.0"]
     with pytest.raises(UserError):
-        CommOverlapArgs(work_factor=0.0).to_native()
+        native(work_factor=0.0)
     with pytest.raises(UserError):
-        CommOverlapArgs(samples=1).to_native()
+        native(samples=1)

@@ -177,8 +177,6 @@ class MatchingArgs:
         return args + _switches(quick=self.quick, verbose=self.verbose)
 
 
-
-
 NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iallreduce",
                    "Iallgather", "Ialltoall", "Ireduce_scatter_block", "Ireduce_scatter",
                    "Iscan", "Iexscan")
@@ -294,8 +292,6 @@ class CommOverlapArgs:
                 raise UserError(f"--work-factor must be positive (got {self.work_factor})")
             args += ["--work-factor", repr(self.work_factor)]
         return args + _switches(quick=self.quick, verbose=self.verbose)
-
-
 
 
 @dataclass

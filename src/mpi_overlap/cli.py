@@ -508,33 +508,6 @@ def bench_matching(mpi: tuple[str, ...], ranks: int, queue: str, max_m: int | No
         sys.exit(3)
 
 
-@bench.command("comm-overlap")
-@_mpi_option
-@_ranks_option
-@click.option("--sizes", metavar="LIST", help="message sizes (default 8:4M; --quick 1k,64k,1M)")
-@click.option("--samples", type=int, help="samples per test and size (default 1000; --quick 200)")
-@click.option("--work-factor", type=FLOAT,
-              help="work = this x the median message time (default 1)")
-@click.option("--quick", is_flag=True, help="3 sizes, 200 samples")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print one line per size")
-def bench_comm_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples: int | None,
-                       work_factor: float | None, quick: bool, launcher: str | None,
-                       timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
-    """T_message + T_workload against T_overlap (Colmenares et al., An Overlap Study for
-    Cluster Computing), and the better test per rank."""
-    from .bench_args import CommOverlapArgs
-    from .session import bench_session
-
-    args = CommOverlapArgs(sizes=sizes, samples=samples, work_factor=work_factor, quick=quick,
-                           verbose=verbose)
-    ok = bench_session("comm-overlap", args.to_native(), list(mpi), ranks=ranks,
-                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
-                       report=report, console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
 @bench.command("progress")
 @_mpi_option
 @_ranks_option

@@ -269,19 +269,6 @@ _HERE: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=10,
     ),
-    # Issue 5, item 2 (Colmenares et al. §III-B/§IV-B): T_message + T_workload against T_overlap
-    # (equation (1)), and the "better test" with both ranks non-blocking.
-    "comm-overlap": Benchmark(
-        name="comm-overlap",
-        program="mo_comm_overlap",
-        title="Communication-computation overlap: T_message + T_workload vs T_overlap",
-        min_ranks=2,
-        analyze=_analysis("comm_overlap"),
-        default_timeout_s=1800.0,
-        quick_timeout_s=300.0,
-        suite="overlap",
-        suite_order=20,
-    ),
     # Issue 5, item 3 (Strohbeen, the miniGhost check): does the data reach the receive
     # buffer while neither rank calls MPI? Per size and ordering: yes / no / partly.
     "progress": Benchmark(

@@ -23,7 +23,6 @@ from ..file_output import WriteError
 from ..rundir import Run, utc_now, write_json_atomic, write_text_atomic
 from ..termsafe import SafeConsole, safe
 from . import (
-    comm_overlap,
     datatypes,
     env_matrix,
     error_checking,
@@ -141,7 +140,6 @@ for _module in (
     threads_procs,
     error_checking,
     sync_overlap,
-    comm_overlap,
     progress,
     nbc_overlap,
     rma_overlap,

@@ -167,23 +167,6 @@ def _progress(a: dict[str, Any]) -> str | None:
 
 
 
-def _comm(f: Figures) -> str | None:
-    hidden = figure_of(f, "hidden_pct_largest")
-    if hidden is None:
-        return None
-    b0 = figure_of(f, "better_improvement_pct_rank0")
-    b1 = figure_of(f, "better_improvement_pct_rank1")
-    if hidden >= 0:
-        text = f"{hidden:.0f} % of a one-way message's time hidden behind computation"
-    else:  # the two together took longer than one after the other
-        text = (f"none of a one-way message's time hidden: computing beside it took "
-                f"{-hidden:.0f} % of the message's time longer than one after the other")
-    text += " (largest size)"
-    if b0 is not None and b1 is not None:
-        text += (f"; both ranks non-blocking: total time {opt_text(b0, '+.0f')} % / "
-                 f"{opt_text(b1, '+.0f')} % (rank 0 / 1) against no overlap, below 0 when "
-                 "overlap paid")
-    return text
 
 
 
@@ -221,8 +204,6 @@ _LINES_HERE: list[CardItem] = [
              from_analysis=_progress,
              share=max_share("arrived_large_receiver_first_pct", "arrived_large_sender_first_pct",
                              "arrived_small_receiver_first_pct"), order=30),
-    CardItem("communication–computation overlap", "comm-overlap", _comm,
-             share=max_share("hidden_pct_largest"), order=40),
     CardItem("availability (post-work-wait)", "overhead", _availability,
              share=max_share("send_availability_max_pct", "recv_availability_max_pct"),
              order=60),

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ..formatting import NA, fmt_pct
-from ..sizes import format_size
-from .figures import figure
-from .stats import bootstrap_medians, percentile_ci
+from ...analysis.figures import figure
+from ...analysis.stats import bootstrap_medians, percentile_ci
+from ...formatting import NA, fmt_pct
+from ...sizes import format_size
 
 BOOTSTRAP = 1000
 SEED = 20
@@ -104,7 +104,7 @@ def _better(point: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def analyze_comm_overlap(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     res = result.get("results") or {}
     points = []
     for p in sorted(res.get("points") or [], key=lambda p: p["bytes"]):

@@ -1,5 +1,5 @@
 """comm-overlap benchmark: the report's tables, figures, sentences and JSON, from
-analysis.json (analysis/comm_overlap.py): per size T_message + T_workload against
+analysis.json (analysis.py here): per size T_message + T_workload against
 T_overlap with equation (1), and the better test's per-rank T_total statistics."""
 
 from __future__ import annotations
@@ -9,13 +9,10 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ..formatting import fmt_num
-from ..rundir import Run
-from ..sizes import format_size
-from ..sources import cite
-from .html import Figure, HtmlTable, Section
-from .overhead_plots import to_svg
-from .run_table import (
+from ...formatting import fmt_num
+from ...report.html import Figure, HtmlTable, Section
+from ...report.overhead_plots import to_svg
+from ...report.run_table import (
     compared,
     comparison_table,
     finding,
@@ -23,6 +20,10 @@ from .run_table import (
     print_rows,
     summary_or_missing,
 )
+from ...report.summary_card import Figures, figure_of, max_share, opt_text
+from ...rundir import Run
+from ...sizes import format_size
+from ...sources import cite
 
 BENCHMARK = "comm-overlap"
 HEADERS = ("size", "work (nominal) µs", "T_message µs", "T_workload µs", "T_msg+T_work µs",
@@ -191,3 +192,27 @@ def extent(run: Run) -> str | None:
 def to_json(run: Run) -> dict[str, Any]:
     a = run.analysis or {}
     return {"finding": a.get("finding"), "figures": a.get("figures"), "points": points(run)}
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_cell(f: Figures) -> str | None:
+    hidden = figure_of(f, "hidden_pct_largest")
+    if hidden is None:
+        return None
+    b0 = figure_of(f, "better_improvement_pct_rank0")
+    b1 = figure_of(f, "better_improvement_pct_rank1")
+    if hidden >= 0:
+        text = f"{hidden:.0f} % of a one-way message's time hidden behind computation"
+    else:  # the two together took longer than one after the other
+        text = (f"none of a one-way message's time hidden: computing beside it took "
+                f"{-hidden:.0f} % of the message's time longer than one after the other")
+    text += " (largest size)"
+    if b0 is not None and b1 is not None:
+        text += (f"; both ranks non-blocking: total time {opt_text(b0, '+.0f')} % / "
+                 f"{opt_text(b1, '+.0f')} % (rank 0 / 1) against no overlap, below 0 when "
+                 "overlap paid")
+    return text
+
+
+card_share = max_share("hidden_pct_largest")
