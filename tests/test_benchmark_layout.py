@@ -29,7 +29,7 @@ PACKAGES = "src/mpi_overlap/benchmarks"
 NOT_YET_PACKAGES = {
     "overhead", "pingpong", "collectives", "profile", "profiler-overhead",
     "overlap-validation", "stack-floor", "matching", "threads-procs", "error-checking",
-    "datatypes", "alignment", "study-halo", "study-cg", "nbc-overlap", "rma-overlap",
+    "datatypes", "alignment", "study-halo", "study-cg", "nbc-overlap",
     "sync-overlap", "progress",
 }
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.analysis.rma_overlap import LIMITS, analyze_rma_overlap
-from mpi_overlap.bench_args import RmaOverlapArgs
+from mpi_overlap.benchmarks.rma_overlap import SPEC
+from mpi_overlap.benchmarks.rma_overlap.analysis import LIMITS
+from mpi_overlap.benchmarks.rma_overlap.analysis import analyze as analyze_rma_overlap
 from mpi_overlap.build import ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
@@ -117,8 +118,8 @@ def test_analysis_synthetic() -> None:
 
 
 def test_rma_overlap_args() -> None:
-    assert RmaOverlapArgs(ops="put", sync="fence,flush", quick=True).to_native() == [
-        "--ops", "put", "--sync", "fence,flush", "--quick"]
+    assert SPEC.to_native({"ops": "put", "sync": "fence,flush"}, quick=True,
+                          verbose=False) == ["--ops", "put", "--sync", "fence,flush", "--quick"]
     from mpi_overlap.errors import UserError
     with pytest.raises(UserError, match="--window: unknown value 'shared'"):
-        RmaOverlapArgs(window="shared").to_native()
+        SPEC.to_native({"window": "shared"}, quick=False, verbose=False)

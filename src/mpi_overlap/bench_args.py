@@ -3,7 +3,7 @@ program's flags (checked here, so bad input is one error line before anything is
 
 Each benchmark's Args class holds what its CLI command parsed; `to_native()` returns the
 program's argument list. Shared pieces: counts (`count_flag`, from benchmarks/spec.py),
-size lists (`_sizes`), lists of known names (`_choice_list`) and the --quick/--verbose
+size lists (`_sizes`), lists of known names (`choice_list`) and the --quick/--verbose
 switches (`_switches`). The benchmarks that live in packages of their own declare their
 flags there instead (spec.Flag).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .benchmarks.spec import count_flag, size_list
+from .benchmarks.spec import choice_list, count_flag, size_list
 from .errors import UserError
 from .sizes import parse_sizes
 
@@ -186,17 +186,6 @@ NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iall
 NBC_DATATYPES = ("int", "float", "double")
 
 
-def _choice_list(flag: str, value: str, known: tuple[str, ...], every: str) -> str:
-    """A comma-separated list of known names (case-insensitive), checked here."""
-    names = [p.strip() for p in value.split(",") if p.strip()]
-    lower = {k.lower(): k for k in known}
-    bad = [n for n in names if n.lower() not in lower and n != every]
-    if not names or bad:
-        raise UserError(f"{flag}: unknown value '{(bad or [value])[0]}' "
-                        f"(known: {', '.join(known)}, {every})")
-    return ",".join(names)
-
-
 @dataclass
 class NbcOverlapArgs:
     """`bench nbc-overlap` flags -> mo_nbc_overlap flags."""
@@ -215,7 +204,7 @@ class NbcOverlapArgs:
         args += count_flag("--tests", self.tests, 0)
         if self.collectives is not None:
             args += ["--collectives",
-                     _choice_list("--collectives", self.collectives, NBC_COLLECTIVES, "all")]
+                     choice_list("--collectives", self.collectives, NBC_COLLECTIVES, "all")]
         args += count_flag("--iters", self.iters, 1)
         if self.datatype is not None:
             if self.datatype.lower() not in NBC_DATATYPES:
@@ -224,29 +213,6 @@ class NbcOverlapArgs:
             args += ["--datatype", self.datatype.lower()]
         if self.validate:
             args.append("--validate")
-        return args + _switches(quick=self.quick, verbose=self.verbose)
-
-
-@dataclass
-class RmaOverlapArgs:
-    """`bench rma-overlap` flags -> mo_rma_overlap flags."""
-
-    sizes: str | None = None
-    ops: str | None = None
-    sync: str | None = None
-    window: str | None = None
-    iters: int | None = None
-    quick: bool = False
-    verbose: bool = False
-
-    def to_native(self) -> list[str]:
-        args = _sizes(self.sizes)
-        for flag, value, known in (("--ops", self.ops, ("put", "get")),
-                                   ("--sync", self.sync, ("flush", "fence")),
-                                   ("--window", self.window, ("allocate", "create"))):
-            if value is not None:
-                args += [flag, _choice_list(flag, value, known, "both")]
-        args += count_flag("--iters", self.iters, 1)
         return args + _switches(quick=self.quick, verbose=self.verbose)
 
 

@@ -670,34 +670,6 @@ def bench_nbc_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, tests
         sys.exit(3)
 
 
-@bench.command("rma-overlap")
-@_mpi_option
-@_ranks_option
-@click.option("--sizes", metavar="LIST", help="message sizes (default 8,4K,64K,1M)")
-@click.option("--ops", metavar="LIST", help="put, get or both (default both)")
-@click.option("--sync", metavar="LIST", help="flush, fence or both (default both)")
-@click.option("--window", metavar="LIST", help="allocate, create or both (default both)")
-@click.option("--iters", type=int, help="iterations per loop (default: automatic)")
-@click.option("--quick", is_flag=True, help="shorter loops")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print one line per case")
-def bench_rma_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, ops: str | None,
-                      sync: str | None, window: str | None, iters: int | None, quick: bool,
-                      launcher: str | None, timeout: float | None, out: Path, report: bool,
-                      verbose: bool) -> None:
-    """One-sided overlap: MPI_Put/MPI_Get, work, then MPI_Win_flush or MPI_Win_fence."""
-    from .bench_args import RmaOverlapArgs
-    from .session import bench_session
-
-    args = RmaOverlapArgs(sizes=sizes, ops=ops, sync=sync, window=window, iters=iters,
-                          quick=quick, verbose=verbose)
-    ok = bench_session("rma-overlap", args.to_native(), list(mpi), ranks=ranks,
-                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
-                       report=report, console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
 def _suite_command(suite: str, doc: str):
     """`bench <suite>-suite`: every benchmark registered for the suite, one progress
     display, one report."""

@@ -244,18 +244,6 @@ _HERE: dict[str, Benchmark] = {
         suite="overlap",
         suite_order=60,
     ),
-    # Issue 5, item 7: MPI_Put / MPI_Get, work, then MPI_Win_flush or MPI_Win_fence.
-    "rma-overlap": Benchmark(
-        name="rma-overlap",
-        program="mo_rma_overlap",
-        title="One-sided overlap (MPI_Put / MPI_Get completed by flush or fence)",
-        min_ranks=2,
-        analyze=_analysis("rma_overlap"),
-        default_timeout_s=900.0,
-        quick_timeout_s=300.0,
-        suite="overlap",
-        suite_order=70,
-    ),
     # Issue 5, item 1 (Colmenares et al., §III-A, §IV-A): synchronization-computation overlap and
     # the message-size sweep that brackets the eager / buffer limit.
     "sync-overlap": Benchmark(

@@ -70,6 +70,17 @@ def size_list(flag: str, value: str | None) -> list[str]:
     return [flag, value]
 
 
+def choice_list(flag: str, value: str, known: tuple[str, ...], every: str) -> str:
+    """A comma-separated list of known names (case-insensitive), checked here."""
+    names = [p.strip() for p in value.split(",") if p.strip()]
+    lower = {k.lower(): k for k in known}
+    bad = [n for n in names if n.lower() not in lower and n != every]
+    if not names or bad:
+        raise UserError(f"{flag}: unknown value '{(bad or [value])[0]}' "
+                        f"(known: {', '.join(known)}, {every})")
+    return ",".join(names)
+
+
 @dataclass(frozen=True)
 class Flag:
     """One flag of `bench NAME` (not --quick, --verbose or the run options every benchmark

@@ -37,7 +37,6 @@ from . import (
     profiler_overhead,
     progress,
     replication,
-    rma_overlap,
     stack_floor,
     study,
     sync_overlap,
@@ -142,7 +141,6 @@ for _module in (
     sync_overlap,
     progress,
     nbc_overlap,
-    rma_overlap,
 ):
     register(_module_reporter(_module.BENCHMARK, _module))
 # The benchmarks that live in packages of their own: their report modules (discovery.py).

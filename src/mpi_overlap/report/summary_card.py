@@ -69,7 +69,7 @@ def figure_of(figs: Figures, name: str) -> float | None:
     return v if isinstance(v, (int, float)) else None
 
 
-def _range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f") -> str | None:
+def figure_range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f") -> str | None:
     if lo is None or hi is None:
         return None
     if f"{lo:{spec}}" == f"{hi:{spec}}":
@@ -105,7 +105,7 @@ def _eager(f: Figures) -> str | None:
 
 
 def _overlap_range(f: Figures) -> str | None:
-    r = _range(figure_of(f, "osu_overlap_min_pct"), figure_of(f, "osu_overlap_max_pct"), "%")
+    r = figure_range(figure_of(f, "osu_overlap_min_pct"), figure_of(f, "osu_overlap_max_pct"), "%")
     if r is None:
         return None
     tests = figure_of(f, "osu_overlap_pct_largest_tests")
@@ -115,19 +115,12 @@ def _overlap_range(f: Figures) -> str | None:
     return r
 
 
-def _rma(f: Figures) -> str | None:
-    r = _range(figure_of(f, "osu_overlap_min_pct"), figure_of(f, "osu_overlap_max_pct"), "%")
-    flush = figure_of(f, "osu_overlap_pct_largest_flush")
-    fence = figure_of(f, "osu_overlap_pct_largest_fence")
-    if r is not None and flush is not None and fence is not None:
-        r += f" (largest size: flush {flush:.0f} %, fence {fence:.0f} %)"
-    return r
 
 
 def _availability(f: Figures) -> str | None:
     parts = []
     for d, noun in (("send", "a send's"), ("recv", "a receive's")):
-        r = _range(figure_of(f, f"{d}_availability_min_pct"),
+        r = figure_range(figure_of(f, f"{d}_availability_min_pct"),
                    figure_of(f, f"{d}_availability_max_pct"),
                    "%")
         if r is not None:
@@ -210,9 +203,6 @@ _LINES_HERE: list[CardItem] = [
     CardItem("non-blocking collective overlap (OSU)", "nbc-overlap", _overlap_range,
              share=max_share("osu_overlap_pct_largest", "osu_overlap_pct_largest_tests"),
              order=80),
-    CardItem("one-sided overlap", "rma-overlap", _rma,
-             share=max_share("osu_overlap_pct_largest_flush", "osu_overlap_pct_largest_fence"),
-             order=90),
     CardItem("matching cost per queued request", "matching", _matching, order=100),
     CardItem("case study: halo", "study-halo", _study, order=110),
     CardItem("case study: cg", "study-cg", _study, order=120),

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..formatting import fmt_num
-from ..sizes import format_size
-from ..values import num
-from .figures import figure
-from .nbc_overlap import _mean, imb_pct, imb_raw, osu_pct, osu_raw
+from ...analysis.figures import figure
+from ...analysis.nbc_overlap import _mean, imb_pct, imb_raw, osu_pct, osu_raw
+from ...formatting import fmt_num
+from ...sizes import format_size
+from ...values import num
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -41,7 +41,7 @@ def _med(case: dict[str, Any], key: str) -> float | None:
     return _stat(case, key, "median")
 
 
-def analyze_rma_overlap(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     res = result.get("results") or {}
     out = []
     for c in res.get("cases") or []:

@@ -1,5 +1,5 @@
 """rma-overlap benchmark: the report's table, figure, sentences and JSON, from analysis.json
-(analysis/rma_overlap.py): per window, sync, op and size the overlap % and the time of
+(analysis.py here): per window, sync, op and size the overlap % and the time of
 the completion call after the work against the call alone."""
 
 from __future__ import annotations
@@ -9,12 +9,13 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ..formatting import fmt_num
-from ..rundir import Run
-from .html import Figure, Section
-from .nbc_overlap import print_comparison as _nbc_comparison
-from .overhead_plots import to_svg
-from .run_table import finding, planned_extent, print_rows, run_tables, summary_or_missing
+from ...formatting import fmt_num
+from ...report.html import Figure, Section
+from ...report.nbc_overlap import print_comparison as _nbc_comparison
+from ...report.overhead_plots import to_svg
+from ...report.run_table import finding, planned_extent, print_rows, run_tables, summary_or_missing
+from ...report.summary_card import Figures, figure_of, figure_range, max_share
+from ...rundir import Run
 
 BENCHMARK = "rma-overlap"
 HEADERS = ("window", "sync", "op", "bytes", "t_pure µs", "t_cpu µs", "t_overall µs",
@@ -115,3 +116,17 @@ def to_json(run: Run) -> dict[str, Any]:
     a = run.analysis or {}
     return {"finding": a.get("finding"), "figures": a.get("figures"), "checks": a.get("checks"),
             "cases": cases(run)}
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_cell(f: Figures) -> str | None:
+    r = figure_range(figure_of(f, "osu_overlap_min_pct"), figure_of(f, "osu_overlap_max_pct"), "%")
+    flush = figure_of(f, "osu_overlap_pct_largest_flush")
+    fence = figure_of(f, "osu_overlap_pct_largest_fence")
+    if r is not None and flush is not None and fence is not None:
+        r += f" (largest size: flush {flush:.0f} %, fence {fence:.0f} %)"
+    return r
+
+
+card_share = max_share("osu_overlap_pct_largest_flush", "osu_overlap_pct_largest_fence")
