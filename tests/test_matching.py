@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.analysis.matching import analyze_matching, line_fit
-from mpi_overlap.bench_args import MatchingArgs
+from mpi_overlap.analysis.stats import line_fit
+from mpi_overlap.benchmarks.matching import SPEC
+from mpi_overlap.benchmarks.matching.analysis import analyze as analyze_matching
 from mpi_overlap.build import ensure_built
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
@@ -133,9 +134,12 @@ def test_line_fit_and_verdict() -> None:
 
 
 def test_matching_args() -> None:
-    assert MatchingArgs(queue="posted", max_m=64, quick=True).to_native() == [
+    def native(**values):
+        return SPEC.to_native(values, quick=values.pop("quick", False), verbose=False)
+
+    assert native(queue="posted", max_m=64, quick=True) == [
         "--queue", "posted", "--max-m", "64", "--quick"]
     with pytest.raises(UserError):
-        MatchingArgs(queue="sideways").to_native()
+        native(queue="sideways")
     with pytest.raises(UserError):
-        MatchingArgs(max_m=0).to_native()
+        native(max_m=0)

@@ -153,30 +153,6 @@ class DatatypesArgs(SizeSweepArgs):
     QUICK_SIZES = "64,1k,64k,1M"
 
 
-_QUEUES = ("posted", "unexpected", "both")
-
-
-@dataclass
-class MatchingArgs:
-    """`bench matching` flags -> mo_matching flags."""
-
-    queue: str = "both"
-    max_m: int | None = None
-    max_n: int | None = None
-    samples: int | None = None
-    quick: bool = False
-    verbose: bool = False
-
-    def to_native(self) -> list[str]:
-        if self.queue not in _QUEUES:
-            raise UserError(f"--queue must be posted, unexpected or both (got '{self.queue}')")
-        args = ["--queue", self.queue]
-        args += count_flag("--max-m", self.max_m, 1)
-        args += count_flag("--max-n", self.max_n, 1)
-        args += count_flag("--samples", self.samples, 1)
-        return args + _switches(quick=self.quick, verbose=self.verbose)
-
-
 NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iallreduce",
                    "Iallgather", "Ialltoall", "Ireduce_scatter_block", "Ireduce_scatter",
                    "Iscan", "Iexscan")

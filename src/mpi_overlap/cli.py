@@ -481,33 +481,6 @@ def bench_stack_floor(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick
         sys.exit(3)
 
 
-@bench.command("matching")
-@_mpi_option
-@_ranks_option
-@click.option("--queue", default="both", show_default=True, help="posted | unexpected | both")
-@click.option("--max-m", type=int,
-              help="largest M, requests per peer (default 65536; --quick 4096)")
-@click.option("--max-n", type=int, help="most peers in the N sweep (default: ranks - 1)")
-@click.option("--samples", type=int, help="timed receives per point (default 25; --quick 11)")
-@click.option("--quick", is_flag=True, help="M up to 4096, fewer samples")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print one line per point")
-def bench_matching(mpi: tuple[str, ...], ranks: int, queue: str, max_m: int | None,
-                   max_n: int | None, samples: int | None, quick: bool, launcher: str | None,
-                   timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
-    """Matching cost per queued request: posted-receive and unexpected-message queues."""
-    from .bench_args import MatchingArgs
-    from .session import bench_session
-
-    args = MatchingArgs(queue=queue, max_m=max_m, max_n=max_n, samples=samples, quick=quick,
-                        verbose=verbose)
-    ok = bench_session("matching", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
-                       timeout_s=timeout, quick=quick, out_base=out, report=report,
-                       console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
 @bench.command("progress")
 @_mpi_option
 @_ranks_option
@@ -563,6 +536,7 @@ def _package_bench(spec: BenchmarkSpec) -> click.Command:
     for flag in reversed(spec.flags):
         kind = {"count": int, "float": FLOAT}.get(flag.kind)
         f = click.option(flag.name, flag.dest, type=kind, metavar=flag.metavar,
+                         default=flag.default, show_default=flag.default is not None,
                          help=flag.help)(f)
     f = _ranks_option(f)
     f = _mpi_option(f)

@@ -112,3 +112,28 @@ def median_bootstrap_ci(
     with np.errstate(divide="ignore", invalid="ignore"):
         lo, hi = percentile_ci(combine(ra, rb), ci)
     return float(combine(np.median(a), np.median(b))), lo, hi
+
+
+def line_fit(xs: list[float], ys: list[float]) -> dict[str, Any] | None:
+    """Least squares y = a + b x: slope b, intercept a, 95 % CI of b (Student t)."""
+    pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and math.isfinite(y)]
+    if len(pts) < 2 or len({x for x, _ in pts}) < 2:
+        return None
+    x = np.array([p[0] for p in pts], dtype=float)
+    y = np.array([p[1] for p in pts], dtype=float)
+    b, a = np.polyfit(x, y, 1)
+    ci = None
+    if len(pts) > 2:
+        resid = y - (a + b * x)
+        s2 = float(resid @ resid) / (len(pts) - 2)
+        sxx = float(((x - x.mean()) ** 2).sum())
+        half = t_quantile(0.975, len(pts) - 2) * math.sqrt(s2 / sxx)
+        ci = [float(b - half), float(b + half)]
+    return {
+        "slope_ns": float(b),
+        "intercept_ns": float(a),
+        "slope_ci95": ci,
+        "points": len(pts),
+        "x_min": float(x.min()),
+        "x_max": float(x.max()),
+    }

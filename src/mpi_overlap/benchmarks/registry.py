@@ -144,19 +144,6 @@ _HERE: dict[str, Benchmark] = {
         suite="overhead",
         suite_order=10,
     ),
-    # Balaji et al., experiments 3 and 4: one receive past M*N posted receives or unexpected
-    # messages; the cost per queued request and whether it grows with the queue.
-    "matching": Benchmark(
-        name="matching",
-        program="mo_matching",
-        title="Matching cost per queued request (posted-receive and unexpected-message queues)",
-        min_ranks=2,
-        analyze=_analysis("matching"),
-        default_timeout_s=1800.0,
-        quick_timeout_s=300.0,
-        suite="overhead",
-        suite_order=30,
-    ),
     # Issue 6, experiment 8 (Balaji et al.): two launches (the thread level is fixed at
     # MPI_Init), merged into one result by multilaunch.py.
     "threads-procs": Benchmark(

@@ -94,6 +94,7 @@ class Flag:
     minimum: int = 1
     metavar: str | None = None
     native: Callable[[Any], list[str]] | None = None
+    default: Any = None  # shown in --help when set
 
     @property
     def dest(self) -> str:

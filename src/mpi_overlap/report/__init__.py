@@ -26,7 +26,6 @@ from . import (
     datatypes,
     env_matrix,
     error_checking,
-    matching,
     nbc_overlap,
     overhead_plots,
     overhead_table,
@@ -135,7 +134,6 @@ register(
 for _module in (
     profiler_overhead,
     stack_floor,
-    matching,
     threads_procs,
     error_checking,
     sync_overlap,

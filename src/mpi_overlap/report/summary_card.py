@@ -130,13 +130,6 @@ def _availability(f: Figures) -> str | None:
     return "the CPU is free to compute for " + " and ".join(parts) + " transfer time (by size)"
 
 
-def _matching(f: Figures) -> str | None:
-    parts = []
-    for key, noun in (("posted", "posted receive"), ("unexpected", "unexpected message")):
-        v = figure_of(f, f"{key}_ns_per_request")
-        if v is not None:
-            parts.append(f"{v:.1f} ns per {noun}")
-    return ", ".join(parts) or None
 
 
 def _profiler(f: Figures) -> str | None:
@@ -203,7 +196,6 @@ _LINES_HERE: list[CardItem] = [
     CardItem("non-blocking collective overlap (OSU)", "nbc-overlap", _overlap_range,
              share=max_share("osu_overlap_pct_largest", "osu_overlap_pct_largest_tests"),
              order=80),
-    CardItem("matching cost per queued request", "matching", _matching, order=100),
     CardItem("case study: halo", "study-halo", _study, order=110),
     CardItem("case study: cg", "study-cg", _study, order=120),
     CardItem("profiler overhead", "profiler-overhead", _profiler, order=130),

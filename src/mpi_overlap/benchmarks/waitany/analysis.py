@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...analysis.figures import figure
-from ...analysis.matching import line_fit
+from ...analysis.stats import line_fit
 
 CALLS = (("waitany", "MPI_Waitany"), ("testany", "MPI_Testany"), ("waitsome", "MPI_Waitsome"))
 

@@ -1,6 +1,6 @@
 """Matching benchmark: the report's tables, figures, sentences and JSON.
 
-Everything comes from analysis.json (analysis/matching.py): per queue, the receive time
+Everything comes from analysis.json (analysis.py here): per queue, the receive time
 against M (N = 1) and against N (M = 1), the cost per queued request, and the verdict
 on whether it grows with the queue length.
 """
@@ -12,11 +12,10 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ..formatting import DASH, fmt_num
-from ..rundir import Run
-from .html import Figure, Section
-from .overhead_plots import to_svg
-from .run_table import (
+from ...formatting import DASH, fmt_num
+from ...report.html import Figure, Section
+from ...report.overhead_plots import to_svg
+from ...report.run_table import (
     compared,
     comparison_table,
     finding,
@@ -25,6 +24,8 @@ from .run_table import (
     run_tables,
     summary_or_missing,
 )
+from ...report.summary_card import Figures, figure_of
+from ...rundir import Run
 
 BENCHMARK = "matching"
 HEADERS = ("queue", "ns / request", "95 % CI", "lower half", "upper half", "verdict",
@@ -164,3 +165,14 @@ def to_json(run: Run) -> dict[str, Any]:
             for q in queues(run)
         ],
     }
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_cell(f: Figures) -> str | None:
+    parts = []
+    for key, noun in (("posted", "posted receive"), ("unexpected", "unexpected message")):
+        v = figure_of(f, f"{key}_ns_per_request")
+        if v is not None:
+            parts.append(f"{v:.1f} ns per {noun}")
+    return ", ".join(parts) or None

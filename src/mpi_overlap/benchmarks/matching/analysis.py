@@ -13,43 +13,16 @@ gets its own line against N. docs/benchmarks.md, section matching.
 
 from __future__ import annotations
 
-import math
 from itertools import pairwise
 from typing import Any
 
-import numpy as np
-
-from ..formatting import NA, fmt_num
-from .figures import figure
-from .stats import t_quantile
+from ...analysis.figures import figure
+from ...analysis.stats import line_fit
+from ...formatting import NA, fmt_num
 
 GROW = 1.25
 QUEUE_NOUN = {"posted": "posted receive", "unexpected": "unexpected message"}
 
-
-def line_fit(xs: list[float], ys: list[float]) -> dict[str, Any] | None:
-    """Least squares y = a + b x: slope b, intercept a, 95 % CI of b (Student t)."""
-    pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and math.isfinite(y)]
-    if len(pts) < 2 or len({x for x, _ in pts}) < 2:
-        return None
-    x = np.array([p[0] for p in pts], dtype=float)
-    y = np.array([p[1] for p in pts], dtype=float)
-    b, a = np.polyfit(x, y, 1)
-    ci = None
-    if len(pts) > 2:
-        resid = y - (a + b * x)
-        s2 = float(resid @ resid) / (len(pts) - 2)
-        sxx = float(((x - x.mean()) ** 2).sum())
-        half = t_quantile(0.975, len(pts) - 2) * math.sqrt(s2 / sxx)
-        ci = [float(b - half), float(b + half)]
-    return {
-        "slope_ns": float(b),
-        "intercept_ns": float(a),
-        "slope_ci95": ci,
-        "points": len(pts),
-        "x_min": float(x.min()),
-        "x_max": float(x.max()),
-    }
 
 
 def _verdict(
@@ -142,7 +115,7 @@ def queue_sentence(q: dict[str, Any]) -> str:
     return text
 
 
-def analyze_matching(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     res = result.get("results") or {}
     points = res.get("points") or []
     queues = [_queue(points, q) for q in res.get("queues") or []]
