@@ -531,7 +531,7 @@ def _package_bench(spec: BenchmarkSpec) -> click.Command:
     f: Any = command
     if spec.verbose_help is not None:
         f = click.option("-v", "--verbose", is_flag=True, help=spec.verbose_help)(f)
-    f = _run_options()(f)
+    f = _run_options(spec.timeout_help)(f)
     f = click.option("--quick", is_flag=True, help=spec.quick_help)(f)
     for flag in reversed(spec.flags):
         kind = {"count": int, "float": FLOAT}.get(flag.kind)
@@ -547,33 +547,6 @@ for _spec in specs():
     bench.add_command(_package_bench(_spec))
 
 
-def _simple_bench(name: str, help_text: str):
-    """`bench <name>`: a benchmark whose only settings are the common ones."""
-
-    @bench.command(name, help=help_text)
-    @_mpi_option
-    @_ranks_option
-    @click.option("--quick", is_flag=True, help="fewer, shorter samples")
-    @_run_options("seconds before one launch is stopped")
-    def command(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
-                timeout: float | None, out: Path, report: bool) -> None:
-        from .session import bench_session
-
-        ok = bench_session(name, ["--quick"] if quick else [], list(mpi), ranks=ranks,
-                           launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
-                           report=report, console=_out, err_console=_err)
-        if not ok:
-            sys.exit(3)
-
-    return command
-
-
-_simple_bench("threads-procs",
-              "Message rate of 1..k processes (MPI_THREAD_SINGLE) against 1..k threads "
-              "(MPI_THREAD_MULTIPLE), k = -n; 0-byte MPI_Send to MPI_PROC_NULL.")
-_simple_bench("error-checking",
-              "Small-message costs with the MPI's argument checking off and on "
-              "(MPIR_CVAR_ERROR_CHECKING / mpi_param_check, read back via MPI_T).")
 
 
 @bench.command("sync-overlap")

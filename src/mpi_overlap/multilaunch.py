@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 
-from .benchmarks.registry import Benchmark, Launch
+from .benchmarks.spec import Benchmark, Launch
 from .build import executable
 from .errors import UserError
 from .launch import launch_command, run_job

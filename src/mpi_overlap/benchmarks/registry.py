@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import UserError
 from .discovery import specs
-from .spec import Benchmark, Launch
+from .spec import Benchmark
 
 
 def _analysis(
@@ -33,29 +33,6 @@ def _analysis(
     return analyze
 
 
-def _threads_procs_launches(ranks: int, quick: bool) -> tuple[Launch, ...]:
-    """k ranks in MPI_THREAD_SINGLE, then one rank with k threads in MPI_THREAD_MULTIPLE."""
-    reps = ("--reps", "12" if quick else "30")  # short samples: many are cheap
-    return (
-        Launch("single", ("--thread-level", "single", *reps)),
-        Launch("multiple", ("--thread-level", "multiple", "--workers", str(ranks), *reps),
-               ranks=1),
-    )
-
-
-def _error_checking_launches(ranks: int, quick: bool) -> tuple[Launch, ...]:
-    """Argument checking off and on, alternating (both MPICH's and Open MPI's switch are
-    set; each MPI reads its own, and the program reads the setting back via MPI_T)."""
-    def setting(v: str) -> tuple[tuple[str, str], ...]:
-        return (("MPIR_CVAR_ERROR_CHECKING", v), ("OMPI_MCA_mpi_param_check", v))
-
-    pairs = 1 if quick else 3
-    reps = ("--reps", "12" if quick else "30")
-    return tuple(
-        Launch(f"{name}-{i + 1}", args=reps, env=setting(v))
-        for i in range(pairs)
-        for name, v in (("off", "0"), ("on", "1"))
-    )
 
 
 # The benchmarks not yet moved into a package of their own (benchmarks/<name>/, spec.py).
@@ -143,33 +120,6 @@ _HERE: dict[str, Benchmark] = {
         quick_timeout_s=300.0,
         suite="overhead",
         suite_order=10,
-    ),
-    # Issue 6, experiment 8 (Balaji et al.): two launches (the thread level is fixed at
-    # MPI_Init), merged into one result by multilaunch.py.
-    "threads-procs": Benchmark(
-        name="threads-procs",
-        program="mo_threads_procs",
-        title="Message rate of processes against threads (0-byte sends to MPI_PROC_NULL)",
-        min_ranks=1,
-        analyze=_analysis("threads_procs"),
-        default_timeout_s=300.0,
-        quick_timeout_s=120.0,
-        suite="overhead",
-        suite_order=70,
-        launches=_threads_procs_launches,
-    ),
-    # Issue 6, experiment 9: one launch per argument-checking setting.
-    "error-checking": Benchmark(
-        name="error-checking",
-        program="mo_error_checking",
-        title="Small-message costs with the MPI's argument checking on and off",
-        min_ranks=2,
-        analyze=_analysis("error_checking"),
-        default_timeout_s=300.0,
-        quick_timeout_s=120.0,
-        suite="overhead",
-        suite_order=80,
-        launches=_error_checking_launches,
     ),
     # Derived datatypes against contiguous sends (Balaji et al.); mo_alignment is the same
     # program built with the alignment cases (strided ints at byte offsets 0-7,

@@ -142,6 +142,7 @@ class BenchmarkSpec:
     flags: tuple[Flag, ...] = ()
     quick_help: str = "fewer, shorter samples"
     verbose_help: str | None = None  # None: no -v
+    timeout_help: str = "seconds before the run is stopped"
     card: CardLine | None = None
 
     @property

@@ -25,7 +25,6 @@ from ..termsafe import SafeConsole, safe
 from . import (
     datatypes,
     env_matrix,
-    error_checking,
     nbc_overlap,
     overhead_plots,
     overhead_table,
@@ -39,7 +38,6 @@ from . import (
     stack_floor,
     study,
     sync_overlap,
-    threads_procs,
 )
 from .csv_tables import write_csv_tables
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
@@ -134,8 +132,6 @@ register(
 for _module in (
     profiler_overhead,
     stack_floor,
-    threads_procs,
-    error_checking,
     sync_overlap,
     progress,
     nbc_overlap,

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .stats import median_bootstrap_ci, summarize
+from ...analysis.stats import median_bootstrap_ci, summarize
 
 BOOT = 2000
 CONTENDED = 0.9  # median CPU share below which a series' workers were descheduled
@@ -57,7 +57,7 @@ def _series(launch: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def analyze_threads_procs(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     launches = (result.get("results") or {}).get("launches") or []
     procs = next((x for x in launches if x.get("workers_kind") == "processes"), None)
     threads = next((x for x in launches if x.get("workers_kind") == "threads"), None)

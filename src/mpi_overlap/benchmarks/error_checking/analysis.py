@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .stats import median_bootstrap_ci, summarize
+from ...analysis.stats import median_bootstrap_ci, summarize
 
 BOOT = 2000
 _REQUEST_KEYS = ("MPIR_CVAR_ERROR_CHECKING", "OMPI_MCA_mpi_param_check")
@@ -34,7 +34,7 @@ def diff_ci(on: np.ndarray, off: np.ndarray, seed: int = 1) -> dict[str, float |
     return {"diff": diff, "ci95_low": lo, "ci95_high": hi}
 
 
-def analyze_error_checking(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     launches = (result.get("results") or {}).get("launches") or []
     observed = [
         {"launch": x.get("launch"), "requested": _requested(x), "cvar": x.get("cvar"),

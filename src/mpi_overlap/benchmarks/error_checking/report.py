@@ -7,12 +7,12 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ..file_output import write_text
-from ..formatting import fmt_num
-from ..rundir import Run
-from ..termsafe import Table
-from .html import Figure, HtmlTable, Section
-from .overhead_plots import to_svg
+from ...file_output import write_text
+from ...formatting import fmt_num
+from ...report.html import Figure, HtmlTable, Section
+from ...report.overhead_plots import to_svg
+from ...rundir import Run
+from ...termsafe import Table
 
 BENCHMARK = "error-checking"
 PLOT_FILE = "error-checking.svg"
