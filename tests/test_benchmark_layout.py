@@ -28,7 +28,7 @@ PACKAGES = "src/mpi_overlap/benchmarks"
 # moved into a package leaves this list.
 NOT_YET_PACKAGES = {
     "overhead", "pingpong", "collectives", "profile", "profiler-overhead",
-    "overlap-validation", "stack-floor",
+    "stack-floor",
     "datatypes", "alignment", "study-halo", "study-cg", "nbc-overlap",
     "sync-overlap", "progress",
 }

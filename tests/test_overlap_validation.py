@@ -21,16 +21,16 @@ from rich.console import Console
 
 from cli_helpers import disturbed, run_cli
 from mpi_overlap import schema
-from mpi_overlap.analysis.overlap_validation import (
+from mpi_overlap.analysis.profiled_runs import load_profiles
+from mpi_overlap.analysis.stats import summarize
+from mpi_overlap.benchmarks.overlap_validation import SPEC
+from mpi_overlap.benchmarks.overlap_validation.analysis import (
     LIMITS,
-    analyze_overlap_validation,
-    load_profiles,
     pct_trend,
     spearman,
     wait_trend,
 )
-from mpi_overlap.analysis.stats import summarize
-from mpi_overlap.bench_args import OverlapValidationArgs
+from mpi_overlap.benchmarks.overlap_validation.analysis import analyze as analyze_overlap_validation
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
 
@@ -386,10 +386,11 @@ def test_partial_result_is_analysed_as_far_as_it_goes() -> None:
 
 
 def test_cli_arguments_map_and_validate() -> None:
-    assert OverlapValidationArgs().to_native() == []
-    assert OverlapValidationArgs(
-        quick=True, sizes="4k,10K", pairings="isend-recv", steps=5, iters=20
-    ).to_native() == [
+    def native(**values):
+        return SPEC.to_native(values, quick=values.pop("quick", False), verbose=False)
+
+    assert native() == []
+    assert native(quick=True, sizes="4k,10K", pairings="isend-recv", steps=5, iters=20) == [
         "--sizes",
         "4k,10K",
         "--pairings",
@@ -401,13 +402,13 @@ def test_cli_arguments_map_and_validate() -> None:
         "--quick",
     ]
     with pytest.raises(UserError, match="unknown pairing 'isend-send'"):
-        OverlapValidationArgs(pairings="isend-irecv,isend-send").to_native()
+        native(pairings="isend-irecv,isend-send")
     with pytest.raises(UserError, match="at least 2"):
-        OverlapValidationArgs(steps=1).to_native()
+        native(steps=1)
     with pytest.raises(UserError, match="at least 1"):
-        OverlapValidationArgs(iters=0).to_native()
+        native(iters=0)
     with pytest.raises(UserError, match="more than the 254"):
-        OverlapValidationArgs(sizes="1,2,4,8,16,32,64,128", steps=12).to_native()
+        native(sizes="1,2,4,8,16,32,64,128", steps=12)
 
 
 # ------------------------------------------------------------------------ report

@@ -63,51 +63,6 @@ class OverheadArgs:
         return args
 
 
-_PAIRINGS = ("isend-irecv", "isend-recv", "send-irecv")
-# The profiler keeps this many region names apart; a step is one region.
-_MAX_REGIONS = 254
-
-
-@dataclass
-class OverlapValidationArgs:
-    """`bench overlap-validation` flags -> mo_overlap_validation flags."""
-
-    sizes: str | None = None
-    pairings: str | None = None
-    steps: int | None = None
-    iters: int | None = None
-    quick: bool = False
-    verbose: bool = False
-
-    def to_native(self) -> list[str]:
-        args: list[str] = []
-        nsizes = 3  # the program's default, 4K,10K,1M
-        if self.sizes is not None:
-            nsizes = len(parse_sizes(self.sizes))
-            args += ["--sizes", self.sizes]
-        npairings = len(_PAIRINGS)
-        if self.pairings is not None:
-            names = [p.strip() for p in self.pairings.split(",") if p.strip()]
-            unknown = [p for p in names if p not in (*_PAIRINGS, "all")]
-            if not names or unknown:
-                raise UserError(
-                    f"--pairings: unknown pairing '{(unknown or [self.pairings])[0]}' "
-                    f"(known: {', '.join(_PAIRINGS)}, all)"
-                )
-            npairings = len(_PAIRINGS) if "all" in names else len(set(names))
-            args += ["--pairings", ",".join(names)]
-        steps = self.steps if self.steps is not None else (6 if self.quick else 12)
-        args += count_flag("--steps", self.steps, 2)
-        if npairings * nsizes * steps > _MAX_REGIONS:
-            raise UserError(
-                f"{npairings} pairings x {nsizes} sizes x {steps} steps = "
-                f"{npairings * nsizes * steps} profiler regions, more than the "
-                f"{_MAX_REGIONS} the profiler keeps apart; use fewer sizes or steps"
-            )
-        args += count_flag("--iters", self.iters, 1)
-        return args + _switches(quick=self.quick, verbose=self.verbose)
-
-
 @dataclass
 class SizeSweepArgs:
     """Flags of the benchmarks that time a list of sizes with repeated samples

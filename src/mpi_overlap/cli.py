@@ -429,34 +429,6 @@ def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool, reps:
         sys.exit(3)
 
 
-@bench.command("overlap-validation")
-@_mpi_option
-@_ranks_option
-@click.option("--sizes", metavar="LIST", help="message sizes (default 4K,10K,1M)")
-@click.option("--pairings", metavar="LIST",
-              help="isend-irecv, isend-recv, send-irecv, comma-separated (default all)")
-@click.option("--steps", type=int, help="computation steps per pairing and size (default 12)")
-@click.option("--iters", type=int, help="iterations per step (default 200; --quick 50)")
-@click.option("--quick", is_flag=True, help="6 steps of 50 iterations")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print the per-step tables")
-def bench_overlap_validation(mpi: tuple[str, ...], ranks: int, sizes: str | None,
-                             pairings: str | None, steps: int | None, iters: int | None,
-                             quick: bool, launcher: str | None, timeout: float | None,
-                             out: Path, report: bool, verbose: bool) -> None:
-    """Validate the profiler: overlap bounds and MPI_Wait time against computation."""
-    from .bench_args import OverlapValidationArgs
-    from .session import bench_session
-
-    args = OverlapValidationArgs(sizes=sizes, pairings=pairings, steps=steps, iters=iters,
-                                 quick=quick, verbose=verbose)
-    ok = bench_session("overlap-validation", args.to_native(), list(mpi), ranks=ranks,
-                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
-                       report=report, console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
 @bench.command("stack-floor")
 @_mpi_option
 @_ranks_option

@@ -33,8 +33,8 @@ from ..formatting import fmt_num
 from ..sizes import format_size
 from ..values import num
 from .figures import figure
-from .overlap_validation import _regions, load_profiles
 from .profile_values import overlap_pcts
+from .profiled_runs import load_profiles, regions_by_name
 from .stats import median_or_none
 
 SCHEMA = "mpi-overlap/analysis"
@@ -146,7 +146,7 @@ def _variant(
         slow = None
         if comp is not None and test is not None and t_cpu and t_cpu > 0:
             slow = 100.0 * ((comp - test) / t_cpu - 1.0)
-        region = _regions(profiles.get(r)).get(str(var.get("region"))) if have_prof else None
+        region = regions_by_name(profiles.get(r)).get(str(var.get("region"))) if have_prof else None
         pmin = pmax = None
         if have_prof and region is None and r in profiles:
             problems.append(f"rank {r}: no region '{var.get('region')}' in its profile")

@@ -95,19 +95,6 @@ _HERE: dict[str, Benchmark] = {
         default_timeout_s=300.0,
         quick_timeout_s=120.0,
     ),
-    # The profiler's validation experiment (Shet et al., §3): runs under libmpi_overlap,
-    # one region per (pairing, size, step); the analysis joins result.json with the
-    # rank profiles beside it.
-    "overlap-validation": Benchmark(
-        name="overlap-validation",
-        program="mo_overlap_validation",
-        title="Overlap bounds and MPI_Wait time against computation (profiler validation)",
-        min_ranks=2,
-        analyze=_analysis("overlap_validation", with_run_dir=True),
-        default_timeout_s=900.0,
-        quick_timeout_s=300.0,
-        profiled=True,
-    ),
     # MPI ping-pong against the shared-memory and memcpy floors, and blocking against
     # non-blocking requests (issue 6, experiments 1 and 2).
     "stack-floor": Benchmark(

@@ -143,6 +143,11 @@ class BenchmarkSpec:
     quick_help: str = "fewer, shorter samples"
     verbose_help: str | None = None  # None: no -v
     timeout_help: str = "seconds before the run is stopped"
+    # The report module's HTML sections, in page order (names of its functions).
+    sections: tuple[str, ...] = ("html_sections",)
+    # (parsed values, quick, verbose) -> the program's arguments, where flags must be
+    # checked together (overlap-validation's regions); None: flag by flag.
+    args: Callable[[dict[str, Any], bool, bool], list[str]] | None = None
     card: CardLine | None = None
 
     @property
@@ -156,17 +161,22 @@ class BenchmarkSpec:
 
     def to_native(self, values: dict[str, Any], *, quick: bool, verbose: bool) -> list[str]:
         """The program's arguments for what `bench NAME` parsed (each flag checked)."""
+        if self.args is not None:
+            return self.args(values, quick, verbose)
         args: list[str] = []
         for flag in self.flags:
             args += flag.to_native(values.get(flag.dest))
         return args + (["--quick"] if quick else []) + (["--verbose"] if verbose else [])
 
 
-def declare(benchmark: Benchmark, package: str, **kwargs: Any) -> BenchmarkSpec:
+def declare(benchmark: Benchmark, package: str, *, with_run_dir: bool = False,
+            **kwargs: Any) -> BenchmarkSpec:
     """A package's spec, its registry entry's `analyze` taken from its analysis module (on
-    first use). `package` is the declaring package's __name__."""
+    first use). `package` is the declaring package's __name__; with_run_dir: the analysis
+    also reads the rank profiles in the run directory (analyze(result, run_dir))."""
     def analyze(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-        return import_module(f"{package}.analysis").analyze(result)
+        module = import_module(f"{package}.analysis")
+        return module.analyze(result, run_dir) if with_run_dir else module.analyze(result)
 
     return BenchmarkSpec(benchmark=replace(benchmark, analyze=analyze), package=package,
                          **kwargs)

@@ -28,7 +28,6 @@ from . import (
     nbc_overlap,
     overhead_plots,
     overhead_table,
-    overlap_validation,
     profile_checks,
     profile_plots,
     profile_table,
@@ -120,14 +119,6 @@ register(
         to_json=profile_checks.to_json,
     )
 )
-register(
-    _module_reporter(
-        overlap_validation.BENCHMARK,
-        overlap_validation,
-        overlap_validation.figure_sections,
-        overlap_validation.table_sections,
-    )
-)
 # The benchmark modules with the usual reporter functions (see _module_reporter).
 for _module in (
     profiler_overhead,
@@ -139,7 +130,9 @@ for _module in (
     register(_module_reporter(_module.BENCHMARK, _module))
 # The benchmarks that live in packages of their own: their report modules (discovery.py).
 for _spec in specs():
-    register(_module_reporter(_spec.name, _spec.module("report")))
+    _report = _spec.module("report")
+    register(_module_reporter(_spec.name, _report,
+                              *(getattr(_report, name) for name in _spec.sections)))
 for _name in datatypes.BENCHMARKS:
     register(_module_reporter(_name, datatypes))
 for _name in study.BENCHMARKS:

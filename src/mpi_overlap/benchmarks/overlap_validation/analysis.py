@@ -25,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from ..formatting import fmt_pct_cell, fmt_us
-from ..sizes import format_size
-from ..values import num
-from .profile_values import overlap_pcts
+from ...analysis.profile_values import overlap_pcts
+from ...analysis.profiled_runs import load_profiles, regions_by_name
+from ...formatting import fmt_pct_cell, fmt_us
+from ...sizes import format_size
+from ...values import num
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -114,24 +115,6 @@ def wait_trend(first: float | None, last: float | None, limits: dict[str, float]
 # ------------------------------------------------------------------------------ profiles
 
 
-def load_profiles(run_dir: Path | None) -> tuple[dict[int, dict[str, Any]], list[str]]:
-    """The rank documents of a run directory (job file and per-rank files), by rank, and
-    problems."""
-    # here: keeps the module importable without the CLI
-    from ..profiling.rank_documents import read_rank_documents
-
-    if run_dir is None:
-        return {}, ["no run directory given"]
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        return {}, [f"run directory {run_dir} not found"]
-    found = read_rank_documents(run_dir)
-    return found.docs, found.problems
-
-
-def _regions(doc: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    entries = ((doc or {}).get("profile") or {}).get("by_region") or []
-    return {str(e.get("region")): e for e in entries if isinstance(e, dict)}
 
 
 # ------------------------------------------------------------------------------ source
@@ -430,7 +413,7 @@ def _curves_of_case(
             continue
         peer = "receiver" if side == "sender" else "sender"
         rank = int(meta.get("rank", 0 if side == "sender" else 1))
-        regions = _regions(profiles.get(rank))
+        regions = regions_by_name(profiles.get(rank))
         points = []
         transfer_us = _stat({"t": case.get("transfer_us")}, "t")
         for step in steps:
@@ -490,7 +473,7 @@ def _curves_of_case(
     return curves, problems
 
 
-def analyze_overlap_validation(
+def analyze(
     result: dict[str, Any],
     run_dir: Path | None = None,
     *,

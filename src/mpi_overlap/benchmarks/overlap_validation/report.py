@@ -3,7 +3,7 @@
 One figure per (pairing, size), drawn like the source's Figures 7-13 (Shet et al., §3): per
 non-blocking side, the profiler's min % and max % overlap against the computation time
 (left axis) and the side's MPI_Wait time (right axis). Everything comes from
-analysis.json (analysis/overlap_validation.py); a run without it shows only its banner.
+analysis.json (analysis.py here); a run without it shows only its banner.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from matplotlib.lines import Line2D
 from rich.console import Console
 from rich.text import Text
 
-from ..formatting import DASH, fmt_pct_cell, fmt_us
-from ..rundir import Run
-from ..sizes import format_size
-from ..termsafe import Table
-from .html import Figure, HtmlTable, Section
-from .overhead_plots import to_svg
+from ...formatting import DASH, fmt_pct_cell, fmt_us
+from ...report.html import Figure, HtmlTable, Section
+from ...report.overhead_plots import to_svg
+from ...rundir import Run
+from ...sizes import format_size
+from ...termsafe import Table
 
 BENCHMARK = "overlap-validation"
 SIDE_ORDER = {"sender": 0, "receiver": 1}
