@@ -29,7 +29,7 @@ PACKAGES = "src/mpi_overlap/benchmarks"
 NOT_YET_PACKAGES = {
     "overhead", "pingpong", "collectives", "profile", "profiler-overhead",
     "stack-floor",
-    "datatypes", "alignment", "study-halo", "study-cg", "nbc-overlap",
+    "datatypes", "alignment", "study-halo", "study-cg",
     "sync-overlap", "progress",
 }
 

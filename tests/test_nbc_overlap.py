@@ -13,13 +13,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.analysis.nbc_overlap import (
-    LIMITS,
-    analyze_nbc_overlap,
-    imb_pct,
-    osu_pct,
-)
-from mpi_overlap.bench_args import NbcOverlapArgs
+from mpi_overlap.analysis.overlap_formulas import imb_pct, osu_pct
+from mpi_overlap.benchmarks.nbc_overlap import SPEC
+from mpi_overlap.benchmarks.nbc_overlap.analysis import LIMITS
+from mpi_overlap.benchmarks.nbc_overlap.analysis import analyze as analyze_nbc_overlap
 from mpi_overlap.build import ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
@@ -193,18 +190,21 @@ def test_disturbed_t_pure_and_clipped_osu_are_marked() -> None:
 
 
 def test_nbc_overlap_args() -> None:
-    assert NbcOverlapArgs(tests=4, quick=True).to_native() == ["--tests", "4", "--quick"]
-    assert NbcOverlapArgs(collectives="iallreduce,Ibcast").to_native() == [
+    def native(**values):
+        return SPEC.to_native(values, quick=values.pop("quick", False), verbose=False)
+
+    assert native(tests=4, quick=True) == ["--tests", "4", "--quick"]
+    assert native(collectives="iallreduce,Ibcast") == [
         "--collectives", "iallreduce,Ibcast"]
     from mpi_overlap.errors import UserError
     with pytest.raises(UserError, match="unknown value 'Ifoo'"):
-        NbcOverlapArgs(collectives="Ifoo").to_native()
+        native(collectives="Ifoo")
     with pytest.raises(UserError):
-        NbcOverlapArgs(tests=-1).to_native()
-    assert NbcOverlapArgs(datatype="Double", validate=True).to_native() == [
+        native(tests=-1)
+    assert native(datatype="Double", validate=True) == [
         "--datatype", "double", "--validate"]
     with pytest.raises(UserError, match="--datatype"):
-        NbcOverlapArgs(datatype="char").to_native()
+        native(datatype="char")
 
 
 @pytest.mark.mpi

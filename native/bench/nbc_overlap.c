@@ -28,7 +28,7 @@
  * iterations (t_pure with an order-statistic 95 % interval, tail
  * percentiles p90 and p99 of t_pure and t_overall beside them) go to rank
  * 0, which writes them. The overlap percentages (OSU, IMB) are computed from
- * them by analysis/nbc_overlap.py.
+ * them by its analysis (benchmarks/nbc_overlap/analysis.py).
  *
  * Like OSU: --datatype picks the element type of the reductions (int, float,
  * double; the other collectives move bytes), and --validate checks what

@@ -12,8 +12,9 @@
  *   alone:   the calibrated work only           -> t_cpu
  *   overlap: op; work; completion              -> t_overall, t_compute, t_complete
  * The work is a fixed number of calibrated units sized to t_pure (corrected
- * once from the work timed alone, as in mo_nbc_overlap). The overlap % is
- * the OSU formula without tests; analysis/rma_overlap.py computes it from
+ * once from the work timed alone, as the non-blocking collectives benchmark
+ * does). The overlap % is the OSU formula without tests; the analysis
+ * (benchmarks/rma_overlap/analysis.py) computes it from
  * the medians written here (origin's times).
  *
  * Ranks >= 2 take no part and wait without spinning. */

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .benchmarks.spec import choice_list, count_flag, size_list
+from .benchmarks.spec import count_flag, size_list
 from .errors import UserError
 from .sizes import parse_sizes
 
@@ -106,45 +106,6 @@ class DatatypesArgs(SizeSweepArgs):
     """`bench datatypes` / `bench alignment` flags -> mo_datatypes / mo_alignment flags."""
 
     QUICK_SIZES = "64,1k,64k,1M"
-
-
-NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iallreduce",
-                   "Iallgather", "Ialltoall", "Ireduce_scatter_block", "Ireduce_scatter",
-                   "Iscan", "Iexscan")
-
-
-# The element types of the reductions (mo_nbc_overlap --datatype).
-NBC_DATATYPES = ("int", "float", "double")
-
-
-@dataclass
-class NbcOverlapArgs:
-    """`bench nbc-overlap` flags -> mo_nbc_overlap flags."""
-
-    sizes: str | None = None
-    tests: int | None = None
-    collectives: str | None = None
-    iters: int | None = None
-    datatype: str | None = None
-    validate: bool = False
-    quick: bool = False
-    verbose: bool = False
-
-    def to_native(self) -> list[str]:
-        args = _sizes(self.sizes)
-        args += count_flag("--tests", self.tests, 0)
-        if self.collectives is not None:
-            args += ["--collectives",
-                     choice_list("--collectives", self.collectives, NBC_COLLECTIVES, "all")]
-        args += count_flag("--iters", self.iters, 1)
-        if self.datatype is not None:
-            if self.datatype.lower() not in NBC_DATATYPES:
-                raise UserError(f"--datatype must be {', '.join(NBC_DATATYPES)} "
-                                f"(got '{self.datatype}')")
-            args += ["--datatype", self.datatype.lower()]
-        if self.validate:
-            args.append("--validate")
-        return args + _switches(quick=self.quick, verbose=self.verbose)
 
 
 @dataclass

@@ -506,10 +506,13 @@ def _package_bench(spec: BenchmarkSpec) -> click.Command:
     f = _run_options(spec.timeout_help)(f)
     f = click.option("--quick", is_flag=True, help=spec.quick_help)(f)
     for flag in reversed(spec.flags):
+        names = (*([flag.short] if flag.short else []), flag.name, flag.dest)
+        if flag.kind == "switch":
+            f = click.option(*names, is_flag=True, help=flag.help)(f)
+            continue
         kind = {"count": int, "float": FLOAT}.get(flag.kind)
-        f = click.option(flag.name, flag.dest, type=kind, metavar=flag.metavar,
-                         default=flag.default, show_default=flag.default is not None,
-                         help=flag.help)(f)
+        f = click.option(*names, type=kind, metavar=flag.metavar, default=flag.default,
+                         show_default=flag.default is not None, help=flag.help)(f)
     f = _ranks_option(f)
     f = _mpi_option(f)
     return click.command(spec.name, help=spec.help)(f)
@@ -546,43 +549,6 @@ def bench_sync_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samp
                            refine_steps=refine_steps, resolution=resolution, quick=quick,
                            verbose=verbose)
     ok = bench_session("sync-overlap", args.to_native(), list(mpi), ranks=ranks,
-                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
-                       report=report, console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
-@bench.command("nbc-overlap")
-@_mpi_option
-@_ranks_option
-@click.option("--sizes", metavar="LIST",
-              help="bytes per rank block (default 8,1K,64K,1M; --quick 8,64K,1M)")
-@click.option("-t", "--tests", type=int,
-              help="MPI_Test calls spread through the work of the second variant (default 8; "
-                   "0: no tests)")
-@click.option("--collectives", metavar="LIST",
-              help="Ibarrier, Ibcast, Igather, Iscatter, Ireduce, Iallreduce, Iallgather, "
-                   "Ialltoall, Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan "
-                   "(default all)")
-@click.option("--iters", type=int, help="iterations per loop (default: automatic)")
-@click.option("--datatype", metavar="TYPE",
-              help="element type of the reductions: int (default), float, double (OSU's -T)")
-@click.option("--validate", is_flag=True,
-              help="check the data every collective delivered after each loop (OSU's -c)")
-@click.option("--quick", is_flag=True, help="3 sizes, shorter loops")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print one line per case")
-def bench_nbc_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, tests: int | None,
-                      collectives: str | None, iters: int | None, datatype: str | None,
-                      validate: bool, quick: bool, launcher: str | None, timeout: float | None,
-                      out: Path, report: bool, verbose: bool) -> None:
-    """Non-blocking collective overlap: OSU and IMB overlap % and the profiler's bounds."""
-    from .bench_args import NbcOverlapArgs
-    from .session import bench_session
-
-    args = NbcOverlapArgs(sizes=sizes, tests=tests, collectives=collectives, iters=iters,
-                          datatype=datatype, validate=validate, quick=quick, verbose=verbose)
-    ok = bench_session("nbc-overlap", args.to_native(), list(mpi), ranks=ranks,
                        launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
                        report=report, console=_out, err_console=_err, show_verbose=verbose)
     if not ok:

@@ -1,5 +1,6 @@
-"""What the analyses of profiled benchmarks (overlap-validation, nbc-overlap) read beside
-their result: the run directory's rank documents, and a document's regions by name."""
+"""What the analyses of profiled benchmarks (the profiler's validation, the non-blocking
+collectives) read beside their result: the run directory's rank documents, and a
+document's regions by name."""
 
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ reproducible only if separate launches agree. Per quantity of the launches' anal
 
 Which quantities: every analysis's headline figures, and per benchmark the finer ones
 (overhead: availability and host overhead per direction and size; stack-floor: latency and
-added time per size; nbc-overlap: OSU % and t_pure per case). docs/method.md,
+added time per size; a benchmark package's analysis module may declare its own as
+`replicated`, as nbc-overlap does: OSU % and t_pure per case). docs/method.md,
 "Replication over launches".
 """
 
@@ -31,6 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..benchmarks.discovery import spec_of
 from ..formatting import fmt_num, fmt_range
 from ..sizes import format_size
 from ..values import num
@@ -95,24 +97,17 @@ def _stack_floor(analysis: dict[str, Any]) -> Iterator[tuple[Quantity, Point]]:
                    Point(us(e.get("median_s")), us(e.get("ci95_low_s")), us(e.get("ci95_high_s"))))
 
 
-def _nbc(analysis: dict[str, Any]) -> Iterator[tuple[Quantity, Point]]:
-    for c in analysis.get("cases") or []:
-        at = f"{c.get('collective')} {format_size(int(c.get('bytes', 0)))}"
-        key = f"{c.get('collective')}/{c.get('bytes')}"
-        ci = c.get("t_pure_ci_us") or [None, None]
-        yield (Quantity(f"{key}/t_pure", f"{at} t_pure", "µs"),
-               Point(num(c.get("t_pure_us")), num(ci[0]), num(ci[1]), c.get("verdict")))
-        for v in c.get("variants") or []:
-            yield (Quantity(f"{key}/t{v.get('tests')}/osu", f"{at} OSU overlap, "
-                            f"{v.get('tests')} tests", "%"),
-                   Point(num(v.get("osu_pct")), verdict=c.get("verdict")))
-
 
 EXTRACTORS: dict[str, Extract] = {
     "overhead": _overhead,
     "stack-floor": _stack_floor,
-    "nbc-overlap": _nbc,
 }
+
+
+def _package_extractor(benchmark: str) -> Extract | None:
+    """The finer quantities a benchmark package's analysis declares (`replicated`)."""
+    spec = spec_of(benchmark)
+    return getattr(spec.module("analysis"), "replicated", None) if spec else None
 
 
 def quantities(benchmark: str,
@@ -121,7 +116,7 @@ def quantities(benchmark: str,
     out: dict[str, tuple[Quantity, Point]] = {}
     if not analysis:
         return out
-    for extract in (_figures, EXTRACTORS.get(benchmark)):
+    for extract in (_figures, EXTRACTORS.get(benchmark) or _package_extractor(benchmark)):
         if extract is not None:
             for q, p in extract(analysis):
                 out.setdefault(q.key, (q, p))

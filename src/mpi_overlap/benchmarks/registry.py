@@ -153,21 +153,6 @@ _HERE: dict[str, Benchmark] = {
         default_timeout_s=600.0,
         quick_timeout_s=120.0,
     ),
-    # Issue 5, item 6: non-blocking collectives, OSU and IMB overlap % beside the
-    # profiler's bounds; runs under libmpi_overlap, one region per (collective, size,
-    # MPI_Test variant); the analysis reads the rank profiles beside result.json.
-    "nbc-overlap": Benchmark(
-        name="nbc-overlap",
-        program="mo_nbc_overlap",
-        title="Non-blocking collective overlap (OSU and IMB formulas, profiler bounds)",
-        min_ranks=2,
-        analyze=_analysis("nbc_overlap", with_run_dir=True),
-        default_timeout_s=1800.0,
-        quick_timeout_s=300.0,
-        profiled=True,
-        suite="overlap",
-        suite_order=60,
-    ),
     # Issue 5, item 1 (Colmenares et al., §III-A, §IV-A): synchronization-computation overlap and
     # the message-size sweep that brackets the eager / buffer limit.
     "sync-overlap": Benchmark(

@@ -86,7 +86,8 @@ class Flag:
     """One flag of `bench NAME` (not --quick, --verbose or the run options every benchmark
     has) and how its value becomes the program's arguments. `kind` is the value's type on
     the command line: "count" (an int, at least `minimum`), "sizes" (a size list),
-    "float" or "text"; `native` overrides the mapping (it raises UserError on bad input)."""
+    "float", "text" or "switch" (a flag without a value, passed on when given); `native`
+    overrides the mapping (it raises UserError on bad input)."""
 
     name: str  # as typed, e.g. "--max-n"; the program's flag unless `native` says otherwise
     help: str
@@ -95,6 +96,7 @@ class Flag:
     metavar: str | None = None
     native: Callable[[Any], list[str]] | None = None
     default: Any = None  # shown in --help when set
+    short: str | None = None  # e.g. "-t"
 
     @property
     def dest(self) -> str:
@@ -102,8 +104,10 @@ class Flag:
         return self.name.lstrip("-").replace("-", "_")
 
     def to_native(self, value: Any) -> list[str]:
-        if value is None:
+        if value is None or value is False:
             return []
+        if self.kind == "switch":
+            return [self.name]
         if self.native is not None:
             return self.native(value)
         if self.kind == "count":

@@ -25,7 +25,6 @@ from ..termsafe import SafeConsole, safe
 from . import (
     datatypes,
     env_matrix,
-    nbc_overlap,
     overhead_plots,
     overhead_table,
     profile_checks,
@@ -125,7 +124,6 @@ for _module in (
     stack_floor,
     sync_overlap,
     progress,
-    nbc_overlap,
 ):
     register(_module_reporter(_module.BENCHMARK, _module))
 # The benchmarks that live in packages of their own: their report modules (discovery.py).

@@ -6,10 +6,12 @@ sentences of runs with and without an analysis."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from ..formatting import fmt_num
 from ..rundir import Run
 from ..termsafe import Table
 from .html import HtmlTable
@@ -79,6 +81,27 @@ def comparison_table(
     for r in runs:
         t.add_column(r.label, justify="right")
     return t
+
+
+def figures_by_name(run: Run) -> dict[str, Any]:
+    """A run's headline figures (analysis/figures.py) by name."""
+    return {f["name"]: f for f in (run.analysis or {}).get("figures") or []
+            if isinstance(f, dict) and "name" in f}
+
+
+def print_figure_comparison(runs: list[Run], console: Console, bench: str, title: str) -> None:
+    """The headline figures of several runs of `bench` (toolchains, settings) side by
+    side, by run label."""
+    runs = compared(runs, bench)
+    if not runs:
+        return
+    t = comparison_table(title, runs, ("figure",))
+    for name, f0 in figures_by_name(runs[0]).items():
+        cells = [f"{f0.get('label')} ({f0.get('unit')})"]
+        for r in runs:
+            cells.append(fmt_num((figures_by_name(r).get(name) or {}).get("value"), ".2f"))
+        t.add_row(*cells)
+    console.print(t)
 
 
 def summary_or_missing(run: Run, missing: str,

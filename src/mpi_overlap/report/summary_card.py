@@ -104,15 +104,6 @@ def _eager(f: Figures) -> str | None:
     return text
 
 
-def _overlap_range(f: Figures) -> str | None:
-    r = figure_range(figure_of(f, "osu_overlap_min_pct"), figure_of(f, "osu_overlap_max_pct"), "%")
-    if r is None:
-        return None
-    tests = figure_of(f, "osu_overlap_pct_largest_tests")
-    plain = figure_of(f, "osu_overlap_pct_largest")
-    if tests is not None and plain is not None:
-        r += f" (largest size: {plain:.0f} %, with MPI_Test calls {tests:.0f} %)"
-    return r
 
 
 
@@ -193,9 +184,6 @@ _LINES_HERE: list[CardItem] = [
     CardItem("availability (post-work-wait)", "overhead", _availability,
              share=max_share("send_availability_max_pct", "recv_availability_max_pct"),
              order=60),
-    CardItem("non-blocking collective overlap (OSU)", "nbc-overlap", _overlap_range,
-             share=max_share("osu_overlap_pct_largest", "osu_overlap_pct_largest_tests"),
-             order=80),
     CardItem("case study: halo", "study-halo", _study, order=110),
     CardItem("case study: cg", "study-cg", _study, order=120),
     CardItem("profiler overhead", "profiler-overhead", _profiler, order=130),

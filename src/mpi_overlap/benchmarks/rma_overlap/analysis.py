@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...analysis.figures import figure
-from ...analysis.nbc_overlap import _mean, imb_pct, imb_raw, osu_pct, osu_raw
+from ...analysis.overlap_formulas import imb_pct, imb_raw, mean_of, osu_pct, osu_raw
 from ...formatting import fmt_num
 from ...sizes import format_size
 from ...values import num
@@ -85,7 +85,7 @@ def analyze(result: dict[str, Any]) -> dict[str, Any]:
     smallest = min((c["size"] for c in out), default=None)
 
     def mean_where(key: str, **match: Any) -> float | None:
-        return _mean([c[key] for c in out if all(c.get(k) == v for k, v in match.items())])
+        return mean_of([c[key] for c in out if all(c.get(k) == v for k, v in match.items())])
 
     def one(**match: Any) -> dict[str, Any] | None:
         return next((c for c in out if all(c.get(k) == v for k, v in match.items())), None)
@@ -139,7 +139,7 @@ def analyze(result: dict[str, Any]) -> dict[str, Any]:
         figure("complete_after_work_ratio_largest",
                f"completion call after the work"
                f" / alone at {lsz} (mean)",
-               _mean(ratios), "x", "info"),
+               mean_of(ratios), "x", "info"),
     ]
     if not out:
         finding = "no case measured"
@@ -150,7 +150,7 @@ def analyze(result: dict[str, Any]) -> dict[str, Any]:
             parts.append(f"best {best['window']}/{best['sync']}/{best['op']} "
                          f"{format_size(best['size'])} {best['osu_pct']:.0f} %")
         if ratios:
-            parts.append(f"completion after the work {_mean(ratios):.2f}× the call alone")
+            parts.append(f"completion after the work {mean_of(ratios):.2f}× the call alone")
         longer = [c for c in out if c["complete_within_alone"] is False]
         if longer:
             parts.append(f"completion slower after the work in {len(longer)} case(s), e.g. "

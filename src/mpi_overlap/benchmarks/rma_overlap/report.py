@@ -11,9 +11,15 @@ from rich.console import Console
 
 from ...formatting import fmt_num
 from ...report.html import Figure, Section
-from ...report.nbc_overlap import print_comparison as _nbc_comparison
 from ...report.overhead_plots import to_svg
-from ...report.run_table import finding, planned_extent, print_rows, run_tables, summary_or_missing
+from ...report.run_table import (
+    finding,
+    planned_extent,
+    print_figure_comparison,
+    print_rows,
+    run_tables,
+    summary_or_missing,
+)
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
 from ...rundir import Run
 
@@ -49,8 +55,7 @@ def print_run(run: Run, console: Console) -> None:
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
-    _nbc_comparison([r for r in runs if r.benchmark == BENCHMARK], console,
-                    bench=BENCHMARK, title="rma-overlap — comparison")
+    print_figure_comparison(runs, console, BENCHMARK, "rma-overlap — comparison")
 
 
 def figure(runs: list[Run]) -> MplFigure | None:

@@ -26,16 +26,19 @@ non-overlapped time exceeded the whole t_pure, outside the formula's range.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..formatting import fmt_num
-from ..sizes import format_size
-from ..values import num
-from .figures import figure
-from .profile_values import overlap_pcts
-from .profiled_runs import load_profiles, regions_by_name
-from .stats import median_or_none
+from ...analysis.figures import figure
+from ...analysis.overlap_formulas import imb_pct, imb_raw, mean_of, osu_pct, osu_raw
+from ...analysis.profile_values import overlap_pcts
+from ...analysis.profiled_runs import load_profiles, regions_by_name
+from ...analysis.replication import Point, Quantity
+from ...analysis.stats import median_or_none
+from ...formatting import fmt_num
+from ...sizes import format_size
+from ...values import num
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -54,37 +57,6 @@ LIMITS: dict[str, float] = {
     # an OSU overlap by up to 10 points).
     "disturbed_rel": 0.10,
 }
-
-
-def osu_pct(t_pure: float | None, nonoverlap: float | None) -> float | None:
-    """OSU's overlap %: max(0, 100 − 100·(t_overall − (t_compute − t_test))/t_pure)."""
-    if t_pure is None or nonoverlap is None or not t_pure > 0:
-        return None
-    return max(0.0, 100.0 - 100.0 * nonoverlap / t_pure)
-
-
-def osu_raw(t_pure: float | None, nonoverlap: float | None) -> float | None:
-    """The same without the max(0, ...): how far below 0 the loop fell."""
-    if t_pure is None or nonoverlap is None or not t_pure > 0:
-        return None
-    return 100.0 - 100.0 * nonoverlap / t_pure
-
-
-def imb_raw(t_pure: float | None, t_cpu: float | None, t_ovrl: float | None) -> float | None:
-    """IMB-NBC's overlap % before its clipping to [0, 100] (above 100: the overlapped loop
-    was faster than the longer of its parts alone; below 0: slower than both in turn)."""
-    if t_pure is None or t_cpu is None or t_ovrl is None:
-        return None
-    denom = max(t_pure, t_cpu)
-    if not denom > 0:
-        return None
-    return 100.0 * (t_pure + t_cpu - t_ovrl) / denom
-
-
-def imb_pct(t_pure: float | None, t_cpu: float | None, t_ovrl: float | None) -> float | None:
-    """IMB-NBC's overlap %: 100·max(0, min(1, (t_pure + t_CPU − t_ovrl)/max(t_pure, t_CPU)))."""
-    raw = imb_raw(t_pure, t_cpu, t_ovrl)
-    return None if raw is None else max(0.0, min(100.0, raw))
 
 
 def _t_pure_check(case: dict[str, Any]) -> str | None:
@@ -117,10 +89,6 @@ def _max_over_ranks(arr: Any) -> float | None:
     vals = [v for v in (num(x) for x in arr or []) if v is not None]
     return max(vals) if vals else None
 
-
-def _mean(values: list[float | None]) -> float | None:
-    vs = [v for v in values if v is not None]
-    return sum(vs) / len(vs) if vs else None
 
 
 def _at(arr: Any, r: int) -> float | None:
@@ -188,7 +156,7 @@ def _variant(
     return {
         "tests": int(var.get("tests", 0)),
         "region": var.get("region"),
-        "osu_pct": _mean(osu),
+        "osu_pct": mean_of(osu),
         "osu_rank_min_pct": min(osu) if osu else None,
         "osu_rank_max_pct": max(osu) if osu else None,
         "osu_raw_max_pct": max((r["osu_raw_pct"] for r in ranks if r["osu_raw_pct"] is not None),
@@ -201,14 +169,14 @@ def _variant(
         # IMB's own clipping hid a value outside [0, 100] (kept here as it was)
         "imb_raw_pct": worst["imb_raw_pct"] if worst else None,
         "imb_rank": worst["rank"] if worst else None,
-        "compute_slowdown_pct": _mean([r["compute_slowdown_pct"] for r in ranks]),
+        "compute_slowdown_pct": mean_of([r["compute_slowdown_pct"] for r in ranks]),
         "profiler_min_pct": pmin,
         "profiler_max_pct": pmax,
         "ranks": ranks,
     }
 
 
-def analyze_nbc_overlap(
+def analyze(
     result: dict[str, Any],
     run_dir: Path | None = None,
     *,
@@ -271,7 +239,7 @@ def analyze_nbc_overlap(
             v = var_of(c, t)
             if c["bytes"] == largest and v is not None:
                 vals.append(v[key])
-        return _mean(vals)
+        return mean_of(vals)
 
     all_t0 = [v["osu_pct"] for c in trusted for v in c["variants"]
               if v["tests"] == 0 and v["osu_pct"] is not None]
@@ -381,3 +349,18 @@ def analyze_nbc_overlap(
         "finding": finding,
         "figures": figures,
     }
+
+
+# ---- the quantities compared across launches (analysis/replication.py)
+
+def replicated(analysis: dict[str, Any]) -> Iterator[tuple[Quantity, Point]]:
+    for c in analysis.get("cases") or []:
+        at = f"{c.get('collective')} {format_size(int(c.get('bytes', 0)))}"
+        key = f"{c.get('collective')}/{c.get('bytes')}"
+        ci = c.get("t_pure_ci_us") or [None, None]
+        yield (Quantity(f"{key}/t_pure", f"{at} t_pure", "µs"),
+               Point(num(c.get("t_pure_us")), num(ci[0]), num(ci[1]), c.get("verdict")))
+        for v in c.get("variants") or []:
+            yield (Quantity(f"{key}/t{v.get('tests')}/osu", f"{at} OSU overlap, "
+                            f"{v.get('tests')} tests", "%"),
+                   Point(num(v.get("osu_pct")), verdict=c.get("verdict")))

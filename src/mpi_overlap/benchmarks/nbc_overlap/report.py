@@ -1,5 +1,5 @@
 """nbc-overlap benchmark: the report's tables, figure, sentences and JSON, from
-analysis.json (analysis/nbc_overlap.py): per collective, size and MPI_Test variant the OSU
+analysis.json (analysis.py here): per collective, size and MPI_Test variant the OSU
 and IMB overlap % beside the profiler's min/max bounds, with per-rank min/max."""
 
 from __future__ import annotations
@@ -9,19 +9,19 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ..formatting import fmt_num
-from ..rundir import Run
-from .html import Figure, Section
-from .overhead_plots import to_svg
-from .run_table import (
-    compared,
-    comparison_table,
+from ...formatting import fmt_num
+from ...report.html import Figure, Section
+from ...report.overhead_plots import to_svg
+from ...report.run_table import (
     finding,
     planned_extent,
+    print_figure_comparison,
     print_rows,
     run_tables,
     summary_or_missing,
 )
+from ...report.summary_card import Figures, figure_of, figure_range, max_share
+from ...rundir import Run
 
 BENCHMARK = "nbc-overlap"
 HEADERS = ("collective", "bytes", "tests", "t_pure µs", "t_pure after µs", "t_pure p99 µs",
@@ -67,26 +67,8 @@ def print_run(run: Run, console: Console) -> None:
                finding(run))
 
 
-def _figures(run: Run) -> dict[str, Any]:
-    return {f["name"]: f for f in (run.analysis or {}).get("figures") or []
-            if isinstance(f, dict) and "name" in f}
-
-
-def print_comparison(runs: list[Run], console: Console, *, bench: str = BENCHMARK,
-                     title: str = "nbc-overlap — comparison") -> None:
-    """The figures of several runs (toolchains, settings) side by side, by run label."""
-    runs = compared(runs, bench)
-    if not runs:
-        return
-    t = comparison_table(title, runs, ("figure",))
-    names = list(_figures(runs[0]))
-    for name in names:
-        f0 = _figures(runs[0])[name]
-        cells = [f"{f0.get('label')} ({f0.get('unit')})"]
-        for r in runs:
-            cells.append(fmt_num((_figures(r).get(name) or {}).get("value"), ".2f"))
-        t.add_row(*cells)
-    console.print(t)
+def print_comparison(runs: list[Run], console: Console) -> None:
+    print_figure_comparison(runs, console, BENCHMARK, "nbc-overlap — comparison")
 
 
 def figure(runs: list[Run]) -> MplFigure | None:
@@ -195,3 +177,19 @@ def to_json(run: Run) -> dict[str, Any]:
             for c in cases(run)
         ],
     }
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_cell(f: Figures) -> str | None:
+    r = figure_range(figure_of(f, "osu_overlap_min_pct"), figure_of(f, "osu_overlap_max_pct"), "%")
+    if r is None:
+        return None
+    tests = figure_of(f, "osu_overlap_pct_largest_tests")
+    plain = figure_of(f, "osu_overlap_pct_largest")
+    if tests is not None and plain is not None:
+        r += f" (largest size: {plain:.0f} %, with MPI_Test calls {tests:.0f} %)"
+    return r
+
+
+card_share = max_share("osu_overlap_pct_largest", "osu_overlap_pct_largest_tests")
