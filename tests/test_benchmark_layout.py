@@ -28,7 +28,6 @@ PACKAGES = "src/mpi_overlap/benchmarks"
 # moved into a package leaves this list.
 NOT_YET_PACKAGES = {
     "overhead", "pingpong", "collectives", "profile", "profiler-overhead",
-    "stack-floor",
     "datatypes", "alignment", "study-halo", "study-cg",
     "sync-overlap", "progress",
 }

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.analysis.stack_floor import analyze_stack_floor
-from mpi_overlap.bench_args import StackFloorArgs
+from mpi_overlap.benchmarks.stack_floor import SPEC
+from mpi_overlap.benchmarks.stack_floor.analysis import analyze as analyze_stack_floor
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors, run_errors
 from toolchain_params import toolchain_params
@@ -211,7 +211,7 @@ def test_analysis_checks_catch_a_floor_above_mpi() -> None:
 
 
 def test_quick_args() -> None:
-    args = StackFloorArgs(quick=True).to_native()
+    args = SPEC.to_native({}, quick=True, verbose=False)
     assert args[:2] == ["--sizes", "0,64,1k,4k,16k,64k,256k,1M,4M"]
     assert "--quick" in args and args[args.index("--reps") + 1] == "8"
 

@@ -93,15 +93,6 @@ class SizeSweepArgs:
         return args
 
 
-class StackFloorArgs(SizeSweepArgs):
-    """`bench stack-floor` flags -> mo_stack_floor flags."""
-
-    QUICK_SIZES = "0,64,1k,4k,16k,64k,256k,1M,4M"
-    # More samples than the common default (7; --quick 4): the figures are medians of
-    # paired differences, with bootstrap intervals.
-    DEFAULT_REPS = (15, 8)
-
-
 class DatatypesArgs(SizeSweepArgs):
     """`bench datatypes` / `bench alignment` flags -> mo_datatypes / mo_alignment flags."""
 

@@ -429,30 +429,6 @@ def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool, reps:
         sys.exit(3)
 
 
-@bench.command("stack-floor")
-@_mpi_option
-@_ranks_option
-@click.option("--sizes", metavar="LIST", help="message sizes (default 0:4M)")
-@click.option("--quick", is_flag=True, help="9 sizes, fewer and shorter samples")
-@click.option("--reps", type=int, help="samples per method and size")
-@click.option("--iters", type=int, help="fixed round trips per sample (default: automatic)")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print the per-size medians")
-def bench_stack_floor(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick: bool,
-                      reps: int | None, iters: int | None, launcher: str | None,
-                      timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
-    """MPI ping-pong against the core-to-core floor; blocking vs non-blocking requests."""
-    from .bench_args import StackFloorArgs
-    from .session import bench_session
-
-    args = StackFloorArgs(sizes=sizes, quick=quick, reps=reps, iters=iters, verbose=verbose)
-    ok = bench_session("stack-floor", args.to_native(), list(mpi), ranks=ranks,
-                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
-                       report=report, console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
 @bench.command("progress")
 @_mpi_option
 @_ranks_option
@@ -504,8 +480,10 @@ def _package_bench(spec: BenchmarkSpec) -> click.Command:
     if spec.verbose_help is not None:
         f = click.option("-v", "--verbose", is_flag=True, help=spec.verbose_help)(f)
     f = _run_options(spec.timeout_help)(f)
-    f = click.option("--quick", is_flag=True, help=spec.quick_help)(f)
-    for flag in reversed(spec.flags):
+    quick_at = len(spec.flags) if spec.quick_at is None else spec.quick_at
+    for i, flag in reversed(list(enumerate(spec.flags))):
+        if i == quick_at - 1:
+            f = click.option("--quick", is_flag=True, help=spec.quick_help)(f)
         names = (*([flag.short] if flag.short else []), flag.name, flag.dest)
         if flag.kind == "switch":
             f = click.option(*names, is_flag=True, help=flag.help)(f)
@@ -513,6 +491,8 @@ def _package_bench(spec: BenchmarkSpec) -> click.Command:
         kind = {"count": int, "float": FLOAT}.get(flag.kind)
         f = click.option(*names, type=kind, metavar=flag.metavar, default=flag.default,
                          show_default=flag.default is not None, help=flag.help)(f)
+    if quick_at == 0:
+        f = click.option("--quick", is_flag=True, help=spec.quick_help)(f)
     f = _ranks_option(f)
     f = _mpi_option(f)
     return click.command(spec.name, help=spec.help)(f)

@@ -18,9 +18,9 @@ reproducible only if separate launches agree. Per quantity of the launches' anal
   otherwise; `single` with fewer than two launch values.
 
 Which quantities: every analysis's headline figures, and per benchmark the finer ones
-(overhead: availability and host overhead per direction and size; stack-floor: latency and
-added time per size; a benchmark package's analysis module may declare its own as
-`replicated`, as nbc-overlap does: OSU % and t_pure per case). docs/method.md,
+(overhead: availability and host overhead per direction and size); a benchmark package's
+analysis module declares its own as `replicated` (the stack floor: latency and added time
+per size; the non-blocking collectives: OSU % and t_pure per case). docs/method.md,
 "Replication over launches".
 """
 
@@ -84,23 +84,8 @@ def _overhead(analysis: dict[str, Any]) -> Iterator[tuple[Quantity, Point]]:
                              s.get("verdict")))
 
 
-def _stack_floor(analysis: dict[str, Any]) -> Iterator[tuple[Quantity, Point]]:
-    def us(x: Any) -> float | None:
-        v = num(x)
-        return None if v is None else v * 1e6
-
-    for s in analysis.get("sizes") or []:
-        at = format_size(int(s.get("bytes", 0)))
-        for key, what in (("mpi_blocking", "MPI one-way latency"), ("added", "MPI added time")):
-            e = s.get(key) or {}
-            yield (Quantity(f"{s.get('bytes')}/{key}", f"{at} {what}", "µs"),
-                   Point(us(e.get("median_s")), us(e.get("ci95_low_s")), us(e.get("ci95_high_s"))))
-
-
-
 EXTRACTORS: dict[str, Extract] = {
     "overhead": _overhead,
-    "stack-floor": _stack_floor,
 }
 
 

@@ -95,19 +95,6 @@ _HERE: dict[str, Benchmark] = {
         default_timeout_s=300.0,
         quick_timeout_s=120.0,
     ),
-    # MPI ping-pong against the shared-memory and memcpy floors, and blocking against
-    # non-blocking requests (issue 6, experiments 1 and 2).
-    "stack-floor": Benchmark(
-        name="stack-floor",
-        program="mo_stack_floor",
-        title="MPI stack overhead against the core-to-core floor; request overhead",
-        min_ranks=2,
-        analyze=_analysis("stack_floor"),
-        default_timeout_s=900.0,
-        quick_timeout_s=300.0,
-        suite="overhead",
-        suite_order=10,
-    ),
     # Derived datatypes against contiguous sends (Balaji et al.); mo_alignment is the same
     # program built with the alignment cases (strided ints at byte offsets 0-7,
     # contiguous buffers at cache-line and page offsets).

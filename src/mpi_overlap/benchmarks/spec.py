@@ -81,6 +81,25 @@ def choice_list(flag: str, value: str, known: tuple[str, ...], every: str) -> st
     return ",".join(names)
 
 
+def size_sweep(quick_sizes: str, default_reps: tuple[int | None, int | None] = (None, None),
+               ) -> Callable[[dict[str, Any], bool, bool], list[str]]:
+    """The arguments of the benchmarks that time a list of sizes with repeated samples
+    (--sizes, --reps, --iters): under --quick, `quick_sizes` when no sizes are given;
+    `default_reps` samples per point (full, quick) when --reps is not (None: the
+    program's default)."""
+    def args(values: dict[str, Any], quick: bool, verbose: bool) -> list[str]:
+        sizes, reps = values.get("sizes"), values.get("reps")
+        out = size_list("--sizes", sizes)
+        if sizes is None and quick:
+            out += ["--sizes", quick_sizes]
+        if quick:
+            out.append("--quick")
+        out += count_flag("--reps", reps if reps is not None else default_reps[quick], 2)
+        out += count_flag("--iters", values.get("iters"), 1)
+        return out + (["--verbose"] if verbose else [])
+    return args
+
+
 @dataclass(frozen=True)
 class Flag:
     """One flag of `bench NAME` (not --quick, --verbose or the run options every benchmark
@@ -146,6 +165,7 @@ class BenchmarkSpec:
     flags: tuple[Flag, ...] = ()
     quick_help: str = "fewer, shorter samples"
     verbose_help: str | None = None  # None: no -v
+    quick_at: int | None = None  # --help lists --quick before flags[quick_at]; None: after all
     timeout_help: str = "seconds before the run is stopped"
     # The report module's HTML sections, in page order (names of its functions).
     sections: tuple[str, ...] = ("html_sections",)

@@ -33,7 +33,6 @@ from . import (
     profiler_overhead,
     progress,
     replication,
-    stack_floor,
     study,
     sync_overlap,
 )
@@ -121,7 +120,6 @@ register(
 # The benchmark modules with the usual reporter functions (see _module_reporter).
 for _module in (
     profiler_overhead,
-    stack_floor,
     sync_overlap,
     progress,
 ):

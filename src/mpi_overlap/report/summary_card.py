@@ -17,7 +17,6 @@ from typing import Any
 
 from rich.console import Console
 
-from ..analysis.stack_floor import floor_name
 from ..benchmarks.discovery import specs
 from ..formatting import DASH
 from ..rundir import Run, placement_label
@@ -58,7 +57,7 @@ def grade(share: float | None) -> str | None:
 def max_share(*names: str, scale: float = 1.0) -> Callable[[dict[str, Any]], float | None]:
     """The largest of some figures (times scale), as a share for the colour."""
     def share(analysis: dict[str, Any]) -> float | None:
-        figs = _analysis_figures(analysis)
+        figs = analysis_figures(analysis)
         values = [v * scale for v in (figure_of(figs, n) for n in names) if v is not None]
         return max(values) if values else None
     return share
@@ -77,14 +76,6 @@ def figure_range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f
     return f"{lo:{spec}}–{hi:{spec}} {unit}"
 
 
-def _latency(analysis: dict[str, Any]) -> str | None:
-    f = _analysis_figures(analysis)
-    v = figure_of(f, "latency_small_us")
-    added = figure_of(f, "added_small_us")
-    if v is None:
-        return None
-    return f"{v:.2f} µs" + (f" ({added:.2f} µs above the {floor_name(analysis)})"
-                            if added is not None else "")
 
 
 def _eager(f: Figures) -> str | None:
@@ -175,7 +166,6 @@ def _study(f: Figures) -> str | None:
 # The card's own lines, in the order of the questions (`order`); the benchmarks that live
 # in packages of their own declare theirs there (spec.CardLine) and fall in between.
 _LINES_HERE: list[CardItem] = [
-    CardItem("small-message latency", "stack-floor", from_analysis=_latency, order=10),
     CardItem("eager limit", "sync-overlap", _eager, order=20),
     CardItem("asynchronous progress (data moves with no MPI call)", "progress",
              from_analysis=_progress,
@@ -197,7 +187,8 @@ def _package_lines() -> list[CardItem]:
         if spec.card is None:
             continue
         report = spec.module("report")
-        lines.append(CardItem(spec.card.label, spec.name, report.card_cell,
+        lines.append(CardItem(spec.card.label, spec.name, getattr(report, "card_cell", None),
+                              from_analysis=getattr(report, "card_from_analysis", None),
                               share=getattr(report, "card_share", None), order=spec.card.order))
     return lines
 
@@ -214,12 +205,12 @@ def _figure_list(analysis: dict[str, Any]) -> list[dict[str, Any]]:
     return [f for f in analysis.get("figures") or [] if isinstance(f, dict) and "name" in f]
 
 
-def _analysis_figures(analysis: dict[str, Any]) -> Figures:
+def analysis_figures(analysis: dict[str, Any]) -> Figures:
     return {f["name"]: f.get("value") for f in _figure_list(analysis)}
 
 
 def _figures(run: Run) -> Figures:
-    return _analysis_figures(run.analysis or {})
+    return analysis_figures(run.analysis or {})
 
 
 def _card_label(run: Run) -> str:

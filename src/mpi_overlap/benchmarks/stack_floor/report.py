@@ -15,13 +15,15 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.text import Text
 
-from ..file_output import WriteError, write_text
-from ..formatting import DASH, fmt_s_as_us
-from ..rundir import Run
-from ..sizes import format_size
-from ..termsafe import Table
-from .html import Figure, HtmlTable, Section
-from .overhead_plots import size_positions, to_svg
+from ...file_output import WriteError, write_text
+from ...formatting import DASH, fmt_s_as_us
+from ...report.html import Figure, HtmlTable, Section
+from ...report.overhead_plots import size_positions, to_svg
+from ...report.summary_card import analysis_figures, figure_of
+from ...rundir import Run
+from ...sizes import format_size
+from ...termsafe import Table
+from .analysis import floor_name
 
 BENCHMARK = "stack-floor"
 PLOT_FILE = "stack-floor.svg"
@@ -237,3 +239,15 @@ def to_json(run: Run) -> dict[str, Any]:
     return {k: a.get(k) for k in ("finding", "request_finding", "jump", "switch",
                                   "reported_switch", "switch_agrees", "lower_layer", "checks",
                                   "sizes")}
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_from_analysis(analysis: dict[str, Any]) -> str | None:
+    f = analysis_figures(analysis)
+    v = figure_of(f, "latency_small_us")
+    added = figure_of(f, "added_small_us")
+    if v is None:
+        return None
+    return f"{v:.2f} µs" + (f" ({added:.2f} µs above the {floor_name(analysis)})"
+                            if added is not None else "")

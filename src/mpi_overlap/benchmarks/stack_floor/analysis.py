@@ -38,14 +38,17 @@ ping-pong posts its receive first) is reported as a saving, not as a cost.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from ..formatting import fmt_s_as_us
-from ..sizes import format_size
-from .figures import figure
-from .protocol_switch import agreement, find_switch, network_switch, reported_switch
+from ...analysis.figures import figure
+from ...analysis.protocol_switch import agreement, find_switch, network_switch, reported_switch
+from ...analysis.replication import Point, Quantity
+from ...formatting import fmt_s_as_us
+from ...sizes import format_size
+from ...values import num
 
 N_BOOT = 1000
 SEED = 20261121
@@ -84,7 +87,7 @@ def _est(med: float, lo: float, hi: float) -> dict[str, float | None]:
     return {"median_s": clean(med), "ci95_low_s": clean(lo), "ci95_high_s": clean(hi)}
 
 
-def analyze_stack_floor(result: dict[str, Any],
+def analyze(result: dict[str, Any],
                         lower_layer: dict[str, Any] | None = None) -> dict[str, Any]:
     res = result.get("results") or {}
     rng = np.random.default_rng(SEED)
@@ -333,3 +336,18 @@ def _request_finding(sizes: list[dict[str, Any]]) -> str:
         text += (f"; non-blocking is faster at {', '.join(faster)} (its ping-pong posts the "
                  "receive before the message arrives): a saving, not a cost")
     return text
+
+
+# ---- the quantities compared across launches (analysis/replication.py)
+
+def replicated(analysis: dict[str, Any]) -> Iterator[tuple[Quantity, Point]]:
+    def us(x: Any) -> float | None:
+        v = num(x)
+        return None if v is None else v * 1e6
+
+    for s in analysis.get("sizes") or []:
+        at = format_size(int(s.get("bytes", 0)))
+        for key, what in (("mpi_blocking", "MPI one-way latency"), ("added", "MPI added time")):
+            e = s.get(key) or {}
+            yield (Quantity(f"{s.get('bytes')}/{key}", f"{at} {what}", "µs"),
+                   Point(us(e.get("median_s")), us(e.get("ci95_low_s")), us(e.get("ci95_high_s"))))
