@@ -28,7 +28,7 @@ PACKAGES = "src/mpi_overlap/benchmarks"
 # moved into a package leaves this list.
 NOT_YET_PACKAGES = {
     "overhead", "pingpong", "collectives", "profile", "profiler-overhead",
-    "datatypes", "alignment", "study-halo", "study-cg",
+    "study-halo", "study-cg",
     "sync-overlap", "progress",
 }
 
@@ -50,8 +50,8 @@ def _naming_patterns(spec) -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 def _source(spec) -> str:
-    """The benchmark's C program: native/bench/<program without mo_>.c."""
-    return f"native/bench/{spec.benchmark.program.removeprefix('mo_')}.c"
+    """The benchmark's C program: native/bench/<program without mo_>.c unless it says."""
+    return f"native/bench/{spec.source or spec.benchmark.program.removeprefix('mo_') + '.c'}"
 
 
 def _outside_tests_and_docs(path: str) -> bool:
@@ -84,7 +84,7 @@ def _files_naming(spec, files: list[str]) -> set[str]:
 @pytest.mark.parametrize("spec", specs(), ids=lambda s: s.name)
 def test_a_package_benchmark_is_named_by_its_program_and_its_package_only(spec) -> None:
     name = spec.name
-    package = name.replace("-", "_")
+    package = spec.package.rpartition(".")[2]
     assert spec.package == f"mpi_overlap.benchmarks.{package}"
     named = _files_naming(spec, _tracked())
     outside = sorted(p for p in named if not p.startswith(f"{PACKAGES}/{package}/"))

@@ -12,8 +12,9 @@ import pytest
 
 from cli_helpers import disturbed, run_cli
 from mpi_overlap import schema
-from mpi_overlap.analysis.datatypes import analyze_datatypes, ratio_ci
-from mpi_overlap.bench_args import DatatypesArgs
+from mpi_overlap.benchmarks.datatypes import SPECS
+from mpi_overlap.benchmarks.datatypes.analysis import analyze as analyze_datatypes
+from mpi_overlap.benchmarks.datatypes.analysis import ratio_ci
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
 from toolchain_params import toolchain_params
@@ -59,10 +60,12 @@ def test_alignment_analysis_uses_offset_zero_of_the_same_kind() -> None:
 
 
 def test_cli_arguments() -> None:
-    assert DatatypesArgs(quick=True).to_native() == ["--sizes", "64,1k,64k,1M", "--quick"]
-    assert DatatypesArgs(sizes="1k", reps=3).to_native() == ["--sizes", "1k", "--reps", "3"]
+    spec = SPECS[0]
+    assert spec.to_native({}, quick=True, verbose=False) == ["--sizes", "64,1k,64k,1M", "--quick"]
+    assert spec.to_native({"sizes": "1k", "reps": 3}, quick=False, verbose=False) == [
+        "--sizes", "1k", "--reps", "3"]
     with pytest.raises(UserError):
-        DatatypesArgs(reps=1).to_native()
+        spec.to_native({"reps": 1}, quick=False, verbose=False)
 
 
 def _run(tmp_path: Path, bench: str, toolchain: str, sizes: str):

@@ -11,7 +11,6 @@ flags there instead (spec.Flag).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from .benchmarks.spec import count_flag, size_list
 from .errors import UserError
@@ -61,42 +60,6 @@ class OverheadArgs:
         if self.verbose:
             args.append("--verbose")
         return args
-
-
-@dataclass
-class SizeSweepArgs:
-    """Flags of the benchmarks that time a list of sizes with repeated samples
-    (`bench datatypes`, `bench alignment`, `bench stack-floor`) -> their native flags.
-    Subclasses set the sizes of --quick and their default sample counts."""
-
-    sizes: str | None = None
-    quick: bool = False
-    reps: int | None = None
-    iters: int | None = None
-    verbose: bool = False
-
-    QUICK_SIZES: ClassVar[str] = ""  # --sizes under --quick when none are given
-    # samples per point (full, quick); None: the native program's default
-    DEFAULT_REPS: ClassVar[tuple[int | None, int | None]] = (None, None)
-
-    def to_native(self) -> list[str]:
-        args = _sizes(self.sizes)
-        if self.sizes is None and self.quick:
-            args += ["--sizes", self.QUICK_SIZES]
-        if self.quick:
-            args.append("--quick")
-        reps = self.reps if self.reps is not None else self.DEFAULT_REPS[self.quick]
-        args += count_flag("--reps", reps, 2)
-        args += count_flag("--iters", self.iters, 1)
-        if self.verbose:
-            args.append("--verbose")
-        return args
-
-
-class DatatypesArgs(SizeSweepArgs):
-    """`bench datatypes` / `bench alignment` flags -> mo_datatypes / mo_alignment flags."""
-
-    QUICK_SIZES = "64,1k,64k,1M"
 
 
 @dataclass

@@ -374,37 +374,6 @@ def bench_overhead(mpi: tuple[str, ...], ranks: int, sizes: str | None, directio
         sys.exit(3)
 
 
-def _datatypes_command(name: str, doc: str):
-    @bench.command(name, help=doc)
-    @_mpi_option
-    @_ranks_option
-    @click.option("--sizes", metavar="LIST", help="payload sizes, e.g. 64,1k,64k,1M")
-    @click.option("--quick", is_flag=True, help="fewer sizes and samples")
-    @click.option("--reps", type=int, help="samples per case and size")
-    @click.option("--iters", type=int, help="fixed round trips per sample (default: automatic)")
-    @_run_options()
-    @click.option("-v", "--verbose", is_flag=True, help="print the program's output")
-    def command(mpi: tuple[str, ...], ranks: int, sizes: str | None, quick: bool,
-                reps: int | None, iters: int | None, launcher: str | None,
-                timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
-        from .bench_args import DatatypesArgs
-        from .session import bench_session
-
-        args = DatatypesArgs(sizes=sizes, quick=quick, reps=reps, iters=iters, verbose=verbose)
-        ok = bench_session(name, args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
-                           timeout_s=timeout, quick=quick, out_base=out, report=report,
-                           console=_out, err_console=_err, show_verbose=verbose)
-        if not ok:
-            sys.exit(3)
-
-    return command
-
-
-_datatypes_command("datatypes", "Derived datatypes (stride-2 vectors, indexed, struct, "
-                   "MPI_Pack, loop packing) against contiguous sends of the same bytes.")
-_datatypes_command("alignment", "Buffer alignment: strided int vectors at byte offsets 0-7, "
-                   "contiguous buffers at cache-line and page offsets.")
-
 
 @bench.command("profiler-overhead")
 @_mpi_option

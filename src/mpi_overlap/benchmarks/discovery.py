@@ -1,5 +1,6 @@
 """The benchmarks that live in their own package (benchmarks/<name>/, a `SPEC` in its
-__init__.py), found by walking this package: the registry, the `bench` subcommands, the
+__init__.py, or `SPECS` for the two programs one source builds), found by walking this
+package: the registry, the `bench` subcommands, the
 report's registrations and the summary card take them from here, so that adding such a
 benchmark touches its C program, its package, its docs section and its tests only.
 
@@ -24,9 +25,9 @@ def specs() -> tuple[BenchmarkSpec, ...]:
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if not info.ispkg:
             continue
-        spec = getattr(import_module(f"{__package__}.{info.name}"), "SPEC", None)
-        if isinstance(spec, BenchmarkSpec):
-            found.append(spec)
+        module = import_module(f"{__package__}.{info.name}")
+        declared = getattr(module, "SPECS", None) or (getattr(module, "SPEC", None),)
+        found += [s for s in declared if isinstance(s, BenchmarkSpec)]
     return tuple(found)
 
 

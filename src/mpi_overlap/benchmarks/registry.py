@@ -95,31 +95,6 @@ _HERE: dict[str, Benchmark] = {
         default_timeout_s=300.0,
         quick_timeout_s=120.0,
     ),
-    # Derived datatypes against contiguous sends (Balaji et al.); mo_alignment is the same
-    # program built with the alignment cases (strided ints at byte offsets 0-7,
-    # contiguous buffers at cache-line and page offsets).
-    "datatypes": Benchmark(
-        name="datatypes",
-        program="mo_datatypes",
-        title="Derived datatypes (stride-2 vectors, indexed, struct, packing) vs contiguous",
-        min_ranks=2,
-        analyze=_analysis("datatypes"),
-        default_timeout_s=900.0,
-        quick_timeout_s=300.0,
-        suite="overhead",
-        suite_order=50,
-    ),
-    "alignment": Benchmark(
-        name="alignment",
-        program="mo_alignment",
-        title="Buffer alignment: strided int vectors at offsets 0-7, contiguous at 64 B/4 KiB",
-        min_ranks=2,
-        analyze=_analysis("datatypes"),
-        default_timeout_s=900.0,
-        quick_timeout_s=300.0,
-        suite="overhead",
-        suite_order=60,
-    ),
     # The case study (study.py): the mini-applications in every exchange mode, with and
     # without the profiler, repeatedly, into one run directory; timeouts are per launch.
     "study-halo": Benchmark(

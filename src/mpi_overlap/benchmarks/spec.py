@@ -166,6 +166,9 @@ class BenchmarkSpec:
     quick_help: str = "fewer, shorter samples"
     verbose_help: str | None = None  # None: no -v
     quick_at: int | None = None  # --help lists --quick before flags[quick_at]; None: after all
+    # Its C file in native/bench/ when not the program's name without mo_ (alignment is
+    # datatypes.c built with MO_ALIGNMENT).
+    source: str | None = None
     timeout_help: str = "seconds before the run is stopped"
     # The report module's HTML sections, in page order (names of its functions).
     sections: tuple[str, ...] = ("html_sections",)

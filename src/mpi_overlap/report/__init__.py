@@ -23,7 +23,6 @@ from ..file_output import WriteError
 from ..rundir import Run, utc_now, write_json_atomic, write_text_atomic
 from ..termsafe import SafeConsole, safe
 from . import (
-    datatypes,
     env_matrix,
     overhead_plots,
     overhead_table,
@@ -129,8 +128,6 @@ for _spec in specs():
     _report = _spec.module("report")
     register(_module_reporter(_spec.name, _report,
                               *(getattr(_report, name) for name in _spec.sections)))
-for _name in datatypes.BENCHMARKS:
-    register(_module_reporter(_name, datatypes))
 for _name in study.BENCHMARKS:
     register(_module_reporter(_name, study))
 

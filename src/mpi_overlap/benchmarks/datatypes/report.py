@@ -10,12 +10,12 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ..formatting import fmt_num, fmt_range, fmt_s_as_us
-from ..rundir import Run
-from ..termsafe import Table
-from ..values import num
-from .html import Figure, HtmlTable, Section
-from .overhead_plots import to_svg
+from ...formatting import fmt_num, fmt_range, fmt_s_as_us
+from ...report.html import Figure, HtmlTable, Section
+from ...report.overhead_plots import to_svg
+from ...rundir import Run
+from ...termsafe import Table
+from ...values import num
 
 BENCHMARKS = ("datatypes", "alignment")
 HEADERS = ("size", "case", "payload B", "one-way µs", "vs baseline", "95 % CI", "ns/B", "data")

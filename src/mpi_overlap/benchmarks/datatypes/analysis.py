@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..sizes import format_size
-from .stats import median_bootstrap_ci
+from ...analysis.stats import median_bootstrap_ci
+from ...sizes import format_size
 
 BOOTSTRAP = 2000
 
@@ -37,7 +37,7 @@ def _baseline(mode: str, case: dict[str, Any], cases: list[dict[str, Any]]) -> d
     return None
 
 
-def analyze_datatypes(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     res = result.get("results") or {}
     mode = res.get("mode") or result.get("benchmark") or "datatypes"
     sizes_out = []
