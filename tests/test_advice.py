@@ -14,8 +14,9 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.analysis.advice import advice, advice_findings, progress_hint, progress_words
+from mpi_overlap.benchmarks.sync_overlap import SPEC as SYNC_OVERLAP
 from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.profiling.toolchain_evidence import latest_eager_limit, latest_progress
+from mpi_overlap.profiling.toolchain_evidence import latest_evidence, latest_progress
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
 
@@ -207,9 +208,9 @@ def test_the_newest_complete_run_of_the_same_toolchain_is_quoted(tmp_path):
                                       "first_no_bytes": 200},
             "reported": {"source": "X", "bytes": 128}}
     _fake_run(tmp_path, "20261105-000000-sync-overlap-mpich", "sync-overlap", "mpich", sync)
-    eager = latest_eager_limit(tmp_path, "mpich")
+    eager = latest_evidence(SYNC_OVERLAP, tmp_path, "mpich")
     assert (eager["last_yes_bytes"], eager["first_no_bytes"], eager["setting"]) == (100, 200, "X")
-    assert latest_eager_limit(tmp_path / "missing", "mpich") is None
+    assert latest_evidence(SYNC_OVERLAP, tmp_path / "missing", "mpich") is None
 
 
 def test_advice_on_bounds_the_checks_flagged_says_so():

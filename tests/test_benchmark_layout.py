@@ -29,7 +29,7 @@ PACKAGES = "src/mpi_overlap/benchmarks"
 NOT_YET_PACKAGES = {
     "overhead", "pingpong", "collectives", "profile", "profiler-overhead",
     "study-halo", "study-cg",
-    "sync-overlap", "progress",
+    "progress",
 }
 
 

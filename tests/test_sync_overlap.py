@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.analysis.sync_overlap import (
-    HEADER_ALLOWANCE,
+from mpi_overlap.analysis.protocol_switch import HEADER_ALLOWANCE
+from mpi_overlap.benchmarks.sync_overlap import SPEC
+from mpi_overlap.benchmarks.sync_overlap.analysis import (
     agreement,
-    analyze_sync_overlap,
     detect_limit,
     reported_limit,
 )
-from mpi_overlap.bench_args import SyncOverlapArgs
+from mpi_overlap.benchmarks.sync_overlap.analysis import analyze as analyze_sync_overlap
 from mpi_overlap.build import ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import analysis_errors, result_errors
@@ -269,8 +269,8 @@ def test_analysis_on_synthetic_run() -> None:
 
 
 def test_sync_overlap_args() -> None:
-    assert SyncOverlapArgs(quick=True).to_native() == ["--quick"]
-    assert SyncOverlapArgs(sizes="1:64K", samples=3, work_us=50, refine_steps=0,
-                           resolution=8).to_native() == [
+    assert SPEC.to_native({}, quick=True, verbose=False) == ["--quick"]
+    assert SPEC.to_native({"sizes": "1:64K", "samples": 3, "work_us": 50, "refine_steps": 0,
+                           "resolution": 8}, quick=False, verbose=False) == [
         "--sizes", "1:64K", "--samples", "3", "--work-us", "50", "--refine-steps", "0",
         "--resolution", "8"]

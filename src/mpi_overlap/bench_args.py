@@ -63,30 +63,6 @@ class OverheadArgs:
 
 
 @dataclass
-class SyncOverlapArgs:
-    """`bench sync-overlap` flags -> mo_sync_overlap flags."""
-
-    sizes: str | None = None
-    samples: int | None = None
-    work_us: float | None = None
-    refine_steps: int | None = None
-    resolution: int | None = None
-    quick: bool = False
-    verbose: bool = False
-
-    def to_native(self) -> list[str]:
-        args = ["--sizes", self.sizes] if self.sizes else []
-        args += count_flag("--samples", self.samples, 1)
-        if self.work_us is not None:
-            if not self.work_us > 0:
-                raise UserError(f"--work-us must be positive (got {self.work_us})")
-            args += ["--work-us", f"{self.work_us:g}"]
-        args += count_flag("--refine-steps", self.refine_steps, 0)
-        args += count_flag("--resolution", self.resolution, 1)
-        return args + _switches(quick=self.quick, verbose=self.verbose)
-
-
-@dataclass
 class CommOverlapArgs:
     """`bench comm-overlap` flags -> mo_comm_overlap flags."""
 

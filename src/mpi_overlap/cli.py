@@ -473,37 +473,6 @@ for _spec in specs():
 
 
 
-@bench.command("sync-overlap")
-@_mpi_option
-@_ranks_option
-@click.option("--sizes", help="coarse sweep before the bisection (default 1:1M, powers of two)")
-@click.option("--samples", type=int, help="samples of each kind per size (default 15; --quick 7)")
-@click.option("--work-us", type=FLOAT,
-              help="rank 0's work per sample in µs (default 400; --quick 200)")
-@click.option("--refine-steps", type=int, help="most bisection steps (default 24; --quick 6)")
-@click.option("--resolution", type=int, help="stop bisecting at this width in bytes (default 1)")
-@click.option("--quick", is_flag=True, help="fewer samples, shorter work, 6 bisection steps")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print one line per size")
-def bench_sync_overlap(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples: int | None,
-                       work_us: float | None, refine_steps: int | None, resolution: int | None,
-                       quick: bool, launcher: str | None, timeout: float | None, out: Path,
-                       report: bool, verbose: bool) -> None:
-    """Synchronization-computation overlap (Colmenares et al.): the size where MPI_Isend stops
-    completing without the receiver, against the MPI's own limit (MPI_T)."""
-    from .bench_args import SyncOverlapArgs
-    from .session import bench_session
-
-    args = SyncOverlapArgs(sizes=sizes, samples=samples, work_us=work_us,
-                           refine_steps=refine_steps, resolution=resolution, quick=quick,
-                           verbose=verbose)
-    ok = bench_session("sync-overlap", args.to_native(), list(mpi), ranks=ranks,
-                       launcher=launcher, timeout_s=timeout, quick=quick, out_base=out,
-                       report=report, console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
 def _suite_command(suite: str, doc: str):
     """`bench <suite>-suite`: every benchmark registered for the suite, one progress
     display, one report."""

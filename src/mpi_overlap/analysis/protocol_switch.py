@@ -41,8 +41,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from .sync_overlap import HEADER_ALLOWANCE, positive_cvar
 from .ucx_env import ucx_rndv_thresh
+
+HEADER_ALLOWANCE = 128  # bytes of MPI header that may share the eager buffer with the payload
+
+
+def positive_cvar(cvars: dict[str, int | None], *names: str) -> tuple[str, int] | None:
+    """(name, value) of the first of `names` set to a positive integer; None."""
+    for name in names:
+        value = cvars.get(name)
+        if isinstance(value, int) and value > 0:
+            return name, value
+    return None
+
 
 # A fixed-cost step smaller than this share of the time before it is within the noise of
 # a busy machine (5-10 % per size) and the curvature of one protocol.

@@ -115,19 +115,6 @@ _HERE: dict[str, Benchmark] = {
         default_timeout_s=600.0,
         quick_timeout_s=120.0,
     ),
-    # Issue 5, item 1 (Colmenares et al., §III-A, §IV-A): synchronization-computation overlap and
-    # the message-size sweep that brackets the eager / buffer limit.
-    "sync-overlap": Benchmark(
-        name="sync-overlap",
-        program="mo_sync_overlap",
-        title="Synchronization-computation overlap; the size where MPI_Isend needs the receiver",
-        min_ranks=2,
-        analyze=_analysis("sync_overlap"),
-        default_timeout_s=900.0,
-        quick_timeout_s=180.0,
-        suite="overlap",
-        suite_order=10,
-    ),
     # Issue 5, item 3 (Strohbeen, the miniGhost check): does the data reach the receive
     # buffer while neither rank calls MPI? Per size and ordering: yes / no / partly.
     "progress": Benchmark(

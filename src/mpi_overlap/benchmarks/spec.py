@@ -166,6 +166,10 @@ class BenchmarkSpec:
     quick_help: str = "fewer, shorter samples"
     verbose_help: str | None = None  # None: no -v
     quick_at: int | None = None  # --help lists --quick before flags[quick_at]; None: after all
+    # The key of a profile's result.json under which the newest run of this benchmark
+    # (of the profile's toolchain) gives the advice its evidence (the package's
+    # evidence.py: evidence(run_dir, analysis)); None: none.
+    evidence: str | None = None
     # Its C file in native/bench/ when not the program's name without mo_ (alignment is
     # datatypes.c built with MO_ALIGNMENT).
     source: str | None = None

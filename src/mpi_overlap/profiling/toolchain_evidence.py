@@ -1,9 +1,9 @@
 """What the toolchain's own benchmarks measured, for the profile's advice
 (analysis/advice.py): `bench progress` (does this MPI move a message's data while no MPI
-call is made?) and `bench sync-overlap` (up to which size does a send complete without
-the receiver: the eager limit, and the MPI setting that governs it). The newest complete
-run of each, of this toolchain and without --env-matrix settings, directly under the
-profile's --out directory; the advice quotes its finding and names the run.
+call is made?), and the benchmark packages that declare evidence (spec.evidence: the
+eager limit, and the MPI setting that governs it). The newest complete run of each, of
+this toolchain and without --env-matrix settings, directly under the profile's --out
+directory; the advice quotes its finding and names the run.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..benchmarks.spec import BenchmarkSpec
 from ..errors import UserError
 from ..rundir import ANALYSIS_FILE, RUN_FILE, read_json
 
@@ -39,6 +40,14 @@ def _latest(out_base: Path, benchmark: str, toolchain: str) -> tuple[Path, dict]
     return None
 
 
+def latest_evidence(spec: BenchmarkSpec, out_base: Path, toolchain: str) -> Any:
+    """What the newest complete run of a benchmark package that declares evidence
+    (spec.evidence) says for the profile's advice: its evidence module's
+    `evidence(run_dir, analysis)`; None without such a run."""
+    found = _latest(out_base, spec.name, toolchain)
+    return None if found is None else spec.module("evidence").evidence(*found)
+
+
 def latest_progress(out_base: Path, toolchain: str) -> dict[str, Any]:
     """{toolchain, run, finding, receiver_first, sender_first} of the newest complete
     progress run of `toolchain`; run None when there is none."""
@@ -52,18 +61,3 @@ def latest_progress(out_base: Path, toolchain: str) -> dict[str, Any]:
             "receiver_first": ranges.get("receiver-first"),
             "sender_first": ranges.get("sender-first")}
 
-
-def latest_eager_limit(out_base: Path, toolchain: str) -> dict[str, Any] | None:
-    """{run, last_yes_bytes, first_no_bytes, setting, setting_bytes, finding} of the newest
-    complete sync-overlap run of `toolchain` that bracketed its limit; None otherwise."""
-    found = _latest(out_base, "sync-overlap", toolchain)
-    if found is None:
-        return None
-    run_dir, analysis = found
-    limit = analysis.get("limit") or {}
-    if limit.get("status") != "bracketed":
-        return None
-    reported = analysis.get("reported") or {}
-    return {"run": str(run_dir), "last_yes_bytes": limit["last_yes_bytes"],
-            "first_no_bytes": limit["first_no_bytes"], "setting": reported.get("source"),
-            "setting_bytes": reported.get("bytes"), "finding": str(analysis["finding"])}

@@ -33,7 +33,6 @@ from . import (
     progress,
     replication,
     study,
-    sync_overlap,
 )
 from .csv_tables import write_csv_tables
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
@@ -119,7 +118,6 @@ register(
 # The benchmark modules with the usual reporter functions (see _module_reporter).
 for _module in (
     profiler_overhead,
-    sync_overlap,
     progress,
 ):
     register(_module_reporter(_module.BENCHMARK, _module))

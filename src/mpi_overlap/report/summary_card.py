@@ -76,29 +76,6 @@ def figure_range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f
     return f"{lo:{spec}}–{hi:{spec}} {unit}"
 
 
-
-
-def _eager(f: Figures) -> str | None:
-    v = figure_of(f, "eager_limit_bytes")
-    if v is None:
-        return None
-    first_no = figure_of(f, "eager_limit_first_no_bytes")
-    if first_no is not None:
-        text = f"{int(v):,} B (from {int(first_no):,} B MPI_Isend needs the receiver)"
-    else:  # no size needed the receiver: the limit lies above the sweep
-        text = f"above {int(v):,} B (no size measured needed the receiver)"
-    reported = figure_of(f, "mpi_reported_limit_bytes")
-    if reported is not None:
-        agrees = figure_of(f, "limit_agrees")
-        verdict = "" if agrees is None else (", agrees" if agrees else ", disagrees")
-        text += f"; the MPI reports {int(reported):,} B{verdict}"
-    return text
-
-
-
-
-
-
 def _availability(f: Figures) -> str | None:
     parts = []
     for d, noun in (("send", "a send's"), ("recv", "a receive's")):
@@ -110,8 +87,6 @@ def _availability(f: Figures) -> str | None:
     if not parts:
         return None
     return "the CPU is free to compute for " + " and ".join(parts) + " transfer time (by size)"
-
-
 
 
 def _profiler(f: Figures) -> str | None:
@@ -131,12 +106,6 @@ def _progress(a: dict[str, Any]) -> str | None:
     text = "; ".join(f"{order}: {text}" for order, text in ranges.items())
     setting = (a.get("async_progress") or {}).get("setting")
     return f"{text} ({setting})" if setting else text
-
-
-
-
-
-
 
 
 def opt_text(v: float | None, spec: str) -> str:
@@ -166,7 +135,6 @@ def _study(f: Figures) -> str | None:
 # The card's own lines, in the order of the questions (`order`); the benchmarks that live
 # in packages of their own declare theirs there (spec.CardLine) and fall in between.
 _LINES_HERE: list[CardItem] = [
-    CardItem("eager limit", "sync-overlap", _eager, order=20),
     CardItem("asynchronous progress (data moves with no MPI call)", "progress",
              from_analysis=_progress,
              share=max_share("arrived_large_receiver_first_pct", "arrived_large_sender_first_pct",

@@ -1,6 +1,6 @@
 """sync-overlap report: per size, whether MPI_Isend completed without the receiver and
 rank 0's wait, T_P1/T_P0 of the seed test (Colmenares et al., Figure 1), with the detected
-limit and the MPI-reported limit marked (analysis/sync_overlap.py)."""
+limit and the MPI-reported limit marked (analysis.py here)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.text import Text
 
-from ..file_output import write_text
-from ..formatting import DASH, fmt_num, fmt_pct_cell, fmt_range
-from ..rundir import Run
-from ..sources import cite
-from ..termsafe import Table
-from .html import Figure, HtmlTable, Section
-from .overhead_plots import to_svg
-from .run_table import compared, comparison_table, summary_or_missing
+from ...file_output import write_text
+from ...formatting import DASH, fmt_num, fmt_pct_cell, fmt_range
+from ...report.html import Figure, HtmlTable, Section
+from ...report.overhead_plots import to_svg
+from ...report.run_table import compared, comparison_table, summary_or_missing
+from ...report.summary_card import Figures, figure_of
+from ...rundir import Run
+from ...sources import cite
+from ...termsafe import Table
 
 BENCHMARK = "sync-overlap"
 PLOT_FILE = "sync-overlap.svg"
@@ -195,3 +196,22 @@ def to_json(run: Run) -> dict[str, Any]:
     a = _a(run)
     return {k: a.get(k) for k in ("finding", "figures", "limit", "reported", "agrees",
                                   "seed_limit", "mpi_cvars")}
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_cell(f: Figures) -> str | None:
+    v = figure_of(f, "eager_limit_bytes")
+    if v is None:
+        return None
+    first_no = figure_of(f, "eager_limit_first_no_bytes")
+    if first_no is not None:
+        text = f"{int(v):,} B (from {int(first_no):,} B MPI_Isend needs the receiver)"
+    else:  # no size needed the receiver: the limit lies above the sweep
+        text = f"above {int(v):,} B (no size measured needed the receiver)"
+    reported = figure_of(f, "mpi_reported_limit_bytes")
+    if reported is not None:
+        agrees = figure_of(f, "limit_agrees")
+        verdict = "" if agrees is None else (", agrees" if agrees else ", disagrees")
+        text += f"; the MPI reports {int(reported):,} B{verdict}"
+    return text

@@ -17,15 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from ..formatting import fmt_bytes
-from ..sources import cite
-from .figures import figure
-from .stats import bootstrap_medians, median_bootstrap_ci, percentile_ci
-from .ucx_env import ucx_rndv_thresh
+from ...analysis.figures import figure
+from ...analysis.protocol_switch import HEADER_ALLOWANCE, positive_cvar
+from ...analysis.stats import bootstrap_medians, median_bootstrap_ci, percentile_ci
+from ...analysis.ucx_env import ucx_rndv_thresh
+from ...formatting import fmt_bytes
+from ...sources import cite
 
 BENCHMARK = "sync-overlap"
-HEADER_ALLOWANCE = 128  # bytes of MPI header that may share the eager buffer with the payload
-
 OB1_INLINE_BYTES = 256  # Open MPI ob1's own cap on its inline send path (pml_ob1_isend.c)
 
 
@@ -54,14 +53,6 @@ def detect_limit(points: list[dict[str, Any]], key: str = "completed") -> dict[s
     return {"status": status, "last_yes_bytes": last_yes, "first_no_bytes": first_no,
             "monotonic": monotonic, "width_bytes": width}
 
-
-def positive_cvar(cvars: dict[str, int | None], *names: str) -> tuple[str, int] | None:
-    """(name, value) of the first of `names` set to a positive integer; None."""
-    for name in names:
-        value = cvars.get(name)
-        if isinstance(value, int) and value > 0:
-            return name, value
-    return None
 
 
 def reported_limit(cvars: dict[str, int | None]) -> dict[str, Any]:
@@ -239,7 +230,7 @@ def _figures(limit: dict[str, Any], rep: dict[str, Any], agree: bool | None,
     ]
 
 
-def analyze_sync_overlap(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     res = result.get("results") or {}
     points = res.get("points") or []
     rows = [_row(p) for p in sorted(points, key=lambda p: p["bytes"])]

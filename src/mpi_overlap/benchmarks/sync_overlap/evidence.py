@@ -1,0 +1,21 @@
+"""What a profile's advice takes from this toolchain's newest sync-overlap run
+(profiling/toolchain_evidence.py finds it; analysis/advice.py, rule eager-limit): the
+eager limit it bracketed and the MPI setting that governs it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def evidence(run_dir: Path, analysis: dict[str, Any]) -> dict[str, Any] | None:
+    """{run, last_yes_bytes, first_no_bytes, setting, setting_bytes, finding} of the run
+    (the newest complete one of the profile's toolchain) when it bracketed its limit;
+    None otherwise."""
+    limit = analysis.get("limit") or {}
+    if limit.get("status") != "bracketed":
+        return None
+    reported = analysis.get("reported") or {}
+    return {"run": str(run_dir), "last_yes_bytes": limit["last_yes_bytes"],
+            "first_no_bytes": limit["first_no_bytes"], "setting": reported.get("source"),
+            "setting_bytes": reported.get("bytes"), "finding": str(analysis["finding"])}
