@@ -14,9 +14,10 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.analysis.advice import advice, advice_findings, progress_hint, progress_words
+from mpi_overlap.benchmarks.progress import SPEC as PROGRESS
 from mpi_overlap.benchmarks.sync_overlap import SPEC as SYNC_OVERLAP
 from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.profiling.toolchain_evidence import latest_evidence, latest_progress
+from mpi_overlap.profiling.toolchain_evidence import latest_evidence
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
 
@@ -198,11 +199,12 @@ def test_the_newest_complete_run_of_the_same_toolchain_is_quoted(tmp_path):
     _fake_run(tmp_path, "20261103-000000-progress-mpich", "progress", "mpich", prog,
               status="failed")
     _fake_run(tmp_path, "20261104-000000-progress-openmpi", "progress", "openmpi", prog)
-    got = latest_progress(tmp_path, "mpich")
+    got = latest_evidence(PROGRESS, tmp_path, "mpich")
     assert got["run"].endswith("20261102-000000-progress-mpich") and got["finding"] == \
         "no 1 KiB–4 MiB"
-    assert latest_progress(tmp_path, "intel")["run"] is None
-    assert "bench progress --mpi intel" in progress_words(latest_progress(tmp_path, "intel"))
+    assert latest_evidence(PROGRESS, tmp_path, "intel")["run"] is None
+    none_yet = latest_evidence(PROGRESS, tmp_path, "intel")
+    assert "bench progress --mpi intel" in progress_words(none_yet)
     assert "Measured for this MPI" in progress_words(got)
     sync = {"finding": "f", "limit": {"status": "bracketed", "last_yes_bytes": 100,
                                       "first_no_bytes": 200},

@@ -29,7 +29,6 @@ PACKAGES = "src/mpi_overlap/benchmarks"
 NOT_YET_PACKAGES = {
     "overhead", "pingpong", "collectives", "profile", "profiler-overhead",
     "study-halo", "study-cg",
-    "progress",
 }
 
 
@@ -40,12 +39,17 @@ def _tracked() -> list[str]:
 
 
 def _naming_patterns(spec) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(for Python, JSON and templates; for native and build files)."""
+    """(for Python, JSON and templates; for native and build files). The program's name
+    followed by "(" is a C function of that name (mo_progress writes the progress lines),
+    not the program. A name that is also the profile's evidence key the spec declares
+    (progress: the advice reads result["progress"], its rule is "progress") is looked for
+    as a module path only."""
     name, program = re.escape(spec.name), re.escape(spec.benchmark.program)
     package = re.escape(spec.package.rpartition(".")[2])
     source = re.escape(_source(spec).rpartition("/")[2])
-    text = re.compile(rf"""["']{name}["']|benchmarks[./]{package}\b""")
-    native = re.compile(rf"\b{program}\b|\b{source}\b")
+    literal = "" if spec.evidence == spec.name else rf"""["']{name}["']|"""
+    text = re.compile(rf"""{literal}benchmarks[./]{package}\b""")
+    native = re.compile(rf"\b{program}\b(?!\s*\()|\b{source}\b")
     return text, native
 
 

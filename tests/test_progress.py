@@ -14,13 +14,9 @@ from typing import Any
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.analysis.progress import (
-    YES_SHARE,
-    _async_setting,
-    analyze_progress,
-    verdict_of,
-)
-from mpi_overlap.bench_args import ProgressArgs
+from mpi_overlap.benchmarks.progress import SPEC
+from mpi_overlap.benchmarks.progress.analysis import YES_SHARE, _async_setting, verdict_of
+from mpi_overlap.benchmarks.progress.analysis import analyze as analyze_progress
 from mpi_overlap.build import ensure_built
 from mpi_overlap.errors import UserError
 from mpi_overlap.rundir import load_run
@@ -247,10 +243,13 @@ def test_async_setting() -> None:
 
 
 def test_progress_args() -> None:
-    assert ProgressArgs(quick=True).to_native() == ["--quick"]  # the program's quick sizes
-    assert ProgressArgs(sizes="1k,4M", samples=3, budget_factor=5.0).to_native() == [
+    def native(**values):
+        return SPEC.to_native(values, quick=values.pop("quick", False), verbose=False)
+
+    assert native(quick=True) == ["--quick"]  # the program's quick sizes
+    assert native(sizes="1k,4M", samples=3, budget_factor=5.0) == [
         "--sizes", "1k,4M", "--samples", "3", "--budget-factor", "5.0"]
     with pytest.raises(UserError):
-        ProgressArgs(sizes="0,1k").to_native()
+        native(sizes="0,1k")
     with pytest.raises(UserError):
-        ProgressArgs(budget_factor=0.5).to_native()
+        native(budget_factor=0.5)

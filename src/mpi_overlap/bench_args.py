@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from .benchmarks.spec import count_flag, size_list
 from .errors import UserError
-from .sizes import parse_sizes
 
 
 def _sizes(value: str | None) -> list[str]:
@@ -79,30 +78,6 @@ class CommOverlapArgs:
             if not self.work_factor > 0:
                 raise UserError(f"--work-factor must be positive (got {self.work_factor})")
             args += ["--work-factor", repr(self.work_factor)]
-        return args + _switches(quick=self.quick, verbose=self.verbose)
-
-
-@dataclass
-class ProgressArgs:
-    """`bench progress` flags -> mo_progress flags."""
-
-    sizes: str | None = None
-    samples: int | None = None
-    budget_factor: float | None = None
-    quick: bool = False
-    verbose: bool = False
-
-    def to_native(self) -> list[str]:
-        args: list[str] = []
-        if self.sizes is not None:
-            if 0 in parse_sizes(self.sizes):
-                raise UserError("--sizes: a 0-byte message has no data to watch")
-            args += ["--sizes", self.sizes]
-        args += count_flag("--samples", self.samples, 1)
-        if self.budget_factor is not None:
-            if not self.budget_factor >= 1.0:
-                raise UserError(f"--budget-factor must be at least 1 (got {self.budget_factor})")
-            args += ["--budget-factor", repr(self.budget_factor)]
         return args + _switches(quick=self.quick, verbose=self.verbose)
 
 

@@ -398,36 +398,6 @@ def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool, reps:
         sys.exit(3)
 
 
-@bench.command("progress")
-@_mpi_option
-@_ranks_option
-@click.option("--sizes", metavar="LIST",
-              help="message sizes (default 1k:4M; --quick 1k,8k,64k,1M,4M)")
-@click.option("--samples", type=int,
-              help="samples per size, ordering and sender mode (default 15; --quick 7)")
-@click.option("--budget-factor", type=FLOAT,
-              help="computation budget in one-way transfer times (default 20, at least 10 ms)")
-@click.option("--quick", is_flag=True, help="five sizes, fewer samples")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print one line per size")
-def bench_progress(mpi: tuple[str, ...], ranks: int, sizes: str | None, samples: int | None,
-                   budget_factor: float | None, quick: bool, launcher: str | None,
-                   timeout: float | None, out: Path, report: bool, verbose: bool) -> None:
-    """Asynchronous progress: does a message's data reach the receive buffer while neither
-    rank calls MPI? (the miniGhost check of Strohbeen's Cray Gemini slides; set e.g.
-    MPICH_ASYNC_PROGRESS=1 to compare)"""
-    from .bench_args import ProgressArgs
-    from .session import bench_session
-
-    args = ProgressArgs(sizes=sizes, samples=samples, budget_factor=budget_factor, quick=quick,
-                        verbose=verbose)
-    ok = bench_session("progress", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
-                       timeout_s=timeout, quick=quick, out_base=out, report=report,
-                       console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
 def _package_bench(spec: BenchmarkSpec) -> click.Command:
     """`bench NAME` of a benchmark that lives in its own package (benchmarks/<name>/): its
     flags from its spec, then what every benchmark command has, as the written-out

@@ -115,19 +115,6 @@ _HERE: dict[str, Benchmark] = {
         default_timeout_s=600.0,
         quick_timeout_s=120.0,
     ),
-    # Issue 5, item 3 (Strohbeen, the miniGhost check): does the data reach the receive
-    # buffer while neither rank calls MPI? Per size and ordering: yes / no / partly.
-    "progress": Benchmark(
-        name="progress",
-        program="mo_progress",
-        title="Asynchronous progress: does data arrive without MPI calls (miniGhost check)",
-        min_ranks=2,
-        analyze=_analysis("progress"),
-        default_timeout_s=1800.0,
-        quick_timeout_s=300.0,
-        suite="overlap",
-        suite_order=30,
-    ),
 }
 
 # Every benchmark by name: those above, then the packages' (discovery.py).

@@ -39,7 +39,7 @@ from . import compare_bare, program_abi
 from .collect import collect
 from .preload import ProfilerSetup, parse_bins, parse_trace_cap, profiler_library
 from .result_file import write_profile_result
-from .toolchain_evidence import latest_evidence, latest_progress
+from .toolchain_evidence import latest_evidence
 
 PROFILE = "profile"
 MAX_CALLSITE_DEPTH = 8  # MOP_STACK_MAX_DEPTH of native/profiler/mop_stacks.h
@@ -154,7 +154,6 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
 
     result = collect(run_dir, ranks_expected=opts.ranks, app_argv=app, cwd=os.getcwd(),
                      table=table, forced=opts.force_table, bins=bins, table_info=table_info)
-    result["progress"] = latest_progress(opts.out_base, tc.name)
     for spec in specs():
         if spec.evidence:
             result[spec.evidence] = latest_evidence(spec, opts.out_base, tc.name)

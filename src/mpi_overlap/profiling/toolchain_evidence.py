@@ -1,8 +1,8 @@
 """What the toolchain's own benchmarks measured, for the profile's advice
-(analysis/advice.py): `bench progress` (does this MPI move a message's data while no MPI
-call is made?), and the benchmark packages that declare evidence (spec.evidence: the
-eager limit, and the MPI setting that governs it). The newest complete run of each, of
-this toolchain and without --env-matrix settings, directly under the profile's --out
+(analysis/advice.py): the benchmark packages that declare evidence (spec.evidence: does
+this MPI move a message's data while no MPI call is made? its eager limit, and the MPI
+setting that governs it?) each say it from the newest complete run of theirs, of this
+toolchain and without --env-matrix settings, directly under the profile's --out
 directory; the advice quotes its finding and names the run.
 """
 
@@ -43,21 +43,8 @@ def _latest(out_base: Path, benchmark: str, toolchain: str) -> tuple[Path, dict]
 def latest_evidence(spec: BenchmarkSpec, out_base: Path, toolchain: str) -> Any:
     """What the newest complete run of a benchmark package that declares evidence
     (spec.evidence) says for the profile's advice: its evidence module's
-    `evidence(run_dir, analysis)`; None without such a run."""
-    found = _latest(out_base, spec.name, toolchain)
-    return None if found is None else spec.module("evidence").evidence(*found)
+    `evidence(toolchain, run_dir, analysis)`, both None without such a run."""
+    run_dir, analysis = _latest(out_base, spec.name, toolchain) or (None, None)
+    return spec.module("evidence").evidence(toolchain, run_dir, analysis)
 
-
-def latest_progress(out_base: Path, toolchain: str) -> dict[str, Any]:
-    """{toolchain, run, finding, receiver_first, sender_first} of the newest complete
-    progress run of `toolchain`; run None when there is none."""
-    found = _latest(out_base, "progress", toolchain)
-    if found is None:
-        return {"toolchain": toolchain, "run": None, "finding": None, "receiver_first": None,
-                "sender_first": None}
-    run_dir, analysis = found
-    ranges = analysis.get("verdict_ranges") or {}
-    return {"toolchain": toolchain, "run": str(run_dir), "finding": str(analysis["finding"]),
-            "receiver_first": ranges.get("receiver-first"),
-            "sender_first": ranges.get("sender-first")}
 

@@ -30,7 +30,6 @@ from . import (
     profile_plots,
     profile_table,
     profiler_overhead,
-    progress,
     replication,
     study,
 )
@@ -118,7 +117,6 @@ register(
 # The benchmark modules with the usual reporter functions (see _module_reporter).
 for _module in (
     profiler_overhead,
-    progress,
 ):
     register(_module_reporter(_module.BENCHMARK, _module))
 # The benchmarks that live in packages of their own: their report modules (discovery.py).

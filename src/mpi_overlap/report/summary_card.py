@@ -99,15 +99,6 @@ def _profiler(f: Figures) -> str | None:
     return ", ".join(parts) or None
 
 
-def _progress(a: dict[str, Any]) -> str | None:
-    ranges = a.get("verdict_ranges") or {}
-    if not ranges:
-        return None
-    text = "; ".join(f"{order}: {text}" for order, text in ranges.items())
-    setting = (a.get("async_progress") or {}).get("setting")
-    return f"{text} ({setting})" if setting else text
-
-
 def opt_text(v: float | None, spec: str) -> str:
     if v is None:
         return DASH
@@ -135,10 +126,6 @@ def _study(f: Figures) -> str | None:
 # The card's own lines, in the order of the questions (`order`); the benchmarks that live
 # in packages of their own declare theirs there (spec.CardLine) and fall in between.
 _LINES_HERE: list[CardItem] = [
-    CardItem("asynchronous progress (data moves with no MPI call)", "progress",
-             from_analysis=_progress,
-             share=max_share("arrived_large_receiver_first_pct", "arrived_large_sender_first_pct",
-                             "arrived_small_receiver_first_pct"), order=30),
     CardItem("availability (post-work-wait)", "overhead", _availability,
              share=max_share("send_availability_max_pct", "recv_availability_max_pct"),
              order=60),

@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Any
 
 
-def evidence(run_dir: Path, analysis: dict[str, Any]) -> dict[str, Any] | None:
+def evidence(toolchain: str, run_dir: Path | None,
+             analysis: dict[str, Any] | None) -> dict[str, Any] | None:
     """{run, last_yes_bytes, first_no_bytes, setting, setting_bytes, finding} of the run
     (the newest complete one of the profile's toolchain) when it bracketed its limit;
-    None otherwise."""
+    None otherwise, or without a run."""
+    if run_dir is None or analysis is None:
+        return None
     limit = analysis.get("limit") or {}
     if limit.get("status") != "bracketed":
         return None

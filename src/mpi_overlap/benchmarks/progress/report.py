@@ -1,5 +1,5 @@
 """Progress benchmark: the report's table, figure, sentences and JSON, from analysis.json
-(analysis/progress.py): per size and ordering, did the data arrive without MPI calls?"""
+(analysis.py here): per size and ordering, did the data arrive without MPI calls?"""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ..formatting import DASH, fmt_num
-from ..rundir import Run
-from ..sizes import format_size
-from .html import Figure, Section
-from .overhead_plots import to_svg
-from .run_table import (
+from ...formatting import DASH, fmt_num
+from ...report.html import Figure, Section
+from ...report.overhead_plots import to_svg
+from ...report.run_table import (
     compared,
     comparison_table,
     planned_extent,
@@ -21,6 +19,9 @@ from .run_table import (
     run_tables,
     summary_or_missing,
 )
+from ...report.summary_card import max_share
+from ...rundir import Run
+from ...sizes import format_size
 
 BENCHMARK = "progress"
 CASES = (("receiver-first", "computes"), ("sender-first", "computes"),
@@ -166,3 +167,18 @@ def to_json(run: Run) -> dict[str, Any]:
     a = run.analysis or {}
     return {k: a.get(k) for k in ("finding", "explanation", "verdict_ranges", "async_progress",
                                   "figures")}
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_from_analysis(a: dict[str, Any]) -> str | None:
+    ranges = a.get("verdict_ranges") or {}
+    if not ranges:
+        return None
+    text = "; ".join(f"{order}: {text}" for order, text in ranges.items())
+    setting = (a.get("async_progress") or {}).get("setting")
+    return f"{text} ({setting})" if setting else text
+
+
+card_share = max_share("arrived_large_receiver_first_pct", "arrived_large_sender_first_pct",
+                       "arrived_small_receiver_first_pct")

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..sizes import format_size
-from .figures import figure
-from .stats import median_or_none
+from ...analysis.figures import figure
+from ...analysis.stats import median_or_none
+from ...sizes import format_size
 
 YES_SHARE = 0.85  # "≥ ~90 %": 6 of 7 samples (--quick) fall just short of 0.9
 REALISTIC = "computes"  # the sender mode in which neither rank calls MPI
@@ -108,7 +108,7 @@ def _ranges(rows: list[tuple[int, str]]) -> str:
     return ", ".join(parts)
 
 
-def analyze_progress(result: dict[str, Any]) -> dict[str, Any]:
+def analyze(result: dict[str, Any]) -> dict[str, Any]:
     res = result.get("results") or {}
     work = ((result.get("harness") or {}).get("work")) or {}
     fastest = ((work.get("calibration") or {}).get("max"))
