@@ -1,4 +1,5 @@
-"""Tests of analysis/overhead.py: a synthetic result.json in, a schema-valid analysis out."""
+"""Tests of the overhead benchmark's analysis (benchmarks/overhead/analysis.py): a
+synthetic result.json in, a schema-valid analysis out."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import numpy as np
 import pytest
 
 from mpi_overlap import schema
-from mpi_overlap.analysis.overhead import analyze_overhead
 from mpi_overlap.analysis.stats import summarize
+from mpi_overlap.benchmarks.overhead.analysis import analyze as analyze_overhead
 
 UNITS_PER_US = 100.0
 BARRIER_US = 0.3

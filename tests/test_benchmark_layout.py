@@ -27,7 +27,7 @@ PACKAGES = "src/mpi_overlap/benchmarks"
 # The benchmarks written out in registry.py when the packages began (2026-11-27); each one
 # moved into a package leaves this list.
 NOT_YET_PACKAGES = {
-    "overhead", "pingpong", "collectives", "profile", "profiler-overhead",
+    "pingpong", "collectives", "profile", "profiler-overhead",
     "study-halo", "study-cg",
 }
 
@@ -42,12 +42,14 @@ def _naming_patterns(spec) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(for Python, JSON and templates; for native and build files). The program's name
     followed by "(" is a C function of that name (mo_progress writes the progress lines),
     not the program. A name that is also the profile's evidence key the spec declares
-    (progress: the advice reads result["progress"], its rule is "progress") is looked for
-    as a module path only."""
+    (progress: the advice reads result["progress"], its rule is "progress") or a suite's
+    name (overhead: every benchmark of `bench overhead-suite` says suite="overhead") is
+    looked for as a module path only."""
     name, program = re.escape(spec.name), re.escape(spec.benchmark.program)
     package = re.escape(spec.package.rpartition(".")[2])
     source = re.escape(_source(spec).rpartition("/")[2])
-    literal = "" if spec.evidence == spec.name else rf"""["']{name}["']|"""
+    words = {spec.evidence, *(s.benchmark.suite for s in specs())}
+    literal = "" if spec.name in words else rf"""["']{name}["']|"""
     text = re.compile(rf"""{literal}benchmarks[./]{package}\b""")
     native = re.compile(rf"\b{program}\b(?!\s*\()|\b{source}\b")
     return text, native
@@ -105,7 +107,7 @@ def test_a_package_benchmark_has_its_parts(spec) -> None:
     assert registry.get_benchmark(name) is spec.benchmark
     assert spec.benchmark.analyze is not None and (ROOT / _source(spec)).is_file()
     assert name in app.commands["bench"].commands  # type: ignore[attr-defined]
-    assert report._REGISTRY[name].summary is spec.module("report").summary
+    assert report.reporters()[name].summary is spec.module("report").summary
     assert has_schema(f"bench-{name}-v1")
     docs = (ROOT / "docs" / "benchmarks.md").read_text()
     assert re.search(rf"^## {re.escape(name)} —", docs, re.M), f"no '## {name} —' section"

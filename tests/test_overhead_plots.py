@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap.report.overhead_plots import _metric_figure
+from mpi_overlap.benchmarks.overhead.plots import _metric_figure
 from mpi_overlap.rundir import Run
 
 

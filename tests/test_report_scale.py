@@ -108,8 +108,8 @@ def test_many_ranks_page_shows_the_ranks_losing_most_and_the_csv_all(tmp_path: P
 
 
 def test_beyond_sorted_ranks_the_rank_figure_is_a_distribution(tmp_path: Path) -> None:
-    from mpi_overlap.report.overhead_plots import to_svg
     from mpi_overlap.report.profile_plots import SORTED_RANKS, ranks_figure
+    from mpi_overlap.report.svg import to_svg
 
     ranks = [{"rank": i, "in_totals": True, "min_pct": (i % 7) * 1.0,
               "max_pct": 50.0 + (i % 11), "nonoverlap_s": 1e-3 * (1 + i % 13)}

@@ -345,35 +345,6 @@ def bench() -> None:
     """Run a benchmark of the characterization suite."""
 
 
-@bench.command("overhead")
-@_mpi_option
-@_ranks_option
-@click.option("--sizes", metavar="LIST", help="message sizes, e.g. 0:4M or 0,1k,64k")
-@click.option("--direction", default="both", show_default=True, help="send | recv | both")
-@click.option("--quick", is_flag=True, help="fewer sizes, samples and steps")
-@click.option("--reps", type=int, help="samples per work step")
-@click.option("--thresh", type=FLOAT, help="classic stop threshold (default 1.5)")
-@click.option("--bthresh", type=FLOAT, help="classic base_t threshold (default 1.02)")
-@click.option("--iters", type=int, help="fixed iterations per sample (default: automatic)")
-@_run_options()
-@click.option("-v", "--verbose", is_flag=True, help="print the per-work-step tables")
-def bench_overhead(mpi: tuple[str, ...], ranks: int, sizes: str | None, direction: str,
-                   quick: bool, reps: int | None, thresh: float | None, bthresh: float | None,
-                   iters: int | None, launcher: str | None, timeout: float | None, out: Path,
-                   report: bool, verbose: bool) -> None:
-    """Host overhead and application availability (post-work-wait), send and receive."""
-    from .bench_args import OverheadArgs
-    from .session import bench_session
-
-    args = OverheadArgs(sizes=sizes, direction=direction, quick=quick, reps=reps, thresh=thresh,
-                        bthresh=bthresh, iters=iters, verbose=verbose)
-    ok = bench_session("overhead", args.to_native(), list(mpi), ranks=ranks, launcher=launcher,
-                       timeout_s=timeout, quick=quick, out_base=out, report=report,
-                       console=_out, err_console=_err, show_verbose=verbose)
-    if not ok:
-        sys.exit(3)
-
-
 
 @bench.command("profiler-overhead")
 @_mpi_option

@@ -1,13 +1,12 @@
-"""Statistical analysis of native benchmark results: summaries, confidence intervals,
-and the hinge-fit analysis of the overhead benchmark (docs/benchmarks.md, "overhead")."""
+"""The analyses shared by the benchmarks and the profiler: summaries, confidence
+intervals, the hinge fit (knee.py), the profile's analysis; each benchmark's own analysis
+lives in its package (benchmarks/<name>/analysis.py)."""
 
 from .knee import KneeResult, fit_knee, hinge_fit
-from .overhead import analyze_overhead
 from .stats import percentile_ci, summarize, t_quantile
 
 __all__ = [
     "KneeResult",
-    "analyze_overhead",
     "fit_knee",
     "hinge_fit",
     "percentile_ci",

@@ -18,9 +18,9 @@ reproducible only if separate launches agree. Per quantity of the launches' anal
   otherwise; `single` with fewer than two launch values.
 
 Which quantities: every analysis's headline figures, and per benchmark the finer ones
-(overhead: availability and host overhead per direction and size); a benchmark package's
-analysis module declares its own as `replicated` (the stack floor: latency and added time
-per size; the non-blocking collectives: OSU % and t_pure per case). docs/method.md,
+declared by the benchmark package's analysis module as `replicated` (post-work-wait:
+availability and host overhead per direction and size; the stack floor: latency and
+added time per size; the non-blocking collectives: OSU % and t_pure per case). docs/method.md,
 "Replication over launches".
 """
 
@@ -34,7 +34,6 @@ from typing import Any
 
 from ..benchmarks.discovery import spec_of
 from ..formatting import fmt_num, fmt_range
-from ..sizes import format_size
 from ..values import num
 from .stats import t_quantile
 
@@ -71,24 +70,6 @@ def _figures(analysis: dict[str, Any]) -> Iterator[tuple[Quantity, Point]]:
                             str(fig.get("unit") or "")), Point(num(fig.get("value"))))
 
 
-def _overhead(analysis: dict[str, Any]) -> Iterator[tuple[Quantity, Point]]:
-    for d in analysis.get("directions") or []:
-        for s in d.get("sizes") or []:
-            at = f"{d.get('direction')} {format_size(int(s.get('size', 0)))}"
-            for key, what, unit in (("availability_pct", "availability", "%"),
-                                    ("overhead_us", "host overhead", "µs")):
-                e = s.get(key) or {}
-                yield (Quantity(f"{d.get('direction')}/{s.get('size')}/{key}", f"{at} {what}",
-                                unit),
-                       Point(num(e.get("value")), num(e.get("ci95_low")), num(e.get("ci95_high")),
-                             s.get("verdict")))
-
-
-EXTRACTORS: dict[str, Extract] = {
-    "overhead": _overhead,
-}
-
-
 def _package_extractor(benchmark: str) -> Extract | None:
     """The finer quantities a benchmark package's analysis declares (`replicated`)."""
     spec = spec_of(benchmark)
@@ -101,7 +82,7 @@ def quantities(benchmark: str,
     out: dict[str, tuple[Quantity, Point]] = {}
     if not analysis:
         return out
-    for extract in (_figures, EXTRACTORS.get(benchmark) or _package_extractor(benchmark)):
+    for extract in (_figures, _package_extractor(benchmark)):
         if extract is not None:
             for q, p in extract(analysis):
                 out.setdefault(q.key, (q, p))

@@ -37,17 +37,6 @@ def _analysis(
 
 # The benchmarks not yet moved into a package of their own (benchmarks/<name>/, spec.py).
 _HERE: dict[str, Benchmark] = {
-    "overhead": Benchmark(
-        name="overhead",
-        program="mo_overhead",
-        title="Host processor overhead and application availability (post-work-wait)",
-        min_ranks=2,
-        analyze=_analysis("overhead"),
-        default_timeout_s=3600.0,
-        quick_timeout_s=900.0,
-        suite="overlap",
-        suite_order=5,
-    ),
     # One-way transfer time per size; `mpi-overlap calibrate` turns it into the
     # profiler's transfer-time table (xfer_table.py). No analysis: the medians are the
     # result.

@@ -174,7 +174,8 @@ class BenchmarkSpec:
     # datatypes.c built with MO_ALIGNMENT).
     source: str | None = None
     timeout_help: str = "seconds before the run is stopped"
-    # The report module's HTML sections, in page order (names of its functions).
+    # The HTML sections, in page order: functions of the report module, or "module.name"
+    # for another module of the package.
     sections: tuple[str, ...] = ("html_sections",)
     # (parsed values, quick, verbose) -> the program's arguments, where flags must be
     # checked together (overlap-validation's regions); None: flag by flag.
@@ -189,6 +190,14 @@ class BenchmarkSpec:
         """The package's `analysis` or `report` module, imported on first use: both pull
         in numpy and matplotlib, which commands that only list benchmarks do not need."""
         return import_module(f"{self.package}.{part}")
+
+    def section_functions(self) -> list[Callable[..., Any]]:
+        """The functions of `sections`, imported."""
+        out = []
+        for name in self.sections:
+            part, _, function = name.rpartition(".")
+            out.append(getattr(self.module(part or "report"), function))
+        return out
 
     def to_native(self, values: dict[str, Any], *, quick: bool, verbose: bool) -> list[str]:
         """The program's arguments for what `bench NAME` parsed (each flag checked)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,6 @@ from ..rundir import Run, utc_now, write_json_atomic, write_text_atomic
 from ..termsafe import SafeConsole, safe
 from . import (
     env_matrix,
-    overhead_plots,
-    overhead_table,
     profile_checks,
     profile_plots,
     profile_table,
@@ -74,6 +73,16 @@ def register(reporter: BenchmarkReporter) -> None:
     _REGISTRY[reporter.name] = reporter
 
 
+@cache
+def reporters() -> dict[str, BenchmarkReporter]:
+    """Every reporter by benchmark: those registered below, and the benchmark packages'
+    report modules (discovery.py), added on first use: a package's report module imports
+    this package's parts, so it cannot be imported while this module is."""
+    for spec in specs():
+        register(_module_reporter(spec.name, spec.module("report"), *spec.section_functions()))
+    return _REGISTRY
+
+
 def _module_reporter(
     name: str, module: Any, *sections: Callable[[list[Run]], list[Section]]
 ) -> BenchmarkReporter:
@@ -91,15 +100,6 @@ def _module_reporter(
     )
 
 
-register(
-    _module_reporter(
-        overhead_table.BENCHMARK,
-        overhead_table,
-        overhead_plots.summary_sections,
-        overhead_table.html_sections,
-        overhead_plots.fit_sections,
-    )
-)
 # Profiles: the overlap tables, then the checks on the bounds (terminal, HTML, JSON).
 register(
     replace(
@@ -119,17 +119,12 @@ for _module in (
     profiler_overhead,
 ):
     register(_module_reporter(_module.BENCHMARK, _module))
-# The benchmarks that live in packages of their own: their report modules (discovery.py).
-for _spec in specs():
-    _report = _spec.module("report")
-    register(_module_reporter(_spec.name, _report,
-                              *(getattr(_report, name) for name in _spec.sections)))
 for _name in study.BENCHMARKS:
     register(_module_reporter(_name, study))
 
 
 def _banners(run: Run) -> list[Banner]:
-    reporter = _REGISTRY.get(run.benchmark)
+    reporter = reporters().get(run.benchmark)
     banners = run_banners(run, reporter.extent(run) if reporter else None)
     if reporter is None:
         banners.append(
@@ -142,14 +137,14 @@ def _banners(run: Run) -> list[Banner]:
 
 
 def _summary(run: Run) -> list[str]:
-    reporter = _REGISTRY.get(run.benchmark)
+    reporter = reporters().get(run.benchmark)
     return reporter.summary(run) if reporter else []
 
 
 def _by_benchmark(runs: list[Run]) -> dict[str, list[Run]]:
     groups: dict[str, list[Run]] = {}
     for run in runs:
-        if run.benchmark in _REGISTRY:
+        if run.benchmark in reporters():
             groups.setdefault(run.benchmark, []).append(run)
     return groups
 
@@ -163,11 +158,11 @@ def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = Fals
             console.print(Text(safe(banner.text), style=BANNER_STYLE.get(banner.level, "")))
         for sentence in _summary(run):
             console.print(safe(sentence), markup=False, highlight=False)
-        reporter = _REGISTRY.get(run.benchmark)
+        reporter = reporters().get(run.benchmark)
         if reporter is not None and (run.result is not None or run.analysis is not None):
             _guarded(keep_going, console, run.benchmark, reporter.terminal, run, console)
     for name, group in _by_benchmark(runs).items():
-        _guarded(keep_going, console, name, _REGISTRY[name].terminal_all, group, console)
+        _guarded(keep_going, console, name, reporters()[name].terminal_all, group, console)
     env_matrix.print_terminal(runs, console)
     replication.print_terminal(runs, console)
 
@@ -188,7 +183,7 @@ def run_entry(run: Run) -> dict[str, Any]:
     """One run's entry in report.json's "runs" (what the report says of it, as data)."""
     result = run.result or {}
     harness = result.get("harness") or {}
-    reporter = _REGISTRY.get(run.benchmark)
+    reporter = reporters().get(run.benchmark)
     meta_keys = (
         "run_id",
         "label",
@@ -294,7 +289,7 @@ def make_report(
         runs) + [
         section
         for name, group in _by_benchmark(runs).items()
-        for provider in _REGISTRY[name].sections
+        for provider in reporters()[name].sections
         for section in (_safe_sections(provider, name, group) if keep_going
                         else provider(group))
     ]

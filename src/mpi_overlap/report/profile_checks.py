@@ -24,9 +24,9 @@ from ..formatting import fmt_pct_cell, fmt_time
 from ..rundir import Run
 from . import profile_table
 from .html import Figure, Section
-from .overhead_plots import to_svg
 from .profile_grid import Grid, fint
 from .profile_table import analysis_of, html_table, is_profile, print_grid
+from .svg import to_svg
 
 TERMINAL_ROWS = 10  # rows of each breakdown in the terminal; report.html lists all
 CHECK_TITLE = {

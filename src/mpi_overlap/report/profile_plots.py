@@ -13,7 +13,7 @@ per message-size range), per run:
 A bar of 100 % stacks: the minimum bound (overlapped for certain), the gap up to the
 maximum bound (possibly overlapped) and the rest (not overlapped in any case). Figures
 are built with matplotlib's object API (no pyplot, no global state), like
-overhead_plots.
+svg.py.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from matplotlib.patches import Patch
 
 from ..rundir import Run
 from .html import Figure, Section
-from .overhead_plots import to_svg
 from .profile_table import analysis_of, is_profile, unique_worst
+from .svg import to_svg
 
 MANY_RANKS = 16  # above this many ranks, bins show the spread across ranks, not each rank
 LABELLED_RANKS = 8  # up to this many ranks, each bar of a bin carries its rank number

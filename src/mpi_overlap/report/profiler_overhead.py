@@ -22,7 +22,7 @@ from ..rundir import Run
 from ..termsafe import Table
 from ..values import num
 from .html import Figure, HtmlTable, Section
-from .overhead_plots import to_svg
+from .svg import to_svg
 
 BENCHMARK = "profiler-overhead"
 HEADERS = (

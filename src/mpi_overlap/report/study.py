@@ -14,7 +14,7 @@ from ..formatting import fmt_pct, fmt_s_as_ms
 from ..rundir import Run
 from ..termsafe import Table
 from .html import Figure, HtmlTable, Section
-from .overhead_plots import to_svg
+from .svg import to_svg
 
 BENCHMARKS = ("study-halo", "study-cg")
 HEADERS = ("size", "mode", "run time ms", "MPI time ms", "overlap min–max", "non-overlapped ms",

@@ -76,19 +76,6 @@ def figure_range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f
     return f"{lo:{spec}}–{hi:{spec}} {unit}"
 
 
-def _availability(f: Figures) -> str | None:
-    parts = []
-    for d, noun in (("send", "a send's"), ("recv", "a receive's")):
-        r = figure_range(figure_of(f, f"{d}_availability_min_pct"),
-                   figure_of(f, f"{d}_availability_max_pct"),
-                   "%")
-        if r is not None:
-            parts.append(f"{r} of {noun}")
-    if not parts:
-        return None
-    return "the CPU is free to compute for " + " and ".join(parts) + " transfer time (by size)"
-
-
 def _profiler(f: Figures) -> str | None:
     rate, run = figure_of(f, "msg_rate_ratio"), figure_of(f, "run_time_ratio")
     parts = []
@@ -126,9 +113,6 @@ def _study(f: Figures) -> str | None:
 # The card's own lines, in the order of the questions (`order`); the benchmarks that live
 # in packages of their own declare theirs there (spec.CardLine) and fall in between.
 _LINES_HERE: list[CardItem] = [
-    CardItem("availability (post-work-wait)", "overhead", _availability,
-             share=max_share("send_availability_max_pct", "recv_availability_max_pct"),
-             order=60),
     CardItem("case study: halo", "study-halo", _study, order=110),
     CardItem("case study: cg", "study-cg", _study, order=120),
     CardItem("profiler overhead", "profiler-overhead", _profiler, order=130),

@@ -11,7 +11,6 @@ from rich.console import Console
 
 from ...formatting import fmt_num
 from ...report.html import Figure, HtmlTable, Section
-from ...report.overhead_plots import to_svg
 from ...report.run_table import (
     compared,
     comparison_table,
@@ -21,6 +20,7 @@ from ...report.run_table import (
     summary_or_missing,
 )
 from ...report.summary_card import Figures, figure_of, max_share, opt_text
+from ...report.svg import to_svg
 from ...rundir import Run
 from ...sizes import format_size
 from ...sources import cite

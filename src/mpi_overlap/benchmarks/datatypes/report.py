@@ -12,7 +12,7 @@ from rich.console import Console
 
 from ...formatting import fmt_num, fmt_range, fmt_s_as_us
 from ...report.html import Figure, HtmlTable, Section
-from ...report.overhead_plots import to_svg
+from ...report.svg import to_svg
 from ...rundir import Run
 from ...termsafe import Table
 from ...values import num

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from ...formatting import DASH, fmt_pct_cell, fmt_us
 from ...report.html import Figure, HtmlTable, Section
-from ...report.overhead_plots import to_svg
+from ...report.svg import to_svg
 from ...rundir import Run
 from ...sizes import format_size
 from ...termsafe import Table

@@ -10,7 +10,6 @@ from rich.console import Console
 
 from ...formatting import DASH, fmt_num
 from ...report.html import Figure, Section
-from ...report.overhead_plots import to_svg
 from ...report.run_table import (
     compared,
     comparison_table,
@@ -20,6 +19,7 @@ from ...report.run_table import (
     summary_or_missing,
 )
 from ...report.summary_card import max_share
+from ...report.svg import to_svg
 from ...rundir import Run
 from ...sizes import format_size
 

@@ -11,7 +11,6 @@ from rich.console import Console
 
 from ...formatting import fmt_num
 from ...report.html import Figure, Section
-from ...report.overhead_plots import to_svg
 from ...report.run_table import (
     finding,
     planned_extent,
@@ -21,6 +20,7 @@ from ...report.run_table import (
     summary_or_missing,
 )
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
+from ...report.svg import to_svg
 from ...rundir import Run
 
 BENCHMARK = "rma-overlap"

@@ -18,8 +18,8 @@ from rich.text import Text
 from ...file_output import WriteError, write_text
 from ...formatting import DASH, fmt_s_as_us
 from ...report.html import Figure, HtmlTable, Section
-from ...report.overhead_plots import size_positions, to_svg
 from ...report.summary_card import analysis_figures, figure_of
+from ...report.svg import size_positions, to_svg
 from ...rundir import Run
 from ...sizes import format_size
 from ...termsafe import Table

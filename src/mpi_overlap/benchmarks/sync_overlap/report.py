@@ -13,9 +13,9 @@ from rich.text import Text
 from ...file_output import write_text
 from ...formatting import DASH, fmt_num, fmt_pct_cell, fmt_range
 from ...report.html import Figure, HtmlTable, Section
-from ...report.overhead_plots import to_svg
 from ...report.run_table import compared, comparison_table, summary_or_missing
 from ...report.summary_card import Figures, figure_of
+from ...report.svg import to_svg
 from ...rundir import Run
 from ...sources import cite
 from ...termsafe import Table

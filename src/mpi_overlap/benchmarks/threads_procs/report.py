@@ -10,7 +10,7 @@ from rich.console import Console
 from ...file_output import write_text
 from ...formatting import fmt_num
 from ...report.html import Figure, HtmlTable, Section
-from ...report.overhead_plots import to_svg
+from ...report.svg import to_svg
 from ...rundir import Run
 from ...termsafe import Table
 

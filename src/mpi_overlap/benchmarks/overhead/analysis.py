@@ -7,12 +7,16 @@ Reads the `results` of bench-overhead-v1, fits the hinge of analysis/knee.py to 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from .figures import figure
-from .knee import CI_LEVEL, LIMITS, KneeResult, fit_knee
+from ...analysis.figures import figure
+from ...analysis.knee import CI_LEVEL, LIMITS, KneeResult, fit_knee
+from ...analysis.replication import Point, Quantity
+from ...sizes import format_size
+from ...values import num
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
@@ -125,7 +129,7 @@ def _size_entry(entry: dict[str, Any], *, bootstrap: int, seed: list[int],
     }
 
 
-def analyze_overhead(
+def analyze(
     result: dict[str, Any], *, bootstrap: int = 400, seed: int = 12345
 ) -> dict[str, Any]:
     """The analysis document (schemas/analysis-overhead-v1.schema.json) of one result.
@@ -197,3 +201,18 @@ def _finding(directions: list[dict[str, Any]]) -> str:
         else:
             parts.append(f"{d['direction']}: no trustworthy size of {len(d['sizes'])}")
     return "; ".join(parts) if parts else "no direction measured"
+
+
+# ---- the quantities compared across launches (analysis/replication.py)
+
+def replicated(analysis: dict[str, Any]) -> Iterator[tuple[Quantity, Point]]:
+    for d in analysis.get("directions") or []:
+        for s in d.get("sizes") or []:
+            at = f"{d.get('direction')} {format_size(int(s.get('size', 0)))}"
+            for key, what, unit in (("availability_pct", "availability", "%"),
+                                    ("overhead_us", "host overhead", "µs")):
+                e = s.get(key) or {}
+                yield (Quantity(f"{d.get('direction')}/{s.get('size')}/{key}", f"{at} {what}",
+                                unit),
+                       Point(num(e.get("value")), num(e.get("ci95_low")), num(e.get("ci95_high")),
+                             s.get("verdict")))

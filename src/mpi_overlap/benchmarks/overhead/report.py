@@ -15,12 +15,13 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ..formatting import DASH, fmt_pct_cell, fmt_us, fmt_with_ci
-from ..rundir import Run
-from ..sizes import format_size
-from ..termsafe import Table
-from ..values import num
-from .html import HtmlTable, Section
+from ...formatting import DASH, fmt_pct_cell, fmt_us, fmt_with_ci
+from ...report.html import HtmlTable, Section
+from ...report.summary_card import Figures, figure_of, figure_range, max_share
+from ...rundir import Run
+from ...sizes import format_size
+from ...termsafe import Table
+from ...values import num
 
 BENCHMARK = "overhead"
 DIRECTIONS = ("send", "recv")
@@ -383,3 +384,20 @@ def to_json(run: Run) -> dict[str, Any]:
             sizes.append(item)
         directions.append({"direction": direction, "sizes": sizes})
     return {"method": (run.analysis or {}).get("method"), "directions": directions}
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_cell(f: Figures) -> str | None:
+    parts = []
+    for d, noun in (("send", "a send's"), ("recv", "a receive's")):
+        r = figure_range(figure_of(f, f"{d}_availability_min_pct"),
+                         figure_of(f, f"{d}_availability_max_pct"), "%")
+        if r is not None:
+            parts.append(f"{r} of {noun}")
+    if not parts:
+        return None
+    return "the CPU is free to compute for " + " and ".join(parts) + " transfer time (by size)"
+
+
+card_share = max_share("send_availability_max_pct", "recv_availability_max_pct")

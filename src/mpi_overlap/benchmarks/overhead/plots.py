@@ -9,7 +9,6 @@ global figure state.
 
 from __future__ import annotations
 
-import io
 import math
 from typing import Any
 
@@ -19,11 +18,12 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 
-from ..rundir import Run
-from ..sizes import format_size
-from ..values import num
-from .html import Figure, Section
-from .overhead_table import (
+from ...report.html import Figure, Section
+from ...report.svg import size_positions, to_svg
+from ...rundir import Run
+from ...sizes import format_size
+from ...values import num
+from .report import (
     BENCHMARK,
     analysis_sizes,
     classic_of,
@@ -36,27 +36,6 @@ DIRECTION_STYLE = {"send": ("-", "o"), "recv": ("--", "s")}
 NOT_OK_GREY = "0.62"
 MAX_TICKS = 12
 GRID_COLS = 6
-
-
-def to_svg(fig: MplFigure, key: str) -> str:
-    """SVG text ready to inline in HTML.
-
-    A fixed hash salt per figure keeps ids deterministic yet distinct between the
-    figures of one page (ids share a namespace once inlined); text stays text so the
-    page is small and searchable.
-    """
-    buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": key}):
-        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-    text = buf.getvalue()
-    return text[text.index("<svg") :]
-
-
-def size_positions(sizes: list[int]) -> dict[int, float]:
-    """log2 positions; 0 B has no logarithm, so it sits one step left of the smallest size."""
-    positive = [s for s in sizes if s > 0]
-    zero_at = math.log2(min(positive)) - 1 if positive else 0.0
-    return {s: math.log2(s) if s > 0 else zero_at for s in sizes}
 
 
 def _size_axis(ax: Axes, positions: dict[int, float]) -> None:
