@@ -104,8 +104,9 @@ def test_two_calibrations_take_turns(tmp_path: Path) -> None:
     env = dict(os.environ, MPI_OVERLAP_HOME=str(home))
     procs = []
     for name in ("a", "b"):
-        procs.append(subprocess.Popen([*CLI, "calibrate", "--quick", "-n", "2", "--out",
-                                       str(tmp_path / name)], env=env, cwd=tmp_path,
+        # small sizes: the turn-taking is the point, not the table
+        procs.append(subprocess.Popen([*CLI, "calibrate", "--quick", "--sizes", "0:4K", "-n",
+                                       "2", "--out", str(tmp_path / name)], env=env, cwd=tmp_path,
                                       text=True, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE))
         time.sleep(0.5)
