@@ -273,9 +273,10 @@ def _cut_note(result: dict[str, Any], ranks: int, budget_s: float | None, measur
 
 def _calibrate(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
                launcher: str | None, timeout_s: float | None, out_base: Path,
-               ui: Ui) -> tuple[Path, list[Run]]:
-    """Point to point, then the collectives for `ranks`; the table is written after each,
-    so a failed collective run (UserError, exit code 3) leaves the point-to-point part."""
+               ui: Ui, coll_budget_s: float | None = None) -> tuple[Path, list[Run]]:
+    """Point to point, then the collectives for `ranks` (no new one started after
+    coll_budget_s seconds, when given); the table is written after each, so a failed
+    collective run (UserError, exit code 3) leaves the point-to-point part."""
     path, p2p_runs, table = _calibrate_p2p(tc, ranks=ranks, quick=quick, sizes=sizes,
                                            launcher=launcher, timeout_s=timeout_s,
                                            out_base=out_base, ui=ui)
@@ -284,7 +285,8 @@ def _calibrate(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
                 "suspect, and collectives measured on this machine now would be off too")
         return path, p2p_runs
     coll_run = calibrate_collectives(tc, path, ranks=ranks, quick=quick, launcher=launcher,
-                                     timeout_s=timeout_s, out_base=out_base, ui=ui)
+                                     timeout_s=timeout_s, out_base=out_base, ui=ui,
+                                     budget_s=coll_budget_s)
     return path, [*p2p_runs, coll_run]
 
 
@@ -426,7 +428,8 @@ def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
 
 def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: str | None,
                       launcher: str | None, timeout_s: float | None, out_base: Path,
-                      console: Console, err_console: Console) -> None:
+                      console: Console, err_console: Console,
+                      coll_budget_s: float | None = None) -> None:
     """`mpi-overlap calibrate`: calibrate each toolchain, print a few sizes, the verdict
     and the path; exit code 3 when a calibration did not complete, SUSPECT_EXIT when a
     table stays suspect (it is written all the same, marked so)."""
@@ -434,6 +437,8 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     pingpong_args(quick=quick, sizes=sizes)
     check_ranks(get_benchmark("pingpong"), ranks, "calibrate")
     check_timeout(timeout_s)
+    if coll_budget_s is not None and not coll_budget_s > 0:
+        raise UserError(f"--collectives-budget must be positive (got {coll_budget_s:g})")
     tcs = checked_toolchains(toolchains, ranks=ranks, launcher=launcher)
     ui = Ui(err_console)
     failed: list[str] = []
@@ -444,7 +449,7 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
             with _calibration_lock(tc, ui):
                 path, runs = _calibrate(tc, ranks=ranks, quick=quick, sizes=sizes,
                                         launcher=launcher, timeout_s=timeout_s,
-                                        out_base=out_base, ui=ui)
+                                        out_base=out_base, ui=ui, coll_budget_s=coll_budget_s)
         except UserError as err:
             if err.exit_code not in (3, SUSPECT_EXIT):
                 raise

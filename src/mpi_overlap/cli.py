@@ -522,24 +522,30 @@ def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | 
 @click.option("--check", is_flag=True,
               help="re-measure a few sizes for a few seconds against the stored table: exit 0 "
                    "still valid, 1 stale (recalibrate), 3 cannot tell")
+@click.option("--collectives-budget", "coll_budget", type=FLOAT, metavar="SECONDS",
+              help="start no new collective after this many seconds (what was measured is "
+                   "kept, and the table says which were cut); e.g. across slow links")
 @_launcher_option
 @click.option("--timeout", type=FLOAT, help="seconds before the run is stopped")
 @_out_option("directory for run directories")
 def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, check: bool,
-              launcher: str | None, timeout: float | None, out: Path) -> None:
+              coll_budget: float | None, launcher: str | None, timeout: float | None,
+              out: Path) -> None:
     """Measure the transfer-time table the profiler uses (one-way ping-pong time per size,
     and every collective's time on the N ranks). Exits 4 when the table stays suspect."""
     if check:
         from .calibrate_check import check_session
 
-        if quick or sizes:
-            raise UserError("--check measures its own few sizes: drop --quick and --sizes")
+        if quick or sizes or coll_budget is not None:
+            raise UserError("--check measures its own few sizes: drop --quick, --sizes and "
+                            "--collectives-budget")
         sys.exit(check_session(list(mpi), launcher=launcher, timeout_s=timeout, out_base=out,
                                console=_out, err_console=_err))
     from .calibrate import calibrate_session
 
     calibrate_session(list(mpi), ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
-                      timeout_s=timeout, out_base=out, console=_out, err_console=_err)
+                      timeout_s=timeout, out_base=out, console=_out, err_console=_err,
+                      coll_budget_s=coll_budget)
 
 
 # ----- profile ----------------------------------------------------------------------------
