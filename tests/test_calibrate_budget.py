@@ -28,6 +28,9 @@ def test_a_cut_calibration_leaves_a_note_and_a_complete_one_none() -> None:
     assert note.startswith("cut by the 25 s limit of an automatic calibration: 2 of 3 ")
     assert "'mpi-overlap calibrate -n 16' measures them all" in note
     assert _cut_note(_collectives([True, True, True]), 16, None, 3, Path("/runs/c")) is None
+    asked = _cut_note(_collectives([True, False]), 2, 5.0, 1, Path("/runs/c"),
+                      "--collectives-budget")
+    assert asked is not None and asked.startswith("cut by the 5 s limit of --collectives-budget")
 
 
 def test_the_note_is_kept_in_the_table_file_per_communicator_size(tmp_path: Path) -> None:

@@ -214,16 +214,18 @@ AUTO_COLL_BUDGET_S = 25.0
 def calibrate_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
                           launcher: str | None = None, timeout_s: float | None = None,
                           out_base: Path = Path("mpi-overlap-runs"),
-                          ui: Ui | None = None, budget_s: float | None = None) -> Run:
+                          ui: Ui | None = None, budget_s: float | None = None,
+                          budget_from: str = "an automatic calibration") -> Run:
     """Measure the collectives on `ranks` ranks with mo_collectives and put their series
     for that communicator size into the table at `path` (other sizes kept); with
     `budget_s`, no new (op, size) is started after that many seconds, and a table whose
-    series were cut says so (a source line). A failure (a UserError with exit code 3) is
+    series were cut says so (a source line naming `budget_from`,
+    what set the limit). A failure (a UserError with exit code 3) is
     recorded beside the table (coll_failures.py), a success clears such a record."""
     try:
         run = _measure_collectives(tc, path, ranks=ranks, quick=quick, launcher=launcher,
                                    timeout_s=timeout_s, out_base=out_base, ui=ui or Ui(quiet=True),
-                                   budget_s=budget_s)
+                                   budget_s=budget_s, budget_from=budget_from)
     except UserError as err:
         if err.exit_code == 3:
             coll_failures.record(path, ranks, str(err))
@@ -234,7 +236,8 @@ def calibrate_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
 
 def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
                          launcher: str | None, timeout_s: float | None, out_base: Path,
-                         ui: Ui, budget_s: float | None = None) -> Run:
+                         ui: Ui, budget_s: float | None = None,
+                         budget_from: str = "an automatic calibration") -> Run:
     args = ["--quick"] if quick else []
     if budget_s is not None:
         args += ["--time-limit", f"{budget_s:g}"]
@@ -252,7 +255,7 @@ def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
     if not series:
         raise UserError(f"calibration (collectives) on toolchain '{tc.name}' measured no "
                         f"collective; see {run.path}", exit_code=3)
-    note = _cut_note(run.result, ranks, budget_s, len(series), run.path)
+    note = _cut_note(run.result, ranks, budget_s, len(series), run.path, budget_from)
     save_table(path, table.with_coll(series).with_coll_note(ranks, note))
     if note:
         ui.line(f"collectives on {ranks} ranks: {note}")
@@ -260,13 +263,13 @@ def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
 
 
 def _cut_note(result: dict[str, Any], ranks: int, budget_s: float | None, measured: int,
-              where: Path) -> str | None:
+              where: Path, budget_from: str = "an automatic calibration") -> str | None:
     """What the table says of collective series that a time budget cut (None when every
     series is complete): how many ops have times, where the run is, how to complete it."""
     series = result["results"].get("series", [])
     if all(s.get("complete", True) for s in series):
         return None
-    return (f"cut by the {budget_s:g} s limit of an automatic calibration: {measured} of "
+    return (f"cut by the {budget_s:g} s limit of {budget_from}: {measured} of "
             f"{len(series)} collectives have times, the others fall back to point-to-point "
             f"ones ({where}); 'mpi-overlap calibrate -n {ranks}' measures them all")
 
@@ -286,7 +289,7 @@ def _calibrate(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
         return path, p2p_runs
     coll_run = calibrate_collectives(tc, path, ranks=ranks, quick=quick, launcher=launcher,
                                      timeout_s=timeout_s, out_base=out_base, ui=ui,
-                                     budget_s=coll_budget_s)
+                                     budget_s=coll_budget_s, budget_from="--collectives-budget")
     return path, [*p2p_runs, coll_run]
 
 
