@@ -61,7 +61,7 @@ def _one_line_error(proc, *fragments: str) -> None:
         (["bench", "overhead", "--launcher", ""], "--launcher is empty"),
         (["calibrate", "--launcher", "  "], "--launcher is empty"),
         (["calibrate", "--collectives-budget", "0"], "--collectives-budget must be positive"),
-        (["calibrate", "--check", "--collectives-budget", "5"], "drop --quick, --sizes and"),
+        (["calibrate", "--check", "--collectives-budget", "5"], "drop --collectives-budget"),
         (["bench", "overhead", "-n", "1000"], "more than 4 ranks per core"),
         (["profile", "-n", "1000", "--", "true"], "add --oversubscribe"),
         (["bench", "overhead", "-n", "2000000", "--launcher", "true"],

@@ -536,9 +536,10 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
     if check:
         from .calibrate_check import check_session
 
-        if quick or sizes or coll_budget is not None:
-            raise UserError("--check measures its own few sizes: drop --quick, --sizes and "
-                            "--collectives-budget")
+        if quick or sizes:
+            raise UserError("--check measures its own few sizes: drop --quick and --sizes")
+        if coll_budget is not None:
+            raise UserError("--check measures no collectives: drop --collectives-budget")
         sys.exit(check_session(list(mpi), launcher=launcher, timeout_s=timeout, out_base=out,
                                console=_out, err_console=_err))
     from .calibrate import calibrate_session

@@ -1,8 +1,10 @@
 """What a benchmark is, declared as data: its native program and run limits (`Benchmark`),
 and, for a benchmark that lives in its own package under benchmarks/ (`BenchmarkSpec`),
 its `bench NAME` flags and how each reaches the program, where its analysis and report
-are, and its summary-card line. The registry, the `bench` subcommands and the report's
-registrations are derived from the specs (discovery.py); nothing else names the benchmark.
+are, its summary-card line and the evidence it gives a profile's advice. The registry, the
+`bench` subcommands, the report's reporters, the card, the quantities compared across
+launches and the profile's evidence are derived from the specs (discovery.py); nothing
+else names the benchmark.
 
 The lowest module of benchmarks/: it imports nothing of the package but errors and sizes,
 so that the CLI, the registry and the report can all read it.
@@ -142,8 +144,9 @@ class Flag:
 class CardLine:
     """A benchmark's line on the summary card (report/summary_card.py): its label and its
     place among the card's lines (`order`, ascending). The cell comes from the package's
-    report module: `card_cell(figures)` (None: the run gave no number) and, for the colour,
-    `card_share(analysis)` when it has one (the share hidden, in %)."""
+    report module: `card_cell(figures)`, or `card_from_analysis(analysis)` where figures
+    are not enough (None: the run gave no number) and, for the colour, `card_share(analysis)`
+    when it has one (the share hidden, in %)."""
 
     label: str
     order: int
@@ -168,7 +171,8 @@ class BenchmarkSpec:
     quick_at: int | None = None  # --help lists --quick before flags[quick_at]; None: after all
     # The key of a profile's result.json under which the newest run of this benchmark
     # (of the profile's toolchain) gives the advice its evidence (the package's
-    # evidence.py: evidence(run_dir, analysis)); None: none.
+    # evidence.py: evidence(toolchain, run_dir, analysis), both None without a run);
+    # None: none.
     evidence: str | None = None
     # Its C file in native/bench/ when not the program's name without mo_ (alignment is
     # datatypes.c built with MO_ALIGNMENT).
