@@ -8,32 +8,9 @@ the report pick every one up by name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
-
 from ..errors import UserError
 from .discovery import specs
-from .spec import Benchmark
-
-
-def _analysis(
-    name: str, *, with_run_dir: bool = False
-) -> Callable[[dict[str, Any], Path], dict[str, Any]]:
-    """`analysis.<name>.analyze_<name>` as an `analyze` entry, imported on first use (the
-    analyses pull in numpy/scipy, which commands that only list benchmarks don't need).
-    with_run_dir: the analysis also reads the rank profiles in the run directory."""
-
-    def analyze(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-        from importlib import import_module
-
-        fn = getattr(import_module(f"..analysis.{name}", __package__), f"analyze_{name}")
-        return fn(result, run_dir) if with_run_dir else fn(result)
-
-    return analyze
-
-
-
+from .spec import Benchmark, lazy_analysis
 
 # The benchmarks not yet moved into a package of their own (benchmarks/<name>/, spec.py).
 _HERE: dict[str, Benchmark] = {
@@ -68,7 +45,7 @@ _HERE: dict[str, Benchmark] = {
         program="",
         title="Overlap profile of an MPI program (min/max overlap bounds)",
         min_ranks=1,
-        analyze=_analysis("profile", with_run_dir=True),
+        analyze=lazy_analysis("mpi_overlap.analysis.profile", "analyze_profile", with_run_dir=True),
         default_timeout_s=0.0,
         quick_timeout_s=0.0,
     ),
@@ -80,7 +57,8 @@ _HERE: dict[str, Benchmark] = {
         program="",
         title="What the overlap profiler costs: message rate and run time, with/without",
         min_ranks=2,
-        analyze=_analysis("profiler_overhead"),
+        analyze=lazy_analysis("mpi_overlap.analysis.profiler_overhead",
+                              "analyze_profiler_overhead"),
         default_timeout_s=300.0,
         quick_timeout_s=120.0,
     ),
@@ -91,7 +69,7 @@ _HERE: dict[str, Benchmark] = {
         program="",
         title="Case study: halo (3-D stencil) exchange modes, measured and profiled",
         min_ranks=2,
-        analyze=_analysis("study"),
+        analyze=lazy_analysis("mpi_overlap.analysis.study", "analyze_study"),
         default_timeout_s=600.0,
         quick_timeout_s=120.0,
     ),
@@ -100,7 +78,7 @@ _HERE: dict[str, Benchmark] = {
         program="",
         title="Case study: cg (conjugate gradient) reductions, measured and profiled",
         min_ranks=2,
-        analyze=_analysis("study"),
+        analyze=lazy_analysis("mpi_overlap.analysis.study", "analyze_study"),
         default_timeout_s=600.0,
         quick_timeout_s=120.0,
     ),

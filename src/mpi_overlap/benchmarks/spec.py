@@ -107,8 +107,9 @@ class Flag:
     """One flag of `bench NAME` (not --quick, --verbose or the run options every benchmark
     has) and how its value becomes the program's arguments. `kind` is the value's type on
     the command line: "count" (an int, at least `minimum`), "sizes" (a size list),
-    "float", "text" or "switch" (a flag without a value, passed on when given); `native`
-    overrides the mapping (it raises UserError on bad input)."""
+    "float", "text", "choices" (a comma-separated list of `choices`, or `every`) or
+    "switch" (a flag without a value, passed on when given); `native` overrides the
+    mapping (it raises UserError on bad input)."""
 
     name: str  # as typed, e.g. "--max-n"; the program's flag unless `native` says otherwise
     help: str
@@ -118,6 +119,8 @@ class Flag:
     native: Callable[[Any], list[str]] | None = None
     default: Any = None  # shown in --help when set
     short: str | None = None  # e.g. "-t"
+    choices: tuple[str, ...] = ()  # kind "choices": the known names
+    every: str = "all"  # kind "choices": the name that means all of them
 
     @property
     def dest(self) -> str:
@@ -135,6 +138,8 @@ class Flag:
             return count_flag(self.name, value, self.minimum)
         if self.kind == "sizes":
             return size_list(self.name, value)
+        if self.kind == "choices":
+            return [self.name, choice_list(self.name, value, self.choices, self.every)]
         return [self.name, str(value)]
 
 
@@ -213,14 +218,23 @@ class BenchmarkSpec:
         return args + (["--quick"] if quick else []) + (["--verbose"] if verbose else [])
 
 
+def lazy_analysis(module: str, function: str, *, with_run_dir: bool = False,
+                  ) -> Callable[[dict[str, Any], Path], dict[str, Any]]:
+    """`module.function` as a registry entry's `analyze`, imported on first use (the
+    analyses pull in numpy/scipy, which commands that only list benchmarks don't need).
+    with_run_dir: the analysis also reads the rank profiles in the run directory."""
+    def analyze(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+        fn = getattr(import_module(module), function)
+        return fn(result, run_dir) if with_run_dir else fn(result)
+
+    return analyze
+
+
 def declare(benchmark: Benchmark, package: str, *, with_run_dir: bool = False,
             **kwargs: Any) -> BenchmarkSpec:
     """A package's spec, its registry entry's `analyze` taken from its analysis module (on
     first use). `package` is the declaring package's __name__; with_run_dir: the analysis
     also reads the rank profiles in the run directory (analyze(result, run_dir))."""
-    def analyze(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-        module = import_module(f"{package}.analysis")
-        return module.analyze(result, run_dir) if with_run_dir else module.analyze(result)
-
+    analyze = lazy_analysis(f"{package}.analysis", "analyze", with_run_dir=with_run_dir)
     return BenchmarkSpec(benchmark=replace(benchmark, analyze=analyze), package=package,
                          **kwargs)

@@ -6,7 +6,7 @@ summary-card line, and beside this file its analysis (analysis.py), report (repo
 and schemas."""
 
 from ...errors import UserError
-from ..spec import Benchmark, CardLine, Flag, choice_list, declare
+from ..spec import Benchmark, CardLine, Flag, declare
 
 NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iallreduce",
                    "Iallgather", "Ialltoall", "Ireduce_scatter_block", "Ireduce_scatter",
@@ -15,10 +15,6 @@ NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iall
 
 # The element types of the reductions (mo_nbc_overlap --datatype).
 NBC_DATATYPES = ("int", "float", "double")
-
-def _collectives(value: str) -> list[str]:
-    return ["--collectives", choice_list("--collectives", value, NBC_COLLECTIVES, "all")]
-
 
 def _datatype(value: str) -> list[str]:
     if value.lower() not in NBC_DATATYPES:
@@ -49,7 +45,7 @@ SPEC = declare(
              "(default 8; 0: no tests)", minimum=0, short="-t"),
         Flag("--collectives", "Ibarrier, Ibcast, Igather, Iscatter, Ireduce, Iallreduce, "
              "Iallgather, Ialltoall, Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan "
-             "(default all)", kind="text", metavar="LIST", native=_collectives),
+             "(default all)", kind="choices", metavar="LIST", choices=NBC_COLLECTIVES),
         Flag("--iters", "iterations per loop (default: automatic)"),
         Flag("--datatype", "element type of the reductions: int (default), float, double "
              "(OSU's -T)", kind="text", metavar="TYPE", native=_datatype),

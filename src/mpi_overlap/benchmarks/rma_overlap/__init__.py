@@ -3,14 +3,7 @@ MPI_Win_flush or MPI_Win_fence, OSU's overlap for one-sided communication. Its p
 native/bench/rma_overlap.c; here its flags and its summary-card line, and beside this
 file its analysis (analysis.py), report (report.py) and schemas."""
 
-from ..spec import Benchmark, CardLine, Flag, choice_list, declare
-
-
-def _choices(flag: str, known: tuple[str, str]):
-    def native(value: str) -> list[str]:
-        return [flag, choice_list(flag, value, known, "both")]
-    return native
-
+from ..spec import Benchmark, CardLine, Flag, declare
 
 SPEC = declare(
     Benchmark(
@@ -28,12 +21,12 @@ SPEC = declare(
     help="One-sided overlap: MPI_Put/MPI_Get, work, then MPI_Win_flush or MPI_Win_fence.",
     flags=(
         Flag("--sizes", "message sizes (default 8,4K,64K,1M)", kind="sizes", metavar="LIST"),
-        Flag("--ops", "put, get or both (default both)", kind="text", metavar="LIST",
-             native=_choices("--ops", ("put", "get"))),
-        Flag("--sync", "flush, fence or both (default both)", kind="text", metavar="LIST",
-             native=_choices("--sync", ("flush", "fence"))),
-        Flag("--window", "allocate, create or both (default both)", kind="text",
-             metavar="LIST", native=_choices("--window", ("allocate", "create"))),
+        Flag("--ops", "put, get or both (default both)", kind="choices", metavar="LIST",
+             choices=("put", "get"), every="both"),
+        Flag("--sync", "flush, fence or both (default both)", kind="choices", metavar="LIST",
+             choices=("flush", "fence"), every="both"),
+        Flag("--window", "allocate, create or both (default both)", kind="choices",
+             metavar="LIST", choices=("allocate", "create"), every="both"),
         Flag("--iters", "iterations per loop (default: automatic)"),
     ),
     quick_help="shorter loops",
