@@ -1,9 +1,9 @@
-"""One benchmark, one place (issue 18): a benchmark that lives in its own package
-(src/mpi_overlap/benchmarks/<name>/, found by benchmarks/discovery.py) is named, outside
-tests/ and docs/, only by its C program, its line in native/bench/CMakeLists.txt and its
-package; it has a section in docs/benchmarks.md; its flags, registry entry, report and
-summary-card line come from the package. The benchmarks still written out in
-benchmarks/registry.py may only shrink: a new one must be a package.
+"""One benchmark, one place (issue 18): every benchmark lives in its own package
+(src/mpi_overlap/benchmarks/<name>/, found by benchmarks/discovery.py) and is named,
+outside tests/ and docs/, only by its C program, its line in native/bench/CMakeLists.txt
+and its package; it has a section in docs/benchmarks.md (or the page its spec names); its
+flags or command, registry entry, report, summary-card line and step of `characterize`
+come from the package. The registry holds nothing else but the profiler's own run kind.
 
 "Names it": a Python, JSON or template file holding the name as a string ("polling") or
 its package (benchmarks.polling); a native or build file naming its program (mo_polling)
@@ -24,12 +24,10 @@ from mpi_overlap.cli import app
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = "src/mpi_overlap/benchmarks"
 
-# The benchmarks written out in registry.py when the packages began (2026-11-27); each one
-# moved into a package leaves this list.
-NOT_YET_PACKAGES = {
-    "pingpong", "collectives", "profile", "profiler-overhead",
-    "study-halo", "study-cg",
-}
+# Benchmark names that are also words of the data, looked for as a module path only:
+# "collectives" is a key of the profile's analysis (its waits by kind) and of its schema,
+# and a column of the report's waits table.
+WORDS = {"collectives"}
 
 
 def _tracked() -> list[str]:
@@ -48,10 +46,11 @@ def _naming_patterns(spec) -> tuple[re.Pattern[str], re.Pattern[str]]:
     name, program = re.escape(spec.name), re.escape(spec.benchmark.program)
     package = re.escape(spec.package.rpartition(".")[2])
     source = re.escape(_source(spec).rpartition("/")[2])
-    words = {spec.evidence, *(s.benchmark.suite for s in specs())}
+    words = {spec.evidence, *WORDS, *(s.benchmark.suite for s in specs())}
     literal = "" if spec.name in words else rf"""["']{name}["']|"""
     text = re.compile(rf"""{literal}benchmarks[./]{package}\b""")
-    native = re.compile(rf"\b{program}\b(?!\s*\()|\b{source}\b")
+    native = (re.compile(rf"\b{program}\b(?!\s*\()|\b{source}\b") if program
+              else re.compile(r"(?!)"))  # no program of its own: nothing native names it
     return text, native
 
 
@@ -94,34 +93,56 @@ def test_a_package_benchmark_is_named_by_its_program_and_its_package_only(spec) 
     assert spec.package == f"mpi_overlap.benchmarks.{package}"
     named = _files_naming(spec, _tracked())
     outside = sorted(p for p in named if not p.startswith(f"{PACKAGES}/{package}/"))
-    assert outside == sorted({_source(spec), "native/bench/CMakeLists.txt"}), (
+    # a benchmark of many launches (the profiler's cost, the studies) has no C program
+    # of its own: its package launches the programs
+    native = {_source(spec), "native/bench/CMakeLists.txt"} if spec.benchmark.program else set()
+    assert outside == sorted(native), (
         f"{name} is named outside its program and its package: {outside}")
 
 
 @pytest.mark.parametrize("spec", specs(), ids=lambda s: s.name)
 def test_a_package_benchmark_has_its_parts(spec) -> None:
+    """Its registry entry, its command (or the command of its package, or the one that
+    runs it for its role), its report and schemas, its docs section and card line."""
     from mpi_overlap import report
     from mpi_overlap.schema import has_schema
 
     name = spec.name
     assert registry.get_benchmark(name) is spec.benchmark
-    assert spec.benchmark.analyze is not None and (ROOT / _source(spec)).is_file()
-    assert name in app.commands["bench"].commands  # type: ignore[attr-defined]
-    assert report.reporters()[name].summary is spec.module("report").summary
-    assert has_schema(f"bench-{name}-v1")
-    docs = (ROOT / "docs" / "benchmarks.md").read_text()
-    assert re.search(rf"^## {re.escape(name)} —", docs, re.M), f"no '## {name} —' section"
+    if spec.benchmark.program:
+        assert (ROOT / _source(spec)).is_file() and has_schema(f"bench-{name}-v1")
+    if spec.command_group == "bench":
+        assert name in app.commands["bench"].commands  # type: ignore[attr-defined]
+    elif spec.command_group == "":
+        assert spec.command and spec.function(spec.command).__module__ == f"{spec.package}.cli"
+    else:  # run by its package's command, or by calibrate for its role
+        siblings = [s for s in specs() if s.package == spec.package and s.command]
+        assert siblings or spec.role, f"{name}: nothing runs it"
+    if spec.benchmark.analyze is not None:
+        assert report.reporters()[name].summary is spec.module("report").summary
+    docs = (ROOT / "docs" / spec.docs).read_text()
+    assert re.search(rf"^## {re.escape(name)} —", docs, re.M), (
+        f"no '## {name} —' section in docs/{spec.docs}")
     if spec.card is not None:
         from mpi_overlap.report.summary_card import card_items
 
         assert [i.label for i in card_items() if i.benchmark == name] == [spec.card.label]
+    if spec.step is not None:
+        assert callable(spec.function(spec.step))
 
 
-def test_the_written_out_benchmarks_only_shrink() -> None:
-    here = set(registry._HERE)
-    assert here <= NOT_YET_PACKAGES, (
-        f"new benchmarks belong in packages of their own (benchmarks/<name>/, spec.py), "
-        f"not in registry.py: {sorted(here - NOT_YET_PACKAGES)}")
-    assert not here & {s.name for s in specs()}
-    moved = NOT_YET_PACKAGES - here
-    assert moved <= {s.name for s in specs()}, "a benchmark left registry.py for no package"
+def test_every_run_kind_but_the_profilers_is_a_package() -> None:
+    """The registry is the packages' specs plus the profiler's own run kind (`profile`,
+    not a benchmark); a benchmark written into registry.py instead of a package fails."""
+    assert set(registry.BENCHMARKS) == {registry.PROFILE.name, *(s.name for s in specs())}
+    assert registry.PROFILE.program == ""
+
+
+def test_calibrate_finds_one_benchmark_per_role() -> None:
+    from mpi_overlap.benchmarks.discovery import spec_with_role
+    from mpi_overlap.benchmarks.spec import COLLECTIVE_TABLE, P2P_TABLE
+
+    for role in (P2P_TABLE, COLLECTIVE_TABLE):
+        assert spec_with_role(role).benchmark.program
+    with pytest.raises(RuntimeError):
+        spec_with_role("no such role")

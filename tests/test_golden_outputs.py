@@ -148,6 +148,24 @@ def test_stored_profile_reports_through_the_cli_as_stored(tmp_path: Path) -> Non
     _check("profile-halo-cli", got)
 
 
+def test_stored_characterization_reports_through_the_cli_as_stored(tmp_path: Path) -> None:
+    """The terminal tables and the CSV tables of the characterization fixture's runs,
+    reported together as `mpi-overlap report` writes them: every benchmark's tables, one
+    declaration each for the terminal, HTML and CSV (report/run_table.py)."""
+    root = _unpack("characterize-quick", tmp_path)
+    out = tmp_path / "report"
+    proc = run_cli("report", "--out", str(out), *map(str, _run_dirs(root)),
+                   env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert proc.returncode == 0, proc.stderr
+    tables = sorted((out / "tables").glob("*.csv"))
+    assert len(tables) > 20, "the report wrote too few CSV tables"
+    text = proc.stdout.replace(str(out), "<out>").replace(str(root), ROOT_MARK)
+    _check("characterize-quick-cli", {
+        "terminal": text.splitlines(),
+        "tables": {t.name: t.read_text().replace(str(root), ROOT_MARK) for t in tables},
+    })
+
+
 def test_the_comparison_names_where_outputs_differ() -> None:
     want = {"a": [1, {"b": 0.5}], "c": "x"}
     assert _first_difference(want, json.loads(json.dumps(want))) is None

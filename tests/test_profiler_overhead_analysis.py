@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from mpi_overlap.analysis.profiler_overhead import (
+from mpi_overlap.analysis.stats import ratio_ci, t_quantile
+from mpi_overlap.benchmarks.profiler_overhead.analysis import (
     MEETS,
     METRICS,
     MISSES,
@@ -24,11 +25,9 @@ from mpi_overlap.analysis.profiler_overhead import (
     Target,
     analyze_profiler_overhead,
     per_message_sentence,
-    ratio_ci,
     verdict,
 )
-from mpi_overlap.analysis.stats import t_quantile
-from mpi_overlap.profiler_overhead import launch_dir_name, order
+from mpi_overlap.benchmarks.profiler_overhead.run import launch_dir_name, order
 from mpi_overlap.rundir import ANALYSIS_FILE, RESULT_FILE, RUN_FILE, load_run, write_json_atomic
 from mpi_overlap.schema import analysis_errors, result_errors
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpi_overlap.analysis.study import analyze_study
+from mpi_overlap.benchmarks.study.analysis import analyze_study
 from mpi_overlap.schema import analysis_errors
 
 

@@ -14,7 +14,7 @@
  * that are not a multiple of sizeof(int) are skipped for those), root 0,
  * barrier at 0 bytes only.
  *
- * The sweep over (op, size) is made --passes times (as mo_pingpong's), each
+ * The sweep over (op, size) is made --passes times (as the ping-pong's), each
  * visit adding iterations to the point, so that a disturbance lasting some
  * milliseconds (another job's time slice) hits some iterations of many points
  * instead of all iterations of a few. A visit: an untimed warm-up, then its

@@ -24,7 +24,8 @@ from typing import Any
 from rich.console import Console
 
 from . import coll_failures, coll_size_model
-from .benchmarks import get_benchmark
+from .benchmarks.discovery import spec_with_role
+from .benchmarks.spec import COLLECTIVE_TABLE, P2P_TABLE, BenchmarkSpec
 from .build import executable
 from .errors import UserError
 from .json_input import parse_json
@@ -42,7 +43,7 @@ from .runner import (
     run_launch,
     timeout_for,
 )
-from .sizes import format_size, parse_sizes
+from .sizes import format_size
 from .table_trust import SUSPECT_EXIT, check_usable, contradicts_quiet, refusal, stale_for
 from .termsafe import Table
 from .toolchains import Toolchain
@@ -64,13 +65,15 @@ from .xfer_table import (
 
 FINGERPRINT_PROGRAM = "mo_fingerprint"
 _FINGERPRINT_TIMEOUT_S = 60
-_MAX_MPI_COUNT = (1 << 31) - 1
 SHOWN_SIZES = (0, 1 << 10, 64 << 10, 1 << 20, 64 << 20)
 # The re-measurement of suspect and unmeasured sizes: seconds of ping-pong budget per
 # size, and at most (quick, full).
 REMEASURE_S_PER_SIZE = {True: 0.5, False: 2.0}
 REMEASURE_MAX_S = {True: 8.0, False: 30.0}
 COLL_SHOWN_SIZES = (0, 1 << 10, 64 << 10, 1 << 20)
+
+# The benchmarks calibrate runs, by the role their packages declare (spec.role).
+P2P, COLLECTIVES = P2P_TABLE, COLLECTIVE_TABLE
 
 
 @dataclass(frozen=True)
@@ -99,24 +102,23 @@ def fingerprint(tc: Toolchain, *, ui: Ui | None = None) -> Fingerprint:
         raise UserError(f"{exe} printed no fingerprint: {proc.stdout.strip()[:200]!r}") from None
 
 
-def pingpong_args(*, quick: bool, sizes: str | None, budget_s: float | None = None) -> list[str]:
-    """Native flags, validated here so that bad input fails before anything is built."""
-    args: list[str] = [] if budget_s is None else ["--budget", f"{budget_s:.3g}"]
-    if sizes is not None:
-        if max(parse_sizes(sizes)) > _MAX_MPI_COUNT:
-            raise UserError(f"--sizes: {max(parse_sizes(sizes))} bytes exceeds the largest MPI "
-                            f"count ({_MAX_MPI_COUNT} bytes)")
-        args += ["--sizes", sizes]
-    if quick:
-        args.append("--quick")
-    return args
+def p2p_args(*, quick: bool, sizes: str | None, budget_s: float | None = None) -> list[str]:
+    """The point-to-point benchmark's flags (benchmarks/<it>/, role "p2p-table"), checked
+    there so that bad input fails before anything is built."""
+    return _role_spec(P2P).to_native({"sizes": sizes, "budget": budget_s}, quick=quick,
+                                     verbose=False)
 
 
-def calibration_run(name: str, tc: Toolchain, args: list[str], *, ranks: int, quick: bool,
+def _role_spec(role: str) -> BenchmarkSpec:
+    return spec_with_role(role)
+
+
+def calibration_run(role: str, tc: Toolchain, args: list[str], *, ranks: int, quick: bool,
          launcher: str | None, timeout_s: float | None, out_base: Path, ui: Ui) -> Run:
-    """One calibration run of benchmark `name`; a run that did not complete is a UserError
-    with exit code 3."""
-    bench = get_benchmark(name)
+    """One calibration run of the benchmark of `role` (P2P or COLLECTIVES); a run that did
+    not complete is a UserError with exit code 3."""
+    bench = _role_spec(role).benchmark
+    name = bench.name
     timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
     opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base)
     run = run_launch(bench, tc, args, opts, ui)
@@ -153,10 +155,10 @@ def measure_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
     of both pooled. A table without a single measured size is a UserError (exit code
     SUSPECT_EXIT); a failed second run leaves the first run's table."""
     def run(args: list[str]) -> Run:
-        return calibration_run("pingpong", tc, args, ranks=max(ranks, 2), quick=quick,
+        return calibration_run(P2P, tc, args, ranks=max(ranks, 2), quick=quick,
                                launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
 
-    runs = [run(pingpong_args(quick=quick, sizes=sizes))]
+    runs = [run(p2p_args(quick=quick, sizes=sizes))]
     classes = judge([runs[0].result])
     redo = suspect_sizes(classes)
     if redo:
@@ -166,7 +168,7 @@ def measure_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
                 f"fit of their neighbours: {size_list(flagged, every, most=8)}")
         budget = min(REMEASURE_MAX_S[quick], max(1.0, REMEASURE_S_PER_SIZE[quick] * len(redo)))
         try:
-            runs.append(run(pingpong_args(quick=quick, sizes=",".join(map(str, redo)),
+            runs.append(run(p2p_args(quick=quick, sizes=",".join(map(str, redo)),
                                           budget_s=budget)))
         except UserError as err:
             if err.exit_code != 3:
@@ -238,22 +240,21 @@ def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
                          launcher: str | None, timeout_s: float | None, out_base: Path,
                          ui: Ui, budget_s: float | None = None,
                          budget_from: str = "an automatic calibration") -> Run:
-    args = ["--quick"] if quick else []
-    if budget_s is not None:
-        args += ["--time-limit", f"{budget_s:g}"]
-    run = calibration_run("collectives", tc, args, ranks=ranks, quick=quick,
+    spec = _role_spec(COLLECTIVES)
+    args = spec.to_native({"budget": budget_s}, quick=quick, verbose=False)
+    run = calibration_run(COLLECTIVES, tc, args, ranks=ranks, quick=quick,
                           launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
     assert run.result is not None
     res = run.result["results"]
     table = read_table(path)
     if (res["machine_fp"], res["toolchain_fp"]) != (table.machine_fp, table.toolchain_fp):
-        raise UserError(f"calibration (collectives) ran with rank 0 on machine "
+        raise UserError(f"calibration ({spec.name}) ran with rank 0 on machine "
                         f"{res['machine_fp']} and MPI {res['toolchain_fp']}, but the table "
                         f"{path} is for machine {table.machine_fp} and MPI "
                         f"{table.toolchain_fp}; see {run.path}", exit_code=3)
     series = coll_series(run.result)
     if not series:
-        raise UserError(f"calibration (collectives) on toolchain '{tc.name}' measured no "
+        raise UserError(f"calibration ({spec.name}) on toolchain '{tc.name}' measured no "
                         f"collective; see {run.path}", exit_code=3)
     note = _cut_note(run.result, ranks, budget_s, len(series), run.path, budget_from)
     save_table(path, table.with_coll(series).with_coll_note(ranks, note))
@@ -437,8 +438,8 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     and the path; exit code 3 when a calibration did not complete, SUSPECT_EXIT when a
     table stays suspect (it is written all the same, marked so)."""
     # Bad input fails here, before anything is built.
-    pingpong_args(quick=quick, sizes=sizes)
-    check_ranks(get_benchmark("pingpong"), ranks, "calibrate")
+    p2p_args(quick=quick, sizes=sizes)
+    check_ranks(_role_spec(P2P).benchmark, ranks, "calibrate")
     check_timeout(timeout_s)
     if coll_budget_s is not None and not coll_budget_s > 0:
         raise UserError(f"--collectives-budget must be positive (got {coll_budget_s:g})")

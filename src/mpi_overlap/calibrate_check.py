@@ -21,8 +21,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .benchmarks import get_benchmark
-from .calibrate import calibration_run, fingerprint, pingpong_args
+from .benchmarks.discovery import spec_with_role
+from .calibrate import P2P, calibration_run, fingerprint, p2p_args
 from .errors import UserError
 from .runner import check_ranks, check_timeout, checked_toolchains
 from .sizes import format_size
@@ -66,8 +66,8 @@ def check_table(tc: Toolchain, *, launcher: str | None, timeout_s: float | None,
     if stale:
         return CheckOutcome("stale", [f"{tc.name}: stale, recalibrate: {stale}"])
     sizes = ",".join(str(s) for s in CHECK_SIZES)
-    args = pingpong_args(quick=True, sizes=sizes, budget_s=CHECK_BUDGET_S)
-    run = calibration_run("pingpong", tc, args, ranks=2, quick=True, launcher=launcher,
+    args = p2p_args(quick=True, sizes=sizes, budget_s=CHECK_BUDGET_S)
+    run = calibration_run(P2P, tc, args, ranks=2, quick=True, launcher=launcher,
                           timeout_s=timeout_s, out_base=out_base, ui=ui)
     assert run.result is not None
     now = {q.nbytes: q for q in judge([run.result]).get("intra", [])}
@@ -105,7 +105,7 @@ def check_table(tc: Toolchain, *, launcher: str | None, timeout_s: float | None,
 def check_session(toolchains: list[str], *, launcher: str | None, timeout_s: float | None,
                   out_base: Path, console: Console, err_console: Console) -> int:
     """`calibrate --check`: check each toolchain's table; returns the worst exit code."""
-    check_ranks(get_benchmark("pingpong"), 2, "calibrate --check")
+    check_ranks(spec_with_role(P2P).benchmark, 2, "calibrate --check")
     check_timeout(timeout_s)
     tcs = checked_toolchains(toolchains, ranks=2, launcher=launcher)
     ui = Ui(err_console)

@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.progress import Progress, TaskID
 
 from . import launch_plan, slurm_launch, verbosity
+from .benchmarks.discovery import specs
 from .benchmarks.registry import Benchmark
 from .errors import UserError
 from .rundir import Run, placement_label
@@ -41,7 +42,6 @@ from .toolchains import Toolchain
 from .ui import Ui
 
 SUITES = ("overlap", "overhead")
-STUDIES = ("halo", "cg")
 
 
 @dataclass
@@ -98,22 +98,11 @@ def _calibrate(tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path, ui: Ui)
     return None
 
 
-def _profiler_overhead(tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path,
-                       ui: Ui) -> Run:
-    from .profiler_overhead import OverheadOptions, run_profiler_overhead
-
-    return run_profiler_overhead(tc, OverheadOptions(
-        ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher, timeout_s=opts.timeout_s,
-        out_base=runs_dir), ui)
-
-
-def _study(app: str, tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path,
-           ui: Ui) -> Run:
-    from .study import StudyOptions, get_app, run_study
-
-    return run_study(get_app(app), tc, StudyOptions(
-        ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher, timeout_s=opts.timeout_s,
-        out_base=runs_dir), ui)
+def _steps() -> list[tuple[str, Callable[[Toolchain, CharacterizeOptions, Path, Ui], Run]]]:
+    """The benchmarks that are steps of their own after the suites (a spec's `step`: the
+    profiler's cost, the case studies), in their order: (label, step function)."""
+    ordered = sorted((s for s in specs() if s.step), key=lambda s: s.step_order)
+    return [(s.step_label, s.function(s.step)) for s in ordered if s.step]
 
 
 def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: Console,
@@ -135,7 +124,7 @@ def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: C
         overall = bar.add_task("characterize", label="",
                                total=len(opts.placements) * len(tcs)
                                * (len(benches) * launch_plan.count(opts.quick)
-                                  + 2 + len(STUDIES)))
+                                  + 1 + len(_steps())))
         ui = SuiteUi(bar.console, bar)
         for nodes, tc in ((n, tc) for n in opts.placements for tc in tcs):
             with slurm_launch.bound(nodes) if nodes is not None else nullcontext():
@@ -178,10 +167,7 @@ def _one_toolchain(tc: Toolchain, benches: list[Benchmark], opts: CharacterizeOp
     outcome.runs += run_benchmarks(benches, tc, ranks=opts.ranks, quick=opts.quick,
                                    launcher=opts.launcher, timeout_s=opts.timeout_s,
                                    out_base=runs_dir, bar=bar, overall=overall)
-    steps: list[tuple[str, Callable[[], Run]]] = [
-        ("profiler-overhead", partial(_profiler_overhead, tc, opts, runs_dir, ui)),
-        *[(f"study {app}", partial(_study, app, tc, opts, runs_dir, ui)) for app in STUDIES],
-    ]
+    steps = [(label, partial(step, tc, opts, runs_dir, ui)) for label, step in _steps()]
     for what, step in steps:
         bar.update(overall, label=f"{what} ({where})")
         try:

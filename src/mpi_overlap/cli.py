@@ -22,7 +22,7 @@ import click
 
 from . import __version__, interrupts
 from .benchmarks.discovery import specs
-from .benchmarks.spec import BenchmarkSpec
+from .benchmarks.spec import BenchmarkSpec, CommandParts
 from .errors import UserError
 from .interrupts import Stopped, signal_name, stopped_message
 from .launch import OVERSUBSCRIBE_ENV, OVERSUBSCRIBE_FACTOR
@@ -346,29 +346,6 @@ def bench() -> None:
 
 
 
-@bench.command("profiler-overhead")
-@_mpi_option
-@_ranks_option
-@click.option("--quick", is_flag=True, help="shorter launches, 3 repetitions")
-@click.option("--reps", type=int, help="repetitions of the four launches (default 5; --quick 3)")
-@_launcher_option
-@click.option("--timeout", type=FLOAT, help="seconds before one launch is stopped")
-@_out_option("directory for run directories")
-@click.option("--report/--no-report", default=True,
-              help="print the tables and write the HTML report")
-def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool, reps: int | None,
-                            launcher: str | None, timeout: float | None, out: Path,
-                            report: bool) -> None:
-    """What the overlap profiler costs: message rate and run time with/without it."""
-    from .profiler_overhead import OverheadOptions, profiler_overhead_session
-
-    opts = OverheadOptions(ranks=ranks, reps=reps, quick=quick, launcher=launcher,
-                           timeout_s=timeout, out_base=out)
-    if not profiler_overhead_session(list(mpi), opts, report=report, console=_out,
-                                     err_console=_err):
-        sys.exit(3)
-
-
 def _package_bench(spec: BenchmarkSpec) -> click.Command:
     """`bench NAME` of a benchmark that lives in its own package (benchmarks/<name>/): its
     flags from its spec, then what every benchmark command has, as the written-out
@@ -408,8 +385,15 @@ def _package_bench(spec: BenchmarkSpec) -> click.Command:
     return click.command(spec.name, help=spec.help)(f)
 
 
+_PARTS = CommandParts(mpi_option=_mpi_option, ranks_option=_ranks_option,
+                      launcher_option=_launcher_option, out_option=_out_option, seconds=FLOAT,
+                      out=_out, err=_err)
 for _spec in specs():
-    bench.add_command(_package_bench(_spec))
+    if _spec.command_group is None:  # run by another command (calibrate)
+        continue
+    _command = (_spec.function(_spec.command)(_PARTS) if _spec.command
+                else _package_bench(_spec))
+    (bench if _spec.command_group == "bench" else app).add_command(_command)
 
 
 
@@ -451,33 +435,6 @@ _suite_command("overhead", "Every benchmark of the MPI-overhead suite (after Bal
 _suite_command("overlap", "Every benchmark of the overlap characterization suite "
                "(synchronization and communication overlap, asynchronous progress, "
                "inflation, polling, non-blocking collectives, one-sided).")
-
-
-# ----- study ---------------------------------------------------------------------------
-
-@app.command()
-@click.argument("app_name", metavar="halo|cg")
-@_mpi_option
-@_ranks_option
-@click.option("--quick", is_flag=True, help="2 sizes, 2 repetitions, the apps' --quick")
-@click.option("--reps", type=int, help="repetitions of each with/without pair (default 5)")
-@click.option("--sizes", metavar="LIST", help="per-rank grid edges, e.g. 16,64 (faces N*N*8 B)")
-@_launcher_option
-@click.option("--timeout", type=FLOAT, help="seconds before one launch is stopped")
-@_out_option("directory for run directories")
-@click.option("--report/--no-report", default=True, help="print the tables and write the report")
-def study(app_name: str, mpi: tuple[str, ...], ranks: int, quick: bool, reps: int | None,
-          sizes: str | None, launcher: str | None, timeout: float | None, out: Path,
-          report: bool) -> None:
-    """Case study: a mini-application's exchange modes with and without the profiler; does
-    the profiler's overlap bound predict what each mode saves?"""
-    from .study import StudyOptions, parse_edges, study_session
-
-    opts = StudyOptions(ranks=ranks, reps=reps, quick=quick, sizes=parse_edges(sizes),
-                        launcher=launcher, timeout_s=timeout, out_base=out)
-    if not study_session(app_name, list(mpi), opts, report=report, console=_out,
-                         err_console=_err):
-        sys.exit(3)
 
 
 # ----- characterize ------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """One launch of a native program, with or without libmpi_overlap preloaded, in its own
 subdirectory: the building block of the runs that compare a program with and without
-the profiler (profiler_overhead.py, study.py).
+the profiler (the profiler's cost and the case studies: their packages' run.py).
 
 A launch records what else ran on the machine meanwhile (machine_load.py), because on a
 shared machine that, not the profiler, often decides the difference between two launches.

@@ -112,10 +112,11 @@ def result_errors(doc: dict[str, Any]) -> list[str]:
             ranks.check = lambda d: errors_against(d, "profile-rank-v1")
             return errors_against(dict(doc, ranks=[]), "profile-run-v1")
         return errors_against(doc, "profile-run-v1")
-    if doc.get("schema") == "mpi-overlap/profiler-overhead-run":
-        return errors_against(doc, "profiler-overhead-run-v1")
-    if doc.get("schema") == "mpi-overlap/study-run":
-        return errors_against(doc, "study-run-v1")
+    kind = str(doc.get("schema") or "").removeprefix("mpi-overlap/")
+    if kind.endswith("-run") and has_schema(f"{kind}-v1"):
+        # the run document of a benchmark of many launches (profiler-overhead, the
+        # studies): its schema beside it, named after it
+        return errors_against(doc, f"{kind}-v1")
     errors = errors_against(doc, "result-v1")
     bench = doc.get("benchmark")
     if isinstance(bench, str) and has_schema(f"bench-{bench}-v1"):

@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .benchmarks.discovery import spec_with_role
+from .benchmarks.spec import P2P_TABLE
 from .errors import UserError
 from .paths import state_dir
 from .run_guard import judge
@@ -22,7 +24,8 @@ from .xfer_table import read_table
 
 def _calibration_guard(since_utc: str) -> dict[str, Any] | None:
     """The guard of the newest calibration run (ping-pong) started since `since_utc`."""
-    runs = sorted((state_dir() / "calibration-runs").glob(f"*-pingpong-*/{RUN_FILE}"))
+    p2p = spec_with_role(P2P_TABLE).name
+    runs = sorted((state_dir() / "calibration-runs").glob(f"*-{p2p}-*/{RUN_FILE}"))
     for path in reversed(runs):
         try:
             meta = read_json(path)

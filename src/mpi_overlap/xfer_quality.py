@@ -43,7 +43,7 @@ from .sizes import format_size
 
 # A sample counts as undisturbed when both ranks had at least this share of its wall time
 # on a CPU. Measured shares are bimodal: 1.00-1.01 for undisturbed samples, mostly below
-# 0.5 once a rank lost its core for one scheduler slice (docs/benchmarks.md, "pingpong").
+# 0.5 once a rank lost its core for one scheduler slice (docs/benchmarks.md, section pingpong).
 CLEAN_SHARE = 0.9
 QUANTILE = 0.25
 # Fewer undisturbed samples than this: the size is unmeasured (left out of the table).

@@ -72,6 +72,18 @@ def summarize(values: ArrayLike) -> dict[str, float | int | None]:
     }
 
 
+def ratio_ci(ratios: list[float], ci: float = 0.95,
+             ) -> tuple[float | None, float | None, float | None]:
+    """(geometric mean, low, high) of positive ratios; the interval is the Student-t
+    interval of the mean log ratio, exponentiated. One ratio: (it, None, None)."""
+    logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+    if not logs:
+        return None, None, None
+    lo, hi = t_interval(logs, ci)
+    mean = math.exp(sum(logs) / len(logs))
+    return mean, None if lo is None else math.exp(lo), None if hi is None else math.exp(hi)
+
+
 def median_or_none(values: Iterable[float]) -> float | None:
     """Median of the values, None when there are none (statistics.median raises)."""
     vals = list(values)

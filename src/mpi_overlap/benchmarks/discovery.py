@@ -34,3 +34,12 @@ def specs() -> tuple[BenchmarkSpec, ...]:
 def spec_of(name: str) -> BenchmarkSpec | None:
     """The spec of benchmark `name`, None when it is not one of the packages."""
     return next((s for s in specs() if s.name == name), None)
+
+
+def spec_with_role(role: str) -> BenchmarkSpec:
+    """The benchmark another command runs for `role` (spec.role: "p2p-table",
+    "collective-table"); exactly one package declares each."""
+    found = [s for s in specs() if s.role == role]
+    if len(found) != 1:
+        raise RuntimeError(f"{len(found)} benchmark packages declare role {role!r}, not one")
+    return found[0]

@@ -21,6 +21,11 @@ from typing import Any
 from ..errors import UserError
 from ..sizes import parse_sizes
 
+# The roles a benchmark can have for another command (BenchmarkSpec.role): `calibrate`
+# runs one of each for the transfer-time table, its point-to-point times and its
+# collectives' series.
+P2P_TABLE, COLLECTIVE_TABLE = "p2p-table", "collective-table"
+
 
 @dataclass(frozen=True)
 class Launch:
@@ -143,6 +148,22 @@ class Flag:
         return [self.name, str(value)]
 
 
+@dataclass(frozen=True)
+class CommandParts:
+    """What the CLI's commands share, handed to a package that makes its own command
+    (BenchmarkSpec.command) so that it need not import the CLI: the option decorators
+    (each a click decorator; out_option and run_options take their help text) and the
+    consoles of stdout and stderr."""
+
+    mpi_option: Callable[[Any], Any]
+    ranks_option: Callable[[Any], Any]
+    launcher_option: Callable[[Any], Any]
+    out_option: Callable[..., Callable[[Any], Any]]
+    seconds: Any  # click's type of a positive number of seconds
+    out: Any
+    err: Any
+
+
 # ---- the summary card: one line per question, from a run's headline figures
 
 @dataclass(frozen=True)
@@ -183,6 +204,8 @@ class BenchmarkSpec:
     # datatypes.c built with MO_ALIGNMENT).
     source: str | None = None
     timeout_help: str = "seconds before the run is stopped"
+    # The page of docs/ with its section, headed "## <name> —".
+    docs: str = "benchmarks.md"
     # The HTML sections, in page order: functions of the report module, or "module.name"
     # for another module of the package.
     sections: tuple[str, ...] = ("html_sections",)
@@ -190,6 +213,22 @@ class BenchmarkSpec:
     # checked together (overlap-validation's regions); None: flag by flag.
     args: Callable[[dict[str, Any], bool, bool], list[str]] | None = None
     card: CardLine | None = None
+    # Where its command is: "bench" (`bench NAME`, made from the flags above, or by
+    # `command`), "" (a command of its own at the top, made by `command`), or None: no
+    # command; another command runs it (`calibrate` runs the benchmarks with a `role`).
+    command_group: str | None = "bench"
+    # "module.function" of the package: function(CommandParts) -> click.Command, for a
+    # command of another shape than `bench NAME` (its own launches, an argument); one
+    # spec of a package's SPECS declares a command the others share.
+    command: str | None = None
+    # "module.function" of the package: function(toolchain, CharacterizeOptions, runs
+    # directory, ui) -> Run, its step of `characterize` after the suites, labelled
+    # `step_label` and ordered by `step_order`; None: none of its own (a suite's runs it).
+    step: str | None = None
+    step_label: str = ""
+    step_order: int = 0
+    # What another command takes its results for: P2P_TABLE or COLLECTIVE_TABLE.
+    role: str | None = None
 
     @property
     def name(self) -> str:
@@ -202,11 +241,13 @@ class BenchmarkSpec:
 
     def section_functions(self) -> list[Callable[..., Any]]:
         """The functions of `sections`, imported."""
-        out = []
-        for name in self.sections:
-            part, _, function = name.rpartition(".")
-            out.append(getattr(self.module(part or "report"), function))
-        return out
+        return [self.function(name if "." in name else f"report.{name}")
+                for name in self.sections]
+
+    def function(self, name: str) -> Callable[..., Any]:
+        """A "module.function" of the package, imported."""
+        part, _, function = name.rpartition(".")
+        return getattr(self.module(part), function)
 
     def to_native(self, values: dict[str, Any], *, quick: bool, verbose: bool) -> list[str]:
         """The program's arguments for what `bench NAME` parsed (each flag checked)."""

@@ -4,7 +4,7 @@ pairs, with/without on even ones, so a drift of the machine weighs on both alike
 as whole launches (the launcher's start to its end: what a user waits for).
 
 Each pair gives the ratio with/without; the cost is their geometric mean with the
-Student-t interval of the mean log ratio (analysis/profiler_overhead.ratio_ci, as the
+Student-t interval of the mean log ratio (analysis/stats.ratio_ci, as the
 profiler-overhead benchmark states its figures). The launches' output goes to
 cost/repNN-with|without/ in the run directory, their profiles beside it; pairs in which a
 launch failed or other processes took CPU time are counted apart.
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..analysis.profiler_overhead import ratio_ci
+from ..analysis.stats import ratio_ci
 from ..launch import ProgressFn, run_job
 
 DEFAULT_REPS = 3

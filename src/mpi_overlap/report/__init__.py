@@ -28,9 +28,7 @@ from . import (
     profile_checks,
     profile_plots,
     profile_table,
-    profiler_overhead,
     replication,
-    study,
 )
 from .csv_tables import write_csv_tables
 from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
@@ -79,6 +77,8 @@ def reporters() -> dict[str, BenchmarkReporter]:
     report modules (discovery.py), added on first use: a package's report module imports
     this package's parts, so it cannot be imported while this module is."""
     for spec in specs():
+        if spec.benchmark.analyze is None:  # a result without analysis: provenance only
+            continue
         register(_module_reporter(spec.name, spec.module("report"), *spec.section_functions()))
     return _REGISTRY
 
@@ -114,13 +114,6 @@ register(
         to_json=profile_checks.to_json,
     )
 )
-# The benchmark modules with the usual reporter functions (see _module_reporter).
-for _module in (
-    profiler_overhead,
-):
-    register(_module_reporter(_module.BENCHMARK, _module))
-for _name in study.BENCHMARKS:
-    register(_module_reporter(_name, study))
 
 
 def _banners(run: Run) -> list[Banner]:

@@ -76,47 +76,12 @@ def figure_range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f
     return f"{lo:{spec}}–{hi:{spec}} {unit}"
 
 
-def _profiler(f: Figures) -> str | None:
-    rate, run = figure_of(f, "msg_rate_ratio"), figure_of(f, "run_time_ratio")
-    parts = []
-    if run is not None:
-        parts.append(f"run time {100 * (run - 1):+.2f} %")
-    if rate is not None:
-        parts.append(f"small-message rate {100 * (rate - 1):+.1f} %")
-    return ", ".join(parts) or None
-
-
 def opt_text(v: float | None, spec: str) -> str:
     if v is None:
         return DASH
     text = f"{v:{spec}}"
     # "-0 %" reads as a loss: a value that rounds to zero is shown as zero.
     return text.replace("-", "+") if float(text) == 0 and "+" in spec else text
-
-
-def _study(f: Figures) -> str | None:
-    cut, cost = figure_of(f, "best_mpi_saving_pct"), figure_of(f, "app_profiler_overhead_pct")
-    if cut is None and cost is None:
-        return None
-    if cut is None:
-        moved = "no mode compared"
-    elif cut > 0:
-        moved = f"best mode cuts MPI time {cut:.0f} %"
-    else:
-        moved = f"no mode cuts MPI time (best {-cut:+.0f} %)"
-    lo = figure_of(f, "app_profiler_overhead_ci_low_pct")
-    hi = figure_of(f, "app_profiler_overhead_ci_high_pct")
-    ci = f" (95 % CI {lo:+.1f} to {hi:+.1f} %)" if lo is not None and hi is not None else ""
-    return f"{moved}; profiler cost on the app {opt_text(cost, '+.2f')} %{ci}"
-
-
-# The card's own lines, in the order of the questions (`order`); the benchmarks that live
-# in packages of their own declare theirs there (spec.CardLine) and fall in between.
-_LINES_HERE: list[CardItem] = [
-    CardItem("case study: halo", "study-halo", _study, order=110),
-    CardItem("case study: cg", "study-cg", _study, order=120),
-    CardItem("profiler overhead", "profiler-overhead", _profiler, order=130),
-]
 
 
 def _package_lines() -> list[CardItem]:
@@ -136,7 +101,7 @@ def _package_lines() -> list[CardItem]:
 def card_items() -> tuple[CardItem, ...]:
     """Every line of the card in order (on first use: the packages' report modules import
     this module's helpers)."""
-    return tuple(sorted([*_LINES_HERE, *_package_lines()], key=lambda item: item.order))
+    return tuple(sorted(_package_lines(), key=lambda item: item.order))
 
 
 def _figure_list(analysis: dict[str, Any]) -> list[dict[str, Any]]:

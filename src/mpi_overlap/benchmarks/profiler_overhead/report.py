@@ -16,13 +16,14 @@ from matplotlib.patches import Patch
 from rich.console import Console
 from rich.text import Text
 
-from ..analysis.profiler_overhead import callsite_sentence, per_message_sentence
-from ..formatting import DASH, fmt_num
-from ..rundir import Run
-from ..termsafe import Table
-from ..values import num
-from .html import Figure, HtmlTable, Section
-from .svg import to_svg
+from ...formatting import DASH, fmt_num
+from ...report.html import Figure, HtmlTable, Section
+from ...report.summary_card import Figures, figure_of
+from ...report.svg import to_svg
+from ...rundir import Run
+from ...termsafe import Table
+from ...values import num
+from .analysis import callsite_sentence, per_message_sentence
 
 BENCHMARK = "profiler-overhead"
 HEADERS = (
@@ -459,3 +460,15 @@ def to_json(run: Run) -> dict[str, Any]:
         ],
         "profiles": (run.analysis or {}).get("profiles"),
     }
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_cell(f: Figures) -> str | None:
+    rate, run = figure_of(f, "msg_rate_ratio"), figure_of(f, "run_time_ratio")
+    parts = []
+    if run is not None:
+        parts.append(f"run time {100 * (run - 1):+.2f} %")
+    if rate is not None:
+        parts.append(f"small-message rate {100 * (rate - 1):+.1f} %")
+    return ", ".join(parts) or None

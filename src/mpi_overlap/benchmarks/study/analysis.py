@@ -1,9 +1,9 @@
-"""Analysis of a case-study run (study.py): per problem size and exchange mode, the run
+"""Analysis of a case-study run (run.py here): per problem size and exchange mode, the run
 time and MPI time without the profiler, the profiler's min/max overlap bounds with it,
 every mode against the app's baseline mode, whether the MPI time a mode saved lies within
 the bounds, and what the profiler cost the app. docs/case-studies.md.
 
-Statistics: medians over the repetitions; the bounds are per-rank means (study.py). The
+Statistics: medians over the repetitions; the bounds are per-rank means (run.py here). The
 profiler's cost is the geometric mean over repetitions of (run time summed over every
 mode and size with the profiler) / (the same without), with the Student-t interval of
 the log ratios.
@@ -32,10 +32,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..formatting import NA, fmt_pct, fmt_s_as_ms
-from .figures import figure
-from .profiler_overhead import ratio_ci
-from .stats import median_or_none
+from ...analysis.figures import figure
+from ...analysis.stats import median_or_none, ratio_ci
+from ...formatting import NA, fmt_pct, fmt_s_as_ms
 
 TOLERANCE = 0.05
 BOUND_KEYS = ("xfer_s", "min_s", "max_s", "comp_s", "call_s")

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .figures import figure
-from .stats import t_interval
+from ...analysis.figures import figure
+from ...analysis.stats import ratio_ci, t_interval
 
 CI_LEVEL = 0.95
 
@@ -70,18 +70,6 @@ METRICS = (
     MetricSpec("launch_time", "compute_app", "compute-heavy launch wall time", "s", None, "lower",
                source="elapsed_s"),
 )
-
-
-def ratio_ci(ratios: list[float], ci: float = CI_LEVEL) -> tuple[float | None, float | None,
-                                                                    float | None]:
-    """(geometric mean, low, high) of positive ratios; the interval is the Student-t
-    interval of the mean log ratio, exponentiated. One ratio: (it, None, None)."""
-    logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
-    if not logs:
-        return None, None, None
-    lo, hi = t_interval(logs, ci)
-    mean = math.exp(sum(logs) / len(logs))
-    return mean, None if lo is None else math.exp(lo), None if hi is None else math.exp(hi)
 
 
 def verdict(target: Target | None, n: int, low: float | None, high: float | None) -> str:

@@ -7,7 +7,7 @@ app's exchange modes one after the other (mo_halo / mo_cg `--modes all`), so the
 of one launch are measured side by side; with the profiler, each mode's transfers fall
 into its regions "<mode>/..." and their min/max overlap bounds come from there.
 
-The analysis (analysis/study.py) compares every mode against the app's baseline mode:
+The analysis (analysis.py here) compares every mode against the app's baseline mode:
 run time, MPI time and the bounds, and checks whether the MPI time each mode saved lies
 within what the profiler's bounds allow; the profiler's own cost on the app is the
 with/without ratio of the same launches. docs/case-studies.md.
@@ -16,19 +16,19 @@ with/without ratio of the same launches. docs/case-studies.md.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from .benchmarks import get_benchmark
-from .build import executable
-from .errors import UserError
-from .launch import launch_command
-from .paired_launch import LaunchSetup, collect_profile, finish_launches, launch
-from .rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
-from .runner import (
+from ...build import executable
+from ...errors import UserError
+from ...launch import launch_command
+from ...paired_launch import LaunchSetup, collect_profile, finish_launches, launch
+from ...rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
+from ...runner import (
     RunOptions,
     build,
     check_ranks,
@@ -37,8 +37,9 @@ from .runner import (
     initial_run_meta,
     timeout_for,
 )
-from .toolchains import Toolchain
-from .ui import Ui
+from ...toolchains import Toolchain
+from ...ui import Ui
+from ..registry import get_benchmark
 
 SCHEMA = "mpi-overlap/study-run"
 DEFAULT_REPS, QUICK_REPS = 5, 2
@@ -143,8 +144,8 @@ def _command_line(app: StudyApp, tc: Toolchain, opts: StudyOptions) -> list[str]
 
 def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
     """All launches of one toolchain into one run directory; returns the loaded run."""
-    from .calibrate import find_or_calibrate
-    from .profiling.preload import profiler_library
+    from ...calibrate import find_or_calibrate
+    from ...profiling.preload import profiler_library
 
     opts.check(app)
     bench = get_benchmark(bench_name(app))
@@ -222,7 +223,20 @@ def study_session(app_name: str, toolchains: list[str], opts: StudyOptions, *, r
     opts.check(app)
     tcs = checked_toolchains(toolchains, ranks=opts.ranks, launcher=opts.launcher)
     ui = Ui(err_console)
-    from .session import finish_session
+    from ...session import finish_session
 
     runs = [run_study(app, tc, opts, ui) for tc in tcs]
     return finish_session(runs, opts.out_base, console, report=report)
+
+
+def characterize_step(app_name: str) -> Callable[[Toolchain, Any, Path, Ui], Run]:
+    """The step of `characterize` that runs study `app_name` (CharacterizeOptions:
+    ranks, quick, launcher, timeout)."""
+    def step(tc: Toolchain, opts: Any, runs_dir: Path, ui: Ui) -> Run:
+        return run_study(get_app(app_name), tc, StudyOptions(
+            ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher,
+            timeout_s=opts.timeout_s, out_base=runs_dir), ui)
+    return step
+
+
+halo_step, cg_step = characterize_step("halo"), characterize_step("cg")

@@ -1,4 +1,4 @@
-"""Case-study report (analysis/study.py): per size and mode the run time, MPI time and
+"""Case-study report (analysis.py here): per size and mode the run time, MPI time and
 overlap bounds, each mode against the baseline with the profiler's prediction verdict,
 the profiler's cost on the app, and a figure of MPI time and bounds per mode."""
 
@@ -10,11 +10,12 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.text import Text
 
-from ..formatting import fmt_pct, fmt_s_as_ms
-from ..rundir import Run
-from ..termsafe import Table
-from .html import Figure, HtmlTable, Section
-from .svg import to_svg
+from ...formatting import fmt_pct, fmt_s_as_ms
+from ...report.html import Figure, HtmlTable, Section
+from ...report.summary_card import Figures, figure_of, opt_text
+from ...report.svg import to_svg
+from ...rundir import Run
+from ...termsafe import Table
 
 BENCHMARKS = ("study-halo", "study-cg")
 HEADERS = ("size", "mode", "run time ms", "MPI time ms", "overlap min–max", "non-overlapped ms",
@@ -148,3 +149,21 @@ def to_json(run: Run) -> dict[str, Any]:
     a = run.analysis or {}
     return {k: a.get(k) for k in ("finding", "conclusions", "profiler_overhead", "prediction",
                                   "sizes")}
+
+
+# ---- the summary card (spec.CardLine in __init__.py)
+
+def card_cell(f: Figures) -> str | None:
+    cut, cost = figure_of(f, "best_mpi_saving_pct"), figure_of(f, "app_profiler_overhead_pct")
+    if cut is None and cost is None:
+        return None
+    if cut is None:
+        moved = "no mode compared"
+    elif cut > 0:
+        moved = f"best mode cuts MPI time {cut:.0f} %"
+    else:
+        moved = f"no mode cuts MPI time (best {-cut:+.0f} %)"
+    lo = figure_of(f, "app_profiler_overhead_ci_low_pct")
+    hi = figure_of(f, "app_profiler_overhead_ci_high_pct")
+    ci = f" (95 % CI {lo:+.1f} to {hi:+.1f} %)" if lo is not None and hi is not None else ""
+    return f"{moved}; profiler cost on the app {opt_text(cost, '+.2f')} %{ci}"

@@ -25,13 +25,12 @@ from typing import Any
 
 from rich.console import Console
 
-from .benchmarks import get_benchmark
-from .build import executable
-from .errors import UserError
-from .launch import launch_command
-from .paired_launch import LaunchSetup, collect_profile, finish_launches, launch
-from .rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
-from .runner import (
+from ...build import executable
+from ...errors import UserError
+from ...launch import launch_command
+from ...paired_launch import LaunchSetup, collect_profile, finish_launches, launch
+from ...rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
+from ...runner import (
     RunOptions,
     build,
     check_ranks,
@@ -40,8 +39,9 @@ from .runner import (
     initial_run_meta,
     timeout_for,
 )
-from .toolchains import Toolchain
-from .ui import Ui
+from ...toolchains import Toolchain
+from ...ui import Ui
+from ..registry import get_benchmark
 
 BENCH = "profiler-overhead"
 SCHEMA = "mpi-overlap/profiler-overhead-run"
@@ -199,8 +199,8 @@ def _command_line(tc: Toolchain, opts: OverheadOptions) -> list[str]:
 
 def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
     """All launches of one toolchain into one run directory; returns the loaded run."""
-    from .calibrate import find_or_calibrate
-    from .profiling.preload import profiler_library
+    from ...calibrate import find_or_calibrate
+    from ...profiling.preload import profiler_library
 
     opts.check()
     prefix = launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
@@ -309,7 +309,7 @@ def profiler_overhead_session(toolchains: list[str], opts: OverheadOptions, *, r
     opts.check()
     tcs = checked_toolchains(toolchains, ranks=opts.ranks, launcher=opts.launcher)
     ui = Ui(err_console)
-    from .session import finish_session
+    from ...session import finish_session
 
     runs = [run_profiler_overhead(tc, opts, ui) for tc in tcs]
     ok = finish_session(runs, opts.out_base, console, report=report)
@@ -318,3 +318,10 @@ def profiler_overhead_session(toolchains: list[str], opts: OverheadOptions, *, r
         if line:
             console.print(f"{run.toolchain}: {line}", markup=False)
     return ok
+
+
+def characterize_step(tc: Toolchain, opts: Any, runs_dir: Path, ui: Ui) -> Run:
+    """Its step of `characterize` (CharacterizeOptions: ranks, quick, launcher, timeout)."""
+    return run_profiler_overhead(tc, OverheadOptions(
+        ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher, timeout_s=opts.timeout_s,
+        out_base=runs_dir), ui)

@@ -1,0 +1,46 @@
+"""The ping-pong benchmark (native/bench/pingpong.c): one-way transfer time per message
+size, with every sample's disturbance recorded. It has no command of its own:
+`mpi-overlap calibrate` runs it for the point-to-point part of the profiler's
+transfer-time table (role "p2p-table"; xfer_table.py reads its result) and its verdict
+(xfer_quality.py). No analysis: the medians are the result. Its result schema is beside
+this file."""
+
+from typing import Any
+
+from ...errors import UserError
+from ...sizes import parse_sizes
+from ..spec import P2P_TABLE, Benchmark, BenchmarkSpec
+
+# The largest message one MPI count of bytes can describe.
+MAX_MPI_COUNT = (1 << 31) - 1
+
+
+def _args(values: dict[str, Any], quick: bool, verbose: bool) -> list[str]:
+    """The program's flags from calibrate's "sizes" and "budget" (seconds: no new sample
+    after it), checked here so that bad input fails before anything is built."""
+    budget, sizes = values.get("budget"), values.get("sizes")
+    args: list[str] = [] if budget is None else ["--budget", f"{budget:.3g}"]
+    if sizes is not None:
+        if max(parse_sizes(sizes)) > MAX_MPI_COUNT:
+            raise UserError(f"--sizes: {max(parse_sizes(sizes))} bytes exceeds the largest MPI "
+                            f"count ({MAX_MPI_COUNT} bytes)")
+        args += ["--sizes", sizes]
+    return args + (["--quick"] if quick else [])
+
+
+SPEC = BenchmarkSpec(
+    benchmark=Benchmark(
+        name="pingpong",
+        program="mo_pingpong",
+        title="One-way transfer time per message size (blocking ping-pong)",
+        min_ranks=2,
+        analyze=None,
+        default_timeout_s=900.0,
+        quick_timeout_s=300.0,
+    ),
+    package=__name__,
+    help="",
+    command_group=None,
+    role=P2P_TABLE,
+    args=_args,
+)
