@@ -1,11 +1,13 @@
-"""What the benchmark reporters share: the one-table-per-run view (the same rows, headers
-and notes in the terminal via rich and in report.html via HtmlTable, the text columns named
-once for both), the cross-run comparison table's frame, and the summary and extent
-sentences of runs with and without an analysis."""
+"""What the benchmark reporters share: the table of one run, declared once (`RunTable`:
+its headers, text columns, rows and notes) and rendered to the terminal via rich and to
+report.html via HtmlTable, whose tables csv_tables.py writes as CSV; the cross-run
+comparison table's frame; and the summary and extent sentences of runs with and without
+an analysis."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -42,25 +44,43 @@ def print_rows(
         console.print(Text(f"  {note}", style="dim"), highlight=False)
 
 
-def run_tables(
-    runs: list[Run],
-    caption: str,
-    headers: Sequence[str],
-    rows: Callable[[Run], list[tuple[str, ...]]],
-    notes: Callable[[Run], list[str]] = finding,
-    left: Collection[int] = (0,),
-) -> list[HtmlTable]:
-    """One HtmlTable per run with an analysis, titled "<label> — <caption>"; columns in
-    `left` are text, the rest numbers."""
-    css = tuple("left" if i in left else "num" for i in range(len(headers)))
-    tables = []
-    for run in runs:
-        if run.analysis is None:
-            continue
-        r = rows(run)
-        tables.append(HtmlTable(f"{run.label} — {caption}", tuple(headers), r, [css] * len(r),
-                                notes(run)))
-    return tables
+@dataclass(frozen=True)
+class RunTable:
+    """A benchmark's table of one run, declared once: `headers`; `text`, the indices of
+    its text columns (left-aligned; the others are numbers, right-aligned); `rows` and
+    `notes` from the run. In the terminal it is titled "<label> — <title>" with the notes
+    dimmed below it; on the page "<label> — <caption>" (the caption names the CSV file)
+    with `html_notes` (default: the notes) as its footnotes."""
+
+    title: str | Callable[[Run], str]
+    caption: str | Callable[[Run], str]
+    headers: tuple[str, ...]
+    rows: Callable[[Run], list[tuple[str, ...]]]
+    text: Collection[int] = (0,)
+    notes: Callable[[Run], list[str]] = finding
+    html_notes: Callable[[Run], list[str]] | None = None
+
+    def print(self, run: Run, console: Console) -> None:
+        """The run's table and notes in the terminal."""
+        print_rows(console, f"{run.label} — {_text(self.title, run)}", self.headers,
+                   self.rows(run), self.notes(run), self.text)
+
+    def html(self, runs: list[Run]) -> list[HtmlTable]:
+        """One HtmlTable per run with an analysis."""
+        css = tuple("left" if i in self.text else "num" for i in range(len(self.headers)))
+        notes = self.html_notes or self.notes
+        return [HtmlTable(f"{run.label} — {_text(self.caption, run)}", self.headers, r,
+                          [css] * len(r), notes(run))
+                for run in runs if run.analysis is not None for r in (self.rows(run),)]
+
+
+def _text(text: str | Callable[[Run], str], run: Run) -> str:
+    return text(run) if callable(text) else text
+
+
+def no_notes(run: Run) -> list[str]:
+    """A table without notes (what it would say is printed elsewhere)."""
+    return []
 
 
 def compared(runs: list[Run], benchmark: str) -> list[Run]:

@@ -10,13 +10,13 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...formatting import fmt_num
-from ...report.html import Figure, HtmlTable, Section
+from ...report.html import Figure, Section
 from ...report.run_table import (
+    RunTable,
     compared,
     comparison_table,
-    finding,
+    no_notes,
     planned_extent,
-    print_rows,
     summary_or_missing,
 )
 from ...report.summary_card import Figures, figure_of, max_share, opt_text
@@ -84,11 +84,17 @@ def better_rows(run: Run) -> list[tuple[str, ...]]:
     return out
 
 
+TABLE = RunTable(f"communication-computation overlap ({cite('002')})",
+                 "T_message + T_workload against T_overlap", HEADERS, rows)
+# The better test's table is on the page only.
+BETTER_TABLE = RunTable("", "better test, T_total per rank", BETTER_HEADERS, better_rows, (0, 2),
+                        no_notes)
+
+
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    print_rows(console, f"{run.label} — communication-computation overlap ({cite('002')})",
-               HEADERS, rows(run), finding(run))
+    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -170,13 +176,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                 "(post, work, Waitall)."))
         if run.analysis is None:
             continue
-        r = rows(run)
-        tables.append(HtmlTable(f"{run.label} — T_message + T_workload against T_overlap",
-                                HEADERS, r, [("left",) + ("num",) * (len(HEADERS) - 1)] * len(r),
-                                [str(run.analysis.get("finding"))]))
-        br = better_rows(run)
-        tables.append(HtmlTable(f"{run.label} — better test, T_total per rank", BETTER_HEADERS,
-                                br, [("left", "num", "left") + ("num",) * 7] * len(br)))
+        tables += TABLE.html([run]) + BETTER_TABLE.html([run])
     return [Section(f"Communication–computation overlap ({cite('002', '§III-B, §IV-B')})", None,
                     figures, tables)]
 

@@ -11,10 +11,10 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...formatting import fmt_num, fmt_range, fmt_s_as_us
-from ...report.html import Figure, HtmlTable, Section
+from ...report.html import Figure, Section
+from ...report.run_table import RunTable, no_notes
 from ...report.svg import to_svg
 from ...rundir import Run
-from ...termsafe import Table
 from ...values import num
 
 BENCHMARKS = ("datatypes", "alignment")
@@ -46,16 +46,17 @@ def rows(run: Run) -> list[tuple[str, ...]]:
     return out
 
 
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
+def _title(run: Run) -> str:
     base = "offset 0" if run.benchmark == "alignment" else "contiguous"
-    table = Table(title=f"{run.label} — one-way time; slowdown vs {base} (side by side)")
-    for i, h in enumerate(HEADERS):
-        table.add_column(h, justify="left" if i == 1 or i == 7 else "right")
-    for r in rows(run):
-        table.add_row(*r)
-    console.print(table)
+    return f"one-way time; slowdown vs {base} (side by side)"
+
+
+TABLE = RunTable(_title, "per case and size", HEADERS, rows, (1, 7), no_notes)
+
+
+def print_run(run: Run, console: Console) -> None:
+    if run.analysis is not None:
+        TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -127,11 +128,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                 "measured side by side; bars: 95 % bootstrap CI of the ratio of medians."
             )
             figs.append(Figure(to_svg(fig, f"{run.benchmark}-{run.label}"), caption))
-        r = rows(run)
-        tables = []
-        if r:
-            css = [("num", "left", "num", "num", "num", "num", "num", "left")] * len(r)
-            tables.append(HtmlTable(f"{run.label} — per case and size", HEADERS, r, css))
+        tables = TABLE.html([run]) if rows(run) else []
         title = "Buffer alignment" if run.benchmark == "alignment" else "Derived datatypes"
         sections.append(Section(f"{title} — {run.label}", _finding(run), figs, tables))
     return sections

@@ -9,10 +9,10 @@ from rich.console import Console
 
 from ...file_output import write_text
 from ...formatting import fmt_num
-from ...report.html import Figure, HtmlTable, Section
+from ...report.html import Figure, Section
+from ...report.run_table import RunTable, no_notes
 from ...report.svg import to_svg
 from ...rundir import Run
-from ...termsafe import Table
 
 BENCHMARK = "error-checking"
 PLOT_FILE = "error-checking.svg"
@@ -31,11 +31,13 @@ def rows(run: Run) -> list[tuple[str, ...]]:
             for t in _a(run).get("tests") or []]
 
 
+TABLE = RunTable("argument checking on against off", "cost per message", HEADERS, rows, (0,),
+                 no_notes)
+
+
 def print_run(run: Run, console: Console) -> None:
-    table = Table(*HEADERS, title="argument checking on against off")
-    for row in rows(run):
-        table.add_row(*row)
-    console.print(table)
+    if run.analysis is not None:
+        TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -68,10 +70,8 @@ def html_sections(runs: list[Run]) -> list[Section]:
             write_text(run.path / PLOT_FILE, svg)
             figures.append(Figure(svg, "Median ns per message with the MPI's argument checking "
                                        "off and on (the setting read back via MPI_T)."))
-        r = rows(run)
-        table = HtmlTable("Cost per message", HEADERS, r, [("left",) + ("num",) * 5] * len(r))
         sections.append(Section(f"Error checking ({run.label})", _a(run).get("finding"),
-                                figures, [table]))
+                                figures, TABLE.html([run])))
     return sections
 
 

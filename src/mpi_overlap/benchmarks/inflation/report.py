@@ -14,12 +14,10 @@ from rich.console import Console
 from ...formatting import fmt_num, fmt_range
 from ...report.html import Figure, Section
 from ...report.run_table import (
+    RunTable,
     compared,
     comparison_table,
-    finding,
     planned_extent,
-    print_rows,
-    run_tables,
     summary_or_missing,
 )
 from ...report.summary_card import Figures, figure_of, max_share, opt_text
@@ -58,11 +56,14 @@ def rows(run: Run) -> list[tuple[str, ...]]:
     return out
 
 
+TABLE = RunTable(f"computation inflation: knee per size ({cite('004')})",
+                 "knee per message size", HEADERS, rows, LEFT)
+
+
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    print_rows(console, f"{run.label} — computation inflation: knee per size ({cite('004')})",
-               HEADERS, rows(run), finding(run), LEFT)
+    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -132,7 +133,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                                   "work, Waitall) against the computation inside it, per size; "
                                   "lines: hinge fit, triangles/dotted: the knee, above which "
                                   "total = computation + what the exchange still costs."))
-    tables = run_tables(mine, "knee per message size", HEADERS, rows, left=LEFT)
+    tables = TABLE.html(mine)
     return [Section(f"Computation inflation ({cite('004')})", None, figures, tables)]
 
 

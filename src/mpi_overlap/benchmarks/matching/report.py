@@ -15,12 +15,11 @@ from rich.console import Console
 from ...formatting import DASH, fmt_num
 from ...report.html import Figure, Section
 from ...report.run_table import (
+    RunTable,
     compared,
     comparison_table,
     finding,
     planned_extent,
-    print_rows,
-    run_tables,
     summary_or_missing,
 )
 from ...report.summary_card import Figures, figure_of
@@ -62,8 +61,7 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    print_rows(console, f"{run.label} — matching cost per queued request", HEADERS, rows(run),
-               finding(run), LEFT)
+    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -130,6 +128,10 @@ def _html_notes(run: Run) -> list[str]:
     return notes
 
 
+TABLE = RunTable("matching cost per queued request", "ns per queued request", HEADERS, rows,
+                 LEFT, html_notes=_html_notes)
+
+
 def html_sections(runs: list[Run]) -> list[Section]:
     mine = [r for r in runs if r.benchmark == BENCHMARK]
     if not mine:
@@ -142,7 +144,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "requests queued ahead of it (posted receives or unexpected "
                               "messages), medians; middle: the added time per queued request; "
                               "right: M = 1 request from each of N peers."))
-    tables = run_tables(mine, "ns per queued request", HEADERS, rows, _html_notes, LEFT)
+    tables = TABLE.html(mine)
     return [Section("Matching queues: cost per queued request", None, figures, tables)]
 
 

@@ -12,11 +12,10 @@ from rich.console import Console
 from ...formatting import fmt_num
 from ...report.html import Figure, Section
 from ...report.run_table import (
+    RunTable,
     finding,
     planned_extent,
     print_figure_comparison,
-    print_rows,
-    run_tables,
     summary_or_missing,
 )
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
@@ -63,8 +62,7 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    print_rows(console, f"{run.label} — non-blocking collective overlap", HEADERS, rows(run),
-               finding(run))
+    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -128,6 +126,11 @@ def _html_notes(run: Run) -> list[str]:
     return notes
 
 
+TABLE = RunTable("non-blocking collective overlap",
+                 "overlap % per collective, size and variant", HEADERS, rows,
+                 html_notes=_html_notes)
+
+
 def html_sections(runs: list[Run]) -> list[Section]:
     mine = [r for r in runs if r.benchmark == BENCHMARK]
     if not mine:
@@ -144,8 +147,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "profiler's min–max bounds of the same loops (grey band, mean "
                               "over collectives); left without, right with MPI_Test calls "
                               "spread through the computation."))
-    tables = run_tables(mine, "overlap % per collective, size and variant", HEADERS, rows,
-                        _html_notes)
+    tables = TABLE.html(mine)
     return [Section("Non-blocking collective overlap (OSU, IMB, profiler bounds)", None,
                     figures, tables)]
 

@@ -11,11 +11,10 @@ from rich.console import Console
 from ...formatting import DASH, fmt_num
 from ...report.html import Figure, Section
 from ...report.run_table import (
+    RunTable,
     compared,
     comparison_table,
     planned_extent,
-    print_rows,
-    run_tables,
     summary_or_missing,
 )
 from ...report.summary_card import Figures, figure_of, max_share
@@ -56,11 +55,14 @@ def _notes(run: Run) -> list[str]:
     return [str(a.get("finding")), *(f"Note: {n}" for n in a.get("notes") or [])]
 
 
+TABLE = RunTable("polling: availability and bandwidth against the MPI_Test interval",
+                 "polling method", HEADERS, rows, notes=_notes)
+
+
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    print_rows(console, f"{run.label} — polling: availability and bandwidth against the "
-               "MPI_Test interval", HEADERS, rows(run), _notes(run))
+    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -126,7 +128,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "units of calibrated work while the partner keeps sends in "
                               "flight. Left: availability = time of the same loop without "
                               "messages / time with them. Right: bytes received / loop time."))
-    tables = run_tables(mine, "polling method", HEADERS, rows, _notes)
+    tables = TABLE.html(mine)
     return [Section("Polling method (MPI_Test in the work loop)", None, figures, tables)]
 
 

@@ -11,11 +11,10 @@ from rich.console import Console
 from ...formatting import DASH, fmt_num
 from ...report.html import Figure, Section
 from ...report.run_table import (
+    RunTable,
     compared,
     comparison_table,
     planned_extent,
-    print_rows,
-    run_tables,
     summary_or_missing,
 )
 from ...report.summary_card import max_share
@@ -70,12 +69,15 @@ def _notes(run: Run) -> list[str]:
     return notes
 
 
+TABLE = RunTable("data in the receive buffer before MPI_Wait, no MPI calls (verdict, "
+                 "samples with all data, median arrival after posting)",
+                 "progress without MPI calls", HEADERS, rows, notes=_notes)
+
+
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    print_rows(console, f"{run.label} — data in the receive buffer before MPI_Wait, no MPI "
-               "calls (verdict, samples with all data, median arrival after posting)",
-               HEADERS, rows(run), _notes(run))
+    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -150,7 +152,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "computed without MPI calls. Right: median time after posting "
                               "MPI_Irecv at which it did, against the computation budget and "
                               "the one-way ping-pong time."))
-    tables = run_tables(mine, "progress without MPI calls", HEADERS, rows, _notes)
+    tables = TABLE.html(mine)
     return [Section("Asynchronous progress (data arrival without MPI calls)", None, figures,
                     tables)]
 

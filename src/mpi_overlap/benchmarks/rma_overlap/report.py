@@ -12,11 +12,9 @@ from rich.console import Console
 from ...formatting import fmt_num
 from ...report.html import Figure, Section
 from ...report.run_table import (
-    finding,
+    RunTable,
     planned_extent,
     print_figure_comparison,
-    print_rows,
-    run_tables,
     summary_or_missing,
 )
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
@@ -47,11 +45,13 @@ def rows(run: Run) -> list[tuple[str, ...]]:
     ) for c in cases(run)]
 
 
+TABLE = RunTable("one-sided overlap", "one-sided overlap per case", HEADERS, rows, LEFT)
+
+
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    print_rows(console, f"{run.label} — one-sided overlap", HEADERS, rows(run), finding(run),
-               LEFT)
+    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -104,7 +104,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "MPI_Win_fence). Right: time of the completion call after the "
                               "work (solid) against the same call right after the operation "
                               "(dotted): the part of the transfer left for the call."))
-    tables = run_tables(mine, "one-sided overlap per case", HEADERS, rows, left=LEFT)
+    tables = TABLE.html(mine)
     return [Section("One-sided (RMA) overlap: Put/Get with flush or fence", None, figures,
                     tables)]
 

@@ -17,7 +17,8 @@ from rich.text import Text
 
 from ...file_output import WriteError, write_text
 from ...formatting import DASH, fmt_s_as_us
-from ...report.html import Figure, HtmlTable, Section
+from ...report.html import Figure, Section
+from ...report.run_table import RunTable, no_notes
 from ...report.summary_card import analysis_figures, figure_of
 from ...report.svg import size_positions, to_svg
 from ...rundir import Run
@@ -66,17 +67,17 @@ def _checks(run: Run) -> list[str]:
             for c in (run.analysis or {}).get("checks", [])]
 
 
+# The summary sentences follow the table in the terminal; the page has the checks and the
+# layer below MPI under it.
+TABLE = RunTable("MPI stack against the floor (one way)", "one-way times per size", HEADERS,
+                 rows, (0, 4), no_notes, html_notes=lambda run: [*_checks(run), _lower(run)])
+
+
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         console.print(Text("  no analysis.json: figures not available", style="yellow"))
         return
-    t = Table(title=f"{run.label} — MPI stack against the floor (one way)", title_justify="left",
-              header_style="bold")
-    for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i in (0, 4) else "right")
-    for row in rows(run):
-        t.add_row(*row)
-    console.print(t)
+    TABLE.print(run, console)
     for line in summary(run):
         console.print(line, highlight=False, markup=False)
 
@@ -206,12 +207,8 @@ def html_sections(runs: list[Run]) -> list[Section]:
                                   "interval."))
         sections.append(Section("MPI stack against the floor; request overhead", None, figures))
     for run in _runs(runs):
-        r = rows(run)
-        css = [("left", "num", "num", "num", "left", "num", "num", "num", "num")] * len(r)
-        table = HtmlTable(f"{run.label} — one-way times per size", HEADERS, r, css,
-                          footnotes=[*_checks(run), _lower(run)])
         sections.append(Section(f"Stack floor — {run.label}", " ".join(summary(run)),
-                                tables=[table]))
+                                tables=TABLE.html([run])))
     return sections
 
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.text import Text
 
 from ...formatting import fmt_pct, fmt_s_as_ms
-from ...report.html import Figure, HtmlTable, Section
+from ...report.html import Figure, Section
+from ...report.run_table import RunTable
 from ...report.summary_card import Figures, figure_of, opt_text
 from ...report.svg import to_svg
 from ...rundir import Run
@@ -20,9 +20,6 @@ from ...termsafe import Table
 BENCHMARKS = ("study-halo", "study-cg")
 HEADERS = ("size", "mode", "run time ms", "MPI time ms", "overlap min–max", "non-overlapped ms",
            "vs baseline: MPI", "run", "bounds allow", "measured", "with profiler")
-
-
-CELL_CSS = ("left", "left") + ("num",) * 6 + ("left", "left", "num")
 
 
 def rows(run: Run) -> list[tuple[str, ...]]:
@@ -48,18 +45,29 @@ def rows(run: Run) -> list[tuple[str, ...]]:
     return out
 
 
+def _baseline(run: Run) -> str:
+    return str((run.analysis or {}).get("baseline"))
+
+
+def _conclusions(run: Run) -> list[str]:
+    return list((run.analysis or {}).get("conclusions") or [])
+
+
+def _html_notes(run: Run) -> list[str]:
+    ov = (run.analysis or {}).get("profiler_overhead") or {}
+    return [*_conclusions(run), f"Profiler cost on the app (run time, {ov.get('pairs', 0)} "
+            f"pairs): " + fmt_pct(ov.get("overhead_pct"), 2, sign=True) + " (target ≤ 1 %)."]
+
+
+TABLE = RunTable(lambda run: f"{run.benchmark}: modes against {_baseline(run)}",
+                 lambda run: f"modes against {_baseline(run)}", HEADERS, rows,
+                 (0, 1, 8, 9), _conclusions, _html_notes)
+
+
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    t = Table(title=f"{run.label} — {run.benchmark}: modes against "
-                    f"{run.analysis.get('baseline')}", title_justify="left", header_style="bold")
-    for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i in (0, 1, 8, 9) else "right")
-    for row in rows(run):
-        t.add_row(*row)
-    console.print(t)
-    for line in run.analysis.get("conclusions") or []:
-        console.print(Text(f"  {line}", style="dim"), highlight=False)
+    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -119,16 +127,9 @@ def html_sections(runs: list[Run]) -> list[Section]:
                                   "profiler, medians over repetitions; blue bars: the range "
                                   "between the profiler's min and max overlap bounds (% of "
                                   "transfer time) in the same modes."))
-        r = rows(run)
         a = run.analysis
-        ov = a.get("profiler_overhead") or {}
-        notes = list(a.get("conclusions") or [])
-        notes.append(f"Profiler cost on the app (run time, {ov.get('pairs', 0)} pairs): "
-                     + fmt_pct(ov.get("overhead_pct"), 2, sign=True) + " (target ≤ 1 %).")
-        out.append(Section(
-            f"Case study: {a.get('app')} ({run.label})", str(a.get("finding")), figures,
-            [HtmlTable(f"{run.label} — modes against {a.get('baseline')}", HEADERS, r,
-                       [CELL_CSS] * len(r), notes)]))
+        out.append(Section(f"Case study: {a.get('app')} ({run.label})", str(a.get("finding")),
+                           figures, TABLE.html([run])))
     return out
 
 

@@ -8,17 +8,21 @@ from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
-from rich.text import Text
 
 from ...file_output import write_text
 from ...formatting import DASH, fmt_num, fmt_pct_cell, fmt_range
-from ...report.html import Figure, HtmlTable, Section
-from ...report.run_table import compared, comparison_table, summary_or_missing
+from ...report.html import Figure, Section
+from ...report.run_table import (
+    RunTable,
+    compared,
+    comparison_table,
+    no_notes,
+    summary_or_missing,
+)
 from ...report.summary_card import Figures, figure_of
 from ...report.svg import to_svg
 from ...rundir import Run
 from ...sources import cite
-from ...termsafe import Table
 
 BENCHMARK = "sync-overlap"
 PLOT_FILE = "sync-overlap.svg"
@@ -63,20 +67,26 @@ def figure_rows(run: Run) -> list[tuple[str, ...]]:
              str(f.get("kind"))) for f in _a(run).get("figures") or []]
 
 
+def _notes(run: Run) -> list[str]:
+    rep = _a(run).get("reported") or {}
+    return [f"detected limit {_limit_text(run)}; MPI reports {rep.get('source') or 'nothing'} "
+            f"= {rep.get('bytes')}", str(_a(run).get("finding"))]
+
+
+def _html_notes(run: Run) -> list[str]:
+    return [str(_a(run).get("finding")), f"MPI: {(_a(run).get('reported') or {}).get('note')}"]
+
+
+TABLE = RunTable(f"MPI_Isend completion without the receiver ({cite('002', '§III-A')})",
+                 "per size", HEADERS, rows, (1,), _notes, _html_notes)
+# The headline figures are on the page only.
+FIGURE_TABLE = RunTable("", "figures", FIGURE_HEADERS, figure_rows, (0, 2, 3), no_notes)
+
+
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    t = Table(*HEADERS, title=f"{run.label} — MPI_Isend completion without the receiver "
-                              f"({cite('002', '§III-A')})",
-              title_justify="left", header_style="bold")
-    for row in rows(run):
-        t.add_row(*row)
-    console.print(t)
-    rep = _a(run).get("reported") or {}
-    console.print(Text(f"  detected limit {_limit_text(run)}; MPI reports "
-                       f"{rep.get('source') or 'nothing'} = {rep.get('bytes')}", style="dim"),
-                  highlight=False)
-    console.print(Text(f"  {_a(run).get('finding')}", style="dim"), highlight=False)
+    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -171,14 +181,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
     for run in mine:
         if run.analysis is None:
             continue
-        r = rows(run)
-        rep = _a(run).get("reported") or {}
-        notes = [str(_a(run).get("finding")), f"MPI: {rep.get('note')}"]
-        tables.append(HtmlTable(f"{run.label} — per size", HEADERS, r,
-                                [("num", "left") + ("num",) * 7] * len(r), notes))
-        fr = figure_rows(run)
-        tables.append(HtmlTable(f"{run.label} — figures", FIGURE_HEADERS, fr,
-                                [("left", "num", "left", "left")] * len(fr)))
+        tables += TABLE.html([run]) + FIGURE_TABLE.html([run])
     return [Section("Synchronization–computation overlap and the eager limit "
                     f"({cite('002', '§III-A, §IV-A')})", None, figures, tables)]
 

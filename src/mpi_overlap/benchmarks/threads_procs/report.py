@@ -9,10 +9,10 @@ from rich.console import Console
 
 from ...file_output import write_text
 from ...formatting import fmt_num
-from ...report.html import Figure, HtmlTable, Section
+from ...report.html import Figure, Section
+from ...report.run_table import RunTable, no_notes
 from ...report.svg import to_svg
 from ...rundir import Run
-from ...termsafe import Table
 
 BENCHMARK = "threads-procs"
 PLOT_FILE = "threads-procs.svg"
@@ -38,11 +38,13 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 HEADERS = ("workers", "count", "M msgs/s (median)", "x one", "95 % CI", "samples")
 
 
+TABLE = RunTable("MPI_Send(0 B, MPI_PROC_NULL) rate", "rate per worker count", HEADERS, rows,
+                 (0,), no_notes)
+
+
 def print_run(run: Run, console: Console) -> None:
-    table = Table(*HEADERS, title="MPI_Send(0 B, MPI_PROC_NULL) rate")
-    for row in rows(run):
-        table.add_row(*row)
-    console.print(table)
+    if run.analysis is not None:
+        TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -85,10 +87,8 @@ def html_sections(runs: list[Run]) -> list[Section]:
             figures.append(Figure(svg, "Aggregate rate of 0-byte MPI_Send to MPI_PROC_NULL: "
                                        "processes (MPI_THREAD_SINGLE) and threads of one process "
                                        "(MPI_THREAD_MULTIPLE); bars: 95 % CI of the mean."))
-        r = rows(run)
-        table = HtmlTable("Rate per worker count", HEADERS, r, [("left",) + ("num",) * 5] * len(r))
         sections.append(Section(f"Threads against processes ({run.label})",
-                                (run.analysis or {}).get("finding"), figures, [table]))
+                                (run.analysis or {}).get("finding"), figures, TABLE.html([run])))
     return sections
 
 

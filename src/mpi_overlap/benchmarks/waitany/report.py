@@ -11,12 +11,10 @@ from rich.console import Console
 from ...formatting import DASH, fmt_num
 from ...report.html import Figure, Section
 from ...report.run_table import (
+    RunTable,
     compared,
     comparison_table,
-    finding,
     planned_extent,
-    print_rows,
-    run_tables,
     summary_or_missing,
 )
 from ...report.svg import to_svg
@@ -48,11 +46,13 @@ def rows(run: Run) -> list[tuple[str, ...]]:
     return out
 
 
+TABLE = RunTable("Waitany / Testany / Waitsome against N", "cost per request", HEADERS, rows)
+
+
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         return
-    print_rows(console, f"{run.label} — Waitany / Testany / Waitsome against N", HEADERS,
-               rows(run), finding(run))
+    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -102,7 +102,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                               "Median time of MPI_Waitany, of MPI_Testany called until it "
                               "succeeds, and of MPI_Waitsome over N receive requests of which "
                               "only the first completes (its message has already arrived)."))
-    tables = run_tables(mine, "cost per request", HEADERS, rows)
+    tables = TABLE.html(mine)
     return [Section("MPI_Waitany / MPI_Testany / MPI_Waitsome scaling", None, figures, tables)]
 
 
