@@ -163,6 +163,19 @@ class CommandParts:
     out: Any
     err: Any
 
+    def launches_options(self, report_help: str) -> Callable[[Any], Any]:
+        """--launcher, --timeout (per launch), --out and --report/--no-report: how a
+        command of many launches runs, in that order in --help."""
+        import click  # here: spec.py is read by commands that need no CLI
+
+        def apply(f: Any) -> Any:
+            f = click.option("--report/--no-report", default=True, help=report_help)(f)
+            f = self.out_option("directory for run directories")(f)
+            f = click.option("--timeout", type=self.seconds,
+                             help="seconds before one launch is stopped")(f)
+            return self.launcher_option(f)
+        return apply
+
 
 # ---- the summary card: one line per question, from a run's headline figures
 

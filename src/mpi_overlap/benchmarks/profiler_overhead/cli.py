@@ -18,11 +18,7 @@ def command(parts: CommandParts) -> click.Command:
     @click.option("--quick", is_flag=True, help="shorter launches, 3 repetitions")
     @click.option("--reps", type=int,
                   help="repetitions of the four launches (default 5; --quick 3)")
-    @parts.launcher_option
-    @click.option("--timeout", type=parts.seconds, help="seconds before one launch is stopped")
-    @parts.out_option("directory for run directories")
-    @click.option("--report/--no-report", default=True,
-                  help="print the tables and write the HTML report")
+    @parts.launches_options("print the tables and write the HTML report")
     def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool,
                                 reps: int | None, launcher: str | None,
                                 timeout: float | None, out: Path, report: bool) -> None:

@@ -19,11 +19,7 @@ def command(parts: CommandParts) -> click.Command:
     @click.option("--reps", type=int, help="repetitions of each with/without pair (default 5)")
     @click.option("--sizes", metavar="LIST",
                   help="per-rank grid edges, e.g. 16,64 (faces N*N*8 B)")
-    @parts.launcher_option
-    @click.option("--timeout", type=parts.seconds, help="seconds before one launch is stopped")
-    @parts.out_option("directory for run directories")
-    @click.option("--report/--no-report", default=True,
-                  help="print the tables and write the report")
+    @parts.launches_options("print the tables and write the report")
     def study(app_name: str, mpi: tuple[str, ...], ranks: int, quick: bool, reps: int | None,
               sizes: str | None, launcher: str | None, timeout: float | None, out: Path,
               report: bool) -> None:
