@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mpi_overlap.runner import RunOptions, initial_run_meta
+from mpi_overlap.run.runner import RunOptions, initial_run_meta
 from mpi_overlap.toolchains import Toolchain
 
 

@@ -29,21 +29,21 @@ from rich.console import Console
 
 from cli_helpers import disturbed, run_cli
 from mpi_overlap.build import ensure_built, executable
-from mpi_overlap.calibrate import find_or_calibrate
-from mpi_overlap.errors import UserError
-from mpi_overlap.launch import launch_command
-from mpi_overlap.profiling.preload import ProfilerSetup, profiler_library
-from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import result_errors, run_errors
-from mpi_overlap.toolchains import get_toolchain
-from mpi_overlap.ui import Ui
-from mpi_overlap.xfer_table import (
+from mpi_overlap.calibration.calibrate import find_or_calibrate
+from mpi_overlap.calibration.xfer_table import (
     BLOCKING_COLL_OPS,
     COLL_OPS,
     XferTable,
     read_table,
     save_table,
 )
+from mpi_overlap.errors import UserError
+from mpi_overlap.profiling.preload import ProfilerSetup, profiler_library
+from mpi_overlap.run.launch import launch_command
+from mpi_overlap.rundir import load_run
+from mpi_overlap.schema import result_errors, run_errors
+from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.ui import Ui
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi
@@ -376,8 +376,8 @@ def test_check_says_still_valid_or_stale(mpich_table: Path, tmp_path: Path) -> N
 
 def test_check_without_a_table_is_one_line(tmp_path: Path) -> None:
     tc = get_toolchain("mpich")
-    from mpi_overlap.calibrate import fingerprint
-    from mpi_overlap.xfer_table import table_path
+    from mpi_overlap.calibration.calibrate import fingerprint
+    from mpi_overlap.calibration.xfer_table import table_path
 
     path = table_path(tc, fingerprint(tc).machine_fp, fingerprint(tc).toolchain_fp)
     saved = path.read_bytes() if path.is_file() else None

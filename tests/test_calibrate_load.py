@@ -25,10 +25,10 @@ import pytest
 from cli_helpers import run_cli
 from loadgen import cpu_load
 from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.calibrate import fingerprint
+from mpi_overlap.calibration.calibrate import fingerprint
+from mpi_overlap.calibration.xfer_table import XferTable, read_table, table_path
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
-from mpi_overlap.xfer_table import XferTable, read_table, table_path
 
 pytestmark = pytest.mark.mpi
 

@@ -19,10 +19,10 @@ import pytest
 from rich.console import Console
 
 from cli_helpers import CLI, disturbed, one_line_error, own_state_dir, run_cli
+from mpi_overlap.calibration.xfer_table import read_table
 from mpi_overlap.cluster import control, hosts_file, network
 from mpi_overlap.cluster.layout import RUNTIME_DIR, STATE_FILE, Layout
 from mpi_overlap.rundir import load_run
-from mpi_overlap.xfer_table import read_table
 
 NODES = ("mo-node1", "mo-node2")
 # 200 Mbit/s: the rate this machine's tbf holds with a small bucket (25 kB), so that the

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from mpi_overlap.coll_size_model import describe, held_out, model_errors
-from mpi_overlap.xfer_table import parse_table
+from mpi_overlap.calibration.coll_size_model import describe, held_out, model_errors
+from mpi_overlap.calibration.xfer_table import parse_table
 from test_xfer_table_coll import _text
 
 

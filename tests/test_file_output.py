@@ -102,7 +102,7 @@ def test_the_output_pump_survives_a_full_disk(tmp_path: Path,
     with why, and no exception leaves the pump thread."""
     import threading
 
-    from mpi_overlap import launch
+    from mpi_overlap.run import launch
 
     raised: list[BaseException] = []
     monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))

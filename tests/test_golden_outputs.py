@@ -34,11 +34,11 @@ from typing import Any
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap import run_guard
 from mpi_overlap.benchmarks.registry import get_benchmark
 from mpi_overlap.report import replication, run_entry
+from mpi_overlap.run import run_guard
+from mpi_overlap.run.runner import analyze_result
 from mpi_overlap.rundir import load_run
-from mpi_overlap.runner import analyze_result
 
 FIXTURES = Path(__file__).parent / "fixtures" / "golden"
 UPDATE = os.environ.get("MPI_OVERLAP_UPDATE_GOLDEN") == "1"

@@ -121,7 +121,7 @@ def _mo_halo() -> Path:
 
 def _table() -> Path:
     """The machine's table, so that 64 ranks do not calibrate collectives of their own."""
-    from mpi_overlap.calibrate import find_or_calibrate
+    from mpi_overlap.calibration.calibrate import find_or_calibrate
     from mpi_overlap.toolchains import get_toolchain
 
     return find_or_calibrate(get_toolchain("mpich"), ranks=2)

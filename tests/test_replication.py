@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from mpi_overlap import launch_plan
 from mpi_overlap.analysis.replication import Point, Quantity, replicate, replicate_quantity
-from mpi_overlap.env_matrix import Variant
 from mpi_overlap.errors import UserError
 from mpi_overlap.report import replication as report
+from mpi_overlap.run import launch_plan
+from mpi_overlap.run.env_matrix import Variant
 from mpi_overlap.rundir import Run
 
 AVAIL = Quantity("send/256/availability_pct", "send 256 B availability", "%")

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from mpi_overlap import run_guard, thread_census
 from mpi_overlap.report.html import guard_banners
+from mpi_overlap.run import run_guard, thread_census
 from mpi_overlap.schema import errors_against
 
 
@@ -144,7 +144,7 @@ def test_profiled_run_names_its_table_and_the_calibration_verdict(tmp_path, monk
     """Issue 15, item 5: a table measured inside a first benchmark on a busy machine was
     40-60 % slow and nothing marked it; the run now says which table and what the machine
     said while it was measured."""
-    from mpi_overlap import table_note
+    from mpi_overlap.calibration import table_note
     from mpi_overlap.rundir import write_json_atomic
 
     monkeypatch.setenv("MPI_OVERLAP_HOME", str(tmp_path))

@@ -187,7 +187,7 @@ def test_timeout_bounds_the_collective_calibration_and_its_failure_is_recorded(
 
 
 def test_the_failure_record_is_kept_and_cleared_beside_the_table(tmp_path: Path) -> None:
-    from mpi_overlap import coll_failures
+    from mpi_overlap.calibration import coll_failures
 
     table = tmp_path / "mpich-0-0.table"
     assert coll_failures.recorded(table, 16) is None

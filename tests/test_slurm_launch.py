@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mpi_overlap import slurm_launch
 from mpi_overlap.errors import UserError
-from mpi_overlap.launch import launch_command
+from mpi_overlap.run import slurm_launch
+from mpi_overlap.run.launch import launch_command
 from mpi_overlap.toolchains import Toolchain
 
 

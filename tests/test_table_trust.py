@@ -12,10 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from mpi_overlap.errors import UserError
-from mpi_overlap.report import profile_table
-from mpi_overlap.rundir import Run
-from mpi_overlap.table_trust import (
+from mpi_overlap.calibration.table_trust import (
     SUSPECT_EXIT,
     check_usable,
     contradicts_quiet,
@@ -25,8 +22,11 @@ from mpi_overlap.table_trust import (
     stale_for,
     toolchain_modified,
 )
+from mpi_overlap.calibration.xfer_table import XferTable
+from mpi_overlap.errors import UserError
+from mpi_overlap.report import profile_table
+from mpi_overlap.rundir import Run
 from mpi_overlap.toolchains import Toolchain
-from mpi_overlap.xfer_table import XferTable
 from test_xfer_table import _table
 
 

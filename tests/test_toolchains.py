@@ -9,7 +9,7 @@ import pytest
 
 from mpi_overlap import toolchains
 from mpi_overlap.errors import UserError
-from mpi_overlap.launch import launch_command
+from mpi_overlap.run.launch import launch_command
 from mpi_overlap.toolchains import Toolchain, get_toolchain, list_toolchains
 
 
@@ -46,7 +46,7 @@ def test_intel_wheel_needs_root_and_library_path() -> None:
 
 
 def test_oversubscription_only_when_more_ranks_than_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mpi_overlap.launch as launch
+    import mpi_overlap.run.launch as launch
 
     monkeypatch.setattr(launch, "usable_cores", lambda: 2)
     ompi = _fake("openmpi")

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpi_overlap.xfer_quality import (
+from mpi_overlap.calibration.xfer_quality import (
     CLEAN_SHARE,
     FIT_SUSPECT,
     MIN_CLEAN,

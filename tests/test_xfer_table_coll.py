@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from mpi_overlap.calibrate import print_coll_table
-from mpi_overlap.errors import UserError
-from mpi_overlap.xfer_table import (
+from mpi_overlap.calibration.calibrate import print_coll_table
+from mpi_overlap.calibration.xfer_table import (
     BLOCKING_COLL_OPS,
     COLL_OPS,
     coll_series,
@@ -25,6 +24,7 @@ from mpi_overlap.xfer_table import (
     render_table,
     write_table,
 )
+from mpi_overlap.errors import UserError
 from test_xfer_table import MACHINE_FP, TOOLCHAIN_FP, _result
 
 NATIVE = Path(__file__).resolve().parents[1] / "native"

@@ -16,7 +16,7 @@
  * that kept its core has a share of about 1; a rank descheduled for part of
  * the sample has less, and the sample is too long by an amount nobody knows.
  * The peer sends its share to rank 0 after the block, outside the timed
- * region. Python (src/mpi_overlap/xfer_quality.py) keeps the undisturbed
+ * region. Python (src/mpi_overlap/calibration/xfer_quality.py) keeps the undisturbed
  * samples and judges them; `one_way_s` here is the plain median of all
  * samples. Rank 0 makes every decision and sends it to the peer, so both
  * always run the same number of round trips.
@@ -73,7 +73,7 @@
 #define SHARE_TAG 29
 /* A block is undisturbed when both ranks had at least this share of its
  * wall time on a CPU (the same threshold as CLEAN_SHARE in
- * src/mpi_overlap/xfer_quality.py, which judges the samples). */
+ * src/mpi_overlap/calibration/xfer_quality.py, which judges the samples). */
 #define CLEAN_SHARE 0.9
 #define SHUFFLE_SEED 0x6d6f5f70696e67u /* 'mo_ping': any fixed value */
 

@@ -1,5 +1,5 @@
 /* mop_xfer_table.c - parse, hold and interpolate the transfer-time table;
- * the file format is written by src/mpi_overlap/xfer_table.py. */
+ * the file format is written by src/mpi_overlap/calibration/xfer_table.py. */
 #define _POSIX_C_SOURCE 200809L
 #include "mop_xfer_table.h"
 

@@ -21,7 +21,7 @@
 #define MOP_XFER_TABLE_VERSION 3
 #define MOP_XFER_TABLE_OLDEST_VERSION 1
 
-/* The table's quality verdict (src/mpi_overlap/xfer_quality.py): a suspect
+/* The table's quality verdict (src/mpi_overlap/calibration/xfer_quality.py): a suspect
  * table is refused unless forced; versions 1-2 have none (unverified). */
 enum {
     MOP_XFER_UNVERIFIED = 0,

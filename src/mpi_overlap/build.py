@@ -21,7 +21,7 @@ from pathlib import Path
 from .errors import UserError
 from .locks import state_lock
 from .paths import native_source_dir, state_dir
-from .procs import stop_session
+from .run.procs import stop_session
 from .toolchains import Toolchain, ensure_version
 
 _SOURCE_SUFFIXES = {".c", ".h", ".txt", ".cmake", ".in", ".py", ".json", ".f90", ".F90"}

@@ -24,12 +24,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress, TaskID
 
-from . import launch_plan, slurm_launch, verbosity
+from . import verbosity
 from .benchmarks.discovery import specs
 from .benchmarks.registry import Benchmark
 from .errors import UserError
+from .run import launch_plan, slurm_launch
+from .run.runner import check_timeout, checked_toolchains, status_line
 from .rundir import Run, placement_label
-from .runner import check_timeout, checked_toolchains, status_line
 from .suite import (
     SuiteUi,
     findings_json,
@@ -81,9 +82,9 @@ class Outcome:
 
 def _calibrate(tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path, ui: Ui) -> str | None:
     """A fresh transfer-time table (the profiler's runs use it); None, or what failed."""
-    from .calibrate import calibrate
-    from .table_trust import SUSPECT_EXIT
-    from .xfer_table import read_table
+    from .calibration.calibrate import calibrate
+    from .calibration.table_trust import SUSPECT_EXIT
+    from .calibration.xfer_table import read_table
 
     try:
         path = calibrate(tc, ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher,

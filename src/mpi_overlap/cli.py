@@ -25,7 +25,7 @@ from .benchmarks.discovery import specs
 from .benchmarks.spec import BenchmarkSpec, CommandParts
 from .errors import UserError
 from .interrupts import Stopped, signal_name, stopped_message
-from .launch import OVERSUBSCRIBE_ENV, OVERSUBSCRIBE_FACTOR
+from .run.launch import OVERSUBSCRIBE_ENV, OVERSUBSCRIBE_FACTOR
 from .rundir import check_out_dir, close_open_runs
 from .termsafe import SafeConsole, safe
 
@@ -94,7 +94,7 @@ def _launcher_option(command: F) -> F:
     """--launcher, and --nodes (bound around the command: slurm_launch.py)."""
     @functools.wraps(command)
     def with_nodes(*args: Any, nodes: int | None = None, **kwargs: Any) -> Any:
-        from . import slurm_launch
+        from .run import slurm_launch
 
         with slurm_launch.bound(nodes):
             return command(*args, **kwargs)
@@ -123,8 +123,8 @@ def _run_options(timeout_help: str = "seconds before the run is stopped") -> Cal
         @functools.wraps(command)
         def with_matrix(*args: Any, env_matrix: tuple[str, ...] = (), launches: int | None = None,
                         **kwargs: Any) -> Any:
-            from . import launch_plan
-            from .env_matrix import bound
+            from .run import launch_plan
+            from .run.env_matrix import bound
 
             with bound(env_matrix), launch_plan.bound(launches):
                 return command(*args, **kwargs)
@@ -415,8 +415,8 @@ def _suite_command(suite: str, doc: str):
     def command(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
                 timeout: float | None, out: Path, env_matrix: tuple[str, ...],
                 launches: int | None) -> None:
-        from . import launch_plan
-        from .env_matrix import bound
+        from .run import launch_plan
+        from .run.env_matrix import bound
         from .suite import run_suite
 
         with bound(env_matrix), launch_plan.bound(launches):
@@ -456,9 +456,9 @@ def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | 
     """The main job: calibrate, run the overlap and overhead suites, measure the profiler's
     cost, and write one report with a summary card per toolchain and placement (side by
     side)."""
-    from . import launch_plan
     from .characterize import CharacterizeOptions, parse_placements
     from .characterize import characterize as run
+    from .run import launch_plan
 
     opts = CharacterizeOptions(ranks=ranks, quick=quick, launcher=launcher, timeout_s=timeout,
                                out_base=out, placements=parse_placements(placements))
@@ -491,7 +491,7 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
     """Measure the transfer-time table the profiler uses (one-way ping-pong time per size,
     and every collective's time on the N ranks). Exits 4 when the table stays suspect."""
     if check:
-        from .calibrate_check import check_session
+        from .calibration.calibrate_check import check_session
 
         if quick or sizes:
             raise UserError("--check measures its own few sizes: drop --quick and --sizes")
@@ -499,7 +499,7 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
             raise UserError("--check measures no collectives: drop --collectives-budget")
         sys.exit(check_session(list(mpi), launcher=launcher, timeout_s=timeout, out_base=out,
                                console=_out, err_console=_err))
-    from .calibrate import calibrate_session
+    from .calibration.calibrate import calibrate_session
 
     calibrate_session(list(mpi), ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
                       timeout_s=timeout, out_base=out, console=_out, err_console=_err,

@@ -19,9 +19,9 @@ from pathlib import Path
 from . import __version__, doctor_probes
 from .build import FORTRAN_STATUS, FORTRAN_WRAPPERS, build_dir_for, find_tool, fortran_wrapper
 from .errors import UserError
-from .launch import mpiexec_command
 from .paths import native_source_dir, state_dir
-from .slurm_launch import in_allocation, pmi_of, srun_command
+from .run.launch import mpiexec_command
+from .run.slurm_launch import in_allocation, pmi_of, srun_command
 from .toolchains import (
     DEFAULT_TOOLCHAIN,
     INSTALL_MPICH,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .paths import state_dir
-from .procs import run_tool
+from .run.procs import run_tool
 from .toolchains import Toolchain, telling_line
 
 COMPILE_TIMEOUT_S = 120.0

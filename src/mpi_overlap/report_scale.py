@@ -143,7 +143,7 @@ def real_limit_s(ranks: int) -> float:
 
 def _machine_table() -> Path:
     """The default toolchain's transfer-time table on this machine (measured when missing)."""
-    from .calibrate import find_or_calibrate
+    from .calibration.calibrate import find_or_calibrate
     from .toolchains import DEFAULT_TOOLCHAIN, get_toolchain
 
     return find_or_calibrate(get_toolchain(DEFAULT_TOOLCHAIN), ranks=2)

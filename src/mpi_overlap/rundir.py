@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import interrupts, run_guard
+from . import interrupts
 from .errors import UserError
 from .file_output import (
     DISK_FULL,
@@ -33,6 +33,7 @@ from .file_output import (
     write_text,
 )
 from .json_input import read_json
+from .run import run_guard
 
 RUN_FILE = "run.json"
 RESULT_FILE = "result.json"

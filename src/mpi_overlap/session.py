@@ -10,18 +10,18 @@ from pathlib import Path
 
 from rich.console import Console
 
-from . import env_matrix, launch_plan, run_guard
-from .bench_run import run_benchmark
 from .benchmarks import get_benchmark
 from .errors import UserError
 from .file_output import WriteError
-from .rundir import STDOUT_FILE, Run, load_run, mark_failed
-from .runner import (
+from .run import env_matrix, launch_plan, run_guard
+from .run.bench_run import run_benchmark
+from .run.runner import (
     analyze_result,
     checked_toolchains,
     status_line,
     timeout_for,
 )
+from .rundir import STDOUT_FILE, Run, load_run, mark_failed
 from .termsafe import safe_lines
 from .ui import Ui
 

@@ -22,13 +22,21 @@ from rich.progress import (
     TaskID,
 )
 
-from . import env_matrix, launch_plan, verbosity
-from .bench_run import run_benchmark
+from . import verbosity
 from .benchmarks import registry
 from .benchmarks.registry import Benchmark
 from .errors import UserError
 from .file_output import WriteError
-from .launch import ProgressFn
+from .run import env_matrix, launch_plan
+from .run.bench_run import run_benchmark
+from .run.launch import ProgressFn
+from .run.runner import (
+    RunOptions,
+    check_timeout,
+    checked_toolchains,
+    initial_run_meta,
+    status_line,
+)
 from .rundir import (
     RUN_FILE,
     Run,
@@ -36,13 +44,6 @@ from .rundir import (
     load_run,
     new_run_dir,
     write_json_atomic,
-)
-from .runner import (
-    RunOptions,
-    check_timeout,
-    checked_toolchains,
-    initial_run_meta,
-    status_line,
 )
 from .toolchains import Toolchain
 from .ui import Ui, progress_columns

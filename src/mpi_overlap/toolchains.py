@@ -31,7 +31,7 @@ from .errors import UserError
 from .json_input import read_json
 from .locks import state_lock
 from .paths import state_dir
-from .procs import run_tool
+from .run.procs import run_tool
 from .rundir import write_json_atomic
 
 DEFAULT_TOOLCHAIN = "mpich"

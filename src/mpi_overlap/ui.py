@@ -19,7 +19,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from .launch import ProgressFn
+from .run.launch import ProgressFn
 from .termsafe import SafeConsole, safe
 
 

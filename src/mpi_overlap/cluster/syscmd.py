@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Sequence
 
 from ..errors import UserError
-from ..procs import run_tool
+from ..run.procs import run_tool
 
 
 def run(argv: Sequence[str], *, what: str, check: bool = True,

@@ -65,7 +65,7 @@ def run_wire_check(*, toolchain: str, sizes: str, reps: int, out: Path,
                    timeout_s: float = 300) -> tuple[Path, dict[str, Any]]:
     """Profile, capture and compare; returns the run directory and wire-check.json."""
     from ..build import build_dir_for, ensure_built
-    from ..slurm_launch import pmi_of
+    from ..run.slurm_launch import pmi_of
     from ..toolchains import get_toolchain
 
     layout = load_layout()

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.profile_values import rank_list
+from ..calibration.table_trust import table_record
 from ..errors import UserError
 from ..schema import errors_against
-from ..table_trust import table_record
 from .callsites import Resolver
 from .job_sites import places_in_file
 from .job_stats import STATS_FILE, read_stats_file

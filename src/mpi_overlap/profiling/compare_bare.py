@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.stats import ratio_ci
-from ..launch import ProgressFn, run_job
+from ..run.launch import ProgressFn, run_job
 
 DEFAULT_REPS = 3
 MAX_REPS = 50

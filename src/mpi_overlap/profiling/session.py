@@ -17,12 +17,13 @@ from pathlib import Path
 from rich.console import Console
 
 from ..benchmarks.discovery import specs
-from ..calibrate import find_or_calibrate
-from ..env_matrix import Variant, parse_env_matrix
+from ..calibration.calibrate import find_or_calibrate
+from ..calibration.table_note import describe as describe_table
+from ..calibration.table_trust import table_record
 from ..errors import UserError
-from ..launch import EchoFn, launch_command, run_job
-from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, utc_now
-from ..runner import (
+from ..run.env_matrix import Variant, parse_env_matrix
+from ..run.launch import EchoFn, launch_command, run_job
+from ..run.runner import (
     RunOptions,
     analyze_result,
     build,
@@ -30,8 +31,7 @@ from ..runner import (
     finish_run,
     initial_run_meta,
 )
-from ..table_note import describe as describe_table
-from ..table_trust import table_record
+from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, utc_now
 from ..termsafe import safe_lines
 from ..toolchains import Toolchain, get_toolchain
 from ..ui import Ui

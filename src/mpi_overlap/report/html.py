@@ -17,9 +17,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from ..calibration.table_note import sentence
 from ..formatting import DASH, fmt_num
 from ..rundir import Run
-from ..table_note import sentence
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "report.html.j2"

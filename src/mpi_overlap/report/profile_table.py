@@ -16,9 +16,9 @@ from rich.text import Text
 
 from ..analysis.profile import analyze_profile
 from ..analysis.profile_values import rank_list, ranks_text
+from ..calibration.table_trust import different_tables, run_table_notes
 from ..formatting import DASH, fmt_mib, fmt_pct_cell, fmt_range, fmt_time
 from ..rundir import Run
-from ..table_trust import different_tables, run_table_notes
 from ..termsafe import Table
 from . import profile_waits
 from .html import HtmlTable, Section

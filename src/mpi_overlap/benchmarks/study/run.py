@@ -25,10 +25,9 @@ from rich.console import Console
 
 from ...build import executable
 from ...errors import UserError
-from ...launch import launch_command
-from ...paired_launch import LaunchSetup, collect_profile, finish_launches, launch
-from ...rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
-from ...runner import (
+from ...run.launch import launch_command
+from ...run.paired_launch import LaunchSetup, collect_profile, finish_launches, launch
+from ...run.runner import (
     RunOptions,
     build,
     check_ranks,
@@ -37,6 +36,7 @@ from ...runner import (
     initial_run_meta,
     timeout_for,
 )
+from ...rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from ...toolchains import Toolchain
 from ...ui import Ui
 from ..registry import get_benchmark
@@ -144,7 +144,7 @@ def _command_line(app: StudyApp, tc: Toolchain, opts: StudyOptions) -> list[str]
 
 def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
     """All launches of one toolchain into one run directory; returns the loaded run."""
-    from ...calibrate import find_or_calibrate
+    from ...calibration.calibrate import find_or_calibrate
     from ...profiling.preload import profiler_library
 
     opts.check(app)

@@ -21,14 +21,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .benchmarks.discovery import spec_with_role
+from ..benchmarks.discovery import spec_with_role
+from ..errors import UserError
+from ..run.runner import check_ranks, check_timeout, checked_toolchains
+from ..sizes import format_size
+from ..toolchains import Toolchain
+from ..ui import Ui
 from .calibrate import P2P, calibration_run, fingerprint, p2p_args
-from .errors import UserError
-from .runner import check_ranks, check_timeout, checked_toolchains
-from .sizes import format_size
 from .table_trust import stale_for
-from .toolchains import Toolchain
-from .ui import Ui
 from .xfer_quality import UNVERIFIED, judge
 from .xfer_table import check_fits, read_table, table_path
 

@@ -17,9 +17,9 @@ import shutil
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
 
+from ..errors import UserError
+from ..toolchains import Toolchain
 from .bound_setting import bound_to
-from .errors import UserError
-from .toolchains import Toolchain
 
 _nodes: ContextVar[int | None] = ContextVar("nodes", default=None)
 

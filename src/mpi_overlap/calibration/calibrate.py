@@ -23,18 +23,16 @@ from typing import Any
 
 from rich.console import Console
 
-from . import coll_failures, coll_size_model
-from .benchmarks.discovery import spec_with_role
-from .benchmarks.spec import COLLECTIVE_TABLE, P2P_TABLE, BenchmarkSpec
-from .build import executable
-from .errors import UserError
-from .json_input import parse_json
-from .locks import state_lock
-from .machine_load import busiest
-from .paths import state_dir
-from .procs import run_tool
-from .rundir import Run
-from .runner import (
+from ..benchmarks.discovery import spec_with_role
+from ..benchmarks.spec import COLLECTIVE_TABLE, P2P_TABLE, BenchmarkSpec
+from ..build import executable
+from ..errors import UserError
+from ..json_input import parse_json
+from ..locks import state_lock
+from ..paths import state_dir
+from ..run.machine_load import busiest
+from ..run.procs import run_tool
+from ..run.runner import (
     RunOptions,
     build,
     check_ranks,
@@ -43,11 +41,13 @@ from .runner import (
     run_launch,
     timeout_for,
 )
-from .sizes import format_size
+from ..rundir import Run
+from ..sizes import format_size
+from ..termsafe import Table
+from ..toolchains import Toolchain
+from ..ui import Ui
+from . import coll_failures, coll_size_model
 from .table_trust import SUSPECT_EXIT, check_usable, contradicts_quiet, refusal, stale_for
-from .termsafe import Table
-from .toolchains import Toolchain
-from .ui import Ui
 from .xfer_quality import UNVERIFIED, judge, size_list, suspect_sizes
 from .xfer_table import (
     BLOCKING_COLL_OPS,

@@ -62,10 +62,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
-from .machine_load import describe
-from .paths import state_dir
-from .rundir import utc_now, write_text_atomic
+from ..errors import UserError
+from ..paths import state_dir
+from ..run.machine_load import describe
+from ..rundir import utc_now, write_text_atomic
 from .xfer_quality import UNMEASURED, UNVERIFIED, VERDICTS, SizeQuality, judge, judge_table, worst
 
 MAGIC = "mpi-overlap-xfer-table"

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .sizes import format_size
+from ..sizes import format_size
 
 # A sample counts as undisturbed when both ranks had at least this share of its wall time
 # on a CPU. Measured shares are bimodal: 1.00-1.01 for undisturbed samples, mostly below

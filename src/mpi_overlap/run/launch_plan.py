@@ -20,9 +20,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..errors import UserError
 from .bound_setting import bound_to
 from .env_matrix import Variant
-from .errors import UserError
 from .runner import RunOptions
 
 FULL_DEFAULT = 3

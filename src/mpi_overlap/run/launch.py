@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from . import interrupts, machine_load, slurm_launch, thread_census
-from .errors import UserError
-from .file_output import WriteError
+from .. import interrupts
+from ..errors import UserError
+from ..file_output import WriteError
+from ..rundir import STDERR_FILE, STDOUT_FILE
+from ..toolchains import Toolchain, usable_cores
+from . import machine_load, slurm_launch, thread_census
 from .procs import KILL_GRACE_S, session_members, stop_session
-from .rundir import STDERR_FILE, STDOUT_FILE
-from .toolchains import Toolchain, usable_cores
 
 _PROGRESS = re.compile(r"^@mo-progress done=(\d+) total=(\d+) label=(.*)$")
 

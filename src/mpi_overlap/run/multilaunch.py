@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import copy
 
-from .benchmarks.spec import Benchmark, Launch
-from .build import executable
-from .errors import UserError
+from ..benchmarks.spec import Benchmark, Launch
+from ..build import executable
+from ..errors import UserError
+from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
+from ..toolchains import Toolchain
+from ..ui import Ui
 from .launch import launch_command, run_job
 from .machine_load import busiest
-from .rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from .runner import (
     RunOptions,
     build,
@@ -29,8 +31,6 @@ from .runner import (
 )
 from .slurm_launch import requested_nodes
 from .thread_census import most_active
-from .toolchains import Toolchain
-from .ui import Ui
 
 
 def merge_results(parts: list[tuple[Launch, dict | None]]) -> dict | None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .benchmarks import Benchmark
-from .calibrate import find_or_calibrate
+from ..benchmarks import Benchmark
+from ..calibration.calibrate import find_or_calibrate
+from ..rundir import Run
+from ..toolchains import Toolchain
+from ..ui import Ui
 from .multilaunch import run_launches
-from .rundir import Run
 from .runner import RunOptions, check_ranks, run_launch
-from .toolchains import Toolchain
-from .ui import Ui
 
 
 def run_benchmark(
@@ -32,7 +32,7 @@ def _under_profiler(
 ) -> tuple[list[str], Path]:
     """The rank command of a benchmark that measures itself with libmpi_overlap, and the
     transfer-time table it uses."""
-    from .profiling.preload import ProfilerSetup, profiler_library
+    from ..profiling.preload import ProfilerSetup, profiler_library
 
     table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, timeout_s=opts.timeout_s,
                               ui=ui)

@@ -13,12 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .benchmarks.discovery import spec_with_role
-from .benchmarks.spec import P2P_TABLE
-from .errors import UserError
-from .paths import state_dir
-from .run_guard import judge
-from .rundir import RUN_FILE, read_json
+from ..benchmarks.discovery import spec_with_role
+from ..benchmarks.spec import P2P_TABLE
+from ..errors import UserError
+from ..paths import state_dir
+from ..run.run_guard import judge
+from ..rundir import RUN_FILE, read_json
 from .xfer_table import read_table
 
 

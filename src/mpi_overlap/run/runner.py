@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import run_guard, table_note
-from .benchmarks import Benchmark
-from .build import ensure_built, executable
-from .errors import UserError
-from .launch import launch_command, run_job
-from .rundir import (
+from ..benchmarks import Benchmark
+from ..build import ensure_built, executable
+from ..calibration import table_note
+from ..errors import UserError
+from ..rundir import (
     ANALYSIS_FILE,
     RESULT_FILE,
     Run,
@@ -34,11 +33,13 @@ from .rundir import (
     utc_now,
     write_json_atomic,
 )
-from .schema import result_errors
+from ..schema import result_errors
+from ..termsafe import safe
+from ..toolchains import Toolchain, get_toolchain
+from ..ui import Ui
+from . import run_guard
+from .launch import launch_command, run_job
 from .slurm_launch import requested_nodes
-from .termsafe import safe
-from .toolchains import Toolchain, get_toolchain
-from .ui import Ui
 
 
 @dataclass

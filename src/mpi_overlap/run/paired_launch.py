@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .benchmarks.registry import Benchmark
-from .errors import UserError
+from ..benchmarks.registry import Benchmark
+from ..errors import UserError
+from ..rundir import RESULT_FILE, Run, read_json, write_json_atomic
+from ..schema import result_errors
+from ..toolchains import Toolchain
 from .launch import launch_command, run_job
-from .rundir import RESULT_FILE, Run, read_json, write_json_atomic
 from .runner import (
     analyze_result,
     finish_run,
@@ -25,8 +27,6 @@ from .runner import (
     program_argv,
     schema_failure,
 )
-from .schema import result_errors
-from .toolchains import Toolchain
 
 
 @dataclass
@@ -55,7 +55,7 @@ def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profile
     """Run `exe args` on setup.ranks ranks in the new directory `sub`; with the profiler,
     its rank profiles land there too (profiling/collect.py reads them); `callsites` False
     turns its call-site tables off."""
-    from .profiling.preload import ProfilerSetup
+    from ..profiling.preload import ProfilerSetup
 
     sub.mkdir()
     argv = program_argv(exe, args, sub / RESULT_FILE, setup.tc, setup.prefix, meta=meta)
@@ -101,7 +101,7 @@ def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profile
 
 def collect_profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
     """The profile-run document of a profiled launch's rank profiles."""
-    from .profiling.collect import collect
+    from ..profiling.collect import collect
 
     return collect(sub, ranks_expected=setup.ranks, app_argv=argv, cwd=os.getcwd(),
                    table=setup.table, forced=False, bins=None)
