@@ -111,10 +111,15 @@ def test_a_package_benchmark_has_its_parts(spec) -> None:
     assert registry.get_benchmark(name) is spec.benchmark
     if spec.benchmark.program:
         assert (ROOT / _source(spec)).is_file() and has_schema(f"bench-{name}-v1")
+    else:  # its package writes the run document: its schema is beside it
+        package_dir = ROOT / PACKAGES / spec.package.rpartition(".")[2]
+        assert list(package_dir.glob("*-run-v1.schema.json")), f"{name}: no run schema"
     if spec.command_group == "bench":
         assert name in app.commands["bench"].commands  # type: ignore[attr-defined]
     elif spec.command_group == "":
         assert spec.command and spec.function(spec.command).__module__ == f"{spec.package}.cli"
+        assert any(c.callback.__module__ == f"{spec.package}.cli"  # type: ignore[union-attr]
+                   for c in app.commands.values()), f"{name}: its command is not in the CLI"
     else:  # run by its package's command, or by calibrate for its role
         siblings = [s for s in specs() if s.package == spec.package and s.command]
         assert siblings or spec.role, f"{name}: nothing runs it"
@@ -136,6 +141,13 @@ def test_every_run_kind_but_the_profilers_is_a_package() -> None:
     not a benchmark); a benchmark written into registry.py instead of a package fails."""
     assert set(registry.BENCHMARKS) == {registry.PROFILE.name, *(s.name for s in specs())}
     assert registry.PROFILE.program == ""
+
+
+def test_characterize_runs_the_declared_steps_in_their_order() -> None:
+    import mpi_overlap.characterize as ch
+
+    assert [label for label, _ in ch._steps()] == [
+        "profiler-overhead", "study halo", "study cg"]
 
 
 def test_calibrate_finds_one_benchmark_per_role() -> None:

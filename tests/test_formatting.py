@@ -156,7 +156,7 @@ def test_fmt_pct_sentence_form(value: Any, want: str) -> None:
 @pytest.mark.parametrize(
     ("value", "decimals", "kw", "want"),
     [
-        # analysis/study._fmt_pct, comm_overlap._fmt_share: ".0f %" or n/a
+        # benchmarks/study/analysis._fmt_pct, comm_overlap._fmt_share: ".0f %" or n/a
         (None, 0, {"missing": NA}, NA),
         (12.5, 0, {"missing": NA}, "12 %"),
         (13.5, 0, {"missing": NA}, "14 %"),
@@ -168,12 +168,12 @@ def test_fmt_pct_sentence_form(value: Any, want: str) -> None:
         (-0.4, 0, {"sign": True, "missing": NA}, "-0 %"),
         (12.5, 0, {"sign": True, "missing": NA}, "+12 %"),
         (-37.6, 0, {"sign": True, "missing": NA}, "-38 %"),
-        # report/study._pct(v, "+.1f"), the run-time change of analysis/study
+        # benchmarks/study/report._pct(v, "+.1f"), the run-time change of benchmarks/study/analysis
         (None, 1, {"sign": True}, DASH),
         (-0.04, 1, {"sign": True}, "-0.0 %"),
         (9.95, 1, {"sign": True}, "+9.9 %"),
         (9.96, 1, {"sign": True}, "+10.0 %"),
-        # report/study: the profiler's cost, +.2f
+        # benchmarks/study/report: the profiler's cost, +.2f
         (0.995, 2, {"sign": True}, "+0.99 %"),
         (0.9951, 2, {"sign": True}, "+1.00 %"),
         (-0.005, 2, {"sign": True}, "-0.01 %"),
@@ -311,9 +311,9 @@ def test_fmt_s_as_us(args: tuple[Any, ...], want: str) -> None:
 @pytest.mark.parametrize(
     ("args", "kw", "want"),
     [
-        ((0.0123456,), {}, "12.35"),  # report/study._ms
+        ((0.0123456,), {}, "12.35"),  # benchmarks/study/report._ms
         ((None,), {}, DASH),
-        ((None,), {"missing": NA}, NA),  # analysis/study._ms
+        ((None,), {"missing": NA}, NA),  # benchmarks/study/analysis._ms
         ((0.000005,), {"missing": NA}, "0.01"),
         ((0.000004,), {"missing": NA}, "0.00"),
         ((-0.0021,), {"missing": NA}, "-2.10"),

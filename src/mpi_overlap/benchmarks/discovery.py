@@ -27,7 +27,18 @@ def specs() -> tuple[BenchmarkSpec, ...]:
             continue
         module = import_module(f"{__package__}.{info.name}")
         declared = getattr(module, "SPECS", None) or (getattr(module, "SPEC", None),)
-        found += [s for s in declared if isinstance(s, BenchmarkSpec)]
+        mine = [s for s in declared if isinstance(s, BenchmarkSpec)]
+        if not mine:
+            raise RuntimeError(f"benchmarks/{info.name}/ declares no SPEC or SPECS")
+        found += mine
+    names = [s.name for s in found]
+    if len(set(names)) != len(names):
+        raise RuntimeError(f"two benchmark packages declare the same name: {sorted(names)}")
+    for spec in found:
+        if spec.command_group not in ("bench", "", None) or (
+                spec.command_group == "" and not spec.command):
+            raise RuntimeError(f"{spec.name}: command_group {spec.command_group!r} needs "
+                               f"'bench', None, or '' with a command of its own")
     return tuple(found)
 
 

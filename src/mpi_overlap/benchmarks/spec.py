@@ -152,7 +152,7 @@ class Flag:
 class CommandParts:
     """What the CLI's commands share, handed to a package that makes its own command
     (BenchmarkSpec.command) so that it need not import the CLI: the option decorators
-    (each a click decorator; out_option and run_options take their help text) and the
+    (each a click decorator; out_option takes its help text; launches_options below) and the
     consoles of stdout and stderr."""
 
     mpi_option: Callable[[Any], Any]
@@ -197,9 +197,12 @@ class BenchmarkSpec:
     entry (its `analyze` is filled in from the package's analysis module), `help` the
     `bench NAME` description, `flags` its own flags in the order --help lists them,
     `quick_help`/`verbose_help` what --quick and -v do for it, and `card` its summary-card
-    line. Its section of docs/benchmarks.md is the one headed "## <name> —". The package's
-    `analysis` module has `analyze(result)`; its `report` module the reporter functions
-    (print_run, print_comparison, html_sections, summary, extent, to_json)."""
+    line. Its section of docs/<docs> is the one headed "## <name> —". The package's
+    `analysis` module has what the registry entry's `analyze` calls (declare(): its
+    `analyze(result)`); where the entry has an analysis, its `report` module has the
+    reporter functions (print_run, print_comparison, html_sections, summary, extent,
+    to_json). A benchmark of many launches has no program (`program=""`), its own
+    `command` and a `step`; one run by another command has a `role` instead."""
 
     benchmark: Benchmark
     package: str  # the declaring package's import name (its __name__)

@@ -18,7 +18,7 @@ SPEC = BenchmarkSpec(
         quick_timeout_s=120.0,
     ),
     package=__name__,
-    help="What the overlap profiler costs: message rate and run time with/without it.",
+    help="",  # its command's (cli.py)
     command="cli.command",
     step="run.characterize_step",
     step_label="profiler-overhead",

@@ -16,8 +16,9 @@ from ...report.summary_card import Figures, figure_of, opt_text
 from ...report.svg import to_svg
 from ...rundir import Run
 from ...termsafe import Table
+from . import SPECS
 
-BENCHMARKS = ("study-halo", "study-cg")
+BENCHMARKS = tuple(spec.name for spec in SPECS)
 HEADERS = ("size", "mode", "run time ms", "MPI time ms", "overlap min–max", "non-overlapped ms",
            "vs baseline: MPI", "run", "bounds allow", "measured", "with profiler")
 
