@@ -103,6 +103,16 @@ def comparison_table(
     return t
 
 
+def print_findings(title: str, rows: list[tuple[str, str]], console: Console) -> None:
+    """Several runs' findings side by side: (run, finding) rows under `title`."""
+    t = Table(title=title, title_justify="left", header_style="bold")
+    t.add_column("run")
+    t.add_column("finding")
+    for row in rows:
+        t.add_row(*row)
+    console.print(t)
+
+
 def figures_by_name(run: Run) -> dict[str, Any]:
     """A run's headline figures (analysis/figures.py) by name."""
     return {f["name"]: f for f in (run.analysis or {}).get("figures") or []

@@ -18,12 +18,11 @@ from rich.text import Text
 from ...file_output import WriteError, write_text
 from ...formatting import DASH, fmt_s_as_us
 from ...report.html import Figure, Section
-from ...report.run_table import RunTable, no_notes
+from ...report.run_table import RunTable, no_notes, print_findings
 from ...report.summary_card import analysis_figures, figure_of
 from ...report.svg import size_positions, to_svg
 from ...rundir import Run
 from ...sizes import format_size
-from ...termsafe import Table
 from .analysis import floor_name
 
 BENCHMARK = "stack-floor"
@@ -86,12 +85,9 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     comp = _runs(runs)
     if len(comp) < 2:
         return
-    t = Table(title="Stack floor — comparison", title_justify="left", header_style="bold")
-    t.add_column("run")
-    t.add_column("finding")
-    for run in comp:
-        t.add_row(run.label, run.analysis["finding"])
-    console.print(t)
+    print_findings("Stack floor — comparison",
+                   [(run.label, str((run.analysis or {}).get("finding"))) for run in comp],
+                   console)
 
 
 def _x(sizes: list[dict[str, Any]]) -> tuple[list[float], dict[int, float]]:

@@ -11,11 +11,10 @@ from rich.console import Console
 
 from ...formatting import fmt_pct, fmt_s_as_ms
 from ...report.html import Figure, Section
-from ...report.run_table import RunTable
+from ...report.run_table import RunTable, print_findings
 from ...report.summary_card import Figures, figure_of, opt_text
 from ...report.svg import to_svg
 from ...rundir import Run
-from ...termsafe import Table
 from . import SPECS
 
 BENCHMARKS = tuple(spec.name for spec in SPECS)
@@ -75,12 +74,9 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     mine = [r for r in runs if r.analysis is not None]
     if len(mine) < 2:
         return
-    t = Table(title="Case study — comparison", title_justify="left", header_style="bold")
-    t.add_column("run")
-    t.add_column("finding")
-    for r in mine:
-        t.add_row(f"{r.label} ({r.benchmark})", str(r.analysis.get("finding")))
-    console.print(t)
+    print_findings("Case study — comparison", [(f"{r.label} ({r.benchmark})",
+                                                str((r.analysis or {}).get("finding")))
+                                               for r in mine], console)
 
 
 def figure(run: Run) -> MplFigure | None:
