@@ -24,24 +24,8 @@ def finding(run: Run) -> list[str]:
     return [str((run.analysis or {}).get("finding"))]
 
 
-def print_rows(
-    console: Console,
-    title: str,
-    headers: Sequence[str],
-    rows: list[tuple[str, ...]],
-    notes: list[str],
-    left: Collection[int] = (0,),
-) -> None:
-    """A rich table (columns in `left` left-aligned, the rest right-aligned) and its notes
-    dimmed below it."""
-    t = Table(title=title, title_justify="left", header_style="bold")
-    for i, h in enumerate(headers):
-        t.add_column(h, justify="left" if i in left else "right")
-    for row in rows:
-        t.add_row(*row)
-    console.print(t)
-    for note in notes:
-        console.print(Text(f"  {note}", style="dim"), highlight=False)
+# A row's last cell's look where it is a verdict: (rich style, the page's CSS class).
+CellStyle = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -50,7 +34,11 @@ class RunTable:
     its text columns (left-aligned; the others are numbers, right-aligned); `rows` and
     `notes` from the run. In the terminal it is titled "<label> — <title>" with the notes
     dimmed below it; on the page "<label> — <caption>" (the caption names the CSV file)
-    with `html_notes` (default: the notes) as its footnotes."""
+    with `html_notes` (default: the notes) as its footnotes and `html_note` as its note.
+    `verdicts` gives each row's last cell its look in both (a verdict's colour and CSS
+    class); `wrap` the columns the terminal may wrap (None: any); a table of what the
+    result holds, not the analysis, has `from_result` and is drawn for runs without an
+    analysis too."""
 
     title: str | Callable[[Run], str]
     caption: str | Callable[[Run], str]
@@ -59,19 +47,43 @@ class RunTable:
     text: Collection[int] = (0,)
     notes: Callable[[Run], list[str]] = finding
     html_notes: Callable[[Run], list[str]] | None = None
+    html_note: Callable[[Run], str | None] | None = None
+    verdicts: Callable[[Run], list[CellStyle]] | None = None
+    wrap: Collection[int] | None = None
+    from_result: bool = False
 
     def print(self, run: Run, console: Console) -> None:
         """The run's table and notes in the terminal."""
-        print_rows(console, f"{run.label} — {_text(self.title, run)}", self.headers,
-                   self.rows(run), self.notes(run), self.text)
+        t = Table(title=f"{run.label} — {_text(self.title, run)}", title_justify="left",
+                  header_style="bold")
+        for i, h in enumerate(self.headers):
+            t.add_column(h, justify="left" if i in self.text else "right",
+                         no_wrap=self.wrap is not None and i not in self.wrap)
+        styles = self.verdicts(run) if self.verdicts else None
+        for i, row in enumerate(self.rows(run)):
+            if styles is None:
+                t.add_row(*row)
+            else:
+                t.add_row(*row[:-1], Text(row[-1], style=styles[i][0]))
+        console.print(t)
+        for note in self.notes(run):
+            console.print(Text(f"  {note}", style="dim"), highlight=False)
 
     def html(self, runs: list[Run]) -> list[HtmlTable]:
-        """One HtmlTable per run with an analysis."""
+        """One HtmlTable per run with an analysis (or with rows, `from_result`)."""
+        return [t for run in runs for t in [self._html(run)] if t is not None]
+
+    def _html(self, run: Run) -> HtmlTable | None:
+        rows = self.rows(run) if run.analysis is not None or self.from_result else None
+        if rows is None or (self.from_result and not rows):
+            return None
         css = tuple("left" if i in self.text else "num" for i in range(len(self.headers)))
+        classes = [css] * len(rows)
+        if self.verdicts:
+            classes = [(*css[:-1], style[1]) for style in self.verdicts(run)]
         notes = self.html_notes or self.notes
-        return [HtmlTable(f"{run.label} — {_text(self.caption, run)}", self.headers, r,
-                          [css] * len(r), notes(run))
-                for run in runs if run.analysis is not None for r in (self.rows(run),)]
+        return HtmlTable(f"{run.label} — {_text(self.caption, run)}", self.headers, rows,
+                         classes, notes(run), self.html_note(run) if self.html_note else None)
 
 
 def _text(text: str | Callable[[Run], str], run: Run) -> str:

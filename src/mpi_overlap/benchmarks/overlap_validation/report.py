@@ -17,6 +17,7 @@ from rich.text import Text
 
 from ...formatting import DASH, fmt_pct_cell, fmt_us
 from ...report.html import Figure, HtmlTable, Section
+from ...report.run_table import RunTable
 from ...report.svg import to_svg
 from ...rundir import Run
 from ...sizes import format_size
@@ -130,6 +131,25 @@ def _step_rows(c: dict[str, Any]) -> list[tuple[str, ...]]:
     return rows
 
 
+
+def _findings(run: Run) -> list[str]:
+    return [str(c.get("finding")) for c in curves(run)]
+
+
+def _bounds_missing(run: Run) -> str | None:
+    bounds = _bounds(run)
+    return None if bounds.get("available") else f"overlap bounds missing: {bounds.get('reason')}"
+
+
+# One row per curve; its last cell (where the peer's call comes from) coloured by whether
+# it matches the program's own timing, in the terminal only.
+CURVES_TABLE = RunTable(
+    "overlap validation", "curves", SUMMARY_HEADERS,
+    lambda run: [_summary_row(c) for c in curves(run)], (0, 1, 2, 8, 9), _findings,
+    html_note=_bounds_missing, wrap=(9,),
+    verdicts=lambda run: [(MATCH_STYLE.get((c.get("source") or {}).get("matches"), "dim"),
+                           "left") for c in curves(run)])
+
 # ---------------------------------------------------------------- terminal
 
 
@@ -146,20 +166,7 @@ def print_run(run: Run, console: Console) -> None:
         )
     for problem in bounds.get("problems") or []:
         console.print(Text(f"  {problem}", style="yellow"))
-    table = Table(
-        title=f"{run.label} — overlap validation", title_justify="left", header_style="bold"
-    )
-    for i, header in enumerate(SUMMARY_HEADERS):
-        table.add_column(header, justify="left" if i in (0, 2, 8, 9) else "right", no_wrap=i != 9)
-    for c in curves(run):
-        row: list[str | Text] = list(_summary_row(c))
-        row[-1] = Text(
-            str(row[-1]), style=MATCH_STYLE.get((c.get("source") or {}).get("matches"), "dim")
-        )
-        table.add_row(*row)
-    console.print(table)
-    for c in curves(run):
-        console.print(Text(f"  {c.get('finding')}", style="dim"), highlight=False)
+    CURVES_TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -343,21 +350,7 @@ def table_sections(runs: list[Run]) -> list[Section]:
             )
         )
     for run in mine:
-        summary_css = [("left", "left", "left") + ("num",) * 5 + ("left", "left")] * len(
-            curves(run)
-        )
-        tables = [
-            HtmlTable(
-                f"{run.label} — curves",
-                SUMMARY_HEADERS,
-                [_summary_row(c) for c in curves(run)],
-                summary_css,
-                footnotes=[str(c.get("finding")) for c in curves(run)],
-                note=None
-                if _bounds(run).get("available")
-                else f"overlap bounds missing: {_bounds(run).get('reason')}",
-            )
-        ]
+        tables = CURVES_TABLE.html([run])
         for c in curves(run):
             rows = _step_rows(c)
             tables.append(

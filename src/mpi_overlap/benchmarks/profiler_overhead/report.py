@@ -18,6 +18,7 @@ from rich.text import Text
 
 from ...formatting import DASH, fmt_num
 from ...report.html import Figure, HtmlTable, Section
+from ...report.run_table import RunTable, no_notes
 from ...report.summary_card import Figures, figure_of
 from ...report.svg import to_svg
 from ...rundir import Run
@@ -185,34 +186,12 @@ def profile_sentence(run: Run) -> str | None:
 # ---------------------------------------------------------------- terminal
 
 
-def _rich_metrics(run: Run) -> Table:
-    t = Table(
-        title=f"{run.label} — profiler overhead (ratio = with / without)",
-        title_justify="left",
-        header_style="bold",
-    )
-    for i, h in enumerate(HEADERS):
-        t.add_column(h, justify="left" if i in (0, 1, 7) else "right", no_wrap=i != 0)
-    for verdict, row in metric_rows(run):
-        cells: list[str | Text] = list(row)
-        cells[-1] = Text(cells[-1], style=VERDICT_STYLE.get(verdict, ""))
-        t.add_row(*cells)
-    return t
-
-
 def print_run(run: Run, console: Console) -> None:
     if run.analysis is None:
         console.print(Text("  no analysis.json: ratios not available", style="yellow"))
         return
-    console.print(_rich_metrics(run))
-    pairs = Table(
-        title=f"{run.label} — pairs per repetition", title_justify="left", header_style="bold"
-    )
-    for h in PAIR_HEADERS:
-        pairs.add_column(h, justify="left" if h == "disturbed" else "right")
-    for row in pair_rows(run):
-        pairs.add_row(*row)
-    console.print(pairs)
+    METRICS_TABLE.print(run, console)
+    PAIRS_TABLE.print(run, console)
     for sentence in (*cost_lines(run), profile_sentence(run)):
         if sentence:
             console.print(sentence, highlight=False)
@@ -318,21 +297,27 @@ def ratio_figure(runs: list[Run]) -> MplFigure | None:
     return fig
 
 
-def _html_metrics(run: Run) -> HtmlTable:
-    rows, css = [], []
-    for verdict, row in metric_rows(run):
-        rows.append(row)
-        css.append(
-            ("left", "left", "num", "num", "num", "num", "num", VERDICT_CSS.get(verdict, "v-none"))
-        )
+def _metric_notes(run: Run) -> list[str]:
     notes = []
     for m in metrics(run):
         notes.append(f"{m.get('name')}: {m.get('reason')}")
         quiet = subset(m, "quiet")
         if quiet.get("n") != m.get("n"):
             notes.append(f"{m.get('name')}, undisturbed pairs: {quiet.get('reason')}")
-    notes += cost_lines(run)
-    return HtmlTable(f"{run.label} — ratios with / without the profiler", HEADERS, rows, css, notes)
+    return notes + cost_lines(run)
+
+
+# The metrics and their verdicts, and the pairs behind them (the pairs come from the
+# result, so a run without an analysis shows them too); the terminal prints the cost
+# sentences after both tables.
+METRICS_TABLE = RunTable(
+    "profiler overhead (ratio = with / without)", "ratios with / without the profiler",
+    HEADERS, lambda run: [row for _, row in metric_rows(run)], (0, 1, 7), no_notes,
+    _metric_notes, wrap=(0,),
+    verdicts=lambda run: [(VERDICT_STYLE.get(v, ""), VERDICT_CSS.get(v, "v-none"))
+                          for v, _ in metric_rows(run)])
+PAIRS_TABLE = RunTable("pairs per repetition", "pairs per repetition", PAIR_HEADERS, pair_rows,
+                       (PAIR_HEADERS.index("disturbed"),), no_notes, from_result=True)
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
@@ -367,19 +352,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
     for run in runs:
         if run.benchmark != BENCHMARK:
             continue
-        tables = []
-        if run.analysis is not None:
-            tables.append(_html_metrics(run))
-        rows = pair_rows(run)
-        if rows:
-            tables.append(
-                HtmlTable(
-                    f"{run.label} — pairs per repetition",
-                    PAIR_HEADERS,
-                    rows,
-                    [("num",) * (len(PAIR_HEADERS) - 1) + ("left",)] * len(rows),
-                )
-            )
+        tables = METRICS_TABLE.html([run]) + PAIRS_TABLE.html([run])
         sections.append(
             Section(
                 f"Profiler overhead — {run.label}", profile_sentence(run) or None, tables=tables
