@@ -24,7 +24,7 @@ from typing import Any
 from rich.console import Console
 
 from ..benchmarks.discovery import spec_with_role
-from ..benchmarks.spec import COLLECTIVE_TABLE, P2P_TABLE, BenchmarkSpec
+from ..benchmarks.spec import COLLECTIVE_TABLE, P2P_TABLE
 from ..build import executable
 from ..errors import UserError
 from ..json_input import parse_json
@@ -72,9 +72,6 @@ REMEASURE_S_PER_SIZE = {True: 0.5, False: 2.0}
 REMEASURE_MAX_S = {True: 8.0, False: 30.0}
 COLL_SHOWN_SIZES = (0, 1 << 10, 64 << 10, 1 << 20)
 
-# The benchmarks calibrate runs, by the role their packages declare (spec.role).
-P2P, COLLECTIVES = P2P_TABLE, COLLECTIVE_TABLE
-
 
 @dataclass(frozen=True)
 class Fingerprint:
@@ -105,19 +102,15 @@ def fingerprint(tc: Toolchain, *, ui: Ui | None = None) -> Fingerprint:
 def p2p_args(*, quick: bool, sizes: str | None, budget_s: float | None = None) -> list[str]:
     """The point-to-point benchmark's flags (benchmarks/<it>/, role "p2p-table"), checked
     there so that bad input fails before anything is built."""
-    return _role_spec(P2P).to_native({"sizes": sizes, "budget": budget_s}, quick=quick,
+    return spec_with_role(P2P_TABLE).to_native({"sizes": sizes, "budget": budget_s}, quick=quick,
                                      verbose=False)
-
-
-def _role_spec(role: str) -> BenchmarkSpec:
-    return spec_with_role(role)
 
 
 def calibration_run(role: str, tc: Toolchain, args: list[str], *, ranks: int, quick: bool,
          launcher: str | None, timeout_s: float | None, out_base: Path, ui: Ui) -> Run:
-    """One calibration run of the benchmark of `role` (P2P or COLLECTIVES); a run that did
-    not complete is a UserError with exit code 3."""
-    bench = _role_spec(role).benchmark
+    """One calibration run of the benchmark of `role` (P2P_TABLE or COLLECTIVE_TABLE); a
+    run that did not complete is a UserError with exit code 3."""
+    bench = spec_with_role(role).benchmark
     name = bench.name
     timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
     opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base)
@@ -155,7 +148,7 @@ def measure_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
     of both pooled. A table without a single measured size is a UserError (exit code
     SUSPECT_EXIT); a failed second run leaves the first run's table."""
     def run(args: list[str]) -> Run:
-        return calibration_run(P2P, tc, args, ranks=max(ranks, 2), quick=quick,
+        return calibration_run(P2P_TABLE, tc, args, ranks=max(ranks, 2), quick=quick,
                                launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
 
     runs = [run(p2p_args(quick=quick, sizes=sizes))]
@@ -240,9 +233,9 @@ def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
                          launcher: str | None, timeout_s: float | None, out_base: Path,
                          ui: Ui, budget_s: float | None = None,
                          budget_from: str = "an automatic calibration") -> Run:
-    spec = _role_spec(COLLECTIVES)
+    spec = spec_with_role(COLLECTIVE_TABLE)
     args = spec.to_native({"budget": budget_s}, quick=quick, verbose=False)
-    run = calibration_run(COLLECTIVES, tc, args, ranks=ranks, quick=quick,
+    run = calibration_run(COLLECTIVE_TABLE, tc, args, ranks=ranks, quick=quick,
                           launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
     assert run.result is not None
     res = run.result["results"]
@@ -439,7 +432,7 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     table stays suspect (it is written all the same, marked so)."""
     # Bad input fails here, before anything is built.
     p2p_args(quick=quick, sizes=sizes)
-    check_ranks(_role_spec(P2P).benchmark, ranks, "calibrate")
+    check_ranks(spec_with_role(P2P_TABLE).benchmark, ranks, "calibrate")
     check_timeout(timeout_s)
     if coll_budget_s is not None and not coll_budget_s > 0:
         raise UserError(f"--collectives-budget must be positive (got {coll_budget_s:g})")

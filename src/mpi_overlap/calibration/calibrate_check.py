@@ -22,12 +22,13 @@ from pathlib import Path
 from rich.console import Console
 
 from ..benchmarks.discovery import spec_with_role
+from ..benchmarks.spec import P2P_TABLE
 from ..errors import UserError
 from ..run.runner import check_ranks, check_timeout, checked_toolchains
 from ..sizes import format_size
 from ..toolchains import Toolchain
 from ..ui import Ui
-from .calibrate import P2P, calibration_run, fingerprint, p2p_args
+from .calibrate import calibration_run, fingerprint, p2p_args
 from .table_trust import stale_for
 from .xfer_quality import UNVERIFIED, judge
 from .xfer_table import check_fits, read_table, table_path
@@ -67,7 +68,7 @@ def check_table(tc: Toolchain, *, launcher: str | None, timeout_s: float | None,
         return CheckOutcome("stale", [f"{tc.name}: stale, recalibrate: {stale}"])
     sizes = ",".join(str(s) for s in CHECK_SIZES)
     args = p2p_args(quick=True, sizes=sizes, budget_s=CHECK_BUDGET_S)
-    run = calibration_run(P2P, tc, args, ranks=2, quick=True, launcher=launcher,
+    run = calibration_run(P2P_TABLE, tc, args, ranks=2, quick=True, launcher=launcher,
                           timeout_s=timeout_s, out_base=out_base, ui=ui)
     assert run.result is not None
     now = {q.nbytes: q for q in judge([run.result]).get("intra", [])}
@@ -105,7 +106,7 @@ def check_table(tc: Toolchain, *, launcher: str | None, timeout_s: float | None,
 def check_session(toolchains: list[str], *, launcher: str | None, timeout_s: float | None,
                   out_base: Path, console: Console, err_console: Console) -> int:
     """`calibrate --check`: check each toolchain's table; returns the worst exit code."""
-    check_ranks(spec_with_role(P2P).benchmark, 2, "calibrate --check")
+    check_ranks(spec_with_role(P2P_TABLE).benchmark, 2, "calibrate --check")
     check_timeout(timeout_s)
     tcs = checked_toolchains(toolchains, ranks=2, launcher=launcher)
     ui = Ui(err_console)

@@ -38,7 +38,6 @@ class CardItem:
     # How much of the time was hidden or free, 0–100, for the cell's colour (GRADES);
     # None: the item is a cost or a fact, not coloured.
     share: Callable[[dict[str, Any]], float | None] | None = None
-    order: int = 0  # the card's lines ascend by it
 
 
 # The card's colours: a share of at least GOOD % hidden (or of the CPU free) is green, at
@@ -84,24 +83,20 @@ def opt_text(v: float | None, spec: str) -> str:
     return text.replace("-", "+") if float(text) == 0 and "+" in spec else text
 
 
-def _package_lines() -> list[CardItem]:
-    """The lines the benchmark packages declare, their cells from their report modules."""
-    lines = []
-    for spec in specs():
-        if spec.card is None:
-            continue
-        report = spec.module("report")
-        lines.append(CardItem(spec.card.label, spec.name, getattr(report, "card_cell", None),
-                              from_analysis=getattr(report, "card_from_analysis", None),
-                              share=getattr(report, "card_share", None), order=spec.card.order))
-    return lines
-
-
 @cache
 def card_items() -> tuple[CardItem, ...]:
-    """Every line of the card in order (on first use: the packages' report modules import
-    this module's helpers)."""
-    return tuple(sorted(_package_lines(), key=lambda item: item.order))
+    """Every line of the card in order: the lines the benchmark packages declare
+    (spec.CardLine), their cells from their report modules (on first use: those modules
+    import this module's helpers)."""
+    declared = sorted(((spec.card, spec) for spec in specs() if spec.card is not None),
+                      key=lambda line: line[0].order)
+    out = []
+    for card, spec in declared:
+        report = spec.module("report")
+        out.append(CardItem(card.label, spec.name, getattr(report, "card_cell", None),
+                            from_analysis=getattr(report, "card_from_analysis", None),
+                            share=getattr(report, "card_share", None)))
+    return tuple(out)
 
 
 def _figure_list(analysis: dict[str, Any]) -> list[dict[str, Any]]:
