@@ -53,7 +53,10 @@ class RunTable:
     from_result: bool = False
 
     def print(self, run: Run, console: Console) -> None:
-        """The run's table and notes in the terminal."""
+        """The run's table and notes in the terminal; nothing for a run without an analysis
+        (unless `from_result`), as on the page."""
+        if run.analysis is None and not self.from_result:
+            return
         t = Table(title=f"{run.label} — {_text(self.title, run)}", title_justify="left",
                   header_style="bold")
         for i, h in enumerate(self.headers):

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...formatting import fmt_num
-from ...report.html import Figure, Section
+from ...report.html import HtmlTable, Section
 from ...report.run_table import (
     RunTable,
     compared,
@@ -19,8 +19,8 @@ from ...report.run_table import (
     planned_extent,
     summary_or_missing,
 )
+from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, max_share, opt_text
-from ...report.svg import to_svg
 from ...rundir import Run
 from ...sizes import format_size
 from ...sources import cite
@@ -86,15 +86,11 @@ def better_rows(run: Run) -> list[tuple[str, ...]]:
 
 TABLE = RunTable(f"communication-computation overlap ({cite('002')})",
                  "T_message + T_workload against T_overlap", HEADERS, rows)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 # The better test's table is on the page only.
 BETTER_TABLE = RunTable("", "better test, T_total per rank", BETTER_HEADERS, better_rows, (0, 2),
                         no_notes)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
-    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -158,27 +154,23 @@ def figure(run: Run) -> MplFigure | None:
     return fig
 
 
+FIGURES = figure_per_run(figure, "comm-overlap", lambda run: (
+    f"{run.label}. Left, basic test (rank 0): the message alone (Isend + Wait) plus "
+    "the calibrated work alone, against Isend + the same work + Wait; where "
+    "T_overlap lies below the sum, part of the message was hidden behind the work. "
+    "Middle and right, better test (both ranks Irecv + Isend): T_total per rank of "
+    "the non-overlap version (post, Waitall, work) and of the overlap version "
+    "(post, work, Waitall)."))
+
+
+def _tables(runs: list[Run]) -> list[HtmlTable]:
+    """Per run: the basic test's table, then the better test's."""
+    return [t for run in runs for t in TABLE.html([run]) + BETTER_TABLE.html([run])]
+
+
 def html_sections(runs: list[Run]) -> list[Section]:
-    mine = [r for r in runs if r.benchmark == BENCHMARK]
-    if not mine:
-        return []
-    figures, tables = [], []
-    for i, run in enumerate(mine):
-        fig = figure(run)
-        if fig is not None:
-            figures.append(Figure(
-                to_svg(fig, f"comm-overlap-{i}"),
-                f"{run.label}. Left, basic test (rank 0): the message alone (Isend + Wait) plus "
-                "the calibrated work alone, against Isend + the same work + Wait; where "
-                "T_overlap lies below the sum, part of the message was hidden behind the work. "
-                "Middle and right, better test (both ranks Irecv + Isend): T_total per rank of "
-                "the non-overlap version (post, Waitall, work) and of the overlap version "
-                "(post, work, Waitall)."))
-        if run.analysis is None:
-            continue
-        tables += TABLE.html([run]) + BETTER_TABLE.html([run])
-    return [Section(f"Communication–computation overlap ({cite('002', '§III-B, §IV-B')})", None,
-                    figures, tables)]
+    return benchmark_section(f"Communication–computation overlap ({cite('002', '§III-B, §IV-B')})",
+                             runs, BENCHMARK, FIGURES, _tables)
 
 
 def summary(run: Run) -> list[str]:

@@ -52,11 +52,8 @@ def _title(run: Run) -> str:
 
 
 TABLE = RunTable(_title, "per case and size", HEADERS, rows, (1, 7), no_notes)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is not None:
-        TABLE.print(run, console)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:

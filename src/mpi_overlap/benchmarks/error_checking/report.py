@@ -7,11 +7,10 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ...file_output import write_text
 from ...formatting import fmt_num
-from ...report.html import Figure, Section
+from ...report.html import Section
 from ...report.run_table import RunTable, no_notes
-from ...report.svg import to_svg
+from ...report.sections import run_sections
 from ...rundir import Run
 
 BENCHMARK = "error-checking"
@@ -33,11 +32,8 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 
 TABLE = RunTable("argument checking on against off", "cost per message", HEADERS, rows, (0,),
                  no_notes)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is not None:
-        TABLE.print(run, console)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -61,18 +57,9 @@ def figure(run: Run) -> MplFigure | None:
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
-    sections = []
-    for run in runs:
-        fig = figure(run)
-        figures = []
-        if fig is not None:
-            svg = to_svg(fig, f"error-checking-{run.label}")
-            write_text(run.path / PLOT_FILE, svg)
-            figures.append(Figure(svg, "Median ns per message with the MPI's argument checking "
-                                       "off and on (the setting read back via MPI_T)."))
-        sections.append(Section(f"Error checking ({run.label})", _a(run).get("finding"),
-                                figures, TABLE.html([run])))
-    return sections
+    return run_sections(runs, lambda run: f"Error checking ({run.label})", figure, "error-checking",
+                        "Median ns per message with the MPI's argument checking "
+                        "off and on (the setting read back via MPI_T).", PLOT_FILE, TABLE)
 
 
 def summary(run: Run) -> list[str]:

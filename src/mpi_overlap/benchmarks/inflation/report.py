@@ -12,7 +12,7 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...formatting import fmt_num, fmt_range
-from ...report.html import Figure, Section
+from ...report.html import Section
 from ...report.run_table import (
     RunTable,
     compared,
@@ -20,8 +20,8 @@ from ...report.run_table import (
     planned_extent,
     summary_or_missing,
 )
+from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, max_share, opt_text
-from ...report.svg import to_svg
 from ...rundir import Run
 from ...sizes import format_size
 from ...sources import cite
@@ -58,12 +58,8 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 
 TABLE = RunTable(f"computation inflation: knee per size ({cite('004')})",
                  "knee per message size", HEADERS, rows, LEFT)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
-    TABLE.print(run, console)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -120,21 +116,16 @@ def figure(run: Run) -> MplFigure | None:
     return fig
 
 
+FIGURES = figure_per_run(figure, "inflation", lambda run: (
+    f"{run.label}: total time of one exchange (Irecv + Isend, "
+    "work, Waitall) against the computation inside it, per size; "
+    "lines: hinge fit, triangles/dotted: the knee, above which "
+    "total = computation + what the exchange still costs."))
+
+
 def html_sections(runs: list[Run]) -> list[Section]:
-    mine = [r for r in runs if r.benchmark == BENCHMARK]
-    if not mine:
-        return []
-    figures = []
-    for i, run in enumerate(mine):
-        fig = figure(run)
-        if fig is not None:
-            figures.append(Figure(to_svg(fig, f"inflation-{i}"),
-                                  f"{run.label}: total time of one exchange (Irecv + Isend, "
-                                  "work, Waitall) against the computation inside it, per size; "
-                                  "lines: hinge fit, triangles/dotted: the knee, above which "
-                                  "total = computation + what the exchange still costs."))
-    tables = TABLE.html(mine)
-    return [Section(f"Computation inflation ({cite('004')})", None, figures, tables)]
+    return benchmark_section(f"Computation inflation ({cite('004')})", runs, BENCHMARK, FIGURES,
+                             TABLE.html)
 
 
 def summary(run: Run) -> list[str]:

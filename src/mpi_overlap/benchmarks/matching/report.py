@@ -13,7 +13,7 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...formatting import DASH, fmt_num
-from ...report.html import Figure, Section
+from ...report.html import Section
 from ...report.run_table import (
     RunTable,
     compared,
@@ -22,8 +22,8 @@ from ...report.run_table import (
     planned_extent,
     summary_or_missing,
 )
+from ...report.sections import benchmark_section, figure_of_all
 from ...report.summary_card import Figures, figure_of
-from ...report.svg import to_svg
 from ...rundir import Run
 
 BENCHMARK = "matching"
@@ -56,12 +56,6 @@ def rows(run: Run) -> list[tuple[str, ...]]:
             fmt_num(_slope(q.get("fit_n")), ".1f"),
         ))
     return out
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
-    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -130,22 +124,20 @@ def _html_notes(run: Run) -> list[str]:
 
 TABLE = RunTable("matching cost per queued request", "ns per queued request", HEADERS, rows,
                  LEFT, html_notes=_html_notes)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
+
+
+FIGURES = figure_of_all(figure, "matching",
+                       "Time to receive the one tag-T1 message after it has arrived, with M "
+                       "requests queued ahead of it (posted receives or unexpected "
+                       "messages), medians; middle: the added time per queued request; "
+                       "right: M = 1 request from each of N peers.")
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
-    mine = [r for r in runs if r.benchmark == BENCHMARK]
-    if not mine:
-        return []
-    figures = []
-    fig = figure(mine)
-    if fig is not None:
-        figures.append(Figure(to_svg(fig, "matching"),
-                              "Time to receive the one tag-T1 message after it has arrived, with M "
-                              "requests queued ahead of it (posted receives or unexpected "
-                              "messages), medians; middle: the added time per queued request; "
-                              "right: M = 1 request from each of N peers."))
-    tables = TABLE.html(mine)
-    return [Section("Matching queues: cost per queued request", None, figures, tables)]
+    return benchmark_section("Matching queues: cost per queued request",
+                             runs, BENCHMARK, FIGURES, TABLE.html)
 
 
 def summary(run: Run) -> list[str]:

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...formatting import fmt_num
-from ...report.html import Figure, Section
+from ...report.html import Section
 from ...report.run_table import (
     RunTable,
     finding,
@@ -18,8 +18,8 @@ from ...report.run_table import (
     print_figure_comparison,
     summary_or_missing,
 )
+from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
-from ...report.svg import to_svg
 from ...rundir import Run
 
 BENCHMARK = "nbc-overlap"
@@ -57,12 +57,6 @@ def rows(run: Run) -> list[tuple[str, ...]]:
                 str(c.get("verdict") or "—"),
             ))
     return out
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
-    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -129,27 +123,22 @@ def _html_notes(run: Run) -> list[str]:
 TABLE = RunTable("non-blocking collective overlap",
                  "overlap % per collective, size and variant", HEADERS, rows,
                  html_notes=_html_notes)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
+
+
+FIGURES = figure_per_run(lambda run: figure([run]), "nbc-overlap", lambda run: (
+    f"Overlap % of each non-blocking collective ({run.label}) "
+    "by the OSU formula (solid, mean over ranks) and the IMB formula "
+    "(dashed, rank with the largest overlapped time), and the overlap "
+    "profiler's min–max bounds of the same loops (grey band, mean "
+    "over collectives); left without, right with MPI_Test calls "
+    "spread through the computation."))
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
-    mine = [r for r in runs if r.benchmark == BENCHMARK]
-    if not mine:
-        return []
-    figures = []
-    for i, one in enumerate(mine):  # one figure per run (toolchain or setting)
-        fig = figure([one])
-        if fig is None:
-            continue
-        figures.append(Figure(to_svg(fig, f"nbc-overlap-{i}"),
-                              f"Overlap % of each non-blocking collective ({one.label}) "
-                              "by the OSU formula (solid, mean over ranks) and the IMB formula "
-                              "(dashed, rank with the largest overlapped time), and the overlap "
-                              "profiler's min–max bounds of the same loops (grey band, mean "
-                              "over collectives); left without, right with MPI_Test calls "
-                              "spread through the computation."))
-    tables = TABLE.html(mine)
-    return [Section("Non-blocking collective overlap (OSU, IMB, profiler bounds)", None,
-                    figures, tables)]
+    return benchmark_section("Non-blocking collective overlap (OSU, IMB, profiler bounds)",
+                             runs, BENCHMARK, FIGURES, TABLE.html)
 
 
 def summary(run: Run) -> list[str]:

@@ -9,7 +9,7 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...formatting import DASH, fmt_num
-from ...report.html import Figure, Section
+from ...report.html import Section
 from ...report.run_table import (
     RunTable,
     compared,
@@ -17,8 +17,8 @@ from ...report.run_table import (
     planned_extent,
     summary_or_missing,
 )
+from ...report.sections import benchmark_section, figure_of_all
 from ...report.summary_card import Figures, figure_of, max_share
-from ...report.svg import to_svg
 from ...rundir import Run
 from ...sizes import format_size
 
@@ -57,12 +57,8 @@ def _notes(run: Run) -> list[str]:
 
 TABLE = RunTable("polling: availability and bandwidth against the MPI_Test interval",
                  "polling method", HEADERS, rows, notes=_notes)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
-    TABLE.print(run, console)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -116,20 +112,16 @@ def figure(runs: list[Run]) -> MplFigure | None:
     return fig
 
 
+FIGURES = figure_of_all(figure, "polling",
+                       "A work loop calls MPI_Test on its outstanding receives every k "
+                       "units of calibrated work while the partner keeps sends in "
+                       "flight. Left: availability = time of the same loop without "
+                       "messages / time with them. Right: bytes received / loop time.")
+
+
 def html_sections(runs: list[Run]) -> list[Section]:
-    mine = [r for r in runs if r.benchmark == BENCHMARK]
-    if not mine:
-        return []
-    figures = []
-    fig = figure(mine)
-    if fig is not None:
-        figures.append(Figure(to_svg(fig, "polling"),
-                              "A work loop calls MPI_Test on its outstanding receives every k "
-                              "units of calibrated work while the partner keeps sends in "
-                              "flight. Left: availability = time of the same loop without "
-                              "messages / time with them. Right: bytes received / loop time."))
-    tables = TABLE.html(mine)
-    return [Section("Polling method (MPI_Test in the work loop)", None, figures, tables)]
+    return benchmark_section("Polling method (MPI_Test in the work loop)",
+                             runs, BENCHMARK, FIGURES, TABLE.html)
 
 
 def summary(run: Run) -> list[str]:

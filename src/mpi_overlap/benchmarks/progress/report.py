@@ -9,7 +9,7 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...formatting import DASH, fmt_num
-from ...report.html import Figure, Section
+from ...report.html import Section
 from ...report.run_table import (
     RunTable,
     compared,
@@ -17,8 +17,8 @@ from ...report.run_table import (
     planned_extent,
     summary_or_missing,
 )
+from ...report.sections import benchmark_section, figure_of_all
 from ...report.summary_card import max_share
-from ...report.svg import to_svg
 from ...rundir import Run
 from ...sizes import format_size
 
@@ -72,12 +72,8 @@ def _notes(run: Run) -> list[str]:
 TABLE = RunTable("data in the receive buffer before MPI_Wait, no MPI calls (verdict, "
                  "samples with all data, median arrival after posting)",
                  "progress without MPI calls", HEADERS, rows, notes=_notes)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
-    TABLE.print(run, console)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -139,22 +135,17 @@ def figure(runs: list[Run]) -> MplFigure | None:
     return fig
 
 
+FIGURES = figure_of_all(figure, "progress",
+                       "Left: share of samples in which every watched byte of the receive "
+                       "buffer held the payload before MPI_Wait, while the receiver "
+                       "computed without MPI calls. Right: median time after posting "
+                       "MPI_Irecv at which it did, against the computation budget and "
+                       "the one-way ping-pong time.")
+
+
 def html_sections(runs: list[Run]) -> list[Section]:
-    mine = [r for r in runs if r.benchmark == BENCHMARK]
-    if not mine:
-        return []
-    figures = []
-    fig = figure(mine)
-    if fig is not None:
-        figures.append(Figure(to_svg(fig, "progress"),
-                              "Left: share of samples in which every watched byte of the receive "
-                              "buffer held the payload before MPI_Wait, while the receiver "
-                              "computed without MPI calls. Right: median time after posting "
-                              "MPI_Irecv at which it did, against the computation budget and "
-                              "the one-way ping-pong time."))
-    tables = TABLE.html(mine)
-    return [Section("Asynchronous progress (data arrival without MPI calls)", None, figures,
-                    tables)]
+    return benchmark_section("Asynchronous progress (data arrival without MPI calls)",
+                             runs, BENCHMARK, FIGURES, TABLE.html)
 
 
 def summary(run: Run) -> list[str]:

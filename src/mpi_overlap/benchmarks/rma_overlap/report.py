@@ -10,15 +10,15 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...formatting import fmt_num
-from ...report.html import Figure, Section
+from ...report.html import Section
 from ...report.run_table import (
     RunTable,
     planned_extent,
     print_figure_comparison,
     summary_or_missing,
 )
+from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
-from ...report.svg import to_svg
 from ...rundir import Run
 
 BENCHMARK = "rma-overlap"
@@ -46,12 +46,8 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 
 
 TABLE = RunTable("one-sided overlap", "one-sided overlap per case", HEADERS, rows, LEFT)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
-    TABLE.print(run, console)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -88,25 +84,18 @@ def figure(runs: list[Run]) -> MplFigure | None:
     return fig
 
 
+FIGURES = figure_per_run(lambda run: figure([run]), "rma-overlap", lambda run: (
+    f"Left: overlap % of MPI_Put / MPI_Get ({run.label}) by the "
+    "OSU formula, per window kind (MPI_Win_allocate, MPI_Win_create) "
+    "and completion (MPI_Win_flush in a lock_all epoch, "
+    "MPI_Win_fence). Right: time of the completion call after the "
+    "work (solid) against the same call right after the operation "
+    "(dotted): the part of the transfer left for the call."))
+
+
 def html_sections(runs: list[Run]) -> list[Section]:
-    mine = [r for r in runs if r.benchmark == BENCHMARK]
-    if not mine:
-        return []
-    figures = []
-    for i, one in enumerate(mine):  # one figure per run (toolchain or setting)
-        fig = figure([one])
-        if fig is None:
-            continue
-        figures.append(Figure(to_svg(fig, f"rma-overlap-{i}"),
-                              f"Left: overlap % of MPI_Put / MPI_Get ({one.label}) by the "
-                              "OSU formula, per window kind (MPI_Win_allocate, MPI_Win_create) "
-                              "and completion (MPI_Win_flush in a lock_all epoch, "
-                              "MPI_Win_fence). Right: time of the completion call after the "
-                              "work (solid) against the same call right after the operation "
-                              "(dotted): the part of the transfer left for the call."))
-    tables = TABLE.html(mine)
-    return [Section("One-sided (RMA) overlap: Put/Get with flush or fence", None, figures,
-                    tables)]
+    return benchmark_section("One-sided (RMA) overlap: Put/Get with flush or fence",
+                             runs, BENCHMARK, FIGURES, TABLE.html)
 
 
 def summary(run: Run) -> list[str]:

@@ -62,12 +62,8 @@ def _html_notes(run: Run) -> list[str]:
 TABLE = RunTable(lambda run: f"{run.benchmark}: modes against {_baseline(run)}",
                  lambda run: f"modes against {_baseline(run)}", HEADERS, rows,
                  (0, 1, 8, 9), _conclusions, _html_notes)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
-    TABLE.print(run, console)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:

@@ -79,14 +79,10 @@ def _html_notes(run: Run) -> list[str]:
 
 TABLE = RunTable(f"MPI_Isend completion without the receiver ({cite('002', '§III-A')})",
                  "per size", HEADERS, rows, (1,), _notes, _html_notes)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 # The headline figures are on the page only.
 FIGURE_TABLE = RunTable("", "figures", FIGURE_HEADERS, figure_rows, (0, 2, 3), no_notes)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
-    TABLE.print(run, console)
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:

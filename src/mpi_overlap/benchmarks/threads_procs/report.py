@@ -7,11 +7,10 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ...file_output import write_text
 from ...formatting import fmt_num
-from ...report.html import Figure, Section
+from ...report.html import Section
 from ...report.run_table import RunTable, no_notes
-from ...report.svg import to_svg
+from ...report.sections import run_sections
 from ...rundir import Run
 
 BENCHMARK = "threads-procs"
@@ -40,11 +39,8 @@ HEADERS = ("workers", "count", "M msgs/s (median)", "x one", "95 % CI", "samples
 
 TABLE = RunTable("MPI_Send(0 B, MPI_PROC_NULL) rate", "rate per worker count", HEADERS, rows,
                  (0,), no_notes)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is not None:
-        TABLE.print(run, console)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -77,19 +73,11 @@ def figure(run: Run) -> MplFigure | None:
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
-    sections = []
-    for run in runs:
-        fig = figure(run)
-        figures = []
-        if fig is not None:
-            svg = to_svg(fig, f"threads-procs-{run.label}")
-            write_text(run.path / PLOT_FILE, svg)
-            figures.append(Figure(svg, "Aggregate rate of 0-byte MPI_Send to MPI_PROC_NULL: "
-                                       "processes (MPI_THREAD_SINGLE) and threads of one process "
-                                       "(MPI_THREAD_MULTIPLE); bars: 95 % CI of the mean."))
-        sections.append(Section(f"Threads against processes ({run.label})",
-                                (run.analysis or {}).get("finding"), figures, TABLE.html([run])))
-    return sections
+    return run_sections(runs, lambda run: f"Threads against processes ({run.label})", figure,
+                        "threads-procs",
+                        "Aggregate rate of 0-byte MPI_Send to MPI_PROC_NULL: "
+                        "processes (MPI_THREAD_SINGLE) and threads of one process "
+                        "(MPI_THREAD_MULTIPLE); bars: 95 % CI of the mean.", PLOT_FILE, TABLE)
 
 
 def summary(run: Run) -> list[str]:

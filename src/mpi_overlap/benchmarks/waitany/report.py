@@ -9,7 +9,7 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...formatting import DASH, fmt_num
-from ...report.html import Figure, Section
+from ...report.html import Section
 from ...report.run_table import (
     RunTable,
     compared,
@@ -17,7 +17,7 @@ from ...report.run_table import (
     planned_extent,
     summary_or_missing,
 )
-from ...report.svg import to_svg
+from ...report.sections import benchmark_section, figure_of_all
 from ...rundir import Run
 
 BENCHMARK = "waitany"
@@ -47,12 +47,8 @@ def rows(run: Run) -> list[tuple[str, ...]]:
 
 
 TABLE = RunTable("Waitany / Testany / Waitsome against N", "cost per request", HEADERS, rows)
-
-
-def print_run(run: Run, console: Console) -> None:
-    if run.analysis is None:
-        return
-    TABLE.print(run, console)
+# The run's view in the terminal: its table (none without an analysis).
+print_run = TABLE.print
 
 
 def print_comparison(runs: list[Run], console: Console) -> None:
@@ -91,19 +87,15 @@ def figure(runs: list[Run]) -> MplFigure | None:
     return fig
 
 
+FIGURES = figure_of_all(figure, "waitany",
+                       "Median time of MPI_Waitany, of MPI_Testany called until it "
+                       "succeeds, and of MPI_Waitsome over N receive requests of which "
+                       "only the first completes (its message has already arrived).")
+
+
 def html_sections(runs: list[Run]) -> list[Section]:
-    mine = [r for r in runs if r.benchmark == BENCHMARK]
-    if not mine:
-        return []
-    figures = []
-    fig = figure(mine)
-    if fig is not None:
-        figures.append(Figure(to_svg(fig, "waitany"),
-                              "Median time of MPI_Waitany, of MPI_Testany called until it "
-                              "succeeds, and of MPI_Waitsome over N receive requests of which "
-                              "only the first completes (its message has already arrived)."))
-    tables = TABLE.html(mine)
-    return [Section("MPI_Waitany / MPI_Testany / MPI_Waitsome scaling", None, figures, tables)]
+    return benchmark_section("MPI_Waitany / MPI_Testany / MPI_Waitsome scaling",
+                             runs, BENCHMARK, FIGURES, TABLE.html)
 
 
 def summary(run: Run) -> list[str]:
