@@ -100,7 +100,7 @@ COUNTERS = {
 # Open MPI returns one static completed request for Isend and Irecv to MPI_PROC_NULL:
 # the second is a shared handle. MPICH and Intel MPI return distinct ones.
 HANDLE_SHARED = {"openmpi": 1}
-BOOKKEEPING = {"events", "flushes", "outstanding_peak", "table_extrapolated"}
+BOOKKEEPING = {"events", "flushes", "idle_steps", "outstanding_peak", "table_extrapolated"}
 # In-call transfers longer than their call depend on this run's timing against the table
 # (a blocking eager send may return before its data has arrived, a receive find its data
 # there already): counted, not predictable. Across calls, 5 ms of computation leaves room.

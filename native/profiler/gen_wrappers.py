@@ -1048,6 +1048,18 @@ def render_names(p: Plan) -> str:
     return "\n".join(out)
 
 
+def sets_errhandler(name: str) -> bool:
+    """Whether the function sets an error handler: from then on the waits make no tests
+    before waiting (mop_idle.h says why)."""
+    return name.endswith("_set_errhandler") or name == "MPI_Errhandler_set"
+
+
+# Blocking receives that first work on the profiler's queue while no matching message
+# is there (mop_idle.h): the call then waits, and the work would otherwise be on the
+# program's path. Not MPI_Sendrecv: its peer may be waiting for its send.
+IDLE_PROBE = {"MPI_Recv", "MPI_Recv_c"}
+
+
 def render_transfer(d: Declaration, t: Transfer) -> list[str]:
     """The body of a transfer-recording wrapper: MOP_WRAP(name, the caller's call, our
     call, the events)."""
@@ -1056,7 +1068,10 @@ def render_transfer(d: Declaration, t: Transfer) -> list[str]:
     ours = ", ".join(t.call_args)
     lines = [f"    {stmt}" for stmt in t.setup]
     lines.append(f"    MOP_WRAP({d.name}, P{d.name}({caller}),")
-    lines.append(f"{indent}P{d.name}({ours}),")
+    if d.name in IDLE_PROBE:
+        lines.append(f"{indent}(mop_idle_recv(th, source, tag, comm), P{d.name}({ours})),")
+    else:
+        lines.append(f"{indent}P{d.name}({ours}),")
     record = f";\n{indent}".join(t.record)
     lines.append(f"{indent}{record})")
     return lines
@@ -1095,6 +1110,7 @@ def render_wrappers(p: Plan) -> str:
         "",
         '#include "mop_fn_ids.h"',
         '#include "mop_runtime.h"',
+        '#include "mop_idle.h"',
         '#include "mop_wrap_xfer.h"',
     ]
     for e in p.generated:
@@ -1110,6 +1126,8 @@ def render_wrappers(p: Plan) -> str:
             out.append(f"    {d.ret} mop_rc_ = P{d.name}({args});")
             if e.creates:  # named inside the call: its cost is MPI time
                 out.append(f"    mop_comm_created(mop_rc_, *{e.creates});")
+            if sets_errhandler(d.name):
+                out.append("    mop_idle_waits_off();")
             out += ["    MOP_CALL_END()", "    return mop_rc_;", "}"]
     out.append("")
     return "\n".join(out)

@@ -34,6 +34,7 @@ typedef struct mop_region_acc {
 #define MOP_COUNTERS(X)        \
     X(events)                  \
     X(flushes)                 \
+    X(idle_steps)              \
     X(nested_calls)            \
     X(unmonitored_transfers)   \
     X(handle_reused)           \

@@ -9,7 +9,9 @@
  * MOP_REPLAY_FUSE=1 records each ENTER, BEGIN, EXIT whose BEGIN has the
  * ENTER's time as ENTER, POST, as the wrappers of a post do (mop_event.h);
  * MOP_REPLAY_BATCH=k hands the events over k at a time, as a queue of k
- * events would. */
+ * events would; MOP_REPLAY_BATCH=k1,k2,... in batches of those sizes in turn,
+ * as a queue processed partly while its thread waits (mop_idle.h) and partly
+ * when full is. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +70,22 @@ static size_t replay_env_size(const char *name, size_t fallback)
 {
     const char *v = getenv(name);
     return v && *v ? (size_t)strtoull(v, NULL, 10) : fallback;
+}
+
+/* MOP_REPLAY_BATCH: up to 16 batch sizes, used in turn; none (0): all at once. */
+static size_t replay_batches(size_t *sizes, size_t max)
+{
+    const char *v = getenv("MOP_REPLAY_BATCH");
+    size_t n = 0;
+    while (v && *v && n < max) {
+        char *end;
+        sizes[n] = (size_t)strtoull(v, &end, 10);
+        if (end == v || sizes[n] == 0)
+            break;
+        n++;
+        v = *end == ',' ? end + 1 : end;
+    }
+    return n;
 }
 
 static void replay_on_transfer(void *vctx, const mop_transfer *tr)
@@ -251,9 +269,13 @@ int main(void)
     mo_json_begin_array(&w);
     if (replay_env_size("MOP_REPLAY_FUSE", 0))
         n = replay_fuse_posts(ev, n);
-    size_t batch = replay_env_size("MOP_REPLAY_BATCH", 0);
-    for (size_t i = 0; i < n; i += batch ? batch : n)
-        mop_process_events(&proc, ev + i, batch && n - i > batch ? batch : n - i);
+    size_t batches[16], nbatches = replay_batches(batches, 16);
+    for (size_t i = 0, b = 0; i < n; b++) {
+        size_t k = nbatches ? batches[b % nbatches] : n;
+        k = k < n - i ? k : n - i;
+        mop_process_events(&proc, ev + i, k);
+        i += k;
+    }
     mop_process_finish(&proc);
     mo_json_end_array(&w);
     mo_json_key(&w, "profile");

@@ -38,6 +38,8 @@
 volatile int mop_active;
 int mop_xt_on;
 int mop_post_fusion;
+int mop_idle_on;
+int mop_idle_waits;
 _Thread_local mop_thread *mop_tls __attribute__((tls_model("initial-exec")));
 /* Set while this thread holds the process lock or its own thread lock, so a
  * fatal signal arriving then does not wait for a lock its own thread holds. */
@@ -158,10 +160,35 @@ mop_thread *mop_thread_attach(void)
  * final write-out nothing is processed again (that one took the queue). */
 static void mop_process_queue(mop_thread_private *pv)
 {
+    mop_thread *th = pv->th;
     if (!pv->final_done)
-        mop_trace_process(&mop_trace_g, pv->th, &pv->proc, pv->th->q, pv->th->n);
-    pv->th->flushes++;
-    __atomic_store_n(&pv->th->n, 0, __ATOMIC_RELEASE);
+        mop_trace_process(&mop_trace_g, th, &pv->proc, th->q + th->done, th->n - th->done);
+    th->flushes++;
+    th->done = 0;
+    __atomic_store_n(&th->n, 0, __ATOMIC_RELEASE);
+}
+
+bool mop_idle_step(mop_thread *th, uint32_t chunk)
+{
+    mop_thread_private *pv = th->priv;
+    mop_in_lock = 1;
+    pthread_mutex_lock(&pv->lock);
+    uint32_t from = th->done, n = th->n;
+    uint32_t to = n - from > chunk ? from + chunk : n;
+    if (!pv->final_done && to > from) {
+        mop_trace_process(&mop_trace_g, th, &pv->proc, th->q + from, to - from);
+        pv->proc.counters.idle_steps++;
+    }
+    if (to == n) { /* all processed: start over at the queue's head, which stays in cache */
+        th->flushes++;
+        th->done = 0;
+        __atomic_store_n(&th->n, 0, __ATOMIC_RELEASE);
+    } else {
+        th->done = to;
+    }
+    pthread_mutex_unlock(&pv->lock);
+    mop_in_lock = 0;
+    return to < n;
 }
 
 void mop_flush(mop_thread *th)
@@ -249,14 +276,15 @@ static void mop_thread_gone(void *arg)
 static void mop_snapshot_thread(mop_process *agg, const mop_thread_private *pv)
 {
     static mop_process copy; /* large; used under mop_g.lock only */
-    uint32_t n = pv->final_done ? 0 : __atomic_load_n(&pv->th->n, __ATOMIC_ACQUIRE);
+    uint32_t from = pv->th->done;
+    uint32_t n = pv->final_done ? 0 : __atomic_load_n(&pv->th->n, __ATOMIC_ACQUIRE) - from;
     if (n == 0 || mop_process_copy(&copy, &pv->proc) != 0) {
         mop_process_merge(agg, &pv->proc); /* out of memory: what was processed */
         return;
     }
     copy.cfg.on_transfer = NULL;
     uint64_t flushes = copy.counters.flushes;
-    mop_process_events(&copy, pv->th->q, n);
+    mop_process_events(&copy, pv->th->q + from, n);
     copy.counters.flushes = flushes; /* the queue was not flushed */
     mop_process_merge(agg, &copy);
     mop_process_free(&copy);
@@ -275,8 +303,8 @@ static int mop_aggregate(mop_process *agg, bool final)
     for (mop_thread_private *pv = mop_g.threads; pv; pv = pv->next, threads++) {
         pthread_mutex_lock(&pv->lock);
         if (final && !pv->final_done) {
-            mop_trace_process(&mop_trace_g, pv->th, &pv->proc, pv->th->q,
-                              __atomic_load_n(&pv->th->n, __ATOMIC_ACQUIRE));
+            mop_trace_process(&mop_trace_g, pv->th, &pv->proc, pv->th->q + pv->th->done,
+                              __atomic_load_n(&pv->th->n, __ATOMIC_ACQUIRE) - pv->th->done);
             mop_process_inbox(pv);
             mop_trace_finish(&mop_trace_g, pv->th, &pv->proc);
             pv->final_done = true;
@@ -736,6 +764,9 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     if (tracing)
         mop_need_peers = 1;
     mop_post_fusion = !mop_xt_on && !tracing;
+    const char *idle = getenv("MPI_OVERLAP_IDLE");
+    mop_idle_on = !tracing && !(idle && strcmp(idle, "0") == 0);
+    mop_idle_waits = mop_idle_on;
     __atomic_store_n(&mop_active, 1, __ATOMIC_RELEASE);
     mop_thread *th = mop_self();
     if (th) {

@@ -19,11 +19,19 @@
 
 enum { MOP_QUEUE_EVENTS = 4096 };
 
+/* Processing while the program waits (mop_idle.h): a call that may wait
+ * works on the queue once MOP_IDLE_BACKLOG events are waiting there. */
+enum { MOP_IDLE_BACKLOG = 16 };
+
 typedef struct mop_thread {
     /* Events in q. Written only by the owning thread outside its lock, with
      * release after the event itself, so that the final write-out (which may
      * run on another thread: exit, signal) reads whole events up to it. */
     uint32_t n;
+    /* Events of q already processed while the thread waited (mop_idle_step):
+     * the next processing starts at q[done]. Written by the owner under its
+     * lock; done <= n. */
+    uint32_t done;
     /* Times q was processed (and emptied): with n, tells a post's wrapper
      * whether anything was pushed since its ENTER (mop_post_mark). */
     uint32_t flushes;
@@ -49,6 +57,13 @@ extern int mop_xt_on;
  * (their ENDs may be drained into the queue at any push) and no trace (its
  * readers know BEGIN and EXIT). Set at MPI_Init. */
 extern int mop_post_fusion;
+/* 1 when waiting calls may process the queue (mop_idle.h): set at MPI_Init
+ * unless MPI_OVERLAP_IDLE=0 or a trace is written (whose chunks would become
+ * a few events each). */
+extern int mop_idle_on;
+/* 1 while the Wait family may also test before waiting (set at MPI_Init as
+ * mop_idle_on); 0 once the program has set an error handler (mop_idle.h). */
+extern int mop_idle_waits;
 
 /* After PMPI_Init(_thread) succeeded: reads the settings, loads and checks the
  * table, starts collecting (init_fn: the function id of the init call, site:
@@ -72,6 +87,10 @@ void mop_note_out_of_memory(void);
 mop_thread *mop_thread_attach(void);
 /* Processes and empties the calling thread's queue. */
 void mop_flush(mop_thread *th);
+/* One step of processing while the calling thread waits in MPI (mop_idle.h):
+ * processes up to `chunk` queued events; the queue starts over once all are
+ * processed. Returns whether any remain. */
+bool mop_idle_step(mop_thread *th, uint32_t chunk);
 /* Moves the ENDs in the calling thread's inbox into its queue. */
 void mop_xt_drain(mop_thread *th);
 /* An END or FREE (threads in use): sends it to the thread that posted the
@@ -80,6 +99,12 @@ void mop_xt_drain(mop_thread *th);
  * 1 when sent, 0 when it belongs to this thread's queue. */
 int mop_xt_route(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key, int64_t bytes,
                  int kind, uint32_t ticket);
+
+/* Whether a call about to wait should first work on the queue. */
+static inline bool mop_idle_worth(const mop_thread *th)
+{
+    return __builtin_expect(th->n - th->done >= MOP_IDLE_BACKLOG, 0) && mop_idle_on;
+}
 
 static inline mop_thread *mop_self(void)
 {

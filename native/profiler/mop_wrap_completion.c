@@ -14,6 +14,7 @@
  * "Completion paths", lists what each path records. */
 #include <stdlib.h>
 
+#include "mop_idle.h"
 #include "mop_wrap_util.h"
 
 /* Threads in use: holds the posts of the saved keys (mop_hold_req). Without
@@ -121,6 +122,15 @@ static inline void mop_complete(mop_thread *th, uint64_t t, uint64_t key, const 
     mop_complete_as(th, t, key, st, 0, ticket);
 }
 
+/* MPI_Wait, after working on the queue while the request is incomplete. */
+static inline int mop_wait(mop_thread *th, MPI_Request *request, MPI_Status *st)
+{
+    int rc;
+    if (mop_idle_wait_worth(th) && mop_idle_wait(th, request, st, &rc))
+        return rc;
+    return PMPI_Wait(request, st);
+}
+
 /* Wait and Test hold their request's post before the MPI call (mop_hold_req).
  * A call that fails keeps its holds (here and in the calls below): the MPI
  * may have freed the handles, and a held post is one no other completion
@@ -131,7 +141,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     uint64_t key = mop_key(*request);
     uint32_t ticket = 0;
     MOP_WRAP(MPI_Wait, PMPI_Wait(request, status),
-             (ticket = mop_hold_req(th, key), PMPI_Wait(request, st)),
+             (ticket = mop_hold_req(th, key), mop_wait(th, request, st)),
              mop_complete(th, t1, key, st, ticket))
 }
 
@@ -182,7 +192,11 @@ static int mop_all(uint16_t fn, uint64_t site, int count, MPI_Request reqs[], in
     int saved =
         mop_saved_reqs_init(&s, th, count, reqs, statuses == MPI_STATUSES_IGNORE, 1) == 0;
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE && saved ? s.st : statuses;
-    int rc = flag ? PMPI_Testall(count, reqs, flag, st) : PMPI_Waitall(count, reqs, st);
+    int rc;
+    if (flag)
+        rc = PMPI_Testall(count, reqs, flag, st);
+    else if (!(mop_idle_wait_worth(th) && mop_idle_waitall(th, count, reqs, st, &rc)))
+        rc = PMPI_Waitall(count, reqs, st);
     uint64_t t1 = mop_now();
     if (saved && (rc != MPI_SUCCESS ? mop_reports(rc) : (!flag || *flag)))
         for (int i = 0; i < count; i++)
@@ -218,8 +232,11 @@ static int mop_any(uint16_t fn, uint64_t site, int count, MPI_Request reqs[], in
     mop_enter(th, fn, t0, site);
     mop_saved_reqs s;
     int saved = mop_saved_reqs_init(&s, th, count, reqs, 0, 1) == 0;
-    int rc = flag ? PMPI_Testany(count, reqs, index, flag, st)
-                  : PMPI_Waitany(count, reqs, index, st);
+    int rc;
+    if (flag)
+        rc = PMPI_Testany(count, reqs, index, flag, st);
+    else if (!(mop_idle_wait_worth(th) && mop_idle_waitany(th, count, reqs, index, st, &rc)))
+        rc = PMPI_Waitany(count, reqs, index, st);
     uint64_t t1 = mop_now();
     if (saved && rc == MPI_SUCCESS && (!flag || *flag) && *index != MPI_UNDEFINED &&
         *index >= 0 && *index < count)
@@ -255,8 +272,12 @@ static int mop_some(uint16_t fn, uint64_t site, int incount, MPI_Request reqs[],
     int saved =
         mop_saved_reqs_init(&s, th, incount, reqs, statuses == MPI_STATUSES_IGNORE, 1) == 0;
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE && saved ? s.st : statuses;
-    int rc = is_test ? PMPI_Testsome(incount, reqs, outcount, indices, st)
-                     : PMPI_Waitsome(incount, reqs, outcount, indices, st);
+    int rc;
+    if (is_test)
+        rc = PMPI_Testsome(incount, reqs, outcount, indices, st);
+    else if (!(mop_idle_wait_worth(th) &&
+               mop_idle_waitsome(th, incount, reqs, outcount, indices, st, &rc)))
+        rc = PMPI_Waitsome(incount, reqs, outcount, indices, st);
     uint64_t t1 = mop_now();
     if (saved && mop_reports(rc) && *outcount != MPI_UNDEFINED)
         for (int i = 0; i < *outcount; i++)

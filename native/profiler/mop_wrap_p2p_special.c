@@ -230,8 +230,10 @@ int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 
 /* ---- partitioned (MPI-4) ------------------------------------------------ */
 
-/* The whole buffer is one persistent transfer: partitions x count x datatype. */
+/* The whole buffer is one persistent transfer: partitions x count x datatype.
+ * From the first one on, the waits make no tests first (mop_idle.h). */
 #define MOP_PARTITIONED(name, kind, peer)                                        \
+    mop_idle_waits_off();                                                         \
     MOP_WRAP(name,                                                                \
              P##name(buf, partitions, count, datatype, peer, tag, comm, info, request), \
              P##name(buf, partitions, count, datatype, peer, tag, comm, info, request), \

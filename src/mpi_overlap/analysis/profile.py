@@ -70,7 +70,7 @@ CASES = ("in-call", "across-calls", "begin-only", "end-only")
 NO_DATA_STATUS = "disabled"
 PARTIAL_STATUS = ("incomplete", "running")
 # Counters that are bookkeeping, not attribution problems.
-BOOKKEEPING = ("events", "flushes", "outstanding_peak")
+BOOKKEEPING = ("events", "flushes", "idle_steps", "outstanding_peak")
 # Cases and counters that mean some transfer time was not attributed precisely.
 UNATTRIBUTED: dict[str, str] = {
     "begin-only": "transfers whose completion was never observed (freed, handle reused or "

@@ -1,0 +1,82 @@
+"""Processing the profiler's queue while the program waits (native/profiler/mop_idle.h):
+`mpi-overlap profile -n 2` on native/tests/idle_waits.c, where rank 1 waits in MPI_Wait,
+_Waitall, _Waitany, _Waitsome and MPI_Recv for messages rank 0 sends 20 ms late.
+
+The calls answer as they do without the profiler (idle_waits checks data, statuses and
+indices itself and exits 1 otherwise), the profile counts what that file posts, and the
+same run with MPI_OVERLAP_IDLE=0 gives the same transfers with no step taken while
+waiting. How much time the processing saves is a benchmark's business (docs/profiler.md,
+"Memory and cost"), not a test's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_helpers import run_cli
+from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.rundir import load_run
+from mpi_overlap.toolchains import get_toolchain
+from toolchain_params import toolchain_params
+
+pytestmark = pytest.mark.mpi
+
+REPS = 2
+# region -> receives rank 1 posts per repetition (idle_waits.c's `paths`)
+RECEIVES = {"wait": 1, "wait_ignore": 1, "waitall": 3, "waitany": 2, "waitsome": 2,
+            "recv": 1}
+NONBLOCKING = sum(RECEIVES.values()) - RECEIVES["recv"]
+BOOKKEEPING = {"events", "flushes", "idle_steps", "outstanding_peak", "table_extrapolated"}
+# depend on this run's timing against the table (test_profile_completion.py says why)
+TIMING_NOTES = {"xfer_exceeds_call"}
+
+
+def _profile(tmp: Path, toolchain: str, env: dict[str, str]) -> dict[str, Any]:
+    """Rank 1's profile of one run."""
+    tc = get_toolchain(toolchain)
+    ensure_built(tc)
+    app = build_dir_for(tc) / "tests" / "idle_waits"
+    tmp.mkdir(parents=True, exist_ok=True)
+    out = tmp / "runs"
+    proc = run_cli("profile", "--mpi", toolchain, "-n", "2", "--out", str(out), "--",
+                   str(app), str(REPS), env=env, timeout=600, cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    run = load_run(sorted(p for p in out.iterdir() if (p / "run.json").is_file())[-1])
+    ranks = {d["rank"]: d for d in run.result["ranks"]}
+    assert sorted(ranks) == [0, 1]
+    assert all(d["status"] == "complete" for d in ranks.values())
+    return ranks[1]["profile"]
+
+
+@pytest.fixture(scope="module", params=toolchain_params(systems=False))
+def profiles(request, tmp_path_factory) -> dict[str, dict[str, Any]]:
+    toolchain = request.param
+    tmp = tmp_path_factory.mktemp(f"idle-{toolchain}")
+    return {"on": _profile(tmp / "on", toolchain, {}),
+            "off": _profile(tmp / "off", toolchain, {"MPI_OVERLAP_IDLE": "0"})}
+
+
+def _transfers(p: dict[str, Any]) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    regions = {r["region"]: r["transfers"] for r in p["by_region"] if r["transfers"]}
+    fns = {f["fn"]: f["transfers"] for f in p["by_function"] if f["transfers"]}
+    cases = {c: n for c, n in p["cases"].items() if n}
+    return regions, fns, cases
+
+
+def test_waiting_calls_process_the_queue(profiles):
+    assert profiles["on"]["counters"]["idle_steps"] > 0
+    assert profiles["off"]["counters"].get("idle_steps", 0) == 0
+
+
+@pytest.mark.parametrize("mode", ["on", "off"])
+def test_what_the_receiver_posted_is_counted(profiles, mode):
+    regions, fns, cases = _transfers(profiles[mode])
+    assert regions == {r: REPS * n for r, n in RECEIVES.items()}
+    assert fns == {"MPI_Irecv": REPS * NONBLOCKING, "MPI_Recv": REPS * RECEIVES["recv"]}
+    assert cases == {"across-calls": REPS * NONBLOCKING, "in-call": REPS * RECEIVES["recv"]}
+    counters = profiles[mode]["counters"]
+    odd = {k: v for k, v in counters.items() if v and k not in BOOKKEEPING | TIMING_NOTES}
+    assert odd == {}
