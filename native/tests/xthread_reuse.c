@@ -3,7 +3,8 @@
  * profiler has recorded that completion (docs/profiler.md, "Threads"). The
  * window is real but short (between the MPI's free and the wrapper's lookup
  * of the handle's posting thread); this program makes it wide and certain by
- * defining PMPI_Wait, PMPI_Waitall and PMPI_Test itself: the profiler's
+ * defining PMPI_Wait, PMPI_Waitall, PMPI_Test and PMPI_Testall itself (a
+ * waiting wrapper may complete its call with the Test form, mop_idle.h): the profiler's
  * wrappers call these, which call the MPI's (dlsym RTLD_NEXT) and then, when
  * the calling thread armed them and its request completed, hold the thread
  * until the other threads have reused the handle and completed the new
@@ -39,10 +40,12 @@ enum { TAG_FIRST = 1, TAG_SECOND = 2 };
 typedef int (*wait_fn)(MPI_Request *, MPI_Status *);
 typedef int (*waitall_fn)(int, MPI_Request[], MPI_Status[]);
 typedef int (*test_fn)(MPI_Request *, int *, MPI_Status *);
+typedef int (*testall_fn)(int, MPI_Request[], int *, MPI_Status[]);
 
 static wait_fn real_wait;
 static waitall_fn real_waitall;
 static test_fn real_test;
+static testall_fn real_testall;
 
 static int g_rank, g_instances, g_errors;
 static pthread_barrier_t g_bar;
@@ -104,6 +107,14 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     int rc = real_test(request, flag, status);
+    maybe_hold(*flag);
+    return rc;
+}
+
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                 MPI_Status array_of_statuses[])
+{
+    int rc = real_testall(count, array_of_requests, flag, array_of_statuses);
     maybe_hold(*flag);
     return rc;
 }
@@ -239,13 +250,15 @@ int main(int argc, char **argv)
     real_wait = (wait_fn)dlsym(RTLD_NEXT, "PMPI_Wait");
     real_waitall = (waitall_fn)dlsym(RTLD_NEXT, "PMPI_Waitall");
     real_test = (test_fn)dlsym(RTLD_NEXT, "PMPI_Test");
+    real_testall = (testall_fn)dlsym(RTLD_NEXT, "PMPI_Testall");
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     const char *scenario = argc > 1 ? argv[1] : "";
     g_foreign = strcmp(scenario, "foreign-first") == 0;
     g_instances = argc > 2 ? atoi(argv[2]) : 150;
     if ((!g_foreign && strcmp(scenario, "own-first") != 0) || g_instances < 1 ||
-        provided != MPI_THREAD_MULTIPLE || !real_wait || !real_waitall || !real_test) {
+        provided != MPI_THREAD_MULTIPLE || !real_wait || !real_waitall || !real_test ||
+        !real_testall) {
         if (g_rank == 0)
             fprintf(stderr, "usage: xthread_reuse own-first|foreign-first [instances] "
                             "(needs MPI_THREAD_MULTIPLE, provided %d)\n", provided);
