@@ -1,6 +1,7 @@
 """Processing the profiler's queue while the program waits (native/profiler/mop_idle.h):
 `mpi-overlap profile -n 2` on native/tests/idle_waits.c, where rank 1 waits in MPI_Wait,
-_Waitall, _Waitany, _Waitsome and MPI_Recv for messages rank 0 sends 20 ms late.
+_Waitall, _Waitany, _Waitsome, MPI_Recv, MPI_Probe and MPI_Mprobe for messages rank 0
+sends 20 ms late.
 
 The calls answer as they do without the profiler (idle_waits checks data, statuses and
 indices itself and exits 1 otherwise), the profile counts what that file posts, and the
@@ -27,8 +28,10 @@ pytestmark = pytest.mark.mpi
 REPS = 2
 # region -> receives rank 1 posts per repetition (idle_waits.c's `paths`)
 RECEIVES = {"wait": 1, "wait_ignore": 1, "waitall": 3, "waitany": 2, "waitsome": 2,
-            "recv": 1}
-NONBLOCKING = sum(RECEIVES.values()) - RECEIVES["recv"]
+            "recv": 1, "probe": 1, "mprobe": 1}
+# receives in one call: MPI_Recv (recv, probe) and MPI_Mrecv (mprobe)
+IN_CALL = {"MPI_Recv": RECEIVES["recv"] + RECEIVES["probe"], "MPI_Mrecv": RECEIVES["mprobe"]}
+NONBLOCKING = sum(RECEIVES.values()) - sum(IN_CALL.values())
 BOOKKEEPING = {"events", "flushes", "idle_steps", "outstanding_peak", "table_extrapolated"}
 # depend on this run's timing against the table (test_profile_completion.py says why)
 TIMING_NOTES = {"xfer_exceeds_call"}
@@ -75,8 +78,8 @@ def test_waiting_calls_process_the_queue(profiles):
 def test_what_the_receiver_posted_is_counted(profiles, mode):
     regions, fns, cases = _transfers(profiles[mode])
     assert regions == {r: REPS * n for r, n in RECEIVES.items()}
-    assert fns == {"MPI_Irecv": REPS * NONBLOCKING, "MPI_Recv": REPS * RECEIVES["recv"]}
-    assert cases == {"across-calls": REPS * NONBLOCKING, "in-call": REPS * RECEIVES["recv"]}
+    assert fns == {"MPI_Irecv": REPS * NONBLOCKING, **{f: REPS * n for f, n in IN_CALL.items()}}
+    assert cases == {"across-calls": REPS * NONBLOCKING, "in-call": REPS * sum(IN_CALL.values())}
     counters = profiles[mode]["counters"]
     odd = {k: v for k, v in counters.items() if v and k not in BOOKKEEPING | TIMING_NOTES}
     assert odd == {}

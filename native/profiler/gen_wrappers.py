@@ -1054,10 +1054,11 @@ def sets_errhandler(name: str) -> bool:
     return name.endswith("_set_errhandler") or name == "MPI_Errhandler_set"
 
 
-# Blocking receives that first work on the profiler's queue while no matching message
-# is there (mop_idle.h): the call then waits, and the work would otherwise be on the
-# program's path. Not MPI_Sendrecv: its peer may be waiting for its send.
-IDLE_PROBE = {"MPI_Recv", "MPI_Recv_c"}
+# Blocking receives and probes that first work on the profiler's queue while no
+# matching message is there (mop_idle.h): the call then waits, and the work would
+# otherwise be on the program's path. Not MPI_Sendrecv: its peer may be waiting for its
+# send. (MPI_Mprobe is written by hand.)
+IDLE_PROBE = {"MPI_Recv", "MPI_Recv_c", "MPI_Probe"}
 
 
 def render_transfer(d: Declaration, t: Transfer) -> list[str]:
@@ -1069,7 +1070,8 @@ def render_transfer(d: Declaration, t: Transfer) -> list[str]:
     lines = [f"    {stmt}" for stmt in t.setup]
     lines.append(f"    MOP_WRAP({d.name}, P{d.name}({caller}),")
     if d.name in IDLE_PROBE:
-        lines.append(f"{indent}(mop_idle_recv(th, source, tag, comm), P{d.name}({ours})),")
+        lines.append(f"{indent}(mop_idle_until_message(th, source, tag, comm), "
+                     f"P{d.name}({ours})),")
     else:
         lines.append(f"{indent}P{d.name}({ours}),")
     record = f";\n{indent}".join(t.record)
@@ -1120,6 +1122,9 @@ def render_wrappers(p: Plan) -> str:
             out += ["", d.prototype, "{", *render_transfer(d, e.transfer), "}"]
             continue
         out += ["", d.prototype, "{", f"    MOP_CALL_BEGIN({d.name})"]
+        if d.name in IDLE_PROBE:
+            out += ["    if (mop_th_)",
+                    "        mop_idle_until_message(mop_th_, source, tag, comm);"]
         if d.ret == "void":
             out += [f"    P{d.name}({args});", "    MOP_CALL_END()", "}"]
         else:

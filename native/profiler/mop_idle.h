@@ -1,8 +1,8 @@
 /* mop_idle.h - the profiler's processing moved into time the program spends
  * waiting in MPI anyway. A call that may block (MPI_Wait, _Waitall, _Waitany,
- * _Waitsome, MPI_Recv) first asks MPI without blocking whether it would
- * return now (MPI_Test*, MPI_Iprobe: what the blocking call does in its own
- * loop); while not, it processes a few of the thread's queued events
+ * _Waitsome, MPI_Recv, MPI_Probe, MPI_Mprobe) first asks MPI without blocking
+ * whether it would return now (MPI_Test*, MPI_Iprobe: what the blocking call
+ * does in its own loop); while not, it processes a few of the thread's queued events
  * (mop_idle_step) and asks again; then it makes the blocking call, unless a
  * test already completed it. Only with a backlog (mop_idle_worth): a call that
  * does not wait pays one comparison. The work is the same, but it no longer
@@ -22,8 +22,8 @@
  *   MPI_ERRORS_RETURN);
  * - creates a partitioned request (MPI_Psend_init, MPI_Precv_init): MPICH 5's
  *   MPI_Testall fails on the ones MPI_Waitall completes.
- * Found by tests/test_profile_completion.py. MPI_Recv's MPI_Iprobe involves no
- * request and stays. */
+ * Found by tests/test_profile_completion.py. The receives' and probes' MPI_Iprobe
+ * involves no request and stays. */
 #ifndef MOP_IDLE_H
 #define MOP_IDLE_H
 
@@ -107,9 +107,9 @@ static inline int mop_idle_probe(mop_thread *th, int source, int tag, MPI_Comm c
                    rc != MPI_SUCCESS || flag);
 }
 
-/* The generated MPI_Recv: works on the backlog until a matching message is
- * there. */
-static inline void mop_idle_recv(mop_thread *th, int source, int tag, MPI_Comm comm)
+/* MPI_Recv, MPI_Probe (generated) and MPI_Mprobe: works on the backlog until a
+ * matching message is there. */
+static inline void mop_idle_until_message(mop_thread *th, int source, int tag, MPI_Comm comm)
 {
     if (mop_idle_worth(th))
         (void)mop_idle_probe(th, source, tag, comm);

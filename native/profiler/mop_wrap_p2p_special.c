@@ -81,7 +81,9 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 {
     MOP_STATUS_OR_OWN(st, status);
     MOP_WRAP(MPI_Mprobe, PMPI_Mprobe(source, tag, comm, message, status),
-             PMPI_Mprobe(source, tag, comm, message, st), mop_matched_note(*message, comm, st))
+             (mop_idle_until_message(th, source, tag, comm),
+              PMPI_Mprobe(source, tag, comm, message, st)),
+             mop_matched_note(*message, comm, st))
 }
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,

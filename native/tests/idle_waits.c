@@ -4,7 +4,8 @@
  * SLEEP_MS late, so that rank 1's call finds it not there yet and works on its
  * queue in between (a backlog is made first: calls that record events). Rank 1
  * checks what each call returns: the data, the statuses (source, tag, count),
- * Waitany's index and Waitsome's indices; a wrong answer exits with status 1.
+ * Waitany's index and Waitsome's indices, MPI_Probe's status and MPI_Mprobe's
+ * message; a wrong answer exits with status 1.
  * Each path runs in its own region (include/mpi_overlap.h), `reps` times.
  *
  * Usage: idle_waits [reps (2)] */
@@ -18,7 +19,7 @@
 #include "mpi_overlap.h"
 
 enum { BYTES = 64, SLEEP_MS = 20, BACKLOG_CALLS = 16, MAXMSG = 3 };
-enum { T_WAIT = 1, T_WAIT_IGNORE, T_WAITALL, T_WAITANY, T_WAITSOME, T_RECV };
+enum { T_WAIT = 1, T_WAIT_IGNORE, T_WAITALL, T_WAITANY, T_WAITSOME, T_RECV, T_PROBE, T_MPROBE };
 
 static int rank;
 static int payload[MAXMSG][BYTES / sizeof(int)];
@@ -135,6 +136,29 @@ static void receive(int tag)
         MPI_Recv(payload[0], BYTES, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &sts[0]);
         expect_message(tag, 0, payload[0], &sts[0]);
         break;
+    case T_PROBE: { /* the probe's status names the message the receive then takes */
+        int count = -1;
+        memset(payload, 0, sizeof payload);
+        backlog();
+        MPI_Probe(0, tag, MPI_COMM_WORLD, &sts[0]);
+        MPI_Get_count(&sts[0], MPI_BYTE, &count);
+        if (sts[0].MPI_SOURCE != 0 || sts[0].MPI_TAG != tag || count != BYTES)
+            fail("wrong MPI_Probe status");
+        MPI_Recv(payload[0], BYTES, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &sts[1]);
+        expect_message(tag, 0, payload[0], &sts[1]);
+        break;
+    }
+    case T_MPROBE: {
+        MPI_Message msg = MPI_MESSAGE_NULL;
+        memset(payload, 0, sizeof payload);
+        backlog();
+        MPI_Mprobe(0, tag, MPI_COMM_WORLD, &msg, &sts[0]);
+        if (msg == MPI_MESSAGE_NULL || msg == MPI_MESSAGE_NO_PROC)
+            fail("MPI_Mprobe matched no message");
+        MPI_Mrecv(payload[0], BYTES, MPI_BYTE, &msg, &sts[1]);
+        expect_message(tag, 0, payload[0], &sts[1]);
+        break;
+    }
     }
 }
 
@@ -145,6 +169,7 @@ static const struct {
     {"wait", T_WAIT, 1},         {"wait_ignore", T_WAIT_IGNORE, 1},
     {"waitall", T_WAITALL, MAXMSG}, {"waitany", T_WAITANY, 2},
     {"waitsome", T_WAITSOME, 2}, {"recv", T_RECV, 1},
+    {"probe", T_PROBE, 1},       {"mprobe", T_MPROBE, 1},
 };
 
 int main(int argc, char **argv)
