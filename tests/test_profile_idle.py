@@ -21,6 +21,7 @@ from cli_helpers import run_cli
 from mpi_overlap.build import build_dir_for, ensure_built
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
+from test_profile_completion import BOOKKEEPING, TIMING_NOTES
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi
@@ -32,9 +33,6 @@ RECEIVES = {"wait": 1, "wait_ignore": 1, "waitall": 3, "waitany": 2, "waitsome":
 # receives in one call: MPI_Recv (recv, probe) and MPI_Mrecv (mprobe)
 IN_CALL = {"MPI_Recv": RECEIVES["recv"] + RECEIVES["probe"], "MPI_Mrecv": RECEIVES["mprobe"]}
 NONBLOCKING = sum(RECEIVES.values()) - sum(IN_CALL.values())
-BOOKKEEPING = {"events", "flushes", "idle_steps", "outstanding_peak", "table_extrapolated"}
-# depend on this run's timing against the table (test_profile_completion.py says why)
-TIMING_NOTES = {"xfer_exceeds_call"}
 
 
 def _profile(tmp: Path, toolchain: str, env: dict[str, str]) -> dict[str, Any]:

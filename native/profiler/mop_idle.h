@@ -61,10 +61,12 @@ static inline void mop_idle_waits_off(void)
     __atomic_store_n(&mop_idle_waits, 0, __ATOMIC_RELAXED);
 }
 
-/* Whether a Wait-family call should work on the queue before waiting. */
+/* Whether a Wait-family call should work on the queue before waiting
+ * (mop_idle_worth, with mop_idle_waits, which is never on without mop_idle_on). */
 static inline bool mop_idle_wait_worth(const mop_thread *th)
 {
-    return mop_idle_worth(th) && __atomic_load_n(&mop_idle_waits, __ATOMIC_RELAXED);
+    return __builtin_expect(th->n - th->done >= MOP_IDLE_BACKLOG, 0) &&
+           __atomic_load_n(&mop_idle_waits, __ATOMIC_RELAXED);
 }
 
 /* Each is called only when mop_idle_worth(th), and returns as MOP_IDLE_UNTIL. */

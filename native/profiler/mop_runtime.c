@@ -156,16 +156,31 @@ mop_thread *mop_thread_attach(void)
     return th;
 }
 
-/* Processes q[0, n) into the thread's engine; with pv->lock held. After the
- * final write-out nothing is processed again (that one took the queue). */
-static void mop_process_queue(mop_thread_private *pv)
+/* The events of th's queue not processed yet, q[done, n), and their number;
+ * with th's lock held (n is read with acquire: another thread may read it). */
+static const mop_event *mop_unprocessed(const mop_thread *th, uint32_t *n)
 {
-    mop_thread *th = pv->th;
-    if (!pv->final_done)
-        mop_trace_process(&mop_trace_g, th, &pv->proc, th->q + th->done, th->n - th->done);
+    *n = __atomic_load_n(&th->n, __ATOMIC_ACQUIRE) - th->done;
+    return th->q + th->done;
+}
+
+/* The queue, all processed, starts over at its head; with th's lock held. */
+static void mop_queue_restart(mop_thread *th)
+{
     th->flushes++;
     th->done = 0;
     __atomic_store_n(&th->n, 0, __ATOMIC_RELEASE);
+}
+
+/* Processes what is queued into the thread's engine; with pv->lock held. After
+ * the final write-out nothing is processed again (that one took the queue). */
+static void mop_process_queue(mop_thread_private *pv)
+{
+    uint32_t n;
+    const mop_event *e = mop_unprocessed(pv->th, &n);
+    if (!pv->final_done)
+        mop_trace_process(&mop_trace_g, pv->th, &pv->proc, e, n);
+    mop_queue_restart(pv->th);
 }
 
 bool mop_idle_step(mop_thread *th, uint32_t chunk)
@@ -179,13 +194,10 @@ bool mop_idle_step(mop_thread *th, uint32_t chunk)
         mop_trace_process(&mop_trace_g, th, &pv->proc, th->q + from, to - from);
         pv->proc.counters.idle_steps++;
     }
-    if (to == n) { /* all processed: start over at the queue's head, which stays in cache */
-        th->flushes++;
-        th->done = 0;
-        __atomic_store_n(&th->n, 0, __ATOMIC_RELEASE);
-    } else {
+    if (to == n) /* all processed: start over at the queue's head, which stays in cache */
+        mop_queue_restart(th);
+    else
         th->done = to;
-    }
     pthread_mutex_unlock(&pv->lock);
     mop_in_lock = 0;
     return to < n;
@@ -276,15 +288,15 @@ static void mop_thread_gone(void *arg)
 static void mop_snapshot_thread(mop_process *agg, const mop_thread_private *pv)
 {
     static mop_process copy; /* large; used under mop_g.lock only */
-    uint32_t from = pv->th->done;
-    uint32_t n = pv->final_done ? 0 : __atomic_load_n(&pv->th->n, __ATOMIC_ACQUIRE) - from;
-    if (n == 0 || mop_process_copy(&copy, &pv->proc) != 0) {
+    uint32_t n;
+    const mop_event *queued = mop_unprocessed(pv->th, &n);
+    if (pv->final_done || n == 0 || mop_process_copy(&copy, &pv->proc) != 0) {
         mop_process_merge(agg, &pv->proc); /* out of memory: what was processed */
         return;
     }
     copy.cfg.on_transfer = NULL;
     uint64_t flushes = copy.counters.flushes;
-    mop_process_events(&copy, pv->th->q + from, n);
+    mop_process_events(&copy, queued, n);
     copy.counters.flushes = flushes; /* the queue was not flushed */
     mop_process_merge(agg, &copy);
     mop_process_free(&copy);
@@ -303,8 +315,9 @@ static int mop_aggregate(mop_process *agg, bool final)
     for (mop_thread_private *pv = mop_g.threads; pv; pv = pv->next, threads++) {
         pthread_mutex_lock(&pv->lock);
         if (final && !pv->final_done) {
-            mop_trace_process(&mop_trace_g, pv->th, &pv->proc, pv->th->q + pv->th->done,
-                              __atomic_load_n(&pv->th->n, __ATOMIC_ACQUIRE) - pv->th->done);
+            uint32_t n;
+            const mop_event *queued = mop_unprocessed(pv->th, &n);
+            mop_trace_process(&mop_trace_g, pv->th, &pv->proc, queued, n);
             mop_process_inbox(pv);
             mop_trace_finish(&mop_trace_g, pv->th, &pv->proc);
             pv->final_done = true;
