@@ -115,6 +115,8 @@ static __attribute__((noinline)) double mop_xfer_time_slow(mop_process *p, int64
         p->last_coll_op = coll_op;
         p->last_comm_size = comm_size;
     }
+    p->last_plain = !p->cfg.peer_remote && cls == MOP_XFER_INTRA && coll_op < 0 &&
+                    p->last_flags == 0;
     if (p->last_flags & MOP_XFER_EXTRAPOLATED)
         p->counters.table_extrapolated++;
     if (p->last_flags & MOP_XFER_COLL_SIZE_MODELLED)
@@ -130,9 +132,7 @@ static __attribute__((noinline)) double mop_xfer_time_slow(mop_process *p, int64
  * the last lookup had, looked up exactly (no counter to bump). */
 static inline double mop_xfer_time(mop_process *p, int64_t bytes, int32_t arg, int kind)
 {
-    if (__builtin_expect(kind < MOP_KIND_COLL && !p->cfg.peer_remote && bytes == p->last_bytes &&
-                             p->last_cls == MOP_XFER_INTRA && p->last_coll_op < 0 &&
-                             p->last_flags == 0, 1))
+    if (__builtin_expect(kind < MOP_KIND_COLL && bytes == p->last_bytes && p->last_plain, 1))
         return p->last_xfer_s;
     return mop_xfer_time_slow(p, bytes, arg, kind);
 }
@@ -221,7 +221,8 @@ MOP_HOT void mop_begin(mop_process *p, mop_req *r, uint64_t t)
         p->counters.proc_null++;
 }
 
-MOP_HOT void mop_on_begin(mop_process *p, const mop_event *e)
+/* A BEGIN at t: e's own time, or for a POST its ENTER's (mop_on_post). */
+MOP_HOT void mop_on_begin_at(mop_process *p, const mop_event *e, uint64_t t)
 {
     /* Found, or inserted with flags 0. */
     mop_req *r = mop_requests_get(&p->reqs, e->key);
@@ -246,7 +247,12 @@ MOP_HOT void mop_on_begin(mop_process *p, const mop_event *e)
     r->kind = e->kind;
     r->fn = e->id;
     r->peer = e->arg;
-    mop_begin(p, r, e->t);
+    mop_begin(p, r, t);
+}
+
+MOP_HOT void mop_on_begin(mop_process *p, const mop_event *e)
+{
+    mop_on_begin_at(p, e, e->t);
 }
 
 /* A second transfer on the request just begun with this key: queued behind
@@ -313,10 +319,12 @@ MOP_HOT void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
  * end with it. */
 static void mop_on_end(mop_process *p, const mop_event *e)
 {
-    switch (MOP_END_REASON(e->kind)) {
-    case MOP_END_RMA_OTHER_THREAD: p->counters.rma_other_thread++; break;
-    case MOP_END_RMA_WIN_FREED: p->counters.rma_freed_pending++; break;
-    default: break;
+    if (__builtin_expect(MOP_END_REASON(e->kind) != 0, 0)) { /* mostly none */
+        switch (MOP_END_REASON(e->kind)) {
+        case MOP_END_RMA_OTHER_THREAD: p->counters.rma_other_thread++; break;
+        case MOP_END_RMA_WIN_FREED: p->counters.rma_freed_pending++; break;
+        default: break;
+        }
     }
     bool query = (e->kind & MOP_END_QUERY) != 0;
     mop_req *slot = mop_requests_find(&p->reqs, e->key);
@@ -579,10 +587,7 @@ static void mop_on_enter_begin_exit(mop_process *p, const mop_event *e)
  * the POST's own time (mop_event.h): exactly the three-event form. */
 MOP_HOT void mop_on_post(mop_process *p, const mop_event *e)
 {
-    mop_event begin = *e;
-    begin.type = MOP_EV_BEGIN;
-    begin.t = p->t_last_enter;
-    mop_on_begin(p, &begin);
+    mop_on_begin_at(p, e, p->t_last_enter);
     mop_on_exit(p, e);
 }
 

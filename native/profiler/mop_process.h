@@ -146,6 +146,9 @@ typedef struct mop_process {
     int32_t last_comm_size; /* collectives only; 0 otherwise */
     double last_xfer_s;
     unsigned last_flags;    /* MOP_XFER_* of that lookup */
+    /* The last lookup was a one-node point-to-point one with no counter to
+     * bump: a transfer of last_bytes on one node needs none (mop_xfer_time). */
+    bool last_plain;
 } mop_process;
 
 /* Returns 0, or -1 when out of memory. The config's pointers must outlive p. */

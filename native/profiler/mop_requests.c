@@ -38,15 +38,21 @@ static mop_req *mop_queue_append(mop_req *slot)
     return mop_req_fresh(&q->items[q->head + q->count++], slot->key);
 }
 
-static size_t mop_hash(uint64_t key, size_t mask)
+static size_t mop_hash(uint64_t key, unsigned shift)
 {
     /* Fibonacci hashing: one multiply, the product's top bits. Handles are
      * small integers counting up (MPICH) or pointers a fixed stride apart
      * (Open MPI's free lists); a multiplicative hash spreads both evenly, and
      * costs a third of the splitmix64 finaliser used before (its two
-     * multiplies sat on every post's and completion's path). */
-    int bits = __builtin_ctzll((uint64_t)mask + 1);
-    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> (64 - bits)) & mask;
+     * multiplies sat on every post's and completion's path). The shift is
+     * kept with the table, not derived from its size at each of the three or
+     * more hashes a transfer takes (callgrind). */
+    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> shift);
+}
+
+static unsigned mop_shift_of(size_t cap)
+{
+    return 64u - (unsigned)__builtin_ctzll((uint64_t)cap);
 }
 
 int mop_requests_init(mop_requests *r, size_t initial_cap)
@@ -56,6 +62,7 @@ int mop_requests_init(mop_requests *r, size_t initial_cap)
         cap *= 2;
     r->slots = calloc(cap, sizeof *r->slots);
     r->cap = r->slots ? cap : 0;
+    r->shift = mop_shift_of(cap);
     r->count = r->peak = 0;
     return r->slots ? 0 : -1;
 }
@@ -100,7 +107,7 @@ int mop_requests_copy(mop_requests *dst, const mop_requests *src)
 mop_req *mop_requests_find(mop_requests *r, uint64_t key)
 {
     size_t mask = r->cap - 1;
-    for (size_t i = mop_hash(key, mask);; i = (i + 1) & mask) {
+    for (size_t i = mop_hash(key, r->shift);; i = (i + 1) & mask) {
         if (!r->slots[i].used)
             return NULL;
         if (r->slots[i].key == key)
@@ -117,7 +124,7 @@ static int mop_requests_grow(mop_requests *r)
     for (size_t i = 0; i < r->cap; i++) {
         if (!r->slots[i].used)
             continue;
-        size_t j = mop_hash(r->slots[i].key, ncap - 1);
+        size_t j = mop_hash(r->slots[i].key, mop_shift_of(ncap));
         while (ns[j].used)
             j = (j + 1) & (ncap - 1);
         ns[j] = r->slots[i];
@@ -125,6 +132,7 @@ static int mop_requests_grow(mop_requests *r)
     free(r->slots);
     r->slots = ns;
     r->cap = ncap;
+    r->shift = mop_shift_of(ncap);
     return 0;
 }
 
@@ -138,7 +146,7 @@ mop_req *mop_requests_get(mop_requests *r, uint64_t key)
 {
     /* One probe for both outcomes (every post asks this): the run ends at the
      * key or at the empty slot an insert would take. */
-    size_t mask = r->cap - 1, i = mop_hash(key, mask);
+    size_t mask = r->cap - 1, i = mop_hash(key, r->shift);
     while (r->slots[i].used) {
         if (r->slots[i].key == key)
             return &r->slots[i];
@@ -154,7 +162,7 @@ mop_req *mop_requests_insert(mop_requests *r, uint64_t key)
 {
     if (2 * (r->count + 1) > r->cap && mop_requests_grow(r) != 0)
         return NULL;
-    size_t mask = r->cap - 1, i = mop_hash(key, mask);
+    size_t mask = r->cap - 1, i = mop_hash(key, r->shift);
     while (r->slots[i].used)
         i = (i + 1) & mask;
     mop_requests_count_one(r);
@@ -169,10 +177,10 @@ mop_req *mop_requests_share(mop_requests *r, mop_req *slot)
     return e;
 }
 
-mop_req *mop_requests_next(mop_req *slot, mop_req *entry)
+mop_req *mop_requests_next_queued(mop_req *slot, mop_req *entry)
 {
     struct mop_req_queue *q = slot->more;
-    if (!q || q->count == 0)
+    if (q->count == 0)
         return NULL;
     size_t i = entry == slot ? q->head : (size_t)(entry - q->items) + 1;
     return i < q->head + q->count ? &q->items[i] : NULL;
@@ -190,13 +198,15 @@ void mop_requests_remove(mop_requests *r, mop_req *slot)
             q->head = 0;
         return;
     }
-    free(q);
-    r->slots[i].more = NULL;
+    if (q) { /* most handles were never shared: no call */
+        free(q);
+        r->slots[i].more = NULL;
+    }
     r->slots[i].used = false;
     /* Backward-shift: pull later members of the probe run into the hole so
      * lookups never need tombstones. */
     for (size_t j = (i + 1) & mask; r->slots[j].used; j = (j + 1) & mask) {
-        size_t home = mop_hash(r->slots[j].key, mask);
+        size_t home = mop_hash(r->slots[j].key, r->shift);
         bool movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
         if (movable) {
             r->slots[i] = r->slots[j];

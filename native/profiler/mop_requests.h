@@ -46,6 +46,7 @@ _Static_assert(sizeof(mop_req) <= 64, "a request entry stays one cache line");
 typedef struct mop_requests {
     mop_req *slots;
     size_t cap;   /* power of two */
+    unsigned shift; /* 64 - log2(cap): the hash keeps a product's top bits */
     size_t count;
     size_t peak;
 } mop_requests;
@@ -75,8 +76,14 @@ mop_req *mop_requests_share(mop_requests *r, mop_req *slot);
 
 /* The entry after `entry` among those sharing slot's handle (slot as returned
  * by find, entry = slot or one returned by an earlier call), NULL after the
- * newest. */
-mop_req *mop_requests_next(mop_req *slot, mop_req *entry);
+ * newest. Inline for the common case, a handle no other request shares:
+ * every completion asks (callgrind: 10 instructions of a call saved). */
+mop_req *mop_requests_next_queued(mop_req *slot, mop_req *entry);
+
+static inline mop_req *mop_requests_next(mop_req *slot, mop_req *entry)
+{
+    return slot->more ? mop_requests_next_queued(slot, entry) : NULL;
+}
 
 /* Removes the oldest entry of slot's key (slot as returned by find): the next
  * one sharing the handle, if any, takes its place. */
