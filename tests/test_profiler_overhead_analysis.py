@@ -27,9 +27,12 @@ from mpi_overlap.benchmarks.profiler_overhead.analysis import (
     per_message_sentence,
     verdict,
 )
-from mpi_overlap.benchmarks.profiler_overhead.run import launch_dir_name, order
+from mpi_overlap.benchmarks.profiler_overhead.report import cost_lines
+from mpi_overlap.benchmarks.profiler_overhead.run import launch_dir_name, measure_engine_cost, order
+from mpi_overlap.build import ensure_built
 from mpi_overlap.rundir import ANALYSIS_FILE, RESULT_FILE, RUN_FILE, load_run, write_json_atomic
 from mpi_overlap.schema import analysis_errors, result_errors
+from mpi_overlap.toolchains import get_toolchain
 
 RATE_TARGET, TIME_TARGET = Target(">=", 0.95), Target("<=", 1.01)
 
@@ -374,3 +377,52 @@ def test_a_cost_per_message_above_40_ns_misses_the_target() -> None:
                 x["value"] = 1e9 / (1000.0 + d) if x["profiled"] else 1e6
     m = analyze_profiler_overhead(result)["per_message"]
     assert m["added_ns"] == pytest.approx(100.0) and m["verdict"] == "misses target"
+
+
+# ---------------------------------------------------------------- the engine timed alone
+
+ENGINE = {"executable": "/b/profiler/mop_engine_cost", "batch": 4096, "reps": 300,
+          "callsites": True, "ns_per_transfer": 26.6, "ns_per_transfer_shared": 32.9,
+          "ns_per_call": 10.0}
+
+
+def test_the_engine_timed_alone_goes_into_the_analysis_and_the_report(tmp_path: Path) -> None:
+    result = _result(RATES_GOOD, TIMES_GOOD, engine=dict(ENGINE))
+    assert result_errors(result) == []
+    a = analyze_profiler_overhead(result)
+    assert analysis_errors(a) == []
+    assert a["engine"] == {k: ENGINE[k] for k in ("callsites", "ns_per_transfer",
+                                                  "ns_per_transfer_shared", "ns_per_call")}
+    sentence = ("the event processing alone costs 26.6 ns per transfer (32.9 when a window's "
+                "requests share one handle) and 10.0 ns per call")
+    assert sentence in a["finding"]
+    run = load_run(_run_dir(tmp_path, result))
+    assert any(line.startswith("The event processing alone costs 26.6 ns")
+               for line in cost_lines(run))
+
+
+def test_a_run_without_the_engine_figure_keeps_its_analysis() -> None:
+    """Runs made before the figure existed (the golden outputs among them) analyse as
+    before: no key, no sentence."""
+    a = analyze_profiler_overhead(_result(RATES_GOOD, TIMES_GOOD))
+    assert "engine" not in a and "event processing" not in a["finding"]
+    assert result_errors(_result(RATES_GOOD, TIMES_GOOD, engine={"ns_per_call": 1.0})) != []
+
+
+def test_the_engine_cost_is_measured_from_the_build_or_says_why_not(tmp_path: Path) -> None:
+    bdir = ensure_built(get_toolchain("mpich"))
+    engine, why = measure_engine_cost(bdir, quick=True)
+    assert why is None and engine is not None
+    assert engine["reps"] == 100 and engine["callsites"] is True
+    assert all(engine[k] > 0 for k in ("ns_per_transfer", "ns_per_transfer_shared",
+                                       "ns_per_call"))
+    # not built: a reason, no figure
+    engine, why = measure_engine_cost(tmp_path, quick=True)
+    assert engine is None and why is not None and "was not built" in why
+    # a failing program: its last line of stderr is the reason
+    fake = tmp_path / "profiler" / "mop_engine_cost"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'mop_engine_cost: broken' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    engine, why = measure_engine_cost(tmp_path, quick=True)
+    assert engine is None and why == "engine cost not measured: mop_engine_cost: broken"

@@ -116,3 +116,11 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     # ack Recv's own events
     assert 2.5 < profiles["rank0_events_per_message"] < 4.0
 
+    # The event processing timed alone before the launches, in the analysis and the report.
+    engine = result["engine"]
+    assert engine["callsites"] is True and engine["reps"] >= 1
+    for key in ("ns_per_transfer", "ns_per_transfer_shared", "ns_per_call"):
+        assert math.isfinite(engine[key]) and engine[key] > 0, (key, engine[key])
+        assert run.analysis["engine"][key] == engine[key]
+    assert "the event processing alone costs" in run.analysis["finding"]
+

@@ -24,7 +24,7 @@ from ...report.svg import to_svg
 from ...rundir import Run
 from ...termsafe import Table
 from ...values import num
-from .analysis import callsite_sentence, per_message_sentence
+from .analysis import callsite_sentence, engine_sentence, per_message_sentence
 
 BENCHMARK = "profiler-overhead"
 HEADERS = (
@@ -114,16 +114,23 @@ def _launches(run: Run) -> dict[tuple[int, str, bool], dict[str, Any]]:
     return out
 
 
+def _as_sentence(text: str) -> str:
+    return text[0].upper() + text[1:] + "."
+
+
 def cost_lines(run: Run) -> list[str]:
-    """What the profiler costs per message against its floor (analysis: per_message), and
-    what its call sites cost (analysis: callsites), each with its interval."""
+    """What the profiler costs per message against its floor (analysis: per_message), what
+    its call sites cost (analysis: callsites), each with its interval, and what its event
+    processing costs timed alone (analysis: engine, in runs that measured it)."""
     out = []
     for key, sentence in (("per_message", per_message_sentence),
                           ("callsites", callsite_sentence)):
         c = (run.analysis or {}).get(key)
         if isinstance(c, dict) and c.get("pairs"):
-            text = sentence(c)
-            out.append(text[0].upper() + text[1:] + ".")
+            out.append(_as_sentence(sentence(c)))
+    engine = (run.analysis or {}).get("engine")
+    if isinstance(engine, dict):
+        out.append(_as_sentence(engine_sentence(engine)))
     return out
 
 

@@ -18,6 +18,8 @@ any other. docs/benchmarks.md, section profiler-overhead.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +62,9 @@ COMPUTE_ITERATIONS = {False: 2000, True: 400}
 COMPUTE_WORK_MS = 1.5
 COMPUTE_HALO = "1k"
 WARMUP_ITERATIONS = 100
+# The event processing timed alone (native/profiler/mop_engine_cost.c), in the build.
+ENGINE_COST = ("profiler", "mop_engine_cost")
+ENGINE_COST_REPS = {False: 300, True: 100}
 
 
 @dataclass
@@ -187,6 +192,34 @@ def _launch(ctx: _Context, rep: int, program: str, profiled: bool, callsites: bo
     return record, out.result
 
 
+def measure_engine_cost(bdir: Path, quick: bool) -> tuple[dict[str, Any] | None, str | None]:
+    """The profiler's event processing timed alone on this host (mop_engine_cost: no MPI,
+    no launch), beside the launches' cost per message, which also holds the clock reads and
+    what the MPI's waits hide (docs/profiler.md, "Memory and cost"). None and the reason
+    when it could not be measured: the run goes on without it."""
+    exe = bdir.joinpath(*ENGINE_COST)
+    if not exe.is_file():
+        return None, f"engine cost not measured: {exe} was not built"
+    cmd = [str(exe), "--reps", str(ENGINE_COST_REPS[quick])]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+        doc = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
+        return None, f"engine cost not measured: {exc}"
+    if doc is None:
+        why = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        return None, f"engine cost not measured: {why[0]}"
+    return {
+        "executable": str(exe),
+        "batch": doc["batch"],
+        "reps": doc["reps"],
+        "callsites": doc["callsites"],
+        "ns_per_transfer": doc["distinct_handles"]["ns_per_transfer"],
+        "ns_per_transfer_shared": doc["shared_handle"]["ns_per_transfer"],
+        "ns_per_call": doc["calls_only"]["ns_per_call"],
+    }, None
+
+
 def _command_line(tc: Toolchain, opts: OverheadOptions) -> list[str]:
     cmd = ["mpi-overlap", "bench", BENCH, "--mpi", tc.name, "-n", str(opts.ranks),
            "--reps", str(opts.repetitions)]
@@ -245,6 +278,11 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
         "provenance": None,
         "warnings": [],
     }
+    engine, why = measure_engine_cost(bdir, opts.quick)
+    if engine is not None:
+        doc["engine"] = engine
+    else:
+        doc["warnings"].append(why)
     write_json_atomic(run_dir / RESULT_FILE, doc)
 
     started = time.monotonic()
