@@ -406,6 +406,9 @@ def test_a_run_without_the_engine_figure_keeps_its_analysis() -> None:
     before: no key, no sentence."""
     a = analyze_profiler_overhead(_result(RATES_GOOD, TIMES_GOOD))
     assert "engine" not in a and "event processing" not in a["finding"]
+    # nor does one whose figure lacks its numbers (the report reads such a run too)
+    a = analyze_profiler_overhead(_result(RATES_GOOD, TIMES_GOOD, engine={"ns_per_call": 1.0}))
+    assert "engine" not in a and "event processing" not in a["finding"]
     assert result_errors(_result(RATES_GOOD, TIMES_GOOD, engine={"ns_per_call": 1.0})) != []
 
 
@@ -426,3 +429,7 @@ def test_the_engine_cost_is_measured_from_the_build_or_says_why_not(tmp_path: Pa
     fake.chmod(0o755)
     engine, why = measure_engine_cost(tmp_path, quick=True)
     assert engine is None and why == "engine cost not measured: mop_engine_cost: broken"
+    # one that prints something else than its figures
+    fake.write_text("#!/bin/sh\necho '{\"batch\": 1}'\n")
+    engine, why = measure_engine_cost(tmp_path, quick=True)
+    assert engine is None and why is not None and why.endswith("printed no figures")

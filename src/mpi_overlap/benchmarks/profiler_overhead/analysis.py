@@ -292,11 +292,13 @@ ENGINE_FIELDS = ("ns_per_transfer", "ns_per_transfer_shared", "ns_per_call")
 
 def engine_cost(result: dict[str, Any]) -> dict[str, Any] | None:
     """The event processing timed alone (the run's `engine`, measured before the launches),
-    or None for a run without it."""
+    or None for a run without it (or with no figures in it)."""
     engine = result.get("engine")
-    if not isinstance(engine, dict):
+    if not isinstance(engine, dict) or not all(
+            isinstance(engine.get(k), (int, float)) for k in ENGINE_FIELDS):
         return None
-    return {k: engine.get(k) for k in ("callsites", *ENGINE_FIELDS)}
+    return {"callsites": bool(engine.get("callsites")),
+            **{k: float(engine[k]) for k in ENGINE_FIELDS}}
 
 
 def engine_sentence(e: dict[str, Any]) -> str:

@@ -209,15 +209,18 @@ def measure_engine_cost(bdir: Path, quick: bool) -> tuple[dict[str, Any] | None,
     if doc is None:
         why = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
         return None, f"engine cost not measured: {why[0]}"
-    return {
-        "executable": str(exe),
-        "batch": doc["batch"],
-        "reps": doc["reps"],
-        "callsites": doc["callsites"],
-        "ns_per_transfer": doc["distinct_handles"]["ns_per_transfer"],
-        "ns_per_transfer_shared": doc["shared_handle"]["ns_per_transfer"],
-        "ns_per_call": doc["calls_only"]["ns_per_call"],
-    }, None
+    try:
+        return {
+            "executable": str(exe),
+            "batch": doc["batch"],
+            "reps": doc["reps"],
+            "callsites": doc["callsites"],
+            "ns_per_transfer": doc["distinct_handles"]["ns_per_transfer"],
+            "ns_per_transfer_shared": doc["shared_handle"]["ns_per_transfer"],
+            "ns_per_call": doc["calls_only"]["ns_per_call"],
+        }, None
+    except (KeyError, TypeError):
+        return None, f"engine cost not measured: {exe} printed no figures"
 
 
 def _command_line(tc: Toolchain, opts: OverheadOptions) -> list[str]:
