@@ -40,30 +40,35 @@ typedef struct cost_options {
     int only; /* a stream_form, or -1: all */
 } cost_options;
 
-/* The events of WINDOWS windows, times in ns from t = 1000. Handles are
- * spaced like pointers into a free list. */
+/* Request i's handle in a window: spaced like pointers into a free list, or
+ * one for all. */
+static uint64_t stream_handle(enum stream_form form, int i)
+{
+    return 0x7f0000001000u + (form == SHARED ? 0u : 256u * (unsigned)i);
+}
+
+/* The events of WINDOWS windows, times in ns from t = 1000. */
 static size_t stream_fill(mop_event *ev, enum stream_form form)
 {
     uint64_t t = 1000;
     size_t k = 0;
     for (int w = 0; w < WINDOWS; w++) {
         for (int i = 0; i < WINDOW; i++) {
-            uint64_t key = form == SHARED ? 0x7f0000001000u : 0x7f0000001000u + 256u * (unsigned)i;
             ev[k++] = (mop_event){.type = MOP_EV_ENTER, .t = t, .key = 0x401000, .id = FN_IRECV};
             t += 60;
             if (form == CALLS_ONLY)
                 ev[k++] = (mop_event){.type = MOP_EV_EXIT, .t = t};
             else
-                ev[k++] = (mop_event){.type = MOP_EV_POST, .t = t, .key = key, .bytes = 8,
+                ev[k++] = (mop_event){.type = MOP_EV_POST, .t = t,
+                                      .key = stream_handle(form, i), .bytes = 8,
                                       .kind = MOP_KIND_RECV, .id = FN_IRECV, .arg = -1};
             t += 10;
         }
         ev[k++] = (mop_event){.type = MOP_EV_ENTER, .t = t, .key = 0x402000, .id = FN_WAITALL};
         t += 2000;
-        for (int i = 0; i < WINDOW && form != CALLS_ONLY; i++) {
-            uint64_t key = form == SHARED ? 0x7f0000001000u : 0x7f0000001000u + 256u * (unsigned)i;
-            ev[k++] = (mop_event){.type = MOP_EV_END, .t = t, .key = key, .bytes = 8};
-        }
+        for (int i = 0; i < WINDOW && form != CALLS_ONLY; i++)
+            ev[k++] = (mop_event){.type = MOP_EV_END, .t = t, .key = stream_handle(form, i),
+                                  .bytes = 8};
         ev[k++] = (mop_event){.type = MOP_EV_EXIT, .t = t};
         t += 100;
     }

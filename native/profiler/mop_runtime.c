@@ -172,45 +172,50 @@ static void mop_queue_restart(mop_thread *th)
     __atomic_store_n(&th->n, 0, __ATOMIC_RELEASE);
 }
 
-/* Processes what is queued into the thread's engine; with pv->lock held. After
- * the final write-out nothing is processed again (that one took the queue). */
-static void mop_process_queue(mop_thread_private *pv)
+/* Processes up to `limit` of the queued events into the thread's engine, from
+ * where the last processing stopped; once all are processed the queue starts
+ * over at its head, which stays in cache. `idle`: a step while the thread waits
+ * (counted as one; one that finds nothing, the queue flushed meanwhile by a
+ * call made inside the test, is none). With pv->lock held. After the final
+ * write-out nothing is processed again (that one took the queue). Returns
+ * whether any events remain. */
+static bool mop_process_queue(mop_thread_private *pv, uint32_t limit, bool idle)
 {
     uint32_t n;
     const mop_event *e = mop_unprocessed(pv->th, &n);
-    if (!pv->final_done)
-        mop_trace_process(&mop_trace_g, pv->th, &pv->proc, e, n);
+    uint32_t k = n > limit ? limit : n;
+    if (!pv->final_done && (k > 0 || !idle)) {
+        mop_trace_process(&mop_trace_g, pv->th, &pv->proc, e, k);
+        pv->proc.counters.idle_steps += idle;
+    }
+    if (k < n) {
+        pv->th->done += k;
+        return true;
+    }
     mop_queue_restart(pv->th);
+    return false;
+}
+
+/* Takes the thread's lock and processes up to `limit` queued events. */
+static bool mop_process_locked(mop_thread *th, uint32_t limit, bool idle)
+{
+    mop_thread_private *pv = th->priv;
+    mop_in_lock = 1;
+    pthread_mutex_lock(&pv->lock);
+    bool more = mop_process_queue(pv, limit, idle);
+    pthread_mutex_unlock(&pv->lock);
+    mop_in_lock = 0;
+    return more;
 }
 
 bool mop_idle_step(mop_thread *th, uint32_t chunk)
 {
-    mop_thread_private *pv = th->priv;
-    mop_in_lock = 1;
-    pthread_mutex_lock(&pv->lock);
-    uint32_t from = th->done, n = th->n;
-    uint32_t to = n - from > chunk ? from + chunk : n;
-    if (!pv->final_done && to > from) {
-        mop_trace_process(&mop_trace_g, th, &pv->proc, th->q + from, to - from);
-        pv->proc.counters.idle_steps++;
-    }
-    if (to == n) /* all processed: start over at the queue's head, which stays in cache */
-        mop_queue_restart(th);
-    else
-        th->done = to;
-    pthread_mutex_unlock(&pv->lock);
-    mop_in_lock = 0;
-    return to < n;
+    return mop_process_locked(th, chunk, true);
 }
 
 void mop_flush(mop_thread *th)
 {
-    mop_thread_private *pv = th->priv;
-    mop_in_lock = 1;
-    pthread_mutex_lock(&pv->lock);
-    mop_process_queue(pv);
-    pthread_mutex_unlock(&pv->lock);
-    mop_in_lock = 0;
+    mop_process_locked(th, UINT32_MAX, false);
 }
 
 /* ---- requests completed on another thread (mop_xthread.h) ----------------- */

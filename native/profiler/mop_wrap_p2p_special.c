@@ -25,6 +25,7 @@
  *
  * Functions that not every MPI declares are guarded with the MOP_HAVE_MPI_*
  * macros of the generated mop_fn_ids.h. */
+#include "mop_idle.h"
 #include "mop_wrap_xfer.h"
 
 /* ---- matched messages -------------------------------------------------- */

@@ -9,7 +9,6 @@
 
 #include "mop_coll_ops.h"
 #include "mop_coll_size.h"
-#include "mop_idle.h"
 #include "mop_wrap_util.h"
 
 /* An event of `type` for a message of count x dt with rank `peer` of comm
