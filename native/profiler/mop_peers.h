@@ -2,7 +2,8 @@
  * inter-node transfer time in a job spanning nodes, and what matches a
  * traced message with its other end. Translated only when one of them needs
  * it (mop_need_peers, set once at MPI_Init by the runtime), so that other
- * jobs pay nothing for it on the hot path. */
+ * jobs pay nothing for it on the hot path; then through a table per
+ * communicator or window, made at its first message and freed with it. */
 #ifndef MOP_PEERS_H
 #define MOP_PEERS_H
 
@@ -14,6 +15,8 @@
 extern int mop_need_peers;
 
 int32_t mop_world_rank_slow(MPI_Comm comm, int peer);
+/* World rank of rank `target` of win's group (-1: not known). */
+int32_t mop_win_world_rank_slow(MPI_Win win, int target);
 
 /* World rank of rank `peer` of comm, or -1 when only one node is in the job
  * and no trace is written (then the transfer-time class never depends on the

@@ -106,18 +106,9 @@ static inline uint64_t mop_win_bits(MPI_Win w)
  * point-to-point: the transfer-time class then never depends on the peer). */
 static int32_t mop_win_world_rank(MPI_Win win, int target)
 {
-    if (__builtin_expect(!mop_need_peers, 1) || target < 0)
+    if (__builtin_expect(!mop_need_peers, 1))
         return -1;
-    MPI_Group g, wg;
-    int out = MPI_UNDEFINED;
-    if (PMPI_Win_get_group(win, &g) != MPI_SUCCESS)
-        return -1;
-    if (PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
-        PMPI_Group_translate_ranks(g, 1, &target, wg, &out);
-        PMPI_Group_free(&wg);
-    }
-    PMPI_Group_free(&g);
-    return out == MPI_UNDEFINED ? -1 : out;
+    return mop_win_world_rank_slow(win, target);
 }
 
 /* END events for operations taken from a list, at t. `completed` is the

@@ -38,6 +38,10 @@ enum { NTHREADS = 8, TAGS_PER_THREAD = 8 };
 
 static int g_rank, g_iters, g_bytes;
 static int g_errors; /* updated with atomics: threads report bad data */
+/* A duplicate of MPI_COMM_WORLD for the p2p pattern: in trace mode its peers
+ * go through the profiler's per-communicator table (mop_peers.c), which the
+ * threads then make and read at once. */
+static MPI_Comm g_p2p_comm;
 /* g_handoff[t]: the receive thread t posted for its neighbour to complete.
  * g_ready[t] = step once it is there (release: the neighbour reads it after
  * it), g_done[t] = step once the neighbour completed it. */
@@ -78,8 +82,8 @@ static void p2p(int t, int iter, char *sbuf, char *rbuf)
     MPI_Request r[2];
     MPI_OVERLAP_REGION_BEGIN("p2p");
     fill(sbuf, iter, t, 0);
-    MPI_Irecv(rbuf, g_bytes, MPI_BYTE, 1 - g_rank, tag(t, 0), MPI_COMM_WORLD, &r[0]);
-    MPI_Isend(sbuf, g_bytes, MPI_BYTE, 1 - g_rank, tag(t, 0), MPI_COMM_WORLD, &r[1]);
+    MPI_Irecv(rbuf, g_bytes, MPI_BYTE, 1 - g_rank, tag(t, 0), g_p2p_comm, &r[0]);
+    MPI_Isend(sbuf, g_bytes, MPI_BYTE, 1 - g_rank, tag(t, 0), g_p2p_comm, &r[1]);
     MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: GCC 12 takes Debian MPICH 4.0's
                        * (MPI_Status *)1 for an array of size 0 (-Wstringop-overflow) */
     MPI_Waitall(2, r, st);
@@ -169,6 +173,7 @@ int main(int argc, char **argv)
                             "(provided: %d) and positive iterations and bytes\n", provided);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    MPI_Comm_dup(MPI_COMM_WORLD, &g_p2p_comm);
     pthread_t th[NTHREADS];
     for (int t = 0; t < NTHREADS; t++)
         if (pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t) != 0) {
@@ -183,6 +188,7 @@ int main(int argc, char **argv)
     int errors = __atomic_load_n(&g_errors, __ATOMIC_RELAXED);
     printf("thread_stress: rank %d: %d threads x %d iterations x 6 transfers, %d bad\n",
            g_rank, NTHREADS, g_iters, errors);
+    MPI_Comm_free(&g_p2p_comm);
     MPI_Finalize();
     return errors ? 1 : 0;
 }
