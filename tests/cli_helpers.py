@@ -68,6 +68,29 @@ def processes_with_env(marker: str) -> list[str]:
     return found
 
 
+def profile_test_app_traced(mpi: str, app: str, base: Path) -> Path:
+    """`mpi-overlap profile --trace` of native/tests' program `app` on 2 ranks of toolchain
+    `mpi` (the test is skipped where that toolchain is missing), run in `base`; returns the
+    run directory."""
+    import pytest
+
+    from mpi_overlap.build import build_dir_for, ensure_built
+    from mpi_overlap.errors import UserError
+    from mpi_overlap.toolchains import get_toolchain
+
+    try:
+        tc = get_toolchain(mpi)
+    except UserError as err:
+        pytest.skip(f"toolchain {mpi}: {err}")
+    ensure_built(tc)
+    exe = build_dir_for(tc) / "tests" / app
+    proc = run_cli("profile", "--mpi", mpi, "-n", "2", "--trace", "--no-report",
+                   "--out", str(base / "runs"), "--", str(exe), timeout=600, cwd=base)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    runs = sorted(p for p in (base / "runs").iterdir() if (p / "run.json").is_file())
+    return runs[-1]
+
+
 def own_state_dir(tmp_path: Path) -> Path:
     """A state directory of its own under `tmp_path` that shares the built programs and the
     toolchain registry of the tests' state directory, and copies of its transfer-time

@@ -13,11 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.errors import UserError
+from cli_helpers import profile_test_app_traced
 from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
 from mpi_overlap.trace.convert import read_run
 from mpi_overlap.trace.match import match_messages
 from mpi_overlap.trace.reader import KIND_SEND
@@ -33,18 +30,8 @@ EXPECTED = Counter({(0, 100): 1, (0, 200): 1, (0, 300): 1, (0, 400): 1, (0, 500)
 
 @pytest.fixture(scope="module", params=["mpich", "openmpi"])
 def run(request, tmp_path_factory):
-    try:
-        tc = get_toolchain(request.param)
-    except UserError as err:
-        pytest.skip(f"toolchain {request.param}: {err}")
-    ensure_built(tc)
-    app = build_dir_for(tc) / "tests" / "matching_app"
     base: Path = tmp_path_factory.mktemp(f"matching-{request.param}")
-    proc = run_cli("profile", "--mpi", request.param, "-n", "2", "--trace", "--no-report",
-                   "--out", str(base / "runs"), "--", str(app), timeout=600, cwd=base)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    runs = sorted(p for p in (base / "runs").iterdir() if (p / "run.json").is_file())
-    return load_run(runs[-1])
+    return load_run(profile_test_app_traced(request.param, "matching_app", base))
 
 
 def test_every_message_is_matched_with_its_own_other_end(run) -> None:

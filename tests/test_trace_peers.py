@@ -13,10 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.errors import UserError
-from mpi_overlap.toolchains import get_toolchain
+from cli_helpers import profile_test_app_traced
 from mpi_overlap.trace.convert import read_run
 from mpi_overlap.trace.reader import EV_BEGIN, KIND_RECV, KIND_SEND
 
@@ -34,19 +31,9 @@ POSTED = {0: {100: KIND_SEND, 200: KIND_SEND, 300: KIND_SEND, 400: KIND_RMA_SEND
 @pytest.fixture(scope="module", params=["mpich", "openmpi"])
 def begins(request, tmp_path_factory) -> dict[int, dict[int, tuple[int, int]]]:
     """Per rank, bytes -> (kind, peer) of every transfer's BEGIN event in its trace."""
-    try:
-        tc = get_toolchain(request.param)
-    except UserError as err:
-        pytest.skip(f"toolchain {request.param}: {err}")
-    ensure_built(tc)
-    app = build_dir_for(tc) / "tests" / "peers_app"
     base: Path = tmp_path_factory.mktemp(f"peers-{request.param}")
-    proc = run_cli("profile", "--mpi", request.param, "-n", "2", "--trace", "--no-report",
-                   "--out", str(base / "runs"), "--", str(app), timeout=600, cwd=base)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    runs = sorted(p for p in (base / "runs").iterdir() if (p / "run.json").is_file())
     out: dict[int, dict[int, tuple[int, int]]] = {}
-    for trace in read_run(runs[-1]):
+    for trace in read_run(profile_test_app_traced(request.param, "peers_app", base)):
         for events in trace.events.values():
             for e in events[events["type"] == EV_BEGIN]:
                 out.setdefault(trace.rank, {})[int(e["bytes"])] = (int(e["kind"]), int(e["arg"]))

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "mpi_overlap.h"
+#include "two_ranks.h"
 
 enum { BYTES = 64, SLEEP_MS = 20, BACKLOG_CALLS = 16, MAXMSG = 3 };
 enum { T_WAIT = 1, T_WAIT_IGNORE, T_WAITALL, T_WAITANY, T_WAITSOME, T_RECV, T_PROBE, T_MPROBE };
@@ -174,16 +175,8 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int size, reps = argc > 1 ? atoi(argv[1]) : 2;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "idle_waits: needs exactly 2 ranks\n");
-        MPI_Finalize();
-        return 2;
-    }
+    rank = two_ranks_init(&argc, &argv, "idle_waits");
+    int reps = argc > 1 ? atoi(argv[1]) : 2;
     for (int r = 0; r < reps; r++) {
         for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
             MPI_OVERLAP_REGION_BEGIN(paths[p].region);

@@ -19,20 +19,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "two_ranks.h"
+
 static char buf[8][1024];
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "matching_app: run on 2 ranks\n");
-        MPI_Finalize();
-        return 1;
-    }
+    int rank = two_ranks_init(&argc, &argv, "matching_app");
     int peer = 1 - rank;
     MPI_Comm split, dup;
     MPI_Comm_split(MPI_COMM_WORLD, 0, -rank, &split); /* rank 0 is rank 1 of split */

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "two_ranks.h"
+
 static char buf[4][1024];
 
 /* Rank 0 sends `bytes` to rank `to` of comm; rank 1 receives from `from`. */
@@ -52,16 +54,7 @@ static unsigned long long comm_bits(MPI_Comm c)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "peers_app: run on 2 ranks\n");
-        MPI_Finalize();
-        return 1;
-    }
+    int rank = two_ranks_init(&argc, &argv, "peers_app");
     MPI_Comm reversed, forward, inter;
 
     /* split: rank 0 sends to rank 0 of `reversed`, rank 1 receives from its rank 1 */
