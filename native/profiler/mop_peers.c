@@ -73,32 +73,37 @@ static void mop_keyvals_create(void)
         mop_win_keyval = MPI_KEYVAL_INVALID;
 }
 
-/* g's translation into world ranks (MPI_UNDEFINED: -1); NULL without memory. */
+void mop_group_world_ranks(MPI_Group g, int n, int32_t *out)
+{
+    MPI_Group wg;
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int *in = malloc((size_t)n * sizeof *in);
+    int *res = malloc((size_t)n * sizeof *res);
+    if (in && res) {
+        for (int i = 0; i < n; i++)
+            in[i] = i;
+        PMPI_Group_translate_ranks(g, n, in, wg, res);
+        for (int i = 0; i < n; i++)
+            out[i] = res[i] == MPI_UNDEFINED ? -1 : res[i];
+    } else {
+        for (int i = 0; i < n; i++)
+            out[i] = -1;
+    }
+    free(in);
+    free(res);
+    PMPI_Group_free(&wg);
+}
+
+/* g's translation into world ranks; NULL without memory. */
 static mop_peer_table *mop_peer_table_of(MPI_Group g)
 {
     int n = 0;
     PMPI_Group_size(g, &n);
-    mop_peer_table *t = malloc(sizeof *t + (size_t)(n > 0 ? n : 1) * sizeof t->world[0]);
-    int *ranks = malloc((size_t)(n > 0 ? n : 1) * sizeof *ranks);
-    int *out = malloc((size_t)(n > 0 ? n : 1) * sizeof *out);
-    MPI_Group wg = MPI_GROUP_NULL;
-    if (!t || !ranks || !out || PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS) {
-        free(t);
-        t = NULL;
-    } else {
-        for (int i = 0; i < n; i++)
-            ranks[i] = i;
-        if (n > 0 && PMPI_Group_translate_ranks(g, n, ranks, wg, out) != MPI_SUCCESS)
-            for (int i = 0; i < n; i++)
-                out[i] = MPI_UNDEFINED;
-        t->n = n;
-        for (int i = 0; i < n; i++)
-            t->world[i] = out[i] == MPI_UNDEFINED ? -1 : out[i];
-    }
-    if (wg != MPI_GROUP_NULL)
-        PMPI_Group_free(&wg);
-    free(ranks);
-    free(out);
+    mop_peer_table *t = malloc(sizeof *t + (size_t)(n > 0 ? n : 0) * sizeof t->world[0]);
+    if (!t)
+        return NULL;
+    t->n = n > 0 ? n : 0;
+    mop_group_world_ranks(g, t->n, t->world);
     return t;
 }
 

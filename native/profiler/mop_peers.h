@@ -15,6 +15,9 @@
 extern int mop_need_peers;
 
 int32_t mop_world_rank_slow(MPI_Comm comm, int peer);
+/* The world ranks of g's n members in rank order into out (-1: not in
+ * MPI_COMM_WORLD, or no memory for the translation). */
+void mop_group_world_ranks(MPI_Group g, int n, int32_t *out);
 /* World rank of rank `target` of win's group (-1: not known). */
 int32_t mop_win_world_rank_slow(MPI_Win win, int target);
 
@@ -24,6 +27,12 @@ int32_t mop_win_world_rank_slow(MPI_Win win, int target);
 static inline int32_t mop_world_rank(MPI_Comm comm, int peer)
 {
     return __builtin_expect(mop_need_peers, 0) ? mop_world_rank_slow(comm, peer) : -1;
+}
+
+/* The same for rank `target` of win's group. */
+static inline int32_t mop_win_world_rank(MPI_Win win, int target)
+{
+    return __builtin_expect(mop_need_peers, 0) ? mop_win_world_rank_slow(win, target) : -1;
 }
 
 #endif

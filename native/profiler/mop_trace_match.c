@@ -56,28 +56,6 @@ static int mop_cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The world ranks of g's members in rank order into out (n of them). */
-static void mop_group_world_ranks(MPI_Group g, int n, int32_t *out)
-{
-    MPI_Group wg;
-    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-    int *in = malloc((size_t)n * sizeof *in);
-    int *res = malloc((size_t)n * sizeof *res);
-    if (in && res) {
-        for (int i = 0; i < n; i++)
-            in[i] = i;
-        PMPI_Group_translate_ranks(g, n, in, wg, res);
-        for (int i = 0; i < n; i++)
-            out[i] = res[i] == MPI_UNDEFINED ? -1 : res[i];
-    } else {
-        for (int i = 0; i < n; i++)
-            out[i] = -1;
-    }
-    free(in);
-    free(res);
-    PMPI_Group_free(&wg);
-}
-
 /* FNV-1a of the sorted members (both groups of an intercommunicator, which
  * its two sides see swapped) and whether it is one. */
 static uint64_t mop_group_hash(const int32_t *ranks, size_t n, int inter)

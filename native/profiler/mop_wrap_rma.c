@@ -102,14 +102,6 @@ static inline uint64_t mop_win_bits(MPI_Win w)
     return mop_handle_bits(&w, sizeof w);
 }
 
-/* World rank of `target` of the window's group; -1 on one node (as for
- * point-to-point: the transfer-time class then never depends on the peer). */
-static int32_t mop_win_world_rank(MPI_Win win, int target)
-{
-    if (__builtin_expect(!mop_need_peers, 1))
-        return -1;
-    return mop_win_world_rank_slow(win, target);
-}
 
 /* END events for operations taken from a list, at t. `completed` is the
  * reason of those still pending (this thread's call completed them). */

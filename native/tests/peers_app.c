@@ -17,6 +17,15 @@
 
 static char buf[4][1024];
 
+/* A handle's bits (ints in MPICH, pointers in Open MPI), to tell whether an
+ * MPI gave a new object a freed one's handle. */
+static unsigned long long handle_bits(const void *handle, size_t size)
+{
+    unsigned long long bits = 0;
+    memcpy(&bits, handle, size < sizeof bits ? size : sizeof bits);
+    return bits;
+}
+
 /* Rank 0 sends `bytes` to rank `to` of comm; rank 1 receives from `from`. */
 static void one_message(MPI_Comm comm, int rank, int to, int from, int bytes)
 {
@@ -35,8 +44,7 @@ static unsigned long long one_put(MPI_Comm comm, int rank, int target, int bytes
 {
     MPI_Win win;
     MPI_Win_create(buf[2], sizeof buf[2], 1, MPI_INFO_NULL, comm, &win);
-    unsigned long long bits = 0;
-    memcpy(&bits, &win, sizeof win < sizeof bits ? sizeof win : sizeof bits);
+    unsigned long long bits = handle_bits(&win, sizeof win);
     MPI_Win_fence(0, win);
     if (rank == 0)
         MPI_Put(buf[3], bytes, MPI_BYTE, target, 0, bytes, MPI_BYTE, win);
@@ -45,12 +53,6 @@ static unsigned long long one_put(MPI_Comm comm, int rank, int target, int bytes
     return bits;
 }
 
-static unsigned long long comm_bits(MPI_Comm c)
-{
-    unsigned long long bits = 0;
-    memcpy(&bits, &c, sizeof c < sizeof bits ? sizeof c : sizeof bits);
-    return bits;
-}
 
 int main(int argc, char **argv)
 {
@@ -59,13 +61,13 @@ int main(int argc, char **argv)
 
     /* split: rank 0 sends to rank 0 of `reversed`, rank 1 receives from its rank 1 */
     MPI_Comm_split(MPI_COMM_WORLD, 0, -rank, &reversed);
-    unsigned long long reversed_bits = comm_bits(reversed);
+    unsigned long long reversed_bits = handle_bits(&reversed, sizeof reversed);
     one_message(reversed, rank, 0, 1, 100);
     MPI_Comm_free(&reversed);
 
     /* reused: ranks as in MPI_COMM_WORLD */
     MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &forward);
-    int reused = comm_bits(forward) == reversed_bits;
+    int reused = handle_bits(&forward, sizeof forward) == reversed_bits;
     one_message(forward, rank, 1, 0, 200);
 
     /* inter: one rank on each side */
