@@ -1,32 +1,37 @@
 """Whether a transfer-time table may be used and what is said about it (table_trust.py):
 a suspect table refused in one line naming the override, notes for noisy and unverified
-ones, a table older than its toolchain, and the report's warnings about the tables of
-the runs it shows (no MPI needed)."""
+ones, a table older than its toolchain, the report's warnings about the tables of the
+runs it shows, and which of a new and a stored table is kept and used (no MPI needed)."""
 
 from __future__ import annotations
 
 import io
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from mpi_overlap.calibration import calibrate
 from mpi_overlap.calibration.table_trust import (
     SUSPECT_EXIT,
     check_usable,
     contradicts_quiet,
     different_tables,
+    disagreement,
     older_than,
+    replacement,
     run_table_notes,
     stale_for,
     toolchain_modified,
 )
-from mpi_overlap.calibration.xfer_table import XferTable
+from mpi_overlap.calibration.xfer_table import XferTable, read_table, table_from_pingpong
 from mpi_overlap.errors import UserError
 from mpi_overlap.report import profile_table
 from mpi_overlap.rundir import Run
 from mpi_overlap.toolchains import Toolchain
+from mpi_overlap.ui import Ui
 from test_xfer_table import _table
 
 
@@ -114,18 +119,107 @@ def _p2p(times_us: dict[int, float], *, verdict: str = "ok", load: str | None = 
                      verdict=verdict, verdict_reason="x", load=load)
 
 
-def test_a_busy_table_that_contradicts_the_quiet_one_is_suspect() -> None:
-    """Issue 11's acceptance: a table measured beside CPU load agrees within 25 % with the
-    quiet one, or is suspect. Samples that kept their cores still shared caches and memory
-    (1 MiB came out 25-60 % slow in samples that passed the CPU-share test)."""
-    quiet = _p2p({1024: 1.4, 65536: 9.0, 1 << 20: 82.0})
-    busy = "other processes used 87 % of the machine's CPU time while it ran"
-    agree = _p2p({1024: 1.5, 65536: 9.5, 1 << 20: 95.0}, verdict="noisy", load=busy)
-    slow = _p2p({1024: 1.5, 65536: 9.5, 1 << 20: 120.0}, verdict="noisy", load=busy)
+US = 1e-6
+SIZES_US = {0: 1.8, 1024: 2.2, 65536: 11.0, 1 << 20: 146.0}
+
+
+def _pingpong(times_us: dict[int, float], *, wide: tuple[int, ...] = ()) -> dict:
+    """A pingpong result document whose sizes have 40 undisturbed samples from t to
+    t * 1.04 (estimate t * 1.01, 95 % interval t * (1.004 .. 1.009)); a size in `wide`
+    has 12 that spread from t to 3 t (an interval of 100 % of the estimate or more)."""
+    sizes = []
+    for nbytes, t in sorted(times_us.items()):
+        n, top = (12, 2.0) if nbytes in wide else (40, 0.04)
+        samples = [t * US * (1 + top * k / (n - 1)) for k in range(n)]
+        sizes.append({"bytes": nbytes, "one_way_s": samples[n // 2], "samples_s": samples,
+                      "cpu_share": [1.0] * n})
+    return {"benchmark": "pingpong", "provenance": {"ranks": 2},
+            "results": {"pairs": [{"class": "intra", "sizes": sizes}], "ranks": 2, "nodes": 1,
+                        "machine_key": "m", "machine_fp": "0" * 16, "toolchain_key": "t",
+                        "toolchain_fp": "1" * 16}}
+
+
+BUSY = {"disturbed": True, "foreign_share": 0.79, "steal_s": 0.0, "busy_processes": []}
+
+
+def _measured(times_us: dict[int, float], *, busy: bool = False,
+              wide: tuple[int, ...] = ()) -> XferTable:
+    return table_from_pingpong(_pingpong(times_us, wide=wide), "mpich",
+                               host_load=BUSY if busy else None)
+
+
+def test_a_busy_table_agrees_within_the_intervals_or_is_suspect() -> None:
+    """Issue 35: a table measured beside two busy loops either agrees with the quiet one
+    within the intervals (then it may stand) or is marked suspect and not used; the load
+    itself is said, not judged."""
+    quiet = _measured(SIZES_US)
+    assert quiet.verdict == "ok" and quiet.load is None
+    assert (q := quiet.quality[("intra", 1024)]).lo_s < 2.2 * 1.01 * US < q.hi_s
+    agree = _measured({**SIZES_US, 1 << 20: 146.0 * 1.08}, busy=True)  # the issue's 0.92-1.10
+    assert agree.verdict == "ok" and "other processes used 79 %" in agree.load
     assert contradicts_quiet(agree, quiet) is None
+    slow = _measured({**SIZES_US, 1 << 20: 146.0 * 1.4}, busy=True)
     why = contradicts_quiet(slow, quiet)
-    assert why is not None and "46 % at intra 1048576 B" in why and "kept" in why
+    assert why is not None and "40 % at intra 1048576 B" in why and "kept" in why
+    # within a wide interval a large difference is no contradiction
+    assert disagreement(_measured({**SIZES_US, 1024: 1.5}, wide=(1024,)), quiet) is None
     # nothing to compare with, a quiet table that is not ok, or a new table made quietly
     assert contradicts_quiet(slow, None) is None
-    assert contradicts_quiet(slow, _p2p({1 << 20: 82.0}, verdict="noisy")) is None
-    assert contradicts_quiet(_p2p({1 << 20: 120.0}), quiet) is None
+    assert contradicts_quiet(slow, replace(quiet, verdict="noisy")) is None
+    assert contradicts_quiet(_measured({**SIZES_US, 1 << 20: 146.0 * 1.4}), quiet) is None
+
+
+def test_a_worse_table_never_replaces_a_better_one_silently() -> None:
+    quiet = _measured(SIZES_US)
+    noisy = _measured(SIZES_US, wide=(1024,))
+    assert noisy.verdict == "noisy"
+    kept = replacement(noisy, quiet, where=Path("/s/x.table"))
+    assert kept.beside == ".noisy" and kept.table.verdict == "noisy"
+    assert kept.said and "worse than the stored one (ok" in kept.said
+    assert "/s/x.table stays in use" in kept.said and "\n" not in kept.said
+    slow = replacement(_measured({**SIZES_US, 1 << 20: 146.0 * 1.4}, busy=True), quiet)
+    assert slow.beside == ".suspect" and slow.table.verdict == "suspect"
+    assert "differs from the quiet table" in slow.table.verdict_reason
+    # equal or better replaces; so does anything when the stored one is stale or
+    # unverified, or has none of the new one's pair classes
+    assert replacement(quiet, noisy).beside == ""
+    assert replacement(noisy, replace(noisy, created="x")).beside == ""
+    assert replacement(noisy, quiet, old_stale=True).beside == ""
+    assert replacement(noisy, replace(quiet, verdict="unverified")).beside == ""
+    inter = replace(quiet, points={"inter": quiet.points["intra"]}, unmeasured={})
+    assert replacement(noisy, inter).beside == ""
+
+
+def test_calibrate_keeps_the_better_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state directory after a quiet calibration, then a busy one that agrees (it
+    replaces the quiet one), then a busy one that disagrees (suspect, beside, the stored
+    one in use) and a noisy one (beside, the stored one in use): one line each time a
+    table is set aside (calibrate._calibrate_p2p, measure_p2p made up)."""
+    monkeypatch.setenv("MPI_OVERLAP_HOME", str(tmp_path))
+    tc = Toolchain(name="mpich", kind="wheel", flavor="mpich", mpicc=str(tmp_path / "no"),
+                   mpiexec=str(tmp_path / "no"))
+    console = Console(file=io.StringIO(), width=400)
+
+    def calibrate_with(table: XferTable) -> tuple[Path, XferTable]:
+        monkeypatch.setattr(calibrate, "measure_p2p", lambda *a, **k: (table, []))
+        path, _, written = calibrate._calibrate_p2p(
+            tc, ranks=2, quick=True, sizes=None, launcher=None, timeout_s=None,
+            out_base=tmp_path, ui=Ui(console))
+        return path, written
+
+    stored, _ = calibrate_with(_measured(SIZES_US))
+    assert stored.name == f"mpich-{'0' * 16}-{'1' * 16}.table"
+    path, written = calibrate_with(_measured({**SIZES_US, 1 << 20: 146.0 * 1.08}, busy=True))
+    assert path == stored and written.verdict == "ok" and written.load
+    assert console.file.getvalue() == ""
+    path, written = calibrate_with(_measured({**SIZES_US, 1 << 20: 146.0 * 1.4}, busy=True))
+    assert path.name == stored.name.replace(".table", ".suspect.table")
+    assert written.verdict == "suspect" and "differs from the quiet table" in \
+        written.verdict_reason
+    in_use = read_table(stored)
+    assert dict(in_use.points["intra"])[1 << 20] < 146.0 * 1.1 * US
+    path, written = calibrate_with(_measured(SIZES_US, wide=(1024,)))
+    assert path.name == stored.name.replace(".table", ".noisy.table")
+    assert read_table(stored).content_hash == in_use.content_hash
+    said = console.file.getvalue().splitlines()
+    assert len(said) == 2 and all("stays in use" in line for line in said)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import subprocess
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from ..termsafe import Table
 from ..toolchains import Toolchain
 from ..ui import Ui
 from . import coll_failures, coll_size_model
-from .table_trust import SUSPECT_EXIT, check_usable, contradicts_quiet, refusal, stale_for
+from .table_trust import SUSPECT_EXIT, check_usable, refusal, replacement, stale_for
 from .xfer_quality import UNVERIFIED, judge, size_list, suspect_sizes
 from .xfer_table import (
     BLOCKING_COLL_OPS,
@@ -183,19 +183,23 @@ def _calibrate_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
     """Measure the point-to-point part and write the table (whatever its verdict: the
     table says it), keeping the collective series of a fitting table already there and
     the classes it has that this calibration did not measure (intra from one node, inter
-    from a run across nodes). A
-    table measured on a busy machine that contradicts the quiet one there is suspect and
-    written beside it (`<name>.suspect.table`): the quiet one stays (table_trust.py)."""
+    from a run across nodes). A table with a worse verdict than the one there (a busy
+    table that contradicts the quiet one is suspect) does not replace it: it is written
+    beside it (`<name>.<verdict>.table`), the stored one stays in use, and one line says
+    so (table_trust.replacement). The path and table returned are the new one's."""
     table, runs = measure_p2p(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
                               timeout_s=timeout_s, out_base=out_base, ui=ui)
     path = table_path(tc, table.machine_fp, table.toolchain_fp)
     old = _fitting(path, table.machine_fp, table.toolchain_fp)
+    choice = replacement(table, old, old_stale=old is not None and stale_for(old, tc) is not None,
+                         where=path)
+    table = choice.table
     table = table.with_coll(old.coll).with_classes_of(old) if old else table
-    contradiction = contradicts_quiet(table, old)
-    if contradiction:
-        table = replace(table, verdict="suspect", verdict_reason=contradiction)
-        path = path.with_name(path.name.removesuffix(".table") + ".suspect.table")
+    if choice.beside:
+        path = path.with_name(path.name.removesuffix(".table") + choice.beside + ".table")
     save_table(path, table)
+    if choice.said:
+        ui.line(choice.said)
     return path, runs, read_table(path)
 
 

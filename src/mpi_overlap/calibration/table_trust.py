@@ -10,15 +10,20 @@ report and `calibrate --check` (the library applies the first in C, mop_runtime.
 - a `noisy` one is used with a note;
 - a table made before the toolchain's MPI was last installed or changed may no longer
   describe it: measured again when it is the state directory's own, noted otherwise;
-- a table measured on a busy machine that disagrees by more than QUIET_AGREEMENT with
-  the `ok` table of the same machine and MPI it would replace is suspect, and the quiet
-  one is kept (contradicts_quiet): the CPU share of each sample shows a rank that lost
-  its core, not caches and memory shared with the other work, which slowed 1 MiB
-  messages by 25-60 % in samples that passed it.
+- a table measured on a busy machine that disagrees with the `ok` table of the same
+  machine and MPI it would replace (at a size both measured, their 95 % intervals apart
+  and their values more than AGREEMENT_FLOOR apart) is suspect, and the quiet one is
+  kept (contradicts_quiet): the CPU share of each sample shows a rank that lost its
+  core, not caches and memory shared with the other work, which slowed 1 MiB messages
+  by 25-60 % in samples that passed it;
+- a new table whose verdict is worse than that of the table it would replace, for the
+  pair classes both measured, does not replace it: both are kept, the better is used,
+  and one line says so (replacement).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -29,35 +34,105 @@ from .xfer_quality import UNVERIFIED
 from .xfer_table import XferTable, read_table
 
 SUSPECT_EXIT = 4  # `calibrate` made a suspect table / `profile` refused one
-QUIET_AGREEMENT = 0.25  # the most a busy machine's table may differ from the quiet one
+# Two tables agree at a size when their 95 % intervals there (each stretched to take in
+# the table's value, the fit) overlap, or when their values differ by no more than this
+# fraction, whatever their intervals: an interval of a few hundred quiet samples is a
+# few ns wide, narrower than the drift between two quiet calibrations.
+AGREEMENT_FLOOR = 0.10
+
+
+def _span(table: XferTable, cls: str, nbytes: int, value: float) -> tuple[float, float]:
+    """The table's 95 % interval at one of its points, stretched to take in its value;
+    the value alone where the table does not carry the interval."""
+    q = table.quality.get((cls, nbytes))
+    if q is None or q.lo_s is None or q.hi_s is None:
+        return value, value
+    return min(q.lo_s, value), max(q.hi_s, value)
+
+
+def disagreement(new: XferTable, ref: XferTable) -> tuple[float, str, int, float, float] | None:
+    """Where `new` and `ref` disagree most, as (relative difference, class, bytes, new
+    value, ref value), over the sizes both measured in the classes both have: a size
+    disagrees when their intervals (_span) do not overlap and their values differ by
+    more than AGREEMENT_FLOOR. None when they agree everywhere (or share no size)."""
+    worst: tuple[float, str, int, float, float] | None = None
+    for cls, points in new.points.items():
+        theirs = dict(ref.points.get(cls, []))
+        for nbytes, seconds in points:
+            other = theirs.get(nbytes)
+            if other is None or other <= 0:
+                continue
+            a, b = _span(new, cls, nbytes, seconds), _span(ref, cls, nbytes, other)
+            off = abs(seconds - other) / other
+            if max(a[0] - b[1], b[0] - a[1]) <= 0 or off <= AGREEMENT_FLOOR:
+                continue
+            if worst is None or off > worst[0]:
+                worst = (off, cls, nbytes, seconds, other)
+    return worst
 
 
 def contradicts_quiet(new: XferTable, quiet: XferTable | None) -> str | None:
     """Why `new`, measured while other processes used the machine (its `load`), cannot
     stand beside `quiet`, an `ok` table of the same machine and MPI: the size where they
-    differ most when that is more than QUIET_AGREEMENT; None when they agree or there is
-    nothing to compare with."""
+    disagree most (disagreement); None when they agree or there is nothing to compare
+    with."""
     if not new.load or quiet is None or quiet.verdict != "ok":
         return None
-    worst: tuple[float, str, int, float, float] | None = None
-    for cls, points in new.points.items():
-        if not quiet.points.get(cls):
-            continue
-        for nbytes, seconds in points:
-            ref = quiet.lookup(nbytes, cls)
-            if ref <= 0:
-                continue
-            off = abs(seconds - ref) / ref
-            if worst is None or off > worst[0]:
-                worst = (off, cls, nbytes, seconds, ref)
-    if worst is None or worst[0] <= QUIET_AGREEMENT:
+    worst = disagreement(new, quiet)
+    if worst is None:
         return None
     off, cls, nbytes, seconds, ref = worst
     return (f"measured on a busy machine (its load line says what ran), it differs from the "
-            f"quiet table of "
-            f"{quiet.created} by {100 * off:.0f} % at {cls} {nbytes} B ({seconds * 1e6:.3g} "
-            f"against {ref * 1e6:.3g} µs; more than {100 * QUIET_AGREEMENT:.0f} %), which is "
-            "kept")
+            f"quiet table of {quiet.created} by {100 * off:.0f} % at {cls} {nbytes} B "
+            f"({seconds * 1e6:.3g} against {ref * 1e6:.3g} µs; their 95 % intervals apart "
+            f"and more than {100 * AGREEMENT_FLOOR:.0f} %), which is kept")
+
+
+_RANK = {"ok": 0, "noisy": 1, "suspect": 2}
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """What becomes of a new table beside the one it would replace: `table` the new one
+    as written (marked suspect when it contradicts the quiet one), `beside` the suffix it
+    is written under beside the stored one ('' when it replaces it), and `said` the one
+    line for the terminal (None when nothing needs saying)."""
+
+    table: XferTable
+    beside: str = ""
+    said: str | None = None
+
+
+def replacement(new: XferTable, old: XferTable | None, *, old_stale: bool = False,
+                where: Path | None = None) -> Replacement:
+    """Whether `new` (its verdict from its own samples, before `old`'s classes are merged
+    in) replaces `old`, the stored table of the same machine and MPI (None when there is
+    none that fits; `old_stale`: made before the toolchain last changed, so never kept
+    for its verdict). `new` does not replace it, and is written beside it (suffix
+    `.<verdict>`), when it contradicts `old` as a busy table against a quiet one
+    (contradicts_quiet; then suspect), or when it measured a pair class `old` has and its
+    verdict is worse than `old`'s (ok, noisy, suspect; an unverified `old` is measured
+    again to be replaced)."""
+    if old is None or old_stale:
+        return Replacement(new)
+    contradiction = contradicts_quiet(new, old)
+    if contradiction:
+        new = replace(new, verdict="suspect", verdict_reason=contradiction)
+    shared = set(new.points) | set(new.unmeasured)
+    shared &= set(old.points) | set(old.unmeasured)
+    if not shared or old.verdict not in _RANK or \
+            _RANK.get(new.verdict, 2) <= _RANK[old.verdict]:
+        return Replacement(new)
+    name = f"{where or old.path or 'the stored table'}"
+    said = (f"the new table is {new.verdict} ({_first(new.verdict_reason)}), worse than the "
+            f"stored one ({old.verdict}, made {old.created}): both are kept, the new one "
+            f"beside it (.{new.verdict}.table), and {name} stays in use")
+    return Replacement(new, beside=f".{new.verdict}", said=said)
+
+
+def _first(reason: str, most: int = 160) -> str:
+    """The start of a verdict reason, short enough for one line."""
+    return reason if len(reason) <= most else reason[:most - 1].rstrip() + "…"
 
 
 def refusal(table: XferTable, *, override: str) -> UserError:

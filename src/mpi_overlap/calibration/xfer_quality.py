@@ -48,23 +48,27 @@ CLEAN_SHARE = 0.9
 QUANTILE = 0.25
 # Fewer undisturbed samples than this: the size is unmeasured (left out of the table).
 MIN_CLEAN = 3
-# Relative departure of an estimate from the monotone fit: noisy above, suspect above
-# (a suspect size is left out of the fit and measured again).
-FIT_NOISY = 0.10
+# The fit leaves out the size furthest off it while that one is more than FIT_SUSPECT off
+# (relative departure), refitting without it, so that one bad size does not drag its
+# neighbours.
 FIT_SUSPECT = 0.25
-# Interquartile range of the undisturbed samples relative to the estimate: noisy above.
-# A wide spread alone never makes a size suspect: the lower quartile resists it, and the
-# fit shows when it did not (the size then departs from its neighbours). On CI's VMs the
-# sub-microsecond sizes of Debian's MPIs spread 175-209 % while their estimates agreed
-# with their neighbours.
-SPREAD_NOISY = 0.5
+# A size's verdict comes from its estimate's own uncertainty: the 95 % interval of the
+# lower quartile (quantile_interval) and where the fit lies from it.
+# - Interval wider than WIDTH_NOISY of the estimate: noisy (the size's samples do not
+#   pin its time down).
+# - Fit outside the interval by more than RESIDUAL_NOISY half-widths (|estimate - fit| /
+#   half-width) *and* more than FIT_NOISY off: noisy; by more than RESIDUAL_SUSPECT
+#   half-widths and more than FIT_SUSPECT off: suspect. The relative floors keep an
+#   interval of a few ns (hundreds of quiet samples) from calling a difference no bound
+#   would notice a disagreement; the units keep a wide interval from calling noise one.
+WIDTH_NOISY = 0.5
+RESIDUAL_NOISY = 2.0
+RESIDUAL_SUSPECT = 4.0
+FIT_NOISY = 0.10
 # More suspect sizes than this fraction of a class's measured sizes: the fit rests on too
 # few agreeing sizes, and the table is suspect. Fewer: each is left out of the fit, which
 # carries its neighbours' value there, and the table is noisy.
 SUSPECT_SHARE = 0.25
-# Below this fraction of undisturbed samples the machine was busy while the size was
-# measured: even undisturbed samples may have shared caches and memory with other work.
-BUSY_FRACTION = 0.5
 # More unmeasured sizes than this fraction (per class): the table is suspect.
 UNMEASURED_SUSPECT = 0.5
 
@@ -84,6 +88,8 @@ class SizeQuality:
     clean: int  # undisturbed samples
     estimate_s: float | None = None  # QUANTILE of the undisturbed samples
     spread: float | None = None  # (q75 - q25) / q25 of the undisturbed samples
+    lo_s: float | None = None  # the estimate's 95 % interval (quantile_interval)
+    hi_s: float | None = None
     fitted_s: float | None = None  # the monotone fit at this size
     verdict: str = "ok"
     reasons: list[str] = field(default_factory=list)
@@ -99,6 +105,29 @@ class SizeQuality:
         if self.estimate_s is None or not self.fitted_s:
             return None
         return abs(self.estimate_s - self.fitted_s) / self.fitted_s
+
+    @property
+    def width(self) -> float | None:
+        """The interval's width relative to the estimate, None without either."""
+        if self.estimate_s is None or self.lo_s is None or self.hi_s is None:
+            return None
+        if self.estimate_s <= 0:
+            return 0.0 if self.hi_s <= 0 else math.inf
+        return (self.hi_s - self.lo_s) / self.estimate_s
+
+    @property
+    def residual(self) -> float | None:
+        """The fit's residual in units of the interval: |estimate - fit| / half-width
+        when the fit lies outside the interval (infinite for an interval of no width),
+        0 inside it; None without a fit or an interval."""
+        if (self.estimate_s is None or self.fitted_s is None or self.lo_s is None
+                or self.hi_s is None):
+            return None
+        slack = 1e-9 * max(abs(self.hi_s), abs(self.lo_s))  # the fit's round trip via log
+        if self.lo_s - slack <= self.fitted_s <= self.hi_s + slack:
+            return 0.0
+        half = (self.hi_s - self.lo_s) / 2
+        return abs(self.estimate_s - self.fitted_s) / half if half > 0 else math.inf
 
 
 @dataclass
@@ -148,7 +177,33 @@ def estimate(cls: str, nbytes: int, pool: Pool) -> SizeQuality:
         q25, q75 = np.quantile(clean, [QUANTILE, 0.75])
         q.estimate_s = float(q25)
         q.spread = float((q75 - q25) / q25) if q25 > 0 else 0.0
+        q.lo_s, q.hi_s = quantile_interval(clean)
     return q
+
+
+def quantile_interval(samples: Iterable[float] | np.ndarray, q: float = QUANTILE,
+                      level: float = 0.95) -> tuple[float, float]:
+    """A distribution-free `level` confidence interval of the `q` quantile of the
+    population `samples` were drawn from: the order statistics x(l) <= x(u) (1-based
+    ranks) with P(l <= B < u) >= level, B ~ Binomial(n, q) the number of samples below
+    the quantile (Hahn and Meeker, "Statistical Intervals", section 5.2), taken as
+    symmetric in the binomial's tails as the ranks allow. Too few samples for any pair
+    of ranks to reach `level`: the whole sample range, which then covers less.
+    Non-finite samples are dropped; none left is a ValueError."""
+    x = np.sort(np.asarray(list(samples) if not isinstance(samples, np.ndarray) else samples,
+                           dtype=float))
+    x = x[np.isfinite(x)]
+    n = len(x)
+    if n == 0:
+        raise ValueError("no finite samples to make an interval from")
+    from scipy.stats import binom  # here: scipy.stats takes a second to import
+
+    alpha = 1.0 - level
+    lo_rank = max(1, int(binom.ppf(alpha / 2, n, q)))
+    hi_rank = min(n, int(binom.ppf(1 - alpha / 2, n, q)) + 1)
+    if binom.cdf(hi_rank - 1, n, q) - binom.cdf(lo_rank - 1, n, q) < level:
+        return float(x[0]), float(x[-1])
+    return float(x[lo_rank - 1]), float(x[hi_rank - 1])
 
 
 def _isotonic(sizes: list[SizeQuality], floor: float) -> np.ndarray:
@@ -191,7 +246,9 @@ def monotone_fit(sizes: list[SizeQuality]) -> None:
 
 
 def judge_size(q: SizeQuality) -> None:
-    """The size's verdict and its reasons (the rules of docs/method.md)."""
+    """The size's verdict and its reasons (the rules of docs/method.md): from the width of
+    its estimate's interval and the fit's residual in units of that interval; how many
+    samples were disturbed is said, never judged (the interval already pays for it)."""
     q.reasons = []
     if q.estimate_s is None:
         q.verdict = UNMEASURED
@@ -205,18 +262,26 @@ def judge_size(q: SizeQuality) -> None:
             worst = level
         q.reasons.append(why)
 
-    d = q.departure
-    if d is not None and d > FIT_NOISY:
-        flag("suspect" if d > FIT_SUSPECT else "noisy",
+    z, d, w = q.residual, q.departure, q.width
+    if z is not None and d is not None and z > RESIDUAL_NOISY and d > FIT_NOISY:
+        flag("suspect" if z > RESIDUAL_SUSPECT and d > FIT_SUSPECT else "noisy",
              f"estimate {q.estimate_s * 1e6:.3g} µs is {100 * d:.0f} % off the monotone fit "
-             f"{(q.fitted_s or 0) * 1e6:.3g} µs")
-    if q.spread is not None and q.spread > SPREAD_NOISY:
-        flag("noisy", f"undisturbed samples spread {100 * q.spread:.0f} % (interquartile range)")
+             f"{(q.fitted_s or 0) * 1e6:.3g} µs, {_units(z)} its interval's half-width "
+             f"outside it")
+    if w is not None and w > WIDTH_NOISY:
+        flag("noisy", f"the estimate's 95 % interval {_us(q.lo_s)}–{_us(q.hi_s)} µs is "
+                      f"{100 * w:.0f} % of it wide ({q.clean} undisturbed samples)")
     if not q.shares_known:
         flag("noisy", "no per-sample CPU shares: disturbed samples cannot be told apart")
-    elif q.samples and q.clean / q.samples < BUSY_FRACTION:
-        flag("noisy", f"only {q.clean} of {q.samples} samples undisturbed")
     q.verdict = worst
+
+
+def _us(x: float | None) -> str:
+    return f"{(x or 0.0) * 1e6:.3g}"
+
+
+def _units(z: float) -> str:
+    return "infinitely many times" if math.isinf(z) else f"{z:.1f} times"
 
 
 def judge(results: Iterable[dict[str, Any]]) -> dict[str, list[SizeQuality]]:
@@ -274,22 +339,16 @@ def _class_suspect(sizes: list[SizeQuality], bad: list[SizeQuality]) -> str | No
 
 def judge_table(classes: dict[str, list[SizeQuality]],
                 host_load: dict[str, Any] | None = None) -> tuple[str, str]:
-    """(verdict, one-line reason) of a table from its sizes' verdicts and the machine's
-    load while measuring (machine_load.py).
+    """(verdict, one-line reason) of a table from its sizes' verdicts; the machine's load
+    while measuring (machine_load.py) is said beside it, not judged: the sizes' intervals
+    already show what it did to the estimates.
 
     Suspect when a class's suspect sizes leave its fit without support (_class_suspect)
     or more than UNMEASURED_SUSPECT of its sizes are unmeasured: the table's values
     there cannot be trusted. Noisy when a size is suspect (left out of the fit, which
-    carries its neighbours' value there), noisy or unmeasured, or when other processes
-    took a share of the machine beyond what machine_load calls disturbed (undisturbed
-    samples still shared caches and memory with them). Ok otherwise."""
+    carries its neighbours' value there), noisy or unmeasured. Ok otherwise."""
     parts: list[str] = []
     level = "ok"
-    if host_load and host_load.get("disturbed"):
-        level = "noisy"
-        parts.append(f"the machine was busy (other processes used "
-                     f"{100 * host_load['foreign_share']:.0f} % of its CPU): even undisturbed "
-                     "samples shared caches and memory with them")
     for cls, sizes in classes.items():
         if not sizes:
             continue
@@ -318,9 +377,16 @@ def judge_table(classes: dict[str, list[SizeQuality]],
         level = worst([level, this])
     if level == "ok":
         n = sum(len(s) for s in classes.values())
-        clean = sum(q.clean for s in classes.values() for q in s)
-        total = sum(q.samples for s in classes.values() for q in s)
-        parts.append(f"{n} sizes, {clean} of {total} samples undisturbed")
+        widest = max((q.width or 0.0 for s in classes.values() for q in s if q.measured),
+                     default=0.0)
+        parts.append(f"{n} sizes, every 95 % interval within {100 * widest:.0f} % of its "
+                     "estimate and every estimate within its interval's reach of the fit")
+    clean = sum(q.clean for s in classes.values() for q in s)
+    total = sum(q.samples for s in classes.values() for q in s)
+    parts.append(f"{clean} of {total} samples undisturbed")
+    if host_load and host_load.get("foreign_share") is not None:
+        parts.append(f"other processes used {100 * host_load['foreign_share']:.0f} % of the "
+                     "CPU while measuring (the intervals include its effect)")
     return level, "; ".join(parts)
 
 

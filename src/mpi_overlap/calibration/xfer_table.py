@@ -123,6 +123,10 @@ class PointQuality:
     spread: float
     undisturbed: int
     samples: int
+    # the estimate's 95 % interval (xfer_quality.quantile_interval); None where not known
+    # (a table read from a file that does not carry it)
+    lo_s: float | None = None
+    hi_s: float | None = None
 
 
 @dataclass
@@ -384,7 +388,8 @@ def table_from_pingpong(pingpong_results: dict[str, Any] | list[dict[str, Any]],
 
 def _point_quality(q: SizeQuality) -> PointQuality:
     return PointQuality(verdict=q.verdict, estimate_s=q.estimate_s or 0.0,
-                        spread=q.spread or 0.0, undisturbed=q.clean, samples=q.samples)
+                        spread=q.spread or 0.0, undisturbed=q.clean, samples=q.samples,
+                        lo_s=q.lo_s, hi_s=q.hi_s)
 
 
 def _coll_note_prefix(comm_size: int) -> str:
