@@ -375,15 +375,11 @@ def judge_table(classes: dict[str, list[SizeQuality]],
         this = ("suspect" if unsupported or too_few
                 else "noisy" if bad or noisy or missing else "ok")
         level = worst([level, this])
-    if level == "ok":
-        n = sum(len(s) for s in classes.values())
-        widest = max((q.width or 0.0 for s in classes.values() for q in s if q.measured),
-                     default=0.0)
-        parts.append(f"{n} sizes, every 95 % interval within {100 * widest:.0f} % of its "
-                     "estimate and every estimate within its interval's reach of the fit")
     clean = sum(q.clean for s in classes.values() for q in s)
     total = sum(q.samples for s in classes.values() for q in s)
-    parts.append(f"{clean} of {total} samples undisturbed")
+    n = sum(len(s) for s in classes.values())
+    parts.append(f"{n} sizes, " if level == "ok" else "")
+    parts[-1] += f"{clean} of {total} samples undisturbed"
     if host_load and host_load.get("foreign_share") is not None:
         parts.append(f"other processes used {100 * host_load['foreign_share']:.0f} % of the "
                      "CPU while measuring (the intervals include its effect)")
