@@ -181,13 +181,15 @@ def test_a_worse_table_never_replaces_a_better_one_silently() -> None:
     assert slow.beside == ".suspect" and slow.table.verdict == "suspect"
     assert "differs from the quiet table" in slow.table.verdict_reason
     # equal or better replaces; so does anything when the stored one is stale or
-    # unverified, or has none of the new one's pair classes
+    # unverified, or lacks one of the new one's pair classes
     assert replacement(quiet, noisy).beside == ""
     assert replacement(noisy, replace(noisy, created="x")).beside == ""
     assert replacement(noisy, quiet, old_stale=True).beside == ""
     assert replacement(noisy, replace(quiet, verdict="unverified")).beside == ""
     inter = replace(quiet, points={"inter": quiet.points["intra"]}, unmeasured={})
     assert replacement(noisy, inter).beside == ""
+    both = replace(noisy, points={**noisy.points, "inter": noisy.points["intra"]})
+    assert replacement(both, quiet).beside == ""  # brings a class the stored one lacks
 
 
 def test_calibrate_keeps_the_better_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

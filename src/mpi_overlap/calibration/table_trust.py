@@ -109,19 +109,18 @@ def replacement(new: XferTable, old: XferTable | None, *, old_stale: bool = Fals
     in) replaces `old`, the stored table of the same machine and MPI (None when there is
     none that fits; `old_stale`: made before the toolchain last changed, so never kept
     for its verdict). `new` does not replace it, and is written beside it (suffix
-    `.<verdict>`), when it contradicts `old` as a busy table against a quiet one
-    (contradicts_quiet; then suspect), or when it measured a pair class `old` has and its
-    verdict is worse than `old`'s (ok, noisy, suspect; an unverified `old` is measured
-    again to be replaced)."""
+    `.<verdict>`), when it measured only pair classes `old` has (one that brings a class
+    `old` lacks is needed, and is merged with it) and its verdict is worse than `old`'s
+    (ok, noisy, suspect; an unverified `old` is measured again to be replaced), which a
+    busy table that contradicts a quiet `old` is (contradicts_quiet: then suspect)."""
     if old is None or old_stale:
         return Replacement(new)
     contradiction = contradicts_quiet(new, old)
     if contradiction:
         new = replace(new, verdict="suspect", verdict_reason=contradiction)
-    shared = set(new.points) | set(new.unmeasured)
-    shared &= set(old.points) | set(old.unmeasured)
-    if not shared or old.verdict not in _RANK or \
-            _RANK.get(new.verdict, 2) <= _RANK[old.verdict]:
+    classes = set(new.points) | set(new.unmeasured)
+    if not classes or not classes <= set(old.points) | set(old.unmeasured) or \
+            old.verdict not in _RANK or _RANK.get(new.verdict, 2) <= _RANK[old.verdict]:
         return Replacement(new)
     name = f"{where or old.path or 'the stored table'}"
     said = (f"the new table is {new.verdict} ({_first(new.verdict_reason)}), worse than the "
