@@ -580,3 +580,23 @@ def test_mpi_time_the_transfers_do_not_explain_leads_when_no_rank_is_idle() -> N
     assert a["findings"][0].startswith("MPI calls took 2.00 s (50 % of the time in calls and "
                                        "computation) but the transfers only 8.00 µs")
     assert "--trace" in a["findings"][0]
+
+
+def test_inter_node_transfers_priced_as_intra_lead_the_findings() -> None:
+    """A job across nodes priced with a table without an inter-node class: its bounds rest
+    on the wrong network, which leads the findings, before the headline (issue 39)."""
+    r = three_ranks()
+    for d in r["ranks"][:2]:
+        d["profile"]["counters"].update(inter_node_transfers=15, inter_as_intra=15)
+    a = _valid(analyze_profile(r))
+    caveat = a["headline"]["table_caveat"]
+    assert a["findings"][0] == caveat
+    assert caveat.startswith("Transfers priced with times not measured for them: 30 of 30 "
+                             "transfers with a peer on another node used the table's "
+                             "intra-node times")
+    # the counter stays among the notes
+    assert "Not attributed precisely: inter_as_intra 30 (see the notes)." in a["findings"]
+    # every transfer priced with its own class: no caveat, the findings lead as before
+    plain = _valid(analyze_profile(three_ranks()))
+    assert "table_caveat" not in plain["headline"]
+    assert a["findings"][1] == plain["findings"][0] and caveat not in plain["findings"]

@@ -165,6 +165,65 @@ def test_profile_across_nodes_prices_messages_as_inter_node(across: tuple[Path, 
     assert "peer on another node" in json.dumps(report)
 
 
+# The job's own processes and the cluster's: on the emulated cluster every node's ranks,
+# their slurmstepd and the daemons run on this machine, and are not what disturbed it.
+OWN_PROCESSES = {"mo_pingpong", "mo_collectives", "profiled_app", "slurmstepd", "slurmd",
+                 "slurmctld", "munged", "srun"}
+
+
+def test_a_first_profile_across_nodes_on_a_fresh_state_profiles_every_rank(
+        cluster: None, tmp_path: Path) -> None:
+    """Issue 39: no table yet, one rank per node. The automatic calibration measures the
+    class the job uses (inter-node), the profiler needs no other, every rank is profiled
+    with the inter class, and the calibration's load does not count the job's own ranks
+    on the other node (or the cluster's daemons) as foreign."""
+    from mpi_overlap.build import build_dir_for
+    from mpi_overlap.toolchains import get_toolchain
+
+    home = own_state_dir(tmp_path)
+    for table in (home / "xfer-tables").iterdir():  # fresh: no table at all
+        table.unlink()
+    app = build_dir_for(get_toolchain("mpich")) / "tests" / "profiled_app"
+    out = tmp_path / "runs"
+    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "--nodes", "2", "-n",
+                       "2", "--out", str(out), "--", str(app),
+                       env={"MPI_OVERLAP_HOME": str(home)}, timeout=600)
+    assert "Traceback" not in proc.stderr
+    tables = [read_table(p) for p in (home / "xfer-tables").glob("mpich-*.table")
+              if not p.name.endswith(".suspect.table")]
+    if not tables and any(read_table(p).verdict == "suspect"
+                          for p in (home / "xfer-tables").glob("mpich-*.table")):
+        pytest.skip("the automatic calibration ended suspect (a busy machine): profile "
+                    "refuses a suspect table")
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    assert "profiling is off" not in proc.stdout + proc.stderr
+    (table,) = tables
+    assert table.classes == ["inter"], "one rank per node: only the class the job uses"
+    (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
+    run = load_run(run_dir)
+    assert run.status == "complete" and run.analysis is not None
+    assert run.analysis["status"] == "complete"
+    assert run.analysis["ranks_reported"] == [0, 1] and not run.analysis["disabled_ranks"]
+    for r in (0, 1):
+        doc = json.loads((run_dir / f"profile.rank-{r}.json").read_text())
+        assert doc["status"] == "complete" and doc["nodes"] == 2
+        counters = doc["profile"]["counters"]
+        assert counters["inter_node_transfers"] > 0 and counters["inter_as_intra"] == 0
+    assert "table_caveat" not in run.analysis["headline"]
+    # what the calibration's launches recorded: the job's ranks on the nodes and the
+    # daemons are accounted apart, and none of them is named as what else ran
+    loads = [json.loads((p / "run.json").read_text()).get("host_load")
+             for p in sorted((home / "calibration-runs").iterdir())
+             if (p / "run.json").is_file()]
+    assert loads and all(load is not None for load in loads)
+    for load in loads:
+        assert load["job_cpu_s"] > 0, load  # the ranks under the nodes' slurmstepd
+        named = {p["name"] for p in load["busy_processes"]}
+        assert not named & OWN_PROCESSES, load
+    assert not any(name in (table.load or "") for name in OWN_PROCESSES), table.load
+    assert not any(name in table.verdict_reason for name in OWN_PROCESSES), table.verdict
+
+
 def test_the_wire_check_brackets_every_message(across: tuple[Path, Path],
                                                tmp_path: Path) -> None:
     if shutil.which("tcpdump") is None:

@@ -663,6 +663,17 @@ static int mop_table_setup(void)
         snprintf(mop_g.status_reason, sizeof mop_g.status_reason, "%s", err);
         return -1;
     }
+    /* A table needs the classes the job's transfers use (issue 39): intra-node
+     * times only where a node holds two ranks or more (the job's layout is known:
+     * mop_node_layout ran first); a missing inter class is priced as intra and
+     * counted (inter_as_intra). */
+    if (!mop_xfer_table_has_class(&mop_g.table, MOP_XFER_INTRA) && mop_g.nodes < mop_g.size) {
+        snprintf(mop_g.status_reason, sizeof mop_g.status_reason,
+                 "%s has no intra-node transfer times, and %d ranks share %d node(s) here; "
+                 "calibrate with two ranks on one node (mpi-overlap calibrate -n 2), or let "
+                 "mpi-overlap profile measure it", path, mop_g.size, mop_g.nodes);
+        return -1;
+    }
     mo_fingerprints fp;
     mo_fingerprints_collect(&fp, mop_g.library_version);
     const char *what = NULL, *table_key = NULL, *ours = NULL;

@@ -341,8 +341,10 @@ int mop_xfer_table_load(mop_xfer_table *t, const char *path, char *err, size_t e
                  "calibrate again)", path);
         rc = -1;
     }
-    if (rc == 0 && t->p2p[MOP_XFER_INTRA].npoints == 0) {
-        snprintf(err, errlen, "%s has no intra-node transfer times", path);
+    /* Which classes a job needs is the runtime's check (mop_runtime.c): a job
+     * with one rank per node needs no intra-node times. */
+    if (rc == 0 && t->p2p[MOP_XFER_INTRA].npoints == 0 && t->p2p[MOP_XFER_INTER].npoints == 0) {
+        snprintf(err, errlen, "%s has no point-to-point transfer times", path);
         rc = -1;
     }
     snprintf(t->hash, sizeof t->hash, "%016llx", (unsigned long long)hash);
@@ -390,8 +392,10 @@ bool mop_xfer_table_has_class(const mop_xfer_table *t, int cls)
 double mop_xfer_table_lookup(const mop_xfer_table *t, int cls, uint64_t bytes,
                              bool *extrapolated)
 {
+    /* A class the table lacks is priced with the other one (the runtime counts
+     * inter_as_intra; it refuses a job whose ranks share a node without intra). */
     if (t->p2p[cls].npoints == 0)
-        cls = MOP_XFER_INTRA;
+        cls = cls == MOP_XFER_INTRA ? MOP_XFER_INTER : MOP_XFER_INTRA;
     return mop_curve_lookup(&t->p2p[cls], bytes, extrapolated);
 }
 

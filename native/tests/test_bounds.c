@@ -99,6 +99,14 @@ static void test_table_lookup(void)
     /* no inter-node points: falls back to intra */
     CHECK_NEAR(mop_xfer_table_lookup(&t, MOP_XFER_INTER, 1024, &ex), 2e-6, 1e-18);
     mop_xfer_table_free(&t);
+    /* only inter-node points (one rank per node calibrated): intra falls back to inter */
+    mop_xfer_table_init(&t);
+    mop_xfer_table_add(&t, MOP_XFER_INTER, 0, 5e-6);
+    mop_xfer_table_add(&t, MOP_XFER_INTER, 1024, 9e-6);
+    CHECK(!mop_xfer_table_has_class(&t, MOP_XFER_INTRA) && mop_xfer_table_has_class(&t, MOP_XFER_INTER));
+    CHECK_NEAR(mop_xfer_table_lookup(&t, MOP_XFER_INTRA, 1024, &ex), 9e-6, 1e-18);
+    CHECK_NEAR(mop_xfer_table_lookup(&t, MOP_XFER_INTER, 512, &ex), 7e-6, 1e-18);
+    mop_xfer_table_free(&t);
 }
 
 static void test_table_file(void)
@@ -118,6 +126,25 @@ static void test_table_file(void)
     CHECK_STR(t.machine_fp, "0123456789abcdef");
     CHECK_STR(t.toolchain_key, "MPICH Version: 5");
     CHECK(t.p2p[MOP_XFER_INTRA].npoints == 2 && t.p2p[MOP_XFER_INTER].npoints == 1);
+    mop_xfer_table_free(&t);
+
+    /* a table of one rank per node has inter times only: it loads (which classes a
+     * job needs is the runtime's check); one without any point-to-point time does not */
+    f = fopen(path, "w");
+    fputs("mpi-overlap-xfer-table 1\ncreated x\nmachine 0123456789abcdef cpu=X;ncpu=2\n"
+          "toolchain fedcba9876543210 MPICH Version: 5\ninter 0 5e-6\n", f);
+    fclose(f);
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(t.p2p[MOP_XFER_INTRA].npoints == 0 && t.p2p[MOP_XFER_INTER].npoints == 1);
+    mop_xfer_table_free(&t);
+    f = fopen(path, "w");
+    fputs("mpi-overlap-xfer-table 1\ncreated x\nmachine 0123456789abcdef cpu=X;ncpu=2\n"
+          "toolchain fedcba9876543210 MPICH Version: 5\ncoll bcast 2 0 2e-6\n", f);
+    fclose(f);
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
+    CHECK(strstr(err, "no point-to-point transfer times") != NULL);
     mop_xfer_table_free(&t);
 
     f = fopen(path, "w");

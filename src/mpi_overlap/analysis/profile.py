@@ -665,4 +665,6 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     out["findings"][at:at] = advice_findings(out["advice"])
     if out["headline"]["text"]:
         out["findings"].insert(0, out["headline"]["text"])
+    if out["headline"].get("table_caveat"):  # before all: every bound on them rests on it
+        out["findings"].insert(0, out["headline"]["table_caveat"])
     return out

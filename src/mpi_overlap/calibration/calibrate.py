@@ -47,6 +47,7 @@ from ..termsafe import Table
 from ..toolchains import Toolchain
 from ..ui import Ui
 from . import coll_failures, coll_size_model
+from .job_classes import JobLayout, job_layout, missing_classes, missing_reason
 from .table_trust import SUSPECT_EXIT, check_usable, refusal, replacement, stale_for
 from .xfer_quality import UNVERIFIED, judge, size_list, suspect_sizes
 from .xfer_table import (
@@ -305,10 +306,11 @@ def calibrate(tc: Toolchain, *, ranks: int = 2, quick: bool = False, sizes: str 
     return path
 
 
-def _why_measure(path: Path, fp: Fingerprint, tc: Toolchain, *,
-                 force: bool) -> tuple[XferTable | None, str | None]:
+def _why_measure(path: Path, fp: Fingerprint, tc: Toolchain, *, force: bool,
+                 layout: JobLayout | None = None) -> tuple[XferTable | None, str | None]:
     """The state directory's table for these fingerprints and, when it must be measured
-    (again), why."""
+    (again), why: also when it lacks a class of transfers the job of `layout` uses
+    (job_classes.py)."""
     if not path.is_file():
         return None, (f"no transfer-time table for toolchain '{tc.name}' on this machine yet")
     try:
@@ -323,6 +325,9 @@ def _why_measure(path: Path, fp: Fingerprint, tc: Toolchain, *,
     stale = stale_for(found, tc)
     if stale:
         return found, f"{stale}"
+    missing = missing_classes(found, layout)
+    if missing and layout is not None:
+        return found, missing_reason(path, missing, layout)
     return found, None
 
 
@@ -340,7 +345,10 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
     be read, it is suspect or unverified, or the toolchain changed after it was made; a
     measurement that stays suspect is refused (exit code SUSPECT_EXIT) unless
     `force_table`. When it has no collective series for `ranks` ranks, only those are
-    measured. Each calibration launch is bounded by `timeout_s` (the caller's --timeout)
+    measured. The job's classes (job_classes.py: intra-node where a node holds two ranks
+    or more, inter-node across nodes) must be in the table: one that lacks any is
+    measured again with the job's layout, keeping the classes it has. Each calibration
+    launch is bounded by `timeout_s` (the caller's --timeout)
     when given. A collective calibration that fails or times out is reported, recorded
     (coll_failures.py: later runs do not try again, an explicit `calibrate` does) and the
     table used without them (the profiler then counts its fallbacks). Calibrations take
@@ -359,13 +367,14 @@ def find_or_calibrate(tc: Toolchain, *, ranks: int = 2, launcher: str | None = N
         return Path(table)
     fp = fingerprint(tc, ui=ui)
     path = table_path(tc, fp.machine_fp, fp.toolchain_fp)
-    found, why = _why_measure(path, fp, tc, force=force_table)
+    layout = job_layout(ranks, launcher=launcher)
+    found, why = _why_measure(path, fp, tc, force=force_table, layout=layout)
     if why is None and found is not None and found.has_coll(ranks):
         _use(found, force=force_table, override="--force-table", ui=ui)
         return path
     # One calibration at a time: one that waited may find the table made meanwhile.
     with _calibration_lock(tc, ui):
-        return _complete_table(tc, fp, path, ranks=ranks, launcher=launcher,
+        return _complete_table(tc, fp, path, ranks=ranks, launcher=launcher, layout=layout,
                                force_table=force_table,
                                out_base=out_base or state_dir() / "calibration-runs",
                                timeout_s=timeout_s, ui=ui)
@@ -387,17 +396,25 @@ def _calibration_lock(tc: Toolchain, ui: Ui) -> AbstractContextManager[None]:
 
 def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
                     launcher: str | None, force_table: bool, out_base: Path,
-                    timeout_s: float | None, ui: Ui) -> Path:
+                    timeout_s: float | None, ui: Ui,
+                    layout: JobLayout | None = None) -> Path:
     """What find_or_calibrate measures, once it holds the calibration lock (judged again:
     a command that waited may find the table made meanwhile); the table's path (that of
-    rank 0's machine when a new table is measured)."""
-    found, why = _why_measure(path, fp, tc, force=force_table)
+    rank 0's machine when a new table is measured). The measurement runs with the job's
+    own layout (the bound --nodes), so it measures the classes the job uses."""
+    found, why = _why_measure(path, fp, tc, force=force_table, layout=layout)
     if why is not None:
+        nodes = f" --nodes {layout.nodes}" if layout is not None and layout.nodes > 1 else ""
         ui.line(f"calibrating: {why}; measuring one now (as mpi-overlap calibrate --quick "
-                f"-n {ranks}, about 10 s)")
+                f"-n {ranks}{nodes}, about 10 s)")
         path, _, found = _calibrate_p2p(tc, ranks=ranks, quick=True, sizes=None,
                                         launcher=launcher, timeout_s=timeout_s,
                                         out_base=out_base, ui=ui)
+        still = missing_classes(found, layout)
+        if still and layout is not None:
+            ui.line(f"note: the calibration measured no {' or '.join(still)}-node pair "
+                    f"({layout.describe()}); the profiler prices such transfers with the "
+                    "class it has and counts them, or refuses where ranks share a node")
     assert found is not None
     _use(found, force=force_table, override="--force-table", ui=ui)
     if found.has_coll(ranks):

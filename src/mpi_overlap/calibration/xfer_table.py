@@ -227,7 +227,9 @@ class XferTable:
         sizes = self.coll_sizes_of(op)
         if not sizes:
             flags.append("coll_uncalibrated")
-            secs, extrapolated = _curve(self.points.get("intra") or [], nbytes)
+            # the intra class, or inter where the table has only that (mop_xfer_table_lookup)
+            secs, extrapolated = _curve(self.points.get("intra") or self.points.get("inter")
+                                        or [], nbytes)
         elif comm_size in sizes:
             secs, extrapolated = _curve(self.coll[(op, comm_size)], nbytes)
         else:

@@ -26,7 +26,7 @@ from ..errors import UserError
 from ..file_output import WriteError
 from ..rundir import STDERR_FILE, STDOUT_FILE
 from ..toolchains import Toolchain, usable_cores
-from . import machine_load, slurm_launch, thread_census
+from . import job_cpu, machine_load, slurm_launch, thread_census
 from .procs import KILL_GRACE_S, session_members, stop_session
 
 _PROGRESS = re.compile(r"^@mo-progress done=(\d+) total=(\d+) label=(.*)$")
@@ -164,18 +164,23 @@ def run_job(
             out_reader = threading.Thread(target=out_pump.run, args=(proc.stdout,), daemon=True)
             out_reader.start()
         census = thread_census.start(proc.pid)  # the launcher and the ranks below it
+        # Inside an allocation the ranks are slurmd's, not ours: followed apart (job_cpu.py).
+        job_watch = job_cpu.start(env.get("SLURM_JOB_ID")) if load_before is not None else None
         try:
             status, message = _wait(proc, timeout_s, start)
         except BaseException:  # a second signal, or a bug: never leave the job running
             stop_session(proc)
             if census is not None:
                 census.stop()
+            if job_watch is not None:
+                job_watch.stop()
             raise
         rc = proc.returncode
         reader.join(timeout=KILL_GRACE_S)
         if out_reader is not None:
             out_reader.join(timeout=KILL_GRACE_S)
         threads = census.stop() if census is not None else None
+        job_load = job_watch.stop() if job_watch is not None else None
     failed_writes = [(p.write_error, name) for p, name in
                      ((pump, STDERR_FILE), (out_pump, STDOUT_FILE)) if p.write_error is not None]
     for error, name in failed_writes:
@@ -187,7 +192,8 @@ def run_job(
         message = f"exited with status {rc}: {detail.strip()}"
     return LaunchResult(status=status, returncode=rc, message=message,
                         elapsed_s=time.monotonic() - start,
-                        host_load=machine_load.between(load_before, machine_load.sample()),
+                        host_load=machine_load.between(load_before, machine_load.sample(),
+                                                       job=job_load),
                         threads=threads)
 
 

@@ -6,8 +6,11 @@ from them, and a rank that is descheduled for a scheduler slice stalls its partn
 milliseconds: medians move, fits fail, and the numbers are wrong by an amount no single
 run can see. So each launch records the machine's load around it, read from /proc:
 
-- busy CPU time of the whole machine and our own (the launcher and its ranks are
-  waited-for children, so theirs is in os.times()), whose difference is *foreign* CPU;
+- busy CPU time of the whole machine and our own (mpi-overlap itself; the launcher and
+  its ranks are waited-for children, so theirs is in os.times()), and, inside a Slurm
+  allocation, the job's ranks that slurmd started rather than our launcher (job_cpu.py:
+  on the emulated cluster every node's ranks run on this machine) and the cluster's own
+  daemons (CLUSTER_DAEMONS); what is left of the machine's busy time is *foreign* CPU;
 - steal time (the hypervisor ran someone else on our virtual CPUs);
 - the load average at the end, and the busiest foreign processes (pid, name, share).
 
@@ -29,6 +32,8 @@ DISTURBED_SHARE = 0.02
 # A foreign process is listed when it used at least this share of one CPU.
 BUSY_PROCESS_SHARE = 0.05
 MAX_BUSY_PROCESSES = 5
+# The cluster's own daemons: they start and serve the job (docs/cluster.md), not foreign.
+CLUSTER_DAEMONS = frozenset({"slurmd", "slurmctld", "munged"})
 
 _PROC = "/proc"
 
@@ -40,7 +45,7 @@ class LoadSample:
     t: float  # time.monotonic()
     busy_s: float  # user + nice + system + irq + softirq, all CPUs
     steal_s: float
-    own_s: float  # CPU time of our finished children (os.times)
+    own_s: float  # CPU time of this process and its finished children (os.times)
     # pid -> (name, CPU seconds, start time in clock ticks since boot)
     procs: dict[int, tuple[str, float, int]] = field(default_factory=dict)
 
@@ -111,7 +116,8 @@ def sample() -> LoadSample | None:
     procs, _ = _processes(hz)
     # user nice system idle iowait irq softirq steal
     return LoadSample(t=time.monotonic(), busy_s=(v[0] + v[1] + v[2] + v[5] + v[6]) / hz,
-                      steal_s=v[7] / hz, own_s=t.children_user + t.children_system,
+                      steal_s=v[7] / hz,
+                      own_s=t.user + t.system + t.children_user + t.children_system,
                       procs=procs)
 
 
@@ -126,26 +132,42 @@ def _ours(pid: int, parents: dict[int, int], me: int) -> bool:
     return False
 
 
-def _busy_processes(before: LoadSample, wall_s: float) -> list[dict[str, Any]]:
-    """Foreign processes that used at least BUSY_PROCESS_SHARE of a CPU since `before`."""
+def _used(before: LoadSample, pid: int, cpu: float, start: int) -> float:
+    old = before.procs.get(pid)
+    # The same pid with another start time is a new process: all its CPU is new.
+    return cpu - old[1] if old is not None and old[2] == start else cpu
+
+
+def cluster_cpu(before: LoadSample, after: LoadSample) -> float:
+    """CPU seconds the cluster's daemons (CLUSTER_DAEMONS) used between two samples."""
+    return sum(max(0.0, _used(before, pid, cpu, start))
+               for pid, (name, cpu, start) in after.procs.items() if name in CLUSTER_DAEMONS)
+
+
+def _busy_processes(before: LoadSample, wall_s: float,
+                    job_pids: frozenset[int] = frozenset()) -> list[dict[str, Any]]:
+    """Foreign processes that used at least BUSY_PROCESS_SHARE of a CPU since `before`
+    (not ours, not the job's `job_pids`, not the cluster's daemons)."""
     hz = _clock_ticks()
     now, parents = _processes(hz)
     me = os.getpid()
     busy = []
     for pid, (name, cpu, start) in now.items():
-        if _ours(pid, parents, me):
+        if _ours(pid, parents, me) or pid in job_pids or name in CLUSTER_DAEMONS:
             continue
-        old = before.procs.get(pid)
-        # The same pid with another start time is a new process: all its CPU is new.
-        used = cpu - old[1] if old is not None and old[2] == start else cpu
+        used = _used(before, pid, cpu, start)
         if used / wall_s >= BUSY_PROCESS_SHARE:
             busy.append({"pid": pid, "name": name[:64], "cpu_share": round(used / wall_s, 3)})
     busy.sort(key=lambda p: -p["cpu_share"])
     return busy[:MAX_BUSY_PROCESSES]
 
 
-def between(before: LoadSample | None, after: LoadSample | None) -> dict[str, Any] | None:
-    """What else ran between two samples (the "host_load" object of run.json), or None."""
+def between(before: LoadSample | None, after: LoadSample | None, *,
+            job: tuple[float, set[int]] | None = None) -> dict[str, Any] | None:
+    """What else ran between two samples (the "host_load" object of run.json), or None.
+    `job`, for a launch inside a Slurm allocation: the CPU seconds of the job's processes
+    outside our tree and their pids (job_cpu.py); the cluster's daemons are then not
+    foreign either."""
     if before is None or after is None:
         return None
     wall_s = after.t - before.t
@@ -155,7 +177,9 @@ def between(before: LoadSample | None, after: LoadSample | None) -> dict[str, An
     busy = after.busy_s - before.busy_s
     steal = after.steal_s - before.steal_s
     own = after.own_s - before.own_s
-    foreign = max(0.0, busy - own)
+    job_cpu_s, job_pids = job if job is not None else (0.0, set())
+    cluster = cluster_cpu(before, after) if job is not None else 0.0
+    foreign = max(0.0, busy - own - job_cpu_s - cluster)
     try:
         load1 = os.getloadavg()[0]
     except OSError:
@@ -166,11 +190,13 @@ def between(before: LoadSample | None, after: LoadSample | None) -> dict[str, An
         "wall_s": round(wall_s, 3),
         "busy_cpu_s": round(busy, 3),
         "own_cpu_s": round(own, 3),
+        **({"job_cpu_s": round(job_cpu_s, 3), "cluster_cpu_s": round(cluster, 3)}
+           if job is not None else {}),
         "foreign_cpu_s": round(foreign, 3),
         "steal_s": round(steal, 3),
         "foreign_share": round(share, 5),
         "loadavg_1min": None if load1 is None else round(load1, 2),
-        "busy_processes": _busy_processes(before, wall_s),
+        "busy_processes": _busy_processes(before, wall_s, frozenset(job_pids)),
         "disturbed": share > DISTURBED_SHARE,
     }
 
