@@ -71,13 +71,13 @@ def _table(points: dict[str, list[tuple[int, float]]]) -> XferTable:
 # ----- format -----------------------------------------------------------------------------
 
 QUALITY_HEADER = ("# class bytes seconds verdict estimate_s spread undisturbed samples "
-                  "(seconds: the monotone fit)")
+                  "lo_s hi_s (seconds: the monotone fit)")
 
 
 def test_format_is_the_documented_one() -> None:
     text = format_table(_result(), "mpich", created="2026-01-01T00:00:00Z")
     assert text.splitlines() == [
-        "mpi-overlap-xfer-table 3",
+        "mpi-overlap-xfer-table 4",
         "created 2026-01-01T00:00:00Z",
         f"machine {MACHINE_FP} {MACHINE_KEY}",
         f"toolchain {TOOLCHAIN_FP} {TOOLCHAIN_KEY}",
@@ -85,10 +85,11 @@ def test_format_is_the_documented_one() -> None:
         "ranks 2 nodes 1",
         "verdict ok 4 sizes, 64 of 80 samples undisturbed",
         QUALITY_HEADER,
-        "intra 0 2.875e-07 ok 2.875e-07 0 16 20",
-        "intra 1 2.9e-07 ok 2.9e-07 0 16 20",
-        "intra 1024 1e-06 ok 1e-06 0 16 20",
-        "intra 1048576 0.00012 ok 0.00012 0 16 20",
+        # identical samples: the interval is the estimate itself
+        "intra 0 2.875e-07 ok 2.875e-07 0 16 20 2.875e-07 2.875e-07",
+        "intra 1 2.9e-07 ok 2.9e-07 0 16 20 2.9e-07 2.9e-07",
+        "intra 1024 1e-06 ok 1e-06 0 16 20 1e-06 1e-06",
+        "intra 1048576 0.00012 ok 0.00012 0 16 20 0.00012 0.00012",
         "end",
     ]
 
@@ -115,10 +116,10 @@ def test_round_trip(tmp_path: Path, inter: bool) -> None:
     assert table.path == path
     assert (table.machine_fp, table.machine_key) == (MACHINE_FP, MACHINE_KEY)
     assert (table.toolchain_fp, table.toolchain_key) == (TOOLCHAIN_FP, TOOLCHAIN_KEY)
-    assert table.toolchain_name == "mpich" and table.version == 3
+    assert table.toolchain_name == "mpich" and table.version == 4
     assert table.verdict == "ok" and table.verdict_reason.startswith(
         "6 sizes" if inter else "4 sizes")
-    assert table.quality[("intra", 1024)] == PointQuality("ok", 1e-6, 0.0, 16, 20)
+    assert table.quality[("intra", 1024)] == PointQuality("ok", 1e-6, 0.0, 16, 20, 1e-6, 1e-6)
     assert table.content_hash == content_hash(path.read_bytes())
     assert (table.ranks, table.nodes) == ((4, 2) if inter else (2, 1))
     assert table.created.endswith("Z")
@@ -226,11 +227,11 @@ def _one_line(err: UserError) -> str:
 
 def test_unknown_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.table"
-    path.write_text(format_table(_result(), "mpich").replace("xfer-table 3", "xfer-table 4", 1))
+    path.write_text(format_table(_result(), "mpich").replace("xfer-table 4", "xfer-table 5", 1))
     with pytest.raises(UserError) as err:
         read_table(path)
     msg = _one_line(err.value)
-    assert "version 4" in msg and "versions 1 to 3" in msg and str(path) in msg
+    assert "version 5" in msg and "versions 1 to 4" in msg and str(path) in msg
     assert "mpi-overlap calibrate" in msg
 
 
@@ -349,3 +350,68 @@ def test_a_calibration_keeps_the_classes_it_did_not_measure() -> None:
     assert merged.verdict_reason.count("kept from") == 1 and merged.verdict == "noisy"
     # a class measured in both: the new one only, nothing kept
     assert intra.with_classes_of(again) is intra
+
+
+# ----- the transfer model's parts (version 4) ------------------------------------------------
+
+def _with_parts(res: dict, parts: dict[int, tuple[float, float, float]]) -> dict:
+    """`res` with parts samples (o_s, o_r, g) at the given sizes of its intra pair: 12
+    undisturbed samples around each value (±5 %) and 4 disturbed ones 20 times slower."""
+    for size in res["results"]["pairs"][0]["sizes"]:
+        if size["bytes"] in parts:
+            size["parts"] = {
+                name: {"samples_s": [v * (0.95 + 0.01 * i) for i in range(11)] + [20 * v] * 4,
+                       "cpu_share": [1.0] * 11 + [0.3] * 4}
+                for name, v in zip(("o_s", "o_r", "g"), parts[size["bytes"]], strict=True)}
+    return res
+
+
+def test_parts_decide_eager_and_round_trip() -> None:
+    """o_s well below the one-way time: eager; o_s about the one-way time: rendezvous. The
+    eager limit is the largest size up to which all are eager; each part's estimate is the
+    lower quartile of its undisturbed samples, inside its interval; the file keeps them."""
+    res = _with_parts(_result(), {0: (5e-8, 3e-8, 1e-7), 1024: (3e-7, 1e-7, 4e-7),
+                                  1 << 20: (1.25e-4, 1.1e-4, 1.3e-4)})
+    text = format_table(res, "mpich", created="2026-01-01T00:00:00Z")
+    table = parse_table(text)
+    assert table.eager_limits == {"intra": 1024}
+    protocols = {b: p.protocol for (_, b), p in table.parts.items()}
+    assert protocols == {0: "eager", 1024: "eager", 1 << 20: "rendezvous"}
+    p = table.parts[("intra", 1024)]
+    assert p.o_s.lo_s <= p.o_s.value_s <= p.o_s.hi_s
+    assert p.o_s.value_s == pytest.approx(3e-7 * 0.975, rel=1e-3)  # the lower quartile
+    assert p.latency(1e-6).value_s == pytest.approx(1e-6 - p.o_s.value_s - p.o_r.value_s)
+    assert "eager_limit intra 1024" in text.splitlines()
+    assert render_table(table) == text
+
+
+def test_a_size_whose_parts_were_all_disturbed_has_none() -> None:
+    res = _with_parts(_result(), {0: (5e-8, 3e-8, 1e-7)})
+    for part in res["results"]["pairs"][0]["sizes"][0]["parts"].values():
+        part["cpu_share"] = [0.3] * len(part["cpu_share"])
+    table = parse_table(format_table(res, "mpich"))
+    assert table.parts == {} and table.eager_limits == {}
+
+
+@pytest.mark.parametrize(("line", "fragment"), [
+    ("parts intra 0 eager 1 1 1", "expected 'parts"),
+    ("parts intra 0 lazy 1 1 1 1 1 1 1 1 1", "expected 'parts"),
+    ("parts intra 0 eager 2 1 3 1 1 1 1 1 -1", "not negative"),
+    ("parts intra 0 eager 5 1 3 1 1 1 1 1 1", "within its interval"),
+    ("eager_limit intra x", "expected 'eager_limit"),
+    ("eager_limit elsewhere 4", "expected 'eager_limit"),
+])
+def test_bad_parts_lines_are_refused_in_one_line(line: str, fragment: str) -> None:
+    text = format_table(_result(), "mpich").replace("\nend\n", f"\n{line}\nend\n")
+    with pytest.raises(UserError) as err:
+        parse_table(text)
+    assert fragment in _one_line(err.value)
+
+
+def test_a_version_3_table_is_read_without_parts() -> None:
+    text = format_table(_result(), "mpich")
+    old = "\n".join(" ".join(line.split()[:-2]) if line.startswith("intra ") else line
+                    for line in text.splitlines()).replace("xfer-table 4", "xfer-table 3", 1)
+    table = parse_table(old + "\n")
+    assert table.version == 3 and table.parts == {}
+    assert table.quality[("intra", 0)].lo_s is None

@@ -35,7 +35,19 @@
  * takes its share of --reps samples, and more while its share of the
  * --budget lasts (the pair's remaining budget divided by the visits still to
  * make), so cheap small sizes get many samples and the sweep takes about
- * the budget. */
+ * the budget.
+ *
+ * With --parts-max B (calibrate passes it), every size up to B is then
+ * measured in its parts, the way netgauge's PRTT and the parametrized LogP of
+ * Kielmann et al. do (docs/method.md, "The transfer model's parts"):
+ *   o_s  the time of a blocking MPI_Send, its receiver waiting in MPI_Recv;
+ *   o_r  the time of a blocking MPI_Recv of a message that MPI_Iprobe has
+ *        seen, a few transfer times after it was asked for (so an eager
+ *        message has arrived; a rendezvous one moves in the call);
+ *   g    the time per message of back-to-back MPI_Sends (the gap).
+ * Each sample is a timed block of a few iterations with the pair's CPU share,
+ * as for the one-way time; Python estimates each part as the one-way time is
+ * estimated and derives the latency L = one-way - o_s - o_r. */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <math.h>
@@ -54,6 +66,7 @@
 #include "options.h"
 #include "provenance.h"
 #include "result.h"
+#include "sizes.h"
 #include "stats.h"
 #include "timer.h"
 #include "work.h"
@@ -71,6 +84,14 @@
 #define CMD_TAG 23
 #define MSG_TAG 19
 #define SHARE_TAG 29
+#define ACK_TAG 31
+/* Samples of each part per size (--parts-max), in PARTS_PASSES visits. */
+#define PARTS_SAMPLES 16
+#define PARTS_SAMPLES_FULL 32
+#define PARTS_PASSES 2
+/* The gap's blocks send at least this many messages back to back: fewer
+ * would time the pipeline's start rather than its rate. */
+#define GAP_MIN_MESSAGES 8
 /* A block is undisturbed when both ranks had at least this share of its
  * wall time on a CPU (the same threshold as CLEAN_SHARE in
  * src/mpi_overlap/calibration/xfer_quality.py, which judges the samples). */
@@ -82,14 +103,16 @@
 typedef struct pp_params {
     double budget_s; /* target time of one pair's sweep */
     long passes;     /* sweeps over the sizes, each adding samples */
+    uint64_t parts_max; /* largest size measured in its parts; 0: none */
     bool budget_set, passes_set;
 } pp_params;
 
-enum { OPT_BUDGET = MO_OPT_BENCH_FIRST, OPT_PASSES };
+enum { OPT_BUDGET = MO_OPT_BENCH_FIRST, OPT_PASSES, OPT_PARTS_MAX };
 
 static const struct option pp_longopts[] = {
     {"budget", required_argument, NULL, OPT_BUDGET},
     {"passes", required_argument, NULL, OPT_PASSES},
+    {"parts-max", required_argument, NULL, OPT_PARTS_MAX},
     {NULL, 0, NULL, 0},
 };
 
@@ -103,6 +126,18 @@ static int pp_parse(void *ctx, int code, const char *arg, char *err, size_t errl
     if (code == OPT_PASSES) {
         p->passes_set = true;
         return mo_options_parse_long("passes", arg, 1, 100, &p->passes, err, errlen);
+    }
+    if (code == OPT_PARTS_MAX) {
+        /* One size, written as --sizes takes it ("1M", "65536"). */
+        mo_sizes one;
+        if (mo_sizes_parse(arg, &one, err, errlen) != 0)
+            return -1;
+        bool single = one.n == 1;
+        p->parts_max = single ? one.v[0] : 0;
+        mo_sizes_free(&one);
+        if (!single)
+            snprintf(err, errlen, "--parts-max takes one size (e.g. 1M), not '%s'", arg);
+        return single ? 0 : -1;
     }
     snprintf(err, errlen, "internal error: unknown option code %d", code);
     return -1;
@@ -127,7 +162,9 @@ static void pp_usage(FILE *f)
             "  --budget S           target seconds for one pair's sweep: sizes get more than\n"
             "                       --reps samples while their share lasts (default %g; --quick %g)\n"
             "  --passes N           sweeps over the sizes, each adding samples to every size\n"
-            "                       (default %d; --quick %d)\n",
+            "                       (default %d; --quick %d)\n"
+            "  --parts-max BYTES    measure every size up to BYTES in its parts: the sender's\n"
+            "                       overhead o_s, the receiver's o_r, the gap g (default 0: none)\n",
             SAMPLE_MS, SAMPLE_MS_QUICK, DEFAULT_BUDGET_S, DEFAULT_BUDGET_QUICK_S, DEFAULT_PASSES,
             DEFAULT_PASSES_QUICK);
 }
@@ -137,12 +174,25 @@ static void pp_write_json(mo_json *w, const void *ctx)
     const pp_params *p = ctx;
     mo_json_kv_double(w, "budget_s", p->budget_s);
     mo_json_kv_int64(w, "passes", p->passes);
+    mo_json_kv_uint64(w, "parts_max", p->parts_max);
 }
 
 /* ---- state ------------------------------------------------------------ */
 
+/* The parts of a transfer (see the file comment), in the order of the
+ * commands that measure them. */
+enum { PART_OS = 0, PART_OR = 1, PART_GAP = 2, NPARTS = 3 };
+static const char *const part_names[NPARTS] = {"o_s", "o_r", "g"};
+
+typedef struct pp_part {
+    size_t n;
+    double samples[PARTS_SAMPLES_FULL]; /* seconds per message */
+    double shares[PARTS_SAMPLES_FULL];
+} pp_part;
+
 typedef struct pp_size {
     uint64_t bytes;
+    pp_part parts[NPARTS]; /* measured only up to --parts-max */
     long iterations; /* round trips per sample */
     size_t n;        /* samples taken */
     double *samples; /* one-way seconds, MAX_SAMPLES of room */
@@ -175,7 +225,7 @@ typedef struct pp_state {
 
 /* ---- the timed loop (both ranks of a pair) ------------------------------ */
 
-enum { CMD_QUIT = 0, CMD_RUN = 1 };
+enum { CMD_QUIT = 0, CMD_RUN = 1, CMD_PART = 2 /* + PART_*: CMD_PART + NPARTS - 1 */ };
 
 typedef struct pp_cmd {
     int64_t op, size, iterations;
@@ -232,6 +282,81 @@ static double run_block(MPI_Comm comm, int rank, unsigned char *sbuf, unsigned c
     return wall / 1e9 / (double)iters / 2.0;
 }
 
+/* Busy-waits until the wall clock passes t_ns: outside MPI, so that an eager
+ * message can arrive without the receiver taking part. */
+static void spin_until(uint64_t t_ns)
+{
+    while (mo_timer_now_ns() < t_ns)
+        ;
+}
+
+/* Runs `iters` iterations of one part (PART_*) of n bytes. On rank 0 returns
+ * the part's seconds per message and in *share the pair's CPU share as
+ * run_block does; the peer returns 0. delay_ns (rank 0, PART_OR): how long
+ * rank 0 waits after asking for the message before it receives it. */
+static double run_part(MPI_Comm comm, int rank, int part, unsigned char *sbuf, unsigned char *rbuf,
+                       int n, int64_t iters, int64_t delay_ns, double *share)
+{
+    MPI_Barrier(comm);
+    uint64_t c0 = thread_cpu_ns();
+    uint64_t t0 = mo_timer_now_ns();
+    uint64_t timed = 0; /* PART_OS, PART_OR: the calls' own time */
+    char token = 0;
+    if (rank == 0) {
+        for (int64_t i = 0; i < iters; i++) {
+            if (part == PART_OS) {
+                uint64_t a = mo_timer_now_ns();
+                MPI_Send(sbuf, n, MPI_BYTE, 1, MSG_TAG, comm);
+                timed += mo_timer_now_ns() - a;
+                MPI_Recv(&token, 0, MPI_BYTE, 1, ACK_TAG, comm, MPI_STATUS_IGNORE);
+            } else if (part == PART_OR) {
+                /* Received only once MPI has its envelope (a peer slow to
+                 * send would otherwise be timed too), and after the wait. */
+                uint64_t asked = mo_timer_now_ns();
+                MPI_Send(&token, 0, MPI_BYTE, 1, ACK_TAG, comm);
+                for (int there = 0; !there;)
+                    MPI_Iprobe(1, MSG_TAG, comm, &there, MPI_STATUS_IGNORE);
+                spin_until(asked + (uint64_t)delay_ns);
+                uint64_t a = mo_timer_now_ns();
+                MPI_Recv(rbuf, n, MPI_BYTE, 1, MSG_TAG, comm, MPI_STATUS_IGNORE);
+                timed += mo_timer_now_ns() - a;
+            } else {
+                MPI_Send(sbuf, n, MPI_BYTE, 1, MSG_TAG, comm);
+            }
+        }
+        if (part == PART_GAP) {
+            timed = mo_timer_now_ns() - t0; /* the sends alone, not the closing ack */
+            MPI_Recv(&token, 0, MPI_BYTE, 1, ACK_TAG, comm, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (int64_t i = 0; i < iters; i++) {
+            if (part == PART_OS) {
+                MPI_Recv(rbuf, n, MPI_BYTE, 0, MSG_TAG, comm, MPI_STATUS_IGNORE);
+                MPI_Send(&token, 0, MPI_BYTE, 0, ACK_TAG, comm);
+            } else if (part == PART_OR) {
+                MPI_Recv(&token, 0, MPI_BYTE, 0, ACK_TAG, comm, MPI_STATUS_IGNORE);
+                MPI_Send(sbuf, n, MPI_BYTE, 0, MSG_TAG, comm);
+            } else {
+                MPI_Recv(rbuf, n, MPI_BYTE, 0, MSG_TAG, comm, MPI_STATUS_IGNORE);
+            }
+        }
+        if (part == PART_GAP)
+            MPI_Send(&token, 0, MPI_BYTE, 0, ACK_TAG, comm);
+    }
+    uint64_t t1 = mo_timer_now_ns();
+    uint64_t c1 = thread_cpu_ns();
+    double wall = (double)(t1 - t0);
+    double mine = wall > 0 ? (double)(c1 - c0) / wall : 1.0;
+    if (rank != 0) {
+        MPI_Send(&mine, 1, MPI_DOUBLE, 0, SHARE_TAG, comm);
+        return 0.0;
+    }
+    double peer = 0.0;
+    MPI_Recv(&peer, 1, MPI_DOUBLE, 1, SHARE_TAG, comm, MPI_STATUS_IGNORE);
+    *share = mine < peer ? mine : peer;
+    return (double)timed / 1e9 / (double)iters;
+}
+
 /* Rank 0: tells the peer what to run, runs it, returns one-way seconds and
  * the pair's CPU share in *share. */
 static double block(const pp_state *st, const pp_pair *p, uint64_t size, long iterations,
@@ -258,7 +383,11 @@ static void serve(const pp_state *st, const pp_pair *p)
         }
         if (c.op == CMD_QUIT)
             return;
-        run_block(p->comm, 1, st->buf, st->buf + st->half, (int)c.size, c.iterations, NULL);
+        if (c.op >= CMD_PART)
+            run_part(p->comm, 1, (int)(c.op - CMD_PART), st->buf, st->buf + st->half, (int)c.size,
+                     c.iterations, 0, NULL);
+        else
+            run_block(p->comm, 1, st->buf, st->buf + st->half, (int)c.size, c.iterations, NULL);
     }
 }
 
@@ -374,6 +503,19 @@ static void write_results(mo_json *w, const void *ctx)
             mo_json_kv_double(w, "ci_hi_s", sz->st.ci95_high);
             mo_json_kv_doubles(w, "samples_s", sz->samples, sz->n);
             mo_json_kv_doubles(w, "cpu_share", sz->shares, sz->n);
+            if (sz->parts[PART_OS].n > 0) {
+                mo_json_key(w, "parts");
+                mo_json_begin_object(w);
+                for (int k = 0; k < NPARTS; k++) {
+                    const pp_part *pt = &sz->parts[k];
+                    mo_json_key(w, part_names[k]);
+                    mo_json_begin_object(w);
+                    mo_json_kv_doubles(w, "samples_s", pt->samples, pt->n);
+                    mo_json_kv_doubles(w, "cpu_share", pt->shares, pt->n);
+                    mo_json_end_object(w);
+                }
+                mo_json_end_object(w);
+            }
             mo_json_end_object(w);
         }
         mo_json_end_array(w);
@@ -443,6 +585,64 @@ static int pp_alloc_sizes(pp_pair *p, const mo_sizes *sizes)
     return 0;
 }
 
+/* Rank 0: one sample of a part of one size. */
+static void part_sample(const pp_state *st, const pp_pair *p, pp_size *sz, int part, long iters,
+                        int64_t delay_ns)
+{
+    pp_part *pt = &sz->parts[part];
+    pp_cmd c = {CMD_PART + part, (int64_t)sz->bytes, iters};
+    MPI_Send(&c, 3, MPI_INT64_T, 1, CMD_TAG, p->comm);
+    double share = 0.0;
+    double t = run_part(p->comm, 0, part, st->buf, st->buf + st->half, (int)sz->bytes, iters,
+                        delay_ns, &share);
+    pt->samples[pt->n] = t;
+    pt->shares[pt->n] = share;
+    pt->n++;
+}
+
+/* Rank 0: the parts of every size up to --parts-max, PARTS_PASSES visits
+ * each in shuffled orders (as the one-way sweep, so that a burst of load
+ * cannot hit one size range). A block lasts about one sample's time; the
+ * receive's wait lets an eager message arrive: three one-way times and 5 us
+ * (the one-way time is the size's fastest undisturbed block). Returns 0, or
+ * 1 when the time limit stopped it. */
+static int measure_parts(pp_state *st, pp_pair *p, uint64_t *rng)
+{
+    const mo_options *o = st->opts;
+    const long nsizes = p->nsizes;
+    const size_t want = o->quick ? PARTS_SAMPLES : PARTS_SAMPLES_FULL;
+    long *order = malloc((size_t)(nsizes > 0 ? nsizes : 1) * sizeof *order);
+    if (!order)
+        return 0; /* the one-way times stand without their parts */
+    int rc = 0;
+    for (long pass = 0; pass < PARTS_PASSES && rc == 0; pass++) {
+        pp_shuffle(order, nsizes, rng);
+        for (long k = 0; k < nsizes; k++) {
+            pp_size *sz = &p->sizes[order[k]];
+            if (sz->bytes > st->params->parts_max || sz->n == 0)
+                continue;
+            if (time_is_up(st)) {
+                rc = 1;
+                break;
+            }
+            double one_way = sz->best_s > 0 ? sz->best_s : sz->st.min;
+            if (!(one_way > 0))
+                one_way = 1e-6;
+            long iters = mo_round_trips(o, one_way) * 2; /* a part is about half a round trip */
+            long gap_iters = iters < GAP_MIN_MESSAGES ? GAP_MIN_MESSAGES : iters;
+            int64_t delay_ns = (int64_t)(3.0 * one_way * 1e9) + 5000;
+            size_t upto = want * (size_t)(pass + 1) / PARTS_PASSES;
+            while (sz->parts[PART_OS].n < upto) {
+                part_sample(st, p, sz, PART_OS, iters, 0);
+                part_sample(st, p, sz, PART_OR, iters, delay_ns);
+                part_sample(st, p, sz, PART_GAP, gap_iters, 0);
+            }
+        }
+    }
+    free(order);
+    return rc;
+}
+
 /* Rank 0: measures every size of one pair, --passes times, each pass in
  * its own shuffled order (so a burst of load cannot hit one size range);
  * returns 0, 1 when the time limit stopped it, -1 when out of memory. */
@@ -491,6 +691,8 @@ static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int
         }
     }
     free(order);
+    if (rc == 0 && st->params->parts_max > 0)
+        rc = measure_parts(st, p, &rng);
     p->complete = rc == 0;
     pp_cmd quit = {CMD_QUIT, 0, 0};
     MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, p->comm);

@@ -19,8 +19,11 @@ void mop_xfer_table_init(mop_xfer_table *t)
 
 void mop_xfer_table_free(mop_xfer_table *t)
 {
-    for (int c = 0; c < MOP_XFER_NCLASSES; c++)
+    for (int c = 0; c < MOP_XFER_NCLASSES; c++) {
         free(t->p2p[c].points);
+        free(t->parts[c].o_s.points);
+        free(t->parts[c].o_r.points);
+    }
     for (size_t i = 0; i < t->ncoll; i++)
         free(t->coll[i].curve.points);
     free(t->coll);
@@ -187,8 +190,9 @@ static int mop_parse_verdict(mop_xfer_table *t, const char *rest)
 }
 
 /* A point line "<class> <bytes> <seconds>", in version 3 optionally followed
- * by "<verdict> <estimate_s> <spread> <undisturbed> <samples>" (for people and
- * for mpi-overlap; checked for form only). Returns 0, or -1 with err. */
+ * by "<verdict> <estimate_s> <spread> <undisturbed> <samples>", in version 4
+ * by those and "<lo_s> <hi_s>" (for people and for mpi-overlap; checked for
+ * form only). Returns 0, or -1 with err. */
 static int mop_parse_point(mop_xfer_table *t, const char *line, int version, const char *path,
                            int lineno, char *err, size_t errlen)
 {
@@ -205,9 +209,13 @@ static int mop_parse_point(mop_xfer_table *t, const char *line, int version, con
         return -1;
     }
     const char *rest = line + used;
+    double lo, hi;
+    int used_i = 0;
     if (*rest != '\0' &&
         (version < 3 || sscanf(rest, "%15s %lg %lg %llu %llu %n", verdict, &est, &spread, &n, &m, &used_q) != 5 ||
-         rest[used_q] != '\0')) {
+         (rest[used_q] != '\0' && /* version 4: the estimate's interval */
+          (version < 4 || sscanf(rest + used_q, "%lg %lg %n", &lo, &hi, &used_i) != 2 ||
+           rest[used_q + used_i] != '\0')))) {
         snprintf(err, errlen, "%s:%d: unexpected text after '<class> <bytes> <seconds>'", path, lineno);
         return -1;
     }
@@ -223,6 +231,69 @@ static int mop_parse_point(mop_xfer_table *t, const char *line, int version, con
     return 0;
 }
 
+/* "<class> ..." of a version-4 line: the class, or -1. */
+static int mop_parse_class(const char *word)
+{
+    return strcmp(word, "intra") == 0 ? MOP_XFER_INTRA
+           : strcmp(word, "inter") == 0 ? MOP_XFER_INTER : -1;
+}
+
+/* "parts <class> <bytes> <eager|rendezvous> <o_s> <lo> <hi> <o_r> <lo> <hi>
+ * <g> <lo> <hi>": the overheads' estimates go into the class's curves (the
+ * rest is for people and for mpi-overlap). Returns 0, or -1 with err. */
+static int mop_parse_parts(mop_xfer_table *t, const char *line, const char *path, int lineno,
+                           char *err, size_t errlen)
+{
+    char cls_word[16], protocol[16];
+    unsigned long long bytes;
+    double v[9];
+    int used = 0;
+    const char *num = line + 6 + strcspn(line + 6, " ");
+    while (*num == ' ')
+        num++;
+    int cls = -1;
+    if (!isdigit((unsigned char)*num) ||
+        sscanf(line + 6, "%15s %llu %15s %lg %lg %lg %lg %lg %lg %lg %lg %lg %n", cls_word, &bytes,
+               protocol, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &used) != 12 ||
+        line[6 + used] != '\0' || (cls = mop_parse_class(cls_word)) < 0 ||
+        (strcmp(protocol, "eager") != 0 && strcmp(protocol, "rendezvous") != 0)) {
+        snprintf(err, errlen, "%s:%d: expected 'parts <class> <bytes> <eager|rendezvous>' and nine "
+                 "times", path, lineno);
+        return -1;
+    }
+    for (int i = 0; i < 9; i++) {
+        if (!mop_valid_secs(v[i])) {
+            snprintf(err, errlen, "%s:%d: negative or invalid time", path, lineno);
+            return -1;
+        }
+    }
+    if (mop_curve_add(&t->parts[cls].o_s, (uint64_t)bytes, v[0]) != 0 ||
+        mop_curve_add(&t->parts[cls].o_r, (uint64_t)bytes, v[3]) != 0) {
+        snprintf(err, errlen, "out of memory reading %s", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* "eager_limit <class> <bytes|none>". Returns 0, or -1 with err. */
+static int mop_parse_eager_limit(mop_xfer_table *t, const char *line, const char *path, int lineno,
+                                 char *err, size_t errlen)
+{
+    char cls_word[16], limit[32];
+    int used = 0, cls = -1;
+    unsigned long long bytes = 0;
+    if (sscanf(line + 12, "%15s %31s %n", cls_word, limit, &used) != 2 || line[12 + used] != '\0' ||
+        (cls = mop_parse_class(cls_word)) < 0 ||
+        (strcmp(limit, "none") != 0 &&
+         (!isdigit((unsigned char)limit[0]) || sscanf(limit, "%llu", &bytes) != 1))) {
+        snprintf(err, errlen, "%s:%d: expected 'eager_limit <class> <bytes|none>'", path, lineno);
+        return -1;
+    }
+    t->parts[cls].has_eager = strcmp(limit, "none") != 0;
+    t->parts[cls].eager_limit = (uint64_t)bytes;
+    return 0;
+}
+
 /* One line of the file after the first; 0, 1 after `end`, or -1 with err. */
 static int mop_parse_line(mop_xfer_table *t, char *line, const char *path, int lineno,
                           char *err, size_t errlen)
@@ -233,6 +304,10 @@ static int mop_parse_line(mop_xfer_table *t, char *line, const char *path, int l
         return mop_parse_coll(t, line, path, lineno, err, errlen);
     if (strncmp(line, "intra ", 6) == 0 || strncmp(line, "inter ", 6) == 0)
         return mop_parse_point(t, line, t->version, path, lineno, err, errlen);
+    if (t->version >= 4 && strncmp(line, "parts ", 6) == 0)
+        return mop_parse_parts(t, line, path, lineno, err, errlen);
+    if (t->version >= 4 && strncmp(line, "eager_limit ", 12) == 0)
+        return mop_parse_eager_limit(t, line, path, lineno, err, errlen);
     if (strncmp(line, "machine ", 8) == 0) {
         mop_parse_stamp(line + 8, t->machine_fp, sizeof t->machine_fp, t->machine_key,
                         sizeof t->machine_key);
@@ -387,6 +462,21 @@ static double mop_curve_lookup(const mop_xfer_curve *c, uint64_t bytes, bool *ex
 bool mop_xfer_table_has_class(const mop_xfer_table *t, int cls)
 {
     return t->p2p[cls].npoints > 0;
+}
+
+bool mop_xfer_table_eager(const mop_xfer_table *t, int cls, uint64_t bytes, double xfer_s,
+                          double *o_s, double *o_r)
+{
+    if (t->p2p[cls].npoints == 0) /* as mop_xfer_table_lookup prices it */
+        cls = cls == MOP_XFER_INTRA ? MOP_XFER_INTER : MOP_XFER_INTRA;
+    const mop_xfer_parts *p = &t->parts[cls];
+    if (!p->has_eager || bytes > p->eager_limit || p->o_s.npoints == 0 || p->o_r.npoints == 0)
+        return false;
+    bool ex;
+    double s = mop_curve_lookup(&p->o_s, bytes, &ex), r = mop_curve_lookup(&p->o_r, bytes, &ex);
+    *o_s = s < xfer_s ? s : xfer_s;
+    *o_r = r < xfer_s ? r : xfer_s;
+    return true;
 }
 
 double mop_xfer_table_lookup(const mop_xfer_table *t, int cls, uint64_t bytes,

@@ -16,9 +16,11 @@
 #define MOP_XFER_TABLE_FORMAT "mpi-overlap-xfer-table"
 /* Version 2 added the `coll` lines, version 3 the quality verdict (the
  * `verdict` line, per-point quality, `unmeasured` sizes) and the closing
- * `end` line. Versions 1 (point-to-point only; its collectives fall back as
- * described below) and 2 are still read, as unverified tables. */
-#define MOP_XFER_TABLE_VERSION 3
+ * `end` line, version 4 each point's interval and the transfer model's parts
+ * (`parts` and `eager_limit` lines). Versions 1 (point-to-point only; its
+ * collectives fall back as described below) and 2 are still read, as
+ * unverified tables; version 3 as a table without parts. */
+#define MOP_XFER_TABLE_VERSION 4
 #define MOP_XFER_TABLE_OLDEST_VERSION 1
 
 /* The table's quality verdict (src/mpi_overlap/calibration/xfer_quality.py): a suspect
@@ -54,8 +56,18 @@ typedef struct mop_xfer_series {
     mop_xfer_curve curve;
 } mop_xfer_series;
 
+/* The transfer model's parts of one class (docs/method.md, "The transfer
+ * model's parts"): the sender's and the receiver's overhead per size, and
+ * the largest size up to which every size with parts moved eagerly. */
+typedef struct mop_xfer_parts {
+    mop_xfer_curve o_s, o_r; /* seconds, at the sizes with parts */
+    bool has_eager;          /* false: no parts, or no size was eager */
+    uint64_t eager_limit;
+} mop_xfer_parts;
+
 typedef struct mop_xfer_table {
     mop_xfer_curve p2p[MOP_XFER_NCLASSES]; /* by MOP_XFER_INTRA / MOP_XFER_INTER */
+    mop_xfer_parts parts[MOP_XFER_NCLASSES];
     mop_xfer_series *coll; /* in the order first seen; few (ops x comm sizes) */
     size_t ncoll, coll_cap;
     int version; /* of the file loaded; 0 when built in memory */
@@ -112,6 +124,15 @@ bool mop_xfer_table_has_class(const mop_xfer_table *t, int cls);
  * (*extrapolated set then). A class with no points falls back to intra. */
 double mop_xfer_table_lookup(const mop_xfer_table *t, int cls, uint64_t bytes,
                              bool *extrapolated);
+
+/* Whether a point-to-point message of `bytes` in class `cls` moves eagerly
+ * by the table's parts (bytes <= the class's eager limit; a class without
+ * parts falls back to the other one as in mop_xfer_table_lookup). If so,
+ * *o_s and *o_r get the sender's and the receiver's overhead there, linear
+ * between the sizes with parts and each not above `xfer_s` (the one-way
+ * time: a part of a transfer does not outlast it). */
+bool mop_xfer_table_eager(const mop_xfer_table *t, int cls, uint64_t bytes, double xfer_s,
+                          double *o_s, double *o_r);
 
 /* xfer_time of a collective (op as in MOP_XFER_NCOLL_OPS) of `bytes` (the
  * per-process block) on a communicator of comm_size ranks: the op's series

@@ -148,11 +148,11 @@ static void test_table_file(void)
     mop_xfer_table_free(&t);
 
     f = fopen(path, "w");
-    fputs("mpi-overlap-xfer-table 4\n", f); /* newer than this profiler */
+    fputs("mpi-overlap-xfer-table 5\n", f); /* newer than this profiler */
     fclose(f);
     mop_xfer_table_init(&t);
     CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
-    CHECK(strstr(err, "version 4") != NULL);
+    CHECK(strstr(err, "version 5") != NULL);
     mop_xfer_table_free(&t);
     remove(path);
     CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);

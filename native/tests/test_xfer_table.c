@@ -1,6 +1,6 @@
 /* test_xfer_table.c - the transfer-time table's collective series (format
  * version 2): op names, lookup with its fallbacks and their flags, reading
- * version 1 and 2 files, refusing bad lines, and the engine picking the
+ * version 1 and 2 files, the parts of version 4, refusing bad lines, and the engine picking the
  * series from an event's kind and communicator size (its lookup cache must
  * tell series apart). Expected values are hand-computed from the points. */
 #define _POSIX_C_SOURCE 200809L
@@ -175,11 +175,53 @@ static void test_table_files(void)
     CHECK_COLL(&t, IBCAST, 2, 512, 2e-6, MOP_XFER_COLL_UNCALIBRATED);
     mop_xfer_table_free(&t);
 
-    /* versions outside 1..3 are refused, naming both */
-    write_file(path, 4, "intra 0 1e-6\n");
+    /* versions outside 1..4 are refused, naming both */
+    write_file(path, 5, "intra 0 1e-6\n");
     mop_xfer_table_init(&t);
     CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
-    CHECK(strstr(err, "version 4") != NULL && strstr(err, "reads 1 to 3") != NULL);
+    CHECK(strstr(err, "version 5") != NULL && strstr(err, "reads 1 to 4") != NULL);
+    mop_xfer_table_free(&t);
+
+    /* version 4: each point's interval, the parts and the eager limit. Eager up
+     * to 4 KiB: o_s interpolated between the sizes with parts, never above the
+     * one-way time asked with; above the limit, and for a class without parts
+     * (inter falls back to intra's, as its lookup), as the limit says. */
+    static const char v4[] = "verdict ok fine\nintra 0 2e-6 ok 2e-6 0.1 30 40 1.9e-6 2.1e-6\n"
+                             "intra 4096 4e-6 ok 4e-6 0.1 30 40 3.9e-6 4.2e-6\n"
+                             "intra 65536 14e-6\n"
+                             "parts intra 0 eager 3e-7 2e-7 4e-7 1e-7 1e-7 2e-7 7e-7 6e-7 8e-7\n"
+                             "parts intra 4096 eager 1e-6 9e-7 1.1e-6 2e-7 2e-7 3e-7 7e-7 6e-7 8e-7\n"
+                             "parts intra 65536 rendezvous 13e-6 12e-6 14e-6 12e-6 11e-6 13e-6 "
+                             "14e-6 13e-6 15e-6\n"
+                             "eager_limit intra 4096\nend\n";
+    write_file(path, 4, v4);
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    {
+        double o_s = 0, o_r = 0;
+        CHECK(mop_xfer_table_eager(&t, MOP_XFER_INTRA, 2048, 3e-6, &o_s, &o_r));
+        CHECK_NEAR(o_s, 6.5e-7, 1e-18);
+        CHECK_NEAR(o_r, 1.5e-7, 1e-18);
+        CHECK(mop_xfer_table_eager(&t, MOP_XFER_INTRA, 4096, 5e-7, &o_s, &o_r));
+        CHECK_NEAR(o_s, 5e-7, 1e-18); /* not above the one-way time */
+        CHECK(!mop_xfer_table_eager(&t, MOP_XFER_INTRA, 4097, 5e-6, &o_s, &o_r));
+        CHECK(mop_xfer_table_eager(&t, MOP_XFER_INTER, 0, 1e-5, &o_s, &o_r));
+        CHECK_NEAR(o_s, 3e-7, 1e-18);
+    }
+    mop_xfer_table_free(&t);
+    /* a version-3 table has no parts: nothing is eager */
+    write_file(path, 3, "verdict ok fine\nintra 0 2e-6\nend\n");
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(!mop_xfer_table_eager(&t, MOP_XFER_INTRA, 0, 2e-6, &(double){0}, &(double){0}));
+    mop_xfer_table_free(&t);
+    /* no size eager */
+    write_file(path, 4, "verdict ok fine\nintra 0 2e-6\n"
+                        "parts intra 0 rendezvous 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6\n"
+                        "eager_limit intra none\nend\n");
+    mop_xfer_table_init(&t);
+    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(!mop_xfer_table_eager(&t, MOP_XFER_INTRA, 0, 2e-6, &(double){0}, &(double){0}));
     mop_xfer_table_free(&t);
 
     /* version 3: the verdict, point quality, unmeasured sizes and `end` */
@@ -227,6 +269,17 @@ static void test_table_files(void)
         {2, "intra 0 1e-6 ok 1e-6 0.1 3 4\n", "unexpected text"}, /* v3 fields in v2 */
         {2, "intra -1 1e-6\n", "expected '<class> <bytes> <seconds>'"},
         {2, "intra 0 -1e-6\n", "negative or invalid time"},
+        {3, "verdict ok fine\nintra 0 1e-6 ok 1e-6 0.1 3 4 1e-6 2e-6\nend\n", "unexpected text"},
+        {4, "verdict ok fine\nintra 0 1e-6 ok 1e-6 0.1 3 4 1e-6\nend\n", "unexpected text"},
+        {4, "verdict ok fine\nintra 0 1e-6\nparts intra 0 eager 1 1 1\nend\n", "expected 'parts"},
+        {4, "verdict ok fine\nintra 0 1e-6\nparts other 0 eager 1 1 1 1 1 1 1 1 1\nend\n",
+         "expected 'parts"},
+        {4, "verdict ok fine\nintra 0 1e-6\nparts intra 0 lazy 1 1 1 1 1 1 1 1 1\nend\n",
+         "expected 'parts"},
+        {4, "verdict ok fine\nintra 0 1e-6\nparts intra 0 eager 1 1 1 -1 1 1 1 1 1\nend\n",
+         "negative or invalid time"},
+        {4, "verdict ok fine\nintra 0 1e-6\neager_limit intra x\nend\n", "expected 'eager_limit"},
+        {4, "verdict ok fine\nintra 0 1e-6\neager_limit intra -4\nend\n", "expected 'eager_limit"},
     };
     for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
         write_file(path, broken[i].version, broken[i].body);

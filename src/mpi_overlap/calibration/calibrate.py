@@ -48,6 +48,7 @@ from ..toolchains import Toolchain
 from ..ui import Ui
 from . import coll_failures, coll_size_model
 from .job_classes import JobLayout, job_layout, missing_classes, missing_reason
+from .parts_view import print_parts
 from .table_trust import SUSPECT_EXIT, check_usable, refusal, replacement, stale_for
 from .xfer_quality import UNVERIFIED, judge, size_list, suspect_sizes
 from .xfer_table import (
@@ -476,6 +477,7 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
             continue
         table = read_table(path)
         print_table(console, table)
+        print_parts(console, table)
         print_coll_table(console, table, ranks)
         for run in runs:
             console.print(f"{tc.name}: run {run.path}", markup=False)

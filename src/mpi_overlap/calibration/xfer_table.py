@@ -15,10 +15,15 @@ parses with a few `sscanf`s:
     verdict <ok|noisy|suspect|unverified> <reason, to the end of the line>
     load <what else ran on the machine>      (only when the machine was busy)
     source <run directory>                    (one per ping-pong run the times come from)
-    # class bytes seconds verdict estimate_s spread undisturbed samples
-    intra 0 2.875e-07 ok 2.9e-07 0.04 812 900
+    # class bytes seconds verdict estimate_s spread undisturbed samples lo_s hi_s
+    intra 0 2.875e-07 ok 2.9e-07 0.04 812 900 2.85e-07 2.95e-07
     ...
     inter 0 1.2e-06 ok ...   (only when the job spanned several nodes)
+    # parts class bytes protocol o_s lo hi o_r lo hi g lo hi
+    parts intra 0 eager 2.6e-07 2.5e-07 2.7e-07 1.2e-07 1.1e-07 1.3e-07 7e-07 6.9e-07 7.2e-07
+    ...
+    # eager_limit class bytes (none: no size was eager)
+    eager_limit intra 16384
     # unmeasured class bytes undisturbed samples
     unmeasured intra 67108864 0 4
     # coll op comm_size bytes seconds
@@ -30,7 +35,11 @@ parses with a few `sscanf`s:
 `seconds` is the value the profiler uses: the monotone fit of the estimates
 (xfer_quality.py); `estimate_s` the size's own estimate (lower quartile of its undisturbed
 samples), `spread` their relative interquartile range, then how many samples were
-undisturbed of how many taken, and the size's verdict. Sizes with too few undisturbed
+undisturbed of how many taken, the size's verdict and the 95 % interval of its estimate
+(version 4). The `parts` lines (version 4) are the transfer model's parts per size
+(xfer_parts.py): the sender's overhead, the receiver's, the gap, each with its interval,
+and whether the size moved eagerly; `eager_limit` the largest size up to which every
+size with parts was eager. Sizes with too few undisturbed
 samples are not points: they are listed as `unmeasured` (lookups there interpolate or,
 above the last point, extrapolate, which the profiler counts). The `verdict` line is the
 table's: the profiler and `mpi-overlap profile` refuse a `suspect` table unless forced.
@@ -41,7 +50,8 @@ newline). Points of a class, and of a collective series, are in increasing byte 
 A collective series is keyed by op (the names of native/profiler/mop_coll_ops.h, prefixed
 "i" for the non-blocking op) and communicator size; its bytes are the per-process block
 (docs/method.md). Versions 1 (no `coll` lines) and 2 (no verdict, no `end`) are still
-read, as *unverified* tables. Lines starting with `#` and blank lines are ignored. A table
+read, as *unverified* tables; version 3 (no intervals, no parts) as it is. Lines starting
+with `#` and blank lines are ignored. A table
 is valid only for the machine and MPI library it was measured with: `check_fits` compares
 fingerprints (16 hex digits of FNV-1a 64 of the keys, see native/common/fingerprint.h).
 A table's *content hash* is FNV-1a 64 of the file's bytes (what every profile records).
@@ -66,11 +76,12 @@ from ..errors import UserError
 from ..paths import state_dir
 from ..run.machine_load import describe
 from ..rundir import utc_now, write_text_atomic
+from .xfer_parts import EAGER, RENDEZVOUS, Part, SizeParts, eager_limit, parts_from_pingpong
 from .xfer_quality import UNMEASURED, UNVERIFIED, VERDICTS, SizeQuality, judge, judge_table, worst
 
 MAGIC = "mpi-overlap-xfer-table"
-VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 TABLE_VERDICTS = (*VERDICTS, UNVERIFIED)
 CLASSES = ("intra", "inter")
 # The collective ops of native/profiler/mop_coll_ops.h, in its order (a test keeps the two
@@ -155,6 +166,11 @@ class XferTable:
     load: str | None = None
     sources: list[str] = field(default_factory=list)
     content_hash: str | None = None  # of the file it was read from
+    # the transfer model's parts per (class, bytes) (version 4; xfer_parts.py)
+    parts: dict[tuple[str, int], SizeParts] = field(default_factory=dict)
+    # per class, the largest size up to which every size with parts was eager (None:
+    # none was); a class missing here has no parts
+    eager_limits: dict[str, int | None] = field(default_factory=dict)
 
     @property
     def classes(self) -> list[str]:
@@ -369,6 +385,7 @@ def table_from_pingpong(pingpong_results: dict[str, Any] | list[dict[str, Any]],
         raise UserError("the pingpong result has no measured sizes; nothing to put in a table")
     verdict, reason = judge_table(classes, host_load)
     load = describe(host_load)
+    parts = parts_from_pingpong(docs, points)
     return XferTable(
         machine_fp=first["machine_fp"],
         machine_key=_one_line("the machine key", first["machine_key"]),
@@ -385,6 +402,9 @@ def table_from_pingpong(pingpong_results: dict[str, Any] | list[dict[str, Any]],
         unmeasured=unmeasured,
         load=_one_line("the load", load) if load else None,
         sources=[_one_line("a source", x) for x in sources or []],
+        parts=parts,
+        eager_limits={cls: eager_limit(parts, cls) for cls in CLASSES
+                      if any(c == cls for c, _ in parts)},
     )
 
 
@@ -428,13 +448,27 @@ def render_table(table: XferTable) -> str:
         lines.append(f"load {_one_line('the load', table.load)}")
     lines += [f"source {_one_line('a source', x)}" for x in table.sources]
     lines.append("# class bytes seconds verdict estimate_s spread undisturbed samples "
-                 "(seconds: the monotone fit)")
+                 "lo_s hi_s (seconds: the monotone fit)")
     for cls in CLASSES:
         for b, t in table.points.get(cls, []):
             q = table.quality.get((cls, b))
             extra = (f" {q.verdict} {q.estimate_s:.6g} {q.spread:.3g} {q.undisturbed} "
                      f"{q.samples}") if q else ""
+            if q and q.lo_s is not None and q.hi_s is not None:
+                extra += f" {q.lo_s:.6g} {q.hi_s:.6g}"
             lines.append(f"{cls} {b} {t:.6g}{extra}")
+    if table.parts:
+        lines.append("# parts class bytes protocol o_s lo hi o_r lo hi g lo hi")
+        for (cls, b), p in sorted(table.parts.items(), key=lambda kv: (CLASSES.index(kv[0][0]),
+                                                                        kv[0][1])):
+            nums = " ".join(f"{x:.6g}" for part in (p.o_s, p.o_r, p.g)
+                            for x in (part.value_s, part.lo_s, part.hi_s))
+            lines.append(f"parts {cls} {b} {p.protocol} {nums}")
+        lines.append("# eager_limit class bytes (none: no size was eager)")
+        for cls in CLASSES:
+            if cls in table.eager_limits:
+                limit = table.eager_limits[cls]
+                lines.append(f"eager_limit {cls} {'none' if limit is None else limit}")
     if any(table.unmeasured.values()):
         lines.append("# unmeasured class bytes undisturbed samples")
         for cls in CLASSES:
@@ -527,6 +561,8 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
     unmeasured: dict[str, list[tuple[int, int, int]]] = {}
     coll: dict[CollKey, Points] = {}
     sources: list[str] = []
+    parts: dict[tuple[str, int], SizeParts] = {}
+    eager_limits: dict[str, int | None] = {}
     ended = False
     for lineno, raw in enumerate(lines[1:], start=2):
         line = raw.strip()
@@ -545,6 +581,16 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
             key, nbytes, seconds = _coll_line(rest, partial(bad, lineno))
             _append(coll.setdefault(key, []), nbytes, seconds, f"coll {key[0]} {key[1]}",
                     partial(bad, lineno))
+        elif word == "parts" and version >= 4:
+            key, sp = _parts_line(rest, partial(bad, lineno))
+            if key in parts:
+                raise bad(lineno, f"parts of {key[0]} {key[1]} given twice")
+            parts[key] = sp
+        elif word == "eager_limit" and version >= 4:
+            cls, limit = _eager_limit_line(rest, partial(bad, lineno))
+            if cls in eager_limits:
+                raise bad(lineno, f"eager_limit of {cls} given twice")
+            eager_limits[cls] = limit
         elif word == "unmeasured" and version >= 3:
             cls, nbytes, n, m = _unmeasured_line(rest, partial(bad, lineno))
             unmeasured.setdefault(cls, []).append((nbytes, n, m))
@@ -605,25 +651,34 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
         unmeasured=unmeasured,
         load=header.get("load"),
         sources=sources,
+        parts=parts,
+        eager_limits=eager_limits,
     )
 
 
 def _point_line(cls: str, rest: str, version: int,
                 bad: Any) -> tuple[int, float, PointQuality | None]:
     """`<bytes> <seconds>`, in version 3 optionally followed by `<verdict> <estimate_s>
-    <spread> <undisturbed> <samples>`."""
+    <spread> <undisturbed> <samples>`, in version 4 by those and `<lo_s> <hi_s>`."""
     usage = (f"expected '{cls} <bytes> <seconds>'" + (
-        " [<verdict> <estimate_s> <spread> <undisturbed> <samples>]" if version >= 3 else ""))
+        " [<verdict> <estimate_s> <spread> <undisturbed> <samples>"
+        + (" [<lo_s> <hi_s>]]" if version >= 4 else "]") if version >= 3 else ""))
     fields = rest.split()
-    if len(fields) not in ((2, 7) if version >= 3 else (2,)):
+    allowed = (2, 7, 9) if version >= 4 else (2, 7) if version >= 3 else (2,)
+    if len(fields) not in allowed:
         raise bad(usage)
     try:
         nbytes, seconds = int(fields[0]), float(fields[1])
         q = None
-        if len(fields) == 7:
+        if len(fields) >= 7:
             q = PointQuality(verdict=fields[2], estimate_s=float(fields[3]),
                              spread=float(fields[4]), undisturbed=int(fields[5]),
                              samples=int(fields[6]))
+        if len(fields) == 9 and q is not None:
+            q = replace(q, lo_s=float(fields[7]), hi_s=float(fields[8]))
+            if not (math.isfinite(q.lo_s or 0.0) and math.isfinite(q.hi_s or 0.0)
+                    and 0 <= (q.lo_s or 0.0) <= (q.hi_s or 0.0)):
+                raise bad("the interval must be finite with 0 <= lo_s <= hi_s")
     except ValueError:
         raise bad(usage) from None
     if nbytes < 0 or not math.isfinite(seconds) or seconds < 0:
@@ -633,6 +688,43 @@ def _point_line(cls: str, rest: str, version: int,
         raise bad(f"bad point quality (verdict one of {', '.join(VERDICTS)}, "
                   "0 <= undisturbed <= samples)")
     return nbytes, seconds, q
+
+
+def _parts_line(rest: str, bad: Any) -> tuple[tuple[str, int], SizeParts]:
+    """`<class> <bytes> <protocol>` and three (estimate, lo, hi) triples: o_s, o_r, g."""
+    usage = ("expected 'parts <class> <bytes> <eager|rendezvous> <o_s> <lo> <hi> <o_r> <lo> "
+             "<hi> <g> <lo> <hi>'")
+    fields = rest.split()
+    if len(fields) != 12 or fields[0] not in CLASSES or fields[2] not in (EAGER, RENDEZVOUS):
+        raise bad(usage)
+    try:
+        nbytes = int(fields[1])
+        nums = [float(x) for x in fields[3:]]
+    except ValueError:
+        raise bad(usage) from None
+    if nbytes < 0 or not all(math.isfinite(x) and x >= 0 for x in nums):
+        raise bad("bytes and seconds must be finite and not negative")
+    triples = [Part(*nums[i:i + 3]) for i in (0, 3, 6)]
+    if any(not p.lo_s <= p.value_s <= p.hi_s for p in triples):
+        raise bad("each part's estimate must lie within its interval (lo <= estimate <= hi)")
+    return (fields[0], nbytes), SizeParts(nbytes=nbytes, protocol=fields[2], o_s=triples[0],
+                                          o_r=triples[1], g=triples[2])
+
+
+def _eager_limit_line(rest: str, bad: Any) -> tuple[str, int | None]:
+    usage = "expected 'eager_limit <class> <bytes|none>'"
+    fields = rest.split()
+    if len(fields) != 2 or fields[0] not in CLASSES:
+        raise bad(usage)
+    if fields[1] == "none":
+        return fields[0], None
+    try:
+        limit = int(fields[1])
+    except ValueError:
+        raise bad(usage) from None
+    if limit < 0:
+        raise bad(usage)
+    return fields[0], limit
 
 
 def _unmeasured_line(rest: str, bad: Any) -> tuple[str, int, int, int]:

@@ -13,13 +13,17 @@ from ..spec import P2P_TABLE, Benchmark, BenchmarkSpec
 
 # The largest message one MPI count of bytes can describe.
 MAX_MPI_COUNT = (1 << 31) - 1
+# The largest size measured in the transfer model's parts (xfer_parts.py): eager limits
+# are far below it (MPICH and Open MPI: 4-64 KiB), and above it every size is whole.
+PARTS_MAX = "1M"
 
 
 def _args(values: dict[str, Any], quick: bool, verbose: bool) -> list[str]:
     """The program's flags from calibrate's "sizes" and "budget" (seconds: no new sample
-    after it), checked here so that bad input fails before anything is built."""
+    after it), the parts up to PARTS_MAX, checked here so that bad input fails before anything is built."""
     budget, sizes = values.get("budget"), values.get("sizes")
     args: list[str] = [] if budget is None else ["--budget", f"{budget:.3g}"]
+    args += ["--parts-max", PARTS_MAX]
     if sizes is not None:
         if max(parse_sizes(sizes)) > MAX_MPI_COUNT:
             raise UserError(f"--sizes: {max(parse_sizes(sizes))} bytes exceeds the largest MPI "

@@ -1,0 +1,158 @@
+"""The transfer model's parts (docs/method.md, "The transfer model's parts"): per pair class
+and size, the sender's overhead o_s, the receiver's overhead o_r, the gap g and the latency
+L, each with its 95 % interval, and whether the size moves eagerly.
+
+One number per size (half a ping-pong round trip, the table's `seconds`) stands for the
+whole transfer. An eager MPI_Send returns after its own part, o_s, and the rest of the
+transfer happens after the call; a receive of data that has already arrived holds only
+o_r. netgauge's PRTT (Hoefler et al.) and the parametrized LogP of Kielmann et al.
+measure these parts; `mo_pingpong --parts-max` measures them the same way (its file
+comment says how), and this module turns its samples into estimates:
+
+* each part's estimate is the lower quartile of its undisturbed samples (CPU share at
+  least CLEAN_SHARE), as for the one-way time, with the order-statistic interval of
+  `quantile_interval`;
+* L(s) = T(s) - o_s(s) - o_r(s) (LogP's one-way time o_s + L + o_r), not below 0, its
+  interval from the parts' intervals and the table's point: the latency the table
+  reports is L at its smallest size;
+* a size is *eager* when its sender returns measurably before the transfer is done:
+  o_s's upper interval end at most EAGER_SHARE of T(s). A rendezvous send waits for the
+  receiver and returns after the data moved, so its o_s is T or more. The eager limit
+  of a class is the largest size up to which every measured size is eager.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .xfer_quality import CLEAN_SHARE, MIN_CLEAN, QUANTILE, quantile_interval
+
+PART_NAMES = ("o_s", "o_r", "g")
+# A send returns measurably before its transfer is done when its time is at most this
+# share of the one-way time. Measured (docs/method.md): eager sizes' o_s/T was 0.07-0.5
+# on the MPICH wheel and Debian Open MPI, rendezvous sizes' 0.9-1.3.
+EAGER_SHARE = 0.75
+EAGER = "eager"
+RENDEZVOUS = "rendezvous"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part's estimate and its 95 % interval (seconds), with its sample counts."""
+
+    value_s: float
+    lo_s: float
+    hi_s: float
+    undisturbed: int = 0
+    samples: int = 0
+
+
+@dataclass(frozen=True)
+class SizeParts:
+    """The parts of one size of one pair class."""
+
+    nbytes: int
+    protocol: str  # EAGER or RENDEZVOUS
+    o_s: Part
+    o_r: Part
+    g: Part
+
+    @property
+    def eager(self) -> bool:
+        return self.protocol == EAGER
+
+    def latency(self, one_way_s: float, one_way_lo_s: float | None = None,
+                one_way_hi_s: float | None = None) -> Part:
+        """L = T - o_s - o_r (not below 0) with T the table's one-way time here; its
+        interval from the ends of T's and the parts' intervals."""
+        lo_t = one_way_s if one_way_lo_s is None else one_way_lo_s
+        hi_t = one_way_s if one_way_hi_s is None else one_way_hi_s
+        return Part(value_s=max(0.0, one_way_s - self.o_s.value_s - self.o_r.value_s),
+                    lo_s=max(0.0, lo_t - self.o_s.hi_s - self.o_r.hi_s),
+                    hi_s=max(0.0, hi_t - self.o_s.lo_s - self.o_r.lo_s))
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _estimate(samples: list[float], shares: list[float]) -> Part | None:
+    clean = [t for t, s in zip(samples, shares, strict=False)
+             if _finite(t) and t >= 0 and _finite(s) and s >= CLEAN_SHARE]
+    if len(clean) < MIN_CLEAN:
+        return None
+    lo, hi = quantile_interval(clean, QUANTILE)
+    value = float(np.quantile(clean, QUANTILE))  # as the one-way time's estimate
+    return Part(value_s=value, lo_s=min(lo, value), hi_s=max(hi, value),
+                undisturbed=len(clean), samples=len(samples))
+
+
+def pool_parts(results: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Every part's samples and shares per (class, bytes), pooled over pingpong result
+    documents (or their `results`)."""
+    pools: dict[tuple[str, int], dict[str, Any]] = {}
+    for doc in results:
+        res = doc.get("results", doc)
+        for pair in res.get("pairs", []):
+            for size in pair.get("sizes", []):
+                parts = size.get("parts")
+                if not isinstance(parts, dict):
+                    continue
+                pool = pools.setdefault((pair["class"], int(size["bytes"])),
+                                        {k: ([], []) for k in PART_NAMES})
+                for name in PART_NAMES:
+                    part = parts.get(name) or {}
+                    samples = [float(x) for x in part.get("samples_s") or []
+                               if isinstance(x, (int, float))]
+                    shares = part.get("cpu_share") or []
+                    if len(shares) != len(samples):
+                        continue  # samples whose shares are not known cannot be judged
+                    pool[name][0].extend(samples)
+                    pool[name][1].extend(float(x) if _finite(x) else 0.0 for x in shares)
+    return pools
+
+
+def size_parts(nbytes: int, pool: dict[str, Any], one_way_s: float) -> SizeParts | None:
+    """The parts of one size from its pooled samples and the table's one-way time there;
+    None when a part has too few undisturbed samples."""
+    est = {name: _estimate(*pool[name]) for name in PART_NAMES}
+    if any(p is None for p in est.values()):
+        return None
+    o_s, o_r, g = est["o_s"], est["o_r"], est["g"]
+    assert o_s is not None and o_r is not None and g is not None
+    protocol = EAGER if o_s.hi_s <= EAGER_SHARE * one_way_s else RENDEZVOUS
+    return SizeParts(nbytes=nbytes, protocol=protocol, o_s=o_s, o_r=o_r, g=g)
+
+
+def parts_from_pingpong(results: list[dict[str, Any]],
+                        points: dict[str, list[tuple[int, float]]]
+                        ) -> dict[tuple[str, int], SizeParts]:
+    """The parts of every size that has a point in `points` (the table's, per class) and
+    parts measured in `results`."""
+    out: dict[tuple[str, int], SizeParts] = {}
+    for (cls, nbytes), pool in sorted(pool_parts(results).items()):
+        one_way = dict(points.get(cls, [])).get(nbytes)
+        if one_way is None:
+            continue
+        parts = size_parts(nbytes, pool, one_way)
+        if parts is not None:
+            out[(cls, nbytes)] = parts
+    return out
+
+
+def eager_limit(parts: dict[tuple[str, int], SizeParts], cls: str) -> int | None:
+    """The largest size up to which every size of `cls` with parts is eager; None when the
+    smallest is not (or the class has none)."""
+    limit = None
+    for (c, nbytes), p in sorted(parts.items()):
+        if c != cls:
+            continue
+        if not p.eager:
+            break
+        limit = nbytes
+    return limit
