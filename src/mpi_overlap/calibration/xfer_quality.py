@@ -20,11 +20,17 @@ Here:
    moves faster through the same library, noise is multiplicative, a size with many
    samples knows its time better than one with few (but not n times better: samples of
    one visit share its disturbances), and one bad size must not drag its neighbours.
-4. The *verdict* per size and for the table follows the rules of `judge_size` and
+4. The estimate's *interval* is the distribution-free 95 % confidence interval of the
+   lower quartile from the order statistics (quantile_interval: binomial ranks; the whole
+   sample range when the samples are too few for 95 %).
+5. The *verdict* per size and for the table follows the rules of `judge_size` and
    `judge_table` (ok / noisy / suspect; a size with fewer than MIN_CLEAN undisturbed
-   samples is *unmeasured* and left out of the table). A suspect size is one whose
-   estimate the fit had to leave out; the table is suspect only when such sizes leave
-   the fit without support, since its values are the fit's.
+   samples is *unmeasured* and left out of the table): from the estimate's own
+   uncertainty — the interval's width relative to the estimate and the fit's residual
+   in units of the interval — never from the machine's load, which is said beside it.
+   A suspect size is one whose samples contradict the value the fit gives it; the table
+   is suspect only when such sizes leave the fit without support, since its values are
+   the fit's.
 
 Samples of several runs (the calibration and its re-measurement of the suspect sizes)
 are pooled per size before estimating.
