@@ -26,7 +26,7 @@ import threading
 from .machine_load import read_stat
 
 _PROC = "/proc"
-WATCH_S = 0.25
+WATCH_S = 0.5  # one pass over /proc: a few ms of one CPU per reading
 
 # (pid, start ticks)
 _Key = tuple[int, int]
