@@ -91,8 +91,8 @@ uint64_t mop_checks_call_done(mop_checks *c, uint64_t t_enter, uint64_t t_exit,
         c->beyond_s += longest - span_s;
         for (size_t i = 0; i < c->nheld; i++) {
             const mop_held *h = &c->held[i];
-            if (h->xfer_s > span_s) { /* each on its own: they may run concurrently */
-                mop_checks_flag(c, MOP_CHECK_IN_CALL, h->xfer_s, h->xfer_s - span_s, h->fn, h->bin);
+            if (h->need_s > span_s) { /* each on its own: they may run concurrently */
+                mop_checks_flag(c, MOP_CHECK_IN_CALL, h->xfer_s, h->need_s - span_s, h->fn, h->bin);
                 flagged++;
             }
         }

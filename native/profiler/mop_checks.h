@@ -5,8 +5,10 @@
  * moved outside that interval (an eager message that arrived while the
  * receiver computed); its bounds are then not to be trusted. Two checks:
  *
- * - in-call (case 1): xfer_time against the time of the outermost call that
- *   holds the transfer (CALL_ENTER -> CALL_EXIT), judged at that call's exit,
+ * - in-call (case 1): the part of xfer_time the call must hold (all of it,
+ *   or the sender's / receiver's overhead of an eager blocking send /
+ *   receive) against the time of the outermost call that holds the transfer
+ *   (CALL_ENTER -> CALL_EXIT), judged at that call's exit,
  *   each transfer on its own (a call may carry two that run concurrently,
  *   MPI_Sendrecv); per call, the longest transfer against the call's time
  *   gives the per-rank "beyond the wall clock" sum;
@@ -41,7 +43,9 @@ typedef struct mop_flagged {
 
 /* An in-call transfer of the open call, waiting for the call's exit. */
 typedef struct mop_held {
-    double xfer_s;
+    double xfer_s; /* its whole transfer time */
+    double need_s; /* the part of it its call must hold: xfer_s, or o_s / o_r of an
+                    * eager blocking send / receive (docs/method.md) */
     uint64_t t_end; /* its XFER_END (ticks), or the call's enter for INCALL events */
     uint16_t fn;
     uint16_t bin;
@@ -65,7 +69,7 @@ typedef struct mop_checks {
     uint64_t unchecked;
     mop_held *held; /* the open call's in-call transfers */
     size_t nheld, cap;
-    double held_xfer_s, held_longest_s; /* their sum and maximum */
+    double held_xfer_s, held_longest_s; /* their xfer_s sum and need_s maximum */
     uint64_t held_t_end;                /* their latest XFER_END */
 } mop_checks;
 
@@ -79,21 +83,22 @@ int mop_checks_copy(mop_checks *dst, const mop_checks *src);
 /* Room for one more held transfer: 0, or -1 when out of memory. */
 int mop_checks_grow(mop_checks *c);
 
-/* An in-call transfer of the open call (bin < MOP_MAX_BINS); judged at
+/* An in-call transfer of the open call (bin < MOP_MAX_BINS) of transfer
+ * time xfer_s, of which its call must hold need_s; judged at
  * mop_checks_call_done. Returns 0, or -1 when out of memory (then it is
  * counted unchecked). Inline: it runs for every blocking call's transfers. */
-static inline int mop_checks_hold(mop_checks *c, double xfer_s, uint64_t t_end, uint16_t fn,
-                                  size_t bin)
+static inline int mop_checks_hold(mop_checks *c, double xfer_s, double need_s, uint64_t t_end,
+                                  uint16_t fn, size_t bin)
 {
     if (c->nheld == c->cap && mop_checks_grow(c) != 0) {
         c->unchecked++;
         return -1;
     }
-    c->held[c->nheld++] = (mop_held){.xfer_s = xfer_s, .t_end = t_end, .fn = fn,
-                                     .bin = (uint16_t)bin};
+    c->held[c->nheld++] = (mop_held){.xfer_s = xfer_s, .need_s = need_s, .t_end = t_end,
+                                     .fn = fn, .bin = (uint16_t)bin};
     c->held_xfer_s += xfer_s;
-    if (xfer_s > c->held_longest_s)
-        c->held_longest_s = xfer_s;
+    if (need_s > c->held_longest_s)
+        c->held_longest_s = need_s;
     if (t_end > c->held_t_end)
         c->held_t_end = t_end;
     return 0;

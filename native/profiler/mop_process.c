@@ -148,23 +148,18 @@ MOP_HOT void mop_judge(mop_process *p, const mop_transfer *tr, size_t bin)
     } else if (tr->b.kase == MOP_CASE_IN_CALL) {
         if (p->clock.depth == 0) /* no call holds it (a malformed replay stream) */
             p->checks.unchecked++;
-        else if (mop_checks_hold(&p->checks, tr->b.xfer_s, tr->t_end, tr->fn, bin) != 0)
+        else if (mop_checks_hold(&p->checks, tr->b.xfer_s,
+                                 tr->need_s > 0 ? tr->need_s : tr->b.xfer_s, tr->t_end, tr->fn,
+                                 bin) != 0)
             p->counters.out_of_memory++;
     }
 }
 
-/* A transfer is closed: count it where it belongs, or only count that it was
- * not monitored. */
-MOP_HOT void mop_account(mop_process *p, const mop_transfer *tr, bool monitored)
+/* A judged transfer's bounds go where they belong. */
+MOP_HOT void mop_record(mop_process *p, const mop_transfer *tr, size_t bin)
 {
-    if (!monitored) {
-        p->counters.unmonitored_transfers++;
-        return;
-    }
     if (tr->b.clamped)
         p->counters.xfer_exceeds_span++;
-    size_t bin = mop_bin_of(p, tr->bytes > 0 ? (uint64_t)tr->bytes : 0);
-    mop_judge(p, tr, bin);
     mop_acc_add(&p->total, &tr->b);
     p->cases[tr->b.kase]++;
     mop_acc_add(&p->bins[bin], &tr->b);
@@ -175,6 +170,101 @@ MOP_HOT void mop_account(mop_process *p, const mop_transfer *tr, bool monitored)
         p->counters.pair_overflow++;
     if (p->cfg.on_transfer)
         p->cfg.on_transfer(p->cfg.on_transfer_ctx, tr);
+}
+
+/* A transfer is closed: judge it and count it where it belongs, or only count
+ * that it was not monitored. */
+MOP_HOT void mop_account(mop_process *p, const mop_transfer *tr, bool monitored)
+{
+    if (!monitored) {
+        p->counters.unmonitored_transfers++;
+        return;
+    }
+    size_t bin = mop_bin_of(p, tr->bytes > 0 ? (uint64_t)tr->bytes : 0);
+    mop_judge(p, tr, bin);
+    mop_record(p, tr, bin);
+}
+
+/* ---- eager blocking sends' tails (docs/method.md, "The transfer model's
+ * parts"): after an eager MPI_Send returns, the rest of its transfer (its
+ * one-way time less the sender's overhead) runs without the sender, so it
+ * overlaps exactly the computation inside [exit, exit + len]. The engine
+ * sees that computation piece by piece (exit or region cut -> next enter or
+ * cut) and accounts the transfer once the window has passed. */
+
+/* The tail ended with `comp` ticks of computation inside it: account it, as
+ * an in-call transfer whose overlap the model knows (min = max). */
+static void mop_tail_close(mop_process *p, int i, bool shift)
+{
+    mop_tail *tl = &p->tails[i];
+    double ov = (double)tl->comp * p->cfg.s_per_tick;
+    if (ov > tl->tr.b.xfer_s)
+        ov = tl->tr.b.xfer_s;
+    tl->tr.b.min_s = tl->tr.b.max_s = ov;
+    mop_record(p, &tl->tr, tl->bin);
+    if (shift) {
+        p->tails[i] = p->tails[p->ntails - 1];
+        p->ntails--;
+    }
+}
+
+/* Computation ran over [from, to]: each running tail gets the part inside its
+ * window; those whose window ends by `to` are accounted. */
+static void mop_tails_computed(mop_process *p, uint64_t from, uint64_t to)
+{
+    for (int i = 0; i < p->ntails;) {
+        mop_tail *tl = &p->tails[i];
+        if (tl->start == 0) { /* its call is still open */
+            i++;
+            continue;
+        }
+        uint64_t end = tl->start + tl->len;
+        uint64_t a = from > tl->start ? from : tl->start, b = to < end ? to : end;
+        if (b > a)
+            tl->comp += b - a;
+        if (to >= end)
+            mop_tail_close(p, i, true);
+        else
+            i++;
+    }
+}
+
+/* The outermost call exited at t: the tails its sends left start now; the
+ * others whose window ended inside the call are accounted. */
+static void mop_tails_exit(mop_process *p, uint64_t t)
+{
+    for (int i = 0; i < p->ntails;) {
+        mop_tail *tl = &p->tails[i];
+        if (tl->start == 0) {
+            tl->start = t;
+            i++;
+        } else if (t >= tl->start + tl->len) {
+            mop_tail_close(p, i, true);
+        } else {
+            i++;
+        }
+    }
+}
+
+/* An eager blocking send of the open call: judged now against o_s, accounted
+ * when its tail has ended. Where no tail fits, its bounds become [0, tail]:
+ * valid whatever followed the call, only looser. */
+static void mop_tail_open(mop_process *p, mop_transfer *tr)
+{
+    size_t bin = mop_bin_of(p, tr->bytes > 0 ? (uint64_t)tr->bytes : 0);
+    mop_judge(p, tr, bin);
+    double len_s = tr->b.xfer_s - tr->need_s;
+    if (p->ntails == MOP_MAX_TAILS) {
+        tr->b.max_s = len_s;
+        mop_record(p, tr, bin);
+        return;
+    }
+    mop_tail *tl = &p->tails[p->ntails++];
+    tl->tr = *tr;
+    tl->bin = bin;
+    tl->len = (uint64_t)(len_s / p->cfg.s_per_tick + 0.5);
+    tl->start = 0;
+    tl->comp = 0;
 }
 
 /* Whether entries of this kind are data transfers (MPI_PROC_NULL requests
@@ -306,6 +396,7 @@ MOP_HOT void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
         tr.peer = r->peer;
         tr.t_begin = r->begin.t;
         tr.t_end = e->t;
+        tr.need_s = 0.0;
         tr.b = mop_bounds_close(&p->clock, &r->begin, e->t,
                                 mop_xfer_time(p, bytes, r->peer, r->kind), p->cfg.s_per_tick);
         mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
@@ -478,13 +569,32 @@ static void mop_on_incall(mop_process *p, const mop_event *e)
     tr.peer = e->arg;
     tr.t_begin = e->t;
     tr.t_end = e->t;
-    tr.b = mop_bounds_in_call(mop_xfer_time(p, e->bytes, e->arg, e->kind));
+    tr.need_s = 0.0;
+    double x = mop_xfer_time(p, e->bytes, e->arg, e->kind);
+    tr.b = mop_bounds_in_call(x);
+    /* The transfer model's parts: an eager send holds o_s, a receive whose data
+     * had arrived o_r (docs/method.md); without parts, or rendezvous, all of x. */
+    uint8_t part = p->cfg.part_fns && e->kind < MOP_KIND_COLL ? p->cfg.part_fns[tr.fn % MOP_MAX_FN]
+                                                              : MOP_PART_WHOLE;
+    double o_s, o_r;
+    if (part != MOP_PART_WHOLE && e->bytes >= 0 &&
+        mop_xfer_table_eager(p->cfg.table, p->last_cls, (uint64_t)e->bytes, x, &o_s, &o_r)) {
+        if (part == MOP_PART_RECV) {
+            tr.need_s = o_r;
+        } else if (p->monitoring && p->clock.depth > 0 && x > o_s) {
+            tr.need_s = o_s;
+            mop_tail_open(p, &tr);
+            return;
+        }
+    }
     mop_account(p, &tr, p->monitoring);
 }
 
 /* Computation up to t goes to the region that was current while it ran. */
 static void mop_split_computation(mop_process *p, uint64_t t)
 {
+    if (p->ntails && p->clock.depth == 0 && p->clock.call_seq > 0)
+        mop_tails_computed(p, p->clock.t_comp_from, t);
     uint64_t comp = mop_clock_split(&p->clock, t);
     if (p->monitoring) {
         p->comp_ticks += comp;
@@ -528,6 +638,8 @@ MOP_HOT void mop_on_enter(mop_process *p, const mop_event *e)
         p->counters.nested_calls++;
         return;
     }
+    if (__builtin_expect(p->ntails != 0, 0) && p->clock.call_seq > 0)
+        mop_tails_computed(p, p->clock.t_comp_from, e->t);
     uint64_t comp = mop_clock_enter(&p->clock, e->t);
     if (p->monitoring) {
         p->comp_ticks += comp;
@@ -560,6 +672,8 @@ MOP_HOT void mop_on_exit(mop_process *p, const mop_event *e)
     if (outermost && p->checks.nheld) /* most calls hold no in-call transfer */
         p->counters.xfer_exceeds_call +=
             mop_checks_call_done(&p->checks, p->clock.t_enter, e->t, p->cfg.s_per_tick);
+    if (outermost && __builtin_expect(p->ntails != 0, 0))
+        mop_tails_exit(p, e->t);
     if (!outermost || !p->call_monitored)
         return;
     p->call_ticks += ticks;
@@ -650,6 +764,11 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
 
 void mop_process_finish(mop_process *p)
 {
+    /* Tails still running end with the computation seen so far: none follows
+     * the last event. A tail whose call never exited is in that call. */
+    for (int i = 0; i < p->ntails; i++)
+        mop_tail_close(p, i, false);
+    p->ntails = 0;
     /* A call still open at the end never exits: its in-call transfers stay
      * unjudged (the begin-only ones closed below are in no check). */
     mop_checks_abandon(&p->checks);

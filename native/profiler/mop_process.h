@@ -84,8 +84,33 @@ typedef struct mop_transfer {
     /* Ticks of XFER_BEGIN and XFER_END, 0 where not observed (begin-only: no
      * end; end-only: no begin); an in-call transfer has its call's enter as both. */
     uint64_t t_begin, t_end;
+    /* The part of b.xfer_s its call must hold (the in-call check): 0 for all of
+     * it, else the sender's or receiver's overhead of an eager blocking send or
+     * receive (docs/method.md, "The transfer model's parts"). */
+    double need_s;
     mop_bounds b;
 } mop_transfer;
+
+/* What a function's in-call point-to-point transfers are in the transfer
+ * model's parts (mop_process_config.part_fns). */
+enum {
+    MOP_PART_WHOLE = 0,     /* the call holds the whole transfer */
+    MOP_PART_EAGER_SEND = 1, /* MPI_Send, Bsend, Rsend: o_s in the call, the rest after it */
+    MOP_PART_RECV = 2,      /* MPI_Recv, Mrecv: o_r in the call when the data had arrived */
+};
+
+/* An eager blocking send's tail: the part of its transfer after its call
+ * returned, len ticks from the call's exit; accounted when it has ended, with
+ * the computation inside it as its overlap (docs/method.md). */
+typedef struct mop_tail {
+    mop_transfer tr;
+    size_t bin;
+    uint64_t len;      /* ticks */
+    uint64_t start;    /* the call's exit; 0 while the call is open */
+    uint64_t comp;     /* computation ticks inside [start, start + len] so far */
+} mop_tail;
+
+#define MOP_MAX_TAILS 16
 
 typedef void (*mop_transfer_fn)(void *ctx, const mop_transfer *tr);
 
@@ -101,6 +126,8 @@ typedef struct mop_process_config {
      * Testsome): the pairs count the transfers polled between post and
      * completion. NULL: none known (replays). */
     const uint8_t *test_fns;
+    /* Per function id, a MOP_PART_* (NULL: all whole, as without parts). */
+    const uint8_t *part_fns;
     mop_transfer_fn on_transfer; /* optional */
     void *on_transfer_ctx;
 } mop_process_config;
@@ -133,6 +160,9 @@ typedef struct mop_process {
     mop_sites sites;
     mop_counters counters;
     mop_checks checks; /* the checks on the bounds (mop_checks.h) */
+    /* Eager blocking sends' tails still running (mop_tail). */
+    mop_tail tails[MOP_MAX_TAILS];
+    int ntails;
     /* When the thread ended (0: running); see mop_process_thread_exit. */
     uint64_t t_thread_end;
     /* The time of the latest ENTER (nested ones too): a POST event's begin

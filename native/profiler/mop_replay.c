@@ -44,6 +44,44 @@ typedef struct replay_ctx {
     replay_names *fns, *regions;
 } replay_ctx;
 
+/* A parts point of the intra class, as a table's `parts` line gives it. */
+static int replay_add_parts(mop_xfer_table *t, uint64_t bytes, double o_s, double o_r)
+{
+    mop_xfer_curve *c[2] = {&t->parts[MOP_XFER_INTRA].o_s, &t->parts[MOP_XFER_INTRA].o_r};
+    double v[2] = {o_s, o_r};
+    for (int k = 0; k < 2; k++) {
+        if (c[k]->npoints == c[k]->cap) {
+            size_t cap = c[k]->cap ? 2 * c[k]->cap : 8;
+            mop_xfer_point *np = realloc(c[k]->points, cap * sizeof *np);
+            if (!np)
+                return -1;
+            c[k]->points = np;
+            c[k]->cap = cap;
+        }
+        size_t i = c[k]->npoints;
+        if (i > 0 && c[k]->points[i - 1].bytes >= bytes)
+            return -1; /* ascending sizes, as in a table file */
+        c[k]->points[i] = (mop_xfer_point){.bytes = bytes, .seconds = v[k]};
+        c[k]->npoints++;
+    }
+    return 0;
+}
+
+/* The MOP_PART_* of a function name (mop_runtime.c sets the same by id). */
+static uint8_t replay_part_of(const char *fn)
+{
+    static const char *const sends[] = {"MPI_Send", "MPI_Bsend", "MPI_Rsend",
+                                        "MPI_Send_c", "MPI_Bsend_c", "MPI_Rsend_c"};
+    static const char *const recvs[] = {"MPI_Recv", "MPI_Mrecv", "MPI_Recv_c", "MPI_Mrecv_c"};
+    for (size_t i = 0; i < sizeof sends / sizeof sends[0]; i++)
+        if (strcmp(fn, sends[i]) == 0)
+            return MOP_PART_EAGER_SEND;
+    for (size_t i = 0; i < sizeof recvs / sizeof recvs[0]; i++)
+        if (strcmp(fn, recvs[i]) == 0)
+            return MOP_PART_RECV;
+    return MOP_PART_WHOLE;
+}
+
 static const char *const replay_kind_names[] = {"send",     "recv",     "null", "unknown",
                                                  "rma-send", "rma-recv", "greq"};
 
@@ -172,6 +210,22 @@ int main(void)
                 mop_xfer_table_add_coll(&table, mop_coll_op_parse(c), (int)arg, u, secs) != 0)
                 replay_bad(lineno, line);
             continue;
+        } else if (strcmp(cmd, "table") == 0 && sscanf(line, "%*s %63s", b) == 1 &&
+                   strcmp(b, "parts") == 0) {
+            /* table parts <bytes> <o_s> <o_r>: the transfer model's parts (intra) */
+            double o_r;
+            if (sscanf(line, "%*s %*s %llu %lg %lg", &u, &secs, &o_r) != 3 ||
+                replay_add_parts(&table, u, secs, o_r) != 0)
+                replay_bad(lineno, line);
+            continue;
+        } else if (strcmp(cmd, "table") == 0 && sscanf(line, "%*s %63s", b) == 1 &&
+                   strcmp(b, "eager_limit") == 0) {
+            /* table eager_limit <bytes>: eager up to it (intra) */
+            if (sscanf(line, "%*s %*s %llu", &u) != 1)
+                replay_bad(lineno, line);
+            table.parts[MOP_XFER_INTRA].has_eager = true;
+            table.parts[MOP_XFER_INTRA].eager_limit = u;
+            continue;
         } else if (strcmp(cmd, "table") == 0) {
             if (sscanf(line, "%*s %llu %lg", &u, &secs) != 2)
                 replay_bad(lineno, line);
@@ -259,7 +313,11 @@ int main(void)
     mo_json w;
     mo_json_init(&w, stdout);
     replay_ctx ctx = {.w = &w, .fns = &fns, .regions = &regions};
+    static uint8_t part_fns[MOP_MAX_FN];
+    for (size_t i = 0; i < fns.n; i++)
+        part_fns[i] = replay_part_of(fns.names[i]);
     mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9, .callsites = true,
+                              .part_fns = part_fns,
                               .bin_edges = nedges ? edges : NULL, .nbin_edges = nedges,
                               .on_transfer = replay_on_transfer, .on_transfer_ctx = &ctx};
     if (mop_process_init(&proc, &cfg) != 0)

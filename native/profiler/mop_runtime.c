@@ -753,6 +753,21 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     test_fns[MOP_FN_MPI_Test] = test_fns[MOP_FN_MPI_Testall] = 1;
     test_fns[MOP_FN_MPI_Testany] = test_fns[MOP_FN_MPI_Testsome] = 1;
     mop_g.cfg.test_fns = test_fns;
+    /* The blocking sends that may return before their transfer is done, and
+     * the blocking receives (docs/method.md, "The transfer model's parts");
+     * MPI_Ssend waits for its receiver, MPI_Sendrecv for both: whole. */
+    static uint8_t part_fns[MOP_MAX_FN];
+    part_fns[MOP_FN_MPI_Send] = part_fns[MOP_FN_MPI_Bsend] = MOP_PART_EAGER_SEND;
+    part_fns[MOP_FN_MPI_Rsend] = MOP_PART_EAGER_SEND;
+    part_fns[MOP_FN_MPI_Recv] = part_fns[MOP_FN_MPI_Mrecv] = MOP_PART_RECV;
+#if defined(MOP_HAVE_MPI_Send_c) && defined(MOP_HAVE_MPI_Bsend_c) && defined(MOP_HAVE_MPI_Rsend_c)
+    part_fns[MOP_FN_MPI_Send_c] = part_fns[MOP_FN_MPI_Bsend_c] = MOP_PART_EAGER_SEND;
+    part_fns[MOP_FN_MPI_Rsend_c] = MOP_PART_EAGER_SEND;
+#endif
+#if defined(MOP_HAVE_MPI_Recv_c) && defined(MOP_HAVE_MPI_Mrecv_c)
+    part_fns[MOP_FN_MPI_Recv_c] = part_fns[MOP_FN_MPI_Mrecv_c] = MOP_PART_RECV;
+#endif
+    mop_g.cfg.part_fns = part_fns;
     const char *sites = getenv("MPI_OVERLAP_CALLSITES");
     mop_g.cfg.callsites = !(sites && strcmp(sites, "0") == 0);
     if (mop_g.cfg.callsites)

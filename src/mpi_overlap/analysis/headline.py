@@ -78,10 +78,11 @@ def idle_ranks(a: dict[str, Any], docs: list[dict[str, Any]]) -> list[dict[str, 
 
 
 def all_in_call(a: dict[str, Any]) -> bool:
-    """Every transfer began and ended inside one blocking call (case 1): 0–0 % by
-    construction, not a measured absence of overlap."""
+    """Every transfer began and ended inside one blocking call (case 1) and none was an
+    eager send whose tail overlapped what followed (docs/method.md, "The transfer
+    model's parts"): 0–0 % by construction, not a measured absence of overlap."""
     cases, total = a.get("cases") or {}, a["job"]["transfers"]
-    return total > 0 and cases.get("in-call", 0) == total
+    return total > 0 and cases.get("in-call", 0) == total and not a["job"].get("max_pct")
 
 
 def overlap_range_words(a: dict[str, Any]) -> str:
