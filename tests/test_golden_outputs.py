@@ -14,8 +14,19 @@ Fixtures (tests/fixtures/golden/, README.md there says how they were made):
 For every run: analysis.json as `report` writes it when it is missing (runner.analyze_result),
 and its entry in report.json (report.run_entry, after run_guard as the report shows it);
 for each set, report.json's replication groups; for the profile, the whole report through
-the CLI (its analysis.json, report.json and CSV tables). Normalised: the directory the
-fixture was unpacked into, report.json's generation time and tool version.
+the CLI (its analysis.json, report.json and CSV tables). Normalised: report.json's
+generation time and tool version, and the directory the fixture was unpacked into.
+
+Where the fixture lies must not change what is compared (issue 39: the terminal's title
+rules are padded to the width around the run's path, so replacing the path after rich laid
+the line out made the expected output depend on the length of pytest's temporary folder).
+So the fixture is unpacked into a folder named by its placeholder, `<fixture>`, and the CLI
+is run from that folder's parent with relative paths: what it lays out already holds the
+placeholder. Only the two report paths it prints absolute are replaced afterwards, and
+those lines are never wrapped (soft_wrap). Documents that are not laid out (JSON, CSV)
+still have an absolute path of the fixture replaced. Every comparison runs twice, from a
+folder whose path is longer than the terminal is wide and from a short one, so that a
+dependence on the location fails here rather than in someone's clone.
 
 When a change of the analysis or the report is meant, regenerate the expected outputs
 with MPI_OVERLAP_UPDATE_GOLDEN=1 and say in the commit why they changed.
@@ -27,7 +38,10 @@ import json
 import lzma
 import math
 import os
+import shutil
 import tarfile
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +57,39 @@ from mpi_overlap.rundir import load_run
 FIXTURES = Path(__file__).parent / "fixtures" / "golden"
 UPDATE = os.environ.get("MPI_OVERLAP_UPDATE_GOLDEN") == "1"
 ROOT_MARK = "<fixture>"
+OUT_MARK = "<out>"
+COLUMNS = 200
+# The deep folder's path is longer than the terminal is wide: a path laid out in a line
+# (padded, wrapped, cut) anywhere in the outputs makes the comparison fail.
+DEEP = COLUMNS + 20
 # How far a stored number may move when a numerical library changes its last digits
 # (60 times the drift measured above); a change of the analysis moves numbers far more.
 REL_TOL = 1e-8
 VOLATILE = ("generated_utc", "tool_version")
 
 
+@pytest.fixture(params=["deep", "short"])
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    """An empty folder to unpack a fixture in: one whose path is DEEP characters or more
+    (folders of up to 100 characters under pytest's temporary folder), or a short one
+    directly in the system's temporary folder (e.g. /tmp/mo-golden-1a2b3c4d)."""
+    if request.param == "deep":
+        deep = tmp_path
+        while len(str(deep)) < DEEP:
+            deep = deep / ("d" * min(100, max(1, DEEP - len(str(deep)) - 1)))
+        deep.mkdir(parents=True, exist_ok=True)
+        yield deep
+        return
+    short = Path(tempfile.mkdtemp(prefix="mo-golden-"))
+    try:
+        yield short
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
 def _unpack(case: str, into: Path) -> Path:
-    root = into / case
+    """The fixture's run directories, in `into`/<fixture>."""
+    root = into / ROOT_MARK
     root.mkdir()
     with tarfile.open(FIXTURES / f"{case}.tar.xz") as tar:
         tar.extractall(root, filter="data")
@@ -125,18 +164,18 @@ def _check(name: str, got: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("case", ["characterize-quick", "profile-halo"])
-def test_stored_runs_analyse_and_report_as_stored(case: str, tmp_path: Path) -> None:
-    root = _unpack(case, tmp_path)
+def test_stored_runs_analyse_and_report_as_stored(case: str, place: Path) -> None:
+    root = _unpack(case, place)
     got = _outputs(root)
     assert got["analysis.json"], "the fixture produced no analysis"
     _check(case, got)
 
 
-def test_stored_profile_reports_through_the_cli_as_stored(tmp_path: Path) -> None:
+def test_stored_profile_reports_through_the_cli_as_stored(place: Path) -> None:
     """The whole report of the profile fixture as `mpi-overlap report` writes it."""
-    root = _unpack("profile-halo", tmp_path)
+    root = _unpack("profile-halo", place)
     (run_dir,) = _run_dirs(root)
-    proc = run_cli("report", str(run_dir))
+    proc = run_cli("report", str(run_dir.relative_to(place)), cwd=place)
     assert proc.returncode == 0, proc.stderr
     tables = sorted((run_dir / "tables").glob("*.csv"))
     assert tables, "the report wrote no CSV table"
@@ -148,18 +187,22 @@ def test_stored_profile_reports_through_the_cli_as_stored(tmp_path: Path) -> Non
     _check("profile-halo-cli", got)
 
 
-def test_stored_characterization_reports_through_the_cli_as_stored(tmp_path: Path) -> None:
+def test_stored_characterization_reports_through_the_cli_as_stored(place: Path) -> None:
     """The terminal tables and the CSV tables of the characterization fixture's runs,
     reported together as `mpi-overlap report` writes them: every benchmark's tables, one
     declaration each for the terminal, HTML and CSV (report/run_table.py)."""
-    root = _unpack("characterize-quick", tmp_path)
-    out = tmp_path / "report"
-    proc = run_cli("report", "--out", str(out), *map(str, _run_dirs(root)),
-                   env={"COLUMNS": "200", "NO_COLOR": "1"})
+    root = _unpack("characterize-quick", place)
+    out = place / "report"
+    proc = run_cli("report", "--out", out.name,
+                   *(str(d.relative_to(place)) for d in _run_dirs(root)),
+                   env={"COLUMNS": str(COLUMNS), "NO_COLOR": "1"}, cwd=place)
     assert proc.returncode == 0, proc.stderr
     tables = sorted((out / "tables").glob("*.csv"))
     assert len(tables) > 20, "the report wrote too few CSV tables"
-    text = proc.stdout.replace(str(out), "<out>").replace(str(root), ROOT_MARK)
+    # The report's own paths are printed absolute, one unwrapped line each.
+    text = proc.stdout.replace(str(out.resolve()), OUT_MARK)
+    for where in {str(place), str(place.resolve())}:
+        assert where not in text, f"the terminal output holds the folder it ran in: {where}"
     _check("characterize-quick-cli", {
         "terminal": text.splitlines(),
         "tables": {t.name: t.read_text().replace(str(root), ROOT_MARK) for t in tables},

@@ -177,7 +177,7 @@ def _one_toolchain(tc: Toolchain, benches: list[Benchmark], opts: CharacterizeOp
             outcome.problems.append(f"{where}: {what}: {err}")
         else:
             outcome.runs.append(run)
-            bar.console.print(status_line(run), markup=False, highlight=False)
+            bar.console.print(status_line(run), markup=False, highlight=False, soft_wrap=True)
         bar.advance(overall)
 
 
@@ -200,4 +200,4 @@ def _report(outcome: Outcome, out_dir: Path, console: Console) -> None:
     for problem in outcome.problems:
         console.print(f"problem: {problem}", markup=False)
     for line in paths.lines():
-        console.print(line, markup=False)
+        console.print(line, markup=False, soft_wrap=True)

@@ -70,7 +70,7 @@ def finish_session(runs: list[Run], out_base: Path, console: Console, *,
     if report:
         report_runs(runs, out_base, console)
     for run in runs:
-        console.print(status_line(run), markup=False)
+        console.print(status_line(run), markup=False, soft_wrap=True)
     return all(r.status == "complete" for r in runs)
 
 
@@ -95,7 +95,7 @@ def report_runs(runs: list[Run], out_base: Path, console: Console) -> None:
                 mark_failed(run, f"its report could not be written ({err})")
         raise
     for line in paths.lines(with_json=False):
-        console.print(line, markup=False)
+        console.print(line, markup=False, soft_wrap=True)
 
 
 def report_session(run_dirs: list[Path], out: Path | None, *, console: Console) -> None:
@@ -109,7 +109,7 @@ def report_session(run_dirs: list[Path], out: Path | None, *, console: Console) 
     out_dir = out or (runs[0].path if len(runs) == 1 else Path("mpi-overlap-report"))
     paths = _make_report(runs, out_dir, console, keep_going=True)
     for line in paths.lines():
-        console.print(line, markup=False)
+        console.print(line, markup=False, soft_wrap=True)
 
 
 def _ensure_analysis(run: Run) -> None:

@@ -162,7 +162,7 @@ def run_benchmarks(benches: list[Benchmark], tc: Toolchain, *, ranks: int, quick
                                    out_base=out_base)
             run = run_one(bench, tc, opts, native_args, ui)
             runs.append(run)
-            bar.console.print(status_line(run), markup=False, highlight=False)
+            bar.console.print(status_line(run), markup=False, highlight=False, soft_wrap=True)
             bar.advance(overall)
     return runs
 
@@ -202,7 +202,7 @@ def run_suite(
                         title=f"mpi-overlap {suite} suite",
                         extra={"suite": {"name": suite, "findings": findings_json(runs)}})
     for line in paths.lines():
-        console.print(line, markup=False)
+        console.print(line, markup=False, soft_wrap=True)
     return SuiteOutcome(runs=runs, failed=failed, report_dir=report_dir)
 
 
