@@ -29,7 +29,9 @@ Rules, each on the (posting site → completing site) pairs of analysis/callsite
 * imbalance — ranks compute unequally: the ranks that compute less wait for the one that
   computes most, inside MPI calls. Evening out the computation can save at most the
   busiest rank's computation minus the mean, per step of the run. Named: the busiest
-  rank, and where the least busy rank spends its MPI time.
+  rank, and where the least busy rank spends its MPI time. It must hold on CPU time too
+  where that was measured (analysis/cpu_time.py): a rank descheduled for other processes
+  computes longer by the clock without having more work, and gets no advice.
 
 A rule's advice is given when its bound is at least MIN_SHARE of the job's transfer time
 (imbalance: of the busiest rank's computation) and at least MIN_BOUND_S.
@@ -40,11 +42,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..formatting import fmt_pct, fmt_time
+from .cpu_time import imbalance
 from .profile_values import num
 
 MIN_SHARE = 0.02
 MIN_BOUND_S = 1e-6
-IMBALANCE_SHARE = 0.10  # busiest rank's computation above the mean by this share
 TOP = 3  # advice items in the findings (all are in the document)
 
 WAITS = frozenset({"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome"})
@@ -190,18 +192,22 @@ def _busiest_site(doc: dict[str, Any]) -> tuple[str, str | None, float] | None:
 
 
 def _imbalance(a: dict[str, Any], docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    ranks = [r for r in a.get("ranks") or [] if r.get("in_totals")]
-    if len(ranks) < 2:
+    # On wall-clock time and, where measured, on CPU time (analysis/cpu_time.py): where
+    # only the first holds, the findings say how long the rank was descheduled instead.
+    test = imbalance(a.get("ranks") or [])
+    if test is None or test.on_cpu is False:
         return []
-    comps = [num(r["comp_s"]) for r in ranks]
-    mean = sum(comps) / len(comps)
-    busiest = max(ranks, key=lambda r: (num(r["comp_s"]), -r["rank"]))
-    idlest = min(ranks, key=lambda r: (num(r["comp_s"]), r["rank"]))
-    excess = num(busiest["comp_s"]) - mean
-    if busiest["comp_s"] <= 0 or excess < IMBALANCE_SHARE * num(busiest["comp_s"]):
-        return []
-    if excess < MIN_BOUND_S:
-        return []
+    busiest, idlest, mean, excess = (test.wall.busiest, test.wall.least, test.wall.mean_s,
+                                     test.wall.excess_s)
+    cpu_words, cpu_evidence = "", {}
+    if test.cpu is not None:
+        excess = min(excess, test.cpu.excess_s)  # descheduled time is not saved by moving work
+        cpu_words = (f"; on the CPU {fmt_time(num(busiest['comp_cpu_s']))} and "
+                     f"{fmt_time(num(idlest['comp_cpu_s']))}, mean "
+                     f"{fmt_time(test.cpu.mean_s)}")
+        cpu_evidence = {"busiest_comp_cpu_s": busiest["comp_cpu_s"],
+                        "least_comp_cpu_s": idlest["comp_cpu_s"],
+                        "mean_comp_cpu_s": test.cpu.mean_s}
     doc = next((d for d in docs if int(d.get("rank", -1)) == idlest["rank"]), {})
     site = _busiest_site(doc)
     where = ""
@@ -212,11 +218,12 @@ def _imbalance(a: dict[str, Any], docs: list[dict[str, Any]]) -> list[dict[str, 
              "evidence": {"busiest_rank": busiest["rank"], "busiest_comp_s": busiest["comp_s"],
                           "least_rank": idlest["rank"], "least_comp_s": idlest["comp_s"],
                           "mean_comp_s": mean,
-                          "least_call_s": idlest["call_s"], "busiest_call_s": busiest["call_s"]},
+                          "least_call_s": idlest["call_s"], "busiest_call_s": busiest["call_s"],
+                          **cpu_evidence},
              "bound_s": excess, "text": (
                  f"Load imbalance: rank {busiest['rank']} computes {fmt_time(busiest['comp_s'])}, "
                  f"rank {idlest['rank']} {fmt_time(idlest['comp_s'])} (mean "
-                 f"{fmt_time(mean)}); the ranks that compute less wait for rank "
+                 f"{fmt_time(mean)}{cpu_words}); the ranks that compute less wait for rank "
                  f"{busiest['rank']} inside MPI calls{where}. Give rank {busiest['rank']} "
                  f"less of the work; the run can end at most {fmt_time(excess)} sooner.")}]
 

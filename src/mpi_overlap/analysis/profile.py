@@ -35,6 +35,7 @@ from ..profiling import job_stats
 from ..sources import CITATIONS
 from .advice import advice, advice_findings, busiest_site_entry
 from .callsites import site_rankings
+from .cpu_time import descheduled_finding, rank_figures
 from .headline import headline, overlap_sentence, top_call_entry
 from .profile_checks import BoundChecks, add_checks, check_finding
 from .profile_values import (
@@ -164,6 +165,7 @@ def _rank_entry(doc: dict[str, Any]) -> dict[str, Any]:
         **m,
         "comp_s": comp,
         "call_s": call,
+        **rank_figures(doc, comp),  # computation as CPU time (analysis/cpu_time.py)
         "min_pct": min_pct,
         "max_pct": max_pct,
         "nonoverlap_pct": pct(m["nonoverlap_s"], m["xfer_s"]),
@@ -663,6 +665,11 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     at = (out["findings"].index(checks) + 1 if checks in out["findings"]
           else min(1, len(out["findings"])))
     out["findings"][at:at] = advice_findings(out["advice"])
+    # where a rank's wall-clock computation was other processes' doing: said where its
+    # imbalance advice would have been (analysis/cpu_time.py)
+    desched = descheduled_finding(out["ranks"])
+    if desched:
+        out["findings"].insert(at, desched)
     if out["headline"]["text"]:
         out["findings"].insert(0, out["headline"]["text"])
     if out["headline"].get("table_caveat"):  # before all: every bound on them rests on it
