@@ -45,7 +45,8 @@
  *        seen, a few transfer times after it was asked for (so an eager
  *        message has arrived; a rendezvous one moves in the call);
  *   g    the time per message of back-to-back MPI_Sends (the gap).
- * Each sample is a timed block of a few iterations with the pair's CPU share,
+ * Each sample is a timed block of a few iterations with its CPU share (rank
+ * 0's for the overheads, which are its own calls; the pair's for the gap),
  * as for the one-way time; Python estimates each part as the one-way time is
  * estimated and derives the latency L = one-way - o_s - o_r. */
 #define _POSIX_C_SOURCE 200809L
@@ -85,10 +86,14 @@
 #define MSG_TAG 19
 #define SHARE_TAG 29
 #define ACK_TAG 31
-/* Samples of each part per size (--parts-max), in PARTS_PASSES visits. */
+/* Samples of each part per size (--parts-max), in PARTS_PASSES visits; then,
+ * on a busy machine, more visits for the parts with fewer than PARTS_MIN_CLEAN
+ * undisturbed samples, up to PARTS_MAX_SAMPLES in all. */
 #define PARTS_SAMPLES 16
 #define PARTS_SAMPLES_FULL 32
 #define PARTS_PASSES 2
+#define PARTS_MIN_CLEAN 6
+#define PARTS_MAX_SAMPLES 96
 /* The gap's blocks send at least this many messages back to back: fewer
  * would time the pipeline's start rather than its rate. */
 #define GAP_MIN_MESSAGES 8
@@ -186,8 +191,8 @@ static const char *const part_names[NPARTS] = {"o_s", "o_r", "g"};
 
 typedef struct pp_part {
     size_t n;
-    double samples[PARTS_SAMPLES_FULL]; /* seconds per message */
-    double shares[PARTS_SAMPLES_FULL];
+    double samples[PARTS_MAX_SAMPLES]; /* seconds per message */
+    double shares[PARTS_MAX_SAMPLES];
 } pp_part;
 
 typedef struct pp_size {
@@ -291,8 +296,9 @@ static void spin_until(uint64_t t_ns)
 }
 
 /* Runs `iters` iterations of one part (PART_*) of n bytes. On rank 0 returns
- * the part's seconds per message and in *share the pair's CPU share as
- * run_block does; the peer returns 0. delay_ns (rank 0, PART_OR): how long
+ * the part's seconds per message and in *share the CPU share that says
+ * whether it was disturbed (rank 0's for o_s and o_r, the pair's for g); the
+ * peer returns 0. delay_ns (rank 0, PART_OR): how long
  * rank 0 waits after asking for the message before it receives it. */
 static double run_part(MPI_Comm comm, int rank, int part, unsigned char *sbuf, unsigned char *rbuf,
                        int n, int64_t iters, int64_t delay_ns, double *share)
@@ -353,7 +359,10 @@ static double run_part(MPI_Comm comm, int rank, int part, unsigned char *sbuf, u
     }
     double peer = 0.0;
     MPI_Recv(&peer, 1, MPI_DOUBLE, 1, SHARE_TAG, comm, MPI_STATUS_IGNORE);
-    *share = mine < peer ? mine : peer;
+    /* The overheads are rank 0's own calls: its share alone says whether they were
+     * disturbed (the peer idles in MPI meanwhile, and on a busy machine an MPI that
+     * yields there gives its core away without delaying them). The gap needs both. */
+    *share = part == PART_GAP && peer < mine ? peer : mine;
     return (double)timed / 1e9 / (double)iters;
 }
 
@@ -600,6 +609,20 @@ static void part_sample(const pp_state *st, const pp_pair *p, pp_size *sz, int p
     pt->n++;
 }
 
+/* The fewest undisturbed samples any part of a size has. */
+static size_t parts_clean(const pp_size *sz)
+{
+    size_t fewest = SIZE_MAX;
+    for (int k = 0; k < NPARTS; k++) {
+        size_t clean = 0;
+        for (size_t i = 0; i < sz->parts[k].n; i++)
+            clean += sz->parts[k].shares[i] >= CLEAN_SHARE;
+        if (clean < fewest)
+            fewest = clean;
+    }
+    return fewest;
+}
+
 /* Rank 0: the parts of every size up to --parts-max, PARTS_PASSES visits
  * each in shuffled orders (as the one-way sweep, so that a burst of load
  * cannot hit one size range). A block lasts about one sample's time; the
@@ -632,7 +655,15 @@ static int measure_parts(pp_state *st, pp_pair *p, uint64_t *rng)
             long gap_iters = iters < GAP_MIN_MESSAGES ? GAP_MIN_MESSAGES : iters;
             int64_t delay_ns = (int64_t)(3.0 * one_way * 1e9) + 5000;
             size_t upto = want * (size_t)(pass + 1) / PARTS_PASSES;
-            while (sz->parts[PART_OS].n < upto) {
+            /* The last pass tops up what a busy machine left without enough
+             * undisturbed samples (parts_clean), as far as the arrays reach. */
+            bool last = pass == PARTS_PASSES - 1;
+            while (sz->parts[PART_OS].n < PARTS_MAX_SAMPLES &&
+                   (sz->parts[PART_OS].n < upto || (last && parts_clean(sz) < PARTS_MIN_CLEAN))) {
+                if (time_is_up(st)) {
+                    rc = 1;
+                    break;
+                }
                 part_sample(st, p, sz, PART_OS, iters, 0);
                 part_sample(st, p, sz, PART_OR, iters, delay_ns);
                 part_sample(st, p, sz, PART_GAP, gap_iters, 0);

@@ -12,8 +12,8 @@
  *   each transfer on its own (a call may carry two that run concurrently,
  *   MPI_Sendrecv); per call, the longest transfer against the call's time
  *   gives the per-rank "beyond the wall clock" sum;
- * - across calls (case 2): xfer_time against XFER_BEGIN -> XFER_END (the
- *   transfers counted in xfer_exceeds_span).
+ * - across calls (case 2): xfer_time (an eager one's overhead) against
+ *   XFER_BEGIN -> XFER_END (the transfers counted in xfer_exceeds_span).
  *
  * Pure C, no MPI; kept by mop_process, never on the wrappers' hot path. */
 #ifndef MOP_CHECKS_H
@@ -114,15 +114,16 @@ void mop_checks_flag(mop_checks *c, mop_check which, double xfer_s, double exces
                      uint16_t fn, size_t bin);
 
 /* An across-calls transfer (bin < MOP_MAX_BINS) whose events lie span_s
- * apart; `exceeds` when its bounds were clamped (xfer_time > span,
+ * apart, of which need_s must lie between them (xfer_s, or an eager one's
+ * overhead); `exceeds` when its bounds were clamped (need_s > span,
  * mop_bounds.clamped). Inline, like mop_checks_hold. */
-static inline void mop_checks_across(mop_checks *c, double xfer_s, double span_s, bool exceeds,
-                                     uint16_t fn, size_t bin)
+static inline void mop_checks_across(mop_checks *c, double xfer_s, double need_s, double span_s,
+                                     bool exceeds, uint16_t fn, size_t bin)
 {
     c->transfers[MOP_CHECK_ACROSS]++;
     c->xfer_s[MOP_CHECK_ACROSS] += xfer_s;
     if (exceeds)
-        mop_checks_flag(c, MOP_CHECK_ACROSS, xfer_s, xfer_s > span_s ? xfer_s - span_s : 0.0,
+        mop_checks_flag(c, MOP_CHECK_ACROSS, xfer_s, need_s > span_s ? need_s - span_s : 0.0,
                         fn, bin);
 }
 

@@ -143,8 +143,9 @@ MOP_HOT void mop_judge(mop_process *p, const mop_transfer *tr, size_t bin)
 {
     if (tr->b.kase == MOP_CASE_ACROSS) {
         uint64_t span = tr->t_end > tr->t_begin ? tr->t_end - tr->t_begin : 0;
-        mop_checks_across(&p->checks, tr->b.xfer_s, (double)span * p->cfg.s_per_tick,
-                          tr->b.clamped, tr->fn, bin);
+        mop_checks_across(&p->checks, tr->b.xfer_s,
+                          tr->need_s > 0 ? tr->need_s : tr->b.xfer_s,
+                          (double)span * p->cfg.s_per_tick, tr->b.clamped, tr->fn, bin);
     } else if (tr->b.kase == MOP_CASE_IN_CALL) {
         if (p->clock.depth == 0) /* no call holds it (a malformed replay stream) */
             p->checks.unchecked++;
@@ -369,6 +370,33 @@ static void mop_on_join(mop_process *p, const mop_event *e)
 
 /* One entry's transfer ends at e: counted as a transfer, a cancellation or a
  * generalized request's completion. */
+/* A non-blocking point-to-point transfer whose one-way time exceeded its post ->
+ * completion span (its bounds clamped). With the transfer model's parts an eager
+ * one need hold only its own overhead there (o_s sending, o_r receiving data
+ * that had arrived): the part inside the span is between that and the span, so
+ * min = max(0, need - library time), max as before, and it is flagged only when
+ * even need does not fit (docs/method.md, "The transfer model's parts"). Rare:
+ * only clamped transfers come here. */
+static void mop_close_eager(mop_process *p, mop_transfer *tr, const mop_mark *begin)
+{
+    double o_s, o_r;
+    if ((tr->kind != MOP_KIND_SEND && tr->kind != MOP_KIND_RECV) || tr->bytes < 0 ||
+        !mop_xfer_table_eager(p->cfg.table, p->last_cls, (uint64_t)tr->bytes, tr->b.xfer_s, &o_s,
+                              &o_r))
+        return;
+    double need = tr->kind == MOP_KIND_SEND ? o_s : o_r;
+    uint64_t comp = p->clock.cum_comp - begin->cum_comp;
+    uint64_t span = tr->t_end > begin->t ? tr->t_end - begin->t : 0;
+    double lib_s = (double)(span > comp ? span - comp : 0) * p->cfg.s_per_tick;
+    double comp_s = (double)comp * p->cfg.s_per_tick;
+    tr->need_s = need;
+    tr->b.max_s = comp_s < tr->b.xfer_s ? comp_s : tr->b.xfer_s;
+    tr->b.min_s = need - lib_s > 0.0 ? need - lib_s : 0.0;
+    tr->b.clamped = tr->b.min_s > tr->b.max_s;
+    if (tr->b.clamped)
+        tr->b.min_s = tr->b.max_s;
+}
+
 MOP_HOT void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
 {
     if (r->kind == MOP_KIND_GREQ) {
@@ -399,6 +427,8 @@ MOP_HOT void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
         tr.need_s = 0.0;
         tr.b = mop_bounds_close(&p->clock, &r->begin, e->t,
                                 mop_xfer_time(p, bytes, r->peer, r->kind), p->cfg.s_per_tick);
+        if (__builtin_expect(tr.b.clamped, 0))
+            mop_close_eager(p, &tr, &r->begin);
         mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
     }
 }
