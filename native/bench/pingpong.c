@@ -248,6 +248,24 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The end of a timed block that began at wall time t0 and CPU time c0: this
+ * rank's CPU share of it in *mine; the peer sends its share to rank 0, which
+ * gets it in *peer (outside the timed region). Returns the block's wall ns. */
+static double block_end(MPI_Comm comm, int rank, uint64_t t0, uint64_t c0, double *mine,
+                        double *peer)
+{
+    uint64_t t1 = mo_timer_now_ns();
+    uint64_t c1 = thread_cpu_ns();
+    double wall = (double)(t1 - t0);
+    *mine = wall > 0 ? (double)(c1 - c0) / wall : 1.0;
+    *peer = 0.0;
+    if (rank != 0)
+        MPI_Send(mine, 1, MPI_DOUBLE, 0, SHARE_TAG, comm);
+    else
+        MPI_Recv(peer, 1, MPI_DOUBLE, 1, SHARE_TAG, comm, MPI_STATUS_IGNORE);
+    return wall;
+}
+
 /* Runs `iters` round trips of n bytes. On rank 0 of the pair returns the
  * one-way time in seconds and in *share the smaller of the two ranks' CPU
  * shares (CPU time / wall time) over the timed block; the peer sends its
@@ -273,16 +291,10 @@ static double run_block(MPI_Comm comm, int rank, unsigned char *sbuf, unsigned c
             MPI_Send(sbuf, n, MPI_BYTE, 0, MSG_TAG, comm);
         }
     }
-    uint64_t t1 = mo_timer_now_ns();
-    uint64_t c1 = thread_cpu_ns();
-    double wall = (double)(t1 - t0);
-    double mine = wall > 0 ? (double)(c1 - c0) / wall : 1.0;
-    if (rank != 0) {
-        MPI_Send(&mine, 1, MPI_DOUBLE, 0, SHARE_TAG, comm);
+    double mine, peer;
+    double wall = block_end(comm, rank, t0, c0, &mine, &peer);
+    if (rank != 0)
         return 0.0;
-    }
-    double peer = 0.0;
-    MPI_Recv(&peer, 1, MPI_DOUBLE, 1, SHARE_TAG, comm, MPI_STATUS_IGNORE);
     *share = mine < peer ? mine : peer;
     return wall / 1e9 / (double)iters / 2.0;
 }
@@ -349,16 +361,10 @@ static double run_part(MPI_Comm comm, int rank, int part, unsigned char *sbuf, u
         if (part == PART_GAP)
             MPI_Send(&token, 0, MPI_BYTE, 0, ACK_TAG, comm);
     }
-    uint64_t t1 = mo_timer_now_ns();
-    uint64_t c1 = thread_cpu_ns();
-    double wall = (double)(t1 - t0);
-    double mine = wall > 0 ? (double)(c1 - c0) / wall : 1.0;
-    if (rank != 0) {
-        MPI_Send(&mine, 1, MPI_DOUBLE, 0, SHARE_TAG, comm);
+    double mine, peer;
+    block_end(comm, rank, t0, c0, &mine, &peer);
+    if (rank != 0)
         return 0.0;
-    }
-    double peer = 0.0;
-    MPI_Recv(&peer, 1, MPI_DOUBLE, 1, SHARE_TAG, comm, MPI_STATUS_IGNORE);
     /* The overheads are rank 0's own calls: its share alone says whether they were
      * disturbed (the peer idles in MPI meanwhile, and on a busy machine an MPI that
      * yields there gives its core away without delaying them). The gap needs both. */

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include "mop_job_stats.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,6 +417,7 @@ void mop_job_row_of_rank(mop_job_row *row, const mop_process *p, const mop_names
     row->rank = rank;
     row->disabled = disabled;
     row->wall_s = wall_s;
+    row->comp_off_cpu_s = row->run_delay_s = NAN; /* the runtime sets them (mop_cpu.h) */
     snprintf(row->host, sizeof row->host, "%s", host ? host : "");
     if (disabled)
         return;

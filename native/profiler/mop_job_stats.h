@@ -112,6 +112,9 @@ typedef struct mop_job_row {
     int64_t disabled;
     uint64_t transfers;
     double xfer_s, min_s, max_s, nonoverlap_s, comp_s, call_s, wall_s;
+    /* computation as CPU time (mop_cpu.h; set by the runtime, NaN: not measured): the
+     * measured pieces' time off the CPU, and the thread of MPI_Init's run-queue wait */
+    double comp_off_cpu_s, run_delay_s;
     /* the rank's checks on the bounds (analysis/profile_checks.py's per-rank entry) */
     uint64_t in_call_calls, in_call_calls_beyond, flagged_transfers;
     double in_call_xfer_s, in_call_call_s, in_call_longest_s, flagged_xfer_s, beyond_s;

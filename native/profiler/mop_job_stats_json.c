@@ -68,6 +68,8 @@ static void mop_js_list(mo_json *w, const char *key, const char *name_key, const
     X(comp_s, double)               \
     X(call_s, double)               \
     X(wall_s, double)               \
+    X(comp_off_cpu_s, double)       \
+    X(run_delay_s, double)          \
     X(in_call_xfer_s, double)       \
     X(in_call_calls, uint64)        \
     X(in_call_calls_beyond, uint64) \

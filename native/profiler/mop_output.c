@@ -3,6 +3,7 @@
 #include "mop_output.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,41 @@ static void mop_maps_json(mo_json *w, const mop_sites *sites, const mop_names *n
     mo_json_end_array(w);
 }
 
+double mop_output_off_cpu_s(const mop_output_cpu *c, double s_per_tick)
+{
+    double off = (double)c->sums.piece_ticks * s_per_tick - (double)c->sums.piece_cpu_ns * 1e-9;
+    return off > 0 ? off : 0.0;
+}
+
+/* The "cpu" object (schema profile-rank-v1, docs/profiler.md "Computation as
+ * CPU time"). */
+static void mop_cpu_json(mo_json *w, const mop_output_cpu *c, double s_per_tick)
+{
+    mo_json_key(w, "cpu");
+    mo_json_begin_object(w);
+    mo_json_kv_string(w, "clock", "CLOCK_THREAD_CPUTIME_ID");
+    if (c->read_ns > 0)
+        mo_json_kv_double(w, "read_ns", c->read_ns);
+    if (c->min_piece_s > 0)
+        mo_json_kv_double(w, "min_piece_s", c->min_piece_s);
+    else
+        mo_json_kv_double(w, "min_piece_s", NAN); /* null: reads off */
+    mo_json_kv_uint64(w, "reads", c->sums.reads);
+    mo_json_kv_uint64(w, "pieces", c->sums.pieces);
+    mo_json_kv_uint64(w, "pieces_bounded", c->sums.pieces_bounded);
+    mo_json_kv_double(w, "pieces_s", (double)c->sums.piece_ticks * s_per_tick);
+    mo_json_kv_double(w, "pieces_cpu_s", (double)c->sums.piece_cpu_ns * 1e-9);
+    mo_json_kv_double(w, "off_cpu_s", mop_output_off_cpu_s(c, s_per_tick));
+    if (c->sched) {
+        mo_json_kv_double(w, "thread_cpu_s", c->thread_cpu_s);
+        mo_json_kv_double(w, "run_delay_s", c->run_delay_s);
+    } else {
+        mo_json_kv_double(w, "thread_cpu_s", NAN); /* null: not available */
+        mo_json_kv_double(w, "run_delay_s", NAN);
+    }
+    mo_json_end_object(w);
+}
+
 void mop_output_rank_path(char *path, size_t cap, const char *outdir, int rank)
 {
     snprintf(path, cap, "%s/profile.rank-%d.json", outdir, rank);
@@ -138,6 +174,8 @@ static int mop_output_doc(FILE *f, const mop_output_info *info, const mop_proces
     mo_json_end_array(&w);
     mo_json_end_object(&w);
     mo_json_kv_double(&w, "wall_s", info->wall_s);
+    if (info->cpu)
+        mop_cpu_json(&w, info->cpu, info->s_per_tick);
     mo_json_kv_int64(&w, "queue_events", info->queue_events);
     if (info->trace && info->trace->wanted) {
         mo_json_key(&w, "trace");

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "mop_cpu.h"
 #include "mop_process.h"
 #include "mop_profile_json.h"
 #include "mop_trace.h"
@@ -24,6 +25,21 @@ typedef struct mop_clock_anchor {
     double realtime_s;
     double uncertainty_s;
 } mop_clock_anchor;
+
+/* Computation as CPU time (mop_cpu.h): the document's "cpu" object. */
+typedef struct mop_output_cpu {
+    double read_ns;     /* one read of the thread's CPU clock at MPI_Init (0: not readable) */
+    double min_piece_s; /* pieces at least this long are read (0: reads off) */
+    mop_cpu_sums sums;  /* every thread's measured pieces */
+    /* The thread of MPI_Init since MPI_Init, from the scheduler (/proc/.../schedstat):
+     * its time on a CPU and waiting on a run queue. sched false: not available. */
+    bool sched;
+    double thread_cpu_s, run_delay_s;
+} mop_output_cpu;
+
+/* The measured pieces' time off the CPU, s: their wall-clock time less their
+ * CPU time (at least 0). */
+double mop_output_off_cpu_s(const mop_output_cpu *c, double s_per_tick);
 
 typedef struct mop_output_info {
     const char *status; /* complete | incomplete | running | disabled */
@@ -41,6 +57,7 @@ typedef struct mop_output_info {
     int queue_events;
     mop_names names;
     const mop_trace_stats *trace; /* NULL or not wanted: no "trace" object */
+    const mop_output_cpu *cpu;    /* NULL: no "cpu" object (a disabled rank) */
 } mop_output_info;
 
 /* A file whole or not at all: `write` writes it (0, or non-zero on failure,

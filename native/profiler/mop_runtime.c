@@ -11,6 +11,7 @@
 #include "mop_runtime.h"
 
 #include <errno.h>
+#include <math.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <signal.h>
@@ -70,6 +71,13 @@ static struct {
     bool table_forced;
     double s_per_tick;
     double clock_read_ns;   /* what one mop_now() costs here (mop_clock_read_cost) */
+    /* Computation as CPU time (mop_cpu.h): one read of the thread's CPU clock, the
+     * threshold it sets (0: off), and the thread of MPI_Init's scheduler figures
+     * at MPI_Init (sched_ok: the kernel gives them). */
+    double cpu_read_ns, cpu_min_s;
+    int main_tid;
+    bool sched_ok;
+    uint64_t sched_cpu0_ns, sched_delay0_ns;
     uint64_t t_start;
     mop_clock_anchor anchor_start;
     double snapshot_interval_s;
@@ -143,6 +151,7 @@ mop_thread *mop_thread_attach(void)
         return NULL; /* this thread's calls go unobserved */
     }
     pthread_mutex_init(&pv->lock, NULL);
+    mop_cpu_init(&th->cpu);
     pv->th = th;
     th->priv = pv;
     th->xt_id = mop_xt_on ? mop_xt_register(&th->inbox) : 0;
@@ -348,6 +357,25 @@ typedef struct mop_job_doc {
     mop_job_bin bins[MOP_MAX_BINS]; /* row.nbins of them */
 } mop_job_doc;
 
+/* The computation's CPU time so far, every thread's pieces summed (with
+ * mop_g.lock held: the threads list), and the scheduler's figures for the
+ * thread of MPI_Init since MPI_Init (read by its task id: the snapshot thread
+ * or a signal may be the one writing). */
+static mop_output_cpu mop_cpu_figures(void)
+{
+    mop_output_cpu c = {.read_ns = mop_g.cpu_read_ns, .min_piece_s = mop_g.cpu_min_s};
+    for (mop_thread_private *pv = mop_g.threads; pv; pv = pv->next)
+        mop_cpu_add(&c.sums, &pv->th->cpu);
+    uint64_t on = 0, delay = 0;
+    if (mop_g.sched_ok && mop_schedstat(mop_g.main_tid, &on, &delay) == 0 &&
+        on >= mop_g.sched_cpu0_ns && delay >= mop_g.sched_delay0_ns) {
+        c.sched = true;
+        c.thread_cpu_s = (double)(on - mop_g.sched_cpu0_ns) * 1e-9;
+        c.run_delay_s = (double)(delay - mop_g.sched_delay0_ns) * 1e-9;
+    }
+    return c;
+}
+
 /* Writes the rank's document as profile.rank-N.json; or, given `job`, puts
  * it there on one line (and writes the file too where per-rank files are
  * kept). A disabled rank's document, written at MPI_Init, is made again for
@@ -382,6 +410,7 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
     mop_trace_get_stats(&mop_trace_g, &trace);
     size_t nregions = 0;
     const char *const *regions = mop_region_names(&nregions);
+    mop_output_cpu cpu = mop_cpu_figures();
     mop_output_info info = {
         .status = status,
         .reason = mop_g.status_reason[0] ? mop_g.status_reason : NULL,
@@ -397,6 +426,7 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
         .names = {.fn = mop_fn_names, .nfn = mop_fn_count, .region = regions, .nregion = nregions,
                   .frames = mop_stack_frames, .place = mop_place},
         .trace = &trace,
+        .cpu = mop_g.disabled ? NULL : &cpu,
     };
     char err[1400];
     if (job && mop_output_line(&info, &agg, &job->line, &job->len) != 0)
@@ -410,6 +440,10 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
         mop_job_row_of_rank(&job->row, &agg, &info.names, mop_g.rank, mop_g.disabled,
                             info.wall_s, host);
         job->row.nbins = (uint64_t)mop_job_bins_of_rank(job->bins, &agg, mop_g.disabled);
+        if (!mop_g.disabled) {
+            job->row.comp_off_cpu_s = mop_output_off_cpu_s(&cpu, info.s_per_tick);
+            job->row.run_delay_s = cpu.sched ? cpu.run_delay_s : NAN;
+        }
     }
     /* One line per rank: a full disk would otherwise repeat it every snapshot. */
     if (!job || !job->line || mop_g.keep_rank_files) {
@@ -737,6 +771,10 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
                                                   : mop_g.size <= MOP_RANK_FILES_UP_TO;
     mop_g.s_per_tick = mop_clock_setup();
     mop_g.clock_read_ns = mop_clock_read_cost();
+    mop_g.cpu_read_ns = mop_cpu_read_cost();
+    mop_g.cpu_min_s = mop_cpu_setup(mop_g.cpu_read_ns, mop_g.s_per_tick);
+    mop_g.main_tid = (int)gettid();
+    mop_g.sched_ok = mop_schedstat(0, &mop_g.sched_cpu0_ns, &mop_g.sched_delay0_ns) == 0;
     mop_trace_sync_start(mop_g.s_per_tick); /* collective: before a rank can drop out below */
     /* Requests can be completed on another thread than the one that posted
      * them only where several threads may call MPI. */

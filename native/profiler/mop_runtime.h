@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "mop_clock.h"
+#include "mop_cpu.h"
 #include "mop_event.h"
 #include "mop_stacks.h"
 #include "mop_xthread.h"
@@ -41,6 +42,8 @@ typedef struct mop_thread {
      * program), for the C wrapper it calls next: that wrapper's own return
      * address is inside this library (mop_fortran.h). 0: none. */
     uint64_t f_site;
+    /* The computation between its calls as CPU time (mop_cpu.h). */
+    mop_cpu cpu;
     mop_event q[MOP_QUEUE_EVENTS];
     char xt_pad[64]; /* the inbox is written by other threads: not q's cache line */
     mop_xt_inbox inbox; /* ENDs of this thread's requests seen by other threads */
@@ -147,6 +150,7 @@ static inline void mop_enter(mop_thread *th, uint16_t fn, uint64_t t, uint64_t s
 {
     if (__builtin_expect(th->f_site != 0 || mop_stack_depth > 1, 0))
         site = mop_enter_site_slow(th, site);
+    mop_cpu_enter(&th->cpu, t);
     mop_event *e = mop_push(th);
     e->type = MOP_EV_ENTER;
     e->t = t;
@@ -157,6 +161,7 @@ static inline void mop_enter(mop_thread *th, uint16_t fn, uint64_t t, uint64_t s
 
 static inline void mop_exit(mop_thread *th, uint64_t t)
 {
+    mop_cpu_exit(&th->cpu, t);
     mop_event *e = mop_push(th);
     e->type = MOP_EV_EXIT;
     e->t = t;

@@ -1,6 +1,7 @@
 /* mop_wrap_init.c - PMPI wrappers that start and stop the profiler
  * (MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort) and MPI_Pcontrol,
- * which turns monitoring off (level 0) and on again (level >= 1), as in mpiP. */
+ * which turns monitoring off (level 0) and on again (level >= 1), as in mpiP:
+ * for the computation's CPU time too (mop_cpu.h). */
 #include "mop_wrap_util.h"
 
 int MPI_Init(int *argc, char ***argv)
@@ -41,6 +42,7 @@ int MPI_Pcontrol(const int level, ...)
         uint64_t t0 = mop_now();
         mop_enter(th, MOP_FN_MPI_Pcontrol, t0, MOP_CALLER());
         mop_push_event(th, MOP_EV_PCONTROL, t0, 0, 0, MOP_KIND_SEND, 0, level);
+        th->cpu.off = level == 0; /* as the processing's monitoring (mop_process.c) */
     }
     int rc = PMPI_Pcontrol(level);
     if (th)

@@ -167,8 +167,9 @@ static inline mop_kind mop_peer_kind(int peer, mop_kind kind)
  * when the call succeeded: a failed call moved nothing), CALL_EXIT. `record`
  * sees th, t0, t1 and rc, and mop_mark, where the queue stood after the ENTER;
  * a post that records its BEGIN and EXIT as one POST event (MOP_MESSAGE) sets
- * mop_fused, and no EXIT follows. `off` is the call made when the profiler is
- * off (the caller's own status arguments, where `call` passes ours). */
+ * mop_fused, and no EXIT follows (the CPU-time accounting, mop_cpu.h, sees its
+ * time all the same). `off` is the call made when the profiler is off (the
+ * caller's own status arguments, where `call` passes ours). */
 #define MOP_WRAP(name, off, call, record)                                        \
     mop_thread *th = mop_self();                                                  \
     if (!th)                                                                      \
@@ -184,6 +185,8 @@ static inline mop_kind mop_peer_kind(int peer, mop_kind kind)
     }                                                                             \
     if (!mop_fused)                                                               \
         mop_exit(th, t1);                                                         \
+    else /* the POST stands for the EXIT */                                       \
+        mop_cpu_exit(&th->cpu, t1);                                               \
     return rc;
 
 /* Before a call that may complete or free request `key`: with threads in

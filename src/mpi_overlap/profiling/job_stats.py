@@ -362,9 +362,10 @@ def _sites_by_hash(doc: dict[str, Any]) -> dict[int, dict[str, Any]]:
 
 def row_documents(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """profile.stats.json's per-rank rows as rank documents holding just what the rows
-    hold: status, host, wall time, totals, size bins, the checks' per-rank figures, the
-    function with the most call time and the busiest call site (what the headline and
-    the advice name); what the analysis goes through when the run kept no documents
+    hold: status, host, wall time, totals, the computation's time off the CPU, size bins,
+    the checks' per-rank figures, the function with the most call time and the busiest
+    call site (what the headline and the advice name); what the analysis goes through
+    when the run kept no documents
     (--statistics-only). The flagged figures are the rank's in-call and across-calls ones
     summed, put under in-call (adding the across-calls 0 changes nothing)."""
     rows = doc["rank_rows"]
@@ -386,6 +387,11 @@ def row_documents(doc: dict[str, Any]) -> list[dict[str, Any]]:
             "host": col("host") or None,
             "wall_s": col("wall_s"),
             "mpi_library_version": doc.get("mpi_library_version"),
+            # computation as CPU time (analysis/cpu_time.py); absent from older files
+            **({"cpu": {"off_cpu_s": rows["comp_off_cpu_s"][i],
+                        "run_delay_s": rows["run_delay_s"][i]}}
+               if rows.get("comp_off_cpu_s") and rows["comp_off_cpu_s"][i] is not None
+               else {}),
             "profile": {
                 "by_bin": bins[i],
                 "by_function": top,

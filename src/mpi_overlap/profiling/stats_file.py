@@ -54,6 +54,7 @@ def _row(doc: dict[str, Any]) -> dict[str, Any]:
         "rank": int(doc["rank"]), "disabled": disabled, "wall_s": num(doc.get("wall_s")),
         "host": str(doc.get("host") or "")[:63], "top_fn": "", "top_fn_call_s": 0.0,
         "busiest_site": None, "busiest_site_call_s": 0.0,
+        "comp_off_cpu_s": None, "run_delay_s": None,  # the document's "cpu" (NaN → null there)
         **dict.fromkeys(("transfers", "in_call_calls", "in_call_calls_beyond",
                          "flagged_transfers"), 0),
         **dict.fromkeys(("xfer_s", "min_s", "max_s", "nonoverlap_s", "comp_s", "call_s",
@@ -73,6 +74,8 @@ def _row(doc: dict[str, Any]) -> dict[str, Any]:
                                      + num(flagged_ac.get("transfers"))),
                flagged_xfer_s=num(flagged_in.get("xfer_s")) + num(flagged_ac.get("xfer_s")),
                beyond_s=num(checks.get("beyond_s")))
+    cpu = doc.get("cpu") or {}
+    row.update(comp_off_cpu_s=cpu.get("off_cpu_s"), run_delay_s=cpu.get("run_delay_s"))
     top = top_call_entry(doc)
     if top is not None:
         row.update(top_fn=str(top.get("fn"))[:47], top_fn_call_s=num(top.get("call_s")))
