@@ -369,6 +369,26 @@ def test_the_profilers_cost_per_message_is_set_against_the_floor_of_its_clock_re
     assert m["added_ns"] == pytest.approx(33.0)
 
 
+def test_the_cpu_clocks_reads_are_priced_per_message() -> None:
+    """Rank 0 read the computation's CPU clock 4 times for 200 messages at 800 ns a read:
+    16 ns per message (docs/profiler.md, "Computation as CPU time")."""
+    result = _result(RATES_GOOD[:3], TIMES_GOOD[:3])
+    for x in result["launches"]:
+        if x["program"] == "msgrate" and x["profiled"]:
+            x["profile"].update(rank0_calls=210, clock_read_ns=10.0, cpu_read_ns=800.0,
+                                cpu_reads=4)
+    a = analyze_profiler_overhead(result)
+    assert analysis_errors(a) == []
+    m = a["per_message"]
+    assert m["cpu_clock_ns"] == pytest.approx(4 * 800.0 / 200) and m["cpu_read_ns"] == 800.0
+    assert "its reads of the computation's CPU clock 16.00 ns of it (800 ns each)" \
+        in a["finding"]
+    for x in result["launches"]:  # a library before the CPU clock
+        if x.get("profile"):
+            x["profile"].update(cpu_read_ns=None, cpu_reads=None)
+    assert analyze_profiler_overhead(result)["per_message"]["cpu_clock_ns"] is None
+
+
 def test_a_cost_per_message_above_40_ns_misses_the_target() -> None:
     result = _result(RATES_GOOD[:3], TIMES_GOOD[:3])
     for rep, d in ((1, 95.0), (2, 105.0), (3, 100.0)):

@@ -240,9 +240,10 @@ READS_PER_CALL = 2  # every wrapper reads the clock at its entry and at its exit
 def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
     """The whole profiler's ns per message (on − without, per repetition) against the
     floor measured in the same run: rank 0's clock reads per message (two per call, calls
-    from its profile) times one read's cost (timed by the library at MPI_Init)."""
+    from its profile) times one read's cost (timed by the library at MPI_Init); and of the
+    added ns, what rank 0's reads of the computation's CPU clock cost per message."""
     added = _added(result, "on", "without")
-    floors, reads = [], []
+    floors, reads, cpu_per_msg, cpu_reads = [], [], [], []
     for launch in result.get("launches") or []:
         prof, detail = launch.get("profile") or {}, launch.get("detail") or {}
         msgs, read_ns = detail.get("messages_total"), prof.get("clock_read_ns")
@@ -253,6 +254,9 @@ def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, 
         calls = int(prof.get("rank0_calls") or 0)
         floors.append(READS_PER_CALL * calls / msgs * float(read_ns))
         reads.append(float(read_ns))
+        if prof.get("cpu_read_ns") and prof.get("cpu_reads") is not None:
+            cpu_per_msg.append(int(prof["cpu_reads"]) * float(prof["cpu_read_ns"]) / msgs)
+            cpu_reads.append(float(prof["cpu_read_ns"]))
     lo, hi = t_interval(added, ci)
     mean = float(np.mean(added)) if added else None
     floor = float(np.median(floors)) if floors else None
@@ -266,6 +270,8 @@ def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, 
         "floor_ns": floor,
         "clock_read_ns": float(np.median(reads)) if reads else None,
         "added_over_floor": mean / floor if mean is not None and floor else None,
+        "cpu_clock_ns": float(np.median(cpu_per_msg)) if cpu_per_msg else None,
+        "cpu_read_ns": float(np.median(cpu_reads)) if cpu_reads else None,
         "target_ns": PER_MESSAGE_TARGET_NS,
         "verdict": v,
     }
@@ -283,8 +289,11 @@ def per_message_sentence(m: dict[str, Any]) -> str:
     floor = ("" if m["floor_ns"] is None else
              f", {m['added_over_floor']:.1f}× the floor of {m['floor_ns']:.1f} ns (its "
              f"clock reads, {m['clock_read_ns']:.1f} ns each)")
+    cpu = ("" if m.get("cpu_clock_ns") is None else
+           f"; its reads of the computation's CPU clock {m['cpu_clock_ns']:.2f} ns of it "
+           f"({m['cpu_read_ns']:.0f} ns each)")
     return (f"the profiler adds {m['added_ns']:+.1f} ns{ci} per 8-byte message over "
-            f"{m['pairs']} pairs: {m['verdict']} (≤ {m['target_ns']:g} ns){floor}")
+            f"{m['pairs']} pairs: {m['verdict']} (≤ {m['target_ns']:g} ns){floor}{cpu}")
 
 
 ENGINE_FIELDS = ("ns_per_transfer", "ns_per_transfer_shared", "ns_per_call")

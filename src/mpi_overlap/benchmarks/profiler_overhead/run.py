@@ -164,6 +164,10 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
         "rank0_calls": sum(int(f.get("calls", 0))
                            for f in (doc0.get("profile") or {}).get("by_function") or []),
         "clock_read_ns": doc0.get("clock", {}).get("read_ns"),
+        # the computation's CPU clock (docs/profiler.md, "Computation as CPU time"): what
+        # one read costs and how many rank 0 made, for its cost per message
+        "cpu_read_ns": (doc0.get("cpu") or {}).get("read_ns"),
+        "cpu_reads": (doc0.get("cpu") or {}).get("reads"),
         "warnings": list(doc["warnings"]),
     }
 
