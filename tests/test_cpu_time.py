@@ -42,6 +42,8 @@ def test_descheduled_time_is_the_off_cpu_time_the_run_queue_explains():
     assert _rank(0, 1.0, off=0.4)["descheduled_s"] == pytest.approx(0.4)  # no run delay
     assert _rank(0, 0.2, off=0.4, delay=0.5)["comp_cpu_s"] == 0.0  # never below 0
     assert "comp_cpu_s" not in _rank(0, 1.0, off=None)
+    off = rank_figures({"cpu": {"off_cpu_s": 0.0, "run_delay_s": 0.5, "min_piece_s": None}}, 1.0)
+    assert off == {}  # MPI_OVERLAP_CPU=0: nothing measured, not "all on the CPU"
 
 
 def test_a_rank_slower_only_by_the_clock_gets_the_descheduling_line_not_advice():

@@ -441,7 +441,9 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
                             info.wall_s, host);
         job->row.nbins = (uint64_t)mop_job_bins_of_rank(job->bins, &agg, mop_g.disabled);
         if (!mop_g.disabled) {
-            job->row.comp_off_cpu_s = mop_output_off_cpu_s(&cpu, info.s_per_tick);
+            /* NaN (null): reads off, so nothing was measured */
+            job->row.comp_off_cpu_s =
+                cpu.min_piece_s > 0 ? mop_output_off_cpu_s(&cpu, info.s_per_tick) : NAN;
             job->row.run_delay_s = cpu.sched ? cpu.run_delay_s : NAN;
         }
     }

@@ -36,10 +36,11 @@ MIN_EXCESS_S = 1e-6
 
 def rank_figures(doc: dict[str, Any], comp_s: float) -> dict[str, float]:
     """A rank entry's comp_cpu_s and descheduled_s from its document's "cpu" object; none
-    without one (a library before it, a disabled rank), so such a run's analysis reads as
-    before."""
+    without one (a library before it, a disabled rank) or where the reads were off
+    (min_piece_s null), so such a run's analysis reads as before."""
     cpu = doc.get("cpu")
-    if not isinstance(cpu, dict) or not isinstance(cpu.get("off_cpu_s"), (int, float)):
+    if not isinstance(cpu, dict) or not isinstance(cpu.get("off_cpu_s"), (int, float)) \
+            or cpu.get("min_piece_s", 1.0) is None:
         return {}
     off = max(0.0, float(cpu["off_cpu_s"]))
     delay = cpu.get("run_delay_s")

@@ -75,7 +75,8 @@ def _row(doc: dict[str, Any]) -> dict[str, Any]:
                flagged_xfer_s=num(flagged_in.get("xfer_s")) + num(flagged_ac.get("xfer_s")),
                beyond_s=num(checks.get("beyond_s")))
     cpu = doc.get("cpu") or {}
-    row.update(comp_off_cpu_s=cpu.get("off_cpu_s"), run_delay_s=cpu.get("run_delay_s"))
+    row.update(comp_off_cpu_s=cpu.get("off_cpu_s") if cpu.get("min_piece_s") else None,
+               run_delay_s=cpu.get("run_delay_s"))
     top = top_call_entry(doc)
     if top is not None:
         row.update(top_fn=str(top.get("fn"))[:47], top_fn_call_s=num(top.get("call_s")))
