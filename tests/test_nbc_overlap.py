@@ -232,4 +232,4 @@ def test_async_progress_on_two_ranks_is_oversubscribed_and_gives_no_finding(
     assert by_setting["0"].meta["guard"]["verdict"] != "oversubscribed"
     report = (tmp_path / "runs").glob("report-*/report.html")
     html = next(report).read_text()
-    assert "oversubscribed" in html and "To measure" in html
+    assert "oversubscribed" in html and "to measure" in html

@@ -83,7 +83,9 @@ def test_oversubscribed_run_gives_no_overlap_finding() -> None:
     assert figs["t"]["withheld"] == "oversubscribed" and figs["lim"]["value"] == 8192.0
     assert errors_against(shown["figures"], "figures-v1") == []
     banners = guard_banners(meta)
-    assert banners[0].level == "error" and "To measure" in banners[0].text
+    # the notice is the guard's own sentence, the one the finding says (one voice)
+    assert banners[0].level == "error" and banners[0].text == shown["finding"]
+    assert "to measure" in banners[0].text
 
 
 def test_disturbed_run_keeps_figures_and_says_so() -> None:

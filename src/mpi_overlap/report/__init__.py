@@ -134,6 +134,14 @@ def _summary(run: Run) -> list[str]:
     return reporter.summary(run) if reporter else []
 
 
+def _summary_below(run: Run, banners: list[Banner]) -> list[str]:
+    """The sentences shown under the run's notices: one a notice already says (the run
+    guard's, run_guard.py, which is also an oversubscribed run's only finding) is not
+    said twice. report.json keeps every sentence."""
+    said = {b.text for b in banners}
+    return [s for s in _summary(run) if s not in said]
+
+
 def _by_benchmark(runs: list[Run]) -> dict[str, list[Run]]:
     groups: dict[str, list[Run]] = {}
     for run in runs:
@@ -147,9 +155,10 @@ def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = Fals
     reporter that fails on a run prints one line saying so instead of failing."""
     for run in runs:
         console.rule(Text(safe(f"{run.label} · {run.benchmark} · {run.path}"), style="bold"))
-        for banner in _banners(run):
+        banners = _banners(run)
+        for banner in banners:
             console.print(Text(safe(banner.text), style=BANNER_STYLE.get(banner.level, "")))
-        for sentence in _summary(run):
+        for sentence in _summary_below(run, banners):
             console.print(safe(sentence), markup=False, highlight=False)
         reporter = reporters().get(run.benchmark)
         if reporter is not None and (run.result is not None or run.analysis is not None):
@@ -271,7 +280,7 @@ def make_report(
             path=str(run.path),
             benchmark=run.benchmark,
             status=run.status,
-            summary=_summary(run),
+            summary=_summary_below(run, _banners(run)),
             banners=_banners(run),
             provenance=provenance_items(run),
             warnings=run_warnings(run),

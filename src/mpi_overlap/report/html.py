@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from ..calibration.table_note import sentence
 from ..formatting import DASH, fmt_num
+from ..run.run_guard import withheld_sentence
 from ..rundir import Run
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -152,10 +153,8 @@ def guard_banners(meta: dict[str, Any]) -> list[Banner]:
     guard = meta.get("guard") or {}
     over = guard.get("oversubscribed")
     out = []
-    if over:
-        out.append(Banner("error", f"{over['reason']}: its overlap and cost figures are not "
-                                   f"findings (withheld from the headline). To measure: "
-                                   f"{over['change']}"))
+    if over:  # the run guard's own sentence: the notice and the findings say one thing
+        out.append(Banner("error", withheld_sentence(over)))
     if guard.get("disturbed"):
         out.append(Banner("warn", f"disturbed: {guard['disturbed']}"))
     table = sentence(meta.get("xfer_table"))

@@ -18,6 +18,7 @@ from ..analysis.profile import analyze_profile
 from ..analysis.profile_values import rank_list, ranks_text
 from ..calibration.table_trust import different_tables, run_table_notes
 from ..formatting import DASH, fmt_mib, fmt_pct_cell, fmt_range, fmt_time
+from ..run import run_guard
 from ..rundir import Run
 from ..termsafe import Table
 from . import profile_waits
@@ -50,8 +51,9 @@ def analysis_of(run: Run) -> dict[str, Any] | None:
     if result.get("schema") == "mpi-overlap/profile-run" and run.analysis is None:
         # Computed once per run: with traces it reads and matches every one of them, and a
         # report asks for it from each of its tables and plots.
-        if BENCHMARK not in run.derived:
-            run.derived[BENCHMARK] = analyze_profile(result, run.path)
+        if BENCHMARK not in run.derived:  # shown as the run guard allows, as on loading
+            run.derived[BENCHMARK] = run_guard.apply(analyze_profile(result, run.path),
+                                                     run.meta)
         return run.derived[BENCHMARK]
     return None
 
@@ -94,15 +96,7 @@ def job_grid(a: dict[str, Any], label: str, *, explain: bool = True) -> Grid:
         ("status", a["status"]),
         ("transfers", fint(job["transfers"])),
         ("transfer time", fmt_time(job["xfer_s"])),
-        ("overlap range",
-         profile_waits.overlap_range(a, fmt_range(job["min_pct"], job["max_pct"], ".1f"))),
-        ("overlapped", f"at least {fmt_time(job['min_s'])}, at most {fmt_time(job['max_s'])}"),
-        (
-            "not overlapped",
-            f"at least {fmt_time(job['nonoverlap_s'])} "
-            f"({fmt_pct_cell(job['nonoverlap_pct'])} %), at most "
-            f"{fmt_time(job['nonoverlap_max_s'])}",
-        ),
+        *_overlap_rows(a),
         ("computation time", fmt_time(job["comp_s"])),
         (
             "MPI call time",
@@ -110,10 +104,10 @@ def job_grid(a: dict[str, Any], label: str, *, explain: bool = True) -> Grid:
             "computation)",
         ),
         ("cases", ", ".join(f"{k} {fint(v)}" for k, v in cases.items()) or DASH),
-        *profile_waits.job_rows(a),
+        *([] if a.get("withheld") else profile_waits.job_rows(a)),
     ]
     worst = a.get("worst_rank")
-    if worst is not None:
+    if worst is not None and not a.get("withheld"):
         ties = sum(
             1
             for r in a["ranks"]
@@ -130,12 +124,16 @@ def job_grid(a: dict[str, Any], label: str, *, explain: bool = True) -> Grid:
                 f"not overlapped ({fmt_pct_cell(worst['share_pct'])} % of the job's{tied})",
             )
         )
+    note = MEANING if explain else None
+    if a.get("withheld"):
+        note = ("the measured overlap tables are in report.html, under the run's notice: "
+                "they are no findings")
     return Grid(
         f"{label} — job (sums over ranks)",
         ("", "value"),
         rows,
         left=(0, 1),
-        note=MEANING if explain else None,
+        note=note,
     )
 
 
@@ -336,16 +334,49 @@ def pair_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
     )
 
 
+def _overlap_cell(a: dict[str, Any]) -> str:
+    """Where the run guard (run_guard.apply) withheld the overlap figures: why, no number."""
+    return f"withheld: the run was {a['withheld']} (see its notice)"
+
+
+def _overlap_rows(a: dict[str, Any]) -> list[tuple[str, str]]:
+    """The job's overlap figures, or where the run guard withheld them, why."""
+    job = a["job"]
+    if a.get("withheld"):
+        return [("overlap range", _overlap_cell(a))]
+    return [
+        ("overlap range",
+         profile_waits.overlap_range(a, fmt_range(job["min_pct"], job["max_pct"], ".1f"))),
+        ("overlapped", f"at least {fmt_time(job['min_s'])}, at most {fmt_time(job['max_s'])}"),
+        (
+            "not overlapped",
+            f"at least {fmt_time(job['nonoverlap_s'])} "
+            f"({fmt_pct_cell(job['nonoverlap_pct'])} %), at most "
+            f"{fmt_time(job['nonoverlap_max_s'])}",
+        ),
+    ]
+
+
 def advice_grid(a: dict[str, Any], label: str) -> Grid:
-    """Every piece of advice (analysis/advice.py), largest bound first."""
+    """Every piece of advice (analysis/advice.py), largest bound first; none where the run
+    guard withheld the figures it rests on, marked where the run was disturbed."""
     items = a.get("advice") or []
     rows = [(str(i), x["rule"], fmt_time(x["bound_s"]), x["text"]) for i, x in enumerate(items, 1)]
+    if a.get("withheld"):
+        note = f"none given: the run was {a['withheld']} (see its notice)"
+    elif not rows:
+        note = "none: no rule of docs/profiler.md (Advice) found enough to gain"
+    elif a.get("disturbed"):
+        note = ("disturbed run: other processes took CPU time, so the times this advice "
+                "rests on include theirs")
+    else:
+        note = None
     return Grid(
         f"{label} — advice, by the most it can hide or save",
         ("#", "rule", "at most", "advice"),
         rows,
         left=(1, 3),
-        note=None if rows else "none: no rule of docs/profiler.md (Advice) found enough to gain",
+        note=note,
     )
 
 
@@ -388,6 +419,11 @@ def notes_grid(a: dict[str, Any], label: str) -> Grid:
 def run_grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
     rank_limit = TERMINAL_RANKS if terminal else None
     top = TERMINAL_TOP if terminal else None
+    if a.get("withheld") and terminal:
+        # An oversubscribed run (run_guard.py): no overlap figure in the terminal at all;
+        # report.html keeps the measured tables under the run's notice.
+        return [job_grid(a, label, explain=False), advice_grid(a, label),
+                call_grid(a, label, top), notes_grid(a, label)]
     # What to act on first: the advice and the call sites, right after the job's sums.
     grids = [job_grid(a, label, explain=terminal), advice_grid(a, label),
              pair_grid(a, label, top)]
@@ -428,7 +464,8 @@ def comparison_grid(runs: list[tuple[str, dict[str, Any]]]) -> Grid:
                 label,
                 f"{job['ranks']}/{a['ranks_expected']}",
                 fmt_time(job["xfer_s"]),
-                fmt_range(job["min_pct"], job["max_pct"], ".1f"),
+                "withheld" if a.get("withheld")
+                else fmt_range(job["min_pct"], job["max_pct"], ".1f"),
                 fmt_time(job["nonoverlap_s"]),
                 _waiting(a),
                 fmt_time(job["call_s"]),
@@ -550,12 +587,15 @@ def html_sections(runs: list[Run]) -> list[Section]:
         a = analysis_of(run)
         if a is None:
             continue
+        withheld = (f"Withheld: the run was {a['withheld']}, so these tables are what was "
+                    "measured, not findings (see the run's notice). " if a.get("withheld")
+                    else "")
         sections.append(
             Section(
                 f"Overlap tables — {run.label}",
-                MEANING + " Times are sums over ranks unless a table is per rank; the rank "
-                "losing the most non-overlapped time is in red when no other rank loses as "
-                "much.",
+                withheld + MEANING + " Times are sums over ranks unless a table is per "
+                "rank; the rank losing the most non-overlapped time is in red when no other "
+                "rank loses as much.",
                 tables=[html_table(g) for g in run_grids(a, run.label, terminal=False)],
             )
         )

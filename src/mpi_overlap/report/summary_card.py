@@ -5,7 +5,8 @@ per run label (toolchain, or toolchain plus settings), side by side.
 
 Every cell is built from the headline figures ("figures") of that label's analyses, so
 the card shows only what the runs measured; a benchmark that was not run or gave no
-number shows why instead.
+number shows why instead, and so does an oversubscribed run (the run guard's verdict
+decides before the item does; a disturbed run's cell is marked).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rich.console import Console
 
 from ..benchmarks.discovery import specs
 from ..formatting import DASH
+from ..run import run_guard
 from ..rundir import Run, placement_label
 from ..termsafe import Table
 from .html import HtmlTable, Section
@@ -137,18 +139,28 @@ def _cell_run(item: CardItem, runs: list[Run], label: str) -> Run | None:
 
 
 def _cell(item: CardItem, runs: list[Run], label: str) -> str:
+    """The cell's sentence. The run guard decides before the item does (run_guard.py, the
+    one voice of every command): an oversubscribed run's cell says so and gives no
+    figure, a disturbed run's figure is marked."""
     run = _cell_run(item, runs, label)
     if run is None:
         return "not run"
-    text = None
-    if run.analysis:
-        if item.from_analysis is not None:
-            text = item.from_analysis(run.analysis)
-        elif item.render is not None:
-            text = item.render(_figures(run))
-    if text is not None:
-        return text
-    return DASH if run.status == "complete" else f"{run.status}: {_why_not(run)}"
+    if run_guard.withheld(run.meta):
+        return "withheld: the run was oversubscribed (see its notice)"
+    text = _measured_cell(item, run)
+    if text is None:
+        return DASH if run.status == "complete" else f"{run.status}: {_why_not(run)}"
+    mark = run_guard.disturbed_note(run.meta)
+    return f"{text} ({mark})" if mark else text
+
+
+def _measured_cell(item: CardItem, run: Run) -> str | None:
+    """The item's sentence from the run's analysis, None when it gave no number."""
+    if not run.analysis:
+        return None
+    if item.from_analysis is not None:
+        return item.from_analysis(run.analysis)
+    return item.render(_figures(run)) if item.render is not None else None
 
 
 def _why_not(run: Run, limit: int = 140) -> str:
@@ -178,7 +190,7 @@ def _cell_grade(item: CardItem, runs: list[Run], label: str) -> str | None:
     """The cell's colour ("good", "fair", "poor"), or None: not graded, not run, or no
     share measured."""
     run = _cell_run(item, runs, label)
-    if item.share is None or run is None or not run.analysis:
+    if item.share is None or run is None or not run.analysis or run_guard.withheld(run.meta):
         return None
     return grade(item.share(run.analysis))
 

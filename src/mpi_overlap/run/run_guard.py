@@ -5,16 +5,23 @@ cores with each other's progress threads (thread_census.py) or with other proces
 (machine_load.py). Both are in run.json; this module turns them into one verdict:
 
 - `oversubscribed`: more active threads than cores the ranks may use (measured while the
-  job ran; a job too short to be measured is judged by what its environment predicts:
-  one thread per rank, two where an asynchronous-progress variable is set). Every time it
-  measured is then the scheduler's doing: its overlap and cost figures are withheld from
-  the headline (kept as `measured_value`) and the finding says what to change;
+  job ran; a job too short to be measured, or whose threads the census never saw running,
+  is judged by what its environment predicts: one thread per rank, two where an
+  asynchronous-progress variable is set). Every time it measured is then the scheduler's
+  doing: its overlap and cost figures are withheld from every finding (kept as
+  `measured_value`), a profile gives no advice, and the finding says what to change;
 - `disturbed`: other processes or the hypervisor took more than machine_load's share of
   the CPU: the figures stand, marked;
 - `ok` otherwise.
 
 `judge` writes run.json's "guard"; `apply` gives the analysis a run is loaded with that
-verdict (the analysis.json on disk stays what the result alone says).
+verdict (the analysis.json on disk stays what the result alone says). It is the one place
+that decides what a run may claim: every command's terminal lines, report.html,
+report.json and the summary card read the analysis it gives, and ask `withheld` and
+`disturbed_note` rather than the guard itself. A profile's analysis (a list of
+findings led by its headline, and advice) gets the same treatment as a benchmark's one
+finding and figures: oversubscribed, its findings are the guard's sentence alone, with no
+headline figure and no advice; disturbed, its headline is marked.
 """
 
 from __future__ import annotations
@@ -65,7 +72,9 @@ def oversubscription(meta: dict[str, Any]) -> dict[str, Any] | None:
     census = meta.get("threads") or {}
     expected, why = expected_active_threads(meta)
     ranks = int(meta.get("ranks") or 1)
-    if census.get("intervals"):
+    # A census that saw none of the job's threads running (it started as the job ended)
+    # measured nothing: the environment's prediction judges the run instead.
+    if census.get("intervals") and (census.get("active_threads_max") or 0) > 0:
         if not census.get("oversubscribed"):
             return None
         cores = len(census.get("cores_allowed") or []) or census.get("cores_usable") or 0
@@ -77,7 +86,8 @@ def oversubscription(meta: dict[str, Any]) -> dict[str, Any] | None:
                   f"cores: {per}; {why})")
         basis = "measured"
     elif census.get("cores_usable"):
-        # Not watched long enough: what the environment and the binding predict.
+        # Not watched long enough (or not seen running): what the environment and the
+        # binding predict.
         cores, active, basis = census["cores_usable"], expected, "expected"
         if _bound_to_core(meta.get("command") or []) and expected > ranks:
             cores = min(cores, ranks)
@@ -111,13 +121,67 @@ def judge(meta: dict[str, Any]) -> dict[str, Any]:
     return {"verdict": verdict, "oversubscribed": over, "disturbed": disturbed}
 
 
+def guard_of(meta: dict[str, Any]) -> dict[str, Any]:
+    """run.json's guard, or the verdict judged now for a run that predates it."""
+    return meta.get("guard") or judge(meta)
+
+
+def withheld_sentence(over: dict[str, Any]) -> str:
+    """What an oversubscribed run says instead of its findings."""
+    return (f"{over['reason']}: no overlap or cost figure of this run is a finding; to "
+            f"measure, {over['change']}")
+
+
+DISTURBED = "disturbed run (other processes took CPU time)"
+
+
+def withheld(meta: dict[str, Any]) -> str | None:
+    """Why none of a run's overlap or cost figures may be shown as a finding (an
+    oversubscribed run: the guard's sentence), or None when they may."""
+    over = guard_of(meta).get("oversubscribed")
+    return withheld_sentence(over) if over else None
+
+
+def disturbed_note(meta: dict[str, Any]) -> str | None:
+    """The mark a disturbed run's figures carry, or None when they need none."""
+    guard = guard_of(meta)
+    return DISTURBED if guard.get("disturbed") and not guard.get("oversubscribed") else None
+
+
+def _profile_view(out: dict[str, Any], guard: dict[str, Any]) -> None:
+    """A list of findings (a profile's, led by its headline, with its advice) as the
+    guard lets it be shown; a profile's also says which, for its tables
+    (report/profile_table.py)."""
+    over = guard.get("oversubscribed")
+    headline = out.get("headline")
+    profile = isinstance(headline, dict)
+    if over:
+        sentence = withheld_sentence(over)
+        out["findings"] = [sentence]
+        if profile:
+            out["withheld"] = "oversubscribed"
+            out["headline"] = {"kind": "withheld", "text": sentence, "idle_ranks": []}
+            out["advice"] = []
+        return
+    if profile:
+        out["disturbed"] = True
+    findings = list(out["findings"])
+    if findings:
+        findings[0] = f"{DISTURBED}: {findings[0]}"
+        out["findings"] = findings
+    if isinstance(headline, dict) and headline.get("text"):
+        out["headline"] = {**headline, "text": f"{DISTURBED}: {headline['text']}"}
+
+
 def apply(analysis: dict[str, Any] | None, meta: dict[str, Any]) -> dict[str, Any] | None:
     """The analysis as the report shows it: under an oversubscribed run the finding says
     so and what to change, and the overlap and cost figures are withheld (their numbers
-    kept as measured_value); a disturbed run's finding is marked. A copy; None stays None."""
+    kept as measured_value); a disturbed run's finding is marked. A profile's findings,
+    headline and advice likewise (_profile_view), which also says which ("withheld":
+    "oversubscribed", or "disturbed": true). A copy; None stays None."""
     if analysis is None:
         return None
-    guard = meta.get("guard") or judge(meta)
+    guard = guard_of(meta)
     if guard["verdict"] == "ok":
         return analysis
     # Only the finding and the figures change: copied alone, not the whole analysis (its
@@ -134,11 +198,14 @@ def apply(analysis: dict[str, Any] | None, meta: dict[str, Any]) -> dict[str, An
                 fig["value"] = None
                 fig["withheld"] = "oversubscribed"
         # The measured finding stays in analysis.json on disk.
-        out["finding"] = (f"{over['reason']}: no overlap or cost figure of this run is a "
-                          f"finding; to measure, {over['change']}")
+        if "finding" in out or not isinstance(out.get("findings"), list):
+            out["finding"] = withheld_sentence(over)
     elif isinstance(finding, str):
-        out["finding"] = f"disturbed run (other processes took CPU time): {finding}"
+        out["finding"] = f"{DISTURBED}: {finding}"
+    if isinstance(out.get("findings"), list):
+        _profile_view(out, guard)
     return out
 
 
-__all__ = ["ASYNC_PROGRESS_VARS", "apply", "expected_active_threads", "judge", "oversubscription"]
+__all__ = ["ASYNC_PROGRESS_VARS", "DISTURBED", "apply", "disturbed_note", "expected_active_threads",
+           "guard_of", "judge", "oversubscription", "withheld", "withheld_sentence"]
