@@ -25,6 +25,7 @@ from mpi_overlap.formatting import (
     fmt_us,
     fmt_with_ci,
     is_number,
+    pct_between,
     pct_range,
     sig3,
 )
@@ -213,7 +214,10 @@ def test_fmt_pct_cell(args: tuple[Any, ...], kw: dict[str, str], want: str) -> N
     [
         (12.0, 85.0, "12 %–85 %"),
         (0.0, 0.0, "0 %"),
-        (0.04, 0.0, "0.0 %–0 %"),
+        (0.04, 0.0, "0.0 %"),  # ends that round alike are one figure, not '0.0 %–0 %'
+        (0.0, 0.04, "0.0 %"),
+        (0.0, 0.4, "0.0 %–0.4 %"),  # one precision for both ends
+        (3.2, 60.0, "3.2 %–60.0 %"),
         (99.5, 100.0, "100 %"),
         (None, 50.0, "—–50 %"),
         (None, None, DASH),
@@ -222,6 +226,21 @@ def test_fmt_pct_cell(args: tuple[Any, ...], kw: dict[str, str], want: str) -> N
 )
 def test_pct_range(lo: Any, hi: Any, want: str) -> None:
     assert pct_range(lo, hi) == want
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "want"),
+    [
+        (0.0, 60.0, "between 0 % and 60 %"),
+        # one 463 ns MPI_Irecv among 74 blocking transfers: not 'between 0 % and 0.0 %'
+        (0.0, 0.04, "0.0 %"),
+        (0.0, 2.5, "between 0.0 % and 2.5 %"),
+        (25.0, 67.0, "between 25 % and 67 %"),
+        (12.0, 12.4, "12 %"),
+    ],
+)
+def test_pct_between(lo: float, hi: float, want: str) -> None:
+    assert pct_between(lo, hi) == want
 
 
 @pytest.mark.parametrize(

@@ -79,10 +79,30 @@ def _pct(value: Any, decimals: int | None, sign: bool, unit: str, missing: str) 
     return f"{value:{'+' if sign else ''}.{decimals}f}{unit}"
 
 
+def _range_decimals(lo: Any, hi: Any) -> int:
+    """One precision for both ends of a range of shares: the sentence form's one decimal
+    when either end needs it (above 0, under 10 %), else whole. Each end on its own would
+    read '0 %–0.0 %'."""
+    return 1 if any(is_number(v) and 0 < abs(v) < 10 for v in (lo, hi)) else 0
+
+
+def _pct_ends(lo: Any, hi: Any) -> tuple[str, str]:
+    d = _range_decimals(lo, hi)
+    return fmt_pct(lo, d), fmt_pct(hi, d)
+
+
 def pct_range(lo: Any, hi: Any) -> str:
-    """'12 %–85 %' in the sentence form, or '0 %' when both ends print the same."""
-    a, b = fmt_pct(lo), fmt_pct(hi)
+    """'12 %–85 %', '0.4 %–12.0 %' (one precision for both ends), or one figure ('0.0 %')
+    when both ends print the same."""
+    a, b = _pct_ends(lo, hi)
     return a if a == b else f"{a}–{b}"
+
+
+def pct_between(lo: Any, hi: Any) -> str:
+    """'between 12 % and 85 %' (one precision for both ends, as pct_range), or the one
+    figure ('0.0 %') when both ends print the same."""
+    a, b = _pct_ends(lo, hi)
+    return a if a == b else f"between {a} and {b}"
 
 
 # ---------------------------------------------------------------- times

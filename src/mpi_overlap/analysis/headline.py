@@ -18,15 +18,17 @@ them rests on the wrong network, so it leads the findings (`table_caveat`) rathe
 sitting among the counters at the end.
 
 Also the wording of that overlap sentence: a range that is 0–0 % because every transfer
-began and ended inside one blocking call says so, and when the transfers are a negligible
-part of the MPI time their absolute times come first. Pure.
+began and ended inside one blocking call says so, and claims no non-overlapped time (the
+calls hid what happened in them); both ends of a range print with one precision, and a
+range whose ends print alike is one figure; when the transfers are a negligible part of
+the MPI time their absolute times come first. Pure.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..formatting import fmt_pct, fmt_time
+from ..formatting import fmt_pct, fmt_time, pct_between
 from .profile_values import pct, rank_list
 
 IDLE_SHARE = 90.0  # % of a rank's time in MPI calls that makes it idle
@@ -91,8 +93,13 @@ def overlap_range_words(a: dict[str, Any]) -> str:
     if all_in_call(a):
         return ("0–0 %: every transfer began and ended inside one blocking call, which this "
                 "layer cannot see into")
-    lo, hi = fmt_pct(job["min_pct"]), fmt_pct(job["max_pct"])
-    return f"between {lo} and {hi}"
+    return pct_between(job["min_pct"], job["max_pct"])
+
+
+# What an all-in-call profile can say instead of a non-overlapped time: the calls held the
+# transfers, and what ran inside them (or after an eager send returned) is unseen here.
+IN_CALL_UNSEEN = ("so the 0 % is no measured absence of overlap: both ends of each "
+                  "message (profile --trace) can show what these calls hid")
 
 
 def overlap_sentence(a: dict[str, Any], who: str) -> str:
@@ -103,11 +110,16 @@ def overlap_sentence(a: dict[str, Any], who: str) -> str:
         lead = (f"Transfers took only {fmt_time(job['xfer_s'])} of the "
                 f"{fmt_time(job['call_s'])} spent in MPI calls ({job['transfers']} transfers, "
                 f"{who}; {both}). ")
+        if all_in_call(a):
+            return (lead + f"Overlap of that transfer time: {overlap_range_words(a)}, "
+                    f"{IN_CALL_UNSEEN}.")
         return (lead + f"Overlap of that transfer time: {overlap_range_words(a)}; at least "
                 f"{fmt_time(job['nonoverlap_s'])} of it was not overlapped.")
     rng = overlap_range_words(a)
-    head = f"Overlap {rng}" if not all_in_call(a) else f"Overlap {rng},"
-    return (f"{head} of {fmt_time(job['xfer_s'])} transfer time ({job['transfers']} "
+    if all_in_call(a):
+        return (f"Overlap {rng}, {IN_CALL_UNSEEN} ({fmt_time(job['xfer_s'])} transfer time, "
+                f"{job['transfers']} transfers, {who}; {both}).")
+    return (f"Overlap {rng} of {fmt_time(job['xfer_s'])} transfer time ({job['transfers']} "
             f"transfers, {who}; {both}); at least {fmt_time(job['nonoverlap_s'])} "
             f"({fmt_pct(job['nonoverlap_pct'])}) was not overlapped with computation.")
 
