@@ -21,13 +21,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..formatting import fmt_pct, fmt_time, pct_range
 from .profile_values import bin_of, overlap_pcts
 from .trace_clocks import Clocks
 from .twosided_bounds import (
     Bounds,
+    arrived_window,
     intersect,
     receiver_window,
     sender_window,
@@ -36,6 +37,13 @@ from .twosided_bounds import (
 
 if TYPE_CHECKING:  # imported where used: the trace package imports analysis.profile
     from ..trace.timeline import Message
+
+
+class EagerParts(Protocol):
+    """The transfer model's parts of a message priced at `xfer_s` for `nbytes`: (o_s,
+    o_r) where its size moves eagerly, None where it does not or the table has no parts."""
+
+    def __call__(self, nbytes: int, xfer_s: float) -> tuple[float, float] | None: ...
 
 
 @dataclass
@@ -64,6 +72,9 @@ class Refinement:
     # Receives inside one blocking call ([0, 0] from one end) whose lower bound from both
     # ends is above 0: that rests on the table's transfer time exceeding their call.
     in_call_raised: int = 0
+    # Receives of eager messages whose data had arrived before their post: the receive
+    # holds o_r, the rest lies before it (docs/method.md, "The transfer model's parts").
+    receivers_arrived: int = 0
     clamped: int = 0
     inconsistent: int = 0  # a window shorter than zero: clocks beyond their stated error
     # Per end, when asked for (tests, known-answer checks): what was refined and how.
@@ -90,9 +101,11 @@ def _record(clocks: Clocks, m: Message) -> dict[str, Any] | None:
 
 
 def refine(clocks: Clocks, pairs: list[tuple[Message, Message]],
-           edges: list[int] | None, keep: bool = False) -> Refinement:
+           edges: list[int] | None, keep: bool = False,
+           parts: EagerParts | None = None) -> Refinement:
     """Two-sided bounds of every matched message's two ends, as differences from the
-    engine's one-sided bounds; `keep`: also each end's record."""
+    engine's one-sided bounds; `keep`: also each end's record; `parts`: the table's
+    transfer model, for receives whose eager data had arrived before them."""
     out = Refinement(records=[] if keep else None)
     for s, r in pairs:
         eps = clocks.pair_error(s.rank, r.rank)
@@ -114,7 +127,19 @@ def refine(clocks: Clocks, pairs: list[tuple[Message, Message]],
                 out.inconsistent += 1
                 continue
             one = Bounds(rec["min_s"], rec["max_s"])
-            two = window_bounds(clocks.calls[(m.rank, m.thread)], a, b, rec["xfer_s"])
+            calls = clocks.calls[(m.rank, m.thread)]
+            eager = None if sender or parts is None else parts(rec["bytes"], rec["xfer_s"])
+            arrived = None
+            if eager is not None:
+                o_s, o_r = eager
+                arrived = arrived_window(post_s, done_s, clocks.s(r.rank, r.t_post),
+                                         max(0.0, rec["xfer_s"] - o_s - o_r), eps)
+            if arrived is not None:
+                a, b = arrived
+                two = window_bounds(calls, a, b, max(0.0, rec["xfer_s"] - eager[1]))
+                out.receivers_arrived += 1
+            else:
+                two = window_bounds(calls, a, b, rec["xfer_s"])
             nested = sender or bool(win[2])  # type: ignore[misc]
             # Where both bound the same transfer, both hold: keep the tighter ends.
             two = intersect(one, two) if nested else two
@@ -147,6 +172,32 @@ def _measures(xfer: float, lo: float, hi: float, d: Delta | None) -> dict[str, A
             "nonoverlap_s": max(0.0, xfer - hi2), "min_pct": min_pct, "max_pct": max_pct}
 
 
+def eager_parts(analysis: dict[str, Any]) -> EagerParts | None:
+    """The parts of the table the run used (its path and content hash in the run's
+    record), None when it has none or is not the table the run used any more."""
+    from ..calibration.xfer_table import read_table  # here: the table module is heavy
+    from ..errors import UserError
+
+    info = (analysis.get("method") or {}).get("table") or {}
+    if not info.get("path"):
+        return None
+    try:
+        table = read_table(Path(info["path"]))
+    except UserError:
+        return None
+    if not table.parts or (info.get("hash") and info["hash"] != table.content_hash):
+        return None
+
+    def lookup(nbytes: int, xfer_s: float) -> tuple[float, float] | None:
+        # The class the engine priced the message with: the one whose time it recorded.
+        for cls in table.classes:
+            if abs(table.lookup(nbytes, cls) - xfer_s) <= 1e-9 * max(xfer_s, 1e-12):
+                return table.eager_parts(cls, nbytes, xfer_s)
+        return None
+
+    return lookup
+
+
 def _empty(reason: str) -> dict[str, Any]:
     return {"available": False, "reason": reason}
 
@@ -172,7 +223,7 @@ def two_sided(run_dir: Path | None, analysis: dict[str, Any],
     timelines = [rank_timeline(t) for t in traces]
     matched = match_messages(timelines)
     clocks = Clocks(timelines)
-    ref = refine(clocks, matched.pairs, edges)
+    ref = refine(clocks, matched.pairs, edges, parts=eager_parts(analysis))
     ranks = []
     for r in analysis["ranks"]:
         if not r["in_totals"]:
@@ -213,6 +264,7 @@ def two_sided(run_dir: Path | None, analysis: dict[str, Any],
         "refined_receivers": ref.receivers,
         "receivers_early": ref.receivers_early,
         "in_call_raised": ref.in_call_raised,
+        "receivers_arrived": ref.receivers_arrived,
         "clamped": ref.clamped,
         "inconsistent": ref.inconsistent,
         "job": job,

@@ -23,6 +23,11 @@ calls in W and unknown = the part of W outside its first and last event:
     max = min(comp + unknown, xfer),   min = max(0, xfer − lib − unknown),
 
 and min is cut to max when the window is shorter than xfer allows (counted).
+
+With the transfer model's parts (a table of format 4), a message of an eager size whose
+data had certainly arrived before its receive was posted (`arrived_window`) is split on
+the receiver: its last part, o_r, is inside the receive (overlapping nothing), the rest,
+xfer − o_r, in the window before it that the send's times give.
 Pure: numpy arrays in, floats out.
 """
 
@@ -98,6 +103,23 @@ def receiver_window(post_s: float, post_r: float, done_r: float,
     completion] (the send was posted after the receive, beyond the clock error)."""
     start = post_s - eps
     return start, done_r, start >= post_r
+
+
+def arrived_window(post_s: float, done_s: float | None, post_r: float, latency: float,
+                   eps: float) -> tuple[float, float] | None:
+    """Where an eager message's transfer before its receive lies, when its data had
+    certainly arrived before the receive was posted (docs/method.md, "The transfer model's
+    parts"): an eager send's data is in flight from its post and arrives at most `latency`
+    (the model's L) after the send returns, so by done_s + L + ε on the receiver's clock.
+    If that is no later than the receive's post, the receive holds only o_r and the rest
+    of the transfer, xfer − o_r, lies in [post_s − ε, done_s + L + ε]; else None (the
+    whole transfer keeps the receiver's window)."""
+    if done_s is None:
+        return None
+    arrived_by = done_s + latency + eps
+    if arrived_by > post_r:
+        return None
+    return post_s - eps, arrived_by
 
 
 def intersect(a: Bounds, b: Bounds) -> Bounds:

@@ -282,6 +282,20 @@ class XferTable:
         secs = tb + slope * (x - xb) if x > xb else ta - slope * (xa - x)
         return max(secs, 0.0), ex_a or ex_b
 
+    def eager_parts(self, cls: str, nbytes: int, xfer_s: float) -> tuple[float, float] | None:
+        """(o_s, o_r) of a message of `nbytes` in `cls` that moves eagerly, each
+        interpolated between the sizes with parts and not above `xfer_s`; None where the
+        class has no parts or the size is above its eager limit (mop_xfer_table_eager)."""
+        if not self.points.get(cls):  # a class the table lacks is priced with the other
+            cls = "inter" if cls == "intra" else "intra"
+        limit = self.eager_limits.get(cls)
+        pts = sorted((b, p) for (c, b), p in self.parts.items() if c == cls)
+        if limit is None or nbytes > limit or not pts:
+            return None
+        o_s = interpolate([(b, p.o_s.value_s) for b, p in pts], nbytes)
+        o_r = interpolate([(b, p.o_r.value_s) for b, p in pts], nbytes)
+        return min(o_s, xfer_s), min(o_r, xfer_s)
+
     def lookup(self, nbytes: int, cls: str = "intra") -> float:
         """One-way seconds of an `nbytes` message between ranks of class `cls`."""
         pts = self.points.get(cls)

@@ -20,7 +20,8 @@ PARTS_MAX = "1M"
 
 def _args(values: dict[str, Any], quick: bool, verbose: bool) -> list[str]:
     """The program's flags from calibrate's "sizes" and "budget" (seconds: no new sample
-    after it), the parts up to PARTS_MAX, checked here so that bad input fails before anything is built."""
+    after it), and the parts up to PARTS_MAX; checked here so that bad input fails before
+    anything is built."""
     budget, sizes = values.get("budget"), values.get("sizes")
     args: list[str] = [] if budget is None else ["--budget", f"{budget:.3g}"]
     args += ["--parts-max", PARTS_MAX]
