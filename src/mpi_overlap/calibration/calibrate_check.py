@@ -3,15 +3,20 @@
 A few seconds of ping-pong on a handful of sizes, judged like a calibration
 (xfer_quality.py), compared with the table at each size:
 
-- *stale* when an undisturbed estimate is faster than the table by more than TOLERANCE
+- *stale* when an undisturbed estimate is faster than the table by more than LIMIT_PCT
   (noise only adds time, so a faster undisturbed measurement proves the table too slow),
-  or slower by more than TOLERANCE while the check's own samples were clean (verdict ok),
+  or slower by more than LIMIT_PCT while the check's own samples were clean (verdict ok),
   or when the table itself is suspect or unverified;
 - *cannot tell* when the check could not measure (too few undisturbed samples, or only
   slower on a busy machine);
 - *still valid* otherwise.
 
 Exit codes: 0 still valid, 1 stale (recalibrate), 3 cannot tell.
+
+One definition of the limit: each size's change is the whole percentage printed beside it,
+and `compare` judges that same number against ±LIMIT_PCT, the limit the lines print (the
+limit for faster was once a ratio of 1/1.25, −20 %, while "±25 %" was printed, so
+"−24 %, ok" was followed by "stale ... beyond ±25 %").
 """
 
 from __future__ import annotations
@@ -35,8 +40,34 @@ from .xfer_table import check_fits, read_table, table_path
 
 CHECK_SIZES = (0, 1 << 10, 64 << 10, 1 << 20)
 CHECK_BUDGET_S = 2.0
-TOLERANCE = 0.25
+LIMIT_PCT = 25  # the change against the table beyond which a size is stale, either way
 STALE_EXIT, UNKNOWN_EXIT = 1, 3
+
+
+@dataclass(frozen=True)
+class SizeCheck:
+    change_pct: int  # now against the table, the whole percentage printed
+    kind: str  # "within", "faster", "slower" (stale) or "unknown" (slower, noisy samples)
+
+    def words(self) -> str:
+        """'-24 %: within ±25 %' — the figure and what it means, by the one limit."""
+        return {"within": f"{self.change_pct:+d} %: within ±{LIMIT_PCT} %",
+                "faster": f"{self.change_pct:+d} %: faster beyond -{LIMIT_PCT} %",
+                "slower": f"{self.change_pct:+d} %: slower beyond +{LIMIT_PCT} %",
+                "unknown": f"{self.change_pct:+d} %: slower beyond +{LIMIT_PCT} %, but "
+                           "with disturbed samples"}[self.kind]
+
+
+def compare(table_s: float, now_s: float, verdict: str) -> SizeCheck:
+    """One size: the table's time against the check's undisturbed estimate now, whose
+    samples had `verdict` (xfer_quality.py). Faster beyond the limit is stale whatever the
+    samples (noise only adds time); slower is stale only with clean ("ok") samples."""
+    change = round(100 * (now_s / table_s - 1)) if table_s > 0 else 10**9
+    if change < -LIMIT_PCT:
+        return SizeCheck(change, "faster")
+    if change > LIMIT_PCT:
+        return SizeCheck(change, "slower" if verdict == "ok" else "unknown")
+    return SizeCheck(change, "within")
 
 
 @dataclass
@@ -82,24 +113,22 @@ def check_table(tc: Toolchain, *, launcher: str | None, timeout_s: float | None,
             lines.append(f"  {name}: table {was * 1e6:.3g} µs, now not measured "
                          f"({q.clean if q else 0} undisturbed samples)")
             continue
-        ratio = q.estimate_s / was if was > 0 else float("inf")
+        size_check = compare(was, q.estimate_s, q.verdict)
         lines.append(f"  {name}: table {was * 1e6:.3g} µs, now {q.estimate_s * 1e6:.3g} µs "
-                     f"({100 * (ratio - 1):+.0f} %, {q.verdict})")
-        if ratio < 1 / (1 + TOLERANCE):
-            faster.append(name)
-        elif ratio > 1 + TOLERANCE:
-            (slower if q.verdict == "ok" else unknown).append(name)
+                     f"({size_check.words()}; samples {q.verdict})")
+        {"faster": faster, "slower": slower, "unknown": unknown}.get(
+            size_check.kind, []).append(name)
     if faster or slower:
         why = "; ".join(x for x in (
             f"faster now at {', '.join(faster)}" if faster else "",
             f"slower now at {', '.join(slower)} with undisturbed samples" if slower else "")
             if x)
-        status, tail = "stale", f"stale, recalibrate ({why}, beyond ±{100 * TOLERANCE:.0f} %)"
+        status, tail = "stale", f"stale, recalibrate ({why}, beyond ±{LIMIT_PCT} %)"
     elif unknown:
         status, tail = "unknown", (f"cannot tell: {', '.join(unknown)} could not be measured "
                                    "cleanly now (a busy machine); check again later")
     else:
-        status, tail = "valid", f"still valid (within ±{100 * TOLERANCE:.0f} % at every size)"
+        status, tail = "valid", f"still valid (within ±{LIMIT_PCT} % at every size)"
     return CheckOutcome(status, [*lines, f"{tc.name}: {tail}"], run.path)
 
 
