@@ -53,7 +53,7 @@ def test_suspect_is_refused_in_one_line_unless_forced() -> None:
 
 
 @pytest.mark.parametrize(("verdict", "said"), [
-    ("ok", None), ("noisy", "is noisy: why"), ("unverified", "is unverified (why)")])
+    ("ok", None), ("noisy", None), ("unverified", "is unverified (why)")])
 def test_notes(verdict: str, said: str | None) -> None:
     note = check_usable(_with(verdict), force=False, override="x")
     assert note == said if said is None else said in note

@@ -672,6 +672,15 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         out["findings"].insert(at, desched)
     if out["headline"]["text"]:
         out["findings"].insert(0, out["headline"]["text"])
+    # The table's uncertainty, said only where it moves the answer (table_sensitivity.py).
+    from .run_table import used_table
+    from .table_sensitivity import caveat, within_intervals
+
+    table = used_table(out)
+    out["table_interval"] = within_intervals(out["rankings"]["bins"], table) if table else None
+    said = caveat(out["job"], out["table_interval"])
+    if said:
+        out["findings"].insert(1 if out["headline"]["text"] else 0, said)
     if out["headline"].get("table_caveat"):  # before all: every bound on them rests on it
         out["findings"].insert(0, out["headline"]["table_caveat"])
     return out

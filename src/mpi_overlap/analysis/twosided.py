@@ -173,19 +173,11 @@ def _measures(xfer: float, lo: float, hi: float, d: Delta | None) -> dict[str, A
 
 
 def eager_parts(analysis: dict[str, Any]) -> EagerParts | None:
-    """The parts of the table the run used (its path and content hash in the run's
-    record), None when it has none or is not the table the run used any more."""
-    from ..calibration.xfer_table import read_table  # here: the table module is heavy
-    from ..errors import UserError
+    """The parts of the table the run used, None when it has none (run_table.py)."""
+    from .run_table import used_table
 
-    info = (analysis.get("method") or {}).get("table") or {}
-    if not info.get("path"):
-        return None
-    try:
-        table = read_table(Path(info["path"]))
-    except UserError:
-        return None
-    if not table.parts or (info.get("hash") and info["hash"] != table.content_hash):
+    table = used_table(analysis)
+    if table is None or not table.parts:
         return None
 
     def lookup(nbytes: int, xfer_s: float) -> tuple[float, float] | None:

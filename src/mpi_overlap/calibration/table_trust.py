@@ -143,9 +143,11 @@ def refusal(table: XferTable, *, override: str) -> UserError:
 
 
 def note(table: XferTable) -> str | None:
-    """One line for a table that is used but not fully trusted (noisy, unverified,
-    suspect and forced), None for an ok one."""
-    if table.verdict == "ok":
+    """One line for a table that is used but not fully trusted (unverified, suspect and
+    forced), None for an ok one, and for a noisy one: how much its uncertainty moves an
+    answer is the profile's to say, where it does (analysis/table_sensitivity.py), and
+    the report keeps its verdict and reason."""
+    if table.verdict in ("ok", "noisy"):
         return None
     where = table.path or "(new)"
     if table.verdict == UNVERIFIED:
