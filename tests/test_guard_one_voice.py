@@ -193,3 +193,19 @@ def test_a_census_that_saw_no_thread_running_measured_nothing() -> None:
     over = run_guard.oversubscription(meta)
     assert over is not None and over["basis"] == "expected"
     assert run_guard.oversubscription({**meta, "env_overrides": {}}) is None
+
+
+def test_one_look_can_convict_but_not_clear() -> None:
+    """A census of one interval that saw 2 active threads for 2 ranks with
+    MPICH_ASYNC_PROGRESS=1 (a profile of about a second) missed the spinning progress
+    threads: the prediction judges it. One look that saw oversubscription stands, and
+    two looks that saw none clear the run."""
+    meta = {"ranks": 2, "env_overrides": {"MPICH_ASYNC_PROGRESS": "1"},
+            "command": ["mpiexec", "-bind-to", "core", "-n", "2", "prog"]}
+    one_look = {**_census(False), "intervals": 1}
+    over = run_guard.oversubscription({**meta, "threads": one_look})
+    assert over is not None and over["basis"] == "expected"
+    convicted = run_guard.oversubscription({**meta, "threads": {**_census(True),
+                                                                "intervals": 1}})
+    assert convicted is not None and convicted["basis"] == "measured"
+    assert run_guard.oversubscription({**meta, "threads": _census(False)}) is None

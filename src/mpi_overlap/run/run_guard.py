@@ -5,11 +5,12 @@ cores with each other's progress threads (thread_census.py) or with other proces
 (machine_load.py). Both are in run.json; this module turns them into one verdict:
 
 - `oversubscribed`: more active threads than cores the ranks may use (measured while the
-  job ran; a job too short to be measured, or whose threads the census never saw running,
-  is judged by what its environment predicts: one thread per rank, two where an
-  asynchronous-progress variable is set). Every time it measured is then the scheduler's
-  doing: its overlap and cost figures are withheld from every finding (kept as
-  `measured_value`), a profile gives no advice, and the finding says what to change;
+  job ran; a job too short to be measured, whose threads the census never saw running,
+  or that one look found not oversubscribed, is judged by what its environment predicts:
+  one thread per rank, two where an asynchronous-progress variable is set). Every time it
+  measured is then the scheduler's doing: its overlap and cost figures are withheld from
+  every finding (kept as `measured_value`), a profile gives no advice, and the finding
+  says what to change;
 - `disturbed`: other processes or the hypervisor took more than machine_load's share of
   the CPU: the figures stand, marked;
 - `ok` otherwise.
@@ -33,6 +34,9 @@ from .machine_load import describe
 
 # Variables that start a progress thread per rank (MPICH, and MPICH-derived Intel MPI).
 ASYNC_PROGRESS_VARS = ("MPICH_ASYNC_PROGRESS", "MPIR_CVAR_ASYNC_PROGRESS", "I_MPI_ASYNC_PROGRESS")
+# Looks of the census (thread_census.py, one a second) that can clear a run of
+# oversubscription; fewer clear nothing, though one look can convict.
+MIN_INTERVALS = 2
 # Figures that are times or overlaps measured on the cores: not findings when the threads
 # had to share them. "info" figures (a detected limit, a size) are kept.
 WITHHELD_KINDS = ("overlap", "cost")
@@ -73,8 +77,13 @@ def oversubscription(meta: dict[str, Any]) -> dict[str, Any] | None:
     expected, why = expected_active_threads(meta)
     ranks = int(meta.get("ranks") or 1)
     # A census that saw none of the job's threads running (it started as the job ended)
-    # measured nothing: the environment's prediction judges the run instead.
-    if census.get("intervals") and (census.get("active_threads_max") or 0) > 0:
+    # measured nothing, and one look (a job of about a second) that saw no
+    # oversubscription proves little: a progress thread that spins beside its rank was
+    # missed by such a look (MPICH_ASYNC_PROGRESS=1, 2 ranks on 2 cores, 1 interval, "2
+    # active threads"). The environment's prediction judges those runs instead.
+    seen = (census.get("active_threads_max") or 0) > 0
+    if census.get("intervals") and seen and (census.get("oversubscribed")
+                                             or census["intervals"] >= MIN_INTERVALS):
         if not census.get("oversubscribed"):
             return None
         cores = len(census.get("cores_allowed") or []) or census.get("cores_usable") or 0
