@@ -1,4 +1,4 @@
-"""The transfer-time table's collective series (format versions 2 and 3): the documented lines,
+"""The transfer-time table's collective series (format versions 2 to 4): the documented lines,
 round trip, version 1 still read, merging series of several communicator sizes, the same
 lookup and fallbacks as the C profiler (the numbers of native/tests/test_xfer_table.c),
 one-line errors for bad `coll` lines, and calibrate's compact view (no MPI needed)."""
@@ -52,9 +52,9 @@ def test_ops_are_those_of_the_profiler() -> None:
 
 def test_format_is_the_documented_one() -> None:
     lines = _text().splitlines()
-    assert lines[0] == "mpi-overlap-xfer-table 3"
+    assert lines[0] == "mpi-overlap-xfer-table 4"
     i = lines.index("# coll op comm_size bytes seconds")
-    assert lines[i - 1] == "intra 1048576 0.00012 ok 0.00012 0 16 20"  # after p2p
+    assert lines[i - 1] == "intra 1048576 0.00012 ok 0.00012 0 16 20 0.00012 0.00012"  # after p2p
     # by communicator size, then in the order of mop_coll_ops.h (blocking before "i")
     assert lines[i + 1:] == [
         "coll bcast 2 0 2e-06",
@@ -71,15 +71,15 @@ def test_format_is_the_documented_one() -> None:
 def test_round_trip(tmp_path: Path) -> None:
     path = write_table(tmp_path / "t.table", _result(), "mpich", coll=SERIES)
     table = read_table(path)
-    assert table.version == 3 and table.coll == SERIES
+    assert table.version == 4 and table.coll == SERIES
     assert table.coll_sizes == [2, 4, 8]
     assert table.has_coll(4) and not table.has_coll(3)
     assert render_table(table) == path.read_text()
 
 
-def test_version_1_is_still_read_and_written_back_as_3() -> None:
+def test_version_1_is_still_read_and_written_back_as_4() -> None:
     v1 = "\n".join(line.split(" ok ")[0] for line in format_table(_result(), "mpich")
-                   .replace("xfer-table 3", "xfer-table 1", 1).splitlines()
+                   .replace("xfer-table 4", "xfer-table 1", 1).splitlines()
                    if not line.startswith(("verdict", "end"))) + "\n"
     table = parse_table(v1)
     assert table.verdict == "unverified"
@@ -88,7 +88,7 @@ def test_version_1_is_still_read_and_written_back_as_3() -> None:
     # its collectives fall back to the intra-node point-to-point time, counted
     assert table.lookup_coll("allreduce", 2, 0) == (2.875e-7, ["coll_uncalibrated"])
     assert render_table(table.with_coll({("bcast", 2): [(0, 1e-6)]})).startswith(
-        "mpi-overlap-xfer-table 3\n")
+        "mpi-overlap-xfer-table 4\n")
 
 
 def test_merging_replaces_only_the_sizes_measured() -> None:
@@ -251,3 +251,15 @@ def test_compact_view() -> None:
     out = io.StringIO()
     print_coll_table(Console(file=out, width=200), table, 16)
     assert "no collective times for 16 ranks" in out.getvalue()
+
+
+def test_a_size_slower_than_a_larger_one_takes_the_larger_one_s_time() -> None:
+    """A disturbed small size (191 µs at 0 B beside 6.5 µs at 1 KiB, measured beside
+    other work) is capped by the larger sizes: a larger message is never faster."""
+    res = _collectives_result()
+    res["results"]["series"] = [{"op": "iallreduce", "sizes": [
+        {"bytes": b, "iterations": 10, "time_s": t, "mean_s": t, "min_s": t, "max_s": t,
+         "rank_mean_s": t}
+        for b, t in [(0, 1.91e-4), (1024, 6.45e-6), (65536, 7.5e-4), (1 << 20, 1.5e-2)]]}]
+    assert coll_series(res)[("iallreduce", 3)] == [
+        (0, 6.45e-6), (1024, 6.45e-6), (65536, 7.5e-4), (1 << 20, 1.5e-2)]
