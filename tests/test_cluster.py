@@ -165,40 +165,17 @@ def test_profile_across_nodes_prices_messages_as_inter_node(across: tuple[Path, 
     assert "peer on another node" in json.dumps(report)
 
 
-# The job's own processes and the cluster's: on the emulated cluster every node's ranks,
-# their slurmstepd and the daemons run on this machine, and are not what disturbed it.
-OWN_PROCESSES = {"mo_pingpong", "mo_collectives", "profiled_app", "slurmstepd", "slurmd",
-                 "slurmctld", "munged", "srun"}
+# The cluster's own processes: on the emulated cluster every node's slurmstepd and the
+# daemons run on this machine, and are not what disturbed it. (The ranks' names are not
+# here: another test on the machine may run mo_pingpong of its own, which is foreign.)
+OWN_PROCESSES = {"slurmstepd", "slurmd", "slurmctld", "munged"}
 
 
-def test_a_first_profile_across_nodes_on_a_fresh_state_profiles_every_rank(
-        cluster: None, tmp_path: Path) -> None:
-    """Issue 39: no table yet, one rank per node. The automatic calibration measures the
-    class the job uses (inter-node), the profiler needs no other, every rank is profiled
-    with the inter class, and the calibration's load does not count the job's own ranks
-    on the other node (or the cluster's daemons) as foreign."""
-    from mpi_overlap.build import build_dir_for
-    from mpi_overlap.toolchains import get_toolchain
-
-    home = own_state_dir(tmp_path)
-    for table in (home / "xfer-tables").iterdir():  # fresh: no table at all
-        table.unlink()
-    app = build_dir_for(get_toolchain("mpich")) / "tests" / "profiled_app"
-    out = tmp_path / "runs"
-    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "--nodes", "2", "-n",
-                       "2", "--out", str(out), "--", str(app),
-                       env={"MPI_OVERLAP_HOME": str(home)}, timeout=600)
-    assert "Traceback" not in proc.stderr
-    tables = [read_table(p) for p in (home / "xfer-tables").glob("mpich-*.table")
-              if not p.name.endswith(".suspect.table")]
-    if not tables and any(read_table(p).verdict == "suspect"
-                          for p in (home / "xfer-tables").glob("mpich-*.table")):
-        pytest.skip("the automatic calibration ended suspect (a busy machine): profile "
-                    "refuses a suspect table")
+def _profiled_every_rank(proc: subprocess.CompletedProcess[str], out: Path) -> None:
+    """A profile of one rank per node across the two nodes: exit 0, every rank profiled,
+    every inter-node transfer priced with the inter class."""
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
     assert "profiling is off" not in proc.stdout + proc.stderr
-    (table,) = tables
-    assert table.classes == ["inter"], "one rank per node: only the class the job uses"
     (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
     run = load_run(run_dir)
     assert run.status == "complete" and run.analysis is not None
@@ -210,18 +187,63 @@ def test_a_first_profile_across_nodes_on_a_fresh_state_profiles_every_rank(
         counters = doc["profile"]["counters"]
         assert counters["inter_node_transfers"] > 0 and counters["inter_as_intra"] == 0
     assert "table_caveat" not in run.analysis["headline"]
+
+
+def test_a_first_profile_across_nodes_on_a_fresh_state_profiles_every_rank(
+        cluster: None, tmp_path: Path) -> None:
+    """Issue 39: no table yet, one rank per node. The automatic calibration measures the
+    class the job uses (inter-node) and its load does not count the job's own ranks on the
+    other node (or the cluster's daemons) as foreign; the profiler needs no other class,
+    and every rank is profiled with the inter class. On a machine too busy for a usable
+    table (profile then refuses, exit 4, as it should) the profiler's part is checked with
+    an inter-only table given by hand."""
+    from mpi_overlap.build import build_dir_for
+    from mpi_overlap.toolchains import get_toolchain
+
+    home = own_state_dir(tmp_path)
+    for table in (home / "xfer-tables").iterdir():  # fresh: no table at all
+        table.unlink()
+    app = build_dir_for(get_toolchain("mpich")) / "tests" / "profiled_app"
+    out = tmp_path / "runs"
+    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "--nodes", "2", "-n",
+                       "2", "--out", str(out), "--", str(app),
+                       env={"MPI_OVERLAP_HOME": str(home)}, timeout=1200)
+    assert "Traceback" not in proc.stderr
     # what the calibration's launches recorded: the job's ranks on the nodes and the
     # daemons are accounted apart, and none of them is named as what else ran
-    loads = [json.loads((p / "run.json").read_text()).get("host_load")
-             for p in sorted((home / "calibration-runs").iterdir())
-             if (p / "run.json").is_file()]
-    assert loads and all(load is not None for load in loads)
-    for load in loads:
-        assert load["job_cpu_s"] > 0, load  # the ranks under the nodes' slurmstepd
-        named = {p["name"] for p in load["busy_processes"]}
-        assert not named & OWN_PROCESSES, load
-    assert not any(name in (table.load or "") for name in OWN_PROCESSES), table.load
-    assert not any(name in table.verdict_reason for name in OWN_PROCESSES), table.verdict
+    pingpongs = [p for p in sorted((home / "calibration-runs").iterdir())
+                 if "pingpong" in p.name and (p / "result.json").is_file()]
+    assert pingpongs, proc.stderr[-3000:]
+    for p in pingpongs:
+        res = json.loads((p / "result.json").read_text())
+        assert {q["class"] for q in res["results"]["pairs"]} == {"inter"}, "only the job's"
+        load = json.loads((p / "run.json").read_text())["host_load"]
+        # the two busy-polling ranks under the nodes' slurmstepd, accounted apart (0.45 to
+        # 0.94 of the wall time seen beside other work; without the watch: not at all)
+        assert load["job_cpu_s"] > 0.1 * load["wall_s"], load
+        assert not {q["name"] for q in load["busy_processes"]} & OWN_PROCESSES, load
+    tables = [read_table(p) for p in (home / "xfer-tables").glob("mpich-*.table")]
+    for table in tables:
+        assert table.classes == ["inter"], "one rank per node: only the class the job uses"
+        assert not any(name in (table.load or "") for name in OWN_PROCESSES), table.load
+        assert not any(name in table.verdict_reason for name in OWN_PROCESSES), table.verdict
+    if proc.returncode == 0:
+        _profiled_every_rank(proc, out)
+        return
+    # too busy for a usable table (4: suspect or no size undisturbed) or for the
+    # calibration to end in its time limit (3): one line says so, nothing else went wrong
+    assert proc.returncode in (3, 4), proc.stderr[-3000:]
+    assert "mpi-overlap: error: calibration" in proc.stderr or "suspect" in proc.stderr, \
+        proc.stderr[-3000:]
+    hand = tmp_path / "inter.table"
+    hand.write_text("mpi-overlap-xfer-table 2\ncreated x\nmachine 0000000000000000 cpu=none\n"
+                    "toolchain 0000000000000000 none\ntoolchain_name none\nranks 2 nodes 2\n"
+                    "inter 0 2e-05\ninter 1048576 0.045\n")
+    out = tmp_path / "runs-hand"
+    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "--nodes", "2", "-n",
+                       "2", "--table", str(hand), "--force-table", "--out", str(out), "--",
+                       str(app), env={"MPI_OVERLAP_HOME": str(home)}, timeout=600)
+    _profiled_every_rank(proc, out)
 
 
 def test_the_wire_check_brackets_every_message(across: tuple[Path, Path],
