@@ -85,7 +85,11 @@ def measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str]
     monkeypatch.setattr(cal, "_calibrate_p2p", p2p)
     monkeypatch.setenv("SLURM_JOB_ID", "7")
     monkeypatch.setenv("SLURM_JOB_NUM_NODES", "2")
-    return calls, table_path(get_toolchain("mpich"), MACHINE_FP, TOOLCHAIN_FP)
+    path = table_path(get_toolchain("mpich"), MACHINE_FP, TOOLCHAIN_FP)
+    # A fresh state: own_state_dir copies the tests' tables, and these fingerprints may
+    # be this machine's own (then its table would be there already).
+    path.unlink(missing_ok=True)
+    return calls, path
 
 
 def test_a_fresh_state_across_nodes_measures_inter_and_the_job_uses_it(
