@@ -34,8 +34,8 @@ from .xfer_quality import CLEAN_SHARE, MIN_CLEAN, QUANTILE, quantile_interval
 
 PART_NAMES = ("o_s", "o_r", "g")
 # A send returns measurably before its transfer is done when its time is at most this
-# share of the one-way time. Measured (docs/method.md): eager sizes' o_s/T was 0.07-0.5
-# on the MPICH wheel and Debian Open MPI, rendezvous sizes' 0.9-1.3.
+# share of the one-way time. Measured (docs/method.md): eager sizes' o_s/T was 0.14-0.41
+# on the MPICH wheel and Debian Open MPI 4.1, rendezvous sizes' 0.91-1.16.
 EAGER_SHARE = 0.75
 EAGER = "eager"
 RENDEZVOUS = "rendezvous"
