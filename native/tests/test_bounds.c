@@ -1,7 +1,9 @@
 /* test_bounds.c - the bounds engine and the request table on cases worked
  * out by hand from the source's formulas (Shet et al. §2.2). */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "mo_test.h"
 #include "mop_bounds.h"
@@ -109,20 +111,30 @@ static void test_table_lookup(void)
     mop_xfer_table_free(&t);
 }
 
+/* Loads a version-1 table file of this header and `body` at path into *t (freshly
+ * initialized); returns the loader's result. */
+static int load_v1(mop_xfer_table *t, const char *path, const char *body, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs("mpi-overlap-xfer-table 1\ncreated x\nmachine 0123456789abcdef cpu=X;ncpu=2\n"
+          "toolchain fedcba9876543210 MPICH Version: 5\n", f);
+    fputs(body, f);
+    fclose(f);
+    mop_xfer_table_init(t);
+    return mop_xfer_table_load(t, path, err, errlen);
+}
+
 static void test_table_file(void)
 {
     char path[] = "/tmp/mop_table_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs("mpi-overlap-xfer-table 1\ncreated x\nmachine 0123456789abcdef cpu=X;ncpu=2\n"
-          "toolchain fedcba9876543210 MPICH Version: 5\n# class bytes seconds\n"
-          "intra 0 1e-6\nintra 64 2e-6\ninter 0 5e-6\n", f);
-    fclose(f);
+    close(fd);
     mop_xfer_table t;
-    mop_xfer_table_init(&t);
     char err[256];
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(load_v1(&t, path, "# class bytes seconds\nintra 0 1e-6\nintra 64 2e-6\ninter 0 5e-6\n",
+                  err, sizeof err) == 0);
     CHECK_STR(t.machine_fp, "0123456789abcdef");
     CHECK_STR(t.toolchain_key, "MPICH Version: 5");
     CHECK(t.p2p[MOP_XFER_INTRA].npoints == 2 && t.p2p[MOP_XFER_INTER].npoints == 1);
@@ -130,24 +142,14 @@ static void test_table_file(void)
 
     /* a table of one rank per node has inter times only: it loads (which classes a
      * job needs is the runtime's check); one without any point-to-point time does not */
-    f = fopen(path, "w");
-    fputs("mpi-overlap-xfer-table 1\ncreated x\nmachine 0123456789abcdef cpu=X;ncpu=2\n"
-          "toolchain fedcba9876543210 MPICH Version: 5\ninter 0 5e-6\n", f);
-    fclose(f);
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(load_v1(&t, path, "inter 0 5e-6\n", err, sizeof err) == 0);
     CHECK(t.p2p[MOP_XFER_INTRA].npoints == 0 && t.p2p[MOP_XFER_INTER].npoints == 1);
     mop_xfer_table_free(&t);
-    f = fopen(path, "w");
-    fputs("mpi-overlap-xfer-table 1\ncreated x\nmachine 0123456789abcdef cpu=X;ncpu=2\n"
-          "toolchain fedcba9876543210 MPICH Version: 5\ncoll bcast 2 0 2e-6\n", f);
-    fclose(f);
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
+    CHECK(load_v1(&t, path, "coll bcast 2 0 2e-6\n", err, sizeof err) == -1);
     CHECK(strstr(err, "no point-to-point transfer times") != NULL);
     mop_xfer_table_free(&t);
 
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     fputs("mpi-overlap-xfer-table 5\n", f); /* newer than this profiler */
     fclose(f);
     mop_xfer_table_init(&t);
