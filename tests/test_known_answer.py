@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 
 from cli_helpers import disturbed, run_cli
+from mpi_overlap.analysis.run_table import used_table
 from mpi_overlap.analysis.twosided import Clocks, Refined, Refinement, eager_parts, refine
 from mpi_overlap.analysis.waits import Wait, call_waits
 from mpi_overlap.build import FORTRAN_STATUS, build_dir_for, ensure_built
@@ -119,7 +120,7 @@ def _known(tmp_path_factory: pytest.TempPathFactory, p: Program, mode: str,
         matched = match_messages(timelines)
         clocks = Clocks(timelines)
         ref = refine(clocks, matched.pairs, None, keep=True,
-                     parts=eager_parts(run.analysis))
+                     parts=eager_parts(used_table(run.analysis)))
         waits, _ = call_waits(clocks, matched)
     else:
         clocks, ref, waits = None, Refinement(), []  # type: ignore[assignment]
@@ -140,7 +141,7 @@ def _receives(k: KnownRun):
 
 def _parts(k: KnownRun, r: Refined) -> tuple[float, float] | None:
     """(o_s, o_r) of a refined message by the run's table, None without parts or eager."""
-    lookup = eager_parts(k.run.analysis)
+    lookup = eager_parts(used_table(k.run.analysis))
     return lookup(r.message.bytes, r.xfer_s) if lookup else None
 
 

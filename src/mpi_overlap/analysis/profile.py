@@ -647,9 +647,12 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     out["findings"] += trace_finding(out["trace"])
     warnings.extend(trace_warnings(out["trace"]))
     # Both ends of every message (traced runs), then what the findings lead with.
+    from .run_table import used_table
     from .twosided import two_sided, two_sided_findings
 
-    out["two_sided"] = two_sided(run_dir, out, result.get("bins"))
+    # the run's table, read once: its parts for both ends, its intervals for the caveat
+    table = used_table(out)
+    out["two_sided"] = two_sided(run_dir, out, result.get("bins"), table)
     out["findings"][1:1] = two_sided_findings(out["two_sided"])
     out["headline"] = headline(out, included_digests)
     # Advice from the measurements (analysis/advice.py): the top items after the overlap
@@ -673,10 +676,8 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     if out["headline"]["text"]:
         out["findings"].insert(0, out["headline"]["text"])
     # The table's uncertainty, said only where it moves the answer (table_sensitivity.py).
-    from .run_table import used_table
     from .table_sensitivity import caveat, within_intervals
 
-    table = used_table(out)
     out["table_interval"] = within_intervals(out["rankings"]["bins"], table) if table else None
     said = caveat(out["job"], out["table_interval"])
     if said:

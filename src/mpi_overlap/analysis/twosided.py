@@ -36,6 +36,7 @@ from .twosided_bounds import (
 )
 
 if TYPE_CHECKING:  # imported where used: the trace package imports analysis.profile
+    from ..calibration.xfer_table import XferTable
     from ..trace.timeline import Message
 
 
@@ -172,11 +173,9 @@ def _measures(xfer: float, lo: float, hi: float, d: Delta | None) -> dict[str, A
             "nonoverlap_s": max(0.0, xfer - hi2), "min_pct": min_pct, "max_pct": max_pct}
 
 
-def eager_parts(analysis: dict[str, Any]) -> EagerParts | None:
-    """The parts of the table the run used, None when it has none (run_table.py)."""
-    from .run_table import used_table
-
-    table = used_table(analysis)
+def eager_parts(table: XferTable | None) -> EagerParts | None:
+    """The parts of the table the run used (run_table.used_table), None when it has
+    none."""
     if table is None or not table.parts:
         return None
 
@@ -194,9 +193,10 @@ def _empty(reason: str) -> dict[str, Any]:
     return {"available": False, "reason": reason}
 
 
-def two_sided(run_dir: Path | None, analysis: dict[str, Any],
-              edges: list[int] | None) -> dict[str, Any] | None:
-    """The "two_sided" object; None when the run wrote no trace at all."""
+def two_sided(run_dir: Path | None, analysis: dict[str, Any], edges: list[int] | None,
+              table: XferTable | None = None) -> dict[str, Any] | None:
+    """The "two_sided" object; None when the run wrote no trace at all. `table`: the one
+    the run used (run_table.used_table), for its transfer model's parts."""
     if run_dir is None or not any(run_dir.glob("trace.rank-*.mopt")):
         return None
     from ..errors import UserError
@@ -215,7 +215,7 @@ def two_sided(run_dir: Path | None, analysis: dict[str, Any],
     timelines = [rank_timeline(t) for t in traces]
     matched = match_messages(timelines)
     clocks = Clocks(timelines)
-    ref = refine(clocks, matched.pairs, edges, parts=eager_parts(analysis))
+    ref = refine(clocks, matched.pairs, edges, parts=eager_parts(table))
     ranks = []
     for r in analysis["ranks"]:
         if not r["in_totals"]:

@@ -23,14 +23,13 @@ comment says how), and this module turns its samples into estimates:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .xfer_quality import CLEAN_SHARE, MIN_CLEAN, QUANTILE, quantile_interval
+from .xfer_quality import CLEAN_SHARE, MIN_CLEAN, QUANTILE, finite, quantile_interval
 
 PART_NAMES = ("o_s", "o_r", "g")
 # A send returns measurably before its transfer is done when its time is at most this
@@ -77,13 +76,9 @@ class SizeParts:
                     hi_s=max(0.0, hi_t - self.o_s.lo_s - self.o_r.lo_s))
 
 
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def _estimate(samples: list[float], shares: list[float]) -> Part | None:
     clean = [t for t, s in zip(samples, shares, strict=False)
-             if _finite(t) and t >= 0 and _finite(s) and s >= CLEAN_SHARE]
+             if finite(t) and t >= 0 and finite(s) and s >= CLEAN_SHARE]
     if len(clean) < MIN_CLEAN:
         return None
     lo, hi = quantile_interval(clean, QUANTILE)
@@ -113,7 +108,7 @@ def pool_parts(results: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[
                     if len(shares) != len(samples):
                         continue  # samples whose shares are not known cannot be judged
                     pool[name][0].extend(samples)
-                    pool[name][1].extend(float(x) if _finite(x) else 0.0 for x in shares)
+                    pool[name][1].extend(float(x) if finite(x) else 0.0 for x in shares)
     return pools
 
 

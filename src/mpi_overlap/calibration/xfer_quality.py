@@ -154,18 +154,19 @@ def pool_results(results: Iterable[dict[str, Any]]) -> dict[tuple[str, int], Poo
                 pool = pools.setdefault((pair["class"], int(s["bytes"])), Pool())
                 samples = [float(x) for x in s.get("samples_s") or []]
                 shares = s.get("cpu_share")
-                if not samples and _finite(s.get("one_way_s")):
+                if not samples and finite(s.get("one_way_s")):
                     samples = [float(s["one_way_s"])]  # a summary without its samples
                     shares = None
                 pool.samples += samples
                 if isinstance(shares, list) and len(shares) == len(samples):
-                    pool.shares += [float(x) if _finite(x) else 0.0 for x in shares]
+                    pool.shares += [float(x) if finite(x) else 0.0 for x in shares]
                 else:
                     pool.shares += [None] * len(samples)
     return pools
 
 
-def _finite(x: Any) -> bool:
+def finite(x: Any) -> bool:
+    """A real number (not a bool, NaN or an infinity): a sample or share a document holds."""
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

@@ -171,6 +171,10 @@ class XferTable:
     # per class, the largest size up to which every size with parts was eager (None:
     # none was); a class missing here has no parts
     eager_limits: dict[str, int | None] = field(default_factory=dict)
+    # per class, (o_s curve, o_r curve) of the sizes with parts: eager_parts runs once per
+    # message of a trace, so they are made once (not a field of the file: not compared)
+    _parts_curves: dict[str, tuple[Points, Points]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def classes(self) -> list[str]:
@@ -289,12 +293,17 @@ class XferTable:
         if not self.points.get(cls):  # a class the table lacks is priced with the other
             cls = "inter" if cls == "intra" else "intra"
         limit = self.eager_limits.get(cls)
-        pts = sorted((b, p) for (c, b), p in self.parts.items() if c == cls)
-        if limit is None or nbytes > limit or not pts:
+        if limit is None or nbytes > limit:
             return None
-        o_s = interpolate([(b, p.o_s.value_s) for b, p in pts], nbytes)
-        o_r = interpolate([(b, p.o_r.value_s) for b, p in pts], nbytes)
-        return min(o_s, xfer_s), min(o_r, xfer_s)
+        if cls not in self._parts_curves:
+            pts = sorted((b, p) for (c, b), p in self.parts.items() if c == cls)
+            self._parts_curves[cls] = ([(b, p.o_s.value_s) for b, p in pts],
+                                       [(b, p.o_r.value_s) for b, p in pts])
+        os_curve, or_curve = self._parts_curves[cls]
+        if not os_curve:
+            return None
+        return (min(interpolate(os_curve, nbytes), xfer_s),
+                min(interpolate(or_curve, nbytes), xfer_s))
 
     def lookup(self, nbytes: int, cls: str = "intra") -> float:
         """One-way seconds of an `nbytes` message between ranks of class `cls`."""
