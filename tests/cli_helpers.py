@@ -97,6 +97,7 @@ def own_state_dir(tmp_path: Path) -> Path:
     tables without their collective series for 3 ranks and without failure records (what
     a test records stays in here)."""
     from mpi_overlap.build import ensure_built
+    from mpi_overlap.calibration.xfer_table import in_use
     from mpi_overlap.paths import state_dir
     from mpi_overlap.toolchains import get_toolchain
 
@@ -108,9 +109,8 @@ def own_state_dir(tmp_path: Path) -> Path:
     if (shared / "toolchains.json").is_file():
         shutil.copy(shared / "toolchains.json", home)
     (home / "xfer-tables").mkdir()
-    # the tables in use only: one set aside beside a better one (`<name>.<verdict>.table`,
-    # table_trust.replacement) is no table a run uses
-    for table in (t for t in (shared / "xfer-tables").glob("*.table") if t.name.count(".") == 1):
+    # the tables in use only: one set aside beside a better one is no table a run uses
+    for table in (t for t in (shared / "xfer-tables").glob("*.table") if in_use(t)):
         lines = [ln for ln in table.read_text().splitlines(keepends=True)
                  if not (ln.startswith("coll ") and ln.split()[2:3] == ["3"])]
         (home / "xfer-tables" / table.name).write_text("".join(lines))

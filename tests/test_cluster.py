@@ -19,7 +19,7 @@ import pytest
 from rich.console import Console
 
 from cli_helpers import CLI, disturbed, one_line_error, own_state_dir, run_cli
-from mpi_overlap.calibration.xfer_table import read_table
+from mpi_overlap.calibration.xfer_table import in_use, read_table
 from mpi_overlap.cluster import control, hosts_file, network
 from mpi_overlap.cluster.layout import RUNTIME_DIR, STATE_FILE, Layout
 from mpi_overlap.rundir import load_run
@@ -116,8 +116,8 @@ def _table_usable(home: Path) -> None:
 
 def test_calibrate_across_nodes_writes_the_inter_node_class(across: tuple[Path, Path]) -> None:
     home, out = across
-    # the table in use: a worse one is set aside beside it as <name>.<verdict>.table
-    (path,) = (p for p in (home / "xfer-tables").glob("mpich-*.table") if p.name.count(".") == 1)
+    # the table in use: a worse one is set aside beside it (xfer_table.set_aside_path)
+    (path,) = (p for p in (home / "xfer-tables").glob("mpich-*.table") if in_use(p))
     table = read_table(path)
     assert "inter" in table.points and table.nodes == 2
     inter = dict(table.points["inter"])

@@ -61,6 +61,7 @@ from .xfer_table import (
     coll_series,
     read_table,
     save_table,
+    set_aside_path,
     table_from_pingpong,
     table_path,
 )
@@ -198,7 +199,7 @@ def _calibrate_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
     table = choice.table
     table = table.with_coll(old.coll).with_classes_of(old) if old else table
     if choice.beside:
-        path = path.with_name(path.name.removesuffix(".table") + choice.beside + ".table")
+        path = set_aside_path(path, choice.table.verdict)
     save_table(path, table)
     if choice.said:
         ui.line(choice.said)

@@ -354,6 +354,18 @@ def table_path(toolchain: Any, machine_fp: str, toolchain_fp: str) -> Path:
     return table_dir() / f"{name}-{machine_fp}-{toolchain_fp}.table"
 
 
+def set_aside_path(path: Path, verdict: str) -> Path:
+    """Where a new table worse than the one in use at `path` is kept beside it
+    (table_trust.replacement): `<name>.<verdict>.table`."""
+    return path.with_name(f"{path.name.removesuffix('.table')}.{verdict}.table")
+
+
+def in_use(path: Path) -> bool:
+    """Whether a table file is one that runs use (table_path's `<name>.table`), not one set
+    aside beside it (set_aside_path)."""
+    return not any(path.name.endswith(f".{v}.table") for v in TABLE_VERDICTS)
+
+
 # ----- writing ------------------------------------------------------------------------------
 
 def _one_line(what: str, text: str) -> str:
