@@ -114,6 +114,7 @@ static __attribute__((noinline)) double mop_xfer_time_slow(mop_process *p, int64
         p->last_cls = cls;
         p->last_coll_op = coll_op;
         p->last_comm_size = comm_size;
+        p->last_parts = MOP_PARTS_UNKNOWN;
     }
     p->last_plain = !p->cfg.peer_remote && cls == MOP_XFER_INTRA && coll_op < 0 &&
                     p->last_flags == 0;
@@ -126,6 +127,23 @@ static __attribute__((noinline)) double mop_xfer_time_slow(mop_process *p, int64
     if (p->last_flags & MOP_XFER_COLL_UNCALIBRATED)
         p->counters.coll_uncalibrated++;
     return p->last_xfer_s;
+}
+
+/* Whether the transfer just priced (mop_xfer_time) moves eagerly by the
+ * table's parts, with its overheads in *o_s, *o_r: looked up once per size
+ * and class, as its time is (a blocking send and its receive have one size). */
+static bool mop_last_eager(mop_process *p, double *o_s, double *o_r)
+{
+    if (p->last_parts == MOP_PARTS_UNKNOWN)
+        p->last_parts = p->last_coll_op < 0 &&
+                                mop_xfer_table_eager(p->cfg.table, p->last_cls,
+                                                     (uint64_t)p->last_bytes, p->last_xfer_s,
+                                                     &p->last_o_s, &p->last_o_r)
+                            ? MOP_PARTS_EAGER
+                            : MOP_PARTS_NONE;
+    *o_s = p->last_o_s;
+    *o_r = p->last_o_r;
+    return p->last_parts == MOP_PARTS_EAGER;
 }
 
 /* The common case inline: a point-to-point message on one node of the size
@@ -381,8 +399,7 @@ static void mop_close_eager(mop_process *p, mop_transfer *tr, const mop_mark *be
 {
     double o_s, o_r;
     if ((tr->kind != MOP_KIND_SEND && tr->kind != MOP_KIND_RECV) || tr->bytes < 0 ||
-        !mop_xfer_table_eager(p->cfg.table, p->last_cls, (uint64_t)tr->bytes, tr->b.xfer_s, &o_s,
-                              &o_r))
+        !mop_last_eager(p, &o_s, &o_r))
         return;
     double need = tr->kind == MOP_KIND_SEND ? o_s : o_r;
     uint64_t comp = p->clock.cum_comp - begin->cum_comp;
@@ -607,8 +624,7 @@ static void mop_on_incall(mop_process *p, const mop_event *e)
     uint8_t part = p->cfg.part_fns && e->kind < MOP_KIND_COLL ? p->cfg.part_fns[tr.fn % MOP_MAX_FN]
                                                               : MOP_PART_WHOLE;
     double o_s, o_r;
-    if (part != MOP_PART_WHOLE && e->bytes >= 0 &&
-        mop_xfer_table_eager(p->cfg.table, p->last_cls, (uint64_t)e->bytes, x, &o_s, &o_r)) {
+    if (part != MOP_PART_WHOLE && e->bytes >= 0 && mop_last_eager(p, &o_s, &o_r)) {
         if (part == MOP_PART_RECV) {
             tr.need_s = o_r;
         } else if (p->monitoring && p->clock.depth > 0 && x > o_s) {

@@ -179,7 +179,13 @@ typedef struct mop_process {
     /* The last lookup was a one-node point-to-point one with no counter to
      * bump: a transfer of last_bytes on one node needs none (mop_xfer_time). */
     bool last_plain;
+    /* The transfer model's parts at the last lookup's point-to-point size,
+     * looked up when first needed (mop_last_eager): MOP_PARTS_*. */
+    uint8_t last_parts;
+    double last_o_s, last_o_r;
 } mop_process;
+
+enum { MOP_PARTS_UNKNOWN = 0, MOP_PARTS_EAGER = 1, MOP_PARTS_NONE = 2 };
 
 /* Returns 0, or -1 when out of memory. The config's pointers must outlive p. */
 int mop_process_init(mop_process *p, const mop_process_config *cfg);
