@@ -42,13 +42,11 @@ RENDEZVOUS = "rendezvous"
 
 @dataclass(frozen=True)
 class Part:
-    """One part's estimate and its 95 % interval (seconds), with its sample counts."""
+    """One part's estimate and its 95 % interval (seconds)."""
 
     value_s: float
     lo_s: float
     hi_s: float
-    undisturbed: int = 0
-    samples: int = 0
 
 
 @dataclass(frozen=True)
@@ -83,8 +81,7 @@ def _estimate(samples: list[float], shares: list[float]) -> Part | None:
         return None
     lo, hi = quantile_interval(clean, QUANTILE)
     value = float(np.quantile(clean, QUANTILE))  # as the one-way time's estimate
-    return Part(value_s=value, lo_s=min(lo, value), hi_s=max(hi, value),
-                undisturbed=len(clean), samples=len(samples))
+    return Part(value_s=value, lo_s=min(lo, value), hi_s=max(hi, value))
 
 
 def pool_parts(results: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
