@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mpi_overlap.run.procs import run_tool
+
 CLI = [sys.executable, "-m", "mpi_overlap.cli"]
 
 
@@ -18,8 +20,10 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 900,
     stops the MPI job and keeps what it measured; this one only kills the CLI."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=full_env,
-                          timeout=timeout, cwd=cwd, check=False)
+    # In a session of its own, stopped whole when the test is interrupted (a TERM of
+    # pytest becomes Ctrl-C: conftest.py): launchers and ranks the CLI started go with it.
+    return run_tool([*CLI, *args], env=full_env, timeout_s=timeout,
+                    cwd=str(cwd) if cwd is not None else None)
 
 
 def disturbed(run: object) -> bool:

@@ -1,15 +1,21 @@
-"""Shared fixtures: an isolated state directory for registry tests, and the optional CPU
-load beside the whole session."""
+"""Shared fixtures: an isolated state directory for registry tests, the optional CPU
+load beside the whole session, the emulated cluster of a module's tests, and SIGTERM
+handled as Ctrl-C so that fixtures clean up."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 import pytest
 from hypothesis import settings
 
+from cli_helpers import run_cli
+from cluster_helpers import LAYOUT, nothing_left
 from loadgen import cpu_load, requested
+from mpi_overlap.cluster import control
 
 # Hypothesis's 200 ms deadline per example measures the machine, not the code: an example
 # descheduled on a busy machine would fail as "DeadlineExceeded" or "Flaky".
@@ -30,3 +36,35 @@ def background_cpu_load() -> Iterator[list[int]]:
     (`make test-loaded`; loadgen.py)."""
     with cpu_load(requested()) as pids:
         yield pids
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    """The tests' cluster for one module. One left by a killed run is reused or taken down
+    by `up` itself (one line); the tests take theirs down at the end, so a developer's own
+    cluster does not survive them."""
+    why = control.unavailable()
+    if why:
+        pytest.skip(why)
+    proc = run_cli("cluster", "up", *LAYOUT, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert "cluster up: 2 nodes" in proc.stdout
+    try:
+        yield
+    finally:
+        done = run_cli("cluster", "down", timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert nothing_left() == []
+
+
+def _interrupt_on_term(signum: int, frame: FrameType | None) -> None:
+    # Once only: a second TERM must not cut the teardown that the first one started.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """`kill -TERM` of pytest (a CI timeout, a developer's kill) would end it without
+    running a finalizer: the emulated cluster, the CPU load and MPI jobs would be left
+    running. As Ctrl-C, pytest stops the test and tears down every fixture (issue 39)."""
+    signal.signal(signal.SIGTERM, _interrupt_on_term)

@@ -9,6 +9,7 @@ them every test here skips with the reason `cluster up` would give."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -19,55 +20,15 @@ import pytest
 from rich.console import Console
 
 from cli_helpers import CLI, disturbed, one_line_error, own_state_dir, run_cli
+from cluster_helpers import LINK, NODES, nothing_left, on_cluster
 from mpi_overlap.calibration.xfer_table import in_use, read_table
-from mpi_overlap.cluster import control, hosts_file, network
-from mpi_overlap.cluster.layout import RUNTIME_DIR, STATE_FILE, Layout
+from mpi_overlap.cluster import control, hosts_file
+from mpi_overlap.cluster.layout import STATE_FILE, Layout
 from mpi_overlap.rundir import load_run
-
-NODES = ("mo-node1", "mo-node2")
-# 200 Mbit/s: the rate this machine's tbf holds with a small bucket (25 kB), so that the
-# wire check times bytes to within a few per cent of a 1 MiB message (docs/cluster.md)
-LINK = "200mbit"
-
-
-def _nothing_left() -> list[str]:
-    st = control.status()
-    left = [*st.namespaces, *st.links, *(f"{k} ({v})" for k, v in st.daemons.items())]
-    if st.hosts_block:
-        left.append("hosts block")
-    if RUNTIME_DIR.exists():
-        left.append(str(RUNTIME_DIR))
-    return left
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    why = control.unavailable()
-    if why:
-        pytest.skip(why)
-    if STATE_FILE.exists() or network.existing()["namespaces"]:
-        pytest.fail("a cluster is already up on this machine: `mpi-overlap cluster down` "
-                    "before the tests (they would take it down)")
-    # 2 CPUs a node: characterize's one-node placement puts both ranks on one
-    proc = run_cli("cluster", "up", "--nodes", "2", "--link", LINK, "--cpus-per-node", "2",
-                   timeout=180)
-    assert proc.returncode == 0, proc.stderr
-    assert "cluster up: 2 nodes" in proc.stdout
-    try:
-        yield
-    finally:
-        done = run_cli("cluster", "down", timeout=120)
-        assert done.returncode == 0, done.stderr
-        assert _nothing_left() == []
-
-
-def _on_cluster(*argv: str, env: dict[str, str] | None = None,
-                timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return run_cli("cluster", "exec", "--", *argv, env=env, timeout=timeout)
 
 
 def test_srun_reaches_two_host_names(cluster: None) -> None:
-    proc = _on_cluster("srun", "-N", "2", "hostname", timeout=60)
+    proc = on_cluster("srun", "-N", "2", "hostname", timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert sorted(proc.stdout.split()) == list(NODES)
     status = run_cli("cluster", "status")
@@ -78,7 +39,7 @@ def test_srun_reaches_two_host_names(cluster: None) -> None:
 
 
 def test_cluster_exec_passes_the_exit_status(cluster: None) -> None:
-    assert _on_cluster("srun", "-N", "1", "sh", "-c", "exit 3", timeout=60).returncode == 3
+    assert on_cluster("srun", "-N", "1", "sh", "-c", "exit 3", timeout=60).returncode == 3
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +57,7 @@ def across(cluster: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     out = tmp / "runs"
     # the collectives across the 200 Mbit link took 44 s of the 52; none of the tests here
     # needs more of them than 5 s measure (the table says which series were cut)
-    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "calibrate", "--quick",
+    proc = on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "calibrate", "--quick",
                        "--sizes", "0,1K,64K,1M", "--collectives-budget", "5", "-n", "2",
                        "--nodes", "2", "--out", str(out),
                        env={"MPI_OVERLAP_HOME": str(home)}, timeout=600)
@@ -150,7 +111,7 @@ def test_profile_across_nodes_prices_messages_as_inter_node(across: tuple[Path, 
     _table_usable(home)
     app = build_dir_for(get_toolchain("mpich")) / "tests" / "profiled_app"
     out = tmp_path / "runs"
-    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "-n", "2", "--nodes",
+    proc = on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "-n", "2", "--nodes",
                        "2", "--out", str(out), "--", str(app),
                        env={"MPI_OVERLAP_HOME": str(home)}, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -205,7 +166,7 @@ def test_a_first_profile_across_nodes_on_a_fresh_state_profiles_every_rank(
         table.unlink()
     app = build_dir_for(get_toolchain("mpich")) / "tests" / "profiled_app"
     out = tmp_path / "runs"
-    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "--nodes", "2", "-n",
+    proc = on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "--nodes", "2", "-n",
                        "2", "--out", str(out), "--", str(app),
                        env={"MPI_OVERLAP_HOME": str(home)}, timeout=1200)
     assert "Traceback" not in proc.stderr
@@ -240,7 +201,7 @@ def test_a_first_profile_across_nodes_on_a_fresh_state_profiles_every_rank(
                     "toolchain 0000000000000000 none\ntoolchain_name none\nranks 2 nodes 2\n"
                     "inter 0 2e-05\ninter 1048576 0.045\n")
     out = tmp_path / "runs-hand"
-    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "--nodes", "2", "-n",
+    proc = on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "profile", "--nodes", "2", "-n",
                        "2", "--table", str(hand), "--force-table", "--out", str(out), "--",
                        str(app), env={"MPI_OVERLAP_HOME": str(home)}, timeout=600)
     _profiled_every_rank(proc, out)
@@ -290,7 +251,7 @@ def test_sync_overlap_across_nodes_finds_the_transport_threshold(cluster: None,
     """Across nodes the flags go over the program's own TCP side channel; the limit is
     UCX's rendezvous threshold, set here so that it can be compared, and the result says
     what the kernel's socket buffers are."""
-    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "bench", "sync-overlap",
+    proc = on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "bench", "sync-overlap",
                        "--quick", "--sizes", "64K:1M", "-n", "2", "--nodes", "2", "--out",
                        str(tmp_path), env={"UCX_RNDV_THRESH": "256K"}, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -313,7 +274,7 @@ def test_sync_overlap_across_nodes_finds_the_transport_threshold(cluster: None,
 def test_stack_floor_across_nodes_measures_against_tcp(cluster: None, tmp_path: Path) -> None:
     """One rank on each node: the floor MPI is compared with is a TCP ping-pong between
     the hosts (floor_path "tcp"), and the finding names it."""
-    proc = _on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "bench", "stack-floor",
+    proc = on_cluster("salloc", "-N", "2", "-n", "2", *CLI, "bench", "stack-floor",
                        "--quick", "--sizes", "0,1K", "-n", "2", "--nodes", "2", "--out",
                        str(tmp_path), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -341,7 +302,7 @@ def test_the_mpis_own_launchers_reach_both_nodes(cluster: None, tmp_path: Path) 
         out = tmp_path / mpi
         # one small point: what is checked is where the ranks ran, not the benchmark
         # (its quick sizes take 15 s a launcher over the emulated link)
-        proc = _on_cluster(*CLI, "bench", "polling", "--quick", "--sizes", "1k",
+        proc = on_cluster(*CLI, "bench", "polling", "--quick", "--sizes", "1k",
                            "--intervals", "10", "--samples", "3", "-n", "2", "--mpi", mpi,
                            "--launcher", launcher, "--out", str(out), timeout=300)
         assert proc.returncode == 0, (mpi, proc.stderr[-3000:])
@@ -421,29 +382,30 @@ def test_a_job_still_running_is_stopped_by_down(cluster: None) -> None:
         assert any("sleep" in k for k in control.status().daemons), control.status().daemons
         proc = run_cli("cluster", "down", timeout=120)
         assert proc.returncode == 0, proc.stderr
-        assert _nothing_left() == []
+        assert nothing_left() == []
         assert not hosts_file.present()
     finally:
         job.kill()
         job.wait(timeout=30)
 
 
-def test_a_failed_up_takes_down_what_it_made() -> None:
-    """After the module's cluster is down: `up` that fails half-way (a link of the
-    cluster's name is in the way of node 2) refuses in one line and leaves nothing."""
+def test_a_failed_up_takes_down_what_it_made(tmp_path: Path) -> None:
+    """After the module's cluster is down: `up` that fails half-way (the network is made,
+    then node 1's slurmd will not start) refuses in one line and leaves nothing."""
     why = control.unavailable()
     if why:
         pytest.skip(why)
     if STATE_FILE.exists():
         pytest.skip("a cluster is up (this test runs after the module's is down)")
-    subprocess.run(["ip", "link", "add", "mo-v2", "type", "veth", "peer", "name", "mo-x2"],
-                   check=True)
-    try:
-        proc = run_cli("cluster", "up", "--nodes", "2", timeout=180)
-        one_line_error(proc, "cluster up (network)", "mo-v2", code=2)
-        assert _nothing_left() == []
-    finally:
-        subprocess.run(["ip", "link", "del", "mo-v2"], check=False, capture_output=True)
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "slurmd").write_text("#!/bin/sh\necho 'slurmd: fatal: shimmed to fail' >&2\n"
+                                 "exit 1\n")
+    (shim / "slurmd").chmod(0o755)
+    proc = run_cli("cluster", "up", "--nodes", "2", timeout=180,
+                   env={"PATH": f"{shim}:{os.environ['PATH']}"})
+    one_line_error(proc, "cluster up (slurmd on mo-node1)", "shimmed to fail", code=2)
+    assert nothing_left() == []
 
 
 def test_bad_input_is_one_line() -> None:

@@ -230,6 +230,12 @@ def toolchain_remove(name: str) -> None:
 
 # ----- cluster ----------------------------------------------------------------------------
 
+def _plain(line: str) -> None:
+    """A plain line of the cluster commands, one fact each and never wrapped: scripts and
+    tests read them whole (`cluster status | grep`), whatever the terminal's width."""
+    _out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 @app.group()
 def cluster() -> None:
     """An emulated cluster on this machine: nodes as network namespaces on shaped links,
@@ -246,9 +252,11 @@ def cluster_up(nodes: int, rate: str, cpus_per_node: int) -> None:
     """Make the nodes, their links, munge, slurmctld and one slurmd per node."""
     from .cluster import control, view
 
-    layout = control.up(nodes, rate, cpus_per_node)
+    layout, found_before = control.up(nodes, rate, cpus_per_node)
+    if found_before:
+        _plain(found_before)
     for line in view.up_lines(layout):
-        _out.print(line, markup=False, highlight=False)
+        _plain(line)
 
 
 @cluster.command("status")
@@ -257,7 +265,7 @@ def cluster_status() -> None:
     from .cluster import control, view
 
     for line in view.status_lines(control.status()):
-        _out.print(line, markup=False, highlight=False)
+        _plain(line)
 
 
 @cluster.command("down")
@@ -269,7 +277,25 @@ def cluster_down() -> None:
     left = control.down()
     if left:
         raise UserError(f"cluster down: could not remove {', '.join(left)}", exit_code=1)
-    _out.print("cluster down: nothing of it is left", markup=False, highlight=False)
+    _plain("cluster down: nothing of it is left")
+
+
+@cluster.command("fault")
+@click.argument("name", metavar="FAULT")
+@click.option("--node", "node", type=int, default=None, metavar="N",
+              help="the node (1..nodes) for link-down, slow, kill-node, kill-slurmd")
+@click.option("--after", "after_s", type=float, default=0.0, show_default=True,
+              metavar="S", help="seconds to wait before the fault")
+@click.option("--for", "for_s", type=float, default=None, metavar="S",
+              help="heal this many seconds after the fault (default: the fault stays "
+                   "until `cluster fault heal`)")
+def cluster_fault(name: str, node: int | None, after_s: float, for_s: float | None) -> None:
+    """Make a fault on the cluster: link-down, slow, kill-node, kill-slurmd, cancel; or
+    heal (links up at their rate, slurmd started again, nodes back in service). Each step
+    is one line with its time (docs/cluster.md, "Faults")."""
+    from .cluster import faults
+
+    faults.inject(name, node, after_s, for_s, _plain)
 
 
 @cluster.command("exec", context_settings={"ignore_unknown_options": True,
@@ -302,7 +328,7 @@ def cluster_wire_check(toolchain: str, sizes: str, reps: int, out: Path) -> None
 
     run_dir, doc = run_wire_check(toolchain=toolchain, sizes=sizes, reps=reps, out=out)
     for line in view.wire_lines(run_dir, doc):
-        _out.print(line, markup=False, highlight=False)
+        _plain(line)
     if doc["summary"]["outside"]:
         raise click.exceptions.Exit(1)
 

@@ -1,6 +1,7 @@
 """`mpi-overlap cluster up | status | down | exec`: bring the emulated cluster up (all or
-nothing: a failed `up` takes down what it made), say what runs, take it down leaving
-nothing behind, and run a command where the cluster's Slurm reaches it."""
+nothing: a failed `up` takes down what it made; a cluster left by a killed run is reused
+when it checks out, else taken down first), say what runs, take it down leaving nothing
+behind, and run a command where the cluster's Slurm reaches it."""
 
 from __future__ import annotations
 
@@ -38,15 +39,27 @@ def unavailable() -> str | None:
     return None
 
 
-def up(nodes: int, rate: str, cpus_per_node: int) -> Layout:
+def up(nodes: int, rate: str, cpus_per_node: int) -> tuple[Layout, str | None]:
+    """The cluster asked for, and one line on what was found here before (None when
+    nothing was): a cluster of the same layout that checks out is reused; anything else
+    of ours (a killed run's cluster, another layout, parts of one) is taken down first, so
+    a test run killed mid-way never blocks the next `up`."""
     layout = Layout(nodes=nodes, rate=rate, cpus_per_node=cpus_per_node)
     why = unavailable()
     if why:
         raise UserError(why)
-    old = load_layout()
-    if old is not None or network.existing()["namespaces"]:
-        raise UserError("a cluster is already up here (`mpi-overlap cluster status` shows it; "
-                        "`mpi-overlap cluster down` takes it down)")
+    note = None
+    if _something_here():
+        unusable = why_not_reusable(layout)
+        if unusable is None:
+            node_shell.write(layout)
+            return layout, ("cluster up: the cluster already up here has this layout and "
+                            "checks out (daemons answer, nodes idle, no job left); reusing it")
+        left = down()
+        if left:
+            raise UserError(f"cluster up: a cluster was already here ({unusable}) and "
+                            f"taking it down left {', '.join(left)}")
+        note = f"cluster up: took down the cluster already here first ({unusable})"
     clash = network.subnet_in_use()
     if clash:
         raise UserError(f"the cluster's subnet is in use on this machine ({clash}); "
@@ -61,7 +74,52 @@ def up(nodes: int, rate: str, cpus_per_node: int) -> Layout:
     except BaseException:
         down()
         raise
-    return layout
+    return layout, note
+
+
+def _something_here() -> bool:
+    try:
+        return status().anything
+    except UserError:  # a damaged state file: something is here
+        return True
+
+
+def why_not_reusable(wanted: Layout) -> str | None:
+    """Why the cluster found here cannot serve as `wanted` (one phrase), or None when it
+    can: same layout, every namespace, daemon and slurmd there and answering, every node
+    idle in Slurm, and no process but the daemons on the nodes (a killed job's ranks)."""
+    try:
+        found = load_layout()
+    except UserError:
+        return "its state file is damaged"
+    if found is None:
+        return "parts of a cluster without its state file"
+    if found != wanted:
+        return (f"{found.nodes} nodes, links {found.rate}, {found.cpus_per_node} CPU(s) per "
+                "node")
+    st = status()
+    nodes = wanted.node_list
+    missing = [n.name for n in nodes if n.name not in st.namespaces]
+    if missing:
+        return f"namespace {', '.join(missing)} missing"
+    daemon_names = {"munged", "slurmctld", *(f"slurmd-{n.name}" for n in nodes)}
+    absent = sorted(daemon_names - st.daemons.keys())
+    if absent:
+        return f"{', '.join(absent)} not running"
+    strays = sorted(f"{k} ({v})" for k, v in st.daemons.items() if k not in daemon_names
+                    and not k.startswith("slurmstepd"))
+    if strays:
+        return f"processes of an earlier job on its nodes: {', '.join(strays[:4])}"
+    silent = [name for name, _addr, _qdisc, answers in st.nodes if not answers]
+    if silent:
+        return f"slurmd on {', '.join(silent)} does not answer"
+    if not st.hosts_block:
+        return f"its block in {hosts_file.HOSTS} is missing"
+    try:
+        daemons.wait_idle(wanted, timeout_s=5)
+    except UserError:
+        return "a node is not idle in Slurm (a job left allocated, or a node down)"
+    return None
 
 
 @dataclass
@@ -75,8 +133,15 @@ class Status:
 
     @property
     def anything(self) -> bool:
-        return bool(self.layout or self.daemons or self.namespaces or self.links
-                    or self.hosts_block or RUNTIME_DIR.exists())
+        return bool(self.layout or self.parts())
+
+    def parts(self) -> list[str]:
+        """What of a cluster exists, one phrase each; empty when nothing does."""
+        return [*(f"namespace {n}" for n in self.namespaces),
+                *(f"link {n}" for n in self.links),
+                *(f"process {k} (pid {v})" for k, v in self.daemons.items()),
+                *([f"the block in {hosts_file.HOSTS}"] if self.hosts_block else []),
+                *([str(RUNTIME_DIR)] if RUNTIME_DIR.exists() else [])]
 
 
 def status() -> Status:
@@ -94,15 +159,7 @@ def down() -> list[str]:
     left += network.remove()
     hosts_file.remove()
     shutil.rmtree(RUNTIME_DIR, ignore_errors=True)
-    after = status()
-    left += [f"namespace {n}" for n in after.namespaces if f"namespace {n}" not in left]
-    left += [f"link {n}" for n in after.links if f"link {n}" not in left]
-    left += [f"process {k} (pid {v})" for k, v in after.daemons.items()]
-    if after.hosts_block:
-        left.append(f"the block in {hosts_file.HOSTS}")
-    if RUNTIME_DIR.exists():
-        left.append(str(RUNTIME_DIR))
-    return sorted(set(left))
+    return sorted(set(left + status().parts()))
 
 
 def exec_env(base: dict[str, str] | None = None) -> dict[str, str]:

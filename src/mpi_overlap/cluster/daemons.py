@@ -95,9 +95,9 @@ def wait_idle(layout: Layout, timeout_s: float = 60) -> None:
                     f"(sinfo: {states or 'no answer'}); see the logs in {SLURM_DIR}")
 
 
-def _namespace_inodes() -> set[tuple[int, int]]:
+def _namespace_inodes(pattern: str = f"{NODE_PREFIX}*") -> set[tuple[int, int]]:
     out = set()
-    for path in Path("/run/netns").glob(f"{NODE_PREFIX}*"):
+    for path in Path("/run/netns").glob(pattern):
         try:
             st = os.stat(path)
             out.add((st.st_dev, st.st_ino))
@@ -130,6 +130,38 @@ def _pids() -> dict[str, int]:
             if int(proc.name) not in found.values():
                 found[f"{name}-{proc.name}"] = int(proc.name)
     return {k: v for k, v in found.items() if _alive(v)}
+
+
+def node_processes(node: Node) -> list[int]:
+    """The live processes in `node`'s network namespace: its slurmd, slurmstepd and the
+    ranks of a job (what a node's crash takes with it)."""
+    inodes = _namespace_inodes(node.name)
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            st = os.stat(proc / "ns" / "net")
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in inodes and _alive(int(proc.name)):
+            out.append(int(proc.name))
+    return sorted(out)
+
+
+def slurmd_pid(node: Node) -> int | None:
+    """The node's slurmd when it runs."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        pid = int((SLURM_DIR / f"slurmd-{node.name}.pid").read_text().split()[0])
+        if _alive(pid):
+            return pid
+    return None
+
+
+def restart_slurmd(node: Node) -> None:
+    """Start the node's slurmd again (after a fault killed it); Slurm returns the node to
+    service when it registers (ReturnToService=2)."""
+    _start_slurmd(node)
 
 
 def _alive(pid: int) -> bool:

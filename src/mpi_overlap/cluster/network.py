@@ -53,12 +53,31 @@ def create(layout: Layout) -> None:
         _in_node(node, "link", "set", "eth0", "up", what=what)
         _ip("link", "set", node.veth, "master", BRIDGE, what=what)
         _ip("link", "set", node.veth, "up", what=what)
-        # Both directions: the bridge end shapes what reaches the node, eth0 what leaves.
-        tbf = ["tbf", "rate", layout.rate, "burst", str(layout.burst_bytes), "latency", _LATENCY]
-        run(["tc", "qdisc", "add", "dev", node.veth, "root", *tbf], what=what)
-        run(["ip", "netns", "exec", node.name, "tc", "qdisc", "add", "dev", "eth0", "root",
-             *tbf], what=what)
+        shape(node, layout.rate, layout.burst_bytes, what=what)
         _wire_sized_frames(node)
+
+
+def shape(node: Node, rate: str, burst_bytes: int, *, what: str) -> None:
+    """Both directions of the node's link to `rate`: the bridge end shapes what reaches the
+    node, eth0 what leaves it (`replace`: also to change a shaped link, as a fault does)."""
+    tbf = ["tbf", "rate", rate, "burst", str(burst_bytes), "latency", _LATENCY]
+    run(["tc", "qdisc", "replace", "dev", node.veth, "root", *tbf], what=what)
+    run(["ip", "netns", "exec", node.name, "tc", "qdisc", "replace", "dev", "eth0", "root",
+         *tbf], what=what)
+
+
+def set_link(node: Node, up: bool, *, what: str) -> None:
+    """The node's link down (both ends lose carrier: nothing crosses, nothing is refused,
+    as when a cable is pulled) or up again."""
+    _ip("link", "set", node.veth, "up" if up else "down", what=what)
+
+
+def link_is_up(node: Node) -> bool:
+    proc = run(["ip", "-j", "link", "show", node.veth], what="", check=False)
+    try:
+        return "UP" in json.loads(proc.stdout or "[]")[0].get("flags", [])
+    except (ValueError, IndexError):
+        return False
 
 
 def _wire_sized_frames(node: Node) -> None:
