@@ -86,3 +86,22 @@ def test_a_message_is_judged_by_the_share_of_its_bytes_on_the_wire_while_computi
     assert ok.wire_s == pytest.approx(9.5) and ok.table_share == pytest.approx(0.0)
     assert judge(0.6 * 9.5, 0.8 * 9.5).verdict == "outside"
     assert ok.payload == 1000 and ok.before_post == 0 and ok.pattern == "partial"
+
+
+def test_bytes_before_the_post_are_told_apart_by_the_tcp_stream() -> None:
+    # the message's frames start at stream byte 1000 on ports (5000, 6000); before the post
+    # at t=10 s crossed: a retransmission, the message's own head (0.1 s before: within a
+    # 0.2 s edge of the clocks), earlier bytes of the stream, and another connection's
+    inside = [wire_check.Frame(10.0 + i, 300, 300, (5000, 6000), 1000 + 300 * i)
+              for i in range(3)]
+    before = [wire_check.Frame(9.90, 400, 400, (5000, 6000), 600),   # own head
+              wire_check.Frame(9.60, 300, 300, (5000, 6000), 0),     # earlier data
+              wire_check.Frame(9.50, 300, 300, (5000, 6000), 0, True),  # resent
+              wire_check.Frame(9.40, 500, 500, (5001, 6000), 77)]    # other connection
+    kinds = wire_check._before_post_kinds(before, inside, 10.0, 0.2)
+    assert kinds == {"own head": 400, "earlier data": 300, "resent": 300,
+                     "other connection": 500}
+    # the same head further before the post than the clocks' edge is not the clocks
+    assert wire_check._before_post_kinds(before[:1], inside, 10.0, 0.05) == \
+        {"own head early": 400}
+    assert wire_check._before_post_kinds([], inside, 10.0, 0.2) == {}

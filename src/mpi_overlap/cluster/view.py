@@ -57,5 +57,14 @@ def wire_lines(run_dir: object, doc: dict) -> list[str]:
                f"{s['outside']} outside, {s['no_data']} without captured data; median bound "
                f"width {s['median_width']:.3f} of the transfer" if s["median_width"] is not None
                else f"wire check: {s['messages']} messages, none with captured data")
+    seen: dict[str, int] = {}
+    for m in doc["messages"]:
+        for kind, nbytes in (m.get("before_kinds") or {}).items():
+            seen[kind] = seen.get(kind, 0) + nbytes
+    if seen:
+        out.append("wire check: in the 1 ms before the receives were posted: " + ", ".join(
+            f"{nbytes} B {kind}" for kind, nbytes in sorted(seen.items())) +
+            f" ({s['data_before_post']} message(s) with data that is not resent or the "
+            "message's own head within the clocks' edge)")
     out.append(f"wire check: {run_dir}/wire-check.json (capture: wire.pcap beside it)")
     return out

@@ -46,6 +46,9 @@ class Frame:
     t_end: float  # realtime seconds: the capture's timestamp (the frame has crossed)
     wire_bytes: int  # what occupies the link: Ethernet header and IP packet
     payload: int  # TCP payload
+    conn: tuple[int, int] = (0, 0)  # TCP source and destination port
+    seq: int = 0  # its first byte in the connection's stream, from the first one seen
+    resent: bool = False  # its bytes crossed before: a TCP retransmission
 
 
 @dataclass
@@ -59,7 +62,13 @@ class MessageCheck:
     true_share: float  # payload share that crossed while the receiver computed
     wire_s: float  # first frame's start to last frame's end
     payload: int  # captured payload between post and completion
-    before_post: int  # payload captured before the receive was posted (should be 0)
+    before_post: int  # payload of other data before the receive was posted (should be 0)
+    # what crossed in the BEFORE_POST_S before the post, bytes by kind: "resent" (a TCP
+    # retransmission of bytes already delivered), "own head" (the message's own first
+    # bytes, within the timing edge of the post: the clocks, not the data, moved),
+    # "earlier data" (the connection's bytes before the message's) and "other
+    # connection"; the last two, and an own head beyond the edge, make before_post
+    before_kinds: dict[str, int]
     timing_share: float
     table_share: float
     clamped: bool  # the profiler's own check fired: the table time exceeded the span
@@ -76,6 +85,8 @@ def read_frames(pcap: Path, sender: str, receiver: str) -> list[Frame]:
     import dpkt
 
     frames = []
+    first_seq: dict[tuple[int, int], int] = {}
+    sent_up_to: dict[tuple[int, int], int] = {}
     try:
         with open(pcap, "rb") as f:
             for ts, buf in dpkt.pcap.Reader(f):
@@ -86,9 +97,16 @@ def read_frames(pcap: Path, sender: str, receiver: str) -> list[Frame]:
                 if (dpkt.utils.inet_to_str(ip.src), dpkt.utils.inet_to_str(ip.dst)) != \
                         (sender, receiver):
                     continue
-                payload = ip.len - ip.hl * 4 - ip.data.off * 4
+                tcp = ip.data
+                payload = ip.len - ip.hl * 4 - tcp.off * 4
+                conn = (int(tcp.sport), int(tcp.dport))
+                # sequence numbers from the connection's first frame seen, modulo 2^32
+                seq = (int(tcp.seq) - first_seq.setdefault(conn, int(tcp.seq))) % (1 << 32)
+                resent = seq + payload <= sent_up_to.get(conn, 0)
+                sent_up_to[conn] = max(sent_up_to.get(conn, 0), seq + payload)
                 if payload >= DATA_FRAME_MIN:
-                    frames.append(Frame(float(ts), ETH_HEADER + ip.len, payload))
+                    frames.append(Frame(float(ts), ETH_HEADER + ip.len, payload, conn, seq,
+                                        resent))
     except (OSError, ValueError, dpkt.dpkt.Error) as err:
         raise UserError(f"cannot read the capture {pcap}: {err}") from None
     return frames
@@ -151,6 +169,8 @@ def _check_one(rec: np.void, region: str, real: Any, times: CallTimes,
     # --gap-us (3 ms) earlier; a count here means the probe's precondition failed.
     before = np.nonzero((ends <= post) & (ends > post - BEFORE_POST_S))[0]
     payload = sum(frames[i].payload for i in inside)
+    before_kinds = _before_post_kinds([frames[i] for i in before],
+                                      [frames[i] for i in inside], post, edge_s)
     weighted = 0.0
     for i in inside:
         s, e = float(starts[i]), float(ends[i])
@@ -177,9 +197,36 @@ def _check_one(rec: np.void, region: str, real: Any, times: CallTimes,
     return MessageCheck(region=region, bytes=nbytes, pattern=pattern, xfer_s=xfer,
                         min_share=min_share, max_share=max_share, true_share=true_share,
                         wire_s=wire_s, payload=payload,
-                        before_post=sum(frames[i].payload for i in before),
+                        before_post=sum(v for k, v in before_kinds.items()
+                                        if k not in ("resent", "own head")),
+                        before_kinds=before_kinds,
                         timing_share=timing, table_share=table,
                         clamped=bool(int(rec["flags"]) & FLAG_CLAMPED), verdict=verdict)
+
+
+def _before_post_kinds(before: list[Frame], inside: list[Frame], post: float,
+                       edge_s: float) -> dict[str, int]:
+    """The bytes that crossed shortly before the post, by what they were (MessageCheck's
+    before_kinds), told apart by the TCP stream: a retransmission repeats bytes already
+    sent; the message's own head is the stream's bytes just below its first frame's."""
+    if not before:
+        return {}
+    own = min(inside, key=lambda f: f.seq) if inside else None
+    kinds: dict[str, int] = {}
+    # from the message's first byte down: a run of frames that ends where the next begins
+    head_from = own.seq if own is not None else None
+    for f in sorted(before, key=lambda f: -f.seq):
+        if f.resent:
+            kind = "resent"
+        elif own is None or f.conn != own.conn:
+            kind = "other connection"
+        elif head_from is not None and f.seq + f.payload == head_from:
+            head_from = f.seq
+            kind = "own head" if f.t_end > post - edge_s else "own head early"
+        else:
+            kind = "earlier data"
+        kinds[kind] = kinds.get(kind, 0) + f.payload
+    return kinds
 
 
 def summarize(checks: list[MessageCheck]) -> dict[str, Any]:
@@ -193,6 +240,8 @@ def summarize(checks: list[MessageCheck]) -> dict[str, Any]:
             "max_timing_share": max((c.timing_share for c in checks), default=None),
             "max_table_share": max((c.table_share for c in checks), default=None),
             "data_before_post": sum(c.before_post > 0 for c in checks),
+            "before_post_explained": {k: sum(c.before_kinds.get(k, 0) for c in checks)
+                                      for k in ("resent", "own head")},
             "clamped": sum(c.clamped for c in checks)}
 
 
