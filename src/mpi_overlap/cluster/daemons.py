@@ -5,7 +5,8 @@ slurmd is started with nsenter into the node's network namespace, not `ip netns 
 which remounts /sys and leaves slurmd without /sys/fs/cgroup. Each slurmd gets its own
 host name (a UTS namespace) and its own node-local TmpFS (a mount namespace binds a
 per-node directory on the one path slurm.conf names): two slurmstepds on one machine
-would otherwise both make <TmpFS>/spmix_appdir_* and one fails (--mpi=pmix). /tmp stays
+would otherwise both make <TmpFS>/spmix_appdir_* and one fails (--mpi=pmix); and its own
+/dev/shm, where MPI keeps its shared-memory segments. /tmp stays
 shared, as a cluster's shared file system would be: run directories there must be seen
 by every node."""
 
@@ -62,7 +63,12 @@ def _start_slurmd(node: Node) -> None:
     tmp = _node_tmp(node)
     tmp.mkdir(parents=True, exist_ok=True)
     os.chmod(tmp, 0o1777)
+    # /dev/shm of its own too: MPI's shared-memory segments are named per job and host,
+    # and ranks of one job on two emulated nodes would meet in one /dev/shm (MPICH's
+    # MPI_Init then failed with "Out of memory" in MPIDI_POSIX_comm_bootstrap, 4 ranks a
+    # node on 4 nodes).
     script = (f'hostname {node.name} && mount --bind "{tmp}" "{NODE_TMPFS}" && '
+              f'mount -t tmpfs -o mode=1777 shm-{node.name} /dev/shm && '
               f'exec slurmd -f "{SLURM_CONF}" -N {node.name}')
     run(["nsenter", f"--net={netns_path(node)}", "unshare", "--uts", "--mount",
          "--propagation", "private", "sh", "-c", script],

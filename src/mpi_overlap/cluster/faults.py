@@ -16,6 +16,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import UserError
 from ..run.procs import signal_all
@@ -42,7 +43,8 @@ FAULTS = {f.name: f for f in (
     Fault("kill-node", True, "SIGKILL every process of the node: slurmd, slurmstepd, ranks"),
     Fault("kill-slurmd", True, "SIGKILL the node's slurmd (its running job steps stay)"),
     Fault("cancel", False, "scancel every job on the cluster"),
-    Fault("heal", False, "links up at their rate, slurmd restarted, nodes back in service"),
+    Fault("heal", False, "links up at their rate, slurmd restarted, what is left of ended "
+                         "jobs killed, nodes back in service"),
 )}
 
 
@@ -94,9 +96,45 @@ def _node_states() -> dict[str, str]:
     return dict(ln.split(None, 1) for ln in out.splitlines() if " " in ln)
 
 
+def _job_of(pid: int) -> str | None:
+    """The Slurm job a process on a node belongs to: a rank's SLURM_JOB_ID, or the
+    `slurmstepd: [JOB.STEP]` of its step daemon; None for anything else."""
+    proc = Path(f"/proc/{pid}")
+    try:
+        cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        if cmd.startswith("slurmstepd: ["):
+            return cmd[len("slurmstepd: ["):].split(".", 1)[0].split("]", 1)[0]
+        for var in (proc / "environ").read_bytes().split(b"\0"):
+            if var.startswith(b"SLURM_JOB_ID="):
+                return var.split(b"=", 1)[1].decode(errors="replace")
+    except OSError:
+        pass
+    return None
+
+
+def _end_orphans(layout: Layout) -> list[str]:
+    """Kill what is left on a node of a job Slurm no longer runs: a node cut off while
+    Slurm ended its job (node failure) keeps the job's ranks, blocked, after it is back,
+    until slurmd's next word with the controller (more than 90 s here)."""
+    running = set(_slurm(["squeue", "-h", "-o", "%i"]).stdout.split())
+    lines = []
+    for node in layout.node_list:
+        orphans: dict[str, list[int]] = {}
+        for pid in daemons.node_processes(node):
+            job = _job_of(pid)
+            if job is not None and job not in running:
+                orphans.setdefault(job, []).append(pid)
+        for job, pids in sorted(orphans.items()):
+            signal_all(pids, signal.SIGKILL)
+            lines.append(f"{node.name}: SIGKILL to {len(pids)} processes of job {job}, "
+                         "which Slurm has ended")
+    return lines
+
+
 def heal(layout: Layout) -> list[str]:
-    """Every link up at the cluster's rate, every dead slurmd started again, and each node
-    back in Slurm's service (not down or drained); one line per thing that needed it."""
+    """Every link up at the cluster's rate, every dead slurmd started again, what is left
+    of ended jobs killed, and each node back in Slurm's service (not down or drained);
+    one line per thing that needed it."""
     what = "cluster fault heal"
     lines = []
     for node in layout.node_list:
@@ -107,6 +145,7 @@ def heal(layout: Layout) -> list[str]:
         if daemons.slurmd_pid(node) is None:
             daemons.restart_slurmd(node)
             lines.append(f"{node.name}: slurmd started again")
+    lines += _end_orphans(layout)
     deadline = time.monotonic() + HEAL_WAIT_S
     states: dict[str, str] = {}
     while time.monotonic() < deadline:
