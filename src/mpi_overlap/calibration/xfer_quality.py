@@ -68,9 +68,15 @@ FIT_SUSPECT = 0.25
 #   interval of a few ns (hundreds of quiet samples) from calling a difference no bound
 #   would notice a disagreement; the units keep a wide interval from calling noise one.
 WIDTH_NOISY = 0.5
+# ... and wider than this in seconds: the quiet machine's own jitter at the smallest sizes
+# (Debian Open MPI's 4-8 B, about 0.3 µs, had intervals 0.12-0.23 µs wide in 5 quiet
+# calibrations), which no relative width can fall below there.
+WIDTH_FLOOR_S = 0.25e-6
 RESIDUAL_NOISY = 2.0
 RESIDUAL_SUSPECT = 4.0
-FIT_NOISY = 0.10
+# Above the drift between sizes measured minutes apart on a quiet machine (up to 11.2 %
+# off the fit at MPICH's 16-256 B in 5 quiet calibrations, each size's interval a few %).
+FIT_NOISY = 0.15
 # More suspect sizes than this fraction of a class's measured sizes: the fit rests on too
 # few agreeing sizes, and the table is suspect. Fewer: each is left out of the fit, which
 # carries its neighbours' value there, and the table is noisy.
@@ -275,7 +281,7 @@ def judge_size(q: SizeQuality) -> None:
              f"estimate {q.estimate_s * 1e6:.3g} µs is {100 * d:.0f} % off the monotone fit "
              f"{(q.fitted_s or 0) * 1e6:.3g} µs, {_units(z)} its interval's half-width "
              f"outside it")
-    if w is not None and w > WIDTH_NOISY:
+    if w is not None and w > WIDTH_NOISY and (q.hi_s or 0.0) - (q.lo_s or 0.0) > WIDTH_FLOOR_S:
         flag("noisy", f"the estimate's 95 % interval {_us(q.lo_s)}–{_us(q.hi_s)} µs is "
                       f"{100 * w:.0f} % of it wide ({q.clean} undisturbed samples)")
     if not q.shares_known:
