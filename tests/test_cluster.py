@@ -411,6 +411,9 @@ def test_a_failed_up_takes_down_what_it_made(tmp_path: Path) -> None:
 def test_bad_input_is_one_line() -> None:
     one_line_error(run_cli("cluster", "up", "--nodes", "0"), "--nodes 0", code=2)
     one_line_error(run_cli("cluster", "up", "--link", "fast"), "--link 'fast'", code=2)
+    one_line_error(run_cli("cluster", "fault", "meteor"), "unknown fault 'meteor'", code=2)
+    one_line_error(run_cli("cluster", "fault", "slow", "--node", "1", "--after", "-1"),
+                   "--after and --for take seconds", code=2)
     if not STATE_FILE.exists():
         one_line_error(run_cli("cluster", "exec", "--", "true"), "no cluster is up", code=2)
 

@@ -3,6 +3,8 @@ block, slurm.conf, and the wire check's arithmetic (computing spans, verdicts)."
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +12,7 @@ import pytest
 
 from mpi_overlap.analysis.twosided_bounds import CallTimes
 from mpi_overlap.cluster import hosts_file, wire_check
+from mpi_overlap.cluster.faults import _job_of
 from mpi_overlap.cluster.layout import Layout
 from mpi_overlap.cluster.slurm_conf import render
 from mpi_overlap.errors import UserError
@@ -105,3 +108,18 @@ def test_bytes_before_the_post_are_told_apart_by_the_tcp_stream() -> None:
     assert wire_check._before_post_kinds(before[:1], inside, 10.0, 0.05) == \
         {"own head early": 400}
     assert wire_check._before_post_kinds([], inside, 10.0, 0.2) == {}
+
+
+def test_a_process_is_told_to_a_job_by_its_environment() -> None:
+    # heal kills what is left of ended jobs: a rank carries SLURM_JOB_ID, anything else
+    # on a node (slurmd itself) belongs to no job and is never taken for one
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    rank = subprocess.Popen(["sleep", "30"], env={**env, "SLURM_JOB_ID": "4711"})
+    other = subprocess.Popen(["sleep", "30"], env=env)
+    try:
+        assert _job_of(rank.pid) == "4711"
+        assert _job_of(other.pid) is None
+    finally:
+        for p in (rank, other):
+            p.kill()
+            p.wait()

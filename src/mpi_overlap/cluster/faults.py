@@ -116,18 +116,21 @@ def _end_orphans(layout: Layout) -> list[str]:
     """Kill what is left on a node of a job Slurm no longer runs: a node cut off while
     Slurm ended its job (node failure) keeps the job's ranks, blocked, after it is back,
     until slurmd's next word with the controller (more than 90 s here)."""
-    running = set(_slurm(["squeue", "-h", "-o", "%i"]).stdout.split())
-    lines = []
+    found: dict[tuple[str, str], list[int]] = {}
     for node in layout.node_list:
-        orphans: dict[str, list[int]] = {}
         for pid in daemons.node_processes(node):
             job = _job_of(pid)
-            if job is not None and job not in running:
-                orphans.setdefault(job, []).append(pid)
-        for job, pids in sorted(orphans.items()):
+            if job is not None:
+                found.setdefault((node.name, job), []).append(pid)
+    # Asked after the scan: a job whose processes were seen is in the queue by then
+    # while it runs, so a job starting meanwhile is never taken for an ended one.
+    running = set(_slurm(["squeue", "-h", "-o", "%i"]).stdout.split())
+    lines = []
+    for (name, job), pids in sorted(found.items()):
+        if job not in running:
             signal_all(pids, signal.SIGKILL)
-            lines.append(f"{node.name}: SIGKILL to {len(pids)} processes of job {job}, "
-                         "which Slurm has ended")
+            lines.append(f"{name}: SIGKILL to {len(pids)} processes of job {job}, which "
+                         "Slurm has ended")
     return lines
 
 
