@@ -480,9 +480,11 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
         print_table(console, table)
         print_parts(console, table)
         print_coll_table(console, table, ranks)
+        # paths whole on one line, whatever the terminal's width: scripts and tests read
+        # them (a checkout 150 characters deep wrapped the table's path)
         for run in runs:
-            console.print(f"{tc.name}: run {run.path}", markup=False)
-        console.print(f"{tc.name}: table {path}", markup=False)
+            console.print(f"{tc.name}: run {run.path}", markup=False, soft_wrap=True)
+        console.print(f"{tc.name}: table {path}", markup=False, soft_wrap=True)
         print_verdict(console, table)
         if table.verdict == "suspect":
             suspect.append(table)
