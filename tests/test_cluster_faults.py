@@ -21,6 +21,7 @@ from cli_helpers import CLI, own_state_dir, run_cli
 from cluster_helpers import NODES, on_cluster
 from mpi_overlap.cluster import control
 from mpi_overlap.cluster.control import exec_env
+from mpi_overlap.cluster.daemons import daemon_names
 
 pytestmark = pytest.mark.mpi
 
@@ -33,7 +34,6 @@ FAULT_AFTER_S = 3
 # One rank per node, blocking exchanges of 64 KiB: about 20 s at 200 Mbit/s, so the
 # program is still exchanging when the fault comes.
 APP_ARGS = ("blocking", "65536", "3000")
-DAEMONS = ("munged", "slurmctld", *(f"slurmd-{n}" for n in NODES))
 HAND_TABLE = ("mpi-overlap-xfer-table 2\ncreated x\nmachine 0000000000000000 cpu=none\n"
               "toolchain 0000000000000000 none\ntoolchain_name none\nranks 2 nodes 2\n"
               "inter 0 2e-05\ninter 1048576 0.045\n")
@@ -54,7 +54,9 @@ FAULTS = {
 
 def _job_processes() -> list[str]:
     """Processes on the nodes other than the cluster's daemons (a job's leftovers)."""
-    return [k for k in control.status().daemons if k not in DAEMONS]
+    st = control.status()
+    assert st.layout is not None
+    return [k for k in st.daemons if k not in daemon_names(st.layout)]
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))

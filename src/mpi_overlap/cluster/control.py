@@ -102,7 +102,7 @@ def why_not_reusable(wanted: Layout) -> str | None:
     missing = [n.name for n in nodes if n.name not in st.namespaces]
     if missing:
         return f"namespace {', '.join(missing)} missing"
-    daemon_names = {"munged", "slurmctld", *(f"slurmd-{n.name}" for n in nodes)}
+    daemon_names = daemons.daemon_names(wanted)
     absent = sorted(daemon_names - st.daemons.keys())
     if absent:
         return f"{', '.join(absent)} not running"

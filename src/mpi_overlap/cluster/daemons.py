@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import UserError
@@ -85,15 +86,27 @@ def start(layout: Layout) -> None:
         _start_slurmd(node)
 
 
+def daemon_names(layout: Layout) -> set[str]:
+    """The names `running()` gives the cluster's own daemons (their PID files' stems);
+    any other name there is a job's process."""
+    return {MUNGE_PID.stem, CTLD_PID.stem, *(f"slurmd-{n.name}" for n in layout.node_list)}
+
+
+def node_states() -> dict[str, str]:
+    """Each node's state as sinfo gives it (idle, alloc, down*, ...); empty when Slurm
+    does not answer."""
+    proc = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True,
+                          text=True, env={**os.environ, **environment()}, check=False,
+                          timeout=30)
+    return dict(ln.split(None, 1) for ln in proc.stdout.splitlines() if " " in ln)
+
+
 def wait_idle(layout: Layout, timeout_s: float = 60) -> None:
     """Until every node is idle in Slurm's view, or one line saying which are not."""
-    env = {**os.environ, **environment()}
     deadline = time.monotonic() + timeout_s
     states: dict[str, str] = {}
     while time.monotonic() < deadline:
-        proc = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True,
-                              text=True, env=env, check=False, timeout=30)
-        states = dict(ln.split(None, 1) for ln in proc.stdout.splitlines() if " " in ln)
+        states = node_states()
         if states and all(states.get(n.name) == "idle" for n in layout.node_list):
             return
         time.sleep(0.5)
@@ -112,56 +125,54 @@ def _namespace_inodes(pattern: str = f"{NODE_PREFIX}*") -> set[tuple[int, int]]:
     return out
 
 
-def _pids() -> dict[str, int]:
-    """Our processes: the daemons by their PID files, and anything else running in a
-    node's network namespace (slurmstepd, the ranks of a job) or naming the runtime
-    directory on its command line (a daemon whose PID file is gone)."""
-    found: dict[str, int] = {}
-    for pidfile in [MUNGE_PID, CTLD_PID, *SLURM_DIR.glob("slurmd-*.pid")]:
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            found[pidfile.stem] = int(pidfile.read_text().split()[0])
-    inodes = _namespace_inodes()
+def _read_pid(pidfile: Path) -> int | None:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int(pidfile.read_text().split()[0])
+    return None
+
+
+def _in_namespaces(inodes: set[tuple[int, int]]) -> Iterator[tuple[int, bool, str]]:
+    """(pid, in one of the network namespaces `inodes`, command line) of every process
+    but this one."""
     me = os.getpid()
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == me:
             continue
         try:
             st = os.stat(proc / "ns" / "net")
-            in_node = (st.st_dev, st.st_ino) in inodes
             cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if in_node or str(RUNTIME_DIR) in cmd:
+        yield int(proc.name), (st.st_dev, st.st_ino) in inodes, cmd
+
+
+def _pids() -> dict[str, int]:
+    """Our processes: the daemons by their PID files, and anything else running in a
+    node's network namespace (slurmstepd, the ranks of a job) or naming the runtime
+    directory on its command line (a daemon whose PID file is gone)."""
+    found: dict[str, int] = {}
+    for pidfile in [MUNGE_PID, CTLD_PID, *SLURM_DIR.glob("slurmd-*.pid")]:
+        pid = _read_pid(pidfile)
+        if pid is not None:
+            found[pidfile.stem] = pid
+    for pid, in_node, cmd in _in_namespaces(_namespace_inodes()):
+        if (in_node or str(RUNTIME_DIR) in cmd) and pid not in found.values():
             name = cmd.split(" ", 1)[0].rsplit("/", 1)[-1] or "process"
-            if int(proc.name) not in found.values():
-                found[f"{name}-{proc.name}"] = int(proc.name)
+            found[f"{name}-{pid}"] = pid
     return {k: v for k, v in found.items() if _alive(v)}
 
 
 def node_processes(node: Node) -> list[int]:
     """The live processes in `node`'s network namespace: its slurmd, slurmstepd and the
     ranks of a job (what a node's crash takes with it)."""
-    inodes = _namespace_inodes(node.name)
-    out = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            st = os.stat(proc / "ns" / "net")
-        except OSError:
-            continue
-        if (st.st_dev, st.st_ino) in inodes and _alive(int(proc.name)):
-            out.append(int(proc.name))
-    return sorted(out)
+    return sorted(pid for pid, in_node, _ in _in_namespaces(_namespace_inodes(node.name))
+                  if in_node and _alive(pid))
 
 
 def slurmd_pid(node: Node) -> int | None:
     """The node's slurmd when it runs."""
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        pid = int((SLURM_DIR / f"slurmd-{node.name}.pid").read_text().split()[0])
-        if _alive(pid):
-            return pid
-    return None
+    pid = _read_pid(SLURM_DIR / f"slurmd-{node.name}.pid")
+    return pid if pid is not None and _alive(pid) else None
 
 
 def restart_slurmd(node: Node) -> None:

@@ -91,11 +91,6 @@ def _kill_slurmd(node: Node) -> str:
     return f"{node.name}: SIGKILL to slurmd (pid {pid})"
 
 
-def _node_states() -> dict[str, str]:
-    out = _slurm(["sinfo", "-h", "-N", "-o", "%N %t"]).stdout
-    return dict(ln.split(None, 1) for ln in out.splitlines() if " " in ln)
-
-
 def _job_of(pid: int) -> str | None:
     """The Slurm job a process on a node belongs to: a rank's SLURM_JOB_ID, or the
     `slurmstepd: [JOB.STEP]` of its step daemon; None for anything else."""
@@ -152,7 +147,7 @@ def heal(layout: Layout) -> list[str]:
     deadline = time.monotonic() + HEAL_WAIT_S
     states: dict[str, str] = {}
     while time.monotonic() < deadline:
-        states = _node_states()
+        states = daemons.node_states()
         bad = [n.name for n in layout.node_list
                if any(s in states.get(n.name, "unk") for s in ("down", "drain", "unk", "*"))]
         if not bad:
