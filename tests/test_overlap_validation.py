@@ -537,13 +537,18 @@ def test_quick_run_on_default_toolchain_is_physical(tmp_path: Path) -> None:
     sender = curve(run.analysis, "isend-irecv", 10240, "sender")
     assert sender["points"][-1]["max_pct"] >= 90.0, sender["points"][-1]
     # More computation between post and wait cannot make the wait longer, within noise:
-    # 0.5 µs or 20 % plus 2 % of the computation, because in
-    # Isend–Irecv both ranks compute and whichever finishes later holds up the other's
-    # wait (measured on the 2-core VM: 4.2 µs at step 0, 5.2 µs after 297 µs of work).
+    # 0.5 µs or 20 % plus 10 % of the computation, because in Isend–Irecv both ranks
+    # compute and whichever finishes later holds up the other's wait: the wait grows with
+    # the jitter of the partner's computation, not with the transfer. Measured: 4.2 →
+    # 5.2 µs after 297 µs of work on the quiet 2-core VM; 6.4 → 22.5 µs after 291 µs
+    # (5.5 %) in CI at 1.7 % steal, not flagged as disturbed, while the same run's
+    # Isend–Recv sender, whose wait needs no partner, fell to 0.85 µs. A wait that
+    # absorbed the transfer because nothing progressed during the work would not grow
+    # either; one that grew with the work itself (half of it and more) fails.
     # On a busy machine a partner descheduled inside a long iteration makes the wait
     # milliseconds long: checked on undisturbed runs only.
     first, last = sender["points"][0]["wait_us"], sender["points"][-1]["wait_us"]
     comp_last = sender["points"][-1]["comp_us"]
     assert disturbed(run) or last <= first + max(0.5, 0.2 * max(first, last)) \
-        + 0.02 * comp_last, (first, last)
+        + 0.10 * comp_last, (first, last)
     assert (run_dir / "report.html").read_text().count("<svg") >= 6
