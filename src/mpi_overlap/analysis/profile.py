@@ -291,6 +291,28 @@ def _entry_name(entry: dict[str, Any]) -> str:
     return "?"
 
 
+def lead_findings(doc: dict[str, Any]) -> list[str]:
+    """The findings that answer the question a profile is run for, in their order: the
+    headline with its caveats, both ends, the checks on the bounds and the advice; what
+    follows them (the rankings' sentences, the MPI share, trace and cost lines) is
+    detail. Read from the findings the run guard lets be shown (run_guard.apply), so an
+    oversubscribed run leads with its withheld sentence and a disturbed one is marked."""
+    findings = list(doc.get("findings") or [])
+    if not doc.get("ranks") or "rankings" not in doc:
+        return findings[:1]
+    from ..profiling.compare_bare import sentence as cost_sentence
+    from ..trace.summary import trace_finding
+
+    detail = set(_findings(doc)[1:]) | set(trace_finding(doc.get("trace")))
+    detail.add(cost_sentence(doc.get("cost")) or "")
+    lead = []
+    for sentence in findings:
+        if sentence in detail:
+            break
+        lead.append(sentence)
+    return lead
+
+
 def _findings(doc: dict[str, Any]) -> list[str]:
     """A few sentences, every number computed from the analysis document."""
     job, ranks = doc["job"], [r for r in doc["ranks"] if r["in_totals"]]

@@ -157,6 +157,27 @@ def _checks_block(acc: BoundChecks, job: dict[str, Any], rankings: dict[str, Any
     }
 
 
+def check_line(checks: dict[str, Any] | None) -> str | None:
+    """The checks' verdict in one sentence, for the answer a report opens with: the
+    finding when they put the bounds in doubt (check_finding), otherwise what they found
+    and why it does not; None where no rank's checks were recorded."""
+    if not checks or not checks.get("available"):
+        return None
+    if checks.get("flagged"):
+        return check_finding(checks)
+    judged = (checks["in_call"].get("transfers", 0) or 0) + (
+        checks["across_calls"].get("transfers", 0) or 0)
+    if not checks.get("flagged_transfers"):
+        return (f"Checks on the bounds: each of the {judged:,} transfers judged fits the "
+                "interval its events give it, so the bounds stand as measured.")
+    return (
+        f"Checks on the bounds: {checks['flagged_transfers']:,} of {judged:,} transfers "
+        f"({fmt_pct(checks['flagged_pct'])} of the transfer time) do not fit the interval "
+        f"their events give them, below the {fmt_pct(checks['threshold_pct'])} that would "
+        "put the bounds in doubt (the checks table lists them)."
+    )
+
+
 def check_finding(checks: dict[str, Any]) -> str | None:
     """The headline sentence when flagged transfers carry more than FLAG_SHARE_PCT of the
     transfer time; None otherwise."""

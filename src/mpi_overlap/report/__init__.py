@@ -25,13 +25,23 @@ from ..rundir import Run, utc_now, write_json_atomic, write_text_atomic
 from ..termsafe import SafeConsole, safe
 from . import (
     env_matrix,
+    profile_answer,
     profile_checks,
     profile_plots,
     profile_table,
     replication,
 )
 from .csv_tables import write_csv_tables
-from .html import Banner, RunView, Section, provenance_items, render_html, run_banners, run_warnings
+from .html import (
+    Answer,
+    Banner,
+    RunView,
+    Section,
+    provenance_items,
+    render_html,
+    run_banners,
+    run_warnings,
+)
 
 __all__ = ["BenchmarkReporter", "ReportPaths", "make_report", "register"]
 
@@ -51,6 +61,8 @@ class BenchmarkReporter:
     summary: Callable[[Run], list[str]]  # sentences computed from the data
     extent: Callable[[Run], str | None]  # what partial results cover, for banners
     to_json: Callable[[Run], dict[str, Any]]  # the report.json block
+    # what the report opens with, before the contents (headline, advice, where to act)
+    answer: Callable[[Run], Answer | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +124,7 @@ register(
         ),
         terminal=profile_checks.print_run,
         to_json=profile_checks.to_json,
+        answer=profile_answer.answer,
     )
 )
 
@@ -134,11 +147,25 @@ def _summary(run: Run) -> list[str]:
     return reporter.summary(run) if reporter else []
 
 
-def _summary_below(run: Run, banners: list[Banner]) -> list[str]:
+def _answer(run: Run, banners: list[Banner]) -> Answer | None:
+    """The run's answer with the notices that qualify it (warnings and errors); a
+    sentence a notice already says (an oversubscribed run's withheld figure) is not said
+    twice."""
+    reporter = reporters().get(run.benchmark)
+    found = reporter.answer(run) if reporter and reporter.answer else None
+    if found is None:
+        return None
+    notices = [b for b in banners if b.level in ("error", "warn")]
+    said = {b.text for b in notices}
+    return replace(found, notices=notices,
+                   sentences=[s for s in found.sentences if s not in said])
+
+
+def _summary_below(run: Run, banners: list[Banner], answer: Answer | None = None) -> list[str]:
     """The sentences shown under the run's notices: one a notice already says (the run
-    guard's, run_guard.py, which is also an oversubscribed run's only finding) is not
-    said twice. report.json keeps every sentence."""
-    said = {b.text for b in banners}
+    guard's, run_guard.py, which is also an oversubscribed run's only finding) or the
+    answer already gave is not said twice. report.json keeps every sentence."""
+    said = {b.text for b in banners} | set(answer.sentences if answer else ())
     return [s for s in _summary(run) if s not in said]
 
 
@@ -158,7 +185,10 @@ def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = Fals
         banners = _banners(run)
         for banner in banners:
             console.print(Text(safe(banner.text), style=BANNER_STYLE.get(banner.level, "")))
-        for sentence in _summary_below(run, banners):
+        # the answer first (headline, checks, advice), then the rest of what the run says
+        answer = _answer(run, banners)
+        for sentence in [*(answer.sentences if answer else ()),
+                         *_summary_below(run, banners, answer)]:
             console.print(safe(sentence), markup=False, highlight=False)
         reporter = reporters().get(run.benchmark)
         if reporter is not None and (run.result is not None or run.analysis is not None):
@@ -274,14 +304,16 @@ def make_report(
     if print_tables if print_tables is not None else not verbosity.quiet():
         print_terminal(runs, console or SafeConsole(), keep_going=keep_going)
     generated = utc_now()
+    banners = {id(run): _banners(run) for run in runs}
+    answers = {id(run): _answer(run, banners[id(run)]) for run in runs}
     views = [
         RunView(
             label=run.label,
             path=str(run.path),
             benchmark=run.benchmark,
             status=run.status,
-            summary=_summary_below(run, _banners(run)),
-            banners=_banners(run),
+            summary=_summary_below(run, banners[id(run)], answers[id(run)]),
+            banners=banners[id(run)],
             provenance=provenance_items(run),
             warnings=run_warnings(run),
         )
@@ -305,6 +337,7 @@ def make_report(
             runs=views,
             sections=sections,
             top_sections=top_sections,
+            answers=[a for a in answers.values() if a is not None],
         ),
     )
     # after the page (the report people open first), before report.json, which lists them

@@ -79,6 +79,18 @@ class Section:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """What a run's report opens with, before the contents (a benchmark's `answer`):
+    sentences for the terminal and the page, tables for the page; `notices` are the
+    run's warnings and errors, which qualify the answer and so stand beside it."""
+
+    label: str
+    sentences: list[str]
+    tables: list[HtmlTable] = field(default_factory=list)
+    notices: list[Banner] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class RunView:
     """Everything the template shows about one run, apart from benchmark sections."""
 
@@ -280,10 +292,10 @@ def _safe(section: Section) -> Section:
 
 def render_html(
     *, title: str, generated: str, tool_version: str, runs: list[RunView], sections: list[Section],
-    top_sections: list[Section] | None = None,
+    top_sections: list[Section] | None = None, answers: list[Answer] | None = None,
 ) -> str:
-    """Render the whole page: top_sections (a summary card), the run cards, the sections,
-    the provenance."""
+    """Render the whole page: the answers, top_sections (a summary card), the contents,
+    the sections, the run cards, the provenance."""
     template = _environment().get_template(TEMPLATE_NAME)
     return template.render(
         title=title,
@@ -291,6 +303,7 @@ def render_html(
         tool_version=tool_version,
         runs=runs,
         top_sections=[_safe(s) for s in top_sections or []],
+        answers=answers or [],
         sections=[_safe(s) for s in sections],
         dash=DASH,
     )
