@@ -94,3 +94,90 @@ def test_csv_tables_that_do_not_fit_leave_none_behind(tmp_path: Path,
         csv_tables.write_csv_tables([Section("s", None, [], tables)], tmp_path)
     assert err.value.disk_full
     assert list((tmp_path / "tables").glob("*.csv")) == []
+
+
+def _profile_analysis(traced: bool) -> dict:
+    """A made-up profile analysis: one pair of call sites, its advice, the checks, and
+    waiting when traced."""
+    measures = {"transfers": 4, "xfer_s": 0.4, "min_s": 0.1, "max_s": 0.3,
+                "nonoverlap_s": 0.1, "min_pct": 25.0, "max_pct": 75.0, "share_pct": 100.0,
+                "ranks": 2, "worst_rank": 1}
+    post = {"site": "halo.c:42 (exchange)", "fn": "MPI_Isend", "calls": 4, "call_s": 0.01,
+            **measures}
+    end = {**post, "site": "halo.c:50 (exchange)", "fn": "MPI_Waitall", "call_s": 0.2}
+    analysis = {
+        "benchmark": "profile",
+        "rankings": {"post_sites": [post], "end_sites": [end], "pairs": [{
+            "post": post["site"], "post_fn": "MPI_Isend", "end": end["site"],
+            "end_fn": "MPI_Waitall", "polled": 0, **measures}]},
+        "advice": [{"rule": "progress", "sites": {"post": post["site"], "end": end["site"]},
+                    "evidence": {"polled": 0, "min_s": 0.1}, "bound_s": 0.2, "text": "Poll."},
+                   {"rule": "eager-limit", "sites": {"bin": "64 KiB–128 KiB"},
+                    "evidence": {"bin_lo": 65536}, "bound_s": 0.05, "text": "Raise it."}],
+        "checks": {"available": True, "threshold_pct": 5.0, "xfer_s": 0.4,
+                   "flagged_transfers": 1, "flagged_xfer_s": 0.1, "flagged_pct": 25.0,
+                   "flagged": True, "beyond_s": 0.02,
+                   "in_call": {"transfers": 0, "xfer_s": 0.0, "calls": 0, "call_s": 0.0,
+                               "longest_s": 0.0, "calls_beyond": 0, "beyond_s": 0.0,
+                               "unchecked": 0, "flagged_transfers": 0,
+                               "flagged_xfer_s": 0.0, "excess_s": 0.0},
+                   "across_calls": {"transfers": 4, "xfer_s": 0.4, "flagged_transfers": 1,
+                                    "flagged_xfer_s": 0.1, "excess_s": 0.02},
+                   "ranks": [{"rank": r, "xfer_s": 0.2, "flagged_transfers": r,
+                              "flagged_xfer_s": 0.1 * r, "flagged_pct": 50.0 * r,
+                              "beyond_s": 0.02 * r} for r in (0, 1)],
+                   "by_function": [], "by_bin": []},
+        "two_sided": {"available": False, "reason": "no timeline traces (profile --trace)"},
+    }
+    if traced:
+        analysis["two_sided"] = {"available": True, "waiting": {
+            "total_s": 0.3, "ranks": [{"rank": 0, "waiting_s": 0.3, "late_sender_s": 0.3,
+                                       "late_receiver_s": 0.0, "collective_s": 0.0}],
+            "functions": [{"fn": "MPI_Waitall", "waiting_s": 0.3, "calls": 2,
+                           "share_pct": 100.0, "late_sender_s": 0.3,
+                           "late_receiver_s": 0.0, "collective_s": 0.0}],
+            "bins": [], "regions": []}}
+    return analysis
+
+
+def test_a_profile_has_its_call_sites_pairs_advice_checks_and_waiting(tmp_path: Path) -> None:
+    from mpi_overlap.profile_frames import FRAMES
+
+    (tmp_path / "plain").mkdir()
+    plain = mpi_overlap.load(run_dir(tmp_path / "plain", "profile", {"ranks": []},
+                                     _profile_analysis(traced=False))).frames
+    traced = mpi_overlap.load(run_dir(tmp_path, "profile", {"ranks": []},
+                                      _profile_analysis(traced=True))).frames
+    for frames in (plain, traced):
+        for name, frame in FRAMES.items():  # the declared columns first, in order
+            if name in frames:
+                declared = [c for c, _ in frame.columns]
+                assert list(frames[name].columns[:len(declared)]) == declared, name
+    sites = traced["call_sites"].set_index("role")
+    assert sites.loc["post", "site"] == "halo.c:42 (exchange)"
+    assert sites.loc["completion", "fn"] == "MPI_Waitall"
+    pair = traced["pairs"].iloc[0]
+    assert (pair["post"], pair["end"], pair["transfers"]) == (
+        "halo.c:42 (exchange)", "halo.c:50 (exchange)", 4)
+    advice = traced["advice"]
+    assert list(advice["rule"]) == ["progress", "eager-limit"]
+    assert advice["sites.end"][0] == "halo.c:50 (exchange)"
+    assert advice["sites.bin"][1] == "64 KiB–128 KiB" and advice["evidence.bin_lo"][1] == 65536
+    checks = traced["checks"].set_index("check")
+    assert list(checks.index) == ["all", "in-call", "across-calls"]
+    assert bool(checks.loc["all", "flagged"]) and checks.loc["across-calls", "excess_s"] == 0.02
+    assert list(traced["checks.by_rank"]["flagged_transfers"]) == [0, 1]
+    assert traced["checks.by_function"].empty  # none flagged per function here
+    assert traced["waiting.by_function"]["waiting_s"][0] == 0.3
+    assert traced["waiting"]["late_sender_s"][0] == 0.3
+    # without a trace there is no waiting to give
+    assert not any(name.startswith("waiting") for name in plain)
+
+
+def test_every_declared_frame_is_documented() -> None:
+    from mpi_overlap.profile_frames import FRAMES
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "profiler.md").read_text()
+    section = doc.split("### Data out", 1)[1].split("\n### ", 1)[0]
+    for name in FRAMES:
+        assert f"`{name}`" in section, name

@@ -7,9 +7,13 @@ notebooks, so that nobody has to walk the JSON by hand:
 
 Frames: "figures" (the analysis' headline figures, one row each) for every run; for a
 profile, one row per rank and entry of "totals", "by_bin", "by_function", "by_region"
-(a `rank` column added); for a benchmark, every list of records in its results (its
-points: "sizes", ...) flattened with pandas.json_normalize, and a list nested one level
-in them as "outer.inner" (overhead: "directions.sizes", a `direction` column beside)."""
+(a `rank` column added), and the analysis' call sites, (post → completion) pairs,
+waiting, advice and checks, each declared once in profile_frames.FRAMES with its columns
+("call_sites", "pairs", "waiting", "waiting.by_function", ..., "advice", "checks",
+"checks.by_rank", ...; docs/profiler.md, "Data out"); for a benchmark, every list of
+records in its results (its points: "sizes", ...) flattened with pandas.json_normalize,
+and a list nested one level in them as "outer.inner" (overhead: "directions.sizes", a
+`direction` column beside)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from .json_input import read_json
+from .profile_frames import profile_frames
 from .rundir import Run, load_run
 
 PROFILE_TABLES = ("by_bin", "by_function", "by_region")
@@ -94,5 +99,7 @@ def load_run_data(run_dir: str | Path) -> RunData:
     if run.result:
         frames.update(_profile_frames(run.result) if run.benchmark == "profile"
                       else _benchmark_frames(run.result))
+    if run.benchmark == "profile" and isinstance(run.analysis, dict):
+        frames.update(profile_frames(run.analysis))
     return RunData(path=run.path, meta=run.meta, result=run.result, analysis=run.analysis,
                    problems=run.problems, frames=frames)
