@@ -636,6 +636,18 @@ def export_hatchet_cmd(run_dir: Path, out: Path | None) -> None:
     print(safe(f"Hatchet literal: {export_hatchet(run_dir, out).resolve()}"))
 
 
+@export.command("otf2")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path),
+              help="the directory of the archive (default: <run_dir>/otf2)")
+def export_otf2_cmd(run_dir: Path, out: Path | None) -> None:
+    """A traced profile run (profile --trace) as an OTF2 archive: Vampir, Scalasca, otf2-print."""
+    from .trace.otf2_export import describe, export_otf2
+
+    for line in describe(export_otf2(run_dir, out)):
+        print(safe(line))
+
+
 # ----- report ---------------------------------------------------------------------------
 
 @app.command("report")
