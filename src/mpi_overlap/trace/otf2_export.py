@@ -35,7 +35,6 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..analysis.profile_values import rank_list
 from ..errors import UserError
 from ..file_output import WriteError
 from ..profiling.rank_documents import rank_files
@@ -413,9 +412,6 @@ def export_otf2(run_dir: Path, out: Path | None = None) -> Exported:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    missing = sorted(set(range(arch.size)) - {t.rank for t in traces})
-    if missing:
-        result.notes.append(f"ranks {rank_list(missing)} have a location without events")
     result.seconds = time.perf_counter() - started
     return result
 
