@@ -54,6 +54,7 @@ def exported(tmp_path_factory):
                    "--quick", timeout=600, cwd=base)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run = next(p for p in (base / "runs").iterdir() if (p / "run.json").is_file())
+    assert f"mpi-overlap export otf2 {run}" in proc.stdout  # profile --trace says how
     out = base / "archive"
     t0 = time.perf_counter()
     proc = run_cli("export", "otf2", str(run), "--out", str(out), timeout=300)

@@ -234,6 +234,8 @@ def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str]
         for run in runs:
             console.print(f"timeline: mpi-overlap trace {run.path} --perfetto "
                           f"{run.path / 'timeline.json'}", markup=False)
+            console.print(f"OTF2 (Vampir, Scalasca): mpi-overlap export otf2 {run.path}",
+                          markup=False)
     if ok:
         return 0
     for run in runs:
