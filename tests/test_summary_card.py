@@ -65,8 +65,10 @@ def test_cells_come_from_figures() -> None:
         "8,064 B (from 8,128 B MPI_Isend needs the receiver)")
     assert card_rows([above])[eager][1] == (
         "above 1,048,576 B (no size measured needed the receiver)")
+    # an interval wider than the figure: its sign is not known, so no figure as a finding
     assert rows["case study: halo"][0] == (
-        "best mode cuts MPI time 12 %; profiler cost on the app +0.93 % (95 % CI -2.9 to +4.9 %)")
+        "best mode cuts MPI time 12 %; profiler cost on the app not resolved (95 % CI -2.9 to "
+        "+4.9 % is wider than the +0.93 % measured)")
     doc = card_json(RUNS)
     assert doc["labels"] == ["mpich", "openmpi"]
     assert doc["items"][0]["cells"]["openmpi"] == "0.41 µs"
@@ -140,3 +142,32 @@ def test_cells_are_coloured_by_the_share_hidden() -> None:
     table = card_section(runs).tables[0]
     comm = next(i for i, row in enumerate(table.rows) if row[0].startswith("communication"))
     assert table.css[comm][1:] == ("left grade-good", "left grade-poor")
+
+
+def _cost(bench: str, name: str, value: float, unit: str, ci: tuple[float, float],
+          pairs: int, disturbed: int = 0) -> str:
+    fig = figure(name, "x", value, unit, "cost", ci=ci, pairs=pairs, disturbed=disturbed)
+    (row,) = [r for r in card_rows([_run(bench, "mpich", [fig])]) if r[1] != "not run"]
+    return row[1]
+
+
+def test_a_figure_is_a_finding_only_where_its_launches_resolve_it() -> None:
+    """Issue 38 item 5: the figures a fresh `make demo` printed as findings ("-2.67 % (95 %
+    CI -96.0 to +2249.7 %)"), from too few or mostly disturbed launch pairs, read "not
+    resolved" with why; a resolved one keeps its interval and says what was disturbed."""
+    study, over = "study-halo", "profiler-overhead"
+    assert _cost(study, "app_profiler_overhead_pct", -2.67, "%", (-96.0, 2249.7), 3) == (
+        "no mode compared; profiler cost on the app not resolved (95 % CI -96.0 to +2249.7 % "
+        "is wider than the -2.67 % measured)")
+    assert _cost(study, "app_profiler_overhead_pct", 1.4, "%", (0.9, 1.9), 2).endswith(
+        "not resolved (2 launch pairs, fewer than 3)")
+    assert _cost(study, "app_profiler_overhead_pct", 1.4, "%", (0.9, 1.9), 5, 3).endswith(
+        "not resolved (3 of 5 launch pairs disturbed)")
+    assert _cost(study, "app_profiler_overhead_pct", 1.4, "%", (0.9, 1.9), 5, 1).endswith(
+        "+1.40 % (95 % CI +0.9 to +1.9 %; 1 of 5 launch pairs disturbed)")
+    # ratios print as changes in %
+    assert _cost(over, "msg_rate_ratio", 0.6929, "ratio", (0.6712, 0.7153), 8) == (
+        "small-message rate -30.7 % (95 % CI -32.9 to -28.5 %)")
+    assert _cost(over, "msg_rate_ratio", 0.433, "ratio", (0.2, 1.1), 8) == (
+        "small-message rate not resolved (95 % CI -80.0 to +10.0 % is wider than the -56.7 % "
+        "measured)")

@@ -162,3 +162,11 @@ def fmt_mib(n: int, decimals: int = 1, *, below: Literal["KiB", "bytes"] = "KiB"
     if n >= 1 << 20:
         return f"{n / (1 << 20):.{decimals}f} MiB"
     return f"{n} bytes" if below == "bytes" else f"{n / 1024:.{decimals}f} KiB"
+
+
+def opt_text(v: float | None, spec: str) -> str:
+    if v is None:
+        return DASH
+    text = f"{v:{spec}}"
+    # "-0 %" reads as a loss: a value that rounds to zero is shown as zero.
+    return text.replace("-", "+") if float(text) == 0 and "+" in spec else text

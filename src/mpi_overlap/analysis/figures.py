@@ -10,12 +10,86 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..formatting import opt_text
+
 KINDS = ("overlap", "cost", "info")
 
 
-def figure(name: str, label: str, value: float | None, unit: str, kind: str) -> dict[str, Any]:
-    """One figure; a value that is not a finite number becomes None (JSON null)."""
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def figure(name: str, label: str, value: float | None, unit: str, kind: str, *,
+           ci: tuple[float | None, float | None] | None = None, pairs: int | None = None,
+           disturbed: int | None = None) -> dict[str, Any]:
+    """One figure; a value that is not a finite number becomes None (JSON null). A figure
+    estimated from repeated launches also carries its 95 % interval (`ci95`), how many
+    launch pairs it rests on (`pairs`) and how many of those were disturbed: the summary
+    card prints it as a finding only where those resolve it (report/summary_card.py)."""
     assert kind in KINDS, kind
-    ok = isinstance(value, (int, float)) and math.isfinite(value)
-    return {"name": name, "label": label, "value": float(value) if ok else None,
-            "unit": unit, "kind": kind}
+    out: dict[str, Any] = {"name": name, "label": label, "value": _finite(value),
+                           "unit": unit, "kind": kind}
+    if ci is not None:
+        out["ci95"] = [_finite(ci[0]), _finite(ci[1])]
+    if pairs is not None:
+        out["pairs"] = int(pairs)
+    if disturbed is not None:
+        out["disturbed"] = int(disturbed)
+    return out
+
+
+# A figure from repeated launches is a finding only when it rests on at least MIN_PAIRS
+# pairs, at most half of them disturbed, and its 95 % interval is narrower than the
+# figure's distance from "no effect" (a ratio of 1, a change of 0 %): otherwise its sign
+# is not known, and the card says so instead of printing the number.
+MIN_PAIRS = 3
+NO_EFFECT = {"ratio": 1.0, "%": 0.0}
+
+
+def unresolved(fig: dict[str, Any], scale: float = 1.0, unit: str = "",
+               spec: str = "+.1f") -> str | None:
+    """Why a figure from repeated launches is not a finding ("not resolved (…)"), or None
+    when it is one. `scale`, `unit` and `spec` print it as the cell would print the value
+    (a ratio 1.03 as +3.0 %)."""
+    value, ci, pairs = fig.get("value"), fig.get("ci95"), fig.get("pairs")
+    if value is None:
+        return None
+    disturbed = fig.get("disturbed") or 0
+    null = NO_EFFECT.get(str(fig.get("unit")), 0.0)
+
+    def shown(v: float, fmt: str = "+.1f") -> str:
+        return opt_text((v - null) * scale, fmt)
+
+    why = None
+    if isinstance(pairs, int) and pairs < MIN_PAIRS:
+        why = f"{pairs} launch pair{'s' if pairs != 1 else ''}, fewer than {MIN_PAIRS}"
+    elif isinstance(pairs, int) and disturbed * 2 > pairs:
+        why = f"{disturbed} of {pairs} launch pairs disturbed"
+    elif isinstance(ci, list) and None not in ci and ci[1] - ci[0] > abs(value - null):
+        why = (f"95 % CI {shown(ci[0])} to {shown(ci[1])}{unit} is wider than the "
+               f"{shown(value, spec)}{unit} measured")
+    elif isinstance(ci, list) and None in ci and isinstance(pairs, int):
+        why = f"no interval from {pairs} launch pairs"
+    return f"not resolved ({why})" if why else None
+
+
+def resolved_text(fig: dict[str, Any] | None, scale: float, unit: str,
+                  spec: str = "+.1f") -> str | None:
+    """A figure as the card prints it: its value when resolved (marked when some of its
+    launches were disturbed), why not otherwise; None when there is no figure."""
+    if fig is None or fig.get("value") is None:
+        return None
+    why = unresolved(fig, scale, unit, spec)
+    if why:
+        return why
+    null = NO_EFFECT.get(str(fig.get("unit")), 0.0)
+    text = opt_text((fig["value"] - null) * scale, spec) + unit
+    notes = []
+    ci = fig.get("ci95")
+    if isinstance(ci, list) and None not in ci:
+        notes.append(f"95 % CI {opt_text((ci[0] - null) * scale, '+.1f')} to "
+                     f"{opt_text((ci[1] - null) * scale, '+.1f')}{unit}")
+    disturbed, pairs = fig.get("disturbed") or 0, fig.get("pairs")
+    if disturbed:
+        notes.append(f"{disturbed} of {pairs} launch pairs disturbed")
+    return text + (f" ({'; '.join(notes)})" if notes else "")

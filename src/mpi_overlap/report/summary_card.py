@@ -77,14 +77,6 @@ def figure_range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f
     return f"{lo:{spec}}–{hi:{spec}} {unit}"
 
 
-def opt_text(v: float | None, spec: str) -> str:
-    if v is None:
-        return DASH
-    text = f"{v:{spec}}"
-    # "-0 %" reads as a loss: a value that rounds to zero is shown as zero.
-    return text.replace("-", "+") if float(text) == 0 and "+" in spec else text
-
-
 @cache
 def card_items() -> tuple[CardItem, ...]:
     """Every line of the card in order: the lines the benchmark packages declare
@@ -104,6 +96,11 @@ def card_items() -> tuple[CardItem, ...]:
 def _figure_list(analysis: dict[str, Any]) -> list[dict[str, Any]]:
     """The analysis' headline figures (analysis/figures.py), the malformed left out."""
     return [f for f in analysis.get("figures") or [] if isinstance(f, dict) and "name" in f]
+
+
+def figure_entry(analysis: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The whole figure (value, interval, pairs) of an analysis by name."""
+    return next((f for f in _figure_list(analysis) if f["name"] == name), None)
 
 
 def analysis_figures(analysis: dict[str, Any]) -> Figures:

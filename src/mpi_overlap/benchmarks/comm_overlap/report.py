@@ -9,7 +9,7 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ...formatting import fmt_num
+from ...formatting import fmt_num, opt_text
 from ...report.html import HtmlTable, Section
 from ...report.run_table import (
     RunTable,
@@ -20,7 +20,7 @@ from ...report.run_table import (
     summary_or_missing,
 )
 from ...report.sections import benchmark_section, figure_per_run
-from ...report.summary_card import Figures, figure_of, max_share, opt_text
+from ...report.summary_card import Figures, figure_of, max_share
 from ...rundir import Run
 from ...sizes import format_size
 from ...sources import cite

@@ -395,7 +395,8 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
         "per_message": per_message,
         "finding": finding,
         "figures": [figure(f"{m['name']}_ratio", f"{m['title']}, with / without profiler",
-                           m["geomean"], "ratio", "cost")
+                           m["geomean"], "ratio", "cost", ci=(m["ci95_low"], m["ci95_high"]),
+                           pairs=m["n"], disturbed=m["n"] - m["quiet"]["n"])
                     for m in metrics if m["target"] is not None],
     }
     if engine is not None:  # runs made before it have none, and their analysis stays

@@ -16,10 +16,11 @@ from matplotlib.patches import Patch
 from rich.console import Console
 from rich.text import Text
 
+from ...analysis.figures import resolved_text
 from ...formatting import DASH, fmt_num
 from ...report.html import Figure, HtmlTable, Section
 from ...report.run_table import RunTable, no_notes
-from ...report.summary_card import Figures, figure_of
+from ...report.summary_card import figure_entry
 from ...report.svg import to_svg
 from ...rundir import Run
 from ...termsafe import Table
@@ -444,11 +445,11 @@ def to_json(run: Run) -> dict[str, Any]:
 
 # ---- the summary card (spec.CardLine in __init__.py)
 
-def card_cell(f: Figures) -> str | None:
-    rate, run = figure_of(f, "msg_rate_ratio"), figure_of(f, "run_time_ratio")
-    parts = []
-    if run is not None:
-        parts.append(f"run time {100 * (run - 1):+.2f} %")
-    if rate is not None:
-        parts.append(f"small-message rate {100 * (rate - 1):+.1f} %")
+def card_from_analysis(a: dict[str, Any]) -> str | None:
+    """Run time and small-message rate with the profiler, each as a change in %, or why it
+    is not resolved (summary_card.unresolved): the interval stays in the figures."""
+    run = resolved_text(figure_entry(a, "run_time_ratio"), 100.0, " %", "+.2f")
+    rate = resolved_text(figure_entry(a, "msg_rate_ratio"), 100.0, " %")
+    parts = ([f"run time {run}"] if run else []) + ([f"small-message rate {rate}"] if rate
+                                                    else [])
     return ", ".join(parts) or None

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...analysis.figures import figure
+from ...analysis.figures import figure, resolved_text
 from ...analysis.stats import median_or_none, ratio_ci
 from ...formatting import NA, fmt_pct, fmt_s_as_ms
 
@@ -221,19 +221,24 @@ def _overhead(launches: list[dict[str, Any]], sizes: int) -> dict[str, Any]:
     repetition (sums, so the short runs of small sizes, where a single queue flush is a
     large fraction, weigh by their length)."""
     pairs: dict[int, dict[bool, list[float]]] = {}
+    disturbed_reps: set[int] = set()
     for x in launches:
         if x["status"] != "complete" or not x["modes"]:
             continue
         total = sum(float(m["run_time_s"]) for m in x["modes"])
         pairs.setdefault(x["rep"], {}).setdefault(x["profiled"], []).append(total)
-    ratios = [sum(p[True]) / sum(p[False]) for p in pairs.values()
-              if len(p.get(True, [])) == sizes and len(p.get(False, [])) == sizes
-              and sum(p[False]) > 0]
+        if x.get("disturbed"):
+            disturbed_reps.add(x["rep"])
+    used = [rep for rep, p in pairs.items()
+            if len(p.get(True, [])) == sizes and len(p.get(False, [])) == sizes
+            and sum(p[False]) > 0]
+    ratios = [sum(pairs[rep][True]) / sum(pairs[rep][False]) for rep in used]
     geo, lo, hi = ratio_ci(ratios)
     return {"pairs": len(ratios), "ratios": ratios, "geomean": geo, "ci95_low": lo,
             "ci95_high": hi,
             "overhead_pct": None if geo is None else 100.0 * (geo - 1.0),
-            "disturbed_launches": sum(1 for x in launches if x.get("disturbed"))}
+            "disturbed_launches": sum(1 for x in launches if x.get("disturbed")),
+            "disturbed_pairs": sum(1 for rep in used if rep in disturbed_reps)}
 
 
 def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
@@ -261,7 +266,11 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
     right = sum(v == "within the bounds" for v in agree)
     judged = sum(v != "no data" for v in agree)
     best = _best(sizes_out)
-    finding = _finding(result.get("app"), sizes_out, best, overhead, right, judged)
+    cost = figure("app_profiler_overhead_pct", "profiler's cost on the app (run time)",
+                  overhead["overhead_pct"], "%", "cost",
+                  ci=(_pct_of_ratio(overhead["ci95_low"]), _pct_of_ratio(overhead["ci95_high"])),
+                  pairs=overhead["pairs"], disturbed=overhead["disturbed_pairs"])
+    finding = _finding(result.get("app"), sizes_out, best, cost, right, judged)
     return {
         "schema": "mpi-overlap/analysis",
         "schema_version": 1,
@@ -277,8 +286,7 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
         "figures": [
             figure("best_mpi_saving_pct", "largest MPI-time cut against the baseline",
                    None if best is None else -best["mpi_time_change_pct"], "%", "overlap"),
-            figure("app_profiler_overhead_pct", "profiler's cost on the app (run time)",
-                   overhead["overhead_pct"], "%", "cost"),
+            cost,
             figure("app_profiler_overhead_ci_low_pct", "profiler's cost, 95 % CI low",
                    _pct_of_ratio(overhead["ci95_low"]), "%", "cost"),
             figure("app_profiler_overhead_ci_high_pct", "profiler's cost, 95 % CI high",
@@ -302,7 +310,7 @@ def _best(sizes: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def _finding(app: Any, sizes: list[dict[str, Any]], best: dict[str, Any] | None,
-             overhead: dict[str, Any], right: int, judged: int) -> str:
+             cost: dict[str, Any], right: int, judged: int) -> str:
     if best is None:
         return f"{app}: no mode could be compared with the baseline"
     cut = best["mpi_time_change_pct"]
@@ -313,8 +321,8 @@ def _finding(app: Any, sizes: list[dict[str, Any]], best: dict[str, Any] | None,
             + f" against {best['against']} (run time "
             + fmt_pct(run, 1, sign=True, missing=NA) + f"); the measured MPI-time "
             f"change lay within the profiler's bounds in {right} of {judged} mode comparisons")
-    if overhead["overhead_pct"] is not None:
-        lo, hi = overhead["ci95_low"], overhead["ci95_high"]
-        ci = f" [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]" if lo is not None else ""
-        text += f"; profiler cost on the app {overhead['overhead_pct']:+.2f} %{ci}"
+    # the figure as the summary card says it: a number only where its launches resolve it
+    said = resolved_text(cost, 1.0, " %", "+.2f")
+    if said:
+        text += f"; profiler cost on the app {said}"
     return text

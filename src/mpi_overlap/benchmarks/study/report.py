@@ -9,10 +9,11 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
+from ...analysis.figures import resolved_text
 from ...formatting import fmt_pct, fmt_s_as_ms
 from ...report.html import Figure, Section
 from ...report.run_table import RunTable, print_findings
-from ...report.summary_card import Figures, figure_of, opt_text
+from ...report.summary_card import analysis_figures, figure_entry, figure_of
 from ...report.svg import to_svg
 from ...rundir import Run
 from . import SPECS
@@ -147,7 +148,8 @@ def to_json(run: Run) -> dict[str, Any]:
 
 # ---- the summary card (spec.CardLine in __init__.py)
 
-def card_cell(f: Figures) -> str | None:
+def card_from_analysis(a: dict[str, Any]) -> str | None:
+    f = analysis_figures(a)
     cut, cost = figure_of(f, "best_mpi_saving_pct"), figure_of(f, "app_profiler_overhead_pct")
     if cut is None and cost is None:
         return None
@@ -157,7 +159,10 @@ def card_cell(f: Figures) -> str | None:
         moved = f"best mode cuts MPI time {cut:.0f} %"
     else:
         moved = f"no mode cuts MPI time (best {-cut:+.0f} %)"
-    lo = figure_of(f, "app_profiler_overhead_ci_low_pct")
-    hi = figure_of(f, "app_profiler_overhead_ci_high_pct")
-    ci = f" (95 % CI {lo:+.1f} to {hi:+.1f} %)" if lo is not None and hi is not None else ""
-    return f"{moved}; profiler cost on the app {opt_text(cost, '+.2f')} %{ci}"
+    fig = figure_entry(a, "app_profiler_overhead_pct")
+    if fig is not None and "ci95" not in fig:  # a study analysed before figures had intervals
+        lo = figure_of(f, "app_profiler_overhead_ci_low_pct")
+        hi = figure_of(f, "app_profiler_overhead_ci_high_pct")
+        fig = {**fig, "ci95": [lo, hi]}
+    said = resolved_text(fig, 1.0, " %", "+.2f")
+    return f"{moved}; profiler cost on the app {said}" if said else moved
