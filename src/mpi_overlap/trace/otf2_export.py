@@ -36,7 +36,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..errors import UserError
-from ..file_output import WriteError
+from ..file_output import EXIT_IO_ERROR, WriteError
 from ..profiling.rank_documents import rank_files
 from .convert import notes_of, read_run
 from .match import match_messages
@@ -120,6 +120,8 @@ def _hosts_and_anchor(run_dir: Path) -> tuple[dict[int, str], tuple[int, float] 
         try:
             doc = json.loads(path.read_text())
         except (OSError, ValueError):
+            continue
+        if not isinstance(doc, dict):
             continue
         if isinstance(doc.get("host"), str):
             hosts[rank] = doc["host"]
@@ -344,6 +346,54 @@ def _prepare_out(run_dir: Path, out: Path | None) -> tuple[Path, Path]:
     return target, tmp
 
 
+def _write(otf2: Any, tmp: Path, run_name: str, timelines: list[RankTimeline],
+           matched: Any, locs: dict[tuple[int, int], Location], hosts: dict[int, str],
+           anchor: tuple[int, float] | None, result: Exported) -> None:
+    """The archive in directory `tmp`; counts what went in into `result`."""
+    traces = [tl.trace for tl in timelines]
+    tr0 = traces[0]
+    res = max(1, round(1.0 / tr0.s_per_tick))
+    w = otf2.writer.Writer(str(tmp), archive_name=ARCHIVE, timer_resolution=res)
+    try:
+        w.creator = "mpi-overlap export otf2"
+        w.description = f"mpi-overlap profile --trace of {run_name}"
+        arch = _Archive(otf2, w, traces, hosts, _roles(timelines))
+        inter = arch.define_comms(traces)
+        writable = set(arch.comms)
+        ops = {k for tr in traces for k, name in tr.kind_names.items()
+               if k >= KIND_COLL and coll_name(name)}
+        for tl in timelines:
+            ids = RequestIds()
+            for thread in tl.trace.threads:
+                loc = locs[(tl.rank, thread)]
+                s, r = add_messages(loc, [m for m in tl.messages if m.thread == thread],
+                                    arch.comm_ranks, inter, result.skipped, ids)
+                result.sends += s
+                result.receives += r
+                result.collectives += add_collectives(
+                    loc, [c for c in tl.collectives if c.thread == thread], writable, inter,
+                    ops, result.skipped)
+                add_transfer_metrics(loc, tl.trace)
+        _place_waits(timelines, locs, matched)
+        by_rank = {t.rank: t for t in traces}
+        for (rank, _thread), loc in sorted(locs.items()):
+            ev, mp = _write_location(arch, by_rank[rank], loc)
+            result.events += ev
+            result.metric_points += mp
+        result.locations = len(arch.locations)
+        if anchor is not None and tr0.rank == 0 and w._first_timestamp is not None:
+            # The writer would stamp the export's own time; the run's is rank 0's anchor
+            # moved to the first event (a private attribute of otf2 3.2's Writer, read
+            # when it closes).
+            first_s = (w._first_timestamp - arch.sync0) / res
+            w._realtime_timestamp = anchor[1] + first_s - float(tr0.seconds(anchor[0]))
+        w.close()
+    finally:
+        # closed, or given up after an error: otf2's __del__ would close it again, fail,
+        # and print a traceback
+        w._handle = None
+
+
 def export_otf2(run_dir: Path, out: Path | None = None) -> Exported:
     """Writes the run's traces as an OTF2 archive in `out` (default <run_dir>/otf2)."""
     started = time.perf_counter()
@@ -358,7 +408,6 @@ def export_otf2(run_dir: Path, out: Path | None = None) -> Exported:
     timelines = [rank_timeline(t) for t in traces]
     matched = match_messages(timelines)
     hosts, anchor = _hosts_and_anchor(run_dir)
-    tr0 = traces[0]
     result = Exported(out=target, ranks=len(traces), matched=len(matched.pairs),
                       unmatched_sends=matched.unmatched_sends,
                       unmatched_receives=matched.unmatched_recvs, notes=notes_of(traces))
@@ -367,40 +416,7 @@ def export_otf2(run_dir: Path, out: Path | None = None) -> Exported:
         for thread, loc in locations_of(tl).items():
             locs[(tl.rank, thread)] = loc
     try:
-        res = max(1, round(1.0 / tr0.s_per_tick))
-        with otf2.writer.open(str(tmp), archive_name=ARCHIVE, timer_resolution=res) as w:
-            w.creator = "mpi-overlap export otf2"
-            w.description = f"mpi-overlap profile --trace of {run_dir.name}"
-            arch = _Archive(otf2, w, traces, hosts, _roles(timelines))
-            inter = arch.define_comms(traces)
-            writable = set(arch.comms)
-            ops = {k for k, name in tr0.kind_names.items()
-                   if k >= KIND_COLL and coll_name(name)}
-            for tl in timelines:
-                ids = RequestIds()
-                for thread in tl.trace.threads:
-                    loc = locs[(tl.rank, thread)]
-                    s, r = add_messages(loc, [m for m in tl.messages if m.thread == thread],
-                                        arch.comm_ranks, inter, result.skipped, ids)
-                    result.sends += s
-                    result.receives += r
-                    result.collectives += add_collectives(
-                        loc, [c for c in tl.collectives if c.thread == thread], writable,
-                        inter, ops, result.skipped)
-                    add_transfer_metrics(loc, tl.trace)
-            _place_waits(timelines, locs, matched)
-            by_rank = {t.rank: t for t in traces}
-            for (rank, _thread), loc in sorted(locs.items()):
-                ev, mp = _write_location(arch, by_rank[rank], loc)
-                result.events += ev
-                result.metric_points += mp
-            result.locations = len(arch.locations)
-            if anchor is not None and tr0.rank == 0 and w._first_timestamp is not None:
-                # The writer would stamp the export's own time; the run's is rank 0's
-                # anchor moved to the first event (a private attribute of otf2 3.2's
-                # Writer, read when it closes).
-                first_s = (w._first_timestamp - arch.sync0) / res
-                w._realtime_timestamp = anchor[1] + first_s - float(tr0.seconds(anchor[0]))
+        _write(otf2, tmp, run_dir.name, timelines, matched, locs, hosts, anchor, result)
         if (target / f"{ARCHIVE}.otf2").is_file():
             shutil.rmtree(target)
         elif target.is_dir():
@@ -409,6 +425,14 @@ def export_otf2(run_dir: Path, out: Path | None = None) -> Exported:
     except OSError as err:
         shutil.rmtree(tmp, ignore_errors=True)
         raise WriteError(target, err) from None
+    except Exception as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(err, otf2.error.Error) or type(err).__module__.startswith("_otf2"):
+            # the OTF2 library's own failure (a full disk, say): it printed its details
+            first = (str(err).splitlines() or [type(err).__name__])[0]
+            raise UserError(f"cannot write {target}: OTF2: {first} (the library's lines "
+                            "above say why)", EXIT_IO_ERROR) from None
+        raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
