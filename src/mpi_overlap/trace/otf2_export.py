@@ -107,6 +107,8 @@ class Exported:
     unmatched_sends: int = 0
     unmatched_receives: int = 0
     seconds: float = 0.0
+    clock_raised: int = 0  # events whose ticks ran back on their thread (raised)
+    unpaired: int = 0  # EXITs and region ends without their opening event (dropped)
     skipped: Skipped = field(default_factory=Skipped)
     notes: list[str] = field(default_factory=list)
 
@@ -415,6 +417,8 @@ def export_otf2(run_dir: Path, out: Path | None = None) -> Exported:
     for tl in timelines:
         for thread, loc in locations_of(tl).items():
             locs[(tl.rank, thread)] = loc
+            result.clock_raised += loc.clock_raised
+            result.unpaired += loc.unpaired
     try:
         _write(otf2, tmp, run_dir.name, timelines, matched, locs, hosts, anchor, result)
         if (target / f"{ARCHIVE}.otf2").is_file():
@@ -458,6 +462,11 @@ def describe(e: Exported) -> list[str]:
             (s.uncompleted, "requests whose completion another thread saw or none did"),
             (s.outside_calls, "records outside their thread's calls")]
     lines += [f"note: left out: {n} {what}" for n, what in left if n]
+    if e.unpaired:
+        lines.append(f"note: left out: {e.unpaired} call or region ends without their start")
+    if e.clock_raised:
+        lines.append(f"note: {e.clock_raised} events ran back in time on their thread and "
+                     "were moved to the event before them")
     if e.unmatched_sends or e.unmatched_receives:
         lines.append(f"note: {e.unmatched_sends} sends and {e.unmatched_receives} receives "
                      "have no partner in the traces")

@@ -38,7 +38,7 @@ from .timeline import CollCall, Message, RankTimeline
 
 
 class Op(IntEnum):
-    """What a record is (its payload in Record.args)."""
+    """What a record is (its payload in Location.args)."""
 
     ENTER = 0  # (region name, is a user region)
     LEAVE = 1  # (region name, is a user region)
@@ -56,7 +56,7 @@ class Op(IntEnum):
 @dataclass
 class Location:
     """One thread of one rank: its records as columns (ticks of its rank, position,
-    tie-break, operation, payload), unsorted until sort()."""
+    operation, payload) in the order they were added; order() gives the writing order."""
 
     rank: int
     thread: int
