@@ -206,6 +206,16 @@ def _calibrate_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
     return path, runs, read_table(path)
 
 
+# The sizes an automatic calibration across nodes measures (profile --nodes N on a fresh
+# state): quick sizes go to 64 MiB, which on one node take a few seconds, but across the
+# emulated cluster's 200 Mbit/s link (docs/cluster.md) 64 MiB alone is 2.7 s one way and
+# the calibration took 167–453 s. Up to 4 MiB, the whole first profile across two nodes
+# (point to point, then the collectives' 25 s budget, then the program) took 62 s there,
+# 171 s before; above 4 MiB lookups continue the last segment's slope (the bandwidth),
+# which the profiler counts as extrapolated. An explicit `calibrate --nodes` measures
+# every size.
+AUTO_SIZES_ACROSS_NODES = "0:4M"
+
 # The time an automatic collective calibration (profile -n N on a table without times for
 # N ranks) may take: mo_collectives starts no new (op, size) after it and keeps what it
 # measured. Unbounded, 16 oversubscribed ranks on 2 cores ran into the 300 s timeout and
@@ -406,10 +416,15 @@ def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
     own layout (the bound --nodes), so it measures the classes the job uses."""
     found, why = _why_measure(path, fp, tc, force=force_table, layout=layout)
     if why is not None:
-        nodes = f" --nodes {layout.nodes}" if layout is not None and layout.nodes > 1 else ""
+        across = layout is not None and layout.nodes > 1
+        nodes = f" --nodes {layout.nodes}" if across else ""
+        sizes = AUTO_SIZES_ACROSS_NODES if across else None
+        how = (f"--sizes {sizes}; above {sizes.split(':')[1]}B the table extrapolates, "
+               "`mpi-overlap calibrate --nodes` measures them; a minute or less on a "
+               "link of 100 Mbit/s or faster" if sizes else "about 10 s")
         ui.line(f"calibrating: {why}; measuring one now (as mpi-overlap calibrate --quick "
-                f"-n {ranks}{nodes}, about 10 s)")
-        path, _, found = _calibrate_p2p(tc, ranks=ranks, quick=True, sizes=None,
+                f"-n {ranks}{nodes} {how})".replace(" )", ")"))
+        path, _, found = _calibrate_p2p(tc, ranks=ranks, quick=True, sizes=sizes,
                                         launcher=launcher, timeout_s=timeout_s,
                                         out_base=out_base, ui=ui)
         still = missing_classes(found, layout)
