@@ -630,7 +630,8 @@ def export() -> None:
 @click.option("--out", type=click.Path(path_type=Path),
               help="the file to write (default: <run_dir>/hatchet.json)")
 def export_hatchet_cmd(run_dir: Path, out: Path | None) -> None:
-    """A profile as Hatchet's literal format: hatchet.GraphFrame.from_literal(json.load(f))."""
+    """A profile as Hatchet's literal: function → call site → (post → completion) pair, by
+    size and by region; hatchet.GraphFrame.from_literal(json.load(f))."""
     from .hatchet_export import export_hatchet
 
     print(safe(f"Hatchet literal: {export_hatchet(run_dir, out).resolve()}"))
