@@ -51,9 +51,10 @@ def test_reduced_characterization(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert expected in outcome.problems
     others = [p for p in outcome.problems if p != expected]
     if others:
-        (pingpong,) = (root / "runs").glob("*-pingpong-mpich")
+        # one ping-pong run, or two where calibrate measured suspect sizes again
+        pingpongs = sorted((root / "runs").glob("*-pingpong-mpich"))
         assert len(others) == 1 and "measured on a busy machine" in others[0], others
-        assert disturbed(load_run(pingpong)), others
+        assert pingpongs and any(disturbed(load_run(p)) for p in pingpongs), others
     else:
         assert "collectives-mpich" in calibrations
     assert "pingpong-mpich" in calibrations

@@ -24,6 +24,7 @@ from rich.progress import (
 
 from . import verbosity
 from .benchmarks import registry
+from .benchmarks.discovery import spec_of
 from .benchmarks.registry import Benchmark
 from .errors import UserError
 from .file_output import WriteError
@@ -36,6 +37,7 @@ from .run.runner import (
     checked_toolchains,
     initial_run_meta,
     status_line,
+    timeout_for,
 )
 from .rundir import (
     RUN_FILE,
@@ -142,6 +144,14 @@ def run_one(bench: Benchmark, tc: Toolchain, opts: RunOptions, native_args: list
         return _failure_run(bench, tc, opts, text)
 
 
+def native_args(bench: Benchmark, quick: bool) -> list[str]:
+    """What `bench NAME [--quick]` passes the program with its flags at their defaults
+    (the benchmark's spec, spec.default_native): the suites and `characterize` measure as
+    the benchmark's own command does."""
+    spec = spec_of(bench.name)
+    return spec.default_native(quick) if spec else (["--quick"] if quick else [])
+
+
 def run_benchmarks(benches: list[Benchmark], tc: Toolchain, *, ranks: int, quick: bool,
                    launcher: str | None, timeout_s: float | None, out_base: Path,
                    bar: Progress, overall: TaskID) -> list[Run]:
@@ -149,18 +159,18 @@ def run_benchmarks(benches: list[Benchmark], tc: Toolchain, *, ranks: int, quick
     times, advancing `overall` once per run and printing each run's status line above
     the bars."""
     ui = SuiteUi(bar.console, bar)
-    native_args = ["--quick"] if quick else []
     runs: list[Run] = []
     variants = env_matrix.current()
     launches = launch_plan.count(quick)
     # Per benchmark, its launches alternate between the settings (launch_plan.plan).
     for bench in benches:
-        timeout = timeout_s or (bench.quick_timeout_s if quick else bench.default_timeout_s)
+        timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
+        args = native_args(bench, quick)
         for planned in launch_plan.runs(bench.name, tc.name, variants, launches):
             bar.update(overall, label=f"{bench.name} ({planned.label or tc.name})")
             opts = planned.options(ranks=ranks, launcher=launcher, timeout_s=timeout,
                                    out_base=out_base)
-            run = run_one(bench, tc, opts, native_args, ui)
+            run = run_one(bench, tc, opts, args, ui)
             runs.append(run)
             bar.console.print(status_line(run), markup=False, highlight=False, soft_wrap=True)
             bar.advance(overall)

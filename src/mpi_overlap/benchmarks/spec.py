@@ -275,6 +275,15 @@ class BenchmarkSpec:
         return args + (["--quick"] if quick else []) + (["--verbose"] if verbose else [])
 
 
+    def default_native(self, quick: bool) -> list[str]:
+        """The program's arguments of `bench NAME [--quick]` with every flag at its
+        default: what the suites and `characterize` pass, so that a benchmark measures
+        alike whichever command runs it (its quick sizes and repetitions live here, in
+        its spec, and nowhere else)."""
+        return self.to_native({flag.dest: flag.default for flag in self.flags}, quick=quick,
+                              verbose=False)
+
+
 def lazy_analysis(module: str, function: str, *, with_run_dir: bool = False,
                   ) -> Callable[[dict[str, Any], Path], dict[str, Any]]:
     """`module.function` as a registry entry's `analyze`, imported on first use (the
