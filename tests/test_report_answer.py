@@ -115,3 +115,24 @@ def test_reports_without_a_profile_have_no_answer_box(case: str, tmp_path: Path)
     runs = _runs(case, tmp_path / "runs")
     _, html = _report(runs, tmp_path / "out", print_tables=False)
     assert 'class="answer"' not in html
+
+
+def test_a_reader_who_closes_the_terminal_early_still_gets_the_report(tmp_path: Path) -> None:
+    """`mpi-overlap report RUN | head -2`: the pipe closes after two lines; the files are
+    written before the terminal, so report.html and report.json are there all the same,
+    and nothing is printed but what the reader asked for (no traceback)."""
+    import subprocess
+    import sys
+
+    (run,) = _runs("profile-halo", tmp_path / "runs")
+    cli = Path(sys.executable).with_name("mpi-overlap")
+    reader = subprocess.Popen(["head", "-2"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc = subprocess.run([str(cli), "report", str(run.path)], stdout=reader.stdin,
+                          stderr=subprocess.PIPE, text=True, timeout=300, check=False)
+    assert reader.stdin is not None and reader.stdout is not None
+    reader.stdin.close()
+    shown = reader.stdout.read().decode()
+    reader.wait(timeout=60)
+    assert len(shown.splitlines()) == 2
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert (run.path / "report.html").is_file() and (run.path / "report.json").is_file()

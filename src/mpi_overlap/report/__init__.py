@@ -290,8 +290,8 @@ def make_report(
     keep_going: bool = False,
     print_tables: bool | None = None,
 ) -> ReportPaths:
-    """Print the terminal tables (print_tables; None: unless the command is --quiet; the
-    report holds them either way), write report.html and report.json into out_dir.
+    """Write report.html and report.json into out_dir, then print the terminal tables
+    (print_tables; None: unless the command is --quiet; the report holds them either way).
     `top_sections` come before the run cards (a summary card), `lead_sections` first
     among the sections (a suite's summary), `extra` joins report.json's top level;
     keep_going: a reporter that fails gives an error section instead of failing the report."""
@@ -301,8 +301,6 @@ def make_report(
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise WriteError(out_dir, err) from None
-    if print_tables if print_tables is not None else not verbosity.quiet():
-        print_terminal(runs, console or SafeConsole(), keep_going=keep_going)
     generated = utc_now()
     banners = {id(run): _banners(run) for run in runs}
     answers = {id(run): _answer(run, banners[id(run)]) for run in runs}
@@ -355,4 +353,7 @@ def make_report(
             **(extra or {}),
         },
     )
+    # The terminal last: a reader who closes it early (`| head`) still gets the files.
+    if print_tables if print_tables is not None else not verbosity.quiet():
+        print_terminal(runs, console or SafeConsole(), keep_going=keep_going)
     return ReportPaths(html=html_path, json=json_path)
