@@ -28,7 +28,12 @@ from mpi_overlap.benchmarks.profiler_overhead.analysis import (
     verdict,
 )
 from mpi_overlap.benchmarks.profiler_overhead.report import cost_lines
-from mpi_overlap.benchmarks.profiler_overhead.run import launch_dir_name, measure_engine_cost, order
+from mpi_overlap.benchmarks.profiler_overhead.run import (
+    IDLE_OTHER,
+    launch_dir_name,
+    measure_engine_cost,
+    order,
+)
 from mpi_overlap.build import ensure_built
 from mpi_overlap.rundir import ANALYSIS_FILE, RESULT_FILE, RUN_FILE, load_run, write_json_atomic
 from mpi_overlap.schema import analysis_errors, result_errors
@@ -95,7 +100,7 @@ def test_verdict_without_enough_data() -> None:
 def _launch(rep: int, program: str, profiled: bool, value: float | None, *,
             status: str = "complete", profile_status: str = "complete",
             elapsed: float = 2.0, disturbed: bool = False,
-            callsites: bool = True) -> dict[str, Any]:
+            callsites: bool = True, idle: str | None = None) -> dict[str, Any]:
     profile = None
     if profiled:
         profile = {"status": profile_status, "ranks_expected": 2,
@@ -105,9 +110,9 @@ def _launch(rep: int, program: str, profiled: bool, value: float | None, *,
     detail: dict[str, Any] = {"messages_total": 200} if program == "msgrate" else {}
     return {
         "rep": rep, "program": program, "profiled": profiled,
-        "callsites": callsites if profiled else None,
-        "position": order(max(rep, 1)).index((program, profiled, callsites)),
-        "dir": launch_dir_name(rep, program, profiled, callsites),
+        "callsites": callsites if profiled else None, "idle": idle,
+        "position": order(max(rep, 1)).index((program, profiled, callsites, idle)),
+        "dir": launch_dir_name(rep, program, profiled, callsites, idle),
         "command": ["mpiexec", "-n", "2", "x"],
         "status": status, "returncode": 0 if status == "complete" else 1,
         "message": None if status == "complete" else "exited with status 1",
@@ -264,12 +269,12 @@ def test_metrics_cover_both_targets() -> None:
 def test_order_alternates_so_drift_cancels() -> None:
     first, second = order(1), order(2)
     assert first == second[::-1]
-    assert sorted(first) == sorted(second)
-    assert len(set(first)) == 5
+    assert set(first) == set(second) and len(set(first)) == len(first) == 6
     # over two repetitions every launch has the mean position of its partners
-    for a, b in ((("msgrate", False, True), ("msgrate", True, True)),
-                 (("msgrate", True, True), ("msgrate", True, False)),
-                 (("compute_app", False, True), ("compute_app", True, True))):
+    for a, b in ((("msgrate", False, True, None), ("msgrate", True, True, None)),
+                 (("msgrate", True, True, None), ("msgrate", True, False, None)),
+                 (("msgrate", True, True, None), ("msgrate", True, True, IDLE_OTHER)),
+                 (("compute_app", False, True, None), ("compute_app", True, True, None))):
         assert first.index(a) + second.index(a) == first.index(b) + second.index(b)
 
 
@@ -293,6 +298,40 @@ def test_call_sites_cost_is_the_ns_per_message_between_on_and_off() -> None:
     assert "call sites add +5.0 ns" in a["finding"]
     # the msgrate ratio is still the call-sites-on launch against the one without
     assert _metric(a, "msg_rate")["n"] == 3
+
+
+@pytest.mark.parametrize(("diffs", "verdict"), [
+    ((12.0, 15.0, 11.0), "default no worse"),
+    ((-30.0, -26.0, -33.0), "the other setting is cheaper"),
+    ((-5.0, 6.0, 1.0), "not resolved"),
+])
+def test_the_other_idle_setting_is_priced_against_the_default(diffs: tuple[float, ...],
+                                                               verdict: str) -> None:
+    """msgrate per repetition: the default profiled launch 1100 ns a message, the one at
+    MPI_OVERLAP_IDLE=IDLE_OTHER 1100 + d: the default path is no worse where every d's
+    interval lies at or above 0 (issue 40's acceptance), the other is cheaper below it."""
+    result = _result(RATES_GOOD[:3], TIMES_GOOD[:3])
+    for rep, d in enumerate(diffs, start=1):
+        for x in result["launches"]:
+            if x["rep"] == rep and x["program"] == "msgrate":
+                x["value"] = 1e9 / 1100.0 if x["profiled"] else 1e6
+        result["launches"].append(_launch(rep, "msgrate", True, 1e9 / (1100.0 + d),
+                                          idle=IDLE_OTHER))
+    a = analyze_profiler_overhead(result)
+    assert analysis_errors(a) == []
+    idle = a["idle"]
+    assert idle["setting"] == f"MPI_OVERLAP_IDLE={IDLE_OTHER}" and idle["pairs"] == 3
+    assert idle["added_ns"] == pytest.approx(sum(diffs) / 3, abs=0.01)
+    assert idle["verdict"] == verdict and verdict in a["finding"]
+    # the whole profiler's figures stay the default launch's
+    assert a["per_message"]["added_ns"] == pytest.approx(100.0)
+    assert _metric(a, "msg_rate")["n"] == 3
+
+
+def test_a_run_without_the_idle_launch_says_it_was_not_measured() -> None:
+    a = analyze_profiler_overhead(_result(RATES_GOOD, TIMES_GOOD))
+    assert a["idle"]["pairs"] == 0 and a["idle"]["verdict"] == "not measured"
+    assert "IDLE" not in a["finding"]
 
 
 def _run_dir(tmp_path: Path, result: dict[str, Any]) -> Path:

@@ -51,10 +51,12 @@ class LaunchOutcome:
 
 
 def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profiled: bool,
-           meta: list[str], callsites: bool = True) -> LaunchOutcome:
+           meta: list[str], callsites: bool = True,
+           env_extra: dict[str, str] | None = None) -> LaunchOutcome:
     """Run `exe args` on setup.ranks ranks in the new directory `sub`; with the profiler,
     its rank profiles land there too (profiling/collect.py reads them); `callsites` False
-    turns its call-site tables off."""
+    turns its call-site tables off; `env_extra` is set for this launch alone (a setting of
+    the profiler that one launch of a repetition measures)."""
     from ..profiling.preload import ProfilerSetup
 
     sub.mkdir()
@@ -67,6 +69,7 @@ def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profile
     cmd = launch_command(setup.tc, setup.ranks, rank_cmd, setup.launcher)
     env = setup.tc.environment()
     env.update(setup.extra_env)
+    env.update(env_extra or {})
     outcome = run_job(cmd, env, sub, timeout_s=setup.timeout_s)
     host = outcome.host_load
     status, message = outcome.status, outcome.message

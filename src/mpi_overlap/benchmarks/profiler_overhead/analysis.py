@@ -122,13 +122,20 @@ def _usable(launch: dict[str, Any] | None, source: str) -> tuple[float | None, s
     return value, None
 
 
+def _default_path(launch: dict[str, Any]) -> bool:
+    """Whether a launch ran the profiler as it is by default (or ran without it): not the
+    launch with call sites off (analyze_callsites) nor the one at the other idle setting
+    (analyze_idle)."""
+    return launch.get("callsites") is not False and launch.get("idle") is None
+
+
 def pairs_of(result: dict[str, Any], spec: MetricSpec) -> tuple[list[dict[str, Any]],
                                                                  list[dict[str, Any]]]:
     """Per repetition the pair (without, with, ratio); and the repetitions left out."""
     by_rep: dict[int, dict[bool, dict[str, Any]]] = {}
     for launch in result.get("launches") or []:
         if launch.get("program") == spec.program and launch.get("rep", 0) >= 1 \
-                and launch.get("callsites") is not False:  # that launch is callsites'(below)
+                and _default_path(launch):
             by_rep.setdefault(int(launch["rep"]), {})[bool(launch.get("profiled"))] = launch
     pairs, excluded = [], []
     for rep in sorted(by_rep):
@@ -204,6 +211,7 @@ def _ns_per_message(result: dict[str, Any]) -> dict[int, dict[str, float]]:
                 or launch.get("status") != "complete" or not launch.get("value"):
             continue
         kind = ("without" if not launch.get("profiled")
+                else "idle" if launch.get("idle") is not None
                 else "on" if launch.get("callsites") is not False else "off")
         by_rep.setdefault(int(launch["rep"]), {})[kind] = 1e9 / float(launch["value"])
     return by_rep
@@ -232,6 +240,39 @@ def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str,
     }
 
 
+def analyze_idle(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
+    """ns per message of the launch at the other MPI_OVERLAP_IDLE setting minus the
+    default's, per repetition (issue 40: the default path must be no worse than its
+    alternative beyond the interval): "default no worse" when the interval lies at or
+    above 0, "the other setting is cheaper" when below, "not resolved" when it spans 0."""
+    setting = next((str(x["idle"]) for x in result.get("launches") or []
+                    if x.get("idle") is not None), None)
+    diffs = _added(result, "idle", "on")
+    lo, hi = t_interval(diffs, ci)
+    if lo is None or hi is None:
+        verdict_ = "not resolved" if diffs else "not measured"
+    else:
+        verdict_ = ("default no worse" if lo >= 0 else
+                    "the other setting is cheaper" if hi < 0 else "not resolved")
+    return {
+        "setting": None if setting is None else f"MPI_OVERLAP_IDLE={setting}",
+        "pairs": len(diffs),
+        "added_ns": float(np.mean(diffs)) if diffs else None,
+        "median_ns": float(np.median(diffs)) if diffs else None,
+        "ci95_low_ns": lo,
+        "ci95_high_ns": hi,
+        "verdict": verdict_,
+    }
+
+
+def idle_sentence(c: dict[str, Any]) -> str:
+    if c["added_ns"] is None:
+        return "The other idle setting: no pair of msgrate launches with it and the default"
+    return (f"with {c['setting']} instead of the default a message costs "
+            f"{c['added_ns']:+.1f} ns{_ns_interval(c)} more over {c['pairs']} pairs: "
+            f"{c['verdict']}")
+
+
 # ns the whole profiler may add per message with call sites on (issue 16)
 PER_MESSAGE_TARGET_NS = 40.0
 READS_PER_CALL = 2  # every wrapper reads the clock at its entry and at its exit
@@ -248,7 +289,7 @@ def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, 
         prof, detail = launch.get("profile") or {}, launch.get("detail") or {}
         msgs, read_ns = detail.get("messages_total"), prof.get("clock_read_ns")
         if launch.get("program") != "msgrate" or not launch.get("profiled") \
-                or launch.get("callsites") is False or prof.get("status") != "complete" \
+                or not _default_path(launch) or prof.get("status") != "complete" \
                 or not isinstance(msgs, int) or msgs <= 0 or not read_ns:
             continue
         calls = int(prof.get("rank0_calls") or 0)
@@ -369,12 +410,15 @@ def _finding(metrics: list[dict[str, Any]]) -> str:
 def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
     metrics = [analyze_metric(result, spec, ci) for spec in METRICS]
     callsites = analyze_callsites(result, ci)
+    idle = analyze_idle(result, ci)
     per_message = per_message_cost(result, ci)
     finding = _finding(metrics)
     if per_message["pairs"]:
         finding += "; " + per_message_sentence(per_message)
     if callsites["pairs"]:
         finding += "; " + callsite_sentence(callsites)
+    if idle["pairs"]:
+        finding += "; " + idle_sentence(idle)
     engine = engine_cost(result)
     if engine is not None:
         finding += "; " + engine_sentence(engine)
@@ -392,6 +436,7 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
         "metrics": metrics,
         "profiles": profile_summary(result),
         "callsites": callsites,
+        "idle": idle,
         "per_message": per_message,
         "finding": finding,
         "figures": [figure(f"{m['name']}_ratio", f"{m['title']}, with / without profiler",

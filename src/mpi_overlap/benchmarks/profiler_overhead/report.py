@@ -25,7 +25,7 @@ from ...report.svg import to_svg
 from ...rundir import Run
 from ...termsafe import Table
 from ...values import num
-from .analysis import callsite_sentence, engine_sentence, per_message_sentence
+from .analysis import callsite_sentence, engine_sentence, idle_sentence, per_message_sentence
 
 BENCHMARK = "profiler-overhead"
 HEADERS = (
@@ -109,7 +109,7 @@ def _launches(run: Run) -> dict[tuple[int, str, bool], dict[str, Any]]:
     sites off is the call-site figure's (callsite_sentence), not a pair's."""
     out = {}
     for x in (run.result or {}).get("launches") or []:
-        if x.get("callsites") is False:
+        if x.get("callsites") is False or x.get("idle") is not None:
             continue
         out[(int(x.get("rep", 0)), str(x.get("program")), bool(x.get("profiled")))] = x
     return out
@@ -125,7 +125,7 @@ def cost_lines(run: Run) -> list[str]:
     processing costs timed alone (analysis: engine, in runs that measured it)."""
     out = []
     for key, sentence in (("per_message", per_message_sentence),
-                          ("callsites", callsite_sentence)):
+                          ("callsites", callsite_sentence), ("idle", idle_sentence)):
         c = (run.analysis or {}).get(key)
         if isinstance(c, dict) and c.get("pairs"):
             out.append(_as_sentence(sentence(c)))

@@ -1,12 +1,14 @@
 """`mpi-overlap bench profiler-overhead`: what libmpi_overlap costs an MPI program, as
 ratios measured in one run.
 
-One run directory holds R repetitions of five launches: mo_msgrate (small-message rate)
+One run directory holds R repetitions of six launches: mo_msgrate (small-message rate)
 and mo_compute_app (run time of a compute-heavy program), each without and with the
-profiler preloaded (profiling/preload.py), and mo_msgrate once more with the profiler's
-call sites off (what they cost per message). Each launch has its own subdirectory with its
-result.json, logs and, when profiled, the rank profiles. The order of the five launches
-is reversed every other repetition (ABCDE, EDCBA, ...), so a slow drift of the machine
+profiler preloaded (profiling/preload.py), and mo_msgrate twice more with the profiler:
+its call sites off (what they cost per message), and its queue processed at the other
+setting of MPI_OVERLAP_IDLE than the library's default (whether the default path is the
+cheaper one on this machine). Each launch has its own subdirectory with its
+result.json, logs and, when profiled, the rank profiles. The order of the six launches
+is reversed every other repetition (ABCDEF, FEDCBA, ...), so a slow drift of the machine
 adds as much to the launches with the profiler as to those without. A first, untimed
 launch of mo_compute_app fixes its work in units for every later launch (the same
 computation each time) and warms the page cache and the CPU up.
@@ -89,23 +91,32 @@ class OverheadOptions:
         check_ranks(get_benchmark(BENCH), self.ranks)
 
 
-# The launches of a repetition: (program, profiled, call sites kept). The third msgrate
-# launch has the profiler with its call-site tables off (MPI_OVERLAP_CALLSITES=0), so the
-# cost of call sites is measured beside the rest (analysis: "callsites").
-CONFIGS: tuple[tuple[str, bool, bool], ...] = (
-    ("msgrate", False, True), ("msgrate", True, True), ("msgrate", True, False),
-    ("compute_app", False, True), ("compute_app", True, True))
+# The setting of MPI_OVERLAP_IDLE that is not the library's default (mop_runtime.c: the
+# queue is processed while a call waits unless it is "0"): the idle launch measures it
+# beside the default, so that one run says which path costs less here (issue 40).
+IDLE_OTHER = "0"
+
+# The launches of a repetition: (program, profiled, call sites kept, idle setting). The
+# third msgrate launch has the profiler with its call-site tables off
+# (MPI_OVERLAP_CALLSITES=0), so the cost of call sites is measured beside the rest
+# (analysis: "callsites"); the fourth has MPI_OVERLAP_IDLE=IDLE_OTHER (analysis: "idle").
+Config = tuple[str, bool, bool, str | None]
+CONFIGS: tuple[Config, ...] = (
+    ("msgrate", False, True, None), ("msgrate", True, True, None),
+    ("msgrate", True, False, None), ("msgrate", True, True, IDLE_OTHER),
+    ("compute_app", False, True, None), ("compute_app", True, True, None))
 
 
-def order(rep: int) -> list[tuple[str, bool, bool]]:
+def order(rep: int) -> list[Config]:
     """The launches of repetition `rep` (from 1): in CONFIGS' order on odd repetitions,
     reversed on even ones."""
     return list(CONFIGS) if rep % 2 == 1 else list(CONFIGS[::-1])
 
 
-def launch_dir_name(rep: int, program: str, profiled: bool, callsites: bool = True) -> str:
+def launch_dir_name(rep: int, program: str, profiled: bool, callsites: bool = True,
+                    idle: str | None = None) -> str:
     return (f"rep{rep:02d}-{program}-{'with' if profiled else 'without'}"
-            + ("" if callsites else "-nosites"))
+            + ("" if callsites else "-nosites") + ("" if idle is None else f"-idle{idle}"))
 
 
 @dataclass
@@ -173,11 +184,13 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
 
 
 def _launch(ctx: _Context, rep: int, program: str, profiled: bool, callsites: bool, position: int,
-            args: list[str], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+            args: list[str], name: str, idle: str | None = None,
+            ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """One launch in its own subdirectory; returns its record and its result.json."""
     sub = ctx.run_dir / name
     out = launch(ctx.setup, ctx.exes[program], args, sub, profiled=profiled, callsites=callsites,
-                 meta=[f"profiler={'with' if profiled else 'without'}", f"rep={rep}"])
+                 meta=[f"profiler={'with' if profiled else 'without'}", f"rep={rep}"],
+                 env_extra=None if idle is None else {"MPI_OVERLAP_IDLE": idle})
     value, detail = None, {}
     if out.result is not None:
         value, detail = _detail(program, out.result.get("results") or {})
@@ -186,6 +199,7 @@ def _launch(ctx: _Context, rep: int, program: str, profiled: bool, callsites: bo
         "program": program,
         "profiled": profiled,
         "callsites": callsites if profiled else None,
+        "idle": idle,
         "position": position,
         "dir": name,
         **out.record,
@@ -314,11 +328,11 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
         for rep in range(1, reps + 1):
             if stop is not None:
                 break
-            for position, (program, profiled, callsites) in enumerate(order(rep)):
-                name = launch_dir_name(rep, program, profiled, callsites)
+            for position, (program, profiled, callsites, idle) in enumerate(order(rep)):
+                name = launch_dir_name(rep, program, profiled, callsites, idle)
                 progress(done, total, name)
                 record, _ = _launch(ctx, rep, program, profiled, callsites, position,
-                                    doc["programs"][program]["args"], name)
+                                    doc["programs"][program]["args"], name, idle)
                 doc["launches"].append(record)
                 if record["profile"] is not None and record["profile"]["status"] != "complete":
                     doc["warnings"].append(f"{name}: profile incomplete: "
