@@ -90,6 +90,15 @@ class CollCall:
     root: int = -1
     t_exit: int | None = None
     monitored: bool = True  # called while monitoring was on (MPI_Pcontrol)
+    # A non-blocking collective's request and completion (the replay needs them; the
+    # fields are a Message's, so that one request queue serves both).
+    key: int = 0
+    joined: bool = False
+    t_done: int | None = None
+    done_enter: int | None = None
+    done_fn: int = -1
+    done_region: int = 0
+    done_monitored: bool = True
 
 
 @dataclass
@@ -128,7 +137,8 @@ class _Walk:
         self.call_region = 0
         self.regions: list[int] = []
         self.open_in_call: list[Message | CollCall] = []  # closed at the call's exit
-        self.pending: dict[int, deque[Message]] = {}  # request key -> posts, oldest first
+        # request key -> posts (messages, non-blocking collectives), oldest first
+        self.pending: dict[int, deque[Message | CollCall]] = {}
         self.done: dict[int, int] = {}  # key -> entries a query closed, not yet freed
         self.persistent: dict[int, Message] = {}  # key -> description (a template)
         self.last: Message | CollCall | None = None  # what the next MATCH describes
@@ -142,7 +152,7 @@ class _Walk:
         self.tl.messages.append(msg)
         self.last = msg
 
-    def close(self, msg: Message, t: int, foreign: bool = False) -> None:
+    def close(self, msg: Message | CollCall, t: int, foreign: bool = False) -> None:
         """msg completed at t in the open outermost call (or, foreign, in another
         thread's call, which this one does not know)."""
         msg.t_done = t
@@ -175,7 +185,8 @@ class _Walk:
             self.done[key] = self.done.get(key, 0) + 1
         if reason & 0x7F == END_CANCELLED:
             for m in group:
-                self.tl.messages.remove(m)
+                if isinstance(m, Message):
+                    self.tl.messages.remove(m)
             return
         for m in group:
             if m.kind == KIND_RECV and nbytes >= 0:
@@ -220,6 +231,9 @@ class _Walk:
                     self.last = coll
                     if typ == EV_INCALL:
                         self.open_in_call.append(coll)
+                    else:  # completed by a later Wait/Test, as a message's request
+                        coll.key = keys[i]
+                        self.pending.setdefault(keys[i], deque()).append(coll)
                     continue
                 if kind not in (KIND_SEND, KIND_RECV):
                     self.last = None
