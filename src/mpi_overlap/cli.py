@@ -618,6 +618,31 @@ def trace_cmd(run_dir: Path, out: Path) -> None:
         print(safe(line))
 
 
+# ----- predict --------------------------------------------------------------------------
+
+@app.command("predict")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--table", type=click.Path(path_type=Path),
+              help="replay on another transfer-time table (default: the run's own)")
+@click.option("--link", metavar="RATE",
+              help="add a link of this rate between nodes, e.g. 200mbit (with --latency)")
+@click.option("--latency", metavar="TIME", help="the link's latency, e.g. 50us (with --link)")
+@click.option("--overlap", type=click.Choice(["none", "perfect"]), default=None,
+              help="what-if: transfers never overlap computation, or are fully hidden")
+@click.option("--progress", type=click.Choice(["async"]), default=None,
+              help="what-if: rendezvous transfers move without MPI calls")
+def predict_cmd(run_dir: Path, table: Path | None, link: str | None, latency: str | None,
+                overlap: str | None, progress: str | None) -> None:
+    """Replay a traced profile run (profile --trace) on a model: predicted vs recorded run
+    time, MPI time and waiting per rank; writes predict.json in the run directory."""
+    from .predict.report import Request, describe, predict
+
+    req = Request(run_dir=run_dir, table=table, link=link, latency=latency,
+                  overlap=overlap or "model", progress=progress or "calls")
+    for line in describe(predict(req)):
+        print(safe(line))
+
+
 # ----- export ---------------------------------------------------------------------------
 
 @app.group()

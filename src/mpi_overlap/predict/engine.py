@@ -1,0 +1,394 @@
+"""The replay engine: one discrete-event pass over a program (program.py) with a priority
+queue of call entries, on the costs of a target (model.py). docs/method.md, "Predicting
+by replay", states the rules; in short:
+
+* computation between two calls is kept as recorded: a call's next one is entered the
+  recorded gap after it returns;
+* a call returns at max(its enter, the completion of every operation it completes) plus
+  its *residual*: the part of the recorded call that the model does not explain (the
+  lower quartile, over that function's calls on that rank, of the recorded duration
+  minus the model's in-call cost at the recorded table). A call that replays nothing
+  (MPI_Comm_rank, a message without a partner) keeps its recorded duration;
+* an eager message's send completes o_s after its post, its data is in the receiver's MPI
+  T - o_r after the post, and its receive completes o_r after max(the completing call's
+  enter, that arrival). A rendezvous message moves whole, T, from the moment both ends
+  have posted and the receiver's MPI is called (progress "calls": if the send is posted
+  while the receiver computes, the move starts when it next enters MPI; "async": at
+  once); both ends complete when it has moved;
+* a collective's members leave at their synchronisation time (the last member's enter;
+  for a broadcast or scatter the root's, for a reduce or gather the root waits for the
+  last) plus the collective's time;
+* `none`: a message (and a non-blocking collective) moves only once both ends are in the
+  calls that complete it, whole; `perfect`: it costs nothing beyond the synchronisation
+  (a receive completes at max(its call's enter, the send's post), a send at its post).
+
+Every completion time is a max-plus expression of enter times with non-negative costs,
+so `perfect` never gives later times than the model and `none` never earlier ones
+(tests/test_predict_property.py checks it on generated programs).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .model import Costs, incall_cost
+from .program import (
+    COLL_BLOCK,
+    COLL_DONE,
+    COLL_POST,
+    RECV_BLOCK,
+    RECV_DONE,
+    RECV_POST,
+    SEND_BLOCK,
+    SEND_DONE,
+    SEND_POST,
+    Program,
+)
+
+ONE_TO_N = frozenset({"bcast", "scatter", "scatterv"})
+N_TO_ONE = frozenset({"reduce", "gather", "gatherv"})
+RESIDUAL_QUANTILE = 0.25
+
+
+@dataclass
+class Replay:
+    """Per rank: every call's enter and exit (seconds; the first call's exit and the last
+    call's enter are the window of the run), and the pass's event count."""
+
+    enter: list[list[float]]
+    exit: list[list[float]]
+    send_post: list[float]  # per message
+    recv_post: list[float]
+    coll_sync: list[dict[int, float]]  # per collective: member -> synchronisation time
+    events: int = 0
+    unresolved: list[int] = field(default_factory=list)  # ranks left waiting (a deadlock)
+
+
+def residuals(prog: Program, recorded_costs: Costs) -> list[dict[str, float]]:
+    """Per rank and function: the lower quartile of (recorded duration - the call's
+    recorded waiting - the model's in-call cost at the recorded table), not below 0."""
+    waits = call_waits(prog, recorded(prog))
+    out: list[dict[str, float]] = []
+    for rank, calls in enumerate(prog.calls):
+        per_fn: dict[str, list[float]] = {}
+        for i in range(1, len(calls) - 1):
+            c = calls[i]
+            if c.ops:
+                per_fn.setdefault(c.fn, []).append(max(
+                    0.0, c.duration - waits[rank][i]
+                    - incall_cost(prog, recorded_costs, rank, c.ops)))
+        out.append({fn: float(np.quantile(v, RESIDUAL_QUANTILE)) for fn, v in per_fn.items()})
+    return out
+
+
+def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str = "model",
+           progress: str = "calls") -> Replay:
+    n = prog.ranks
+    nmsg, ncoll = len(prog.msgs), len(prog.colls)
+    nan = float("nan")
+    S0 = [nan] * nmsg
+    R0 = [nan] * nmsg
+    Sc = [nan] * nmsg  # enter of the call that completes the send
+    Rc = [nan] * nmsg
+    sdone = [nan] * nmsg
+    rdone = [nan] * nmsg
+    swait = [-1] * nmsg  # rank whose current call waits for this end, -1 none
+    rwait = [-1] * nmsg
+    cpost: list[dict[int, float]] = [{} for _ in range(ncoll)]
+    centr: list[dict[int, float]] = [{} for _ in range(ncoll)]  # completing calls' enters
+    cdone: list[dict[int, float]] = [{} for _ in range(ncoll)]
+    csync: list[dict[int, float]] = [{} for _ in range(ncoll)]
+    cwait: list[dict[int, bool]] = [{} for _ in range(ncoll)]
+    T, o_s, o_r, eager, tcoll = c.T, c.o_s, c.o_r, c.eager, c.coll
+    perfect, none = overlap == "perfect", overlap == "none"
+    async_ = progress == "async"
+    colls = prog.colls
+    calls = prog.calls
+    enters: list[list[float]] = [[nan] * len(cs) for cs in calls]
+    exits: list[list[float]] = [[nan] * len(cs) for cs in calls]
+    cur = [0] * n
+    E = [nan] * n
+    fin = [nan] * n  # finish of the current call, nan while it waits
+    nxt = [nan] * n  # enter of the next call once fin is known
+    need = [0] * n
+    tmax = [0.0] * n
+    ended = [False] * n
+    heap: list[tuple[float, int, int]] = []
+    seq = 0
+    events = 0
+
+    def finish(r: int) -> None:
+        nonlocal seq
+        i = cur[r]
+        cs = calls[r]
+        call = cs[i]
+        e = E[r]
+        # a call that replays nothing keeps its recorded duration
+        f = max(e, tmax[r]) + resid[r].get(call.fn, 0.0) if call.ops else e + call.duration
+        fin[r] = f
+        exits[r][i] = f
+        nx = f + (cs[i + 1].enter - call.exit)
+        nxt[r] = nx
+        seq += 1
+        heapq.heappush(heap, (nx, seq, r))
+
+    def resolved(r: int, t: float) -> None:
+        if t > tmax[r]:
+            tmax[r] = t
+        need[r] -= 1
+        if need[r] == 0:
+            finish(r)
+
+    def set_sdone(k: int, t: float) -> None:
+        sdone[k] = t
+        r = swait[k]
+        if r >= 0:
+            swait[k] = -1
+            resolved(r, t)
+
+    def set_rdone(k: int, t: float) -> None:
+        rdone[k] = t
+        r = rwait[k]
+        if r >= 0:
+            rwait[k] = -1
+            resolved(r, t)
+
+    def in_mpi(r: int, t: float) -> bool:
+        return ended[r] or fin[r] != fin[r] or fin[r] >= t
+
+    def msg(k: int, now: float) -> None:
+        s0, r0 = S0[k], R0[k]
+        if perfect:
+            if s0 == s0 and sdone[k] != sdone[k]:
+                set_sdone(k, s0)
+            if s0 == s0 and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
+                set_rdone(k, max(Rc[k], s0))
+        elif none:
+            if Sc[k] == Sc[k] and Rc[k] == Rc[k] and sdone[k] != sdone[k]:
+                t = max(Sc[k], Rc[k]) + T[k]
+                set_sdone(k, t)
+                set_rdone(k, t)
+        elif eager[k]:
+            if s0 == s0 and sdone[k] != sdone[k]:
+                set_sdone(k, s0 + o_s[k])
+            if s0 == s0 and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
+                set_rdone(k, max(Rc[k], s0 + T[k] - o_r[k]) + o_r[k])
+        elif s0 == s0 and r0 == r0 and sdone[k] != sdone[k]:
+            start = now
+            rcv = prog.msgs[k].receiver
+            if not async_ and s0 >= r0 and not in_mpi(rcv, now):
+                start = nxt[rcv]
+            t = start + T[k]
+            set_sdone(k, t)
+            set_rdone(k, t)
+
+    def coll(j: int) -> None:
+        cl = colls[j]
+        entries = centr[j] if none else cpost[j]
+        members = cl.members
+        if len(entries) < len(members) and cl.root < 0:
+            return
+        base = cl.op[1:] if cl.op.startswith("i") and cl.op[1:] in ONE_TO_N | N_TO_ONE else cl.op
+        tc = 0.0 if perfect else tcoll[j]
+        full = len(entries) == len(members)
+        last = max(entries.values()) if full else nan
+        root = cl.root
+        for m in members:
+            if m in cdone[j] or m not in entries:
+                continue
+            own = entries[m]
+            if base in ONE_TO_N and root in members:
+                if m == root:
+                    sync = own
+                elif root in entries:
+                    sync = max(own, entries[root])
+                else:
+                    continue
+            elif base in N_TO_ONE and root in members:
+                if m != root:
+                    sync = own
+                elif full:
+                    sync = last
+                else:
+                    continue
+            elif full:
+                sync = last
+            else:
+                continue
+            csync[j][m] = sync
+            t = sync + tc
+            cdone[j][m] = t
+            if cwait[j].pop(m, False):
+                resolved(m, t)
+
+    for r in range(n):
+        if len(calls[r]) >= 2:
+            cs = calls[r]
+            E[r] = cs[0].exit
+            enters[r][0], exits[r][0] = cs[0].enter, cs[0].exit
+            seq += 1
+            heapq.heappush(heap, (cs[0].exit + (cs[1].enter - cs[0].exit), seq, r))
+        else:
+            ended[r] = True
+
+    while heap:
+        t, _, r = heapq.heappop(heap)
+        events += 1
+        i = cur[r] + 1
+        cur[r] = i
+        E[r] = t
+        enters[r][i] = t
+        cs = calls[r]
+        if i == len(cs) - 1:  # the last call (MPI_Finalize): the rank's end
+            ended[r] = True
+            fin[r] = nan
+            continue
+        fin[r] = nan
+        ops = cs[i].ops
+        need[r] = 1  # held until every operation is registered
+        tmax[r] = t
+        for op, k in ops:
+            events += 1
+            if op in (SEND_POST, SEND_BLOCK):
+                S0[k] = t
+                if op == SEND_BLOCK:
+                    Sc[k] = t
+                    if sdone[k] == sdone[k]:
+                        tmax[r] = max(tmax[r], sdone[k])
+                    else:
+                        need[r] += 1
+                        swait[k] = r
+                msg(k, t)
+            elif op in (RECV_POST, RECV_BLOCK):
+                R0[k] = t
+                if op == RECV_BLOCK:
+                    Rc[k] = t
+                    if rdone[k] == rdone[k]:
+                        tmax[r] = max(tmax[r], rdone[k])
+                    else:
+                        need[r] += 1
+                        rwait[k] = r
+                msg(k, t)
+            elif op == SEND_DONE:
+                Sc[k] = t
+                if sdone[k] == sdone[k]:
+                    tmax[r] = max(tmax[r], sdone[k])
+                else:
+                    need[r] += 1
+                    swait[k] = r
+                    msg(k, t)
+            elif op == RECV_DONE:
+                Rc[k] = t
+                if rdone[k] == rdone[k]:
+                    tmax[r] = max(tmax[r], rdone[k])
+                else:
+                    need[r] += 1
+                    rwait[k] = r
+                    msg(k, t)
+            elif op in (COLL_BLOCK, COLL_POST):
+                cpost[k][r] = t
+                if op == COLL_BLOCK:
+                    centr[k][r] = t
+                    need[r] += 1
+                    cwait[k][r] = True
+                coll(k)
+            elif op == COLL_DONE:
+                centr[k][r] = t
+                if r in cdone[k]:
+                    tmax[r] = max(tmax[r], cdone[k][r])
+                else:
+                    need[r] += 1
+                    cwait[k][r] = True
+                    coll(k)
+        resolved(r, t)
+    unresolved = [r for r in range(n) if not ended[r]]
+    return Replay(enter=enters, exit=exits, send_post=S0, recv_post=R0, coll_sync=csync,
+                  events=events, unresolved=unresolved)
+
+
+def recorded(prog: Program) -> Replay:
+    """The recorded run in the replay's terms (the same measures, from the trace)."""
+    nan = float("nan")
+    S0 = [nan] * len(prog.msgs)
+    R0 = [nan] * len(prog.msgs)
+    post: list[dict[int, float]] = [{} for _ in prog.colls]
+    for r, cs in enumerate(prog.calls):
+        for call in cs:
+            for op, k in call.ops:
+                if op in (SEND_POST, SEND_BLOCK):
+                    S0[k] = call.enter
+                elif op in (RECV_POST, RECV_BLOCK):
+                    R0[k] = call.enter
+                elif op in (COLL_POST, COLL_BLOCK):
+                    post[k][r] = call.enter
+    sync: list[dict[int, float]] = []
+    for j, cl in enumerate(prog.colls):
+        entries = post[j]
+        out: dict[int, float] = {}
+        if len(entries) == len(cl.members):
+            last = max(entries.values())
+            base = cl.op
+            for m, own in entries.items():
+                if base in ONE_TO_N and cl.root in entries:
+                    out[m] = own if m == cl.root else max(own, entries[cl.root])
+                elif base in N_TO_ONE and cl.root in entries:
+                    out[m] = last if m == cl.root else own
+                else:
+                    out[m] = last
+        sync.append(out)
+    return Replay(enter=[[c.enter for c in cs] for cs in prog.calls],
+                  exit=[[c.exit for c in cs] for cs in prog.calls],
+                  send_post=S0, recv_post=R0, coll_sync=sync)
+
+
+@dataclass(frozen=True)
+class RankFigures:
+    rank: int
+    start_s: float
+    end_s: float
+    mpi_s: float
+    waiting_s: float
+
+
+def call_waits(prog: Program, rep: Replay) -> list[list[float]]:
+    """Per rank and call: its longest wait (docs/method.md, "Waiting": late sender, late
+    receiver, blocking collectives), cut to the call; 0 for the first and last call."""
+    out = []
+    for r, cs in enumerate(prog.calls):
+        en, ex = rep.enter[r], rep.exit[r]
+        waits = [0.0] * len(cs)
+        for i in range(1, len(cs) - 1):
+            a, b = en[i], ex[i]
+            w = 0.0
+            for op, k in cs[i].ops:
+                if op in (RECV_DONE, RECV_BLOCK):
+                    x = rep.send_post[k] - a
+                elif op in (SEND_DONE, SEND_BLOCK):
+                    rp = rep.recv_post[k]
+                    x = rp - a if b > rp else 0.0
+                elif op == COLL_BLOCK:
+                    x = rep.coll_sync[k].get(r, a) - a
+                else:
+                    continue
+                if x > w:
+                    w = x
+            waits[i] = min(w, max(b - a, 0.0))
+        out.append(waits)
+    return out
+
+
+def figures(prog: Program, rep: Replay) -> list[RankFigures]:
+    """Per rank: its window (first call's exit to last call's enter), the time inside the
+    calls between, and their waiting (call_waits)."""
+    out = []
+    waits = call_waits(prog, rep)
+    for r, cs in enumerate(prog.calls):
+        if len(cs) < 2:
+            continue
+        en, ex = rep.enter[r], rep.exit[r]
+        mpi = sum(ex[i] - en[i] for i in range(1, len(cs) - 1))
+        out.append(RankFigures(r, ex[0], en[-1], mpi, sum(waits[r])))
+    return out

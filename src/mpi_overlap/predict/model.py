@@ -1,0 +1,174 @@
+"""The target a trace is replayed on, and what it makes each message and collective cost
+(docs/method.md, "Predicting by replay").
+
+A message of s bytes between two ranks costs the transfer table's whole time T(s) of its
+pair class (intra: same host, inter: different hosts); where the table's parts say the
+size moves eagerly (s at most the class's eager limit), the sender's call holds o_s(s),
+the data is in the receiver's MPI T(s) - o_r(s) after the send was posted, and the
+receive's completion holds o_r(s). Above the eager limit (or without parts) the message
+is rendezvous: it moves whole, T(s), once both ends have posted.
+
+`--link RATE --latency T` adds a wire on top of the table for every message between ranks
+on different nodes: T'(s) = T(s) + latency + 8 s / rate (and the eager arrival moves by
+the same amount; o_s and o_r stay). On a run whose ranks were all on one node, each rank
+is taken as its own node (one rank per node), so that every message crosses the link.
+A collective of an op the table has a series for costs that series' time (its
+communicator size, or the table's size model); an op without any series costs
+ceil(log2 p) rounds of the point-to-point time of its block (at least one round). On a
+link, a collective whose members span nodes adds ceil(log2 p) rounds of the wire
+(p - 1 rounds for the ops that move p blocks: gather, scatter, allgather, alltoall and
+their kin).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..calibration.xfer_table import LINEAR_COLL_OPS, XferTable, blocking_op
+from ..errors import UserError
+from .program import Program
+
+OVERLAPS = ("model", "none", "perfect")
+PROGRESS = ("calls", "async")
+_LATENCY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(s|ms|us|ns)?$", re.I)
+_LATENCY_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def parse_rate(text: str) -> float:
+    """A link rate as tc reads it (200mbit, 1gbit, 10mbps) in bits per second."""
+    from ..cluster.layout import Layout
+
+    return Layout(nodes=1, rate=text.strip()).rate_bits_per_s
+
+
+def parse_latency(text: str) -> float:
+    """A latency such as 50us, 0.2ms, 1e-5 is not accepted (say the unit); seconds."""
+    m = _LATENCY.match(text.strip())
+    if not m:
+        raise UserError(f"--latency '{text}': give a time such as 50us, 0.2ms or 0")
+    value = float(m.group(1)) * _LATENCY_UNITS[(m.group(2) or "s").lower()]
+    if not m.group(2) and value != 0:
+        raise UserError(f"--latency '{text}': give its unit (s, ms, us, ns), e.g. 50us")
+    return value
+
+
+@dataclass(frozen=True)
+class Link:
+    rate_bits_per_s: float
+    latency_s: float
+
+    def wire(self, nbytes: int) -> float:
+        return self.latency_s + 8.0 * max(nbytes, 0) / self.rate_bits_per_s
+
+
+@dataclass(frozen=True)
+class Target:
+    table: XferTable
+    link: Link | None = None
+    overlap: str = "model"  # model | none | perfect
+    progress: str = "calls"  # calls | async
+
+
+@dataclass
+class Costs:
+    """Per message: whole time T, and (eager only) o_s and o_r; per collective: its time.
+    Lists indexed like the program's msgs and colls."""
+
+    T: list[float]
+    o_s: list[float]
+    o_r: list[float]
+    eager: list[bool]
+    coll: list[float]
+    link_nodes: bool = False  # ranks taken as one per node for --link
+
+
+def _nodes(prog: Program, link: Link | None) -> tuple[list[str], bool]:
+    hosts = list(prog.hosts) or [""] * prog.ranks
+    one_node = len(set(hosts)) <= 1
+    if link is not None and one_node:
+        return [str(r) for r in range(prog.ranks)], True
+    return hosts, False
+
+
+def _class(table: XferTable, a: str, b: str) -> str:
+    cls = "intra" if a == b else "inter"
+    if not table.points.get(cls):
+        cls = "inter" if cls == "intra" else "intra"
+    return cls
+
+
+def costs(prog: Program, target: Target) -> Costs:
+    table, link = target.table, target.link
+    nodes, per_rank = _nodes(prog, link)
+    out = Costs([], [], [], [], [], link_nodes=per_rank)
+    cache: dict[tuple[int, str, bool], tuple[float, float, float, bool]] = {}
+    for m in prog.msgs:
+        a, b = nodes[m.sender], nodes[m.receiver]
+        cls = _class(table, a, b)
+        crosses = a != b
+        key = (m.nbytes, cls, crosses)
+        hit = cache.get(key)
+        if hit is None:
+            t = table.lookup(m.nbytes, cls)
+            parts = table.eager_parts(cls, m.nbytes, t) if table.parts else None
+            wire = link.wire(m.nbytes) if (link is not None and crosses) else 0.0
+            if parts is None:
+                hit = (t + wire, 0.0, 0.0, False)
+            else:
+                hit = (t + wire, parts[0], parts[1], True)
+            cache[key] = hit
+        out.T.append(hit[0])
+        out.o_s.append(hit[1])
+        out.o_r.append(hit[2])
+        out.eager.append(hit[3])
+    for c in prog.colls:
+        out.coll.append(coll_time(table, c.op, len(c.members), c.nbytes)
+                        + _coll_wire(link, c.op, [nodes[r] for r in c.members], c.nbytes))
+    return out
+
+
+def coll_rounds(op: str, p: int) -> int:
+    base = blocking_op(op) or op
+    if base in LINEAR_COLL_OPS:
+        return max(p - 1, 1)
+    return max(math.ceil(math.log2(max(p, 2))), 1)
+
+
+def coll_time(table: XferTable, op: str, p: int, nbytes: int) -> float:
+    """The op's time from the table's series; without any series for the op (or its
+    blocking op), ceil(log2 p) rounds of the point-to-point time of the block."""
+    secs, flags = table.lookup_coll(op, p, nbytes)
+    if "coll_uncalibrated" in flags:
+        rounds = max(math.ceil(math.log2(max(p, 2))), 1)
+        return rounds * secs
+    return secs
+
+
+def _coll_wire(link: Link | None, op: str, member_nodes: list[str], nbytes: int) -> float:
+    if link is None or len(set(member_nodes)) <= 1:
+        return 0.0
+    return coll_rounds(op, len(member_nodes)) * link.wire(nbytes)
+
+
+def incall_cost(prog: Program, c: Costs, rank: int, ops: list[tuple[int, int]]) -> float:
+    """What the model puts inside a call when no partner keeps it waiting: the longest of
+    its operations' own parts (o_s of an eager send's post, o_r of an eager receive's
+    completion, T of a blocking rendezvous transfer, a blocking collective's time)."""
+    from .program import COLL_BLOCK, RECV_BLOCK, RECV_DONE, SEND_BLOCK, SEND_POST
+
+    best = 0.0
+    for op, k in ops:
+        if op in (SEND_POST, SEND_BLOCK):
+            x = c.o_s[k] if c.eager[k] else (c.T[k] if op == SEND_BLOCK else 0.0)
+        elif op == RECV_BLOCK:
+            x = c.o_r[k] if c.eager[k] else c.T[k]
+        elif op == RECV_DONE:
+            x = c.o_r[k] if c.eager[k] else 0.0
+        elif op == COLL_BLOCK:
+            x = c.coll[k]
+        else:
+            continue
+        best = max(best, x)
+    return best

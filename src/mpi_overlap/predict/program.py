@@ -1,0 +1,228 @@
+"""What the replay engine replays: per rank, its outermost MPI calls in order with the
+computation before each, and what each call does to messages and collectives (post,
+complete, both); the messages as matched pairs and the collectives as matched instances.
+
+Built from a traced run with the trace machinery (trace/reader.py, timeline.py,
+match.py): nothing here re-reads events. Only the thread that called MPI_Init is
+replayed (its calls are the rank's timeline); messages of other threads, and ends
+without a partner in the traces, are left out, and a call left with nothing to replay
+keeps its recorded duration. Tests build programs directly (a synthetic trace).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..trace.match import Matched
+from ..trace.timeline import CollCall, Message, RankTimeline
+
+# Operations of a call (op code, index of the message or collective instance).
+SEND_POST, RECV_POST, SEND_DONE, RECV_DONE, SEND_BLOCK, RECV_BLOCK = range(6)
+COLL_BLOCK, COLL_POST, COLL_DONE = range(6, 9)
+COMPLETING = frozenset({SEND_DONE, RECV_DONE, SEND_BLOCK, RECV_BLOCK, COLL_BLOCK, COLL_DONE})
+
+
+@dataclass(slots=True)
+class Call:
+    """One outermost MPI call: its recorded enter and exit (aligned seconds), its function
+    and the operations it makes (in program order)."""
+
+    fn: str
+    enter: float
+    exit: float
+    ops: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def duration(self) -> float:
+        return self.exit - self.enter
+
+
+@dataclass(slots=True)
+class Msg:
+    """A matched point-to-point message."""
+
+    sender: int
+    receiver: int
+    nbytes: int
+
+
+@dataclass(slots=True)
+class Coll:
+    """A matched collective instance: its op (the table's name, "i" prefixed for a
+    non-blocking one), its members (world ranks), its root (world rank, -1 none) and the
+    largest per-process block a member gave."""
+
+    op: str
+    members: tuple[int, ...]
+    root: int
+    nbytes: int
+
+
+@dataclass
+class Program:
+    calls: list[list[Call]]  # per rank, in order; [0] is MPI_Init, [-1] MPI_Finalize
+    msgs: list[Msg] = field(default_factory=list)
+    colls: list[Coll] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)  # per rank ("" unknown)
+    left_out: dict[str, int] = field(default_factory=dict)  # what was not replayed, why
+
+    @property
+    def ranks(self) -> int:
+        return len(self.calls)
+
+    def events(self) -> int:
+        """Enter and exit of every replayed call and every operation in them."""
+        return sum(2 * (len(c) - 2) + sum(len(x.ops) for x in c[1:-1]) for c in self.calls)
+
+
+class _Locator:
+    """The outermost call of a rank's main thread that holds a time (ticks)."""
+
+    def __init__(self, tl: RankTimeline, thread: int) -> None:
+        th = tl.threads[thread]
+        self.enter = th.enter.tolist()
+        self.exit = th.exit.tolist()
+
+    def index(self, t: int | None) -> int | None:
+        if t is None:
+            return None
+        i = bisect_right(self.enter, t) - 1
+        return i if i >= 0 and t <= self.exit[i] else None
+
+
+def _main_thread(tl: RankTimeline) -> int | None:
+    return min(tl.threads) if tl.threads else None
+
+
+def build_program(timelines: list[RankTimeline], matched: Matched,
+                  hosts: dict[int, str] | None = None) -> Program:
+    """The program of a traced run; `timelines` ordered by rank, one per rank 0..n-1."""
+    left: dict[str, int] = {}
+
+    def skip(why: str) -> None:
+        left[why] = left.get(why, 0) + 1
+
+    calls: list[list[Call]] = []
+    locs: dict[int, _Locator] = {}
+    main: dict[int, int] = {}
+    for tl in timelines:
+        thread = _main_thread(tl)
+        if thread is None:
+            calls.append([])
+            continue
+        main[tl.rank] = thread
+        locs[tl.rank] = _Locator(tl, thread)
+        th = tl.threads[thread]
+        enter = tl.trace.seconds(th.enter)
+        exit_ = tl.trace.seconds(th.exit)
+        assert isinstance(enter, np.ndarray) and isinstance(exit_, np.ndarray)
+        names = _call_names(tl, thread, len(th.enter))
+        calls.append([Call(fn, float(a), float(b))
+                      for fn, a, b in zip(names, enter.tolist(), exit_.tolist(), strict=True)])
+        skip_threads = len(tl.threads) - 1
+        if skip_threads:
+            left["threads other than the main one (not replayed)"] = (
+                left.get("threads other than the main one (not replayed)", 0) + skip_threads)
+
+    prog = Program(calls=calls)
+    prog.hosts = [(hosts or {}).get(r, "") for r in range(len(calls))]
+
+    def place(m: Message | CollCall, t_post: int, done_enter: int | None,
+              blocking: bool, post_op: int, done_op: int, block_op: int, idx: int) -> bool:
+        if main.get(m.rank) != m.thread:
+            skip("ends on threads other than the main one")
+            return False
+        loc = locs[m.rank]
+        i = loc.index(t_post)
+        if i is None:
+            skip("ends outside the main thread's calls")
+            return False
+        if blocking:
+            calls[m.rank][i].ops.append((block_op, idx))
+            return True
+        j = loc.index(done_enter)
+        if j is None or j < i:
+            skip("non-blocking ends whose completion was not seen")
+            return False
+        calls[m.rank][i].ops.append((post_op, idx))
+        calls[m.rank][j].ops.append((done_op, idx))
+        return True
+
+    for s, r in matched.pairs:
+        if not _placeable(s, main, locs) or not _placeable(r, main, locs):
+            skip("messages with an end that cannot be placed")
+            continue
+        idx = len(prog.msgs)
+        prog.msgs.append(Msg(s.rank, r.rank, max(int(r.bytes), int(s.bytes), 0)))
+        place(s, s.t_post, s.done_enter, s.blocking, SEND_POST, SEND_DONE, SEND_BLOCK, idx)
+        place(r, r.t_post, r.done_enter, r.blocking, RECV_POST, RECV_DONE, RECV_BLOCK, idx)
+    for (comm, _), inst in sorted(matched.collectives.items()):
+        some = next(iter(inst.values()))
+        tr = timelines[some.rank].trace
+        members = tr.comms.get(comm)
+        if (members is None or members.remote or len(inst) != len(members.local)
+                or not all(_coll_placeable(c, main, locs) for c in inst.values())):
+            skip("collectives not complete in the traces (or on intercommunicators)")
+            continue
+        idx = len(prog.colls)
+        op = tr.kind(some.kind)
+        prog.colls.append(Coll(op, tuple(sorted(inst)), members.world_rank(some.root)
+                               if some.root >= 0 else -1,
+                               max(max(int(c.bytes) for c in inst.values()), 0)))
+        for c in inst.values():
+            place(c, c.t_enter, c.done_enter, c.blocking, COLL_POST, COLL_DONE, COLL_BLOCK, idx)
+    prog.left_out = left
+    return prog
+
+
+def _placeable(m: Message, main: dict[int, int], locs: dict[int, _Locator]) -> bool:
+    if main.get(m.rank) != m.thread:
+        return False
+    loc = locs[m.rank]
+    i = loc.index(m.t_post)
+    if i is None:
+        return False
+    if m.blocking:
+        return True
+    j = loc.index(m.done_enter)
+    return j is not None and j >= i
+
+
+def _coll_placeable(c: CollCall, main: dict[int, int], locs: dict[int, _Locator]) -> bool:
+    if main.get(c.rank) != c.thread:
+        return False
+    loc = locs[c.rank]
+    i = loc.index(c.t_enter)
+    if i is None:
+        return False
+    if c.blocking:
+        return True
+    j = loc.index(c.done_enter)
+    return j is not None and j >= i
+
+
+def _call_names(tl: RankTimeline, thread: int, n: int) -> list[str]:
+    """The function of each outermost call, in enter order (from the ENTER events at depth
+    0, as timeline.py counts them)."""
+    from ..trace.reader import EV_ENTER, EV_EXIT
+
+    ev = tl.trace.events[thread]
+    types, ids = ev["type"].tolist(), ev["id"].tolist()
+    out: list[tuple[int, str]] = []
+    depth = 0
+    ts = ev["t"].tolist()
+    for typ, fid, t in zip(types, ids, ts, strict=True):
+        if typ == EV_ENTER:
+            if depth == 0:
+                out.append((t, tl.trace.fn(fid)))
+            depth += 1
+        elif typ == EV_EXIT and depth > 0:
+            depth -= 1
+    if depth > 0 and out:  # the trace ends inside a call, which timeline.py leaves out
+        out.pop()
+    out.sort(key=lambda x: x[0])
+    names = [name for _, name in out]
+    return names[:n] + ["?"] * (n - len(names))

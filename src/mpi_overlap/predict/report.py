@@ -1,0 +1,202 @@
+"""`mpi-overlap predict RUN_DIR`: a traced profile run replayed on a target (the run's own
+table, another table, a link on top of it, the overlap and progress what-ifs), with the
+predicted and recorded run time, MPI time and waiting per rank, in the terminal and in
+predict.json in the run directory."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..formatting import fmt_time
+from .engine import RankFigures, figures, recorded, replay, residuals
+from .model import OVERLAPS, PROGRESS, Link, Target, costs, parse_latency, parse_rate
+from .program import Program, build_program
+
+SCHEMA = "predict-v1"
+OUT_FILE = "predict.json"
+
+
+@dataclass
+class Request:
+    run_dir: Path
+    table: Path | None = None
+    link: str | None = None
+    latency: str | None = None
+    overlap: str = "model"
+    progress: str = "calls"
+
+
+def load_program(run_dir: Path) -> tuple[Program, Any]:
+    """The run's program and the table it used (XferTable)."""
+    from ..analysis.run_table import used_table
+    from ..profiling.rank_documents import rank_files
+    from ..trace.convert import read_run
+    from ..trace.match import match_messages
+    from ..trace.timeline import rank_timeline
+
+    if not run_dir.is_dir():
+        raise UserError(f"{run_dir} is not a run directory")
+    traces = read_run(run_dir)  # one line when there is none, or one is not a trace
+    if any(t.version < 2 for t in traces):
+        raise UserError(f"{run_dir}: the traces are of format version 1, which records no "
+                        "communicators or tags: profile again with --trace")
+    size = max(t.size for t in traces)
+    if len(traces) != size:
+        raise UserError(f"{run_dir}: {size - len(traces)} of {size} ranks left no trace; "
+                        "a replay needs every rank")
+    traces.sort(key=lambda t: t.rank)
+    timelines = [rank_timeline(t) for t in traces]
+    matched = match_messages(timelines)
+    hosts: dict[int, str] = {}
+    for rank, path in rank_files(run_dir).items():
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("host"), str):
+            hosts[rank] = doc["host"]
+    prog = build_program(timelines, matched, hosts)
+    if matched.unmatched_sends or matched.unmatched_recvs:
+        prog.left_out["sends and receives without a partner in the traces"] = (
+            matched.unmatched_sends + matched.unmatched_recvs)
+    analysis_path = run_dir / "analysis.json"
+    try:
+        analysis = json.loads(analysis_path.read_text())
+    except (OSError, ValueError):
+        analysis = {}
+    return prog, used_table(analysis) if isinstance(analysis, dict) else None
+
+
+def target_of(req: Request, run_table: Any) -> Target:
+    from ..calibration.xfer_table import read_table
+
+    if req.overlap not in OVERLAPS:
+        raise UserError(f"--overlap {req.overlap}: choose none or perfect")
+    if req.progress not in PROGRESS:
+        raise UserError(f"--progress {req.progress}: choose async")
+    if (req.link is None) != (req.latency is None):
+        raise UserError("--link and --latency go together, e.g. --link 200mbit --latency 50us")
+    link = None
+    if req.link is not None and req.latency is not None:
+        link = Link(parse_rate(req.link), parse_latency(req.latency))
+    table = read_table(req.table) if req.table is not None else run_table
+    if table is None:
+        raise UserError(f"{req.run_dir}: the transfer-time table the run used is gone or "
+                        "changed since; give one with --table PATH")
+    return Target(table=table, link=link, overlap=req.overlap, progress=req.progress)
+
+
+def _pct(pred: float, rec: float) -> float | None:
+    return None if rec <= 0 else 100.0 * (pred - rec) / rec
+
+
+def _job(figs: list[RankFigures]) -> dict[str, float]:
+    start = min(f.start_s for f in figs)
+    return {"run_s": max(f.end_s for f in figs) - start,
+            "mpi_s": sum(f.mpi_s for f in figs) / len(figs),
+            "waiting_s": sum(f.waiting_s for f in figs) / len(figs)}
+
+
+def predict(req: Request) -> dict[str, Any]:
+    """The prediction document (also written to predict.json in the run directory)."""
+    prog, run_table = load_program(req.run_dir)
+    if run_table is None and req.table is None:
+        raise UserError(f"{req.run_dir}: the transfer-time table the run used is gone or "
+                        "changed since; give one with --table PATH")
+    target = target_of(req, run_table)
+    if not any(len(c) >= 3 for c in prog.calls):
+        raise UserError(f"{req.run_dir}: the traces hold no MPI call between MPI_Init and "
+                        "MPI_Finalize")
+    rec_costs = costs(prog, Target(table=run_table or target.table))
+    resid = residuals(prog, rec_costs)
+    tgt_costs = costs(prog, target)
+    started = time.perf_counter()
+    rep = replay(prog, tgt_costs, resid, target.overlap, target.progress)
+    seconds = time.perf_counter() - started
+    if rep.unresolved:
+        raise UserError(f"{req.run_dir}: the replay could not complete rank(s) "
+                        f"{', '.join(map(str, rep.unresolved))} (a call waits for a partner "
+                        "the traces do not hold)")
+    rec = figures(prog, recorded(prog))
+    pred = figures(prog, rep)
+    rj, pj = _job(rec), _job(pred)
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "run_dir": str(req.run_dir),
+        "target": {
+            "table": str(target.table.path) if target.table.path else None,
+            "table_is_the_runs": req.table is None,
+            "link": ({"rate": req.link, "rate_bits_per_s": target.link.rate_bits_per_s,
+                      "latency_s": target.link.latency_s,
+                      "one_rank_per_node": tgt_costs.link_nodes}
+                     if target.link else None),
+            "overlap": target.overlap,
+            "progress": target.progress,
+        },
+        "recorded": {**rj, "ranks": [_rank(f) for f in rec]},
+        "predicted": {**pj, "ranks": [_rank(f) for f in pred]},
+        "error_pct": {k: _pct(pj[k], rj[k]) for k in ("run_s", "mpi_s", "waiting_s")},
+        "replay": {"events": rep.events, "seconds": seconds,
+                   "events_per_s": rep.events / seconds if seconds > 0 else None,
+                   "messages": len(prog.msgs), "collectives": len(prog.colls),
+                   "calls": sum(max(len(c) - 2, 0) for c in prog.calls)},
+        "left_out": dict(sorted(prog.left_out.items())),
+    }
+    from ..file_output import write_json
+
+    try:
+        write_json(req.run_dir / OUT_FILE, doc)
+    except OSError as err:
+        raise UserError(f"cannot write {req.run_dir / OUT_FILE}: {err.strerror or err}",
+                        74) from None
+    return doc
+
+
+def _rank(f: RankFigures) -> dict[str, Any]:
+    return {"rank": f.rank, "run_s": f.end_s - f.start_s, "mpi_s": f.mpi_s,
+            "waiting_s": f.waiting_s}
+
+
+def _err(p: float | None) -> str:
+    return "" if p is None or not math.isfinite(p) else f"{p:+.1f} %"
+
+
+def describe(doc: dict[str, Any]) -> list[str]:
+    t = doc["target"]
+    what = ["the run's own table" if t["table_is_the_runs"] else f"table {t['table']}"]
+    if t["link"]:
+        ln = t["link"]
+        what.append(f"a link of {ln['rate']} and {fmt_time(ln['latency_s'])} on top for "
+                    "messages between nodes"
+                    + (" (one rank per node)" if ln["one_rank_per_node"] else ""))
+    if t["overlap"] != "model":
+        what.append(f"overlap {t['overlap']}")
+    if t["progress"] != "calls":
+        what.append(f"progress {t['progress']}")
+    rec, pred = doc["recorded"], doc["predicted"]
+    lines = [f"Replay on {', '.join(what)}:",
+             f"{'':18}{'recorded':>12}{'predicted':>12}{'change':>10}"]
+    for key, name in (("run_s", "run time"), ("mpi_s", "MPI time (mean)"),
+                      ("waiting_s", "waiting (mean)")):
+        lines.append(f"{name:18}{fmt_time(rec[key]):>12}{fmt_time(pred[key]):>12}"
+                     f"{_err(doc['error_pct'][key]):>10}")
+    lines.append("per rank (recorded → predicted): run time, MPI time, waiting")
+    for r, p in zip(rec["ranks"], pred["ranks"], strict=True):
+        lines.append(f"  rank {r['rank']}: {fmt_time(r['run_s'])} → {fmt_time(p['run_s'])}, "
+                     f"{fmt_time(r['mpi_s'])} → {fmt_time(p['mpi_s'])}, "
+                     f"{fmt_time(r['waiting_s'])} → {fmt_time(p['waiting_s'])}")
+    rp = doc["replay"]
+    rate = rp["events_per_s"]
+    lines.append(f"{rp['calls']} calls, {rp['messages']} messages, {rp['collectives']} "
+                 f"collectives; {rp['events']} events replayed in {fmt_time(rp['seconds'])}"
+                 + (f" ({rate / 1e6:.2f} M events/s)" if rate else ""))
+    for why, n in doc["left_out"].items():
+        lines.append(f"note: left out: {n} {why}")
+    lines.append(f"wrote {Path(doc['run_dir']) / OUT_FILE}")
+    return lines
