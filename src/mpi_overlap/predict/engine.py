@@ -12,8 +12,10 @@ by replay", states the rules; in short:
 * an eager message's send completes o_s after its post, its data is in the receiver's MPI
   T - o_r after the post, and its receive completes o_r after max(the completing call's
   enter, that arrival). A rendezvous message moves whole, T, from the moment both ends
-  have posted and the receiver's MPI is called (progress "calls": if the send is posted
-  while the receiver computes, the move starts when it next enters MPI; "async": at
+  have posted and the receiver's MPI has seen the request (progress "calls": a receive
+  posted after the send sees it at once, and so does a receiver blocked in a call when
+  the send is posted; otherwise, receiver computing or in a short call, the move starts
+  when it next enters MPI, as MPICH's receiver-driven single copy does; "async": at
   once); both ends complete when it has moved;
 * a collective's members leave at their synchronisation time (the last member's enter;
   for a broadcast or scatter the root's, for a reduce or gather the root waits for the
@@ -156,8 +158,10 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
             rwait[k] = -1
             resolved(r, t)
 
-    def in_mpi(r: int, t: float) -> bool:
-        return ended[r] or fin[r] != fin[r] or fin[r] >= t
+    def polling(r: int) -> bool:
+        """r is blocked in a call (its finish not known yet: it waits, so its MPI polls),
+        or has ended (nothing later would poll)."""
+        return ended[r] or fin[r] != fin[r]
 
     def msg(k: int, now: float) -> None:
         s0, r0 = S0[k], R0[k]
@@ -179,7 +183,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
         elif s0 == s0 and r0 == r0 and sdone[k] != sdone[k]:
             start = now
             rcv = prog.msgs[k].receiver
-            if not async_ and s0 >= r0 and not in_mpi(rcv, now):
+            if not async_ and s0 >= r0 and not polling(rcv):
                 start = nxt[rcv]
             t = start + T[k]
             set_sdone(k, t)
