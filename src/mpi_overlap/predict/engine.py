@@ -52,6 +52,7 @@ from .program import (
 
 ONE_TO_N = frozenset({"bcast", "scatter", "scatterv"})
 N_TO_ONE = frozenset({"reduce", "gather", "gatherv"})
+ROOTED = ONE_TO_N | N_TO_ONE
 RESIDUAL_QUANTILE = 0.25
 
 
@@ -122,20 +123,26 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     seq = 0
     events = 0
 
+    # per call: what it adds after its completions (its residual, or for a call that
+    # replays nothing its recorded duration) and the computation after it
+    extra = [[resid[r].get(c_.fn, 0.0) if c_.ops else c_.exit - c_.enter for c_ in cs]
+             for r, cs in enumerate(calls)]
+    gaps = [[cs[i + 1].enter - cs[i].exit for i in range(len(cs) - 1)] + [0.0]
+            for cs in calls]
+    push = heapq.heappush
+
     def finish(r: int) -> None:
         nonlocal seq
         i = cur[r]
-        cs = calls[r]
-        call = cs[i]
         e = E[r]
-        # a call that replays nothing keeps its recorded duration
-        f = max(e, tmax[r]) + resid[r].get(call.fn, 0.0) if call.ops else e + call.duration
+        t = tmax[r]
+        f = (t if t > e else e) + extra[r][i]
         fin[r] = f
         exits[r][i] = f
-        nx = f + (cs[i + 1].enter - call.exit)
+        nx = f + gaps[r][i]
         nxt[r] = nx
         seq += 1
-        heapq.heappush(heap, (nx, seq, r))
+        push(heap, (nx, seq, r))
 
     def resolved(r: int, t: float) -> None:
         if t > tmax[r]:
@@ -189,44 +196,41 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
             set_sdone(k, t)
             set_rdone(k, t)
 
-    def coll(j: int) -> None:
+    def done_at(j: int, m: int, sync: float, tc: float) -> None:
+        csync[j][m] = sync
+        t = sync + tc
+        cdone[j][m] = t
+        if cwait[j].pop(m, False):
+            resolved(m, t)
+
+    def coll(j: int, m: int) -> None:
+        """Member m's entry (post, or completing call under `none`) was just noted: the
+        members whose synchronisation time is now known leave, each once."""
         cl = colls[j]
         entries = centr[j] if none else cpost[j]
         members = cl.members
-        if len(entries) < len(members) and cl.root < 0:
-            return
-        base = cl.op[1:] if cl.op.startswith("i") and cl.op[1:] in ONE_TO_N | N_TO_ONE else cl.op
+        base = cl.op[1:] if cl.op.startswith("i") and cl.op[1:] in ROOTED else cl.op
         tc = 0.0 if perfect else tcoll[j]
-        full = len(entries) == len(members)
-        last = max(entries.values()) if full else nan
         root = cl.root
-        for m in members:
-            if m in cdone[j] or m not in entries:
-                continue
-            own = entries[m]
-            if base in ONE_TO_N and root in members:
-                if m == root:
-                    sync = own
-                elif root in entries:
-                    sync = max(own, entries[root])
-                else:
-                    continue
-            elif base in N_TO_ONE and root in members:
-                if m != root:
-                    sync = own
-                elif full:
-                    sync = last
-                else:
-                    continue
-            elif full:
-                sync = last
+        full = len(entries) == len(members)
+        if base in ONE_TO_N and root in members:
+            if root not in entries:
+                return
+            if m == root:
+                for x, own in entries.items():
+                    if x not in cdone[j]:
+                        done_at(j, x, own if x == root else max(own, entries[root]), tc)
             else:
-                continue
-            csync[j][m] = sync
-            t = sync + tc
-            cdone[j][m] = t
-            if cwait[j].pop(m, False):
-                resolved(m, t)
+                done_at(j, m, max(entries[m], entries[root]), tc)
+        elif base in N_TO_ONE and root in members:
+            if m != root:
+                done_at(j, m, entries[m], tc)
+            if full:
+                done_at(j, root, max(entries.values()), tc)
+        elif full:
+            last = max(entries.values())
+            for x in members:
+                done_at(j, x, last, tc)
 
     for r in range(n):
         if len(calls[r]) >= 2:
@@ -240,7 +244,6 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
 
     while heap:
         t, _, r = heapq.heappop(heap)
-        events += 1
         i = cur[r] + 1
         cur[r] = i
         E[r] = t
@@ -251,6 +254,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
             fin[r] = nan
             continue
         fin[r] = nan
+        events += 2  # the call's enter and exit (Program.events counts the same)
         ops = cs[i].ops
         need[r] = 1  # held until every operation is registered
         tmax[r] = t
@@ -298,7 +302,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                     centr[k][r] = t
                     need[r] += 1
                     cwait[k][r] = True
-                coll(k)
+                coll(k, r)
             elif op == COLL_DONE:
                 centr[k][r] = t
                 if r in cdone[k]:
@@ -306,7 +310,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 else:
                     need[r] += 1
                     cwait[k][r] = True
-                    coll(k)
+                    coll(k, r)
         resolved(r, t)
     unresolved = [r for r in range(n) if not ended[r]]
     return Replay(enter=enters, exit=exits, send_post=S0, recv_post=R0, coll_sync=csync,
