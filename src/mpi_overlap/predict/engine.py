@@ -242,8 +242,9 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
         else:
             ended[r] = True
 
+    pop = heapq.heappop
     while heap:
-        t, _, r = heapq.heappop(heap)
+        t, _, r = pop(heap)
         i = cur[r] + 1
         cur[r] = i
         E[r] = t
@@ -254,12 +255,12 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
             fin[r] = nan
             continue
         fin[r] = nan
-        events += 2  # the call's enter and exit (Program.events counts the same)
         ops = cs[i].ops
+        # the call's enter and exit and each operation (Program.events counts the same)
+        events += 2 + len(ops)
         need[r] = 1  # held until every operation is registered
         tmax[r] = t
         for op, k in ops:
-            events += 1
             if op in (SEND_POST, SEND_BLOCK):
                 S0[k] = t
                 if op == SEND_BLOCK:
