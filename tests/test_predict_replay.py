@@ -63,6 +63,10 @@ def test_replay_at_the_recorded_table(runs, case):
     assert [r["rank"] for r in rec["ranks"]] == [0, 1] == [r["rank"] for r in pred["ranks"]]
     rp = doc["replay"]
     assert rp["messages"] > 0 and rp["events"] > 2 * rp["calls"]
+    fns = {f["fn"]: f for f in doc["functions"]}
+    assert sum(f["calls"] for f in fns.values()) == rp["calls"]
+    assert sum(f["recorded_s"] for f in fns.values()) / 2 == pytest.approx(rec["mpi_s"])
+    assert sum(f["predicted_s"] for f in fns.values()) / 2 == pytest.approx(pred["mpi_s"])
     if case == "cg":
         assert rp["collectives"] > 0
     # nothing of these programs is left out: every message has its partner

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..formatting import fmt_time
-from .engine import RankFigures, figures, recorded, replay, residuals
+from .engine import RankFigures, Replay, figures, recorded, replay, residuals
 from .model import OVERLAPS, PROGRESS, Link, Target, costs, parse_latency, parse_rate
 from .program import Program, build_program
 
@@ -146,6 +146,7 @@ def predict(req: Request) -> dict[str, Any]:
                    "events_per_s": rep.events / seconds if seconds > 0 else None,
                    "messages": len(prog.msgs), "collectives": len(prog.colls),
                    "calls": sum(max(len(c) - 2, 0) for c in prog.calls)},
+        "functions": _functions(prog, recorded(prog), rep),
         "left_out": dict(sorted(prog.left_out.items())),
     }
     from ..file_output import write_json
@@ -156,6 +157,21 @@ def predict(req: Request) -> dict[str, Any]:
         raise UserError(f"cannot write {req.run_dir / OUT_FILE}: {err.strerror or err}",
                         74) from None
     return doc
+
+
+def _functions(prog: Program, rec: Replay, rep: Replay) -> list[dict[str, Any]]:
+    """Per MPI function: its calls and their time summed over the ranks, recorded and
+    replayed, the largest recorded first (where the model gains or loses time)."""
+    acc: dict[str, list[float]] = {}
+    for r, cs in enumerate(prog.calls):
+        for i in range(1, len(cs) - 1):
+            a = acc.setdefault(cs[i].fn, [0, 0.0, 0.0])
+            a[0] += 1
+            a[1] += rec.exit[r][i] - rec.enter[r][i]
+            a[2] += rep.exit[r][i] - rep.enter[r][i]
+    rows = [{"fn": fn, "calls": int(n), "recorded_s": x, "predicted_s": y}
+            for fn, (n, x, y) in acc.items()]
+    return sorted(rows, key=lambda row: (-row["recorded_s"], row["fn"]))
 
 
 def _rank(f: RankFigures) -> dict[str, Any]:
@@ -191,6 +207,11 @@ def describe(doc: dict[str, Any]) -> list[str]:
         lines.append(f"  rank {r['rank']}: {fmt_time(r['run_s'])} → {fmt_time(p['run_s'])}, "
                      f"{fmt_time(r['mpi_s'])} → {fmt_time(p['mpi_s'])}, "
                      f"{fmt_time(r['waiting_s'])} → {fmt_time(p['waiting_s'])}")
+    top = doc["functions"][:5]
+    if top:
+        lines.append("MPI time by function, all ranks (recorded → predicted): " + "; ".join(
+            f"{f['fn']} ×{f['calls']} {fmt_time(f['recorded_s'])} → "
+            f"{fmt_time(f['predicted_s'])}" for f in top))
     rp = doc["replay"]
     rate = rp["events_per_s"]
     lines.append(f"{rp['calls']} calls, {rp['messages']} messages, {rp['collectives']} "
