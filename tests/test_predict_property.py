@@ -91,10 +91,11 @@ def test_eager_receive_of_data_that_arrived_holds_only_o_r() -> None:
     assert figures(prog, recorded(prog))[0].waiting_s == pytest.approx(5e-3)
 
 
-def test_rendezvous_moves_when_the_receiver_calls_mpi() -> None:
-    """A rendezvous message (T 10 µs) posted with MPI_Isend while the receiver, which
-    posted MPI_Irecv first, computes until 1 ms: with progress in calls it moves from the
-    receiver's next call (its MPI_Wait at 1 ms), with async progress at once."""
+def test_rendezvous_moves_when_both_ends_are_in_the_calls_that_complete_it() -> None:
+    """A rendezvous message (T 10 µs) posted with MPI_Isend at 10 µs, its MPI_Irecv at 0;
+    the receiver computes until its MPI_Wait at 1 ms: with progress in calls it moves from
+    there (both ends in their completing calls), with async progress from the send's
+    post."""
     prog = _two_ranks([("MPI_Irecv", [(RECV_POST, 0)], 0.0, 0.0),
                        ("MPI_Wait", [(RECV_DONE, 0)], 1e-3, 1e-3 + 1e-5)],
                       [("MPI_Isend", [(SEND_POST, 0)], 1e-5, 1e-5),
@@ -108,6 +109,14 @@ def test_rendezvous_moves_when_the_receiver_calls_mpi() -> None:
     async_ = replay(prog, c, resid, progress="async")
     assert async_.exit[0][2] == pytest.approx(1e-3)  # moved long before the wait
     assert async_.exit[1][2] == pytest.approx(1e-5 + 10e-6)
+    # a receiver blocked in MPI_Recv from 0 waits for the sender's MPI_Wait at 1 ms
+    prog = _two_ranks([("MPI_Recv", [(RECV_BLOCK, 0)], 0.0, 1e-3 + 1e-5)],
+                      [("MPI_Isend", [(SEND_POST, 0)], 0.0, 0.0),
+                       ("MPI_Wait", [(SEND_DONE, 0)], 1e-3, 1e-3 + 1e-5)])
+    prog.msgs.append(Msg(1, 0, 65536))
+    calls = replay(prog, c, resid, progress="calls")
+    assert calls.exit[0][1] == pytest.approx(1e-3 + 10e-6)
+    assert replay(prog, c, resid, progress="async").exit[0][1] == pytest.approx(10e-6)
 
 
 def test_collective_leaves_at_the_last_enter_plus_its_time() -> None:

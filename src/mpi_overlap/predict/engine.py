@@ -6,17 +6,16 @@ by replay", states the rules; in short:
   recorded gap after it returns;
 * a call returns at max(its enter, the completion of every operation it completes) plus
   its *residual*: the part of the recorded call that the model does not explain (the
-  median, over that function's calls on that rank, of the recorded duration
-  minus the model's in-call cost at the recorded table). A call that replays nothing
-  (MPI_Comm_rank, a message without a partner) keeps its recorded duration;
+  median, over that function's calls on that rank, of the recorded duration minus
+  its recorded waiting and the model's in-call cost at the recorded table). A call that
+  replays nothing (MPI_Comm_rank, a message without a partner) keeps its recorded
+  duration;
 * an eager message's send completes o_s after its post, its data is in the receiver's MPI
   T - o_r after the post, and its receive completes o_r after max(the completing call's
-  enter, that arrival). A rendezvous message moves whole, T, from the moment both ends
-  have posted and the receiver's MPI has seen the request (progress "calls": a receive
-  posted after the send sees it at once, and so does a receiver blocked in a call when
-  the send is posted; otherwise, receiver computing or in a short call, the move starts
-  when it next enters MPI, as MPICH's receiver-driven single copy does; "async": at
-  once); both ends complete when it has moved;
+  enter, that arrival). A rendezvous message moves whole, T, once both ends are in the
+  calls that complete it (progress "calls": its handshake and copy need both ends' MPI;
+  "async": from the later post, whatever the ends do); both ends complete when it has
+  moved;
 * a collective's members leave at their synchronisation time (the last member's enter;
   for a broadcast or scatter the root's, for a reduce or gather the root waits for the
   last) plus the collective's time;
@@ -119,7 +118,6 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     cur = [0] * n
     E = [nan] * n
     fin = [nan] * n  # finish of the current call, nan while it waits
-    nxt = [nan] * n  # enter of the next call once fin is known
     need = [0] * n
     tmax = [0.0] * n
     ended = [False] * n
@@ -144,7 +142,6 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
         fin[r] = f
         exits[r][i] = f
         nx = f + gaps[r][i]
-        nxt[r] = nx
         seq += 1
         push(heap, (nx, seq, r))
 
@@ -169,12 +166,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
             rwait[k] = -1
             resolved(r, t)
 
-    def polling(r: int) -> bool:
-        """r is blocked in a call (its finish not known yet: it waits, so its MPI polls),
-        or has ended (nothing later would poll)."""
-        return ended[r] or fin[r] != fin[r]
-
-    def msg(k: int, now: float) -> None:
+    def msg(k: int) -> None:
         s0, r0 = S0[k], R0[k]
         if perfect:
             if s0 == s0 and sdone[k] != sdone[k]:
@@ -191,12 +183,13 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 set_sdone(k, s0 + o_s[k])
             if s0 == s0 and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
                 set_rdone(k, max(Rc[k], s0 + T[k] - o_r[k]) + o_r[k])
-        elif s0 == s0 and r0 == r0 and sdone[k] != sdone[k]:
-            start = now
-            rcv = prog.msgs[k].receiver
-            if not async_ and s0 >= r0 and not polling(rcv):
-                start = nxt[rcv]
-            t = start + T[k]
+        elif async_:  # moves from the later post, whatever the ends do
+            if s0 == s0 and r0 == r0 and sdone[k] != sdone[k]:
+                t = max(s0, r0) + T[k]
+                set_sdone(k, t)
+                set_rdone(k, t)
+        elif Sc[k] == Sc[k] and Rc[k] == Rc[k] and sdone[k] != sdone[k]:
+            t = max(Sc[k], Rc[k]) + T[k]
             set_sdone(k, t)
             set_rdone(k, t)
 
@@ -274,7 +267,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                     else:
                         need[r] += 1
                         swait[k] = r
-                msg(k, t)
+                msg(k)
             elif op in (RECV_POST, RECV_BLOCK):
                 R0[k] = t
                 if op == RECV_BLOCK:
@@ -284,7 +277,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                     else:
                         need[r] += 1
                         rwait[k] = r
-                msg(k, t)
+                msg(k)
             elif op == SEND_DONE:
                 Sc[k] = t
                 if sdone[k] == sdone[k]:
@@ -292,7 +285,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 else:
                     need[r] += 1
                     swait[k] = r
-                    msg(k, t)
+                    msg(k)
             elif op == RECV_DONE:
                 Rc[k] = t
                 if rdone[k] == rdone[k]:
@@ -300,7 +293,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 else:
                     need[r] += 1
                     rwait[k] = r
-                    msg(k, t)
+                    msg(k)
             elif op in (COLL_BLOCK, COLL_POST):
                 cpost[k][r] = t
                 if op == COLL_BLOCK:

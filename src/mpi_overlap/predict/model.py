@@ -155,8 +155,9 @@ def _coll_wire(link: Link | None, op: str, member_nodes: list[str], nbytes: int)
 def incall_cost(prog: Program, c: Costs, rank: int, ops: list[tuple[int, int]]) -> float:
     """What the model puts inside a call when no partner keeps it waiting: the longest of
     its operations' own parts (o_s of an eager send's post, o_r of an eager receive's
-    completion, T of a blocking rendezvous transfer, a blocking collective's time)."""
-    from .program import COLL_BLOCK, RECV_BLOCK, RECV_DONE, SEND_BLOCK, SEND_POST
+    completion, T of a rendezvous transfer in the call that completes it, a blocking
+    collective's time)."""
+    from .program import COLL_BLOCK, RECV_BLOCK, RECV_DONE, SEND_BLOCK, SEND_DONE, SEND_POST
 
     best = 0.0
     for op, k in ops:
@@ -164,8 +165,8 @@ def incall_cost(prog: Program, c: Costs, rank: int, ops: list[tuple[int, int]]) 
             x = c.o_s[k] if c.eager[k] else (c.T[k] if op == SEND_BLOCK else 0.0)
         elif op == RECV_BLOCK:
             x = c.o_r[k] if c.eager[k] else c.T[k]
-        elif op == RECV_DONE:
-            x = c.o_r[k] if c.eager[k] else 0.0
+        elif op in (RECV_DONE, SEND_DONE):
+            x = (c.o_r[k] if op == RECV_DONE else 0.0) if c.eager[k] else c.T[k]
         elif op == COLL_BLOCK:
             x = c.coll[k]
         else:
