@@ -54,7 +54,7 @@ def bench_session(
     for tc in tcs:
         for planned in launch_plan.runs(name, tc.name, variants, launches):
             opts = planned.options(ranks=ranks, launcher=launcher, timeout_s=timeout,
-                                   out_base=out_base)
+                                   out_base=out_base, quick=quick)
             run = run_benchmark(bench, tc, native_args, opts, ui)
             runs.append(run)
             if show_verbose:

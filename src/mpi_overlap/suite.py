@@ -169,7 +169,7 @@ def run_benchmarks(benches: list[Benchmark], tc: Toolchain, *, ranks: int, quick
         for planned in launch_plan.runs(bench.name, tc.name, variants, launches):
             bar.update(overall, label=f"{bench.name} ({planned.label or tc.name})")
             opts = planned.options(ranks=ranks, launcher=launcher, timeout_s=timeout,
-                                   out_base=out_base)
+                                   out_base=out_base, quick=quick)
             run = run_one(bench, tc, opts, args, ui)
             runs.append(run)
             bar.console.print(status_line(run), markup=False, highlight=False, soft_wrap=True)

@@ -63,11 +63,12 @@ class PlannedRun:
     replicate: dict[str, Any] | None  # run.json's "replicate"; None for a single launch
 
     def options(self, *, ranks: int, launcher: str | None, timeout_s: float | None,
-                out_base: Path) -> RunOptions:
+                out_base: Path, quick: bool = False) -> RunOptions:
         """The run's options: the setting's environment, its label and its tag."""
         return RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout_s,
                           out_base=out_base, label=self.label,
-                          env_overrides=self.variant.overrides, replicate=self.replicate)
+                          env_overrides=self.variant.overrides, replicate=self.replicate,
+                          quick=quick)
 
 
 def runs(benchmark: str, toolchain: str, variants: list[Variant],

@@ -56,8 +56,7 @@ def run_launches(
     bench: Benchmark, tc: Toolchain, bench_args: list[str], opts: RunOptions, ui: Ui
 ) -> Run:
     assert bench.launches is not None
-    quick = "--quick" in bench_args
-    launches = bench.launches(opts.ranks, quick)
+    launches = bench.launches(opts.ranks, opts.quick)
     # Refuse a bad launcher or placement before spending minutes on a build (and before
     # a run directory exists that nothing would fill).
     launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)

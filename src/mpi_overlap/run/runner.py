@@ -50,6 +50,10 @@ class RunOptions:
     out_base: Path = Path("mpi-overlap-runs")
     label: str | None = None
     env_overrides: dict[str, str] = field(default_factory=dict)
+    # the command's --quick, as a field: the program's arguments already hold what it
+    # means for the benchmark (spec.default_native); a benchmark of several launches
+    # (multilaunch.py) also picks its launches by it
+    quick: bool = False
     # run.json's "replicate" (launch_plan.tag): one of K launches of a setting
     replicate: dict[str, Any] | None = None
 
