@@ -67,6 +67,8 @@ def test_quick_run(tc: str, tmp_path: Path) -> None:
     assert run.status == "complete"
     assert schema.result_errors(run.result) == []
     assert (run_dir / "error-checking.svg").read_text().startswith("<svg")
+    # --quick reached the launches as the run's option: one pair (off, on), not three
+    assert len([p for p in run_dir.iterdir() if p.name.startswith("launch-")]) == 2
     a = run.analysis
     assert "\n" not in a["finding"] and re.search(r"\d", a["finding"])
     assert [t["name"] for t in a["tests"]] == ["pingpong-0B", "pingpong-8B", "proc-null-send"]
