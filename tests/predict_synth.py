@@ -10,6 +10,8 @@ then takes part in one pattern, chosen per round:
   computes, and completes both in MPI_Waitall (an unpaired rank only computes);
 * `blocking`: the same pairs, the lower rank MPI_Send then MPI_Recv, the higher MPI_Recv
   then MPI_Send (deadlock-free whatever the protocol);
+* `isend_recv`: the same pairs, each MPI_Isend to its partner, MPI_Recv from it, then
+  MPI_Wait for the send (a rendezvous send must move while its rank waits in MPI_Recv);
 * `collective`: every rank calls one blocking collective (allreduce, bcast, reduce,
   barrier) on all ranks;
 * `icollective`: every rank posts MPI_Iallreduce, computes, and completes it in MPI_Wait.
@@ -39,7 +41,7 @@ from mpi_overlap.predict.program import (
     Program,
 )
 
-PATTERNS = ("exchange", "blocking", "collective", "icollective")
+PATTERNS = ("exchange", "blocking", "isend_recv", "collective", "icollective")
 OPS = ("allreduce", "bcast", "reduce", "barrier")
 
 
@@ -69,7 +71,7 @@ def program(rng: random.Random, ranks: int, rounds: int, compute_s: float = 20e-
         pattern = rng.choice(patterns)
         for r in range(ranks):
             clocks[r].compute(compute_s * rng.uniform(0.2, 2.0))
-        if pattern in ("exchange", "blocking"):
+        if pattern in ("exchange", "blocking", "isend_recv"):
             order = list(range(ranks))
             rng.shuffle(order)
             for a, b in zip(order[::2], order[1::2], strict=False):
@@ -85,6 +87,13 @@ def program(rng: random.Random, ranks: int, rounds: int, compute_s: float = 20e-
                         ck.compute(compute_s * rng.uniform(0.0, 1.0))
                         calls[me].append(ck.call("MPI_Waitall",
                                                  [(RECV_DONE, inc), (SEND_DONE, out)]))
+                elif pattern == "isend_recv":
+                    for me, out, inc in ((a, ab, ba), (b, ba, ab)):
+                        ck = clocks[me]
+                        calls[me].append(ck.call("MPI_Isend", [(SEND_POST, out)]))
+                        ck.compute(compute_s * rng.uniform(0.0, 1.0))
+                        calls[me].append(ck.call("MPI_Recv", [(RECV_BLOCK, inc)]))
+                        calls[me].append(ck.call("MPI_Wait", [(SEND_DONE, out)]))
                 else:
                     calls[a].append(clocks[a].call("MPI_Send", [(SEND_BLOCK, ab)]))
                     calls[a].append(clocks[a].call("MPI_Recv", [(RECV_BLOCK, ba)]))

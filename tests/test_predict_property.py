@@ -117,6 +117,22 @@ def test_rendezvous_moves_when_both_ends_are_in_the_calls_that_complete_it() -> 
     calls = replay(prog, c, resid, progress="calls")
     assert calls.exit[0][1] == pytest.approx(1e-3 + 10e-6)
     assert replay(prog, c, resid, progress="async").exit[0][1] == pytest.approx(10e-6)
+    # MPI_Isend, then MPI_Recv on both ranks (a wait on the Isend after it): each send
+    # moves while its rank waits in MPI_Recv, so neither waits for the other's MPI_Wait
+    prog = _two_ranks([("MPI_Isend", [(SEND_POST, 0)], 0.0, 0.0),
+                       ("MPI_Recv", [(RECV_BLOCK, 1)], 0.0, 1e-5),
+                       ("MPI_Wait", [(SEND_DONE, 0)], 1e-5, 1e-5)],
+                      [("MPI_Isend", [(SEND_POST, 1)], 0.0, 0.0),
+                       ("MPI_Recv", [(RECV_BLOCK, 0)], 1e-3, 1e-3 + 1e-5),
+                       ("MPI_Wait", [(SEND_DONE, 1)], 1e-3 + 1e-5, 1e-3 + 1e-5)])
+    prog.msgs += [Msg(0, 1, 65536), Msg(1, 0, 65536)]
+    c2 = Costs(T=[10e-6, 10e-6], o_s=[0.0, 0.0], o_r=[0.0, 0.0], eager=[False, False],
+               coll=[])
+    rep = replay(prog, c2, resid)
+    assert rep.unresolved == []
+    # rank 0 waits in MPI_Recv from 0 (it polls its Isend there); rank 1 polls at 1 ms
+    assert rep.exit[0][2] == pytest.approx(1e-3 + 10e-6)
+    assert rep.exit[1][2] == pytest.approx(1e-3 + 10e-6)
 
 
 def test_collective_leaves_at_the_last_enter_plus_its_time() -> None:

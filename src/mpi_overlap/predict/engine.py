@@ -12,16 +12,18 @@ by replay", states the rules; in short:
   duration;
 * an eager message's send completes o_s after its post, its data is in the receiver's MPI
   T - o_r after the post, and its receive completes o_r after max(the completing call's
-  enter, that arrival). A rendezvous message moves whole, T, once both ends are in the
-  calls that complete it (progress "calls": its handshake and copy need both ends' MPI;
-  "async": from the later post, whatever the ends do); both ends complete when it has
-  moved;
+  enter, that arrival). A rendezvous message moves whole, T, once both ends' MPI has
+  polled it after its post: in the call that completes it, or in an earlier call that
+  waited (progress "calls": its handshake and copy need both ends' MPI; "async": from
+  the later post, whatever the ends do); both ends complete when it has moved;
 * a collective's members leave at their synchronisation time (the last member's enter;
   for a broadcast or scatter the root's, for a reduce or gather the root waits for the
   last) plus the collective's time;
-* `none`: a message (and a non-blocking collective) moves only once both ends are in the
-  calls that complete it, whole; `perfect`: it costs nothing beyond the synchronisation
-  (a receive completes at max(its call's enter, the send's post), a send at its post).
+* `none`: every message, eager ones too, moves whole only once both ends' MPI has
+  polled it (as a rendezvous message does), and no end completes before the model's
+  time (a non-blocking collective: once every member is in the call that completes it);
+  `perfect`: it costs nothing beyond the synchronisation (a receive completes at
+  max(its call's enter, the send's post), a send at its post).
 
 Every completion time is a max-plus expression of enter times with non-negative costs,
 so `perfect` never gives later times than the model and `none` never earlier ones
@@ -99,6 +101,10 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     R0 = [nan] * nmsg
     Sc = [nan] * nmsg  # enter of the call that completes the send
     Rc = [nan] * nmsg
+    # first time each end's rank was in MPI after the post: its completing call, or an
+    # earlier call that waited (MPI polls every pending request there)
+    Ps = [nan] * nmsg
+    Pr = [nan] * nmsg
     sdone = [nan] * nmsg
     rdone = [nan] * nmsg
     swait = [-1] * nmsg  # rank whose current call waits for this end, -1 none
@@ -119,6 +125,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     E = [nan] * n
     fin = [nan] * n  # finish of the current call, nan while it waits
     need = [0] * n
+    outstanding: list[list[int]] = [[] for _ in range(n)]  # rendezvous ends not yet polled
     tmax = [0.0] * n
     ended = [False] * n
     heap: list[tuple[float, int, int]] = []
@@ -173,11 +180,19 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 set_sdone(k, s0)
             if s0 == s0 and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
                 set_rdone(k, max(Rc[k], s0))
-        elif none:
-            if Sc[k] == Sc[k] and Rc[k] == Rc[k] and sdone[k] != sdone[k]:
-                t = max(Sc[k], Rc[k]) + T[k]
-                set_sdone(k, t)
-                set_rdone(k, t)
+        elif none:  # the model's times, and no move before both ends poll
+            if Ps[k] != Ps[k] or Pr[k] != Pr[k]:
+                return
+            both = max(Ps[k], Pr[k]) + T[k]
+            if not eager[k]:
+                if sdone[k] != sdone[k]:
+                    set_sdone(k, both)
+                    set_rdone(k, both)
+                return
+            if sdone[k] != sdone[k]:
+                set_sdone(k, max(s0 + o_s[k], both))
+            if Rc[k] == Rc[k] and rdone[k] != rdone[k]:
+                set_rdone(k, max(max(Rc[k], s0 + T[k] - o_r[k]) + o_r[k], both))
         elif eager[k]:
             if s0 == s0 and sdone[k] != sdone[k]:
                 set_sdone(k, s0 + o_s[k])
@@ -188,8 +203,8 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 t = max(s0, r0) + T[k]
                 set_sdone(k, t)
                 set_rdone(k, t)
-        elif Sc[k] == Sc[k] and Rc[k] == Rc[k] and sdone[k] != sdone[k]:
-            t = max(Sc[k], Rc[k]) + T[k]
+        elif Ps[k] == Ps[k] and Pr[k] == Pr[k] and sdone[k] != sdone[k]:
+            t = max(Ps[k], Pr[k]) + T[k]
             set_sdone(k, t)
             set_rdone(k, t)
 
@@ -260,8 +275,11 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
         for op, k in ops:
             if op in (SEND_POST, SEND_BLOCK):
                 S0[k] = t
-                if op == SEND_BLOCK:
-                    Sc[k] = t
+                if op == SEND_POST:
+                    if none or not eager[k]:
+                        outstanding[r].append(k)
+                else:
+                    Sc[k] = Ps[k] = t
                     if sdone[k] == sdone[k]:
                         tmax[r] = max(tmax[r], sdone[k])
                     else:
@@ -270,8 +288,11 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 msg(k)
             elif op in (RECV_POST, RECV_BLOCK):
                 R0[k] = t
-                if op == RECV_BLOCK:
-                    Rc[k] = t
+                if op == RECV_POST:
+                    if none or not eager[k]:
+                        outstanding[r].append(~k)  # ~k: the receive's end
+                else:
+                    Rc[k] = Pr[k] = t
                     if rdone[k] == rdone[k]:
                         tmax[r] = max(tmax[r], rdone[k])
                     else:
@@ -280,6 +301,8 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 msg(k)
             elif op == SEND_DONE:
                 Sc[k] = t
+                if Ps[k] != Ps[k]:
+                    Ps[k] = t
                 if sdone[k] == sdone[k]:
                     tmax[r] = max(tmax[r], sdone[k])
                 else:
@@ -288,6 +311,8 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                     msg(k)
             elif op == RECV_DONE:
                 Rc[k] = t
+                if Pr[k] != Pr[k]:
+                    Pr[k] = t
                 if rdone[k] == rdone[k]:
                     tmax[r] = max(tmax[r], rdone[k])
                 else:
@@ -309,6 +334,17 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                     need[r] += 1
                     cwait[k][r] = True
                     coll(k, r)
+        pend = outstanding[r]
+        if pend and (need[r] > 1 or tmax[r] > t):
+            # the call waits for a completion: MPI polls this rank's pending requests
+            outstanding[r] = []
+            for x in pend:
+                if x >= 0 and Ps[x] != Ps[x]:
+                    Ps[x] = t
+                    msg(x)
+                elif x < 0 and Pr[~x] != Pr[~x]:
+                    Pr[~x] = t
+                    msg(~x)
         resolved(r, t)
     unresolved = [r for r in range(n) if not ended[r]]
     return Replay(enter=enters, exit=exits, send_post=S0, recv_post=R0, coll_sync=csync,

@@ -6,7 +6,7 @@ pair class (intra: same host, inter: different hosts); where the table's parts s
 size moves eagerly (s at most the class's eager limit), the sender's call holds o_s(s),
 the data is in the receiver's MPI T(s) - o_r(s) after the send was posted, and the
 receive's completion holds o_r(s). Above the eager limit (or without parts) the message
-is rendezvous: it moves whole, T(s), once both ends have posted.
+is rendezvous: it moves whole, T(s), once both ends' MPI has polled it (engine.py).
 
 `--link RATE --latency T` adds a wire on top of the table for every message between ranks
 on different nodes: T'(s) = T(s) + latency + 8 s / rate (and the eager arrival moves by
