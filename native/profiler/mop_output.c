@@ -174,6 +174,14 @@ static int mop_output_doc(FILE *f, const mop_output_info *info, const mop_proces
     mo_json_end_array(&w);
     mo_json_end_object(&w);
     mo_json_kv_double(&w, "wall_s", info->wall_s);
+    if (info->start_s > 0) {
+        mo_json_key(&w, "library_s");
+        mo_json_begin_object(&w);
+        mo_json_kv_double(&w, "init", info->start_s);
+        if (info->stop_s > 0)
+            mo_json_kv_double(&w, "finalize", info->stop_s);
+        mo_json_end_object(&w);
+    }
     if (info->cpu)
         mop_cpu_json(&w, info->cpu, info->s_per_tick);
     mo_json_kv_int64(&w, "queue_events", info->queue_events);

@@ -58,6 +58,10 @@ typedef struct mop_output_info {
     mop_names names;
     const mop_trace_stats *trace; /* NULL or not wanted: no "trace" object */
     const mop_output_cpu *cpu;    /* NULL: no "cpu" object (a disabled rank) */
+    /* The library's own time once per launch, s: in MPI_Init after PMPI_Init,
+     * and in MPI_Finalize up to this document (final documents at
+     * MPI_Finalize only); 0: not known (no "library_s"; no "finalize"). */
+    double start_s, stop_s;
 } mop_output_info;
 
 /* A file whole or not at all: `write` writes it (0, or non-zero on failure,

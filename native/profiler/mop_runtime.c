@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #endif
 #include "mop_runtime.h"
+#include "timer.h"
 
 #include <errno.h>
 #include <math.h>
@@ -71,6 +72,13 @@ static struct {
     bool table_forced;
     double s_per_tick;
     double clock_read_ns;   /* what one mop_now() costs here (mop_clock_read_cost) */
+    /* The library's own time once per launch (issue 40: the cost's parts): in
+     * MPI_Init after PMPI_Init (table, clock, call sites, node layout), and in
+     * MPI_Finalize from its entry to the final document (the last queue's
+     * processing, the mappings). stop_ns: the monotonic time MPI_Finalize
+     * entered; 0 before. */
+    double start_s;
+    uint64_t stop_ns;
     /* Computation as CPU time (mop_cpu.h): one read of the thread's CPU clock, the
      * threshold it sets (0: off), and the thread of MPI_Init's scheduler figures
      * at MPI_Init (sched_ok: the kernel gives them). */
@@ -427,6 +435,9 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
                   .frames = mop_stack_frames, .place = mop_place},
         .trace = &trace,
         .cpu = mop_g.disabled ? NULL : &cpu,
+        .start_s = mop_g.disabled ? 0.0 : mop_g.start_s,
+        .stop_s = final && mop_g.stop_ns ? (double)(mo_timer_now_ns() - mop_g.stop_ns) / 1e9
+                                         : 0.0,
     };
     char err[1400];
     if (job && mop_output_line(&info, &agg, &job->line, &job->len) != 0)
@@ -743,6 +754,7 @@ static int mop_table_setup(void)
 
 void mop_runtime_start(uint16_t init_fn, uint64_t site)
 {
+    const uint64_t entered_ns = mo_timer_now_ns();
     const char *off = getenv("MPI_OVERLAP_DISABLE");
     PMPI_Comm_rank(MPI_COMM_WORLD, &mop_g.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &mop_g.size);
@@ -859,6 +871,7 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
         mop_exit(th, mop_now());
     }
     mop_watch_start();
+    mop_g.start_s = (double)(mo_timer_now_ns() - entered_ns) / 1e9;
 }
 
 uint64_t mop_enter_site_slow(mop_thread *th, uint64_t site)
@@ -887,6 +900,7 @@ void mop_note_out_of_memory(void)
 
 void mop_runtime_stop(uint64_t site)
 {
+    mop_g.stop_ns = mo_timer_now_ns();
     mop_trace_sync_end(&mop_trace_g); /* collective, like the start's */
     mop_watch_stop();
     if (mop_g.disabled) {

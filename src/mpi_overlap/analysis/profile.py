@@ -37,6 +37,7 @@ from .advice import advice, advice_findings, busiest_site_entry
 from .callsites import site_rankings
 from .cpu_time import descheduled_finding, rank_figures
 from .headline import headline, overlap_sentence, top_call_entry
+from .library_time import LibraryTime, library_time_finding
 from .profile_checks import BoundChecks, add_checks, check_finding
 from .profile_values import (
     bin_label,
@@ -305,6 +306,7 @@ def lead_findings(doc: dict[str, Any]) -> list[str]:
 
     detail = set(_findings(doc)[1:]) | set(trace_finding(doc.get("trace")))
     detail.add(cost_sentence(doc.get("cost")) or "")
+    detail.add(library_time_finding(doc.get("library_time")) or "")
     lead = []
     for sentence in findings:
         if sentence in detail:
@@ -482,6 +484,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     tree = None if reduced else job_stats.TreeReducer()
     bin_cells: BinCells = {}
     checks = BoundChecks()
+    library = LibraryTime()
     forced = bool((result.get("table") or {}).get("forced"))
     expected = int(num(result.get("ranks_expected"))) or 0
     for d in docs:
@@ -491,6 +494,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
             tree.push_rank(entry["rank"], job_stats.of_rank(d))
         digest = _digest(d)
         digests.append(digest)
+        library.add(d)
         forced = forced or bool((d.get("table") or {}).get("forced"))
         if not entry["in_totals"]:
             continue
@@ -685,6 +689,11 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     cost = cost_sentence(out["cost"])
     if cost:
         out["findings"].append(cost)
+    # the profiler's own time once per launch, beside what it cost this program
+    out["library_time"] = library.result(out["job_file"], out["job_stats"])
+    once = library_time_finding(out["library_time"])
+    if once:
+        out["findings"].append(once)
     out["advice"] = advice(out, included_digests)
     checks = check_finding(out["checks"])
     at = (out["findings"].index(checks) + 1 if checks in out["findings"]

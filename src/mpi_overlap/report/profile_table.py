@@ -680,5 +680,6 @@ def to_json(run: Run) -> dict[str, Any]:
         "advice",
         "callsites",
         "cost",
+        "library_time",
     )
     return {k: a.get(k) for k in keys}
