@@ -61,8 +61,8 @@ extern int mop_xt_on;
  * readers know BEGIN and EXIT). Set at MPI_Init. */
 extern int mop_post_fusion;
 /* 1 when waiting calls may process the queue (mop_idle.h): set at MPI_Init
- * unless MPI_OVERLAP_IDLE=0 or a trace is written (whose chunks would become
- * a few events each). */
+ * where MPI_OVERLAP_IDLE=1 and no trace is written (whose chunks would become
+ * a few events each); off by default (mop_runtime.c says why). */
 extern int mop_idle_on;
 /* 1 while the Wait family may also test before waiting (set at MPI_Init as
  * mop_idle_on); 0 once the program has set an error handler (mop_idle.h). */
