@@ -222,22 +222,23 @@ def _added(result: dict[str, Any], to: str, over: str) -> list[float]:
     return [r[to] - r[over] for r in _ns_per_message(result).values() if to in r and over in r]
 
 
+def _ns_estimate(diffs: list[float], ci: float) -> dict[str, Any]:
+    """Per-repetition ns differences as pairs, mean with its Student-t interval, median."""
+    lo, hi = t_interval(diffs, ci)
+    return {"pairs": len(diffs),
+            "added_ns": float(np.mean(diffs)) if diffs else None,
+            "median_ns": float(np.median(diffs)) if diffs else None,
+            "ci95_low_ns": lo, "ci95_high_ns": hi}
+
+
 def analyze_callsites(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
     """ns added per message by the call sites (msgrate with them on − off, per repetition,
     = 1e9/rate_on − 1e9/rate_off); mean with the Student-t interval, median beside it.
     The whole profiler's figure is per_message_cost's."""
-    sites = _added(result, "on", "off")
-    lo, hi = t_interval(sites, ci)
-    v = verdict(Target("<=", CALLSITE_TARGET_NS), len(sites), lo, hi)
-    return {
-        "pairs": len(sites),
-        "added_ns": float(np.mean(sites)) if sites else None,
-        "median_ns": float(np.median(sites)) if sites else None,
-        "ci95_low_ns": lo,
-        "ci95_high_ns": hi,
-        "target_ns": CALLSITE_TARGET_NS,
-        "verdict": v,
-    }
+    est = _ns_estimate(_added(result, "on", "off"), ci)
+    v = verdict(Target("<=", CALLSITE_TARGET_NS), est["pairs"], est["ci95_low_ns"],
+                est["ci95_high_ns"])
+    return {**est, "target_ns": CALLSITE_TARGET_NS, "verdict": v}
 
 
 def analyze_idle(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
@@ -247,22 +248,15 @@ def analyze_idle(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]
     above 0, "the other setting is cheaper" when below, "not resolved" when it spans 0."""
     setting = next((str(x["idle"]) for x in result.get("launches") or []
                     if x.get("idle") is not None), None)
-    diffs = _added(result, "idle", "on")
-    lo, hi = t_interval(diffs, ci)
+    est = _ns_estimate(_added(result, "idle", "on"), ci)
+    lo, hi = est["ci95_low_ns"], est["ci95_high_ns"]
     if lo is None or hi is None:
-        verdict_ = "not resolved" if diffs else "not measured"
+        verdict_ = "not resolved" if est["pairs"] else "not measured"
     else:
         verdict_ = ("default no worse" if lo >= 0 else
                     "the other setting is cheaper" if hi < 0 else "not resolved")
-    return {
-        "setting": None if setting is None else f"MPI_OVERLAP_IDLE={setting}",
-        "pairs": len(diffs),
-        "added_ns": float(np.mean(diffs)) if diffs else None,
-        "median_ns": float(np.median(diffs)) if diffs else None,
-        "ci95_low_ns": lo,
-        "ci95_high_ns": hi,
-        "verdict": verdict_,
-    }
+    return {"setting": None if setting is None else f"MPI_OVERLAP_IDLE={setting}", **est,
+            "verdict": verdict_}
 
 
 def idle_sentence(c: dict[str, Any]) -> str:
