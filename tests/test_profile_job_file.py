@@ -214,6 +214,18 @@ def test_64_ranks_with_documents_write_one_job_file_and_no_per_rank_files(
                     "the program's last MPI call."]
 
 
+def _library_time_apart(a: dict) -> dict:
+    """The analysis' library_time, taken out of it with its finding: what the ranks
+    recorded is the same from any file, what rank 0's gather and reduction took is known
+    only from the job's own files."""
+    a["findings"] = [f for f in a["findings"] if not f.startswith("Once per launch")]
+    return a.pop("library_time")
+
+
+def _ranks_part(lt: dict) -> dict:
+    return {k: v for k, v in lt.items() if k not in ("gather_s", "reduce_s", "per_launch_s")}
+
+
 @pytest.mark.mpi
 def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path) -> None:
     from mpi_overlap.analysis.profile import analyze_profile
@@ -229,6 +241,10 @@ def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path)
     a_job = analyze_profile(from_job, tmp_path / "job-only")
     a_ranks = analyze_profile(from_ranks, tmp_path / "ranks-only")
     assert a_job.pop("job_file") == from_job["job_file"] and a_ranks.pop("job_file") is None
+    # the library's time once per launch: rank 0's gather is known from the job file only
+    lt_job, lt_ranks = _library_time_apart(a_job), _library_time_apart(a_ranks)
+    assert lt_job["gather_s"] == from_job["job_file"]["gather_s"] and lt_ranks["gather_s"] is None
+    assert _ranks_part(lt_job) == _ranks_part(lt_ranks)
     assert a_job == a_ranks  # everything else
 
     # The job's statistics rank 0 reduced inside the job equal those reduced here from the
@@ -263,6 +279,10 @@ def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path)
     assert a_all.pop("job_file") == from_all["job_file"]
     assert a_all.pop("job_stats")["source"] == "library"
     assert a_ranks.pop("job_stats") == {"source": "documents"}
+    # rank 0's gather and reduction are known from the job's files only
+    lt_all = _library_time_apart(a_all)
+    assert lt_all["reduce_s"] == reduced["reduce_s"]
+    assert _ranks_part(lt_all) == _ranks_part(lt_ranks)
     assert a_all == a_ranks
 
     # Statistics only (what profile --statistics-only leaves): the analysis from the rows
@@ -273,6 +293,7 @@ def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path)
     a_only = analyze_profile(only, tmp_path / "stats-only")
     assert a_only["job_stats"]["documents"] is False
     assert a_only.pop("callsites")["sites"] > 0  # distinct places, not sites per rank
+    assert a_only.pop("library_time") is None  # the rows carry no library time (profiler.md)
     for a in (a_only, a_ranks):
         a.pop("job_stats", None), a.pop("job_file", None), a.pop("callsites", None)
     assert a_only["rankings"]["pairs"] and a_only["bins_by_rank"]["bins"]

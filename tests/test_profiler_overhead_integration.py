@@ -17,7 +17,12 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.benchmarks.profiler_overhead.run import QUICK_REPS, launch_dir_name, order
+from mpi_overlap.benchmarks.profiler_overhead.run import (
+    IDLE_OTHER,
+    QUICK_REPS,
+    launch_dir_name,
+    order,
+)
 from mpi_overlap.build import ensure_built
 from mpi_overlap.calibration.calibrate import find_or_calibrate
 from mpi_overlap.rundir import load_run
@@ -49,13 +54,14 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     assert (run_dir / "report.html").is_file() and (run_dir / "report.json").is_file()
     assert f"mpich: complete — {run_dir}" in proc.stdout
 
-    # The launches: a warm-up, then per repetition the five in alternating order.
+    # The launches: a warm-up, then per repetition the six in alternating order.
     result = run.result
     assert result["reps"] == QUICK_REPS and result["status"] == "complete"
     assert result["warmup"]["status"] == "complete"
-    expected = [(rep, prog, prof, sites if prof else None) for rep in range(1, QUICK_REPS + 1)
-                for prog, prof, sites in order(rep)]
-    got = [(x["rep"], x["program"], x["profiled"], x["callsites"]) for x in result["launches"]]
+    expected = [(rep, prog, prof, sites if prof else None, idle)
+                for rep in range(1, QUICK_REPS + 1) for prog, prof, sites, idle in order(rep)]
+    got = [(x["rep"], x["program"], x["profiled"], x["callsites"], x["idle"])
+           for x in result["launches"]]
     assert got == expected
     units = result["warmup"]["detail"]["work_units_per_iter"]
     args = result["programs"]["compute_app"]["args"]
@@ -65,7 +71,7 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
         sub = run_dir / launch["dir"]
         assert launch["dir"] == launch_dir_name(launch["rep"], launch["program"],
                                                 launch["profiled"],
-                                                launch["callsites"] is not False)
+                                                launch["callsites"] is not False, launch["idle"])
         assert launch["status"] == "complete", launch
         assert {"result.json", "stdout.log", "stderr.log"} <= {p.name for p in sub.iterdir()}
         sub_result = json.loads((sub / "result.json").read_text())
@@ -96,6 +102,11 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     assert c["pairs"] == QUICK_REPS and math.isfinite(c["added_ns"])
     assert c["ci95_low_ns"] <= c["added_ns"] <= c["ci95_high_ns"]
     assert "call sites add" in run.analysis["finding"]
+    # The other idle setting: one pair per repetition against the default, with a verdict
+    idle = run.analysis["idle"]
+    assert idle["pairs"] == QUICK_REPS and idle["setting"] == f"MPI_OVERLAP_IDLE={IDLE_OTHER}"
+    assert idle["verdict"] in ("default no worse", "the other setting is cheaper",
+                               "not resolved")
 
     # The analysis: both ratios from every repetition, positive and finite.
     metrics = {m["name"]: m for m in run.analysis["metrics"]}
@@ -109,7 +120,7 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
         assert m["verdict"] in ("meets target", "misses target",
                                 "inconclusive (CI spans the target)")
     profiles = run.analysis["profiles"]
-    assert profiles["launches"] == profiles["complete"] == 3 * QUICK_REPS  # 2 msgrate, 1 app
+    assert profiles["launches"] == profiles["complete"] == 4 * QUICK_REPS  # 3 msgrate, 1 app
     assert profiles["events"] > 0 and profiles["flushes"] > 0
     # rank 0 of mo_msgrate: Isend = enter, post (its begin and exit in one event,
     # mop_event.h); one end per message in Waitall; per window of 64 the Waitall's and the
