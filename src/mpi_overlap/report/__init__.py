@@ -169,6 +169,22 @@ def _summary_below(run: Run, banners: list[Banner], answer: Answer | None = None
     return [s for s in _summary(run) if s not in said]
 
 
+@dataclass(frozen=True)
+class _Told:
+    """What the report says of one run before its tables, worked out once for the page
+    and the terminal: its notices, its answer, and the rest of its sentences."""
+
+    banners: list[Banner]
+    answer: Answer | None
+    below: list[str]
+
+
+def _told(run: Run) -> _Told:
+    banners = _banners(run)
+    answer = _answer(run, banners)
+    return _Told(banners, answer, _summary_below(run, banners, answer))
+
+
 def _by_benchmark(runs: list[Run]) -> dict[str, list[Run]]:
     groups: dict[str, list[Run]] = {}
     for run in runs:
@@ -177,18 +193,18 @@ def _by_benchmark(runs: list[Run]) -> dict[str, list[Run]]:
     return groups
 
 
-def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = False) -> None:
+def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = False,
+                   told: dict[int, _Told] | None = None) -> None:
     """Every run's banners, sentences and tables, then the cross-run views; keep_going: a
-    reporter that fails on a run prints one line saying so instead of failing."""
+    reporter that fails on a run prints one line saying so instead of failing; `told`:
+    what make_report already worked out per run (by id), else worked out here."""
     for run in runs:
         console.rule(Text(safe(f"{run.label} · {run.benchmark} · {run.path}"), style="bold"))
-        banners = _banners(run)
-        for banner in banners:
+        said = told[id(run)] if told is not None else _told(run)
+        for banner in said.banners:
             console.print(Text(safe(banner.text), style=BANNER_STYLE.get(banner.level, "")))
         # the answer first (headline, checks, advice), then the rest of what the run says
-        answer = _answer(run, banners)
-        for sentence in [*(answer.sentences if answer else ()),
-                         *_summary_below(run, banners, answer)]:
+        for sentence in [*(said.answer.sentences if said.answer else ()), *said.below]:
             console.print(safe(sentence), markup=False, highlight=False)
         reporter = reporters().get(run.benchmark)
         if reporter is not None and (run.result is not None or run.analysis is not None):
@@ -302,16 +318,15 @@ def make_report(
     except OSError as err:
         raise WriteError(out_dir, err) from None
     generated = utc_now()
-    banners = {id(run): _banners(run) for run in runs}
-    answers = {id(run): _answer(run, banners[id(run)]) for run in runs}
+    told = {id(run): _told(run) for run in runs}
     views = [
         RunView(
             label=run.label,
             path=str(run.path),
             benchmark=run.benchmark,
             status=run.status,
-            summary=_summary_below(run, banners[id(run)], answers[id(run)]),
-            banners=banners[id(run)],
+            summary=told[id(run)].below,
+            banners=told[id(run)].banners,
             provenance=provenance_items(run),
             warnings=run_warnings(run),
         )
@@ -335,7 +350,7 @@ def make_report(
             runs=views,
             sections=sections,
             top_sections=top_sections,
-            answers=[a for a in answers.values() if a is not None],
+            answers=[t.answer for t in told.values() if t.answer is not None],
         ),
     )
     # after the page (the report people open first), before report.json, which lists them
@@ -355,5 +370,5 @@ def make_report(
     )
     # The terminal last: a reader who closes it early (`| head`) still gets the files.
     if print_tables if print_tables is not None else not verbosity.quiet():
-        print_terminal(runs, console or SafeConsole(), keep_going=keep_going)
+        print_terminal(runs, console or SafeConsole(), keep_going=keep_going, told=told)
     return ReportPaths(html=html_path, json=json_path)
