@@ -10,8 +10,6 @@ run the guard withheld (oversubscribed) answers with its notice alone.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..analysis.advice import advice_findings
 from ..analysis.profile import lead_findings
 from ..analysis.profile_checks import check_line
@@ -40,10 +38,7 @@ def answer(run: Run) -> Answer | None:
         sentences.insert(at, checks)
     tables = []
     if not a.get("withheld") and (a.get("rankings") or {}).get("pairs"):
-        grid = pair_grid(a, run.label, ANSWER_SITES)
-        if grid.note and grid.note.startswith(f"top {ANSWER_SITES} of"):
-            # on the page the whole list is further down, not in another file
-            grid = replace(grid, note=grid.note.replace("report.html lists all",
-                                                        "the overlap tables below list all"))
-        tables.append(html_table(grid))
+        # on the page the whole list is further down, not in another file
+        tables.append(html_table(pair_grid(a, run.label, ANSWER_SITES,
+                                           rest="the overlap tables below list all")))
     return Answer(run.label, sentences, tables)

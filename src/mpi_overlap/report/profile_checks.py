@@ -24,7 +24,7 @@ from ..formatting import fmt_pct_cell, fmt_time
 from ..rundir import Run
 from . import profile_table
 from .html import Figure, Section
-from .profile_grid import Grid, fint
+from .profile_grid import Grid, fint, top_rows
 from .profile_table import analysis_of, html_table, is_profile, print_grid
 from .svg import to_svg
 
@@ -173,10 +173,7 @@ def breakdown_grid(c: dict[str, Any], label: str, key: str, limit: int | None) -
     """Flagged transfers per posting function (key "functions") or size bin ("bins")."""
     entries = [{**e, "ranks_text": ranks_text(e["ranks"], e.get("ranks_count"))}
                for e in c["by_function" if key == "functions" else "by_bin"]]
-    note = None
-    if limit is not None and len(entries) > limit:
-        note = f"top {limit} of {len(entries)}; report.html lists all"
-        entries = entries[:limit]
+    entries, note = top_rows(entries, limit)
     first: Column = ("function", "fn", str) if key == "functions" else ("size", "label", str)
     columns = (first, *CELL_COLUMNS)
     rows = _table(entries, columns)

@@ -9,6 +9,18 @@ from typing import Any
 
 from ..formatting import DASH
 
+# Where the rows a table leaves out in the terminal can be read.
+ALL_ON_PAGE = "report.html lists all"
+
+
+def top_rows(entries: list[Any], limit: int | None,
+             rest: str = ALL_ON_PAGE) -> tuple[list[Any], str | None]:
+    """The first `limit` entries and the note on the others ("top 10 of 27; report.html
+    lists all"); every entry and None when they fit or there is no limit."""
+    if limit is None or len(entries) <= limit:
+        return entries, None
+    return entries[:limit], f"top {limit} of {len(entries)}; {rest}"
+
 
 def fint(value: Any) -> str:
     return DASH if not isinstance(value, (int, float)) else f"{int(value):,}"

@@ -23,7 +23,7 @@ from ..rundir import Run
 from ..termsafe import Table
 from . import profile_waits
 from .html import HtmlTable, Section
-from .profile_grid import Grid, fint, frank
+from .profile_grid import ALL_ON_PAGE, Grid, fint, frank, top_rows
 
 BENCHMARK = "profile"
 TERMINAL_RANKS = 16  # above this, the terminal shows the ranks losing most
@@ -271,9 +271,9 @@ def ranking_grid(a: dict[str, Any], label: str, key: str, limit: int | None = No
         entries = [e for e in entries if e["transfers"]]
         if idle:
             notes.append(f"{len(idle)} functions posted no transfer (see MPI call time)")
-    if limit is not None and len(entries) > limit:
-        notes.insert(0, f"top {limit} of {len(entries)}; report.html lists all")
-        entries = entries[:limit]
+    entries, shown = top_rows(entries, limit)
+    if shown:
+        notes.insert(0, shown)
     in_call = profile_waits.in_call_note(a)
     if in_call and any(e["max_pct"] == 0 for e in entries):
         notes.append(in_call)
@@ -307,13 +307,11 @@ def _site(name: str, fn: str | None) -> str:
     return f"{name} {fn}" if fn else name
 
 
-def pair_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
-    """Transfers by (posting site → completing site): the lines to act on."""
-    entries = list(a["rankings"].get("pairs") or [])
-    note = None
-    if limit is not None and len(entries) > limit:
-        note = f"top {limit} of {len(entries)}; report.html lists all"
-        entries = entries[:limit]
+def pair_grid(a: dict[str, Any], label: str, limit: int | None = None,
+              rest: str = ALL_ON_PAGE) -> Grid:
+    """Transfers by (posting site → completing site): the lines to act on; `rest` says
+    where the pairs beyond `limit` are."""
+    entries, note = top_rows(list(a["rankings"].get("pairs") or []), limit, rest)
     if not entries:
         recorded = (a.get("callsites") or {}).get("sites")
         note = ("no transfers, so no pairs of sites" if recorded else
@@ -381,11 +379,7 @@ def advice_grid(a: dict[str, Any], label: str) -> Grid:
 
 
 def call_grid(a: dict[str, Any], label: str, limit: int | None = None) -> Grid:
-    entries = list(a.get("call_time") or [])
-    note = None
-    if limit is not None and len(entries) > limit:
-        note = f"top {limit} of {len(entries)}; report.html lists all"
-        entries = entries[:limit]
+    entries, note = top_rows(list(a.get("call_time") or []), limit)
     rows = [(e["fn"], fint(e["calls"]), fmt_time(e["call_s"]), fmt_pct_cell(e["share_pct"]))
             for e in entries]
     return Grid(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..formatting import DASH, fmt_pct_cell, fmt_range, fmt_time
-from .profile_grid import Grid, fint
+from .profile_grid import Grid, fint, top_rows
 
 WAIT_MEANING = (
     "Waiting: time MPI calls spent waiting for a late partner, from both ends of every "
@@ -132,11 +132,7 @@ WAIT_NAME = {"functions": "fn", "bins": "label", "regions": "region"}
 def wait_grid(a: dict[str, Any], label: str, key: str, limit: int | None = None) -> Grid:
     ts = available(a)
     assert ts is not None
-    entries = list(ts["waiting"][key])
-    note = None
-    if limit is not None and len(entries) > limit:
-        note = f"top {limit} of {len(entries)}; report.html lists all"
-        entries = entries[:limit]
+    entries, note = top_rows(list(ts["waiting"][key]), limit)
     rows = [(str(e[WAIT_NAME[key]]), fmt_time(e["waiting_s"]),
              fmt_pct_cell(e["share_pct"]), fint(e["calls"]),
              fmt_time(e["late_sender_s"]), fmt_time(e["late_receiver_s"]),
