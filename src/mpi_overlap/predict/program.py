@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..trace.match import Matched
-from ..trace.timeline import CollCall, Message, RankTimeline
+from ..trace.timeline import RankTimeline
 
 # Operations of a call (op code, index of the message or collective instance).
 SEND_POST, RECV_POST, SEND_DONE, RECV_DONE, SEND_BLOCK, RECV_BLOCK = range(6)
@@ -102,8 +102,8 @@ def build_program(timelines: list[RankTimeline], matched: Matched,
     """The program of a traced run; `timelines` ordered by rank, one per rank 0..n-1."""
     left: dict[str, int] = {}
 
-    def skip(why: str) -> None:
-        left[why] = left.get(why, 0) + 1
+    def skip(why: str, n: int = 1) -> None:
+        left[why] = left.get(why, 0) + n
 
     calls: list[list[Call]] = []
     locs: dict[int, _Locator] = {}
@@ -122,49 +122,31 @@ def build_program(timelines: list[RankTimeline], matched: Matched,
         names = _call_names(tl, thread, len(th.enter))
         calls.append([Call(fn, float(a), float(b))
                       for fn, a, b in zip(names, enter.tolist(), exit_.tolist(), strict=True)])
-        skip_threads = len(tl.threads) - 1
-        if skip_threads:
-            left["threads other than the main one (not replayed)"] = (
-                left.get("threads other than the main one (not replayed)", 0) + skip_threads)
+        if len(tl.threads) > 1:
+            skip("threads other than the main one (not replayed)", len(tl.threads) - 1)
 
     prog = Program(calls=calls)
     prog.hosts = [(hosts or {}).get(r, "") for r in range(len(calls))]
 
-    def place(m: Message | CollCall, t_post: int, done_enter: int | None,
-              blocking: bool, post_op: int, done_op: int, block_op: int, idx: int) -> bool:
-        if main.get(m.rank) != m.thread:
-            skip("ends on threads other than the main one")
-            return False
-        loc = locs[m.rank]
-        i = loc.index(t_post)
-        if i is None:
-            skip("ends outside the main thread's calls")
-            return False
-        if blocking:
-            calls[m.rank][i].ops.append((block_op, idx))
-            return True
-        j = loc.index(done_enter)
-        if j is None or j < i:
-            skip("non-blocking ends whose completion was not seen")
-            return False
-        calls[m.rank][i].ops.append((post_op, idx))
-        calls[m.rank][j].ops.append((done_op, idx))
-        return True
-
     for s, r in matched.pairs:
-        if not _placeable(s, main, locs) or not _placeable(r, main, locs):
+        at_s = _slots(s.rank, s.thread, s.t_post, s.done_enter, s.blocking, main, locs)
+        at_r = _slots(r.rank, r.thread, r.t_post, r.done_enter, r.blocking, main, locs)
+        if at_s is None or at_r is None:
             skip("messages with an end that cannot be placed")
             continue
         idx = len(prog.msgs)
         prog.msgs.append(Msg(s.rank, r.rank, max(int(r.bytes), int(s.bytes), 0)))
-        place(s, s.t_post, s.done_enter, s.blocking, SEND_POST, SEND_DONE, SEND_BLOCK, idx)
-        place(r, r.t_post, r.done_enter, r.blocking, RECV_POST, RECV_DONE, RECV_BLOCK, idx)
+        _place(calls[s.rank], at_s, SEND_POST, SEND_DONE, SEND_BLOCK, idx)
+        _place(calls[r.rank], at_r, RECV_POST, RECV_DONE, RECV_BLOCK, idx)
     for (comm, _), inst in sorted(matched.collectives.items()):
         some = next(iter(inst.values()))
         tr = timelines[some.rank].trace
         members = tr.comms.get(comm)
-        if (members is None or members.remote or len(inst) != len(members.local)
-                or not all(_coll_placeable(c, main, locs) for c in inst.values())):
+        whole = (members is not None and not members.remote
+                 and len(inst) == len(members.local))
+        at = [_slots(c.rank, c.thread, c.t_enter, c.done_enter, c.blocking, main, locs)
+              for c in inst.values()] if whole else []
+        if members is None or not whole or None in at:
             skip("collectives not complete in the traces (or on intercommunicators)")
             continue
         idx = len(prog.colls)
@@ -172,36 +154,37 @@ def build_program(timelines: list[RankTimeline], matched: Matched,
         prog.colls.append(Coll(op, tuple(sorted(inst)), members.world_rank(some.root)
                                if some.root >= 0 else -1,
                                max(max(int(c.bytes) for c in inst.values()), 0)))
-        for c in inst.values():
-            place(c, c.t_enter, c.done_enter, c.blocking, COLL_POST, COLL_DONE, COLL_BLOCK, idx)
+        for c, slots in zip(inst.values(), at, strict=True):
+            _place(calls[c.rank], slots, COLL_POST, COLL_DONE, COLL_BLOCK, idx)
     prog.left_out = left
     return prog
 
 
-def _placeable(m: Message, main: dict[int, int], locs: dict[int, _Locator]) -> bool:
-    if main.get(m.rank) != m.thread:
-        return False
-    loc = locs[m.rank]
-    i = loc.index(m.t_post)
+def _slots(rank: int, thread: int, t_post: int, done_enter: int | None, blocking: bool,
+           main: dict[int, int], locs: dict[int, _Locator]) -> tuple[int, int | None] | None:
+    """The main-thread calls an end is in: (posting call, completing call; None for a
+    blocking end, which is both), or None when it cannot be placed (another thread, outside
+    the calls, a completion not seen)."""
+    if main.get(rank) != thread:
+        return None
+    loc = locs[rank]
+    i = loc.index(t_post)
     if i is None:
-        return False
-    if m.blocking:
-        return True
-    j = loc.index(m.done_enter)
-    return j is not None and j >= i
+        return None
+    if blocking:
+        return i, None
+    j = loc.index(done_enter)
+    return (i, j) if j is not None and j >= i else None
 
 
-def _coll_placeable(c: CollCall, main: dict[int, int], locs: dict[int, _Locator]) -> bool:
-    if main.get(c.rank) != c.thread:
-        return False
-    loc = locs[c.rank]
-    i = loc.index(c.t_enter)
-    if i is None:
-        return False
-    if c.blocking:
-        return True
-    j = loc.index(c.done_enter)
-    return j is not None and j >= i
+def _place(calls: list[Call], slots: tuple[int, int | None], post_op: int, done_op: int,
+           block_op: int, idx: int) -> None:
+    i, j = slots
+    if j is None:
+        calls[i].ops.append((block_op, idx))
+    else:
+        calls[i].ops.append((post_op, idx))
+        calls[j].ops.append((done_op, idx))
 
 
 def _call_names(tl: RankTimeline, thread: int, n: int) -> list[str]:
