@@ -46,29 +46,37 @@ MIN_PAIRS = 3
 NO_EFFECT = {"ratio": 1.0, "%": 0.0}
 
 
+def _shown(fig: dict[str, Any], v: float, scale: float, spec: str) -> str:
+    """A value of the figure as a change from no effect (a ratio 1.03 as +3.0 with
+    scale 100)."""
+    return opt_text((v - NO_EFFECT.get(str(fig.get("unit")), 0.0)) * scale, spec)
+
+
+def _interval(fig: dict[str, Any]) -> tuple[float, float] | None:
+    ci = fig.get("ci95")
+    return (ci[0], ci[1]) if isinstance(ci, list) and None not in ci else None
+
+
 def unresolved(fig: dict[str, Any], scale: float = 1.0, unit: str = "",
                spec: str = "+.1f") -> str | None:
     """Why a figure from repeated launches is not a finding ("not resolved (…)"), or None
     when it is one. `scale`, `unit` and `spec` print it as the cell would print the value
     (a ratio 1.03 as +3.0 %)."""
-    value, ci, pairs = fig.get("value"), fig.get("ci95"), fig.get("pairs")
+    value, pairs, ci = fig.get("value"), fig.get("pairs"), _interval(fig)
     if value is None:
         return None
     disturbed = fig.get("disturbed") or 0
     null = NO_EFFECT.get(str(fig.get("unit")), 0.0)
-
-    def shown(v: float, fmt: str = "+.1f") -> str:
-        return opt_text((v - null) * scale, fmt)
-
     why = None
     if isinstance(pairs, int) and pairs < MIN_PAIRS:
         why = f"{pairs} launch pair{'s' if pairs != 1 else ''}, fewer than {MIN_PAIRS}"
     elif isinstance(pairs, int) and disturbed * 2 > pairs:
         why = f"{disturbed} of {pairs} launch pairs disturbed"
-    elif isinstance(ci, list) and None not in ci and ci[1] - ci[0] > abs(value - null):
-        why = (f"95 % CI {shown(ci[0])} to {shown(ci[1])}{unit} is wider than the "
-               f"{shown(value, spec)}{unit} measured")
-    elif isinstance(ci, list) and None in ci and isinstance(pairs, int):
+    elif ci is not None and ci[1] - ci[0] > abs(value - null):
+        why = (f"95 % CI {_shown(fig, ci[0], scale, '+.1f')} to "
+               f"{_shown(fig, ci[1], scale, '+.1f')}{unit} is wider than the "
+               f"{_shown(fig, value, scale, spec)}{unit} measured")
+    elif ci is None and "ci95" in fig and isinstance(pairs, int):
         why = f"no interval from {pairs} launch pairs"
     return f"not resolved ({why})" if why else None
 
@@ -82,14 +90,13 @@ def resolved_text(fig: dict[str, Any] | None, scale: float, unit: str,
     why = unresolved(fig, scale, unit, spec)
     if why:
         return why
-    null = NO_EFFECT.get(str(fig.get("unit")), 0.0)
-    text = opt_text((fig["value"] - null) * scale, spec) + unit
     notes = []
-    ci = fig.get("ci95")
-    if isinstance(ci, list) and None not in ci:
-        notes.append(f"95 % CI {opt_text((ci[0] - null) * scale, '+.1f')} to "
-                     f"{opt_text((ci[1] - null) * scale, '+.1f')}{unit}")
-    disturbed, pairs = fig.get("disturbed") or 0, fig.get("pairs")
+    ci = _interval(fig)
+    if ci is not None:
+        notes.append(f"95 % CI {_shown(fig, ci[0], scale, '+.1f')} to "
+                     f"{_shown(fig, ci[1], scale, '+.1f')}{unit}")
+    disturbed = fig.get("disturbed") or 0
     if disturbed:
-        notes.append(f"{disturbed} of {pairs} launch pairs disturbed")
-    return text + (f" ({'; '.join(notes)})" if notes else "")
+        notes.append(f"{disturbed} of {fig.get('pairs')} launch pairs disturbed")
+    return (_shown(fig, fig["value"], scale, spec) + unit
+            + (f" ({'; '.join(notes)})" if notes else ""))

@@ -416,14 +416,16 @@ def _complete_table(tc: Toolchain, fp: Fingerprint, path: Path, *, ranks: int,
     own layout (the bound --nodes), so it measures the classes the job uses."""
     found, why = _why_measure(path, fp, tc, force=force_table, layout=layout)
     if why is not None:
-        across = layout is not None and layout.nodes > 1
-        nodes = f" --nodes {layout.nodes}" if across else ""
-        sizes = AUTO_SIZES_ACROSS_NODES if across else None
-        how = (f"--sizes {sizes}; above {sizes.split(':')[1]}B the table extrapolates, "
-               "`mpi-overlap calibrate --nodes` measures them; a minute or less on a "
-               "link of 100 Mbit/s or faster" if sizes else "about 10 s")
+        sizes = None
+        how = f"-n {ranks}, about 10 s"
+        if layout is not None and layout.nodes > 1:
+            sizes = AUTO_SIZES_ACROSS_NODES
+            how = (f"-n {ranks} --nodes {layout.nodes} --sizes {sizes}; above "
+                   f"{sizes.split(':')[1]}B the table extrapolates, `mpi-overlap calibrate "
+                   "--nodes` measures them; a minute or less on a link of 100 Mbit/s or "
+                   "faster")
         ui.line(f"calibrating: {why}; measuring one now (as mpi-overlap calibrate --quick "
-                f"-n {ranks}{nodes} {how})".replace(" )", ")"))
+                f"{how})")
         path, _, found = _calibrate_p2p(tc, ranks=ranks, quick=True, sizes=sizes,
                                         launcher=launcher, timeout_s=timeout_s,
                                         out_base=out_base, ui=ui)
