@@ -87,7 +87,7 @@ def residuals(prog: Program, recorded_costs: Costs) -> list[dict[str, float]]:
             if c.ops:
                 per_fn.setdefault(c.fn, []).append(max(
                     0.0, c.duration - waits[rank][i]
-                    - incall_cost(prog, recorded_costs, rank, c.ops)))
+                    - incall_cost(recorded_costs, c.ops)))
         out.append({fn: float(np.quantile(v, RESIDUAL_QUANTILE)) for fn, v in per_fn.items()})
     return out
 

@@ -28,7 +28,15 @@ from dataclasses import dataclass
 
 from ..calibration.xfer_table import LINEAR_COLL_OPS, XferTable, blocking_op
 from ..errors import UserError
-from .program import Program
+from .program import (
+    COLL_BLOCK,
+    RECV_BLOCK,
+    RECV_DONE,
+    SEND_BLOCK,
+    SEND_DONE,
+    SEND_POST,
+    Program,
+)
 
 OVERLAPS = ("model", "none", "perfect")
 PROGRESS = ("calls", "async")
@@ -129,21 +137,22 @@ def costs(prog: Program, target: Target) -> Costs:
     return out
 
 
+def _log_rounds(p: int) -> int:
+    return max(math.ceil(math.log2(max(p, 2))), 1)
+
+
 def coll_rounds(op: str, p: int) -> int:
     base = blocking_op(op) or op
     if base in LINEAR_COLL_OPS:
         return max(p - 1, 1)
-    return max(math.ceil(math.log2(max(p, 2))), 1)
+    return _log_rounds(p)
 
 
 def coll_time(table: XferTable, op: str, p: int, nbytes: int) -> float:
     """The op's time from the table's series; without any series for the op (or its
     blocking op), ceil(log2 p) rounds of the point-to-point time of the block."""
     secs, flags = table.lookup_coll(op, p, nbytes)
-    if "coll_uncalibrated" in flags:
-        rounds = max(math.ceil(math.log2(max(p, 2))), 1)
-        return rounds * secs
-    return secs
+    return _log_rounds(p) * secs if "coll_uncalibrated" in flags else secs
 
 
 def _coll_wire(link: Link | None, op: str, member_nodes: list[str], nbytes: int) -> float:
@@ -152,13 +161,11 @@ def _coll_wire(link: Link | None, op: str, member_nodes: list[str], nbytes: int)
     return coll_rounds(op, len(member_nodes)) * link.wire(nbytes)
 
 
-def incall_cost(prog: Program, c: Costs, rank: int, ops: list[tuple[int, int]]) -> float:
+def incall_cost(c: Costs, ops: list[tuple[int, int]]) -> float:
     """What the model puts inside a call when no partner keeps it waiting: the longest of
     its operations' own parts (o_s of an eager send's post, o_r of an eager receive's
     completion, T of a rendezvous transfer in the call that completes it, a blocking
     collective's time)."""
-    from .program import COLL_BLOCK, RECV_BLOCK, RECV_DONE, SEND_BLOCK, SEND_DONE, SEND_POST
-
     best = 0.0
     for op, k in ops:
         if op in (SEND_POST, SEND_BLOCK):
