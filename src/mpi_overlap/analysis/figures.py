@@ -7,16 +7,12 @@ next to kind "cost" (what it costs) and "info" (facts such as a detected limit).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..formatting import opt_text
+from ..values import num
 
 KINDS = ("overlap", "cost", "info")
-
-
-def _finite(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
 def figure(name: str, label: str, value: float | None, unit: str, kind: str, *,
@@ -27,10 +23,10 @@ def figure(name: str, label: str, value: float | None, unit: str, kind: str, *,
     launch pairs it rests on (`pairs`) and how many of those were disturbed: the summary
     card prints it as a finding only where those resolve it (report/summary_card.py)."""
     assert kind in KINDS, kind
-    out: dict[str, Any] = {"name": name, "label": label, "value": _finite(value),
+    out: dict[str, Any] = {"name": name, "label": label, "value": num(value),
                            "unit": unit, "kind": kind}
     if ci is not None:
-        out["ci95"] = [_finite(ci[0]), _finite(ci[1])]
+        out["ci95"] = [num(ci[0]), num(ci[1])]
     if pairs is not None:
         out["pairs"] = int(pairs)
     if disturbed is not None:

@@ -14,6 +14,7 @@ import statistics
 from typing import Any
 
 from ..formatting import fmt_time
+from ..values import num
 
 
 class LibraryTime:
@@ -27,10 +28,10 @@ class LibraryTime:
         lib = doc.get("library_s")
         if not isinstance(lib, dict):
             return
-        if isinstance(lib.get("init"), (int, float)):
-            self.init.append(float(lib["init"]))
-        if isinstance(lib.get("finalize"), (int, float)):
-            self.finalize.append(float(lib["finalize"]))
+        for key, into in (("init", self.init), ("finalize", self.finalize)):
+            value = num(lib.get(key))
+            if value is not None:
+                into.append(value)
 
     def result(self, job_file: dict[str, Any] | None,
                job_stats: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -38,20 +39,16 @@ class LibraryTime:
         it, or a statistics-only run, whose rows do not carry it)."""
         if not self.init:
             return None
-        gather = (job_file or {}).get("gather_s")
-        reduce = (job_stats or {}).get("reduce_s")
-        parts = [max(self.init), max(self.finalize) if self.finalize else None,
-                 gather if isinstance(gather, (int, float)) else None,
-                 reduce if isinstance(reduce, (int, float)) else None]
-        return {
+        out = {
             "ranks": len(self.init),
             "init_s_max": max(self.init),
             "init_s_median": statistics.median(self.init),
             "finalize_s_max": max(self.finalize) if self.finalize else None,
-            "gather_s": parts[2],
-            "reduce_s": parts[3],
-            "per_launch_s": sum(p for p in parts if p is not None),
+            "gather_s": num((job_file or {}).get("gather_s")),
+            "reduce_s": num((job_stats or {}).get("reduce_s")),
         }
+        parts = ("init_s_max", "finalize_s_max", "gather_s", "reduce_s")
+        return {**out, "per_launch_s": sum(out[k] or 0.0 for k in parts)}
 
 
 def library_time_finding(lt: dict[str, Any] | None) -> str | None:
