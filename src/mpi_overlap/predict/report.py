@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..formatting import fmt_time
+from ..formatting import fmt_pct, fmt_time
 from .engine import RankFigures, Replay, figures, recorded, replay, residuals
 from .model import OVERLAPS, PROGRESS, Link, Target, costs, parse_latency, parse_rate
 from .program import Program, build_program
@@ -35,7 +35,7 @@ class Request:
 def load_program(run_dir: Path) -> tuple[Program, Any]:
     """The run's program and the table it used (XferTable)."""
     from ..analysis.run_table import used_table
-    from ..profiling.rank_documents import rank_files
+    from ..profiling.rank_documents import RankDocumentStream
     from ..trace.convert import read_run
     from ..trace.match import match_messages
     from ..trace.timeline import rank_timeline
@@ -53,14 +53,10 @@ def load_program(run_dir: Path) -> tuple[Program, Any]:
     traces.sort(key=lambda t: t.rank)
     timelines = [rank_timeline(t) for t in traces]
     matched = match_messages(timelines)
-    hosts: dict[int, str] = {}
-    for rank, path in rank_files(run_dir).items():
-        try:
-            doc = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(doc, dict) and isinstance(doc.get("host"), str):
-            hosts[rank] = doc["host"]
+    # the rank documents wherever the library left them (the job file, per-rank files);
+    # one that cannot be read leaves its rank's host unknown
+    hosts = {rank: doc["host"] for rank, doc, _ in RankDocumentStream(run_dir)
+             if isinstance(doc.get("host"), str)}
     prog = build_program(timelines, matched, hosts)
     if matched.unmatched_sends or matched.unmatched_recvs:
         prog.left_out["sends and receives without a partner in the traces"] = (
@@ -106,10 +102,7 @@ def _job(figs: list[RankFigures]) -> dict[str, float]:
 def predict(req: Request) -> dict[str, Any]:
     """The prediction document (also written to predict.json in the run directory)."""
     prog, run_table = load_program(req.run_dir)
-    if run_table is None and req.table is None:
-        raise UserError(f"{req.run_dir}: the transfer-time table the run used is gone or "
-                        "changed since; give one with --table PATH")
-    target = target_of(req, run_table)
+    target = target_of(req, run_table)  # refuses a run without its table and no --table
     if not any(len(c) >= 3 for c in prog.calls):
         raise UserError(f"{req.run_dir}: the traces hold no MPI call between MPI_Init and "
                         "MPI_Finalize")
@@ -123,7 +116,8 @@ def predict(req: Request) -> dict[str, Any]:
         raise UserError(f"{req.run_dir}: the replay could not complete rank(s) "
                         f"{', '.join(map(str, rep.unresolved))} (a call waits for a partner "
                         "the traces do not hold)")
-    rec = figures(prog, recorded(prog))
+    as_recorded = recorded(prog)
+    rec = figures(prog, as_recorded)
     pred = figures(prog, rep)
     rj, pj = _job(rec), _job(pred)
     doc: dict[str, Any] = {
@@ -146,7 +140,7 @@ def predict(req: Request) -> dict[str, Any]:
                    "events_per_s": rep.events / seconds if seconds > 0 else None,
                    "messages": len(prog.msgs), "collectives": len(prog.colls),
                    "calls": sum(max(len(c) - 2, 0) for c in prog.calls)},
-        "functions": _functions(prog, recorded(prog), rep),
+        "functions": _functions(prog, as_recorded, rep),
         "left_out": dict(sorted(prog.left_out.items())),
     }
     from ..file_output import write_json
@@ -180,7 +174,7 @@ def _rank(f: RankFigures) -> dict[str, Any]:
 
 
 def _err(p: float | None) -> str:
-    return "" if p is None or not math.isfinite(p) else f"{p:+.1f} %"
+    return fmt_pct(p if p is not None and math.isfinite(p) else None, 1, sign=True, missing="")
 
 
 def describe(doc: dict[str, Any]) -> list[str]:
