@@ -25,7 +25,6 @@ anchors (its profile's `clock.anchors`) when it has them.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -37,7 +36,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..file_output import EXIT_IO_ERROR, WriteError
-from ..profiling.rank_documents import rank_files
+from ..profiling.rank_documents import RankDocumentStream
 from .convert import notes_of, read_run
 from .match import match_messages
 from .otf2_records import (
@@ -115,16 +114,12 @@ class Exported:
 
 def _hosts_and_anchor(run_dir: Path) -> tuple[dict[int, str], tuple[int, float] | None]:
     """Each rank's host, and rank 0's first clock anchor (ticks, realtime seconds), from
-    the rank profiles; what a profile does not say is left out."""
+    the rank profiles wherever the library left them (the job file or the per-rank files;
+    RankDocumentStream); what a profile does not say, or one that cannot be read, is left
+    out."""
     hosts: dict[int, str] = {}
     anchor = None
-    for rank, path in rank_files(run_dir).items():
-        try:
-            doc = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(doc, dict):
-            continue
+    for rank, doc, _source in RankDocumentStream(run_dir):
         if isinstance(doc.get("host"), str):
             hosts[rank] = doc["host"]
         anchors = (doc.get("clock") or {}).get("anchors") if rank == 0 else None
