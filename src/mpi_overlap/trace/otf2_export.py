@@ -134,13 +134,13 @@ class _Archive:
     """The definitions of one archive, made with the otf2 package's registry."""
 
     def __init__(self, otf2: Any, writer: Any, traces: list[RankTrace],
-                 hosts: dict[int, str], roles: dict[str, str]) -> None:
+                 hosts: dict[int, str], roles: dict[str, str], res: int) -> None:
         self.otf2, self.w = otf2, writer
         self.roles = roles  # MPI function -> OTF2 region role
         # timestamps are rank 0's ticks: sync0 + aligned seconds × res (when rank 0 has no
         # trace, the first traced rank's rate and origin)
         self.sync0 = traces[0].sync_ticks
-        self.res = max(1, round(1.0 / traces[0].s_per_tick))
+        self.res = res  # the writer's timer resolution
         defs = writer.definitions
         self.size = max(t.size for t in traces)
         root = defs.system_tree_node("machine", class_name="machine")
@@ -240,7 +240,7 @@ def _roles(timelines: list[RankTimeline]) -> dict[str, str]:
 
 
 def _place_waits(timelines: list[RankTimeline], locs: dict[tuple[int, int], Location],
-                 matched: Any) -> int:
+                 matched: Any) -> None:
     """A waiting metric point at the leave of every call that waited (analysis/waits.py).
     A wait names its call by rank and aligned enter seconds, found again here with the
     same conversion (Clocks.s) over the rank's outermost calls."""
@@ -253,13 +253,10 @@ def _place_waits(timelines: list[RankTimeline], locs: dict[tuple[int, int], Loca
     for (rank, _thread), loc in locs.items():
         for i, t in enumerate(loc.enter):
             by_enter[(rank, clocks.s(rank, t))] = (loc, i)
-    placed = 0
     for w in waits:
         found = by_enter.get((w.rank, w.enter_s))
         if found is not None:
             add_wait_metric(found[0], found[1], w.seconds)
-            placed += 1
-    return placed
 
 
 def _write_location(arch: _Archive, tr: RankTrace, loc: Location) -> tuple[int, int]:
@@ -349,12 +346,12 @@ def _write(otf2: Any, tmp: Path, run_name: str, timelines: list[RankTimeline],
     """The archive in directory `tmp`; counts what went in into `result`."""
     traces = [tl.trace for tl in timelines]
     tr0 = traces[0]
-    res = max(1, round(1.0 / tr0.s_per_tick))
+    res = max(1, round(1.0 / tr0.s_per_tick))  # rank 0's ticks per second
     w = otf2.writer.Writer(str(tmp), archive_name=ARCHIVE, timer_resolution=res)
     try:
         w.creator = "mpi-overlap export otf2"
         w.description = f"mpi-overlap profile --trace of {run_name}"
-        arch = _Archive(otf2, w, traces, hosts, _roles(timelines))
+        arch = _Archive(otf2, w, traces, hosts, _roles(timelines), res)
         inter = arch.define_comms(traces)
         writable = set(arch.comms)
         ops = {k for tr in traces for k, name in tr.kind_names.items()
@@ -401,7 +398,6 @@ def export_otf2(run_dir: Path, out: Path | None = None) -> Exported:
                         "with --trace")
     otf2 = _otf2()
     target, tmp = _prepare_out(run_dir, out)
-    traces.sort(key=lambda t: t.rank)
     timelines = [rank_timeline(t) for t in traces]
     matched = match_messages(timelines)
     hosts, anchor = _hosts_and_anchor(run_dir)
@@ -421,19 +417,15 @@ def export_otf2(run_dir: Path, out: Path | None = None) -> Exported:
         elif target.is_dir():
             target.rmdir()
         tmp.rename(target)
-    except OSError as err:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise WriteError(target, err) from None
-    except Exception as err:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException as err:
+        shutil.rmtree(tmp, ignore_errors=True)  # never half an archive
+        if isinstance(err, OSError):
+            raise WriteError(target, err) from None
         if isinstance(err, otf2.error.Error) or type(err).__module__.startswith("_otf2"):
             # the OTF2 library's own failure (a full disk, say): it printed its details
             first = (str(err).splitlines() or [type(err).__name__])[0]
             raise UserError(f"cannot write {target}: OTF2: {first} (the library's lines "
                             "above say why)", EXIT_IO_ERROR) from None
-        raise
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
         raise
     result.seconds = time.perf_counter() - started
     return result

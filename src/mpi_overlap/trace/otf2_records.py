@@ -266,13 +266,13 @@ def add_collectives(loc: Location, calls: list[CollCall], writable: set[int], in
     return written
 
 
-def add_transfer_metrics(loc: Location, tr: RankTrace) -> int:
+def add_transfer_metrics(loc: Location, tr: RankTrace) -> None:
     """A metric point where each of this thread's transfers ends (the profile counts it
     there): the exit of an in-call transfer's call, the completing call of one across
-    calls, the thread's last event for one that never ended. Returns how many."""
+    calls, the thread's last event for one that never ended."""
     x = tr.transfers.get(loc.thread)
     if x is None or not len(x):
-        return 0
+        return
     cases, tb, te = x["case"].tolist(), x["t_begin"].tolist(), x["t_end"].tolist()
     xfer, lo, hi = x["xfer_s"].tolist(), x["min_s"].tolist(), x["max_s"].tolist()
     for j in range(len(x)):
@@ -286,7 +286,6 @@ def add_transfer_metrics(loc: Location, tr: RankTrace) -> int:
             loc.at_exit(i, Op.METRIC, *inc)
         else:  # ticks outside the thread's calls: at its own time, after what is there
             loc.add(max(t, loc.first), float("inf"), Op.METRIC, *inc)
-    return len(x)
 
 
 def add_wait_metric(loc: Location, call: int, seconds: float) -> None:
