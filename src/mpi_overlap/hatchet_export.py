@@ -30,9 +30,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .analysis.callsites import UNKNOWN
 from .errors import UserError
 from .file_output import write_json
 from .report.profile_table import analysis_of
+from .report.profile_waits import available
 from .rundir import load_run
 
 # the measures of transfers, summed over entries
@@ -84,8 +86,13 @@ def _breakdown(title: str, kind: str, name_key: str, entries: list[dict[str, Any
     return _node(title, "breakdown", _sums(children, (*SUMMED, *WAITS)), children)
 
 
+def _fn(fn: Any) -> str:
+    """The MPI function as the tree names it: the unknown site's has none."""
+    return str(fn) if fn else UNKNOWN
+
+
 def _site_key(label: Any, fn: Any) -> tuple[str, str]:
-    return str(label), str(fn) if fn else "unknown"
+    return str(label), _fn(fn)
 
 
 def _function_nodes(rankings: dict[str, Any], waits: dict[str, dict[str, Any]]
@@ -93,11 +100,9 @@ def _function_nodes(rankings: dict[str, Any], waits: dict[str, dict[str, Any]]
     """Each MPI function of the profile with its call sites and their pairs."""
     pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for p in rankings.get("pairs") or []:
-        pair = _node(f"{p['post']} → {p['end']}", "pair",
-                     {**_metrics(p, (*XFER, *RATIOS)), **_metrics(p, ("polled",))},
-                     post=str(p["post"]), end=str(p["end"]),
-                     post_fn=str(p.get("post_fn") or "unknown"),
-                     end_fn=str(p.get("end_fn") or "unknown"))
+        pair = _node(f"{p['post']} → {p['end']}", "pair", _metrics(p, (*XFER, *RATIOS, "polled")),
+                     post=str(p["post"]), end=str(p["end"]), post_fn=_fn(p.get("post_fn")),
+                     end_fn=_fn(p.get("end_fn")))
         pairs.setdefault(_site_key(p["post"], p.get("post_fn")), []).append(pair)
     # every site that posted or completed, in the rankings' order (most lost first)
     sites: dict[tuple[str, str], dict[str, float]] = {}
@@ -126,16 +131,10 @@ def _function_nodes(rankings: dict[str, Any], waits: dict[str, dict[str, Any]]
     return out
 
 
-def _waiting(analysis: dict[str, Any]) -> dict[str, Any] | None:
-    two = analysis.get("two_sided")
-    if isinstance(two, dict) and two.get("available") and isinstance(two.get("waiting"), dict):
-        return two["waiting"]
-    return None
-
-
 def hatchet_literal(analysis: dict[str, Any], program: str) -> list[dict[str, Any]]:
     rankings = analysis["rankings"]
-    waiting = _waiting(analysis) or {}
+    two_sided = available(analysis)  # traced runs: waiting for late partners
+    waiting: dict[str, Any] = two_sided["waiting"] if two_sided else {}
 
     def waits_by(table: str, key: str) -> dict[str, dict[str, Any]]:
         return {str(e[key]): e for e in waiting.get(table) or []}
