@@ -447,10 +447,9 @@ def describe(e: Exported) -> list[str]:
             (s.inter, "on intercommunicators"),
             (s.no_op, "neighbourhood collectives (OTF2 has no operation for them)"),
             (s.uncompleted, "requests whose completion another thread saw or none did"),
-            (s.outside_calls, "records outside their thread's calls")]
+            (s.outside_calls, "records outside their thread's calls"),
+            (e.unpaired, "call or region ends without their start")]
     lines += [f"note: left out: {n} {what}" for n, what in left if n]
-    if e.unpaired:
-        lines.append(f"note: left out: {e.unpaired} call or region ends without their start")
     if e.clock_raised:
         lines.append(f"note: {e.clock_raised} events ran back in time on their thread and "
                      "were moved to the event before them")
