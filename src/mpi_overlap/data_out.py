@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from .json_input import read_json
-from .profile_frames import profile_frames
+from .profile_frames import plain_fields, profile_frames
 from .rundir import Run, load_run
 
 PROFILE_TABLES = ("by_bin", "by_function", "by_region")
@@ -75,7 +75,7 @@ def _record_frames(name: str, records: list[dict[str, Any]]) -> dict[str, pd.Dat
     frames = {name: pd.json_normalize([{k: v for k, v in r.items() if k not in nested}
                                        for r in records])}
     for inner in nested:
-        rows = [{**{k: v for k, v in r.items() if not isinstance(v, (list, dict))}, **row}
+        rows = [{**plain_fields(r), **row}
                 for r in records for row in (r.get(inner) or []) if isinstance(row, dict)]
         frames[f"{name}.{inner}"] = pd.json_normalize(rows)
     return frames

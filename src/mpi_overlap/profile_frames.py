@@ -133,6 +133,11 @@ FRAMES: dict[str, Frame] = {
 }
 
 
+def plain_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """A row's own figures, not the objects and lists it nests."""
+    return {k: v for k, v in row.items() if not isinstance(v, (dict, list))}
+
+
 def _at(doc: Any, keys: tuple[str, ...]) -> Any:
     for k in keys:
         doc = doc.get(k) if isinstance(doc, dict) else None
@@ -145,8 +150,8 @@ def _rows(analysis: dict[str, Any], frame: Frame) -> list[dict[str, Any]] | None
     rows, found = [], False
     for column, value, keys in parts:
         here = _at(analysis, keys)
-        if isinstance(here, dict):  # one row: its own figures, not what it nests
-            here = [{k: v for k, v in here.items() if not isinstance(v, (dict, list))}]
+        if isinstance(here, dict):  # one row
+            here = [plain_fields(here)]
         if not isinstance(here, list):
             continue
         found = True
