@@ -170,3 +170,8 @@ def opt_text(v: float | None, spec: str) -> str:
     text = f"{v:{spec}}"
     # "-0 %" reads as a loss: a value that rounds to zero is shown as zero.
     return text.replace("-", "+") if float(text) == 0 and "+" in spec else text
+
+
+def count_of(n: int, what: str) -> str:
+    """'1 event', '3 events': a count with its noun (a regular plural)."""
+    return f"{n} {what}" + ("" if n == 1 else "s")

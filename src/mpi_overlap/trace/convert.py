@@ -13,7 +13,7 @@ from pathlib import Path
 from ..analysis.profile_values import rank_list
 from ..errors import UserError
 from ..file_output import open_atomic
-from ..formatting import fmt_mib, fmt_time
+from ..formatting import count_of, fmt_mib, fmt_time
 from ..profiling.rank_documents import rank_files
 from .perfetto import Summary, to_chrome
 from .reader import RankTrace, read_trace
@@ -79,13 +79,9 @@ def convert_run(run_dir: Path, out: Path) -> Converted:
     return Converted(out, summary)
 
 
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
 def describe(c: Converted) -> list[str]:
     s = c.summary
-    counts = ", ".join(_count(n, what) for n, what in (
+    counts = ", ".join(count_of(n, what) for n, what in (
         (s.ranks, "rank"), (s.threads, "thread"), (s.calls, "MPI call"),
         (s.transfers, "transfer"), (s.flows, "message flow")))
     lines = [f"wrote {c.out}: {counts}; open it in https://ui.perfetto.dev"]

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..file_output import EXIT_IO_ERROR, WriteError
+from ..formatting import count_of
 from ..profiling.rank_documents import RankDocumentStream
 from .convert import notes_of, read_run
 from .match import match_messages
@@ -431,12 +432,8 @@ def export_otf2(run_dir: Path, out: Path | None = None) -> Exported:
     return result
 
 
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
 def describe(e: Exported) -> list[str]:
-    counts = ", ".join(_count(n, what) for n, what in (
+    counts = ", ".join(count_of(n, what) for n, what in (
         (e.locations, "location"), (e.events, "event"), (e.sends, "send"),
         (e.receives, "receive"), (e.collectives, "collective"),
         (e.metric_points, "metric point")))
