@@ -109,6 +109,9 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     rdone = [nan] * nmsg
     swait = [-1] * nmsg  # rank whose current call waits for this end, -1 none
     rwait = [-1] * nmsg
+    # by side (0 the send's end, 1 the receive's: a message op's code & 1)
+    post, comp, poll = (S0, R0), (Sc, Rc), (Ps, Pr)
+    done, wait = (sdone, rdone), (swait, rwait)
     cpost: list[dict[int, float]] = [{} for _ in range(ncoll)]
     centr: list[dict[int, float]] = [{} for _ in range(ncoll)]  # completing calls' enters
     cdone: list[dict[int, float]] = [{} for _ in range(ncoll)]
@@ -159,54 +162,48 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
         if need[r] == 0:
             finish(r)
 
-    def set_sdone(k: int, t: float) -> None:
-        sdone[k] = t
-        r = swait[k]
+    def set_done(side: int, k: int, t: float) -> None:
+        done[side][k] = t
+        waiting = wait[side]
+        r = waiting[k]
         if r >= 0:
-            swait[k] = -1
-            resolved(r, t)
-
-    def set_rdone(k: int, t: float) -> None:
-        rdone[k] = t
-        r = rwait[k]
-        if r >= 0:
-            rwait[k] = -1
+            waiting[k] = -1
             resolved(r, t)
 
     def msg(k: int) -> None:
         s0, r0 = S0[k], R0[k]
         if perfect:
             if s0 == s0 and sdone[k] != sdone[k]:
-                set_sdone(k, s0)
+                set_done(0, k, s0)
             if s0 == s0 and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
-                set_rdone(k, max(Rc[k], s0))
+                set_done(1, k, max(Rc[k], s0))
         elif none:  # the model's times, and no move before both ends poll
             if Ps[k] != Ps[k] or Pr[k] != Pr[k]:
                 return
             both = max(Ps[k], Pr[k]) + T[k]
             if not eager[k]:
                 if sdone[k] != sdone[k]:
-                    set_sdone(k, both)
-                    set_rdone(k, both)
+                    set_done(0, k, both)
+                    set_done(1, k, both)
                 return
             if sdone[k] != sdone[k]:
-                set_sdone(k, max(s0 + o_s[k], both))
+                set_done(0, k, max(s0 + o_s[k], both))
             if Rc[k] == Rc[k] and rdone[k] != rdone[k]:
-                set_rdone(k, max(max(Rc[k], s0 + T[k] - o_r[k]) + o_r[k], both))
+                set_done(1, k, max(max(Rc[k], s0 + T[k] - o_r[k]) + o_r[k], both))
         elif eager[k]:
             if s0 == s0 and sdone[k] != sdone[k]:
-                set_sdone(k, s0 + o_s[k])
+                set_done(0, k, s0 + o_s[k])
             if s0 == s0 and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
-                set_rdone(k, max(Rc[k], s0 + T[k] - o_r[k]) + o_r[k])
+                set_done(1, k, max(Rc[k], s0 + T[k] - o_r[k]) + o_r[k])
         elif async_:  # moves from the later post, whatever the ends do
             if s0 == s0 and r0 == r0 and sdone[k] != sdone[k]:
                 t = max(s0, r0) + T[k]
-                set_sdone(k, t)
-                set_rdone(k, t)
+                set_done(0, k, t)
+                set_done(1, k, t)
         elif Ps[k] == Ps[k] and Pr[k] == Pr[k] and sdone[k] != sdone[k]:
             t = max(Ps[k], Pr[k]) + T[k]
-            set_sdone(k, t)
-            set_rdone(k, t)
+            set_done(0, k, t)
+            set_done(1, k, t)
 
     def done_at(j: int, m: int, sync: float, tc: float) -> None:
         csync[j][m] = sync
@@ -273,60 +270,36 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
         need[r] = 1  # held until every operation is registered
         tmax[r] = t
         for op, k in ops:
-            if op in (SEND_POST, SEND_BLOCK):
-                S0[k] = t
-                if op == SEND_POST:
+            if op < COLL_BLOCK:  # a message's end: op & 1 is its side, 0 send, 1 receive
+                side = op & 1
+                if op <= RECV_POST:
+                    post[side][k] = t
                     if none or not eager[k]:
-                        outstanding[r].append(k)
-                else:
-                    Sc[k] = Ps[k] = t
-                    if sdone[k] == sdone[k]:
-                        tmax[r] = max(tmax[r], sdone[k])
-                    else:
-                        need[r] += 1
-                        swait[k] = r
-                msg(k)
-            elif op in (RECV_POST, RECV_BLOCK):
-                R0[k] = t
-                if op == RECV_POST:
-                    if none or not eager[k]:
-                        outstanding[r].append(~k)  # ~k: the receive's end
-                else:
-                    Rc[k] = Pr[k] = t
-                    if rdone[k] == rdone[k]:
-                        tmax[r] = max(tmax[r], rdone[k])
-                    else:
-                        need[r] += 1
-                        rwait[k] = r
-                msg(k)
-            elif op == SEND_DONE:
-                Sc[k] = t
-                if Ps[k] != Ps[k]:
-                    Ps[k] = t
-                if sdone[k] == sdone[k]:
-                    tmax[r] = max(tmax[r], sdone[k])
+                        outstanding[r].append(~k if side else k)  # ~k: the receive's end
+                    msg(k)
+                    continue
+                if op >= SEND_BLOCK:
+                    post[side][k] = t
+                comp[side][k] = t
+                polled = poll[side]
+                if polled[k] != polled[k]:
+                    polled[k] = t
+                d = done[side][k]
+                if d == d:
+                    if d > tmax[r]:
+                        tmax[r] = d
                 else:
                     need[r] += 1
-                    swait[k] = r
+                    wait[side][k] = r
                     msg(k)
-            elif op == RECV_DONE:
-                Rc[k] = t
-                if Pr[k] != Pr[k]:
-                    Pr[k] = t
-                if rdone[k] == rdone[k]:
-                    tmax[r] = max(tmax[r], rdone[k])
-                else:
-                    need[r] += 1
-                    rwait[k] = r
-                    msg(k)
-            elif op in (COLL_BLOCK, COLL_POST):
+            elif op != COLL_DONE:  # COLL_BLOCK, COLL_POST
                 cpost[k][r] = t
                 if op == COLL_BLOCK:
                     centr[k][r] = t
                     need[r] += 1
                     cwait[k][r] = True
                 coll(k, r)
-            elif op == COLL_DONE:
+            else:  # COLL_DONE
                 centr[k][r] = t
                 if r in cdone[k]:
                     tmax[r] = max(tmax[r], cdone[k][r])
