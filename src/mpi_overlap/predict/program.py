@@ -19,7 +19,9 @@ import numpy as np
 from ..trace.match import Matched
 from ..trace.timeline import RankTimeline
 
-# Operations of a call (op code, index of the message or collective instance).
+# Operations of a call (op code, index of the message or collective instance). A message
+# end's codes are below COLL_BLOCK, a send's even and a receive's odd: the engine takes
+# the end's side from the low bit.
 SEND_POST, RECV_POST, SEND_DONE, RECV_DONE, SEND_BLOCK, RECV_BLOCK = range(6)
 COLL_BLOCK, COLL_POST, COLL_DONE = range(6, 9)
 COMPLETING = frozenset({SEND_DONE, RECV_DONE, SEND_BLOCK, RECV_BLOCK, COLL_BLOCK, COLL_DONE})
