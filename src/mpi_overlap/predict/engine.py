@@ -125,11 +125,9 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     enters: list[list[float]] = [[nan] * len(cs) for cs in calls]
     exits: list[list[float]] = [[nan] * len(cs) for cs in calls]
     cur = [0] * n
-    E = [nan] * n
-    fin = [nan] * n  # finish of the current call, nan while it waits
     need = [0] * n
     outstanding: list[list[int]] = [[] for _ in range(n)]  # rendezvous ends not yet polled
-    tmax = [0.0] * n
+    tmax = [0.0] * n  # the current call's enter, then the latest completion it waits for
     ended = [False] * n
     heap: list[tuple[float, int, int]] = []
     seq = 0
@@ -146,10 +144,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     def finish(r: int) -> None:
         nonlocal seq
         i = cur[r]
-        e = E[r]
-        t = tmax[r]
-        f = (t if t > e else e) + extra[r][i]
-        fin[r] = f
+        f = tmax[r] + extra[r][i]
         exits[r][i] = f
         nx = f + gaps[r][i]
         seq += 1
@@ -244,10 +239,9 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     for r in range(n):
         if len(calls[r]) >= 2:
             cs = calls[r]
-            E[r] = cs[0].exit
             enters[r][0], exits[r][0] = cs[0].enter, cs[0].exit
             seq += 1
-            heapq.heappush(heap, (cs[0].exit + (cs[1].enter - cs[0].exit), seq, r))
+            push(heap, (cs[0].exit + gaps[r][0], seq, r))
         else:
             ended[r] = True
 
@@ -256,14 +250,11 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
         t, _, r = pop(heap)
         i = cur[r] + 1
         cur[r] = i
-        E[r] = t
         enters[r][i] = t
         cs = calls[r]
         if i == len(cs) - 1:  # the last call (MPI_Finalize): the rank's end
             ended[r] = True
-            fin[r] = nan
             continue
-        fin[r] = nan
         ops = cs[i].ops
         # the call's enter and exit and each operation (Program.events counts the same)
         events += 2 + len(ops)

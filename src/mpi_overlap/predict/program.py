@@ -24,7 +24,6 @@ from ..trace.timeline import RankTimeline
 # the end's side from the low bit.
 SEND_POST, RECV_POST, SEND_DONE, RECV_DONE, SEND_BLOCK, RECV_BLOCK = range(6)
 COLL_BLOCK, COLL_POST, COLL_DONE = range(6, 9)
-COMPLETING = frozenset({SEND_DONE, RECV_DONE, SEND_BLOCK, RECV_BLOCK, COLL_BLOCK, COLL_DONE})
 
 
 @dataclass(slots=True)
