@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..calibration.xfer_table import blocking_op
 from .model import Costs, incall_cost
 from .program import (
     COLL_BLOCK,
@@ -53,7 +54,6 @@ from .program import (
 
 ONE_TO_N = frozenset({"bcast", "scatter", "scatterv"})
 N_TO_ONE = frozenset({"reduce", "gather", "gatherv"})
-ROOTED = ONE_TO_N | N_TO_ONE
 # The typical call's unexplained time. Measured on quiet traced mo_halo and mo_cg runs
 # (docs/method.md): the lower quartile left 4-12 % of the MPI time out (the unexplained
 # time is skewed upwards), the mean spreads a rare long call (a rank descheduled inside
@@ -121,6 +121,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     perfect, none = overlap == "perfect", overlap == "none"
     async_ = progress == "async"
     colls = prog.colls
+    bases = [_sync_op(cl.op) for cl in colls]
     calls = prog.calls
     enters: list[list[float]] = [[nan] * len(cs) for cs in calls]
     exits: list[list[float]] = [[nan] * len(cs) for cs in calls]
@@ -213,7 +214,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
         cl = colls[j]
         entries = centr[j] if none else cpost[j]
         members = cl.members
-        base = cl.op[1:] if cl.op.startswith("i") and cl.op[1:] in ROOTED else cl.op
+        base = bases[j]
         tc = 0.0 if perfect else tcoll[j]
         root = cl.root
         full = len(entries) == len(members)
@@ -315,6 +316,12 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                   events=events, unresolved=unresolved)
 
 
+def _sync_op(op: str) -> str:
+    """The op whose synchronisation rule a collective follows: a non-blocking one's
+    blocking op (ibcast: bcast's), else its own."""
+    return blocking_op(op) or op
+
+
 def recorded(prog: Program) -> Replay:
     """The recorded run in the replay's terms (the same measures, from the trace)."""
     nan = float("nan")
@@ -336,7 +343,7 @@ def recorded(prog: Program) -> Replay:
         out: dict[int, float] = {}
         if len(entries) == len(cl.members):
             last = max(entries.values())
-            base = cl.op
+            base = _sync_op(cl.op)
             for m, own in entries.items():
                 if base in ONE_TO_N and cl.root in entries:
                     out[m] = own if m == cl.root else max(own, entries[cl.root])
