@@ -200,20 +200,17 @@ def two_sided(run_dir: Path | None, analysis: dict[str, Any], edges: list[int] |
     if run_dir is None or not any(run_dir.glob("trace.rank-*.mopt")):
         return None
     from ..errors import UserError
-    from ..trace.convert import read_run
-    from ..trace.match import match_messages
-    from ..trace.timeline import rank_timeline
+    from ..trace.matched_run import OldTraces, read_matched
     from .waits import waiting
 
     try:
-        traces = read_run(run_dir)
-    except UserError as err:
-        return _empty(f"the traces cannot be read: {err}")
-    if any(t.version < 2 for t in traces):
+        run = read_matched(run_dir)
+    except OldTraces:
         return _empty("the traces are of format version 1, which records no tags or "
                       "communicators: profile again with --trace to match messages")
-    timelines = [rank_timeline(t) for t in traces]
-    matched = match_messages(timelines)
+    except UserError as err:
+        return _empty(f"the traces cannot be read: {err}")
+    timelines, matched = run.timelines, run.matched
     clocks = Clocks(timelines)
     ref = refine(clocks, matched.pairs, edges, parts=eager_parts(table))
     ranks = []

@@ -36,23 +36,14 @@ def load_program(run_dir: Path) -> tuple[Program, Any]:
     """The run's program and the table it used (XferTable)."""
     from ..analysis.run_table import used_table
     from ..profiling.rank_documents import RankDocumentStream
-    from ..trace.convert import read_run
-    from ..trace.match import match_messages
-    from ..trace.timeline import rank_timeline
+    from ..trace.matched_run import read_matched
 
-    if not run_dir.is_dir():
-        raise UserError(f"{run_dir} is not a run directory")
-    traces = read_run(run_dir)  # one line when there is none, or one is not a trace
-    if any(t.version < 2 for t in traces):
-        raise UserError(f"{run_dir}: the traces are of format version 1, which records no "
-                        "communicators or tags: profile again with --trace")
+    run = read_matched(run_dir)  # one line when there is none, or one is not a trace
+    traces, timelines, matched = run.traces, run.timelines, run.matched
     size = max(t.size for t in traces)
     if len(traces) != size:
         raise UserError(f"{run_dir}: {size - len(traces)} of {size} ranks left no trace; "
                         "a replay needs every rank")
-    traces.sort(key=lambda t: t.rank)
-    timelines = [rank_timeline(t) for t in traces]
-    matched = match_messages(timelines)
     # the rank documents wherever the library left them (the job file, per-rank files);
     # one that cannot be read leaves its rank's host unknown
     hosts = {rank: doc["host"] for rank, doc, _ in RankDocumentStream(run_dir)

@@ -38,8 +38,8 @@ from ..errors import UserError
 from ..file_output import EXIT_IO_ERROR, WriteError
 from ..formatting import count_of
 from ..profiling.rank_documents import RankDocumentStream
-from .convert import notes_of, read_run
-from .match import match_messages
+from .convert import notes_of
+from .matched_run import read_matched
 from .otf2_records import (
     Location,
     Op,
@@ -52,7 +52,7 @@ from .otf2_records import (
     locations_of,
 )
 from .reader import COMM_INTER, RankTrace
-from .timeline import KIND_COLL, CollCall, Message, RankTimeline, rank_timeline
+from .timeline import KIND_COLL, CollCall, Message, RankTimeline
 
 ARCHIVE = "traces"  # traces.otf2, traces.def, traces/ (Score-P's names)
 METRICS = (  # (name, description): the members of the overlap metric class
@@ -392,15 +392,10 @@ def _write(otf2: Any, tmp: Path, run_name: str, timelines: list[RankTimeline],
 def export_otf2(run_dir: Path, out: Path | None = None) -> Exported:
     """Writes the run's traces as an OTF2 archive in `out` (default <run_dir>/otf2)."""
     started = time.perf_counter()
-    traces = read_run(run_dir)
-    if any(t.version < 2 for t in traces):
-        raise UserError(f"{run_dir}: the traces are of format version 1, which records no "
-                        "communicators or tags (OTF2's messages need them): profile again "
-                        "with --trace")
+    run = read_matched(run_dir, why=" (OTF2's messages need them)")
+    traces, timelines, matched = run.traces, run.timelines, run.matched
     otf2 = _otf2()
     target, tmp = _prepare_out(run_dir, out)
-    timelines = [rank_timeline(t) for t in traces]
-    matched = match_messages(timelines)
     hosts, anchor = _hosts_and_anchor(run_dir)
     result = Exported(out=target, ranks=len(traces), matched=len(matched.pairs),
                       unmatched_sends=matched.unmatched_sends,
