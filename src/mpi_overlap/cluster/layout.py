@@ -7,11 +7,11 @@ One cluster per machine: the names, the subnet and the runtime directory are fix
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import UserError
+from ..link_rates import rate_bits_per_s
 
 # 198.51.100.0/24 is a documentation range (RFC 5737): it never routes anywhere real, and
 # it is not the range this kind of machine's own eth0 sits in (192.0.2.0/24), where a
@@ -29,7 +29,6 @@ STATE_FILE = RUNTIME_DIR / "cluster.json"
 CTLD_PORT = 16817
 SLURMD_PORT = 16818
 DEFAULT_RATE = "1gbit"  # a 1 MiB message takes about 8 ms: the network is what shows
-_RATE = re.compile(r"^[1-9][0-9]*(\.[0-9]+)?(k|m|g)?(bit|bps)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -48,21 +47,14 @@ class Layout:
     def __post_init__(self) -> None:
         if not 1 <= self.nodes <= MAX_NODES:
             raise UserError(f"--nodes {self.nodes}: give 1 to {MAX_NODES} nodes")
-        if not _RATE.match(self.rate):
-            raise UserError(f"--link '{self.rate}': give a rate as tc reads it, e.g. 1gbit, "
-                            "100mbit or 10gbit")
+        rate_bits_per_s(self.rate)  # a rate tc cannot read is one line here
         if self.cpus_per_node < 1:
             raise UserError(f"--cpus-per-node {self.cpus_per_node}: give at least 1")
 
     @property
     def rate_bits_per_s(self) -> float:
-        """The link rate in bits per second (tc's units: bit = bits, bps = bytes per
-        second; k, m, g are powers of 1000)."""
-        m = _RATE.match(self.rate)
-        assert m is not None  # checked in __post_init__
-        number = float(self.rate[:m.start(2) if m.group(2) else m.start(3)])
-        scale = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}[(m.group(2) or "").lower()]
-        return number * scale * (8.0 if m.group(3).lower() == "bps" else 1.0)
+        """The link rate in bits per second (link_rates.py)."""
+        return rate_bits_per_s(self.rate)
 
     @property
     def burst_bytes(self) -> int:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from ..calibration.xfer_table import LINEAR_COLL_OPS, XferTable, blocking_op
 from ..errors import UserError
+from ..link_rates import rate_bits_per_s
 from .program import (
     COLL_BLOCK,
     RECV_BLOCK,
@@ -46,9 +47,7 @@ _LATENCY_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 def parse_rate(text: str) -> float:
     """A link rate as tc reads it (200mbit, 1gbit, 10mbps) in bits per second."""
-    from ..cluster.layout import Layout
-
-    return Layout(nodes=1, rate=text.strip()).rate_bits_per_s
+    return rate_bits_per_s(text.strip())
 
 
 def parse_latency(text: str) -> float:
