@@ -62,6 +62,26 @@ RESIDUAL_QUANTILE = 0.5
 
 
 @dataclass
+class Change:
+    """What an advice item changes in a replay (gains.py; docs/method.md, "Advice gains
+    from replay"), applied under the model's overlap rules only. Per side (0 the send's
+    end, 1 the receive's), the messages whose end is *hidden*: it completes as if its
+    transfer cost nothing beyond the model's overheads (a send at its post, plus o_s if
+    eager; a receive at max(its completing call's enter, the send's post), plus o_r if
+    eager), still waiting for its partner's post; and the messages whose end is *polled
+    from its post* (MPI_Test in the computation after the post: a rendezvous end counts as
+    polled at its post). Per rank and call, a factor on the computation after the call
+    (None: as recorded)."""
+
+    hidden: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
+    polled: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
+    compute: list[list[float]] | None = None
+
+
+NO_CHANGE = Change()
+
+
+@dataclass
 class Replay:
     """Per rank: every call's enter and exit (seconds; the first call's exit and the last
     call's enter are the window of the run), and the pass's event count."""
@@ -93,7 +113,7 @@ def residuals(prog: Program, recorded_costs: Costs) -> list[dict[str, float]]:
 
 
 def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str = "model",
-           progress: str = "calls") -> Replay:
+           progress: str = "calls", change: Change = NO_CHANGE) -> Replay:
     n = prog.ranks
     nmsg, ncoll = len(prog.msgs), len(prog.colls)
     nan = float("nan")
@@ -120,6 +140,9 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     T, o_s, o_r, eager, tcoll = c.T, c.o_s, c.o_r, c.eager, c.coll
     perfect, none = overlap == "perfect", overlap == "none"
     async_ = progress == "async"
+    hid_s, hid_r = change.hidden
+    hiding = bool(hid_s or hid_r)
+    at_post = change.polled
     colls = prog.colls
     bases = [_sync_op(cl.op) for cl in colls]
     calls = prog.calls
@@ -140,6 +163,9 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
              for r, cs in enumerate(calls)]
     gaps = [[cs[i + 1].enter - cs[i].exit for i in range(len(cs) - 1)] + [0.0]
             for cs in calls]
+    if change.compute is not None:
+        gaps = [[g * f for g, f in zip(gs, fs, strict=True)]
+                for gs, fs in zip(gaps, change.compute, strict=True)]
     push = heapq.heappush
 
     def finish(r: int) -> None:
@@ -190,16 +216,27 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
             if s0 == s0 and sdone[k] != sdone[k]:
                 set_done(0, k, s0 + o_s[k])
             if s0 == s0 and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
-                set_done(1, k, max(Rc[k], s0 + T[k] - o_r[k]) + o_r[k])
-        elif async_:  # moves from the later post, whatever the ends do
-            if s0 == s0 and r0 == r0 and sdone[k] != sdone[k]:
+                # a hidden receive's data is there at the post (Change)
+                arrive = s0 if hiding and k in hid_r else s0 + T[k] - o_r[k]
+                set_done(1, k, max(Rc[k], arrive) + o_r[k])
+        else:  # rendezvous
+            if hiding and s0 == s0:  # hidden ends (Change) need only the send's post
+                if k in hid_s and sdone[k] != sdone[k]:
+                    set_done(0, k, s0)
+                if k in hid_r and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
+                    set_done(1, k, max(Rc[k], s0))
+            if async_:  # moves from the later post, whatever the ends do
+                if s0 != s0 or r0 != r0:
+                    return
                 t = max(s0, r0) + T[k]
+            elif Ps[k] == Ps[k] and Pr[k] == Pr[k]:
+                t = max(Ps[k], Pr[k]) + T[k]
+            else:
+                return
+            if sdone[k] != sdone[k]:
                 set_done(0, k, t)
+            if rdone[k] != rdone[k]:
                 set_done(1, k, t)
-        elif Ps[k] == Ps[k] and Pr[k] == Pr[k] and sdone[k] != sdone[k]:
-            t = max(Ps[k], Pr[k]) + T[k]
-            set_done(0, k, t)
-            set_done(1, k, t)
 
     def done_at(j: int, m: int, sync: float, tc: float) -> None:
         csync[j][m] = sync
@@ -266,7 +303,9 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 side = op & 1
                 if op <= RECV_POST:
                     post[side][k] = t
-                    if none or not eager[k]:
+                    if k in at_post[side]:  # polled from its post (Change)
+                        poll[side][k] = t
+                    elif none or not eager[k]:
                         outstanding[r].append(~k if side else k)  # ~k: the receive's end
                     msg(k)
                     continue
@@ -274,12 +313,15 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                     post[side][k] = t
                 comp[side][k] = t
                 polled = poll[side]
-                if polled[k] != polled[k]:
+                first = polled[k] != polled[k]
+                if first:
                     polled[k] = t
                 d = done[side][k]
                 if d == d:
                     if d > tmax[r]:
                         tmax[r] = d
+                    if first and hiding:  # a hidden end done early: its partner may
+                        msg(k)  # still wait for this poll
                 else:
                     need[r] += 1
                     wait[side][k] = r

@@ -28,13 +28,15 @@ COLL_BLOCK, COLL_POST, COLL_DONE = range(6, 9)
 
 @dataclass(slots=True)
 class Call:
-    """One outermost MPI call: its recorded enter and exit (aligned seconds), its function
-    and the operations it makes (in program order)."""
+    """One outermost MPI call: its recorded enter and exit (aligned seconds), its function,
+    the operations it makes (in program order) and its call site (the return address its
+    ENTER event holds; 0 unknown), which names it in the profile's advice (gains.py)."""
 
     fn: str
     enter: float
     exit: float
     ops: list[tuple[int, int]] = field(default_factory=list)
+    site: int = 0
 
     @property
     def duration(self) -> float:
@@ -121,8 +123,8 @@ def build_program(timelines: list[RankTimeline], matched: Matched,
         exit_ = tl.trace.seconds(th.exit)
         assert isinstance(enter, np.ndarray) and isinstance(exit_, np.ndarray)
         names = _call_names(tl, thread, len(th.enter))
-        calls.append([Call(fn, float(a), float(b))
-                      for fn, a, b in zip(names, enter.tolist(), exit_.tolist(), strict=True)])
+        calls.append([Call(fn, float(a), float(b), site=site) for (fn, site), a, b
+                      in zip(names, enter.tolist(), exit_.tolist(), strict=True)])
         if len(tl.threads) > 1:
             skip("threads other than the main one (not replayed)", len(tl.threads) - 1)
 
@@ -188,25 +190,25 @@ def _place(calls: list[Call], slots: tuple[int, int | None], post_op: int, done_
         calls[j].ops.append((done_op, idx))
 
 
-def _call_names(tl: RankTimeline, thread: int, n: int) -> list[str]:
-    """The function of each outermost call, in enter order (from the ENTER events at depth
-    0, as timeline.py counts them)."""
+def _call_names(tl: RankTimeline, thread: int, n: int) -> list[tuple[str, int]]:
+    """The function and call site (an ENTER's key: mop_event.h) of each outermost call, in
+    enter order (from the ENTER events at depth 0, as timeline.py counts them)."""
     from ..trace.reader import EV_ENTER, EV_EXIT
 
     ev = tl.trace.events[thread]
-    types, ids = ev["type"].tolist(), ev["id"].tolist()
-    out: list[tuple[int, str]] = []
+    types, ids, keys = ev["type"].tolist(), ev["id"].tolist(), ev["key"].tolist()
+    out: list[tuple[int, str, int]] = []
     depth = 0
     ts = ev["t"].tolist()
-    for typ, fid, t in zip(types, ids, ts, strict=True):
+    for typ, fid, t, key in zip(types, ids, ts, keys, strict=True):
         if typ == EV_ENTER:
             if depth == 0:
-                out.append((t, tl.trace.fn(fid)))
+                out.append((t, tl.trace.fn(fid), key))
             depth += 1
         elif typ == EV_EXIT and depth > 0:
             depth -= 1
     if depth > 0 and out:  # the trace ends inside a call, which timeline.py leaves out
         out.pop()
     out.sort(key=lambda x: x[0])
-    names = [name for _, name in out]
-    return names[:n] + ["?"] * (n - len(names))
+    names = [(name, key) for _, name, key in out]
+    return names[:n] + [("?", 0)] * (n - len(names))

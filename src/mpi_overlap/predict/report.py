@@ -15,7 +15,8 @@ from typing import Any
 from ..errors import UserError
 from ..formatting import fmt_pct, fmt_time
 from .engine import RankFigures, Replay, figures, recorded, replay, residuals
-from .model import OVERLAPS, PROGRESS, Link, Target, costs, parse_latency, parse_rate
+from .gains import gains, site_labels
+from .model import OVERLAPS, PROGRESS, Costs, Link, Target, costs, parse_latency, parse_rate
 from .program import Program, build_program
 
 SCHEMA = "predict-v1"
@@ -32,8 +33,9 @@ class Request:
     progress: str = "calls"
 
 
-def load_program(run_dir: Path) -> tuple[Program, Any]:
-    """The run's program and the table it used (XferTable)."""
+def load_program(run_dir: Path) -> tuple[Program, Any, dict[str, Any]]:
+    """The run's program, the table it used (XferTable) and its analysis.json ({} when
+    it cannot be read)."""
     from ..analysis.run_table import used_table
     from ..profiling.rank_documents import RankDocumentStream
     from ..trace.matched_run import read_matched
@@ -57,7 +59,9 @@ def load_program(run_dir: Path) -> tuple[Program, Any]:
         analysis = json.loads(analysis_path.read_text())
     except (OSError, ValueError):
         analysis = {}
-    return prog, used_table(analysis) if isinstance(analysis, dict) else None
+    if not isinstance(analysis, dict):
+        analysis = {}
+    return prog, used_table(analysis), analysis
 
 
 def target_of(req: Request, run_table: Any) -> Target:
@@ -92,7 +96,7 @@ def _job(figs: list[RankFigures]) -> dict[str, float]:
 
 def predict(req: Request) -> dict[str, Any]:
     """The prediction document (also written to predict.json in the run directory)."""
-    prog, run_table = load_program(req.run_dir)
+    prog, run_table, analysis = load_program(req.run_dir)
     target = target_of(req, run_table)  # refuses a run without its table and no --table
     if not any(len(c) >= 3 for c in prog.calls):
         raise UserError(f"{req.run_dir}: the traces hold no MPI call between MPI_Init and "
@@ -132,6 +136,7 @@ def predict(req: Request) -> dict[str, Any]:
                    "messages": len(prog.msgs), "collectives": len(prog.colls),
                    "calls": sum(max(len(c) - 2, 0) for c in prog.calls)},
         "functions": _functions(prog, as_recorded, rep),
+        "advice_gains": _advice_gains(req, prog, tgt_costs, resid, target, rep, analysis),
         "left_out": dict(sorted(prog.left_out.items())),
     }
     from ..file_output import write_json
@@ -142,6 +147,20 @@ def predict(req: Request) -> dict[str, Any]:
         raise UserError(f"cannot write {req.run_dir / OUT_FILE}: {err.strerror or err}",
                         74) from None
     return doc
+
+
+def _advice_gains(req: Request, prog: Program, c: Costs, resid: list[dict[str, float]],
+                  target: Target, rep: Replay, analysis: dict[str, Any]) -> dict[str, Any]:
+    """The profile's advice items replayed with their change (gains.py), on this target;
+    only under the model's overlap rules (the what-ifs `none` and `perfect` already fix
+    every transfer's overlap)."""
+    items = analysis.get("advice")
+    if not isinstance(items, list) or not items:
+        return {"items": [], "note": "the profile gave no advice"}
+    if target.overlap != "model":
+        return {"items": [], "note": f"not replayed under --overlap {target.overlap}"}
+    return {"items": gains(prog, c, resid, target.progress, rep, items,
+                           site_labels(req.run_dir, prog.ranks)), "note": None}
 
 
 def _functions(prog: Program, rec: Replay, rep: Replay) -> list[dict[str, Any]]:
@@ -166,6 +185,32 @@ def _rank(f: RankFigures) -> dict[str, Any]:
 
 def _err(p: float | None) -> str:
     return fmt_pct(p if p is not None and math.isfinite(p) else None, 1, sign=True, missing="")
+
+
+def _describe_gains(g: dict[str, Any]) -> list[str]:
+    rows = g.get("items") or []
+    if not rows:
+        return [f"advice gains: {g['note']}"] if g.get("note") else []
+    out = ["Advice replayed with its change (gain = predicted run time minus the changed "
+           "replay's; the profile's per-call sum beside it):"]
+    for row in rows:
+        where = ", ".join(f"{k} {v}" for k, v in (row.get("sites") or {}).items() if v)
+        head = f"  {row['item']}. {row['rule']}" + (f" ({where})" if where else "")
+        bound = row.get("bound_s")
+        per_call = f"per-call sum {fmt_time(bound)}" if isinstance(bound, float | int) else ""
+        if row.get("replayed_gain_s") is None:
+            out.append(f"{head}: {per_call}; not replayed: {row.get('note')}")
+            continue
+        named = row.get("named") or {}
+        what = ", ".join(f"{n} {k}" for k, n in named.items() if n)
+        both = row.get("both_ends_gain_s")
+        out.append(f"{head}: replayed gain {fmt_time(row['replayed_gain_s'])}"
+                   + (f" ({fmt_time(both)} with both ends polled)" if both is not None
+                      else "")
+                   + f", {per_call} [{row['applied']}{': ' + what if what else ''}; "
+                   f"waiting removed on rank {row['critical_rank']}, the last to end: "
+                   f"{fmt_time(row['waiting_removed_s'])}]")
+    return out
 
 
 def describe(doc: dict[str, Any]) -> list[str]:
@@ -202,6 +247,7 @@ def describe(doc: dict[str, Any]) -> list[str]:
     lines.append(f"{rp['calls']} calls, {rp['messages']} messages, {rp['collectives']} "
                  f"collectives; {rp['events']} events replayed in {fmt_time(rp['seconds'])}"
                  + (f" ({rate / 1e6:.2f} M events/s)" if rate else ""))
+    lines += _describe_gains(doc.get("advice_gains") or {})
     for why, n in doc["left_out"].items():
         lines.append(f"note: left out: {n} {why}")
     lines.append(f"wrote {Path(doc['run_dir']) / OUT_FILE}")
