@@ -4,16 +4,19 @@ and what MPI costs beyond moving bytes."""
 from __future__ import annotations
 
 import os
-from importlib import metadata as _metadata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .data_out import RunData
 
-try:
-    __version__ = _metadata.version("mpi-overlap")
-except _metadata.PackageNotFoundError:  # running from a source tree without install
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    """`mpi_overlap.__version__`, read on first use (version.py: not at import)."""
+    if name == "__version__":
+        from .version import version
+
+        return version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load(run_dir: str | os.PathLike[str]) -> RunData:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import click
 
-from . import __version__, interrupts
+from . import interrupts
 from .benchmarks.discovery import specs
 from .benchmarks.spec import BenchmarkSpec, CommandParts
 from .errors import UserError
@@ -44,6 +44,16 @@ _err = SafeConsole(stderr=True, width=_width(sys.stderr))
 
 _mpi_option = click.option("--mpi", "mpi", multiple=True, metavar="NAME",
                            help="toolchain to use (repeat to compare several); default: mpich")
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """--version: the version is read here, not when the CLI starts (version.py)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from .version import version
+
+    click.echo(f"mpi-overlap {version()}")
+    ctx.exit()
 
 
 class _FiniteFloat(click.ParamType):
@@ -143,7 +153,8 @@ def _run_options(timeout_help: str = "seconds before the run is stopped") -> Cal
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="mpi-overlap", message="%(prog)s %(version)s")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Show the version and exit.")
 @click.option("-q", "--quiet", is_flag=True,
               help="leave out the tables and progress bars: status lines, where the report "
                    "is, warnings and errors only")
@@ -331,6 +342,32 @@ def cluster_wire_check(toolchain: str, sizes: str, reps: int, out: Path) -> None
         _plain(line)
     if doc["summary"]["outside"]:
         raise click.exceptions.Exit(1)
+
+
+@cluster.command("predict-check")
+@click.option("--mpi", "toolchain", default="mpich", show_default=True, metavar="NAME",
+              help="toolchain (launched with srun and the PMI it needs)")
+@click.option("--rates", default="1gbit,200mbit,100mbit", show_default=True, metavar="LIST",
+              help="link rates: the traces are made at the first, predicted for the others "
+                   "and for one node, and measured at each")
+@click.option("--reps", type=click.IntRange(1, 20), default=2, show_default=True,
+              help="measured runs per case and target")
+@click.option("--cases", default=None, metavar="LIST",
+              help="mini-app cases (default: all of halo-overlap, halo-nonblocking, "
+                   "halo-blocking, cg)")
+@_out_option("directory for the runs and predict-check.json")
+def cluster_predict_check(toolchain: str, rates: str, reps: int, cases: str | None,
+                          out: Path) -> None:
+    """Trace mini-apps on two nodes, predict them at other link rates and on one node with
+    `predict`, bring the cluster up at each and measure: the errors per case (issue 36).
+    Replaces the cluster that is up; leaves it up at the last rate."""
+    from .cluster import view
+    from .cluster.predict_check import run_predict_check, select_cases
+
+    doc = run_predict_check(toolchain=toolchain, rates=[r for r in rates.split(",") if r],
+                            reps=reps, cases=select_cases(cases), out=out, say=_plain)
+    for line in view.predict_check_lines(doc, out):
+        _plain(line)
 
 
 # ----- doctor / build -----------------------------------------------------------------

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__, doctor_probes
+from . import doctor_probes
 from .build import FORTRAN_STATUS, FORTRAN_WRAPPERS, build_dir_for, find_tool, fortran_wrapper
 from .errors import UserError
 from .paths import native_source_dir, state_dir
@@ -34,6 +34,7 @@ from .toolchains import (
     local_environment,
     usable_cores,
 )
+from .version import version
 
 
 @dataclass
@@ -62,7 +63,7 @@ def run_checks(probe_toolchains: bool = True) -> list[Finding]:
         Finding(
             "mpi-overlap",
             "info",
-            f"{__version__} (Python {platform.python_version()}, {sys.executable})",
+            f"{version()} (Python {platform.python_version()}, {sys.executable})",
         ),
         Finding("state directory", "info", str(state_dir())),
     ]

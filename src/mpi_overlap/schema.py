@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import jsonschema_rs
-from referencing import Registry, Resource
 
 from .errors import UserError
+
+if TYPE_CHECKING:
+    from referencing import Registry
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
 PACKAGE_SCHEMAS = Path(__file__).with_name("benchmarks")
@@ -38,6 +39,8 @@ def _schema_files() -> dict[str, dict[str, Any]]:
 
 @cache
 def _registry() -> Registry:
+    from referencing import Registry, Resource  # with jsonschema: invalid documents only
+
     resources = []
     for file_name, doc in _schema_files().items():
         resource = Resource.from_contents(doc)
@@ -94,6 +97,9 @@ def errors_against(doc: Any, name: str) -> list[str]:
     jsonschema's, whose messages the rest of the tool (and its users) know."""
     if _fast_validator(name).is_valid(doc):
         return []
+    # jsonschema (0.1–0.3 s to import) only for a document that is invalid
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(load_schema(name), registry=_registry())
     out = []
     for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path)):

@@ -18,11 +18,12 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from .. import __version__, verbosity
-from ..benchmarks.discovery import specs
+from .. import verbosity
+from ..benchmarks.discovery import spec_of, specs
 from ..file_output import WriteError
 from ..rundir import Run, utc_now, write_json_atomic, write_text_atomic
 from ..termsafe import SafeConsole, safe
+from ..version import version
 from . import (
     env_matrix,
     profile_answer,
@@ -89,10 +90,26 @@ def reporters() -> dict[str, BenchmarkReporter]:
     report modules (discovery.py), added on first use: a package's report module imports
     this package's parts, so it cannot be imported while this module is."""
     for spec in specs():
-        if spec.benchmark.analyze is None:  # a result without analysis: provenance only
-            continue
-        register(_module_reporter(spec.name, spec.module("report"), *spec.section_functions()))
+        reporter_of(spec.name)
     return _REGISTRY
+
+
+def reporter_of(name: str) -> BenchmarkReporter | None:
+    """The reporter of benchmark `name`, its package's report module imported only now: a
+    profile's report needs none of the sixteen others (matplotlib, numpy: about 1 s of
+    `profile`'s start-up, issue 38)."""
+    if name not in _REGISTRY:
+        spec = spec_of(name)
+        if spec is None or spec.benchmark.analyze is None:  # no analysis: provenance only
+            return None
+        register(_module_reporter(spec.name, spec.module("report"), *spec.section_functions()))
+    return _REGISTRY[name]
+
+
+def _registered(name: str) -> BenchmarkReporter:
+    """The reporter of a benchmark _by_benchmark found one for (a KeyError otherwise)."""
+    reporter_of(name)
+    return _REGISTRY[name]
 
 
 def _module_reporter(
@@ -130,7 +147,7 @@ register(
 
 
 def _banners(run: Run) -> list[Banner]:
-    reporter = reporters().get(run.benchmark)
+    reporter = reporter_of(run.benchmark)
     banners = run_banners(run, reporter.extent(run) if reporter else None)
     if reporter is None:
         banners.append(
@@ -143,7 +160,7 @@ def _banners(run: Run) -> list[Banner]:
 
 
 def _summary(run: Run) -> list[str]:
-    reporter = reporters().get(run.benchmark)
+    reporter = reporter_of(run.benchmark)
     return reporter.summary(run) if reporter else []
 
 
@@ -151,7 +168,7 @@ def _answer(run: Run, banners: list[Banner]) -> Answer | None:
     """The run's answer with the notices that qualify it (warnings and errors); a
     sentence a notice already says (an oversubscribed run's withheld figure) is not said
     twice."""
-    reporter = reporters().get(run.benchmark)
+    reporter = reporter_of(run.benchmark)
     found = reporter.answer(run) if reporter and reporter.answer else None
     if found is None:
         return None
@@ -188,7 +205,7 @@ def _told(run: Run) -> _Told:
 def _by_benchmark(runs: list[Run]) -> dict[str, list[Run]]:
     groups: dict[str, list[Run]] = {}
     for run in runs:
-        if run.benchmark in reporters():
+        if reporter_of(run.benchmark) is not None:
             groups.setdefault(run.benchmark, []).append(run)
     return groups
 
@@ -206,11 +223,11 @@ def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = Fals
         # the answer first (headline, checks, advice), then the rest of what the run says
         for sentence in [*(said.answer.sentences if said.answer else ()), *said.below]:
             console.print(safe(sentence), markup=False, highlight=False)
-        reporter = reporters().get(run.benchmark)
+        reporter = reporter_of(run.benchmark)
         if reporter is not None and (run.result is not None or run.analysis is not None):
             _guarded(keep_going, console, run.benchmark, reporter.terminal, run, console)
     for name, group in _by_benchmark(runs).items():
-        _guarded(keep_going, console, name, reporters()[name].terminal_all, group, console)
+        _guarded(keep_going, console, name, _registered(name).terminal_all, group, console)
     env_matrix.print_terminal(runs, console)
     replication.print_terminal(runs, console)
 
@@ -231,7 +248,7 @@ def run_entry(run: Run) -> dict[str, Any]:
     """One run's entry in report.json's "runs" (what the report says of it, as data)."""
     result = run.result or {}
     harness = result.get("harness") or {}
-    reporter = reporters().get(run.benchmark)
+    reporter = reporter_of(run.benchmark)
     meta_keys = (
         "run_id",
         "label",
@@ -336,7 +353,7 @@ def make_report(
         runs) + [
         section
         for name, group in _by_benchmark(runs).items()
-        for provider in reporters()[name].sections
+        for provider in _registered(name).sections
         for section in (_safe_sections(provider, name, group) if keep_going
                         else provider(group))
     ]
@@ -346,7 +363,7 @@ def make_report(
         render_html(
             title=title or _title(runs),
             generated=generated,
-            tool_version=__version__,
+            tool_version=version(),
             runs=views,
             sections=sections,
             top_sections=top_sections,
@@ -361,7 +378,7 @@ def make_report(
             "schema": "mpi-overlap/report",
             "schema_version": 1,
             "generated_utc": generated,
-            "tool_version": __version__,
+            "tool_version": version(),
             "runs": [run_entry(run) for run in runs],
             "replication": replication.to_json(runs),
             "tables": tables,
