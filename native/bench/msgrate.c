@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -101,6 +102,7 @@ typedef struct mr_state {
     MPI_Request *reqs;   /* window of them */
     mr_size *sizes;
     int nsizes;          /* measured (or being measured) */
+    int nalloc;          /* rank 0: sizes allocated */
     uint64_t messages;   /* rank 0: messages posted, warm-up included */
     uint64_t windows;    /* rank 0: windows run, warm-up included */
     uint64_t start_ns;
@@ -233,11 +235,11 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_object(w);
 }
 
-/* ---- main --------------------------------------------------------------- */
+/* ---- the kernel ----------------------------------------------------------- */
 
 static void free_state(mr_state *st)
 {
-    for (int i = 0; i < st->nsizes; i++)
+    for (int i = 0; i < st->nalloc; i++)
         free(st->sizes[i].samples);
     free(st->sizes);
     free(st->reqs);
@@ -257,118 +259,97 @@ static int mr_check(const mo_options *o, void *ctx, char *err, size_t errlen)
     return 0;
 }
 
+/* Buffers on the pair, the sizes' samples on rank 0; ranks >= 2 take no part. */
+static void mr_setup(mo_bench *b, void *ctx)
+{
+    mr_state *st = ctx;
+    const mo_options *o = &b->opts;
+    st->opts = o;
+    st->start_ns = b->start_ns;
+    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
+    const uint64_t largest = o->sizes.v[o->sizes.n - 1];
+    const size_t slot = largest > 0 ? (size_t)largest : 1;
+    const size_t bytes = slot * (size_t)st->params->window;
+    if (st->pair != MPI_COMM_NULL) {
+        MPI_Comm_rank(st->pair, &st->rank);
+        st->buf = mo_page_alloc(bytes);
+        st->reqs = malloc((size_t)st->params->window * sizeof *st->reqs);
+        b->have = st->buf && st->reqs;
+        if (st->buf)
+            memset(st->buf, b->rank + 1, bytes);
+    }
+    if (b->rank == 0) {
+        st->sizes = calloc(o->sizes.n, sizeof *st->sizes);
+        st->nalloc = st->sizes ? (int)o->sizes.n : 0;
+        for (int i = 0; i < st->nalloc; i++) {
+            st->sizes[i].bytes = o->sizes.v[i];
+            st->sizes[i].samples = malloc((size_t)o->reps * sizeof *st->sizes[i].samples);
+            if (!st->sizes[i].samples)
+                b->have = 0;
+        }
+        if (!st->sizes)
+            b->have = 0;
+    }
+    /* The work loop is not used by the method; the result format records the CPU speed. */
+    snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu bytes of message buffers on every rank",
+             bytes);
+    b->ready.no_alloc = b->no_alloc;
+    b->ready.quiet = true;
+}
+
+static int mr_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    mr_state *st = ctx;
+    if (b->opts.verbose && i == 0) {
+        printf("%-10s%-12s%-14s%-14s%-14s\n", "bytes", "windows", "msgs/s", "min", "max");
+        fflush(stdout);
+    }
+    mr_size *sz = &st->sizes[st->nsizes++];
+    measure_size(st, sz);
+    if (b->opts.verbose) {
+        printf("%-10llu%-12ld%-14.0f%-14.0f%-14.0f\n", (unsigned long long)sz->bytes, sz->iterations,
+               sz->st.median, sz->st.min, sz->st.max);
+        fflush(stdout);
+    }
+    snprintf(label, labellen, "%llu B", (unsigned long long)sz->bytes);
+    return MO_POINT_OK;
+}
+
+static void mr_serve(mo_bench *b, void *ctx)
+{
+    mr_state *st = ctx;
+    (void)b;
+    if (st->pair != MPI_COMM_NULL && st->rank == 1)
+        serve(st);
+}
+
+static void mr_quit(mo_bench *b, void *ctx)
+{
+    mr_state *st = ctx;
+    (void)b;
+    mr_cmd quit = {CMD_QUIT, 0, 0};
+    MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, st->pair);
+}
+
+static void mr_teardown(mo_bench *b, void *ctx)
+{
+    mr_state *st = ctx;
+    (void)b;
+    if (st->pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st->pair);
+    free_state(st);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    mr_params params = {.window = DEFAULT_WINDOW};
-    mo_bench_options ext = {mr_longopts, mr_parse, NULL, mr_usage, mr_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mr_check, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512];
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    mr_state st;
-    memset(&st, 0, sizeof st);
-    st.opts = &opts;
-    st.params = &params;
-    st.start_ns = start_ns;
-    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
-
-    /* Buffers on the pair; rank 0 probes the timer, calibrates the work loop
-     * (not used by the method; the result format records the CPU speed) and
-     * checks it can write the result. The verdict goes to every rank. */
-    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-    const size_t slot = largest > 0 ? (size_t)largest : 1;
-    const size_t bytes = slot * (size_t)params.window;
-    int have = 1;
-    if (st.pair != MPI_COMM_NULL) {
-        st.buf = mo_page_alloc(bytes);
-        st.reqs = malloc((size_t)params.window * sizeof *st.reqs);
-        have = st.buf && st.reqs;
-        if (st.buf)
-            memset(st.buf, wrank + 1, bytes);
-    }
-    if (wrank == 0) {
-        st.sizes = calloc(opts.sizes.n, sizeof *st.sizes);
-        for (size_t i = 0; st.sizes && i < opts.sizes.n; i++) {
-            st.sizes[i].bytes = opts.sizes.v[i];
-            st.sizes[i].samples = malloc((size_t)opts.reps * sizeof *st.sizes[i].samples);
-            if (!st.sizes[i].samples)
-                have = 0;
-        }
-        if (!st.sizes)
-            have = 0;
-    }
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    char no_alloc[96];
-    snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu bytes of message buffers on every rank", bytes);
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
-                                       .results = write_results, .ctx = &st, .no_alloc = no_alloc,
-                                       .quiet = true};
-    if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
-        if (st.pair != MPI_COMM_NULL)
-            MPI_Comm_free(&st.pair);
-        st.nsizes = wrank == 0 && st.sizes ? (int)opts.sizes.n : 0;
-        free_state(&st);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
-    /* Every sample buffer is freed by free_state, measured or not. */
-    int allocated = wrank == 0 ? (int)opts.sizes.n : 0;
-
-    int status = 0;
-    if (st.pair != MPI_COMM_NULL) {
-        MPI_Comm_rank(st.pair, &st.rank);
-        if (st.rank == 1) {
-            serve(&st);
-        } else {
-            bool time_up = false;
-            for (size_t i = 0; i < opts.sizes.n; i++) {
-                if (mo_time_up(&opts, st.start_ns)) {
-                    time_up = true;
-                    break;
-                }
-                if (opts.verbose && i == 0) {
-                    printf("%-10s%-12s%-14s%-14s%-14s\n", "bytes", "windows", "msgs/s", "min", "max");
-                    fflush(stdout);
-                }
-                mr_size *sz = &st.sizes[st.nsizes++];
-                measure_size(&st, sz);
-                if (opts.verbose) {
-                    printf("%-10llu%-12ld%-14.0f%-14.0f%-14.0f\n", (unsigned long long)sz->bytes,
-                           sz->iterations, sz->st.median, sz->st.min, sz->st.max);
-                    fflush(stdout);
-                }
-                char label[64];
-                snprintf(label, sizeof label, "%llu B", (unsigned long long)sz->bytes);
-                mo_progress(opts.progress, (int)i + 1, (int)opts.sizes.n, label);
-                if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                    fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
-            }
-            mr_cmd quit = {CMD_QUIT, 0, 0};
-            MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, st.pair);
-            if (time_up)
-                mo_result_warn(&doc, "time limit of %g s reached: measured %d of %zu sizes",
-                               opts.time_limit_s, st.nsizes, opts.sizes.n);
-            status = mo_result_complete(&doc, BENCH, write_results, &st);
-        }
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    if (st.pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st.pair);
-    st.nsizes = allocated;
-    free_state(&st);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static mr_params params = {.window = DEFAULT_WINDOW};
+    static mr_state st = {.params = &params};
+    static const mo_bench_options ext = {mr_longopts, mr_parse, NULL, mr_usage, mr_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mr_check, NULL},
+        .results = write_results, .state = &st, .setup = mr_setup, .teardown = mr_teardown,
+        .mode = MO_BENCH_LEAD, .unit = "sizes", .npoints = mo_bench_nsizes, .point = mr_point,
+        .serve = mr_serve, .quit = mr_quit,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

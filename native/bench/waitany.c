@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -320,100 +321,86 @@ static void free_state(wa_state *st)
     free(st->buf);
 }
 
+/* Every rank: the communicators, flags and buffers; rank 0 the requests and the plan. */
+static void wa_setup(mo_bench *b, void *ctx)
+{
+    wa_state *st = ctx;
+    st->rank = b->rank;
+    st->bytes = (int)b->opts.sizes.v[0];
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->idle);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->ctl);
+    b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
+    const size_t slot = st->bytes > 0 ? (size_t)st->bytes : 1;
+    st->buf = mo_page_alloc(slot);
+    st->sink = mo_page_alloc(slot);
+    b->have = st->buf && st->sink;
+    if (b->rank == 0) {
+        st->reqs = malloc((size_t)st->params->max_n * sizeof *st->reqs);
+        st->indices = malloc((size_t)st->params->max_n * sizeof *st->indices);
+        b->have = b->have && st->reqs && st->indices && plan(st) == 0;
+    }
+    if (st->buf)
+        memset(st->buf, b->rank + 1, slot);
+    b->ready.no_alloc = "cannot allocate the requests and buffers";
+}
+
+static int wa_npoints(const mo_bench *b, const void *ctx)
+{
+    (void)b;
+    return ((const wa_state *)ctx)->ntotal;
+}
+
+static int wa_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    wa_state *st = ctx;
+    (void)i;
+    wa_point *pt = &st->points[st->npoints++];
+    measure_point(st, pt);
+    if (b->opts.verbose) {
+        printf("n=%-7ld waitany %9.0f ns  testany %9.0f ns  waitsome %9.0f ns\n", pt->n, pt->st[0].median,
+               pt->st[1].median, pt->st[2].median);
+        fflush(stdout);
+    }
+    snprintf(label, labellen, "N=%ld", pt->n);
+    return MO_POINT_OK;
+}
+
+static void wa_serve(mo_bench *b, void *ctx)
+{
+    (void)b;
+    serve(ctx);
+}
+
+static void wa_quit(mo_bench *b, void *ctx)
+{
+    wa_state *st = ctx;
+    (void)b;
+    wa_cmd quit = {CMD_QUIT, 0, 0};
+    MPI_Bcast(&quit, 3, MPI_INT64_T, 0, st->ctl);
+}
+
+static void wa_teardown(mo_bench *b, void *ctx)
+{
+    wa_state *st = ctx;
+    if (b->have_shm > 0)
+        mo_shm_close(&st->shm);
+    MPI_Comm_free(&st->comm);
+    MPI_Comm_free(&st->idle);
+    MPI_Comm_free(&st->ctl);
+    free_state(st);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    wa_params params = {0};
-    mo_bench_options ext = {wa_longopts, wa_parse, wa_finalize, wa_usage, wa_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512] = "";
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    wa_state st;
-    memset(&st, 0, sizeof st);
-    st.params = &params;
-    st.rank = wrank;
-    st.bytes = (int)opts.sizes.v[0];
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.idle);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
-    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
-
-    const size_t slot = st.bytes > 0 ? (size_t)st.bytes : 1;
-    st.buf = mo_page_alloc(slot);
-    st.sink = mo_page_alloc(slot);
-    int have = st.buf && st.sink;
-    if (wrank == 0) {
-        st.reqs = malloc((size_t)params.max_n * sizeof *st.reqs);
-        st.indices = malloc((size_t)params.max_n * sizeof *st.indices);
-        have = have && st.reqs && st.indices && plan(&st) == 0;
-    }
-    if (st.buf)
-        memset(st.buf, wrank + 1, slot);
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
-                                       .results = write_results, .ctx = &st,
-                                       .no_alloc = "cannot allocate the requests and buffers"};
-    if (!mo_bench_ready_shm(&doc, &ready, have, have_shm, err, sizeof err)) {
-        if (have_shm)
-            mo_shm_close(&st.shm);
-        MPI_Comm_free(&st.comm);
-        MPI_Comm_free(&st.idle);
-        MPI_Comm_free(&st.ctl);
-        free_state(&st);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
-
-    int status = 0;
-    if (wrank != 0) {
-        serve(&st);
-    } else {
-        bool time_up = false;
-        for (int i = 0; i < st.ntotal; i++) {
-            if (mo_time_up(&opts, start_ns)) {
-                time_up = true;
-                break;
-            }
-            wa_point *pt = &st.points[st.npoints++];
-            measure_point(&st, pt);
-            if (opts.verbose) {
-                printf("n=%-7ld waitany %9.0f ns  testany %9.0f ns  waitsome %9.0f ns\n", pt->n,
-                       pt->st[0].median, pt->st[1].median, pt->st[2].median);
-                fflush(stdout);
-            }
-            char label[64];
-            snprintf(label, sizeof label, "N=%ld", pt->n);
-            mo_progress(opts.progress, i + 1, st.ntotal, label);
-            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
-        }
-        wa_cmd quit = {CMD_QUIT, 0, 0};
-        MPI_Bcast(&quit, 3, MPI_INT64_T, 0, st.ctl);
-        if (time_up)
-            mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d points",
-                           opts.time_limit_s, st.npoints, st.ntotal);
-        status = mo_result_complete(&doc, BENCH, write_results, &st);
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    mo_shm_close(&st.shm);
-    MPI_Comm_free(&st.comm);
-    MPI_Comm_free(&st.idle);
-    MPI_Comm_free(&st.ctl);
-    free_state(&st);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static wa_params params;
+    static wa_state st = {.params = &params};
+    static const mo_bench_options ext = {wa_longopts, wa_parse, wa_finalize, wa_usage, wa_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check, NULL},
+        .results = write_results, .state = &st, .setup = wa_setup, .teardown = wa_teardown,
+        .mode = MO_BENCH_LEAD, .unit = "points", .npoints = wa_npoints, .point = wa_one_point,
+        .serve = wa_serve, .quit = wa_quit,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

@@ -109,7 +109,8 @@ static bool bench_ready(mo_result *doc, const mo_bench_ready_spec *spec, int nvo
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int verdict[3] = {1, have, have_shm};
     if (rank == 0 && have_shm) {
-        verdict[0] = mo_bench_probe(spec->prov_rc, spec->timer, spec->work, 1.0, spec->calib_samples,
+        verdict[0] = mo_bench_probe(spec->prov_rc, spec->timer, spec->work,
+                                    spec->calib_ms > 0 ? spec->calib_ms : 1.0, spec->calib_samples,
                                     err, errlen);
         if (spec->no_work_loop)
             spec->work->nwarnings = 0;

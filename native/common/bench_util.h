@@ -54,7 +54,7 @@ bool mo_bench_probe(int prov_rc, mo_timer_info *timer, mo_work_calib *work, doub
 typedef struct mo_bench_ready_spec {
     int prov_rc;                 /* from mo_provenance_collect */
     mo_timer_info *timer;        /* doc's timer: probed */
-    mo_work_calib *work;         /* doc's work loop: calibrated (1 ms, calib_samples) */
+    mo_work_calib *work;         /* doc's work loop: calibrated (calib_ms, calib_samples) */
     int calib_samples;
     int unbound_peer;            /* > 0: mo_warn_if_unbound(doc, provenance, 0, unbound_peer) */
     mo_results_fn results;       /* doc is written "running" with results(ctx) */
@@ -63,6 +63,7 @@ typedef struct mo_bench_ready_spec {
     bool quiet;                  /* wait for the vote like mo_quiet_wait() */
     bool no_work_loop;           /* the method uses no work loop: drop its calibration's warnings
                                   * (the document still records the CPU speed) */
+    double calib_ms;             /* the calibration's interval; 0: 1 ms */
 } mo_bench_ready_spec;
 
 /* Collective over MPI_COMM_WORLD, between a benchmark's set-up and its

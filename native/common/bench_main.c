@@ -1,0 +1,143 @@
+/* bench_main.c - the one main() of the benchmarks; see bench_main.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench_main.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void mo_bench_running(mo_bench *b)
+{
+    char err[512];
+    if (mo_result_write(&b->doc, "running", b->results, b->state, err, sizeof err) != 0)
+        fprintf(stderr, "mo_%s: warning: %s\n", b->program, err);
+}
+
+int mo_bench_nsizes(const mo_bench *b, const void *state)
+{
+    (void)state;
+    return (int)b->opts.sizes.n;
+}
+
+void mo_bench_warn_time_up(mo_bench *b, int done, int total, const char *unit)
+{
+    mo_result_warn(&b->doc, "time limit of %g s reached: measured %d of %d %s", b->opts.time_limit_s,
+                   done, total, unit);
+}
+
+/* Rank 0 decides whether the time is up; lockstep ranks learn it from rank
+ * 0, so that all stop at the same point. */
+static bool time_is_up(const mo_bench *b, const mo_bench_kernel *k, uint64_t t0)
+{
+    int up = b->rank == 0 && mo_time_up(&b->opts, t0);
+    if (k->mode == MO_BENCH_LOCKSTEP)
+        MPI_Bcast(&up, 1, MPI_INT, 0, b->comm);
+    return up != 0;
+}
+
+/* Every point in turn until the time limit; rank 0 reports each one (a
+ * progress line, the running document). Returns this rank's status. */
+static int point_loop(mo_bench *b, const mo_bench_kernel *k)
+{
+    const bool lead = k->mode == MO_BENCH_LEAD;
+    if (lead && b->rank != 0) {
+        k->serve(b, k->state);
+        return 0;
+    }
+    if (!lead && b->comm == MPI_COMM_NULL)
+        return 0;
+    const uint64_t t0 = k->clock_at_loop ? mo_timer_now_ns() : b->start_ns;
+    b->total = k->npoints(b, k->state);
+    bool oom = false;
+    for (int i = 0; i < b->total; i++) {
+        if (time_is_up(b, k, t0)) {
+            b->time_up = true;
+            break;
+        }
+        char label[96] = "";
+        int r = k->point(b, k->state, i, label, sizeof label);
+        if (r == MO_POINT_OOM) {
+            oom = true;
+            break;
+        }
+        b->done++;
+        if (b->rank == 0) {
+            mo_progress(b->opts.progress, b->done, b->total, label);
+            mo_bench_running(b);
+        }
+        if (r == MO_POINT_LAST) {
+            b->time_up = true;
+            break;
+        }
+    }
+    if (lead && k->quit)
+        k->quit(b, k->state);
+    if (b->rank != 0)
+        return 0;
+    if (oom) {
+        fprintf(stderr, "mo_%s: error: out of memory\n", b->program);
+        return -1;
+    }
+    if (b->time_up)
+        mo_bench_warn_time_up(b, b->done, b->total, k->unit);
+    if (k->finish)
+        k->finish(b, k->state);
+    if (k->recheck_work)
+        mo_work_recheck(&b->work);
+    return mo_result_complete(&b->doc, b->program, b->results, b->state);
+}
+
+/* Every rank parses the same options and takes part in the same votes, so
+ * all leave together; only rank 0 prints an error (mo_bench_end). */
+int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k)
+{
+    MPI_Init(&argc, &argv);
+    mo_bench b;
+    memset(&b, 0, sizeof b);
+    MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &b.nranks);
+    b.start_ns = mo_timer_now_ns();
+    b.argc = argc;
+    b.argv = argv;
+    b.program = k->spec.program;
+    b.results = k->results;
+    b.state = k->state;
+    int exit_status;
+    if (!mo_bench_start(&b.opts, &k->spec, argc, argv, &exit_status))
+        return exit_status;
+    if (k->configure)
+        k->configure(&b, k->state);
+    int prov_rc = mo_provenance_collect(&b.prov, MPI_COMM_WORLD, argc, argv, &b.opts);
+    b.doc = (mo_result){k->benchmark ? k->benchmark : k->spec.program, &b.prov, &b.timer, &b.work, &b.opts,
+                        k->spec.ext, 0, NULL};
+
+    /* Set-up on every rank; then rank 0 probes, calibrates and writes the
+     * running document, and every rank learns whether all of that worked. */
+    b.have = 1;
+    b.have_shm = -1;
+    b.comm = MPI_COMM_NULL;
+    b.ready.calib_samples = 5;
+    k->setup(&b, k->state);
+    b.ready.prov_rc = prov_rc;
+    b.ready.timer = &b.timer;
+    b.ready.work = &b.work;
+    b.ready.results = k->results;
+    b.ready.ctx = k->state;
+    bool ready = b.have_shm < 0 ? mo_bench_ready(&b.doc, &b.ready, b.have, b.err, sizeof b.err)
+                                : mo_bench_ready_shm(&b.doc, &b.ready, b.have, b.have_shm, b.err, sizeof b.err);
+    if (!ready) {
+        k->teardown(&b, k->state);
+        return mo_bench_end(b.rank, b.program, &b.doc, &b.prov, &b.opts, 2, b.err);
+    }
+
+    int status = k->start ? k->start(&b, k->state) : 0;
+    if (status == 1) {
+        status = 0;
+    } else if (status == 0) {
+        status = k->measure ? k->measure(&b, k->state) : point_loop(&b, k);
+        if (b.rank == 0 && k->verbose_done && b.opts.verbose)
+            printf("mo_%s: done in %.1f s\n", b.program, (double)(mo_timer_now_ns() - b.start_ns) / 1e9);
+    }
+    mo_quiet_barrier(MPI_COMM_WORLD);
+    k->teardown(&b, k->state);
+    return mo_bench_end(b.rank, b.program, &b.doc, &b.prov, &b.opts, status == 0 ? 0 : 1, NULL);
+}

@@ -1,0 +1,122 @@
+/* bench_main.h - the one main() of the benchmarks. A benchmark declares its
+ * kernel (its options, set-up, one measured point or its own measurement,
+ * results writer and teardown) and mo_bench_main() does the rest: MPI,
+ * options, provenance, timer and work calibration, the result document, the
+ * time limit, progress lines and teardown, the way each OSU benchmark is a
+ * kernel over a thin shared util. */
+#ifndef MO_BENCH_MAIN_H
+#define MO_BENCH_MAIN_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench_util.h"
+#include "options.h"
+#include "provenance.h"
+#include "result.h"
+#include "timer.h"
+#include "work.h"
+
+/* What the driver owns and hands to every hook of a kernel. */
+typedef struct mo_bench {
+    int rank, nranks;  /* in MPI_COMM_WORLD */
+    uint64_t start_ns; /* the program's start: --time-limit counts from here */
+    int argc;
+    char **argv;
+    const char *program;   /* the kernel's spec.program: "mo_<program>: ..." lines */
+    mo_results_fn results; /* the kernel's results writer, and its state */
+    void *state;
+    mo_options opts;
+    mo_provenance prov;
+    mo_timer_info timer;
+    mo_work_calib work;
+    mo_result doc;     /* rank 0 adds warnings to it */
+    /* Set by the kernel's setup(), read by the vote before measuring: */
+    int have;          /* this rank's set-up succeeded (default 1) */
+    int have_shm;      /* -1 (default): no shared flags; else whether this rank's
+                        * mo_shm_open() succeeded (its reason in err) */
+    MPI_Comm comm;     /* lockstep kernels: the ranks that measure together, world
+                        * rank 0 first; MPI_COMM_NULL on the others (default) */
+    mo_bench_ready_spec ready; /* the kernel sets calib_ms, calib_samples (default 5),
+                                * unbound_peer, no_alloc, quiet, no_work_loop */
+    char no_alloc[128];        /* room for ready.no_alloc */
+    char err[512];             /* a set-up's reason (mo_shm_open's) */
+    /* The point loop's state, for finish(): */
+    int done, total;
+    bool time_up;
+} mo_bench;
+
+/* Who measures a point. */
+typedef enum mo_bench_mode {
+    MO_BENCH_LEAD,     /* rank 0 measures every point; the others serve() */
+    MO_BENCH_LOCKSTEP, /* every rank of b->comm measures every point together */
+} mo_bench_mode;
+
+/* What point() returns. */
+enum {
+    MO_POINT_OOM = -1, /* stop: rank 0 says "out of memory", status 1 */
+    MO_POINT_OK = 0,
+    MO_POINT_LAST = 1, /* measured and reported, then stop: the time ran out inside (lead only) */
+};
+
+/* A benchmark. Hooks that may be NULL say so; state is the kernel's own
+ * (zeroed by the benchmark, static or in main's frame). */
+typedef struct mo_bench_kernel {
+    mo_bench_spec spec;     /* its options and their checks (bench_util.h) */
+    const char *benchmark;  /* the result document's "benchmark"; NULL: spec.program */
+    mo_results_fn results;  /* the document's "results" from state */
+    void *state;
+    /* Once the options are parsed, before anything else: adjusts options. May be NULL. */
+    void (*configure)(mo_bench *b, void *state);
+    /* Every rank, before the vote: communicators, buffers, the plan; sets
+     * b->have, b->have_shm, b->comm and b->ready's fields. Rank 0 may add
+     * warnings to b->doc. */
+    void (*setup)(mo_bench *b, void *state);
+    /* Every rank, after the vote: what needs the calibration or a late
+     * allocation. Returns 0 to measure, 1 to skip measuring on this rank,
+     * -1 to skip it and fail (the kernel said why). May be NULL. */
+    int (*start)(mo_bench *b, void *state);
+
+    /* The point loop, unless measure is set: */
+    mo_bench_mode mode;
+    const char *unit; /* the time limit's warning: "measured <done> of <total> <unit>" */
+    /* Points to measure (rank 0; lockstep: every rank of b->comm). */
+    int (*npoints)(const mo_bench *b, const void *state);
+    /* Measures point i (lockstep: on every rank of b->comm); rank 0 prints
+     * its --verbose lines and names it in label for the progress line.
+     * Returns MO_POINT_*. */
+    int (*point)(mo_bench *b, void *state, int i, char *label, size_t labellen);
+    void (*serve)(mo_bench *b, void *state); /* lead: ranks other than 0 until quit */
+    void (*quit)(mo_bench *b, void *state);  /* lead: rank 0 after the loop; may be NULL */
+    /* Rank 0 after the loop, before the document is complete: its own
+     * warnings. May be NULL. */
+    void (*finish)(mo_bench *b, void *state);
+    bool recheck_work;  /* mo_work_recheck() before the document is complete */
+    bool clock_at_loop; /* the time limit counts from the loop's start, not the program's */
+
+    /* Replaces the point loop: every rank; rank 0 completes b->doc. Returns
+     * this rank's status (0, or non-zero after saying why). May be NULL. */
+    int (*measure)(mo_bench *b, void *state);
+
+    bool verbose_done; /* --verbose: rank 0 ends with "mo_<program>: done in <s> s" */
+    /* Every rank, after a failed vote or the measurement: frees state. */
+    void (*teardown)(mo_bench *b, void *state);
+} mo_bench_kernel;
+
+/* The whole main(): returns its exit status (0; 1 when measuring failed;
+ * 2 for bad options or a failed set-up; 0 after --help). */
+int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k);
+
+/* npoints() for a kernel with one point per size of --sizes. */
+int mo_bench_nsizes(const mo_bench *b, const void *state);
+
+/* Rank 0 after a point: the running document again, a warning line on
+ * failure (for kernels with their own measure()). */
+void mo_bench_running(mo_bench *b);
+
+/* The time limit's warning as the point loop writes it (rank 0). */
+void mo_bench_warn_time_up(mo_bench *b, int done, int total, const char *unit);
+
+#endif
