@@ -27,8 +27,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .xfer_quality import CLEAN_SHARE, MIN_CLEAN, QUANTILE, finite, quantile_interval
 
 PART_NAMES = ("o_s", "o_r", "g")
@@ -79,6 +77,8 @@ def _estimate(samples: list[float], shares: list[float]) -> Part | None:
              if finite(t) and t >= 0 and finite(s) and s >= CLEAN_SHARE]
     if len(clean) < MIN_CLEAN:
         return None
+    import numpy as np  # here, not at import: `profile` reads a table, fits none (issue 38)
+
     lo, hi = quantile_interval(clean, QUANTILE)
     value = float(np.quantile(clean, QUANTILE))  # as the one-way time's estimate
     return Part(value_s=value, lo_s=min(lo, value), hi_s=max(hi, value))

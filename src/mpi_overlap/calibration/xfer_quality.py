@@ -41,11 +41,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..sizes import format_size
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # A sample counts as undisturbed when both ranks had at least this share of its wall time
 # on a CPU. Measured shares are bimodal: 1.00-1.01 for undisturbed samples, mostly below
@@ -178,6 +179,8 @@ def finite(x: Any) -> bool:
 
 def estimate(cls: str, nbytes: int, pool: Pool) -> SizeQuality:
     """The estimate and spread of one size from its pooled samples (no fit, no verdict)."""
+    import numpy as np  # here, not at import: `profile` reads a table, fits none (issue 38)
+
     t = np.asarray(pool.samples, dtype=float)
     known = np.array([s is not None for s in pool.shares], dtype=bool)
     shares = np.array([s if s is not None else 0.0 for s in pool.shares], dtype=float)
@@ -203,6 +206,8 @@ def quantile_interval(samples: Iterable[float] | np.ndarray, q: float = QUANTILE
     symmetric in the binomial's tails as the ranks allow. Too few samples for any pair
     of ranks to reach `level`: the whole sample range, which then covers less.
     Non-finite samples are dropped; none left is a ValueError."""
+    import numpy as np  # here, not at import: `profile` reads a table, fits none (issue 38)
+
     x = np.sort(np.asarray(list(samples) if not isinstance(samples, np.ndarray) else samples,
                            dtype=float))
     x = x[np.isfinite(x)]
@@ -221,6 +226,8 @@ def quantile_interval(samples: Iterable[float] | np.ndarray, q: float = QUANTILE
 
 def _isotonic(sizes: list[SizeQuality], floor: float) -> np.ndarray:
     """The weighted isotonic regression of the sizes' log estimates (ascending bytes)."""
+    import numpy as np  # here, not at import: `profile` reads a table, fits none (issue 38)
+
     y = np.log([max(q.estimate_s or 0.0, floor) for q in sizes])
     w = np.sqrt([max(q.clean, 1) for q in sizes])
     from scipy.optimize import isotonic_regression  # here: 0.7 s to import, for every command
@@ -237,6 +244,8 @@ def monotone_fit(sizes: list[SizeQuality]) -> None:
     measured = [q for q in sizes if q.estimate_s is not None]
     if not measured:
         return
+    import numpy as np  # here, not at import (issue 38)
+
     floor = 1e-3 * min((q.estimate_s for q in measured if q.estimate_s), default=1e-9)
     active = list(measured)
     while True:

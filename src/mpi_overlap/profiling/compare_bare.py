@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..analysis.stats import ratio_ci
 from ..run.launch import ProgressFn, run_job
 
 DEFAULT_REPS = 3
@@ -70,6 +69,8 @@ def summarize(launches: list[dict[str, Any]], reps: int, stopped: str | None) ->
         pairs.append({"rep": rep, "without_s": a["elapsed_s"], "with_s": b["elapsed_s"],
                       "ratio": b["elapsed_s"] / a["elapsed_s"],
                       "disturbed": a["disturbed"] or b["disturbed"]})
+    from ..analysis.stats import ratio_ci  # numpy: only a --compare-bare profile needs it
+
     geo, low, high = ratio_ci([p["ratio"] for p in pairs])
     return {
         "measure": "wall time of each whole launch, the launcher's start to its end",
