@@ -33,8 +33,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .engine import NO_CHANGE, Change, Replay, call_waits, figures, replay
-from .model import Costs
+from .engine import NO_CHANGE, Change, Replay, figures, replay
+from .model import Costs, incall_cost
 from .program import (
     COLL_BLOCK,
     COLL_DONE,
@@ -228,8 +228,34 @@ def critical_rank(prog: Program, rep: Replay) -> int:
     return max(figures(prog, rep), key=lambda f: f.end_s).rank
 
 
-def rank_waiting(prog: Program, rep: Replay, rank: int) -> float:
-    return sum(call_waits(prog, rep)[rank])
+def _own(c: Costs, ops: list[tuple[int, int]], change: Change) -> float:
+    """incall_cost with the change's hidden ends at their overheads (o_s of an eager
+    send, o_r of an eager receive, 0 for a rendezvous end)."""
+    hid = change.hidden
+    if not (hid[0] or hid[1]):
+        return incall_cost(c, ops)
+    kept = [(op, k) for op, k in ops if op >= COLL_BLOCK or k not in hid[op & 1]]
+    best = incall_cost(c, kept)
+    for op, k in ops:
+        if op < COLL_BLOCK and k in hid[op & 1] and c.eager[k]:
+            if op in (SEND_POST, SEND_BLOCK):
+                best = max(best, c.o_s[k])
+            elif op in (RECV_DONE, RECV_BLOCK):
+                best = max(best, c.o_r[k])
+    return best
+
+
+def held(prog: Program, rep: Replay, c: Costs, resid: list[dict[str, float]],
+         change: Change, rank: int) -> float:
+    """The time the rank's calls are held beyond their own costs (their residual and
+    their operations' in-call cost, as the change leaves it): waiting for a partner's
+    post, its MPI's progress or a collective's last member."""
+    total = 0.0
+    for i, call in enumerate(prog.calls[rank][1:-1], start=1):
+        if call.ops:
+            d = rep.exit[rank][i] - rep.enter[rank][i]
+            total += max(0.0, d - resid[rank].get(call.fn, 0.0) - _own(c, call.ops, change))
+    return total
 
 
 def gains(prog: Program, costs: Costs, resid: list[dict[str, float]], progress: str,
@@ -239,7 +265,7 @@ def gains(prog: Program, costs: Costs, resid: list[dict[str, float]], progress: 
     target) and what the change named and removed. `base` is the model's replay."""
     base_run = run_s(prog, base)
     crit = critical_rank(prog, base)
-    base_wait = rank_waiting(prog, base, crit)
+    base_held = held(prog, base, costs, resid, NO_CHANGE, crit)
     ends = _ends(prog)
     out = []
     for n, item in enumerate(items, start=1):
@@ -263,7 +289,8 @@ def gains(prog: Program, costs: Costs, resid: list[dict[str, float]], progress: 
                         "note": "the changed replay could not complete"})
             continue
         row.update(replayed_gain_s=base_run - run_s(prog, rep), critical_rank=crit,
-                   waiting_removed_s=base_wait - rank_waiting(prog, rep, crit),
+                   waiting_removed_s=base_held - held(prog, rep, p.costs, resid, p.change,
+                                                      crit),
                    model_local_s=p.local_s)
         if item.get("rule") == "progress":  # both ends of the named messages polled
             both = frozenset(p.change.polled[0] | p.change.polled[1])
