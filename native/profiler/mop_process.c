@@ -156,37 +156,55 @@ static inline double mop_xfer_time(mop_process *p, int64_t bytes, int32_t arg, i
 }
 
 /* The checks on the bounds (mop_checks.h): an across-calls transfer is
- * judged now, an in-call one when its call exits (its span is not known yet). */
-MOP_HOT void mop_judge(mop_process *p, const mop_transfer *tr, size_t bin)
+ * judged now, an in-call one when its call exits (its span is not known yet).
+ * need_s: the part its call or span must hold (0: all of it); the span
+ * [t_begin, t_end] is read only for a clamped transfer, the only kind the
+ * across check flags. */
+MOP_HOT void mop_judge_bounds(mop_process *p, const mop_bounds *b, double need_s,
+                              uint64_t t_begin, uint64_t t_end, uint16_t fn, size_t bin)
 {
-    if (tr->b.kase == MOP_CASE_ACROSS) {
-        uint64_t span = tr->t_end > tr->t_begin ? tr->t_end - tr->t_begin : 0;
-        mop_checks_across(&p->checks, tr->b.xfer_s,
-                          tr->need_s > 0 ? tr->need_s : tr->b.xfer_s,
-                          (double)span * p->cfg.s_per_tick, tr->b.clamped, tr->fn, bin);
-    } else if (tr->b.kase == MOP_CASE_IN_CALL) {
+    double need = need_s > 0 ? need_s : b->xfer_s;
+    if (b->kase == MOP_CASE_ACROSS) {
+        double span_s = 0.0;
+        if (b->clamped) {
+            uint64_t span = t_end > t_begin ? t_end - t_begin : 0;
+            span_s = (double)span * p->cfg.s_per_tick;
+        }
+        mop_checks_across(&p->checks, b->xfer_s, need, span_s, b->clamped, fn, bin);
+    } else if (b->kase == MOP_CASE_IN_CALL) {
         if (p->clock.depth == 0) /* no call holds it (a malformed replay stream) */
             p->checks.unchecked++;
-        else if (mop_checks_hold(&p->checks, tr->b.xfer_s,
-                                 tr->need_s > 0 ? tr->need_s : tr->b.xfer_s, tr->t_end, tr->fn,
-                                 bin) != 0)
+        else if (mop_checks_hold(&p->checks, b->xfer_s, need, t_end, fn, bin) != 0)
             p->counters.out_of_memory++;
     }
 }
 
-/* A judged transfer's bounds go where they belong. */
+MOP_HOT void mop_judge(mop_process *p, const mop_transfer *tr, size_t bin)
+{
+    mop_judge_bounds(p, &tr->b, tr->need_s, tr->t_begin, tr->t_end, tr->fn, bin);
+}
+
+/* A judged transfer's bounds go into every breakdown cell it belongs to. */
+MOP_HOT void mop_record_bounds(mop_process *p, const mop_bounds *b, size_t bin, uint16_t fn,
+                               uint16_t region, uint16_t post_site, uint16_t end_site,
+                               bool polled)
+{
+    if (b->clamped)
+        p->counters.xfer_exceeds_span++;
+    mop_acc_add(&p->total, b);
+    p->cases[b->kase]++;
+    mop_acc_add(&p->bins[bin], b);
+    mop_acc_add(&p->fns[fn % MOP_MAX_FN].x, b);
+    mop_acc_add(&p->regions[region % MOP_MAX_REGIONS].x, b);
+    if (p->cfg.callsites && mop_sites_add(&p->sites, post_site, end_site, b, polled) != 0)
+        p->counters.pair_overflow++;
+}
+
+/* A judged transfer's bounds go where they belong, and to the observer. */
 MOP_HOT void mop_record(mop_process *p, const mop_transfer *tr, size_t bin)
 {
-    if (tr->b.clamped)
-        p->counters.xfer_exceeds_span++;
-    mop_acc_add(&p->total, &tr->b);
-    p->cases[tr->b.kase]++;
-    mop_acc_add(&p->bins[bin], &tr->b);
-    mop_acc_add(&p->fns[tr->fn % MOP_MAX_FN].x, &tr->b);
-    mop_acc_add(&p->regions[tr->region % MOP_MAX_REGIONS].x, &tr->b);
-    if (p->cfg.callsites &&
-        mop_sites_add(&p->sites, tr->post_site, tr->end_site, &tr->b, tr->polled) != 0)
-        p->counters.pair_overflow++;
+    mop_record_bounds(p, &tr->b, bin, tr->fn, tr->region, tr->post_site, tr->end_site,
+                      tr->polled);
     if (p->cfg.on_transfer)
         p->cfg.on_transfer(p->cfg.on_transfer_ctx, tr);
 }
@@ -448,6 +466,46 @@ MOP_HOT void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
             mop_close_eager(p, &tr, &r->begin);
         mop_account(p, &tr, (r->flags & MOP_REQ_MONITORED) != 0);
     }
+}
+
+/* The common completion, on its own short path: a Wait/Test (no query, no
+ * reason) of an active, monitored point-to-point send or receive on a handle
+ * with no transfer joined to it, whose size the last lookup priced exactly,
+ * with bounds that need no clamping and no observer to tell. It does what
+ * mop_on_end and mop_close_end do for it, in the same order, with the
+ * transfer in registers instead of a 96-byte record; any other completion
+ * returns false having changed nothing, and takes the general path. Half of a
+ * transfer's processing was the general path's (the query and joined-entry
+ * rules, the record built field by field, spills): measured in the commit
+ * that added this. */
+MOP_HOT bool mop_end_fast(mop_process *p, const mop_event *e)
+{
+    if (e->kind != 0 || p->cfg.on_transfer)
+        return false;
+    mop_req *r = mop_requests_find(&p->reqs, e->key);
+    if (!r || (r->flags & (MOP_REQ_ACTIVE | MOP_REQ_DONE | MOP_REQ_MONITORED)) !=
+                  (MOP_REQ_ACTIVE | MOP_REQ_MONITORED) ||
+        r->kind > MOP_KIND_RECV)
+        return false;
+    mop_req *next = mop_requests_next(r, r);
+    if (next && (next->flags & MOP_REQ_JOINED))
+        return false;
+    int64_t bytes = (r->kind == MOP_KIND_RECV && e->bytes >= 0) ? e->bytes : r->bytes;
+    if (bytes != p->last_bytes || !p->last_plain) /* a lookup that may count */
+        return false;
+    mop_bounds b = mop_bounds_close(&p->clock, &r->begin, e->t, p->last_xfer_s,
+                                    p->cfg.s_per_tick);
+    if (b.clamped)
+        return false;
+    uint16_t tests = (uint16_t)(p->test_calls - r->tests - (p->call_is_test ? 1u : 0u));
+    size_t bin = mop_bin_of(p, bytes > 0 ? (uint64_t)bytes : 0);
+    mop_judge_bounds(p, &b, 0.0, r->begin.t, e->t, r->fn, bin);
+    mop_record_bounds(p, &b, bin, r->fn, r->region, r->site, p->call_site, tests != 0);
+    if (r->flags & MOP_REQ_PERSISTENT)
+        r->flags = MOP_REQ_PERSISTENT;
+    else
+        mop_requests_remove(&p->reqs, r);
+    return true;
 }
 
 /* A completion of e->key was observed. A query (MPI_Request_get_status) closes
@@ -785,7 +843,8 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
     for (size_t i = 0; i < n; i++) {
         const mop_event *x = &e[i];
         if (x->type == MOP_EV_END && x->arg <= 0) { /* a completion call's run */
-            mop_on_end(p, x);
+            if (!mop_end_fast(p, x))
+                mop_on_end(p, x);
             continue;
         }
         switch ((mop_event_type)x->type) {
