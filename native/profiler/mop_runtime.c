@@ -875,8 +875,11 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
         mop_enter(th, init_fn, mop_g.t_start, site); /* before it, the clock was not set up */
         mop_exit(th, mop_now());
     }
-    mop_watch_start();
+    /* Set before the watch thread exists: its snapshots read it (mop_emit_profile),
+     * and written after its start it raced with them (TSan, snapshot_thread test).
+     * The thread's start is then not in start_s: tens of microseconds. */
     mop_g.start_s = (double)(mo_timer_now_ns() - entered_ns) / 1e9;
+    mop_watch_start();
 }
 
 uint64_t mop_enter_site_slow(mop_thread *th, uint64_t site)
