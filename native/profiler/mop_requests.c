@@ -40,14 +40,7 @@ static mop_req *mop_queue_append(mop_req *slot)
 
 static size_t mop_hash(uint64_t key, unsigned shift)
 {
-    /* Fibonacci hashing: one multiply, the product's top bits. Handles are
-     * small integers counting up (MPICH) or pointers a fixed stride apart
-     * (Open MPI's free lists); a multiplicative hash spreads both evenly, and
-     * costs a third of the splitmix64 finaliser used before (its two
-     * multiplies sat on every post's and completion's path). The shift is
-     * kept with the table, not derived from its size at each of the three or
-     * more hashes a transfer takes (callgrind). */
-    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> shift);
+    return mop_requests_hash(key, shift); /* mop_requests.h says why this one */
 }
 
 static unsigned mop_shift_of(size_t cap)
@@ -102,17 +95,6 @@ int mop_requests_copy(mop_requests *dst, const mop_requests *src)
     if (rc != 0)
         mop_requests_free(dst);
     return rc;
-}
-
-mop_req *mop_requests_find(mop_requests *r, uint64_t key)
-{
-    size_t mask = r->cap - 1;
-    for (size_t i = mop_hash(key, r->shift);; i = (i + 1) & mask) {
-        if (!r->slots[i].used)
-            return NULL;
-        if (r->slots[i].key == key)
-            return &r->slots[i];
-    }
 }
 
 static int mop_requests_grow(mop_requests *r)
@@ -186,7 +168,7 @@ mop_req *mop_requests_next_queued(mop_req *slot, mop_req *entry)
     return i < q->head + q->count ? &q->items[i] : NULL;
 }
 
-void mop_requests_remove(mop_requests *r, mop_req *slot)
+void mop_requests_remove_slow(mop_requests *r, mop_req *slot)
 {
     size_t mask = r->cap - 1, i = (size_t)(slot - r->slots);
     struct mop_req_queue *q = slot->more;

@@ -57,7 +57,31 @@ void mop_requests_free(mop_requests *r);
  * when out of memory (dst is then empty: free, never used). */
 int mop_requests_copy(mop_requests *dst, const mop_requests *src);
 
-mop_req *mop_requests_find(mop_requests *r, uint64_t key);
+/* Fibonacci hashing: one multiply, the product's top bits. Handles are
+ * small integers counting up (MPICH) or pointers a fixed stride apart (Open
+ * MPI's free lists); a multiplicative hash spreads both evenly, and costs a
+ * third of the splitmix64 finaliser used before (its two multiplies sat on
+ * every post's and completion's path). The shift is kept with the table, not
+ * derived from its size at each of the three or more hashes a transfer takes
+ * (callgrind). */
+static inline size_t mop_requests_hash(uint64_t key, unsigned shift)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> shift);
+}
+
+/* Inline, as the removal's common case below: every completion takes both,
+ * and their calls were a third of their cost (callgrind; measured in
+ * docs/profiler.md, "Memory and cost"). */
+static inline mop_req *mop_requests_find(mop_requests *r, uint64_t key)
+{
+    size_t mask = r->cap - 1;
+    for (size_t i = mop_requests_hash(key, r->shift);; i = (i + 1) & mask) {
+        if (!r->slots[i].used)
+            return NULL;
+        if (r->slots[i].key == key)
+            return &r->slots[i];
+    }
+}
 
 /* Returns the (oldest) slot for key, inserting an empty one (flags 0) when absent;
  * NULL when out of memory. Pointers are valid until the next insert/remove. */
@@ -87,7 +111,20 @@ static inline mop_req *mop_requests_next(mop_req *slot, mop_req *entry)
 
 /* Removes the oldest entry of slot's key (slot as returned by find): the next
  * one sharing the handle, if any, takes its place. */
-void mop_requests_remove(mop_requests *r, mop_req *slot);
+void mop_requests_remove_slow(mop_requests *r, mop_req *slot);
+
+static inline void mop_requests_remove(mop_requests *r, mop_req *slot)
+{
+    /* Most removals: a handle no other request shares, with nothing to shift
+     * back into its slot (the table is at most half full). */
+    size_t i = (size_t)(slot - r->slots);
+    if (!slot->more && !r->slots[(i + 1) & (r->cap - 1)].used) {
+        r->count--;
+        slot->used = false;
+        return;
+    }
+    mop_requests_remove_slow(r, slot);
+}
 
 /* Keys of the active entries, ascending (a shared key once per entry), into a
  * malloc'd array. */
