@@ -238,5 +238,5 @@ def test_bins_figure_switches_at_16_ranks(n: int) -> None:
     a = analyze_profile(many_ranks_result(n + 1))  # the last rank is missing
     fig = profile_plots.bins_figure(a)
     assert fig is not None
-    title = fig.axes[0].get_title(loc="left")
+    title = fig.panels[0].title
     assert title == ("Overlap by message size and rank" if n <= 16 else "Overlap by message size")

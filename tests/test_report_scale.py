@@ -109,22 +109,21 @@ def test_many_ranks_page_shows_the_ranks_losing_most_and_the_csv_all(tmp_path: P
 
 def test_beyond_sorted_ranks_the_rank_figure_is_a_distribution(tmp_path: Path) -> None:
     from mpi_overlap.report.profile_plots import SORTED_RANKS, ranks_figure
-    from mpi_overlap.report.svg import to_svg
 
     ranks = [{"rank": i, "in_totals": True, "min_pct": (i % 7) * 1.0,
               "max_pct": 50.0 + (i % 11), "nonoverlap_s": 1e-3 * (1 + i % 13)}
              for i in range(SORTED_RANKS + 500)]
     fig = ranks_figure({"ranks": ranks, "job": {"nonoverlap_s": 1.0}})
     assert fig is not None
-    top = fig.axes[0]
-    assert "sorted" in top.get_title(loc="left")
+    top = fig.panels[0]
+    assert "sorted" in top.title
     for line, key in zip(top.lines, ("min_pct", "max_pct"), strict=True):
-        ys = line.get_ydata()
+        ys = line.ys
         values = [r[key] for r in ranks]
         assert len(ys) == SORTED_RANKS  # read at that many points, whatever the ranks
         assert all(np.diff(ys) >= 0)  # sorted: a distribution
         assert ys[0] == min(values) and ys[-1] == max(values)  # values ranks had
-    svg = to_svg(fig, "t")
+    svg = fig.svg()
     # read at SORTED_RANKS points whatever the ranks: far below one area step per rank
     assert len(svg) < 400_000
 

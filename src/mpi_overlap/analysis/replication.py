@@ -35,7 +35,6 @@ from typing import Any
 from ..benchmarks.discovery import spec_of
 from ..formatting import fmt_num, fmt_range
 from ..values import num
-from .stats import t_quantile
 
 # Without own intervals, launch values that spread more than this share of their median
 # (or, for percentages, more than SPREAD_ABS points) disagree.
@@ -136,6 +135,8 @@ def replicate_quantity(q: Quantity, points: list[Point | None]) -> dict[str, Any
     if len(vals) < 2:
         row["reason"] = f"{len(vals)} launch value(s): nothing to compare"
         return row
+    from .stats import t_quantile  # numpy and scipy: only where launches are compared
+
     mean, sd = statistics.fmean(vals), statistics.stdev(vals)
     half = t_quantile(0.975, len(vals) - 1) * sd / math.sqrt(len(vals))
     lo, hi = min(mean - half, min(vals)), max(mean + half, max(vals))

@@ -14,9 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-from matplotlib.figure import Figure as MplFigure
-from matplotlib.patches import Patch
 from rich.console import Console
 
 from ..analysis.profile_values import rank_list, ranks_text
@@ -26,7 +23,7 @@ from . import profile_table
 from .html import Figure, Section
 from .profile_grid import Grid, fint, top_rows
 from .profile_table import analysis_of, html_table, is_profile, print_grid
-from .svg import to_svg
+from .svg_chart import Bar, Chart, Key, Label, Panel, Ticks
 
 TERMINAL_ROWS = 10  # rows of each breakdown in the terminal; report.html lists all
 CHECK_TITLE = {
@@ -204,47 +201,35 @@ def check_grids(a: dict[str, Any], label: str, *, terminal: bool) -> list[Grid]:
 # ---------------------------------------------------------------- the figure
 
 
-def bins_figure(a: dict[str, Any]) -> MplFigure | None:
+def bins_figure(a: dict[str, Any]) -> Chart | None:
     """Per size bin: the share of its transfer time that each check flagged (stacked)."""
     c = _checks(a)
     if c is None or not c["by_bin"]:
         return None
     bins = sorted({(e["lo"], e["hi"], e["label"]) for e in c["by_bin"]}, key=lambda b: b[0])
-    xs = np.arange(len(bins), dtype=float)
-    fig = MplFigure(figsize=(min(12.0, max(8.0, 2.5 + 0.9 * len(bins))), 4.0),
-                    layout="constrained")
-    ax = fig.add_subplot()
-    bottom = np.zeros(len(bins))
-    flagged = np.zeros(len(bins))
+    xs = [float(i) for i in range(len(bins))]
+    many = len(bins) > 6
+    ax = Panel(xlim=(-0.6, len(bins) - 0.4), ylim=(0.0, 110.0), grid="y",
+               yticks=Ticks([0, 25, 50, 75, 100], ["0", "25", "50", "75", "100"]),
+               ylabel="% of the bin's transfer time", xlabel="message size (bin)",
+               xticks=Ticks(xs, [b[2] for b in bins], size=8, rotation=30 if many else 0),
+               title="Transfers flagged by the checks on the bounds")
+    bottom = [0.0] * len(bins)
+    flagged = [0.0] * len(bins)
     for check, colour in (("in-call", IN_CALL_COLOUR), ("across-calls", ACROSS_COLOUR)):
         cells = {(e["lo"], e["hi"]): e for e in c["by_bin"] if e["check"] == check}
-        share = np.array([cells.get(b[:2], {}).get("pct") or 0.0 for b in bins])
-        flagged += [cells.get(b[:2], {}).get("xfer_s", 0.0) for b in bins]
-        ax.bar(xs, share, 0.6, bottom=bottom, color=colour, lw=0)
-        bottom += share
+        for i, b in enumerate(bins):
+            share = cells.get(b[:2], {}).get("pct") or 0.0
+            flagged[i] += cells.get(b[:2], {}).get("xfer_s", 0.0)
+            ax.bars.append(Bar(xs[i], share, 0.6, colour, base=bottom[i]))
+            bottom[i] += share
     for x, top, f in zip(xs, bottom, flagged, strict=True):
-        ax.text(x, min(top, 100.0) + 1.5, fmt_time(float(f)), ha="center", va="bottom",
-                fontsize=7, color="0.3")
-    ax.set_xticks(xs, [b[2] for b in bins], rotation=30 if len(bins) > 6 else 0,
-                  ha="right" if len(bins) > 6 else "center", fontsize=8)
-    ax.set_xlim(-0.6, len(bins) - 0.4)
-    ax.set_ylim(0, 110)
-    ax.set_yticks([0, 25, 50, 75, 100])
-    ax.set_ylabel("% of the bin's transfer time")
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.set_xlabel("message size (bin)")
-    ax.set_title("Transfers flagged by the checks on the bounds", fontsize=11, loc="left")
-    fig.legend(
-        handles=[
-            Patch(color=IN_CALL_COLOUR, label="in-call, longer than its call"),
-            Patch(color=ACROSS_COLOUR, label="across calls, longer than post → completion"),
-        ],
-        fontsize=8,
-        loc="outside lower center",
-        ncols=2,
-        frameon=False,
-    )
-    return fig
+        ax.labels.append(Label(x, min(top, 100.0) + 1.5, fmt_time(float(f)), size=7,
+                               colour="#4d4d4d"))
+    return Chart(size=(min(12.0, max(8.0, 2.5 + 0.9 * len(bins))), 4.0), panels=[ax],
+                 legend_at="bottom", legend=[
+                     Key("in-call, longer than its call", IN_CALL_COLOUR),
+                     Key("across calls, longer than post → completion", ACROSS_COLOUR)])
 
 
 # ---------------------------------------------------------------- outputs
@@ -266,10 +251,10 @@ def html_sections(runs: list[Run]) -> list[Section]:
         a = analysis_of(run) if is_profile(run) else None
         if a is None or _checks(a) is None:
             continue
-        fig = bins_figure(a)
-        figures = [] if fig is None else [
+        chart = bins_figure(a)
+        figures = [] if chart is None else [
             Figure(
-                to_svg(fig, f"profile-checks-{run.label}"),
+                chart.svg(),
                 "Per size bin, the share of its transfer time (all ranks) carried by "
                 "transfers the checks flagged; above each bar, their transfer time.",
             )

@@ -12,31 +12,26 @@ per message-size range), per run:
 
 A bar of 100 % stacks: the minimum bound (overlapped for certain), the gap up to the
 maximum bound (possibly overlapped) and the rest (not overlapped in any case). Figures
-are built with matplotlib's object API (no pyplot, no global state), like
-svg.py.
+are svg_chart.Chart data written as SVG text (no matplotlib: `profile`'s start-up,
+issue 38).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
-
-import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure as MplFigure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from ..rundir import Run
 from .html import Figure, Section
 from .profile_table import analysis_of, is_profile, unique_worst
-from .svg import to_svg
+from .svg_chart import Area, Bar, Chart, Key, Label, Line, Mark, Panel, Ticks
 
 MANY_RANKS = 16  # above this many ranks, bins show the spread across ranks, not each rank
 LABELLED_RANKS = 8  # up to this many ranks, each bar of a bin carries its rank number
 TOP_ENTRIES = 12  # bars per panel of the non-overlapped time chart
-# Above this many ranks the per-rank chart draws areas, not one bar per rank: a bar is a
-# matplotlib patch, and 1024 ranks' 4096 of them took 9 s to draw.
+# Above this many ranks the per-rank chart draws areas, not one bar per rank (1024 ranks'
+# 4096 bars made a large page for no more information).
 DENSE_RANKS = 128
 # Above this many ranks the per-rank chart shows each measure sorted over the ranks (its
 # distribution), read at this many points: 8 192 ranks' areas made a 3.4 MB SVG.
@@ -45,7 +40,8 @@ MIN_COLOUR = "#1b7f3b"  # overlapped for certain (minimum bound)
 MAYBE_COLOUR = "#a8d5b0"  # possibly overlapped (between the bounds)
 LOST_COLOUR = "#e9a39b"  # not overlapped in any case (transfer − maximum)
 WORST_COLOUR = "#b42318"
-NA_COLOUR = "0.55"
+SPREAD_MAX_COLOUR = "#4f9a5c"  # the whisker of the maximum bound across ranks
+NA_COLOUR = "#8c8c8c"
 BOUNDS_CAPTION = (
     "Dark green: overlapped for certain (minimum bound); light green: possibly overlapped "
     "(up to the maximum bound); red: not overlapped in any case (transfer time − maximum "
@@ -53,11 +49,11 @@ BOUNDS_CAPTION = (
 )
 
 
-def _legend_handles() -> list[Patch]:
+def _legend_keys() -> list[Key]:
     return [
-        Patch(color=MIN_COLOUR, label="overlapped ≥ (min bound)"),
-        Patch(color=MAYBE_COLOUR, label="possibly overlapped (≤ max bound)"),
-        Patch(color=LOST_COLOUR, label="not overlapped (xfer − max)"),
+        Key("overlapped ≥ (min bound)", MIN_COLOUR),
+        Key("possibly overlapped (≤ max bound)", MAYBE_COLOUR),
+        Key("not overlapped (xfer − max)", LOST_COLOUR),
     ]
 
 
@@ -69,201 +65,181 @@ def time_unit(seconds: float) -> tuple[str, float]:
     return "ns", 1e-9
 
 
-def _stacked(
-    ax: Axes, xs: np.ndarray, lo: list[float | None], hi: list[float | None], width: float
-) -> None:
+def nice_ticks(top: float, size: float = 8.0) -> tuple[float, Ticks]:
+    """An axis from 0 to a little above `top` (5 % headroom, as matplotlib's margins) and
+    its ticks at 1, 2, 2.5 or 5 × 10^k apart, four to nine of them: (limit, ticks)."""
+    limit = top * 1.05 if top > 0 else 1.0
+    raw = limit / 8
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * power >= raw)
+    decimals = 0  # as many as the step needs (2.5: one; 0.025: three)
+    while decimals < 12 and abs(round(step, decimals) - step) > 1e-9 * step:
+        decimals += 1
+    count = int(limit / step + 1e-9)
+    at = [i * step for i in range(count + 1)]
+    return limit, Ticks(at, [f"{v:.{decimals}f}" for v in at], size=size)
+
+
+def _stacked(panel: Panel, xs: list[float], lo: list[float | None], hi: list[float | None],
+             width: float) -> None:
     """Stacked 100 % bars of the overlap bounds; a missing value draws no bar. Beyond
     DENSE_RANKS positions, the same as three step areas (a missing value: a gap)."""
-    have = np.array([a is not None and b is not None for a, b in zip(lo, hi, strict=True)])
-    if not have.any():
+    have = [a is not None and b is not None for a, b in zip(lo, hi, strict=True)]
+    if not any(have):
         return
     if len(xs) > DENSE_RANKS:
-        mn = np.array([np.nan if v is None else v for v in lo], dtype=float)
-        mx = np.array([np.nan if v is None else v for v in hi], dtype=float)
-        for low, high, colour in ((0.0, mn, MIN_COLOUR), (mn, mx, MAYBE_COLOUR),
-                                  (mx, 100.0, LOST_COLOUR)):
-            ax.fill_between(xs, low, high, where=have, step="mid", color=colour, lw=0)
+        mn = [v if h else None for v, h in zip(lo, have, strict=True)]
+        mx = [v if h else None for v, h in zip(hi, have, strict=True)]
+        zero = [0.0 if h else None for h in have]
+        full = [100.0 if h else None for h in have]
+        for low, high, colour in ((zero, mn, MIN_COLOUR), (mn, mx, MAYBE_COLOUR),
+                                  (mx, full, LOST_COLOUR)):
+            panel.areas.append(Area(list(xs), low, high, colour, step=True))
         return
-    x = xs[have]
-    mn = np.array([v for v, h in zip(lo, have, strict=True) if h], dtype=float)
-    mx = np.array([v for v, h in zip(hi, have, strict=True) if h], dtype=float)
-    ax.bar(x, mn, width, color=MIN_COLOUR, lw=0)
-    ax.bar(x, mx - mn, width, bottom=mn, color=MAYBE_COLOUR, lw=0)
-    ax.bar(x, 100.0 - mx, width, bottom=mx, color=LOST_COLOUR, lw=0)
+    kept = [(x, a, b) for x, a, b, h in zip(xs, lo, hi, have, strict=True) if h]
+    panel.bars += [Bar(x, a, width, MIN_COLOUR) for x, a, _ in kept]
+    panel.bars += [Bar(x, b - a, width, MAYBE_COLOUR, base=a) for x, a, b in kept]
+    panel.bars += [Bar(x, 100.0 - b, width, LOST_COLOUR, base=b) for x, _, b in kept]
 
 
-def _pct_axis(ax: Axes) -> None:
-    ax.set_ylim(0, 100)
-    ax.set_yticks([0, 25, 50, 75, 100])
-    ax.set_ylabel("% of transfer time")
-    ax.grid(True, axis="y", alpha=0.3)
+def _pct_axis(panel: Panel) -> None:
+    panel.ylim = (0.0, 100.0)
+    panel.yticks = Ticks([0, 25, 50, 75, 100], ["0", "25", "50", "75", "100"])
+    panel.ylabel = "% of transfer time"
+    panel.grid = "y"
+
+
+def _bin_ticks(bins: list[dict[str, Any]], centres: list[float]) -> Ticks:
+    many = len(bins) > 6
+    return Ticks(list(centres), [b["label"] for b in bins], size=8,
+                 rotation=30 if many else 0)
 
 
 # ---------------------------------------------------------------- (1) per size bin
 
 
-def bins_figure(a: dict[str, Any]) -> MplFigure | None:
+def bins_figure(a: dict[str, Any]) -> Chart | None:
     m = a.get("bins_by_rank") or {}
     bins, ranks = m.get("bins") or [], m.get("ranks") or []
     if not bins or not ranks:
         return None
     nb, nr = len(bins), len(ranks)
-    fig = MplFigure(
-        figsize=(min(14.0, max(8.0, 3.0 + 0.9 * nb + 0.05 * nb * min(nr, MANY_RANKS))), 6.8),
-        layout="constrained",
-    )
-    ax, ax_abs = fig.subplots(2, 1, height_ratios=[3, 2])
-    centres = np.arange(nb, dtype=float)
+    centres = [float(i) for i in range(nb)]
+    ax = Panel(xlim=(-0.6, nb - 0.4), ylim=(0.0, 100.0), title_pad=26.0,
+               title="Overlap by message size" + (" and rank" if nr <= MANY_RANKS else ""),
+               xlabel="message size (bin)", xticks=_bin_ticks(bins, centres))
     label_ranks = nr <= LABELLED_RANKS and nr > 1
     if nr <= MANY_RANKS:
         width = 0.8 / nr
         minor: list[float] = []
         for j in range(nr):
-            xs = centres - 0.4 + width * (j + 0.5)
+            xs = [c - 0.4 + width * (j + 0.5) for c in centres]
             minor.extend(xs)
-            _stacked(
-                ax,
-                xs,
-                [row[j] for row in m["min_pct"]],
-                [row[j] for row in m["max_pct"]],
-                width * 0.92,
-            )
+            _stacked(ax, xs, [row[j] for row in m["min_pct"]],
+                     [row[j] for row in m["max_pct"]], width * 0.92)
         if label_ranks:  # rank numbers under each bar, bin names below them
-            ax.set_xticks(
-                minor,
-                [str(ranks[j]) for j in range(nr) for _ in range(nb)],
-                minor=True,
-                fontsize=6.5,
-                color="0.35",
-            )
-            ax.tick_params(axis="x", which="minor", length=0, pad=2)
-            ax.tick_params(axis="x", which="major", length=0, pad=13)
+            ax.minor_xticks = Ticks(minor, [str(ranks[j]) for j in range(nr) for _ in range(nb)],
+                                    size=6.5, colour="#595959", pad=2)
     else:
         # the job as one bar per bin, and the spread of both bounds across ranks
         job_bins = {(b["lo"], b["hi"]): b for b in a["rankings"]["bins"]}
         lo = [job_bins.get((b["lo"], b["hi"]), {}).get("min_pct") for b in bins]
         hi = [job_bins.get((b["lo"], b["hi"]), {}).get("max_pct") for b in bins]
         _stacked(ax, centres, lo, hi, 0.5)
-        for key, dx, colour in (("min_pct", -0.3, MIN_COLOUR), ("max_pct", 0.3, "#4f9a5c")):
+        for key, dx, colour in (("min_pct", -0.3, MIN_COLOUR),
+                                ("max_pct", 0.3, SPREAD_MAX_COLOUR)):
             for i, row in enumerate(m[key]):
                 vals = [v for v in row if v is not None]
                 if not vals:
                     continue
-                med = statistics.median(vals)
-                ax.vlines(centres[i] + dx, min(vals), max(vals), color=colour, lw=1.6)
-                ax.plot([centres[i] + dx], [med], marker="_", ms=9, mew=2, color="black")
+                x = centres[i] + dx
+                ax.marks.append(Mark(x, min(vals), "|", colour, to=max(vals), width=1.6))
+                ax.marks.append(Mark(x, statistics.median(vals), "_", "#000000", size=9,
+                                     width=2))
     for i in range(nb):
         xfer = sum(m["xfer_s"][i])
         count = sum(m["transfers"][i])
         unit, scale = time_unit(xfer)
-        ax.text(
-            centres[i],
-            101.5,
-            f"{xfer / scale:.3g} {unit}\n{count:,} tr.",
-            ha="center",
-            va="bottom",
-            fontsize=7,
-            color="0.3",
-        )
-    ax.set_xticks(
-        centres,
-        [b["label"] for b in bins],
-        rotation=30 if nb > 6 else 0,
-        ha="right" if nb > 6 else "center",
-        fontsize=8,
-    )
-    ax.set_xlim(-0.6, nb - 0.4)
+        ax.labels.append(Label(centres[i], 101.5, f"{xfer / scale:.3g} {unit}\n{count:,} tr.",
+                               size=7, colour="#4d4d4d"))
     _pct_axis(ax)
-    ax.set_xlabel("message size (bin)")
-    ax.set_title(
-        "Overlap by message size" + (" and rank" if nr <= MANY_RANKS else ""),
-        fontsize=11,
-        loc="left",
-        pad=26,
-    )
-    handles: list[Any] = _legend_handles()
+    keys = _legend_keys()
     if nr > MANY_RANKS:
-        handles += [
-            Line2D([], [], color=MIN_COLOUR, lw=1.6, label="min % across ranks (left)"),
-            Line2D([], [], color="#4f9a5c", lw=1.6, label="max % across ranks (right)"),
-            Line2D(
-                [],
-                [],
-                color="black",
-                marker="_",
-                ms=9,
-                mew=2,
-                ls="none",
-                label="median across ranks",
-            ),
-        ]
-    fig.legend(handles=handles, fontsize=8, loc="outside right upper", frameon=False)
-    _absolute_panel(ax_abs, a, bins, centres)
-    return fig
+        keys += [Key("min % across ranks (left)", MIN_COLOUR, "line"),
+                 Key("max % across ranks (right)", SPREAD_MAX_COLOUR, "line"),
+                 Key("median across ranks", "#000000", "mark")]
+    width_in = min(14.0, max(8.0, 3.0 + 0.9 * nb + 0.05 * nb * min(nr, MANY_RANKS)))
+    return Chart(size=(width_in, 6.8), panels=[ax, _absolute_panel(a, bins, centres)],
+                 rows=2, heights=[3, 2], legend=keys)
 
 
-def _absolute_panel(ax: Axes, a: dict[str, Any], bins: list[dict[str, Any]],
-                    centres: np.ndarray) -> None:
+def _absolute_panel(a: dict[str, Any], bins: list[dict[str, Any]],
+                    centres: list[float]) -> Panel:
     """The same bins in seconds, the job's sums over ranks (the analysis' bin ranking): a
     bin whose transfers took nanoseconds is drawn that small, beside one that took most of
     the job's time (the percentages above give every bin the same height)."""
     job = {(b["lo"], b["hi"]): b for b in a["rankings"]["bins"]}
-    def col(key: str) -> np.ndarray:
-        return np.array([float(job.get((b["lo"], b["hi"]), {}).get(key) or 0.0) for b in bins])
+
+    def col(key: str) -> list[float]:
+        return [float(job.get((b["lo"], b["hi"]), {}).get(key) or 0.0) for b in bins]
 
     xfer, low, high = col("xfer_s"), col("min_s"), col("max_s")
-    unit, scale = time_unit(float(xfer.max()) if xfer.size else 0.0)
-    ax.bar(centres, low / scale, 0.5, color=MIN_COLOUR, lw=0)
-    ax.bar(centres, (high - low) / scale, 0.5, bottom=low / scale, color=MAYBE_COLOUR, lw=0)
-    ax.bar(centres, (xfer - high) / scale, 0.5, bottom=high / scale, color=LOST_COLOUR, lw=0)
-    many = len(bins) > 6
-    ax.set_xticks(centres, [b["label"] for b in bins], rotation=30 if many else 0,
-                  ha="right" if many else "center", fontsize=8)
-    ax.set_xlim(-0.6, len(centres) - 0.4)
-    ax.set_ylabel(f"transfer time ({unit}),\nall ranks", fontsize=8)
-    ax.set_title("The same bins by absolute transfer time", fontsize=9, loc="left")
-    ax.grid(True, axis="y", alpha=0.3)
+    unit, scale = time_unit(max(xfer, default=0.0))
+    top, yticks = nice_ticks(max(xfer, default=0.0) / scale)
+    ax = Panel(xlim=(-0.6, len(centres) - 0.4), ylim=(0.0, top), yticks=yticks, grid="y",
+               title="The same bins by absolute transfer time", title_size=9,
+               ylabel=f"transfer time ({unit}),\nall ranks", ylabel_size=8,
+               xticks=_bin_ticks(bins, centres))
+    ax.bars += [Bar(x, lo / scale, 0.5, MIN_COLOUR) for x, lo in zip(centres, low, strict=True)]
+    ax.bars += [Bar(x, (hi - lo) / scale, 0.5, MAYBE_COLOUR, base=lo / scale)
+                for x, lo, hi in zip(centres, low, high, strict=True)]
+    ax.bars += [Bar(x, (t - hi) / scale, 0.5, LOST_COLOUR, base=hi / scale)
+                for x, hi, t in zip(centres, high, xfer, strict=True)]
+    return ax
 
 
 # ---------------------------------------------------------------- (2) per rank
 
 
-def _sorted_curve(ranks: list[dict[str, Any]], key: str, at: np.ndarray) -> np.ndarray | None:
+def _sorted_curve(ranks: list[dict[str, Any]], key: str, at: list[float]) -> list[float] | None:
     """The values of `key` over the ranks (None left out), sorted, read at the percentages
-    `at` of the ranks: values that ranks had, not interpolated between them."""
-    values = np.array([r[key] for r in ranks if r[key] is not None], dtype=float)
-    return np.percentile(values, at, method="inverted_cdf") if values.size else None
+    `at` of the ranks: values that ranks had, not interpolated between them (numpy's
+    percentile, method "inverted_cdf")."""
+    values = sorted(float(r[key]) for r in ranks if r[key] is not None)
+    n = len(values)
+    if not n:
+        return None
+    return [values[min(n - 1, max(0, math.ceil(n * p / 100.0) - 1))] for p in at]
 
 
-def sorted_ranks_figure(ranks: list[dict[str, Any]], worst: int | None) -> MplFigure:
+def sorted_ranks_figure(ranks: list[dict[str, Any]], worst: int | None) -> Chart:
     """Many ranks: each measure sorted over the ranks, a distribution in place of a bar
     per rank. x: the share of ranks at or below the value."""
-    at = np.linspace(0.0, 100.0, SORTED_RANKS)
-    fig = MplFigure(figsize=(10.0, 5.2), layout="constrained")
-    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
+    at = [100.0 * i / (SORTED_RANKS - 1) for i in range(SORTED_RANKS)]
+    pct_ticks = Ticks([0, 20, 40, 60, 80, 100], ["0", "20", "40", "60", "80", "100"])
+    top = Panel(xlim=(0.0, 100.0), ylim=(0.0, 100.0),
+                title=f"Overlap across {len(ranks)} ranks, each bound sorted")
     for key, colour, name in (("min_pct", MIN_COLOUR, "minimum bound"),
                               ("max_pct", MAYBE_COLOUR, "maximum bound")):
         curve = _sorted_curve(ranks, key, at)
         if curve is not None:
-            top.plot(at, curve, color=colour, lw=2, label=name)
+            top.lines.append(Line(at, curve, colour, width=2, label=name))
+            top.legend.append(Key(name, colour, "line"))
     _pct_axis(top)
-    top.set_title(f"Overlap across {len(ranks)} ranks, each bound sorted", fontsize=11,
-                  loc="left")
-    top.legend(fontsize=8, frameon=False, loc="upper left")
     lost = _sorted_curve(ranks, "nonoverlap_s", at)
-    peak = float(lost[-1]) if lost is not None else 0.0
+    peak = lost[-1] if lost is not None else 0.0
     unit, scale = time_unit(peak)
+    limit, yticks = nice_ticks(peak / scale)
+    bottom = Panel(xlim=(0.0, 100.0), ylim=(0.0, limit), yticks=yticks, grid="y",
+                   ylabel=f"not overlapped ({unit})", xticks=pct_ticks,
+                   xlabel="% of ranks at or below the value")
     if lost is not None:
-        bottom.fill_between(at, 0.0, lost / scale, color=LOST_COLOUR, lw=0)
+        bottom.areas.append(Area(at, [0.0] * len(at), [v / scale for v in lost], LOST_COLOUR))
     if worst is not None:
-        bottom.plot([100.0], [peak / scale], "v", color=WORST_COLOUR, ms=6)
-        bottom.annotate(f"rank {worst}", (100.0, peak / scale), textcoords="offset points",
-                        xytext=(-6, 4), ha="right", fontsize=8, color=WORST_COLOUR)
-    bottom.set_ylabel(f"not overlapped ({unit})")
-    bottom.grid(True, axis="y", alpha=0.3)
-    bottom.set_xlabel("% of ranks at or below the value")
-    bottom.set_xlim(0.0, 100.0)
-    return fig
+        bottom.marks.append(Mark(100.0, peak / scale, "v", WORST_COLOUR))
+        bottom.labels.append(Label(100.0, peak / scale, f"rank {worst}", size=8,
+                                   colour=WORST_COLOUR, anchor="end", dx=-6, dy=4))
+    return Chart(size=(10.0, 5.2), panels=[top, bottom], rows=2, heights=[3, 2])
 
 
 def _included(a: dict[str, Any]) -> list[dict[str, Any]]:
@@ -276,83 +252,72 @@ def _sorted_view(ranks: list[dict[str, Any]]) -> bool:
     return len(ranks) > SORTED_RANKS
 
 
-def ranks_figure(a: dict[str, Any]) -> MplFigure | None:
+def ranks_figure(a: dict[str, Any]) -> Chart | None:
     ranks = _included(a)
     if not ranks:
         return None
     if _sorted_view(ranks):
         return sorted_ranks_figure(ranks, unique_worst(a))
     n = len(ranks)
-    fig = MplFigure(figsize=(min(14.0, max(8.0, 4.0 + 0.22 * n)), 5.2), layout="constrained")
-    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
-    xs = np.arange(n, dtype=float)
+    xs = [float(i) for i in range(n)]
+    top = Panel(xlim=(-0.6, n - 0.4), ylim=(0.0, 100.0), title="Overlap per rank")
     _stacked(top, xs, [r["min_pct"] for r in ranks], [r["max_pct"] for r in ranks], 0.75)
     for x, r in zip(xs, ranks, strict=True):
         if r["min_pct"] is None and n <= DENSE_RANKS:  # many ranks: the gap says it
-            top.text(
-                x,
-                3,
-                "no transfers",
-                rotation=90,
-                ha="center",
-                va="bottom",
-                fontsize=7,
-                color=NA_COLOUR,
-            )
+            top.labels.append(Label(x, 3, "no transfers", size=7, colour=NA_COLOUR,
+                                    rotation=90, anchor="start", va="middle"))
     _pct_axis(top)
-    top.set_title("Overlap per rank", fontsize=11, loc="left")
     worst = unique_worst(a)
-    lost = np.array([r["nonoverlap_s"] for r in ranks])
-    unit, scale = time_unit(float(lost.max()) if lost.size else 0.0)
-    if n > DENSE_RANKS:
-        bottom.fill_between(xs, 0.0, lost / scale, step="mid", color=LOST_COLOUR, lw=0)
-        for x, r in zip(xs, ranks, strict=True):
-            if r["rank"] == worst:
-                bottom.plot([x], [r["nonoverlap_s"] / scale], "v", color=WORST_COLOUR, ms=6)
-    else:
-        colours = [WORST_COLOUR if r["rank"] == worst else LOST_COLOUR for r in ranks]
-        bottom.bar(xs, lost / scale, 0.75, color=colours, lw=0)
-    bottom.set_ylabel(f"not overlapped ({unit})")
-    bottom.grid(True, axis="y", alpha=0.3)
+    lost = [float(r["nonoverlap_s"]) for r in ranks]
+    unit, scale = time_unit(max(lost, default=0.0))
+    limit, yticks = nice_ticks(max(lost, default=0.0) / scale)
     step = 1 if n <= 32 else 4 if n <= DENSE_RANKS else max(1, n // 16)
-    bottom.set_xticks(xs[::step], [str(r["rank"]) for r in ranks][::step], fontsize=8)
-    bottom.set_xlabel("rank")
-    bottom.set_xlim(-0.6, n - 0.4)
-    handles = _legend_handles()
+    bottom = Panel(xlim=(-0.6, n - 0.4), ylim=(0.0, limit), yticks=yticks, grid="y",
+                   ylabel=f"not overlapped ({unit})", xlabel="rank",
+                   xticks=Ticks(xs[::step], [str(r["rank"]) for r in ranks][::step]))
+    if n > DENSE_RANKS:
+        bottom.areas.append(Area(xs, [0.0] * n, [v / scale for v in lost], LOST_COLOUR,
+                                 step=True))
+        bottom.marks += [Mark(x, r["nonoverlap_s"] / scale, "v", WORST_COLOUR)
+                         for x, r in zip(xs, ranks, strict=True) if r["rank"] == worst]
+    else:
+        bottom.bars += [Bar(x, v / scale, 0.75,
+                            WORST_COLOUR if r["rank"] == worst else LOST_COLOUR)
+                        for x, v, r in zip(xs, lost, ranks, strict=True)]
+    keys = _legend_keys()
     if worst is not None:
-        handles.append(Patch(color=WORST_COLOUR, label=f"worst rank ({worst})"))
-    fig.legend(handles=handles, fontsize=8, loc="outside right upper", frameon=False)
-    return fig
+        keys.append(Key(f"worst rank ({worst})", WORST_COLOUR))
+    return Chart(size=(min(14.0, max(8.0, 4.0 + 0.22 * n)), 5.2), panels=[top, bottom],
+                 rows=2, heights=[3, 2], legend=keys)
 
 
 # ---------------------------------------------------------------- (3) where time is lost
 
 
-def _lost_panel(
-    ax: Axes, entries: list[dict[str, Any]], name_key: str, title: str, scale: float, unit: str
-) -> None:
+def _lost_panel(entries: list[dict[str, Any]], name_key: str, title: str, scale: float,
+                unit: str) -> Panel:
     losing = [e for e in entries if e["nonoverlap_s"] > 0]
     shown = losing[:TOP_ENTRIES]
-    ys = np.arange(len(shown), dtype=float)
-    values = np.array([e["nonoverlap_s"] for e in shown]) / scale
-    ax.barh(ys, values, 0.7, color=LOST_COLOUR, lw=0)
+    ys = [float(i) for i in range(len(shown))]
+    values = [e["nonoverlap_s"] / scale for e in shown]
+    limit = (max(values) if values else 1.0) * 1.3
+    _, xticks = nice_ticks(limit / 1.05)  # ticks up to `limit`, none beyond
+    rest = len(losing) - len(shown)
+    panel = Panel(xlim=(0.0, limit), ylim=(-0.6, max(len(shown), 1) - 0.4), horizontal=True,
+                  invert_y=True, grid="x", xticks=xticks,
+                  yticks=Ticks(ys, [str(e[name_key]) for e in shown]),
+                  xlabel=f"not overlapped, at least ({unit})", title_size=10,
+                  title=title + (f" (top {len(shown)}; {rest} more in the table)"
+                                 if rest else ""))
+    panel.bars += [Bar(y, v, 0.7, LOST_COLOUR) for y, v in zip(ys, values, strict=True)]
     for y, v, e in zip(ys, values, shown, strict=True):
         share = f" ({e['share_pct']:.0f} %)" if e["share_pct"] is not None else ""
-        ax.text(v, y, f" {v:.3g}{share}", va="center", ha="left", fontsize=7.5, color="0.25")
-    ax.set_yticks(ys, [str(e[name_key]) for e in shown], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlim(0, (float(values.max()) if values.size else 1.0) * 1.3)
-    ax.set_xlabel(f"not overlapped, at least ({unit})")
-    ax.grid(True, axis="x", alpha=0.3)
-    rest = len(losing) - len(shown)
-    ax.set_title(
-        title + (f" (top {len(shown)}; {rest} more in the table)" if rest else ""),
-        fontsize=10,
-        loc="left",
-    )
+        panel.labels.append(Label(v, y, f" {v:.3g}{share}", size=7.5, colour="#404040",
+                                  anchor="start", va="middle"))
+    return panel
 
 
-def lost_figure(a: dict[str, Any]) -> MplFigure | None:
+def lost_figure(a: dict[str, Any]) -> Chart | None:
     regions = a["rankings"]["regions"]
     functions = a["rankings"]["functions"]
     if a["job"]["nonoverlap_s"] <= 0:
@@ -360,18 +325,16 @@ def lost_figure(a: dict[str, Any]) -> MplFigure | None:
     unit, scale = time_unit(max(e["nonoverlap_s"] for e in regions + functions))
     panels = [(regions, "region", "by region"), (functions, "fn", "by MPI function (posting)")]
     rows = max(min(TOP_ENTRIES, len([e for e in p[0] if e["nonoverlap_s"] > 0])) for p in panels)
-    fig = MplFigure(figsize=(11, 1.3 + 0.32 * max(rows, 2)), layout="constrained")
-    axes = fig.subplots(1, 2)
-    for ax, (entries, key, title) in zip(axes, panels, strict=True):
-        _lost_panel(ax, entries, key, title, scale, unit)
-    return fig
+    return Chart(size=(11, 1.3 + 0.32 * max(rows, 2)), cols=2,
+                 panels=[_lost_panel(entries, key, title, scale, unit)
+                         for entries, key, title in panels])
 
 
 # ---------------------------------------------------------------- sections
 
 
-def _figure(fig: MplFigure | None, key: str, caption: str) -> list[Figure]:
-    return [] if fig is None else [Figure(to_svg(fig, key), caption)]
+def _figure(chart: Chart | None, caption: str) -> list[Figure]:
+    return [] if chart is None else [Figure(chart.svg(), caption)]
 
 
 def sections(runs: list[Run]) -> list[Section]:
@@ -399,15 +362,13 @@ def sections(runs: list[Run]) -> list[Section]:
         figures = (
             _figure(
                 bins_figure(a),
-                f"profile-bins-{label}",
                 per_bin
                 + "Above each bin: its transfer time and transfers, all ranks. "
                 + BOUNDS_CAPTION,
             )
-            + _figure(ranks_figure(a), f"profile-ranks-{label}", _ranks_caption(a))
+            + _figure(ranks_figure(a), _ranks_caption(a))
             + _figure(
                 lost_figure(a),
-                f"profile-lost-{label}",
                 "Non-overlapped transfer time (transfer − maximum bound: the least time not "
                 "hidden) summed over ranks, with its share of the job's non-overlapped time; "
                 "functions are those that posted the transfers. Only entries that lose time are "

@@ -1,6 +1,7 @@
-"""Figures as inline SVG, shared by every report module: matplotlib's object API (no
-pyplot) renders through Agg/SVG without a display and without global figure state; and
-the log2 positions of a size axis."""
+"""Figures as inline SVG, shared by the report modules that draw with matplotlib (every
+command's but the profile's, whose figures svg_chart.py writes without it): matplotlib's
+object API (no pyplot) renders through Agg/SVG without a display and without global
+figure state; and the log2 positions of a size axis."""
 
 from __future__ import annotations
 

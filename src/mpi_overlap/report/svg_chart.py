@@ -1,0 +1,449 @@
+"""Charts written as SVG text directly: the profile report's figures (profile_plots.py,
+profile_checks.py).
+
+matplotlib took about 1 s to import and 0.5–1 s to lay out and write a profile's three
+figures, where `profile` may add at most 1 s to its program (issue 38); the other
+commands' figures stay on matplotlib (svg.py). A chart here is data (panels of bars,
+areas, lines, marks and texts, in data coordinates) that tests can read, and `svg()`
+writes it: no script, no stylesheet, no ids (inlined figures share the page's id
+namespace), numbers rounded to 0.01 px, so the same data always give the same text.
+
+Text widths are estimated (no font metrics): margins and legends leave room for
+ESTIMATE × font size per character, which covers DejaVu Sans and the usual sans fonts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from html import escape
+
+PT = 1.0  # px per point: matplotlib's SVG units, so sizes read as they did there
+INCH = 72.0 * PT
+ESTIMATE = 0.58  # average glyph width / font size for the labels' characters
+FONT = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif"
+GRID = "#e7e7e7"  # matplotlib's grid (#b0b0b0) at alpha 0.3 on white
+AXIS = "#000000"
+TICK_TEXT = "#000000"
+
+
+def text_width(text: str, size: float) -> float:
+    return ESTIMATE * size * max((len(line) for line in text.split("\n")), default=0)
+
+
+@dataclass
+class Bar:
+    """A bar from `base` to `base + length` (vertical: y; horizontal: x) at `at`."""
+
+    at: float
+    length: float
+    width: float
+    colour: str
+    base: float = 0.0
+
+
+@dataclass
+class Area:
+    """Filled between `lo` and `hi` over `xs`; None in either: a gap. step: each value
+    holds over its x ± half a step (matplotlib's step="mid")."""
+
+    xs: list[float]
+    lo: list[float | None]
+    hi: list[float | None]
+    colour: str
+    step: bool = False
+
+
+@dataclass
+class Line:
+    xs: list[float]
+    ys: list[float]
+    colour: str
+    width: float = 1.5
+    label: str = ""
+
+
+@dataclass
+class Mark:
+    """A marker at (x, y): "v" a triangle pointing down, "_" a horizontal tick,
+    "|" a vertical segment from y to `to`."""
+
+    x: float
+    y: float
+    shape: str
+    colour: str
+    size: float = 6.0
+    to: float | None = None
+    width: float = 1.6
+
+
+@dataclass
+class Label:
+    """Text at (x, y) in data coordinates, moved by (dx, dy) points; anchor: start,
+    middle or end; va: bottom, middle or top; rotation in degrees, counter-clockwise."""
+
+    x: float
+    y: float
+    text: str
+    size: float = 7.0
+    colour: str = "#4d4d4d"
+    anchor: str = "middle"
+    va: str = "bottom"
+    rotation: float = 0.0
+    dx: float = 0.0
+    dy: float = 0.0
+
+
+@dataclass
+class Ticks:
+    at: list[float]
+    labels: list[str]
+    size: float = 8.0
+    rotation: float = 0.0  # degrees; rotated labels end under their tick
+    colour: str = TICK_TEXT
+    pad: float = 3.5  # points between the axis and the labels
+
+
+@dataclass
+class Panel:
+    """One set of axes. horizontal: bars run along x and `yticks` name them, top down."""
+
+    xlim: tuple[float, float]
+    ylim: tuple[float, float]
+    title: str = ""
+    title_size: float = 11.0
+    title_pad: float = 6.0  # points between the plot's top and the title
+    xlabel: str = ""
+    ylabel: str = ""
+    ylabel_size: float = 10.0
+    xticks: Ticks | None = None
+    minor_xticks: Ticks | None = None  # a second row of labels above xticks
+    yticks: Ticks | None = None
+    grid: str = ""  # "x" or "y": grid lines at that axis' ticks
+    horizontal: bool = False
+    invert_y: bool = False
+    bars: list[Bar] = field(default_factory=list)
+    areas: list[Area] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
+    marks: list[Mark] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+    legend: list[Key] = field(default_factory=list)  # inside, upper left
+
+
+@dataclass
+class Key:
+    """A legend entry: "patch" a filled square, "line" a segment, "mark" a tick."""
+
+    label: str
+    colour: str
+    kind: str = "patch"
+
+
+@dataclass
+class Chart:
+    """Panels in a grid (rows × columns, in reading order), `size` in inches as
+    matplotlib's figsize; the legend outside, right of the panels (upper) or below them."""
+
+    size: tuple[float, float]
+    panels: list[Panel]
+    rows: int = 1
+    cols: int = 1
+    heights: list[float] | None = None  # relative row heights
+    legend: list[Key] = field(default_factory=list)
+    legend_at: str = "right"  # or "bottom"
+    legend_size: float = 8.0
+
+    def svg(self, title: str = "") -> str:
+        return _render(self, title)
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _n(v: float) -> str:
+    """A coordinate: 0.01 px, no trailing zeros, no "-0"."""
+    text = f"{v:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _grey(colour: str) -> str:
+    """matplotlib's grey levels ("0.35") as #rrggbb; other colours as given."""
+    try:
+        level = float(colour)
+    except ValueError:
+        return colour
+    v = round(255 * min(max(level, 0.0), 1.0))
+    return f"#{v:02x}{v:02x}{v:02x}"
+
+
+def _text(x: float, y: float, text: str, size: float, colour: str = TICK_TEXT,
+          anchor: str = "middle", rotation: float = 0.0, va: str = "bottom",
+          weight: str = "") -> str:
+    """SVG text; several lines stack upwards from the baseline for va=bottom."""
+    lines = text.split("\n")
+    shift = {"bottom": -0.25 * size - 1.15 * size * (len(lines) - 1),
+             "middle": 0.35 * size - 0.575 * size * (len(lines) - 1),
+             "top": 0.9 * size}[va]
+    attrs = (f'x="{_n(x)}" y="{_n(y + shift)}" font-size="{_n(size)}" '
+             f'fill="{_grey(colour)}"' + (f' text-anchor="{anchor}"' if anchor != "start" else "")
+             + (f' font-weight="{weight}"' if weight else ""))
+    if rotation:
+        attrs += f' transform="rotate({_n(-rotation)} {_n(x)} {_n(y)})"'
+    if len(lines) == 1:
+        return f"<text {attrs}>{escape(text)}</text>"
+    spans = "".join(f'<tspan x="{_n(x)}" dy="{_n(0 if i == 0 else 1.15 * size)}">'
+                    f"{escape(line)}</tspan>" for i, line in enumerate(lines))
+    return f"<text {attrs}>{spans}</text>"
+
+
+@dataclass
+class _Box:
+    x: float
+    y: float
+    w: float
+    h: float
+    panel: Panel
+
+    def px(self, v: float) -> float:
+        lo, hi = self.panel.xlim
+        return self.x + (v - lo) / (hi - lo) * self.w if hi != lo else self.x
+
+    def py(self, v: float) -> float:
+        lo, hi = self.panel.ylim
+        if hi == lo:
+            return self.y + self.h
+        t = (v - lo) / (hi - lo)
+        return self.y + (t if self.panel.invert_y else 1.0 - t) * self.h
+
+
+def _tick_extent(t: Ticks | None) -> float:
+    """How far rotated or plain x tick labels reach below their pad."""
+    if t is None or not t.labels:
+        return 0.0
+    if t.rotation:
+        widest = max(text_width(s, t.size) for s in t.labels)
+        a = math.radians(t.rotation)
+        return widest * math.sin(a) + t.size * math.cos(a)
+    return t.size * 1.2 * max(s.count("\n") + 1 for s in t.labels)
+
+
+def _margins(p: Panel) -> tuple[float, float, float, float]:
+    """(left, top, right, bottom) points around the plot area of `p`."""
+    ytick_w = max((text_width(s, p.yticks.size) for s in p.yticks.labels), default=0.0) \
+        if p.yticks else 0.0
+    ylabel_lines = p.ylabel.count("\n") + 1 if p.ylabel else 0
+    left = 6 + ytick_w + 6 + ylabel_lines * p.ylabel_size * 1.2
+    top = (p.title_size * 1.3 + p.title_pad) if p.title else 6.0
+    bottom = 6.0
+    if p.minor_xticks:
+        bottom += p.minor_xticks.pad + p.minor_xticks.size * 1.2
+    if p.xticks:
+        bottom += p.xticks.pad + _tick_extent(p.xticks)
+    if p.xlabel:
+        bottom += 10 * 1.4
+    right = 10.0
+    if p.horizontal and p.labels:  # value labels past the bars' ends
+        right += 6.0
+    return left, top, right, bottom
+
+
+def _legend_width(keys: list[Key], size: float) -> float:
+    return max((text_width(k.label, size) for k in keys), default=0.0) + 2.6 * size + 12
+
+
+def _legend(keys: list[Key], x: float, y: float, size: float, rows: bool = True) -> list[str]:
+    """Entries from (x, y) down (rows) or left to right, a swatch then the label."""
+    out = []
+    for k in keys:
+        c = _grey(k.colour)
+        mid = y + 0.7 * size
+        if k.kind == "patch":
+            out.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(1.8 * size)}" '
+                       f'height="{_n(1.4 * size)}" fill="{c}"/>')
+        elif k.kind == "line":
+            out.append(f'<line x1="{_n(x)}" y1="{_n(mid)}" x2="{_n(x + 1.8 * size)}" '
+                       f'y2="{_n(mid)}" stroke="{c}" stroke-width="1.6"/>')
+        else:  # a median tick
+            out.append(f'<line x1="{_n(x + 0.4 * size)}" y1="{_n(mid)}" '
+                       f'x2="{_n(x + 1.4 * size)}" y2="{_n(mid)}" stroke="{c}" '
+                       f'stroke-width="2"/>')
+        out.append(_text(x + 2.4 * size, mid, k.label, size, anchor="start", va="middle"))
+        if rows:
+            y += 1.9 * size
+        else:
+            x += 2.4 * size + text_width(k.label, size) + 1.5 * size
+    return out
+
+
+def _render(chart: Chart, title: str) -> str:
+    width, height = chart.size[0] * INCH, chart.size[1] * INCH
+    legend_w = _legend_width(chart.legend, chart.legend_size) \
+        if chart.legend and chart.legend_at == "right" else 0.0
+    legend_h = 2.4 * chart.legend_size if chart.legend and chart.legend_at == "bottom" else 0.0
+    area_w, area_h = width - legend_w - 8, height - legend_h - 8
+    heights = chart.heights or [1.0] * chart.rows
+    cell_w = area_w / chart.cols
+    out: list[str] = []
+    boxes = []
+    y0 = 4.0
+    for r in range(chart.rows):
+        cell_h = area_h * heights[r] / sum(heights)
+        for c in range(chart.cols):
+            i = r * chart.cols + c
+            if i >= len(chart.panels):
+                break
+            p = chart.panels[i]
+            left, top, right, bottom = _margins(p)
+            boxes.append(_Box(4 + c * cell_w + left, y0 + top,
+                              max(cell_w - left - right, 10.0),
+                              max(cell_h - top - bottom, 10.0), p))
+        y0 += cell_h
+    # panels of one column share their plot's left edge (sharex reads so)
+    if chart.cols == 1 and boxes:
+        x = max(b.x for b in boxes)
+        right_edge = min(b.x + b.w for b in boxes)
+        for b in boxes:
+            b.x, b.w = x, right_edge - x
+    for b in boxes:
+        out += _panel(b)
+    if chart.legend:
+        if chart.legend_at == "right":
+            out += _legend(chart.legend, width - legend_w, 4 + (boxes[0].y - 4 if boxes
+                                                                 else 0), chart.legend_size)
+        else:
+            total = sum(2.4 * chart.legend_size + text_width(k.label, chart.legend_size)
+                        + 1.5 * chart.legend_size for k in chart.legend)
+            out += _legend(chart.legend, max(4.0, (width - total) / 2),
+                           height - legend_h, chart.legend_size, rows=False)
+    label = escape(title or next((p.title for p in chart.panels if p.title), ""), quote=True)
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}pt" '
+            f'height="{_n(height)}pt" viewBox="0 0 {_n(width)} {_n(height)}" role="img" '
+            f'aria-label="{label}" font-family="{FONT}">')
+    return "\n".join([head, f'<rect width="{_n(width)}" height="{_n(height)}" fill="#ffffff"/>',
+                      *out, "</svg>"]) + "\n"
+
+
+def _panel(b: _Box) -> list[str]:
+    p = b.panel
+    out: list[str] = []
+    # grid first, under the data
+    if p.grid == "y" and p.yticks:
+        out += [f'<line x1="{_n(b.x)}" y1="{_n(b.py(v))}" x2="{_n(b.x + b.w)}" '
+                f'y2="{_n(b.py(v))}" stroke="{GRID}" stroke-width="0.8"/>'
+                for v in p.yticks.at]
+    if p.grid == "x" and p.xticks:
+        out += [f'<line x1="{_n(b.px(v))}" y1="{_n(b.y)}" x2="{_n(b.px(v))}" '
+                f'y2="{_n(b.y + b.h)}" stroke="{GRID}" stroke-width="0.8"/>'
+                for v in p.xticks.at]
+    for area in p.areas:
+        out += _area(b, area)
+    for bar in p.bars:
+        out += _bar(b, bar)
+    for line in p.lines:
+        pts = " ".join(f"{_n(b.px(x))},{_n(b.py(y))}" for x, y in zip(line.xs, line.ys,
+                                                                       strict=True))
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{_grey(line.colour)}" '
+                   f'stroke-width="{_n(line.width)}" stroke-linejoin="round"/>')
+    for m in p.marks:
+        out.append(_mark(b, m))
+    for t in p.labels:
+        out.append(_text(b.px(t.x) + t.dx, b.py(t.y) - t.dy, t.text, t.size, t.colour,
+                         t.anchor, t.rotation, t.va))
+    # the frame, ticks and their labels
+    out.append(f'<rect x="{_n(b.x)}" y="{_n(b.y)}" width="{_n(b.w)}" height="{_n(b.h)}" '
+               f'fill="none" stroke="{AXIS}" stroke-width="0.8"/>')
+    below = b.y + b.h
+    if p.minor_xticks:
+        t = p.minor_xticks
+        for v, s in zip(t.at, t.labels, strict=True):
+            out.append(_text(b.px(v), below + t.pad, s, t.size, t.colour, va="top"))
+        below += t.pad + t.size * 1.2
+    if p.xticks:
+        t = p.xticks
+        for v, s in zip(t.at, t.labels, strict=True):
+            x = b.px(v)
+            if not p.minor_xticks:
+                out.append(f'<line x1="{_n(x)}" y1="{_n(b.y + b.h)}" x2="{_n(x)}" '
+                           f'y2="{_n(b.y + b.h + 3.5)}" stroke="{AXIS}" stroke-width="0.8"/>')
+            if t.rotation:
+                out.append(_text(x, below + t.pad + 0.8 * t.size, s, t.size, t.colour,
+                                 anchor="end", rotation=t.rotation, va="middle"))
+            else:
+                out.append(_text(x, below + t.pad, s, t.size, t.colour, va="top"))
+        below += t.pad + _tick_extent(t)
+    if p.yticks:
+        t = p.yticks
+        for v, s in zip(t.at, t.labels, strict=True):
+            y = b.py(v)
+            out.append(f'<line x1="{_n(b.x - 3.5)}" y1="{_n(y)}" x2="{_n(b.x)}" y2="{_n(y)}" '
+                       f'stroke="{AXIS}" stroke-width="0.8"/>')
+            out.append(_text(b.x - 6, y, s, t.size, t.colour, anchor="end", va="middle"))
+    if p.xlabel:
+        out.append(_text(b.x + b.w / 2, below + 4, p.xlabel, 10, va="top"))
+    if p.ylabel:
+        ytick_w = max((text_width(s, p.yticks.size) for s in p.yticks.labels), default=0.0) \
+            if p.yticks else 0.0
+        x = b.x - ytick_w - 12 - p.ylabel_size * 0.3 * (p.ylabel.count("\n"))
+        out.append(_text(x, b.y + b.h / 2, p.ylabel, p.ylabel_size, rotation=90))
+    if p.title:
+        out.append(_text(b.x, b.y - p.title_pad, p.title, p.title_size, anchor="start"))
+    if p.legend:
+        out += _legend(p.legend, b.x + 8, b.y + 6, 8.0)
+    return out
+
+
+def _bar(b: _Box, bar: Bar) -> list[str]:
+    if bar.length <= 0:
+        return []
+    if b.panel.horizontal:
+        x0, x1 = sorted((b.px(bar.base), b.px(bar.base + bar.length)))
+        y0, y1 = sorted((b.py(bar.at - bar.width / 2), b.py(bar.at + bar.width / 2)))
+    else:
+        x0, x1 = sorted((b.px(bar.at - bar.width / 2), b.px(bar.at + bar.width / 2)))
+        y0, y1 = sorted((b.py(bar.base), b.py(bar.base + bar.length)))
+    return [f'<rect x="{_n(x0)}" y="{_n(y0)}" width="{_n(x1 - x0)}" height="{_n(y1 - y0)}" '
+            f'fill="{_grey(bar.colour)}"/>']
+
+
+def _area(b: _Box, area: Area) -> list[str]:
+    """One path of a polygon per run of points without a gap."""
+    runs: list[list[int]] = [[]]
+    for i, (lo, hi) in enumerate(zip(area.lo, area.hi, strict=True)):
+        if lo is None or hi is None:
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append(i)
+    paths = []
+    xs = area.xs
+    for idx in (r for r in runs if r):
+        if area.step:
+            def edges(i: int) -> tuple[float, float]:
+                left = (xs[i] - xs[i - 1]) / 2 if i > 0 else (xs[1] - xs[0]) / 2 if len(xs) > 1 \
+                    else 0.5
+                right = (xs[i + 1] - xs[i]) / 2 if i + 1 < len(xs) else left
+                return xs[i] - left, xs[i] + right
+            top = [(x, area.hi[i]) for i in idx for x in edges(i)]
+            low = [(x, area.lo[i]) for i in reversed(idx) for x in reversed(edges(i))]
+        else:
+            top = [(xs[i], area.hi[i]) for i in idx]
+            low = [(xs[i], area.lo[i]) for i in reversed(idx)]
+        pts = " ".join(f"{_n(b.px(x))},{_n(b.py(y))}" for x, y in top + low
+                       if y is not None)
+        paths.append(f'<polygon points="{pts}" fill="{_grey(area.colour)}"/>')
+    return paths
+
+
+def _mark(b: _Box, m: Mark) -> str:
+    x, y, c = b.px(m.x), b.py(m.y), _grey(m.colour)
+    if m.shape == "v":
+        h = m.size / 2
+        return (f'<polygon points="{_n(x - h)},{_n(y - h)} {_n(x + h)},{_n(y - h)} '
+                f'{_n(x)},{_n(y + h)}" fill="{c}"/>')
+    if m.shape == "|":
+        y2 = b.py(m.to if m.to is not None else m.y)
+        return (f'<line x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x)}" y2="{_n(y2)}" stroke="{c}" '
+                f'stroke-width="{_n(m.width)}"/>')
+    h = m.size / 2  # "_"
+    return (f'<line x1="{_n(x - h)}" y1="{_n(y)}" x2="{_n(x + h)}" y2="{_n(y)}" stroke="{c}" '
+            f'stroke-width="{_n(m.width)}"/>')
