@@ -115,7 +115,8 @@ def _ends(prog: Program) -> _Ends:
 class Plan:
     """An item's change: what the engine applies, the costs it replays on, how many ends it
     names, and its local figure in the model's terms (the named ends' whole transfer
-    times; the property test's bound)."""
+    times; the property test's bound; for imbalance, gains() puts the critical rank's
+    computation taken off)."""
 
     change: Change
     costs: Costs
@@ -247,15 +248,22 @@ def _own(c: Costs, ops: list[tuple[int, int]], change: Change) -> float:
 
 def held(prog: Program, rep: Replay, c: Costs, resid: list[dict[str, float]],
          change: Change, rank: int) -> float:
-    """The time the rank's calls are held beyond their own costs (their residual and
-    their operations' in-call cost, as the change leaves it): waiting for a partner's
-    post, its MPI's progress or a collective's last member."""
+    """The time the rank's calls take beyond their own costs (their residual and their
+    operations' in-call cost, as the change leaves it): waiting for a partner's post, its
+    MPI's progress or a collective's last member; less where a call returned before its
+    own cost because its transfer moved during an earlier call's wait (not clamped, so
+    that MPI time = this + the own costs exactly)."""
     total = 0.0
     for i, call in enumerate(prog.calls[rank][1:-1], start=1):
         if call.ops:
             d = rep.exit[rank][i] - rep.enter[rank][i]
-            total += max(0.0, d - resid[rank].get(call.fn, 0.0) - _own(c, call.ops, change))
+            total += d - resid[rank].get(call.fn, 0.0) - _own(c, call.ops, change)
     return total
+
+
+def _clean(x: float) -> float:
+    """0 for a difference below a picosecond (rounding of equal sums of floats)."""
+    return 0.0 if abs(x) < 1e-12 else x
 
 
 def gains(prog: Program, costs: Costs, resid: list[dict[str, float]], progress: str,
@@ -288,15 +296,20 @@ def gains(prog: Program, costs: Costs, resid: list[dict[str, float]], progress: 
             out.append({**row, "replayed_gain_s": None,
                         "note": "the changed replay could not complete"})
             continue
-        row.update(replayed_gain_s=base_run - run_s(prog, rep), critical_rank=crit,
-                   waiting_removed_s=base_held - held(prog, rep, p.costs, resid, p.change,
-                                                      crit),
-                   model_local_s=p.local_s)
+        local = p.local_s
+        if p.change.compute is not None:  # the critical rank's computation taken off
+            cs = prog.calls[crit]
+            local = sum((cs[i + 1].enter - cs[i].exit) * (1.0 - f)
+                        for i, f in enumerate(p.change.compute[crit][:len(cs) - 1]))
+        row.update(replayed_gain_s=_clean(base_run - run_s(prog, rep)), critical_rank=crit,
+                   waiting_removed_s=_clean(base_held - held(prog, rep, p.costs, resid,
+                                                             p.change, crit)),
+                   model_local_s=_clean(local))
         if item.get("rule") == "progress":  # both ends of the named messages polled
             both = frozenset(p.change.polled[0] | p.change.polled[1])
             rep2 = replay(prog, p.costs, resid, "model", progress,
                           Change(polled=(both, both)))
             row["both_ends_gain_s"] = (None if rep2.unresolved
-                                       else base_run - run_s(prog, rep2))
+                                       else _clean(base_run - run_s(prog, rep2)))
         out.append(row)
     return out
