@@ -13,7 +13,7 @@ export MPI_OVERLAP_HOME ?= $(CURDIR)/build/state
 RUNS        ?= mpi-overlap-runs
 
 .PHONY: setup demo test test-loaded lint ctest fuzz pytest toolchains clean bench-report-scale \
-        bench-real-scale
+        bench-real-scale bench-profile-startup
 
 $(BIN)/mpi-overlap: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -88,6 +88,12 @@ bench-report-scale: setup
 REAL_SCALE_RANKS ?= 2,4,8,16,32,64
 bench-real-scale: setup
 	$(BIN)/python -m mpi_overlap.devtools report-scale --real $(REAL_SCALE_RANKS)
+
+# What `profile` adds to its program's launch (issue 38: at most 1 s for a 0.5 s program on
+# an idle machine): PROFILE_STARTUP_REPS interleaved pairs, the medians (a benchmark).
+PROFILE_STARTUP_REPS ?= 5
+bench-profile-startup: setup
+	$(BIN)/python -m mpi_overlap.devtools profile-startup --reps $(PROFILE_STARTUP_REPS)
 
 clean:
 	rm -rf build $(RUNS) .pytest_cache

@@ -73,7 +73,7 @@ def test_the_report_modules_of_a_profile_import_no_matplotlib_or_numpy() -> None
     import sys
 
     code = ("import sys; import mpi_overlap.cli, mpi_overlap.profiling.session, "
-            "mpi_overlap.report, mpi_overlap.analysis.profile; "
+            "mpi_overlap.report, mpi_overlap.analysis.profile, mpi_overlap.analysis.twosided; "
             "from mpi_overlap.report import reporter_of; reporter_of('profile'); "
             "print(sorted(m for m in ('matplotlib', 'numpy', 'scipy', 'jsonschema', "
             "'importlib.metadata', 'pandas') if m in sys.modules))")

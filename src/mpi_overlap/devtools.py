@@ -12,6 +12,9 @@ for SECONDS each (devfuzz.py).
 
 `python -m mpi_overlap.devtools report-scale` times the report on thousands of synthetic
 ranks (report_scale.py; `make bench-report-scale`).
+
+`python -m mpi_overlap.devtools profile-startup` times `mpi-overlap profile` beside its
+program's bare launch (startup_cost.py; `make bench-profile-startup`).
 """
 
 from __future__ import annotations
@@ -75,7 +78,8 @@ def ctest(toolchain: str | None = None) -> int:
 
 
 USAGE = ("usage: python -m mpi_overlap.devtools ctest [TOOLCHAIN] | fuzz [SECONDS] | "
-         "report-scale [--ranks N,N] [--real N,N] [--source RUN_DIR] [--json FILE] [--keep]")
+         "report-scale [--ranks N,N] [--real N,N] [--source RUN_DIR] [--json FILE] [--keep] | "
+         "profile-startup [--reps K] [--ranks N] [--json FILE] [-- PROGRAM ARGS]")
 
 
 def main(argv: list[str]) -> int:
@@ -86,6 +90,10 @@ def main(argv: list[str]) -> int:
             from .report_scale import main as report_scale
 
             return report_scale(argv[1:])
+        if argv[:1] == ["profile-startup"]:
+            from .startup_cost import main as profile_startup
+
+            return profile_startup(argv[1:])
         if argv[:1] == ["fuzz"] and len(argv) <= 2:
             if len(argv) == 2 and not argv[1].isdigit():
                 print(f"devtools: error: SECONDS must be a whole number (got '{argv[1]}')",

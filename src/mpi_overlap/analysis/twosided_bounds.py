@@ -34,8 +34,10 @@ Pure: numpy arrays in, floats out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 ROUNDING = 1e-9  # relative: sums of seconds that differ by less are equal
 
@@ -52,6 +54,11 @@ class CallTimes:
     the span of its events [first, last]: the computation and library time of any window."""
 
     def __init__(self, enter: np.ndarray, exit_: np.ndarray, first: float, last: float) -> None:
+        # numpy here: an untraced profile makes no CallTimes, and its analysis (profile's
+        # start-up, issue 38) does without numpy's import
+        import numpy as np
+
+        self._searchsorted = np.searchsorted
         self.enter = np.asarray(enter, dtype=np.float64)
         self.exit = np.maximum(np.asarray(exit_, dtype=np.float64), self.enter)
         self.first, self.last = float(first), float(last)
@@ -60,7 +67,7 @@ class CallTimes:
 
     def _lib_before(self, t: float) -> float:
         """Time inside calls before t."""
-        k = int(np.searchsorted(self.enter, t, side="right")) - 1
+        k = int(self._searchsorted(self.enter, t, side="right")) - 1
         if k < 0:
             return 0.0
         return float(self.cum[k] + min(max(t - self.enter[k], 0.0), self.exit[k] - self.enter[k]))
