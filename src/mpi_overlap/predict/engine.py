@@ -24,6 +24,8 @@ by replay", states the rules; in short:
   time (a non-blocking collective: once every member is in the call that completes it);
   `perfect`: it costs nothing beyond the synchronisation (a receive completes at
   max(its call's enter, the send's post), a send at its post).
+* a Change (an advice item's, gains.py) hides some ends, polls some from their post,
+  or scales computation, under the model's rules.
 
 Every completion time is a max-plus expression of enter times with non-negative costs,
 so `perfect` never gives later times than the model and `none` never earlier ones
