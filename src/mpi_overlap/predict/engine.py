@@ -145,6 +145,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     hid_s, hid_r = change.hidden
     hiding = bool(hid_s or hid_r)
     at_post = change.polled
+    polling = bool(at_post[0] or at_post[1])
     colls = prog.colls
     bases = [_sync_op(cl.op) for cl in colls]
     calls = prog.calls
@@ -305,7 +306,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 side = op & 1
                 if op <= RECV_POST:
                     post[side][k] = t
-                    if k in at_post[side]:  # polled from its post (Change)
+                    if polling and k in at_post[side]:  # polled from its post (Change)
                         poll[side][k] = t
                     elif none or not eager[k]:
                         outstanding[r].append(~k if side else k)  # ~k: the receive's end
