@@ -31,6 +31,7 @@ class Request:
     latency: str | None = None
     overlap: str = "model"
     progress: str = "calls"
+    gains: bool = True  # replay each advice item too (one or two replays per item)
 
 
 def load_program(run_dir: Path) -> tuple[Program, Any, dict[str, Any]]:
@@ -155,6 +156,8 @@ def _advice_gains(req: Request, prog: Program, c: Costs, resid: list[dict[str, f
     only under the model's overlap rules (the what-ifs `none` and `perfect` already fix
     every transfer's overlap)."""
     items = analysis.get("advice")
+    if not req.gains:
+        return {"items": [], "note": "not asked for"}
     if not isinstance(items, list) or not items:
         return {"items": [], "note": "the profile gave no advice"}
     if target.overlap != "model":
