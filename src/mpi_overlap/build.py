@@ -69,15 +69,30 @@ def build_dir_for(tc: Toolchain, variant: str = "release") -> Path:
 
 
 def source_hash(src: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(src.rglob("*")):
-        if path.is_file() and (path.suffix in _SOURCE_SUFFIXES or path.name == "CMakeLists.txt"):
-            h.update(str(path.relative_to(src)).encode())
-            h.update(path.read_bytes())
+    """The hash of the sources' names and contents (and VERSION's). Files unchanged since
+    this process last hashed them (same names, sizes and modification times) are not read
+    again: `profile` asks twice, for its build and for the calibration's fingerprint
+    (0.1 s each on a loaded machine, issue 38)."""
+    files = [path for path in sorted(src.rglob("*"))
+             if path.is_file() and (path.suffix in _SOURCE_SUFFIXES
+                                    or path.name == "CMakeLists.txt")]
     version = src.parent / "VERSION"
     if version.is_file():
-        h.update(version.read_bytes())
-    return h.hexdigest()
+        files.append(version)
+    seen = tuple((str(p), st.st_size, st.st_mtime_ns) for p, st in
+                 ((p, p.stat()) for p in files))
+    if _hashed.get(src) is not None and _hashed[src][0] == seen:
+        return _hashed[src][1]
+    h = hashlib.sha256()
+    for path in files:
+        if path != version:
+            h.update(str(path.relative_to(src)).encode())
+        h.update(path.read_bytes())
+    _hashed[src] = (seen, h.hexdigest())
+    return _hashed[src][1]
+
+
+_hashed: dict[Path, tuple[tuple[tuple[str, int, int], ...], str]] = {}
 
 
 def find_tool(name: str) -> str | None:

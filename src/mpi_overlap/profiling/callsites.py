@@ -7,7 +7,7 @@ program, an address becomes a place in the source:
 1. the mapping that holds it gives the object file and the file offset
    (offset = address − mapping start + mapping offset);
 2. that object's PT_LOAD segment holding the offset gives its ELF virtual address
-   (vaddr = offset − p_offset + p_vaddr; pyelftools reads the program headers), which is
+   (vaddr = offset − p_offset + p_vaddr; elf_read.py reads the program headers), which is
    the address its debug information speaks of, PIE executables and shared libraries
    alike;
 3. vaddr − 1 (inside the call instruction: the return address is the one after it)
@@ -27,6 +27,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .elf_read import load_segments
 
 ADDR2LINE = "addr2line"
 ADDR2LINE_TIMEOUT_S = 60.0
@@ -80,19 +82,7 @@ def mappings(doc: dict[str, Any]) -> list[Mapping]:
 def _load_segments(path: str) -> list[tuple[int, int, int]] | None:
     """(p_offset, p_filesz, p_vaddr) of an ELF file's PT_LOAD segments; None when the file
     cannot be read as ELF."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
-    try:
-        with open(path, "rb") as f:
-            elf = ELFFile(f)
-            return [
-                (seg["p_offset"], seg["p_filesz"], seg["p_vaddr"])
-                for seg in elf.iter_segments()
-                if seg["p_type"] == "PT_LOAD"
-            ]
-    except (OSError, ELFError):
-        return None
+    return load_segments(path)
 
 
 def _vaddr(addr: int, maps: list[Mapping], segments: dict[str, Any]) -> tuple[str, int] | None:

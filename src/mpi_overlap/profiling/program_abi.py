@@ -2,8 +2,8 @@
 program under a toolchain whose library it cannot load (and whose profiler, preloaded,
 would then crash it) — the usual slip when `--mpi` names several toolchains.
 
-The answer comes from the program's ELF dynamic section (DT_NEEDED, read with
-pyelftools), every MPI library in it, C, C++ and Fortran alike: a Fortran program linked
+The answer comes from the program's ELF dynamic section (DT_NEEDED, read by
+elf_read.py), every MPI library in it, C, C++ and Fortran alike: a Fortran program linked
 with --as-needed names only its binding library (Open MPI's libmpi_mpifh, libmpi_usempif08,
 libmpi_usempi_ignore_tkr; MPICH's libmpifort or libmpichfort), never libmpi itself.
 MPICH, Intel MPI and MVAPICH share one ABI (sonames .so.12); Open MPI 3–5 is .so.40. When
@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+
+from .elf_read import DT_NEEDED, DT_RPATH, DT_RUNPATH, dynamic_strings
 
 # soname pattern → ABI family; the toolchains' flavors map onto the same families. The
 # bindings (C++, Fortran's mpif.h, `use mpi`, `use mpi_f08`) carry their MPI's soname
@@ -47,32 +49,18 @@ PLACEHOLDER = "{mpi}"  # in the program's arguments: the toolchain's name, per r
 def _dynamic(path: str | Path) -> tuple[list[str], list[str]] | None:
     """(DT_NEEDED, search folders from DT_RUNPATH or DT_RPATH) of an ELF file, or None
     when it is not one (or cannot be read)."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.dynamic import DynamicSection
-    from elftools.elf.elffile import ELFFile
-
-    try:
-        with open(path, "rb") as f:
-            elf = ELFFile(f)
-            needed: list[str] = []
-            runpath: list[str] = []
-            rpath: list[str] = []
-            for section in elf.iter_sections():
-                if not isinstance(section, DynamicSection):
-                    continue
-                for tag in section.iter_tags():
-                    if tag.entry.d_tag == "DT_NEEDED":
-                        needed.append(tag.needed)
-                    elif tag.entry.d_tag == "DT_RUNPATH":
-                        runpath += tag.runpath.split(":")
-                    elif tag.entry.d_tag == "DT_RPATH":
-                        rpath += tag.rpath.split(":")
-            origin = str(Path(path).resolve().parent)
-            dirs = [d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)
-                    for d in (runpath or rpath) if d]
-            return needed, dirs
-    except (OSError, ELFError, ValueError):
+    found = dynamic_strings(str(path))
+    if found is None:
         return None
+    runpath = [d for entry in found[DT_RUNPATH] for d in entry.split(":")]
+    rpath = [d for entry in found[DT_RPATH] for d in entry.split(":")]
+    try:
+        origin = str(Path(path).resolve().parent)
+    except OSError:
+        return None
+    dirs = [d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)
+            for d in (runpath or rpath) if d]
+    return found[DT_NEEDED], dirs
 
 
 def needed_libraries(path: str | Path) -> list[str] | None:
