@@ -76,7 +76,7 @@ def test_the_report_modules_of_a_profile_import_no_matplotlib_or_numpy() -> None
             "mpi_overlap.report, mpi_overlap.analysis.profile, mpi_overlap.analysis.twosided; "
             "from mpi_overlap.report import reporter_of; reporter_of('profile'); "
             "print(sorted(m for m in ('matplotlib', 'numpy', 'scipy', 'jsonschema', "
-            "'importlib.metadata', 'pandas') if m in sys.modules))")
+            "'importlib.metadata', 'pandas', 'elftools') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
