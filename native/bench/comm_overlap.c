@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -148,6 +149,7 @@ typedef struct co_state {
     MPI_Comm pair;
     int rank;
     unsigned char *sbuf, *rbuf;
+    double *scratch; /* the pair's: samples of one point */
     co_point *points;
     int npoints, ntotal;
 } co_state;
@@ -391,117 +393,80 @@ static int alloc_points(co_state *st, const mo_options *o)
     return 0;
 }
 
+/* The pair's buffers and scratch; rank 0 the points. */
+static void co_setup(mo_bench *b, void *ctx)
+{
+    co_state *st = ctx;
+    const co_params *params = st->params;
+    st->work = &b->work;
+    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
+    b->comm = st->pair;
+    const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
+    const size_t bytes = largest > 0 ? (size_t)largest : 1;
+    const size_t nscratch = 4 * (size_t)params->samples + (size_t)params->pilot;
+    if (st->pair != MPI_COMM_NULL) {
+        MPI_Comm_rank(st->pair, &st->rank);
+        st->sbuf = mo_page_alloc(bytes);
+        st->rbuf = mo_page_alloc(bytes);
+        st->scratch = malloc(nscratch * sizeof *st->scratch);
+        b->have = st->sbuf && st->rbuf && st->scratch;
+        if (b->have) {
+            memset(st->sbuf, b->rank + 1, bytes);
+            memset(st->rbuf, 0, bytes);
+        }
+    }
+    if (b->rank == 0)
+        b->have = b->have && alloc_points(st, &b->opts) == 0;
+    snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu-byte message buffers", bytes);
+    b->ready.no_alloc = b->no_alloc;
+    b->ready.unbound_peer = 1;
+}
+
+/* Both ranks measure; rank 1 into a point of its own, which it drops. */
+static int co_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    co_state *st = ctx;
+    co_point local = {.bytes = b->opts.sizes.v[i]};
+    co_point *pt = st->rank == 0 ? &st->points[i] : &local;
+    measure_point(st, pt, st->scratch);
+    if (st->rank != 0)
+        return MO_POINT_OK;
+    st->npoints = i + 1;
+    if (b->opts.verbose) {
+        const mo_stats *bs = pt->basic_st;
+        printf("%8llu B  work %8.2f us  msg %9.2f  work %9.2f  overlap %9.2f us  "
+               "better r0 %9.2f/%9.2f  r1 %9.2f/%9.2f us\n",
+               (unsigned long long)pt->bytes, pt->work_us_nominal, bs[KIND_MSG].median, bs[KIND_WORK].median,
+               bs[KIND_OVL].median, pt->better[0][0].mean, pt->better[0][1].mean, pt->better[1][0].mean,
+               pt->better[1][1].mean);
+        fflush(stdout);
+    }
+    snprintf(label, labellen, "%llu B", (unsigned long long)pt->bytes);
+    return MO_POINT_OK;
+}
+
+static void co_teardown(mo_bench *b, void *ctx)
+{
+    co_state *st = ctx;
+    (void)b;
+    if (st->pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st->pair);
+    free_points(st);
+    free(st->scratch);
+    free(st->sbuf);
+    free(st->rbuf);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    co_params params = {.pilot = DEFAULT_PILOT, .work_factor = 1.0, .min_work_us = 1.0};
-    mo_bench_options ext = {co_longopts, co_parse, co_finalize, co_usage, co_write_json, &params};
-    const mo_bench_spec spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512] = "";
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    co_state st;
-    memset(&st, 0, sizeof st);
-    st.params = &params;
-    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
-
-    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-    const size_t bytes = largest > 0 ? (size_t)largest : 1;
-    const size_t nscratch = 4 * (size_t)params.samples + (size_t)params.pilot;
-    double *scratch = NULL;
-    int have = 1;
-    if (st.pair != MPI_COMM_NULL) {
-        st.sbuf = mo_page_alloc(bytes);
-        st.rbuf = mo_page_alloc(bytes);
-        scratch = malloc(nscratch * sizeof *scratch);
-        have = st.sbuf && st.rbuf && scratch;
-        if (have) {
-            memset(st.sbuf, wrank + 1, bytes);
-            memset(st.rbuf, 0, bytes);
-        }
-    }
-    if (wrank == 0)
-        have = have && alloc_points(&st, &opts) == 0;
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    st.work = &work;
-    char no_alloc[96];
-    snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu-byte message buffers", bytes);
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
-                                       .unbound_peer = 1, .results = write_results, .ctx = &st,
-                                       .no_alloc = no_alloc};
-    if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
-        if (st.pair != MPI_COMM_NULL)
-            MPI_Comm_free(&st.pair);
-        free_points(&st);
-        free(scratch);
-        free(st.sbuf);
-        free(st.rbuf);
-        return mo_bench_end(wrank, NAME, &doc, &prov, &opts, 2, err);
-    }
-
-    int status = 0;
-    if (st.pair != MPI_COMM_NULL) {
-        MPI_Comm_rank(st.pair, &st.rank);
-        bool time_up = false;
-        for (int i = 0; i < (int)opts.sizes.n; i++) {
-            int go = 1;
-            if (st.rank == 0)
-                go = !mo_time_up(&opts, start_ns);
-            MPI_Bcast(&go, 1, MPI_INT, 0, st.pair);
-            if (!go) {
-                time_up = true;
-                break;
-            }
-            co_point local = {.bytes = opts.sizes.v[i]};
-            co_point *pt = st.rank == 0 ? &st.points[i] : &local;
-            measure_point(&st, pt, scratch);
-            if (st.rank != 0)
-                continue;
-            st.npoints = i + 1;
-            if (opts.verbose) {
-                const mo_stats *b = pt->basic_st;
-                printf("%8llu B  work %8.2f us  msg %9.2f  work %9.2f  overlap %9.2f us  "
-                       "better r0 %9.2f/%9.2f  r1 %9.2f/%9.2f us\n",
-                       (unsigned long long)pt->bytes, pt->work_us_nominal, b[KIND_MSG].median,
-                       b[KIND_WORK].median, b[KIND_OVL].median, pt->better[0][0].mean,
-                       pt->better[0][1].mean, pt->better[1][0].mean, pt->better[1][1].mean);
-                fflush(stdout);
-            }
-            char label[64];
-            snprintf(label, sizeof label, "%llu B", (unsigned long long)pt->bytes);
-            mo_progress(opts.progress, i + 1, (int)opts.sizes.n, label);
-            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                fprintf(stderr, "mo_" NAME ": warning: %s\n", err);
-        }
-        if (st.rank == 0) {
-            if (time_up)
-                mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d sizes",
-                               opts.time_limit_s, st.npoints, st.ntotal);
-            mo_work_recheck(&work);
-            status = mo_result_complete(&doc, NAME, write_results, &st);
-        }
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    if (st.pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st.pair);
-    free_points(&st);
-    free(scratch);
-    free(st.sbuf);
-    free(st.rbuf);
-    return mo_bench_end(wrank, NAME, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static co_params params = {.pilot = DEFAULT_PILOT, .work_factor = 1.0, .min_work_us = 1.0};
+    static co_state st = {.params = &params};
+    static const mo_bench_options ext = {co_longopts, co_parse, co_finalize, co_usage, co_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .benchmark = BENCH,
+        .results = write_results, .state = &st, .setup = co_setup, .teardown = co_teardown,
+        .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = co_one_point,
+        .recheck_work = true,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -485,114 +486,78 @@ static int check_sizes(const mo_options *o, void *ctx, char *err, size_t errlen)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* Ranks 0 and 1 take part: the cases, and buffers for the largest layout. */
+static void dt_setup(mo_bench *b, void *ctx)
 {
-    MPI_Init(&argc, &argv);
-    int wrank, wsize;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, check_sizes, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512];
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    dt_state st;
-    memset(&st, 0, sizeof st);
-    st.opts = &opts;
-    const int member = wrank < 2;
-    MPI_Comm pair;
-    MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, wrank, &pair);
-
+    dt_state *st = ctx;
+    const mo_options *o = &b->opts;
+    st->opts = o;
+    const int member = b->rank < 2;
+    MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, b->rank, &b->comm);
     /* Buffers: the largest layout spans under 2 x largest size (indexed:
      * block + equal gap; struct: 24/13 < 2), plus the largest offset. */
-    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-    st.bufbytes = 2 * (size_t)largest + MAX_OFFSET + 64;
-    int ok = build_cases(&st) == 0;
+    const uint64_t largest = o->sizes.v[o->sizes.n - 1];
+    st->bufbytes = 2 * (size_t)largest + MAX_OFFSET + 64;
+    int ok = build_cases(st) == 0;
     if (member && ok) {
-        st.sbuf = mo_page_alloc(st.bufbytes);
-        st.rbuf = mo_page_alloc(st.bufbytes);
-        st.packs = mo_page_alloc(st.bufbytes);
-        st.packr = mo_page_alloc(st.bufbytes);
-        st.pattern = malloc(st.bufbytes);
-        st.scratch = malloc(st.bufbytes);
-        st.sizes = calloc(opts.sizes.n, sizeof *st.sizes);
-        ok = st.sbuf && st.rbuf && st.packs && st.packr && st.pattern && st.scratch && st.sizes;
-        for (size_t i = 0; ok && i < opts.sizes.n; i++) {
-            st.sizes[i].cases = calloc((size_t)st.ncases, sizeof *st.sizes[i].cases);
-            ok = st.sizes[i].cases != NULL;
+        st->sbuf = mo_page_alloc(st->bufbytes);
+        st->rbuf = mo_page_alloc(st->bufbytes);
+        st->packs = mo_page_alloc(st->bufbytes);
+        st->packr = mo_page_alloc(st->bufbytes);
+        st->pattern = malloc(st->bufbytes);
+        st->scratch = malloc(st->bufbytes);
+        st->sizes = calloc(o->sizes.n, sizeof *st->sizes);
+        ok = st->sbuf && st->rbuf && st->packs && st->packr && st->pattern && st->scratch && st->sizes;
+        for (size_t i = 0; ok && i < o->sizes.n; i++) {
+            st->sizes[i].cases = calloc((size_t)st->ncases, sizeof *st->sizes[i].cases);
+            ok = st->sizes[i].cases != NULL;
         }
         if (ok) {
-            for (size_t j = 0; j < st.bufbytes; j++)
-                st.pattern[j] = (unsigned char)(j % 251 + 1);
-            memset(st.packs, 0, st.bufbytes);
-            memset(st.packr, 0, st.bufbytes);
+            for (size_t j = 0; j < st->bufbytes; j++)
+                st->pattern[j] = (unsigned char)(j % 251 + 1);
+            memset(st->packs, 0, st->bufbytes);
+            memset(st->packr, 0, st->bufbytes);
         }
     }
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, NULL, 0, NULL};
+    b->have = ok;
     /* Both warnings here, the binding one first (.unbound_peer would add it second). */
-    if (wrank == 0) {
-        mo_warn_if_unbound(&doc, &prov, 0, 1);
-        if (wsize > 2)
-            mo_result_warn(&doc, "%d ranks: only ranks 0 and 1 take part", wsize);
+    if (b->rank == 0) {
+        mo_warn_if_unbound(&b->doc, &b->prov, 0, 1);
+        if (b->nranks > 2)
+            mo_result_warn(&b->doc, "%d ranks: only ranks 0 and 1 take part", b->nranks);
     }
-    char no_alloc[64];
-    snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu-byte buffers", st.bufbytes);
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
-                                       .results = write_results, .ctx = &st, .no_alloc = no_alloc,
-                                       .quiet = true, .no_work_loop = true};
-    if (!mo_bench_ready(&doc, &ready, ok, err, sizeof err)) {
-        if (pair != MPI_COMM_NULL)
-            MPI_Comm_free(&pair);
-        free_state(&st);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
+    snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu-byte buffers", st->bufbytes);
+    b->ready.no_alloc = b->no_alloc;
+    b->ready.quiet = true;
+    b->ready.no_work_loop = true;
+}
 
-    int status = 0;
-    if (member) {
-        const uint64_t t_start = mo_timer_now_ns();
-        for (size_t i = 0; i < opts.sizes.n; i++) {
-            int stop = wrank == 0 && mo_time_up(&opts, t_start);
-            MPI_Bcast(&stop, 1, MPI_INT, 0, pair);
-            if (stop) {
-                if (wrank == 0)
-                    mo_result_warn(&doc, "time limit of %g s reached: measured %d of %zu sizes",
-                                   opts.time_limit_s, st.nsizes, opts.sizes.n);
-                break;
-            }
-            st.sizes[i].bytes = opts.sizes.v[i];
-            if (measure_size(&st, &st.sizes[i], pair, wrank) != 0) {
-                status = -1;
-                break;
-            }
-            st.nsizes++;
-            if (wrank == 0) {
-                char label[64];
-                snprintf(label, sizeof label, "%llu B", (unsigned long long)st.sizes[i].bytes);
-                mo_progress(opts.progress, (int)i + 1, (int)opts.sizes.n, label);
-                if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                    fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
-            }
-        }
-        if (wrank == 0) {
-            if (status != 0)
-                fprintf(stderr, "mo_" BENCH ": error: out of memory\n");
-            else
-                status = mo_result_complete(&doc, BENCH, write_results, &st);
-        }
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    if (pair != MPI_COMM_NULL)
-        MPI_Comm_free(&pair);
-    free_state(&st);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+static int dt_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    dt_state *st = ctx;
+    st->sizes[i].bytes = b->opts.sizes.v[i];
+    if (measure_size(st, &st->sizes[i], b->comm, b->rank) != 0)
+        return MO_POINT_OOM;
+    st->nsizes++;
+    snprintf(label, labellen, "%llu B", (unsigned long long)st->sizes[i].bytes);
+    return MO_POINT_OK;
+}
+
+static void dt_teardown(mo_bench *b, void *ctx)
+{
+    if (b->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&b->comm);
+    free_state(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    static dt_state st;
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, check_sizes, NULL},
+        .results = write_results, .state = &st, .setup = dt_setup, .teardown = dt_teardown,
+        .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = dt_one_point,
+        .clock_at_loop = true,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

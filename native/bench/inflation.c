@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -148,6 +149,7 @@ typedef struct in_state {
     MPI_Comm pair;
     int rank;
     unsigned char *sbuf, *rbuf;
+    double *scratch; /* the pair's: pilot samples */
     in_point *points;
     int npoints, ntotal;
 } in_state;
@@ -326,118 +328,79 @@ static int alloc_points(in_state *st, const mo_options *o)
     return 0;
 }
 
+/* The pair's buffers and scratch; rank 0 the points. */
+static void in_setup(mo_bench *b, void *ctx)
+{
+    in_state *st = ctx;
+    st->work = &b->work;
+    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
+    b->comm = st->pair;
+    const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
+    const size_t bytes = largest > 0 ? (size_t)largest : 1;
+    if (st->pair != MPI_COMM_NULL) {
+        MPI_Comm_rank(st->pair, &st->rank);
+        st->sbuf = mo_page_alloc(bytes);
+        st->rbuf = mo_page_alloc(bytes);
+        st->scratch = malloc((size_t)st->params->pilot * sizeof *st->scratch);
+        b->have = st->sbuf && st->rbuf && st->scratch;
+        if (b->have) {
+            memset(st->sbuf, b->rank + 1, bytes);
+            memset(st->rbuf, 0, bytes);
+        }
+    }
+    if (b->rank == 0)
+        b->have = b->have && alloc_points(st, &b->opts) == 0;
+    snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu-byte message buffers", bytes);
+    b->ready.no_alloc = b->no_alloc;
+    b->ready.unbound_peer = 1;
+}
+
+/* Both ranks measure; rank 1 into a point of its own, which it drops. */
+static int in_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    in_state *st = ctx;
+    in_step local_steps[MAX_STEPS];
+    memset(local_steps, 0, sizeof local_steps);
+    in_point local = {.bytes = b->opts.sizes.v[i], .steps = local_steps};
+    in_point *pt = st->rank == 0 ? &st->points[i] : &local;
+    measure_point(st, pt, st->scratch);
+    if (st->rank != 0)
+        return MO_POINT_OK;
+    st->npoints = i + 1;
+    if (b->opts.verbose) {
+        const in_step *last = &pt->steps[st->params->steps - 1];
+        printf("%8llu B  exchange %9.2f us  at 0 work: total %9.2f us  at %9.2f us "
+               "work: total %9.2f us\n",
+               (unsigned long long)pt->bytes, pt->pilot_exchange_us, pt->steps[0].st[S_TOTAL].median,
+               last->st[S_ALONE].median, last->st[S_TOTAL].median);
+        fflush(stdout);
+    }
+    snprintf(label, labellen, "%llu B", (unsigned long long)pt->bytes);
+    return MO_POINT_OK;
+}
+
+static void in_teardown(mo_bench *b, void *ctx)
+{
+    in_state *st = ctx;
+    (void)b;
+    if (st->pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st->pair);
+    free_points(st);
+    free(st->scratch);
+    free(st->sbuf);
+    free(st->rbuf);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    in_params params = {.pilot = DEFAULT_PILOT, .max_factor = 8.0, .min_work_us = 0.25};
-    mo_bench_options ext = {in_longopts, in_parse, in_finalize, in_usage, in_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512] = "";
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    in_state st;
-    memset(&st, 0, sizeof st);
-    st.params = &params;
-    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
-
-    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-    const size_t bytes = largest > 0 ? (size_t)largest : 1;
-    double *scratch = NULL;
-    int have = 1;
-    if (st.pair != MPI_COMM_NULL) {
-        st.sbuf = mo_page_alloc(bytes);
-        st.rbuf = mo_page_alloc(bytes);
-        scratch = malloc((size_t)params.pilot * sizeof *scratch);
-        have = st.sbuf && st.rbuf && scratch;
-        if (have) {
-            memset(st.sbuf, wrank + 1, bytes);
-            memset(st.rbuf, 0, bytes);
-        }
-    }
-    if (wrank == 0)
-        have = have && alloc_points(&st, &opts) == 0;
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    st.work = &work;
-    char no_alloc[96];
-    snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu-byte message buffers", bytes);
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
-                                       .unbound_peer = 1, .results = write_results, .ctx = &st,
-                                       .no_alloc = no_alloc};
-    if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
-        if (st.pair != MPI_COMM_NULL)
-            MPI_Comm_free(&st.pair);
-        free_points(&st);
-        free(scratch);
-        free(st.sbuf);
-        free(st.rbuf);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
-
-    int status = 0;
-    if (st.pair != MPI_COMM_NULL) {
-        MPI_Comm_rank(st.pair, &st.rank);
-        in_step local_steps[MAX_STEPS];
-        bool time_up = false;
-        for (int i = 0; i < (int)opts.sizes.n; i++) {
-            int go = 1;
-            if (st.rank == 0)
-                go = !mo_time_up(&opts, start_ns);
-            MPI_Bcast(&go, 1, MPI_INT, 0, st.pair);
-            if (!go) {
-                time_up = true;
-                break;
-            }
-            memset(local_steps, 0, sizeof local_steps);
-            in_point local = {.bytes = opts.sizes.v[i], .steps = local_steps};
-            in_point *pt = st.rank == 0 ? &st.points[i] : &local;
-            measure_point(&st, pt, scratch);
-            if (st.rank != 0)
-                continue;
-            st.npoints = i + 1;
-            if (opts.verbose) {
-                const in_step *last = &pt->steps[params.steps - 1];
-                printf("%8llu B  exchange %9.2f us  at 0 work: total %9.2f us  at %9.2f us "
-                       "work: total %9.2f us\n",
-                       (unsigned long long)pt->bytes, pt->pilot_exchange_us,
-                       pt->steps[0].st[S_TOTAL].median, last->st[S_ALONE].median,
-                       last->st[S_TOTAL].median);
-                fflush(stdout);
-            }
-            char label[64];
-            snprintf(label, sizeof label, "%llu B", (unsigned long long)pt->bytes);
-            mo_progress(opts.progress, i + 1, (int)opts.sizes.n, label);
-            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
-        }
-        if (st.rank == 0) {
-            if (time_up)
-                mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d sizes",
-                               opts.time_limit_s, st.npoints, st.ntotal);
-            mo_work_recheck(&work);
-            status = mo_result_complete(&doc, BENCH, write_results, &st);
-        }
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    if (st.pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st.pair);
-    free_points(&st);
-    free(scratch);
-    free(st.sbuf);
-    free(st.rbuf);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static in_params params = {.pilot = DEFAULT_PILOT, .max_factor = 8.0, .min_work_us = 0.25};
+    static in_state st = {.params = &params};
+    static const mo_bench_options ext = {in_longopts, in_parse, in_finalize, in_usage, in_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES},
+        .results = write_results, .state = &st, .setup = in_setup, .teardown = in_teardown,
+        .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = in_one_point,
+        .recheck_work = true,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

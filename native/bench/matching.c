@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -163,7 +164,7 @@ typedef struct mt_point {
 
 typedef struct mt_state {
     const mo_options *opts;
-    const mt_params *params;
+    mt_params *params; /* non-const: mt_configure() bounds --max-n */
     MPI_Comm comm, ctl; /* measured; commands and progress polls */
     mo_shm shm;
     int rank, nranks, cores;
@@ -373,111 +374,110 @@ static void free_state(mt_state *st)
     free(st->buf);
 }
 
+/* Every rank: the communicators, flags and its send buffer; rank 0 the
+ * receive buffers, the requests and the plan. */
+static void mt_setup(mo_bench *b, void *ctx)
+{
+    mt_state *st = ctx;
+    const mt_params *params = st->params;
+    st->opts = &b->opts;
+    st->rank = b->rank;
+    st->nranks = b->nranks;
+    st->cores = mo_node_cores();
+    st->bytes = (int)b->opts.sizes.v[0];
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->ctl);
+    b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
+    const size_t maxq = (size_t)(params->max_m > params->max_n ? params->max_m : params->max_n);
+    const size_t slot = st->bytes > 0 ? (size_t)st->bytes : 1;
+    st->buf = mo_page_alloc(slot);
+    b->have = st->buf != NULL;
+    if (b->rank == 0) {
+        st->sink = mo_page_alloc(maxq * slot);
+        st->reqs = malloc(maxq * sizeof *st->reqs);
+        b->have = b->have && st->sink && st->reqs && plan(st) == 0;
+        if (st->sink)
+            memset(st->sink, 0, maxq * slot);
+    }
+    if (st->buf)
+        memset(st->buf, b->rank + 1, slot);
+    b->ready.no_alloc = "cannot allocate the receive buffers and requests";
+}
+
+static int mt_start(mo_bench *b, void *ctx)
+{
+    const mt_state *st = ctx;
+    if (b->rank == 0 && b->nranks > st->cores)
+        mo_result_warn(&b->doc, "oversubscribed: %d ranks on %d cores; the N sweep's times include "
+                                "waiting for the CPU",
+                       b->nranks, st->cores);
+    return 0;
+}
+
+static int mt_npoints(const mo_bench *b, const void *ctx)
+{
+    (void)b;
+    return ((const mt_state *)ctx)->ntotal;
+}
+
+static int mt_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    mt_state *st = ctx;
+    (void)i;
+    mt_point *pt = &st->points[st->npoints++];
+    measure_point(st, pt);
+    if (b->opts.verbose) {
+        printf("%-11s %c m=%-7ld n=%-4ld %10.0f ns\n", queue_name(pt->queue), pt->sweep, pt->m, pt->n,
+               pt->st.median);
+        fflush(stdout);
+    }
+    snprintf(label, labellen, "%s %c=%ld", queue_name(pt->queue), pt->sweep, pt->sweep == 'M' ? pt->m : pt->n);
+    return MO_POINT_OK;
+}
+
+static void mt_serve(mo_bench *b, void *ctx)
+{
+    (void)b;
+    serve(ctx);
+}
+
+static void mt_quit(mo_bench *b, void *ctx)
+{
+    mt_state *st = ctx;
+    (void)b;
+    mt_cmd quit = {CMD_QUIT, 0, 0, 0};
+    MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st->ctl);
+}
+
+static void mt_teardown(mo_bench *b, void *ctx)
+{
+    mt_state *st = ctx;
+    if (b->have_shm > 0)
+        mo_shm_close(&st->shm);
+    MPI_Comm_free(&st->comm);
+    MPI_Comm_free(&st->ctl);
+    free_state(st);
+}
+
+/* --max-n defaults to (and is held to) the ranks there are to send. */
+static void mt_configure(mo_bench *b, void *ctx)
+{
+    mt_params *params = ((mt_state *)ctx)->params;
+    if (params->max_n == 0 || params->max_n > b->nranks - 1)
+        params->max_n = b->nranks - 1;
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank, wsize;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    mt_params params = {.queues = Q_POSTED | Q_UNEXPECTED, .max_n = 0};
-    mo_bench_options ext = {mt_longopts, mt_parse, mt_finalize, mt_usage, mt_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512] = "";
-    if (params.max_n == 0 || params.max_n > wsize - 1)
-        params.max_n = wsize - 1;
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    mt_state st;
-    memset(&st, 0, sizeof st);
-    st.opts = &opts;
-    st.params = &params;
-    st.rank = wrank;
-    st.nranks = wsize;
-    st.cores = mo_node_cores();
-    st.bytes = (int)opts.sizes.v[0];
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
-    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
-
-    const size_t maxq = (size_t)(params.max_m > params.max_n ? params.max_m : params.max_n);
-    const size_t slot = st.bytes > 0 ? (size_t)st.bytes : 1;
-    int have = 1;
-    st.buf = mo_page_alloc(slot);
-    have = st.buf != NULL;
-    if (wrank == 0) {
-        st.sink = mo_page_alloc(maxq * slot);
-        st.reqs = malloc(maxq * sizeof *st.reqs);
-        have = have && st.sink && st.reqs && plan(&st) == 0;
-        if (st.sink)
-            memset(st.sink, 0, maxq * slot);
-    }
-    if (st.buf)
-        memset(st.buf, wrank + 1, slot);
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
-                                       .results = write_results, .ctx = &st,
-                                       .no_alloc = "cannot allocate the receive buffers and requests"};
-    if (!mo_bench_ready_shm(&doc, &ready, have, have_shm, err, sizeof err)) {
-        if (have_shm)
-            mo_shm_close(&st.shm);
-        MPI_Comm_free(&st.comm);
-        MPI_Comm_free(&st.ctl);
-        free_state(&st);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
-    if (wrank == 0 && wsize > st.cores)
-        mo_result_warn(&doc, "oversubscribed: %d ranks on %d cores; the N sweep's times include "
-                             "waiting for the CPU",
-                       wsize, st.cores);
-
-    int status = 0;
-    if (wrank != 0) {
-        serve(&st);
-    } else {
-        bool time_up = false;
-        for (int i = 0; i < st.ntotal; i++) {
-            if (mo_time_up(&opts, start_ns)) {
-                time_up = true;
-                break;
-            }
-            mt_point *pt = &st.points[st.npoints++];
-            measure_point(&st, pt);
-            if (opts.verbose) {
-                printf("%-11s %c m=%-7ld n=%-4ld %10.0f ns\n", queue_name(pt->queue), pt->sweep,
-                       pt->m, pt->n, pt->st.median);
-                fflush(stdout);
-            }
-            char label[64];
-            snprintf(label, sizeof label, "%s %c=%ld", queue_name(pt->queue), pt->sweep,
-                     pt->sweep == 'M' ? pt->m : pt->n);
-            mo_progress(opts.progress, i + 1, st.ntotal, label);
-            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
-        }
-        mt_cmd quit = {CMD_QUIT, 0, 0, 0};
-        MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st.ctl);
-        if (time_up)
-            mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d points",
-                           opts.time_limit_s, st.npoints, st.ntotal);
-        status = mo_result_complete(&doc, BENCH, write_results, &st);
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    mo_shm_close(&st.shm);
-    MPI_Comm_free(&st.comm);
-    MPI_Comm_free(&st.ctl);
-    free_state(&st);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static mt_params params = {.queues = Q_POSTED | Q_UNEXPECTED, .max_n = 0};
+    static mt_state st = {.params = &params};
+    static const mo_bench_options ext = {mt_longopts, mt_parse, mt_finalize, mt_usage, mt_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check, NULL},
+        .results = write_results, .state = &st, .configure = mt_configure, .setup = mt_setup,
+        .start = mt_start, .teardown = mt_teardown,
+        .mode = MO_BENCH_LEAD, .unit = "points", .npoints = mt_npoints, .point = mt_one_point,
+        .serve = mt_serve, .quit = mt_quit,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

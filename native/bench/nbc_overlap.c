@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "mpi_overlap.h"
@@ -678,133 +679,117 @@ static void free_state(nb_state *st)
         free(st->t[k]);
 }
 
-int main(int argc, char **argv)
+static void nb_setup(mo_bench *b, void *ctx)
 {
-    MPI_Init(&argc, &argv);
-    int wrank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const uint64_t start_ns = mo_timer_now_ns();
+    nb_state *st = ctx;
+    const nb_params *params = st->params;
+    st->opts = &b->opts;
+    st->nranks = b->nranks;
+    st->profiled = nb_profiled();
+    st->cap = MAX_ITERS;
+    st->planned = planned_cases(params, b->opts.sizes.n);
+    st->rtype = dt_mpi(params->dtype);
+    st->rsize = dt_size(params->dtype);
+    b->comm = MPI_COMM_WORLD;
+    if (b->rank == 0 && !st->profiled)
+        mo_result_warn(&b->doc, "the overlap profiler is not loaded: no profiler bounds (run it with "
+                                "mpi-overlap bench nbc-overlap)");
+    b->ready.calib_ms = CALIBRATION_MS;
+    b->ready.calib_samples = CALIBRATION_SAMPLES;
+}
 
-    nb_params params = {.colls = (1u << NCOLLS) - 1, .tests = DEFAULT_TESTS, .dtype = DT_INT};
-    mo_bench_options ext = {nb_longopts, nb_parse, NULL, nb_usage, nb_write_json, &params};
-    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, nb_check, QUICK_SIZES};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512];
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    nb_state st;
-    memset(&st, 0, sizeof st);
-    st.opts = &opts;
-    st.params = &params;
-    st.nranks = nranks;
-    st.profiled = nb_profiled();
-    st.cap = MAX_ITERS;
-    st.planned = planned_cases(&params, opts.sizes.n);
-    st.rtype = dt_mpi(params.dtype);
-    st.rsize = dt_size(params.dtype);
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    int ok = 1;
-    if (wrank == 0) {
-        ok = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err, sizeof err);
-        if (ok)
-            st.rate = work.units_per_us;
-        if (ok && !st.profiled)
-            mo_result_warn(&doc, "the overlap profiler is not loaded: no profiler bounds (run it with "
-                                 "mpi-overlap bench nbc-overlap)");
-        if (ok && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            ok = 0;
-    }
-    double verdict[2] = {ok, st.rate};
-    MPI_Bcast(verdict, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    st.rate = verdict[1];
-    if (!(verdict[0] > 0))
-        return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, 2, wrank == 0 ? err : NULL);
-
-    uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+/* Every rank: rank 0's work rate, then buffers for every case. */
+static int nb_start(mo_bench *b, void *ctx)
+{
+    nb_state *st = ctx;
+    const int nranks = b->nranks;
+    st->rate = b->work.units_per_us;
+    MPI_Bcast(&st->rate, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
     size_t block = largest > 0 ? (size_t)largest : 4;
     size_t bytes = block * (size_t)nranks;
-    st.sbuf = mo_page_alloc(bytes);
-    st.rbuf = mo_page_alloc(bytes);
-    st.counts = malloc((size_t)nranks * sizeof *st.counts);
-    int have = st.sbuf && st.rbuf && st.counts, all = 0;
+    st->sbuf = mo_page_alloc(bytes);
+    st->rbuf = mo_page_alloc(bytes);
+    st->counts = malloc((size_t)nranks * sizeof *st->counts);
+    int have = st->sbuf && st->rbuf && st->counts, all = 0;
     for (int k = 0; k < 8; k++) {
-        st.t[k] = malloc((size_t)st.cap * sizeof(double));
-        have = have && st.t[k];
+        st->t[k] = malloc((size_t)st->cap * sizeof(double));
+        have = have && st->t[k];
     }
-    st.cases = calloc((size_t)st.planned, sizeof *st.cases);
-    have = have && st.cases;
-    for (int i = 0; i < st.planned && have; i++) {
-        st.cases[i].p = malloc((size_t)NP * (size_t)nranks * sizeof(double));
-        st.cases[i].var[0].v = malloc((size_t)NV * (size_t)nranks * sizeof(double));
-        st.cases[i].var[1].v = malloc((size_t)NV * (size_t)nranks * sizeof(double));
-        have = st.cases[i].p && st.cases[i].var[0].v && st.cases[i].var[1].v;
+    st->cases = calloc((size_t)st->planned, sizeof *st->cases);
+    have = have && st->cases;
+    for (int i = 0; i < st->planned && have; i++) {
+        st->cases[i].p = malloc((size_t)NP * (size_t)nranks * sizeof(double));
+        st->cases[i].var[0].v = malloc((size_t)NV * (size_t)nranks * sizeof(double));
+        st->cases[i].var[1].v = malloc((size_t)NV * (size_t)nranks * sizeof(double));
+        have = st->cases[i].p && st->cases[i].var[0].v && st->cases[i].var[1].v;
     }
     MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    int status = 0;
     if (!all) {
-        if (wrank == 0)
+        if (b->rank == 0)
             fprintf(stderr, "mo_" PROGRAM ": error: out of memory (%zu-byte buffers)\n", bytes);
-        status = -1;
-    } else {
-        memset(st.sbuf, wrank + 1, bytes);
-        memset(st.rbuf, 0, bytes);
-        bool time_up = false;
-        int done = 0;
-        for (int ci = 0; ci < NCOLLS && !time_up; ci++) {
-            if (!(params.colls & (1u << ci)))
-                continue;
-            size_t nsz = COLLS[ci].sized ? opts.sizes.n : 1;
-            for (size_t si = 0; si < nsz; si++) {
-                int up = wrank == 0 && mo_time_up(&opts, start_ns);
-                MPI_Bcast(&up, 1, MPI_INT, 0, MPI_COMM_WORLD);
-                if (up) {
-                    time_up = true;
-                    break;
-                }
-                nb_case *cs = &st.cases[st.ncases];
-                cs->coll = ci;
-                cs->size = COLLS[ci].sized ? opts.sizes.v[si] : 0;
-                cs->bytes = case_bytes(ci, cs->size, st.rsize);
-                measure_case(&st, cs);
-                st.ncases++;
-                if (wrank == 0) {
-                    char label[96];
-                    snprintf(label, sizeof label, "%s %llu B", COLLS[ci].name, (unsigned long long)cs->bytes);
-                    mo_progress(opts.progress, ++done, st.planned, label);
-                    if (opts.verbose) {
-                        const nb_variant *v = &cs->var[cs->nvar - 1];
-                        printf("%-22s %8llu B  t_pure %9.2f us  t_cpu %9.2f us  t_ovrl(t0) %9.2f us  "
-                               "t_ovrl(t%ld) %9.2f us  (%ld iterations)\n",
-                               COLLS[ci].name, (unsigned long long)cs->bytes, cs->p[P_PURE],
-                               cs->p[P_ALONE], cs->var[0].v[V_OVERALL], v->tests, v->v[V_OVERALL],
-                               cs->iterations);
-                        fflush(stdout);
-                    }
-                    if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                        fprintf(stderr, "mo_" PROGRAM ": warning: %s\n", err);
-                }
-            }
-        }
-        if (wrank == 0) {
-            if (time_up)
-                mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d cases",
-                               opts.time_limit_s, st.ncases, st.planned);
-            mo_work_recheck(&work);
-            status = mo_result_complete(&doc, PROGRAM, write_results, &st);
+        return -1;
+    }
+    memset(st->sbuf, b->rank + 1, bytes);
+    memset(st->rbuf, 0, bytes);
+    return 0;
+}
+
+/* Case i: the selected collectives in turn, each over --sizes if sized. */
+static int nb_one_case(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    nb_state *st = ctx;
+    int ci = 0, si = i;
+    for (;; ci++) {
+        if (!(st->params->colls & (1u << ci)))
+            continue;
+        int nsz = COLLS[ci].sized ? (int)b->opts.sizes.n : 1;
+        if (si < nsz)
+            break;
+        si -= nsz;
+    }
+    nb_case *cs = &st->cases[st->ncases];
+    cs->coll = ci;
+    cs->size = COLLS[ci].sized ? b->opts.sizes.v[si] : 0;
+    cs->bytes = case_bytes(ci, cs->size, st->rsize);
+    measure_case(st, cs);
+    st->ncases++;
+    if (b->rank == 0) {
+        snprintf(label, labellen, "%s %llu B", COLLS[ci].name, (unsigned long long)cs->bytes);
+        if (b->opts.verbose) {
+            const nb_variant *v = &cs->var[cs->nvar - 1];
+            printf("%-22s %8llu B  t_pure %9.2f us  t_cpu %9.2f us  t_ovrl(t0) %9.2f us  "
+                   "t_ovrl(t%ld) %9.2f us  (%ld iterations)\n",
+                   COLLS[ci].name, (unsigned long long)cs->bytes, cs->p[P_PURE], cs->p[P_ALONE],
+                   cs->var[0].v[V_OVERALL], v->tests, v->v[V_OVERALL], cs->iterations);
+            fflush(stdout);
         }
     }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    free_state(&st);
-    return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    return MO_POINT_OK;
+}
+
+static int nb_npoints(const mo_bench *b, const void *ctx)
+{
+    (void)b;
+    return ((const nb_state *)ctx)->planned;
+}
+
+static void nb_teardown(mo_bench *b, void *ctx)
+{
+    (void)b;
+    free_state(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    static nb_params params = {.colls = (1u << NCOLLS) - 1, .tests = DEFAULT_TESTS, .dtype = DT_INT};
+    static nb_state st = {.params = &params};
+    static const mo_bench_options ext = {nb_longopts, nb_parse, NULL, nb_usage, nb_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, nb_check, QUICK_SIZES}, .benchmark = BENCH,
+        .results = write_results, .state = &st, .setup = nb_setup, .start = nb_start, .teardown = nb_teardown,
+        .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .npoints = nb_npoints, .point = nb_one_case,
+        .recheck_work = true,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -385,106 +386,91 @@ static void free_state(pl_state *st)
     free(st->buf);
 }
 
+/* Every rank: the communicators, flags and buffer; rank 0 the plan. */
+static void pl_setup(mo_bench *b, void *ctx)
+{
+    pl_state *st = ctx;
+    st->opts = &b->opts;
+    st->rank = b->rank;
+    st->work = &b->work;
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->ctl);
+    b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
+    const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
+    const size_t bytes = (size_t)st->params->window * (size_t)(largest > 0 ? largest : 1);
+    st->buf = mo_page_alloc(bytes);
+    b->have = st->buf != NULL;
+    if (b->rank == 0)
+        b->have = b->have && plan(st) == 0;
+    if (st->buf)
+        memset(st->buf, b->rank + 1, bytes);
+    b->ready.calib_samples = 11;
+    b->ready.no_alloc = "cannot allocate the buffers";
+}
+
+static int pl_npoints(const mo_bench *b, const void *ctx)
+{
+    (void)b;
+    return ((const pl_state *)ctx)->ntotal;
+}
+
+static int pl_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    pl_state *st = ctx;
+    (void)i;
+    pl_point *pt = &st->points[st->npoints++];
+    measure_point(st, pt);
+    if (b->opts.verbose) {
+        double work[64], dryv[64], msg[64];
+        size_t n = pt->n < 64 ? pt->n : 64;
+        for (size_t k = 0; k < n; k++) {
+            work[k] = pt->s[k].work_ns;
+            dryv[k] = pt->s[k].dry_ns;
+            msg[k] = (double)pt->s[k].messages;
+        }
+        double wm = mo_stats_median(work, n), dm = mo_stats_median(dryv, n);
+        printf("size=%-9llu interval %8.1f us  availability %.3f  %.3f GB/s\n", (unsigned long long)pt->size,
+               pt->interval_us, dm / wm, mo_stats_median(msg, n) * (double)pt->size / wm);
+        fflush(stdout);
+    }
+    snprintf(label, labellen, "%llu B, %g us", (unsigned long long)pt->size, pt->interval_us);
+    return MO_POINT_OK;
+}
+
+static void pl_serve(mo_bench *b, void *ctx)
+{
+    (void)b;
+    serve(ctx);
+}
+
+static void pl_quit(mo_bench *b, void *ctx)
+{
+    pl_state *st = ctx;
+    (void)b;
+    pl_cmd quit = {CMD_QUIT, 0, 0, 0};
+    MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st->ctl);
+}
+
+static void pl_teardown(mo_bench *b, void *ctx)
+{
+    pl_state *st = ctx;
+    if (b->have_shm > 0)
+        mo_shm_close(&st->shm);
+    MPI_Comm_free(&st->comm);
+    MPI_Comm_free(&st->ctl);
+    free_state(st);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    pl_params params = {0};
-    params.window = 2;
-    mo_bench_options ext = {pl_longopts, pl_parse, pl_finalize, pl_usage, pl_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512] = "";
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    pl_state st;
-    memset(&st, 0, sizeof st);
-    st.params = &params;
-    st.opts = &opts;
-    st.rank = wrank;
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
-    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
-
-    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-    const size_t bytes = (size_t)params.window * (size_t)(largest > 0 ? largest : 1);
-    st.buf = mo_page_alloc(bytes);
-    int have = st.buf != NULL;
-    if (wrank == 0)
-        have = have && plan(&st) == 0;
-    if (st.buf)
-        memset(st.buf, wrank + 1, bytes);
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    st.work = &work;
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work,
-                                       .calib_samples = 11, .results = write_results, .ctx = &st,
-                                       .no_alloc = "cannot allocate the buffers"};
-    if (!mo_bench_ready_shm(&doc, &ready, have, have_shm, err, sizeof err)) {
-        if (have_shm)
-            mo_shm_close(&st.shm);
-        MPI_Comm_free(&st.comm);
-        MPI_Comm_free(&st.ctl);
-        free_state(&st);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
-
-    int status = 0;
-    if (wrank != 0) {
-        serve(&st);
-    } else {
-        bool time_up = false;
-        for (int i = 0; i < st.ntotal; i++) {
-            if (mo_time_up(&opts, start_ns)) {
-                time_up = true;
-                break;
-            }
-            pl_point *pt = &st.points[st.npoints++];
-            measure_point(&st, pt);
-            if (opts.verbose) {
-                double work[64], dryv[64], msg[64];
-                size_t n = pt->n < 64 ? pt->n : 64;
-                for (size_t k = 0; k < n; k++) {
-                    work[k] = pt->s[k].work_ns;
-                    dryv[k] = pt->s[k].dry_ns;
-                    msg[k] = (double)pt->s[k].messages;
-                }
-                double wm = mo_stats_median(work, n), dm = mo_stats_median(dryv, n);
-                printf("size=%-9llu interval %8.1f us  availability %.3f  %.3f GB/s\n",
-                       (unsigned long long)pt->size, pt->interval_us, dm / wm,
-                       mo_stats_median(msg, n) * (double)pt->size / wm);
-                fflush(stdout);
-            }
-            char label[64];
-            snprintf(label, sizeof label, "%llu B, %g us", (unsigned long long)pt->size, pt->interval_us);
-            mo_progress(opts.progress, i + 1, st.ntotal, label);
-            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
-        }
-        pl_cmd quit = {CMD_QUIT, 0, 0, 0};
-        MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st.ctl);
-        if (time_up)
-            mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d points",
-                           opts.time_limit_s, st.npoints, st.ntotal);
-        mo_work_recheck(&work);
-        status = mo_result_complete(&doc, BENCH, write_results, &st);
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    mo_shm_close(&st.shm);
-    MPI_Comm_free(&st.comm);
-    MPI_Comm_free(&st.ctl);
-    free_state(&st);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static pl_params params = {.window = 2};
+    static pl_state st = {.params = &params};
+    static const mo_bench_options ext = {pl_longopts, pl_parse, pl_finalize, pl_usage, pl_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES},
+        .results = write_results, .state = &st, .setup = pl_setup, .teardown = pl_teardown,
+        .mode = MO_BENCH_LEAD, .unit = "points", .npoints = pl_npoints, .point = pl_one_point,
+        .serve = pl_serve, .quit = pl_quit, .recheck_work = true,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

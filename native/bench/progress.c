@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -577,113 +578,105 @@ static void free_state(pg_state *st)
     free(st->buf);
 }
 
+/* Every rank: what it knows of its MPI's progress, the communicators, flags
+ * and buffer; rank 0 the plan. */
+static void pg_setup(mo_bench *b, void *ctx)
+{
+    pg_state *st = ctx;
+    st->opts = &b->opts;
+    st->rank = b->rank;
+    st->work = &b->work;
+    MPI_Query_thread(&st->thread_provided);
+    st->threads_in_process = threads_in_process();
+    read_progress_cvars(st);
+    read_progress_env(st);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->pp);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->ctl);
+    b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
+    const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
+    st->buf = mo_page_alloc((size_t)largest);
+    b->have = st->buf != NULL;
+    if (b->rank == 0)
+        b->have = b->have && plan(st) == 0;
+    if (st->buf)
+        memset(st->buf, 0, (size_t)largest);
+    b->ready.calib_samples = 11;
+    b->ready.no_alloc = "cannot allocate the buffers";
+}
+
+static int pg_npoints(const mo_bench *b, const void *ctx)
+{
+    (void)b;
+    return ((const pg_state *)ctx)->ntotal;
+}
+
+static int pg_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    pg_state *st = ctx;
+    (void)i;
+    pg_point *pt = &st->points[st->npoints++];
+    measure_point(st, pt);
+    if (b->opts.verbose) {
+        printf("size=%-9llu transfer %9.1f us  budget %9.1f us", (unsigned long long)pt->size,
+               pt->transfer_ns / 1e3, pt->budget_ns / 1e3);
+        for (int c = 0; c < NCASES; c++) {
+            size_t got = 0;
+            for (size_t k = 0; k < pt->n[c]; k++)
+                got += !isnan(pt->s[c][k].arrived_ns);
+            printf("  %s/%s %zu/%zu", ORD_NAMES[c / NMODE], MODE_NAMES[c % NMODE], got, pt->n[c]);
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+    snprintf(label, labellen, "%llu B", (unsigned long long)pt->size);
+    return MO_POINT_OK;
+}
+
+static void pg_serve(mo_bench *b, void *ctx)
+{
+    (void)b;
+    serve(ctx);
+}
+
+static void pg_quit(mo_bench *b, void *ctx)
+{
+    pg_state *st = ctx;
+    (void)b;
+    pg_cmd quit = {CMD_QUIT, 0, 0, 0, 0};
+    MPI_Bcast(&quit, 5, MPI_INT64_T, 0, st->ctl);
+}
+
+static void pg_finish(mo_bench *b, void *ctx)
+{
+    const pg_state *st = ctx;
+    for (int i = 0; i < st->npoints; i++)
+        if (st->points[i].data_errors)
+            mo_result_warn(&b->doc, "%llu B: %ld watched bytes wrong after MPI_Wait",
+                           (unsigned long long)st->points[i].size, st->points[i].data_errors);
+}
+
+static void pg_teardown(mo_bench *b, void *ctx)
+{
+    pg_state *st = ctx;
+    if (b->have_shm > 0)
+        mo_shm_close(&st->shm);
+    MPI_Comm_free(&st->comm);
+    MPI_Comm_free(&st->pp);
+    MPI_Comm_free(&st->ctl);
+    free_state(st);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    pg_params params = {0, DEFAULT_BUDGET_FACTOR, DEFAULT_MIN_BUDGET_MS, DEFAULT_MAX_BUDGET_MS, false};
-    mo_bench_options ext = {pg_longopts, pg_parse, pg_finalize, pg_usage, pg_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pg_check, QUICK_SIZES};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512] = "";
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    pg_state st;
-    memset(&st, 0, sizeof st);
-    st.params = &params;
-    st.opts = &opts;
-    st.rank = wrank;
-    MPI_Query_thread(&st.thread_provided);
-    st.threads_in_process = threads_in_process();
-    read_progress_cvars(&st);
-    read_progress_env(&st);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.pp);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
-    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
-
-    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-    st.buf = mo_page_alloc((size_t)largest);
-    int have = st.buf != NULL;
-    if (wrank == 0)
-        have = have && plan(&st) == 0;
-    if (st.buf)
-        memset(st.buf, 0, (size_t)largest);
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    st.work = &work;
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work,
-                                       .calib_samples = 11, .results = write_results, .ctx = &st,
-                                       .no_alloc = "cannot allocate the buffers"};
-    if (!mo_bench_ready_shm(&doc, &ready, have, have_shm, err, sizeof err)) {
-        if (have_shm)
-            mo_shm_close(&st.shm);
-        MPI_Comm_free(&st.comm);
-        MPI_Comm_free(&st.pp);
-        MPI_Comm_free(&st.ctl);
-        free_state(&st);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
-
-    int status = 0;
-    if (wrank != 0) {
-        serve(&st);
-    } else {
-        bool time_up = false;
-        for (int i = 0; i < st.ntotal; i++) {
-            if (mo_time_up(&opts, start_ns)) {
-                time_up = true;
-                break;
-            }
-            pg_point *pt = &st.points[st.npoints++];
-            measure_point(&st, pt);
-            if (opts.verbose) {
-                printf("size=%-9llu transfer %9.1f us  budget %9.1f us", (unsigned long long)pt->size,
-                       pt->transfer_ns / 1e3, pt->budget_ns / 1e3);
-                for (int c = 0; c < NCASES; c++) {
-                    size_t got = 0;
-                    for (size_t k = 0; k < pt->n[c]; k++)
-                        got += !isnan(pt->s[c][k].arrived_ns);
-                    printf("  %s/%s %zu/%zu", ORD_NAMES[c / NMODE], MODE_NAMES[c % NMODE], got, pt->n[c]);
-                }
-                printf("\n");
-                fflush(stdout);
-            }
-            char label[64];
-            snprintf(label, sizeof label, "%llu B", (unsigned long long)pt->size);
-            mo_progress(opts.progress, i + 1, st.ntotal, label);
-            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
-        }
-        pg_cmd quit = {CMD_QUIT, 0, 0, 0, 0};
-        MPI_Bcast(&quit, 5, MPI_INT64_T, 0, st.ctl);
-        if (time_up)
-            mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d sizes",
-                           opts.time_limit_s, st.npoints, st.ntotal);
-        for (int i = 0; i < st.npoints; i++)
-            if (st.points[i].data_errors)
-                mo_result_warn(&doc, "%llu B: %ld watched bytes wrong after MPI_Wait",
-                               (unsigned long long)st.points[i].size, st.points[i].data_errors);
-        mo_work_recheck(&work);
-        status = mo_result_complete(&doc, BENCH, write_results, &st);
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    mo_shm_close(&st.shm);
-    MPI_Comm_free(&st.comm);
-    MPI_Comm_free(&st.pp);
-    MPI_Comm_free(&st.ctl);
-    free_state(&st);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static pg_params params = {0, DEFAULT_BUDGET_FACTOR, DEFAULT_MIN_BUDGET_MS, DEFAULT_MAX_BUDGET_MS, false};
+    static pg_state st = {.params = &params};
+    static const mo_bench_options ext = {pg_longopts, pg_parse, pg_finalize, pg_usage, pg_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pg_check, QUICK_SIZES},
+        .results = write_results, .state = &st, .setup = pg_setup, .teardown = pg_teardown,
+        .mode = MO_BENCH_LEAD, .unit = "sizes", .npoints = pg_npoints, .point = pg_one_point,
+        .serve = pg_serve, .quit = pg_quit, .finish = pg_finish, .recheck_work = true,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -138,6 +139,7 @@ typedef struct rm_case {
 
 typedef struct rm_state {
     const mo_options *opts;
+    const rm_params *params;
     MPI_Comm pair;
     int rank;
     double rate;
@@ -339,152 +341,126 @@ static int rm_check(const mo_options *o, void *ctx, char *err, size_t errlen)
     return 0;
 }
 
+static void rm_setup(mo_bench *b, void *ctx)
+{
+    rm_state *st = ctx;
+    const rm_params *params = st->params;
+    st->opts = &b->opts;
+    st->cap = MAX_ITERS;
+    st->planned = popcount(params->wins) * popcount(params->ops) * popcount(params->syncs) * (int)b->opts.sizes.n;
+    st->wins[0] = st->wins[1] = MPI_WIN_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
+    b->comm = st->pair;
+    b->ready.calib_ms = CALIBRATION_MS;
+    b->ready.calib_samples = CALIBRATION_SAMPLES;
+    b->ready.unbound_peer = 1;
+}
+
+/* Every rank: rank 0's work rate; the pair: its windows and buffers. */
+static int rm_start(mo_bench *b, void *ctx)
+{
+    rm_state *st = ctx;
+    st->rate = b->work.units_per_us;
+    MPI_Bcast(&st->rate, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (st->pair == MPI_COMM_NULL)
+        return 1;
+    MPI_Comm_rank(st->pair, &st->rank);
+    uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
+    size_t bytes = largest > 0 ? (size_t)largest : 1;
+    int wrc = MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, st->pair, &st->base[WIN_ALLOCATE],
+                               &st->wins[WIN_ALLOCATE]);
+    st->base[WIN_CREATE] = mo_page_alloc(bytes);
+    int crc = st->base[WIN_CREATE] ? MPI_Win_create(st->base[WIN_CREATE], (MPI_Aint)bytes, 1, MPI_INFO_NULL,
+                                                    st->pair, &st->wins[WIN_CREATE])
+                                   : MPI_ERR_NO_MEM;
+    st->buf = mo_page_alloc(bytes);
+    st->cases = calloc((size_t)st->planned, sizeof *st->cases);
+    int have = wrc == MPI_SUCCESS && crc == MPI_SUCCESS && st->buf && st->cases, all = 0;
+    for (int k = 0; k < 4; k++) {
+        st->t[k] = malloc((size_t)st->cap * sizeof(double));
+        have = have && st->t[k];
+    }
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st->pair);
+    if (!all) {
+        if (st->rank == 0)
+            fprintf(stderr, "mo_" PROGRAM ": error: cannot allocate the %zu-byte window and buffers\n", bytes);
+        return -1;
+    }
+    memset(st->base[WIN_ALLOCATE], st->rank + 1, bytes);
+    memset(st->base[WIN_CREATE], st->rank + 1, bytes);
+    memset(st->buf, st->rank + 1, bytes);
+    MPI_Barrier(st->pair);
+    return 0;
+}
+
+static int rm_npoints(const mo_bench *b, const void *ctx)
+{
+    (void)b;
+    return ((const rm_state *)ctx)->planned;
+}
+
+/* The i-th selected case, window outermost, then sync, op and size. */
+static int rm_one_case(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    rm_state *st = ctx;
+    const rm_params *p = st->params;
+    const int nsizes = (int)b->opts.sizes.n;
+    int wi = 0, sy = 0, op = 0, n = i / nsizes;
+    for (wi = 0; wi < NWINS; wi++)
+        for (sy = 0; sy < NSYNCS; sy++)
+            for (op = 0; op < NOPS; op++)
+                if ((p->wins & (1u << wi)) && (p->syncs & (1u << sy)) && (p->ops & (1u << op)) && n-- == 0)
+                    goto found;
+found:
+    st->win = st->wins[wi];
+    rm_case *cs = &st->cases[st->ncases];
+    cs->win = wi;
+    cs->sync = sy;
+    cs->op = op;
+    cs->size = b->opts.sizes.v[i % nsizes];
+    measure_case(st, cs);
+    st->ncases++;
+    if (st->rank != 0)
+        return MO_POINT_OK;
+    snprintf(label, labellen, "%s/%s/%s %llu B", WIN_NAMES[wi], SYNC_NAMES[sy], OP_NAMES[op],
+             (unsigned long long)cs->size);
+    if (b->opts.verbose) {
+        printf("%-8s %-6s %-4s %8llu B  t_pure %9.2f  complete alone %9.2f  t_cpu %9.2f  "
+               "t_ovrl %9.2f  complete after work %9.2f us (%ld iterations)\n",
+               WIN_NAMES[wi], SYNC_NAMES[sy], OP_NAMES[op], (unsigned long long)cs->size, cs->q[Q_PURE].median,
+               cs->q[Q_COMPLETE_ALONE].median, cs->q[Q_CPU].median, cs->q[Q_OVERALL].median,
+               cs->q[Q_COMPLETE].median, cs->iterations);
+        fflush(stdout);
+    }
+    return MO_POINT_OK;
+}
+
+static void rm_teardown(mo_bench *b, void *ctx)
+{
+    rm_state *st = ctx;
+    (void)b;
+    for (int wi = 0; wi < NWINS; wi++)
+        if (st->wins[wi] != MPI_WIN_NULL)
+            MPI_Win_free(&st->wins[wi]);
+    free(st->base[WIN_CREATE]);
+    if (st->pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st->pair);
+    free(st->buf);
+    free(st->cases);
+    for (int k = 0; k < 4; k++)
+        free(st->t[k]);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    rm_params params = {.ops = (1u << NOPS) - 1, .syncs = (1u << NSYNCS) - 1, .wins = (1u << NWINS) - 1};
-    mo_bench_options ext = {rm_longopts, rm_parse, NULL, rm_usage, rm_write_json, &params};
-    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512];
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    rm_state st;
-    memset(&st, 0, sizeof st);
-    st.opts = &opts;
-    st.cap = MAX_ITERS;
-    st.planned = popcount(params.wins) * popcount(params.ops) * popcount(params.syncs) * (int)opts.sizes.n;
-    st.wins[0] = st.wins[1] = MPI_WIN_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    int ok = 1;
-    if (wrank == 0) {
-        ok = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err, sizeof err);
-        if (ok) {
-            st.rate = work.units_per_us;
-            mo_warn_if_unbound(&doc, &prov, 0, 1);
-        }
-        if (ok && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            ok = 0;
-    }
-    double verdict[2] = {ok, st.rate};
-    MPI_Bcast(verdict, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    st.rate = verdict[1];
-    if (!(verdict[0] > 0)) {
-        if (st.pair != MPI_COMM_NULL)
-            MPI_Comm_free(&st.pair);
-        return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, 2, wrank == 0 ? err : NULL);
-    }
-
-    int status = 0;
-    if (st.pair != MPI_COMM_NULL) {
-        MPI_Comm_rank(st.pair, &st.rank);
-        uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-        size_t bytes = largest > 0 ? (size_t)largest : 1;
-        int wrc = MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, st.pair, &st.base[WIN_ALLOCATE],
-                                   &st.wins[WIN_ALLOCATE]);
-        st.base[WIN_CREATE] = mo_page_alloc(bytes);
-        int crc = st.base[WIN_CREATE] ? MPI_Win_create(st.base[WIN_CREATE], (MPI_Aint)bytes, 1, MPI_INFO_NULL,
-                                                       st.pair, &st.wins[WIN_CREATE])
-                                      : MPI_ERR_NO_MEM;
-        st.buf = mo_page_alloc(bytes);
-        st.cases = calloc((size_t)st.planned, sizeof *st.cases);
-        int have = wrc == MPI_SUCCESS && crc == MPI_SUCCESS && st.buf && st.cases, all = 0;
-        for (int k = 0; k < 4; k++) {
-            st.t[k] = malloc((size_t)st.cap * sizeof(double));
-            have = have && st.t[k];
-        }
-        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st.pair);
-        if (!all) {
-            if (st.rank == 0)
-                fprintf(stderr, "mo_" PROGRAM ": error: cannot allocate the %zu-byte window and buffers\n",
-                        bytes);
-            status = -1;
-        } else {
-            memset(st.base[WIN_ALLOCATE], st.rank + 1, bytes);
-            memset(st.base[WIN_CREATE], st.rank + 1, bytes);
-            memset(st.buf, st.rank + 1, bytes);
-            MPI_Barrier(st.pair);
-            bool time_up = false;
-            int done = 0;
-            for (int wi = 0; wi < NWINS && !time_up; wi++) {
-            if (!(params.wins & (1u << wi)))
-                continue;
-            st.win = st.wins[wi];
-            for (int sy = 0; sy < NSYNCS && !time_up; sy++) {
-                if (!(params.syncs & (1u << sy)))
-                    continue;
-                for (int op = 0; op < NOPS && !time_up; op++) {
-                    if (!(params.ops & (1u << op)))
-                        continue;
-                    for (size_t si = 0; si < opts.sizes.n; si++) {
-                        int up = st.rank == 0 && mo_time_up(&opts, start_ns);
-                        MPI_Bcast(&up, 1, MPI_INT, 0, st.pair);
-                        if (up) {
-                            time_up = true;
-                            break;
-                        }
-                        rm_case *cs = &st.cases[st.ncases];
-                        cs->win = wi;
-                        cs->sync = sy;
-                        cs->op = op;
-                        cs->size = opts.sizes.v[si];
-                        measure_case(&st, cs);
-                        st.ncases++;
-                        if (st.rank == 0) {
-                            char label[96];
-                            snprintf(label, sizeof label, "%s/%s/%s %llu B", WIN_NAMES[wi], SYNC_NAMES[sy],
-                                     OP_NAMES[op], (unsigned long long)cs->size);
-                            mo_progress(opts.progress, ++done, st.planned, label);
-                            if (opts.verbose) {
-                                printf("%-8s %-6s %-4s %8llu B  t_pure %9.2f  complete alone %9.2f  t_cpu %9.2f  "
-                                       "t_ovrl %9.2f  complete after work %9.2f us (%ld iterations)\n",
-                                       WIN_NAMES[wi], SYNC_NAMES[sy], OP_NAMES[op], (unsigned long long)cs->size,
-                                       cs->q[Q_PURE].median, cs->q[Q_COMPLETE_ALONE].median,
-                                       cs->q[Q_CPU].median, cs->q[Q_OVERALL].median,
-                                       cs->q[Q_COMPLETE].median, cs->iterations);
-                                fflush(stdout);
-                            }
-                            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                                fprintf(stderr, "mo_" PROGRAM ": warning: %s\n", err);
-                        }
-                    }
-                }
-            }
-            }
-            if (st.rank == 0) {
-                if (time_up)
-                    mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d cases",
-                                   opts.time_limit_s, st.ncases, st.planned);
-                mo_work_recheck(&work);
-                status = mo_result_complete(&doc, PROGRAM, write_results, &st);
-            }
-        }
-        for (int wi = 0; wi < NWINS; wi++)
-            if (st.wins[wi] != MPI_WIN_NULL)
-                MPI_Win_free(&st.wins[wi]);
-        free(st.base[WIN_CREATE]);
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    if (st.pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st.pair);
-    free(st.buf);
-    free(st.cases);
-    for (int k = 0; k < 4; k++)
-        free(st.t[k]);
-    return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static rm_params params = {.ops = (1u << NOPS) - 1, .syncs = (1u << NSYNCS) - 1, .wins = (1u << NWINS) - 1};
+    static rm_state st = {.params = &params};
+    static const mo_bench_options ext = {rm_longopts, rm_parse, NULL, rm_usage, rm_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL}, .benchmark = BENCH,
+        .results = write_results, .state = &st, .setup = rm_setup, .start = rm_start, .teardown = rm_teardown,
+        .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .npoints = rm_npoints, .point = rm_one_case,
+        .recheck_work = true,
+    };
+    return mo_bench_main(argc, argv, &k);
 }
