@@ -360,7 +360,8 @@ def cluster_predict_check(toolchain: str, rates: str, reps: int, cases: str | No
                           out: Path) -> None:
     """Trace mini-apps on two nodes, predict them at other link rates and on one node with
     `predict`, bring the cluster up at each and measure: the errors per case (issue 36).
-    Replaces the cluster that is up; leaves it up at the last rate."""
+    Changes the links of the cluster that is up (or brings one up); leaves it at the last
+    rate."""
     from .cluster import view
     from .cluster.predict_check import run_predict_check, select_cases
 

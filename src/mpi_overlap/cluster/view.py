@@ -68,3 +68,30 @@ def wire_lines(run_dir: object, doc: dict) -> list[str]:
             "message's own head within the clocks' edge)")
     out.append(f"wire check: {run_dir}/wire-check.json (capture: wire.pcap beside it)")
     return out
+
+
+def predict_check_lines(doc: dict, out: object) -> list[str]:
+    """The predict check as one line per case and target: predicted from the base trace
+    against the median of the runs measured there, with the errors."""
+    from ..formatting import fmt_pct, fmt_time
+
+    def err(row: dict, key: str) -> str:
+        e = (row["error_pct"] or {}).get(key)
+        return fmt_pct(e, 1, sign=True, missing="—")
+
+    lines = [f"predicted from traces at {doc['base']}, measured there ({doc['reps']} run(s) "
+             "each; run time, MPI time and waiting, predicted / measured (error)):"]
+    for row in doc["rows"]:
+        head = f"{row['case']:<17} {row['target']:<20}"
+        p, m = row["predicted"], row["measured"]
+        cells = [f"{fmt_time(p[k])} / {fmt_time(m[k])} ({err(row, k)})"
+                 for k in ("run_s", "mpi_s", "waiting_s")]
+        if "left_out" in row:
+            extra = f"; no error: {row['left_out']}"
+        elif row["disturbed_runs"]:
+            extra = f"; {row['disturbed_runs']} disturbed run(s) left out"
+        else:
+            extra = ""
+        lines.append(f"{head} {'; '.join(cells)}{extra}")
+    lines.append(f"predict check: {out}/predict-check.json ({doc['seconds']:.0f} s)")
+    return lines

@@ -6,10 +6,8 @@ through srun; the capture and wire-check.json are written into its run directory
 from __future__ import annotations
 
 import contextlib
-import shlex
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,10 +17,10 @@ from ..profiling.rank_documents import read_rank_documents
 from .control import exec_env
 from .layout import BRIDGE, Layout, load_layout
 from .syscmd import missing_tools
+from .traced_profile import traced_profile
 from .wire_check import analyze_run
 
 CAPTURE = "wire.pcap"
-_COMPLETE = " — "  # `<toolchain>: complete — <run dir>` (the profile's last line)
 
 
 def _start_capture(path: Path) -> subprocess.Popen[bytes]:
@@ -81,22 +79,17 @@ def run_wire_check(*, toolchain: str, sizes: str, reps: int, out: Path,
     out.mkdir(parents=True, exist_ok=True)
     capture = out / f".{CAPTURE}.{time.time_ns()}"
     launcher = f"srun --mpi={pmi_of(tc)} -N 2"
-    cmd = [sys.executable, "-m", "mpi_overlap.cli", "profile", "--mpi", tc.name, "--trace",
-           "-n", "2", "--launcher", launcher, "--timeout", str(timeout_s), "--out", str(out),
-           "--no-report", "--", str(probe), "--sizes", sizes, "--reps", str(reps)]
     tcpdump = _start_capture(capture)
     try:
-        proc = subprocess.run(cmd, env=exec_env(), capture_output=True, text=True,
-                              timeout=timeout_s + 120, check=False)
+        run_dir = traced_profile(
+            "wire-check", tc.name, ["-n", "2", "--launcher", launcher, "--out", str(out)],
+            [str(probe), "--sizes", sizes, "--reps", str(reps)], env=exec_env(),
+            timeout_s=timeout_s)
+    except UserError:
+        capture.unlink(missing_ok=True)
+        raise
     finally:
         _stop_capture(tcpdump)
-    done = [ln for ln in proc.stdout.splitlines() if ln.startswith(f"{tc.name}: complete")]
-    if proc.returncode != 0 or not done:
-        capture.unlink(missing_ok=True)
-        said = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        raise UserError(f"wire-check: the profile run failed (exit {proc.returncode}): "
-                        f"{said[-1] if said else 'no message'}; command: {shlex.join(cmd)}")
-    run_dir = Path(done[-1].split(_COMPLETE, 1)[1].strip())
     pcap = run_dir / CAPTURE
     capture.replace(pcap)
     docs = read_rank_documents(run_dir).docs

@@ -1,0 +1,243 @@
+"""`mpi-overlap cluster predict-check`: predict, then measure, on the emulated cluster
+(issue 36 item 4; docs/method.md, "Predicting by replay", its validation).
+
+Each case (a mini-app mode) is traced with one rank on each of two nodes at the first link
+rate (the base). Its trace is then replayed on the transfer-time table of every other
+target (two nodes at each other rate; both ranks on one node) and the prediction is set
+beside traced runs of the same case measured there. The base itself is replayed on its
+own table (the replay's error where nothing changes). A target's table is calibrated
+there first (the sizes the cases use), in a state folder of its own beside the runs
+(fresh tables, the caller's toolchains and builds), so no table of one rate is ever
+priced as another's. Runs the load guard marks disturbed are kept in the document and
+left out of the errors, as the check says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..file_output import write_json
+from ..link_rates import rate_bits_per_s
+from ..paths import state_dir
+from .control import exec_env, up
+from .layout import load_layout
+from .traced_profile import traced_profile
+
+SCHEMA = "predict-check-v1"
+OUT_FILE = "predict-check.json"
+ONE_NODE = "1 node"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    program: str  # a mini-app (native/apps, built into the build's bench/)
+    args: tuple[str, ...]
+
+
+# 64^3 points on 2 ranks: 32 KiB faces, rendezvous on both MPIs, about 2.6 ms each on a
+# 100 Mbit/s link against ~0.5 ms of stencil per iteration, so the link rate decides
+# the run time and the check tests the transfer model, not only the computation.
+CASES = (
+    Case("halo-overlap", "mo_halo", ("--modes", "overlap", "--grid", "64", "--iterations", "100")),
+    Case("halo-nonblocking", "mo_halo",
+         ("--modes", "nonblocking", "--grid", "64", "--iterations", "100")),
+    Case("halo-blocking", "mo_halo",
+         ("--modes", "blocking", "--grid", "64", "--iterations", "100")),
+    Case("cg", "mo_cg", ("--grid", "48", "--iterations", "60")),
+)
+DEFAULT_RATES = ("1gbit", "200mbit", "100mbit")
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str  # "2 nodes at 200mbit", "1 node"
+    rate: str | None  # None: one node, no link between the ranks
+
+
+def _targets(rates: list[str]) -> list[Target]:
+    return [Target(f"2 nodes at {r}", r) for r in rates] + [Target(ONE_NODE, None)]
+
+
+def _own_state(root: Path, tag: str) -> Path:
+    """A state folder with no table (the run calibrates the classes it uses), this
+    caller's toolchains and, through a link, its builds (nothing is built again)."""
+    home, mine = root / "state" / tag, state_dir()
+    (home / "xfer-tables").mkdir(parents=True, exist_ok=True)
+    for name in ("toolchains.json",):
+        src = mine / name
+        if src.exists():
+            (home / name).write_bytes(src.read_bytes())
+    build = home / "build"
+    if not build.exists():
+        build.symlink_to((mine / "build").resolve(), target_is_directory=True)
+    return home
+
+
+def _profile(prefix: list[str], toolchain: str, exe: Path, case: Case, out: Path,
+             home: Path, table: Path, timeout_s: float, on_cluster: bool) -> Path:
+    env = exec_env() if on_cluster else dict(os.environ)
+    env["MPI_OVERLAP_HOME"] = str(home)
+    args = ["-n", "2", "--out", str(out), "--table", str(table), "--force-table",
+            *(["--nodes", "2"] if on_cluster else [])]
+    return traced_profile(f"predict-check: {case.name}", toolchain, args,
+                          [str(exe), *case.args], env=env, timeout_s=timeout_s,
+                          prefix=prefix)
+
+
+# The cases move at most 32 KiB a message; above that the table extrapolates. A quick
+# calibration to 64 MiB took longer than its 300 s limit at 50 Mbit/s, and one to 256 KiB
+# 5 minutes there on a busy machine.
+CALIBRATION_SIZES = "0:64K"
+COLLECTIVES_BUDGET_S = 30
+SUSPECT_EXIT = 4  # calibrate: the table stays suspect
+
+
+def _calibrate(prefix: list[str], toolchain: str, home: Path, out: Path, on_cluster: bool,
+               timeout_s: float) -> Path:
+    """The target's table, measured before its runs at the sizes the cases use. A table
+    the calibration marks suspect (a busy machine) is still used, for the runs and the
+    prediction alike; the document says so, and such runs are disturbed anyway."""
+    cmd = [*prefix, sys.executable, "-m", "mpi_overlap.cli", "-q", "calibrate", "--mpi",
+           toolchain, "--quick", "-n", "2", "--sizes", CALIBRATION_SIZES,
+           "--collectives-budget", str(COLLECTIVES_BUDGET_S), "--timeout", str(timeout_s),
+           "--out", str(out), *(["--nodes", "2"] if on_cluster else [])]
+    env = exec_env() if on_cluster else dict(os.environ)
+    env["MPI_OVERLAP_HOME"] = str(home)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                          timeout=2 * timeout_s + 120, check=False)
+    if proc.returncode not in (0, SUSPECT_EXIT):
+        said = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        raise UserError(f"predict-check: the calibration failed (exit {proc.returncode}): "
+                        f"{said[-1] if said else 'no message'}; command: {shlex.join(cmd)}")
+    tables = sorted((home / "xfer-tables").glob(f"{toolchain}-*.table"),
+                    key=lambda p: p.stat().st_mtime)
+    if not tables:
+        raise UserError(f"predict-check: the calibration wrote no table in {home}; "
+                        f"command: {shlex.join(cmd)}")
+    return tables[-1]
+
+
+def _disturbed(run_dir: Path) -> bool:
+    try:
+        doc = json.loads((run_dir / "run.json").read_text())
+    except (OSError, ValueError):
+        return True  # what cannot be read cannot be called quiet
+    return bool((doc.get("host_load") or {}).get("disturbed"))
+
+
+def _figures(part: dict[str, Any]) -> dict[str, float]:
+    return {k: float(part[k]) for k in ("run_s", "mpi_s", "waiting_s")}
+
+
+def _replay(run_dir: Path, table: Path | None) -> dict[str, Any]:
+    from ..predict.report import Request, predict
+
+    return predict(Request(run_dir=run_dir, table=table, gains=False))
+
+
+def _err(pred: float, meas: float) -> float | None:
+    return None if meas <= 0 else 100.0 * (pred - meas) / meas
+
+
+def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: list[Case],
+                      out: Path, say: Any, timeout_s: float = 300) -> dict[str, Any]:
+    """Trace, predict and measure every case on every target; writes predict-check.json
+    in `out` and returns it. `say` gets one line per step."""
+    from ..build import build_dir_for, ensure_built
+    from ..run.slurm_launch import pmi_of
+    from ..toolchains import get_toolchain
+
+    if not rates:
+        raise UserError("--rates: give at least one link rate, e.g. 1gbit,200mbit")
+    for rate in rates:  # before anything is built or any cluster replaced
+        rate_bits_per_s(rate, "--rates")
+    tc = get_toolchain(toolchain)
+    ensure_built(tc)
+    apps = build_dir_for(tc) / "bench"  # the mini-apps build beside the benchmarks
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    found = load_layout()  # a cluster up here keeps its CPUs per node: only its rate changes
+    cpus = found.cpus_per_node if found is not None and found.nodes == 2 else 1
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    tables: dict[str, dict[str, Any]] = {}
+    for target in _targets(rates):
+        on_cluster = target.rate is not None
+        tag = target.rate or "one-node"
+        if on_cluster:
+            assert target.rate is not None
+            _layout, before = up(2, target.rate, cpus)
+            say(f"cluster up at {target.rate}" + (f" ({before})" if before else ""))
+            prefix = ["salloc", "-N", "2", "-n", "2", "--quiet"]
+        else:
+            prefix = []
+        home = _own_state(out, tag)
+        table = _calibrate(prefix, tc.name, home, out / tag / "calibration", on_cluster,
+                           timeout_s)
+        suspect = table.name.endswith(".suspect.table")
+        tables[target.name] = {"path": str(table), "suspect": suspect}
+        say(f"{target.name}: calibrated ({table.name}"
+            + (", suspect: used all the same" if suspect else "") + ")")
+        for case in cases:
+            for rep in range(reps):
+                run_dir = _profile(prefix, tc.name, apps / case.program, case,
+                                   out / tag / case.name, home, table, timeout_s, on_cluster)
+                own = _replay(run_dir, None)
+                entry = {"run_dir": str(run_dir), "disturbed": _disturbed(run_dir),
+                         "measured": _figures(own["recorded"]),
+                         "replayed": _figures(own["predicted"])}
+                runs.setdefault(target.name, {}).setdefault(case.name, []).append(entry)
+                say(f"{target.name}: {case.name} run {rep + 1} of {reps}: "
+                    f"{entry['measured']['run_s'] * 1e3:.1f} ms"
+                    + (" (disturbed)" if entry["disturbed"] else ""))
+    base = _targets(rates)[0]
+    rows = []
+    for case in cases:
+        base_runs = runs[base.name][case.name]
+        quiet_base = [r for r in base_runs if not r["disturbed"]]
+        trace = (quiet_base or base_runs)[0]["run_dir"]
+        for target in _targets(rates):
+            there = runs[target.name][case.name]
+            quiet = [r["measured"] for r in there if not r["disturbed"]]
+            table = None if target == base else Path(tables[target.name]["path"])
+            pred = _figures(_replay(Path(trace), table)["predicted"])
+            meas = {k: statistics.median(m[k] for m in (quiet or [r["measured"] for r in there]))
+                    for k in pred}
+            row: dict[str, Any] = {"case": case.name, "target": target.name, "trace": trace,
+                                   "measured_runs": len(there),
+                                   "disturbed_runs": len(there) - len(quiet),
+                                   "predicted": pred, "measured": meas}
+            # figures of disturbed runs are kept for the record, never as an error
+            if not quiet_base or not quiet:
+                row["left_out"] = ("every base run was disturbed" if not quiet_base
+                                   else "every run there was disturbed")
+                row["error_pct"] = None
+            else:
+                row["error_pct"] = {k: _err(pred[k], meas[k]) for k in pred}
+            rows.append(row)
+    doc = {"schema": SCHEMA, "toolchain": tc.name, "base": base.name, "rates": rates,
+           "reps": reps, "pmi": pmi_of(tc), "tables": tables, "runs": runs, "rows": rows,
+           "seconds": time.monotonic() - started}
+    write_json(out / OUT_FILE, doc)
+    return doc
+
+
+def select_cases(names: str | None) -> list[Case]:
+    if not names:
+        return list(CASES)
+    known = {c.name: c for c in CASES}
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    bad = [n for n in wanted if n not in known]
+    if bad or not wanted:
+        raise UserError(f"--cases {names}: choose from {', '.join(known)}")
+    return [known[n] for n in wanted]
