@@ -24,7 +24,8 @@ from mpi_overlap.cluster import control
 from mpi_overlap.cluster.control import exec_env
 
 HERE = Path(__file__).resolve().parent
-OTHER_LAYOUT = ("--nodes", "2", "--link", "100mbit", "--cpus-per-node", "2")
+RELINKED = ("--nodes", "2", "--link", "100mbit", "--cpus-per-node", "2")
+OTHER_LAYOUT = ("--nodes", "2", "--link", "100mbit", "--cpus-per-node", "1")
 
 
 @pytest.fixture
@@ -71,9 +72,19 @@ def test_up_reuses_a_cluster_that_checks_out_and_replaces_one_that_does_not(
                              "reusing it"), again
     _srun_works()
 
+    # Only the rate differs: the links change, Slurm and the nodes stay.
+    daemons_before = control.status().daemons
+    relinked = _up(*RELINKED)
+    assert relinked[0] == ("cluster up: the cluster already up here checks out; its links "
+                           "changed from 200mbit to 100mbit"), relinked
+    assert "links shaped to 100mbit" in relinked[1]
+    assert control.status().daemons == daemons_before
+    assert all("rate 100Mbit" in qdisc for _n, _a, qdisc, _ok in control.status().nodes)
+    _srun_works()
+
     other = _up(*OTHER_LAYOUT)
     assert other[0] == ("cluster up: took down the cluster already here first (2 nodes, "
-                        "links 200mbit, 2 CPU(s) per node)"), other
+                        "links 100mbit, 2 CPU(s) per node)"), other
     assert "links shaped to 100mbit" in other[1]
 
     # A node whose slurmd died (a fault, or a killed run that took it with it).
