@@ -75,6 +75,29 @@ def test_a_link_adds_its_wire_between_nodes() -> None:
     assert c.coll[2] == pytest.approx(base.coll[2] + 3 * wire)
 
 
+def test_placement_prices_each_pair_by_its_class_there() -> None:
+    """--placement K puts rank r on node r // K: a run made with one rank per node
+    replayed with both ranks on a node is priced intra-node, and back."""
+    import dataclasses
+
+    table = _table()
+    both = dataclasses.replace(table, points={**table.points,
+                                              "inter": [(0, 20e-6), (4096, 40e-6),
+                                                        (65536, 200e-6)]})
+    across = _program(["n1", "n2", "n3", "n4"])  # recorded one rank per node
+    whole = costs(across, Target(both)).T
+    assert whole == pytest.approx([40e-6, 200e-6])
+    c = costs(across, Target(both, placement=2))  # ranks 0 and 1 on one node now
+    whole = c.T
+    assert whole == pytest.approx([4e-6, 20e-6]) and c.missing_classes == ()
+    whole = costs(_program(["vm"] * 4), Target(both, placement=1)).T  # one per node
+    assert whole == pytest.approx([40e-6, 200e-6])
+    # a table without the class the placement needs: the other's times, and said so
+    c = costs(_program(["vm"] * 4), Target(table, placement=1))
+    whole = c.T
+    assert c.missing_classes == ("inter",) and whole == pytest.approx([4e-6, 20e-6])
+
+
 @pytest.mark.parametrize(("text", "seconds"), [("50us", 50e-6), ("0.2ms", 2e-4), ("0", 0.0),
                                                ("1s", 1.0), ("250ns", 250e-9)])
 def test_latency(text: str, seconds: float) -> None:

@@ -669,14 +669,18 @@ def trace_cmd(run_dir: Path, out: Path) -> None:
               help="what-if: transfers never overlap computation, or are fully hidden")
 @click.option("--progress", type=click.Choice(["async"]), default=None,
               help="what-if: rendezvous transfers move without MPI calls")
+@click.option("--placement", type=click.IntRange(min=1), default=None, metavar="K",
+              help="K ranks per node (rank r on node r // K), e.g. 2 for a run made with "
+                   "one rank per node; messages priced by the table's class for the pair")
 def predict_cmd(run_dir: Path, table: Path | None, link: str | None, latency: str | None,
-                overlap: str | None, progress: str | None) -> None:
+                overlap: str | None, progress: str | None, placement: int | None) -> None:
     """Replay a traced profile run (profile --trace) on a model: predicted vs recorded run
     time, MPI time and waiting per rank; writes predict.json in the run directory."""
     from .predict.report import Request, describe, predict
 
     req = Request(run_dir=run_dir, table=table, link=link, latency=latency,
-                  overlap=overlap or "model", progress=progress or "calls")
+                  overlap=overlap or "model", progress=progress or "calls",
+                  placement=placement)
     for line in describe(predict(req)):
         print(safe(line))
 

@@ -140,10 +140,10 @@ def _figures(part: dict[str, Any]) -> dict[str, float]:
     return {k: float(part[k]) for k in ("run_s", "mpi_s", "waiting_s")}
 
 
-def _replay(run_dir: Path, table: Path | None) -> dict[str, Any]:
+def _replay(run_dir: Path, table: Path | None, placement: int | None = None) -> dict[str, Any]:
     from ..predict.report import Request, predict
 
-    return predict(Request(run_dir=run_dir, table=table, gains=False))
+    return predict(Request(run_dir=run_dir, table=table, gains=False, placement=placement))
 
 
 def _err(pred: float, meas: float) -> float | None:
@@ -210,7 +210,9 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             there = runs[target.name][case.name]
             quiet = [r["measured"] for r in there if not r["disturbed"]]
             table = None if target == base else Path(tables[target.name]["path"])
-            pred = _figures(_replay(Path(trace), table)["predicted"])
+            # one node: both ranks there (the two-node trace priced intra-node)
+            placement = 2 if target.rate is None else None
+            pred = _figures(_replay(Path(trace), table, placement)["predicted"])
             meas = {k: statistics.median(m[k] for m in (quiet or [r["measured"] for r in there]))
                     for k in pred}
             row: dict[str, Any] = {"case": case.name, "target": target.name, "trace": trace,

@@ -76,6 +76,7 @@ class Target:
     link: Link | None = None
     overlap: str = "model"  # model | none | perfect
     progress: str = "calls"  # calls | async
+    placement: int | None = None  # ranks per node (block order); None: as recorded
 
 
 @dataclass
@@ -89,9 +90,13 @@ class Costs:
     eager: list[bool]
     coll: list[float]
     link_nodes: bool = False  # ranks taken as one per node for --link
+    missing_classes: tuple[str, ...] = ()  # pair classes the placement needs, the table lacks
 
 
-def _nodes(prog: Program, link: Link | None) -> tuple[list[str], bool]:
+def _nodes(prog: Program, link: Link | None,
+           placement: int | None = None) -> tuple[list[str], bool]:
+    if placement is not None:  # --placement K: rank r on node r // K, as srun's block
+        return [f"node{r // placement}" for r in range(prog.ranks)], False
     hosts = list(prog.hosts) or [""] * prog.ranks
     one_node = len(set(hosts)) <= 1
     if link is not None and one_node:
@@ -108,8 +113,10 @@ def _class(table: XferTable, a: str, b: str) -> str:
 
 def costs(prog: Program, target: Target) -> Costs:
     table, link = target.table, target.link
-    nodes, per_rank = _nodes(prog, link)
-    out = Costs([], [], [], [], [], link_nodes=per_rank)
+    nodes, per_rank = _nodes(prog, link, target.placement)
+    needed = {"intra" if nodes[m.sender] == nodes[m.receiver] else "inter" for m in prog.msgs}
+    out = Costs([], [], [], [], [], link_nodes=per_rank,
+                missing_classes=tuple(sorted(c for c in needed if not table.points.get(c))))
     cache: dict[tuple[int, str, bool], tuple[float, float, float, bool]] = {}
     for m in prog.msgs:
         a, b = nodes[m.sender], nodes[m.receiver]

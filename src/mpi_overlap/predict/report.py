@@ -32,6 +32,7 @@ class Request:
     overlap: str = "model"
     progress: str = "calls"
     gains: bool = True  # replay each advice item too (one or two replays per item)
+    placement: int | None = None  # ranks per node in the target (None: as recorded)
 
 
 def load_program(run_dir: Path) -> tuple[Program, Any, dict[str, Any]]:
@@ -81,7 +82,10 @@ def target_of(req: Request, run_table: Any) -> Target:
     if table is None:
         raise UserError(f"{req.run_dir}: the transfer-time table the run used is gone or "
                         "changed since; give one with --table PATH")
-    return Target(table=table, link=link, overlap=req.overlap, progress=req.progress)
+    if req.placement is not None and req.placement < 1:
+        raise UserError(f"--placement {req.placement}: give the ranks per node, 1 or more")
+    return Target(table=table, link=link, overlap=req.overlap, progress=req.progress,
+                  placement=req.placement)
 
 
 def _pct(pred: float, rec: float) -> float | None:
@@ -128,6 +132,9 @@ def predict(req: Request) -> dict[str, Any]:
                      if target.link else None),
             "overlap": target.overlap,
             "progress": target.progress,
+            "placement": target.placement,
+            # priced with the other class: the table has no times for these pairs
+            "missing_classes": list(tgt_costs.missing_classes),
         },
         "recorded": {**rj, "ranks": [_rank(f) for f in rec]},
         "predicted": {**pj, "ranks": [_rank(f) for f in pred]},
@@ -224,6 +231,8 @@ def describe(doc: dict[str, Any]) -> list[str]:
         what.append(f"a link of {ln['rate']} and {fmt_time(ln['latency_s'])} on top for "
                     "messages between nodes"
                     + (" (one rank per node)" if ln["one_rank_per_node"] else ""))
+    if t.get("placement"):
+        what.append(f"{t['placement']} rank(s) per node")
     if t["overlap"] != "model":
         what.append(f"overlap {t['overlap']}")
     if t["progress"] != "calls":
@@ -253,5 +262,9 @@ def describe(doc: dict[str, Any]) -> list[str]:
     lines += _describe_gains(doc.get("advice_gains") or {})
     for why, n in doc["left_out"].items():
         lines.append(f"note: left out: {n} {why}")
+    for cls in t.get("missing_classes") or []:
+        other = "inter" if cls == "intra" else "intra"
+        lines.append(f"note: the table has no {cls}-node times: those messages were priced "
+                     f"with its {other}-node times (give a table that has both with --table)")
     lines.append(f"wrote {Path(doc['run_dir']) / OUT_FILE}")
     return lines
