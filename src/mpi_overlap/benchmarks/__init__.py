@@ -1,4 +1,8 @@
-"""The benchmark registry: which native programs exist and how to run and analyse them."""
+"""The benchmarks: one package per benchmark (benchmarks/<name>/: its SPEC declared as
+data in __init__.py through spec.py, analysis.py, report.py, evidence.py where the
+profiler's advice reads it, its schemas), found by discovery.py; registry.py derives the
+registry, the `bench` commands, the reporters, the summary card and characterize's steps
+from the specs, and adds `profile`, the profiler's run kind."""
 
 from .registry import BENCHMARKS, Benchmark, get_benchmark
 
