@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -348,11 +349,6 @@ static void classic_compute(const ov_step *steps, int n, const ov_params *p, ov_
     }
 }
 
-static double elapsed_s(const ov_state *st)
-{
-    return (double)(mo_timer_now_ns() - st->start_ns) / 1e9;
-}
-
 static bool time_is_up(const ov_state *st)
 {
     return mo_time_up(st->opts, st->start_ns);
@@ -545,153 +541,132 @@ static void free_state(ov_state *st)
 
 /* ---- main --------------------------------------------------------------- */
 
+static void ov_setup(mo_bench *b, void *ctx)
+{
+    ov_state *st = ctx;
+    st->opts = &b->opts;
+    st->start_ns = b->start_ns;
+    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
+    b->ready.calib_ms = CALIBRATION_MS;
+    b->ready.calib_samples = CALIBRATION_SAMPLES;
+    b->ready.unbound_peer = 1;
+    b->ready.quiet = true;
+}
+
+/* The pair: its message buffer, once rank 0 has calibrated. */
+static int ov_start(mo_bench *b, void *ctx)
+{
+    ov_state *st = ctx;
+    if (st->pair == MPI_COMM_NULL)
+        return 1;
+    MPI_Comm_rank(st->pair, &st->rank);
+    st->work = &b->work;
+    uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
+    size_t bytes = largest > 0 ? (size_t)largest : 1;
+    st->buf = mo_page_alloc(bytes);
+    int have = st->buf != NULL, all = 0;
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st->pair);
+    if (!all) {
+        if (st->rank != 0)
+            return 1;
+        fprintf(stderr, "mo_" BENCH ": error: cannot allocate %zu-byte message buffers\n", bytes);
+        return -1;
+    }
+    /* Touch every page now, so no page faults land in timed loops. */
+    memset(st->buf, b->rank + 1, bytes);
+    return 0;
+}
+
+/* Rank 0: each direction's sizes in turn; rank 1 serves. */
+static int ov_measure(mo_bench *b, void *ctx)
+{
+    ov_state *st = ctx;
+    const ov_params *params = st->params;
+    const mo_options *o = &b->opts;
+    if (st->rank == 1) {
+        serve(st);
+        return 0;
+    }
+    const int total_dirs = (params->directions & DIR_SEND ? 1 : 0) + (params->directions & DIR_RECV ? 1 : 0);
+    b->total = total_dirs * (int)o->sizes.n;
+    bool oom = false;
+    for (int dir = DIR_SEND; dir <= DIR_RECV && !b->time_up && !oom; dir <<= 1) {
+        if (!(params->directions & dir))
+            continue;
+        ov_direction *d = &st->dirs[st->ndirs++];
+        d->dir = dir;
+        d->sizes = calloc(o->sizes.n, sizeof *d->sizes);
+        if (!d->sizes) {
+            oom = true;
+            break;
+        }
+        if (o->verbose) {
+            printf("Calculating %s overhead\n", dir_name(dir));
+            fflush(stdout);
+        }
+        for (size_t i = 0; i < o->sizes.n && !b->time_up && !oom; i++) {
+            if (time_is_up(st)) {
+                b->time_up = true;
+                break;
+            }
+            ov_size *sz = &d->sizes[d->nsizes++];
+            sz->size = o->sizes.v[i];
+            if (measure_size(st, dir, sz, &b->time_up)) {
+                oom = true;
+                break;
+            }
+            const ov_classic *c = &sz->classic;
+            if (!sz->complete)
+                mo_result_warn(&b->doc, "%s size %llu: stopped by %s before iter_t exceeded %g*base_t",
+                               dir_name(dir), (unsigned long long)sz->size, sz->stop_reason, params->extend);
+            if (!c->found)
+                mo_result_warn(&b->doc, "%s size %llu: iter_t never exceeded thresh*base_t; no classic result",
+                               dir_name(dir), (unsigned long long)sz->size);
+            else if (c->availability_pct < 0 || c->availability_pct > 100)
+                mo_result_warn(&b->doc, "%s size %llu: classic availability %.1f %% is outside 0-100 %%",
+                               dir_name(dir), (unsigned long long)sz->size, c->availability_pct);
+            if (o->verbose) {
+                printf("%-12s%-12s%-12s%-12s%-12s%-12s%-12s\n", "msgsize", "iterations", "iter_t", "work_t",
+                       "overhead", "base_t", "avail(%)");
+                long it = c->found ? sz->steps[c->stop_step].iterations : 0;
+                printf("%-12llu%-12ld%-12.3f%-12.3f%-12.3f%-12.3f%-12.1f\n", (unsigned long long)sz->size, it,
+                       c->iter_t, c->work_t, c->overhead, c->base_t, c->availability_pct);
+                fflush(stdout);
+            }
+            char label[64];
+            snprintf(label, sizeof label, "%s/%llu", dir_name(dir), (unsigned long long)sz->size);
+            mo_progress(o->progress, ++b->done, b->total, label);
+            mo_bench_running(b);
+        }
+    }
+    /* Rank 1 goes to the quiet barrier, so the re-check of the work rate
+     * runs undisturbed like the calibration. */
+    ov_cmd quit = {CMD_QUIT, 0, 0, 0, 0};
+    bcast_cmd(st, &quit);
+    return mo_bench_conclude(b, oom, "(direction, size) points", NULL, true);
+}
+
+static void ov_teardown(mo_bench *b, void *ctx)
+{
+    ov_state *st = ctx;
+    (void)b;
+    if (st->pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st->pair);
+    free_state(st);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    ov_params params = {
+    static ov_params params = {
         .directions = DIR_SEND | DIR_RECV, .thresh = 1.5, .bthresh = 1.02, .extend = 3.0,
         .steps_per_octave = 3, .max_steps = 60, .work_start_frac = 1.0 / 32.0,
     };
-    mo_bench_options ext = {ov_longopts, ov_parse, ov_finalize, ov_usage, ov_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512];
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    ov_state st;
-    memset(&st, 0, sizeof st);
-    st.opts = &opts;
-    st.params = &params;
-    st.start_ns = start_ns;
-    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
-
-    /* Rank 0 calibrates and checks it can write the result before anyone
-     * measures anything; the verdict goes to every rank. */
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    int ok = 1;
-    if (wrank == 0) {
-        ok = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err, sizeof err);
-        if (ok)
-            mo_warn_if_unbound(&doc, &prov, 0, 1);
-        if (ok && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            ok = 0;
-    }
-    MPI_Request req;
-    MPI_Ibcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
-    mo_quiet_wait(&req);
-    if (!ok) {
-        if (st.pair != MPI_COMM_NULL)
-            MPI_Comm_free(&st.pair);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
-
-    int status = 0;
-    if (st.pair != MPI_COMM_NULL) {
-        MPI_Comm_rank(st.pair, &st.rank);
-        st.work = &work;
-        uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-        size_t bytes = largest > 0 ? (size_t)largest : 1;
-        st.buf = mo_page_alloc(bytes);
-        int have = st.buf != NULL, all = 0;
-        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st.pair);
-        if (all) {
-            /* Touch every page now, so no page faults land in timed loops. */
-            memset(st.buf, wrank + 1, bytes);
-            if (st.rank == 1) {
-                serve(&st);
-            } else {
-                status = -1; /* set to 0 on success below */
-                const int total_dirs = (params.directions & DIR_SEND ? 1 : 0) + (params.directions & DIR_RECV ? 1 : 0);
-                const int total = total_dirs * (int)opts.sizes.n;
-                int done = 0;
-                bool time_up = false, oom = false;
-                for (int dir = DIR_SEND; dir <= DIR_RECV && !time_up && !oom; dir <<= 1) {
-                    if (!(params.directions & dir))
-                        continue;
-                    ov_direction *d = &st.dirs[st.ndirs++];
-                    d->dir = dir;
-                    d->sizes = calloc(opts.sizes.n, sizeof *d->sizes);
-                    if (!d->sizes) {
-                        oom = true;
-                        break;
-                    }
-                    if (opts.verbose) {
-                        printf("Calculating %s overhead\n", dir_name(dir));
-                        fflush(stdout);
-                    }
-                    for (size_t i = 0; i < opts.sizes.n && !time_up && !oom; i++) {
-                        if (time_is_up(&st)) {
-                            time_up = true;
-                            break;
-                        }
-                        ov_size *sz = &d->sizes[d->nsizes++];
-                        sz->size = opts.sizes.v[i];
-                        if (measure_size(&st, dir, sz, &time_up)) {
-                            oom = true;
-                            break;
-                        }
-                        const ov_classic *c = &sz->classic;
-                        if (!sz->complete)
-                            mo_result_warn(&doc, "%s size %llu: stopped by %s before iter_t exceeded %g*base_t",
-                                           dir_name(dir), (unsigned long long)sz->size, sz->stop_reason, params.extend);
-                        if (!c->found)
-                            mo_result_warn(&doc, "%s size %llu: iter_t never exceeded thresh*base_t; no classic result",
-                                           dir_name(dir), (unsigned long long)sz->size);
-                        else if (c->availability_pct < 0 || c->availability_pct > 100)
-                            mo_result_warn(&doc, "%s size %llu: classic availability %.1f %% is outside 0-100 %%",
-                                           dir_name(dir), (unsigned long long)sz->size, c->availability_pct);
-                        if (opts.verbose) {
-                            printf("%-12s%-12s%-12s%-12s%-12s%-12s%-12s\n", "msgsize", "iterations", "iter_t",
-                                   "work_t", "overhead", "base_t", "avail(%)");
-                            long it = c->found ? sz->steps[c->stop_step].iterations : 0;
-                            printf("%-12llu%-12ld%-12.3f%-12.3f%-12.3f%-12.3f%-12.1f\n",
-                                   (unsigned long long)sz->size, it, c->iter_t, c->work_t, c->overhead, c->base_t,
-                                   c->availability_pct);
-                            fflush(stdout);
-                        }
-                        char label[64];
-                        snprintf(label, sizeof label, "%s/%llu", dir_name(dir), (unsigned long long)sz->size);
-                        mo_progress(opts.progress, ++done, total, label);
-                        if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                            fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
-                    }
-                }
-                /* Rank 1 goes to the quiet barrier, so the re-check of
-                 * the work rate runs undisturbed like the calibration. */
-                ov_cmd quit = {CMD_QUIT, 0, 0, 0, 0};
-                bcast_cmd(&st, &quit);
-                if (oom) {
-                    fprintf(stderr, "mo_" BENCH ": error: out of memory\n");
-                } else {
-                    if (time_up)
-                        mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d (direction, size) points",
-                                       opts.time_limit_s, done, total);
-                    mo_work_recheck(&work);
-                    status = mo_result_complete(&doc, BENCH, write_results, &st);
-                }
-                if (opts.verbose)
-                    printf("mo_" BENCH ": done in %.1f s\n", elapsed_s(&st));
-            }
-        } else if (st.rank == 0) {
-            fprintf(stderr, "mo_" BENCH ": error: cannot allocate %zu-byte message buffers\n", bytes);
-            status = -1;
-        }
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    if (st.pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st.pair);
-    free_state(&st);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static ov_state st = {.params = &params};
+    static const mo_bench_options ext = {ov_longopts, ov_parse, ov_finalize, ov_usage, ov_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL},
+        .results = write_results, .state = &st, .setup = ov_setup, .start = ov_start, .measure = ov_measure,
+        .verbose_done = true, .teardown = ov_teardown,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

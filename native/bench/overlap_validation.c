@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "mop_xfer_table.h"
@@ -363,11 +364,6 @@ static void serve(const vs_state *st)
 
 /* ---- the method (rank 0) ---------------------------------------------------- */
 
-static double elapsed_s(const vs_state *st)
-{
-    return (double)(mo_timer_now_ns() - st->start_ns) / 1e9;
-}
-
 static bool time_is_up(const vs_state *st)
 {
     return mo_time_up(st->opts, st->start_ns);
@@ -643,150 +639,131 @@ static int vs_check(const mo_options *o, void *ctx, char *err, size_t errlen)
     return 0;
 }
 
+/* Rank 0's warnings come here, in the order the document has always had
+ * them: the binding, the profiler, its table (which rank 0 reads: its time
+ * per size is where the upper bound saturates, so the steps must reach past
+ * it too). */
+static void vs_setup(mo_bench *b, void *ctx)
+{
+    vs_state *st = ctx;
+    st->opts = &b->opts;
+    st->start_ns = b->start_ns;
+    st->iters = vs_iters(&b->opts);
+    st->cap = vs_cap(&b->opts);
+    st->profiled = vs_profiled();
+    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
+    b->ready.calib_ms = CALIBRATION_MS;
+    b->ready.calib_samples = CALIBRATION_SAMPLES;
+    b->ready.quiet = true;
+    if (b->rank != 0)
+        return;
+    mo_warn_if_unbound(&b->doc, &b->prov, 0, 1);
+    if (!st->profiled)
+        mo_result_warn(&b->doc, "the overlap profiler is not loaded: only the times are measured, "
+                                "no overlap bounds (run it with mpi-overlap bench overlap-validation)");
+    st->table_path = getenv("MPI_OVERLAP_TABLE");
+    if (st->table_path && *st->table_path) {
+        char terr[256];
+        mop_xfer_table_init(&st->table);
+        if (mop_xfer_table_load(&st->table, st->table_path, terr, sizeof terr) == 0) {
+            st->have_table = true;
+        } else {
+            mop_xfer_table_free(&st->table);
+            mo_result_warn(&b->doc, "cannot read the profiler's table %s (%s): computation steps "
+                                    "scale with the measured transfer time only", st->table_path, terr);
+        }
+    }
+}
+
+/* The pair: its buffers, once rank 0 has calibrated. */
+static int vs_start(mo_bench *b, void *ctx)
+{
+    vs_state *st = ctx;
+    if (st->pair == MPI_COMM_NULL)
+        return 1;
+    MPI_Comm_rank(st->pair, &st->rank);
+    st->work = &b->work;
+    uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
+    size_t bytes = largest > 0 ? (size_t)largest : 1;
+    st->buf = mo_page_alloc(bytes);
+    st->back = mo_page_alloc(bytes);
+    st->mine = malloc((size_t)NT * (size_t)st->cap * sizeof *st->mine);
+    if (st->rank == 0)
+        st->theirs = malloc((size_t)NT * (size_t)st->cap * sizeof *st->theirs);
+    int have = st->buf && st->back && st->mine && (st->rank != 0 || st->theirs), all = 0;
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st->pair);
+    if (!all) {
+        if (st->rank != 0)
+            return 1;
+        fprintf(stderr, "mo_" PROGRAM ": error: cannot allocate %zu-byte message buffers\n", bytes);
+        return -1;
+    }
+    /* Touch every page now, so no page faults land in timed loops; zeroed
+     * times, so unused slots are defined when sent. */
+    memset(st->buf, b->rank + 1, bytes);
+    memset(st->back, b->rank + 1, bytes);
+    memset(st->mine, 0, (size_t)NT * (size_t)st->cap * sizeof *st->mine);
+    return 0;
+}
+
+/* Rank 0: each pairing's sizes in turn, a progress line per step; rank 1 serves. */
+static int vs_measure(mo_bench *b, void *ctx)
+{
+    vs_state *st = ctx;
+    const vs_params *params = st->params;
+    const mo_options *o = &b->opts;
+    if (st->rank == 1) {
+        serve(st);
+        return 0;
+    }
+    const int ncases = npairings(params->pairings) * (int)o->sizes.n;
+    b->total = ncases * (int)params->steps;
+    st->cases = calloc((size_t)ncases, sizeof *st->cases);
+    bool oom = st->cases == NULL;
+    for (int pi = 0; pi < NPAIRINGS && !b->time_up && !oom; pi++) {
+        if (!(params->pairings & (1u << pi)))
+            continue;
+        for (size_t i = 0; i < o->sizes.n && !b->time_up && !oom; i++) {
+            if (time_is_up(st)) {
+                b->time_up = true;
+                break;
+            }
+            vs_case *cs = &st->cases[st->ncases++];
+            cs->pairing = pi;
+            cs->size = o->sizes.v[i];
+            if (measure_case(st, cs, &b->doc, &b->done, b->total, &b->time_up)) {
+                oom = true;
+                break;
+            }
+            if (!cs->complete)
+                mo_result_warn(&b->doc, "%s size %llu: stopped by %s after %d of %ld steps", PAIRINGS[pi].name,
+                               (unsigned long long)cs->size, cs->stop_reason ? cs->stop_reason : "?", cs->nsteps,
+                               params->steps);
+        }
+    }
+    vs_cmd quit = {CMD_QUIT, 0, 0, 0, 0, 0};
+    bcast_cmd(st, &quit);
+    return mo_bench_conclude(b, oom, "steps", NULL, true);
+}
+
+static void vs_teardown(mo_bench *b, void *ctx)
+{
+    vs_state *st = ctx;
+    (void)b;
+    if (st->pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st->pair);
+    free_state(st);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    vs_params params = {.pairings = (1u << NPAIRINGS) - 1, .steps = DEFAULT_STEPS};
-    mo_bench_options ext = {vs_longopts, vs_parse, vs_finalize, vs_usage, vs_write_json, &params};
-    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512];
-    const bool profiled = vs_profiled();
-    const long iters = vs_iters(&opts), cap = vs_cap(&opts);
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    vs_state st;
-    memset(&st, 0, sizeof st);
-    st.opts = &opts;
-    st.params = &params;
-    st.start_ns = start_ns;
-    st.iters = iters;
-    st.cap = cap;
-    st.profiled = profiled;
-    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &st.pair);
-
-    /* Rank 0 calibrates and checks it can write the result before anyone
-     * measures anything; the verdict goes to every rank. */
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    int ok = 1;
-    if (wrank == 0) {
-        ok = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err, sizeof err);
-        if (ok)
-            mo_warn_if_unbound(&doc, &prov, 0, 1);
-        if (ok && !profiled)
-            mo_result_warn(&doc, "the overlap profiler is not loaded: only the times are measured, "
-                                 "no overlap bounds (run it with mpi-overlap bench overlap-validation)");
-        /* The profiler's table: its time per size is where the upper bound
-         * saturates, so the steps must reach past it too. */
-        st.table_path = getenv("MPI_OVERLAP_TABLE");
-        if (ok && st.table_path && *st.table_path) {
-            char terr[256];
-            mop_xfer_table_init(&st.table);
-            if (mop_xfer_table_load(&st.table, st.table_path, terr, sizeof terr) == 0) {
-                st.have_table = true;
-            } else {
-                mop_xfer_table_free(&st.table);
-                mo_result_warn(&doc, "cannot read the profiler's table %s (%s): computation steps "
-                                     "scale with the measured transfer time only", st.table_path, terr);
-            }
-        }
-        if (ok && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            ok = 0;
-    }
-    MPI_Request req;
-    MPI_Ibcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
-    mo_quiet_wait(&req);
-    if (!ok) {
-        if (st.pair != MPI_COMM_NULL)
-            MPI_Comm_free(&st.pair);
-        return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, 2, err);
-    }
-
-    int status = 0;
-    if (st.pair != MPI_COMM_NULL) {
-        MPI_Comm_rank(st.pair, &st.rank);
-        st.work = &work;
-        uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-        size_t bytes = largest > 0 ? (size_t)largest : 1;
-        st.buf = mo_page_alloc(bytes);
-        st.back = mo_page_alloc(bytes);
-        st.mine = malloc((size_t)NT * (size_t)cap * sizeof *st.mine);
-        if (st.rank == 0)
-            st.theirs = malloc((size_t)NT * (size_t)cap * sizeof *st.theirs);
-        int have = st.buf && st.back && st.mine && (st.rank != 0 || st.theirs), all = 0;
-        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st.pair);
-        if (all) {
-            /* Touch every page now, so no page faults land in timed loops;
-             * zeroed times, so unused slots are defined when sent. */
-            memset(st.buf, wrank + 1, bytes);
-            memset(st.back, wrank + 1, bytes);
-            memset(st.mine, 0, (size_t)NT * (size_t)cap * sizeof *st.mine);
-            if (st.rank == 1) {
-                serve(&st);
-            } else {
-                status = -1; /* set to 0 on success below */
-                const int ncases = npairings(params.pairings) * (int)opts.sizes.n;
-                const int total = ncases * (int)params.steps;
-                int done = 0;
-                bool time_up = false, oom = false;
-                st.cases = calloc((size_t)ncases, sizeof *st.cases);
-                oom = st.cases == NULL;
-                for (int pi = 0; pi < NPAIRINGS && !time_up && !oom; pi++) {
-                    if (!(params.pairings & (1u << pi)))
-                        continue;
-                    for (size_t i = 0; i < opts.sizes.n && !time_up && !oom; i++) {
-                        if (time_is_up(&st)) {
-                            time_up = true;
-                            break;
-                        }
-                        vs_case *cs = &st.cases[st.ncases++];
-                        cs->pairing = pi;
-                        cs->size = opts.sizes.v[i];
-                        if (measure_case(&st, cs, &doc, &done, total, &time_up)) {
-                            oom = true;
-                            break;
-                        }
-                        if (!cs->complete)
-                            mo_result_warn(&doc, "%s size %llu: stopped by %s after %d of %ld steps",
-                                           PAIRINGS[pi].name, (unsigned long long)cs->size,
-                                           cs->stop_reason ? cs->stop_reason : "?", cs->nsteps, params.steps);
-                    }
-                }
-                vs_cmd quit = {CMD_QUIT, 0, 0, 0, 0, 0};
-                bcast_cmd(&st, &quit);
-                if (oom) {
-                    fprintf(stderr, "mo_" PROGRAM ": error: out of memory\n");
-                } else {
-                    if (time_up)
-                        mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d steps",
-                                       opts.time_limit_s, done, total);
-                    mo_work_recheck(&work);
-                    status = mo_result_complete(&doc, PROGRAM, write_results, &st);
-                }
-                if (opts.verbose)
-                    printf("mo_" PROGRAM ": done in %.1f s\n", elapsed_s(&st));
-            }
-        } else if (st.rank == 0) {
-            fprintf(stderr, "mo_" PROGRAM ": error: cannot allocate %zu-byte message buffers\n", bytes);
-            status = -1;
-        }
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    if (st.pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st.pair);
-    free_state(&st);
-    return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static vs_params params = {.pairings = (1u << NPAIRINGS) - 1, .steps = DEFAULT_STEPS};
+    static vs_state st = {.params = &params};
+    static const mo_bench_options ext = {vs_longopts, vs_parse, vs_finalize, vs_usage, vs_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL}, .benchmark = BENCH,
+        .results = write_results, .state = &st, .setup = vs_setup, .start = vs_start, .measure = vs_measure,
+        .verbose_done = true, .teardown = vs_teardown,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

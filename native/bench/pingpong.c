@@ -61,6 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "fingerprint.h"
 #include "json.h"
@@ -225,6 +226,7 @@ typedef struct pp_state {
     int ranks, nodes;
     pp_pair pairs[2];
     int npairs;
+    int my_pair;        /* index into pairs when this rank is a peer; -1 */
     mo_fingerprints fp;
 } pp_state;
 
@@ -407,11 +409,6 @@ static void serve(const pp_state *st, const pp_pair *p)
 }
 
 /* ---- the method (rank 0) ------------------------------------------------ */
-
-static double elapsed_s(const pp_state *st)
-{
-    return (double)(mo_timer_now_ns() - st->start_ns) / 1e9;
-}
 
 static bool time_is_up(const pp_state *st)
 {
@@ -736,40 +733,27 @@ static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int
     return rc;
 }
 
-int main(int argc, char **argv)
+/* Short samples, down to one round trip: a sample during which either rank
+ * lost its core is discarded, and on a busy machine only short ones fall
+ * between two preemptions (see the file comment). */
+static void pp_configure(mo_bench *b, void *ctx)
 {
-    MPI_Init(&argc, &argv);
-    int wrank, wsize;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    const uint64_t start_ns = mo_timer_now_ns();
+    mo_options *o = &b->opts;
+    (void)ctx;
+    if (!o->sample_ms_set)
+        o->sample_ms = o->quick ? SAMPLE_MS_QUICK : SAMPLE_MS;
+    if (!o->min_iters_set && o->max_iters >= 1)
+        o->min_iters = 1;
+}
 
-    pp_params params = {.budget_s = DEFAULT_BUDGET_S, .passes = DEFAULT_PASSES};
-    mo_bench_options ext = {pp_longopts, pp_parse, pp_finalize, pp_usage, pp_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    /* Short samples, down to one round trip: a sample during which either
-     * rank lost its core is discarded, and on a busy machine only short ones
-     * fall between two preemptions (see the file comment). */
-    if (!opts.sample_ms_set)
-        opts.sample_ms = opts.quick ? SAMPLE_MS_QUICK : SAMPLE_MS;
-    if (!opts.min_iters_set && opts.max_iters >= 1)
-        opts.min_iters = 1;
-    char err[512];
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    pp_state st;
-    memset(&st, 0, sizeof st);
-    st.opts = &opts;
-    st.params = &params;
-    st.prov = &prov;
-    st.start_ns = start_ns;
-    st.ranks = wsize;
+static void pp_setup(mo_bench *b, void *ctx)
+{
+    pp_state *st = ctx;
+    const int wrank = b->rank;
+    st->opts = &b->opts;
+    st->prov = &b->prov;
+    st->start_ns = b->start_ns;
+    st->ranks = b->nranks;
 
     /* Node membership: the lowest world rank of each shared-memory node
      * names it; rank 0 names its own. Every rank derives the same pairs. */
@@ -777,26 +761,25 @@ int main(int argc, char **argv)
     int cand[2] = {leader == 0 && wrank > 0 ? wrank : INT_MAX, leader != 0 ? wrank : INT_MAX};
     MPI_Allreduce(MPI_IN_PLACE, cand, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     int is_leader = leader == wrank;
-    MPI_Allreduce(&is_leader, &st.nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&is_leader, &st->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     const char *classes[2] = {"intra", "inter"};
-    int my_pair = -1; /* index into st.pairs when this rank is a peer */
+    st->my_pair = -1;
     for (int k = 0; k < 2; k++) {
         if (cand[k] == INT_MAX)
             continue;
-        pp_pair *p = &st.pairs[st.npairs];
+        pp_pair *p = &st->pairs[st->npairs];
         p->cls = classes[k];
         p->peer = cand[k];
         int member = wrank == 0 || wrank == p->peer;
         MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, wrank, &p->comm);
         if (wrank == p->peer)
-            my_pair = st.npairs;
-        st.npairs++;
+            st->my_pair = st->npairs;
+        st->npairs++;
     }
 
-    /* Message buffers on the ranks that take part; the verdict (rank 0's
-     * checks and every rank's allocation) goes to every rank. */
-    const int taking_part = wrank == 0 || my_pair >= 0;
-    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
+    /* Message buffers on the ranks that take part. */
+    const int taking_part = wrank == 0 || st->my_pair >= 0;
+    const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
     /* Separate send and receive buffers, as applications have: receiving into
      * the buffer just sent from made MPICH's 1 MiB one-way time 487 us instead
      * of 84 us here (and Open MPI's 2.6 ms instead of 0.3-0.6 ms), which would
@@ -805,69 +788,73 @@ int main(int argc, char **argv)
     const size_t pagesz = page > 0 ? (size_t)page : 4096;
     const size_t half = ((largest > 0 ? (size_t)largest : 1) + pagesz - 1) / pagesz * pagesz;
     const size_t bytes = 2 * half;
-    st.half = half;
+    st->half = half;
     if (taking_part) {
-        st.buf = mo_page_alloc(bytes);
-        if (st.buf) /* every page now, so no page faults land in timed loops */
-            memset(st.buf, wrank + 1, bytes);
+        st->buf = mo_page_alloc(bytes);
+        if (st->buf) /* every page now, so no page faults land in timed loops */
+            memset(st->buf, wrank + 1, bytes);
     }
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    b->have = st->buf != NULL || !taking_part;
     if (wrank == 0) {
-        mo_fingerprints_collect(&st.fp, prov.mpi_library_version);
+        mo_fingerprints_collect(&st->fp, b->prov.mpi_library_version);
         if (cand[0] == INT_MAX)
-            mo_result_warn(&doc, "no other rank shares rank 0's node: no intra-node pair was measured");
+            mo_result_warn(&b->doc, "no other rank shares rank 0's node: no intra-node pair was measured");
     }
-    char no_alloc[96];
-    snprintf(no_alloc, sizeof no_alloc, "cannot allocate %zu-byte message buffers on every rank", bytes);
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
-                                       .unbound_peer = cand[0] == INT_MAX ? 0 : cand[0],
-                                       .results = write_results, .ctx = &st, .no_alloc = no_alloc,
-                                       .quiet = true, .no_work_loop = true};
-    if (!mo_bench_ready(&doc, &ready, st.buf != NULL || !taking_part, err, sizeof err)) {
-        for (int k = 0; k < st.npairs; k++)
-            if (st.pairs[k].comm != MPI_COMM_NULL)
-                MPI_Comm_free(&st.pairs[k].comm);
-        free_state(&st);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
+    snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu-byte message buffers on every rank", bytes);
+    b->ready.no_alloc = b->no_alloc;
+    b->ready.unbound_peer = cand[0] == INT_MAX ? 0 : cand[0];
+    b->ready.quiet = true;
+    b->ready.no_work_loop = true;
+}
 
-    int status = 0;
-    if (wrank == 0) {
-        int total = st.npairs * (int)params.passes * (int)opts.sizes.n, done = 0;
-        bool time_up = false, oom = false;
-        for (int k = 0; k < st.npairs; k++) {
-            /* A pair cut short still gets its quit command, so its peer leaves. */
-            int r = time_up || oom ? 1 : measure_pair(&st, &st.pairs[k], &doc, &done, total);
-            if (time_up || oom) {
-                pp_cmd quit = {CMD_QUIT, 0, 0};
-                MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, st.pairs[k].comm);
-            }
-            time_up = time_up || r == 1;
-            oom = oom || r < 0;
-        }
-        if (oom) {
-            fprintf(stderr, "mo_" BENCH ": error: out of memory\n");
-            status = -1;
-        } else {
-            if (time_up)
-                mo_result_warn(&doc, "time limit of %g s reached: made %d of %d (pair, pass, size) visits",
-                               opts.time_limit_s, done, total);
-            status = mo_result_complete(&doc, BENCH, write_results, &st);
-        }
-        if (opts.verbose)
-            printf("mo_" BENCH ": done in %.1f s\n", elapsed_s(&st));
-    } else if (my_pair >= 0) {
-        serve(&st, &st.pairs[my_pair]);
+/* Rank 0 visits every pair; each peer serves its pair. */
+static int pp_measure(mo_bench *b, void *ctx)
+{
+    pp_state *st = ctx;
+    if (b->rank != 0) {
+        if (st->my_pair >= 0)
+            serve(st, &st->pairs[st->my_pair]);
+        return 0;
     }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    for (int k = 0; k < st.npairs; k++)
-        if (st.pairs[k].comm != MPI_COMM_NULL)
-            MPI_Comm_free(&st.pairs[k].comm);
-    free_state(&st);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    int total = st->npairs * (int)st->params->passes * (int)b->opts.sizes.n, done = 0;
+    bool time_up = false, oom = false;
+    for (int k = 0; k < st->npairs; k++) {
+        /* A pair cut short still gets its quit command, so its peer leaves. */
+        int r = time_up || oom ? 1 : measure_pair(st, &st->pairs[k], &b->doc, &done, total);
+        if (time_up || oom) {
+            pp_cmd quit = {CMD_QUIT, 0, 0};
+            MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, st->pairs[k].comm);
+        }
+        time_up = time_up || r == 1;
+        oom = oom || r < 0;
+    }
+    if (oom)
+        return mo_bench_conclude(b, true, NULL, NULL, false);
+    if (time_up)
+        mo_result_warn(&b->doc, "time limit of %g s reached: made %d of %d (pair, pass, size) visits",
+                       b->opts.time_limit_s, done, total);
+    return mo_result_complete(&b->doc, BENCH, write_results, st);
+}
+
+static void pp_teardown(mo_bench *b, void *ctx)
+{
+    pp_state *st = ctx;
+    (void)b;
+    for (int k = 0; k < st->npairs; k++)
+        if (st->pairs[k].comm != MPI_COMM_NULL)
+            MPI_Comm_free(&st->pairs[k].comm);
+    free_state(st);
+}
+
+int main(int argc, char **argv)
+{
+    static pp_params params = {.budget_s = DEFAULT_BUDGET_S, .passes = DEFAULT_PASSES};
+    static pp_state st = {.params = &params};
+    static const mo_bench_options ext = {pp_longopts, pp_parse, pp_finalize, pp_usage, pp_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL},
+        .results = write_results, .state = &st, .configure = pp_configure, .setup = pp_setup,
+        .measure = pp_measure, .verbose_done = true, .teardown = pp_teardown,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

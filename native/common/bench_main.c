@@ -24,6 +24,22 @@ void mo_bench_warn_time_up(mo_bench *b, int done, int total, const char *unit)
                    done, total, unit);
 }
 
+int mo_bench_conclude(mo_bench *b, bool oom, const char *unit, void (*finish)(mo_bench *b, void *state),
+                      bool recheck_work)
+{
+    if (oom) {
+        fprintf(stderr, "mo_%s: error: out of memory\n", b->program);
+        return -1;
+    }
+    if (b->time_up)
+        mo_bench_warn_time_up(b, b->done, b->total, unit);
+    if (finish)
+        finish(b, b->state);
+    if (recheck_work)
+        mo_work_recheck(&b->work);
+    return mo_result_complete(&b->doc, b->program, b->results, b->state);
+}
+
 /* Rank 0 decides whether the time is up; lockstep ranks learn it from rank
  * 0, so that all stop at the same point. */
 static bool time_is_up(const mo_bench *b, const mo_bench_kernel *k, uint64_t t0)
@@ -73,17 +89,7 @@ static int point_loop(mo_bench *b, const mo_bench_kernel *k)
         k->quit(b, k->state);
     if (b->rank != 0)
         return 0;
-    if (oom) {
-        fprintf(stderr, "mo_%s: error: out of memory\n", b->program);
-        return -1;
-    }
-    if (b->time_up)
-        mo_bench_warn_time_up(b, b->done, b->total, k->unit);
-    if (k->finish)
-        k->finish(b, k->state);
-    if (k->recheck_work)
-        mo_work_recheck(&b->work);
-    return mo_result_complete(&b->doc, b->program, b->results, b->state);
+    return mo_bench_conclude(b, oom, k->unit, k->finish, k->recheck_work);
 }
 
 /* Every rank parses the same options and takes part in the same votes, so

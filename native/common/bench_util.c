@@ -114,6 +114,8 @@ static bool bench_ready(mo_result *doc, const mo_bench_ready_spec *spec, int nvo
                                     err, errlen);
         if (spec->no_work_loop)
             spec->work->nwarnings = 0;
+        if (verdict[0] && spec->calibrated)
+            spec->calibrated(spec->calibrated_arg);
         if (verdict[0] && spec->unbound_peer > 0)
             mo_warn_if_unbound(doc, doc->provenance, 0, spec->unbound_peer);
         if (verdict[0] && mo_result_write(doc, "running", spec->results, spec->ctx, err, errlen) != 0)

@@ -64,6 +64,10 @@ typedef struct mo_bench_ready_spec {
     bool no_work_loop;           /* the method uses no work loop: drop its calibration's warnings
                                   * (the document still records the CPU speed) */
     double calib_ms;             /* the calibration's interval; 0: 1 ms */
+    /* Rank 0, after a successful probe and before doc is written: what the
+     * benchmark derives from the calibration (work units). May be NULL. */
+    void (*calibrated)(void *arg);
+    void *calibrated_arg;
 } mo_bench_ready_spec;
 
 /* Collective over MPI_COMM_WORLD, between a benchmark's set-up and its

@@ -6,21 +6,18 @@ predict.json in the run directory."""
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..formatting import fmt_pct, fmt_time
+from ..formatting import fmt_time
 from .engine import RankFigures, Replay, figures, recorded, replay, residuals
 from .gains import gains, site_labels
 from .model import OVERLAPS, PROGRESS, Costs, Link, Target, costs, parse_latency, parse_rate
 from .program import Program, build_program
-
-SCHEMA = "predict-v1"
-OUT_FILE = "predict.json"
+from .words import JOB_FIGURES, OUT_FILE, SCHEMA, change_text, target_words
 
 
 @dataclass
@@ -193,10 +190,6 @@ def _rank(f: RankFigures) -> dict[str, Any]:
             "waiting_s": f.waiting_s}
 
 
-def _err(p: float | None) -> str:
-    return fmt_pct(p if p is not None and math.isfinite(p) else None, 1, sign=True, missing="")
-
-
 def _describe_gains(g: dict[str, Any]) -> list[str]:
     rows = g.get("items") or []
     if not rows:
@@ -225,25 +218,12 @@ def _describe_gains(g: dict[str, Any]) -> list[str]:
 
 def describe(doc: dict[str, Any]) -> list[str]:
     t = doc["target"]
-    what = ["the run's own table" if t["table_is_the_runs"] else f"table {t['table']}"]
-    if t["link"]:
-        ln = t["link"]
-        what.append(f"a link of {ln['rate']} and {fmt_time(ln['latency_s'])} on top for "
-                    "messages between nodes"
-                    + (" (one rank per node)" if ln["one_rank_per_node"] else ""))
-    if t.get("placement"):
-        what.append(f"{t['placement']} rank(s) per node")
-    if t["overlap"] != "model":
-        what.append(f"overlap {t['overlap']}")
-    if t["progress"] != "calls":
-        what.append(f"progress {t['progress']}")
     rec, pred = doc["recorded"], doc["predicted"]
-    lines = [f"Replay on {', '.join(what)}:",
+    lines = [f"Replay on {target_words(t)}:",
              f"{'':18}{'recorded':>12}{'predicted':>12}{'change':>10}"]
-    for key, name in (("run_s", "run time"), ("mpi_s", "MPI time (mean)"),
-                      ("waiting_s", "waiting (mean)")):
+    for key, name in JOB_FIGURES:
         lines.append(f"{name:18}{fmt_time(rec[key]):>12}{fmt_time(pred[key]):>12}"
-                     f"{_err(doc['error_pct'][key]):>10}")
+                     f"{change_text(doc, key):>10}")
     lines.append("per rank (recorded → predicted): run time, MPI time, waiting")
     for r, p in zip(rec["ranks"], pred["ranks"], strict=True):
         lines.append(f"  rank {r['rank']}: {fmt_time(r['run_s'])} → {fmt_time(p['run_s'])}, "

@@ -29,6 +29,7 @@ from . import (
     profile_answer,
     profile_checks,
     profile_plots,
+    profile_predict,
     profile_table,
     replication,
 )
@@ -138,9 +139,10 @@ register(
             profile_plots.sections,
             profile_table.html_sections,
             profile_checks.html_sections,
+            profile_predict.html_sections,
         ),
         terminal=profile_checks.print_run,
-        to_json=profile_checks.to_json,
+        to_json=profile_predict.to_json,
         answer=profile_answer.answer,
     )
 )

@@ -1,0 +1,42 @@
+"""What a prediction says in words and where it lies (predict.json), shared by `predict`'s
+terminal output and the profile report's section (report/profile_predict.py), which must
+not pay for importing the replay engine."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..formatting import fmt_pct, fmt_time
+
+SCHEMA = "predict-v1"
+OUT_FILE = "predict.json"
+
+
+def err_text(p: float | None) -> str:
+    return fmt_pct(p if p is not None and math.isfinite(p) else None, 1, sign=True, missing="")
+
+
+JOB_FIGURES = (("run_s", "run time"), ("mpi_s", "MPI time (mean)"),
+               ("waiting_s", "waiting (mean)"))
+
+
+def target_words(t: dict[str, Any]) -> str:
+    """What a prediction replayed on, in words (predict.json's `target`)."""
+    what = ["the run's own table" if t["table_is_the_runs"] else f"table {t['table']}"]
+    if t["link"]:
+        ln = t["link"]
+        what.append(f"a link of {ln['rate']} and {fmt_time(ln['latency_s'])} on top for "
+                    "messages between nodes"
+                    + (" (one rank per node)" if ln["one_rank_per_node"] else ""))
+    if t.get("placement"):
+        what.append(f"{t['placement']} rank(s) per node")
+    if t["overlap"] != "model":
+        what.append(f"overlap {t['overlap']}")
+    if t["progress"] != "calls":
+        what.append(f"progress {t['progress']}")
+    return ", ".join(what)
+
+
+def change_text(doc: dict[str, Any], key: str) -> str:
+    return err_text(doc["error_pct"][key])
