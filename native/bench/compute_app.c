@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -128,6 +129,7 @@ typedef struct ca_state {
     double run_time_s;    /* largest over the ranks */
     double *rank_times_s; /* per rank (rank 0) */
     double checksum;      /* the last allreduce: keeps the reductions observable */
+    unsigned char *sendbuf, *recvbuf; /* two halo slots each */
 } ca_state;
 
 static void write_results(mo_json *w, const void *ctx)
@@ -206,101 +208,93 @@ static int ca_check(const mo_options *o, void *ctx, char *err, size_t errlen)
     return 0;
 }
 
+/* Rank 0, once calibrated: the work units per iteration (--work-ms needs
+ * the CPU speed); every rank learns them in ca_start. */
+static void ca_calibrated(void *arg)
+{
+    mo_bench *b = arg;
+    ca_state *st = b->state;
+    double u = st->params->work_units > 0 ? (double)st->params->work_units
+                                          : round(st->params->work_ms * 1000.0 * b->work.units_per_us);
+    st->units = (uint64_t)(u > 0 ? u : 0);
+}
+
+static void ca_setup(mo_bench *b, void *ctx)
+{
+    ca_state *st = ctx;
+    st->halo_bytes = b->opts.sizes.v[0];
+    st->ranks = b->nranks;
+    st->work = &b->work;
+    const size_t slot = st->halo_bytes > 0 ? (size_t)st->halo_bytes : 1;
+    st->sendbuf = malloc(2 * slot);
+    st->recvbuf = malloc(2 * slot);
+    if (st->sendbuf && st->recvbuf) {
+        memset(st->sendbuf, b->rank + 1, 2 * slot);
+        memset(st->recvbuf, 0, 2 * slot);
+    }
+    st->rank_times_s = b->rank == 0 ? calloc((size_t)b->nranks, sizeof *st->rank_times_s) : NULL;
+    b->have = st->sendbuf && st->recvbuf && (b->rank != 0 || st->rank_times_s);
+    snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu-byte halo buffers on every rank", 2 * slot);
+    b->ready.no_alloc = b->no_alloc;
+    b->ready.calib_ms = CALIBRATION_MS;
+    b->ready.calib_samples = CALIBRATION_SAMPLES;
+    b->ready.quiet = true;
+    b->ready.calibrated = ca_calibrated;
+    b->ready.calibrated_arg = b;
+}
+
+static int ca_start(mo_bench *b, void *ctx)
+{
+    ca_state *st = ctx;
+    (void)b;
+    MPI_Request req;
+    MPI_Ibcast(&st->units, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req);
+    mo_quiet_wait(&req);
+    return 0;
+}
+
+/* Every rank runs the program; rank 0 keeps the slowest rank's time. */
+static int ca_measure(mo_bench *b, void *ctx)
+{
+    ca_state *st = ctx;
+    double mine = run(st, MPI_COMM_WORLD, b->rank, b->nranks, st->sendbuf, st->recvbuf, &st->checksum);
+    MPI_Gather(&mine, 1, MPI_DOUBLE, st->rank_times_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (b->rank != 0)
+        return 0;
+    st->done = true;
+    st->run_time_s = 0.0;
+    for (int r = 0; r < b->nranks; r++)
+        if (st->rank_times_s[r] > st->run_time_s)
+            st->run_time_s = st->rank_times_s[r];
+    if (b->opts.verbose) {
+        printf("%ld iterations of %llu work units + halo %llu B + allreduce: %.6f s\n", st->params->iterations,
+               (unsigned long long)st->units, (unsigned long long)st->halo_bytes, st->run_time_s);
+        fflush(stdout);
+    }
+    mo_work_recheck(&b->work);
+    return mo_result_complete(&b->doc, NAME, write_results, st);
+}
+
+static void ca_teardown(mo_bench *b, void *ctx)
+{
+    ca_state *st = ctx;
+    (void)b;
+    free(st->sendbuf);
+    free(st->recvbuf);
+    free(st->rank_times_s);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-
-    ca_params params = {.work_ms = DEFAULT_WORK_MS};
-    mo_bench_options ext = {ca_longopts, ca_parse, ca_finalize, ca_usage, ca_write_json, &params};
+    static ca_params params = {.work_ms = DEFAULT_WORK_MS};
+    static ca_state st = {.params = &params};
+    static const mo_bench_options ext = {ca_longopts, ca_parse, ca_finalize, ca_usage, ca_write_json, &params};
     /* Any number of ranks (with one, the ring's neighbours are itself); the
      * halo's own check (ca_check) is stricter than the MPI count one. */
-    const mo_bench_spec spec = {NAME, DEFAULT_SIZES, &ext, 0, false, ca_check, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512];
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    ca_state st;
-    memset(&st, 0, sizeof st);
-    st.params = &params;
-    st.halo_bytes = opts.sizes.v[0];
-    st.ranks = size;
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    st.work = &work;
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-
-    const size_t slot = st.halo_bytes > 0 ? (size_t)st.halo_bytes : 1;
-    unsigned char *sendbuf = malloc(2 * slot), *recvbuf = malloc(2 * slot);
-    if (sendbuf && recvbuf) {
-        memset(sendbuf, rank + 1, 2 * slot);
-        memset(recvbuf, 0, 2 * slot);
-    }
-    st.rank_times_s = rank == 0 ? calloc((size_t)size, sizeof *st.rank_times_s) : NULL;
-
-    /* Rank 0 calibrates (the result records the CPU speed; --work-ms needs
-     * it), fixes the units and checks it can write the result; the units
-     * and the verdict go to every rank. */
-    int64_t setup[3] = {1, sendbuf && recvbuf && (rank != 0 || st.rank_times_s), 0};
-    if (rank == 0) {
-        setup[0] = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err,
-                                  sizeof err);
-        if (setup[0]) {
-            double u = params.work_units > 0 ? (double)params.work_units
-                                             : round(params.work_ms * 1000.0 * work.units_per_us);
-            setup[2] = (int64_t)(u > 0 ? u : 0);
-            st.units = (uint64_t)setup[2];
-        }
-        if (setup[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            setup[0] = 0;
-    }
-    /* Verdicts are ANDed, the units come from rank 0 (the others send 0). */
-    int64_t ok[2] = {setup[0], setup[1]}, all_ok[2];
-    MPI_Request req;
-    MPI_Iallreduce(ok, all_ok, 2, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD, &req);
-    mo_quiet_wait(&req);
-    MPI_Ibcast(&setup[2], 1, MPI_INT64_T, 0, MPI_COMM_WORLD, &req);
-    mo_quiet_wait(&req);
-    if (!all_ok[0] || !all_ok[1]) {
-        if (all_ok[0])
-            snprintf(err, sizeof err, "cannot allocate %zu-byte halo buffers on every rank", 2 * slot);
-        free(sendbuf);
-        free(recvbuf);
-        free(st.rank_times_s);
-        return mo_bench_end(rank, NAME, &doc, &prov, &opts, 2, err);
-    }
-    st.units = (uint64_t)setup[2];
-
-    double mine = run(&st, MPI_COMM_WORLD, rank, size, sendbuf, recvbuf, &st.checksum);
-    MPI_Gather(&mine, 1, MPI_DOUBLE, st.rank_times_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-
-    int status = 0;
-    if (rank == 0) {
-        st.done = true;
-        st.run_time_s = 0.0;
-        for (int r = 0; r < size; r++)
-            if (st.rank_times_s[r] > st.run_time_s)
-                st.run_time_s = st.rank_times_s[r];
-        if (opts.verbose) {
-            printf("%ld iterations of %llu work units + halo %llu B + allreduce: %.6f s\n",
-                   params.iterations, (unsigned long long)st.units,
-                   (unsigned long long)st.halo_bytes, st.run_time_s);
-            fflush(stdout);
-        }
-        mo_work_recheck(&work);
-        status = mo_result_complete(&doc, NAME, write_results, &st);
-    }
-    free(sendbuf);
-    free(recvbuf);
-    free(st.rank_times_s);
-    return mo_bench_end(rank, NAME, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    const mo_bench_kernel k = {
+        .spec = {NAME, DEFAULT_SIZES, &ext, 0, false, ca_check, NULL}, .benchmark = BENCH,
+        .results = write_results, .state = &st, .setup = ca_setup, .start = ca_start, .measure = ca_measure,
+        .teardown = ca_teardown,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -169,107 +170,96 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_object(w);
 }
 
-int main(int argc, char **argv)
+/* Ranks 0 and 1 take part; rank 0 holds the samples. */
+static void ec_setup(mo_bench *b, void *ctx)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-
-    const mo_bench_spec spec = {"error_checking", "0", NULL, 2, false, NULL, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512] = "";
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    ec_state st;
-    memset(&st, 0, sizeof st);
-    read_cvar(&st);
-    MPI_Comm pair;
-    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &pair);
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, NULL, 0, NULL};
-    int have = 1;
-    if (wrank == 0)
+    ec_state *st = ctx;
+    read_cvar(st);
+    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &b->comm);
+    if (b->rank == 0)
         for (int t = 0; t < NTESTS; t++)
-            if (!(st.tests[t].samples = malloc((size_t)opts.reps * sizeof(double))))
-                have = 0;
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
-                                       .results = write_results, .ctx = &st,
-                                       .no_alloc = "cannot allocate the sample buffers"};
-    if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
-        for (int t = 0; t < NTESTS; t++)
-            free(st.tests[t].samples);
-        if (pair != MPI_COMM_NULL)
-            MPI_Comm_free(&pair);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
+            if (!(st->tests[t].samples = malloc((size_t)b->opts.reps * sizeof(double))))
+                b->have = 0;
+    b->ready.no_alloc = "cannot allocate the sample buffers";
+}
 
-    int status = 0;
-    if (pair != MPI_COMM_NULL) {
-        int rank;
-        MPI_Comm_rank(pair, &rank);
-        /* Messages per sample: double a warm-up block until it lasts 1 ms. */
-        long calls[NTESTS];
-        for (int t = 0; t < NTESTS; t++) {
-            long n = 1000;
-            for (;;) {
-                double per = run_test(t, n, rank, pair);
-                int more = per * (double)n < 1e6 && n < MAX_CALLS / 2;
-                MPI_Bcast(&more, 1, MPI_INT, 0, pair);
-                if (!more) {
-                    double want = opts.iters > 0 ? (double)opts.iters : ceil(opts.sample_ms * 1e6 / per);
-                    calls[t] = want < 1000 ? 1000 : want > MAX_CALLS ? MAX_CALLS : (long)want;
-                    break;
-                }
-                n *= 2;
-            }
-            MPI_Bcast(&calls[t], 1, MPI_LONG, 0, pair);
-            st.tests[t].calls = calls[t];
-        }
-        const uint64_t t_start = mo_timer_now_ns();
-        for (long r = 0; r < opts.reps; r++) {
-            int stop = rank == 0 && mo_time_up(&opts, t_start);
-            MPI_Bcast(&stop, 1, MPI_INT, 0, pair);
-            if (stop) {
-                if (rank == 0)
-                    mo_result_warn(&doc, "time limit of %g s reached after %ld of %ld reps",
-                                   opts.time_limit_s, st.reps_done, opts.reps);
+/* The pair: calls per sample for each test, then --reps rounds of every test. */
+static int ec_measure(mo_bench *b, void *ctx)
+{
+    ec_state *st = ctx;
+    const mo_options *o = &b->opts;
+    const MPI_Comm pair = b->comm;
+    if (pair == MPI_COMM_NULL)
+        return 0;
+    int rank;
+    MPI_Comm_rank(pair, &rank);
+    /* Messages per sample: double a warm-up block until it lasts 1 ms. */
+    long calls[NTESTS];
+    for (int t = 0; t < NTESTS; t++) {
+        long n = 1000;
+        for (;;) {
+            double per = run_test(t, n, rank, pair);
+            int more = per * (double)n < 1e6 && n < MAX_CALLS / 2;
+            MPI_Bcast(&more, 1, MPI_INT, 0, pair);
+            if (!more) {
+                double want = o->iters > 0 ? (double)o->iters : ceil(o->sample_ms * 1e6 / per);
+                calls[t] = want < 1000 ? 1000 : want > MAX_CALLS ? MAX_CALLS : (long)want;
                 break;
             }
-            for (int t = 0; t < NTESTS; t++) {
-                double v = run_test(t, calls[t], rank, pair);
-                if (rank == 0)
-                    st.tests[t].samples[st.tests[t].n++] = v;
-            }
-            st.reps_done = r + 1;
-            if (rank == 0) {
-                char label[64];
-                snprintf(label, sizeof label, "rep %ld", r + 1);
-                mo_progress(opts.progress, (int)(r + 1), (int)opts.reps, label);
-            }
+            n *= 2;
         }
+        MPI_Bcast(&calls[t], 1, MPI_LONG, 0, pair);
+        st->tests[t].calls = calls[t];
+    }
+    const uint64_t t_start = mo_timer_now_ns();
+    for (long r = 0; r < o->reps; r++) {
+        int stop = rank == 0 && mo_time_up(o, t_start);
+        MPI_Bcast(&stop, 1, MPI_INT, 0, pair);
+        if (stop) {
+            if (rank == 0)
+                mo_result_warn(&b->doc, "time limit of %g s reached after %ld of %ld reps", o->time_limit_s,
+                               st->reps_done, o->reps);
+            break;
+        }
+        for (int t = 0; t < NTESTS; t++) {
+            double v = run_test(t, calls[t], rank, pair);
+            if (rank == 0)
+                st->tests[t].samples[st->tests[t].n++] = v;
+        }
+        st->reps_done = r + 1;
         if (rank == 0) {
-            for (int t = 0; t < NTESTS; t++) {
-                ec_test *et = &st.tests[t];
-                mo_stats_summarize_or_nan(et->samples, et->n, &et->st);
-                if (opts.verbose)
-                    printf("%-16s %.1f ns per message\n", test_names[t], et->st.median);
-            }
-            status = mo_result_complete(&doc, BENCH, write_results, &st);
+            char label[64];
+            snprintf(label, sizeof label, "rep %ld", r + 1);
+            mo_progress(o->progress, (int)(r + 1), (int)o->reps, label);
         }
     }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    if (pair != MPI_COMM_NULL)
-        MPI_Comm_free(&pair);
+    if (rank != 0)
+        return 0;
+    for (int t = 0; t < NTESTS; t++) {
+        ec_test *et = &st->tests[t];
+        mo_stats_summarize_or_nan(et->samples, et->n, &et->st);
+        if (o->verbose)
+            printf("%-16s %.1f ns per message\n", test_names[t], et->st.median);
+    }
+    return mo_result_complete(&b->doc, b->program, write_results, st);
+}
+
+static void ec_teardown(mo_bench *b, void *ctx)
+{
+    ec_state *st = ctx;
     for (int t = 0; t < NTESTS; t++)
-        free(st.tests[t].samples);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+        free(st->tests[t].samples);
+    if (b->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&b->comm);
+}
+
+int main(int argc, char **argv)
+{
+    static ec_state st;
+    const mo_bench_kernel k = {
+        .spec = {"error_checking", "0", NULL, 2, false, NULL, NULL}, .benchmark = BENCH,
+        .results = write_results, .state = &st, .setup = ec_setup, .measure = ec_measure,
+        .teardown = ec_teardown,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -511,137 +512,122 @@ static void progress(so_state *st, const mo_options *opts, const so_point *pt, i
     (void)st;
 }
 
+/* Rank 0, once calibrated: the work between a send and its check. */
+static void so_calibrated(void *arg)
+{
+    mo_bench *b = arg;
+    so_state *st = b->state;
+    st->units = (uint64_t)ceil(st->params->work_us * b->work.units_per_us);
+    if (st->units < 4)
+        st->units = 4;
+}
+
+static void so_setup(mo_bench *b, void *ctx)
+{
+    so_state *st = ctx;
+    const int wrank = b->rank;
+    st->rank = wrank;
+    st->last_yes = st->first_no = -1;
+    st->monotonic = true;
+    st->max_bytes = (long)b->opts.sizes.v[b->opts.sizes.n - 1];
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->ctl);
+    if (wrank == 0)
+        st->ncvars = mo_cvar_read_thresholds(st->cvars, MAX_CVARS, st->cvar_note, sizeof st->cvar_note);
+    b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
+    if (b->have_shm && mo_shm_remote(&st->shm))
+        socket_buffers(st, wrank);
+    st->buf = mo_page_alloc(st->max_bytes > 0 ? (size_t)st->max_bytes : 1);
+    b->have = st->buf != NULL;
+    if (st->buf)
+        memset(st->buf, wrank + 1, st->max_bytes > 0 ? (size_t)st->max_bytes : 1);
+    b->ready.no_alloc = "cannot allocate the message buffer";
+    b->ready.calibrated = so_calibrated;
+    b->ready.calibrated_arg = b;
+}
+
+/* Rank 0: the sizes of --sizes, then bisection between the last size that
+ * completed and the first that did not; the others serve. */
+static int so_measure(mo_bench *b, void *ctx)
+{
+    so_state *st = ctx;
+    const so_params *params = st->params;
+    const mo_options *o = &b->opts;
+    if (b->rank != 0) {
+        serve(st);
+        return 0;
+    }
+    mo_warn_if_unbound(&b->doc, &b->prov, 0, 1);
+    const int ncoarse = (int)o->sizes.n;
+    int total = ncoarse + (int)params->refine_steps, done = 0;
+    bool time_up = false, full = false;
+    for (int i = 0; i < ncoarse && !time_up && !full; i++) {
+        if (mo_time_up(o, b->start_ns)) {
+            time_up = true;
+            break;
+        }
+        so_point *pt = measure(st, (long)o->sizes.v[i], "coarse");
+        if (!pt) {
+            full = true;
+            break;
+        }
+        progress(st, o, pt, ++done, total);
+        verdict(st);
+        mo_bench_running(b);
+    }
+    verdict(st);
+    while (!time_up && !full && st->last_yes >= 0 && st->first_no >= 0 && st->refine_done < params->refine_steps &&
+           st->first_no - st->last_yes > params->resolution) {
+        if (mo_time_up(o, b->start_ns)) {
+            time_up = true;
+            break;
+        }
+        long mid = st->last_yes + (st->first_no - st->last_yes) / 2;
+        so_point *pt = measure(st, mid, "refine");
+        if (!pt) {
+            full = true;
+            break;
+        }
+        st->refine_done++;
+        progress(st, o, pt, ++done, total);
+        verdict(st);
+        mo_bench_running(b);
+    }
+    mo_progress(o->progress, total, total, "done");
+    so_cmd quit = {CMD_QUIT, 0, 0, 0};
+    MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st->ctl);
+    if (time_up)
+        mo_result_warn(&b->doc, "time limit of %g s reached: measured %d sizes", o->time_limit_s, st->npoints);
+    if (full)
+        mo_result_warn(&b->doc, "stopped at %d measured sizes (out of points or memory)", st->npoints);
+    if (!st->monotonic)
+        mo_result_warn(&b->doc, "a size above the first not-completing size %ld B completed again: "
+                                "the limit is not a single threshold", st->first_no);
+    mo_work_recheck(&b->work);
+    return mo_result_complete(&b->doc, PROGRAM, write_results, st);
+}
+
+static void so_teardown(mo_bench *b, void *ctx)
+{
+    so_state *st = ctx;
+    if (b->have_shm > 0)
+        mo_shm_close(&st->shm);
+    MPI_Comm_free(&st->comm);
+    MPI_Comm_free(&st->ctl);
+    for (int i = 0; i < st->npoints; i++)
+        point_free(&st->points[i]);
+    free(st->buf);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    const uint64_t start_ns = mo_timer_now_ns();
-
-    so_params params = {0};
-    mo_bench_options ext = {so_longopts, so_parse, so_finalize, so_usage, so_write_json, &params};
-    const mo_bench_spec spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512] = "";
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    static so_state st;
-    memset(&st, 0, sizeof st);
-    st.params = &params;
-    st.rank = wrank;
-    st.last_yes = st.first_no = -1;
-    st.monotonic = true;
-    st.max_bytes = (long)opts.sizes.v[opts.sizes.n - 1];
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.ctl);
-    if (wrank == 0)
-        st.ncvars = mo_cvar_read_thresholds(st.cvars, MAX_CVARS, st.cvar_note, sizeof st.cvar_note);
-    int have_shm = mo_shm_open(&st.shm, err, sizeof err) == 0;
-    if (have_shm && mo_shm_remote(&st.shm))
-        socket_buffers(&st, wrank);
-    st.buf = mo_page_alloc(st.max_bytes > 0 ? (size_t)st.max_bytes : 1);
-    int have = st.buf != NULL;
-    if (st.buf)
-        memset(st.buf, wrank + 1, st.max_bytes > 0 ? (size_t)st.max_bytes : 1);
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    int verdicts[3] = {1, have, have_shm};
-    if (wrank == 0 && have_shm) {
-        verdicts[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        if (verdicts[0]) {
-            st.units = (uint64_t)ceil(params.work_us * work.units_per_us);
-            if (st.units < 4)
-                st.units = 4;
-        }
-        if (verdicts[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdicts[0] = 0;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, verdicts, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!verdicts[0] || !verdicts[1] || !verdicts[2]) {
-        if (verdicts[0] && verdicts[2])
-            snprintf(err, sizeof err, "cannot allocate the message buffer");
-        else if (!verdicts[2] && !err[0])
-            snprintf(err, sizeof err, "%s", MO_FLAGS_PLACEMENT_ERR);
-        if (have_shm)
-            mo_shm_close(&st.shm);
-        MPI_Comm_free(&st.comm);
-        MPI_Comm_free(&st.ctl);
-        free(st.buf);
-        return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, 2, err);
-    }
-
-    int status = 0;
-    if (wrank != 0) {
-        serve(&st);
-    } else {
-        mo_warn_if_unbound(&doc, &prov, 0, 1);
-        const int ncoarse = (int)opts.sizes.n;
-        int total = ncoarse + (int)params.refine_steps, done = 0;
-        bool time_up = false, full = false;
-        for (int i = 0; i < ncoarse && !time_up && !full; i++) {
-            if (mo_time_up(&opts, start_ns)) {
-                time_up = true;
-                break;
-            }
-            so_point *pt = measure(&st, (long)opts.sizes.v[i], "coarse");
-            if (!pt) {
-                full = true;
-                break;
-            }
-            progress(&st, &opts, pt, ++done, total);
-            verdict(&st);
-            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                fprintf(stderr, "mo_" PROGRAM ": warning: %s\n", err);
-        }
-        verdict(&st);
-        while (!time_up && !full && st.last_yes >= 0 && st.first_no >= 0 &&
-               st.refine_done < params.refine_steps &&
-               st.first_no - st.last_yes > params.resolution) {
-            if (mo_time_up(&opts, start_ns)) {
-                time_up = true;
-                break;
-            }
-            long mid = st.last_yes + (st.first_no - st.last_yes) / 2;
-            so_point *pt = measure(&st, mid, "refine");
-            if (!pt) {
-                full = true;
-                break;
-            }
-            st.refine_done++;
-            progress(&st, &opts, pt, ++done, total);
-            verdict(&st);
-            if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                fprintf(stderr, "mo_" PROGRAM ": warning: %s\n", err);
-        }
-        mo_progress(opts.progress, total, total, "done");
-        so_cmd quit = {CMD_QUIT, 0, 0, 0};
-        MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st.ctl);
-        if (time_up)
-            mo_result_warn(&doc, "time limit of %g s reached: measured %d sizes", opts.time_limit_s,
-                           st.npoints);
-        if (full)
-            mo_result_warn(&doc, "stopped at %d measured sizes (out of points or memory)", st.npoints);
-        if (!st.monotonic)
-            mo_result_warn(&doc, "a size above the first not-completing size %ld B completed again: "
-                                 "the limit is not a single threshold", st.first_no);
-        mo_work_recheck(&work);
-        status = mo_result_complete(&doc, PROGRAM, write_results, &st);
-    }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    mo_shm_close(&st.shm);
-    MPI_Comm_free(&st.comm);
-    MPI_Comm_free(&st.ctl);
-    for (int i = 0; i < st.npoints; i++)
-        point_free(&st.points[i]);
-    free(st.buf);
-    return mo_bench_end(wrank, PROGRAM, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    static so_params params;
+    static so_state st = {.params = &params};
+    static const mo_bench_options ext = {so_longopts, so_parse, so_finalize, so_usage, so_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .benchmark = BENCH,
+        .results = write_results, .state = &st, .setup = so_setup, .measure = so_measure,
+        .teardown = so_teardown,
+    };
+    return mo_bench_main(argc, argv, &k);
 }
