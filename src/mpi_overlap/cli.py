@@ -346,7 +346,7 @@ def cluster_wire_check(toolchain: str, sizes: str, reps: int, out: Path) -> None
 
 @cluster.command("predict-check")
 @click.option("--mpi", "toolchain", default="mpich", show_default=True, metavar="NAME",
-              help="toolchain (launched with srun and the PMI it needs)")
+              help="toolchain (across the nodes with its own mpiexec or mpirun)")
 @click.option("--rates", default="1gbit,200mbit,100mbit", show_default=True, metavar="LIST",
               help="link rates: the traces are made at the first, predicted for the others "
                    "and for one node, and measured at each")

@@ -45,9 +45,18 @@ exec nsenter -t "$pid" --net --uts --mount -- sh -c "$*"
     return NODE_RSH
 
 
+def own_launcher(layout: Layout, flavor: str) -> str | None:
+    """The --launcher that starts one rank on each node through the MPI's own launcher
+    (Hydra's mpiexec, Open MPI's mpirun) for an MPI of `flavor`; None for another."""
+    hosts = ",".join(n.name for n in layout.node_list)
+    if flavor == "mpich":
+        return (f"mpiexec -hosts {hosts} -launcher ssh -launcher-exec {NODE_RSH} "
+                f"-localhost {CONTROLLER}")
+    if flavor == "openmpi":
+        return f"mpirun --host {hosts} --mca plm_rsh_agent {NODE_RSH}"
+    return None
+
+
 def launcher_examples(layout: Layout) -> list[str]:
     """--launcher values that start ranks on every node through the MPI's own launcher."""
-    hosts = ",".join(n.name for n in layout.node_list)
-    return [f"mpiexec -hosts {hosts} -launcher ssh -launcher-exec {NODE_RSH} "
-            f"-localhost {CONTROLLER}",
-            f"mpirun --host {hosts} --mca plm_rsh_agent {NODE_RSH}"]
+    return [str(own_launcher(layout, flavor)) for flavor in ("mpich", "openmpi")]
