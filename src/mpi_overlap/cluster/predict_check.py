@@ -14,7 +14,6 @@ left out of the errors, as the check says.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import statistics
@@ -27,6 +26,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..file_output import write_json
+from ..json_input import read_json
 from ..link_rates import rate_bits_per_s
 from ..paths import state_dir
 from .control import exec_env, up
@@ -59,7 +59,6 @@ CASES = (
          ("--modes", "blocking", "--grid", "64", "--iterations", "1000")),
     Case("cg", "mo_cg", ("--grid", "48", "--iterations", "500")),
 )
-DEFAULT_RATES = ("1gbit", "200mbit", "100mbit")
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def _targets(rates: list[str]) -> list[Target]:
 
 
 def _own_state(root: Path, tag: str) -> Path:
-    """A state folder with no table (the run calibrates the classes it uses), this
+    """A state folder with no table yet (the target's is calibrated into it), this
     caller's toolchains and, through a link, its builds (nothing is built again)."""
     home, mine = root / "state" / tag, state_dir()
     (home / "xfer-tables").mkdir(parents=True, exist_ok=True)
@@ -145,8 +144,8 @@ def _launcher(layout: Layout, tc: Any) -> str:
 
 def _disturbed(run_dir: Path) -> bool:
     try:
-        doc = json.loads((run_dir / "run.json").read_text())
-    except (OSError, ValueError):
+        doc = read_json(run_dir / "run.json")
+    except UserError:
         return True  # what cannot be read cannot be called quiet
     return bool((doc.get("host_load") or {}).get("disturbed"))
 
