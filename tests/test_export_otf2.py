@@ -223,3 +223,22 @@ def test_bad_input_gets_one_line(exported, tmp_path):
     proc = run_cli("export", "otf2", str(run), "--out", str(busy))
     one_line_error(proc, "not an OTF2 archive directory", code=2)
     assert (busy / "notes.txt").read_text() == "mine\n"
+
+
+def test_profile_otf2_writes_the_archive_as_it_profiles(exported, tmp_path):
+    """`profile --trace --otf2` names OTF2 as an output of the run itself (issue 38 item 1):
+    the archive in the run directory holds as many sends as the export of the same kind
+    of run; `--otf2` without `--trace` is one line."""
+    _, out, _ = exported
+    halo = build_dir_for(get_toolchain("mpich")) / "bench" / "mo_halo"
+    proc = run_cli("profile", "--mpi", "mpich", "-n", "2", "--trace", "--otf2", "--no-report",
+                   "--out", str(tmp_path), "--", str(halo), "--iterations", "20", "--grid",
+                   "48", "--quick", timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run = next(p for p in tmp_path.iterdir() if (p / "run.json").is_file())
+    assert f"OTF2 (Vampir, Scalasca): wrote {run / 'otf2' / 'traces.otf2'}" in proc.stdout
+    _, events = _read(run / "otf2")
+    _, same_kind = _read(out)
+    sends = sum(1 for _, ev in events if _name(ev) in SENDS)
+    assert sends == sum(1 for _, ev in same_kind if _name(ev) in SENDS) > 0
+    one_line_error(run_cli("profile", "--otf2", "--", str(halo)), "--otf2", code=2)

@@ -596,6 +596,9 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
               help="also write every event to a timeline trace per rank (mpi-overlap trace)")
 @click.option("--trace-cap", metavar="SIZE",
               help="most bytes of trace per rank, e.g. 64M (default 256M)")
+@click.option("--otf2", is_flag=True,
+              help="with --trace: also write the traces as an OTF2 archive in the run "
+                   "directory (Vampir, Scalasca; as mpi-overlap export otf2)")
 @click.option("--env-matrix", "env_matrix", multiple=True, metavar="VAR=V1,V2",
               help="run the program once per setting (every combination when repeated), "
                    "e.g. MPICH_ASYNC_PROGRESS=0,1; the report puts the runs side by side")
@@ -621,7 +624,8 @@ def calibrate(mpi: tuple[str, ...], ranks: int, quick: bool, sizes: str | None, 
 @click.argument("program", nargs=-1, type=click.UNPROCESSED, required=True)
 def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | None,
             table: Path | None, force_table: bool, snapshot: float, timeout: float | None,
-            trace_: bool, trace_cap: str | None, env_matrix: tuple[str, ...], compare_bare: bool,
+            trace_: bool, trace_cap: str | None, otf2: bool, env_matrix: tuple[str, ...],
+            compare_bare: bool,
             reps: int | None, callsite_depth: int, per_rank: bool | None,
             documents: bool | None,
             out: Path,
@@ -632,7 +636,7 @@ def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | 
     toolchains = list(mpi) or ["mpich"]
     opts = ProfileOptions(ranks=ranks, mpi=toolchains[0], launcher=launcher, bins=bins, table=table,
                           force_table=force_table, timeout_s=timeout, out_base=out,
-                          snapshot_s=snapshot, trace=trace_, trace_cap=trace_cap,
+                          snapshot_s=snapshot, trace=trace_, trace_cap=trace_cap, otf2=otf2,
                           env_matrix=env_matrix, compare_bare=compare_bare, reps=reps,
                           callsite_depth=callsite_depth, per_rank=per_rank,
                           documents=documents)

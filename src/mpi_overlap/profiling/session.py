@@ -58,6 +58,7 @@ class ProfileOptions:
     snapshot_s: float = 10.0
     trace: bool = False
     trace_cap: str | None = None
+    otf2: bool = False                # with trace: also the traces as an OTF2 archive
     env_matrix: tuple[str, ...] = ()  # VAR=a,b,...: one run per combination ("what if")
     compare_bare: bool = False        # also time the program without the profiler
     reps: int | None = None           # pairs of launches for compare_bare
@@ -69,6 +70,8 @@ class ProfileOptions:
         """Bad input fails here, before anything is built or run."""
         if self.reps is not None and not self.compare_bare:
             raise UserError("--reps counts the launches of --compare-bare: add --compare-bare")
+        if self.otf2 and not self.trace:
+            raise UserError("--otf2 writes the run's traces as OTF2: add --trace")
         if not 1 <= self.callsite_depth <= MAX_CALLSITE_DEPTH:
             raise UserError(f"--callsite-depth must be between 1 and {MAX_CALLSITE_DEPTH} "
                             f"(got {self.callsite_depth})")
@@ -202,6 +205,20 @@ def app_exit_code(run: Run) -> int | None:
     return rc
 
 
+def _export_otf2(run_dir: Path, console: Console, err_console: Console) -> None:
+    """`--otf2`: the run's traces as an OTF2 archive in the run directory. The profile
+    stands whether or not the export works: a failure is one line, not the run's status."""
+    from ..trace.otf2_export import describe, export_otf2
+
+    try:
+        lines = describe(export_otf2(run_dir))
+    except UserError as err:
+        err_console.print(f"OTF2: not written for {run_dir}: {err}", markup=False)
+        return
+    for line in lines:
+        console.print(f"OTF2 (Vampir, Scalasca): {line}", markup=False)
+
+
 def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str], *,
                     report: bool, console: Console, err_console: Console) -> int:
     """The CLI command: run (the program's output live on the terminal and in the logs),
@@ -234,8 +251,11 @@ def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str]
         for run in runs:
             console.print(f"timeline: mpi-overlap trace {run.path} --perfetto "
                           f"{run.path / 'timeline.json'}", markup=False)
-            console.print(f"OTF2 (Vampir, Scalasca): mpi-overlap export otf2 {run.path}",
-                          markup=False)
+            if opts.otf2:
+                _export_otf2(run.path, console, err_console)
+            else:
+                console.print(f"OTF2 (Vampir, Scalasca): mpi-overlap export otf2 {run.path}",
+                              markup=False)
     if ok:
         return 0
     for run in runs:
