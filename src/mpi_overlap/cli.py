@@ -640,8 +640,11 @@ def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | 
                           env_matrix=env_matrix, compare_bare=compare_bare, reps=reps,
                           callsite_depth=callsite_depth, per_rank=per_rank,
                           documents=documents)
+    export = None
+    if otf2:
+        from .trace.otf2_export import export_lines as export
     code = profile_session(list(program), opts, toolchains, report=report, console=_out,
-                           err_console=_err)
+                           err_console=_err, otf2_export=export)
     if code:
         sys.exit(code)
 

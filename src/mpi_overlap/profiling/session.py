@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -205,13 +206,14 @@ def app_exit_code(run: Run) -> int | None:
     return rc
 
 
-def _export_otf2(run_dir: Path, console: Console, err_console: Console) -> None:
-    """`--otf2`: the run's traces as an OTF2 archive in the run directory. The profile
-    stands whether or not the export works: a failure is one line, not the run's status."""
-    from ..trace.otf2_export import describe, export_otf2
-
+def _export_otf2(run_dir: Path, export: Callable[[Path], list[str]], console: Console,
+                 err_console: Console) -> None:
+    """`--otf2`: the run's traces as an OTF2 archive in the run directory (`export`, the
+    trace folder's, handed in by the command: this folder does not import that one). The
+    profile stands whether or not the export works: a failure is one line, not the run's
+    status."""
     try:
-        lines = describe(export_otf2(run_dir))
+        lines = export(run_dir)
     except UserError as err:
         err_console.print(f"OTF2: not written for {run_dir}: {err}", markup=False)
         return
@@ -220,7 +222,8 @@ def _export_otf2(run_dir: Path, console: Console, err_console: Console) -> None:
 
 
 def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str], *,
-                    report: bool, console: Console, err_console: Console) -> int:
+                    report: bool, console: Console, err_console: Console,
+                    otf2_export: Callable[[Path], list[str]] | None = None) -> int:
     """The CLI command: run (the program's output live on the terminal and in the logs),
     report, print where it is. Returns the exit status: 0 when the run is complete, the
     program's own when it failed with one (docs/profiler.md, "Exit status"), else 3."""
@@ -251,8 +254,8 @@ def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str]
         for run in runs:
             console.print(f"timeline: mpi-overlap trace {run.path} --perfetto "
                           f"{run.path / 'timeline.json'}", markup=False)
-            if opts.otf2:
-                _export_otf2(run.path, console, err_console)
+            if opts.otf2 and otf2_export is not None:
+                _export_otf2(run.path, otf2_export, console, err_console)
             else:
                 console.print(f"OTF2 (Vampir, Scalasca): mpi-overlap export otf2 {run.path}",
                               markup=False)

@@ -450,3 +450,8 @@ def describe(e: Exported) -> list[str]:
                      "have no partner in the traces")
     lines += [f"note: {n}" for n in e.notes]
     return lines
+
+
+def export_lines(run_dir: Path) -> list[str]:
+    """`profile --trace --otf2`: the archive in the run directory, and what to say of it."""
+    return describe(export_otf2(run_dir))
