@@ -852,12 +852,7 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
         case MOP_EV_POST: mop_on_post(p, x); break;
         case MOP_EV_EXIT: mop_on_exit(p, x); break;
         case MOP_EV_BEGIN: mop_on_begin(p, x); break;
-        case MOP_EV_END:
-            if (x->arg <= 0)
-                mop_on_end(p, x);
-            else
-                mop_on_foreign_end(p, x);
-            break;
+        case MOP_EV_END: mop_on_foreign_end(p, x); break; /* arg > 0: the others went above */
         case MOP_EV_MATCH:
         case MOP_EV_STATUS: trace_only++; break;
         default: mop_process_rare(p, x); break;

@@ -38,11 +38,6 @@ static mop_req *mop_queue_append(mop_req *slot)
     return mop_req_fresh(&q->items[q->head + q->count++], slot->key);
 }
 
-static size_t mop_hash(uint64_t key, unsigned shift)
-{
-    return mop_requests_hash(key, shift); /* mop_requests.h says why this one */
-}
-
 static unsigned mop_shift_of(size_t cap)
 {
     return 64u - (unsigned)__builtin_ctzll((uint64_t)cap);
@@ -106,7 +101,7 @@ static int mop_requests_grow(mop_requests *r)
     for (size_t i = 0; i < r->cap; i++) {
         if (!r->slots[i].used)
             continue;
-        size_t j = mop_hash(r->slots[i].key, mop_shift_of(ncap));
+        size_t j = mop_requests_hash(r->slots[i].key, mop_shift_of(ncap));
         while (ns[j].used)
             j = (j + 1) & (ncap - 1);
         ns[j] = r->slots[i];
@@ -128,7 +123,7 @@ mop_req *mop_requests_get(mop_requests *r, uint64_t key)
 {
     /* One probe for both outcomes (every post asks this): the run ends at the
      * key or at the empty slot an insert would take. */
-    size_t mask = r->cap - 1, i = mop_hash(key, r->shift);
+    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->shift);
     while (r->slots[i].used) {
         if (r->slots[i].key == key)
             return &r->slots[i];
@@ -144,7 +139,7 @@ mop_req *mop_requests_insert(mop_requests *r, uint64_t key)
 {
     if (2 * (r->count + 1) > r->cap && mop_requests_grow(r) != 0)
         return NULL;
-    size_t mask = r->cap - 1, i = mop_hash(key, r->shift);
+    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->shift);
     while (r->slots[i].used)
         i = (i + 1) & mask;
     mop_requests_count_one(r);
@@ -188,7 +183,7 @@ void mop_requests_remove_slow(mop_requests *r, mop_req *slot)
     /* Backward-shift: pull later members of the probe run into the hole so
      * lookups never need tombstones. */
     for (size_t j = (i + 1) & mask; r->slots[j].used; j = (j + 1) & mask) {
-        size_t home = mop_hash(r->slots[j].key, r->shift);
+        size_t home = mop_requests_hash(r->slots[j].key, r->shift);
         bool movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
         if (movable) {
             r->slots[i] = r->slots[j];
