@@ -79,12 +79,6 @@ def mappings(doc: dict[str, Any]) -> list[Mapping]:
     return out
 
 
-def _load_segments(path: str) -> list[tuple[int, int, int]] | None:
-    """(p_offset, p_filesz, p_vaddr) of an ELF file's PT_LOAD segments; None when the file
-    cannot be read as ELF."""
-    return load_segments(path)
-
-
 def _vaddr(addr: int, maps: list[Mapping], segments: dict[str, Any]) -> tuple[str, int] | None:
     for m in maps:
         if m.start <= addr < m.end:
@@ -95,7 +89,7 @@ def _vaddr(addr: int, maps: list[Mapping], segments: dict[str, Any]) -> tuple[st
 def _vaddr_in(path: str, off: int, segments: dict[str, Any]) -> tuple[str, int] | None:
     """(path, ELF virtual address) of a file offset in an object (step 2 above)."""
     if path not in segments:
-        segments[path] = _load_segments(path)
+        segments[path] = load_segments(path)
     segs = segments[path]
     for p_off, p_size, p_vaddr in segs or []:
         if p_off <= off < p_off + p_size:
