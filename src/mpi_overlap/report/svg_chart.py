@@ -153,8 +153,8 @@ class Chart:
     legend_at: str = "right"  # or "bottom"
     legend_size: float = 8.0
 
-    def svg(self, title: str = "") -> str:
-        return _render(self, title)
+    def svg(self) -> str:
+        return _render(self)
 
 
 # ---------------------------------------------------------------- rendering
@@ -166,27 +166,15 @@ def _n(v: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def _grey(colour: str) -> str:
-    """matplotlib's grey levels ("0.35") as #rrggbb; other colours as given."""
-    try:
-        level = float(colour)
-    except ValueError:
-        return colour
-    v = round(255 * min(max(level, 0.0), 1.0))
-    return f"#{v:02x}{v:02x}{v:02x}"
-
-
 def _text(x: float, y: float, text: str, size: float, colour: str = TICK_TEXT,
-          anchor: str = "middle", rotation: float = 0.0, va: str = "bottom",
-          weight: str = "") -> str:
+          anchor: str = "middle", rotation: float = 0.0, va: str = "bottom") -> str:
     """SVG text; several lines stack upwards from the baseline for va=bottom."""
     lines = text.split("\n")
     shift = {"bottom": -0.25 * size - 1.15 * size * (len(lines) - 1),
              "middle": 0.35 * size - 0.575 * size * (len(lines) - 1),
              "top": 0.9 * size}[va]
     attrs = (f'x="{_n(x)}" y="{_n(y + shift)}" font-size="{_n(size)}" '
-             f'fill="{_grey(colour)}"' + (f' text-anchor="{anchor}"' if anchor != "start" else "")
-             + (f' font-weight="{weight}"' if weight else ""))
+             f'fill="{colour}"' + (f' text-anchor="{anchor}"' if anchor != "start" else ""))
     if rotation:
         attrs += f' transform="rotate({_n(-rotation)} {_n(x)} {_n(y)})"'
     if len(lines) == 1:
@@ -227,12 +215,16 @@ def _tick_extent(t: Ticks | None) -> float:
     return t.size * 1.2 * max(s.count("\n") + 1 for s in t.labels)
 
 
+def _ytick_width(p: Panel) -> float:
+    """How far the widest y tick label reaches left of its tick."""
+    return max((text_width(s, p.yticks.size) for s in p.yticks.labels), default=0.0) \
+        if p.yticks else 0.0
+
+
 def _margins(p: Panel) -> tuple[float, float, float, float]:
     """(left, top, right, bottom) points around the plot area of `p`."""
-    ytick_w = max((text_width(s, p.yticks.size) for s in p.yticks.labels), default=0.0) \
-        if p.yticks else 0.0
     ylabel_lines = p.ylabel.count("\n") + 1 if p.ylabel else 0
-    left = 6 + ytick_w + 6 + ylabel_lines * p.ylabel_size * 1.2
+    left = 6 + _ytick_width(p) + 6 + ylabel_lines * p.ylabel_size * 1.2
     top = (p.title_size * 1.3 + p.title_pad) if p.title else 6.0
     bottom = 6.0
     if p.minor_xticks:
@@ -255,7 +247,7 @@ def _legend(keys: list[Key], x: float, y: float, size: float, rows: bool = True)
     """Entries from (x, y) down (rows) or left to right, a swatch then the label."""
     out = []
     for k in keys:
-        c = _grey(k.colour)
+        c = k.colour
         mid = y + 0.7 * size
         if k.kind == "patch":
             out.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(1.8 * size)}" '
@@ -275,7 +267,7 @@ def _legend(keys: list[Key], x: float, y: float, size: float, rows: bool = True)
     return out
 
 
-def _render(chart: Chart, title: str) -> str:
+def _render(chart: Chart) -> str:
     width, height = chart.size[0] * INCH, chart.size[1] * INCH
     legend_w = _legend_width(chart.legend, chart.legend_size) \
         if chart.legend and chart.legend_at == "right" else 0.0
@@ -315,7 +307,7 @@ def _render(chart: Chart, title: str) -> str:
                         + 1.5 * chart.legend_size for k in chart.legend)
             out += _legend(chart.legend, max(4.0, (width - total) / 2),
                            height - legend_h, chart.legend_size, rows=False)
-    label = escape(title or next((p.title for p in chart.panels if p.title), ""), quote=True)
+    label = escape(next((p.title for p in chart.panels if p.title), ""), quote=True)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}pt" '
             f'height="{_n(height)}pt" viewBox="0 0 {_n(width)} {_n(height)}" role="img" '
             f'aria-label="{label}" font-family="{FONT}">')
@@ -342,7 +334,7 @@ def _panel(b: _Box) -> list[str]:
     for line in p.lines:
         pts = " ".join(f"{_n(b.px(x))},{_n(b.py(y))}" for x, y in zip(line.xs, line.ys,
                                                                        strict=True))
-        out.append(f'<polyline points="{pts}" fill="none" stroke="{_grey(line.colour)}" '
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{line.colour}" '
                    f'stroke-width="{_n(line.width)}" stroke-linejoin="round"/>')
     for m in p.marks:
         out.append(_mark(b, m))
@@ -381,9 +373,7 @@ def _panel(b: _Box) -> list[str]:
     if p.xlabel:
         out.append(_text(b.x + b.w / 2, below + 4, p.xlabel, 10, va="top"))
     if p.ylabel:
-        ytick_w = max((text_width(s, p.yticks.size) for s in p.yticks.labels), default=0.0) \
-            if p.yticks else 0.0
-        x = b.x - ytick_w - 12 - p.ylabel_size * 0.3 * (p.ylabel.count("\n"))
+        x = b.x - _ytick_width(p) - 12 - p.ylabel_size * 0.3 * (p.ylabel.count("\n"))
         out.append(_text(x, b.y + b.h / 2, p.ylabel, p.ylabel_size, rotation=90))
     if p.title:
         out.append(_text(b.x, b.y - p.title_pad, p.title, p.title_size, anchor="start"))
@@ -402,7 +392,7 @@ def _bar(b: _Box, bar: Bar) -> list[str]:
         x0, x1 = sorted((b.px(bar.at - bar.width / 2), b.px(bar.at + bar.width / 2)))
         y0, y1 = sorted((b.py(bar.base), b.py(bar.base + bar.length)))
     return [f'<rect x="{_n(x0)}" y="{_n(y0)}" width="{_n(x1 - x0)}" height="{_n(y1 - y0)}" '
-            f'fill="{_grey(bar.colour)}"/>']
+            f'fill="{bar.colour}"/>']
 
 
 def _area(b: _Box, area: Area) -> list[str]:
@@ -430,12 +420,12 @@ def _area(b: _Box, area: Area) -> list[str]:
             low = [(xs[i], area.lo[i]) for i in reversed(idx)]
         pts = " ".join(f"{_n(b.px(x))},{_n(b.py(y))}" for x, y in top + low
                        if y is not None)
-        paths.append(f'<polygon points="{pts}" fill="{_grey(area.colour)}"/>')
+        paths.append(f'<polygon points="{pts}" fill="{area.colour}"/>')
     return paths
 
 
 def _mark(b: _Box, m: Mark) -> str:
-    x, y, c = b.px(m.x), b.py(m.y), _grey(m.colour)
+    x, y, c = b.px(m.x), b.py(m.y), m.colour
     if m.shape == "v":
         h = m.size / 2
         return (f'<polygon points="{_n(x - h)},{_n(y - h)} {_n(x + h)},{_n(y - h)} '
