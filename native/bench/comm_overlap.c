@@ -399,8 +399,7 @@ static void co_setup(mo_bench *b, void *ctx)
     co_state *st = ctx;
     const co_params *params = st->params;
     st->work = &b->work;
-    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
-    b->comm = st->pair;
+    st->pair = b->comm;
     const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
     const size_t bytes = largest > 0 ? (size_t)largest : 1;
     const size_t nscratch = 4 * (size_t)params->samples + (size_t)params->pilot;
@@ -449,8 +448,6 @@ static void co_teardown(mo_bench *b, void *ctx)
 {
     co_state *st = ctx;
     (void)b;
-    if (st->pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st->pair);
     free_points(st);
     free(st->scratch);
     free(st->sbuf);
@@ -463,7 +460,7 @@ int main(int argc, char **argv)
     static co_state st = {.params = &params};
     static const mo_bench_options ext = {co_longopts, co_parse, co_finalize, co_usage, co_write_json, &params};
     const mo_bench_kernel k = {
-        .spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .benchmark = BENCH,
+        .spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .benchmark = BENCH, .pair = true,
         .results = write_results, .state = &st, .setup = co_setup, .teardown = co_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = co_one_point,
         .recheck_work = true,

@@ -493,7 +493,6 @@ static void dt_setup(mo_bench *b, void *ctx)
     const mo_options *o = &b->opts;
     st->opts = o;
     const int member = b->rank < 2;
-    MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, b->rank, &b->comm);
     /* Buffers: the largest layout spans under 2 x largest size (indexed:
      * block + equal gap; struct: 24/13 < 2), plus the largest offset. */
     const uint64_t largest = o->sizes.v[o->sizes.n - 1];
@@ -545,8 +544,7 @@ static int dt_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
 
 static void dt_teardown(mo_bench *b, void *ctx)
 {
-    if (b->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&b->comm);
+    (void)b;
     free_state(ctx);
 }
 
@@ -554,7 +552,7 @@ int main(int argc, char **argv)
 {
     static dt_state st;
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, check_sizes, NULL},
+        .spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, check_sizes, NULL}, .pair = true,
         .results = write_results, .state = &st, .setup = dt_setup, .teardown = dt_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = dt_one_point,
         .clock_at_loop = true,

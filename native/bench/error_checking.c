@@ -175,7 +175,6 @@ static void ec_setup(mo_bench *b, void *ctx)
 {
     ec_state *st = ctx;
     read_cvar(st);
-    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &b->comm);
     if (b->rank == 0)
         for (int t = 0; t < NTESTS; t++)
             if (!(st->tests[t].samples = malloc((size_t)b->opts.reps * sizeof(double))))
@@ -247,17 +246,16 @@ static int ec_measure(mo_bench *b, void *ctx)
 static void ec_teardown(mo_bench *b, void *ctx)
 {
     ec_state *st = ctx;
+    (void)b;
     for (int t = 0; t < NTESTS; t++)
         free(st->tests[t].samples);
-    if (b->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&b->comm);
 }
 
 int main(int argc, char **argv)
 {
     static ec_state st;
     const mo_bench_kernel k = {
-        .spec = {"error_checking", "0", NULL, 2, false, NULL, NULL}, .benchmark = BENCH,
+        .spec = {"error_checking", "0", NULL, 2, false, NULL, NULL}, .benchmark = BENCH, .pair = true,
         .results = write_results, .state = &st, .setup = ec_setup, .measure = ec_measure,
         .teardown = ec_teardown,
     };

@@ -333,8 +333,7 @@ static void in_setup(mo_bench *b, void *ctx)
 {
     in_state *st = ctx;
     st->work = &b->work;
-    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
-    b->comm = st->pair;
+    st->pair = b->comm;
     const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
     const size_t bytes = largest > 0 ? (size_t)largest : 1;
     if (st->pair != MPI_COMM_NULL) {
@@ -383,8 +382,6 @@ static void in_teardown(mo_bench *b, void *ctx)
 {
     in_state *st = ctx;
     (void)b;
-    if (st->pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st->pair);
     free_points(st);
     free(st->scratch);
     free(st->sbuf);
@@ -397,7 +394,7 @@ int main(int argc, char **argv)
     static in_state st = {.params = &params};
     static const mo_bench_options ext = {in_longopts, in_parse, in_finalize, in_usage, in_write_json, &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES},
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .pair = true,
         .results = write_results, .state = &st, .setup = in_setup, .teardown = in_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = in_one_point,
         .recheck_work = true,

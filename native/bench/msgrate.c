@@ -266,7 +266,7 @@ static void mr_setup(mo_bench *b, void *ctx)
     const mo_options *o = &b->opts;
     st->opts = o;
     st->start_ns = b->start_ns;
-    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
+    st->pair = b->comm;
     const uint64_t largest = o->sizes.v[o->sizes.n - 1];
     const size_t slot = largest > 0 ? (size_t)largest : 1;
     const size_t bytes = slot * (size_t)st->params->window;
@@ -335,8 +335,6 @@ static void mr_teardown(mo_bench *b, void *ctx)
 {
     mr_state *st = ctx;
     (void)b;
-    if (st->pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st->pair);
     free_state(st);
 }
 
@@ -346,7 +344,7 @@ int main(int argc, char **argv)
     static mr_state st = {.params = &params};
     static const mo_bench_options ext = {mr_longopts, mr_parse, NULL, mr_usage, mr_write_json, &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mr_check, NULL},
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mr_check, NULL}, .pair = true,
         .results = write_results, .state = &st, .setup = mr_setup, .teardown = mr_teardown,
         .mode = MO_BENCH_LEAD, .unit = "sizes", .npoints = mo_bench_nsizes, .point = mr_point,
         .serve = mr_serve, .quit = mr_quit,

@@ -546,7 +546,7 @@ static void ov_setup(mo_bench *b, void *ctx)
     ov_state *st = ctx;
     st->opts = &b->opts;
     st->start_ns = b->start_ns;
-    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
+    st->pair = b->comm;
     b->ready.calib_ms = CALIBRATION_MS;
     b->ready.calib_samples = CALIBRATION_SAMPLES;
     b->ready.unbound_peer = 1;
@@ -650,8 +650,6 @@ static void ov_teardown(mo_bench *b, void *ctx)
 {
     ov_state *st = ctx;
     (void)b;
-    if (st->pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st->pair);
     free_state(st);
 }
 
@@ -664,7 +662,7 @@ int main(int argc, char **argv)
     static ov_state st = {.params = &params};
     static const mo_bench_options ext = {ov_longopts, ov_parse, ov_finalize, ov_usage, ov_write_json, &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL},
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .pair = true,
         .results = write_results, .state = &st, .setup = ov_setup, .start = ov_start, .measure = ov_measure,
         .verbose_done = true, .teardown = ov_teardown,
     };

@@ -651,7 +651,7 @@ static void vs_setup(mo_bench *b, void *ctx)
     st->iters = vs_iters(&b->opts);
     st->cap = vs_cap(&b->opts);
     st->profiled = vs_profiled();
-    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
+    st->pair = b->comm;
     b->ready.calib_ms = CALIBRATION_MS;
     b->ready.calib_samples = CALIBRATION_SAMPLES;
     b->ready.quiet = true;
@@ -750,8 +750,6 @@ static void vs_teardown(mo_bench *b, void *ctx)
 {
     vs_state *st = ctx;
     (void)b;
-    if (st->pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st->pair);
     free_state(st);
 }
 
@@ -761,7 +759,7 @@ int main(int argc, char **argv)
     static vs_state st = {.params = &params};
     static const mo_bench_options ext = {vs_longopts, vs_parse, vs_finalize, vs_usage, vs_write_json, &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL}, .benchmark = BENCH,
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL}, .benchmark = BENCH, .pair = true,
         .results = write_results, .state = &st, .setup = vs_setup, .start = vs_start, .measure = vs_measure,
         .verbose_done = true, .teardown = vs_teardown,
     };

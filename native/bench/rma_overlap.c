@@ -349,8 +349,7 @@ static void rm_setup(mo_bench *b, void *ctx)
     st->cap = MAX_ITERS;
     st->planned = popcount(params->wins) * popcount(params->ops) * popcount(params->syncs) * (int)b->opts.sizes.n;
     st->wins[0] = st->wins[1] = MPI_WIN_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, b->rank < 2 ? 0 : MPI_UNDEFINED, b->rank, &st->pair);
-    b->comm = st->pair;
+    st->pair = b->comm;
     b->ready.calib_ms = CALIBRATION_MS;
     b->ready.calib_samples = CALIBRATION_SAMPLES;
     b->ready.unbound_peer = 1;
@@ -443,8 +442,6 @@ static void rm_teardown(mo_bench *b, void *ctx)
         if (st->wins[wi] != MPI_WIN_NULL)
             MPI_Win_free(&st->wins[wi]);
     free(st->base[WIN_CREATE]);
-    if (st->pair != MPI_COMM_NULL)
-        MPI_Comm_free(&st->pair);
     free(st->buf);
     free(st->cases);
     for (int k = 0; k < 4; k++)
@@ -457,7 +454,7 @@ int main(int argc, char **argv)
     static rm_state st = {.params = &params};
     static const mo_bench_options ext = {rm_longopts, rm_parse, NULL, rm_usage, rm_write_json, &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL}, .benchmark = BENCH,
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL}, .benchmark = BENCH, .pair = true,
         .results = write_results, .state = &st, .setup = rm_setup, .start = rm_start, .teardown = rm_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .npoints = rm_npoints, .point = rm_one_case,
         .recheck_work = true,

@@ -92,6 +92,14 @@ static int point_loop(mo_bench *b, const mo_bench_kernel *k)
     return mo_bench_conclude(b, oom, k->unit, k->finish, k->recheck_work);
 }
 
+/* Every rank: the kernel's teardown, then the pair it was given. */
+static void teardown(mo_bench *b, const mo_bench_kernel *k)
+{
+    k->teardown(b, k->state);
+    if (k->pair && b->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&b->comm);
+}
+
 /* Every rank parses the same options and takes part in the same votes, so
  * all leave together; only rank 0 prints an error (mo_bench_end). */
 int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k)
@@ -121,6 +129,8 @@ int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k)
     b.have = 1;
     b.have_shm = -1;
     b.comm = MPI_COMM_NULL;
+    if (k->pair)
+        MPI_Comm_split(MPI_COMM_WORLD, b.rank < 2 ? 0 : MPI_UNDEFINED, b.rank, &b.comm);
     b.ready.calib_samples = 5;
     k->setup(&b, k->state);
     b.ready.prov_rc = prov_rc;
@@ -131,7 +141,7 @@ int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k)
     bool ready = b.have_shm < 0 ? mo_bench_ready(&b.doc, &b.ready, b.have, b.err, sizeof b.err)
                                 : mo_bench_ready_shm(&b.doc, &b.ready, b.have, b.have_shm, b.err, sizeof b.err);
     if (!ready) {
-        k->teardown(&b, k->state);
+        teardown(&b, k);
         return mo_bench_end(b.rank, b.program, &b.doc, &b.prov, &b.opts, 2, b.err);
     }
 
@@ -144,6 +154,6 @@ int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k)
             printf("mo_%s: done in %.1f s\n", b.program, (double)(mo_timer_now_ns() - b.start_ns) / 1e9);
     }
     mo_quiet_barrier(MPI_COMM_WORLD);
-    k->teardown(&b, k->state);
+    teardown(&b, k);
     return mo_bench_end(b.rank, b.program, &b.doc, &b.prov, &b.opts, status == 0 ? 0 : 1, NULL);
 }

@@ -38,7 +38,9 @@ typedef struct mo_bench {
     int have_shm;      /* -1 (default): no shared flags; else whether this rank's
                         * mo_shm_open() succeeded (its reason in err) */
     MPI_Comm comm;     /* lockstep kernels: the ranks that measure together, world
-                        * rank 0 first; MPI_COMM_NULL on the others (default) */
+                        * rank 0 first; MPI_COMM_NULL on the others (default).
+                        * Under the kernel's pair: world ranks 0 and 1, set
+                        * before setup() and freed after teardown() */
     mo_bench_ready_spec ready; /* the kernel sets calib_ms, calib_samples (default 5),
                                 * unbound_peer, no_alloc, quiet, no_work_loop */
     char no_alloc[128];        /* room for ready.no_alloc */
@@ -68,6 +70,10 @@ typedef struct mo_bench_kernel {
     const char *benchmark;  /* the result document's "benchmark"; NULL: spec.program */
     mo_results_fn results;  /* the document's "results" from state */
     void *state;
+    /* b->comm is the pair of world ranks 0 and 1 (MPI_COMM_NULL on the
+     * others), made and freed by the driver: the kernel neither splits nor
+     * frees it. */
+    bool pair;
     /* Once the options are parsed, before anything else: adjusts options. May be NULL. */
     void (*configure)(mo_bench *b, void *state);
     /* Every rank, before the vote: communicators, buffers, the plan; sets
