@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .engine import NO_CHANGE, Change, Replay, figures, replay
+from .engine import NO_CHANGE, Change, Replay, replay
 from .model import Costs, incall_cost
 from .program import (
     COLL_BLOCK,
@@ -218,15 +218,21 @@ def balanced(prog: Program) -> list[list[float]] | None:
     return factors if any_work else None
 
 
+def _windows(prog: Program, rep: Replay) -> list[tuple[int, float, float]]:
+    """Per rank with calls: (rank, its first call's exit, its last call's enter), the window
+    engine.figures gives, without the per-call waiting figures() works out too."""
+    return [(r, rep.exit[r][0], rep.enter[r][-1]) for r, cs in enumerate(prog.calls)
+            if len(cs) >= 2]
+
 
 def run_s(prog: Program, rep: Replay) -> float:
-    figs = figures(prog, rep)
-    return max(f.end_s for f in figs) - min(f.start_s for f in figs)
+    w = _windows(prog, rep)
+    return max(e for _, _, e in w) - min(s for _, s, _ in w)
 
 
 def critical_rank(prog: Program, rep: Replay) -> int:
     """The rank that ends last (enters MPI_Finalize last)."""
-    return max(figures(prog, rep), key=lambda f: f.end_s).rank
+    return max(_windows(prog, rep), key=lambda x: x[2])[0]
 
 
 def _own(c: Costs, ops: list[tuple[int, int]], change: Change) -> float:
