@@ -22,8 +22,9 @@ from ..rundir import Run
 from . import profile_table
 from .html import Figure, Section
 from .profile_grid import Grid, fint, top_rows
+from .profile_plots import bin_ticks, pct_ticks
 from .profile_table import analysis_of, html_table, is_profile, print_grid
-from .svg_chart import Bar, Chart, Key, Label, Panel, Ticks
+from .svg_chart import Bar, Chart, Key, Label, Panel
 
 TERMINAL_ROWS = 10  # rows of each breakdown in the terminal; report.html lists all
 CHECK_TITLE = {
@@ -207,13 +208,11 @@ def bins_figure(a: dict[str, Any]) -> Chart | None:
     if c is None or not c["by_bin"]:
         return None
     bins = sorted({(e["lo"], e["hi"], e["label"]) for e in c["by_bin"]}, key=lambda b: b[0])
-    xs = [float(i) for i in range(len(bins))]
-    many = len(bins) > 6
-    ax = Panel(xlim=(-0.6, len(bins) - 0.4), ylim=(0.0, 110.0), grid="y",
-               yticks=Ticks([0, 25, 50, 75, 100], ["0", "25", "50", "75", "100"]),
+    xticks = bin_ticks([b[2] for b in bins])
+    xs = xticks.at
+    ax = Panel(xlim=(-0.6, len(bins) - 0.4), ylim=(0.0, 110.0), grid="y", yticks=pct_ticks(),
                ylabel="% of the bin's transfer time", xlabel="message size (bin)",
-               xticks=Ticks(xs, [b[2] for b in bins], size=8, rotation=30 if many else 0),
-               title="Transfers flagged by the checks on the bounds")
+               xticks=xticks, title="Transfers flagged by the checks on the bounds")
     bottom = [0.0] * len(bins)
     flagged = [0.0] * len(bins)
     for check, colour in (("in-call", IN_CALL_COLOUR), ("across-calls", ACROSS_COLOUR)):

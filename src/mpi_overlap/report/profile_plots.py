@@ -102,17 +102,23 @@ def _stacked(panel: Panel, xs: list[float], lo: list[float | None], hi: list[flo
     panel.bars += [Bar(x, 100.0 - b, width, LOST_COLOUR, base=b) for x, _, b in kept]
 
 
+def pct_ticks() -> Ticks:
+    """A percentage axis by quarters (this module's figures and the checks' figure)."""
+    return Ticks([0, 25, 50, 75, 100], ["0", "25", "50", "75", "100"])
+
+
+def bin_ticks(labels: list[str]) -> Ticks:
+    """Size bins at 0, 1, ... under their labels, slanted beyond six (this module's figures
+    and the checks' figure)."""
+    return Ticks([float(i) for i in range(len(labels))], labels, size=8,
+                 rotation=30 if len(labels) > 6 else 0)
+
+
 def _pct_axis(panel: Panel) -> None:
     panel.ylim = (0.0, 100.0)
-    panel.yticks = Ticks([0, 25, 50, 75, 100], ["0", "25", "50", "75", "100"])
+    panel.yticks = pct_ticks()
     panel.ylabel = "% of transfer time"
     panel.grid = "y"
-
-
-def _bin_ticks(bins: list[dict[str, Any]], centres: list[float]) -> Ticks:
-    many = len(bins) > 6
-    return Ticks(list(centres), [b["label"] for b in bins], size=8,
-                 rotation=30 if many else 0)
 
 
 # ---------------------------------------------------------------- (1) per size bin
@@ -127,7 +133,7 @@ def bins_figure(a: dict[str, Any]) -> Chart | None:
     centres = [float(i) for i in range(nb)]
     ax = Panel(xlim=(-0.6, nb - 0.4), ylim=(0.0, 100.0), title_pad=26.0,
                title="Overlap by message size" + (" and rank" if nr <= MANY_RANKS else ""),
-               xlabel="message size (bin)", xticks=_bin_ticks(bins, centres))
+               xlabel="message size (bin)", xticks=bin_ticks([b["label"] for b in bins]))
     label_ranks = nr <= LABELLED_RANKS and nr > 1
     if nr <= MANY_RANKS:
         width = 0.8 / nr
@@ -189,7 +195,7 @@ def _absolute_panel(a: dict[str, Any], bins: list[dict[str, Any]],
     ax = Panel(xlim=(-0.6, len(centres) - 0.4), ylim=(0.0, top), yticks=yticks, grid="y",
                title="The same bins by absolute transfer time", title_size=9,
                ylabel=f"transfer time ({unit}),\nall ranks", ylabel_size=8,
-               xticks=_bin_ticks(bins, centres))
+               xticks=bin_ticks([b["label"] for b in bins]))
     ax.bars += [Bar(x, lo / scale, 0.5, MIN_COLOUR) for x, lo in zip(centres, low, strict=True)]
     ax.bars += [Bar(x, (hi - lo) / scale, 0.5, MAYBE_COLOUR, base=lo / scale)
                 for x, lo, hi in zip(centres, low, high, strict=True)]
