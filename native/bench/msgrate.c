@@ -105,7 +105,6 @@ typedef struct mr_state {
     int nalloc;          /* rank 0: sizes allocated */
     uint64_t messages;   /* rank 0: messages posted, warm-up included */
     uint64_t windows;    /* rank 0: windows run, warm-up included */
-    uint64_t start_ns;
 } mr_state;
 
 /* ---- the timed loop (both ranks) ---------------------------------------- */
@@ -265,7 +264,6 @@ static void mr_setup(mo_bench *b, void *ctx)
     mr_state *st = ctx;
     const mo_options *o = &b->opts;
     st->opts = o;
-    st->start_ns = b->start_ns;
     st->pair = b->comm;
     const uint64_t largest = o->sizes.v[o->sizes.n - 1];
     const size_t slot = largest > 0 ? (size_t)largest : 1;
