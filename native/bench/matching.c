@@ -163,7 +163,6 @@ typedef struct mt_point {
 } mt_point;
 
 typedef struct mt_state {
-    const mo_options *opts;
     mt_params *params; /* non-const: mt_configure() bounds --max-n */
     MPI_Comm comm, ctl; /* measured; commands and progress polls */
     mo_shm shm;
@@ -380,7 +379,6 @@ static void mt_setup(mo_bench *b, void *ctx)
 {
     mt_state *st = ctx;
     const mt_params *params = st->params;
-    st->opts = &b->opts;
     st->rank = b->rank;
     st->nranks = b->nranks;
     st->cores = mo_node_cores();
