@@ -15,10 +15,7 @@ left out of the errors, as the check says.
 from __future__ import annotations
 
 import os
-import shlex
 import statistics
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +26,10 @@ from ..file_output import write_json
 from ..json_input import read_json
 from ..link_rates import rate_bits_per_s
 from ..paths import state_dir
+from .cli_runs import run_cli, traced_profile
 from .control import exec_env, up
 from .layout import Layout, load_layout
 from .node_shell import own_launcher
-from .traced_profile import traced_profile
 
 SCHEMA = "predict-check-v1"
 OUT_FILE = "predict-check.json"
@@ -76,10 +73,8 @@ def _own_state(root: Path, tag: str) -> Path:
     caller's toolchains and, through a link, its builds (nothing is built again)."""
     home, mine = root / "state" / tag, state_dir()
     (home / "xfer-tables").mkdir(parents=True, exist_ok=True)
-    for name in ("toolchains.json",):
-        src = mine / name
-        if src.exists():
-            (home / name).write_bytes(src.read_bytes())
+    if (mine / "toolchains.json").exists():
+        (home / "toolchains.json").write_bytes((mine / "toolchains.json").read_bytes())
     build = home / "build"
     if not build.exists():
         build.symlink_to((mine / "build").resolve(), target_is_directory=True)
@@ -114,21 +109,15 @@ def _calibrate(launcher: str | None, toolchain: str, home: Path, out: Path,
     """The target's table, measured before its runs at the sizes the cases use. A table
     the calibration marks suspect (a busy machine) is still used, for the runs and the
     prediction alike; the document says so, and such runs are disturbed anyway."""
-    cmd = [sys.executable, "-m", "mpi_overlap.cli", "-q", "calibrate", "--mpi",
-           toolchain, "--quick", "-n", "2", "--sizes", CALIBRATION_SIZES,
-           "--collectives-budget", str(COLLECTIVES_BUDGET_S), "--timeout", str(timeout_s),
-           "--out", str(out), *(["--launcher", launcher] if launcher else [])]
-    proc = subprocess.run(cmd, env=_env(home, launcher), capture_output=True, text=True,
-                          timeout=2 * timeout_s + 120, check=False)
-    if proc.returncode not in (0, SUSPECT_EXIT):
-        said = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        raise UserError(f"predict-check: the calibration failed (exit {proc.returncode}): "
-                        f"{said[-1] if said else 'no message'}; command: {shlex.join(cmd)}")
+    argv = ["-q", "calibrate", "--mpi", toolchain, "--quick", "-n", "2", "--sizes",
+            CALIBRATION_SIZES, "--collectives-budget", str(COLLECTIVES_BUDGET_S), "--timeout",
+            str(timeout_s), "--out", str(out), *(["--launcher", launcher] if launcher else [])]
+    run_cli("predict-check: the calibration", argv, env=_env(home, launcher),
+            timeout_s=2 * timeout_s + 120, accept=(0, SUSPECT_EXIT))
     tables = sorted((home / "xfer-tables").glob(f"{toolchain}-*.table"),
                     key=lambda p: p.stat().st_mtime)
     if not tables:
-        raise UserError(f"predict-check: the calibration wrote no table in {home}; "
-                        f"command: {shlex.join(cmd)}")
+        raise UserError(f"predict-check: the calibration wrote no table in {home}")
     return tables[-1]
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 from ..errors import UserError
 from ..profiling.rank_documents import read_rank_documents
+from .cli_runs import traced_profile
 from .control import exec_env
 from .layout import BRIDGE, Layout, load_layout
 from .syscmd import missing_tools
-from .traced_profile import traced_profile
 from .wire_check import analyze_run
 
 CAPTURE = "wire.pcap"
