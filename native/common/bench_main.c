@@ -18,12 +18,6 @@ int mo_bench_nsizes(const mo_bench *b, const void *state)
     return (int)b->opts.sizes.n;
 }
 
-void mo_bench_warn_time_up(mo_bench *b, int done, int total, const char *unit)
-{
-    mo_result_warn(&b->doc, "time limit of %g s reached: measured %d of %d %s", b->opts.time_limit_s,
-                   done, total, unit);
-}
-
 int mo_bench_conclude(mo_bench *b, bool oom, const char *unit, void (*finish)(mo_bench *b, void *state),
                       bool recheck_work)
 {
@@ -32,7 +26,8 @@ int mo_bench_conclude(mo_bench *b, bool oom, const char *unit, void (*finish)(mo
         return -1;
     }
     if (b->time_up)
-        mo_bench_warn_time_up(b, b->done, b->total, unit);
+        mo_result_warn(&b->doc, "time limit of %g s reached: measured %d of %d %s", b->opts.time_limit_s,
+                       b->done, b->total, unit);
     if (finish)
         finish(b, b->state);
     if (recheck_work)

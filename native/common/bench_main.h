@@ -122,9 +122,6 @@ int mo_bench_nsizes(const mo_bench *b, const void *state);
  * failure (for kernels with their own measure()). */
 void mo_bench_running(mo_bench *b);
 
-/* The time limit's warning as the point loop writes it (rank 0). */
-void mo_bench_warn_time_up(mo_bench *b, int done, int total, const char *unit);
-
 /* Rank 0 at the end of a measurement: "mo_<program>: error: out of memory"
  * and -1 when oom; else the time limit's warning when b->time_up (counting
  * b->done of b->total unit), finish(), mo_work_recheck() when recheck_work,
