@@ -236,20 +236,15 @@ def critical_rank(prog: Program, rep: Replay) -> int:
 
 
 def _own(c: Costs, ops: list[tuple[int, int]], change: Change) -> float:
-    """incall_cost with the change's hidden ends at their overheads (o_s of an eager
-    send, o_r of an eager receive, 0 for a rendezvous end)."""
+    """incall_cost with the change's hidden rendezvous ends left out: a hidden end keeps
+    only the model's overheads, which for an eager end are incall_cost's own part of it
+    (o_s of the send's post, o_r of the receive's completion) and for a rendezvous end
+    nothing."""
     hid = change.hidden
     if not (hid[0] or hid[1]):
         return incall_cost(c, ops)
-    kept = [(op, k) for op, k in ops if op >= COLL_BLOCK or k not in hid[op & 1]]
-    best = incall_cost(c, kept)
-    for op, k in ops:
-        if op < COLL_BLOCK and k in hid[op & 1] and c.eager[k]:
-            if op in (SEND_POST, SEND_BLOCK):
-                best = max(best, c.o_s[k])
-            elif op in (RECV_DONE, RECV_BLOCK):
-                best = max(best, c.o_r[k])
-    return best
+    return incall_cost(c, [(op, k) for op, k in ops
+                           if op >= COLL_BLOCK or c.eager[k] or k not in hid[op & 1]])
 
 
 def held(prog: Program, rep: Replay, c: Costs, resid: list[dict[str, float]],
