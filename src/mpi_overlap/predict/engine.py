@@ -164,8 +164,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     # replays nothing its recorded duration) and the computation after it
     extra = [[resid[r].get(c_.fn, 0.0) if c_.ops else c_.exit - c_.enter for c_ in cs]
              for r, cs in enumerate(calls)]
-    gaps = [[cs[i + 1].enter - cs[i].exit for i in range(len(cs) - 1)] + [0.0]
-            for cs in calls]
+    gaps = prog.gaps()
     if change.compute is not None:
         gaps = [[g * f for g, f in zip(gs, fs, strict=True)]
                 for gs, fs in zip(gaps, change.compute, strict=True)]

@@ -201,8 +201,7 @@ def balanced(prog: Program) -> list[list[float]] | None:
     per step (_steps): each rank's computation in a step becomes the ranks' mean for it.
     None when no rank computes."""
     starts = _steps(prog)
-    gaps = [[cs[i + 1].enter - cs[i].exit for i in range(len(cs) - 1)] + [0.0]
-            for cs in prog.calls]
+    gaps = prog.gaps()
     factors = [[1.0] * len(g) for g in gaps]
     nsteps = min((len(s) for s in starts), default=0)
     any_work = False
@@ -299,9 +298,9 @@ def gains(prog: Program, costs: Costs, resid: list[dict[str, float]], progress: 
             continue
         local = p.local_s
         if p.change.compute is not None:  # the critical rank's computation taken off
-            cs = prog.calls[crit]
-            local = sum((cs[i + 1].enter - cs[i].exit) * (1.0 - f)
-                        for i, f in enumerate(p.change.compute[crit][:len(cs) - 1]))
+            local = sum(g * (1.0 - f) for g, f
+                        in zip(prog.gaps()[crit][:-1], p.change.compute[crit][:-1],
+                               strict=True))
         row.update(replayed_gain_s=_clean(base_run - run_s(prog, rep)), critical_rank=crit,
                    waiting_removed_s=_clean(base_held - held(prog, rep, p.costs, resid,
                                                              p.change, crit)),

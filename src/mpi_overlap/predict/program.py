@@ -76,6 +76,12 @@ class Program:
     def ranks(self) -> int:
         return len(self.calls)
 
+    def gaps(self) -> list[list[float]]:
+        """Per rank and call, the recorded computation after it (0 after the last): what
+        the replay keeps between calls, and what an imbalance item rescales (gains.py)."""
+        return [[cs[i + 1].enter - cs[i].exit for i in range(len(cs) - 1)] + [0.0]
+                for cs in self.calls]
+
     def events(self) -> int:
         """Enter and exit of every replayed call and every operation in them."""
         return sum(2 * (len(c) - 2) + sum(len(x.ops) for x in c[1:-1]) for c in self.calls)
