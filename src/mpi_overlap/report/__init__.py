@@ -107,12 +107,6 @@ def reporter_of(name: str) -> BenchmarkReporter | None:
     return _REGISTRY[name]
 
 
-def _registered(name: str) -> BenchmarkReporter:
-    """The reporter of a benchmark _by_benchmark found one for (a KeyError otherwise)."""
-    reporter_of(name)
-    return _REGISTRY[name]
-
-
 def _module_reporter(
     name: str, module: Any, *sections: Callable[[list[Run]], list[Section]]
 ) -> BenchmarkReporter:
@@ -204,12 +198,14 @@ def _told(run: Run) -> _Told:
     return _Told(banners, answer, _summary_below(run, banners, answer))
 
 
-def _by_benchmark(runs: list[Run]) -> dict[str, list[Run]]:
+def _by_benchmark(runs: list[Run]) -> list[tuple[BenchmarkReporter, list[Run]]]:
+    """The runs by benchmark, each group with its benchmark's reporter (a benchmark
+    without one left out), in the order the runs first name them."""
     groups: dict[str, list[Run]] = {}
     for run in runs:
-        if reporter_of(run.benchmark) is not None:
-            groups.setdefault(run.benchmark, []).append(run)
-    return groups
+        groups.setdefault(run.benchmark, []).append(run)
+    return [(reporter, group) for name, group in groups.items()
+            if (reporter := reporter_of(name)) is not None]
 
 
 def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = False,
@@ -228,8 +224,8 @@ def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = Fals
         reporter = reporter_of(run.benchmark)
         if reporter is not None and (run.result is not None or run.analysis is not None):
             _guarded(keep_going, console, run.benchmark, reporter.terminal, run, console)
-    for name, group in _by_benchmark(runs).items():
-        _guarded(keep_going, console, name, _registered(name).terminal_all, group, console)
+    for reporter, group in _by_benchmark(runs):
+        _guarded(keep_going, console, reporter.name, reporter.terminal_all, group, console)
     env_matrix.print_terminal(runs, console)
     replication.print_terminal(runs, console)
 
@@ -354,9 +350,9 @@ def make_report(
     sections = list(lead_sections or []) + env_matrix.sections(runs) + replication.sections(
         runs) + [
         section
-        for name, group in _by_benchmark(runs).items()
-        for provider in _registered(name).sections
-        for section in (_safe_sections(provider, name, group) if keep_going
+        for reporter, group in _by_benchmark(runs)
+        for provider in reporter.sections
+        for section in (_safe_sections(provider, reporter.name, group) if keep_going
                         else provider(group))
     ]
     html_path, json_path = out_dir / HTML_FILE, out_dir / JSON_FILE
