@@ -45,9 +45,15 @@ def _read(f: BinaryIO, offset: int, size: int) -> bytes:
     return data
 
 
+def _section_format(h: _Header) -> str:
+    # sh_name sh_type sh_flags sh_addr sh_offset sh_size sh_link sh_info sh_addralign
+    # sh_entsize
+    return h.order + ("IIQQQQIIQQ" if h.wide else "IIIIIIIIII")
+
+
 def _section0(f: BinaryIO, h: _Header) -> tuple[int, int]:
     """(sh_size, sh_info) of section 0, where the extended counts are kept."""
-    fmt = h.order + ("IIQQQQIIQQ" if h.wide else "IIIIIIIIII")
+    fmt = _section_format(h)
     fields = struct.unpack(fmt, _read(f, h.shoff, struct.calcsize(fmt)))
     return fields[5], fields[7]
 
@@ -114,9 +120,8 @@ def dynamic_strings(path: str) -> dict[int, list[str]] | None:
     try:
         with open(path, "rb") as f:
             h = _header(f)
-            # sh_name sh_type sh_flags sh_addr sh_offset sh_size sh_link sh_info ...
             sections = _entries(f, h.shoff, h.shnum if h.shoff else 0, h.shentsize,
-                                h.order + ("IIQQQQIIQQ" if h.wide else "IIIIIIIIII"))
+                                _section_format(h))
             dyn_fmt = h.order + ("qQ" if h.wide else "iI")
             dyn_size = struct.calcsize(dyn_fmt)
             for s in sections:
