@@ -23,7 +23,6 @@ build (about 0.6 s on 2 ranks), the program the issue was measured with.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -36,9 +35,11 @@ from typing import Any
 
 from .errors import UserError
 from .file_output import write_json
+from .json_input import read_json
 from .report_scale import _cli, _installed_like_env
 from .run.launch import launch_command
 from .toolchains import get_toolchain
+from .values import num
 
 DEFAULT_ARGS = ["post-compute-wait", "65536", "100"]
 DEFAULT_REPS = 5
@@ -76,8 +77,7 @@ def _timed(cmd: list[str], env: dict[str, str], what: str, log: Path) -> tuple[f
 def _launch_s(out: Path) -> float | None:
     """The profiled launch's wall time, from the one run directory under `out`."""
     for meta in out.glob("*/run.json"):
-        value = json.loads(meta.read_text()).get("elapsed_s")
-        return float(value) if isinstance(value, (int, float)) else None
+        return num(read_json(meta).get("elapsed_s"))
     return None
 
 
