@@ -58,7 +58,6 @@ class CallTimes:
         # start-up, issue 38) does without numpy's import
         import numpy as np
 
-        self._searchsorted = np.searchsorted
         self.enter = np.asarray(enter, dtype=np.float64)
         self.exit = np.maximum(np.asarray(exit_, dtype=np.float64), self.enter)
         self.first, self.last = float(first), float(last)
@@ -67,7 +66,7 @@ class CallTimes:
 
     def _lib_before(self, t: float) -> float:
         """Time inside calls before t."""
-        k = int(self._searchsorted(self.enter, t, side="right")) - 1
+        k = int(self.enter.searchsorted(t, side="right")) - 1
         if k < 0:
             return 0.0
         return float(self.cum[k] + min(max(t - self.enter[k], 0.0), self.exit[k] - self.enter[k]))
