@@ -81,17 +81,19 @@ def source_hash(src: Path) -> str:
         files.append(version)
     seen = tuple((str(p), st.st_size, st.st_mtime_ns) for p, st in
                  ((p, p.stat()) for p in files))
-    if _hashed.get(src) is not None and _hashed[src][0] == seen:
-        return _hashed[src][1]
+    cached = _hashed.get(src)
+    if cached is not None and cached[0] == seen:
+        return cached[1]
     h = hashlib.sha256()
     for path in files:
         if path != version:
             h.update(str(path.relative_to(src)).encode())
         h.update(path.read_bytes())
     _hashed[src] = (seen, h.hexdigest())
-    return _hashed[src][1]
+    return h.hexdigest()
 
 
+# source_hash's last answer per folder, with the (name, size, mtime) of the files it read
 _hashed: dict[Path, tuple[tuple[tuple[str, int, int], ...], str]] = {}
 
 
