@@ -65,7 +65,7 @@ def time_unit(seconds: float) -> tuple[str, float]:
     return "ns", 1e-9
 
 
-def nice_ticks(top: float, size: float = 8.0) -> tuple[float, Ticks]:
+def nice_ticks(top: float) -> tuple[float, Ticks]:
     """An axis from 0 to a little above `top` (5 % headroom, as matplotlib's margins) and
     its ticks at 1, 2, 2.5 or 5 × 10^k apart, four to nine of them: (limit, ticks)."""
     limit = top * 1.05 if top > 0 else 1.0
@@ -77,7 +77,7 @@ def nice_ticks(top: float, size: float = 8.0) -> tuple[float, Ticks]:
         decimals += 1
     count = int(limit / step + 1e-9)
     at = [i * step for i in range(count + 1)]
-    return limit, Ticks(at, [f"{v:.{decimals}f}" for v in at], size=size)
+    return limit, Ticks(at, [f"{v:.{decimals}f}" for v in at])
 
 
 def _stacked(panel: Panel, xs: list[float], lo: list[float | None], hi: list[float | None],
