@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..profiling.callsites import addresses
 from .engine import NO_CHANGE, Change, Replay, replay
 from .model import Costs, incall_cost
 from .program import (
@@ -69,14 +70,9 @@ def site_labels(run_dir: Path, ranks: int) -> Labels:
         if not isinstance(rank, int) or not 0 <= rank < ranks:
             continue
         for s in (rd.get("profile") or {}).get("sites") or []:
-            frames = s.get("frames") or [s.get("addr")]
-            label = s.get("label")
-            try:
-                addr = int(str(frames[0]), 16)
-            except (TypeError, ValueError):
-                continue
-            if isinstance(label, str):
-                out[rank].setdefault(addr, set()).add(label)
+            found, label = addresses(s), s.get("label")
+            if found and isinstance(label, str):
+                out[rank].setdefault(found[0], set()).add(label)
     return out
 
 
