@@ -122,6 +122,21 @@ def program(rng: random.Random, ranks: int, rounds: int, compute_s: float = 20e-
     return prog
 
 
+def two_ranks(ops0: list[tuple], ops1: list[tuple],
+              tails: tuple[float, float] = (1e-3, 1e-3)) -> Program:
+    """Two ranks whose calls are given as (fn, ops, enter, exit) or (fn, ops, enter, exit,
+    call site), for the hand-worked cases; MPI_Init at 0 and MPI_Finalize each rank's tail
+    after its last call's exit."""
+    calls = []
+    for ops, tail in zip((ops0, ops1), tails, strict=True):
+        cs = [Call("MPI_Init", 0.0, 0.0)]
+        cs += [Call(fn, a, b, list(o), *site) for fn, o, a, b, *site in ops]
+        last = cs[-1].exit + tail
+        cs.append(Call("MPI_Finalize", last, last))
+        calls.append(cs)
+    return Program(calls=calls, hosts=["", ""])
+
+
 def costs(rng: random.Random, prog: Program) -> Costs:
     """Random costs: T grows with the size, eager up to 4 KiB or 16 KiB, o_s and o_r a
     random share of T."""

@@ -32,28 +32,14 @@ from mpi_overlap.predict.program import (
     SEND_BLOCK,
     SEND_DONE,
     SEND_POST,
-    Call,
     Coll,
     Msg,
     Program,
 )
-from predict_synth import PATTERNS, costs, program
+from predict_synth import PATTERNS, costs, program, two_ranks
 
 EPS = 1e-12
 T = 10e-6  # a rendezvous message's whole time
-
-
-def _two_ranks(ops0, ops1) -> Program:
-    """Two ranks whose calls are (fn, ops, enter, exit, site); MPI_Init at 0, MPI_Finalize
-    at the last call's exit plus the given tail."""
-    calls = []
-    for ops, tail in ops0, ops1:
-        cs = [Call("MPI_Init", 0.0, 0.0)]
-        cs += [Call(fn, a, b, list(o), site) for fn, o, a, b, site in ops]
-        last = cs[-1].exit + tail
-        cs.append(Call("MPI_Finalize", last, last))
-        calls.append(cs)
-    return Program(calls=calls, hosts=["", ""])
 
 
 # call sites: an address per (rank's) call, and the profile's label of each
@@ -70,9 +56,9 @@ def _item(rule: str, post: str, end: str, post_fn: str, end_fn: str,
 def _critical_path_program() -> tuple[Program, Costs]:
     """Rank 0 posts a rendezvous MPI_Isend at 0 and waits for it at 0.1 ms; rank 1 computes
     5 ms, receives with MPI_Recv, computes 5 ms more: rank 1 is the critical path."""
-    prog = _two_ranks(([("MPI_Isend", [(SEND_POST, 0)], 0.0, 0.0, 0x10),
-                        ("MPI_Wait", [(SEND_DONE, 0)], 1e-4, 5e-3 + T, 0x11)], 0.0),
-                      ([("MPI_Recv", [(RECV_BLOCK, 0)], 5e-3, 5e-3 + T, 0x20)], 5e-3))
+    prog = two_ranks([("MPI_Isend", [(SEND_POST, 0)], 0.0, 0.0, 0x10),
+                      ("MPI_Wait", [(SEND_DONE, 0)], 1e-4, 5e-3 + T, 0x11)],
+                     [("MPI_Recv", [(RECV_BLOCK, 0)], 5e-3, 5e-3 + T, 0x20)], (0.0, 5e-3))
     prog.msgs.append(Msg(0, 1, 65536))
     return prog, Costs(T=[T], o_s=[0.0], o_r=[0.0], eager=[False], coll=[])
 
@@ -108,14 +94,13 @@ def test_a_chain_gains_more_than_the_hidden_transfer_by_the_waiting_it_removes()
     it in MPI_Recv and ends last. Hiding rank 1's receive lets it leave at rank 0's post
     (0.5 ms): rank 0 gains about 1 ms, a hundred times the hidden transfer, and loses as
     much waiting."""
-    prog = _two_ranks(([("MPI_Isend", [(SEND_POST, 0)], 5e-4, 5e-4, 0x10),
-                        ("MPI_Wait", [(SEND_DONE, 0)], 1.5e-3, 1.5e-3 + T, 0x11),
-                        ("MPI_Recv", [(RECV_BLOCK, 1)], 1.5e-3 + T, 3.5e-3 + 2 * T, 0x12)],
-                       1e-5),
-                      ([("MPI_Irecv", [(RECV_POST, 0)], 0.0, 0.0, 0x20),
-                        ("MPI_Wait", [(RECV_DONE, 0)], 0.0, 1.5e-3 + T, 0x21),
-                        ("MPI_Send", [(SEND_BLOCK, 1)], 3.5e-3 + T, 3.5e-3 + T, 0x22)],
-                       0.0))
+    prog = two_ranks([("MPI_Isend", [(SEND_POST, 0)], 5e-4, 5e-4, 0x10),
+                      ("MPI_Wait", [(SEND_DONE, 0)], 1.5e-3, 1.5e-3 + T, 0x11),
+                      ("MPI_Recv", [(RECV_BLOCK, 1)], 1.5e-3 + T, 3.5e-3 + 2 * T, 0x12)],
+                     [("MPI_Irecv", [(RECV_POST, 0)], 0.0, 0.0, 0x20),
+                      ("MPI_Wait", [(RECV_DONE, 0)], 0.0, 1.5e-3 + T, 0x21),
+                      ("MPI_Send", [(SEND_BLOCK, 1)], 3.5e-3 + T, 3.5e-3 + T, 0x22)],
+                     (1e-5, 0.0))
     prog.msgs += [Msg(0, 1, 65536), Msg(1, 0, 8)]
     c = Costs(T=[T, 1e-6], o_s=[0.0, 0.0], o_r=[0.0, 0.0], eager=[False, True], coll=[])
     resid = [{}, {}]
@@ -194,9 +179,9 @@ def test_imbalance_evens_the_work_out_per_step() -> None:
     the whole run both ranks already compute 4 ms: no scaling would see it)."""
     ops = []
     for r, (w1, w2) in enumerate(((3e-3, 1e-3), (1e-3, 3e-3))):
-        ops.append(([("MPI_Allreduce", [(COLL_BLOCK, 0)], w1, 3e-3, 0x30 + r),
-                     ("MPI_Allreduce", [(COLL_BLOCK, 1)], 3e-3 + w2, 6e-3, 0x30 + r)], 0.0))
-    prog = _two_ranks(*ops)
+        ops.append([("MPI_Allreduce", [(COLL_BLOCK, 0)], w1, 3e-3, 0x30 + r),
+                    ("MPI_Allreduce", [(COLL_BLOCK, 1)], 3e-3 + w2, 6e-3, 0x30 + r)])
+    prog = two_ranks(*ops, tails=(0.0, 0.0))
     prog.colls += [Coll("allreduce", (0, 1), -1, 8), Coll("allreduce", (0, 1), -1, 8)]
     c = Costs(T=[], o_s=[], o_r=[], eager=[], coll=[0.0, 0.0])
     resid = [{}, {}]
@@ -232,8 +217,8 @@ def test_eager_limit_sends_the_bin_eagerly() -> None:
     """Rank 1's MPI_Recv is late: a rendezvous MPI_Send of rank 0 waits for it (late
     receiver); sent eagerly it returns at once and rank 0, which ends last, gains the
     wait."""
-    prog = _two_ranks(([("MPI_Send", [(SEND_BLOCK, 0)], 0.0, 2e-3 + T, 0x10)], 3e-3),
-                      ([("MPI_Recv", [(RECV_BLOCK, 0)], 2e-3, 2e-3 + T, 0x20)], 0.0))
+    prog = two_ranks([("MPI_Send", [(SEND_BLOCK, 0)], 0.0, 2e-3 + T, 0x10)],
+                     [("MPI_Recv", [(RECV_BLOCK, 0)], 2e-3, 2e-3 + T, 0x20)], (3e-3, 0.0))
     prog.msgs.append(Msg(0, 1, 20000))
     c = Costs(T=[T], o_s=[0.0], o_r=[0.0], eager=[False], coll=[])
     base = replay(prog, c, [{}, {}])

@@ -22,12 +22,11 @@ from mpi_overlap.predict.program import (
     SEND_BLOCK,
     SEND_DONE,
     SEND_POST,
-    Call,
     Coll,
     Msg,
     Program,
 )
-from predict_synth import PATTERNS, costs, program
+from predict_synth import PATTERNS, costs, program, two_ranks
 
 EPS = 1e-12
 
@@ -55,25 +54,11 @@ def test_perfect_never_longer_none_never_shorter(seed: int, ranks: int, rounds: 
     assert max(perfect) <= max(model) + EPS <= max(none) + 2 * EPS
 
 
-def _two_ranks(ops0: list[tuple[str, list[tuple[int, int]], float, float]],
-               ops1: list[tuple[str, list[tuple[int, int]], float, float]]) -> Program:
-    """Two ranks whose calls are given as (fn, ops, enter, exit); MPI_Init at 0 and
-    MPI_Finalize 1 ms after the last call."""
-    calls = []
-    for ops in (ops0, ops1):
-        cs = [Call("MPI_Init", 0.0, 0.0)]
-        cs += [Call(fn, a, b, list(o)) for fn, o, a, b in ops]
-        last = cs[-1].exit
-        cs.append(Call("MPI_Finalize", last + 1e-3, last + 1e-3))
-        calls.append(cs)
-    return Program(calls=calls, hosts=["", ""])
-
-
 def test_eager_receive_of_data_that_arrived_holds_only_o_r() -> None:
     """Rank 1 sends 4 KiB at once (eager: o_s 1 µs, o_r 0.5 µs, T 4 µs); rank 0 computes
     5 ms, then MPI_Recv: the receive holds o_r, rank 0 waits for nothing."""
-    prog = _two_ranks([("MPI_Recv", [(RECV_BLOCK, 0)], 5e-3, 5e-3 + 0.5e-6)],
-                      [("MPI_Send", [(SEND_BLOCK, 0)], 0.0, 1e-6)])
+    prog = two_ranks([("MPI_Recv", [(RECV_BLOCK, 0)], 5e-3, 5e-3 + 0.5e-6)],
+                     [("MPI_Send", [(SEND_BLOCK, 0)], 0.0, 1e-6)])
     prog.msgs.append(Msg(1, 0, 4096))
     c = Costs(T=[4e-6], o_s=[1e-6], o_r=[0.5e-6], eager=[True], coll=[])
     resid = [{}, {}]
@@ -81,8 +66,8 @@ def test_eager_receive_of_data_that_arrived_holds_only_o_r() -> None:
     assert rep.exit[0][1] - rep.enter[0][1] == pytest.approx(0.5e-6)
     assert rep.exit[1][1] - rep.enter[1][1] == pytest.approx(1e-6)
     # the late sender: rank 1 computes 5 ms before it sends, rank 0 waits 5 ms + T
-    prog = _two_ranks([("MPI_Recv", [(RECV_BLOCK, 0)], 0.0, 5e-3 + 4e-6)],
-                      [("MPI_Send", [(SEND_BLOCK, 0)], 5e-3, 5e-3 + 1e-6)])
+    prog = two_ranks([("MPI_Recv", [(RECV_BLOCK, 0)], 0.0, 5e-3 + 4e-6)],
+                     [("MPI_Send", [(SEND_BLOCK, 0)], 5e-3, 5e-3 + 1e-6)])
     prog.msgs.append(Msg(1, 0, 4096))
     rep = replay(prog, c, resid)
     assert rep.exit[0][1] == pytest.approx(5e-3 + 4e-6)
@@ -96,10 +81,10 @@ def test_rendezvous_moves_when_both_ends_are_in_the_calls_that_complete_it() -> 
     the receiver computes until its MPI_Wait at 1 ms: with progress in calls it moves from
     there (both ends in their completing calls), with async progress from the send's
     post."""
-    prog = _two_ranks([("MPI_Irecv", [(RECV_POST, 0)], 0.0, 0.0),
-                       ("MPI_Wait", [(RECV_DONE, 0)], 1e-3, 1e-3 + 1e-5)],
-                      [("MPI_Isend", [(SEND_POST, 0)], 1e-5, 1e-5),
-                       ("MPI_Wait", [(SEND_DONE, 0)], 2e-5, 1e-3 + 1e-5)])
+    prog = two_ranks([("MPI_Irecv", [(RECV_POST, 0)], 0.0, 0.0),
+                      ("MPI_Wait", [(RECV_DONE, 0)], 1e-3, 1e-3 + 1e-5)],
+                     [("MPI_Isend", [(SEND_POST, 0)], 1e-5, 1e-5),
+                      ("MPI_Wait", [(SEND_DONE, 0)], 2e-5, 1e-3 + 1e-5)])
     prog.msgs.append(Msg(1, 0, 65536))
     c = Costs(T=[10e-6], o_s=[0.0], o_r=[0.0], eager=[False], coll=[])
     resid = [{}, {}]
@@ -110,21 +95,21 @@ def test_rendezvous_moves_when_both_ends_are_in_the_calls_that_complete_it() -> 
     assert async_.exit[0][2] == pytest.approx(1e-3)  # moved long before the wait
     assert async_.exit[1][2] == pytest.approx(1e-5 + 10e-6)
     # a receiver blocked in MPI_Recv from 0 waits for the sender's MPI_Wait at 1 ms
-    prog = _two_ranks([("MPI_Recv", [(RECV_BLOCK, 0)], 0.0, 1e-3 + 1e-5)],
-                      [("MPI_Isend", [(SEND_POST, 0)], 0.0, 0.0),
-                       ("MPI_Wait", [(SEND_DONE, 0)], 1e-3, 1e-3 + 1e-5)])
+    prog = two_ranks([("MPI_Recv", [(RECV_BLOCK, 0)], 0.0, 1e-3 + 1e-5)],
+                     [("MPI_Isend", [(SEND_POST, 0)], 0.0, 0.0),
+                      ("MPI_Wait", [(SEND_DONE, 0)], 1e-3, 1e-3 + 1e-5)])
     prog.msgs.append(Msg(1, 0, 65536))
     calls = replay(prog, c, resid, progress="calls")
     assert calls.exit[0][1] == pytest.approx(1e-3 + 10e-6)
     assert replay(prog, c, resid, progress="async").exit[0][1] == pytest.approx(10e-6)
     # MPI_Isend, then MPI_Recv on both ranks (a wait on the Isend after it): each send
     # moves while its rank waits in MPI_Recv, so neither waits for the other's MPI_Wait
-    prog = _two_ranks([("MPI_Isend", [(SEND_POST, 0)], 0.0, 0.0),
-                       ("MPI_Recv", [(RECV_BLOCK, 1)], 0.0, 1e-5),
-                       ("MPI_Wait", [(SEND_DONE, 0)], 1e-5, 1e-5)],
-                      [("MPI_Isend", [(SEND_POST, 1)], 0.0, 0.0),
-                       ("MPI_Recv", [(RECV_BLOCK, 0)], 1e-3, 1e-3 + 1e-5),
-                       ("MPI_Wait", [(SEND_DONE, 1)], 1e-3 + 1e-5, 1e-3 + 1e-5)])
+    prog = two_ranks([("MPI_Isend", [(SEND_POST, 0)], 0.0, 0.0),
+                      ("MPI_Recv", [(RECV_BLOCK, 1)], 0.0, 1e-5),
+                      ("MPI_Wait", [(SEND_DONE, 0)], 1e-5, 1e-5)],
+                     [("MPI_Isend", [(SEND_POST, 1)], 0.0, 0.0),
+                      ("MPI_Recv", [(RECV_BLOCK, 0)], 1e-3, 1e-3 + 1e-5),
+                      ("MPI_Wait", [(SEND_DONE, 1)], 1e-3 + 1e-5, 1e-3 + 1e-5)])
     prog.msgs += [Msg(0, 1, 65536), Msg(1, 0, 65536)]
     c2 = Costs(T=[10e-6, 10e-6], o_s=[0.0, 0.0], o_r=[0.0, 0.0], eager=[False, False],
                coll=[])
@@ -136,8 +121,8 @@ def test_rendezvous_moves_when_both_ends_are_in_the_calls_that_complete_it() -> 
 
 
 def test_collective_leaves_at_the_last_enter_plus_its_time() -> None:
-    prog = _two_ranks([("MPI_Allreduce", [(COLL_BLOCK, 0)], 0.0, 2e-3)],
-                      [("MPI_Allreduce", [(COLL_BLOCK, 0)], 2e-3 - 5e-6, 2e-3)])
+    prog = two_ranks([("MPI_Allreduce", [(COLL_BLOCK, 0)], 0.0, 2e-3)],
+                     [("MPI_Allreduce", [(COLL_BLOCK, 0)], 2e-3 - 5e-6, 2e-3)])
     prog.colls.append(Coll("allreduce", (0, 1), -1, 8))
     c = Costs(T=[], o_s=[], o_r=[], eager=[], coll=[5e-6])
     rep = replay(prog, c, [{}, {}])
