@@ -12,11 +12,6 @@ from ..formatting import fmt_pct, fmt_time
 SCHEMA = "predict-v1"
 OUT_FILE = "predict.json"
 
-
-def err_text(p: float | None) -> str:
-    return fmt_pct(p if p is not None and math.isfinite(p) else None, 1, sign=True, missing="")
-
-
 JOB_FIGURES = (("run_s", "run time"), ("mpi_s", "MPI time (mean)"),
                ("waiting_s", "waiting (mean)"))
 
@@ -39,4 +34,6 @@ def target_words(t: dict[str, Any]) -> str:
 
 
 def change_text(doc: dict[str, Any], key: str) -> str:
-    return err_text(doc["error_pct"][key])
+    """A job figure's change, predicted against recorded ("" where there is none)."""
+    p = doc["error_pct"][key]
+    return fmt_pct(p if p is not None and math.isfinite(p) else None, 1, sign=True, missing="")
