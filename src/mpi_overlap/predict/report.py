@@ -17,7 +17,15 @@ from .engine import RankFigures, Replay, figures, recorded, replay, residuals
 from .gains import gains, site_labels
 from .model import OVERLAPS, PROGRESS, Costs, Link, Target, costs, parse_latency, parse_rate
 from .program import Program, build_program
-from .words import JOB_FIGURES, OUT_FILE, SCHEMA, change_text, target_words
+from .words import (
+    JOB_FIGURES,
+    OUT_FILE,
+    SCHEMA,
+    change_text,
+    gain_text,
+    per_call_text,
+    target_words,
+)
 
 
 @dataclass
@@ -199,17 +207,15 @@ def _describe_gains(g: dict[str, Any]) -> list[str]:
     for row in rows:
         where = ", ".join(f"{k} {v}" for k, v in (row.get("sites") or {}).items() if v)
         head = f"  {row['item']}. {row['rule']}" + (f" ({where})" if where else "")
-        bound = row.get("bound_s")
-        per_call = f"per-call sum {fmt_time(bound)}" if isinstance(bound, float | int) else ""
-        if row.get("replayed_gain_s") is None:
+        bound = per_call_text(row)
+        per_call = f"per-call sum {bound}" if bound is not None else ""
+        gain = gain_text(row)
+        if gain is None:
             out.append(f"{head}: {per_call}; not replayed: {row.get('note')}")
             continue
         named = row.get("named") or {}
         what = ", ".join(f"{n} {k}" for k, n in named.items() if n)
-        both = row.get("both_ends_gain_s")
-        out.append(f"{head}: replayed gain {fmt_time(row['replayed_gain_s'])}"
-                   + (f" ({fmt_time(both)} with both ends polled)" if both is not None
-                      else "")
+        out.append(f"{head}: replayed gain {gain}"
                    + f", {per_call} [{row['applied']}{': ' + what if what else ''}; "
                    f"waiting removed on rank {row['critical_rank']}, the last to end: "
                    f"{fmt_time(row['waiting_removed_s'])}]")

@@ -37,3 +37,20 @@ def change_text(doc: dict[str, Any], key: str) -> str:
     """A job figure's change, predicted against recorded ("" where there is none)."""
     p = doc["error_pct"][key]
     return fmt_pct(p if p is not None and math.isfinite(p) else None, 1, sign=True, missing="")
+
+
+def gain_text(row: dict[str, Any]) -> str | None:
+    """An advice item's replayed gain, with the both-ends figure where there is one;
+    None where the item was not replayed."""
+    gain = row.get("replayed_gain_s")
+    if gain is None:
+        return None
+    both = row.get("both_ends_gain_s")
+    return fmt_time(gain) + (f" ({fmt_time(both)} with both ends polled)" if both is not None
+                             else "")
+
+
+def per_call_text(row: dict[str, Any]) -> str | None:
+    """The advice item's own per-call sum (its local bound), None where it has none."""
+    bound = row.get("bound_s")
+    return fmt_time(bound) if isinstance(bound, float | int) else None

@@ -11,7 +11,15 @@ from typing import Any
 from ..errors import UserError
 from ..formatting import DASH, fmt_time
 from ..json_input import read_json
-from ..predict.words import JOB_FIGURES, OUT_FILE, SCHEMA, change_text, target_words
+from ..predict.words import (
+    JOB_FIGURES,
+    OUT_FILE,
+    SCHEMA,
+    change_text,
+    gain_text,
+    per_call_text,
+    target_words,
+)
 from ..rundir import Run
 from .html import HtmlTable, Section
 from .profile_checks import to_json as checks_json
@@ -44,17 +52,10 @@ def _gains_table(doc: dict[str, Any]) -> HtmlTable | None:
         return None
     rows = []
     for row in items:
-        gain = row.get("replayed_gain_s")
-        both = row.get("both_ends_gain_s")
-        bound = row.get("bound_s")
-        rows.append((
-            f"{row['item']}. {row['rule']}",
-            fmt_time(bound) if isinstance(bound, int | float) else DASH,
-            (fmt_time(gain) + (f" ({fmt_time(both)} both ends polled)" if both is not None
-                               else "")) if gain is not None
-            else f"not replayed: {row.get('note')}",
-            fmt_time(row["waiting_removed_s"]) if gain is not None else DASH,
-        ))
+        gain = gain_text(row)
+        rows.append((f"{row['item']}. {row['rule']}", per_call_text(row) or DASH,
+                     gain if gain is not None else f"not replayed: {row.get('note')}",
+                     fmt_time(row["waiting_removed_s"]) if gain is not None else DASH))
     return HtmlTable(
         caption="Advice replayed with its change",
         headers=("advice item", "per-call sum", "replayed gain", "waiting removed"),
