@@ -67,13 +67,15 @@ def test_hiding_rank_1s_end_shortens_the_run(predicted) -> None:
 
 
 def test_the_report_shows_the_prediction(predicted_run: Path, predicted: dict) -> None:
-    """report.html has the prediction's section, report.json its block: the job's figures
-    and the advice items' replayed gains, as predict.json has them."""
+    """report.html has the prediction's section, report.json its block: the job's figures,
+    the call sites and the advice items' replayed gains, as predict.json has them."""
     proc = run_cli("report", str(predicted_run), timeout=300)
     assert proc.returncode == 0, proc.stderr
     page = (predicted_run / "report.html").read_text()
     assert "Prediction by replay" in page and "Advice replayed with its change" in page
+    assert "MPI time by call site" in page and predicted["sites"][0]["site"] in page
     (block,) = [r for r in json.loads((predicted_run / "report.json").read_text())["runs"]]
     got = block["results"]["prediction"]
     assert got["predicted"] == predicted["predicted"]
     assert got["advice_gains"] == predicted["advice_gains"]
+    assert got["sites"] == predicted["sites"] and got["sites"]

@@ -10,6 +10,7 @@ One-line errors for bad input."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -125,3 +126,37 @@ def test_bad_input_gets_one_line(runs, tmp_path):
     shutil.copytree(run, torn)
     (torn / "trace.rank-1.mopt").unlink()
     one_line_error(run_cli("predict", str(torn)), "ranks left no trace", code=2)
+
+
+@pytest.mark.parametrize("case", ["halo-overlap", "cg"])
+def test_per_call_site(runs, case):
+    """predict.json's `sites`: the program's own call sites (the profile's labels, file:line
+    from the mini-apps' debug information), whose recorded and predicted times and waiting
+    add up to the ranks' figures; each is a site of the profile with its MPI function (the
+    trace has the warm-up's calls too, which the profile leaves out); the terminal shows
+    the largest."""
+    run = runs[case]
+    proc = run_cli("predict", str(run), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((run / "predict.json").read_text())
+    sites = doc["sites"]
+    assert sites and sum(s["calls"] for s in sites) == doc["replay"]["calls"]
+    for key in ("recorded", "predicted"):
+        ranks = doc[key]["ranks"]
+        assert (sum(s[f"{key}_s"] for s in sites)
+                == pytest.approx(sum(r["mpi_s"] for r in ranks), rel=1e-9, abs=1e-12))
+        assert (sum(s[f"{key}_waiting_s"] for s in sites)
+                == pytest.approx(sum(r["waiting_s"] for r in ranks), rel=1e-9, abs=1e-12))
+    # every site is one the profile resolved, with its MPI function
+    profile: dict[tuple[str, str], int] = {}
+    for rd in json.loads((run / "result.json").read_text())["ranks"]:
+        for s in rd["profile"]["sites"]:
+            key = (s["label"], s["fn"])
+            profile[key] = profile.get(key, 0) + s["calls"]
+    for s in sites:
+        assert re.fullmatch(r"[\w.-]+\.c:\d+ \(\w+\)", s["site"]), s
+        assert s["calls"] >= profile[(s["site"], s["fn"])], s
+    app = "halo.c:" if case == "halo-overlap" else "cg.c:"
+    assert any(s["site"].startswith(app) for s in sites), sites
+    assert "MPI time by call site, all ranks" in proc.stdout
+    assert sites[0]["site"] in proc.stdout

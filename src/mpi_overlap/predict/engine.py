@@ -437,11 +437,13 @@ def call_waits(prog: Program, rep: Replay) -> list[list[float]]:
     return out
 
 
-def figures(prog: Program, rep: Replay) -> list[RankFigures]:
+def figures(prog: Program, rep: Replay,
+            waits: list[list[float]] | None = None) -> list[RankFigures]:
     """Per rank: its window (first call's exit to last call's enter), the time inside the
-    calls between, and their waiting (call_waits)."""
+    calls between, and their waiting (call_waits; `waits` where the caller has them)."""
     out = []
-    waits = call_waits(prog, rep)
+    if waits is None:
+        waits = call_waits(prog, rep)
     for r, cs in enumerate(prog.calls):
         if len(cs) < 2:
             continue

@@ -1,7 +1,7 @@
 """`mpi-overlap predict RUN_DIR`: a traced profile run replayed on a target (the run's own
 table, another table, a link on top of it, the overlap and progress what-ifs), with the
-predicted and recorded run time, MPI time and waiting per rank, in the terminal and in
-predict.json in the run directory."""
+predicted and recorded run time, MPI time and waiting per rank and per call site, in the
+terminal and in predict.json in the run directory."""
 
 from __future__ import annotations
 
@@ -13,17 +13,22 @@ from typing import Any
 
 from ..errors import UserError
 from ..formatting import fmt_time
-from .engine import RankFigures, Replay, figures, recorded, replay, residuals
-from .gains import gains, site_labels
+from .engine import RankFigures, Replay, call_waits, figures, recorded, replay, residuals
+from .gains import Labels, gains, site_labels
 from .model import OVERLAPS, PROGRESS, Costs, Link, Target, costs, parse_latency, parse_rate
 from .program import Program, build_program
+from .sites import by_site
 from .words import (
     JOB_FIGURES,
     OUT_FILE,
     SCHEMA,
+    SITE_HEADERS,
+    SITES_SHOWN,
     change_text,
     gain_text,
     per_call_text,
+    site_cells,
+    sites_left_text,
     target_words,
 )
 
@@ -122,8 +127,10 @@ def predict(req: Request) -> dict[str, Any]:
                         f"{', '.join(map(str, rep.unresolved))} (a call waits for a partner "
                         "the traces do not hold)")
     as_recorded = recorded(prog)
-    rec = figures(prog, as_recorded)
-    pred = figures(prog, rep)
+    waits = call_waits(prog, as_recorded), call_waits(prog, rep)
+    rec = figures(prog, as_recorded, waits[0])
+    pred = figures(prog, rep, waits[1])
+    labels = site_labels(req.run_dir, prog.ranks)
     rj, pj = _job(rec), _job(pred)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
@@ -149,7 +156,9 @@ def predict(req: Request) -> dict[str, Any]:
                    "messages": len(prog.msgs), "collectives": len(prog.colls),
                    "calls": sum(max(len(c) - 2, 0) for c in prog.calls)},
         "functions": _functions(prog, as_recorded, rep),
-        "advice_gains": _advice_gains(req, prog, tgt_costs, resid, target, rep, analysis),
+        "sites": by_site(prog, as_recorded, rep, waits, labels),
+        "advice_gains": _advice_gains(req, prog, tgt_costs, resid, target, rep, analysis,
+                                      labels),
         "left_out": dict(sorted(prog.left_out.items())),
     }
     from ..file_output import write_json
@@ -163,7 +172,8 @@ def predict(req: Request) -> dict[str, Any]:
 
 
 def _advice_gains(req: Request, prog: Program, c: Costs, resid: list[dict[str, float]],
-                  target: Target, rep: Replay, analysis: dict[str, Any]) -> dict[str, Any]:
+                  target: Target, rep: Replay, analysis: dict[str, Any],
+                  labels: Labels) -> dict[str, Any]:
     """The profile's advice items replayed with their change (gains.py), on this target;
     only under the model's overlap rules (the what-ifs `none` and `perfect` already fix
     every transfer's overlap)."""
@@ -174,8 +184,8 @@ def _advice_gains(req: Request, prog: Program, c: Costs, resid: list[dict[str, f
         return {"items": [], "note": "the profile gave no advice"}
     if target.overlap != "model":
         return {"items": [], "note": f"not replayed under --overlap {target.overlap}"}
-    return {"items": gains(prog, c, resid, target.progress, rep, items,
-                           site_labels(req.run_dir, prog.ranks)), "note": None}
+    return {"items": gains(prog, c, resid, target.progress, rep, items, labels),
+            "note": None}
 
 
 def _functions(prog: Program, rec: Replay, rep: Replay) -> list[dict[str, Any]]:
@@ -222,6 +232,29 @@ def _describe_gains(g: dict[str, Any]) -> list[str]:
     return out
 
 
+def _describe_sites(rows: list[dict[str, Any]]) -> list[str]:
+    """The call sites with the most recorded MPI time, as columns (the rest counted)."""
+    if not rows:
+        return []
+    cells = [site_cells(r) for r in rows[:SITES_SHOWN]]
+    cells = [(_cut(c[0], 48), *c[1:]) for c in cells]
+    width = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(SITE_HEADERS)]
+    out = [f"MPI time by call site, all ranks (the {len(cells)} of {len(rows)} with the "
+           "most recorded time):"]
+    for c in [SITE_HEADERS, *cells]:
+        out.append("  " + "  ".join(x.ljust(w) if i < 2 else x.rjust(w)
+                                    for i, (x, w) in enumerate(zip(c, width, strict=True))
+                                    ).rstrip())
+    left = sites_left_text(rows, SITES_SHOWN)
+    if left:
+        out.append(f"  and {left}")
+    return out
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
 def describe(doc: dict[str, Any]) -> list[str]:
     t = doc["target"]
     rec, pred = doc["recorded"], doc["predicted"]
@@ -240,6 +273,7 @@ def describe(doc: dict[str, Any]) -> list[str]:
         lines.append("MPI time by function, all ranks (recorded → predicted): " + "; ".join(
             f"{f['fn']} ×{f['calls']} {fmt_time(f['recorded_s'])} → "
             f"{fmt_time(f['predicted_s'])}" for f in top))
+    lines += _describe_sites(doc.get("sites") or [])
     rp = doc["replay"]
     rate = rp["events_per_s"]
     lines.append(f"{rp['calls']} calls, {rp['messages']} messages, {rp['collectives']} "

@@ -54,3 +54,26 @@ def per_call_text(row: dict[str, Any]) -> str | None:
     """The advice item's own per-call sum (its local bound), None where it has none."""
     bound = row.get("bound_s")
     return fmt_time(bound) if isinstance(bound, float | int) else None
+
+
+# Call sites shown in the terminal and on the page (all of them are in predict.json).
+SITES_SHOWN = 10
+SITE_HEADERS = ("call site", "function", "calls", "recorded", "predicted",
+                "waiting recorded", "waiting predicted")
+
+
+def site_cells(row: dict[str, Any]) -> tuple[str, ...]:
+    """A call site's row of predict.json's `sites` as text, in SITE_HEADERS' order."""
+    return (row["site"], row["fn"], str(row["calls"]), fmt_time(row["recorded_s"]),
+            fmt_time(row["predicted_s"]), fmt_time(row["recorded_waiting_s"]),
+            fmt_time(row["predicted_waiting_s"]))
+
+
+def sites_left_text(rows: list[dict[str, Any]], shown: int) -> str | None:
+    """What the rows beyond the first `shown` add up to, None where there are none."""
+    rest = rows[shown:]
+    if not rest:
+        return None
+    return (f"{len(rest)} more call site(s): "
+            f"{fmt_time(sum(r['recorded_s'] for r in rest))} recorded, "
+            f"{fmt_time(sum(r['predicted_s'] for r in rest))} predicted")

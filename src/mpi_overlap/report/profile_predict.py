@@ -1,8 +1,9 @@
 """A traced profile's prediction by replay in its report: what `mpi-overlap predict` last
 wrote into the run directory (predict.json) as a section of report.html (the job's
-figures recorded and predicted, the advice items' replayed gains beside their per-call
-sums) and a `prediction` block in report.json. A run without predict.json shows and
-writes nothing here; the terminal has `predict`'s own output."""
+figures recorded and predicted, the call sites with the most MPI time, the advice
+items' replayed gains beside their per-call sums) and a `prediction` block in
+report.json. A run without predict.json shows and writes nothing here; the terminal has
+`predict`'s own output."""
 
 from __future__ import annotations
 
@@ -15,9 +16,13 @@ from ..predict.words import (
     JOB_FIGURES,
     OUT_FILE,
     SCHEMA,
+    SITE_HEADERS,
+    SITES_SHOWN,
     change_text,
     gain_text,
     per_call_text,
+    site_cells,
+    sites_left_text,
     target_words,
 )
 from ..rundir import Run
@@ -44,6 +49,19 @@ def _job_table(doc: dict[str, Any]) -> HtmlTable:
     return HtmlTable(caption="Recorded and predicted (job)",
                      headers=("", "recorded", "predicted", "change"), rows=rows,
                      css=[("left", "num", "num", "num")] * len(rows))
+
+
+def _sites_table(doc: dict[str, Any]) -> HtmlTable | None:
+    rows = doc.get("sites") or []  # none in a predict.json written before it had them
+    if not rows:
+        return None
+    cells = [site_cells(r) for r in rows[:SITES_SHOWN]]
+    left = sites_left_text(rows, SITES_SHOWN)
+    return HtmlTable(caption="MPI time by call site, all ranks (recorded and predicted)",
+                     headers=SITE_HEADERS, rows=cells,
+                     css=[("left", "left") + ("num",) * 5] * len(cells),
+                     footnotes=[f"And {left} (every site is in predict.json)."] if left
+                     else [])
 
 
 def _gains_table(doc: dict[str, Any]) -> HtmlTable | None:
@@ -74,9 +92,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
         if doc is None:
             continue
         tables = [_job_table(doc)]
-        gains = _gains_table(doc)
-        if gains is not None:
-            tables.append(gains)
+        tables += [t for t in (_sites_table(doc), _gains_table(doc)) if t is not None]
         out.append(Section(
             title=f"Prediction by replay — {run.label}",
             intro=(f"`mpi-overlap predict` replayed this run's trace on "
@@ -94,5 +110,5 @@ def to_json(run: Run) -> dict[str, Any]:
     if doc is not None:
         block["prediction"] = {k: doc.get(k) for k in
                                ("target", "recorded", "predicted", "error_pct",
-                                "advice_gains")}
+                                "sites", "advice_gains")}
     return block

@@ -1,0 +1,61 @@
+"""Per call site figures of a prediction (issue 36, item 1): each traced call's time and
+waiting, recorded and replayed, summed over the ranks per call site and MPI function, so
+that a prediction says where in the program the time goes or moves.
+
+A call site is named by the profile's label for the call's return address (result.json's
+rank documents through gains.site_labels: file:line where the program has debug
+information, else function and object), so that one line of the source is one row
+whatever each rank's addresses; an address the profile does not name keeps its hex value,
+a call without one is "unknown"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .engine import Replay
+from .gains import Labels
+from .program import Program
+
+UNKNOWN = "unknown"
+
+
+def site_name(labels: set[str] | None, addr: int) -> str:
+    """The site's label (several labels of one address, from --callsite-depth chains that
+    end in it, joined in order), else its address."""
+    if labels:
+        return " / ".join(sorted(labels))
+    return f"{addr:#x}" if addr else UNKNOWN
+
+
+def by_site(prog: Program, rec: Replay, pred: Replay,
+            waits: tuple[list[list[float]], list[list[float]]],
+            labels: Labels) -> list[dict[str, Any]]:
+    """Per (call site, MPI function): its calls and ranks, and the calls' time and waiting
+    (engine.call_waits: `waits` is (recorded, predicted)) summed over the ranks, recorded
+    and predicted; the largest recorded time first. The calls between MPI_Init and
+    MPI_Finalize, as the per-rank MPI time counts them, so the rows add up to it."""
+    rec_w, pred_w = waits
+    acc: dict[tuple[str, str], list[Any]] = {}
+    names: dict[tuple[int, int], str] = {}
+    for r, cs in enumerate(prog.calls):
+        own = labels[r] if r < len(labels) else {}
+        ren, rex, pen, pex = rec.enter[r], rec.exit[r], pred.enter[r], pred.exit[r]
+        rw, pw = rec_w[r], pred_w[r]
+        for i in range(1, len(cs) - 1):
+            c = cs[i]
+            name = names.get((r, c.site))
+            if name is None:
+                name = names[(r, c.site)] = site_name(own.get(c.site), c.site)
+            a = acc.get((name, c.fn))
+            if a is None:
+                a = acc[(name, c.fn)] = [0, set(), 0.0, 0.0, 0.0, 0.0]
+            a[0] += 1
+            a[1].add(r)
+            a[2] += rex[i] - ren[i]
+            a[3] += pex[i] - pen[i]
+            a[4] += rw[i]
+            a[5] += pw[i]
+    rows = [{"site": site, "fn": fn, "calls": n, "ranks": len(ranks), "recorded_s": x,
+             "predicted_s": y, "recorded_waiting_s": wx, "predicted_waiting_s": wy}
+            for (site, fn), (n, ranks, x, y, wx, wy) in acc.items()]
+    return sorted(rows, key=lambda row: (-row["recorded_s"], row["site"], row["fn"]))
