@@ -21,12 +21,15 @@ from mpi_overlap.calibration.xfer_quality import (
     FIT_SUSPECT,
     MIN_CLEAN,
     QUANTILE,
+    RESIDUAL_NOISY,
+    VISIT_SPREAD_NOISY,
     WIDTH_FLOOR_S,
     WIDTH_NOISY,
     judge,
     judge_table,
     quantile_interval,
     suspect_sizes,
+    visit_spread,
     worst,
 )
 
@@ -258,3 +261,69 @@ def test_a_wide_interval_of_a_tiny_time_is_noisy_only_beyond_the_quiet_jitter() 
         "intra"]}[8]
     assert q.width > WIDTH_NOISY and (q.hi_s - q.lo_s) > WIDTH_FLOOR_S
     assert q.verdict == "noisy"
+
+
+def _visited(nbytes: int, visits: list[list[float]]) -> dict:
+    """A size whose samples came in visits (each a list of undisturbed µs), with the
+    `visit_ends` mo_pingpong writes."""
+    doc = _size(nbytes, [t for v in visits for t in v])
+    doc["visit_ends"] = list(itertools.accumulate(len(v) for v in visits))
+    return doc
+
+
+def test_the_machine_state_between_visits_widens_every_size_interval() -> None:
+    # The MPICH wheel on this 2-core VM, quiet (2026-11-29): every size of 0-1 KiB took
+    # about 1.2 µs in some visits and 1.8 µs in others, the same sizes in the same pass
+    # alike; each visit's samples agree within a few ns. A size all of whose visits fell
+    # in the slow state (here 4 B) sat 30 % above the fit with an order-statistics
+    # interval a few ns wide, and was called noisy at "17 times its half-width".
+    fast, slow = [1.20 + 0.001 * i for i in range(40)], [1.80 + 0.001 * i for i in range(40)]
+    mixes = {0: (fast, slow, fast), 1: (slow, fast, fast), 2: (fast, fast, slow),
+             4: (slow, slow, slow), 8: (fast, slow, fast), 16: (slow, fast, fast)}
+    without = judge([_result([_size(b, [t for v in m for t in v]) for b, m in mixes.items()])])
+    with_visits = judge([_result([_visited(b, list(m)) for b, m in mixes.items()])])
+    old = {q.nbytes: q for q in without["intra"]}
+    new = {q.nbytes: q for q in with_visits["intra"]}
+    assert old[4].verdict != "ok" and old[4].residual > 2   # the cry of wolf
+    for b, q in new.items():
+        assert q.estimate_s == old[b].estimate_s and q.fitted_s == old[b].fitted_s
+        assert q.lo_s <= old[b].lo_s and q.hi_s >= old[b].hi_s
+        assert len(q.visit_estimates) == 3 and q.visits_clean == 3
+    # The interval now spans what the machine's state did: 4 B's holds the fit
+    assert new[4].residual <= RESIDUAL_NOISY < old[4].residual
+    assert worst(q.verdict for q in new.values()) == "ok"
+    # ... while the width judged is still that of the size's own samples
+    assert new[4].width == pytest.approx(old[4].width)
+
+
+def test_visits_that_agree_leave_the_interval_as_it_was() -> None:
+    visits = [[2.0 + 0.01 * i for i in range(20)]] * 3
+    (q,) = judge([_result([_visited(64, visits), _visited(128, visits)])])["intra"][:1]
+    (ref,) = judge([_result([_size(64, [t for v in visits for t in v]),
+                             _size(128, [t for v in visits for t in v])])])["intra"][:1]
+    assert q.visit_estimates == [pytest.approx(2.0475 * US)] * 3
+    assert (q.lo_s, q.hi_s) == (ref.lo_s, ref.hi_s)  # no spread between visits: nothing added
+
+
+def test_a_machine_state_that_moves_visits_2x_makes_the_table_noisy() -> None:
+    # Visits a factor 2-2.5 apart at every size: each size's samples agree, but what one
+    # visit says does not hold a few seconds later
+    visits = {b: [[1.0] * 10, [2.5] * 10, [1.2] * 10] for b in (0, 8, 64, 512)}
+    classes = judge([_result([_visited(b, v) for b, v in visits.items()])])
+    spread = visit_spread(classes["intra"])
+    assert spread is not None and spread[0] > VISIT_SPREAD_NOISY and spread[1] == 8
+    verdict, reason = judge_table(classes)
+    assert verdict == "noisy" and "noisy: a size's visits, seconds apart, typically " \
+        "differed by ±" in reason
+    # Visits within the quiet machine's ±20 %: said, not judged
+    calm = {b: [[1.0] * 10, [1.2] * 10, [1.1] * 10] for b in (0, 8, 64, 512)}
+    verdict, reason = judge_table(judge([_result([_visited(b, v) for b, v in calm.items()])]))
+    assert verdict == "ok" and "noisy" not in reason and "typically differed by ±" in reason
+
+
+@pytest.mark.parametrize("ends", [[5, 3, 12], [4, 13], [0, 12], "12", [4.0, 12], [True, 12]])
+def test_visit_ends_that_do_not_fit_the_samples_are_ignored(ends) -> None:
+    doc = _size(8, _flat(12))
+    doc["visit_ends"] = ends
+    (q,) = judge([_result([doc])])["intra"]
+    assert q.visit_estimates == [] and q.visits_clean == 0 and q.verdict == "ok"

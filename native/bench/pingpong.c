@@ -81,6 +81,7 @@
 #define DEFAULT_BUDGET_QUICK_S 6.0
 #define DEFAULT_PASSES 5
 #define DEFAULT_PASSES_QUICK 3
+#define MAX_PASSES 100 /* --passes' upper limit */
 #define SAMPLE_MS 0.5
 #define SAMPLE_MS_QUICK 0.25
 #define CMD_TAG 23
@@ -131,7 +132,7 @@ static int pp_parse(void *ctx, int code, const char *arg, char *err, size_t errl
     }
     if (code == OPT_PASSES) {
         p->passes_set = true;
-        return mo_options_parse_long("passes", arg, 1, 100, &p->passes, err, errlen);
+        return mo_options_parse_long("passes", arg, 1, MAX_PASSES, &p->passes, err, errlen);
     }
     if (code == OPT_PARTS_MAX) {
         /* One size, written as --sizes takes it ("1M", "65536"). */
@@ -204,6 +205,11 @@ typedef struct pp_size {
     double *samples; /* one-way seconds, MAX_SAMPLES of room */
     double *shares;  /* per sample: the smaller of the two ranks' CPU shares */
     double best_s;   /* fastest undisturbed block so far (one-way s), 0: none yet */
+    /* Where each visit's samples end (cumulative counts): the machine's state
+     * can change between visits, seconds apart, by more than the samples of
+     * one visit vary, and the table's intervals must see it (xfer_quality.py). */
+    int nvisits;
+    long visit_ends[MAX_PASSES];
     mo_stats st;
 } pp_size;
 
@@ -470,6 +476,9 @@ static void measure_visit(const pp_state *st, const pp_pair *p, pp_size *sz, dou
         if (before <= 0 && sz->best_s > 0)
             sz->iterations = mo_round_trips(o, sz->best_s);
     }
+    long first = sz->nvisits > 0 ? sz->visit_ends[sz->nvisits - 1] : 0;
+    if ((long)sz->n > first && sz->nvisits < MAX_PASSES)
+        sz->visit_ends[sz->nvisits++] = (long)sz->n;
     mo_stats_summarize_or_nan(sz->samples, sz->n, &sz->st);
 }
 
@@ -515,6 +524,11 @@ static void write_results(mo_json *w, const void *ctx)
             mo_json_kv_double(w, "ci_hi_s", sz->st.ci95_high);
             mo_json_kv_doubles(w, "samples_s", sz->samples, sz->n);
             mo_json_kv_doubles(w, "cpu_share", sz->shares, sz->n);
+            mo_json_key(w, "visit_ends");
+            mo_json_begin_array(w);
+            for (int v = 0; v < sz->nvisits; v++)
+                mo_json_int64(w, sz->visit_ends[v]);
+            mo_json_end_array(w);
             if (sz->parts[PART_OS].n > 0) {
                 mo_json_key(w, "parts");
                 mo_json_begin_object(w);

@@ -78,6 +78,13 @@ RESIDUAL_SUSPECT = 4.0
 # Above the drift between sizes measured minutes apart on a quiet machine (up to 11.2 %
 # off the fit at MPICH's 16-256 B in 5 quiet calibrations, each size's interval a few %).
 FIT_NOISY = 0.15
+# The machine's state moved a size's time between its visits (visit_spread, the standard
+# deviation of log visit estimates) by more than this: noisy, whatever each size says.
+# 0.06-0.22 in 16 quiet calibrations of the MPICH wheel and Debian Open MPI on this 2-core
+# VM (2026-11-29); 0.31 with 24 % of the CPU used by other processes.
+VISIT_SPREAD_NOISY = 0.35
+# The sizes on either side of a size whose visits give its interval's visit spread.
+VISIT_NEIGHBOURS = 2
 # More suspect sizes than this fraction of a class's measured sizes: the fit rests on too
 # few agreeing sizes, and the table is suspect. Fewer: each is left out of the fit, which
 # carries its neighbours' value there, and the table is noisy.
@@ -104,6 +111,13 @@ class SizeQuality:
     lo_s: float | None = None  # the estimate's 95 % interval (quantile_interval)
     hi_s: float | None = None
     fitted_s: float | None = None  # the monotone fit at this size
+    # QUANTILE of each visit's undisturbed samples, for visits with MIN_CLEAN of them
+    visit_estimates: list[float] = field(default_factory=list)
+    visits_clean: int = 0  # visits with at least one undisturbed sample
+    # The order statistics' interval before widen_by_visits took in the visits: what
+    # the size's own samples pin down (judged by its width)
+    samples_lo_s: float | None = None
+    samples_hi_s: float | None = None
     verdict: str = "ok"
     reasons: list[str] = field(default_factory=list)
     shares_known: bool = True  # False: a result without per-sample CPU shares
@@ -121,12 +135,15 @@ class SizeQuality:
 
     @property
     def width(self) -> float | None:
-        """The interval's width relative to the estimate, None without either."""
-        if self.estimate_s is None or self.lo_s is None or self.hi_s is None:
+        """The width of the interval its samples give (before the visits widened it),
+        relative to the estimate; None without either."""
+        lo = self.samples_lo_s if self.samples_lo_s is not None else self.lo_s
+        hi = self.samples_hi_s if self.samples_hi_s is not None else self.hi_s
+        if self.estimate_s is None or lo is None or hi is None:
             return None
         if self.estimate_s <= 0:
-            return 0.0 if self.hi_s <= 0 else math.inf
-        return (self.hi_s - self.lo_s) / self.estimate_s
+            return 0.0 if hi <= 0 else math.inf
+        return (hi - lo) / self.estimate_s
 
     @property
     def residual(self) -> float | None:
@@ -145,10 +162,13 @@ class SizeQuality:
 
 @dataclass
 class Pool:
-    """The samples of one (class, size) gathered from one or more ping-pong results."""
+    """The samples of one (class, size) gathered from one or more ping-pong results, and
+    where each visit's samples lie in them ([start, end) indices; only results that say
+    where their visits end have visits)."""
 
     samples: list[float] = field(default_factory=list)
     shares: list[float | None] = field(default_factory=list)
+    visits: list[tuple[int, int]] = field(default_factory=list)
 
 
 def pool_results(results: Iterable[dict[str, Any]]) -> dict[tuple[str, int], Pool]:
@@ -164,12 +184,25 @@ def pool_results(results: Iterable[dict[str, Any]]) -> dict[tuple[str, int], Poo
                 if not samples and finite(s.get("one_way_s")):
                     samples = [float(s["one_way_s"])]  # a summary without its samples
                     shares = None
+                pool.visits += _visits(s.get("visit_ends"), len(pool.samples), len(samples))
                 pool.samples += samples
                 if isinstance(shares, list) and len(shares) == len(samples):
                     pool.shares += [float(x) if finite(x) else 0.0 for x in shares]
                 else:
                     pool.shares += [None] * len(samples)
     return pools
+
+
+def _visits(ends: Any, offset: int, n: int) -> list[tuple[int, int]]:
+    """A result's visits ([start, end) in the pool, after `offset` samples) from its
+    `visit_ends`; none when it has none or they do not fit its `n` samples (an older or
+    damaged result: its samples are then pooled as before, without visits)."""
+    if not isinstance(ends, list) or not ends or not all(
+            isinstance(e, int) and not isinstance(e, bool) for e in ends):
+        return []
+    if ends[-1] != n or any(b <= a for a, b in zip([0, *ends], ends, strict=False)):
+        return []
+    return [(offset + a, offset + b) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
 
 
 def finite(x: Any) -> bool:
@@ -194,6 +227,12 @@ def estimate(cls: str, nbytes: int, pool: Pool) -> SizeQuality:
         q.estimate_s = float(q25)
         q.spread = float((q75 - q25) / q25) if q25 > 0 else 0.0
         q.lo_s, q.hi_s = quantile_interval(clean)
+        good = ok & (~known | (shares >= CLEAN_SHARE))
+        for a, b in pool.visits:
+            mine = t[a:b][good[a:b]]
+            q.visits_clean += len(mine) > 0
+            if len(mine) >= MIN_CLEAN:
+                q.visit_estimates.append(float(np.quantile(mine, QUANTILE)))
     return q
 
 
@@ -290,8 +329,10 @@ def judge_size(q: SizeQuality) -> None:
              f"estimate {q.estimate_s * 1e6:.3g} µs is {100 * d:.0f} % off the monotone fit "
              f"{(q.fitted_s or 0) * 1e6:.3g} µs, {_units(z)} its interval's half-width "
              f"outside it")
-    if w is not None and w > WIDTH_NOISY and (q.hi_s or 0.0) - (q.lo_s or 0.0) > WIDTH_FLOOR_S:
-        flag("noisy", f"the estimate's 95 % interval {_us(q.lo_s)}–{_us(q.hi_s)} µs is "
+    lo = q.samples_lo_s if q.samples_lo_s is not None else q.lo_s
+    hi = q.samples_hi_s if q.samples_hi_s is not None else q.hi_s
+    if w is not None and w > WIDTH_NOISY and (hi or 0.0) - (lo or 0.0) > WIDTH_FLOOR_S:
+        flag("noisy", f"the estimate's 95 % interval {_us(lo)}–{_us(hi)} µs is "
                       f"{100 * w:.0f} % of it wide ({q.clean} undisturbed samples)")
     if not q.shares_known:
         flag("noisy", "no per-sample CPU shares: disturbed samples cannot be told apart")
@@ -314,10 +355,57 @@ def judge(results: Iterable[dict[str, Any]]) -> dict[str, list[SizeQuality]]:
     for (cls, nbytes), pool in sorted(pools.items()):
         out.setdefault(cls, []).append(estimate(cls, nbytes, pool))
     for sizes in out.values():
+        widen_by_visits(sizes)
         monotone_fit(sizes)
         for q in sizes:
             judge_size(q)
     return out
+
+
+def visit_spread(sizes: list[SizeQuality]) -> tuple[float, int] | None:
+    """(s, df): the pooled standard deviation of the log visit estimates about their
+    size's mean, over a class's sizes with two visit estimates or more, and its degrees
+    of freedom; None when no size has two. The machine's state (another tenant on the
+    host, the clock's speed) can move every size's time between visits seconds apart by
+    more than one visit's samples vary, and the samples' CPU shares cannot see it."""
+    import numpy as np  # here, not at import (issue 38)
+
+    ss, df = 0.0, 0
+    for q in sizes:
+        v = np.log([x for x in q.visit_estimates if x > 0])
+        if len(v) >= 2:
+            ss += float(((v - v.mean()) ** 2).sum())
+            df += len(v) - 1
+    return (math.sqrt(ss / df), df) if df else None
+
+
+def widen_by_visits(sizes: list[SizeQuality], level: float = 0.95) -> None:
+    """Widen each measured size's interval to hold its estimate's uncertainty from the
+    visits too: est·exp(±t·s/√k), k its visits with undisturbed samples, s the visit
+    spread pooled over it and its VISIT_NEIGHBOURS nearest sizes on either side (they
+    share the machine's state; small messages move with it more than large ones: s
+    0.1-0.3 at 0-1 KiB, 0.03-0.1 above 64 KiB on this VM) or, with fewer than 2 degrees
+    of freedom there, over the class, and t Student's quantile at `level` with s's
+    degrees of freedom. The order statistics' interval (quantile_interval) assumes
+    independent samples; samples of one visit share its state, so alone it can be a few
+    ns wide while visits differ by 40 %."""
+    if visit_spread(sizes) is None:
+        return
+    from scipy.stats import t as student  # here: scipy.stats takes a second to import
+
+    for i, q in enumerate(sizes):
+        if q.estimate_s is None or q.lo_s is None or q.hi_s is None or not q.visits_clean:
+            continue
+        near = sizes[max(0, i - VISIT_NEIGHBOURS):i + VISIT_NEIGHBOURS + 1]
+        spread = visit_spread(near)
+        if spread is None or spread[1] < 2:
+            spread = visit_spread(sizes)
+        assert spread is not None  # the class has one (checked above)
+        sd, df = spread
+        half = float(student.ppf(0.5 + level / 2, df)) * sd / math.sqrt(q.visits_clean)
+        q.samples_lo_s, q.samples_hi_s = q.lo_s, q.hi_s
+        q.lo_s = min(q.lo_s, q.estimate_s * math.exp(-half))
+        q.hi_s = max(q.hi_s, q.estimate_s * math.exp(half))
 
 
 def worst(verdicts: Iterable[str]) -> str:
@@ -394,8 +482,14 @@ def judge_table(classes: dict[str, list[SizeQuality]],
                          f"{size_list(missing, sizes)}")
         if noisy:
             parts.append(f"{prefix}noisy at {size_list(noisy, sizes)} ({noisy[0].reasons[0]})")
+        spread = visit_spread(sizes)
+        unsettled = spread is not None and spread[0] > VISIT_SPREAD_NOISY
+        if spread is not None:
+            parts.append(f"{prefix}{'noisy: ' if unsettled else ''}a size's visits, seconds "
+                         f"apart, typically differed by ±{100 * math.expm1(spread[0]):.0f} %, "
+                         "which the intervals include")
         this = ("suspect" if unsupported or too_few
-                else "noisy" if bad or noisy or missing else "ok")
+                else "noisy" if bad or noisy or missing or unsettled else "ok")
         level = worst([level, this])
     clean = sum(q.clean for s in classes.values() for q in s)
     total = sum(q.samples for s in classes.values() for q in s)
