@@ -34,6 +34,7 @@ so `perfect` never gives later times than the model and `none` never earlier one
 
 from __future__ import annotations
 
+import gc
 import heapq
 from dataclasses import dataclass, field
 
@@ -116,10 +117,29 @@ def residuals(prog: Program, recorded_costs: Costs) -> list[dict[str, float]]:
 
 def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str = "model",
            progress: str = "calls", change: Change = NO_CHANGE) -> Replay:
+    """The pass (_pass) with Python's cycle collector off: the pass makes no cycles, but
+    the heap's entries it allocates start collections that walk every object of the
+    program (millions for thousands of ranks: a third of an 8,192-rank replay's time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _pass(prog, c, resid, overlap, progress, change)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
+          progress: str, change: Change) -> Replay:
+    # Written for speed (docs/method.md, "Speed"): the state is flat lists indexed by
+    # message, the per-side dispatch spelled out, the calls that resolve a wait inlined,
+    # and a rank's next call pushed and the next popped in one heap operation. The order
+    # of the heap's entries (time, then push order) is the rules' order, so the result
+    # is bit for bit that of the plain form (tests/predict_engine_ref.py).
     n = prog.ranks
     nmsg, ncoll = len(prog.msgs), len(prog.colls)
     nan = float("nan")
-    S0 = [nan] * nmsg
+    S0 = [nan] * nmsg  # the send's post
     R0 = [nan] * nmsg
     Sc = [nan] * nmsg  # enter of the call that completes the send
     Rc = [nan] * nmsg
@@ -131,9 +151,6 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     rdone = [nan] * nmsg
     swait = [-1] * nmsg  # rank whose current call waits for this end, -1 none
     rwait = [-1] * nmsg
-    # by side (0 the send's end, 1 the receive's: a message op's code & 1)
-    post, comp, poll = (S0, R0), (Sc, Rc), (Ps, Pr)
-    done, wait = (sdone, rdone), (swait, rwait)
     cpost: list[dict[int, float]] = [{} for _ in range(ncoll)]
     centr: list[dict[int, float]] = [{} for _ in range(ncoll)]  # completing calls' enters
     cdone: list[dict[int, float]] = [{} for _ in range(ncoll)]
@@ -144,11 +161,21 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     async_ = progress == "async"
     hid_s, hid_r = change.hidden
     hiding = bool(hid_s or hid_r)
-    at_post = change.polled
-    polling = bool(at_post[0] or at_post[1])
+    # per message: its eager rule inlined in the pass (the model's, nothing hidden)
+    quick = eager if not (perfect or none or hiding) else [False] * nmsg
+    at_s, at_r = change.polled  # polled from their post (Change)
+    polling = bool(at_s or at_r)
     colls = prog.colls
-    bases = [_sync_op(cl.op) for cl in colls]
+    # per collective: 1 a root's own to all (bcast, scatter), 2 all to a root's (reduce,
+    # gather), 0 all to all (synchronised on the last member)
+    rooted = [0] * ncoll
+    for j, cl in enumerate(colls):
+        base = _sync_op(cl.op)
+        if cl.root in cl.members:
+            rooted[j] = 1 if base in ONE_TO_N else 2 if base in N_TO_ONE else 0
+    size = [len(cl.members) for cl in colls]
     calls = prog.calls
+    last = [len(cs) - 1 for cs in calls]
     enters: list[list[float]] = [[nan] * len(cs) for cs in calls]
     exits: list[list[float]] = [[nan] * len(cs) for cs in calls]
     cur = [0] * n
@@ -159,86 +186,115 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     heap: list[tuple[float, int, int]] = []
     seq = 0
     events = 0
-
-    # per call: what it adds after its completions (its residual, or for a call that
-    # replays nothing its recorded duration) and the computation after it
-    extra = [[resid[r].get(c_.fn, 0.0) if c_.ops else c_.exit - c_.enter for c_ in cs]
-             for r, cs in enumerate(calls)]
-    gaps = prog.gaps()
-    if change.compute is not None:
-        gaps = [[g * f for g, f in zip(gs, fs, strict=True)]
-                for gs, fs in zip(gaps, change.compute, strict=True)]
+    compute = change.compute
     push = heapq.heappush
 
-    def finish(r: int) -> None:
-        nonlocal seq
-        i = cur[r]
-        f = tmax[r] + extra[r][i]
+    def next_enter(r: int, i: int) -> float:
+        """Call i of rank r returns: its exit is the latest completion it waited for plus
+        what it adds (its residual, or for a call that replays nothing its recorded
+        duration); the next call is entered the recorded computation after it (Program.
+        gaps, rescaled by a Change). Worked out here, per call as it returns, rather than
+        in lists beforehand: building them cost as much as the rest of the pass."""
+        cs = calls[r]
+        c_ = cs[i]
+        f = tmax[r] + (resid[r].get(c_.fn, 0.0) if c_.ops else c_.exit - c_.enter)
         exits[r][i] = f
-        nx = f + gaps[r][i]
-        seq += 1
-        push(heap, (nx, seq, r))
+        g = cs[i + 1].enter - c_.exit
+        if compute is not None:
+            g = g * compute[r][i]
+        return f + g
 
     def resolved(r: int, t: float) -> None:
+        """One of rank r's waits is over at t: its call returns once none is left."""
+        nonlocal seq
         if t > tmax[r]:
             tmax[r] = t
-        need[r] -= 1
-        if need[r] == 0:
-            finish(r)
+        left = need[r] - 1
+        need[r] = left
+        if not left:
+            seq += 1
+            push(heap, (next_enter(r, cur[r]), seq, r))
 
-    def set_done(side: int, k: int, t: float) -> None:
-        done[side][k] = t
-        waiting = wait[side]
-        r = waiting[k]
+    def send_done(k: int, t: float) -> None:
+        sdone[k] = t
+        r = swait[k]
         if r >= 0:
-            waiting[k] = -1
+            swait[k] = -1
             resolved(r, t)
 
-    def msg(k: int) -> None:
-        s0, r0 = S0[k], R0[k]
-        if perfect:
-            if s0 == s0 and sdone[k] != sdone[k]:
-                set_done(0, k, s0)
-            if s0 == s0 and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
-                set_done(1, k, max(Rc[k], s0))
-        elif none:  # the model's times, and no move before both ends poll
-            if Ps[k] != Ps[k] or Pr[k] != Pr[k]:
-                return
-            both = max(Ps[k], Pr[k]) + T[k]
-            if not eager[k]:
-                if sdone[k] != sdone[k]:
-                    set_done(0, k, both)
-                    set_done(1, k, both)
+    def recv_done(k: int, t: float) -> None:
+        rdone[k] = t
+        r = rwait[k]
+        if r >= 0:
+            rwait[k] = -1
+            resolved(r, t)
+
+    # msg(k): the message's ends that its known times now complete, each once, by the
+    # overlap rule.
+    def msg_perfect(k: int) -> None:
+        s0 = S0[k]
+        if s0 != s0:
+            return
+        if sdone[k] != sdone[k]:
+            send_done(k, s0)
+        rc = Rc[k]
+        if rc == rc and rdone[k] != rdone[k]:
+            recv_done(k, max(rc, s0))
+
+    def msg_none(k: int) -> None:  # the model's times, and no move before both ends poll
+        ps, pr = Ps[k], Pr[k]
+        if ps != ps or pr != pr:
+            return
+        both = max(ps, pr) + T[k]
+        if not eager[k]:
+            if sdone[k] != sdone[k]:
+                send_done(k, both)
+                recv_done(k, both)
+            return
+        s0 = S0[k]
+        if sdone[k] != sdone[k]:
+            send_done(k, max(s0 + o_s[k], both))
+        rc = Rc[k]
+        if rc == rc and rdone[k] != rdone[k]:
+            recv_done(k, max(max(rc, s0 + T[k] - o_r[k]) + o_r[k], both))
+
+    def msg_model(k: int) -> None:
+        s0 = S0[k]
+        if eager[k]:
+            if s0 != s0:
                 return
             if sdone[k] != sdone[k]:
-                set_done(0, k, max(s0 + o_s[k], both))
-            if Rc[k] == Rc[k] and rdone[k] != rdone[k]:
-                set_done(1, k, max(max(Rc[k], s0 + T[k] - o_r[k]) + o_r[k], both))
-        elif eager[k]:
-            if s0 == s0 and sdone[k] != sdone[k]:
-                set_done(0, k, s0 + o_s[k])
-            if s0 == s0 and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
+                send_done(k, s0 + o_s[k])
+            rc = Rc[k]
+            if rc == rc and rdone[k] != rdone[k]:
                 # a hidden receive's data is there at the post (Change)
                 arrive = s0 if hiding and k in hid_r else s0 + T[k] - o_r[k]
-                set_done(1, k, max(Rc[k], arrive) + o_r[k])
-        else:  # rendezvous
-            if hiding and s0 == s0:  # hidden ends (Change) need only the send's post
-                if k in hid_s and sdone[k] != sdone[k]:
-                    set_done(0, k, s0)
-                if k in hid_r and Rc[k] == Rc[k] and rdone[k] != rdone[k]:
-                    set_done(1, k, max(Rc[k], s0))
-            if async_:  # moves from the later post, whatever the ends do
-                if s0 != s0 or r0 != r0:
-                    return
-                t = max(s0, r0) + T[k]
-            elif Ps[k] == Ps[k] and Pr[k] == Pr[k]:
-                t = max(Ps[k], Pr[k]) + T[k]
-            else:
+                recv_done(k, max(rc, arrive) + o_r[k])
+            return
+        # rendezvous
+        if hiding and s0 == s0:  # hidden ends (Change) need only the send's post
+            if k in hid_s and sdone[k] != sdone[k]:
+                send_done(k, s0)
+            if k in hid_r:
+                rc = Rc[k]
+                if rc == rc and rdone[k] != rdone[k]:
+                    recv_done(k, max(rc, s0))
+        if async_:  # moves from the later post, whatever the ends do
+            r0 = R0[k]
+            if s0 != s0 or r0 != r0:
                 return
-            if sdone[k] != sdone[k]:
-                set_done(0, k, t)
-            if rdone[k] != rdone[k]:
-                set_done(1, k, t)
+            t = max(s0, r0) + T[k]
+        else:
+            ps, pr = Ps[k], Pr[k]
+            if ps != ps or pr != pr:
+                return
+            t = max(ps, pr) + T[k]
+        if sdone[k] != sdone[k]:
+            send_done(k, t)
+        if rdone[k] != rdone[k]:
+            recv_done(k, t)
+
+    msg = msg_perfect if perfect else msg_none if none else msg_model
 
     def done_at(j: int, m: int, sync: float, tc: float) -> None:
         csync[j][m] = sync
@@ -253,11 +309,11 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
         cl = colls[j]
         entries = centr[j] if none else cpost[j]
         members = cl.members
-        base = bases[j]
+        kind = rooted[j]
         tc = 0.0 if perfect else tcoll[j]
         root = cl.root
         full = len(entries) == len(members)
-        if base in ONE_TO_N and root in members:
+        if kind == 1:
             if root not in entries:
                 return
             if m == root:
@@ -266,75 +322,145 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                         done_at(j, x, own if x == root else max(own, entries[root]), tc)
             else:
                 done_at(j, m, max(entries[m], entries[root]), tc)
-        elif base in N_TO_ONE and root in members:
+        elif kind == 2:
             if m != root:
                 done_at(j, m, entries[m], tc)
             if full:
                 done_at(j, root, max(entries.values()), tc)
         elif full:
-            last = max(entries.values())
-            for x in members:
-                done_at(j, x, last, tc)
+            last_in = max(entries.values())
+            sync, done, waiting = csync[j], cdone[j], cwait[j]
+            t = last_in + tc
+            for x in members:  # done_at, inlined: every member of a large collective
+                sync[x] = last_in
+                done[x] = t
+                if waiting.pop(x, False):
+                    resolved(x, t)
 
     for r in range(n):
         if len(calls[r]) >= 2:
             cs = calls[r]
             enters[r][0], exits[r][0] = cs[0].enter, cs[0].exit
+            g = cs[1].enter - cs[0].exit
+            if compute is not None:
+                g = g * compute[r][0]
             seq += 1
-            push(heap, (cs[0].exit + gaps[r][0], seq, r))
+            push(heap, (cs[0].exit + g, seq, r))
         else:
             ended[r] = True
 
     pop = heapq.heappop
-    while heap:
-        t, _, r = pop(heap)
+    pushpop = heapq.heappushpop
+    nxt: tuple[float, int, int] | None = None  # the last call's rank's next, not pushed yet
+    while heap or nxt is not None:
+        if nxt is None:
+            t, _, r = pop(heap)
+        else:  # the same as pushing it, then popping
+            t, _, r = pushpop(heap, nxt)
+            nxt = None
         i = cur[r] + 1
         cur[r] = i
         enters[r][i] = t
-        cs = calls[r]
-        if i == len(cs) - 1:  # the last call (MPI_Finalize): the rank's end
+        if i == last[r]:  # the last call (MPI_Finalize): the rank's end
             ended[r] = True
             continue
-        ops = cs[i].ops
+        cs = calls[r]
+        call = cs[i]
+        ops = call.ops
         # the call's enter and exit and each operation (Program.events counts the same)
         events += 2 + len(ops)
         need[r] = 1  # held until every operation is registered
         tmax[r] = t
         for op, k in ops:
             if op < COLL_BLOCK:  # a message's end: op & 1 is its side, 0 send, 1 receive
-                side = op & 1
-                if op <= RECV_POST:
-                    post[side][k] = t
-                    if polling and k in at_post[side]:  # polled from its post (Change)
-                        poll[side][k] = t
-                    elif none or not eager[k]:
-                        outstanding[r].append(~k if side else k)  # ~k: the receive's end
-                    msg(k)
-                    continue
-                if op >= SEND_BLOCK:
-                    post[side][k] = t
-                comp[side][k] = t
-                polled = poll[side]
-                first = polled[k] != polled[k]
-                if first:
-                    polled[k] = t
-                d = done[side][k]
-                if d == d:
-                    if d > tmax[r]:
-                        tmax[r] = d
-                    if first and hiding:  # a hidden end done early: its partner may
-                        msg(k)  # still wait for this poll
+                if op & 1:
+                    if op == RECV_POST:
+                        R0[k] = t
+                        if polling and k in at_r:  # polled from its post (Change)
+                            Pr[k] = t
+                            msg(k)
+                        elif none or not eager[k]:
+                            outstanding[r].append(~k)  # ~k: the receive's end
+                            msg(k)
+                        # else: an eager receive's post completes nothing (no rule
+                        # moves before the send's post and the receive's completion)
+                        continue
+                    if op == RECV_BLOCK:
+                        R0[k] = t
+                    Rc[k] = t
+                    first = Pr[k] != Pr[k]
+                    if first:
+                        Pr[k] = t
+                    d = rdone[k]
+                    if d == d:
+                        if d > tmax[r]:
+                            tmax[r] = d
+                        if first and hiding:  # a hidden end done early: its partner
+                            msg(k)  # may still wait for this poll
+                    elif quick[k]:  # msg(k), when the send was posted: done at once
+                        s0 = S0[k]
+                        if s0 == s0:  # max(t, arrival) + o_r, as max() picks
+                            d = s0 + T[k] - o_r[k]
+                            d = (d if d > t else t) + o_r[k]
+                            rdone[k] = d
+                            if d > tmax[r]:
+                                tmax[r] = d
+                        else:
+                            need[r] += 1
+                            rwait[k] = r
+                    else:
+                        need[r] += 1
+                        rwait[k] = r
+                        msg(k)
                 else:
-                    need[r] += 1
-                    wait[side][k] = r
-                    msg(k)
+                    if op == SEND_POST:
+                        S0[k] = t
+                        if polling and k in at_s:
+                            Ps[k] = t
+                        elif none or not eager[k]:
+                            outstanding[r].append(k)
+                        if quick[k]:  # msg(k): its send done (nobody waits for it yet)
+                            sdone[k] = t + o_s[k]
+                            rc = Rc[k]
+                            if rc == rc and rdone[k] != rdone[k]:
+                                recv_done(k, max(rc, t + T[k] - o_r[k]) + o_r[k])
+                        else:
+                            msg(k)
+                        continue
+                    if op == SEND_BLOCK:
+                        S0[k] = t
+                    Sc[k] = t
+                    first = Ps[k] != Ps[k]
+                    if first:
+                        Ps[k] = t
+                    d = sdone[k]
+                    if d == d:
+                        if d > tmax[r]:
+                            tmax[r] = d
+                        if first and hiding:
+                            msg(k)
+                    elif quick[k]:  # an MPI_Send: msg(k), inlined
+                        d = t + o_s[k]
+                        sdone[k] = d
+                        if d > tmax[r]:
+                            tmax[r] = d
+                        rc = Rc[k]
+                        if rc == rc and rdone[k] != rdone[k]:
+                            recv_done(k, max(rc, t + T[k] - o_r[k]) + o_r[k])
+                    else:
+                        need[r] += 1
+                        swait[k] = r
+                        msg(k)
             elif op != COLL_DONE:  # COLL_BLOCK, COLL_POST
                 cpost[k][r] = t
                 if op == COLL_BLOCK:
                     centr[k][r] = t
                     need[r] += 1
                     cwait[k][r] = True
-                coll(k, r)
+                # coll(k, r), which has nothing to do for a collective with no root
+                # before its last member
+                if rooted[k] or len(centr[k] if none else cpost[k]) == size[k]:
+                    coll(k, r)
             else:  # COLL_DONE
                 centr[k][r] = t
                 if r in cdone[k]:
@@ -342,19 +468,32 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
                 else:
                     need[r] += 1
                     cwait[k][r] = True
-                    coll(k, r)
+                    if rooted[k] or len(centr[k] if none else cpost[k]) == size[k]:
+                        coll(k, r)
         pend = outstanding[r]
         if pend and (need[r] > 1 or tmax[r] > t):
             # the call waits for a completion: MPI polls this rank's pending requests
             outstanding[r] = []
             for x in pend:
-                if x >= 0 and Ps[x] != Ps[x]:
-                    Ps[x] = t
-                    msg(x)
-                elif x < 0 and Pr[~x] != Pr[~x]:
+                if x >= 0:
+                    if Ps[x] != Ps[x]:
+                        Ps[x] = t
+                        msg(x)
+                elif Pr[~x] != Pr[~x]:
                     Pr[~x] = t
                     msg(~x)
-        resolved(r, t)
+        # the hold of the registration ends (tmax[r] is at least t): resolved(r, t), with
+        # the rank's next call kept for the next pop
+        left = need[r] - 1
+        need[r] = left
+        if not left:  # next_enter(r, i), inlined: most calls return here
+            f = tmax[r] + (resid[r].get(call.fn, 0.0) if ops else call.exit - call.enter)
+            exits[r][i] = f
+            g = cs[i + 1].enter - call.exit
+            if compute is not None:
+                g = g * compute[r][i]
+            seq += 1
+            nxt = (f + g, seq, r)
     unresolved = [r for r in range(n) if not ended[r]]
     return Replay(enter=enters, exit=exits, send_post=S0, recv_post=R0, coll_sync=csync,
                   events=events, unresolved=unresolved)
