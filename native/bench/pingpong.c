@@ -88,6 +88,7 @@
 #define MSG_TAG 19
 #define SHARE_TAG 29
 #define ACK_TAG 31
+#define SENDER_TAG 37
 /* Samples of each part per size (--parts-max), in PARTS_PASSES visits; then,
  * on a busy machine, more visits for the parts with fewer than PARTS_MIN_CLEAN
  * undisturbed samples, up to PARTS_MAX_SAMPLES in all. */
@@ -195,6 +196,14 @@ typedef struct pp_part {
     size_t n;
     double samples[PARTS_MAX_SAMPLES]; /* seconds per message */
     double shares[PARTS_MAX_SAMPLES];
+    /* PART_OR only: the peer's MPI_Send per message while rank 0 waited delay
+     * before receiving. An eager send returns without the receiver; a
+     * rendezvous send waits for it, the delay and more: the protocol, seen
+     * directly (xfer_parts.py), where o_s against the one-way time could not
+     * tell Open MPI's eager 1 KiB (o_s 0.49 us, one-way 0.29 us) from a
+     * rendezvous. */
+    double sender[PARTS_MAX_SAMPLES];
+    double delay[PARTS_MAX_SAMPLES];
 } pp_part;
 
 typedef struct pp_size {
@@ -319,9 +328,10 @@ static void spin_until(uint64_t t_ns)
  * the part's seconds per message and in *share the CPU share that says
  * whether it was disturbed (rank 0's for o_s and o_r, the pair's for g); the
  * peer returns 0. delay_ns (rank 0, PART_OR): how long
- * rank 0 waits after asking for the message before it receives it. */
+ * rank 0 waits after asking for the message before it receives it; *sender
+ * (rank 0, PART_OR): the peer's MPI_Send per message meanwhile. */
 static double run_part(MPI_Comm comm, int rank, int part, unsigned char *sbuf, unsigned char *rbuf,
-                       int n, int64_t iters, int64_t delay_ns, double *share)
+                       int n, int64_t iters, int64_t delay_ns, double *share, double *sender)
 {
     MPI_Barrier(comm);
     uint64_t c0 = thread_cpu_ns();
@@ -361,7 +371,9 @@ static double run_part(MPI_Comm comm, int rank, int part, unsigned char *sbuf, u
                 MPI_Send(&token, 0, MPI_BYTE, 0, ACK_TAG, comm);
             } else if (part == PART_OR) {
                 MPI_Recv(&token, 0, MPI_BYTE, 0, ACK_TAG, comm, MPI_STATUS_IGNORE);
+                uint64_t a = mo_timer_now_ns();
                 MPI_Send(sbuf, n, MPI_BYTE, 0, MSG_TAG, comm);
+                timed += mo_timer_now_ns() - a;
             } else {
                 MPI_Recv(rbuf, n, MPI_BYTE, 0, MSG_TAG, comm, MPI_STATUS_IGNORE);
             }
@@ -371,6 +383,13 @@ static double run_part(MPI_Comm comm, int rank, int part, unsigned char *sbuf, u
     }
     double mine, peer;
     block_end(comm, rank, t0, c0, &mine, &peer);
+    if (part == PART_OR) { /* after the block: untimed */
+        double per_message = (double)timed / 1e9 / (double)iters;
+        if (rank != 0)
+            MPI_Send(&per_message, 1, MPI_DOUBLE, 0, SENDER_TAG, comm);
+        else
+            MPI_Recv(sender, 1, MPI_DOUBLE, 1, SENDER_TAG, comm, MPI_STATUS_IGNORE);
+    }
     if (rank != 0)
         return 0.0;
     /* The overheads are rank 0's own calls: its share alone says whether they were
@@ -408,7 +427,7 @@ static void serve(const pp_state *st, const pp_pair *p)
             return;
         if (c.op >= CMD_PART)
             run_part(p->comm, 1, (int)(c.op - CMD_PART), st->buf, st->buf + st->half, (int)c.size,
-                     c.iterations, 0, NULL);
+                     c.iterations, 0, NULL, NULL);
         else
             run_block(p->comm, 1, st->buf, st->buf + st->half, (int)c.size, c.iterations, NULL);
     }
@@ -538,6 +557,10 @@ static void write_results(mo_json *w, const void *ctx)
                     mo_json_begin_object(w);
                     mo_json_kv_doubles(w, "samples_s", pt->samples, pt->n);
                     mo_json_kv_doubles(w, "cpu_share", pt->shares, pt->n);
+                    if (k == PART_OR) {
+                        mo_json_kv_doubles(w, "sender_s", pt->sender, pt->n);
+                        mo_json_kv_doubles(w, "delay_s", pt->delay, pt->n);
+                    }
                     mo_json_end_object(w);
                 }
                 mo_json_end_object(w);
@@ -618,11 +641,13 @@ static void part_sample(const pp_state *st, const pp_pair *p, pp_size *sz, int p
     pp_part *pt = &sz->parts[part];
     pp_cmd c = {CMD_PART + part, (int64_t)sz->bytes, iters};
     MPI_Send(&c, 3, MPI_INT64_T, 1, CMD_TAG, p->comm);
-    double share = 0.0;
+    double share = 0.0, sender = 0.0;
     double t = run_part(p->comm, 0, part, st->buf, st->buf + st->half, (int)sz->bytes, iters,
-                        delay_ns, &share);
+                        delay_ns, &share, &sender);
     pt->samples[pt->n] = t;
     pt->shares[pt->n] = share;
+    pt->sender[pt->n] = sender;
+    pt->delay[pt->n] = (double)delay_ns / 1e9;
     pt->n++;
 }
 

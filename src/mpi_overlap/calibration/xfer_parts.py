@@ -15,10 +15,15 @@ comment says how), and this module turns its samples into estimates:
 * L(s) = T(s) - o_s(s) - o_r(s) (LogP's one-way time o_s + L + o_r), not below 0, its
   interval from the parts' intervals and the table's point: the latency the table
   reports is L at its smallest size;
-* a size is *eager* when its sender returns measurably before the transfer is done:
-  o_s's upper interval end at most EAGER_SHARE of T(s). A rendezvous send waits for the
-  receiver and returns after the data moved, so its o_s is T or more. The eager limit
-  of a class is the largest size up to which every measured size is eager.
+* a size is *eager* when its sender returns without its receiver: while rank 0 waits
+  a delay D (3 T + 5 µs) before it receives the message of o_r, the peer's MPI_Send
+  (`sender_s`) takes under LATE_SHARE of D (median over the samples); a rendezvous send
+  waits for the receive, D and more. Results without `sender_s` (older mo_pingpong)
+  judge by o_s: eager when o_s's upper interval end is at most EAGER_SHARE of T(s) — a
+  rule that failed where the one-way time is shorter than the send's own overhead
+  (Open MPI 4.1's fast boxes: 1 KiB o_s 0.49 µs against T 0.29 µs, "rendezvous", its
+  eager limit being 4 KiB with the header). The eager limit of a class is the largest
+  size up to which every measured size is eager.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ PART_NAMES = ("o_s", "o_r", "g")
 # share of the one-way time. Measured (docs/method.md): eager sizes' o_s/T was 0.14-0.41
 # on the MPICH wheel and Debian Open MPI 4.1, rendezvous sizes' 0.91-1.16.
 EAGER_SHARE = 0.75
+# A send that returned in under this share of the receiver's delay did not wait for it.
+LATE_SHARE = 0.5
+# Fewer late-receiver samples than this: the protocol is judged by o_s (EAGER_SHARE).
+LATE_MIN = 3
 EAGER = "eager"
 RENDEZVOUS = "rendezvous"
 
@@ -96,7 +105,8 @@ def pool_parts(results: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[
                 if not isinstance(parts, dict):
                     continue
                 pool = pools.setdefault((pair["class"], int(size["bytes"])),
-                                        {k: ([], []) for k in PART_NAMES})
+                                        {**{k: ([], []) for k in PART_NAMES}, "late": []})
+                pool["late"].extend(_late(parts.get("o_r") or {}))
                 for name in PART_NAMES:
                     part = parts.get(name) or {}
                     samples = [float(x) for x in part.get("samples_s") or []
@@ -109,6 +119,26 @@ def pool_parts(results: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[
     return pools
 
 
+def _late(o_r: dict[str, Any]) -> list[float]:
+    """The peer's send time over the receiver's delay, per o_r sample that has both."""
+    sender, delay = o_r.get("sender_s") or [], o_r.get("delay_s") or []
+    if not isinstance(sender, list) or not isinstance(delay, list) or len(sender) != len(delay):
+        return []
+    return [float(s) / float(d) for s, d in zip(sender, delay, strict=True)
+            if finite(s) and finite(d) and s >= 0 and d > 0]
+
+
+def protocol_of(late: list[float], o_s: Part, one_way_s: float) -> str:
+    """EAGER or RENDEZVOUS: by the late receiver where there are LATE_MIN samples or more
+    (the median of the peer's send time over the delay below LATE_SHARE: it returned
+    without the receive), else by o_s against the one-way time (EAGER_SHARE)."""
+    if len(late) >= LATE_MIN:
+        import statistics
+
+        return EAGER if statistics.median(late) < LATE_SHARE else RENDEZVOUS
+    return EAGER if o_s.hi_s <= EAGER_SHARE * one_way_s else RENDEZVOUS
+
+
 def size_parts(nbytes: int, pool: dict[str, Any], one_way_s: float) -> SizeParts | None:
     """The parts of one size from its pooled samples and the table's one-way time there;
     None when a part has too few undisturbed samples."""
@@ -117,7 +147,7 @@ def size_parts(nbytes: int, pool: dict[str, Any], one_way_s: float) -> SizeParts
         return None
     o_s, o_r, g = est["o_s"], est["o_r"], est["g"]
     assert o_s is not None and o_r is not None and g is not None
-    protocol = EAGER if o_s.hi_s <= EAGER_SHARE * one_way_s else RENDEZVOUS
+    protocol = protocol_of(pool.get("late") or [], o_s, one_way_s)
     return SizeParts(nbytes=nbytes, protocol=protocol, o_s=o_s, o_r=o_r, g=g)
 
 
