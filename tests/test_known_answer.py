@@ -13,7 +13,9 @@ ranks, 10 iterations:
     is above 0 and no more than what cannot have happened inside the receive. With the
     transfer model's parts (docs/method.md), the data of an eager 4 KiB message had
     arrived before the receive, which holds only o_r: on a quiet run the lower bound is
-    at least 50 % of the receives' transfer time, and the late sender's stays 0.
+    at least 50 % of the receives' transfer time, and the late sender's stays 0. An MPI
+    that sends 4 KiB by rendezvous (Debian Open MPI 4.1: its eager limit is 4096 bytes
+    with the header) is asked again at the largest size its table calls eager.
 (c) an idle rank (C only, no trace needed): the findings lead with it.
 
 The programs measure themselves (MPI_Wtime around their own calls, one value per
@@ -97,19 +99,22 @@ class KnownRun:
     clocks: Clocks
 
 
-_RUNS: dict[tuple[str, str, str], KnownRun] = {}
+_RUNS: dict[tuple[str, str, str, int | None], KnownRun] = {}
 
 
 def _known(tmp_path_factory: pytest.TempPathFactory, p: Program, mode: str,
-           trace: bool = True) -> KnownRun:
-    key = (p.toolchain, p.path, mode)
+           trace: bool = True, nbytes: int | None = None) -> KnownRun:
+    """The program's run in `mode` (its message `nbytes`, the program's 4 KiB when None),
+    profiled once per test session."""
+    key = (p.toolchain, p.path, mode, nbytes)
     if key in _RUNS:
         return _RUNS[key]
     exe = _executable(p)
     base = tmp_path_factory.mktemp(f"ka-{mode}-{p.toolchain}")
     args = ["profile", "--mpi", p.toolchain, "-n", "2", "--no-report", "--out",
             str(base / "runs")] + (["--trace"] if trace else [])
-    proc = run_cli(*args, "--", str(exe), mode, str(ITERS), timeout=600, cwd=base)
+    size = [] if nbytes is None else [str(nbytes)]
+    proc = run_cli(*args, "--", str(exe), mode, str(ITERS), *size, timeout=600, cwd=base)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     runs = sorted(d for d in (base / "runs").iterdir() if (d / "run.json").is_file())
     run = load_run(runs[-1])
@@ -212,6 +217,31 @@ def test_late_sender_waits_about_5_ms_and_inflates_nothing(tmp_path_factory, pro
     assert w0["late_sender_s"] <= rank0["call_s"] * (1 + 1e-6)
 
 
+def _early_data_arrived(k: KnownRun, recs: list[Refined]) -> None:
+    """The model's answer where the message moves eagerly by the table's parts: the data
+    had arrived before the receive, which holds only o_r; a quiet run proves at least
+    half of the receives' transfer time overlapped (docs/method.md)."""
+    assert _parts(k, recs[0]) is not None, "the table's parts call this size eager"
+    early = [r for r in recs if r.window[0] < k.clocks.s(0, r.message.t_post)]
+    arrived = [r for r in early if r.window[1] <= k.clocks.s(0, r.message.t_post)]
+    share = sum(r.two.lo for r in recs) / sum(r.xfer_s for r in recs)
+    if disturbed(k.run):
+        _flag([f"the run was disturbed (lower bound {100 * share:.0f} % of the transfer "
+               f"time at {recs[0].message.bytes} B, {len(arrived)} of {ITERS} receives "
+               "after their data arrived)"], "early data")
+    else:
+        assert len(arrived) >= ITERS // 2, (len(arrived), [r.window for r in recs])
+        # What the parts leave to prove when every receive's data had arrived: all but
+        # o_r. At 4 KiB that is 90 % (the issue asks 50 %); at Open MPI's smallest eager
+        # sizes the receive's own copy is most of a 0.2 µs transfer, and half of what
+        # is left is asked instead.
+        expected = sum(max(0.0, r.xfer_s - (_parts(k, r) or (0.0, r.xfer_s))[1])
+                       for r in recs) / sum(r.xfer_s for r in recs)
+        wanted = 0.5 if expected >= 0.75 else expected / 2
+        assert share >= wanted, (share, expected, [(r.two, r.xfer_s) for r in recs])
+    assert k.run.analysis["two_sided"]["receivers_arrived"] >= len(arrived)
+
+
 @pytest.mark.parametrize("program", _params())
 def test_early_data_has_a_two_sided_lower_bound(tmp_path_factory, program):
     k = _known(tmp_path_factory, program, "early-data")
@@ -247,24 +277,21 @@ def test_early_data_has_a_two_sided_lower_bound(tmp_path_factory, program):
         # receiver), so no data moved before MPI_Recv and 0 is the right lower bound.
         w1 = next(r for r in k.run.analysis["two_sided"]["waiting"]["ranks"] if r["rank"] == 1)
         assert w1["late_receiver_s"] > 0
-        _flag([f"rank 1's MPI_Send took {statistics.median(send) * 1e3:.2f} ms (median): "
-               "this MPI sends 4 KiB by rendezvous, so the data could not move before "
-               "MPI_Recv; the analysis shows it as late-receiver waiting "
-               f"({w1['late_receiver_s'] * 1e3:.2f} ms on rank 1)"], "early data")
-    elif _parts(k, recs[0]) is not None:
-        # The model's answer: 4 KiB moves eagerly by the table's parts, so the data had
-        # arrived before the receive, which holds only o_r; a quiet run proves at least
-        # half of the receives' transfer time overlapped (docs/method.md).
-        arrived = [r for r, _ in early if r.window[1] <= k.clocks.s(0, r.message.t_post)]
-        share = sum(r.two.lo for r in recs) / sum(r.xfer_s for r in recs)
-        if disturbed(k.run):
-            _flag([f"the run was disturbed (lower bound {100 * share:.0f} % of the transfer "
-                   f"time, {len(arrived)} of {ITERS} receives after their data arrived)"],
-                  "early data")
+        # The question is then asked at the largest size the table says it sends eagerly
+        table = used_table(k.run.analysis)
+        limit = table.eager_limits.get("intra") if table else None
+        if limit is None or limit >= 4096:
+            _flag([f"rank 1's MPI_Send took {statistics.median(send) * 1e3:.2f} ms (median): "
+                   "this MPI sends 4 KiB by rendezvous, so the data could not move before "
+                   "MPI_Recv; the analysis shows it as late-receiver waiting "
+                   f"({w1['late_receiver_s'] * 1e3:.2f} ms on rank 1), and the table has "
+                   "no eager size below 4 KiB to ask at"], "early data")
         else:
-            assert len(arrived) >= ITERS // 2, (len(arrived), [r.window for r in recs])
-            assert share >= 0.5, (share, [(r.two, r.xfer_s) for r in recs])
-        assert k.run.analysis["two_sided"]["receivers_arrived"] >= len(arrived)
+            eager = _known(tmp_path_factory, program, "early-data", nbytes=limit)
+            assert statistics.median(eager.measured[1]["send_s"]) < 1e-3  # it returned
+            _early_data_arrived(eager, _receives(eager))
+    elif _parts(k, recs[0]) is not None:
+        _early_data_arrived(k, recs)
     elif not provable:
         _flag([f"of {ITERS} iterations {len(early)} had the send posted before the "
                "receive, and in none of them did MPI_Recv take less than the transfer "

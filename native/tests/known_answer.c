@@ -12,6 +12,8 @@
  *                rank 0 computed: only the last copy can be inside MPI_Recv.
  *   idle         rank 0 computes 300 ms; rank 1 waits for it in MPI_Barrier.
  *
+ * A third argument gives the message's bytes instead of 4 KiB (at most 4 KiB).
+ *
  * Each rank writes what it measured itself (MPI_Wtime around its own calls,
  * which the profiler does not see) as one JSON object to
  * known_answer.rank-<rank>.json in the working directory (a file, not stdout,
@@ -30,6 +32,9 @@
 
 enum { KA_BYTES = 4096 };
 static char ka_buf[KA_BYTES];
+/* The message's bytes (the third argument, at most KA_BYTES): an MPI that sends 4 KiB by
+ * rendezvous is asked the early-data question at a size it sends eagerly. */
+static int ka_bytes = KA_BYTES;
 
 enum { KA_MAX_ITERS = 1000 };
 
@@ -80,13 +85,13 @@ static void ka_exchange(const char *mode, int rank, int iters, double before_sen
             double t0 = MPI_Wtime();
             compute(before_send);
             double t1 = MPI_Wtime();
-            MPI_Send(ka_buf, KA_BYTES, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+            MPI_Send(ka_buf, ka_bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
             ka_add(&ka_comp, t1 - t0);
             ka_add(&ka_send, MPI_Wtime() - t1);
         } else if (rank == 0) {
             compute(before_recv);
             double t0 = MPI_Wtime();
-            MPI_Recv(ka_buf, KA_BYTES, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(ka_buf, ka_bytes, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             ka_add(&ka_recv, MPI_Wtime() - t0);
         }
     }
@@ -104,7 +109,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *mode = argc > 1 ? argv[1] : "";
     int iters = argc > 2 ? atoi(argv[2]) : 10;
-    int ok = size == 2 && iters > 0 && iters <= KA_MAX_ITERS;
+    ka_bytes = argc > 3 ? atoi(argv[3]) : KA_BYTES;
+    int ok = size == 2 && iters > 0 && iters <= KA_MAX_ITERS && ka_bytes >= 0 && ka_bytes <= KA_BYTES;
     if (ok && strcmp(mode, "late-sender") == 0) {
         ka_exchange(mode, rank, iters, 0.005, 0.0);
     } else if (ok && strcmp(mode, "early-data") == 0) {
@@ -120,7 +126,7 @@ int main(int argc, char **argv)
     } else {
         if (rank == 0)
             fprintf(stderr, "usage: mpiexec -n 2 known_answer late-sender|early-data|idle "
-                            "[iterations]\n");
+                            "[iterations [bytes]]\n");
         MPI_Finalize();
         return 2;
     }

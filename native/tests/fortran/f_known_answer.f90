@@ -1,7 +1,9 @@
 ! f_known_answer.f90 - the known-answer programs of native/tests/known_answer.c
 ! in Fortran (mpif.h), for tests/test_known_answer.py on the toolchains with a
 ! Fortran compiler. 2 ranks; the first argument is the mode (default
-! late-sender), the second the number of iterations (default 10):
+! late-sender), the second the number of iterations (default 10), the third
+! the message's bytes (default and most 4096: an MPI that sends 4 KiB by
+! rendezvous is asked the early-data question at a size it sends eagerly):
 !   late-sender  a barrier; rank 1 computes 5 ms, then MPI_SEND of 4 KiB;
 !                rank 0 posts MPI_RECV at once: it waits about 5 ms each time
 !   early-data   a barrier; rank 1 computes 0.5 ms, then MPI_SEND of 4 KiB;
@@ -16,7 +18,7 @@ program f_known_answer
   integer, parameter :: nbytes = 4096, max_iters = 1000
   character(len=1) :: buf(nbytes)
   character(len=32) :: mode, arg, path
-  integer :: rank, nprocs, ierr, it, iters
+  integer :: rank, nprocs, ierr, it, iters, msg_bytes
   integer :: status(MPI_STATUS_SIZE)
   double precision :: before_send, before_recv, t0, t1
   double precision :: recv_s(max_iters), comp_s(max_iters), send_s(max_iters)
@@ -33,6 +35,12 @@ program f_known_answer
     read (arg, *) iters
   end if
   call mop_check(iters >= 1 .and. iters <= max_iters, 'iterations: 1 to 1000')
+  msg_bytes = nbytes
+  if (command_argument_count() >= 3) then
+    call get_command_argument(3, arg)
+    read (arg, *) msg_bytes
+  end if
+  call mop_check(msg_bytes >= 0 .and. msg_bytes <= nbytes, 'bytes: 0 to 4096')
   if (mode == 'late-sender') then
     before_send = 0.005d0
     before_recv = 0.0d0
@@ -50,13 +58,13 @@ program f_known_answer
       t0 = MPI_WTIME()
       call mop_spin(before_send)
       t1 = MPI_WTIME()
-      call MPI_SEND(buf, nbytes, MPI_CHARACTER, 0, 7, MPI_COMM_WORLD, ierr)
+      call MPI_SEND(buf, msg_bytes, MPI_CHARACTER, 0, 7, MPI_COMM_WORLD, ierr)
       comp_s(it) = t1 - t0
       send_s(it) = MPI_WTIME() - t1
     else
       if (before_recv > 0) call mop_spin(before_recv)
       t0 = MPI_WTIME()
-      call MPI_RECV(buf, nbytes, MPI_CHARACTER, 1, 7, MPI_COMM_WORLD, status, ierr)
+      call MPI_RECV(buf, msg_bytes, MPI_CHARACTER, 1, 7, MPI_COMM_WORLD, status, ierr)
       recv_s(it) = MPI_WTIME() - t0
       call mop_check(status(MPI_SOURCE) == 1 .and. status(MPI_TAG) == 7, 'status')
     end if
