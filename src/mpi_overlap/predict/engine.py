@@ -163,6 +163,10 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
     hiding = bool(hid_s or hid_r)
     # per message: its eager rule inlined in the pass (the model's, nothing hidden)
     quick = eager if not (perfect or none or hiding) else [False] * nmsg
+    # a message that moves only once both ends have polled it (under `none` every one,
+    # else a rendezvous one with progress in calls): its post, unless polled there
+    # (Change), completes nothing, since no end has polled it yet
+    idle_post = none or not (async_ or hiding or perfect)
     at_s, at_r = change.polled  # polled from their post (Change)
     polling = bool(at_s or at_r)
     colls = prog.colls
@@ -381,7 +385,8 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
                             msg(k)
                         elif none or not eager[k]:
                             outstanding[r].append(~k)  # ~k: the receive's end
-                            msg(k)
+                            if not idle_post:
+                                msg(k)
                         # else: an eager receive's post completes nothing (no rule
                         # moves before the send's post and the receive's completion)
                         continue
@@ -419,6 +424,8 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
                             Ps[k] = t
                         elif none or not eager[k]:
                             outstanding[r].append(k)
+                            if idle_post:
+                                continue
                         if quick[k]:  # msg(k): its send done (nobody waits for it yet)
                             sdone[k] = t + o_s[k]
                             rc = Rc[k]
