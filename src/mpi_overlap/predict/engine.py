@@ -356,12 +356,14 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
     pop = heapq.heappop
     pushpop = heapq.heappushpop
     nxt: tuple[float, int, int] | None = None  # the last call's rank's next, not pushed yet
-    while heap or nxt is not None:
-        if nxt is None:
-            t, _, r = pop(heap)
-        else:  # the same as pushing it, then popping
+    while True:
+        if nxt is not None:  # the same as pushing it, then popping
             t, _, r = pushpop(heap, nxt)
             nxt = None
+        elif heap:
+            t, _, r = pop(heap)
+        else:
+            break
         i = cur[r] + 1
         cur[r] = i
         enters[r][i] = t
