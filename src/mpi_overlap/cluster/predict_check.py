@@ -123,12 +123,13 @@ def _calibrate(launcher: str | None, toolchain: str, home: Path, out: Path,
 
 def _launcher(layout: Layout, tc: Any) -> str:
     """One rank on each node through the MPI's own launcher over the host list; srun for
-    an MPI without one. Not srun under salloc for MPICH: the MPICH wheel's PMI2 exchange
-    through slurmstepd failed in MPI_Init ("Destination is unreachable" in UCX's address
-    exchange) for some argument lengths under the profiler's preload (issue 39)."""
-    from ..run.slurm_launch import pmi_of
+    an MPI without one. Under srun the MPICH wheel runs with the OFI netmod (slurm_launch:
+    with UCX its MPI_Init failed there for some argv/environment sizes, issue 39); through
+    its own mpiexec it keeps UCX, the transport the measured table in method.md used, so
+    the check stays on mpiexec for MPICH."""
+    from ..run.slurm_launch import srun_launcher
 
-    return own_launcher(layout, tc.flavor) or f"srun --mpi={pmi_of(tc)} -N 2"
+    return own_launcher(layout, tc.flavor) or srun_launcher(tc, 2)
 
 
 def _disturbed(run_dir: Path) -> bool:
