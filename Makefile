@@ -2,6 +2,9 @@
 #   make demo   set up, build, run the main job on 2 local ranks, print the table and the report path
 #   make test   set up, then every test (C unit tests under sanitizers, fuzzing of the C
 #               parsers, pytest incl. 2-rank MPI runs)
+# For the edit-test loop, `make test-quick`: the tests that launch no MPI job and bring up
+# no cluster (pytest -m "not mpi"; 5 minutes on a busy 2-core machine, the property tests'
+# hundreds of examples most of it); `make test` stays every test.
 # Everything is installed by these targets; nothing has to be installed by hand.
 
 PYTHON      ?= python3
@@ -12,7 +15,7 @@ BIN         := $(VENV)/bin
 export MPI_OVERLAP_HOME ?= $(CURDIR)/build/state
 RUNS        ?= mpi-overlap-runs
 
-.PHONY: setup demo test test-loaded lint ctest fuzz pytest toolchains clean bench-report-scale \
+.PHONY: setup demo test test-quick test-loaded lint ctest fuzz pytest toolchains clean bench-report-scale \
         bench-real-scale bench-profile-startup
 
 $(BIN)/mpi-overlap: pyproject.toml
@@ -67,6 +70,12 @@ pytest: setup toolchains
 	$(BIN)/pytest -q -ra --durations=25
 
 test: lint ctest fuzz pytest
+
+# The tests without the `mpi` mark (no MPI job; conftest.py marks the emulated cluster's
+# modules too): unit, property and golden-output tests, the parsers and generators. Some
+# build native/ for the default toolchain the first time (no launch).
+test-quick: setup
+	$(BIN)/pytest -q -ra -m "not mpi" --durations=10
 
 # The tests whose figures come from timings, on the default toolchain, again with two
 # CPU-bound processes running beside them (tests/loadgen.py), as on a developer's busy

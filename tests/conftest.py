@@ -1,6 +1,7 @@
 """Shared fixtures: an isolated state directory for registry tests, the optional CPU
-load beside the whole session, the emulated cluster of a module's tests, and SIGTERM
-handled as Ctrl-C so that fixtures clean up."""
+load beside the whole session, the emulated cluster of a module's tests (and the marks
+that keep its modules out of `-m "not mpi"`), and SIGTERM handled as Ctrl-C so that
+fixtures clean up."""
 
 from __future__ import annotations
 
@@ -55,6 +56,25 @@ def cluster() -> Iterator[None]:
         done = run_cli("cluster", "down", timeout=120)
         assert done.returncode == 0, done.stderr
         assert nothing_left() == []
+
+
+# The emulated cluster's fixtures: a module whose tests use one brings the cluster up (or
+# takes it down) in its other tests too.
+CLUSTER_FIXTURES = frozenset({"cluster", "bare_machine"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of a module that uses the emulated cluster is marked `cluster` and `mpi`:
+    its jobs run across the cluster's nodes, and its other tests bring a cluster up or
+    take one down (a failed `up`, `pytest` started again under TERM), so `-m "not mpi"`
+    (make test-quick) leaves the whole module out, as it must on a machine where someone
+    else's cluster is up."""
+    modules = {item.module for item in items
+               if isinstance(item, pytest.Function) and CLUSTER_FIXTURES & set(item.fixturenames)}
+    for item in items:
+        if isinstance(item, pytest.Function) and item.module in modules:
+            item.add_marker(pytest.mark.cluster)
+            item.add_marker(pytest.mark.mpi)
 
 
 def _interrupt_on_term(signum: int, frame: FrameType | None) -> None:

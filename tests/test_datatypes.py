@@ -97,6 +97,7 @@ def _run(tmp_path: Path, bench: str, toolchain: str, sizes: str):
 
 
 @pytest.mark.timing
+@pytest.mark.mpi
 @pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
 def test_datatypes_quick_run(tmp_path: Path, toolchain: str) -> None:
     run = _run(tmp_path, "datatypes", toolchain, "64,64k")
@@ -115,6 +116,7 @@ def test_datatypes_quick_run(tmp_path: Path, toolchain: str) -> None:
         or disturbed(run)
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
 def test_alignment_quick_run(tmp_path: Path, toolchain: str) -> None:
     run = _run(tmp_path, "alignment", toolchain, "1k,64k")

@@ -224,6 +224,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.mpi
 def test_the_default_toolchains_mpiexec_works(tmp_path: Path) -> None:
     try:
         tc = get_toolchain(None)
@@ -291,6 +292,7 @@ def test_a_failing_srun_outside_an_allocation_is_a_warning(
 
 # ----- the whole -----------------------------------------------------------------------
 
+@pytest.mark.mpi
 def test_every_working_toolchain_gets_its_lines(isolated_home: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """With the default toolchain (skipped without it): a version line, the Fortran

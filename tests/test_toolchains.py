@@ -64,6 +64,7 @@ def test_user_launcher_is_used_as_given(tmp_path: Path) -> None:
         launch_command(_fake("mpich"), 2, ["a.out"], "no-such-launcher -N 1")
 
 
+@pytest.mark.mpi  # `toolchain add` runs its version probe through the toolchain's mpiexec
 def test_system_toolchain_registers_and_is_removed(isolated_home: Path) -> None:
     mpich = list_toolchains()[0]
     tc = toolchains.add_system(mpich.mpicc, name="again")
