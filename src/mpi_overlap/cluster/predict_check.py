@@ -123,10 +123,10 @@ def _calibrate(launcher: str | None, toolchain: str, home: Path, out: Path,
 
 def _launcher(layout: Layout, tc: Any) -> str:
     """One rank on each node through the MPI's own launcher over the host list; srun for
-    an MPI without one. Under srun the MPICH wheel runs with the OFI netmod (slurm_launch:
-    with UCX its MPI_Init failed there for some argv/environment sizes, issue 39); through
-    its own mpiexec it keeps UCX, the transport the measured table in method.md used, so
-    the check stays on mpiexec for MPICH."""
+    an MPI without one. A profile of the MPICH wheel under srun runs with the OFI netmod
+    (slurm_launch: with UCX its MPI_Init failed there for some argv/environment sizes,
+    issue 39); through its own mpiexec it keeps UCX, the transport of the measured table in
+    method.md, so the check stays on mpiexec for MPICH."""
     from ..run.slurm_launch import srun_launcher
 
     return own_launcher(layout, tc.flavor) or srun_launcher(tc, 2)

@@ -7,8 +7,9 @@ Slurm's pmi2 plugin serves; the MPICH wheel has no PMIx client, so --mpi=pmix fa
 it (Intel MPI works with either). Open MPI 4+ needs PMIx (--mpi=pmix). docs/cluster.md
 has what was tried.
 
-The MPICH wheel's ranks get MPIR_CVAR_CH4_NETMOD=ofi from srun (`srun_env`, issue 39):
-with UCX its MPI_Init failed under srun for some sizes of argv + environment.
+Inside `profile` (`for_profile`), the MPICH wheel's ranks get MPIR_CVAR_CH4_NETMOD=ofi
+from srun (`srun_env`, issue 39): with UCX its MPI_Init failed under srun for some sizes of
+argv + environment once the profiler was preloaded.
 
 Like --launches, the user's --nodes is bound around the command (`bound`) and read where
 the launch command is made (launch.launch_command)."""
@@ -64,14 +65,25 @@ def pmi_of(tc: Toolchain) -> str:
 # the peer's address arrives corrupt. PMI-2's length-prefixed wire would be read whole, but
 # the wheel is built without it (MPIR_CVAR_PMI_VERSION=2 ends MPI_Init with "Internal MPI
 # error" in MPIR_pmi_init). The OFI netmod publishes only its endpoint name (fi_getname,
-# tens of bytes): one short put, no segments. Measured: 0 of 16 failed at 40-55 characters
-# with it, 16 of 16 without. The user's own MPIR_CVAR_CH4_NETMOD (or a --launcher) wins.
+# tens of bytes): one short put, no segments. Measured: 0 of 45 lengths from 36 to 80
+# failed with it, 16 of 45 without; without the profiler's preload 0 of 45 failed either way.
+# Only inside `profile` (its launches, its automatic calibration and --compare-bare runs
+# alike, so its table and comparisons share the transport): elsewhere UCX stays, the
+# transport the cluster's benchmarks are about (sync-overlap across nodes timed out with
+# OFI). The user's own MPIR_CVAR_CH4_NETMOD (or a --launcher) wins.
 _NETMOD_VAR = "MPIR_CVAR_CH4_NETMOD"
+_profiling: ContextVar[bool] = ContextVar("profiling", default=False)
+
+
+def for_profile() -> AbstractContextManager[bool]:
+    """Bound around the `profile` command: its srun launches get `srun_env`."""
+    return bound_to(_profiling, True)
 
 
 def srun_env(tc: Toolchain) -> dict[str, str]:
     """Variables srun sets for the ranks of `tc`'s MPI, beyond the caller's environment."""
-    if tc.kind == "wheel" and tc.flavor == "mpich" and _NETMOD_VAR not in os.environ:
+    if (_profiling.get() and tc.kind == "wheel" and tc.flavor == "mpich"
+            and _NETMOD_VAR not in os.environ):
         return {_NETMOD_VAR: "ofi"}
     return {}
 
