@@ -44,24 +44,3 @@ def test_outside_an_allocation_nodes_is_refused(monkeypatch: pytest.MonkeyPatch)
         slurm_launch.srun_prefix(_tc("mpich"), 2)
     with pytest.raises(UserError, match="--nodes must be at least 1"):
         slurm_launch.check(0)
-
-
-def test_a_profile_of_the_mpich_wheel_gets_the_ofi_netmod_from_srun(allocation: None,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    # issue 39: with UCX its MPI_Init failed under srun for some argv/environment sizes
-    monkeypatch.delenv("MPIR_CVAR_CH4_NETMOD", raising=False)
-    wheel = Toolchain(name="mpich", kind="wheel", flavor="mpich", mpicc="/x/mpicc",
-                      mpiexec="/x/mpiexec")
-    export = "--export=ALL,MPIR_CVAR_CH4_NETMOD=ofi"
-    # outside `profile` UCX stays: the cluster's benchmarks are about it
-    assert export not in launch_command(wheel, 2, ["app"])
-    with slurm_launch.for_profile(), slurm_launch.bound(2):
-        assert launch_command(wheel, 2, ["app"]) == [
-            "srun", "--mpi=pmi2", "-n", "2", "-N", "2", export, "app"]
-        assert slurm_launch.srun_launcher(wheel, 2) == f"srun --mpi=pmi2 {export} -N 2"
-        # another MPI, a system MPICH, and the user's own choice of netmod: nothing added
-        assert export not in launch_command(_tc("mpich"), 2, ["app"])
-        assert export not in launch_command(_tc("openmpi"), 2, ["app"])
-        monkeypatch.setenv("MPIR_CVAR_CH4_NETMOD", "ucx")
-        assert launch_command(wheel, 2, ["app"]) == [
-            "srun", "--mpi=pmi2", "-n", "2", "-N", "2", "app"]

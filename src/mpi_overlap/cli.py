@@ -643,11 +643,8 @@ def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | 
     export = None
     if otf2:
         from .trace.otf2_export import export_lines as export
-    from .run import slurm_launch
-
-    with slurm_launch.for_profile():  # its srun launches avoid issue 39's PMI fault
-        code = profile_session(list(program), opts, toolchains, report=report, console=_out,
-                               err_console=_err, otf2_export=export)
+    code = profile_session(list(program), opts, toolchains, report=report, console=_out,
+                           err_console=_err, otf2_export=export)
     if code:
         sys.exit(code)
 

@@ -123,13 +123,13 @@ def _calibrate(launcher: str | None, toolchain: str, home: Path, out: Path,
 
 def _launcher(layout: Layout, tc: Any) -> str:
     """One rank on each node through the MPI's own launcher over the host list; srun for
-    an MPI without one. A profile of the MPICH wheel under srun runs with the OFI netmod
-    (slurm_launch: with UCX its MPI_Init failed there for some argv/environment sizes,
-    issue 39); through its own mpiexec it keeps UCX, the transport of the measured table in
-    method.md, so the check stays on mpiexec for MPICH."""
-    from ..run.slurm_launch import srun_launcher
+    an MPI without one. Not srun for MPICH: the MPICH wheel with UCX failed in MPI_Init
+    under srun --mpi=pmi2 for some sizes of argv + environment with the profiler preloaded
+    (issue 39: slurmstepd cuts its PMI-1 puts at 1024 bytes; slurm_launch.py), and Hydra
+    serves PMI itself."""
+    from ..run.slurm_launch import pmi_of
 
-    return own_launcher(layout, tc.flavor) or srun_launcher(tc, 2)
+    return own_launcher(layout, tc.flavor) or f"srun --mpi={pmi_of(tc)} -N 2"
 
 
 def _disturbed(run_dir: Path) -> bool:

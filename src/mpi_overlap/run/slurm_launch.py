@@ -7,9 +7,12 @@ Slurm's pmi2 plugin serves; the MPICH wheel has no PMIx client, so --mpi=pmix fa
 it (Intel MPI works with either). Open MPI 4+ needs PMIx (--mpi=pmix). docs/cluster.md
 has what was tried.
 
-Inside `profile` (`for_profile`), the MPICH wheel's ranks get MPIR_CVAR_CH4_NETMOD=ofi
-from srun (`srun_env`, issue 39): with UCX its MPI_Init failed under srun for some sizes of
-argv + environment once the profiler was preloaded.
+The MPICH wheel with UCX can fail in MPI_Init under srun --mpi=pmi2 for some sizes of argv
++ environment (issue 39: slurmstepd cuts its PMI-1 puts of UCX's 4096-byte address at 1024
+bytes). Nothing is changed here: the one variable that avoids it, MPIR_CVAR_CH4_NETMOD=ofi,
+changes the transport the cluster's benchmarks measure, made sync-overlap across nodes run
+into its limit and a killed node's peer crash (exit 139 instead of 3). docs/cluster.md,
+"The MPICH wheel under srun", has the measurements and what to use.
 
 Like --launches, the user's --nodes is bound around the command (`bound`) and read where
 the launch command is made (launch.launch_command)."""
@@ -17,7 +20,6 @@ the launch command is made (launch.launch_command)."""
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
@@ -51,64 +53,9 @@ def pmi_of(tc: Toolchain) -> str:
     return "pmix" if tc.flavor == "openmpi" else "pmi2"
 
 
-# Issue 39. The MPICH wheel (5.0.2, ch4:ucx) under srun --mpi=pmi2 failed in MPI_Init
-# ("Destination is unreachable" in MPIDI_UCX_comm_addr_exchange) for some sizes of argv +
-# environment: measured, mo_cg under the profiler across 2 nodes, 16 of 21 argument lengths
-# from 36 to 56 characters failed. Why: the UCX netmod publishes MPID_MAX_BC_SIZE (4096)
-# bytes from the start of UCX's worker address, a few hundred bytes long, so the rest is
-# whatever the heap holds after it (hence the dependence on argv and environment). MPICH
-# hex-encodes it into PMI values of up to 1022 characters (runs of zeros shrink to "[n]"),
-# and the wheel's PMI client speaks PMI-1 only, one line per put (~1076 bytes for a full
-# one); Slurm's pmi2 plugin reads a PMI-1 request with a single read of 1024 bytes
-# (pmi1.c: "TODO: read until newline"), so a put whose stretch of heap held few zeros is
-# cut in two ("value not properly terminated", then "request not begin with 'cmd='") and
-# the peer's address arrives corrupt. PMI-2's length-prefixed wire would be read whole, but
-# the wheel is built without it (MPIR_CVAR_PMI_VERSION=2 ends MPI_Init with "Internal MPI
-# error" in MPIR_pmi_init). The OFI netmod publishes only its endpoint name (fi_getname,
-# tens of bytes): one short put, no segments. Measured: 0 of 45 lengths from 36 to 80
-# failed with it, 16 of 45 without; without the profiler's preload 0 of 45 failed either way.
-# Only inside `profile` (its launches, its automatic calibration and --compare-bare runs
-# alike, so its table and comparisons share the transport): elsewhere UCX stays, the
-# transport the cluster's benchmarks are about (sync-overlap across nodes timed out with
-# OFI). The user's own MPIR_CVAR_CH4_NETMOD (or a --launcher) wins.
-_NETMOD_VAR = "MPIR_CVAR_CH4_NETMOD"
-_profiling: ContextVar[bool] = ContextVar("profiling", default=False)
-
-
-def for_profile() -> AbstractContextManager[bool]:
-    """Bound around the `profile` command: its srun launches get `srun_env`."""
-    return bound_to(_profiling, True)
-
-
-def srun_env(tc: Toolchain) -> dict[str, str]:
-    """Variables srun sets for the ranks of `tc`'s MPI, beyond the caller's environment."""
-    if (_profiling.get() and tc.kind == "wheel" and tc.flavor == "mpich"
-            and _NETMOD_VAR not in os.environ):
-        return {_NETMOD_VAR: "ofi"}
-    return {}
-
-
-def srun_options(tc: Toolchain) -> list[str]:
-    """srun's options for the toolchain's MPI: its PMI, and `srun_env` exported."""
-    opts = [f"--mpi={pmi_of(tc)}"]
-    env = srun_env(tc)
-    if env:
-        opts.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in env.items()))
-    return opts
-
-
-def srun_launcher(tc: Toolchain, nodes: int) -> str:
-    """A --launcher string: srun over `nodes` nodes, as the automatic launch would be."""
-    return shlex.join(["srun", *srun_options(tc), "-N", str(nodes)])
-
-
-def srun_command(tc: Toolchain, ranks: int, nodes: int | None = None) -> list[str]:
-    """srun with the PMI (and variables) the toolchain's MPI needs, for `ranks` ranks
-    (over `nodes` nodes when given)."""
-    pmi, *rest = srun_options(tc)
-    # the counts before the rest: `srun --mpi=X -n N [-N M]` stays the head of the command
-    return ["srun", pmi, "-n", str(ranks), *(["-N", str(nodes)] if nodes is not None else []),
-            *rest]
+def srun_command(tc: Toolchain, ranks: int) -> list[str]:
+    """srun with the PMI the toolchain's MPI needs, for `ranks` ranks."""
+    return ["srun", f"--mpi={pmi_of(tc)}", "-n", str(ranks)]
 
 
 def srun_prefix(tc: Toolchain, ranks: int) -> list[str] | None:
@@ -127,4 +74,7 @@ def srun_prefix(tc: Toolchain, ranks: int) -> list[str] | None:
                         "PATH: add it, or name a launcher with --launcher")
     if nodes is not None and nodes > ranks:
         raise UserError(f"--nodes {nodes} is more than the {ranks} ranks (-n) to place")
-    return srun_command(tc, ranks, nodes)
+    cmd = srun_command(tc, ranks)
+    if nodes is not None:
+        cmd += ["-N", str(nodes)]
+    return cmd
