@@ -227,9 +227,13 @@ def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str]
     """The CLI command: run (the program's output live on the terminal and in the logs),
     report, print where it is. Returns the exit status: 0 when the run is complete, the
     program's own when it failed with one (docs/profiler.md, "Exit status"), else 3."""
+    from ..run.fault_signs import FaultWatch
     from ..session import finish_session
 
+    watch = FaultWatch()
+
     def echo(line: str, from_stderr: bool) -> None:
+        watch.feed(line)
         (err_console if from_stderr else console).out(safe_lines(line.rstrip("\n")),
                                                       highlight=False)
 
@@ -261,6 +265,8 @@ def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str]
                               markup=False)
     if ok:
         return 0
+    for sign in watch.found:
+        err_console.print(f"known fault: {sign.advice}", markup=False)
     for run in runs:
         code = app_exit_code(run)
         if code is not None:
