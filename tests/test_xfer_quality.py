@@ -22,7 +22,6 @@ from mpi_overlap.calibration.xfer_quality import (
     MIN_CLEAN,
     QUANTILE,
     RESIDUAL_NOISY,
-    VISIT_SPREAD_NOISY,
     WIDTH_FLOOR_S,
     WIDTH_NOISY,
     judge,
@@ -292,8 +291,8 @@ def test_the_machine_state_between_visits_widens_every_size_interval() -> None:
     # The interval now spans what the machine's state did: 4 B's holds the fit
     assert new[4].residual <= RESIDUAL_NOISY < old[4].residual
     assert worst(q.verdict for q in new.values()) == "ok"
-    # ... while the width judged is still that of the size's own samples
-    assert new[4].width == pytest.approx(old[4].width)
+    # ... while the width judged is that of its visits' own samples: a few ns
+    assert new[4].width < 0.01 and len(new[4].visit_widths) == 3
 
 
 def test_visits_that_agree_leave_the_interval_as_it_was() -> None:
@@ -305,20 +304,39 @@ def test_visits_that_agree_leave_the_interval_as_it_was() -> None:
     assert (q.lo_s, q.hi_s) == (ref.lo_s, ref.hi_s)  # no spread between visits: nothing added
 
 
-def test_a_machine_state_that_moves_visits_2x_makes_the_table_noisy() -> None:
-    # Visits a factor 2-2.5 apart at every size: each size's samples agree, but what one
-    # visit says does not hold a few seconds later
+def test_the_machine_state_between_visits_is_said_and_carried_not_judged() -> None:
+    # Visits a factor 2-2.5 apart at every size, each visit's samples agreeing: what one
+    # visit says does not hold seconds later, and the intervals say so; whether that
+    # matters is for the profile's caveat (docs/method.md), not the table's verdict
     visits = {b: [[1.0] * 10, [2.5] * 10, [1.2] * 10] for b in (0, 8, 64, 512)}
     classes = judge([_result([_visited(b, v) for b, v in visits.items()])])
     spread = visit_spread(classes["intra"])
-    assert spread is not None and spread[0] > VISIT_SPREAD_NOISY and spread[1] == 8
+    assert spread is not None and spread[0] > 0.4 and spread[1] == 8
+    assert all(q.hi_s / q.lo_s > 2 for q in classes["intra"])  # the intervals carry it
     verdict, reason = judge_table(classes)
-    assert verdict == "noisy" and "noisy: a size's visits, seconds apart, typically " \
-        "differed by ±" in reason
-    # Visits within the quiet machine's ±20 %: said, not judged
-    calm = {b: [[1.0] * 10, [1.2] * 10, [1.1] * 10] for b in (0, 8, 64, 512)}
-    verdict, reason = judge_table(judge([_result([_visited(b, v) for b, v in calm.items()])]))
-    assert verdict == "ok" and "noisy" not in reason and "typically differed by ±" in reason
+    assert verdict == "ok" and "a size's visits, seconds apart, typically differed by ±" \
+        in reason
+
+
+def test_a_state_mixed_into_one_quartile_is_not_noise() -> None:
+    # Debian Open MPI, quiet: 16 B had 585 samples and a pooled interval 0.281-0.576 µs
+    # (52 % wide: noisy) because about a quarter of them came from visits in the fast
+    # state; each visit's own samples agree within a few %.
+    fast, slow = [0.28 + 0.001 * i for i in range(20)], [0.58 + 0.001 * i for i in range(20)]
+    mixes = [fast, slow, slow, slow]  # a quarter fast: the quartile falls between them
+    pooled = judge([_result([_size(16, [t for v in mixes for t in v]),
+                             _size(32, [t for v in mixes for t in v])])])["intra"][0]
+    visited = judge([_result([_visited(16, mixes), _visited(32, mixes)])])["intra"][0]
+    assert pooled.width > WIDTH_NOISY and pooled.verdict == "noisy"
+    assert visited.width < 0.1 and visited.verdict == "ok"
+
+
+def test_samples_that_disagree_within_each_visit_are_noisy() -> None:
+    spread_out = [0.5 + 0.1 * i for i in range(12)]  # 0.5-1.6 µs inside every visit
+    by = {q.nbytes: q for q in judge([_result([_visited(b, [spread_out] * 3)
+                                               for b in (64, 128)])])["intra"]}
+    assert by[64].width > WIDTH_NOISY and by[64].verdict == "noisy"
+    assert "its visits' own 95 % intervals are" in by[64].reasons[0]
 
 
 @pytest.mark.parametrize("ends", [[5, 3, 12], [4, 13], [0, 12], "12", [4.0, 12], [True, 12]])
