@@ -43,7 +43,8 @@
  *   o_s  the time of a blocking MPI_Send, its receiver waiting in MPI_Recv;
  *   o_r  the time of a blocking MPI_Recv of a message that MPI_Iprobe has
  *        seen, a few transfer times after it was asked for (so an eager
- *        message has arrived; a rendezvous one moves in the call);
+ *        message has arrived; a rendezvous one moves in the call); the
+ *        peer times its MPI_Send meanwhile, which says the protocol;
  *   g    the time per message of back-to-back MPI_Sends (the gap).
  * Each sample is a timed block of a few iterations with its CPU share (rank
  * 0's for the overheads, which are its own calls; the pair's for the gap),
@@ -196,12 +197,11 @@ typedef struct pp_part {
     size_t n;
     double samples[PARTS_MAX_SAMPLES]; /* seconds per message */
     double shares[PARTS_MAX_SAMPLES];
-    /* PART_OR only: the peer's MPI_Send per message while rank 0 waited delay
-     * before receiving. An eager send returns without the receiver; a
-     * rendezvous send waits for it, the delay and more: the protocol, seen
-     * directly (xfer_parts.py), where o_s against the one-way time could not
-     * tell Open MPI's eager 1 KiB (o_s 0.49 us, one-way 0.29 us) from a
-     * rendezvous. */
+    /* PART_OR only: the peer's MPI_Send per message while rank 0 waited delay,
+     * outside MPI, before receiving. An eager send returns without the
+     * receiver taking part; one that needs the receive, or only the
+     * receiver's progress, waits the delay and more: the protocol, seen
+     * directly (xfer_parts.py). */
     double sender[PARTS_MAX_SAMPLES];
     double delay[PARTS_MAX_SAMPLES];
 } pp_part;
@@ -346,13 +346,19 @@ static double run_part(MPI_Comm comm, int rank, int part, unsigned char *sbuf, u
                 timed += mo_timer_now_ns() - a;
                 MPI_Recv(&token, 0, MPI_BYTE, 1, ACK_TAG, comm, MPI_STATUS_IGNORE);
             } else if (part == PART_OR) {
-                /* Received only once MPI has its envelope (a peer slow to
-                 * send would otherwise be timed too), and after the wait. */
+                /* The wait first, outside MPI, so that the peer's send (timed
+                 * for the protocol) has no help from this rank: a send that
+                 * needs the receiver's progress, not only its receive, waits
+                 * too (Open MPI 4.1's vader above btl_vader_max_inline_send,
+                 * 256 B: its MPI_Send of 1 KiB returned at once beside a
+                 * polling receiver and took 4.5 ms beside a computing one).
+                 * Then received only once MPI has its envelope (a peer slow
+                 * to send would otherwise be timed too). */
                 uint64_t asked = mo_timer_now_ns();
                 MPI_Send(&token, 0, MPI_BYTE, 1, ACK_TAG, comm);
+                spin_until(asked + (uint64_t)delay_ns);
                 for (int there = 0; !there;)
                     MPI_Iprobe(1, MSG_TAG, comm, &there, MPI_STATUS_IGNORE);
-                spin_until(asked + (uint64_t)delay_ns);
                 uint64_t a = mo_timer_now_ns();
                 MPI_Recv(rbuf, n, MPI_BYTE, 1, MSG_TAG, comm, MPI_STATUS_IGNORE);
                 timed += mo_timer_now_ns() - a;

@@ -15,15 +15,15 @@ comment says how), and this module turns its samples into estimates:
 * L(s) = T(s) - o_s(s) - o_r(s) (LogP's one-way time o_s + L + o_r), not below 0, its
   interval from the parts' intervals and the table's point: the latency the table
   reports is L at its smallest size;
-* a size is *eager* when its sender returns without its receiver: while rank 0 waits
-  a delay D (3 T + 5 µs) before it receives the message of o_r, the peer's MPI_Send
-  (`sender_s`) takes under LATE_SHARE of D (median over the samples); a rendezvous send
-  waits for the receive, D and more. Results without `sender_s` (older mo_pingpong)
-  judge by o_s: eager when o_s's upper interval end is at most EAGER_SHARE of T(s) — a
-  rule that failed where the one-way time is shorter than the send's own overhead
-  (Open MPI 4.1's fast boxes: 1 KiB o_s 0.49 µs against T 0.29 µs, "rendezvous", its
-  eager limit being 4 KiB with the header). The eager limit of a class is the largest
-  size up to which every measured size is eager.
+* a size is *eager* when its send returns without its receiver taking any part: while
+  rank 0 waits a delay D (3 T + 5 µs) outside MPI before it polls for and receives the
+  message of o_r, the peer's MPI_Send (`sender_s`) takes under LATE_SHARE of D (median
+  over the samples). A send that needs the receive (rendezvous), or only the receiver's
+  progress (Open MPI 4.1 above its 256 B inline sends: 1 KiB took 4.5 ms beside a
+  computing receiver), waits D and more, and the model must count it whole. Results
+  without `sender_s` (older mo_pingpong) judge by o_s: eager when o_s's upper interval
+  end is at most EAGER_SHARE of T(s). The eager limit of a class is the largest size up
+  to which every measured size is eager.
 """
 
 from __future__ import annotations
