@@ -17,7 +17,7 @@ from .engine import RankFigures, Replay, call_waits, figures, recorded, replay, 
 from .gains import Labels, gains, site_labels
 from .model import OVERLAPS, PROGRESS, Costs, Link, Target, costs, parse_latency, parse_rate
 from .program import Program, build_program
-from .sites import by_site
+from .sites import by_function, by_site
 from .words import (
     JOB_FIGURES,
     OUT_FILE,
@@ -131,6 +131,7 @@ def predict(req: Request) -> dict[str, Any]:
     rec = figures(prog, as_recorded, waits[0])
     pred = figures(prog, rep, waits[1])
     labels = site_labels(req.run_dir, prog.ranks)
+    sites = by_site(prog, as_recorded, rep, waits, labels)
     rj, pj = _job(rec), _job(pred)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
@@ -155,8 +156,8 @@ def predict(req: Request) -> dict[str, Any]:
                    "events_per_s": rep.events / seconds if seconds > 0 else None,
                    "messages": len(prog.msgs), "collectives": len(prog.colls),
                    "calls": sum(max(len(c) - 2, 0) for c in prog.calls)},
-        "functions": _functions(prog, as_recorded, rep),
-        "sites": by_site(prog, as_recorded, rep, waits, labels),
+        "functions": by_function(sites),
+        "sites": sites,
         "advice_gains": _advice_gains(req, prog, tgt_costs, resid, target, rep, analysis,
                                       labels),
         "left_out": dict(sorted(prog.left_out.items())),
@@ -186,21 +187,6 @@ def _advice_gains(req: Request, prog: Program, c: Costs, resid: list[dict[str, f
         return {"items": [], "note": f"not replayed under --overlap {target.overlap}"}
     return {"items": gains(prog, c, resid, target.progress, rep, items, labels),
             "note": None}
-
-
-def _functions(prog: Program, rec: Replay, rep: Replay) -> list[dict[str, Any]]:
-    """Per MPI function: its calls and their time summed over the ranks, recorded and
-    replayed, the largest recorded first (where the model gains or loses time)."""
-    acc: dict[str, list[float]] = {}
-    for r, cs in enumerate(prog.calls):
-        for i in range(1, len(cs) - 1):
-            a = acc.setdefault(cs[i].fn, [0, 0.0, 0.0])
-            a[0] += 1
-            a[1] += rec.exit[r][i] - rec.enter[r][i]
-            a[2] += rep.exit[r][i] - rep.enter[r][i]
-    rows = [{"fn": fn, "calls": int(n), "recorded_s": x, "predicted_s": y}
-            for fn, (n, x, y) in acc.items()]
-    return sorted(rows, key=lambda row: (-row["recorded_s"], row["fn"]))
 
 
 def _rank(f: RankFigures) -> dict[str, Any]:

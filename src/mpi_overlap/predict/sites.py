@@ -59,3 +59,18 @@ def by_site(prog: Program, rec: Replay, pred: Replay,
              "predicted_s": y, "recorded_waiting_s": wx, "predicted_waiting_s": wy}
             for (site, fn), (n, ranks, x, y, wx, wy) in acc.items()]
     return sorted(rows, key=lambda row: (-row["recorded_s"], row["site"], row["fn"]))
+
+
+def by_function(site_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per MPI function: its calls and their time summed over the ranks, recorded and
+    replayed (by_site's rows added up per function), the largest recorded first: where the
+    model gains or loses time."""
+    acc: dict[str, list[float]] = {}
+    for row in site_rows:
+        a = acc.setdefault(row["fn"], [0, 0.0, 0.0])
+        a[0] += row["calls"]
+        a[1] += row["recorded_s"]
+        a[2] += row["predicted_s"]
+    rows = [{"fn": fn, "calls": int(n), "recorded_s": x, "predicted_s": y}
+            for fn, (n, x, y) in acc.items()]
+    return sorted(rows, key=lambda row: (-row["recorded_s"], row["fn"]))
