@@ -1,22 +1,33 @@
 """The replay engine's speed work changed no result: on generated programs
 (tests/predict_synth.py), under every overlap and progress rule, with and without changes
 that hide, poll from the post or rescale the computation (engine.Change, as advice gains
-apply them), the engine gives bit for bit the replay of the engine before it
-(tests/predict_engine_ref.py): every call's enter and exit, every post, every
-collective's synchronisation times, the event count and the ranks left waiting."""
+apply them), the engine gives bit for bit the replay of the engine before it: every
+call's enter and exit, every post, every collective's synchronisation times, the event
+count and the ranks left waiting.
+
+The engine before (src/mpi_overlap/predict/engine.py at 9fddfad) replayed the same fixed
+cases once, and tests/fixtures/predict_replay_digests.json keeps a SHA-256 of its replays
+per case: a case's digest changes when any float of any of its replays does (repr is
+exact). A deliberate change of the replay's rules makes new digests (write_digests
+below), said in its commit."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
+from collections.abc import Callable
+from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+import pytest
 
 from mpi_overlap.predict.engine import NO_CHANGE, Change, Replay, replay, residuals
 from mpi_overlap.predict.program import SEND_BLOCK, Program
-from predict_engine_ref import replay as replay_before
 from predict_synth import PATTERNS, costs, program
 
+DIGESTS = Path(__file__).parent / "fixtures" / "predict_replay_digests.json"
+CASES = 120
+KINDS = ("none", "hidden", "polled", "compute")
 OVERLAPS = ("model", "none", "perfect")
 PROGRESS = ("calls", "async")
 
@@ -43,49 +54,76 @@ def _change(rng: random.Random, prog: Program, kind: str) -> Change:
     return NO_CHANGE
 
 
-def _same(prog: Program, seed: int, kinds: tuple[str, ...]) -> None:
-    rng = random.Random(seed)
-    c = costs(rng, prog)
-    resid = residuals(prog, c)
-    for kind in kinds:
-        change = _change(rng, prog, kind)
-        for overlap in OVERLAPS:  # gains.py replays changes under the model only
-            for progress in PROGRESS:
-                got = replay(prog, c, resid, overlap, progress, change)
-                want = replay_before(prog, c, resid, overlap, progress, change)
-                assert _bits(got) == _bits(want), (kind, overlap, progress)
+def case_shape(i: int) -> tuple[int, int, tuple[str, ...]]:
+    """Case i's ranks (1-9), rounds (1-30) and patterns (1-5 of them)."""
+    rng = random.Random(f"shape-{i}")
+    return (rng.randint(1, 9), rng.randint(1, 30),
+            tuple(rng.sample(PATTERNS, rng.randint(1, len(PATTERNS)))))
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32 - 1), ranks=st.integers(1, 9), rounds=st.integers(1, 30),
-       patterns=st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=5, unique=True))
-def test_same_replay_as_before(seed: int, ranks: int, rounds: int,
-                               patterns: list[str]) -> None:
-    prog = program(random.Random(seed), ranks, rounds, patterns=tuple(patterns))
-    _same(prog, seed, ("none", "hidden", "polled", "compute"))
-
-
-def test_same_replay_as_before_when_a_rank_is_left_waiting() -> None:
+def left_waiting_program() -> Program:
     """A receive whose send was taken out: its rank (and whoever waits for it) is left
-    waiting, in the same state as before."""
+    waiting."""
     prog = program(random.Random(7), 6, 20, patterns=("exchange", "blocking", "collective"))
     for cs in prog.calls:
         for call in cs:
             if any(op == SEND_BLOCK for op, _ in call.ops):  # the first MPI_Send
                 call.ops = []
-                break
-        else:
-            continue
-        break
-    rng = random.Random(7)
+                return prog
+    raise AssertionError("the program has no MPI_Send")
+
+
+def digest(prog: Program, seed: int, kinds: tuple[str, ...], progress: tuple[str, ...],
+           replay_fn: Callable[..., Replay] = replay,
+           check: Callable[[Replay], None] | None = None) -> str:
+    """SHA-256 of every replay of `prog` with costs drawn from `seed`: per kind of change,
+    under every overlap rule and each of `progress`."""
+    rng = random.Random(seed)
     c = costs(rng, prog)
     resid = residuals(prog, c)
-    for overlap in OVERLAPS:
-        got = replay(prog, c, resid, overlap)
-        assert got.unresolved
-        assert _bits(got) == _bits(replay_before(prog, c, resid, overlap))
+    h = hashlib.sha256()
+    for kind in kinds:
+        change = _change(rng, prog, kind)
+        for overlap in OVERLAPS:
+            for prog_rule in progress:
+                rep = replay_fn(prog, c, resid, overlap, prog_rule, change)
+                if check is not None:
+                    check(rep)
+                h.update(_bits(rep).encode())
+    return h.hexdigest()
 
 
-def test_same_replay_as_before_on_a_larger_program() -> None:
-    prog = program(random.Random(3), 48, 40)
-    _same(prog, 3, ("none", "hidden", "polled", "compute"))
+Case = tuple[str, Program, int, tuple[str, ...], tuple[str, ...]]
+
+
+def _case(i: int) -> Case:
+    """(name, program, seed, kinds, progress rules) of the fixture's case i: CASES
+    generated ones, then a larger program, then one that leaves ranks waiting."""
+    if i == CASES:
+        return "larger", program(random.Random(3), 48, 40), 3, KINDS, PROGRESS
+    if i == CASES + 1:
+        return "left waiting", left_waiting_program(), 7, ("none",), ("calls",)
+    ranks, rounds, patterns = case_shape(i)
+    return (f"case {i} ({ranks} ranks, {rounds} rounds, {'/'.join(patterns)})",
+            program(random.Random(i), ranks, rounds, patterns=patterns), i, KINDS, PROGRESS)
+
+
+def write_digests(replay_fn: Callable[..., Replay] = replay) -> None:
+    """Write the fixture from `replay_fn` (after a deliberate change of the rules)."""
+    cases = [_case(i) for i in range(CASES + 2)]
+    DIGESTS.write_text(json.dumps({name: digest(p, seed, kinds, prog, replay_fn)
+                                   for name, p, seed, kinds, prog in cases}, indent=1)
+                       + "\n")
+
+
+@pytest.mark.parametrize("case", range(CASES + 2))
+def test_same_replay_as_before(case: int) -> None:
+    name, prog, seed, kinds, progress = _case(case)
+    want = json.loads(DIGESTS.read_text())[name]
+
+    def left_waiting(rep: Replay) -> None:
+        assert rep.unresolved  # the rank whose send was taken out, and its waiters
+
+    got = digest(prog, seed, kinds, progress,
+                 check=left_waiting if name == "left waiting" else None)
+    assert got == want, f"{name}: the replay differs from the engine's before 88d9c2b"

@@ -135,7 +135,8 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
     # message, the per-side dispatch spelled out, the calls that resolve a wait inlined,
     # and a rank's next call pushed and the next popped in one heap operation. The order
     # of the heap's entries (time, then push order) is the rules' order, so the result
-    # is bit for bit that of the plain form (tests/predict_engine_ref.py).
+    # is bit for bit that of the plain form (engine.py at 9fddfad:
+    # tests/test_predict_same_replay.py).
     n = prog.ranks
     nmsg, ncoll = len(prog.msgs), len(prog.colls)
     nan = float("nan")
