@@ -143,13 +143,20 @@ class SizeQuality:
             import statistics
 
             return statistics.median(self.visit_widths)
-        lo = self.samples_lo_s if self.samples_lo_s is not None else self.lo_s
-        hi = self.samples_hi_s if self.samples_hi_s is not None else self.hi_s
+        lo, hi = self.samples_interval
         if self.estimate_s is None or lo is None or hi is None:
             return None
         if self.estimate_s <= 0:
             return 0.0 if hi <= 0 else math.inf
         return (hi - lo) / self.estimate_s
+
+    @property
+    def samples_interval(self) -> tuple[float | None, float | None]:
+        """The interval its pooled samples give, before widen_by_visits took in the
+        visits (the interval itself where it did not)."""
+        if self.samples_lo_s is not None:
+            return self.samples_lo_s, self.samples_hi_s
+        return self.lo_s, self.hi_s
 
     @property
     def residual(self) -> float | None:
@@ -225,7 +232,8 @@ def estimate(cls: str, nbytes: int, pool: Pool) -> SizeQuality:
     shares = np.array([s if s is not None else 0.0 for s in pool.shares], dtype=float)
     ok = np.isfinite(t) & (t >= 0)
     # Samples without a share (an older mo_pingpong) cannot be told apart: all are kept.
-    clean = t[ok & (~known | (shares >= CLEAN_SHARE))]
+    good = ok & (~known | (shares >= CLEAN_SHARE))
+    clean = t[good]
     q = SizeQuality(cls=cls, nbytes=nbytes, samples=int(ok.sum()), clean=len(clean),
                     shares_known=bool(known.all()) and len(t) > 0)
     if len(clean) >= (MIN_CLEAN if q.shares_known else 1):
@@ -233,7 +241,6 @@ def estimate(cls: str, nbytes: int, pool: Pool) -> SizeQuality:
         q.estimate_s = float(q25)
         q.spread = float((q75 - q25) / q25) if q25 > 0 else 0.0
         q.lo_s, q.hi_s = quantile_interval(clean)
-        good = ok & (~known | (shares >= CLEAN_SHARE))
         for a, b in pool.visits:
             mine = t[a:b][good[a:b]]
             q.visits_clean += len(mine) > 0
@@ -344,8 +351,7 @@ def judge_size(q: SizeQuality) -> None:
                           f"estimates wide (median of {len(q.visit_widths)}; "
                           f"{q.clean} undisturbed samples)")
         else:
-            lo = q.samples_lo_s if q.samples_lo_s is not None else q.lo_s
-            hi = q.samples_hi_s if q.samples_hi_s is not None else q.hi_s
+            lo, hi = q.samples_interval
             flag("noisy", f"the estimate's 95 % interval {_us(lo)}–{_us(hi)} µs is "
                           f"{100 * w:.0f} % of it wide ({q.clean} undisturbed samples)")
     if not q.shares_known:
@@ -403,7 +409,8 @@ def widen_by_visits(sizes: list[SizeQuality], level: float = 0.95) -> None:
     degrees of freedom. The order statistics' interval (quantile_interval) assumes
     independent samples; samples of one visit share its state, so alone it can be a few
     ns wide while visits differ by 40 %."""
-    if visit_spread(sizes) is None:
+    whole = visit_spread(sizes)
+    if whole is None:
         return
     from scipy.stats import t as student  # here: scipy.stats takes a second to import
 
@@ -412,10 +419,7 @@ def widen_by_visits(sizes: list[SizeQuality], level: float = 0.95) -> None:
             continue
         near = sizes[max(0, i - VISIT_NEIGHBOURS):i + VISIT_NEIGHBOURS + 1]
         spread = visit_spread(near)
-        if spread is None or spread[1] < 2:
-            spread = visit_spread(sizes)
-        assert spread is not None  # the class has one (checked above)
-        sd, df = spread
+        sd, df = spread if spread is not None and spread[1] >= 2 else whole
         half = float(student.ppf(0.5 + level / 2, df)) * sd / math.sqrt(q.visits_clean)
         q.samples_lo_s, q.samples_hi_s = q.lo_s, q.hi_s
         q.lo_s = min(q.lo_s, q.estimate_s * math.exp(-half))
