@@ -15,14 +15,12 @@ from dataclasses import dataclass, field
 class FaultSign:
     """A known fault: every phrase of one of `any_of` seen, and what to do."""
 
-    name: str
     any_of: tuple[tuple[str, ...], ...]
     advice: str
 
 
 SIGNS = (
-    FaultSign(
-        name="Slurm's PMI cut the MPICH wheel's UCX address",
+    FaultSign(  # Slurm's PMI-1 read cuts the MPICH wheel's UCX address (issue 39)
         any_of=(("mpi/pmi2: value not properly terminated",),
                 ("MPIDI_UCX_comm_addr_exchange", "Destination is unreachable")),
         advice=("Slurm's PMI-1 cut the MPICH wheel's UCX address exchange in MPI_Init, for "
