@@ -109,6 +109,8 @@ def _steps() -> list[tuple[str, Callable[[Toolchain, CharacterizeOptions, Path, 
 def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: Console,
                  err_console: Console) -> Outcome:
     check_timeout(opts.timeout_s)
+    if opts.placements != (None,):  # before the launcher's check, which may ask srun
+        _check_placements(opts)
     tcs = checked_toolchains(toolchains, ranks=opts.ranks, launcher=opts.launcher)
     benches = [b for suite in SUITES for b in suite_benchmarks(suite)]
     if not benches:
@@ -117,8 +119,6 @@ def characterize(toolchains: list[str], opts: CharacterizeOptions, *, console: C
     out_dir = opts.out_base / f"characterize-{stamp}"
     runs_dir = out_dir / "runs"
     outcome = Outcome(runs=[])
-    if opts.placements != (None,):
-        _check_placements(opts)
     with progress_bar(err_console) as bar:
         # per placement and toolchain: calibration, the benchmarks, the profiler's cost,
         # the studies

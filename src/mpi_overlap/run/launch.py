@@ -82,8 +82,10 @@ def launch_command(
     tc: Toolchain, ranks: int, argv: list[str], launcher: str | None = None
 ) -> list[str]:
     """The full command that starts `argv` on `ranks` ranks: the user's launcher, else
-    srun inside a Slurm allocation (slurm_launch.py), else the toolchain's mpiexec."""
-    srun = slurm_launch.srun_prefix(tc, ranks) if launcher is None else None
+    srun (or Hydra's Slurm launcher for the MPICH wheel) inside a Slurm allocation
+    (slurm_launch.py), else the toolchain's mpiexec."""
+    slurm = slurm_launch.slurm_launch(tc, ranks) if launcher is None else None
+    srun = slurm.prefix if slurm is not None else None
     if launcher is not None and slurm_launch.requested_nodes() is not None:
         raise UserError("--nodes goes with the automatic srun launch inside an allocation; "
                         "with --launcher, put the node count in the launcher")
@@ -107,6 +109,17 @@ def launch_command(
             prefix += ["-n", str(ranks)]
         return prefix + argv
     return mpiexec_command(tc, ranks, argv)
+
+
+def launch_record(tc: Toolchain, ranks: int, launcher: str | None) -> dict[str, str]:
+    """run.json's "launcher": which kind started the ranks and why (launch_command's
+    choice, made again: inside an allocation srun's placement is asked once)."""
+    if launcher is not None:
+        return {"kind": "user", "why": "--launcher"}
+    slurm = slurm_launch.slurm_launch(tc, ranks)
+    if slurm is not None:
+        return slurm.record()
+    return {"kind": "mpiexec", "why": "no Slurm allocation: this machine's own mpiexec"}
 
 
 def mpiexec_command(tc: Toolchain, ranks: int, argv: list[str]) -> list[str]:

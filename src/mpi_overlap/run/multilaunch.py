@@ -59,13 +59,13 @@ def run_launches(
     launches = bench.launches(opts.ranks, opts.quick)
     # Refuse a bad launcher or placement before spending minutes on a build (and before
     # a run directory exists that nothing would fill).
-    launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
     nodes = requested_nodes()
     for launch in launches:
         if nodes is not None and (launch.ranks or opts.ranks) < nodes:
             raise UserError(f"{bench.name}: its '{launch.name}' launch starts "
                             f"{launch.ranks or opts.ranks} rank(s), which cannot be spread over "
                             f"--nodes {nodes}: it measures on one node (run it without --nodes)")
+    launcher_prefix = launch_command(tc, opts.ranks, [], opts.launcher)
     bdir = build(tc, ui)
     run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
     cmds = []

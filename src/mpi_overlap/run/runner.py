@@ -37,8 +37,8 @@ from ..schema import result_errors
 from ..termsafe import safe
 from ..toolchains import Toolchain, get_toolchain
 from ..ui import Ui
-from . import run_guard
-from .launch import launch_command, run_job
+from . import run_guard, slurm_launch
+from .launch import launch_command, launch_record, run_job
 from .slurm_launch import requested_nodes
 
 
@@ -247,7 +247,12 @@ def settle_result(
 def initial_run_meta(
     name: str, tc: Toolchain, opts: RunOptions, cmd: list[str], run_dir: Path
 ) -> dict:
-    """run.json as written before the launch (status "running")."""
+    """run.json as written before the launch (status "running"); with --verbose, one line
+    says which launcher the run uses and why (launch.launch_record)."""
+    # A run that failed before its launch (no command) records no launcher.
+    launcher = launch_record(tc, opts.ranks, opts.launcher) if cmd else None
+    if launcher is not None:
+        slurm_launch.say_choice(run_dir.name, launcher)
     return {
         "schema": "mpi-overlap/run",
         "schema_version": 1,
@@ -263,6 +268,7 @@ def initial_run_meta(
         "label": opts.label,
         "ranks": opts.ranks,
         "command": cmd,
+        **({"launcher": launcher} if launcher is not None else {}),
         "env_overrides": opts.env_overrides,
         **({"nodes": nodes} if (nodes := requested_nodes()) is not None else {}),
         "started_utc": utc_now(),
