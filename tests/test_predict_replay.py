@@ -79,6 +79,16 @@ def test_replay_at_the_recorded_table(runs, case):
     profiles = {r: json.loads((run / f"profile.rank-{r}.json").read_text()) for r in (0, 1)}
     for r in rec["ranks"]:
         assert r["run_s"] <= profiles[r["rank"]]["wall_s"] + 1e-3
+        # the recorded timeline's overlap bounds are the profiler's own, transfer for
+        # transfer (predict/bounds.py): the same transfers, times and cases
+        mine, theirs = r["overlap"], profiles[r["rank"]]["profile"]["totals"]
+        assert mine["transfers"] == theirs["transfers"] > 0
+        for key in ("xfer_s", "min_s", "max_s"):
+            assert mine[key] == pytest.approx(theirs[key], rel=1e-6, abs=1e-12), key
+    for r in pred["ranks"]:
+        o = r["overlap"]
+        assert o["transfers"] == rec["ranks"][r["rank"]]["overlap"]["transfers"]
+        assert 0 <= o["min_s"] <= o["max_s"] <= o["xfer_s"]
     err = doc["error_pct"]
     print(f"\n{case}: run {rec['run_s'] * 1e3:.1f} → {pred['run_s'] * 1e3:.1f} ms "
           f"({err['run_s']:+.1f} %), MPI {rec['mpi_s'] * 1e3:.1f} → {pred['mpi_s'] * 1e3:.1f} "
@@ -147,6 +157,13 @@ def test_per_call_site(runs, case):
                 == pytest.approx(sum(r["mpi_s"] for r in ranks), rel=1e-9, abs=1e-12))
         assert (sum(s[f"{key}_waiting_s"] for s in sites)
                 == pytest.approx(sum(r["waiting_s"] for r in ranks), rel=1e-9, abs=1e-12))
+        # the transfers' bounds, per posting call's site, add up to the ranks' too
+        for b in ("xfer_s", "min_s", "max_s"):
+            assert (sum(s[f"{key}_{b}"] for s in sites)
+                    == pytest.approx(sum(r["overlap"][b] for r in ranks), rel=1e-9,
+                                     abs=1e-12))
+    assert (sum(s["transfers"] for s in sites)
+            == sum(r["overlap"]["transfers"] for r in doc["recorded"]["ranks"]))
     # every site is one the profile resolved, with its MPI function
     profile: dict[tuple[str, str], int] = {}
     for rd in json.loads((run / "result.json").read_text())["ranks"]:
@@ -159,4 +176,5 @@ def test_per_call_site(runs, case):
     app = "halo.c:" if case == "halo-overlap" else "cg.c:"
     assert any(s["site"].startswith(app) for s in sites), sites
     assert "MPI time by call site, all ranks" in proc.stdout
+    assert "transfers the profile counts, all ranks (overlap bounds)" in proc.stdout
     assert sites[0]["site"] in proc.stdout

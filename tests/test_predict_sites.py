@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from mpi_overlap.predict.bounds import call_bounds
 from mpi_overlap.predict.engine import call_waits, figures, recorded, replay
 from mpi_overlap.predict.model import Costs
 from mpi_overlap.predict.program import RECV_BLOCK, SEND_BLOCK, Msg
@@ -35,7 +36,8 @@ def _rows() -> tuple[list[dict], list, list]:
     rep = replay(prog, c, [{}, {}])
     assert rep.unresolved == []
     labels = [{0x10: {SEND_AT}, 0x30: {SIZE_AT}}, {0x99: {SEND_AT}, 0x31: {SIZE_AT}}]
-    rows = by_site(prog, rec, rep, (call_waits(prog, rec), call_waits(prog, rep)), labels)
+    rows = by_site(prog, rec, rep, (call_waits(prog, rec), call_waits(prog, rep)), labels,
+                   (call_bounds(prog, rec, c), call_bounds(prog, rep, c)))
     return rows, figures(prog, rec), figures(prog, rep)
 
 

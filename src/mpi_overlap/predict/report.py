@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..formatting import fmt_time
+from .bounds import CallBounds, call_bounds, totals
 from .engine import RankFigures, Replay, call_waits, figures, recorded, replay, residuals
 from .gains import Labels, gains, site_labels
 from .model import OVERLAPS, PROGRESS, Costs, Link, Target, costs, parse_latency, parse_rate
@@ -26,6 +27,7 @@ from .words import (
     SITES_SHOWN,
     change_text,
     gain_text,
+    overlap_rows,
     per_call_text,
     site_cells,
     sites_left_text,
@@ -102,11 +104,14 @@ def _pct(pred: float, rec: float) -> float | None:
     return None if rec <= 0 else 100.0 * (pred - rec) / rec
 
 
-def _job(figs: list[RankFigures]) -> dict[str, float]:
+def _job(figs: list[RankFigures], bounds: list[CallBounds]) -> dict[str, Any]:
     start = min(f.start_s for f in figs)
+    ranks = [totals(b) for b in bounds]
     return {"run_s": max(f.end_s for f in figs) - start,
             "mpi_s": sum(f.mpi_s for f in figs) / len(figs),
-            "waiting_s": sum(f.waiting_s for f in figs) / len(figs)}
+            "waiting_s": sum(f.waiting_s for f in figs) / len(figs),
+            # summed over the ranks, as the profile's job figures are
+            "overlap": {k: sum(t[k] for t in ranks) for k in ranks[0]} if ranks else {}}
 
 
 def predict(req: Request) -> dict[str, Any]:
@@ -130,9 +135,12 @@ def predict(req: Request) -> dict[str, Any]:
     waits = call_waits(prog, as_recorded), call_waits(prog, rep)
     rec = figures(prog, as_recorded, waits[0])
     pred = figures(prog, rep, waits[1])
+    # the recorded bounds at the recorded table are the profile's; the predicted ones at
+    # the target's transfer times on the replayed timeline
+    bounds = call_bounds(prog, as_recorded, rec_costs), call_bounds(prog, rep, tgt_costs)
     labels = site_labels(req.run_dir, prog.ranks)
-    sites = by_site(prog, as_recorded, rep, waits, labels)
-    rj, pj = _job(rec), _job(pred)
+    sites = by_site(prog, as_recorded, rep, waits, labels, bounds)
+    rj, pj = _job(rec, bounds[0]), _job(pred, bounds[1])
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "run_dir": str(req.run_dir),
@@ -149,8 +157,8 @@ def predict(req: Request) -> dict[str, Any]:
             # priced with the other class: the table has no times for these pairs
             "missing_classes": list(tgt_costs.missing_classes),
         },
-        "recorded": {**rj, "ranks": [_rank(f) for f in rec]},
-        "predicted": {**pj, "ranks": [_rank(f) for f in pred]},
+        "recorded": {**rj, "ranks": [_rank(f, bounds[0]) for f in rec]},
+        "predicted": {**pj, "ranks": [_rank(f, bounds[1]) for f in pred]},
         "error_pct": {k: _pct(pj[k], rj[k]) for k in ("run_s", "mpi_s", "waiting_s")},
         "replay": {"events": rep.events, "seconds": seconds,
                    "events_per_s": rep.events / seconds if seconds > 0 else None,
@@ -189,9 +197,9 @@ def _advice_gains(req: Request, prog: Program, c: Costs, resid: list[dict[str, f
             "note": None}
 
 
-def _rank(f: RankFigures) -> dict[str, Any]:
+def _rank(f: RankFigures, bounds: list[CallBounds]) -> dict[str, Any]:
     return {"rank": f.rank, "run_s": f.end_s - f.start_s, "mpi_s": f.mpi_s,
-            "waiting_s": f.waiting_s}
+            "waiting_s": f.waiting_s, "overlap": totals(bounds[f.rank])}
 
 
 def _describe_gains(g: dict[str, Any]) -> list[str]:
@@ -245,10 +253,15 @@ def describe(doc: dict[str, Any]) -> list[str]:
     t = doc["target"]
     rec, pred = doc["recorded"], doc["predicted"]
     lines = [f"Replay on {target_words(t)}:",
-             f"{'':18}{'recorded':>12}{'predicted':>12}{'change':>10}"]
+             f"{'':22}{'recorded':>12}{'predicted':>12}{'change':>10}"]
     for key, name in JOB_FIGURES:
-        lines.append(f"{name:18}{fmt_time(rec[key]):>12}{fmt_time(pred[key]):>12}"
+        lines.append(f"{name:22}{fmt_time(rec[key]):>12}{fmt_time(pred[key]):>12}"
                      f"{change_text(doc, key):>10}")
+    over = overlap_rows(doc)
+    if over:
+        n = doc["recorded"]["overlap"]["transfers"]
+        lines.append(f"the {n} transfers the profile counts, all ranks (overlap bounds):")
+        lines += [f"  {name:20}{r:>12}{p:>12}{ch:>10}" for name, r, p, ch in over]
     lines.append("per rank (recorded → predicted): run time, MPI time, waiting")
     for r, p in zip(rec["ranks"], pred["ranks"], strict=True):
         lines.append(f"  rank {r['rank']}: {fmt_time(r['run_s'])} → {fmt_time(p['run_s'])}, "

@@ -7,13 +7,32 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..formatting import fmt_pct, fmt_time
+from ..formatting import DASH, fmt_pct, fmt_time
 
 SCHEMA = "predict-v1"
 OUT_FILE = "predict.json"
 
 JOB_FIGURES = (("run_s", "run time"), ("mpi_s", "MPI time (mean)"),
                ("waiting_s", "waiting (mean)"))
+# The transfers' overlap bounds (predict/bounds.py), summed over the ranks as the
+# profile's job figures are: the transfer time and how much of it computation hid at
+# most and at least, on the recorded and on the replayed timeline.
+OVERLAP_FIGURES = (("xfer_s", "transfer time"), ("max_s", "overlapped, at most"),
+                   ("min_s", "overlapped, at least"), ("nonoverlap_s", "not hidden, at least"))
+
+
+def overlap_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """The job's overlap bounds as (figure, recorded, predicted, change) text; none for a
+    predict.json written before it had them."""
+    rec, pred = doc["recorded"].get("overlap"), doc["predicted"].get("overlap")
+    if not rec or not pred:
+        return []
+    rows = []
+    for key, name in OVERLAP_FIGURES:
+        r, p = rec[key], pred[key]
+        change = fmt_pct(100.0 * (p - r) / r, 1, sign=True, missing="") if r > 0 else ""
+        rows.append((name, fmt_time(r), fmt_time(p), change))
+    return rows
 
 
 def target_words(t: dict[str, Any]) -> str:
@@ -59,14 +78,18 @@ def per_call_text(row: dict[str, Any]) -> str | None:
 # Call sites shown in the terminal and on the page (all of them are in predict.json).
 SITES_SHOWN = 10
 SITE_HEADERS = ("call site", "function", "calls", "recorded", "predicted",
-                "waiting recorded", "waiting predicted")
+                "waiting recorded", "waiting predicted", "overlapped ≤ (rec → pred)")
 
 
 def site_cells(row: dict[str, Any]) -> tuple[str, ...]:
-    """A call site's row of predict.json's `sites` as text, in SITE_HEADERS' order."""
+    """A call site's row of predict.json's `sites` as text, in SITE_HEADERS' order: the
+    last, the most overlapped time of the transfers its calls posted, recorded → predicted
+    (a dash for a site that posted none, or a predict.json written before it had them)."""
+    hidden = (f"{fmt_time(row['recorded_max_s'])} → {fmt_time(row['predicted_max_s'])}"
+              if row.get("transfers") else DASH)
     return (row["site"], row["fn"], str(row["calls"]), fmt_time(row["recorded_s"]),
             fmt_time(row["predicted_s"]), fmt_time(row["recorded_waiting_s"]),
-            fmt_time(row["predicted_waiting_s"]))
+            fmt_time(row["predicted_waiting_s"]), hidden)
 
 
 def sites_left_text(rows: list[dict[str, Any]], shown: int) -> str | None:

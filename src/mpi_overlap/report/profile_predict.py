@@ -20,6 +20,7 @@ from ..predict.words import (
     SITES_SHOWN,
     change_text,
     gain_text,
+    overlap_rows,
     per_call_text,
     site_cells,
     sites_left_text,
@@ -46,9 +47,15 @@ def _job_table(doc: dict[str, Any]) -> HtmlTable:
     rec, pred = doc["recorded"], doc["predicted"]
     rows = [(name, fmt_time(rec[key]), fmt_time(pred[key]), change_text(doc, key) or DASH)
             for key, name in JOB_FIGURES]
+    over = overlap_rows(doc)
+    rows += [(f"{name} (transfers, all ranks)", r, p, ch or DASH) for name, r, p, ch in over]
     return HtmlTable(caption="Recorded and predicted (job)",
                      headers=("", "recorded", "predicted", "change"), rows=rows,
-                     css=[("left", "num", "num", "num")] * len(rows))
+                     css=[("left", "num", "num", "num")] * len(rows),
+                     footnotes=["Overlap bounds: the profiler's (docs/method.md, \"Overlap "
+                                "bounds\") on the recorded timeline and on the replayed one "
+                                "with the target's transfer times; per call site in "
+                                "predict.json."] if over else [])
 
 
 def _sites_table(doc: dict[str, Any]) -> HtmlTable | None:
@@ -59,7 +66,7 @@ def _sites_table(doc: dict[str, Any]) -> HtmlTable | None:
     left = sites_left_text(rows, SITES_SHOWN)
     return HtmlTable(caption="MPI time by call site, all ranks (recorded and predicted)",
                      headers=SITE_HEADERS, rows=cells,
-                     css=[("left", "left") + ("num",) * 5] * len(cells),
+                     css=[("left", "left") + ("num",) * 6] * len(cells),
                      footnotes=[f"And {left} (every site is in predict.json)."] if left
                      else [])
 
