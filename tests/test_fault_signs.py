@@ -22,7 +22,7 @@ def test_the_pmi_cut_is_named_with_its_way_out(lines: list[str]) -> None:
         watch.feed(line)
     (sign,) = watch.found
     assert "MPICH wheel under srun" in sign.advice
-    assert "mpiexec -launcher slurm -ppn 1" in sign.advice
+    assert "MPI_OVERLAP_SLURM_LAUNCHER=srun" in sign.advice and "Hydra" in sign.advice
     assert "MPIR_CVAR_CH4_NETMOD=ofi" in sign.advice
 
 

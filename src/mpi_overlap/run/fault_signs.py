@@ -25,9 +25,10 @@ SIGNS = (
                 ("MPIDI_UCX_comm_addr_exchange", "Destination is unreachable")),
         advice=("Slurm's PMI-1 cut the MPICH wheel's UCX address exchange in MPI_Init, for "
                 "some sizes of the command line and environment (docs/cluster.md, 'The "
-                "MPICH wheel under srun'): run with --launcher \"mpiexec -launcher slurm "
-                "-ppn 1\", or export MPIR_CVAR_CH4_NETMOD=ofi for calibrate and profile "
-                "alike"),
+                "MPICH wheel under srun'): inside an allocation, without --launcher and "
+                "without MPI_OVERLAP_SLURM_LAUNCHER=srun, the wheel starts through Hydra's "
+                "Slurm launcher, which avoids it; or export MPIR_CVAR_CH4_NETMOD=ofi for "
+                "calibrate and profile alike"),
     ),
 )
 
