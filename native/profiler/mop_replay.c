@@ -11,7 +11,10 @@
  * MOP_REPLAY_BATCH=k hands the events over k at a time, as a queue of k
  * events would; MOP_REPLAY_BATCH=k1,k2,... in batches of those sizes in turn,
  * as a queue processed partly while its thread waits (mop_idle.h) and partly
- * when full is. */
+ * when full is. MOP_REPLAY_OBSERVE=0 runs the engine without an observer, as
+ * the runtime does (the transfers array then stays empty): the profile must be
+ * the observed run's, though completions then take the engine's short path
+ * (mop_end_fast), which an observer turns off. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,6 +323,8 @@ int main(void)
                               .part_fns = part_fns,
                               .bin_edges = nedges ? edges : NULL, .nbin_edges = nedges,
                               .on_transfer = replay_on_transfer, .on_transfer_ctx = &ctx};
+    if (!replay_env_size("MOP_REPLAY_OBSERVE", 1))
+        cfg.on_transfer = NULL;
     if (mop_process_init(&proc, &cfg) != 0)
         return 1;
     mo_json_begin_object(&w);
