@@ -23,6 +23,8 @@ int mop_process_init(mop_process *p, const mop_process_config *cfg)
     p->monitoring = true;
     p->last_bytes = -1;
     p->last_coll_op = -1;
+    if (cfg->test_fns)
+        memcpy(p->fn_is_test, cfg->test_fns, sizeof p->fn_is_test);
     mop_sites_init(&p->sites);
     return mop_requests_init(&p->reqs, 64);
 }
@@ -64,6 +66,8 @@ void mop_process_bin_range(const mop_process *p, size_t i, uint64_t *lo, uint64_
         *hi = i == 0 ? 1 : (i < 64 ? (uint64_t)1 << i : UINT64_MAX);
     }
 }
+
+_Static_assert(MOP_MAX_BINS <= 256, "a bin fits mop_process.last_bin");
 
 static size_t mop_bin_of(const mop_process *p, uint64_t bytes)
 {
@@ -111,6 +115,7 @@ static __attribute__((noinline)) double mop_xfer_time_slow(mop_process *p, int64
             p->last_flags = ex ? MOP_XFER_EXTRAPOLATED : 0;
         }
         p->last_bytes = bytes;
+        p->last_bin = (uint8_t)mop_bin_of(p, (uint64_t)bytes);
         p->last_cls = cls;
         p->last_coll_op = coll_op;
         p->last_comm_size = comm_size;
@@ -498,7 +503,7 @@ MOP_HOT bool mop_end_fast(mop_process *p, const mop_event *e)
     if (b.clamped)
         return false;
     uint16_t tests = (uint16_t)(p->test_calls - r->tests - (p->call_is_test ? 1u : 0u));
-    size_t bin = mop_bin_of(p, bytes > 0 ? (uint64_t)bytes : 0);
+    size_t bin = p->last_bin; /* bytes == last_bytes */
     mop_judge_bounds(p, &b, 0.0, r->begin.t, e->t, r->fn, bin);
     mop_record_bounds(p, &b, bin, r->fn, r->region, r->site, p->call_site, tests != 0);
     if (r->flags & MOP_REQ_PERSISTENT)
@@ -753,7 +758,7 @@ MOP_HOT void mop_on_enter(mop_process *p, const mop_event *e)
     p->call_monitored = p->monitoring;
     p->call_region = mop_current_region(p);
     if (p->cfg.callsites) { /* an ENTER's key is its call site (mop_event.h) */
-        p->call_is_test = p->cfg.test_fns && p->cfg.test_fns[p->call_fn];
+        p->call_is_test = p->fn_is_test[p->call_fn];
         p->test_calls = (uint16_t)(p->test_calls + p->call_is_test);
         if (__builtin_expect(p->fn_site_addr[p->call_fn] == e->key && e->key != 0, 1)) {
             p->call_site = p->fn_site_id[p->call_fn];

@@ -143,6 +143,9 @@ typedef struct mop_process {
     uint16_t call_site;   /* its call site (mop_sites id) */
     uint16_t test_calls;  /* outermost Test-family calls so far, mod 2^16 (cfg.test_fns) */
     bool call_is_test;    /* the open outermost call is one */
+    /* cfg.test_fns copied (all 0 without it): one load per call, no test of
+     * the pointer. */
+    uint8_t fn_is_test[MOP_MAX_FN];
     /* Per function, the address its last outermost call came from and that site:
      * a function is mostly called from one place at a time, so most calls skip
      * the site table's hash (measured: docs/profiler.md, "Memory and cost"). */
@@ -171,6 +174,7 @@ typedef struct mop_process {
     /* Last table lookup: consecutive transfers mostly have one size. Keyed
      * on the curve too: class (p2p), or collective op and comm size. */
     int64_t last_bytes;
+    uint8_t last_bin;       /* the size bin of last_bytes (MOP_MAX_BINS <= 256) */
     int last_cls;
     int last_coll_op;       /* -1: point-to-point */
     int32_t last_comm_size; /* collectives only; 0 otherwise */
