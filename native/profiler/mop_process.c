@@ -776,14 +776,21 @@ MOP_HOT void mop_on_enter(mop_process *p, const mop_event *e)
 
 MOP_HOT void mop_on_exit(mop_process *p, const mop_event *e)
 {
-    bool outermost = p->clock.depth == 1;
-    uint64_t ticks = mop_clock_exit(&p->clock, e->t);
-    if (outermost && p->checks.nheld) /* most calls hold no in-call transfer */
-        p->counters.xfer_exceeds_call +=
-            mop_checks_call_done(&p->checks, p->clock.t_enter, e->t, p->cfg.s_per_tick);
-    if (outermost && __builtin_expect(p->ntails != 0, 0))
-        mop_tails_exit(p, e->t);
-    if (!outermost || !p->call_monitored)
+    if (__builtin_expect(p->clock.depth != 1, 0)) { /* a nested call's exit, or no call open */
+        mop_clock_exit(&p->clock, e->t);
+        return;
+    }
+    uint64_t t = e->t;
+    uint64_t ticks = mop_clock_exit(&p->clock, t);
+    /* Most calls hold no in-call transfer and leave no tail: one test for both. */
+    if (__builtin_expect((p->checks.nheld != 0) | (p->ntails != 0), 0)) {
+        if (p->checks.nheld)
+            p->counters.xfer_exceeds_call +=
+                mop_checks_call_done(&p->checks, p->clock.t_enter, t, p->cfg.s_per_tick);
+        if (p->ntails)
+            mop_tails_exit(p, t);
+    }
+    if (!p->call_monitored)
         return;
     p->call_ticks += ticks;
     p->fns[p->call_fn].calls++;

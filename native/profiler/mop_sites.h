@@ -62,8 +62,7 @@ uint16_t mop_sites_site(mop_sites *s, uint64_t addr, uint16_t fn, int *overflow)
 /* Adds a closed transfer's bounds to pair (post, end), `polled` when a Test
  * call came between its post and completion; returns 0, or -1 when the pair
  * table is full (the transfer is then in no pair). */
-int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b,
-                       bool polled);
+int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, mop_bounds b, bool polled);
 /* Inline: it runs for every transfer, and most go to the pair their posting
  * site last completed at. */
 static inline int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b,
@@ -71,7 +70,7 @@ static inline int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const
 {
     mop_site *site = &s->site[post];
     if (__builtin_expect(site->last_end != end + 1, 0))
-        return mop_sites_add_slow(s, post, end, b, polled);
+        return mop_sites_add_slow(s, post, end, *b, polled); /* by value: see there */
     mop_acc_add(&s->pair[site->last_pair].x, b);
     s->pair[site->last_pair].polled += polled;
     return 0;
