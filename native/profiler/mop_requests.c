@@ -4,22 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct mop_req_queue {
-    size_t head, count, cap;
-    mop_req items[];
-};
-
-/* A fresh entry for key in e: used, no flags, peer unknown. */
-static mop_req *mop_req_fresh(mop_req *e, uint64_t key)
-{
-    *e = (mop_req){.key = key, .used = true, .peer = -1};
-    return e;
-}
-
 /* Appends an empty entry for slot's key; NULL when out of memory. */
-static mop_req *mop_queue_append(mop_req *slot)
+static mop_req *mop_queue_append(mop_requests *r, mop_req *slot)
 {
     struct mop_req_queue *q = slot->more;
+    if (!q && r->spare) { /* the last emptied queue, with its room */
+        q = slot->more = r->spare;
+        r->spare = NULL;
+        q->head = q->count = 0;
+    }
     if (!q || q->head + q->count == q->cap) {
         if (q && q->head > 0) { /* room at the front: compact */
             memmove(q->items, q->items + q->head, q->count * sizeof q->items[0]);
@@ -52,6 +45,7 @@ int mop_requests_init(mop_requests *r, size_t initial_cap)
     r->cap = r->slots ? cap : 0;
     r->shift = mop_shift_of(cap);
     r->count = r->peak = 0;
+    r->spare = NULL;
     return r->slots ? 0 : -1;
 }
 
@@ -60,6 +54,7 @@ void mop_requests_free(mop_requests *r)
     for (size_t i = 0; i < r->cap; i++)
         if (r->slots[i].used)
             free(r->slots[i].more);
+    free(r->spare);
     free(r->slots);
     memset(r, 0, sizeof *r);
 }
@@ -67,6 +62,7 @@ void mop_requests_free(mop_requests *r)
 int mop_requests_copy(mop_requests *dst, const mop_requests *src)
 {
     *dst = *src;
+    dst->spare = NULL; /* src's, not to be shared */
     dst->slots = malloc(src->cap * sizeof *dst->slots);
     if (!dst->slots) {
         memset(dst, 0, sizeof *dst);
@@ -146,21 +142,12 @@ mop_req *mop_requests_insert(mop_requests *r, uint64_t key)
     return mop_req_fresh(&r->slots[i], key);
 }
 
-mop_req *mop_requests_share(mop_requests *r, mop_req *slot)
+mop_req *mop_requests_share_slow(mop_requests *r, mop_req *slot)
 {
-    mop_req *e = mop_queue_append(slot);
+    mop_req *e = mop_queue_append(r, slot);
     if (e)
         mop_requests_count_one(r);
     return e;
-}
-
-mop_req *mop_requests_next_queued(mop_req *slot, mop_req *entry)
-{
-    struct mop_req_queue *q = slot->more;
-    if (q->count == 0)
-        return NULL;
-    size_t i = entry == slot ? q->head : (size_t)(entry - q->items) + 1;
-    return i < q->head + q->count ? &q->items[i] : NULL;
 }
 
 void mop_requests_remove_slow(mop_requests *r, mop_req *slot)
@@ -175,8 +162,10 @@ void mop_requests_remove_slow(mop_requests *r, mop_req *slot)
             q->head = 0;
         return;
     }
-    if (q) { /* most handles were never shared: no call */
-        free(q);
+    if (q) { /* kept for the next shared handle (one at most) */
+        if (r->spare)
+            free(r->spare);
+        r->spare = q;
         r->slots[i].more = NULL;
     }
     r->slots[i].used = false;

@@ -43,12 +43,30 @@ typedef struct mop_req {
 
 _Static_assert(sizeof(mop_req) <= 64, "a request entry stays one cache line");
 
+/* A fresh entry for key in e: used, no flags, peer unknown. */
+static inline mop_req *mop_req_fresh(mop_req *e, uint64_t key)
+{
+    *e = (mop_req){.key = key, .used = true, .peer = -1};
+    return e;
+}
+
+/* The later entries of a shared handle, oldest first: items[head, head + count). */
+struct mop_req_queue {
+    size_t head, count, cap;
+    mop_req items[];
+};
+
 typedef struct mop_requests {
     mop_req *slots;
     size_t cap;   /* power of two */
     unsigned shift; /* 64 - log2(cap): the hash keeps a product's top bits */
     size_t count;
     size_t peak;
+    /* The queue of the last shared handle whose entries were all removed, kept
+     * for the next one: a window of sends on MPICH's or Open MPI's one shared
+     * handle otherwise freed its queue and grew a new one by reallocs every
+     * window (callgrind). At most one queue is kept. */
+    struct mop_req_queue *spare;
 } mop_requests;
 
 int mop_requests_init(mop_requests *r, size_t initial_cap);
@@ -95,18 +113,30 @@ mop_req *mop_requests_insert(mop_requests *r, uint64_t key);
  * hand out one handle for many requests that completed at once (MPICH's
  * pre-completed "lightweight" requests, Open MPI's static completed request),
  * so a window of eager sends all share it; find returns the oldest. NULL when
- * out of memory. */
-mop_req *mop_requests_share(mop_requests *r, mop_req *slot);
+ * out of memory. Inline while the queue has room: every such send takes it. */
+mop_req *mop_requests_share_slow(mop_requests *r, mop_req *slot);
+
+static inline mop_req *mop_requests_share(mop_requests *r, mop_req *slot)
+{
+    struct mop_req_queue *q = slot->more;
+    if (!q || q->head + q->count == q->cap)
+        return mop_requests_share_slow(r, slot);
+    if (++r->count > r->peak)
+        r->peak = r->count;
+    return mop_req_fresh(&q->items[q->head + q->count++], slot->key);
+}
 
 /* The entry after `entry` among those sharing slot's handle (slot as returned
  * by find, entry = slot or one returned by an earlier call), NULL after the
  * newest. Inline for the common case, a handle no other request shares:
  * every completion asks (callgrind: 10 instructions of a call saved). */
-mop_req *mop_requests_next_queued(mop_req *slot, mop_req *entry);
-
 static inline mop_req *mop_requests_next(mop_req *slot, mop_req *entry)
 {
-    return slot->more ? mop_requests_next_queued(slot, entry) : NULL;
+    struct mop_req_queue *q = slot->more;
+    if (!q || q->count == 0)
+        return NULL;
+    size_t i = entry == slot ? q->head : (size_t)(entry - q->items) + 1;
+    return i < q->head + q->count ? &q->items[i] : NULL;
 }
 
 /* Removes the oldest entry of slot's key (slot as returned by find): the next
