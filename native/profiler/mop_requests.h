@@ -101,6 +101,28 @@ static inline mop_req *mop_requests_find(mop_requests *r, uint64_t key)
     }
 }
 
+/* The slot holding key (its oldest entry), or the empty slot where an insert
+ * would put it (used false; valid until the next insert or removal). Inline:
+ * every post asks, and most fill that empty slot at once (mop_requests_claim). */
+static inline mop_req *mop_requests_probe(mop_requests *r, uint64_t key)
+{
+    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->shift);
+    while (r->slots[i].used && r->slots[i].key != key)
+        i = (i + 1) & mask;
+    return &r->slots[i];
+}
+
+/* Whether the empty slot probe returned may be filled now (the table need not
+ * grow first); if so it is counted, and the caller writes the whole entry. */
+static inline bool mop_requests_claim(mop_requests *r)
+{
+    if (2 * (r->count + 1) > r->cap)
+        return false;
+    if (++r->count > r->peak)
+        r->peak = r->count;
+    return true;
+}
+
 /* Returns the (oldest) slot for key, inserting an empty one (flags 0) when absent;
  * NULL when out of memory. Pointers are valid until the next insert/remove. */
 mop_req *mop_requests_get(mop_requests *r, uint64_t key);
