@@ -24,3 +24,29 @@ def nothing_left() -> list[str]:
 def on_cluster(*argv: str, env: dict[str, str] | None = None,
                timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return run_cli("cluster", "exec", "--", *argv, env=env, timeout=timeout)
+
+
+def job_processes() -> list[str]:
+    """What is left of jobs: processes on the nodes other than the cluster's daemons, and
+    processes here that belong to a Slurm job (SLURM_JOB_ID in their environment: salloc's
+    children, a launcher such as mpiexec or srun, Hydra's proxies), named `pid cmd`."""
+    from pathlib import Path
+
+    from mpi_overlap.cluster.daemons import daemon_names
+
+    st = control.status()
+    assert st.layout is not None
+    left = [k for k in st.daemons if k not in daemon_names(st.layout)]
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if b"\0SLURM_JOB_ID=" not in b"\0" + (proc / "environ").read_bytes():
+                continue
+            stat = (proc / "stat").read_text()
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[-1].split()[0] != "Z":
+            left.append(f"{proc.name} {cmd.strip()[:120]}")
+    return left

@@ -1,5 +1,6 @@
 """The emulated cluster (`mpi-overlap cluster ...`, src/mpi_overlap/cluster/): two nodes
-come up under Slurm, srun reaches both host names, a calibration across them writes the
+come up under Slurm, srun (and Hydra's Slurm launcher, for the MPICH wheel) reaches both
+host names, a calibration across them writes the
 inter-node class, a profile of one rank per node prices its messages with it, and `down`
 leaves no namespace, link, process, hosts entry or file, also with a job still running.
 
@@ -91,13 +92,17 @@ def test_calibrate_across_nodes_writes_the_inter_node_class(across: tuple[Path, 
     runs = [json.loads((p / "run.json").read_text()) for p in sorted(out.iterdir())
             if (p / "run.json").is_file()]
     assert runs
-    for run in runs:  # inside the allocation, srun by itself (the record says so)
-        assert run["command"][:6] == ["srun", "--mpi=pmi2", "-n", "2", "-N", "2"], run["command"]
+    # inside the allocation, by itself: the MPICH wheel through Hydra's Slurm launcher at
+    # srun's placement (issue 39; the record says so)
+    hydra = ["-launcher", "slurm", "-hosts", "mo-node1:1,mo-node2:1", "-n", "2"]
+    for run in runs:
+        assert run["command"][1:7] == hydra, run["command"]
+        assert run["launcher"]["kind"] == "hydra", run["launcher"]
     results = [json.loads((p / "result.json").read_text()) for p in sorted(out.iterdir())
                if "pingpong" in p.name]
     for res in results:
         assert res["provenance"]["hosts"] == list(NODES)
-        assert res["provenance"]["launcher"] == "srun --mpi=pmi2 -n 2 -N 2"
+        assert " ".join(hydra) in res["provenance"]["launcher"]
         assert res["results"]["nodes"] == 2
         assert {p["class"] for p in res["results"]["pairs"]} == {"inter"}
 
@@ -355,7 +360,10 @@ def test_characterize_compares_placements(allocation: str, tmp_path: Path,
         quick=True, out_base=tmp_path, placements=(1, 2)), console=out, err_console=out)
     one, two = outcome.runs
     assert (one.meta["nodes"], two.meta["nodes"]) == (1, 2)
-    assert one.meta["command"][:1] == ["srun"] and "-N" in one.meta["command"]
+    # both ranks on the one node srun gives `-N 1`, through Hydra (issue 39)
+    command = one.meta["command"]
+    assert one.meta["launcher"]["kind"] == "hydra", one.meta["launcher"]
+    assert command[command.index("-hosts") + 1] in ("mo-node1:2", "mo-node2:2"), command
     assert len(set(one.result["provenance"]["hosts"])) == 1, one.result["provenance"]
     assert one.status == "complete" and two.status == "complete", (one.meta, two.meta)
     assert two.result["provenance"]["hosts"] == list(NODES)
