@@ -876,8 +876,7 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
 {
     p->counters.flushes++;
     uint64_t trace_only = 0;
-    for (size_t i = 0; i < n; i++) {
-        const mop_event *x = &e[i];
+    for (const mop_event *x = e, *end = e + n; x != end; x++) {
         /* Tests in the order of how often a message-heavy program records each
          * (every call an ENTER, every post a POST, every completion an END):
          * two or three compares instead of a jump table's bounds check,
