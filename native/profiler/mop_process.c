@@ -884,6 +884,16 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
         uint8_t type = x->type;
         if (type == MOP_EV_ENTER) {
             mop_on_enter(p, x);
+            /* Its call's POST or EXIT mostly follows at once: handled here, the
+             * call's state just written still in registers. */
+            if (x + 1 != end && p->clock.depth == 1) {
+                uint8_t next = x[1].type;
+                if (next == MOP_EV_POST) {
+                    mop_on_post(p, ++x);
+                } else if (next == MOP_EV_EXIT) {
+                    mop_on_exit(p, ++x);
+                }
+            }
         } else if (type == MOP_EV_POST) {
             mop_on_post(p, x);
         } else if (type == MOP_EV_END) {
