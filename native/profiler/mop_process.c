@@ -360,21 +360,22 @@ MOP_HOT void mop_on_begin_at(mop_process *p, const mop_event *e, uint64_t t)
     if (!r->used) {
         if (__builtin_expect(mop_requests_claim(&p->reqs), 1)) {
             /* A handle not in the table (most posts): the entry written once,
-             * as an insert (mop_req_fresh) and the lines below would leave it.
-             * Zeroing it first and writing it again field by field was a sixth
-             * of a post's cost (callgrind). */
-            *r = (mop_req){.key = e->key,
-                           .begin = mop_clock_mark(&p->clock, t),
-                           .bytes = e->bytes,
-                           .peer = e->arg,
-                           .tests = p->test_calls,
-                           .fn = e->id,
-                           .region = mop_current_region(p),
-                           .site = p->call_site,
-                           .kind = e->kind,
-                           .flags = (uint8_t)(MOP_REQ_ACTIVE |
-                                              (p->monitoring ? MOP_REQ_MONITORED : 0)),
-                           .used = true};
+             * field by field, as an insert (mop_req_fresh) and the lines below
+             * would leave it. Zeroing it first and writing it again was a sixth
+             * of a post's cost, and a compound literal still wrote its padding
+             * (callgrind). */
+            r->key = e->key;
+            r->more = NULL;
+            r->begin = mop_clock_mark(&p->clock, t);
+            r->bytes = e->bytes;
+            r->peer = e->arg;
+            r->tests = p->test_calls;
+            r->fn = e->id;
+            r->region = mop_current_region(p);
+            r->site = p->call_site;
+            r->kind = e->kind;
+            r->flags = (uint8_t)(MOP_REQ_ACTIVE | (p->monitoring ? MOP_REQ_MONITORED : 0));
+            r->used = true;
             if (e->kind == MOP_KIND_NULL)
                 p->counters.proc_null++;
             return;
