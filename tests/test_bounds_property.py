@@ -441,6 +441,28 @@ def test_fused_posts_and_small_queues_give_the_same_document(mop_replay: Path,
 
 
 @SETTINGS
+@given(event_streams(), st.lists(st.integers(1, 20), min_size=1, max_size=6))
+def test_the_runtimes_unobserved_path_gives_the_observed_profile(mop_replay: Path,
+                                                                 events: list[Event],
+                                                                 batches: list[int]) -> None:
+    """The runtime processes without an observer, and then completions take the engine's
+    short path (mop_end_fast), which the observer the other tests read turns off: without
+    it (MOP_REPLAY_OBSERVE=0), plain and fused in batches, the profile is the observed
+    run's, number for number; only the per-transfer array, the observer's, is empty."""
+    events, _ = _posts_at_their_enter(events)
+    observed = _replay(mop_replay, events, {})
+    plain = _replay(mop_replay, events, {"MOP_REPLAY_OBSERVE": "0"})
+    assert plain["transfers"] == []
+    assert plain["profile"] == observed["profile"], to_text(events)
+    fused = _replay(mop_replay, events, {"MOP_REPLAY_OBSERVE": "0", "MOP_REPLAY_FUSE": "1",
+                                         "MOP_REPLAY_BATCH": ",".join(map(str, batches))})
+    fused_observed = _replay(mop_replay, events, {"MOP_REPLAY_FUSE": "1",
+                                                  "MOP_REPLAY_BATCH": ",".join(map(str,
+                                                                                   batches))})
+    assert fused["profile"] == fused_observed["profile"], to_text(events)
+
+
+@SETTINGS
 @given(event_streams(consistent=True))
 def test_invariants(impl: Runner, events: list[Event]) -> None:
     check_invariants(impl(events))
