@@ -1,4 +1,4 @@
-"""Advice (analysis/advice.py; docs/profiler.md, "Advice"): each rule on analysis documents
+"""Advice (profile/analysis/advice.py; docs/profiler.md, "Advice"): each rule on analysis documents
 built by hand, then on the mini-apps, whose communication is known by construction:
 mo_halo's `overlap` mode completes its halo with MPI_Waitall after computing (the progress
 advice), its `overlap-test` mode with MPI_Testall calls inside the computation (no such
@@ -13,11 +13,16 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.analysis.advice import advice, advice_findings, progress_hint, progress_words
 from mpi_overlap.benchmarks.progress import SPEC as PROGRESS
 from mpi_overlap.benchmarks.sync_overlap import SPEC as SYNC_OVERLAP
 from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.profiling.toolchain_evidence import latest_evidence
+from mpi_overlap.profile.analysis.advice import (
+    advice,
+    advice_findings,
+    progress_hint,
+    progress_words,
+)
+from mpi_overlap.profile.run.toolchain_evidence import latest_evidence
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
 

@@ -1,4 +1,5 @@
-"""Tests of analysis/profile.py: hand-made profile runs in, a schema-valid cross-rank merge out.
+"""Tests of profile/analysis/profile.py: hand-made profile runs in, a schema-valid cross-rank
+merge out.
 
 Rank documents are built from "groups" of transfers (function, region, size bin, count,
 transfer time, min and max bounds), so totals and breakdowns are consistent the way the
@@ -17,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpi_overlap import schema
-from mpi_overlap.analysis.profile import analyze_profile, bin_label, rank_list
 from mpi_overlap.formatting import fmt_time
+from mpi_overlap.profile.analysis.profile import analyze_profile, bin_label, rank_list
 
 KIB, MIB = 1024, 1 << 20
 NO_REGION = "(no region)"

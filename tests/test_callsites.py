@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.analysis.callsites import site_rankings
 from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.profiling import job_stats
-from mpi_overlap.profiling.callsites import resolve
+from mpi_overlap.profile.analysis.callsites import site_rankings
+from mpi_overlap.profile.documents import job_stats
+from mpi_overlap.profile.documents.callsites import resolve
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain, list_toolchains
 from test_profile_fortran import fortran_program
@@ -217,7 +217,7 @@ def test_a_binary_without_debug_information_falls_back_to_function_names():
 def test_one_resolver_asks_addr2line_once_per_site_of_a_job(monkeypatch):
     """Two ranks of one binary mapped at other addresses (ASLR): the second rank's sites
     have the same object and virtual addresses, and come from the first's answer."""
-    from mpi_overlap.profiling import callsites
+    from mpi_overlap.profile.documents import callsites
 
     path, start, offset = _python_text_mapping()
     asked: list[list[int]] = []

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpi_overlap.analysis.twosided_bounds import CallTimes
 from mpi_overlap.cluster import hosts_file, wire_check
 from mpi_overlap.cluster.faults import _job_of
 from mpi_overlap.cluster.layout import Layout
 from mpi_overlap.cluster.slurm_conf import render
 from mpi_overlap.errors import UserError
-from mpi_overlap.trace.reader import TRANSFER
+from mpi_overlap.profile.analysis.twosided_bounds import CallTimes
+from mpi_overlap.profile.trace.reader import TRANSFER
 
 
 @pytest.mark.parametrize(("rate", "bits", "bucket"), [

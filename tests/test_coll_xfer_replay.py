@@ -124,7 +124,7 @@ def test_fallbacks_are_counted(replay: dict[str, Any]) -> None:
 
 
 def test_the_report_explains_the_collective_counters(replay: dict[str, Any]) -> None:
-    from mpi_overlap.analysis.profile import UNATTRIBUTED
+    from mpi_overlap.profile.analysis.profile import UNATTRIBUTED
 
     # The engine's new counters are attribution notes with a meaning, not "unknown".
     for name in ("coll_size_extrapolated", "coll_nb_as_blocking", "coll_uncalibrated"):

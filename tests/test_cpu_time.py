@@ -1,4 +1,4 @@
-"""Computation as CPU time (analysis/cpu_time.py; docs/profiler.md, "Computation as CPU
+"""Computation as CPU time (profile/analysis/cpu_time.py; docs/profiler.md, "Computation as CPU
 time"): imbalance advice only where the ranks' CPU time is uneven too, and the
 descheduling sentence where only their wall-clock time is. First on analysis documents
 built by hand, then on mo_cg beside two busy loops (tests/loadgen.py): balanced, it gets
@@ -14,9 +14,9 @@ import pytest
 
 from cli_helpers import run_cli
 from loadgen import cpu_load
-from mpi_overlap.analysis.advice import advice
-from mpi_overlap.analysis.cpu_time import descheduled_finding, imbalance, rank_figures
 from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.profile.analysis.advice import advice
+from mpi_overlap.profile.analysis.cpu_time import descheduled_finding, imbalance, rank_figures
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
 

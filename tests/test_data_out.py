@@ -141,7 +141,7 @@ def _profile_analysis(traced: bool) -> dict:
 
 
 def test_a_profile_has_its_call_sites_pairs_advice_checks_and_waiting(tmp_path: Path) -> None:
-    from mpi_overlap.profile_frames import FRAMES
+    from mpi_overlap.profile.documents.profile_frames import FRAMES
 
     (tmp_path / "plain").mkdir()
     plain = mpi_overlap.load(run_dir(tmp_path / "plain", "profile", {"ranks": []},
@@ -175,7 +175,7 @@ def test_a_profile_has_its_call_sites_pairs_advice_checks_and_waiting(tmp_path: 
 
 
 def test_every_declared_frame_is_documented() -> None:
-    from mpi_overlap.profile_frames import FRAMES
+    from mpi_overlap.profile.documents.profile_frames import FRAMES
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "profiler.md").read_text()
     section = doc.split("### Data out", 1)[1].split("\n### ", 1)[0]

@@ -1,4 +1,4 @@
-"""profiling/elf_read.py reads what pyelftools read for the profiler (issue 38: its import
+"""profile/run/elf_read.py reads what pyelftools read for the profiler (issue 38: its import
 left `profile`'s start-up): the PT_LOAD segments and the dynamic section's DT_NEEDED,
 DT_RPATH and DT_RUNPATH, of real files on this machine and of small files made here in
 each ELF class and byte order."""
@@ -13,7 +13,7 @@ import pytest
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 
-from mpi_overlap.profiling.elf_read import (
+from mpi_overlap.profile.run.elf_read import (
     DT_NEEDED,
     DT_RPATH,
     DT_RUNPATH,

@@ -27,11 +27,11 @@ import pytest
 
 from cli_helpers import one_line_error, run_cli
 from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.profile.trace.convert import read_run
+from mpi_overlap.profile.trace.reader import EV_REGION_BEGIN
+from mpi_overlap.profile.trace.timeline import rank_timeline
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
-from mpi_overlap.trace.convert import read_run
-from mpi_overlap.trace.reader import EV_REGION_BEGIN
-from mpi_overlap.trace.timeline import rank_timeline
 
 otf2 = pytest.importorskip("otf2", reason="the otf2 package (pyproject.toml) is not installed")
 

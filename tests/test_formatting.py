@@ -375,7 +375,7 @@ def test_fmt_bytes(args: tuple[Any, ...], want: str) -> None:
 @pytest.mark.parametrize(
     ("args", "kw", "want"),
     [
-        # trace/summary.fmt_mib
+        # profile/trace/summary.fmt_mib
         ((0,), {}, "0.0 KiB"),
         ((1000,), {}, "1.0 KiB"),
         ((1023,), {}, "1.0 KiB"),

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.analysis.advice import advice, advice_findings
 from mpi_overlap.analysis.figures import figure
-from mpi_overlap.analysis.profile import analyze_profile
+from mpi_overlap.profile.analysis.advice import advice, advice_findings
+from mpi_overlap.profile.analysis.profile import analyze_profile
 from mpi_overlap.report.summary_card import card_json, card_rows
 from mpi_overlap.run import run_guard
 from mpi_overlap.rundir import Run, load_run

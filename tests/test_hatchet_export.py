@@ -135,7 +135,7 @@ def _tree(gf) -> dict[tuple[str, ...], dict]:
 
 
 def test_the_call_site_tree_holds_every_pair_once_under_its_posting_site() -> None:
-    from mpi_overlap.hatchet_export import hatchet_literal
+    from mpi_overlap.profile.report.hatchet_export import hatchet_literal
 
     analysis = _analysis()
     gf = ht.GraphFrame.from_literal(json.loads(json.dumps(hatchet_literal(analysis, "app"))))

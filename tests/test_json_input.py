@@ -209,7 +209,7 @@ def test_report_of_a_result_with_wrong_types_still_reports_without_a_traceback(
 def test_collect_keeps_the_run_when_a_rank_profile_is_not_utf8(tmp_path: Path) -> None:
     """Before: a raw non-UTF-8 region name in profile.rank-N.json lost the whole run
     (UnicodeDecodeError, exit 70, run.json left running)."""
-    from mpi_overlap.profiling.collect import collect
+    from mpi_overlap.profile.documents.collect import collect
     from test_analysis_profile import Group, rank_doc
 
     good = rank_doc(1, [Group("MPI_Isend", "r", 64, 128, 1, 1e-6, 0.0, 0.0)], size=2)

@@ -1,4 +1,4 @@
-"""The profiler's own time once per launch (analysis/library_time.py): the slowest rank's
+"""The profiler's own time once per launch (profile/analysis/library_time.py): the slowest rank's
 MPI_Init and MPI_Finalize, then rank 0's gather and reduction, summed; absent where no
 rank recorded it. No MPI: rank documents written by hand."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpi_overlap.analysis.library_time import LibraryTime, library_time_finding
+from mpi_overlap.profile.analysis.library_time import LibraryTime, library_time_finding
 
 
 def _doc(init: float | None, finalize: float | None = None) -> dict:

@@ -21,7 +21,6 @@ from rich.console import Console
 
 from cli_helpers import disturbed, run_cli
 from mpi_overlap import schema
-from mpi_overlap.analysis.profiled_runs import load_profiles
 from mpi_overlap.analysis.stats import summarize
 from mpi_overlap.benchmarks.overlap_validation import SPEC
 from mpi_overlap.benchmarks.overlap_validation.analysis import (
@@ -32,6 +31,7 @@ from mpi_overlap.benchmarks.overlap_validation.analysis import (
 )
 from mpi_overlap.benchmarks.overlap_validation.analysis import analyze as analyze_overlap_validation
 from mpi_overlap.errors import UserError
+from mpi_overlap.profile.analysis.profiled_runs import load_profiles
 from mpi_overlap.rundir import load_run
 
 CALLS = {

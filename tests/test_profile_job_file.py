@@ -1,7 +1,7 @@
 """The job file (issue 19): rank 0 writes every rank's final document into one
 profile.job.jsonl at MPI_Finalize (native/profiler/mop_gather.h); per-rank files are
 written besides it only for small jobs or with --per-rank, and the snapshots of ranks that
-never reached MPI_Finalize stand (profiling/rank_documents.py).
+never reached MPI_Finalize stand (profile/documents/rank_documents.py).
 
 - reading: which document wins when a rank has two, a file cut by a kill, damaged lines;
 - end to end, 64 ranks oversubscribed on this machine's cores (mo_halo, a short run):
@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.profiling import job_stats
-from mpi_overlap.profiling.job_stats import STATS_FILE
-from mpi_overlap.profiling.rank_documents import JOB_FILE, read_rank_documents
+from mpi_overlap.profile.documents import job_stats
+from mpi_overlap.profile.documents.job_stats import STATS_FILE
+from mpi_overlap.profile.documents.rank_documents import JOB_FILE, read_rank_documents
 
 RANKS = 64
 
@@ -95,7 +95,7 @@ def test_the_stream_reads_again_on_every_pass_and_holds_no_document(tmp_path: Pa
     """RankDocumentStream (what collect goes through): rank order whatever the file order,
     each pass reads the files again, and a job file gone since it was indexed leaves the
     per-rank files and one problem, not a traceback."""
-    from mpi_overlap.profiling.rank_documents import RankDocumentStream
+    from mpi_overlap.profile.documents.rank_documents import RankDocumentStream
 
     _write_job(tmp_path, [_doc(2), _doc(0), _job_line(3, 2)])
     _write_rank(tmp_path, _doc(1, "running"))
@@ -143,7 +143,7 @@ def _collect_alone(run_dir: Path, keep: str, into: Path) -> dict[str, Any]:
     (keep="job"), only the per-rank files (keep="ranks"), only the job's statistics
     (keep="stats") or all it has (keep="all"); but for "job" and "ranks", without the job's
     statistics (profile.stats.json), so that the analysis reduces the documents itself."""
-    from mpi_overlap.profiling.collect import collect
+    from mpi_overlap.profile.documents.collect import collect
 
     shutil.copytree(run_dir, into)
     def drop(name: str) -> bool:
@@ -181,7 +181,7 @@ def test_64_ranks_write_one_reduced_file_by_default(tmp_path: Path) -> None:
     analysis = json.loads((run_dir / "analysis.json").read_text())
     assert analysis["job"]["ranks"] == RANKS and analysis["job_stats"]["documents"] is False
     assert analysis["rankings"]["pairs"] and (run_dir / "report.html").is_file()
-    from mpi_overlap.report.profile_table import summary
+    from mpi_overlap.profile.report.profile_table import summary
     from mpi_overlap.rundir import load_run
 
     said = [s for s in summary(load_run(run_dir)) if "rank 0's reduction" in s]
@@ -205,7 +205,7 @@ def test_64_ranks_with_documents_write_one_job_file_and_no_per_rank_files(
     assert [json.loads(ln)["rank"] for ln in lines[:-1]] == list(range(RANKS))  # rank order
     # the report says what the gather cost, from the run's own record
     from mpi_overlap.formatting import fmt_mib
-    from mpi_overlap.report.profile_table import summary
+    from mpi_overlap.profile.report.profile_table import summary
     from mpi_overlap.rundir import load_run
 
     said = [s for s in summary(load_run(run_dir)) if s.startswith("Rank 0 gathered")]
@@ -228,7 +228,7 @@ def _ranks_part(lt: dict) -> dict:
 
 @pytest.mark.mpi
 def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path) -> None:
-    from mpi_overlap.analysis.profile import analyze_profile
+    from mpi_overlap.profile.analysis.profile import analyze_profile
 
     run_dir = _profile_64(tmp_path, "--documents", "--per-rank", "--no-report")
     assert len(list(run_dir.glob("profile.rank-*.json"))) == RANKS
@@ -254,7 +254,7 @@ def test_the_job_file_gives_what_the_per_rank_files_give_exactly(tmp_path: Path)
     assert job_stats.comparable(job_stats.from_file(reduced)) == \
         job_stats.comparable(job_stats.reduce_documents(docs, RANKS))
     # ... and so does the whole file, made here from the documents (stats_file.py)
-    from mpi_overlap.profiling.stats_file import stats_document
+    from mpi_overlap.profile.documents.stats_file import stats_document
 
     assert stats_document(docs, RANKS) == {**reduced, "reduce_s": None, "largest_message": 0}
     rows = reduced["rank_rows"]
@@ -306,7 +306,7 @@ def _direct(tmp_path: Path, ranks_env: list[dict[str, str]]) -> Path:
     import subprocess
 
     from mpi_overlap.build import ensure_built
-    from mpi_overlap.profiling.preload import ProfilerSetup, profiler_library
+    from mpi_overlap.profile.run.preload import ProfilerSetup, profiler_library
     from mpi_overlap.toolchains import get_toolchain
 
     tc = get_toolchain("mpich")

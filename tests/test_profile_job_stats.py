@@ -1,6 +1,6 @@
 """The job's statistics (issue 19): the library reduces every rank's measures up a binomial
 tree at MPI_Finalize (native/profiler/mop_reduce.h) and the analysis repeats the same order
-over the rank documents (profiling/job_stats.py), so both give the same bits.
+over the rank documents (profile/documents/job_stats.py), so both give the same bits.
 
 - the order: TreeReducer, going through the ranks one at a time, merges exactly as the
   tree does, for every job size (a merge that writes its order down shows it);
@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpi_overlap.profiling import job_stats as js
+from mpi_overlap.profile.documents import job_stats as js
 
 
 def _tree_as_the_library_runs_it(n: int) -> str:

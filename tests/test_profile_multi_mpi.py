@@ -1,6 +1,6 @@
 """`profile --mpi A --mpi B`: one run per toolchain, compared side by side; {mpi} in the
 program's arguments names each toolchain's build; a program linked with another MPI's ABI
-is refused in one line before anything runs (profiling/program_abi.py)."""
+is refused in one line before anything runs (profile/run/program_abi.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.profiling import program_abi
+from mpi_overlap.profile.run import program_abi
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain, list_toolchains
 

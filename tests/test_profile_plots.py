@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpi_overlap.report.profile_plots import bins_figure
+from mpi_overlap.profile.report.profile_plots import bins_figure
 
 
 def test_bins_are_also_drawn_by_absolute_time() -> None:
@@ -72,8 +72,9 @@ def test_the_report_modules_of_a_profile_import_no_matplotlib_or_numpy() -> None
     import subprocess
     import sys
 
-    code = ("import sys; import mpi_overlap.cli, mpi_overlap.profiling.session, "
-            "mpi_overlap.report, mpi_overlap.analysis.profile, mpi_overlap.analysis.twosided; "
+    code = ("import sys; import mpi_overlap.cli, mpi_overlap.profile.run.session, "
+            "mpi_overlap.report, mpi_overlap.profile.analysis.profile, "
+            "mpi_overlap.profile.analysis.twosided; "
             "from mpi_overlap.report import reporter_of; reporter_of('profile'); "
             "print(sorted(m for m in ('matplotlib', 'numpy', 'scipy', 'jsonschema', "
             "'importlib.metadata', 'pandas', 'elftools') if m in sys.modules))")

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.analysis.profile import analyze_profile
 from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.profile.analysis.profile import analyze_profile
 from mpi_overlap.rundir import STDOUT_FILE, load_run
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params

@@ -13,7 +13,7 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.profiling.compare_bare import sentence, summarize
+from mpi_overlap.profile.run.compare_bare import sentence, summarize
 from mpi_overlap.rundir import load_run
 from mpi_overlap.toolchains import get_toolchain
 

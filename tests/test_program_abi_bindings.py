@@ -2,7 +2,7 @@
 program names only its binding library (libmpi_mpifh.so.40, libmpifort.so.12, ...), and a
 program built on a solver library gets MPI through that library; each is refused in one
 line, exit 2, before anything runs, as a C program linked to libmpi.so.40 is
-(profiling/program_abi.py)."""
+(profile/run/program_abi.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import one_line_error, run_cli
-from mpi_overlap.profiling import program_abi
+from mpi_overlap.profile.run import program_abi
 
 MPIF90_OPENMPI = "/usr/bin/mpif90.openmpi"
 

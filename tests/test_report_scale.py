@@ -83,7 +83,7 @@ def test_many_ranks_page_shows_the_ranks_losing_most_and_the_csv_all(tmp_path: P
     """Above PAGE_RANKS the page's per-rank table shows the ranks losing most, with a note
     saying so; its CSV keeps a row for every rank (issue 19: distributions, not a row per
     rank, on the page; the data complete for scripts)."""
-    from mpi_overlap.report.profile_table import PAGE_RANKS
+    from mpi_overlap.profile.report.profile_table import PAGE_RANKS
 
     source = write_run(tmp_path, "source", sample_result(), analysis=False)
     out = tmp_path / "many"
@@ -108,7 +108,7 @@ def test_many_ranks_page_shows_the_ranks_losing_most_and_the_csv_all(tmp_path: P
 
 
 def test_beyond_sorted_ranks_the_rank_figure_is_a_distribution(tmp_path: Path) -> None:
-    from mpi_overlap.report.profile_plots import SORTED_RANKS, ranks_figure
+    from mpi_overlap.profile.report.profile_plots import SORTED_RANKS, ranks_figure
 
     ranks = [{"rank": i, "in_totals": True, "min_pct": (i % 7) * 1.0,
               "max_pct": 50.0 + (i % 11), "nonoverlap_s": 1e-3 * (1 + i % 13)}

@@ -1,4 +1,4 @@
-"""The headline within the table's 95 % intervals (analysis/table_sensitivity.py): the
+"""The headline within the table's 95 % intervals (profile/analysis/table_sensitivity.py): the
 range it reports holds every headline the table's times within their intervals could
 give (checked on random case-2 transfers, recomputed at scaled transfer times), and the
 caveat is said only where it moves the headline by more than 5 points."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpi_overlap.analysis.table_sensitivity import caveat, within_intervals
 from mpi_overlap.calibration.xfer_table import PointQuality, XferTable
+from mpi_overlap.profile.analysis.table_sensitivity import caveat, within_intervals
 
 
 def _table(rel: float, intervals: bool = True) -> XferTable:

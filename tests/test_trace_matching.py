@@ -3,7 +3,7 @@ native/tests/matching_app.c (tags received out of order, MPI_ANY_SOURCE/MPI_ANY_
 receives, one tag on three communicators, Sendrecv, persistent requests, collectives on a
 split communicator) on 2 ranks of the MPICH and the Open MPI wheels, whose constants for
 the wildcards differ. Every logical message has its own size, so a pair whose two ends
-disagree on the size is a wrong match (trace/match.py; docs/profiler.md, "Message
+disagree on the size is a wrong match (profile/trace/match.py; docs/profiler.md, "Message
 matching")."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import profile_test_app_traced
+from mpi_overlap.profile.trace.convert import read_run
+from mpi_overlap.profile.trace.match import match_messages
+from mpi_overlap.profile.trace.reader import KIND_SEND
+from mpi_overlap.profile.trace.timeline import rank_timeline
 from mpi_overlap.rundir import load_run
-from mpi_overlap.trace.convert import read_run
-from mpi_overlap.trace.match import match_messages
-from mpi_overlap.trace.reader import KIND_SEND
-from mpi_overlap.trace.timeline import rank_timeline
 
 pytestmark = pytest.mark.mpi
 

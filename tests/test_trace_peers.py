@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import profile_test_app_traced
-from mpi_overlap.trace.convert import read_run
-from mpi_overlap.trace.reader import EV_BEGIN, KIND_RECV, KIND_SEND
+from mpi_overlap.profile.trace.convert import read_run
+from mpi_overlap.profile.trace.reader import EV_BEGIN, KIND_RECV, KIND_SEND
 
 pytestmark = pytest.mark.mpi
 

@@ -1,4 +1,4 @@
-"""Trace format versions (trace/reader.py): version-1 files (written before message
+"""Trace format versions (profile/trace/reader.py): version-1 files (written before message
 matching) are still read, and a run made of them gets a two-sided analysis that says why
 there is none; version 2's event types, and only its, are accepted. Files are built here
 byte by byte (no MPI)."""
@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpi_overlap.analysis.twosided import two_sided
 from mpi_overlap.errors import UserError
-from mpi_overlap.trace import reader as rd
-from mpi_overlap.trace.timeline import rank_timeline
+from mpi_overlap.profile.analysis.twosided import two_sided
+from mpi_overlap.profile.trace import reader as rd
+from mpi_overlap.profile.trace.timeline import rank_timeline
 
 
 def _events(*rows: tuple[int, int, int, int, int, int, int]) -> bytes:

@@ -1,5 +1,5 @@
 """The both-ends rule for eager messages whose data had arrived before their receive
-(analysis/twosided_bounds.py, `arrived_window`; docs/method.md, "Both ends of a message"):
+(profile/analysis/twosided_bounds.py, `arrived_window`; docs/method.md, "Both ends of a message"):
 worked cases on a receiver's timeline, without MPI."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpi_overlap.analysis.twosided_bounds import CallTimes, arrived_window, window_bounds
 from mpi_overlap.calibration.xfer_parts import EAGER, Part, SizeParts
 from mpi_overlap.calibration.xfer_table import XferTable
+from mpi_overlap.profile.analysis.twosided_bounds import CallTimes, arrived_window, window_bounds
 
 US = 1e-6
 # The receiver: MPI_Barrier [0, 10] µs, computes [10, 5010], MPI_Recv [5010, 5027].

@@ -1,4 +1,4 @@
-"""Two-sided overlap bounds (analysis/twosided_bounds.py) against timelines whose true
+"""Two-sided overlap bounds (profile/analysis/twosided_bounds.py) against timelines whose true
 transfers are known (tests/twosided_simulator.py), with each rank's clock offset by up to
 its stated alignment error:
 
@@ -21,7 +21,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpi_overlap.analysis.twosided_bounds import (
+from mpi_overlap.profile.analysis.twosided_bounds import (
     Bounds,
     CallTimes,
     case2,

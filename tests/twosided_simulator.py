@@ -1,5 +1,5 @@
 """Random two-rank timelines with messages whose true transfer intervals are known, for the
-two-sided bounds (src/mpi_overlap/analysis/twosided_bounds.py; docs/method.md, "Both ends
+two-sided bounds (src/mpi_overlap/profile/analysis/twosided_bounds.py; docs/method.md, "Both ends
 of a message").
 
 Each rank alternates computation and MPI calls (true times, seconds). A message is posted

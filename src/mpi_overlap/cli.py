@@ -631,7 +631,7 @@ def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | 
             out: Path,
             report: bool, program: tuple[str, ...]) -> None:
     """Run an MPI program under the overlap profiler: mpi-overlap profile -n 2 -- ./app args"""
-    from .profiling.session import ProfileOptions, profile_session
+    from .profile.run.session import ProfileOptions, profile_session
 
     toolchains = list(mpi) or ["mpich"]
     opts = ProfileOptions(ranks=ranks, mpi=toolchains[0], launcher=launcher, bins=bins, table=table,
@@ -642,7 +642,7 @@ def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | 
                           documents=documents)
     export = None
     if otf2:
-        from .trace.otf2_export import export_lines as export
+        from .profile.trace.otf2_export import export_lines as export
     code = profile_session(list(program), opts, toolchains, report=report, console=_out,
                            err_console=_err, otf2_export=export)
     if code:
@@ -657,7 +657,7 @@ def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | 
               help="write a Chrome/Perfetto trace-event JSON file (open it in ui.perfetto.dev)")
 def trace_cmd(run_dir: Path, out: Path) -> None:
     """Timeline of a run made with `profile --trace`: MPI calls, transfers, messages."""
-    from .trace.convert import convert_run, describe
+    from .profile.trace.convert import convert_run, describe
 
     for line in describe(convert_run(run_dir, out)):
         print(safe(line))
@@ -706,7 +706,7 @@ def export() -> None:
 def export_hatchet_cmd(run_dir: Path, out: Path | None) -> None:
     """A profile as Hatchet's literal: function → call site → (post → completion) pair, by
     size and by region; hatchet.GraphFrame.from_literal(json.load(f))."""
-    from .hatchet_export import export_hatchet
+    from .profile.report.hatchet_export import export_hatchet
 
     print(safe(f"Hatchet literal: {export_hatchet(run_dir, out).resolve()}"))
 
@@ -717,7 +717,7 @@ def export_hatchet_cmd(run_dir: Path, out: Path | None) -> None:
               help="the directory of the archive (default: <run_dir>/otf2)")
 def export_otf2_cmd(run_dir: Path, out: Path | None) -> None:
     """A traced profile run (profile --trace) as an OTF2 archive: Vampir, Scalasca, otf2-print."""
-    from .trace.otf2_export import describe, export_otf2
+    from .profile.trace.otf2_export import describe, export_otf2
 
     for line in describe(export_otf2(run_dir, out)):
         print(safe(line))

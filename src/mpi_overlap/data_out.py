@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from .json_input import read_json
-from .profile_frames import plain_fields, profile_frames
+from .profile.documents.profile_frames import plain_fields, profile_frames
 from .rundir import Run, load_run
 
 PROFILE_TABLES = ("by_bin", "by_function", "by_region")

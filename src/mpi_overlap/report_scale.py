@@ -48,7 +48,7 @@ from typing import Any
 from .errors import UserError
 from .file_output import write_json
 from .json_input import read_json
-from .profiling.result_file import write_profile_result
+from .profile.documents.result_file import write_profile_result
 
 DEFAULT_RANKS = (1024, 8192)
 # The program profiled when no --source is given: a halo exchange with regions, several
@@ -199,7 +199,7 @@ def _end_costs(run_dir: Path | None) -> tuple[float | None, float | None]:
 def synthesize(source: Path, ranks: int, out: Path, form: str = "documents") -> None:
     """A run directory of `ranks` ranks whose profiles are copies of the source's, in turn:
     their documents, or (form "statistics") the job's statistics made from them as the
-    library makes them (profiling/stats_file.py) and no document."""
+    library makes them (profile/documents/stats_file.py) and no document."""
     result = read_json(source / "result.json")
     base = result.get("ranks") or []
     if result.get("benchmark") != "profile" or not base:
@@ -208,13 +208,13 @@ def synthesize(source: Path, ranks: int, out: Path, form: str = "documents") -> 
         shutil.rmtree(out)
     out.mkdir(parents=True)
     # Rank documents are written one by one, as `profile` writes them (one per line,
-    # profiling/result_file.py): a copy of 8 192 parsed rank documents would be the very
+    # profile/documents/result_file.py): a copy of 8 192 parsed rank documents would be the very
     # memory this benchmark measures in the report.
     head = dict(result, ranks=[], ranks_expected=ranks, missing_ranks=[])
     copies = (dict(base[i % len(base)], rank=i, size=ranks)  # shallow: only these two
               for i in range(ranks))
     if form == "statistics":
-        from .profiling.stats_file import stats_document
+        from .profile.documents.stats_file import stats_document
 
         head.update(job_file=None, job_stats=stats_document(list(copies), ranks, labels=True))
         copies = iter(())

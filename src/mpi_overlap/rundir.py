@@ -52,7 +52,7 @@ class Run:
     analysis: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
     # What a report computed from these files when analysis.json was absent, kept so that
-    # one report computes it once (report/profile_table.analysis_of).
+    # one report computes it once (profile/report/profile_table.analysis_of).
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -204,8 +204,8 @@ def _valid_documents(run: Run, p: Path, *, all_documents: bool) -> None:
 
 def _read_result(path: Path) -> dict[str, Any]:
     """result.json; a large profile result with its rank documents left on disk, read one
-    at a time when they are gone through (profiling/result_file.py)."""
-    from .profiling.result_file import LAZY_RESULT_BYTES, read_profile_result
+    at a time when they are gone through (profile/documents/result_file.py)."""
+    from .profile.documents.result_file import LAZY_RESULT_BYTES, read_profile_result
 
     try:
         large = path.stat().st_size >= LAZY_RESULT_BYTES

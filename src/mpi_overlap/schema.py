@@ -22,13 +22,15 @@ if TYPE_CHECKING:
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
 PACKAGE_SCHEMAS = Path(__file__).with_name("benchmarks")
+PROFILE_SCHEMAS = Path(__file__).with_name("profile") / "schemas"
 
 
 def _schema_paths() -> list[Path]:
-    """schemas/*.schema.json, and the result and analysis schemas the benchmark packages
-    keep beside their code (benchmarks/<name>/); file names are unique across both."""
-    return sorted([*SCHEMA_DIR.glob("*.schema.json"), *PACKAGE_SCHEMAS.glob("*/*.schema.json")],
-                  key=lambda p: p.name)
+    """schemas/*.schema.json, the result and analysis schemas the benchmark packages
+    keep beside their code (benchmarks/<name>/) and the profile's (profile/schemas/); file
+    names are unique across them."""
+    return sorted([*SCHEMA_DIR.glob("*.schema.json"), *PACKAGE_SCHEMAS.glob("*/*.schema.json"),
+                   *PROFILE_SCHEMAS.glob("*.schema.json")], key=lambda p: p.name)
 
 
 @cache
@@ -112,7 +114,7 @@ def result_errors(doc: dict[str, Any]) -> list[str]:
     if doc.get("schema") == "mpi-overlap/profile-run":
         ranks = doc.get("ranks")
         if not isinstance(ranks, list) and hasattr(ranks, "check"):
-            # rank documents read one at a time (profiling/result_file.RankSequence; not
+            # rank documents read one at a time (profile/documents/result_file.RankSequence; not
             # imported: this module is below it): each is checked as it is read, the rest
             # of the document now
             ranks.check = lambda d: errors_against(d, "profile-rank-v1")

@@ -1,6 +1,7 @@
-"""The analyses shared by the benchmarks and the profiler: summaries, confidence
-intervals, the hinge fit (knee.py), the profile's analysis; each benchmark's own analysis
-lives in its package (benchmarks/<name>/analysis.py).
+"""The analysis kit shared by the benchmarks and the profiler: summaries, confidence
+intervals (stats.py), the hinge fit (knee.py), replication, headline figures, the transfer
+table's rows (run_table.py), protocol switches; each benchmark's own analysis lives in its
+package (benchmarks/<name>/analysis.py), the profile's in profile/analysis/.
 
 The names below are imported on first use: importing any analysis module (the profile's
 among them) must not import numpy through knee.py and stats.py (issue 38)."""

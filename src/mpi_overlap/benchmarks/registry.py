@@ -10,13 +10,14 @@ from .discovery import specs
 from .spec import Benchmark, lazy_analysis
 
 # Not a benchmark: `mpi-overlap profile` runs the user's program under the profiler
-# (profiling/); the entry gives its run directories an analysis like every other run.
+# (profile/); the entry gives its run directories an analysis like every other run.
 PROFILE = Benchmark(
     name="profile",
     program="",
     title="Overlap profile of an MPI program (min/max overlap bounds)",
     min_ranks=1,
-    analyze=lazy_analysis("mpi_overlap.analysis.profile", "analyze_profile", with_run_dir=True),
+    analyze=lazy_analysis("mpi_overlap.profile.analysis.profile", "analyze_profile",
+                          with_run_dir=True),
     default_timeout_s=0.0,
     quick_timeout_s=0.0,
 )

@@ -145,7 +145,7 @@ def refusal(table: XferTable, *, override: str) -> UserError:
 def note(table: XferTable) -> str | None:
     """One line for a table that is used but not fully trusted (unverified, suspect and
     forced), None for an ok one, and for a noisy one: how much its uncertainty moves an
-    answer is the profile's to say, where it does (analysis/table_sensitivity.py), and
+    answer is the profile's to say, where it does (profile/analysis/table_sensitivity.py), and
     the report keeps its verdict and reason."""
     if table.verdict in ("ok", "noisy"):
         return None

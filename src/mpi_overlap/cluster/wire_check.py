@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.twosided_bounds import CallTimes
 from ..errors import UserError
-from ..profiling.rank_documents import read_rank_documents
-from ..trace.reader import FLAG_CLAMPED, KIND_RECV, RankTrace, read_trace
-from ..trace.timeline import rank_timeline
+from ..profile.analysis.twosided_bounds import CallTimes
+from ..profile.documents.rank_documents import read_rank_documents
+from ..profile.trace.reader import FLAG_CLAMPED, KIND_RECV, RankTrace, read_trace
+from ..profile.trace.timeline import rank_timeline
 
 ETH_HEADER = 14
 REGION_PREFIX = "wire/"

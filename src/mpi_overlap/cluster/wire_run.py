@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..profiling.rank_documents import read_rank_documents
+from ..profile.documents.rank_documents import read_rank_documents
 from .cli_runs import traced_profile
 from .control import exec_env
 from .layout import BRIDGE, Layout, load_layout

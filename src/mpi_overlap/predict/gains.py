@@ -1,5 +1,5 @@
 """Advice gains from replay (issue 36, item 2; docs/method.md, "Advice gains from
-replay"): each advice item of a traced profile (analysis/advice.py) replayed with its
+replay"): each advice item of a traced profile (profile/analysis/advice.py) replayed with its
 change applied, on the same target and model as the prediction, so that the gain counts
 what propagates along the chain of waits between ranks; the profile's per-call sum stays
 beside it as the local bound.
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..profiling.callsites import addresses
+from ..profile.documents.callsites import addresses
 from .engine import NO_CHANGE, Change, Replay, replay
 from .model import Costs, incall_cost
 from .program import (

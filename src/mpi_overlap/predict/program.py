@@ -2,7 +2,7 @@
 computation before each, and what each call does to messages and collectives (post,
 complete, both); the messages as matched pairs and the collectives as matched instances.
 
-Built from a traced run with the trace machinery (trace/reader.py, timeline.py,
+Built from a traced run with the trace machinery (profile/trace/reader.py, timeline.py,
 match.py): nothing here re-reads events. Only the thread that called MPI_Init is
 replayed (its calls are the rank's timeline); messages of other threads, and ends
 without a partner in the traces, are left out, and a call left with nothing to replay
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..trace.match import Matched
-from ..trace.timeline import RankTimeline
+from ..profile.trace.match import Matched
+from ..profile.trace.timeline import RankTimeline
 
 # Operations of a call (op code, index of the message or collective instance). A message
 # end's codes are below COLL_BLOCK, a send's even and a receive's odd: the engine takes
@@ -207,7 +207,7 @@ def _place(calls: list[Call], slots: tuple[int, int | None], post_op: int, done_
 def _call_names(tl: RankTimeline, thread: int, n: int) -> list[tuple[str, int]]:
     """The function and call site (an ENTER's key: mop_event.h) of each outermost call, in
     enter order (from the ENTER events at depth 0, as timeline.py counts them)."""
-    from ..trace.reader import EV_ENTER, EV_EXIT
+    from ..profile.trace.reader import EV_ENTER, EV_EXIT
 
     ev = tl.trace.events[thread]
     types, ids, keys = ev["type"].tolist(), ev["id"].tolist(), ev["key"].tolist()

@@ -51,8 +51,8 @@ def load_program(run_dir: Path) -> tuple[Program, Any, dict[str, Any]]:
     """The run's program, the table it used (XferTable) and its analysis.json ({} when
     it cannot be read)."""
     from ..analysis.run_table import used_table
-    from ..profiling.rank_documents import RankDocumentStream
-    from ..trace.matched_run import read_matched
+    from ..profile.documents.rank_documents import RankDocumentStream
+    from ..profile.trace.matched_run import read_matched
 
     run = read_matched(run_dir)  # one line when there is none, or one is not a trace
     traces, timelines, matched = run.traces, run.timelines, run.matched

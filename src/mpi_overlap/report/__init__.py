@@ -21,18 +21,17 @@ from rich.text import Text
 from .. import verbosity
 from ..benchmarks.discovery import spec_of, specs
 from ..file_output import WriteError
-from ..rundir import Run, utc_now, write_json_atomic, write_text_atomic
-from ..termsafe import SafeConsole, safe
-from ..version import version
-from . import (
-    env_matrix,
+from ..profile.report import (
     profile_answer,
     profile_checks,
     profile_plots,
     profile_predict,
     profile_table,
-    replication,
 )
+from ..rundir import Run, utc_now, write_json_atomic, write_text_atomic
+from ..termsafe import SafeConsole, safe
+from ..version import version
+from . import env_matrix, replication
 from .csv_tables import write_csv_tables
 from .html import (
     Answer,

@@ -54,10 +54,10 @@ def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profile
            meta: list[str], callsites: bool = True,
            env_extra: dict[str, str] | None = None) -> LaunchOutcome:
     """Run `exe args` on setup.ranks ranks in the new directory `sub`; with the profiler,
-    its rank profiles land there too (profiling/collect.py reads them); `callsites` False
+    its rank profiles land there too (profile/documents/collect.py reads them); `callsites` False
     turns its call-site tables off; `env_extra` is set for this launch alone (a setting of
     the profiler that one launch of a repetition measures)."""
-    from ..profiling.preload import ProfilerSetup
+    from ..profile.run.preload import ProfilerSetup
 
     sub.mkdir()
     argv = program_argv(exe, args, sub / RESULT_FILE, setup.tc, setup.prefix, meta=meta)
@@ -104,7 +104,7 @@ def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profile
 
 def collect_profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
     """The profile-run document of a profiled launch's rank profiles."""
-    from ..profiling.collect import collect
+    from ..profile.documents.collect import collect
 
     return collect(sub, ranks_expected=setup.ranks, app_argv=argv, cwd=os.getcwd(),
                    table=setup.table, forced=False, bins=None)

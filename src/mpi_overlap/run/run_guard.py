@@ -160,7 +160,7 @@ def disturbed_note(meta: dict[str, Any]) -> str | None:
 def _profile_view(out: dict[str, Any], guard: dict[str, Any]) -> None:
     """A list of findings (a profile's, led by its headline, with its advice) as the
     guard lets it be shown; a profile's also says which, for its tables
-    (report/profile_table.py)."""
+    (profile/report/profile_table.py)."""
     over = guard.get("oversubscribed")
     headline = out.get("headline")
     profile = isinstance(headline, dict)

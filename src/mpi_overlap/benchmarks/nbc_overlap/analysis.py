@@ -32,11 +32,11 @@ from typing import Any
 
 from ...analysis.figures import figure
 from ...analysis.overlap_formulas import imb_pct, imb_raw, mean_of, osu_pct, osu_raw
-from ...analysis.profile_values import overlap_pcts
-from ...analysis.profiled_runs import load_profiles, regions_by_name
 from ...analysis.replication import Point, Quantity
 from ...analysis.stats import median_or_none
 from ...formatting import fmt_num
+from ...profile.analysis.profile_values import overlap_pcts
+from ...profile.analysis.profiled_runs import load_profiles, regions_by_name
 from ...sizes import format_size
 from ...values import num
 

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis.profile_values import overlap_pcts
-from ...analysis.profiled_runs import load_profiles, regions_by_name
 from ...formatting import fmt_pct_cell, fmt_us
+from ...profile.analysis.profile_values import overlap_pcts
+from ...profile.analysis.profiled_runs import load_profiles, regions_by_name
 from ...sizes import format_size
 from ...values import num
 

@@ -1,5 +1,5 @@
 """What a profile's advice takes from this toolchain's newest progress run
-(profiling/toolchain_evidence.py finds it; analysis/advice.py, rule progress): whether
+(profile/run/toolchain_evidence.py finds it; profile/analysis/advice.py, rule progress): whether
 the MPI moved a message's data while no MPI call was made, per ordering."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ than any hidden transfer explains (less waiting for the partner or for progress)
 The tolerance is 5 % of the baseline's MPI time (timing noise on a shared machine).
 
 The advice loop (docs/case-studies.md, "Following the profiler's advice"): the profile of
-the baseline alone bounds what its advice can gain (analysis/advice.py), before any code
+the baseline alone bounds what its advice can gain (profile/analysis/advice.py), before any code
 changes; the app's other modes are that advice applied. Moving computation between post
 and completion (halo `overlap`) can hide at most the baseline's xfer − max; doing that and
 calling MPI_Testall during it (halo `overlap-test`: computation moved, progress made) at

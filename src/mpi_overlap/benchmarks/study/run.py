@@ -145,7 +145,7 @@ def _command_line(app: StudyApp, tc: Toolchain, opts: StudyOptions) -> list[str]
 def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
     """All launches of one toolchain into one run directory; returns the loaded run."""
     from ...calibration.calibrate import find_or_calibrate
-    from ...profiling.preload import profiler_library
+    from ...profile.run.preload import profiler_library
 
     opts.check(app)
     bench = get_benchmark(bench_name(app))

@@ -1,5 +1,5 @@
 """What a profile's advice takes from this toolchain's newest sync-overlap run
-(profiling/toolchain_evidence.py finds it; analysis/advice.py, rule eager-limit): the
+(profile/run/toolchain_evidence.py finds it; profile/analysis/advice.py, rule eager-limit): the
 eager limit it bracketed and the MPI setting that governs it."""
 
 from __future__ import annotations

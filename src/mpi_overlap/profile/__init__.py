@@ -1,0 +1,12 @@
+"""The profiler wing: everything `mpi-overlap profile` is, beside the C library
+(native/profiler/). By layer, each sub-folder importing only those before it:
+
+- documents/: what libmpi_overlap writes (rank documents, the job's statistics and call
+  sites, result.json one document per line) and how it is read back and merged;
+- trace/: the per-rank timeline traces, both ends of each message matched, Perfetto, OTF2;
+- analysis/: the cross-rank merge into analysis.json, its checks, headline and advice,
+  the two-sided bounds and waits;
+- report/: the profile's parts of the shared page, terminal and report.json (report/),
+  and the Hatchet export;
+- run/: `mpi-overlap profile` itself: preload, the program's MPI check, `--compare-bare`;
+- schemas/: profile-rank, profile-run, profile-stats and analysis-profile."""

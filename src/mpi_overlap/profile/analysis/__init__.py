@@ -1,0 +1,5 @@
+"""The profile's analysis: the cross-rank merge into analysis.json (profile.py), its
+values and checks (profile_values.py, profile_checks.py), the headline and advice
+(headline.py, advice.py), both ends of a message (twosided.py, twosided_bounds.py),
+waits, call sites, trace clocks, CPU and library time, the table's sensitivity, and the
+profiled runs some benchmarks read (profiled_runs.py)."""

@@ -1,0 +1,50 @@
+"""What the toolchain's own benchmarks measured, for the profile's advice
+(profile/analysis/advice.py): the benchmark packages that declare evidence (spec.evidence: does
+this MPI move a message's data while no MPI call is made? its eager limit, and the MPI
+setting that governs it?) each say it from the newest complete run of theirs, of this
+toolchain and without --env-matrix settings, directly under the profile's --out
+directory; the advice quotes its finding and names the run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...benchmarks.spec import BenchmarkSpec
+from ...errors import UserError
+from ...rundir import ANALYSIS_FILE, RUN_FILE, read_json
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    """The JSON document at path (rundir.read_json), None when absent or unreadable."""
+    try:
+        return read_json(path)  # a JSON object, or a UserError
+    except UserError:
+        return None
+
+
+def _latest(out_base: Path, benchmark: str, toolchain: str) -> tuple[Path, dict] | None:
+    """(run directory, analysis) of the newest complete run of `benchmark`."""
+    if not out_base.is_dir():
+        return None
+    for run_dir in sorted(out_base.glob(f"*-{benchmark}-*"), reverse=True):
+        meta = _read(run_dir / RUN_FILE)
+        if not meta or meta.get("benchmark") != benchmark or meta.get("status") != "complete":
+            continue
+        if (meta.get("toolchain") or {}).get("name") != toolchain or meta.get("env_overrides"):
+            continue
+        analysis = _read(run_dir / ANALYSIS_FILE)
+        if analysis and analysis.get("finding"):
+            return run_dir, analysis
+    return None
+
+
+def latest_evidence(spec: BenchmarkSpec, out_base: Path, toolchain: str) -> Any:
+    """What the newest complete run of a benchmark package that declares evidence
+    (spec.evidence) says for the profile's advice: its evidence module's
+    `evidence(toolchain, run_dir, analysis)`, both None without such a run."""
+    run_dir, analysis = _latest(out_base, spec.name, toolchain) or (None, None)
+    return spec.module("evidence").evidence(toolchain, run_dir, analysis)
+
+
