@@ -38,8 +38,8 @@ from mpi_overlap.calibration.xfer_table import (
     save_table,
 )
 from mpi_overlap.errors import UserError
-from mpi_overlap.profile.run.preload import ProfilerSetup, profiler_library
 from mpi_overlap.run.launch import launch_command
+from mpi_overlap.run.preload import ProfilerSetup, profiler_library
 from mpi_overlap.rundir import load_run
 from mpi_overlap.schema import result_errors, run_errors
 from mpi_overlap.toolchains import get_toolchain

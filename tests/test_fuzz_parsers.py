@@ -36,9 +36,9 @@ from mpi_overlap.calibration.xfer_table import (
 )
 from mpi_overlap.errors import UserError
 from mpi_overlap.json_input import MAX_DEPTH, parse_json, read_json
-from mpi_overlap.profile.run.preload import parse_bins, parse_trace_cap
 from mpi_overlap.profile.trace import reader
 from mpi_overlap.run.env_matrix import parse_env_matrix
+from mpi_overlap.run.preload import parse_bins, parse_trace_cap
 from mpi_overlap.sizes import MAX_SIZE, parse_sizes
 from mpi_overlap.toolchains import NAME_PATTERN, check_name
 

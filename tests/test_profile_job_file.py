@@ -306,7 +306,7 @@ def _direct(tmp_path: Path, ranks_env: list[dict[str, str]]) -> Path:
     import subprocess
 
     from mpi_overlap.build import ensure_built
-    from mpi_overlap.profile.run.preload import ProfilerSetup, profiler_library
+    from mpi_overlap.run.preload import ProfilerSetup, profiler_library
     from mpi_overlap.toolchains import get_toolchain
 
     tc = get_toolchain("mpich")

@@ -1,4 +1,4 @@
-"""result.json of a profile run in its line layout (profile/documents/result_file.py; issue 19):
+"""result.json of a profile run in its line layout (result_file.py; issue 19):
 the same JSON document, written with one rank document per line, which rundir.load_run
 reads lazily when it is large, so the report goes through the rank documents one at a
 time instead of holding them all.
@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
+from mpi_overlap import result_file
 from mpi_overlap.errors import UserError
 from mpi_overlap.profile.analysis.profile import analyze_profile
-from mpi_overlap.profile.documents import result_file
-from mpi_overlap.profile.documents.result_file import LazyRanks, write_profile_result
+from mpi_overlap.result_file import LazyRanks, write_profile_result
 from mpi_overlap.rundir import load_run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "golden" / "profile-halo.tar.xz"

@@ -48,7 +48,7 @@ from typing import Any
 from .errors import UserError
 from .file_output import write_json
 from .json_input import read_json
-from .profile.documents.result_file import write_profile_result
+from .result_file import write_profile_result
 
 DEFAULT_RANKS = (1024, 8192)
 # The program profiled when no --source is given: a halo exchange with regions, several
@@ -208,7 +208,7 @@ def synthesize(source: Path, ranks: int, out: Path, form: str = "documents") -> 
         shutil.rmtree(out)
     out.mkdir(parents=True)
     # Rank documents are written one by one, as `profile` writes them (one per line,
-    # profile/documents/result_file.py): a copy of 8 192 parsed rank documents would be the very
+    # result_file.py): a copy of 8 192 parsed rank documents would be the very
     # memory this benchmark measures in the report.
     head = dict(result, ranks=[], ranks_expected=ranks, missing_ranks=[])
     copies = (dict(base[i % len(base)], rank=i, size=ranks)  # shallow: only these two

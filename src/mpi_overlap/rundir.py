@@ -204,8 +204,8 @@ def _valid_documents(run: Run, p: Path, *, all_documents: bool) -> None:
 
 def _read_result(path: Path) -> dict[str, Any]:
     """result.json; a large profile result with its rank documents left on disk, read one
-    at a time when they are gone through (profile/documents/result_file.py)."""
-    from .profile.documents.result_file import LAZY_RESULT_BYTES, read_profile_result
+    at a time when they are gone through (result_file.py)."""
+    from .result_file import LAZY_RESULT_BYTES, read_profile_result
 
     try:
         large = path.stat().st_size >= LAZY_RESULT_BYTES

@@ -114,7 +114,7 @@ def result_errors(doc: dict[str, Any]) -> list[str]:
     if doc.get("schema") == "mpi-overlap/profile-run":
         ranks = doc.get("ranks")
         if not isinstance(ranks, list) and hasattr(ranks, "check"):
-            # rank documents read one at a time (profile/documents/result_file.RankSequence; not
+            # rank documents read one at a time (result_file.RankSequence; not
             # imported: this module is below it): each is checked as it is read, the rest
             # of the document now
             ranks.check = lambda d: errors_against(d, "profile-rank-v1")

@@ -8,5 +8,9 @@
   the two-sided bounds and waits;
 - report/: the profile's parts of the shared page, terminal and report.json (report/),
   and the Hatchet export;
-- run/: `mpi-overlap profile` itself: preload, the program's MPI check, `--compare-bare`;
-- schemas/: profile-rank, profile-run, profile-stats and analysis-profile."""
+- run/: `mpi-overlap profile` itself: the program's MPI check, `--compare-bare`;
+- schemas/: profile-rank, profile-run, profile-stats and analysis-profile.
+
+Two of its parts lie lower, because folders below the profile need them: how a program
+is started under the library (run/preload.py: benchmarks measure themselves with it) and
+result.json's line layout (result_file.py: rundir.load_run reads it)."""

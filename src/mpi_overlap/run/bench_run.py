@@ -32,7 +32,7 @@ def _under_profiler(
 ) -> tuple[list[str], Path]:
     """The rank command of a benchmark that measures itself with libmpi_overlap, and the
     transfer-time table it uses."""
-    from ..profile.run.preload import ProfilerSetup, profiler_library
+    from .preload import ProfilerSetup, profiler_library
 
     table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, timeout_s=opts.timeout_s,
                               ui=ui)

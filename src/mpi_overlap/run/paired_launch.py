@@ -8,7 +8,6 @@ shared machine that, not the profiler, often decides the difference between two 
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +56,7 @@ def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profile
     its rank profiles land there too (profile/documents/collect.py reads them); `callsites` False
     turns its call-site tables off; `env_extra` is set for this launch alone (a setting of
     the profiler that one launch of a repetition measures)."""
-    from ..profile.run.preload import ProfilerSetup
+    from .preload import ProfilerSetup
 
     sub.mkdir()
     argv = program_argv(exe, args, sub / RESULT_FILE, setup.tc, setup.prefix, meta=meta)
@@ -100,14 +99,6 @@ def launch(setup: LaunchSetup, exe: Path, args: list[str], sub: Path, *, profile
         "disturbed": bool(host and host["disturbed"]),
     }
     return LaunchOutcome(record=record, result=result, argv=argv)
-
-
-def collect_profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
-    """The profile-run document of a profiled launch's rank profiles."""
-    from ..profile.documents.collect import collect
-
-    return collect(sub, ranks_expected=setup.ranks, app_argv=argv, cwd=os.getcwd(),
-                   table=setup.table, forced=False, bins=None)
 
 
 def finish_launches(bench: Benchmark, run_dir: Path, meta: dict[str, Any], doc: dict[str, Any],

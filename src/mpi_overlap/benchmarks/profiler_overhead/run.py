@@ -3,7 +3,7 @@ ratios measured in one run.
 
 One run directory holds R repetitions of six launches: mo_msgrate (small-message rate)
 and mo_compute_app (run time of a compute-heavy program), each without and with the
-profiler preloaded (profile/run/preload.py), and mo_msgrate twice more with the profiler:
+profiler preloaded (run/preload.py), and mo_msgrate twice more with the profiler:
 its call sites off (what they cost per message), and its queue processed at the other
 setting of MPI_OVERLAP_IDLE than the library's default (whether the default path is the
 cheaper one on this machine). Each launch has its own subdirectory with its
@@ -31,8 +31,9 @@ from rich.console import Console
 
 from ...build import executable
 from ...errors import UserError
+from ...profile.documents.collect import collect_profile
 from ...run.launch import launch_command
-from ...run.paired_launch import LaunchSetup, collect_profile, finish_launches, launch
+from ...run.paired_launch import LaunchSetup, finish_launches, launch
 from ...run.runner import (
     RunOptions,
     build,
@@ -254,7 +255,7 @@ def _command_line(tc: Toolchain, opts: OverheadOptions) -> list[str]:
 def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
     """All launches of one toolchain into one run directory; returns the loaded run."""
     from ...calibration.calibrate import find_or_calibrate
-    from ...profile.run.preload import profiler_library
+    from ...run.preload import profiler_library
 
     opts.check()
     prefix = launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early

@@ -25,8 +25,9 @@ from rich.console import Console
 
 from ...build import executable
 from ...errors import UserError
+from ...profile.documents.collect import collect_profile
 from ...run.launch import launch_command
-from ...run.paired_launch import LaunchSetup, collect_profile, finish_launches, launch
+from ...run.paired_launch import LaunchSetup, finish_launches, launch
 from ...run.runner import (
     RunOptions,
     build,
@@ -145,7 +146,7 @@ def _command_line(app: StudyApp, tc: Toolchain, opts: StudyOptions) -> list[str]
 def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
     """All launches of one toolchain into one run directory; returns the loaded run."""
     from ...calibration.calibrate import find_or_calibrate
-    from ...profile.run.preload import profiler_library
+    from ...run.preload import profiler_library
 
     opts.check(app)
     bench = get_benchmark(bench_name(app))

@@ -4,9 +4,10 @@ something, the ranks that wrote nothing, and why the whole is incomplete when it
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...calibration.table_trust import table_record
 from ...errors import UserError
@@ -16,7 +17,10 @@ from .callsites import Resolver
 from .job_sites import places_in_file
 from .job_stats import STATS_FILE, read_stats_file
 from .rank_documents import RankDocumentStream
-from .result_file import RankSequence
+
+if TYPE_CHECKING:
+    from ...run.paired_launch import LaunchSetup
+from ...result_file import RankSequence
 
 
 def _job_stats(run_dir: Path, ranks_expected: int) -> tuple[dict[str, Any] | None, str | None]:
@@ -134,3 +138,10 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
         "job_stats": stats,
         "warnings": warnings,
     }
+
+
+def collect_profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
+    """The profile-run document of a profiled launch's rank profiles (run/paired_launch.py
+    launches it; here, not there, so that run/ does not import the profile)."""
+    return collect(sub, ranks_expected=setup.ranks, app_argv=argv, cwd=os.getcwd(),
+                   table=setup.table, forced=False, bins=None)

@@ -22,8 +22,10 @@ from ...calibration.calibrate import find_or_calibrate
 from ...calibration.table_note import describe as describe_table
 from ...calibration.table_trust import table_record
 from ...errors import UserError
+from ...result_file import write_profile_result
 from ...run.env_matrix import Variant, parse_env_matrix
 from ...run.launch import EchoFn, launch_command, run_job
+from ...run.preload import ProfilerSetup, parse_bins, parse_trace_cap, profiler_library
 from ...run.runner import (
     RunOptions,
     analyze_result,
@@ -37,9 +39,7 @@ from ...termsafe import safe_lines
 from ...toolchains import Toolchain, get_toolchain
 from ...ui import Ui
 from ..documents.collect import collect
-from ..documents.result_file import write_profile_result
 from . import compare_bare, program_abi
-from .preload import ProfilerSetup, parse_bins, parse_trace_cap, profiler_library
 from .toolchain_evidence import latest_evidence
 
 PROFILE = "profile"

@@ -16,6 +16,9 @@ so that a reader can take the rank documents one at a time (LazyRanks) instead o
 parsing the whole file: the report of thousands of ranks then holds one document at a
 time, not all of them (issue 19; docs/profiler.md, "Many ranks"). Any JSON reader reads
 the file as before; rundir.load_run reads large ones this way (LAZY_RESULT_BYTES).
+
+It lies beside rundir.py, not in profile/: the run directory's reader needs it, and
+everything, the profile included, reads run directories (no folder circle).
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from ...errors import UserError
-from ...file_output import json_text, open_atomic
-from ...json_input import max_bytes, parse_json
+from .errors import UserError
+from .file_output import json_text, open_atomic
+from .json_input import max_bytes, parse_json
 
 # result.json files from this size on are read with their rank documents left on disk
 # (about 800 ranks of mo_halo); smaller ones are read whole, as every other document.
