@@ -104,7 +104,7 @@ def test_a_package_benchmark_is_named_by_its_program_and_its_package_only(spec) 
 def test_a_package_benchmark_has_its_parts(spec) -> None:
     """Its registry entry, its command (or the command of its package, or the one that
     runs it for its role), its report and schemas, its docs section and card line."""
-    from mpi_overlap import report
+    from mpi_overlap import reporting as report
     from mpi_overlap.schema import has_schema
 
     name = spec.name

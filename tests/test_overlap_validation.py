@@ -459,7 +459,7 @@ def _write_run(root: Path, name: str, with_analysis: bool = True) -> Path:
 
 
 def test_report_figures_tables_and_json(tmp_path: Path) -> None:
-    from mpi_overlap.report import make_report
+    from mpi_overlap.reporting import make_report
 
     runs = [load_run(_write_run(tmp_path, "a")), load_run(_write_run(tmp_path, "b", False))]
     console = Console(record=True, width=220)

@@ -24,7 +24,7 @@ from mpi_overlap import schema
 from mpi_overlap.build import ensure_built
 from mpi_overlap.profile.analysis.profile import analyze_profile
 from mpi_overlap.profile.analysis.profile_checks import FLAG_SHARE_PCT
-from mpi_overlap.report import make_report
+from mpi_overlap.reporting import make_report
 from mpi_overlap.rundir import load_run
 from test_analysis_profile import KIB, MIB, NO_REGION, Group, make_result, rank_doc
 from test_report_profile import write_run

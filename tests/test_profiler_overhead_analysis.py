@@ -350,7 +350,7 @@ def _run_dir(tmp_path: Path, result: dict[str, Any]) -> Path:
 
 
 def test_report_renders_from_a_run_directory(tmp_path: Path) -> None:
-    from mpi_overlap.report import make_report
+    from mpi_overlap.reporting import make_report
 
     run = load_run(_run_dir(tmp_path, _result(RATES_GOOD, TIMES_GOOD)))
     assert run.complete
@@ -365,7 +365,7 @@ def test_report_renders_from_a_run_directory(tmp_path: Path) -> None:
 
 
 def test_report_shows_undisturbed_pairs_apart(tmp_path: Path) -> None:
-    from mpi_overlap.report import make_report
+    from mpi_overlap.reporting import make_report
 
     result = _result(RATES_GOOD, TIMES_GOOD)
     launch = result["launches"][0]

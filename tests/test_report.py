@@ -19,7 +19,7 @@ from rich.console import Console
 
 from mpi_overlap import schema
 from mpi_overlap.analysis.stats import summarize
-from mpi_overlap.report import make_report
+from mpi_overlap.reporting import make_report
 from mpi_overlap.rundir import Run, load_run
 
 NO_KNEE_REASON = "iter_t never rose above the base time: work range too short"

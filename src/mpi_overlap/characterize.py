@@ -182,8 +182,8 @@ def _one_toolchain(tc: Toolchain, benches: list[Benchmark], opts: CharacterizeOp
 
 
 def _report(outcome: Outcome, out_dir: Path, console: Console) -> None:
-    from .report import make_report
     from .report.summary_card import card_json, card_section, print_card
+    from .reporting import make_report
 
     runs = outcome.runs
     lead = [summary_section("characterization", runs)] if runs else []

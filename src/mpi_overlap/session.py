@@ -124,6 +124,6 @@ def _ensure_analysis(run: Run) -> None:
 
 def _make_report(runs: list[Run], out_dir: Path, console: Console, *,
                  keep_going: bool = False):
-    from .report import make_report
+    from .reporting import make_report
 
     return make_report(runs, out_dir, console=console, keep_going=keep_going)

@@ -205,7 +205,7 @@ def run_suite(
                                    overall=overall)
     failed = [r for r in runs if r.status != "complete"]
     report_dir = out_base / f"report-{suite}-suite-{runs[0].path.name[:15]}"
-    from .report import make_report
+    from .reporting import make_report
 
     paths = make_report(runs, report_dir, console=console,
                         lead_sections=[summary_section(suite, runs)], keep_going=True,
