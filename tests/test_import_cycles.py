@@ -140,7 +140,6 @@ def test_the_profiler_library_has_no_include_cycle() -> None:
 KNOWN_FOLDER_PAIRS = {
     ("analysis", "benchmarks"), ("benchmarks", "calibration"), ("benchmarks", "profile"),
     ("benchmarks", "report"), ("benchmarks", "run"), ("calibration", "run"),
-    ("predict", "profile"),
 }
 
 

@@ -25,11 +25,11 @@ from rich.text import Text
 from . import verbosity
 from .benchmarks.discovery import spec_of, specs
 from .file_output import WriteError
+from .predict import report_section
 from .profile.report import (
     profile_answer,
     profile_checks,
     profile_plots,
-    profile_predict,
     profile_table,
 )
 from .report import env_matrix, replication
@@ -136,10 +136,10 @@ register(
             profile_plots.sections,
             profile_table.html_sections,
             profile_checks.html_sections,
-            profile_predict.html_sections,
+            report_section.html_sections,
         ),
         terminal=profile_checks.print_run,
-        to_json=profile_predict.to_json,
+        to_json=report_section.to_json,
         answer=profile_answer.answer,
     )
 )

@@ -1,5 +1,5 @@
 """What a prediction says in words and where it lies (predict.json), shared by `predict`'s
-terminal output and the profile report's section (profile/report/profile_predict.py), which must
+terminal output and the profile report's section (report_section.py), which must
 not pay for importing the replay engine."""
 
 from __future__ import annotations

@@ -3,16 +3,22 @@ wrote into the run directory (predict.json) as a section of report.html (the job
 figures recorded and predicted, the call sites with the most MPI time, the advice
 items' replayed gains beside their per-call sums) and a `prediction` block in
 report.json. A run without predict.json shows and writes nothing here; the terminal has
-`predict`'s own output."""
+`predict`'s own output.
+
+Here, not in profile/report/: it shows predict's results and so imports predict/, which
+reads the profile's traces (one way: predict above the profile)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...errors import UserError
-from ...formatting import DASH, fmt_time
-from ...json_input import read_json
-from ...predict.words import (
+from ..errors import UserError
+from ..formatting import DASH, fmt_time
+from ..json_input import read_json
+from ..profile.report.profile_checks import to_json as checks_json
+from ..report.html import HtmlTable, Section
+from ..rundir import Run
+from .words import (
     JOB_FIGURES,
     OUT_FILE,
     SCHEMA,
@@ -26,9 +32,6 @@ from ...predict.words import (
     sites_left_text,
     target_words,
 )
-from ...report.html import HtmlTable, Section
-from ...rundir import Run
-from .profile_checks import to_json as checks_json
 
 
 def prediction(run: Run) -> dict[str, Any] | None:
