@@ -194,14 +194,24 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
                       threads=outcome.threads)
 
 
+# Hydra's mpiexec's own status when it lost a proxy (a node killed, the proxies' srun
+# step cancelled): the launcher's, not the program's (docs/cluster.md, "Faults").
+HYDRA_LOST_PROXY = 255
+
+
 def app_exit_code(run: Run) -> int | None:
     """The program's own exit status when the job ended by itself with a non-zero one (the
     launcher passes its ranks' status on), else None: complete, stopped by a timeout or a
-    signal to mpi-overlap, or killed by a signal."""
+    signal to mpi-overlap, killed by a signal, or ended by Hydra's Slurm launcher after it
+    lost ranks (its 255 with ranks missing: an incomplete run, 3, as under plain srun)."""
     rc = run.meta.get("returncode")
     if run.status == "complete" or not isinstance(rc, int) or rc <= 0:
         return None
     if run.meta.get("status") in ("timeout", "interrupted"):
+        return None
+    launcher = run.meta.get("launcher") or {}
+    if (rc == HYDRA_LOST_PROXY and launcher.get("kind") == "hydra"
+            and run.meta.get("status") == "partial"):
         return None
     return rc
 
@@ -269,6 +279,11 @@ def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str]
         err_console.print(f"known fault: {sign.advice}", markup=False)
     for run in runs:
         code = app_exit_code(run)
+        if code is None and run.meta.get("returncode") == HYDRA_LOST_PROXY and \
+                (run.meta.get("launcher") or {}).get("kind") == "hydra":
+            err_console.print(f"Hydra's mpiexec ended the job with its own status "
+                              f"{HYDRA_LOST_PROXY} after it lost ranks ({run.label}): an "
+                              "incomplete run, exit 3", markup=False)
         if code is not None:
             err_console.print(f"the program exited with status {code} ({run.label}): profile "
                               "exits with it (3 would mean a problem of the profiler or the "
