@@ -46,13 +46,15 @@ HAND_TABLE = ("mpi-overlap-xfer-table 2\ncreated x\nmachine 0000000000000000 cpu
 # job cancelled ends the srun step of Hydra's proxies, and mpiexec ends the job at once
 # with its own status, 255, which is the launcher's, not the program's: the profile, with
 # ranks missing, exits 3 (under plain srun a killed node's step waited for the limit, 3,
-# and a cancelled one ended with the ranks' 143).
+# and a cancelled one ended with the ranks' 143). A cancel may also reach the ranks first:
+# mpiexec then reports them killed by SIGTERM as MPICH's mpiexec does, with the signal's
+# number, 15, the program's status (a fresh clone's run).
 FAULTS = {
     "link-down": (3,),
     "slow": (3,),
     "kill-node": (3,),
     "kill-slurmd": (0, 3),
-    "cancel": (143, 3),
+    "cancel": (143, 15, 3),
 }
 
 
