@@ -353,6 +353,18 @@ MOP_HOT void mop_begin(mop_process *p, mop_req *r, uint64_t t)
         p->counters.proc_null++;
 }
 
+/* Entry r describes e's new request, begun at t: whatever it described before
+ * (even a persistent request) is gone, the MPI handed the handle out again. */
+static inline void mop_begin_new(mop_process *p, mop_req *r, const mop_event *e, uint64_t t)
+{
+    r->flags = 0;
+    r->bytes = e->bytes;
+    r->kind = e->kind;
+    r->fn = e->id;
+    r->peer = e->arg;
+    mop_begin(p, r, t);
+}
+
 /* A BEGIN at t: e's own time, or for a POST its ENTER's (mop_on_post). */
 MOP_HOT void mop_on_begin_at(mop_process *p, const mop_event *e, uint64_t t)
 {
@@ -360,24 +372,14 @@ MOP_HOT void mop_on_begin_at(mop_process *p, const mop_event *e, uint64_t t)
     if (!r->used) {
         if (__builtin_expect(mop_requests_claim(&p->reqs), 1)) {
             /* A handle not in the table (most posts): the entry written once,
-             * field by field, as an insert (mop_req_fresh) and the lines below
-             * would leave it. Zeroing it first and writing it again was a sixth
-             * of a post's cost, and a compound literal still wrote its padding
+             * field by field (the rest by mop_begin_new), instead of zeroed by
+             * an insert (mop_req_fresh) and written again: that was a sixth of
+             * a post's cost, and a compound literal also wrote its padding
              * (callgrind). */
             r->key = e->key;
             r->more = NULL;
-            r->begin = mop_clock_mark(&p->clock, t);
-            r->bytes = e->bytes;
-            r->peer = e->arg;
-            r->tests = p->test_calls;
-            r->fn = e->id;
-            r->region = mop_current_region(p);
-            r->site = p->call_site;
-            r->kind = e->kind;
-            r->flags = (uint8_t)(MOP_REQ_ACTIVE | (p->monitoring ? MOP_REQ_MONITORED : 0));
             r->used = true;
-            if (e->kind == MOP_KIND_NULL)
-                p->counters.proc_null++;
+            mop_begin_new(p, r, e, t);
             return;
         }
         r = mop_requests_insert(&p->reqs, e->key); /* grows the table first; flags 0 */
@@ -397,14 +399,7 @@ MOP_HOT void mop_on_begin_at(mop_process *p, const mop_event *e, uint64_t t)
         p->counters.out_of_memory++;
         return;
     }
-    /* Whatever this handle described before (even a persistent request) is
-     * gone: the MPI handed it out for a new request. */
-    r->flags = 0;
-    r->bytes = e->bytes;
-    r->kind = e->kind;
-    r->fn = e->id;
-    r->peer = e->arg;
-    mop_begin(p, r, t);
+    mop_begin_new(p, r, e, t);
 }
 
 MOP_HOT void mop_on_begin(mop_process *p, const mop_event *e)

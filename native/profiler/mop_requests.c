@@ -109,31 +109,21 @@ static int mop_requests_grow(mop_requests *r)
     return 0;
 }
 
-static void mop_requests_count_one(mop_requests *r)
-{
-    if (++r->count > r->peak)
-        r->peak = r->count;
-}
-
 mop_req *mop_requests_get(mop_requests *r, uint64_t key)
 {
-    /* One probe for both outcomes (every post asks this): the run ends at the
-     * key or at the empty slot an insert would take. */
-    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->shift);
-    while (r->slots[i].used) {
-        if (r->slots[i].key == key)
-            return &r->slots[i];
-        i = (i + 1) & mask;
-    }
-    if (2 * (r->count + 1) > r->cap) /* the slot moves when the table grows */
+    /* One probe for both outcomes: the run ends at the key or at the empty
+     * slot an insert would take, unless the table grows (the slot moves). */
+    mop_req *e = mop_requests_probe(r, key);
+    if (e->used)
+        return e;
+    if (!mop_requests_claim(r))
         return mop_requests_insert(r, key);
-    mop_requests_count_one(r);
-    return mop_req_fresh(&r->slots[i], key);
+    return mop_req_fresh(e, key);
 }
 
 mop_req *mop_requests_insert(mop_requests *r, uint64_t key)
 {
-    if (2 * (r->count + 1) > r->cap && mop_requests_grow(r) != 0)
+    if (mop_requests_full(r) && mop_requests_grow(r) != 0)
         return NULL;
     size_t mask = r->cap - 1, i = mop_requests_hash(key, r->shift);
     while (r->slots[i].used)

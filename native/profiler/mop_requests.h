@@ -112,14 +112,26 @@ static inline mop_req *mop_requests_probe(mop_requests *r, uint64_t key)
     return &r->slots[i];
 }
 
+/* One more entry counted (and the peak). */
+static inline void mop_requests_count_one(mop_requests *r)
+{
+    if (++r->count > r->peak)
+        r->peak = r->count;
+}
+
+/* Whether one more entry needs the table grown first (load at most 1/2). */
+static inline bool mop_requests_full(const mop_requests *r)
+{
+    return 2 * (r->count + 1) > r->cap;
+}
+
 /* Whether the empty slot probe returned may be filled now (the table need not
  * grow first); if so it is counted, and the caller writes the whole entry. */
 static inline bool mop_requests_claim(mop_requests *r)
 {
-    if (2 * (r->count + 1) > r->cap)
+    if (mop_requests_full(r))
         return false;
-    if (++r->count > r->peak)
-        r->peak = r->count;
+    mop_requests_count_one(r);
     return true;
 }
 
@@ -143,8 +155,7 @@ static inline mop_req *mop_requests_share(mop_requests *r, mop_req *slot)
     struct mop_req_queue *q = slot->more;
     if (!q || q->head + q->count == q->cap)
         return mop_requests_share_slow(r, slot);
-    if (++r->count > r->peak)
-        r->peak = r->count;
+    mop_requests_count_one(r);
     return mop_req_fresh(&q->items[q->head + q->count++], slot->key);
 }
 
