@@ -209,11 +209,17 @@ def app_exit_code(run: Run) -> int | None:
         return None
     if run.meta.get("status") in ("timeout", "interrupted"):
         return None
-    launcher = run.meta.get("launcher") or {}
-    if (rc == HYDRA_LOST_PROXY and launcher.get("kind") == "hydra"
-            and run.meta.get("status") == "partial"):
+    if hydra_lost_ranks(run):
         return None
     return rc
+
+
+def hydra_lost_ranks(run: Run) -> bool:
+    """Whether Hydra's Slurm launcher ended the job with its own status after it lost
+    ranks (its 255 with ranks missing): an incomplete run, not the program's status."""
+    launcher = run.meta.get("launcher") or {}
+    return (run.meta.get("returncode") == HYDRA_LOST_PROXY and launcher.get("kind") == "hydra"
+            and run.meta.get("status") == "partial")
 
 
 def _export_otf2(run_dir: Path, export: Callable[[Path], list[str]], console: Console,
@@ -279,8 +285,7 @@ def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str]
         err_console.print(f"known fault: {sign.advice}", markup=False)
     for run in runs:
         code = app_exit_code(run)
-        if code is None and run.meta.get("returncode") == HYDRA_LOST_PROXY and \
-                (run.meta.get("launcher") or {}).get("kind") == "hydra":
+        if hydra_lost_ranks(run):
             err_console.print(f"Hydra's mpiexec ended the job with its own status "
                               f"{HYDRA_LOST_PROXY} after it lost ranks ({run.label}): an "
                               "incomplete run, exit 3", markup=False)
