@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..formatting import fmt_time
-from .bounds import CallBounds, call_bounds, totals
+from .bounds import call_bounds, totals
 from .engine import RankFigures, Replay, call_waits, figures, recorded, replay, residuals
 from .gains import Labels, gains, site_labels
 from .model import OVERLAPS, PROGRESS, Costs, Link, Target, costs, parse_latency, parse_rate
@@ -104,9 +104,9 @@ def _pct(pred: float, rec: float) -> float | None:
     return None if rec <= 0 else 100.0 * (pred - rec) / rec
 
 
-def _job(figs: list[RankFigures], bounds: list[CallBounds]) -> dict[str, Any]:
+def _job(figs: list[RankFigures], ranks: list[dict[str, float]]) -> dict[str, Any]:
+    """The job's figures; `ranks` each rank's overlap totals (bounds.totals)."""
     start = min(f.start_s for f in figs)
-    ranks = [totals(b) for b in bounds]
     return {"run_s": max(f.end_s for f in figs) - start,
             "mpi_s": sum(f.mpi_s for f in figs) / len(figs),
             "waiting_s": sum(f.waiting_s for f in figs) / len(figs),
@@ -140,7 +140,8 @@ def predict(req: Request) -> dict[str, Any]:
     bounds = call_bounds(prog, as_recorded, rec_costs), call_bounds(prog, rep, tgt_costs)
     labels = site_labels(req.run_dir, prog.ranks)
     sites = by_site(prog, as_recorded, rep, waits, labels, bounds)
-    rj, pj = _job(rec, bounds[0]), _job(pred, bounds[1])
+    over = [totals(b) for b in bounds[0]], [totals(b) for b in bounds[1]]
+    rj, pj = _job(rec, over[0]), _job(pred, over[1])
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "run_dir": str(req.run_dir),
@@ -157,8 +158,8 @@ def predict(req: Request) -> dict[str, Any]:
             # priced with the other class: the table has no times for these pairs
             "missing_classes": list(tgt_costs.missing_classes),
         },
-        "recorded": {**rj, "ranks": [_rank(f, bounds[0]) for f in rec]},
-        "predicted": {**pj, "ranks": [_rank(f, bounds[1]) for f in pred]},
+        "recorded": {**rj, "ranks": [_rank(f, over[0]) for f in rec]},
+        "predicted": {**pj, "ranks": [_rank(f, over[1]) for f in pred]},
         "error_pct": {k: _pct(pj[k], rj[k]) for k in ("run_s", "mpi_s", "waiting_s")},
         "replay": {"events": rep.events, "seconds": seconds,
                    "events_per_s": rep.events / seconds if seconds > 0 else None,
@@ -197,9 +198,9 @@ def _advice_gains(req: Request, prog: Program, c: Costs, resid: list[dict[str, f
             "note": None}
 
 
-def _rank(f: RankFigures, bounds: list[CallBounds]) -> dict[str, Any]:
+def _rank(f: RankFigures, over: list[dict[str, float]]) -> dict[str, Any]:
     return {"rank": f.rank, "run_s": f.end_s - f.start_s, "mpi_s": f.mpi_s,
-            "waiting_s": f.waiting_s, "overlap": totals(bounds[f.rank])}
+            "waiting_s": f.waiting_s, "overlap": over[f.rank]}
 
 
 def _describe_gains(g: dict[str, Any]) -> list[str]:
