@@ -290,6 +290,53 @@ def test_a_failing_srun_outside_an_allocation_is_a_warning(
     assert "srun --mpi=list must list pmi2" in srun.fix
 
 
+def _hydra_mpi(tmp_path: Path) -> Toolchain:
+    """An MPICH 5.0 whose mpiexec is Hydra (hydra_pmi_proxy beside it): inside an
+    allocation its runs start through Hydra's Slurm launcher (slurm_launch.py)."""
+    tc = _fake_mpi(tmp_path, mpiexec=f'echo "$@" > {tmp_path / "mpiexec-args"}\n'
+                   'echo "mo-doctor rank 0 of 2"\necho "mo-doctor rank 1 of 2"\n')
+    _script(tmp_path / "bin" / "hydra_pmi_proxy", "")
+    tc.library_version = "MPICH Version:      5.0.0\n"
+    return tc
+
+
+def test_hydra_is_named_not_plain_srun_outside_an_allocation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside an allocation Hydra's launcher has no hosts to start on: one info line
+    says what runs inside one use, and plain srun (which runs would not use, and which
+    fails for the MPICH wheel) is not tried."""
+    tc = _hydra_mpi(tmp_path)
+    tried = tmp_path / "srun-tried"
+    _script(tmp_path / "slurm" / "srun", f"touch {tried}\nexit 1\n")
+    _path_with(monkeypatch, tmp_path / "slurm")
+    monkeypatch.delenv("MPI_OVERLAP_SLURM_LAUNCHER", raising=False)
+    _, hydra = doctor._launchers(tc, _work(tmp_path), srun=True)
+    assert hydra.item == "toolchain t launcher hydra" and hydra.level == "info", hydra
+    assert "Hydra's Slurm launcher" in hydra.detail and "MPICH 5.0" in hydra.detail
+    assert "salloc" in hydra.fix and not tried.exists()
+    # the setting that sends every MPI through srun sends doctor there too
+    monkeypatch.setenv("MPI_OVERLAP_SLURM_LAUNCHER", "srun")
+    (tmp_path / "again").mkdir()
+    _, srun = doctor._launchers(tc, _work(tmp_path / "again"), srun=True)
+    assert srun.item == "toolchain t launcher srun" and tried.exists()
+
+
+def test_inside_an_allocation_the_runs_own_launch_is_tried(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside an allocation doctor starts the program the way a run would: Hydra's Slurm
+    launcher on the hosts srun gives, and says why."""
+    tc = _hydra_mpi(tmp_path)
+    _script(tmp_path / "slurm" / "srun", 'echo "0: n1"\necho "1: n2"\n')
+    _path_with(monkeypatch, tmp_path / "slurm")
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.delenv("MPI_OVERLAP_SLURM_LAUNCHER", raising=False)
+    _, hydra = doctor._launchers(tc, _work(tmp_path), srun=True)
+    assert hydra.item == "toolchain t launcher hydra" and hydra.level == "ok", hydra
+    args = (tmp_path / "mpiexec-args").read_text().split()
+    assert args[:6] == ["-launcher", "slurm", "-hosts", "n1:1,n2:1", "-n", "2"], args
+    assert "UCX address" in hydra.detail
+
+
 # ----- the whole -----------------------------------------------------------------------
 
 @pytest.mark.mpi

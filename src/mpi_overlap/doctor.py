@@ -21,7 +21,14 @@ from .build import FORTRAN_STATUS, FORTRAN_WRAPPERS, build_dir_for, find_tool, f
 from .errors import UserError
 from .paths import native_source_dir, state_dir
 from .run.launch import mpiexec_command
-from .run.slurm_launch import in_allocation, pmi_of, srun_command
+from .run.slurm_launch import (
+    LAUNCHER_ENV,
+    hydra_reason,
+    in_allocation,
+    pmi_of,
+    slurm_launch,
+    srun_command,
+)
 from .toolchains import (
     DEFAULT_TOOLCHAIN,
     INSTALL_MPICH,
@@ -314,20 +321,48 @@ def _launchers(tc: Toolchain, workdir: Path, *, srun: bool) -> list[Finding]:
     else:
         out.append(Finding(item, "fail", ran.line, _launch_fix(tc, cmd, ran)))
     if srun:
-        cmd = [*srun_command(tc, ranks), str(exe)]
-        ran = doctor_probes.launch_hello(cmd, tc.environment(), workdir)
-        item = f"toolchain {tc.name} launcher srun"
-        if ran.ok:
-            out.append(Finding(item, "ok", f"{ranks} ranks started and finished in "
-                               f"{ran.elapsed_s:.1f} s ({shlex.join(cmd[:-1])} PROGRAM)"))
-        else:
-            out.append(Finding(item, "fail" if in_allocation() else "warn", ran.line,
-                               _launch_fix(tc, cmd, ran)))
+        out.append(_slurm_launcher(tc, exe, workdir, ranks))
     return out
 
 
-def _launch_fix(tc: Toolchain, cmd: list[str], ran: doctor_probes.Outcome) -> str:
+def _slurm_launcher(tc: Toolchain, exe: Path, workdir: Path, ranks: int) -> Finding:
+    """The launcher runs use inside an allocation (slurm_launch.py), tried: inside one, the
+    very launch a run would make (Hydra's Slurm launcher for an MPICH whose PMI srun cuts,
+    plain srun otherwise); outside one, plain srun where it serves the toolchain. Hydra's
+    launcher needs the allocation's hosts, so outside one it gets an info line instead of
+    a plain srun that runs would not use (and that fails for the MPICH wheel)."""
+    reason = hydra_reason(tc)
+    if in_allocation():
+        try:
+            launch = slurm_launch(tc, ranks)
+        except UserError as err:
+            return Finding(f"toolchain {tc.name} launcher srun", "fail", str(err),
+                           "check the allocation (squeue --me) and srun -n 2 hostname")
+        assert launch is not None  # inside an allocation there is always one
+        cmd, kind, why = [*launch.prefix, str(exe)], launch.kind, f"; {launch.why}"
+    elif reason is not None:
+        return Finding(f"toolchain {tc.name} launcher hydra", "info",
+                       f"inside a Slurm allocation runs start through Hydra's Slurm launcher "
+                       f"({reason}); it needs the allocation's hosts, so it is not tried "
+                       "here", "salloc -N 2 -n 2 mpi-overlap doctor tries it")
+    else:
+        cmd, kind, why = [*srun_command(tc, ranks), str(exe)], "srun", ""
+    ran = doctor_probes.launch_hello(cmd, tc.environment(), workdir)
+    item = f"toolchain {tc.name} launcher {kind}"
+    if ran.ok:
+        return Finding(item, "ok", f"{ranks} ranks started and finished in "
+                       f"{ran.elapsed_s:.1f} s ({shlex.join(cmd[:-1])} PROGRAM{why})")
+    return Finding(item, "fail" if in_allocation() else "warn", ran.line,
+                   _launch_fix(tc, cmd, ran, hydra=kind == "hydra"))
+
+
+def _launch_fix(tc: Toolchain, cmd: list[str], ran: doctor_probes.Outcome, *,
+                hydra: bool = False) -> str:
     by_hand = f"run {shlex.join(cmd[:-1])} ./a.out by hand to see all it says"
+    if hydra:
+        return ("Hydra starts one proxy a node with srun and they call back to this "
+                "machine (-localhost): check that the nodes reach it; "
+                f"{LAUNCHER_ENV}=srun tries plain srun instead; " + by_hand)
     if cmd[0] == "srun":
         if ran.timed_out and not in_allocation():
             return ("Slurm may have queued the job: run doctor inside an allocation "
@@ -366,7 +401,8 @@ def _slurm() -> Finding | None:
     if where is None:
         return Finding("launcher srun", "fail" if in_allocation() else "info",
                        "not found: runs start with the toolchain's mpiexec; inside a Slurm "
-                       "allocation (SLURM_JOB_ID set) they start with srun by themselves, and "
+                       "allocation (SLURM_JOB_ID set) they start with srun (or Hydra's Slurm "
+                       "launcher, for the MPICH wheel) by themselves, and "
                        "--launcher 'srun --mpi=pmix' names it anywhere",
                        "put srun on PATH" if in_allocation() else "")
     answer = doctor_probes.slurm_answers()

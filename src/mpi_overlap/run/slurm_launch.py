@@ -123,6 +123,12 @@ def _mpich_version(tc: Toolchain) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def hydra_reason(tc: Toolchain) -> str | None:
+    """Why runs of `tc` inside an allocation start through Hydra's Slurm launcher, or None
+    where they start with plain srun (this setting's choice, then hydra_fault_reason)."""
+    return None if _setting() == "srun" else hydra_fault_reason(tc)
+
+
 def hydra_fault_reason(tc: Toolchain) -> str | None:
     """Why `tc` must not take its PMI from srun (None when srun serves it well): an MPICH
     from 4.1 on (the 5.0 wheel measured; 4.0 publishes its UCX address in one short put)
@@ -211,11 +217,11 @@ def slurm_launch(tc: Toolchain, ranks: int) -> SlurmLaunch | None:
     srun = srun_prefix(tc, ranks)
     if srun is None:
         return None
-    if _setting() == "srun":
-        return SlurmLaunch(srun, "srun", f"{LAUNCHER_ENV}=srun")
-    reason = hydra_fault_reason(tc)
+    reason = hydra_reason(tc)
     if reason is None:
-        return SlurmLaunch(srun, "srun", f"srun --mpi={pmi_of(tc)} serves {tc.name}'s PMI")
+        why = (f"{LAUNCHER_ENV}=srun" if _setting() == "srun"
+               else f"srun --mpi={pmi_of(tc)} serves {tc.name}'s PMI")
+        return SlurmLaunch(srun, "srun", why)
     blocks = _blocks(placement(srun))
     if blocks is None:
         return SlurmLaunch(srun, "srun", f"{reason}; but srun places the ranks cyclically, "
