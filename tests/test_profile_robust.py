@@ -55,13 +55,31 @@ def _processes_of(program: Path) -> list[int]:
     return pids
 
 
+def _described(pid: int) -> str:
+    """What a leftover rank was doing, for the failure's message (a rare flake, issue 39):
+    its state, parent, session and group, the kernel function it sleeps in, and its
+    parent's command, so the next failure says who kept it and where it hung."""
+    proc = Path(f"/proc/{pid}")
+    try:
+        fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        state, ppid, pgid, sid = fields[0], int(fields[1]), fields[2], fields[3]
+        wchan = (proc / "wchan").read_text() or "-"
+        parent = Path(f"/proc/{ppid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+            errors="replace").strip()
+    except (OSError, IndexError, ValueError) as err:
+        return f"{pid} (gone while described: {err})"
+    return (f"{pid} state {state} ppid {ppid} ({parent[:120] or '?'}) pgid {pgid} sid {sid} "
+            f"wchan {wchan}")
+
+
 def _assert_nothing_left(program: Path) -> None:
     deadline = time.monotonic() + 15
     while (left := _processes_of(program)) and time.monotonic() < deadline:
         time.sleep(0.2)
+    described = [_described(pid) for pid in left]
     for pid in left:  # do not leave them to the next test, but fail
         os.kill(pid, signal.SIGKILL)
-    assert not left, f"ranks of {program.name} left running: {left}"
+    assert not left, f"ranks of {program.name} left running: {'; '.join(described)}"
 
 
 def _start(tmp_path: Path, toolchain: str, *app_args: str
