@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..calibration.xfer_table import blocking_op
+from . import native
 from .model import Costs, incall_cost
 from .program import (
     COLL_BLOCK,
@@ -96,6 +97,8 @@ class Replay:
     coll_sync: list[dict[int, float]]  # per collective: member -> synchronisation time
     events: int = 0
     unresolved: list[int] = field(default_factory=list)  # ranks left waiting (a deadlock)
+    engine: str = "python"  # the pass that ran: "c" (native.py) or "python" (_pass)
+    engine_note: str | None = None  # why the Python pass ran where C was wanted
 
 
 def residuals(prog: Program, recorded_costs: Costs) -> list[dict[str, float]]:
@@ -116,10 +119,49 @@ def residuals(prog: Program, recorded_costs: Costs) -> list[dict[str, float]]:
 
 
 def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str = "model",
-           progress: str = "calls", change: Change = NO_CHANGE) -> Replay:
-    """The pass (_pass) with Python's cycle collector off: the pass makes no cycles, but
-    the heap's entries it allocates start collections that walk every object of the
-    program (millions for thousands of ranks: a third of an 8,192-rank replay's time)."""
+           progress: str = "calls", change: Change = NO_CHANGE,
+           engine: str = "auto") -> Replay:
+    """The pass: in C (native.py, native/replay/) where its library is built and
+    `engine` is "auto" or "c", else in Python (_pass, the reference; "python" asks for
+    it). Both give the same timelines bit for bit (tests/test_predict_native.py); the C
+    pass hands the cases it leaves to Python back (None), and Replay.engine says which
+    ran, with why where the C pass was wanted and not there."""
+    note = None
+    if engine != "python":
+        lib, note = native.library()
+        if lib is not None:
+            got = native.run(lib, prog, c, resid, overlap, progress, change.hidden,
+                             change.polled, change.compute, _rooted(prog))
+            if got is not None:
+                enters, exits, s0, r0, csync, events, unresolved = got
+                return Replay(enter=enters, exit=exits, send_post=s0, recv_post=r0,
+                              coll_sync=csync, events=events, unresolved=unresolved,
+                              engine="c")
+            note = "the C pass left this program to the Python pass"
+        if engine == "c":
+            raise RuntimeError(f"the C replay pass is not available: {note}")
+    rep = _python_replay(prog, c, resid, overlap, progress, change)
+    rep.engine_note = note
+    return rep
+
+
+def _rooted(prog: Program) -> list[int]:
+    """Per collective: 1 a root's own to all (bcast, scatter), 2 all to a root's (reduce,
+    gather), 0 all to all (synchronised on the last member)."""
+    out = [0] * len(prog.colls)
+    for j, cl in enumerate(prog.colls):
+        base = _sync_op(cl.op)
+        if cl.root in cl.members:
+            out[j] = 1 if base in ONE_TO_N else 2 if base in N_TO_ONE else 0
+    return out
+
+
+def _python_replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
+                   progress: str, change: Change) -> Replay:
+    """The Python pass (_pass) with Python's cycle collector off: the pass makes no
+    cycles, but the heap's entries it allocates start collections that walk every object
+    of the program (millions for thousands of ranks: a third of an 8,192-rank replay's
+    time)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -171,13 +213,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
     at_s, at_r = change.polled  # polled from their post (Change)
     polling = bool(at_s or at_r)
     colls = prog.colls
-    # per collective: 1 a root's own to all (bcast, scatter), 2 all to a root's (reduce,
-    # gather), 0 all to all (synchronised on the last member)
-    rooted = [0] * ncoll
-    for j, cl in enumerate(colls):
-        base = _sync_op(cl.op)
-        if cl.root in cl.members:
-            rooted[j] = 1 if base in ONE_TO_N else 2 if base in N_TO_ONE else 0
+    rooted = _rooted(prog)
     size = [len(cl.members) for cl in colls]
     calls = prog.calls
     last = [len(cs) - 1 for cs in calls]

@@ -1,0 +1,205 @@
+"""The replay pass in C (native/replay/replay_engine.c, MPI-free), called through ctypes:
+the program laid out in flat arrays, the pass run in C, its answers put back in the
+Python pass's shapes (engine.py keeps that pass as the reference; the two give the
+same timelines bit for bit: tests/test_predict_native.py).
+
+The library is built with the rest of native/ (`mpi-overlap build`, or any command that
+builds a toolchain) into the state directory's build folders, and found there: the
+newest libmop_replay_engine.so of a non-sanitised build, or MPI_OVERLAP_REPLAY_LIB. It does not
+depend on the MPI, so any toolchain's build will do. Where none is built, engine.replay
+runs the Python pass and says so (Replay.engine, and `predict`'s output)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from itertools import chain, pairwise
+from operator import attrgetter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..paths import state_dir
+from .model import Costs
+from .program import Program
+
+LIBRARY = "libmop_replay_engine.so"
+ABI = 1  # MOP_REPLAY_ABI in replay_engine.h
+OVERLAP_CODES = {"model": 0, "none": 1, "perfect": 2}
+
+_P = ctypes.c_void_p
+_ENTER, _EXIT, _OPS, _FN = (attrgetter(a) for a in ("enter", "exit", "ops", "fn"))
+
+
+class _In(ctypes.Structure):
+    _fields_ = [("ranks", ctypes.c_int64), ("call_off", _P), ("enter", _P), ("exit", _P),
+                ("add", _P), ("compute", _P), ("op_off", _P), ("op_code", _P),
+                ("op_idx", _P), ("msgs", ctypes.c_int64), ("T", _P), ("o_s", _P),
+                ("o_r", _P), ("eager", _P), ("hid_s", _P), ("hid_r", _P), ("at_s", _P),
+                ("at_r", _P), ("hiding", ctypes.c_int32), ("polling", ctypes.c_int32),
+                ("colls", ctypes.c_int64), ("rooted", _P), ("root", _P), ("tcoll", _P),
+                ("mem_off", _P), ("members", _P), ("overlap", ctypes.c_int32),
+                ("async_progress", ctypes.c_int32)]
+
+
+class _Out(ctypes.Structure):
+    _fields_ = [("enter", _P), ("exit", _P), ("send_post", _P), ("recv_post", _P),
+                ("sync", _P), ("sync_order", _P), ("sync_count", ctypes.c_int64),
+                ("ended", _P), ("events", ctypes.c_int64)]
+
+
+def library_path() -> Path | None:
+    """MPI_OVERLAP_REPLAY_LIB, else the newest built library (sanitised builds left out:
+    they need their runtime loaded first)."""
+    override = os.environ.get("MPI_OVERLAP_REPLAY_LIB")
+    if override:
+        return Path(override) if Path(override).is_file() else None
+    found = [p for p in (state_dir() / "build").glob(f"*/replay/{LIBRARY}")
+             if "-san-" not in p.parent.parent.name]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+_loaded: dict[str, Any] = {}
+
+
+def library() -> tuple[Any, str | None]:
+    """(the loaded library or None, why not): loaded once per process and path."""
+    path = library_path()
+    if path is None:
+        return None, (f"{LIBRARY} is not built (mpi-overlap build builds it with native/): "
+                      "the Python pass replayed")
+    key = str(path)
+    if key not in _loaded:
+        try:
+            lib = ctypes.CDLL(key)
+            lib.mop_replay_abi.restype = ctypes.c_int
+            lib.mop_replay.restype = ctypes.c_int
+            lib.mop_replay.argtypes = [ctypes.POINTER(_In), ctypes.POINTER(_Out)]
+            abi = lib.mop_replay_abi()
+            _loaded[key] = (lib, None) if abi == ABI else (
+                None, f"{path} is of another version (ABI {abi}, want {ABI}; rebuild it): "
+                      "the Python pass replayed")
+        except (OSError, AttributeError) as err:
+            _loaded[key] = (None, f"{path} cannot be loaded ({err}): the Python pass replayed")
+    return _loaded[key]
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+def _buf(values: Any, dtype: Any) -> np.ndarray:
+    """A contiguous array of `values`, at least one element long (ctypes hands C an
+    address, which an empty array may not have)."""
+    a = np.ascontiguousarray(values, dtype=dtype)
+    return a if a.size else np.zeros(1, dtype=dtype)
+
+
+def _flags(ks: frozenset[int], m: int) -> np.ndarray:
+    out = np.zeros(max(m, 1), dtype=np.uint8)
+    idx = [k for k in ks if 0 <= k < m]
+    if idx:
+        out[idx] = 1
+    return out
+
+
+Result = tuple[list[list[float]], list[list[float]], list[float], list[float],
+               list[dict[int, float]], int, list[int]]
+
+
+def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
+        progress: str, hidden: tuple[frozenset[int], frozenset[int]],
+        polled: tuple[frozenset[int], frozenset[int]], compute: list[list[float]] | None,
+        rooted: list[int]) -> Result | None:
+    """The pass in C: (enter, exit, send posts, receive posts, collectives'
+    synchronisation, events, ranks left waiting), or None where the Python pass must
+    answer (a state it answers with an error, a NaN time, no memory)."""
+    calls = prog.calls
+    n = len(calls)
+    if len(resid) < n:
+        return None
+    # The layout walks the program's objects with C-level iteration (map, chain): a
+    # Python loop over the calls cost as much as the Python pass itself.
+    lens = np.fromiter(map(len, calls), dtype=np.int64, count=n)
+    a_call_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=a_call_off[1:])
+    total = int(a_call_off[-1])
+    if total == 0:
+        return None
+    allc = list(chain.from_iterable(calls))
+    a_enter = np.fromiter(map(_ENTER, allc), dtype=np.float64, count=total)
+    a_exit = np.fromiter(map(_EXIT, allc), dtype=np.float64, count=total)
+    ops = list(map(_OPS, allc))
+    nops = np.fromiter(map(len, ops), dtype=np.int64, count=total)
+    op_off = np.zeros(total + 1, dtype=np.int64)
+    np.cumsum(nops, out=op_off[1:])
+    flat_ops = np.fromiter(chain.from_iterable(chain.from_iterable(ops)), dtype=np.int64,
+                           count=2 * int(op_off[-1])).reshape(-1, 2)
+    op_code = _buf(flat_ops[:, 0], np.int32)
+    op_idx = _buf(flat_ops[:, 1], np.int64)
+    # what each call adds when it returns: its function's residual on its rank (0 for a
+    # function without one) where it has operations, else its recorded duration
+    fns = list(map(_FN, allc))
+    names = list(set(fns))
+    fn_id = np.fromiter(map({f: i for i, f in enumerate(names)}.__getitem__, fns),
+                        dtype=np.int64, count=total)
+    per_rank = np.array([[res.get(f, 0.0) for f in names] for res in resid[:n]],
+                        dtype=np.float64).reshape(n, len(names))
+    rank_of = np.repeat(np.arange(n, dtype=np.int64), lens)
+    a_add = np.where(nops > 0, per_rank[rank_of, fn_id], a_exit - a_enter)
+    call_off = a_call_off.tolist()
+    a_compute = None
+    if compute is not None:
+        if len(compute) < n or any(len(compute[r]) < len(cs) for r, cs in enumerate(calls)):
+            return None
+        a_compute = np.fromiter(chain.from_iterable(
+            row if len(row) == len(cs) else row[:len(cs)]
+            for row, cs in zip(compute, calls, strict=False)), dtype=np.float64, count=total)
+    m, nc = len(prog.msgs), len(prog.colls)
+    if min(len(c.T), len(c.o_s), len(c.o_r), len(c.eager)) < m or len(c.coll) < nc:
+        return None
+    T, o_s, o_r = (_buf(x, np.float64) for x in (c.T, c.o_s, c.o_r))
+    eager = _buf(c.eager, np.uint8)
+    hs, hr, ps_, pr_ = (_flags(s, m) for s in (*hidden, *polled))
+    sizes = [len(cl.members) for cl in prog.colls]
+    mem_off = np.zeros(nc + 1, dtype=np.int64)
+    np.cumsum(np.asarray(sizes, dtype=np.int64), out=mem_off[1:])
+    nslots = int(mem_off[-1])
+    members = _buf(np.fromiter(chain.from_iterable(cl.members for cl in prog.colls),
+                               dtype=np.int64, count=nslots), np.int64)
+    roots = _buf([cl.root for cl in prog.colls], np.int64)
+    a_rooted = _buf(rooted, np.int32)
+    tcoll = _buf(c.coll, np.float64)
+    # answers (the pass writes only what it reaches)
+    o_enter = np.full(total, np.nan)
+    o_exit = np.full(total, np.nan)
+    s_post = np.full(max(m, 1), np.nan)
+    r_post = np.full(max(m, 1), np.nan)
+    sync = np.empty(max(nslots, 1))
+    sync_order = np.empty(max(nslots, 1), dtype=np.int64)
+    ended = np.zeros(n, dtype=np.uint8)
+    args = _In(n, _ptr(a_call_off), _ptr(a_enter), _ptr(a_exit), _ptr(a_add),
+               None if a_compute is None else _ptr(a_compute),
+               _ptr(op_off), _ptr(op_code), _ptr(op_idx), m, _ptr(T), _ptr(o_s), _ptr(o_r),
+               _ptr(eager), _ptr(hs), _ptr(hr), _ptr(ps_), _ptr(pr_),
+               int(bool(hidden[0] or hidden[1])), int(bool(polled[0] or polled[1])),
+               nc, _ptr(a_rooted), _ptr(roots), _ptr(tcoll), _ptr(mem_off),
+               _ptr(members), OVERLAP_CODES[overlap], int(progress == "async"))
+    res = _Out(_ptr(o_enter), _ptr(o_exit), _ptr(s_post), _ptr(r_post), _ptr(sync),
+               _ptr(sync_order), 0, _ptr(ended), 0)
+    if lib.mop_replay(ctypes.byref(args), ctypes.byref(res)) != 0:
+        return None
+    le, lx = o_enter.tolist(), o_exit.tolist()
+    enters = [le[a:b] for a, b in pairwise(call_off)]
+    exits = [lx[a:b] for a, b in pairwise(call_off)]
+    csync: list[dict[int, float]] = [{} for _ in range(nc)]
+    if res.sync_count:
+        order = sync_order[:res.sync_count]
+        owner = np.repeat(np.arange(nc, dtype=np.int64), sizes)[order].tolist()
+        for j, x, v in zip(owner, members[order].tolist(), sync[order].tolist(),
+                           strict=True):
+            csync[j][x] = v
+    unresolved = np.flatnonzero(ended == 0).tolist()
+    return (enters, exits, s_post[:m].tolist(), r_post[:m].tolist(), csync, int(res.events),
+            unresolved)

@@ -1,0 +1,115 @@
+"""The replay pass in C (native/replay/replay_engine.c, through predict/native.py) gives
+the Python pass's timelines bit for bit (engine.py's _pass, the reference): on generated
+programs (tests/predict_synth.py) under every overlap and progress rule, with and
+without the changes advice gains apply (hidden ends, ends polled from their post,
+rescaled computation); on the fixture's cases of tests/test_predict_same_replay.py
+against their recorded digests; and where the C pass leaves a program to Python (a NaN
+time) or is not built, the Python pass answers and says why.
+
+The library is compiled here from its one source file with the flags of its CMake
+target (-O2, no FMA contraction), so that the test needs no native build of an MPI
+toolchain; skipped without a C compiler."""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mpi_overlap.predict import native
+from mpi_overlap.predict.engine import Change, replay, residuals
+from predict_synth import PATTERNS, costs, program
+from test_predict_same_replay import CASES, DIGESTS, OVERLAPS, _bits, _case, _change, digest
+
+SOURCE = Path(__file__).resolve().parents[1] / "native" / "replay" / "replay_engine.c"
+FLAGS = ["-std=c11", "-O2", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wextra",
+         "-Werror", "-fPIC", "-shared"]
+
+
+@pytest.fixture(scope="module")
+def c_library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler to build the C replay pass")
+    lib = tmp_path_factory.mktemp("replay") / native.LIBRARY
+    subprocess.run([cc, *FLAGS, "-o", str(lib), str(SOURCE), "-lm"], check=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MPI_OVERLAP_REPLAY_LIB", str(lib))
+        yield lib
+
+
+def _both(prog, c, resid, overlap: str, progress: str, change: Change) -> tuple[str, str]:
+    a = replay(prog, c, resid, overlap, progress, change, engine="c")
+    b = replay(prog, c, resid, overlap, progress, change, engine="python")
+    assert a.engine == "c" and b.engine == "python"
+    return _bits(a), _bits(b)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), ranks=st.integers(1, 12), rounds=st.integers(1, 25),
+       patterns=st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=5, unique=True),
+       kind=st.sampled_from(("none", "hidden", "polled", "compute")))
+def test_c_pass_is_the_python_pass(c_library: Path, seed: int, ranks: int, rounds: int,
+                                   patterns: list[str], kind: str) -> None:
+    rng = random.Random(seed)
+    prog = program(rng, ranks, rounds, patterns=tuple(patterns))
+    c = costs(rng, prog)
+    resid = residuals(prog, c)
+    change = _change(rng, prog, kind)
+    for overlap in OVERLAPS:
+        for progress in ("calls", "async"):
+            got, want = _both(prog, c, resid, overlap, progress, change)
+            assert got == want, f"{overlap}/{progress}/{kind}"
+
+
+def test_c_pass_matches_the_recorded_digests(c_library: Path) -> None:
+    """Every case of tests/test_predict_same_replay.py, replayed by the C pass only."""
+    want = json.loads(DIGESTS.read_text())
+    c_replay = functools.partial(replay, engine="c")
+    checked = 0
+    for i in range(CASES + 2):
+        name, prog, seed, kinds, progress = _case(i)
+        got = digest(prog, seed, kinds, progress, replay_fn=c_replay)
+        if got["inputs"] != want[name]["inputs"]:
+            continue  # another platform's draws (test_predict_same_replay.py skips them)
+        assert got["replays"] == want[name]["replays"], name
+        checked += 1
+    if not checked:
+        pytest.skip("this platform draws other programs than the recorded ones")
+
+
+def test_a_nan_time_is_left_to_the_python_pass(c_library: Path) -> None:
+    """A NaN computation factor puts a NaN time in the heap, whose order Python's tuples
+    define their own way: the C pass hands the program back, the Python pass answers."""
+    rng = random.Random(5)
+    prog = program(rng, 4, 6)
+    c = costs(rng, prog)
+    resid = residuals(prog, c)
+    factors = [[1.0] * len(cs) for cs in prog.calls]
+    factors[1][2] = float("nan")
+    change = Change(compute=factors)
+    auto = replay(prog, c, resid, change=change)
+    assert auto.engine == "python" and auto.engine_note
+    assert _bits(auto) == _bits(replay(prog, c, resid, change=change, engine="python"))
+
+
+def test_without_the_library_the_python_pass_answers(monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
+    monkeypatch.setenv("MPI_OVERLAP_REPLAY_LIB", str(tmp_path / "absent.so"))
+    rng = random.Random(2)
+    prog = program(rng, 3, 4)
+    c = costs(rng, prog)
+    rep = replay(prog, c, residuals(prog, c))
+    assert rep.engine == "python"
+    assert rep.engine_note is not None and native.LIBRARY in rep.engine_note
+    with pytest.raises(RuntimeError, match="not available"):
+        replay(prog, c, residuals(prog, c), engine="c")
