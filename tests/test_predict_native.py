@@ -6,9 +6,11 @@ rescaled computation); on the fixture's cases of tests/test_predict_same_replay.
 against their recorded digests; and where the C pass leaves a program to Python (a NaN
 time) or is not built, the Python pass answers and says why.
 
-The library is compiled here from its one source file with the flags of its CMake
-target (-O2, no FMA contraction), so that the test needs no native build of an MPI
-toolchain; skipped without a C compiler."""
+The library is compiled here from its sources with the flags of its CMake target (-O2,
+no FMA contraction; the layout of the program's objects, replay_layout.c, against this
+Python's headers), so that the test needs no native build of an MPI toolchain; skipped
+without a C compiler. Both layouts are checked: replay_layout.c's and native.py's own
+(MPI_OVERLAP_REPLAY_LAYOUT=python, where the library has no layout)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import json
 import random
 import shutil
 import subprocess
+import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,20 +32,31 @@ from mpi_overlap.predict.engine import Change, replay, residuals
 from predict_synth import PATTERNS, costs, program
 from test_predict_same_replay import CASES, DIGESTS, OVERLAPS, _bits, _case, _change, digest
 
-SOURCE = Path(__file__).resolve().parents[1] / "native" / "replay" / "replay_engine.c"
+SOURCES = [Path(__file__).resolve().parents[1] / "native" / "replay" / name
+           for name in ("replay_engine.c", "replay_layout.c")]
 FLAGS = ["-std=c11", "-O2", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wextra",
          "-Werror", "-fPIC", "-shared"]
 
 
-@pytest.fixture(scope="module")
-def c_library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+@pytest.fixture(scope="module", params=["c", "python"])
+def c_library(request: pytest.FixtureRequest,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The library, with the program laid out by it (param "c") or by native.py."""
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         pytest.skip("no C compiler to build the C replay pass")
+    include = sysconfig.get_paths()["include"]
+    if not (Path(include) / "Python.h").is_file():
+        pytest.skip(f"no Python headers in {include} for replay_layout.c")
     lib = tmp_path_factory.mktemp("replay") / native.LIBRARY
-    subprocess.run([cc, *FLAGS, "-o", str(lib), str(SOURCE), "-lm"], check=True)
+    subprocess.run([cc, *FLAGS, f"-I{include}", "-o", str(lib), *map(str, SOURCES), "-lm"],
+                   check=True)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MPI_OVERLAP_REPLAY_LIB", str(lib))
+        if request.param == "python":
+            mp.setenv("MPI_OVERLAP_REPLAY_LAYOUT", "python")
+        else:
+            assert native._py_library() is not None  # the layout in C is used
         yield lib
 
 
@@ -53,7 +67,7 @@ def _both(prog, c, resid, overlap: str, progress: str, change: Change) -> tuple[
     return _bits(a), _bits(b)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[
+@settings(max_examples=40, deadline=None, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), ranks=st.integers(1, 12), rounds=st.integers(1, 25),
        patterns=st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=5, unique=True),

@@ -2,20 +2,28 @@
 per second on a generated program (tests/predict_synth.py, 64 ranks) beside a plain pass
 over the same events (every call's enter and exit and every operation visited once, a
 sum of their times: what any replay has to do at least), so that the ratio says how much
-the model itself costs. Each is the best of `repeats` passes, taken in turns, so that
-other work on the machine touches both alike. Both figures are printed (pytest -s) and
-kept in $PREDICT_SPEED_OUT when set; the test checks only that the engine replays every
-event and that both rates were measured, not a speed (timings on shared machines are
-noise)."""
+the model itself costs. Three replays are timed: the program's first (the C pass where
+its library is built, native.py, with the program's layout into its arrays included),
+a second of the same program (laid out already: what each advice item's replay costs,
+gains.py), and the Python pass (engine.py's reference, the engine before the C pass).
+Each is the best of `repeats` passes, all four taken in turns, so that other work on the
+machine touches them alike. The figures are printed (pytest -s) and kept in
+$PREDICT_SPEED_OUT when set; `python tests/test_predict_speed.py RANKS ROUNDS` prints
+them for another program (8192 20: the 8,192-rank one of docs/method.md). The test checks
+only that every pass replays every event, the same timelines, and that the rates were
+measured, not a speed (timings on shared machines are noise)."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
+import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
-from mpi_overlap.predict.engine import replay, residuals
+from mpi_overlap.predict.engine import Replay, replay, residuals
 from mpi_overlap.predict.program import Program
 from predict_synth import costs, program
 
@@ -34,36 +42,65 @@ def plain_pass(prog: Program) -> tuple[int, float]:
 
 
 def measure(ranks: int = 64, rounds: int = 400, seed: int = 1,
-            repeats: int = 3) -> dict[str, float]:
+            repeats: int = 3) -> dict[str, float | int | str]:
     rng = random.Random(seed)
     prog = program(rng, ranks, rounds)
     c = costs(rng, prog)
     resid = residuals(prog, c)
-    t_replay = t_plain = float("inf")
+    best = {"first": float("inf"), "again": float("inf"), "python": float("inf"),
+            "plain": float("inf")}
+
+    def timed(name: str, fn: Callable[[], Replay | tuple[int, float]]) -> Any:
+        t0 = time.perf_counter()
+        out = fn()
+        best[name] = min(best[name], time.perf_counter() - t0)
+        return out
+
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        rep = replay(prog, c, resid)
-        t_replay = min(t_replay, time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        events, _ = plain_pass(prog)
-        t_plain = min(t_plain, time.perf_counter() - t0)
-    assert rep.unresolved == []
-    # the engine enters and leaves every call and handles each operation once
-    assert rep.events == events == prog.events()
-    return {"ranks": ranks, "events": events, "replay_s": t_replay, "plain_s": t_plain,
-            "replay_events_per_s": events / t_replay, "plain_events_per_s": events / t_plain,
-            "ratio": t_replay / t_plain}
+        prog.layout = None  # as a program never replayed
+        first = timed("first", lambda: replay(prog, c, resid))
+        again = timed("again", lambda: replay(prog, c, resid))
+        python = timed("python", lambda: replay(prog, c, resid, engine="python"))
+        events, _ = timed("plain", lambda: plain_pass(prog))
+    for rep in (first, again, python):
+        assert rep.unresolved == []
+        # the engine enters and leaves every call and handles each operation once
+        assert rep.events == events == prog.events()
+    # the same timelines (repr: exact, and NaN, the last call's exit, equal to itself)
+    assert repr((first.enter, first.exit)) == repr((python.enter, python.exit))
+    out: dict[str, float | int | str] = {"ranks": ranks, "events": events,
+                                         "engine": first.engine}
+    for name, t in best.items():
+        out[f"{name}_s"] = t
+        out[f"{name}_events_per_s"] = events / t
+        if name != "plain":
+            out[f"{name}_ratio"] = t / best["plain"]
+    return out
+
+
+def describe(out: dict[str, Any]) -> str:
+    def rate(name: str) -> str:
+        return f"{out[name + '_events_per_s'] / 1e6:.2f} M events/s"
+
+    return (f"replay of {out['events']} events of {out['ranks']} ranks ({out['engine']} "
+            f"pass): first {out['first_s']:.3f} s = {rate('first')} "
+            f"({out['first_ratio']:.2f}x the plain pass), again {rate('again')} "
+            f"({out['again_ratio']:.2f}x); Python pass {rate('python')} "
+            f"({out['python_ratio']:.2f}x); plain pass {rate('plain')}")
 
 
 def test_replay_speed() -> None:
     out = measure()
-    print(f"\nreplay: {out['events']} events of {out['ranks']} ranks in "
-          f"{out['replay_s']:.3f} s = {out['replay_events_per_s'] / 1e6:.2f} M events/s; "
-          f"plain pass {out['plain_events_per_s'] / 1e6:.2f} M events/s "
-          f"(replay {out['ratio']:.1f}x slower)")
+    print("\n" + describe(out))
     path = os.environ.get("PREDICT_SPEED_OUT")
     if path:
         with open(path, "w") as fh:
             json.dump(out, fh, indent=1)
-    assert out["events"] > 100_000
-    assert out["replay_events_per_s"] > 0 and out["plain_events_per_s"] > 0
+    assert int(out["events"]) > 100_000
+    assert all(float(out[f"{k}_events_per_s"]) > 0 for k in ("first", "again", "python",
+                                                             "plain"))
+
+
+if __name__ == "__main__":
+    args = [int(a) for a in sys.argv[1:3]]
+    print(describe(measure(*args, repeats=int(os.environ.get("REPEATS", "3")))))

@@ -347,9 +347,10 @@ static int by_rank(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Each collective operation's member slot, and each collective's root slot; -2 where
- * a rank is not a member (or a member twice, or a root outside a rooted collective):
- * the Python pass's dicts answer those. */
+/* Each collective operation's member slot, and each collective's root slot;
+ * MOP_REPLAY_UNSUPPORTED where an operation's code or index is out of range, a rank is
+ * not a member (or a member twice, or a root outside a rooted collective): the Python
+ * pass answers those. */
 static int place_members(struct pass *p)
 {
     const struct mop_replay_in *in = p->in;
@@ -382,9 +383,17 @@ static int place_members(struct pass *p)
     for (int64_t r = 0; r < in->ranks; r++)
         for (int64_t ci = in->call_off[r]; ci < in->call_off[r + 1]; ci++)
             for (int64_t o = in->op_off[ci]; o < in->op_off[ci + 1]; o++) {
-                if (in->op_code[o] < COLL_BLOCK)
-                    continue;
+                int32_t op = in->op_code[o];
                 int64_t j = in->op_idx[o];
+                /* an unknown code or an index out of range (Python would raise, or
+                 * count a negative one from the end) */
+                if (op < SEND_POST || op > COLL_DONE || j < 0
+                    || j >= (op < COLL_BLOCK ? in->msgs : in->colls)) {
+                    free(sorted);
+                    return MOP_REPLAY_UNSUPPORTED;
+                }
+                if (op < COLL_BLOCK)
+                    continue;
                 struct rank_slot key = {r, 0};
                 struct rank_slot *hit = bsearch(&key, sorted + in->mem_off[j],
                                                 (size_t)(in->mem_off[j + 1] - in->mem_off[j]),

@@ -125,7 +125,21 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
     `engine` is "auto" or "c", else in Python (_pass, the reference; "python" asks for
     it). Both give the same timelines bit for bit (tests/test_predict_native.py); the C
     pass hands the cases it leaves to Python back (None), and Replay.engine says which
-    ran, with why where the C pass was wanted and not there."""
+    ran, with why where the C pass was wanted and not there. Python's cycle collector is
+    off meanwhile: neither pass makes cycles, but the objects they allocate (the heap's
+    entries, the layout's lists) start collections that walk every object of the program
+    (millions for thousands of ranks: a third of an 8,192-rank replay's time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _replay(prog, c, resid, overlap, progress, change, engine)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
+            progress: str, change: Change, engine: str) -> Replay:
     note = None
     if engine != "python":
         lib, note = native.library()
@@ -140,7 +154,7 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
             note = "the C pass left this program to the Python pass"
         if engine == "c":
             raise RuntimeError(f"the C replay pass is not available: {note}")
-    rep = _python_replay(prog, c, resid, overlap, progress, change)
+    rep = _pass(prog, c, resid, overlap, progress, change)
     rep.engine_note = note
     return rep
 
@@ -154,21 +168,6 @@ def _rooted(prog: Program) -> list[int]:
         if cl.root in cl.members:
             out[j] = 1 if base in ONE_TO_N else 2 if base in N_TO_ONE else 0
     return out
-
-
-def _python_replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
-                   progress: str, change: Change) -> Replay:
-    """The Python pass (_pass) with Python's cycle collector off: the pass makes no
-    cycles, but the heap's entries it allocates start collections that walk every object
-    of the program (millions for thousands of ranks: a third of an 8,192-rank replay's
-    time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _pass(prog, c, resid, overlap, progress, change)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,

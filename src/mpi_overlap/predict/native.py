@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
+from dataclasses import dataclass
 from itertools import chain, pairwise
 from operator import attrgetter
 from pathlib import Path
@@ -85,6 +87,28 @@ def library() -> tuple[Any, str | None]:
     return _loaded[key]
 
 
+def _py_library() -> Any:
+    """The library's layout functions (replay_layout.c) through ctypes.PyDLL (the GIL
+    held), where it has them and was built for this Python's version; else None."""
+    path = library_path()
+    if path is None or os.environ.get("MPI_OVERLAP_REPLAY_LAYOUT") == "python":
+        return None
+    key = "py:" + str(path)
+    if key not in _loaded:
+        try:
+            py = ctypes.PyDLL(str(path))
+            py.mop_replay_py_version.restype = ctypes.c_int
+            ok = py.mop_replay_py_version() >> 16 == sys.hexversion >> 16
+        except (OSError, AttributeError):
+            ok = False
+        if ok:
+            py.mop_replay_layout.restype = ctypes.c_int64
+            py.mop_replay_layout.argtypes = [ctypes.py_object, ctypes.py_object,
+                                             ctypes.c_int64, ctypes.c_int64, *[_P] * 6]
+        _loaded[key] = py if ok else None
+    return _loaded[key]
+
+
 def _ptr(a: np.ndarray) -> int:
     return a.ctypes.data
 
@@ -108,6 +132,128 @@ Result = tuple[list[list[float]], list[list[float]], list[float], list[float],
                list[dict[int, float]], int, list[int]]
 
 
+@dataclass
+class Layout:
+    """A program in the C pass's arrays, made on its first replay and kept on it
+    (Program.layout): the replays after it (each advice item's, gains.py) start from
+    here. `key` is what a program's changes after its first replay would most likely
+    alter (its ranks, calls, messages, collectives): a program whose key moved is laid
+    out again; a Program is not meant to change once replayed (build_program and the
+    tests make it whole first)."""
+
+    key: tuple[int, ...]
+    call_off: list[int]      # per rank + 1, as Python ints (the answers' slices)
+    a_call_off: np.ndarray
+    lens: np.ndarray         # calls per rank
+    enter: np.ndarray        # per call
+    exit: np.ndarray
+    duration: np.ndarray     # exit - enter
+    nops: np.ndarray
+    op_off: np.ndarray
+    op_code: np.ndarray      # per operation
+    op_idx: np.ndarray
+    fn_names: list[str]      # the functions, and each call's index in them
+    fn_id: np.ndarray
+    rank_of: np.ndarray      # per call: its rank
+    sizes: list[int]         # per collective: its members
+    mem_off: np.ndarray
+    members: np.ndarray      # per member slot: its rank
+    owner: np.ndarray        # per member slot: its collective
+    roots: np.ndarray
+
+
+def _key(prog: Program) -> tuple[int, ...]:
+    return (id(prog.calls), len(prog.calls), sum(map(len, prog.calls)), len(prog.msgs),
+            len(prog.colls))
+
+
+def layout(prog: Program) -> Layout | None:
+    """The program's Layout (kept on it), None for a program without calls or whose
+    objects are of another shape (the Python pass answers it)."""
+    key = _key(prog)
+    kept = prog.layout
+    if isinstance(kept, Layout) and kept.key == key:
+        return kept
+    calls = prog.calls
+    n = len(calls)
+    lens = np.fromiter(map(len, calls), dtype=np.int64, count=n)
+    a_call_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=a_call_off[1:])
+    total = int(a_call_off[-1])
+    if total == 0:
+        return None
+    try:
+        got = _calls_in_c(calls, total) or _calls_in_python(calls, total)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    enter, exit_, nops, fn_id, names, op_code, op_idx = got
+    op_off = np.zeros(total + 1, dtype=np.int64)
+    np.cumsum(nops, out=op_off[1:])
+    nc = len(prog.colls)
+    sizes = [len(cl.members) for cl in prog.colls]
+    mem_off = np.zeros(nc + 1, dtype=np.int64)
+    np.cumsum(np.asarray(sizes, dtype=np.int64), out=mem_off[1:])
+    nslots = int(mem_off[-1])
+    members = np.fromiter(chain.from_iterable(cl.members for cl in prog.colls),
+                          dtype=np.int64, count=nslots)
+    out = Layout(key=key, call_off=a_call_off.tolist(), a_call_off=a_call_off, lens=lens,
+                 enter=enter, exit=exit_, duration=exit_ - enter, nops=nops, op_off=op_off,
+                 op_code=op_code, op_idx=op_idx, fn_names=names, fn_id=fn_id,
+                 rank_of=np.repeat(np.arange(n, dtype=np.int64), lens), sizes=sizes,
+                 mem_off=mem_off, members=_buf(members, np.int64),
+                 owner=np.repeat(np.arange(nc, dtype=np.int64), sizes),
+                 roots=_buf([cl.root for cl in prog.colls], np.int64))
+    prog.layout = out
+    return out
+
+
+Calls = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str], np.ndarray,
+              np.ndarray]
+
+
+def _calls_in_c(calls: list[list[Any]], total: int) -> Calls | None:
+    """Per call: enter, exit, number of operations, function index (into the names);
+    per operation: code, index; read by replay_layout.c, None where it is not built (for
+    this Python) or finds objects of another shape."""
+    py = _py_library()
+    if py is None:
+        return None
+    enter, exit_ = np.empty(total), np.empty(total)
+    nops, fn_id = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+    room = 2 * total + 16  # one walk where calls make at most 2 operations on average
+    while True:
+        op_code = np.empty(room, dtype=np.int32)
+        op_idx = np.empty(room, dtype=np.int64)
+        index: dict[str, int] = {}
+        got = py.mop_replay_layout(calls, index, total, room, _ptr(enter), _ptr(exit_),
+                                   _ptr(nops), _ptr(fn_id), _ptr(op_code), _ptr(op_idx))
+        if got < 0:
+            return None
+        if got <= room:
+            break
+        room = got
+    op_code, op_idx = _buf(op_code[:got], np.int32), _buf(op_idx[:got], np.int64)
+    return enter, exit_, nops, fn_id, list(index), op_code, op_idx
+
+
+def _calls_in_python(calls: list[list[Any]], total: int) -> Calls:
+    """_calls_in_c's arrays with C-level iteration (map, chain) over the objects: a
+    Python loop over the calls cost as much as the Python pass itself."""
+    allc = list(chain.from_iterable(calls))
+    enter = np.fromiter(map(_ENTER, allc), dtype=np.float64, count=total)
+    exit_ = np.fromiter(map(_EXIT, allc), dtype=np.float64, count=total)
+    ops = list(map(_OPS, allc))
+    nops = np.fromiter(map(len, ops), dtype=np.int64, count=total)
+    flat_ops = np.fromiter(chain.from_iterable(chain.from_iterable(ops)), dtype=np.int64,
+                           count=2 * int(nops.sum())).reshape(-1, 2)
+    fns = list(map(_FN, allc))
+    names = list(set(fns))
+    fn_id = np.fromiter(map({f: i for i, f in enumerate(names)}.__getitem__, fns),
+                        dtype=np.int64, count=total)
+    return (enter, exit_, nops, fn_id, names, _buf(flat_ops[:, 0], np.int32),
+            _buf(flat_ops[:, 1], np.int64))
+
+
 def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         progress: str, hidden: tuple[frozenset[int], frozenset[int]],
         polled: tuple[frozenset[int], frozenset[int]], compute: list[list[float]] | None,
@@ -119,36 +265,15 @@ def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overla
     n = len(calls)
     if len(resid) < n:
         return None
-    # The layout walks the program's objects with C-level iteration (map, chain): a
-    # Python loop over the calls cost as much as the Python pass itself.
-    lens = np.fromiter(map(len, calls), dtype=np.int64, count=n)
-    a_call_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lens, out=a_call_off[1:])
-    total = int(a_call_off[-1])
-    if total == 0:
+    lay = layout(prog)
+    if lay is None:
         return None
-    allc = list(chain.from_iterable(calls))
-    a_enter = np.fromiter(map(_ENTER, allc), dtype=np.float64, count=total)
-    a_exit = np.fromiter(map(_EXIT, allc), dtype=np.float64, count=total)
-    ops = list(map(_OPS, allc))
-    nops = np.fromiter(map(len, ops), dtype=np.int64, count=total)
-    op_off = np.zeros(total + 1, dtype=np.int64)
-    np.cumsum(nops, out=op_off[1:])
-    flat_ops = np.fromiter(chain.from_iterable(chain.from_iterable(ops)), dtype=np.int64,
-                           count=2 * int(op_off[-1])).reshape(-1, 2)
-    op_code = _buf(flat_ops[:, 0], np.int32)
-    op_idx = _buf(flat_ops[:, 1], np.int64)
+    total = len(lay.enter)
     # what each call adds when it returns: its function's residual on its rank (0 for a
     # function without one) where it has operations, else its recorded duration
-    fns = list(map(_FN, allc))
-    names = list(set(fns))
-    fn_id = np.fromiter(map({f: i for i, f in enumerate(names)}.__getitem__, fns),
-                        dtype=np.int64, count=total)
-    per_rank = np.array([[res.get(f, 0.0) for f in names] for res in resid[:n]],
-                        dtype=np.float64).reshape(n, len(names))
-    rank_of = np.repeat(np.arange(n, dtype=np.int64), lens)
-    a_add = np.where(nops > 0, per_rank[rank_of, fn_id], a_exit - a_enter)
-    call_off = a_call_off.tolist()
+    per_rank = np.array([[res.get(f, 0.0) for f in lay.fn_names] for res in resid[:n]],
+                        dtype=np.float64).reshape(n, len(lay.fn_names))
+    a_add = np.where(lay.nops > 0, per_rank[lay.rank_of, lay.fn_id], lay.duration)
     a_compute = None
     if compute is not None:
         if len(compute) < n or any(len(compute[r]) < len(cs) for r, cs in enumerate(calls)):
@@ -162,15 +287,9 @@ def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overla
     T, o_s, o_r = (_buf(x, np.float64) for x in (c.T, c.o_s, c.o_r))
     eager = _buf(c.eager, np.uint8)
     hs, hr, ps_, pr_ = (_flags(s, m) for s in (*hidden, *polled))
-    sizes = [len(cl.members) for cl in prog.colls]
-    mem_off = np.zeros(nc + 1, dtype=np.int64)
-    np.cumsum(np.asarray(sizes, dtype=np.int64), out=mem_off[1:])
-    nslots = int(mem_off[-1])
-    members = _buf(np.fromiter(chain.from_iterable(cl.members for cl in prog.colls),
-                               dtype=np.int64, count=nslots), np.int64)
-    roots = _buf([cl.root for cl in prog.colls], np.int64)
     a_rooted = _buf(rooted, np.int32)
     tcoll = _buf(c.coll, np.float64)
+    nslots = int(lay.mem_off[-1])
     # answers (the pass writes only what it reaches)
     o_enter = np.full(total, np.nan)
     o_exit = np.full(total, np.nan)
@@ -179,26 +298,25 @@ def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overla
     sync = np.empty(max(nslots, 1))
     sync_order = np.empty(max(nslots, 1), dtype=np.int64)
     ended = np.zeros(n, dtype=np.uint8)
-    args = _In(n, _ptr(a_call_off), _ptr(a_enter), _ptr(a_exit), _ptr(a_add),
+    args = _In(n, _ptr(lay.a_call_off), _ptr(lay.enter), _ptr(lay.exit), _ptr(a_add),
                None if a_compute is None else _ptr(a_compute),
-               _ptr(op_off), _ptr(op_code), _ptr(op_idx), m, _ptr(T), _ptr(o_s), _ptr(o_r),
-               _ptr(eager), _ptr(hs), _ptr(hr), _ptr(ps_), _ptr(pr_),
+               _ptr(lay.op_off), _ptr(lay.op_code), _ptr(lay.op_idx), m, _ptr(T), _ptr(o_s),
+               _ptr(o_r), _ptr(eager), _ptr(hs), _ptr(hr), _ptr(ps_), _ptr(pr_),
                int(bool(hidden[0] or hidden[1])), int(bool(polled[0] or polled[1])),
-               nc, _ptr(a_rooted), _ptr(roots), _ptr(tcoll), _ptr(mem_off),
-               _ptr(members), OVERLAP_CODES[overlap], int(progress == "async"))
+               nc, _ptr(a_rooted), _ptr(lay.roots), _ptr(tcoll), _ptr(lay.mem_off),
+               _ptr(lay.members), OVERLAP_CODES[overlap], int(progress == "async"))
     res = _Out(_ptr(o_enter), _ptr(o_exit), _ptr(s_post), _ptr(r_post), _ptr(sync),
                _ptr(sync_order), 0, _ptr(ended), 0)
     if lib.mop_replay(ctypes.byref(args), ctypes.byref(res)) != 0:
         return None
     le, lx = o_enter.tolist(), o_exit.tolist()
-    enters = [le[a:b] for a, b in pairwise(call_off)]
-    exits = [lx[a:b] for a, b in pairwise(call_off)]
+    enters = [le[a:b] for a, b in pairwise(lay.call_off)]
+    exits = [lx[a:b] for a, b in pairwise(lay.call_off)]
     csync: list[dict[int, float]] = [{} for _ in range(nc)]
     if res.sync_count:
         order = sync_order[:res.sync_count]
-        owner = np.repeat(np.arange(nc, dtype=np.int64), sizes)[order].tolist()
-        for j, x, v in zip(owner, members[order].tolist(), sync[order].tolist(),
-                           strict=True):
+        for j, x, v in zip(lay.owner[order].tolist(), lay.members[order].tolist(),
+                           sync[order].tolist(), strict=True):
             csync[j][x] = v
     unresolved = np.flatnonzero(ended == 0).tolist()
     return (enters, exits, s_post[:m].tolist(), r_post[:m].tolist(), csync, int(res.events),

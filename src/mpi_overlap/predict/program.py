@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -76,6 +77,9 @@ class Program:
     colls: list[Coll] = field(default_factory=list)
     hosts: list[str] = field(default_factory=list)  # per rank ("" unknown)
     left_out: dict[str, int] = field(default_factory=dict)  # what was not replayed, why
+    # the C replay pass's arrays, made on the first replay (predict/native.py: Layout);
+    # out of the repr and comparisons, which are of the program itself
+    layout: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def ranks(self) -> int:
