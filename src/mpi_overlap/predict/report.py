@@ -161,7 +161,10 @@ def predict(req: Request) -> dict[str, Any]:
         "recorded": {**rj, "ranks": [_rank(f, over[0]) for f in rec]},
         "predicted": {**pj, "ranks": [_rank(f, over[1]) for f in pred]},
         "error_pct": {k: _pct(pj[k], rj[k]) for k in ("run_s", "mpi_s", "waiting_s")},
-        "replay": {"events": rep.events, "seconds": seconds,
+        # the pass that ran (engine.replay: "c" where its library is built), and why the
+        # Python one where the C one was not there
+        "replay": {"events": rep.events, "seconds": seconds, "engine": rep.engine,
+                   "engine_note": rep.engine_note,
                    "events_per_s": rep.events / seconds if seconds > 0 else None,
                    "messages": len(prog.msgs), "collectives": len(prog.colls),
                    "calls": sum(max(len(c) - 2, 0) for c in prog.calls)},
@@ -278,7 +281,10 @@ def describe(doc: dict[str, Any]) -> list[str]:
     rate = rp["events_per_s"]
     lines.append(f"{rp['calls']} calls, {rp['messages']} messages, {rp['collectives']} "
                  f"collectives; {rp['events']} events replayed in {fmt_time(rp['seconds'])}"
-                 + (f" ({rate / 1e6:.2f} M events/s)" if rate else ""))
+                 + (f" ({rate / 1e6:.2f} M events/s" if rate else "")
+                 + (f", {'C' if rp.get('engine') == 'c' else 'Python'} pass)" if rate else ""))
+    if rp.get("engine_note"):
+        lines.append(f"note: {rp['engine_note']}")
     lines += _describe_gains(doc.get("advice_gains") or {})
     for why, n in doc["left_out"].items():
         lines.append(f"note: left out: {n} {why}")
