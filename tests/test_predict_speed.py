@@ -75,6 +75,9 @@ def measure(ranks: int = 64, rounds: int = 400, seed: int = 1,
         out[f"{name}_events_per_s"] = events / t
         if name != "plain":
             out[f"{name}_ratio"] = t / best["plain"]
+    # the headline: the first replay, as `predict` makes it
+    out["replay_events_per_s"] = out["first_events_per_s"]
+    out["ratio"] = out["first_ratio"]
     return out
 
 
