@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from mpi_overlap.predict import native
 from mpi_overlap.predict.engine import Change, replay, residuals
+from mpi_overlap.predict.program import Coll
 from predict_synth import PATTERNS, costs, program
 from test_predict_same_replay import CASES, DIGESTS, OVERLAPS, _bits, _case, _change, digest
 
@@ -127,3 +128,17 @@ def test_without_the_library_the_python_pass_answers(monkeypatch: pytest.MonkeyP
     assert rep.engine_note is not None and native.LIBRARY in rep.engine_note
     with pytest.raises(RuntimeError, match="not available"):
         replay(prog, c, residuals(prog, c), engine="c")
+
+
+def test_a_collective_op_of_a_non_member_is_left_to_the_python_pass(c_library: Path) -> None:
+    """A rank with an operation on a collective it is not a member of (no traced run makes
+    one): the Python pass's dicts take it as an entry; the C pass, which keeps a slot per
+    member, hands the program back."""
+    rng = random.Random(11)
+    prog = program(rng, 3, 4, patterns=("collective",))
+    c = costs(rng, prog)
+    prog.colls[0] = Coll("allreduce", (0, 1), -1, 8)
+    resid = residuals(prog, c)
+    auto = replay(prog, c, resid)
+    assert auto.engine == "python" and auto.engine_note
+    assert _bits(auto) == _bits(replay(prog, c, resid, engine="python"))
