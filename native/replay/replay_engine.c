@@ -665,7 +665,7 @@ int mop_replay(const struct mop_replay_in *in, struct mop_replay_out *out)
     p.none = in->overlap == 1;
     p.async_ = in->async_progress != 0;
     p.hiding = in->hiding != 0;
-    p.polling = in->polling != 0;
+    p.polling = in->polls != 0;
     p.idle_post = p.none || !(p.async_ || p.hiding || p.perfect);
     int64_t m = in->msgs, n = in->ranks, nslots = in->mem_off[in->colls];
     int64_t nops = in->op_off[in->call_off[n]];

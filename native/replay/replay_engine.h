@@ -30,7 +30,7 @@ struct mop_replay_in {
     const double *T, *o_s, *o_r;
     const uint8_t *eager;
     const uint8_t *hid_s, *hid_r, *at_s, *at_r; /* per message, 0/1 (engine.Change) */
-    int32_t hiding, polling; /* the Change's sets are not empty (even if out of range) */
+    int32_t hiding, polls; /* the Change's sets are not empty (even if out of range) */
     int64_t colls;
     const int32_t *rooted;   /* per collective: 1 one-to-all, 2 all-to-one, 0 all */
     const int64_t *root;     /* per collective: its root rank, -1 none */

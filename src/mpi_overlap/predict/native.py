@@ -39,7 +39,7 @@ class _In(ctypes.Structure):
                 ("add", _P), ("compute", _P), ("op_off", _P), ("op_code", _P),
                 ("op_idx", _P), ("msgs", ctypes.c_int64), ("T", _P), ("o_s", _P),
                 ("o_r", _P), ("eager", _P), ("hid_s", _P), ("hid_r", _P), ("at_s", _P),
-                ("at_r", _P), ("hiding", ctypes.c_int32), ("polling", ctypes.c_int32),
+                ("at_r", _P), ("hiding", ctypes.c_int32), ("polls", ctypes.c_int32),
                 ("colls", ctypes.c_int64), ("rooted", _P), ("root", _P), ("tcoll", _P),
                 ("mem_off", _P), ("members", _P), ("overlap", ctypes.c_int32),
                 ("async_progress", ctypes.c_int32)]
