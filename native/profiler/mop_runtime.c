@@ -778,6 +778,7 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     mop_g.job_documents = all[1] != 0;
     if (disabled_here)
         return;
+    mop_status_layout_check(); /* received sizes read from statuses (mop_wrap_util.h) */
     /* Per-rank files besides the job file: 1 always, 0 never; by default
      * for small jobs only (docs/profiler.md, "Many ranks"). */
     const char *per_rank = getenv("MPI_OVERLAP_PER_RANK");

@@ -78,6 +78,10 @@ void mop_runtime_stop(uint64_t site);
 /* Before PMPI_Abort (called from site): writes the rank's profile, status
  * incomplete, with the error code in its reason. */
 void mop_runtime_abort(int errorcode, uint64_t site);
+/* At MPI_Init, once profiling is on: whether received sizes may be read from
+ * statuses directly rather than through PMPI_Get_count (mop_wrap_util.h,
+ * mop_status_bytes; defined in mop_wrap_completion.c). */
+void mop_status_layout_check(void);
 /* Whether mop_runtime_start ran (profiling on or not): the Fortran MPI_INIT
  * starts the runtime only when the MPI's Fortran binding did not reach the C
  * MPI_Init wrapper. */

@@ -79,6 +79,35 @@ void mop_saved_reqs_free(mop_saved_reqs *s, mop_thread *th, int failed)
 
 int mop_status_needs;
 
+int mop_status_direct;
+
+/* Whether mop_status_bytes may read a status's count itself: it must give what
+ * PMPI_Get_count with MPI_BYTE gives on statuses the MPI has filled, counts
+ * above INT_MAX and the cancelled flag included. Checked once here rather
+ * than trusted from the header alone: the fields are the MPI's internals. */
+void mop_status_layout_check(void)
+{
+    static const MPI_Count counts[] = {0, 1, 8, 4096, 65536, INT_MAX, (MPI_Count)INT_MAX + 1,
+                                       ((MPI_Count)1 << 33) + 5};
+    int ok = MOP_STATUS_HAS_COUNT;
+    for (size_t i = 0; ok && i < sizeof counts / sizeof counts[0]; i++) {
+        for (int cancelled = 0; ok && cancelled < 2; cancelled++) {
+            MPI_Status st;
+            memset(&st, 0, sizeof st);
+            int n = MPI_UNDEFINED;
+            if (PMPI_Status_set_elements_x(&st, MPI_BYTE, counts[i]) != MPI_SUCCESS ||
+                PMPI_Status_set_cancelled(&st, cancelled) != MPI_SUCCESS ||
+                PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS) {
+                ok = 0;
+                break;
+            }
+            int64_t mine = mop_status_count_field(&st);
+            ok = (mine > INT_MAX ? -1 : mine) == (n == MPI_UNDEFINED ? -1 : n);
+        }
+    }
+    mop_status_direct = ok;
+}
+
 int MPI_Cancel(MPI_Request *request)
 {
     /* Set before the call: a completion in another thread may follow it. */

@@ -85,6 +85,52 @@ static void test_requests_reuse_and_growth(void)
     mop_requests_free(&r);
 }
 
+/* A window of requests on one shared handle (MPICH's and Open MPI's completed
+ * eager sends) leaves oldest first, each removal moving the next entry up; a
+ * window of Open MPI receive requests (pointers 768 bytes apart, which the
+ * hash once put in clusters of three) is found and removed whole, in posting
+ * order, windows after windows. */
+static void test_requests_shared_and_strided(void)
+{
+    mop_requests r;
+    CHECK(mop_requests_init(&r, 16) == 0);
+    const uint64_t shared = 0x7f330917d6e0;
+    bool ok = true;
+    for (int w = 0; w < 3; w++) {
+        for (int j = 0; j < 64; j++) {
+            mop_req *slot = mop_requests_find(&r, shared);
+            mop_req *e = slot ? mop_requests_share(&r, slot) : mop_requests_get(&r, shared);
+            CHECK(e != NULL);
+            e->bytes = j;
+        }
+        for (int j = 0; j < 64; j++) {
+            uint64_t k = 0x5631eae3a1c0 - (uint64_t)j * 768;
+            mop_req *e = mop_requests_get(&r, k);
+            ok &= e != NULL && !(e->flags & MOP_REQ_ACTIVE);
+            if (e) {
+                e->flags = MOP_REQ_ACTIVE;
+                e->bytes = 1000 + j;
+            }
+        }
+        ok &= r.count == 128;
+        for (int j = 0; j < 64; j++) {
+            mop_req *slot = mop_requests_find(&r, shared);
+            ok &= slot != NULL && slot->bytes == j;
+            if (slot)
+                mop_requests_remove(&r, slot);
+            uint64_t k = 0x5631eae3a1c0 - (uint64_t)j * 768;
+            mop_req *e = mop_requests_find(&r, k);
+            ok &= e != NULL && e->bytes == 1000 + j;
+            if (e)
+                mop_requests_remove(&r, e);
+        }
+        ok &= r.count == 0 && mop_requests_find(&r, shared) == NULL;
+    }
+    CHECK(ok);
+    CHECK(r.peak == 128);
+    mop_requests_free(&r);
+}
+
 static void test_table_lookup(void)
 {
     mop_xfer_table t;
@@ -165,6 +211,7 @@ int main(void)
     test_three_cases();
     test_nested_calls_and_splits();
     test_requests_reuse_and_growth();
+    test_requests_shared_and_strided();
     test_table_lookup();
     test_table_file();
     return TEST_RESULT();
