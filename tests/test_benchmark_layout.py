@@ -5,9 +5,10 @@ and its package; it has a section in docs/benchmarks.md (or the page its spec na
 flags or command, registry entry, report, summary-card line and step of `characterize`
 come from the package. The registry holds nothing else but the profiler's own run kind.
 
-"Names it": a Python, JSON or template file holding the name as a string ("polling") or
-its package (benchmarks.polling); a native or build file naming its program (mo_polling)
-or its source (polling.c). Read from the tree with git, nothing is run."""
+"Names it": a Python, JSON or template file holding the name as a string ("polling"), its
+package (benchmarks.polling) or its command in a text ("bench polling"); a native or build
+file naming its program (mo_polling) or its source (polling.c). Read from the tree with
+git, nothing is run."""
 
 from __future__ import annotations
 
@@ -24,10 +25,25 @@ from mpi_overlap.cli import app
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = "src/mpi_overlap/benchmarks"
 
-# Benchmark names that are also words of the data, looked for as a module path only:
-# "collectives" is a key of the profile's analysis (its waits by kind) and of its schema,
-# and a column of the report's waits table.
-WORDS = {"collectives"}
+# Benchmark names that are also words of the data, and the files where they are that word:
+# there (only there) the name as a string is not looked for, its package and its command
+# are. Renaming these words would change the documents the golden outputs pin.
+WORDS = {
+    # the advice rule "progress" (an item's "rule" in analysis.json: the schema's enum, the
+    # replay of that rule in predict/gains.py), the analysis key of that rule's evidence
+    # (the schema's property; the key is declared by the progress package's Evidence) and
+    # the replay target's progress mode (predict's report and words)
+    "progress": {"src/mpi_overlap/predict/gains.py", "src/mpi_overlap/predict/report.py",
+                 "src/mpi_overlap/predict/words.py",
+                 "src/mpi_overlap/profile/schemas/analysis-profile-v1.schema.json"},
+    # the profile's waits by kind (analysis.json and its schema, the report's waits
+    # table) and the number of collective operations of a traced run (two_sided, the
+    # replay's report and gains)
+    "collectives": {"src/mpi_overlap/profile/analysis/twosided.py",
+                    "src/mpi_overlap/profile/report/profile_waits.py",
+                    "src/mpi_overlap/predict/gains.py", "src/mpi_overlap/predict/report.py",
+                    "src/mpi_overlap/profile/schemas/analysis-profile-v1.schema.json"},
+}
 
 
 def _tracked() -> list[str]:
@@ -36,22 +52,26 @@ def _tracked() -> list[str]:
     return [p for p in out.splitlines() if (ROOT / p).is_file()]
 
 
-def _naming_patterns(spec) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(for Python, JSON and templates; for native and build files). The program's name
-    followed by "(" is a C function of that name (mo_progress writes the progress lines),
-    not the program. A name that is also the profile's evidence key the spec declares
-    (progress: the advice reads result["progress"], its rule is "progress") or a suite's
-    name (overhead: every benchmark of `bench overhead-suite` says suite="overhead") is
-    looked for as a module path only."""
+def _naming_patterns(spec) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(for Python, JSON and templates; the same in a file where the name is a word of the
+    data (WORDS); for native and build files). The program's name followed by "(" is a C
+    function of that name (mo_progress writes the progress lines), not the program. A
+    suite's name (overhead: every benchmark of `bench overhead-suite` says
+    suite="overhead", and the suite's --help points to `bench overhead`) is looked for as
+    a module path only."""
     name, program = re.escape(spec.name), re.escape(spec.benchmark.program)
     package = re.escape(spec.package.rpartition(".")[2])
     source = re.escape(_source(spec).rpartition("/")[2])
-    words = {spec.evidence, *WORDS, *(s.benchmark.suite for s in specs())}
-    literal = "" if spec.name in words else rf"""["']{name}["']|"""
-    text = re.compile(rf"""{literal}benchmarks[./]{package}\b""")
+    module = rf"benchmarks[./]{package}\b"
+    if spec.name in {s.benchmark.suite for s in specs()}:
+        text = word = re.compile(module)
+    else:
+        command = rf"\bbench {name}\b(?!-)"
+        text = re.compile(rf"""["']{name}["']|{module}|{command}""")
+        word = re.compile(rf"{module}|{command}")
     native = (re.compile(rf"\b{program}\b(?!\s*\()|\b{source}\b") if program
               else re.compile(r"(?!)"))  # no program of its own: nothing native names it
-    return text, native
+    return text, word, native
 
 
 def _source(spec) -> str:
@@ -65,14 +85,14 @@ def _outside_tests_and_docs(path: str) -> bool:
 
 
 def _files_naming(spec, files: list[str]) -> set[str]:
-    text, native = _naming_patterns(spec)
+    text, word, native = _naming_patterns(spec)
     found = set()
     for path in files:
         if not _outside_tests_and_docs(path):
             continue
         suffix = Path(path).suffix
         if suffix in (".py", ".json", ".j2", ".html", ".toml"):
-            pattern = text
+            pattern = word if path in WORDS.get(spec.name, ()) else text
         elif suffix in (".c", ".h", ".f90", ".F90", ".cmake", ".txt") or path.endswith("Makefile"):
             pattern = native
         else:
@@ -98,6 +118,16 @@ def test_a_package_benchmark_is_named_by_its_program_and_its_package_only(spec) 
     native = {_source(spec), "native/bench/CMakeLists.txt"} if spec.benchmark.program else set()
     assert outside == sorted(native), (
         f"{name} is named outside its program and its package: {outside}")
+
+
+def test_the_words_let_through_are_words_there() -> None:
+    """Each file where WORDS lets a benchmark's name through as a string holds it (a file
+    that no longer does comes off the list), and each such name is a benchmark's."""
+    names = {s.name for s in specs()}
+    for name, paths in WORDS.items():
+        assert name in names
+        for path in paths:
+            assert re.search(rf"""["']{name}["']""", (ROOT / path).read_text()), (name, path)
 
 
 @pytest.mark.parametrize("spec", specs(), ids=lambda s: s.name)

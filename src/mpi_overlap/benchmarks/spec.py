@@ -192,6 +192,25 @@ class CardLine:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """What a profile takes from this benchmark and the advice rule it feeds, declared by
+    its package so that the profile names no benchmark (profile/run/toolchain_evidence.py
+    reads it, profile/analysis/advice.py runs the rule). `key`: the key of the profile's
+    result.json and analysis.json that holds it; `read`: "module.function" of the package,
+    function(toolchain, run_dir, analysis) -> what the profile keeps of the newest complete
+    run of this benchmark for the profile's toolchain (run_dir and analysis None without
+    one); `rule`: the advice rule's name (its items' "rule"); `advise`: "module.function",
+    function(analysis, docs, threshold, evidence) -> its advice items, from the profile's
+    analysis document, the ranks' digests, the smallest bound worth advice and what `read`
+    gave (analysis[key])."""
+
+    key: str
+    rule: str
+    read: str = "evidence.evidence"
+    advise: str = "advice.advise"
+
+
+@dataclass(frozen=True)
 class BenchmarkSpec:
     """A benchmark that is its C program plus its own package: `benchmark` is its registry
     entry (its `analyze` is filled in from the package's analysis module), `help` the
@@ -211,11 +230,9 @@ class BenchmarkSpec:
     quick_help: str = "fewer, shorter samples"
     verbose_help: str | None = None  # None: no -v
     quick_at: int | None = None  # --help lists --quick before flags[quick_at]; None: after all
-    # The key of a profile's result.json under which the newest run of this benchmark
-    # (of the profile's toolchain) gives the advice its evidence (the package's
-    # evidence.py: evidence(toolchain, run_dir, analysis), both None without a run);
-    # None: none.
-    evidence: str | None = None
+    # What a profile takes from the newest run of this benchmark (of the profile's
+    # toolchain) and the advice rule it feeds (Evidence); None: nothing.
+    evidence: Evidence | None = None
     # Its C file in native/bench/ when not the program's name without mo_ (alignment is
     # datatypes.c built with MO_ALIGNMENT).
     source: str | None = None

@@ -1,12 +1,13 @@
 """The progress benchmark (Strohbeen's miniGhost check; issue 5, item 3): does a
 message's data reach the receive buffer while neither rank calls MPI? Per size and
 ordering: yes / no / partly. Its program is native/bench/progress.c; here its flags, its
-summary-card line and the evidence it gives a profile's advice (evidence.py), and beside
-this file its analysis (analysis.py), report (report.py) and schemas."""
+summary-card line and what it gives a profile (spec.Evidence: evidence.py, and advice.py,
+the advice rule it feeds), and beside this file its analysis (analysis.py), report
+(report.py) and schemas."""
 
 from ...errors import UserError
 from ...sizes import parse_sizes
-from ..spec import Benchmark, CardLine, Flag, declare
+from ..spec import Benchmark, CardLine, Evidence, Flag, declare
 
 
 def _sizes(value: str) -> list[str]:
@@ -48,5 +49,7 @@ SPEC = declare(
     quick_help="five sizes, fewer samples",
     verbose_help="print one line per size",
     card=CardLine("asynchronous progress (data moves with no MPI call)", order=30),
-    evidence="progress",
+    # the profile keeps the newest run's verdict under "progress" (evidence.py); rule
+    # "progress" (advice.py) quotes it in its advice to poll or switch progress on
+    evidence=Evidence(key="progress", rule="progress"),
 )

@@ -1,6 +1,6 @@
-"""What a profile's advice takes from this toolchain's newest progress run
-(profile/run/toolchain_evidence.py finds it; profile/analysis/advice.py, rule progress): whether
-the MPI moved a message's data while no MPI call was made, per ordering."""
+"""What a profile takes from this toolchain's newest progress run (spec.Evidence's `read`;
+profile/run/toolchain_evidence.py finds the run, this package's advice.py quotes it):
+whether the MPI moved a message's data while no MPI call was made, per ordering."""
 
 from __future__ import annotations
 

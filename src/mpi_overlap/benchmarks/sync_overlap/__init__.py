@@ -2,11 +2,12 @@
 synchronization-computation overlap and the message-size sweep that brackets the size
 where MPI_Isend stops completing without the receiver (the eager or buffer limit),
 against the MPI's own limit (MPI_T). Its program is native/bench/sync_overlap.c; here its
-flags, its summary-card line and the evidence it gives a profile's advice (evidence.py),
-and beside this file its analysis (analysis.py), report (report.py) and schemas."""
+flags, its summary-card line and what it gives a profile (spec.Evidence: evidence.py, and
+advice.py, the advice rule it feeds), and beside this file its analysis (analysis.py),
+report (report.py) and schemas."""
 
 from ...errors import UserError
-from ..spec import Benchmark, CardLine, Flag, declare
+from ..spec import Benchmark, CardLine, Evidence, Flag, declare
 
 
 def _sizes(value: str) -> list[str]:
@@ -46,5 +47,7 @@ SPEC = declare(
     quick_help="fewer samples, shorter work, 6 bisection steps",
     verbose_help="print one line per size",
     card=CardLine("eager limit", order=20),
-    evidence="eager_limit",
+    # the profile keeps the bracketed eager limit under "eager_limit" (evidence.py);
+    # rule "eager-limit" (advice.py) advises the bins just above it
+    evidence=Evidence(key="eager_limit", rule="eager-limit"),
 )

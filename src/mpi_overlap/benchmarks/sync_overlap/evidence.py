@@ -1,6 +1,6 @@
-"""What a profile's advice takes from this toolchain's newest sync-overlap run
-(profile/run/toolchain_evidence.py finds it; profile/analysis/advice.py, rule eager-limit): the
-eager limit it bracketed and the MPI setting that governs it."""
+"""What a profile takes from this toolchain's newest sync-overlap run (spec.Evidence's
+`read`; profile/run/toolchain_evidence.py finds the run, this package's advice.py advises
+on it): the eager limit it bracketed and the MPI setting that governs it."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ from typing import Any
 from ...formatting import fmt_pct, fmt_time, pct_range
 from ...sources import CITATIONS
 from ..documents import job_stats
-from .advice import advice, advice_findings, busiest_site_entry
+from .advice import advice, advice_findings, busiest_site_entry, evidence_keys
 from .callsites import site_rankings
 from .cpu_time import descheduled_finding, rank_figures
 from .headline import headline, overlap_sentence, top_call_entry
@@ -660,8 +660,8 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         "job_file": result.get("job_file"),
         "job_stats": _stats_record(reduced, stats_only),
         "cost": result.get("cost"),
-        "progress": result.get("progress"),
-        "eager_limit": result.get("eager_limit"),
+        # what the toolchain's own benchmark runs gave the advice (spec.Evidence)
+        **{key: result.get(key) for key in evidence_keys()},
     }
     out["findings"] = _findings(out)
     # Checks on the bounds (their headline sentence goes right after the overlap figure).

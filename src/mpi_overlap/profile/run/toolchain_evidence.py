@@ -1,9 +1,9 @@
 """What the toolchain's own benchmarks measured, for the profile's advice
-(profile/analysis/advice.py): the benchmark packages that declare evidence (spec.evidence: does
-this MPI move a message's data while no MPI call is made? its eager limit, and the MPI
-setting that governs it?) each say it from the newest complete run of theirs, of this
-toolchain and without --env-matrix settings, directly under the profile's --out
-directory; the advice quotes its finding and names the run.
+(profile/analysis/advice.py): each benchmark package that declares evidence
+(spec.Evidence) says it, with its `read` function, from the newest complete run of
+its benchmark, of this toolchain and without --env-matrix settings, directly under the
+profile's --out directory; the profile keeps it under the declared key and the declared
+rule quotes its finding and names the run.
 """
 
 from __future__ import annotations
@@ -42,9 +42,10 @@ def _latest(out_base: Path, benchmark: str, toolchain: str) -> tuple[Path, dict]
 
 def latest_evidence(spec: BenchmarkSpec, out_base: Path, toolchain: str) -> Any:
     """What the newest complete run of a benchmark package that declares evidence
-    (spec.evidence) says for the profile's advice: its evidence module's
-    `evidence(toolchain, run_dir, analysis)`, both None without such a run."""
+    (spec.Evidence) says for the profile's advice: its `read` function's
+    `(toolchain, run_dir, analysis)`, both None without such a run."""
+    assert spec.evidence is not None, f"{spec.name} declares no evidence"
     run_dir, analysis = _latest(out_base, spec.name, toolchain) or (None, None)
-    return spec.module("evidence").evidence(toolchain, run_dir, analysis)
+    return spec.function(spec.evidence.read)(toolchain, run_dir, analysis)
 
 
