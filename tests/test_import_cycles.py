@@ -153,7 +153,9 @@ KNOWN_CIRCLE_EDGES = {
     ("benchmarks", "calibration"),
     # nbc_overlap and overlap_validation read their runs' rank profiles (profiled_runs,
     # profile_values); profiler_overhead and study collect them (collect_profile); the
-    # registry's entry for profile runs names their analysis. The one edge that keeps
+    # registry's entry for profile runs names their analysis; the advice rules progress and
+    # sync_overlap declare (spec.Evidence) read the profile's pairs (advice_pairs,
+    # profile_values). The one edge that keeps
     # profile/ on a circle: everything else it imports (run, calibration, analysis, report)
     # is below it, but those reach benchmarks/, which reaches back.
     ("benchmarks", "profile"),
@@ -167,7 +169,9 @@ KNOWN_CIRCLE_EDGES = {
     ("calibration", "run"),
     # below the profile: compare_bare's interval (stats), the transfer table's rows
     ("profile", "analysis"),
-    # session reads the registry (profile's entry) and the benchmarks' evidence specs
+    # session reads the registry (profile's entry) and collects the evidence the specs
+    # declare (spec.Evidence); the analysis (profile, advice) runs the rules they declare,
+    # found through discovery.specs: the profile names no benchmark, it iterates them
     ("profile", "benchmarks"),
     # the analysis reads the table (xfer_table), its trust (table_trust), session calibrates
     ("profile", "calibration"),
