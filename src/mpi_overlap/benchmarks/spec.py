@@ -1,10 +1,10 @@
 """What a benchmark is, declared as data: its native program and run limits (`Benchmark`),
 and, for a benchmark that lives in its own package under benchmarks/ (`BenchmarkSpec`),
 its `bench NAME` flags and how each reaches the program, where its analysis and report
-are, its summary-card line and the evidence it gives a profile's advice. The registry, the
-`bench` subcommands, the report's reporters, the card, the quantities compared across
-launches and the profile's evidence are derived from the specs (discovery.py); nothing
-else names the benchmark.
+are, its summary-card line and what it gives a profile and the advice rule it feeds
+(`Evidence`). The registry, the `bench` subcommands, the report's reporters, the card,
+the quantities compared across launches and the profile's evidence and advice rules are
+derived from the specs (discovery.py); nothing else names the benchmark.
 
 The lowest module of benchmarks/: it imports nothing of the package but errors and sizes,
 so that the CLI, the registry and the report can all read it.
