@@ -238,8 +238,13 @@ def test_the_wire_check_brackets_every_message(across: tuple[Path, Path],
         # all: a retransmission or a full socket buffer can push the tail into MPI_Wait)
         # (a receiver descheduled between its ready send and MPI_Wait computes, as far as
         # both are concerned: a busy machine can give an exposed message some overlap)
+        # The profiler's upper bound counts the receiver's time outside MPI between post
+        # and wait as computation; a receiver descheduled there stretches it (fc18, load
+        # 8-13: true 0.0002, max 0.59), so the bound's smallness is a claim on an
+        # undisturbed run only, and the wire's truth is one on every run.
         if m["pattern"] == "exposed":
-            assert m["true_share"] < 0.25 and m["max_share"] < 0.25, m
+            assert m["true_share"] < 0.25, m
+            assert m["max_share"] < 0.25 or disturbed(load_run(run_dir)), m
     # "Most crosses while the receiver computes" needs the sender's side scheduled then: a
     # timing claim, checked on an undisturbed run. Under load (two busy loops on 2 cores
     # left a hidden 1 MiB message 26 % crossed) the side-by-side order still holds.
