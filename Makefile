@@ -58,13 +58,13 @@ lint: setup
 	$(BIN)/ruff check src tests
 
 ctest: setup
-	$(BIN)/python -m mpi_overlap.devtools ctest
+	$(BIN)/python -m mpi_overlap.tools.devtools ctest
 
 # libFuzzer on the native parsers, FUZZ_SECONDS each (clang + libFuzzer; skipped with a
 # note where they are missing).
 FUZZ_SECONDS ?= 5
 fuzz: setup
-	$(BIN)/python -m mpi_overlap.devtools fuzz $(FUZZ_SECONDS)
+	$(BIN)/python -m mpi_overlap.tools.devtools fuzz $(FUZZ_SECONDS)
 
 # Two pytest-xdist workers: the tests that launch MPI jobs (the cluster's too) run one at a
 # time on one worker, as one group, while the others take the second core module by
@@ -101,19 +101,19 @@ test-loaded: setup toolchains
 # REPORT_SCALE_RANKS ranks, timed with their peak memory (a benchmark: nothing asserted).
 REPORT_SCALE_RANKS ?= 1024,8192
 bench-report-scale: setup
-	$(BIN)/python -m mpi_overlap.devtools report-scale --ranks $(REPORT_SCALE_RANKS)
+	$(BIN)/python -m mpi_overlap.tools.devtools report-scale --ranks $(REPORT_SCALE_RANKS)
 
 # Real profile runs of mo_halo at REAL_SCALE_RANKS ranks, oversubscribed on this machine's
 # cores: the per-rank files, result.json and the report as the job grows (a benchmark).
 REAL_SCALE_RANKS ?= 2,4,8,16,32,64
 bench-real-scale: setup
-	$(BIN)/python -m mpi_overlap.devtools report-scale --real $(REAL_SCALE_RANKS)
+	$(BIN)/python -m mpi_overlap.tools.devtools report-scale --real $(REAL_SCALE_RANKS)
 
 # What `profile` adds to its program's launch (issue 38: at most 1 s for a 0.5 s program on
 # an idle machine): PROFILE_STARTUP_REPS interleaved pairs, the medians (a benchmark).
 PROFILE_STARTUP_REPS ?= 5
 bench-profile-startup: setup
-	$(BIN)/python -m mpi_overlap.devtools profile-startup --reps $(PROFILE_STARTUP_REPS)
+	$(BIN)/python -m mpi_overlap.tools.devtools profile-startup --reps $(PROFILE_STARTUP_REPS)
 
 clean:
 	rm -rf build $(RUNS) .pytest_cache

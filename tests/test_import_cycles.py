@@ -271,3 +271,19 @@ def test_the_profile_is_above_what_it_imports_but_benchmarks() -> None:
     graph = folder_graph()
     edges = circle_edges(graph)
     assert {a for a, b in edges if b == "profile"} == {"benchmarks"}
+
+
+def test_the_product_imports_nothing_from_tools() -> None:
+    """tools/ holds the developer's entry points (the Makefile's ctest, fuzz and scale
+    benchmarks): they may import the product, no product module may import them, by any
+    kind of import or by name in a string."""
+    known = _modules()
+    graph = import_graph()
+    tools = "mpi_overlap.tools"
+    assert {m for m in known if m.startswith(tools + ".")} >= {
+        "mpi_overlap.tools.devtools", "mpi_overlap.tools.report_scale"}
+    wrong = sorted(f"{m} -> {t}" for m, path in known.items()
+                   if m != tools and not m.startswith(tools + ".")
+                   for t in graph[m] | _string_imports(m, path, known)
+                   if t == tools or t.startswith(tools + "."))
+    assert not wrong, f"the product imports the developer tools: {wrong}"

@@ -79,7 +79,7 @@ def test_a_bad_rank_document_is_named_when_it_is_read(stored_run: Path, monkeypa
 
 def test_report_of_1000_ranks_reads_them_one_at_a_time(stored_run: Path,
                                                        tmp_path: Path) -> None:
-    from mpi_overlap.report_scale import synthesize
+    from mpi_overlap.tools.report_scale import synthesize
 
     big = tmp_path / "big"
     synthesize(stored_run, 1000, big)

@@ -13,7 +13,7 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.errors import UserError
-from mpi_overlap.report_scale import _parse_ranks, synthesize
+from mpi_overlap.tools.report_scale import _parse_ranks, synthesize
 from test_report_profile import sample_result, write_run
 
 
@@ -132,7 +132,7 @@ def test_beyond_sorted_ranks_the_rank_figure_is_a_distribution(tmp_path: Path) -
 def test_a_real_run_counts_its_rank_files_and_reports(tmp_path: Path) -> None:
     """--real: a real profile run's per-rank files and result.json are what it counts, and
     its report ran (the sizes and times are the benchmark's to print, not asserted)."""
-    from mpi_overlap.report_scale import measure_real, real_row
+    from mpi_overlap.tools.report_scale import measure_real, real_row
 
     (run,) = measure_real([2], tmp_path, keep=True)
     # 2 ranks: the job file, the job's statistics and, a small job, a per-rank file each
@@ -152,7 +152,7 @@ def test_a_real_run_counts_its_rank_files_and_reports(tmp_path: Path) -> None:
 
 
 def test_a_failed_real_run_says_why() -> None:
-    from mpi_overlap.report_scale import RealRun, real_limit_s, real_row
+    from mpi_overlap.tools.report_scale import RealRun, real_limit_s, real_row
 
     row = real_row(RealRun(64, 420.0, 0, 0.0, 0.0, 0.0, 0.0, 3,
                            "profile: mpich: stopped by --timeout after 380 s"))
@@ -162,7 +162,7 @@ def test_a_failed_real_run_says_why() -> None:
 
 
 def test_source_without_synthetic_ranks_is_refused(tmp_path: Path) -> None:
-    from mpi_overlap.report_scale import main
+    from mpi_overlap.tools.report_scale import main
 
     with pytest.raises(UserError, match="give --ranks with it"):
         main(["--real", "2", "--source", str(tmp_path)])

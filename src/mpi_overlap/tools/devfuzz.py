@@ -1,4 +1,4 @@
-"""Fuzzing of the native parsers for a fixed time (`python -m mpi_overlap.devtools fuzz`,
+"""Fuzzing of the native parsers for a fixed time (`python -m mpi_overlap.tools.devtools fuzz`,
 run by `make fuzz` and `make test`).
 
 The libFuzzer targets in native/tests/fuzz/ (size lists, the benchmarks' command line,
@@ -21,9 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .build import find_tool
-from .errors import UserError
-from .paths import native_source_dir, state_dir
+from ..build import find_tool
+from ..errors import UserError
+from ..paths import native_source_dir, state_dir
 
 DEFAULT_SECONDS = 15
 SECONDS_ENV = "MO_FUZZ_SECONDS"

@@ -1,6 +1,6 @@
 """How the report grows with the ranks of a profile: a benchmark, not a test.
 
-`python -m mpi_overlap.devtools report-scale [--ranks 1024,8192] [--source RUN_DIR]
+`python -m mpi_overlap.tools.devtools report-scale [--ranks 1024,8192] [--source RUN_DIR]
 [--form statistics,documents]` takes one real profile run (by default a 2-rank profile of
 mo_halo, made first), makes synthetic run directories of N ranks from copies of its rank
 profiles (each copy renumbered; the run.json says ranks = N and `synthetic`), held as the
@@ -45,10 +45,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
-from .file_output import write_json
-from .json_input import read_json
-from .result_file import write_profile_result
+from ..errors import UserError
+from ..file_output import write_json
+from ..json_input import read_json
+from ..result_file import write_profile_result
 
 DEFAULT_RANKS = (1024, 8192)
 # The program profiled when no --source is given: a halo exchange with regions, several
@@ -95,8 +95,8 @@ def _cli() -> list[str]:
 
 def _program() -> Path:
     """SOURCE_PROGRAM built for the default toolchain."""
-    from .build import ensure_built
-    from .toolchains import DEFAULT_TOOLCHAIN, get_toolchain
+    from ..build import ensure_built
+    from ..toolchains import DEFAULT_TOOLCHAIN, get_toolchain
 
     return ensure_built(get_toolchain(DEFAULT_TOOLCHAIN)) / "bench" / SOURCE_PROGRAM
 
@@ -143,8 +143,8 @@ def real_limit_s(ranks: int) -> float:
 
 def _machine_table() -> Path:
     """The default toolchain's transfer-time table on this machine (measured when missing)."""
-    from .calibration.calibrate import find_or_calibrate
-    from .toolchains import DEFAULT_TOOLCHAIN, get_toolchain
+    from ..calibration.calibrate import find_or_calibrate
+    from ..toolchains import DEFAULT_TOOLCHAIN, get_toolchain
 
     return find_or_calibrate(get_toolchain(DEFAULT_TOOLCHAIN), ranks=2)
 
@@ -214,7 +214,7 @@ def synthesize(source: Path, ranks: int, out: Path, form: str = "documents") -> 
     copies = (dict(base[i % len(base)], rank=i, size=ranks)  # shallow: only these two
               for i in range(ranks))
     if form == "statistics":
-        from .profile.documents.stats_file import stats_document
+        from ..profile.documents.stats_file import stats_document
 
         head.update(job_file=None, job_stats=stats_document(list(copies), ranks, labels=True))
         copies = iter(())
@@ -234,7 +234,7 @@ def _installed_like_env() -> dict[str, str]:
     pays (0.1 s of 2 at 1 024 ranks). Not PYTHONPYCACHEPREFIX: under it, every installed
     library's bytecode would be looked for there too, and compiled again."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env,
                    stdout=subprocess.DEVNULL, check=False)
     return env

@@ -1,19 +1,19 @@
 """Developer entry points used by the Makefile (not part of the user CLI).
 
-`python -m mpi_overlap.devtools ctest` builds native/ for the default toolchain with
+`python -m mpi_overlap.tools.devtools ctest` builds native/ for the default toolchain with
 warnings as errors and AddressSanitizer + UndefinedBehaviorSanitizer, then runs ctest
 (the C unit tests and the small MPI smoke tests) in that build. It then builds a second
 tree with ThreadSanitizer and runs the tests labelled "threads" there (the profiler's
 thread unit test and the 8-thread MPI stress test; docs/profiler.md, "Threads"), or says
 why it cannot where the compiler has no ThreadSanitizer.
 
-`python -m mpi_overlap.devtools fuzz [SECONDS]` fuzzes the native parsers with libFuzzer
+`python -m mpi_overlap.tools.devtools fuzz [SECONDS]` fuzzes the native parsers with libFuzzer
 for SECONDS each (devfuzz.py).
 
-`python -m mpi_overlap.devtools report-scale` times the report on thousands of synthetic
+`python -m mpi_overlap.tools.devtools report-scale` times the report on thousands of synthetic
 ranks (report_scale.py; `make bench-report-scale`).
 
-`python -m mpi_overlap.devtools profile-startup` times `mpi-overlap profile` beside its
+`python -m mpi_overlap.tools.devtools profile-startup` times `mpi-overlap profile` beside its
 program's bare launch (startup_cost.py; `make bench-profile-startup`).
 """
 
@@ -24,11 +24,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .build import ensure_built, find_tool
+from ..build import ensure_built, find_tool
+from ..errors import UserError
+from ..toolchains import Toolchain, get_toolchain
+from ..ui import Ui
 from .devfuzz import fuzz
-from .errors import UserError
-from .toolchains import Toolchain, get_toolchain
-from .ui import Ui
 
 SANITIZERS = "address,undefined"
 # ThreadSanitizer cannot be combined with AddressSanitizer: a build of its own, in which
@@ -77,7 +77,7 @@ def ctest(toolchain: str | None = None) -> int:
     return rc or trc
 
 
-USAGE = ("usage: python -m mpi_overlap.devtools ctest [TOOLCHAIN] | fuzz [SECONDS] | "
+USAGE = ("usage: python -m mpi_overlap.tools.devtools ctest [TOOLCHAIN] | fuzz [SECONDS] | "
          "report-scale [--ranks N,N] [--real N,N] [--source RUN_DIR] [--json FILE] [--keep] | "
          "profile-startup [--reps K] [--ranks N] [--json FILE] [-- PROGRAM ARGS]")
 

@@ -1,6 +1,6 @@
 """What `mpi-overlap profile` costs beyond its program's launch: a benchmark, not a test.
 
-`python -m mpi_overlap.devtools profile-startup [--reps K] [--ranks N] [--json FILE]
+`python -m mpi_overlap.tools.devtools profile-startup [--reps K] [--ranks N] [--json FILE]
 [-- PROGRAM ARGS]` (`make bench-profile-startup`) times, in K interleaved pairs (bare
 first, then profiled first, ...), the program's launch without the profiler — the same
 command `--compare-bare` times, the toolchain's launcher starting `env PROGRAM ARGS` — and
@@ -33,13 +33,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
-from .file_output import write_json
-from .json_input import read_json
+from ..errors import UserError
+from ..file_output import write_json
+from ..json_input import read_json
+from ..run.launch import launch_command
+from ..toolchains import get_toolchain
+from ..values import num
 from .report_scale import _cli, _installed_like_env
-from .run.launch import launch_command
-from .toolchains import get_toolchain
-from .values import num
 
 DEFAULT_ARGS = ["post-compute-wait", "65536", "100"]
 DEFAULT_REPS = 5
@@ -124,7 +124,7 @@ def summary(pairs: list[Pair]) -> dict[str, Any]:
 
 
 def _default_app() -> list[str]:
-    from .build import build_dir_for
+    from ..build import build_dir_for
 
     program = build_dir_for(get_toolchain(None)) / "tests" / "profiled_app"
     if not program.is_file():
@@ -134,7 +134,7 @@ def _default_app() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mpi_overlap.devtools profile-startup",
+    parser = argparse.ArgumentParser(prog="python -m mpi_overlap.tools.devtools profile-startup",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=DEFAULT_REPS)
     parser.add_argument("--ranks", type=int, default=2)
