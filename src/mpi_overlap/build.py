@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Callable
 from pathlib import Path
 
 from .errors import UserError
@@ -23,12 +22,11 @@ from .locks import state_lock
 from .paths import native_source_dir, state_dir
 from .run.procs import stop_session
 from .toolchains import Toolchain, ensure_version
+from .ui import ProgressFn
 
 _SOURCE_SUFFIXES = {".c", ".h", ".txt", ".cmake", ".in", ".py", ".json", ".f90", ".F90"}
 _NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]")
 _MAKE_PROGRESS = re.compile(r"^\[\s*(\d+)%\]")
-
-ProgressFn = Callable[[int, int, str], None]
 
 
 def werror_default() -> bool:

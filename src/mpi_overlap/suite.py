@@ -30,7 +30,6 @@ from .errors import UserError
 from .file_output import WriteError
 from .run import env_matrix, launch_plan
 from .run.bench_run import run_benchmark
-from .run.launch import ProgressFn
 from .run.runner import (
     RunOptions,
     check_timeout,
@@ -48,7 +47,7 @@ from .rundir import (
     write_json_atomic,
 )
 from .toolchains import Toolchain
-from .ui import Ui, progress_columns
+from .ui import ProgressFn, Ui, progress_columns
 
 
 def suite_benchmarks(suite: str) -> list[Benchmark]:

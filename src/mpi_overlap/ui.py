@@ -6,7 +6,7 @@ without a terminal.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -19,8 +19,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from .run.launch import ProgressFn
 from .termsafe import SafeConsole, safe
+
+# (done, total, label): how builds, launches and suites report progress
+ProgressFn = Callable[[int, int, str], None]
 
 
 def progress_columns() -> tuple[ProgressColumn, ...]:

@@ -26,12 +26,12 @@ from ..errors import UserError
 from ..file_output import WriteError
 from ..rundir import STDERR_FILE, STDOUT_FILE
 from ..toolchains import Toolchain, usable_cores
+from ..ui import ProgressFn
 from . import job_cpu, machine_load, slurm_launch, thread_census
 from .procs import KILL_GRACE_S, session_members, stop_session
 
 _PROGRESS = re.compile(r"^@mo-progress done=(\d+) total=(\d+) label=(.*)$")
 
-ProgressFn = Callable[[int, int, str], None]
 # A line the job wrote (with its newline) and whether it came from its stderr.
 EchoFn = Callable[[str, bool], None]
 
