@@ -28,11 +28,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import UserError
+from .file_output import write_json
 from .json_input import read_json
 from .locks import state_lock
 from .paths import state_dir
 from .run.procs import run_tool
-from .rundir import write_json_atomic
 
 DEFAULT_TOOLCHAIN = "mpich"
 # the default toolchain is an extra of the package (pyproject.toml), with CMake and Ninja
@@ -202,7 +202,7 @@ def _registered(path: Path, name: str, entry: object) -> Toolchain:
 
 
 def _save_state(state: dict) -> None:
-    write_json_atomic(_registry_path(), state)
+    write_json(_registry_path(), state)
 
 
 def _builtin_mpich() -> Toolchain:
