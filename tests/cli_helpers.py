@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mpi_overlap.run.procs import run_tool
+from mpi_overlap.core.procs import run_tool
 
 CLI = [sys.executable, "-m", "mpi_overlap.cli"]
 
@@ -79,7 +79,7 @@ def profile_test_app_traced(mpi: str, app: str, base: Path) -> Path:
     import pytest
 
     from mpi_overlap.build import build_dir_for, ensure_built
-    from mpi_overlap.errors import UserError
+    from mpi_overlap.core.errors import UserError
     from mpi_overlap.toolchains import get_toolchain
 
     try:
@@ -102,7 +102,7 @@ def own_state_dir(tmp_path: Path) -> Path:
     a test records stays in here)."""
     from mpi_overlap.build import ensure_built
     from mpi_overlap.calibration.xfer_table import in_use
-    from mpi_overlap.paths import state_dir
+    from mpi_overlap.core.paths import state_dir
     from mpi_overlap.toolchains import get_toolchain
 
     shared = state_dir()

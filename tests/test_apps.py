@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from mpi_overlap.build import ensure_built, executable
+from mpi_overlap.core.schema import result_errors
 from mpi_overlap.run.launch import launch_command
-from mpi_overlap.schema import result_errors
 from mpi_overlap.toolchains import get_toolchain
 
 RANKS = (1, 2, 4)

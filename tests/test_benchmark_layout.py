@@ -135,7 +135,7 @@ def test_a_package_benchmark_has_its_parts(spec) -> None:
     """Its registry entry, its command (or the command of its package, or the one that
     runs it for its role), its report and schemas, its docs section and card line."""
     from mpi_overlap import reporting as report
-    from mpi_overlap.schema import has_schema
+    from mpi_overlap.core.schema import has_schema
 
     name = spec.name
     assert registry.get_benchmark(name) is spec.benchmark

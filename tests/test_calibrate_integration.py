@@ -37,13 +37,13 @@ from mpi_overlap.calibration.xfer_table import (
     read_table,
     save_table,
 )
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
+from mpi_overlap.core.schema import result_errors, run_errors
+from mpi_overlap.core.ui import Ui
 from mpi_overlap.run.launch import launch_command
 from mpi_overlap.run.preload import ProfilerSetup, profiler_library
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import result_errors, run_errors
 from mpi_overlap.toolchains import get_toolchain
-from mpi_overlap.ui import Ui
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi

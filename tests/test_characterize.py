@@ -16,10 +16,10 @@ import mpi_overlap.characterize as ch
 from browser import browser_or_skip, console_errors
 from cli_helpers import disturbed
 from mpi_overlap.benchmarks.registry import get_benchmark
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
+from mpi_overlap.core.schema import report_errors
 from mpi_overlap.report.summary_card import ANCHOR
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import report_errors
 
 pytestmark = pytest.mark.mpi
 

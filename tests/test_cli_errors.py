@@ -138,7 +138,7 @@ def test_a_run_that_wrote_no_result_is_not_complete(tmp_path: Path) -> None:
 
 
 def test_ranks_bound_and_oversubscription(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mpi_overlap.errors import UserError
+    from mpi_overlap.core.errors import UserError
     from mpi_overlap.run import launch
     from mpi_overlap.toolchains import list_toolchains
 

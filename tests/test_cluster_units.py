@@ -14,7 +14,7 @@ from mpi_overlap.cluster import hosts_file, wire_check
 from mpi_overlap.cluster.faults import _job_of
 from mpi_overlap.cluster.layout import Layout
 from mpi_overlap.cluster.slurm_conf import render
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.profile.analysis.twosided_bounds import CallTimes
 from mpi_overlap.profile.trace.reader import TRANSFER
 

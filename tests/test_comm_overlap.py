@@ -21,10 +21,10 @@ from mpi_overlap.benchmarks.comm_overlap.analysis import (
     improvement_pct,
 )
 from mpi_overlap.build import ensure_built
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
+from mpi_overlap.core.schema import analysis_errors, result_errors
+from mpi_overlap.core.sizes import format_size
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import analysis_errors, result_errors
-from mpi_overlap.sizes import format_size
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 

@@ -10,7 +10,7 @@ import pytest
 
 import mpi_overlap
 from fake_runs import run_dir
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 
 
 def test_a_profile_is_one_row_per_rank_and_entry(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_csv_tables_that_do_not_fit_leave_none_behind(tmp_path: Path,
     and their space is what run.json needs to say the report failed), the error goes on."""
     import errno
 
-    from mpi_overlap.file_output import WriteError
+    from mpi_overlap.core.file_output import WriteError
     from mpi_overlap.report import csv_tables
     from mpi_overlap.report.html import HtmlTable, Section
 

@@ -16,7 +16,7 @@ import pytest
 
 from mpi_overlap import doctor, doctor_probes
 from mpi_overlap.build import FORTRAN_STATUS, fortran_wrapper
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.toolchains import Toolchain, get_toolchain
 
 

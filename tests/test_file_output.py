@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import one_line_error, processes_with_env, run_cli
-from mpi_overlap import file_output
-from mpi_overlap.file_output import WriteError, rewrite_in_place, write_json, write_text
+from mpi_overlap.core import file_output
+from mpi_overlap.core.file_output import WriteError, rewrite_in_place, write_json, write_text
 from mpi_overlap.rundir import RUN_JSON_RESERVE, load_run, write_run_json
 
 

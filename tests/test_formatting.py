@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpi_overlap.formatting import (
+from mpi_overlap.core.formatting import (
     DASH,
     NA,
     fmt_bytes,

@@ -34,12 +34,12 @@ from mpi_overlap.calibration.xfer_table import (
     read_table,
     render_table,
 )
-from mpi_overlap.errors import UserError
-from mpi_overlap.json_input import MAX_DEPTH, parse_json, read_json
+from mpi_overlap.core.errors import UserError
+from mpi_overlap.core.json_input import MAX_DEPTH, parse_json, read_json
+from mpi_overlap.core.sizes import MAX_SIZE, parse_sizes
 from mpi_overlap.profile.trace import reader
 from mpi_overlap.run.env_matrix import parse_env_matrix
 from mpi_overlap.run.preload import parse_bins, parse_trace_cap
-from mpi_overlap.sizes import MAX_SIZE, parse_sizes
 from mpi_overlap.toolchains import NAME_PATTERN, check_name
 
 EXAMPLES = int(os.environ.get("MO_FUZZ_EXAMPLES", "200"))

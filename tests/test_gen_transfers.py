@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.toolchains import get_toolchain
 from test_gen_wrappers import ROOT, gw
 

@@ -19,8 +19,8 @@ from mpi_overlap.benchmarks.inflation import SPEC
 from mpi_overlap.benchmarks.inflation.analysis import analyze as analyze_inflation
 from mpi_overlap.benchmarks.inflation.analysis import fit_point, knee_summary
 from mpi_overlap.build import ensure_built
+from mpi_overlap.core.schema import analysis_errors, result_errors
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import analysis_errors, result_errors
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap.run import job_cpu, machine_load
-from mpi_overlap.run.machine_load import LoadSample
+from mpi_overlap.core import machine_load
+from mpi_overlap.core.machine_load import LoadSample
+from mpi_overlap.run import job_cpu
 
 
 def test_a_step_is_the_jobs_by_its_command_line() -> None:

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli_helpers import one_line_error, run_cli
-from mpi_overlap.errors import UserError
-from mpi_overlap.json_input import MAX_DEPTH, _depth_exceeds, parse_json, read_json
+from mpi_overlap.core.errors import UserError
+from mpi_overlap.core.json_input import MAX_DEPTH, _depth_exceeds, parse_json, read_json
 from mpi_overlap.rundir import load_run
 from test_report_profile import sample_result, write_run
 

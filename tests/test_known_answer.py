@@ -39,7 +39,7 @@ import pytest
 from cli_helpers import disturbed, run_cli
 from mpi_overlap.analysis.run_table import used_table
 from mpi_overlap.build import FORTRAN_STATUS, build_dir_for, ensure_built
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.profile.analysis.twosided import Clocks, Refined, Refinement, eager_parts, refine
 from mpi_overlap.profile.analysis.waits import Wait, call_waits
 from mpi_overlap.profile.trace.convert import read_run

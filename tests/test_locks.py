@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import CLI, own_state_dir
-from mpi_overlap.locks import lock_path, state_lock
+from mpi_overlap.core.locks import lock_path, state_lock
 
 HOLD = """
 import sys, time
-from mpi_overlap.locks import state_lock
+from mpi_overlap.core.locks import state_lock
 with state_lock("demo", "holding the demo lock"):
     print("held", flush=True)
     time.sleep(float(sys.argv[1]))

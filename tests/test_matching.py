@@ -18,9 +18,9 @@ from mpi_overlap.analysis.stats import line_fit
 from mpi_overlap.benchmarks.matching import SPEC
 from mpi_overlap.benchmarks.matching.analysis import analyze as analyze_matching
 from mpi_overlap.build import ensure_built
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
+from mpi_overlap.core.schema import analysis_errors, result_errors
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import analysis_errors, result_errors
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 

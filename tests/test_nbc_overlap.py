@@ -18,8 +18,8 @@ from mpi_overlap.benchmarks.nbc_overlap import SPEC
 from mpi_overlap.benchmarks.nbc_overlap.analysis import LIMITS
 from mpi_overlap.benchmarks.nbc_overlap.analysis import analyze as analyze_nbc_overlap
 from mpi_overlap.build import ensure_built
+from mpi_overlap.core.schema import analysis_errors, result_errors
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import analysis_errors, result_errors
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 
@@ -196,7 +196,7 @@ def test_nbc_overlap_args() -> None:
     assert native(tests=4, quick=True) == ["--tests", "4", "--quick"]
     assert native(collectives="iallreduce,Ibcast") == [
         "--collectives", "iallreduce,Ibcast"]
-    from mpi_overlap.errors import UserError
+    from mpi_overlap.core.errors import UserError
     with pytest.raises(UserError, match="unknown value 'Ifoo'"):
         native(collectives="Ifoo")
     with pytest.raises(UserError):

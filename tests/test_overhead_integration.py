@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
+from mpi_overlap.core.schema import analysis_errors, result_errors, run_errors
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import analysis_errors, result_errors, run_errors
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi

@@ -11,7 +11,7 @@ import pytest
 
 from cli_helpers import one_line_error, run_cli
 from mpi_overlap.characterize import parse_placements
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.report.summary_card import card_json
 from mpi_overlap.rundir import Run, placement_label
 
@@ -80,9 +80,9 @@ def test_a_failure_run_records_its_placement(tmp_path: Path, isolated_home: Path
     """A benchmark that failed before its own directory (suite._failure_run) is filed in
     its placement's column, like the runs beside it."""
     from mpi_overlap.benchmarks.registry import get_benchmark
+    from mpi_overlap.core.schema import run_errors
     from mpi_overlap.run import slurm_launch
     from mpi_overlap.run.runner import RunOptions
-    from mpi_overlap.schema import run_errors
     from mpi_overlap.suite import _failure_run
     from mpi_overlap.toolchains import get_toolchain
 

@@ -20,9 +20,9 @@ from mpi_overlap.benchmarks.polling import SPEC
 from mpi_overlap.benchmarks.polling.analysis import NOISE
 from mpi_overlap.benchmarks.polling.analysis import analyze as analyze_polling
 from mpi_overlap.build import ensure_built
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
+from mpi_overlap.core.schema import analysis_errors, result_errors
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import analysis_errors, result_errors
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 

@@ -12,7 +12,7 @@ import pytest
 
 from mpi_overlap.calibration.xfer_parts import EAGER, RENDEZVOUS, Part, SizeParts
 from mpi_overlap.calibration.xfer_table import XferTable
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.predict.model import Link, Target, costs, parse_latency, parse_rate
 from mpi_overlap.predict.program import Call, Coll, Msg, Program
 

@@ -15,8 +15,8 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.core.schema import analysis_errors, result_errors
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import analysis_errors, result_errors
 from mpi_overlap.toolchains import get_toolchain
 
 pytestmark = pytest.mark.mpi

@@ -18,8 +18,8 @@ import pytest
 
 from cli_helpers import disturbed, run_cli
 from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.core.schema import result_errors
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import result_errors
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 

@@ -204,7 +204,7 @@ def test_64_ranks_with_documents_write_one_job_file_and_no_per_rank_files(
     assert len(lines) == RANKS + 1 and job["bytes"] == sum(len(ln) + 1 for ln in lines[:-1])
     assert [json.loads(ln)["rank"] for ln in lines[:-1]] == list(range(RANKS))  # rank order
     # the report says what the gather cost, from the run's own record
-    from mpi_overlap.formatting import fmt_mib
+    from mpi_overlap.core.formatting import fmt_mib
     from mpi_overlap.profile.report.profile_table import summary
     from mpi_overlap.rundir import load_run
 

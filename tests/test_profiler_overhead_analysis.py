@@ -35,8 +35,8 @@ from mpi_overlap.benchmarks.profiler_overhead.run import (
     order,
 )
 from mpi_overlap.build import ensure_built
+from mpi_overlap.core.schema import analysis_errors, result_errors
 from mpi_overlap.rundir import ANALYSIS_FILE, RESULT_FILE, RUN_FILE, load_run, write_json_atomic
-from mpi_overlap.schema import analysis_errors, result_errors
 from mpi_overlap.toolchains import get_toolchain
 
 RATE_TARGET, TIME_TARGET = Target(">=", 0.95), Target("<=", 1.01)

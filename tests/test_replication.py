@@ -6,7 +6,7 @@ import pytest
 from rich.console import Console
 
 from mpi_overlap.analysis.replication import Point, Quantity, replicate, replicate_quantity
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.report import replication as report
 from mpi_overlap.run import launch_plan
 from mpi_overlap.run.env_matrix import Variant

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from mpi_overlap import schema
 from mpi_overlap.analysis.stats import summarize
+from mpi_overlap.core import schema
 from mpi_overlap.reporting import make_report
 from mpi_overlap.rundir import Run, load_run
 

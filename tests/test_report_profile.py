@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from mpi_overlap import schema
+from mpi_overlap.core import schema
 from mpi_overlap.profile.analysis.profile import analyze_profile
 from mpi_overlap.profile.report import profile_plots, profile_table
 from mpi_overlap.reporting import make_report

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.tools.report_scale import _parse_ranks, synthesize
 from test_report_profile import sample_result, write_run
 

@@ -19,8 +19,8 @@ from mpi_overlap.benchmarks.rma_overlap import SPEC
 from mpi_overlap.benchmarks.rma_overlap.analysis import LIMITS
 from mpi_overlap.benchmarks.rma_overlap.analysis import analyze as analyze_rma_overlap
 from mpi_overlap.build import ensure_built
+from mpi_overlap.core.schema import analysis_errors, result_errors
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import analysis_errors, result_errors
 from mpi_overlap.toolchains import get_toolchain
 from toolchain_params import toolchain_params
 
@@ -120,6 +120,6 @@ def test_analysis_synthetic() -> None:
 def test_rma_overlap_args() -> None:
     assert SPEC.to_native({"ops": "put", "sync": "fence,flush"}, quick=True,
                           verbose=False) == ["--ops", "put", "--sync", "fence,flush", "--quick"]
-    from mpi_overlap.errors import UserError
+    from mpi_overlap.core.errors import UserError
     with pytest.raises(UserError, match="--window: unknown value 'shared'"):
         SPEC.to_native({"window": "shared"}, quick=False, verbose=False)

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from mpi_overlap.schema import _fast_validator, _registry, errors_against, load_schema
+from mpi_overlap.core.schema import _fast_validator, _registry, errors_against, load_schema
 from test_analysis_profile import KIB, MIB, Group, make_result, rank_doc
 
 

@@ -203,7 +203,7 @@ def test_the_failure_record_is_kept_and_cleared_beside_the_table(tmp_path: Path)
 
 
 def test_stopped_is_not_an_exception_that_a_series_swallows() -> None:
-    from mpi_overlap.interrupts import Stopped
+    from mpi_overlap.core.interrupts import Stopped
 
     assert not issubclass(Stopped, Exception) and not issubclass(Stopped, KeyboardInterrupt)
     assert Stopped(signal.SIGTERM).exit_code == 143

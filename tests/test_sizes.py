@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mpi_overlap.build import ensure_built
-from mpi_overlap.errors import UserError
-from mpi_overlap.sizes import format_size, parse_sizes
+from mpi_overlap.core.errors import UserError
+from mpi_overlap.core.sizes import format_size, parse_sizes
 from mpi_overlap.toolchains import get_toolchain
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.run import slurm_launch
 from mpi_overlap.run.launch import launch_command, launch_record
 from mpi_overlap.toolchains import Toolchain

@@ -22,8 +22,8 @@ from mpi_overlap.benchmarks.sync_overlap.analysis import (
 )
 from mpi_overlap.benchmarks.sync_overlap.analysis import analyze as analyze_sync_overlap
 from mpi_overlap.build import ensure_built
+from mpi_overlap.core.schema import analysis_errors, result_errors
 from mpi_overlap.rundir import load_run
-from mpi_overlap.schema import analysis_errors, result_errors
 from mpi_overlap.toolchains import get_toolchain, list_toolchains
 from toolchain_params import toolchain_params
 

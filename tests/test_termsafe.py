@@ -12,7 +12,7 @@ import pytest
 from rich.text import Text
 
 from cli_helpers import run_cli
-from mpi_overlap.termsafe import SafeConsole, Table, safe
+from mpi_overlap.core.termsafe import SafeConsole, Table, safe
 from test_analysis_profile import Group, make_result, rank_doc
 
 HOSTILE = ("evil\x1b[31mred\x1b[0m\nsecond line\x1b]8;;https://x.invalid\x07link\x1b]8;;\x07"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mpi_overlap import toolchains
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.run.launch import launch_command
 from mpi_overlap.toolchains import Toolchain, get_toolchain, list_toolchains
 

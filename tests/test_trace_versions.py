@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from mpi_overlap.profile.analysis.twosided import two_sided
 from mpi_overlap.profile.trace import reader as rd
 from mpi_overlap.profile.trace.timeline import rank_timeline

@@ -28,7 +28,7 @@ from mpi_overlap.calibration.xfer_table import (
     table_path,
     write_table,
 )
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 
 MACHINE_FP, TOOLCHAIN_FP = "8ed7a84a831c0023", "84c572b3ef7e2a15"
 MACHINE_KEY = "cpu=AMD EPYC;ncpu=2"

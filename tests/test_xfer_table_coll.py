@@ -24,7 +24,7 @@ from mpi_overlap.calibration.xfer_table import (
     render_table,
     write_table,
 )
-from mpi_overlap.errors import UserError
+from mpi_overlap.core.errors import UserError
 from test_xfer_table import MACHINE_FP, TOOLCHAIN_FP, _result
 
 NATIVE = Path(__file__).resolve().parents[1] / "native"

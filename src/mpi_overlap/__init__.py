@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> str:
     """`mpi_overlap.__version__`, read on first use (version.py: not at import)."""
     if name == "__version__":
-        from .version import version
+        from .core.version import version
 
         return version()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,12 +17,12 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from .errors import UserError
-from .locks import state_lock
-from .paths import native_source_dir, state_dir
-from .run.procs import stop_session
+from .core.errors import UserError
+from .core.locks import state_lock
+from .core.paths import native_source_dir, state_dir
+from .core.procs import stop_session
+from .core.ui import ProgressFn
 from .toolchains import Toolchain, ensure_version
-from .ui import ProgressFn
 
 _SOURCE_SUFFIXES = {".c", ".h", ".txt", ".cmake", ".in", ".py", ".json", ".f90", ".F90"}
 _NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]")

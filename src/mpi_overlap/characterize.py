@@ -24,10 +24,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress, TaskID
 
-from . import verbosity
 from .benchmarks.discovery import specs
 from .benchmarks.registry import Benchmark
-from .errors import UserError
+from .core import verbosity
+from .core.errors import UserError
+from .core.ui import Ui
 from .run import launch_plan, slurm_launch
 from .run.runner import check_timeout, checked_toolchains, status_line
 from .rundir import Run, placement_label
@@ -40,7 +41,6 @@ from .suite import (
     summary_section,
 )
 from .toolchains import Toolchain
-from .ui import Ui
 
 SUITES = ("overlap", "overhead")
 

@@ -20,14 +20,14 @@ from typing import Any, TypeVar
 
 import click
 
-from . import interrupts
 from .benchmarks.discovery import specs
 from .benchmarks.spec import BenchmarkSpec, CommandParts
-from .errors import UserError
-from .interrupts import Stopped, signal_name, stopped_message
+from .core import interrupts
+from .core.errors import UserError
+from .core.interrupts import Stopped, signal_name, stopped_message
+from .core.termsafe import SafeConsole, safe
 from .run.launch import OVERSUBSCRIBE_ENV, OVERSUBSCRIBE_FACTOR
 from .rundir import check_out_dir, close_open_runs
-from .termsafe import SafeConsole, safe
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,7 +50,7 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     """--version: the version is read here, not when the CLI starts (version.py)."""
     if not value or ctx.resilient_parsing:
         return
-    from .version import version
+    from .core.version import version
 
     click.echo(f"mpi-overlap {version()}")
     ctx.exit()
@@ -165,7 +165,7 @@ def _run_options(timeout_help: str = "seconds before the run is stopped") -> Cal
 def app(ctx: click.Context, quiet: bool, verbose: bool) -> None:
     """Is my MPI communication hidden behind computation, and what does MPI cost beyond
     moving bytes?"""
-    from . import verbosity
+    from .core import verbosity
 
     ctx.with_resource(verbosity.bound(quiet, verbose))
 
@@ -391,8 +391,8 @@ def doctor() -> None:
 def build(mpi: tuple[str, ...], force: bool) -> None:
     """Configure and build the native programs for a toolchain (done on demand anyway)."""
     from .build import ensure_built
+    from .core.ui import Ui
     from .toolchains import get_toolchain
-    from .ui import Ui
 
     ui = Ui(_err)
     for name in mpi or ("mpich",):

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from .json_input import read_json
+from .core.json_input import read_json
 from .profile.documents.profile_frames import plain_fields, profile_frames
 from .rundir import Run, load_run
 

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from . import doctor_probes
 from .build import FORTRAN_STATUS, FORTRAN_WRAPPERS, build_dir_for, find_tool, fortran_wrapper
-from .errors import UserError
-from .paths import native_source_dir, state_dir
+from .core.errors import UserError
+from .core.paths import native_source_dir, state_dir
+from .core.version import version
 from .run.launch import mpiexec_command
 from .run.slurm_launch import (
     LAUNCHER_ENV,
@@ -41,7 +42,6 @@ from .toolchains import (
     local_environment,
     usable_cores,
 )
-from .version import version
 
 
 @dataclass

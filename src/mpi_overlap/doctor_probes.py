@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import state_dir
-from .run.procs import run_tool
+from .core.paths import state_dir
+from .core.procs import run_tool
 from .toolchains import Toolchain, telling_line
 
 COMPILE_TIMEOUT_S = 120.0

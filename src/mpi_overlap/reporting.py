@@ -22,9 +22,11 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from . import verbosity
 from .benchmarks.discovery import spec_of, specs
-from .file_output import WriteError
+from .core import verbosity
+from .core.file_output import WriteError
+from .core.termsafe import SafeConsole, safe
+from .core.version import version
 from .predict import report_section
 from .profile.report import (
     profile_answer,
@@ -45,8 +47,6 @@ from .report.html import (
     run_warnings,
 )
 from .rundir import Run, utc_now, write_json_atomic, write_text_atomic
-from .termsafe import SafeConsole, safe
-from .version import version
 
 __all__ = ["BenchmarkReporter", "ReportPaths", "make_report", "register"]
 

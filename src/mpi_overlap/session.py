@@ -11,8 +11,10 @@ from pathlib import Path
 from rich.console import Console
 
 from .benchmarks import get_benchmark
-from .errors import UserError
-from .file_output import WriteError
+from .core.errors import UserError
+from .core.file_output import WriteError
+from .core.termsafe import safe_lines
+from .core.ui import Ui
 from .run import env_matrix, launch_plan, run_guard
 from .run.bench_run import run_benchmark
 from .run.runner import (
@@ -22,8 +24,6 @@ from .run.runner import (
     timeout_for,
 )
 from .rundir import STDOUT_FILE, Run, load_run, mark_failed
-from .termsafe import safe_lines
-from .ui import Ui
 
 
 def bench_session(

@@ -22,12 +22,13 @@ from rich.progress import (
     TaskID,
 )
 
-from . import verbosity
 from .benchmarks import registry
 from .benchmarks.discovery import spec_of
 from .benchmarks.registry import Benchmark
-from .errors import UserError
-from .file_output import WriteError
+from .core import verbosity
+from .core.errors import UserError
+from .core.file_output import WriteError
+from .core.ui import ProgressFn, Ui, progress_columns
 from .run import env_matrix, launch_plan
 from .run.bench_run import run_benchmark
 from .run.runner import (
@@ -47,7 +48,6 @@ from .rundir import (
     write_json_atomic,
 )
 from .toolchains import Toolchain
-from .ui import ProgressFn, Ui, progress_columns
 
 
 def suite_benchmarks(suite: str) -> list[Benchmark]:

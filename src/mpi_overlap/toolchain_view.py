@@ -5,9 +5,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from .core.errors import UserError
+from .core.termsafe import Table
 from .doctor import Finding
-from .errors import UserError
-from .termsafe import Table
 from .toolchains import ensure_version, list_toolchains
 
 _LEVEL_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "info": "cyan"}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..formatting import opt_text
-from ..values import num
+from ..core.formatting import opt_text
+from ..core.values import num
 
 KINDS = ("overlap", "cost", "info")
 

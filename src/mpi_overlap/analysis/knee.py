@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..formatting import NA, fmt_num
+from ..core.formatting import NA, fmt_num
 from .stats import percentile_ci
 
 F64 = NDArray[np.float64]

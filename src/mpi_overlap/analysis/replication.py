@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..benchmarks.discovery import spec_of
-from ..formatting import fmt_num, fmt_range
-from ..values import num
+from ..core.formatting import fmt_num, fmt_range
+from ..core.values import num
 
 # Without own intervals, launch values that spread more than this share of their median
 # (or, for percentages, more than SPREAD_ABS points) disagree.

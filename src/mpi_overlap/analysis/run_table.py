@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # imported where used: the table module is heavy to import
 def used_table(analysis: dict[str, Any]) -> XferTable | None:
     """The table of the run, None when it cannot be read or is not the one the run used."""
     from ..calibration.xfer_table import read_table
-    from ..errors import UserError
+    from ..core.errors import UserError
 
     info = (analysis.get("method") or {}).get("table") or {}
     if not info.get("path"):

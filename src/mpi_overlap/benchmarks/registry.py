@@ -5,7 +5,7 @@ and the profiler's runs. The runner, the CLI and the report pick every one up by
 
 from __future__ import annotations
 
-from ..errors import UserError
+from ..core.errors import UserError
 from .discovery import specs
 from .spec import Benchmark, lazy_analysis
 

@@ -18,8 +18,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..sizes import parse_sizes
+from ..core.errors import UserError
+from ..core.sizes import parse_sizes
 
 # The roles a benchmark can have for another command (BenchmarkSpec.role): `calibrate`
 # runs one of each for the transfer-time table, its point-to-point times and its

@@ -26,12 +26,15 @@ from rich.console import Console
 from ..benchmarks.discovery import spec_with_role
 from ..benchmarks.spec import COLLECTIVE_TABLE, P2P_TABLE
 from ..build import executable
-from ..errors import UserError
-from ..json_input import parse_json
-from ..locks import state_lock
-from ..paths import state_dir
-from ..run.machine_load import busiest
-from ..run.procs import run_tool
+from ..core.errors import UserError
+from ..core.json_input import parse_json
+from ..core.locks import state_lock
+from ..core.machine_load import busiest
+from ..core.paths import state_dir
+from ..core.procs import run_tool
+from ..core.sizes import format_size
+from ..core.termsafe import Table
+from ..core.ui import Ui
 from ..run.runner import (
     RunOptions,
     build,
@@ -42,10 +45,7 @@ from ..run.runner import (
     timeout_for,
 )
 from ..rundir import Run
-from ..sizes import format_size
-from ..termsafe import Table
 from ..toolchains import Toolchain
-from ..ui import Ui
 from . import coll_failures, coll_size_model
 from .job_classes import JobLayout, job_layout, missing_classes, missing_reason
 from .parts_view import print_parts

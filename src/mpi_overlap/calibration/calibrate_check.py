@@ -28,11 +28,11 @@ from rich.console import Console
 
 from ..benchmarks.discovery import spec_with_role
 from ..benchmarks.spec import P2P_TABLE
-from ..errors import UserError
+from ..core.errors import UserError
+from ..core.sizes import format_size
+from ..core.ui import Ui
 from ..run.runner import check_ranks, check_timeout, checked_toolchains
-from ..sizes import format_size
 from ..toolchains import Toolchain
-from ..ui import Ui
 from .calibrate import calibration_run, fingerprint, p2p_args
 from .table_trust import stale_for
 from .xfer_quality import UNVERIFIED, judge

@@ -17,10 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..json_input import read_json
+from ..core.errors import UserError
+from ..core.json_input import read_json
+from ..core.schema import errors_against
 from ..rundir import utc_now, write_json_atomic
-from ..schema import errors_against
 
 SCHEMA = "mpi-overlap/coll-failures"
 

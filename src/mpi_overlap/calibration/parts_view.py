@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from ..sizes import format_size
-from ..termsafe import Table
+from ..core.sizes import format_size
+from ..core.termsafe import Table
 from .xfer_parts import Part
 from .xfer_table import XferTable
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from ..benchmarks.discovery import spec_with_role
 from ..benchmarks.spec import P2P_TABLE
-from ..errors import UserError
-from ..paths import state_dir
+from ..core.errors import UserError
+from ..core.paths import state_dir
 from ..run.run_guard import judge
 from ..rundir import RUN_FILE, read_json
 from .xfer_table import read_table

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
+from ..core.errors import UserError
 from ..toolchains import Toolchain
 from .xfer_quality import UNVERIFIED
 from .xfer_table import XferTable, read_table

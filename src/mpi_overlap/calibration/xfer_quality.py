@@ -43,7 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..sizes import format_size
+from ..core.sizes import format_size
 
 if TYPE_CHECKING:
     import numpy as np

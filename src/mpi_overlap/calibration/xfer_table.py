@@ -72,9 +72,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..paths import state_dir
-from ..run.machine_load import describe
+from ..core.errors import UserError
+from ..core.machine_load import describe
+from ..core.paths import state_dir
 from ..rundir import utc_now, write_text_atomic
 from .xfer_parts import EAGER, RENDEZVOUS, Part, SizeParts, eager_limit, parts_from_pingpong
 from .xfer_quality import UNMEASURED, UNVERIFIED, VERDICTS, SizeQuality, judge, judge_table, worst

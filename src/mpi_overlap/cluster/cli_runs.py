@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import UserError
+from ..core.errors import UserError
 
 _COMPLETE = " — "  # `<toolchain>: complete — <run dir>` (the profile's last line)
 

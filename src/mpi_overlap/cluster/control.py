@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..errors import UserError
+from ..core.errors import UserError
 from . import daemons, hosts_file, network, node_shell
 from .layout import RUNTIME_DIR, SLURMD_PORT, Layout, load_layout
 from .syscmd import missing_tools

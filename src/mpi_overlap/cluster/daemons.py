@@ -20,9 +20,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import UserError
-from ..run.machine_load import read_stat
-from ..run.procs import KILL_GRACE_S, signal_all
+from ..core.errors import UserError
+from ..core.machine_load import read_stat
+from ..core.procs import KILL_GRACE_S, signal_all
 from .layout import CONTROLLER, NODE_PREFIX, RUNTIME_DIR, Layout, Node, netns_path
 from .slurm_conf import CTLD_PID, MUNGE_DIR, MUNGE_SOCKET, NODE_TMPFS, SLURM_CONF, SLURM_DIR, render
 from .syscmd import run

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UserError
-from ..run.procs import signal_all
+from ..core.errors import UserError
+from ..core.procs import signal_all
 from . import daemons, network
 from .layout import Layout, Node, load_layout
 

@@ -10,8 +10,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..errors import UserError
-from ..link_rates import rate_bits_per_s
+from ..core.errors import UserError
+from ..core.link_rates import rate_bits_per_s
 
 # 198.51.100.0/24 is a documentation range (RFC 5737): it never routes anywhere real, and
 # it is not the range this kind of machine's own eth0 sits in (192.0.2.0/24), where a

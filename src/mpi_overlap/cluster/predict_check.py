@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..file_output import write_json
-from ..json_input import read_json
-from ..link_rates import rate_bits_per_s
-from ..paths import state_dir
+from ..core.errors import UserError
+from ..core.file_output import write_json
+from ..core.json_input import read_json
+from ..core.link_rates import rate_bits_per_s
+from ..core.paths import state_dir
 from .cli_runs import run_cli, traced_profile
 from .control import exec_env, up
 from .layout import Layout, load_layout

@@ -7,8 +7,8 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
-from ..errors import UserError
-from ..run.procs import run_tool
+from ..core.errors import UserError
+from ..core.procs import run_tool
 
 
 def run(argv: Sequence[str], *, what: str, check: bool = True,

@@ -73,7 +73,7 @@ def wire_lines(run_dir: object, doc: dict) -> list[str]:
 def predict_check_lines(doc: dict, out: object) -> list[str]:
     """The predict check as one line per case and target: predicted from the base trace
     against the median of the runs measured there, with the errors."""
-    from ..formatting import fmt_pct, fmt_time
+    from ..core.formatting import fmt_pct, fmt_time
 
     def err(row: dict, key: str) -> str:
         e = (row["error_pct"] or {}).get(key)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UserError
+from ..core.errors import UserError
 from ..profile.analysis.twosided_bounds import CallTimes
 from ..profile.documents.rank_documents import read_rank_documents
 from ..profile.trace.reader import FLAG_CLAMPED, KIND_RECV, RankTrace, read_trace

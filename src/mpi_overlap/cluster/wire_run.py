@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
+from ..core.errors import UserError
 from ..profile.documents.rank_documents import read_rank_documents
 from .cli_runs import traced_profile
 from .control import exec_env

@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass
 
 from ..calibration.xfer_table import LINEAR_COLL_OPS, XferTable, blocking_op
-from ..errors import UserError
-from ..link_rates import rate_bits_per_s
+from ..core.errors import UserError
+from ..core.link_rates import rate_bits_per_s
 from .program import (
     COLL_BLOCK,
     RECV_BLOCK,

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..paths import state_dir
+from ..core.paths import state_dir
 from .model import Costs
 from .program import Program
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..formatting import fmt_time
+from ..core.errors import UserError
+from ..core.formatting import fmt_time
 from .bounds import call_bounds, totals
 from .engine import RankFigures, Replay, call_waits, figures, recorded, replay, residuals
 from .gains import Labels, gains, site_labels
@@ -174,7 +174,7 @@ def predict(req: Request) -> dict[str, Any]:
                                       labels),
         "left_out": dict(sorted(prog.left_out.items())),
     }
-    from ..file_output import write_json
+    from ..core.file_output import write_json
 
     try:
         write_json(req.run_dir / OUT_FILE, doc)

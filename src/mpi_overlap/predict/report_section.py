@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UserError
-from ..formatting import DASH, fmt_time
-from ..json_input import read_json
+from ..core.errors import UserError
+from ..core.formatting import DASH, fmt_time
+from ..core.json_input import read_json
 from ..profile.report.profile_checks import to_json as checks_json
 from ..report.html import HtmlTable, Section
 from ..rundir import Run

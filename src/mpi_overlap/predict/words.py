@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..formatting import DASH, fmt_pct, fmt_time
+from ..core.formatting import DASH, fmt_pct, fmt_time
 
 SCHEMA = "predict-v1"
 OUT_FILE = "predict.json"

@@ -9,7 +9,7 @@ import io
 import re
 from pathlib import Path
 
-from ..file_output import WriteError, write_text
+from ..core.file_output import WriteError, write_text
 from .html import HtmlTable, Section
 
 TABLES_DIR = "tables"

@@ -14,9 +14,9 @@ from typing import Any
 
 from rich.console import Console
 
-from ..formatting import DASH, fmt_num
+from ..core.formatting import DASH, fmt_num
+from ..core.termsafe import Table
 from ..rundir import Run
-from ..termsafe import Table
 from .html import HtmlTable, Section
 
 KIND_ORDER = {"overlap": 0, "cost": 1, "info": 2}

@@ -19,8 +19,8 @@ import jinja2
 from markupsafe import Markup
 
 from ..calibration.table_note import sentence
-from ..formatting import DASH, fmt_num
-from ..paths import state_dir
+from ..core.formatting import DASH, fmt_num
+from ..core.paths import state_dir
 from ..run.run_guard import withheld_sentence
 from ..rundir import Run
 

@@ -9,9 +9,9 @@ from typing import Any
 from rich.console import Console
 
 from ..analysis.replication import replicate
-from ..formatting import DASH, fmt_num, fmt_with_ci
+from ..core.formatting import DASH, fmt_num, fmt_with_ci
+from ..core.termsafe import Table
 from ..rundir import Run
-from ..termsafe import Table
 from .html import HtmlTable, Section
 
 

@@ -13,9 +13,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ..formatting import fmt_num
+from ..core.formatting import fmt_num
+from ..core.termsafe import Table
 from ..rundir import Run
-from ..termsafe import Table
 from .html import HtmlTable
 
 

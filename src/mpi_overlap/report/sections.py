@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..file_output import write_text
+from ..core.file_output import write_text
 from ..rundir import Run
 from .html import Figure, HtmlTable, Section
 from .run_table import RunTable

@@ -19,10 +19,10 @@ from typing import Any
 from rich.console import Console
 
 from ..benchmarks.discovery import specs
-from ..formatting import DASH
+from ..core.formatting import DASH
+from ..core.termsafe import Table
 from ..run import run_guard
 from ..rundir import Run, placement_label
-from ..termsafe import Table
 from .html import HtmlTable, Section
 
 Figures = dict[str, float | None]

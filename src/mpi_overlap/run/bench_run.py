@@ -10,9 +10,9 @@ from pathlib import Path
 
 from ..benchmarks import Benchmark
 from ..calibration.calibrate import find_or_calibrate
+from ..core.ui import Ui
 from ..rundir import Run
 from ..toolchains import Toolchain
-from ..ui import Ui
 from .multilaunch import run_launches
 from .runner import RunOptions, check_ranks, run_launch
 

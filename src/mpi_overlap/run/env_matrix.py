@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from ..errors import UserError
-from .bound_setting import bound_to
+from ..core.bound_setting import bound_to
+from ..core.errors import UserError
 
 MAX_VARIANTS = 32
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -24,7 +24,7 @@ import itertools
 import os
 import threading
 
-from .machine_load import read_stat
+from ..core.machine_load import read_stat
 
 _PROC = "/proc"
 WATCH_S = 0.5  # one pass over /proc: a few ms of one CPU per reading

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from .. import interrupts
-from ..errors import UserError
-from ..file_output import WriteError
+from ..core import interrupts, machine_load
+from ..core.errors import UserError
+from ..core.file_output import WriteError
+from ..core.procs import KILL_GRACE_S, session_members, stop_session
+from ..core.ui import ProgressFn
 from ..rundir import STDERR_FILE, STDOUT_FILE
 from ..toolchains import Toolchain, usable_cores
-from ..ui import ProgressFn
-from . import job_cpu, machine_load, slurm_launch, thread_census
-from .procs import KILL_GRACE_S, session_members, stop_session
+from . import job_cpu, slurm_launch, thread_census
 
 _PROGRESS = re.compile(r"^@mo-progress done=(\d+) total=(\d+) label=(.*)$")
 

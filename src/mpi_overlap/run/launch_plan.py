@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import UserError
-from .bound_setting import bound_to
+from ..core.bound_setting import bound_to
+from ..core.errors import UserError
 from .env_matrix import Variant
 from .runner import RunOptions
 

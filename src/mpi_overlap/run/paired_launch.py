@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks.registry import Benchmark
-from ..errors import UserError
+from ..core.errors import UserError
+from ..core.schema import result_errors
 from ..rundir import RESULT_FILE, Run, read_json, write_json_atomic
-from ..schema import result_errors
 from ..toolchains import Toolchain
 from .launch import launch_command, run_job
 from .runner import (

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UserError
-from ..sizes import parse_size, parse_sizes
+from ..core.errors import UserError
+from ..core.sizes import parse_size, parse_sizes
 
 LIBRARY = "libmpi_overlap.so"
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from .machine_load import describe
+from ..core.machine_load import describe
 
 # Variables that start a progress thread per rank (MPICH, and MPICH-derived Intel MPI).
 ASYNC_PROGRESS_VARS = ("MPICH_ASYNC_PROGRESS", "MPIR_CVAR_ASYNC_PROGRESS", "I_MPI_ASYNC_PROGRESS")

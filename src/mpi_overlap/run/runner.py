@@ -20,7 +20,10 @@ from typing import Any
 from ..benchmarks import Benchmark
 from ..build import ensure_built, executable
 from ..calibration import table_note
-from ..errors import UserError
+from ..core.errors import UserError
+from ..core.schema import result_errors
+from ..core.termsafe import safe
+from ..core.ui import Ui
 from ..rundir import (
     ANALYSIS_FILE,
     RESULT_FILE,
@@ -33,10 +36,7 @@ from ..rundir import (
     utc_now,
     write_json_atomic,
 )
-from ..schema import result_errors
-from ..termsafe import safe
 from ..toolchains import Toolchain, get_toolchain
-from ..ui import Ui
 from . import run_guard, slurm_launch
 from .launch import launch_command, launch_record, run_job
 from .slurm_launch import requested_nodes

@@ -32,11 +32,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import verbosity
-from ..errors import UserError
+from ..core import verbosity
+from ..core.bound_setting import bound_to
+from ..core.errors import UserError
+from ..core.procs import run_tool
 from ..toolchains import Toolchain
-from .bound_setting import bound_to
-from .procs import run_tool
 
 _nodes: ContextVar[int | None] = ContextVar("nodes", default=None)
 

@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from .machine_load import read_stat
+from ..core.machine_load import read_stat
 
 _PROC = "/proc"
 # First reading soon after the start, then one per SAMPLE_S: cheap (one pass over

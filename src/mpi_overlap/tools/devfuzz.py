@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 
 from ..build import find_tool
-from ..errors import UserError
-from ..paths import native_source_dir, state_dir
+from ..core.errors import UserError
+from ..core.paths import native_source_dir, state_dir
 
 DEFAULT_SECONDS = 15
 SECONDS_ENV = "MO_FUZZ_SECONDS"

@@ -25,9 +25,9 @@ import tempfile
 from pathlib import Path
 
 from ..build import ensure_built, find_tool
-from ..errors import UserError
+from ..core.errors import UserError
+from ..core.ui import Ui
 from ..toolchains import Toolchain, get_toolchain
-from ..ui import Ui
 from .devfuzz import fuzz
 
 SANITIZERS = "address,undefined"

@@ -45,9 +45,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..file_output import write_json
-from ..json_input import read_json
+from ..core.errors import UserError
+from ..core.file_output import write_json
+from ..core.json_input import read_json
 from ..result_file import write_profile_result
 
 DEFAULT_RANKS = (1024, 8192)

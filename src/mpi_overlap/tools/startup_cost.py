@@ -33,12 +33,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..file_output import write_json
-from ..json_input import read_json
+from ..core.errors import UserError
+from ..core.file_output import write_json
+from ..core.json_input import read_json
+from ..core.values import num
 from ..run.launch import launch_command
 from ..toolchains import get_toolchain
-from ..values import num
 from .report_scale import _cli, _installed_like_env
 
 DEFAULT_ARGS = ["post-compute-wait", "65536", "100"]

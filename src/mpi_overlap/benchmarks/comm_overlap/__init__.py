@@ -4,7 +4,7 @@ Computing", §III-B/§IV-B; issue 5, item 2): T_message + T_workload against T_o
 native/bench/comm_overlap.c; here its flags and its summary-card line, and beside this
 file its analysis (analysis.py), report (report.py) and schema."""
 
-from ...errors import UserError
+from ...core.errors import UserError
 from ..spec import Benchmark, CardLine, Flag, declare
 
 

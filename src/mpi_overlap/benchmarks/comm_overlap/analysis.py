@@ -19,8 +19,8 @@ import numpy as np
 
 from ...analysis.figures import figure
 from ...analysis.stats import bootstrap_medians, percentile_ci
-from ...formatting import NA, fmt_pct
-from ...sizes import format_size
+from ...core.formatting import NA, fmt_pct
+from ...core.sizes import format_size
 
 BOOTSTRAP = 1000
 SEED = 20

@@ -9,7 +9,9 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ...formatting import fmt_num, opt_text
+from ...core.formatting import fmt_num, opt_text
+from ...core.sizes import format_size
+from ...core.sources import cite
 from ...report.html import HtmlTable, Section
 from ...report.run_table import (
     RunTable,
@@ -22,8 +24,6 @@ from ...report.run_table import (
 from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, max_share
 from ...rundir import Run
-from ...sizes import format_size
-from ...sources import cite
 
 BENCHMARK = "comm-overlap"
 HEADERS = ("size", "work (nominal) µs", "T_message µs", "T_workload µs", "T_msg+T_work µs",

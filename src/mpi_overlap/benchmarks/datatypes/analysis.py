@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...analysis.stats import median_bootstrap_ci
-from ...sizes import format_size
+from ...core.sizes import format_size
 
 BOOTSTRAP = 2000
 

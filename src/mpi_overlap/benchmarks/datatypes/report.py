@@ -10,12 +10,12 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ...formatting import fmt_num, fmt_range, fmt_s_as_us
+from ...core.formatting import fmt_num, fmt_range, fmt_s_as_us
+from ...core.values import num
 from ...report.html import Figure, Section
 from ...report.run_table import RunTable, no_notes
 from ...report.svg import to_svg
 from ...rundir import Run
-from ...values import num
 
 BENCHMARKS = ("datatypes", "alignment")
 HEADERS = ("size", "case", "payload B", "one-way µs", "vs baseline", "95 % CI", "ns/B", "data")

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...analysis.figures import figure
 from ...analysis.knee import KneeResult, fit_knee
-from ...sizes import format_size
+from ...core.sizes import format_size
 
 # A size counts as "hidden" when the knee's interval puts at least this share of the
 # exchange below it (the availability of knee.py, 100 * k / b).

@@ -11,7 +11,9 @@ import numpy as np
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ...formatting import fmt_num, fmt_range, opt_text
+from ...core.formatting import fmt_num, fmt_range, opt_text
+from ...core.sizes import format_size
+from ...core.sources import cite
 from ...report.html import Section
 from ...report.run_table import (
     RunTable,
@@ -23,8 +25,6 @@ from ...report.run_table import (
 from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, max_share
 from ...rundir import Run
-from ...sizes import format_size
-from ...sources import cite
 
 BENCHMARK = "inflation"
 HEADERS = ("size", "exchange alone µs", "below knee µs", "knee µs", "95 % CI", "hidden %",

@@ -4,7 +4,7 @@ with the queue. Its program is native/bench/matching.c; here its flags and its
 summary-card line, and beside this file its analysis (analysis.py), report (report.py)
 and schema."""
 
-from ...errors import UserError
+from ...core.errors import UserError
 from ..spec import Benchmark, CardLine, Flag, declare
 
 _QUEUES = ("posted", "unexpected", "both")

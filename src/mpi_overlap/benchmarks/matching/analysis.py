@@ -18,7 +18,7 @@ from typing import Any
 
 from ...analysis.figures import figure
 from ...analysis.stats import line_fit
-from ...formatting import NA, fmt_num
+from ...core.formatting import NA, fmt_num
 
 GROW = 1.25
 QUEUE_NOUN = {"posted": "posted receive", "unexpected": "unexpected message"}

@@ -5,7 +5,7 @@ result.json. Its program is native/bench/nbc_overlap.c; here its flags and its
 summary-card line, and beside this file its analysis (analysis.py), report (report.py)
 and schemas."""
 
-from ...errors import UserError
+from ...core.errors import UserError
 from ..spec import Benchmark, CardLine, Flag, declare
 
 NBC_COLLECTIVES = ("Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iallreduce",

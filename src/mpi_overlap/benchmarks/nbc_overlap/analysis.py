@@ -34,11 +34,11 @@ from ...analysis.figures import figure
 from ...analysis.overlap_formulas import imb_pct, imb_raw, mean_of, osu_pct, osu_raw
 from ...analysis.replication import Point, Quantity
 from ...analysis.stats import median_or_none
-from ...formatting import fmt_num
+from ...core.formatting import fmt_num
+from ...core.sizes import format_size
+from ...core.values import num
 from ...profile.analysis.profile_values import overlap_pcts
 from ...profile.analysis.profiled_runs import load_profiles, regions_by_name
-from ...sizes import format_size
-from ...values import num
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1

@@ -7,7 +7,7 @@ tables; plots.py: figures) and schemas."""
 
 from typing import Any
 
-from ...errors import UserError
+from ...core.errors import UserError
 from ..spec import Benchmark, CardLine, Flag, count_flag, declare, size_list
 
 _DIRECTIONS = ("send", "recv", "both")

@@ -15,8 +15,8 @@ import numpy as np
 from ...analysis.figures import figure
 from ...analysis.knee import CI_LEVEL, LIMITS, KneeResult, fit_knee
 from ...analysis.replication import Point, Quantity
-from ...sizes import format_size
-from ...values import num
+from ...core.sizes import format_size
+from ...core.values import num
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1

@@ -18,11 +18,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 
+from ...core.sizes import format_size
+from ...core.values import num
 from ...report.html import Figure, Section
 from ...report.svg import size_positions, to_svg
 from ...rundir import Run
-from ...sizes import format_size
-from ...values import num
 from .report import (
     BENCHMARK,
     analysis_sizes,

@@ -15,13 +15,13 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ...formatting import DASH, fmt_pct_cell, fmt_us, fmt_with_ci
+from ...core.formatting import DASH, fmt_pct_cell, fmt_us, fmt_with_ci
+from ...core.sizes import format_size
+from ...core.termsafe import Table
+from ...core.values import num
 from ...report.html import HtmlTable, Section
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
 from ...rundir import Run
-from ...sizes import format_size
-from ...termsafe import Table
-from ...values import num
 
 BENCHMARK = "overhead"
 DIRECTIONS = ("send", "recv")

@@ -7,8 +7,8 @@ native/bench/overlap_validation.c; here its flags, and beside this file its anal
 
 from typing import Any
 
-from ...errors import UserError
-from ...sizes import parse_sizes
+from ...core.errors import UserError
+from ...core.sizes import parse_sizes
 from ..spec import Benchmark, Flag, count_flag, declare
 
 _PAIRINGS = ("isend-irecv", "isend-recv", "send-irecv")

@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from ...formatting import fmt_pct_cell, fmt_us
+from ...core.formatting import fmt_pct_cell, fmt_us
+from ...core.sizes import format_size
+from ...core.values import num
 from ...profile.analysis.profile_values import overlap_pcts
 from ...profile.analysis.profiled_runs import load_profiles, regions_by_name
-from ...sizes import format_size
-from ...values import num
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1

@@ -15,13 +15,13 @@ from matplotlib.lines import Line2D
 from rich.console import Console
 from rich.text import Text
 
-from ...formatting import DASH, fmt_pct_cell, fmt_us
+from ...core.formatting import DASH, fmt_pct_cell, fmt_us
+from ...core.sizes import format_size
+from ...core.termsafe import Table
 from ...report.html import Figure, HtmlTable, Section
 from ...report.run_table import RunTable
 from ...report.svg import to_svg
 from ...rundir import Run
-from ...sizes import format_size
-from ...termsafe import Table
 
 BENCHMARK = "overlap-validation"
 SIDE_ORDER = {"sender": 0, "receiver": 1}

@@ -7,8 +7,8 @@ this file."""
 
 from typing import Any
 
-from ...errors import UserError
-from ...sizes import parse_sizes
+from ...core.errors import UserError
+from ...core.sizes import parse_sizes
 from ..spec import P2P_TABLE, Benchmark, BenchmarkSpec
 
 # The largest message one MPI count of bytes can describe.

@@ -4,7 +4,7 @@ messages in flight. Its program is native/bench/polling.c; here its flags and it
 summary-card line, and beside this file its analysis (analysis.py), report (report.py)
 and schemas."""
 
-from ...errors import UserError
+from ...core.errors import UserError
 from ..spec import Benchmark, CardLine, Flag, declare
 
 

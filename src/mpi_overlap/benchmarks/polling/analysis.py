@@ -21,8 +21,8 @@ import numpy as np
 
 from ...analysis.figures import figure
 from ...analysis.stats import median_bootstrap_ci
-from ...formatting import fmt_period
-from ...sizes import format_size
+from ...core.formatting import fmt_period
+from ...core.sizes import format_size
 
 HEADLINE_SIZE = 64 * 1024  # the finding speaks of the measured size nearest to this
 AVAILABLE = 0.9  # "available": the dry loop takes at least 90 % of the messaging loop's time

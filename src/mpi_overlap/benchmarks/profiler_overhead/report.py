@@ -17,14 +17,14 @@ from rich.console import Console
 from rich.text import Text
 
 from ...analysis.figures import resolved_text
-from ...formatting import DASH, fmt_num
+from ...core.formatting import DASH, fmt_num
+from ...core.termsafe import Table
+from ...core.values import num
 from ...report.html import Figure, HtmlTable, Section
 from ...report.run_table import RunTable, no_notes
 from ...report.summary_card import figure_entry
 from ...report.svg import to_svg
 from ...rundir import Run
-from ...termsafe import Table
-from ...values import num
 from .analysis import callsite_sentence, engine_sentence, idle_sentence, per_message_sentence
 
 BENCHMARK = "profiler-overhead"

@@ -5,8 +5,8 @@ summary-card line and what it gives a profile (spec.Evidence: evidence.py, and a
 the advice rule it feeds), and beside this file its analysis (analysis.py), report
 (report.py) and schemas."""
 
-from ...errors import UserError
-from ...sizes import parse_sizes
+from ...core.errors import UserError
+from ...core.sizes import parse_sizes
 from ..spec import Benchmark, CardLine, Evidence, Flag, declare
 
 

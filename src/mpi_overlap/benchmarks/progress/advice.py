@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formatting import fmt_time
+from ...core.formatting import fmt_time
 from ...profile.analysis.advice_pairs import WAITS, known_pairs
 
 

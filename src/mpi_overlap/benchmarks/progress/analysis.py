@@ -21,7 +21,7 @@ from typing import Any
 
 from ...analysis.figures import figure
 from ...analysis.stats import median_or_none
-from ...sizes import format_size
+from ...core.sizes import format_size
 
 YES_SHARE = 0.85  # "≥ ~90 %": 6 of 7 samples (--quick) fall just short of 0.9
 REALISTIC = "computes"  # the sender mode in which neither rank calls MPI

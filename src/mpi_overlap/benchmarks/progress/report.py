@@ -8,7 +8,8 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ...formatting import DASH, fmt_num
+from ...core.formatting import DASH, fmt_num
+from ...core.sizes import format_size
 from ...report.html import Section
 from ...report.run_table import (
     RunTable,
@@ -20,7 +21,6 @@ from ...report.run_table import (
 from ...report.sections import benchmark_section, figure_of_all
 from ...report.summary_card import max_share
 from ...rundir import Run
-from ...sizes import format_size
 
 BENCHMARK = "progress"
 CASES = (("receiver-first", "computes"), ("sender-first", "computes"),

@@ -16,9 +16,9 @@ from typing import Any
 
 from ...analysis.figures import figure
 from ...analysis.overlap_formulas import imb_pct, imb_raw, mean_of, osu_pct, osu_raw
-from ...formatting import fmt_num
-from ...sizes import format_size
-from ...values import num
+from ...core.formatting import fmt_num
+from ...core.sizes import format_size
+from ...core.values import num
 
 SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1

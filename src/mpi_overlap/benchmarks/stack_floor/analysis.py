@@ -46,9 +46,9 @@ import numpy as np
 from ...analysis.figures import figure
 from ...analysis.protocol_switch import agreement, find_switch, network_switch, reported_switch
 from ...analysis.replication import Point, Quantity
-from ...formatting import fmt_s_as_us
-from ...sizes import format_size
-from ...values import num
+from ...core.formatting import fmt_s_as_us
+from ...core.sizes import format_size
+from ...core.values import num
 
 N_BOOT = 1000
 SEED = 20261121

@@ -15,14 +15,14 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.text import Text
 
-from ...file_output import WriteError, write_text
-from ...formatting import DASH, fmt_s_as_us
+from ...core.file_output import WriteError, write_text
+from ...core.formatting import DASH, fmt_s_as_us
+from ...core.sizes import format_size
 from ...report.html import Figure, Section
 from ...report.run_table import RunTable, no_notes, print_findings
 from ...report.summary_card import analysis_figures, figure_of
 from ...report.svg import size_positions, to_svg
 from ...rundir import Run
-from ...sizes import format_size
 from .analysis import floor_name
 
 BENCHMARK = "stack-floor"

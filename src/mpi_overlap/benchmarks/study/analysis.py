@@ -34,7 +34,7 @@ from typing import Any
 
 from ...analysis.figures import figure, resolved_text
 from ...analysis.stats import median_or_none, ratio_ci
-from ...formatting import NA, fmt_pct, fmt_s_as_ms
+from ...core.formatting import NA, fmt_pct, fmt_s_as_ms
 
 TOLERANCE = 0.05
 BOUND_KEYS = ("xfer_s", "min_s", "max_s", "comp_s", "call_s")

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...analysis.figures import resolved_text
-from ...formatting import fmt_pct, fmt_s_as_ms
+from ...core.formatting import fmt_pct, fmt_s_as_ms
 from ...report.html import Figure, Section
 from ...report.run_table import RunTable, print_findings
 from ...report.summary_card import analysis_figures, figure_entry, figure_of

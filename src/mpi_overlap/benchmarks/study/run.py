@@ -24,7 +24,8 @@ from typing import Any
 from rich.console import Console
 
 from ...build import executable
-from ...errors import UserError
+from ...core.errors import UserError
+from ...core.ui import Ui
 from ...profile.documents.collect import collect_profile
 from ...run.launch import launch_command
 from ...run.paired_launch import LaunchSetup, finish_launches, launch
@@ -39,7 +40,6 @@ from ...run.runner import (
 )
 from ...rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from ...toolchains import Toolchain
-from ...ui import Ui
 from ..registry import get_benchmark
 
 SCHEMA = "mpi-overlap/study-run"

@@ -6,7 +6,7 @@ flags, its summary-card line and what it gives a profile (spec.Evidence: evidenc
 advice.py, the advice rule it feeds), and beside this file its analysis (analysis.py),
 report (report.py) and schemas."""
 
-from ...errors import UserError
+from ...core.errors import UserError
 from ..spec import Benchmark, CardLine, Evidence, Flag, declare
 
 

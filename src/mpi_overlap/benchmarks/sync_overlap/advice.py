@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formatting import fmt_time
+from ...core.formatting import fmt_time
 from ...profile.analysis.profile_values import num
 
 EAGER_REACH = 4  # bins starting below this many times the eager limit are "just above"

@@ -21,8 +21,8 @@ from ...analysis.figures import figure
 from ...analysis.protocol_switch import HEADER_ALLOWANCE, positive_cvar
 from ...analysis.stats import bootstrap_medians, median_bootstrap_ci, percentile_ci
 from ...analysis.ucx_env import ucx_rndv_thresh
-from ...formatting import fmt_bytes
-from ...sources import cite
+from ...core.formatting import fmt_bytes
+from ...core.sources import cite
 
 BENCHMARK = "sync-overlap"
 OB1_INLINE_BYTES = 256  # Open MPI ob1's own cap on its inline send path (pml_ob1_isend.c)

@@ -9,8 +9,9 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ...file_output import write_text
-from ...formatting import DASH, fmt_num, fmt_pct_cell, fmt_range
+from ...core.file_output import write_text
+from ...core.formatting import DASH, fmt_num, fmt_pct_cell, fmt_range
+from ...core.sources import cite
 from ...report.html import Figure, Section
 from ...report.run_table import (
     RunTable,
@@ -22,7 +23,6 @@ from ...report.run_table import (
 from ...report.summary_card import Figures, figure_of
 from ...report.svg import to_svg
 from ...rundir import Run
-from ...sources import cite
 
 BENCHMARK = "sync-overlap"
 PLOT_FILE = "sync-overlap.svg"

@@ -8,7 +8,7 @@ from typing import Any
 from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
-from ...formatting import DASH, fmt_num
+from ...core.formatting import DASH, fmt_num
 from ...report.html import Section
 from ...report.run_table import (
     RunTable,

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...benchmarks.discovery import specs
-from ...formatting import fmt_pct, fmt_time
+from ...core.formatting import fmt_pct, fmt_time
 from .advice_pairs import TESTS, WAITS, known_pairs
 from .cpu_time import imbalance
 from .profile_values import num

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...formatting import fmt_time
+from ...core.formatting import fmt_time
 from .profile_values import num
 
 IMBALANCE_SHARE = 0.10  # busiest rank's computation above the mean by this share

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formatting import fmt_pct, fmt_time, pct_between
+from ...core.formatting import fmt_pct, fmt_time, pct_between
 from .profile_values import pct, rank_list
 
 IDLE_SHARE = 90.0  # % of a rank's time in MPI calls that makes it idle

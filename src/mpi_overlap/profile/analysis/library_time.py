@@ -13,8 +13,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ...formatting import fmt_time
-from ...values import num
+from ...core.formatting import fmt_time
+from ...core.values import num
 
 
 class LibraryTime:

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ...formatting import fmt_pct, fmt_time, pct_range
-from ...sources import CITATIONS
+from ...core.formatting import fmt_pct, fmt_time, pct_range
+from ...core.sources import CITATIONS
 from ..documents import job_stats
 from .advice import advice, advice_findings, busiest_site_entry, evidence_keys
 from .callsites import site_rankings

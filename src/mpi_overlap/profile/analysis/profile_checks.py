@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formatting import fmt_pct, fmt_time
+from ...core.formatting import fmt_pct, fmt_time
 from .profile_values import bin_label, num, pct
 
 CHECKS = ("in-call", "across-calls")

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ...sizes import format_size
+from ...core.sizes import format_size
 
 # ---------------------------------------------------------------- small helpers
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...formatting import pct_range
+from ...core.formatting import pct_range
 
 if TYPE_CHECKING:  # imported where used: the table module is heavy to import
     from ...calibration.xfer_table import XferTable

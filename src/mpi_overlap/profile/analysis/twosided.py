@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ...formatting import fmt_pct, fmt_time, pct_range
+from ...core.formatting import fmt_pct, fmt_time, pct_range
 from .profile_values import bin_of, overlap_pcts
 from .trace_clocks import Clocks
 from .twosided_bounds import (
@@ -200,7 +200,7 @@ def two_sided(run_dir: Path | None, analysis: dict[str, Any], edges: list[int] |
     the run used (run_table.used_table), for its transfer model's parts."""
     if run_dir is None or not any(run_dir.glob("trace.rank-*.mopt")):
         return None
-    from ...errors import UserError
+    from ...core.errors import UserError
     from ..trace.matched_run import OldTraces, read_matched
     from .waits import waiting
 

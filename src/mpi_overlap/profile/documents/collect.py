@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...calibration.table_trust import table_record
-from ...errors import UserError
-from ...schema import errors_against
+from ...core.errors import UserError
+from ...core.schema import errors_against
 from ..analysis.profile_values import rank_list
 from .callsites import Resolver
 from .job_sites import places_in_file

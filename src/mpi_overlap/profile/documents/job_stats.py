@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ...json_input import read_json
+from ...core.json_input import read_json
 from ..analysis.profile_values import num
 from .job_sites import SITE_TABLES, site_tables, tables_from_file
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ...errors import UserError
-from ...json_input import max_bytes, parse_json, read_json
+from ...core.errors import UserError
+from ...core.json_input import max_bytes, parse_json, read_json
 
 JOB_FILE = "profile.job.jsonl"
 JOB_SCHEMA = "mpi-overlap/profile-job"

@@ -30,8 +30,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import UserError
-from ...file_output import write_json
+from ...core.errors import UserError
+from ...core.file_output import write_json
 from ...rundir import load_run
 from ..analysis.callsites import UNKNOWN
 from .profile_table import analysis_of

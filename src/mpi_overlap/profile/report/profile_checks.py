@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ...formatting import fmt_pct_cell, fmt_time
+from ...core.formatting import fmt_pct_cell, fmt_time
 from ...report.html import Figure, Section
 from ...report.svg_chart import Bar, Chart, Key, Label, Panel
 from ...rundir import Run

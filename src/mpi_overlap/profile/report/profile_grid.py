@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...formatting import DASH
+from ...core.formatting import DASH
 
 # Where the rows a table leaves out in the terminal can be read.
 ALL_ON_PAGE = "report.html lists all"

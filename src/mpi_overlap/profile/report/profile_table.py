@@ -15,11 +15,11 @@ from rich.console import Console
 from rich.text import Text
 
 from ...calibration.table_trust import different_tables, run_table_notes
-from ...formatting import DASH, fmt_mib, fmt_pct_cell, fmt_range, fmt_time
+from ...core.formatting import DASH, fmt_mib, fmt_pct_cell, fmt_range, fmt_time
+from ...core.termsafe import Table
 from ...report.html import HtmlTable, Section
 from ...run import run_guard
 from ...rundir import Run
-from ...termsafe import Table
 from ..analysis.profile import analyze_profile
 from ..analysis.profile_values import rank_list, ranks_text
 from . import profile_waits

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formatting import DASH, fmt_pct_cell, fmt_range, fmt_time
+from ...core.formatting import DASH, fmt_pct_cell, fmt_range, fmt_time
 from .profile_grid import Grid, fint, top_rows
 
 WAIT_MEANING = (

@@ -21,7 +21,9 @@ from ...benchmarks.discovery import specs
 from ...calibration.calibrate import find_or_calibrate
 from ...calibration.table_note import describe as describe_table
 from ...calibration.table_trust import table_record
-from ...errors import UserError
+from ...core.errors import UserError
+from ...core.termsafe import safe_lines
+from ...core.ui import Ui
 from ...result_file import write_profile_result
 from ...run.env_matrix import Variant, parse_env_matrix
 from ...run.launch import EchoFn, launch_command, run_job
@@ -35,9 +37,7 @@ from ...run.runner import (
     initial_run_meta,
 )
 from ...rundir import RESULT_FILE, Run, begin_run, new_run_dir, utc_now
-from ...termsafe import safe_lines
 from ...toolchains import Toolchain, get_toolchain
-from ...ui import Ui
 from ..documents.collect import collect
 from . import compare_bare, program_abi
 from .toolchain_evidence import latest_evidence

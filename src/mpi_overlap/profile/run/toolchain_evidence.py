@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...benchmarks.spec import BenchmarkSpec
-from ...errors import UserError
+from ...core.errors import UserError
 from ...rundir import ANALYSIS_FILE, RUN_FILE, read_json
 
 

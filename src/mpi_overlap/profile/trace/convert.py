@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import UserError
-from ...file_output import open_atomic
-from ...formatting import count_of, fmt_mib, fmt_time
+from ...core.errors import UserError
+from ...core.file_output import open_atomic
+from ...core.formatting import count_of, fmt_mib, fmt_time
 from ..analysis.profile_values import rank_list
 from ..documents.rank_documents import rank_files
 from .perfetto import Summary, to_chrome

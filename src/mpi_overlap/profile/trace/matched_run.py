@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import UserError
+from ...core.errors import UserError
 from .convert import read_run
 from .match import Matched, match_messages
 from .reader import RankTrace

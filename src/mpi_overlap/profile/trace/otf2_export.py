@@ -34,9 +34,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from ...errors import UserError
-from ...file_output import EXIT_IO_ERROR, WriteError
-from ...formatting import count_of
+from ...core.errors import UserError
+from ...core.file_output import EXIT_IO_ERROR, WriteError
+from ...core.formatting import count_of
 from ..documents.rank_documents import RankDocumentStream
 from .convert import notes_of
 from .matched_run import read_matched

@@ -23,8 +23,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ...formatting import fmt_time
-from ...sizes import format_size
+from ...core.formatting import fmt_time
+from ...core.sizes import format_size
 from .reader import (
     CASE_ACROSS,
     CASE_BEGIN_ONLY,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import UserError
+from ...core.errors import UserError
 
 MAGIC = b"MOPTRACE"
 VERSION = 2

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formatting import fmt_mib
+from ...core.formatting import fmt_mib
 from ..analysis.profile_values import rank_list
 
 

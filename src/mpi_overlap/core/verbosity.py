@@ -9,8 +9,8 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
 
+from .bound_setting import bound_to
 from .errors import UserError
-from .run.bound_setting import bound_to
 
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 

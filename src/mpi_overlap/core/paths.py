@@ -19,8 +19,8 @@ def state_dir() -> Path:
 
 
 def repo_root() -> Path:
-    """The source tree this package runs from (src layout: <root>/src/mpi_overlap)."""
-    return Path(__file__).resolve().parents[2]
+    """The source tree this package runs from (src layout: <root>/src/mpi_overlap/core)."""
+    return Path(__file__).resolve().parents[3]
 
 
 def native_source_dir() -> Path:
@@ -29,5 +29,5 @@ def native_source_dir() -> Path:
     override = os.environ.get("MPI_OVERLAP_NATIVE_DIR")
     if override:
         return Path(override)
-    packaged = Path(__file__).resolve().parent / "_native"
+    packaged = Path(__file__).resolve().parents[1] / "_native"
     return packaged if packaged.is_dir() else repo_root() / "native"

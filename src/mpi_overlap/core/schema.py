@@ -20,9 +20,10 @@ from .errors import UserError
 if TYPE_CHECKING:
     from referencing import Registry
 
-SCHEMA_DIR = Path(__file__).with_name("schemas")
-PACKAGE_SCHEMAS = Path(__file__).with_name("benchmarks")
-PROFILE_SCHEMAS = Path(__file__).with_name("profile") / "schemas"
+_PACKAGE = Path(__file__).parents[1]
+SCHEMA_DIR = _PACKAGE / "schemas"
+PACKAGE_SCHEMAS = _PACKAGE / "benchmarks"
+PROFILE_SCHEMAS = _PACKAGE / "profile" / "schemas"
 
 
 def _schema_paths() -> list[Path]:
