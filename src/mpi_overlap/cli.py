@@ -449,9 +449,16 @@ def _package_bench(spec: BenchmarkSpec) -> click.Command:
     return click.command(spec.name, help=spec.help)(f)
 
 
+def _finish_session(*args: Any, **kwargs: Any) -> bool:
+    """session.finish_session, imported when a command ends (not at the CLI's start)."""
+    from .session import finish_session
+
+    return finish_session(*args, **kwargs)
+
+
 _PARTS = CommandParts(mpi_option=_mpi_option, ranks_option=_ranks_option,
                       launcher_option=_launcher_option, out_option=_out_option, seconds=FLOAT,
-                      out=_out, err=_err)
+                      out=_out, err=_err, finish=_finish_session)
 for _spec in specs():
     if _spec.command_group is None:  # run by another command (calibrate)
         continue

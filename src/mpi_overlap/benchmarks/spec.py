@@ -152,8 +152,10 @@ class Flag:
 class CommandParts:
     """What the CLI's commands share, handed to a package that makes its own command
     (BenchmarkSpec.command) so that it need not import the CLI: the option decorators
-    (each a click decorator; out_option takes its help text; launches_options below) and the
-    consoles of stdout and stderr."""
+    (each a click decorator; out_option takes its help text; launches_options below), the
+    consoles of stdout and stderr, and the end of a session (commands/session.py's
+    finish_session: the report, then each run's status line), so that a package's own
+    command need not import the commands above it."""
 
     mpi_option: Callable[[Any], Any]
     ranks_option: Callable[[Any], Any]
@@ -162,6 +164,7 @@ class CommandParts:
     seconds: Any  # click's type of a positive number of seconds
     out: Any
     err: Any
+    finish: Callable[..., bool]
 
     def launches_options(self, report_help: str) -> Callable[[Any], Any]:
         """--launcher, --timeout (per launch), --out and --report/--no-report: how a

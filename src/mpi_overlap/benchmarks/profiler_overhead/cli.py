@@ -28,7 +28,7 @@ def command(parts: CommandParts) -> click.Command:
         opts = OverheadOptions(ranks=ranks, reps=reps, quick=quick, launcher=launcher,
                                timeout_s=timeout, out_base=out)
         if not profiler_overhead_session(list(mpi), opts, report=report, console=parts.out,
-                                         err_console=parts.err):
+                                         err_console=parts.err, finish=parts.finish):
             sys.exit(3)
 
     return bench_profiler_overhead

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -363,16 +364,15 @@ def _summary_line(run: Run) -> str:
 
 
 def profiler_overhead_session(toolchains: list[str], opts: OverheadOptions, *, report: bool,
-                              console: Console, err_console: Console) -> bool:
+                              console: Console, err_console: Console,
+                              finish: Callable[..., bool]) -> bool:
     """Run on each toolchain, print where each run is, report them together. True when
     every run completed (whatever the verdicts: this is a measurement, not a test)."""
     opts.check()
     tcs = checked_toolchains(toolchains, ranks=opts.ranks, launcher=opts.launcher)
     ui = Ui(err_console)
-    from ...session import finish_session
-
     runs = [run_profiler_overhead(tc, opts, ui) for tc in tcs]
-    ok = finish_session(runs, opts.out_base, console, report=report)
+    ok = finish(runs, opts.out_base, console, report=report)
     for run in runs:
         line = _summary_line(run)
         if line:

@@ -30,7 +30,7 @@ def command(parts: CommandParts) -> click.Command:
         opts = StudyOptions(ranks=ranks, reps=reps, quick=quick, sizes=parse_edges(sizes),
                             launcher=launcher, timeout_s=timeout, out_base=out)
         if not study_session(app_name, list(mpi), opts, report=report, console=parts.out,
-                             err_console=parts.err):
+                             err_console=parts.err, finish=parts.finish):
             sys.exit(3)
 
     return study

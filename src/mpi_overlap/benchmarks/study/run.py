@@ -217,17 +217,16 @@ def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
 
 
 def study_session(app_name: str, toolchains: list[str], opts: StudyOptions, *, report: bool,
-                  console: Console, err_console: Console) -> bool:
+                  console: Console, err_console: Console,
+                  finish: Callable[..., bool]) -> bool:
     """`mpi-overlap study APP`: run on each toolchain, report them together. True when
     every run completed."""
     app = get_app(app_name)
     opts.check(app)
     tcs = checked_toolchains(toolchains, ranks=opts.ranks, launcher=opts.launcher)
     ui = Ui(err_console)
-    from ...session import finish_session
-
     runs = [run_study(app, tc, opts, ui) for tc in tcs]
-    return finish_session(runs, opts.out_base, console, report=report)
+    return finish(runs, opts.out_base, console, report=report)
 
 
 def characterize_step(app_name: str) -> Callable[[Toolchain, Any, Path, Ui], Run]:
