@@ -651,7 +651,7 @@ def profile(mpi: tuple[str, ...], ranks: int, launcher: str | None, bins: str | 
     if otf2:
         from .profile.trace.otf2_export import export_lines as export
     code = profile_session(list(program), opts, toolchains, report=report, console=_out,
-                           err_console=_err, otf2_export=export)
+                           err_console=_err, finish=_finish_session, otf2_export=export)
     if code:
         sys.exit(code)
 

@@ -239,12 +239,14 @@ def _export_otf2(run_dir: Path, export: Callable[[Path], list[str]], console: Co
 
 def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str], *,
                     report: bool, console: Console, err_console: Console,
+                    finish: Callable[..., bool],
                     otf2_export: Callable[[Path], list[str]] | None = None) -> int:
     """The CLI command: run (the program's output live on the terminal and in the logs),
     report, print where it is. Returns the exit status: 0 when the run is complete, the
-    program's own when it failed with one (docs/profiler.md, "Exit status"), else 3."""
+    program's own when it failed with one (docs/profiler.md, "Exit status"), else 3.
+    `finish` ends the session (commands/session.py's finish_session, handed in by the
+    command: the profile does not import the commands above it)."""
     from ...run.fault_signs import FaultWatch
-    from ...session import finish_session
 
     watch = FaultWatch()
 
@@ -269,7 +271,7 @@ def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str]
     with_report = report and any(run.result and (run.result.get("ranks")
                                                  or run.result.get("job_stats"))
                                  for run in runs)
-    ok = finish_session(runs, opts.out_base, console, report=with_report)
+    ok = finish(runs, opts.out_base, console, report=with_report)
     if opts.trace:
         for run in runs:
             console.print(f"timeline: mpi-overlap trace {run.path} --perfetto "
