@@ -78,9 +78,9 @@ def profile_test_app_traced(mpi: str, app: str, base: Path) -> Path:
     run directory."""
     import pytest
 
-    from mpi_overlap.build import build_dir_for, ensure_built
     from mpi_overlap.core.errors import UserError
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.build import build_dir_for, ensure_built
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     try:
         tc = get_toolchain(mpi)
@@ -100,10 +100,10 @@ def own_state_dir(tmp_path: Path) -> Path:
     toolchain registry of the tests' state directory, and copies of its transfer-time
     tables without their collective series for 3 ranks and without failure records (what
     a test records stays in here)."""
-    from mpi_overlap.build import ensure_built
     from mpi_overlap.calibration.xfer_table import in_use
     from mpi_overlap.core.paths import state_dir
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.build import ensure_built
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     shared = state_dir()
     ensure_built(get_toolchain("mpich"))

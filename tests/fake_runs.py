@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mpi_overlap.platform.toolchains import Toolchain
 from mpi_overlap.run.runner import RunOptions, initial_run_meta
-from mpi_overlap.toolchains import Toolchain
 
 
 def run_dir(tmp_path: Path, benchmark: str, result: dict, analysis: dict | None = None

@@ -16,11 +16,11 @@ from cli_helpers import run_cli
 from mpi_overlap.benchmarks.progress import SPEC as PROGRESS
 from mpi_overlap.benchmarks.progress.advice import progress_hint, progress_words
 from mpi_overlap.benchmarks.sync_overlap import SPEC as SYNC_OVERLAP
-from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.profile.analysis.advice import advice, advice_findings
 from mpi_overlap.profile.run.toolchain_evidence import latest_evidence
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 
 MS = 1e-3
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpi_overlap.build import ensure_built, executable
 from mpi_overlap.core.schema import result_errors
+from mpi_overlap.platform.build import ensure_built, executable
+from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run.launch import launch_command
-from mpi_overlap.toolchains import get_toolchain
 
 RANKS = (1, 2, 4)
 HALO_GRID = (12, 10, 9)  # odd extents: uneven blocks; 4 ranks split 1x2x2

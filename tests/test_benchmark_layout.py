@@ -134,7 +134,7 @@ def test_the_words_let_through_are_words_there() -> None:
 def test_a_package_benchmark_has_its_parts(spec) -> None:
     """Its registry entry, its command (or the command of its package, or the one that
     runs it for its role), its report and schemas, its docs section and card line."""
-    from mpi_overlap import reporting as report
+    from mpi_overlap.commands import reporting as report
     from mpi_overlap.core.schema import has_schema
 
     name = spec.name
@@ -174,7 +174,7 @@ def test_every_run_kind_but_the_profilers_is_a_package() -> None:
 
 
 def test_characterize_runs_the_declared_steps_in_their_order() -> None:
-    import mpi_overlap.characterize as ch
+    import mpi_overlap.commands.characterize as ch
 
     assert [label for label, _ in ch._steps()] == [
         "profiler-overhead", "study halo", "study cg"]

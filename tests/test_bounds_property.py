@@ -36,8 +36,8 @@ from hypothesis import strategies as st
 
 from bounds_reference import COUNTERS, Event, parse_lines, process, to_text
 from bounds_simulator import simulate
-from mpi_overlap.build import ensure_built
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
 
 NATIVE = Path(__file__).resolve().parents[1] / "native"
 REL, ABS = 1e-9, 1e-12

@@ -12,7 +12,7 @@ import pytest
 from cli_helpers import own_state_dir
 from mpi_overlap.calibration.calibrate import _cut_note, calibrate_collectives, find_or_calibrate
 from mpi_overlap.calibration.xfer_table import read_table, save_table, write_table
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.toolchains import get_toolchain
 from test_xfer_table import _result
 
 

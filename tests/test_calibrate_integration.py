@@ -28,7 +28,6 @@ import pytest
 from rich.console import Console
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.build import ensure_built, executable
 from mpi_overlap.calibration.calibrate import find_or_calibrate
 from mpi_overlap.calibration.xfer_table import (
     BLOCKING_COLL_OPS,
@@ -40,10 +39,11 @@ from mpi_overlap.calibration.xfer_table import (
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.core.schema import result_errors, run_errors
 from mpi_overlap.core.ui import Ui
+from mpi_overlap.platform.build import ensure_built, executable
+from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run.launch import launch_command
 from mpi_overlap.run.preload import ProfilerSetup, profiler_library
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi

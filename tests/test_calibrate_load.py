@@ -24,12 +24,12 @@ import pytest
 
 from cli_helpers import run_cli
 from loadgen import cpu_load
-from mpi_overlap.build import build_dir_for, ensure_built
 from mpi_overlap.calibration.calibrate import fingerprint
 from mpi_overlap.calibration.table_trust import disagreement
 from mpi_overlap.calibration.xfer_table import XferTable, read_table, table_path
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 
 pytestmark = pytest.mark.mpi
 

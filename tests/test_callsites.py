@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain, list_toolchains
 from mpi_overlap.profile.analysis.callsites import site_rankings
 from mpi_overlap.profile.documents import job_stats
 from mpi_overlap.profile.documents.callsites import resolve
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain, list_toolchains
+from mpi_overlap.run.rundir import load_run
 from test_profile_fortran import fortran_program
 
 NATIVE_TESTS = Path(__file__).resolve().parent.parent / "native" / "tests"

@@ -125,7 +125,7 @@ def test_out_in_a_read_only_place(tmp_path: Path) -> None:
 @pytest.mark.mpi
 def test_a_run_that_wrote_no_result_is_not_complete(tmp_path: Path) -> None:
     """A launcher that starts nothing and exits 0 (before: 'complete', exit 0)."""
-    from mpi_overlap.rundir import load_run
+    from mpi_overlap.run.rundir import load_run
 
     out = tmp_path / "runs"
     proc = run_cli("bench", "overhead", "--quick", "--launcher", "true", "--out", str(out),
@@ -139,8 +139,8 @@ def test_a_run_that_wrote_no_result_is_not_complete(tmp_path: Path) -> None:
 
 def test_ranks_bound_and_oversubscription(monkeypatch: pytest.MonkeyPatch) -> None:
     from mpi_overlap.core.errors import UserError
+    from mpi_overlap.platform.toolchains import list_toolchains
     from mpi_overlap.run import launch
-    from mpi_overlap.toolchains import list_toolchains
 
     monkeypatch.setattr(launch, "usable_cores", lambda: 2)
     monkeypatch.delenv(launch.OVERSUBSCRIBE_ENV, raising=False)

@@ -25,7 +25,7 @@ from cluster_helpers import LINK, NODES, nothing_left, on_cluster
 from mpi_overlap.calibration.xfer_table import in_use, read_table
 from mpi_overlap.cluster import control, hosts_file
 from mpi_overlap.cluster.layout import STATE_FILE, Layout
-from mpi_overlap.rundir import load_run
+from mpi_overlap.run.rundir import load_run
 
 
 def test_srun_reaches_two_host_names(cluster: None) -> None:
@@ -109,8 +109,8 @@ def test_calibrate_across_nodes_writes_the_inter_node_class(across: tuple[Path, 
 
 def test_profile_across_nodes_prices_messages_as_inter_node(across: tuple[Path, Path],
                                                            tmp_path: Path) -> None:
-    from mpi_overlap.build import build_dir_for
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.build import build_dir_for
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     home, _ = across
     _table_usable(home)
@@ -163,8 +163,8 @@ def test_a_first_profile_across_nodes_on_a_fresh_state_profiles_every_rank(
     and every rank is profiled with the inter class. On a machine too busy for a usable
     table (profile then refuses, exit 4, as it should) the profiler's part is checked with
     an inter-only table given by hand."""
-    from mpi_overlap.build import build_dir_for
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.build import build_dir_for
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     home = own_state_dir(tmp_path)
     for table in (home / "xfer-tables").iterdir():  # fresh: no table at all
@@ -353,7 +353,7 @@ def test_characterize_compares_placements(allocation: str, tmp_path: Path,
     and once across the two, each run saying where it ran, and a card column for each.
     (The progress benchmark's quick sizes, up to 4 MiB, took 27 s over the emulated link;
     the placements, not the benchmark, are the point here.)"""
-    import mpi_overlap.characterize as ch
+    import mpi_overlap.commands.characterize as ch
     from mpi_overlap.benchmarks.registry import get_benchmark
 
     plan = {"overlap": [get_benchmark("sync-overlap")], "overhead": []}

@@ -61,8 +61,8 @@ FAULTS = {
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_a_profile_across_nodes_through_a_fault(cluster: None, tmp_path: Path,
                                                 fault: str) -> None:
-    from mpi_overlap.build import build_dir_for
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.build import build_dir_for
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     statuses = FAULTS[fault]
     home = own_state_dir(tmp_path)

@@ -89,8 +89,8 @@ def _no_job_left() -> None:
 
 
 def _mpich_bench(name: str) -> Path:
-    from mpi_overlap.build import build_dir_for
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.build import build_dir_for
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     return build_dir_for(get_toolchain("mpich")) / name
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from mpi_overlap.build import ensure_built
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
 
 US = 1e-6
 TABLE = """\

@@ -20,12 +20,12 @@ from mpi_overlap.benchmarks.comm_overlap.analysis import (
     hidden_pct,
     improvement_pct,
 )
-from mpi_overlap.build import ensure_built
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.core.schema import analysis_errors, result_errors
 from mpi_overlap.core.sizes import format_size
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 QUICK_SIZES = [1024, 65536, 1048576]

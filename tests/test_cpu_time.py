@@ -14,11 +14,11 @@ import pytest
 
 from cli_helpers import run_cli
 from loadgen import cpu_load
-from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.profile.analysis.advice import advice
 from mpi_overlap.profile.analysis.cpu_time import descheduled_finding, imbalance, rank_figures
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 
 MS = 1e-3
 

@@ -16,7 +16,7 @@ from mpi_overlap.benchmarks.datatypes.analysis import analyze as analyze_datatyp
 from mpi_overlap.benchmarks.datatypes.analysis import ratio_ci
 from mpi_overlap.core import schema
 from mpi_overlap.core.errors import UserError
-from mpi_overlap.rundir import load_run
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap import doctor, doctor_probes
-from mpi_overlap.build import FORTRAN_STATUS, fortran_wrapper
+from mpi_overlap.commands import doctor, doctor_probes
 from mpi_overlap.core.errors import UserError
-from mpi_overlap.toolchains import Toolchain, get_toolchain
+from mpi_overlap.platform.build import FORTRAN_STATUS, fortran_wrapper
+from mpi_overlap.platform.toolchains import Toolchain, get_toolchain
 
 
 def _tc(bindir: str = "/x/bin", flavor: str = "mpich") -> Toolchain:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from mpi_overlap.build import ensure_built
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
 
 WINDOW, WINDOWS = 64, 64  # mop_engine_cost.c
 TRANSFER_FORMS = ("distinct_handles", "shared_handle")

@@ -12,7 +12,7 @@ from cli_helpers import run_cli
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.report import env_matrix as view
 from mpi_overlap.run.env_matrix import MAX_VARIANTS, bound, current, parse_env_matrix
-from mpi_overlap.rundir import Run, load_run
+from mpi_overlap.run.rundir import Run, load_run
 
 
 def test_every_combination_in_order() -> None:

@@ -26,12 +26,12 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import one_line_error, run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.profile.trace.convert import read_run
 from mpi_overlap.profile.trace.reader import EV_REGION_BEGIN
 from mpi_overlap.profile.trace.timeline import rank_timeline
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 
 otf2 = pytest.importorskip("otf2", reason="the otf2 package (pyproject.toml) is not installed")
 

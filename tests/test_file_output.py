@@ -22,7 +22,7 @@ import pytest
 from cli_helpers import one_line_error, processes_with_env, run_cli
 from mpi_overlap.core import file_output
 from mpi_overlap.core.file_output import WriteError, rewrite_in_place, write_json, write_text
-from mpi_overlap.rundir import RUN_JSON_RESERVE, load_run, write_run_json
+from mpi_overlap.run.rundir import RUN_JSON_RESERVE, load_run, write_run_json
 
 
 @pytest.fixture
@@ -140,8 +140,8 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def _profiled_app() -> Path:
-    from mpi_overlap.build import build_dir_for, ensure_built
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.build import build_dir_for, ensure_built
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     tc = get_toolchain("mpich")
     ensure_built(tc)

@@ -37,10 +37,10 @@ from mpi_overlap.calibration.xfer_table import (
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.core.json_input import MAX_DEPTH, parse_json, read_json
 from mpi_overlap.core.sizes import MAX_SIZE, parse_sizes
+from mpi_overlap.platform.toolchains import NAME_PATTERN, check_name
 from mpi_overlap.profile.trace import reader
 from mpi_overlap.run.env_matrix import parse_env_matrix
 from mpi_overlap.run.preload import parse_bins, parse_trace_cap
-from mpi_overlap.toolchains import NAME_PATTERN, check_name
 
 EXAMPLES = int(os.environ.get("MO_FUZZ_EXAMPLES", "200"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,

@@ -184,7 +184,7 @@ _MPICCS = {
 def _mpicc(which: str) -> tuple[Path, dict[str, str] | None]:
     if which in _MPICCS:
         return _MPICCS[which], None
-    from mpi_overlap.toolchains import get_toolchain, list_toolchains
+    from mpi_overlap.platform.toolchains import get_toolchain, list_toolchains
 
     name = which.removesuffix("-wheel")
     if name not in {tc.name for tc in list_toolchains()}:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from mpi_overlap.core.errors import UserError
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.toolchains import get_toolchain
 from test_gen_wrappers import ROOT, gw
 
 PROFILER = ROOT / "native" / "profiler"

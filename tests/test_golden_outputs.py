@@ -56,12 +56,12 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.benchmarks.registry import get_benchmark
+from mpi_overlap.commands.reporting import run_entry
 from mpi_overlap.core.procs import run_tool
 from mpi_overlap.report import replication
-from mpi_overlap.reporting import run_entry
 from mpi_overlap.run import run_guard
+from mpi_overlap.run.rundir import load_run
 from mpi_overlap.run.runner import analyze_result
-from mpi_overlap.rundir import load_run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "golden"
 UPDATE = os.environ.get("MPI_OVERLAP_UPDATE_GOLDEN") == "1"

@@ -21,7 +21,7 @@ from mpi_overlap.profile.analysis.advice import advice, advice_findings
 from mpi_overlap.profile.analysis.profile import analyze_profile
 from mpi_overlap.report.summary_card import card_json, card_rows
 from mpi_overlap.run import run_guard
-from mpi_overlap.rundir import Run, load_run
+from mpi_overlap.run.rundir import Run, load_run
 from test_advice import _analysis, _docs, _pair
 from test_profile_job_file import _mo_halo, _table
 from test_report_profile import _report, sample_result, write_run

@@ -179,8 +179,8 @@ def test_the_call_site_tree_holds_every_pair_once_under_its_posting_site() -> No
 
 
 def _callsites_program() -> Path:
-    from mpi_overlap.build import build_dir_for, ensure_built
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.build import build_dir_for, ensure_built
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     tc = get_toolchain("mpich")
     ensure_built(tc)
@@ -188,7 +188,7 @@ def _callsites_program() -> Path:
 
 
 def _profile(tmp_path: Path, *extra: str) -> list:
-    from mpi_overlap.rundir import load_run
+    from mpi_overlap.run.rundir import load_run
 
     out = tmp_path / "runs"
     proc = run_cli("profile", "--mpi", "mpich", "-n", "2", "--out", str(out), *extra, "--",

@@ -18,10 +18,10 @@ from cli_helpers import disturbed, run_cli
 from mpi_overlap.benchmarks.inflation import SPEC
 from mpi_overlap.benchmarks.inflation.analysis import analyze as analyze_inflation
 from mpi_overlap.benchmarks.inflation.analysis import fit_point, knee_summary
-from mpi_overlap.build import ensure_built
 from mpi_overlap.core.schema import analysis_errors, result_errors
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 QUICK_SIZES = [1024, 65536, 1048576]

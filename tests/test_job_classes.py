@@ -15,8 +15,8 @@ from mpi_overlap.calibration import calibrate as cal
 from mpi_overlap.calibration.job_classes import JobLayout, job_layout, missing_classes
 from mpi_overlap.calibration.xfer_table import XferTable, save_table, table_path
 from mpi_overlap.core.ui import Ui
+from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run import slurm_launch
-from mpi_overlap.toolchains import get_toolchain
 from test_xfer_table import MACHINE_FP, MACHINE_KEY, TOOLCHAIN_FP, TOOLCHAIN_KEY, _table
 
 INTRA = [(0, 1e-6), (1 << 20, 1e-4)]

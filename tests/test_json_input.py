@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from cli_helpers import one_line_error, run_cli
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.core.json_input import MAX_DEPTH, _depth_exceeds, parse_json, read_json
-from mpi_overlap.rundir import load_run
+from mpi_overlap.run.rundir import load_run
 from test_report_profile import sample_result, write_run
 
 

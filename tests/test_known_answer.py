@@ -38,16 +38,16 @@ import pytest
 
 from cli_helpers import disturbed, run_cli
 from mpi_overlap.analysis.run_table import used_table
-from mpi_overlap.build import FORTRAN_STATUS, build_dir_for, ensure_built
 from mpi_overlap.core.errors import UserError
+from mpi_overlap.platform.build import FORTRAN_STATUS, build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain, list_toolchains
 from mpi_overlap.profile.analysis.twosided import Clocks, Refined, Refinement, eager_parts, refine
 from mpi_overlap.profile.analysis.waits import Wait, call_waits
 from mpi_overlap.profile.trace.convert import read_run
 from mpi_overlap.profile.trace.match import match_messages
 from mpi_overlap.profile.trace.timeline import rank_timeline
 from mpi_overlap.run.run_guard import DISTURBED
-from mpi_overlap.rundir import Run, load_run
-from mpi_overlap.toolchains import get_toolchain, list_toolchains
+from mpi_overlap.run.rundir import Run, load_run
 
 pytestmark = pytest.mark.mpi
 

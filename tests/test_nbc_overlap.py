@@ -17,10 +17,10 @@ from mpi_overlap.analysis.overlap_formulas import imb_pct, osu_pct
 from mpi_overlap.benchmarks.nbc_overlap import SPEC
 from mpi_overlap.benchmarks.nbc_overlap.analysis import LIMITS
 from mpi_overlap.benchmarks.nbc_overlap.analysis import analyze as analyze_nbc_overlap
-from mpi_overlap.build import ensure_built
 from mpi_overlap.core.schema import analysis_errors, result_errors
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 COLLECTIVES = ["Ibarrier", "Ibcast", "Igather", "Iscatter", "Ireduce", "Iallreduce",

@@ -15,7 +15,7 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.core.schema import analysis_errors, result_errors, run_errors
-from mpi_overlap.rundir import load_run
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi

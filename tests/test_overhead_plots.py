@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mpi_overlap.benchmarks.overhead.plots import _metric_figure
-from mpi_overlap.rundir import Run
+from mpi_overlap.run.rundir import Run
 
 
 def _run(overheads_us: list[float]) -> Run:

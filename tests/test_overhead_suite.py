@@ -14,9 +14,9 @@ from cli_helpers import run_cli
 from mpi_overlap import cli
 from mpi_overlap.benchmarks import registry
 from mpi_overlap.benchmarks.registry import Benchmark
+from mpi_overlap.commands.suite import suite_benchmarks
 from mpi_overlap.core.schema import report_errors
-from mpi_overlap.rundir import load_run
-from mpi_overlap.suite import suite_benchmarks
+from mpi_overlap.run.rundir import load_run
 
 
 def _bench(name: str, order: int, suite: str | None = "overhead") -> Benchmark:

@@ -32,7 +32,7 @@ from mpi_overlap.benchmarks.overlap_validation.analysis import analyze as analyz
 from mpi_overlap.core import schema
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.profile.analysis.profiled_runs import load_profiles
-from mpi_overlap.rundir import load_run
+from mpi_overlap.run.rundir import load_run
 
 CALLS = {
     "isend-irecv": ("MPI_Isend", True, "MPI_Irecv", True),
@@ -459,7 +459,7 @@ def _write_run(root: Path, name: str, with_analysis: bool = True) -> Path:
 
 
 def test_report_figures_tables_and_json(tmp_path: Path) -> None:
-    from mpi_overlap.reporting import make_report
+    from mpi_overlap.commands.reporting import make_report
 
     runs = [load_run(_write_run(tmp_path, "a")), load_run(_write_run(tmp_path, "b", False))]
     console = Console(record=True, width=220)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import one_line_error, run_cli
-from mpi_overlap.characterize import parse_placements
+from mpi_overlap.commands.characterize import parse_placements
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.report.summary_card import card_json
-from mpi_overlap.rundir import Run, placement_label
+from mpi_overlap.run.rundir import Run, placement_label
 
 
 def test_placements_parse() -> None:
@@ -80,11 +80,11 @@ def test_a_failure_run_records_its_placement(tmp_path: Path, isolated_home: Path
     """A benchmark that failed before its own directory (suite._failure_run) is filed in
     its placement's column, like the runs beside it."""
     from mpi_overlap.benchmarks.registry import get_benchmark
+    from mpi_overlap.commands.suite import _failure_run
     from mpi_overlap.core.schema import run_errors
+    from mpi_overlap.platform.toolchains import get_toolchain
     from mpi_overlap.run import slurm_launch
     from mpi_overlap.run.runner import RunOptions
-    from mpi_overlap.suite import _failure_run
-    from mpi_overlap.toolchains import get_toolchain
 
     with slurm_launch.bound(2):
         run = _failure_run(get_benchmark("threads-procs"), get_toolchain("mpich"),

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import disturbed, one_line_error, run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 
 pytestmark = pytest.mark.mpi
 

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from mpi_overlap.build import ensure_built
+from mpi_overlap.commands.reporting import make_report
 from mpi_overlap.core import schema
+from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.profile.analysis.profile import analyze_profile
 from mpi_overlap.profile.analysis.profile_checks import FLAG_SHARE_PCT
-from mpi_overlap.reporting import make_report
-from mpi_overlap.rundir import load_run
+from mpi_overlap.run.rundir import load_run
 from test_analysis_profile import KIB, MIB, NO_REGION, Group, make_result, rank_doc
 from test_report_profile import write_run
 
@@ -243,7 +243,7 @@ def test_report_of_profiles_without_checks(tmp_path: Path) -> None:
 
 
 def test_engine_profile_through_the_analysis() -> None:
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     exe = ensure_built(get_toolchain("mpich")) / "profiler" / "mop_replay"
     # table 0 B 2 µs, 4 KiB 10 µs: a 4 KiB MPI_Recv in a 3 µs call (7 µs beyond); an

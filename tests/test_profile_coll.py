@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
 from mpi_overlap.core.schema import result_errors
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain, list_toolchains
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain, list_toolchains
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi

@@ -30,9 +30,9 @@ from typing import Any
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi

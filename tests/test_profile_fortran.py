@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.build import FORTRAN_STATUS, build_dir_for, ensure_built
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain, list_toolchains
+from mpi_overlap.platform.build import FORTRAN_STATUS, build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain, list_toolchains
+from mpi_overlap.run.rundir import load_run
 
 pytestmark = pytest.mark.mpi
 

@@ -111,8 +111,8 @@ def test_the_stream_reads_again_on_every_pass_and_holds_no_document(tmp_path: Pa
 # ----- end to end -------------------------------------------------------------------------
 
 def _mo_halo() -> Path:
-    from mpi_overlap.build import build_dir_for, ensure_built
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.build import build_dir_for, ensure_built
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     tc = get_toolchain("mpich")
     ensure_built(tc)
@@ -122,7 +122,7 @@ def _mo_halo() -> Path:
 def _table() -> Path:
     """The machine's table, so that 64 ranks do not calibrate collectives of their own."""
     from mpi_overlap.calibration.calibrate import find_or_calibrate
-    from mpi_overlap.toolchains import get_toolchain
+    from mpi_overlap.platform.toolchains import get_toolchain
 
     return find_or_calibrate(get_toolchain("mpich"), ranks=2)
 
@@ -182,7 +182,7 @@ def test_64_ranks_write_one_reduced_file_by_default(tmp_path: Path) -> None:
     assert analysis["job"]["ranks"] == RANKS and analysis["job_stats"]["documents"] is False
     assert analysis["rankings"]["pairs"] and (run_dir / "report.html").is_file()
     from mpi_overlap.profile.report.profile_table import summary
-    from mpi_overlap.rundir import load_run
+    from mpi_overlap.run.rundir import load_run
 
     said = [s for s in summary(load_run(run_dir)) if "rank 0's reduction" in s]
     assert len(said) == 1 and "the rank documents were not kept" in said[0]
@@ -206,7 +206,7 @@ def test_64_ranks_with_documents_write_one_job_file_and_no_per_rank_files(
     # the report says what the gather cost, from the run's own record
     from mpi_overlap.core.formatting import fmt_mib
     from mpi_overlap.profile.report.profile_table import summary
-    from mpi_overlap.rundir import load_run
+    from mpi_overlap.run.rundir import load_run
 
     said = [s for s in summary(load_run(run_dir)) if s.startswith("Rank 0 gathered")]
     assert said == [f"Rank 0 gathered {RANKS} rank profiles into profile.job.jsonl "
@@ -305,9 +305,9 @@ def _direct(tmp_path: Path, ranks_env: list[dict[str, str]]) -> Path:
     machine's table, MPI_OVERLAP_PER_RANK=0), as a user's mpiexec would run it."""
     import subprocess
 
-    from mpi_overlap.build import ensure_built
+    from mpi_overlap.platform.build import ensure_built
+    from mpi_overlap.platform.toolchains import get_toolchain
     from mpi_overlap.run.preload import ProfilerSetup, profiler_library
-    from mpi_overlap.toolchains import get_toolchain
 
     tc = get_toolchain("mpich")
     outdir = tmp_path / "direct"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain, list_toolchains
 from mpi_overlap.profile.run import program_abi
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain, list_toolchains
+from mpi_overlap.run.rundir import load_run
 
 
 def _app(toolchain: str) -> Path:

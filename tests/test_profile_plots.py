@@ -73,9 +73,9 @@ def test_the_report_modules_of_a_profile_import_no_matplotlib_or_numpy() -> None
     import sys
 
     code = ("import sys; import mpi_overlap.cli, mpi_overlap.profile.run.session, "
-            "mpi_overlap.reporting, mpi_overlap.profile.analysis.profile, "
+            "mpi_overlap.commands.reporting, mpi_overlap.profile.analysis.profile, "
             "mpi_overlap.profile.analysis.twosided; "
-            "from mpi_overlap.reporting import reporter_of; reporter_of('profile'); "
+            "from mpi_overlap.commands.reporting import reporter_of; reporter_of('profile'); "
             "print(sorted(m for m in ('matplotlib', 'numpy', 'scipy', 'jsonschema', "
             "'importlib.metadata', 'pandas', 'elftools') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap import result_file
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.profile.analysis.profile import analyze_profile
-from mpi_overlap.result_file import LazyRanks, write_profile_result
-from mpi_overlap.rundir import load_run
+from mpi_overlap.run import result_file
+from mpi_overlap.run.result_file import LazyRanks, write_profile_result
+from mpi_overlap.run.rundir import load_run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "golden" / "profile-halo.tar.xz"
 

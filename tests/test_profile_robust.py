@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import CLI
-from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi

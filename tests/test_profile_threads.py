@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.profile.analysis.profile import analyze_profile
-from mpi_overlap.rundir import STDOUT_FILE, load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.run.rundir import STDOUT_FILE, load_run
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi

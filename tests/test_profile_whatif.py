@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.profile.run.compare_bare import sentence, summarize
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 
 
 def _launch(rep: int, profiled: bool, elapsed: float, status: str = "complete") -> dict:

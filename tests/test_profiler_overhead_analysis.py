@@ -34,10 +34,10 @@ from mpi_overlap.benchmarks.profiler_overhead.run import (
     measure_engine_cost,
     order,
 )
-from mpi_overlap.build import ensure_built
 from mpi_overlap.core.schema import analysis_errors, result_errors
-from mpi_overlap.rundir import ANALYSIS_FILE, RESULT_FILE, RUN_FILE, load_run, write_json_atomic
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import ANALYSIS_FILE, RESULT_FILE, RUN_FILE, load_run, write_json_atomic
 
 RATE_TARGET, TIME_TARGET = Target(">=", 0.95), Target("<=", 1.01)
 
@@ -350,7 +350,7 @@ def _run_dir(tmp_path: Path, result: dict[str, Any]) -> Path:
 
 
 def test_report_renders_from_a_run_directory(tmp_path: Path) -> None:
-    from mpi_overlap.reporting import make_report
+    from mpi_overlap.commands.reporting import make_report
 
     run = load_run(_run_dir(tmp_path, _result(RATES_GOOD, TIMES_GOOD)))
     assert run.complete
@@ -365,7 +365,7 @@ def test_report_renders_from_a_run_directory(tmp_path: Path) -> None:
 
 
 def test_report_shows_undisturbed_pairs_apart(tmp_path: Path) -> None:
-    from mpi_overlap.reporting import make_report
+    from mpi_overlap.commands.reporting import make_report
 
     result = _result(RATES_GOOD, TIMES_GOOD)
     launch = result["launches"][0]

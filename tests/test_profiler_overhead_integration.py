@@ -23,11 +23,11 @@ from mpi_overlap.benchmarks.profiler_overhead.run import (
     launch_dir_name,
     order,
 )
-from mpi_overlap.build import ensure_built
 from mpi_overlap.calibration.calibrate import find_or_calibrate
 from mpi_overlap.core.schema import analysis_errors, errors_against, result_errors, run_errors
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 
 pytestmark = pytest.mark.mpi
 

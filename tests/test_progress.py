@@ -17,11 +17,11 @@ from cli_helpers import run_cli
 from mpi_overlap.benchmarks.progress import SPEC
 from mpi_overlap.benchmarks.progress.analysis import YES_SHARE, _async_setting, verdict_of
 from mpi_overlap.benchmarks.progress.analysis import analyze as analyze_progress
-from mpi_overlap.build import ensure_built
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.core.schema import analysis_errors, result_errors
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 FIGURES = {"arrived_large_receiver_first_pct", "arrived_large_sender_first_pct",

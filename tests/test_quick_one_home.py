@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import mpi_overlap.session as session
+import mpi_overlap.commands.session as session
 from mpi_overlap.benchmarks.discovery import spec_of, specs
 from mpi_overlap.cli import app
-from mpi_overlap.suite import native_args, suite_benchmarks
+from mpi_overlap.commands.suite import native_args, suite_benchmarks
 
 SUITE_BENCHMARKS = sorted({b.name for suite in ("overlap", "overhead")
                            for b in suite_benchmarks(suite)})

@@ -10,7 +10,7 @@ from mpi_overlap.core.errors import UserError
 from mpi_overlap.report import replication as report
 from mpi_overlap.run import launch_plan
 from mpi_overlap.run.env_matrix import Variant
-from mpi_overlap.rundir import Run
+from mpi_overlap.run.rundir import Run
 
 AVAIL = Quantity("send/256/availability_pct", "send 256 B availability", "%")
 

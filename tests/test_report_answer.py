@@ -14,11 +14,11 @@ import pytest
 from rich.console import Console
 
 from browser import browser_or_skip, console_errors
+from mpi_overlap.commands.reporting import make_report
 from mpi_overlap.profile.report.profile_answer import ANSWER_SITES, answer
 from mpi_overlap.profile.report.profile_table import analysis_of
 from mpi_overlap.report.summary_card import ANCHOR, card_section
-from mpi_overlap.reporting import make_report
-from mpi_overlap.rundir import Run, load_run
+from mpi_overlap.run.rundir import Run, load_run
 from test_guard_one_voice import _meta
 
 FIXTURES = Path(__file__).parent / "fixtures" / "golden"

@@ -147,7 +147,7 @@ def test_profiled_run_names_its_table_and_the_calibration_verdict(tmp_path, monk
     40-60 % slow and nothing marked it; the run now says which table and what the machine
     said while it was measured."""
     from mpi_overlap.calibration import table_note
-    from mpi_overlap.rundir import write_json_atomic
+    from mpi_overlap.run.rundir import write_json_atomic
 
     monkeypatch.setenv("MPI_OVERLAP_HOME", str(tmp_path))
     table = tmp_path / "t.table"

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import CLI, own_state_dir, processes_with_env, run_cli
-from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 pytestmark = pytest.mark.mpi

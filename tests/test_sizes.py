@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpi_overlap.build import ensure_built
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.core.sizes import format_size, parse_sizes
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
 
 
 def test_lists_ranges_and_suffixes() -> None:

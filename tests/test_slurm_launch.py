@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from mpi_overlap.core.errors import UserError
+from mpi_overlap.platform.toolchains import Toolchain
 from mpi_overlap.run import slurm_launch
 from mpi_overlap.run.launch import launch_command, launch_record
-from mpi_overlap.toolchains import Toolchain
 
 
 def _tc(flavor: str) -> Toolchain:

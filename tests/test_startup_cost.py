@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap.build import build_dir_for, ensure_built
-from mpi_overlap.toolchains import get_toolchain
+from mpi_overlap.platform.build import build_dir_for, ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.tools.startup_cost import main, measure, summary
 
 pytestmark = pytest.mark.mpi

@@ -12,7 +12,7 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.core.schema import analysis_errors, result_errors
-from mpi_overlap.rundir import load_run
+from mpi_overlap.run.rundir import load_run
 
 pytestmark = pytest.mark.mpi
 

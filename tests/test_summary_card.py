@@ -9,9 +9,9 @@ from pathlib import Path
 
 from browser import browser_or_skip, console_errors
 from mpi_overlap.analysis.figures import figure
+from mpi_overlap.commands.reporting import make_report
 from mpi_overlap.report.summary_card import ANCHOR, card_json, card_rows, card_section
-from mpi_overlap.reporting import make_report
-from mpi_overlap.rundir import Run
+from mpi_overlap.run.rundir import Run
 
 
 def _run(bench: str, label: str, figures: list[dict], status: str = "complete") -> Run:

@@ -21,10 +21,10 @@ from mpi_overlap.benchmarks.sync_overlap.analysis import (
     reported_limit,
 )
 from mpi_overlap.benchmarks.sync_overlap.analysis import analyze as analyze_sync_overlap
-from mpi_overlap.build import ensure_built
 from mpi_overlap.core.schema import analysis_errors, result_errors
-from mpi_overlap.rundir import load_run
-from mpi_overlap.toolchains import get_toolchain, list_toolchains
+from mpi_overlap.platform.build import ensure_built
+from mpi_overlap.platform.toolchains import get_toolchain, list_toolchains
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 FIGURES = {"eager_limit_bytes", "eager_limit_first_no_bytes", "mpi_reported_limit_bytes",

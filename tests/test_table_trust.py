@@ -29,9 +29,9 @@ from mpi_overlap.calibration.table_trust import (
 from mpi_overlap.calibration.xfer_table import XferTable, read_table, table_from_pingpong
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.core.ui import Ui
+from mpi_overlap.platform.toolchains import Toolchain
 from mpi_overlap.profile.report import profile_table
-from mpi_overlap.rundir import Run
-from mpi_overlap.toolchains import Toolchain
+from mpi_overlap.run.rundir import Run
 from test_xfer_table import _table
 
 

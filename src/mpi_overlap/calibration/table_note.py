@@ -18,7 +18,7 @@ from ..benchmarks.spec import P2P_TABLE
 from ..core.errors import UserError
 from ..core.paths import state_dir
 from ..run.run_guard import judge
-from ..rundir import RUN_FILE, read_json
+from ..run.rundir import RUN_FILE, read_json
 from .xfer_table import read_table
 
 

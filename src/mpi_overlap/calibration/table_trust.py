@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import UserError
-from ..toolchains import Toolchain
+from ..platform.toolchains import Toolchain
 from .xfer_quality import UNVERIFIED
 from .xfer_table import XferTable, read_table
 

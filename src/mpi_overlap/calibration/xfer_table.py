@@ -75,7 +75,7 @@ from typing import Any
 from ..core.errors import UserError
 from ..core.machine_load import describe
 from ..core.paths import state_dir
-from ..rundir import utc_now, write_text_atomic
+from ..run.rundir import utc_now, write_text_atomic
 from .xfer_parts import EAGER, RENDEZVOUS, Part, SizeParts, eager_limit, parts_from_pingpong
 from .xfer_quality import UNMEASURED, UNVERIFIED, VERDICTS, SizeQuality, judge, judge_table, worst
 

@@ -158,8 +158,8 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                       out: Path, say: Any, timeout_s: float = 300) -> dict[str, Any]:
     """Trace, predict and measure every case on every target; writes predict-check.json
     in `out` and returns it. `say` gets one line per step."""
-    from ..build import build_dir_for, ensure_built
-    from ..toolchains import get_toolchain
+    from ..platform.build import build_dir_for, ensure_built
+    from ..platform.toolchains import get_toolchain
 
     if not rates:
         raise UserError("--rates: give at least one link rate, e.g. 1gbit,200mbit")

@@ -62,9 +62,9 @@ def _node_of(host: str, layout: Layout) -> str:
 def run_wire_check(*, toolchain: str, sizes: str, reps: int, out: Path,
                    timeout_s: float = 300) -> tuple[Path, dict[str, Any]]:
     """Profile, capture and compare; returns the run directory and wire-check.json."""
-    from ..build import build_dir_for, ensure_built
+    from ..platform.build import build_dir_for, ensure_built
+    from ..platform.toolchains import get_toolchain
     from ..run.slurm_launch import pmi_of
-    from ..toolchains import get_toolchain
 
     layout = load_layout()
     if layout is None:

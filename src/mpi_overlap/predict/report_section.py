@@ -17,7 +17,7 @@ from ..core.formatting import DASH, fmt_time
 from ..core.json_input import read_json
 from ..profile.report.profile_checks import to_json as checks_json
 from ..report.html import HtmlTable, Section
-from ..rundir import Run
+from ..run.rundir import Run
 from .words import (
     JOB_FIGURES,
     OUT_FILE,

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from ..core.formatting import DASH, fmt_num
 from ..core.termsafe import Table
-from ..rundir import Run
+from ..run.rundir import Run
 from .html import HtmlTable, Section
 
 KIND_ORDER = {"overlap": 0, "cost": 1, "info": 2}

@@ -22,7 +22,7 @@ from ..calibration.table_note import sentence
 from ..core.formatting import DASH, fmt_num
 from ..core.paths import state_dir
 from ..run.run_guard import withheld_sentence
-from ..rundir import Run
+from ..run.rundir import Run
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "report.html.j2"

@@ -11,7 +11,7 @@ from rich.console import Console
 from ..analysis.replication import replicate
 from ..core.formatting import DASH, fmt_num, fmt_with_ci
 from ..core.termsafe import Table
-from ..rundir import Run
+from ..run.rundir import Run
 from .html import HtmlTable, Section
 
 

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from ..core.formatting import fmt_num
 from ..core.termsafe import Table
-from ..rundir import Run
+from ..run.rundir import Run
 from .html import HtmlTable
 
 

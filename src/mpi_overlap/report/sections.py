@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.file_output import write_text
-from ..rundir import Run
+from ..run.rundir import Run
 from .html import Figure, HtmlTable, Section
 from .run_table import RunTable
 from .svg import to_svg

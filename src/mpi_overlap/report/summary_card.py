@@ -22,7 +22,7 @@ from ..benchmarks.discovery import specs
 from ..core.formatting import DASH
 from ..core.termsafe import Table
 from ..run import run_guard
-from ..rundir import Run, placement_label
+from ..run.rundir import Run, placement_label
 from .html import HtmlTable, Section
 
 Figures = dict[str, float | None]

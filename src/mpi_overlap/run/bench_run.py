@@ -11,9 +11,9 @@ from pathlib import Path
 from ..benchmarks import Benchmark
 from ..calibration.calibrate import find_or_calibrate
 from ..core.ui import Ui
-from ..rundir import Run
-from ..toolchains import Toolchain
+from ..platform.toolchains import Toolchain
 from .multilaunch import run_launches
+from .rundir import Run
 from .runner import RunOptions, check_ranks, run_launch
 
 

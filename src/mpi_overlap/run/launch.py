@@ -26,9 +26,9 @@ from ..core.errors import UserError
 from ..core.file_output import WriteError
 from ..core.procs import KILL_GRACE_S, session_members, stop_session
 from ..core.ui import ProgressFn
-from ..rundir import STDERR_FILE, STDOUT_FILE
-from ..toolchains import Toolchain, usable_cores
+from ..platform.toolchains import Toolchain, usable_cores
 from . import job_cpu, slurm_launch, thread_census
+from .rundir import STDERR_FILE, STDOUT_FILE
 
 _PROGRESS = re.compile(r"^@mo-progress done=(\d+) total=(\d+) label=(.*)$")
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import copy
 
 from ..benchmarks.spec import Benchmark, Launch
-from ..build import executable
 from ..core.errors import UserError
 from ..core.machine_load import busiest
 from ..core.ui import Ui
-from ..rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
-from ..toolchains import Toolchain
+from ..platform.build import executable
+from ..platform.toolchains import Toolchain
 from .launch import launch_command, run_job
+from .rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from .runner import (
     RunOptions,
     build,

@@ -16,9 +16,9 @@ from typing import Any
 from ..benchmarks.registry import Benchmark
 from ..core.errors import UserError
 from ..core.schema import result_errors
-from ..rundir import RESULT_FILE, Run, read_json, write_json_atomic
-from ..toolchains import Toolchain
+from ..platform.toolchains import Toolchain
 from .launch import launch_command, run_job
+from .rundir import RESULT_FILE, Run, read_json, write_json_atomic
 from .runner import (
     analyze_result,
     finish_run,

@@ -18,13 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks import Benchmark
-from ..build import ensure_built, executable
 from ..calibration import table_note
 from ..core.errors import UserError
 from ..core.schema import result_errors
 from ..core.termsafe import safe
 from ..core.ui import Ui
-from ..rundir import (
+from ..platform.build import ensure_built, executable
+from ..platform.toolchains import Toolchain, get_toolchain
+from . import run_guard, slurm_launch
+from .launch import launch_command, launch_record, run_job
+from .rundir import (
     ANALYSIS_FILE,
     RESULT_FILE,
     Run,
@@ -36,9 +39,6 @@ from ..rundir import (
     utc_now,
     write_json_atomic,
 )
-from ..toolchains import Toolchain, get_toolchain
-from . import run_guard, slurm_launch
-from .launch import launch_command, launch_record, run_job
 from .slurm_launch import requested_nodes
 
 

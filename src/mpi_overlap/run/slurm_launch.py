@@ -36,7 +36,7 @@ from ..core import verbosity
 from ..core.bound_setting import bound_to
 from ..core.errors import UserError
 from ..core.procs import run_tool
-from ..toolchains import Toolchain
+from ..platform.toolchains import Toolchain
 
 _nodes: ContextVar[int | None] = ContextVar("nodes", default=None)
 

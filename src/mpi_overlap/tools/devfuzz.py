@@ -21,9 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..build import find_tool
 from ..core.errors import UserError
 from ..core.paths import native_source_dir, state_dir
+from ..platform.build import find_tool
 
 DEFAULT_SECONDS = 15
 SECONDS_ENV = "MO_FUZZ_SECONDS"

@@ -24,10 +24,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..build import ensure_built, find_tool
 from ..core.errors import UserError
 from ..core.ui import Ui
-from ..toolchains import Toolchain, get_toolchain
+from ..platform.build import ensure_built, find_tool
+from ..platform.toolchains import Toolchain, get_toolchain
 from .devfuzz import fuzz
 
 SANITIZERS = "address,undefined"

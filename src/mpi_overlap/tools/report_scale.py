@@ -48,7 +48,7 @@ from typing import Any
 from ..core.errors import UserError
 from ..core.file_output import write_json
 from ..core.json_input import read_json
-from ..result_file import write_profile_result
+from ..run.result_file import write_profile_result
 
 DEFAULT_RANKS = (1024, 8192)
 # The program profiled when no --source is given: a halo exchange with regions, several
@@ -95,8 +95,8 @@ def _cli() -> list[str]:
 
 def _program() -> Path:
     """SOURCE_PROGRAM built for the default toolchain."""
-    from ..build import ensure_built
-    from ..toolchains import DEFAULT_TOOLCHAIN, get_toolchain
+    from ..platform.build import ensure_built
+    from ..platform.toolchains import DEFAULT_TOOLCHAIN, get_toolchain
 
     return ensure_built(get_toolchain(DEFAULT_TOOLCHAIN)) / "bench" / SOURCE_PROGRAM
 
@@ -144,7 +144,7 @@ def real_limit_s(ranks: int) -> float:
 def _machine_table() -> Path:
     """The default toolchain's transfer-time table on this machine (measured when missing)."""
     from ..calibration.calibrate import find_or_calibrate
-    from ..toolchains import DEFAULT_TOOLCHAIN, get_toolchain
+    from ..platform.toolchains import DEFAULT_TOOLCHAIN, get_toolchain
 
     return find_or_calibrate(get_toolchain(DEFAULT_TOOLCHAIN), ranks=2)
 

@@ -37,8 +37,8 @@ from ..core.errors import UserError
 from ..core.file_output import write_json
 from ..core.json_input import read_json
 from ..core.values import num
+from ..platform.toolchains import get_toolchain
 from ..run.launch import launch_command
-from ..toolchains import get_toolchain
 from .report_scale import _cli, _installed_like_env
 
 DEFAULT_ARGS = ["post-compute-wait", "65536", "100"]
@@ -124,7 +124,7 @@ def summary(pairs: list[Pair]) -> dict[str, Any]:
 
 
 def _default_app() -> list[str]:
-    from ..build import build_dir_for
+    from ..platform.build import build_dir_for
 
     program = build_dir_for(get_toolchain(None)) / "tests" / "profiled_app"
     if not program.is_file():

@@ -23,7 +23,7 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, max_share
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "comm-overlap"
 HEADERS = ("size", "work (nominal) µs", "T_message µs", "T_workload µs", "T_msg+T_work µs",

@@ -15,7 +15,7 @@ from ...core.values import num
 from ...report.html import Figure, Section
 from ...report.run_table import RunTable, no_notes
 from ...report.svg import to_svg
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARKS = ("datatypes", "alignment")
 HEADERS = ("size", "case", "payload B", "one-way µs", "vs baseline", "95 % CI", "ns/B", "data")

@@ -11,7 +11,7 @@ from ...core.formatting import fmt_num
 from ...report.html import Section
 from ...report.run_table import RunTable, no_notes
 from ...report.sections import run_sections
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "error-checking"
 PLOT_FILE = "error-checking.svg"

@@ -24,7 +24,7 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, max_share
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "inflation"
 HEADERS = ("size", "exchange alone µs", "below knee µs", "knee µs", "95 % CI", "hidden %",

@@ -24,7 +24,7 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_of_all
 from ...report.summary_card import Figures, figure_of
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "matching"
 HEADERS = ("queue", "ns / request", "95 % CI", "lower half", "upper half", "verdict",

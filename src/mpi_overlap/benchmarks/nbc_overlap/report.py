@@ -20,7 +20,7 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "nbc-overlap"
 HEADERS = ("collective", "bytes", "tests", "t_pure µs", "t_pure after µs", "t_pure p99 µs",

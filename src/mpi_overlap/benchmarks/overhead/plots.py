@@ -22,7 +22,7 @@ from ...core.sizes import format_size
 from ...core.values import num
 from ...report.html import Figure, Section
 from ...report.svg import size_positions, to_svg
-from ...rundir import Run
+from ...run.rundir import Run
 from .report import (
     BENCHMARK,
     analysis_sizes,

@@ -21,7 +21,7 @@ from ...core.termsafe import Table
 from ...core.values import num
 from ...report.html import HtmlTable, Section
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "overhead"
 DIRECTIONS = ("send", "recv")

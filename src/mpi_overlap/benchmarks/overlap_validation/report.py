@@ -21,7 +21,7 @@ from ...core.termsafe import Table
 from ...report.html import Figure, HtmlTable, Section
 from ...report.run_table import RunTable
 from ...report.svg import to_svg
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "overlap-validation"
 SIDE_ORDER = {"sender": 0, "receiver": 1}

@@ -20,7 +20,7 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_of_all
 from ...report.summary_card import Figures, figure_of, max_share
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "polling"
 HEADERS = ("size", "MPI_Test every (µs)", "availability", "95 % CI", "GB/s", "msgs / poll",

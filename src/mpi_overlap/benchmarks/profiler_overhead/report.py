@@ -24,7 +24,7 @@ from ...report.html import Figure, HtmlTable, Section
 from ...report.run_table import RunTable, no_notes
 from ...report.summary_card import figure_entry
 from ...report.svg import to_svg
-from ...rundir import Run
+from ...run.rundir import Run
 from .analysis import callsite_sentence, engine_sentence, idle_sentence, per_message_sentence
 
 BENCHMARK = "profiler-overhead"

@@ -20,7 +20,7 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_of_all
 from ...report.summary_card import max_share
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "progress"
 CASES = (("receiver-first", "computes"), ("sender-first", "computes"),

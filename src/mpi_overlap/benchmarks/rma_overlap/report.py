@@ -19,7 +19,7 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "rma-overlap"
 HEADERS = ("window", "sync", "op", "bytes", "t_pure µs", "t_cpu µs", "t_overall µs",

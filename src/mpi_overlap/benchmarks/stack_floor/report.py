@@ -22,7 +22,7 @@ from ...report.html import Figure, Section
 from ...report.run_table import RunTable, no_notes, print_findings
 from ...report.summary_card import analysis_figures, figure_of
 from ...report.svg import size_positions, to_svg
-from ...rundir import Run
+from ...run.rundir import Run
 from .analysis import floor_name
 
 BENCHMARK = "stack-floor"

@@ -15,7 +15,7 @@ from ...report.html import Figure, Section
 from ...report.run_table import RunTable, print_findings
 from ...report.summary_card import analysis_figures, figure_entry, figure_of
 from ...report.svg import to_svg
-from ...rundir import Run
+from ...run.rundir import Run
 from . import SPECS
 
 BENCHMARKS = tuple(spec.name for spec in SPECS)

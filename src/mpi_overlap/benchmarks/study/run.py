@@ -23,12 +23,14 @@ from typing import Any
 
 from rich.console import Console
 
-from ...build import executable
 from ...core.errors import UserError
 from ...core.ui import Ui
+from ...platform.build import executable
+from ...platform.toolchains import Toolchain
 from ...profile.documents.collect import collect_profile
 from ...run.launch import launch_command
 from ...run.paired_launch import LaunchSetup, finish_launches, launch
+from ...run.rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from ...run.runner import (
     RunOptions,
     build,
@@ -38,8 +40,6 @@ from ...run.runner import (
     initial_run_meta,
     timeout_for,
 )
-from ...rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
-from ...toolchains import Toolchain
 from ..registry import get_benchmark
 
 SCHEMA = "mpi-overlap/study-run"

@@ -22,7 +22,7 @@ from ...report.run_table import (
 )
 from ...report.summary_card import Figures, figure_of
 from ...report.svg import to_svg
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "sync-overlap"
 PLOT_FILE = "sync-overlap.svg"

@@ -18,7 +18,7 @@ from ...report.run_table import (
     summary_or_missing,
 )
 from ...report.sections import benchmark_section, figure_of_all
-from ...rundir import Run
+from ...run.rundir import Run
 
 BENCHMARK = "waitany"
 HEADERS = ("call", "ns / request", "95 % CI", "N first", "ns at first", "N last", "ns at last")

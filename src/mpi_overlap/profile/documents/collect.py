@@ -20,7 +20,7 @@ from .rank_documents import RankDocumentStream
 
 if TYPE_CHECKING:
     from ...run.paired_launch import LaunchSetup
-from ...result_file import RankSequence
+from ...run.result_file import RankSequence
 
 
 def _job_stats(run_dir: Path, ranks_expected: int) -> tuple[dict[str, Any] | None, str | None]:

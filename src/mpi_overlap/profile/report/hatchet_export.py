@@ -32,7 +32,7 @@ from typing import Any
 
 from ...core.errors import UserError
 from ...core.file_output import write_json
-from ...rundir import load_run
+from ...run.rundir import load_run
 from ..analysis.callsites import UNKNOWN
 from .profile_table import analysis_of
 from .profile_waits import available

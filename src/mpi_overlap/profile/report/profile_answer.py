@@ -11,7 +11,7 @@ run the guard withheld (oversubscribed) answers with its notice alone.
 from __future__ import annotations
 
 from ...report.html import Answer
-from ...rundir import Run
+from ...run.rundir import Run
 from ..analysis.advice import advice_findings
 from ..analysis.profile import lead_findings
 from ..analysis.profile_checks import check_line

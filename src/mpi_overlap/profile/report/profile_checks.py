@@ -19,7 +19,7 @@ from rich.console import Console
 from ...core.formatting import fmt_pct_cell, fmt_time
 from ...report.html import Figure, Section
 from ...report.svg_chart import Bar, Chart, Key, Label, Panel
-from ...rundir import Run
+from ...run.rundir import Run
 from ..analysis.profile_values import rank_list, ranks_text
 from . import profile_table
 from .profile_grid import Grid, fint, top_rows

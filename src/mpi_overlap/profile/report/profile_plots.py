@@ -24,7 +24,7 @@ from typing import Any
 
 from ...report.html import Figure, Section
 from ...report.svg_chart import Area, Bar, Chart, Key, Label, Line, Mark, Panel, Ticks
-from ...rundir import Run
+from ...run.rundir import Run
 from .profile_table import analysis_of, is_profile, unique_worst
 
 MANY_RANKS = 16  # above this many ranks, bins show the spread across ranks, not each rank

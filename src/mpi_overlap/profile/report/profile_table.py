@@ -19,7 +19,7 @@ from ...core.formatting import DASH, fmt_mib, fmt_pct_cell, fmt_range, fmt_time
 from ...core.termsafe import Table
 from ...report.html import HtmlTable, Section
 from ...run import run_guard
-from ...rundir import Run
+from ...run.rundir import Run
 from ..analysis.profile import analyze_profile
 from ..analysis.profile_values import rank_list, ranks_text
 from . import profile_waits

@@ -24,10 +24,12 @@ from ...calibration.table_trust import table_record
 from ...core.errors import UserError
 from ...core.termsafe import safe_lines
 from ...core.ui import Ui
-from ...result_file import write_profile_result
+from ...platform.toolchains import Toolchain, get_toolchain
 from ...run.env_matrix import Variant, parse_env_matrix
 from ...run.launch import EchoFn, launch_command, run_job
 from ...run.preload import ProfilerSetup, parse_bins, parse_trace_cap, profiler_library
+from ...run.result_file import write_profile_result
+from ...run.rundir import RESULT_FILE, Run, begin_run, new_run_dir, utc_now
 from ...run.runner import (
     RunOptions,
     analyze_result,
@@ -36,8 +38,6 @@ from ...run.runner import (
     finish_run,
     initial_run_meta,
 )
-from ...rundir import RESULT_FILE, Run, begin_run, new_run_dir, utc_now
-from ...toolchains import Toolchain, get_toolchain
 from ..documents.collect import collect
 from . import compare_bare, program_abi
 from .toolchain_evidence import latest_evidence

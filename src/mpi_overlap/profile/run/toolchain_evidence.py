@@ -13,7 +13,7 @@ from typing import Any
 
 from ...benchmarks.spec import BenchmarkSpec
 from ...core.errors import UserError
-from ...rundir import ANALYSIS_FILE, RUN_FILE, read_json
+from ...run.rundir import ANALYSIS_FILE, RUN_FILE, read_json
 
 
 def _read(path: Path) -> dict[str, Any] | None:

@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from .core.errors import UserError
-from .core.file_output import json_text, open_atomic
-from .core.json_input import max_bytes, parse_json
+from ..core.errors import UserError
+from ..core.file_output import json_text, open_atomic
+from ..core.json_input import max_bytes, parse_json
 
 # result.json files from this size on are read with their rank documents left on disk
 # (about 800 ranks of mo_halo); smaller ones are read whole, as every other document.

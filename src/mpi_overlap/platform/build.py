@@ -17,11 +17,11 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from .core.errors import UserError
-from .core.locks import state_lock
-from .core.paths import native_source_dir, state_dir
-from .core.procs import stop_session
-from .core.ui import ProgressFn
+from ..core.errors import UserError
+from ..core.locks import state_lock
+from ..core.paths import native_source_dir, state_dir
+from ..core.procs import stop_session
+from ..core.ui import ProgressFn
 from .toolchains import Toolchain, ensure_version
 
 _SOURCE_SUFFIXES = {".c", ".h", ".txt", ".cmake", ".in", ".py", ".json", ".f90", ".F90"}

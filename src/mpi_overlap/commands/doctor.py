@@ -16,21 +16,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import doctor_probes
-from .build import FORTRAN_STATUS, FORTRAN_WRAPPERS, build_dir_for, find_tool, fortran_wrapper
-from .core.errors import UserError
-from .core.paths import native_source_dir, state_dir
-from .core.version import version
-from .run.launch import mpiexec_command
-from .run.slurm_launch import (
-    LAUNCHER_ENV,
-    hydra_reason,
-    in_allocation,
-    pmi_of,
-    slurm_launch,
-    srun_command,
+from ..core.errors import UserError
+from ..core.paths import native_source_dir, state_dir
+from ..core.version import version
+from ..platform.build import (
+    FORTRAN_STATUS,
+    FORTRAN_WRAPPERS,
+    build_dir_for,
+    find_tool,
+    fortran_wrapper,
 )
-from .toolchains import (
+from ..platform.toolchains import (
     DEFAULT_TOOLCHAIN,
     INSTALL_MPICH,
     MPI_ENV_PREFIXES,
@@ -42,6 +38,16 @@ from .toolchains import (
     local_environment,
     usable_cores,
 )
+from ..run.launch import mpiexec_command
+from ..run.slurm_launch import (
+    LAUNCHER_ENV,
+    hydra_reason,
+    in_allocation,
+    pmi_of,
+    slurm_launch,
+    srun_command,
+)
+from . import doctor_probes
 
 
 @dataclass

@@ -22,9 +22,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .core import interrupts
-from .core.errors import UserError
-from .core.file_output import (
+from ..core import interrupts
+from ..core.errors import UserError
+from ..core.file_output import (
     DISK_FULL,
     WriteError,
     json_text,
@@ -32,8 +32,8 @@ from .core.file_output import (
     write_json,
     write_text,
 )
-from .core.json_input import read_json
-from .run import run_guard
+from ..core.json_input import read_json
+from . import run_guard
 
 RUN_FILE = "run.json"
 RESULT_FILE = "result.json"
@@ -179,7 +179,7 @@ def _valid_documents(run: Run, p: Path, *, all_documents: bool) -> None:
     result, a result that does not match is not reported (nor its analysis). (A large
     profile takes seconds to validate: the runs made here were validated as they ended,
     only documents from elsewhere need it.)"""
-    from .core.schema import analysis_errors, has_schema, result_errors, run_errors
+    from ..core.schema import analysis_errors, has_schema, result_errors, run_errors
 
     errors = run_errors(run.meta)
     if errors:

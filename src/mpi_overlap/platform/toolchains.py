@@ -27,12 +27,12 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .core.errors import UserError
-from .core.file_output import write_json
-from .core.json_input import read_json
-from .core.locks import state_lock
-from .core.paths import state_dir
-from .core.procs import run_tool
+from ..core.errors import UserError
+from ..core.file_output import write_json
+from ..core.json_input import read_json
+from ..core.locks import state_lock
+from ..core.paths import state_dir
+from ..core.procs import run_tool
 
 DEFAULT_TOOLCHAIN = "mpich"
 # the default toolchain is an extra of the package (pyproject.toml), with CMake and Ninja

@@ -22,16 +22,18 @@ from rich.progress import (
     TaskID,
 )
 
-from .benchmarks import registry
-from .benchmarks.discovery import spec_of
-from .benchmarks.registry import Benchmark
-from .core import verbosity
-from .core.errors import UserError
-from .core.file_output import WriteError
-from .core.ui import ProgressFn, Ui, progress_columns
-from .run import env_matrix, launch_plan
-from .run.bench_run import run_benchmark
-from .run.runner import (
+from ..benchmarks import registry
+from ..benchmarks.discovery import spec_of
+from ..benchmarks.registry import Benchmark
+from ..core import verbosity
+from ..core.errors import UserError
+from ..core.file_output import WriteError
+from ..core.ui import ProgressFn, Ui, progress_columns
+from ..platform.toolchains import Toolchain
+from ..run import env_matrix, launch_plan
+from ..run.bench_run import run_benchmark
+from ..run.rundir import RUN_FILE, Run, close_open_runs, load_run, new_run_dir, write_json_atomic
+from ..run.runner import (
     RunOptions,
     check_timeout,
     checked_toolchains,
@@ -39,15 +41,6 @@ from .run.runner import (
     status_line,
     timeout_for,
 )
-from .rundir import (
-    RUN_FILE,
-    Run,
-    close_open_runs,
-    load_run,
-    new_run_dir,
-    write_json_atomic,
-)
-from .toolchains import Toolchain
 
 
 def suite_benchmarks(suite: str) -> list[Benchmark]:
@@ -103,7 +96,7 @@ def _finding(run: Run) -> str:
 
 def summary_section(suite: str, runs: list[Run]):
     """The report's first section: one line per benchmark and toolchain."""
-    from .report.html import HtmlTable, Section
+    from ..report.html import HtmlTable, Section
 
     rows = [(r.benchmark, r.label, r.status, _finding(r)) for r in runs]
     css = [("left", "left", "left" if r.status == "complete" else "v-incomplete", "left")

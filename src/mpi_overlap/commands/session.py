@@ -10,20 +10,15 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .benchmarks import get_benchmark
-from .core.errors import UserError
-from .core.file_output import WriteError
-from .core.termsafe import safe_lines
-from .core.ui import Ui
-from .run import env_matrix, launch_plan, run_guard
-from .run.bench_run import run_benchmark
-from .run.runner import (
-    analyze_result,
-    checked_toolchains,
-    status_line,
-    timeout_for,
-)
-from .rundir import STDOUT_FILE, Run, load_run, mark_failed
+from ..benchmarks import get_benchmark
+from ..core.errors import UserError
+from ..core.file_output import WriteError
+from ..core.termsafe import safe_lines
+from ..core.ui import Ui
+from ..run import env_matrix, launch_plan, run_guard
+from ..run.bench_run import run_benchmark
+from ..run.rundir import STDOUT_FILE, Run, load_run, mark_failed
+from ..run.runner import analyze_result, checked_toolchains, status_line, timeout_for
 
 
 def bench_session(

@@ -23,9 +23,9 @@ from typing import Any
 
 import pandas as pd
 
-from .core.json_input import read_json
-from .profile.documents.profile_frames import plain_fields, profile_frames
-from .rundir import Run, load_run
+from ..core.json_input import read_json
+from ..profile.documents.profile_frames import plain_fields, profile_frames
+from ..run.rundir import Run, load_run
 
 PROFILE_TABLES = ("by_bin", "by_function", "by_region")
 

@@ -24,14 +24,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress, TaskID
 
-from .benchmarks.discovery import specs
-from .benchmarks.registry import Benchmark
-from .core import verbosity
-from .core.errors import UserError
-from .core.ui import Ui
-from .run import launch_plan, slurm_launch
-from .run.runner import check_timeout, checked_toolchains, status_line
-from .rundir import Run, placement_label
+from ..benchmarks.discovery import specs
+from ..benchmarks.registry import Benchmark
+from ..core import verbosity
+from ..core.errors import UserError
+from ..core.ui import Ui
+from ..platform.toolchains import Toolchain
+from ..run import launch_plan, slurm_launch
+from ..run.rundir import Run, placement_label
+from ..run.runner import check_timeout, checked_toolchains, status_line
 from .suite import (
     SuiteUi,
     findings_json,
@@ -40,7 +41,6 @@ from .suite import (
     suite_benchmarks,
     summary_section,
 )
-from .toolchains import Toolchain
 
 SUITES = ("overlap", "overhead")
 
@@ -82,9 +82,9 @@ class Outcome:
 
 def _calibrate(tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path, ui: Ui) -> str | None:
     """A fresh transfer-time table (the profiler's runs use it); None, or what failed."""
-    from .calibration.calibrate import calibrate
-    from .calibration.table_trust import SUSPECT_EXIT
-    from .calibration.xfer_table import read_table
+    from ..calibration.calibrate import calibrate
+    from ..calibration.table_trust import SUSPECT_EXIT
+    from ..calibration.xfer_table import read_table
 
     try:
         path = calibrate(tc, ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher,
@@ -182,7 +182,7 @@ def _one_toolchain(tc: Toolchain, benches: list[Benchmark], opts: CharacterizeOp
 
 
 def _report(outcome: Outcome, out_dir: Path, console: Console) -> None:
-    from .report.summary_card import card_json, card_section, print_card
+    from ..report.summary_card import card_json, card_section, print_card
     from .reporting import make_report
 
     runs = outcome.runs

@@ -22,9 +22,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .core.paths import state_dir
-from .core.procs import run_tool
-from .toolchains import Toolchain, telling_line
+from ..core.paths import state_dir
+from ..core.procs import run_tool
+from ..platform.toolchains import Toolchain, telling_line
 
 COMPILE_TIMEOUT_S = 120.0
 LAUNCH_TIMEOUT_S = 60.0

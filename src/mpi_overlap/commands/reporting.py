@@ -22,21 +22,16 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from .benchmarks.discovery import spec_of, specs
-from .core import verbosity
-from .core.file_output import WriteError
-from .core.termsafe import SafeConsole, safe
-from .core.version import version
-from .predict import report_section
-from .profile.report import (
-    profile_answer,
-    profile_checks,
-    profile_plots,
-    profile_table,
-)
-from .report import env_matrix, replication
-from .report.csv_tables import write_csv_tables
-from .report.html import (
+from ..benchmarks.discovery import spec_of, specs
+from ..core import verbosity
+from ..core.file_output import WriteError
+from ..core.termsafe import SafeConsole, safe
+from ..core.version import version
+from ..predict import report_section
+from ..profile.report import profile_answer, profile_checks, profile_plots, profile_table
+from ..report import env_matrix, replication
+from ..report.csv_tables import write_csv_tables
+from ..report.html import (
     Answer,
     Banner,
     RunView,
@@ -46,7 +41,7 @@ from .report.html import (
     run_banners,
     run_warnings,
 )
-from .rundir import Run, utc_now, write_json_atomic, write_text_atomic
+from ..run.rundir import Run, utc_now, write_json_atomic, write_text_atomic
 
 __all__ = ["BenchmarkReporter", "ReportPaths", "make_report", "register"]
 

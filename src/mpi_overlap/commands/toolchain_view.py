@@ -5,10 +5,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from .core.errors import UserError
-from .core.termsafe import Table
+from ..core.errors import UserError
+from ..core.termsafe import Table
+from ..platform.toolchains import ensure_version, list_toolchains
 from .doctor import Finding
-from .toolchains import ensure_version, list_toolchains
 
 _LEVEL_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "info": "cyan"}
 

@@ -1,0 +1,5 @@
+"""The top layer under cli.py: what each command does end to end, over every folder
+below it. A benchmark on each toolchain (`session`), the suites (`suite`),
+`characterize`, one report made of the run directories' reporters (`reporting`),
+`doctor` and its probes, the toolchain list (`toolchain_view`), and `mpi_overlap.load`'s
+DataFrames (`data_out`). cli.py only parses arguments and calls these."""
