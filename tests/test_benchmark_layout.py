@@ -159,7 +159,7 @@ def test_a_package_benchmark_has_its_parts(spec) -> None:
     assert re.search(rf"^## {re.escape(name)} —", docs, re.M), (
         f"no '## {name} —' section in docs/{spec.docs}")
     if spec.card is not None:
-        from mpi_overlap.report.summary_card import card_items
+        from mpi_overlap.benchmarks.discovery import card_items
 
         assert [i.label for i in card_items() if i.benchmark == name] == [spec.card.label]
     if spec.step is not None:

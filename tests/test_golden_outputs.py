@@ -55,6 +55,7 @@ from typing import Any
 import pytest
 
 from cli_helpers import run_cli
+from mpi_overlap.benchmarks.discovery import replicated
 from mpi_overlap.benchmarks.registry import get_benchmark
 from mpi_overlap.commands.reporting import run_entry
 from mpi_overlap.core.procs import run_tool
@@ -141,7 +142,7 @@ def _outputs(root: Path) -> dict[str, Any]:
     return _normalised({
         "analysis.json": analyses,
         "report.json runs": [run_entry(run) for run in runs],
-        "report.json replication": replication.to_json(runs),
+        "report.json replication": replication.to_json(runs, replicated),
     }, root)
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.analysis.figures import figure
+from mpi_overlap.benchmarks.discovery import card_items
 from mpi_overlap.profile.analysis.advice import advice, advice_findings
 from mpi_overlap.profile.analysis.profile import analyze_profile
 from mpi_overlap.report.summary_card import card_json, card_rows
@@ -139,14 +140,14 @@ def _bench_run(verdict: str) -> Run:
 
 def test_the_summary_card_follows_the_guard() -> None:
     item = "availability (post-work-wait)"
-    cells = {row[0]: row[1] for row in card_rows([_bench_run("ok")])}
+    cells = {row[0]: row[1] for row in card_rows([_bench_run("ok")], card_items())}
     assert cells[item].startswith("the CPU is free to compute for 3–98 %")
-    cells = {row[0]: row[1] for row in card_rows([_bench_run("disturbed")])}
+    cells = {row[0]: row[1] for row in card_rows([_bench_run("disturbed")], card_items())}
     assert cells[item].endswith(f"({run_guard.DISTURBED})") and "3–98 %" in cells[item]
     over = _bench_run("oversubscribed")
-    cells = {row[0]: row[1] for row in card_rows([over])}
+    cells = {row[0]: row[1] for row in card_rows([over], card_items())}
     assert cells[item] == "withheld: the run was oversubscribed (see its notice)"
-    entry = next(i for i in card_json([over])["items"] if i["item"] == item)
+    entry = next(i for i in card_json([over], card_items())["items"] if i["item"] == item)
     assert entry["grades"]["mpich"] is None
     assert all(f["value"] is None for f in entry["figures"]["mpich"])
 

@@ -143,8 +143,6 @@ def test_the_profiler_library_has_no_include_cycle() -> None:
 # shrink (issue 37 item 2 is to empty it). An edge not listed that closes a circle fails
 # here, and so does a listed one that no longer lies on one (take it off).
 KNOWN_CIRCLE_EDGES = {
-    # analysis.replication finds which benchmark a run is (discovery.spec_of)
-    ("analysis", "benchmarks"),
     # analysis.run_table reads the transfer-time table (calibration.xfer_table)
     ("analysis", "calibration"),
     # the benchmarks' analyses use the kit (stats, figures, knee, replication)
@@ -181,8 +179,6 @@ KNOWN_CIRCLE_EDGES = {
     ("profile", "run"),
     # report.replication draws analysis.replication's figures
     ("report", "analysis"),
-    # summary_card lists every benchmark's card line (discovery.specs)
-    ("report", "benchmarks"),
     # html says what the table note and the run guard say (table_note, run_guard)
     ("report", "calibration"),
     ("report", "run"),
@@ -308,10 +304,6 @@ LAYERS = (
 # The edges that go up the layers today (a subset of KNOWN_CIRCLE_EDGES): the list may only
 # shrink. An edge that goes up and is not here fails: put the code lower, or hand it in.
 WRONG_WAY = {
-    # analysis.replication finds a benchmark's own replicated quantities (spec_of)
-    ("analysis", "benchmarks"),
-    # summary_card lists every benchmark's card line (discovery.specs)
-    ("report", "benchmarks"),
     # runner, bench_run, multilaunch, paired_launch look benchmarks up (registry, spec)
     ("run", "benchmarks"),
     # bench_run calibrates when a benchmark needs a table; runner reads its note

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import one_line_error, run_cli
+from mpi_overlap.benchmarks.discovery import card_items
 from mpi_overlap.commands.characterize import parse_placements
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.report.summary_card import card_json
@@ -39,14 +40,14 @@ def _run(nodes: int | None, latency: float) -> Run:
 
 
 def test_the_card_has_a_column_per_placement() -> None:
-    card = card_json([_run(1, 0.4), _run(2, 21.0)])
+    card = card_json([_run(1, 0.4), _run(2, 21.0)], card_items())
     assert card["labels"] == ["mpich on 1 node", "mpich on 2 nodes"]
     latency = next(i for i in card["items"] if i["item"] == "small-message latency")
     assert latency["cells"] == {"mpich on 1 node": "0.40 µs", "mpich on 2 nodes": "21.00 µs"}
     # replicated launches keep their shared label, with the placement
     tagged = _run(2, 21.0)
     tagged.meta["replicate"] = {"group": "g", "index": 1, "of": 3, "label": "mpich"}
-    assert card_json([tagged])["labels"] == ["mpich on 2 nodes"]
+    assert card_json([tagged], card_items())["labels"] == ["mpich on 2 nodes"]
 
 
 def test_placements_are_refused_in_one_line_where_they_cannot_work(tmp_path: Path) -> None:

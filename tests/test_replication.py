@@ -6,6 +6,7 @@ import pytest
 from rich.console import Console
 
 from mpi_overlap.analysis.replication import Point, Quantity, replicate, replicate_quantity
+from mpi_overlap.benchmarks.discovery import replicated
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.report import replication as report
 from mpi_overlap.run import launch_plan
@@ -74,15 +75,16 @@ def _overhead_analysis(value: float, lo: float, hi: float, verdict: str = "ok") 
 
 
 def test_group_verdict_and_finding() -> None:
-    stable = replicate("overhead", [_overhead_analysis(65, 62, 68), _overhead_analysis(66, 63, 69)])
+    stable = replicate("overhead", [_overhead_analysis(65, 62, 68), _overhead_analysis(66, 63, 69)],
+                       replicated("overhead"))
     assert stable["verdict"] == "stable" and "stable" in stable["finding"]
     keys = [q["key"] for q in stable["quantities"]]
     assert "figure/send_availability_min_pct" in keys and "send/65536/availability_pct" in keys
     unstable = replicate("overhead", [_overhead_analysis(65, 62, 68),
-                                      _overhead_analysis(83, 78, 86)])
+                                      _overhead_analysis(83, 78, 86)], replicated("overhead"))
     assert unstable["verdict"] == "unstable"
     assert "send 64 KiB availability" in unstable["finding"]
-    assert replicate("overhead", [None, None])["verdict"] == "single"
+    assert replicate("overhead", [None, None], replicated("overhead"))["verdict"] == "single"
 
 
 def test_plan_alternates_settings_and_defaults_keep_quick_single() -> None:
@@ -119,20 +121,21 @@ def test_report_groups_launches_and_renders(tmp_path) -> None:
     runs = [_run(tmp_path, 2, _overhead_analysis(83, 78, 86)),
             _run(tmp_path, 1, _overhead_analysis(65, 62, 68))]
     assert [r.meta["replicate"]["index"] for r in report.groups(runs)[0]] == [1, 2]
-    doc = report.to_json(runs)[0]
+    doc = report.to_json(runs, replicated)[0]
     assert doc["verdict"] == "unstable" and doc["label"] == "mpich"
-    sections = report.sections(runs)
+    sections = report.sections(runs, replicated)
     assert len(sections) == 1 and "2 launches" in sections[0].title
     console = Console(record=True, width=200)
-    report.print_terminal(runs, console)
+    report.print_terminal(runs, console, replicated)
     assert "unstable" in console.export_text()
 
 
 def test_summary_card_gives_the_launches_of_a_setting_one_column(tmp_path) -> None:
+    from mpi_overlap.benchmarks.discovery import card_items
     from mpi_overlap.report.summary_card import card_json
 
     runs = [_run(tmp_path, 1, _overhead_analysis(65, 62, 68)),
             _run(tmp_path, 2, _overhead_analysis(66, 63, 69)),
             Run(path=tmp_path / "s", meta={"benchmark": "study-halo", "status": "complete",
                                            "toolchain": {"name": "mpich"}})]
-    assert card_json(runs)["labels"] == ["mpich"]
+    assert card_json(runs, card_items())["labels"] == ["mpich"]

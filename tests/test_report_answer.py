@@ -14,6 +14,7 @@ import pytest
 from rich.console import Console
 
 from browser import browser_or_skip, console_errors
+from mpi_overlap.benchmarks.discovery import card_items
 from mpi_overlap.commands.reporting import make_report
 from mpi_overlap.profile.report.profile_answer import ANSWER_SITES, answer
 from mpi_overlap.profile.report.profile_table import analysis_of
@@ -89,7 +90,7 @@ def test_the_answer_is_on_the_first_screen(tmp_path: Path) -> None:
     (profile,) = _runs("profile-halo", tmp_path / "profile")
     _, _ = _report([profile], tmp_path / "profile-out")
     runs = _runs("characterize-quick", tmp_path / "characterize")
-    _report(runs, tmp_path / "characterize-out", top_sections=[card_section(runs)],
+    _report(runs, tmp_path / "characterize-out", top_sections=[card_section(runs, card_items())],
             print_tables=False)
     driver = browser_or_skip()
     try:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from browser import browser_or_skip, console_errors
 from mpi_overlap.analysis.figures import figure
+from mpi_overlap.benchmarks.discovery import card_items
 from mpi_overlap.commands.reporting import make_report
 from mpi_overlap.report.summary_card import ANCHOR, card_json, card_rows, card_section
 from mpi_overlap.run.rundir import Run
@@ -41,7 +42,7 @@ RUNS = [
 
 
 def test_cells_come_from_figures() -> None:
-    rows = {row[0]: row[1:] for row in card_rows(RUNS)}
+    rows = {row[0]: row[1:] for row in card_rows(RUNS, card_items())}
     assert rows["small-message latency"] == (
         "0.95 µs (0.91 µs above the core-to-core floor)", "0.41 µs")
     assert rows["availability (post-work-wait)"] == (
@@ -50,8 +51,9 @@ def test_cells_come_from_figures() -> None:
     refused = _run("stack-floor", "mpich", [], status="failed")
     refused.meta["message"] = ("exited with status 2: mo_stack-floor: error: ranks 0 and 1 are "
                                "on different nodes: the shared-memory floor needs them on one node")
-    assert card_rows([refused])[0][1] == ("failed: ranks 0 and 1 are on different nodes: the "
-                                          "shared-memory floor needs them on one node")
+    assert card_rows([refused], card_items())[0][1] == (
+        "failed: ranks 0 and 1 are on different nodes: the "
+        "shared-memory floor needs them on one node")
     assert rows["profiler overhead"][0] == "run time +0.12 %, small-message rate -13.0 %"
     assert rows["eager limit"] == ("not run", "not run")
     bracketed = _run("sync-overlap", "mpich", [figure("eager_limit_bytes", "l", 8064, "B", "info"),
@@ -60,16 +62,17 @@ def test_cells_come_from_figures() -> None:
     above = _run("sync-overlap", "mpich", [figure("eager_limit_bytes", "l", 1 << 20, "B", "info"),
                                            figure("eager_limit_first_no_bytes", "f", None, "B",
                                                   "info")])
-    eager = next(i for i, item in enumerate(card_rows([bracketed])) if item[0] == "eager limit")
-    assert card_rows([bracketed])[eager][1] == (
+    eager = next(i for i, item in enumerate(card_rows([bracketed], card_items()))
+                 if item[0] == "eager limit")
+    assert card_rows([bracketed], card_items())[eager][1] == (
         "8,064 B (from 8,128 B MPI_Isend needs the receiver)")
-    assert card_rows([above])[eager][1] == (
+    assert card_rows([above], card_items())[eager][1] == (
         "above 1,048,576 B (no size measured needed the receiver)")
     # an interval wider than the figure: its sign is not known, so no figure as a finding
     assert rows["case study: halo"][0] == (
         "best mode cuts MPI time 12 %; profiler cost on the app not resolved (95 % CI -2.9 to "
         "+4.9 % is wider than the +0.93 % measured)")
-    doc = card_json(RUNS)
+    doc = card_json(RUNS, card_items())
     assert doc["labels"] == ["mpich", "openmpi"]
     assert doc["items"][0]["cells"]["openmpi"] == "0.41 µs"
     # the numbers beside the sentence, for scripts
@@ -85,7 +88,7 @@ def test_cells_come_from_figures() -> None:
 def test_card_opens_in_headless_chromium(tmp_path: Path) -> None:
     # Only the card: these runs' analyses hold figures alone, not what the benchmarks'
     # own sections need (characterize's report is opened by the demo and test_characterize).
-    paths = make_report([], tmp_path, top_sections=[card_section(RUNS)])
+    paths = make_report([], tmp_path, top_sections=[card_section(RUNS, card_items())])
     html = paths.html.read_text()
     assert html.index(f'id="{ANCHOR}"') < html.index('id="runs"')  # the card comes first
     driver = browser_or_skip()
@@ -107,7 +110,8 @@ def test_cells_read_without_the_docs() -> None:
     """Plain sentences: what share was hidden (or that none was, and by how much the two
     together were slower), and how much computation comes free."""
     def cell(bench: str, figs: list[dict]) -> str:
-        item = next(row for row in card_rows([_run(bench, "mpich", figs)]) if row[1] != "not run")
+        item = next(row for row in card_rows([_run(bench, "mpich", figs)], card_items())
+                    if row[1] != "not run")
         return item[1]
 
     better = [figure(f"better_improvement_pct_rank{r}", "b", v, "%", "overlap")
@@ -135,11 +139,11 @@ def test_cells_are_coloured_by_the_share_hidden() -> None:
             _run("overhead", "a", [figure("send_availability_max_pct", "x", 45.0, "%",
                                           "overlap")]),
             _run("stack-floor", "a", [figure("latency_small_us", "l", 1.2, "µs", "cost")])]
-    items = {i["benchmark"]: i["grades"] for i in card_json(runs)["items"]}
+    items = {i["benchmark"]: i["grades"] for i in card_json(runs, card_items())["items"]}
     assert items["comm-overlap"] == {"a": "good", "b": "poor"}
     assert items["overhead"] == {"a": "fair", "b": None}  # b: not run
     assert items["stack-floor"] == {"a": None, "b": None}
-    table = card_section(runs).tables[0]
+    table = card_section(runs, card_items()).tables[0]
     comm = next(i for i, row in enumerate(table.rows) if row[0].startswith("communication"))
     assert table.css[comm][1:] == ("left grade-good", "left grade-poor")
 
@@ -147,7 +151,8 @@ def test_cells_are_coloured_by_the_share_hidden() -> None:
 def _cost(bench: str, name: str, value: float, unit: str, ci: tuple[float, float],
           pairs: int, disturbed: int = 0) -> str:
     fig = figure(name, "x", value, unit, "cost", ci=ci, pairs=pairs, disturbed=disturbed)
-    (row,) = [r for r in card_rows([_run(bench, "mpich", [fig])]) if r[1] != "not run"]
+    (row,) = [r for r in card_rows([_run(bench, "mpich", [fig])], card_items())
+              if r[1] != "not run"]
     return row[1]
 
 

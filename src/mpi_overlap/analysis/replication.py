@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..benchmarks.discovery import spec_of
 from ..core.formatting import fmt_num, fmt_range
 from ..core.values import num
 
@@ -69,21 +68,17 @@ def _figures(analysis: dict[str, Any]) -> Iterator[tuple[Quantity, Point]]:
                             str(fig.get("unit") or "")), Point(num(fig.get("value"))))
 
 
-def _package_extractor(benchmark: str) -> Extract | None:
-    """The finer quantities a benchmark package's analysis declares (`replicated`)."""
-    spec = spec_of(benchmark)
-    return getattr(spec.module("analysis"), "replicated", None) if spec else None
-
-
-def quantities(benchmark: str,
-               analysis: dict[str, Any] | None) -> dict[str, tuple[Quantity, Point]]:
-    """The replicated quantities of one launch's analysis, by key (figures first)."""
+def quantities(analysis: dict[str, Any] | None,
+               extract: Extract | None) -> dict[str, tuple[Quantity, Point]]:
+    """The replicated quantities of one launch's analysis, by key (figures first, then
+    the finer ones `extract` gives: the benchmark package's `replicated`, handed in by
+    the caller, discovery.replicated: the kit does not look benchmarks up)."""
     out: dict[str, tuple[Quantity, Point]] = {}
     if not analysis:
         return out
-    for extract in (_figures, _package_extractor(benchmark)):
-        if extract is not None:
-            for q, p in extract(analysis):
+    for each in (_figures, extract):
+        if each is not None:
+            for q, p in each(analysis):
                 out.setdefault(q.key, (q, p))
     return out
 
@@ -147,11 +142,12 @@ def replicate_quantity(q: Quantity, points: list[Point | None]) -> dict[str, Any
     return row
 
 
-def replicate(benchmark: str, analyses: list[dict[str, Any] | None]) -> dict[str, Any]:
+def replicate(benchmark: str, analyses: list[dict[str, Any] | None],
+              extract: Extract | None) -> dict[str, Any]:
     """Every quantity of K launches' analyses (in launch order), with the group's verdict:
     unstable when any quantity is, stable when every compared one is, single when none
-    could be compared."""
-    per_launch = [quantities(benchmark, a) for a in analyses]
+    could be compared. `extract`: the benchmark's finer quantities (quantities)."""
+    per_launch = [quantities(a, extract) for a in analyses]
     order: dict[str, Quantity] = {}
     for qs in per_launch:
         for key, (q, _) in qs.items():

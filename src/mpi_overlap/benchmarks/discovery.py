@@ -13,8 +13,13 @@ from __future__ import annotations
 import pkgutil
 from functools import cache
 from importlib import import_module
+from typing import TYPE_CHECKING
 
+from ..report.card_item import CardItem
 from .spec import BenchmarkSpec
+
+if TYPE_CHECKING:  # the kit imports numpy: not at the CLI's start
+    from ..analysis.replication import Extract
 
 
 @cache
@@ -40,6 +45,29 @@ def specs() -> tuple[BenchmarkSpec, ...]:
             raise RuntimeError(f"{spec.name}: command_group {spec.command_group!r} needs "
                                f"'bench', None, or '' with a command of its own")
     return tuple(found)
+
+
+@cache
+def card_items() -> tuple[CardItem, ...]:
+    """Every line of the summary card in order: the lines the benchmark packages declare
+    (spec.CardLine), their cells from their report modules (on first use: those modules
+    import the card's helpers)."""
+    declared = sorted(((spec.card, spec) for spec in specs() if spec.card is not None),
+                      key=lambda line: line[0].order)
+    out = []
+    for card, spec in declared:
+        report = spec.module("report")
+        out.append(CardItem(card.label, spec.name, getattr(report, "card_cell", None),
+                            from_analysis=getattr(report, "card_from_analysis", None),
+                            share=getattr(report, "card_share", None)))
+    return tuple(out)
+
+
+def replicated(name: str) -> Extract | None:
+    """The finer quantities benchmark `name`'s analysis declares for --launches
+    (`replicated`), None when it declares none or is not a package."""
+    spec = spec_of(name)
+    return getattr(spec.module("analysis"), "replicated", None) if spec else None
 
 
 def spec_of(name: str) -> BenchmarkSpec | None:

@@ -182,21 +182,23 @@ def _one_toolchain(tc: Toolchain, benches: list[Benchmark], opts: CharacterizeOp
 
 
 def _report(outcome: Outcome, out_dir: Path, console: Console) -> None:
+    from ..benchmarks.discovery import card_items
     from ..report.summary_card import card_json, card_section, print_card
     from .reporting import make_report
 
     runs = outcome.runs
+    items = card_items()
     lead = [summary_section("characterization", runs)] if runs else []
-    paths = make_report(runs, out_dir, console=console, top_sections=[card_section(runs)],
+    paths = make_report(runs, out_dir, console=console, top_sections=[card_section(runs, items)],
                         lead_sections=lead, keep_going=True,
                         # every run's tables only with `mpi-overlap --verbose characterize`
                         print_tables=verbosity.verbose(),
                         title="mpi-overlap characterization",
-                        extra={"summary_card": card_json(runs),
+                        extra={"summary_card": card_json(runs, items),
                                "findings": findings_json(runs),
                                "problems": outcome.problems})
     if not verbosity.quiet():
-        print_card(runs, console)
+        print_card(runs, items, console)
     for problem in outcome.problems:
         console.print(f"problem: {problem}", markup=False)
     for line in paths.lines():

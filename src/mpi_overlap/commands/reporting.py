@@ -22,7 +22,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ..benchmarks.discovery import spec_of, specs
+from ..benchmarks.discovery import replicated, spec_of, specs
 from ..core import verbosity
 from ..core.file_output import WriteError
 from ..core.termsafe import SafeConsole, safe
@@ -225,7 +225,7 @@ def print_terminal(runs: list[Run], console: Console, *, keep_going: bool = Fals
     for reporter, group in _by_benchmark(runs):
         _guarded(keep_going, console, reporter.name, reporter.terminal_all, group, console)
     env_matrix.print_terminal(runs, console)
-    replication.print_terminal(runs, console)
+    replication.print_terminal(runs, console, replicated)
 
 
 def _guarded(keep_going: bool, console: Console, name: str, fn: Callable[..., None],
@@ -346,7 +346,7 @@ def make_report(
         for run in runs
     ]
     sections = list(lead_sections or []) + env_matrix.sections(runs) + replication.sections(
-        runs) + [
+        runs, replicated) + [
         section
         for reporter, group in _by_benchmark(runs)
         for provider in reporter.sections
@@ -376,7 +376,7 @@ def make_report(
             "generated_utc": generated,
             "tool_version": version(),
             "runs": [run_entry(run) for run in runs],
-            "replication": replication.to_json(runs),
+            "replication": replication.to_json(runs, replicated),
             "tables": tables,
             **(extra or {}),
         },

@@ -4,11 +4,12 @@ interval and the verdict (analysis/replication.py), in the terminal, HTML and JS
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 
-from ..analysis.replication import replicate
+from ..analysis.replication import Extract, replicate
 from ..core.formatting import DASH, fmt_num, fmt_with_ci
 from ..core.termsafe import Table
 from ..run.rundir import Run
@@ -26,10 +27,16 @@ def groups(runs: list[Run]) -> list[list[Run]]:
             for g in by.values() if len(g) > 1]
 
 
-def group_json(group: list[Run]) -> dict[str, Any]:
+# A benchmark's name -> its package's finer replicated quantities (discovery.replicated,
+# handed in by the report's maker: the kit does not look benchmarks up).
+ExtractFor = Callable[[str], Extract | None]
+
+
+def group_json(group: list[Run], extract_for: ExtractFor) -> dict[str, Any]:
     """The replication of one group, with what the machine said about each launch."""
     first = group[0]
-    out = replicate(first.benchmark, [r.analysis for r in group])
+    out = replicate(first.benchmark, [r.analysis for r in group],
+                    extract_for(first.benchmark))
     out.update(group=first.meta["replicate"]["group"],
                label=str(first.meta["replicate"].get("label") or first.toolchain),
                runs=[str(r.path) for r in group],
@@ -37,8 +44,8 @@ def group_json(group: list[Run]) -> dict[str, Any]:
     return out
 
 
-def to_json(runs: list[Run]) -> list[dict[str, Any]]:
-    return [group_json(g) for g in groups(runs)]
+def to_json(runs: list[Run], extract_for: ExtractFor) -> list[dict[str, Any]]:
+    return [group_json(g, extract_for) for g in groups(runs)]
 
 
 def _cell(p: dict[str, Any] | None) -> str:
@@ -84,9 +91,9 @@ def _intro(doc: dict[str, Any]) -> str:
             f"differ, or (without own intervals) their values spread widely.{machine}")
 
 
-def sections(runs: list[Run]) -> list[Section]:
+def sections(runs: list[Run], extract_for: ExtractFor) -> list[Section]:
     out = []
-    for doc in to_json(runs):
+    for doc in to_json(runs, extract_for):
         headers = _headers(doc)
         rows = _rows(doc)
         css = [("left",) + ("num",) * (len(headers) - 2) + ("left",)] * len(rows)
@@ -96,8 +103,8 @@ def sections(runs: list[Run]) -> list[Section]:
     return out
 
 
-def print_terminal(runs: list[Run], console: Console) -> None:
-    for doc in to_json(runs):
+def print_terminal(runs: list[Run], console: Console, extract_for: ExtractFor) -> None:
+    for doc in to_json(runs, extract_for):
         t = Table(title=_title(doc), title_justify="left", header_style="bold")
         for i, h in enumerate(_headers(doc)):
             t.add_column(h, justify="left" if i == 0 or h == "verdict" else "right")

@@ -11,35 +11,19 @@ decides before the item does; a disturbed run's cell is marked).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
 
-from ..benchmarks.discovery import specs
 from ..core.formatting import DASH
 from ..core.termsafe import Table
 from ..run import run_guard
 from ..run.rundir import Run, placement_label
+from .card_item import CardItem, Figures
 from .html import HtmlTable, Section
 
-Figures = dict[str, float | None]
 ANCHOR = "summary-card"
-
-
-@dataclass(frozen=True)
-class CardItem:
-    label: str
-    benchmark: str
-    # The cell from the run's figures; None: the run gave no number for it.
-    render: Callable[[Figures], str | None] | None = None
-    # Items that need more than figures (verdict ranges) read the analysis instead.
-    from_analysis: Callable[[dict[str, Any]], str | None] | None = None
-    # How much of the time was hidden or free, 0–100, for the cell's colour (GRADES);
-    # None: the item is a cost or a fact, not coloured.
-    share: Callable[[dict[str, Any]], float | None] | None = None
 
 
 # The card's colours: a share of at least GOOD % hidden (or of the CPU free) is green, at
@@ -75,22 +59,6 @@ def figure_range(lo: float | None, hi: float | None, unit: str, spec: str = ".0f
     if f"{lo:{spec}}" == f"{hi:{spec}}":
         return f"{lo:{spec}} {unit}"
     return f"{lo:{spec}}–{hi:{spec}} {unit}"
-
-
-@cache
-def card_items() -> tuple[CardItem, ...]:
-    """Every line of the card in order: the lines the benchmark packages declare
-    (spec.CardLine), their cells from their report modules (on first use: those modules
-    import this module's helpers)."""
-    declared = sorted(((spec.card, spec) for spec in specs() if spec.card is not None),
-                      key=lambda line: line[0].order)
-    out = []
-    for card, spec in declared:
-        report = spec.module("report")
-        out.append(CardItem(card.label, spec.name, getattr(report, "card_cell", None),
-                            from_analysis=getattr(report, "card_from_analysis", None),
-                            share=getattr(report, "card_share", None)))
-    return tuple(out)
 
 
 def _figure_list(analysis: dict[str, Any]) -> list[dict[str, Any]]:
@@ -170,10 +138,11 @@ def _why_not(run: Run, limit: int = 140) -> str:
     return reason if len(reason) <= limit else reason[:limit - 1].rstrip() + "…"
 
 
-def card_rows(runs: list[Run]) -> list[tuple[str, ...]]:
-    """One row per item: its label, then one cell per run label."""
+def card_rows(runs: list[Run], items: Sequence[CardItem]) -> list[tuple[str, ...]]:
+    """One row per item (the benchmarks' lines in order: discovery.card_items, handed in:
+    the kit does not look the benchmarks up): its label, then one cell per run label."""
     labels = _labels(runs)
-    return [(item.label, *[_cell(item, runs, lab) for lab in labels]) for item in card_items()]
+    return [(item.label, *[_cell(item, runs, lab) for lab in labels]) for item in items]
 
 
 def _cell_figures(item: CardItem, runs: list[Run], label: str) -> list[dict[str, Any]]:
@@ -192,7 +161,7 @@ def _cell_grade(item: CardItem, runs: list[Run], label: str) -> str | None:
     return grade(item.share(run.analysis))
 
 
-def card_json(runs: list[Run]) -> dict[str, Any]:
+def card_json(runs: list[Run], items: Sequence[CardItem]) -> dict[str, Any]:
     """The card for report.json: per item its sentence per label ("cells") and the
     numbers it was built from ("figures", the same labels)."""
     labels = _labels(runs)
@@ -201,12 +170,12 @@ def card_json(runs: list[Run]) -> dict[str, Any]:
                        "cells": dict(zip(labels, row[1:], strict=True)),
                        "grades": {lab: _cell_grade(item, runs, lab) for lab in labels},
                        "figures": {lab: _cell_figures(item, runs, lab) for lab in labels}}
-                      for item, row in zip(card_items(), card_rows(runs), strict=True)]}
+                      for item, row in zip(items, card_rows(runs, items), strict=True)]}
 
 
-def card_section(runs: list[Run]) -> Section:
+def card_section(runs: list[Run], items: Sequence[CardItem]) -> Section:
     labels = _labels(runs)
-    rows = card_rows(runs)
+    rows = card_rows(runs, items)
     intro = ("What this MPI overlaps and what it costs, from this run's measurements; "
              "details, method and uncertainty in the sections below.")
     if len(labels) > 1:
@@ -219,16 +188,16 @@ def card_section(runs: list[Run]) -> Section:
               f"CPU free), amber from {FAIR:.0f} %, red below; costs and facts are not "
               "coloured.")
     css = [("left", *[f"left grade-{_cell_grade(item, runs, lab) or 'none'}"
-                      for lab in labels]) for item in card_items()]
+                      for lab in labels]) for item in items]
     return Section("Summary card", intro, [], [HtmlTable(
         "Summary card", ("", *labels), rows, css)], anchor=ANCHOR)
 
 
-def print_card(runs: list[Run], console: Console) -> None:
+def print_card(runs: list[Run], items: Sequence[CardItem], console: Console) -> None:
     t = Table(title="Summary card", title_justify="left", header_style="bold", show_lines=True)
     t.add_column("")
     for label in _labels(runs):
         t.add_column(label)
-    for row in card_rows(runs):
+    for row in card_rows(runs, items):
         t.add_row(*row)
     console.print(t)
