@@ -13,4 +13,4 @@
 
 Two of its parts lie lower, because folders below the profile need them: how a program
 is started under the library (run/preload.py: benchmarks measure themselves with it) and
-result.json's line layout (result_file.py: rundir.load_run reads it)."""
+result.json's line layout (run/result_file.py: run/rundir.load_run reads it)."""
