@@ -83,12 +83,13 @@ int mop_requests_copy(mop_requests *dst, const mop_requests *src);
  * denominator: Open MPI 5's receive requests, 768 bytes apart, fell into
  * clusters of three, and 62 % of their removals took the backward shift (53
  * instructions per message; callgrind, mo_msgrate). The fold (key ^ key >> 7)
- * breaks the progression (a simulation over strides 16..4096: at most 25 of 64
- * removals shift, against 63, and 5 at 768) and still spreads counting
- * integers evenly (none shift). Costs a third of the splitmix64 finaliser used before (its two
- * multiplies sat on every post's and completion's path). The shift is kept
- * with the table, not derived from its size at each of the three or more
- * hashes a transfer takes (callgrind). */
+ * breaks the progression (a simulation of a window of 64 at load 1/4 over
+ * strides 16..4096: at most 25 of 64 removals shift, against 63, and 5 at
+ * 768) and still spreads counting integers evenly (none shift). Costs a third
+ * of the splitmix64 finaliser used before (its two multiplies sat on every
+ * post's and completion's path). The shift is kept with the table, not
+ * derived from its size at each of the three or more hashes a transfer takes
+ * (callgrind). */
 static inline size_t mop_requests_hash(uint64_t key, unsigned shift)
 {
     return (size_t)(((key ^ key >> 7) * 0x9e3779b97f4a7c15ULL) >> shift);
@@ -126,10 +127,14 @@ static inline void mop_requests_count_one(mop_requests *r)
         r->peak = r->count;
 }
 
-/* Whether one more entry needs the table grown first (load at most 1/2). */
+/* Whether one more entry needs the table grown first (load at most 1/4). At
+ * 1/2, a window of 64 requests (a table of 128) sent a quarter to two thirds
+ * of its removals into the backward shift, whatever the hash (a simulation
+ * over strides 16..4096: 25 of 64 on average); at 1/4, 13. Entries are a cache
+ * line each, so the lines a window touches are as many either way. */
 static inline bool mop_requests_full(const mop_requests *r)
 {
-    return 2 * (r->count + 1) > r->cap;
+    return 4 * (r->count + 1) > r->cap;
 }
 
 /* Whether the empty slot probe returned may be filled now (the table need not
@@ -186,7 +191,7 @@ void mop_requests_remove_slow(mop_requests *r, mop_req *slot);
 static inline void mop_requests_remove(mop_requests *r, mop_req *slot)
 {
     /* Most removals: a handle no other request shares, with nothing to shift
-     * back into its slot (the table is at most half full); or one of a window
+     * back into its slot (the table is at most a quarter full); or one of a window
      * of requests on one shared handle (MPICH's and Open MPI's completed
      * eager sends), whose next entry moves up. That one was a call of 46
      * instructions per send (callgrind, mo_msgrate), a third of them the
