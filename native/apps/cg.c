@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_main.h"
 #include "bench_util.h"
 #include "grid.h"
 #include "json.h"
@@ -185,10 +186,14 @@ typedef struct cg_state {
     const cg_params *params;
     const app_grid *grid;
     const mo_work_calib *work;
-    uint64_t units;    /* independent work per iteration (rank 0: times 1 + imbalance) */
+    uint64_t units;    /* independent work per iteration (rank 0's, before the imbalance) */
+    uint64_t my_units; /* this rank's: rank 0 does 1 + imbalance times units */
     long warmup;       /* untimed iterations per mode */
     int nmodes;
     cg_mode_result *res;
+    double *vec;       /* the 5 vectors of solve() */
+    double *iter_s;    /* this rank's iteration times, then the largest (rank 0) */
+    double *residuals; /* this rank's ||r_k|| */
 } cg_state;
 
 /* Largest relative difference between two residual histories. */
@@ -476,51 +481,52 @@ static void run_mode(const app_grid *g, int mode, const cg_params *prm, uint64_t
 
 /* ---- main ----------------------------------------------------------------- */
 
+/* app_run_modes()'s hook: one mode on every rank; rank 0 records it and
+ * prints its --verbose lines. */
+static void cg_mode(app_run *run, void *app, int i, int mode)
+{
+    cg_state *st = app;
+    const size_t iters = (size_t)st->params->iterations;
+    run_mode(st->grid, mode, st->params, st->my_units, st->warmup, st->vec, st->iter_s, st->residuals,
+             run->rank == 0 ? &st->res[i] : NULL);
+    if (run->rank == 0 && run->opts.verbose) {
+        const cg_mode_result *r = &st->res[i];
+        printf("%-10s run %.6f s  mpi %.6f s  reduce %.6f s  ||r||/||r0|| %.6e\n", MODE_NAMES[mode], r->run_time_s,
+               r->mpi_time_s_max, r->reduce_time_s_max, r->residuals[iters] / r->residuals[0]);
+        for (size_t k = 0; k <= iters; k++)
+            printf("  %s residual %zu %.17g\n", MODE_NAMES[mode], k, r->residuals[k]);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-
     cg_params params = {.modes = (1u << NMODES) - 1, .seed = 1, .work_us = DEFAULT_WORK_US};
     mo_bench_options ext = {cg_longopts, cg_parse, cg_finalize, cg_usage, cg_write_json, &params};
     const mo_bench_spec spec = {NAME, "8", &ext, 0, false, NULL, NULL};
-    mo_options opts;
+    app_run run;
     int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+    if (!app_run_start(&run, &spec, BENCH, &params.extent, argc, argv, &exit_status))
         return exit_status;
-    char err[512] = "";
+    const int rank = run.rank;
+    const app_grid *g = &run.grid;
 
-    mo_provenance prov;
-    const int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-
-    app_grid g;
-    if (app_grid_init_extent(&g, MPI_COMM_WORLD, &params.extent, err, sizeof err) != 0) {
-        app_grid_free(&g);
-        return mo_bench_end(rank, NAME, &doc, &prov, &opts, 2, err);
-    }
-
-    cg_state st = {&params, &g, &work, 0, 0, 0, NULL};
-    st.warmup = opts.warmup < params.iterations ? opts.warmup : params.iterations;
-    for (int m = 0; m < NMODES; m++)
-        st.nmodes += (params.modes >> m) & 1u;
+    cg_state st = {&params, g, &run.work, 0, 0, 0, 0, NULL, NULL, NULL, NULL};
+    st.warmup = run.opts.warmup < params.iterations ? run.opts.warmup : params.iterations;
+    st.nmodes = app_count_modes(params.modes);
     const size_t iters = (size_t)params.iterations;
-    double *vec = malloc(5 * g.total * sizeof *vec);
-    double *iter_s = malloc(iters * sizeof *iter_s), *residuals = malloc((iters + 1) * sizeof *residuals);
-    bool ok = vec && iter_s && residuals;
+    st.vec = malloc(5 * g->total * sizeof *st.vec);
+    st.iter_s = malloc(iters * sizeof *st.iter_s);
+    st.residuals = malloc((iters + 1) * sizeof *st.residuals);
+    bool ok = st.vec && st.iter_s && st.residuals;
     if (rank == 0) {
         st.res = calloc((size_t)st.nmodes, sizeof *st.res);
         ok = ok && st.res;
         for (int m = 0, i = 0; ok && m < NMODES; m++)
             if (params.modes & (1u << m)) {
                 st.res[i].mode = m;
-                st.res[i].iter_s = malloc(iters * sizeof *iter_s);
-                st.res[i].residuals = malloc((iters + 1) * sizeof *residuals);
+                st.res[i].iter_s = malloc(iters * sizeof *st.iter_s);
+                st.res[i].residuals = malloc((iters + 1) * sizeof *st.residuals);
                 ok = ok && st.res[i].iter_s && st.res[i].residuals;
                 i++;
             }
@@ -529,54 +535,30 @@ int main(int argc, char **argv)
      * and checks it can write the result; every rank gets the units. */
     int64_t setup[3] = {ok, 1, 0};
     if (rank == 0 && ok) {
-        setup[1] = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err, sizeof err);
+        setup[1] = mo_bench_probe(run.prov_rc, &run.timer, &run.work, CALIBRATION_MS, CALIBRATION_SAMPLES, run.err,
+                                  sizeof run.err);
         if (setup[1]) {
             const double u = params.work_units > 0 ? (double)params.work_units
-                                                   : round(params.work_us * work.units_per_us);
+                                                   : round(params.work_us * run.work.units_per_us);
             setup[2] = (int64_t)(u > 0 ? u : 0);
             st.units = (uint64_t)setup[2];
-            setup[1] = mo_result_write(&doc, "running", write_results, &st, err, sizeof err) == 0;
+            setup[1] = mo_result_write(&run.doc, "running", write_results, &st, run.err, sizeof run.err) == 0;
         }
     }
     int64_t verdict[2] = {setup[0], setup[1]}, all[2];
     MPI_Allreduce(verdict, all, 2, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
     MPI_Bcast(&setup[2], 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
     st.units = (uint64_t)setup[2];
-    const uint64_t my_units =
-        rank == 0 ? (uint64_t)llround((double)st.units * (1.0 + params.imbalance)) : st.units;
+    st.my_units = rank == 0 ? (uint64_t)llround((double)st.units * (1.0 + params.imbalance)) : st.units;
     int status = 0;
     const char *msg = NULL;
     if (!all[0] || !all[1]) {
         if (all[1])
-            snprintf(err, sizeof err, "cannot allocate the %zu-point vectors on every rank", g.total);
+            snprintf(run.err, sizeof run.err, "cannot allocate the %zu-point vectors on every rank", g->total);
         status = 2;
-        msg = err;
+        msg = run.err;
     } else {
-        for (int i = 0; i < st.nmodes; i++) {
-            int mode = rank == 0 ? st.res[i].mode : 0;
-            MPI_Bcast(&mode, 1, MPI_INT, 0, MPI_COMM_WORLD);
-            mo_progress(opts.progress, i, st.nmodes, MODE_NAMES[mode]);
-            run_mode(&g, mode, &params, my_units, st.warmup, vec, iter_s, residuals,
-                     rank == 0 ? &st.res[i] : NULL);
-            if (rank == 0) {
-                const cg_mode_result *r = &st.res[i];
-                if (opts.verbose) {
-                    printf("%-10s run %.6f s  mpi %.6f s  reduce %.6f s  ||r||/||r0|| %.6e\n", MODE_NAMES[mode],
-                           r->run_time_s, r->mpi_time_s_max, r->reduce_time_s_max,
-                           r->residuals[iters] / r->residuals[0]);
-                    for (size_t k = 0; k <= iters; k++)
-                        printf("  %s residual %zu %.17g\n", MODE_NAMES[mode], k, r->residuals[k]);
-                    fflush(stdout);
-                }
-                if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                    fprintf(stderr, "mo_%s: warning: %s\n", NAME, err);
-            }
-        }
-        mo_progress(opts.progress, st.nmodes, st.nmodes, "done");
-        if (rank == 0) {
-            mo_work_recheck(&work);
-            status = mo_result_complete(&doc, NAME, write_results, &st) == 0 ? 0 : 1;
-        }
+        status = app_run_modes(&run, params.modes, MODE_NAMES, cg_mode, &st, write_results);
     }
     if (st.res)
         for (int i = 0; i < st.nmodes; i++) {
@@ -584,9 +566,8 @@ int main(int argc, char **argv)
             free(st.res[i].residuals);
         }
     free(st.res);
-    free(vec);
-    free(iter_s);
-    free(residuals);
-    app_grid_free(&g);
-    return mo_bench_end(rank, NAME, &doc, &prov, &opts, status, msg);
+    free(st.vec);
+    free(st.iter_s);
+    free(st.residuals);
+    return app_run_end(&run, status, msg);
 }

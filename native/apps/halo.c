@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_main.h"
 #include "bench_util.h"
 #include "grid.h"
 #include "json.h"
@@ -168,6 +169,8 @@ typedef struct halo_state {
     long warmup;                       /* untimed iterations per mode */
     int nmodes;
     halo_mode_result *res;
+    double *u0, *u1;                   /* the grid block and its next sweep */
+    double *iter_s;                    /* this rank's iteration times, then the largest (rank 0) */
 } halo_state;
 
 static void hex64(uint64_t v, char out[17])
@@ -390,49 +393,47 @@ static void run_mode(const app_grid *g, int mode, const halo_params *p, long war
 
 /* ---- main ----------------------------------------------------------------- */
 
+/* app_run_modes()'s hook: one mode on every rank; rank 0 records it and
+ * prints its --verbose line. */
+static void halo_mode(app_run *run, void *app, int i, int mode)
+{
+    halo_state *st = app;
+    run_mode(st->grid, mode, st->params, st->warmup, st->u0, st->u1, st->iter_s,
+             run->rank == 0 ? &st->res[i] : NULL);
+    if (run->rank == 0 && run->opts.verbose) {
+        const halo_mode_result *r = &st->res[i];
+        printf("%-13s checksum %016" PRIx64 " sum %.17g  run %.6f s  mpi %.6f s  tests %" PRId64 "\n",
+               MODE_NAMES[mode], r->hash, r->sum, r->run_time_s, r->mpi_time_s_max, r->test_calls_max);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-
     halo_params params = {.modes = (1u << NMODES) - 1, .tests = DEFAULT_TESTS, .inflate = 1, .seed = 1};
     mo_bench_options ext = {halo_longopts, halo_parse, halo_finalize, halo_usage, halo_write_json, &params};
     const mo_bench_spec spec = {NAME, "8", &ext, 0, false, NULL, NULL};
-    mo_options opts;
+    app_run run;
     int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
+    if (!app_run_start(&run, &spec, BENCH, &params.extent, argc, argv, &exit_status))
         return exit_status;
-    char err[512] = "";
+    const int rank = run.rank;
+    const app_grid *g = &run.grid;
 
-    mo_provenance prov;
-    const int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-
-    app_grid g;
-    if (app_grid_init_extent(&g, MPI_COMM_WORLD, &params.extent, err, sizeof err) != 0) {
-        app_grid_free(&g);
-        return mo_bench_end(rank, NAME, &doc, &prov, &opts, 2, err);
-    }
-
-    halo_state st = {&params, &g, 0, 0, NULL};
-    st.warmup = opts.warmup < params.iterations ? opts.warmup : params.iterations;
-    for (int m = 0; m < NMODES; m++)
-        st.nmodes += (params.modes >> m) & 1u;
-    double *u0 = malloc(g.total * sizeof *u0), *u1 = malloc(g.total * sizeof *u1);
-    double *iter_s = malloc((size_t)params.iterations * sizeof *iter_s);
-    bool ok = u0 && u1 && iter_s;
+    halo_state st = {&params, g, 0, 0, NULL, NULL, NULL, NULL};
+    st.warmup = run.opts.warmup < params.iterations ? run.opts.warmup : params.iterations;
+    st.nmodes = app_count_modes(params.modes);
+    st.u0 = malloc(g->total * sizeof *st.u0);
+    st.u1 = malloc(g->total * sizeof *st.u1);
+    st.iter_s = malloc((size_t)params.iterations * sizeof *st.iter_s);
+    bool ok = st.u0 && st.u1 && st.iter_s;
     if (rank == 0) {
         st.res = calloc((size_t)st.nmodes, sizeof *st.res);
         ok = ok && st.res;
         for (int m = 0, i = 0; ok && m < NMODES; m++)
             if (params.modes & (1u << m)) {
                 st.res[i].mode = m;
-                st.res[i].iter_s = malloc((size_t)params.iterations * sizeof *iter_s);
+                st.res[i].iter_s = malloc((size_t)params.iterations * sizeof *st.iter_s);
                 ok = ok && st.res[i++].iter_s;
             }
     }
@@ -440,47 +441,27 @@ int main(int argc, char **argv)
      * records the CPU speed) and checks it can write the result. */
     int verdict[2] = {ok, 1}, all[2];
     if (rank == 0 && ok) {
-        verdict[1] = mo_bench_probe(prov_rc, &timer, &work, CALIBRATION_MS, CALIBRATION_SAMPLES, err, sizeof err) &&
-                     mo_result_write(&doc, "running", write_results, &st, err, sizeof err) == 0;
+        verdict[1] = mo_bench_probe(run.prov_rc, &run.timer, &run.work, CALIBRATION_MS, CALIBRATION_SAMPLES, run.err,
+                                    sizeof run.err) &&
+                     mo_result_write(&run.doc, "running", write_results, &st, run.err, sizeof run.err) == 0;
     }
     MPI_Allreduce(verdict, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     int status = 0;
     const char *msg = NULL;
     if (!all[0] || !all[1]) {
         if (all[1])
-            snprintf(err, sizeof err, "cannot allocate the %zu-point grid blocks on every rank", g.total);
+            snprintf(run.err, sizeof run.err, "cannot allocate the %zu-point grid blocks on every rank", g->total);
         status = 2;
-        msg = err;
+        msg = run.err;
     } else {
-        for (int i = 0; i < st.nmodes; i++) {
-            int mode = rank == 0 ? st.res[i].mode : 0;
-            MPI_Bcast(&mode, 1, MPI_INT, 0, MPI_COMM_WORLD);
-            mo_progress(opts.progress, i, st.nmodes, MODE_NAMES[mode]);
-            run_mode(&g, mode, &params, st.warmup, u0, u1, iter_s, rank == 0 ? &st.res[i] : NULL);
-            if (rank == 0) {
-                if (opts.verbose) {
-                    printf("%-13s checksum %016" PRIx64 " sum %.17g  run %.6f s  mpi %.6f s  tests %" PRId64 "\n",
-                           MODE_NAMES[mode], st.res[i].hash, st.res[i].sum, st.res[i].run_time_s,
-                           st.res[i].mpi_time_s_max, st.res[i].test_calls_max);
-                    fflush(stdout);
-                }
-                if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                    fprintf(stderr, "mo_%s: warning: %s\n", NAME, err);
-            }
-        }
-        mo_progress(opts.progress, st.nmodes, st.nmodes, "done");
-        if (rank == 0) {
-            mo_work_recheck(&work);
-            status = mo_result_complete(&doc, NAME, write_results, &st) == 0 ? 0 : 1;
-        }
+        status = app_run_modes(&run, params.modes, MODE_NAMES, halo_mode, &st, write_results);
     }
     if (st.res)
         for (int i = 0; i < st.nmodes; i++)
             free(st.res[i].iter_s);
     free(st.res);
-    free(u0);
-    free(u1);
-    free(iter_s);
-    app_grid_free(&g);
-    return mo_bench_end(rank, NAME, &doc, &prov, &opts, status, msg);
+    free(st.u0);
+    free(st.u1);
+    free(st.iter_s);
+    return app_run_end(&run, status, msg);
 }
