@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "json.h"
 #include "options.h"
@@ -93,7 +94,7 @@ typedef struct tp_count {
 
 typedef struct tp_state {
     const mo_options *opts;
-    const tp_params *params;
+    tp_params *params; /* tp_setup() sets the default --workers */
     int provided;
     int k;          /* worker counts 1..k */
     long calls;     /* MPI_Send calls per worker per sample */
@@ -228,185 +229,194 @@ static void summarize_counts(tp_state *st)
 
 /* ---- main ------------------------------------------------------------------ */
 
-int main(int argc, char **argv)
+/* The thread level must be known before MPI_Init_thread: --thread-level
+ * multiple asks for MPI_THREAD_MULTIPLE. */
+static int tp_thread_level(int argc, char **argv)
 {
-    /* The thread level must be known before MPI_Init_thread; the full parse
-     * (with its error messages) follows in mo_bench_start. */
-    bool want_multiple = false;
     for (int i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--thread-level") == 0 && strcmp(argv[i + 1], "multiple") == 0)
-            want_multiple = true;
-    int provided = MPI_THREAD_SINGLE;
-    MPI_Init_thread(&argc, &argv, want_multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
-    int wrank, wsize;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+            return MPI_THREAD_MULTIPLE;
+    return MPI_THREAD_SINGLE;
+}
 
-    tp_params params = {.multiple = false, .workers = 0};
-    mo_bench_options ext = {tp_longopts, tp_parse, NULL, tp_usage, tp_write_json, &params};
-    const mo_bench_spec spec = {"threads_procs", "0", &ext, 1, false, NULL, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512] = "";
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    tp_state st;
-    memset(&st, 0, sizeof st);
-    st.opts = &opts;
-    st.params = &params;
-    st.provided = provided;
-    st.cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (params.workers == 0)
-        params.workers = params.multiple ? (st.cores > 0 ? st.cores : 1) : wsize;
-    st.k = params.multiple ? (int)params.workers : wsize;
-    if (params.multiple && provided < MPI_THREAD_MULTIPLE)
-        st.k = 1; /* more threads may not call MPI */
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
-    int have = 1;
-    if (wrank == 0) {
-        st.counts = calloc((size_t)st.k, sizeof *st.counts);
-        for (int c = 0; st.counts && c < st.k; c++)
-            if (!(st.counts[c].samples = malloc((size_t)opts.reps * sizeof(double))) ||
-                !(st.counts[c].share = malloc((size_t)opts.reps * sizeof(double))))
-                have = 0;
-        if (!st.counts)
-            have = 0;
+static void free_counts(tp_state *st)
+{
+    for (int c = 0; st->counts && c < st->k; c++) {
+        free(st->counts[c].samples);
+        free(st->counts[c].share);
     }
-    /* The warnings are only written with the "running" document, after the probe succeeded. */
-    if (wrank == 0 && params.multiple && provided < MPI_THREAD_MULTIPLE)
-        mo_result_warn(&doc, "MPI_THREAD_MULTIPLE requested, %s provided: measured 1 thread only",
-                       level_name(provided));
-    if (wrank == 0 && st.k > st.cores)
-        mo_result_warn(&doc, "%d %s on %ld online CPUs: oversubscribed above %ld", st.k,
-                       params.multiple ? "threads" : "processes", st.cores, st.cores);
-    const mo_bench_ready_spec ready = {.prov_rc = prov_rc, .timer = &timer, .work = &work, .calib_samples = 5,
-                                       .results = write_results, .ctx = &st,
-                                       .no_alloc = "cannot allocate the sample buffers"};
-    if (!mo_bench_ready(&doc, &ready, have, err, sizeof err)) {
-        for (int c = 0; st.counts && c < st.k; c++) {
-            free(st.counts[c].samples);
-            free(st.counts[c].share);
-        }
-        free(st.counts);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
+    free(st->counts);
+    st->counts = NULL;
+}
 
-    /* Calls per sample from a one-worker warm-up on rank 0 (doubling until
-     * a block lasts 1 ms); every rank learns it. */
+/* The worker counts and, on rank 0, their sample buffers and warnings. */
+static void tp_setup(mo_bench *b, void *ctx)
+{
+    tp_state *st = ctx;
+    tp_params *params = st->params;
+    st->opts = &b->opts;
+    st->provided = b->provided;
+    st->cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (params->workers == 0)
+        params->workers = params->multiple ? (st->cores > 0 ? st->cores : 1) : b->nranks;
+    st->k = params->multiple ? (int)params->workers : b->nranks;
+    if (params->multiple && st->provided < MPI_THREAD_MULTIPLE)
+        st->k = 1; /* more threads may not call MPI */
+    if (b->rank == 0) {
+        st->counts = calloc((size_t)st->k, sizeof *st->counts);
+        for (int c = 0; st->counts && c < st->k; c++)
+            if (!(st->counts[c].samples = malloc((size_t)b->opts.reps * sizeof(double))) ||
+                !(st->counts[c].share = malloc((size_t)b->opts.reps * sizeof(double))))
+                b->have = 0;
+        if (!st->counts)
+            b->have = 0;
+        /* The warnings are only written with the "running" document, after the probe succeeded. */
+        if (params->multiple && st->provided < MPI_THREAD_MULTIPLE)
+            mo_result_warn(&b->doc, "MPI_THREAD_MULTIPLE requested, %s provided: measured 1 thread only",
+                           level_name(st->provided));
+        if (st->k > st->cores)
+            mo_result_warn(&b->doc, "%d %s on %ld online CPUs: oversubscribed above %ld", st->k,
+                           params->multiple ? "threads" : "processes", st->cores, st->cores);
+    }
+    b->ready.no_alloc = "cannot allocate the sample buffers";
+}
+
+/* Calls per sample from a one-worker warm-up on rank 0 (doubling until a
+ * block lasts 1 ms); every rank learns it. */
+static long calls_per_sample(const mo_bench *b)
+{
     long calls = 1000;
-    if (wrank == 0) {
+    if (b->rank == 0) {
         double t = send_loop(calls, NULL);
         while (t < 1e-3 && calls < MAX_CALLS / 2) {
             calls *= 2;
             t = send_loop(calls, NULL);
         }
         double rate = t > 0 ? (double)calls / t : 1e6;
-        double want = ceil(opts.sample_ms / 1000.0 * rate);
-        if (opts.iters > 0)
-            want = (double)opts.iters;
+        double want = ceil(b->opts.sample_ms / 1000.0 * rate);
+        if (b->opts.iters > 0)
+            want = (double)b->opts.iters;
         calls = want < 1000 ? 1000 : want > MAX_CALLS ? MAX_CALLS : (long)want;
     }
     MPI_Bcast(&calls, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    st.calls = calls;
+    return calls;
+}
+
+/* The reps, each over the worker counts 1..k, until the time limit: the
+ * samples are not a flat point list (threads or processes per rep). */
+static int tp_measure(mo_bench *b, void *ctx)
+{
+    tp_state *st = ctx;
+    const tp_params *params = st->params;
+    const mo_options *opts = &b->opts;
+    const int wrank = b->rank;
+    st->calls = calls_per_sample(b);
 
     /* Threads mode: rank 0 starts k-1 extra threads that wait on a barrier. */
     pthread_t tids[MAX_WORKERS];
     void *targs[MAX_WORKERS][2];
     int nthreads = 0;
-    bool threads = params.multiple && wrank == 0;
+    char err[128] = "";
+    bool threads = params->multiple && wrank == 0;
     if (threads) {
-        pthread_barrier_init(&st.start, NULL, (unsigned)st.k);
-        pthread_barrier_init(&st.end, NULL, (unsigned)st.k);
-        for (int i = 1; i < st.k; i++) {
-            targs[i][0] = &st;
+        pthread_barrier_init(&st->start, NULL, (unsigned)st->k);
+        pthread_barrier_init(&st->end, NULL, (unsigned)st->k);
+        for (int i = 1; i < st->k; i++) {
+            targs[i][0] = st;
             targs[i][1] = (void *)(intptr_t)i;
             if (pthread_create(&tids[i], NULL, worker_main, targs[i]) != 0)
                 break;
             nthreads++;
         }
-        if (nthreads != st.k - 1)
-            snprintf(err, sizeof err, "could start only %d of %d threads", nthreads + 1, st.k);
+        if (nthreads != st->k - 1)
+            snprintf(err, sizeof err, "could start only %d of %d threads", nthreads + 1, st->k);
     }
     /* Threads that did start wait on barriers sized for k: they end with the process. */
-    const bool threads_ok = !threads || nthreads == st.k - 1;
+    const bool threads_ok = !threads || nthreads == st->k - 1;
 
     const uint64_t t_start = mo_timer_now_ns();
     bool time_up = false;
     int status = 0;
     if (threads_ok) {
-        for (long r = 0; r < opts.reps; r++) {
+        for (long r = 0; r < opts->reps; r++) {
             int stop = 0;
-            if (wrank == 0 && mo_time_up(&opts, t_start))
+            if (wrank == 0 && mo_time_up(opts, t_start))
                 stop = 1;
-            if (!params.multiple)
+            if (!params->multiple)
                 MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
             if (stop) {
                 time_up = true;
                 break;
             }
-            for (int c = 1; c <= st.k; c++) {
+            for (int c = 1; c <= st->k; c++) {
                 double rate, share = NAN;
-                if (params.multiple) {
+                if (params->multiple) {
                     if (wrank != 0)
                         continue;
-                    rate = st.k == 1 ? (double)st.calls / send_loop(st.calls, &share)
-                                     : thread_sample(&st, c, &share);
+                    rate = st->k == 1 ? (double)st->calls / send_loop(st->calls, &share)
+                                      : thread_sample(st, c, &share);
                 } else {
-                    rate = process_sample(&st, wrank, c, &share);
+                    rate = process_sample(st, wrank, c, &share);
                 }
                 if (wrank == 0) {
-                    tp_count *tc = &st.counts[c - 1];
+                    tp_count *tc = &st->counts[c - 1];
                     tc->share[tc->n] = share;
                     tc->samples[tc->n++] = rate;
                 }
             }
-            st.reps_done = r + 1;
+            st->reps_done = r + 1;
             if (wrank == 0) {
                 char label[64];
                 snprintf(label, sizeof label, "rep %ld", r + 1);
-                mo_progress(opts.progress, (int)(r + 1), (int)opts.reps, label);
+                mo_progress(opts->progress, (int)(r + 1), (int)opts->reps, label);
             }
         }
     } else {
         status = 1;
     }
     if (threads && threads_ok) {
-        if (st.k > 1) {
-            st.quit = true;
-            pthread_barrier_wait(&st.start);
+        if (st->k > 1) {
+            st->quit = true;
+            pthread_barrier_wait(&st->start);
         }
         for (int i = 1; i <= nthreads; i++)
             pthread_join(tids[i], NULL);
-        pthread_barrier_destroy(&st.start);
-        pthread_barrier_destroy(&st.end);
+        pthread_barrier_destroy(&st->start);
+        pthread_barrier_destroy(&st->end);
     }
-    if (wrank == 0) {
-        summarize_counts(&st);
-        if (opts.verbose)
-            for (int c = 0; c < st.k; c++)
-                printf("%d %s: %.0f msgs/s\n", c + 1, params.multiple ? "threads" : "processes",
-                       st.counts[c].st.median);
-        if (time_up)
-            mo_result_warn(&doc, "time limit of %g s reached after %ld of %ld reps", opts.time_limit_s,
-                           st.reps_done, opts.reps);
-        if (status == 0)
-            status = mo_result_complete(&doc, BENCH, write_results, &st);
+    if (wrank != 0)
+        return status;
+    summarize_counts(st);
+    if (opts->verbose)
+        for (int c = 0; c < st->k; c++)
+            printf("%d %s: %.0f msgs/s\n", c + 1, params->multiple ? "threads" : "processes",
+                   st->counts[c].st.median);
+    if (time_up)
+        mo_result_warn(&b->doc, "time limit of %g s reached after %ld of %ld reps", opts->time_limit_s,
+                       st->reps_done, opts->reps);
+    if (status != 0) {
+        fprintf(stderr, "mo_%s: error: %s\n", b->program, err);
+        fflush(stderr);
+        return status;
     }
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    for (int c = 0; st.counts && c < st.k; c++) {
-        free(st.counts[c].samples);
-        free(st.counts[c].share);
-    }
-    free(st.counts);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1,
-                        threads_ok ? NULL : err);
+    return mo_result_complete(&b->doc, b->program, write_results, st);
+}
+
+static void tp_teardown(mo_bench *b, void *ctx)
+{
+    (void)b;
+    free_counts(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    static tp_params params = {.multiple = false, .workers = 0};
+    static tp_state st = {.params = &params};
+    static const mo_bench_options ext = {tp_longopts, tp_parse, NULL, tp_usage, tp_write_json, &params};
+    const mo_bench_kernel k = {
+        .spec = {"threads_procs", "0", &ext, 1, false, NULL, NULL}, .benchmark = BENCH,
+        .results = write_results, .state = &st, .thread_level = tp_thread_level, .setup = tp_setup,
+        .measure = tp_measure, .teardown = tp_teardown,
+    };
+    return mo_bench_main(argc, argv, &k);
 }

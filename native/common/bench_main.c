@@ -99,9 +99,16 @@ static void teardown(mo_bench *b, const mo_bench_kernel *k)
  * all leave together; only rank 0 prints an error (mo_bench_end). */
 int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k)
 {
-    MPI_Init(&argc, &argv);
+    /* A kernel that needs a thread level names it from argv before MPI is
+     * up (its full parse, with its messages, follows in mo_bench_start). */
+    int provided = MPI_THREAD_SINGLE;
+    if (k->thread_level)
+        MPI_Init_thread(&argc, &argv, k->thread_level(argc, argv), &provided);
+    else
+        MPI_Init(&argc, &argv);
     mo_bench b;
     memset(&b, 0, sizeof b);
+    b.provided = provided;
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.nranks);
     b.start_ns = mo_timer_now_ns();

@@ -22,6 +22,7 @@
 /* What the driver owns and hands to every hook of a kernel. */
 typedef struct mo_bench {
     int rank, nranks;  /* in MPI_COMM_WORLD */
+    int provided;      /* MPI_Init_thread's, with kernel.thread_level; else MPI_THREAD_SINGLE */
     uint64_t start_ns; /* the program's start: --time-limit counts from here */
     int argc;
     char **argv;
@@ -74,6 +75,9 @@ typedef struct mo_bench_kernel {
      * others), made and freed by the driver: the kernel neither splits nor
      * frees it. */
     bool pair;
+    /* The thread level to ask MPI_Init_thread for, read from argv before
+     * MPI is up (the options are parsed after); NULL: MPI_Init. */
+    int (*thread_level)(int argc, char **argv);
     /* Once the options are parsed, before anything else: adjusts options. May be NULL. */
     void (*configure)(mo_bench *b, void *state);
     /* Every rank, before the vote: communicators, buffers, the plan; sets
