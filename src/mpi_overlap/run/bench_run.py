@@ -7,8 +7,10 @@ multi-launch runner, and both of them import only runner.py below it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..benchmarks import Benchmark
+from ..calibration import table_note
 from ..calibration.calibrate import find_or_calibrate
 from ..core.ui import Ui
 from ..platform.toolchains import Toolchain
@@ -28,13 +30,14 @@ def run_benchmark(
 
 
 def _under_profiler(
-    tc: Toolchain, bdir: Path, argv: list[str], run_dir: Path, opts: RunOptions, ui: Ui
-) -> tuple[list[str], Path]:
+    tc: Toolchain, bdir: Path, argv: list[str], run_dir: Path, opts: RunOptions, ui: Ui,
+    started: str,
+) -> tuple[list[str], dict[str, Any]]:
     """The rank command of a benchmark that measures itself with libmpi_overlap, and the
-    transfer-time table it uses."""
+    note on the transfer-time table it uses (table_note, since the run's start)."""
     from .preload import ProfilerSetup, profiler_library
 
     table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, timeout_s=opts.timeout_s,
                               ui=ui)
     setup = ProfilerSetup(library=profiler_library(bdir), table=table, outdir=run_dir)
-    return setup.wrap(argv), table
+    return setup.wrap(argv), table_note.describe(table, started)

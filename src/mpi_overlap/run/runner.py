@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks import Benchmark
-from ..calibration import table_note
 from ..core.errors import UserError
 from ..core.schema import result_errors
 from ..core.termsafe import safe
@@ -60,8 +59,10 @@ class RunOptions:
 
 # Wraps the rank command of a benchmark that measures itself under libmpi_overlap:
 # (toolchain, build dir, argv, run dir, options, ui) -> (argv, transfer-time table).
-ProfilerWrap = Callable[[Toolchain, Path, list[str], Path, "RunOptions", Ui],
-                        tuple[list[str], Path]]
+# (toolchain, build, argv, run dir, options, ui, the run's start) -> the ranks' argv under
+# the profiler and the note on the transfer-time table it uses (run.json's "xfer_table").
+ProfilerWrap = Callable[[Toolchain, Path, list[str], Path, "RunOptions", Ui, str],
+                        tuple[list[str], dict[str, Any]]]
 
 
 def run_launch(bench: Benchmark, tc: Toolchain, bench_args: list[str], opts: RunOptions,
@@ -81,15 +82,15 @@ def run_launch(bench: Benchmark, tc: Toolchain, bench_args: list[str], opts: Run
         executable(bdir, bench.program), bench_args, run_dir / RESULT_FILE, tc, launcher_prefix,
         progress=True, meta=[f"label={opts.label}"] if opts.label else [],
     )
-    table = None
+    table_meta = None
     if profiler is not None:
-        argv, table = profiler(tc, bdir, argv, run_dir, opts, ui)
+        argv, table_meta = profiler(tc, bdir, argv, run_dir, opts, ui, started)
     cmd = launch_command(tc, opts.ranks, argv, opts.launcher)
     env = tc.environment()
     env.update(opts.env_overrides)
     meta = initial_run_meta(bench.name, tc, opts, cmd, run_dir)
-    if table is not None:
-        meta["xfer_table"] = table_note.describe(table, started)
+    if table_meta is not None:
+        meta["xfer_table"] = table_meta
     begin_run(run_dir, meta)
 
     with ui.progress(f"{bench.name} ({tc.name}, {opts.ranks} ranks)") as progress:
