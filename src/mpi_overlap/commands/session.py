@@ -16,9 +16,9 @@ from ..core.file_output import WriteError
 from ..core.termsafe import safe_lines
 from ..core.ui import Ui
 from ..run import env_matrix, launch_plan, run_guard
-from ..run.bench_run import run_benchmark
 from ..run.rundir import STDOUT_FILE, Run, load_run, mark_failed
 from ..run.runner import analyze_result, checked_toolchains, status_line, timeout_for
+from .bench_run import run_benchmark
 
 
 def bench_session(

@@ -31,7 +31,6 @@ from ..core.file_output import WriteError
 from ..core.ui import ProgressFn, Ui, progress_columns
 from ..platform.toolchains import Toolchain
 from ..run import env_matrix, launch_plan
-from ..run.bench_run import run_benchmark
 from ..run.rundir import RUN_FILE, Run, close_open_runs, load_run, new_run_dir, write_json_atomic
 from ..run.runner import (
     RunOptions,
@@ -41,6 +40,7 @@ from ..run.runner import (
     status_line,
     timeout_for,
 )
+from .bench_run import run_benchmark
 
 
 def suite_benchmarks(suite: str) -> list[Benchmark]:

@@ -1,7 +1,8 @@
 """The run layer, over platform/ and core/: how a run happens, between the build and the
 run directory. rundir.py is the run directory (run.json, begin_run/end_run, load_run;
-result_file.py a profile's result.json, one rank document per line); bench_run.py
-chooses how a benchmark runs, runner.py does one launch into one run directory (and what
+result_file.py a profile's result.json, one rank document per line); runner.py does one
+launch into one run directory, under the profiler when commands/bench_run.py (which
+chooses how a benchmark runs) hands it the wrap (and what
 every kind of run shares), multilaunch.py several launches merged into one result,
 paired_launch.py a program with and without the profiler (preload.py: how a program
 starts under libmpi_overlap); launch.py builds the command line and runs it under a time

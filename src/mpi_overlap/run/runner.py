@@ -4,8 +4,8 @@ behind, and what every kind of run shares (profile, profiler-overhead, calibrate
 Build (cached) → launch through MPI's launcher with a time limit → record how it ended
 → validate the result against its schema → analyse → run.json says it all. A run that
 timed out or crashed keeps whatever the benchmark had written, marked as such. Which
-benchmark runs how (several launches, under the profiler) is bench_run.py's choice: this
-module imports neither the calibration nor the multi-launch runner, which import it.
+benchmark runs how (several launches, under the profiler) is commands/bench_run.py's
+choice: this module imports neither the calibration nor the multi-launch runner.
 """
 
 from __future__ import annotations

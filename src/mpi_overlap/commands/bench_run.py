@@ -1,8 +1,8 @@
 """Run a benchmark the way it is meant to run: a single launch of its program, several
 launches (multilaunch.py: benchmarks made of launches with different settings), or a
 launch under the overlap profiler with this machine's transfer-time table (calibrated
-when there is none). The top of the run stack: it imports the calibration and the
-multi-launch runner, and both of them import only runner.py below it."""
+when there is none). Above the run layer (the commands' choice of how a benchmark runs):
+it imports the calibration and the multi-launch runner, which import runner.py below it."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from ..calibration import table_note
 from ..calibration.calibrate import find_or_calibrate
 from ..core.ui import Ui
 from ..platform.toolchains import Toolchain
-from .multilaunch import run_launches
-from .rundir import Run
-from .runner import RunOptions, check_ranks, run_launch
+from ..run.multilaunch import run_launches
+from ..run.rundir import Run
+from ..run.runner import RunOptions, check_ranks, run_launch
 
 
 def run_benchmark(
@@ -35,7 +35,7 @@ def _under_profiler(
 ) -> tuple[list[str], dict[str, Any]]:
     """The rank command of a benchmark that measures itself with libmpi_overlap, and the
     note on the transfer-time table it uses (table_note, since the run's start)."""
-    from .preload import ProfilerSetup, profiler_library
+    from ..run.preload import ProfilerSetup, profiler_library
 
     table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, timeout_s=opts.timeout_s,
                               ui=ui)
