@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "app_main.h"
+#include "app_options.h"
 #include "bench_util.h"
 #include "grid.h"
 #include "json.h"
@@ -74,36 +75,22 @@ static const char *const MODE_NAMES[NMODES] = {"allreduce", "iallreduce"};
 
 /* ---- application options ----------------------------------------------------- */
 
+static const app_defaults CG_DEFAULTS = {MODE_NAMES, NMODES, MAX_GRID, DEFAULT_GRID, DEFAULT_GRID_QUICK,
+                                         DEFAULT_ITERATIONS, DEFAULT_ITERATIONS_QUICK};
+
 typedef struct cg_params {
-    unsigned modes;
-    app_extent extent;
-    bool iterations_set;
-    long iterations, seed;
+    app_common c; /* modes, grid, iterations, seed */
     double work_us, imbalance;
     long long work_units; /* 0: from --work-us */
 } cg_params;
 
-enum {
-    OPT_MODES = MO_OPT_BENCH_FIRST,
-    OPT_GRID,
-    OPT_LOCAL,
-    OPT_ITERATIONS,
-    OPT_WORK_US,
-    OPT_WORK_UNITS,
-    OPT_IMBALANCE,
-    OPT_SEED
-};
+enum { OPT_WORK_US = APP_OPT_FIRST, OPT_WORK_UNITS, OPT_IMBALANCE };
 
 static const struct option cg_longopts[] = {
-    {"modes", required_argument, NULL, OPT_MODES},
-    {"mode", required_argument, NULL, OPT_MODES},
-    {"grid", required_argument, NULL, OPT_GRID},
-    {"local", required_argument, NULL, OPT_LOCAL},
-    {"iterations", required_argument, NULL, OPT_ITERATIONS},
+    APP_COMMON_LONGOPTS,
     {"work-us", required_argument, NULL, OPT_WORK_US},
     {"work-units", required_argument, NULL, OPT_WORK_UNITS},
     {"imbalance", required_argument, NULL, OPT_IMBALANCE},
-    {"seed", required_argument, NULL, OPT_SEED},
     {NULL, 0, NULL, 0},
 };
 
@@ -112,12 +99,6 @@ static int cg_parse(void *ctx, int code, const char *arg, char *err, size_t errl
     cg_params *p = ctx;
     long v = 0;
     switch (code) {
-    case OPT_MODES: return app_parse_names("modes", arg, MODE_NAMES, NMODES, &p->modes, err, errlen);
-    case OPT_GRID:
-    case OPT_LOCAL: return app_parse_extent(&p->extent, code == OPT_LOCAL, arg, MAX_GRID, err, errlen);
-    case OPT_ITERATIONS:
-        p->iterations_set = true;
-        return mo_options_parse_long("iterations", arg, 1, 1000000, &p->iterations, err, errlen);
     case OPT_WORK_US: return mo_options_parse_double("work-us", arg, 0.0, 1e7, &p->work_us, err, errlen);
     case OPT_WORK_UNITS:
         if (mo_options_parse_long("work-units", arg, 0, LONG_MAX / 4, &v, err, errlen))
@@ -125,20 +106,16 @@ static int cg_parse(void *ctx, int code, const char *arg, char *err, size_t errl
         p->work_units = v;
         return 0;
     case OPT_IMBALANCE: return mo_options_parse_double("imbalance", arg, 0.0, 1e4, &p->imbalance, err, errlen);
-    case OPT_SEED: return mo_options_parse_long("seed", arg, 0, 0x7fffffffL, &p->seed, err, errlen);
     }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
+    const int rc = app_common_parse(&p->c, &CG_DEFAULTS, code, arg, err, errlen);
+    if (rc == 1)
+        snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return rc == 0 ? 0 : -1;
 }
 
 static int cg_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
-    cg_params *p = ctx;
-    if (app_finish_extent(&p->extent, quick ? DEFAULT_GRID_QUICK : DEFAULT_GRID, err, errlen))
-        return -1;
-    if (!p->iterations_set)
-        p->iterations = quick ? DEFAULT_ITERATIONS_QUICK : DEFAULT_ITERATIONS;
-    return 0;
+    return app_common_finalize(&((cg_params *)ctx)->c, &CG_DEFAULTS, quick, err, errlen);
 }
 
 static void cg_usage(FILE *f)
@@ -161,13 +138,11 @@ static void cg_usage(FILE *f)
 static void cg_write_json(mo_json *w, const void *ctx)
 {
     const cg_params *p = ctx;
-    mo_options_json_set(w, "modes", MODE_NAMES, NMODES, p->modes);
-    app_json_extent(w, &p->extent);
-    mo_json_kv_int64(w, "iterations", p->iterations);
+    app_common_json(w, &p->c, &CG_DEFAULTS);
     mo_json_kv_double(w, "work_us", p->work_us);
     mo_json_kv_int64(w, "work_units", p->work_units);
     mo_json_kv_double(w, "imbalance", p->imbalance);
-    mo_json_kv_int64(w, "seed", p->seed);
+    mo_json_kv_int64(w, "seed", p->c.seed);
 }
 
 /* ---- state ------------------------------------------------------------------- */
@@ -213,7 +188,7 @@ static void write_results(mo_json *w, const void *ctx)
 {
     const cg_state *st = ctx;
     const app_grid *g = st->grid;
-    const long iters = st->params->iterations;
+    const long iters = st->params->c.iterations;
     mo_json_begin_object(w);
     app_json_dims(w, "grid", g->global);
     app_json_dims(w, "dims", g->dims);
@@ -225,7 +200,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_double(w, "work_us_nominal",
                       st->work->units_per_us > 0 ? (double)st->units / st->work->units_per_us : NAN);
     mo_json_kv_double(w, "imbalance", st->params->imbalance);
-    mo_json_kv_int64(w, "seed", st->params->seed);
+    mo_json_kv_int64(w, "seed", st->params->c.seed);
     mo_json_kv_double(w, "residual_tolerance", RESIDUAL_TOLERANCE);
     mo_json_key(w, "modes");
     mo_json_begin_array(w);
@@ -381,7 +356,7 @@ static void solve(const app_grid *g, int mode, const cg_params *prm, const cg_re
 {
     const size_t n = g->total;
     double *x = vec, *r = vec + n, *p = vec + 2 * n, *q = vec + 3 * n, *b = vec + 4 * n;
-    app_grid_seed(g, b, (uint64_t)prm->seed, 1);
+    app_grid_seed(g, b, (uint64_t)prm->c.seed, 1);
     memset(x, 0, n * sizeof *x);
     memset(q, 0, n * sizeof *q);
     memcpy(r, b, n * sizeof *r);
@@ -457,13 +432,13 @@ static void run_mode(const app_grid *g, int mode, const cg_params *prm, uint64_t
     }
     MPI_Barrier(g->cart);
     const double t0 = app_now_s();
-    solve(g, mode, prm, &rg, units, vec, prm->iterations, iter_s, residuals, &c);
+    solve(g, mode, prm, &rg, units, vec, prm->c.iterations, iter_s, residuals, &c);
     const double mine = app_now_s() - t0;
 
     double times[5] = {mine, c.halo_s + c.reduce_s, c.halo_s, c.reduce_s, c.work_s}, tmax[5], mpi_sum = 0.0;
     MPI_Reduce(times, tmax, 5, MPI_DOUBLE, MPI_MAX, 0, g->cart);
     MPI_Reduce(&times[1], &mpi_sum, 1, MPI_DOUBLE, MPI_SUM, 0, g->cart);
-    MPI_Reduce(g->rank == 0 ? MPI_IN_PLACE : iter_s, iter_s, (int)prm->iterations, MPI_DOUBLE, MPI_MAX, 0,
+    MPI_Reduce(g->rank == 0 ? MPI_IN_PLACE : iter_s, iter_s, (int)prm->c.iterations, MPI_DOUBLE, MPI_MAX, 0,
                g->cart);
     if (g->rank == 0) {
         res->done = true;
@@ -474,8 +449,8 @@ static void run_mode(const app_grid *g, int mode, const cg_params *prm, uint64_t
         res->work_time_s_max = tmax[4];
         res->mpi_time_s_mean = mpi_sum / g->size;
         res->reductions_per_rank = c.reductions;
-        memcpy(res->iter_s, iter_s, (size_t)prm->iterations * sizeof *iter_s);
-        memcpy(res->residuals, residuals, ((size_t)prm->iterations + 1) * sizeof *residuals);
+        memcpy(res->iter_s, iter_s, (size_t)prm->c.iterations * sizeof *iter_s);
+        memcpy(res->residuals, residuals, ((size_t)prm->c.iterations + 1) * sizeof *residuals);
     }
 }
 
@@ -486,7 +461,7 @@ static void run_mode(const app_grid *g, int mode, const cg_params *prm, uint64_t
 static void cg_mode(app_run *run, void *app, int i, int mode)
 {
     cg_state *st = app;
-    const size_t iters = (size_t)st->params->iterations;
+    const size_t iters = (size_t)st->params->c.iterations;
     run_mode(st->grid, mode, st->params, st->my_units, st->warmup, st->vec, st->iter_s, st->residuals,
              run->rank == 0 ? &st->res[i] : NULL);
     if (run->rank == 0 && run->opts.verbose) {
@@ -501,20 +476,20 @@ static void cg_mode(app_run *run, void *app, int i, int mode)
 
 int main(int argc, char **argv)
 {
-    cg_params params = {.modes = (1u << NMODES) - 1, .seed = 1, .work_us = DEFAULT_WORK_US};
+    cg_params params = {.c = app_common_init(&CG_DEFAULTS), .work_us = DEFAULT_WORK_US};
     mo_bench_options ext = {cg_longopts, cg_parse, cg_finalize, cg_usage, cg_write_json, &params};
     const mo_bench_spec spec = {NAME, "8", &ext, 0, false, NULL, NULL};
     app_run run;
     int exit_status;
-    if (!app_run_start(&run, &spec, BENCH, &params.extent, argc, argv, &exit_status))
+    if (!app_run_start(&run, &spec, BENCH, &params.c.extent, argc, argv, &exit_status))
         return exit_status;
     const int rank = run.rank;
     const app_grid *g = &run.grid;
 
     cg_state st = {&params, g, &run.work, 0, 0, 0, 0, NULL, NULL, NULL, NULL};
-    st.warmup = run.opts.warmup < params.iterations ? run.opts.warmup : params.iterations;
-    st.nmodes = app_count_modes(params.modes);
-    const size_t iters = (size_t)params.iterations;
+    st.warmup = run.opts.warmup < params.c.iterations ? run.opts.warmup : params.c.iterations;
+    st.nmodes = app_count_modes(params.c.modes);
+    const size_t iters = (size_t)params.c.iterations;
     st.vec = malloc(5 * g->total * sizeof *st.vec);
     st.iter_s = malloc(iters * sizeof *st.iter_s);
     st.residuals = malloc((iters + 1) * sizeof *st.residuals);
@@ -523,7 +498,7 @@ int main(int argc, char **argv)
         st.res = calloc((size_t)st.nmodes, sizeof *st.res);
         ok = ok && st.res;
         for (int m = 0, i = 0; ok && m < NMODES; m++)
-            if (params.modes & (1u << m)) {
+            if (params.c.modes & (1u << m)) {
                 st.res[i].mode = m;
                 st.res[i].iter_s = malloc(iters * sizeof *st.iter_s);
                 st.res[i].residuals = malloc((iters + 1) * sizeof *st.residuals);
@@ -558,7 +533,7 @@ int main(int argc, char **argv)
         status = 2;
         msg = run.err;
     } else {
-        status = app_run_modes(&run, params.modes, MODE_NAMES, cg_mode, &st, write_results);
+        status = app_run_modes(&run, params.c.modes, MODE_NAMES, cg_mode, &st, write_results);
     }
     if (st.res)
         for (int i = 0; i < st.nmodes; i++) {

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "app_main.h"
+#include "app_options.h"
 #include "bench_util.h"
 #include "grid.h"
 #include "json.h"
@@ -69,25 +70,20 @@ static const char *const MODE_NAMES[NMODES] = {"blocking", "nonblocking", "overl
 
 /* ---- application options ----------------------------------------------------- */
 
+static const app_defaults HALO_DEFAULTS = {MODE_NAMES, NMODES, MAX_GRID, DEFAULT_GRID, DEFAULT_GRID_QUICK,
+                                           DEFAULT_ITERATIONS, DEFAULT_ITERATIONS_QUICK};
+
 typedef struct halo_params {
-    unsigned modes;
-    app_extent extent;
-    bool iterations_set;
-    long iterations, tests, inflate;
-    long seed;
+    app_common c; /* modes, grid, iterations, seed */
+    long tests, inflate;
 } halo_params;
 
-enum { OPT_MODES = MO_OPT_BENCH_FIRST, OPT_GRID, OPT_LOCAL, OPT_ITERATIONS, OPT_TESTS, OPT_INFLATE, OPT_SEED };
+enum { OPT_TESTS = APP_OPT_FIRST, OPT_INFLATE };
 
 static const struct option halo_longopts[] = {
-    {"modes", required_argument, NULL, OPT_MODES},
-    {"mode", required_argument, NULL, OPT_MODES},
-    {"grid", required_argument, NULL, OPT_GRID},
-    {"local", required_argument, NULL, OPT_LOCAL},
-    {"iterations", required_argument, NULL, OPT_ITERATIONS},
+    APP_COMMON_LONGOPTS,
     {"tests", required_argument, NULL, OPT_TESTS},
     {"inflate", required_argument, NULL, OPT_INFLATE},
-    {"seed", required_argument, NULL, OPT_SEED},
     {NULL, 0, NULL, 0},
 };
 
@@ -95,28 +91,18 @@ static int halo_parse(void *ctx, int code, const char *arg, char *err, size_t er
 {
     halo_params *p = ctx;
     switch (code) {
-    case OPT_MODES: return app_parse_names("modes", arg, MODE_NAMES, NMODES, &p->modes, err, errlen);
-    case OPT_GRID:
-    case OPT_LOCAL: return app_parse_extent(&p->extent, code == OPT_LOCAL, arg, MAX_GRID, err, errlen);
-    case OPT_ITERATIONS:
-        p->iterations_set = true;
-        return mo_options_parse_long("iterations", arg, 1, 1000000, &p->iterations, err, errlen);
     case OPT_TESTS: return mo_options_parse_long("tests", arg, 0, 100000, &p->tests, err, errlen);
     case OPT_INFLATE: return mo_options_parse_long("inflate", arg, 1, 100000, &p->inflate, err, errlen);
-    case OPT_SEED: return mo_options_parse_long("seed", arg, 0, 0x7fffffffL, &p->seed, err, errlen);
     }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
+    const int rc = app_common_parse(&p->c, &HALO_DEFAULTS, code, arg, err, errlen);
+    if (rc == 1)
+        snprintf(err, errlen, "internal error: unknown option code %d", code);
+    return rc == 0 ? 0 : -1;
 }
 
 static int halo_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
-    halo_params *p = ctx;
-    if (app_finish_extent(&p->extent, quick ? DEFAULT_GRID_QUICK : DEFAULT_GRID, err, errlen))
-        return -1;
-    if (!p->iterations_set)
-        p->iterations = quick ? DEFAULT_ITERATIONS_QUICK : DEFAULT_ITERATIONS;
-    return 0;
+    return app_common_finalize(&((halo_params *)ctx)->c, &HALO_DEFAULTS, quick, err, errlen);
 }
 
 static void halo_usage(FILE *f)
@@ -140,12 +126,10 @@ static void halo_usage(FILE *f)
 static void halo_write_json(mo_json *w, const void *ctx)
 {
     const halo_params *p = ctx;
-    mo_options_json_set(w, "modes", MODE_NAMES, NMODES, p->modes);
-    app_json_extent(w, &p->extent);
-    mo_json_kv_int64(w, "iterations", p->iterations);
+    app_common_json(w, &p->c, &HALO_DEFAULTS);
     mo_json_kv_int64(w, "tests", p->tests);
     mo_json_kv_int64(w, "inflate", p->inflate);
-    mo_json_kv_int64(w, "seed", p->seed);
+    mo_json_kv_int64(w, "seed", p->c.seed);
 }
 
 /* ---- state ------------------------------------------------------------------- */
@@ -182,7 +166,7 @@ static void write_results(mo_json *w, const void *ctx)
 {
     const halo_state *st = ctx;
     const app_grid *g = st->grid;
-    const long iters = st->params->iterations;
+    const long iters = st->params->c.iterations;
     mo_json_begin_object(w);
     app_json_dims(w, "grid", g->global);
     app_json_dims(w, "dims", g->dims);
@@ -192,7 +176,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_int64(w, "warmup_iterations", st->warmup);
     mo_json_kv_int64(w, "tests_per_iter", st->params->tests);
     mo_json_kv_int64(w, "inflate", st->params->inflate);
-    mo_json_kv_int64(w, "seed", st->params->seed);
+    mo_json_kv_int64(w, "seed", st->params->c.seed);
     mo_json_key(w, "modes");
     mo_json_begin_array(w);
     bool all_done = true, identical = true;
@@ -339,20 +323,20 @@ static void run_mode(const app_grid *g, int mode, const halo_params *p, long war
     halo_counters c = {0};
     if (warmup > 0) {
         MPI_Pcontrol(0);
-        app_grid_seed(g, u0, (uint64_t)p->seed, 0);
+        app_grid_seed(g, u0, (uint64_t)p->c.seed, 0);
         memset(u1, 0, g->total * sizeof *u1);
         for (long it = 0; it < warmup; it++)
             iteration(g, mode, p, &rg, it % 2 ? u1 : u0, it % 2 ? u0 : u1, &c);
         MPI_Pcontrol(1);
         memset(&c, 0, sizeof c);
     }
-    app_grid_seed(g, u0, (uint64_t)p->seed, 0);
+    app_grid_seed(g, u0, (uint64_t)p->c.seed, 0);
     memset(u1, 0, g->total * sizeof *u1);
     double *cur = u0, *nxt = u1;
 
     MPI_Barrier(g->cart);
     const double t0 = app_now_s();
-    for (long it = 0; it < p->iterations; it++) {
+    for (long it = 0; it < p->c.iterations; it++) {
         const double ti = app_now_s();
         iteration(g, mode, p, &rg, cur, nxt, &c);
         double *tmp = cur;
@@ -365,8 +349,8 @@ static void run_mode(const app_grid *g, int mode, const halo_params *p, long war
     double times[3] = {mine, c.mpi_s, c.compute_s}, tmax[3], tsum[2];
     MPI_Reduce(times, tmax, 3, MPI_DOUBLE, MPI_MAX, 0, g->cart);
     MPI_Reduce(&times[1], tsum, 2, MPI_DOUBLE, MPI_SUM, 0, g->cart);
-    MPI_Reduce(g->rank == 0 ? MPI_IN_PLACE : iter_s, iter_s, (int)p->iterations, MPI_DOUBLE, MPI_MAX, 0, g->cart);
-    const int64_t per_iter = c.requests / p->iterations;
+    MPI_Reduce(g->rank == 0 ? MPI_IN_PLACE : iter_s, iter_s, (int)p->c.iterations, MPI_DOUBLE, MPI_MAX, 0, g->cart);
+    const int64_t per_iter = c.requests / p->c.iterations;
     int64_t cnt[3] = {-c.tests, c.tests, per_iter}, cmax[3], ctotal = 0;
     MPI_Reduce(cnt, cmax, 3, MPI_INT64_T, MPI_MAX, 0, g->cart);
     MPI_Reduce(&c.tests, &ctotal, 1, MPI_INT64_T, MPI_SUM, 0, g->cart);
@@ -387,7 +371,7 @@ static void run_mode(const app_grid *g, int mode, const halo_params *p, long war
         r->test_calls_total = ctotal;
         r->hash = hash;
         r->sum = sum;
-        memcpy(r->iter_s, iter_s, (size_t)p->iterations * sizeof *iter_s);
+        memcpy(r->iter_s, iter_s, (size_t)p->c.iterations * sizeof *iter_s);
     }
 }
 
@@ -410,30 +394,30 @@ static void halo_mode(app_run *run, void *app, int i, int mode)
 
 int main(int argc, char **argv)
 {
-    halo_params params = {.modes = (1u << NMODES) - 1, .tests = DEFAULT_TESTS, .inflate = 1, .seed = 1};
+    halo_params params = {.c = app_common_init(&HALO_DEFAULTS), .tests = DEFAULT_TESTS, .inflate = 1};
     mo_bench_options ext = {halo_longopts, halo_parse, halo_finalize, halo_usage, halo_write_json, &params};
     const mo_bench_spec spec = {NAME, "8", &ext, 0, false, NULL, NULL};
     app_run run;
     int exit_status;
-    if (!app_run_start(&run, &spec, BENCH, &params.extent, argc, argv, &exit_status))
+    if (!app_run_start(&run, &spec, BENCH, &params.c.extent, argc, argv, &exit_status))
         return exit_status;
     const int rank = run.rank;
     const app_grid *g = &run.grid;
 
     halo_state st = {&params, g, 0, 0, NULL, NULL, NULL, NULL};
-    st.warmup = run.opts.warmup < params.iterations ? run.opts.warmup : params.iterations;
-    st.nmodes = app_count_modes(params.modes);
+    st.warmup = run.opts.warmup < params.c.iterations ? run.opts.warmup : params.c.iterations;
+    st.nmodes = app_count_modes(params.c.modes);
     st.u0 = malloc(g->total * sizeof *st.u0);
     st.u1 = malloc(g->total * sizeof *st.u1);
-    st.iter_s = malloc((size_t)params.iterations * sizeof *st.iter_s);
+    st.iter_s = malloc((size_t)params.c.iterations * sizeof *st.iter_s);
     bool ok = st.u0 && st.u1 && st.iter_s;
     if (rank == 0) {
         st.res = calloc((size_t)st.nmodes, sizeof *st.res);
         ok = ok && st.res;
         for (int m = 0, i = 0; ok && m < NMODES; m++)
-            if (params.modes & (1u << m)) {
+            if (params.c.modes & (1u << m)) {
                 st.res[i].mode = m;
-                st.res[i].iter_s = malloc((size_t)params.iterations * sizeof *st.iter_s);
+                st.res[i].iter_s = malloc((size_t)params.c.iterations * sizeof *st.iter_s);
                 ok = ok && st.res[i++].iter_s;
             }
     }
@@ -454,7 +438,7 @@ int main(int argc, char **argv)
         status = 2;
         msg = run.err;
     } else {
-        status = app_run_modes(&run, params.modes, MODE_NAMES, halo_mode, &st, write_results);
+        status = app_run_modes(&run, params.c.modes, MODE_NAMES, halo_mode, &st, write_results);
     }
     if (st.res)
         for (int i = 0; i < st.nmodes; i++)
