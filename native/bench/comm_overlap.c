@@ -400,24 +400,14 @@ static void co_setup(mo_bench *b, void *ctx)
     const co_params *params = st->params;
     st->work = &b->work;
     st->pair = b->comm;
-    const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
-    const size_t bytes = largest > 0 ? (size_t)largest : 1;
-    const size_t nscratch = 4 * (size_t)params->samples + (size_t)params->pilot;
+    mo_bench_pair_buffers(b, &st->sbuf, &st->rbuf);
     if (st->pair != MPI_COMM_NULL) {
         MPI_Comm_rank(st->pair, &st->rank);
-        st->sbuf = mo_page_alloc(bytes);
-        st->rbuf = mo_page_alloc(bytes);
-        st->scratch = malloc(nscratch * sizeof *st->scratch);
-        b->have = st->sbuf && st->rbuf && st->scratch;
-        if (b->have) {
-            memset(st->sbuf, b->rank + 1, bytes);
-            memset(st->rbuf, 0, bytes);
-        }
+        st->scratch = malloc((4 * (size_t)params->samples + (size_t)params->pilot) * sizeof *st->scratch);
+        b->have = b->have && st->scratch;
     }
     if (b->rank == 0)
         b->have = b->have && alloc_points(st, &b->opts) == 0;
-    snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu-byte message buffers", bytes);
-    b->ready.no_alloc = b->no_alloc;
     b->ready.unbound_peer = 1;
 }
 

@@ -12,6 +12,23 @@ void mo_bench_running(mo_bench *b)
         fprintf(stderr, "mo_%s: warning: %s\n", b->program, err);
 }
 
+void mo_bench_pair_buffers(mo_bench *b, unsigned char **sbuf, unsigned char **rbuf)
+{
+    const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
+    const size_t bytes = largest > 0 ? (size_t)largest : 1;
+    if (b->comm != MPI_COMM_NULL) {
+        *sbuf = mo_page_alloc(bytes);
+        *rbuf = mo_page_alloc(bytes);
+        b->have = *sbuf && *rbuf;
+        if (b->have) {
+            memset(*sbuf, b->rank + 1, bytes);
+            memset(*rbuf, 0, bytes);
+        }
+    }
+    snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu-byte message buffers", bytes);
+    b->ready.no_alloc = b->no_alloc;
+}
+
 int mo_bench_nsizes(const mo_bench *b, const void *state)
 {
     (void)state;

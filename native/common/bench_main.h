@@ -122,6 +122,12 @@ int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k);
 /* npoints() for a kernel with one point per size of --sizes. */
 int mo_bench_nsizes(const mo_bench *b, const void *state);
 
+/* Pair kernels' setup(): page-aligned send and receive buffers of the
+ * largest --sizes (1 byte at least) on the ranks of b->comm, the send one
+ * filled with rank + 1 and the receive one zeroed; b->have is false when
+ * either is missing, and the vote's allocation error names their size. */
+void mo_bench_pair_buffers(mo_bench *b, unsigned char **sbuf, unsigned char **rbuf);
+
 /* Rank 0 after a point: the running document again, a warning line on
  * failure (for kernels with their own measure()). */
 void mo_bench_running(mo_bench *b);
