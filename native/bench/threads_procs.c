@@ -239,16 +239,6 @@ static int tp_thread_level(int argc, char **argv)
     return MPI_THREAD_SINGLE;
 }
 
-static void free_counts(tp_state *st)
-{
-    for (int c = 0; st->counts && c < st->k; c++) {
-        free(st->counts[c].samples);
-        free(st->counts[c].share);
-    }
-    free(st->counts);
-    st->counts = NULL;
-}
-
 /* The worker counts and, on rank 0, their sample buffers and warnings. */
 static void tp_setup(mo_bench *b, void *ctx)
 {
@@ -404,8 +394,13 @@ static int tp_measure(mo_bench *b, void *ctx)
 
 static void tp_teardown(mo_bench *b, void *ctx)
 {
+    tp_state *st = ctx;
     (void)b;
-    free_counts(ctx);
+    for (int c = 0; st->counts && c < st->k; c++) {
+        free(st->counts[c].samples);
+        free(st->counts[c].share);
+    }
+    free(st->counts);
 }
 
 int main(int argc, char **argv)
