@@ -5,7 +5,11 @@ An MPI job is a tree: mpiexec, its proxies or daemons, the ranks. Killing mpiexe
 leaves the ranks running, re-parented to PID 1; so every child runs in a new session and
 `stop_session` signals every process of that session (found in /proc: the launcher may
 have put its children into process groups of their own, but they stay in the session),
-first SIGTERM, then SIGKILL to whatever is still there after a grace period.
+first SIGTERM, then SIGKILL to whatever is still there after a grace period. A launcher
+may also start processes in sessions of their own (Hydra's proxies on this machine; the
+srun that Hydra's Slurm launcher starts): the launcher's descendants, found when the stop
+begins, are signalled with the session, else the launcher's death leaves them to PID 1,
+where an srun whose step hangs waits for ever.
 """
 
 from __future__ import annotations
@@ -39,6 +43,33 @@ def session_members(sid: int) -> list[int]:
     return pids
 
 
+def descendants(root: int) -> list[int]:
+    """`root` and every live process below it, from /proc's parent links (the launcher and
+    its ranks: Hydra's proxies start sessions of their own, so the session id does not
+    find the ranks)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.isdigit():
+            stat = read_stat(f"/proc/{entry}/stat")
+            if stat is not None and len(stat[1]) > 1 and stat[1][1].isdigit():
+                children.setdefault(int(stat[1][1]), []).append(int(entry))
+    out, todo = [], [root]
+    while todo and len(out) < 4096:
+        pid = todo.pop()
+        out.append(pid)
+        todo += children.get(pid, [])
+    return out
+
+
+def _alive(pid: int) -> bool:
+    stat = read_stat(f"/proc/{pid}/stat")
+    return stat is not None and bool(stat[1]) and stat[1][0] != "Z"
+
+
 def signal_all(pids: Sequence[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -49,8 +80,15 @@ def stop_session(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
     """Stop `proc` (started with start_new_session=True) and every process of its session;
     reap `proc`. Returns when none is left, or after SIGKILL and a last grace period."""
     sid = proc.pid
+    # Found before the first signal: once the launcher is dead its children's parent is
+    # PID 1 and nothing leads to them any more.
+    below = set(descendants(proc.pid)) - {proc.pid} if proc.poll() is None else set()
+
+    def left() -> set[int]:
+        return set(session_members(sid)) | {pid for pid in below if _alive(pid)}
+
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        members = set(session_members(sid))
+        members = left()
         if proc.poll() is None:
             members.add(proc.pid)
         if not members:
@@ -59,7 +97,7 @@ def stop_session(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline:
             proc.poll()  # reap our own child so that it does not linger as a zombie
-            if proc.returncode is not None and not session_members(sid):
+            if proc.returncode is not None and not left():
                 return
             time.sleep(0.05)
     proc.poll()

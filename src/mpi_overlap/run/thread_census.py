@@ -29,6 +29,7 @@ from collections import Counter
 from typing import Any
 
 from ..core.machine_load import read_stat
+from ..core.procs import descendants
 
 _PROC = "/proc"
 # First reading soon after the start, then one per SAMPLE_S: cheap (one pass over
@@ -85,27 +86,6 @@ def most_active(censuses: list[dict[str, Any]]) -> dict[str, Any] | None:
                                         c.get("active_threads_median") or 0), default=None)
 
 
-def _descendants(root: int) -> list[int]:
-    """`root` and every process below it (the launcher and its ranks: Hydra's proxies
-    start sessions of their own, so the session id does not find the ranks)."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir(_PROC)
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.isdigit():
-            stat = read_stat(f"{_PROC}/{entry}/stat")
-            if stat is not None and len(stat[1]) > 1 and stat[1][1].isdigit():
-                children.setdefault(int(stat[1][1]), []).append(int(entry))
-    out, todo = [], [root]
-    while todo and len(out) < 4096:
-        pid = todo.pop()
-        out.append(pid)
-        todo += children.get(pid, [])
-    return out
-
-
 def _tasks(pid: int, hz: int) -> _Tasks:
     out: _Tasks = {}
     try:
@@ -147,7 +127,7 @@ class Census:
         return self
 
     def _reading(self) -> tuple[float, _Tasks]:
-        pids = _descendants(self.root)
+        pids = descendants(self.root)
         tasks: _Tasks = {}
         for pid in pids:
             tasks.update(_tasks(pid, self.hz))

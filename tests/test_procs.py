@@ -1,0 +1,59 @@
+"""Stopping a child of the CLI as a whole (core/procs.py): its session, and the processes
+below it that started sessions of their own, as Hydra's Slurm launcher starts srun (a
+fresh clone's run left such an srun waiting under PID 1 after its job was stopped)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mpi_overlap.core.procs import descendants, stop_session
+
+# A launcher standing for Hydra's mpiexec: a child in a session of its own (setsid), which
+# writes its pid and then waits, and the launcher itself waiting on it.
+_LAUNCHER = """
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                         start_new_session=True)
+open(sys.argv[1], "w").write(str(child.pid))
+time.sleep(300)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _wait_for(path: Path) -> int:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if path.is_file() and path.read_text():
+            return int(path.read_text())
+        time.sleep(0.05)
+    raise AssertionError(f"{path} was not written")
+
+
+def test_a_child_in_a_session_of_its_own_is_stopped_with_the_launcher(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    launcher = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(pidfile)],
+                                start_new_session=True)
+    child = _wait_for(pidfile)
+    try:
+        assert child in descendants(launcher.pid)
+        stop_session(launcher, grace_s=2.0)
+        assert launcher.returncode is not None
+        deadline = time.monotonic() + 10
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(child), "the launcher's child in its own session outlived it"
+    finally:
+        launcher.kill()
+        if _alive(child):
+            subprocess.run(["kill", "-9", str(child)], check=False)
+
