@@ -66,19 +66,13 @@ FUZZ_SECONDS ?= 5
 fuzz: setup
 	$(BIN)/python -m mpi_overlap.tools.devtools fuzz $(FUZZ_SECONDS)
 
-# Two pytest-xdist workers: the tests that launch MPI jobs (the cluster's too) run one at a
-# time on one worker, as one group, while the others take the second core module by
-# module (conftest.py, _worker_group). PYTEST_WORKERS=0 runs everything in one process.
-PYTEST_WORKERS ?= 2
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
-
 # The tests start the CLI as a subprocess about a thousand times; where the environment
 # says PYTHONDONTWRITEBYTECODE (as this project's machines do), each start compiled the
 # package's ~170 modules again (0.3-0.7 s of CPU). The tests let Python keep its caches.
 pytest test-quick test-loaded: export PYTHONDONTWRITEBYTECODE :=
 
 pytest: setup toolchains
-	$(BIN)/pytest -q -ra --durations=25 $(PYTEST_PARALLEL)
+	$(BIN)/pytest -q -ra --durations=25
 
 test: lint ctest fuzz pytest
 
@@ -86,7 +80,7 @@ test: lint ctest fuzz pytest
 # modules too): unit, property and golden-output tests, the parsers and generators. Some
 # build native/ for the default toolchain the first time (no launch).
 test-quick: setup
-	$(BIN)/pytest -q -ra -m "not mpi" --durations=10 $(PYTEST_PARALLEL)
+	$(BIN)/pytest -q -ra -m "not mpi" --durations=10
 
 # The tests whose figures come from timings, on the default toolchain, again with two
 # CPU-bound processes running beside them (tests/loadgen.py), as on a developer's busy

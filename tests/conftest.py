@@ -5,10 +5,8 @@ fixtures clean up."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
@@ -77,18 +75,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if isinstance(item, pytest.Function) and item.module in modules:
             item.add_marker(pytest.mark.cluster)
             item.add_marker(pytest.mark.mpi)
-        item.add_marker(pytest.mark.xdist_group(_worker_group(item)))
-
-
-def _worker_group(item: pytest.Item) -> str:
-    """The unit `make test` hands to one pytest-xdist worker (--dist loadgroup): every
-    test that launches MPI, the cluster's included, in one group, so that the jobs run one
-    at a time as they do without xdist (two jobs of 2 polling ranks would share the 2
-    cores, and the timings and the one emulated cluster are the whole machine's); every
-    other module a group of its own, so that its module-scoped fixtures run once."""
-    if item.get_closest_marker("mpi") is not None:
-        return "mpi"
-    return item.nodeid.split("::", 1)[0]
 
 
 def _interrupt_on_term(signum: int, frame: FrameType | None) -> None:
@@ -97,41 +83,8 @@ def _interrupt_on_term(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def _children() -> list[int]:
-    pids = []
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            pids += [int(p) for p in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return pids
-
-
-def _term_for_workers(config: pytest.Config) -> Callable[[int, FrameType | None], None]:
-    """TERM of the xdist controller (`make test`), which runs no test: its workers, its
-    only children, get it too, so that each stops its test and tears its fixtures down
-    (the MPI jobs, the cluster, the CPU load) as a plain pytest does, and ends its session
-    as interrupted; the controller stops handing out tests and, once they have ended,
-    stops as on a worker's Ctrl-C (xdist's own path). It does not wait in the handler:
-    its loop must go on reading what the workers send."""
-    def forward(signum: int, frame: FrameType | None) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        for pid in _children():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-        dsession = config.pluginmanager.getplugin("dsession")
-        if dsession is not None and not dsession.shouldstop:
-            dsession.shouldstop = f"signal {signum}"
-    return forward
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     """`kill -TERM` of pytest (a CI timeout, a developer's kill) would end it without
     running a finalizer: the emulated cluster, the CPU load and MPI jobs would be left
-    running. As Ctrl-C, pytest stops the test and tears down every fixture (issue 39).
-    Under pytest-xdist the controller runs no test: it hands the TERM to its workers."""
-    config = session.config
-    controller = (getattr(config.option, "numprocesses", None)
-                  and not hasattr(config, "workerinput"))
-    signal.signal(signal.SIGTERM, _term_for_workers(config) if controller
-                  else _interrupt_on_term)
+    running. As Ctrl-C, pytest stops the test and tears down every fixture (issue 39)."""
+    signal.signal(signal.SIGTERM, _interrupt_on_term)
