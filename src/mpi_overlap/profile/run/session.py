@@ -274,13 +274,14 @@ def profile_session(argv: list[str], opts: ProfileOptions, toolchains: list[str]
     ok = finish(runs, opts.out_base, console, report=with_report)
     if opts.trace:
         for run in runs:
+            # commands to copy: one line whatever the terminal's width (as the run lines)
             console.print(f"timeline: mpi-overlap trace {run.path} --perfetto "
-                          f"{run.path / 'timeline.json'}", markup=False)
+                          f"{run.path / 'timeline.json'}", markup=False, soft_wrap=True)
             if opts.otf2 and otf2_export is not None:
                 _export_otf2(run.path, otf2_export, console, err_console)
             else:
                 console.print(f"OTF2 (Vampir, Scalasca): mpi-overlap export otf2 {run.path}",
-                              markup=False)
+                              markup=False, soft_wrap=True)
     if ok:
         return 0
     for sign in watch.found:
