@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from mpi_overlap.core.procs import descendants, stop_session
+from mpi_overlap.core.procs import alive, descendants, stop_session
 
 # A launcher standing for Hydra's mpiexec: a child in a session of its own (setsid), which
 # writes its pid and then waits, and the launcher itself waiting on it.
@@ -20,14 +20,6 @@ child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
 open(sys.argv[1], "w").write(str(child.pid))
 time.sleep(300)
 """
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 def _wait_for(path: Path) -> int:
@@ -49,11 +41,11 @@ def test_a_child_in_a_session_of_its_own_is_stopped_with_the_launcher(tmp_path: 
         stop_session(launcher, grace_s=2.0)
         assert launcher.returncode is not None
         deadline = time.monotonic() + 10
-        while _alive(child) and time.monotonic() < deadline:
+        while alive(child) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _alive(child), "the launcher's child in its own session outlived it"
+        assert not alive(child), "the launcher's child in its own session outlived it"
     finally:
         launcher.kill()
-        if _alive(child):
+        if alive(child):
             subprocess.run(["kill", "-9", str(child)], check=False)
 

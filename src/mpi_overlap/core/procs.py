@@ -65,7 +65,8 @@ def descendants(root: int) -> list[int]:
     return out
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether `pid` is a live process (not gone, not a zombie)."""
     stat = read_stat(f"/proc/{pid}/stat")
     return stat is not None and bool(stat[1]) and stat[1][0] != "Z"
 
@@ -85,7 +86,7 @@ def stop_session(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
     below = set(descendants(proc.pid)) - {proc.pid} if proc.poll() is None else set()
 
     def left() -> set[int]:
-        return set(session_members(sid)) | {pid for pid in below if _alive(pid)}
+        return set(session_members(sid)) | {pid for pid in below if alive(pid)}
 
     for sig in (signal.SIGTERM, signal.SIGKILL):
         members = left()
