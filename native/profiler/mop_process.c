@@ -26,7 +26,11 @@ int mop_process_init(mop_process *p, const mop_process_config *cfg)
     if (cfg->test_fns)
         memcpy(p->fn_is_test, cfg->test_fns, sizeof p->fn_is_test);
     mop_sites_init(&p->sites);
-    return mop_requests_init(&p->reqs, 64);
+    if (mop_requests_init(&p->reqs, 64) != 0)
+        return -1;
+    if (cfg->reqs_tuning)
+        mop_requests_tune(&p->reqs, *cfg->reqs_tuning);
+    return 0;
 }
 
 void mop_process_free(mop_process *p)

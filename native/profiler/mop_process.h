@@ -130,6 +130,8 @@ typedef struct mop_process_config {
     const uint8_t *part_fns;
     mop_transfer_fn on_transfer; /* optional */
     void *on_transfer_ctx;
+    /* The request table's choices; NULL: MOP_REQUESTS_TUNED (mop_requests.h). */
+    const mop_requests_tuning *reqs_tuning;
 } mop_process_config;
 
 typedef struct mop_process {

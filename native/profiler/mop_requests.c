@@ -44,9 +44,17 @@ int mop_requests_init(mop_requests *r, size_t initial_cap)
     r->slots = calloc(cap, sizeof *r->slots);
     r->cap = r->slots ? cap : 0;
     r->shift = mop_shift_of(cap);
+    r->tune = MOP_REQUESTS_TUNED;
+    r->limit = cap >> r->tune.load_shift;
     r->count = r->peak = 0;
     r->spare = NULL;
     return r->slots ? 0 : -1;
+}
+
+void mop_requests_tune(mop_requests *r, mop_requests_tuning tune)
+{
+    r->tune = tune;
+    r->limit = r->cap >> tune.load_shift;
 }
 
 void mop_requests_free(mop_requests *r)
@@ -97,7 +105,7 @@ static int mop_requests_grow(mop_requests *r)
     for (size_t i = 0; i < r->cap; i++) {
         if (!r->slots[i].used)
             continue;
-        size_t j = mop_requests_hash(r->slots[i].key, mop_shift_of(ncap));
+        size_t j = mop_requests_hash(r->slots[i].key, r->tune.fold, mop_shift_of(ncap));
         while (ns[j].used)
             j = (j + 1) & (ncap - 1);
         ns[j] = r->slots[i];
@@ -106,6 +114,7 @@ static int mop_requests_grow(mop_requests *r)
     r->slots = ns;
     r->cap = ncap;
     r->shift = mop_shift_of(ncap);
+    r->limit = ncap >> r->tune.load_shift;
     return 0;
 }
 
@@ -125,7 +134,7 @@ mop_req *mop_requests_insert(mop_requests *r, uint64_t key)
 {
     if (mop_requests_full(r) && mop_requests_grow(r) != 0)
         return NULL;
-    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->shift);
+    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->tune.fold, r->shift);
     while (r->slots[i].used)
         i = (i + 1) & mask;
     mop_requests_count_one(r);
@@ -144,14 +153,11 @@ void mop_requests_remove_slow(mop_requests *r, mop_req *slot)
 {
     size_t mask = r->cap - 1, i = (size_t)(slot - r->slots);
     struct mop_req_queue *q = slot->more;
-    r->count--;
     if (q && q->count > 0) { /* the next request sharing the handle moves up */
-        *slot = q->items[q->head++];
-        slot->more = q;
-        if (--q->count == 0)
-            q->head = 0;
+        mop_requests_move_up(r, slot, q);
         return;
     }
+    r->count--;
     if (q) { /* kept for the next shared handle (one at most) */
         if (r->spare)
             free(r->spare);
@@ -162,7 +168,7 @@ void mop_requests_remove_slow(mop_requests *r, mop_req *slot)
     /* Backward-shift: pull later members of the probe run into the hole so
      * lookups never need tombstones. */
     for (size_t j = (i + 1) & mask; r->slots[j].used; j = (j + 1) & mask) {
-        size_t home = mop_requests_hash(r->slots[j].key, r->shift);
+        size_t home = mop_requests_hash(r->slots[j].key, r->tune.fold, r->shift);
         bool movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
         if (movable) {
             r->slots[i] = r->slots[j];

@@ -39,8 +39,6 @@ typedef struct mop_req {
     bool used;        /* slot occupied */
 } mop_req;
 
-
-
 _Static_assert(sizeof(mop_req) <= 64, "a request entry stays one cache line");
 
 /* A fresh entry for key in e: used, no flags, peer unknown. */
@@ -56,10 +54,23 @@ struct mop_req_queue {
     mop_req items[];
 };
 
+/* How the table works, each choice with its switch for measuring it against
+ * the plain way (MPI_OVERLAP_NO_OPT, docs/profiler.md "Memory and cost"). */
+typedef struct mop_requests_tuning {
+    unsigned fold;       /* the hash folds key ^ key >> fold; 63: no fold for any
+                          * handle (user-space pointers, MPICH's 32-bit ints) */
+    unsigned load_shift; /* grows past cap >> load_shift entries: 2 (a quarter), 1 */
+    bool share_inline;   /* a shared handle's next entry moves up inline */
+} mop_requests_tuning;
+
+#define MOP_REQUESTS_TUNED ((mop_requests_tuning){.fold = 7, .load_shift = 2, .share_inline = true})
+
 typedef struct mop_requests {
     mop_req *slots;
     size_t cap;   /* power of two */
     unsigned shift; /* 64 - log2(cap): the hash keeps a product's top bits */
+    size_t limit;   /* cap >> tune.load_shift: the most entries before it grows */
+    mop_requests_tuning tune;
     size_t count;
     size_t peak;
     /* The queue of the last shared handle whose entries were all removed, kept
@@ -70,6 +81,8 @@ typedef struct mop_requests {
 } mop_requests;
 
 int mop_requests_init(mop_requests *r, size_t initial_cap);
+/* Another tuning than MOP_REQUESTS_TUNED, for an empty table (just initialised). */
+void mop_requests_tune(mop_requests *r, mop_requests_tuning tune);
 void mop_requests_free(mop_requests *r);
 /* dst becomes an independent copy of src (its own memory). Returns 0, or -1
  * when out of memory (dst is then empty: free, never used). */
@@ -90,9 +103,9 @@ int mop_requests_copy(mop_requests *dst, const mop_requests *src);
  * post's and completion's path). The shift is kept with the table, not
  * derived from its size at each of the three or more hashes a transfer takes
  * (callgrind). */
-static inline size_t mop_requests_hash(uint64_t key, unsigned shift)
+static inline size_t mop_requests_hash(uint64_t key, unsigned fold, unsigned shift)
 {
-    return (size_t)(((key ^ key >> 7) * 0x9e3779b97f4a7c15ULL) >> shift);
+    return (size_t)(((key ^ key >> fold) * 0x9e3779b97f4a7c15ULL) >> shift);
 }
 
 /* Inline, as the removal's common case below: every completion takes both,
@@ -101,7 +114,7 @@ static inline size_t mop_requests_hash(uint64_t key, unsigned shift)
 static inline mop_req *mop_requests_find(mop_requests *r, uint64_t key)
 {
     size_t mask = r->cap - 1;
-    for (size_t i = mop_requests_hash(key, r->shift);; i = (i + 1) & mask) {
+    for (size_t i = mop_requests_hash(key, r->tune.fold, r->shift);; i = (i + 1) & mask) {
         if (!r->slots[i].used)
             return NULL;
         if (r->slots[i].key == key)
@@ -114,7 +127,7 @@ static inline mop_req *mop_requests_find(mop_requests *r, uint64_t key)
  * every post asks, and most fill that empty slot at once (mop_requests_claim). */
 static inline mop_req *mop_requests_probe(mop_requests *r, uint64_t key)
 {
-    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->shift);
+    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->tune.fold, r->shift);
     while (r->slots[i].used && r->slots[i].key != key)
         i = (i + 1) & mask;
     return &r->slots[i];
@@ -134,7 +147,7 @@ static inline void mop_requests_count_one(mop_requests *r)
  * line each, so the lines a window touches are as many either way. */
 static inline bool mop_requests_full(const mop_requests *r)
 {
-    return 4 * (r->count + 1) > r->cap;
+    return r->count >= r->limit;
 }
 
 /* Whether the empty slot probe returned may be filled now (the table need not
@@ -188,6 +201,17 @@ static inline mop_req *mop_requests_next(mop_req *slot, mop_req *entry)
  * one sharing the handle, if any, takes its place. */
 void mop_requests_remove_slow(mop_requests *r, mop_req *slot);
 
+/* The next entry sharing slot's handle (q, not empty) takes its place. */
+static inline void mop_requests_move_up(mop_requests *r, mop_req *slot,
+                                        struct mop_req_queue *q)
+{
+    r->count--;
+    *slot = q->items[q->head++];
+    slot->more = q;
+    if (--q->count == 0)
+        q->head = 0;
+}
+
 static inline void mop_requests_remove(mop_requests *r, mop_req *slot)
 {
     /* Most removals: a handle no other request shares, with nothing to shift
@@ -204,12 +228,8 @@ static inline void mop_requests_remove(mop_requests *r, mop_req *slot)
             slot->used = false;
             return;
         }
-    } else if (q->count > 0) {
-        r->count--;
-        *slot = q->items[q->head++];
-        slot->more = q;
-        if (--q->count == 0)
-            q->head = 0;
+    } else if (q->count > 0 && r->tune.share_inline) {
+        mop_requests_move_up(r, slot, q);
         return;
     }
     mop_requests_remove_slow(r, slot);

@@ -124,6 +124,42 @@ __attribute__((format(printf, 1, 2))) static void mop_note(const char *fmt, ...)
     va_end(ap);
 }
 
+/* ---- the hot path's choices, switched off for measuring ------------------ */
+
+static mop_requests_tuning mop_reqs_tuning;
+
+/* MPI_OVERLAP_NO_OPT: choices of the hot path switched off, so that bench
+ * profiler-overhead can measure each against the plain way on the machine at
+ * hand (docs/profiler.md, "Memory and cost"): a comma-separated list of
+ * status (received sizes through PMPI_Get_count), fold (the request hash
+ * without its fold), load (the request table grows at half full, not a
+ * quarter), share (a shared handle's next request moved up by the general
+ * removal). Sets the table's tuning; returns whether statuses may be read
+ * directly. An unknown word is said and ignored. */
+static bool mop_no_opt_setup(void)
+{
+    mop_reqs_tuning = MOP_REQUESTS_TUNED;
+    mop_g.cfg.reqs_tuning = &mop_reqs_tuning;
+    const char *list = getenv("MPI_OVERLAP_NO_OPT");
+    bool status = true;
+    for (const char *w = list; w && *w;) {
+        size_t n = strcspn(w, ",");
+        if (n == 6 && strncmp(w, "status", n) == 0)
+            status = false;
+        else if (n == 4 && strncmp(w, "fold", n) == 0)
+            mop_reqs_tuning.fold = 63;
+        else if (n == 4 && strncmp(w, "load", n) == 0)
+            mop_reqs_tuning.load_shift = 1;
+        else if (n == 5 && strncmp(w, "share", n) == 0)
+            mop_reqs_tuning.share_inline = false;
+        else if (n > 0 && mop_g.rank == 0)
+            mop_note("MPI_OVERLAP_NO_OPT: '%.*s' is not one of status, fold, load, share; "
+                     "ignored", (int)n, w);
+        w += n + (w[n] == ',');
+    }
+    return status;
+}
+
 /* ---- clock anchor --------------------------------------------------------- */
 
 /* The profiler's clock against CLOCK_REALTIME, the tightest of a few tries
@@ -778,7 +814,8 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     mop_g.job_documents = all[1] != 0;
     if (disabled_here)
         return;
-    mop_status_layout_check(); /* received sizes read from statuses (mop_wrap_util.h) */
+    if (mop_no_opt_setup()) /* received sizes read from statuses (mop_wrap_util.h) */
+        mop_status_layout_check();
     /* Per-rank files besides the job file: 1 always, 0 never; by default
      * for small jobs only (docs/profiler.md, "Many ranks"). */
     const char *per_rank = getenv("MPI_OVERLAP_PER_RANK");

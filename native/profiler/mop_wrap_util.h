@@ -53,14 +53,6 @@ static inline int64_t mop_bytes(MPI_Count count, MPI_Datatype dt)
     return size < 0 ? -1 : (int64_t)count * size;
 }
 
-/* Received bytes of a completed receive, -1 when not known. Only a receive's
- * size is read from its status (the engine keeps the posted size of every
- * other request), and MPI always writes a completed receive's source: a rank,
- * or MPI_PROC_NULL with count 0. So a status whose source is still
- * MPI_UNDEFINED, as the wrappers fill their own statuses before the call
- * (mop_status_unset), was not a receive's: MPICH leaves a send's status
- * untouched. Neither case calls PMPI_Get_count, which cost 6.5 ns per
- * Irecv+Isend pair (docs/profiler.md, "Memory and cost"). */
 /* The byte count a status holds, read from the MPI's own fields where its
  * mpi.h is known to lay them out so (-1 elsewhere): PMPI_Get_count cost 41
  * instructions per received message on Open MPI 5 and 94 on MPICH 5
@@ -95,6 +87,14 @@ static inline int64_t mop_status_count_field(const MPI_Status *st)
  * to agree with PMPI_Get_count on statuses the MPI itself filled. */
 extern int mop_status_direct;
 
+/* Received bytes of a completed receive, -1 when not known. Only a receive's
+ * size is read from its status (the engine keeps the posted size of every
+ * other request), and MPI always writes a completed receive's source: a rank,
+ * or MPI_PROC_NULL with count 0. So a status whose source is still
+ * MPI_UNDEFINED, as the wrappers fill their own statuses before the call
+ * (mop_status_unset), was not a receive's: MPICH leaves a send's status
+ * untouched. Neither case calls PMPI_Get_count, which cost 6.5 ns per
+ * Irecv+Isend pair (docs/profiler.md, "Memory and cost"). */
 static inline int64_t mop_status_bytes(const MPI_Status *st)
 {
     if (st->MPI_SOURCE == MPI_UNDEFINED)

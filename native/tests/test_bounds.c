@@ -55,10 +55,11 @@ static void test_nested_calls_and_splits(void)
     CHECK(mop_clock_split(&c, 120) == 0); /* inside a call: nothing computed */
 }
 
-static void test_requests_reuse_and_growth(void)
+static void test_requests_reuse_and_growth(mop_requests_tuning tune)
 {
     mop_requests r;
     CHECK(mop_requests_init(&r, 4) == 0);
+    mop_requests_tune(&r, tune);
     for (uint64_t k = 1; k <= 1000; k++) {
         mop_req *q = mop_requests_get(&r, k * 0x1000);
         q->flags = MOP_REQ_ACTIVE;
@@ -90,10 +91,11 @@ static void test_requests_reuse_and_growth(void)
  * window of Open MPI receive requests (pointers 768 bytes apart, which the
  * hash once put in clusters of three) is found and removed whole, in posting
  * order, windows after windows. */
-static void test_requests_shared_and_strided(void)
+static void test_requests_shared_and_strided(mop_requests_tuning tune)
 {
     mop_requests r;
     CHECK(mop_requests_init(&r, 16) == 0);
+    mop_requests_tune(&r, tune);
     const uint64_t shared = 0x7f330917d6e0;
     bool ok = true;
     for (int w = 0; w < 3; w++) {
@@ -210,8 +212,18 @@ int main(void)
 {
     test_three_cases();
     test_nested_calls_and_splits();
-    test_requests_reuse_and_growth();
-    test_requests_shared_and_strided();
+    /* The table's choices (MPI_OVERLAP_NO_OPT switches each off) change its
+     * cost, never what it holds. */
+    const mop_requests_tuning tunings[] = {
+        MOP_REQUESTS_TUNED,
+        {.fold = 63, .load_shift = 2, .share_inline = true},
+        {.fold = 7, .load_shift = 1, .share_inline = true},
+        {.fold = 7, .load_shift = 2, .share_inline = false},
+    };
+    for (size_t i = 0; i < sizeof tunings / sizeof tunings[0]; i++) {
+        test_requests_reuse_and_growth(tunings[i]);
+        test_requests_shared_and_strided(tunings[i]);
+    }
     test_table_lookup();
     test_table_file();
     return TEST_RESULT();
