@@ -105,7 +105,7 @@ static int mop_requests_grow(mop_requests *r)
     for (size_t i = 0; i < r->cap; i++) {
         if (!r->slots[i].used)
             continue;
-        size_t j = mop_requests_hash(r->slots[i].key, r->tune.fold, mop_shift_of(ncap));
+        size_t j = mop_requests_hash(r->slots[i].key, mop_shift_of(ncap));
         while (ns[j].used)
             j = (j + 1) & (ncap - 1);
         ns[j] = r->slots[i];
@@ -134,7 +134,7 @@ mop_req *mop_requests_insert(mop_requests *r, uint64_t key)
 {
     if (mop_requests_full(r) && mop_requests_grow(r) != 0)
         return NULL;
-    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->tune.fold, r->shift);
+    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->shift);
     while (r->slots[i].used)
         i = (i + 1) & mask;
     mop_requests_count_one(r);
@@ -168,7 +168,7 @@ void mop_requests_remove_slow(mop_requests *r, mop_req *slot)
     /* Backward-shift: pull later members of the probe run into the hole so
      * lookups never need tombstones. */
     for (size_t j = (i + 1) & mask; r->slots[j].used; j = (j + 1) & mask) {
-        size_t home = mop_requests_hash(r->slots[j].key, r->tune.fold, r->shift);
+        size_t home = mop_requests_hash(r->slots[j].key, r->shift);
         bool movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
         if (movable) {
             r->slots[i] = r->slots[j];

@@ -54,16 +54,17 @@ struct mop_req_queue {
     mop_req items[];
 };
 
-/* How the table works, each choice with its switch for measuring it against
- * the plain way (MPI_OVERLAP_NO_OPT, docs/profiler.md "Memory and cost"). */
+/* How full the table may get, with its switch for measuring it against the
+ * plain way (MPI_OVERLAP_NO_OPT=load, docs/profiler.md "Memory and cost"): a
+ * field read where cap was, so the switch costs the hot path nothing. The
+ * hash's fold and the inline move-up of a shared handle have no switch: one
+ * would cost a load and a branch on every transfer (callgrind: 1 to 4
+ * instructions), and their gain was counted in instructions (docs). */
 typedef struct mop_requests_tuning {
-    unsigned fold;       /* the hash folds key ^ key >> fold; 63: no fold for any
-                          * handle (user-space pointers, MPICH's 32-bit ints) */
     unsigned load_shift; /* grows past cap >> load_shift entries: 2 (a quarter), 1 */
-    bool share_inline;   /* a shared handle's next entry moves up inline */
 } mop_requests_tuning;
 
-#define MOP_REQUESTS_TUNED ((mop_requests_tuning){.fold = 7, .load_shift = 2, .share_inline = true})
+#define MOP_REQUESTS_TUNED ((mop_requests_tuning){.load_shift = 2})
 
 typedef struct mop_requests {
     mop_req *slots;
@@ -103,9 +104,9 @@ int mop_requests_copy(mop_requests *dst, const mop_requests *src);
  * post's and completion's path). The shift is kept with the table, not
  * derived from its size at each of the three or more hashes a transfer takes
  * (callgrind). */
-static inline size_t mop_requests_hash(uint64_t key, unsigned fold, unsigned shift)
+static inline size_t mop_requests_hash(uint64_t key, unsigned shift)
 {
-    return (size_t)(((key ^ key >> fold) * 0x9e3779b97f4a7c15ULL) >> shift);
+    return (size_t)(((key ^ key >> 7) * 0x9e3779b97f4a7c15ULL) >> shift);
 }
 
 /* Inline, as the removal's common case below: every completion takes both,
@@ -114,7 +115,7 @@ static inline size_t mop_requests_hash(uint64_t key, unsigned fold, unsigned shi
 static inline mop_req *mop_requests_find(mop_requests *r, uint64_t key)
 {
     size_t mask = r->cap - 1;
-    for (size_t i = mop_requests_hash(key, r->tune.fold, r->shift);; i = (i + 1) & mask) {
+    for (size_t i = mop_requests_hash(key, r->shift);; i = (i + 1) & mask) {
         if (!r->slots[i].used)
             return NULL;
         if (r->slots[i].key == key)
@@ -127,7 +128,7 @@ static inline mop_req *mop_requests_find(mop_requests *r, uint64_t key)
  * every post asks, and most fill that empty slot at once (mop_requests_claim). */
 static inline mop_req *mop_requests_probe(mop_requests *r, uint64_t key)
 {
-    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->tune.fold, r->shift);
+    size_t mask = r->cap - 1, i = mop_requests_hash(key, r->shift);
     while (r->slots[i].used && r->slots[i].key != key)
         i = (i + 1) & mask;
     return &r->slots[i];
@@ -228,7 +229,7 @@ static inline void mop_requests_remove(mop_requests *r, mop_req *slot)
             slot->used = false;
             return;
         }
-    } else if (q->count > 0 && r->tune.share_inline) {
+    } else if (q->count > 0) {
         mop_requests_move_up(r, slot, q);
         return;
     }

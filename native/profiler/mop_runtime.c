@@ -131,11 +131,10 @@ static mop_requests_tuning mop_reqs_tuning;
 /* MPI_OVERLAP_NO_OPT: choices of the hot path switched off, so that bench
  * profiler-overhead can measure each against the plain way on the machine at
  * hand (docs/profiler.md, "Memory and cost"): a comma-separated list of
- * status (received sizes through PMPI_Get_count), fold (the request hash
- * without its fold), load (the request table grows at half full, not a
- * quarter), share (a shared handle's next request moved up by the general
- * removal). Sets the table's tuning; returns whether statuses may be read
- * directly. An unknown word is said and ignored. */
+ * status (received sizes through PMPI_Get_count) and load (the request table
+ * grows at half full, not a quarter). Both switches are read here, once, and
+ * cost the hot path nothing. Sets the table's tuning; returns whether
+ * statuses may be read directly. An unknown word is said and ignored. */
 static bool mop_no_opt_setup(void)
 {
     mop_reqs_tuning = MOP_REQUESTS_TUNED;
@@ -146,15 +145,11 @@ static bool mop_no_opt_setup(void)
         size_t n = strcspn(w, ",");
         if (n == 6 && strncmp(w, "status", n) == 0)
             status = false;
-        else if (n == 4 && strncmp(w, "fold", n) == 0)
-            mop_reqs_tuning.fold = 63;
         else if (n == 4 && strncmp(w, "load", n) == 0)
             mop_reqs_tuning.load_shift = 1;
-        else if (n == 5 && strncmp(w, "share", n) == 0)
-            mop_reqs_tuning.share_inline = false;
         else if (n > 0 && mop_g.rank == 0)
-            mop_note("MPI_OVERLAP_NO_OPT: '%.*s' is not one of status, fold, load, share; "
-                     "ignored", (int)n, w);
+            mop_note("MPI_OVERLAP_NO_OPT: '%.*s' is not one of status, load; ignored", (int)n,
+                     w);
         w += n + (w[n] == ',');
     }
     return status;

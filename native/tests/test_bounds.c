@@ -214,12 +214,7 @@ int main(void)
     test_nested_calls_and_splits();
     /* The table's choices (MPI_OVERLAP_NO_OPT switches each off) change its
      * cost, never what it holds. */
-    const mop_requests_tuning tunings[] = {
-        MOP_REQUESTS_TUNED,
-        {.fold = 63, .load_shift = 2, .share_inline = true},
-        {.fold = 7, .load_shift = 1, .share_inline = true},
-        {.fold = 7, .load_shift = 2, .share_inline = false},
-    };
+    const mop_requests_tuning tunings[] = {MOP_REQUESTS_TUNED, {.load_shift = 1}};
     for (size_t i = 0; i < sizeof tunings / sizeof tunings[0]; i++) {
         test_requests_reuse_and_growth(tunings[i]);
         test_requests_shared_and_strided(tunings[i]);
