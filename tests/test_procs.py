@@ -4,17 +4,18 @@ fresh clone's run left such an srun waiting under PID 1 after its job was stoppe
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from mpi_overlap.core.procs import alive, descendants, stop_session
+from mpi_overlap.core.procs import alive, descendants, signal_all, stop_session
 
 # A launcher standing for Hydra's mpiexec: a child in a session of its own (setsid), which
 # writes its pid and then waits, and the launcher itself waiting on it.
 _LAUNCHER = """
-import os, subprocess, sys, time
+import subprocess, sys, time
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
                          start_new_session=True)
 open(sys.argv[1], "w").write(str(child.pid))
@@ -44,8 +45,6 @@ def test_a_child_in_a_session_of_its_own_is_stopped_with_the_launcher(tmp_path: 
         while alive(child) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not alive(child), "the launcher's child in its own session outlived it"
-    finally:
-        launcher.kill()
-        if alive(child):
-            subprocess.run(["kill", "-9", str(child)], check=False)
-
+    finally:  # on a failure, nothing of the test is left running
+        signal_all([launcher.pid, child], signal.SIGKILL)
+        launcher.wait()

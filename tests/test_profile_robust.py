@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import CLI
+from mpi_overlap.core.machine_load import read_stat
 from mpi_overlap.platform.build import build_dir_for, ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run.rundir import load_run
@@ -61,7 +62,7 @@ def _described(pid: int) -> str:
     parent's command, so the next failure says who kept it and where it hung."""
     proc = Path(f"/proc/{pid}")
     try:
-        fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        fields = (read_stat(str(proc / "stat")) or ("", []))[1]
         state, ppid, pgid, sid = fields[0], int(fields[1]), fields[2], fields[3]
         wchan = (proc / "wchan").read_text() or "-"
         parent = Path(f"/proc/{ppid}/cmdline").read_bytes().replace(b"\0", b" ").decode(

@@ -21,8 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..core.errors import UserError
-from ..core.machine_load import read_stat
-from ..core.procs import KILL_GRACE_S, signal_all
+from ..core.procs import KILL_GRACE_S, alive, signal_all
 from .layout import CONTROLLER, NODE_PREFIX, RUNTIME_DIR, Layout, Node, netns_path
 from .slurm_conf import CTLD_PID, MUNGE_DIR, MUNGE_SOCKET, NODE_TMPFS, SLURM_CONF, SLURM_DIR, render
 from .syscmd import run
@@ -159,32 +158,26 @@ def _pids() -> dict[str, int]:
         if (in_node or str(RUNTIME_DIR) in cmd) and pid not in found.values():
             name = cmd.split(" ", 1)[0].rsplit("/", 1)[-1] or "process"
             found[f"{name}-{pid}"] = pid
-    return {k: v for k, v in found.items() if _alive(v)}
+    return {k: v for k, v in found.items() if alive(v)}
 
 
 def node_processes(node: Node) -> list[int]:
     """The live processes in `node`'s network namespace: its slurmd, slurmstepd and the
     ranks of a job (what a node's crash takes with it)."""
     return sorted(pid for pid, in_node, _ in _in_namespaces(_namespace_inodes(node.name))
-                  if in_node and _alive(pid))
+                  if in_node and alive(pid))
 
 
 def slurmd_pid(node: Node) -> int | None:
     """The node's slurmd when it runs."""
     pid = _read_pid(SLURM_DIR / f"slurmd-{node.name}.pid")
-    return pid if pid is not None and _alive(pid) else None
+    return pid if pid is not None and alive(pid) else None
 
 
 def restart_slurmd(node: Node) -> None:
     """Start the node's slurmd again (after a fault killed it); Slurm returns the node to
     service when it registers (ReturnToService=2)."""
     _start_slurmd(node)
-
-
-def _alive(pid: int) -> bool:
-    """Running and not a zombie (a stopped daemon whose parent never reaps it)."""
-    stat = read_stat(f"/proc/{pid}/stat")
-    return bool(stat and stat[1] and stat[1][0] != "Z")
 
 
 def running() -> dict[str, int]:
@@ -197,6 +190,6 @@ def stop(timeout_s: float = KILL_GRACE_S) -> list[str]:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         signal_all(sorted(pids.values()), sig)
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and any(_alive(p) for p in pids.values()):
+        while time.monotonic() < deadline and any(alive(p) for p in pids.values()):
             time.sleep(0.1)
-    return [f"{name} (pid {pid})" for name, pid in pids.items() if _alive(pid)]
+    return [f"{name} (pid {pid})" for name, pid in pids.items() if alive(pid)]

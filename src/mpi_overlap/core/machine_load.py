@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,20 @@ def read_stat(path: str) -> tuple[str, list[str]] | None:
     if left < 0 or right < left:
         return None
     return raw[left + 1:right], raw[right + 2:].split()
+
+
+def proc_stats() -> Iterator[tuple[int, str, list[str]]]:
+    """(pid, name, read_stat's fields) of every process /proc lists now; one gone
+    meanwhile is left out, and nothing where /proc cannot be read."""
+    try:
+        entries = os.listdir(_PROC)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.isdigit():
+            stat = read_stat(f"{_PROC}/{entry}/stat")
+            if stat is not None:
+                yield int(entry), stat[0], stat[1]
 
 
 def _proc_stat(pid: int, hz: int) -> tuple[str, float, int, int] | None:

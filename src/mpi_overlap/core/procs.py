@@ -21,42 +21,25 @@ import subprocess
 import time
 from collections.abc import Sequence
 
-from .machine_load import read_stat
+from .machine_load import proc_stats, read_stat
 
 KILL_GRACE_S = 5.0
 
 
 def session_members(sid: int) -> list[int]:
     """Live (not zombie) processes of session `sid`, from /proc."""
-    pids = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return pids
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        stat = read_stat(f"/proc/{entry}/stat")  # None: gone meanwhile
-        fields = stat[1] if stat else []
-        if len(fields) >= 4 and fields[0] != "Z" and fields[3] == str(sid):
-            pids.append(int(entry))
-    return pids
+    return [pid for pid, _, fields in proc_stats()
+            if len(fields) >= 4 and fields[0] != "Z" and fields[3] == str(sid)]
 
 
 def descendants(root: int) -> list[int]:
-    """`root` and every live process below it, from /proc's parent links (the launcher and
-    its ranks: Hydra's proxies start sessions of their own, so the session id does not
-    find the ranks)."""
+    """`root` (first, even when gone) and every process below it, zombies included, from
+    /proc's parent links (the launcher and its ranks: Hydra's proxies start sessions of
+    their own, so the session id does not find the ranks)."""
     children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.isdigit():
-            stat = read_stat(f"/proc/{entry}/stat")
-            if stat is not None and len(stat[1]) > 1 and stat[1][1].isdigit():
-                children.setdefault(int(stat[1][1]), []).append(int(entry))
+    for pid, _, fields in proc_stats():
+        if len(fields) > 1 and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append(pid)
     out, todo = [], [root]
     while todo and len(out) < 4096:
         pid = todo.pop()

@@ -24,7 +24,7 @@ import itertools
 import os
 import threading
 
-from ..core.machine_load import read_stat
+from ..core.machine_load import proc_stats
 
 _PROC = "/proc"
 WATCH_S = 0.5  # one pass over /proc: a few ms of one CPU per reading
@@ -49,20 +49,10 @@ def _cmdline(pid: int) -> str:
 def _scan(hz: int) -> dict[int, tuple[str, int, int, float]]:
     """pid -> (name, parent pid, start ticks, CPU s of itself and its reaped children)."""
     out: dict[int, tuple[str, int, int, float]] = {}
-    try:
-        entries = os.listdir(_PROC)
-    except OSError:
-        return out
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        stat = read_stat(f"{_PROC}/{entry}/stat")
-        if stat is None:
-            continue
-        name, rest = stat
+    for pid, name, rest in proc_stats():
         try:
             cpu = sum(int(rest[i]) for i in (11, 12, 13, 14)) / hz
-            out[int(entry)] = (name, int(rest[1]), int(rest[19]), cpu)
+            out[pid] = (name, int(rest[1]), int(rest[19]), cpu)
         except (IndexError, ValueError):
             continue
     return out
