@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..report.card_item import CardItem
 from .spec import BenchmarkSpec
 
-if TYPE_CHECKING:  # the kit imports numpy: not at the CLI's start
+if TYPE_CHECKING:  # only a type here
     from ..analysis.replication import Extract
 
 
@@ -45,6 +45,13 @@ def specs() -> tuple[BenchmarkSpec, ...]:
             raise RuntimeError(f"{spec.name}: command_group {spec.command_group!r} needs "
                                f"'bench', None, or '' with a command of its own")
     return tuple(found)
+
+
+@cache
+def evidence_specs() -> tuple[BenchmarkSpec, ...]:
+    """The specs that give a profile evidence and an advice rule (spec.Evidence), in the
+    specs' order."""
+    return tuple(spec for spec in specs() if spec.evidence is not None)
 
 
 @cache

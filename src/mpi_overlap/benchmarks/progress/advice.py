@@ -45,7 +45,8 @@ def progress_words(progress: dict[str, Any] | None) -> str:
 
 def advise(a: dict[str, Any], docs: list[dict[str, Any]], threshold: float,
            evidence: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The rule's items, one per pair it holds for, in the pairs' order."""
+    """The rule's items, one per pair it holds for, in the pairs' order (named by the
+    spec's Evidence.rule where the profile's advice runs them)."""
     version = next((d.get("mpi_library_version") for d in docs), None)
     hint, known = progress_hint(version), progress_words(evidence)
     out: list[dict[str, Any]] = []
@@ -53,7 +54,7 @@ def advise(a: dict[str, Any], docs: list[dict[str, Any]], threshold: float,
         hi, lo = p.hi, p.lo
         if p.one_call or p.end_fn not in WAITS or hi - lo < threshold or p.polled:
             continue
-        out.append({"rule": "progress", "sites": p.sites, "evidence": p.evidence,
+        out.append({"sites": p.sites, "evidence": p.evidence,
                     "bound_s": hi - lo, "text": (
                         f"Transfers {p.where} had computation between them that could "
                         f"hide up to {fmt_time(hi)}, but "

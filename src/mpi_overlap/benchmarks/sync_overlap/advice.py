@@ -19,7 +19,8 @@ EAGER_REACH = 4  # bins starting below this many times the eager limit are "just
 
 def advise(a: dict[str, Any], docs: list[dict[str, Any]], threshold: float,
            limit: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The rule's items, one per size bin it holds for, in the bins' order."""
+    """The rule's items, one per size bin it holds for, in the bins' order (named by the
+    spec's Evidence.rule where the profile's advice runs them)."""
     if not limit or not limit.get("first_no_bytes"):
         return []
     first_no = int(limit["first_no_bytes"])
@@ -35,7 +36,7 @@ def advise(a: dict[str, Any], docs: list[dict[str, Any]], threshold: float,
         how = (f"raise {setting} (now {limit['setting_bytes']} B) above {hi} B"
                if setting else "raise the MPI's eager limit for this transport above "
                f"{hi} B")
-        out.append({"rule": "eager-limit", "sites": {"bin": b.get("label")},
+        out.append({"sites": {"bin": b.get("label")},
                     "evidence": {"bin_lo": lo, "bin_hi": hi, "nonoverlap_s": bound,
                                  "transfers": b.get("transfers"),
                                  "last_eager_bytes": limit["last_yes_bytes"],

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...benchmarks.discovery import specs
+from ...benchmarks.discovery import evidence_specs
 from ...core.formatting import fmt_pct, fmt_time
 from .advice_pairs import TESTS, WAITS, known_pairs
 from .cpu_time import imbalance
@@ -86,18 +86,19 @@ def _pair_advice(pairs: list[dict[str, Any]], threshold: float) -> list[dict[str
 def evidence_keys() -> list[str]:
     """The keys of the profile's result.json and analysis.json under which the benchmark
     packages' evidence lies (spec.Evidence.key), in the specs' order."""
-    return [spec.evidence.key for spec in specs() if spec.evidence is not None]
+    return [spec.evidence.key for spec in evidence_specs()]
 
 
 def _declared(a: dict[str, Any], docs: list[dict[str, Any]], threshold: float,
               ) -> list[dict[str, Any]]:
     """The items of the rules the benchmark packages declare (spec.Evidence), in the
-    specs' order, each given what its benchmark's run gave the profile."""
+    specs' order, each given what its benchmark's run gave the profile and named by the
+    rule its spec declares."""
     out: list[dict[str, Any]] = []
-    for spec in specs():
-        if spec.evidence is not None:
-            rule = spec.function(spec.evidence.advise)
-            out += rule(a, docs, threshold, a.get(spec.evidence.key))
+    for spec in evidence_specs():
+        rule = spec.function(spec.evidence.advise)
+        out += [{"rule": spec.evidence.rule, **item}
+                for item in rule(a, docs, threshold, a.get(spec.evidence.key))]
     return out
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ...benchmarks.discovery import specs
+from ...benchmarks.discovery import evidence_specs
 from ...calibration.calibrate import find_or_calibrate
 from ...calibration.table_note import describe as describe_table
 from ...calibration.table_trust import table_record
@@ -158,9 +158,8 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
 
     result = collect(run_dir, ranks_expected=opts.ranks, app_argv=app, cwd=os.getcwd(),
                      table=table, forced=opts.force_table, bins=bins, table_info=table_info)
-    for spec in specs():
-        if spec.evidence is not None:
-            result[spec.evidence.key] = latest_evidence(spec, opts.out_base, tc.name)
+    for spec in evidence_specs():
+        result[spec.evidence.key] = latest_evidence(spec, opts.out_base, tc.name)
     if opts.compare_bare and outcome.status == "complete":
         write_profile_result(run_dir / RESULT_FILE, result)  # kept if the timing is stopped
 
