@@ -337,7 +337,6 @@ def _slurm_launcher(tc: Toolchain, exe: Path, workdir: Path, ranks: int) -> Find
     plain srun otherwise); outside one, plain srun where it serves the toolchain. Hydra's
     launcher needs the allocation's hosts, so outside one it gets an info line instead of
     a plain srun that runs would not use (and that fails for the MPICH wheel)."""
-    reason = hydra_reason(tc)
     if in_allocation():
         try:
             launch = slurm_launch(tc, ranks)
@@ -346,7 +345,7 @@ def _slurm_launcher(tc: Toolchain, exe: Path, workdir: Path, ranks: int) -> Find
                            "check the allocation (squeue --me) and srun -n 2 hostname")
         assert launch is not None  # inside an allocation there is always one
         cmd, kind, why = [*launch.prefix, str(exe)], launch.kind, f"; {launch.why}"
-    elif reason is not None:
+    elif (reason := hydra_reason(tc)) is not None:
         return Finding(f"toolchain {tc.name} launcher hydra", "info",
                        f"inside a Slurm allocation runs start through Hydra's Slurm launcher "
                        f"({reason}); it needs the allocation's hosts, so it is not tried "

@@ -217,11 +217,11 @@ def slurm_launch(tc: Toolchain, ranks: int) -> SlurmLaunch | None:
     srun = srun_prefix(tc, ranks)
     if srun is None:
         return None
-    reason = hydra_reason(tc)
+    if _setting() == "srun":
+        return SlurmLaunch(srun, "srun", f"{LAUNCHER_ENV}=srun")
+    reason = hydra_fault_reason(tc)
     if reason is None:
-        why = (f"{LAUNCHER_ENV}=srun" if _setting() == "srun"
-               else f"srun --mpi={pmi_of(tc)} serves {tc.name}'s PMI")
-        return SlurmLaunch(srun, "srun", why)
+        return SlurmLaunch(srun, "srun", f"srun --mpi={pmi_of(tc)} serves {tc.name}'s PMI")
     blocks = _blocks(placement(srun))
     if blocks is None:
         return SlurmLaunch(srun, "srun", f"{reason}; but srun places the ranks cyclically, "
