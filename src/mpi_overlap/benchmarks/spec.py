@@ -271,8 +271,9 @@ class BenchmarkSpec:
         return self.benchmark.name
 
     def module(self, part: str) -> Any:
-        """The package's `analysis` or `report` module, imported on first use: both pull
-        in numpy and matplotlib, which commands that only list benchmarks do not need."""
+        """One of the package's modules (`analysis`, `report`, `evidence`, `advice`, ...),
+        imported on first use: analysis and report pull in numpy and matplotlib, which
+        commands that only list benchmarks do not need."""
         return import_module(f"{self.package}.{part}")
 
     def section_functions(self) -> list[Callable[..., Any]]:

@@ -58,7 +58,6 @@ class RunOptions:
 
 
 # Wraps the rank command of a benchmark that measures itself under libmpi_overlap:
-# (toolchain, build dir, argv, run dir, options, ui) -> (argv, transfer-time table).
 # (toolchain, build, argv, run dir, options, ui, the run's start) -> the ranks' argv under
 # the profiler and the note on the transfer-time table it uses (run.json's "xfer_table").
 ProfilerWrap = Callable[[Toolchain, Path, list[str], Path, "RunOptions", Ui, str],

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...run.launch import ProgressFn, run_job
+from ...core.ui import ProgressFn
+from ...run.launch import run_job
 
 DEFAULT_REPS = 3
 MAX_REPS = 50
