@@ -6,8 +6,9 @@ rescaled computation); on the fixture's cases of tests/test_predict_same_replay.
 against their recorded digests; and where the C pass leaves a program to Python (a NaN
 time) or is not built, the Python pass answers and says why.
 
-The library is compiled here from its sources with the flags of its CMake target (-O2,
-no FMA contraction; the layout of the program's objects, replay_layout.c, against this
+The library is compiled here from its sources with its CMake target's floating-point
+flags (no FMA contraction, no fast math; -O2 where the build's Release uses -O3: the bits
+do not depend on it; the layout of the program's objects, replay_layout.c, against this
 Python's headers), so that the test needs no native build of an MPI toolchain; skipped
 without a C compiler. Both layouts are checked: replay_layout.c's and native.py's own
 (MPI_OVERLAP_REPLAY_LAYOUT=python, where the library has no layout)."""

@@ -3,8 +3,10 @@
  * the 3-D grid), the loop over the chosen modes (progress lines, the running
  * document after each mode, the complete one at the end) and the end. Each
  * app keeps its options, buffers, per-mode measurement and results writer.
- * Not mo_bench_main(): the apps have no point loop or time limit, and their
- * progress lines name the mode about to run. */
+ * Not mo_bench_main() (whose .measure hook could stand for the point loop, as
+ * threads_procs does): the apps have no time limit, their progress lines name
+ * the mode about to run, and their readiness vote skips the probe on a rank
+ * that could not allocate; moving them would change those. */
 #ifndef MO_APP_MAIN_H
 #define MO_APP_MAIN_H
 

@@ -29,7 +29,7 @@ struct entries {
 struct pass {
     const struct mop_replay_in *in;
     struct mop_replay_out *out;
-    double *Sc, *Rc, *Ps, *Pr, *sdone, *rdone;
+    double *Rc, *Ps, *Pr, *sdone, *rdone;
     int64_t *swait, *rwait;
     struct entries post, centr;
     double *cdone;
@@ -484,7 +484,6 @@ static void call_ops(struct pass *p, int64_t r, int64_t ci, double t)
                 }
                 if (op == SEND_BLOCK)
                     S0[k] = t;
-                p->Sc[k] = t;
                 int first = isnan_(p->Ps[k]);
                 if (first)
                     p->Ps[k] = t;
@@ -670,7 +669,6 @@ int mop_replay(const struct mop_replay_in *in, struct mop_replay_out *out)
     int64_t m = in->msgs, n = in->ranks, nslots = in->mem_off[in->colls];
     int64_t nops = in->op_off[in->call_off[n]];
     int nomem = 0;
-    p.Sc = nans(m, &nomem);
     p.Rc = nans(m, &nomem);
     p.Ps = nans(m, &nomem);
     p.Pr = nans(m, &nomem);
@@ -710,7 +708,7 @@ int mop_replay(const struct mop_replay_in *in, struct mop_replay_out *out)
     if (p.outst)
         for (int64_t r = 0; r < n; r++)
             free(p.outst[r]);
-    void *owned[] = {p.Sc, p.Rc, p.Ps, p.Pr, p.sdone, p.rdone, p.swait, p.rwait,
+    void *owned[] = {p.Rc, p.Ps, p.Pr, p.sdone, p.rdone, p.swait, p.rwait,
                      p.post.t, p.post.has, p.post.order, p.post.count,
                      p.centr.t, p.centr.has, p.centr.order, p.centr.count,
                      p.cdone, p.cdone_has, p.cwait, p.synced, p.slot_of_op, p.root_slot,

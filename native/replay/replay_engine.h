@@ -9,7 +9,8 @@
 
 #include <stdint.h>
 
-/* Bumped whenever the structures below change: native.py refuses another version. */
+/* Bumped whenever the structures below, or mop_replay_layout's arguments
+ * (replay_layout.c), change: native.py refuses another version. */
 #define MOP_REPLAY_ABI 1
 
 /* mop_replay's answers besides 0 (done): the caller replays with the Python pass. */

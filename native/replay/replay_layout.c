@@ -38,7 +38,9 @@ static int as_double(PyObject *obj, PyObject *name, double *out)
 
 /* Fill the per-call arrays (enter, exit, operations per call, function index: a new
  * function gets the next index in `fn_index`, a dict) and the per-operation ones, for
- * `ncalls` calls and `nops` operations as counted. 0, or -1 on another shape. */
+ * `ncalls` calls and up to `room` operations. Returns the number of operations
+ * (more than `room` when they did not fit: the caller lays them out again with that
+ * room), or -1 on another shape. */
 int64_t mop_replay_layout(PyObject *calls, PyObject *fn_index, int64_t ncalls, int64_t room,
                       double *enter, double *exit, int64_t *call_nops, int64_t *fn_id,
                       int32_t *op_code, int64_t *op_idx)

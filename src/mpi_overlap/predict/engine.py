@@ -183,8 +183,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
     nan = float("nan")
     S0 = [nan] * nmsg  # the send's post
     R0 = [nan] * nmsg
-    Sc = [nan] * nmsg  # enter of the call that completes the send
-    Rc = [nan] * nmsg
+    Rc = [nan] * nmsg  # enter of the call that completes the receive
     # first time each end's rank was in MPI after the post: its completing call, or an
     # earlier call that waited (MPI polls every pending request there)
     Ps = [nan] * nmsg
@@ -474,7 +473,6 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
                         continue
                     if op == SEND_BLOCK:
                         S0[k] = t
-                    Sc[k] = t
                     first = Ps[k] != Ps[k]
                     if first:
                         Ps[k] = t

@@ -51,15 +51,26 @@ class _Out(ctypes.Structure):
                 ("ended", _P), ("events", ctypes.c_int64)]
 
 
+_found: dict[str, Path] = {}
+
+
 def library_path() -> Path | None:
     """MPI_OVERLAP_REPLAY_LIB, else the newest built library (sanitised builds left out:
-    they need their runtime loaded first)."""
+    they need their runtime loaded first), found once per process and state directory,
+    so that the pass (library) and the layout (_py_library) load the same file and a
+    replay does not search the build folders again. Not found is not kept: a later
+    build is found."""
     override = os.environ.get("MPI_OVERLAP_REPLAY_LIB")
     if override:
         return Path(override) if Path(override).is_file() else None
-    found = [p for p in (state_dir() / "build").glob(f"*/replay/{LIBRARY}")
-             if "-san-" not in p.parent.parent.name]
-    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+    state = str(state_dir())
+    if state not in _found:
+        found = [p for p in (state_dir() / "build").glob(f"*/replay/{LIBRARY}")
+                 if "-san-" not in p.parent.parent.name]
+        if not found:
+            return None
+        _found[state] = max(found, key=lambda p: p.stat().st_mtime)
+    return _found[state]
 
 
 _loaded: dict[str, Any] = {}
@@ -68,6 +79,10 @@ _loaded: dict[str, Any] = {}
 def library() -> tuple[Any, str | None]:
     """(the loaded library or None, why not): loaded once per process and path."""
     path = library_path()
+    if path is None and os.environ.get("MPI_OVERLAP_REPLAY_LIB"):
+        return None, (f"MPI_OVERLAP_REPLAY_LIB names no file "
+                      f"({os.environ['MPI_OVERLAP_REPLAY_LIB']}), so no {LIBRARY}: "
+                      "the Python pass replayed")
     if path is None:
         return None, (f"{LIBRARY} is not built (mpi-overlap build builds it with native/): "
                       "the Python pass replayed")
@@ -144,7 +159,6 @@ class Layout:
     key: tuple[int, ...]
     call_off: list[int]      # per rank + 1, as Python ints (the answers' slices)
     a_call_off: np.ndarray
-    lens: np.ndarray         # calls per rank
     enter: np.ndarray        # per call
     exit: np.ndarray
     duration: np.ndarray     # exit - enter
@@ -155,7 +169,6 @@ class Layout:
     fn_names: list[str]      # the functions, and each call's index in them
     fn_id: np.ndarray
     rank_of: np.ndarray      # per call: its rank
-    sizes: list[int]         # per collective: its members
     mem_off: np.ndarray
     members: np.ndarray      # per member slot: its rank
     owner: np.ndarray        # per member slot: its collective
@@ -196,10 +209,10 @@ def layout(prog: Program) -> Layout | None:
     nslots = int(mem_off[-1])
     members = np.fromiter(chain.from_iterable(cl.members for cl in prog.colls),
                           dtype=np.int64, count=nslots)
-    out = Layout(key=key, call_off=a_call_off.tolist(), a_call_off=a_call_off, lens=lens,
+    out = Layout(key=key, call_off=a_call_off.tolist(), a_call_off=a_call_off,
                  enter=enter, exit=exit_, duration=exit_ - enter, nops=nops, op_off=op_off,
                  op_code=op_code, op_idx=op_idx, fn_names=names, fn_id=fn_id,
-                 rank_of=np.repeat(np.arange(n, dtype=np.int64), lens), sizes=sizes,
+                 rank_of=np.repeat(np.arange(n, dtype=np.int64), lens),
                  mem_off=mem_off, members=_buf(members, np.int64),
                  owner=np.repeat(np.arange(nc, dtype=np.int64), sizes),
                  roots=_buf([cl.root for cl in prog.colls], np.int64))
