@@ -492,3 +492,54 @@ def test_the_engine_cost_is_measured_from_the_build_or_says_why_not(tmp_path: Pa
     fake.write_text("#!/bin/sh\necho '{\"batch\": 1}'\n")
     engine, why = measure_engine_cost(tmp_path, quick=True)
     assert engine is None and why is not None and why.endswith("printed no figures")
+
+
+# ---------------------------------------------------------------- once per launch
+
+
+def _with_library_time(result: dict[str, Any], init_ms: list[float]) -> dict[str, Any]:
+    """The profiled launches of the default path in order, each given a library_s with the
+    next init time (ms) and fixed finalize 1 ms, gather 0.3 ms, reduce 0.7 ms."""
+    times = iter(init_ms)
+    for launch in result["launches"]:
+        if launch["profiled"] and launch["callsites"] and launch["idle"] is None:
+            init = next(times) / 1e3
+            launch["profile"]["library_s"] = {
+                "ranks": 2, "init_s_max": init, "init_s_median": init * 0.9,
+                "finalize_s_max": 1e-3, "gather_s": 3e-4, "reduce_s": 7e-4,
+                "per_launch_s": init + 2e-3}
+    return result
+
+
+def test_what_a_launch_pays_once_is_its_parts_over_the_profiled_launches(tmp_path: Path) -> None:
+    """10 profiled launches (5 repetitions × 2 programs) with MPI_Init at 20..29 ms: the mean
+    of init + 2 ms is 26.5 ms, its interval the t interval of those sums, each part's median
+    is its own; well under 50 ms with that spread, so the verdict is a pass; the report
+    says it; a launch from a library without it is left out, not counted as 0."""
+    result = _with_library_time(_result(RATES_GOOD, TIMES_GOOD), [20.0 + i for i in range(10)])
+    result["launches"][1]["profile"]["library_s"] = None  # rep 1's msgrate: an older library
+    assert result_errors(result) == []
+    a = analyze_profiler_overhead(result)
+    assert analysis_errors(a) == []
+    c = a["per_launch"]
+    sums = [21.0 + i + 2.0 for i in range(9)]  # the first launch (20 ms) left out
+    assert c["launches"] == 9
+    assert c["per_launch_s"] == pytest.approx(np.mean(sums) / 1e3)
+    half = t_quantile(0.975, 8) * np.std(sums, ddof=1) / math.sqrt(9) / 1e3
+    assert (c["ci95_low_s"], c["ci95_high_s"]) == pytest.approx(
+        (np.mean(sums) / 1e3 - half, np.mean(sums) / 1e3 + half))
+    assert c["parts_median_s"] == pytest.approx({"init_s_max": 25e-3, "finalize_s_max": 1e-3,
+                                                 "gather_s": 3e-4, "reduce_s": 7e-4})
+    assert c["verdict"] == MEETS
+    assert "once per launch the profiler takes 27.0 ms [" in a["finding"]
+    run = load_run(_run_dir(tmp_path, result))
+    assert any(line.startswith("Once per launch the profiler takes 27.0 ms")
+               and "MPI_Init 25.0" in line for line in cost_lines(run))
+
+
+def test_a_launch_cost_above_50_ms_misses_and_a_run_without_it_has_no_key() -> None:
+    a = analyze_profiler_overhead(_with_library_time(_result(RATES_GOOD, TIMES_GOOD),
+                                                     [60.0, 61.0] * 5))
+    assert a["per_launch"]["verdict"] == MISSES
+    a = analyze_profiler_overhead(_result(RATES_GOOD, TIMES_GOOD))
+    assert "per_launch" not in a and "once per launch" not in a["finding"]

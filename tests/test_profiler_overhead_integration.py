@@ -135,3 +135,19 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
         assert run.analysis["engine"][key] == engine[key]
     assert "the event processing alone costs" in run.analysis["finding"]
 
+    # What each profiled launch paid once: its parts from the rank documents and the job's
+    # files, the sum of the slowest rank's init and finalize and rank 0's gather and
+    # reduction; over the 2 profiled launches of the default path per repetition.
+    for launch in result["launches"]:
+        lib = (launch["profile"] or {}).get("library_s")
+        if launch["profiled"]:
+            assert lib["ranks"] == 2 and 0 < lib["init_s_median"] <= lib["init_s_max"]
+            parts = [lib[k] for k in ("init_s_max", "finalize_s_max", "gather_s", "reduce_s")]
+            assert all(p is not None and p >= 0 for p in parts), lib
+            assert lib["per_launch_s"] == pytest.approx(sum(parts))
+    once = run.analysis["per_launch"]
+    assert once["launches"] == 2 * QUICK_REPS
+    assert once["median_s"] > 0
+    assert once["ci95_low_s"] <= once["per_launch_s"] <= once["ci95_high_s"]
+    assert "once per launch the profiler takes" in run.analysis["finding"]
+

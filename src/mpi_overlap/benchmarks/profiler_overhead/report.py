@@ -25,7 +25,13 @@ from ...report.run_table import RunTable, no_notes
 from ...report.summary_card import figure_entry
 from ...report.svg import to_svg
 from ...run.rundir import Run
-from .analysis import callsite_sentence, engine_sentence, idle_sentence, per_message_sentence
+from .analysis import (
+    callsite_sentence,
+    engine_sentence,
+    idle_sentence,
+    per_launch_sentence,
+    per_message_sentence,
+)
 
 BENCHMARK = "profiler-overhead"
 HEADERS = (
@@ -121,8 +127,9 @@ def _as_sentence(text: str) -> str:
 
 def cost_lines(run: Run) -> list[str]:
     """What the profiler costs per message against its floor (analysis: per_message), what
-    its call sites cost (analysis: callsites), each with its interval, and what its event
-    processing costs timed alone (analysis: engine, in runs that measured it)."""
+    its call sites cost (analysis: callsites), each with its interval, what its event
+    processing costs timed alone (analysis: engine) and what a launch pays once (analysis:
+    per_launch), the last two in runs that measured them."""
     out = []
     for key, sentence in (("per_message", per_message_sentence),
                           ("callsites", callsite_sentence), ("idle", idle_sentence)):
@@ -132,6 +139,9 @@ def cost_lines(run: Run) -> list[str]:
     engine = (run.analysis or {}).get("engine")
     if isinstance(engine, dict):
         out.append(_as_sentence(engine_sentence(engine)))
+    per_launch = (run.analysis or {}).get("per_launch")
+    if isinstance(per_launch, dict):
+        out.append(_as_sentence(per_launch_sentence(per_launch)))
     return out
 
 

@@ -34,6 +34,7 @@ from ...core.errors import UserError
 from ...core.ui import Ui
 from ...platform.build import executable
 from ...platform.toolchains import Toolchain
+from ...profile.analysis.library_time import LibraryTime
 from ...profile.documents.collect import collect_profile
 from ...run.launch import launch_command
 from ...run.paired_launch import LaunchSetup, finish_launches, launch
@@ -165,6 +166,9 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
     counters = [(d.get("profile") or {}).get("counters") or {} for d in docs]
     doc0 = next((d for d in docs if d.get("rank") == 0), {})
     rank0 = (doc0.get("profile") or {}).get("counters") or {}
+    once = LibraryTime()
+    for d in docs:
+        once.add(d)
     return {
         "status": doc["status"],
         "ranks_expected": setup.ranks,
@@ -182,6 +186,10 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
         "cpu_read_ns": (doc0.get("cpu") or {}).get("read_ns"),
         "cpu_reads": (doc0.get("cpu") or {}).get("reads"),
         "warnings": list(doc["warnings"]),
+        # what the launch paid once (MPI_Init, MPI_Finalize, the gather and the reduction),
+        # the ranks' library_s with the job file's and statistics' times; None from a
+        # library before it
+        "library_s": once.result(doc.get("job_file"), doc.get("job_stats")),
     }
 
 
