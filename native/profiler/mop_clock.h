@@ -31,8 +31,15 @@ static inline uint64_t mop_now(void)
 /* CLOCK_MONOTONIC in ns. */
 uint64_t mop_mono_ns(void);
 
+/* Starts the window over which mop_clock_setup() measures the TSC's rate:
+ * called before PMPI_Init, so that the MPI's start-up runs inside it. The
+ * first call counts (the Fortran MPI_INIT may reach the C wrapper too);
+ * without one, mop_clock_setup() spins the whole window. */
+void mop_clock_rate_start(void);
+
 /* Chooses the clock (MPI_OVERLAP_CLOCK=monotonic refuses the TSC) and
- * returns the seconds per tick of mop_now(); about 20 ms with the TSC. */
+ * returns the seconds per tick of mop_now(); with the TSC it waits until 20 ms
+ * have passed since that start (or since its own where none was made). */
 double mop_clock_setup(void);
 
 /* What one mop_now() costs here, in ns (the fastest of a few batches). */

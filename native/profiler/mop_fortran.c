@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mop_clock.h"
 #include "mop_coll_size.h"
 #include "mop_fn_ids.h"
 #include "mop_fortran.h"
@@ -133,6 +134,7 @@ static void mop_f_init(MPI_Fint *ierror)
     MPI_Fint own;
     if (!ierror)
         ierror = &own;
+    mop_clock_rate_start(); /* before the MPI's start-up, as the C wrapper does */
     void *entry = mop_f_mpi_entry("init");
     mop_f_init_fn *fn;
     memcpy(&fn, &entry, sizeof fn);
@@ -150,6 +152,7 @@ static void mop_f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *
     MPI_Fint own;
     if (!ierror)
         ierror = &own;
+    mop_clock_rate_start();
     void *entry = mop_f_mpi_entry("init_thread");
     mop_f_init_thread_fn *fn;
     memcpy(&fn, &entry, sizeof fn);

@@ -6,6 +6,7 @@
 
 int MPI_Init(int *argc, char ***argv)
 {
+    mop_clock_rate_start(); /* the MPI's start-up measures the TSC's rate for us */
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
         mop_runtime_start(MOP_FN_MPI_Init, MOP_CALLER());
@@ -14,6 +15,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    mop_clock_rate_start();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         mop_runtime_start(MOP_FN_MPI_Init_thread, MOP_CALLER());
