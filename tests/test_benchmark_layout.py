@@ -29,20 +29,18 @@ PACKAGES = "src/mpi_overlap/benchmarks"
 # there (only there) the name as a string is not looked for, its package and its command
 # are. Renaming these words would change the documents the golden outputs pin.
 WORDS = {
-    # the advice rule "progress" (an item's "rule" in analysis.json: the schema's enum, the
+    # the advice rule "progress" (an item's "rule" in analysis.json: the model's enum, the
     # replay of that rule in predict/gains.py), the analysis key of that rule's evidence
-    # (the schema's property; the key is declared by the progress package's Evidence) and
+    # (the model's field; the key is declared by the progress package's Evidence) and
     # the replay target's progress mode (predict's report and words)
     "progress": {"src/mpi_overlap/predict/gains.py", "src/mpi_overlap/predict/report.py",
                  "src/mpi_overlap/predict/words.py",
-                 "src/mpi_overlap/profile/schemas/analysis-profile-v1.schema.json"},
-    # the profile's waits by kind (analysis.json and its schema, the report's waits
-    # table) and the number of collective operations of a traced run (two_sided, the
-    # replay's report and gains)
+                 "src/mpi_overlap/profile/analysis/document.py"},
+    # the profile's waits by kind (analysis.json, the report's waits table) and the number
+    # of collective operations of a traced run (two_sided, the replay's report and gains)
     "collectives": {"src/mpi_overlap/profile/analysis/twosided.py",
                     "src/mpi_overlap/profile/report/profile_waits.py",
-                    "src/mpi_overlap/predict/gains.py", "src/mpi_overlap/predict/report.py",
-                    "src/mpi_overlap/profile/schemas/analysis-profile-v1.schema.json"},
+                    "src/mpi_overlap/predict/gains.py", "src/mpi_overlap/predict/report.py"},
 }
 
 
@@ -134,8 +132,8 @@ def test_the_words_let_through_are_words_there() -> None:
 def test_a_package_benchmark_has_its_parts(spec) -> None:
     """Its registry entry, its command (or the command of its package, or the one that
     runs it for its role), its report and schemas, its docs section and card line."""
+    from mpi_overlap.benchmarks.documents import has_schema
     from mpi_overlap.commands import reporting as report
-    from mpi_overlap.core.schema import has_schema
 
     name = spec.name
     assert registry.get_benchmark(name) is spec.benchmark

@@ -28,6 +28,7 @@ import pytest
 from rich.console import Console
 
 from cli_helpers import disturbed, run_cli
+from mpi_overlap.benchmarks.documents import result_errors, run_errors
 from mpi_overlap.calibration.calibrate import find_or_calibrate
 from mpi_overlap.calibration.xfer_table import (
     BLOCKING_COLL_OPS,
@@ -37,7 +38,6 @@ from mpi_overlap.calibration.xfer_table import (
     save_table,
 )
 from mpi_overlap.core.errors import UserError
-from mpi_overlap.core.schema import result_errors, run_errors
 from mpi_overlap.core.ui import Ui
 from mpi_overlap.platform.build import ensure_built, executable
 from mpi_overlap.platform.toolchains import get_toolchain

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..benchmarks.documents import result_errors
 from ..benchmarks.registry import Benchmark
 from ..core.errors import UserError
-from ..core.schema import result_errors
 from ..platform.toolchains import Toolchain
 from .launch import launch_command, run_job
 from .rundir import RESULT_FILE, Run, read_json, write_json_atomic

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks import Benchmark
+from ..benchmarks.documents import result_errors
 from ..core.errors import UserError
-from ..core.schema import result_errors
 from ..core.termsafe import safe
 from ..core.ui import Ui
 from ..platform.build import ensure_built, executable

@@ -13,6 +13,9 @@ for SECONDS each (devfuzz.py).
 `python -m mpi_overlap.tools.devtools report-scale` times the report on thousands of synthetic
 ranks (report_scale.py; `make bench-report-scale`).
 
+`python -m mpi_overlap.tools.devtools schemas DIR` writes the JSON schema of every typed
+document, generated from its model, into DIR (schemas.py).
+
 `python -m mpi_overlap.tools.devtools profile-startup` times `mpi-overlap profile` beside its
 program's bare launch (startup_cost.py; `make bench-profile-startup`).
 """
@@ -79,7 +82,7 @@ def ctest(toolchain: str | None = None) -> int:
 
 USAGE = ("usage: python -m mpi_overlap.tools.devtools ctest [TOOLCHAIN] | fuzz [SECONDS] | "
          "report-scale [--ranks N,N] [--real N,N] [--source RUN_DIR] [--json FILE] [--keep] | "
-         "profile-startup [--reps K] [--ranks N] [--json FILE] [-- PROGRAM ARGS]")
+         "profile-startup [--reps K] [--ranks N] [--json FILE] [-- PROGRAM ARGS] | schemas DIR")
 
 
 def main(argv: list[str]) -> int:
@@ -94,6 +97,11 @@ def main(argv: list[str]) -> int:
             from .startup_cost import main as profile_startup
 
             return profile_startup(argv[1:])
+        if argv[:1] == ["schemas"] and len(argv) == 2:
+            from .schemas import write_schemas
+
+            print(f"{len(write_schemas(Path(argv[1])))} schemas written to {argv[1]}")
+            return 0
         if argv[:1] == ["fuzz"] and len(argv) <= 2:
             if len(argv) == 2 and not argv[1].isdigit():
                 print(f"devtools: error: SECONDS must be a whole number (got '{argv[1]}')",

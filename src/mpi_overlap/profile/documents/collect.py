@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...calibration.table_trust import table_record
 from ...core.errors import UserError
-from ...core.schema import errors_against
+from ...core.schema import model_errors
 from ..analysis.profile_values import rank_list
 from .callsites import Resolver
 from .job_sites import places_in_file
 from .job_stats import STATS_FILE, read_stats_file
+from .models import ProfileRank, ProfileStats
 from .rank_documents import RankDocumentStream
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def _job_stats(run_dir: Path, ranks_expected: int) -> tuple[dict[str, Any] | Non
     """profile.stats.json when it is there and of this run, else None and why (None when
     there is none)."""
     stats, why = read_stats_file(run_dir)
-    if stats is not None and (errors := errors_against(stats, "profile-stats-v1")):
+    if stats is not None and (errors := model_errors(stats, ProfileStats)):
         return None, f"{STATS_FILE} does not match its schema: {errors[0]}"
     if stats is not None and stats["ranks"] != ranks_expected:
         return None, (f"{STATS_FILE} is of {stats['ranks']} ranks, the run of "
@@ -72,7 +73,7 @@ def collect(run_dir: Path, *, ranks_expected: int, app_argv: list[str], cwd: str
     bad: set[int] = set()
     docs: list[dict[str, Any]] = []  # what the warnings need of each, not the document
     for rank, doc, source in stream:
-        errors = errors_against(doc, "profile-rank-v1")
+        errors = model_errors(doc, ProfileRank)
         if errors:
             schema_warnings.append(f"rank {rank}: its document ({source}) does not match "
                                    f"its schema: {errors[0]}")
