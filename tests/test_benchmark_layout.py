@@ -139,9 +139,9 @@ def test_a_package_benchmark_has_its_parts(spec) -> None:
     assert registry.get_benchmark(name) is spec.benchmark
     if spec.benchmark.program:
         assert (ROOT / _source(spec)).is_file() and has_schema(f"bench-{name}-v1")
-    else:  # its package writes the run document: its schema is beside it
-        package_dir = ROOT / PACKAGES / spec.package.rpartition(".")[2]
-        assert list(package_dir.glob("*-run-v1.schema.json")), f"{name}: no run schema"
+    else:  # its package writes the run document: its model is beside it
+        assert any(n.endswith("-run-v1") for n in spec.module("documents").MODELS), \
+            f"{name}: no run document model"
     if spec.command_group == "bench":
         assert name in app.commands["bench"].commands  # type: ignore[attr-defined]
     elif spec.command_group == "":

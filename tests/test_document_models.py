@@ -11,6 +11,7 @@ import json
 import lzma
 import tarfile
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 PROFILE = ("profile-rank-v1", "profile-stats-v1", "profile-run-v1", "analysis-profile-v1")
 
 
+@cache
 def _generated(name: str) -> jsonschema.Draft202012Validator:
     """jsonschema's validator of the schema generated from the model of `name`."""
     load()
@@ -146,3 +148,74 @@ def test_the_generated_schemas_are_schemas_and_name_their_kind(tmp_path: Path) -
         assert schema == json_schema(name) and schema["$id"] == SCHEMA_ID.format(name)
         assert schema["properties"]["schema_version"] == {"enum": [1]}
     assert supported_version("mpi-overlap/profile-run") == 1
+
+
+def _golden_characterization(tmp_path: Path) -> list[tuple[str, Any]]:
+    """Every document of the golden `characterize --quick`: each run's run.json, its
+    result.json (and its launches'), and the analysis.json its report wrote."""
+    with tarfile.open(GOLDEN / "characterize-quick.tar.xz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    with lzma.open(GOLDEN / "characterize-quick.expected.json.xz") as f:
+        expected = json.loads(f.read())
+    docs: list[tuple[str, Any]] = []
+    for path in sorted(tmp_path.rglob("*.json")):
+        doc = json.loads(path.read_text())
+        if path.name == "run.json":
+            docs.append(("run-v1", doc))
+        elif path.name == "result.json" and doc["schema"] == "mpi-overlap/result":
+            docs += [("result-v1", doc), (f"bench-{doc['benchmark']}-v1", doc["results"])]
+        elif path.name == "result.json":
+            docs.append((f"{doc['schema'].removeprefix('mpi-overlap/')}-v1", doc))
+    for analysis in expected["analysis.json"].values():
+        if f"analysis-{analysis.get('benchmark')}-v1" in typed_names():
+            docs.append((f"analysis-{analysis['benchmark']}-v1", analysis))
+            docs.append(("figures-v1", analysis.get("figures", [])))
+    return docs
+
+
+def test_every_golden_document_is_valid_by_model_and_generated_schema(tmp_path: Path) -> None:
+    docs = _golden_characterization(tmp_path)
+    with lzma.open(GOLDEN / "profile-halo-cli.expected.json.xz") as f:
+        report = json.loads(f.read())["report.json"]
+    # the stored report.json is normalised: its generation time and version taken out
+    docs.append(("report-v1", dict(report, generated_utc="2026-11-26T18:33:26Z",
+                                   tool_version="0.0.0")))
+    names = {name for name, _ in docs}
+    assert len(names) >= 40, sorted(names)
+    for name, doc in docs:
+        assert errors_against(doc, name) == [], name
+        assert list(_generated(name).iter_errors(doc)) == [], name
+
+
+# A value of another JSON type than the one a field declares.
+OTHER_TYPE = {"string": 17, "integer": "17", "number": "1.5", "boolean": "yes",
+              "array": {"a": 1}, "object": [1]}
+
+
+def _refusals(name: str, doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """What the hand-written schemas refused, made of a valid document: each required key
+    missing, each typed top-level field of another type, an unknown schema tag."""
+    schema = json_schema(name)
+    out = [(f"no {key}", {k: v for k, v in doc.items() if k != key})
+           for key in schema.get("required", [])]
+    for key, prop in schema.get("properties", {}).items():
+        if key in doc and isinstance(prop.get("type"), str) and prop["type"] in OTHER_TYPE:
+            out.append((f"{key} of another type", dict(doc, **{key: OTHER_TYPE[prop["type"]]})))
+    if "schema" in doc:
+        out.append(("unknown schema tag", dict(doc, schema="mpi-overlap/other")))
+    return out
+
+
+def test_every_model_and_its_schema_refuse_what_the_old_schemas_did(tmp_path: Path) -> None:
+    firsts: dict[str, Any] = {}
+    for name, doc in _golden_characterization(tmp_path):
+        if isinstance(doc, dict):
+            firsts.setdefault(name, doc)
+    tried = 0
+    for name, doc in firsts.items():
+        for what, bad in _refusals(name, doc):
+            errors = errors_against(bad, name)
+            assert len(errors) == 1, (name, what)
+            assert not _generated(name).is_valid(bad), (name, what)
+            tried += 1
+    assert tried > 300

@@ -249,12 +249,15 @@ def test_no_launch_at_all() -> None:
 
 
 def test_schema_rejects_a_malformed_run_document() -> None:
+    """Each fault is one line that says where (the model stops at the first)."""
     result = _result(RATES_GOOD[:2], TIMES_GOOD[:2])
     result["launches"][0]["program"] = "nbody"
+    (error,) = result_errors(result)
+    assert error.startswith("launches/0/program: ")
+    result = _result(RATES_GOOD[:2], TIMES_GOOD[:2])
     del result["launches"][1]["profile"]
-    errors = result_errors(result)
-    assert any("launches/0/program" in e for e in errors)
-    assert any("launches/1" in e and "profile" in e for e in errors)
+    (error,) = result_errors(result)
+    assert error.startswith("launches/1: ") and "`profile`" in error
 
 
 def test_metrics_cover_both_targets() -> None:

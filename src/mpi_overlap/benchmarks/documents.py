@@ -19,9 +19,17 @@ from ..core import schema
 
 @cache
 def load() -> None:
-    """Import the modules that register typed documents (each registers on import)."""
-    from ..profile.analysis import document  # noqa: F401  analysis-profile-v1
-    from ..profile.documents import models  # noqa: F401  profile-rank/-stats/-run-v1
+    """Import the modules that declare typed documents (each registers its models)."""
+    from ..analysis import documents as _figures  # noqa: F401  figures-v1
+    from ..calibration import documents as _coll_failures  # noqa: F401  coll-failures-v1
+    from ..profile.analysis import document as _profile_analysis  # noqa: F401
+    from ..profile.documents import models as _profile  # noqa: F401  profile-rank/-stats/-run
+    from ..report import documents as _report  # noqa: F401  report-v1
+    from ..run import documents as _run  # noqa: F401  run-v1, result-v1, host-load, threads
+    from .discovery import specs
+
+    for spec in specs():  # each package's bench-, analysis- and run documents
+        spec.module("documents")
 
 
 def has_schema(name: str) -> bool:

@@ -9,26 +9,22 @@ jsonschema-rs on the hand-written schemas 0.26-0.49 s, msgspec.convert into Stru
 model_validate_json 5.9-10.5 s, which alone would take most of the report's 10 s.
 
 A model is registered under its schema name (`register`, "profile-run-v1") by the module
-that declares it; benchmarks/documents.py loads those modules and checks a document by
-the name its kind gives. Documents not yet typed are still checked against their schema
-files (schemas/, the benchmark packages) with jsonschema-rs, and explained with
-jsonschema.
+that declares it, in the layer that writes the document (profile/documents/models.py,
+run/documents.py, benchmarks/<name>/documents.py, ...); benchmarks/documents.py loads
+those modules and checks a document by the name its kind gives. A document that does not
+match is one line, "path: message", msgspec's first error. No schema file is written by
+hand: `python -m mpi_overlap.tools.devtools schemas DIR` writes the generated ones.
 """
 
 from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
-import jsonschema_rs
 import msgspec
 
 from .errors import UserError
-
-if TYPE_CHECKING:
-    from referencing import Registry
 
 SCHEMA_ID = "https://mpi-overlap.invalid/schemas/{}.schema.json"
 
@@ -40,22 +36,43 @@ class Document(msgspec.Struct, kw_only=True, gc=False):
     model does not name are allowed, as in JSON Schema, unless its class says
     forbid_unknown_fields=True."""
 
+    # A rule between fields that their types cannot say (keys required once another has
+    # a value, a type that depends on another's), as JSON Schema merged into the model's
+    # generated schema; the model's __post_init__ checks it (require_fields, a ValueError).
+    schema_extra: ClassVar[dict[str, Any]] = {}
 
-_MODELS: dict[str, type[Document]] = {}
+
+# by schema name: a Document class, or a type made of them (figures-v1: a list)
+_MODELS: dict[str, Any] = {}
 
 
-def register(models: dict[str, type[Document]]) -> None:
+def register(models: dict[str, Any]) -> None:
     """The models of a module by schema name ("profile-run-v1")."""
     _MODELS.update(models)
 
 
-def require_keys(value: Any, where: str, keys: tuple[str, ...]) -> None:
+def require_keys(value: Any, where: str, keys: tuple[str, ...], *, each: bool = False) -> None:
     """A dict field's keys that must be there (a model's __post_init__: msgspec types a
-    dict's values, not which keys it holds); its JSON schema says so with `required`."""
-    if isinstance(value, dict):
+    dict's values, not which keys it holds); its JSON schema says so with `required`.
+    each: the keys of every value of the dict (a dict of dicts)."""
+    if not isinstance(value, dict):
+        return
+    for where_, one in ([(f"{where}.{k}", v) for k, v in value.items()] if each
+                        else [(where, value)]):
         for key in keys:
-            if key not in value:
-                raise ValueError(f"Object `{where}` missing required key `{key}`")
+            if isinstance(one, dict) and key not in one:
+                raise ValueError(f"Object `{where_}` missing required key `{key}`")
+
+
+def require_fields(document: Document, names: tuple[str, ...], why: str) -> None:
+    """Fields that must be there (not UNSET) because of another's value (`why`)."""
+    for name in names:
+        if getattr(document, name) is msgspec.UNSET:
+            raise ValueError(f"Object missing required field `{name}` ({why})")
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
 
 
 def typed_names() -> list[str]:
@@ -63,7 +80,7 @@ def typed_names() -> list[str]:
     return sorted(_MODELS)
 
 
-def model(name: str) -> type[Document] | None:
+def model(name: str) -> Any:
     return _MODELS.get(name)
 
 
@@ -74,12 +91,17 @@ def _where(path: str) -> str:
     return "/".join(parts) or "(root)"
 
 
-def model_errors(doc: Any, document: type[Document]) -> list[str]:
+def model_errors(doc: Any, document: Any) -> list[str]:
     """The first validation error of `doc` against a model, as one readable line (an empty
     list when it is valid): msgspec stops at the first."""
     try:
         msgspec.convert(doc, document)
     except msgspec.ValidationError as err:
+        if "got `numpy.float" in str(err):
+            # numpy's floats subclass float and are written as JSON numbers; msgspec takes
+            # only float itself, so a document made in memory by numpy code is checked as
+            # it will be read back
+            return model_errors(json.loads(json.dumps(doc)), document)
         message, _, path = str(err).rpartition(" - at `")
         if not message:
             return [f"(root): {str(err)[:200]}"]
@@ -92,9 +114,13 @@ def json_schema(name: str) -> dict[str, Any]:
     """The JSON schema (draft 2020-12) generated from the model of `name`."""
     document = _MODELS[name]
     generated = msgspec.json.schema(document)
-    root = generated.pop("$ref").rpartition("/")[2]
-    defs = generated.pop("$defs")
-    body = defs.pop(root)
+    defs = generated.pop("$defs", {})
+    for cls in _subclasses(Document):
+        if cls.schema_extra and cls.__name__ in defs:
+            defs[cls.__name__].update(cls.schema_extra)
+    # a Struct's schema is a $ref to its $defs entry; a list of them (figures) is itself
+    body = defs.pop(generated.pop("$ref").rpartition("/")[2]) if "$ref" in generated \
+        else generated
     out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema",
                            "$id": SCHEMA_ID.format(name), **body}
     if defs:
@@ -102,8 +128,10 @@ def json_schema(name: str) -> dict[str, Any]:
     return out
 
 
-def _literal(document: type[Document], field: str) -> Any:
+def _literal(document: Any, field: str) -> Any:
     """The one value a model's Literal field takes (its `schema`, `schema_version`)."""
+    if not (isinstance(document, type) and issubclass(document, Document)):
+        return None
     for f in msgspec.structs.fields(document):
         if f.encode_name == field:
             args = getattr(f.type, "__args__", ())
@@ -111,63 +139,23 @@ def _literal(document: type[Document], field: str) -> Any:
     return None
 
 
-_PACKAGE = Path(__file__).parents[1]
-SCHEMA_DIR = _PACKAGE / "schemas"
-PACKAGE_SCHEMAS = _PACKAGE / "benchmarks"
-
-
-def _schema_paths() -> list[Path]:
-    """schemas/*.schema.json, the result and analysis schemas the benchmark packages
-    keep beside their code (benchmarks/<name>/): the documents not yet typed; file names
-    are unique across them."""
-    return sorted([*SCHEMA_DIR.glob("*.schema.json"), *PACKAGE_SCHEMAS.glob("*/*.schema.json")],
-                  key=lambda p: p.name)
-
-
-@cache
-def _schema_files() -> dict[str, dict[str, Any]]:
-    """Every schema file's document by file name, read once."""
-    return {path.name: json.loads(path.read_text()) for path in _schema_paths()}
-
-
-@cache
-def _registry() -> Registry:
-    from referencing import Registry, Resource  # with jsonschema: invalid documents only
-
-    resources = []
-    files = {**_schema_files(), **{f"{n}.schema.json": json_schema(n) for n in _MODELS}}
-    for file_name, doc in files.items():
-        resource = Resource.from_contents(doc)
-        # Register under the file name too, so relative $refs between files resolve.
-        resources.append((doc["$id"], resource))
-        resources.append((file_name, resource))
-    return Registry().with_resources(resources)
-
-
 def has_schema(name: str) -> bool:
-    return name in _MODELS or f"{name}.schema.json" in _schema_files()
+    return name in _MODELS
 
 
 def load_schema(name: str) -> dict[str, Any]:
-    if name in _MODELS:
-        return json_schema(name)
-    doc = _schema_files().get(f"{name}.schema.json")
-    if doc is None:
+    if name not in _MODELS:
         raise UserError(f"no schema named {name}")
-    return doc
+    return json_schema(name)
 
 
 def _versions() -> dict[str, int]:
     """The newest schema_version of each document kind ("mpi-overlap/run", ...), from the
-    `schema` and `schema_version` constants of the models and the schema files: declared
-    once, there."""
+    `schema` and `schema_version` constants of the registered models: declared once,
+    there."""
     versions: dict[str, int] = {}
-    pairs = [(_literal(m, "schema"), _literal(m, "schema_version")) for m in _MODELS.values()]
-    for doc in _schema_files().values():
-        props = doc.get("properties") or {}
-        pairs.append(((props.get("schema") or {}).get("const"),
-                      (props.get("schema_version") or {}).get("const")))
-    for name, version in pairs:
+    for m in _MODELS.values():
+        name, version = _literal(m, "schema"), _literal(m, "schema_version")
         if isinstance(name, str) and isinstance(version, int):
             versions[name] = max(version, versions.get(name, 0))
     return versions
@@ -175,35 +163,15 @@ def _versions() -> dict[str, int]:
 
 def supported_version(name: str | None) -> int:
     """The newest schema_version this mpi-overlap reads for documents of kind `name`; for
-    an unknown kind, the newest of any kind."""
+    an unknown kind, the newest of any kind (1 while no model is loaded: json_input, below
+    the layers that declare them, asks before any is, and every kind is at version 1)."""
     versions = _versions()
     return versions.get(name or "", max(versions.values(), default=1))
 
 
-@cache
-def _fast_validator(name: str) -> Any:
-    """jsonschema-rs's validator of schema `name` (Rust: a 30 MB profile of 1024 ranks in
-    0.07 s, where jsonschema takes 16 s); refs between the files resolve by their $id."""
-    by_id = {doc["$id"]: doc for doc in _schema_files().values()}
-    by_id.update({SCHEMA_ID.format(name): json_schema(name) for name in _MODELS})
-    return jsonschema_rs.validator_for(load_schema(name), retriever=by_id.__getitem__)
-
-
 def errors_against(doc: Any, name: str) -> list[str]:
-    """All validation errors of `doc` against schema `name`, as readable one-liners. A
-    valid document is recognised by jsonschema-rs; the errors of an invalid one are
-    jsonschema's, whose messages the rest of the tool (and its users) know. A typed
-    document is checked by its model."""
-    if name in _MODELS:
-        return model_errors(doc, _MODELS[name])
-    if _fast_validator(name).is_valid(doc):
-        return []
-    # jsonschema (0.1–0.3 s to import) only for a document that is invalid
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(load_schema(name), registry=_registry())
-    out = []
-    for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path)):
-        where = "/".join(str(p) for p in err.absolute_path) or "(root)"
-        out.append(f"{where}: {err.message[:200]}")
-    return out
+    """The validation error of `doc` against the model of schema `name` as one readable
+    line ([] when valid)."""
+    if name not in _MODELS:
+        raise UserError(f"no schema named {name}")
+    return model_errors(doc, _MODELS[name])

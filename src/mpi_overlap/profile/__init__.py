@@ -9,7 +9,8 @@
 - report/: the profile's parts of the shared page, terminal and report.json (report/),
   and the Hatchet export;
 - run/: `mpi-overlap profile` itself: the program's MPI check, `--compare-bare`;
-- schemas/: profile-rank, profile-run, profile-stats and analysis-profile.
+- its documents as typed models: documents/models.py (profile-rank, profile-stats,
+  profile-run) and analysis/document.py (analysis-profile).
 
 Two of its parts lie lower, because folders below the profile need them: how a program
 is started under the library (run/preload.py: benchmarks measure themselves with it) and

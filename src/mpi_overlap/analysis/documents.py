@@ -1,0 +1,60 @@
+"""The headline figures (figures-v1) as a typed model (core/schema.py): the list that
+analysis.json and report.json carry; its JSON schema generated from it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from msgspec import UNSET, Meta, UnsetType
+
+from ..core.schema import Document, register
+
+
+class Figure(Document, kw_only=True, forbid_unknown_fields=True):
+    name: Annotated[str, Meta(pattern="^[a-z0-9_]+$")]
+    label: Annotated[str, Meta(min_length=1)]
+    value: float | None
+    unit: str
+    kind: Literal["overlap", "cost", "info"]
+    measured_value: Annotated[
+        float | UnsetType | None,
+        Meta(
+            description=("the number a run whose guard withheld it measured (value is then null)")
+        ),
+    ] = UNSET
+    withheld: Annotated[
+        Literal["oversubscribed"] | UnsetType,
+        Meta(description="why value is not a finding (run_guard.py)"),
+    ] = UNSET
+    ci95: Annotated[
+        Annotated[list[float | None], Meta(min_length=2, max_length=2)] | UnsetType,
+        Meta(description="the value's 95 % interval, low and high, in its unit"),
+    ] = UNSET
+    pairs: Annotated[
+        Annotated[int, Meta(ge=0)] | UnsetType,
+        Meta(description="launch pairs (with and without) the value rests on"),
+    ] = UNSET
+    disturbed: Annotated[
+        Annotated[int, Meta(ge=0)] | UnsetType,
+        Meta(description="of those pairs, how many had a disturbed launch"),
+    ] = UNSET
+
+
+Figures = Annotated[
+    list[Figure],
+    Meta(
+        description=(
+            "mpi-overlap headline figures, version 1: The few numbers of an "
+            "analysis that other views compare (the --env-matrix table, the "
+            "characterize summary card). Written by "
+            "mpi_overlap.analysis.figures.figure; referenced by the analysis "
+            "schemas as figures-v1.schema.json."
+        )
+    ),
+]
+
+
+MODELS: dict[str, Any] = {
+    "figures-v1": Figures,
+}
+register(MODELS)
