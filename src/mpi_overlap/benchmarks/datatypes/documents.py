@@ -53,34 +53,6 @@ class BenchAlignment(Document, kw_only=True, forbid_unknown_fields=True):
     sizes: list[Size]
 
 
-class BenchDatatypesCase(Document, kw_only=True, forbid_unknown_fields=True):
-    case: str
-    kind: Literal[
-        "contig",
-        "vector_char",
-        "vector_int",
-        "vector_double",
-        "indexed",
-        "struct",
-        "pack_mpi",
-        "pack_loop",
-    ]
-    offset: Annotated[int, Meta(ge=0)]
-    payload_bytes: Annotated[int, Meta(ge=0)]
-    extent_bytes: Annotated[int, Meta(ge=0)]
-    iterations: Annotated[int, Meta(ge=0)]
-    valid: bool
-    packed_checksum: Annotated[str, Meta(pattern="^[0-9a-f]{16}$")] | None
-    one_way_s: float | None
-    time: Stats
-    samples_s: list[float | None]
-
-
-class BenchDatatypesSize(Document, kw_only=True, forbid_unknown_fields=True):
-    bytes_: Annotated[int, Meta(ge=0)] = field(name="bytes")
-    cases: list[BenchDatatypesCase]
-
-
 class BenchDatatypes(Document, kw_only=True, forbid_unknown_fields=True):
     """'results' of the datatypes and alignment benchmarks (ping-pong of derived datatypes /
     offset buffers): Per size (payload bytes) and case: a sample is one timed block of
@@ -92,7 +64,7 @@ class BenchDatatypes(Document, kw_only=True, forbid_unknown_fields=True):
     mode: Literal["datatypes", "alignment"]
     struct_extent: Annotated[int, Meta(ge=1)]
     struct_payload: Annotated[int, Meta(ge=1)]
-    sizes: list[BenchDatatypesSize]
+    sizes: list[Size]
 
 
 MODELS: dict[str, Any] = {

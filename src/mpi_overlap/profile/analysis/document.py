@@ -485,8 +485,9 @@ class AnalysisProfileTrace(Document, kw_only=True, forbid_unknown_fields=True):
     ]
 
 
-class AnalysisProfileTwoSidedJob(Document, kw_only=True, forbid_unknown_fields=True):
-    xfer_s: Annotated[float, Meta(ge=0)]
+class TwoSidedTableRow(Document, kw_only=True, forbid_unknown_fields=True):
+    """the two-sided bounds of a row of its tables (a function, size bin or region)"""
+
     refined: Annotated[int, Meta(ge=0)]
     min_s: Annotated[float, Meta(ge=0)]
     max_s: Annotated[float, Meta(ge=0)]
@@ -495,50 +496,18 @@ class AnalysisProfileTwoSidedJob(Document, kw_only=True, forbid_unknown_fields=T
     max_pct: Annotated[float, Meta(ge=0, le=100)] | None
 
 
-class AnalysisProfileTwoSidedRanksItem(Document, kw_only=True, forbid_unknown_fields=True):
+class AnalysisProfileTwoSidedJob(TwoSidedTableRow, kw_only=True):
+    xfer_s: Annotated[float, Meta(ge=0)]
+
+
+class AnalysisProfileTwoSidedRanksItem(AnalysisProfileTwoSidedJob, kw_only=True):
     rank: Annotated[int, Meta(ge=0)]
-    xfer_s: Annotated[float, Meta(ge=0)]
-    refined: Annotated[int, Meta(ge=0)]
-    min_s: Annotated[float, Meta(ge=0)]
-    max_s: Annotated[float, Meta(ge=0)]
-    nonoverlap_s: Annotated[float, Meta(ge=0)]
-    min_pct: Annotated[float, Meta(ge=0, le=100)] | None
-    max_pct: Annotated[float, Meta(ge=0, le=100)] | None
-
-
-class AnalysisProfileTwoSidedTablesFunctionsValue(
-    Document, kw_only=True, forbid_unknown_fields=True
-):
-    refined: Annotated[int, Meta(ge=0)]
-    min_s: Annotated[float, Meta(ge=0)]
-    max_s: Annotated[float, Meta(ge=0)]
-    nonoverlap_s: Annotated[float, Meta(ge=0)]
-    min_pct: Annotated[float, Meta(ge=0, le=100)] | None
-    max_pct: Annotated[float, Meta(ge=0, le=100)] | None
-
-
-class AnalysisProfileTwoSidedTablesBinsValue(Document, kw_only=True, forbid_unknown_fields=True):
-    refined: Annotated[int, Meta(ge=0)]
-    min_s: Annotated[float, Meta(ge=0)]
-    max_s: Annotated[float, Meta(ge=0)]
-    nonoverlap_s: Annotated[float, Meta(ge=0)]
-    min_pct: Annotated[float, Meta(ge=0, le=100)] | None
-    max_pct: Annotated[float, Meta(ge=0, le=100)] | None
-
-
-class AnalysisProfileTwoSidedTablesRegionsValue(Document, kw_only=True, forbid_unknown_fields=True):
-    refined: Annotated[int, Meta(ge=0)]
-    min_s: Annotated[float, Meta(ge=0)]
-    max_s: Annotated[float, Meta(ge=0)]
-    nonoverlap_s: Annotated[float, Meta(ge=0)]
-    min_pct: Annotated[float, Meta(ge=0, le=100)] | None
-    max_pct: Annotated[float, Meta(ge=0, le=100)] | None
 
 
 class AnalysisProfileTwoSidedTables(Document, kw_only=True, forbid_unknown_fields=True):
-    functions: dict[str, AnalysisProfileTwoSidedTablesFunctionsValue]
-    bins: dict[str, AnalysisProfileTwoSidedTablesBinsValue]
-    regions: dict[str, AnalysisProfileTwoSidedTablesRegionsValue]
+    functions: dict[str, TwoSidedTableRow]
+    bins: dict[str, TwoSidedTableRow]
+    regions: dict[str, TwoSidedTableRow]
 
 
 class AnalysisProfileTwoSidedWaitingRanksItem(Document, kw_only=True, forbid_unknown_fields=True):
@@ -990,7 +959,7 @@ class AnalysisProfile(Document, kw_only=True, forbid_unknown_fields=True):
         require_keys(self.cases, "cases", ("in-call", "across-calls", "begin-only", "end-only"))
 
 
-MODELS: dict[str, type[Document]] = {
+MODELS: dict[str, Any] = {
     "analysis-profile-v1": AnalysisProfile,
 }
 register(MODELS)

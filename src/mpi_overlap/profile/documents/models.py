@@ -546,21 +546,7 @@ class ProfileStatsSitesItem(Document, kw_only=True):
     ranks: Annotated[int, Meta(ge=1)]
 
 
-class ProfileStatsPostSitesItem(Cell, kw_only=True):
-    site: Annotated[
-        str,
-        Meta(
-            description=(
-                "where: '<path>+0x<file offset>' of the mapping that holds the "
-                "address ('0x<address>' where none does), a chain's frames joined by "
-                "' < '; '' for the unknown site"
-            )
-        ),
-    ]
-    fn: str
-
-
-class ProfileStatsEndSitesItem(Cell, kw_only=True):
+class SiteCell(Cell, kw_only=True):
     site: Annotated[
         str,
         Meta(
@@ -660,11 +646,10 @@ class ProfileStats(Document, kw_only=True):
         Meta(description="calls and call time per call site (native/profiler/mop_job_stats.h)"),
     ]
     post_sites: Annotated[
-        list[ProfileStatsPostSitesItem], Meta(description="the site pairs summed per posting site")
+        list[SiteCell], Meta(description="the site pairs summed per posting site")
     ]
     end_sites: Annotated[
-        list[ProfileStatsEndSitesItem],
-        Meta(description="the site pairs summed per completing site"),
+        list[SiteCell], Meta(description="the site pairs summed per completing site")
     ]
     pairs: Annotated[
         list[ProfileStatsPairsItem],
@@ -779,7 +764,7 @@ class ProfileRun(Document, kw_only=True):
     warnings: list[str]
 
 
-MODELS: dict[str, type[Document]] = {
+MODELS: dict[str, Any] = {
     "profile-rank-v1": ProfileRank,
     "profile-stats-v1": ProfileStats,
     "profile-run-v1": ProfileRun,
