@@ -1,7 +1,7 @@
 """Small statistics shared by the analyses: sample summaries and confidence intervals.
 
 `summarize` must give the same numbers as the native harness writes into every
-`stats` object of a result (schemas/result-v1.schema.json#/$defs/stats):
+`stats` object of a result (run/documents.py, Stats):
 sample standard deviation (n - 1), Student-t 95 % interval of the mean, and for
 n < 2 the interval [mean, mean] and a null stdev (native/common/stats.c).
 The t quantiles are scipy's (scipy.stats.t); docs/method.md ("Intervals") says how they

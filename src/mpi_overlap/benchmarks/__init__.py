@@ -1,6 +1,7 @@
 """The benchmarks: one package per benchmark (benchmarks/<name>/: its SPEC declared as
 data in __init__.py through spec.py, analysis.py, report.py, evidence.py and advice.py
-where a profile's advice uses it (spec.Evidence), its schemas), found by discovery.py;
+where a profile's advice uses it (spec.Evidence), its documents (documents.py)), found by
+discovery.py;
 registry.py derives the registry, the `bench` commands, the reporters, the summary card
 and characterize's steps from the specs, and adds `profile`, the profiler's run kind."""
 

@@ -1,8 +1,8 @@
 """Run directories: where one benchmark launch keeps everything it produced.
 
 Layout (one directory per launch):
-    run.json       who/what/when and how it ended (schemas/run-v1.schema.json)
-    result.json    the native benchmark's output (schemas/result-v1.schema.json)
+    run.json       who/what/when and how it ended (run-v1, run/documents.py)
+    result.json    the native benchmark's output (result-v1, run/documents.py)
     analysis.json  what the Python analysis derived from result.json
     stdout.log, stderr.log
 

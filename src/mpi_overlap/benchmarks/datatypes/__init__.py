@@ -3,7 +3,7 @@ vectors, indexed, struct, MPI_Pack, loop packing) against contiguous sends of th
 bytes, and buffer alignment (strided ints at byte offsets 0-7, contiguous buffers at
 cache-line and page offsets). One program, native/bench/datatypes.c, built twice
 (mo_alignment with MO_ALIGNMENT); here their flags, and beside this file their analysis
-(analysis.py), report (report.py) and schemas."""
+(analysis.py), report (report.py) and documents (documents.py)."""
 
 from ..spec import Benchmark, Flag, declare, size_sweep
 

@@ -2,7 +2,7 @@
 computation inside it, the exchange's total time per step, and the knee where the
 computation stops being free. Its program is native/bench/inflation.c; here its flags and
 its summary-card line, and beside this file its analysis (analysis.py), report
-(report.py) and schemas."""
+(report.py) and documents (documents.py)."""
 
 from ..spec import Benchmark, CardLine, Flag, declare
 

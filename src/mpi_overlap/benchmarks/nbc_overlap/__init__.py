@@ -3,7 +3,7 @@ overlap % beside the profiler's bounds; it runs under libmpi_overlap, one region
 (collective, size, MPI_Test variant), and the analysis reads the rank profiles beside
 result.json. Its program is native/bench/nbc_overlap.c; here its flags and its
 summary-card line, and beside this file its analysis (analysis.py), report (report.py)
-and schemas."""
+and documents (documents.py)."""
 
 from ...core.errors import UserError
 from ..spec import Benchmark, CardLine, Flag, declare

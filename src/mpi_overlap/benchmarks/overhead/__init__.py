@@ -3,7 +3,7 @@ method): host processor overhead and application availability per size, for send
 receives, from the knee of iteration time against work (a hinge fit,
 analysis/knee.py). Its program is native/bench/overhead.c; here its flags and its
 summary-card line, and beside this file its analysis (analysis.py), report (report.py:
-tables; plots.py: figures) and schemas."""
+tables; plots.py: figures) and documents (documents.py)."""
 
 from typing import Any
 

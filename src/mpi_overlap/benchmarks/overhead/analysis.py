@@ -1,7 +1,7 @@
 """Analysis of the overhead benchmark: result.json (native) -> analysis document.
 
 Reads the `results` of bench-overhead-v1, fits the hinge of analysis/knee.py to every
-(direction, size) and writes schemas/analysis-overhead-v1.schema.json. Partial results
+(direction, size) and writes analysis-overhead-v1 (documents.py). Partial results
 (status "running", sizes or steps missing) are analysed as far as they go.
 """
 
@@ -132,7 +132,7 @@ def _size_entry(entry: dict[str, Any], *, bootstrap: int, seed: list[int],
 def analyze(
     result: dict[str, Any], *, bootstrap: int = 400, seed: int = 12345
 ) -> dict[str, Any]:
-    """The analysis document (schemas/analysis-overhead-v1.schema.json) of one result.
+    """The analysis document (analysis-overhead-v1, documents.py) of one result.
 
     Each (direction, size) gets its own random stream derived from `seed`, so the
     intervals of one size do not change when other sizes are added or missing.

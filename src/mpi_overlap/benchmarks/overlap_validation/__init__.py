@@ -3,7 +3,7 @@ and MPI_Wait time against computation, for three pairings of blocking and non-bl
 calls, run under libmpi_overlap with one region per (pairing, size, step); the analysis
 joins result.json with the rank profiles beside it. Its program is
 native/bench/overlap_validation.c; here its flags, and beside this file its analysis
-(analysis.py), report (report.py) and schemas."""
+(analysis.py), report (report.py) and documents (documents.py)."""
 
 from typing import Any
 

@@ -14,7 +14,7 @@ tolerances, Spearman correlations) and compares it with the shapes the source re
 (Shet et al., §3, Figures 7–13). Without profiles (the program ran without the profiler, or
 they are missing) the curves carry the times only and `bounds.available` says why.
 
-Schema: schemas/analysis-overlap-validation-v1.schema.json; method: docs/benchmarks.md,
+Document: analysis-overlap-validation-v1 (documents.py); method: docs/benchmarks.md,
 "overlap-validation".
 """
 

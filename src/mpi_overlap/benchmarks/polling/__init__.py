@@ -2,7 +2,7 @@
 bandwidth when a work loop calls MPI_Test every k work units while the partner keeps
 messages in flight. Its program is native/bench/polling.c; here its flags and its
 summary-card line, and beside this file its analysis (analysis.py), report (report.py)
-and schemas."""
+and documents (documents.py)."""
 
 from ...core.errors import UserError
 from ..spec import Benchmark, CardLine, Flag, declare

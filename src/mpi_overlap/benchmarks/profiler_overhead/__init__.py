@@ -2,7 +2,7 @@
 rate and a compute-heavy program's run time, with and without it, interleaved), as ratios
 measured in one run. Not one native program: run.py launches mo_msgrate and
 mo_compute_app repeatedly into one run directory, so its command (cli.py) and its step of
-`characterize` are its own; beside this file its analysis, report and schemas."""
+`characterize` are its own; beside this file its analysis, report and documents (documents.py)."""
 
 from ..spec import Benchmark, BenchmarkSpec, CardLine, lazy_analysis
 

@@ -3,7 +3,7 @@ message's data reach the receive buffer while neither rank calls MPI? Per size a
 ordering: yes / no / partly. Its program is native/bench/progress.c; here its flags, its
 summary-card line and what it gives a profile (spec.Evidence: evidence.py, and advice.py,
 the advice rule it feeds), and beside this file its analysis (analysis.py), report
-(report.py) and schemas."""
+(report.py) and documents (documents.py)."""
 
 from ...core.errors import UserError
 from ...core.sizes import parse_sizes

@@ -1,7 +1,7 @@
 """The rma-overlap benchmark (issue 5, item 7): MPI_Put / MPI_Get, work, then
 MPI_Win_flush or MPI_Win_fence, OSU's overlap for one-sided communication. Its program is
 native/bench/rma_overlap.c; here its flags and its summary-card line, and beside this
-file its analysis (analysis.py), report (report.py) and schemas."""
+file its analysis (analysis.py), report (report.py) and documents (documents.py)."""
 
 from ..spec import Benchmark, CardLine, Flag, declare
 

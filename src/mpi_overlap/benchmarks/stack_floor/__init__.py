@@ -1,7 +1,8 @@
 """The stack-floor benchmark (issue 6, experiments 1 and 2): MPI ping-pong against the
 shared-memory and memcpy floors of the same cores, and blocking against non-blocking
 requests. Its program is native/bench/stack_floor.c; here its flags and its summary-card
-line, and beside this file its analysis (analysis.py), report (report.py) and schemas."""
+line, and beside this file its analysis (analysis.py), report (report.py) and documents
+(documents.py)."""
 
 from ..spec import Benchmark, CardLine, Flag, declare, size_sweep
 

@@ -2,8 +2,8 @@
 with and without the profiler, repeatedly, into one run directory; does the profiler's
 overlap bound predict what each mode saves? Not one native program: run.py launches
 mo_halo or mo_cg (native/apps/), so their command (cli.py, one for both) and their steps
-of `characterize` are their own; beside this file their analysis, report and schemas
-(docs/case-studies.md)."""
+of `characterize` are their own; beside this file their analysis, report and documents
+(documents.py; docs/case-studies.md)."""
 
 from ..spec import Benchmark, BenchmarkSpec, CardLine, lazy_analysis
 

@@ -4,7 +4,7 @@ where MPI_Isend stops completing without the receiver (the eager or buffer limit
 against the MPI's own limit (MPI_T). Its program is native/bench/sync_overlap.c; here its
 flags, its summary-card line and what it gives a profile (spec.Evidence: evidence.py, and
 advice.py, the advice rule it feeds), and beside this file its analysis (analysis.py),
-report (report.py) and schemas."""
+report (report.py) and documents (documents.py)."""
 
 from ...core.errors import UserError
 from ..spec import Benchmark, CardLine, Evidence, Flag, declare

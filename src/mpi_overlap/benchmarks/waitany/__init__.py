@@ -1,7 +1,7 @@
 """The waitany benchmark (Balaji et al., experiment 5): MPI_Waitany, MPI_Testany and
 MPI_Waitsome time against the number of requests, only the first of which completes.
 Its program is native/bench/waitany.c; here its flags, and beside this file its analysis
-(analysis.py), report (report.py) and schemas."""
+(analysis.py), report (report.py) and documents (documents.py)."""
 
 from ..spec import Benchmark, Flag, declare
 

@@ -1,7 +1,7 @@
 """Analysis of a profile run: the per-rank profiles of result.json merged across ranks.
 
 Input: the profile-run-v1 document `mpi-overlap profile` collects (one profile-rank-v1
-document per rank). Output: schemas/analysis-profile-v1.schema.json. Pure but for the
+document per rank). Output: analysis-profile-v1 (document.py). Pure but for the
 run's timeline traces, read when a run directory is given (profile/analysis/twosided.py).
 
 Measures follow the source's §2.2–2.3 (Shet et al.): per rank the data transfer time
@@ -462,7 +462,7 @@ def _bins_by_rank(cells: BinCells, rank_ids: list[int]) -> dict[str, Any]:
 
 
 def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict[str, Any]:
-    """The analysis document (schemas/analysis-profile-v1.schema.json) of one profile run;
+    """The analysis document (analysis-profile-v1, document.py) of one profile run;
     with the run directory, its timeline traces (if any) add both ends of every message
     (profile/analysis/twosided.py)."""
     warnings: list[str] = []

@@ -5,7 +5,7 @@ waiting for a late partner (docs/method.md, "Both ends of a message" and "Waitin
 Input: the run's rank traces (profile/trace/reader.py), made into timelines
 (profile/trace/timeline.py) and matched (profile/trace/match.py), and the rank profiles of
 result.json. Output: the
-"two_sided" object of the analysis document (schemas/analysis-profile-v1.schema.json):
+"two_sided" object of the analysis document (analysis-profile-v1, profile/analysis/document.py):
 
 * per rank, function, size bin and region: the profile's bounds with every matched
   message's one-sided bounds replaced by its two-sided ones (profile/analysis/twosided_bounds.py);
