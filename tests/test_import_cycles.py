@@ -145,21 +145,26 @@ def test_the_profiler_library_has_no_include_cycle() -> None:
 KNOWN_CIRCLE_EDGES = {
     # analysis.run_table reads the transfer-time table (calibration.xfer_table)
     ("analysis", "calibration"),
-    # the benchmarks' analyses use the kit (stats, figures, knee, replication)
+    # the benchmarks' analyses use the kit (stats, figures, knee, replication); their
+    # documents the figures' model (analysis/documents.py)
     ("benchmarks", "analysis"),
-    # profiler_overhead and study calibrate the table their profiled launches use
+    # profiler_overhead and study calibrate the table their profiled launches use;
+    # benchmarks/documents.py loads every document model, coll-failures' among them
     ("benchmarks", "calibration"),
     # nbc_overlap and overlap_validation read their runs' rank profiles (profiled_runs,
     # profile_values); profiler_overhead and study collect them (collect_profile); the
     # registry's entry for profile runs names their analysis; the advice rules progress and
     # sync_overlap declare (spec.Evidence) read the profile's pairs (advice_pairs,
-    # profile_values). The one edge that keeps
+    # profile_values); benchmarks/documents.py loads the profile's document models. The
+    # one edge that keeps
     # profile/ on a circle: everything else it imports (run, calibration, analysis, report)
     # is below it, but those reach benchmarks/, which reaches back.
     ("benchmarks", "profile"),
-    # the benchmarks' report modules are made of the kit (html, run_table, sections, ...)
+    # the benchmarks' report modules are made of the kit (html, run_table, sections, ...);
+    # benchmarks/documents.py loads report.json's model
     ("benchmarks", "report"),
-    # profiler_overhead and study launch their programs themselves (launch, paired_launch)
+    # profiler_overhead and study launch their programs themselves (launch, paired_launch);
+    # their documents extend the run layer's (result-v1's stats, host-load)
     ("benchmarks", "run"),
     # calibrate and calibrate_check run the benchmark with the p2p/collective table role
     ("calibration", "benchmarks"),
@@ -182,7 +187,8 @@ KNOWN_CIRCLE_EDGES = {
     # html says what the table note and the run guard say (table_note, run_guard)
     ("report", "calibration"),
     ("report", "run"),
-    # runner, multilaunch and paired_launch look benchmarks up (registry, spec)
+    # runner, multilaunch and paired_launch look benchmarks up (registry, spec); runner,
+    # paired_launch and rundir check documents by name (benchmarks/documents.py)
     ("run", "benchmarks"),
 }
 
