@@ -219,3 +219,25 @@ def test_every_model_and_its_schema_refuse_what_the_old_schemas_did(tmp_path: Pa
             assert not _generated(name).is_valid(bad), (name, what)
             tried += 1
     assert tried > 300
+
+
+def test_the_rules_between_fields_are_in_the_schemas_and_checked(tmp_path: Path) -> None:
+    """A rule a type cannot say (schema_extra) reaches the generated schema of the right
+    class: msgspec names $defs after classes, so those classes' names are their own."""
+    from mpi_overlap.core.schema import Document, _subclasses
+
+    load()
+    ruled = [c for c in _subclasses(Document) if c.schema_extra]
+    assert len(ruled) >= 3
+    names = [c.__name__ for c in _subclasses(Document)]
+    for cls in ruled:
+        assert names.count(cls.__name__) == 1, cls.__name__
+    halo = json_schema("bench-halo-v1")["$defs"]["HaloMode"]
+    assert halo["then"]["required"][0] == "checksum"
+    results = next(doc for name, doc in _golden_characterization(tmp_path)
+                   if name == "bench-halo-v1")
+    assert results["modes"][0]["complete"] is True
+    del results["modes"][0]["sum"]  # a complete mode without its sum
+    (error,) = errors_against(results, "bench-halo-v1")
+    assert error.startswith("modes/0: ") and "`sum` (complete)" in error
+    assert not _generated("bench-halo-v1").is_valid(results)
