@@ -145,31 +145,22 @@ def test_the_profiler_library_has_no_include_cycle() -> None:
 KNOWN_CIRCLE_EDGES = {
     # analysis.run_table reads the transfer-time table (calibration.xfer_table)
     ("analysis", "calibration"),
-    # the benchmarks' analyses use the kit (stats, figures, knee, replication); their
-    # documents the figures' model (analysis/documents.py)
+    # the benchmarks' analyses use the kit (stats, figures, knee, replication)
     ("benchmarks", "analysis"),
-    # profiler_overhead and study calibrate the table their profiled launches use;
-    # benchmarks/documents.py loads every document model, coll-failures' among them
+    # profiler_overhead and study calibrate the table their profiled launches use
     ("benchmarks", "calibration"),
     # nbc_overlap and overlap_validation read their runs' rank profiles (profiled_runs,
     # profile_values); profiler_overhead and study collect them (collect_profile); the
     # registry's entry for profile runs names their analysis; the advice rules progress and
     # sync_overlap declare (spec.Evidence) read the profile's pairs (advice_pairs,
-    # profile_values); benchmarks/documents.py loads the profile's document models. The
-    # one edge that keeps
+    # profile_values). The one edge that keeps
     # profile/ on a circle: everything else it imports (run, calibration, analysis, report)
     # is below it, but those reach benchmarks/, which reaches back.
     ("benchmarks", "profile"),
-    # the benchmarks' report modules are made of the kit (html, run_table, sections, ...);
-    # benchmarks/documents.py loads report.json's model
+    # the benchmarks' report modules are made of the kit (html, run_table, sections, ...)
     ("benchmarks", "report"),
-    # profiler_overhead and study launch their programs themselves (launch, paired_launch);
-    # their documents extend the run layer's (result-v1's stats, host-load)
-    ("benchmarks", "run"),
     # calibrate and calibrate_check run the benchmark with the p2p/collective table role
     ("calibration", "benchmarks"),
-    # calibrate launches (runner, procs, machine_load); job_classes reads slurm_launch
-    ("calibration", "run"),
     # below the profile: compare_bare's interval (stats), the transfer table's rows
     ("profile", "analysis"),
     # session reads the registry (profile's entry) and collects the evidence the specs
@@ -180,16 +171,10 @@ KNOWN_CIRCLE_EDGES = {
     ("profile", "calibration"),
     # the profile's report parts are made of the kit (html, svg_chart)
     ("profile", "report"),
-    # session launches (launch, runner, fault_signs, env_matrix), the table's guard words
-    ("profile", "run"),
     # report.replication draws analysis.replication's figures
     ("report", "analysis"),
-    # html says what the table note and the run guard say (table_note, run_guard)
+    # html says what the table note says (table_note)
     ("report", "calibration"),
-    ("report", "run"),
-    # runner, multilaunch and paired_launch look benchmarks up (registry, spec); runner,
-    # paired_launch and rundir check documents by name (benchmarks/documents.py)
-    ("run", "benchmarks"),
 }
 
 
@@ -308,8 +293,6 @@ LAYERS = (
 # The edges that go up the layers today (a subset of KNOWN_CIRCLE_EDGES): the list may only
 # shrink. An edge that goes up and is not here fails: put the code lower, or hand it in.
 WRONG_WAY = {
-    # runner, multilaunch, paired_launch look benchmarks up (registry, spec)
-    ("run", "benchmarks"),
     # calibrate and calibrate_check run the benchmark with the p2p/collective table role
     ("calibration", "benchmarks"),
 }

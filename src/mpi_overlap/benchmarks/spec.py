@@ -1,12 +1,14 @@
-"""What a benchmark is, declared as data: its native program and run limits (`Benchmark`),
-and, for a benchmark that lives in its own package under benchmarks/ (`BenchmarkSpec`),
-its `bench NAME` flags and how each reaches the program, where its analysis and report
-are, its summary-card line and what it gives a profile and the advice rule it feeds
+"""What a benchmark is, declared as data: its native program and run limits (`Benchmark`,
+the run layer's record of a kind of run: run/run_kind.py), and, for a benchmark that
+lives in its own package under benchmarks/ (`BenchmarkSpec`), its `bench NAME` flags and
+how each reaches the program, where its analysis and report are, its summary-card line
+and what it gives a profile and the advice rule it feeds
 (`Evidence`). The registry, the `bench` subcommands, the report's reporters, the card,
 the quantities compared across launches and the profile's evidence and advice rules are
 derived from the specs (discovery.py); nothing else names the benchmark.
 
-The lowest module of benchmarks/: it imports nothing of the package but errors and sizes,
+The lowest module of benchmarks/: it imports nothing of the package but errors, sizes and
+the run kind (`Benchmark`, `Launch`, `lazy_analysis`, which the packages take from here),
 so that the CLI, the registry and the report can all read it.
 """
 
@@ -15,47 +17,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import import_module
-from pathlib import Path
 from typing import Any
 
 from ..core.errors import UserError
 from ..core.sizes import parse_sizes
+from ..run.run_kind import Benchmark, lazy_analysis
+from ..run.run_kind import Launch as Launch  # the packages declare their launches here
 
 # The roles a benchmark can have for another command (BenchmarkSpec.role): `calibrate`
 # runs one of each for the transfer-time table, its point-to-point times and its
 # collectives' series.
 P2P_TABLE, COLLECTIVE_TABLE = "p2p-table", "collective-table"
-
-
-@dataclass(frozen=True)
-class Launch:
-    """One launch of a benchmark that needs several (a setting fixed at MPI_Init: the
-    thread level, an environment variable); multilaunch.py merges their results."""
-
-    name: str
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    ranks: int | None = None  # None: the run's -n
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    name: str
-    program: str  # executable in <build>/bench/
-    title: str
-    min_ranks: int
-    # (result.json, run directory) -> analysis.json; the directory holds the rank
-    # profiles of profiled benchmarks.
-    analyze: Callable[[dict[str, Any], Path], dict[str, Any]] | None
-    default_timeout_s: float
-    quick_timeout_s: float
-    profiled: bool = False  # runs under libmpi_overlap (its regions name the cases)
-    # The suite command that runs it (`bench <suite>-suite`), and its place in that suite's
-    # order; None: run on its own only.
-    suite: str | None = None
-    suite_order: int = 0
-    # (ranks, quick) -> the launches of one run; None: one launch of `program`.
-    launches: Callable[[int, bool], tuple[Launch, ...]] | None = None
 
 
 # ---- flags: `bench NAME --flag VALUE` -> the program's arguments, checked before any build
@@ -303,18 +275,6 @@ class BenchmarkSpec:
         its spec, and nowhere else)."""
         return self.to_native({flag.dest: flag.default for flag in self.flags}, quick=quick,
                               verbose=False)
-
-
-def lazy_analysis(module: str, function: str, *, with_run_dir: bool = False,
-                  ) -> Callable[[dict[str, Any], Path], dict[str, Any]]:
-    """`module.function` as a registry entry's `analyze`, imported on first use (the
-    analyses pull in numpy/scipy, which commands that only list benchmarks don't need).
-    with_run_dir: the analysis also reads the rank profiles in the run directory."""
-    def analyze(result: dict[str, Any], run_dir: Path) -> dict[str, Any]:
-        fn = getattr(import_module(module), function)
-        return fn(result, run_dir) if with_run_dir else fn(result)
-
-    return analyze
 
 
 def declare(benchmark: Benchmark, package: str, *, with_run_dir: bool = False,

@@ -1,6 +1,8 @@
 """The run layer, over platform/ and core/: how a run happens, between the build and the
 run directory. rundir.py is the run directory (run.json, begin_run/end_run, load_run;
-result_file.py a profile's result.json, one rank document per line); runner.py does one
+result_file.py a profile's result.json, one rank document per line); run_kind.py is what
+a kind of run declares (`Benchmark`: program, limits, analysis, launches), filled in by
+the benchmark packages and the profile above; runner.py does one
 launch into one run directory, under the profiler when commands/bench_run.py (which
 chooses how a benchmark runs) hands it the wrap (and what
 every kind of run shares), multilaunch.py several launches merged into one result,

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import copy
 
-from ..benchmarks.spec import Benchmark, Launch
 from ..core.errors import UserError
 from ..core.machine_load import busiest
 from ..core.ui import Ui
 from ..platform.build import executable
 from ..platform.toolchains import Toolchain
 from .launch import launch_command, run_job
+from .run_kind import Benchmark, Launch
 from .rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from .runner import (
     RunOptions,

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks.documents import result_errors
-from ..benchmarks.registry import Benchmark
 from ..core.errors import UserError
 from ..platform.toolchains import Toolchain
 from .launch import launch_command, run_job
+from .run_kind import Benchmark
 from .rundir import RESULT_FILE, Run, read_json, write_json_atomic
 from .runner import (
     analyze_result,

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks import Benchmark
 from ..benchmarks.documents import result_errors
 from ..core.errors import UserError
 from ..core.termsafe import safe
@@ -26,6 +25,7 @@ from ..platform.build import ensure_built, executable
 from ..platform.toolchains import Toolchain, get_toolchain
 from . import run_guard, slurm_launch
 from .launch import launch_command, launch_record, run_job
+from .run_kind import Benchmark
 from .rundir import (
     ANALYSIS_FILE,
     RESULT_FILE,
