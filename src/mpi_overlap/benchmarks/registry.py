@@ -5,8 +5,9 @@ and the profiler's runs. The runner, the CLI and the report pick every one up by
 
 from __future__ import annotations
 
+from ..calibration import table_benchmarks
 from ..core.errors import UserError
-from .discovery import specs
+from .discovery import spec_with_role, specs
 from .spec import Benchmark, lazy_analysis
 
 # Not a benchmark: `mpi-overlap profile` runs the user's program under the profiler
@@ -25,6 +26,10 @@ PROFILE = Benchmark(
 # Every kind of run by name: the profiler's, then the benchmarks' (discovery.py).
 BENCHMARKS: dict[str, Benchmark] = {PROFILE.name: PROFILE,
                                     **{s.name: s.benchmark for s in specs()}}
+
+
+# The calibration, below, runs the benchmarks of the table's roles without naming them.
+table_benchmarks.provide(spec_with_role)
 
 
 def get_benchmark(name: str) -> Benchmark:

@@ -7,9 +7,10 @@ and what it gives a profile and the advice rule it feeds
 the quantities compared across launches and the profile's evidence and advice rules are
 derived from the specs (discovery.py); nothing else names the benchmark.
 
-The lowest module of benchmarks/: it imports nothing of the package but errors, sizes and
-the run kind (`Benchmark`, `Launch`, `lazy_analysis`, which the packages take from here),
-so that the CLI, the registry and the report can all read it.
+The lowest module of benchmarks/: it imports nothing of the package but errors, sizes, the
+run kind (`Benchmark`, `Launch`, `lazy_analysis`) and the calibration's roles (P2P_TABLE,
+COLLECTIVE_TABLE), which the packages take from here, so that the CLI, the registry and
+the report can all read it.
 """
 
 from __future__ import annotations
@@ -19,16 +20,12 @@ from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Any
 
+from ..calibration.table_benchmarks import COLLECTIVE_TABLE as COLLECTIVE_TABLE
+from ..calibration.table_benchmarks import P2P_TABLE as P2P_TABLE
 from ..core.errors import UserError
 from ..core.sizes import parse_sizes
 from ..run.run_kind import Benchmark, lazy_analysis
 from ..run.run_kind import Launch as Launch  # the packages declare their launches here
-
-# The roles a benchmark can have for another command (BenchmarkSpec.role): `calibrate`
-# runs one of each for the transfer-time table, its point-to-point times and its
-# collectives' series.
-P2P_TABLE, COLLECTIVE_TABLE = "p2p-table", "collective-table"
-
 
 # ---- flags: `bench NAME --flag VALUE` -> the program's arguments, checked before any build
 
@@ -235,7 +232,9 @@ class BenchmarkSpec:
     step: str | None = None
     step_label: str = ""
     step_order: int = 0
-    # What another command takes its results for: P2P_TABLE or COLLECTIVE_TABLE.
+    # What another command takes its results for: P2P_TABLE or COLLECTIVE_TABLE (the
+    # calibration runs one of each for the transfer-time table: its point-to-point times
+    # and its collectives' series; calibration/table_benchmarks.py).
     role: str | None = None
 
     @property

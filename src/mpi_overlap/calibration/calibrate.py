@@ -23,8 +23,6 @@ from typing import Any
 
 from rich.console import Console
 
-from ..benchmarks.discovery import spec_with_role
-from ..benchmarks.spec import COLLECTIVE_TABLE, P2P_TABLE
 from ..core.errors import UserError
 from ..core.json_input import parse_json
 from ..core.locks import state_lock
@@ -49,6 +47,7 @@ from ..run.runner import (
 from . import coll_failures, coll_size_model
 from .job_classes import JobLayout, job_layout, missing_classes, missing_reason
 from .parts_view import print_parts
+from .table_benchmarks import COLLECTIVE_TABLE, P2P_TABLE, with_role
 from .table_trust import SUSPECT_EXIT, check_usable, refusal, replacement, stale_for
 from .xfer_quality import UNVERIFIED, judge, size_list, suspect_sizes
 from .xfer_table import (
@@ -103,17 +102,17 @@ def fingerprint(tc: Toolchain, *, ui: Ui | None = None) -> Fingerprint:
 
 
 def p2p_args(*, quick: bool, sizes: str | None, budget_s: float | None = None) -> list[str]:
-    """The point-to-point benchmark's flags (benchmarks/<it>/, role "p2p-table"), checked
-    there so that bad input fails before anything is built."""
-    return spec_with_role(P2P_TABLE).to_native({"sizes": sizes, "budget": budget_s}, quick=quick,
-                                     verbose=False)
+    """The point-to-point benchmark's flags (its package's, role P2P_TABLE: handed in,
+    table_benchmarks.py), checked there so that bad input fails before anything is built."""
+    return with_role(P2P_TABLE).to_native({"sizes": sizes, "budget": budget_s}, quick=quick,
+                                          verbose=False)
 
 
 def calibration_run(role: str, tc: Toolchain, args: list[str], *, ranks: int, quick: bool,
          launcher: str | None, timeout_s: float | None, out_base: Path, ui: Ui) -> Run:
     """One calibration run of the benchmark of `role` (P2P_TABLE or COLLECTIVE_TABLE); a
     run that did not complete is a UserError with exit code 3."""
-    bench = spec_with_role(role).benchmark
+    bench = with_role(role).benchmark
     name = bench.name
     timeout = timeout_for(bench, quick=quick, timeout_s=timeout_s)
     opts = RunOptions(ranks=ranks, launcher=launcher, timeout_s=timeout, out_base=out_base)
@@ -250,21 +249,21 @@ def _measure_collectives(tc: Toolchain, path: Path, *, ranks: int, quick: bool,
                          launcher: str | None, timeout_s: float | None, out_base: Path,
                          ui: Ui, budget_s: float | None = None,
                          budget_from: str = "an automatic calibration") -> Run:
-    spec = spec_with_role(COLLECTIVE_TABLE)
-    args = spec.to_native({"budget": budget_s}, quick=quick, verbose=False)
+    collectives = with_role(COLLECTIVE_TABLE)
+    args = collectives.to_native({"budget": budget_s}, quick=quick, verbose=False)
     run = calibration_run(COLLECTIVE_TABLE, tc, args, ranks=ranks, quick=quick,
                           launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
     assert run.result is not None
     res = run.result["results"]
     table = read_table(path)
     if (res["machine_fp"], res["toolchain_fp"]) != (table.machine_fp, table.toolchain_fp):
-        raise UserError(f"calibration ({spec.name}) ran with rank 0 on machine "
+        raise UserError(f"calibration ({collectives.name}) ran with rank 0 on machine "
                         f"{res['machine_fp']} and MPI {res['toolchain_fp']}, but the table "
                         f"{path} is for machine {table.machine_fp} and MPI "
                         f"{table.toolchain_fp}; see {run.path}", exit_code=3)
     series = coll_series(run.result)
     if not series:
-        raise UserError(f"calibration ({spec.name}) on toolchain '{tc.name}' measured no "
+        raise UserError(f"calibration ({collectives.name}) on toolchain '{tc.name}' measured no "
                         f"collective; see {run.path}", exit_code=3)
     note = _cut_note(run.result, ranks, budget_s, len(series), run.path, budget_from)
     save_table(path, table.with_coll(series).with_coll_note(ranks, note))
@@ -472,7 +471,7 @@ def calibrate_session(toolchains: list[str], *, ranks: int, quick: bool, sizes: 
     table stays suspect (it is written all the same, marked so)."""
     # Bad input fails here, before anything is built.
     p2p_args(quick=quick, sizes=sizes)
-    check_ranks(spec_with_role(P2P_TABLE).benchmark, ranks, "calibrate")
+    check_ranks(with_role(P2P_TABLE).benchmark, ranks, "calibrate")
     check_timeout(timeout_s)
     if coll_budget_s is not None and not coll_budget_s > 0:
         raise UserError(f"--collectives-budget must be positive (got {coll_budget_s:g})")

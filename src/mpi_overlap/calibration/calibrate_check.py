@@ -26,14 +26,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..benchmarks.discovery import spec_with_role
-from ..benchmarks.spec import P2P_TABLE
 from ..core.errors import UserError
 from ..core.sizes import format_size
 from ..core.ui import Ui
 from ..platform.toolchains import Toolchain
 from ..run.runner import check_ranks, check_timeout, checked_toolchains
 from .calibrate import calibration_run, fingerprint, p2p_args
+from .table_benchmarks import P2P_TABLE, with_role
 from .table_trust import stale_for
 from .xfer_quality import UNVERIFIED, judge
 from .xfer_table import check_fits, read_table, table_path
@@ -135,7 +134,7 @@ def check_table(tc: Toolchain, *, launcher: str | None, timeout_s: float | None,
 def check_session(toolchains: list[str], *, launcher: str | None, timeout_s: float | None,
                   out_base: Path, console: Console, err_console: Console) -> int:
     """`calibrate --check`: check each toolchain's table; returns the worst exit code."""
-    check_ranks(spec_with_role(P2P_TABLE).benchmark, 2, "calibrate --check")
+    check_ranks(with_role(P2P_TABLE).benchmark, 2, "calibrate --check")
     check_timeout(timeout_s)
     tcs = checked_toolchains(toolchains, ranks=2, launcher=launcher)
     ui = Ui(err_console)

@@ -13,18 +13,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks.discovery import spec_with_role
-from ..benchmarks.spec import P2P_TABLE
 from ..core.errors import UserError
 from ..core.paths import state_dir
 from ..run.run_guard import judge
 from ..run.rundir import RUN_FILE, read_json
+from .table_benchmarks import P2P_TABLE, with_role
 from .xfer_table import read_table
 
 
 def _calibration_guard(since_utc: str) -> dict[str, Any] | None:
     """The guard of the newest calibration run (ping-pong) started since `since_utc`."""
-    p2p = spec_with_role(P2P_TABLE).name
+    p2p = with_role(P2P_TABLE).name
     runs = sorted((state_dir() / "calibration-runs").glob(f"*-{p2p}-*/{RUN_FILE}"))
     for path in reversed(runs):
         try:

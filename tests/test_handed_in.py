@@ -1,0 +1,31 @@
+"""What the layers below the benchmarks are handed from above (issue 37 item 2): the
+calibration runs the benchmarks of the table's roles without importing benchmarks/;
+benchmarks/registry.py hands them in when the benchmarks are imported, and a calibration
+that was handed nothing says so instead of measuring with nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_the_calibration_runs_the_benchmark_each_role_declares() -> None:
+    from mpi_overlap.benchmarks.discovery import spec_with_role
+    from mpi_overlap.calibration.table_benchmarks import COLLECTIVE_TABLE, P2P_TABLE, with_role
+
+    for role in (P2P_TABLE, COLLECTIVE_TABLE):
+        assert with_role(role) is spec_with_role(role)
+        assert with_role(role).benchmark.program
+
+
+def _fresh(code: str) -> str:
+    """What a fresh interpreter prints of `code` (no benchmark imported there)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60).stdout
+
+
+def test_a_calibration_handed_nothing_says_so() -> None:
+    out = _fresh("from mpi_overlap.calibration import table_benchmarks as t\n"
+                 "try:\n    t.with_role(t.P2P_TABLE)\n"
+                 "except RuntimeError as err:\n    print(err)\n")
+    assert "import mpi_overlap.benchmarks" in out
