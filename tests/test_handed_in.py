@@ -1,7 +1,8 @@
 """What the layers below the benchmarks are handed from above (issue 37 item 2): the
-calibration runs the benchmarks of the table's roles without importing benchmarks/;
-benchmarks/registry.py hands them in when the benchmarks are imported, and a calibration
-that was handed nothing says so instead of measuring with nothing."""
+calibration runs the benchmarks of the table's roles, and the profile takes their
+evidence and advice rules, without importing benchmarks/; benchmarks/registry.py hands
+them in when the benchmarks are imported, and a layer that was handed nothing says so
+instead of measuring or advising with nothing."""
 
 from __future__ import annotations
 
@@ -27,5 +28,20 @@ def _fresh(code: str) -> str:
 def test_a_calibration_handed_nothing_says_so() -> None:
     out = _fresh("from mpi_overlap.calibration import table_benchmarks as t\n"
                  "try:\n    t.with_role(t.P2P_TABLE)\n"
+                 "except RuntimeError as err:\n    print(err)\n")
+    assert "import mpi_overlap.benchmarks" in out
+
+
+def test_the_profile_takes_the_evidence_each_benchmark_declares() -> None:
+    from mpi_overlap.benchmarks.discovery import evidence_specs
+    from mpi_overlap.profile.analysis import evidence
+
+    assert tuple(evidence.sources()) == evidence_specs() != ()
+    assert all(evidence.declared(s).rule for s in evidence.sources())
+
+
+def test_a_profile_handed_nothing_says_so() -> None:
+    out = _fresh("from mpi_overlap.profile.analysis import advice\n"
+                 "try:\n    advice.evidence_keys()\n"
                  "except RuntimeError as err:\n    print(err)\n")
     assert "import mpi_overlap.benchmarks" in out

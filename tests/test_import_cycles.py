@@ -139,23 +139,11 @@ def test_the_profiler_library_has_no_include_cycle() -> None:
 # test_every_dynamic_import_is_seen keeps the other spellings to a module's own folder).
 # Every module but cli.py and the package's __init__ lies in a folder (LAYERS below).
 #
-# The folder edges that lie on a circle today, each with what makes it: the list may only
-# shrink (issue 37 item 2 is to empty it). An edge not listed that closes a circle fails
-# here, and so does a listed one that no longer lies on one (take it off).
-KNOWN_CIRCLE_EDGES = {
-    # nbc_overlap and overlap_validation read their runs' rank profiles (profiled_runs,
-    # profile_values); profiler_overhead and study collect them (collect_profile); the
-    # registry's entry for profile runs names their analysis; the advice rules progress and
-    # sync_overlap declare (spec.Evidence) read the profile's pairs (advice_pairs,
-    # profile_values). The one edge that keeps
-    # profile/ on a circle: everything else it imports (run, calibration, analysis, report)
-    # is below it, but those reach benchmarks/, which reaches back.
-    ("benchmarks", "profile"),
-    # session reads the registry (profile's entry) and collects the evidence the specs
-    # declare (spec.Evidence); the analysis (profile, advice) runs the rules they declare,
-    # found through discovery.specs: the profile names no benchmark, it iterates them
-    ("profile", "benchmarks"),
-}
+# No folder edge lies on a circle (issue 37 item 2 emptied the list of those that did:
+# run -> benchmarks, calibration -> benchmarks and profile -> benchmarks were the edges
+# up; what the lower folders needed of the benchmarks is now defined there and filled in
+# from above: run/run_kind.py, calibration/table_benchmarks.py, profile/analysis/
+# evidence.py, profile/run/entry.py). A new circle fails here, with its edges named.
 
 
 def _folder(module: str) -> str | None:
@@ -210,13 +198,9 @@ def circle_edges(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
 def test_no_new_circle_between_folders() -> None:
     graph = folder_graph()
     assert {"profile", "benchmarks", "run", "report"} <= set(graph)
-    # the registry loads the profile's analysis by name only: the string counts
-    assert "profile" in graph["benchmarks"]
+    assert "profile" in graph["benchmarks"] and "calibration" in graph["profile"]
     edges = circle_edges(graph)
-    new = edges - set(KNOWN_CIRCLE_EDGES)
-    assert not new, f"new folder circle through: {sorted(new)}"
-    gone = set(KNOWN_CIRCLE_EDGES) - edges
-    assert not gone, f"no longer on a circle (take them off KNOWN_CIRCLE_EDGES): {sorted(gone)}"
+    assert not edges, f"folder circle through: {sorted(edges)}"
 
 
 def test_the_folder_check_sees_strings_and_long_circles() -> None:
@@ -225,17 +209,10 @@ def test_the_folder_check_sees_strings_and_long_circles() -> None:
     assert circle_edges(graph) == {("a", "b"), ("b", "c"), ("c", "a")}
     assert circle_edges({"a": {"b"}, "b": set()}) == set()
     known = _modules()
-    path = PACKAGE / "benchmarks" / "registry.py"
+    # the profile's run kind loads its analysis by name only: the string counts
+    path = PACKAGE / "profile" / "run" / "entry.py"
     assert "mpi_overlap.profile.analysis.profile" in _string_imports(
-        "mpi_overlap.benchmarks.registry", path, known)
-
-
-def test_the_profile_is_above_what_it_imports_but_benchmarks() -> None:
-    """profile/'s one way in from a circle is benchmarks/ (KNOWN_CIRCLE_EDGES says why):
-    no other folder on a circle imports it, so a new way in fails here by name."""
-    graph = folder_graph()
-    edges = circle_edges(graph)
-    assert {a for a, b in edges if b == "profile"} == {"benchmarks"}
+        "mpi_overlap.profile.run.entry", path, known)
 
 
 def test_the_product_imports_nothing_from_tools() -> None:
@@ -255,8 +232,10 @@ def test_the_product_imports_nothing_from_tools() -> None:
 
 
 # The layers, bottom first (docs/architecture.md draws them). A folder imports folders of
-# its own layer or below; the one way up is an edge of WRONG_WAY, each of which lies on
-# the circle above. cli.py, on top, is no folder.
+# its own layer or below, never one above: where a lower folder needs what an upper one
+# declares, it defines the record and the upper one fills it in or hands it over
+# (run/run_kind.py, calibration/table_benchmarks.py, profile/analysis/evidence.py).
+# cli.py, on top, is no folder.
 LAYERS = (
     ("core",),                   # errors, formatting, files, schemas, paths, processes, ui
     ("platform",),               # toolchains, the native build
@@ -264,16 +243,12 @@ LAYERS = (
     ("calibration",),            # the transfer-time table
     ("analysis",),               # the shared kit of statistics and table rows
     ("report",),                 # the shared kit of pages, tables, figures
-    ("benchmarks", "profile"),   # the benchmark packages, the profiler wing
+    ("profile",),                # the profiler wing
+    ("benchmarks",),             # the benchmark packages (some read their runs' profiles)
     ("predict",),                # replays of traced runs
     ("commands", "cluster"),     # what each command does; the emulated cluster's commands
     ("tools",),                  # developer tools, imported by nothing of the product
 )
-
-# The edges that go up the layers today (a subset of KNOWN_CIRCLE_EDGES): the list may only
-# shrink. An edge that goes up and is not here fails: put the code lower, or hand it in.
-WRONG_WAY: set[tuple[str, str]] = set()
-
 
 def _layer(folder: str) -> int:
     return next(i for i, layer in enumerate(LAYERS) if folder in layer)
@@ -293,11 +268,7 @@ def test_every_module_lies_in_a_layer() -> None:
 def test_folders_import_down_the_layers() -> None:
     graph = folder_graph()
     up = {(a, b) for a, targets in graph.items() for b in targets if _layer(b) > _layer(a)}
-    assert up <= set(KNOWN_CIRCLE_EDGES), \
-        f"up the layers and on no known circle: {sorted(up - set(KNOWN_CIRCLE_EDGES))}"
-    assert not up - WRONG_WAY, f"new imports up the layers: {sorted(up - WRONG_WAY)}"
-    assert not WRONG_WAY - up, f"no longer up the layers (take off WRONG_WAY): " \
-                               f"{sorted(WRONG_WAY - up)}"
+    assert not up, f"imports up the layers (put the code lower, or hand it in): {sorted(up)}"
 
 
 def test_only_the_cli_is_above_the_commands() -> None:

@@ -146,7 +146,6 @@ def test_profiled_run_names_its_table_and_the_calibration_verdict(tmp_path, monk
     """Issue 15, item 5: a table measured inside a first benchmark on a busy machine was
     40-60 % slow and nothing marked it; the run now says which table and what the machine
     said while it was measured."""
-    import mpi_overlap.benchmarks  # noqa: F401  hands the calibration its ping-pong (registry.py)
     from mpi_overlap.calibration import table_note
     from mpi_overlap.run.rundir import write_json_atomic
 

@@ -1,35 +1,29 @@
 """Every kind of run by name: the benchmarks, each a package of its own
 (benchmarks/<name>/, found by discovery.py; docs/architecture.md, "Add a benchmark"),
-and the profiler's runs. The runner, the CLI and the report pick every one up by name.
+and the profiler's runs (profile/run/entry.py). The CLI and the report pick every one up
+by name. On import it hands the folders below what the specs declare for them, which
+they cannot import: the calibration the benchmarks of the table's roles
+(calibration/table_benchmarks.py), the profile the evidence and advice rules
+(profile/analysis/evidence.py).
 """
 
 from __future__ import annotations
 
 from ..calibration import table_benchmarks
 from ..core.errors import UserError
-from .discovery import spec_with_role, specs
-from .spec import Benchmark, lazy_analysis
-
-# Not a benchmark: `mpi-overlap profile` runs the user's program under the profiler
-# (profile/); the entry gives its run directories an analysis like every other run.
-PROFILE = Benchmark(
-    name="profile",
-    program="",
-    title="Overlap profile of an MPI program (min/max overlap bounds)",
-    min_ranks=1,
-    analyze=lazy_analysis("mpi_overlap.profile.analysis.profile", "analyze_profile",
-                          with_run_dir=True),
-    default_timeout_s=0.0,
-    quick_timeout_s=0.0,
-)
+from ..profile.analysis import evidence
+from ..profile.run.entry import PROFILE
+from .discovery import evidence_specs, spec_with_role, specs
+from .spec import Benchmark
 
 # Every kind of run by name: the profiler's, then the benchmarks' (discovery.py).
 BENCHMARKS: dict[str, Benchmark] = {PROFILE.name: PROFILE,
                                     **{s.name: s.benchmark for s in specs()}}
 
 
-# The calibration, below, runs the benchmarks of the table's roles without naming them.
+# Handed in once, before any command runs: every command imports this package first.
 table_benchmarks.provide(spec_with_role)
+evidence.provide(evidence_specs)
 
 
 def get_benchmark(name: str) -> Benchmark:

@@ -2,15 +2,17 @@
 the run layer's record of a kind of run: run/run_kind.py), and, for a benchmark that
 lives in its own package under benchmarks/ (`BenchmarkSpec`), its `bench NAME` flags and
 how each reaches the program, where its analysis and report are, its summary-card line
-and what it gives a profile and the advice rule it feeds
-(`Evidence`). The registry, the `bench` subcommands, the report's reporters, the card,
-the quantities compared across launches and the profile's evidence and advice rules are
-derived from the specs (discovery.py); nothing else names the benchmark.
+and what it gives a profile and the advice rule it feeds (`Evidence`, the profile's
+record of it: profile/analysis/evidence.py). The registry, the `bench` subcommands, the
+report's reporters, the card, the quantities compared across launches and the profile's
+evidence and advice rules are derived from the specs (discovery.py); nothing else names
+the benchmark.
 
-The lowest module of benchmarks/: it imports nothing of the package but errors, sizes, the
-run kind (`Benchmark`, `Launch`, `lazy_analysis`) and the calibration's roles (P2P_TABLE,
-COLLECTIVE_TABLE), which the packages take from here, so that the CLI, the registry and
-the report can all read it.
+The lowest module of benchmarks/: it imports nothing of the package but errors, sizes and
+what the layers below define for the benchmarks to fill in (the run kind: `Benchmark`,
+`Launch`, `lazy_analysis`; the calibration's roles P2P_TABLE and COLLECTIVE_TABLE; the
+profile's `Evidence`), which the packages take from here, so that the CLI, the registry
+and the report can all read it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..calibration.table_benchmarks import COLLECTIVE_TABLE as COLLECTIVE_TABLE
 from ..calibration.table_benchmarks import P2P_TABLE as P2P_TABLE
 from ..core.errors import UserError
 from ..core.sizes import parse_sizes
+from ..profile.analysis.evidence import Evidence
 from ..run.run_kind import Benchmark, lazy_analysis
 from ..run.run_kind import Launch as Launch  # the packages declare their launches here
 
@@ -161,25 +164,6 @@ class CardLine:
 
     label: str
     order: int
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What a profile takes from this benchmark and the advice rule it feeds, declared by
-    its package so that the profile names no benchmark (profile/run/toolchain_evidence.py
-    reads it, profile/analysis/advice.py runs the rule). `key`: the key of the profile's
-    result.json and analysis.json that holds it; `read`: "module.function" of the package,
-    function(toolchain, run_dir, analysis) -> what the profile keeps of the newest complete
-    run of this benchmark for the profile's toolchain (run_dir and analysis None without
-    one); `rule`: the advice rule's name (its items' "rule"); `advise`: "module.function",
-    function(analysis, docs, threshold, evidence) -> its advice items, from the profile's
-    analysis document, the ranks' digests, the smallest bound worth advice and what `read`
-    gave (analysis[key])."""
-
-    key: str
-    rule: str
-    read: str = "evidence.evidence"
-    advise: str = "advice.advise"
 
 
 @dataclass(frozen=True)

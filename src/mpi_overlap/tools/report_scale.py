@@ -143,6 +143,7 @@ def real_limit_s(ranks: int) -> float:
 
 def _machine_table() -> Path:
     """The default toolchain's transfer-time table on this machine (measured when missing)."""
+    from .. import benchmarks  # noqa: F401  hands the calibration its ping-pong (registry.py)
     from ..calibration.calibrate import find_or_calibrate
     from ..platform.toolchains import DEFAULT_TOOLCHAIN, get_toolchain
 

@@ -19,11 +19,12 @@ Rules, each on the (posting site → completing site) pairs of profile/analysis/
   rank, and where the least busy rank spends its MPI time. It must hold on CPU time too
   where that was measured (profile/analysis/cpu_time.py): a rank descheduled for other
   processes computes longer by the clock without having more work, and gets no advice.
-* the rules the benchmark packages declare (spec.Evidence: what the profile takes from the
-  toolchain's own run of the benchmark, profile/run/toolchain_evidence.py, and the rule it
-  feeds): each package's rule, run here in the specs' order on the analysis document
-  with what its benchmark gave (analysis[key]); their module docstrings say what each
-  advises (benchmarks.md, "How a benchmark feeds the profile").
+* the rules the benchmark packages declare (Evidence, evidence.py: what the profile takes
+  from the toolchain's own run of the benchmark, profile/run/toolchain_evidence.py, and
+  the rule it feeds; handed in from above): each package's rule, run here in the specs'
+  order on the analysis document with what its benchmark gave (analysis[key]); their
+  module docstrings say what each advises (benchmarks.md, "How a benchmark feeds the
+  profile").
 
 A rule's advice is given when its bound is at least MIN_SHARE of the job's transfer time
 (imbalance: of the busiest rank's computation) and at least MIN_BOUND_S.
@@ -33,10 +34,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...benchmarks.discovery import evidence_specs
 from ...core.formatting import fmt_pct, fmt_time
 from .advice_pairs import TESTS, WAITS, known_pairs
 from .cpu_time import imbalance
+from .evidence import declared, sources
 from .profile_values import num
 
 MIN_SHARE = 0.02
@@ -85,20 +86,21 @@ def _pair_advice(pairs: list[dict[str, Any]], threshold: float) -> list[dict[str
 
 def evidence_keys() -> list[str]:
     """The keys of the profile's result.json and analysis.json under which the benchmark
-    packages' evidence lies (spec.Evidence.key), in the specs' order."""
-    return [spec.evidence.key for spec in evidence_specs()]
+    packages' evidence lies (Evidence.key), in the specs' order."""
+    return [declared(source).key for source in sources()]
 
 
 def _declared(a: dict[str, Any], docs: list[dict[str, Any]], threshold: float,
               ) -> list[dict[str, Any]]:
-    """The items of the rules the benchmark packages declare (spec.Evidence), in the
-    specs' order, each given what its benchmark's run gave the profile and named by the
-    rule its spec declares."""
+    """The items of the rules the benchmark packages declare (Evidence, evidence.py), in
+    the specs' order, each given what its benchmark's run gave the profile and named by
+    the rule its spec declares."""
     out: list[dict[str, Any]] = []
-    for spec in evidence_specs():
-        rule = spec.function(spec.evidence.advise)
-        out += [{"rule": spec.evidence.rule, **item}
-                for item in rule(a, docs, threshold, a.get(spec.evidence.key))]
+    for source in sources():
+        given = declared(source)
+        rule = source.function(given.advise)
+        out += [{"rule": given.rule, **item}
+                for item in rule(a, docs, threshold, a.get(given.key))]
     return out
 
 

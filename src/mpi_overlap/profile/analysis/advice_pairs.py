@@ -1,6 +1,6 @@
 """What the advice rules read of one (posting site → completing site) pair of
 profile/analysis/callsites.py, shared by the profile's own rules (advice.py) and the rules a
-benchmark package declares (spec.Evidence): the MPI call families, the pair's evidence and
+benchmark package declares (evidence.py): the MPI call families, the pair's evidence and
 the words that say where it is. Pure."""
 
 from __future__ import annotations

@@ -660,7 +660,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         "job_file": result.get("job_file"),
         "job_stats": _stats_record(reduced, stats_only),
         "cost": result.get("cost"),
-        # what the toolchain's own benchmark runs gave the advice (spec.Evidence)
+        # what the toolchain's own benchmark runs gave the advice (evidence.py)
         **{key: result.get(key) for key in evidence_keys()},
     }
     out["findings"] = _findings(out)

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ...benchmarks.discovery import evidence_specs
 from ...calibration.calibrate import find_or_calibrate
 from ...calibration.table_note import describe as describe_table
 from ...calibration.table_trust import table_record
@@ -38,11 +37,12 @@ from ...run.runner import (
     finish_run,
     initial_run_meta,
 )
+from ..analysis import evidence
 from ..documents.collect import collect
 from . import compare_bare, program_abi
+from .entry import PROFILE
 from .toolchain_evidence import latest_evidence
 
-PROFILE = "profile"
 MAX_CALLSITE_DEPTH = 8  # MOP_STACK_MAX_DEPTH of native/profiler/mop_stacks.h
 
 
@@ -133,7 +133,7 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
     table = find_or_calibrate(tc, ranks=opts.ranks, launcher=opts.launcher, table=opts.table,
                               force_table=opts.force_table, timeout_s=opts.timeout_s, ui=ui)
     table_info = table_record(table, tc)  # what the library will read, before it runs
-    run_dir = new_run_dir(opts.out_base, PROFILE, tc.name)
+    run_dir = new_run_dir(opts.out_base, PROFILE.name, tc.name)
     setup = ProfilerSetup(library=library, table=table, outdir=run_dir, bins=bins,
                           force_table=opts.force_table, snapshot_s=opts.snapshot_s,
                           trace=opts.trace, trace_cap=trace_cap,
@@ -147,7 +147,7 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
                           label=variant.label(tc.name) if variant and variant.env else None)
     env = tc.environment()
     env.update(overrides)
-    meta = initial_run_meta(PROFILE, tc, run_opts, cmd, run_dir)
+    meta = initial_run_meta(PROFILE.name, tc, run_opts, cmd, run_dir)
     meta["app"] = app
     meta["xfer_table"] = describe_table(table, started)
     begin_run(run_dir, meta)
@@ -158,8 +158,8 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
 
     result = collect(run_dir, ranks_expected=opts.ranks, app_argv=app, cwd=os.getcwd(),
                      table=table, forced=opts.force_table, bins=bins, table_info=table_info)
-    for spec in evidence_specs():
-        result[spec.evidence.key] = latest_evidence(spec, opts.out_base, tc.name)
+    for source in evidence.sources():
+        result[evidence.declared(source).key] = latest_evidence(source, opts.out_base, tc.name)
     if opts.compare_bare and outcome.status == "complete":
         write_profile_result(run_dir / RESULT_FILE, result)  # kept if the timing is stopped
 
@@ -175,10 +175,8 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
                                                   timeout_s=opts.timeout_s, progress=progress)
     write_profile_result(run_dir / RESULT_FILE, result)
     status, message = outcome.status, outcome.message
-    from ...benchmarks import get_benchmark
-
     # Schema errors are kept in run.json; the profile's own status says how complete it is.
-    errors, _ = analyze_result(get_benchmark(PROFILE), result, run_dir)
+    errors, _ = analyze_result(PROFILE, result, run_dir)
     if status == "complete" and result["status"] != "complete":
         status = "partial"
         message = "; ".join(result["warnings"]) or "some ranks did not finish their profile"

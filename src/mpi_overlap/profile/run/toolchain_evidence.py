@@ -1,9 +1,9 @@
 """What the toolchain's own benchmarks measured, for the profile's advice
 (profile/analysis/advice.py): each benchmark package that declares evidence
-(spec.Evidence) says it, with its `read` function, from the newest complete run of
-its benchmark, of this toolchain and without --env-matrix settings, directly under the
-profile's --out directory; the profile keeps it under the declared key and the declared
-rule quotes its finding and names the run.
+(analysis/evidence.py, handed in from above) says it, with its `read` function, from the
+newest complete run of its benchmark, of this toolchain and without --env-matrix
+settings, directly under the profile's --out directory; the profile keeps it under the
+declared key and the declared rule quotes its finding and names the run.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...benchmarks.spec import BenchmarkSpec
 from ...core.errors import UserError
 from ...run.rundir import ANALYSIS_FILE, RUN_FILE, read_json
+from ..analysis.evidence import EvidenceSource, declared
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -40,12 +40,12 @@ def _latest(out_base: Path, benchmark: str, toolchain: str) -> tuple[Path, dict]
     return None
 
 
-def latest_evidence(spec: BenchmarkSpec, out_base: Path, toolchain: str) -> Any:
+def latest_evidence(source: EvidenceSource, out_base: Path, toolchain: str) -> Any:
     """What the newest complete run of a benchmark package that declares evidence
-    (spec.Evidence) says for the profile's advice: its `read` function's
+    (analysis/evidence.py) says for the profile's advice: its `read` function's
     `(toolchain, run_dir, analysis)`, both None without such a run."""
-    assert spec.evidence is not None, f"{spec.name} declares no evidence"
-    run_dir, analysis = _latest(out_base, spec.name, toolchain) or (None, None)
-    return spec.function(spec.evidence.read)(toolchain, run_dir, analysis)
+    read = declared(source).read
+    run_dir, analysis = _latest(out_base, source.name, toolchain) or (None, None)
+    return source.function(read)(toolchain, run_dir, analysis)
 
 
