@@ -1,8 +1,8 @@
 """What the layers below the benchmarks are handed from above (issue 37 item 2): the
-calibration runs the benchmarks of the table's roles, and the profile takes their
-evidence and advice rules, without importing benchmarks/; benchmarks/registry.py hands
-them in when the benchmarks are imported, and a layer that was handed nothing says so
-instead of measuring or advising with nothing."""
+calibration runs the benchmarks of the table's roles, the profile takes their evidence
+and advice rules, and the document checks load the typed models, without importing
+benchmarks/; benchmarks/registry.py hands them in when the benchmarks are imported, and a
+layer that was handed nothing says so instead of going on with nothing."""
 
 from __future__ import annotations
 
@@ -43,5 +43,18 @@ def test_the_profile_takes_the_evidence_each_benchmark_declares() -> None:
 def test_a_profile_handed_nothing_says_so() -> None:
     out = _fresh("from mpi_overlap.profile.analysis import advice\n"
                  "try:\n    advice.evidence_keys()\n"
+                 "except RuntimeError as err:\n    print(err)\n")
+    assert "import mpi_overlap.benchmarks" in out
+
+
+def test_the_document_checks_find_the_typed_models() -> None:
+    from mpi_overlap.core import documents
+
+    assert documents.has_schema("profile-run-v1") and documents.has_schema("run-v1")
+
+
+def test_document_checks_handed_nothing_say_so() -> None:
+    out = _fresh("from mpi_overlap.core import documents\n"
+                 "try:\n    documents.run_errors({})\n"
                  "except RuntimeError as err:\n    print(err)\n")
     assert "import mpi_overlap.benchmarks" in out

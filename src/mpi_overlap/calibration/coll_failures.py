@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks.documents import errors_against
+from ..core.documents import errors_against
 from ..core.errors import UserError
 from ..core.json_input import read_json
 from ..run.rundir import utc_now, write_json_atomic

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks.documents import result_errors
+from ..core.documents import result_errors
 from ..core.errors import UserError
 from ..platform.toolchains import Toolchain
 from .launch import launch_command, run_job

@@ -179,7 +179,7 @@ def _valid_documents(run: Run, p: Path, *, all_documents: bool) -> None:
     result, a result that does not match is not reported (nor its analysis). (A large
     profile takes seconds to validate: the runs made here were validated as they ended,
     only documents from elsewhere need it.)"""
-    from ..benchmarks.documents import analysis_errors, has_schema, result_errors, run_errors
+    from ..core.documents import analysis_errors, has_schema, result_errors, run_errors
 
     errors = run_errors(run.meta)
     if errors:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks.documents import result_errors
+from ..core.documents import result_errors
 from ..core.errors import UserError
 from ..core.termsafe import safe
 from ..core.ui import Ui
