@@ -58,3 +58,18 @@ def test_document_checks_handed_nothing_say_so() -> None:
                  "try:\n    documents.run_errors({})\n"
                  "except RuntimeError as err:\n    print(err)\n")
     assert "import mpi_overlap.benchmarks" in out
+
+
+def test_a_script_loads_a_run_without_the_cli(tmp_path) -> None:
+    """mpi_overlap.load() in a fresh interpreter (no conftest, no CLI to import the
+    benchmarks first) reads the golden profile run: its checks were handed their models."""
+    import tarfile
+    from pathlib import Path
+
+    golden = Path(__file__).parent / "fixtures" / "golden" / "profile-halo.tar.xz"
+    with tarfile.open(golden) as tar:
+        tar.extractall(tmp_path, filter="data")
+    run = next(p.parent for p in tmp_path.rglob("run.json"))
+    out = _fresh(f"import mpi_overlap\nr = mpi_overlap.load({str(run)!r})\n"
+                 "print(sorted(r.frames)[:1])\n")
+    assert out.startswith("[") and out.strip() != "[]"

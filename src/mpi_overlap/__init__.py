@@ -22,7 +22,10 @@ def __getattr__(name: str) -> str:
 def load(run_dir: str | os.PathLike[str]) -> RunData:
     """A run directory as pandas DataFrames (data_out.RunData: meta, result, analysis,
     frames); see mpi_overlap.commands.data_out. Imported here, not at the top, to keep pandas off
-    the CLI's start-up."""
+    the CLI's start-up. The benchmarks are imported first, as the CLI does: they hand the
+    layers below them what those check documents and read evidence with
+    (benchmarks/registry.py), and a script calls this without the CLI."""
+    from . import benchmarks  # noqa: F401  (the hand-ins)
     from .commands.data_out import load_run_data
 
     return load_run_data(run_dir)
