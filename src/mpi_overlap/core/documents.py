@@ -1,5 +1,5 @@
 """Every document checked by the name its kind gives (core/schema.py checks a name by its
-model or, not yet typed, its schema file): what the runner, the run directory read back
+typed model): what the runner, the run directory read back
 and the calibration's records check, below the benchmarks that know every kind of run.
 
 A typed document's model is registered by the module that declares it, on import; the
@@ -43,7 +43,7 @@ def has_schema(name: str) -> bool:
 
 
 def load_schema(name: str) -> dict[str, Any]:
-    """The JSON schema of `name`: generated from its model, or (not yet typed) its file."""
+    """The JSON schema of `name`, generated from its model."""
     _load()
     return schema.load_schema(name)
 
