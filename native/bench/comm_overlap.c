@@ -65,48 +65,14 @@ enum { STATS_DOUBLES = 8 };
 typedef struct co_params {
     long samples, pilot;
     double work_factor, min_work_us;
-    bool samples_set;
 } co_params;
 
-enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_PILOT, OPT_WORK_FACTOR, OPT_MIN_WORK };
-
-static const struct option co_longopts[] = {
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {"pilot", required_argument, NULL, OPT_PILOT},
-    {"work-factor", required_argument, NULL, OPT_WORK_FACTOR},
-    {"min-work-us", required_argument, NULL, OPT_MIN_WORK},
-    {NULL, 0, NULL, 0},
+static const mo_field co_fields[] = {
+    MO_FIELD_LONG_Q("samples", co_params, samples, 2, 100000, DEFAULT_SAMPLES, QUICK_SAMPLES),
+    MO_FIELD_LONG_OF("pilot", co_params, pilot, 1, 10000),
+    MO_FIELD_DOUBLE_OF("work-factor", co_params, work_factor, 0.01, 1000.0),
+    MO_FIELD_DOUBLE_OF("min-work-us", co_params, min_work_us, 0.0, 1e6),
 };
-
-static int co_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    co_params *p = ctx;
-    switch (code) {
-    case OPT_SAMPLES:
-        p->samples_set = true;
-        return mo_options_parse_long("samples", arg, 2, 100000, &p->samples, err, errlen);
-    case OPT_PILOT:
-        return mo_options_parse_long("pilot", arg, 1, 10000, &p->pilot, err, errlen);
-    case OPT_WORK_FACTOR:
-        return mo_options_parse_double("work-factor", arg, 0.01, 1000.0, &p->work_factor, err,
-                                       errlen);
-    case OPT_MIN_WORK:
-        return mo_options_parse_double("min-work-us", arg, 0.0, 1e6, &p->min_work_us, err, errlen);
-    default:
-        snprintf(err, errlen, "internal error: unknown option code %d", code);
-        return -1;
-    }
-}
-
-static int co_finalize(void *ctx, bool quick, char *err, size_t errlen)
-{
-    (void)err;
-    (void)errlen;
-    co_params *p = ctx;
-    if (!p->samples_set)
-        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
-    return 0;
-}
 
 static void co_usage(FILE *f)
 {
@@ -117,15 +83,6 @@ static void co_usage(FILE *f)
             "  --min-work-us T      at least this much work in us (default 1)\n"
             "  (--quick without --sizes measures " QUICK_SIZES ")\n",
             DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_PILOT);
-}
-
-static void co_write_json(mo_json *w, const void *ctx)
-{
-    const co_params *p = ctx;
-    mo_json_kv_int64(w, "samples", p->samples);
-    mo_json_kv_int64(w, "pilot", p->pilot);
-    mo_json_kv_double(w, "work_factor", p->work_factor);
-    mo_json_kv_double(w, "min_work_us", p->min_work_us);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -322,6 +279,36 @@ static void measure_point(co_state *st, co_point *pt, double *scratch)
 
 /* ---- output ------------------------------------------------------------- */
 
+/* One of "points". */
+static void write_point(mo_json *w, const void *item, const void *ctx)
+{
+    const co_point *pt = item;
+    (void)ctx;
+    mo_json_kv_uint64(w, "bytes", pt->bytes);
+    mo_json_kv_int64(w, "work_units", pt->units);
+    mo_json_kv_double(w, "work_us_nominal", pt->work_us_nominal);
+    mo_json_kv_double(w, "pilot_message_us", pt->pilot_message_us);
+    mo_json_key(w, "basic");
+    mo_json_begin_object(w);
+    for (int k = 0; k <= NKINDS; k++) {
+        char key[48];
+        mo_json_stats(w, BASIC_KEYS[k], &pt->basic_st[k]);
+        snprintf(key, sizeof key, "%s_samples_us", BASIC_KEYS[k]);
+        mo_json_kv_doubles(w, key, pt->basic[k], pt->nbasic);
+    }
+    mo_json_end_object(w);
+    mo_json_key(w, "better");
+    mo_json_begin_array(w);
+    for (int r = 0; r < 2; r++) {
+        mo_json_begin_object(w);
+        mo_json_kv_int64(w, "rank", r);
+        for (int s = 0; s < NBSTATS; s++)
+            mo_json_stats(w, BS_KEYS[s], &pt->better[r][s]);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const co_state *st = ctx;
@@ -333,37 +320,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_double(w, "min_work_us", p->min_work_us);
     mo_json_kv_double(w, "units_per_us", st->work ? st->work->units_per_us : NAN);
     mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_key(w, "points");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->npoints; i++) {
-        const co_point *pt = &st->points[i];
-        mo_json_begin_object(w);
-        mo_json_kv_uint64(w, "bytes", pt->bytes);
-        mo_json_kv_int64(w, "work_units", pt->units);
-        mo_json_kv_double(w, "work_us_nominal", pt->work_us_nominal);
-        mo_json_kv_double(w, "pilot_message_us", pt->pilot_message_us);
-        mo_json_key(w, "basic");
-        mo_json_begin_object(w);
-        for (int k = 0; k <= NKINDS; k++) {
-            char key[48];
-            mo_json_stats(w, BASIC_KEYS[k], &pt->basic_st[k]);
-            snprintf(key, sizeof key, "%s_samples_us", BASIC_KEYS[k]);
-            mo_json_kv_doubles(w, key, pt->basic[k], pt->nbasic);
-        }
-        mo_json_end_object(w);
-        mo_json_key(w, "better");
-        mo_json_begin_array(w);
-        for (int r = 0; r < 2; r++) {
-            mo_json_begin_object(w);
-            mo_json_kv_int64(w, "rank", r);
-            for (int s = 0; s < NBSTATS; s++)
-                mo_json_stats(w, BS_KEYS[s], &pt->better[r][s]);
-            mo_json_end_object(w);
-        }
-        mo_json_end_array(w);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
     mo_json_end_object(w);
 }
 
@@ -448,9 +405,9 @@ int main(int argc, char **argv)
 {
     static co_params params = {.pilot = DEFAULT_PILOT, .work_factor = 1.0, .min_work_us = 1.0};
     static co_state st = {.params = &params};
-    static const mo_bench_options ext = {co_longopts, co_parse, co_finalize, co_usage, co_write_json, &params};
+    static const mo_bench_options ext = {.usage = co_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .benchmark = BENCH, .pair = true,
+        .spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .benchmark = BENCH, .pair = true, MO_KERNEL_FIELDS(co_fields),
         .results = write_results, .state = &st, .setup = co_setup, .teardown = co_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = co_one_point,
         .recheck_work = true,

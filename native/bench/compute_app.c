@@ -54,50 +54,15 @@
 typedef struct ca_params {
     long iterations;
     double work_ms;
-    long long work_units; /* 0: from --work-ms */
-    bool iterations_set;
+    long work_units; /* 0: from --work-ms */
 } ca_params;
 
-enum { OPT_ITERATIONS = MO_OPT_BENCH_FIRST, OPT_WORK_MS, OPT_WORK_UNITS };
-
-static const struct option ca_longopts[] = {
-    {"iterations", required_argument, NULL, OPT_ITERATIONS},
-    {"work-ms", required_argument, NULL, OPT_WORK_MS},
-    {"work-units", required_argument, NULL, OPT_WORK_UNITS},
-    {NULL, 0, NULL, 0},
+static const mo_field ca_fields[] = {
+    MO_FIELD_LONG_Q("iterations", ca_params, iterations, 1, 100000000, DEFAULT_ITERATIONS,
+                    DEFAULT_ITERATIONS_QUICK),
+    MO_FIELD_DOUBLE_OF("work-ms", ca_params, work_ms, 0.0, 1e6),
+    MO_FIELD_LONG_OF("work-units", ca_params, work_units, 0, LONG_MAX / 2),
 };
-
-static int ca_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    ca_params *p = ctx;
-    long v = 0;
-    switch (code) {
-    case OPT_ITERATIONS:
-        p->iterations_set = true;
-        return mo_options_parse_long("iterations", arg, 1, 100000000, &p->iterations, err, errlen);
-    case OPT_WORK_MS:
-        if (mo_options_parse_double("work-ms", arg, 0.0, 1e6, &p->work_ms, err, errlen))
-            return -1;
-        return 0;
-    case OPT_WORK_UNITS:
-        if (mo_options_parse_long("work-units", arg, 0, LONG_MAX / 2, &v, err, errlen))
-            return -1;
-        p->work_units = v;
-        return 0;
-    }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
-}
-
-static int ca_finalize(void *ctx, bool quick, char *err, size_t errlen)
-{
-    (void)err;
-    (void)errlen;
-    ca_params *p = ctx;
-    if (!p->iterations_set)
-        p->iterations = quick ? DEFAULT_ITERATIONS_QUICK : DEFAULT_ITERATIONS;
-    return 0;
-}
 
 static void ca_usage(FILE *f)
 {
@@ -107,14 +72,6 @@ static void ca_usage(FILE *f)
             "  --work-units U       work per iteration in work-loop units; overrides --work-ms\n"
             "  (--sizes: one size, the halo message in bytes, default " DEFAULT_SIZES ")\n",
             DEFAULT_ITERATIONS, DEFAULT_ITERATIONS_QUICK, DEFAULT_WORK_MS);
-}
-
-static void ca_write_json(mo_json *w, const void *ctx)
-{
-    const ca_params *p = ctx;
-    mo_json_kv_int64(w, "iterations", p->iterations);
-    mo_json_kv_double(w, "work_ms", p->work_ms);
-    mo_json_kv_int64(w, "work_units", p->work_units);
 }
 
 /* ---- state and output ----------------------------------------------------- */
@@ -288,11 +245,11 @@ int main(int argc, char **argv)
 {
     static ca_params params = {.work_ms = DEFAULT_WORK_MS};
     static ca_state st = {.params = &params};
-    static const mo_bench_options ext = {ca_longopts, ca_parse, ca_finalize, ca_usage, ca_write_json, &params};
+    static const mo_bench_options ext = {.usage = ca_usage, .ctx = &params};
     /* Any number of ranks (with one, the ring's neighbours are itself); the
      * halo's own check (ca_check) is stricter than the MPI count one. */
     const mo_bench_kernel k = {
-        .spec = {NAME, DEFAULT_SIZES, &ext, 0, false, ca_check, NULL}, .benchmark = BENCH,
+        .spec = {NAME, DEFAULT_SIZES, &ext, 0, false, ca_check, NULL}, .benchmark = BENCH, MO_KERNEL_FIELDS(ca_fields),
         .results = write_results, .state = &st, .setup = ca_setup, .start = ca_start, .measure = ca_measure,
         .teardown = ca_teardown,
     };

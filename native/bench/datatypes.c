@@ -381,6 +381,39 @@ static int measure_size(dt_state *st, dt_size *sz, MPI_Comm comm, int rank)
 
 /* ---- output ----------------------------------------------------------- */
 
+/* One of "cases". */
+static void write_case(mo_json *w, const void *item, const void *ctx)
+{
+    const dt_case *c = item;
+    (void)ctx;
+    mo_json_kv_string(w, "case", c->label);
+    mo_json_kv_string(w, "kind", KIND_NAMES[c->kind]);
+    mo_json_kv_int64(w, "offset", (int64_t)c->offset);
+    mo_json_kv_uint64(w, "payload_bytes", c->payload);
+    mo_json_kv_uint64(w, "extent_bytes", c->extent);
+    mo_json_kv_int64(w, "iterations", c->iterations);
+    mo_json_kv_bool(w, "valid", c->valid);
+    if (c->has_checksum) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)c->checksum);
+        mo_json_kv_string(w, "packed_checksum", hex);
+    } else {
+        mo_json_kv_string(w, "packed_checksum", NULL);
+    }
+    mo_json_kv_double(w, "one_way_s", c->st.median);
+    mo_json_stats(w, "time", &c->st);
+    mo_json_kv_doubles(w, "samples_s", c->samples, c->n);
+}
+
+/* One of "sizes". */
+static void write_size(mo_json *w, const void *item, const void *ctx)
+{
+    const dt_size *sz = item;
+    const dt_state *st = ctx;
+    mo_json_kv_uint64(w, "bytes", sz->bytes);
+    mo_json_objects(w, "cases", sz->cases, sizeof *sz->cases, (size_t)st->ncases, write_case, NULL);
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const dt_state *st = ctx;
@@ -388,40 +421,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_string(w, "mode", BENCH);
     mo_json_kv_int64(w, "struct_extent", (int64_t)sizeof(dt_elem));
     mo_json_kv_int64(w, "struct_payload", STRUCT_PAYLOAD);
-    mo_json_key(w, "sizes");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->nsizes; i++) {
-        const dt_size *sz = &st->sizes[i];
-        mo_json_begin_object(w);
-        mo_json_kv_uint64(w, "bytes", sz->bytes);
-        mo_json_key(w, "cases");
-        mo_json_begin_array(w);
-        for (int k = 0; k < st->ncases; k++) {
-            const dt_case *c = &sz->cases[k];
-            mo_json_begin_object(w);
-            mo_json_kv_string(w, "case", c->label);
-            mo_json_kv_string(w, "kind", KIND_NAMES[c->kind]);
-            mo_json_kv_int64(w, "offset", (int64_t)c->offset);
-            mo_json_kv_uint64(w, "payload_bytes", c->payload);
-            mo_json_kv_uint64(w, "extent_bytes", c->extent);
-            mo_json_kv_int64(w, "iterations", c->iterations);
-            mo_json_kv_bool(w, "valid", c->valid);
-            if (c->has_checksum) {
-                char hex[17];
-                snprintf(hex, sizeof hex, "%016llx", (unsigned long long)c->checksum);
-                mo_json_kv_string(w, "packed_checksum", hex);
-            } else {
-                mo_json_kv_string(w, "packed_checksum", NULL);
-            }
-            mo_json_kv_double(w, "one_way_s", c->st.median);
-            mo_json_stats(w, "time", &c->st);
-            mo_json_kv_doubles(w, "samples_s", c->samples, c->n);
-            mo_json_end_object(w);
-        }
-        mo_json_end_array(w);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "sizes", st->sizes, sizeof *st->sizes, (size_t)st->nsizes, write_size, st);
     mo_json_end_object(w);
 }
 

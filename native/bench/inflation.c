@@ -52,55 +52,15 @@
 typedef struct in_params {
     long samples, steps, pilot;
     double max_factor, min_work_us;
-    bool samples_set, steps_set;
 } in_params;
 
-enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_STEPS, OPT_PILOT, OPT_MAX_FACTOR, OPT_MIN_WORK };
-
-static const struct option in_longopts[] = {
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {"steps", required_argument, NULL, OPT_STEPS},
-    {"pilot", required_argument, NULL, OPT_PILOT},
-    {"max-factor", required_argument, NULL, OPT_MAX_FACTOR},
-    {"min-work-us", required_argument, NULL, OPT_MIN_WORK},
-    {NULL, 0, NULL, 0},
+static const mo_field in_fields[] = {
+    MO_FIELD_LONG_Q("samples", in_params, samples, 2, 100000, DEFAULT_SAMPLES, QUICK_SAMPLES),
+    MO_FIELD_LONG_Q("steps", in_params, steps, 4, MAX_STEPS, DEFAULT_STEPS, QUICK_STEPS),
+    MO_FIELD_LONG_OF("pilot", in_params, pilot, 1, 10000),
+    MO_FIELD_DOUBLE_OF("max-factor", in_params, max_factor, 1.0, 1000.0),
+    MO_FIELD_DOUBLE_OF("min-work-us", in_params, min_work_us, 0.01, 1e5),
 };
-
-static int in_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    in_params *p = ctx;
-    switch (code) {
-    case OPT_SAMPLES:
-        p->samples_set = true;
-        return mo_options_parse_long("samples", arg, 2, 100000, &p->samples, err, errlen);
-    case OPT_STEPS:
-        p->steps_set = true;
-        return mo_options_parse_long("steps", arg, 4, MAX_STEPS, &p->steps, err, errlen);
-    case OPT_PILOT:
-        return mo_options_parse_long("pilot", arg, 1, 10000, &p->pilot, err, errlen);
-    case OPT_MAX_FACTOR:
-        return mo_options_parse_double("max-factor", arg, 1.0, 1000.0, &p->max_factor, err,
-                                       errlen);
-    case OPT_MIN_WORK:
-        return mo_options_parse_double("min-work-us", arg, 0.01, 1e5, &p->min_work_us, err,
-                                       errlen);
-    default:
-        snprintf(err, errlen, "internal error: unknown option code %d", code);
-        return -1;
-    }
-}
-
-static int in_finalize(void *ctx, bool quick, char *err, size_t errlen)
-{
-    (void)err;
-    (void)errlen;
-    in_params *p = ctx;
-    if (!p->samples_set)
-        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
-    if (!p->steps_set)
-        p->steps = quick ? QUICK_STEPS : DEFAULT_STEPS;
-    return 0;
-}
 
 static void in_usage(FILE *f)
 {
@@ -112,16 +72,6 @@ static void in_usage(FILE *f)
             "  --min-work-us T      smallest non-zero computation in us (default 0.25)\n"
             "  (--quick without --sizes measures " QUICK_SIZES ")\n",
             DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_STEPS, QUICK_STEPS, DEFAULT_PILOT);
-}
-
-static void in_write_json(mo_json *w, const void *ctx)
-{
-    const in_params *p = ctx;
-    mo_json_kv_int64(w, "samples", p->samples);
-    mo_json_kv_int64(w, "steps", p->steps);
-    mo_json_kv_int64(w, "pilot", p->pilot);
-    mo_json_kv_double(w, "max_factor", p->max_factor);
-    mo_json_kv_double(w, "min_work_us", p->min_work_us);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -254,6 +204,31 @@ static void measure_point(in_state *st, in_point *pt, double *scratch)
 
 /* ---- output ------------------------------------------------------------- */
 
+/* One of "steps" of the point ctx. */
+static void write_step(mo_json *w, const void *item, const void *ctx)
+{
+    const in_step *s = item;
+    const in_point *pt = ctx;
+    mo_json_kv_int64(w, "work_units", s->units);
+    mo_json_kv_double(w, "work_us_nominal", s->work_us_nominal);
+    for (int k = 0; k < NSERIES; k++) {
+        char key[48];
+        mo_json_stats(w, SERIES_KEYS[k], &s->st[k]);
+        snprintf(key, sizeof key, "%s_samples_us", SERIES_KEYS[k]);
+        mo_json_kv_doubles(w, key, s->s[k], pt->nsamples);
+    }
+}
+
+/* One of "points". */
+static void write_point(mo_json *w, const void *item, const void *ctx)
+{
+    const in_point *pt = item;
+    const in_state *st = ctx;
+    mo_json_kv_uint64(w, "bytes", pt->bytes);
+    mo_json_kv_double(w, "pilot_exchange_us", pt->pilot_exchange_us);
+    mo_json_objects(w, "steps", pt->steps, sizeof *pt->steps, (size_t)st->params->steps, write_step, pt);
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const in_state *st = ctx;
@@ -265,32 +240,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_double(w, "min_work_us", p->min_work_us);
     mo_json_kv_double(w, "units_per_us", st->work ? st->work->units_per_us : NAN);
     mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_key(w, "points");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->npoints; i++) {
-        const in_point *pt = &st->points[i];
-        mo_json_begin_object(w);
-        mo_json_kv_uint64(w, "bytes", pt->bytes);
-        mo_json_kv_double(w, "pilot_exchange_us", pt->pilot_exchange_us);
-        mo_json_key(w, "steps");
-        mo_json_begin_array(w);
-        for (int j = 0; j < (int)p->steps; j++) {
-            const in_step *s = &pt->steps[j];
-            mo_json_begin_object(w);
-            mo_json_kv_int64(w, "work_units", s->units);
-            mo_json_kv_double(w, "work_us_nominal", s->work_us_nominal);
-            for (int k = 0; k < NSERIES; k++) {
-                char key[48];
-                mo_json_stats(w, SERIES_KEYS[k], &s->st[k]);
-                snprintf(key, sizeof key, "%s_samples_us", SERIES_KEYS[k]);
-                mo_json_kv_doubles(w, key, s->s[k], pt->nsamples);
-            }
-            mo_json_end_object(w);
-        }
-        mo_json_end_array(w);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, st);
     mo_json_end_object(w);
 }
 
@@ -383,9 +333,9 @@ int main(int argc, char **argv)
 {
     static in_params params = {.pilot = DEFAULT_PILOT, .max_factor = 8.0, .min_work_us = 0.25};
     static in_state st = {.params = &params};
-    static const mo_bench_options ext = {in_longopts, in_parse, in_finalize, in_usage, in_write_json, &params};
+    static const mo_bench_options ext = {.usage = in_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .pair = true,
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .pair = true, MO_KERNEL_FIELDS(in_fields),
         .results = write_results, .state = &st, .setup = in_setup, .teardown = in_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = in_one_point,
         .recheck_work = true,

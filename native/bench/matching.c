@@ -70,62 +70,20 @@ enum { SLOT_GO = 0, SLOT_SENT = 1, SLOT_DONE = 2 };
 enum { Q_POSTED = 1, Q_UNEXPECTED = 2 };
 
 typedef struct mt_params {
-    long queues; /* bit set of Q_* */
+    int queues; /* bit set of Q_* */
     long max_m, max_n, samples;
-    bool max_m_set, samples_set;
 } mt_params;
 
-enum { OPT_QUEUE = MO_OPT_BENCH_FIRST, OPT_MAX_M, OPT_MAX_N, OPT_SAMPLES };
+static const char *const QUEUE_NAMES[] = {"posted", "unexpected", "both"};
+static const int QUEUE_SETS[] = {Q_POSTED, Q_UNEXPECTED, Q_POSTED | Q_UNEXPECTED};
 
-static const struct option mt_longopts[] = {
-    {"queue", required_argument, NULL, OPT_QUEUE},
-    {"max-m", required_argument, NULL, OPT_MAX_M},
-    {"max-n", required_argument, NULL, OPT_MAX_N},
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {NULL, 0, NULL, 0},
+static const mo_field mt_fields[] = {
+    MO_FIELD_CHOICE_OF("queue", mt_params, queues, QUEUE_NAMES, QUEUE_SETS, 3,
+                       "--queue must be posted, unexpected or both (got '%s')"),
+    MO_FIELD_LONG_Q("max-m", mt_params, max_m, 1, LIMIT_MAX_M, DEFAULT_MAX_M, QUICK_MAX_M),
+    MO_FIELD_LONG_OF("max-n", mt_params, max_n, 1, 1L << 20),
+    MO_FIELD_LONG_Q("samples", mt_params, samples, 1, 100000, DEFAULT_SAMPLES, QUICK_SAMPLES),
 };
-
-static int mt_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    mt_params *p = ctx;
-    switch (code) {
-    case OPT_QUEUE:
-        if (strcmp(arg, "posted") == 0)
-            p->queues = Q_POSTED;
-        else if (strcmp(arg, "unexpected") == 0)
-            p->queues = Q_UNEXPECTED;
-        else if (strcmp(arg, "both") == 0)
-            p->queues = Q_POSTED | Q_UNEXPECTED;
-        else {
-            snprintf(err, errlen, "--queue must be posted, unexpected or both (got '%s')", arg);
-            return -1;
-        }
-        return 0;
-    case OPT_MAX_M:
-        p->max_m_set = true;
-        return mo_options_parse_long("max-m", arg, 1, LIMIT_MAX_M, &p->max_m, err, errlen);
-    case OPT_MAX_N:
-        return mo_options_parse_long("max-n", arg, 1, 1L << 20, &p->max_n, err, errlen);
-    case OPT_SAMPLES:
-        p->samples_set = true;
-        return mo_options_parse_long("samples", arg, 1, 100000, &p->samples, err, errlen);
-    default:
-        snprintf(err, errlen, "internal error: unknown option code %d", code);
-        return -1;
-    }
-}
-
-static int mt_finalize(void *ctx, bool quick, char *err, size_t errlen)
-{
-    (void)err;
-    (void)errlen;
-    mt_params *p = ctx;
-    if (!p->max_m_set)
-        p->max_m = quick ? QUICK_MAX_M : DEFAULT_MAX_M;
-    if (!p->samples_set)
-        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
-    return 0;
-}
 
 static void mt_usage(FILE *f)
 {
@@ -137,18 +95,6 @@ static void mt_usage(FILE *f)
             "  --samples K          timed receives per point (default %d; --quick %d)\n"
             "  (--sizes: the message size in bytes, first value used, at most %d)\n",
             DEFAULT_MAX_M, QUICK_MAX_M, DEFAULT_SAMPLES, QUICK_SAMPLES, MAX_MSG_BYTES);
-}
-
-static void mt_write_json(mo_json *w, const void *ctx)
-{
-    const mt_params *p = ctx;
-    mo_json_kv_string(w, "queue",
-                      p->queues == (Q_POSTED | Q_UNEXPECTED) ? "both"
-                      : p->queues == Q_POSTED               ? "posted"
-                                                            : "unexpected");
-    mo_json_kv_int64(w, "max_m", p->max_m);
-    mo_json_kv_int64(w, "max_n", p->max_n);
-    mo_json_kv_int64(w, "samples", p->samples);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -178,7 +124,7 @@ typedef struct mt_state {
 typedef struct mt_cmd {
     int64_t op, queue, m, n;
 } mt_cmd;
-enum { CMD_QUIT = 0, CMD_SAMPLE = 1 };
+enum { CMD_SAMPLE = MO_CMD_QUIT + 1 };
 
 static const char *queue_name(int q)
 {
@@ -256,19 +202,14 @@ static double sample(mt_state *st, const mt_cmd *c)
 /* Rank 0: broadcasts the command, then runs it everywhere. */
 static double command(mt_state *st, mt_cmd c)
 {
-    MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
+    mo_cmd_send(st->ctl, &c, sizeof c);
     return sample(st, &c);
 }
 
-static void serve(mt_state *st)
+/* The other ranks: each of rank 0's samples. */
+static void serve_cmd(void *ctx, const void *cmd)
 {
-    for (;;) {
-        mt_cmd c;
-        MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
-        if (c.op == CMD_QUIT)
-            return;
-        sample(st, &c);
-    }
+    sample(ctx, cmd);
 }
 
 static void measure_point(mt_state *st, mt_point *pt)
@@ -281,6 +222,21 @@ static void measure_point(mt_state *st, mt_point *pt)
 }
 
 /* ---- output ------------------------------------------------------------- */
+
+/* One of "points". */
+static void write_point(mo_json *w, const void *item, const void *ctx)
+{
+    const mt_point *pt = item;
+    (void)ctx;
+    mo_json_kv_string(w, "queue", queue_name(pt->queue));
+    mo_json_kv_string(w, "sweep", pt->sweep == 'M' ? "M" : "N");
+    mo_json_kv_int64(w, "m", pt->m);
+    mo_json_kv_int64(w, "n", pt->n);
+    mo_json_kv_int64(w, "queued", pt->m * pt->n);
+    mo_json_kv_double(w, "time_ns", pt->st.median);
+    mo_json_stats(w, "time", &pt->st);
+    mo_json_kv_doubles(w, "samples_ns", pt->samples, pt->ns);
+}
 
 static void write_results(mo_json *w, const void *ctx)
 {
@@ -300,22 +256,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_string(w, "unexpected");
     mo_json_end_array(w);
     mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_key(w, "points");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->npoints; i++) {
-        const mt_point *pt = &st->points[i];
-        mo_json_begin_object(w);
-        mo_json_kv_string(w, "queue", queue_name(pt->queue));
-        mo_json_kv_string(w, "sweep", pt->sweep == 'M' ? "M" : "N");
-        mo_json_kv_int64(w, "m", pt->m);
-        mo_json_kv_int64(w, "n", pt->n);
-        mo_json_kv_int64(w, "queued", pt->m * pt->n);
-        mo_json_kv_double(w, "time_ns", pt->st.median);
-        mo_json_stats(w, "time", &pt->st);
-        mo_json_kv_doubles(w, "samples_ns", pt->samples, pt->ns);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
     mo_json_end_object(w);
 }
 
@@ -384,7 +325,7 @@ static void mt_setup(mo_bench *b, void *ctx)
     st->cores = mo_node_cores();
     st->bytes = (int)b->opts.sizes.v[0];
     MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st->ctl);
+    st->ctl = b->ctl;
     b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
     const size_t maxq = (size_t)(params->max_m > params->max_n ? params->max_m : params->max_n);
     const size_t slot = st->bytes > 0 ? (size_t)st->bytes : 1;
@@ -433,27 +374,12 @@ static int mt_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     return MO_POINT_OK;
 }
 
-static void mt_serve(mo_bench *b, void *ctx)
-{
-    (void)b;
-    serve(ctx);
-}
-
-static void mt_quit(mo_bench *b, void *ctx)
-{
-    mt_state *st = ctx;
-    (void)b;
-    mt_cmd quit = {CMD_QUIT, 0, 0, 0};
-    MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st->ctl);
-}
-
 static void mt_teardown(mo_bench *b, void *ctx)
 {
     mt_state *st = ctx;
     if (b->have_shm > 0)
         mo_shm_close(&st->shm);
     MPI_Comm_free(&st->comm);
-    MPI_Comm_free(&st->ctl);
     free_state(st);
 }
 
@@ -469,13 +395,13 @@ int main(int argc, char **argv)
 {
     static mt_params params = {.queues = Q_POSTED | Q_UNEXPECTED, .max_n = 0};
     static mt_state st = {.params = &params};
-    static const mo_bench_options ext = {mt_longopts, mt_parse, mt_finalize, mt_usage, mt_write_json, &params};
+    static const mo_bench_options ext = {.usage = mt_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check, NULL},
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check, NULL}, MO_KERNEL_FIELDS(mt_fields),
         .results = write_results, .state = &st, .configure = mt_configure, .setup = mt_setup,
         .start = mt_start, .teardown = mt_teardown,
         .mode = MO_BENCH_LEAD, .unit = "points", .npoints = mt_npoints, .point = mt_one_point,
-        .serve = mt_serve, .quit = mt_quit,
+        .run_cmd = serve_cmd,
     };
     return mo_bench_main(argc, argv, &k);
 }

@@ -52,21 +52,9 @@ typedef struct mr_params {
     long window;
 } mr_params;
 
-enum { OPT_WINDOW = MO_OPT_BENCH_FIRST };
-
-static const struct option mr_longopts[] = {
-    {"window", required_argument, NULL, OPT_WINDOW},
-    {NULL, 0, NULL, 0},
+static const mo_field mr_fields[] = {
+    MO_FIELD_LONG_OF("window", mr_params, window, 1, MAX_WINDOW),
 };
-
-static int mr_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    mr_params *p = ctx;
-    if (code == OPT_WINDOW)
-        return mo_options_parse_long("window", arg, 1, MAX_WINDOW, &p->window, err, errlen);
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
-}
 
 static void mr_usage(FILE *f)
 {
@@ -75,12 +63,6 @@ static void mr_usage(FILE *f)
             "  (--sizes: message sizes in bytes, default " DEFAULT_SIZES "; --warmup: untimed\n"
             "   windows per size; --iters: fixed windows per sample)\n",
             DEFAULT_WINDOW, MAX_WINDOW);
-}
-
-static void mr_write_json(mo_json *w, const void *ctx)
-{
-    const mr_params *p = ctx;
-    mo_json_kv_int64(w, "window", p->window);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -208,27 +190,27 @@ static void measure_size(mr_state *st, mr_size *sz)
 
 /* ---- output ------------------------------------------------------------- */
 
+/* One of "sizes". */
+static void write_size(mo_json *w, const void *item, const void *ctx)
+{
+    const mr_size *sz = item;
+    const mr_state *st = ctx;
+    mo_json_kv_uint64(w, "bytes", sz->bytes);
+    mo_json_kv_int64(w, "iterations", sz->iterations);
+    mo_json_kv_int64(w, "messages_per_sample", sz->iterations * st->params->window);
+    mo_json_kv_double(w, "msgs_per_s", sz->st.median);
+    mo_json_kv_double(w, "mb_per_s", sz->st.median * (double)sz->bytes / 1e6);
+    mo_json_stats(w, "rate", &sz->st);
+    mo_json_kv_doubles(w, "samples_msgs_per_s", sz->samples, sz->n);
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const mr_state *st = ctx;
     mo_json_begin_object(w);
     mo_json_kv_int64(w, "window", st->params->window);
     mo_json_kv_int64(w, "ack_bytes", ACK_BYTES);
-    mo_json_key(w, "sizes");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->nsizes; i++) {
-        const mr_size *sz = &st->sizes[i];
-        mo_json_begin_object(w);
-        mo_json_kv_uint64(w, "bytes", sz->bytes);
-        mo_json_kv_int64(w, "iterations", sz->iterations);
-        mo_json_kv_int64(w, "messages_per_sample", sz->iterations * st->params->window);
-        mo_json_kv_double(w, "msgs_per_s", sz->st.median);
-        mo_json_kv_double(w, "mb_per_s", sz->st.median * (double)sz->bytes / 1e6);
-        mo_json_stats(w, "rate", &sz->st);
-        mo_json_kv_doubles(w, "samples_msgs_per_s", sz->samples, sz->n);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "sizes", st->sizes, sizeof *st->sizes, (size_t)st->nsizes, write_size, st);
     mo_json_kv_uint64(w, "messages_total", st->messages);
     mo_json_kv_uint64(w, "windows_total", st->windows);
     mo_json_end_object(w);
@@ -340,9 +322,9 @@ int main(int argc, char **argv)
 {
     static mr_params params = {.window = DEFAULT_WINDOW};
     static mr_state st = {.params = &params};
-    static const mo_bench_options ext = {mr_longopts, mr_parse, NULL, mr_usage, mr_write_json, &params};
+    static const mo_bench_options ext = {.usage = mr_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mr_check, NULL}, .pair = true,
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mr_check, NULL}, .pair = true, MO_KERNEL_FIELDS(mr_fields),
         .results = write_results, .state = &st, .setup = mr_setup, .teardown = mr_teardown,
         .mode = MO_BENCH_LEAD, .unit = "sizes", .npoints = mo_bench_nsizes, .point = mr_point,
         .serve = mr_serve, .quit = mr_quit,

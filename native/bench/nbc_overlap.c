@@ -111,16 +111,6 @@ typedef struct nb_params {
     bool validate;  /* check the delivered data after every loop */
 } nb_params;
 
-enum { OPT_TESTS = MO_OPT_BENCH_FIRST, OPT_COLLS, OPT_DTYPE, OPT_VALIDATE };
-
-static const struct option nb_longopts[] = {
-    {"tests", required_argument, NULL, OPT_TESTS},
-    {"collectives", required_argument, NULL, OPT_COLLS},
-    {"datatype", required_argument, NULL, OPT_DTYPE},
-    {"validate", no_argument, NULL, OPT_VALIDATE},
-    {NULL, 0, NULL, 0},
-};
-
 static MPI_Datatype dt_mpi(int dtype)
 {
     return dtype == DT_FLOAT ? MPI_FLOAT : dtype == DT_DOUBLE ? MPI_DOUBLE : MPI_INT;
@@ -131,41 +121,17 @@ static size_t dt_size(int dtype)
     return dtype == DT_FLOAT ? sizeof(float) : dtype == DT_DOUBLE ? sizeof(double) : sizeof(int);
 }
 
-/* Names compare ignoring case (--collectives=ibcast,IALLREDUCE). */
-static int parse_colls(const char *arg, unsigned *out, char *err, size_t errlen)
-{
-    const char *names[NCOLLS], *bad;
-    int len;
-    for (int i = 0; i < NCOLLS; i++)
-        names[i] = COLLS[i].name;
-    if (mo_options_parse_set(arg, names, NCOLLS, "all", true, out, &bad, &len) == 0)
-        return 0;
-    snprintf(err, errlen, "--collectives: unknown collective '%.*s' (known: Ibarrier, Ibcast, "
-                          "Igather, Iscatter, Ireduce, Iallreduce, Iallgather, Ialltoall, "
-                          "Ireduce_scatter_block, Ireduce_scatter, Iscan, Iexscan, all)",
-             len, bad);
-    return -1;
-}
-
-static int nb_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    nb_params *p = ctx;
-    switch (code) {
-    case OPT_TESTS: return mo_options_parse_long("tests", arg, 0, 100000, &p->tests, err, errlen);
-    case OPT_COLLS: return parse_colls(arg, &p->colls, err, errlen);
-    case OPT_DTYPE:
-        for (int i = 0; i < NDTYPES; i++)
-            if (strcmp(arg, DT_NAMES[i]) == 0) {
-                p->dtype = i;
-                return 0;
-            }
-        snprintf(err, errlen, "--datatype: expected int, float or double (got '%s')", arg);
-        return -1;
-    case OPT_VALIDATE: p->validate = true; return 0;
-    }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
-}
+static const mo_field nb_fields[] = {
+    MO_FIELD_LONG_OF("tests", nb_params, tests, 0, 100000),
+    /* Names compare ignoring case (--collectives=ibcast,IALLREDUCE). */
+    MO_FIELD_SET_IN("collectives", nb_params, colls, COLLS, NCOLLS, "all", true,
+                    "--collectives: unknown collective '%.*s' (known: Ibarrier, Ibcast, Igather, Iscatter, "
+                    "Ireduce, Iallreduce, Iallgather, Ialltoall, Ireduce_scatter_block, Ireduce_scatter, "
+                    "Iscan, Iexscan, all)"),
+    MO_FIELD_CHOICE_OF("datatype", nb_params, dtype, DT_NAMES, NULL, NDTYPES,
+                       "--datatype: expected int, float or double (got '%s')"),
+    MO_FIELD_FLAG_OF("validate", nb_params, validate),
+};
 
 static void nb_usage(FILE *f)
 {
@@ -180,20 +146,6 @@ static void nb_usage(FILE *f)
             "  (--iters N           iterations per loop; default: about %g ms per loop, %g with\n"
             "                       --quick, %d to %d iterations)\n",
             DEFAULT_TESTS, SAMPLE_MS, SAMPLE_MS_QUICK, MIN_ITERS, MAX_ITERS);
-}
-
-static void nb_write_json(mo_json *w, const void *ctx)
-{
-    const nb_params *p = ctx;
-    mo_json_kv_int64(w, "tests", p->tests);
-    mo_json_key(w, "collectives");
-    mo_json_begin_array(w);
-    for (int i = 0; i < NCOLLS; i++)
-        if (p->colls & (1u << i))
-            mo_json_string(w, COLLS[i].name);
-    mo_json_end_array(w);
-    mo_json_kv_string(w, "datatype", DT_NAMES[p->dtype]);
-    mo_json_kv_bool(w, "validate", p->validate);
 }
 
 /* ---- measured data ---------------------------------------------------------- */
@@ -586,6 +538,38 @@ static void write_rank_array(mo_json *w, const char *key, const double *base, in
     mo_json_end_array(w);
 }
 
+/* One of "cases". */
+static void write_case(mo_json *w, const void *item, const void *ctx)
+{
+    const nb_case *cs = item;
+    const nb_state *st = ctx;
+    mo_json_kv_string(w, "collective", COLLS[cs->coll].name);
+    mo_json_kv_uint64(w, "size", cs->size);
+    mo_json_kv_uint64(w, "bytes", cs->bytes);
+    mo_json_kv_int64(w, "iterations", cs->iterations);
+    mo_json_kv_double(w, "t_pure_max_us", cs->t_pure_max_us);
+    mo_json_kv_uint64(w, "work_units", cs->units);
+    mo_json_kv_double(w, "work_us_nominal", (double)cs->units / st->rate);
+    for (int k = 0; k < NP; k++)
+        write_rank_array(w, P_KEYS[k], cs->p, NP, k, st->nranks);
+    if (cs->invalid >= 0)
+        mo_json_kv_int64(w, "invalid_elements", cs->invalid);
+    mo_json_key(w, "variants");
+    mo_json_begin_array(w);
+    for (int vi = 0; vi < cs->nvar; vi++) {
+        const nb_variant *v = &cs->var[vi];
+        char region[REGION_LEN];
+        region_name(region, sizeof region, cs->coll, cs->bytes, v->tests);
+        mo_json_begin_object(w);
+        mo_json_kv_int64(w, "tests", v->tests);
+        mo_json_kv_string(w, "region", region);
+        for (int k = 0; k < NV; k++)
+            write_rank_array(w, V_KEYS[k], v->v, NV, k, st->nranks);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const nb_state *st = ctx;
@@ -596,39 +580,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_int64(w, "tests", st->params->tests);
     mo_json_kv_double(w, "work_units_per_us", st->rate);
     mo_json_kv_int64(w, "cases_planned", st->planned);
-    mo_json_key(w, "cases");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->ncases; i++) {
-        const nb_case *cs = &st->cases[i];
-        mo_json_begin_object(w);
-        mo_json_kv_string(w, "collective", COLLS[cs->coll].name);
-        mo_json_kv_uint64(w, "size", cs->size);
-        mo_json_kv_uint64(w, "bytes", cs->bytes);
-        mo_json_kv_int64(w, "iterations", cs->iterations);
-        mo_json_kv_double(w, "t_pure_max_us", cs->t_pure_max_us);
-        mo_json_kv_uint64(w, "work_units", cs->units);
-        mo_json_kv_double(w, "work_us_nominal", (double)cs->units / st->rate);
-        for (int k = 0; k < NP; k++)
-            write_rank_array(w, P_KEYS[k], cs->p, NP, k, st->nranks);
-        if (cs->invalid >= 0)
-            mo_json_kv_int64(w, "invalid_elements", cs->invalid);
-        mo_json_key(w, "variants");
-        mo_json_begin_array(w);
-        for (int vi = 0; vi < cs->nvar; vi++) {
-            const nb_variant *v = &cs->var[vi];
-            char region[REGION_LEN];
-            region_name(region, sizeof region, cs->coll, cs->bytes, v->tests);
-            mo_json_begin_object(w);
-            mo_json_kv_int64(w, "tests", v->tests);
-            mo_json_kv_string(w, "region", region);
-            for (int k = 0; k < NV; k++)
-                write_rank_array(w, V_KEYS[k], v->v, NV, k, st->nranks);
-            mo_json_end_object(w);
-        }
-        mo_json_end_array(w);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "cases", st->cases, sizeof *st->cases, (size_t)st->ncases, write_case, st);
     mo_json_end_object(w);
 }
 
@@ -784,9 +736,9 @@ int main(int argc, char **argv)
 {
     static nb_params params = {.colls = (1u << NCOLLS) - 1, .tests = DEFAULT_TESTS, .dtype = DT_INT};
     static nb_state st = {.params = &params};
-    static const mo_bench_options ext = {nb_longopts, nb_parse, NULL, nb_usage, nb_write_json, &params};
+    static const mo_bench_options ext = {.usage = nb_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, nb_check, QUICK_SIZES}, .benchmark = BENCH,
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, nb_check, QUICK_SIZES}, .benchmark = BENCH, MO_KERNEL_FIELDS(nb_fields),
         .results = write_results, .state = &st, .setup = nb_setup, .start = nb_start, .teardown = nb_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .npoints = nb_npoints, .point = nb_one_case,
         .recheck_work = true,

@@ -47,68 +47,17 @@ typedef struct ov_params {
     int directions; /* DIR_SEND | DIR_RECV */
     double thresh, bthresh, extend;
     long steps_per_octave;
-    bool spo_set;
     long max_steps;
     double work_start_frac;
 } ov_params;
 
-enum {
-    OPT_DIRECTION = MO_OPT_BENCH_FIRST, OPT_THRESH, OPT_BTHRESH, OPT_EXTEND, OPT_SPO,
-    OPT_MAX_STEPS, OPT_WORK_START_FRAC,
-};
-
-static const struct option ov_longopts[] = {
-    {"direction", required_argument, NULL, OPT_DIRECTION},
-    {"thresh", required_argument, NULL, OPT_THRESH},
-    {"bthresh", required_argument, NULL, OPT_BTHRESH},
-    {"extend", required_argument, NULL, OPT_EXTEND},
-    {"steps-per-octave", required_argument, NULL, OPT_SPO},
-    {"max-steps", required_argument, NULL, OPT_MAX_STEPS},
-    {"work-start-frac", required_argument, NULL, OPT_WORK_START_FRAC},
-    {NULL, 0, NULL, 0},
-};
-
-static int ov_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    ov_params *p = ctx;
-    switch (code) {
-    case OPT_DIRECTION:
-        if (strcmp(arg, "send") == 0)
-            p->directions = DIR_SEND;
-        else if (strcmp(arg, "recv") == 0)
-            p->directions = DIR_RECV;
-        else if (strcmp(arg, "both") == 0)
-            p->directions = DIR_SEND | DIR_RECV;
-        else {
-            snprintf(err, errlen, "--direction: expected send, recv or both, got '%s'", arg);
-            return -1;
-        }
-        return 0;
-    case OPT_THRESH: return mo_options_parse_double("thresh", arg, 1.0, 1e6, &p->thresh, err, errlen);
-    case OPT_BTHRESH: return mo_options_parse_double("bthresh", arg, 1.0, 1e6, &p->bthresh, err, errlen);
-    case OPT_EXTEND: return mo_options_parse_double("extend", arg, 1.0, 1e6, &p->extend, err, errlen);
-    case OPT_SPO:
-        p->spo_set = true;
-        return mo_options_parse_long("steps-per-octave", arg, 1, 64, &p->steps_per_octave, err, errlen);
-    case OPT_MAX_STEPS: return mo_options_parse_long("max-steps", arg, 2, 100000, &p->max_steps, err, errlen);
-    case OPT_WORK_START_FRAC:
-        if (mo_options_parse_double("work-start-frac", arg, 0.0, 1e3, &p->work_start_frac, err, errlen))
-            return -1;
-        if (p->work_start_frac <= 0) {
-            snprintf(err, errlen, "--work-start-frac: must be greater than 0");
-            return -1;
-        }
-        return 0;
-    }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
-}
+static const char *const DIR_NAMES[] = {"send", "recv", "both"};
+static const int DIR_SETS[] = {DIR_SEND, DIR_RECV, DIR_SEND | DIR_RECV};
 
 static int ov_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
+    (void)quick;
     ov_params *p = ctx;
-    if (!p->spo_set)
-        p->steps_per_octave = quick ? 2 : 3;
     if (p->bthresh > p->thresh) {
         snprintf(err, errlen, "--bthresh (%g) must not exceed --thresh (%g)", p->bthresh, p->thresh);
         return -1;
@@ -120,6 +69,17 @@ static int ov_finalize(void *ctx, bool quick, char *err, size_t errlen)
     return 0;
 }
 
+static const mo_field ov_fields[] = {
+    MO_FIELD_CHOICE_OF("direction", ov_params, directions, DIR_NAMES, DIR_SETS, 3,
+                       "--direction: expected send, recv or both, got '%s'"),
+    MO_FIELD_DOUBLE_OF("thresh", ov_params, thresh, 1.0, 1e6),
+    MO_FIELD_DOUBLE_OF("bthresh", ov_params, bthresh, 1.0, 1e6),
+    MO_FIELD_DOUBLE_OF("extend", ov_params, extend, 1.0, 1e6),
+    MO_FIELD_LONG_Q("steps-per-octave", ov_params, steps_per_octave, 1, 64, 3, 2),
+    MO_FIELD_LONG_OF("max-steps", ov_params, max_steps, 2, 100000),
+    MO_FIELD_DOUBLE_ABOVE("work-start-frac", ov_params, work_start_frac, 0.0, 1e3),
+};
+
 static void ov_usage(FILE *f)
 {
     fputs("  --direction D        send, recv or both (default both)\n"
@@ -130,20 +90,6 @@ static void ov_usage(FILE *f)
           "  --max-steps N        most work steps per size (default 60)\n"
           "  --work-start-frac F  first non-zero work = F * pilot base_t (default 0.03125)\n",
           f);
-}
-
-static void ov_write_json(mo_json *w, const void *ctx)
-{
-    const ov_params *p = ctx;
-    mo_json_kv_string(w, "direction", p->directions == (DIR_SEND | DIR_RECV) ? "both"
-                                      : p->directions == DIR_SEND            ? "send"
-                                                                             : "recv");
-    mo_json_kv_double(w, "thresh", p->thresh);
-    mo_json_kv_double(w, "bthresh", p->bthresh);
-    mo_json_kv_double(w, "extend", p->extend);
-    mo_json_kv_int64(w, "steps_per_octave", p->steps_per_octave);
-    mo_json_kv_int64(w, "max_steps", p->max_steps);
-    mo_json_kv_double(w, "work_start_frac", p->work_start_frac);
 }
 
 /* ---- measured data -------------------------------------------------------- */
@@ -466,62 +412,62 @@ static int measure_size(const ov_state *st, int dir, ov_size *sz, bool *time_up)
 
 /* ---- output ------------------------------------------------------------- */
 
+/* One of "steps". */
+static void write_step(mo_json *w, const void *item, const void *ctx)
+{
+    const ov_step *s = item;
+    (void)ctx;
+    mo_json_kv_uint64(w, "work_units", s->units);
+    mo_json_kv_double(w, "work_us_nominal", s->work_us_nominal);
+    mo_json_kv_int64(w, "iterations", s->iterations);
+    mo_json_stats(w, "iter_t_us", &s->iter.st);
+    mo_json_stats(w, "work_t_us", &s->work.st);
+    mo_json_kv_doubles(w, "iter_samples_us", s->iter.samples, s->iter.st.n);
+    mo_json_kv_doubles(w, "work_samples_us", s->work.samples, s->work.st.n);
+}
+
+/* One of "sizes". */
+static void write_size(mo_json *w, const void *item, const void *ctx)
+{
+    const ov_size *sz = item;
+    (void)ctx;
+    mo_json_kv_uint64(w, "size", sz->size);
+    mo_json_kv_bool(w, "complete", sz->complete);
+    if (sz->stop_reason)
+        mo_json_kv_string(w, "stop_reason", sz->stop_reason);
+    mo_json_objects(w, "steps", sz->steps, sizeof *sz->steps, (size_t)sz->nsteps, write_step, NULL);
+    const ov_classic *c = &sz->classic;
+    mo_json_key(w, "classic");
+    mo_json_begin_object(w);
+    mo_json_kv_bool(w, "found", c->found);
+    mo_json_kv_double(w, "base_t_us", c->base_t);
+    mo_json_kv_int64(w, "base_steps", c->base_steps);
+    mo_json_key(w, "stop_step");
+    if (c->found)
+        mo_json_int64(w, c->stop_step);
+    else
+        mo_json_null(w);
+    mo_json_kv_double(w, "iter_t_us", c->iter_t);
+    mo_json_kv_double(w, "work_t_us", c->work_t);
+    mo_json_kv_double(w, "overhead_us", c->overhead);
+    mo_json_kv_double(w, "availability_pct", c->availability_pct);
+    mo_json_end_object(w);
+}
+
+/* One of "directions". */
+static void write_direction(mo_json *w, const void *item, const void *ctx)
+{
+    const ov_direction *dir = item;
+    (void)ctx;
+    mo_json_kv_string(w, "direction", dir_name(dir->dir));
+    mo_json_objects(w, "sizes", dir->sizes, sizeof *dir->sizes, (size_t)dir->nsizes, write_size, NULL);
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const ov_state *st = ctx;
     mo_json_begin_object(w);
-    mo_json_key(w, "directions");
-    mo_json_begin_array(w);
-    for (int d = 0; d < st->ndirs; d++) {
-        const ov_direction *dir = &st->dirs[d];
-        mo_json_begin_object(w);
-        mo_json_kv_string(w, "direction", dir_name(dir->dir));
-        mo_json_key(w, "sizes");
-        mo_json_begin_array(w);
-        for (int i = 0; i < dir->nsizes; i++) {
-            const ov_size *sz = &dir->sizes[i];
-            mo_json_begin_object(w);
-            mo_json_kv_uint64(w, "size", sz->size);
-            mo_json_kv_bool(w, "complete", sz->complete);
-            if (sz->stop_reason)
-                mo_json_kv_string(w, "stop_reason", sz->stop_reason);
-            mo_json_key(w, "steps");
-            mo_json_begin_array(w);
-            for (int j = 0; j < sz->nsteps; j++) {
-                const ov_step *s = &sz->steps[j];
-                mo_json_begin_object(w);
-                mo_json_kv_uint64(w, "work_units", s->units);
-                mo_json_kv_double(w, "work_us_nominal", s->work_us_nominal);
-                mo_json_kv_int64(w, "iterations", s->iterations);
-                mo_json_stats(w, "iter_t_us", &s->iter.st);
-                mo_json_stats(w, "work_t_us", &s->work.st);
-                mo_json_kv_doubles(w, "iter_samples_us", s->iter.samples, s->iter.st.n);
-                mo_json_kv_doubles(w, "work_samples_us", s->work.samples, s->work.st.n);
-                mo_json_end_object(w);
-            }
-            mo_json_end_array(w);
-            const ov_classic *c = &sz->classic;
-            mo_json_key(w, "classic");
-            mo_json_begin_object(w);
-            mo_json_kv_bool(w, "found", c->found);
-            mo_json_kv_double(w, "base_t_us", c->base_t);
-            mo_json_kv_int64(w, "base_steps", c->base_steps);
-            mo_json_key(w, "stop_step");
-            if (c->found)
-                mo_json_int64(w, c->stop_step);
-            else
-                mo_json_null(w);
-            mo_json_kv_double(w, "iter_t_us", c->iter_t);
-            mo_json_kv_double(w, "work_t_us", c->work_t);
-            mo_json_kv_double(w, "overhead_us", c->overhead);
-            mo_json_kv_double(w, "availability_pct", c->availability_pct);
-            mo_json_end_object(w);
-            mo_json_end_object(w);
-        }
-        mo_json_end_array(w);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "directions", st->dirs, sizeof *st->dirs, (size_t)st->ndirs, write_direction, NULL);
     mo_json_end_object(w);
 }
 
@@ -660,9 +606,9 @@ int main(int argc, char **argv)
         .steps_per_octave = 3, .max_steps = 60, .work_start_frac = 1.0 / 32.0,
     };
     static ov_state st = {.params = &params};
-    static const mo_bench_options ext = {ov_longopts, ov_parse, ov_finalize, ov_usage, ov_write_json, &params};
+    static const mo_bench_options ext = {.finalize = ov_finalize, .usage = ov_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .pair = true,
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .pair = true, MO_KERNEL_FIELDS(ov_fields),
         .results = write_results, .state = &st, .setup = ov_setup, .start = ov_start, .measure = ov_measure,
         .verbose_done = true, .teardown = ov_teardown,
     };

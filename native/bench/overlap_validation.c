@@ -80,52 +80,13 @@ static const vs_pairing PAIRINGS[NPAIRINGS] = {
 typedef struct vs_params {
     unsigned pairings; /* bit i: PAIRINGS[i] */
     long steps;
-    bool steps_set;
 } vs_params;
 
-enum { OPT_PAIRINGS = MO_OPT_BENCH_FIRST, OPT_STEPS };
-
-static const struct option vs_longopts[] = {
-    {"pairings", required_argument, NULL, OPT_PAIRINGS},
-    {"steps", required_argument, NULL, OPT_STEPS},
-    {NULL, 0, NULL, 0},
+static const mo_field vs_fields[] = {
+    MO_FIELD_SET_IN("pairings", vs_params, pairings, PAIRINGS, NPAIRINGS, "all", false,
+                    "--pairings: unknown pairing '%.*s' (known: isend-irecv, isend-recv, send-irecv, all)"),
+    MO_FIELD_LONG_Q("steps", vs_params, steps, 2, MAX_REGIONS, DEFAULT_STEPS, DEFAULT_STEPS_QUICK),
 };
-
-static int parse_pairings(const char *arg, unsigned *out, char *err, size_t errlen)
-{
-    const char *names[NPAIRINGS], *bad;
-    int len;
-    for (int i = 0; i < NPAIRINGS; i++)
-        names[i] = PAIRINGS[i].name;
-    if (mo_options_parse_set(arg, names, NPAIRINGS, "all", false, out, &bad, &len) == 0)
-        return 0;
-    snprintf(err, errlen, "--pairings: unknown pairing '%.*s' (known: isend-irecv, isend-recv, "
-                          "send-irecv, all)", len, bad);
-    return -1;
-}
-
-static int vs_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    vs_params *p = ctx;
-    switch (code) {
-    case OPT_PAIRINGS: return parse_pairings(arg, &p->pairings, err, errlen);
-    case OPT_STEPS:
-        p->steps_set = true;
-        return mo_options_parse_long("steps", arg, 2, MAX_REGIONS, &p->steps, err, errlen);
-    }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
-}
-
-static int vs_finalize(void *ctx, bool quick, char *err, size_t errlen)
-{
-    (void)err;
-    (void)errlen;
-    vs_params *p = ctx;
-    if (!p->steps_set)
-        p->steps = quick ? DEFAULT_STEPS_QUICK : DEFAULT_STEPS;
-    return 0;
-}
 
 static void vs_usage(FILE *f)
 {
@@ -138,18 +99,6 @@ static void vs_usage(FILE *f)
             "  (--iters N           iterations per step; default %d, --quick %d)\n",
             TOP_FACTOR, TOP_MIN_US, DEFAULT_STEPS, DEFAULT_STEPS_QUICK, DEFAULT_ITERS,
             DEFAULT_ITERS_QUICK);
-}
-
-static void vs_write_json(mo_json *w, const void *ctx)
-{
-    const vs_params *p = ctx;
-    mo_json_key(w, "pairings");
-    mo_json_begin_array(w);
-    for (int i = 0; i < NPAIRINGS; i++)
-        if (p->pairings & (1u << i))
-            mo_json_string(w, PAIRINGS[i].name);
-    mo_json_end_array(w);
-    mo_json_kv_int64(w, "steps", p->steps);
 }
 
 /* ---- measured data --------------------------------------------------------- */
@@ -757,9 +706,9 @@ int main(int argc, char **argv)
 {
     static vs_params params = {.pairings = (1u << NPAIRINGS) - 1, .steps = DEFAULT_STEPS};
     static vs_state st = {.params = &params};
-    static const mo_bench_options ext = {vs_longopts, vs_parse, vs_finalize, vs_usage, vs_write_json, &params};
+    static const mo_bench_options ext = {.usage = vs_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL}, .benchmark = BENCH, .pair = true,
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL}, .benchmark = BENCH, .pair = true, MO_KERNEL_FIELDS(vs_fields),
         .results = write_results, .state = &st, .setup = vs_setup, .start = vs_start, .measure = vs_measure,
         .verbose_done = true, .teardown = vs_teardown,
     };

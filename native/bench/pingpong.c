@@ -113,56 +113,35 @@ typedef struct pp_params {
     double budget_s; /* target time of one pair's sweep */
     long passes;     /* sweeps over the sizes, each adding samples */
     uint64_t parts_max; /* largest size measured in its parts; 0: none */
-    bool budget_set, passes_set;
 } pp_params;
 
-enum { OPT_BUDGET = MO_OPT_BENCH_FIRST, OPT_PASSES, OPT_PARTS_MAX };
+static int parse_parts_max(void *ctx, const char *arg, char *err, size_t errlen)
+{
+    pp_params *p = ctx;
+    /* One size, written as --sizes takes it ("1M", "65536"). */
+    mo_sizes one;
+    if (mo_sizes_parse(arg, &one, err, errlen) != 0)
+        return -1;
+    bool single = one.n == 1;
+    p->parts_max = single ? one.v[0] : 0;
+    mo_sizes_free(&one);
+    if (!single)
+        snprintf(err, errlen, "--parts-max takes one size (e.g. 1M), not '%s'", arg);
+    return single ? 0 : -1;
+}
 
-static const struct option pp_longopts[] = {
-    {"budget", required_argument, NULL, OPT_BUDGET},
-    {"passes", required_argument, NULL, OPT_PASSES},
-    {"parts-max", required_argument, NULL, OPT_PARTS_MAX},
-    {NULL, 0, NULL, 0},
+static void parts_max_json(mo_json *w, const void *ctx)
+{
+    const pp_params *p = ctx;
+    mo_json_kv_uint64(w, "parts_max", p->parts_max);
+}
+
+static const mo_field pp_fields[] = {
+    {.name = "budget", .key = "budget_s", .kind = MO_FIELD_DOUBLE, .offset = offsetof(pp_params, budget_s),
+     .dlo = 0.0, .dhi = 1e6, .by_quick = true, .def = DEFAULT_BUDGET_S, .quick = DEFAULT_BUDGET_QUICK_S},
+    MO_FIELD_LONG_Q("passes", pp_params, passes, 1, MAX_PASSES, DEFAULT_PASSES, DEFAULT_PASSES_QUICK),
+    MO_FIELD_CUSTOM_OF("parts-max", parse_parts_max, parts_max_json),
 };
-
-static int pp_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    pp_params *p = ctx;
-    if (code == OPT_BUDGET) {
-        p->budget_set = true;
-        return mo_options_parse_double("budget", arg, 0.0, 1e6, &p->budget_s, err, errlen);
-    }
-    if (code == OPT_PASSES) {
-        p->passes_set = true;
-        return mo_options_parse_long("passes", arg, 1, MAX_PASSES, &p->passes, err, errlen);
-    }
-    if (code == OPT_PARTS_MAX) {
-        /* One size, written as --sizes takes it ("1M", "65536"). */
-        mo_sizes one;
-        if (mo_sizes_parse(arg, &one, err, errlen) != 0)
-            return -1;
-        bool single = one.n == 1;
-        p->parts_max = single ? one.v[0] : 0;
-        mo_sizes_free(&one);
-        if (!single)
-            snprintf(err, errlen, "--parts-max takes one size (e.g. 1M), not '%s'", arg);
-        return single ? 0 : -1;
-    }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
-}
-
-static int pp_finalize(void *ctx, bool quick, char *err, size_t errlen)
-{
-    (void)err;
-    (void)errlen;
-    pp_params *p = ctx;
-    if (!p->budget_set)
-        p->budget_s = quick ? DEFAULT_BUDGET_QUICK_S : DEFAULT_BUDGET_S;
-    if (!p->passes_set)
-        p->passes = quick ? DEFAULT_PASSES_QUICK : DEFAULT_PASSES;
-    return 0;
-}
 
 static void pp_usage(FILE *f)
 {
@@ -176,14 +155,6 @@ static void pp_usage(FILE *f)
             "                       overhead o_s, the receiver's o_r, the gap g (default 0: none)\n",
             SAMPLE_MS, SAMPLE_MS_QUICK, DEFAULT_BUDGET_S, DEFAULT_BUDGET_QUICK_S, DEFAULT_PASSES,
             DEFAULT_PASSES_QUICK);
-}
-
-static void pp_write_json(mo_json *w, const void *ctx)
-{
-    const pp_params *p = ctx;
-    mo_json_kv_double(w, "budget_s", p->budget_s);
-    mo_json_kv_int64(w, "passes", p->passes);
-    mo_json_kv_uint64(w, "parts_max", p->parts_max);
 }
 
 /* ---- state ------------------------------------------------------------ */
@@ -509,74 +480,74 @@ static void measure_visit(const pp_state *st, const pp_pair *p, pp_size *sz, dou
 
 /* ---- output ----------------------------------------------------------- */
 
-static void write_results(mo_json *w, const void *ctx)
+/* One of "pairs". */
+static void write_pair(mo_json *w, const void *item, const void *ctx)
 {
+    const pp_pair *p = item;
     const pp_state *st = ctx;
-    mo_json_begin_object(w);
-    mo_json_key(w, "pairs");
+    mo_json_kv_string(w, "class", p->cls);
+    mo_json_key(w, "ranks");
     mo_json_begin_array(w);
-    for (int i = 0; i < st->npairs; i++) {
-        const pp_pair *p = &st->pairs[i];
+    mo_json_int64(w, 0);
+    mo_json_int64(w, p->peer);
+    mo_json_end_array(w);
+    mo_json_key(w, "hosts");
+    mo_json_begin_array(w);
+    const char *const *hosts = (const char *const *)st->prov->hosts;
+    mo_json_string(w, hosts && hosts[0] ? hosts[0] : "unknown");
+    mo_json_string(w, hosts && hosts[p->peer] ? hosts[p->peer] : "unknown");
+    mo_json_end_array(w);
+    mo_json_kv_bool(w, "complete", p->complete);
+    mo_json_key(w, "sizes");
+    mo_json_begin_array(w);
+    for (int j = 0; j < p->nsizes; j++) {
+        const pp_size *sz = &p->sizes[j];
+        if (sz->n == 0) /* not visited yet (shuffled order) */
+            continue;
         mo_json_begin_object(w);
-        mo_json_kv_string(w, "class", p->cls);
-        mo_json_key(w, "ranks");
+        mo_json_kv_uint64(w, "bytes", sz->bytes);
+        mo_json_kv_double(w, "one_way_s", sz->st.median);
+        mo_json_kv_int64(w, "samples", (int64_t)sz->n);
+        mo_json_kv_int64(w, "iterations", sz->iterations);
+        mo_json_kv_double(w, "min_s", sz->st.min);
+        mo_json_kv_double(w, "mean_s", sz->st.mean);
+        mo_json_kv_double(w, "max_s", sz->st.max);
+        mo_json_kv_double(w, "ci_lo_s", sz->st.ci95_low);
+        mo_json_kv_double(w, "ci_hi_s", sz->st.ci95_high);
+        mo_json_kv_doubles(w, "samples_s", sz->samples, sz->n);
+        mo_json_kv_doubles(w, "cpu_share", sz->shares, sz->n);
+        mo_json_key(w, "visit_ends");
         mo_json_begin_array(w);
-        mo_json_int64(w, 0);
-        mo_json_int64(w, p->peer);
+        for (int v = 0; v < sz->nvisits; v++)
+            mo_json_int64(w, sz->visit_ends[v]);
         mo_json_end_array(w);
-        mo_json_key(w, "hosts");
-        mo_json_begin_array(w);
-        const char *const *hosts = (const char *const *)st->prov->hosts;
-        mo_json_string(w, hosts && hosts[0] ? hosts[0] : "unknown");
-        mo_json_string(w, hosts && hosts[p->peer] ? hosts[p->peer] : "unknown");
-        mo_json_end_array(w);
-        mo_json_kv_bool(w, "complete", p->complete);
-        mo_json_key(w, "sizes");
-        mo_json_begin_array(w);
-        for (int j = 0; j < p->nsizes; j++) {
-            const pp_size *sz = &p->sizes[j];
-            if (sz->n == 0) /* not visited yet (shuffled order) */
-                continue;
+        if (sz->parts[PART_OS].n > 0) {
+            mo_json_key(w, "parts");
             mo_json_begin_object(w);
-            mo_json_kv_uint64(w, "bytes", sz->bytes);
-            mo_json_kv_double(w, "one_way_s", sz->st.median);
-            mo_json_kv_int64(w, "samples", (int64_t)sz->n);
-            mo_json_kv_int64(w, "iterations", sz->iterations);
-            mo_json_kv_double(w, "min_s", sz->st.min);
-            mo_json_kv_double(w, "mean_s", sz->st.mean);
-            mo_json_kv_double(w, "max_s", sz->st.max);
-            mo_json_kv_double(w, "ci_lo_s", sz->st.ci95_low);
-            mo_json_kv_double(w, "ci_hi_s", sz->st.ci95_high);
-            mo_json_kv_doubles(w, "samples_s", sz->samples, sz->n);
-            mo_json_kv_doubles(w, "cpu_share", sz->shares, sz->n);
-            mo_json_key(w, "visit_ends");
-            mo_json_begin_array(w);
-            for (int v = 0; v < sz->nvisits; v++)
-                mo_json_int64(w, sz->visit_ends[v]);
-            mo_json_end_array(w);
-            if (sz->parts[PART_OS].n > 0) {
-                mo_json_key(w, "parts");
+            for (int k = 0; k < NPARTS; k++) {
+                const pp_part *pt = &sz->parts[k];
+                mo_json_key(w, part_names[k]);
                 mo_json_begin_object(w);
-                for (int k = 0; k < NPARTS; k++) {
-                    const pp_part *pt = &sz->parts[k];
-                    mo_json_key(w, part_names[k]);
-                    mo_json_begin_object(w);
-                    mo_json_kv_doubles(w, "samples_s", pt->samples, pt->n);
-                    mo_json_kv_doubles(w, "cpu_share", pt->shares, pt->n);
-                    if (k == PART_OR) {
-                        mo_json_kv_doubles(w, "sender_s", pt->sender, pt->n);
-                        mo_json_kv_doubles(w, "delay_s", pt->delay, pt->n);
-                    }
-                    mo_json_end_object(w);
+                mo_json_kv_doubles(w, "samples_s", pt->samples, pt->n);
+                mo_json_kv_doubles(w, "cpu_share", pt->shares, pt->n);
+                if (k == PART_OR) {
+                    mo_json_kv_doubles(w, "sender_s", pt->sender, pt->n);
+                    mo_json_kv_doubles(w, "delay_s", pt->delay, pt->n);
                 }
                 mo_json_end_object(w);
             }
             mo_json_end_object(w);
         }
-        mo_json_end_array(w);
         mo_json_end_object(w);
     }
     mo_json_end_array(w);
+}
+
+static void write_results(mo_json *w, const void *ctx)
+{
+    const pp_state *st = ctx;
+    mo_json_begin_object(w);
+    mo_json_objects(w, "pairs", st->pairs, sizeof *st->pairs, (size_t)st->npairs, write_pair, st);
     mo_json_kv_int64(w, "ranks", st->ranks);
     mo_json_kv_int64(w, "nodes", st->nodes);
     mo_json_fingerprints(w, &st->fp);
@@ -893,11 +864,11 @@ static void pp_teardown(mo_bench *b, void *ctx)
 
 int main(int argc, char **argv)
 {
-    static pp_params params = {.budget_s = DEFAULT_BUDGET_S, .passes = DEFAULT_PASSES};
+    static pp_params params;
     static pp_state st = {.params = &params};
-    static const mo_bench_options ext = {pp_longopts, pp_parse, pp_finalize, pp_usage, pp_write_json, &params};
+    static const mo_bench_options ext = {.usage = pp_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL},
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, MO_KERNEL_FIELDS(pp_fields),
         .results = write_results, .state = &st, .configure = pp_configure, .setup = pp_setup,
         .measure = pp_measure, .verbose_done = true, .teardown = pp_teardown,
     };

@@ -62,18 +62,8 @@ typedef struct pl_params {
     double work_ms;
     double intervals[MAX_INTERVALS]; /* us */
     int nintervals;
-    bool samples_set, work_set, intervals_set;
+    bool intervals_set;
 } pl_params;
-
-enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_INTERVALS, OPT_WORK_MS, OPT_WINDOW };
-
-static const struct option pl_longopts[] = {
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {"intervals", required_argument, NULL, OPT_INTERVALS},
-    {"work-ms", required_argument, NULL, OPT_WORK_MS},
-    {"window", required_argument, NULL, OPT_WINDOW},
-    {NULL, 0, NULL, 0},
-};
 
 static int parse_intervals(pl_params *p, const char *arg, char *err, size_t errlen)
 {
@@ -103,37 +93,34 @@ static int parse_intervals(pl_params *p, const char *arg, char *err, size_t errl
     return 0;
 }
 
-static int pl_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+static int intervals_field(void *ctx, const char *arg, char *err, size_t errlen)
 {
     pl_params *p = ctx;
-    switch (code) {
-    case OPT_SAMPLES:
-        p->samples_set = true;
-        return mo_options_parse_long("samples", arg, 1, 10000, &p->samples, err, errlen);
-    case OPT_INTERVALS:
-        p->intervals_set = true;
-        return parse_intervals(p, arg, err, errlen);
-    case OPT_WORK_MS:
-        p->work_set = true;
-        return mo_options_parse_double("work-ms", arg, 0.1, 1e5, &p->work_ms, err, errlen);
-    case OPT_WINDOW:
-        return mo_options_parse_long("window", arg, 1, MAX_WINDOW, &p->window, err, errlen);
-    }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
+    p->intervals_set = true;
+    return parse_intervals(p, arg, err, errlen);
 }
 
+static void intervals_json(mo_json *w, const void *ctx)
+{
+    const pl_params *p = ctx;
+    mo_json_kv_doubles(w, "intervals_us", p->intervals, (size_t)p->nintervals);
+}
+
+/* The intervals' --quick default (the fields' are applied before). */
 static int pl_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
     pl_params *p = ctx;
-    if (!p->samples_set)
-        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
-    if (!p->work_set)
-        p->work_ms = quick ? QUICK_WORK_MS : DEFAULT_WORK_MS;
     if (!p->intervals_set && parse_intervals(p, quick ? QUICK_INTERVALS : DEFAULT_INTERVALS, err, errlen))
         return -1;
     return 0;
 }
+
+static const mo_field pl_fields[] = {
+    MO_FIELD_LONG_Q("samples", pl_params, samples, 1, 10000, DEFAULT_SAMPLES, QUICK_SAMPLES),
+    MO_FIELD_LONG_OF("window", pl_params, window, 1, MAX_WINDOW),
+    MO_FIELD_DOUBLE_Q("work-ms", pl_params, work_ms, 0.1, 1e5, DEFAULT_WORK_MS, QUICK_WORK_MS),
+    MO_FIELD_CUSTOM_OF("intervals", intervals_field, intervals_json),
+};
 
 static void pl_usage(FILE *f)
 {
@@ -146,15 +133,6 @@ static void pl_usage(FILE *f)
             "  (--quick without --sizes: sizes %s)\n",
             DEFAULT_INTERVALS, QUICK_INTERVALS, MIN_POLLS, MAX_POLLS, DEFAULT_WORK_MS, QUICK_WORK_MS,
             DEFAULT_SAMPLES, QUICK_SAMPLES, QUICK_SIZES);
-}
-
-static void pl_write_json(mo_json *w, const void *ctx)
-{
-    const pl_params *p = ctx;
-    mo_json_kv_int64(w, "samples", p->samples);
-    mo_json_kv_int64(w, "window", p->window);
-    mo_json_kv_double(w, "work_ms", p->work_ms);
-    mo_json_kv_doubles(w, "intervals_us", p->intervals, (size_t)p->nintervals);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -192,7 +170,7 @@ typedef struct pl_state {
 typedef struct pl_cmd {
     int64_t op, size, chunk_units, chunks;
 } pl_cmd;
-enum { CMD_QUIT = 0, CMD_SAMPLE = 1, CMD_DRY = 2 };
+enum { CMD_SAMPLE = MO_CMD_QUIT + 1, CMD_DRY };
 
 /* ---- the measurements (both ranks) ---------------------------------------- */
 
@@ -276,22 +254,19 @@ static double dry(const pl_cmd *c)
 
 static double command(pl_state *st, pl_cmd c, long *polls, long *messages)
 {
-    MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
+    mo_cmd_send(st->ctl, &c, sizeof c);
     if (c.op == CMD_DRY)
         return dry(&c);
     return receiver(st, &c, polls, messages);
 }
 
-static void serve(pl_state *st)
+/* The other ranks: rank 1 sends for each of rank 0's samples. */
+static void serve_cmd(void *ctx, const void *cmd)
 {
-    for (;;) {
-        pl_cmd c;
-        MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
-        if (c.op == CMD_QUIT)
-            return;
-        if (c.op == CMD_SAMPLE && st->rank == 1)
-            sender(st, &c);
-    }
+    pl_state *st = ctx;
+    const pl_cmd *c = cmd;
+    if (c->op == CMD_SAMPLE && st->rank == 1)
+        sender(st, c);
 }
 
 static void measure_point(pl_state *st, pl_point *pt)
@@ -321,6 +296,28 @@ static void measure_point(pl_state *st, pl_point *pt)
 
 /* ---- output ------------------------------------------------------------- */
 
+/* One of "points". */
+static void write_point(mo_json *w, const void *item, const void *ctx)
+{
+    const pl_point *pt = item;
+    (void)ctx;
+    mo_json_kv_uint64(w, "size", pt->size);
+    mo_json_kv_double(w, "interval_us", pt->interval_us);
+    mo_json_kv_uint64(w, "chunk_units", pt->chunk_units);
+    mo_json_kv_int64(w, "chunks", pt->chunks);
+    mo_json_key(w, "samples");
+    mo_json_begin_array(w);
+    for (size_t k = 0; k < pt->n; k++) {
+        mo_json_begin_object(w);
+        mo_json_kv_double(w, "work_ns", pt->s[k].work_ns);
+        mo_json_kv_double(w, "dry_ns", pt->s[k].dry_ns);
+        mo_json_kv_int64(w, "polls", pt->s[k].polls);
+        mo_json_kv_int64(w, "messages", pt->s[k].messages);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const pl_state *st = ctx;
@@ -331,29 +328,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_double(w, "work_ns", st->params->work_ms * 1e6);
     mo_json_kv_doubles(w, "intervals_us", st->params->intervals, (size_t)st->params->nintervals);
     mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_key(w, "points");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->npoints; i++) {
-        const pl_point *pt = &st->points[i];
-        mo_json_begin_object(w);
-        mo_json_kv_uint64(w, "size", pt->size);
-        mo_json_kv_double(w, "interval_us", pt->interval_us);
-        mo_json_kv_uint64(w, "chunk_units", pt->chunk_units);
-        mo_json_kv_int64(w, "chunks", pt->chunks);
-        mo_json_key(w, "samples");
-        mo_json_begin_array(w);
-        for (size_t k = 0; k < pt->n; k++) {
-            mo_json_begin_object(w);
-            mo_json_kv_double(w, "work_ns", pt->s[k].work_ns);
-            mo_json_kv_double(w, "dry_ns", pt->s[k].dry_ns);
-            mo_json_kv_int64(w, "polls", pt->s[k].polls);
-            mo_json_kv_int64(w, "messages", pt->s[k].messages);
-            mo_json_end_object(w);
-        }
-        mo_json_end_array(w);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
     mo_json_end_object(w);
 }
 
@@ -394,7 +369,7 @@ static void pl_setup(mo_bench *b, void *ctx)
     st->rank = b->rank;
     st->work = &b->work;
     MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st->ctl);
+    st->ctl = b->ctl;
     b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
     const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
     const size_t bytes = (size_t)st->params->window * (size_t)(largest > 0 ? largest : 1);
@@ -437,27 +412,12 @@ static int pl_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     return MO_POINT_OK;
 }
 
-static void pl_serve(mo_bench *b, void *ctx)
-{
-    (void)b;
-    serve(ctx);
-}
-
-static void pl_quit(mo_bench *b, void *ctx)
-{
-    pl_state *st = ctx;
-    (void)b;
-    pl_cmd quit = {CMD_QUIT, 0, 0, 0};
-    MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st->ctl);
-}
-
 static void pl_teardown(mo_bench *b, void *ctx)
 {
     pl_state *st = ctx;
     if (b->have_shm > 0)
         mo_shm_close(&st->shm);
     MPI_Comm_free(&st->comm);
-    MPI_Comm_free(&st->ctl);
     free_state(st);
 }
 
@@ -465,12 +425,12 @@ int main(int argc, char **argv)
 {
     static pl_params params = {.window = 2};
     static pl_state st = {.params = &params};
-    static const mo_bench_options ext = {pl_longopts, pl_parse, pl_finalize, pl_usage, pl_write_json, &params};
+    static const mo_bench_options ext = {.finalize = pl_finalize, .usage = pl_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES},
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, MO_KERNEL_FIELDS(pl_fields),
         .results = write_results, .state = &st, .setup = pl_setup, .teardown = pl_teardown,
         .mode = MO_BENCH_LEAD, .unit = "points", .npoints = pl_npoints, .point = pl_one_point,
-        .serve = pl_serve, .quit = pl_quit, .recheck_work = true,
+        .run_cmd = serve_cmd, .recheck_work = true,
     };
     return mo_bench_main(argc, argv, &k);
 }

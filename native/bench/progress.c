@@ -78,42 +78,12 @@ enum { SLOT_SENT = 0 };
 typedef struct pg_params {
     long samples;
     double budget_factor, min_budget_ms, max_budget_ms;
-    bool samples_set;
 } pg_params;
-
-enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_BUDGET_FACTOR, OPT_MIN_BUDGET_MS, OPT_MAX_BUDGET_MS };
-
-static const struct option pg_longopts[] = {
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {"budget-factor", required_argument, NULL, OPT_BUDGET_FACTOR},
-    {"min-budget-ms", required_argument, NULL, OPT_MIN_BUDGET_MS},
-    {"max-budget-ms", required_argument, NULL, OPT_MAX_BUDGET_MS},
-    {NULL, 0, NULL, 0},
-};
-
-static int pg_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    pg_params *p = ctx;
-    switch (code) {
-    case OPT_SAMPLES:
-        p->samples_set = true;
-        return mo_options_parse_long("samples", arg, 1, 10000, &p->samples, err, errlen);
-    case OPT_BUDGET_FACTOR:
-        return mo_options_parse_double("budget-factor", arg, 1.0, 1e6, &p->budget_factor, err, errlen);
-    case OPT_MIN_BUDGET_MS:
-        return mo_options_parse_double("min-budget-ms", arg, 0.01, 1e4, &p->min_budget_ms, err, errlen);
-    case OPT_MAX_BUDGET_MS:
-        return mo_options_parse_double("max-budget-ms", arg, 0.01, 1e5, &p->max_budget_ms, err, errlen);
-    }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
-}
 
 static int pg_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
+    (void)quick;
     pg_params *p = ctx;
-    if (!p->samples_set)
-        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
     if (p->max_budget_ms < p->min_budget_ms) {
         snprintf(err, errlen, "--max-budget-ms (%g) must be at least --min-budget-ms (%g)",
                  p->max_budget_ms, p->min_budget_ms);
@@ -121,6 +91,13 @@ static int pg_finalize(void *ctx, bool quick, char *err, size_t errlen)
     }
     return 0;
 }
+
+static const mo_field pg_fields[] = {
+    MO_FIELD_LONG_Q("samples", pg_params, samples, 1, 10000, DEFAULT_SAMPLES, QUICK_SAMPLES),
+    MO_FIELD_DOUBLE_OF("budget-factor", pg_params, budget_factor, 1.0, 1e6),
+    MO_FIELD_DOUBLE_OF("min-budget-ms", pg_params, min_budget_ms, 0.01, 1e4),
+    MO_FIELD_DOUBLE_OF("max-budget-ms", pg_params, max_budget_ms, 0.01, 1e5),
+};
 
 static void pg_usage(FILE *f)
 {
@@ -132,15 +109,6 @@ static void pg_usage(FILE *f)
             "  (--quick without --sizes: sizes %s)\n",
             DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_BUDGET_FACTOR, DEFAULT_MIN_BUDGET_MS,
             DEFAULT_MAX_BUDGET_MS, QUICK_SIZES);
-}
-
-static void pg_write_json(mo_json *w, const void *ctx)
-{
-    const pg_params *p = ctx;
-    mo_json_kv_int64(w, "samples", p->samples);
-    mo_json_kv_double(w, "budget_factor", p->budget_factor);
-    mo_json_kv_double(w, "min_budget_ms", p->min_budget_ms);
-    mo_json_kv_double(w, "max_budget_ms", p->max_budget_ms);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -192,7 +160,7 @@ typedef struct pg_state {
 typedef struct pg_cmd {
     int64_t op, size, a, b, c;
 } pg_cmd;
-enum { CMD_QUIT = 0, CMD_PINGPONG = 1, CMD_SAMPLE = 2 };
+enum { CMD_PINGPONG = MO_CMD_QUIT + 1, CMD_SAMPLE };
 enum { CASE_DRY = NCASES };
 
 /* ---- asynchronous-progress settings --------------------------------------- */
@@ -401,19 +369,14 @@ static void run_cmd(pg_state *st, const pg_cmd *c, double *pp_ns, pg_sample *out
 
 static void command(pg_state *st, pg_cmd c, double *pp_ns, pg_sample *out, long *errs)
 {
-    MPI_Bcast(&c, 5, MPI_INT64_T, 0, st->ctl);
+    mo_cmd_send(st->ctl, &c, sizeof c);
     run_cmd(st, &c, pp_ns, out, errs);
 }
 
-static void serve(pg_state *st)
+/* The other ranks: each of rank 0's commands. */
+static void serve_cmd(void *ctx, const void *cmd)
 {
-    for (;;) {
-        pg_cmd c;
-        MPI_Bcast(&c, 5, MPI_INT64_T, 0, st->ctl);
-        if (c.op == CMD_QUIT)
-            return;
-        run_cmd(st, &c, NULL, NULL, NULL);
-    }
+    run_cmd(ctx, cmd, NULL, NULL, NULL);
 }
 
 static void measure_point(pg_state *st, pg_point *pt)
@@ -473,6 +436,34 @@ static void write_samples(mo_json *w, const pg_sample *s, size_t n)
     mo_json_end_array(w);
 }
 
+/* One of "points". */
+static void write_point(mo_json *w, const void *item, const void *ctx)
+{
+    const pg_point *pt = item;
+    (void)ctx;
+    mo_json_kv_uint64(w, "size", pt->size);
+    mo_json_kv_double(w, "transfer_ns", pt->transfer_ns);
+    mo_json_kv_double(w, "budget_ns", pt->budget_ns);
+    mo_json_kv_double(w, "chunk_ns", pt->chunk_ns);
+    mo_json_kv_uint64(w, "chunk_units", pt->chunk_units);
+    mo_json_kv_int64(w, "max_chunks", pt->max_chunks);
+    mo_json_kv_int64(w, "data_errors", pt->data_errors);
+    mo_json_key(w, "dry");
+    mo_json_begin_object(w);
+    write_samples(w, pt->s[CASE_DRY], pt->n[CASE_DRY]);
+    mo_json_end_object(w);
+    mo_json_key(w, "cases");
+    mo_json_begin_array(w);
+    for (int c = 0; c < NCASES; c++) {
+        mo_json_begin_object(w);
+        mo_json_kv_string(w, "ordering", ORD_NAMES[c / NMODE]);
+        mo_json_kv_string(w, "sender", MODE_NAMES[c % NMODE]);
+        write_samples(w, pt->s[c], pt->n[c]);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const pg_state *st = ctx;
@@ -509,35 +500,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_array(w);
     mo_json_end_object(w);
     mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_key(w, "points");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->npoints; i++) {
-        const pg_point *pt = &st->points[i];
-        mo_json_begin_object(w);
-        mo_json_kv_uint64(w, "size", pt->size);
-        mo_json_kv_double(w, "transfer_ns", pt->transfer_ns);
-        mo_json_kv_double(w, "budget_ns", pt->budget_ns);
-        mo_json_kv_double(w, "chunk_ns", pt->chunk_ns);
-        mo_json_kv_uint64(w, "chunk_units", pt->chunk_units);
-        mo_json_kv_int64(w, "max_chunks", pt->max_chunks);
-        mo_json_kv_int64(w, "data_errors", pt->data_errors);
-        mo_json_key(w, "dry");
-        mo_json_begin_object(w);
-        write_samples(w, pt->s[CASE_DRY], pt->n[CASE_DRY]);
-        mo_json_end_object(w);
-        mo_json_key(w, "cases");
-        mo_json_begin_array(w);
-        for (int c = 0; c < NCASES; c++) {
-            mo_json_begin_object(w);
-            mo_json_kv_string(w, "ordering", ORD_NAMES[c / NMODE]);
-            mo_json_kv_string(w, "sender", MODE_NAMES[c % NMODE]);
-            write_samples(w, pt->s[c], pt->n[c]);
-            mo_json_end_object(w);
-        }
-        mo_json_end_array(w);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
     mo_json_end_object(w);
 }
 
@@ -592,7 +555,7 @@ static void pg_setup(mo_bench *b, void *ctx)
     read_progress_env(st);
     MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &st->pp);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st->ctl);
+    st->ctl = b->ctl;
     b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
     const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
     st->buf = mo_page_alloc((size_t)largest);
@@ -633,20 +596,6 @@ static int pg_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     return MO_POINT_OK;
 }
 
-static void pg_serve(mo_bench *b, void *ctx)
-{
-    (void)b;
-    serve(ctx);
-}
-
-static void pg_quit(mo_bench *b, void *ctx)
-{
-    pg_state *st = ctx;
-    (void)b;
-    pg_cmd quit = {CMD_QUIT, 0, 0, 0, 0};
-    MPI_Bcast(&quit, 5, MPI_INT64_T, 0, st->ctl);
-}
-
 static void pg_finish(mo_bench *b, void *ctx)
 {
     const pg_state *st = ctx;
@@ -663,20 +612,19 @@ static void pg_teardown(mo_bench *b, void *ctx)
         mo_shm_close(&st->shm);
     MPI_Comm_free(&st->comm);
     MPI_Comm_free(&st->pp);
-    MPI_Comm_free(&st->ctl);
     free_state(st);
 }
 
 int main(int argc, char **argv)
 {
-    static pg_params params = {0, DEFAULT_BUDGET_FACTOR, DEFAULT_MIN_BUDGET_MS, DEFAULT_MAX_BUDGET_MS, false};
+    static pg_params params = {0, DEFAULT_BUDGET_FACTOR, DEFAULT_MIN_BUDGET_MS, DEFAULT_MAX_BUDGET_MS};
     static pg_state st = {.params = &params};
-    static const mo_bench_options ext = {pg_longopts, pg_parse, pg_finalize, pg_usage, pg_write_json, &params};
+    static const mo_bench_options ext = {.finalize = pg_finalize, .usage = pg_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pg_check, QUICK_SIZES},
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pg_check, QUICK_SIZES}, MO_KERNEL_FIELDS(pg_fields),
         .results = write_results, .state = &st, .setup = pg_setup, .teardown = pg_teardown,
         .mode = MO_BENCH_LEAD, .unit = "sizes", .npoints = pg_npoints, .point = pg_one_point,
-        .serve = pg_serve, .quit = pg_quit, .finish = pg_finish, .recheck_work = true,
+        .run_cmd = serve_cmd, .finish = pg_finish, .recheck_work = true,
     };
     return mo_bench_main(argc, argv, &k);
 }

@@ -64,38 +64,14 @@ typedef struct rm_params {
     unsigned ops, syncs, wins;
 } rm_params;
 
-enum { OPT_OPS = MO_OPT_BENCH_FIRST, OPT_SYNCS, OPT_WINS };
-
-static const struct option rm_longopts[] = {
-    {"ops", required_argument, NULL, OPT_OPS},
-    {"sync", required_argument, NULL, OPT_SYNCS},
-    {"window", required_argument, NULL, OPT_WINS},
-    {NULL, 0, NULL, 0},
+static const mo_field rm_fields[] = {
+    MO_FIELD_SET_OF("ops", rm_params, ops, OP_NAMES, NOPS, "both", false,
+                    "--ops: unknown value '%.*s' (known: put, get, both)"),
+    MO_FIELD_SET_OF("sync", rm_params, syncs, SYNC_NAMES, NSYNCS, "both", false,
+                    "--sync: unknown value '%.*s' (known: flush, fence, both)"),
+    MO_FIELD_SET_OF("window", rm_params, wins, WIN_NAMES, NWINS, "both", false,
+                    "--window: unknown value '%.*s' (known: allocate, create, both)"),
 };
-
-static int parse_set(const char *opt, const char *arg, const char *const *names, int n, unsigned *out,
-                     char *err, size_t errlen)
-{
-    const char *bad;
-    int len;
-    if (mo_options_parse_set(arg, names, n, "both", false, out, &bad, &len) == 0)
-        return 0;
-    snprintf(err, errlen, "--%s: unknown value '%.*s' (known: %s, %s, both)", opt, len, bad, names[0],
-             names[1]);
-    return -1;
-}
-
-static int rm_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    rm_params *p = ctx;
-    switch (code) {
-    case OPT_OPS: return parse_set("ops", arg, OP_NAMES, NOPS, &p->ops, err, errlen);
-    case OPT_SYNCS: return parse_set("sync", arg, SYNC_NAMES, NSYNCS, &p->syncs, err, errlen);
-    case OPT_WINS: return parse_set("window", arg, WIN_NAMES, NWINS, &p->wins, err, errlen);
-    }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
-}
 
 static void rm_usage(FILE *f)
 {
@@ -108,14 +84,6 @@ static void rm_usage(FILE *f)
             "  (--iters N           iterations per loop; default: about %g ms per loop, %g with\n"
             "                       --quick, %d to %d iterations)\n",
             SAMPLE_MS, SAMPLE_MS_QUICK, MIN_ITERS, MAX_ITERS);
-}
-
-static void rm_write_json(mo_json *w, const void *ctx)
-{
-    const rm_params *p = ctx;
-    mo_options_json_set(w, "ops", OP_NAMES, NOPS, p->ops);
-    mo_options_json_set(w, "sync", SYNC_NAMES, NSYNCS, p->syncs);
-    mo_options_json_set(w, "window", WIN_NAMES, NWINS, p->wins);
 }
 
 /* ---- measured data ---------------------------------------------------------- */
@@ -290,6 +258,24 @@ static void measure_case(rm_state *st, rm_case *cs)
 
 /* ---- output ------------------------------------------------------------------ */
 
+/* One of "cases". */
+static void write_case(mo_json *w, const void *item, const void *ctx)
+{
+    const rm_case *cs = item;
+    const rm_state *st = ctx;
+    mo_json_kv_string(w, "window", WIN_NAMES[cs->win]);
+    mo_json_kv_string(w, "sync", SYNC_NAMES[cs->sync]);
+    mo_json_kv_string(w, "sync_call", SYNC_CALLS[cs->sync]);
+    mo_json_kv_string(w, "op", OP_NAMES[cs->op]);
+    mo_json_kv_string(w, "op_call", OP_CALLS[cs->op]);
+    mo_json_kv_uint64(w, "size", cs->size);
+    mo_json_kv_int64(w, "iterations", cs->iterations);
+    mo_json_kv_uint64(w, "work_units", cs->units);
+    mo_json_kv_double(w, "work_us_nominal", (double)cs->units / st->rate);
+    for (int k = 0; k < NQ; k++)
+        mo_json_stats(w, Q_KEYS[k], &cs->q[k]);
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const rm_state *st = ctx;
@@ -299,25 +285,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_string(w, "flush_target", "waits in MPI_Barrier");
     mo_json_kv_double(w, "work_units_per_us", st->rate);
     mo_json_kv_int64(w, "cases_planned", st->planned);
-    mo_json_key(w, "cases");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->ncases; i++) {
-        const rm_case *cs = &st->cases[i];
-        mo_json_begin_object(w);
-        mo_json_kv_string(w, "window", WIN_NAMES[cs->win]);
-        mo_json_kv_string(w, "sync", SYNC_NAMES[cs->sync]);
-        mo_json_kv_string(w, "sync_call", SYNC_CALLS[cs->sync]);
-        mo_json_kv_string(w, "op", OP_NAMES[cs->op]);
-        mo_json_kv_string(w, "op_call", OP_CALLS[cs->op]);
-        mo_json_kv_uint64(w, "size", cs->size);
-        mo_json_kv_int64(w, "iterations", cs->iterations);
-        mo_json_kv_uint64(w, "work_units", cs->units);
-        mo_json_kv_double(w, "work_us_nominal", (double)cs->units / st->rate);
-        for (int k = 0; k < NQ; k++)
-            mo_json_stats(w, Q_KEYS[k], &cs->q[k]);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "cases", st->cases, sizeof *st->cases, (size_t)st->ncases, write_case, st);
     mo_json_end_object(w);
 }
 
@@ -452,9 +420,9 @@ int main(int argc, char **argv)
 {
     static rm_params params = {.ops = (1u << NOPS) - 1, .syncs = (1u << NSYNCS) - 1, .wins = (1u << NWINS) - 1};
     static rm_state st = {.params = &params};
-    static const mo_bench_options ext = {rm_longopts, rm_parse, NULL, rm_usage, rm_write_json, &params};
+    static const mo_bench_options ext = {.usage = rm_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL}, .benchmark = BENCH, .pair = true,
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL}, .benchmark = BENCH, .pair = true, MO_KERNEL_FIELDS(rm_fields),
         .results = write_results, .state = &st, .setup = rm_setup, .start = rm_start, .teardown = rm_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .npoints = rm_npoints, .point = rm_one_case,
         .recheck_work = true,

@@ -345,6 +345,21 @@ static void find_tools(sf_state *st)
 
 /* ---- output ----------------------------------------------------------- */
 
+/* One of "sizes". */
+static void write_size(mo_json *w, const void *item, const void *ctx)
+{
+    const sf_size *sz = item;
+    (void)ctx;
+    mo_json_kv_uint64(w, "bytes", sz->bytes);
+    for (int m = 0; m < NMETHODS; m++) {
+        mo_json_key(w, method_names[m]);
+        mo_json_begin_object(w);
+        mo_json_kv_int64(w, "iterations", sz->m[m].iterations);
+        mo_json_kv_doubles(w, "samples_s", sz->m[m].samples, sz->m[m].n);
+        mo_json_end_object(w);
+    }
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const sf_state *st = ctx;
@@ -369,22 +384,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_null(w);
     mo_json_end_object(w);
     mo_cvar_json(w, st->cvars, st->ncvars, st->cvar_note);
-    mo_json_key(w, "sizes");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->nsizes; i++) {
-        const sf_size *sz = &st->sizes[i];
-        mo_json_begin_object(w);
-        mo_json_kv_uint64(w, "bytes", sz->bytes);
-        for (int m = 0; m < NMETHODS; m++) {
-            mo_json_key(w, method_names[m]);
-            mo_json_begin_object(w);
-            mo_json_kv_int64(w, "iterations", sz->m[m].iterations);
-            mo_json_kv_doubles(w, "samples_s", sz->m[m].samples, sz->m[m].n);
-            mo_json_end_object(w);
-        }
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "sizes", st->sizes, sizeof *st->sizes, (size_t)st->nsizes, write_size, NULL);
     mo_json_end_object(w);
 }
 

@@ -73,55 +73,26 @@ enum { KIND_TEST = 0, KIND_SEED = 1, KIND_ALONE = 2 };
 typedef struct so_params {
     long samples, refine_steps, resolution;
     double work_us;
-    bool samples_set, refine_set, work_set;
 } so_params;
 
-enum { OPT_SAMPLES = MO_OPT_BENCH_FIRST, OPT_WORK_US, OPT_REFINE, OPT_RESOLUTION };
-
-static const struct option so_longopts[] = {
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {"work-us", required_argument, NULL, OPT_WORK_US},
-    {"refine-steps", required_argument, NULL, OPT_REFINE},
-    {"resolution", required_argument, NULL, OPT_RESOLUTION},
-    {NULL, 0, NULL, 0},
-};
-
-static int so_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    so_params *p = ctx;
-    switch (code) {
-    case OPT_SAMPLES:
-        p->samples_set = true;
-        return mo_options_parse_long("samples", arg, 1, 10000, &p->samples, err, errlen);
-    case OPT_WORK_US:
-        p->work_set = true;
-        return mo_options_parse_double("work-us", arg, 1.0, 1e6, &p->work_us, err, errlen);
-    case OPT_REFINE:
-        p->refine_set = true;
-        return mo_options_parse_long("refine-steps", arg, 0, 64, &p->refine_steps, err, errlen);
-    case OPT_RESOLUTION:
-        return mo_options_parse_long("resolution", arg, 1, 1L << 30, &p->resolution, err, errlen);
-    default:
-        snprintf(err, errlen, "internal error: unknown option code %d", code);
-        return -1;
-    }
-}
-
+/* --resolution 0 (its default) is 1. */
 static int so_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
+    (void)quick;
     (void)err;
     (void)errlen;
     so_params *p = ctx;
-    if (!p->samples_set)
-        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
-    if (!p->work_set)
-        p->work_us = quick ? QUICK_WORK_US : DEFAULT_WORK_US;
-    if (!p->refine_set)
-        p->refine_steps = quick ? QUICK_REFINE : DEFAULT_REFINE;
     if (p->resolution == 0)
         p->resolution = 1;
     return 0;
 }
+
+static const mo_field so_fields[] = {
+    MO_FIELD_LONG_Q("samples", so_params, samples, 1, 10000, DEFAULT_SAMPLES, QUICK_SAMPLES),
+    MO_FIELD_DOUBLE_Q("work-us", so_params, work_us, 1.0, 1e6, DEFAULT_WORK_US, QUICK_WORK_US),
+    MO_FIELD_LONG_Q("refine-steps", so_params, refine_steps, 0, 64, DEFAULT_REFINE, QUICK_REFINE),
+    MO_FIELD_LONG_OF("resolution", so_params, resolution, 1, 1L << 30),
+};
 
 static void so_usage(FILE *f)
 {
@@ -133,15 +104,6 @@ static void so_usage(FILE *f)
             "  (--sizes: the coarse sweep, default %s)\n",
             DEFAULT_SAMPLES, QUICK_SAMPLES, DEFAULT_WORK_US, QUICK_WORK_US, DEFAULT_REFINE,
             QUICK_REFINE, DEFAULT_SIZES);
-}
-
-static void so_write_json(mo_json *w, const void *ctx)
-{
-    const so_params *p = ctx;
-    mo_json_kv_int64(w, "samples", p->samples);
-    mo_json_kv_double(w, "work_us", p->work_us);
-    mo_json_kv_int64(w, "refine_steps", p->refine_steps);
-    mo_json_kv_int64(w, "resolution", p->resolution);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -183,7 +145,7 @@ typedef struct so_state {
 typedef struct so_cmd {
     int64_t op, bytes, kind, units;
 } so_cmd;
-enum { CMD_QUIT = 0, CMD_SAMPLE = 1 };
+enum { CMD_SAMPLE = MO_CMD_QUIT + 1 };
 
 /* One sample of `kind`; rank 0 fills out[0..3]. */
 static void sample(so_state *st, int bytes, int kind, uint64_t units, double *out)
@@ -303,21 +265,17 @@ static void socket_buffers(so_state *st, int wrank)
 
 static void command(so_state *st, so_cmd c, double *out)
 {
-    MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
+    mo_cmd_send(st->ctl, &c, sizeof c);
     if (c.op == CMD_SAMPLE)
         sample(st, (int)c.bytes, (int)c.kind, (uint64_t)c.units, out);
 }
 
-static void serve(so_state *st)
+/* The other ranks: each of rank 0's samples. */
+static void serve_cmd(void *ctx, const void *cmd)
 {
+    const so_cmd *c = cmd;
     double out[4];
-    for (;;) {
-        so_cmd c;
-        MPI_Bcast(&c, 4, MPI_INT64_T, 0, st->ctl);
-        if (c.op == CMD_QUIT)
-            return;
-        sample(st, (int)c.bytes, (int)c.kind, (uint64_t)c.units, out);
-    }
+    sample(ctx, (int)c->bytes, (int)c->kind, (uint64_t)c->units, out);
 }
 
 static int point_alloc(so_point *pt, long samples)
@@ -421,6 +379,31 @@ static void write_stats(mo_json *w, const char *key, const double *x, size_t n)
     mo_json_stats(w, key, &s);
 }
 
+/* One of "points". */
+static void write_point(mo_json *w, const void *item, const void *ctx)
+{
+    const so_point *p = item;
+    (void)ctx;
+    mo_json_kv_int64(w, "bytes", p->bytes);
+    mo_json_kv_string(w, "phase", p->phase);
+    mo_json_kv_double(w, "completed_fraction", p->completed_fraction);
+    mo_json_kv_bool(w, "completed", p->yes);
+    mo_json_kv_doubles(w, "tests", p->tests, p->n);
+    mo_json_kv_double(w, "seed_alone_fraction", p->seed_alone_fraction);
+    mo_json_kv_doubles(w, "seed_alone", p->seed_alone, p->n);
+    write_stats(w, "isend_ns", p->isend_ns, p->n);
+    write_stats(w, "wait_ns", p->wait_ns, p->n);
+    write_stats(w, "work_ns", p->test_work_ns, p->n);
+    write_stats(w, "alone_ns", p->alone_ns, p->n);
+    write_stats(w, "tp0_ns", p->tp0_ns, p->n);
+    write_stats(w, "tp1_ns", p->tp1_ns, p->n);
+    write_stats(w, "tp1_ratio", p->ratio, p->n);
+    mo_json_kv_doubles(w, "wait_samples_ns", p->wait_ns, p->n);
+    mo_json_kv_doubles(w, "work_samples_ns", p->test_work_ns, p->n);
+    mo_json_kv_doubles(w, "alone_samples_ns", p->alone_ns, p->n);
+    mo_json_kv_doubles(w, "tp1_ratio_samples", p->ratio, p->n);
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const so_state *st = ctx;
@@ -465,32 +448,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_bool(w, "monotonic", st->monotonic);
     mo_json_end_object(w);
     mo_cvar_json(w, st->cvars, st->ncvars, st->cvar_note);
-    mo_json_key(w, "points");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->npoints; i++) {
-        const so_point *p = &st->points[i];
-        mo_json_begin_object(w);
-        mo_json_kv_int64(w, "bytes", p->bytes);
-        mo_json_kv_string(w, "phase", p->phase);
-        mo_json_kv_double(w, "completed_fraction", p->completed_fraction);
-        mo_json_kv_bool(w, "completed", p->yes);
-        mo_json_kv_doubles(w, "tests", p->tests, p->n);
-        mo_json_kv_double(w, "seed_alone_fraction", p->seed_alone_fraction);
-        mo_json_kv_doubles(w, "seed_alone", p->seed_alone, p->n);
-        write_stats(w, "isend_ns", p->isend_ns, p->n);
-        write_stats(w, "wait_ns", p->wait_ns, p->n);
-        write_stats(w, "work_ns", p->test_work_ns, p->n);
-        write_stats(w, "alone_ns", p->alone_ns, p->n);
-        write_stats(w, "tp0_ns", p->tp0_ns, p->n);
-        write_stats(w, "tp1_ns", p->tp1_ns, p->n);
-        write_stats(w, "tp1_ratio", p->ratio, p->n);
-        mo_json_kv_doubles(w, "wait_samples_ns", p->wait_ns, p->n);
-        mo_json_kv_doubles(w, "work_samples_ns", p->test_work_ns, p->n);
-        mo_json_kv_doubles(w, "alone_samples_ns", p->alone_ns, p->n);
-        mo_json_kv_doubles(w, "tp1_ratio_samples", p->ratio, p->n);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
     mo_json_end_object(w);
 }
 
@@ -531,7 +489,7 @@ static void so_setup(mo_bench *b, void *ctx)
     st->monotonic = true;
     st->max_bytes = (long)b->opts.sizes.v[b->opts.sizes.n - 1];
     MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st->ctl);
+    st->ctl = b->ctl;
     if (wrank == 0)
         st->ncvars = mo_cvar_read_thresholds(st->cvars, MAX_CVARS, st->cvar_note, sizeof st->cvar_note);
     b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
@@ -554,7 +512,7 @@ static int so_measure(mo_bench *b, void *ctx)
     const so_params *params = st->params;
     const mo_options *o = &b->opts;
     if (b->rank != 0) {
-        serve(st);
+        mo_cmd_serve(st->ctl, serve_cmd, st);
         return 0;
     }
     mo_warn_if_unbound(&b->doc, &b->prov, 0, 1);
@@ -594,8 +552,7 @@ static int so_measure(mo_bench *b, void *ctx)
         mo_bench_running(b);
     }
     mo_progress(o->progress, total, total, "done");
-    so_cmd quit = {CMD_QUIT, 0, 0, 0};
-    MPI_Bcast(&quit, 4, MPI_INT64_T, 0, st->ctl);
+    mo_cmd_quit(st->ctl);
     if (time_up)
         mo_result_warn(&b->doc, "time limit of %g s reached: measured %d sizes", o->time_limit_s, st->npoints);
     if (full)
@@ -613,7 +570,6 @@ static void so_teardown(mo_bench *b, void *ctx)
     if (b->have_shm > 0)
         mo_shm_close(&st->shm);
     MPI_Comm_free(&st->comm);
-    MPI_Comm_free(&st->ctl);
     for (int i = 0; i < st->npoints; i++)
         point_free(&st->points[i]);
     free(st->buf);
@@ -623,10 +579,11 @@ int main(int argc, char **argv)
 {
     static so_params params;
     static so_state st = {.params = &params};
-    static const mo_bench_options ext = {so_longopts, so_parse, so_finalize, so_usage, so_write_json, &params};
+    static const mo_bench_options ext = {.finalize = so_finalize, .usage = so_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .benchmark = BENCH,
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .benchmark = BENCH, MO_KERNEL_FIELDS(so_fields),
         .results = write_results, .state = &st, .setup = so_setup, .measure = so_measure,
+        .commands = true,
         .teardown = so_teardown,
     };
     return mo_bench_main(argc, argv, &k);

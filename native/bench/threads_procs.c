@@ -40,47 +40,23 @@
 #define MAX_CALLS 100000000L
 
 typedef struct tp_params {
-    bool multiple;
+    int multiple; /* --thread-level: 0 single, 1 multiple */
     long workers; /* 0: default */
 } tp_params;
 
-enum { OPT_LEVEL = MO_OPT_BENCH_FIRST, OPT_WORKERS };
+static const char *const LEVEL_NAMES[] = {"single", "multiple"};
 
-static const struct option tp_longopts[] = {
-    {"thread-level", required_argument, NULL, OPT_LEVEL},
-    {"workers", required_argument, NULL, OPT_WORKERS},
-    {NULL, 0, NULL, 0},
+static const mo_field tp_fields[] = {
+    MO_FIELD_CHOICE_OF("thread-level", tp_params, multiple, LEVEL_NAMES, NULL, 2,
+                       "--thread-level must be single or multiple (got '%s')"),
+    MO_FIELD_LONG_OF("workers", tp_params, workers, 1, MAX_WORKERS),
 };
-
-static int tp_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    tp_params *p = ctx;
-    if (code == OPT_LEVEL) {
-        if (strcmp(arg, "single") == 0 || strcmp(arg, "multiple") == 0) {
-            p->multiple = strcmp(arg, "multiple") == 0;
-            return 0;
-        }
-        snprintf(err, errlen, "--thread-level must be single or multiple (got '%s')", arg);
-        return -1;
-    }
-    if (code == OPT_WORKERS)
-        return mo_options_parse_long("workers", arg, 1, MAX_WORKERS, &p->workers, err, errlen);
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
-}
 
 static void tp_usage(FILE *f)
 {
     fprintf(f, "  --thread-level L     single: 1..k processes (k = ranks); multiple: 1..k threads\n"
                "                       of rank 0 (default single)\n"
                "  --workers K          threads for --thread-level multiple (default: online CPUs)\n");
-}
-
-static void tp_write_json(mo_json *w, const void *ctx)
-{
-    const tp_params *p = ctx;
-    mo_json_kv_string(w, "thread_level", p->multiple ? "multiple" : "single");
-    mo_json_kv_int64(w, "workers", p->workers);
 }
 
 /* ---- state --------------------------------------------------------------- */
@@ -405,11 +381,11 @@ static void tp_teardown(mo_bench *b, void *ctx)
 
 int main(int argc, char **argv)
 {
-    static tp_params params = {.multiple = false, .workers = 0};
+    static tp_params params = {.multiple = 0, .workers = 0};
     static tp_state st = {.params = &params};
-    static const mo_bench_options ext = {tp_longopts, tp_parse, NULL, tp_usage, tp_write_json, &params};
+    static const mo_bench_options ext = {.usage = tp_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {"threads_procs", "0", &ext, 1, false, NULL, NULL}, .benchmark = BENCH,
+        .spec = {"threads_procs", "0", &ext, 1, false, NULL, NULL}, .benchmark = BENCH, MO_KERNEL_FIELDS(tp_fields),
         .results = write_results, .state = &st, .thread_level = tp_thread_level, .setup = tp_setup,
         .measure = tp_measure, .teardown = tp_teardown,
     };

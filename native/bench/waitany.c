@@ -50,43 +50,12 @@ static const char *const CALL_NAMES[NCALLS] = {"MPI_Waitany", "MPI_Testany", "MP
 
 typedef struct wa_params {
     long max_n, samples;
-    bool max_n_set, samples_set;
 } wa_params;
 
-enum { OPT_MAX_N = MO_OPT_BENCH_FIRST, OPT_SAMPLES };
-
-static const struct option wa_longopts[] = {
-    {"max-n", required_argument, NULL, OPT_MAX_N},
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {NULL, 0, NULL, 0},
+static const mo_field wa_fields[] = {
+    MO_FIELD_LONG_Q("max-n", wa_params, max_n, 1, 1L << 20, DEFAULT_MAX_N, QUICK_MAX_N),
+    MO_FIELD_LONG_Q("samples", wa_params, samples, 1, 100000, DEFAULT_SAMPLES, QUICK_SAMPLES),
 };
-
-static int wa_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
-{
-    wa_params *p = ctx;
-    if (code == OPT_MAX_N) {
-        p->max_n_set = true;
-        return mo_options_parse_long("max-n", arg, 1, 1L << 20, &p->max_n, err, errlen);
-    }
-    if (code == OPT_SAMPLES) {
-        p->samples_set = true;
-        return mo_options_parse_long("samples", arg, 1, 100000, &p->samples, err, errlen);
-    }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
-}
-
-static int wa_finalize(void *ctx, bool quick, char *err, size_t errlen)
-{
-    (void)err;
-    (void)errlen;
-    wa_params *p = ctx;
-    if (!p->max_n_set)
-        p->max_n = quick ? QUICK_MAX_N : DEFAULT_MAX_N;
-    if (!p->samples_set)
-        p->samples = quick ? QUICK_SAMPLES : DEFAULT_SAMPLES;
-    return 0;
-}
 
 static void wa_usage(FILE *f)
 {
@@ -95,13 +64,6 @@ static void wa_usage(FILE *f)
             "  --samples K          timed calls per N and call (default %d; --quick %d)\n"
             "  (--sizes: the message size in bytes, first value used, at most %d)\n",
             DEFAULT_MAX_N, QUICK_MAX_N, DEFAULT_SAMPLES, QUICK_SAMPLES, MAX_MSG_BYTES);
-}
-
-static void wa_write_json(mo_json *w, const void *ctx)
-{
-    const wa_params *p = ctx;
-    mo_json_kv_int64(w, "max_n", p->max_n);
-    mo_json_kv_int64(w, "samples", p->samples);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -130,7 +92,7 @@ typedef struct wa_state {
 typedef struct wa_cmd {
     int64_t op, n, call;
 } wa_cmd;
-enum { CMD_QUIT = 0, CMD_SAMPLE = 1, CMD_SETUP = 2, CMD_TEARDOWN = 3 };
+enum { CMD_SAMPLE = MO_CMD_QUIT + 1, CMD_SETUP, CMD_TEARDOWN };
 
 /* Rank 0: posts (CMD_SETUP) or cancels (CMD_TEARDOWN) the N - 1 idle receives. */
 static void idle_requests(wa_state *st, int n, bool post)
@@ -185,7 +147,7 @@ static double sample(wa_state *st, int n, int call, double *calls)
 
 static double command(wa_state *st, wa_cmd c, double *calls)
 {
-    MPI_Bcast(&c, 3, MPI_INT64_T, 0, st->ctl);
+    mo_cmd_send(st->ctl, &c, sizeof c);
     if (c.op == CMD_SAMPLE)
         return sample(st, (int)c.n, (int)c.call, calls);
     if (st->rank == 0)
@@ -193,17 +155,13 @@ static double command(wa_state *st, wa_cmd c, double *calls)
     return NAN;
 }
 
-static void serve(wa_state *st)
+/* The other ranks: each of rank 0's samples. */
+static void serve_cmd(void *ctx, const void *cmd)
 {
+    const wa_cmd *c = cmd;
     double calls;
-    for (;;) {
-        wa_cmd c;
-        MPI_Bcast(&c, 3, MPI_INT64_T, 0, st->ctl);
-        if (c.op == CMD_QUIT)
-            return;
-        if (c.op == CMD_SAMPLE)
-            sample(st, (int)c.n, (int)c.call, &calls);
-    }
+    if (c->op == CMD_SAMPLE)
+        sample(ctx, (int)c->n, (int)c->call, &calls);
 }
 
 static void measure_point(wa_state *st, wa_point *pt)
@@ -228,6 +186,29 @@ static void measure_point(wa_state *st, wa_point *pt)
 
 /* ---- output ------------------------------------------------------------- */
 
+/* One of "points". */
+static void write_point(mo_json *w, const void *item, const void *ctx)
+{
+    const wa_point *pt = item;
+    (void)ctx;
+    mo_json_kv_int64(w, "n", pt->n);
+    for (int c = 0; c < NCALLS; c++) {
+        char key[48];
+        static const char *const short_names[NCALLS] = {"waitany", "testany", "waitsome"};
+        mo_json_key(w, short_names[c]);
+        mo_json_begin_object(w);
+        mo_json_kv_double(w, "time_ns", pt->st[c].median);
+        mo_json_stats(w, "time", &pt->st[c]);
+        snprintf(key, sizeof key, "samples_ns");
+        mo_json_kv_doubles(w, key, pt->samples[c], pt->ns[c]);
+        if (c == CALL_TESTANY) {
+            mo_json_kv_double(w, "calls_median",
+                              mo_stats_median(pt->testany_calls, pt->ns[c]));
+        }
+        mo_json_end_object(w);
+    }
+}
+
 static void write_results(mo_json *w, const void *ctx)
 {
     const wa_state *st = ctx;
@@ -241,30 +222,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_string(w, CALL_NAMES[c]);
     mo_json_end_array(w);
     mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_key(w, "points");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->npoints; i++) {
-        const wa_point *pt = &st->points[i];
-        mo_json_begin_object(w);
-        mo_json_kv_int64(w, "n", pt->n);
-        for (int c = 0; c < NCALLS; c++) {
-            char key[48];
-            static const char *const short_names[NCALLS] = {"waitany", "testany", "waitsome"};
-            mo_json_key(w, short_names[c]);
-            mo_json_begin_object(w);
-            mo_json_kv_double(w, "time_ns", pt->st[c].median);
-            mo_json_stats(w, "time", &pt->st[c]);
-            snprintf(key, sizeof key, "samples_ns");
-            mo_json_kv_doubles(w, key, pt->samples[c], pt->ns[c]);
-            if (c == CALL_TESTANY) {
-                mo_json_kv_double(w, "calls_median",
-                                  mo_stats_median(pt->testany_calls, pt->ns[c]));
-            }
-            mo_json_end_object(w);
-        }
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
     mo_json_end_object(w);
 }
 
@@ -329,7 +287,7 @@ static void wa_setup(mo_bench *b, void *ctx)
     st->bytes = (int)b->opts.sizes.v[0];
     MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &st->idle);
-    MPI_Comm_dup(MPI_COMM_WORLD, &st->ctl);
+    st->ctl = b->ctl;
     b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
     const size_t slot = st->bytes > 0 ? (size_t)st->bytes : 1;
     st->buf = mo_page_alloc(slot);
@@ -366,20 +324,6 @@ static int wa_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     return MO_POINT_OK;
 }
 
-static void wa_serve(mo_bench *b, void *ctx)
-{
-    (void)b;
-    serve(ctx);
-}
-
-static void wa_quit(mo_bench *b, void *ctx)
-{
-    wa_state *st = ctx;
-    (void)b;
-    wa_cmd quit = {CMD_QUIT, 0, 0};
-    MPI_Bcast(&quit, 3, MPI_INT64_T, 0, st->ctl);
-}
-
 static void wa_teardown(mo_bench *b, void *ctx)
 {
     wa_state *st = ctx;
@@ -387,7 +331,6 @@ static void wa_teardown(mo_bench *b, void *ctx)
         mo_shm_close(&st->shm);
     MPI_Comm_free(&st->comm);
     MPI_Comm_free(&st->idle);
-    MPI_Comm_free(&st->ctl);
     free_state(st);
 }
 
@@ -395,12 +338,12 @@ int main(int argc, char **argv)
 {
     static wa_params params;
     static wa_state st = {.params = &params};
-    static const mo_bench_options ext = {wa_longopts, wa_parse, wa_finalize, wa_usage, wa_write_json, &params};
+    static const mo_bench_options ext = {.usage = wa_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check, NULL},
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check, NULL}, MO_KERNEL_FIELDS(wa_fields),
         .results = write_results, .state = &st, .setup = wa_setup, .teardown = wa_teardown,
         .mode = MO_BENCH_LEAD, .unit = "points", .npoints = wa_npoints, .point = wa_one_point,
-        .serve = wa_serve, .quit = wa_quit,
+        .run_cmd = serve_cmd,
     };
     return mo_bench_main(argc, argv, &k);
 }

@@ -68,7 +68,10 @@ static int point_loop(mo_bench *b, const mo_bench_kernel *k)
 {
     const bool lead = k->mode == MO_BENCH_LEAD;
     if (lead && b->rank != 0) {
-        k->serve(b, k->state);
+        if (k->run_cmd)
+            mo_cmd_serve(b->ctl, k->run_cmd, k->state);
+        else
+            k->serve(b, k->state);
         return 0;
     }
     if (!lead && b->comm == MPI_COMM_NULL)
@@ -99,17 +102,21 @@ static int point_loop(mo_bench *b, const mo_bench_kernel *k)
     }
     if (lead && k->quit)
         k->quit(b, k->state);
+    else if (lead && k->run_cmd)
+        mo_cmd_quit(b->ctl);
     if (b->rank != 0)
         return 0;
     return mo_bench_conclude(b, oom, k->unit, k->finish, k->recheck_work);
 }
 
-/* Every rank: the kernel's teardown, then the pair it was given. */
+/* Every rank: the kernel's teardown, then the communicators it was given. */
 static void teardown(mo_bench *b, const mo_bench_kernel *k)
 {
     k->teardown(b, k->state);
     if (k->pair && b->comm != MPI_COMM_NULL)
         MPI_Comm_free(&b->comm);
+    if (b->ctl != MPI_COMM_NULL)
+        MPI_Comm_free(&b->ctl);
 }
 
 /* Every rank parses the same options and takes part in the same votes, so
@@ -132,22 +139,28 @@ int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k)
     b.argc = argc;
     b.argv = argv;
     b.program = k->spec.program;
+    b.spec = k->spec;
+    if (k->fields)
+        b.spec.ext = mo_fields_wrap(&b.fields, k->fields, k->nfields, k->spec.ext);
     b.results = k->results;
     b.state = k->state;
     int exit_status;
-    if (!mo_bench_start(&b.opts, &k->spec, argc, argv, &exit_status))
+    if (!mo_bench_start(&b.opts, &b.spec, argc, argv, &exit_status))
         return exit_status;
     if (k->configure)
         k->configure(&b, k->state);
     int prov_rc = mo_provenance_collect(&b.prov, MPI_COMM_WORLD, argc, argv, &b.opts);
     b.doc = (mo_result){k->benchmark ? k->benchmark : k->spec.program, &b.prov, &b.timer, &b.work, &b.opts,
-                        k->spec.ext, 0, NULL};
+                        b.spec.ext, 0, NULL};
 
     /* Set-up on every rank; then rank 0 probes, calibrates and writes the
      * running document, and every rank learns whether all of that worked. */
     b.have = 1;
     b.have_shm = -1;
     b.comm = MPI_COMM_NULL;
+    b.ctl = MPI_COMM_NULL;
+    if (k->commands || k->run_cmd)
+        MPI_Comm_dup(MPI_COMM_WORLD, &b.ctl);
     if (k->pair)
         MPI_Comm_split(MPI_COMM_WORLD, b.rank < 2 ? 0 : MPI_UNDEFINED, b.rank, &b.comm);
     b.ready.calib_samples = 5;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "bench_util.h"
+#include "fields.h"
 #include "options.h"
 #include "provenance.h"
 #include "result.h"
@@ -29,6 +30,8 @@ typedef struct mo_bench {
     const char *program;   /* the kernel's spec.program: "mo_<program>: ..." lines */
     mo_results_fn results; /* the kernel's results writer, and its state */
     void *state;
+    mo_bench_spec spec;         /* the kernel's, its ext wrapped with its fields */
+    mo_fields_options fields;
     mo_options opts;
     mo_provenance prov;
     mo_timer_info timer;
@@ -38,6 +41,9 @@ typedef struct mo_bench {
     int have;          /* this rank's set-up succeeded (default 1) */
     int have_shm;      /* -1 (default): no shared flags; else whether this rank's
                         * mo_shm_open() succeeded (its reason in err) */
+    MPI_Comm ctl;      /* kernels with commands: rank 0's commands go over it
+                        * (a copy of world, made before setup() and freed
+                        * after teardown()); else MPI_COMM_NULL */
     MPI_Comm comm;     /* lockstep kernels: the ranks that measure together, world
                         * rank 0 first; MPI_COMM_NULL on the others (default).
                         * Under the kernel's pair: world ranks 0 and 1, set
@@ -68,6 +74,11 @@ enum {
  * (zeroed by the benchmark, static or in main's frame). */
 typedef struct mo_bench_kernel {
     mo_bench_spec spec;     /* its options and their checks (bench_util.h) */
+    /* Its options declared as data (fields.h; MO_KERNEL_FIELDS), their
+     * values in spec.ext->ctx; spec.ext's parse, finalize and write_json
+     * are then for what the rows do not say. May be NULL. */
+    const mo_field *fields;
+    int nfields;
     const char *benchmark;  /* the result document's "benchmark"; NULL: spec.program */
     mo_results_fn results;  /* the document's "results" from state */
     void *state;
@@ -100,6 +111,12 @@ typedef struct mo_bench_kernel {
     int (*point)(mo_bench *b, void *state, int i, char *label, size_t labellen);
     void (*serve)(mo_bench *b, void *state); /* lead: ranks other than 0 until quit */
     void (*quit)(mo_bench *b, void *state);  /* lead: rank 0 after the loop; may be NULL */
+    /* Rank 0 sends commands over b->ctl (mo_cmd_send; bench_util.h). With
+     * run_cmd, a lead kernel's serve and quit are the driver's: the other
+     * ranks run each command with run_cmd(state, cmd) until rank 0's
+     * mo_cmd_quit() after the loop. */
+    bool commands;
+    void (*run_cmd)(void *state, const void *cmd);
     /* Rank 0 after the loop, before the document is complete: its own
      * warnings. May be NULL. */
     void (*finish)(mo_bench *b, void *state);
@@ -114,6 +131,9 @@ typedef struct mo_bench_kernel {
     /* Every rank, after a failed vote or the measurement: frees state. */
     void (*teardown)(mo_bench *b, void *state);
 } mo_bench_kernel;
+
+/* A kernel's fields: .fields and .nfields from one static table. */
+#define MO_KERNEL_FIELDS(table) .fields = (table), .nfields = MO_NFIELDS(table)
 
 /* The whole main(): returns its exit status (0; 1 when measuring failed;
  * 2 for bad options or a failed set-up; 0 after --help). */

@@ -1,6 +1,7 @@
 /* bench_util.c - MPI plumbing shared by the benchmarks; see bench_util.h. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep, posix_memalign */
 #include "bench_util.h"
+#include "fields.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -72,7 +73,7 @@ bool mo_bench_start(mo_options *opts, const mo_bench_spec *spec, int argc, char 
         rc = MO_OPTIONS_ERROR;
     }
     if (rc == MO_OPTIONS_OK && spec->check &&
-        spec->check(opts, spec->ext ? spec->ext->ctx : NULL, err, sizeof err) != 0)
+        spec->check(opts, mo_fields_params(spec->ext), err, sizeof err) != 0)
         rc = MO_OPTIONS_ERROR;
     if (rc != MO_OPTIONS_OK) {
         mo_options_free(opts);
@@ -339,4 +340,28 @@ void mo_cvar_json(mo_json *w, const mo_cvar *c, int n, const char *note)
     }
     mo_json_end_array(w);
     mo_json_kv_string(w, "cvar_note", note && note[0] ? note : NULL);
+}
+
+void mo_cmd_send(MPI_Comm ctl, const void *cmd, size_t size)
+{
+    int64_t words[MO_CMD_WORDS] = {0};
+    memcpy(words, cmd, size < sizeof words ? size : sizeof words);
+    MPI_Bcast(words, MO_CMD_WORDS, MPI_INT64_T, 0, ctl);
+}
+
+void mo_cmd_quit(MPI_Comm ctl)
+{
+    const int64_t quit = MO_CMD_QUIT;
+    mo_cmd_send(ctl, &quit, sizeof quit);
+}
+
+void mo_cmd_serve(MPI_Comm ctl, void (*run)(void *state, const void *cmd), void *state)
+{
+    for (;;) {
+        int64_t words[MO_CMD_WORDS];
+        MPI_Bcast(words, MO_CMD_WORDS, MPI_INT64_T, 0, ctl);
+        if (words[0] == MO_CMD_QUIT)
+            return;
+        run(state, words);
+    }
 }

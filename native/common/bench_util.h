@@ -27,7 +27,9 @@ typedef struct mo_bench_spec {
     int min_ranks;                /* fewer ranks is an error; 0: any number */
     bool int_count;               /* the largest size must fit an int MPI count */
     /* The benchmark's own checks, run after those above (so their messages
-     * come second when several apply); ctx is ext->ctx (NULL without ext).
+     * come second when several apply); ctx is the benchmark's parameters
+     * (mo_fields_params(ext): ext->ctx, or that of the options fields.h
+     * wrapped; NULL without ext).
      * Returns 0, or -1 with one line in err. May be NULL. */
     int (*check)(const mo_options *o, void *ctx, char *err, size_t errlen);
     /* The sizes under --quick when --sizes is not given (a suite passes only --quick);
@@ -122,6 +124,21 @@ long mo_round_trips(const mo_options *o, double one_way_s);
 /* Completes a request without spinning a core: polls with MPI_Test and
  * sleeps 1 ms between polls. */
 void mo_quiet_wait(MPI_Request *req);
+
+/* Lead benchmarks driven by rank 0's commands: a command is the
+ * benchmark's own struct of at most MO_CMD_WORDS int64_t fields, op first;
+ * op MO_CMD_QUIT ends the serving. Every rank of ctl takes part in each. */
+enum { MO_CMD_WORDS = 5, MO_CMD_QUIT = 0 };
+
+/* Rank 0: sends cmd (size bytes) to the ranks serving on ctl. */
+void mo_cmd_send(MPI_Comm ctl, const void *cmd, size_t size);
+
+/* Rank 0: ends the others' mo_cmd_serve(). */
+void mo_cmd_quit(MPI_Comm ctl);
+
+/* The ranks but 0: runs each of rank 0's commands, run(state, cmd) with
+ * cmd the benchmark's struct, until MO_CMD_QUIT. */
+void mo_cmd_serve(MPI_Comm ctl, void (*run)(void *state, const void *cmd), void *state);
 
 /* A barrier over comm that waits like mo_quiet_wait(). */
 void mo_quiet_barrier(MPI_Comm comm);

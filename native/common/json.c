@@ -251,6 +251,19 @@ void mo_json_kv_doubles(mo_json *w, const char *key, const double *v, size_t n)
     mo_json_end_array(w);
 }
 
+void mo_json_objects(mo_json *w, const char *key, const void *items, size_t size, size_t n,
+                     void (*each)(mo_json *w, const void *item, const void *ctx), const void *ctx)
+{
+    mo_json_key(w, key);
+    mo_json_begin_array(w);
+    for (size_t i = 0; i < n; i++) {
+        mo_json_begin_object(w);
+        each(w, (const char *)items + i * size, ctx);
+        mo_json_end_object(w);
+    }
+    mo_json_end_array(w);
+}
+
 int mo_json_finish(mo_json *w)
 {
     if (w->depth != 0 || w->after_key || w->count[0] != 1)

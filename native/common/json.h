@@ -53,6 +53,11 @@ void mo_json_kv_bool(mo_json *w, const char *key, bool v);
 /* key: [v[0], ..., v[n - 1]] (each as mo_json_double). */
 void mo_json_kv_doubles(mo_json *w, const char *key, const double *v, size_t n);
 
+/* "key": an array of one object per item (n items of size bytes from
+ * items), each object's members written by each(w, item, ctx). */
+void mo_json_objects(mo_json *w, const char *key, const void *items, size_t size, size_t n,
+                     void (*each)(mo_json *w, const void *item, const void *ctx), const void *ctx);
+
 /* "key": {n, min, median, mean, max, stdev, ci95_low, ci95_high} */
 void mo_json_stats(mo_json *w, const char *key, const mo_stats *s);
 

@@ -86,6 +86,12 @@ static void test_strings_are_utf8(void)
     CHECK(bad == 0);
 }
 
+/* One member per item for mo_json_objects(): the item plus the context. */
+static void write_item(mo_json *w, const void *item, const void *ctx)
+{
+    mo_json_kv_int64(w, "v", *(const int *)item + *(const int *)ctx);
+}
+
 int main(void)
 {
     test_strings_are_utf8();
@@ -155,6 +161,21 @@ int main(void)
     CHECK(mo_json_finish(&w) == 0);
     fclose(f);
     CHECK(strtod(buf, NULL) == 0.1);
+    free(buf);
+
+    /* An array of objects, one per item, with the caller's context. */
+    f = open_memstream(&buf, &len);
+    mo_json_init(&w, f);
+    mo_json_begin_object(&w);
+    const int items[3] = {4, 5, 6};
+    const int offset = 10;
+    mo_json_objects(&w, "none", items, sizeof items[0], 0, write_item, &offset);
+    mo_json_objects(&w, "items", items, sizeof items[0], 3, write_item, &offset);
+    mo_json_end_object(&w);
+    CHECK(mo_json_finish(&w) == 0);
+    fclose(f);
+    CHECK(strcmp(buf, "{\n  \"none\": [],\n  \"items\": [\n    {\n      \"v\": 14\n    },\n    {\n"
+                      "      \"v\": 15\n    },\n    {\n      \"v\": 16\n    }\n  ]\n}\n") == 0);
     free(buf);
 
     /* Misuse is reported: unbalanced nesting, value without key. */
