@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "fields.h"
 #include "fingerprint.h"
 #include "json.h"
 #include "mop_coll_ops.h"
@@ -69,44 +70,39 @@ typedef struct cl_params {
     char *ops_spec;                    /* --ops as given; NULL = all */
     bool selected[MOP_XFER_NCOLL_OPS]; /* after finalize */
     long passes;
-    bool passes_set;
 } cl_params;
 
-enum { OPT_OPS = MO_OPT_BENCH_FIRST, OPT_PASSES };
 
-static const struct option cl_longopts[] = {
-    {"ops", required_argument, NULL, OPT_OPS},
-    {"passes", required_argument, NULL, OPT_PASSES},
-    {NULL, 0, NULL, 0},
-};
-
-static int cl_parse(void *ctx, int code, const char *arg, char *err, size_t errlen)
+/* --ops as given; cl_finalize() reads it once the other options are in. */
+static int parse_ops(void *ctx, const char *arg, char *err, size_t errlen)
 {
     cl_params *p = ctx;
-    if (code == OPT_OPS) {
-        free(p->ops_spec);
-        p->ops_spec = strdup(arg);
-        if (!p->ops_spec) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        return 0;
+    free(p->ops_spec);
+    p->ops_spec = strdup(arg);
+    if (!p->ops_spec) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
-    if (code == OPT_PASSES) {
-        p->passes_set = true;
-        return mo_options_parse_long("passes", arg, 1, 100, &p->passes, err, errlen);
-    }
-    snprintf(err, errlen, "internal error: unknown option code %d", code);
-    return -1;
+    return 0;
 }
+
+static void ops_json(mo_json *w, const void *ctx)
+{
+    const cl_params *p = ctx;
+    mo_json_kv_string(w, "ops", p->ops_spec ? p->ops_spec : "all");
+}
+
+static const mo_field cl_fields[] = {
+    MO_FIELD_CUSTOM_OF("ops", parse_ops, ops_json),
+    MO_FIELD_LONG_Q("passes", cl_params, passes, 1, 100, DEFAULT_PASSES, DEFAULT_PASSES_QUICK),
+};
 
 /* --ops: comma-separated names as in the table ("bcast", "ibcast"), or
  * "blocking" / "nonblocking" for one half; default all. */
 static int cl_finalize(void *ctx, bool quick, char *err, size_t errlen)
 {
+    (void)quick;
     cl_params *p = ctx;
-    if (!p->passes_set)
-        p->passes = quick ? DEFAULT_PASSES_QUICK : DEFAULT_PASSES;
     if (!p->ops_spec) {
         for (int op = 0; op < MOP_XFER_NCOLL_OPS; op++)
             p->selected[op] = true;
@@ -152,13 +148,6 @@ static void cl_usage(FILE *f)
             "   is given; --iters: fixed iterations per size; --reps x --sample-ms: the\n"
             "   time the timed iterations of one size aim at otherwise)\n",
             DEFAULT_PASSES, DEFAULT_PASSES_QUICK);
-}
-
-static void cl_write_json(mo_json *w, const void *ctx)
-{
-    const cl_params *p = ctx;
-    mo_json_kv_string(w, "ops", p->ops_spec ? p->ops_spec : "all");
-    mo_json_kv_int64(w, "passes", p->passes);
 }
 
 /* ---- state ------------------------------------------------------------ */
@@ -563,8 +552,10 @@ int main(int argc, char **argv)
     const uint64_t start_ns = mo_timer_now_ns();
 
     static cl_params params;
-    mo_bench_options ext = {cl_longopts, cl_parse, cl_finalize, cl_usage, cl_write_json, &params};
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, &ext, 1, true, NULL, NULL};
+    static const mo_bench_options own = {.finalize = cl_finalize, .usage = cl_usage, .ctx = &params};
+    static mo_fields_options fields;
+    const mo_bench_options *ext = mo_fields_wrap(&fields, cl_fields, MO_NFIELDS(cl_fields), &own);
+    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, ext, 1, true, NULL, NULL};
     mo_options opts;
     int exit_status;
     if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status)) {
@@ -636,7 +627,7 @@ int main(int argc, char **argv)
     mo_work_calib work;
     memset(&timer, 0, sizeof timer);
     memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, &ext, 0, NULL};
+    mo_result doc = {BENCH, &prov, &timer, &work, &opts, ext, 0, NULL};
     int verdict[3] = {1, allocated || !fits, fits}; /* rank 0 ok, memory ok, sizes fit */
     if (wrank == 0) {
         /* The work loop is not used by the method; the result format

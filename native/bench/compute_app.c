@@ -249,7 +249,8 @@ int main(int argc, char **argv)
     /* Any number of ranks (with one, the ring's neighbours are itself); the
      * halo's own check (ca_check) is stricter than the MPI count one. */
     const mo_bench_kernel k = {
-        .spec = {NAME, DEFAULT_SIZES, &ext, 0, false, ca_check, NULL}, .benchmark = BENCH, MO_KERNEL_FIELDS(ca_fields),
+        .spec = {NAME, DEFAULT_SIZES, &ext, 0, false, ca_check, NULL}, .benchmark = BENCH,
+        MO_KERNEL_FIELDS(ca_fields),
         .results = write_results, .state = &st, .setup = ca_setup, .start = ca_start, .measure = ca_measure,
         .teardown = ca_teardown,
     };

@@ -335,7 +335,8 @@ int main(int argc, char **argv)
     static in_state st = {.params = &params};
     static const mo_bench_options ext = {.usage = in_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .pair = true, MO_KERNEL_FIELDS(in_fields),
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .pair = true,
+        MO_KERNEL_FIELDS(in_fields),
         .results = write_results, .state = &st, .setup = in_setup, .teardown = in_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = in_one_point,
         .recheck_work = true,

@@ -353,12 +353,6 @@ static int mt_start(mo_bench *b, void *ctx)
     return 0;
 }
 
-static int mt_npoints(const mo_bench *b, const void *ctx)
-{
-    (void)b;
-    return ((const mt_state *)ctx)->ntotal;
-}
-
 static int mt_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
 {
     mt_state *st = ctx;
@@ -397,10 +391,11 @@ int main(int argc, char **argv)
     static mt_state st = {.params = &params};
     static const mo_bench_options ext = {.usage = mt_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check, NULL}, MO_KERNEL_FIELDS(mt_fields),
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check, NULL},
+        MO_KERNEL_FIELDS(mt_fields),
         .results = write_results, .state = &st, .configure = mt_configure, .setup = mt_setup,
         .start = mt_start, .teardown = mt_teardown,
-        .mode = MO_BENCH_LEAD, .unit = "points", .npoints = mt_npoints, .point = mt_one_point,
+        .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.ntotal, .point = mt_one_point,
         .run_cmd = serve_cmd,
     };
     return mo_bench_main(argc, argv, &k);

@@ -720,12 +720,6 @@ static int nb_one_case(mo_bench *b, void *ctx, int i, char *label, size_t labell
     return MO_POINT_OK;
 }
 
-static int nb_npoints(const mo_bench *b, const void *ctx)
-{
-    (void)b;
-    return ((const nb_state *)ctx)->planned;
-}
-
 static void nb_teardown(mo_bench *b, void *ctx)
 {
     (void)b;
@@ -738,9 +732,10 @@ int main(int argc, char **argv)
     static nb_state st = {.params = &params};
     static const mo_bench_options ext = {.usage = nb_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, nb_check, QUICK_SIZES}, .benchmark = BENCH, MO_KERNEL_FIELDS(nb_fields),
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, nb_check, QUICK_SIZES}, .benchmark = BENCH,
+        MO_KERNEL_FIELDS(nb_fields),
         .results = write_results, .state = &st, .setup = nb_setup, .start = nb_start, .teardown = nb_teardown,
-        .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .npoints = nb_npoints, .point = nb_one_case,
+        .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .planned = &st.planned, .point = nb_one_case,
         .recheck_work = true,
     };
     return mo_bench_main(argc, argv, &k);

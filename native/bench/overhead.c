@@ -145,12 +145,12 @@ static const char *dir_name(int dir) { return dir == DIR_SEND ? "send" : "recv";
 
 /* ---- the timed loops (both ranks) ------------------------------------------ */
 
-enum { CMD_QUIT = 0, CMD_MSG = 1, CMD_NOMSG = 2 };
+enum { CMD_MSG = MO_CMD_QUIT + 1, CMD_NOMSG };
 
 typedef struct ov_cmd {
     int64_t op, dir, size, units, iterations;
 } ov_cmd;
-_Static_assert(sizeof(ov_cmd) == 5 * sizeof(int64_t), "ov_cmd is broadcast as packed int64s");
+_Static_assert(sizeof(ov_cmd) <= MO_CMD_WORDS * sizeof(int64_t), "ov_cmd travels as int64s (mo_cmd_send)");
 
 /* Runs one block of cmd->iterations loop iterations; on rank 0 returns the
  * mean time of one iteration in us (rank 1 returns 0). The loop bodies are
@@ -216,29 +216,18 @@ static double run_block(const ov_state *st, const ov_cmd *c)
     return rank == 0 ? (double)(t1 - t0) / 1000.0 / (double)iters : 0.0;
 }
 
-static void bcast_cmd(const ov_state *st, ov_cmd *c)
-{
-    MPI_Bcast(c, (int)(sizeof *c / sizeof(int64_t)), MPI_INT64_T, 0, st->pair);
-}
-
 /* Rank 0: tells rank 1 what to run, runs it, returns us per iteration. */
 static double block(const ov_state *st, int op, int dir, uint64_t size, uint64_t units, long iterations)
 {
     ov_cmd c = {op, dir, (int64_t)size, (int64_t)units, iterations};
-    bcast_cmd(st, &c);
+    mo_cmd_send(st->pair, &c, sizeof c);
     return run_block(st, &c);
 }
 
-/* Rank 1: follows rank 0's commands until told to quit. */
-static void serve(const ov_state *st)
+/* Rank 1: each of rank 0's commands (mo_cmd_serve). */
+static void serve_cmd(void *st, const void *cmd)
 {
-    for (;;) {
-        ov_cmd c;
-        bcast_cmd(st, &c);
-        if (c.op == CMD_QUIT)
-            return;
-        run_block(st, &c);
-    }
+    run_block(st, cmd);
 }
 
 /* ---- the method (rank 0) -------------------------------------------------- */
@@ -530,7 +519,7 @@ static int ov_measure(mo_bench *b, void *ctx)
     const ov_params *params = st->params;
     const mo_options *o = &b->opts;
     if (st->rank == 1) {
-        serve(st);
+        mo_cmd_serve(st->pair, serve_cmd, st);
         return 0;
     }
     const int total_dirs = (params->directions & DIR_SEND ? 1 : 0) + (params->directions & DIR_RECV ? 1 : 0);
@@ -587,8 +576,7 @@ static int ov_measure(mo_bench *b, void *ctx)
     }
     /* Rank 1 goes to the quiet barrier, so the re-check of the work rate
      * runs undisturbed like the calibration. */
-    ov_cmd quit = {CMD_QUIT, 0, 0, 0, 0};
-    bcast_cmd(st, &quit);
+    mo_cmd_quit(st->pair);
     return mo_bench_conclude(b, oom, "(direction, size) points", NULL, true);
 }
 
@@ -608,7 +596,8 @@ int main(int argc, char **argv)
     static ov_state st = {.params = &params};
     static const mo_bench_options ext = {.finalize = ov_finalize, .usage = ov_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .pair = true, MO_KERNEL_FIELDS(ov_fields),
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .pair = true,
+        MO_KERNEL_FIELDS(ov_fields),
         .results = write_results, .state = &st, .setup = ov_setup, .start = ov_start, .measure = ov_measure,
         .verbose_done = true, .teardown = ov_teardown,
     };

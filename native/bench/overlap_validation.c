@@ -156,12 +156,12 @@ typedef struct vs_state {
 
 /* ---- the timed loops (both ranks) ------------------------------------------ */
 
-enum { CMD_QUIT = 0, CMD_PINGPONG = 1, CMD_WARM = 2, CMD_STEP = 3 };
+enum { CMD_PINGPONG = MO_CMD_QUIT + 1, CMD_WARM, CMD_STEP };
 
 typedef struct vs_cmd {
     int64_t op, pairing, size, units, iterations, step;
 } vs_cmd;
-_Static_assert(sizeof(vs_cmd) == 6 * sizeof(int64_t), "vs_cmd is broadcast as packed int64s");
+_Static_assert(sizeof(vs_cmd) <= MO_CMD_WORDS * sizeof(int64_t), "vs_cmd travels as int64s (mo_cmd_send)");
 
 static void region_name(char *buf, size_t len, int pairing, uint64_t size, long step)
 {
@@ -277,11 +277,6 @@ static void run_exchange(const vs_state *st, const vs_cmd *c)
     }
 }
 
-static void bcast_cmd(const vs_state *st, vs_cmd *c)
-{
-    MPI_Bcast(c, (int)(sizeof *c / sizeof(int64_t)), MPI_INT64_T, 0, st->pair);
-}
-
 static double run_cmd(const vs_state *st, const vs_cmd *c)
 {
     if (c->op == CMD_PINGPONG)
@@ -295,20 +290,14 @@ static double command(const vs_state *st, int op, int pairing, uint64_t size, ui
                       long iterations, long step)
 {
     vs_cmd c = {op, pairing, (int64_t)size, (int64_t)units, iterations, step};
-    bcast_cmd(st, &c);
+    mo_cmd_send(st->pair, &c, sizeof c);
     return run_cmd(st, &c);
 }
 
-/* Rank 1: follows rank 0's commands until told to quit. */
-static void serve(const vs_state *st)
+/* Rank 1: each of rank 0's commands (mo_cmd_serve). */
+static void serve_cmd(void *st, const void *cmd)
 {
-    for (;;) {
-        vs_cmd c;
-        bcast_cmd(st, &c);
-        if (c.op == CMD_QUIT)
-            return;
-        run_cmd(st, &c);
-    }
+    run_cmd(st, cmd);
 }
 
 /* ---- the method (rank 0) ---------------------------------------------------- */
@@ -662,7 +651,7 @@ static int vs_measure(mo_bench *b, void *ctx)
     const vs_params *params = st->params;
     const mo_options *o = &b->opts;
     if (st->rank == 1) {
-        serve(st);
+        mo_cmd_serve(st->pair, serve_cmd, st);
         return 0;
     }
     const int ncases = npairings(params->pairings) * (int)o->sizes.n;
@@ -690,8 +679,7 @@ static int vs_measure(mo_bench *b, void *ctx)
                                params->steps);
         }
     }
-    vs_cmd quit = {CMD_QUIT, 0, 0, 0, 0, 0};
-    bcast_cmd(st, &quit);
+    mo_cmd_quit(st->pair);
     return mo_bench_conclude(b, oom, "steps", NULL, true);
 }
 
@@ -708,7 +696,8 @@ int main(int argc, char **argv)
     static vs_state st = {.params = &params};
     static const mo_bench_options ext = {.usage = vs_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL}, .benchmark = BENCH, .pair = true, MO_KERNEL_FIELDS(vs_fields),
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL}, .benchmark = BENCH, .pair = true,
+        MO_KERNEL_FIELDS(vs_fields),
         .results = write_results, .state = &st, .setup = vs_setup, .start = vs_start, .measure = vs_measure,
         .verbose_done = true, .teardown = vs_teardown,
     };

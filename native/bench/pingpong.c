@@ -868,7 +868,8 @@ int main(int argc, char **argv)
     static pp_state st = {.params = &params};
     static const mo_bench_options ext = {.usage = pp_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, MO_KERNEL_FIELDS(pp_fields),
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL},
+        MO_KERNEL_FIELDS(pp_fields),
         .results = write_results, .state = &st, .configure = pp_configure, .setup = pp_setup,
         .measure = pp_measure, .verbose_done = true, .teardown = pp_teardown,
     };

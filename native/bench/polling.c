@@ -383,12 +383,6 @@ static void pl_setup(mo_bench *b, void *ctx)
     b->ready.no_alloc = "cannot allocate the buffers";
 }
 
-static int pl_npoints(const mo_bench *b, const void *ctx)
-{
-    (void)b;
-    return ((const pl_state *)ctx)->ntotal;
-}
-
 static int pl_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
 {
     pl_state *st = ctx;
@@ -427,9 +421,10 @@ int main(int argc, char **argv)
     static pl_state st = {.params = &params};
     static const mo_bench_options ext = {.finalize = pl_finalize, .usage = pl_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, MO_KERNEL_FIELDS(pl_fields),
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES},
+        MO_KERNEL_FIELDS(pl_fields),
         .results = write_results, .state = &st, .setup = pl_setup, .teardown = pl_teardown,
-        .mode = MO_BENCH_LEAD, .unit = "points", .npoints = pl_npoints, .point = pl_one_point,
+        .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.ntotal, .point = pl_one_point,
         .run_cmd = serve_cmd, .recheck_work = true,
     };
     return mo_bench_main(argc, argv, &k);

@@ -568,12 +568,6 @@ static void pg_setup(mo_bench *b, void *ctx)
     b->ready.no_alloc = "cannot allocate the buffers";
 }
 
-static int pg_npoints(const mo_bench *b, const void *ctx)
-{
-    (void)b;
-    return ((const pg_state *)ctx)->ntotal;
-}
-
 static int pg_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
 {
     pg_state *st = ctx;
@@ -621,9 +615,10 @@ int main(int argc, char **argv)
     static pg_state st = {.params = &params};
     static const mo_bench_options ext = {.finalize = pg_finalize, .usage = pg_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pg_check, QUICK_SIZES}, MO_KERNEL_FIELDS(pg_fields),
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pg_check, QUICK_SIZES},
+        MO_KERNEL_FIELDS(pg_fields),
         .results = write_results, .state = &st, .setup = pg_setup, .teardown = pg_teardown,
-        .mode = MO_BENCH_LEAD, .unit = "sizes", .npoints = pg_npoints, .point = pg_one_point,
+        .mode = MO_BENCH_LEAD, .unit = "sizes", .planned = &st.ntotal, .point = pg_one_point,
         .run_cmd = serve_cmd, .finish = pg_finish, .recheck_work = true,
     };
     return mo_bench_main(argc, argv, &k);

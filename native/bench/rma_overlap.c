@@ -360,12 +360,6 @@ static int rm_start(mo_bench *b, void *ctx)
     return 0;
 }
 
-static int rm_npoints(const mo_bench *b, const void *ctx)
-{
-    (void)b;
-    return ((const rm_state *)ctx)->planned;
-}
-
 /* The i-th selected case, window outermost, then sync, op and size. */
 static int rm_one_case(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
 {
@@ -422,9 +416,10 @@ int main(int argc, char **argv)
     static rm_state st = {.params = &params};
     static const mo_bench_options ext = {.usage = rm_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL}, .benchmark = BENCH, .pair = true, MO_KERNEL_FIELDS(rm_fields),
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL}, .benchmark = BENCH, .pair = true,
+        MO_KERNEL_FIELDS(rm_fields),
         .results = write_results, .state = &st, .setup = rm_setup, .start = rm_start, .teardown = rm_teardown,
-        .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .npoints = rm_npoints, .point = rm_one_case,
+        .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .planned = &st.planned, .point = rm_one_case,
         .recheck_work = true,
     };
     return mo_bench_main(argc, argv, &k);

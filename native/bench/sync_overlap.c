@@ -581,7 +581,8 @@ int main(int argc, char **argv)
     static so_state st = {.params = &params};
     static const mo_bench_options ext = {.finalize = so_finalize, .usage = so_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .benchmark = BENCH, MO_KERNEL_FIELDS(so_fields),
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .benchmark = BENCH,
+        MO_KERNEL_FIELDS(so_fields),
         .results = write_results, .state = &st, .setup = so_setup, .measure = so_measure,
         .commands = true,
         .teardown = so_teardown,

@@ -385,7 +385,8 @@ int main(int argc, char **argv)
     static tp_state st = {.params = &params};
     static const mo_bench_options ext = {.usage = tp_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {"threads_procs", "0", &ext, 1, false, NULL, NULL}, .benchmark = BENCH, MO_KERNEL_FIELDS(tp_fields),
+        .spec = {"threads_procs", "0", &ext, 1, false, NULL, NULL}, .benchmark = BENCH,
+        MO_KERNEL_FIELDS(tp_fields),
         .results = write_results, .state = &st, .thread_level = tp_thread_level, .setup = tp_setup,
         .measure = tp_measure, .teardown = tp_teardown,
     };

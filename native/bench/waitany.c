@@ -303,12 +303,6 @@ static void wa_setup(mo_bench *b, void *ctx)
     b->ready.no_alloc = "cannot allocate the requests and buffers";
 }
 
-static int wa_npoints(const mo_bench *b, const void *ctx)
-{
-    (void)b;
-    return ((const wa_state *)ctx)->ntotal;
-}
-
 static int wa_one_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
 {
     wa_state *st = ctx;
@@ -340,9 +334,10 @@ int main(int argc, char **argv)
     static wa_state st = {.params = &params};
     static const mo_bench_options ext = {.usage = wa_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check, NULL}, MO_KERNEL_FIELDS(wa_fields),
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check, NULL},
+        MO_KERNEL_FIELDS(wa_fields),
         .results = write_results, .state = &st, .setup = wa_setup, .teardown = wa_teardown,
-        .mode = MO_BENCH_LEAD, .unit = "points", .npoints = wa_npoints, .point = wa_one_point,
+        .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.ntotal, .point = wa_one_point,
         .run_cmd = serve_cmd,
     };
     return mo_bench_main(argc, argv, &k);

@@ -77,7 +77,7 @@ static int point_loop(mo_bench *b, const mo_bench_kernel *k)
     if (!lead && b->comm == MPI_COMM_NULL)
         return 0;
     const uint64_t t0 = k->clock_at_loop ? mo_timer_now_ns() : b->start_ns;
-    b->total = k->npoints(b, k->state);
+    b->total = k->planned ? *k->planned : k->npoints(b, k->state);
     bool oom = false;
     for (int i = 0; i < b->total; i++) {
         if (time_is_up(b, k, t0)) {

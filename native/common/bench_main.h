@@ -103,7 +103,10 @@ typedef struct mo_bench_kernel {
     /* The point loop, unless measure is set: */
     mo_bench_mode mode;
     const char *unit; /* the time limit's warning: "measured <done> of <total> <unit>" */
-    /* Points to measure (rank 0; lockstep: every rank of b->comm). */
+    /* Points to measure (rank 0; lockstep: every rank of b->comm): the
+     * count planned points at once setup() is done (a field of the
+     * kernel's state), or else npoints(). */
+    const int *planned;
     int (*npoints)(const mo_bench *b, const void *state);
     /* Measures point i (lockstep: on every rank of b->comm); rank 0 prints
      * its --verbose lines and names it in label for the progress line.

@@ -128,7 +128,7 @@ void mo_quiet_wait(MPI_Request *req);
 /* Lead benchmarks driven by rank 0's commands: a command is the
  * benchmark's own struct of at most MO_CMD_WORDS int64_t fields, op first;
  * op MO_CMD_QUIT ends the serving. Every rank of ctl takes part in each. */
-enum { MO_CMD_WORDS = 5, MO_CMD_QUIT = 0 };
+enum { MO_CMD_WORDS = 6, MO_CMD_QUIT = 0 };
 
 /* Rank 0: sends cmd (size bytes) to the ranks serving on ctl. */
 void mo_cmd_send(MPI_Comm ctl, const void *cmd, size_t size);
