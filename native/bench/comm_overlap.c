@@ -408,10 +408,9 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = co_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .benchmark = BENCH, .pair = true,
-        MO_KERNEL_FIELDS(co_fields),
         .results = write_results, .state = &st, .setup = co_setup, .teardown = co_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = co_one_point,
-        .recheck_work = true,
+        .recheck_work = true, MO_KERNEL_FIELDS(co_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

@@ -250,9 +250,8 @@ int main(int argc, char **argv)
      * halo's own check (ca_check) is stricter than the MPI count one. */
     const mo_bench_kernel k = {
         .spec = {NAME, DEFAULT_SIZES, &ext, 0, false, ca_check, NULL}, .benchmark = BENCH,
-        MO_KERNEL_FIELDS(ca_fields),
         .results = write_results, .state = &st, .setup = ca_setup, .start = ca_start, .measure = ca_measure,
-        .teardown = ca_teardown,
+        .teardown = ca_teardown, MO_KERNEL_FIELDS(ca_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

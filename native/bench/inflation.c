@@ -336,10 +336,9 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = in_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .pair = true,
-        MO_KERNEL_FIELDS(in_fields),
         .results = write_results, .state = &st, .setup = in_setup, .teardown = in_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = in_one_point,
-        .recheck_work = true,
+        .recheck_work = true, MO_KERNEL_FIELDS(in_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

@@ -392,11 +392,10 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = mt_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check, NULL},
-        MO_KERNEL_FIELDS(mt_fields),
         .results = write_results, .state = &st, .configure = mt_configure, .setup = mt_setup,
         .start = mt_start, .teardown = mt_teardown,
         .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.ntotal, .point = mt_one_point,
-        .run_cmd = serve_cmd,
+        .run_cmd = serve_cmd, MO_KERNEL_FIELDS(mt_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

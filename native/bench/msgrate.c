@@ -325,10 +325,9 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = mr_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mr_check, NULL}, .pair = true,
-        MO_KERNEL_FIELDS(mr_fields),
         .results = write_results, .state = &st, .setup = mr_setup, .teardown = mr_teardown,
         .mode = MO_BENCH_LEAD, .unit = "sizes", .npoints = mo_bench_nsizes, .point = mr_point,
-        .serve = mr_serve, .quit = mr_quit,
+        .serve = mr_serve, .quit = mr_quit, MO_KERNEL_FIELDS(mr_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

@@ -733,10 +733,9 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = nb_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, nb_check, QUICK_SIZES}, .benchmark = BENCH,
-        MO_KERNEL_FIELDS(nb_fields),
         .results = write_results, .state = &st, .setup = nb_setup, .start = nb_start, .teardown = nb_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .planned = &st.planned, .point = nb_one_case,
-        .recheck_work = true,
+        .recheck_work = true, MO_KERNEL_FIELDS(nb_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

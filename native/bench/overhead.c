@@ -597,9 +597,8 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.finalize = ov_finalize, .usage = ov_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .pair = true,
-        MO_KERNEL_FIELDS(ov_fields),
         .results = write_results, .state = &st, .setup = ov_setup, .start = ov_start, .measure = ov_measure,
-        .verbose_done = true, .teardown = ov_teardown,
+        .verbose_done = true, .teardown = ov_teardown, MO_KERNEL_FIELDS(ov_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

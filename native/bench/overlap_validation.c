@@ -697,9 +697,8 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = vs_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL}, .benchmark = BENCH, .pair = true,
-        MO_KERNEL_FIELDS(vs_fields),
         .results = write_results, .state = &st, .setup = vs_setup, .start = vs_start, .measure = vs_measure,
-        .verbose_done = true, .teardown = vs_teardown,
+        .verbose_done = true, .teardown = vs_teardown, MO_KERNEL_FIELDS(vs_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

@@ -869,9 +869,8 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = pp_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL},
-        MO_KERNEL_FIELDS(pp_fields),
         .results = write_results, .state = &st, .configure = pp_configure, .setup = pp_setup,
-        .measure = pp_measure, .verbose_done = true, .teardown = pp_teardown,
+        .measure = pp_measure, .verbose_done = true, .teardown = pp_teardown, MO_KERNEL_FIELDS(pp_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

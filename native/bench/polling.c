@@ -422,10 +422,9 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.finalize = pl_finalize, .usage = pl_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES},
-        MO_KERNEL_FIELDS(pl_fields),
         .results = write_results, .state = &st, .setup = pl_setup, .teardown = pl_teardown,
         .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.ntotal, .point = pl_one_point,
-        .run_cmd = serve_cmd, .recheck_work = true,
+        .run_cmd = serve_cmd, .recheck_work = true, MO_KERNEL_FIELDS(pl_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

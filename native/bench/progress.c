@@ -616,10 +616,9 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.finalize = pg_finalize, .usage = pg_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pg_check, QUICK_SIZES},
-        MO_KERNEL_FIELDS(pg_fields),
         .results = write_results, .state = &st, .setup = pg_setup, .teardown = pg_teardown,
         .mode = MO_BENCH_LEAD, .unit = "sizes", .planned = &st.ntotal, .point = pg_one_point,
-        .run_cmd = serve_cmd, .finish = pg_finish, .recheck_work = true,
+        .run_cmd = serve_cmd, .finish = pg_finish, .recheck_work = true, MO_KERNEL_FIELDS(pg_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

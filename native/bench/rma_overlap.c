@@ -417,10 +417,9 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = rm_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL}, .benchmark = BENCH, .pair = true,
-        MO_KERNEL_FIELDS(rm_fields),
         .results = write_results, .state = &st, .setup = rm_setup, .start = rm_start, .teardown = rm_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .planned = &st.planned, .point = rm_one_case,
-        .recheck_work = true,
+        .recheck_work = true, MO_KERNEL_FIELDS(rm_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

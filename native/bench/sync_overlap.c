@@ -582,10 +582,9 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.finalize = so_finalize, .usage = so_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .benchmark = BENCH,
-        MO_KERNEL_FIELDS(so_fields),
         .results = write_results, .state = &st, .setup = so_setup, .measure = so_measure,
         .commands = true,
-        .teardown = so_teardown,
+        .teardown = so_teardown, MO_KERNEL_FIELDS(so_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

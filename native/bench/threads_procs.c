@@ -386,9 +386,8 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = tp_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {"threads_procs", "0", &ext, 1, false, NULL, NULL}, .benchmark = BENCH,
-        MO_KERNEL_FIELDS(tp_fields),
         .results = write_results, .state = &st, .thread_level = tp_thread_level, .setup = tp_setup,
-        .measure = tp_measure, .teardown = tp_teardown,
+        .measure = tp_measure, .teardown = tp_teardown, MO_KERNEL_FIELDS(tp_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

@@ -335,10 +335,9 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = wa_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check, NULL},
-        MO_KERNEL_FIELDS(wa_fields),
         .results = write_results, .state = &st, .setup = wa_setup, .teardown = wa_teardown,
         .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.ntotal, .point = wa_one_point,
-        .run_cmd = serve_cmd,
+        .run_cmd = serve_cmd, MO_KERNEL_FIELDS(wa_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }
