@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from msgspec import Meta, field
 
 from ...core.schema import Document, register
+from ..table_keys import TableKeys
 
 
 class Point(Document, kw_only=True, forbid_unknown_fields=True):
@@ -111,10 +112,7 @@ class Series(Document, kw_only=True, forbid_unknown_fields=True):
     sizes: list[Point]
 
 
-Fp = Annotated[str, Meta(pattern="^[0-9a-f]{16}$")]
-
-
-class BenchCollectives(Document, kw_only=True, forbid_unknown_fields=True):
+class BenchCollectives(TableKeys, kw_only=True, forbid_unknown_fields=True):
     """'results' of the collectives benchmark (time of each MPI collective per message size on
     the job's communicator size): Every op of native/profiler/mop_coll_ops.h, blocking and
     non-blocking (posted, then MPI_Wait at once), on a duplicate of MPI_COMM_WORLD;
@@ -137,18 +135,6 @@ class BenchCollectives(Document, kw_only=True, forbid_unknown_fields=True):
     statistic: Literal["median over iterations of the slowest rank's time"]
     neighbour_topology: Literal["ring"]
     series: list[Series]
-    machine_key: Annotated[
-        str, Meta(description="cpu=<model name>;ncpu=<online CPUs> of rank 0's node")
-    ]
-    machine_fp: Fp
-    toolchain_key: Annotated[
-        str,
-        Meta(
-            max_length=200,
-            description="MPI_Get_library_version, whitespace collapsed, cut to 200 characters",
-        ),
-    ]
-    toolchain_fp: Fp
 
 
 MODELS: dict[str, Any] = {

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from msgspec import UNSET, Meta, UnsetType, field
 
 from ...core.schema import Document, register
+from ..table_keys import TableKeys
 
 
 class Part(Document, kw_only=True, forbid_unknown_fields=True):
@@ -138,10 +139,7 @@ class Pair(Document, kw_only=True, forbid_unknown_fields=True):
     sizes: list[Size]
 
 
-Fp = Annotated[str, Meta(pattern="^[0-9a-f]{16}$")]
-
-
-class BenchPingpong(Document, kw_only=True, forbid_unknown_fields=True):
+class BenchPingpong(TableKeys, kw_only=True, forbid_unknown_fields=True):
     """'results' of the pingpong benchmark (one-way transfer time per message size, blocking
     ping-pong): Pairs: rank 0 with the lowest other rank on its node (intra) and, when the
     job spans several nodes, with the lowest rank on another node (inter). A sample is one
@@ -156,18 +154,6 @@ class BenchPingpong(Document, kw_only=True, forbid_unknown_fields=True):
     nodes: Annotated[
         int, Meta(ge=1, description="shared-memory nodes the job spans (MPI_COMM_TYPE_SHARED)")
     ]
-    machine_key: Annotated[
-        str, Meta(description="cpu=<model name>;ncpu=<online CPUs> of rank 0's node")
-    ]
-    machine_fp: Fp
-    toolchain_key: Annotated[
-        str,
-        Meta(
-            max_length=200,
-            description="MPI_Get_library_version, whitespace collapsed, cut to 200 characters",
-        ),
-    ]
-    toolchain_fp: Fp
 
 
 MODELS: dict[str, Any] = {
