@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "fields.h"
 #include "fingerprint.h"
@@ -509,10 +510,162 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_object(w);
 }
 
-/* ---- main ------------------------------------------------------------- */
+/* ---- the kernel -------------------------------------------------------- */
 
-static void free_state(cl_state *st)
+/* Rank 0 after its probe: the fingerprints the table's keys name. */
+static void cl_calibrated(void *arg)
 {
+    mo_bench *b = arg;
+    mo_fingerprints_collect(&((cl_state *)b->state)->fp, b->prov.mpi_library_version);
+}
+
+/* Every rank: the communicators, the buffers (a block per rank or neighbour
+ * of the largest size, on both sides; counts must stay int) and the nodes. */
+static void cl_setup(mo_bench *b, void *ctx)
+{
+    cl_state *st = ctx;
+    const mo_options *o = &b->opts;
+    st->opts = o;
+    st->start_ns = b->start_ns;
+    st->rank = b->rank;
+    st->size = b->nranks;
+    MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
+    int nb[NEIGHBOURS] = {(b->rank - 1 + b->nranks) % b->nranks, (b->rank + 1) % b->nranks};
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, NEIGHBOURS, nb, MPI_UNWEIGHTED, NEIGHBOURS, nb,
+                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &st->ring);
+    int is_leader = mo_node_leader() == b->rank;
+    MPI_Allreduce(&is_leader, &st->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+
+    const uint64_t largest = o->sizes.v[o->sizes.n - 1];
+    const int slots = b->nranks > NEIGHBOURS ? b->nranks : NEIGHBOURS;
+    const uint64_t buf_bytes = (largest > 0 ? largest : 1) * (uint64_t)slots;
+    const bool fits = buf_bytes <= (uint64_t)INT_MAX;
+    if (fits) {
+        st->sbuf = mo_page_alloc((size_t)buf_bytes);
+        st->rbuf = mo_page_alloc((size_t)buf_bytes);
+        if (st->sbuf && st->rbuf) { /* every page now; zeros sum to zeros */
+            memset(st->sbuf, 0, (size_t)buf_bytes);
+            memset(st->rbuf, 0, (size_t)buf_bytes);
+        }
+    }
+    st->counts = malloc((size_t)slots * sizeof *st->counts);
+    st->displs = malloc((size_t)slots * sizeof *st->displs);
+    st->adispls = malloc((size_t)slots * sizeof *st->adispls);
+    st->types = malloc((size_t)slots * sizeof *st->types);
+    st->iter_s = malloc(MAX_POINT_ITERS * sizeof *st->iter_s);
+    st->iter_max_s = malloc(MAX_POINT_ITERS * sizeof *st->iter_max_s);
+    st->series = calloc(MOP_XFER_NCOLL_OPS, sizeof *st->series);
+    b->have = fits && st->sbuf && st->rbuf && st->counts && st->displs && st->adispls && st->types &&
+              st->iter_s && st->iter_max_s && st->series;
+    /* fits is the same on every rank: it names the failed vote's reason. */
+    if (!fits)
+        snprintf(b->no_alloc, sizeof b->no_alloc, "%d ranks x the largest size (%llu bytes) exceed the "
+                 "largest MPI count; give smaller --sizes", slots, (unsigned long long)largest);
+    else
+        snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate 2 x %llu bytes of message buffers on "
+                 "every rank", (unsigned long long)buf_bytes);
+    b->ready.no_alloc = b->no_alloc;
+    /* The work loop is not used by the method; the result format records
+     * the CPU speed. */
+    b->ready.calib_ms = 1.0;
+    b->ready.no_work_loop = true;
+    b->ready.calibrated = cl_calibrated;
+    b->ready.calibrated_arg = b;
+}
+
+/* Every rank, after the vote: the series, each blocking op followed by its
+ * non-blocking twin so that the two are measured close together in time,
+ * and their points. */
+static int cl_start(mo_bench *b, void *ctx)
+{
+    cl_state *st = ctx;
+    int ok = 1;
+    for (int k = 0; k < MOP_XFER_NCOLL_OPS && ok; k++) {
+        int op = k % 2 == 0 ? k / 2 : MOP_COLL_NB_OFFSET + k / 2;
+        if (!st->params->selected[op])
+            continue;
+        cl_series *s = &st->series[st->nseries++];
+        s->op = op;
+        s->points = calloc(b->opts.sizes.n, sizeof *s->points);
+        ok = s->points != NULL;
+        for (size_t i = 0; ok && i < b->opts.sizes.n; i++) {
+            if (!point_applies(op, b->opts.sizes.v[i]))
+                continue;
+            cl_point *pt = &s->points[s->npoints++];
+            pt->bytes = b->opts.sizes.v[i];
+            if (b->rank == 0) {
+                pt->samples = malloc(MAX_POINT_ITERS * sizeof *pt->samples);
+                ok = pt->samples != NULL;
+            }
+        }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok && b->rank == 0)
+        fprintf(stderr, "mo_" BENCH ": error: out of memory\n");
+    return ok ? 0 : -1;
+}
+
+/* Every rank: --passes sweeps over (op, size), the running document after
+ * each. */
+static int cl_measure(mo_bench *b, void *ctx)
+{
+    cl_state *st = ctx;
+    const mo_options *o = &b->opts;
+    const long passes = st->params->passes;
+    int points = 0, done = 0;
+    for (int i = 0; i < st->nseries; i++)
+        points += st->series[i].npoints;
+    const int total = points * (int)passes;
+    if (o->verbose && b->rank == 0)
+        printf("%d ranks, %d nodes\n%-8s%-24s%-12s%-12s%-14s%-14s\n", st->size, st->nodes, "pass", "op",
+               "bytes", "iterations", "time_us", "rank_mean_us");
+    bool time_up = false;
+    for (long pass = 0; pass < passes && !time_up; pass++) {
+        for (int k = 0; k < st->nseries && !time_up; k++) {
+            cl_series *s = &st->series[k];
+            for (int i = 0; i < s->npoints; i++) {
+                int go = !mo_time_up(o, st->start_ns);
+                MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                if (!go) {
+                    time_up = true;
+                    break;
+                }
+                cl_point *p = &s->points[i];
+                measure_visit(st, s->op, p, pass, passes);
+                if (b->rank == 0) {
+                    if (o->verbose) {
+                        printf("%-8ld%-24s%-12llu%-12ld%-14.3f%-14.3f\n", pass + 1, mop_coll_op_name(s->op),
+                               (unsigned long long)p->bytes, p->iterations, p->time_s * 1e6,
+                               p->rank_mean_s * 1e6);
+                        fflush(stdout);
+                    }
+                    char label[80];
+                    snprintf(label, sizeof label, "%s/%llu pass %ld/%ld", mop_coll_op_name(s->op),
+                             (unsigned long long)p->bytes, pass + 1, passes);
+                    mo_progress(o->progress, ++done, total, label);
+                }
+            }
+        }
+        if (b->rank == 0)
+            mo_bench_running(b);
+    }
+    for (int k = 0; k < st->nseries; k++) /* every point had every pass */
+        st->series[k].complete = !time_up;
+    int status = 0;
+    if (b->rank == 0) {
+        if (time_up)
+            mo_result_warn(&b->doc, "time limit of %g s reached: made %d of %d (pass, op, size) visits",
+                           o->time_limit_s, done, total);
+        status = mo_bench_conclude(b, false, NULL, NULL, false);
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return status;
+}
+
+static void cl_teardown(mo_bench *b, void *ctx)
+{
+    cl_state *st = ctx;
+    (void)b;
     for (int i = 0; i < st->nseries; i++) {
         for (int j = 0; j < st->series[i].npoints; j++)
             free(st->series[i].points[j].samples);
@@ -531,206 +684,18 @@ static void free_state(cl_state *st)
         MPI_Comm_free(&st->ring);
     if (st->comm != MPI_COMM_NULL)
         MPI_Comm_free(&st->comm);
-}
-
-/* --quick picks QUICK_SIZES unless the command line names sizes itself
- * (getopt accepts "--sizes", "--sizes=..." and unique abbreviations). */
-static bool sizes_given(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strncmp(argv[i], "--si", 4) == 0 && strncmp(argv[i], "--sizes", strcspn(argv[i], "=")) == 0)
-            return true;
-    return false;
+    free(st->params->ops_spec);
 }
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int wrank, wsize;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    const uint64_t start_ns = mo_timer_now_ns();
-
     static cl_params params;
+    static cl_state st = {.params = &params, .comm = MPI_COMM_NULL, .ring = MPI_COMM_NULL};
     static const mo_bench_options own = {.finalize = cl_finalize, .usage = cl_usage, .ctx = &params};
-    static mo_fields_options fields;
-    const mo_bench_options *ext = mo_fields_wrap(&fields, cl_fields, MO_NFIELDS(cl_fields), &own);
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, ext, 1, true, NULL, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status)) {
-        free(params.ops_spec);
-        return exit_status;
-    }
-    char err[512] = "";
-    if (opts.quick && !sizes_given(argc, argv)) {
-        mo_sizes quick;
-        char *spec_copy = strdup(QUICK_SIZES);
-        if (spec_copy && mo_sizes_parse(QUICK_SIZES, &quick, err, sizeof err) == 0) {
-            mo_sizes_free(&opts.sizes);
-            opts.sizes = quick;
-            free(opts.sizes_spec);
-            opts.sizes_spec = spec_copy;
-        } else {
-            free(spec_copy); /* out of memory: the default sizes, only slower */
-        }
-    }
-
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    static cl_state st;
-    st.opts = &opts;
-    st.params = &params;
-    st.start_ns = start_ns;
-    st.rank = wrank;
-    st.size = wsize;
-    st.comm = st.ring = MPI_COMM_NULL;
-    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
-    int nb[NEIGHBOURS] = {(wrank - 1 + wsize) % wsize, (wrank + 1) % wsize};
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, NEIGHBOURS, nb, MPI_UNWEIGHTED, NEIGHBOURS, nb,
-                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &st.ring);
-
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int node_rank;
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_free(&node);
-    int is_leader = node_rank == 0;
-    MPI_Allreduce(&is_leader, &st.nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-
-    /* Buffers: a block per rank (or neighbour) of the largest size, on both
-     * sides; counts must stay int. */
-    const uint64_t largest = opts.sizes.v[opts.sizes.n - 1];
-    const int slots = wsize > NEIGHBOURS ? wsize : NEIGHBOURS;
-    const uint64_t buf_bytes = (largest > 0 ? largest : 1) * (uint64_t)slots;
-    bool fits = buf_bytes <= (uint64_t)INT_MAX;
-    if (fits) {
-        st.sbuf = mo_page_alloc((size_t)buf_bytes);
-        st.rbuf = mo_page_alloc((size_t)buf_bytes);
-        if (st.sbuf && st.rbuf) { /* every page now; zeros sum to zeros */
-            memset(st.sbuf, 0, (size_t)buf_bytes);
-            memset(st.rbuf, 0, (size_t)buf_bytes);
-        }
-    }
-    st.counts = malloc((size_t)slots * sizeof *st.counts);
-    st.displs = malloc((size_t)slots * sizeof *st.displs);
-    st.adispls = malloc((size_t)slots * sizeof *st.adispls);
-    st.types = malloc((size_t)slots * sizeof *st.types);
-    st.iter_s = malloc(MAX_POINT_ITERS * sizeof *st.iter_s);
-    st.iter_max_s = malloc(MAX_POINT_ITERS * sizeof *st.iter_max_s);
-    st.series = calloc(MOP_XFER_NCOLL_OPS, sizeof *st.series);
-    bool allocated = st.sbuf && st.rbuf && st.counts && st.displs && st.adispls && st.types &&
-                     st.iter_s && st.iter_max_s && st.series;
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, ext, 0, NULL};
-    int verdict[3] = {1, allocated || !fits, fits}; /* rank 0 ok, memory ok, sizes fit */
-    if (wrank == 0) {
-        /* The work loop is not used by the method; the result format
-         * records the CPU speed. */
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        work.nwarnings = 0;
-        mo_fingerprints_collect(&st.fp, prov.mpi_library_version);
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, verdict, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!verdict[0] || !verdict[1] || !verdict[2]) {
-        if (verdict[0] && !verdict[2])
-            snprintf(err, sizeof err, "%d ranks x the largest size (%llu bytes) exceed the "
-                     "largest MPI count; give smaller --sizes", slots, (unsigned long long)largest);
-        else if (verdict[0])
-            snprintf(err, sizeof err, "cannot allocate 2 x %llu bytes of message buffers on "
-                     "every rank", (unsigned long long)buf_bytes);
-        free_state(&st);
-        free(params.ops_spec);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 2, err);
-    }
-
-    /* The series, each blocking op followed by its non-blocking twin so that
-     * the two are measured close together in time, and their points. */
-    int ok = 1;
-    for (int k = 0; k < MOP_XFER_NCOLL_OPS && ok; k++) {
-        int op = k % 2 == 0 ? k / 2 : MOP_COLL_NB_OFFSET + k / 2;
-        if (!params.selected[op])
-            continue;
-        cl_series *s = &st.series[st.nseries++];
-        s->op = op;
-        s->points = calloc(opts.sizes.n, sizeof *s->points);
-        ok = s->points != NULL;
-        for (size_t i = 0; ok && i < opts.sizes.n; i++) {
-            if (!point_applies(op, opts.sizes.v[i]))
-                continue;
-            cl_point *pt = &s->points[s->npoints++];
-            pt->bytes = opts.sizes.v[i];
-            if (wrank == 0) {
-                pt->samples = malloc(MAX_POINT_ITERS * sizeof *pt->samples);
-                ok = pt->samples != NULL;
-            }
-        }
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!ok) {
-        free_state(&st);
-        free(params.ops_spec);
-        return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, 1, "out of memory");
-    }
-    int points = 0, done = 0;
-    for (int i = 0; i < st.nseries; i++)
-        points += st.series[i].npoints;
-    const int total = points * (int)params.passes;
-    if (opts.verbose && wrank == 0)
-        printf("%d ranks, %d nodes\n%-8s%-24s%-12s%-12s%-14s%-14s\n", wsize, st.nodes, "pass",
-               "op", "bytes", "iterations", "time_us", "rank_mean_us");
-    bool time_up = false;
-    for (long pass = 0; pass < params.passes && !time_up; pass++) {
-        for (int k = 0; k < st.nseries && !time_up; k++) {
-            cl_series *s = &st.series[k];
-            for (int i = 0; i < s->npoints; i++) {
-                int go = !mo_time_up(&opts, st.start_ns);
-                MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
-                if (!go) {
-                    time_up = true;
-                    break;
-                }
-                cl_point *p = &s->points[i];
-                measure_visit(&st, s->op, p, pass, params.passes);
-                if (wrank == 0) {
-                    if (opts.verbose) {
-                        printf("%-8ld%-24s%-12llu%-12ld%-14.3f%-14.3f\n", pass + 1,
-                               mop_coll_op_name(s->op), (unsigned long long)p->bytes,
-                               p->iterations, p->time_s * 1e6, p->rank_mean_s * 1e6);
-                        fflush(stdout);
-                    }
-                    char label[80];
-                    snprintf(label, sizeof label, "%s/%llu pass %ld/%ld", mop_coll_op_name(s->op),
-                             (unsigned long long)p->bytes, pass + 1, params.passes);
-                    mo_progress(opts.progress, ++done, total, label);
-                }
-            }
-        }
-        if (wrank == 0 && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
-    }
-    for (int k = 0; k < st.nseries; k++) /* every point had every pass */
-        st.series[k].complete = !time_up;
-
-    int status = 0;
-    if (wrank == 0) {
-        if (time_up)
-            mo_result_warn(&doc, "time limit of %g s reached: made %d of %d (pass, op, size) "
-                           "visits", opts.time_limit_s, done, total);
-        status = mo_result_complete(&doc, BENCH, write_results, &st);
-        if (opts.verbose)
-            printf("mo_" BENCH ": done in %.1f s\n",
-                   (double)(mo_timer_now_ns() - st.start_ns) / 1e9);
-    }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    free_state(&st);
-    free(params.ops_spec);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status == 0 ? 0 : 1, NULL);
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, &own, 1, true, NULL, QUICK_SIZES}, .results = write_results,
+        .state = &st, .setup = cl_setup, .start = cl_start, .measure = cl_measure, .verbose_done = true,
+        .teardown = cl_teardown, MO_KERNEL_FIELDS(cl_fields),
+    };
+    return mo_bench_main(argc, argv, &k);
 }
