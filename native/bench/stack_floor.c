@@ -53,6 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_main.h"
 #include "bench_util.h"
 #include "shmsync.h"
 #include "json.h"
@@ -85,21 +86,6 @@ typedef struct sf_size {
     uint64_t bytes;
     sf_method m[NMETHODS];
 } sf_size;
-
-typedef struct sf_state {
-    const mo_options *opts;
-    sf_size *sizes;
-    int nsizes; /* measured so far */
-    bool complete;
-    int ranks;
-    bool same_node;
-    bool tcp_floor; /* ranks on two nodes: the floor is the TCP ping-pong */
-    char tools[2][PATH_MAX + 1]; /* fi_pingpong, ucx_perftest: path or "" */
-    char searched[4096];         /* the directories searched, ':'-separated */
-    mo_cvar cvars[MAX_CVARS];    /* the MPI's protocol thresholds (rank 0), for the analysis */
-    int ncvars;
-    char cvar_note[128];
-} sf_state;
 
 /* ---- the shared segment ------------------------------------------------ */
 
@@ -146,6 +132,27 @@ typedef struct sf_bufs {
     uint64_t seq;   /* last sequence number used, the same on both ranks */
     int tcp;        /* across nodes: the socket to the other rank; else -1 */
 } sf_bufs;
+
+typedef struct sf_state {
+    const mo_options *opts;
+    sf_size *sizes;
+    int nsizes; /* measured so far */
+    bool complete;
+    int ranks;
+    bool same_node;
+    bool tcp_floor; /* ranks on two nodes: the floor is the TCP ping-pong */
+    char tools[2][PATH_MAX + 1]; /* fi_pingpong, ucx_perftest: path or "" */
+    char searched[4096];         /* the directories searched, ':'-separated */
+    mo_cvar cvars[MAX_CVARS];    /* the MPI's protocol thresholds (rank 0), for the analysis */
+    int ncvars;
+    char cvar_note[128];
+    MPI_Comm pair;   /* ranks 0 and 1 where the floor can run */
+    sf_bufs b;
+    MPI_Win win;     /* the shm floor's segment */
+    mo_shm channel;  /* the TCP floor's connection */
+    char channel_err[256];
+    char why[512];   /* rank 0: why the vote failed, when it did */
+} sf_state;
 
 /* The whole of n bytes over the floor's socket (a short write or read is
  * continued); false when the connection failed. */
@@ -281,13 +288,7 @@ static long choose_iterations(const mo_options *o, int method, double est_s)
         return o->iters;
     if (!(est_s > 0))
         est_s = 1e-7;
-    double per = method == M_MEMCPY ? est_s : 2.0 * est_s;
-    double n = ceil(o->sample_ms / 1000.0 / per);
-    if (n < (double)o->min_iters)
-        return o->min_iters;
-    if (n > (double)o->max_iters)
-        return o->max_iters;
-    return (long)n;
+    return mo_clamp_iters(o, ceil(o->sample_ms / 1000.0 / (method == M_MEMCPY ? est_s : 2.0 * est_s)));
 }
 
 /* ---- the layer below MPI ----------------------------------------------- */
@@ -388,211 +389,202 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_object(w);
 }
 
-/* ---- main ------------------------------------------------------------- */
+/* ---- the kernel -------------------------------------------------------- */
 
-int main(int argc, char **argv)
+/* Rank 0 after its probe: the tools of the layer below MPI. */
+static void sf_calibrated(void *arg)
 {
-    MPI_Init(&argc, &argv);
-    int wrank, wsize;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    const uint64_t start_ns = mo_timer_now_ns();
+    find_tools(arg);
+}
 
-    const mo_bench_spec spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, NULL, NULL};
-    mo_options opts;
-    int exit_status;
-    if (!mo_bench_start(&opts, &spec, argc, argv, &exit_status))
-        return exit_status;
-    char err[512] = "";
+/* The shared segment of the shm floor on the pair: a mailbox per direction. */
+static bool open_segment(sf_state *st, int wrank, size_t largest)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    const size_t pagesz = page > 0 ? (size_t)page : 4096;
+    const size_t boxsz = (LINE + largest + pagesz - 1) / pagesz * pagesz;
+    void *base = NULL;
+    MPI_Aint segsz = wrank == 0 ? (MPI_Aint)(2 * boxsz + LINE) : 0;
+    if (MPI_Win_allocate_shared(segsz, 1, MPI_INFO_NULL, st->pair, &base, &st->win) != MPI_SUCCESS)
+        return false;
+    MPI_Aint qsz;
+    int disp;
+    MPI_Win_shared_query(st->win, 0, &qsz, &disp, &base);
+    uintptr_t p = ((uintptr_t)base + LINE - 1) / LINE * LINE;
+    for (int d = 0; d < 2; d++) {
+        unsigned char *start = (unsigned char *)p + (size_t)d * boxsz;
+        st->b.box[d].flag = (_Atomic uint64_t *)(void *)start;
+        st->b.box[d].payload_inline = start + 8;
+        st->b.box[d].payload_big = start + LINE;
+    }
+    if (wrank == 0) {
+        memset((void *)p, 0, 2 * boxsz);
+        atomic_store(st->b.box[0].flag, 0);
+        atomic_store(st->b.box[1].flag, 0);
+    }
+    /* A passive-target epoch for the whole run, as the MPI memory model
+     * wants for direct loads and stores to the segment. */
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, st->win);
+    MPI_Win_sync(st->win);
+    MPI_Barrier(st->pair);
+    return true;
+}
 
-    mo_provenance prov;
-    int prov_rc = mo_provenance_collect(&prov, MPI_COMM_WORLD, argc, argv, &opts);
-
-    sf_state st;
-    memset(&st, 0, sizeof st);
-    st.opts = &opts;
-    st.ranks = wsize;
+/* Every rank: where the floor runs, the pair, its buffers and segment; rank
+ * 0 the MPI's thresholds and its samples. */
+static void sf_setup(mo_bench *b, void *ctx)
+{
+    sf_state *st = ctx;
+    const mo_options *o = &b->opts;
+    const int wrank = b->rank;
+    st->opts = o;
+    st->ranks = b->nranks;
     if (wrank == 0) /* where the MPI says its protocols switch (analysis: agrees / disagrees) */
-        st.ncvars = mo_cvar_read_thresholds(st.cvars, MAX_CVARS, st.cvar_note, sizeof st.cvar_note);
+        st->ncvars = mo_cvar_read_thresholds(st->cvars, MAX_CVARS, st->cvar_note, sizeof st->cvar_note);
 
     /* The floor is a shared segment when ranks 0 and 1 share a node, a TCP
      * connection between them when a 2-rank job has one on each of two. */
     int leader = mo_node_leader();
     int leader1 = wrank == 1 ? leader : -1;
     MPI_Allreduce(MPI_IN_PLACE, &leader1, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    st.same_node = leader1 == 0;
-    mo_shm channel = {.fd = -1};
-    char channel_err[256] = "";
-    if (!st.same_node && wsize == 2)
-        st.tcp_floor = mo_shm_open_channel(&channel, channel_err, sizeof channel_err) == 0;
-    const bool member = wrank < 2;
-    MPI_Comm pair = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, member && (st.same_node || st.tcp_floor) ? 0 : MPI_UNDEFINED,
-                   wrank, &pair);
+    st->same_node = leader1 == 0;
+    st->channel.fd = -1;
+    if (!st->same_node && b->nranks == 2)
+        st->tcp_floor = mo_shm_open_channel(&st->channel, st->channel_err, sizeof st->channel_err) == 0;
+    MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 && (st->same_node || st->tcp_floor) ? 0 : MPI_UNDEFINED, wrank,
+                   &st->pair);
+    b->comm = st->pair;
 
-    const size_t largest = (size_t)opts.sizes.v[opts.sizes.n - 1];
-    long page = sysconf(_SC_PAGESIZE);
-    const size_t pagesz = page > 0 ? (size_t)page : 4096;
-    const size_t boxsz = (LINE + largest + pagesz - 1) / pagesz * pagesz;
-    sf_bufs b;
-    memset(&b, 0, sizeof b);
-    b.tcp = channel.fd;
-    MPI_Win win = MPI_WIN_NULL;
+    const size_t largest = (size_t)o->sizes.v[o->sizes.n - 1];
+    st->b.tcp = st->channel.fd;
+    st->win = MPI_WIN_NULL;
     bool ok = true;
-    if (pair != MPI_COMM_NULL) {
+    if (st->pair != MPI_COMM_NULL) {
         const size_t bufsz = largest > 0 ? largest : 1; /* the TCP floor sends 0 B as 1 */
-        b.sbuf = mo_page_alloc(bufsz);
-        b.rbuf = mo_page_alloc(bufsz);
-        ok = b.sbuf && b.rbuf;
+        st->b.sbuf = mo_page_alloc(bufsz);
+        st->b.rbuf = mo_page_alloc(bufsz);
+        ok = st->b.sbuf && st->b.rbuf;
         if (ok) {
-            memset(b.sbuf, wrank + 1, bufsz);
-            memset(b.rbuf, 0, bufsz);
+            memset(st->b.sbuf, wrank + 1, bufsz);
+            memset(st->b.rbuf, 0, bufsz);
         }
-    }
-    if (pair != MPI_COMM_NULL && !st.tcp_floor) { /* the shared segment of the shm floor */
-        void *base = NULL;
-        MPI_Aint segsz = wrank == 0 ? (MPI_Aint)(2 * boxsz + LINE) : 0;
-        if (MPI_Win_allocate_shared(segsz, 1, MPI_INFO_NULL, pair, &base, &win) != MPI_SUCCESS) {
+        if (!st->tcp_floor && !open_segment(st, wrank, largest))
             ok = false;
-        } else {
-            MPI_Aint qsz;
-            int disp;
-            MPI_Win_shared_query(win, 0, &qsz, &disp, &base);
-            uintptr_t p = ((uintptr_t)base + LINE - 1) / LINE * LINE;
-            for (int d = 0; d < 2; d++) {
-                unsigned char *start = (unsigned char *)p + (size_t)d * boxsz;
-                b.box[d].flag = (_Atomic uint64_t *)(void *)start;
-                b.box[d].payload_inline = start + 8;
-                b.box[d].payload_big = start + LINE;
-            }
-            if (wrank == 0) {
-                memset((void *)p, 0, 2 * boxsz);
-                atomic_store(b.box[0].flag, 0);
-                atomic_store(b.box[1].flag, 0);
-            }
-            /* A passive-target epoch for the whole run, as the MPI memory
-             * model wants for direct loads and stores to the segment. */
-            MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-            MPI_Win_sync(win);
-            MPI_Barrier(pair);
-        }
     }
-
-    mo_timer_info timer;
-    mo_work_calib work;
-    memset(&timer, 0, sizeof timer);
-    memset(&work, 0, sizeof work);
-    mo_result doc = {BENCH, &prov, &timer, &work, &opts, NULL, 0, NULL};
-    int verdict[3] = {1, ok ? 1 : 0, st.same_node || st.tcp_floor ? 1 : 0};
+    bool sized = true;
     if (wrank == 0) {
-        verdict[0] = mo_bench_probe(prov_rc, &timer, &work, 1.0, 5, err, sizeof err);
-        work.nwarnings = 0; /* about a loop this method does not use */
-        if (verdict[0]) {
-            find_tools(&st);
-            mo_warn_if_unbound(&doc, &prov, 0, 1);
-            st.sizes = calloc(opts.sizes.n, sizeof *st.sizes);
-            verdict[0] = st.sizes != NULL;
-            for (size_t i = 0; verdict[0] && i < opts.sizes.n; i++) {
-                st.sizes[i].bytes = opts.sizes.v[i];
-                for (int m = 0; m < NMETHODS; m++) {
-                    st.sizes[i].m[m].samples = calloc((size_t)opts.reps, sizeof(double));
-                    if (!st.sizes[i].m[m].samples)
-                        verdict[0] = 0;
-                }
-            }
-            if (!verdict[0])
-                snprintf(err, sizeof err, "out of memory");
-        }
-        if (verdict[0] && mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-            verdict[0] = 0;
-    }
-    MPI_Request vreq;
-    MPI_Iallreduce(MPI_IN_PLACE, verdict, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &vreq);
-    mo_quiet_wait(&vreq);
-    int status = 0;
-    if (!verdict[0] || !verdict[1] || !verdict[2]) {
-        if (verdict[0] && !verdict[2])
-            snprintf(err, sizeof err, "ranks 0 and 1 are on different nodes: the floor needs them on one "
-                                      "node, or a 2-rank job%s%s",
-                     channel_err[0] ? " and " : "", channel_err);
-        else if (verdict[0])
-            snprintf(err, sizeof err, "cannot allocate the message buffers or the shared segment");
-        status = 2;
-    } else if (pair != MPI_COMM_NULL) {
-        const int total = (int)opts.sizes.n;
-        for (int i = 0; i < total; i++) {
-            int stop = wrank == 0 && mo_time_up(&opts, start_ns);
-            MPI_Bcast(&stop, 1, MPI_INT, 0, pair);
-            if (stop) {
-                if (wrank == 0)
-                    mo_result_warn(&doc, "time limit of %g s reached: measured %d of %d sizes",
-                                   opts.time_limit_s, i, total);
-                break;
-            }
-            const size_t n = (size_t)opts.sizes.v[i];
-            sf_size *sz = wrank == 0 ? &st.sizes[i] : NULL;
-            /* Warm-up and estimate: one round trip (first contact), then
-             * --warmup in WARM_BLOCKS blocks; the fastest block sets the
-             * iterations (noise only adds time, and a disturbed estimate
-             * would make samples far shorter than --sample-ms). */
-            long its[NMETHODS];
-            for (int m = 0; m < NMETHODS; m++) {
-                block(pair, wrank, &b, m, n, 1);
-                long w = opts.warmup > WARM_BLOCKS ? opts.warmup / WARM_BLOCKS : 1;
-                double est = 0.0;
-                for (int k = 0; k < WARM_BLOCKS; k++) {
-                    double t = block(pair, wrank, &b, m, n, w);
-                    if (k == 0 || t < est)
-                        est = t;
-                }
-                its[m] = choose_iterations(&opts, m, est);
-                if (sz)
-                    sz->m[m].iterations = its[m];
-            }
-            for (long r = 0; r < opts.reps; r++)
-                for (int m = 0; m < NMETHODS; m++) {
-                    double t = block(pair, wrank, &b, m, n, its[m]);
-                    if (sz)
-                        sz->m[m].samples[sz->m[m].n++] = t;
-                }
-            if (wrank == 0) {
-                st.nsizes = i + 1;
-                if (opts.verbose) {
-                    printf("%10zu B  blocking %9.3f us  nonblocking %9.3f us  shm %9.3f us  memcpy %9.3f us\n",
-                           n, mo_stats_median(sz->m[0].samples, sz->m[0].n) * 1e6,
-                           mo_stats_median(sz->m[1].samples, sz->m[1].n) * 1e6,
-                           mo_stats_median(sz->m[2].samples, sz->m[2].n) * 1e6,
-                           mo_stats_median(sz->m[3].samples, sz->m[3].n) * 1e6);
-                    fflush(stdout);
-                }
-                char label[64];
-                snprintf(label, sizeof label, "%zu B", n);
-                mo_progress(opts.progress, i + 1, total, label);
-                if (mo_result_write(&doc, "running", write_results, &st, err, sizeof err) != 0)
-                    fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
-            }
-        }
-        if (wrank == 0) {
-            st.complete = st.nsizes == total;
-            status = mo_result_complete(&doc, BENCH, write_results, &st) == 0 ? 0 : 1;
-        }
-    }
-    if (win != MPI_WIN_NULL) {
-        MPI_Win_unlock_all(win);
-        MPI_Win_free(&win);
-    }
-    if (pair != MPI_COMM_NULL)
-        MPI_Comm_free(&pair);
-    if (st.tcp_floor)
-        mo_shm_close(&channel);
-    mo_quiet_barrier(MPI_COMM_WORLD);
-    if (st.sizes) {
-        for (size_t i = 0; i < opts.sizes.n; i++)
+        st->sizes = calloc(o->sizes.n, sizeof *st->sizes);
+        sized = st->sizes != NULL;
+        for (size_t i = 0; sized && i < o->sizes.n; i++) {
+            st->sizes[i].bytes = o->sizes.v[i];
             for (int m = 0; m < NMETHODS; m++)
-                free(st.sizes[i].m[m].samples);
-        free(st.sizes);
+                if (!(st->sizes[i].m[m].samples = calloc((size_t)o->reps, sizeof(double))))
+                    sized = false;
+        }
     }
-    free(b.sbuf);
-    free(b.rbuf);
-    return mo_bench_end(wrank, BENCH, &doc, &prov, &opts, status, status == 2 ? err : NULL);
+    /* Rank 0 says why the vote failed: its own memory, else where ranks 0
+     * and 1 are, else some rank's buffers or segment. */
+    int placed = st->same_node || st->tcp_floor;
+    MPI_Allreduce(MPI_IN_PLACE, &placed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    b->have = ok && sized && placed;
+    if (!sized)
+        snprintf(st->why, sizeof st->why, "out of memory");
+    else if (!placed)
+        snprintf(st->why, sizeof st->why, "ranks 0 and 1 are on different nodes: the floor needs them on one "
+                 "node, or a 2-rank job%s%s", st->channel_err[0] ? " and " : "", st->channel_err);
+    else
+        snprintf(st->why, sizeof st->why, "cannot allocate the message buffers or the shared segment");
+    b->ready.no_alloc = st->why;
+    b->ready.calib_ms = 1.0;
+    b->ready.no_work_loop = true; /* about a loop this method does not use */
+    b->ready.unbound_peer = 1;
+    b->ready.quiet = true;
+    b->ready.calibrated = sf_calibrated;
+    b->ready.calibrated_arg = st;
+}
+
+/* One size on the pair: every method's estimate, then --reps rounds of one
+ * sample each. */
+static int sf_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
+{
+    sf_state *st = ctx;
+    const mo_options *o = &b->opts;
+    const int wrank = b->rank;
+    const size_t n = (size_t)o->sizes.v[i];
+    sf_size *sz = wrank == 0 ? &st->sizes[i] : NULL;
+    /* Warm-up and estimate: one round trip (first contact), then --warmup
+     * in WARM_BLOCKS blocks; the fastest block sets the iterations (noise
+     * only adds time, and a disturbed estimate would make samples far
+     * shorter than --sample-ms). */
+    long its[NMETHODS];
+    for (int m = 0; m < NMETHODS; m++) {
+        block(st->pair, wrank, &st->b, m, n, 1);
+        long w = o->warmup > WARM_BLOCKS ? o->warmup / WARM_BLOCKS : 1;
+        double est = 0.0;
+        for (int k = 0; k < WARM_BLOCKS; k++) {
+            double t = block(st->pair, wrank, &st->b, m, n, w);
+            if (k == 0 || t < est)
+                est = t;
+        }
+        its[m] = choose_iterations(o, m, est);
+        if (sz)
+            sz->m[m].iterations = its[m];
+    }
+    for (long r = 0; r < o->reps; r++)
+        for (int m = 0; m < NMETHODS; m++) {
+            double t = block(st->pair, wrank, &st->b, m, n, its[m]);
+            if (sz)
+                sz->m[m].samples[sz->m[m].n++] = t;
+        }
+    if (wrank != 0)
+        return MO_POINT_OK;
+    st->nsizes = i + 1;
+    if (o->verbose) {
+        printf("%10zu B  blocking %9.3f us  nonblocking %9.3f us  shm %9.3f us  memcpy %9.3f us\n", n,
+               mo_stats_median(sz->m[0].samples, sz->m[0].n) * 1e6,
+               mo_stats_median(sz->m[1].samples, sz->m[1].n) * 1e6,
+               mo_stats_median(sz->m[2].samples, sz->m[2].n) * 1e6,
+               mo_stats_median(sz->m[3].samples, sz->m[3].n) * 1e6);
+        fflush(stdout);
+    }
+    snprintf(label, labellen, "%zu B", n);
+    return MO_POINT_OK;
+}
+
+static void sf_finish(mo_bench *b, void *ctx)
+{
+    sf_state *st = ctx;
+    st->complete = st->nsizes == b->total;
+}
+
+static void sf_teardown(mo_bench *b, void *ctx)
+{
+    sf_state *st = ctx;
+    if (st->win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(st->win);
+        MPI_Win_free(&st->win);
+    }
+    if (st->pair != MPI_COMM_NULL)
+        MPI_Comm_free(&st->pair);
+    if (st->tcp_floor)
+        mo_shm_close(&st->channel);
+    if (st->sizes) {
+        for (size_t i = 0; i < b->opts.sizes.n; i++)
+            for (int m = 0; m < NMETHODS; m++)
+                free(st->sizes[i].m[m].samples);
+        free(st->sizes);
+    }
+    free(st->b.sbuf);
+    free(st->b.rbuf);
+}
+
+int main(int argc, char **argv)
+{
+    static sf_state st;
+    const mo_bench_kernel k = {
+        .spec = {BENCH, DEFAULT_SIZES, NULL, 2, true, NULL, NULL}, .results = write_results, .state = &st,
+        .setup = sf_setup, .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes,
+        .point = sf_point, .finish = sf_finish, .teardown = sf_teardown,
+    };
+    return mo_bench_main(argc, argv, &k);
 }
