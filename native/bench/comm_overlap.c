@@ -104,17 +104,8 @@ typedef struct co_state {
     const co_params *params;
     const mo_work_calib *work;
     MPI_Comm pair;
-    int rank;
-    unsigned char *sbuf, *rbuf;
-    double *scratch; /* the pair's: samples of one point */
-    co_point *points;
-    int npoints, ntotal;
+    mo_pair_points pp; /* rank 0's points are co_points; scratch: samples of one point */
 } co_state;
-
-static inline double us_between(uint64_t a, uint64_t b)
-{
-    return (double)(b - a) / 1000.0;
-}
 
 /* One sample of the basic test; rank 0 returns T (us) and sets *work_us for
  * KIND_OVL; rank 1 returns NaN. */
@@ -122,9 +113,9 @@ static double basic_sample(const co_state *st, int kind, int n, uint64_t units, 
 {
     const MPI_Comm pc = st->pair;
     MPI_Request req;
-    if (st->rank == 1) {
+    if (st->pp.rank == 1) {
         if (kind != KIND_WORK)
-            MPI_Irecv(st->rbuf, n, MPI_BYTE, 0, TAG, pc, &req);
+            MPI_Irecv(st->pp.rbuf, n, MPI_BYTE, 0, TAG, pc, &req);
         MPI_Barrier(pc);
         if (kind != KIND_WORK)
             MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -133,12 +124,12 @@ static double basic_sample(const co_state *st, int kind, int n, uint64_t units, 
     MPI_Barrier(pc);
     uint64_t t0 = mo_timer_now_ns(), ta = 0, tb = 0;
     if (kind == KIND_MSG) {
-        MPI_Isend(st->sbuf, n, MPI_BYTE, 1, TAG, pc, &req);
+        MPI_Isend(st->pp.sbuf, n, MPI_BYTE, 1, TAG, pc, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
     } else if (kind == KIND_WORK) {
         mo_work(units);
     } else {
-        MPI_Isend(st->sbuf, n, MPI_BYTE, 1, TAG, pc, &req);
+        MPI_Isend(st->pp.sbuf, n, MPI_BYTE, 1, TAG, pc, &req);
         ta = mo_timer_now_ns();
         mo_work(units);
         tb = mo_timer_now_ns();
@@ -146,8 +137,8 @@ static double basic_sample(const co_state *st, int kind, int n, uint64_t units, 
     }
     uint64_t t1 = mo_timer_now_ns();
     if (kind == KIND_OVL)
-        *work_us = us_between(ta, tb);
-    return us_between(t0, t1);
+        *work_us = mo_us_between(ta, tb);
+    return mo_us_between(t0, t1);
 }
 
 /* One sample of the better test on this rank: T_total (us), *work_us the work. */
@@ -155,12 +146,12 @@ static double better_sample(const co_state *st, int version, int n, uint64_t uni
                             double *work_us)
 {
     const MPI_Comm pc = st->pair;
-    const int peer = 1 - st->rank;
+    const int peer = 1 - st->pp.rank;
     MPI_Request req[2];
     MPI_Barrier(pc);
     uint64_t t0 = mo_timer_now_ns(), ta, tb;
-    MPI_Irecv(st->rbuf, n, MPI_BYTE, peer, TAG, pc, &req[0]);
-    MPI_Isend(st->sbuf, n, MPI_BYTE, peer, TAG, pc, &req[1]);
+    MPI_Irecv(st->pp.rbuf, n, MPI_BYTE, peer, TAG, pc, &req[0]);
+    MPI_Isend(st->pp.sbuf, n, MPI_BYTE, peer, TAG, pc, &req[1]);
     if (version == BT_OVL) {
         ta = mo_timer_now_ns();
         mo_work(units);
@@ -173,8 +164,8 @@ static double better_sample(const co_state *st, int version, int n, uint64_t uni
         tb = mo_timer_now_ns();
     }
     uint64_t t1 = mo_timer_now_ns();
-    *work_us = us_between(ta, tb);
-    return us_between(t0, t1);
+    *work_us = mo_us_between(ta, tb);
+    return mo_us_between(t0, t1);
 }
 
 static void pack_stats(const mo_stats *s, double *out)
@@ -215,7 +206,7 @@ static void measure_point(co_state *st, co_point *pt, double *scratch)
     for (long i = 0; i < p->pilot; i++)
         scratch[i] = basic_sample(st, KIND_MSG, n, 0, &w);
     int64_t units = 0;
-    if (st->rank == 0) {
+    if (st->pp.rank == 0) {
         pt->pilot_message_us = mo_stats_median(scratch, (size_t)p->pilot);
         double work_us = p->work_factor * pt->pilot_message_us;
         if (!(work_us >= p->min_work_us))
@@ -237,14 +228,14 @@ static void measure_point(co_state *st, co_point *pt, double *scratch)
             int kind = (int)((r + (size_t)j) % NKINDS);
             double wt = NAN;
             double t = basic_sample(st, kind, n, u, &wt);
-            if (st->rank == 0) {
+            if (st->pp.rank == 0) {
                 pt->basic[kind][r] = t;
                 if (kind == KIND_OVL)
                     pt->basic[NKINDS][r] = wt;
             }
         }
     }
-    if (st->rank == 0) {
+    if (st->pp.rank == 0) {
         pt->nbasic = ns;
         for (int k = 0; k <= NKINDS; k++)
             mo_stats_summarize_or_nan(pt->basic[k], ns, &pt->basic_st[k]);
@@ -271,7 +262,7 @@ static void measure_point(co_state *st, co_point *pt, double *scratch)
         pack_stats(&mine[s], packed + s * STATS_DOUBLES);
     MPI_Gather(packed, NBSTATS * STATS_DOUBLES, MPI_DOUBLE, all, NBSTATS * STATS_DOUBLES,
                MPI_DOUBLE, 0, st->pair);
-    if (st->rank == 0)
+    if (st->pp.rank == 0)
         for (int r = 0; r < 2; r++)
             for (int s = 0; s < NBSTATS; s++)
                 unpack_stats(all + (r * NBSTATS + s) * STATS_DOUBLES, &pt->better[r][s]);
@@ -319,53 +310,40 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_double(w, "work_factor", p->work_factor);
     mo_json_kv_double(w, "min_work_us", p->min_work_us);
     mo_json_kv_double(w, "units_per_us", st->work ? st->work->units_per_us : NAN);
-    mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
+    mo_json_kv_int64(w, "points_planned", st->pp.ntotal);
+    mo_json_objects(w, "points", st->pp.points, sizeof(co_point), (size_t)st->pp.npoints, write_point, NULL);
     mo_json_end_object(w);
 }
 
-/* ---- main --------------------------------------------------------------- */
+/* ---- the kernel ------------------------------------------------------- */
 
-static void free_points(co_state *st)
+static int init_point(void *item, uint64_t bytes, void *arg)
 {
-    for (int i = 0; st->points && i < st->ntotal; i++)
-        for (int k = 0; k <= NKINDS; k++)
-            free(st->points[i].basic[k]);
-    free(st->points);
-    st->points = NULL;
+    co_point *pt = item;
+    const co_params *p = arg;
+    pt->bytes = bytes;
+    for (int k = 0; k <= NKINDS; k++)
+        if (!(pt->basic[k] = calloc((size_t)p->samples, sizeof(double))))
+            return -1;
+    return 0;
 }
 
-static int alloc_points(co_state *st, const mo_options *o)
+static void free_point(void *item)
 {
-    st->ntotal = (int)o->sizes.n;
-    st->points = calloc(o->sizes.n, sizeof *st->points);
-    if (!st->points)
-        return -1;
-    for (size_t i = 0; i < o->sizes.n; i++) {
-        st->points[i].bytes = o->sizes.v[i];
-        for (int k = 0; k <= NKINDS; k++)
-            if (!(st->points[i].basic[k] = calloc((size_t)st->params->samples, sizeof(double))))
-                return -1;
-    }
-    return 0;
+    co_point *pt = item;
+    for (int k = 0; k <= NKINDS; k++)
+        free(pt->basic[k]);
 }
 
 /* The pair's buffers and scratch; rank 0 the points. */
 static void co_setup(mo_bench *b, void *ctx)
 {
     co_state *st = ctx;
-    const co_params *params = st->params;
+    const co_params *p = st->params;
     st->work = &b->work;
     st->pair = b->comm;
-    mo_bench_pair_buffers(b, &st->sbuf, &st->rbuf);
-    if (st->pair != MPI_COMM_NULL) {
-        MPI_Comm_rank(st->pair, &st->rank);
-        st->scratch = malloc((4 * (size_t)params->samples + (size_t)params->pilot) * sizeof *st->scratch);
-        b->have = b->have && st->scratch;
-    }
-    if (b->rank == 0)
-        b->have = b->have && alloc_points(st, &b->opts) == 0;
-    b->ready.unbound_peer = 1;
+    mo_pair_points_setup(b, &st->pp, sizeof(co_point), 4 * (size_t)p->samples + (size_t)p->pilot, init_point,
+                         (void *)p);
 }
 
 /* Both ranks measure; rank 1 into a point of its own, which it drops. */
@@ -373,11 +351,11 @@ static int co_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
 {
     co_state *st = ctx;
     co_point local = {.bytes = b->opts.sizes.v[i]};
-    co_point *pt = st->rank == 0 ? &st->points[i] : &local;
-    measure_point(st, pt, st->scratch);
-    if (st->rank != 0)
+    co_point *pt = mo_pair_point(&st->pp, i, &local);
+    measure_point(st, pt, st->pp.scratch);
+    if (st->pp.rank != 0)
         return MO_POINT_OK;
-    st->npoints = i + 1;
+    mo_pair_point_done(&st->pp, i, pt->bytes, label, labellen);
     if (b->opts.verbose) {
         const mo_stats *bs = pt->basic_st;
         printf("%8llu B  work %8.2f us  msg %9.2f  work %9.2f  overlap %9.2f us  "
@@ -387,18 +365,13 @@ static int co_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
                pt->better[1][1].mean);
         fflush(stdout);
     }
-    snprintf(label, labellen, "%llu B", (unsigned long long)pt->bytes);
     return MO_POINT_OK;
 }
 
 static void co_teardown(mo_bench *b, void *ctx)
 {
-    co_state *st = ctx;
     (void)b;
-    free_points(st);
-    free(st->scratch);
-    free(st->sbuf);
-    free(st->rbuf);
+    mo_pair_points_free(&((co_state *)ctx)->pp, free_point);
 }
 
 int main(int argc, char **argv)

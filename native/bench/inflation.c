@@ -90,6 +90,7 @@ typedef struct in_point {
     uint64_t bytes;
     double pilot_exchange_us;
     in_step *steps;
+    int nsteps; /* allocated (rank 0's points) */
     size_t nsamples;
 } in_point;
 
@@ -97,35 +98,26 @@ typedef struct in_state {
     const in_params *params;
     const mo_work_calib *work;
     MPI_Comm pair;
-    int rank;
-    unsigned char *sbuf, *rbuf;
-    double *scratch; /* the pair's: pilot samples */
-    in_point *points;
-    int npoints, ntotal;
+    mo_pair_points pp; /* rank 0's points are in_points; scratch: pilot samples */
 } in_state;
-
-static inline double us_between(uint64_t a, uint64_t b)
-{
-    return (double)(b - a) / 1000.0;
-}
 
 /* One exchange with `units` of work inside: the total (us), *inside the work. */
 static double exchange(const in_state *st, int n, uint64_t units, double *inside)
 {
     const MPI_Comm pc = st->pair;
-    const int peer = 1 - st->rank;
+    const int peer = 1 - st->pp.rank;
     MPI_Request req[2];
     MPI_Barrier(pc);
     uint64_t t0 = mo_timer_now_ns();
-    MPI_Irecv(st->rbuf, n, MPI_BYTE, peer, TAG, pc, &req[0]);
-    MPI_Isend(st->sbuf, n, MPI_BYTE, peer, TAG, pc, &req[1]);
+    MPI_Irecv(st->pp.rbuf, n, MPI_BYTE, peer, TAG, pc, &req[0]);
+    MPI_Isend(st->pp.sbuf, n, MPI_BYTE, peer, TAG, pc, &req[1]);
     uint64_t ta = mo_timer_now_ns();
     mo_work(units);
     uint64_t tb = mo_timer_now_ns();
     MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
     uint64_t t1 = mo_timer_now_ns();
-    *inside = us_between(ta, tb);
-    return us_between(t0, t1);
+    *inside = mo_us_between(ta, tb);
+    return mo_us_between(t0, t1);
 }
 
 static double alone(const in_state *st, uint64_t units)
@@ -134,7 +126,7 @@ static double alone(const in_state *st, uint64_t units)
     uint64_t t0 = mo_timer_now_ns();
     mo_work(units);
     uint64_t t1 = mo_timer_now_ns();
-    return us_between(t0, t1);
+    return mo_us_between(t0, t1);
 }
 
 static void measure_point(in_state *st, in_point *pt, double *scratch)
@@ -148,7 +140,7 @@ static void measure_point(in_state *st, in_point *pt, double *scratch)
     for (long i = 0; i < p->pilot; i++)
         scratch[i] = exchange(st, n, 0, &inside);
     int64_t units[MAX_STEPS];
-    if (st->rank == 0) {
+    if (st->pp.rank == 0) {
         const double upu = st->work->units_per_us;
         pt->pilot_exchange_us = mo_stats_median(scratch, (size_t)p->pilot);
         double lo = p->min_work_us, hi = p->max_factor * pt->pilot_exchange_us;
@@ -167,7 +159,7 @@ static void measure_point(in_state *st, in_point *pt, double *scratch)
     for (int j = 0; j < nsteps; j++) {
         in_step *s = &pt->steps[j];
         s->units = units[j];
-        if (st->rank == 0)
+        if (st->pp.rank == 0)
             s->work_us_nominal = (double)units[j] / st->work->units_per_us;
     }
     for (int j = 0; j < nsteps; j++) { /* untimed: one of each */
@@ -187,14 +179,14 @@ static void measure_point(in_state *st, in_point *pt, double *scratch)
                 a = alone(st, u);
                 t = exchange(st, n, u, &inside);
             }
-            if (st->rank == 0) {
+            if (st->pp.rank == 0) {
                 s->s[S_ALONE][r] = a;
                 s->s[S_TOTAL][r] = t;
                 s->s[S_INSIDE][r] = inside;
             }
         }
     }
-    if (st->rank == 0) {
+    if (st->pp.rank == 0) {
         pt->nsamples = (size_t)p->samples;
         for (int j = 0; j < nsteps; j++)
             for (int k = 0; k < NSERIES; k++)
@@ -239,43 +231,35 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_double(w, "max_factor", p->max_factor);
     mo_json_kv_double(w, "min_work_us", p->min_work_us);
     mo_json_kv_double(w, "units_per_us", st->work ? st->work->units_per_us : NAN);
-    mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, st);
+    mo_json_kv_int64(w, "points_planned", st->pp.ntotal);
+    mo_json_objects(w, "points", st->pp.points, sizeof(in_point), (size_t)st->pp.npoints, write_point, st);
     mo_json_end_object(w);
 }
 
-/* ---- main --------------------------------------------------------------- */
+/* ---- the kernel ------------------------------------------------------- */
 
-static void free_points(in_state *st)
+static int init_point(void *item, uint64_t bytes, void *arg)
 {
-    for (int i = 0; st->points && i < st->ntotal; i++) {
-        for (int j = 0; st->points[i].steps && j < (int)st->params->steps; j++)
-            for (int k = 0; k < NSERIES; k++)
-                free(st->points[i].steps[j].s[k]);
-        free(st->points[i].steps);
-    }
-    free(st->points);
-    st->points = NULL;
+    in_point *pt = item;
+    const in_params *p = arg;
+    pt->bytes = bytes;
+    if (!(pt->steps = calloc((size_t)p->steps, sizeof *pt->steps)))
+        return -1;
+    pt->nsteps = (int)p->steps;
+    for (int j = 0; j < (int)p->steps; j++)
+        for (int k = 0; k < NSERIES; k++)
+            if (!(pt->steps[j].s[k] = calloc((size_t)p->samples, sizeof(double))))
+                return -1;
+    return 0;
 }
 
-static int alloc_points(in_state *st, const mo_options *o)
+static void free_point(void *item)
 {
-    const in_params *p = st->params;
-    st->ntotal = (int)o->sizes.n;
-    st->points = calloc(o->sizes.n, sizeof *st->points);
-    if (!st->points)
-        return -1;
-    for (size_t i = 0; i < o->sizes.n; i++) {
-        in_point *pt = &st->points[i];
-        pt->bytes = o->sizes.v[i];
-        if (!(pt->steps = calloc((size_t)p->steps, sizeof *pt->steps)))
-            return -1;
-        for (int j = 0; j < (int)p->steps; j++)
-            for (int k = 0; k < NSERIES; k++)
-                if (!(pt->steps[j].s[k] = calloc((size_t)p->samples, sizeof(double))))
-                    return -1;
-    }
-    return 0;
+    in_point *pt = item;
+    for (int j = 0; pt->steps && j < pt->nsteps; j++)
+        for (int k = 0; k < NSERIES; k++)
+            free(pt->steps[j].s[k]);
+    free(pt->steps);
 }
 
 /* The pair's buffers and scratch; rank 0 the points. */
@@ -284,15 +268,8 @@ static void in_setup(mo_bench *b, void *ctx)
     in_state *st = ctx;
     st->work = &b->work;
     st->pair = b->comm;
-    mo_bench_pair_buffers(b, &st->sbuf, &st->rbuf);
-    if (st->pair != MPI_COMM_NULL) {
-        MPI_Comm_rank(st->pair, &st->rank);
-        st->scratch = malloc((size_t)st->params->pilot * sizeof *st->scratch);
-        b->have = b->have && st->scratch;
-    }
-    if (b->rank == 0)
-        b->have = b->have && alloc_points(st, &b->opts) == 0;
-    b->ready.unbound_peer = 1;
+    mo_pair_points_setup(b, &st->pp, sizeof(in_point), (size_t)st->params->pilot, init_point,
+                         (void *)st->params);
 }
 
 /* Both ranks measure; rank 1 into a point of its own, which it drops. */
@@ -302,11 +279,11 @@ static int in_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     in_step local_steps[MAX_STEPS];
     memset(local_steps, 0, sizeof local_steps);
     in_point local = {.bytes = b->opts.sizes.v[i], .steps = local_steps};
-    in_point *pt = st->rank == 0 ? &st->points[i] : &local;
-    measure_point(st, pt, st->scratch);
-    if (st->rank != 0)
+    in_point *pt = mo_pair_point(&st->pp, i, &local);
+    measure_point(st, pt, st->pp.scratch);
+    if (st->pp.rank != 0)
         return MO_POINT_OK;
-    st->npoints = i + 1;
+    mo_pair_point_done(&st->pp, i, pt->bytes, label, labellen);
     if (b->opts.verbose) {
         const in_step *last = &pt->steps[st->params->steps - 1];
         printf("%8llu B  exchange %9.2f us  at 0 work: total %9.2f us  at %9.2f us "
@@ -315,18 +292,13 @@ static int in_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
                last->st[S_ALONE].median, last->st[S_TOTAL].median);
         fflush(stdout);
     }
-    snprintf(label, labellen, "%llu B", (unsigned long long)pt->bytes);
     return MO_POINT_OK;
 }
 
 static void in_teardown(mo_bench *b, void *ctx)
 {
-    in_state *st = ctx;
     (void)b;
-    free_points(st);
-    free(st->scratch);
-    free(st->sbuf);
-    free(st->rbuf);
+    mo_pair_points_free(&((in_state *)ctx)->pp, free_point);
 }
 
 int main(int argc, char **argv)

@@ -3,6 +3,7 @@
 #include "bench_main.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void mo_bench_running(mo_bench *b)
@@ -27,6 +28,50 @@ void mo_bench_pair_buffers(mo_bench *b, unsigned char **sbuf, unsigned char **rb
     }
     snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu-byte message buffers", bytes);
     b->ready.no_alloc = b->no_alloc;
+}
+
+void mo_pair_points_setup(mo_bench *b, mo_pair_points *pp, size_t item, size_t nscratch,
+                          int (*init)(void *point, uint64_t bytes, void *arg), void *arg)
+{
+    mo_bench_pair_buffers(b, &pp->sbuf, &pp->rbuf);
+    if (b->comm != MPI_COMM_NULL) {
+        MPI_Comm_rank(b->comm, &pp->rank);
+        pp->scratch = malloc(nscratch * sizeof *pp->scratch);
+        b->have = b->have && pp->scratch;
+    }
+    if (b->rank == 0) {
+        const mo_sizes *sz = &b->opts.sizes;
+        pp->item = item;
+        pp->ntotal = (int)sz->n;
+        pp->points = calloc(sz->n, item);
+        bool ok = pp->points != NULL;
+        for (size_t i = 0; ok && i < sz->n; i++)
+            ok = init((char *)pp->points + i * item, sz->v[i], arg) == 0;
+        b->have = b->have && ok;
+    }
+    b->ready.unbound_peer = 1;
+}
+
+void *mo_pair_point(const mo_pair_points *pp, int i, void *local)
+{
+    return pp->rank == 0 ? (char *)pp->points + (size_t)i * pp->item : local;
+}
+
+void mo_pair_point_done(mo_pair_points *pp, int i, uint64_t bytes, char *label, size_t labellen)
+{
+    pp->npoints = i + 1;
+    snprintf(label, labellen, "%llu B", (unsigned long long)bytes);
+}
+
+void mo_pair_points_free(mo_pair_points *pp, void (*fini)(void *point))
+{
+    for (int i = 0; pp->points && fini && i < pp->ntotal; i++)
+        fini((char *)pp->points + (size_t)i * pp->item);
+    free(pp->points);
+    pp->points = NULL;
+    free(pp->scratch);
+    free(pp->sbuf);
+    free(pp->rbuf);
 }
 
 int mo_bench_nsizes(const mo_bench *b, const void *state)

@@ -151,6 +151,40 @@ int mo_bench_nsizes(const mo_bench *b, const void *state);
  * either is missing, and the vote's allocation error names their size. */
 void mo_bench_pair_buffers(mo_bench *b, unsigned char **sbuf, unsigned char **rbuf);
 
+/* Lockstep pair kernels that measure one point per size (comm-overlap,
+ * inflation): the pair's rank, buffers and scratch, rank 0's points. */
+typedef struct mo_pair_points {
+    int rank;                   /* in b->comm */
+    unsigned char *sbuf, *rbuf; /* mo_bench_pair_buffers() */
+    double *scratch;            /* the pair's */
+    void *points;               /* rank 0: one per size, item bytes each */
+    size_t item;
+    int npoints, ntotal;        /* measured so far; planned */
+} mo_pair_points;
+
+/* setup(): the pair's buffers, nscratch doubles of scratch on the pair, and
+ * on rank 0 a zeroed point per size handed to init(point, bytes, arg)
+ * (returns 0, or -1 out of memory); b->have says whether all of it came,
+ * and ranks 0 and 1 are warned of when not bound. */
+void mo_pair_points_setup(mo_bench *b, mo_pair_points *pp, size_t item, size_t nscratch,
+                          int (*init)(void *point, uint64_t bytes, void *arg), void *arg);
+
+/* point(): where point i is measured, rank 0's or else local (which rank 1
+ * drops); then mo_pair_point_done(). */
+void *mo_pair_point(const mo_pair_points *pp, int i, void *local);
+
+/* Rank 0 after point i of bytes: counts it and names it in label. */
+void mo_pair_point_done(mo_pair_points *pp, int i, uint64_t bytes, char *label, size_t labellen);
+
+/* teardown(): each planned point through fini(point) (NULL: none), then the rest. */
+void mo_pair_points_free(mo_pair_points *pp, void (*fini)(void *point));
+
+/* Microseconds from a to b (mo_timer_now_ns() readings). */
+static inline double mo_us_between(uint64_t a, uint64_t b)
+{
+    return (double)(b - a) / 1000.0;
+}
+
 /* Rank 0 after a point: the running document again, a warning line on
  * failure (for kernels with their own measure()). */
 void mo_bench_running(mo_bench *b);
