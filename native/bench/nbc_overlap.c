@@ -59,11 +59,6 @@
 #define DEFAULT_SIZES "8,1K,64K,1M"
 #define QUICK_SIZES "8,64K,1M" /* --quick without --sizes */
 #define DEFAULT_TESTS 8
-#define SAMPLE_MS 60.0       /* target time of one loop (full run) */
-#define SAMPLE_MS_QUICK 15.0 /* ... under --quick */
-#define MIN_ITERS 30
-#define MAX_ITERS 2000
-#define MAX_ITERS_QUICK 400
 #define CALIBRATION_MS 2.0
 #define CALIBRATION_SAMPLES 11
 #define RECALIBRATE_TOL 0.1 /* work alone vs t_pure: rescale the units beyond this */
@@ -145,7 +140,7 @@ static void nb_usage(FILE *f)
             "  --validate           check the data every collective delivered after each loop\n"
             "  (--iters N           iterations per loop; default: about %g ms per loop, %g with\n"
             "                       --quick, %d to %d iterations)\n",
-            DEFAULT_TESTS, SAMPLE_MS, SAMPLE_MS_QUICK, MIN_ITERS, MAX_ITERS);
+            DEFAULT_TESTS, MO_LOOP_MS, MO_LOOP_MS_QUICK, MO_LOOP_MIN_ITERS, MO_LOOP_MAX_ITERS);
 }
 
 /* ---- measured data ---------------------------------------------------------- */
@@ -391,7 +386,7 @@ static void run_loop(nb_state *st, int kind, int coll, int count, long iters, ui
 
 static double quantile(double *x, long n, double q)
 {
-    /* insertion sort: n is at most MAX_ITERS */
+    /* insertion sort: n is at most MO_LOOP_MAX_ITERS */
     for (long i = 1; i < n; i++) {
         double v = x[i];
         long j = i - 1;
@@ -451,22 +446,12 @@ static int measure_case(nb_state *st, nb_case *cs)
     char region[REGION_LEN];
 
     /* Warm-up and pilot: the iterations come from the slowest rank's mean. */
-    long warm = o->warmup > 0 ? o->warmup : 1;
-    if (warm > st->cap)
-        warm = st->cap;
+    long warm = mo_loop_warmup(o, st->cap);
     uint64_t w0 = mo_timer_now_ns();
     run_loop(st, L_PURE, coll, count, warm, 0, 0, NULL);
     double pilot = (double)(mo_timer_now_ns() - w0) / 1000.0 / (double)warm, pilot_max = 0;
     MPI_Allreduce(&pilot, &pilot_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    long iters = o->iters;
-    if (iters <= 0) {
-        double target = (o->quick ? SAMPLE_MS_QUICK : SAMPLE_MS) * 1000.0;
-        double n = ceil(target / fmax(pilot_max, 0.1));
-        long hi = o->quick ? MAX_ITERS_QUICK : MAX_ITERS;
-        iters = n < MIN_ITERS ? MIN_ITERS : n > hi ? hi : (long)n;
-    }
-    if (iters > st->cap)
-        iters = st->cap;
+    long iters = mo_loop_iters(o, pilot_max, st->cap);
     cs->iterations = iters;
 
     double mine_p[NP], mine_v[NV];
@@ -609,11 +594,7 @@ static int nb_check(const mo_options *o, void *ctx, char *err, size_t errlen)
                  "use fewer sizes or collectives", nregions, MAX_REGIONS);
         return -1;
     }
-    if (o->iters > MAX_ITERS) {
-        snprintf(err, errlen, "--iters %ld is too large (at most %d)", o->iters, MAX_ITERS);
-        return -1;
-    }
-    return 0;
+    return mo_loop_check(o, ctx, err, errlen);
 }
 
 static void free_state(nb_state *st)
@@ -638,7 +619,7 @@ static void nb_setup(mo_bench *b, void *ctx)
     st->opts = &b->opts;
     st->nranks = b->nranks;
     st->profiled = nb_profiled();
-    st->cap = MAX_ITERS;
+    st->cap = MO_LOOP_MAX_ITERS;
     st->planned = planned_cases(params, b->opts.sizes.n);
     st->rtype = dt_mpi(params->dtype);
     st->rsize = dt_size(params->dtype);

@@ -496,17 +496,11 @@ static int ov_start(mo_bench *b, void *ctx)
         return 1;
     MPI_Comm_rank(st->pair, &st->rank);
     st->work = &b->work;
-    uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
-    size_t bytes = largest > 0 ? (size_t)largest : 1;
+    const size_t bytes = mo_bench_largest(b);
     st->buf = mo_page_alloc(bytes);
-    int have = st->buf != NULL, all = 0;
-    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st->pair);
-    if (!all) {
-        if (st->rank != 0)
-            return 1;
-        fprintf(stderr, "mo_" BENCH ": error: cannot allocate %zu-byte message buffers\n", bytes);
-        return -1;
-    }
+    int rc = mo_bench_pair_allocated(b, st->rank, st->buf != NULL, bytes);
+    if (rc != 0)
+        return rc;
     /* Touch every page now, so no page faults land in timed loops. */
     memset(st->buf, b->rank + 1, bytes);
     return 0;

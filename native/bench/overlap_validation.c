@@ -621,21 +621,16 @@ static int vs_start(mo_bench *b, void *ctx)
         return 1;
     MPI_Comm_rank(st->pair, &st->rank);
     st->work = &b->work;
-    uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
-    size_t bytes = largest > 0 ? (size_t)largest : 1;
+    const size_t bytes = mo_bench_largest(b);
     st->buf = mo_page_alloc(bytes);
     st->back = mo_page_alloc(bytes);
     st->mine = malloc((size_t)NT * (size_t)st->cap * sizeof *st->mine);
     if (st->rank == 0)
         st->theirs = malloc((size_t)NT * (size_t)st->cap * sizeof *st->theirs);
-    int have = st->buf && st->back && st->mine && (st->rank != 0 || st->theirs), all = 0;
-    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, st->pair);
-    if (!all) {
-        if (st->rank != 0)
-            return 1;
-        fprintf(stderr, "mo_" PROGRAM ": error: cannot allocate %zu-byte message buffers\n", bytes);
-        return -1;
-    }
+    int rc = mo_bench_pair_allocated(b, st->rank, st->buf && st->back && st->mine && (st->rank != 0 || st->theirs),
+                                     bytes);
+    if (rc != 0)
+        return rc;
     /* Touch every page now, so no page faults land in timed loops; zeroed
      * times, so unused slots are defined when sent. */
     memset(st->buf, b->rank + 1, bytes);

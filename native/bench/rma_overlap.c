@@ -40,11 +40,6 @@
 #define PROGRAM "rma_overlap"
 #define BENCH "rma-overlap"
 #define DEFAULT_SIZES "8,4K,64K,1M"
-#define SAMPLE_MS 60.0
-#define SAMPLE_MS_QUICK 15.0
-#define MIN_ITERS 30
-#define MAX_ITERS 2000
-#define MAX_ITERS_QUICK 400
 #define CALIBRATION_MS 2.0
 #define CALIBRATION_SAMPLES 11
 #define RECALIBRATE_TOL 0.1
@@ -83,7 +78,7 @@ static void rm_usage(FILE *f)
             "                       malloc'd memory), or both (default both)\n"
             "  (--iters N           iterations per loop; default: about %g ms per loop, %g with\n"
             "                       --quick, %d to %d iterations)\n",
-            SAMPLE_MS, SAMPLE_MS_QUICK, MIN_ITERS, MAX_ITERS);
+            MO_LOOP_MS, MO_LOOP_MS_QUICK, MO_LOOP_MIN_ITERS, MO_LOOP_MAX_ITERS);
 }
 
 /* ---- measured data ---------------------------------------------------------- */
@@ -133,10 +128,18 @@ static void rma_op(const rm_state *st, int op, int n)
         MPI_Get(st->buf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, st->win);
 }
 
-/* One loop; the origin's times go to st->t[0..3]: total, op, compute, completion. */
+/* The times of iteration i (us) into st->t[0..3]: total, op, compute, completion. */
+static void record(rm_state *st, long i, uint64_t t0, uint64_t t1, uint64_t t2, uint64_t t3)
+{
+    st->t[0][i] = mo_us_between(t0, t3);
+    st->t[1][i] = mo_us_between(t0, t1);
+    st->t[2][i] = mo_us_between(t1, t2);
+    st->t[3][i] = mo_us_between(t2, t3);
+}
+
+/* One loop; the origin's times go to st->t[0..3]. */
 static void run_loop(rm_state *st, int kind, int sync, int op, int n, long iters, uint64_t units)
 {
-    double *const total = st->t[0], *const opt = st->t[1], *const comp = st->t[2], *const done = st->t[3];
     const bool origin = st->rank == 0;
     const MPI_Comm comm = st->pair;
     const MPI_Win win = st->win;
@@ -158,10 +161,7 @@ static void run_loop(rm_state *st, int kind, int sync, int op, int n, long iters
             if (kind != L_ALONE)
                 MPI_Win_flush(1, win);
             uint64_t t3 = mo_timer_now_ns();
-            total[i] = (double)(t3 - t0) / 1000.0;
-            opt[i] = (double)(t1 - t0) / 1000.0;
-            comp[i] = (double)(t2 - t1) / 1000.0;
-            done[i] = (double)(t3 - t2) / 1000.0;
+            record(st, i, t0, t1, t2, t3);
         }
         if (origin && kind != L_ALONE)
             MPI_Win_unlock_all(win);
@@ -182,10 +182,7 @@ static void run_loop(rm_state *st, int kind, int sync, int op, int n, long iters
             if (kind != L_ALONE)
                 MPI_Win_fence(0, win);
             uint64_t t3 = mo_timer_now_ns();
-            total[i] = (double)(t3 - t0) / 1000.0;
-            opt[i] = (double)(t1 - t0) / 1000.0;
-            comp[i] = (double)(t2 - t1) / 1000.0;
-            done[i] = (double)(t3 - t2) / 1000.0;
+            record(st, i, t0, t1, t2, t3);
         }
         MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     }
@@ -201,22 +198,12 @@ static void measure_case(rm_state *st, rm_case *cs)
 {
     const mo_options *o = st->opts;
     const int n = (int)cs->size;
-    long warm = o->warmup > 0 ? o->warmup : 1;
-    if (warm > st->cap)
-        warm = st->cap;
+    long warm = mo_loop_warmup(o, st->cap);
     uint64_t w0 = mo_timer_now_ns();
     run_loop(st, L_PURE, cs->sync, cs->op, n, warm, 0);
     double pilot = (double)(mo_timer_now_ns() - w0) / 1000.0 / (double)warm, pilot_max = 0;
     MPI_Allreduce(&pilot, &pilot_max, 1, MPI_DOUBLE, MPI_MAX, st->pair);
-    long iters = o->iters;
-    if (iters <= 0) {
-        double target = (o->quick ? SAMPLE_MS_QUICK : SAMPLE_MS) * 1000.0;
-        double k = ceil(target / fmax(pilot_max, 0.1));
-        long hi = o->quick ? MAX_ITERS_QUICK : MAX_ITERS;
-        iters = k < MIN_ITERS ? MIN_ITERS : k > hi ? hi : (long)k;
-    }
-    if (iters > st->cap)
-        iters = st->cap;
+    long iters = mo_loop_iters(o, pilot_max, st->cap);
     cs->iterations = iters;
 
     /* pure: the origin's median op + completion decides the work */
@@ -299,22 +286,12 @@ static int popcount(unsigned s)
     return n;
 }
 
-static int rm_check(const mo_options *o, void *ctx, char *err, size_t errlen)
-{
-    (void)ctx;
-    if (o->iters > MAX_ITERS) {
-        snprintf(err, errlen, "--iters %ld is too large (at most %d)", o->iters, MAX_ITERS);
-        return -1;
-    }
-    return 0;
-}
-
 static void rm_setup(mo_bench *b, void *ctx)
 {
     rm_state *st = ctx;
     const rm_params *params = st->params;
     st->opts = &b->opts;
-    st->cap = MAX_ITERS;
+    st->cap = MO_LOOP_MAX_ITERS;
     st->planned = popcount(params->wins) * popcount(params->ops) * popcount(params->syncs) * (int)b->opts.sizes.n;
     st->wins[0] = st->wins[1] = MPI_WIN_NULL;
     st->pair = b->comm;
@@ -332,8 +309,7 @@ static int rm_start(mo_bench *b, void *ctx)
     if (st->pair == MPI_COMM_NULL)
         return 1;
     MPI_Comm_rank(st->pair, &st->rank);
-    uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
-    size_t bytes = largest > 0 ? (size_t)largest : 1;
+    const size_t bytes = mo_bench_largest(b);
     int wrc = MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, st->pair, &st->base[WIN_ALLOCATE],
                                &st->wins[WIN_ALLOCATE]);
     st->base[WIN_CREATE] = mo_page_alloc(bytes);
@@ -416,7 +392,7 @@ int main(int argc, char **argv)
     static rm_state st = {.params = &params};
     static const mo_bench_options ext = {.usage = rm_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, rm_check, NULL}, .benchmark = BENCH, .pair = true,
+        .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, mo_loop_check, NULL}, .benchmark = BENCH, .pair = true,
         .results = write_results, .state = &st, .setup = rm_setup, .start = rm_start, .teardown = rm_teardown,
         .mode = MO_BENCH_LOCKSTEP, .unit = "cases", .planned = &st.planned, .point = rm_one_case,
         .recheck_work = true, MO_KERNEL_FIELDS(rm_fields),

@@ -13,10 +13,27 @@ void mo_bench_running(mo_bench *b)
         fprintf(stderr, "mo_%s: warning: %s\n", b->program, err);
 }
 
-void mo_bench_pair_buffers(mo_bench *b, unsigned char **sbuf, unsigned char **rbuf)
+size_t mo_bench_largest(const mo_bench *b)
 {
     const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
-    const size_t bytes = largest > 0 ? (size_t)largest : 1;
+    return largest > 0 ? (size_t)largest : 1;
+}
+
+int mo_bench_pair_allocated(mo_bench *b, int pair_rank, bool have, size_t bytes)
+{
+    int mine = have, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, b->comm);
+    if (all)
+        return 0;
+    if (pair_rank != 0)
+        return 1;
+    fprintf(stderr, "mo_%s: error: cannot allocate %zu-byte message buffers\n", b->program, bytes);
+    return -1;
+}
+
+void mo_bench_pair_buffers(mo_bench *b, unsigned char **sbuf, unsigned char **rbuf)
+{
+    const size_t bytes = mo_bench_largest(b);
     if (b->comm != MPI_COMM_NULL) {
         *sbuf = mo_page_alloc(bytes);
         *rbuf = mo_page_alloc(bytes);

@@ -142,6 +142,16 @@ typedef struct mo_bench_kernel {
  * 2 for bad options or a failed set-up; 0 after --help). */
 int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k);
 
+/* The largest --sizes in bytes, 1 at least: the room a message buffer needs. */
+size_t mo_bench_largest(const mo_bench *b);
+
+/* start() of a pair kernel that allocates once rank 0 has calibrated:
+ * whether every rank of b->comm has what it needs (have, this rank's); when
+ * not, rank 0 says "mo_<program>: error: cannot allocate <bytes>-byte message
+ * buffers". Returns start()'s answer: 0 to measure, else 1 (rank 1) or -1
+ * (rank 0). */
+int mo_bench_pair_allocated(mo_bench *b, int pair_rank, bool have, size_t bytes);
+
 /* npoints() for a kernel with one point per size of --sizes. */
 int mo_bench_nsizes(const mo_bench *b, const void *state);
 

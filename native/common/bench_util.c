@@ -173,6 +173,34 @@ long mo_clamp_iters(const mo_options *o, double n)
     return (long)n;
 }
 
+long mo_loop_warmup(const mo_options *o, long cap)
+{
+    long warm = o->warmup > 0 ? o->warmup : 1;
+    return warm > cap ? cap : warm;
+}
+
+long mo_loop_iters(const mo_options *o, double pilot_us, long cap)
+{
+    long iters = o->iters;
+    if (iters <= 0) {
+        double target = (o->quick ? MO_LOOP_MS_QUICK : MO_LOOP_MS) * 1000.0;
+        double n = ceil(target / fmax(pilot_us, 0.1));
+        long hi = o->quick ? MO_LOOP_MAX_ITERS_QUICK : MO_LOOP_MAX_ITERS;
+        iters = n < MO_LOOP_MIN_ITERS ? MO_LOOP_MIN_ITERS : n > hi ? hi : (long)n;
+    }
+    return iters > cap ? cap : iters;
+}
+
+int mo_loop_check(const mo_options *o, void *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    if (o->iters > MO_LOOP_MAX_ITERS) {
+        snprintf(err, errlen, "--iters %ld is too large (at most %d)", o->iters, MO_LOOP_MAX_ITERS);
+        return -1;
+    }
+    return 0;
+}
+
 long mo_round_trips(const mo_options *o, double one_way_s)
 {
     if (o->iters > 0)

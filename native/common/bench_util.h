@@ -116,6 +116,27 @@ bool mo_time_up(const mo_options *o, uint64_t start_ns);
  * --max-iters: the last step of every benchmark's choice of iterations. */
 long mo_clamp_iters(const mo_options *o, double n);
 
+/* The overlap loops (nbc-overlap, rma-overlap): a timed loop lasts about
+ * MO_LOOP_MS of iterations (--quick MO_LOOP_MS_QUICK), from MO_LOOP_MIN_ITERS
+ * to MO_LOOP_MAX_ITERS (--quick MO_LOOP_MAX_ITERS_QUICK). */
+#define MO_LOOP_MS 60.0
+#define MO_LOOP_MS_QUICK 15.0
+#define MO_LOOP_MIN_ITERS 30
+#define MO_LOOP_MAX_ITERS 2000
+#define MO_LOOP_MAX_ITERS_QUICK 400
+
+/* Untimed warm-up iterations of an overlap loop: --warmup (1 at least), at
+ * most cap. */
+long mo_loop_warmup(const mo_options *o, long cap);
+
+/* Timed iterations of an overlap loop from the slowest rank's pilot (us per
+ * iteration): --iters when fixed, else as MO_LOOP_MS says; at most cap. */
+long mo_loop_iters(const mo_options *o, double pilot_us, long cap);
+
+/* A benchmark's check (mo_bench_spec.check) for the overlap loops: --iters
+ * at most MO_LOOP_MAX_ITERS (their buffers of times hold no more). */
+int mo_loop_check(const mo_options *o, void *ctx, char *err, size_t errlen);
+
 /* Ping-pong round trips per sample so that one sample lasts about
  * --sample-ms, given the one-way time in seconds (1 us when unknown);
  * --iters when fixed. */
