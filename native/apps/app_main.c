@@ -24,6 +24,24 @@ bool app_run_start(app_run *r, const mo_bench_spec *spec, const char *benchmark,
     return true;
 }
 
+int app_run_ready(app_run *r, bool have, double calib_ms, int calib_samples, void (*calibrated)(void *app),
+                  void *app, mo_results_fn results, const char *what)
+{
+    int verdict[2] = {have, 1}, all[2];
+    if (r->rank == 0 && have) {
+        verdict[1] = mo_bench_probe(r->prov_rc, &r->timer, &r->work, calib_ms, calib_samples, r->err, sizeof r->err);
+        if (verdict[1] && calibrated)
+            calibrated(app);
+        verdict[1] = verdict[1] && mo_result_write(&r->doc, "running", results, app, r->err, sizeof r->err) == 0;
+    }
+    MPI_Allreduce(verdict, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all[0] && all[1])
+        return 0;
+    if (all[1])
+        snprintf(r->err, sizeof r->err, "cannot allocate the %zu-point %s on every rank", r->grid.total, what);
+    return 2;
+}
+
 int app_count_modes(unsigned modes)
 {
     int n = 0;

@@ -41,6 +41,16 @@ typedef struct app_run {
 bool app_run_start(app_run *r, const mo_bench_spec *spec, const char *benchmark, const app_extent *extent,
                    int argc, char **argv, int *exit_status);
 
+/* The vote before the modes, collective: have says whether this rank's
+ * buffers came; rank 0, when its did, probes the timer, calibrates the work
+ * loop (calib_ms, calib_samples), hands the calibration to calibrated(app)
+ * (may be NULL) and writes the running document (results from app).
+ * Returns 0 to run the modes, else 2 with the reason in r->err on rank 0:
+ * its probe's or write's, or "cannot allocate the <points>-point <what> on
+ * every rank". */
+int app_run_ready(app_run *r, bool have, double calib_ms, int calib_samples, void (*calibrated)(void *app),
+                  void *app, mo_results_fn results, const char *what);
+
 /* How many modes the bit set `modes` chooses. */
 int app_count_modes(unsigned modes);
 

@@ -474,6 +474,15 @@ static void cg_mode(app_run *run, void *app, int i, int mode)
     }
 }
 
+/* Rank 0 after its probe: the units of independent work per iteration. */
+static void cg_calibrated(void *app)
+{
+    cg_state *st = app;
+    const double u = st->params->work_units > 0 ? (double)st->params->work_units
+                                                : round(st->params->work_us * st->work->units_per_us);
+    st->units = (uint64_t)(int64_t)(u > 0 ? u : 0);
+}
+
 int main(int argc, char **argv)
 {
     cg_params params = {.c = app_common_init(&CG_DEFAULTS), .work_us = DEFAULT_WORK_US};
@@ -508,31 +517,11 @@ int main(int argc, char **argv)
     }
     /* Rank 0 calibrates the work loop, fixes the units of independent work
      * and checks it can write the result; every rank gets the units. */
-    int64_t setup[3] = {ok, 1, 0};
-    if (rank == 0 && ok) {
-        setup[1] = mo_bench_probe(run.prov_rc, &run.timer, &run.work, CALIBRATION_MS, CALIBRATION_SAMPLES, run.err,
-                                  sizeof run.err);
-        if (setup[1]) {
-            const double u = params.work_units > 0 ? (double)params.work_units
-                                                   : round(params.work_us * run.work.units_per_us);
-            setup[2] = (int64_t)(u > 0 ? u : 0);
-            st.units = (uint64_t)setup[2];
-            setup[1] = mo_result_write(&run.doc, "running", write_results, &st, run.err, sizeof run.err) == 0;
-        }
-    }
-    int64_t verdict[2] = {setup[0], setup[1]}, all[2];
-    MPI_Allreduce(verdict, all, 2, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Bcast(&setup[2], 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
-    st.units = (uint64_t)setup[2];
-    st.my_units = rank == 0 ? (uint64_t)llround((double)st.units * (1.0 + params.imbalance)) : st.units;
-    int status = 0;
-    const char *msg = NULL;
-    if (!all[0] || !all[1]) {
-        if (all[1])
-            snprintf(run.err, sizeof run.err, "cannot allocate the %zu-point vectors on every rank", g->total);
-        status = 2;
-        msg = run.err;
-    } else {
+    int status = app_run_ready(&run, ok, CALIBRATION_MS, CALIBRATION_SAMPLES, cg_calibrated, &st, write_results,
+                               "vectors");
+    if (status == 0) {
+        MPI_Bcast(&st.units, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+        st.my_units = rank == 0 ? (uint64_t)llround((double)st.units * (1.0 + params.imbalance)) : st.units;
         status = app_run_modes(&run, params.c.modes, MODE_NAMES, cg_mode, &st, write_results);
     }
     if (st.res)
@@ -544,5 +533,5 @@ int main(int argc, char **argv)
     free(st.vec);
     free(st.iter_s);
     free(st.residuals);
-    return app_run_end(&run, status, msg);
+    return app_run_end(&run, status, status == 2 ? run.err : NULL);
 }

@@ -423,23 +423,9 @@ int main(int argc, char **argv)
     }
     /* Rank 0 probes the timer and calibrates the work loop (the result
      * records the CPU speed) and checks it can write the result. */
-    int verdict[2] = {ok, 1}, all[2];
-    if (rank == 0 && ok) {
-        verdict[1] = mo_bench_probe(run.prov_rc, &run.timer, &run.work, CALIBRATION_MS, CALIBRATION_SAMPLES, run.err,
-                                    sizeof run.err) &&
-                     mo_result_write(&run.doc, "running", write_results, &st, run.err, sizeof run.err) == 0;
-    }
-    MPI_Allreduce(verdict, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    int status = 0;
-    const char *msg = NULL;
-    if (!all[0] || !all[1]) {
-        if (all[1])
-            snprintf(run.err, sizeof run.err, "cannot allocate the %zu-point grid blocks on every rank", g->total);
-        status = 2;
-        msg = run.err;
-    } else {
+    int status = app_run_ready(&run, ok, CALIBRATION_MS, CALIBRATION_SAMPLES, NULL, &st, write_results, "grid blocks");
+    if (status == 0)
         status = app_run_modes(&run, params.c.modes, MODE_NAMES, halo_mode, &st, write_results);
-    }
     if (st.res)
         for (int i = 0; i < st.nmodes; i++)
             free(st.res[i].iter_s);
@@ -447,5 +433,5 @@ int main(int argc, char **argv)
     free(st.u0);
     free(st.u1);
     free(st.iter_s);
-    return app_run_end(&run, status, msg);
+    return app_run_end(&run, status, status == 2 ? run.err : NULL);
 }
