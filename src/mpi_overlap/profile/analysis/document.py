@@ -9,6 +9,22 @@ from msgspec import UNSET, Meta, UnsetType, field
 
 from ...core.schema import Document, register, require_keys
 
+# Per-rank measures that get min / median / max across ranks (profile.py computes them).
+RANK_MEASURES = (
+    "transfers",
+    "xfer_s",
+    "min_s",
+    "max_s",
+    "nonoverlap_s",
+    "comp_s",
+    "call_s",
+    "min_pct",
+    "max_pct",
+    "mpi_share_pct",
+)
+# The cases of the method (§2.2) that count transfers.
+CASES = ("in-call", "across-calls", "begin-only", "end-only")
+
 
 class AnalysisProfileMethod(Document, kw_only=True, forbid_unknown_fields=True):
     name: Literal["overlap-bounds"]
@@ -709,20 +725,7 @@ class AnalysisProfile(Document, kw_only=True, forbid_unknown_fields=True):
     across_ranks: Annotated[
         dict[str, Across],
         Meta(
-            extra_json_schema={
-                "required": [
-                    "transfers",
-                    "xfer_s",
-                    "min_s",
-                    "max_s",
-                    "nonoverlap_s",
-                    "comp_s",
-                    "call_s",
-                    "min_pct",
-                    "max_pct",
-                    "mpi_share_pct",
-                ]
-            }
+            extra_json_schema={"required": list(RANK_MEASURES)}
         ),
     ]
     worst_rank: Annotated[
@@ -761,9 +764,7 @@ class AnalysisProfile(Document, kw_only=True, forbid_unknown_fields=True):
         Annotated[
             dict[str, Annotated[int, Meta(ge=0)]],
             Meta(
-                extra_json_schema={
-                    "required": ["in-call", "across-calls", "begin-only", "end-only"]
-                }
+                extra_json_schema={"required": list(CASES)}
             ),
         ],
         Meta(description="transfers per case of the method (§2.2), summed over ranks"),
@@ -940,23 +941,8 @@ class AnalysisProfile(Document, kw_only=True, forbid_unknown_fields=True):
     ] = UNSET
 
     def __post_init__(self) -> None:
-        require_keys(
-            self.across_ranks,
-            "across_ranks",
-            (
-                "transfers",
-                "xfer_s",
-                "min_s",
-                "max_s",
-                "nonoverlap_s",
-                "comp_s",
-                "call_s",
-                "min_pct",
-                "max_pct",
-                "mpi_share_pct",
-            ),
-        )
-        require_keys(self.cases, "cases", ("in-call", "across-calls", "begin-only", "end-only"))
+        require_keys(self.across_ranks, "across_ranks", RANK_MEASURES)
+        require_keys(self.cases, "cases", CASES)
 
 
 MODELS: dict[str, Any] = {

@@ -36,6 +36,7 @@ from ..documents import job_stats
 from .advice import advice, advice_findings, busiest_site_entry, evidence_keys
 from .callsites import site_rankings
 from .cpu_time import descheduled_finding, rank_figures
+from .document import CASES, RANK_MEASURES
 from .headline import headline, overlap_sentence, top_call_entry
 from .library_time import LibraryTime, library_time_finding
 from .profile_checks import BoundChecks, add_checks, check_finding
@@ -54,20 +55,6 @@ SCHEMA = "mpi-overlap/analysis"
 SCHEMA_VERSION = 1
 BENCHMARK = "profile"
 
-# Per-rank measures that get min / median / max across ranks.
-RANK_MEASURES = (
-    "transfers",
-    "xfer_s",
-    "min_s",
-    "max_s",
-    "nonoverlap_s",
-    "comp_s",
-    "call_s",
-    "min_pct",
-    "max_pct",
-    "mpi_share_pct",
-)
-CASES = ("in-call", "across-calls", "begin-only", "end-only")
 # A rank with this status has no measurements (profiling was refused).
 NO_DATA_STATUS = "disabled"
 PARTIAL_STATUS = ("incomplete", "running")
