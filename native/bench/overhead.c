@@ -506,16 +506,12 @@ static int ov_start(mo_bench *b, void *ctx)
     return 0;
 }
 
-/* Rank 0: each direction's sizes in turn; rank 1 serves. */
+/* Rank 0: each direction's sizes in turn; rank 1 serves (run_cmd). */
 static int ov_measure(mo_bench *b, void *ctx)
 {
     ov_state *st = ctx;
     const ov_params *params = st->params;
     const mo_options *o = &b->opts;
-    if (st->rank == 1) {
-        mo_cmd_serve(st->pair, serve_cmd, st);
-        return 0;
-    }
     const int total_dirs = (params->directions & DIR_SEND ? 1 : 0) + (params->directions & DIR_RECV ? 1 : 0);
     b->total = total_dirs * (int)o->sizes.n;
     bool oom = false;
@@ -591,7 +587,7 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.finalize = ov_finalize, .usage = ov_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .pair = true,
-        .results = write_results, .state = &st, .setup = ov_setup, .start = ov_start, .measure = ov_measure,
+        .results = write_results, .state = &st, .setup = ov_setup, .start = ov_start, .measure = ov_measure, .run_cmd = serve_cmd,
         .verbose_done = true, .teardown = ov_teardown, MO_KERNEL_FIELDS(ov_fields),
     };
     return mo_bench_main(argc, argv, &k);

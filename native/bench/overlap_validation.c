@@ -639,16 +639,12 @@ static int vs_start(mo_bench *b, void *ctx)
     return 0;
 }
 
-/* Rank 0: each pairing's sizes in turn, a progress line per step; rank 1 serves. */
+/* Rank 0: each pairing's sizes in turn, a progress line per step; rank 1 serves (run_cmd). */
 static int vs_measure(mo_bench *b, void *ctx)
 {
     vs_state *st = ctx;
     const vs_params *params = st->params;
     const mo_options *o = &b->opts;
-    if (st->rank == 1) {
-        mo_cmd_serve(st->pair, serve_cmd, st);
-        return 0;
-    }
     const int ncases = npairings(params->pairings) * (int)o->sizes.n;
     b->total = ncases * (int)params->steps;
     st->cases = calloc((size_t)ncases, sizeof *st->cases);
@@ -692,7 +688,7 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = vs_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, vs_check, NULL}, .benchmark = BENCH, .pair = true,
-        .results = write_results, .state = &st, .setup = vs_setup, .start = vs_start, .measure = vs_measure,
+        .results = write_results, .state = &st, .setup = vs_setup, .start = vs_start, .measure = vs_measure, .run_cmd = serve_cmd,
         .verbose_done = true, .teardown = vs_teardown, MO_KERNEL_FIELDS(vs_fields),
     };
     return mo_bench_main(argc, argv, &k);

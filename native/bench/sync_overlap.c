@@ -505,16 +505,12 @@ static void so_setup(mo_bench *b, void *ctx)
 }
 
 /* Rank 0: the sizes of --sizes, then bisection between the last size that
- * completed and the first that did not; the others serve. */
+ * completed and the first that did not (the others serve: run_cmd). */
 static int so_measure(mo_bench *b, void *ctx)
 {
     so_state *st = ctx;
     const so_params *params = st->params;
     const mo_options *o = &b->opts;
-    if (b->rank != 0) {
-        mo_cmd_serve(st->ctl, serve_cmd, st);
-        return 0;
-    }
     mo_warn_if_unbound(&b->doc, &b->prov, 0, 1);
     const int ncoarse = (int)o->sizes.n;
     int total = ncoarse + (int)params->refine_steps, done = 0;
@@ -583,8 +579,7 @@ int main(int argc, char **argv)
     const mo_bench_kernel k = {
         .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .benchmark = BENCH,
         .results = write_results, .state = &st, .setup = so_setup, .measure = so_measure,
-        .commands = true,
-        .teardown = so_teardown, MO_KERNEL_FIELDS(so_fields),
+        .run_cmd = serve_cmd, .teardown = so_teardown, MO_KERNEL_FIELDS(so_fields),
     };
     return mo_bench_main(argc, argv, &k);
 }

@@ -171,6 +171,18 @@ static int point_loop(mo_bench *b, const mo_bench_kernel *k)
     return mo_bench_conclude(b, oom, k->unit, k->finish, k->recheck_work);
 }
 
+/* A kernel's own measure(); with run_cmd, the ranks but 0 that reach it
+ * serve rank 0's commands instead (over the pair, or b->ctl) until its
+ * mo_cmd_quit(). */
+static int own_measure(mo_bench *b, const mo_bench_kernel *k)
+{
+    if (k->run_cmd && b->rank != 0) {
+        mo_cmd_serve(k->pair ? b->comm : b->ctl, k->run_cmd, k->state);
+        return 0;
+    }
+    return k->measure(b, k->state);
+}
+
 /* Every rank: the kernel's teardown, then the communicators it was given. */
 static void teardown(mo_bench *b, const mo_bench_kernel *k)
 {
@@ -221,7 +233,7 @@ int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k)
     b.have_shm = -1;
     b.comm = MPI_COMM_NULL;
     b.ctl = MPI_COMM_NULL;
-    if (k->commands || k->run_cmd)
+    if (k->commands || (k->run_cmd && !k->pair))
         MPI_Comm_dup(MPI_COMM_WORLD, &b.ctl);
     if (k->pair)
         MPI_Comm_split(MPI_COMM_WORLD, b.rank < 2 ? 0 : MPI_UNDEFINED, b.rank, &b.comm);
@@ -243,7 +255,7 @@ int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k)
     if (status == 1) {
         status = 0;
     } else if (status == 0) {
-        status = k->measure ? k->measure(&b, k->state) : point_loop(&b, k);
+        status = k->measure ? own_measure(&b, k) : point_loop(&b, k);
         if (b.rank == 0 && k->verbose_done && b.opts.verbose)
             printf("mo_%s: done in %.1f s\n", b.program, (double)(mo_timer_now_ns() - b.start_ns) / 1e9);
     }

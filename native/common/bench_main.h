@@ -117,7 +117,10 @@ typedef struct mo_bench_kernel {
     /* Rank 0 sends commands over b->ctl (mo_cmd_send; bench_util.h). With
      * run_cmd, a lead kernel's serve and quit are the driver's: the other
      * ranks run each command with run_cmd(state, cmd) until rank 0's
-     * mo_cmd_quit() after the loop. */
+     * mo_cmd_quit() after the loop. With measure, only rank 0 runs it; the
+     * other ranks that reach it serve run_cmd likewise, over b->comm for a
+     * pair kernel (no b->ctl is made), else over b->ctl, until measure's
+     * mo_cmd_quit(). */
     bool commands;
     void (*run_cmd)(void *state, const void *cmd);
     /* Rank 0 after the loop, before the document is complete: its own
@@ -126,8 +129,9 @@ typedef struct mo_bench_kernel {
     bool recheck_work;  /* mo_work_recheck() before the document is complete */
     bool clock_at_loop; /* the time limit counts from the loop's start, not the program's */
 
-    /* Replaces the point loop: every rank; rank 0 completes b->doc. Returns
-     * this rank's status (0, or non-zero after saying why). May be NULL. */
+    /* Replaces the point loop: every rank (rank 0 alone with run_cmd); rank
+     * 0 completes b->doc. Returns this rank's status (0, or non-zero after
+     * saying why). May be NULL. */
     int (*measure)(mo_bench *b, void *state);
 
     bool verbose_done; /* --verbose: rank 0 ends with "mo_<program>: done in <s> s" */
