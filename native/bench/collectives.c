@@ -633,12 +633,9 @@ static int cl_measure(mo_bench *b, void *ctx)
                 cl_point *p = &s->points[i];
                 measure_visit(st, s->op, p, pass, passes);
                 if (b->rank == 0) {
-                    if (o->verbose) {
-                        printf("%-8ld%-24s%-12llu%-12ld%-14.3f%-14.3f\n", pass + 1, mop_coll_op_name(s->op),
+                    mo_verbose(o, "%-8ld%-24s%-12llu%-12ld%-14.3f%-14.3f\n", pass + 1, mop_coll_op_name(s->op),
                                (unsigned long long)p->bytes, p->iterations, p->time_s * 1e6,
                                p->rank_mean_s * 1e6);
-                        fflush(stdout);
-                    }
                     char label[80];
                     snprintf(label, sizeof label, "%s/%llu pass %ld/%ld", mop_coll_op_name(s->op),
                              (unsigned long long)p->bytes, pass + 1, passes);

@@ -223,11 +223,8 @@ static int ca_measure(mo_bench *b, void *ctx)
     for (int r = 0; r < b->nranks; r++)
         if (st->rank_times_s[r] > st->run_time_s)
             st->run_time_s = st->rank_times_s[r];
-    if (b->opts.verbose) {
-        printf("%ld iterations of %llu work units + halo %llu B + allreduce: %.6f s\n", st->params->iterations,
+    mo_verbose(&b->opts, "%ld iterations of %llu work units + halo %llu B + allreduce: %.6f s\n", st->params->iterations,
                (unsigned long long)st->units, (unsigned long long)st->halo_bytes, st->run_time_s);
-        fflush(stdout);
-    }
     mo_work_recheck(&b->work);
     return mo_result_complete(&b->doc, NAME, write_results, st);
 }

@@ -359,11 +359,8 @@ static int mt_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     (void)i;
     mt_point *pt = &st->points[st->npoints++];
     measure_point(st, pt);
-    if (b->opts.verbose) {
-        printf("%-11s %c m=%-7ld n=%-4ld %10.0f ns\n", queue_name(pt->queue), pt->sweep, pt->m, pt->n,
+    mo_verbose(&b->opts, "%-11s %c m=%-7ld n=%-4ld %10.0f ns\n", queue_name(pt->queue), pt->sweep, pt->m, pt->n,
                pt->st.median);
-        fflush(stdout);
-    }
     snprintf(label, labellen, "%s %c=%ld", queue_name(pt->queue), pt->sweep, pt->sweep == 'M' ? pt->m : pt->n);
     return MO_POINT_OK;
 }

@@ -286,11 +286,8 @@ static int mr_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
     }
     mr_size *sz = &st->sizes[st->nsizes++];
     measure_size(st, sz);
-    if (b->opts.verbose) {
-        printf("%-10llu%-12ld%-14.0f%-14.0f%-14.0f\n", (unsigned long long)sz->bytes, sz->iterations,
+    mo_verbose(&b->opts, "%-10llu%-12ld%-14.0f%-14.0f%-14.0f\n", (unsigned long long)sz->bytes, sz->iterations,
                sz->st.median, sz->st.min, sz->st.max);
-        fflush(stdout);
-    }
     snprintf(label, labellen, "%llu B", (unsigned long long)sz->bytes);
     return MO_POINT_OK;
 }

@@ -338,10 +338,7 @@ static int measure_size(const ov_state *st, int dir, ov_size *sz, bool *time_up)
         pilot[i] = block(st, CMD_MSG, dir, size, 0, pilot_iters);
     double pilot_base = mo_stats_median(pilot, PILOT_SAMPLES);
 
-    if (o->verbose) {
-        printf("%-12s%-12s%-12s%-12s%-12s\n", "work", "iter_t", "base_t", "work_t", "iterations");
-        fflush(stdout);
-    }
+    mo_verbose(o, "%-12s%-12s%-12s%-12s%-12s\n", "work", "iter_t", "base_t", "work_t", "iterations");
 
     uint64_t prev_units = 0;
     double prev_nominal = 0.0;
@@ -376,11 +373,8 @@ static int measure_size(const ov_state *st, int dir, ov_size *sz, bool *time_up)
 
         classic_compute(sz->steps, sz->nsteps, p, &sz->classic);
         const ov_step *s = &sz->steps[sz->nsteps - 1];
-        if (o->verbose) {
-            printf("%-12llu%-12.3f%-12.3f%-12.3f%-12ld\n", (unsigned long long)units, s->iter.st.median,
+        mo_verbose(o, "%-12llu%-12.3f%-12.3f%-12.3f%-12ld\n", (unsigned long long)units, s->iter.st.median,
                    sz->classic.base_t, s->work.st.median, s->iterations);
-            fflush(stdout);
-        }
         if (s->iter.st.median > p->extend * sz->classic.base_t) {
             sz->complete = true;
             sz->stop_reason = "extend";
@@ -525,10 +519,7 @@ static int ov_measure(mo_bench *b, void *ctx)
             oom = true;
             break;
         }
-        if (o->verbose) {
-            printf("Calculating %s overhead\n", dir_name(dir));
-            fflush(stdout);
-        }
+        mo_verbose(o, "Calculating %s overhead\n", dir_name(dir));
         for (size_t i = 0; i < o->sizes.n && !b->time_up && !oom; i++) {
             if (time_is_up(st)) {
                 b->time_up = true;

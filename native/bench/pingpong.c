@@ -707,11 +707,8 @@ static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int
     long *order = malloc((size_t)nsizes * sizeof *order);
     int rc = order && pp_alloc_sizes(p, &o->sizes) == 0 ? 0 : -1;
     for (long pass = 0; pass < passes && rc == 0; pass++) {
-        if (o->verbose) {
-            printf("%s pair, pass %ld of %ld\n%-12s%-12s%-9s%-14s%-14s\n", p->cls, pass + 1, passes, "bytes",
+        mo_verbose(o, "%s pair, pass %ld of %ld\n%-12s%-12s%-9s%-14s%-14s\n", p->cls, pass + 1, passes, "bytes",
                    "iterations", "samples", "one_way_us", "min_us");
-            fflush(stdout);
-        }
         pp_shuffle(order, nsizes, &rng);
         for (long k = 0; k < nsizes; k++) {
             if (time_is_up(st)) {
@@ -727,11 +724,8 @@ static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int
                 want = 0;
             long most = want > MAX_SAMPLES / passes ? want : MAX_SAMPLES / passes;
             measure_visit(st, p, sz, share > 0 ? share : 0.0, want, most);
-            if (o->verbose) {
-                printf("%-12llu%-12ld%-9zu%-14.3f%-14.3f\n", (unsigned long long)sz->bytes, sz->iterations,
+            mo_verbose(o, "%-12llu%-12ld%-9zu%-14.3f%-14.3f\n", (unsigned long long)sz->bytes, sz->iterations,
                        sz->n, sz->st.median * 1e6, sz->st.min * 1e6);
-                fflush(stdout);
-            }
             char label[80];
             snprintf(label, sizeof label, "%s/%llu pass %ld/%ld", p->cls, (unsigned long long)sz->bytes,
                      pass + 1, passes);

@@ -361,14 +361,11 @@ found:
         return MO_POINT_OK;
     snprintf(label, labellen, "%s/%s/%s %llu B", WIN_NAMES[wi], SYNC_NAMES[sy], OP_NAMES[op],
              (unsigned long long)cs->size);
-    if (b->opts.verbose) {
-        printf("%-8s %-6s %-4s %8llu B  t_pure %9.2f  complete alone %9.2f  t_cpu %9.2f  "
+    mo_verbose(&b->opts, "%-8s %-6s %-4s %8llu B  t_pure %9.2f  complete alone %9.2f  t_cpu %9.2f  "
                "t_ovrl %9.2f  complete after work %9.2f us (%ld iterations)\n",
                WIN_NAMES[wi], SYNC_NAMES[sy], OP_NAMES[op], (unsigned long long)cs->size, cs->q[Q_PURE].median,
                cs->q[Q_COMPLETE_ALONE].median, cs->q[Q_CPU].median, cs->q[Q_OVERALL].median,
                cs->q[Q_COMPLETE].median, cs->iterations);
-        fflush(stdout);
-    }
     return MO_POINT_OK;
 }
 

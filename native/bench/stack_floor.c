@@ -539,14 +539,12 @@ static int sf_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
     if (wrank != 0)
         return MO_POINT_OK;
     st->nsizes = i + 1;
-    if (o->verbose) {
-        printf("%10zu B  blocking %9.3f us  nonblocking %9.3f us  shm %9.3f us  memcpy %9.3f us\n", n,
-               mo_stats_median(sz->m[0].samples, sz->m[0].n) * 1e6,
-               mo_stats_median(sz->m[1].samples, sz->m[1].n) * 1e6,
-               mo_stats_median(sz->m[2].samples, sz->m[2].n) * 1e6,
-               mo_stats_median(sz->m[3].samples, sz->m[3].n) * 1e6);
-        fflush(stdout);
-    }
+    if (o->verbose) /* the medians only then: no work between points otherwise */
+        mo_verbose(o, "%10zu B  blocking %9.3f us  nonblocking %9.3f us  shm %9.3f us  memcpy %9.3f us\n", n,
+                   mo_stats_median(sz->m[0].samples, sz->m[0].n) * 1e6,
+                   mo_stats_median(sz->m[1].samples, sz->m[1].n) * 1e6,
+                   mo_stats_median(sz->m[2].samples, sz->m[2].n) * 1e6,
+                   mo_stats_median(sz->m[3].samples, sz->m[3].n) * 1e6);
     snprintf(label, labellen, "%zu B", n);
     return MO_POINT_OK;
 }

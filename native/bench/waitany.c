@@ -309,11 +309,8 @@ static int wa_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     (void)i;
     wa_point *pt = &st->points[st->npoints++];
     measure_point(st, pt);
-    if (b->opts.verbose) {
-        printf("n=%-7ld waitany %9.0f ns  testany %9.0f ns  waitsome %9.0f ns\n", pt->n, pt->st[0].median,
+    mo_verbose(&b->opts, "n=%-7ld waitany %9.0f ns  testany %9.0f ns  waitsome %9.0f ns\n", pt->n, pt->st[0].median,
                pt->st[1].median, pt->st[2].median);
-        fflush(stdout);
-    }
     snprintf(label, labellen, "N=%ld", pt->n);
     return MO_POINT_OK;
 }

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -208,6 +209,17 @@ long mo_round_trips(const mo_options *o, double one_way_s)
     if (!(one_way_s > 0))
         one_way_s = 1e-6;
     return mo_clamp_iters(o, ceil(o->sample_ms / 1000.0 / (2.0 * one_way_s)));
+}
+
+void mo_verbose(const mo_options *o, const char *fmt, ...)
+{
+    if (!o->verbose)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
 }
 
 /* While rank 0 calibrates the work loop, while one pair is measured and

@@ -142,6 +142,10 @@ int mo_loop_check(const mo_options *o, void *ctx, char *err, size_t errlen);
  * --iters when fixed. */
 long mo_round_trips(const mo_options *o, double one_way_s);
 
+/* --verbose: printf(fmt, ...) on stdout, flushed at once so that the lines
+ * interleave with stderr's progress lines as they happen; else nothing. */
+void mo_verbose(const mo_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Completes a request without spinning a core: polls with MPI_Test and
  * sleeps 1 ms between polls. */
 void mo_quiet_wait(MPI_Request *req);
