@@ -5,6 +5,7 @@ fixtures clean up."""
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,5 +92,11 @@ def _interrupt_on_term(signum: int, frame: FrameType | None) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     """`kill -TERM` of pytest (a CI timeout, a developer's kill) would end it without
     running a finalizer: the emulated cluster, the CPU load and MPI jobs would be left
-    running. As Ctrl-C, pytest stops the test and tears down every fixture (issue 39)."""
+    running. As Ctrl-C, pytest stops the test and tears down every fixture (issue 39).
+
+    The CLI prints as wide as COLUMNS says, and the tests read what it prints at its piped
+    width (200): an exported COLUMNS of the developer's terminal (80) wrapped a line that a
+    test looks for. A test that wants a width sets it in the CLI's environment."""
     signal.signal(signal.SIGTERM, _interrupt_on_term)
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
