@@ -72,9 +72,10 @@ fuzz: setup
 pytest test-quick test-loaded: export PYTHONDONTWRITEBYTECODE :=
 
 # One process, no pytest-xdist workers: measured on this 2-core kind (2026-11-30), two
-# workers (a module each, the cluster's modules on one) took 1 091 s against 1 184 s for
-# one process, and 4 tests failed: a 2-rank MPI job already keeps both cores busy, and
-# calibrations that the other worker's jobs disturbed ended suspect, as they must.
+# workers (a module each, the cluster's modules on one) took 1 091 s against 1 107 and
+# 1 184 s for one process (fresh clones), and 4 tests failed: a 2-rank MPI job already
+# keeps both cores busy, and calibrations that the other worker's jobs disturbed ended
+# suspect, as they must.
 pytest: setup toolchains
 	$(BIN)/pytest -q -ra --durations=25
 
