@@ -350,14 +350,14 @@ static void run_loop(nb_state *st, int kind, int coll, int count, long iters, ui
         uint64_t t0 = mo_timer_now_ns();
         if (kind == L_ALONE) {
             mo_work(units);
-            a[i] = (double)(mo_timer_now_ns() - t0) / 1000.0;
+            a[i] = mo_us_between(t0, mo_timer_now_ns());
             continue;
         }
         post(st, coll, count, &req);
         uint64_t t1 = mo_timer_now_ns();
         if (kind == L_PURE) {
             MPI_Wait(&req, MPI_STATUS_IGNORE);
-            a[i] = (double)(mo_timer_now_ns() - t0) / 1000.0;
+            a[i] = mo_us_between(t0, mo_timer_now_ns());
             continue;
         }
         uint64_t test_ns = 0;
@@ -375,12 +375,12 @@ static void run_loop(nb_state *st, int kind, int coll, int count, long iters, ui
         uint64_t t3 = mo_timer_now_ns();
         if (in_region)
             MPI_OVERLAP_REGION_END(region);
-        a[i] = (double)(t3 - t0) / 1000.0;      /* overall */
-        b[i] = (double)(t2 - t1) / 1000.0;      /* work phase, tests included */
-        cc[i] = (double)test_ns / 1000.0;       /* tests */
-        d[i] = (double)(t3 - t2) / 1000.0;      /* wait */
-        e[i] = (double)(t1 - t0) / 1000.0;      /* post */
-        f[i] = a[i] - (b[i] - cc[i]);           /* not overlapped: overall - pure computation */
+        a[i] = mo_us_between(t0, t3);  /* overall */
+        b[i] = mo_us_between(t1, t2);  /* work phase, tests included */
+        cc[i] = (double)test_ns / 1000.0; /* tests */
+        d[i] = mo_us_between(t2, t3);  /* wait */
+        e[i] = mo_us_between(t0, t1);  /* post */
+        f[i] = a[i] - (b[i] - cc[i]); /* not overlapped: overall - pure computation */
     }
 }
 

@@ -193,12 +193,6 @@ void mo_pair_point_done(mo_pair_points *pp, int i, uint64_t bytes, char *label, 
 /* teardown(): each planned point through fini(point) (NULL: none), then the rest. */
 void mo_pair_points_free(mo_pair_points *pp, void (*fini)(void *point));
 
-/* Microseconds from a to b (mo_timer_now_ns() readings). */
-static inline double mo_us_between(uint64_t a, uint64_t b)
-{
-    return (double)(b - a) / 1000.0;
-}
-
 /* Rank 0 after a point: the running document again, a warning line on
  * failure (for kernels with their own measure()). */
 void mo_bench_running(mo_bench *b);

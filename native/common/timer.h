@@ -9,6 +9,12 @@
 /* Nanoseconds on CLOCK_MONOTONIC: immune to wall-clock adjustments. */
 uint64_t mo_timer_now_ns(void);
 
+/* Microseconds from a to b (mo_timer_now_ns() readings). */
+static inline double mo_us_between(uint64_t a, uint64_t b)
+{
+    return (double)(b - a) / 1000.0;
+}
+
 typedef struct mo_timer_info {
     const char *clock;       /* name of the clock, "CLOCK_MONOTONIC" */
     double resolution_ns;    /* clock_getres */
