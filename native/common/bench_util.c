@@ -188,6 +188,9 @@ long mo_loop_iters(const mo_options *o, double pilot_us, long cap)
         double n = ceil(target / fmax(pilot_us, 0.1));
         long hi = o->quick ? MO_LOOP_MAX_ITERS_QUICK : MO_LOOP_MAX_ITERS;
         iters = n < MO_LOOP_MIN_ITERS ? MO_LOOP_MIN_ITERS : n > hi ? hi : (long)n;
+        /* then --min-iters/--max-iters, as every other benchmark's estimate
+         * (their defaults, 4 and 100000, leave the loop's own bounds as they are) */
+        iters = mo_clamp_iters(o, (double)iters);
     }
     return iters > cap ? cap : iters;
 }

@@ -130,7 +130,8 @@ long mo_clamp_iters(const mo_options *o, double n);
 long mo_loop_warmup(const mo_options *o, long cap);
 
 /* Timed iterations of an overlap loop from the slowest rank's pilot (us per
- * iteration): --iters when fixed, else as MO_LOOP_MS says; at most cap. */
+ * iteration): --iters when fixed, else as MO_LOOP_MS says, held to
+ * --min-iters and --max-iters (mo_clamp_iters); at most cap. */
 long mo_loop_iters(const mo_options *o, double pilot_us, long cap);
 
 /* A benchmark's check (mo_bench_spec.check) for the overlap loops: --iters
