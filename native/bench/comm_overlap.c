@@ -382,7 +382,7 @@ int main(int argc, char **argv)
     const mo_bench_kernel k = {
         .spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .benchmark = BENCH, .pair = true,
         .results = write_results, .state = &st, .setup = co_setup, .teardown = co_teardown,
-        .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = co_one_point,
+        .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .planned = &st.pp.ntotal, .point = co_one_point,
         .recheck_work = true, MO_KERNEL_FIELDS(co_fields),
     };
     return mo_bench_main(argc, argv, &k);

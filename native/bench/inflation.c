@@ -309,7 +309,7 @@ int main(int argc, char **argv)
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .pair = true,
         .results = write_results, .state = &st, .setup = in_setup, .teardown = in_teardown,
-        .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .npoints = mo_bench_nsizes, .point = in_one_point,
+        .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .planned = &st.pp.ntotal, .point = in_one_point,
         .recheck_work = true, MO_KERNEL_FIELDS(in_fields),
     };
     return mo_bench_main(argc, argv, &k);

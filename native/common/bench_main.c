@@ -51,15 +51,15 @@ void mo_pair_points_setup(mo_bench *b, mo_pair_points *pp, size_t item, size_t n
                           int (*init)(void *point, uint64_t bytes, void *arg), void *arg)
 {
     mo_bench_pair_buffers(b, &pp->sbuf, &pp->rbuf);
+    const mo_sizes *sz = &b->opts.sizes;
     if (b->comm != MPI_COMM_NULL) {
         MPI_Comm_rank(b->comm, &pp->rank);
+        pp->ntotal = (int)sz->n; /* both ranks of the pair step through every point */
         pp->scratch = malloc(nscratch * sizeof *pp->scratch);
         b->have = b->have && pp->scratch;
     }
     if (b->rank == 0) {
-        const mo_sizes *sz = &b->opts.sizes;
         pp->item = item;
-        pp->ntotal = (int)sz->n;
         pp->points = calloc(sz->n, item);
         bool ok = pp->points != NULL;
         for (size_t i = 0; ok && i < sz->n; i++)
@@ -85,10 +85,15 @@ void mo_pair_points_free(mo_pair_points *pp, void (*fini)(void *point))
     for (int i = 0; pp->points && fini && i < pp->ntotal; i++)
         fini((char *)pp->points + (size_t)i * pp->item);
     free(pp->points);
-    pp->points = NULL;
     free(pp->scratch);
     free(pp->sbuf);
     free(pp->rbuf);
+    /* nothing left to measure or write: a second call, or a results writer
+     * after it, finds no points rather than freed ones */
+    pp->points = NULL;
+    pp->scratch = NULL;
+    pp->sbuf = pp->rbuf = NULL;
+    pp->npoints = pp->ntotal = 0;
 }
 
 int mo_bench_nsizes(const mo_bench *b, const void *state)

@@ -173,7 +173,8 @@ typedef struct mo_pair_points {
     double *scratch;            /* the pair's */
     void *points;               /* rank 0: one per size, item bytes each */
     size_t item;
-    int npoints, ntotal;        /* measured so far; planned */
+    int npoints;                /* rank 0: measured so far */
+    int ntotal;                 /* planned, one per size, on both ranks: the kernel's .planned */
 } mo_pair_points;
 
 /* setup(): the pair's buffers, nscratch doubles of scratch on the pair, and
@@ -190,7 +191,9 @@ void *mo_pair_point(const mo_pair_points *pp, int i, void *local);
 /* Rank 0 after point i of bytes: counts it and names it in label. */
 void mo_pair_point_done(mo_pair_points *pp, int i, uint64_t bytes, char *label, size_t labellen);
 
-/* teardown(): each planned point through fini(point) (NULL: none), then the rest. */
+/* teardown(): each planned point through fini(point) (NULL: none; it also
+ * meets points that init() never reached, zeroed), then the rest; pp is left
+ * with no points, planned or measured. */
 void mo_pair_points_free(mo_pair_points *pp, void (*fini)(void *point));
 
 /* Rank 0 after a point: the running document again, a warning line on
