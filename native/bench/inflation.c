@@ -231,8 +231,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_double(w, "max_factor", p->max_factor);
     mo_json_kv_double(w, "min_work_us", p->min_work_us);
     mo_json_kv_double(w, "units_per_us", st->work ? st->work->units_per_us : NAN);
-    mo_json_kv_int64(w, "points_planned", st->pp.ntotal);
-    mo_json_objects(w, "points", st->pp.points, sizeof(in_point), (size_t)st->pp.npoints, write_point, st);
+    mo_points_json(w, &st->pp.points, write_point, st);
     mo_json_end_object(w);
 }
 
@@ -309,7 +308,7 @@ int main(int argc, char **argv)
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .pair = true,
         .results = write_results, .state = &st, .setup = in_setup, .teardown = in_teardown,
-        .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .planned = &st.pp.ntotal, .point = in_one_point,
+        .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .planned = &st.pp.points.ntotal, .point = in_one_point,
         .recheck_work = true, MO_KERNEL_FIELDS(in_fields),
     };
     return mo_bench_main(argc, argv, &k);

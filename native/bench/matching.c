@@ -116,8 +116,7 @@ typedef struct mt_state {
     int bytes;
     unsigned char *buf, *sink; /* message; receive slots of the T0 messages */
     MPI_Request *reqs;
-    mt_point *points;
-    int npoints, ntotal;
+    mo_points points; /* rank 0's mt_point */
     int64_t seq; /* samples started, the value the flags carry */
 } mt_state;
 
@@ -255,8 +254,7 @@ static void write_results(mo_json *w, const void *ctx)
     if (st->params->queues & Q_UNEXPECTED)
         mo_json_string(w, "unexpected");
     mo_json_end_array(w);
-    mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
+    mo_points_json(w, &st->points, write_point, NULL);
     mo_json_end_object(w);
 }
 
@@ -279,36 +277,37 @@ static int plan(mt_state *st)
 {
     const mt_params *p = st->params;
     int cap = 2 * (64 + (int)p->max_n), k = 0;
-    st->points = calloc((size_t)cap, sizeof *st->points);
-    if (!st->points)
+    if (mo_points_plan(&st->points, cap, sizeof(mt_point)) != 0)
         return -1;
+    mt_point *points = st->points.v;
     for (int q = Q_POSTED; q <= Q_UNEXPECTED; q <<= 1) {
         if (!(p->queues & q))
             continue;
         long m = 0;
         for (;;) {
-            st->points[k++] = (mt_point){.queue = q, .sweep = 'M', .m = m, .n = 1};
+            points[k++] = (mt_point){.queue = q, .sweep = 'M', .m = m, .n = 1};
             if (m >= p->max_m)
                 break;
             m = m == 0 ? 1 : (2 * m > p->max_m ? p->max_m : 2 * m);
         }
         for (long n = 1; n <= p->max_n; n++)
-            st->points[k++] = (mt_point){.queue = q, .sweep = 'N', .m = 1, .n = n};
+            points[k++] = (mt_point){.queue = q, .sweep = 'N', .m = 1, .n = n};
     }
-    st->ntotal = k;
-    for (int i = 0; i < k; i++) {
-        st->points[i].samples = malloc((size_t)p->samples * sizeof(double));
-        if (!st->points[i].samples)
+    st->points.ntotal = k; /* of the cap's room */
+    for (int i = 0; i < k; i++)
+        if (!(points[i].samples = malloc((size_t)p->samples * sizeof(double))))
             return -1;
-    }
     return 0;
+}
+
+static void free_point(void *item)
+{
+    free(((mt_point *)item)->samples);
 }
 
 static void free_state(mt_state *st)
 {
-    for (int i = 0; st->points && i < st->ntotal; i++)
-        free(st->points[i].samples);
-    free(st->points);
+    mo_points_free(&st->points, free_point);
     free(st->reqs);
     free(st->sink);
     free(st->buf);
@@ -357,7 +356,7 @@ static int mt_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
 {
     mt_state *st = ctx;
     (void)i;
-    mt_point *pt = &st->points[st->npoints++];
+    mt_point *pt = mo_points_next(&st->points);
     measure_point(st, pt);
     mo_verbose(&b->opts, "%-11s %c m=%-7ld n=%-4ld %10.0f ns\n", queue_name(pt->queue), pt->sweep, pt->m, pt->n,
                pt->st.median);
@@ -391,7 +390,7 @@ int main(int argc, char **argv)
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check, NULL},
         .results = write_results, .state = &st, .configure = mt_configure, .setup = mt_setup,
         .start = mt_start, .teardown = mt_teardown,
-        .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.ntotal, .point = mt_one_point,
+        .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.points.ntotal, .point = mt_one_point,
         .run_cmd = serve_cmd, MO_KERNEL_FIELDS(mt_fields),
     };
     return mo_bench_main(argc, argv, &k);

@@ -162,8 +162,7 @@ typedef struct pl_state {
     int rank;
     unsigned char *buf; /* window slots of the largest size */
     MPI_Request reqs[MAX_WINDOW];
-    pl_point *points;
-    int npoints, ntotal;
+    mo_points points; /* rank 0's pl_point */
     int64_t seq;
 } pl_state;
 
@@ -327,8 +326,7 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_int64(w, "samples_per_point", st->params->samples);
     mo_json_kv_double(w, "work_ns", st->params->work_ms * 1e6);
     mo_json_kv_doubles(w, "intervals_us", st->params->intervals, (size_t)st->params->nintervals);
-    mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
+    mo_points_json(w, &st->points, write_point, NULL);
     mo_json_end_object(w);
 }
 
@@ -338,13 +336,11 @@ static int plan(pl_state *st)
 {
     const mo_sizes *sz = &st->opts->sizes;
     const int ni = st->params->nintervals;
-    st->ntotal = (int)sz->n * ni;
-    st->points = calloc((size_t)st->ntotal, sizeof *st->points);
-    if (!st->points)
+    if (mo_points_plan(&st->points, (int)sz->n * ni, sizeof(pl_point)) != 0)
         return -1;
     for (size_t i = 0; i < sz->n; i++)
         for (int j = 0; j < ni; j++) {
-            pl_point *pt = &st->points[i * (size_t)ni + (size_t)j];
+            pl_point *pt = mo_points_at(&st->points, (int)i * ni + j);
             pt->size = sz->v[i];
             pt->interval_us = st->params->intervals[j];
             if (!(pt->s = calloc((size_t)st->params->samples, sizeof *pt->s)))
@@ -353,11 +349,14 @@ static int plan(pl_state *st)
     return 0;
 }
 
+static void free_point(void *item)
+{
+    free(((pl_point *)item)->s);
+}
+
 static void free_state(pl_state *st)
 {
-    for (int i = 0; st->points && i < st->ntotal; i++)
-        free(st->points[i].s);
-    free(st->points);
+    mo_points_free(&st->points, free_point);
     free(st->buf);
 }
 
@@ -387,7 +386,7 @@ static int pl_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
 {
     pl_state *st = ctx;
     (void)i;
-    pl_point *pt = &st->points[st->npoints++];
+    pl_point *pt = mo_points_next(&st->points);
     measure_point(st, pt);
     if (b->opts.verbose) {
         double work[64], dryv[64], msg[64];
@@ -423,7 +422,7 @@ int main(int argc, char **argv)
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES},
         .results = write_results, .state = &st, .setup = pl_setup, .teardown = pl_teardown,
-        .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.ntotal, .point = pl_one_point,
+        .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.points.ntotal, .point = pl_one_point,
         .run_cmd = serve_cmd, .recheck_work = true, MO_KERNEL_FIELDS(pl_fields),
     };
     return mo_bench_main(argc, argv, &k);

@@ -146,8 +146,7 @@ typedef struct pg_state {
     mo_shm shm;
     int rank;
     unsigned char *buf;
-    pg_point *points;
-    int npoints, ntotal;
+    mo_points points; /* rank 0's pg_point */
     int64_t seq;
     /* what the MPI says about asynchronous progress */
     int thread_provided;
@@ -499,8 +498,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_string(w, st->envs[i]);
     mo_json_end_array(w);
     mo_json_end_object(w);
-    mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
+    mo_points_json(w, &st->points, write_point, NULL);
     mo_json_end_object(w);
 }
 
@@ -519,25 +517,28 @@ static int pg_check(const mo_options *o, void *ctx, char *err, size_t errlen)
 static int plan(pg_state *st)
 {
     const mo_sizes *sz = &st->opts->sizes;
-    st->ntotal = (int)sz->n;
-    st->points = calloc(sz->n, sizeof *st->points);
-    if (!st->points)
+    if (mo_points_plan(&st->points, (int)sz->n, sizeof(pg_point)) != 0)
         return -1;
-    for (size_t i = 0; i < sz->n; i++) {
-        st->points[i].size = sz->v[i];
+    for (int i = 0; i < st->points.ntotal; i++) {
+        pg_point *pt = mo_points_at(&st->points, i);
+        pt->size = sz->v[i];
         for (int c = 0; c <= NCASES; c++)
-            if (!(st->points[i].s[c] = calloc((size_t)st->params->samples, sizeof(pg_sample))))
+            if (!(pt->s[c] = calloc((size_t)st->params->samples, sizeof(pg_sample))))
                 return -1;
     }
     return 0;
 }
 
+static void free_point(void *item)
+{
+    pg_point *pt = item;
+    for (int c = 0; c <= NCASES; c++)
+        free(pt->s[c]);
+}
+
 static void free_state(pg_state *st)
 {
-    for (int i = 0; st->points && i < st->ntotal; i++)
-        for (int c = 0; c <= NCASES; c++)
-            free(st->points[i].s[c]);
-    free(st->points);
+    mo_points_free(&st->points, free_point);
     free(st->buf);
 }
 
@@ -572,7 +573,7 @@ static int pg_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
 {
     pg_state *st = ctx;
     (void)i;
-    pg_point *pt = &st->points[st->npoints++];
+    pg_point *pt = mo_points_next(&st->points);
     measure_point(st, pt);
     if (b->opts.verbose) {
         printf("size=%-9llu transfer %9.1f us  budget %9.1f us", (unsigned long long)pt->size,
@@ -593,10 +594,12 @@ static int pg_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
 static void pg_finish(mo_bench *b, void *ctx)
 {
     const pg_state *st = ctx;
-    for (int i = 0; i < st->npoints; i++)
-        if (st->points[i].data_errors)
-            mo_result_warn(&b->doc, "%llu B: %ld watched bytes wrong after MPI_Wait",
-                           (unsigned long long)st->points[i].size, st->points[i].data_errors);
+    for (int i = 0; i < st->points.npoints; i++) {
+        const pg_point *pt = mo_points_at(&st->points, i);
+        if (pt->data_errors)
+            mo_result_warn(&b->doc, "%llu B: %ld watched bytes wrong after MPI_Wait", (unsigned long long)pt->size,
+                           pt->data_errors);
+    }
 }
 
 static void pg_teardown(mo_bench *b, void *ctx)
@@ -617,7 +620,7 @@ int main(int argc, char **argv)
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pg_check, QUICK_SIZES},
         .results = write_results, .state = &st, .setup = pg_setup, .teardown = pg_teardown,
-        .mode = MO_BENCH_LEAD, .unit = "sizes", .planned = &st.ntotal, .point = pg_one_point,
+        .mode = MO_BENCH_LEAD, .unit = "sizes", .planned = &st.points.ntotal, .point = pg_one_point,
         .run_cmd = serve_cmd, .finish = pg_finish, .recheck_work = true, MO_KERNEL_FIELDS(pg_fields),
     };
     return mo_bench_main(argc, argv, &k);

@@ -84,8 +84,7 @@ typedef struct wa_state {
     unsigned char *buf, *sink;
     MPI_Request *reqs;
     int *indices;
-    wa_point *points;
-    int npoints, ntotal;
+    mo_points points; /* rank 0's wa_point */
     int64_t seq;
 } wa_state;
 
@@ -221,8 +220,7 @@ static void write_results(mo_json *w, const void *ctx)
     for (int c = 0; c < NCALLS; c++)
         mo_json_string(w, CALL_NAMES[c]);
     mo_json_end_array(w);
-    mo_json_kv_int64(w, "points_planned", st->ntotal);
-    mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
+    mo_points_json(w, &st->points, write_point, NULL);
     mo_json_end_object(w);
 }
 
@@ -248,13 +246,11 @@ static int plan(wa_state *st)
         if (n >= max_n)
             break;
     }
-    st->points = calloc((size_t)k, sizeof *st->points);
-    if (!st->points)
+    if (mo_points_plan(&st->points, k, sizeof(wa_point)) != 0)
         return -1;
-    st->ntotal = k;
     long n = 1;
     for (int i = 0; i < k; i++, n = 2 * n > max_n ? max_n : 2 * n) {
-        wa_point *pt = &st->points[i];
+        wa_point *pt = mo_points_at(&st->points, i);
         pt->n = n;
         for (int c = 0; c < NCALLS; c++)
             if (!(pt->samples[c] = malloc((size_t)st->params->samples * sizeof(double))))
@@ -265,14 +261,17 @@ static int plan(wa_state *st)
     return 0;
 }
 
+static void free_point(void *item)
+{
+    wa_point *pt = item;
+    for (int c = 0; c < NCALLS; c++)
+        free(pt->samples[c]);
+    free(pt->testany_calls);
+}
+
 static void free_state(wa_state *st)
 {
-    for (int i = 0; st->points && i < st->ntotal; i++) {
-        for (int c = 0; c < NCALLS; c++)
-            free(st->points[i].samples[c]);
-        free(st->points[i].testany_calls);
-    }
-    free(st->points);
+    mo_points_free(&st->points, free_point);
     free(st->indices);
     free(st->reqs);
     free(st->sink);
@@ -307,7 +306,7 @@ static int wa_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
 {
     wa_state *st = ctx;
     (void)i;
-    wa_point *pt = &st->points[st->npoints++];
+    wa_point *pt = mo_points_next(&st->points);
     measure_point(st, pt);
     mo_verbose(&b->opts, "n=%-7ld waitany %9.0f ns  testany %9.0f ns  waitsome %9.0f ns\n", pt->n, pt->st[0].median,
                pt->st[1].median, pt->st[2].median);
@@ -333,7 +332,7 @@ int main(int argc, char **argv)
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check, NULL},
         .results = write_results, .state = &st, .setup = wa_setup, .teardown = wa_teardown,
-        .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.ntotal, .point = wa_one_point,
+        .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.points.ntotal, .point = wa_one_point,
         .run_cmd = serve_cmd, MO_KERNEL_FIELDS(wa_fields),
     };
     return mo_bench_main(argc, argv, &k);

@@ -54,46 +54,40 @@ void mo_pair_points_setup(mo_bench *b, mo_pair_points *pp, size_t item, size_t n
     const mo_sizes *sz = &b->opts.sizes;
     if (b->comm != MPI_COMM_NULL) {
         MPI_Comm_rank(b->comm, &pp->rank);
-        pp->ntotal = (int)sz->n; /* both ranks of the pair step through every point */
         pp->scratch = malloc(nscratch * sizeof *pp->scratch);
         b->have = b->have && pp->scratch;
     }
     if (b->rank == 0) {
-        pp->item = item;
-        pp->points = calloc(sz->n, item);
-        bool ok = pp->points != NULL;
-        for (size_t i = 0; ok && i < sz->n; i++)
-            ok = init((char *)pp->points + i * item, sz->v[i], arg) == 0;
+        bool ok = mo_points_plan(&pp->points, (int)sz->n, item) == 0;
+        for (int i = 0; ok && i < pp->points.ntotal; i++)
+            ok = init(mo_points_at(&pp->points, i), sz->v[i], arg) == 0;
         b->have = b->have && ok;
     }
+    /* rank 1 measures each point too, into one of its own */
+    pp->points.ntotal = (int)sz->n;
     b->ready.unbound_peer = 1;
 }
 
 void *mo_pair_point(const mo_pair_points *pp, int i, void *local)
 {
-    return pp->rank == 0 ? (char *)pp->points + (size_t)i * pp->item : local;
+    return pp->rank == 0 ? mo_points_at(&pp->points, i) : local;
 }
 
 void mo_pair_point_done(mo_pair_points *pp, int i, uint64_t bytes, char *label, size_t labellen)
 {
-    pp->npoints = i + 1;
+    pp->points.npoints = i + 1;
     snprintf(label, labellen, "%llu B", (unsigned long long)bytes);
 }
 
 void mo_pair_points_free(mo_pair_points *pp, void (*fini)(void *point))
 {
-    for (int i = 0; pp->points && fini && i < pp->ntotal; i++)
-        fini((char *)pp->points + (size_t)i * pp->item);
-    free(pp->points);
+    mo_points_free(&pp->points, fini);
     free(pp->scratch);
     free(pp->sbuf);
     free(pp->rbuf);
-    /* nothing left to measure or write: a second call, or a results writer
-     * after it, finds no points rather than freed ones */
-    pp->points = NULL;
+    /* a second call finds nothing to free again */
     pp->scratch = NULL;
     pp->sbuf = pp->rbuf = NULL;
-    pp->npoints = pp->ntotal = 0;
 }
 
 int mo_bench_nsizes(const mo_bench *b, const void *state)

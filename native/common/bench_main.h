@@ -15,6 +15,7 @@
 #include "bench_util.h"
 #include "fields.h"
 #include "options.h"
+#include "points.h"
 #include "provenance.h"
 #include "result.h"
 #include "timer.h"
@@ -171,10 +172,9 @@ typedef struct mo_pair_points {
     int rank;                   /* in b->comm */
     unsigned char *sbuf, *rbuf; /* mo_bench_pair_buffers() */
     double *scratch;            /* the pair's */
-    void *points;               /* rank 0: one per size, item bytes each */
-    size_t item;
-    int npoints;                /* rank 0: measured so far */
-    int ntotal;                 /* planned, one per size, on both ranks: the kernel's .planned */
+    /* Rank 0's, one per size; on both ranks points.ntotal is the
+     * kernel's .planned */
+    mo_points points;
 } mo_pair_points;
 
 /* setup(): the pair's buffers, nscratch doubles of scratch on the pair, and
