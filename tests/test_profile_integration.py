@@ -141,6 +141,11 @@ def test_a_crashed_rank_still_leaves_its_profile(tmp_path):
     assert by_rank[1]["status"] == "incomplete" and "signal" in by_rank[1]["reason"]
     assert by_rank[1]["profile"]["totals"]["transfers"] == 5 + 1  # and the MPI_Barrier
     assert run.result["status"] == "incomplete"
+    # the crash's own stack, on glibc, so a rank that dies in MPI or the profiler says where
+    stack = proc.stderr.partition("mpi-overlap: rank 1: signal 11, its stack:\n")[2]
+    assert stack, proc.stderr[-2000:]
+    assert "profiled_app" in stack and "libmpi_overlap" in stack, stack[:2000]
+    assert "rank 1: ended by signal 11 (Segmentation fault)" in stack
 
 
 def test_missing_program_is_one_line(tmp_path):
