@@ -51,55 +51,42 @@ typedef struct ec_test {
 
 typedef struct ec_state {
     ec_test tests[NTESTS];
-    char cvar[256];   /* found name, "" when none */
-    bool cvar_read;
-    long long cvar_value;
+    mo_cvar cvar;     /* the one found; name "" when none */
     char cvar_note[320];
     long reps_done;
 } ec_state;
 
+static bool checking_cvar(const char *name, MPI_Datatype dt, int bind, const void *arg)
+{
+    (void)dt;
+    (void)bind;
+    (void)arg;
+    for (size_t w = 0; w < sizeof cvar_names / sizeof cvar_names[0]; w++)
+        if (strcmp(name, cvar_names[w]) == 0)
+            return true;
+    return false;
+}
+
 /* Reads the first known argument-checking cvar back via MPI_T. */
 static void read_cvar(ec_state *st)
 {
-    int provided, num = 0;
-    snprintf(st->cvar_note, sizeof st->cvar_note, "no argument-checking control variable found");
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
-        snprintf(st->cvar_note, sizeof st->cvar_note, "MPI_T_init_thread failed");
+    mo_cvar found[8];
+    int n = mo_cvar_read(checking_cvar, NULL, found, 8, st->cvar_note, sizeof st->cvar_note);
+    if (st->cvar_note[0]) /* MPI_T did not start */
         return;
-    }
-    MPI_T_cvar_get_num(&num);
-    for (size_t w = 0; w < sizeof cvar_names / sizeof cvar_names[0] && !st->cvar[0]; w++) {
-        for (int i = 0; i < num; i++) {
-            char name[200];
-            MPI_Datatype dt;
-            int bind;
-            if (mo_cvar_info(i, name, sizeof name, &dt, &bind) != MPI_SUCCESS)
+    snprintf(st->cvar_note, sizeof st->cvar_note, "no argument-checking control variable found");
+    for (size_t w = 0; w < sizeof cvar_names / sizeof cvar_names[0] && !st->cvar.name[0]; w++) {
+        for (int i = 0; i < n; i++) {
+            if (strcmp(found[i].name, cvar_names[w]) != 0)
                 continue;
-            if (strcmp(name, cvar_names[w]) != 0)
-                continue;
-            snprintf(st->cvar, sizeof st->cvar, "%s", name);
-            MPI_T_cvar_handle h;
-            int count = 0;
-            mo_cvar_value v;
-            memset(&v, 0, sizeof v);
-            if (bind != MPI_T_BIND_NO_OBJECT ||
-                MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS || count != 1) {
-                snprintf(st->cvar_note, sizeof st->cvar_note, "%s found but not readable", name);
-                break;
-            }
-            if (MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
-                st->cvar_read = true;
-                if (!mo_cvar_integer(dt, &v, &st->cvar_value)) /* bool-like types: any non-zero byte */
-                    st->cvar_value = v.c[0] != 0 || v.i != 0;
+            st->cvar = found[i];
+            if (st->cvar.read)
                 st->cvar_note[0] = 0;
-            } else {
-                snprintf(st->cvar_note, sizeof st->cvar_note, "%s found but MPI_T_cvar_read failed", name);
-            }
-            MPI_T_cvar_handle_free(&h);
+            else
+                snprintf(st->cvar_note, sizeof st->cvar_note, "%s found but not readable", st->cvar.name);
             break;
         }
     }
-    MPI_T_finalize();
 }
 
 /* One timed block of test t with n messages; ns per message on rank 0. */
@@ -139,10 +126,10 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_key(w, "launches");
     mo_json_begin_array(w);
     mo_json_begin_object(w);
-    mo_json_kv_string(w, "cvar", st->cvar[0] ? st->cvar : NULL);
+    mo_json_kv_string(w, "cvar", st->cvar.name[0] ? st->cvar.name : NULL);
     mo_json_key(w, "cvar_value");
-    if (st->cvar_read)
-        mo_json_int64(w, st->cvar_value);
+    if (st->cvar.read)
+        mo_json_int64(w, st->cvar.value);
     else
         mo_json_null(w);
     mo_json_kv_string(w, "cvar_note", st->cvar_note[0] ? st->cvar_note : NULL);

@@ -28,7 +28,6 @@
  * environment variables of that name, the thread level, the number of
  * threads in the process). */
 #define _POSIX_C_SOURCE 200809L
-#include <ctype.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -132,12 +131,6 @@ typedef struct pg_point {
     long data_errors;
 } pg_point;
 
-typedef struct pg_cvar {
-    char name[128];
-    bool read;
-    long long value;
-} pg_cvar;
-
 typedef struct pg_state {
     const pg_params *params;
     const mo_options *opts;
@@ -152,7 +145,7 @@ typedef struct pg_state {
     int thread_provided;
     long threads_in_process;
     int ncvars, nenvs;
-    pg_cvar cvars[MAX_CVARS];
+    mo_cvar cvars[MAX_CVARS];
     char envs[MAX_ENVS][160];
 } pg_state;
 
@@ -164,50 +157,20 @@ enum { CASE_DRY = NCASES };
 
 /* ---- asynchronous-progress settings --------------------------------------- */
 
+/* Names of the settings that switch asynchronous progress on. */
+static const char *const PROGRESS_KEYS[] = {"async_progress", "progress_thread", "async_thread"};
+
 static bool progress_name(const char *name)
 {
-    char low[200];
-    size_t i = 0;
-    for (; name[i] && i + 1 < sizeof low; i++)
-        low[i] = (char)tolower((unsigned char)name[i]);
-    low[i] = 0;
-    return strstr(low, "async_progress") || strstr(low, "progress_thread") ||
-           strstr(low, "async_thread");
+    return mo_name_has(name, PROGRESS_KEYS, sizeof PROGRESS_KEYS / sizeof PROGRESS_KEYS[0]);
 }
 
-static void read_progress_cvars(pg_state *st)
+static bool progress_cvar(const char *name, MPI_Datatype dt, int bind, const void *arg)
 {
-    int provided, num = 0;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
-        return;
-    MPI_T_cvar_get_num(&num);
-    for (int i = 0; i < num && st->ncvars < MAX_CVARS; i++) {
-        char name[128], desc[8];
-        int nlen = sizeof name, dlen = sizeof desc, verb, bind, scope;
-        MPI_Datatype dt;
-        MPI_T_enum en;
-        if (MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, desc, &dlen, &bind, &scope) !=
-                MPI_SUCCESS ||
-            !progress_name(name))
-            continue;
-        pg_cvar *c = &st->cvars[st->ncvars++];
-        snprintf(c->name, sizeof c->name, "%s", name);
-        MPI_T_cvar_handle h;
-        int count = 0;
-        mo_cvar_value v;
-        memset(&v, 0, sizeof v);
-        if (bind != MPI_T_BIND_NO_OBJECT || MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
-            continue;
-        if (count == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
-            c->read = true;
-            if (dt == MPI_CHAR)
-                c->read = false; /* a string: not a switch */
-            else if (!mo_cvar_integer(dt, &v, &c->value)) /* bool-like types: any non-zero byte */
-                c->value = v.c[0] != 0 || v.i != 0;
-        }
-        MPI_T_cvar_handle_free(&h);
-    }
-    MPI_T_finalize();
+    (void)dt;
+    (void)bind;
+    (void)arg;
+    return progress_name(name);
 }
 
 extern char **environ;
@@ -552,7 +515,7 @@ static void pg_setup(mo_bench *b, void *ctx)
     st->work = &b->work;
     MPI_Query_thread(&st->thread_provided);
     st->threads_in_process = threads_in_process();
-    read_progress_cvars(st);
+    st->ncvars = mo_cvar_read(progress_cvar, NULL, st->cvars, MAX_CVARS, NULL, 0);
     read_progress_env(st);
     MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &st->pp);

@@ -302,50 +302,42 @@ bool mo_cvar_integer(MPI_Datatype dt, const mo_cvar_value *v, long long *out)
         *out = (long long)v->ul;
     else if (dt == MPI_LONG_LONG)
         *out = v->ll;
+    else if (dt == MPI_UNSIGNED_LONG_LONG)
+        *out = (long long)v->ull;
     else
         return false;
     return true;
 }
 
-/* Names that suggest a size threshold of the point-to-point protocols. */
-static bool cvar_wanted(const char *name)
+bool mo_name_has(const char *name, const char *const *keys, size_t n)
 {
-    static const char *const keys[] = {"eager",         "rndv",         "rendezvous",
-                                       "cell_size",     "p2p_threshold", "max_send_size",
-                                       "fbox_size",     "max_inline_send", "num_cells"};
-    char low[128];
+    char low[256];
     size_t i = 0;
     for (; name[i] && i + 1 < sizeof low; i++)
         low[i] = (char)tolower((unsigned char)name[i]);
     low[i] = 0;
-    if (strstr(low, "ctxid") || strstr(low, "rma") || strstr(low, "coll") || strstr(low, "gpu") ||
-        strstr(low, "accelerator") || strstr(low, "bcast") || strstr(low, "reduce"))
-        return false;
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+    for (size_t k = 0; k < n; k++)
         if (strstr(low, keys[k]))
             return true;
     return false;
 }
 
-int mo_cvar_read_thresholds(mo_cvar *out, int max, char *note, size_t notelen)
+int mo_cvar_read(mo_cvar_filter wanted, const void *arg, mo_cvar *out, int max, char *note, size_t notelen)
 {
     int provided, num = 0, n = 0;
-    note[0] = 0;
+    if (note)
+        note[0] = 0;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
-        snprintf(note, notelen, "MPI_T_init_thread failed");
+        if (note)
+            snprintf(note, notelen, "MPI_T_init_thread failed");
         return 0;
     }
     MPI_T_cvar_get_num(&num);
     for (int i = 0; i < num && n < max; i++) {
-        char name[128];
+        char name[sizeof out->name];
         MPI_Datatype dt;
         int bind;
-        if (mo_cvar_info(i, name, sizeof name, &dt, &bind) != MPI_SUCCESS)
-            continue;
-        if (!cvar_wanted(name) || bind != MPI_T_BIND_NO_OBJECT)
-            continue;
-        if (dt != MPI_INT && dt != MPI_UNSIGNED && dt != MPI_LONG && dt != MPI_UNSIGNED_LONG &&
-            dt != MPI_LONG_LONG && dt != MPI_UNSIGNED_LONG_LONG)
+        if (mo_cvar_info(i, name, sizeof name, &dt, &bind) != MPI_SUCCESS || !wanted(name, dt, bind, arg))
             continue;
         mo_cvar *c = &out[n++];
         snprintf(c->name, sizeof c->name, "%s", name);
@@ -354,17 +346,39 @@ int mo_cvar_read_thresholds(mo_cvar *out, int max, char *note, size_t notelen)
         int count = 0;
         mo_cvar_value v;
         memset(&v, 0, sizeof v);
-        if (MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
+        if (bind != MPI_T_BIND_NO_OBJECT || MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
             continue;
         if (count == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
-            c->read = true;
-            if (!mo_cvar_integer(dt, &v, &c->value)) /* MPI_UNSIGNED_LONG_LONG, the last one wanted */
-                c->value = (long long)v.ull;
+            c->read = dt != MPI_CHAR; /* a string: no value to give */
+            if (!mo_cvar_integer(dt, &v, &c->value)) /* bool-like types: any non-zero byte */
+                c->value = v.c[0] != 0 || v.i != 0;
         }
         MPI_T_cvar_handle_free(&h);
     }
     MPI_T_finalize();
     return n;
+}
+
+/* Integer control variables that bind no object and whose names suggest a
+ * size threshold of the point-to-point protocols. */
+static bool threshold_cvar(const char *name, MPI_Datatype dt, int bind, const void *arg)
+{
+    static const char *const skip[] = {"ctxid", "rma", "coll", "gpu", "accelerator", "bcast", "reduce"};
+    static const char *const keys[] = {"eager",         "rndv",         "rendezvous",
+                                       "cell_size",     "p2p_threshold", "max_send_size",
+                                       "fbox_size",     "max_inline_send", "num_cells"};
+    (void)arg;
+    if (bind != MPI_T_BIND_NO_OBJECT || mo_name_has(name, skip, sizeof skip / sizeof skip[0]))
+        return false;
+    if (dt != MPI_INT && dt != MPI_UNSIGNED && dt != MPI_LONG && dt != MPI_UNSIGNED_LONG &&
+        dt != MPI_LONG_LONG && dt != MPI_UNSIGNED_LONG_LONG)
+        return false;
+    return mo_name_has(name, keys, sizeof keys / sizeof keys[0]);
+}
+
+int mo_cvar_read_thresholds(mo_cvar *out, int max, char *note, size_t notelen)
+{
+    return mo_cvar_read(threshold_cvar, NULL, out, max, note, notelen);
 }
 
 void mo_cvar_json(mo_json *w, const mo_cvar *c, int n, const char *note)

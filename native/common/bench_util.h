@@ -190,8 +190,8 @@ typedef union mo_cvar_value {
 } mo_cvar_value;
 
 /* The value read into v as a long long when dt is MPI_INT, MPI_UNSIGNED,
- * MPI_LONG, MPI_UNSIGNED_LONG or MPI_LONG_LONG: true; false for any other
- * type (*out untouched), which the caller interprets. */
+ * MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG or MPI_UNSIGNED_LONG_LONG: true;
+ * false for any other type (*out untouched), which the caller interprets. */
 bool mo_cvar_integer(MPI_Datatype dt, const mo_cvar_value *v, long long *out);
 
 /* MPI_T_cvar_get_info of control variable i, keeping what the benchmarks use:
@@ -205,6 +205,20 @@ typedef struct mo_cvar {
     long long value;
     bool read; /* false: listed but not readable (value undefined) */
 } mo_cvar;
+
+/* Whether name, in lower case, contains one of the n keys (lower case). */
+bool mo_name_has(const char *name, const char *const *keys, size_t n);
+
+/* Which control variables mo_cvar_read() keeps, by name, datatype and binding. */
+typedef bool (*mo_cvar_filter)(const char *name, MPI_Datatype dt, int bind, const void *arg);
+
+/* The control variables that wanted(name, dt, bind, arg) accepts, in MPI_T's
+ * order, read through MPI_T (own MPI_T_init_thread / MPI_T_finalize): up to
+ * max into out, the count returned. One is read when it binds no object and
+ * its one value reads back: integer types as their value (mo_cvar_integer),
+ * strings (MPI_CHAR) not, other types as 0 or 1 (bool-like: any non-zero
+ * byte). note (may be NULL) gets why none could be read ("" otherwise). */
+int mo_cvar_read(mo_cvar_filter wanted, const void *arg, mo_cvar *out, int max, char *note, size_t notelen);
 
 /* The MPI's integer control variables whose names suggest a size threshold
  * of the point-to-point protocols (eager, rendezvous, cell size, the CMA /
