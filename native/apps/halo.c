@@ -167,7 +167,6 @@ static void write_results(mo_json *w, const void *ctx)
     const halo_state *st = ctx;
     const app_grid *g = st->grid;
     const long iters = st->params->c.iterations;
-    mo_json_begin_object(w);
     app_json_dims(w, "grid", g->global);
     app_json_dims(w, "dims", g->dims);
     mo_json_kv_int64(w, "ranks", g->size);
@@ -213,7 +212,6 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_bool(w, identical);
     else
         mo_json_null(w);
-    mo_json_end_object(w);
 }
 
 /* ---- computation ------------------------------------------------------------ */

@@ -469,7 +469,6 @@ static void mpi_function(int op, char *buf, size_t len)
 static void write_results(mo_json *w, const void *ctx)
 {
     const cl_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_int64(w, "comm_size", st->size);
     mo_json_kv_int64(w, "nodes", st->nodes);
     mo_json_kv_string(w, "statistic", "median over iterations of the slowest rank's time");
@@ -507,7 +506,6 @@ static void write_results(mo_json *w, const void *ctx)
     }
     mo_json_end_array(w);
     mo_json_fingerprints(w, &st->fp);
-    mo_json_end_object(w);
 }
 
 /* ---- the kernel -------------------------------------------------------- */

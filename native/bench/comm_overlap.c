@@ -304,14 +304,12 @@ static void write_results(mo_json *w, const void *ctx)
 {
     const co_state *st = ctx;
     const co_params *p = st->params;
-    mo_json_begin_object(w);
     mo_json_kv_int64(w, "samples", p->samples);
     mo_json_kv_int64(w, "pilot_samples", p->pilot);
     mo_json_kv_double(w, "work_factor", p->work_factor);
     mo_json_kv_double(w, "min_work_us", p->min_work_us);
     mo_json_kv_double(w, "units_per_us", st->work ? st->work->units_per_us : NAN);
     mo_points_json(w, &st->pp.points, write_point, NULL);
-    mo_json_end_object(w);
 }
 
 /* ---- the kernel ------------------------------------------------------- */

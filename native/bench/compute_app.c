@@ -93,7 +93,6 @@ static void write_results(mo_json *w, const void *ctx)
 {
     const ca_state *st = ctx;
     const double per_iter_work_us = st->work->units_per_us > 0 ? (double)st->units / st->work->units_per_us : NAN;
-    mo_json_begin_object(w);
     mo_json_kv_int64(w, "iterations", st->params->iterations);
     mo_json_kv_uint64(w, "work_units_per_iter", st->units);
     mo_json_kv_double(w, "work_us_nominal", per_iter_work_us);
@@ -113,7 +112,6 @@ static void write_results(mo_json *w, const void *ctx)
                           ? per_iter_work_us * 1e-6 * (double)st->params->iterations / st->run_time_s
                           : NAN);
     mo_json_kv_double(w, "checksum", st->done ? st->checksum : NAN);
-    mo_json_end_object(w);
 }
 
 /* ---- main --------------------------------------------------------------- */

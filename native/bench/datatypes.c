@@ -417,12 +417,10 @@ static void write_size(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const dt_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_string(w, "mode", BENCH);
     mo_json_kv_int64(w, "struct_extent", (int64_t)sizeof(dt_elem));
     mo_json_kv_int64(w, "struct_payload", STRUCT_PAYLOAD);
     mo_json_objects(w, "sizes", st->sizes, sizeof *st->sizes, (size_t)st->nsizes, write_size, st);
-    mo_json_end_object(w);
 }
 
 /* ---- main ------------------------------------------------------------- */

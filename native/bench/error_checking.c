@@ -122,7 +122,6 @@ static double run_test(int t, long n, int rank, MPI_Comm pair)
 static void write_results(mo_json *w, const void *ctx)
 {
     const ec_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_key(w, "launches");
     mo_json_begin_array(w);
     mo_json_begin_object(w);
@@ -154,7 +153,6 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_array(w);
     mo_json_end_object(w);
     mo_json_end_array(w);
-    mo_json_end_object(w);
 }
 
 /* Ranks 0 and 1 take part; rank 0 holds the samples. */

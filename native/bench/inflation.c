@@ -225,14 +225,12 @@ static void write_results(mo_json *w, const void *ctx)
 {
     const in_state *st = ctx;
     const in_params *p = st->params;
-    mo_json_begin_object(w);
     mo_json_kv_int64(w, "samples", p->samples);
     mo_json_kv_int64(w, "steps", p->steps);
     mo_json_kv_double(w, "max_factor", p->max_factor);
     mo_json_kv_double(w, "min_work_us", p->min_work_us);
     mo_json_kv_double(w, "units_per_us", st->work ? st->work->units_per_us : NAN);
     mo_points_json(w, &st->pp.points, write_point, st);
-    mo_json_end_object(w);
 }
 
 /* ---- the kernel ------------------------------------------------------- */

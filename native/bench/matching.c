@@ -240,7 +240,6 @@ static void write_point(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const mt_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_int64(w, "message_bytes", st->bytes);
     mo_json_kv_int64(w, "ranks", st->nranks);
     mo_json_kv_int64(w, "cores", st->cores);
@@ -255,7 +254,6 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_string(w, "unexpected");
     mo_json_end_array(w);
     mo_points_json(w, &st->points, write_point, NULL);
-    mo_json_end_object(w);
 }
 
 /* ---- main --------------------------------------------------------------- */

@@ -207,13 +207,11 @@ static void write_size(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const mr_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_int64(w, "window", st->params->window);
     mo_json_kv_int64(w, "ack_bytes", ACK_BYTES);
     mo_json_objects(w, "sizes", st->sizes, sizeof *st->sizes, (size_t)st->nsizes, write_size, st);
     mo_json_kv_uint64(w, "messages_total", st->messages);
     mo_json_kv_uint64(w, "windows_total", st->windows);
-    mo_json_end_object(w);
 }
 
 /* ---- the kernel ----------------------------------------------------------- */

@@ -558,7 +558,6 @@ static void write_case(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const nb_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_bool(w, "profiler_loaded", st->profiled);
     mo_json_kv_string(w, "region_format", "<collective>/<bytes>/t<tests>");
     mo_json_kv_int64(w, "ranks", st->nranks);
@@ -566,7 +565,6 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_kv_double(w, "work_units_per_us", st->rate);
     mo_json_kv_int64(w, "cases_planned", st->planned);
     mo_json_objects(w, "cases", st->cases, sizeof *st->cases, (size_t)st->ncases, write_case, st);
-    mo_json_end_object(w);
 }
 
 /* ---- main ----------------------------------------------------------------- */

@@ -449,9 +449,7 @@ static void write_direction(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const ov_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_objects(w, "directions", st->dirs, sizeof *st->dirs, (size_t)st->ndirs, write_direction, NULL);
-    mo_json_end_object(w);
 }
 
 static void free_state(ov_state *st)

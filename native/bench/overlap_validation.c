@@ -454,7 +454,6 @@ static void write_side_meta(mo_json *w, const char *key, int rank, const char *c
 static void write_side(mo_json *w, const char *key, const vs_side *s)
 {
     mo_json_key(w, key);
-    mo_json_begin_object(w);
     for (int k = 0; k < NT; k++) {
         if (s->has[k]) {
             mo_json_stats(w, T_KEYS[k], &s->st[k]);
@@ -514,7 +513,6 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_end_object(w);
     }
     mo_json_end_array(w);
-    mo_json_end_object(w);
 }
 
 static void free_state(vs_state *st)

@@ -546,12 +546,10 @@ static void write_pair(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const pp_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_objects(w, "pairs", st->pairs, sizeof *st->pairs, (size_t)st->npairs, write_pair, st);
     mo_json_kv_int64(w, "ranks", st->ranks);
     mo_json_kv_int64(w, "nodes", st->nodes);
     mo_json_fingerprints(w, &st->fp);
-    mo_json_end_object(w);
 }
 
 static void free_state(pp_state *st)

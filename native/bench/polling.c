@@ -320,14 +320,12 @@ static void write_point(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const pl_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_string(w, "direction", "rank 1 sends, rank 0 polls its receives");
     mo_json_kv_int64(w, "window", st->params->window);
     mo_json_kv_int64(w, "samples_per_point", st->params->samples);
     mo_json_kv_double(w, "work_ns", st->params->work_ms * 1e6);
     mo_json_kv_doubles(w, "intervals_us", st->params->intervals, (size_t)st->params->nintervals);
     mo_points_json(w, &st->points, write_point, NULL);
-    mo_json_end_object(w);
 }
 
 /* ---- main --------------------------------------------------------------- */

@@ -429,7 +429,6 @@ static void write_point(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const pg_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_string(w, "sync", "shared-memory flags");
     mo_json_kv_int64(w, "watched_positions", NWATCH);
     mo_json_kv_int64(w, "samples_per_case", st->params->samples);
@@ -462,7 +461,6 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_array(w);
     mo_json_end_object(w);
     mo_points_json(w, &st->points, write_point, NULL);
-    mo_json_end_object(w);
 }
 
 /* ---- main --------------------------------------------------------------- */

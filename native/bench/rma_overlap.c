@@ -266,14 +266,12 @@ static void write_case(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const rm_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_string(w, "flush_epoch", "MPI_Win_lock_all");
     mo_json_kv_string(w, "fence_target", "computes the same work between the fences");
     mo_json_kv_string(w, "flush_target", "waits in MPI_Barrier");
     mo_json_kv_double(w, "work_units_per_us", st->rate);
     mo_json_kv_int64(w, "cases_planned", st->planned);
     mo_json_objects(w, "cases", st->cases, sizeof *st->cases, (size_t)st->ncases, write_case, st);
-    mo_json_end_object(w);
 }
 
 /* ---- main ----------------------------------------------------------------- */

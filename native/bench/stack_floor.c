@@ -364,7 +364,6 @@ static void write_size(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const sf_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_int64(w, "ranks", st->ranks);
     mo_json_kv_bool(w, "complete", st->complete);
     mo_json_kv_int64(w, "inline_max", INLINE_MAX);
@@ -386,7 +385,6 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_object(w);
     mo_cvar_json(w, st->cvars, st->ncvars, st->cvar_note);
     mo_json_objects(w, "sizes", st->sizes, sizeof *st->sizes, (size_t)st->nsizes, write_size, NULL);
-    mo_json_end_object(w);
 }
 
 /* ---- the kernel -------------------------------------------------------- */

@@ -407,7 +407,6 @@ static void write_point(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const so_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_string(w, "order", "sender-first");
     mo_json_kv_string(w, "receiver_hold", mo_shm_remote(&st->shm)
                                               ? "side-channel flag (TCP, ranks on two nodes)"
@@ -449,7 +448,6 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_object(w);
     mo_cvar_json(w, st->cvars, st->ncvars, st->cvar_note);
     mo_json_objects(w, "points", st->points, sizeof *st->points, (size_t)st->npoints, write_point, NULL);
-    mo_json_end_object(w);
 }
 
 /* ---- main --------------------------------------------------------------- */

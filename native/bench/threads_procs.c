@@ -166,7 +166,6 @@ static double process_sample(tp_state *st, int rank, int c, double *share)
 static void write_results(mo_json *w, const void *ctx)
 {
     const tp_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_key(w, "launches");
     mo_json_begin_array(w);
     mo_json_begin_object(w);
@@ -192,7 +191,6 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_array(w);
     mo_json_end_object(w);
     mo_json_end_array(w);
-    mo_json_end_object(w);
 }
 
 static void summarize_counts(tp_state *st)

@@ -211,7 +211,6 @@ static void write_point(mo_json *w, const void *item, const void *ctx)
 static void write_results(mo_json *w, const void *ctx)
 {
     const wa_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_int64(w, "message_bytes", st->bytes);
     mo_json_kv_string(w, "arrival_sync", "shared-memory flag");
     mo_json_kv_int64(w, "samples_per_point", st->params->samples);
@@ -221,7 +220,6 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_string(w, CALL_NAMES[c]);
     mo_json_end_array(w);
     mo_points_json(w, &st->points, write_point, NULL);
-    mo_json_end_object(w);
 }
 
 /* ---- main --------------------------------------------------------------- */

@@ -75,7 +75,9 @@ int mo_result_write(const mo_result *r, const char *status, mo_results_fn result
     mo_json_key(&w, "harness");
     write_harness(&w, r);
     mo_json_key(&w, "results");
+    mo_json_begin_object(&w);
     results(&w, ctx);
+    mo_json_end_object(&w);
     mo_json_key(&w, "warnings");
     mo_json_begin_array(&w);
     for (int i = 0; i < r->work->nwarnings; i++)
@@ -116,10 +118,15 @@ void mo_result_free(mo_result *r)
     r->nwarnings = 0;
 }
 
-void mo_progress(bool enabled, int done, int total, const char *label)
+void mo_progress(bool enabled, int done, int total, const char *fmt, ...)
 {
     if (!enabled)
         return;
-    fprintf(stderr, "@mo-progress done=%d total=%d label=%s\n", done, total, label);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "@mo-progress done=%d total=%d label=", done, total);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
     fflush(stderr);
 }

@@ -16,7 +16,8 @@
 #include "timer.h"
 #include "work.h"
 
-/* Writes the value of "results" (one JSON object). */
+/* Writes the members of "results", a JSON object that mo_result_write()
+ * opens and closes around them (as mo_json_objects() does for each item). */
 typedef void (*mo_results_fn)(mo_json *w, const void *ctx);
 
 typedef struct mo_result {
@@ -42,7 +43,8 @@ int mo_result_write(const mo_result *r, const char *status, mo_results_fn result
 void mo_result_free(mo_result *r);
 
 /* When enabled, prints "@mo-progress done=<i> total=<n> label=<text>" to
- * stderr and flushes at once (the runner reads it while we run). */
-void mo_progress(bool enabled, int done, int total, const char *label);
+ * stderr, the label formatted as printf(fmt, ...) does, and flushes at once
+ * (the runner reads it while we run). */
+void mo_progress(bool enabled, int done, int total, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif
