@@ -68,7 +68,7 @@ int app_run_modes(app_run *r, unsigned modes, const char *const *names, app_mode
          * the others' option parsing ever differed. */
         int mode = r->rank == 0 ? nth_mode(modes, i) : 0;
         MPI_Bcast(&mode, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        mo_progress(r->opts.progress, i, n, names[mode]);
+        mo_progress(r->opts.progress, i, n, "%s", names[mode]);
         run(r, app, i, mode);
         if (r->rank == 0 && mo_result_write(&r->doc, "running", results, app, r->err, sizeof r->err) != 0)
             fprintf(stderr, "mo_%s: warning: %s\n", r->name, r->err);

@@ -634,10 +634,8 @@ static int cl_measure(mo_bench *b, void *ctx)
                     mo_verbose(o, "%-8ld%-24s%-12llu%-12ld%-14.3f%-14.3f\n", pass + 1, mop_coll_op_name(s->op),
                                (unsigned long long)p->bytes, p->iterations, p->time_s * 1e6,
                                p->rank_mean_s * 1e6);
-                    char label[80];
-                    snprintf(label, sizeof label, "%s/%llu pass %ld/%ld", mop_coll_op_name(s->op),
-                             (unsigned long long)p->bytes, pass + 1, passes);
-                    mo_progress(o->progress, ++done, total, label);
+                    mo_progress(o->progress, ++done, total, "%s/%llu pass %ld/%ld", mop_coll_op_name(s->op),
+                                (unsigned long long)p->bytes, pass + 1, passes);
                 }
             }
         }

@@ -353,15 +353,13 @@ static int co_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     if (st->pp.rank != 0)
         return MO_POINT_OK;
     mo_pair_point_done(&st->pp, i, pt->bytes, label, labellen);
-    if (b->opts.verbose) {
-        const mo_stats *bs = pt->basic_st;
-        printf("%8llu B  work %8.2f us  msg %9.2f  work %9.2f  overlap %9.2f us  "
+    const mo_stats *bs = pt->basic_st;
+    mo_verbose(&b->opts,
+               "%8llu B  work %8.2f us  msg %9.2f  work %9.2f  overlap %9.2f us  "
                "better r0 %9.2f/%9.2f  r1 %9.2f/%9.2f us\n",
                (unsigned long long)pt->bytes, pt->work_us_nominal, bs[KIND_MSG].median, bs[KIND_WORK].median,
                bs[KIND_OVL].median, pt->better[0][0].mean, pt->better[0][1].mean, pt->better[1][0].mean,
                pt->better[1][1].mean);
-        fflush(stdout);
-    }
     return MO_POINT_OK;
 }
 

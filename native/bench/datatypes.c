@@ -458,8 +458,10 @@ static int build_cases(dt_state *st)
     return 0;
 }
 
-static void free_state(dt_state *st)
+static void dt_teardown(mo_bench *b, void *ctx)
 {
+    dt_state *st = ctx;
+    (void)b;
     for (int i = 0; i < st->nsizes; i++)
         free(st->sizes[i].cases);
     free(st->sizes);
@@ -538,12 +540,6 @@ static int dt_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     st->nsizes++;
     snprintf(label, labellen, "%llu B", (unsigned long long)st->sizes[i].bytes);
     return MO_POINT_OK;
-}
-
-static void dt_teardown(mo_bench *b, void *ctx)
-{
-    (void)b;
-    free_state(ctx);
 }
 
 int main(int argc, char **argv)

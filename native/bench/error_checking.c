@@ -211,11 +211,8 @@ static int ec_measure(mo_bench *b, void *ctx)
                 st->tests[t].samples[st->tests[t].n++] = v;
         }
         st->reps_done = r + 1;
-        if (rank == 0) {
-            char label[64];
-            snprintf(label, sizeof label, "rep %ld", r + 1);
-            mo_progress(o->progress, (int)(r + 1), (int)o->reps, label);
-        }
+        if (rank == 0)
+            mo_progress(o->progress, (int)(r + 1), (int)o->reps, "rep %ld", r + 1);
     }
     if (rank != 0)
         return 0;

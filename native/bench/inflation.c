@@ -281,14 +281,10 @@ static int in_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     if (st->pp.rank != 0)
         return MO_POINT_OK;
     mo_pair_point_done(&st->pp, i, pt->bytes, label, labellen);
-    if (b->opts.verbose) {
-        const in_step *last = &pt->steps[st->params->steps - 1];
-        printf("%8llu B  exchange %9.2f us  at 0 work: total %9.2f us  at %9.2f us "
-               "work: total %9.2f us\n",
+    const in_step *last = &pt->steps[st->params->steps - 1];
+    mo_verbose(&b->opts, "%8llu B  exchange %9.2f us  at 0 work: total %9.2f us  at %9.2f us work: total %9.2f us\n",
                (unsigned long long)pt->bytes, pt->pilot_exchange_us, pt->steps[0].st[S_TOTAL].median,
                last->st[S_ALONE].median, last->st[S_TOTAL].median);
-        fflush(stdout);
-    }
     return MO_POINT_OK;
 }
 

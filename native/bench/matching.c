@@ -303,8 +303,12 @@ static void free_point(void *item)
     free(((mt_point *)item)->samples);
 }
 
-static void free_state(mt_state *st)
+static void mt_teardown(mo_bench *b, void *ctx)
 {
+    mt_state *st = ctx;
+    if (b->have_shm > 0)
+        mo_shm_close(&st->shm);
+    MPI_Comm_free(&st->comm);
     mo_points_free(&st->points, free_point);
     free(st->reqs);
     free(st->sink);
@@ -360,15 +364,6 @@ static int mt_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
                pt->st.median);
     snprintf(label, labellen, "%s %c=%ld", queue_name(pt->queue), pt->sweep, pt->sweep == 'M' ? pt->m : pt->n);
     return MO_POINT_OK;
-}
-
-static void mt_teardown(mo_bench *b, void *ctx)
-{
-    mt_state *st = ctx;
-    if (b->have_shm > 0)
-        mo_shm_close(&st->shm);
-    MPI_Comm_free(&st->comm);
-    free_state(st);
 }
 
 /* --max-n defaults to (and is held to) the ranks there are to send. */

@@ -216,8 +216,10 @@ static void write_results(mo_json *w, const void *ctx)
 
 /* ---- the kernel ----------------------------------------------------------- */
 
-static void free_state(mr_state *st)
+static void mr_teardown(mo_bench *b, void *ctx)
 {
+    mr_state *st = ctx;
+    (void)b;
     for (int i = 0; i < st->nalloc; i++)
         free(st->sizes[i].samples);
     free(st->sizes);
@@ -278,10 +280,8 @@ static void mr_setup(mo_bench *b, void *ctx)
 static int mr_point(mo_bench *b, void *ctx, int i, char *label, size_t labellen)
 {
     mr_state *st = ctx;
-    if (b->opts.verbose && i == 0) {
-        printf("%-10s%-12s%-14s%-14s%-14s\n", "bytes", "windows", "msgs/s", "min", "max");
-        fflush(stdout);
-    }
+    if (i == 0)
+        mo_verbose(&b->opts, "%-10s%-12s%-14s%-14s%-14s\n", "bytes", "windows", "msgs/s", "min", "max");
     mr_size *sz = &st->sizes[st->nsizes++];
     measure_size(st, sz);
     mo_verbose(&b->opts, "%-10llu%-12ld%-14.0f%-14.0f%-14.0f\n", (unsigned long long)sz->bytes, sz->iterations,
@@ -304,13 +304,6 @@ static void mr_quit(mo_bench *b, void *ctx)
     (void)b;
     mr_cmd quit = {CMD_QUIT, 0, 0};
     MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, st->pair);
-}
-
-static void mr_teardown(mo_bench *b, void *ctx)
-{
-    mr_state *st = ctx;
-    (void)b;
-    free_state(st);
 }
 
 int main(int argc, char **argv)

@@ -595,8 +595,10 @@ static int nb_check(const mo_options *o, void *ctx, char *err, size_t errlen)
     return mo_loop_check(o, ctx, err, errlen);
 }
 
-static void free_state(nb_state *st)
+static void nb_teardown(mo_bench *b, void *ctx)
 {
+    nb_state *st = ctx;
+    (void)b;
     for (int i = 0; i < st->ncases; i++) {
         free(st->cases[i].p);
         for (int v = 0; v < 2; v++)
@@ -687,22 +689,14 @@ static int nb_one_case(mo_bench *b, void *ctx, int i, char *label, size_t labell
     st->ncases++;
     if (b->rank == 0) {
         snprintf(label, labellen, "%s %llu B", COLLS[ci].name, (unsigned long long)cs->bytes);
-        if (b->opts.verbose) {
-            const nb_variant *v = &cs->var[cs->nvar - 1];
-            printf("%-22s %8llu B  t_pure %9.2f us  t_cpu %9.2f us  t_ovrl(t0) %9.2f us  "
+        const nb_variant *v = &cs->var[cs->nvar - 1];
+        mo_verbose(&b->opts,
+                   "%-22s %8llu B  t_pure %9.2f us  t_cpu %9.2f us  t_ovrl(t0) %9.2f us  "
                    "t_ovrl(t%ld) %9.2f us  (%ld iterations)\n",
                    COLLS[ci].name, (unsigned long long)cs->bytes, cs->p[P_PURE], cs->p[P_ALONE],
                    cs->var[0].v[V_OVERALL], v->tests, v->v[V_OVERALL], cs->iterations);
-            fflush(stdout);
-        }
     }
     return MO_POINT_OK;
-}
-
-static void nb_teardown(mo_bench *b, void *ctx)
-{
-    (void)b;
-    free_state(ctx);
 }
 
 int main(int argc, char **argv)

@@ -284,11 +284,6 @@ static void classic_compute(const ov_step *steps, int n, const ov_params *p, ov_
     }
 }
 
-static bool time_is_up(const ov_state *st)
-{
-    return mo_time_up(st->opts, st->start_ns);
-}
-
 /* Appends a step and takes its interleaved samples. Returns 0 or -1. */
 static int take_step(const ov_state *st, int dir, ov_size *sz, uint64_t units, long iterations)
 {
@@ -384,7 +379,7 @@ static int measure_size(const ov_state *st, int dir, ov_size *sz, bool *time_up)
             sz->stop_reason = "max-steps";
             break;
         }
-        if (time_is_up(st)) {
+        if (mo_time_up(st->opts, st->start_ns)) {
             sz->stop_reason = "time-limit";
             *time_up = true;
             break;
@@ -452,8 +447,10 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_objects(w, "directions", st->dirs, sizeof *st->dirs, (size_t)st->ndirs, write_direction, NULL);
 }
 
-static void free_state(ov_state *st)
+static void ov_teardown(mo_bench *b, void *ctx)
 {
+    ov_state *st = ctx;
+    (void)b;
     for (int d = 0; d < st->ndirs; d++) {
         for (int i = 0; i < st->dirs[d].nsizes; i++) {
             ov_size *sz = &st->dirs[d].sizes[i];
@@ -519,7 +516,7 @@ static int ov_measure(mo_bench *b, void *ctx)
         }
         mo_verbose(o, "Calculating %s overhead\n", dir_name(dir));
         for (size_t i = 0; i < o->sizes.n && !b->time_up && !oom; i++) {
-            if (time_is_up(st)) {
+            if (mo_time_up(st->opts, st->start_ns)) {
                 b->time_up = true;
                 break;
             }
@@ -539,17 +536,11 @@ static int ov_measure(mo_bench *b, void *ctx)
             else if (c->availability_pct < 0 || c->availability_pct > 100)
                 mo_result_warn(&b->doc, "%s size %llu: classic availability %.1f %% is outside 0-100 %%",
                                dir_name(dir), (unsigned long long)sz->size, c->availability_pct);
-            if (o->verbose) {
-                printf("%-12s%-12s%-12s%-12s%-12s%-12s%-12s\n", "msgsize", "iterations", "iter_t", "work_t",
-                       "overhead", "base_t", "avail(%)");
-                long it = c->found ? sz->steps[c->stop_step].iterations : 0;
-                printf("%-12llu%-12ld%-12.3f%-12.3f%-12.3f%-12.3f%-12.1f\n", (unsigned long long)sz->size, it,
-                       c->iter_t, c->work_t, c->overhead, c->base_t, c->availability_pct);
-                fflush(stdout);
-            }
-            char label[64];
-            snprintf(label, sizeof label, "%s/%llu", dir_name(dir), (unsigned long long)sz->size);
-            mo_progress(o->progress, ++b->done, b->total, label);
+            mo_verbose(o, "%-12s%-12s%-12s%-12s%-12s%-12s%-12s\n%-12llu%-12ld%-12.3f%-12.3f%-12.3f%-12.3f%-12.1f\n",
+                       "msgsize", "iterations", "iter_t", "work_t", "overhead", "base_t", "avail(%)",
+                       (unsigned long long)sz->size, c->found ? sz->steps[c->stop_step].iterations : 0L, c->iter_t,
+                       c->work_t, c->overhead, c->base_t, c->availability_pct);
+            mo_progress(o->progress, ++b->done, b->total, "%s/%llu", dir_name(dir), (unsigned long long)sz->size);
             mo_bench_running(b);
         }
     }
@@ -557,13 +548,6 @@ static int ov_measure(mo_bench *b, void *ctx)
      * runs undisturbed like the calibration. */
     mo_cmd_quit(st->pair);
     return mo_bench_conclude(b, oom, "(direction, size) points", NULL, true);
-}
-
-static void ov_teardown(mo_bench *b, void *ctx)
-{
-    ov_state *st = ctx;
-    (void)b;
-    free_state(st);
 }
 
 int main(int argc, char **argv)

@@ -302,11 +302,6 @@ static void serve_cmd(void *st, const void *cmd)
 
 /* ---- the method (rank 0) ---------------------------------------------------- */
 
-static bool time_is_up(const vs_state *st)
-{
-    return mo_time_up(st->opts, st->start_ns);
-}
-
 /* Round trips per ping-pong sample so that one lasts about --sample-ms. */
 static long round_trips(const mo_options *o, double one_way_us)
 {
@@ -340,15 +335,12 @@ static void summarize_side(vs_side *s, const double *times, long stride, long it
     }
 }
 
-static void write_results(mo_json *w, const void *ctx);
-
 /* Measures one (pairing, size). Returns 0, or -1 if out of memory. */
-static int measure_case(vs_state *st, vs_case *cs, mo_result *doc, int *done, int total, bool *time_up)
+static int measure_case(mo_bench *b, vs_state *st, vs_case *cs)
 {
     const mo_options *o = st->opts;
     const long nsteps = st->params->steps;
     const vs_pairing *p = &PAIRINGS[cs->pairing];
-    char err[512];
 
     /* The blocking transfer time: warm-up, then --reps ping-pong samples,
      * once per size (the ping-pong is the same for every pairing; one
@@ -390,13 +382,9 @@ static int measure_case(vs_state *st, vs_case *cs, mo_result *doc, int *done, in
     if (o->warmup > 0)
         command(st, CMD_WARM, cs->pairing, cs->size, 0, o->warmup, 0);
 
-    if (o->verbose) {
-        printf("%s %llu B: blocking transfer %.3f us; computation 0 to %.1f us\n", p->name,
-               (unsigned long long)cs->size, t_us, cs->top_us);
-        printf("%-6s%-12s%-12s%-12s%-12s%-12s%-12s\n", "step", "comp_us", "s.wait", "s.call", "r.wait",
-               "r.call", "iterations");
-        fflush(stdout);
-    }
+    mo_verbose(o, "%s %llu B: blocking transfer %.3f us; computation 0 to %.1f us\n%-6s%-12s%-12s%-12s%-12s%-12s%-12s\n",
+               p->name, (unsigned long long)cs->size, t_us, cs->top_us, "step", "comp_us", "s.wait", "s.call",
+               "r.wait", "r.call", "iterations");
     cs->stop_reason = NULL;
     for (long j = 0; j < nsteps; j++) {
         double plan = planned_us(t_us, cs->top_us, j, nsteps);
@@ -413,26 +401,20 @@ static int measure_case(vs_state *st, vs_case *cs, mo_result *doc, int *done, in
         summarize_side(&s->side[0], st->mine, st->cap, st->iters, p->send_nb);
         summarize_side(&s->side[1], st->theirs, st->cap, st->iters, p->recv_nb);
         cs->nsteps++;
-        if (o->verbose) {
-            const vs_side *a = &s->side[0], *b = &s->side[1];
-            const vs_side *nbs = p->send_nb ? a : b;
-            printf("%-6ld%-12.3f%-12.3f%-12.3f%-12.3f%-12.3f%-12ld\n", j, nbs->st[T_COMP].median,
-                   a->has[T_WAIT] ? a->st[T_WAIT].median : NAN, a->has[T_CALL] ? a->st[T_CALL].median : NAN,
-                   b->has[T_WAIT] ? b->st[T_WAIT].median : NAN, b->has[T_CALL] ? b->st[T_CALL].median : NAN,
+        const vs_side *snd = &s->side[0], *rcv = &s->side[1];
+        const vs_side *nbs = p->send_nb ? snd : rcv;
+        mo_verbose(o, "%-6ld%-12.3f%-12.3f%-12.3f%-12.3f%-12.3f%-12ld\n", j, nbs->st[T_COMP].median,
+                   snd->has[T_WAIT] ? snd->st[T_WAIT].median : NAN, snd->has[T_CALL] ? snd->st[T_CALL].median : NAN,
+                   rcv->has[T_WAIT] ? rcv->st[T_WAIT].median : NAN, rcv->has[T_CALL] ? rcv->st[T_CALL].median : NAN,
                    s->iterations);
-            fflush(stdout);
-        }
         if (cs->nsteps == nsteps)
             cs->complete = true;
-        char label[96];
-        snprintf(label, sizeof label, "%s/%llu step %ld/%ld", p->name, (unsigned long long)cs->size, j + 1,
-                 nsteps);
-        mo_progress(o->progress, ++*done, total, label);
-        if (mo_result_write(doc, "running", write_results, st, err, sizeof err) != 0)
-            fprintf(stderr, "mo_" PROGRAM ": warning: %s\n", err);
-        if (time_is_up(st) && j + 1 < nsteps) {
+        mo_progress(o->progress, ++b->done, b->total, "%s/%llu step %ld/%ld", p->name,
+                    (unsigned long long)cs->size, j + 1, nsteps);
+        mo_bench_running(b);
+        if (mo_time_up(st->opts, st->start_ns) && j + 1 < nsteps) {
             cs->stop_reason = "time-limit";
-            *time_up = true;
+            b->time_up = true;
             break;
         }
     }
@@ -454,6 +436,7 @@ static void write_side_meta(mo_json *w, const char *key, int rank, const char *c
 static void write_side(mo_json *w, const char *key, const vs_side *s)
 {
     mo_json_key(w, key);
+    mo_json_begin_object(w);
     for (int k = 0; k < NT; k++) {
         if (s->has[k]) {
             mo_json_stats(w, T_KEYS[k], &s->st[k]);
@@ -468,7 +451,6 @@ static void write_side(mo_json *w, const char *key, const vs_side *s)
 static void write_results(mo_json *w, const void *ctx)
 {
     const vs_state *st = ctx;
-    mo_json_begin_object(w);
     mo_json_kv_bool(w, "profiler_loaded", st->profiled);
     mo_json_kv_string(w, "profiler_table", st->have_table ? st->table_path : NULL);
     mo_json_kv_string(w, "region_format", "<pairing>/<bytes>/<step>");
@@ -515,8 +497,10 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_end_array(w);
 }
 
-static void free_state(vs_state *st)
+static void vs_teardown(mo_bench *b, void *ctx)
 {
+    vs_state *st = ctx;
+    (void)b;
     for (int i = 0; i < st->ncases; i++)
         free(st->cases[i].steps);
     free(st->cases);
@@ -651,14 +635,14 @@ static int vs_measure(mo_bench *b, void *ctx)
         if (!(params->pairings & (1u << pi)))
             continue;
         for (size_t i = 0; i < o->sizes.n && !b->time_up && !oom; i++) {
-            if (time_is_up(st)) {
+            if (mo_time_up(st->opts, st->start_ns)) {
                 b->time_up = true;
                 break;
             }
             vs_case *cs = &st->cases[st->ncases++];
             cs->pairing = pi;
             cs->size = o->sizes.v[i];
-            if (measure_case(st, cs, &b->doc, &b->done, b->total, &b->time_up)) {
+            if (measure_case(b, st, cs)) {
                 oom = true;
                 break;
             }
@@ -670,13 +654,6 @@ static int vs_measure(mo_bench *b, void *ctx)
     }
     mo_cmd_quit(st->pair);
     return mo_bench_conclude(b, oom, "steps", NULL, true);
-}
-
-static void vs_teardown(mo_bench *b, void *ctx)
-{
-    vs_state *st = ctx;
-    (void)b;
-    free_state(st);
 }
 
 int main(int argc, char **argv)

@@ -412,11 +412,6 @@ static void serve(const pp_state *st, const pp_pair *p)
 
 /* ---- the method (rank 0) ------------------------------------------------ */
 
-static bool time_is_up(const pp_state *st)
-{
-    return mo_time_up(st->opts, st->start_ns);
-}
-
 /* Notes a block's one-way time: the fastest undisturbed block of a size so
  * far estimates its time per round trip (noise only adds time). */
 static void note_block(pp_size *sz, double one_way, double share)
@@ -552,8 +547,13 @@ static void write_results(mo_json *w, const void *ctx)
     mo_json_fingerprints(w, &st->fp);
 }
 
-static void free_state(pp_state *st)
+static void pp_teardown(mo_bench *b, void *ctx)
 {
+    pp_state *st = ctx;
+    (void)b;
+    for (int k = 0; k < st->npairs; k++)
+        if (st->pairs[k].comm != MPI_COMM_NULL)
+            MPI_Comm_free(&st->pairs[k].comm);
     for (int i = 0; i < st->npairs; i++) {
         if (!st->pairs[i].sizes)
             continue;
@@ -661,7 +661,7 @@ static int measure_parts(pp_state *st, pp_pair *p, uint64_t *rng)
             pp_size *sz = &p->sizes[order[k]];
             if (sz->bytes > st->params->parts_max || sz->n == 0)
                 continue;
-            if (time_is_up(st)) {
+            if (mo_time_up(st->opts, st->start_ns)) {
                 rc = 1;
                 break;
             }
@@ -677,7 +677,7 @@ static int measure_parts(pp_state *st, pp_pair *p, uint64_t *rng)
             bool last = pass == PARTS_PASSES - 1;
             while (sz->parts[PART_OS].n < PARTS_MAX_SAMPLES &&
                    (sz->parts[PART_OS].n < upto || (last && parts_clean(sz) < PARTS_MIN_CLEAN))) {
-                if (time_is_up(st)) {
+                if (mo_time_up(st->opts, st->start_ns)) {
                     rc = 1;
                     break;
                 }
@@ -694,12 +694,11 @@ static int measure_parts(pp_state *st, pp_pair *p, uint64_t *rng)
 /* Rank 0: measures every size of one pair, --passes times, each pass in
  * its own shuffled order (so a burst of load cannot hit one size range);
  * returns 0, 1 when the time limit stopped it, -1 when out of memory. */
-static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int total)
+static int measure_pair(mo_bench *b, pp_state *st, pp_pair *p)
 {
     const mo_options *o = st->opts;
     const long passes = st->params->passes;
     const long nsizes = (long)o->sizes.n;
-    char err[512];
     const uint64_t pair_start = mo_timer_now_ns();
     uint64_t rng = SHUFFLE_SEED;
     long *order = malloc((size_t)nsizes * sizeof *order);
@@ -709,7 +708,7 @@ static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int
                    "iterations", "samples", "one_way_us", "min_us");
         pp_shuffle(order, nsizes, &rng);
         for (long k = 0; k < nsizes; k++) {
-            if (time_is_up(st)) {
+            if (mo_time_up(st->opts, st->start_ns)) {
                 rc = 1;
                 break;
             }
@@ -724,12 +723,9 @@ static int measure_pair(pp_state *st, pp_pair *p, mo_result *doc, int *done, int
             measure_visit(st, p, sz, share > 0 ? share : 0.0, want, most);
             mo_verbose(o, "%-12llu%-12ld%-9zu%-14.3f%-14.3f\n", (unsigned long long)sz->bytes, sz->iterations,
                        sz->n, sz->st.median * 1e6, sz->st.min * 1e6);
-            char label[80];
-            snprintf(label, sizeof label, "%s/%llu pass %ld/%ld", p->cls, (unsigned long long)sz->bytes,
-                     pass + 1, passes);
-            mo_progress(o->progress, ++*done, total, label);
-            if (mo_result_write(doc, "running", write_results, st, err, sizeof err) != 0)
-                fprintf(stderr, "mo_" BENCH ": warning: %s\n", err);
+            mo_progress(o->progress, ++b->done, b->total, "%s/%llu pass %ld/%ld", p->cls,
+                        (unsigned long long)sz->bytes, pass + 1, passes);
+            mo_bench_running(b);
         }
     }
     free(order);
@@ -824,11 +820,11 @@ static int pp_measure(mo_bench *b, void *ctx)
             serve(st, &st->pairs[st->my_pair]);
         return 0;
     }
-    int total = st->npairs * (int)st->params->passes * (int)b->opts.sizes.n, done = 0;
+    b->total = st->npairs * (int)st->params->passes * (int)b->opts.sizes.n;
     bool time_up = false, oom = false;
     for (int k = 0; k < st->npairs; k++) {
         /* A pair cut short still gets its quit command, so its peer leaves. */
-        int r = time_up || oom ? 1 : measure_pair(st, &st->pairs[k], &b->doc, &done, total);
+        int r = time_up || oom ? 1 : measure_pair(b, st, &st->pairs[k]);
         if (time_up || oom) {
             pp_cmd quit = {CMD_QUIT, 0, 0};
             MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, st->pairs[k].comm);
@@ -840,18 +836,8 @@ static int pp_measure(mo_bench *b, void *ctx)
         return mo_bench_conclude(b, true, NULL, NULL, false);
     if (time_up)
         mo_result_warn(&b->doc, "time limit of %g s reached: made %d of %d (pair, pass, size) visits",
-                       b->opts.time_limit_s, done, total);
+                       b->opts.time_limit_s, b->done, b->total);
     return mo_result_complete(&b->doc, BENCH, write_results, st);
-}
-
-static void pp_teardown(mo_bench *b, void *ctx)
-{
-    pp_state *st = ctx;
-    (void)b;
-    for (int k = 0; k < st->npairs; k++)
-        if (st->pairs[k].comm != MPI_COMM_NULL)
-            MPI_Comm_free(&st->pairs[k].comm);
-    free_state(st);
 }
 
 int main(int argc, char **argv)

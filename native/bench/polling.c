@@ -352,8 +352,12 @@ static void free_point(void *item)
     free(((pl_point *)item)->s);
 }
 
-static void free_state(pl_state *st)
+static void pl_teardown(mo_bench *b, void *ctx)
 {
+    pl_state *st = ctx;
+    if (b->have_shm > 0)
+        mo_shm_close(&st->shm);
+    MPI_Comm_free(&st->comm);
     mo_points_free(&st->points, free_point);
     free(st->buf);
 }
@@ -401,15 +405,6 @@ static int pl_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     }
     snprintf(label, labellen, "%llu B, %g us", (unsigned long long)pt->size, pt->interval_us);
     return MO_POINT_OK;
-}
-
-static void pl_teardown(mo_bench *b, void *ctx)
-{
-    pl_state *st = ctx;
-    if (b->have_shm > 0)
-        mo_shm_close(&st->shm);
-    MPI_Comm_free(&st->comm);
-    free_state(st);
 }
 
 int main(int argc, char **argv)

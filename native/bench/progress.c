@@ -497,8 +497,13 @@ static void free_point(void *item)
         free(pt->s[c]);
 }
 
-static void free_state(pg_state *st)
+static void pg_teardown(mo_bench *b, void *ctx)
 {
+    pg_state *st = ctx;
+    if (b->have_shm > 0)
+        mo_shm_close(&st->shm);
+    MPI_Comm_free(&st->comm);
+    MPI_Comm_free(&st->pp);
     mo_points_free(&st->points, free_point);
     free(st->buf);
 }
@@ -561,16 +566,6 @@ static void pg_finish(mo_bench *b, void *ctx)
             mo_result_warn(&b->doc, "%llu B: %ld watched bytes wrong after MPI_Wait", (unsigned long long)pt->size,
                            pt->data_errors);
     }
-}
-
-static void pg_teardown(mo_bench *b, void *ctx)
-{
-    pg_state *st = ctx;
-    if (b->have_shm > 0)
-        mo_shm_close(&st->shm);
-    MPI_Comm_free(&st->comm);
-    MPI_Comm_free(&st->pp);
-    free_state(st);
 }
 
 int main(int argc, char **argv)

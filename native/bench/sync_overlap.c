@@ -462,9 +462,7 @@ static void progress(so_state *st, const mo_options *opts, const so_point *pt, i
                pt->bytes, 100.0 * pt->completed_fraction, w.median, r.median);
         fflush(stdout);
     }
-    char label[64];
-    snprintf(label, sizeof label, "%s %ld B", pt->phase, pt->bytes);
-    mo_progress(opts->progress, done, total, label);
+    mo_progress(opts->progress, done, total, "%s %ld B", pt->phase, pt->bytes);
     (void)st;
 }
 

@@ -329,11 +329,8 @@ static int tp_measure(mo_bench *b, void *ctx)
                 }
             }
             st->reps_done = r + 1;
-            if (wrank == 0) {
-                char label[64];
-                snprintf(label, sizeof label, "rep %ld", r + 1);
-                mo_progress(opts->progress, (int)(r + 1), (int)opts->reps, label);
-            }
+            if (wrank == 0)
+                mo_progress(opts->progress, (int)(r + 1), (int)opts->reps, "rep %ld", r + 1);
         }
     } else {
         status = 1;

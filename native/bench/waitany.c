@@ -267,8 +267,13 @@ static void free_point(void *item)
     free(pt->testany_calls);
 }
 
-static void free_state(wa_state *st)
+static void wa_teardown(mo_bench *b, void *ctx)
 {
+    wa_state *st = ctx;
+    if (b->have_shm > 0)
+        mo_shm_close(&st->shm);
+    MPI_Comm_free(&st->comm);
+    MPI_Comm_free(&st->idle);
     mo_points_free(&st->points, free_point);
     free(st->indices);
     free(st->reqs);
@@ -310,16 +315,6 @@ static int wa_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
                pt->st[1].median, pt->st[2].median);
     snprintf(label, labellen, "N=%ld", pt->n);
     return MO_POINT_OK;
-}
-
-static void wa_teardown(mo_bench *b, void *ctx)
-{
-    wa_state *st = ctx;
-    if (b->have_shm > 0)
-        mo_shm_close(&st->shm);
-    MPI_Comm_free(&st->comm);
-    MPI_Comm_free(&st->idle);
-    free_state(st);
 }
 
 int main(int argc, char **argv)

@@ -153,7 +153,7 @@ static int point_loop(mo_bench *b, const mo_bench_kernel *k)
         }
         b->done++;
         if (b->rank == 0) {
-            mo_progress(b->opts.progress, b->done, b->total, label);
+            mo_progress(b->opts.progress, b->done, b->total, "%s", label);
             mo_bench_running(b);
         }
         if (r == MO_POINT_LAST) {

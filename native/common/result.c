@@ -122,11 +122,12 @@ void mo_progress(bool enabled, int done, int total, const char *fmt, ...)
 {
     if (!enabled)
         return;
+    char label[256];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "@mo-progress done=%d total=%d label=", done, total);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(label, sizeof label, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    /* one write: several ranks may print to the same unbuffered stderr */
+    fprintf(stderr, "@mo-progress done=%d total=%d label=%s\n", done, total, label);
     fflush(stderr);
 }
