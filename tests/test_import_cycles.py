@@ -6,6 +6,7 @@ from the next reader. Read from the sources with ast, nothing is imported."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "mpi_overlap"
@@ -19,6 +20,18 @@ def _modules() -> dict[str, Path]:
             parts.pop()
         out[".".join(parts)] = path
     return out
+
+
+@cache
+def _tree(path: Path) -> ast.Module:
+    """A file parsed once for all the checks here (each parsed the whole package again:
+    1.4 s a test)."""
+    return ast.parse(path.read_text())
+
+
+@cache
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    return tuple(ast.walk(_tree(path)))
 
 
 def _targets(module: str, path: Path, node: ast.Import | ast.ImportFrom,
@@ -48,7 +61,7 @@ def import_graph() -> dict[str, set[str]]:
     known = _modules()
     graph: dict[str, set[str]] = {m: set() for m in known}
     for module, path in known.items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 graph[module].update(_targets(module, path, node, known))
     return graph
@@ -156,7 +169,7 @@ def _string_imports(module: str, path: Path, known: dict[str, Path]) -> set[str]
     """The package modules a file names in a string: a whole "mpi_overlap.x.y" or the
     fixed start of an f-string (its longest known module)."""
     out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _nodes(path):
         if isinstance(node, ast.JoinedStr) and node.values and isinstance(
                 node.values[0], ast.Constant) and isinstance(node.values[0].value, str):
             name = node.values[0].value.rstrip(".")
@@ -337,7 +350,7 @@ def _dynamic_imports(path: Path) -> list[tuple[int, bool]]:
         for child in ast.iter_child_nodes(node):
             visit(child, params)
 
-    visit(ast.parse(path.read_text()), set())
+    visit(_tree(path), set())
     return out
 
 
