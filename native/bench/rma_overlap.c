@@ -128,9 +128,23 @@ static void rma_op(const rm_state *st, int op, int n)
         MPI_Get(st->buf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, st->win);
 }
 
-/* The times of iteration i (us) into st->t[0..3]: total, op, compute, completion. */
-static void record(rm_state *st, long i, uint64_t t0, uint64_t t1, uint64_t t2, uint64_t t3)
+/* Timed iteration i of either synchronization, its times (us) into
+ * st->t[0..3]: total, op (the origin's), compute, completion (the flush, or
+ * the closing fence). */
+static void timed_iteration(rm_state *st, int kind, int sync, int op, int n, uint64_t units, long i)
 {
+    uint64_t t0 = mo_timer_now_ns();
+    if (st->rank == 0 && kind != L_ALONE)
+        rma_op(st, op, n);
+    uint64_t t1 = mo_timer_now_ns();
+    if (kind != L_PURE)
+        mo_work(units);
+    uint64_t t2 = mo_timer_now_ns();
+    if (kind != L_ALONE && sync == SYNC_FLUSH)
+        MPI_Win_flush(1, st->win);
+    else if (kind != L_ALONE)
+        MPI_Win_fence(0, st->win);
+    uint64_t t3 = mo_timer_now_ns();
     st->t[0][i] = mo_us_between(t0, t3);
     st->t[1][i] = mo_us_between(t0, t1);
     st->t[2][i] = mo_us_between(t1, t2);
@@ -149,19 +163,8 @@ static void run_loop(rm_state *st, int kind, int sync, int op, int n, long iters
             MPI_Win_lock_all(0, win);
         for (long i = 0; i < iters; i++) {
             MPI_Barrier(comm);
-            if (!origin)
-                continue;
-            uint64_t t0 = mo_timer_now_ns();
-            if (kind != L_ALONE)
-                rma_op(st, op, n);
-            uint64_t t1 = mo_timer_now_ns();
-            if (kind != L_PURE)
-                mo_work(units);
-            uint64_t t2 = mo_timer_now_ns();
-            if (kind != L_ALONE)
-                MPI_Win_flush(1, win);
-            uint64_t t3 = mo_timer_now_ns();
-            record(st, i, t0, t1, t2, t3);
+            if (origin) /* the target only waits in the barrier */
+                timed_iteration(st, kind, sync, op, n, units, i);
         }
         if (origin && kind != L_ALONE)
             MPI_Win_unlock_all(win);
@@ -172,17 +175,7 @@ static void run_loop(rm_state *st, int kind, int sync, int op, int n, long iters
                 MPI_Barrier(comm);
             else
                 MPI_Win_fence(0, win);
-            uint64_t t0 = mo_timer_now_ns();
-            if (origin && kind != L_ALONE)
-                rma_op(st, op, n);
-            uint64_t t1 = mo_timer_now_ns();
-            if (kind != L_PURE)
-                mo_work(units);
-            uint64_t t2 = mo_timer_now_ns();
-            if (kind != L_ALONE)
-                MPI_Win_fence(0, win);
-            uint64_t t3 = mo_timer_now_ns();
-            record(st, i, t0, t1, t2, t3);
+            timed_iteration(st, kind, sync, op, n, units, i);
         }
         MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     }
