@@ -169,6 +169,27 @@ static int take_all(int i, uint64_t *last)
     return got;
 }
 
+/* A fresh owner table with NT inboxes registered, their ids in ids[]. */
+static void register_threads(void)
+{
+    CHECK(mop_xt_init() == 0);
+    for (int i = 0; i < NT; i++)
+        ids[i] = mop_xt_register(&inboxes[i]);
+}
+
+/* Runs fn on NT threads, each given its index, which may meet at bar, and
+ * waits for them all. */
+static void run_threads(void *(*fn)(void *))
+{
+    pthread_barrier_init(&bar, NULL, NT);
+    pthread_t th[NT];
+    for (int i = 0; i < NT; i++)
+        pthread_create(&th[i], NULL, fn, (void *)(intptr_t)i);
+    for (int i = 0; i < NT; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&bar);
+}
+
 /* Thread i posts PER own keys, which thread i+1 completes while thread i
  * takes its inbox now and then; even threads also post the shared key PER
  * times, which odd threads complete: every such completion must go to some
@@ -214,16 +235,8 @@ static void *worker(void *arg)
 
 static void test_owner_table_threads(void)
 {
-    CHECK(mop_xt_init() == 0);
-    for (int i = 0; i < NT; i++)
-        ids[i] = mop_xt_register(&inboxes[i]);
-    pthread_barrier_init(&bar, NULL, NT);
-    pthread_t th[NT];
-    for (int i = 0; i < NT; i++)
-        pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
-    for (int i = 0; i < NT; i++)
-        pthread_join(th[i], NULL);
-    pthread_barrier_destroy(&bar);
+    register_threads();
+    run_threads(worker);
     int shared = 0;
     for (int i = 0; i < NT; i++) {
         CHECK(wrong[i] == 0);
@@ -327,19 +340,11 @@ static void *ru_worker(void *arg)
 
 static void test_owner_table_reuse_threads(void)
 {
-    CHECK(mop_xt_init() == 0);
-    for (int i = 0; i < NT; i++)
-        ids[i] = mop_xt_register(&inboxes[i]);
+    register_threads();
     for (int h = 0; h < RU_HANDLES; h++)
         ru_pool[h] = RU_KEY0 + (uint64_t)h;
     ru_free = RU_HANDLES;
-    pthread_barrier_init(&bar, NULL, NT);
-    pthread_t th[NT];
-    for (int i = 0; i < NT; i++)
-        pthread_create(&th[i], NULL, ru_worker, (void *)(intptr_t)i);
-    for (int i = 0; i < NT; i++)
-        pthread_join(th[i], NULL);
-    pthread_barrier_destroy(&bar);
+    run_threads(ru_worker);
     int wrong = 0, cross = 0;
     for (int i = 0; i < NT; i++) {
         wrong += ru_wrong[i];
@@ -373,99 +378,114 @@ static void ev(mop_process *p, mop_event_type type, uint64_t t, uint64_t key, in
     mop_process_event(p, &e);
 }
 
+/* An engine whose table has a 1024-byte intra-node transfer of 5 us, its
+ * transfers going to s, with one request posted (engine_open). */
+typedef struct engine {
+    mop_xfer_table table;
+    seen s;
+    mop_process p;
+} engine;
+
+static void engine_open(engine *g)
+{
+    mop_xfer_table_init(&g->table);
+    CHECK(mop_xfer_table_add(&g->table, MOP_XFER_INTRA, 1024, 5e-6) == 0);
+    g->s = (seen){0};
+    mop_process_config cfg = {.table = &g->table, .s_per_tick = 1e-9, .on_transfer = on_transfer,
+                              .on_transfer_ctx = &g->s};
+    CHECK(mop_process_init(&g->p, &cfg) == 0);
+    /* Times in ns: the posting thread posts request 9 at 0, in a call it
+     * leaves at 1000, then computes. */
+    ev(&g->p, MOP_EV_ENTER, 0, 0, 0);
+    ev(&g->p, MOP_EV_BEGIN, 0, 9, -1);
+    ev(&g->p, MOP_EV_EXIT, 1000, 0, 0);
+}
+
+/* Finishes the engine, which must hold no unfinished transfer, and frees it. */
+static void engine_close(engine *g)
+{
+    mop_process_finish(&g->p);
+    CHECK(g->p.counters.unfinished == 0);
+    mop_process_free(&g->p);
+    mop_xfer_table_free(&g->table);
+}
+
+/* Request 9 of engine_open(), completed by another thread at 8000: across
+ * threads, computation 7 us, library time 1 us of the 8 us span -> max =
+ * min(7, 5) = 5 us, min = 5 - 1 = 4 us. */
+static void check_first(const seen *s)
+{
+    CHECK(s->n == 1 && s->tr[0].b.kase == MOP_CASE_ACROSS);
+    CHECK_NEAR(s->tr[0].b.max_s, 5e-6, 1e-15);
+    CHECK_NEAR(s->tr[0].b.min_s, 4e-6, 1e-15);
+}
+
 static void test_engine_foreign_end(void)
 {
-    mop_xfer_table table;
-    mop_xfer_table_init(&table);
-    CHECK(mop_xfer_table_add(&table, MOP_XFER_INTRA, 1024, 5e-6) == 0); /* xfer 5 us */
-    seen s = {0};
-    mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9, .on_transfer = on_transfer,
-                              .on_transfer_ctx = &s};
-    mop_process p;
-    CHECK(mop_process_init(&p, &cfg) == 0);
-    /* Times in ns. The posting thread posts at 0 in a call left at 1000, then
-     * computes; thread 2 completes the request at 8000: computation 7 us,
-     * library time 1 us of the 8 us span -> max = min(7, 5) = 5, min = 5 - 1 = 4. */
-    ev(&p, MOP_EV_ENTER, 0, 0, 0);
-    ev(&p, MOP_EV_BEGIN, 0, 9, -1);
-    ev(&p, MOP_EV_EXIT, 1000, 0, 0);
-    ev(&p, MOP_EV_END, 8000, 9, 2);
-    CHECK(s.n == 1 && s.tr[0].b.kase == MOP_CASE_ACROSS);
-    CHECK_NEAR(s.tr[0].b.max_s, 5e-6, 1e-15);
-    CHECK_NEAR(s.tr[0].b.min_s, 4e-6, 1e-15);
+    engine g;
+    engine_open(&g);
+    mop_process *p = &g.p;
+    const seen *s = &g.s;
+    ev(p, MOP_EV_END, 8000, 9, 2); /* thread 2 completes the request */
+    check_first(s);
     /* No call was made here at 8000: the next call ends 10 us of computation. */
-    ev(&p, MOP_EV_ENTER, 11000, 0, 0);
-    CHECK(p.comp_ticks == 10000);
-    CHECK(p.fns[1].calls == 1);
+    ev(p, MOP_EV_ENTER, 11000, 0, 0);
+    CHECK(p->comp_ticks == 10000);
+    CHECK(p->fns[1].calls == 1);
     /* Completed elsewhere while the posting call is still open: in one call. */
-    ev(&p, MOP_EV_BEGIN, 11000, 10, -1);
-    ev(&p, MOP_EV_END, 11500, 10, 3);
-    ev(&p, MOP_EV_EXIT, 12000, 0, 0);
-    CHECK(s.n == 2 && s.tr[1].b.kase == MOP_CASE_IN_CALL);
-    CHECK(s.tr[1].b.min_s == 0.0 && s.tr[1].b.max_s == 0.0);
+    ev(p, MOP_EV_BEGIN, 11000, 10, -1);
+    ev(p, MOP_EV_END, 11500, 10, 3);
+    ev(p, MOP_EV_EXIT, 12000, 0, 0);
+    CHECK(s->n == 2 && s->tr[1].b.kase == MOP_CASE_IN_CALL);
+    CHECK(s->tr[1].b.min_s == 0.0 && s->tr[1].b.max_s == 0.0);
     /* Completed elsewhere while this thread is in another call (20000-30000):
      * computation 12000-20000 = 8 us, span 14 us -> max 5, min max(0, 5 - 6) = 0. */
-    ev(&p, MOP_EV_ENTER, 12000, 0, 0);
-    ev(&p, MOP_EV_BEGIN, 12000, 11, -1);
-    ev(&p, MOP_EV_EXIT, 12000, 0, 0);
-    ev(&p, MOP_EV_ENTER, 20000, 0, 0);
-    ev(&p, MOP_EV_END, 26000, 11, 2);
-    ev(&p, MOP_EV_EXIT, 30000, 0, 0);
-    CHECK(s.n == 3 && s.tr[2].b.kase == MOP_CASE_ACROSS);
-    CHECK_NEAR(s.tr[2].b.max_s, 5e-6, 1e-15);
-    CHECK_NEAR(s.tr[2].b.min_s, 0.0, 1e-15);
+    ev(p, MOP_EV_ENTER, 12000, 0, 0);
+    ev(p, MOP_EV_BEGIN, 12000, 11, -1);
+    ev(p, MOP_EV_EXIT, 12000, 0, 0);
+    ev(p, MOP_EV_ENTER, 20000, 0, 0);
+    ev(p, MOP_EV_END, 26000, 11, 2);
+    ev(p, MOP_EV_EXIT, 30000, 0, 0);
+    CHECK(s->n == 3 && s->tr[2].b.kase == MOP_CASE_ACROSS);
+    CHECK_NEAR(s->tr[2].b.max_s, 5e-6, 1e-15);
+    CHECK_NEAR(s->tr[2].b.min_s, 0.0, 1e-15);
     /* The posting thread ended at 33000: completed at 70000, only 3 us of
      * computation count (30000-33000) -> max 3; span 40 us -> min 0. */
-    ev(&p, MOP_EV_ENTER, 30000, 0, 0);
-    ev(&p, MOP_EV_BEGIN, 30000, 12, -1);
-    ev(&p, MOP_EV_EXIT, 30000, 0, 0);
-    mop_process_thread_exit(&p, 33000);
-    ev(&p, MOP_EV_END, 70000, 12, 2);
-    CHECK(s.n == 4 && s.tr[3].b.kase == MOP_CASE_ACROSS);
-    CHECK_NEAR(s.tr[3].b.max_s, 3e-6, 1e-15);
-    CHECK_NEAR(s.tr[3].b.min_s, 0.0, 1e-15);
+    ev(p, MOP_EV_ENTER, 30000, 0, 0);
+    ev(p, MOP_EV_BEGIN, 30000, 12, -1);
+    ev(p, MOP_EV_EXIT, 30000, 0, 0);
+    mop_process_thread_exit(p, 33000);
+    ev(p, MOP_EV_END, 70000, 12, 2);
+    CHECK(s->n == 4 && s->tr[3].b.kase == MOP_CASE_ACROSS);
+    CHECK_NEAR(s->tr[3].b.max_s, 3e-6, 1e-15);
+    CHECK_NEAR(s->tr[3].b.min_s, 0.0, 1e-15);
     /* one this thread never posted: end-only, as on its own thread */
-    ev(&p, MOP_EV_END, 71000, 13, 2);
-    CHECK(s.n == 5 && s.tr[4].b.kase == MOP_CASE_END_ONLY);
-    CHECK(p.counters.cross_thread_completions == 5);
-    CHECK(p.cases[MOP_CASE_ACROSS] == 3 && p.cases[MOP_CASE_IN_CALL] == 1);
-    CHECK(p.cases[MOP_CASE_BEGIN_ONLY] == 0);
-    mop_process_finish(&p);
-    CHECK(p.counters.unfinished == 0);
-    mop_process_free(&p);
-    mop_xfer_table_free(&table);
+    ev(p, MOP_EV_END, 71000, 13, 2);
+    CHECK(s->n == 5 && s->tr[4].b.kase == MOP_CASE_END_ONLY);
+    CHECK(p->counters.cross_thread_completions == 5);
+    CHECK(p->cases[MOP_CASE_ACROSS] == 3 && p->cases[MOP_CASE_IN_CALL] == 1);
+    CHECK(p->cases[MOP_CASE_BEGIN_ONLY] == 0);
+    engine_close(&g);
 }
 
 /* Another thread sees the request complete with MPI_Request_get_status, then
  * frees it with MPI_Wait: one transfer, closed at the query, counted once. */
 static void test_engine_foreign_query(void)
 {
-    mop_xfer_table table;
-    mop_xfer_table_init(&table);
-    CHECK(mop_xfer_table_add(&table, MOP_XFER_INTRA, 1024, 5e-6) == 0);
-    seen s = {0};
-    mop_process_config cfg = {.table = &table, .s_per_tick = 1e-9, .on_transfer = on_transfer,
-                              .on_transfer_ctx = &s};
-    mop_process p;
-    CHECK(mop_process_init(&p, &cfg) == 0);
-    ev(&p, MOP_EV_ENTER, 0, 0, 0);
-    ev(&p, MOP_EV_BEGIN, 0, 9, -1);
-    ev(&p, MOP_EV_EXIT, 1000, 0, 0);
+    engine g;
+    engine_open(&g);
+    mop_process *p = &g.p;
+    const seen *s = &g.s;
     mop_event q = {.type = MOP_EV_END, .t = 8000, .key = 9, .bytes = 1024,
                    .kind = MOP_END_QUERY, .arg = 2};
-    mop_process_event(&p, &q);
+    mop_process_event(p, &q);
     q.t = 9000;
     q.kind = 0;
-    mop_process_event(&p, &q);
-    CHECK(s.n == 1 && s.tr[0].b.kase == MOP_CASE_ACROSS);
-    CHECK_NEAR(s.tr[0].b.max_s, 5e-6, 1e-15); /* closed at 8000, as in the test above */
-    CHECK_NEAR(s.tr[0].b.min_s, 4e-6, 1e-15);
-    CHECK(p.counters.cross_thread_completions == 1);
-    CHECK(p.cases[MOP_CASE_END_ONLY] == 0);
-    mop_process_finish(&p);
-    CHECK(p.counters.unfinished == 0);
-    mop_process_free(&p);
-    mop_xfer_table_free(&table);
+    mop_process_event(p, &q);
+    check_first(s); /* closed at 8000, as in the test above */
+    CHECK(p->counters.cross_thread_completions == 1);
+    CHECK(p->cases[MOP_CASE_END_ONLY] == 0);
+    engine_close(&g);
 }
 
 int main(void)
