@@ -219,8 +219,7 @@ static int ec_measure(mo_bench *b, void *ctx)
     for (int t = 0; t < NTESTS; t++) {
         ec_test *et = &st->tests[t];
         mo_stats_summarize_or_nan(et->samples, et->n, &et->st);
-        if (o->verbose)
-            printf("%-16s %.1f ns per message\n", test_names[t], et->st.median);
+        mo_verbose(o, "%-16s %.1f ns per message\n", test_names[t], et->st.median);
     }
     return mo_result_complete(&b->doc, b->program, write_results, st);
 }

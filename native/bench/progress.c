@@ -442,18 +442,7 @@ static void write_results(mo_json *w, const void *ctx)
         mo_json_kv_int64(w, "threads_in_process", st->threads_in_process);
     else
         mo_json_kv_string(w, "threads_in_process", NULL);
-    mo_json_key(w, "cvars");
-    mo_json_begin_array(w);
-    for (int i = 0; i < st->ncvars; i++) {
-        mo_json_begin_object(w);
-        mo_json_kv_string(w, "name", st->cvars[i].name);
-        if (st->cvars[i].read)
-            mo_json_kv_int64(w, "value", st->cvars[i].value);
-        else
-            mo_json_kv_string(w, "value", NULL);
-        mo_json_end_object(w);
-    }
-    mo_json_end_array(w);
+    mo_cvar_array(w, "cvars", st->cvars, st->ncvars);
     mo_json_key(w, "env");
     mo_json_begin_array(w);
     for (int i = 0; i < st->nenvs; i++)

@@ -381,9 +381,9 @@ int mo_cvar_read_thresholds(mo_cvar *out, int max, char *note, size_t notelen)
     return mo_cvar_read(threshold_cvar, NULL, out, max, note, notelen);
 }
 
-void mo_cvar_json(mo_json *w, const mo_cvar *c, int n, const char *note)
+void mo_cvar_array(mo_json *w, const char *key, const mo_cvar *c, int n)
 {
-    mo_json_key(w, "mpi_cvars");
+    mo_json_key(w, key);
     mo_json_begin_array(w);
     for (int i = 0; i < n; i++) {
         mo_json_begin_object(w);
@@ -396,6 +396,11 @@ void mo_cvar_json(mo_json *w, const mo_cvar *c, int n, const char *note)
         mo_json_end_object(w);
     }
     mo_json_end_array(w);
+}
+
+void mo_cvar_json(mo_json *w, const mo_cvar *c, int n, const char *note)
+{
+    mo_cvar_array(w, "mpi_cvars", c, n);
     mo_json_kv_string(w, "cvar_note", note && note[0] ? note : NULL);
 }
 

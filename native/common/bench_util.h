@@ -227,7 +227,10 @@ int mo_cvar_read(mo_cvar_filter wanted, const void *arg, mo_cvar *out, int max, 
  * none could be read ("" otherwise). */
 int mo_cvar_read_thresholds(mo_cvar *out, int max, char *note, size_t notelen);
 
-/* "mpi_cvars": [{"name", "value" (null when not read)}...], "cvar_note". */
+/* key: [{"name", "value" (null when not read)}...] for the n cvars of c. */
+void mo_cvar_array(mo_json *w, const char *key, const mo_cvar *c, int n);
+
+/* "mpi_cvars" (mo_cvar_array) and "cvar_note" (null when note is empty). */
 void mo_cvar_json(mo_json *w, const mo_cvar *c, int n, const char *note);
 
 #endif
