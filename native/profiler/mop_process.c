@@ -23,6 +23,7 @@ int mop_process_init(mop_process *p, const mop_process_config *cfg)
     p->monitoring = true;
     p->last_bytes = -1;
     p->last_coll_op = -1;
+    p->run.id = MOP_RUN_NONE;
     if (cfg->test_fns)
         memcpy(p->fn_is_test, cfg->test_fns, sizeof p->fn_is_test);
     mop_sites_init(&p->sites);
@@ -738,6 +739,7 @@ static void mop_split_computation(mop_process *p, uint64_t t)
 static void mop_on_region_begin(mop_process *p, const mop_event *e)
 {
     mop_split_computation(p, e->t);
+    p->run.id = MOP_RUN_NONE; /* the next call's region is another */
     if (p->region_depth >= MOP_REGION_DEPTH)
         p->counters.region_overflow++;
     else
@@ -748,6 +750,7 @@ static void mop_on_region_begin(mop_process *p, const mop_event *e)
 static void mop_on_region_end(mop_process *p, const mop_event *e)
 {
     mop_split_computation(p, e->t);
+    p->run.id = MOP_RUN_NONE;
     if (p->region_depth > MOP_REGION_DEPTH) { /* levels we could not store */
         p->region_depth--;
         return;
@@ -763,6 +766,52 @@ static void mop_on_region_end(mop_process *p, const mop_event *e)
     p->counters.region_mismatch++;
 }
 
+/* The run's sums into its cells (mop_call_run), and none held. */
+static void mop_run_flush(mop_process *p)
+{
+    mop_call_run *r = &p->run;
+    p->comp_ticks += r->comp_ticks;
+    p->call_ticks += r->call_ticks;
+    p->fns[r->fn].calls += r->calls;
+    p->fns[r->fn].call_ticks += r->call_ticks;
+    p->regions[r->region].comp_ticks += r->comp_ticks;
+    p->regions[r->region].call_ticks += r->call_ticks;
+    p->sites.site[r->site].calls += r->calls;
+    p->sites.site[r->site].call_ticks += r->call_ticks;
+    r->calls = r->call_ticks = r->comp_ticks = 0;
+}
+
+/* An outermost call whose function, call site or region differ from the last
+ * one's: the run so far goes to its cells, and this call's cells are looked
+ * up (function, region, call site, Test flag) and become the run's. A site
+ * the table had no room for is counted on every such call, as before the run
+ * existed: no key then, so the next call comes here again. */
+static __attribute__((noinline)) void mop_run_start(mop_process *p, const mop_event *e)
+{
+    mop_run_flush(p);
+    p->call_fn = e->id % MOP_MAX_FN;
+    int full = 0;
+    if (p->cfg.callsites) { /* an ENTER's key is its call site (mop_event.h) */
+        p->call_is_test = p->fn_is_test[p->call_fn];
+        if (p->fn_site_addr[p->call_fn] == e->key && e->key != 0) {
+            p->call_site = p->fn_site_id[p->call_fn];
+        } else {
+            p->call_site = mop_sites_site(&p->sites, e->key, p->call_fn, &full);
+            p->counters.site_overflow += (uint64_t)full;
+            if (!full) {
+                p->fn_site_addr[p->call_fn] = e->key;
+                p->fn_site_id[p->call_fn] = p->call_site;
+            }
+        }
+    }
+    p->run.id = full ? MOP_RUN_NONE : e->id;
+    p->run.addr = e->key;
+    p->run.fn = p->call_fn;
+    p->run.region = mop_current_region(p);
+    p->run.site = p->call_site;
+    p->run.test_inc = p->call_is_test; /* false without call sites */
+}
+
 MOP_HOT void mop_on_enter(mop_process *p, const mop_event *e)
 {
     p->t_last_enter = e->t;
@@ -774,28 +823,14 @@ MOP_HOT void mop_on_enter(mop_process *p, const mop_event *e)
     if (__builtin_expect(p->ntails != 0, 0) && p->clock.call_seq > 0)
         mop_tails_computed(p, p->clock.t_comp_from, e->t);
     uint64_t comp = mop_clock_enter(&p->clock, e->t);
-    if (p->monitoring) {
-        p->comp_ticks += comp;
-        p->regions[mop_current_region(p)].comp_ticks += comp;
-    }
-    p->call_fn = e->id % MOP_MAX_FN;
+    /* Mostly the function and site of the call before, in the same region:
+     * its cells (call_fn, call_site, call_is_test, the run's) stand. */
+    if (__builtin_expect(e->id != p->run.id || e->key != p->run.addr, 0))
+        mop_run_start(p, e);
+    p->test_calls = (uint16_t)(p->test_calls + p->run.test_inc);
     p->call_monitored = p->monitoring;
-    p->call_region = mop_current_region(p);
-    if (p->cfg.callsites) { /* an ENTER's key is its call site (mop_event.h) */
-        p->call_is_test = p->fn_is_test[p->call_fn];
-        p->test_calls = (uint16_t)(p->test_calls + p->call_is_test);
-        if (__builtin_expect(p->fn_site_addr[p->call_fn] == e->key && e->key != 0, 1)) {
-            p->call_site = p->fn_site_id[p->call_fn];
-        } else {
-            int full = 0;
-            p->call_site = mop_sites_site(&p->sites, e->key, p->call_fn, &full);
-            p->counters.site_overflow += (uint64_t)full;
-            if (!full) {
-                p->fn_site_addr[p->call_fn] = e->key;
-                p->fn_site_id[p->call_fn] = p->call_site;
-            }
-        }
-    }
+    if (p->monitoring)
+        p->run.comp_ticks += comp; /* to the current region: the run's */
 }
 
 MOP_HOT void mop_on_exit(mop_process *p, const mop_event *e)
@@ -816,12 +851,8 @@ MOP_HOT void mop_on_exit(mop_process *p, const mop_event *e)
     }
     if (!p->call_monitored)
         return;
-    p->call_ticks += ticks;
-    p->fns[p->call_fn].calls++;
-    p->fns[p->call_fn].call_ticks += ticks;
-    p->regions[p->call_region].call_ticks += ticks;
-    p->sites.site[p->call_site].calls++;
-    p->sites.site[p->call_site].call_ticks += ticks;
+    p->run.calls++; /* the call's cells are the run's: its enter made them so */
+    p->run.call_ticks += ticks;
 }
 
 /* POST: the BEGIN at the time of the ENTER just before it, then the EXIT at
@@ -862,6 +893,7 @@ void mop_process_event(mop_process *p, const mop_event *e)
         return;
     p->counters.events++;
     mop_process_rare(p, e);
+    mop_run_flush(p);
 }
 
 /* One dispatch per event, the handlers of what a message-heavy program
@@ -912,6 +944,8 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
         }
     }
     p->counters.events += n - trace_only;
+    if (p->run.calls | p->run.comp_ticks) /* the caller sees every sum in its cell */
+        mop_run_flush(p);
 }
 
 void mop_process_finish(mop_process *p)

@@ -114,6 +114,25 @@ typedef struct mop_tail {
 
 typedef void (*mop_transfer_fn)(void *ctx, const mop_transfer *tr);
 
+/* The outermost calls since the last flush whose sums go to one set of cells
+ * (function, region, call site): their number and times are summed here and
+ * added to the cells (six sums: the call time, the function's calls and time,
+ * the region's call and computation time, the site's calls and time, and the
+ * computation time) when the next call goes to other cells or the batch ends
+ * (mop_process_events), instead of into each on every call. Integer sums, so
+ * the totals are the same however they are grouped, and a caller never sees
+ * a batch's sums here. The key is what picks the cells: the ENTER's function
+ * id and call-site address, as the last outermost call had them; a region
+ * event clears it. */
+#define MOP_RUN_NONE UINT32_MAX
+typedef struct mop_call_run {
+    uint32_t id;     /* the ENTER's function id, MOP_RUN_NONE: no key */
+    uint64_t addr;   /* its call-site address (the ENTER's key) */
+    uint16_t fn, region, site; /* the cells */
+    uint8_t test_inc; /* 1: the function is of the Test family (cfg.test_fns, call sites on) */
+    uint64_t calls, call_ticks, comp_ticks; /* monitored calls only */
+} mop_call_run;
+
 typedef struct mop_process_config {
     const mop_xfer_table *table;
     double s_per_tick;
@@ -141,8 +160,8 @@ typedef struct mop_process {
     bool monitoring;
     bool call_monitored;  /* monitoring at the open call's enter */
     uint16_t call_fn;     /* the open outermost call */
-    uint16_t call_region;
     uint16_t call_site;   /* its call site (mop_sites id) */
+    mop_call_run run;     /* its cells (the region's is run.region) and the sums held */
     uint16_t test_calls;  /* outermost Test-family calls so far, mod 2^16 (cfg.test_fns) */
     bool call_is_test;    /* the open outermost call is one */
     /* cfg.test_fns copied (all 0 without it): one load per call, no test of
