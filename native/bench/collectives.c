@@ -43,18 +43,9 @@
 #include <string.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
-#include "fields.h"
 #include "fingerprint.h"
-#include "json.h"
 #include "mop_coll_ops.h"
 #include "mop_xfer_table.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define BENCH "collectives"
 #define DEFAULT_SIZES "0:1M"

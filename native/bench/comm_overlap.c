@@ -35,14 +35,6 @@
 #include <string.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
-#include "json.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define BENCH "comm-overlap" /* the result document's "benchmark" */
 #define NAME "comm_overlap"  /* the program, mo_comm_overlap */

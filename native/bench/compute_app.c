@@ -28,14 +28,6 @@
 #include <unistd.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
-#include "json.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define BENCH "compute-app" /* the result document's "benchmark" */
 #define NAME "compute_app"  /* usage, default output mo_compute_app.json */

@@ -28,14 +28,6 @@
 #include <string.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
-#include "json.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define BENCH "inflation"
 #define DEFAULT_SIZES "256:4M"

@@ -43,15 +43,7 @@
 #include <string.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
-#include "json.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
 #include "shmsync.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define BENCH "matching"
 #define DEFAULT_SIZES "0"

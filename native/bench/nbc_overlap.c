@@ -44,15 +44,7 @@
 #include <string.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
-#include "json.h"
 #include "mpi_overlap.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define PROGRAM "nbc_overlap"
 #define BENCH "nbc-overlap"

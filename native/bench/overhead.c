@@ -23,14 +23,6 @@
 #include <unistd.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
-#include "json.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define BENCH "overhead"
 #define DEFAULT_SIZES "0:4M"

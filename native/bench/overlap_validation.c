@@ -28,16 +28,8 @@
 #include <unistd.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
-#include "json.h"
 #include "mop_xfer_table.h"
 #include "mpi_overlap.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define PROGRAM "overlap_validation" /* mo_<PROGRAM>: usage, default output file */
 #define BENCH "overlap-validation"   /* the result's benchmark (bench-overlap-validation-v1) */

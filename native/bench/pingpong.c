@@ -63,16 +63,8 @@
 #include <unistd.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
 #include "fingerprint.h"
-#include "json.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
 #include "sizes.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define BENCH "pingpong"
 #define DEFAULT_SIZES "0:64M"

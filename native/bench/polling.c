@@ -25,15 +25,7 @@
 #include <string.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
-#include "json.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
 #include "shmsync.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define BENCH "polling"
 #define DEFAULT_SIZES "1k,8k,64k,512k,4M"

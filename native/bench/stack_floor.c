@@ -54,15 +54,7 @@
 #include <unistd.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
 #include "shmsync.h"
-#include "json.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define BENCH "stack-floor" /* the result's benchmark (bench-stack-floor-v1) */
 #define DEFAULT_SIZES "0:4M"

@@ -26,14 +26,6 @@
 #include <unistd.h>
 
 #include "bench_main.h"
-#include "bench_util.h"
-#include "json.h"
-#include "options.h"
-#include "provenance.h"
-#include "result.h"
-#include "stats.h"
-#include "timer.h"
-#include "work.h"
 
 #define BENCH "threads-procs"
 #define MAX_WORKERS 256

@@ -3,7 +3,10 @@
  * results writer and teardown) and mo_bench_main() does the rest: MPI,
  * options, provenance, timer and work calibration, the result document, the
  * time limit, progress lines and teardown, the way each OSU benchmark is a
- * kernel over a thin shared util. */
+ * kernel over a thin shared util. It is a kernel's one header for that util:
+ * it brings the driver's kit (bench_util, fields, json, options, points,
+ * provenance, result, stats, timer, work), so a kernel includes only what
+ * else it uses (shmsync.h, sizes.h, the profiler's headers). */
 #ifndef MO_BENCH_MAIN_H
 #define MO_BENCH_MAIN_H
 
@@ -14,10 +17,12 @@
 
 #include "bench_util.h"
 #include "fields.h"
+#include "json.h"
 #include "options.h"
 #include "points.h"
 #include "provenance.h"
 #include "result.h"
+#include "stats.h"
 #include "timer.h"
 #include "work.h"
 
