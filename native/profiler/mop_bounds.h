@@ -14,7 +14,9 @@ typedef struct mop_clock {
     uint64_t call_seq;    /* outermost calls entered so far */
     int depth;            /* open MPI calls (nested ones count too) */
     uint64_t t_enter;     /* enter of the open outermost call */
-    uint64_t t_comp_from; /* start of the running piece of computation */
+    uint64_t t_comp_from; /* start of the running piece of computation; UINT64_MAX
+                           * before the first call: the program's start is no
+                           * computation (mop_clock_init) */
     uint64_t cum_comp;    /* all computation ticks so far */
 } mop_clock;
 
@@ -50,7 +52,7 @@ static inline uint64_t mop_clock_enter(mop_clock *c, uint64_t t)
     uint64_t comp = 0;
     if (c->depth++ > 0)
         return 0;
-    if (c->call_seq > 0 && t > c->t_comp_from) /* computing until now */
+    if (t > c->t_comp_from) /* computing until now; never before the first call */
         comp = t - c->t_comp_from;
     c->cum_comp += comp;
     c->call_seq++;
