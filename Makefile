@@ -3,8 +3,8 @@
 #   make test   set up, then every test (C unit tests under sanitizers, fuzzing of the C
 #               parsers, pytest incl. 2-rank MPI runs)
 # For the edit-test loop, `make test-quick`: the tests that launch no MPI job and bring up
-# no cluster (pytest -m "not mpi"; 5 minutes on a busy 2-core machine, the property tests'
-# hundreds of examples most of it); `make test` stays every test.
+# no cluster (pytest -m "not mpi"), each property test drawing a quarter of its examples
+# (tests/property_examples.py); `make test` stays every test with all of them.
 # Everything is installed by these targets; nothing has to be installed by hand.
 
 PYTHON      ?= python3
@@ -85,7 +85,7 @@ test: lint ctest fuzz pytest
 # modules too): unit, property and golden-output tests, the parsers and generators. Some
 # build native/ for the default toolchain the first time (no launch).
 test-quick: setup
-	$(BIN)/pytest -q -ra -m "not mpi" --durations=10
+	MO_PROPERTY_SHARE=0.25 $(BIN)/pytest -q -ra -m "not mpi" --durations=10
 
 # The tests whose figures come from timings, on the default toolchain, again with two
 # CPU-bound processes running beside them (tests/loadgen.py), as on a developer's busy

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from mpi_overlap.benchmarks import documents as schema
 from mpi_overlap.core.formatting import fmt_time
 from mpi_overlap.profile.analysis.profile import analyze_profile, bin_label, rank_list
+from property_examples import examples
 
 KIB, MIB = 1024, 1 << 20
 NO_REGION = "(no region)"
@@ -501,7 +502,7 @@ def _groups(draw: st.DrawFn) -> list[Group]:
     return out
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_groups(), min_size=1, max_size=6))
 def test_bounds_ordered_and_shares_complete(per_rank: list[list[Group]]) -> None:
     n = len(per_rank)

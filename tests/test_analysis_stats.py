@@ -16,6 +16,7 @@ from mpi_overlap.analysis.stats import (
     summarize,
     t_quantile,
 )
+from property_examples import examples
 
 # 97.5 % quantiles of Student's t from published tables (10 significant digits)
 T_TABLE = {
@@ -47,7 +48,7 @@ def test_t_quantile_limits_and_symmetry() -> None:
 
 
 @given(st.floats(0.001, 0.999), st.integers(1, 500))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_t_quantile_inverts_cdf(p: float, df: int) -> None:
     assert scipy_stats.t.cdf(t_quantile(p, df), df) == pytest.approx(p, abs=1e-10)
 
@@ -83,7 +84,7 @@ def test_summarize_small_n() -> None:
 
 
 @given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=2, max_size=60))
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 def test_summarize_agrees_with_numpy(values: list[float]) -> None:
     arr = np.asarray(values)
     s = summarize(values)

@@ -38,10 +38,11 @@ from bounds_reference import COUNTERS, Event, parse_lines, process, to_text
 from bounds_simulator import simulate
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain
+from property_examples import examples
 
 NATIVE = Path(__file__).resolve().parents[1] / "native"
 REL, ABS = 1e-9, 1e-12
-SETTINGS = settings(max_examples=200, deadline=None,
+SETTINGS = settings(max_examples=examples(200), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 Runner = Callable[[list[Event]], dict[str, Any]]
@@ -394,7 +395,7 @@ def test_replay_text_round_trip() -> None:
         assert parse_lines(to_text(events)) == events
 
 
-@settings(SETTINGS, max_examples=300)
+@settings(SETTINGS, max_examples=examples(300))
 @given(event_streams())
 def test_c_matches_reference(mop_replay: Path, events: list[Event]) -> None:
     assert_same(run_c(mop_replay, events), process(events), events)
@@ -468,7 +469,7 @@ def test_invariants(impl: Runner, events: list[Event]) -> None:
     check_invariants(impl(events))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(event_streams())
 def test_invariants_without_physical_consistency(impl: Runner, events: list[Event]) -> None:
     check_invariants(impl(events))

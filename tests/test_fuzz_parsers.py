@@ -41,8 +41,9 @@ from mpi_overlap.platform.toolchains import NAME_PATTERN, check_name
 from mpi_overlap.profile.trace import reader
 from mpi_overlap.run.env_matrix import parse_env_matrix
 from mpi_overlap.run.preload import parse_bins, parse_trace_cap
+from property_examples import examples
 
-EXAMPLES = int(os.environ.get("MO_FUZZ_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("MO_FUZZ_EXAMPLES", examples(200)))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 

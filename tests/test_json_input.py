@@ -20,6 +20,7 @@ from cli_helpers import one_line_error, run_cli
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.core.json_input import MAX_DEPTH, _depth_exceeds, parse_json, read_json
 from mpi_overlap.run.rundir import load_run
+from property_examples import examples
 from test_report_profile import sample_result, write_run
 
 
@@ -90,7 +91,7 @@ def _object_depth(doc: object) -> int:
     return 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(doc=_JSON, limit=st.integers(min_value=0, max_value=8), ascii_only=st.booleans())
 def test_depth_read_from_the_text_is_the_depth_of_the_objects(
     doc: object, limit: int, ascii_only: bool

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpi_overlap.analysis.knee import VERDICTS, Estimate, clip_problem, fit_knee, hinge_fit
+from property_examples import examples
 
 ORIGIN = 0.3  # loop cost without work, as a barrier would add
 
@@ -193,7 +194,7 @@ physical = st.tuples(
 
 
 @given(physical)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 def test_availability_in_range_for_physical_curves(params: tuple) -> None:  # type: ignore[type-arg]
     b, k_frac, s, noise, seed = params
     x, ys = curve(b=b, k=ORIGIN + k_frac * (b - ORIGIN), s=s, noise=noise, seed=seed)
@@ -207,7 +208,7 @@ def test_availability_in_range_for_physical_curves(params: tuple) -> None:  # ty
 
 
 @given(st.floats(0.01, 100.0), st.integers(0, 1000))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 def test_scaling_scales_times_and_keeps_availability(c: float, seed: int) -> None:
     x, ys = curve(noise=0.03, seed=seed)
     r1 = fit(x, ys, bootstrap=30)

@@ -36,8 +36,9 @@ from hypothesis import strategies as st
 
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain
+from property_examples import examples
 
-SETTINGS = settings(max_examples=80, deadline=None,
+SETTINGS = settings(max_examples=examples(80), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 NS = 1e-9
 # (bytes, one-way s, o_s, o_r): eager up to 4 KiB, rendezvous above (o_s ~ T there).

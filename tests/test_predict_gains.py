@@ -37,6 +37,7 @@ from mpi_overlap.predict.program import (
     Program,
 )
 from predict_synth import PATTERNS, costs, program, two_ranks
+from property_examples import examples
 
 EPS = 1e-12
 T = 10e-6  # a rendezvous message's whole time
@@ -150,7 +151,7 @@ def _random_item(rng: random.Random, prog: Program, labels) -> dict | None:
                  a.fn, b.fn)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), ranks=st.integers(1, 6), rounds=st.integers(1, 20),
        patterns=st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=4, unique=True),
        progress=st.sampled_from(("calls", "async")))

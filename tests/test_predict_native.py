@@ -32,6 +32,7 @@ from mpi_overlap.predict import native
 from mpi_overlap.predict.engine import Change, replay, residuals
 from mpi_overlap.predict.program import Coll
 from predict_synth import PATTERNS, costs, program
+from property_examples import examples
 from test_predict_same_replay import CASES, DIGESTS, OVERLAPS, _bits, _case, _change, digest
 
 SOURCES = [Path(__file__).resolve().parents[1] / "native" / "replay" / name
@@ -69,7 +70,7 @@ def _both(prog, c, resid, overlap: str, progress: str, change: Change) -> tuple[
     return _bits(a), _bits(b)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), ranks=st.integers(1, 12), rounds=st.integers(1, 25),
        patterns=st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=5, unique=True),

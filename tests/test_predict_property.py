@@ -27,6 +27,7 @@ from mpi_overlap.predict.program import (
     Program,
 )
 from predict_synth import PATTERNS, costs, program, two_ranks
+from property_examples import examples
 
 EPS = 1e-12
 
@@ -37,7 +38,7 @@ def _ends(prog: Program, c: Costs, overlap: str, progress: str) -> list[float]:
     return [f.end_s for f in figures(prog, rep)]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), ranks=st.integers(1, 7), rounds=st.integers(1, 25),
        patterns=st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=4, unique=True),
        progress=st.sampled_from(("calls", "async")))

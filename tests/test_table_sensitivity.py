@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mpi_overlap.calibration.xfer_table import PointQuality, XferTable
 from mpi_overlap.profile.analysis.table_sensitivity import caveat, within_intervals
+from property_examples import examples
 
 
 def _table(rel: float, intervals: bool = True) -> XferTable:
@@ -49,7 +50,7 @@ transfers = st.lists(st.tuples(st.sampled_from([0, 4096, 1 << 20]),
 
 
 @given(transfers, st.floats(0, 0.5), st.floats(-1, 1))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_the_range_holds_every_headline_within_the_intervals(trs, rel, where) -> None:
     """Scale every transfer time by one factor within ±rel (the table at one place in its
     intervals) and recompute: the headline stays inside the reported range."""

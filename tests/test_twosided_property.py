@@ -30,10 +30,11 @@ from mpi_overlap.profile.analysis.twosided_bounds import (
     sender_window,
     window_bounds,
 )
+from property_examples import examples
 from twosided_simulator import Rank, SimMessage, overlap, simulate
 
 TOL = 1e-12
-SETTINGS = settings(max_examples=400, deadline=None,
+SETTINGS = settings(max_examples=examples(400), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
