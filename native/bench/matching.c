@@ -298,8 +298,7 @@ static void free_point(void *item)
 static void mt_teardown(mo_bench *b, void *ctx)
 {
     mt_state *st = ctx;
-    if (b->have_shm > 0)
-        mo_shm_close(&st->shm);
+    (void)b;
     MPI_Comm_free(&st->comm);
     mo_points_free(&st->points, free_point);
     free(st->reqs);
@@ -319,7 +318,6 @@ static void mt_setup(mo_bench *b, void *ctx)
     st->bytes = (int)b->opts.sizes.v[0];
     MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
     st->ctl = b->ctl;
-    b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
     const size_t maxq = (size_t)(params->max_m > params->max_n ? params->max_m : params->max_n);
     const size_t slot = st->bytes > 0 ? (size_t)st->bytes : 1;
     st->buf = mo_page_alloc(slot);
@@ -373,7 +371,7 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = mt_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, mt_check, NULL},
-        .results = write_results, .state = &st, .configure = mt_configure, .setup = mt_setup,
+        .results = write_results, .state = &st, .shm = &st.shm, .configure = mt_configure, .setup = mt_setup,
         .start = mt_start, .teardown = mt_teardown,
         .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.points.ntotal, .point = mt_one_point,
         .run_cmd = serve_cmd, MO_KERNEL_FIELDS(mt_fields),

@@ -347,8 +347,7 @@ static void free_point(void *item)
 static void pl_teardown(mo_bench *b, void *ctx)
 {
     pl_state *st = ctx;
-    if (b->have_shm > 0)
-        mo_shm_close(&st->shm);
+    (void)b;
     MPI_Comm_free(&st->comm);
     mo_points_free(&st->points, free_point);
     free(st->buf);
@@ -363,7 +362,6 @@ static void pl_setup(mo_bench *b, void *ctx)
     st->work = &b->work;
     MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
     st->ctl = b->ctl;
-    b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
     const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
     const size_t bytes = (size_t)st->params->window * (size_t)(largest > 0 ? largest : 1);
     st->buf = mo_page_alloc(bytes);
@@ -406,7 +404,7 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.finalize = pl_finalize, .usage = pl_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES},
-        .results = write_results, .state = &st, .setup = pl_setup, .teardown = pl_teardown,
+        .results = write_results, .state = &st, .shm = &st.shm, .setup = pl_setup, .teardown = pl_teardown,
         .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.points.ntotal, .point = pl_one_point,
         .run_cmd = serve_cmd, .recheck_work = true, MO_KERNEL_FIELDS(pl_fields),
     };

@@ -481,8 +481,7 @@ static void free_point(void *item)
 static void pg_teardown(mo_bench *b, void *ctx)
 {
     pg_state *st = ctx;
-    if (b->have_shm > 0)
-        mo_shm_close(&st->shm);
+    (void)b;
     MPI_Comm_free(&st->comm);
     MPI_Comm_free(&st->pp);
     mo_points_free(&st->points, free_point);
@@ -504,7 +503,6 @@ static void pg_setup(mo_bench *b, void *ctx)
     MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &st->pp);
     st->ctl = b->ctl;
-    b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
     const uint64_t largest = b->opts.sizes.v[b->opts.sizes.n - 1];
     st->buf = mo_page_alloc((size_t)largest);
     b->have = st->buf != NULL;
@@ -556,7 +554,7 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.finalize = pg_finalize, .usage = pg_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pg_check, QUICK_SIZES},
-        .results = write_results, .state = &st, .setup = pg_setup, .teardown = pg_teardown,
+        .results = write_results, .state = &st, .shm = &st.shm, .setup = pg_setup, .teardown = pg_teardown,
         .mode = MO_BENCH_LEAD, .unit = "sizes", .planned = &st.points.ntotal, .point = pg_one_point,
         .run_cmd = serve_cmd, .finish = pg_finish, .recheck_work = true, MO_KERNEL_FIELDS(pg_fields),
     };

@@ -480,7 +480,6 @@ static void so_setup(mo_bench *b, void *ctx)
     st->ctl = b->ctl;
     if (wrank == 0)
         st->ncvars = mo_cvar_read_thresholds(st->cvars, MAX_CVARS, st->cvar_note, sizeof st->cvar_note);
-    b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
     if (b->have_shm && mo_shm_remote(&st->shm))
         socket_buffers(st, wrank);
     st->buf = mo_page_alloc(st->max_bytes > 0 ? (size_t)st->max_bytes : 1);
@@ -551,8 +550,7 @@ static int so_measure(mo_bench *b, void *ctx)
 static void so_teardown(mo_bench *b, void *ctx)
 {
     so_state *st = ctx;
-    if (b->have_shm > 0)
-        mo_shm_close(&st->shm);
+    (void)b;
     MPI_Comm_free(&st->comm);
     for (int i = 0; i < st->npoints; i++)
         point_free(&st->points[i]);
@@ -566,7 +564,7 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.finalize = so_finalize, .usage = so_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {PROGRAM, DEFAULT_SIZES, &ext, 2, true, NULL, NULL}, .benchmark = BENCH,
-        .results = write_results, .state = &st, .setup = so_setup, .measure = so_measure,
+        .results = write_results, .state = &st, .shm = &st.shm, .setup = so_setup, .measure = so_measure,
         .run_cmd = serve_cmd, .teardown = so_teardown, MO_KERNEL_FIELDS(so_fields),
     };
     return mo_bench_main(argc, argv, &k);

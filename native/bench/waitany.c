@@ -262,8 +262,7 @@ static void free_point(void *item)
 static void wa_teardown(mo_bench *b, void *ctx)
 {
     wa_state *st = ctx;
-    if (b->have_shm > 0)
-        mo_shm_close(&st->shm);
+    (void)b;
     MPI_Comm_free(&st->comm);
     MPI_Comm_free(&st->idle);
     mo_points_free(&st->points, free_point);
@@ -282,7 +281,6 @@ static void wa_setup(mo_bench *b, void *ctx)
     MPI_Comm_dup(MPI_COMM_WORLD, &st->comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &st->idle);
     st->ctl = b->ctl;
-    b->have_shm = mo_shm_open(&st->shm, b->err, sizeof b->err) == 0;
     const size_t slot = st->bytes > 0 ? (size_t)st->bytes : 1;
     st->buf = mo_page_alloc(slot);
     st->sink = mo_page_alloc(slot);
@@ -316,7 +314,7 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = wa_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, wa_check, NULL},
-        .results = write_results, .state = &st, .setup = wa_setup, .teardown = wa_teardown,
+        .results = write_results, .state = &st, .shm = &st.shm, .setup = wa_setup, .teardown = wa_teardown,
         .mode = MO_BENCH_LEAD, .unit = "points", .planned = &st.points.ntotal, .point = wa_one_point,
         .run_cmd = serve_cmd, MO_KERNEL_FIELDS(wa_fields),
     };

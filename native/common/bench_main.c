@@ -1,6 +1,7 @@
 /* bench_main.c - the one main() of the benchmarks; see bench_main.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_main.h"
+#include "shmsync.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,10 +183,12 @@ static int own_measure(mo_bench *b, const mo_bench_kernel *k)
     return k->measure(b, k->state);
 }
 
-/* Every rank: the kernel's teardown, then the communicators it was given. */
+/* Every rank: the kernel's teardown, then its shared flags and the communicators it was given. */
 static void teardown(mo_bench *b, const mo_bench_kernel *k)
 {
     k->teardown(b, k->state);
+    if (k->shm && b->have_shm > 0)
+        mo_shm_close(k->shm);
     if (k->pair && b->comm != MPI_COMM_NULL)
         MPI_Comm_free(&b->comm);
     if (b->ctl != MPI_COMM_NULL)
@@ -237,6 +240,8 @@ int mo_bench_main(int argc, char **argv, const mo_bench_kernel *k)
     if (k->pair)
         MPI_Comm_split(MPI_COMM_WORLD, b.rank < 2 ? 0 : MPI_UNDEFINED, b.rank, &b.comm);
     b.ready.calib_samples = 5;
+    if (k->shm)
+        b.have_shm = mo_shm_open(k->shm, b.err, sizeof b.err) == 0;
     k->setup(&b, k->state);
     b.ready.prov_rc = prov_rc;
     b.ready.timer = &b.timer;

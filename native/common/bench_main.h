@@ -45,8 +45,8 @@ typedef struct mo_bench {
     mo_result doc;     /* rank 0 adds warnings to it */
     /* Set by the kernel's setup(), read by the vote before measuring: */
     int have;          /* this rank's set-up succeeded (default 1) */
-    int have_shm;      /* -1 (default): no shared flags; else whether this rank's
-                        * mo_shm_open() succeeded (its reason in err) */
+    int have_shm;      /* -1: the kernel has no shared flags; else whether this
+                        * rank's mo_shm_open() of them succeeded (its reason in err) */
     MPI_Comm ctl;      /* kernels with commands: rank 0's commands go over it
                         * (a copy of world, made before setup() and freed
                         * after teardown()); else MPI_COMM_NULL */
@@ -97,9 +97,13 @@ typedef struct mo_bench_kernel {
     int (*thread_level)(int argc, char **argv);
     /* Once the options are parsed, before anything else: adjusts options. May be NULL. */
     void (*configure)(mo_bench *b, void *state);
+    /* Flags shared between the ranks (shmsync.h) in the kernel's state:
+     * opened by the driver on every rank before setup() (b->have_shm, the
+     * reason in b->err) and closed after teardown(). NULL: none. */
+    struct mo_shm *shm;
     /* Every rank, before the vote: communicators, buffers, the plan; sets
-     * b->have, b->have_shm, b->comm and b->ready's fields. Rank 0 may add
-     * warnings to b->doc. */
+     * b->have, b->comm and b->ready's fields. Rank 0 may add warnings to
+     * b->doc. */
     void (*setup)(mo_bench *b, void *state);
     /* Every rank, after the vote: what needs the calibration or a late
      * allocation. Returns 0 to measure, 1 to skip measuring on this rank,
