@@ -395,7 +395,7 @@ MOP_HOT void mop_on_begin_at(mop_process *p, const mop_event *e, uint64_t t)
          * shares one handle among requests (completed at once); keep both,
          * completions match them oldest first. */
         p->counters.handle_shared++;
-        r = mop_requests_share(&p->reqs, r);
+        r = mop_requests_share_unfilled(&p->reqs, r); /* mop_begin_new fills it */
     } else if (r && (r->flags & MOP_REQ_ACTIVE)) {
         p->counters.handle_reused++;
         mop_close_begin_only(p, r);
