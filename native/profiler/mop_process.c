@@ -910,9 +910,10 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
     uint64_t trace_only = 0;
     for (const mop_event *x = e, *end = e + n; x != end; x++) {
         /* Tests in the order of how often a message-heavy program records each
-         * (every call an ENTER, every post a POST, every completion an END):
-         * two or three compares instead of a jump table's bounds check,
-         * load and indirect jump (callgrind; docs/profiler.md, "Memory and cost"). */
+         * here (every call an ENTER, every completion an END; a POST or an EXIT
+         * mostly comes with its ENTER, below): two compares instead of a jump
+         * table's bounds check, load and indirect jump (callgrind;
+         * docs/profiler.md, "Memory and cost"). */
         uint8_t type = x->type;
         if (type == MOP_EV_ENTER) {
             mop_on_enter(p, x);
@@ -926,13 +927,13 @@ void mop_process_events(mop_process *p, const mop_event *e, size_t n)
                     mop_on_exit(p, ++x);
                 }
             }
-        } else if (type == MOP_EV_POST) {
-            mop_on_post(p, x);
         } else if (type == MOP_EV_END) {
             if (__builtin_expect(x->arg > 0, 0)) /* another thread saw it */
                 mop_on_foreign_end(p, x);
             else if (!mop_end_fast(p, x))
                 mop_on_end(p, x);
+        } else if (type == MOP_EV_POST) { /* one whose ENTER ended the batch before */
+            mop_on_post(p, x);
         } else if (type == MOP_EV_EXIT) {
             mop_on_exit(p, x);
         } else if (type == MOP_EV_BEGIN) {
