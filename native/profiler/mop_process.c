@@ -815,13 +815,16 @@ static __attribute__((noinline)) void mop_run_start(mop_process *p, const mop_ev
 MOP_HOT void mop_on_enter(mop_process *p, const mop_event *e)
 {
     p->t_last_enter = e->t;
-    if (p->clock.depth > 0) {
-        mop_clock_enter(&p->clock, e->t);
-        p->counters.nested_calls++;
-        return;
+    /* Most enters open an outermost call with no tail running: one test for both. */
+    if (__builtin_expect((p->clock.depth != 0) | (p->ntails != 0), 0)) {
+        if (p->clock.depth > 0) {
+            mop_clock_enter(&p->clock, e->t);
+            p->counters.nested_calls++;
+            return;
+        }
+        if (p->clock.call_seq > 0)
+            mop_tails_computed(p, p->clock.t_comp_from, e->t);
     }
-    if (__builtin_expect(p->ntails != 0, 0) && p->clock.call_seq > 0)
-        mop_tails_computed(p, p->clock.t_comp_from, e->t);
     uint64_t comp = mop_clock_enter(&p->clock, e->t);
     /* Mostly the function and site of the call before, in the same region:
      * its cells (call_fn, call_site, call_is_test, the run's) stand. */
