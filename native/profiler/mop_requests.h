@@ -176,19 +176,10 @@ mop_req *mop_requests_insert(mop_requests *r, uint64_t key);
  * out of memory. Inline while the queue has room: every such send takes it. */
 mop_req *mop_requests_share_slow(mop_requests *r, mop_req *slot);
 
-static inline mop_req *mop_requests_share(mop_requests *r, mop_req *slot)
-{
-    struct mop_req_queue *q = slot->more;
-    if (!q || q->head + q->count == q->cap)
-        return mop_requests_share_slow(r, slot);
-    mop_requests_count_one(r);
-    return mop_req_fresh(&q->items[q->head + q->count++], slot->key);
-}
-
 /* As mop_requests_share, for a caller that writes every other field of the
  * entry at once (a post's begin, mop_process.c): only the key, `more` and
- * `used` are set, the rest is not zeroed first (the zeroing was 8 of the
- * shared handle's instructions a send, callgrind). */
+ * `used` are set where the queue has room, the rest is not zeroed first (the
+ * zeroing was 8 of the shared handle's instructions a send, callgrind). */
 static inline mop_req *mop_requests_share_unfilled(mop_requests *r, mop_req *slot)
 {
     struct mop_req_queue *q = slot->more;
@@ -200,6 +191,12 @@ static inline mop_req *mop_requests_share_unfilled(mop_requests *r, mop_req *slo
     e->more = NULL;
     e->used = true;
     return e;
+}
+
+static inline mop_req *mop_requests_share(mop_requests *r, mop_req *slot)
+{
+    mop_req *e = mop_requests_share_unfilled(r, slot);
+    return e ? mop_req_fresh(e, slot->key) : NULL;
 }
 
 /* The entry after `entry` among those sharing slot's handle (slot as returned
