@@ -332,7 +332,7 @@ static void co_setup(mo_bench *b, void *ctx)
     st->work = &b->work;
     st->pair = b->comm;
     mo_pair_points_setup(b, &st->pp, sizeof(co_point), 4 * (size_t)p->samples + (size_t)p->pilot, init_point,
-                         (void *)p);
+                         free_point, (void *)p);
 }
 
 /* Both ranks measure; rank 1 into a point of its own, which it drops. */
@@ -355,12 +355,6 @@ static int co_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     return MO_POINT_OK;
 }
 
-static void co_teardown(mo_bench *b, void *ctx)
-{
-    (void)b;
-    mo_pair_points_free(&((co_state *)ctx)->pp, free_point);
-}
-
 int main(int argc, char **argv)
 {
     static co_params params = {.pilot = DEFAULT_PILOT, .work_factor = 1.0, .min_work_us = 1.0};
@@ -368,7 +362,7 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = co_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {NAME, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .benchmark = BENCH, .pair = true,
-        .results = write_results, .state = &st, .setup = co_setup, .teardown = co_teardown,
+        .results = write_results, .state = &st, .setup = co_setup, .pair_points = &st.pp,
         .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .planned = &st.pp.points.ntotal, .point = co_one_point,
         .recheck_work = true, MO_KERNEL_FIELDS(co_fields),
     };

@@ -258,7 +258,7 @@ static void in_setup(mo_bench *b, void *ctx)
     st->work = &b->work;
     st->pair = b->comm;
     mo_pair_points_setup(b, &st->pp, sizeof(in_point), (size_t)st->params->pilot, init_point,
-                         (void *)st->params);
+                         free_point, (void *)st->params);
 }
 
 /* Both ranks measure; rank 1 into a point of its own, which it drops. */
@@ -280,12 +280,6 @@ static int in_one_point(mo_bench *b, void *ctx, int i, char *label, size_t label
     return MO_POINT_OK;
 }
 
-static void in_teardown(mo_bench *b, void *ctx)
-{
-    (void)b;
-    mo_pair_points_free(&((in_state *)ctx)->pp, free_point);
-}
-
 int main(int argc, char **argv)
 {
     static in_params params = {.pilot = DEFAULT_PILOT, .max_factor = 8.0, .min_work_us = 0.25};
@@ -293,7 +287,7 @@ int main(int argc, char **argv)
     static const mo_bench_options ext = {.usage = in_usage, .ctx = &params};
     const mo_bench_kernel k = {
         .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, QUICK_SIZES}, .pair = true,
-        .results = write_results, .state = &st, .setup = in_setup, .teardown = in_teardown,
+        .results = write_results, .state = &st, .setup = in_setup, .pair_points = &st.pp,
         .mode = MO_BENCH_LOCKSTEP, .unit = "sizes", .planned = &st.pp.points.ntotal, .point = in_one_point,
         .recheck_work = true, MO_KERNEL_FIELDS(in_fields),
     };

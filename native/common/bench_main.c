@@ -49,8 +49,10 @@ void mo_bench_pair_buffers(mo_bench *b, unsigned char **sbuf, unsigned char **rb
 }
 
 void mo_pair_points_setup(mo_bench *b, mo_pair_points *pp, size_t item, size_t nscratch,
-                          int (*init)(void *point, uint64_t bytes, void *arg), void *arg)
+                          int (*init)(void *point, uint64_t bytes, void *arg), void (*fini)(void *point),
+                          void *arg)
 {
+    pp->fini = fini;
     mo_bench_pair_buffers(b, &pp->sbuf, &pp->rbuf);
     const mo_sizes *sz = &b->opts.sizes;
     if (b->comm != MPI_COMM_NULL) {
@@ -80,9 +82,9 @@ void mo_pair_point_done(mo_pair_points *pp, int i, uint64_t bytes, char *label, 
     snprintf(label, labellen, "%llu B", (unsigned long long)bytes);
 }
 
-void mo_pair_points_free(mo_pair_points *pp, void (*fini)(void *point))
+void mo_pair_points_free(mo_pair_points *pp)
 {
-    mo_points_free(&pp->points, fini);
+    mo_points_free(&pp->points, pp->fini);
     free(pp->scratch);
     free(pp->sbuf);
     free(pp->rbuf);
@@ -186,7 +188,10 @@ static int own_measure(mo_bench *b, const mo_bench_kernel *k)
 /* Every rank: the kernel's teardown, then its shared flags and the communicators it was given. */
 static void teardown(mo_bench *b, const mo_bench_kernel *k)
 {
-    k->teardown(b, k->state);
+    if (k->teardown)
+        k->teardown(b, k->state);
+    if (k->pair_points)
+        mo_pair_points_free(k->pair_points);
     if (k->shm && b->have_shm > 0)
         mo_shm_close(k->shm);
     if (k->pair && b->comm != MPI_COMM_NULL)

@@ -145,8 +145,11 @@ typedef struct mo_bench_kernel {
     int (*measure)(mo_bench *b, void *state);
 
     bool verbose_done; /* --verbose: rank 0 ends with "mo_<program>: done in <s> s" */
-    /* Every rank, after a failed vote or the measurement: frees state. */
+    /* Every rank, after a failed vote or the measurement: frees state. May be NULL. */
     void (*teardown)(mo_bench *b, void *state);
+    /* A pair kernel's points (mo_pair_points) in its state: freed by the
+     * driver after teardown(). NULL: none. */
+    struct mo_pair_points *pair_points;
 } mo_bench_kernel;
 
 /* A kernel's fields: .fields and .nfields from one static table. */
@@ -184,14 +187,17 @@ typedef struct mo_pair_points {
     /* Rank 0's, one per size; on both ranks points.ntotal is the
      * kernel's .planned */
     mo_points points;
+    void (*fini)(void *point); /* frees what init() gave a point; NULL: nothing */
 } mo_pair_points;
 
 /* setup(): the pair's buffers, nscratch doubles of scratch on the pair, and
  * on rank 0 a zeroed point per size handed to init(point, bytes, arg)
- * (returns 0, or -1 out of memory); b->have says whether all of it came,
- * and ranks 0 and 1 are warned of when not bound. */
+ * (returns 0, or -1 out of memory), each freed by fini(point) at the end;
+ * b->have says whether all of it came, and ranks 0 and 1 are warned of when
+ * not bound. The kernel names pp as its .pair_points. */
 void mo_pair_points_setup(mo_bench *b, mo_pair_points *pp, size_t item, size_t nscratch,
-                          int (*init)(void *point, uint64_t bytes, void *arg), void *arg);
+                          int (*init)(void *point, uint64_t bytes, void *arg), void (*fini)(void *point),
+                          void *arg);
 
 /* point(): where point i is measured, rank 0's or else local (which rank 1
  * drops); then mo_pair_point_done(). */
@@ -200,10 +206,10 @@ void *mo_pair_point(const mo_pair_points *pp, int i, void *local);
 /* Rank 0 after point i of bytes: counts it and names it in label. */
 void mo_pair_point_done(mo_pair_points *pp, int i, uint64_t bytes, char *label, size_t labellen);
 
-/* teardown(): each planned point through fini(point) (NULL: none; it also
+/* The driver after teardown(): each planned point through pp->fini (it also
  * meets points that init() never reached, zeroed), then the rest; pp is left
  * with no points, planned or measured. */
-void mo_pair_points_free(mo_pair_points *pp, void (*fini)(void *point));
+void mo_pair_points_free(mo_pair_points *pp);
 
 /* Rank 0 after a point: the running document again, a warning line on
  * failure (for kernels with their own measure()). */
