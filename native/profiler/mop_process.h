@@ -116,9 +116,9 @@ typedef void (*mop_transfer_fn)(void *ctx, const mop_transfer *tr);
 
 /* The outermost calls since the last flush whose sums go to one set of cells
  * (function, region, call site): their number and times are summed here and
- * added to the cells (six sums: the call time, the function's calls and time,
- * the region's call and computation time, the site's calls and time, and the
- * computation time) when the next call goes to other cells or the batch ends
+ * added to the cells (eight sums: the call and computation times, the
+ * function's calls and time, the region's call and computation time, the
+ * site's calls and time) when the next call goes to other cells or the batch ends
  * (mop_process_events), instead of into each on every call. Integer sums, so
  * the totals are the same however they are grouped, and a caller never sees
  * a batch's sums here. The key is what picks the cells: the ENTER's function
