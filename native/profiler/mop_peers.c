@@ -94,22 +94,27 @@ void mop_group_world_ranks(MPI_Group g, int n, int32_t *out)
     PMPI_Group_free(&wg);
 }
 
-/* g's translation into world ranks; NULL without memory. */
+/* g's translation into world ranks; NULL without memory. Its size is stored
+ * last, with release, and read with acquire (mop_peer_lookup): another thread
+ * may find the table through the MPI attribute, outside mop_tables_lock, and
+ * an MPI need not order its attribute calls in a way ThreadSanitizer sees
+ * (thread_stress under TSan once read a table another thread was filling). */
 static mop_peer_table *mop_peer_table_of(MPI_Group g)
 {
     int n = 0;
     PMPI_Group_size(g, &n);
-    mop_peer_table *t = malloc(sizeof *t + (size_t)(n > 0 ? n : 0) * sizeof t->world[0]);
+    n = n > 0 ? n : 0;
+    mop_peer_table *t = malloc(sizeof *t + (size_t)n * sizeof t->world[0]);
     if (!t)
         return NULL;
-    t->n = n > 0 ? n : 0;
-    mop_group_world_ranks(g, t->n, t->world);
+    mop_group_world_ranks(g, n, t->world);
+    __atomic_store_n(&t->n, n, __ATOMIC_RELEASE);
     return t;
 }
 
 static int32_t mop_peer_lookup(const mop_peer_table *t, int peer)
 {
-    return t && peer < t->n ? t->world[peer] : -1;
+    return t && peer < __atomic_load_n(&t->n, __ATOMIC_ACQUIRE) ? t->world[peer] : -1;
 }
 
 /* Where a handle kind keeps its table: a communicator's or a window's attribute. */
