@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -110,6 +111,16 @@ def test_bytes_before_the_post_are_told_apart_by_the_tcp_stream() -> None:
     assert wire_check._before_post_kinds([], inside, 10.0, 0.2) == {}
 
 
+def _exec_done(pid: int) -> None:
+    """Popen returns once the child's close-on-exec pipe closes, which the kernel does
+    before it writes the new program's arguments and environment: /proc/PID/environ can
+    still read empty then (an idle machine's test-quick lost that race once)."""
+    deadline = time.monotonic() + 10
+    while not Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep"):
+        assert time.monotonic() < deadline, f"process {pid} did not start sleep"
+        time.sleep(0.005)
+
+
 def test_a_process_is_told_to_a_job_by_its_environment() -> None:
     # heal kills what is left of ended jobs: a rank carries SLURM_JOB_ID, anything else
     # on a node (slurmd itself) belongs to no job and is never taken for one
@@ -117,6 +128,8 @@ def test_a_process_is_told_to_a_job_by_its_environment() -> None:
     rank = subprocess.Popen(["sleep", "30"], env={**env, "SLURM_JOB_ID": "4711"})
     other = subprocess.Popen(["sleep", "30"], env=env)
     try:
+        _exec_done(rank.pid)
+        _exec_done(other.pid)
         assert _job_of(rank.pid) == "4711"
         assert _job_of(other.pid) is None
     finally:
