@@ -352,7 +352,7 @@ MOP_HOT void mop_begin(mop_process *p, mop_req *r, uint64_t t)
                          (p->monitoring ? MOP_REQ_MONITORED : 0));
     r->begin = mop_clock_mark(&p->clock, t);
     r->region = mop_current_region(p);
-    r->site = p->call_site;
+    r->site = p->run.site;
     r->tests = p->test_calls;
     if (r->kind == MOP_KIND_NULL)
         p->counters.proc_null++;
@@ -472,7 +472,7 @@ MOP_HOT void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
         int64_t bytes = (r->kind == MOP_KIND_RECV && e->bytes >= 0) ? e->bytes : r->bytes;
         /* Test calls since the post, not counting the one completing it now (mod
          * 2^16: 65536 of them between one post and its completion read as none). */
-        uint16_t tests = (uint16_t)(p->test_calls - r->tests - (p->call_is_test ? 1u : 0u));
+        uint16_t tests = (uint16_t)(p->test_calls - r->tests - p->run.test_inc);
         /* Field by field, not a designated initializer: that zeroes all 96
          * bytes first (a `rep stos`, about 7 % of the library's time in a
          * self-loop of Isend/Irecv/Waitall, perf), and every field is set here. */
@@ -484,7 +484,7 @@ MOP_HOT void mop_close_end(mop_process *p, mop_req *r, const mop_event *e)
         tr.fn = r->fn;
         tr.region = r->region;
         tr.post_site = r->site;
-        tr.end_site = p->call_site;
+        tr.end_site = p->run.site;
         tr.polled = tests != 0;
         tr.peer = r->peer;
         tr.t_begin = r->begin.t;
@@ -527,10 +527,10 @@ MOP_HOT bool mop_end_fast(mop_process *p, const mop_event *e)
                                     p->cfg.s_per_tick);
     if (b.clamped)
         return false;
-    uint16_t tests = (uint16_t)(p->test_calls - r->tests - (p->call_is_test ? 1u : 0u));
+    uint16_t tests = (uint16_t)(p->test_calls - r->tests - p->run.test_inc);
     size_t bin = p->last_bin; /* bytes == last_bytes */
     mop_judge_bounds(p, &b, 0.0, r->begin.t, e->t, r->fn, bin);
-    mop_record_bounds(p, &b, bin, r->fn, r->region, r->site, p->call_site, tests != 0);
+    mop_record_bounds(p, &b, bin, r->fn, r->region, r->site, p->run.site, tests != 0);
     if (r->flags & MOP_REQ_PERSISTENT)
         r->flags = MOP_REQ_PERSISTENT;
     else
@@ -573,9 +573,9 @@ static void mop_on_end(mop_process *p, const mop_event *e)
         }
         int64_t bytes = e->bytes >= 0 ? e->bytes : 0;
         mop_transfer tr = {.has_key = true, .key = e->key, .bytes = bytes,
-                           .kind = MOP_KIND_UNKNOWN, .fn = p->call_fn,
+                           .kind = MOP_KIND_UNKNOWN, .fn = p->run.fn,
                            .region = mop_current_region(p), .post_site = MOP_SITE_UNKNOWN,
-                           .end_site = p->call_site, .peer = -1, .t_end = e->t};
+                           .end_site = p->run.site, .peer = -1, .t_end = e->t};
         tr.b = mop_bounds_one_event(MOP_CASE_END_ONLY,
                                     mop_xfer_time(p, bytes, -1, MOP_KIND_UNKNOWN));
         mop_account(p, &tr, p->monitoring);
@@ -620,8 +620,11 @@ static void mop_on_foreign_end(mop_process *p, const mop_event *e)
     if ((e->kind & MOP_END_QUERY) || !r || !(r->flags & MOP_REQ_DONE))
         p->counters.cross_thread_completions++;
     mop_clock saved = p->clock;
-    uint16_t saved_site = p->call_site;
-    p->call_site = MOP_SITE_UNKNOWN; /* another thread's call completed it */
+    /* Another thread's call completed it: no site of this thread's. Only the
+     * END reads the run's site here; nothing in mop_on_end flushes the run,
+     * so its sums keep their cells. */
+    uint16_t saved_site = p->run.site;
+    p->run.site = MOP_SITE_UNKNOWN;
     if (p->clock.depth == 0) {
         uint64_t t = e->t;
         if (p->t_thread_end && t > p->t_thread_end)
@@ -630,7 +633,7 @@ static void mop_on_foreign_end(mop_process *p, const mop_event *e)
     }
     mop_on_end(p, e);
     p->clock = saved;
-    p->call_site = saved_site;
+    p->run.site = saved_site;
 }
 
 static void mop_on_pinit(mop_process *p, const mop_event *e)
@@ -698,8 +701,8 @@ static void mop_on_incall(mop_process *p, const mop_event *e)
     tr.kind = (mop_kind)e->kind;
     tr.fn = e->id;
     tr.region = mop_current_region(p);
-    tr.post_site = p->call_site;
-    tr.end_site = p->call_site;
+    tr.post_site = p->run.site;
+    tr.end_site = p->run.site;
     tr.polled = false;
     tr.peer = e->arg;
     tr.t_begin = e->t;
@@ -789,27 +792,28 @@ static void mop_run_flush(mop_process *p)
 static __attribute__((noinline)) void mop_run_start(mop_process *p, const mop_event *e)
 {
     mop_run_flush(p);
-    p->call_fn = e->id % MOP_MAX_FN;
+    mop_call_run *run = &p->run;
+    uint16_t fn = (uint16_t)(e->id % MOP_MAX_FN);
     int full = 0;
+    run->fn = fn;
+    run->site = MOP_SITE_UNKNOWN;
+    run->test_inc = 0; /* without call sites, no Test family: mop_process_config */
     if (p->cfg.callsites) { /* an ENTER's key is its call site (mop_event.h) */
-        p->call_is_test = p->fn_is_test[p->call_fn];
-        if (p->fn_site_addr[p->call_fn] == e->key && e->key != 0) {
-            p->call_site = p->fn_site_id[p->call_fn];
+        run->test_inc = p->fn_is_test[fn];
+        if (p->fn_site_addr[fn] == e->key && e->key != 0) {
+            run->site = p->fn_site_id[fn];
         } else {
-            p->call_site = mop_sites_site(&p->sites, e->key, p->call_fn, &full);
+            run->site = mop_sites_site(&p->sites, e->key, fn, &full);
             p->counters.site_overflow += (uint64_t)full;
             if (!full) {
-                p->fn_site_addr[p->call_fn] = e->key;
-                p->fn_site_id[p->call_fn] = p->call_site;
+                p->fn_site_addr[fn] = e->key;
+                p->fn_site_id[fn] = run->site;
             }
         }
     }
-    p->run.id = full ? MOP_RUN_NONE : e->id;
-    p->run.addr = e->key;
-    p->run.fn = p->call_fn;
-    p->run.region = mop_current_region(p);
-    p->run.site = p->call_site;
-    p->run.test_inc = p->call_is_test; /* false without call sites */
+    run->id = full ? MOP_RUN_NONE : e->id;
+    run->addr = e->key;
+    run->region = mop_current_region(p);
 }
 
 MOP_HOT void mop_on_enter(mop_process *p, const mop_event *e)
@@ -827,7 +831,7 @@ MOP_HOT void mop_on_enter(mop_process *p, const mop_event *e)
     }
     uint64_t comp = mop_clock_enter(&p->clock, e->t);
     /* Mostly the function and site of the call before, in the same region:
-     * its cells (call_fn, call_site, call_is_test, the run's) stand. */
+     * its cells (the run's function, site, region and Test flag) stand. */
     if (__builtin_expect(e->id != p->run.id || e->key != p->run.addr, 0))
         mop_run_start(p, e);
     p->test_calls = (uint16_t)(p->test_calls + p->run.test_inc);

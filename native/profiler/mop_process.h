@@ -159,11 +159,10 @@ typedef struct mop_process {
     mop_requests reqs;
     bool monitoring;
     bool call_monitored;  /* monitoring at the open call's enter */
-    uint16_t call_fn;     /* the open outermost call */
-    uint16_t call_site;   /* its call site (mop_sites id) */
-    mop_call_run run;     /* its cells (the region's is run.region) and the sums held */
+    /* The open outermost call's cells (function, call site, region, Test
+     * flag) and the sums held for the run of calls that share them. */
+    mop_call_run run;
     uint16_t test_calls;  /* outermost Test-family calls so far, mod 2^16 (cfg.test_fns) */
-    bool call_is_test;    /* the open outermost call is one */
     /* cfg.test_fns copied (all 0 without it): one load per call, no test of
      * the pointer. */
     uint8_t fn_is_test[MOP_MAX_FN];
