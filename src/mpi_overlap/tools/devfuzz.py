@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..core.errors import UserError
@@ -61,8 +62,9 @@ def _build(clang: str) -> Path:
     return bdir
 
 
-def _run_target(exe: Path, bdir: Path, seconds: int) -> bool:
-    """Runs one target; prints one line (and the end of its log on failure)."""
+def _run_target(exe: Path, bdir: Path, seconds: int) -> tuple[bool, str, str]:
+    """Runs one target: (passed, its line for stdout, what to say on stderr: the end of
+    its log on failure)."""
     name = exe.name.removeprefix("fuzz_")
     seeds = fuzz_dir() / "corpus" / name
     work = bdir / "corpus" / name
@@ -83,16 +85,13 @@ def _run_target(exe: Path, bdir: Path, seconds: int) -> bool:
     done = _DONE.search(text)
     runs = f"{int(done.group(1)):,} inputs in {done.group(2)} s" if done else "no summary"
     if rc == 0:
-        print(f"devtools: fuzz {name}: {runs}, no failure", flush=True)
-        return True
+        return True, f"devtools: fuzz {name}: {runs}, no failure", ""
     found = sorted(artifacts.iterdir(), key=lambda p: p.stat().st_mtime)
     where = f"; input kept in {found[-1]}" if found else ""
     tail = "\n".join(text.splitlines()[-30:])
-    print(f"devtools: fuzz {name}: FAILED (exit {rc}){where}; log {log}\n{tail}",
-          file=sys.stderr)
-    print(f"devtools: fix the cause, then copy the input into {seeds}/ as a regression "
-          "case", file=sys.stderr)
-    return False
+    return False, "", (f"devtools: fuzz {name}: FAILED (exit {rc}){where}; log {log}\n{tail}\n"
+                       f"devtools: fix the cause, then copy the input into {seeds}/ as a "
+                       "regression case")
 
 
 def fuzz(seconds: int | None = None) -> int:
@@ -108,5 +107,13 @@ def fuzz(seconds: int | None = None) -> int:
     targets = sorted(p for p in bdir.glob("fuzz_*") if p.is_file() and os.access(p, os.X_OK))
     if not targets:
         raise UserError(f"no fuzz targets were built in {bdir}")
-    ok = [_run_target(exe, bdir, seconds) for exe in targets]
-    return 0 if all(ok) else 1
+    # Each target is one single-threaded process: as many at once as there are cores, so
+    # `make test` waits seconds x targets / cores, each target still fuzzed `seconds`.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = list(pool.map(lambda exe: _run_target(exe, bdir, seconds), targets))
+    for passed, line, failure in results:  # in the targets' order, whatever ended first
+        if passed:
+            print(line, flush=True)
+        else:
+            print(failure, file=sys.stderr, flush=True)
+    return 0 if all(passed for passed, _, _ in results) else 1
