@@ -53,6 +53,7 @@ from .program import (
     SEND_BLOCK,
     SEND_DONE,
     SEND_POST,
+    Call,
     Program,
 )
 
@@ -101,21 +102,108 @@ class Replay:
     engine_note: str | None = None  # why the Python pass ran where C was wanted
 
 
-def residuals(prog: Program, recorded_costs: Costs) -> list[dict[str, float]]:
-    """Per rank and function: the median of (recorded duration - the call's
-    recorded waiting - the model's in-call cost at the recorded table), not below 0."""
+def residuals(prog: Program, recorded_costs: Costs,
+              target_costs: Costs | None = None) -> list[dict[str, float]]:
+    """Per rank and function: the median over its calls of the call's unexplained time
+    (recorded duration - its recorded waiting - the model's in-call cost at the recorded
+    table, not below 0). Without `target_costs` (or with costs that change nothing) as
+    recorded; on another target as docs/method.md says ("Predicting by replay", the
+    residual on another transport):
+
+    * a call that does a message's own work at the recorded table (an eager send's post,
+      a rendezvous end's completion, a receive's completion, a blocking send or receive:
+      the calls whose in-call cost is that message's) holds that work's unexplained part
+      (datatype packing, copies beyond the table's contiguous ping-pong). It is kept, split
+      evenly over those ends, and each share goes to the call that does the end's work on
+      the target (a send's post if eager there, else the call that completes it);
+    * any other call (a post that moves nothing yet, an eager send's completion, a
+      collective) holds the transport's own time per call: its class's zero-byte time
+      (Costs.floor, per operation) is taken out and the target's put in, not below 0.
+
+    A function's residual is the sum, over the functions its time comes from, of the
+    median over its calls of what each brought (one term, its own, where nothing moves)."""
     waits = call_waits(prog, recorded(prog))
     out: list[dict[str, float]] = []
     for rank, calls in enumerate(prog.calls):
-        per_fn: dict[str, list[float]] = {}
-        for i in range(1, len(calls) - 1):
+        counted = [i for i in range(1, len(calls) - 1) if calls[i].ops]
+        # per call: what it holds on the target, by the function it came from
+        parts: list[dict[str, float]] = [{} for _ in calls]
+        where = _op_calls(calls) if target_costs is not None else {}
+        for i in counted:
             c = calls[i]
-            if c.ops:
-                per_fn.setdefault(c.fn, []).append(max(
-                    0.0, c.duration - waits[rank][i]
-                    - incall_cost(recorded_costs, c.ops)))
-        out.append({fn: float(np.quantile(v, RESIDUAL_QUANTILE)) for fn, v in per_fn.items()})
+            res = max(0.0, c.duration - waits[rank][i] - incall_cost(recorded_costs, c.ops))
+            if target_costs is None:
+                parts[i][c.fn] = res
+                continue
+            ends = _work_ends(recorded_costs, c.ops)
+            if not ends:
+                res += _floor_change(recorded_costs, target_costs, c.ops)
+                parts[i][c.fn] = res if res > 0.0 else 0.0
+                continue
+            # each end's share to the call that does its work on the target; what stays
+            # is kept whole (a target that moves nothing gives the recorded residual)
+            kept = res
+            for k, side in ends:
+                j = _work_call(target_costs, where, i, k, side)
+                if j != i:
+                    parts[j][c.fn] = parts[j].get(c.fn, 0.0) + res / len(ends)
+                    kept -= res / len(ends)
+            parts[i][c.fn] = parts[i].get(c.fn, 0.0) + (kept if kept > 0.0 else 0.0)
+        per_fn: dict[str, list[dict[str, float]]] = {}
+        for i in counted:
+            per_fn.setdefault(calls[i].fn, []).append(parts[i])
+        out.append({fn: _median_parts(fn, v) for fn, v in per_fn.items()})
     return out
+
+
+def _median_parts(fn: str, parts: list[dict[str, float]]) -> float:
+    """The function's own part's median plus, per function that moved time into it, the
+    median over its calls of what came (0 in a call nothing came to)."""
+    total = float(np.quantile([p.get(fn, 0.0) for p in parts], RESIDUAL_QUANTILE))
+    for src in sorted({s for p in parts for s in p} - {fn}):
+        total += float(np.quantile([p.get(src, 0.0) for p in parts], RESIDUAL_QUANTILE))
+    return total
+
+
+def _op_calls(calls: list[Call]) -> dict[tuple[int, int], int]:
+    """Per (operation, message or collective): the call of the rank that makes it."""
+    return {(op, k): i for i, c in enumerate(calls) for op, k in c.ops}
+
+
+def _work_ends(c: Costs, ops: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The message ends (message, 0 send / 1 receive) whose own work the model puts in a
+    call with these operations (model.incall_cost's message parts)."""
+    ends = []
+    for op, k in ops:
+        if op == SEND_BLOCK or (op == SEND_POST and c.eager[k]) or (
+                op == SEND_DONE and not c.eager[k]):
+            ends.append((k, 0))
+        elif op in (RECV_BLOCK, RECV_DONE):
+            ends.append((k, 1))
+    return ends
+
+
+def _work_call(c: Costs, where: dict[tuple[int, int], int], i: int, k: int, side: int) -> int:
+    """The call that does end (k, side)'s work under costs c: a receive's completing
+    call, an eager send's post, a rendezvous send's completing call; i (where the end
+    was found) for a blocking end or one the traces hold no such call for."""
+    if side == 1:
+        return i
+    return where.get((SEND_POST if c.eager[k] else SEND_DONE, k), i)
+
+
+def _floor_change(rec: Costs, tgt: Costs, ops: list[tuple[int, int]]) -> float:
+    """Sum over the operations of the target's zero-byte time of their class minus the
+    recorded one (0 for one whose floor is not known)."""
+    total = 0.0
+    for op, k in ops:
+        if op in (COLL_BLOCK, COLL_POST, COLL_DONE):
+            a, b = rec.coll_floor, tgt.coll_floor
+        else:
+            a, b = rec.floor, tgt.floor
+        if k < len(a) and k < len(b):
+            total += b[k] - a[k]
+    return total
 
 
 def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str = "model",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..calibration.xfer_table import LINEAR_COLL_OPS, XferTable, blocking_op
 from ..core.errors import UserError
@@ -91,6 +91,12 @@ class Costs:
     coll: list[float]
     link_nodes: bool = False  # ranks taken as one per node for --link
     missing_classes: tuple[str, ...] = ()  # pair classes the placement needs, the table lacks
+    # per message and per collective: the table's zero-byte time of its pair class (for a
+    # collective, inter where its members span nodes), the transport's own time per
+    # message, which scales a call's unexplained time to another transport
+    # (engine.residuals); empty: not known (the residual is kept as recorded)
+    floor: list[float] = field(default_factory=list)
+    coll_floor: list[float] = field(default_factory=list)
 
 
 def _nodes(prog: Program, link: Link | None,
@@ -118,6 +124,7 @@ def costs(prog: Program, target: Target) -> Costs:
     out = Costs([], [], [], [], [], link_nodes=per_rank,
                 missing_classes=tuple(sorted(c for c in needed if not table.points.get(c))))
     cache: dict[tuple[int, str, bool], tuple[float, float, float, bool]] = {}
+    floors: dict[str, float] = {}
     for m in prog.msgs:
         a, b = nodes[m.sender], nodes[m.receiver]
         cls = _class(table, a, b)
@@ -137,10 +144,21 @@ def costs(prog: Program, target: Target) -> Costs:
         out.o_s.append(hit[1])
         out.o_r.append(hit[2])
         out.eager.append(hit[3])
+        out.floor.append(_floor(table, cls, floors))
     for c in prog.colls:
+        member_nodes = [nodes[r] for r in c.members]
         out.coll.append(coll_time(table, c.op, len(c.members), c.nbytes)
-                        + _coll_wire(link, c.op, [nodes[r] for r in c.members], c.nbytes))
+                        + _coll_wire(link, c.op, member_nodes, c.nbytes))
+        spans = len(set(member_nodes)) > 1
+        out.coll_floor.append(_floor(table, _class(table, "a", "b" if spans else "a"), floors))
     return out
+
+
+def _floor(table: XferTable, cls: str, seen: dict[str, float]) -> float:
+    """The class's zero-byte one-way time (the wire a --link adds is not in it)."""
+    if cls not in seen:
+        seen[cls] = table.lookup(0, cls) if table.points.get(cls) else 0.0
+    return seen[cls]
 
 
 def _log_rounds(p: int) -> int:

@@ -122,8 +122,8 @@ def predict(req: Request) -> dict[str, Any]:
         raise UserError(f"{req.run_dir}: the traces hold no MPI call between MPI_Init and "
                         "MPI_Finalize")
     rec_costs = costs(prog, Target(table=run_table or target.table))
-    resid = residuals(prog, rec_costs)
     tgt_costs = costs(prog, target)
+    resid = residuals(prog, rec_costs, tgt_costs)  # the unexplained time, on the target
     started = time.perf_counter()
     rep = replay(prog, tgt_costs, resid, target.overlap, target.progress)
     seconds = time.perf_counter() - started
