@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from mpi_overlap.analysis.stats import summarize
-from mpi_overlap.benchmarks import documents as schema
 from mpi_overlap.benchmarks.overhead.analysis import analyze as analyze_overhead
+from mpi_overlap.core import documents as schema
 
 UNITS_PER_US = 100.0
 BARRIER_US = 0.3

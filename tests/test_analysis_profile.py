@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpi_overlap.benchmarks import documents as schema
+from mpi_overlap.core import documents as schema
 from mpi_overlap.core.formatting import fmt_time
 from mpi_overlap.profile.analysis.profile import analyze_profile, bin_label, rank_list
 from property_examples import examples

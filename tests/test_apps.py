@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpi_overlap.benchmarks.documents import result_errors
+from mpi_overlap.core.documents import result_errors
 from mpi_overlap.platform.build import ensure_built, executable
 from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run.launch import launch_command

@@ -132,8 +132,8 @@ def test_the_words_let_through_are_words_there() -> None:
 def test_a_package_benchmark_has_its_parts(spec) -> None:
     """Its registry entry, its command (or the command of its package, or the one that
     runs it for its role), its report and schemas, its docs section and card line."""
-    from mpi_overlap.benchmarks.documents import has_schema
     from mpi_overlap.commands import reporting as report
+    from mpi_overlap.core.documents import has_schema
 
     name = spec.name
     assert registry.get_benchmark(name) is spec.benchmark

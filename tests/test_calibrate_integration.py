@@ -28,7 +28,6 @@ import pytest
 from rich.console import Console
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.benchmarks.documents import result_errors, run_errors
 from mpi_overlap.calibration.calibrate import find_or_calibrate
 from mpi_overlap.calibration.xfer_table import (
     BLOCKING_COLL_OPS,
@@ -37,6 +36,7 @@ from mpi_overlap.calibration.xfer_table import (
     read_table,
     save_table,
 )
+from mpi_overlap.core.documents import result_errors, run_errors
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.core.ui import Ui
 from mpi_overlap.platform.build import ensure_built, executable

@@ -15,8 +15,8 @@ from rich.console import Console
 import mpi_overlap.commands.characterize as ch
 from browser import browser_or_skip, console_errors
 from cli_helpers import disturbed
-from mpi_overlap.benchmarks.documents import report_errors
 from mpi_overlap.benchmarks.registry import get_benchmark
+from mpi_overlap.core.documents import report_errors
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.report.summary_card import ANCHOR
 from mpi_overlap.run.rundir import load_run

@@ -20,7 +20,7 @@ from mpi_overlap.benchmarks.comm_overlap.analysis import (
     hidden_pct,
     improvement_pct,
 )
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors
+from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.core.sizes import format_size
 from mpi_overlap.platform.build import ensure_built

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.benchmarks import documents as schema
 from mpi_overlap.benchmarks.datatypes import SPECS
 from mpi_overlap.benchmarks.datatypes.analysis import analyze as analyze_datatypes
 from mpi_overlap.benchmarks.datatypes.analysis import ratio_ci
+from mpi_overlap.core import documents as schema
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params

@@ -19,7 +19,8 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from mpi_overlap.benchmarks.documents import errors_against, load
+from mpi_overlap.benchmarks.documents import load
+from mpi_overlap.core.documents import errors_against
 from mpi_overlap.core.schema import SCHEMA_ID, json_schema, supported_version, typed_names
 from mpi_overlap.tools.devtools import main as devtools
 from test_analysis_profile import KIB, MIB, Group, make_result, rank_doc

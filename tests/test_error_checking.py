@@ -11,9 +11,9 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.analysis.stats import summarize
-from mpi_overlap.benchmarks import documents as schema
 from mpi_overlap.benchmarks.error_checking.analysis import analyze as analyze_error_checking
 from mpi_overlap.benchmarks.registry import BENCHMARKS
+from mpi_overlap.core import documents as schema
 from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 

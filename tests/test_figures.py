@@ -8,7 +8,7 @@ import math
 import pytest
 
 from mpi_overlap.analysis.figures import figure
-from mpi_overlap.benchmarks.documents import errors_against
+from mpi_overlap.core.documents import errors_against
 
 
 def test_figure_is_schema_valid_and_nulls_non_finite() -> None:

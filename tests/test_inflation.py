@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors
 from mpi_overlap.benchmarks.inflation import SPEC
 from mpi_overlap.benchmarks.inflation.analysis import analyze as analyze_inflation
 from mpi_overlap.benchmarks.inflation.analysis import fit_point, knee_summary
+from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run.rundir import load_run

@@ -15,9 +15,9 @@ import pytest
 
 from cli_helpers import run_cli
 from mpi_overlap.analysis.stats import line_fit
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors
 from mpi_overlap.benchmarks.matching import SPEC
 from mpi_overlap.benchmarks.matching.analysis import analyze as analyze_matching
+from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain

@@ -14,10 +14,10 @@ import pytest
 
 from cli_helpers import disturbed, run_cli
 from mpi_overlap.analysis.overlap_formulas import imb_pct, osu_pct
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors
 from mpi_overlap.benchmarks.nbc_overlap import SPEC
 from mpi_overlap.benchmarks.nbc_overlap.analysis import LIMITS
 from mpi_overlap.benchmarks.nbc_overlap.analysis import analyze as analyze_nbc_overlap
+from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run.rundir import load_run

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors, run_errors
+from mpi_overlap.core.documents import analysis_errors, result_errors, run_errors
 from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from cli_helpers import run_cli
 from mpi_overlap import cli
 from mpi_overlap.benchmarks import registry
-from mpi_overlap.benchmarks.documents import report_errors
 from mpi_overlap.benchmarks.registry import Benchmark
 from mpi_overlap.commands.suite import suite_benchmarks
+from mpi_overlap.core.documents import report_errors
 from mpi_overlap.run.rundir import load_run
 
 

@@ -21,7 +21,6 @@ from rich.console import Console
 
 from cli_helpers import disturbed, run_cli
 from mpi_overlap.analysis.stats import summarize
-from mpi_overlap.benchmarks import documents as schema
 from mpi_overlap.benchmarks.overlap_validation import SPEC
 from mpi_overlap.benchmarks.overlap_validation.analysis import (
     LIMITS,
@@ -30,6 +29,7 @@ from mpi_overlap.benchmarks.overlap_validation.analysis import (
     wait_trend,
 )
 from mpi_overlap.benchmarks.overlap_validation.analysis import analyze as analyze_overlap_validation
+from mpi_overlap.core import documents as schema
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.profile.analysis.profiled_runs import load_profiles
 from mpi_overlap.run.rundir import load_run

@@ -80,9 +80,9 @@ def test_a_one_node_benchmark_refuses_nodes_before_leaving_a_directory(tmp_path:
 def test_a_failure_run_records_its_placement(tmp_path: Path, isolated_home: Path) -> None:
     """A benchmark that failed before its own directory (suite._failure_run) is filed in
     its placement's column, like the runs beside it."""
-    from mpi_overlap.benchmarks.documents import run_errors
     from mpi_overlap.benchmarks.registry import get_benchmark
     from mpi_overlap.commands.suite import _failure_run
+    from mpi_overlap.core.documents import run_errors
     from mpi_overlap.platform.toolchains import get_toolchain
     from mpi_overlap.run import slurm_launch
     from mpi_overlap.run.runner import RunOptions

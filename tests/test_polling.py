@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors
 from mpi_overlap.benchmarks.polling import SPEC
 from mpi_overlap.benchmarks.polling.analysis import NOISE
 from mpi_overlap.benchmarks.polling.analysis import analyze as analyze_polling
+from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain

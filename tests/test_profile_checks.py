@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from mpi_overlap.benchmarks import documents as schema
 from mpi_overlap.commands.reporting import make_report
+from mpi_overlap.core import documents as schema
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.profile.analysis.profile import analyze_profile
 from mpi_overlap.profile.analysis.profile_checks import FLAG_SHARE_PCT

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.benchmarks.documents import result_errors
+from mpi_overlap.core.documents import result_errors
 from mpi_overlap.platform.build import build_dir_for, ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain, list_toolchains
 from mpi_overlap.run.rundir import load_run

@@ -14,7 +14,6 @@ import pytest
 from rich.console import Console
 
 from mpi_overlap.analysis.stats import ratio_ci, t_quantile
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors
 from mpi_overlap.benchmarks.profiler_overhead.analysis import (
     MEETS,
     METRICS,
@@ -35,6 +34,7 @@ from mpi_overlap.benchmarks.profiler_overhead.run import (
     measure_engine_cost,
     order,
 )
+from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run.rundir import ANALYSIS_FILE, RESULT_FILE, RUN_FILE, load_run, write_json_atomic

@@ -17,12 +17,6 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.benchmarks.documents import (
-    analysis_errors,
-    errors_against,
-    result_errors,
-    run_errors,
-)
 from mpi_overlap.benchmarks.profiler_overhead.run import (
     IDLE_OTHER,
     QUICK_REPS,
@@ -30,6 +24,12 @@ from mpi_overlap.benchmarks.profiler_overhead.run import (
     order,
 )
 from mpi_overlap.calibration.calibrate import find_or_calibrate
+from mpi_overlap.core.documents import (
+    analysis_errors,
+    errors_against,
+    result_errors,
+    run_errors,
+)
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run.rundir import load_run

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors
 from mpi_overlap.benchmarks.progress import SPEC
 from mpi_overlap.benchmarks.progress.analysis import YES_SHARE, _async_setting, verdict_of
 from mpi_overlap.benchmarks.progress.analysis import analyze as analyze_progress
+from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain

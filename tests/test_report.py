@@ -18,8 +18,8 @@ import pytest
 from rich.console import Console
 
 from mpi_overlap.analysis.stats import summarize
-from mpi_overlap.benchmarks import documents as schema
 from mpi_overlap.commands.reporting import make_report
+from mpi_overlap.core import documents as schema
 from mpi_overlap.run.rundir import Run, load_run
 
 NO_KNEE_REASON = "iter_t never rose above the base time: work range too short"

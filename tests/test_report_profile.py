@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from mpi_overlap.benchmarks import documents as schema
 from mpi_overlap.commands.reporting import make_report
+from mpi_overlap.core import documents as schema
 from mpi_overlap.profile.analysis.profile import analyze_profile
 from mpi_overlap.profile.report import profile_plots, profile_table
 from mpi_overlap.run.rundir import Run, load_run

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors
 from mpi_overlap.benchmarks.rma_overlap import SPEC
 from mpi_overlap.benchmarks.rma_overlap.analysis import LIMITS
 from mpi_overlap.benchmarks.rma_overlap.analysis import analyze as analyze_rma_overlap
+from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run.rundir import load_run

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mpi_overlap.benchmarks.documents import errors_against
+from mpi_overlap.core.documents import errors_against
 from mpi_overlap.report.html import guard_banners
 from mpi_overlap.run import run_guard, thread_census
 

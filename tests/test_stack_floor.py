@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import disturbed, run_cli
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors, run_errors
 from mpi_overlap.benchmarks.stack_floor import SPEC
 from mpi_overlap.benchmarks.stack_floor.analysis import analyze as analyze_stack_floor
+from mpi_overlap.core.documents import analysis_errors, result_errors, run_errors
 from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpi_overlap.benchmarks.documents import analysis_errors
 from mpi_overlap.benchmarks.study.analysis import analyze_study
+from mpi_overlap.core.documents import analysis_errors
 
 
 def _launch(rep: int, profiled: bool, scale: float, modes: dict[str, tuple[float, float]],

@@ -14,7 +14,6 @@ import pytest
 
 from cli_helpers import disturbed, run_cli
 from mpi_overlap.analysis.protocol_switch import HEADER_ALLOWANCE
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors
 from mpi_overlap.benchmarks.sync_overlap import SPEC
 from mpi_overlap.benchmarks.sync_overlap.analysis import (
     agreement,
@@ -22,6 +21,7 @@ from mpi_overlap.benchmarks.sync_overlap.analysis import (
     reported_limit,
 )
 from mpi_overlap.benchmarks.sync_overlap.analysis import analyze as analyze_sync_overlap
+from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain, list_toolchains
 from mpi_overlap.run.rundir import load_run

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.benchmarks.documents import analysis_errors, result_errors
 from mpi_overlap.benchmarks.waitany import SPEC
+from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.platform.build import ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain

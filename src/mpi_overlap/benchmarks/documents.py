@@ -3,21 +3,12 @@ report/, calibration/, the profile's, each benchmark package's documents.py), im
 first use, so that whoever checks a document by name (core/documents.py: the runner, a
 run directory read back, the tests) finds its model. The benchmarks' registry is the
 layer that knows every kind of run, the profiler's included; it hands `load` to the
-checks below it (registry.py). The checks are core/documents.py's, named here too for
-the benchmarks and the tests.
+checks below it (registry.py). The checks themselves are core/documents.py's.
 """
 
 from __future__ import annotations
 
 from functools import cache
-
-from ..core.documents import analysis_errors as analysis_errors
-from ..core.documents import errors_against as errors_against
-from ..core.documents import has_schema as has_schema
-from ..core.documents import load_schema as load_schema
-from ..core.documents import report_errors as report_errors
-from ..core.documents import result_errors as result_errors
-from ..core.documents import run_errors as run_errors
 
 
 @cache
