@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
 
 typedef struct size_list {
     uint64_t *v;
@@ -15,12 +16,10 @@ typedef struct size_list {
 static int push(size_list *l, uint64_t x)
 {
     if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 32;
-        uint64_t *v = realloc(l->v, cap * sizeof *v);
+        uint64_t *v = mo_grow(l->v, &l->cap, sizeof *v, 32);
         if (!v)
             return -1;
         l->v = v;
-        l->cap = cap;
     }
     l->v[l->n++] = x;
     return 0;

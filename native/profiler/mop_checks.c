@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
 
 static const char *const mop_check_names[MOP_NCHECKS] = {"in-call", "across-calls"};
 
@@ -52,12 +53,10 @@ int mop_checks_copy(mop_checks *dst, const mop_checks *src)
 
 int mop_checks_grow(mop_checks *c)
 {
-    size_t cap = c->cap ? 2 * c->cap : 8;
-    mop_held *h = realloc(c->held, cap * sizeof *h);
+    mop_held *h = mo_grow(c->held, &c->cap, sizeof *h, 8);
     if (!h)
         return -1;
     c->held = h;
-    c->cap = cap;
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fingerprint.h"
+#include "grow.h"
 
 static double mop_nonoverlap(double xfer, double max)
 {
@@ -94,12 +95,10 @@ int mop_jlist_push(mop_jlist *l, size_t *cap, const char *name, size_t len,
                           const mop_jcell *c)
 {
     if (l->n == *cap) {
-        size_t more = *cap ? 2 * *cap : 16;
-        mop_jentry *e = realloc(l->e, more * sizeof *e);
+        mop_jentry *e = mo_grow(l->e, cap, sizeof *e, 16);
         if (!e)
             return -1;
         l->e = e;
-        *cap = more;
     }
     char *copy = malloc(len + 1);
     if (!copy)

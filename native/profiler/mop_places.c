@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
 
 typedef struct mop_mapping {
     uint64_t lo, hi, off;
@@ -33,12 +34,10 @@ void mop_places_load(void)
         if (perms[2] != 'x' || path[0] != '/')
             continue;
         if (mop_nmaps == mop_maps_cap) {
-            size_t cap = mop_maps_cap ? 2 * mop_maps_cap : 64;
-            mop_mapping *more = realloc(mop_maps, cap * sizeof *more);
+            mop_mapping *more = mo_grow(mop_maps, &mop_maps_cap, sizeof *more, 64);
             if (!more)
                 break; /* the addresses it would hold are named by their values */
             mop_maps = more;
-            mop_maps_cap = cap;
         }
         char *copy = strdup(path);
         if (!copy)

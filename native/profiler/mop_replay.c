@@ -23,6 +23,7 @@
 #include "json.h"
 #include "mop_process.h"
 #include "mop_profile_json.h"
+#include "grow.h"
 
 typedef struct replay_names {
     char *names[MOP_MAX_FN];
@@ -54,12 +55,10 @@ static int replay_add_parts(mop_xfer_table *t, uint64_t bytes, double o_s, doubl
     double v[2] = {o_s, o_r};
     for (int k = 0; k < 2; k++) {
         if (c[k]->npoints == c[k]->cap) {
-            size_t cap = c[k]->cap ? 2 * c[k]->cap : 8;
-            mop_xfer_point *np = realloc(c[k]->points, cap * sizeof *np);
+            mop_xfer_point *np = mo_grow(c[k]->points, &c[k]->cap, sizeof *np, 8);
             if (!np)
                 return -1;
             c[k]->points = np;
-            c[k]->cap = cap;
         }
         size_t i = c[k]->npoints;
         if (i > 0 && c[k]->points[i - 1].bytes >= bytes)

@@ -23,6 +23,7 @@
 #include "fingerprint.h"
 #include "mop_trace.h"
 #include "mop_wrap_util.h"
+#include "grow.h"
 
 int mop_match_on;
 
@@ -90,12 +91,9 @@ static uint32_t mop_group_index(uint64_t hash)
         }
     if (index == UINT32_MAX) {
         if (mop_m.ngroups == mop_m.cap) {
-            size_t cap = mop_m.cap ? 2 * mop_m.cap : 16;
-            struct mop_group_count *g = realloc(mop_m.groups, cap * sizeof *g);
-            if (g) {
+            struct mop_group_count *g = mo_grow(mop_m.groups, &mop_m.cap, sizeof *g, 16);
+            if (g)
                 mop_m.groups = g;
-                mop_m.cap = cap;
-            }
         }
         if (mop_m.ngroups < mop_m.cap)
             mop_m.groups[mop_m.ngroups++] = (struct mop_group_count){.hash = hash, .count = 1};

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fingerprint.h"
+#include "grow.h"
 
 void mop_xfer_table_init(mop_xfer_table *t)
 {
@@ -42,12 +43,10 @@ static int mop_curve_add(mop_xfer_curve *c, uint64_t bytes, double seconds)
         return 0;
     }
     if (n == c->cap) {
-        size_t ncap = c->cap ? 2 * c->cap : 64;
-        mop_xfer_point *np = realloc(p, ncap * sizeof *np);
+        mop_xfer_point *np = mo_grow(p, &c->cap, sizeof *np, 64);
         if (!np)
             return -1;
         c->points = p = np;
-        c->cap = ncap;
     }
     memmove(p + i + 1, p + i, (n - i) * sizeof *p);
     p[i] = (mop_xfer_point){bytes, seconds};
@@ -71,12 +70,10 @@ int mop_xfer_table_add_coll(mop_xfer_table *t, int op, int comm_size, uint64_t b
             s = &t->coll[i];
     if (!s) {
         if (t->ncoll == t->coll_cap) {
-            size_t cap = t->coll_cap ? 2 * t->coll_cap : 16;
-            mop_xfer_series *ns = realloc(t->coll, cap * sizeof *ns);
+            mop_xfer_series *ns = mo_grow(t->coll, &t->coll_cap, sizeof *ns, 16);
             if (!ns)
                 return -1;
             t->coll = ns;
-            t->coll_cap = cap;
         }
         s = &t->coll[t->ncoll++];
         *s = (mop_xfer_series){.op = op, .comm_size = comm_size};
