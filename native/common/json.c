@@ -223,6 +223,13 @@ void mo_json_null(mo_json *w)
 
 void mo_json_kv_string(mo_json *w, const char *key, const char *s) { mo_json_key(w, key); mo_json_string(w, s); }
 void mo_json_kv_int64(mo_json *w, const char *key, int64_t v) { mo_json_key(w, key); mo_json_int64(w, v); }
+
+void mo_json_begin_document(mo_json *w, const char *schema, int64_t version)
+{
+    mo_json_begin_object(w);
+    mo_json_kv_string(w, "schema", schema);
+    mo_json_kv_int64(w, "schema_version", version);
+}
 void mo_json_kv_uint64(mo_json *w, const char *key, uint64_t v) { mo_json_key(w, key); mo_json_uint64(w, v); }
 void mo_json_kv_double(mo_json *w, const char *key, double v) { mo_json_key(w, key); mo_json_double(w, v); }
 void mo_json_kv_bool(mo_json *w, const char *key, bool v) { mo_json_key(w, key); mo_json_bool(w, v); }

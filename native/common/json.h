@@ -31,6 +31,9 @@ void mo_json_init_line(mo_json *w, FILE *f);
  * document: one line each instead of one line per number. */
 bool mo_json_inline(mo_json *w, bool on);
 void mo_json_begin_object(mo_json *w);
+/* A document's opening: its object, "schema" and "schema_version" (the model
+ * of that name and version in src/mpi_overlap reads it). */
+void mo_json_begin_document(mo_json *w, const char *schema, int64_t version);
 void mo_json_end_object(mo_json *w);
 void mo_json_begin_array(mo_json *w);
 void mo_json_end_array(mo_json *w);

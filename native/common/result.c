@@ -65,9 +65,7 @@ int mo_result_write(const mo_result *r, const char *status, mo_results_fn result
     }
     mo_json w;
     mo_json_init(&w, f);
-    mo_json_begin_object(&w);
-    mo_json_kv_string(&w, "schema", "mpi-overlap/result");
-    mo_json_kv_int64(&w, "schema_version", 1);
+    mo_json_begin_document(&w, "mpi-overlap/result", 1);
     mo_json_kv_string(&w, "benchmark", r->benchmark);
     mo_json_kv_string(&w, "status", status);
     mo_json_key(&w, "provenance");

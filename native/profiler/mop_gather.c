@@ -51,9 +51,7 @@ static int mop_tally_json(FILE *f, const mop_gather_tally *t, double gather_s,
 {
     mo_json w;
     mo_json_init_line(&w, f);
-    mo_json_begin_object(&w);
-    mo_json_kv_string(&w, "schema", "mpi-overlap/profile-job");
-    mo_json_kv_int64(&w, "schema_version", 1);
+    mo_json_begin_document(&w, "mpi-overlap/profile-job", 1);
     mo_json_kv_int64(&w, "ranks", t->size);
     mo_json_kv_int64(&w, "in_file", t->in_file);
     mop_rank_list_json(&w, "own_files", t, 2);   /* wrote profile.rank-N.json instead */

@@ -343,9 +343,7 @@ int mop_job_stats_json(FILE *f, const mop_job_stats *s, const mop_job_stats_info
     }
     mo_json w;
     mo_json_init(&w, f);
-    mo_json_begin_object(&w);
-    mo_json_kv_string(&w, "schema", "mpi-overlap/profile-stats");
-    mo_json_kv_int64(&w, "schema_version", 1);
+    mo_json_begin_document(&w, "mpi-overlap/profile-stats", 1);
     mo_json_kv_uint64(&w, "ranks", s->ranks);
     mo_json_kv_uint64(&w, "ranks_with_data", s->ranks_with_data);
     mo_json_kv_string(&w, "order", "binomial tree over MPI_COMM_WORLD ranks");

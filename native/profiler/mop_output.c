@@ -131,9 +131,7 @@ static int mop_output_doc(FILE *f, const mop_output_info *info, const mop_proces
         mo_json_init_line(&w, f);
     else
         mo_json_init(&w, f);
-    mo_json_begin_object(&w);
-    mo_json_kv_string(&w, "schema", "mpi-overlap/profile-rank");
-    mo_json_kv_int64(&w, "schema_version", 1);
+    mo_json_begin_document(&w, "mpi-overlap/profile-rank", 1);
     mo_json_kv_string(&w, "tool_version", MO_VERSION);
     mo_json_kv_string(&w, "status", info->status);
     mo_json_kv_string(&w, "reason", info->reason);
