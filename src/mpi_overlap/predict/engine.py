@@ -7,9 +7,9 @@ by replay", states the rules; in short:
 * a call returns at max(its enter, the completion of every operation it completes) plus
   its *residual*: the part of the recorded call that the model does not explain (the
   median, over that function's calls on that rank, of the recorded duration minus
-  its recorded waiting and the model's in-call cost at the recorded table). A call that
-  replays nothing (MPI_Comm_rank, a message without a partner) keeps its recorded
-  duration;
+  its recorded waiting and the model's in-call cost at the recorded table), moved to
+  the target's transport first (residuals). A call that replays nothing
+  (MPI_Comm_rank, a message without a partner) keeps its recorded duration;
 * an eager message's send completes o_s after its post, its data is in the receiver's MPI
   T - o_r after the post, and its receive completes o_r after max(the completing call's
   enter, that arrival). A rendezvous message moves whole, T, once both ends' MPI has
