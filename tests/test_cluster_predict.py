@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cli_helpers import one_line_error, run_cli
 
-RATES = ("200mbit", "50mbit")
+RATES = ("400mbit", "100mbit")
 
 
 def _row(doc: dict, target: str) -> dict:
@@ -51,7 +51,7 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
                     for r in rows)
     if quiet:
         slow, fast = _row(doc, targets[1]), _row(doc, targets[0])
-        # 32 KiB faces take 5.2 ms at 50 Mbit/s and 1.3 ms at 200: the slower link must show
+        # 32 KiB faces take 2.6 ms at 100 Mbit/s and 0.66 ms at 400: the slower link must show
         # in the prediction made from the faster one's trace, and in the measurement
         assert slow["predicted"]["run_s"] > 1.5 * fast["predicted"]["run_s"], slow
         assert slow["measured"]["run_s"] > 1.5 * fast["measured"]["run_s"], slow
