@@ -42,7 +42,7 @@ import numpy as np
 
 from ..calibration.xfer_table import blocking_op
 from . import native
-from .model import Costs, incall_cost
+from .model import Costs, incall_cost, message_work
 from .program import (
     COLL_BLOCK,
     COLL_DONE,
@@ -172,15 +172,8 @@ def _op_calls(calls: list[Call]) -> dict[tuple[int, int], int]:
 
 def _work_ends(c: Costs, ops: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The message ends (message, 0 send / 1 receive) whose own work the model puts in a
-    call with these operations (model.incall_cost's message parts)."""
-    ends = []
-    for op, k in ops:
-        if op == SEND_BLOCK or (op == SEND_POST and c.eager[k]) or (
-                op == SEND_DONE and not c.eager[k]):
-            ends.append((k, 0))
-        elif op in (RECV_BLOCK, RECV_DONE):
-            ends.append((k, 1))
-    return ends
+    call with these operations (model.message_work)."""
+    return [(k, work[0]) for op, k in ops if (work := message_work(c, op, k)) is not None]
 
 
 def _work_call(c: Costs, where: dict[tuple[int, int], int], i: int, k: int, side: int) -> int:

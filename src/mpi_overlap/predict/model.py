@@ -110,8 +110,9 @@ def _nodes(prog: Program, link: Link | None,
     return hosts, False
 
 
-def _class(table: XferTable, a: str, b: str) -> str:
-    cls = "intra" if a == b else "inter"
+def _class(table: XferTable, crosses: bool) -> str:
+    """The pair class of a pair on two nodes (crosses) or one, else the class the table has."""
+    cls = "inter" if crosses else "intra"
     if not table.points.get(cls):
         cls = "inter" if cls == "intra" else "intra"
     return cls
@@ -126,9 +127,8 @@ def costs(prog: Program, target: Target) -> Costs:
     cache: dict[tuple[int, str, bool], tuple[float, float, float, bool]] = {}
     floors: dict[str, float] = {}
     for m in prog.msgs:
-        a, b = nodes[m.sender], nodes[m.receiver]
-        cls = _class(table, a, b)
-        crosses = a != b
+        crosses = nodes[m.sender] != nodes[m.receiver]
+        cls = _class(table, crosses)
         key = (m.nbytes, cls, crosses)
         hit = cache.get(key)
         if hit is None:
@@ -150,7 +150,7 @@ def costs(prog: Program, target: Target) -> Costs:
         out.coll.append(coll_time(table, c.op, len(c.members), c.nbytes)
                         + _coll_wire(link, c.op, member_nodes, c.nbytes))
         spans = len(set(member_nodes)) > 1
-        out.coll_floor.append(_floor(table, _class(table, "a", "b" if spans else "a"), floors))
+        out.coll_floor.append(_floor(table, _class(table, spans), floors))
     return out
 
 
@@ -185,22 +185,35 @@ def _coll_wire(link: Link | None, op: str, member_nodes: list[str], nbytes: int)
     return coll_rounds(op, len(member_nodes)) * link.wire(nbytes)
 
 
+def message_work(c: Costs, op: int, k: int) -> tuple[int, float] | None:
+    """Whether the call making `op` of message k does that message's own work in the
+    model, and then (its end: 0 the send's, 1 the receive's; its in-call part): o_s of an
+    eager send's post, o_r of an eager receive's completion, T of a rendezvous transfer
+    in the call that completes it, and a blocking send's or receive's. None for a post
+    that moves nothing yet (a rendezvous send's, any receive's) or an eager send's
+    completion."""
+    if op == SEND_BLOCK:
+        return 0, (c.o_s[k] if c.eager[k] else c.T[k])
+    if op == SEND_POST:
+        return (0, c.o_s[k]) if c.eager[k] else None
+    if op == SEND_DONE:
+        return None if c.eager[k] else (0, c.T[k])
+    if op in (RECV_BLOCK, RECV_DONE):
+        return 1, (c.o_r[k] if c.eager[k] else c.T[k])
+    return None
+
+
 def incall_cost(c: Costs, ops: list[tuple[int, int]]) -> float:
     """What the model puts inside a call when no partner keeps it waiting: the longest of
-    its operations' own parts (o_s of an eager send's post, o_r of an eager receive's
-    completion, T of a rendezvous transfer in the call that completes it, a blocking
-    collective's time)."""
+    its operations' own parts (message_work's, and a blocking collective's time)."""
     best = 0.0
     for op, k in ops:
-        if op in (SEND_POST, SEND_BLOCK):
-            x = c.o_s[k] if c.eager[k] else (c.T[k] if op == SEND_BLOCK else 0.0)
-        elif op == RECV_BLOCK:
-            x = c.o_r[k] if c.eager[k] else c.T[k]
-        elif op in (RECV_DONE, SEND_DONE):
-            x = (c.o_r[k] if op == RECV_DONE else 0.0) if c.eager[k] else c.T[k]
-        elif op == COLL_BLOCK:
+        if op == COLL_BLOCK:
             x = c.coll[k]
         else:
-            continue
+            work = message_work(c, op, k)
+            if work is None:
+                continue
+            x = work[1]
         best = max(best, x)
     return best
