@@ -3,12 +3,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "mo_test.h"
 #include "mop_bounds.h"
 #include "mop_requests.h"
 #include "mop_xfer_table.h"
+#include "xfer_table_file.h"
 
 static void test_three_cases(void)
 {
@@ -159,30 +159,15 @@ static void test_table_lookup(void)
     mop_xfer_table_free(&t);
 }
 
-/* Loads a version-1 table file of this header and `body` at path into *t (freshly
- * initialized); returns the loader's result. */
-static int load_v1(mop_xfer_table *t, const char *path, const char *body, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    fputs("mpi-overlap-xfer-table 1\ncreated x\nmachine 0123456789abcdef cpu=X;ncpu=2\n"
-          "toolchain fedcba9876543210 MPICH Version: 5\n", f);
-    fputs(body, f);
-    fclose(f);
-    mop_xfer_table_init(t);
-    return mop_xfer_table_load(t, path, err, errlen);
-}
-
 static void test_table_file(void)
 {
     char path[] = "/tmp/mop_table_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    xfer_temp_file(path);
     mop_xfer_table t;
     char err[256];
-    CHECK(load_v1(&t, path, "# class bytes seconds\nintra 0 1e-6\nintra 64 2e-6\ninter 0 5e-6\n",
-                  err, sizeof err) == 0);
+    CHECK(xfer_load_text(&t, path, 1,
+                         "# class bytes seconds\nintra 0 1e-6\nintra 64 2e-6\ninter 0 5e-6\n", err,
+                         sizeof err) == 0);
     CHECK_STR(t.machine_fp, "0123456789abcdef");
     CHECK_STR(t.toolchain_key, "MPICH Version: 5");
     CHECK(t.p2p[MOP_XFER_INTRA].npoints == 2 && t.p2p[MOP_XFER_INTER].npoints == 1);
@@ -190,10 +175,10 @@ static void test_table_file(void)
 
     /* a table of one rank per node has inter times only: it loads (which classes a
      * job needs is the runtime's check); one without any point-to-point time does not */
-    CHECK(load_v1(&t, path, "inter 0 5e-6\n", err, sizeof err) == 0);
+    CHECK(xfer_load_text(&t, path, 1, "inter 0 5e-6\n", err, sizeof err) == 0);
     CHECK(t.p2p[MOP_XFER_INTRA].npoints == 0 && t.p2p[MOP_XFER_INTER].npoints == 1);
     mop_xfer_table_free(&t);
-    CHECK(load_v1(&t, path, "coll bcast 2 0 2e-6\n", err, sizeof err) == -1);
+    CHECK(xfer_load_text(&t, path, 1, "coll bcast 2 0 2e-6\n", err, sizeof err) == -1);
     CHECK(strstr(err, "no point-to-point transfer times") != NULL);
     mop_xfer_table_free(&t);
 

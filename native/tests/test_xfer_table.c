@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mo_test.h"
 #include "mop_process.h"
 #include "mop_xfer_table.h"
+#include "xfer_table_file.h"
 
 enum { BCAST = MOP_COLL_BCAST, IBCAST = MOP_COLL_NB_OFFSET + MOP_COLL_BCAST };
 
@@ -130,37 +130,20 @@ static void test_coll_lookup(void)
     CHECK(t.ncoll == 0 && t.coll == NULL);
 }
 
-static const char *HEAD = "created x\nmachine 0123456789abcdef cpu=X;ncpu=2\n"
-                          "toolchain fedcba9876543210 MPICH Version: 5\n";
-
-/* Writes a table file: "mpi-overlap-xfer-table <version>", HEAD, body. */
-static void write_file(const char *path, int version, const char *body)
-{
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f)
-        return;
-    fprintf(f, "mpi-overlap-xfer-table %d\n%s%s", version, HEAD, body);
-    fclose(f);
-}
-
 static void test_table_files(void)
 {
     char path[] = "/tmp/mop_coll_table_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    xfer_temp_file(path);
     mop_xfer_table t;
     char err[512];
 
     /* version 2 with coll lines (comments and unknown ops skipped) */
-    write_file(path, 2, "# class bytes seconds\nintra 0 1e-6\nintra 1024 3e-6\n"
-                        "# coll op comm_size bytes seconds\n"
-                        "coll bcast 2 0 2e-6\ncoll bcast 2 1024 4e-6\n"
-                        "coll ibcast 2 1024 9e-6\ncoll barrier 4 0 1.5e-6\n"
-                        "coll ialltoall_future 2 0 1e-6\n");
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    static const char v2[] = "# class bytes seconds\nintra 0 1e-6\nintra 1024 3e-6\n"
+                             "# coll op comm_size bytes seconds\n"
+                             "coll bcast 2 0 2e-6\ncoll bcast 2 1024 4e-6\n"
+                             "coll ibcast 2 1024 9e-6\ncoll barrier 4 0 1.5e-6\n"
+                             "coll ialltoall_future 2 0 1e-6\n";
+    CHECK(xfer_load_text(&t, path, 2, v2, err, sizeof err) == 0);
     CHECK(t.version == 2 && t.ncoll == 3 && t.p2p[MOP_XFER_INTRA].npoints == 2);
     CHECK_COLL(&t, BCAST, 2, 256, 2.5e-6, 0);
     CHECK_COLL(&t, IBCAST, 2, 0, 9e-6, 0);
@@ -168,17 +151,13 @@ static void test_table_files(void)
     mop_xfer_table_free(&t);
 
     /* version 1 (p2p only) is still read; its collectives fall back */
-    write_file(path, 1, "intra 0 1e-6\nintra 1024 3e-6\n");
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(xfer_load_text(&t, path, 1, "intra 0 1e-6\nintra 1024 3e-6\n", err, sizeof err) == 0);
     CHECK(t.version == 1 && t.ncoll == 0);
     CHECK_COLL(&t, IBCAST, 2, 512, 2e-6, MOP_XFER_COLL_UNCALIBRATED);
     mop_xfer_table_free(&t);
 
     /* versions outside 1..4 are refused, naming both */
-    write_file(path, 5, "intra 0 1e-6\n");
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
+    CHECK(xfer_load_text(&t, path, 5, "intra 0 1e-6\n", err, sizeof err) == -1);
     CHECK(strstr(err, "version 5") != NULL && strstr(err, "reads 1 to 4") != NULL);
     mop_xfer_table_free(&t);
 
@@ -194,9 +173,7 @@ static void test_table_files(void)
                              "parts intra 65536 rendezvous 13e-6 12e-6 14e-6 12e-6 11e-6 13e-6 "
                              "14e-6 13e-6 15e-6\n"
                              "eager_limit intra 4096\nend\n";
-    write_file(path, 4, v4);
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(xfer_load_text(&t, path, 4, v4, err, sizeof err) == 0);
     {
         double o_s = 0, o_r = 0;
         CHECK(mop_xfer_table_eager(&t, MOP_XFER_INTRA, 2048, 3e-6, &o_s, &o_r));
@@ -210,17 +187,15 @@ static void test_table_files(void)
     }
     mop_xfer_table_free(&t);
     /* a version-3 table has no parts: nothing is eager */
-    write_file(path, 3, "verdict ok fine\nintra 0 2e-6\nend\n");
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(xfer_load_text(&t, path, 3, "verdict ok fine\nintra 0 2e-6\nend\n", err, sizeof err) == 0);
     CHECK(!mop_xfer_table_eager(&t, MOP_XFER_INTRA, 0, 2e-6, &(double){0}, &(double){0}));
     mop_xfer_table_free(&t);
     /* no size eager */
-    write_file(path, 4, "verdict ok fine\nintra 0 2e-6\n"
-                        "parts intra 0 rendezvous 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6\n"
-                        "eager_limit intra none\nend\n");
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    static const char v4_rendezvous[] =
+        "verdict ok fine\nintra 0 2e-6\n"
+        "parts intra 0 rendezvous 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6 2e-6\n"
+        "eager_limit intra none\nend\n";
+    CHECK(xfer_load_text(&t, path, 4, v4_rendezvous, err, sizeof err) == 0);
     CHECK(!mop_xfer_table_eager(&t, MOP_XFER_INTRA, 0, 2e-6, &(double){0}, &(double){0}));
     mop_xfer_table_free(&t);
 
@@ -229,9 +204,7 @@ static void test_table_files(void)
                              "source /runs/x\nintra 0 1e-6 ok 1e-6 0.05 12 20\n"
                              "intra 1024 3e-6 suspect 5e-6 0.1 30 40\n"
                              "unmeasured intra 4096 0 4\ncoll bcast 2 0 2e-6\nend\n";
-    write_file(path, 3, v3);
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(xfer_load_text(&t, path, 3, v3, err, sizeof err) == 0);
     CHECK(t.version == 3 && t.verdict == MOP_XFER_SUSPECT && t.ncoll == 1);
     CHECK(strcmp(t.verdict_reason, "suspect at 4 B (off the fit)") == 0);
     CHECK(strcmp(mop_xfer_verdict_name(t.verdict), "suspect") == 0);
@@ -239,7 +212,7 @@ static void test_table_files(void)
     CHECK_NEAR(mop_xfer_table_lookup(&t, MOP_XFER_INTRA, 512, &(bool){false}), 2e-6, 1e-18);
     /* the content hash is FNV-1a 64 of the file's bytes, as Python's content_hash */
     char text[1024];
-    snprintf(text, sizeof text, "mpi-overlap-xfer-table 3\n%s%s", HEAD, v3);
+    snprintf(text, sizeof text, "mpi-overlap-xfer-table 3\n%s%s", XFER_TEST_HEAD, v3);
     uint64_t h = 0xcbf29ce484222325u;
     for (const char *c = text; *c; c++)
         h = (h ^ (unsigned char)*c) * 0x100000001b3u;
@@ -248,9 +221,7 @@ static void test_table_files(void)
     CHECK(strcmp(t.hash, want) == 0);
     mop_xfer_table_free(&t);
     /* older versions have no verdict: unverified */
-    write_file(path, 2, "intra 0 1e-6\n");
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == 0);
+    CHECK(xfer_load_text(&t, path, 2, "intra 0 1e-6\n", err, sizeof err) == 0);
     CHECK(t.verdict == MOP_XFER_UNVERIFIED && strlen(t.hash) == 16);
     CHECK(strcmp(mop_xfer_verdict_name(t.verdict), "unverified") == 0);
     mop_xfer_table_free(&t);
@@ -282,10 +253,7 @@ static void test_table_files(void)
         {4, "verdict ok fine\nintra 0 1e-6\neager_limit intra -4\nend\n", "expected 'eager_limit"},
     };
     for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
-        write_file(path, broken[i].version, broken[i].body);
-        mop_xfer_table_init(&t);
-        err[0] = '\0';
-        CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
+        CHECK(xfer_load_text(&t, path, broken[i].version, broken[i].body, err, sizeof err) == -1);
         if (strstr(err, broken[i].fragment) == NULL)
             fprintf(stderr, "broken case %zu: err = [%s]\n", i, err);
         CHECK(strstr(err, broken[i].fragment) != NULL && strchr(err, '\n') == NULL);
@@ -298,9 +266,8 @@ static void test_table_files(void)
     longline[sizeof longline - 1] = '\0';
     char body[1600];
     snprintf(body, sizeof body, "intra 0 1e-6\n%s", longline);
-    write_file(path, 2, body);
-    mop_xfer_table_init(&t);
-    CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1 && strstr(err, "longer than") != NULL);
+    CHECK(xfer_load_text(&t, path, 2, body, err, sizeof err) == -1);
+    CHECK(strstr(err, "longer than") != NULL);
     mop_xfer_table_free(&t);
 
     /* malformed coll lines: one line naming file and line */
@@ -316,10 +283,7 @@ static void test_table_files(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char body[128];
         snprintf(body, sizeof body, "intra 0 1e-6\n%s", bad[i]);
-        write_file(path, 2, body);
-        mop_xfer_table_init(&t);
-        err[0] = '\0';
-        CHECK(mop_xfer_table_load(&t, path, err, sizeof err) == -1);
+        CHECK(xfer_load_text(&t, path, 2, body, err, sizeof err) == -1);
         char where[600];
         snprintf(where, sizeof where, "%s:6:", path);
         if (strstr(err, where) == NULL)
