@@ -103,24 +103,24 @@ static const mop_event thread_b[] = {
 };
 static const int owner_a = 1, owner_b = 2; /* their addresses name the threads */
 
+enum { PATH_BYTES = 512 };
+
 typedef struct setup {
     mop_xfer_table table;
     mop_process_config cfg;
     mop_process pa, pb;
 } setup;
 
-static void setup_init(setup *s, mop_trace *tr)
+/* Sets up a table (5 us at every size) and the two threads' engines on tr,
+ * and runs their events through it: B's, then A's. */
+static void setup_run(setup *s, mop_trace *tr)
 {
     mop_xfer_table_init(&s->table);
-    mop_xfer_table_add(&s->table, MOP_XFER_INTRA, 0, 5e-6); /* 5 us at every size */
+    mop_xfer_table_add(&s->table, MOP_XFER_INTRA, 0, 5e-6);
     s->cfg = (mop_process_config){.table = &s->table, .s_per_tick = 1e-9};
     mop_trace_configure(tr, &s->cfg);
     CHECK(mop_process_init(&s->pa, &s->cfg) == 0);
     CHECK(mop_process_init(&s->pb, &s->cfg) == 0);
-}
-
-static void setup_run(setup *s, mop_trace *tr)
-{
     mop_trace_thread(tr, &owner_a);
     mop_trace_process(tr, &owner_b, &s->pb, thread_b, sizeof thread_b / sizeof thread_b[0]);
     mop_trace_process(tr, &owner_a, &s->pa, thread_a, sizeof thread_a / sizeof thread_a[0]);
@@ -141,15 +141,29 @@ static const mop_trace_info info = {
     .fn_names = fn_names, .nfn = 4, .region_names = regions,
 };
 
+/* Opens tr on dir/name with that size cap; path gets the whole name (for
+ * read_file and unlink). Returns mop_trace_open's result. */
+static int open_in(mop_trace *tr, char path[PATH_BYTES], const char *dir, const char *name,
+                   uint64_t cap)
+{
+    snprintf(path, PATH_BYTES, "%s/%s", dir, name);
+    return mop_trace_open(tr, path, cap, &info);
+}
+
+/* The two threads' events in a trace with room for all: dir/name. */
+static void trace_all(mop_trace *tr, setup *s, char path[PATH_BYTES], const char *dir,
+                      const char *name)
+{
+    CHECK(open_in(tr, path, dir, name, 1u << 20) == 0);
+    setup_run(s, tr);
+}
+
 static void test_format(const char *dir)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/trace.rank-1.mopt", dir);
+    char path[PATH_BYTES];
     mop_trace tr = MOP_TRACE_INITIALIZER;
-    CHECK(mop_trace_open(&tr, path, 1u << 20, &info) == 0);
     setup s;
-    setup_init(&s, &tr);
-    setup_run(&s, &tr);
+    trace_all(&tr, &s, path, dir, "trace.rank-1.mopt");
     mop_trace_set_end_sync(&tr, 999999, 1.5, 3e-6);
     mop_trace_close(&tr);
     mop_trace_stats st;
@@ -232,10 +246,9 @@ static void test_format(const char *dir)
 /* A communicator's record: id, flags, sizes, then the members' world ranks. */
 static void test_comms(const char *dir)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/comms.mopt", dir);
+    char path[PATH_BYTES];
     mop_trace tr = MOP_TRACE_INITIALIZER;
-    CHECK(mop_trace_open(&tr, path, 1u << 20, &info) == 0);
+    CHECK(open_in(&tr, path, dir, "comms.mopt", 1u << 20) == 0);
     const int32_t local[] = {3, 1}, remote[] = {0};
     mop_trace_comm(&tr, 0xabcdef0123456789u, MOP_TRACE_COMM_INTER, local, 2, remote, 1);
     mop_trace_close(&tr);
@@ -263,11 +276,10 @@ static void test_comms(const char *dir)
 
 static void test_cap(const char *dir)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/capped.mopt", dir);
+    char path[PATH_BYTES];
     /* Learn the size of header and name tables with a roomy cap first. */
     mop_trace probe = MOP_TRACE_INITIALIZER;
-    CHECK(mop_trace_open(&probe, path, 1u << 20, &info) == 0);
+    CHECK(open_in(&probe, path, dir, "capped.mopt", 1u << 20) == 0);
     uint64_t names = probe.st.bytes + 16 + (4 + 12) + (4 + 3); /* + the region chunk */
     mop_trace_close(&probe);
 
@@ -276,7 +288,6 @@ static void test_cap(const char *dir)
     mop_trace tr = MOP_TRACE_INITIALIZER;
     CHECK(mop_trace_open(&tr, path, cap, &info) == 0);
     setup s;
-    setup_init(&s, &tr);
     setup_run(&s, &tr);
     mop_trace_close(&tr);
     mop_trace_stats st;
@@ -328,13 +339,10 @@ static void test_cap(const char *dir)
 /* A rank that dies after its flushes: every chunk it wrote is whole. */
 static void test_unclosed_file_is_readable(const char *dir)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/crashed.mopt", dir);
+    char path[PATH_BYTES];
     mop_trace tr = MOP_TRACE_INITIALIZER;
-    CHECK(mop_trace_open(&tr, path, 1u << 20, &info) == 0);
     setup s;
-    setup_init(&s, &tr);
-    setup_run(&s, &tr);
+    trace_all(&tr, &s, path, dir, "crashed.mopt");
     file f;
     read_file(path, &f); /* no close: what a killed process leaves */
     CHECK(f.n == 7 && f.tail == 0);
@@ -351,7 +359,6 @@ static void test_unwritable_path(void)
     CHECK(mop_trace_open(&tr, "/nonexistent-dir/x.mopt", 1u << 20, &info) == -1);
     CHECK(strstr(tr.st.error, "cannot open x.mopt") != NULL);
     setup s;
-    setup_init(&s, &tr);
     setup_run(&s, &tr); /* events are still processed */
     CHECK(s.pa.total.transfers == 1 && s.pb.total.transfers == 1);
     mop_trace_close(&tr);
