@@ -180,23 +180,36 @@ static void post_second(int i, int *rbuf, int *sbuf)
     check(*rbuf, 2 * i + 1, "second receive");
 }
 
+/* The first receive (thread A or X): posted into g_first, whose handle the
+ * MPI may give the second receive again (g_old[0]), with its send in *send. */
+static void post_first(int i, int *rbuf, int *sbuf, MPI_Request *send)
+{
+    MPI_Irecv(rbuf, 1, MPI_INT, g_rank, TAG_FIRST, MPI_COMM_WORLD, &g_first);
+    *sbuf = 2 * i;
+    MPI_Isend(sbuf, 1, MPI_INT, g_rank, TAG_FIRST, MPI_COMM_WORLD, send);
+    g_old[0] = g_first;
+}
+
+/* The second receive's completer (thread B or X): once it is handed over. */
+static void complete_second(int i)
+{
+    wait_step(&g_ready, i);
+    MPI_Wait(&g_second, MPI_STATUS_IGNORE);
+    set_step(&g_done, i);
+}
+
 /* own-first: role 0 = A, 1 = B, 2 = C. */
 static void own_first(int role, int i, int *rbuf, int *sbuf)
 {
     if (role == 0) {
         MPI_Request send;
-        MPI_Irecv(rbuf, 1, MPI_INT, g_rank, TAG_FIRST, MPI_COMM_WORLD, &g_first);
-        *sbuf = 2 * i;
-        MPI_Isend(sbuf, 1, MPI_INT, g_rank, TAG_FIRST, MPI_COMM_WORLD, &send);
-        g_old[0] = g_first;
+        post_first(i, rbuf, sbuf, &send);
         g_old[1] = i % 3 == 1 ? send : MPI_REQUEST_NULL; /* freed by the Waitall too */
         complete_held(i, &g_first, &send);
         MPI_Wait(&send, MPI_STATUS_IGNORE); /* MPI_REQUEST_NULL after the Waitall */
         check(*rbuf, 2 * i, "own-first first receive");
     } else if (role == 1) {
-        wait_step(&g_ready, i);
-        MPI_Wait(&g_second, MPI_STATUS_IGNORE);
-        set_step(&g_done, i);
+        complete_second(i);
     } else {
         post_second(i, rbuf, sbuf);
     }
@@ -207,15 +220,10 @@ static void foreign_first(int role, int i, int *rbuf, int *sbuf)
 {
     if (role == 0) {
         MPI_Request send;
-        MPI_Irecv(rbuf, 1, MPI_INT, g_rank, TAG_FIRST, MPI_COMM_WORLD, &g_first);
-        *sbuf = 2 * i;
-        MPI_Isend(sbuf, 1, MPI_INT, g_rank, TAG_FIRST, MPI_COMM_WORLD, &send);
-        g_old[0] = g_first;
+        post_first(i, rbuf, sbuf, &send);
         g_old[1] = MPI_REQUEST_NULL;
         set_step(&g_posted, i);
-        wait_step(&g_ready, i);
-        MPI_Wait(&g_second, MPI_STATUS_IGNORE);
-        set_step(&g_done, i);
+        complete_second(i);
         MPI_Wait(&send, MPI_STATUS_IGNORE);
         check(*rbuf, 2 * i, "foreign-first first receive");
     } else if (role == 1) {
