@@ -141,28 +141,37 @@ static void lock_all_epoch(MPI_Win win)
     MPI_OVERLAP_REGION_END("lock_all");
 }
 
+/* K each of Rput, Rget, Raccumulate and Rget_accumulate, their requests in
+ * req[0 .. 4K-1]; then work, MPI_Wait on each and unlock_all. SFX is empty,
+ * or _c for the MPI-4 large-count names, which the profiler wraps apart. */
+#define REQUEST_OPS_THEN_WAIT(SFX, req, win)                                                    \
+    do {                                                                                        \
+        int n_ = 0;                                                                             \
+        for (int i = 0; i < K; i++) {                                                           \
+            MPI_Rput##SFX(slot(src, i, N), N, MPI_DOUBLE, peer, lay.rput + (MPI_Aint)i * N * 8, \
+                          N, MPI_DOUBLE, win, &req[n_++]);                                      \
+            MPI_Rget##SFX(slot(dst, i, N), N, MPI_DOUBLE, peer, lay.get + (MPI_Aint)i * N * 8,  \
+                          N, MPI_DOUBLE, win, &req[n_++]);                                      \
+            MPI_Raccumulate##SFX(slot(accsrc, i, NACC), NACC, MPI_DOUBLE, peer,                 \
+                                 lay.acc + (MPI_Aint)i * NACC * 8, NACC, MPI_DOUBLE, MPI_SUM,   \
+                                 win, &req[n_++]);                                              \
+            MPI_Rget_accumulate##SFX(slot(accsrc, i, NACC), NACC, MPI_DOUBLE,                   \
+                                     slot(accres, i, NACC), NACC, MPI_DOUBLE, peer,             \
+                                     lay.getacc + (MPI_Aint)i * NACC * 8, NACC, MPI_DOUBLE,     \
+                                     MPI_SUM, win, &req[n_++]);                                 \
+        }                                                                                       \
+        work();                                                                                 \
+        for (int i = 0; i < n_; i++)                                                            \
+            MPI_Wait(&req[i], MPI_STATUS_IGNORE);                                               \
+        MPI_Win_unlock_all(win);                                                                \
+    } while (0)
+
 static void request_epoch(MPI_Win win)
 {
     MPI_Request req[4 * KMAX];
-    int n = 0;
     MPI_OVERLAP_REGION_BEGIN("request");
     MPI_Win_lock_all(0, win);
-    for (int i = 0; i < K; i++) {
-        MPI_Rput(slot(src, i, N), N, MPI_DOUBLE, peer, lay.rput + (MPI_Aint)i * N * 8, N,
-                 MPI_DOUBLE, win, &req[n++]);
-        MPI_Rget(slot(dst, i, N), N, MPI_DOUBLE, peer, lay.get + (MPI_Aint)i * N * 8, N,
-                 MPI_DOUBLE, win, &req[n++]);
-        MPI_Raccumulate(slot(accsrc, i, NACC), NACC, MPI_DOUBLE, peer,
-                        lay.acc + (MPI_Aint)i * NACC * 8, NACC, MPI_DOUBLE, MPI_SUM, win,
-                        &req[n++]);
-        MPI_Rget_accumulate(slot(accsrc, i, NACC), NACC, MPI_DOUBLE, slot(accres, i, NACC),
-                            NACC, MPI_DOUBLE, peer, lay.getacc + (MPI_Aint)i * NACC * 8, NACC,
-                            MPI_DOUBLE, MPI_SUM, win, &req[n++]);
-    }
-    work();
-    for (int i = 0; i < n; i++)
-        MPI_Wait(&req[i], MPI_STATUS_IGNORE);
-    MPI_Win_unlock_all(win);
+    REQUEST_OPS_THEN_WAIT(, req, win);
     MPI_OVERLAP_REGION_END("request");
 }
 
@@ -191,7 +200,6 @@ static void atomics_epoch(MPI_Win win)
 static void large_count_epoch(MPI_Win win)
 {
     MPI_Request req[4 * KMAX];
-    int n = 0;
     MPI_OVERLAP_REGION_BEGIN("large_count");
     MPI_Win_lock_all(0, win);
     for (int i = 0; i < K; i++) {
@@ -207,22 +215,7 @@ static void large_count_epoch(MPI_Win win)
     }
     work();
     MPI_Win_flush_all(win);
-    for (int i = 0; i < K; i++) {
-        MPI_Rput_c(slot(src, i, N), N, MPI_DOUBLE, peer, lay.rput + (MPI_Aint)i * N * 8, N,
-                   MPI_DOUBLE, win, &req[n++]);
-        MPI_Rget_c(slot(dst, i, N), N, MPI_DOUBLE, peer, lay.get + (MPI_Aint)i * N * 8, N,
-                   MPI_DOUBLE, win, &req[n++]);
-        MPI_Raccumulate_c(slot(accsrc, i, NACC), NACC, MPI_DOUBLE, peer,
-                          lay.acc + (MPI_Aint)i * NACC * 8, NACC, MPI_DOUBLE, MPI_SUM, win,
-                          &req[n++]);
-        MPI_Rget_accumulate_c(slot(accsrc, i, NACC), NACC, MPI_DOUBLE, slot(accres, i, NACC),
-                              NACC, MPI_DOUBLE, peer, lay.getacc + (MPI_Aint)i * NACC * 8, NACC,
-                              MPI_DOUBLE, MPI_SUM, win, &req[n++]);
-    }
-    work();
-    for (int i = 0; i < n; i++)
-        MPI_Wait(&req[i], MPI_STATUS_IGNORE);
-    MPI_Win_unlock_all(win);
+    REQUEST_OPS_THEN_WAIT(_c, req, win);
     MPI_OVERLAP_REGION_END("large_count");
 }
 #endif
