@@ -100,18 +100,28 @@ static void path_wait(void)
     MPI_Wait(&r[1], MPI_STATUS_IGNORE);
 }
 
+/* A completion call of MPI_Test's form: MPI_Test, or get_status below. */
+typedef int (*poll_fn)(MPI_Request *, int *, MPI_Status *);
+
+/* Polls a post_pair with `poll` until the receive is done (its size checked,
+ * `what` naming the failure), then the send. */
+static void poll_pair(MPI_Request r[2], poll_fn poll, const char *what)
+{
+    MPI_Status st;
+    int flag = 0;
+    while (!flag)
+        poll(&r[1], &flag, &st);
+    received(&st, nbytes, what);
+    for (flag = 0; !flag;)
+        poll(&r[0], &flag, MPI_STATUS_IGNORE);
+}
+
 static void path_test(void)
 {
     MPI_Request r[2];
-    MPI_Status st;
-    int flag = 0;
     post_pair(r, T_TEST);
     work(work_ms);
-    while (!flag)
-        MPI_Test(&r[1], &flag, &st);
-    received(&st, nbytes, "Test: received size");
-    for (flag = 0; !flag;)
-        MPI_Test(&r[0], &flag, MPI_STATUS_IGNORE);
+    poll_pair(r, MPI_Test, "Test: received size");
 }
 
 static void path_waitany(void)
@@ -378,19 +388,35 @@ static void path_isendrecv(void)
 
 /* ---- matched probes --------------------------------------------------------- */
 
+/* An Isend to the peer (its request in *s), and the peer's message of that
+ * tag matched here with Mprobe (its status in *st, or MPI_STATUS_IGNORE). */
+static MPI_Message isend_mprobe(int tag, MPI_Request *s, MPI_Status *st)
+{
+    MPI_Message msg;
+    MPI_Isend(sbuf, nbytes, MPI_BYTE, peer, tag, MPI_COMM_WORLD, s);
+    MPI_Mprobe(peer, tag, MPI_COMM_WORLD, &msg, st);
+    return msg;
+}
+
+/* The same, matched with Improbe, called until the message is there. */
+static MPI_Message isend_improbe(int tag, MPI_Request *s)
+{
+    MPI_Message msg;
+    int flag = 0;
+    MPI_Isend(sbuf, nbytes, MPI_BYTE, peer, tag, MPI_COMM_WORLD, s);
+    while (!flag)
+        MPI_Improbe(peer, tag, MPI_COMM_WORLD, &flag, &msg, MPI_STATUS_IGNORE);
+    return msg;
+}
+
 static void path_mprobe(void)
 {
     MPI_Request s[2], r;
-    MPI_Message msg;
     MPI_Status st;
-    int flag = 0;
-    MPI_Isend(sbuf, nbytes, MPI_BYTE, peer, T_M1, MPI_COMM_WORLD, &s[0]);
-    MPI_Mprobe(peer, T_M1, MPI_COMM_WORLD, &msg, &st);
+    MPI_Message msg = isend_mprobe(T_M1, &s[0], &st);
     received(&st, nbytes, "Mprobe: probed size");
     MPI_Mrecv(rbuf, nbytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-    MPI_Isend(sbuf, nbytes, MPI_BYTE, peer, T_M2, MPI_COMM_WORLD, &s[1]);
-    while (!flag)
-        MPI_Improbe(peer, T_M2, MPI_COMM_WORLD, &flag, &msg, MPI_STATUS_IGNORE);
+    msg = isend_improbe(T_M2, &s[1]);
     MPI_Imrecv(rbuf2, nbytes, MPI_BYTE, &msg, &r);
     work(work_ms);
     MPI_Wait(&r, &st);
@@ -404,15 +430,10 @@ static void path_mprobe(void)
 static void path_large_count(void)
 {
     MPI_Request s[2], r;
-    MPI_Message msg;
     MPI_Count n = nbytes;
-    int flag = 0;
-    MPI_Isend(sbuf, nbytes, MPI_BYTE, peer, T_LC1, MPI_COMM_WORLD, &s[0]);
-    MPI_Mprobe(peer, T_LC1, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE);
+    MPI_Message msg = isend_mprobe(T_LC1, &s[0], MPI_STATUS_IGNORE);
     MPI_Mrecv_c(rbuf, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-    MPI_Isend(sbuf, nbytes, MPI_BYTE, peer, T_LC2, MPI_COMM_WORLD, &s[1]);
-    while (!flag)
-        MPI_Improbe(peer, T_LC2, MPI_COMM_WORLD, &flag, &msg, MPI_STATUS_IGNORE);
+    msg = isend_improbe(T_LC2, &s[1]);
     MPI_Imrecv_c(rbuf2, n, MPI_BYTE, &msg, &r);
     work(work_ms);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -482,18 +503,19 @@ static void path_nonwrapped(void)
 
 /* ---- Request_get_status: complete, not freed --------------------------------- */
 
+/* MPI_Request_get_status in MPI_Test's form, for poll_pair. */
+static int get_status(MPI_Request *r, int *flag, MPI_Status *st)
+{
+    return MPI_Request_get_status(*r, flag, st);
+}
+
 static void path_get_status(void)
 {
     MPI_Request r[2];
-    MPI_Status st;
     int flag = 0;
     post_pair(r, T_GS);
     work(work_ms);
-    while (!flag)
-        MPI_Request_get_status(r[1], &flag, &st);
-    received(&st, nbytes, "Request_get_status: received size");
-    for (flag = 0; !flag;)
-        MPI_Request_get_status(r[0], &flag, MPI_STATUS_IGNORE);
+    poll_pair(r, get_status, "Request_get_status: received size");
     MPI_Request_get_status(r[1], &flag, MPI_STATUS_IGNORE); /* again: closes nothing */
     check(flag, "Request_get_status again");
     work(work_ms);
