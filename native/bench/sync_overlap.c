@@ -383,13 +383,16 @@ static void write_point(mo_json *w, const void *item, const void *ctx)
     mo_json_kv_doubles(w, "tests", p->tests, p->n);
     mo_json_kv_double(w, "seed_alone_fraction", p->seed_alone_fraction);
     mo_json_kv_doubles(w, "seed_alone", p->seed_alone, p->n);
-    write_stats(w, "isend_ns", p->isend_ns, p->n);
-    write_stats(w, "wait_ns", p->wait_ns, p->n);
-    write_stats(w, "work_ns", p->test_work_ns, p->n);
-    write_stats(w, "alone_ns", p->alone_ns, p->n);
-    write_stats(w, "tp0_ns", p->tp0_ns, p->n);
-    write_stats(w, "tp1_ns", p->tp1_ns, p->n);
-    write_stats(w, "tp1_ratio", p->ratio, p->n);
+    const struct {
+        const char *key;
+        const double *x;
+    } summaries[] = {
+        {"isend_ns", p->isend_ns}, {"wait_ns", p->wait_ns}, {"work_ns", p->test_work_ns},
+        {"alone_ns", p->alone_ns}, {"tp0_ns", p->tp0_ns}, {"tp1_ns", p->tp1_ns},
+        {"tp1_ratio", p->ratio},
+    };
+    for (size_t i = 0; i < sizeof summaries / sizeof summaries[0]; i++)
+        write_stats(w, summaries[i].key, summaries[i].x, p->n);
     mo_json_kv_doubles(w, "wait_samples_ns", p->wait_ns, p->n);
     mo_json_kv_doubles(w, "work_samples_ns", p->test_work_ns, p->n);
     mo_json_kv_doubles(w, "alone_samples_ns", p->alone_ns, p->n);
