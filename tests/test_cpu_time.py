@@ -142,6 +142,14 @@ def test_an_imbalanced_cg_names_rank_0_quiet_and_beside_busy_loops(tmp_path, bus
     x = next(iter(_imbalance_items(run)))
     assert x["evidence"]["busiest_rank"] == 0 and "rank 0" in x["text"]
     # rank 0 does 600 µs more independent work per iteration: 60 ms over 100 iterations,
-    # half of it above the mean of two ranks, on the CPU as by the clock
-    assert x["evidence"]["busiest_comp_cpu_s"] - x["evidence"]["mean_comp_cpu_s"] >= 0.5 * 0.030
+    # half of it above the mean of two ranks
     assert x["bound_s"] >= 0.5 * 0.030
+    # On the CPU as by the clock, as a share: rank 0 does 4 times rank 1's independent
+    # work, so (4 - 1) / (4 + 1) of the mean lies above it (less the solver's own equal
+    # work). Not in seconds: rank 0 turns the 200 µs into loop units by the clock at the
+    # start, so another job's processes then shrink the work itself. Beside another test
+    # run's MPI job, rank 0's whole computation took 59 ms of CPU (its independent work
+    # alone is 80 ms by the clock) and it was 14.6 ms above the mean instead of 30: 0.33
+    # of the mean.
+    ev = x["evidence"]
+    assert ev["busiest_comp_cpu_s"] - ev["mean_comp_cpu_s"] >= 0.5 * 0.6 * ev["mean_comp_cpu_s"]
