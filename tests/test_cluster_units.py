@@ -121,6 +121,31 @@ def _exec_done(pid: int) -> None:
         time.sleep(0.005)
 
 
+def test_an_environment_read_empty_in_an_exec_is_read_again(tmp_path: Path,
+                                                           monkeypatch) -> None:
+    # the kernel writes a new program's environment after the exec has begun: a rank
+    # read in between shows none, and heal would leave it running
+    from mpi_overlap.cluster import faults
+
+    proc = tmp_path / "4711"
+    proc.mkdir()
+    (proc / "cmdline").write_bytes(b"")
+    (proc / "environ").write_bytes(b"")
+    naps = []
+
+    def exec_ends(seconds: float) -> None:  # the exec is over by the second read
+        naps.append(seconds)
+        (proc / "environ").write_bytes(b"HOME=/root\0SLURM_JOB_ID=4711\0")
+
+    monkeypatch.setattr(faults.time, "sleep", exec_ends)
+    assert faults._environ(proc).split(b"\0")[1] == b"SLURM_JOB_ID=4711"
+    assert naps == [faults.ENVIRON_RETRY_S]
+    (proc / "environ").write_bytes(b"")
+    monkeypatch.setattr(faults.time, "sleep", naps.append)
+    assert faults._environ(proc) == b""  # a process without an environment: given up
+    assert len(naps) == faults.ENVIRON_TRIES
+
+
 def test_a_process_is_told_to_a_job_by_its_environment() -> None:
     # heal kills what is left of ended jobs: a rank carries SLURM_JOB_ID, anything else
     # on a node (slurmd itself) belongs to no job and is never taken for one

@@ -91,6 +91,13 @@ def _kill_slurmd(node: Node) -> str:
     return f"{node.name}: SIGKILL to slurmd (pid {pid})"
 
 
+# A process's environment reads as empty for a moment while it execs (its memory is
+# being replaced): a rank caught then would pass for no job's and outlive `heal`. An
+# empty read is asked again, this often, this far apart.
+ENVIRON_TRIES = 5
+ENVIRON_RETRY_S = 0.02
+
+
 def _job_of(pid: int) -> str | None:
     """The Slurm job a process on a node belongs to: a rank's SLURM_JOB_ID, or the
     `slurmstepd: [JOB.STEP]` of its step daemon; None for anything else."""
@@ -99,12 +106,24 @@ def _job_of(pid: int) -> str | None:
         cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         if cmd.startswith("slurmstepd: ["):
             return cmd[len("slurmstepd: ["):].split(".", 1)[0].split("]", 1)[0]
-        for var in (proc / "environ").read_bytes().split(b"\0"):
+        for var in _environ(proc).split(b"\0"):
             if var.startswith(b"SLURM_JOB_ID="):
                 return var.split(b"=", 1)[1].decode(errors="replace")
     except OSError:
         pass
     return None
+
+
+def _environ(proc: Path) -> bytes:
+    """/proc/PID/environ, read again while it is empty (a process in its exec), at most
+    ENVIRON_TRIES times; a process that has no environment at all costs 80 ms."""
+    for attempt in range(ENVIRON_TRIES):
+        if attempt:
+            time.sleep(ENVIRON_RETRY_S)
+        data = (proc / "environ").read_bytes()
+        if data:
+            return data
+    return b""
 
 
 def _end_orphans(layout: Layout) -> list[str]:
