@@ -6,9 +6,10 @@ by replay", states the rules; in short:
   recorded gap after it returns;
 * a call returns at max(its enter, the completion of every operation it completes) plus
   its *residual*: the part of the recorded call that the model does not explain (the
-  median, over that function's calls on that rank, of the recorded duration minus
-  its recorded waiting and the model's in-call cost at the recorded table), moved to
-  the target's transport first (residuals). A call that replays nothing
+  median, over that function's calls of that kind on that rank, of the recorded
+  duration minus its recorded waiting and the model's in-call cost at the recorded
+  table and times), moved to the target's transport first (residuals). A call that
+  replays nothing
   (MPI_Comm_rank, a message without a partner) keeps its recorded duration;
 * an eager message's send completes o_s after its post, its data is in the receiver's MPI
   T - o_r after the post, and its receive completes o_r after max(the completing call's
@@ -42,7 +43,7 @@ import numpy as np
 
 from ..calibration.xfer_table import blocking_op
 from . import native
-from .model import Costs, incall_cost, message_work
+from .model import Costs, call_kind, incall_at, message_work, residual_key
 from .program import (
     COLL_BLOCK,
     COLL_DONE,
@@ -102,13 +103,20 @@ class Replay:
     engine_note: str | None = None  # why the Python pass ran where C was wanted
 
 
+def call_key(call: Call) -> str:
+    """The name its residual is kept under (model.residual_key): function and kind."""
+    return residual_key(call.fn, call_kind(call.ops))
+
+
 def residuals(prog: Program, recorded_costs: Costs,
               target_costs: Costs | None = None) -> list[dict[str, float]]:
-    """Per rank and function: the median over its calls of the call's unexplained time
-    (recorded duration - its recorded waiting - the model's in-call cost at the recorded
-    table, not below 0). Without `target_costs` (or with costs that change nothing) as
-    recorded; on another target as docs/method.md says ("Predicting by replay", the
-    residual on another transport):
+    """Per rank, function and kind of call (call_key: one that ends messages only as
+    their sender, only as their receiver, or any other): the median over those calls of
+    the call's unexplained time (recorded duration - its recorded waiting - the model's
+    in-call cost at the recorded table and times, model.incall_at, which counts an
+    eager receive's time in flight; not below 0). Without `target_costs` (or with costs
+    that change nothing) as recorded; on another target as docs/method.md says
+    ("Predicting by replay", the residual on another transport):
 
     * a call that does a message's own work at the recorded table (an eager send's post,
       a rendezvous end's completion, a receive's completion, a blocking send or receive:
@@ -120,9 +128,11 @@ def residuals(prog: Program, recorded_costs: Costs,
       collective) holds the transport's own time per call: its class's zero-byte time
       (Costs.floor, per operation) is taken out and the target's put in, not below 0.
 
-    A function's residual is the sum, over the functions its time comes from, of the
-    median over its calls of what each brought (one term, its own, where nothing moves)."""
-    waits = call_waits(prog, recorded(prog))
+    A key's residual is the sum, over the keys its time comes from, of the median over
+    its calls of what each brought (one term, its own, where nothing moves)."""
+    as_recorded = recorded(prog)
+    waits = call_waits(prog, as_recorded)
+    posts = as_recorded.send_post
     out: list[dict[str, float]] = []
     for rank, calls in enumerate(prog.calls):
         counted = [i for i in range(1, len(calls) - 1) if calls[i].ops]
@@ -131,14 +141,16 @@ def residuals(prog: Program, recorded_costs: Costs,
         where = _op_calls(calls) if target_costs is not None else {}
         for i in counted:
             c = calls[i]
-            res = max(0.0, c.duration - waits[rank][i] - incall_cost(recorded_costs, c.ops))
+            key = call_key(c)
+            res = max(0.0, c.duration - waits[rank][i]
+                      - incall_at(recorded_costs, c.ops, c.enter, posts))
             if target_costs is None:
-                parts[i][c.fn] = res
+                parts[i][key] = res
                 continue
             ends = _work_ends(recorded_costs, c.ops)
             if not ends:
                 res += _floor_change(recorded_costs, target_costs, c.ops)
-                parts[i][c.fn] = res if res > 0.0 else 0.0
+                parts[i][key] = res if res > 0.0 else 0.0
                 continue
             # each end's share to the call that does its work on the target; what stays
             # is kept whole (a target that moves nothing gives the recorded residual)
@@ -146,21 +158,21 @@ def residuals(prog: Program, recorded_costs: Costs,
             for k, side in ends:
                 j = _work_call(target_costs, where, i, k, side)
                 if j != i:
-                    parts[j][c.fn] = parts[j].get(c.fn, 0.0) + res / len(ends)
+                    parts[j][key] = parts[j].get(key, 0.0) + res / len(ends)
                     kept -= res / len(ends)
-            parts[i][c.fn] = parts[i].get(c.fn, 0.0) + (kept if kept > 0.0 else 0.0)
-        per_fn: dict[str, list[dict[str, float]]] = {}
+            parts[i][key] = parts[i].get(key, 0.0) + (kept if kept > 0.0 else 0.0)
+        per_key: dict[str, list[dict[str, float]]] = {}
         for i in counted:
-            per_fn.setdefault(calls[i].fn, []).append(parts[i])
-        out.append({fn: _median_parts(fn, v) for fn, v in per_fn.items()})
+            per_key.setdefault(call_key(calls[i]), []).append(parts[i])
+        out.append({key: _median_parts(key, v) for key, v in per_key.items()})
     return out
 
 
-def _median_parts(fn: str, parts: list[dict[str, float]]) -> float:
-    """The function's own part's median plus, per function that moved time into it, the
-    median over its calls of what came (0 in a call nothing came to)."""
-    total = float(np.quantile([p.get(fn, 0.0) for p in parts], RESIDUAL_QUANTILE))
-    for src in sorted({s for p in parts for s in p} - {fn}):
+def _median_parts(key: str, parts: list[dict[str, float]]) -> float:
+    """The key's own part's median plus, per key that moved time into it, the median
+    over its calls of what came (0 in a call nothing came to)."""
+    total = float(np.quantile([p.get(key, 0.0) for p in parts], RESIDUAL_QUANTILE))
+    for src in sorted({s for p in parts for s in p} - {key}):
         total += float(np.quantile([p.get(src, 0.0) for p in parts], RESIDUAL_QUANTILE))
     return total
 
@@ -317,7 +329,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         in lists beforehand: building them cost as much as the rest of the pass."""
         cs = calls[r]
         c_ = cs[i]
-        f = tmax[r] + (resid[r].get(c_.fn, 0.0) if c_.ops else c_.exit - c_.enter)
+        f = tmax[r] + (resid[r].get(call_key(c_), 0.0) if c_.ops else c_.exit - c_.enter)
         exits[r][i] = f
         g = cs[i + 1].enter - c_.exit
         if compute is not None:
@@ -611,7 +623,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         left = need[r] - 1
         need[r] = left
         if not left:  # next_enter(r, i), inlined: most calls return here
-            f = tmax[r] + (resid[r].get(call.fn, 0.0) if ops else call.exit - call.enter)
+            f = tmax[r] + (resid[r].get(call_key(call), 0.0) if ops else call.exit - call.enter)
             exits[r][i] = f
             g = cs[i + 1].enter - call.exit
             if compute is not None:

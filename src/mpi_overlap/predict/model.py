@@ -203,6 +203,54 @@ def message_work(c: Costs, op: int, k: int) -> tuple[int, float] | None:
     return None
 
 
+def incall_at(c: Costs, ops: list[tuple[int, int]], enter: float,
+              send_post: list[float]) -> float:
+    """incall_cost of a call entered at `enter`, with the sends posted at `send_post`
+    (per message): an eager receive's completion holds, besides o_r, the time its data
+    was still in flight after the later of the call's enter and the send's post (it
+    arrives T - o_r after the post). That time is in the model's T; "waiting" counts only
+    the time before the post, so without it a receive-only call's time in flight would
+    be left unexplained, kept in its residual and counted again on top of T."""
+    best = 0.0
+    for op, k in ops:
+        if op == COLL_BLOCK:
+            x = c.coll[k]
+        else:
+            work = message_work(c, op, k)
+            if work is None:
+                continue
+            x = work[1]
+            s0 = send_post[k] if k < len(send_post) else math.nan
+            if op in (RECV_BLOCK, RECV_DONE) and c.eager[k] and s0 == s0:
+                left = s0 + c.T[k] - x - max(enter, s0)
+                x += left if left > 0.0 else 0.0
+        best = max(best, x)
+    return best
+
+
+# The kinds of call a residual is kept per (engine.residuals): one that ends messages
+# only as their sender, one that ends them only as their receiver, and any other (both
+# sides: an exchange's MPI_Waitall; a collective). Half of a blocking halo's
+# MPI_Sendrecv calls only send and half only receive, on one rank, and their own times
+# differ by a factor of 2-3: one median of the mix fits neither.
+SENDS, RECEIVES = 1, 2
+_KIND_NAMES = {SENDS: " (sends)", RECEIVES: " (receives)"}
+
+
+def call_kind(ops: list[tuple[int, int]]) -> int:
+    """Bit 0: the call makes a send's end; bit 1 a receive's; bit 2 a collective's."""
+    m = 0
+    for op, _ in ops:
+        m |= 4 if op >= COLL_BLOCK else 1 << (op & 1)
+    return m
+
+
+def residual_key(fn: str, kind: int) -> str:
+    """The name a call's residual is kept under: its function, and for a call that ends
+    messages on one side only, that side ("MPI_Sendrecv (receives)")."""
+    return fn + _KIND_NAMES.get(kind, "")
+
+
 def incall_cost(c: Costs, ops: list[tuple[int, int]]) -> float:
     """What the model puts inside a call when no partner keeps it waiting: the longest of
     its operations' own parts (message_work's, and a blocking collective's time)."""

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..core.paths import state_dir
-from .model import Costs
+from .model import Costs, residual_key
 from .program import Program
 
 LIBRARY = "libmop_replay_engine.so"
@@ -168,6 +168,8 @@ class Layout:
     op_idx: np.ndarray
     fn_names: list[str]      # the functions, and each call's index in them
     fn_id: np.ndarray
+    key_names: list[str]     # the residuals' keys (engine.call_key), each call's index
+    key_id: np.ndarray
     rank_of: np.ndarray      # per call: its rank
     mem_off: np.ndarray
     members: np.ndarray      # per member slot: its rank
@@ -202,6 +204,7 @@ def layout(prog: Program) -> Layout | None:
     enter, exit_, nops, fn_id, names, op_code, op_idx = got
     op_off = np.zeros(total + 1, dtype=np.int64)
     np.cumsum(nops, out=op_off[1:])
+    key_names, key_id = _keys(names, fn_id, nops, op_off, op_code)
     nc = len(prog.colls)
     sizes = [len(cl.members) for cl in prog.colls]
     mem_off = np.zeros(nc + 1, dtype=np.int64)
@@ -212,12 +215,33 @@ def layout(prog: Program) -> Layout | None:
     out = Layout(key=key, call_off=a_call_off.tolist(), a_call_off=a_call_off,
                  enter=enter, exit=exit_, duration=exit_ - enter, nops=nops, op_off=op_off,
                  op_code=op_code, op_idx=op_idx, fn_names=names, fn_id=fn_id,
+                 key_names=key_names, key_id=key_id,
                  rank_of=np.repeat(np.arange(n, dtype=np.int64), lens),
                  mem_off=mem_off, members=_buf(members, np.int64),
                  owner=np.repeat(np.arange(nc, dtype=np.int64), sizes),
                  roots=_buf([cl.root for cl in prog.colls], np.int64))
     prog.layout = out
     return out
+
+
+def _keys(names: list[str], fn_id: np.ndarray, nops: np.ndarray, op_off: np.ndarray,
+          op_code: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """engine.call_key of every call, as an index into the keys that occur: its
+    function's and its kind (model.call_kind: per operation bit 0 a send's end, bit 1 a
+    receive's, bit 2 a collective's), worked out on the arrays."""
+    total = len(fn_id)
+    bits = np.where(op_code[:int(op_off[-1])] >= 6, 4,
+                    np.left_shift(1, op_code[:int(op_off[-1])] & 1)).astype(np.int64)
+    kind = np.zeros(total, dtype=np.int64)
+    has = nops > 0
+    if bits.size:
+        kind[has] = np.bitwise_or.reduceat(bits, op_off[:-1][has])
+    code = fn_id * 8 + kind
+    seen = np.flatnonzero(np.bincount(code, minlength=1))
+    where = np.zeros(max(int(code.max(initial=0)) + 1, 1), dtype=np.int64)
+    where[seen] = np.arange(len(seen))
+    return ([residual_key(names[int(x) >> 3], int(x) & 7) for x in seen.tolist()],
+            where[code])
 
 
 Calls = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str], np.ndarray,
@@ -282,11 +306,11 @@ def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overla
     if lay is None:
         return None
     total = len(lay.enter)
-    # what each call adds when it returns: its function's residual on its rank (0 for a
-    # function without one) where it has operations, else its recorded duration
-    per_rank = np.array([[res.get(f, 0.0) for f in lay.fn_names] for res in resid[:n]],
-                        dtype=np.float64).reshape(n, len(lay.fn_names))
-    a_add = np.where(lay.nops > 0, per_rank[lay.rank_of, lay.fn_id], lay.duration)
+    # what each call adds when it returns: its key's residual on its rank (0 for a key
+    # without one) where it has operations, else its recorded duration
+    per_rank = np.array([[res.get(f, 0.0) for f in lay.key_names] for res in resid[:n]],
+                        dtype=np.float64).reshape(n, len(lay.key_names))
+    a_add = np.where(lay.nops > 0, per_rank[lay.rank_of, lay.key_id], lay.duration)
     a_compute = None
     if compute is not None:
         if len(compute) < n or any(len(compute[r]) < len(cs) for r, cs in enumerate(calls)):
