@@ -408,13 +408,15 @@ static int place_members(struct pass *p)
     return 0;
 }
 
-/* one call's operations (engine.py's loop body, for call ci of rank r entered at t) */
-static void call_ops(struct pass *p, int64_t r, int64_t ci, double t)
+/* one call's operations (engine.py's loop body, for call ci of rank r entered at t);
+ * returns the end of the o_s of the eager sends it posts (t where none) */
+static double call_ops(struct pass *p, int64_t r, int64_t ci, double t)
 {
     const struct mop_replay_in *in = p->in;
     struct mop_replay_out *out = p->out;
     double *S0 = out->send_post, *R0 = out->recv_post;
     const int quick_ok = !(p->perfect || p->none || p->hiding);
+    double own = t;
     for (int64_t o = in->op_off[ci]; o < in->op_off[ci + 1]; o++) {
         int op = in->op_code[o];
         int64_t k = in->op_idx[o];
@@ -465,6 +467,11 @@ static void call_ops(struct pass *p, int64_t r, int64_t ci, double t)
             } else {
                 if (op == SEND_POST) {
                     S0[k] = t;
+                    if (!p->perfect && in->eager[k]) {  /* the sender's o_s, in the post */
+                        double h = t + in->o_s[k];
+                        if (h > own)
+                            own = h;
+                    }
                     if (p->polling && in->at_s[k]) {
                         p->Ps[k] = t;
                     } else if (p->none || !in->eager[k]) {
@@ -533,6 +540,7 @@ static void call_ops(struct pass *p, int64_t r, int64_t ci, double t)
             }
         }
     }
+    return own;
 }
 
 static void run(struct pass *p)
@@ -590,7 +598,7 @@ static void run(struct pass *p)
         out->events += 2 + (in->op_off[ci + 1] - in->op_off[ci]);
         p->need[r] = 1;
         p->tmax[r] = t;
-        call_ops(p, r, ci, t);
+        double own = call_ops(p, r, ci, t);
         int64_t np = p->outst_n[r];
         if (np && (p->need[r] > 1 || p->tmax[r] > t)) {
             const int64_t *pend = p->outst[r];
@@ -608,6 +616,8 @@ static void run(struct pass *p)
             }
             p->outst_n[r] = 0;
         }
+        if (own > p->tmax[r])  /* after the polls: an eager post's o_s is not a wait */
+            p->tmax[r] = own;
         int64_t left = p->need[r] - 1;
         p->need[r] = left;
         if (!left) {

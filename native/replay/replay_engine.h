@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 /* Bumped whenever the structures below, or mop_replay_layout's arguments
- * (replay_layout.c), change: native.py refuses another version. */
-#define MOP_REPLAY_ABI 1
+ * (replay_layout.c), or the pass's rules change: native.py refuses another version
+ * (2: an eager send's post holds its o_s). */
+#define MOP_REPLAY_ABI 2
 
 /* mop_replay's answers besides 0 (done): the caller replays with the Python pass. */
 #define MOP_REPLAY_NOMEM (-1)

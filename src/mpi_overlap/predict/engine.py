@@ -292,6 +292,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
     cwait: list[dict[int, bool]] = [{} for _ in range(ncoll)]
     T, o_s, o_r, eager, tcoll = c.T, c.o_s, c.o_r, c.eager, c.coll
     perfect, none = overlap == "perfect", overlap == "none"
+    hold_post = not perfect  # an eager send's post holds its o_s (not where transfers are free)
     async_ = progress == "async"
     hid_s, hid_r = change.hidden
     hiding = bool(hid_s or hid_r)
@@ -505,6 +506,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         events += 2 + len(ops)
         need[r] = 1  # held until every operation is registered
         tmax[r] = t
+        own = t  # the end of the o_s of the eager sends this call posts
         for op, k in ops:
             if op < COLL_BLOCK:  # a message's end: op & 1 is its side, 0 send, 1 receive
                 if op & 1:
@@ -550,6 +552,10 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
                 else:
                     if op == SEND_POST:
                         S0[k] = t
+                        if hold_post and eager[k]:  # the sender's o_s, in the posting call
+                            h = t + o_s[k]
+                            if h > own:
+                                own = h
                         if polling and k in at_s:
                             Ps[k] = t
                         elif none or not eager[k]:
@@ -618,6 +624,8 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
                 elif Pr[~x] != Pr[~x]:
                     Pr[~x] = t
                     msg(~x)
+        if own > tmax[r]:  # after the polls: an eager post's o_s is not a wait
+            tmax[r] = own
         # the hold of the registration ends (tmax[r] is at least t): resolved(r, t), with
         # the rank's next call kept for the next pop
         left = need[r] - 1

@@ -27,7 +27,7 @@ from .model import Costs, residual_key
 from .program import Program
 
 LIBRARY = "libmop_replay_engine.so"
-ABI = 1  # MOP_REPLAY_ABI in replay_engine.h
+ABI = 2  # MOP_REPLAY_ABI in replay_engine.h
 OVERLAP_CODES = {"model": 0, "none": 1, "perfect": 2}
 
 _P = ctypes.c_void_p
