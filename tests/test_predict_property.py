@@ -77,6 +77,23 @@ def test_eager_receive_of_data_that_arrived_holds_only_o_r() -> None:
     assert figures(prog, recorded(prog))[0].waiting_s == pytest.approx(5e-3)
 
 
+def test_eager_isend_holds_its_o_s() -> None:
+    """An eager MPI_Isend (o_s 20 µs of 4 KiB), 1 ms of computation, then its MPI_Wait:
+    the post holds o_s, as MPI_Send would, and the wait finds the send done; under
+    `perfect` the post costs nothing; under `none` it holds o_s too, and the wait
+    waits for the receive, 5 ms later."""
+    prog = two_ranks([("MPI_Recv", [(RECV_BLOCK, 0)], 5e-3, 5e-3 + 1e-6)],
+                     [("MPI_Isend", [(SEND_POST, 0)], 0.0, 20e-6),
+                      ("MPI_Wait", [(SEND_DONE, 0)], 1.02e-3, 1.021e-3)])
+    prog.msgs.append(Msg(1, 0, 4096))
+    c = Costs(T=[30e-6], o_s=[20e-6], o_r=[1e-6], eager=[True], coll=[])
+    for overlap, held in (("model", 20e-6), ("none", 20e-6), ("perfect", 0.0)):
+        rep = replay(prog, c, [{}, {}], overlap)
+        assert rep.exit[1][1] - rep.enter[1][1] == pytest.approx(held), overlap
+        waited = rep.exit[1][2] - rep.enter[1][2]
+        assert waited == pytest.approx(0.0) if overlap != "none" else waited > 3e-3
+
+
 def test_rendezvous_moves_when_both_ends_are_in_the_calls_that_complete_it() -> None:
     """A rendezvous message (T 10 µs) posted with MPI_Isend at 10 µs, its MPI_Irecv at 0;
     the receiver computes until its MPI_Wait at 1 ms: with progress in calls it moves from

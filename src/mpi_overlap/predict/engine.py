@@ -11,7 +11,8 @@ by replay", states the rules; in short:
   table and times), moved to the target's transport first (residuals). A call that
   replays nothing
   (MPI_Comm_rank, a message without a partner) keeps its recorded duration;
-* an eager message's send completes o_s after its post, its data is in the receiver's MPI
+* an eager message's send completes o_s after its post (the posting call holds until
+  then: o_s is the sender's own work), its data is in the receiver's MPI
   T - o_r after the post, and its receive completes o_r after max(the completing call's
   enter, that arrival). A rendezvous message moves whole, T, once both ends' MPI has
   polled it after its post: in the call that completes it, or in an earlier call that
