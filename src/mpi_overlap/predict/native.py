@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core.paths import state_dir
 from .model import Costs, residual_key
-from .program import Program
+from .program import COLL_BLOCK, Program
 
 LIBRARY = "libmop_replay_engine.so"
 ABI = 2  # MOP_REPLAY_ABI in replay_engine.h
@@ -230,7 +230,7 @@ def _keys(names: list[str], fn_id: np.ndarray, nops: np.ndarray, op_off: np.ndar
     function's and its kind (model.call_kind: per operation bit 0 a send's end, bit 1 a
     receive's, bit 2 a collective's), worked out on the arrays."""
     total = len(fn_id)
-    bits = np.where(op_code[:int(op_off[-1])] >= 6, 4,
+    bits = np.where(op_code[:int(op_off[-1])] >= COLL_BLOCK, 4,
                     np.left_shift(1, op_code[:int(op_off[-1])] & 1)).astype(np.int64)
     kind = np.zeros(total, dtype=np.int64)
     has = nops > 0
