@@ -81,10 +81,15 @@ class Outcome:
 
 
 def _calibrate(tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path, ui: Ui) -> str | None:
-    """A fresh transfer-time table (the profiler's runs use it); None, or what failed."""
+    """A fresh transfer-time table (the profiler's runs use it); None, or what failed.
+
+    A suspect table written beside a better one, which stays in use (table_trust), is no
+    problem of the job's: its runs use the kept table, and calibrate has said which one
+    and why. Only a suspect table in use is (a busy machine with no quiet table before:
+    the profiler's runs measure again or refuse)."""
     from ..calibration.calibrate import calibrate
     from ..calibration.table_trust import SUSPECT_EXIT
-    from ..calibration.xfer_table import read_table
+    from ..calibration.xfer_table import in_use, read_table
 
     try:
         path = calibrate(tc, ranks=opts.ranks, quick=opts.quick, launcher=opts.launcher,
@@ -94,7 +99,7 @@ def _calibrate(tc: Toolchain, opts: CharacterizeOptions, runs_dir: Path, ui: Ui)
             raise
         return f"{tc.name}: calibration did not complete: {err}"
     table = read_table(path)
-    if table.verdict == "suspect":  # the profiler's runs will measure it again, or refuse
+    if table.verdict == "suspect" and in_use(path):  # measured again by the runs, or refused
         return f"{tc.name}: the calibration's table is suspect: {table.verdict_reason}"
     return None
 
