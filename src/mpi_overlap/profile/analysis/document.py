@@ -290,6 +290,47 @@ class AnalysisProfileEagerLimit(Document, kw_only=True):
     finding: str | UnsetType = UNSET
 
 
+Share = Annotated[float, Meta(ge=0, le=1)]
+Count = Annotated[int, Meta(ge=0)]
+
+
+class AnalysisProfileCpuShareRank(Document, kw_only=True, forbid_unknown_fields=True):
+    """one rank's samples under perf record: in the library, in all, their share with its
+    95 % interval (Clopper-Pearson); rank null where the launcher set no rank variable"""
+
+    rank: Count | None
+    file: str
+    event: str | None
+    library_samples: Count
+    samples: Count
+    lost_samples: Count
+    share: Share | None
+    ci95_low: Share | None
+    ci95_high: Share | None
+
+
+class AnalysisProfileCpuShare(Document, kw_only=True, forbid_unknown_fields=True):
+    """the library's own share of the ranks' CPU samples from one more profiled launch with
+    every rank under perf record (profile/run/perf_share.py): per rank, and pooled over the
+    ranks with its 95 % interval; a lower bound of the profiler's cost (leaves_out says
+    what is not in it). unavailable says why there is no figure (no perf, perf refused,
+    the launch failed), null when there is one"""
+
+    measure: str
+    perf_version: str | None
+    frequency_hz: Annotated[int, Meta(ge=1)]
+    library: str
+    leaves_out: str
+    unavailable: str | None
+    launch: dict[str, Any] | None
+    ranks: list[AnalysisProfileCpuShareRank]
+    library_samples: Count
+    samples: Count
+    share: Share | None
+    ci95_low: Share | None
+    ci95_high: Share | None
+
+
 class AnalysisProfileCost(Document, kw_only=True):
     """profile --compare-bare: pairs of launches without/with the profiler, interleaved, timed
     whole; ratio = geometric mean of with/without, ci95 the Student-t interval of the mean
@@ -300,6 +341,12 @@ class AnalysisProfileCost(Document, kw_only=True):
     ci95_high: float | UnsetType | None = UNSET
     pairs: list[Any] | UnsetType = UNSET
     launches: list[Any] | UnsetType = UNSET
+    library_cpu_share: Annotated[
+        AnalysisProfileCpuShare | UnsetType,
+        Meta(description="the library's own share of the ranks' CPU samples (perf); "
+                         "absent where perf was not tried (the launches were stopped, "
+                         "runs before it)"),
+    ] = UNSET
 
 
 class AnalysisProfileAdviceItem(Document, kw_only=True, forbid_unknown_fields=True):

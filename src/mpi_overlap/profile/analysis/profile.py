@@ -288,11 +288,11 @@ def lead_findings(doc: dict[str, Any]) -> list[str]:
     findings = list(doc.get("findings") or [])
     if not doc.get("ranks") or "rankings" not in doc:
         return findings[:1]
-    from ..run.compare_bare import sentence as cost_sentence
+    from ..run.compare_bare import sentences as cost_sentences
     from ..trace.summary import trace_finding
 
     detail = set(_findings(doc)[1:]) | set(trace_finding(doc.get("trace")))
-    detail.add(cost_sentence(doc.get("cost")) or "")
+    detail.update(cost_sentences(doc.get("cost")))
     detail.add(library_time_finding(doc.get("library_time")) or "")
     lead = []
     for sentence in findings:
@@ -671,11 +671,9 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     # Advice from the measurements (profile/analysis/advice.py): the top items after the overlap
     # figure and the checks on the bounds that qualify it (the advice rests on those
     # bounds), every item in the document.
-    from ..run.compare_bare import sentence as cost_sentence
+    from ..run.compare_bare import sentences as cost_sentences
 
-    cost = cost_sentence(out["cost"])
-    if cost:
-        out["findings"].append(cost)
+    out["findings"] += cost_sentences(out["cost"])
     # the profiler's own time once per launch, beside what it cost this program
     out["library_time"] = library.result(out["job_file"], out["job_stats"])
     once = library_time_finding(out["library_time"])

@@ -7,7 +7,8 @@ Each pair gives the ratio with/without; the cost is their geometric mean with th
 Student-t interval of the mean log ratio (analysis/stats.ratio_ci, as the
 profiler-overhead benchmark states its figures). The launches' output goes to
 cost/repNN-with|without/ in the run directory, their profiles beside it; pairs in which a
-launch failed or other processes took CPU time are counted apart.
+launch failed or other processes took CPU time are counted apart. Where perf may sample
+the ranks, one more launch gives the library's own share of their CPU (perf_share.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from ...core.ui import ProgressFn
 from ...run.launch import run_job
+from . import perf_share
 
 DEFAULT_REPS = 3
 MAX_REPS = 50
@@ -100,3 +102,10 @@ def sentence(cost: dict[str, Any] | None) -> str | None:
     return (f"The profiler made this program's launches {cost['ratio']:.3f}× as long{ci}, "
             f"from {n} interleaved pair{'s' if n != 1 else ''} of launches without and with "
             f"it{noisy}.")
+
+
+def sentences(cost: dict[str, Any] | None) -> list[str]:
+    """The findings of --compare-bare: the launches' ratio, then the library's own share
+    of the ranks' CPU samples (or why it was not measured)."""
+    found = [sentence(cost), perf_share.sentence((cost or {}).get("library_cpu_share"))]
+    return [s for s in found if s]

@@ -39,7 +39,7 @@ from ...run.runner import (
 )
 from ..analysis import evidence
 from ..documents.collect import collect
-from . import compare_bare, program_abi
+from . import compare_bare, perf_share, program_abi
 from .entry import PROFILE
 from .toolchain_evidence import latest_evidence
 
@@ -163,16 +163,25 @@ def profile_run(tc: Toolchain, app: list[str], opts: ProfileOptions, ui: Ui,
     if opts.compare_bare and outcome.status == "complete":
         write_profile_result(run_dir / RESULT_FILE, result)  # kept if the timing is stopped
 
+        def under(wrapper: list[str], outdir: Path) -> list[str]:
+            """The profiled launch writing to outdir, `wrapper` before each rank's command."""
+            timed = replace(setup, outdir=outdir, trace=False, trace_cap=None)
+            return launch_command(tc, opts.ranks, [*wrapper, *timed.wrap(app)], opts.launcher)
+
         def command(outdir: Path | None) -> list[str]:
             if outdir is None:  # `env` too: the same exec chain as with the profiler
                 return launch_command(tc, opts.ranks, ["env", *app], opts.launcher)
-            timed = replace(setup, outdir=outdir, trace=False, trace_cap=None)
-            return launch_command(tc, opts.ranks, timed.wrap(app), opts.launcher)
+            return under([], outdir)
 
         reps = opts.reps or compare_bare.DEFAULT_REPS
         with ui.progress(f"profiler cost: {reps} pairs of launches without/with") as progress:
-            result["cost"] = compare_bare.measure(command, env, run_dir, reps=reps,
-                                                  timeout_s=opts.timeout_s, progress=progress)
+            cost = compare_bare.measure(command, env, run_dir, reps=reps,
+                                        timeout_s=opts.timeout_s, progress=progress)
+        if not cost["stopped"]:  # the launches ran: the library's own share of their CPU
+            with ui.progress("profiler cost: one launch under perf record") as progress:
+                cost["library_cpu_share"] = perf_share.measure(
+                    under, env, run_dir, timeout_s=opts.timeout_s, progress=progress)
+        result["cost"] = cost
     write_profile_result(run_dir / RESULT_FILE, result)
     status, message = outcome.status, outcome.message
     # Schema errors are kept in run.json; the profile's own status says how complete it is.
