@@ -157,8 +157,10 @@ def measure(command: Callable[[list[str], Path], list[str]], env: dict[str, str]
     sub.mkdir(parents=True, exist_ok=True)
     outcome = run_job(command(rank_wrapper(sub.resolve()), sub), env, sub,
                       timeout_s=timeout_s, progress=progress)
+    # other processes' CPU time (disturbed) takes no sample of a rank's: said, not refused
     launch = {"dir": DIR, "status": outcome.status, "message": outcome.message,
-              "elapsed_s": outcome.elapsed_s}
+              "elapsed_s": outcome.elapsed_s,
+              "disturbed": bool((outcome.host_load or {}).get("disturbed"))}
     if outcome.status != "complete":
         return document([], version=version, launch=launch,
                         why_not=f"the launch under perf: {outcome.message or outcome.status}")
