@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,21 @@ def test_perf_missing_or_refused_is_one_line_and_no_figure(tmp_path, monkeypatch
     assert why.startswith("perf record refused to sample (Error: Access to performance "
                           "monitoring and observability operations is limited.")
     assert not (tmp_path / perf_share.DIR).exists()  # nothing launched
+
+
+def test_each_rank_records_into_its_own_file_by_the_launchers_rank(tmp_path, monkeypatch):
+    # a perf that writes its arguments where -o says: the wrapper's quoting and naming
+    _fake_perf(tmp_path / "bin", 'while [ "$1" != "-o" ]; do shift; done\n'
+               'out=$2; shift 2; printf "%s\\n" "$@" > "$out"\n')
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    outdir = tmp_path / "a dir"  # a space in the run's path
+    outdir.mkdir()
+    for var, value in (("PMI_RANK", "3"), ("OMPI_COMM_WORLD_RANK", "5")):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")}
+        subprocess.run([*perf_share.rank_wrapper(outdir), "env", "X=1", "prog", "a b"],
+                       env={**env, var: value}, check=True)
+        assert (outdir / f"perf.rank-{value}").read_text() == "--\nenv\nX=1\nprog\na b\n"
 
 
 @pytest.mark.mpi
