@@ -107,13 +107,18 @@ def share_interval(hits: int, samples: int) -> tuple[float | None, float | None,
     return hits / samples, float(ci.low), float(ci.high)
 
 
-def rank_row(name: str, report: dict[str, Any], library: str = LIBRARY) -> dict[str, Any]:
-    """One rank's row from its file's name (perf.rank-N) and its parsed report."""
+def _rank_of(name: str) -> int | None:
+    """N of perf.rank-N; None for a file named after its process (no rank variable)."""
     m = re.fullmatch(r"perf\.rank-(\d+)", name)
-    hits = report["dsos"].get(library, 0)
+    return int(m.group(1)) if m else None
+
+
+def rank_row(name: str, report: dict[str, Any]) -> dict[str, Any]:
+    """One rank's row from its file's name (perf.rank-N) and its parsed report."""
+    hits = report["dsos"].get(LIBRARY, 0)
     samples = sum(report["dsos"].values())
     share, low, high = share_interval(hits, samples)
-    return {"rank": int(m.group(1)) if m else None, "file": name, "event": report["event"],
+    return {"rank": _rank_of(name), "file": name, "event": report["event"],
             "library_samples": hits, "samples": samples,
             "lost_samples": report["lost_samples"],
             "share": share, "ci95_low": low, "ci95_high": high}
@@ -165,7 +170,9 @@ def measure(command: Callable[[list[str], Path], list[str]], env: dict[str, str]
         return document([], version=version, launch=launch,
                         why_not=f"the launch under perf: {outcome.message or outcome.status}")
     rows = []
-    for path in sorted(sub.glob("perf.rank-*"), key=_rank_order):
+    # by rank, the files without one (named after their process) last
+    for path in sorted(sub.glob("perf.rank-*"),
+                       key=lambda p: (_rank_of(p.name) is None, _rank_of(p.name) or 0, p.name)):
         try:
             proc = subprocess.run(["perf", "report", "-i", str(path), "--no-children",
                                    "--sort", "dso", "--stdio", "-n"],
@@ -182,11 +189,6 @@ def measure(command: Callable[[list[str], Path], list[str]], env: dict[str, str]
         return document([], version=version, launch=launch,
                         why_not="the launch under perf left no perf.rank-N file")
     return document(rows, version=version, launch=launch)
-
-
-def _rank_order(path: Path) -> tuple[int, str]:
-    m = re.fullmatch(r"perf\.rank-(\d+)", path.name)
-    return (int(m.group(1)) if m else 1 << 30, path.name)
 
 
 def pct(x: float) -> str:
