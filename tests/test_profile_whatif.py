@@ -32,7 +32,23 @@ def test_the_cost_is_the_geometric_mean_of_the_pairs_with_its_interval():
     want = math.exp((math.log(1.1) * 2 + math.log(1.21)) / 3)
     assert cost["ratio"] == pytest.approx(want)
     assert cost["ci95_low"] < cost["ratio"] < cost["ci95_high"]
-    assert "1." in sentence(cost) and "3 interleaved pairs" in sentence(cost)
+    # three pairs whose interval (ratio -1.0 % to +30.2 %) is wider than the +13.6 %
+    # measured: not resolved, and no figure said as the cost
+    said = sentence(cost)
+    assert said is not None and "3 interleaved pairs" in said
+    assert "is not resolved (95 % CI -1.0 to +30.2 % is wider than the +13.6 %" in said
+    assert "× as long" not in said
+
+
+def test_a_cost_the_pairs_resolve_is_stated_with_its_interval():
+    launches = [x for rep in range(1, 9)
+                for x in (_launch(rep, False, 10.0), _launch(rep, True, 10.5 + 0.01 * rep))]
+    cost = summarize(launches, 8, None)
+    assert sentence(cost) == ("The profiler made this program's launches 1.054× as long "
+                              "(95 % interval 1.052–1.057), from 8 interleaved pairs of "
+                              "launches without and with it.")
+    one = summarize(launches[:2], 1, None)
+    assert "is not resolved (1 launch pair, fewer than 3)" in sentence(one)
 
 
 def test_a_failed_launch_leaves_its_pair_out_and_says_why():
@@ -77,7 +93,8 @@ def test_env_matrix_runs_each_setting_and_compare_bare_times_the_cost(tmp_path):
         assert sorted(p.name for p in with_dir.glob("profile.rank-*.json")) == \
             ["profile.rank-0.json", "profile.rank-1.json"]
         analysis = json.loads((run.path / "analysis.json").read_text())
-        assert any(f.startswith("The profiler made this program's launches")
-                   for f in analysis["findings"])
+        # two pairs: fewer than a cost is stated on, so "not resolved", with why
+        assert "The profiler's cost on this program's launches is not resolved (2 launch " \
+               "pairs, fewer than 3), from 2 interleaved pairs" in " ".join(analysis["findings"])
     assert "Profile runs side by side" in proc.stdout
     assert "mpich MO_WHATIF=a" in proc.stdout and "mpich MO_WHATIF=b" in proc.stdout

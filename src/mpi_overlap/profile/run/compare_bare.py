@@ -89,19 +89,30 @@ def summarize(launches: list[dict[str, Any]], reps: int, stopped: str | None) ->
 
 
 def sentence(cost: dict[str, Any] | None) -> str | None:
-    """The finding: 'The profiler made this program's launches 1.031× as long ...'."""
+    """The finding: 'The profiler made this program's launches 1.031× as long ...', or,
+    where the pairs do not resolve it (analysis/figures.unresolved: too few pairs, most
+    of them disturbed, or an interval wider than the figure's distance from no cost),
+    'not resolved' with why, and no figure stated as a finding."""
     if not cost or cost.get("ratio") is None:
         if cost and cost.get("stopped"):
             return f"The profiler's cost was not measured: {cost['stopped']}."
         return None
+    from ...analysis.figures import figure, unresolved
+
     n = len(cost["pairs"])
-    ci = (f" (95 % interval {cost['ci95_low']:.3f}–{cost['ci95_high']:.3f})"
-          if cost.get("ci95_low") is not None else " (one pair: no interval)")
+    pairs = (f"{n} interleaved pair{'s' if n != 1 else ''} of launches without and with "
+             "it")
     noisy = (f"; other processes took CPU time during {cost['disturbed_pairs']} of them"
              if cost.get("disturbed_pairs") else "")
+    why = unresolved(figure("launch_cost", "the profiler's cost on the launches",
+                            cost["ratio"], "ratio", "cost",
+                            ci=(cost.get("ci95_low"), cost.get("ci95_high")), pairs=n,
+                            disturbed=cost.get("disturbed_pairs") or 0), 100, " %")
+    if why:
+        return f"The profiler's cost on this program's launches is {why}, from {pairs}{noisy}."
+    ci = f" (95 % interval {cost['ci95_low']:.3f}–{cost['ci95_high']:.3f})"
     return (f"The profiler made this program's launches {cost['ratio']:.3f}× as long{ci}, "
-            f"from {n} interleaved pair{'s' if n != 1 else ''} of launches without and with "
-            f"it{noisy}.")
+            f"from {pairs}{noisy}.")
 
 
 def sentences(cost: dict[str, Any] | None) -> list[str]:
