@@ -2,9 +2,11 @@
 blocking halo whose receive-only calls wait for eager faces in flight (the flight is
 the model's T, not the residual; send-only and receive-only calls keep a median each);
 on another target (the residual on another transport): a hand-worked program where
-the target makes an eager send rendezvous and has a smaller per-message time, and on
-generated programs that costs which change nothing give the recorded residuals bit for
-bit, and that the C pass replays moved residuals as the Python pass does."""
+the target makes an eager send rendezvous and has a smaller per-message time, one whose
+receives took longer than the table's T on a link (the time in flight the table does
+not price, engine.on_target), and on generated programs that costs which change nothing
+give the recorded residuals bit for bit, and that the C pass replays moved residuals
+and flight as the Python pass does."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap.predict.engine import replay, residuals
+from mpi_overlap.predict.engine import on_target, replay, residuals, with_flight
 from mpi_overlap.predict.model import Costs
 from mpi_overlap.predict.program import (
     RECV_BLOCK,
@@ -86,6 +88,59 @@ def test_time_in_flight_is_not_kept_twice_and_each_kind_has_its_own() -> None:
         assert rep.exit[r][1:3] == pytest.approx([x.exit for x in prog.calls[r][1:3]])
 
 
+def _late_faces(hosts: list[str]) -> tuple:
+    """Rank 1 sends five eager 32 KiB faces (MPI_Send, 10 µs = o_s) to rank 0, which
+    posted each receive long before and enters its MPI_Wait 300 µs after the send, when
+    the model has the face in (T 100 µs, o_r 10 µs): each wait is o_r plus 20, 220, 20,
+    220, 220 µs unexplained."""
+    extra = [20, 220, 20, 220, 220]
+    r0 = []
+    r1 = []
+    for k, x in enumerate(extra):
+        t = (k + 1) * 1e-3
+        r0 += [("MPI_Irecv", [(RECV_POST, k)], t - 500 * US, t - 499 * US),
+               ("MPI_Wait", [(RECV_DONE, k)], t + 300 * US, t + (310 + x) * US)]
+        r1 += [("MPI_Send", [(SEND_BLOCK, k)], t, t + 10 * US)]
+    prog = two_ranks(r0, r1)
+    prog.msgs += [Msg(1, 0, 32768) for _ in extra]
+    prog.hosts = hosts
+    rec = Costs(T=[100 * US] * 5, o_s=[10 * US] * 5, o_r=[10 * US] * 5, eager=[True] * 5,
+                coll=[])
+    return prog, rec
+
+
+def test_time_beyond_the_tables_flight_scales_with_the_targets_t() -> None:
+    """The waits' least (FLIGHT_QUANTILE, 0.1, of 20, 20, 220, 220, 220: 20 µs) is the
+    call's own; the rest (0, 200, 0, 200, 200 µs) is the face's time beyond the table's
+    T, 0, 2, 0, 2, 2 times the recorded T of 100 µs: median 2. On a target with T 40 µs
+    each face gets 2 x 40 = 80 µs more in flight and the wait keeps 20 µs. On the
+    recorded costs, on a slower target (T 200 µs) and between ranks on one host nothing
+    moves: the median of the waits, 220 µs, stays in the call."""
+    prog, rec = _late_faces(["n0", "n1"])
+    as_recorded = residuals(prog, rec)
+    assert as_recorded[0]["MPI_Wait (receives)"] == pytest.approx(220 * US)
+    assert on_target(prog, rec, rec) == (as_recorded, [0.0] * 5)
+    faster = replace(rec, T=[40 * US] * 5)
+    resid, extra = on_target(prog, rec, faster)
+    assert resid[0]["MPI_Wait (receives)"] == pytest.approx(20 * US)
+    assert resid[0]["MPI_Irecv (receives)"] == pytest.approx(1 * US)
+    assert resid[1] == as_recorded[1]
+    assert extra == pytest.approx([80 * US] * 5)
+    flown = with_flight(faster, extra)
+    assert [t / US for t in flown.T] == pytest.approx([120.0] * 5)
+    # the replay: each face is in rank 0's MPI 120 - 10 µs after its send; the wait
+    # returns o_r and its 20 µs after that or after its enter, the later
+    rep = replay(prog, flown, resid, engine="python")
+    assert [rep.exit[0][2 * k + 2] for k in range(5)] == pytest.approx(
+        [max(rep.enter[0][2 * k + 2], rep.send_post[k] + 110 * US) + 30 * US
+         for k in range(5)])
+    slower = replace(rec, T=[200 * US] * 5)
+    assert on_target(prog, rec, slower)[1] == [0.0] * 5
+    assert on_target(prog, rec, slower)[0][0]["MPI_Wait (receives)"] == pytest.approx(220 * US)
+    one_host, _ = _late_faces(["n0", "n0"])
+    assert on_target(one_host, rec, faster)[1] == [0.0] * 5
+
+
 def _with_floors(rng: random.Random, c: Costs, nmsg: int, ncoll: int) -> Costs:
     return replace(c, floor=[rng.choice((1 * US, 10 * US)) for _ in range(nmsg)],
                    coll_floor=[rng.choice((1 * US, 10 * US)) for _ in range(ncoll)])
@@ -107,7 +162,9 @@ def test_c_pass_replays_moved_residuals_as_python(c_library: Path,  # noqa: F811
     prog = program(rng, rng.randint(2, 6), rng.randint(1, 20), patterns=PATTERNS)
     rec = _with_floors(rng, costs(rng, prog), len(prog.msgs), len(prog.colls))
     tgt = _with_floors(rng, costs(rng, prog), len(prog.msgs), len(prog.colls))
-    resid = residuals(prog, rec, tgt)
+    prog.hosts = [f"n{r % 2}" for r in range(prog.ranks)]  # the flight moves too
+    resid, extra = on_target(prog, rec, tgt)
+    tgt = with_flight(tgt, extra)
     a = replay(prog, tgt, resid, engine="python")
     b = replay(prog, tgt, resid, engine="c")
     assert b.engine == "c"

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import gc
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -66,6 +66,10 @@ N_TO_ONE = frozenset({"reduce", "gather", "gatherv"})
 # time is skewed upwards), the mean spreads a rare long call (a rank descheduled inside
 # MPI) over every call of the function.
 RESIDUAL_QUANTILE = 0.5
+# The share of a call's unexplained time that is its own where the receives it completes
+# may have been held up on the link (engine.on_target): the least its function and kind
+# of call took on the rank, as a low quantile so that one odd call does not set it.
+FLIGHT_QUANTILE = 0.1
 
 
 @dataclass
@@ -116,8 +120,16 @@ def residuals(prog: Program, recorded_costs: Costs,
     the call's unexplained time (recorded duration - its recorded waiting - the model's
     in-call cost at the recorded table and times, model.incall_at, which counts an
     eager receive's time in flight; not below 0). Without `target_costs` (or with costs
-    that change nothing) as recorded; on another target as docs/method.md says
-    ("Predicting by replay", the residual on another transport):
+    that change nothing) as recorded; on another target as on_target says."""
+    return on_target(prog, recorded_costs, target_costs)[0]
+
+
+def on_target(prog: Program, recorded_costs: Costs,
+              target_costs: Costs | None = None) -> tuple[list[dict[str, float]], list[float]]:
+    """The residuals (residuals) and, per message, the time in flight the recorded table
+    does not price, on the target (0 where nothing moves), which with_flight adds to the
+    target's T. On another target as docs/method.md says ("Predicting by replay", the
+    residual on another transport, and the time in flight the table does not price):
 
     * a call that does a message's own work at the recorded table (an eager send's post,
       a rendezvous end's completion, a receive's completion, a blocking send or receive:
@@ -125,6 +137,12 @@ def residuals(prog: Program, recorded_costs: Costs,
       (datatype packing, copies beyond the table's contiguous ping-pong). It is kept, split
       evenly over those ends, and each share goes to the call that does the end's work on
       the target (a send's post if eager there, else the call that completes it);
+    * of a call that completes receives whose T the target changes, only the least its
+      function and kind of call took on that rank (the FLIGHT_QUANTILE of their
+      unexplained times) is the call's own; the rest is time the data took beyond the
+      table's T (a link the messages keep busy, which a ping-pong does not), split evenly
+      over those receives, each as a fraction of its recorded T: the median fraction of
+      the function and kind times the target's T is added to the message's T;
     * any other call (a post that moves nothing yet, an eager send's completion, a
       collective) holds the transport's own time per call: its class's zero-byte time
       (Costs.floor, per operation) is taken out and the target's put in, not below 0.
@@ -135,16 +153,22 @@ def residuals(prog: Program, recorded_costs: Costs,
     waits = call_waits(prog, as_recorded)
     posts = as_recorded.send_post
     out: list[dict[str, float]] = []
+    extra = [0.0] * len(prog.msgs)
+    crossed = _crossed(prog)
     for rank, calls in enumerate(prog.calls):
         counted = [i for i in range(1, len(calls) - 1) if calls[i].ops]
+        unexplained = {i: max(0.0, calls[i].duration - waits[rank][i]
+                              - incall_at(recorded_costs, calls[i].ops, calls[i].enter, posts))
+                       for i in counted}
         # per call: what it holds on the target, by the function it came from
         parts: list[dict[str, float]] = [{} for _ in calls]
         where = _op_calls(calls) if target_costs is not None else {}
+        if target_costs is not None:
+            _flight(calls, counted, unexplained, recorded_costs, target_costs, crossed, extra)
         for i in counted:
             c = calls[i]
             key = call_key(c)
-            res = max(0.0, c.duration - waits[rank][i]
-                      - incall_at(recorded_costs, c.ops, c.enter, posts))
+            res = unexplained[i]
             if target_costs is None:
                 parts[i][key] = res
                 continue
@@ -166,7 +190,51 @@ def residuals(prog: Program, recorded_costs: Costs,
         for i in counted:
             per_key.setdefault(call_key(calls[i]), []).append(parts[i])
         out.append({key: _median_parts(key, v) for key, v in per_key.items()})
-    return out
+    return out, extra
+
+
+def _crossed(prog: Program) -> list[bool]:
+    """Per message: whether its ranks were on different hosts in the recorded run (False
+    where a host is not known)."""
+    h = prog.hosts
+    return [bool(h) and h[m.sender] != "" and h[m.receiver] != "" and h[m.sender] != h[m.receiver]
+            for m in prog.msgs]
+
+
+def _flight(calls: list[Call], counted: list[int], unexplained: dict[int, float],
+            rec: Costs, tgt: Costs, crossed: list[bool], extra: list[float]) -> None:
+    """Per function and kind of call of one rank whose calls complete receives that the
+    target prices otherwise: cut each call's unexplained time to the key's
+    FLIGHT_QUANTILE (in `unexplained`), and add to each such receive's message in `extra`
+    the key's median over its calls of the rest per receive, as a fraction of the
+    message's recorded T, times the target's T."""
+    def moving(i: int) -> list[int]:
+        return [k for k, side in _work_ends(rec, calls[i].ops)
+                if side == 1 and crossed[k] and tgt.T[k] < rec.T[k]]
+
+    by_key: dict[str, list[int]] = {}
+    for i in counted:
+        if moving(i):
+            by_key.setdefault(call_key(calls[i]), []).append(i)
+    for idx in by_key.values():
+        own = float(np.quantile([unexplained[i] for i in idx], FLIGHT_QUANTILE))
+        fractions: list[float] = []
+        ends: list[int] = []
+        for i in idx:
+            recv = moving(i)
+            rest = unexplained[i] - own if unexplained[i] > own else 0.0
+            unexplained[i] -= rest
+            fractions.extend(rest / len(recv) / rec.T[k] for k in recv)
+            ends.extend(recv)
+        f = float(np.quantile(fractions, RESIDUAL_QUANTILE))
+        for k in ends:
+            extra[k] += f * tgt.T[k]
+
+
+def with_flight(c: Costs, extra: list[float]) -> Costs:
+    """The target's costs with each message's time in flight beyond the table's added to
+    its T (on_target; o_s and o_r unchanged, so an eager arrival moves by as much)."""
+    return replace(c, T=[t + x for t, x in zip(c.T, extra, strict=True)])
 
 
 def _median_parts(key: str, parts: list[dict[str, float]]) -> float:

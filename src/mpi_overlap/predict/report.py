@@ -14,7 +14,16 @@ from typing import Any
 from ..core.errors import UserError
 from ..core.formatting import fmt_time
 from .bounds import call_bounds, totals
-from .engine import RankFigures, Replay, call_waits, figures, recorded, replay, residuals
+from .engine import (
+    RankFigures,
+    Replay,
+    call_waits,
+    figures,
+    on_target,
+    recorded,
+    replay,
+    with_flight,
+)
 from .gains import Labels, gains, site_labels
 from .model import OVERLAPS, PROGRESS, Costs, Link, Target, costs, parse_latency, parse_rate
 from .program import Program, build_program
@@ -123,7 +132,9 @@ def predict(req: Request) -> dict[str, Any]:
                         "MPI_Finalize")
     rec_costs = costs(prog, Target(table=run_table or target.table))
     tgt_costs = costs(prog, target)
-    resid = residuals(prog, rec_costs, tgt_costs)  # the unexplained time, on the target
+    # the unexplained time on the target, and the time in flight the table does not price
+    resid, extra = on_target(prog, rec_costs, tgt_costs)
+    tgt_costs = with_flight(tgt_costs, extra)
     started = time.perf_counter()
     rep = replay(prog, tgt_costs, resid, target.overlap, target.progress)
     seconds = time.perf_counter() - started
