@@ -178,7 +178,11 @@ def predict(req: Request) -> dict[str, Any]:
                    "engine_note": rep.engine_note,
                    "events_per_s": rep.events / seconds if seconds > 0 else None,
                    "messages": len(prog.msgs), "collectives": len(prog.colls),
-                   "calls": sum(max(len(c) - 2, 0) for c in prog.calls)},
+                   "calls": sum(max(len(c) - 2, 0) for c in prog.calls),
+                   # the recorded receives' time beyond the table's T, moved into the
+                   # messages' T on this target (engine.on_target)
+                   "flight_moved": {"messages": sum(1 for x in extra if x > 0.0),
+                                    "seconds": sum(extra)}},
         "functions": by_function(sites),
         "sites": sites,
         "advice_gains": _advice_gains(req, prog, tgt_costs, resid, target, rep, analysis,
@@ -296,6 +300,11 @@ def describe(doc: dict[str, Any]) -> list[str]:
                  + (f", {'C' if rp.get('engine') == 'c' else 'Python'} pass)" if rate else ""))
     if rp.get("engine_note"):
         lines.append(f"note: {rp['engine_note']}")
+    moved = rp.get("flight_moved") or {}
+    if moved.get("messages"):
+        lines.append(f"note: {moved['messages']} messages got {fmt_time(moved['seconds'])} in "
+                     "flight beyond the table's T, the share of T the recorded receives took "
+                     "longer (docs/method.md, \"The time in flight the table does not price\")")
     lines += _describe_gains(doc.get("advice_gains") or {})
     for why, n in doc["left_out"].items():
         lines.append(f"note: left out: {n} {why}")
