@@ -8,7 +8,9 @@ by replay", states the rules; in short:
   its *residual*: the part of the recorded call that the model does not explain (the
   median, over that function's calls of that kind on that rank, of the recorded
   duration minus its recorded waiting and the model's in-call cost at the recorded
-  table and times), moved to the target's transport first (residuals). A call that
+  table and times), moved to the target's transport first (residuals; on a target with
+  a smaller T, what a receive on a link took beyond the table's T goes to the message's
+  T instead, on_target and with_flight). A call that
   replays nothing
   (MPI_Comm_rank, a message without a partner) keeps its recorded duration;
 * an eager message's send completes o_s after its post (the posting call holds until
