@@ -253,15 +253,6 @@ def residual_key(fn: str, kind: int) -> str:
 
 def incall_cost(c: Costs, ops: list[tuple[int, int]]) -> float:
     """What the model puts inside a call when no partner keeps it waiting: the longest of
-    its operations' own parts (message_work's, and a blocking collective's time)."""
-    best = 0.0
-    for op, k in ops:
-        if op == COLL_BLOCK:
-            x = c.coll[k]
-        else:
-            work = message_work(c, op, k)
-            if work is None:
-                continue
-            x = work[1]
-        best = max(best, x)
-    return best
+    its operations' own parts (message_work's, and a blocking collective's time); incall_at
+    without the times of the sends' posts, so with no data still in flight."""
+    return incall_at(c, ops, 0.0, [])
