@@ -115,6 +115,14 @@ def call_key(call: Call) -> str:
     return residual_key(call.fn, call_kind(call.ops))
 
 
+def call_keys(prog: Program) -> list[list[str]]:
+    """call_key of every call, per rank: worked out on the program's first use and kept
+    with it (Program.keys), since every replay of it (one per advice item) reads them."""
+    if prog.keys is None:
+        prog.keys = [[call_key(c) for c in cs] for cs in prog.calls]
+    return prog.keys
+
+
 def residuals(prog: Program, recorded_costs: Costs,
               target_costs: Costs | None = None) -> list[dict[str, float]]:
     """Per rank, function and kind of call (call_key: one that ends messages only as
@@ -157,7 +165,9 @@ def on_target(prog: Program, recorded_costs: Costs,
     out: list[dict[str, float]] = []
     extra = [0.0] * len(prog.msgs)
     crossed = _crossed(prog)
+    keys_of = call_keys(prog)
     for rank, calls in enumerate(prog.calls):
+        keys = keys_of[rank]
         counted = [i for i in range(1, len(calls) - 1) if calls[i].ops]
         unexplained = {i: max(0.0, calls[i].duration - waits[rank][i]
                               - incall_at(recorded_costs, calls[i].ops, calls[i].enter, posts))
@@ -166,10 +176,11 @@ def on_target(prog: Program, recorded_costs: Costs,
         parts: list[dict[str, float]] = [{} for _ in calls]
         where = _op_calls(calls) if target_costs is not None else {}
         if target_costs is not None:
-            _flight(calls, counted, unexplained, recorded_costs, target_costs, crossed, extra)
+            _flight(calls, keys, counted, unexplained, recorded_costs, target_costs, crossed,
+                    extra)
         for i in counted:
             c = calls[i]
-            key = call_key(c)
+            key = keys[i]
             res = unexplained[i]
             if target_costs is None:
                 parts[i][key] = res
@@ -190,7 +201,7 @@ def on_target(prog: Program, recorded_costs: Costs,
             parts[i][key] = parts[i].get(key, 0.0) + (kept if kept > 0.0 else 0.0)
         per_key: dict[str, list[dict[str, float]]] = {}
         for i in counted:
-            per_key.setdefault(call_key(calls[i]), []).append(parts[i])
+            per_key.setdefault(keys[i], []).append(parts[i])
         out.append({key: _median_parts(key, v) for key, v in per_key.items()})
     return out, extra
 
@@ -203,27 +214,28 @@ def _crossed(prog: Program) -> list[bool]:
             for m in prog.msgs]
 
 
-def _flight(calls: list[Call], counted: list[int], unexplained: dict[int, float],
-            rec: Costs, tgt: Costs, crossed: list[bool], extra: list[float]) -> None:
+def _flight(calls: list[Call], keys: list[str], counted: list[int],
+            unexplained: dict[int, float], rec: Costs, tgt: Costs, crossed: list[bool],
+            extra: list[float]) -> None:
     """Per function and kind of call of one rank whose calls complete receives that the
     target prices otherwise: cut each call's unexplained time to the key's
     FLIGHT_QUANTILE (in `unexplained`), and add to each such receive's message in `extra`
     the key's median over its calls of the rest per receive, as a fraction of the
     message's recorded T, times the target's T."""
-    def moving(i: int) -> list[int]:
-        return [k for k, side in _work_ends(rec, calls[i].ops)
-                if side == 1 and crossed[k] and tgt.T[k] < rec.T[k]]
-
+    moving: dict[int, list[int]] = {}  # per call, the receives it completes that move
     by_key: dict[str, list[int]] = {}
     for i in counted:
-        if moving(i):
-            by_key.setdefault(call_key(calls[i]), []).append(i)
+        recv = [k for k, side in _work_ends(rec, calls[i].ops)
+                if side == 1 and crossed[k] and tgt.T[k] < rec.T[k]]
+        if recv:
+            moving[i] = recv
+            by_key.setdefault(keys[i], []).append(i)
     for idx in by_key.values():
         own = float(np.quantile([unexplained[i] for i in idx], FLIGHT_QUANTILE))
         fractions: list[float] = []
         ends: list[int] = []
         for i in idx:
-            recv = moving(i)
+            recv = moving[i]
             rest = unexplained[i] - own if unexplained[i] > own else 0.0
             unexplained[i] -= rest
             fractions.extend(rest / len(recv) / rec.T[k] for k in recv)
@@ -379,6 +391,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
     rooted = _rooted(prog)
     size = [len(cl.members) for cl in colls]
     calls = prog.calls
+    keys = call_keys(prog)
     last = [len(cs) - 1 for cs in calls]
     enters: list[list[float]] = [[nan] * len(cs) for cs in calls]
     exits: list[list[float]] = [[nan] * len(cs) for cs in calls]
@@ -401,7 +414,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         in lists beforehand: building them cost as much as the rest of the pass."""
         cs = calls[r]
         c_ = cs[i]
-        f = tmax[r] + (resid[r].get(call_key(c_), 0.0) if c_.ops else c_.exit - c_.enter)
+        f = tmax[r] + (resid[r].get(keys[r][i], 0.0) if c_.ops else c_.exit - c_.enter)
         exits[r][i] = f
         g = cs[i + 1].enter - c_.exit
         if compute is not None:
@@ -702,7 +715,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         left = need[r] - 1
         need[r] = left
         if not left:  # next_enter(r, i), inlined: most calls return here
-            f = tmax[r] + (resid[r].get(call_key(call), 0.0) if ops else call.exit - call.enter)
+            f = tmax[r] + (resid[r].get(keys[r][i], 0.0) if ops else call.exit - call.enter)
             exits[r][i] = f
             g = cs[i + 1].enter - call.exit
             if compute is not None:

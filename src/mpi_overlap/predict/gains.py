@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..profile.documents.callsites import addresses
-from .engine import NO_CHANGE, Change, Replay, call_key, replay
+from .engine import NO_CHANGE, Change, Replay, call_keys, replay
 from .model import Costs, incall_cost
 from .program import (
     COLL_BLOCK,
@@ -250,10 +250,11 @@ def held(prog: Program, rep: Replay, c: Costs, resid: list[dict[str, float]],
     own cost because its transfer moved during an earlier call's wait (not clamped, so
     that MPI time = this + the own costs exactly)."""
     total = 0.0
+    keys = call_keys(prog)[rank]
     for i, call in enumerate(prog.calls[rank][1:-1], start=1):
         if call.ops:
             d = rep.exit[rank][i] - rep.enter[rank][i]
-            total += d - resid[rank].get(call_key(call), 0.0) - _own(c, call.ops, change)
+            total += d - resid[rank].get(keys[i], 0.0) - _own(c, call.ops, change)
     return total
 
 

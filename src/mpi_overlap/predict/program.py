@@ -77,9 +77,11 @@ class Program:
     colls: list[Coll] = field(default_factory=list)
     hosts: list[str] = field(default_factory=list)  # per rank ("" unknown)
     left_out: dict[str, int] = field(default_factory=dict)  # what was not replayed, why
-    # the C replay pass's arrays, made on the first replay (predict/native.py: Layout);
-    # out of the repr and comparisons, which are of the program itself
+    # the C replay pass's arrays, made on the first replay (predict/native.py: Layout),
+    # and per rank and call the key its residual is kept under (engine.call_keys): out of
+    # the repr and comparisons, which are of the program itself
     layout: Any = field(default=None, init=False, repr=False, compare=False)
+    keys: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def ranks(self) -> int:
