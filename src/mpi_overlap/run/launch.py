@@ -47,6 +47,13 @@ class LaunchResult:
     # How many of the job's threads ran on how many cores (thread_census.py).
     threads: dict[str, Any] | None = None
 
+    def record(self, where: str) -> dict[str, Any]:
+        """What a timed launch's record keeps of it (`where`: its folder in the run
+        directory): disturbed when other processes or the hypervisor took CPU from it."""
+        return {"dir": where, "status": self.status, "message": self.message,
+                "elapsed_s": self.elapsed_s,
+                "disturbed": bool((self.host_load or {}).get("disturbed"))}
+
 
 # -n is refused above MAX_RANKS whatever the launcher (a typo such as -n 1000000000 must
 # not start anything), and with the toolchain's own mpiexec above OVERSUBSCRIBE_FACTOR

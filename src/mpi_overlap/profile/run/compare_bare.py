@@ -45,11 +45,8 @@ def measure(command: Callable[[Path | None], list[str]], env: dict[str, str], ru
             if progress:
                 progress(len(launches), total, sub.name)
             outcome = run_job(command(sub if profiled else None), env, sub, timeout_s=timeout_s)
-            load = outcome.host_load or {}
-            launches.append({"rep": rep, "profiled": profiled, "dir": str(sub.relative_to(run_dir)),
-                             "status": outcome.status, "message": outcome.message,
-                             "elapsed_s": outcome.elapsed_s,
-                             "disturbed": bool(load.get("disturbed"))})
+            launches.append({"rep": rep, "profiled": profiled,
+                             **outcome.record(str(sub.relative_to(run_dir)))})
             if outcome.status != "complete":
                 stopped = f"{sub.name}: {outcome.message or outcome.status}"
                 break

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ...core.formatting import fmt_pct_cell
+from ...core.procs import run_tool
 from ...core.ui import ProgressFn
 from ...run.launch import run_job
 from ...run.preload import LIBRARY
@@ -50,10 +52,9 @@ def availability() -> tuple[str | None, str | None]:
     if perf is None:
         return None, "perf is not on PATH"
     try:
-        version = subprocess.run([perf, "--version"], capture_output=True, text=True,
-                                 timeout=PROBE_TIMEOUT_S).stdout.strip()
-        probe = subprocess.run([perf, "record", "-q", "-o", os.devnull, "--", "true"],
-                               capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+        version = run_tool([perf, "--version"], timeout_s=PROBE_TIMEOUT_S).stdout.strip()
+        probe = run_tool([perf, "record", "-q", "-o", os.devnull, "--", "true"],
+                         timeout_s=PROBE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as err:
         return None, f"perf could not be run ({err})"
     version = version.removeprefix("perf version ").strip() or None
@@ -163,9 +164,7 @@ def measure(command: Callable[[list[str], Path], list[str]], env: dict[str, str]
     outcome = run_job(command(rank_wrapper(sub.resolve()), sub), env, sub,
                       timeout_s=timeout_s, progress=progress)
     # other processes' CPU time (disturbed) takes no sample of a rank's: said, not refused
-    launch = {"dir": DIR, "status": outcome.status, "message": outcome.message,
-              "elapsed_s": outcome.elapsed_s,
-              "disturbed": bool((outcome.host_load or {}).get("disturbed"))}
+    launch = outcome.record(DIR)
     if outcome.status != "complete":
         return document([], version=version, launch=launch,
                         why_not=f"the launch under perf: {outcome.message or outcome.status}")
@@ -174,9 +173,8 @@ def measure(command: Callable[[list[str], Path], list[str]], env: dict[str, str]
     for path in sorted(sub.glob("perf.rank-*"),
                        key=lambda p: (_rank_of(p.name) is None, _rank_of(p.name) or 0, p.name)):
         try:
-            proc = subprocess.run(["perf", "report", "-i", str(path), "--no-children",
-                                   "--sort", "dso", "--stdio", "-n"],
-                                  capture_output=True, text=True, timeout=REPORT_TIMEOUT_S)
+            proc = run_tool(["perf", "report", "-i", str(path), "--no-children", "--sort",
+                             "dso", "--stdio", "-n"], timeout_s=REPORT_TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as err:
             return document([], version=version, launch=launch,
                             why_not=f"perf report of {path.name} failed ({err})")
@@ -193,7 +191,7 @@ def measure(command: Callable[[list[str], Path], list[str]], env: dict[str, str]
 
 def pct(x: float) -> str:
     """A share in per cent with enough digits for a fraction of a per cent."""
-    return f"{100 * x:.2f}"
+    return fmt_pct_cell(100 * x, 2)
 
 
 def sentence(doc: dict[str, Any] | None) -> str | None:
