@@ -5,9 +5,12 @@ sends 20 ms late.
 
 The calls answer as they do without the profiler (idle_waits checks data, statuses and
 indices itself and exits 1 otherwise), the profile counts what that file posts, and the
-same run without MPI_OVERLAP_IDLE=1 (the default: off) gives the same transfers with no
-step taken while waiting. How much time the processing saves is a benchmark's business
-(docs/profiler.md, "Memory and cost"), not a test's.
+same run with MPI_OVERLAP_IDLE=0 gives the same transfers with no step taken while
+waiting. With MPI_OVERLAP_IDLE=auto each thread picks the path by trials on its own
+pace (native/profiler/mop_idle_pick.h): a message-rate loop long enough for a few
+epochs runs trials, and every trial starts on the idle path. How much time the
+processing saves is a benchmark's business (docs/profiler.md, "Memory and cost"), not a
+test's.
 """
 
 from __future__ import annotations
@@ -35,21 +38,27 @@ IN_CALL = {"MPI_Recv": RECEIVES["recv"] + RECEIVES["probe"], "MPI_Mrecv": RECEIV
 NONBLOCKING = sum(RECEIVES.values()) - sum(IN_CALL.values())
 
 
-def _profile(tmp: Path, toolchain: str, env: dict[str, str]) -> dict[str, Any]:
-    """Rank 1's profile of one run."""
+def _profiles(tmp: Path, toolchain: str, env: dict[str, str], app: str,
+              *args: str) -> tuple[dict[int, dict[str, Any]], str]:
+    """Each rank's profile of one run of the build's `app` ("tests/idle_waits"), and
+    the command's stderr."""
     tc = get_toolchain(toolchain)
     ensure_built(tc)
-    app = build_dir_for(tc) / "tests" / "idle_waits"
     tmp.mkdir(parents=True, exist_ok=True)
     out = tmp / "runs"
     proc = run_cli("profile", "--mpi", toolchain, "-n", "2", "--out", str(out), "--",
-                   str(app), str(REPS), env=env, timeout=600, cwd=tmp)
+                   str(build_dir_for(tc) / app), *args, env=env, timeout=600, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
     run = load_run(sorted(p for p in out.iterdir() if (p / "run.json").is_file())[-1])
     ranks = {d["rank"]: d for d in run.result["ranks"]}
     assert sorted(ranks) == [0, 1]
     assert all(d["status"] == "complete" for d in ranks.values())
-    return ranks[1]["profile"]
+    return {r: d["profile"] for r, d in ranks.items()}, proc.stderr
+
+
+def _profile(tmp: Path, toolchain: str, env: dict[str, str]) -> dict[str, Any]:
+    """Rank 1's profile of one run of idle_waits."""
+    return _profiles(tmp, toolchain, env, "tests/idle_waits", str(REPS))[0][1]
 
 
 @pytest.fixture(scope="module", params=toolchain_params(systems=False))
@@ -57,7 +66,7 @@ def profiles(request, tmp_path_factory) -> dict[str, dict[str, Any]]:
     toolchain = request.param
     tmp = tmp_path_factory.mktemp(f"idle-{toolchain}")
     return {"on": _profile(tmp / "on", toolchain, {"MPI_OVERLAP_IDLE": "1"}),
-            "off": _profile(tmp / "off", toolchain, {})}
+            "off": _profile(tmp / "off", toolchain, {"MPI_OVERLAP_IDLE": "0"})}
 
 
 def _transfers(p: dict[str, Any]) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
@@ -81,3 +90,35 @@ def test_what_the_receiver_posted_is_counted(profiles, mode):
     counters = profiles[mode]["counters"]
     odd = {k: v for k, v in counters.items() if v and k not in BOOKKEEPING | TIMING_NOTES}
     assert odd == {}
+
+
+# mo_msgrate for about 0.3 s: some hundred thousand events a rank, tens of epochs
+# (MOP_PICK_EPOCH = 16384 events).
+MSGRATE = ("bench/mo_msgrate", "--sizes", "8", "--window", "64", "--reps", "3",
+           "--sample-ms", "100", "--output", "msgrate.json")
+PICK = ("pick_epochs", "pick_trials", "pick_idle_epochs")
+
+
+def test_auto_runs_trials_and_the_other_settings_none(tmp_path):
+    auto, stderr = _profiles(tmp_path / "auto", "mpich", {"MPI_OVERLAP_IDLE": "auto"},
+                             *MSGRATE)
+    assert "MPI_OVERLAP_IDLE" not in stderr
+    for p in auto.values():
+        c = p["counters"]
+        # warm-up epochs, then a trial: each starts with an epoch on the idle path
+        assert c["pick_epochs"] >= 4 and c["pick_trials"] >= 1
+        assert c["pick_trials"] - 1 <= c["pick_idle_epochs"] <= c["pick_epochs"]
+        assert (c.get("idle_steps", 0) > 0) == (c["pick_idle_epochs"] > 0)
+    for setting in ("0", "1"):
+        fixed, _ = _profiles(tmp_path / setting, "mpich", {"MPI_OVERLAP_IDLE": setting},
+                             *MSGRATE)
+        for p in fixed.values():
+            assert not any(p["counters"].get(k) for k in PICK)
+            assert (p["counters"].get("idle_steps", 0) > 0) == (setting == "1")
+
+
+def test_a_setting_it_does_not_know_is_named_and_the_default_used(tmp_path):
+    ranks, stderr = _profiles(tmp_path, "mpich", {"MPI_OVERLAP_IDLE": "yes"},
+                              "tests/idle_waits", "1")
+    assert "MPI_OVERLAP_IDLE: 'yes' is not one of 0, 1, auto" in stderr
+    assert all(p["totals"]["transfers"] > 0 for p in ranks.values())

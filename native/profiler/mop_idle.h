@@ -4,8 +4,9 @@
  * whether it would return now (MPI_Test*, MPI_Iprobe: what the blocking call
  * does in its own loop); while not, it processes a few of the thread's queued events
  * (mop_idle_step) and asks again; then it makes the blocking call, unless a
- * test already completed it. Only with a backlog (mop_idle_worth): a call that
- * does not wait pays one comparison. The work is the same, but it no longer
+ * test already completed it. Only on a thread whose path this is (th->idle:
+ * MPI_OVERLAP_IDLE=1, or its trials' pick, mop_idle_pick.h) and with a
+ * backlog (mop_idle_worth): a call that does not wait pays one comparison. The work is the same, but it no longer
  * stops the program at the next full queue, where on a message-rate loop it
  * stalled the other rank too (docs/profiler.md, "Memory and cost").
  *
@@ -62,11 +63,10 @@ static inline void mop_idle_waits_off(void)
 }
 
 /* Whether a Wait-family call should work on the queue before waiting
- * (mop_idle_worth, with mop_idle_waits, which is never on without mop_idle_on). */
+ * (mop_idle_worth, unless the waits may no longer test). */
 static inline bool mop_idle_wait_worth(const mop_thread *th)
 {
-    return __builtin_expect(th->n - th->done >= MOP_IDLE_BACKLOG, 0) &&
-           __atomic_load_n(&mop_idle_waits, __ATOMIC_RELAXED);
+    return mop_idle_worth(th) && __atomic_load_n(&mop_idle_waits, __ATOMIC_RELAXED);
 }
 
 /* Each is called only when mop_idle_worth(th), and returns as MOP_IDLE_UNTIL. */

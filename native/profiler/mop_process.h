@@ -35,6 +35,9 @@ typedef struct mop_region_acc {
     X(events)                  \
     X(flushes)                 \
     X(idle_steps)              \
+    X(pick_epochs)             \
+    X(pick_trials)             \
+    X(pick_idle_epochs)        \
     X(nested_calls)            \
     X(unmonitored_transfers)   \
     X(handle_reused)           \

@@ -31,6 +31,7 @@
 #include "json.h"
 #include "mop_fn_ids.h"
 #include "mop_gather.h"
+#include "mop_idle_pick.h"
 #include "mop_output.h"
 #include "mop_places.h"
 #include "mop_process.h"
@@ -43,7 +44,6 @@
 volatile int mop_active;
 int mop_xt_on;
 int mop_post_fusion;
-int mop_idle_on;
 int mop_idle_waits;
 _Thread_local mop_thread *mop_tls __attribute__((tls_model("initial-exec")));
 /* Set while this thread holds the process lock or its own thread lock, so a
@@ -56,7 +56,17 @@ typedef struct mop_thread_private {
     struct mop_thread_private *next;
     mop_thread *th;
     bool final_done;      /* the final write-out processed this thread's queue */
+    /* The processing path's trials (MPI_OVERLAP_IDLE=auto): events processed
+     * since the last epoch ended. */
+    mop_idle_pick pick;
+    uint32_t pick_events;
 } mop_thread_private;
+
+/* Where a thread's queue is processed (MPI_OVERLAP_IDLE, read at MPI_Init):
+ * when full only, also while calls wait (mop_idle.h), or picked by each
+ * thread's trials (mop_idle_pick.h). */
+typedef enum { MOP_IDLE_NEVER, MOP_IDLE_ALWAYS, MOP_IDLE_AUTO } mop_idle_mode;
+static mop_idle_mode mop_idle_setting;
 
 /* Its destructor processes an exiting thread's queue (mop_thread_gone). */
 static pthread_key_t mop_thread_key;
@@ -158,6 +168,31 @@ static bool mop_no_opt_setup(void)
     return status;
 }
 
+/* MPI_OVERLAP_IDLE: "0" processes the queue only when full, "1" also while
+ * calls wait, "auto" lets each thread pick by trials on its own pace
+ * (mop_idle_pick.h). Never while a trace is written: its chunks would become a
+ * few events each. The default is the plain path: measured side by side (bench
+ * profiler-overhead's idle launch, docs/profiler.md "Memory and cost"),
+ * processing while a call waits cost MPICH 440 ns more a message [204, 676] on
+ * a 2-core VM where it had saved 38 on another, and Open MPI nothing resolved. */
+#define MOP_IDLE_DEFAULT MOP_IDLE_NEVER
+static mop_idle_mode mop_idle_mode_of(const char *value, bool tracing)
+{
+    if (tracing)
+        return MOP_IDLE_NEVER;
+    if (!value || !*value)
+        return MOP_IDLE_DEFAULT;
+    if (strcmp(value, "0") == 0)
+        return MOP_IDLE_NEVER;
+    if (strcmp(value, "1") == 0)
+        return MOP_IDLE_ALWAYS;
+    if (strcmp(value, "auto") == 0)
+        return MOP_IDLE_AUTO;
+    if (mop_g.rank == 0)
+        mop_note("MPI_OVERLAP_IDLE: '%s' is not one of 0, 1, auto; the default is used", value);
+    return MOP_IDLE_DEFAULT;
+}
+
 /* ---- clock anchor --------------------------------------------------------- */
 
 /* The profiler's clock against CLOCK_REALTIME, the tightest of a few tries
@@ -194,6 +229,8 @@ mop_thread *mop_thread_attach(void)
     }
     pthread_mutex_init(&pv->lock, NULL);
     mop_cpu_init(&th->cpu);
+    mop_idle_pick_init(&pv->pick);
+    th->idle = mop_idle_setting == MOP_IDLE_ALWAYS;
     pv->th = th;
     th->priv = pv;
     th->xt_id = mop_xt_on ? mop_xt_register(&th->inbox) : 0;
@@ -247,13 +284,34 @@ static bool mop_process_queue(mop_thread_private *pv, uint32_t limit, bool idle)
     return false;
 }
 
-/* Takes the thread's lock and processes up to `limit` queued events. */
+/* With MPI_OVERLAP_IDLE=auto, each MOP_PICK_EPOCH events the owning thread
+ * processed end an epoch of its trials, which set its path (mop_idle_pick.h);
+ * with pv->lock held. Counted where the events are processed, not where they
+ * are pushed, so the push path pays nothing: the processing lags the pushes
+ * by at most a queue on the plain path and by a few events on the idle one. */
+static void mop_pick_count(mop_thread_private *pv, uint64_t processed)
+{
+    pv->pick_events += (uint32_t)processed;
+    if (pv->pick_events < MOP_PICK_EPOCH)
+        return;
+    pv->pick_events -= MOP_PICK_EPOCH;
+    pv->th->idle = (uint32_t)mop_idle_pick_epoch(&pv->pick, mop_now());
+    pv->proc.counters.pick_epochs = pv->pick.epochs;
+    pv->proc.counters.pick_trials = pv->pick.trials;
+    pv->proc.counters.pick_idle_epochs = pv->pick.idle_epochs;
+}
+
+/* Takes the thread's lock and processes up to `limit` queued events (the
+ * owning thread: a full queue, a step while it waits, its exit). */
 static bool mop_process_locked(mop_thread *th, uint32_t limit, bool idle)
 {
     mop_thread_private *pv = th->priv;
     mop_in_lock = 1;
     pthread_mutex_lock(&pv->lock);
+    uint64_t before = pv->proc.counters.events;
     bool more = mop_process_queue(pv, limit, idle);
+    if (mop_idle_setting == MOP_IDLE_AUTO)
+        mop_pick_count(pv, pv->proc.counters.events - before);
     pthread_mutex_unlock(&pv->lock);
     mop_in_lock = 0;
     return more;
@@ -937,14 +995,8 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     if (tracing)
         mop_need_peers = 1;
     mop_post_fusion = !mop_xt_on && !tracing;
-    /* Off unless MPI_OVERLAP_IDLE=1: measured side by side (bench profiler-overhead's
-     * idle launch, docs/profiler.md "Memory and cost"), processing while a call waits
-     * cost MPICH 440 ns more a message [204, 676] on a 2-core VM where it had saved 38 on
-     * another, and Open MPI nothing resolved; no rule that picks it from the running
-     * job is known to beat the plain path on both, so the plain path is the default. */
-    const char *idle = getenv("MPI_OVERLAP_IDLE");
-    mop_idle_on = !tracing && idle && strcmp(idle, "1") == 0;
-    mop_idle_waits = mop_idle_on;
+    mop_idle_setting = mop_idle_mode_of(getenv("MPI_OVERLAP_IDLE"), tracing);
+    mop_idle_waits = mop_idle_setting != MOP_IDLE_NEVER;
     __atomic_store_n(&mop_active, 1, __ATOMIC_RELEASE);
     mop_thread *th = mop_self();
     if (th) {

@@ -36,6 +36,10 @@ typedef struct mop_thread {
     /* Times q was processed (and emptied): with n, tells a post's wrapper
      * whether anything was pushed since its ENTER (mop_post_mark). */
     uint32_t flushes;
+    /* 1 while calls that wait process the queue (mop_idle.h): set at MPI_Init
+     * from MPI_OVERLAP_IDLE, or epoch by epoch by the thread's trials
+     * (mop_idle_pick.h). Beside n: mop_idle_worth reads both. */
+    uint32_t idle;
     struct mop_thread_private *priv; /* processing state, owned by mop_runtime.c */
     uint32_t xt_id;                  /* id in mop_xthread (0: not registered) */
     /* The call site a Fortran entry point saw (its return address into the
@@ -60,12 +64,10 @@ extern int mop_xt_on;
  * (their ENDs may be drained into the queue at any push) and no trace (its
  * readers know BEGIN and EXIT). Set at MPI_Init. */
 extern int mop_post_fusion;
-/* 1 when waiting calls may process the queue (mop_idle.h): set at MPI_Init
- * where MPI_OVERLAP_IDLE=1 and no trace is written (whose chunks would become
- * a few events each); off by default (mop_runtime.c says why). */
-extern int mop_idle_on;
-/* 1 while the Wait family may also test before waiting (set at MPI_Init as
- * mop_idle_on); 0 once the program has set an error handler (mop_idle.h). */
+/* 1 while the Wait family may also test before waiting (set at MPI_Init where
+ * the queue may be processed while waiting at all: not with a trace, whose
+ * chunks would become a few events each, nor MPI_OVERLAP_IDLE=0); 0 once the
+ * program has set an error handler (mop_idle.h). */
 extern int mop_idle_waits;
 
 /* After PMPI_Init(_thread) succeeded: reads the settings, loads and checks the
@@ -110,7 +112,7 @@ int mop_xt_route(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key, 
 /* Whether a call about to wait should first work on the queue. */
 static inline bool mop_idle_worth(const mop_thread *th)
 {
-    return __builtin_expect(th->n - th->done >= MOP_IDLE_BACKLOG, 0) && mop_idle_on;
+    return __builtin_expect(th->n - th->done >= MOP_IDLE_BACKLOG, 0) && th->idle;
 }
 
 static inline mop_thread *mop_self(void)

@@ -59,7 +59,8 @@ BENCHMARK = "profile"
 NO_DATA_STATUS = "disabled"
 PARTIAL_STATUS = ("incomplete", "running")
 # Counters that are bookkeeping, not attribution problems.
-BOOKKEEPING = ("events", "flushes", "idle_steps", "outstanding_peak")
+BOOKKEEPING = ("events", "flushes", "idle_steps", "pick_epochs", "pick_trials",
+               "pick_idle_epochs", "outstanding_peak")
 # Cases and counters that mean some transfer time was not attributed precisely.
 UNATTRIBUTED: dict[str, str] = {
     "begin-only": "transfers whose completion was never observed (freed, handle reused or "
