@@ -23,6 +23,7 @@ operations and for the residual of each function).
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from mpi_overlap.predict.model import Costs
 from mpi_overlap.predict.program import (
@@ -152,3 +153,18 @@ def costs(rng: random.Random, prog: Program) -> Costs:
     for cl in prog.colls:
         c.coll.append(rng.uniform(0.5e-6, 30e-6) * (1 + cl.nbytes / 65536))
     return c
+
+
+def shared_link(rng: random.Random, prog: Program, c: Costs, hosts: int) -> Costs:
+    """The costs with a shared link (model.link_waits): rank r on node r % hosts, each
+    ordered pair of nodes a direction, each message between nodes holding its direction
+    for a random 0.2-3 times its T (the tables' G s is 1-3 T on a busy emulated link)."""
+    node = [r % hosts for r in range(prog.ranks)]
+    lanes: dict[tuple[int, int], int] = {}
+    lane, occupy = [], []
+    for k, m in enumerate(prog.msgs):
+        crosses = node[m.sender] != node[m.receiver]
+        lane.append(lanes.setdefault((node[m.sender], node[m.receiver]), len(lanes))
+                    if crosses else -1)
+        occupy.append(c.T[k] * rng.uniform(0.2, 3.0) if crosses else 0.0)
+    return replace(c, lane=lane, occupy=occupy)

@@ -2,9 +2,10 @@
 the Python pass's timelines bit for bit (engine.py's _pass, the reference): on generated
 programs (tests/predict_synth.py) under every overlap and progress rule, with and
 without the changes advice gains apply (hidden ends, ends polled from their post,
-rescaled computation); on the fixture's cases of tests/test_predict_same_replay.py
-against their recorded digests; and where the C pass leaves a program to Python (a NaN
-time) or is not built, the Python pass answers and says why.
+rescaled computation), with and without a shared link; on the fixture's cases of
+tests/test_predict_same_replay.py against their recorded digests; and where the C pass
+leaves a program to Python (a NaN time) or is not built, the Python pass answers and
+says why.
 
 The library is compiled here from its sources with its CMake target's floating-point
 flags (no FMA contraction, no fast math; -O2 where the build's Release uses -O3: the bits
@@ -31,7 +32,7 @@ from hypothesis import strategies as st
 from mpi_overlap.predict import native
 from mpi_overlap.predict.engine import Change, replay, residuals
 from mpi_overlap.predict.program import Coll
-from predict_synth import PATTERNS, costs, program
+from predict_synth import PATTERNS, costs, program, shared_link
 from property_examples import examples
 from test_predict_same_replay import CASES, DIGESTS, OVERLAPS, _bits, _case, _change, digest
 
@@ -80,6 +81,28 @@ def test_c_pass_is_the_python_pass(c_library: Path, seed: int, ranks: int, round
     rng = random.Random(seed)
     prog = program(rng, ranks, rounds, patterns=tuple(patterns))
     c = costs(rng, prog)
+    resid = residuals(prog, c)
+    change = _change(rng, prog, kind)
+    for overlap in OVERLAPS:
+        for progress in ("calls", "async"):
+            got, want = _both(prog, c, resid, overlap, progress, change)
+            assert got == want, f"{overlap}/{progress}/{kind}"
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), ranks=st.integers(2, 12), rounds=st.integers(1, 25),
+       hosts=st.integers(1, 4),
+       patterns=st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=5, unique=True),
+       kind=st.sampled_from(("none", "hidden", "polled", "compute")))
+def test_c_pass_is_the_python_pass_on_a_shared_link(c_library: Path, seed: int, ranks: int,
+                                                     rounds: int, hosts: int,
+                                                     patterns: list[str], kind: str) -> None:
+    """With link directions shared (model.link_waits; `none` then floored by the model's
+    replay), the same bits."""
+    rng = random.Random(seed)
+    prog = program(rng, ranks, rounds, patterns=tuple(patterns))
+    c = shared_link(rng, prog, costs(rng, prog), hosts)
     resid = residuals(prog, c)
     change = _change(rng, prog, kind)
     for overlap in OVERLAPS:

@@ -46,6 +46,12 @@ struct pass {
     int bad;              /* set on a NaN time pushed: MOP_REPLAY_UNSUPPORTED */
     int nomem;
     int none, perfect, async_, hiding, polling, idle_post;
+    /* a link direction carries one message's G s at a time (engine.py book): Tx is each
+     * message's T plus its wait for its direction (in->T where no link is shared) */
+    int lanes_on;
+    const double *Tx;
+    double *Tx_own, *free_at;
+    uint8_t *booked;
 };
 
 static inline int isnan_(double x) { return x != x; }
@@ -106,6 +112,8 @@ static double next_enter(struct pass *p, int64_t r, int64_t i)
     const struct mop_replay_in *in = p->in;
     int64_t ci = in->call_off[r] + i;
     double f = p->tmax[r] + in->add[ci];
+    if (in->floor && in->floor[ci] > f)  /* none on a shared link */
+        f = in->floor[ci];
     p->out->exit[ci] = f;
     double g = in->enter[ci + 1] - in->exit[ci];
     if (in->compute)
@@ -121,6 +129,21 @@ static void resolved(struct pass *p, int64_t r, double t)
     p->need[r] = left;
     if (!left)
         push(p, next_enter(p, r, p->cur[r]), r);
+}
+
+/* engine.py book: message k's transfer starts at t and waits for its direction */
+static void book(struct pass *p, int64_t k, double t)
+{
+    p->booked[k] = 1;
+    int64_t x = p->in->lane[k];
+    if (x >= 0) {
+        double f = p->free_at[x];
+        if (f > t) {
+            p->Tx_own[k] = p->in->T[k] + (f - t);
+            t = f;
+        }
+        p->free_at[x] = t + p->in->occupy[k];
+    }
 }
 
 static void send_done(struct pass *p, int64_t k, double t)
@@ -161,7 +184,9 @@ static void msg_none(struct pass *p, int64_t k)
     double ps = p->Ps[k], pr = p->Pr[k];
     if (isnan_(ps) || isnan_(pr))
         return;
-    double both = pymax(ps, pr) + in->T[k];
+    if (p->lanes_on && !p->booked[k])
+        book(p, k, pymax(ps, pr));
+    double both = pymax(ps, pr) + p->Tx[k];
     if (!in->eager[k]) {
         if (isnan_(p->sdone[k])) {
             send_done(p, k, both);
@@ -188,7 +213,7 @@ static void msg_model(struct pass *p, int64_t k)
             send_done(p, k, s0 + in->o_s[k]);
         double rc = p->Rc[k];
         if (!isnan_(rc) && isnan_(p->rdone[k])) {
-            double arrive = (p->hiding && in->hid_r[k]) ? s0 : s0 + in->T[k] - in->o_r[k];
+            double arrive = (p->hiding && in->hid_r[k]) ? s0 : s0 + p->Tx[k] - in->o_r[k];
             recv_done(p, k, pymax(rc, arrive) + in->o_r[k]);
         }
         return;
@@ -207,12 +232,16 @@ static void msg_model(struct pass *p, int64_t k)
         double r0 = p->out->recv_post[k];
         if (isnan_(s0) || isnan_(r0))
             return;
-        t = pymax(s0, r0) + in->T[k];
+        if (p->lanes_on && !p->booked[k])
+            book(p, k, pymax(s0, r0));
+        t = pymax(s0, r0) + p->Tx[k];
     } else {
         double ps = p->Ps[k], pr = p->Pr[k];
         if (isnan_(ps) || isnan_(pr))
             return;
-        t = pymax(ps, pr) + in->T[k];
+        if (p->lanes_on && !p->booked[k])
+            book(p, k, pymax(ps, pr));
+        t = pymax(ps, pr) + p->Tx[k];
     }
     if (isnan_(p->sdone[k]))
         send_done(p, k, t);
@@ -450,7 +479,7 @@ static double call_ops(struct pass *p, int64_t r, int64_t ci, double t)
                 } else if (quick) {
                     double s0 = S0[k];
                     if (!isnan_(s0)) {
-                        d = s0 + in->T[k] - in->o_r[k];
+                        d = s0 + p->Tx[k] - in->o_r[k];
                         d = (d > t ? d : t) + in->o_r[k];
                         p->rdone[k] = d;
                         if (d > p->tmax[r])
@@ -467,6 +496,8 @@ static double call_ops(struct pass *p, int64_t r, int64_t ci, double t)
             } else {
                 if (op == SEND_POST) {
                     S0[k] = t;
+                    if (p->lanes_on && in->eager[k] && !p->none)  /* an eager transfer starts */
+                        book(p, k, t);
                     if (!p->perfect && in->eager[k]) {  /* the sender's o_s, in the post */
                         double h = t + in->o_s[k];
                         if (h > own)
@@ -483,14 +514,17 @@ static double call_ops(struct pass *p, int64_t r, int64_t ci, double t)
                         p->sdone[k] = t + in->o_s[k];
                         double rc = p->Rc[k];
                         if (!isnan_(rc) && isnan_(p->rdone[k]))
-                            recv_done(p, k, pymax(rc, t + in->T[k] - in->o_r[k]) + in->o_r[k]);
+                            recv_done(p, k, pymax(rc, t + p->Tx[k] - in->o_r[k]) + in->o_r[k]);
                     } else {
                         msg(p, k);
                     }
                     continue;
                 }
-                if (op == SEND_BLOCK)
+                if (op == SEND_BLOCK) {
                     S0[k] = t;
+                    if (p->lanes_on && in->eager[k] && !p->none)
+                        book(p, k, t);
+                }
                 int first = isnan_(p->Ps[k]);
                 if (first)
                     p->Ps[k] = t;
@@ -507,7 +541,7 @@ static double call_ops(struct pass *p, int64_t r, int64_t ci, double t)
                         p->tmax[r] = d;
                     double rc = p->Rc[k];
                     if (!isnan_(rc) && isnan_(p->rdone[k]))
-                        recv_done(p, k, pymax(rc, t + in->T[k] - in->o_r[k]) + in->o_r[k]);
+                        recv_done(p, k, pymax(rc, t + p->Tx[k] - in->o_r[k]) + in->o_r[k]);
                 } else {
                     p->need[r]++;
                     p->swait[k] = r;
@@ -708,6 +742,21 @@ int mop_replay(const struct mop_replay_in *in, struct mop_replay_out *out)
     p.outst_cap = zalloc(n, sizeof(int64_t), &nomem);
     p.heap = zalloc(n, sizeof(struct entry), &nomem);
     p.heap_cap = n;
+    p.lanes_on = in->lane != NULL && !p.perfect;
+    p.Tx = in->T;
+    if (p.lanes_on) {
+        p.Tx_own = malloc((size_t)(m > 0 ? m : 1) * sizeof(double));
+        p.free_at = malloc((size_t)(in->lanes > 0 ? in->lanes : 1) * sizeof(double));
+        p.booked = zalloc(m, 1, &nomem);
+        if (!p.Tx_own || !p.free_at) {
+            nomem = 1;
+        } else {
+            memcpy(p.Tx_own, in->T, (size_t)m * sizeof(double));
+            for (int64_t x = 0; x < in->lanes; x++)
+                p.free_at[x] = -INFINITY;
+            p.Tx = p.Tx_own;
+        }
+    }
     int rc = nomem ? MOP_REPLAY_NOMEM : place_members(&p);
     if (!rc) {
         out->events = 0;
@@ -722,7 +771,8 @@ int mop_replay(const struct mop_replay_in *in, struct mop_replay_out *out)
                      p.post.t, p.post.has, p.post.order, p.post.count,
                      p.centr.t, p.centr.has, p.centr.order, p.centr.count,
                      p.cdone, p.cdone_has, p.cwait, p.synced, p.slot_of_op, p.root_slot,
-                     p.cur, p.need, p.tmax, p.outst, p.outst_n, p.outst_cap, p.heap};
+                     p.cur, p.need, p.tmax, p.outst, p.outst_n, p.outst_cap, p.heap,
+                     p.Tx_own, p.free_at, p.booked};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         free(owned[i]);
     return rc;

@@ -11,8 +11,9 @@
 
 /* Bumped whenever the structures below, or mop_replay_layout's arguments
  * (replay_layout.c), or the pass's rules change: native.py refuses another version
- * (2: an eager send's post holds its o_s). */
-#define MOP_REPLAY_ABI 2
+ * (2: an eager send's post holds its o_s; 3: a link direction carries one message's
+ * G s at a time, and `none` on a shared link returns no call before the model's). */
+#define MOP_REPLAY_ABI 3
 
 /* mop_replay's answers besides 0 (done): the caller replays with the Python pass. */
 #define MOP_REPLAY_NOMEM (-1)
@@ -41,6 +42,10 @@ struct mop_replay_in {
     const int64_t *members;  /* per slot: the member's rank, in the collective's order */
     int32_t overlap;         /* 0 model, 1 none, 2 perfect */
     int32_t async_progress;  /* progress "async" */
+    const int64_t *lane;     /* per message: its link direction, -1 none; NULL: no link shared */
+    const double *occupy;    /* per message: the time it holds its direction (G s) */
+    int64_t lanes;           /* directions (lane's values are below it) */
+    const double *floor;     /* per call: no exit before it (none on a shared link), or NULL */
 };
 
 struct mop_replay_out {

@@ -40,13 +40,14 @@ from __future__ import annotations
 
 import gc
 import heapq
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..calibration.xfer_table import blocking_op
 from . import native
-from .model import Costs, call_kind, incall_at, message_work, residual_key
+from .model import Costs, call_kind, incall_at, link_waits, message_work, residual_key
 from .program import (
     COLL_BLOCK,
     COLL_DONE,
@@ -162,6 +163,7 @@ def on_target(prog: Program, recorded_costs: Costs,
     as_recorded = recorded(prog)
     waits = call_waits(prog, as_recorded)
     posts = as_recorded.send_post
+    link = recorded_link_waits(recorded_costs, as_recorded)
     out: list[dict[str, float]] = []
     extra = [0.0] * len(prog.msgs)
     crossed = _crossed(prog)
@@ -170,7 +172,8 @@ def on_target(prog: Program, recorded_costs: Costs,
         keys = keys_of[rank]
         counted = [i for i in range(1, len(calls) - 1) if calls[i].ops]
         unexplained = {i: max(0.0, calls[i].duration - waits[rank][i]
-                              - incall_at(recorded_costs, calls[i].ops, calls[i].enter, posts))
+                              - incall_at(recorded_costs, calls[i].ops, calls[i].enter, posts,
+                                          link))
                        for i in counted}
         # per call: what it holds on the target, by the function it came from
         parts: list[dict[str, float]] = [{} for _ in calls]
@@ -204,6 +207,15 @@ def on_target(prog: Program, recorded_costs: Costs,
             per_key.setdefault(keys[i], []).append(parts[i])
         out.append({key: _median_parts(key, v) for key, v in per_key.items()})
     return out, extra
+
+
+def recorded_link_waits(c: Costs, rec: Replay) -> list[float]:
+    """model.link_waits at the recorded times: a transfer starts at the send's post if
+    eager, else at the later of the two posts (the replay's rendezvous starts once both
+    ends have polled it, which the trace does not record)."""
+    s0, r0 = rec.send_post, rec.recv_post
+    return link_waits(c, [a if e else max(a, b) if a == a and b == b else math.nan
+                          for a, b, e in zip(s0, r0, c.eager, strict=True)])
 
 
 def _crossed(prog: Program) -> list[bool]:
@@ -316,12 +328,19 @@ def replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str 
 
 def _replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
             progress: str, change: Change, engine: str) -> Replay:
+    # `none` on a shared link: no call returns before it does in the model's replay. A
+    # direction's order can differ between the two (an eager message takes the link at
+    # its post in the model, at its move under `none`), so without it a message could
+    # find the link free earlier under `none` than in the model.
+    floor = None
+    if overlap == "none" and any(x >= 0 for x in c.lane):
+        floor = _replay(prog, c, resid, "model", progress, change, engine).exit
     note = None
     if engine != "python":
         lib, note = native.library()
         if lib is not None:
             got = native.run(lib, prog, c, resid, overlap, progress, change.hidden,
-                             change.polled, change.compute, _rooted(prog))
+                             change.polled, change.compute, _rooted(prog), floor)
             if got is not None:
                 enters, exits, s0, r0, csync, events, unresolved = got
                 return Replay(enter=enters, exit=exits, send_post=s0, recv_post=r0,
@@ -330,7 +349,7 @@ def _replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str
             note = "the C pass left this program to the Python pass"
         if engine == "c":
             raise RuntimeError(f"the C replay pass is not available: {note}")
-    rep = _pass(prog, c, resid, overlap, progress, change)
+    rep = _pass(prog, c, resid, overlap, progress, change, floor)
     rep.engine_note = note
     return rep
 
@@ -347,7 +366,7 @@ def _rooted(prog: Program) -> list[int]:
 
 
 def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
-          progress: str, change: Change) -> Replay:
+          progress: str, change: Change, floor: list[list[float]] | None = None) -> Replay:
     # Written for speed (docs/method.md, "Speed"): the state is flat lists indexed by
     # message, the per-side dispatch spelled out, the calls that resolve a wait inlined,
     # and a rank's next call pushed and the next popped in one heap operation. The order
@@ -375,6 +394,15 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
     cwait: list[dict[int, bool]] = [{} for _ in range(ncoll)]
     T, o_s, o_r, eager, tcoll = c.T, c.o_s, c.o_r, c.eager, c.coll
     perfect, none = overlap == "perfect", overlap == "none"
+    # a link direction carries one message's G s at a time (model.link_waits): Tx is
+    # each message's T plus its wait for the direction, set when its transfer starts
+    # (an eager send's post; a rendezvous move, and every move under `none`), which the
+    # pass reaches in time order. Not under `perfect` (transfers cost nothing).
+    lane, occupy = c.lane, c.occupy
+    lanes = bool(lane) and not perfect
+    Tx = list(T) if lanes else T
+    free = [-math.inf] * (max(lane, default=-1) + 1) if lanes else []
+    booked = [False] * nmsg if lanes else []
     hold_post = not perfect  # an eager send's post holds its o_s (not where transfers are free)
     async_ = progress == "async"
     hid_s, hid_r = change.hidden
@@ -415,6 +443,8 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         cs = calls[r]
         c_ = cs[i]
         f = tmax[r] + (resid[r].get(keys[r][i], 0.0) if c_.ops else c_.exit - c_.enter)
+        if floor is not None and floor[r][i] > f:  # `none` on a shared link (_replay)
+            f = floor[r][i]
         exits[r][i] = f
         g = cs[i + 1].enter - c_.exit
         if compute is not None:
@@ -431,6 +461,17 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         if not left:
             seq += 1
             push(heap, (next_enter(r, cur[r]), seq, r))
+
+    def book(k: int, t: float) -> None:
+        """Message k's transfer starts at t: it waits for its direction (Tx)."""
+        booked[k] = True
+        x = lane[k]
+        if x >= 0:
+            f = free[x]
+            if f > t:
+                Tx[k] = T[k] + (f - t)
+                t = f
+            free[x] = t + occupy[k]
 
     def send_done(k: int, t: float) -> None:
         sdone[k] = t
@@ -462,7 +503,9 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         ps, pr = Ps[k], Pr[k]
         if ps != ps or pr != pr:
             return
-        both = max(ps, pr) + T[k]
+        if lanes and not booked[k]:
+            book(k, max(ps, pr))
+        both = max(ps, pr) + Tx[k]
         if not eager[k]:
             if sdone[k] != sdone[k]:
                 send_done(k, both)
@@ -485,7 +528,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
             rc = Rc[k]
             if rc == rc and rdone[k] != rdone[k]:
                 # a hidden receive's data is there at the post (Change)
-                arrive = s0 if hiding and k in hid_r else s0 + T[k] - o_r[k]
+                arrive = s0 if hiding and k in hid_r else s0 + Tx[k] - o_r[k]
                 recv_done(k, max(rc, arrive) + o_r[k])
             return
         # rendezvous
@@ -500,12 +543,16 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
             r0 = R0[k]
             if s0 != s0 or r0 != r0:
                 return
-            t = max(s0, r0) + T[k]
+            if lanes and not booked[k]:
+                book(k, max(s0, r0))
+            t = max(s0, r0) + Tx[k]
         else:
             ps, pr = Ps[k], Pr[k]
             if ps != ps or pr != pr:
                 return
-            t = max(ps, pr) + T[k]
+            if lanes and not booked[k]:
+                book(k, max(ps, pr))
+            t = max(ps, pr) + Tx[k]
         if sdone[k] != sdone[k]:
             send_done(k, t)
         if rdone[k] != rdone[k]:
@@ -621,7 +668,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
                     elif quick[k]:  # msg(k), when the send was posted: done at once
                         s0 = S0[k]
                         if s0 == s0:  # max(t, arrival) + o_r, as max() picks
-                            d = s0 + T[k] - o_r[k]
+                            d = s0 + Tx[k] - o_r[k]
                             d = (d if d > t else t) + o_r[k]
                             rdone[k] = d
                             if d > tmax[r]:
@@ -636,6 +683,8 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
                 else:
                     if op == SEND_POST:
                         S0[k] = t
+                        if lanes and eager[k] and not none:  # an eager transfer starts
+                            book(k, t)
                         if hold_post and eager[k]:  # the sender's o_s, in the posting call
                             h = t + o_s[k]
                             if h > own:
@@ -650,12 +699,14 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
                             sdone[k] = t + o_s[k]
                             rc = Rc[k]
                             if rc == rc and rdone[k] != rdone[k]:
-                                recv_done(k, max(rc, t + T[k] - o_r[k]) + o_r[k])
+                                recv_done(k, max(rc, t + Tx[k] - o_r[k]) + o_r[k])
                         else:
                             msg(k)
                         continue
                     if op == SEND_BLOCK:
                         S0[k] = t
+                        if lanes and eager[k] and not none:
+                            book(k, t)
                     first = Ps[k] != Ps[k]
                     if first:
                         Ps[k] = t
@@ -672,7 +723,7 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
                             tmax[r] = d
                         rc = Rc[k]
                         if rc == rc and rdone[k] != rdone[k]:
-                            recv_done(k, max(rc, t + T[k] - o_r[k]) + o_r[k])
+                            recv_done(k, max(rc, t + Tx[k] - o_r[k]) + o_r[k])
                     else:
                         need[r] += 1
                         swait[k] = r
@@ -716,6 +767,8 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         need[r] = left
         if not left:  # next_enter(r, i), inlined: most calls return here
             f = tmax[r] + (resid[r].get(keys[r][i], 0.0) if ops else call.exit - call.enter)
+            if floor is not None and floor[r][i] > f:
+                f = floor[r][i]
             exits[r][i] = f
             g = cs[i + 1].enter - call.exit
             if compute is not None:

@@ -97,6 +97,11 @@ class Costs:
     # (engine.residuals); empty: not known (the residual is kept as recorded)
     floor: list[float] = field(default_factory=list)
     coll_floor: list[float] = field(default_factory=list)
+    # per message: its link direction (an ordered pair of nodes, numbered; -1 within a
+    # node) and the time it holds that direction (G s: the table's per-byte time at its
+    # largest sizes, plus a --link's); empty: no link is shared (link_waits)
+    lane: list[int] = field(default_factory=list)
+    occupy: list[float] = field(default_factory=list)
 
 
 def _nodes(prog: Program, link: Link | None,
@@ -126,9 +131,17 @@ def costs(prog: Program, target: Target) -> Costs:
                 missing_classes=tuple(sorted(c for c in needed if not table.points.get(c))))
     cache: dict[tuple[int, str, bool], tuple[float, float, float, bool]] = {}
     floors: dict[str, float] = {}
+    lanes: dict[tuple[str, str], int] = {}
     for m in prog.msgs:
         crosses = nodes[m.sender] != nodes[m.receiver]
         cls = _class(table, crosses)
+        if crosses:
+            out.lane.append(lanes.setdefault((nodes[m.sender], nodes[m.receiver]), len(lanes)))
+            per_byte = _gap_per_byte(table, cls) + (8.0 / link.rate_bits_per_s if link else 0.0)
+            out.occupy.append(per_byte * max(m.nbytes, 0))
+        else:
+            out.lane.append(-1)
+            out.occupy.append(0.0)
         key = (m.nbytes, cls, crosses)
         hit = cache.get(key)
         if hit is None:
@@ -151,6 +164,38 @@ def costs(prog: Program, target: Target) -> Costs:
                         + _coll_wire(link, c.op, member_nodes, c.nbytes))
         spans = len(set(member_nodes)) > 1
         out.coll_floor.append(_floor(table, _class(table, spans), floors))
+    return out
+
+
+def _gap_per_byte(table: XferTable, cls: str) -> float:
+    """LogGP's G of the class: the table's time per byte between its two largest sizes
+    (a link's rate where the ping-pong's largest messages are paced by it), 0 with fewer
+    than two sizes."""
+    pts = table.points.get(cls) or []
+    if len(pts) < 2:
+        return 0.0
+    (s1, t1), (s2, t2) = pts[-2], pts[-1]
+    return max(t2 - t1, 0.0) / (s2 - s1) if s2 > s1 else 0.0
+
+
+def link_waits(c: Costs, start: list[float]) -> list[float]:
+    """Per message: how long it waits for its link direction (Costs.lane) when each
+    transfer starts at `start` (NaN: never), one message's G s at a time in order of
+    start (LogGP's G; LogGOPSim serialises a NIC's messages the same way): a message
+    starts at max(its start, the direction's previous message's start + its G s) and
+    arrives that much later. 0 for every message where none overlaps another on a
+    direction. The replay pass (engine.py) applies the same rule as it goes."""
+    out = [0.0] * len(start)
+    if not c.lane:
+        return out
+    free: dict[int, float] = {}
+    for t, k in sorted((t, k) for k, t in enumerate(start) if c.lane[k] >= 0 and t == t):
+        lane = c.lane[k]
+        f = free.get(lane, -math.inf)
+        if f > t:
+            out[k] = f - t
+            t = f
+        free[lane] = t + c.occupy[k]
     return out
 
 
@@ -204,13 +249,15 @@ def message_work(c: Costs, op: int, k: int) -> tuple[int, float] | None:
 
 
 def incall_at(c: Costs, ops: list[tuple[int, int]], enter: float,
-              send_post: list[float]) -> float:
+              send_post: list[float], wait: list[float] | None = None) -> float:
     """incall_cost of a call entered at `enter`, with the sends posted at `send_post`
     (per message): an eager receive's completion holds, besides o_r, the time its data
     was still in flight after the later of the call's enter and the send's post (it
     arrives T - o_r after the post). That time is in the model's T; "waiting" counts only
     the time before the post, so without it a receive-only call's time in flight would
-    be left unexplained, kept in its residual and counted again on top of T."""
+    be left unexplained, kept in its residual and counted again on top of T. `wait` (per
+    message, link_waits at the recorded times) is added to each message's T, as the
+    replay adds it, so that a recorded wait for the link is not kept in the residual too."""
     best = 0.0
     for op, k in ops:
         if op == COLL_BLOCK:
@@ -220,9 +267,12 @@ def incall_at(c: Costs, ops: list[tuple[int, int]], enter: float,
             if work is None:
                 continue
             x = work[1]
+            d = wait[k] if wait else 0.0
             s0 = send_post[k] if k < len(send_post) else math.nan
-            if op in (RECV_BLOCK, RECV_DONE) and c.eager[k] and s0 == s0:
-                left = s0 + c.T[k] - x - max(enter, s0)
+            if not c.eager[k]:
+                x += d  # the rendezvous transfer's T, and its wait for the link
+            elif op in (RECV_BLOCK, RECV_DONE) and s0 == s0:
+                left = s0 + (c.T[k] + d) - x - max(enter, s0)
                 x += left if left > 0.0 else 0.0
         best = max(best, x)
     return best

@@ -27,7 +27,7 @@ from .model import Costs, residual_key
 from .program import COLL_BLOCK, Program
 
 LIBRARY = "libmop_replay_engine.so"
-ABI = 2  # MOP_REPLAY_ABI in replay_engine.h
+ABI = 3  # MOP_REPLAY_ABI in replay_engine.h
 OVERLAP_CODES = {"model": 0, "none": 1, "perfect": 2}
 
 _P = ctypes.c_void_p
@@ -42,7 +42,8 @@ class _In(ctypes.Structure):
                 ("at_r", _P), ("hiding", ctypes.c_int32), ("polls", ctypes.c_int32),
                 ("colls", ctypes.c_int64), ("rooted", _P), ("root", _P), ("tcoll", _P),
                 ("mem_off", _P), ("members", _P), ("overlap", ctypes.c_int32),
-                ("async_progress", ctypes.c_int32)]
+                ("async_progress", ctypes.c_int32), ("lane", _P), ("occupy", _P),
+                ("lanes", ctypes.c_int64), ("floor", _P)]
 
 
 class _Out(ctypes.Structure):
@@ -294,7 +295,7 @@ def _calls_in_python(calls: list[list[Any]], total: int) -> Calls:
 def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
         progress: str, hidden: tuple[frozenset[int], frozenset[int]],
         polled: tuple[frozenset[int], frozenset[int]], compute: list[list[float]] | None,
-        rooted: list[int]) -> Result | None:
+        rooted: list[int], floor: list[list[float]] | None = None) -> Result | None:
     """The pass in C: (enter, exit, send posts, receive posts, collectives'
     synchronisation, events, ranks left waiting), or None where the Python pass must
     answer (a state it answers with an error, a NaN time, no memory)."""
@@ -322,6 +323,19 @@ def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overla
     if min(len(c.T), len(c.o_s), len(c.o_r), len(c.eager)) < m or len(c.coll) < nc:
         return None
     T, o_s, o_r = (_buf(x, np.float64) for x in (c.T, c.o_s, c.o_r))
+    lane = occupy = a_floor = None
+    lanes = 0
+    if c.lane:  # a shared link (model.link_waits)
+        if min(len(c.lane), len(c.occupy)) < m:
+            return None
+        lane, occupy = _buf(c.lane[:m], np.int64), _buf(c.occupy[:m], np.float64)
+        lanes = int(lane.max(initial=-1)) + 1
+    if floor is not None:
+        if len(floor) < n or any(len(floor[r]) < len(cs) for r, cs in enumerate(calls)):
+            return None
+        a_floor = np.fromiter(chain.from_iterable(
+            row[:len(cs)] for row, cs in zip(floor, calls, strict=False)),
+            dtype=np.float64, count=total)
     eager = _buf(c.eager, np.uint8)
     hs, hr, ps_, pr_ = (_flags(s, m) for s in (*hidden, *polled))
     a_rooted = _buf(rooted, np.int32)
@@ -341,7 +355,9 @@ def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overla
                _ptr(o_r), _ptr(eager), _ptr(hs), _ptr(hr), _ptr(ps_), _ptr(pr_),
                int(bool(hidden[0] or hidden[1])), int(bool(polled[0] or polled[1])),
                nc, _ptr(a_rooted), _ptr(lay.roots), _ptr(tcoll), _ptr(lay.mem_off),
-               _ptr(lay.members), OVERLAP_CODES[overlap], int(progress == "async"))
+               _ptr(lay.members), OVERLAP_CODES[overlap], int(progress == "async"),
+               None if lane is None else _ptr(lane), None if occupy is None else _ptr(occupy),
+               lanes, None if a_floor is None else _ptr(a_floor))
     res = _Out(_ptr(o_enter), _ptr(o_exit), _ptr(s_post), _ptr(r_post), _ptr(sync),
                _ptr(sync_order), 0, _ptr(ended), 0)
     if lib.mop_replay(ctypes.byref(args), ctypes.byref(res)) != 0:
