@@ -20,12 +20,17 @@ by replay", states the rules; in short:
   polled it after its post: in the call that completes it, or in an earlier call that
   waited (progress "calls": its handshake and copy need both ends' MPI; "async": from
   the later post, whatever the ends do); both ends complete when it has moved;
+* a link direction (an ordered pair of nodes) carries one message's G s at a time
+  (model.link_waits): a transfer that starts while it is busy starts when it is free
+  and arrives that much later; at the recorded times the same wait is part of the
+  in-call cost (model.incall_at), so that the residual does not hold it too;
 * a collective's members leave at their synchronisation time (the last member's enter;
   for a broadcast or scatter the root's, for a reduce or gather the root waits for the
   last) plus the collective's time;
 * `none`: every message, eager ones too, moves whole only once both ends' MPI has
   polled it (as a rendezvous message does), and no end completes before the model's
   time (a non-blocking collective: once every member is in the call that completes it);
+  on a busy link, no call returns before it does in the model's replay;
   `perfect`: it costs nothing beyond the synchronisation (a receive completes at
   max(its call's enter, the send's post), a send at its post).
 * a Change (an advice item's, gains.py) hides some ends, polls some from their post,

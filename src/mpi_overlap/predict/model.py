@@ -18,6 +18,10 @@ ceil(log2 p) rounds of the point-to-point time of its block (at least one round)
 link, a collective whose members span nodes adds ceil(log2 p) rounds of the wire
 (p - 1 rounds for the ops that move p blocks: gather, scatter, allgather, alltoall and
 their kin).
+
+Messages between nodes share their link direction (the ordered pair of nodes), which
+carries one message's G s at a time (LogGP's G: the table's time per byte between its
+two largest sizes, plus a link's 8 / rate): link_waits, and the pass's book in engine.py.
 """
 
 from __future__ import annotations
