@@ -71,6 +71,17 @@ def _both(prog, c, resid, overlap: str, progress: str, change: Change) -> tuple[
     return _bits(a), _bits(b)
 
 
+def _same_under_every_rule(rng: random.Random, prog, c, kind: str) -> None:
+    """The C and Python passes give the same bits under every overlap and progress rule,
+    with the Change of `kind`."""
+    resid = residuals(prog, c)
+    change = _change(rng, prog, kind)
+    for overlap in OVERLAPS:
+        for progress in ("calls", "async"):
+            got, want = _both(prog, c, resid, overlap, progress, change)
+            assert got == want, f"{overlap}/{progress}/{kind}"
+
+
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), ranks=st.integers(1, 12), rounds=st.integers(1, 25),
@@ -80,13 +91,7 @@ def test_c_pass_is_the_python_pass(c_library: Path, seed: int, ranks: int, round
                                    patterns: list[str], kind: str) -> None:
     rng = random.Random(seed)
     prog = program(rng, ranks, rounds, patterns=tuple(patterns))
-    c = costs(rng, prog)
-    resid = residuals(prog, c)
-    change = _change(rng, prog, kind)
-    for overlap in OVERLAPS:
-        for progress in ("calls", "async"):
-            got, want = _both(prog, c, resid, overlap, progress, change)
-            assert got == want, f"{overlap}/{progress}/{kind}"
+    _same_under_every_rule(rng, prog, costs(rng, prog), kind)
 
 
 @settings(max_examples=examples(30), deadline=None, suppress_health_check=[
@@ -102,13 +107,7 @@ def test_c_pass_is_the_python_pass_on_a_shared_link(c_library: Path, seed: int, 
     replay), the same bits."""
     rng = random.Random(seed)
     prog = program(rng, ranks, rounds, patterns=tuple(patterns))
-    c = shared_link(rng, prog, costs(rng, prog), hosts)
-    resid = residuals(prog, c)
-    change = _change(rng, prog, kind)
-    for overlap in OVERLAPS:
-        for progress in ("calls", "async"):
-            got, want = _both(prog, c, resid, overlap, progress, change)
-            assert got == want, f"{overlap}/{progress}/{kind}"
+    _same_under_every_rule(rng, prog, shared_link(rng, prog, costs(rng, prog), hosts), kind)
 
 
 def test_c_pass_matches_the_recorded_digests(c_library: Path) -> None:
