@@ -1,7 +1,7 @@
 """Figures as inline SVG, shared by the report modules that draw with matplotlib (every
 command's but the profile's, whose figures svg_chart.py writes without it): matplotlib's
 object API (no pyplot) renders through Agg/SVG without a display and without global
-figure state; and the log2 positions of a size axis.
+figure state (a size axis' positions: svg_chart.size_positions).
 
 Log axes are labelled with plain text (10³, 2⁻¹, 5×10², −10¹) instead of matplotlib's
 mathtext ($\\mathdefault{10^{3}}$): the labels read the same, but every mathtext label is
@@ -12,7 +12,6 @@ renderers, so log tick labels were about a fifth of the CPU a report of
 from __future__ import annotations
 
 import io
-import math
 import re
 
 import matplotlib
@@ -72,10 +71,3 @@ def _plain_log_labels(fig: MplFigure) -> None:
             for fmt in (axis.get_major_formatter(), axis.get_minor_formatter()):
                 if type(fmt) is LogFormatterSciNotation:
                     fmt.__class__ = _PlainLogFormatter
-
-
-def size_positions(sizes: list[int]) -> dict[int, float]:
-    """log2 positions; 0 B has no logarithm, so it sits one step left of the smallest size."""
-    positive = [s for s in sizes if s > 0]
-    zero_at = math.log2(min(positive)) - 1 if positive else 0.0
-    return {s: math.log2(s) if s > 0 else zero_at for s in sizes}

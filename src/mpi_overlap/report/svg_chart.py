@@ -1,10 +1,12 @@
 """Charts written as SVG text directly: the profile report's figures (profile_plots.py,
-profile_checks.py).
+profile_checks.py) and the overhead benchmark's (benchmarks/overhead/plots.py).
 
 matplotlib took about 1 s to import and 0.5–1 s to lay out and write a profile's three
-figures, where `profile` may add at most 1 s to its program (issue 38); the other
-commands' figures stay on matplotlib (svg.py). A chart here is data (panels of bars,
-areas, lines, marks and texts, in data coordinates) that tests can read, and `svg()`
+figures, where `profile` may add at most 1 s to its program (issue 38); `bench overhead
+--quick` spent 3 s of its 9.6 s drawing its four figures with it (issue 37), the report
+the test suite draws most. The other commands' figures stay on matplotlib (svg.py).
+A chart here is data (panels of bars, areas, lines, error bars, marks and texts, in data
+coordinates; linear, log or symlog y axes) that tests can read, and `svg()`
 writes it: no script, no stylesheet, no ids (inlined figures share the page's id
 namespace), numbers rounded to 0.01 px, so the same data always give the same text.
 
@@ -56,17 +58,23 @@ class Area:
 
 @dataclass
 class Line:
+    """A polyline; a None in `ys` breaks it (never bridged). dash: "" solid, "--" dashed,
+    ":" dotted."""
+
     xs: list[float]
-    ys: list[float]
+    ys: list[float | None]
     colour: str
     width: float = 1.5
     label: str = ""
+    dash: str = ""
 
 
 @dataclass
 class Mark:
     """A marker at (x, y): "v" a triangle pointing down, "_" a horizontal tick,
-    "|" a vertical segment from y to `to`."""
+    "|" a vertical segment from y to `to`; "o" a circle, "s" a square, "^" a triangle
+    pointing up, "*" a star, `size` across (points), hollow: its outline only, `width`
+    wide."""
 
     x: float
     y: float
@@ -75,6 +83,20 @@ class Mark:
     size: float = 6.0
     to: float | None = None
     width: float = 1.6
+    hollow: bool = False
+
+
+@dataclass
+class ErrorBar:
+    """A vertical error bar at x from `lo` to `hi` (data units), capped `cap` points to
+    each side."""
+
+    x: float
+    lo: float
+    hi: float
+    colour: str
+    cap: float = 2.0
+    width: float = 1.0
 
 
 @dataclass
@@ -119,12 +141,17 @@ class Panel:
     xticks: Ticks | None = None
     minor_xticks: Ticks | None = None  # a second row of labels above xticks
     yticks: Ticks | None = None
-    grid: str = ""  # "x" or "y": grid lines at that axis' ticks
+    grid: str = ""  # "x", "y" or "both": grid lines at that axis' ticks
+    yscale: str = "linear"  # "log", or "symlog": linear within ±linthresh, log beyond
+    linthresh: float = 1.0
+    title_colour: str = TICK_TEXT
+    title_loc: str = "left"  # or "center"
     horizontal: bool = False
     invert_y: bool = False
     bars: list[Bar] = field(default_factory=list)
     areas: list[Area] = field(default_factory=list)
     lines: list[Line] = field(default_factory=list)
+    errors: list[ErrorBar] = field(default_factory=list)
     marks: list[Mark] = field(default_factory=list)
     labels: list[Label] = field(default_factory=list)
     legend: list[Key] = field(default_factory=list)  # inside, upper left
@@ -132,17 +159,24 @@ class Panel:
 
 @dataclass
 class Key:
-    """A legend entry: "patch" a filled square, "line" a segment, "mark" a tick."""
+    """A legend entry: "patch" a filled square, "line" a segment (dash and marker as a
+    Line's and a Mark's, "" none), "mark" a tick, "marker" a Mark's `marker` alone."""
 
     label: str
     colour: str
     kind: str = "patch"
+    dash: str = ""
+    marker: str = ""
+    hollow: bool = False
+    width: float = 1.6
 
 
 @dataclass
 class Chart:
     """Panels in a grid (rows × columns, in reading order), `size` in inches as
-    matplotlib's figsize; the legend outside, right of the panels (upper) or below them."""
+    matplotlib's figsize; the legend outside, right of the panels (upper), below them or
+    above them (rows of entries, centred); xlabel, ylabel: the whole grid's (supxlabel,
+    supylabel)."""
 
     size: tuple[float, float]
     panels: list[Panel]
@@ -150,11 +184,104 @@ class Chart:
     cols: int = 1
     heights: list[float] | None = None  # relative row heights
     legend: list[Key] = field(default_factory=list)
-    legend_at: str = "right"  # or "bottom"
+    legend_at: str = "right"  # or "bottom", "top"
     legend_size: float = 8.0
+    xlabel: str = ""
+    ylabel: str = ""
+    label_size: float = 8.5
 
     def svg(self) -> str:
         return _render(self)
+
+
+# ---------------------------------------------------------------- axes: scales and ticks
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+MINUS = "−"  # as matplotlib writes a negative tick label
+
+
+def scaled(v: float, scale: str, linthresh: float = 1.0) -> float:
+    """Where `v` sits on a "linear", "log" (base 10) or "symlog" axis, in that axis' own
+    units; symlog as matplotlib's (base 10, linscale 1): linear within ±linthresh."""
+    if scale == "log":
+        return math.log10(v) if v > 0 else -1e9  # below the axis: clipped as log clips
+    if scale == "symlog":
+        stretch = 1.0 / (1.0 - 0.1)  # linscale / (1 - 1/base)
+        a = abs(v)
+        if a <= linthresh:
+            return v * stretch
+        return math.copysign(linthresh * (stretch + math.log10(a / linthresh)), v)
+    return v
+
+
+def unscaled(u: float, scale: str, linthresh: float = 1.0) -> float:
+    """The inverse of scaled()."""
+    if scale == "log":
+        return 10.0 ** u
+    if scale == "symlog":
+        stretch = 1.0 / (1.0 - 0.1)
+        if abs(u) <= linthresh * stretch:
+            return u / stretch
+        return math.copysign(linthresh * 10.0 ** (abs(u) / linthresh - stretch), u)
+    return u
+
+
+def padded(lo: float, hi: float, scale: str = "linear", linthresh: float = 1.0,
+           margin: float = 0.05) -> tuple[float, float]:
+    """Axis limits around data from `lo` to `hi`, `margin` of the span added each side in
+    the axis' own units (matplotlib's autoscale margins)."""
+    a, b = scaled(lo, scale, linthresh), scaled(hi, scale, linthresh)
+    span = b - a if b > a else (abs(a) or 1.0)
+    return unscaled(a - margin * span, scale, linthresh), unscaled(b + margin * span, scale,
+                                                                   linthresh)
+
+
+def size_positions(sizes: list[int]) -> dict[int, float]:
+    """log2 positions of message sizes; 0 B has no logarithm, so it sits one step left of
+    the smallest size."""
+    positive = [s for s in sizes if s > 0]
+    zero_at = math.log2(min(positive)) - 1 if positive else 0.0
+    return {s: math.log2(s) if s > 0 else zero_at for s in sizes}
+
+
+def linear_ticks(lo: float, hi: float, most: int = 9, size: float = 8.0) -> Ticks:
+    """Ticks at multiples of 1, 2, 2.5 or 5 × 10^k inside [lo, hi], at most `most` of
+    them, labelled with as many decimals as the step needs."""
+    span = hi - lo if hi > lo else (abs(hi) or 1.0)
+    raw = span / max(most - 1, 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0)
+                if m * power >= raw and span / (m * power) < most)
+    decimals = 0
+    while decimals < 12 and abs(round(step, decimals) - step) > 1e-9 * step:
+        decimals += 1
+    first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
+    at = [i * step if i else 0.0 for i in range(first, last + 1)]  # no -0.0: no "−0"
+    return Ticks(at, [f"{v:.{decimals}f}".replace("-", MINUS) for v in at], size=size)
+
+
+def power_label(exponent: int, negative: bool = False) -> str:
+    """10^k as plain text (10³, −10⁻²), as svg.py labels matplotlib's log axes."""
+    return (MINUS if negative else "") + "10" + str(exponent).translate(_SUPERSCRIPT)
+
+
+def log_ticks(lo: float, hi: float, size: float = 8.0) -> Ticks:
+    """The decades inside [lo, hi] (lo > 0)."""
+    first, last = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
+    exps = list(range(first, last + 1))
+    return Ticks([10.0 ** k for k in exps], [power_label(k) for k in exps], size=size)
+
+
+def symlog_ticks(lo: float, hi: float, linthresh: float, size: float = 8.0) -> Ticks:
+    """0 and ±10^k from the decade of `linthresh` outwards, inside [lo, hi]."""
+    start = math.floor(math.log10(linthresh))
+    pos = [k for k in range(start, math.floor(math.log10(hi) + 1e-9) + 1)] if hi > 0 else []
+    neg = [k for k in range(start, math.floor(math.log10(-lo) + 1e-9) + 1)] if lo < 0 else []
+    at = [-(10.0 ** k) for k in reversed(neg)] + [0.0] + [10.0 ** k for k in pos]
+    labels = [power_label(k, True) for k in reversed(neg)] + ["0"] + \
+        [power_label(k) for k in pos]
+    kept = [(a, t) for a, t in zip(at, labels, strict=True) if lo <= a <= hi]
+    return Ticks([a for a, _ in kept], [t for _, t in kept], size=size)
 
 
 # ---------------------------------------------------------------- rendering
@@ -197,11 +324,12 @@ class _Box:
         return self.x + (v - lo) / (hi - lo) * self.w if hi != lo else self.x
 
     def py(self, v: float) -> float:
-        lo, hi = self.panel.ylim
+        p = self.panel
+        lo, hi = (scaled(w, p.yscale, p.linthresh) for w in p.ylim)
         if hi == lo:
             return self.y + self.h
-        t = (v - lo) / (hi - lo)
-        return self.y + (t if self.panel.invert_y else 1.0 - t) * self.h
+        t = (scaled(v, p.yscale, p.linthresh) - lo) / (hi - lo)
+        return self.y + (t if p.invert_y else 1.0 - t) * self.h
 
 
 def _tick_extent(t: Ticks | None) -> float:
@@ -254,7 +382,13 @@ def _legend(keys: list[Key], x: float, y: float, size: float, rows: bool = True)
                        f'height="{_n(1.4 * size)}" fill="{c}"/>')
         elif k.kind == "line":
             out.append(f'<line x1="{_n(x)}" y1="{_n(mid)}" x2="{_n(x + 1.8 * size)}" '
-                       f'y2="{_n(mid)}" stroke="{c}" stroke-width="1.6"/>')
+                       f'y2="{_n(mid)}" stroke="{c}" stroke-width="{_n(k.width)}"'
+                       f'{_dash(k.dash, k.width)}/>')
+            if k.marker:
+                out.append(_shape(k.marker, x + 0.9 * size, mid, 0.6 * size, c, k.hollow))
+        elif k.kind == "marker":
+            out.append(_shape(k.marker, x + 0.9 * size, mid, 0.8 * size, c, k.hollow,
+                              k.width))
         else:  # a median tick
             out.append(f'<line x1="{_n(x + 0.4 * size)}" y1="{_n(mid)}" '
                        f'x2="{_n(x + 1.4 * size)}" y2="{_n(mid)}" stroke="{c}" '
@@ -267,17 +401,45 @@ def _legend(keys: list[Key], x: float, y: float, size: float, rows: bool = True)
     return out
 
 
+def _entry_width(k: Key, size: float) -> float:
+    return 2.4 * size + text_width(k.label, size) + 1.5 * size
+
+
+def _legend_rows(keys: list[Key], width: float, size: float) -> list[list[Key]]:
+    """Entries left to right, a new row where the next would pass `width`."""
+    rows: list[list[Key]] = [[]]
+    used = 0.0
+    for k in keys:
+        w = _entry_width(k, size)
+        if rows[-1] and used + w > width:
+            rows.append([])
+            used = 0.0
+        rows[-1].append(k)
+        used += w
+    return rows
+
+
 def _render(chart: Chart) -> str:
     width, height = chart.size[0] * INCH, chart.size[1] * INCH
     legend_w = _legend_width(chart.legend, chart.legend_size) \
         if chart.legend and chart.legend_at == "right" else 0.0
     legend_h = 2.4 * chart.legend_size if chart.legend and chart.legend_at == "bottom" else 0.0
-    area_w, area_h = width - legend_w - 8, height - legend_h - 8
+    top_rows = _legend_rows(chart.legend, width - 8, chart.legend_size) \
+        if chart.legend and chart.legend_at == "top" else []
+    top_h = (len(top_rows) * 1.9 + 0.5) * chart.legend_size if top_rows else 0.0
+    label_h = chart.label_size * 1.6
+    left_w = label_h if chart.ylabel else 0.0
+    area_w = width - legend_w - 8 - left_w
+    area_h = height - legend_h - top_h - 8 - (label_h if chart.xlabel else 0.0)
     heights = chart.heights or [1.0] * chart.rows
     cell_w = area_w / chart.cols
     out: list[str] = []
+    for i, row in enumerate(top_rows):
+        used = sum(_entry_width(k, chart.legend_size) for k in row)
+        out += _legend(row, max(4.0, (width - used) / 2), 4 + i * 1.9 * chart.legend_size,
+                       chart.legend_size, rows=False)
     boxes = []
-    y0 = 4.0
+    y0 = 4.0 + top_h
     for r in range(chart.rows):
         cell_h = area_h * heights[r] / sum(heights)
         for c in range(chart.cols):
@@ -286,7 +448,7 @@ def _render(chart: Chart) -> str:
                 break
             p = chart.panels[i]
             left, top, right, bottom = _margins(p)
-            boxes.append(_Box(4 + c * cell_w + left, y0 + top,
+            boxes.append(_Box(4 + left_w + c * cell_w + left, y0 + top,
                               max(cell_w - left - right, 10.0),
                               max(cell_h - top - bottom, 10.0), p))
         y0 += cell_h
@@ -298,15 +460,19 @@ def _render(chart: Chart) -> str:
             b.x, b.w = x, right_edge - x
     for b in boxes:
         out += _panel(b)
-    if chart.legend:
-        if chart.legend_at == "right":
-            out += _legend(chart.legend, width - legend_w, 4 + (boxes[0].y - 4 if boxes
-                                                                 else 0), chart.legend_size)
-        else:
-            total = sum(2.4 * chart.legend_size + text_width(k.label, chart.legend_size)
-                        + 1.5 * chart.legend_size for k in chart.legend)
-            out += _legend(chart.legend, max(4.0, (width - total) / 2),
-                           height - legend_h, chart.legend_size, rows=False)
+    if chart.xlabel:
+        out.append(_text(4 + left_w + area_w / 2, y0 + 0.3 * chart.label_size, chart.xlabel,
+                         chart.label_size, va="top"))
+    if chart.ylabel:
+        out.append(_text(4 + 0.9 * chart.label_size, 4 + top_h + area_h / 2, chart.ylabel,
+                         chart.label_size, rotation=90, va="middle"))
+    if chart.legend and chart.legend_at == "right":
+        out += _legend(chart.legend, width - legend_w, 4 + (boxes[0].y - 4 if boxes else 0),
+                       chart.legend_size)
+    elif chart.legend and chart.legend_at == "bottom":
+        total = sum(_entry_width(k, chart.legend_size) for k in chart.legend)
+        out += _legend(chart.legend, max(4.0, (width - total) / 2), height - legend_h,
+                       chart.legend_size, rows=False)
     label = escape(next((p.title for p in chart.panels if p.title), ""), quote=True)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}pt" '
             f'height="{_n(height)}pt" viewBox="0 0 {_n(width)} {_n(height)}" role="img" '
@@ -319,11 +485,11 @@ def _panel(b: _Box) -> list[str]:
     p = b.panel
     out: list[str] = []
     # grid first, under the data
-    if p.grid == "y" and p.yticks:
+    if p.grid in ("y", "both") and p.yticks:
         out += [f'<line x1="{_n(b.x)}" y1="{_n(b.py(v))}" x2="{_n(b.x + b.w)}" '
                 f'y2="{_n(b.py(v))}" stroke="{GRID}" stroke-width="0.8"/>'
                 for v in p.yticks.at]
-    if p.grid == "x" and p.xticks:
+    if p.grid in ("x", "both") and p.xticks:
         out += [f'<line x1="{_n(b.px(v))}" y1="{_n(b.y)}" x2="{_n(b.px(v))}" '
                 f'y2="{_n(b.y + b.h)}" stroke="{GRID}" stroke-width="0.8"/>'
                 for v in p.xticks.at]
@@ -332,10 +498,9 @@ def _panel(b: _Box) -> list[str]:
     for bar in p.bars:
         out += _bar(b, bar)
     for line in p.lines:
-        pts = " ".join(f"{_n(b.px(x))},{_n(b.py(y))}" for x, y in zip(line.xs, line.ys,
-                                                                       strict=True))
-        out.append(f'<polyline points="{pts}" fill="none" stroke="{line.colour}" '
-                   f'stroke-width="{_n(line.width)}" stroke-linejoin="round"/>')
+        out += _line(b, line)
+    for e in p.errors:
+        out += _error_bar(b, e)
     for m in p.marks:
         out.append(_mark(b, m))
     for t in p.labels:
@@ -376,7 +541,9 @@ def _panel(b: _Box) -> list[str]:
         x = b.x - _ytick_width(p) - 12 - p.ylabel_size * 0.3 * (p.ylabel.count("\n"))
         out.append(_text(x, b.y + b.h / 2, p.ylabel, p.ylabel_size, rotation=90))
     if p.title:
-        out.append(_text(b.x, b.y - p.title_pad, p.title, p.title_size, anchor="start"))
+        centred = p.title_loc == "center"
+        out.append(_text(b.x + b.w / 2 if centred else b.x, b.y - p.title_pad, p.title,
+                         p.title_size, p.title_colour, anchor="middle" if centred else "start"))
     if p.legend:
         out += _legend(p.legend, b.x + 8, b.y + 6, 8.0)
     return out
@@ -424,8 +591,70 @@ def _area(b: _Box, area: Area) -> list[str]:
     return paths
 
 
+def _dash(dash: str, width: float) -> str:
+    """matplotlib's dash patterns, scaled by the line width as it does."""
+    pattern = {"--": (3.7, 1.6), ":": (1.0, 1.65)}.get(dash)
+    if pattern is None:
+        return ""
+    return f' stroke-dasharray="{_n(pattern[0] * width)},{_n(pattern[1] * width)}"'
+
+
+def _line(b: _Box, line: Line) -> list[str]:
+    """One polyline per run of points without a None."""
+    runs: list[list[tuple[float, float]]] = [[]]
+    for x, y in zip(line.xs, line.ys, strict=True):
+        if y is None:
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append((x, y))
+    return [f'<polyline points="{" ".join(f"{_n(b.px(x))},{_n(b.py(y))}" for x, y in run)}" '
+            f'fill="none" stroke="{line.colour}" stroke-width="{_n(line.width)}"'
+            f'{_dash(line.dash, line.width)} stroke-linejoin="round"/>'
+            for run in runs if run]
+
+
+def _error_bar(b: _Box, e: ErrorBar) -> list[str]:
+    """Cut at the plot's edges (below a log axis' bottom: a bar down to 0), a cap only
+    where the bar ends inside."""
+    bottom, top = sorted(b.panel.ylim)
+    ends = [(min(max(v, bottom), top), bottom <= v <= top) for v in (e.lo, e.hi)]
+    x = b.px(e.x)
+    (lo, _), (hi, _) = ends
+    stroke = f'stroke="{e.colour}" stroke-width="{_n(e.width)}"'
+    out = [f'<line x1="{_n(x)}" y1="{_n(b.py(lo))}" x2="{_n(x)}" y2="{_n(b.py(hi))}" '
+           f'{stroke}/>']
+    if e.cap:
+        out += [f'<line x1="{_n(x - e.cap)}" y1="{_n(b.py(y))}" x2="{_n(x + e.cap)}" '
+                f'y2="{_n(b.py(y))}" {stroke}/>' for y, inside in ends if inside]
+    return out
+
+
+def _shape(shape: str, x: float, y: float, size: float, colour: str, hollow: bool = False,
+           width: float = 1.0) -> str:
+    """A filled (or hollow) marker of `size` points across centred on (x, y)."""
+    paint = (f'fill="none" stroke="{colour}" stroke-width="{_n(width)}"' if hollow
+             else f'fill="{colour}"')
+    h = size / 2
+    if shape == "o":
+        return f'<circle cx="{_n(x)}" cy="{_n(y)}" r="{_n(h)}" {paint}/>'
+    if shape == "s":
+        return (f'<rect x="{_n(x - h)}" y="{_n(y - h)}" width="{_n(size)}" '
+                f'height="{_n(size)}" {paint}/>')
+    if shape == "*":  # five points, the inner radius as matplotlib's star
+        pts = [(x + r * math.sin(math.pi * i / 5), y - r * math.cos(math.pi * i / 5))
+               for i, r in ((i, h if i % 2 == 0 else h * 0.381966) for i in range(10))]
+    elif shape == "^":
+        pts = [(x, y - h), (x + h, y + h), (x - h, y + h)]
+    else:  # "v"
+        pts = [(x - h, y - h), (x + h, y - h), (x, y + h)]
+    return f'<polygon points="{" ".join(f"{_n(a)},{_n(c)}" for a, c in pts)}" {paint}/>'
+
+
 def _mark(b: _Box, m: Mark) -> str:
     x, y, c = b.px(m.x), b.py(m.y), m.colour
+    if m.shape in ("o", "s", "^", "*"):
+        return _shape(m.shape, x, y, m.size, c, m.hollow, m.width)
     if m.shape == "v":
         h = m.size / 2
         return (f'<polygon points="{_n(x - h)},{_n(y - h)} {_n(x + h)},{_n(y - h)} '

@@ -2,9 +2,9 @@
 
 (1) overhead and (2) availability against message size for all runs, and (3) per run
 and direction, small multiples of iter_t against work_t with the fitted hinge, so a
-reader can see how each knee was found. Figures are built with matplotlib's
-object API (no pyplot), which renders through Agg/SVG without a display and without
-global figure state.
+reader can see how each knee was found. Figures are svg_chart.Chart data written as SVG
+text: matplotlib drew them in 3 of the 9.6 s `bench overhead --quick` took, the report
+the test suite draws most (issue 37).
 """
 
 from __future__ import annotations
@@ -12,16 +12,23 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import matplotlib
-import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure as MplFigure
-from matplotlib.lines import Line2D
-
 from ...core.sizes import format_size
 from ...core.values import num
 from ...report.html import Figure, Section
-from ...report.svg import size_positions, to_svg
+from ...report.svg_chart import (
+    Chart,
+    ErrorBar,
+    Key,
+    Line,
+    Mark,
+    Panel,
+    Ticks,
+    linear_ticks,
+    log_ticks,
+    padded,
+    size_positions,
+    symlog_ticks,
+)
 from ...run.rundir import Run
 from .report import (
     BENCHMARK,
@@ -32,27 +39,25 @@ from .report import (
     result_sizes,
 )
 
-DIRECTION_STYLE = {"send": ("-", "o"), "recv": ("--", "s")}
-NOT_OK_GREY = "0.62"
+DIRECTION_STYLE = {"send": ("", "o"), "recv": ("--", "s")}
+OTHER_STYLE = (":", "^")
+NOT_OK_GREY = "#9e9e9e"  # matplotlib's grey "0.62"
+RANGE_GREY = "#b3b3b3"  # "0.7"
+TAB10 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+         "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+MEDIAN_COLOUR, FIT_COLOUR, CLASSIC_COLOUR = TAB10[0], TAB10[1], TAB10[3]
+NOT_OK_TITLE = "#b03a00"
 MAX_TICKS = 12
+TICK_SIZE = 10.0  # matplotlib's default tick labels, as the y axis had them
 GRID_COLS = 6
-# iter_t (µs) from which a panel's y axis may get an offset text ("1e6") at its top, which
-# matplotlib's title search would move the title above
-TITLE_SEARCH_FROM_US = 5e5
 
 
-def _size_axis(ax: Axes, positions: dict[int, float]) -> None:
+def _size_ticks(positions: dict[int, float]) -> Ticks:
     ordered = sorted(positions.items(), key=lambda kv: kv[1])
     step = max(1, math.ceil(len(ordered) / MAX_TICKS))
     ticks = ordered[::step]
-    ax.set_xticks(
-        [p for _, p in ticks],
-        [format_size(s) for s, _ in ticks],
-        rotation=45,
-        ha="right",
-        fontsize=8,
-    )
-    ax.set_xlabel("message size")
+    return Ticks([p for _, p in ticks], [format_size(s) for s, _ in ticks], size=8,
+                 rotation=45)
 
 
 def _series(
@@ -74,105 +79,75 @@ def _series(
     return sizes, vals, lo, hi, ok
 
 
-def _metric_figure(runs: list[Run], key: str, ylabel: str, title: str) -> MplFigure | None:
+def _y_axis(panel: Panel, key: str, drawn: list[float], extent: list[float]) -> None:
+    """The y scale, limits and ticks. Overheads span µs to ms once a library stops
+    progressing in the background: a log axis, or symlog (linear around 0) when some
+    overheads are 0 or negative, so that a few large sizes do not flatten every small
+    one. `extent`: the values and their error bars' ends."""
+    positive = [v for v in drawn if v > 0]
+    if key == "overhead_us" and positive and max(positive) / min(positive) > 30:
+        if len(positive) == len(drawn):
+            panel.yscale = "log"
+        else:
+            panel.yscale, panel.linthresh = "symlog", min(positive)
+    shown = [v for v in extent if v > 0] if panel.yscale == "log" else extent
+    lo, hi = padded(min(shown, default=0.0), max(shown, default=1.0), panel.yscale,
+                    panel.linthresh)
+    if key == "availability_pct":
+        # a list, so that a plot with nothing drawn (every size untrustworthy) still works
+        lo, hi = min([-2.0, *drawn]), max([102.0, *drawn])
+    panel.ylim = (lo, hi)
+    panel.yticks = (log_ticks(lo, hi, TICK_SIZE) if panel.yscale == "log"
+                    else symlog_ticks(lo, hi, panel.linthresh, TICK_SIZE)
+                    if panel.yscale == "symlog" else linear_ticks(lo, hi, size=TICK_SIZE))
+
+
+def _metric_figure(runs: list[Run], key: str, ylabel: str, title: str) -> Chart | None:
     all_sizes = {s for r in runs for d in analysis_sizes(r).values() for s in d}
     if not all_sizes:
         return None
     pos = size_positions(sorted(all_sizes))
-    fig = MplFigure(figsize=(10, 4.4), layout="constrained")
-    ax = fig.add_subplot()
-    colours = matplotlib.colormaps["tab10"].colors
+    panel = Panel(xlim=padded(min(pos.values()), max(pos.values())), ylim=(0.0, 1.0),
+                  title=title, xlabel="message size", ylabel=ylabel, grid="both",
+                  xticks=_size_ticks(pos))
     drawn: list[float] = []
-    handles: list[Line2D] = []
+    extent: list[float] = []
+    keys: list[Key] = []
     for i, run in enumerate(runs):
-        label = run.label
-        colour = colours[i % len(colours)]
+        colour = TAB10[i % len(TAB10)]
         for direction in analysis_sizes(run):
             sizes, vals, lo, hi, ok = _series(run, direction, key)
             if not sizes:
                 continue
             drawn.extend(vals)
-            line, marker = DIRECTION_STYLE.get(direction, (":", "^"))
-            xs = np.array([pos[s] for s in sizes])
-            y, err, good = np.array(vals), np.array([lo, hi]), np.array(ok)
+            dash, marker = DIRECTION_STYLE.get(direction, OTHER_STYLE)
             # the line is broken where an estimate is null, so it never bridges a gap
             entries = sorted(analysis_sizes(run)[direction].items())
-            gapped = [est(e, key) for _, e in entries]
-            ax.plot(
-                [pos[s] for s, _ in entries],
-                [np.nan if v is None else v for v in gapped],
-                line,
-                color=colour,
-                lw=1.4,
-            )
-            ax.errorbar(
-                xs[good],
-                y[good],
-                yerr=err[:, good],
-                fmt=marker,
-                color=colour,
-                ms=5,
-                capsize=2,
-                lw=1,
-            )
+            panel.lines.append(Line([pos[s] for s, _ in entries],
+                                    [est(e, key) for _, e in entries], colour, 1.4,
+                                    dash=dash))
+            for s, v, down, up, good in zip(sizes, vals, lo, hi, ok, strict=True):
+                extent += [v - down, v + up]
+                bar_colour = colour if good else NOT_OK_GREY
+                panel.errors.append(ErrorBar(pos[s], v - down, v + up, bar_colour))
             # not-ok points go on top, unfilled, so an ok point beneath stays visible
-            ax.errorbar(
-                xs[~good],
-                y[~good],
-                yerr=err[:, ~good],
-                fmt=marker,
-                ms=7,
-                mew=1.4,
-                mfc="none",
-                mec=NOT_OK_GREY,
-                ecolor=NOT_OK_GREY,
-                capsize=2,
-                lw=1,
-                zorder=4,
-            )
-            handles.append(
-                Line2D(
-                    [], [], ls=line, marker=marker, color=colour, ms=5, label=f"{label} {direction}"
-                )
-            )
-    _size_axis(ax, pos)
-    positive = [v for v in drawn if v > 0]
-    # overheads span µs to ms once a library stops progressing in the background: a log
-    # axis, or symlog (linear around 0) when some overheads are 0 or negative, so that a
-    # few large sizes do not flatten every small one
-    if key == "overhead_us" and positive and max(positive) / min(positive) > 30:
-        if len(positive) == len(drawn):
-            ax.set_yscale("log")
-        else:
-            ax.set_yscale("symlog", linthresh=min(positive))
-    if key == "availability_pct":
-        # a list, so that a plot with nothing drawn (every size untrustworthy) still works
-        ax.set_ylim(min([-2.0, *drawn]), max([102.0, *drawn]))
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=11, loc="left")
-    ax.grid(True, alpha=0.3)
-    handles.append(
-        Line2D(
-            [],
-            [],
-            ls="none",
-            marker="o",
-            mfc="none",
-            mec=NOT_OK_GREY,
-            mew=1.4,
-            ms=7,
-            label="verdict not ok",
-        )
-    )
-    fig.legend(handles=handles, fontsize=8, loc="outside right upper", frameon=False)
-    return fig
+            panel.marks += [Mark(pos[s], v, marker, colour, 5.0)
+                            for s, v, good in zip(sizes, vals, ok, strict=True) if good]
+            panel.marks += [Mark(pos[s], v, marker, NOT_OK_GREY, 7.0, width=1.4, hollow=True)
+                            for s, v, good in zip(sizes, vals, ok, strict=True) if not good]
+            keys.append(Key(f"{run.label} {direction}", colour, "line", dash=dash,
+                            marker=marker))
+    _y_axis(panel, key, drawn, extent)
+    keys.append(Key("verdict not ok", NOT_OK_GREY, "marker", marker="o", hollow=True,
+                    width=1.4))
+    return Chart((10, 4.4), [panel], legend=keys, legend_at="right")
 
 
-def _hinge(b: float, k: float, s: float, x: np.ndarray) -> np.ndarray:
-    return b + s * np.maximum(0.0, x - k)
+def _hinge(b: float, k: float, s: float, x: float) -> float:
+    return b + s * max(0.0, x - k)
 
 
-def _panel(ax: Axes, size: int, r_entry: dict[str, Any], a_entry: dict[str, Any] | None) -> None:
+def _panel(size: int, r_entry: dict[str, Any], a_entry: dict[str, Any] | None) -> Panel:
     xs, ys, lo, hi = [], [], [], []
     for step in r_entry.get("steps") or []:
         x = num((step.get("work_t_us") or {}).get("median"))
@@ -184,67 +159,62 @@ def _panel(ax: Axes, size: int, r_entry: dict[str, Any], a_entry: dict[str, Any]
         ys.append(y)
         lo.append(min(samples, default=y))
         hi.append(max(samples, default=y))
-    ax.vlines(xs, lo, hi, color="0.7", lw=2.2)
-    ax.plot(xs, ys, "o", color="C0", ms=2.8)
+    verdict = (a_entry or {}).get("verdict", "not analysed")
+    panel = Panel(xlim=(0.0, 1.0), ylim=(0.0, 1.0), title=f"{format_size(size)} · {verdict}",
+                  title_size=8.0, title_pad=4.0, title_loc="center",
+                  title_colour="#000000" if verdict == "ok" else NOT_OK_TITLE)
+    panel.marks += [Mark(x, a, "|", RANGE_GREY, to=c, width=2.2)
+                    for x, a, c in zip(xs, lo, hi, strict=True)]
+    panel.marks += [Mark(x, y, "o", MEDIAN_COLOUR, 2.8) for x, y in zip(xs, ys, strict=True)]
+    right, top = max(xs, default=1.0), max(hi + ys, default=1.0)
     b, k, s = (est(a_entry, key) for key in ("base_t_us", "knee_work_us", "slope"))
+    knee_at = None
     if b is not None and k is not None and s is not None and xs:
-        grid = np.linspace(0.0, max(max(xs), k) * 1.03, 200)
-        ax.plot(grid, _hinge(b, k, s, grid), color="C1", lw=1.3)
-        ax.axvline(k, color="C1", ls=":", lw=0.9)
+        # a hinge is straight on each side of its knee: three points draw it exactly
+        end = max(max(xs), k) * 1.03
+        fit_xs = sorted({0.0, min(max(k, 0.0), end), end})
+        fit_ys = [_hinge(b, k, s, x) for x in fit_xs]
+        panel.lines.append(Line(fit_xs, list(fit_ys), FIT_COLOUR, 1.3))
+        right, top = max(right, end), max(top, *fit_ys)
+        knee_at = k
     classic = classic_of(a_entry, r_entry)
     cx, cy = num(classic.get("work_t_us")), num(classic.get("iter_t_us"))
     if classic.get("found") and cx is not None and cy is not None:
-        ax.plot([cx], [cy], marker="*", color="C3", ms=8, ls="none")
-    verdict = (a_entry or {}).get("verdict", "not analysed")
-    # Nothing is drawn above a panel (x ticks at the bottom; the y axis, from 0, has no
-    # offset text below 1e6), so the title is placed where matplotlib's search would put
-    # it (y=1) instead of searched: the search measures the y axis again for every
-    # title each time the grid is laid out or drawn, a third of drawing a grid.
-    placed = {"y": 1.0} if ax.dataLim.ymax < TITLE_SEARCH_FROM_US else {}
-    ax.set_title(
-        f"{format_size(size)} · {verdict}",
-        fontsize=8,
-        color="black" if verdict == "ok" else "#b03a00",
-        **placed,
-    )
-    ax.tick_params(labelsize=6.5)
-    ax.set_ylim(bottom=0)
-    ax.set_xlim(left=0)
+        panel.marks.append(Mark(cx, cy, "*", CLASSIC_COLOUR, 8.0))
+        right, top = max(right, cx), max(top, cy)
+    panel.xlim = (0.0, padded(0.0, right)[1])
+    panel.ylim = (0.0, padded(0.0, top)[1])
+    panel.xticks = linear_ticks(*panel.xlim, most=5, size=6.5)
+    panel.yticks = linear_ticks(*panel.ylim, most=6, size=6.5)
+    if knee_at is not None:  # the knee's line spans the axis, as axvline
+        panel.lines.append(Line([knee_at, knee_at], list(panel.ylim), FIT_COLOUR, 0.9,
+                                dash=":"))
+    return panel
 
 
-def fit_grid(run: Run, direction: str) -> MplFigure | None:
+def fit_grid(run: Run, direction: str) -> Chart | None:
     measured = result_sizes(run).get(direction, {})
     if not measured:
         return None
     fits = analysis_sizes(run).get(direction, {})
     ncols = min(GRID_COLS, len(measured))
     nrows = math.ceil(len(measured) / ncols)
-    fig = MplFigure(figsize=(1.95 * ncols + 0.4, 1.65 * nrows + 0.7), layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    for ax, (size, entry) in zip(axes, sorted(measured.items()), strict=False):
-        _panel(ax, size, entry, fits.get(size))
-    for ax in axes[len(measured) :]:
-        ax.set_visible(False)
-    fig.supxlabel("work_t (µs): same work without a message", fontsize=8.5)
-    fig.supylabel("iter_t (µs): post, work, wait", fontsize=8.5)
-    fig.legend(
-        handles=[
-            Line2D([], [], marker="o", color="C0", ms=3, ls="none", label="median iter_t"),
-            Line2D([], [], color="0.7", lw=2.2, label="sample range"),
-            Line2D([], [], color="C1", lw=1.3, label="hinge fit b + s·max(0, x − k)"),
-            Line2D([], [], color="C1", ls=":", lw=0.9, label="knee k"),
-            Line2D([], [], marker="*", color="C3", ms=8, ls="none", label="classic point"),
-        ],
-        loc="outside upper center",
-        ncols=5,
-        fontsize=7.5,
-        frameon=False,
-    )
-    return fig
+    panels = [_panel(size, entry, fits.get(size)) for size, entry in sorted(measured.items())]
+    legend = [
+        Key("median iter_t", MEDIAN_COLOUR, "marker", marker="o"),
+        Key("sample range", RANGE_GREY, "line", width=2.2),
+        Key("hinge fit b + s·max(0, x − k)", FIT_COLOUR, "line", width=1.3),
+        Key("knee k", FIT_COLOUR, "line", dash=":", width=0.9),
+        Key("classic point", CLASSIC_COLOUR, "marker", marker="*"),
+    ]
+    return Chart((1.95 * ncols + 0.4, 1.65 * nrows + 0.7), panels, rows=nrows, cols=ncols,
+                 legend=legend, legend_at="top", legend_size=7.5,
+                 xlabel="work_t (µs): same work without a message",
+                 ylabel="iter_t (µs): post, work, wait")
 
 
-def _figure(fig: MplFigure | None, key: str, caption: str) -> list[Figure]:
-    return [] if fig is None else [Figure(to_svg(fig, key), caption)]
+def _figure(chart: Chart | None, caption: str) -> list[Figure]:
+    return [] if chart is None else [Figure(chart.svg(), caption)]
 
 
 def summary_sections(runs: list[Run]) -> list[Section]:
@@ -254,12 +224,10 @@ def summary_sections(runs: list[Run]) -> list[Section]:
     hollow = "Hollow grey points: verdict not ok (see the tables for the reason)."
     figures = _figure(
         _metric_figure(runs, "overhead_us", "host overhead (µs)", "Host overhead"),
-        "overhead",
         "Overhead = base time − knee: the time the host spends in MPI per "
         f"message. Error bars: 95 % CI. Solid: send, dashed: receive. {hollow}",
     ) + _figure(
         _metric_figure(runs, "availability_pct", "availability (%)", "Application availability"),
-        "availability",
         "Availability = 100·(k − c)/(b − c), knee k, base time b, fixed "
         "loop cost c (barrier, timer): the share of the transfer time the application can "
         f"compute. Error bars: 95 % CI. {hollow}",
@@ -277,7 +245,6 @@ def fit_sections(runs: list[Run]) -> list[Section]:
         for direction in result_sizes(run):
             figures += _figure(
                 fit_grid(run, direction),
-                f"fit-{label}-{direction}",
                 f"{label}, {direction}: each panel is one message size; iter_t stays at "
                 "the base time b until the work passes the knee k, then rises with slope s.",
             )

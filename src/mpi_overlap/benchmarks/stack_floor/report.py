@@ -21,7 +21,8 @@ from ...core.sizes import format_size
 from ...report.html import Figure, Section
 from ...report.run_table import RunTable, no_notes, print_findings
 from ...report.summary_card import analysis_figures, figure_of
-from ...report.svg import size_positions, to_svg
+from ...report.svg import to_svg
+from ...report.svg_chart import size_positions
 from ...run.rundir import Run
 from .analysis import floor_name
 
