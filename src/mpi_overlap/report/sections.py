@@ -12,9 +12,18 @@ from ..core.file_output import write_text
 from ..run.rundir import Run
 from .html import Figure, HtmlTable, Section
 from .run_table import RunTable
-from .svg import to_svg
+from .svg_chart import Chart
 
 Figures = Callable[[list[Run]], list[Figure]]
+
+
+def to_svg(fig: Any, key: str) -> str:
+    """A figure's SVG: an svg_chart Chart writes itself; a matplotlib figure goes through
+    svg.to_svg, imported only then (matplotlib's import is a second of a report)."""
+    if isinstance(fig, Chart):
+        return fig.svg()
+    from .svg import to_svg as matplotlib_svg
+    return matplotlib_svg(fig, key)
 
 
 def figure_of_all(plot: Callable[[list[Run]], Any], key: str, caption: str) -> Figures:

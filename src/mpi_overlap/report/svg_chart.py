@@ -27,6 +27,7 @@ FONT = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif"
 GRID = "#e7e7e7"  # matplotlib's grid (#b0b0b0) at alpha 0.3 on white
 AXIS = "#000000"
 TICK_TEXT = "#000000"
+MARKERS = ("o", "s", "^", "v", "<", ">", "D", "p", "*", "x")
 
 
 def text_width(text: str, size: float) -> float:
@@ -72,9 +73,9 @@ class Line:
 @dataclass
 class Mark:
     """A marker at (x, y): "v" a triangle pointing down, "_" a horizontal tick,
-    "|" a vertical segment from y to `to`; "o" a circle, "s" a square, "^" a triangle
-    pointing up, "*" a star, `size` across (points), hollow: its outline only, `width`
-    wide."""
+    "|" a vertical segment from y to `to`; or one of MARKERS (matplotlib's letters: "o"
+    a circle, "s" a square, "^" "<" ">" more triangles, "D" a diamond, "p" a pentagon, "*" a
+    star, "x" a cross) `size` across (points), hollow: its outline only, `width` wide."""
 
     x: float
     y: float
@@ -97,6 +98,26 @@ class ErrorBar:
     colour: str
     cap: float = 2.0
     width: float = 1.0
+
+
+@dataclass
+class Rule:
+    """A line across the whole plot at x = `at` (axis "x": vertical) or y = `at`."""
+
+    at: float
+    axis: str
+    colour: str
+    width: float = 1.0
+    dash: str = ""
+
+
+@dataclass
+class Span:
+    """A band across the whole plot's height from x0 to x1, under the data."""
+
+    x0: float
+    x1: float
+    colour: str
 
 
 @dataclass
@@ -136,6 +157,7 @@ class Panel:
     title_size: float = 11.0
     title_pad: float = 6.0  # points between the plot's top and the title
     xlabel: str = ""
+    xlabel_size: float = 10.0
     ylabel: str = ""
     ylabel_size: float = 10.0
     xticks: Ticks | None = None
@@ -144,6 +166,9 @@ class Panel:
     grid: str = ""  # "x", "y" or "both": grid lines at that axis' ticks
     yscale: str = "linear"  # "log", or "symlog": linear within ±linthresh, log beyond
     linthresh: float = 1.0
+    xscale: str = "linear"  # or "log"
+    xbase: float = 10.0  # a log axis' base: its ticks at powers of it
+    ybase: float = 10.0
     title_colour: str = TICK_TEXT
     title_loc: str = "left"  # or "center"
     horizontal: bool = False
@@ -154,7 +179,11 @@ class Panel:
     errors: list[ErrorBar] = field(default_factory=list)
     marks: list[Mark] = field(default_factory=list)
     labels: list[Label] = field(default_factory=list)
-    legend: list[Key] = field(default_factory=list)  # inside, upper left
+    rules: list[Rule] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+    legend: list[Key] = field(default_factory=list)  # inside
+    legend_at: str = "upper left"  # or "upper right", "lower left", "lower right", "best"
+    legend_size: float = 8.0
 
 
 @dataclass
@@ -200,11 +229,11 @@ _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 MINUS = "−"  # as matplotlib writes a negative tick label
 
 
-def scaled(v: float, scale: str, linthresh: float = 1.0) -> float:
-    """Where `v` sits on a "linear", "log" (base 10) or "symlog" axis, in that axis' own
+def scaled(v: float, scale: str, linthresh: float = 1.0, base: float = 10.0) -> float:
+    """Where `v` sits on a "linear", "log" (of `base`) or "symlog" axis, in that axis' own
     units; symlog as matplotlib's (base 10, linscale 1): linear within ±linthresh."""
     if scale == "log":
-        return math.log10(v) if v > 0 else -1e9  # below the axis: clipped as log clips
+        return math.log(v, base) if v > 0 else -1e9  # below the axis: clipped as log clips
     if scale == "symlog":
         stretch = 1.0 / (1.0 - 0.1)  # linscale / (1 - 1/base)
         a = abs(v)
@@ -214,10 +243,10 @@ def scaled(v: float, scale: str, linthresh: float = 1.0) -> float:
     return v
 
 
-def unscaled(u: float, scale: str, linthresh: float = 1.0) -> float:
+def unscaled(u: float, scale: str, linthresh: float = 1.0, base: float = 10.0) -> float:
     """The inverse of scaled()."""
     if scale == "log":
-        return 10.0 ** u
+        return base ** u
     if scale == "symlog":
         stretch = 1.0 / (1.0 - 0.1)
         if abs(u) <= linthresh * stretch:
@@ -227,13 +256,13 @@ def unscaled(u: float, scale: str, linthresh: float = 1.0) -> float:
 
 
 def padded(lo: float, hi: float, scale: str = "linear", linthresh: float = 1.0,
-           margin: float = 0.05) -> tuple[float, float]:
+           margin: float = 0.05, base: float = 10.0) -> tuple[float, float]:
     """Axis limits around data from `lo` to `hi`, `margin` of the span added each side in
     the axis' own units (matplotlib's autoscale margins)."""
-    a, b = scaled(lo, scale, linthresh), scaled(hi, scale, linthresh)
+    a, b = scaled(lo, scale, linthresh, base), scaled(hi, scale, linthresh, base)
     span = b - a if b > a else (abs(a) or 1.0)
-    return unscaled(a - margin * span, scale, linthresh), unscaled(b + margin * span, scale,
-                                                                   linthresh)
+    return (unscaled(a - margin * span, scale, linthresh, base),
+            unscaled(b + margin * span, scale, linthresh, base))
 
 
 def size_positions(sizes: list[int]) -> dict[int, float]:
@@ -260,16 +289,21 @@ def linear_ticks(lo: float, hi: float, most: int = 9, size: float = 8.0) -> Tick
     return Ticks(at, [f"{v:.{decimals}f}".replace("-", MINUS) for v in at], size=size)
 
 
-def power_label(exponent: int, negative: bool = False) -> str:
-    """10^k as plain text (10³, −10⁻²), as svg.py labels matplotlib's log axes."""
-    return (MINUS if negative else "") + "10" + str(exponent).translate(_SUPERSCRIPT)
+def power_label(exponent: int, negative: bool = False, base: float = 10.0) -> str:
+    """10^k as plain text (10³, −10⁻², 2¹⁰), as svg.py labels matplotlib's log axes."""
+    return (MINUS if negative else "") + f"{base:g}" + str(exponent).translate(_SUPERSCRIPT)
 
 
-def log_ticks(lo: float, hi: float, size: float = 8.0) -> Ticks:
-    """The decades inside [lo, hi] (lo > 0)."""
-    first, last = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
-    exps = list(range(first, last + 1))
-    return Ticks([10.0 ** k for k in exps], [power_label(k) for k in exps], size=size)
+def log_ticks(lo: float, hi: float, size: float = 8.0, base: float = 10.0,
+              most: int = 11) -> Ticks:
+    """The powers of `base` inside [lo, hi] (lo > 0), every n-th of them when there are
+    more than `most` (as matplotlib's LogLocator thins them)."""
+    first = math.ceil(math.log(lo, base) - 1e-9)
+    last = math.floor(math.log(hi, base) + 1e-9)
+    stride = max(1, math.ceil((last - first + 1) / most))
+    exps = [k for k in range(first, last + 1) if k % stride == 0]
+    return Ticks([base ** k for k in exps], [power_label(k, base=base) for k in exps],
+                 size=size)
 
 
 def symlog_ticks(lo: float, hi: float, linthresh: float, size: float = 8.0) -> Ticks:
@@ -282,6 +316,49 @@ def symlog_ticks(lo: float, hi: float, linthresh: float, size: float = 8.0) -> T
         [power_label(k) for k in pos]
     kept = [(a, t) for a, t in zip(at, labels, strict=True) if lo <= a <= hi]
     return Ticks([a for a, _ in kept], [t for _, t in kept], size=size)
+
+
+def _extent(p: Panel, axis: str) -> list[float]:
+    """Every value the panel draws along `axis` ("x" or "y"), as matplotlib's data limits
+    count them."""
+    if axis == "x":
+        vals = [x for ln in p.lines for x, y in zip(ln.xs, ln.ys, strict=True) if y is not None]
+        vals += [m.x for m in p.marks] + [e.x for e in p.errors]
+        vals += [x for a in p.areas for x in a.xs] + [v for s in p.spans for v in (s.x0, s.x1)]
+        vals += [v for b in p.bars for v in (b.at - b.width / 2, b.at + b.width / 2)]
+        return vals
+    vals = [y for ln in p.lines for y in ln.ys if y is not None]
+    vals += [v for m in p.marks for v in (m.y, m.to) if v is not None]
+    vals += [v for e in p.errors for v in (e.lo, e.hi)]
+    vals += [v for a in p.areas for v in a.lo + a.hi if v is not None]
+    vals += [v for b in p.bars for v in (b.base, b.base + b.length)]
+    return vals
+
+
+def axis_ticks(lo: float, hi: float, scale: str, size: float = 8.0, base: float = 10.0,
+               linthresh: float = 1.0, most: int = 9) -> Ticks:
+    if scale == "log":
+        return log_ticks(lo, hi, size, base)
+    if scale == "symlog":
+        return symlog_ticks(lo, hi, linthresh, size)
+    return linear_ticks(lo, hi, most, size)
+
+
+def fit_axes(p: Panel, xlim: tuple[float, float] | None = None,
+             ylim: tuple[float, float] | None = None, size: float = 8.0,
+             most: int = 9) -> None:
+    """Limits around what the panel draws (5 % margins in each axis' own units, as
+    matplotlib autoscales) where not given, and ticks for both axes of `size` points."""
+    for axis, given, scale, base in (("x", xlim, p.xscale, p.xbase),
+                                     ("y", ylim, p.yscale, p.ybase)):
+        vals = [v for v in _extent(p, axis) if math.isfinite(v) and (scale != "log" or v > 0)]
+        lim = given or (padded(min(vals), max(vals), scale, p.linthresh, base=base) if vals
+                        else (1.0, 10.0) if scale == "log" else (0.0, 1.0))
+        ticks = axis_ticks(*lim, scale, size, base, p.linthresh, most)
+        if axis == "x":
+            p.xlim, p.xticks = lim, ticks
+        else:
+            p.ylim, p.yticks = lim, ticks
 
 
 # ---------------------------------------------------------------- rendering
@@ -320,15 +397,17 @@ class _Box:
     panel: Panel
 
     def px(self, v: float) -> float:
-        lo, hi = self.panel.xlim
-        return self.x + (v - lo) / (hi - lo) * self.w if hi != lo else self.x
+        p = self.panel
+        lo, hi = (scaled(w, p.xscale, base=p.xbase) for w in p.xlim)
+        return self.x + (scaled(v, p.xscale, base=p.xbase) - lo) / (hi - lo) * self.w \
+            if hi != lo else self.x
 
     def py(self, v: float) -> float:
         p = self.panel
-        lo, hi = (scaled(w, p.yscale, p.linthresh) for w in p.ylim)
+        lo, hi = (scaled(w, p.yscale, p.linthresh, p.ybase) for w in p.ylim)
         if hi == lo:
             return self.y + self.h
-        t = (scaled(v, p.yscale, p.linthresh) - lo) / (hi - lo)
+        t = (scaled(v, p.yscale, p.linthresh, p.ybase) - lo) / (hi - lo)
         return self.y + (t if p.invert_y else 1.0 - t) * self.h
 
 
@@ -360,7 +439,7 @@ def _margins(p: Panel) -> tuple[float, float, float, float]:
     if p.xticks:
         bottom += p.xticks.pad + _tick_extent(p.xticks)
     if p.xlabel:
-        bottom += 10 * 1.4
+        bottom += p.xlabel_size * 1.4
     right = 10.0
     if p.horizontal and p.labels:  # value labels past the bars' ends
         right += 6.0
@@ -493,12 +572,21 @@ def _panel(b: _Box) -> list[str]:
         out += [f'<line x1="{_n(b.px(v))}" y1="{_n(b.y)}" x2="{_n(b.px(v))}" '
                 f'y2="{_n(b.y + b.h)}" stroke="{GRID}" stroke-width="0.8"/>'
                 for v in p.xticks.at]
+    for span in p.spans:
+        x0, x1 = sorted((b.px(span.x0), b.px(span.x1)))
+        out.append(f'<rect x="{_n(x0)}" y="{_n(b.y)}" width="{_n(x1 - x0)}" '
+                   f'height="{_n(b.h)}" fill="{span.colour}"/>')
     for area in p.areas:
         out += _area(b, area)
     for bar in p.bars:
         out += _bar(b, bar)
     for line in p.lines:
         out += _line(b, line)
+    for r in p.rules:
+        x0, y0, x1, y1 = ((b.px(r.at), b.y, b.px(r.at), b.y + b.h) if r.axis == "x"
+                          else (b.x, b.py(r.at), b.x + b.w, b.py(r.at)))
+        out.append(f'<line x1="{_n(x0)}" y1="{_n(y0)}" x2="{_n(x1)}" y2="{_n(y1)}" '
+                   f'stroke="{r.colour}" stroke-width="{_n(r.width)}"{_dash(r.dash, r.width)}/>')
     for e in p.errors:
         out += _error_bar(b, e)
     for m in p.marks:
@@ -536,7 +624,7 @@ def _panel(b: _Box) -> list[str]:
                        f'stroke="{AXIS}" stroke-width="0.8"/>')
             out.append(_text(b.x - 6, y, s, t.size, t.colour, anchor="end", va="middle"))
     if p.xlabel:
-        out.append(_text(b.x + b.w / 2, below + 4, p.xlabel, 10, va="top"))
+        out.append(_text(b.x + b.w / 2, below + 4, p.xlabel, p.xlabel_size, va="top"))
     if p.ylabel:
         x = b.x - _ytick_width(p) - 12 - p.ylabel_size * 0.3 * (p.ylabel.count("\n"))
         out.append(_text(x, b.y + b.h / 2, p.ylabel, p.ylabel_size, rotation=90))
@@ -545,8 +633,28 @@ def _panel(b: _Box) -> list[str]:
         out.append(_text(b.x + b.w / 2 if centred else b.x, b.y - p.title_pad, p.title,
                          p.title_size, p.title_colour, anchor="middle" if centred else "start"))
     if p.legend:
-        out += _legend(p.legend, b.x + 8, b.y + 6, 8.0)
+        out += _legend(p.legend, *_legend_corner(b), p.legend_size)
     return out
+
+
+def _legend_corner(b: _Box) -> tuple[float, float]:
+    """Where a panel's legend starts: its corner, or for "best" the corner whose legend
+    would cover the fewest of the panel's points (matplotlib's order breaks ties)."""
+    p, size = b.panel, b.panel.legend_size
+    w = _legend_width(p.legend, size) - 8
+    h = 1.9 * size * len(p.legend)
+    corners = {"upper left": (b.x + 8, b.y + 6), "upper right": (b.x + b.w - w - 4, b.y + 6),
+               "lower left": (b.x + 8, b.y + b.h - h - 4),
+               "lower right": (b.x + b.w - w - 4, b.y + b.h - h - 4)}
+    if p.legend_at != "best":
+        return corners[p.legend_at]
+    points = [(b.px(x), b.py(y)) for line in p.lines
+              for x, y in zip(line.xs, line.ys, strict=True) if y is not None]
+    points += [(b.px(m.x), b.py(m.y)) for m in p.marks]
+    order = ("upper right", "upper left", "lower left", "lower right")
+    return corners[min(order, key=lambda c: sum(
+        corners[c][0] <= x <= corners[c][0] + w and corners[c][1] <= y <= corners[c][1] + h
+        for x, y in points))]
 
 
 def _bar(b: _Box, bar: Bar) -> list[str]:
@@ -593,10 +701,10 @@ def _area(b: _Box, area: Area) -> list[str]:
 
 def _dash(dash: str, width: float) -> str:
     """matplotlib's dash patterns, scaled by the line width as it does."""
-    pattern = {"--": (3.7, 1.6), ":": (1.0, 1.65)}.get(dash)
+    pattern = {"--": (3.7, 1.6), ":": (1.0, 1.65), "-.": (6.4, 1.6, 1.0, 1.6)}.get(dash)
     if pattern is None:
         return ""
-    return f' stroke-dasharray="{_n(pattern[0] * width)},{_n(pattern[1] * width)}"'
+    return f' stroke-dasharray="{",".join(_n(v * width) for v in pattern)}"'
 
 
 def _line(b: _Box, line: Line) -> list[str]:
@@ -641,24 +749,30 @@ def _shape(shape: str, x: float, y: float, size: float, colour: str, hollow: boo
     if shape == "s":
         return (f'<rect x="{_n(x - h)}" y="{_n(y - h)}" width="{_n(size)}" '
                 f'height="{_n(size)}" {paint}/>')
+    if shape == "x":
+        return (f'<path d="M{_n(x - h)},{_n(y - h)}L{_n(x + h)},{_n(y + h)}'
+                f'M{_n(x - h)},{_n(y + h)}L{_n(x + h)},{_n(y - h)}" stroke="{colour}" '
+                f'stroke-width="{_n(width)}"/>')
     if shape == "*":  # five points, the inner radius as matplotlib's star
         pts = [(x + r * math.sin(math.pi * i / 5), y - r * math.cos(math.pi * i / 5))
                for i, r in ((i, h if i % 2 == 0 else h * 0.381966) for i in range(10))]
-    elif shape == "^":
-        pts = [(x, y - h), (x + h, y + h), (x - h, y + h)]
-    else:  # "v"
-        pts = [(x - h, y - h), (x + h, y - h), (x, y + h)]
+    elif shape == "p":
+        pts = [(x + h * math.sin(2 * math.pi * i / 5), y - h * math.cos(2 * math.pi * i / 5))
+               for i in range(5)]
+    elif shape == "D":
+        pts = [(x, y - h), (x + h * 0.7, y), (x, y + h), (x - h * 0.7, y)]
+    else:  # triangles: "^" up, "v" down, "<" left, ">" right
+        pts = {"^": [(x, y - h), (x + h, y + h), (x - h, y + h)],
+               "<": [(x - h, y), (x + h, y - h), (x + h, y + h)],
+               ">": [(x + h, y), (x - h, y - h), (x - h, y + h)]}.get(
+                   shape, [(x - h, y - h), (x + h, y - h), (x, y + h)])
     return f'<polygon points="{" ".join(f"{_n(a)},{_n(c)}" for a, c in pts)}" {paint}/>'
 
 
 def _mark(b: _Box, m: Mark) -> str:
     x, y, c = b.px(m.x), b.py(m.y), m.colour
-    if m.shape in ("o", "s", "^", "*"):
+    if m.shape in MARKERS:
         return _shape(m.shape, x, y, m.size, c, m.hollow, m.width)
-    if m.shape == "v":
-        h = m.size / 2
-        return (f'<polygon points="{_n(x - h)},{_n(y - h)} {_n(x + h)},{_n(y - h)} '
-                f'{_n(x)},{_n(y + h)}" fill="{c}"/>')
     if m.shape == "|":
         y2 = b.py(m.to if m.to is not None else m.y)
         return (f'<line x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x)}" y2="{_n(y2)}" stroke="{c}" '

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import DASH, fmt_num
@@ -20,6 +19,8 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_of_all
 from ...report.summary_card import Figures, figure_of, max_share
+from ...report.svg_chart import Chart, fit_axes
+from ...report.svg_plot import axes, plot
 from ...run.rundir import Run
 
 BENCHMARK = "polling"
@@ -81,12 +82,11 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     console.print(t)
 
 
-def figure(runs: list[Run]) -> MplFigure | None:
+def figure(runs: list[Run]) -> Chart | None:
     runs = [r for r in runs if r.benchmark == BENCHMARK and series(r)]
     if not runs:
         return None
-    fig = MplFigure(figsize=(8.0, 3.4), layout="constrained")
-    ax_a, ax_b = fig.subplots(1, 2)
+    ax_a, ax_b = (axes("MPI_Test every (µs of work)", xscale="log") for _ in range(2))
     marks = "os^vD<>p"
     for i, run in enumerate(runs):
         for j, s in enumerate(series(run)):
@@ -96,20 +96,15 @@ def figure(runs: list[Run]) -> MplFigure | None:
             x = [p["interval_us"] for p in pts]
             color = f"C{j}" if len(runs) == 1 else f"C{i}"
             ls = "-" if len(runs) == 1 else ("-", "--", ":", "-.")[j % 4]
-            ax_a.plot(x, [p["availability"] for p in pts], ls, marker=marks[j % len(marks)],
-                      color=color, ms=3, label=label)
-            ax_b.plot(x, [p["bandwidth_gbs"] for p in pts], ls, marker=marks[j % len(marks)],
-                      color=color, ms=3, label=label)
-    for ax in (ax_a, ax_b):
-        ax.set_xscale("log")
-        ax.set_xlabel("MPI_Test every (µs of work)", fontsize=8)
-        ax.tick_params(labelsize=7)
-    ax_a.set_ylabel("availability (dry / with messaging)", fontsize=8)
-    ax_a.set_ylim(0, 1.1)
-    ax_b.set_yscale("log")
-    ax_b.set_ylabel("bandwidth (GB/s)", fontsize=8)
-    ax_a.legend(fontsize=6, frameon=False)
-    return fig
+            fmt = ls + marks[j % len(marks)]
+            plot(ax_a, x, [p["availability"] for p in pts], fmt, color, ms=3, label=label)
+            plot(ax_b, x, [p["bandwidth_gbs"] for p in pts], fmt, color, ms=3)
+    ax_a.ylabel = "availability (dry / with messaging)"
+    ax_b.yscale = "log"
+    ax_b.ylabel = "bandwidth (GB/s)"
+    fit_axes(ax_a, ylim=(0.0, 1.1), size=7)
+    fit_axes(ax_b, size=7)
+    return Chart((8.0, 3.4), [ax_a, ax_b], cols=2)
 
 
 FIGURES = figure_of_all(figure, "polling",

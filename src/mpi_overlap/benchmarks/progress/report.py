@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import DASH, fmt_num
@@ -20,6 +19,8 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_of_all
 from ...report.summary_card import max_share
+from ...report.svg_chart import Chart, fit_axes
+from ...report.svg_plot import axes, blend, plot
 from ...run.rundir import Run
 
 BENCHMARK = "progress"
@@ -96,12 +97,12 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     console.print(t)
 
 
-def figure(runs: list[Run]) -> MplFigure | None:
+def figure(runs: list[Run]) -> Chart | None:
     runs = [r for r in runs if r.benchmark == BENCHMARK and points(r)]
     if not runs:
         return None
-    fig = MplFigure(figsize=(8.0, 3.4), layout="constrained")
-    ax_share, ax_time = fig.subplots(1, 2)
+    ax_share, ax_time = (axes("message size (bytes)", xscale="log", xbase=2.0)
+                         for _ in range(2))
     styles = {CASES[0]: "-o", CASES[1]: "--s", CASES[2]: ":^", CASES[3]: "-.v"}
     for i, run in enumerate(runs):
         pts = points(run)
@@ -111,28 +112,23 @@ def figure(runs: list[Run]) -> MplFigure | None:
             label = f"{key[0]}, sender {key[1]}"
             if len(runs) > 1:
                 label = f"{run.label} {label}"
-            ax_share.plot(sizes, [100 * c.get("arrived_share", 0) for c in cs], styles[key],
-                          color=f"C{i}", ms=3, label=label)
+            plot(ax_share, sizes, [100 * c.get("arrived_share", 0) for c in cs], styles[key],
+                 f"C{i}", ms=3, label=label)
             xy = [(s, c["arrival_us"]) for s, c in zip(sizes, cs, strict=True)
                   if c.get("arrival_us") is not None]
             if xy:
-                ax_time.plot([x for x, _ in xy], [y for _, y in xy], styles[key], color=f"C{i}",
-                             ms=3)
-        ax_time.plot(sizes, [p["budget_us"] for p in pts], color=f"C{i}", lw=0.8, alpha=0.5,
-                     label="budget" if i == 0 else None)
-        ax_time.plot(sizes, [p["transfer_us"] for p in pts], color=f"C{i}", lw=0.8, ls=":",
-                     alpha=0.7, label="one-way ping-pong" if i == 0 else None)
-    for ax in (ax_share, ax_time):
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("message size (bytes)", fontsize=8)
-        ax.tick_params(labelsize=7)
-    ax_share.set_ylim(-5, 105)
-    ax_share.set_ylabel("samples with all data before MPI_Wait (%)", fontsize=8)
-    ax_time.set_yscale("log")
-    ax_time.set_ylabel("arrival after posting (µs, median)", fontsize=8)
-    ax_share.legend(fontsize=6, frameon=False)
-    ax_time.legend(fontsize=6, frameon=False)
-    return fig
+                plot(ax_time, [x for x, _ in xy], [y for _, y in xy], styles[key], f"C{i}",
+                     ms=3)
+        plot(ax_time, sizes, [p["budget_us"] for p in pts], "-", blend(f"C{i}", 0.5), lw=0.8,
+             label="budget" if i == 0 else None)
+        plot(ax_time, sizes, [p["transfer_us"] for p in pts], ":", blend(f"C{i}", 0.7), lw=0.8,
+             label="one-way ping-pong" if i == 0 else None)
+    ax_share.ylabel = "samples with all data before MPI_Wait (%)"
+    ax_time.yscale = "log"
+    ax_time.ylabel = "arrival after posting (µs, median)"
+    fit_axes(ax_share, ylim=(-5.0, 105.0), size=7)
+    fit_axes(ax_time, size=7)
+    return Chart((8.0, 3.4), [ax_share, ax_time], cols=2)
 
 
 FIGURES = figure_of_all(figure, "progress",

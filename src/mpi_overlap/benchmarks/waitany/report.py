@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import DASH, fmt_num
@@ -18,6 +17,8 @@ from ...report.run_table import (
     summary_or_missing,
 )
 from ...report.sections import benchmark_section, figure_of_all
+from ...report.svg_chart import Chart, fit_axes
+from ...report.svg_plot import axes, plot
 from ...run.rundir import Run
 
 BENCHMARK = "waitany"
@@ -65,26 +66,21 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     console.print(t)
 
 
-def figure(runs: list[Run]) -> MplFigure | None:
+def figure(runs: list[Run]) -> Chart | None:
     runs = [r for r in runs if r.benchmark == BENCHMARK and calls(r)]
     if not runs:
         return None
-    fig = MplFigure(figsize=(6.5, 3.6), layout="constrained")
-    ax = fig.subplots()
+    ax = axes("N (posted requests; only the first completes)", "time of the call (µs)",
+              xscale="log", yscale="log", xbase=2.0, legend_size=7)
     styles = {"waitany": "-o", "testany": "--s", "waitsome": ":^"}
     for i, run in enumerate(runs):
         for c in calls(run):
             pts = [p for p in c.get("points") or [] if p.get("time_ns") is not None]
             label = f"{run.label} {c['call']}" if len(runs) > 1 else c["call"]
-            ax.plot([p["n"] for p in pts], [p["time_ns"] / 1e3 for p in pts],
-                    styles.get(c["key"], "-"), color=f"C{i}", ms=3, label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("N (posted requests; only the first completes)", fontsize=8)
-    ax.set_ylabel("time of the call (µs)", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7, frameon=False)
-    return fig
+            plot(ax, [p["n"] for p in pts], [p["time_ns"] / 1e3 for p in pts],
+                 styles.get(c["key"], "-"), f"C{i}", ms=3, label=label)
+    fit_axes(ax, size=7)
+    return Chart((6.5, 3.6), [ax])
 
 
 FIGURES = figure_of_all(figure, "waitany",
