@@ -338,7 +338,7 @@ def _extent(p: Panel, axis: str) -> list[float]:
 def axis_ticks(lo: float, hi: float, scale: str, size: float = 8.0, base: float = 10.0,
                linthresh: float = 1.0, most: int = 9) -> Ticks:
     if scale == "log":
-        return log_ticks(lo, hi, size, base)
+        return log_ticks(lo, hi, size, base, most)
     if scale == "symlog":
         return symlog_ticks(lo, hi, linthresh, size)
     return linear_ticks(lo, hi, most, size)

@@ -64,8 +64,9 @@ def plot(panel: Panel, xs: Sequence[float], ys: Sequence[Value], fmt: str = "-",
     values = [_value(y) for y in ys]
     if dash is not None and xs:
         panel.lines.append(Line([float(x) for x in xs], values, c, lw, dash=dash))
-    if marker:
-        panel.marks += [Mark(float(x), y, marker, c, ms, width=lw)
+    if marker:  # a filled marker has an edge of its colour, 1 point wide (markeredgewidth)
+        size = ms if marker == "x" else ms + 1.0
+        panel.marks += [Mark(float(x), y, marker, c, size, width=1.0)
                         for x, y in zip(xs, values, strict=True) if y is not None]
     if label:
         panel.legend.append(legend_key(label, fmt, colour_, lw))

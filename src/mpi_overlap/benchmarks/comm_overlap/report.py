@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import fmt_num, opt_text
@@ -23,6 +22,8 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, max_share
+from ...report.svg_chart import Chart, fit_axes
+from ...report.svg_plot import axes, errorbar, plot
 from ...run.rundir import Run
 
 BENCHMARK = "comm-overlap"
@@ -114,23 +115,21 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     console.print(t)
 
 
-def figure(run: Run) -> MplFigure | None:
+def figure(run: Run) -> Chart | None:
     """One run: the basic test (left) and the better test per rank (middle, right)."""
     pts = points(run)
     if not pts:
         return None
-    fig = MplFigure(figsize=(9.0, 3.4), layout="constrained")
-    ax, *rank_axes = fig.subplots(1, 3)
+    ax, *rank_axes = (axes("message size (bytes)", xscale="log", yscale="log", xbase=2.0)
+                      for _ in range(3))
     x = [p["bytes"] for p in pts]
-    ax.plot(x, [p["basic"]["nonoverlap_us"] for p in pts], "--o", color="C0", ms=3,
-            label="T_message + T_workload")
-    ax.plot(x, [p["basic"]["overlap_us"] for p in pts], "-s", color="C1", ms=3,
-            label="T_overlap")
-    ax.plot(x, [p["basic"]["message_us"] for p in pts], ":", color="0.5", lw=1,
-            label="T_message")
-    ax.set_title(f"{run.label}: basic test (rank 0, medians)", fontsize=8)
-    ax.set_ylabel("µs", fontsize=8)
-    ax.legend(fontsize=7, frameon=False)
+    plot(ax, x, [p["basic"]["nonoverlap_us"] for p in pts], "--o", "C0", ms=3,
+         label="T_message + T_workload")
+    plot(ax, x, [p["basic"]["overlap_us"] for p in pts], "-s", "C1", ms=3, label="T_overlap")
+    plot(ax, x, [p["basic"]["message_us"] for p in pts], ":", "0.5", lw=1, label="T_message")
+    ax.title = f"{run.label}: basic test (rank 0, medians)"
+    ax.ylabel = "µs"
+    ax.legend_size = 7
     for r_i, rax in enumerate(rank_axes):
         for c, (version, style) in enumerate((("nonoverlap", "--o"), ("overlap", "-s"))):
             both = [(p["bytes"], _rank(p, r_i).get(version) or {}) for p in pts]
@@ -141,17 +140,13 @@ def figure(run: Run) -> MplFigure | None:
             mean = [st["mean"] for _, st in both]
             below = [st["mean"] - st["min"] for _, st in both]
             above = [st.get("stdev") or 0.0 for _, st in both]
-            rax.errorbar(xs, mean, yerr=[below, above], fmt=style, color=f"C{c}", ms=3, lw=1,
-                         capsize=2, label=f"{version} (avg; bar: min … avg+stdev)")
-            rax.plot(xs, [st["median"] for _, st in both], "x", color=f"C{c}", ms=4)
-        rax.set_title(f"better test, rank {r_i} (x: median)", fontsize=8)
-    rank_axes[0].legend(fontsize=6, frameon=False)
+            errorbar(rax, xs, mean, below, above, style, f"C{c}", ms=3, lw=1, capsize=2,
+                     label=f"{version} (avg; bar: min … avg+stdev)" if r_i == 0 else None)
+            plot(rax, xs, [st["median"] for _, st in both], "x", f"C{c}", ms=4)
+        rax.title = f"better test, rank {r_i} (x: median)"
     for a in (ax, *rank_axes):
-        a.set_xscale("log", base=2)
-        a.set_yscale("log")
-        a.set_xlabel("message size (bytes)", fontsize=8)
-        a.tick_params(labelsize=7)
-    return fig
+        fit_axes(a, size=7, most=6)  # a third of the width: fewer ticks, as matplotlib
+    return Chart((9.0, 3.4), [ax, *rank_axes], cols=3)
 
 
 FIGURES = figure_per_run(figure, "comm-overlap", lambda run: (

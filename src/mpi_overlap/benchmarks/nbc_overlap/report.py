@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import fmt_num
@@ -20,6 +19,8 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
+from ...report.svg_chart import Chart, fit_axes
+from ...report.svg_plot import axes, fill_between, plot
 from ...run.rundir import Run
 
 BENCHMARK = "nbc-overlap"
@@ -63,7 +64,7 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     print_figure_comparison(runs, console, BENCHMARK, "nbc-overlap — comparison")
 
 
-def figure(runs: list[Run]) -> MplFigure | None:
+def figure(runs: list[Run]) -> Chart | None:
     """Overlap % against size per collective: OSU (solid), IMB (dashed), profiler bounds
     (shaded), without and with MPI_Test calls; one panel per variant."""
     runs = [r for r in runs if r.benchmark == BENCHMARK and cases(r)]
@@ -71,39 +72,39 @@ def figure(runs: list[Run]) -> MplFigure | None:
         return None
     run = runs[0]  # html_sections draws one figure per run
     tests = sorted({v["tests"] for c in cases(run) for v in c.get("variants") or []})
-    fig = MplFigure(figsize=(7.5, 3.4), layout="constrained")
-    axes = fig.subplots(1, len(tests), sharey=True, squeeze=False)[0]
+    panels = [axes("bytes per block", title=f"{t} MPI_Test calls" if t else "no MPI_Test",
+                   xscale="log", xbase=2.0) for t in tests]
     colls = list(dict.fromkeys(str(c["collective"]) for c in cases(run)
                                if c["collective"] != "Ibarrier"))
-    for ax, t in zip(axes, tests, strict=True):
+    for ax, t in zip(panels, tests, strict=True):
         for i, name in enumerate(colls):
             pts = [(c["bytes"], v) for c in cases(run) if c["collective"] == name
                    for v in c["variants"] if v["tests"] == t]
             pts.sort(key=lambda p: p[0])
             x = [max(p[0], 1) for p in pts]
-            ax.plot(x, [p[1].get("osu_pct") for p in pts], "-o", color=f"C{i % 10}", ms=3,
-                    lw=1, label=name if t == tests[0] else None)
-            ax.plot(x, [p[1].get("imb_pct") for p in pts], "--", color=f"C{i % 10}", lw=0.8)
+            plot(ax, x, [p[1].get("osu_pct") for p in pts], "-o", f"C{i % 10}", ms=3, lw=1,
+                 label=name if t == tests[0] else None)
+            plot(ax, x, [p[1].get("imb_pct") for p in pts], "--", f"C{i % 10}", lw=0.8)
         # the profiler's bounds, averaged over the collectives at each size
         sizes = sorted({c["bytes"] for c in cases(run) if c["collective"] != "Ibarrier"})
-        lo, hi = [], []
+        lo: list[float | None] = []
+        hi: list[float | None] = []
         for s in sizes:
             vs = [v for c in cases(run) if c["bytes"] == s and c["collective"] != "Ibarrier"
                   for v in c["variants"] if v["tests"] == t and v.get("profiler_max_pct")
                   is not None]
-            lo.append(sum(v["profiler_min_pct"] for v in vs) / len(vs) if vs else float("nan"))
-            hi.append(sum(v["profiler_max_pct"] for v in vs) / len(vs) if vs else float("nan"))
-        if any(h == h for h in hi):
-            ax.fill_between([max(s, 1) for s in sizes], lo, hi, color="0.8", alpha=0.6,
-                            label="profiler min–max (mean)" if t == tests[0] else None)
-        ax.set_xscale("log", base=2)
-        ax.set_ylim(-3, 103)
-        ax.set_title(f"{t} MPI_Test calls" if t else "no MPI_Test", fontsize=8)
-        ax.set_xlabel("bytes per block", fontsize=8)
-        ax.tick_params(labelsize=7)
-    axes[0].set_ylabel("overlap % (— OSU, -- IMB)", fontsize=8)
-    fig.legend(fontsize=6, frameon=False, loc="outside right center")
-    return fig
+            lo.append(sum(v["profiler_min_pct"] for v in vs) / len(vs) if vs else None)
+            hi.append(sum(v["profiler_max_pct"] for v in vs) / len(vs) if vs else None)
+        if any(h is not None for h in hi):
+            fill_between(ax, [max(s, 1) for s in sizes], lo, hi, "0.8", alpha=0.6,
+                         label="profiler min–max (mean)" if t == tests[0] else None)
+        fit_axes(ax, ylim=(-3.0, 103.0), size=7)
+    panels[0].ylabel = "overlap % (— OSU, -- IMB)"
+    for ax in panels[1:]:  # sharey: the y values are read off the first panel
+        if ax.yticks:
+            ax.yticks.labels = [""] * len(ax.yticks.at)
+    legend, panels[0].legend = panels[0].legend, []  # the figure's legend, right of it
+    return Chart((7.5, 3.4), panels, cols=len(panels), legend=legend, legend_size=6)
 
 
 def _html_notes(run: Run) -> list[str]:

@@ -131,7 +131,7 @@ def _metric_figure(runs: list[Run], key: str, ylabel: str, title: str) -> Chart 
                 bar_colour = colour if good else NOT_OK_GREY
                 panel.errors.append(ErrorBar(pos[s], v - down, v + up, bar_colour))
             # not-ok points go on top, unfilled, so an ok point beneath stays visible
-            panel.marks += [Mark(pos[s], v, marker, colour, 5.0)
+            panel.marks += [Mark(pos[s], v, marker, colour, 6.0)  # ms 5 + its 1 pt edge
                             for s, v, good in zip(sizes, vals, ok, strict=True) if good]
             panel.marks += [Mark(pos[s], v, marker, NOT_OK_GREY, 7.0, width=1.4, hollow=True)
                             for s, v, good in zip(sizes, vals, ok, strict=True) if not good]
@@ -165,7 +165,7 @@ def _panel(size: int, r_entry: dict[str, Any], a_entry: dict[str, Any] | None) -
                   title_colour="#000000" if verdict == "ok" else NOT_OK_TITLE)
     panel.marks += [Mark(x, a, "|", RANGE_GREY, to=c, width=2.2)
                     for x, a, c in zip(xs, lo, hi, strict=True)]
-    panel.marks += [Mark(x, y, "o", MEDIAN_COLOUR, 2.8) for x, y in zip(xs, ys, strict=True)]
+    panel.marks += [Mark(x, y, "o", MEDIAN_COLOUR, 3.8) for x, y in zip(xs, ys, strict=True)]
     right, top = max(xs, default=1.0), max(hi + ys, default=1.0)
     b, k, s = (est(a_entry, key) for key in ("base_t_us", "knee_work_us", "slope"))
     knee_at = None
@@ -180,7 +180,7 @@ def _panel(size: int, r_entry: dict[str, Any], a_entry: dict[str, Any] | None) -
     classic = classic_of(a_entry, r_entry)
     cx, cy = num(classic.get("work_t_us")), num(classic.get("iter_t_us"))
     if classic.get("found") and cx is not None and cy is not None:
-        panel.marks.append(Mark(cx, cy, "*", CLASSIC_COLOUR, 8.0))
+        panel.marks.append(Mark(cx, cy, "*", CLASSIC_COLOUR, 9.0))
         right, top = max(right, cx), max(top, cy)
     panel.xlim = (0.0, padded(0.0, right)[1])
     panel.ylim = (0.0, padded(0.0, top)[1])

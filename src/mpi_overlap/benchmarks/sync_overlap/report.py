@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.file_output import write_text
@@ -21,7 +20,8 @@ from ...report.run_table import (
     summary_or_missing,
 )
 from ...report.summary_card import Figures, figure_of
-from ...report.svg import to_svg
+from ...report.svg_chart import Chart, Ticks, fit_axes
+from ...report.svg_plot import axes, axhline, axvline, axvspan, legend_key, plot
 from ...run.rundir import Run
 
 BENCHMARK = "sync-overlap"
@@ -100,56 +100,50 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     console.print(t)
 
 
-def figure(runs: list[Run]) -> MplFigure | None:
+def figure(runs: list[Run]) -> Chart | None:
     runs = [r for r in runs if r.benchmark == BENCHMARK and _a(r).get("points")]
     if not runs:
         return None
-    fig = MplFigure(figsize=(7.0, 5.2), layout="constrained")
-    ax, ax2 = fig.subplots(2, 1, sharex=True)
+    ax = axes(ylabel="rank 0 MPI_Wait (µs, median, 95 % CI)", xscale="log", yscale="log",
+              xbase=2.0)
+    ax2 = axes("message size (bytes)", "fraction of samples", xscale="log", xbase=2.0)
+    ax2.legend_at = "lower left"
     for i, run in enumerate(runs):
         color = f"C{i}"
         pts = [p for p in _a(run)["points"] if p.get("bytes")]
         prefix = f"{run.label}: " if len(runs) > 1 else ""
         waits = [p for p in pts if p.get("wait_us") is not None]
-        ax.plot([p["bytes"] for p in waits], [max(p["wait_us"], 1e-3) for p in waits], "o",
-                color=color, ms=3, label=f"{prefix}rank 0 MPI_Wait after its work")
+        plot(ax, [p["bytes"] for p in waits], [max(p["wait_us"], 1e-3) for p in waits], "o",
+             color, ms=3, label=f"{prefix}rank 0 MPI_Wait after its work")
         for p in waits:
             lo, hi = p.get("wait_ci95_us") or (None, None)
             if lo is not None and hi is not None:
-                ax.plot([p["bytes"]] * 2, [max(lo, 1e-3), max(hi, 1e-3)], "-", color=color, lw=0.8)
+                plot(ax, [p["bytes"]] * 2, [max(lo, 1e-3), max(hi, 1e-3)], "-", color, lw=0.8)
         done = [p for p in pts if p.get("completed_fraction") is not None]
-        ax2.plot([p["bytes"] for p in done], [p["completed_fraction"] for p in done], "o",
-                 color=color, ms=3, label=f"{prefix}send completed before the receive was posted")
+        plot(ax2, [p["bytes"] for p in done], [p["completed_fraction"] for p in done], "o",
+             color, ms=3, label=f"{prefix}send completed before the receive was posted")
         alone = [p for p in pts if p.get("seed_alone_fraction") is not None]
-        ax2.plot([p["bytes"] for p in alone], [p["seed_alone_fraction"] for p in alone], "x",
-                 color=color, ms=4,
-                 label=f"{prefix}Fig. 1 test: receive done before the sender's MPI_Wait")
+        plot(ax2, [p["bytes"] for p in alone], [p["seed_alone_fraction"] for p in alone], "x",
+             color, ms=4,
+             label=f"{prefix}Fig. 1 test: receive done before the sender's MPI_Wait")
         lim = _a(run).get("limit") or {}
         if lim.get("status") == "bracketed":
             for a in (ax, ax2):
-                a.axvspan(max(lim["last_yes_bytes"], 1), lim["first_no_bytes"], color=color,
-                          alpha=0.25)
-                a.axvline(lim["last_yes_bytes"], color=color, lw=1.0)
+                axvspan(a, max(lim["last_yes_bytes"], 1), lim["first_no_bytes"], color, 0.25)
+                axvline(a, lim["last_yes_bytes"], color, lw=1.0)
             span = f"{lim['last_yes_bytes']}–{lim['first_no_bytes']} B"
-            ax.plot([], [], color=color, lw=1.0, label=f"{prefix}detected limit {span}")
+            ax.legend.append(legend_key(f"{prefix}detected limit {span}", "-", color, 1.0))
         rep = _a(run).get("reported") or {}
         if rep.get("bytes"):
             for a in (ax, ax2):
-                a.axvline(rep["bytes"], color=color, ls="--", lw=1.0)
-            ax.plot([], [], color=color, ls="--", lw=1.0,
-                    label=f"{prefix}MPI-reported {rep['source']} = {rep['bytes']} B")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_ylabel("rank 0 MPI_Wait (µs, median, 95 % CI)", fontsize=8)
-    ax.legend(fontsize=6, frameon=False)
-    ax2.axhline(0.5, color="grey", lw=0.6, ls=":")
-    ax2.set_ylim(-0.05, 1.25)
-    ax2.set_xlabel("message size (bytes)", fontsize=8)
-    ax2.set_ylabel("fraction of samples", fontsize=8)
-    ax2.legend(fontsize=6, frameon=False, loc="lower left", bbox_to_anchor=(0.0, 0.1))
-    for a in (ax, ax2):
-        a.tick_params(labelsize=7)
-    return fig
+                axvline(a, rep["bytes"], color, lw=1.0, ls="--")
+            ax.legend.append(legend_key(f"{prefix}MPI-reported {rep['source']} = "
+                                        f"{rep['bytes']} B", "--", color, 1.0))
+    axhline(ax2, 0.5, "grey", lw=0.6, ls=":")
+    fit_axes(ax2, ylim=(-0.05, 1.25), size=7)
+    fit_axes(ax, xlim=ax2.xlim, size=7)  # sharex
+    ax.xticks = Ticks(ax2.xticks.at, [""] * len(ax2.xticks.at), size=7) if ax2.xticks else None
+    return Chart((7.0, 5.2), [ax, ax2], rows=2)
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
@@ -159,7 +153,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
     figures = []
     fig = figure(mine)
     if fig is not None:
-        svg = to_svg(fig, "sync-overlap")
+        svg = fig.svg()
         if len(mine) == 1:
             write_text(mine[0].path / PLOT_FILE, svg)
         figures.append(Figure(svg, "Top: rank 0's MPI_Wait after MPI_Isend and its work, "
