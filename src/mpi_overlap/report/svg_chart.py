@@ -648,9 +648,16 @@ def _legend_corner(b: _Box) -> tuple[float, float]:
                "lower right": (b.x + b.w - w - 4, b.y + b.h - h - 4)}
     if p.legend_at != "best":
         return corners[p.legend_at]
-    points = [(b.px(x), b.py(y)) for line in p.lines
-              for x, y in zip(line.xs, line.ys, strict=True) if y is not None]
-    points += [(b.px(m.x), b.py(m.y)) for m in p.marks]
+    points = [(b.px(m.x), b.py(m.y)) for m in p.marks]
+    points += [(b.px(e.x), b.py(e.lo + t * (e.hi - e.lo))) for e in p.errors
+               for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    for line in p.lines:  # its points and four more along each segment
+        drawn = [(b.px(x), b.py(y)) if y is not None else None
+                 for x, y in zip(line.xs, line.ys, strict=True)]
+        for a, c in zip(drawn, [*drawn[1:], None], strict=True):
+            if a is not None:
+                points += [(a[0] + t * (c[0] - a[0]), a[1] + t * (c[1] - a[1]))
+                           for t in (0.0, 0.2, 0.4, 0.6, 0.8)] if c is not None else [a]
     order = ("upper right", "upper left", "lower left", "lower right")
     return corners[min(order, key=lambda c: sum(
         corners[c][0] <= x <= corners[c][0] + w and corners[c][1] <= y <= corners[c][1] + h
@@ -665,7 +672,11 @@ def _bar(b: _Box, bar: Bar) -> list[str]:
         y0, y1 = sorted((b.py(bar.at - bar.width / 2), b.py(bar.at + bar.width / 2)))
     else:
         x0, x1 = sorted((b.px(bar.at - bar.width / 2), b.px(bar.at + bar.width / 2)))
-        y0, y1 = sorted((b.py(bar.base), b.py(bar.base + bar.length)))
+        ends = [bar.base, bar.base + bar.length]
+        if b.panel.yscale != "linear":  # a log axis has no 0: cut the bar at the axis
+            bottom, top = sorted(b.panel.ylim)
+            ends = [min(max(v, bottom), top) for v in ends]
+        y0, y1 = sorted(b.py(v) for v in ends)
     return [f'<rect x="{_n(x0)}" y="{_n(y0)}" width="{_n(x1 - x0)}" height="{_n(y1 - y0)}" '
             f'fill="{bar.colour}"/>']
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import fmt_num
 from ...report.html import Section
 from ...report.run_table import RunTable, no_notes
 from ...report.sections import run_sections
+from ...report.svg_chart import Bar, Chart, Key, Ticks, fit_axes, padded
+from ...report.svg_plot import axes, colour
 from ...run.rundir import Run
 
 BENCHMARK = "error-checking"
@@ -40,20 +41,22 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     return None
 
 
-def figure(run: Run) -> MplFigure | None:
+def figure(run: Run) -> Chart | None:
     tests = [t for t in _a(run).get("tests") or [] if t["on"]["n"] and t["off"]["n"]]
     if not tests:
         return None
-    fig = MplFigure(figsize=(6, 3.4), layout="constrained")
-    ax = fig.add_subplot()
-    x = range(len(tests))
-    ax.bar([i - 0.2 for i in x], [t["off"]["median"] for t in tests], 0.4, label="off")
-    ax.bar([i + 0.2 for i in x], [t["on"]["median"] for t in tests], 0.4, label="on")
-    ax.set_xticks(list(x), [t["name"] for t in tests])
-    ax.set_yscale("log")
-    ax.set_ylabel("ns per message (median)")
-    ax.legend()
-    return fig
+    ax = axes(ylabel="ns per message (median)", yscale="log", label_size=10, legend_size=10)
+    for i, (key, shift) in enumerate((("off", -0.2), ("on", 0.2))):
+        ax.bars += [Bar(j + shift, t[key]["median"], 0.4, colour(i))
+                    for j, t in enumerate(tests)]
+        ax.legend.append(Key(key, colour(i)))
+    # a log axis has no 0: the bars rise from the bottom of the axis, as matplotlib's
+    heights = [t[k]["median"] for t in tests for k in ("off", "on") if t[k]["median"] > 0]
+    fit_axes(ax, ylim=padded(min(heights, default=1.0), max(heights, default=10.0), "log"),
+             size=10)
+    ax.xticks = Ticks([float(j) for j in range(len(tests))], [t["name"] for t in tests],
+                      size=10)
+    return Chart((6, 3.4), [ax])
 
 
 def html_sections(runs: list[Run]) -> list[Section]:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import fmt_num, fmt_range, opt_text
@@ -24,6 +22,8 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, max_share
+from ...report.svg_chart import Chart, fit_axes
+from ...report.svg_plot import axes, axvline, plot
 from ...run.rundir import Run
 
 BENCHMARK = "inflation"
@@ -79,12 +79,16 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     console.print(t)
 
 
-def figure(run: Run) -> MplFigure | None:
+def _geomspace(lo: float, hi: float, n: int) -> list[float]:
+    return [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+
+
+def figure(run: Run) -> Chart | None:
     pts = [p for p in points(run) if p.get("steps")]
     if not pts:
         return None
-    fig = MplFigure(figsize=(6.5, 4.0), layout="constrained")
-    ax = fig.subplots()
+    ax = axes("computation (work alone, median µs)", "total per exchange (median µs)",
+              run.label, xscale="log", yscale="log", legend_size=7)
     lo, hi = math.inf, 0.0
     for i, p in enumerate(pts):
         steps = [s for s in p["steps"] if s.get("computation_us") and s.get("total_us")]
@@ -93,27 +97,22 @@ def figure(run: Run) -> MplFigure | None:
         x = [s["computation_us"] for s in steps]
         y = [s["total_us"] for s in steps]
         lo, hi = min(lo, min(x)), max(hi, max(x))
-        ax.plot(x, y, "o", color=f"C{i}", ms=3, label=format_size(p["bytes"]))
+        plot(ax, x, y, "o", f"C{i}", ms=3, label=format_size(p["bytes"]))
         par = (p.get("knee") or {}).get("params")
         if par:
-            xs = np.geomspace(min(x), max(x), 100)
-            ax.plot(xs, par["base"] + par["slope"] * np.maximum(0.0, xs - par["knee"]), "-",
-                    color=f"C{i}", lw=1)
+            # a hinge is curved on log axes: drawn at 100 points, as before
+            xs = _geomspace(min(x), max(x), 100)
+            plot(ax, xs, [par["base"] + par["slope"] * max(0.0, v - par["knee"]) for v in xs],
+                 "-", f"C{i}", lw=1)
         k = (p.get("knee") or {}).get("knee_us")
         if k and k > 0 and par:
-            ax.axvline(k, color=f"C{i}", lw=0.8, ls=":")
-            ax.plot([k], [par["base"]], "v", color=f"C{i}", ms=6)
+            axvline(ax, k, f"C{i}", lw=0.8, ls=":")
+            plot(ax, [k], [par["base"]], "v", f"C{i}", ms=6)
     if hi > 0 and math.isfinite(lo):
-        xs = np.geomspace(lo, hi, 50)
-        ax.plot(xs, xs, color="0.6", lw=0.8, ls="--", label="total = computation")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("computation (work alone, median µs)", fontsize=8)
-    ax.set_ylabel("total per exchange (median µs)", fontsize=8)
-    ax.set_title(run.label, fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7, frameon=False)
-    return fig
+        xs = _geomspace(lo, hi, 2)  # y = x is straight on log-log axes
+        plot(ax, xs, xs, "--", "0.6", lw=0.8, label="total = computation")
+    fit_axes(ax, size=7)
+    return Chart((6.5, 4.0), [ax])
 
 
 FIGURES = figure_per_run(figure, "inflation", lambda run: (

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import DASH, fmt_num
@@ -24,6 +23,8 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_of_all
 from ...report.summary_card import Figures, figure_of
+from ...report.svg_chart import Chart, fit_axes
+from ...report.svg_plot import axes, axhline, plot
 from ...run.rundir import Run
 
 BENCHMARK = "matching"
@@ -73,12 +74,17 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     console.print(t)
 
 
-def figure(runs: list[Run]) -> MplFigure | None:
+def figure(runs: list[Run]) -> Chart | None:
     runs = [r for r in runs if r.benchmark == BENCHMARK and queues(r)]
     if not runs:
         return None
-    fig = MplFigure(figsize=(11, 3.4), layout="constrained")
-    ax_m, ax_per, ax_n = fig.subplots(1, 3)
+    ax_m = axes("M (queued requests, N = 1)", "receive time (µs)", "Time vs M", xscale="log",
+                yscale="log", xbase=2.0, legend_size=7)
+    ax_per = axes("M (queued requests, N = 1)", "(time − empty queue) / M (ns)",
+                  "Cost per queued request", xscale="log", xbase=2.0, legend_size=7)
+    ax_n = axes("N (peers, M = 1)", "receive time (µs)", "Time vs N", legend_size=7)
+    for ax in (ax_m, ax_per, ax_n):
+        ax.title_size = 9
     for i, run in enumerate(runs):
         for q in queues(run):
             style = "-o" if q["queue"] == "posted" else "--s"
@@ -86,32 +92,20 @@ def figure(runs: list[Run]) -> MplFigure | None:
             pts = [p for p in q.get("m_points") or []
                    if p.get("time_ns") is not None and p["m"] > 0]
             if pts:
-                ax_m.plot([p["m"] for p in pts], [p["time_ns"] / 1e3 for p in pts], style,
-                          color=f"C{i}", ms=3, label=label)
+                plot(ax_m, [p["m"] for p in pts], [p["time_ns"] / 1e3 for p in pts], style,
+                     f"C{i}", ms=3, label=label)
             per = [p for p in pts if p.get("per_request_ns") is not None]
             if per:
-                ax_per.plot([p["m"] for p in per], [p["per_request_ns"] for p in per], style,
-                            color=f"C{i}", ms=3, label=label)
+                plot(ax_per, [p["m"] for p in per], [p["per_request_ns"] for p in per], style,
+                     f"C{i}", ms=3, label=label)
             npts = [p for p in q.get("n_points") or [] if p.get("time_ns") is not None]
             if npts:
-                ax_n.plot([p["n"] for p in npts], [p["time_ns"] / 1e3 for p in npts], style,
-                          color=f"C{i}", ms=3, label=label)
-    for ax in (ax_m, ax_per):
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("M (queued requests, N = 1)", fontsize=8)
-    ax_m.set_yscale("log")
-    ax_m.set_ylabel("receive time (µs)", fontsize=8)
-    ax_m.set_title("Time vs M", fontsize=9)
-    ax_per.set_ylabel("(time − empty queue) / M (ns)", fontsize=8)
-    ax_per.set_title("Cost per queued request", fontsize=9)
-    ax_per.axhline(0, color="0.6", lw=0.8)
-    ax_n.set_xlabel("N (peers, M = 1)", fontsize=8)
-    ax_n.set_ylabel("receive time (µs)", fontsize=8)
-    ax_n.set_title("Time vs N", fontsize=9)
+                plot(ax_n, [p["n"] for p in npts], [p["time_ns"] / 1e3 for p in npts], style,
+                     f"C{i}", ms=3, label=label)
+    axhline(ax_per, 0, "0.6", lw=0.8)
     for ax in (ax_m, ax_per, ax_n):
-        ax.tick_params(labelsize=7)
-        ax.legend(fontsize=7, frameon=False)
-    return fig
+        fit_axes(ax, size=7, most=7)
+    return Chart((11, 3.4), [ax_m, ax_per, ax_n], cols=3)
 
 
 def _html_notes(run: Run) -> list[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import fmt_num
@@ -19,6 +18,8 @@ from ...report.run_table import (
 )
 from ...report.sections import benchmark_section, figure_per_run
 from ...report.summary_card import Figures, figure_of, figure_range, max_share
+from ...report.svg_chart import Chart, fit_axes
+from ...report.svg_plot import axes, plot
 from ...run.rundir import Run
 
 BENCHMARK = "rma-overlap"
@@ -54,34 +55,29 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     print_figure_comparison(runs, console, BENCHMARK, "rma-overlap — comparison")
 
 
-def figure(runs: list[Run]) -> MplFigure | None:
+def figure(runs: list[Run]) -> Chart | None:
     runs = [r for r in runs if r.benchmark == BENCHMARK and cases(r)]
     if not runs:
         return None
     run = runs[0]  # html_sections draws one figure per run
-    fig = MplFigure(figsize=(7.5, 3.2), layout="constrained")
-    ax_pct, ax_done = fig.subplots(1, 2)
+    ax_pct, ax_done = (axes("bytes", xscale="log", xbase=2.0) for _ in range(2))
     keys = list(dict.fromkeys((c["window"], c["sync"], c["op"]) for c in cases(run)))
     for i, key in enumerate(keys):
         pts = sorted((c for c in cases(run) if (c["window"], c["sync"], c["op"]) == key),
                      key=lambda c: c["size"])
         x = [max(c["size"], 1) for c in pts]
         label = "/".join(key)
-        ax_pct.plot(x, [c.get("osu_pct") for c in pts], "-o", color=f"C{i}", ms=3, lw=1,
-                    label=label)
-        ax_done.plot(x, [c.get("t_complete_alone_us") for c in pts], ":", color=f"C{i}", lw=1)
-        ax_done.plot(x, [c.get("t_complete_us") for c in pts], "-s", color=f"C{i}", ms=3,
-                     lw=1)
-    for ax in (ax_pct, ax_done):
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("bytes", fontsize=8)
-        ax.tick_params(labelsize=7)
-    ax_pct.set_ylim(-3, 103)
-    ax_pct.set_ylabel("overlap % (OSU formula)", fontsize=8)
-    ax_done.set_yscale("log")
-    ax_done.set_ylabel("completion call µs (: alone, — after work)", fontsize=8)
-    fig.legend(fontsize=6, frameon=False, loc="outside right center")
-    return fig
+        plot(ax_pct, x, [c.get("osu_pct") for c in pts], "-o", f"C{i}", ms=3, lw=1,
+             label=label)
+        plot(ax_done, x, [c.get("t_complete_alone_us") for c in pts], ":", f"C{i}", lw=1)
+        plot(ax_done, x, [c.get("t_complete_us") for c in pts], "-s", f"C{i}", ms=3, lw=1)
+    ax_pct.ylabel = "overlap % (OSU formula)"
+    ax_done.yscale = "log"
+    ax_done.ylabel = "completion call µs (: alone, — after work)"
+    fit_axes(ax_pct, ylim=(-3.0, 103.0), size=7)
+    fit_axes(ax_done, size=7)
+    legend, ax_pct.legend = ax_pct.legend, []  # the figure's legend, right of it
+    return Chart((7.5, 3.2), [ax_pct, ax_done], cols=2, legend=legend, legend_size=6)
 
 
 FIGURES = figure_per_run(lambda run: figure([run]), "rma-overlap", lambda run: (

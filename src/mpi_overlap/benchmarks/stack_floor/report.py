@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 from rich.text import Text
 
@@ -21,8 +20,9 @@ from ...core.sizes import format_size
 from ...report.html import Figure, Section
 from ...report.run_table import RunTable, no_notes, print_findings
 from ...report.summary_card import analysis_figures, figure_of
-from ...report.svg import to_svg
-from ...report.svg_chart import size_positions
+from ...report.svg_chart import Chart, Label, Panel, Ticks, fit_axes, size_positions
+from ...report.svg_plot import axes, axhline, axvspan, errorbar, plot
+from ...report.svg_plot import colour as svg_colour
 from ...run.rundir import Run
 from .analysis import floor_name
 
@@ -96,22 +96,32 @@ def _x(sizes: list[dict[str, Any]]) -> tuple[list[float], dict[int, float]]:
     return [pos[s["bytes"]] for s in sizes], pos
 
 
-def _ticks(ax: Any, sizes: list[int]) -> None:
+def _ticks(sizes: list[int]) -> Ticks:
     pos = size_positions(sizes)
     step = max(1, len(sizes) // 10)
     shown = sizes[::step]
-    ax.set_xticks([pos[s] for s in shown])
-    ax.set_xticklabels([format_size(s).replace(" ", "") for s in shown], rotation=45, fontsize=7)
+    return Ticks([pos[s] for s in shown], [format_size(s).replace(" ", "") for s in shown],
+                 size=7, rotation=45)
 
 
-def latency_figure(runs: list[Run]) -> MplFigure | None:
+def _size_axes(ax: Panel, sizes: list[int], **kw: Any) -> None:
+    """Limits around the data, the sizes' own ticks (log2 positions) under them."""
+    fit_axes(ax, size=10, **kw)
+    ax.xticks = _ticks(sizes)
+
+
+def latency_figure(runs: list[Run]) -> Chart | None:
     # only runs with a floor measured at some size (a run refused across nodes has none)
     comp = [r for r in _runs(runs)
             if any(s["floor"]["median_s"] is not None for s in r.analysis.get("sizes") or [])]
     if not comp:
         return None
-    fig = MplFigure(figsize=(10, 4.2), layout="constrained")
-    ax1, ax2 = fig.subplots(1, 2)
+    ax1 = axes("message size (0 B drawn left of the smallest)", "one-way time (µs)",
+               "latency against the floors; shaded: protocol switch", yscale="log",
+               label_size=10, legend_size=7)
+    ax2 = axes("message size (0 B drawn left of the smallest)", "added time per message (µs)",
+               "MPI stack's added time; shaded: largest step", yscale="log", label_size=10,
+               legend_size=7)
     all_sizes: set[int] = set()
     for k, run in enumerate(comp):
         sizes = [s for s in run.analysis["sizes"] if s["floor"]["median_s"] is not None]
@@ -120,45 +130,37 @@ def latency_figure(runs: list[Run]) -> MplFigure | None:
         all_sizes |= {s["bytes"] for s in sizes}
         x, pos = _x(sizes)
         color = f"C{k}"
-        ax1.plot(x, [s["mpi_blocking"]["median_s"] * 1e6 for s in sizes], "-o", color=color,
-                 ms=3, label=f"{run.label}: MPI")
-        ax1.plot(x, [s["shm"]["median_s"] * 1e6 for s in sizes], "--", color=color,
-                 label=f"{run.label}: "
-                       + ("TCP floor" if run.analysis.get("floor_path") == "tcp" else "shm floor"))
-        ax1.plot(x, [s["memcpy"]["median_s"] * 1e6 for s in sizes], ":", color=color,
-                 label=f"{run.label}: memcpy floor")
+        plot(ax1, x, [s["mpi_blocking"]["median_s"] * 1e6 for s in sizes], "-o", color, ms=3,
+             label=f"{run.label}: MPI")
+        plot(ax1, x, [s["shm"]["median_s"] * 1e6 for s in sizes], "--", color,
+             label=f"{run.label}: "
+                   + ("TCP floor" if run.analysis.get("floor_path") == "tcp" else "shm floor"))
+        plot(ax1, x, [s["memcpy"]["median_s"] * 1e6 for s in sizes], ":", color,
+             label=f"{run.label}: memcpy floor")
         added = [max(s["added"]["median_s"], 1e-10) * 1e6 for s in sizes]
-        ax2.plot(x, added, "-o", color=color, ms=3, label=f"{run.label}: MPI − floor")
+        plot(ax2, x, added, "-o", color, ms=3, label=f"{run.label}: MPI − floor")
         switch = run.analysis.get("switch") or {}
         if switch.get("found"):
-            ax1.axvspan(pos[switch["below_bytes"]], pos[switch["above_bytes"]], color=color,
-                        alpha=0.15)
+            axvspan(ax1, pos[switch["below_bytes"]], pos[switch["above_bytes"]], color, 0.15)
         jump = run.analysis.get("jump")
         if jump:
             xa, xb = pos[jump["below_bytes"]], pos[jump["above_bytes"]]
-            ax2.axvspan(xa, xb, color=color, alpha=0.15)
+            axvspan(ax2, xa, xb, color, 0.15)
             top = max(jump["added_above_s"], 1e-10) * 1e6
-            ax2.annotate(f"{jump['ratio']:.2g}×", ((xa + xb) / 2, top),
-                         fontsize=8, ha="center", va="bottom", color=color)
+            ax2.labels.append(Label((xa + xb) / 2, top, f"{jump['ratio']:.2g}×", 8.0,
+                                    svg_colour(color)))
     for ax in (ax1, ax2):
-        ax.set_yscale("log")
-        _ticks(ax, sorted(all_sizes))
-        ax.set_xlabel("message size (0 B drawn left of the smallest)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    ax1.set_ylabel("one-way time (µs)")
-    ax1.set_title("latency against the floors; shaded: protocol switch", fontsize=9)
-    ax2.set_ylabel("added time per message (µs)")
-    ax2.set_title("MPI stack's added time; shaded: largest step", fontsize=9)
-    return fig
+        ax.title_size, ax.grid = 9, "both"
+        _size_axes(ax, sorted(all_sizes))
+    return Chart((10, 4.2), [ax1, ax2], cols=2)
 
 
-def request_figure(runs: list[Run]) -> MplFigure | None:
+def request_figure(runs: list[Run]) -> Chart | None:
     comp = _runs(runs)
     if not comp:
         return None
-    fig = MplFigure(figsize=(6.5, 3.6), layout="constrained")
-    ax = fig.subplots()
+    ax = axes("message size", "non-blocking − blocking (µs/msg)", label_size=10,
+              legend_size=7)
     all_sizes: set[int] = set()
     for k, run in enumerate(comp):
         sizes = [s for s in run.analysis["sizes"] if s["request_overhead"]["median_s"] is not None
@@ -170,22 +172,18 @@ def request_figure(runs: list[Run]) -> MplFigure | None:
               for m, s in zip(med, sizes, strict=True)]
         hi = [s["request_overhead"]["ci95_high_s"] * 1e6 - m
               for m, s in zip(med, sizes, strict=True)]
-        ax.errorbar(x, med, yerr=[lo, hi], fmt="-o", ms=3, capsize=2, color=f"C{k}",
-                    label=run.label)
-    ax.axhline(0.0, color="0.5", lw=0.8)
-    _ticks(ax, sorted(all_sizes))
-    ax.set_ylabel("non-blocking − blocking (µs/msg)")
-    ax.set_xlabel("message size")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    return fig
+        errorbar(ax, x, med, lo, hi, "-o", f"C{k}", ms=3, capsize=2, label=run.label)
+    axhline(ax, 0.0, "0.5", lw=0.8)
+    ax.grid = "both"
+    _size_axes(ax, sorted(all_sizes))
+    return Chart((6.5, 3.6), [ax])
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
     sections = []
     fig = latency_figure(runs)
     if fig is not None:
-        svg = to_svg(fig, "stack-floor")
+        svg = fig.svg()
         for run in _runs(runs):
             with contextlib.suppress(WriteError):
                 write_text(run.path / PLOT_FILE, svg)
@@ -197,7 +195,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                                "the largest step between neighbouring sizes.")]
         rfig = request_figure(runs)
         if rfig is not None:
-            figures.append(Figure(to_svg(rfig, "stack-floor-req"),
+            figures.append(Figure(rfig.svg(),
                                   "Request overhead up to 64 KiB (the table has all "
                                   "sizes): Isend/Irecv/Waitall ping-pong minus Send/Recv "
                                   "ping-pong, paired samples, median and bootstrap 95 % "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import fmt_num
 from ...report.html import Section
 from ...report.run_table import RunTable, no_notes
 from ...report.sections import run_sections
+from ...report.svg_chart import Chart, fit_axes
+from ...report.svg_plot import axes, axvline, errorbar, legend_key
 from ...run.rundir import Run
 
 BENCHMARK = "threads-procs"
@@ -47,13 +48,12 @@ def print_comparison(runs: list[Run], console: Console) -> None:
     return None
 
 
-def figure(run: Run) -> MplFigure | None:
+def figure(run: Run) -> Chart | None:
     a = _a(run)
     if not (a.get("processes") or a.get("threads")):
         return None
-    fig = MplFigure(figsize=(6, 3.4), layout="constrained")
-    ax = fig.add_subplot()
-    for kind, marker in (("processes", "o"), ("threads", "s")):
+    ax = axes("workers", "M messages/s (all workers)", label_size=10, legend_size=10)
+    for i, (kind, marker) in enumerate((("processes", "o"), ("threads", "s"))):
         series = [s for s in a.get(kind) or [] if s["rate"]["median"] is not None]
         if series:
             x = [s["workers"] for s in series]
@@ -63,13 +63,13 @@ def figure(run: Run) -> MplFigure | None:
             y = [m / 1e6 for m in med]
             lo = [max(0.0, (m - v) / 1e6) for m, v in zip(med, low, strict=True)]
             hi = [max(0.0, (v - m) / 1e6) for m, v in zip(med, high, strict=True)]
-            ax.errorbar(x, y, yerr=[lo, hi], marker=marker, capsize=3, label=kind)
+            # errorbar's colours follow the cycle: processes C0, threads C1
+            errorbar(ax, x, y, lo, hi, "-" + marker, f"C{i}", capsize=3, label=kind)
     if a.get("online_cpus"):
-        ax.axvline(a["online_cpus"], color="grey", linestyle=":", label="online CPUs")
-    ax.set_xlabel("workers")
-    ax.set_ylabel("M messages/s (all workers)")
-    ax.legend()
-    return fig
+        axvline(ax, a["online_cpus"], "grey", ls=":")
+        ax.legend.append(legend_key("online CPUs", ":", "grey"))
+    fit_axes(ax, size=10)
+    return Chart((6, 3.4), [ax])
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
