@@ -85,6 +85,7 @@ class Mark:
     to: float | None = None
     width: float = 1.6
     hollow: bool = False
+    right: bool = False  # y (and to) on the panel's right axis (y2lim)
 
 
 @dataclass
@@ -166,6 +167,10 @@ class Panel:
     grid: str = ""  # "x", "y" or "both": grid lines at that axis' ticks
     yscale: str = "linear"  # "log", or "symlog": linear within ±linthresh, log beyond
     linthresh: float = 1.0
+    y2lim: tuple[float, float] | None = None  # a second, linear y axis on the right (twinx)
+    y2ticks: Ticks | None = None
+    y2label: str = ""
+    y2label_size: float = 10.0
     xscale: str = "linear"  # or "log"
     xbase: float = 10.0  # a log axis' base: its ticks at powers of it
     ybase: float = 10.0
@@ -402,6 +407,11 @@ class _Box:
         return self.x + (scaled(v, p.xscale, base=p.xbase) - lo) / (hi - lo) * self.w \
             if hi != lo else self.x
 
+    def py2(self, v: float) -> float:
+        """y on the right axis (linear)."""
+        lo, hi = self.panel.y2lim or (0.0, 1.0)
+        return self.y + (1.0 - (v - lo) / (hi - lo)) * self.h if hi != lo else self.y + self.h
+
     def py(self, v: float) -> float:
         p = self.panel
         lo, hi = (scaled(w, p.yscale, p.linthresh, p.ybase) for w in p.ylim)
@@ -443,6 +453,11 @@ def _margins(p: Panel) -> tuple[float, float, float, float]:
     right = 10.0
     if p.horizontal and p.labels:  # value labels past the bars' ends
         right += 6.0
+    if p.y2ticks:
+        right += 6 + max((text_width(t, p.y2ticks.size) for t in p.y2ticks.labels),
+                         default=0.0)
+    if p.y2label:
+        right += 6 + p.y2label_size * 1.2
     return left, top, right, bottom
 
 
@@ -623,6 +638,19 @@ def _panel(b: _Box) -> list[str]:
             out.append(f'<line x1="{_n(b.x - 3.5)}" y1="{_n(y)}" x2="{_n(b.x)}" y2="{_n(y)}" '
                        f'stroke="{AXIS}" stroke-width="0.8"/>')
             out.append(_text(b.x - 6, y, s, t.size, t.colour, anchor="end", va="middle"))
+    if p.y2ticks:
+        t = p.y2ticks
+        for v, s in zip(t.at, t.labels, strict=True):
+            y = b.py2(v)
+            out.append(f'<line x1="{_n(b.x + b.w)}" y1="{_n(y)}" x2="{_n(b.x + b.w + 3.5)}" '
+                       f'y2="{_n(y)}" stroke="{AXIS}" stroke-width="0.8"/>')
+            out.append(_text(b.x + b.w + 6, y, s, t.size, t.colour, anchor="start",
+                             va="middle"))
+    if p.y2label:
+        widest = max((text_width(t, p.y2ticks.size) for t in p.y2ticks.labels), default=0.0) \
+            if p.y2ticks else 0.0
+        out.append(_text(b.x + b.w + 12 + widest + p.y2label_size * 0.9, b.y + b.h / 2,
+                         p.y2label, p.y2label_size, rotation=90, va="middle"))
     if p.xlabel:
         out.append(_text(b.x + b.w / 2, below + 4, p.xlabel, p.xlabel_size, va="top"))
     if p.ylabel:
@@ -781,11 +809,12 @@ def _shape(shape: str, x: float, y: float, size: float, colour: str, hollow: boo
 
 
 def _mark(b: _Box, m: Mark) -> str:
-    x, y, c = b.px(m.x), b.py(m.y), m.colour
+    py = b.py2 if m.right else b.py
+    x, y, c = b.px(m.x), py(m.y), m.colour
     if m.shape in MARKERS:
         return _shape(m.shape, x, y, m.size, c, m.hollow, m.width)
     if m.shape == "|":
-        y2 = b.py(m.to if m.to is not None else m.y)
+        y2 = py(m.to if m.to is not None else m.y)
         return (f'<line x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x)}" y2="{_n(y2)}" stroke="{c}" '
                 f'stroke-width="{_n(m.width)}"/>')
     h = m.size / 2  # "_"

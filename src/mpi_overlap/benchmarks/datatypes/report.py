@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...core.formatting import fmt_num, fmt_range, fmt_s_as_us
 from ...core.values import num
 from ...report.html import Figure, Section
 from ...report.run_table import RunTable, no_notes
-from ...report.svg import to_svg
+from ...report.svg_chart import Chart, fit_axes
+from ...report.svg_plot import axes, axhline, errorbar, plot
 from ...run.rundir import Run
 
 BENCHMARKS = ("datatypes", "alignment")
@@ -63,12 +63,14 @@ def print_comparison(runs: list[Run], console: Console) -> None:
                           highlight=False, markup=False)
 
 
-def figure(run: Run) -> MplFigure | None:
+def figure(run: Run) -> Chart | None:
     sizes = _sizes(run)
     if not sizes:
         return None
-    fig = MplFigure(figsize=(7, 4), layout="constrained")
-    ax = fig.add_subplot()
+    ax = axes(title=f"{run.label} — {run.benchmark}", xscale="log", yscale="log",
+              label_size=10, legend_size=7)
+    ax.title_size = 12
+    series = 0  # each series the next colour of the cycle, as matplotlib's
     if run.benchmark == "alignment":
         for s in sizes:
             for kind, marker in (("vector_int", "o"), ("contig", "s")):
@@ -79,12 +81,11 @@ def figure(run: Run) -> MplFigure | None:
                 ]
                 if pts:
                     xs = [p[0] + 1 for p in pts]  # log x: offset 0 drawn at 1
-                    ax.plot(xs, [p[1] * 1e6 for p in pts], marker=marker,
-                            label=f"{kind}, {s['bytes']} B")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("buffer offset + 1 (bytes from a page boundary)")
-        ax.set_ylabel("one-way time (µs)")
+                    plot(ax, xs, [p[1] * 1e6 for p in pts], "-" + marker, series,
+                         label=f"{kind}, {s['bytes']} B")
+                    series += 1
+        ax.xlabel = "buffer offset + 1 (bytes from a page boundary)"
+        ax.ylabel = "one-way time (µs)"
     else:
         kinds: dict[str, list[tuple[int, float, float, float]]] = {}
         for s in sizes:
@@ -97,17 +98,15 @@ def figure(run: Run) -> MplFigure | None:
                 kinds.setdefault(c["case"], []).append((s["bytes"], r, lo, hi))
         for name, pts in kinds.items():
             xs = [p[0] for p in pts]
-            ax.errorbar(xs, [p[1] for p in pts],
-                        yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
-                        marker="o", capsize=2, label=name)
-        ax.axhline(1.0, color="0.5", ls="--", lw=1)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("payload (bytes)")
-        ax.set_ylabel("time / contiguous time")
-    ax.set_title(f"{run.label} — {run.benchmark}")
-    ax.legend(fontsize=7, ncols=2)
-    return fig
+            errorbar(ax, xs, [p[1] for p in pts], [p[1] - p[2] for p in pts],
+                     [p[3] - p[1] for p in pts], "-o", series, capsize=2, label=name)
+            series += 1
+        axhline(ax, 1.0, "0.5", lw=1, ls="--")
+        ax.xbase = 2.0
+        ax.xlabel = "payload (bytes)"
+        ax.ylabel = "time / contiguous time"
+    fit_axes(ax, size=10)
+    return Chart((7, 4), [ax])
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
@@ -124,7 +123,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                 else "Median time of each case divided by the contiguous send of the same size, "
                 "measured side by side; bars: 95 % bootstrap CI of the ratio of medians."
             )
-            figs.append(Figure(to_svg(fig, f"{run.benchmark}-{run.label}"), caption))
+            figs.append(Figure(fig.svg(), caption))
         tables = TABLE.html([run]) if rows(run) else []
         title = "Buffer alignment" if run.benchmark == "alignment" else "Derived datatypes"
         sections.append(Section(f"{title} — {run.label}", _finding(run), figs, tables))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
 from rich.console import Console
 
 from ...analysis.figures import resolved_text
@@ -14,7 +13,8 @@ from ...core.formatting import fmt_pct, fmt_s_as_ms
 from ...report.html import Figure, Section
 from ...report.run_table import RunTable, print_findings
 from ...report.summary_card import analysis_figures, figure_entry, figure_of
-from ...report.svg import to_svg
+from ...report.svg_chart import Bar, Chart, Key, Mark, Ticks, fit_axes, linear_ticks, padded
+from ...report.svg_plot import axes, colour
 from ...run.rundir import Run
 from . import SPECS
 
@@ -76,35 +76,35 @@ def print_comparison(runs: list[Run], console: Console) -> None:
                                                for r in mine], console)
 
 
-def figure(run: Run) -> MplFigure | None:
+def figure(run: Run) -> Chart | None:
     sizes = (run.analysis or {}).get("sizes") or []
     if not sizes:
         return None
-    fig = MplFigure(figsize=(3.4 * len(sizes), 3.4), layout="constrained")
-    axes = fig.subplots(1, len(sizes), squeeze=False)[0]
-    for ax, size in zip(axes, sizes, strict=True):
+    panels = []
+    for size in sizes:
         cells = size["cells"]
-        names = [c["mode"] for c in cells]
-        x = range(len(cells))
+        ax = axes(ylabel="ms", title=f"{size['local']}^3 per rank", legend_size=7)
+        ax.legend_at = "upper left"
         mpi = [(c.get("mpi_time_s") or 0) * 1e3 for c in cells]
         run_t = [(c.get("run_time_s") or 0) * 1e3 for c in cells]
-        ax.bar(x, run_t, color="0.85", label="run time")
-        ax.bar(x, mpi, color="C3", label="MPI time")
-        ax.set_xticks(list(x), names, rotation=35, ha="right", fontsize=7)
-        ax.set_ylabel("ms", fontsize=8)
-        ax.set_title(f"{size['local']}^3 per rank", fontsize=8)
-        ax.tick_params(labelsize=7)
-        twin = ax.twinx()
+        ax.bars += [Bar(float(i), v, 0.8, colour("0.85")) for i, v in enumerate(run_t)]
+        ax.bars += [Bar(float(i), v, 0.8, colour("C3")) for i, v in enumerate(mpi)]
+        # the overlap bounds on the right axis (twinx), 0–105 %
         for i, c in enumerate(cells):
             lo, hi = c.get("min_pct"), c.get("max_pct")
             if lo is not None and hi is not None:
-                twin.vlines(i, lo, hi, color="C0", lw=3)
-                twin.plot([i, i], [lo, hi], "_", color="C0", ms=10)
-        twin.set_ylim(0, 105)
-        twin.set_ylabel("overlap bounds % (blue)", fontsize=7)
-        twin.tick_params(labelsize=7)
-    axes[0].legend(fontsize=7, frameon=False, loc="upper left")
-    return fig
+                ax.marks.append(Mark(float(i), lo, "|", colour("C0"), to=hi, width=3.0,
+                                     right=True))
+                ax.marks += [Mark(float(i), v, "_", colour("C0"), 10.0, width=1.0, right=True)
+                             for v in (lo, hi)]
+        fit_axes(ax, ylim=(0.0, padded(0.0, max(run_t + mpi, default=1.0))[1]), size=7)
+        ax.xticks = Ticks([float(i) for i in range(len(cells))], [c["mode"] for c in cells],
+                          size=7, rotation=35)
+        ax.y2lim, ax.y2label, ax.y2label_size = (0.0, 105.0), "overlap bounds % (blue)", 7.0
+        ax.y2ticks = linear_ticks(0.0, 105.0, size=7)
+        panels.append(ax)
+    panels[0].legend = [Key("run time", colour("0.85")), Key("MPI time", colour("C3"))]
+    return Chart((3.4 * len(sizes), 3.4), panels, cols=len(panels))
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
@@ -116,7 +116,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
         figures = []
         fig = figure(run)
         if fig is not None:
-            figures.append(Figure(to_svg(fig, run.benchmark),
+            figures.append(Figure(fig.svg(),
                                   "Per mode: run time (grey) and MPI time (red) without the "
                                   "profiler, medians over repetitions; blue bars: the range "
                                   "between the profiler's min and max overlap bounds (% of "
