@@ -114,11 +114,13 @@ class Rule:
 
 @dataclass
 class Span:
-    """A band across the whole plot's height from x0 to x1, under the data."""
+    """A band under the data across the whole plot's height from x = x0 to x1 (axis
+    "x", axvspan), or across its width from y = x0 to x1 (axis "y", axhspan)."""
 
     x0: float
     x1: float
     colour: str
+    axis: str = "x"
 
 
 @dataclass
@@ -329,7 +331,8 @@ def _extent(p: Panel, axis: str) -> list[float]:
     if axis == "x":
         vals = [x for ln in p.lines for x, y in zip(ln.xs, ln.ys, strict=True) if y is not None]
         vals += [m.x for m in p.marks] + [e.x for e in p.errors]
-        vals += [x for a in p.areas for x in a.xs] + [v for s in p.spans for v in (s.x0, s.x1)]
+        vals += [x for a in p.areas for x in a.xs]
+        vals += [v for s in p.spans if s.axis == "x" for v in (s.x0, s.x1)]
         vals += [v for b in p.bars for v in (b.at - b.width / 2, b.at + b.width / 2)]
         return vals
     vals = [y for ln in p.lines for y in ln.ys if y is not None]
@@ -337,6 +340,7 @@ def _extent(p: Panel, axis: str) -> list[float]:
     vals += [v for e in p.errors for v in (e.lo, e.hi)]
     vals += [v for a in p.areas for v in a.lo + a.hi if v is not None]
     vals += [v for b in p.bars for v in (b.base, b.base + b.length)]
+    vals += [v for s in p.spans if s.axis == "y" for v in (s.x0, s.x1)]
     return vals
 
 
@@ -517,10 +521,11 @@ def _render(chart: Chart) -> str:
     width, height = chart.size[0] * INCH, chart.size[1] * INCH
     legend_w = _legend_width(chart.legend, chart.legend_size) \
         if chart.legend and chart.legend_at == "right" else 0.0
-    legend_h = 2.4 * chart.legend_size if chart.legend and chart.legend_at == "bottom" else 0.0
-    top_rows = _legend_rows(chart.legend, width - 8, chart.legend_size) \
-        if chart.legend and chart.legend_at == "top" else []
-    top_h = (len(top_rows) * 1.9 + 0.5) * chart.legend_size if top_rows else 0.0
+    rows = _legend_rows(chart.legend, width - 8, chart.legend_size) \
+        if chart.legend and chart.legend_at in ("top", "bottom") else []
+    rows_h = (len(rows) * 1.9 + 0.5) * chart.legend_size if rows else 0.0
+    top_h = rows_h if chart.legend_at == "top" else 0.0
+    legend_h = rows_h if chart.legend_at == "bottom" else 0.0
     label_h = chart.label_size * 1.6
     left_w = label_h if chart.ylabel else 0.0
     area_w = width - legend_w - 8 - left_w
@@ -528,10 +533,11 @@ def _render(chart: Chart) -> str:
     heights = chart.heights or [1.0] * chart.rows
     cell_w = area_w / chart.cols
     out: list[str] = []
-    for i, row in enumerate(top_rows):
+    first_row = 4.0 if chart.legend_at == "top" else height - legend_h
+    for i, row in enumerate(rows):  # each row centred
         used = sum(_entry_width(k, chart.legend_size) for k in row)
-        out += _legend(row, max(4.0, (width - used) / 2), 4 + i * 1.9 * chart.legend_size,
-                       chart.legend_size, rows=False)
+        out += _legend(row, max(4.0, (width - used) / 2),
+                       first_row + i * 1.9 * chart.legend_size, chart.legend_size, rows=False)
     boxes = []
     y0 = 4.0 + top_h
     for r in range(chart.rows):
@@ -563,10 +569,6 @@ def _render(chart: Chart) -> str:
     if chart.legend and chart.legend_at == "right":
         out += _legend(chart.legend, width - legend_w, 4 + (boxes[0].y - 4 if boxes else 0),
                        chart.legend_size)
-    elif chart.legend and chart.legend_at == "bottom":
-        total = sum(_entry_width(k, chart.legend_size) for k in chart.legend)
-        out += _legend(chart.legend, max(4.0, (width - total) / 2), height - legend_h,
-                       chart.legend_size, rows=False)
     label = escape(next((p.title for p in chart.panels if p.title), ""), quote=True)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}pt" '
             f'height="{_n(height)}pt" viewBox="0 0 {_n(width)} {_n(height)}" role="img" '
@@ -578,7 +580,16 @@ def _render(chart: Chart) -> str:
 def _panel(b: _Box) -> list[str]:
     p = b.panel
     out: list[str] = []
-    # grid first, under the data
+    # bands first (axvspan, axhspan), then the grid over them, under the data
+    for span in p.spans:
+        if span.axis == "x":
+            x0, x1 = sorted((b.px(span.x0), b.px(span.x1)))
+            y0, y1 = b.y, b.y + b.h
+        else:
+            x0, x1 = b.x, b.x + b.w
+            y0, y1 = sorted((b.py(span.x0), b.py(span.x1)))
+        out.append(f'<rect x="{_n(x0)}" y="{_n(y0)}" width="{_n(x1 - x0)}" '
+                   f'height="{_n(y1 - y0)}" fill="{span.colour}"/>')
     if p.grid in ("y", "both") and p.yticks:
         out += [f'<line x1="{_n(b.x)}" y1="{_n(b.py(v))}" x2="{_n(b.x + b.w)}" '
                 f'y2="{_n(b.py(v))}" stroke="{GRID}" stroke-width="0.8"/>'
@@ -587,10 +598,6 @@ def _panel(b: _Box) -> list[str]:
         out += [f'<line x1="{_n(b.px(v))}" y1="{_n(b.y)}" x2="{_n(b.px(v))}" '
                 f'y2="{_n(b.y + b.h)}" stroke="{GRID}" stroke-width="0.8"/>'
                 for v in p.xticks.at]
-    for span in p.spans:
-        x0, x1 = sorted((b.px(span.x0), b.px(span.x1)))
-        out.append(f'<rect x="{_n(x0)}" y="{_n(b.y)}" width="{_n(x1 - x0)}" '
-                   f'height="{_n(b.h)}" fill="{span.colour}"/>')
     for area in p.areas:
         out += _area(b, area)
     for bar in p.bars:

@@ -57,16 +57,17 @@ def _value(v: Value) -> float | None:
 
 def plot(panel: Panel, xs: Sequence[float], ys: Sequence[Value], fmt: str = "-",
          colour_: str | int = "C0", ms: float = 6.0, lw: float = 1.5,
-         label: str | None = None) -> None:
-    """ax.plot: a line broken at each missing value, a marker at each value."""
+         label: str | None = None, hollow: bool = False) -> None:
+    """ax.plot: a line broken at each missing value, a marker at each value (hollow:
+    mfc="none", its edge only)."""
     dash, marker = parse_fmt(fmt)
     c = colour(colour_)
     values = [_value(y) for y in ys]
     if dash is not None and xs:
         panel.lines.append(Line([float(x) for x in xs], values, c, lw, dash=dash))
     if marker:  # a filled marker has an edge of its colour, 1 point wide (markeredgewidth)
-        size = ms if marker == "x" else ms + 1.0
-        panel.marks += [Mark(float(x), y, marker, c, size, width=1.0)
+        size = ms if marker == "x" or hollow else ms + 1.0
+        panel.marks += [Mark(float(x), y, marker, c, size, width=1.0, hollow=hollow)
                         for x, y in zip(xs, values, strict=True) if y is not None]
     if label:
         panel.legend.append(legend_key(label, fmt, colour_, lw))
@@ -114,6 +115,10 @@ def axhline(panel: Panel, y: float, colour_: str | int, lw: float = 1.5, ls: str
 
 def axvspan(panel: Panel, x0: float, x1: float, colour_: str | int, alpha: float = 1.0) -> None:
     panel.spans.append(Span(float(x0), float(x1), blend(colour_, alpha)))
+
+
+def axhspan(panel: Panel, y0: float, y1: float, colour_: str | int, alpha: float = 1.0) -> None:
+    panel.spans.append(Span(float(y0), float(y1), blend(colour_, alpha), "y"))
 
 
 def axes(xlabel: str = "", ylabel: str = "", title: str = "", xscale: str = "linear",

@@ -9,10 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import matplotlib
-from matplotlib.figure import Figure as MplFigure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 from rich.console import Console
 from rich.text import Text
 
@@ -23,7 +19,8 @@ from ...core.values import num
 from ...report.html import Figure, HtmlTable, Section
 from ...report.run_table import RunTable, no_notes
 from ...report.summary_card import figure_entry
-from ...report.svg import to_svg
+from ...report.svg_chart import Chart, Key, Panel, Ticks, fit_axes
+from ...report.svg_plot import axes, axhline, axhspan, blend, colour, legend_key, plot
 from ...run.rundir import Run
 from .analysis import (
     callsite_sentence,
@@ -45,6 +42,7 @@ HEADERS = (
     "verdict",
 )
 SUBSETS = {"all": "all", "quiet": "undisturbed"}
+TARGET_COLOUR = "#b03a00"
 VERDICT_STYLE = {
     "meets target": "green",
     "misses target": "red",
@@ -247,7 +245,14 @@ def print_comparison(runs: list[Run], console: Console) -> None:
 # ---------------------------------------------------------------- HTML
 
 
-def ratio_figure(runs: list[Run]) -> MplFigure | None:
+def _integer_ticks(ax: Panel) -> None:
+    """Repetitions are whole numbers: only whole ticks (MaxNLocator(integer=True))."""
+    if ax.xticks:
+        kept = [v for v in ax.xticks.at if float(v).is_integer()]
+        ax.xticks = Ticks(kept, [f"{v:.0f}" for v in kept], ax.xticks.size)
+
+
+def ratio_figure(runs: list[Run]) -> Chart | None:
     """Per metric with a target: the ratio of every repetition, per run, with the target
     line, 1.0 (no overhead) and the geometric mean with its 95 % interval."""
     runs = _comparable(runs)
@@ -257,62 +262,43 @@ def ratio_figure(runs: list[Run]) -> MplFigure | None:
     ]
     if not any(m.get("pairs") for r in runs for m in metrics(r)):
         return None
-    fig = MplFigure(figsize=(10, 3.6), layout="constrained")
-    axes = fig.subplots(1, 2, squeeze=False).ravel()
-    colours = matplotlib.colormaps["tab10"].colors
-    for ax, (name, ylabel) in zip(axes, panels, strict=True):
+    drawn = []
+    for name, ylabel in panels:
+        ax = axes("repetition", ylabel, label_size=10)
+        ax.ylabel_size, ax.grid = 9, "both"
         target = None
         for i, run in enumerate(runs):
             m = next((x for x in metrics(run) if x.get("name") == name), None)
             if m is None:
                 continue
-            colour = colours[i % len(colours)]
             offset = (i - (len(runs) - 1) / 2) * 0.12
             pairs = m.get("pairs") or []
             for disturbed in (False, True):
                 these = [p for p in pairs if bool(p.get("disturbed")) == disturbed]
-                ax.plot(
-                    [p["rep"] + offset for p in these],
-                    [p["ratio"] for p in these],
-                    "o",
-                    color=colour,
-                    mfc="none" if disturbed else colour,
-                    ms=5,
-                )
+                plot(ax, [p["rep"] + offset for p in these], [p["ratio"] for p in these], "o",
+                     i, ms=5, hollow=disturbed)
             geo, lo, hi = (num(m.get(k)) for k in ("geomean", "ci95_low", "ci95_high"))
             if geo is not None:
-                ax.axhline(geo, color=colour, lw=1.0)
+                axhline(ax, geo, i, lw=1.0)
             if lo is not None and hi is not None:
-                ax.axhspan(lo, hi, color=colour, alpha=0.12, lw=0)
+                axhspan(ax, lo, hi, i, alpha=0.12)
             if isinstance(m.get("target"), dict):
                 target = m["target"]
-        ax.axhline(1.0, color="0.5", lw=0.8, ls=":")
+        axhline(ax, 1.0, "0.5", lw=0.8, ls=":")
         if target is not None:
-            ax.axhline(target["value"], color="#b03a00", lw=1.2, ls="--")
-        ax.set_xlabel("repetition")
-        ax.set_ylabel(ylabel, fontsize=9)
-        ax.grid(True, alpha=0.3)
-        ax.xaxis.get_major_locator().set_params(integer=True)
-    handles = [
-        Line2D(
-            [],
-            [],
-            marker="o",
-            ls="-",
-            color=colours[i % len(colours)],
-            ms=5,
-            label=f"{r.label}: ratio per repetition; line = geometric mean",
-        )
-        for i, r in enumerate(runs)
+            axhline(ax, target["value"], TARGET_COLOUR, lw=1.2, ls="--")
+        fit_axes(ax, size=10)
+        _integer_ticks(ax)
+        drawn.append(ax)
+    keys = [legend_key(f"{r.label}: ratio per repetition; line = geometric mean", "-o", i)
+            for i, r in enumerate(runs)]
+    keys += [
+        Key("95 % CI of the geometric mean", blend("0.5", 0.25)),
+        legend_key("target (≥ 0.95 rate, ≤ 1.01 time)", "--", TARGET_COLOUR),
+        legend_key("1.0 = no overhead", ":", "0.5"),
+        Key("disturbed pair", colour("0.4"), "marker", marker="o", hollow=True, width=1.0),
     ]
-    handles += [
-        Patch(color="0.5", alpha=0.25, label="95 % CI of the geometric mean"),
-        Line2D([], [], color="#b03a00", ls="--", label="target (≥ 0.95 rate, ≤ 1.01 time)"),
-        Line2D([], [], color="0.5", ls=":", label="1.0 = no overhead"),
-        Line2D([], [], marker="o", ls="none", color="0.4", mfc="none", label="disturbed pair"),
-    ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
-    return fig
+    return Chart((10, 3.6), drawn, cols=2, legend=keys, legend_at="bottom")
 
 
 def _metric_notes(run: Run) -> list[str]:
@@ -348,7 +334,7 @@ def html_sections(runs: list[Run]) -> list[Section]:
                 None,
                 [
                     Figure(
-                        to_svg(fig, "profiler-overhead"),
+                        fig.svg(),
                         "Each point is one repetition: the launch with the profiler divided by the "
                         "launch without it, run next to each other. Dashed: the target; band: 95 % "
                         "CI of the geometric mean (Student t on log ratios).",
