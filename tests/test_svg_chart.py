@@ -97,3 +97,30 @@ def test_markers_filled_and_hollow_and_their_keys() -> None:
     key_y = re.search(r'<text x="[\d.]+" y="([\d.]+)"[^>]*>send</text>', svg)
     frame_y = re.search(r'<rect x="[\d.]+" y="([\d.]+)"[^>]*fill="none"', svg)
     assert key_y and frame_y and float(key_y[1]) < float(frame_y[1])  # legend above
+
+
+def test_a_right_axis_has_its_own_scale_and_does_not_move_the_left_one() -> None:
+    from mpi_overlap.report.svg_chart import fit_axes, linear_ticks
+
+    p = Panel(xlim=(0.0, 1.0), ylim=(0.0, 1.0), y2lim=(0.0, 50.0),
+              y2ticks=linear_ticks(0.0, 50.0), y2label="µs")
+    p.lines.append(Line([0.0, 10.0], [0.0, 100.0], "#111111"))
+    p.lines.append(Line([0.0, 10.0], [25.0, 50.0], "#222222", right=True))
+    fit_axes(p, xlim=(0.0, 10.0))
+    assert p.ylim == pytest.approx((-5.0, 105.0))  # the left line only
+    svg = Chart((4, 3), [p], title="the figure").svg()
+    frame = re.search(r'<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)" '
+                      r'fill="none"', svg)
+    right = re.search(r'<polyline points="[\d.]+,([\d.]+) [\d.]+,([\d.]+)"[^>]*#222222', svg)
+    assert frame and right
+    top, height = float(frame[1]), float(frame[2])
+    assert float(right[1]) == pytest.approx(top + height / 2, abs=0.01)  # 25 of 0–50
+    assert float(right[2]) == pytest.approx(top, abs=0.01)  # 50: the top
+    assert ">the figure</text>" in svg and ">µs</text>" in svg
+
+
+def test_symlog_x_with_a_short_linear_part() -> None:
+    # linscale 0.5: the linear part ±linthresh spans half a decade's length
+    assert scaled(0.1, "symlog", 0.1, linscale=0.5) == pytest.approx(0.1 * 0.5 / 0.9)
+    assert unscaled(scaled(7.0, "symlog", 0.1, linscale=0.5), "symlog", 0.1,
+                    linscale=0.5) == pytest.approx(7.0)

@@ -68,6 +68,7 @@ class Line:
     width: float = 1.5
     label: str = ""
     dash: str = ""
+    right: bool = False  # ys on the panel's right axis (y2lim)
 
 
 @dataclass
@@ -173,9 +174,11 @@ class Panel:
     y2ticks: Ticks | None = None
     y2label: str = ""
     y2label_size: float = 10.0
-    xscale: str = "linear"  # or "log"
+    xscale: str = "linear"  # or "log", "symlog"
     xbase: float = 10.0  # a log axis' base: its ticks at powers of it
     ybase: float = 10.0
+    xlinthresh: float = 1.0  # a symlog x axis' linear part, ±xlinthresh, xlinscale decades
+    xlinscale: float = 1.0
     title_colour: str = TICK_TEXT
     title_loc: str = "left"  # or "center"
     horizontal: bool = False
@@ -225,6 +228,8 @@ class Chart:
     xlabel: str = ""
     ylabel: str = ""
     label_size: float = 8.5
+    title: str = ""  # above everything, centred (suptitle)
+    title_size: float = 10.0
 
     def svg(self) -> str:
         return _render(self)
@@ -236,13 +241,15 @@ _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 MINUS = "−"  # as matplotlib writes a negative tick label
 
 
-def scaled(v: float, scale: str, linthresh: float = 1.0, base: float = 10.0) -> float:
+def scaled(v: float, scale: str, linthresh: float = 1.0, base: float = 10.0,
+           linscale: float = 1.0) -> float:
     """Where `v` sits on a "linear", "log" (of `base`) or "symlog" axis, in that axis' own
-    units; symlog as matplotlib's (base 10, linscale 1): linear within ±linthresh."""
+    units; symlog as matplotlib's (base 10): linear within ±linthresh, that part
+    `linscale` decades long."""
     if scale == "log":
         return math.log(v, base) if v > 0 else -1e9  # below the axis: clipped as log clips
     if scale == "symlog":
-        stretch = 1.0 / (1.0 - 0.1)  # linscale / (1 - 1/base)
+        stretch = linscale / (1.0 - 0.1)  # linscale / (1 - 1/base)
         a = abs(v)
         if a <= linthresh:
             return v * stretch
@@ -250,12 +257,13 @@ def scaled(v: float, scale: str, linthresh: float = 1.0, base: float = 10.0) -> 
     return v
 
 
-def unscaled(u: float, scale: str, linthresh: float = 1.0, base: float = 10.0) -> float:
+def unscaled(u: float, scale: str, linthresh: float = 1.0, base: float = 10.0,
+             linscale: float = 1.0) -> float:
     """The inverse of scaled()."""
     if scale == "log":
         return base ** u
     if scale == "symlog":
-        stretch = 1.0 / (1.0 - 0.1)
+        stretch = linscale / (1.0 - 0.1)
         if abs(u) <= linthresh * stretch:
             return u / stretch
         return math.copysign(linthresh * 10.0 ** (abs(u) / linthresh - stretch), u)
@@ -263,13 +271,14 @@ def unscaled(u: float, scale: str, linthresh: float = 1.0, base: float = 10.0) -
 
 
 def padded(lo: float, hi: float, scale: str = "linear", linthresh: float = 1.0,
-           margin: float = 0.05, base: float = 10.0) -> tuple[float, float]:
+           margin: float = 0.05, base: float = 10.0,
+           linscale: float = 1.0) -> tuple[float, float]:
     """Axis limits around data from `lo` to `hi`, `margin` of the span added each side in
     the axis' own units (matplotlib's autoscale margins)."""
-    a, b = scaled(lo, scale, linthresh, base), scaled(hi, scale, linthresh, base)
+    a, b = (scaled(v, scale, linthresh, base, linscale) for v in (lo, hi))
     span = b - a if b > a else (abs(a) or 1.0)
-    return (unscaled(a - margin * span, scale, linthresh, base),
-            unscaled(b + margin * span, scale, linthresh, base))
+    return (unscaled(a - margin * span, scale, linthresh, base, linscale),
+            unscaled(b + margin * span, scale, linthresh, base, linscale))
 
 
 def size_positions(sizes: list[int]) -> dict[int, float]:
@@ -325,6 +334,13 @@ def symlog_ticks(lo: float, hi: float, linthresh: float, size: float = 8.0) -> T
     return Ticks([a for a, _ in kept], [t for _, t in kept], size=size)
 
 
+def _scale(p: Panel, axis: str) -> tuple[str, float, float, float]:
+    """An axis' (scale, linthresh, base, linscale), as scaled() takes them."""
+    if axis == "x":
+        return p.xscale, p.xlinthresh, p.xbase, p.xlinscale
+    return p.yscale, p.linthresh, p.ybase, 1.0
+
+
 def _extent(p: Panel, axis: str) -> list[float]:
     """Every value the panel draws along `axis` ("x" or "y"), as matplotlib's data limits
     count them."""
@@ -335,8 +351,8 @@ def _extent(p: Panel, axis: str) -> list[float]:
         vals += [v for s in p.spans if s.axis == "x" for v in (s.x0, s.x1)]
         vals += [v for b in p.bars for v in (b.at - b.width / 2, b.at + b.width / 2)]
         return vals
-    vals = [y for ln in p.lines for y in ln.ys if y is not None]
-    vals += [v for m in p.marks for v in (m.y, m.to) if v is not None]
+    vals = [y for ln in p.lines if not ln.right for y in ln.ys if y is not None]
+    vals += [v for m in p.marks if not m.right for v in (m.y, m.to) if v is not None]
     vals += [v for e in p.errors for v in (e.lo, e.hi)]
     vals += [v for a in p.areas for v in a.lo + a.hi if v is not None]
     vals += [v for b in p.bars for v in (b.base, b.base + b.length)]
@@ -358,12 +374,13 @@ def fit_axes(p: Panel, xlim: tuple[float, float] | None = None,
              most: int = 9) -> None:
     """Limits around what the panel draws (5 % margins in each axis' own units, as
     matplotlib autoscales) where not given, and ticks for both axes of `size` points."""
-    for axis, given, scale, base in (("x", xlim, p.xscale, p.xbase),
-                                     ("y", ylim, p.yscale, p.ybase)):
+    for axis, given in (("x", xlim), ("y", ylim)):
+        scale, linthresh, base, linscale = _scale(p, axis)
         vals = [v for v in _extent(p, axis) if math.isfinite(v) and (scale != "log" or v > 0)]
-        lim = given or (padded(min(vals), max(vals), scale, p.linthresh, base=base) if vals
+        lim = given or (padded(min(vals), max(vals), scale, linthresh, base=base,
+                               linscale=linscale) if vals
                         else (1.0, 10.0) if scale == "log" else (0.0, 1.0))
-        ticks = axis_ticks(*lim, scale, size, base, p.linthresh, most)
+        ticks = axis_ticks(*lim, scale, size, base, linthresh, most)
         if axis == "x":
             p.xlim, p.xticks = lim, ticks
         else:
@@ -406,10 +423,9 @@ class _Box:
     panel: Panel
 
     def px(self, v: float) -> float:
-        p = self.panel
-        lo, hi = (scaled(w, p.xscale, base=p.xbase) for w in p.xlim)
-        return self.x + (scaled(v, p.xscale, base=p.xbase) - lo) / (hi - lo) * self.w \
-            if hi != lo else self.x
+        scale = _scale(self.panel, "x")
+        lo, hi = (scaled(w, *scale) for w in self.panel.xlim)
+        return self.x + (scaled(v, *scale) - lo) / (hi - lo) * self.w if hi != lo else self.x
 
     def py2(self, v: float) -> float:
         """y on the right axis (linear)."""
@@ -418,10 +434,11 @@ class _Box:
 
     def py(self, v: float) -> float:
         p = self.panel
-        lo, hi = (scaled(w, p.yscale, p.linthresh, p.ybase) for w in p.ylim)
+        scale = _scale(p, "y")
+        lo, hi = (scaled(w, *scale) for w in p.ylim)
         if hi == lo:
             return self.y + self.h
-        t = (scaled(v, p.yscale, p.linthresh, p.ybase) - lo) / (hi - lo)
+        t = (scaled(v, *scale) - lo) / (hi - lo)
         return self.y + (t if p.invert_y else 1.0 - t) * self.h
 
 
@@ -524,7 +541,8 @@ def _render(chart: Chart) -> str:
     rows = _legend_rows(chart.legend, width - 8, chart.legend_size) \
         if chart.legend and chart.legend_at in ("top", "bottom") else []
     rows_h = (len(rows) * 1.9 + 0.5) * chart.legend_size if rows else 0.0
-    top_h = rows_h if chart.legend_at == "top" else 0.0
+    top_h = (rows_h if chart.legend_at == "top" else 0.0) + \
+        (chart.title_size * 1.5 if chart.title else 0.0)
     legend_h = rows_h if chart.legend_at == "bottom" else 0.0
     label_h = chart.label_size * 1.6
     left_w = label_h if chart.ylabel else 0.0
@@ -533,7 +551,10 @@ def _render(chart: Chart) -> str:
     heights = chart.heights or [1.0] * chart.rows
     cell_w = area_w / chart.cols
     out: list[str] = []
-    first_row = 4.0 if chart.legend_at == "top" else height - legend_h
+    if chart.title:
+        out.append(_text(width / 2, 4.0, chart.title, chart.title_size, va="top"))
+    first_row = 4.0 + (chart.title_size * 1.5 if chart.title else 0.0) \
+        if chart.legend_at == "top" else height - legend_h
     for i, row in enumerate(rows):  # each row centred
         used = sum(_entry_width(k, chart.legend_size) for k in row)
         out += _legend(row, max(4.0, (width - used) / 2),
@@ -569,7 +590,8 @@ def _render(chart: Chart) -> str:
     if chart.legend and chart.legend_at == "right":
         out += _legend(chart.legend, width - legend_w, 4 + (boxes[0].y - 4 if boxes else 0),
                        chart.legend_size)
-    label = escape(next((p.title for p in chart.panels if p.title), ""), quote=True)
+    label = escape(chart.title or next((p.title for p in chart.panels if p.title), ""),
+                   quote=True)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}pt" '
             f'height="{_n(height)}pt" viewBox="0 0 {_n(width)} {_n(height)}" role="img" '
             f'aria-label="{label}" font-family="{FONT}">')
@@ -683,11 +705,12 @@ def _legend_corner(b: _Box) -> tuple[float, float]:
                "lower right": (b.x + b.w - w - 4, b.y + b.h - h - 4)}
     if p.legend_at != "best":
         return corners[p.legend_at]
-    points = [(b.px(m.x), b.py(m.y)) for m in p.marks]
+    points = [(b.px(m.x), (b.py2 if m.right else b.py)(m.y)) for m in p.marks]
     points += [(b.px(e.x), b.py(e.lo + t * (e.hi - e.lo))) for e in p.errors
                for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
     for line in p.lines:  # its points and four more along each segment
-        drawn = [(b.px(x), b.py(y)) if y is not None else None
+        py = b.py2 if line.right else b.py
+        drawn = [(b.px(x), py(y)) if y is not None else None
                  for x, y in zip(line.xs, line.ys, strict=True)]
         for a, c in zip(drawn, [*drawn[1:], None], strict=True):
             if a is not None:
@@ -762,7 +785,8 @@ def _line(b: _Box, line: Line) -> list[str]:
                 runs.append([])
         else:
             runs[-1].append((x, y))
-    return [f'<polyline points="{" ".join(f"{_n(b.px(x))},{_n(b.py(y))}" for x, y in run)}" '
+    py = b.py2 if line.right else b.py
+    return [f'<polyline points="{" ".join(f"{_n(b.px(x))},{_n(py(y))}" for x, y in run)}" '
             f'fill="none" stroke="{line.colour}" stroke-width="{_n(line.width)}"'
             f'{_dash(line.dash, line.width)} stroke-linejoin="round"/>'
             for run in runs if run]

@@ -57,17 +57,18 @@ def _value(v: Value) -> float | None:
 
 def plot(panel: Panel, xs: Sequence[float], ys: Sequence[Value], fmt: str = "-",
          colour_: str | int = "C0", ms: float = 6.0, lw: float = 1.5,
-         label: str | None = None, hollow: bool = False) -> None:
+         label: str | None = None, hollow: bool = False, right: bool = False) -> None:
     """ax.plot: a line broken at each missing value, a marker at each value (hollow:
-    mfc="none", its edge only)."""
+    mfc="none", its edge only; right: on the panel's right axis, as on ax.twinx())."""
     dash, marker = parse_fmt(fmt)
     c = colour(colour_)
     values = [_value(y) for y in ys]
     if dash is not None and xs:
-        panel.lines.append(Line([float(x) for x in xs], values, c, lw, dash=dash))
+        panel.lines.append(Line([float(x) for x in xs], values, c, lw, dash=dash, right=right))
     if marker:  # a filled marker has an edge of its colour, 1 point wide (markeredgewidth)
         size = ms if marker == "x" or hollow else ms + 1.0
-        panel.marks += [Mark(float(x), y, marker, c, size, width=1.0, hollow=hollow)
+        panel.marks += [Mark(float(x), y, marker, c, size, width=1.0, hollow=hollow,
+                             right=right)
                         for x, y in zip(xs, values, strict=True) if y is not None]
     if label:
         panel.legend.append(legend_key(label, fmt, colour_, lw))

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from matplotlib.figure import Figure as MplFigure
-from matplotlib.lines import Line2D
 from rich.console import Console
 from rich.text import Text
 
@@ -20,7 +18,8 @@ from ...core.sizes import format_size
 from ...core.termsafe import Table
 from ...report.html import Figure, HtmlTable, Section
 from ...report.run_table import RunTable
-from ...report.svg import to_svg
+from ...report.svg_chart import Chart, Label, Panel, fit_axes, linear_ticks, scaled, unscaled
+from ...report.svg_plot import axes, axvline, colour, fill_between, legend_key, plot
 from ...run.rundir import Run
 
 BENCHMARK = "overlap-validation"
@@ -209,102 +208,63 @@ def comparison(runs: list[Run]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]
 # ---------------------------------------------------------------- figures
 
 
-def _panel(ax: Any, c: dict[str, Any]) -> list[Line2D]:
+def _panel(c: dict[str, Any]) -> Panel:
+    """One side's bounds (left axis, %) and MPI_Wait and peer times (right axis, µs)
+    against the computation (symlog: 0 and the smallest measured step both show); its
+    legend keys in the panel's legend, for the figure's."""
     pts = [p for p in c.get("points") or [] if p.get("comp_us") is not None]
     xs = [max(p["comp_us"], 0.0) for p in pts]
     positive = [x for x in xs if x > 0]
-    ax.set_xscale("symlog", linthresh=min(positive) if positive else 1.0, linscale=0.5)
-    handles: list[Line2D] = []
+    ax = axes("computation between post and wait (µs, measured)",
+              "overlap (% of transfer time)", f"{c.get('side')} ({c.get('call')})")
+    ax.title_size, ax.grid, ax.xscale = 9, "both", "symlog"
+    ax.xlinthresh, ax.xlinscale = (min(positive) if positive else 1.0), 0.5
     shape = c.get("shape") or {}
     if all(p.get("max_pct") is not None and p.get("min_pct") is not None for p in pts) and pts:
         mx = [p["max_pct"] for p in pts]
         mn = [p["min_pct"] for p in pts]
-        ax.fill_between(xs, mn, mx, color="C0", alpha=0.12, lw=0)
-        handles += ax.plot(xs, mx, "-^", color="C0", ms=4, lw=1.3, label="max overlap %")
-        handles += ax.plot(xs, mn, "-v", color="C2", ms=4, lw=1.3, label="min overlap %")
+        fill_between(ax, xs, mn, mx, "C0", alpha=0.12)
+        plot(ax, xs, mx, "-^", "C0", ms=4, lw=1.3, label="max overlap %")
+        plot(ax, xs, mn, "-v", "C2", ms=4, lw=1.3, label="min overlap %")
     own = [p.get("min_pct_own") for p in pts]
-    if pts and all(v is not None for v in own):
-        handles += ax.plot(
-            xs, own, ":", color="C2", lw=1.1, label="min % with this run's transfer time"
-        )
-    else:
-        ax.text(
-            0.5,
-            0.55,
-            "no overlap bounds\n(profile missing)",
-            transform=ax.transAxes,
-            ha="center",
-            va="center",
-            fontsize=8,
-            color="0.4",
-        )
-    ax.set_ylim(-3, 105)
-    ax.set_ylabel("overlap (% of transfer time)", fontsize=8)
+    no_bounds = not (pts and all(v is not None for v in own))
+    if not no_bounds:
+        plot(ax, xs, own, ":", "C2", lw=1.1, label="min % with this run's transfer time")
     threshold = shape.get("threshold_us")
     if isinstance(threshold, (int, float)) and threshold > 0:
-        ax.axvline(threshold, color="0.5", ls=":", lw=1)
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color="0.5",
-                ls=":",
-                lw=1,
-                label=f"transfer time ({shape.get('threshold_from')})",
-            )
-        )
-    right = ax.twinx()
+        axvline(ax, threshold, "0.5", lw=1, ls=":")
+        ax.legend.append(legend_key(f"transfer time ({shape.get('threshold_from')})", ":",
+                                    "0.5", 1.0))
     waits = [p.get("wait_us") for p in pts]
     if any(w is not None for w in waits):
-        handles += right.plot(
-            xs,
-            [float("nan") if w is None else w for w in waits],
-            "--s",
-            color="C3",
-            ms=3.5,
-            lw=1.2,
-            label="MPI_Wait µs (median)",
-        )
+        plot(ax, xs, waits, "--s", "C3", ms=3.5, lw=1.2, label="MPI_Wait µs (median)",
+             right=True)
     peer = [p.get("peer_call_us") for p in pts]
     if any(v is not None for v in peer):
-        handles += right.plot(
-            xs,
-            [float("nan") if v is None else v for v in peer],
-            ":o",
-            color="C7",
-            ms=3,
-            lw=1,
-            label=f"peer {c.get('peer_call')} µs",
-        )
+        plot(ax, xs, peer, ":o", "C7", ms=3, lw=1, label=f"peer {c.get('peer_call')} µs",
+             right=True)
+    fit_axes(ax, ylim=(-3.0, 105.0), size=7)
     # at least 0-1 µs, so that a wait of a few tens of ns does not fill the axis
     shown = [v for v in waits + peer if v is not None]
-    right.set_ylim(0, max(1.0, 1.08 * max(shown, default=0.0)))
-    right.set_ylabel("time per iteration (µs)", fontsize=8)
-    right.tick_params(labelsize=7)
-    ax.tick_params(labelsize=7)
-    ax.set_xlabel("computation between post and wait (µs, measured)", fontsize=8)
-    ax.set_title(f"{c.get('side')} ({c.get('call')})", fontsize=9)
-    ax.grid(True, alpha=0.3)
-    return handles
+    ax.y2lim = (0.0, max(1.0, 1.08 * max(shown, default=0.0)))
+    ax.y2ticks = linear_ticks(*ax.y2lim, size=7)
+    ax.y2label, ax.y2label_size = "time per iteration (µs)", 8.0
+    if no_bounds:  # in the middle of the axes (their 0.5, 0.55)
+        x_mid = unscaled(sum(scaled(v, "symlog", ax.xlinthresh, linscale=0.5)
+                             for v in ax.xlim) / 2, "symlog", ax.xlinthresh, linscale=0.5)
+        ax.labels.append(Label(x_mid, -3.0 + 0.55 * 108.0, "no overlap bounds\n(profile missing)",
+                               8.0, colour("0.4"), va="middle"))
+    return ax
 
 
-def case_figure(run: Run, pairing: str, size: int, group: list[dict[str, Any]]) -> MplFigure:
-    fig = MplFigure(figsize=(5.2 * len(group) + 0.6, 3.9), layout="constrained")
-    axes = fig.subplots(1, len(group), squeeze=False).ravel()
-    handles: list[Line2D] = []
-    for ax, c in zip(axes, group, strict=True):
-        hs = _panel(ax, c)
-        if len(hs) > len(handles):
-            handles = hs
-    fig.suptitle(f"{run.label} — {pairing}, {format_size(size)}", fontsize=10)
-    fig.legend(
-        handles=handles,
-        loc="outside lower center",
-        ncols=min(5 if len(group) > 1 else 3, len(handles)),
-        fontsize=7.5,
-        frameon=False,
-    )
-    return fig
+def case_figure(run: Run, pairing: str, size: int, group: list[dict[str, Any]]) -> Chart:
+    panels = [_panel(c) for c in group]
+    keys = max((p.legend for p in panels), key=len, default=[])
+    for p in panels:
+        p.legend = []  # the figure's legend, below the panels
+    return Chart((5.2 * len(group) + 0.6, 3.9), panels, cols=len(panels), legend=keys,
+                 legend_at="bottom", legend_size=7.5,
+                 title=f"{run.label} — {pairing}, {format_size(size)}")
 
 
 def figure_sections(runs: list[Run]) -> list[Section]:
@@ -317,9 +277,7 @@ def figure_sections(runs: list[Run]) -> list[Section]:
             src = group[0].get("source") or {}
             figures.append(
                 Figure(
-                    to_svg(
-                        case_figure(run, pairing, size, group), f"ov-{run.label}-{pairing}-{size}"
-                    ),
+                    case_figure(run, pairing, size, group).svg(),
                     f"{pairing}, {format_size(size)}: the profiler's bounds for the non-blocking "
                     f"side(s) and their MPI_Wait time against the computation inserted between "
                     f"post and wait. Source: {src.get('figures')} — {src.get('text')}.",
