@@ -87,7 +87,7 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
         assert 'extra == "mpich"' in req, req
     # A bare venv filled by this interpreter's pip (`pip --python`): the same packages as a
     # pip inside it would install, without seeding a pip first (8 s of CPU). No byte
-    # compilation of numpy, scipy, pandas and matplotlib either (30 s of CPU): Python
+    # compilation of numpy, scipy and pandas either (30 s of CPU): Python
     # compiles what the commands below import when they import it.
     venv = tmp_path / "venv"
     assert _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path,

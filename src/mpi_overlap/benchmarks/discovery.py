@@ -5,7 +5,7 @@ report's registrations and the summary card take them from here, so that adding 
 benchmark touches its C program, its package, its docs section and its tests only.
 
 The packages are imported on first use and once; their __init__ declares data only
-(spec.py), so finding them costs the CLI's start-up no numpy or matplotlib.
+(spec.py), so finding them costs the CLI's start-up no numpy or scipy.
 """
 
 from __future__ import annotations

@@ -227,7 +227,7 @@ class BenchmarkSpec:
 
     def module(self, part: str) -> Any:
         """One of the package's modules (`analysis`, `report`, `evidence`, `advice`, ...),
-        imported on first use: analysis and report pull in numpy and matplotlib, which
+        imported on first use: analysis pulls in numpy and scipy, which
         commands that only list benchmarks do not need."""
         return import_module(f"{self.package}.{part}")
 

@@ -95,7 +95,8 @@ def reporters() -> dict[str, BenchmarkReporter]:
 
 def reporter_of(name: str) -> BenchmarkReporter | None:
     """The reporter of benchmark `name`, its package's report module imported only now: a
-    profile's report needs none of the sixteen others (matplotlib, numpy: about 1 s of
+    profile's report needs none of the sixteen others (numpy, and matplotlib when they drew
+    with it: about 1 s of
     `profile`'s start-up, issue 38)."""
     if name not in _REGISTRY:
         spec = spec_of(name)

@@ -4,7 +4,8 @@ for the benchmarks' report modules (benchmarks/<name>/report.py), the profile's
 directories. It looks no benchmark up: what it needs of them is handed in (the summary
 card's items, card_item.py; the replication's extractors). The page and its blocks (html.py, with
 templates/), tables declared once for terminal, HTML and CSV (run_table.py, csv_tables.py),
-figures (svg.py over matplotlib, svg_chart.py for the profile's), the summary card
+figures (svg_chart.py: charts as data written as SVG text; svg_plot.py: matplotlib's
+plotting calls as such charts), the summary card
 (summary_card.py), sections (sections.py), and the cross-run views of settings
 (env_matrix.py) and repetitions (replication.py).
 """

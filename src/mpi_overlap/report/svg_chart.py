@@ -1,14 +1,16 @@
-"""Charts written as SVG text directly: the profile report's figures (profile_plots.py,
-profile_checks.py) and the overhead benchmark's (benchmarks/overhead/plots.py).
+"""Charts written as SVG text directly: every report's figures, the profile's
+(profile_plots.py, profile_checks.py) and the benchmarks' (through svg_plot.py).
 
 matplotlib took about 1 s to import and 0.5–1 s to lay out and write a profile's three
 figures, where `profile` may add at most 1 s to its program (issue 38); `bench overhead
 --quick` spent 3 s of its 9.6 s drawing its four figures with it (issue 37), the report
-the test suite draws most. The other commands' figures stay on matplotlib (svg.py).
+the test suite draws most, and each other benchmark's figures about 1 s of its report; so
+no figure is drawn with matplotlib any more.
 A chart here is data (panels of bars, areas, lines, error bars, marks and texts, in data
-coordinates; linear, log or symlog y axes) that tests can read, and `svg()`
-writes it: no script, no stylesheet, no ids (inlined figures share the page's id
-namespace), numbers rounded to 0.01 px, so the same data always give the same text.
+coordinates; linear, log or symlog axes, a second y axis on the right) that tests can
+read, and `svg()` writes it: no script, no stylesheet, no ids (inlined figures share the
+page's id namespace), numbers rounded to 0.01 px, so the same data always give the same
+text.
 
 Text widths are estimated (no font metrics): margins and legends leave room for
 ESTIMATE × font size per character, which covers DejaVu Sans and the usual sans fonts.

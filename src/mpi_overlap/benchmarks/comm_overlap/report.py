@@ -149,7 +149,7 @@ def figure(run: Run) -> Chart | None:
     return Chart((9.0, 3.4), [ax, *rank_axes], cols=3)
 
 
-FIGURES = figure_per_run(figure, "comm-overlap", lambda run: (
+FIGURES = figure_per_run(figure, lambda run: (
     f"{run.label}. Left, basic test (rank 0): the message alone (Isend + Wait) plus "
     "the calibrated work alone, against Isend + the same work + Wait; where "
     "T_overlap lies below the sum, part of the message was hidden behind the work. "

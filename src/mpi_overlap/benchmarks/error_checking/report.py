@@ -60,7 +60,7 @@ def figure(run: Run) -> Chart | None:
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
-    return run_sections(runs, lambda run: f"Error checking ({run.label})", figure, "error-checking",
+    return run_sections(runs, lambda run: f"Error checking ({run.label})", figure,
                         "Median ns per message with the MPI's argument checking "
                         "off and on (the setting read back via MPI_T).", PLOT_FILE, TABLE)
 

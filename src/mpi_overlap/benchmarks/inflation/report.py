@@ -115,7 +115,7 @@ def figure(run: Run) -> Chart | None:
     return Chart((6.5, 4.0), [ax])
 
 
-FIGURES = figure_per_run(figure, "inflation", lambda run: (
+FIGURES = figure_per_run(figure, lambda run: (
     f"{run.label}: total time of one exchange (Irecv + Isend, "
     "work, Waitall) against the computation inside it, per size; "
     "lines: hinge fit, triangles/dotted: the knee, above which "

@@ -122,11 +122,13 @@ TABLE = RunTable("matching cost per queued request", "ns per queued request", HE
 print_run = TABLE.print
 
 
-FIGURES = figure_of_all(figure, "matching",
-                       "Time to receive the one tag-T1 message after it has arrived, with M "
-                       "requests queued ahead of it (posted receives or unexpected "
-                       "messages), medians; middle: the added time per queued request; "
-                       "right: M = 1 request from each of N peers.")
+FIGURES = figure_of_all(
+    figure,
+    "Time to receive the one tag-T1 message after it has arrived, with M "
+    "requests queued ahead of it (posted receives or unexpected "
+    "messages), medians; middle: the added time per queued request; "
+    "right: M = 1 request from each of N peers.",
+)
 
 
 def html_sections(runs: list[Run]) -> list[Section]:

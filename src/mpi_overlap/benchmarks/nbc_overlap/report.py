@@ -128,7 +128,7 @@ TABLE = RunTable("non-blocking collective overlap",
 print_run = TABLE.print
 
 
-FIGURES = figure_per_run(lambda run: figure([run]), "nbc-overlap", lambda run: (
+FIGURES = figure_per_run(lambda run: figure([run]), lambda run: (
     f"Overlap % of each non-blocking collective ({run.label}) "
     "by the OSU formula (solid, mean over ranks) and the IMB formula "
     "(dashed, rank with the largest overlapped time), and the overlap "

@@ -107,11 +107,13 @@ def figure(runs: list[Run]) -> Chart | None:
     return Chart((8.0, 3.4), [ax_a, ax_b], cols=2)
 
 
-FIGURES = figure_of_all(figure, "polling",
-                       "A work loop calls MPI_Test on its outstanding receives every k "
-                       "units of calibrated work while the partner keeps sends in "
-                       "flight. Left: availability = time of the same loop without "
-                       "messages / time with them. Right: bytes received / loop time.")
+FIGURES = figure_of_all(
+    figure,
+    "A work loop calls MPI_Test on its outstanding receives every k "
+    "units of calibrated work while the partner keeps sends in "
+    "flight. Left: availability = time of the same loop without "
+    "messages / time with them. Right: bytes received / loop time.",
+)
 
 
 def html_sections(runs: list[Run]) -> list[Section]:

@@ -131,12 +131,14 @@ def figure(runs: list[Run]) -> Chart | None:
     return Chart((8.0, 3.4), [ax_share, ax_time], cols=2)
 
 
-FIGURES = figure_of_all(figure, "progress",
-                       "Left: share of samples in which every watched byte of the receive "
-                       "buffer held the payload before MPI_Wait, while the receiver "
-                       "computed without MPI calls. Right: median time after posting "
-                       "MPI_Irecv at which it did, against the computation budget and "
-                       "the one-way ping-pong time.")
+FIGURES = figure_of_all(
+    figure,
+    "Left: share of samples in which every watched byte of the receive "
+    "buffer held the payload before MPI_Wait, while the receiver "
+    "computed without MPI calls. Right: median time after posting "
+    "MPI_Irecv at which it did, against the computation budget and "
+    "the one-way ping-pong time.",
+)
 
 
 def html_sections(runs: list[Run]) -> list[Section]:

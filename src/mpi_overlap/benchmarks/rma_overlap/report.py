@@ -80,7 +80,7 @@ def figure(runs: list[Run]) -> Chart | None:
     return Chart((7.5, 3.2), [ax_pct, ax_done], cols=2, legend=legend, legend_size=6)
 
 
-FIGURES = figure_per_run(lambda run: figure([run]), "rma-overlap", lambda run: (
+FIGURES = figure_per_run(lambda run: figure([run]), lambda run: (
     f"Left: overlap % of MPI_Put / MPI_Get ({run.label}) by the "
     "OSU formula, per window kind (MPI_Win_allocate, MPI_Win_create) "
     "and completion (MPI_Win_flush in a lock_all epoch, "

@@ -74,7 +74,6 @@ def figure(run: Run) -> Chart | None:
 
 def html_sections(runs: list[Run]) -> list[Section]:
     return run_sections(runs, lambda run: f"Threads against processes ({run.label})", figure,
-                        "threads-procs",
                         "Aggregate rate of 0-byte MPI_Send to MPI_PROC_NULL: "
                         "processes (MPI_THREAD_SINGLE) and threads of one process "
                         "(MPI_THREAD_MULTIPLE); bars: 95 % CI of the mean.", PLOT_FILE, TABLE)

@@ -83,10 +83,12 @@ def figure(runs: list[Run]) -> Chart | None:
     return Chart((6.5, 3.6), [ax])
 
 
-FIGURES = figure_of_all(figure, "waitany",
-                       "Median time of MPI_Waitany, of MPI_Testany called until it "
-                       "succeeds, and of MPI_Waitsome over N receive requests of which "
-                       "only the first completes (its message has already arrived).")
+FIGURES = figure_of_all(
+    figure,
+    "Median time of MPI_Waitany, of MPI_Testany called until it "
+    "succeeds, and of MPI_Waitsome over N receive requests of which "
+    "only the first completes (its message has already arrived).",
+)
 
 
 def html_sections(runs: list[Run]) -> list[Section]:
