@@ -663,20 +663,9 @@ def _panel(b: _Box) -> list[str]:
                 out.append(_text(x, below + t.pad, s, t.size, t.colour, va="top"))
         below += t.pad + _tick_extent(t)
     if p.yticks:
-        t = p.yticks
-        for v, s in zip(t.at, t.labels, strict=True):
-            y = b.py(v)
-            out.append(f'<line x1="{_n(b.x - 3.5)}" y1="{_n(y)}" x2="{_n(b.x)}" y2="{_n(y)}" '
-                       f'stroke="{AXIS}" stroke-width="0.8"/>')
-            out.append(_text(b.x - 6, y, s, t.size, t.colour, anchor="end", va="middle"))
+        out += _y_ticks(b, p.yticks, right=False)
     if p.y2ticks:
-        t = p.y2ticks
-        for v, s in zip(t.at, t.labels, strict=True):
-            y = b.py2(v)
-            out.append(f'<line x1="{_n(b.x + b.w)}" y1="{_n(y)}" x2="{_n(b.x + b.w + 3.5)}" '
-                       f'y2="{_n(y)}" stroke="{AXIS}" stroke-width="0.8"/>')
-            out.append(_text(b.x + b.w + 6, y, s, t.size, t.colour, anchor="start",
-                             va="middle"))
+        out += _y_ticks(b, p.y2ticks, right=True)
     if p.y2label:
         widest = max((text_width(t, p.y2ticks.size) for t in p.y2ticks.labels), default=0.0) \
             if p.y2ticks else 0.0
@@ -693,6 +682,20 @@ def _panel(b: _Box) -> list[str]:
                          p.title_size, p.title_colour, anchor="middle" if centred else "start"))
     if p.legend:
         out += _legend(p.legend, *_legend_corner(b), p.legend_size)
+    return out
+
+
+def _y_ticks(b: _Box, t: Ticks, right: bool) -> list[str]:
+    """Tick marks outside the left (or right) edge, labels beside them."""
+    out = []
+    edge, py, side = (b.x + b.w, b.py2, 1.0) if right else (b.x, b.py, -1.0)
+    for v, s in zip(t.at, t.labels, strict=True):
+        y = py(v)
+        x1, x2 = sorted((edge, edge + side * 3.5))
+        out.append(f'<line x1="{_n(x1)}" y1="{_n(y)}" x2="{_n(x2)}" y2="{_n(y)}" '
+                   f'stroke="{AXIS}" stroke-width="0.8"/>')
+        out.append(_text(edge + side * 6, y, s, t.size, t.colour,
+                         anchor="start" if right else "end", va="middle"))
     return out
 
 
