@@ -4,9 +4,9 @@ ratios measured in one run.
 One run directory holds R repetitions of six launches: mo_msgrate (small-message rate)
 and mo_compute_app (run time of a compute-heavy program), each without and with the
 profiler preloaded (run/preload.py), and mo_msgrate twice more with the profiler:
-its call sites off (what they cost per message), and its queue processed at the other
-setting of MPI_OVERLAP_IDLE than the library's default (whether the default path is the
-cheaper one on this machine). Each launch has its own subdirectory with its
+its call sites off (what they cost per message), and with MPI_OVERLAP_IDLE=auto, its queue
+processed where each thread's trials pick (whether the library's default, the plain
+path, is the cheaper one on this machine). Each launch has its own subdirectory with its
 result.json, logs and, when profiled, the rank profiles. The order of the six launches
 is reversed every other repetition (ABCDEF, FEDCBA, ...), so a slow drift of the machine
 adds as much to the launches with the profiler as to those without. A first, untimed
@@ -94,10 +94,12 @@ class OverheadOptions:
         check_ranks(get_benchmark(BENCH), self.ranks)
 
 
-# The setting of MPI_OVERLAP_IDLE that is not the library's default (mop_runtime.c: the
-# queue is processed while a call waits only where it is "1"): the idle launch measures
-# it beside the default, so that one run says which path costs less here (issue 40).
-IDLE_OTHER = "1"
+# The setting of MPI_OVERLAP_IDLE the idle launch measures beside the library's default
+# (mop_runtime.c: the queue processed only when full): "auto", each thread picking by
+# trials on its own pace whether to process it also while a call waits
+# (mop_idle_pick.h), the candidate for the default, so that every run says on its
+# machine whether it costs less than the plain path (issue 40).
+IDLE_OTHER = "auto"
 
 # The launches of a repetition: (program, profiled, call sites kept, idle setting). The
 # third msgrate launch has the profiler with its call-site tables off
