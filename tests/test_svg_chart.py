@@ -53,9 +53,13 @@ def test_ticks() -> None:
     assert linear_ticks(0.0, 1.3, most=5).labels == ["0.0", "0.5", "1.0"]
     assert linear_ticks(-3.0, 3.0, most=4).labels == ["−2", "0", "2"]
     assert log_ticks(0.2, 330.0).labels == ["10⁰", "10¹", "10²"]
-    s = symlog_ticks(-0.3, 400.0, 0.5)  # decades from linthresh's outwards, and 0
-    assert s.labels == ["−10⁻¹", "0", "10⁻¹", "10⁰", "10¹", "10²"]
-    assert s.at[:2] == [-0.1, 0.0]
+    s = symlog_ticks(-3.0, 400.0, 0.5)  # powers of ten from linthresh outwards, and 0
+    assert s.labels == ["−10⁰", "0", "10⁰", "10¹", "10²"]
+    assert s.at[:2] == [-1.0, 0.0]
+    # none inside the linear part, where its label would run into "0"
+    assert symlog_ticks(-200.0, 300.0, 0.06).labels == [
+        "−10²", "−10¹", "−10⁰", "−10⁻¹", "0", "10⁻¹", "10⁰", "10¹", "10²"]
+    assert symlog_ticks(-0.3, 5.0, 0.1).labels == ["−10⁻¹", "0", "10⁻¹", "10⁰"]
 
 
 def _panel(**kw: object) -> Panel:

@@ -325,8 +325,11 @@ def log_ticks(lo: float, hi: float, size: float = 8.0, base: float = 10.0,
 
 
 def symlog_ticks(lo: float, hi: float, linthresh: float, size: float = 8.0) -> Ticks:
-    """0 and ±10^k from the decade of `linthresh` outwards, inside [lo, hi]."""
-    start = math.floor(math.log10(linthresh))
+    """0 and ±10^k from the first power of ten at or above `linthresh` outwards, inside
+    [lo, hi]. Not the powers inside the linear part (matplotlib's locator starts at the
+    decade below linthresh): there they sit a fraction of a decade from 0, and their
+    labels ran into "0" (the overhead figure's 10⁻², 0, −10⁻² at linthresh 0.06)."""
+    start = math.ceil(math.log10(linthresh) - 1e-9)
     pos = [k for k in range(start, math.floor(math.log10(hi) + 1e-9) + 1)] if hi > 0 else []
     neg = [k for k in range(start, math.floor(math.log10(-lo) + 1e-9) + 1)] if lo < 0 else []
     at = [-(10.0 ** k) for k in reversed(neg)] + [0.0] + [10.0 ** k for k in pos]
