@@ -49,7 +49,17 @@
  * Each sample is a timed block of a few iterations with its CPU share (rank
  * 0's for the overheads, which are its own calls; the pair's for the gap),
  * as for the one-way time; Python estimates each part as the one-way time is
- * estimated and derives the latency L = one-way - o_s - o_r. */
+ * estimated and derives the latency L = one-way - o_s - o_r.
+ *
+ * With --stream B (calibrate passes it), each pair then times a stream:
+ * a window of --stream-window messages of B bytes, rank 0 posting them all
+ * with MPI_Isend, the peer having posted every receive before; the peer
+ * notes when each receive completes and a sample is the time per message
+ * over the window's second half (the link's pace once a burst allowance such
+ * as tbf's bucket, and TCP's start, are used up in the first half). A
+ * ping-pong leaves the link idle between messages, so its largest sizes can
+ * fit such a bucket; LogGP's G is what a link kept busy takes per byte
+ * (docs/method.md, "A busy link"). */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <math.h>
@@ -98,6 +108,15 @@
  * src/mpi_overlap/calibration/xfer_quality.py, which judges the samples). */
 #define CLEAN_SHARE 0.9
 #define SHUFFLE_SEED 0x6d6f5f70696e67u /* 'mo_ping': any fixed value */
+/* The stream (--stream): samples per pair (quick, full), the window's
+ * default and limits (a window of at least 4, so its second half holds 2),
+ * and at most 1 GiB of receive slots (the peer posts the whole window). */
+#define STREAM_SAMPLES_QUICK 5
+#define STREAM_SAMPLES 9
+#define STREAM_MAX_SAMPLES 16
+#define DEFAULT_STREAM_WINDOW 32
+#define MAX_STREAM_WINDOW 1024
+#define MAX_STREAM_BUFFER (1ull << 30)
 
 /* ---- benchmark-specific options ---------------------------------------- */
 
@@ -105,6 +124,8 @@ typedef struct pp_params {
     double budget_s; /* target time of one pair's sweep */
     long passes;     /* sweeps over the sizes, each adding samples */
     uint64_t parts_max; /* largest size measured in its parts; 0: none */
+    uint64_t stream;    /* bytes per message of the stream; 0: none */
+    long stream_window; /* messages per stream sample */
 } pp_params;
 
 static int parse_parts_max(void *ctx, const char *arg, char *err, size_t errlen)
@@ -128,11 +149,33 @@ static void parts_max_json(mo_json *w, const void *ctx)
     mo_json_kv_uint64(w, "parts_max", p->parts_max);
 }
 
+static int parse_stream(void *ctx, const char *arg, char *err, size_t errlen)
+{
+    pp_params *p = ctx;
+    mo_sizes one;
+    if (mo_sizes_parse(arg, &one, err, errlen) != 0)
+        return -1;
+    bool single = one.n == 1;
+    p->stream = single ? one.v[0] : 0;
+    mo_sizes_free(&one);
+    if (!single)
+        snprintf(err, errlen, "--stream takes one size (e.g. 64K), not '%s'", arg);
+    return single ? 0 : -1;
+}
+
+static void stream_json(mo_json *w, const void *ctx)
+{
+    const pp_params *p = ctx;
+    mo_json_kv_uint64(w, "stream", p->stream);
+}
+
 static const mo_field pp_fields[] = {
     {.name = "budget", .key = "budget_s", .kind = MO_FIELD_DOUBLE, .offset = offsetof(pp_params, budget_s),
      .dlo = 0.0, .dhi = 1e6, .by_quick = true, .def = DEFAULT_BUDGET_S, .quick = DEFAULT_BUDGET_QUICK_S},
     MO_FIELD_LONG_Q("passes", pp_params, passes, 1, MAX_PASSES, DEFAULT_PASSES, DEFAULT_PASSES_QUICK),
     MO_FIELD_CUSTOM_OF("parts-max", parse_parts_max, parts_max_json),
+    MO_FIELD_CUSTOM_OF("stream", parse_stream, stream_json),
+    MO_FIELD_LONG_OF("stream-window", pp_params, stream_window, 4, MAX_STREAM_WINDOW),
 };
 
 static void pp_usage(FILE *f)
@@ -144,9 +187,13 @@ static void pp_usage(FILE *f)
             "  --passes N           sweeps over the sizes, each adding samples to every size\n"
             "                       (default %d; --quick %d)\n"
             "  --parts-max BYTES    measure every size up to BYTES in its parts: the sender's\n"
-            "                       overhead o_s, the receiver's o_r, the gap g (default 0: none)\n",
+            "                       overhead o_s, the receiver's o_r, the gap g (default 0: none)\n"
+            "  --stream BYTES       then time a stream of BYTES-byte messages per pair: the\n"
+            "                       seconds per message of a window kept back to back (default 0:\n"
+            "                       none)\n"
+            "  --stream-window W    messages per stream sample (default %d, 4 to %d)\n",
             SAMPLE_MS, SAMPLE_MS_QUICK, DEFAULT_BUDGET_S, DEFAULT_BUDGET_QUICK_S, DEFAULT_PASSES,
-            DEFAULT_PASSES_QUICK);
+            DEFAULT_PASSES_QUICK, DEFAULT_STREAM_WINDOW, MAX_STREAM_WINDOW);
 }
 
 /* ---- state ------------------------------------------------------------ */
@@ -185,6 +232,14 @@ typedef struct pp_size {
     mo_stats st;
 } pp_size;
 
+/* The stream's samples (seconds per message over a window's second half)
+ * with the pair's CPU share over each. */
+typedef struct pp_stream {
+    size_t n;
+    double samples[STREAM_MAX_SAMPLES];
+    double shares[STREAM_MAX_SAMPLES];
+} pp_stream;
+
 typedef struct pp_pair {
     const char *cls; /* "intra" or "inter" */
     int peer;        /* world rank of rank 0's partner */
@@ -192,6 +247,7 @@ typedef struct pp_pair {
     bool complete;
     pp_size *sizes;
     int nsizes;
+    pp_stream stream;
 } pp_pair;
 
 typedef struct pp_state {
@@ -200,6 +256,8 @@ typedef struct pp_state {
     const mo_provenance *prov;
     unsigned char *buf; /* page-aligned, two halves of the largest size, touched */
     size_t half;        /* offset of the receive half */
+    unsigned char *stream_buf; /* --stream: a slot per message of the window, touched */
+    MPI_Request *stream_reqs;  /* a window of them */
     uint64_t start_ns;
     int ranks, nodes;
     pp_pair pairs[2];
@@ -210,7 +268,7 @@ typedef struct pp_state {
 
 /* ---- the timed loop (both ranks of a pair) ------------------------------ */
 
-enum { CMD_QUIT = 0, CMD_RUN = 1, CMD_PART = 2 /* + PART_*: CMD_PART + NPARTS - 1 */ };
+enum { CMD_QUIT = 0, CMD_RUN = 1, CMD_STREAM = 2, CMD_PART = 3 /* + PART_*: CMD_PART + NPARTS - 1 */ };
 
 typedef struct pp_cmd {
     int64_t op, size, iterations;
@@ -368,6 +426,54 @@ static double run_part(MPI_Comm comm, int rank, int part, unsigned char *sbuf, u
     return (double)timed / 1e9 / (double)iters;
 }
 
+/* Runs one window of the stream: w messages of n bytes from rank 0 to the
+ * peer, every receive posted before the window starts (each into its own
+ * slot), the sends posted back to back. The peer notes when each receive
+ * completes; the sample is the time per message between the completions of
+ * the first half's last message and the window's last, the link's pace after
+ * what a burst allowance lets through at once (the first half's). On rank 0
+ * returns that and in *share the pair's CPU share over the window; the peer
+ * sends both after the window, untimed, and returns 0. */
+static double run_stream(const pp_state *st, MPI_Comm comm, int rank, int n, int w, double *share)
+{
+    unsigned char *const buf = st->stream_buf;
+    MPI_Request *const reqs = st->stream_reqs;
+    const size_t slot = n > 0 ? (size_t)n : 1;
+    const int half = w / 2;
+    double per_message = 0.0;
+    char token = 0;
+    if (rank != 0)
+        for (int j = 0; j < w; j++)
+            MPI_Irecv(buf + (size_t)j * slot, n, MPI_BYTE, 0, MSG_TAG, comm, &reqs[j]);
+    MPI_Barrier(comm);
+    uint64_t c0 = thread_cpu_ns();
+    uint64_t t0 = mo_timer_now_ns();
+    if (rank == 0) {
+        for (int j = 0; j < w; j++)
+            MPI_Isend(buf + (size_t)j * slot, n, MPI_BYTE, 1, MSG_TAG, comm, &reqs[j]);
+        MPI_Waitall(w, reqs, MPI_STATUSES_IGNORE);
+        MPI_Recv(&token, 0, MPI_BYTE, 1, ACK_TAG, comm, MPI_STATUS_IGNORE);
+    } else {
+        uint64_t mid = t0;
+        for (int j = 0; j < w; j++) {
+            MPI_Wait(&reqs[j], MPI_STATUS_IGNORE);
+            if (j == half - 1)
+                mid = mo_timer_now_ns();
+        }
+        per_message = (double)(mo_timer_now_ns() - mid) / 1e9 / (double)(w - half);
+        MPI_Send(&token, 0, MPI_BYTE, 0, ACK_TAG, comm);
+    }
+    double mine, peer;
+    block_end(comm, rank, t0, c0, &mine, &peer);
+    if (rank != 0) {
+        MPI_Send(&per_message, 1, MPI_DOUBLE, 0, SENDER_TAG, comm);
+        return 0.0;
+    }
+    MPI_Recv(&per_message, 1, MPI_DOUBLE, 1, SENDER_TAG, comm, MPI_STATUS_IGNORE);
+    *share = mine < peer ? mine : peer;
+    return per_message;
+}
+
 /* Rank 0: tells the peer what to run, runs it, returns one-way seconds and
  * the pair's CPU share in *share. */
 static double block(const pp_state *st, const pp_pair *p, uint64_t size, long iterations,
@@ -394,7 +500,9 @@ static void serve(const pp_state *st, const pp_pair *p)
         }
         if (c.op == CMD_QUIT)
             return;
-        if (c.op >= CMD_PART)
+        if (c.op == CMD_STREAM)
+            run_stream(st, p->comm, 1, (int)c.size, (int)c.iterations, NULL);
+        else if (c.op >= CMD_PART)
             run_part(p->comm, 1, (int)(c.op - CMD_PART), st->buf, st->buf + st->half, (int)c.size,
                      c.iterations, 0, NULL, NULL);
         else
@@ -528,6 +636,15 @@ static void write_pair(mo_json *w, const void *item, const void *ctx)
         mo_json_end_object(w);
     }
     mo_json_end_array(w);
+    if (p->stream.n > 0) {
+        mo_json_key(w, "stream");
+        mo_json_begin_object(w);
+        mo_json_kv_uint64(w, "bytes", st->params->stream);
+        mo_json_kv_int64(w, "window", st->params->stream_window);
+        mo_json_kv_doubles(w, "samples_s", p->stream.samples, p->stream.n);
+        mo_json_kv_doubles(w, "cpu_share", p->stream.shares, p->stream.n);
+        mo_json_end_object(w);
+    }
 }
 
 static void write_results(mo_json *w, const void *ctx)
@@ -556,6 +673,8 @@ static void pp_teardown(mo_bench *b, void *ctx)
         free(st->pairs[i].sizes);
     }
     free(st->buf);
+    free(st->stream_buf);
+    free(st->stream_reqs);
 }
 
 /* ---- main ------------------------------------------------------------- */
@@ -683,6 +802,28 @@ static int measure_parts(pp_state *st, pp_pair *p, uint64_t *rng)
     return rc;
 }
 
+/* Rank 0: the stream's samples of one pair after an untimed window (the
+ * first contact at its size). Returns 0, or 1 when the time limit stopped
+ * it. */
+static int measure_stream(pp_state *st, pp_pair *p)
+{
+    const int w = (int)st->params->stream_window;
+    const long want = st->opts->quick ? STREAM_SAMPLES_QUICK : STREAM_SAMPLES;
+    pp_cmd c = {CMD_STREAM, (int64_t)st->params->stream, w};
+    for (long k = -1; k < want; k++) {
+        if (mo_time_up(st->opts, st->start_ns))
+            return 1;
+        double share = 0.0;
+        MPI_Send(&c, 3, MPI_INT64_T, 1, CMD_TAG, p->comm);
+        double t = run_stream(st, p->comm, 0, (int)c.size, w, &share);
+        if (k >= 0 && p->stream.n < STREAM_MAX_SAMPLES) {
+            p->stream.samples[p->stream.n] = t;
+            p->stream.shares[p->stream.n++] = share;
+        }
+    }
+    return 0;
+}
+
 /* Rank 0: measures every size of one pair, --passes times, each pass in
  * its own shuffled order (so a burst of load cannot hit one size range);
  * returns 0, 1 when the time limit stopped it, -1 when out of memory. */
@@ -723,10 +864,25 @@ static int measure_pair(mo_bench *b, pp_state *st, pp_pair *p)
     free(order);
     if (rc == 0 && st->params->parts_max > 0)
         rc = measure_parts(st, p, &rng);
+    if (rc == 0 && st->params->stream > 0)
+        rc = measure_stream(st, p);
     p->complete = rc == 0;
     pp_cmd quit = {CMD_QUIT, 0, 0};
     MPI_Send(&quit, 3, MPI_INT64_T, 1, CMD_TAG, p->comm);
     return rc;
+}
+
+/* The stream's window of receive slots is allocated at once on the peer. */
+static int pp_check(const mo_options *o, void *ctx, char *err, size_t errlen)
+{
+    const pp_params *p = ctx;
+    (void)o;
+    if (p->stream > MAX_STREAM_BUFFER / (uint64_t)p->stream_window || p->stream > (uint64_t)INT_MAX) {
+        snprintf(err, errlen, "--stream-window %ld x --stream %llu bytes exceeds 1 GiB of receive slots",
+                 p->stream_window, (unsigned long long)p->stream);
+        return -1;
+    }
+    return 0;
 }
 
 /* Short samples, down to one round trip: a sample during which either rank
@@ -785,18 +941,29 @@ static void pp_setup(mo_bench *b, void *ctx)
     const size_t half = ((largest > 0 ? (size_t)largest : 1) + pagesz - 1) / pagesz * pagesz;
     const size_t bytes = 2 * half;
     st->half = half;
+    const size_t stream_bytes =
+        st->params->stream > 0 ? (size_t)st->params->stream * (size_t)st->params->stream_window : 0;
+    bool stream_ok = true;
     if (taking_part) {
         st->buf = mo_page_alloc(bytes);
         if (st->buf) /* every page now, so no page faults land in timed loops */
             memset(st->buf, wrank + 1, bytes);
+        if (stream_bytes > 0) {
+            st->stream_buf = mo_page_alloc(stream_bytes);
+            st->stream_reqs = malloc((size_t)st->params->stream_window * sizeof *st->stream_reqs);
+            stream_ok = st->stream_buf && st->stream_reqs;
+            if (st->stream_buf)
+                memset(st->stream_buf, wrank + 1, stream_bytes);
+        }
     }
-    b->have = st->buf != NULL || !taking_part;
+    b->have = (st->buf != NULL && stream_ok) || !taking_part;
     if (wrank == 0) {
         mo_fingerprints_collect(&st->fp, b->prov.mpi_library_version);
         if (cand[0] == INT_MAX)
             mo_result_warn(&b->doc, "no other rank shares rank 0's node: no intra-node pair was measured");
     }
-    snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu-byte message buffers on every rank", bytes);
+    snprintf(b->no_alloc, sizeof b->no_alloc, "cannot allocate %zu-byte message buffers on every rank",
+             bytes + stream_bytes);
     b->ready.no_alloc = b->no_alloc;
     b->ready.unbound_peer = cand[0] == INT_MAX ? 0 : cand[0];
     b->ready.quiet = true;
@@ -834,11 +1001,11 @@ static int pp_measure(mo_bench *b, void *ctx)
 
 int main(int argc, char **argv)
 {
-    static pp_params params;
+    static pp_params params = {.stream_window = DEFAULT_STREAM_WINDOW};
     static pp_state st = {.params = &params};
     static const mo_bench_options ext = {.usage = pp_usage, .ctx = &params};
     const mo_bench_kernel k = {
-        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, NULL, NULL},
+        .spec = {BENCH, DEFAULT_SIZES, &ext, 2, true, pp_check, NULL},
         .results = write_results, .state = &st, .configure = pp_configure, .setup = pp_setup,
         .measure = pp_measure, .verbose_done = true, .teardown = pp_teardown, MO_KERNEL_FIELDS(pp_fields),
     };
