@@ -16,9 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpi_overlap.calibration.xfer_parts import EAGER, Part, SizeParts
+from mpi_overlap.calibration.xfer_stream import Stream
 from mpi_overlap.calibration.xfer_table import XferTable
 from mpi_overlap.predict.engine import figures, replay, residuals
-from mpi_overlap.predict.model import Costs, Target, costs, link_waits
+from mpi_overlap.predict.model import Costs, Link, Target, costs, link_waits
 from mpi_overlap.predict.program import (
     RECV_DONE,
     RECV_POST,
@@ -96,6 +97,25 @@ def test_the_second_message_on_one_direction_waits_for_the_first() -> None:
     # the same faces 80 µs apart or more: nothing waits
     assert link_waits(c, [0.0, 80e-6]) == [0.0, 0.0]
     assert link_waits(c, [0.0, 1e-6]) == pytest.approx([0.0, 79e-6])
+
+
+def test_g_is_the_stream_s_time_per_byte_where_the_table_has_one() -> None:
+    """The table's stream: 64 KiB messages kept back to back, 1.31 ms each (about the
+    wire at 400 Mbit/s): G = 1.31e-3 / 65536 = 19.99 ns/B where the table's slope between
+    4 and 8 KiB is 19.53, so a 4 KiB face holds its direction 81.875 µs, not 80; the
+    stream of the other class leaves this one's slope; a --link adds its 8 / rate."""
+    stream = Stream(nbytes=65536, window=32, per_message=Part(1.31e-3, 1.3e-3, 1.32e-3),
+                    undisturbed=5, samples=5)
+    prog = _exchange(["a", "b"], [(0, 1)])
+    table = replace(_table(), streams={"inter": stream})
+    assert costs(prog, Target(table)).occupy == pytest.approx([1.31e-3 / 65536 * SIZE])
+    assert costs(prog, Target(table)).occupy[0] == pytest.approx(81.875e-6)
+    other = replace(_table(), streams={"intra": stream})
+    assert costs(prog, Target(other)).occupy == pytest.approx([80e-6])
+    link = Link(rate_bits_per_s=1e9, latency_s=0.0)  # 8 ns/B: 32.768 µs for 4 KiB more
+    assert costs(prog, Target(table, link)).occupy == pytest.approx([81.875e-6 + 32.768e-6])
+    # the stream changes G only: T, o_s and o_r are the ping-pong's
+    assert costs(prog, Target(table)).T == costs(prog, Target(_table())).T
 
 
 @pytest.mark.parametrize(("hosts", "pairs"), [

@@ -415,3 +415,64 @@ def test_a_version_3_table_is_read_without_parts() -> None:
     table = parse_table(old + "\n")
     assert table.version == 3 and table.parts == {}
     assert table.quality[("intra", 0)].lo_s is None
+
+
+# ----- the stream (version 4) ----------------------------------------------------------------
+
+def _with_stream(res: dict, cls: str, per_message: float, shares: list[float]) -> dict:
+    """`res` with a stream of 64 KiB in windows of 32 on its `cls` pair: one sample per
+    share, the undisturbed ones (share 1) 1, 2, 3 ... percent above `per_message`, the
+    disturbed ones 10 times slower."""
+    pair = next(p for p in res["results"]["pairs"] if p["class"] == cls)
+    pair["stream"] = {"bytes": 65536, "window": 32, "cpu_share": shares,
+                      "samples_s": [per_message * (1.0 + 0.01 * (i + 1)) if s >= 0.9
+                                    else 10 * per_message for i, s in enumerate(shares)]}
+    return res
+
+
+def test_the_stream_is_written_read_and_kept_per_class() -> None:
+    """5 windows at 1.31 ms per message, 1 disturbed: the lower quartile of the 4
+    undisturbed samples (1.01, 1.02, 1.03, 1.04 x 1.31 ms: numpy's 1.0175 x), inside its
+    interval; the line round-trips, and a class a calibration did not measure keeps its
+    stream beside the new class's."""
+    res = _with_stream(_result(inter=True), "inter", 1.31e-3, [1.0, 1.0, 0.3, 1.0, 1.0])
+    text = format_table(res, "mpich", created="2026-01-01T00:00:00Z")
+    table = parse_table(text)
+    st = table.streams["inter"]
+    assert (st.nbytes, st.window, st.undisturbed, st.samples) == (65536, 32, 4, 5)
+    assert st.per_message.value_s == pytest.approx(1.31e-3 * 1.0175, rel=1e-5)  # 6 digits
+    assert st.per_message.lo_s <= st.per_message.value_s <= st.per_message.hi_s
+    assert st.per_byte_s == pytest.approx(st.per_message.value_s / 65536)
+    assert "intra" not in table.streams
+    line = next(x for x in text.splitlines() if x.startswith("stream "))
+    assert line.split()[:4] == ["stream", "inter", "65536", "32"] and line.endswith(" 4 5")
+    assert render_table(table) == text
+    one_node = replace(_table({"intra": [(0, 1e-6)]}), streams={})
+    assert one_node.with_classes_of(table).streams == {"inter": st}
+
+
+def test_a_stream_with_too_few_undisturbed_windows_is_left_out() -> None:
+    res = _with_stream(_result(), "intra", 1e-5, [1.0, 1.0, 0.3, 0.3, 0.3])
+    text = format_table(res, "mpich")
+    assert parse_table(text).streams == {} and "\nstream " not in text
+
+
+@pytest.mark.parametrize(("line", "fragment"), [
+    ("stream intra 65536 32 1e-5 1e-5 1e-5 5", "expected 'stream"),
+    ("stream elsewhere 65536 32 1e-5 1e-5 1e-5 5 5", "expected 'stream"),
+    ("stream intra 65536 32 1e-5 1e-5 1e-5 6 5", "expected 'stream"),
+    ("stream intra 65536 32 2e-5 1e-5 1.5e-5 5 5", "lo <= seconds <= hi"),
+    ("stream intra 65536 32 nan 1e-5 1.5e-5 5 5", "finite"),
+])
+def test_bad_stream_lines_are_refused_in_one_line(line: str, fragment: str) -> None:
+    text = format_table(_result(), "mpich").replace("\nend\n", f"\n{line}\nend\n")
+    with pytest.raises(UserError) as err:
+        parse_table(text)
+    assert fragment in _one_line(err.value)
+
+
+def test_a_stream_given_twice_is_refused() -> None:
+    line = "stream intra 65536 32 1e-5 1e-5 1e-5 5 5"
+    text = format_table(_result(), "mpich").replace("\nend\n", f"\n{line}\n{line}\nend\n")
+    with pytest.raises(UserError, match="stream of intra given twice"):
+        parse_table(text)

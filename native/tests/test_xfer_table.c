@@ -186,6 +186,18 @@ static void test_table_files(void)
         CHECK_NEAR(o_s, 3e-7, 1e-18);
     }
     mop_xfer_table_free(&t);
+    /* a stream line (mpi-overlap's replay reads it) is skipped: the table
+     * loads, its points and parts as without it */
+    static const char v4_stream[] = "verdict ok fine\nintra 0 2e-6\nintra 65536 14e-6\n"
+                                    "parts intra 0 eager 3e-7 2e-7 4e-7 1e-7 1e-7 2e-7 7e-7 6e-7 8e-7\n"
+                                    "eager_limit intra 0\n"
+                                    "# stream class bytes window seconds_per_message lo hi undisturbed samples\n"
+                                    "stream intra 65536 32 2.1e-05 2e-05 2.2e-05 5 5\nend\n";
+    CHECK(xfer_load_text(&t, path, 4, v4_stream, err, sizeof err) == 0);
+    CHECK(t.p2p[MOP_XFER_INTRA].npoints == 2 && t.ncoll == 0);
+    CHECK_NEAR(mop_xfer_table_lookup(&t, MOP_XFER_INTRA, 65536, &(bool){false}), 14e-6, 1e-18);
+    CHECK(mop_xfer_table_eager(&t, MOP_XFER_INTRA, 0, 2e-6, &(double){0}, &(double){0}));
+    mop_xfer_table_free(&t);
     /* a version-3 table has no parts: nothing is eager */
     CHECK(xfer_load_text(&t, path, 3, "verdict ok fine\nintra 0 2e-6\nend\n", err, sizeof err) == 0);
     CHECK(!mop_xfer_table_eager(&t, MOP_XFER_INTRA, 0, 2e-6, &(double){0}, &(double){0}));

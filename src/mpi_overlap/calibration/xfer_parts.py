@@ -81,9 +81,16 @@ class SizeParts:
                     hi_s=max(0.0, hi_t - self.o_s.lo_s - self.o_r.lo_s))
 
 
-def _estimate(samples: list[float], shares: list[float]) -> Part | None:
-    clean = [t for t, s in zip(samples, shares, strict=False)
-             if finite(t) and t >= 0 and finite(s) and s >= CLEAN_SHARE]
+def clean_samples(samples: list[float], shares: list[float]) -> list[float]:
+    """The samples taken with a CPU share of at least CLEAN_SHARE (finite, not negative)."""
+    return [t for t, s in zip(samples, shares, strict=False)
+            if finite(t) and t >= 0 and finite(s) and s >= CLEAN_SHARE]
+
+
+def estimate_part(samples: list[float], shares: list[float]) -> Part | None:
+    """The lower quartile of the undisturbed samples with its interval; None with fewer
+    than MIN_CLEAN of them."""
+    clean = clean_samples(samples, shares)
     if len(clean) < MIN_CLEAN:
         return None
     import numpy as np  # here, not at import: `profile` reads a table, fits none (issue 38)
@@ -142,7 +149,7 @@ def protocol_of(late: list[float], o_s: Part, one_way_s: float) -> str:
 def size_parts(nbytes: int, pool: dict[str, Any], one_way_s: float) -> SizeParts | None:
     """The parts of one size from its pooled samples and the table's one-way time there;
     None when a part has too few undisturbed samples."""
-    est = {name: _estimate(*pool[name]) for name in PART_NAMES}
+    est = {name: estimate_part(*pool[name]) for name in PART_NAMES}
     if any(p is None for p in est.values()):
         return None
     o_s, o_r, g = est["o_s"], est["o_r"], est["g"]

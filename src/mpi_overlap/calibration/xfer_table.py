@@ -24,6 +24,8 @@ parses with a few `sscanf`s:
     ...
     # eager_limit class bytes (none: no size was eager)
     eager_limit intra 16384
+    # stream class bytes window seconds_per_message lo hi undisturbed samples
+    stream intra 65536 32 1.1e-05 1.0e-05 1.2e-05 5 5
     # unmeasured class bytes undisturbed samples
     unmeasured intra 67108864 0 4
     # coll op comm_size bytes seconds
@@ -39,7 +41,11 @@ undisturbed of how many taken, the size's verdict and the 95 % interval of its e
 (version 4). The `parts` lines (version 4) are the transfer model's parts per size
 (xfer_parts.py): the sender's overhead, the receiver's, the gap, each with its interval,
 and whether the size moved eagerly; `eager_limit` the largest size up to which every
-size with parts was eager. Sizes with too few undisturbed
+size with parts was eager. A `stream` line (version 4, where mo_pingpong timed one;
+xfer_stream.py) is a class's time per message of a window of messages kept back to
+back, its interval, and how many windows were undisturbed of how many: the pace of a
+link kept busy, which the ping-pong's sizes can miss (the replay's G, predict/model.py;
+the profiler's C reader skips the line). Sizes with too few undisturbed
 samples are not points: they are listed as `unmeasured` (lookups there interpolate or,
 above the last point, extrapolate, which the profiler counts). The `verdict` line is the
 table's: the profiler and `mpi-overlap profile` refuse a `suspect` table unless forced.
@@ -78,6 +84,7 @@ from ..core.paths import state_dir
 from ..run.rundir import utc_now, write_text_atomic
 from .xfer_parts import EAGER, RENDEZVOUS, Part, SizeParts, eager_limit, parts_from_pingpong
 from .xfer_quality import UNMEASURED, UNVERIFIED, VERDICTS, SizeQuality, judge, judge_table, worst
+from .xfer_stream import Stream, streams_from_pingpong
 
 MAGIC = "mpi-overlap-xfer-table"
 VERSION = 4
@@ -171,6 +178,8 @@ class XferTable:
     # per class, the largest size up to which every size with parts was eager (None:
     # none was); a class missing here has no parts
     eager_limits: dict[str, int | None] = field(default_factory=dict)
+    # per class, the time per message of a stream (version 4, where measured; xfer_stream.py)
+    streams: dict[str, Stream] = field(default_factory=dict)
     # per class, (o_s curve, o_r curve) of the sizes with parts: eager_parts runs once per
     # message of a trace, so they are made once (not a field of the file: not compared)
     _parts_curves: dict[str, tuple[Points, Points]] = field(
@@ -231,6 +240,7 @@ class XferTable:
             quality={**{k: v for k, v in old.quality.items() if k[0] in kept}, **self.quality},
             unmeasured={**{c: old.unmeasured[c] for c in kept if c in old.unmeasured},
                         **self.unmeasured},
+            streams={**{c: old.streams[c] for c in kept if c in old.streams}, **self.streams},
             verdict=worst([self.verdict, old.verdict]),
             verdict_reason=_one_line("the verdict", reason),
             nodes=max(self.nodes, old.nodes),
@@ -440,6 +450,7 @@ def table_from_pingpong(pingpong_results: dict[str, Any] | list[dict[str, Any]],
         parts=parts,
         eager_limits={cls: eager_limit(parts, cls) for cls in CLASSES
                       if any(c == cls for c, _ in parts)},
+        streams={c: st for c, st in streams_from_pingpong(docs).items() if c in points},
     )
 
 
@@ -521,6 +532,14 @@ def render_table(table: XferTable) -> str:
             if cls in table.eager_limits:
                 limit = table.eager_limits[cls]
                 lines.append(f"eager_limit {cls} {'none' if limit is None else limit}")
+    if table.streams:
+        lines.append("# stream class bytes window seconds_per_message lo hi undisturbed samples")
+        for cls in CLASSES:
+            st = table.streams.get(cls)
+            if st is not None:
+                pm = st.per_message
+                lines.append(f"stream {cls} {st.nbytes} {st.window} {pm.value_s:.6g} "
+                             f"{pm.lo_s:.6g} {pm.hi_s:.6g} {st.undisturbed} {st.samples}")
     if any(table.unmeasured.values()):
         lines.append("# unmeasured class bytes undisturbed samples")
         for cls in CLASSES:
@@ -615,6 +634,7 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
     sources: list[str] = []
     parts: dict[tuple[str, int], SizeParts] = {}
     eager_limits: dict[str, int | None] = {}
+    streams: dict[str, Stream] = {}
     ended = False
     for lineno, raw in enumerate(lines[1:], start=2):
         line = raw.strip()
@@ -643,6 +663,11 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
             if cls in eager_limits:
                 raise bad(lineno, f"eager_limit of {cls} given twice")
             eager_limits[cls] = limit
+        elif word == "stream" and version >= 4:
+            cls, st = _stream_line(rest, partial(bad, lineno))
+            if cls in streams:
+                raise bad(lineno, f"stream of {cls} given twice")
+            streams[cls] = st
         elif word == "unmeasured" and version >= 3:
             cls, nbytes, n, m = _unmeasured_line(rest, partial(bad, lineno))
             unmeasured.setdefault(cls, []).append((nbytes, n, m))
@@ -705,6 +730,7 @@ def parse_table(text: str, path: Path | str = "<text>") -> XferTable:
         sources=sources,
         parts=parts,
         eager_limits=eager_limits,
+        streams=streams,
     )
 
 
@@ -761,6 +787,27 @@ def _parts_line(rest: str, bad: Any) -> tuple[tuple[str, int], SizeParts]:
         raise bad("each part's estimate must lie within its interval (lo <= estimate <= hi)")
     return (fields[0], nbytes), SizeParts(nbytes=nbytes, protocol=fields[2], o_s=triples[0],
                                           o_r=triples[1], g=triples[2])
+
+
+def _stream_line(rest: str, bad: Any) -> tuple[str, Stream]:
+    """`<class> <bytes> <window> <seconds> <lo> <hi> <undisturbed> <samples>`."""
+    usage = ("expected 'stream <class> <bytes> <window> <seconds_per_message> <lo> <hi> "
+             "<undisturbed> <samples>'")
+    fields = rest.split()
+    if len(fields) != 8 or fields[0] not in CLASSES:
+        raise bad(usage)
+    try:
+        nbytes, window = int(fields[1]), int(fields[2])
+        value, lo, hi = (float(x) for x in fields[3:6])
+        n, m = int(fields[6]), int(fields[7])
+    except ValueError:
+        raise bad(usage) from None
+    if nbytes < 0 or window < 1 or not 0 <= n <= m:
+        raise bad(usage)
+    if not all(math.isfinite(x) and x >= 0 for x in (value, lo, hi)) or not lo <= value <= hi:
+        raise bad("the stream's seconds must be finite, not negative, and lo <= seconds <= hi")
+    return fields[0], Stream(nbytes=nbytes, window=window, per_message=Part(value, lo, hi),
+                             undisturbed=n, samples=m)
 
 
 def _eager_limit_line(rest: str, bad: Any) -> tuple[str, int | None]:

@@ -20,8 +20,9 @@ link, a collective whose members span nodes adds ceil(log2 p) rounds of the wire
 their kin).
 
 Messages between nodes share their link direction (the ordered pair of nodes), which
-carries one message's G s at a time (LogGP's G: the table's time per byte between its
-two largest sizes, plus a link's 8 / rate): link_waits, and the pass's book in engine.py.
+carries one message's G s at a time (LogGP's G: the time per byte of the table's stream,
+else between its two largest sizes; plus a link's 8 / rate): link_waits, and the pass's
+book in engine.py.
 """
 
 from __future__ import annotations
@@ -102,8 +103,8 @@ class Costs:
     floor: list[float] = field(default_factory=list)
     coll_floor: list[float] = field(default_factory=list)
     # per message: its link direction (an ordered pair of nodes, numbered; -1 within a
-    # node) and the time it holds that direction (G s: the table's per-byte time at its
-    # largest sizes, plus a --link's); empty: no link is shared (link_waits)
+    # node) and the time it holds that direction (G s: the table's per-byte time of its
+    # stream or at its largest sizes, plus a --link's); empty: no link is shared (link_waits)
     lane: list[int] = field(default_factory=list)
     occupy: list[float] = field(default_factory=list)
 
@@ -172,9 +173,13 @@ def costs(prog: Program, target: Target) -> Costs:
 
 
 def _gap_per_byte(table: XferTable, cls: str) -> float:
-    """LogGP's G of the class: the table's time per byte between its two largest sizes
-    (a link's rate where the ping-pong's largest messages are paced by it), 0 with fewer
-    than two sizes."""
+    """LogGP's G of the class: the time per byte of the table's stream (a window of
+    messages kept back to back, xfer_stream.py) where it has one; else its time per byte
+    between its two largest sizes (a link's rate where the ping-pong's largest messages
+    are paced by it, not where they fit a burst allowance), 0 with fewer than two sizes."""
+    stream = table.streams.get(cls)
+    if stream is not None and stream.nbytes > 0:
+        return stream.per_byte_s
     pts = table.points.get(cls) or []
     if len(pts) < 2:
         return 0.0

@@ -16,15 +16,19 @@ MAX_MPI_COUNT = (1 << 31) - 1
 # The largest size measured in the transfer model's parts (xfer_parts.py): eager limits
 # are far below it (MPICH and Open MPI: 4-64 KiB), and above it every size is whole.
 PARTS_MAX = "1M"
+# The stream's message size (xfer_stream.py): a window of 32 of them (2 MiB) is far beyond
+# a burst allowance (the emulated cluster's tbf bucket is 1 ms of the rate, 125 kB at
+# 1 Gbit/s), and at 100 Mbit/s a quick calibration's 6 windows take about 1 s.
+STREAM = "64K"
 
 
 def _args(values: dict[str, Any], quick: bool, verbose: bool) -> list[str]:
     """The program's flags from calibrate's "sizes" and "budget" (seconds: no new sample
-    after it), and the parts up to PARTS_MAX; checked here so that bad input fails before
-    anything is built."""
+    after it), the parts up to PARTS_MAX and the stream of STREAM; checked here so that
+    bad input fails before anything is built."""
     budget, sizes = values.get("budget"), values.get("sizes")
     args: list[str] = [] if budget is None else ["--budget", f"{budget:.3g}"]
-    args += ["--parts-max", PARTS_MAX]
+    args += ["--parts-max", PARTS_MAX, "--stream", STREAM]
     if sizes is not None:
         if max(parse_sizes(sizes)) > MAX_MPI_COUNT:
             raise UserError(f"--sizes: {max(parse_sizes(sizes))} bytes exceeds the largest MPI "

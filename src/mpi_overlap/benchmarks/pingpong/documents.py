@@ -129,6 +129,27 @@ class Size(Document, kw_only=True, forbid_unknown_fields=True):
     ] = UNSET
 
 
+class Stream(Document, kw_only=True, forbid_unknown_fields=True):
+    """with --stream, per pair: windows of messages sent back to back (mo_pingpong's file
+    comment; src/mpi_overlap/calibration/xfer_stream.py)"""
+
+    bytes_: Annotated[int, Meta(ge=0)] = field(name="bytes")
+    window: Annotated[int, Meta(ge=4, description="messages per window (sample)")]
+    samples_s: Annotated[
+        list[Annotated[float, Meta(ge=0)]],
+        Meta(
+            description=(
+                "per window: seconds per message over its second half, from the "
+                "receiver's completions (the link's pace once a burst is used up)"
+            )
+        ),
+    ]
+    cpu_share: Annotated[
+        list[Annotated[float, Meta(ge=0)]],
+        Meta(description="per window: the smaller of the two ranks' CPU shares over it"),
+    ]
+
+
 class Pair(Document, kw_only=True, forbid_unknown_fields=True):
     class_: Literal["intra", "inter"] = field(name="class")
     ranks: Annotated[list[Annotated[int, Meta(ge=0)]], Meta(min_length=2, max_length=2)]
@@ -137,6 +158,7 @@ class Pair(Document, kw_only=True, forbid_unknown_fields=True):
         bool, Meta(description="false when the time limit stopped the sweep before the last size")
     ]
     sizes: list[Size]
+    stream: Stream | UnsetType = UNSET
 
 
 class BenchPingpong(TableKeys, kw_only=True, forbid_unknown_fields=True):
