@@ -101,11 +101,14 @@ def fingerprint(tc: Toolchain, *, ui: Ui | None = None) -> Fingerprint:
         raise UserError(f"{exe} printed no fingerprint: {proc.stdout.strip()[:200]!r}") from None
 
 
-def p2p_args(*, quick: bool, sizes: str | None, budget_s: float | None = None) -> list[str]:
+def p2p_args(*, quick: bool, sizes: str | None, budget_s: float | None = None,
+             stream: bool = False) -> list[str]:
     """The point-to-point benchmark's flags (its package's, role P2P_TABLE: handed in,
-    table_benchmarks.py), checked there so that bad input fails before anything is built."""
-    return with_role(P2P_TABLE).to_native({"sizes": sizes, "budget": budget_s}, quick=quick,
-                                          verbose=False)
+    table_benchmarks.py), checked there so that bad input fails before anything is built;
+    with `stream`, it also times the stream (xfer_stream.py), which only the calibration's
+    first run does (a re-measurement or a check is about its sizes)."""
+    return with_role(P2P_TABLE).to_native({"sizes": sizes, "budget": budget_s,
+                                           "stream": stream}, quick=quick, verbose=False)
 
 
 def calibration_run(role: str, tc: Toolchain, args: list[str], *, ranks: int, quick: bool,
@@ -153,7 +156,7 @@ def measure_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
         return calibration_run(P2P_TABLE, tc, args, ranks=max(ranks, 2), quick=quick,
                                launcher=launcher, timeout_s=timeout_s, out_base=out_base, ui=ui)
 
-    runs = [run(p2p_args(quick=quick, sizes=sizes))]
+    runs = [run(p2p_args(quick=quick, sizes=sizes, stream=True))]
     classes = judge([runs[0].result])
     redo = suspect_sizes(classes)
     if redo:

@@ -23,12 +23,12 @@ STREAM = "64K"
 
 
 def _args(values: dict[str, Any], quick: bool, verbose: bool) -> list[str]:
-    """The program's flags from calibrate's "sizes" and "budget" (seconds: no new sample
-    after it), the parts up to PARTS_MAX and the stream of STREAM; checked here so that
-    bad input fails before anything is built."""
+    """The program's flags from calibrate's "sizes", "budget" (seconds: no new sample
+    after it) and "stream" (whether to time the stream of STREAM), and the parts up to
+    PARTS_MAX; checked here so that bad input fails before anything is built."""
     budget, sizes = values.get("budget"), values.get("sizes")
     args: list[str] = [] if budget is None else ["--budget", f"{budget:.3g}"]
-    args += ["--parts-max", PARTS_MAX, "--stream", STREAM]
+    args += ["--parts-max", PARTS_MAX] + (["--stream", STREAM] if values.get("stream") else [])
     if sizes is not None:
         if max(parse_sizes(sizes)) > MAX_MPI_COUNT:
             raise UserError(f"--sizes: {max(parse_sizes(sizes))} bytes exceeds the largest MPI "
