@@ -16,10 +16,14 @@ MAX_MPI_COUNT = (1 << 31) - 1
 # The largest size measured in the transfer model's parts (xfer_parts.py): eager limits
 # are far below it (MPICH and Open MPI: 4-64 KiB), and above it every size is whole.
 PARTS_MAX = "1M"
-# The stream's message size (xfer_stream.py): a window of 32 of them (2 MiB) is far beyond
-# a burst allowance (the emulated cluster's tbf bucket is 1 ms of the rate, 125 kB at
-# 1 Gbit/s), and at 100 Mbit/s a quick calibration's 6 windows take about 1 s.
+# The stream (xfer_stream.py): windows of 64 messages of 64 KiB (4 MiB), far beyond a
+# burst allowance (the emulated cluster's tbf bucket is 1 ms of the rate, 125 kB at
+# 1 Gbit/s). Measured there (2026-12-01): 64 KiB x 64 and 256 KiB x 16 gave 8.1 ns/B
+# at 1 Gbit/s where windows of 32 gave 7.8 and of 16 7.3 (TCP's start still in their
+# second half); at 400 Mbit/s every window gave 20.9. A quick calibration's 6 windows
+# take about 2 s at 100 Mbit/s.
 STREAM = "64K"
+STREAM_WINDOW = "64"
 
 
 def _args(values: dict[str, Any], quick: bool, verbose: bool) -> list[str]:
@@ -28,7 +32,8 @@ def _args(values: dict[str, Any], quick: bool, verbose: bool) -> list[str]:
     PARTS_MAX; checked here so that bad input fails before anything is built."""
     budget, sizes = values.get("budget"), values.get("sizes")
     args: list[str] = [] if budget is None else ["--budget", f"{budget:.3g}"]
-    args += ["--parts-max", PARTS_MAX] + (["--stream", STREAM] if values.get("stream") else [])
+    args += ["--parts-max", PARTS_MAX] + (["--stream", STREAM, "--stream-window", STREAM_WINDOW]
+                                        if values.get("stream") else [])
     if sizes is not None:
         if max(parse_sizes(sizes)) > MAX_MPI_COUNT:
             raise UserError(f"--sizes: {max(parse_sizes(sizes))} bytes exceeds the largest MPI "
