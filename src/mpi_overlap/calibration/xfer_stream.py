@@ -15,8 +15,9 @@ CLEAN_SHARE), with its order-statistic interval, as for the table's points
 (xfer_parts.estimate_part). With fewer than MIN_CLEAN undisturbed windows it is the lower
 quartile of all of them (at least MIN_CLEAN): a window's pace is the link's, which a rank
 losing its core can only slow, never speed up, and on the emulated cluster at 400 Mbit/s
-the kernel's own TCP and tbf work took 4-31 % of a rank's core in 3 of 5 windows, which
-all took 1,339-1,372 µs per message (the line's undisturbed count says so). Fewer than
+a rank lost 12-31 % of its core in 3 of 5 windows (other processes used 1 % of the CPU:
+the kernel's TCP and tbf work is the likely taker), while all 5 took 1,339-1,372 µs per
+message (the line's undisturbed count says so). Fewer than
 MIN_CLEAN windows at all: no stream.
 """
 
