@@ -171,11 +171,15 @@ static bool mop_no_opt_setup(void)
 /* MPI_OVERLAP_IDLE: "0" processes the queue only when full, "1" also while
  * calls wait, "auto" lets each thread pick by trials on its own pace
  * (mop_idle_pick.h). Never while a trace is written: its chunks would become a
- * few events each. The default is the plain path: measured side by side (bench
- * profiler-overhead's idle launch, docs/profiler.md "Memory and cost"),
- * processing while a call waits cost MPICH 440 ns more a message [204, 676] on
- * a 2-core VM where it had saved 38 on another, and Open MPI nothing resolved. */
-#define MOP_IDLE_DEFAULT MOP_IDLE_NEVER
+ * few events each. The default is auto. A fixed "1" was the default once and
+ * cost MPICH 440 ns more a message [204, 676] on a fresh 2-core VM where it had
+ * saved 38 on another; auto measures which path costs less on the running job,
+ * and where the idle path is dearer a trial costs one epoch on it. Measured side
+ * by side (bench profiler-overhead's idle launch, now at "0"; docs/profiler.md
+ * "Memory and cost"), two quiet runs of 8 pairs on this project's 2-core VM:
+ * auto against "0", MPICH -29.8 [-38.9, -20.8] and -25.8 [-41.2, -10.4] ns a
+ * message, Open MPI -15.7 [-45.7, +14.3] and -14.3 [-20.6, -8.0]. */
+#define MOP_IDLE_DEFAULT MOP_IDLE_AUTO
 static mop_idle_mode mop_idle_mode_of(const char *value, bool tracing)
 {
     if (tracing)

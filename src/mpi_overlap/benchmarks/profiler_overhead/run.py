@@ -4,10 +4,10 @@ ratios measured in one run.
 One run directory holds R repetitions of six launches: mo_msgrate (small-message rate)
 and mo_compute_app (run time of a compute-heavy program), each without and with the
 profiler preloaded (run/preload.py), and mo_msgrate twice more with the profiler:
-its call sites off (what they cost per message), and with MPI_OVERLAP_IDLE=auto, its queue
-processed where each thread's trials pick (whether the library's default, the plain
-path, is the cheaper one on this machine). Each launch has its own subdirectory with its
-result.json, logs and, when profiled, the rank profiles. The order of the six launches
+its call sites off (what they cost per message), and with MPI_OVERLAP_IDLE=0, its queue
+processed only when full (whether the library's default, each thread picking by trials
+where its queue is processed, is no worse than that off switch on this machine). Each
+launch has its own subdirectory with its result.json, logs and, when profiled, the rank profiles. The order of the six launches
 is reversed every other repetition (ABCDEF, FEDCBA, ...), so a slow drift of the machine
 adds as much to the launches with the profiler as to those without. A first, untimed
 launch of mo_compute_app fixes its work in units for every later launch (the same
@@ -95,11 +95,11 @@ class OverheadOptions:
 
 
 # The setting of MPI_OVERLAP_IDLE the idle launch measures beside the library's default
-# (mop_runtime.c: the queue processed only when full): "auto", each thread picking by
-# trials on its own pace whether to process it also while a call waits
-# (mop_idle_pick.h), the candidate for the default, so that every run says on its
-# machine whether it costs less than the plain path (issue 40).
-IDLE_OTHER = "auto"
+# (mop_runtime.c: "auto", each thread picking by trials on its own pace whether its queue
+# is also processed while a call waits, mop_idle_pick.h): "0", the plain path (the queue
+# processed only when full), so that every run says on its machine whether the default
+# is no worse than its off switch (issue 40).
+IDLE_OTHER = "0"
 
 # The launches of a repetition: (program, profiled, call sites kept, idle setting). The
 # third msgrate launch has the profiler with its call-site tables off
