@@ -3,15 +3,16 @@ ratios measured in one run.
 
 One run directory holds R repetitions of six launches: mo_msgrate (small-message rate)
 and mo_compute_app (run time of a compute-heavy program), each without and with the
-profiler preloaded (run/preload.py), and mo_msgrate twice more with the profiler:
-its call sites off (what they cost per message), and with MPI_OVERLAP_IDLE=0, its queue
+profiler preloaded (run/preload.py), and mo_msgrate twice more with the profiler: its
+call sites off (what they cost per message), and with MPI_OVERLAP_IDLE=0, its queue
 processed only when full (whether the library's default, each thread picking by trials
 where its queue is processed, is no worse than that off switch on this machine). Each
-launch has its own subdirectory with its result.json, logs and, when profiled, the rank profiles. The order of the six launches
-is reversed every other repetition (ABCDEF, FEDCBA, ...), so a slow drift of the machine
-adds as much to the launches with the profiler as to those without. A first, untimed
-launch of mo_compute_app fixes its work in units for every later launch (the same
-computation each time) and warms the page cache and the CPU up.
+launch has its own subdirectory with its result.json, logs and, when profiled, the rank
+profiles. The order of the six launches is reversed every other repetition (ABCDEF,
+FEDCBA, ...), so a slow drift of the machine adds as much to the launches with the
+profiler as to those without. A first, untimed launch of mo_compute_app fixes its work
+in units for every later launch (the same computation each time) and warms the page
+cache and the CPU up.
 
 The run directory is an ordinary one (run.json, result.json under the schema
 profiler-overhead-run-v1, analysis.json, report), so `mpi-overlap report` reads it like
