@@ -134,34 +134,37 @@ def costs(prog: Program, target: Target) -> Costs:
     needed = {"intra" if nodes[m.sender] == nodes[m.receiver] else "inter" for m in prog.msgs}
     out = Costs([], [], [], [], [], link_nodes=per_rank,
                 missing_classes=tuple(sorted(c for c in needed if not table.points.get(c))))
-    cache: dict[tuple[int, str, bool], tuple[float, float, float, bool]] = {}
+    # per (size, class, crosses): T, o_s, o_r, eager, and the time it holds a link
+    # direction (G s; 0 within a node)
+    cache: dict[tuple[int, str, bool], tuple[float, float, float, bool, float]] = {}
     floors: dict[str, float] = {}
     lanes: dict[tuple[str, str], int] = {}
     for m in prog.msgs:
         crosses = nodes[m.sender] != nodes[m.receiver]
         cls = _class(table, crosses)
-        if crosses:
-            out.lane.append(lanes.setdefault((nodes[m.sender], nodes[m.receiver]), len(lanes)))
-            per_byte = _gap_per_byte(table, cls) + (8.0 / link.rate_bits_per_s if link else 0.0)
-            out.occupy.append(per_byte * max(m.nbytes, 0))
-        else:
-            out.lane.append(-1)
-            out.occupy.append(0.0)
         key = (m.nbytes, cls, crosses)
         hit = cache.get(key)
         if hit is None:
             t = table.lookup(m.nbytes, cls)
             parts = table.eager_parts(cls, m.nbytes, t) if table.parts else None
             wire = link.wire(m.nbytes) if (link is not None and crosses) else 0.0
+            occupy = 0.0
+            if crosses:
+                per_byte = _gap_per_byte(table, cls) + (8.0 / link.rate_bits_per_s
+                                                        if link else 0.0)
+                occupy = per_byte * max(m.nbytes, 0)
             if parts is None:
-                hit = (t + wire, 0.0, 0.0, False)
+                hit = (t + wire, 0.0, 0.0, False, occupy)
             else:
-                hit = (t + wire, parts[0], parts[1], True)
+                hit = (t + wire, parts[0], parts[1], True, occupy)
             cache[key] = hit
+        out.lane.append(lanes.setdefault((nodes[m.sender], nodes[m.receiver]), len(lanes))
+                        if crosses else -1)
         out.T.append(hit[0])
         out.o_s.append(hit[1])
         out.o_r.append(hit[2])
         out.eager.append(hit[3])
+        out.occupy.append(hit[4])
         out.floor.append(_floor(table, cls, floors))
     for c in prog.colls:
         member_nodes = [nodes[r] for r in c.members]
