@@ -97,6 +97,11 @@ def test_the_second_message_on_one_direction_waits_for_the_first() -> None:
     # the same faces 80 µs apart or more: nothing waits
     assert link_waits(c, [0.0, 80e-6]) == [0.0, 0.0]
     assert link_waits(c, [0.0, 1e-6]) == pytest.approx([0.0, 79e-6])
+    # the replay says each message's wait: the second posted 1 µs after the first
+    rep = replay(prog, c, [{} for _ in prog.calls], engine="python")
+    assert rep.link_wait == pytest.approx([0.0, 79e-6])
+    assert replay(prog, replace(c, lane=[], occupy=[]), [{} for _ in prog.calls],
+                  engine="python").link_wait == [0.0, 0.0]
 
 
 def test_g_is_the_stream_s_time_per_byte_where_the_table_has_one() -> None:
@@ -128,6 +133,7 @@ def test_no_wait_on_two_directions_two_pairs_or_one_host(hosts: list[str],
     prog = _exchange(hosts, pairs)
     c = costs(prog, Target(_table()))
     assert _waitall_exits(prog, c) == _waitall_exits(prog, replace(c, lane=[], occupy=[]))
+    assert replay(prog, c, [{} for _ in prog.calls], engine="python").link_wait == [0.0, 0.0]
 
 
 def test_lanes_follow_the_placement() -> None:

@@ -143,6 +143,20 @@ def test_what_ifs_are_ordered_and_a_link_only_adds(runs):
     # 2 faces of 32 KiB per iteration cross the link: at least 2.6 ms each way per face
     assert slow["predicted"]["run_s"] > model["run_s"] + 200 * 32768 * 8 / 100e6
     assert slow["predicted"]["mpi_s"] > model["mpi_s"]
+    # link directions (predict/links.py): none on one node; with the link, one each way
+    # between the ranks, holding each face at least its wire time (G plus the link's 8/rate)
+    assert _predict(run)["links"] == {"recorded": [], "predicted": []}
+    assert _predict(run, "--overlap", "perfect")["links"]["predicted"] == []
+    ways = slow["links"]["predicted"]
+    assert sorted((d["from"], d["to"]) for d in ways) == [("0", "1"), ("1", "0")]
+    faces = [m for m in ways if m["messages"] >= 200]
+    assert len(faces) == 2, ways
+    for d in ways:
+        assert d["bytes"] >= d["messages"] * 32768 and d["busy_s"] >= d["bytes"] * 8 / 100e6
+        assert 0 < d["busy_share"] <= 1 and 0 <= d["waited"] <= d["messages"]
+        assert d["wait_s"] >= d["longest_wait_s"] * (d["waited"] > 0) >= 0
+    shown = run_cli("predict", str(run), "--link", "100mbit", "--latency", "50us").stdout
+    assert "Link directions" in shown and "rank 0 → rank 1" in shown
 
 
 def test_bad_input_gets_one_line(runs, tmp_path):

@@ -146,6 +146,13 @@ static void book(struct pass *p, int64_t k, double t)
     }
 }
 
+/* engine.py Replay.link_wait: each message's wait for its direction, as booked */
+static void link_waits_out(const struct pass *p, double *wait)
+{
+    for (int64_t k = 0; k < p->in->msgs; k++)
+        wait[k] = !p->lanes_on ? 0.0 : p->booked[k] ? p->Tx_own[k] - p->in->T[k] : NAN;
+}
+
 static void send_done(struct pass *p, int64_t k, double t)
 {
     p->sdone[k] = t;
@@ -763,6 +770,8 @@ int mop_replay(const struct mop_replay_in *in, struct mop_replay_out *out)
         out->sync_count = 0;
         run(&p);
         rc = p.nomem ? MOP_REPLAY_NOMEM : p.bad ? MOP_REPLAY_UNSUPPORTED : 0;
+        if (!rc && out->link_wait)
+            link_waits_out(&p, out->link_wait);
     }
     if (p.outst)
         for (int64_t r = 0; r < n; r++)

@@ -13,7 +13,7 @@
  * (replay_layout.c), or the pass's rules change: native.py refuses another version
  * (2: an eager send's post holds its o_s; 3: a link direction carries one message's
  * G s at a time, and `none` on a shared link returns no call before the model's). */
-#define MOP_REPLAY_ABI 3
+#define MOP_REPLAY_ABI 4
 
 /* mop_replay's answers besides 0 (done): the caller replays with the Python pass. */
 #define MOP_REPLAY_NOMEM (-1)
@@ -56,6 +56,8 @@ struct mop_replay_out {
     int64_t sync_count;
     uint8_t *ended;         /* per rank */
     int64_t events;
+    double *link_wait;      /* per message: its wait for its link direction (0 where it
+                               shares none; NaN where its transfer never started), or NULL */
 };
 
 int mop_replay_abi(void);

@@ -114,6 +114,10 @@ class Replay:
     unresolved: list[int] = field(default_factory=list)  # ranks left waiting (a deadlock)
     engine: str = "python"  # the pass that ran: "c" (native.py) or "python" (_pass)
     engine_note: str | None = None  # why the Python pass ran where C was wanted
+    # per message: its wait for its link direction (model.link_waits) as the pass booked
+    # it; 0 where it shares none, NaN where its transfer never started; empty: not
+    # replayed (the recorded run: recorded_link_waits)
+    link_wait: list[float] = field(default_factory=list)
 
 
 def call_key(call: Call) -> str:
@@ -347,10 +351,10 @@ def _replay(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str
             got = native.run(lib, prog, c, resid, overlap, progress, change.hidden,
                              change.polled, change.compute, _rooted(prog), floor)
             if got is not None:
-                enters, exits, s0, r0, csync, events, unresolved = got
+                enters, exits, s0, r0, csync, events, unresolved, waits = got
                 return Replay(enter=enters, exit=exits, send_post=s0, recv_post=r0,
                               coll_sync=csync, events=events, unresolved=unresolved,
-                              engine="c")
+                              engine="c", link_wait=waits)
             note = "the C pass left this program to the Python pass"
         if engine == "c":
             raise RuntimeError(f"the C replay pass is not available: {note}")
@@ -781,8 +785,10 @@ def _pass(prog: Program, c: Costs, resid: list[dict[str, float]], overlap: str,
             seq += 1
             nxt = (f + g, seq, r)
     unresolved = [r for r in range(n) if not ended[r]]
+    waits = ([Tx[k] - T[k] if booked[k] else nan for k in range(nmsg)] if lanes
+             else [0.0] * nmsg)
     return Replay(enter=enters, exit=exits, send_post=S0, recv_post=R0, coll_sync=csync,
-                  events=events, unresolved=unresolved)
+                  events=events, unresolved=unresolved, link_wait=waits)
 
 
 def _sync_op(op: str) -> str:

@@ -107,6 +107,7 @@ class Costs:
     # stream or at its largest sizes, plus a --link's); empty: no link is shared (link_waits)
     lane: list[int] = field(default_factory=list)
     occupy: list[float] = field(default_factory=list)
+    lane_nodes: list[tuple[str, str]] = field(default_factory=list)  # per direction: its nodes
 
 
 def _nodes(prog: Program, link: Link | None,
@@ -166,6 +167,7 @@ def costs(prog: Program, target: Target) -> Costs:
         out.eager.append(hit[3])
         out.occupy.append(hit[4])
         out.floor.append(_floor(table, cls, floors))
+    out.lane_nodes = sorted(lanes, key=lanes.__getitem__)
     for c in prog.colls:
         member_nodes = [nodes[r] for r in c.members]
         out.coll.append(coll_time(table, c.op, len(c.members), c.nbytes)

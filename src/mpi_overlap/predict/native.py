@@ -27,7 +27,7 @@ from .model import Costs, residual_key
 from .program import COLL_BLOCK, Program
 
 LIBRARY = "libmop_replay_engine.so"
-ABI = 3  # MOP_REPLAY_ABI in replay_engine.h
+ABI = 4  # MOP_REPLAY_ABI in replay_engine.h
 OVERLAP_CODES = {"model": 0, "none": 1, "perfect": 2}
 
 _P = ctypes.c_void_p
@@ -49,7 +49,7 @@ class _In(ctypes.Structure):
 class _Out(ctypes.Structure):
     _fields_ = [("enter", _P), ("exit", _P), ("send_post", _P), ("recv_post", _P),
                 ("sync", _P), ("sync_order", _P), ("sync_count", ctypes.c_int64),
-                ("ended", _P), ("events", ctypes.c_int64)]
+                ("ended", _P), ("events", ctypes.c_int64), ("link_wait", _P)]
 
 
 _found: dict[str, Path] = {}
@@ -145,7 +145,7 @@ def _flags(ks: frozenset[int], m: int) -> np.ndarray:
 
 
 Result = tuple[list[list[float]], list[list[float]], list[float], list[float],
-               list[dict[int, float]], int, list[int]]
+               list[dict[int, float]], int, list[int], list[float]]
 
 
 @dataclass
@@ -297,7 +297,8 @@ def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overla
         polled: tuple[frozenset[int], frozenset[int]], compute: list[list[float]] | None,
         rooted: list[int], floor: list[list[float]] | None = None) -> Result | None:
     """The pass in C: (enter, exit, send posts, receive posts, collectives'
-    synchronisation, events, ranks left waiting), or None where the Python pass must
+    synchronisation, events, ranks left waiting, each message's wait for its link
+    direction), or None where the Python pass must
     answer (a state it answers with an error, a NaN time, no memory)."""
     calls = prog.calls
     n = len(calls)
@@ -349,6 +350,7 @@ def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overla
     sync = np.empty(max(nslots, 1))
     sync_order = np.empty(max(nslots, 1), dtype=np.int64)
     ended = np.zeros(n, dtype=np.uint8)
+    link_wait = np.full(max(m, 1), np.nan)
     args = _In(n, _ptr(lay.a_call_off), _ptr(lay.enter), _ptr(lay.exit), _ptr(a_add),
                None if a_compute is None else _ptr(a_compute),
                _ptr(lay.op_off), _ptr(lay.op_code), _ptr(lay.op_idx), m, _ptr(T), _ptr(o_s),
@@ -359,7 +361,7 @@ def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overla
                None if lane is None else _ptr(lane), None if occupy is None else _ptr(occupy),
                lanes, None if a_floor is None else _ptr(a_floor))
     res = _Out(_ptr(o_enter), _ptr(o_exit), _ptr(s_post), _ptr(r_post), _ptr(sync),
-               _ptr(sync_order), 0, _ptr(ended), 0)
+               _ptr(sync_order), 0, _ptr(ended), 0, _ptr(link_wait))
     if lib.mop_replay(ctypes.byref(args), ctypes.byref(res)) != 0:
         return None
     le, lx = o_enter.tolist(), o_exit.tolist()
@@ -373,4 +375,4 @@ def run(lib: Any, prog: Program, c: Costs, resid: list[dict[str, float]], overla
             csync[j][x] = v
     unresolved = np.flatnonzero(ended == 0).tolist()
     return (enters, exits, s_post[:m].tolist(), r_post[:m].tolist(), csync, int(res.events),
-            unresolved)
+            unresolved, link_wait[:m].tolist())

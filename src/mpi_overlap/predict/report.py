@@ -21,10 +21,12 @@ from .engine import (
     figures,
     on_target,
     recorded,
+    recorded_link_waits,
     replay,
     with_flight,
 )
 from .gains import Labels, gains, site_labels
+from .links import link_use
 from .model import OVERLAPS, PROGRESS, Costs, Link, Target, costs, parse_latency, parse_rate
 from .program import Program, build_program
 from .sites import by_function, by_site
@@ -36,11 +38,13 @@ from .words import (
     SITES_SHOWN,
     change_text,
     gain_text,
+    link_lines,
     overlap_rows,
     per_call_text,
     site_cells,
     sites_left_text,
     target_words,
+    text_columns,
 )
 
 
@@ -185,6 +189,12 @@ def predict(req: Request) -> dict[str, Any]:
                                     "seconds": sum(extra)}},
         "functions": by_function(sites),
         "sites": sites,
+        # per link direction: what it carried, how busy it was, what waited for it (the
+        # recorded side: the same rule at the recorded times); none under `perfect`
+        "links": {"recorded": link_use(prog, rec_costs,
+                                       recorded_link_waits(rec_costs, as_recorded), rj["run_s"]),
+                  "predicted": (link_use(prog, tgt_costs, rep.link_wait, pj["run_s"])
+                                if target.overlap != "perfect" else [])},
         "advice_gains": _advice_gains(req, prog, tgt_costs, resid, target, rep, analysis,
                                       labels),
         "left_out": dict(sorted(prog.left_out.items())),
@@ -251,13 +261,8 @@ def _describe_sites(rows: list[dict[str, Any]]) -> list[str]:
         return []
     cells = [site_cells(r) for r in rows[:SITES_SHOWN]]
     cells = [(_cut(c[0], 48), *c[1:]) for c in cells]
-    width = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(SITE_HEADERS)]
     out = [f"MPI time by call site, all ranks (the {len(cells)} of {len(rows)} with the "
-           "most recorded time):"]
-    for c in [SITE_HEADERS, *cells]:
-        out.append("  " + "  ".join(x.ljust(w) if i < 2 else x.rjust(w)
-                                    for i, (x, w) in enumerate(zip(c, width, strict=True))
-                                    ).rstrip())
+           "most recorded time):", *text_columns(SITE_HEADERS, cells)]
     left = sites_left_text(rows, SITES_SHOWN)
     if left:
         out.append(f"  and {left}")
@@ -291,6 +296,7 @@ def describe(doc: dict[str, Any]) -> list[str]:
         lines.append("MPI time by function, all ranks (recorded → predicted): " + "; ".join(
             f"{f['fn']} ×{f['calls']} {fmt_time(f['recorded_s'])} → "
             f"{fmt_time(f['predicted_s'])}" for f in top))
+    lines += link_lines(doc)
     lines += _describe_sites(doc.get("sites") or [])
     rp = doc["replay"]
     rate = rp["events_per_s"]

@@ -20,12 +20,14 @@ from ..report.html import HtmlTable, Section
 from ..run.rundir import Run
 from .words import (
     JOB_FIGURES,
+    LINK_HEADERS,
     OUT_FILE,
     SCHEMA,
     SITE_HEADERS,
     SITES_SHOWN,
     change_text,
     gain_text,
+    link_rows,
     overlap_rows,
     per_call_text,
     site_cells,
@@ -74,6 +76,21 @@ def _sites_table(doc: dict[str, Any]) -> HtmlTable | None:
                      else [])
 
 
+def _links_table(doc: dict[str, Any]) -> HtmlTable | None:
+    rows = link_rows(doc)
+    if not rows:
+        return None
+    return HtmlTable(
+        caption="Link directions (recorded and predicted)", headers=LINK_HEADERS, rows=rows,
+        css=[("left", "left") + ("num",) * 7] * len(rows),
+        footnotes=["Busy: the time the replay holds a direction for its messages, one "
+                   "message's G s at a time (LogGP's G, from the table's stream); waited: "
+                   "the messages that found it busy and started later. The recorded side "
+                   "applies the same rule at the recorded times: the model's reading of "
+                   "the traced run, not a measurement of its wire (docs/method.md, \"A busy "
+                   "link\")."])
+
+
 def _gains_table(doc: dict[str, Any]) -> HtmlTable | None:
     items = (doc.get("advice_gains") or {}).get("items") or []
     if not items:
@@ -102,7 +119,8 @@ def html_sections(runs: list[Run]) -> list[Section]:
         if doc is None:
             continue
         tables = [_job_table(doc)]
-        tables += [t for t in (_sites_table(doc), _gains_table(doc)) if t is not None]
+        tables += [t for t in (_links_table(doc), _sites_table(doc), _gains_table(doc))
+                   if t is not None]
         out.append(Section(
             title=f"Prediction by replay — {run.label}",
             intro=(f"`mpi-overlap predict` replayed this run's trace on "
@@ -120,5 +138,5 @@ def to_json(run: Run) -> dict[str, Any]:
     if doc is not None:
         block["prediction"] = {k: doc.get(k) for k in
                                ("target", "recorded", "predicted", "error_pct",
-                                "sites", "advice_gains")}
+                                "links", "sites", "advice_gains")}
     return block

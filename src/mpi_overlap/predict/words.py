@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..core.formatting import DASH, fmt_pct, fmt_time
+from ..core.formatting import DASH, fmt_mib, fmt_pct, fmt_time
 
 SCHEMA = "predict-v1"
 OUT_FILE = "predict.json"
@@ -100,3 +100,45 @@ def sites_left_text(rows: list[dict[str, Any]], shown: int) -> str | None:
     return (f"{len(rest)} more call site(s): "
             f"{fmt_time(sum(r['recorded_s'] for r in rest))} recorded, "
             f"{fmt_time(sum(r['predicted_s'] for r in rest))} predicted")
+
+
+LINK_HEADERS = ("", "direction", "messages", "data", "busy", "of the run", "waited",
+                "wait in all", "longest")
+
+
+def link_rows(doc: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Each link direction's use (predict.json's `links`, links.py) as text cells, the
+    recorded side's first; none for a predict.json written before it had them, or where
+    no message crosses nodes."""
+    links = doc.get("links") or {}
+    one_rank = bool((doc["target"].get("link") or {}).get("one_rank_per_node"))
+    rows = []
+    for side in ("recorded", "predicted"):
+        for d in links.get(side) or []:
+            name = (f"rank {d['from']} → rank {d['to']}"
+                    if one_rank and side == "predicted" else f"{d['from']} → {d['to']}")
+            share = d.get("busy_share")
+            rows.append((side, name, f"{d['messages']:,}",
+                         fmt_mib(d["bytes"], 1, below="bytes"), fmt_time(d["busy_s"]),
+                         fmt_pct(100.0 * share if share is not None else None, 0),
+                         f"{d['waited']:,}", fmt_time(d["wait_s"]),
+                         fmt_time(d["longest_wait_s"])))
+    return rows
+
+
+def link_lines(doc: dict[str, Any]) -> list[str]:
+    """link_rows for the terminal, as columns under one line that says what they are."""
+    rows = link_rows(doc)
+    if not rows:
+        return []
+    return ["Link directions (busy: their messages' G s, one at a time; the recorded side "
+            "by the same rule at the recorded times):", *text_columns(LINK_HEADERS, rows)]
+
+
+def text_columns(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows under their headers for the terminal, indented, the first two columns (what
+    a row is) to the left, the figures to the right."""
+    width = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    return ["  " + "  ".join(x.ljust(w) if i < 2 else x.rjust(w)
+                             for i, (x, w) in enumerate(zip(r, width, strict=True))).rstrip()
+            for r in [headers, *rows]]
