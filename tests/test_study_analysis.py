@@ -123,3 +123,45 @@ def test_the_baselines_advice_bounds_what_the_mode_that_follows_it_saves() -> No
                 m["mpi_time_s"] = 0.0  # saved 0.4 s: more than any transfer it could hide
     (check,) = analyze_study(doc)["sizes"][0]["advice"]
     assert check["verdict"] == "beyond the bound"
+
+
+def _speed_launch(rep: int, profiled: bool, speed: float, cost: float) -> dict:
+    """A launch of MODES whose computation and MPI time all take `speed` times as long
+    (the launch's own pace), the profiler adding `cost` of each mode's run time to its
+    MPI calls."""
+    x = _launch(rep, profiled, 1.0, MODES, BOUNDS if profiled else None)
+    for m in x["modes"]:
+        run, mpi = MODES[m["mode"]]
+        added = cost * speed * run if profiled else 0.0
+        m.update(run_time_s=speed * run + added, mpi_time_s=speed * mpi + added,
+                 mpi_time_s_mean=speed * mpi + added)
+    return x
+
+
+def test_the_cost_per_unit_of_computation_takes_the_launches_pace_out() -> None:
+    """Launches that run 20 % slower or faster from one to the next (as mo_halo's do here:
+    1.26-1.40 ms an iteration, quiet) leave the run-time ratio unresolved; the ratio per
+    unit of computation finds the 0.4 % the profiler adds to the MPI calls, and says so."""
+    paces = [(1.0, 1.2), (1.15, 0.9), (0.95, 1.1), (1.2, 1.0)]  # (without, with) per repetition
+    launches = [x for rep, (wo, w) in enumerate(paces, 1)
+                for x in (_speed_launch(rep, False, wo, 0.004), _speed_launch(rep, True, w, 0.004))]
+    doc = {**_doc(), "launches": launches}
+    a = analyze_study(doc)
+    assert analysis_errors(a) == []
+    ov = a["profiler_overhead"]
+    assert ov["pairs"] == 4 and ov["ci95_high"] - ov["ci95_low"] > 0.1  # launches scatter
+    per = ov["per_computation"]
+    assert per["pairs"] == 4 and per["overhead_pct"] == pytest.approx(0.4)
+    assert per["ci95_low"] == pytest.approx(1.004) and per["ci95_high"] == pytest.approx(1.004)
+    figs = {f["name"]: f for f in a["figures"]}
+    assert figs["app_profiler_overhead_per_computation_pct"]["value"] == pytest.approx(0.4)
+    assert "profiler cost on the app not resolved" in a["finding"]
+    assert "per unit of its computation +0.40 %" in a["finding"]
+
+
+def test_launches_without_the_mpi_time_per_rank_have_no_cost_per_computation() -> None:
+    """Launches recorded before the study kept each mode's MPI time per rank: no figure."""
+    a = analyze_study(_doc())
+    assert a["profiler_overhead"]["per_computation"] is None
+    assert "app_profiler_overhead_per_computation_pct" not in {f["name"] for f in a["figures"]}
+    assert "per unit of its computation" not in a["finding"]

@@ -219,26 +219,65 @@ def _advice_sentence(size: dict[str, Any], base_mode: str, check: dict[str, Any]
 def _overhead(launches: list[dict[str, Any]], sizes: int) -> dict[str, Any]:
     """With/without ratio of the run times summed over every mode and size of one
     repetition (sums, so the short runs of small sizes, where a single queue flush is a
-    large fraction, weigh by their length)."""
-    pairs: dict[int, dict[bool, list[float]]] = {}
+    large fraction, weigh by their length); and the same per unit of computation
+    (_per_computation)."""
+    pairs: dict[int, dict[bool, list[tuple[float, float | None]]]] = {}
     disturbed_reps: set[int] = set()
     for x in launches:
         if x["status"] != "complete" or not x["modes"]:
             continue
         total = sum(float(m["run_time_s"]) for m in x["modes"])
-        pairs.setdefault(x["rep"], {}).setdefault(x["profiled"], []).append(total)
+        pairs.setdefault(x["rep"], {}).setdefault(x["profiled"], []).append(
+            (total, _computation(x["modes"])))
         if x.get("disturbed"):
             disturbed_reps.add(x["rep"])
     used = [rep for rep, p in pairs.items()
             if len(p.get(True, [])) == sizes and len(p.get(False, [])) == sizes
-            and sum(p[False]) > 0]
-    ratios = [sum(pairs[rep][True]) / sum(pairs[rep][False]) for rep in used]
+            and sum(t for t, _ in p[False]) > 0]
+    ratios = [sum(t for t, _ in pairs[rep][True]) / sum(t for t, _ in pairs[rep][False])
+              for rep in used]
+    disturbed = sum(1 for rep in used if rep in disturbed_reps)
+    return {**_ratio_figures(ratios),
+            "disturbed_launches": sum(1 for x in launches if x.get("disturbed")),
+            "disturbed_pairs": disturbed,
+            "per_computation": _per_computation({rep: pairs[rep] for rep in used},
+                                                disturbed_reps)}
+
+
+def _ratio_figures(ratios: list[float]) -> dict[str, Any]:
     geo, lo, hi = ratio_ci(ratios)
     return {"pairs": len(ratios), "ratios": ratios, "geomean": geo, "ci95_low": lo,
-            "ci95_high": hi,
-            "overhead_pct": None if geo is None else 100.0 * (geo - 1.0),
-            "disturbed_launches": sum(1 for x in launches if x.get("disturbed")),
-            "disturbed_pairs": sum(1 for rep in used if rep in disturbed_reps)}
+            "ci95_high": hi, "overhead_pct": None if geo is None else 100.0 * (geo - 1.0)}
+
+
+def _computation(modes: list[dict[str, Any]]) -> float | None:
+    """A launch's computation: its modes' run time less their MPI time (the mean over the
+    ranks, which the profiler's calls are in); None where a mode lacks it."""
+    if any(m.get("mpi_time_s_mean") is None for m in modes):
+        return None
+    return sum(float(m["run_time_s"]) - float(m["mpi_time_s_mean"]) for m in modes)
+
+
+def _per_computation(pairs: dict[int, dict[bool, list[tuple[float, float | None]]]],
+                     disturbed_reps: set[int]) -> dict[str, Any] | None:
+    """The with/without ratio of run time per unit of computation, (run/computation with)
+    / (run/computation without), per repetition. A launch's speed (how fast this machine
+    runs that launch's computation and copies: 1.26-1.40 ms per iteration from one quiet
+    launch of mo_halo to the next here) multiplies its computation and its run time
+    alike and cancels; what the profiler adds to the MPI calls does not. It assumes the
+    profiler leaves the computation's speed alone (its code runs only inside MPI calls;
+    the benchmark of the profiler's cost measures what it does to a compute-bound
+    launch). None where a launch lacks its MPI time per rank (recorded before it was
+    kept)."""
+    ratios = []
+    for p in pairs.values():
+        w, wo = p[True], p[False]
+        if any(c is None or c <= 0 for _, c in (*w, *wo)):
+            return None
+        ratios.append((sum(t for t, _ in w) / sum(c or 0.0 for _, c in w))
+                      / (sum(t for t, _ in wo) / sum(c or 0.0 for _, c in wo)))
+    return {**_ratio_figures(ratios),
+            "disturbed_pairs": sum(1 for rep in pairs if rep in disturbed_reps)}
 
 
 def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
@@ -268,9 +307,15 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
     best = _best(sizes_out)
     cost = figure("app_profiler_overhead_pct", "profiler's cost on the app (run time)",
                   overhead["overhead_pct"], "%", "cost",
-                  ci=(_pct_of_ratio(overhead["ci95_low"]), _pct_of_ratio(overhead["ci95_high"])),
+                  ci=(pct_of_ratio(overhead["ci95_low"]), pct_of_ratio(overhead["ci95_high"])),
                   pairs=overhead["pairs"], disturbed=overhead["disturbed_pairs"])
-    finding = _finding(result.get("app"), sizes_out, best, cost, right, judged)
+    per = overhead["per_computation"]
+    per_cost = None if per is None else figure(
+        PER_COMPUTATION, "profiler's cost on the app per unit of its computation",
+        per["overhead_pct"], "%", "cost",
+        ci=(pct_of_ratio(per["ci95_low"]), pct_of_ratio(per["ci95_high"])),
+        pairs=per["pairs"], disturbed=per["disturbed_pairs"])
+    finding = _finding(result.get("app"), sizes_out, best, cost, per_cost, right, judged)
     return {
         "schema": "mpi-overlap/analysis",
         "schema_version": 1,
@@ -288,14 +333,19 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
                    None if best is None else -best["mpi_time_change_pct"], "%", "overlap"),
             cost,
             figure("app_profiler_overhead_ci_low_pct", "profiler's cost, 95 % CI low",
-                   _pct_of_ratio(overhead["ci95_low"]), "%", "cost"),
+                   pct_of_ratio(overhead["ci95_low"]), "%", "cost"),
             figure("app_profiler_overhead_ci_high_pct", "profiler's cost, 95 % CI high",
-                   _pct_of_ratio(overhead["ci95_high"]), "%", "cost"),
+                   pct_of_ratio(overhead["ci95_high"]), "%", "cost"),
+            *([per_cost] if per_cost is not None else []),
         ],
     }
 
 
-def _pct_of_ratio(ratio: float | None) -> float | None:
+# the figure of the profiler's cost per unit of computation (_per_computation)
+PER_COMPUTATION = "app_profiler_overhead_per_computation_pct"
+
+
+def pct_of_ratio(ratio: float | None) -> float | None:
     return None if ratio is None else 100.0 * (ratio - 1.0)
 
 
@@ -310,19 +360,32 @@ def _best(sizes: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def _finding(app: Any, sizes: list[dict[str, Any]], best: dict[str, Any] | None,
-             cost: dict[str, Any], right: int, judged: int) -> str:
+             cost: dict[str, Any], per_cost: dict[str, Any] | None, right: int,
+             judged: int) -> str:
     if best is None:
-        return f"{app}: no mode could be compared with the baseline"
-    cut = best["mpi_time_change_pct"]
-    run = best["run_time_change_pct"]
-    text = (f"{app} at {best['local']}^3 per rank: {best['mode']} "
-            + (f"cuts MPI time {-cut:.0f} %" if cut < 0
-               else f"does not cut MPI time ({cut:+.0f} %)")
-            + f" against {best['against']} (run time "
-            + fmt_pct(run, 1, sign=True, missing=NA) + f"); the measured MPI-time "
-            f"change lay within the profiler's bounds in {right} of {judged} mode comparisons")
+        text = f"{app}: no mode could be compared with the baseline"
+    else:
+        cut = best["mpi_time_change_pct"]
+        run = best["run_time_change_pct"]
+        text = (f"{app} at {best['local']}^3 per rank: {best['mode']} "
+                + (f"cuts MPI time {-cut:.0f} %" if cut < 0
+                   else f"does not cut MPI time ({cut:+.0f} %)")
+                + f" against {best['against']} (run time "
+                + fmt_pct(run, 1, sign=True, missing=NA) + f"); the measured MPI-time "
+                f"change lay within the profiler's bounds in {right} of {judged} mode "
+                "comparisons")
     # the figure as the summary card says it: a number only where its launches resolve it
-    said = resolved_text(cost, 1.0, " %", "+.2f")
+    said = cost_words(cost, per_cost)
     if said:
         text += f"; profiler cost on the app {said}"
     return text
+
+
+def cost_words(cost: dict[str, Any] | None, per_cost: dict[str, Any] | None) -> str | None:
+    """The profiler's cost as the finding and the card say it: by launches, and per unit
+    of computation where the launches have it; each a number only where resolved."""
+    said = resolved_text(cost, 1.0, " %", "+.2f")
+    per = resolved_text(per_cost, 1.0, " %", "+.2f")
+    if per:
+        said = f"{said}; per unit of its computation {per}" if said else per
+    return said

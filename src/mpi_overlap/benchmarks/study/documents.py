@@ -237,6 +237,8 @@ class AnalysisStudyProfilerOverhead(Document, kw_only=True):
     ci95_low: Any
     ci95_high: Any
     overhead_pct: Any
+    # the same per unit of each launch's computation (analysis._per_computation)
+    per_computation: Any = None
 
 
 class AnalysisStudyPrediction(Document, kw_only=True):
@@ -274,6 +276,9 @@ class LaunchModesItem(Document, kw_only=True, forbid_unknown_fields=True):
     mode: str
     run_time_s: Annotated[float, Meta(ge=0)]
     mpi_time_s: Annotated[float, Meta(ge=0)]
+    # the mean over the ranks (run_time_s minus it: the mode's computation); not in
+    # launches recorded before it was kept
+    mpi_time_s_mean: Annotated[float, Meta(ge=0)] | UnsetType = UNSET
     per_iter_us: Annotated[float, Meta(ge=0)]
 
 

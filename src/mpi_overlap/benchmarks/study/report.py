@@ -8,7 +8,6 @@ from typing import Any
 
 from rich.console import Console
 
-from ...analysis.figures import resolved_text
 from ...core.formatting import fmt_pct, fmt_s_as_ms
 from ...report.html import Figure, Section
 from ...report.run_table import RunTable, print_findings
@@ -17,6 +16,7 @@ from ...report.svg_chart import Bar, Chart, Key, Mark, Ticks, fit_axes, linear_t
 from ...report.svg_plot import axes, colour
 from ...run.rundir import Run
 from . import SPECS
+from .analysis import PER_COMPUTATION, cost_words, pct_of_ratio
 
 BENCHMARKS = tuple(spec.name for spec in SPECS)
 HEADERS = ("size", "mode", "run time ms", "MPI time ms", "overlap min–max", "non-overlapped ms",
@@ -56,8 +56,14 @@ def _conclusions(run: Run) -> list[str]:
 
 def _html_notes(run: Run) -> list[str]:
     ov = (run.analysis or {}).get("profiler_overhead") or {}
+    per = ov.get("per_computation") or {}
     return [*_conclusions(run), f"Profiler cost on the app (run time, {ov.get('pairs', 0)} "
-            f"pairs): " + fmt_pct(ov.get("overhead_pct"), 2, sign=True) + " (target ≤ 1 %)."]
+            f"pairs): " + fmt_pct(ov.get("overhead_pct"), 2, sign=True)
+            + (f"; per unit of its computation {fmt_pct(per.get('overhead_pct'), 2, sign=True)}"
+               f" [{fmt_pct(pct_of_ratio(per.get('ci95_low')), 2, sign=True)}, "
+               f"{fmt_pct(pct_of_ratio(per.get('ci95_high')), 2, sign=True)}]" if per else "")
+            + " (target ≤ 1 %)."]
+
 
 
 TABLE = RunTable(lambda run: f"{run.benchmark}: modes against {_baseline(run)}",
@@ -164,5 +170,5 @@ def card_from_analysis(a: dict[str, Any]) -> str | None:
         lo = figure_of(f, "app_profiler_overhead_ci_low_pct")
         hi = figure_of(f, "app_profiler_overhead_ci_high_pct")
         fig = {**fig, "ci95": [lo, hi]}
-    said = resolved_text(fig, 1.0, " %", "+.2f")
+    said = cost_words(fig, figure_entry(a, PER_COMPUTATION))
     return f"{moved}; profiler cost on the app {said}" if said else moved

@@ -127,7 +127,8 @@ def _modes(result: dict[str, Any] | None) -> list[dict[str, Any]]:
     for m in ((result or {}).get("results") or {}).get("modes") or []:
         if m.get("complete"):
             rows.append({k: m.get(k) for k in ("mode", "run_time_s", "mpi_time_s",
-                                                "per_iter_us")})
+                                                "mpi_time_s_mean", "per_iter_us")
+                         if k in m})
     return rows
 
 
