@@ -94,3 +94,18 @@ def test_the_jobs_ranks_and_the_cluster_daemons_are_not_foreign() -> None:
     plain = machine_load.between(before, after)
     assert plain is not None and "job_cpu_s" not in plain and plain["disturbed"]
     assert plain["foreign_cpu_s"] == pytest.approx(after.busy_s - 1.0)
+
+
+def test_foreign_cpu_below_the_counters_resolution_is_not_a_disturbance() -> None:
+    """The counters count whole clock ticks: 0.03 s of foreign CPU in a 0.2 s launch (7.5 %
+    of 2 CPUs) is rounding, not another process; 0.1 s is one."""
+    hz = os.sysconf("SC_CLK_TCK")
+    cpus = os.cpu_count() or 1
+    for foreign, disturbed in ((machine_load.RESOLUTION_TICKS / hz, False),
+                               (machine_load.RESOLUTION_TICKS / hz + 0.07, True)):
+        before, after = _sample(0.0, 0.0, {}), _sample(0.2, 0.2 * cpus - 0.05, {})
+        after.busy_s = after.own_s + foreign
+        load = machine_load.between(before, after)
+        assert load is not None and load["foreign_cpu_s"] == pytest.approx(foreign, abs=1e-3)
+        assert load["foreign_share"] > machine_load.DISTURBED_SHARE
+        assert load["disturbed"] is disturbed

@@ -61,7 +61,8 @@ class HostLoad(Document, kw_only=True, forbid_unknown_fields=True):
     ] = UNSET
     disturbed: Annotated[
         bool | UnsetType,
-        Meta(description="foreign_share above 2 %: the timings of this launch are suspect"),
+        Meta(description="foreign_share above 2 % and foreign CPU beyond the counters' "
+                         "resolution: the timings of this launch are suspect"),
     ] = UNSET
 
 

@@ -505,7 +505,7 @@ class Launch(Document, kw_only=True, forbid_unknown_fields=True):
         Meta(
             description=(
                 "other processes (or steal) used more than 2 % of the machine's CPU "
-                "time during the launch"
+                "time during the launch, and more than the counters resolve"
             )
         ),
     ]
