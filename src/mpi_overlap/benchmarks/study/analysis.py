@@ -237,11 +237,11 @@ def _overhead(launches: list[dict[str, Any]], sizes: int) -> dict[str, Any]:
     ratios = [sum(t for t, _ in pairs[rep][True]) / sum(t for t, _ in pairs[rep][False])
               for rep in used]
     disturbed = sum(1 for rep in used if rep in disturbed_reps)
+    per = _per_computation({rep: pairs[rep] for rep in used}, disturbed_reps)
+    # (no key where the launches cannot give it: studies recorded before read as before)
     return {**_ratio_figures(ratios),
             "disturbed_launches": sum(1 for x in launches if x.get("disturbed")),
-            "disturbed_pairs": disturbed,
-            "per_computation": _per_computation({rep: pairs[rep] for rep in used},
-                                                disturbed_reps)}
+            "disturbed_pairs": disturbed, **({"per_computation": per} if per else {})}
 
 
 def _ratio_figures(ratios: list[float]) -> dict[str, Any]:
@@ -309,7 +309,7 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
                   overhead["overhead_pct"], "%", "cost",
                   ci=(pct_of_ratio(overhead["ci95_low"]), pct_of_ratio(overhead["ci95_high"])),
                   pairs=overhead["pairs"], disturbed=overhead["disturbed_pairs"])
-    per = overhead["per_computation"]
+    per = overhead.get("per_computation")
     per_cost = None if per is None else figure(
         PER_COMPUTATION, "profiler's cost on the app per unit of its computation",
         per["overhead_pct"], "%", "cost",
