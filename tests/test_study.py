@@ -53,6 +53,10 @@ def test_study_quick(app: str, tmp_path: Path) -> None:
     assert all(c["bound_s"] is not None and c["verdict"] != "no data" for c in size["advice"])
     assert len(a["conclusions"]) == len(MODES[app]) - 1 + len(advised)
     assert a["profiler_overhead"]["pairs"] == 1
+    # each mode keeps its mean MPI time per rank, so the cost per unit of computation is
+    # there (its ratio: with / without, each run time over it)
+    assert all(0 <= m["mpi_time_s_mean"] < m["run_time_s"] for x in launches for m in x["modes"])
+    assert a["profiler_overhead"]["per_computation"]["pairs"] == 1
     assert a["finding"] and "\n" not in a["finding"] and "profiler cost on the app" in a["finding"]
     html = (run_dir / "report.html").read_text()
     assert f"Case study: {app}" in html and "<svg" in html and "target ≤ 1 %" in html
