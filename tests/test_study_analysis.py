@@ -157,6 +157,7 @@ def test_the_cost_per_unit_of_computation_takes_the_launches_pace_out() -> None:
     assert figs["app_profiler_overhead_per_computation_pct"]["value"] == pytest.approx(0.4)
     assert "profiler cost on the app not resolved" in a["finding"]
     assert "per unit of its computation +0.40 %" in a["finding"]
+    assert "at most +0.40 %" in a["finding"]  # the interval's upper end
 
 
 def test_launches_without_the_mpi_time_per_rank_have_no_cost_per_computation() -> None:

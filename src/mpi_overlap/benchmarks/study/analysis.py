@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...analysis.figures import figure, resolved_text
+from ...analysis.figures import MIN_PAIRS, figure, resolved_text
 from ...analysis.stats import median_or_none, ratio_ci
 from ...core.formatting import NA, fmt_pct, fmt_s_as_ms
 
@@ -386,6 +386,12 @@ def cost_words(cost: dict[str, Any] | None, per_cost: dict[str, Any] | None) -> 
     of computation where the launches have it; each a number only where resolved."""
     said = resolved_text(cost, 1.0, " %", "+.2f")
     per = resolved_text(per_cost, 1.0, " %", "+.2f")
-    if per:
+    if per and per_cost is not None:
+        # what a user asks of a cost is how large it can be: the interval's upper end,
+        # where enough undisturbed pairs give one
+        ci, pairs = per_cost.get("ci95") or [None, None], per_cost.get("pairs") or 0
+        if (ci[1] is not None and pairs >= MIN_PAIRS
+                and 2 * (per_cost.get("disturbed") or 0) <= pairs):
+            per += f", at most {ci[1]:+.2f} %"
         said = f"{said}; per unit of its computation {per}" if said else per
     return said
