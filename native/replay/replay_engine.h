@@ -12,7 +12,8 @@
 /* Bumped whenever the structures below, or mop_replay_layout's arguments
  * (replay_layout.c), or the pass's rules change: native.py refuses another version
  * (2: an eager send's post holds its o_s; 3: a link direction carries one message's
- * G s at a time, and `none` on a shared link returns no call before the model's). */
+ * G s at a time, and `none` on a shared link returns no call before the model's;
+ * 4: each message's wait for its direction is returned, out->link_wait). */
 #define MOP_REPLAY_ABI 4
 
 /* mop_replay's answers besides 0 (done): the caller replays with the Python pass. */
