@@ -1,0 +1,34 @@
+"""The predict-check's runs of one case on one target (cluster/predict_check.py,
+measured_runs): the repetitions asked for, and where every one of them was disturbed, up
+to as many more until one is not, so that a few seconds of other load do not leave a
+case without figures. No cluster: the runs are stand-ins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mpi_overlap.cluster.predict_check import measured_runs
+
+
+def _runs(disturbed: list[bool], reps: int) -> tuple[list[dict[str, Any]], list[int]]:
+    left = iter(disturbed)
+    said: list[int] = []
+    got = measured_runs(lambda: {"disturbed": next(left)}, reps,
+                        lambda i, entry: said.append(i))
+    return got, said
+
+
+@pytest.mark.parametrize(("disturbed", "reps", "made"), [
+    ([False, False], 2, 2),  # quiet: what was asked
+    ([True, False], 2, 2),  # one quiet run is enough
+    ([True, True, True, False], 2, 4),  # both disturbed: more until one is not...
+    ([True, True, True, True, False], 2, 4),  # ...at most as many again
+    ([True, True, True], 1, 2),
+])
+def test_disturbed_runs_are_made_again_up_to_twice_the_repetitions(
+        disturbed: list[bool], reps: int, made: int) -> None:
+    got, said = _runs(disturbed, reps)
+    assert [e["disturbed"] for e in got] == disturbed[:made]
+    assert said == list(range(made))
