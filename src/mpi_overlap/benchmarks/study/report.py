@@ -65,7 +65,6 @@ def _html_notes(run: Run) -> list[str]:
             + " (target ≤ 1 %)."]
 
 
-
 TABLE = RunTable(lambda run: f"{run.benchmark}: modes against {_baseline(run)}",
                  lambda run: f"modes against {_baseline(run)}", HEADERS, rows,
                  (0, 1, 8, 9), _conclusions, _html_notes)
