@@ -128,19 +128,25 @@ typedef struct pp_params {
     long stream_window; /* messages per stream sample */
 } pp_params;
 
-static int parse_parts_max(void *ctx, const char *arg, char *err, size_t errlen)
+/* One size, written as --sizes takes it ("1M", "65536"), into *out: the
+ * flags that take a single size (--parts-max, --stream). */
+static int parse_one_size(const char *flag, const char *example, const char *arg,
+                          uint64_t *out, char *err, size_t errlen)
 {
-    pp_params *p = ctx;
-    /* One size, written as --sizes takes it ("1M", "65536"). */
     mo_sizes one;
     if (mo_sizes_parse(arg, &one, err, errlen) != 0)
         return -1;
     bool single = one.n == 1;
-    p->parts_max = single ? one.v[0] : 0;
+    *out = single ? one.v[0] : 0;
     mo_sizes_free(&one);
     if (!single)
-        snprintf(err, errlen, "--parts-max takes one size (e.g. 1M), not '%s'", arg);
+        snprintf(err, errlen, "%s takes one size (e.g. %s), not '%s'", flag, example, arg);
     return single ? 0 : -1;
+}
+
+static int parse_parts_max(void *ctx, const char *arg, char *err, size_t errlen)
+{
+    return parse_one_size("--parts-max", "1M", arg, &((pp_params *)ctx)->parts_max, err, errlen);
 }
 
 static void parts_max_json(mo_json *w, const void *ctx)
@@ -151,16 +157,7 @@ static void parts_max_json(mo_json *w, const void *ctx)
 
 static int parse_stream(void *ctx, const char *arg, char *err, size_t errlen)
 {
-    pp_params *p = ctx;
-    mo_sizes one;
-    if (mo_sizes_parse(arg, &one, err, errlen) != 0)
-        return -1;
-    bool single = one.n == 1;
-    p->stream = single ? one.v[0] : 0;
-    mo_sizes_free(&one);
-    if (!single)
-        snprintf(err, errlen, "--stream takes one size (e.g. 64K), not '%s'", arg);
-    return single ? 0 : -1;
+    return parse_one_size("--stream", "64K", arg, &((pp_params *)ctx)->stream, err, errlen);
 }
 
 static void stream_json(mo_json *w, const void *ctx)
