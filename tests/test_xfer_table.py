@@ -402,6 +402,12 @@ def test_a_size_whose_parts_were_all_disturbed_has_none() -> None:
     ("eager_limit elsewhere 4", "expected 'eager_limit"),
 ])
 def test_bad_parts_lines_are_refused_in_one_line(line: str, fragment: str) -> None:
+    _refused_in_one_line(line, fragment)
+
+
+def _refused_in_one_line(line: str, fragment: str) -> None:
+    """A table with `line` added before its end is refused, in one line that says
+    `fragment`."""
     text = format_table(_result(), "mpich").replace("\nend\n", f"\n{line}\nend\n")
     with pytest.raises(UserError) as err:
         parse_table(text)
@@ -472,10 +478,7 @@ def test_a_stream_with_too_few_undisturbed_windows_takes_all() -> None:
     ("stream intra 65536 32 nan 1e-5 1.5e-5 5 5", "finite"),
 ])
 def test_bad_stream_lines_are_refused_in_one_line(line: str, fragment: str) -> None:
-    text = format_table(_result(), "mpich").replace("\nend\n", f"\n{line}\nend\n")
-    with pytest.raises(UserError) as err:
-        parse_table(text)
-    assert fragment in _one_line(err.value)
+    _refused_in_one_line(line, fragment)
 
 
 def test_a_stream_given_twice_is_refused() -> None:
