@@ -6,6 +6,7 @@ measured on a shared machine: the checks are structural and the bounds' invarian
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ MODES = {"halo": {"blocking", "nonblocking", "overlap", "overlap-test", "diagona
 def test_study_quick(app: str, tmp_path: Path) -> None:
     out = tmp_path / "runs"
     proc = run_cli("study", app, "--quick", "--reps", "1", "--sizes", "32", "-n", "2",
-                   "--out", str(out), timeout=600, cwd=tmp_path)
+                   "--iterations", "12", "--out", str(out), timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (run_dir,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
     run = load_run(run_dir)
@@ -32,11 +33,20 @@ def test_study_quick(app: str, tmp_path: Path) -> None:
     assert result_errors(run.result) == [] and analysis_errors(run.analysis) == []
     launches = run.result["launches"]
     assert sorted(x["profiled"] for x in launches) == [False, True]
+    assert run.result["args"][-2:] == ["--iterations", "12"]  # after the app's --quick
     for x in launches:
         assert {m["mode"] for m in x["modes"]} == MODES[app]
         assert (run_dir / x["dir"] / "result.json").is_file()
+        # --iterations reached the app and won over its --quick default
+        app_result = json.loads((run_dir / x["dir"] / "result.json").read_text())
+        assert app_result["results"]["iterations"] == 12
     (profiled,) = [x for x in launches if x["profiled"]]
     assert profiled["profile_status"] == "complete"
+    # what the launch paid the profiler once: its parts add up to it
+    once = profiled["library_s"]
+    assert once["ranks"] == 2 and once["per_launch_s"] > 0
+    assert once["per_launch_s"] == pytest.approx(sum(
+        once[k] or 0.0 for k in ("init_s_max", "finalize_s_max", "gather_s", "reduce_s")))
     assert set(profiled["bounds"]) == MODES[app]
     for mode, b in profiled["bounds"].items():
         assert b["transfers"] > 0, mode  # every mode's transfers fell into its regions
@@ -51,7 +61,10 @@ def test_study_quick(app: str, tmp_path: Path) -> None:
     advised = {"halo": {"overlap", "overlap-test"}, "cg": {"iallreduce"}}[app] & MODES[app]
     assert {c["mode"] for c in size["advice"]} == advised
     assert all(c["bound_s"] is not None and c["verdict"] != "no data" for c in size["advice"])
-    assert len(a["conclusions"]) == len(MODES[app]) - 1 + len(advised)
+    # and one for what the profiled launch paid once
+    assert len(a["conclusions"]) == len(MODES[app]) - 1 + len(advised) + 1
+    assert a["conclusions"][-1].startswith("Once per launch the profiler took ")
+    assert a["profiler_overhead"]["once_per_launch"]["launches"] == 1
     assert a["profiler_overhead"]["pairs"] == 1
     # each mode keeps its mean MPI time per rank, so the cost per unit of computation is
     # there (its ratio: with / without, each run time over it)
@@ -68,3 +81,6 @@ def test_unknown_study_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     proc = run_cli("study", "halo", "--sizes", "2", "--out", str(tmp_path), timeout=60)
     assert proc.returncode == 2 and "--sizes" in proc.stderr
+    proc = run_cli("study", "cg", "--iterations", "0", "--out", str(tmp_path), timeout=60)
+    assert proc.returncode == 2 and "--iterations must be between 1 and" in proc.stderr
+    assert "Traceback" not in proc.stderr

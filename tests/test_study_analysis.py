@@ -166,3 +166,47 @@ def test_launches_without_the_mpi_time_per_rank_have_no_cost_per_computation() -
     assert "per_computation" not in a["profiler_overhead"]
     assert "app_profiler_overhead_per_computation_pct" not in {f["name"] for f in a["figures"]}
     assert "per unit of its computation" not in a["finding"]
+
+
+def _library_s(per_launch_ms: float) -> dict:
+    init, fin, gather, reduce = (x * per_launch_ms / 1e3 for x in (0.6, 0.2, 0.1, 0.1))
+    return {"ranks": 2, "init_s_max": init, "init_s_median": init, "finalize_s_max": fin,
+            "gather_s": gather, "reduce_s": reduce, "per_launch_s": per_launch_ms / 1e3}
+
+
+def test_what_the_profiled_launches_paid_once_is_said_beside_their_run_times() -> None:
+    """The profiled launches' library time (MPI_Init, MPI_Finalize, the gather, the
+    reduction: outside the modes' run times) as its mean with an interval over them, each
+    part's median, and one conclusion; launches recorded before it give neither."""
+    doc = _doc()
+    profiled = [x for x in doc["launches"] if x["profiled"]]
+    for x, ms in zip(profiled, (4.0, 6.0), strict=True):
+        x["library_s"] = _library_s(ms)
+    a = analyze_study(doc)
+    assert analysis_errors(a) == []
+    once = a["profiler_overhead"]["once_per_launch"]
+    assert once["launches"] == 2 and once["per_launch_s"] == pytest.approx(0.005)
+    assert once["ci95_low_s"] < 0.004 and once["ci95_high_s"] > 0.006
+    assert once["parts_median_s"]["init_s_max"] == pytest.approx(0.003)
+    assert a["conclusions"][-1].startswith("Once per launch the profiler took 5.0 ms [")
+    assert "MPI_Init 3.0, MPI_Finalize 1.0" in a["conclusions"][-1]
+    assert "outside the modes' run times" in a["conclusions"][-1]
+    before = analyze_study(_doc())
+    assert "once_per_launch" not in before["profiler_overhead"]
+    assert not any(c.startswith("Once per launch") for c in before["conclusions"])
+
+
+def test_a_launch_time_limit_grows_with_the_iterations_asked() -> None:
+    """--iterations beyond the app's default stretches each launch's default time limit
+    in proportion; fewer never shorten it; the user's --timeout stands as given."""
+    from mpi_overlap.benchmarks.registry import get_benchmark
+    from mpi_overlap.benchmarks.study.run import APPS, StudyOptions, _launch_timeout
+
+    halo, bench = APPS["halo"], get_benchmark("study-halo")
+    assert _launch_timeout(halo, bench, StudyOptions()) == bench.default_timeout_s
+    assert _launch_timeout(halo, bench, StudyOptions(iterations=2000)) \
+        == pytest.approx(10 * bench.default_timeout_s)
+    assert _launch_timeout(halo, bench, StudyOptions(iterations=20)) == bench.default_timeout_s
+    assert _launch_timeout(halo, bench, StudyOptions(quick=True, iterations=100)) \
+        == pytest.approx(2 * bench.quick_timeout_s)
+    assert _launch_timeout(halo, bench, StudyOptions(iterations=2000, timeout_s=30.0)) == 30.0

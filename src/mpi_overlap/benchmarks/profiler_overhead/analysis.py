@@ -24,6 +24,7 @@ import numpy as np
 
 from ...analysis.figures import figure
 from ...analysis.stats import ratio_ci, t_interval
+from ...profile.analysis.library_time import over_launches, over_launches_words
 
 CI_LEVEL = 0.95
 
@@ -335,52 +336,31 @@ def per_message_sentence(m: dict[str, Any]) -> str:
 # paid whatever its length (profile/analysis/library_time.py), against the issue's 50 ms at
 # 2 ranks. The per-message part is per_message_cost's.
 PER_LAUNCH_TARGET_S = 0.050
-LAUNCH_PARTS = ("init_s_max", "finalize_s_max", "gather_s", "reduce_s")
 
 
 def per_launch_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any] | None:
     """The profiler's time once per launch over the complete profiled launches of the
-    default path (both programs): mean with its Student-t interval, median, each part's
-    median, verdict against PER_LAUNCH_TARGET_S. None for a run whose launches did not
-    record it (runs from before it, the golden outputs among them)."""
-    totals: list[float] = []
-    parts: dict[str, list[float]] = {k: [] for k in LAUNCH_PARTS}
+    default path (both programs): library_time.over_launches with the verdict against
+    PER_LAUNCH_TARGET_S. None for a run whose launches did not record it (runs from
+    before it, the golden outputs among them)."""
+    libs = []
     for launch in result.get("launches") or []:
         prof = launch.get("profile") or {}
         lib = prof.get("library_s")
-        if not launch.get("profiled") or not _default_path(launch) \
-                or prof.get("status") != "complete" or not isinstance(lib, dict):
-            continue
-        totals.append(float(lib["per_launch_s"]))
-        for k, into in parts.items():
-            if isinstance(lib.get(k), (int, float)):
-                into.append(float(lib[k]))
-    if not totals:
+        if launch.get("profiled") and _default_path(launch) \
+                and prof.get("status") == "complete" and isinstance(lib, dict):
+            libs.append(lib)
+    summary = over_launches(libs, ci)
+    if summary is None:
         return None
-    lo, hi = t_interval(totals, ci)
-    return {
-        "launches": len(totals),
-        "per_launch_s": float(np.mean(totals)),
-        "median_s": float(np.median(totals)),
-        "ci95_low_s": lo,
-        "ci95_high_s": hi,
-        "parts_median_s": {k: float(np.median(v)) if v else None for k, v in parts.items()},
-        "target_s": PER_LAUNCH_TARGET_S,
-        "verdict": verdict(Target("<=", PER_LAUNCH_TARGET_S), len(totals), lo, hi),
-    }
+    return {**summary, "target_s": PER_LAUNCH_TARGET_S,
+            "verdict": verdict(Target("<=", PER_LAUNCH_TARGET_S), summary["launches"],
+                               summary["ci95_low_s"], summary["ci95_high_s"])}
 
 
 def per_launch_sentence(c: dict[str, Any]) -> str:
-    ms = 1e3
-    ci = (f" [{c['ci95_low_s'] * ms:.1f}, {c['ci95_high_s'] * ms:.1f}]"
-          if c["ci95_low_s"] is not None else "")
-    names = {"init_s_max": "MPI_Init", "finalize_s_max": "MPI_Finalize",
-             "gather_s": "gathering the documents", "reduce_s": "reducing the statistics"}
-    parts = ", ".join(f"{names[k]} {v * ms:.1f}" for k, v in c["parts_median_s"].items()
-                      if v is not None)
-    return (f"once per launch the profiler takes {c['per_launch_s'] * ms:.1f} ms{ci} over "
-            f"{c['launches']} profiled launches (medians, ms: {parts}; writing the files is "
-            f"not timed): {c['verdict']} (≤ {c['target_s'] * ms:g} ms)")
+    return (f"once per launch the profiler takes {over_launches_words(c)}: {c['verdict']} "
+            f"(≤ {c['target_s'] * 1e3:g} ms)")
 
 
 ENGINE_FIELDS = ("ns_per_transfer", "ns_per_transfer_shared", "ns_per_call")

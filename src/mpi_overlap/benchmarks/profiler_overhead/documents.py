@@ -10,6 +10,7 @@ from msgspec import UNSET, Meta, UnsetType, field
 
 from ...analysis.documents import Figures
 from ...core.schema import Document, register
+from ...profile.documents.models import LibraryTimeOverLaunches, ProfileLibraryS
 from ...run.documents import HostLoad, Provenance, Stats
 
 
@@ -202,28 +203,14 @@ class AnalysisProfilerOverheadEngine(Document, kw_only=True, forbid_unknown_fiel
     ns_per_call: float
 
 
-class AnalysisProfilerOverheadPerLaunchPartsMedianS(
-    Document, kw_only=True, forbid_unknown_fields=True
-):
-    init_s_max: Annotated[float, Meta(ge=0)] | None
-    finalize_s_max: Annotated[float, Meta(ge=0)] | None
-    gather_s: Annotated[float, Meta(ge=0)] | None
-    reduce_s: Annotated[float, Meta(ge=0)] | None
-
-
-class AnalysisProfilerOverheadPerLaunch(Document, kw_only=True, forbid_unknown_fields=True):
+class AnalysisProfilerOverheadPerLaunch(LibraryTimeOverLaunches, kw_only=True,
+                                        forbid_unknown_fields=True):
     """the profiler's time once per launch (issue 40: the cost in its parts) over the complete
     profiled launches of the default path: mean with the Student-t 95 % interval, median,
     each part's median (the slowest rank's MPI_Init and MPI_Finalize, rank 0's gather and
     reduction; writing the files is not timed), verdict against 50 ms; absent when no launch
     recorded it"""
 
-    launches: Annotated[int, Meta(ge=1)]
-    per_launch_s: Annotated[float, Meta(ge=0)]
-    median_s: Annotated[float, Meta(ge=0)]
-    ci95_low_s: float | None
-    ci95_high_s: float | None
-    parts_median_s: AnalysisProfilerOverheadPerLaunchPartsMedianS
     target_s: float
     verdict: str
 
@@ -371,20 +358,6 @@ class Program(Document, kw_only=True, forbid_unknown_fields=True):
 class ProfilerOverheadRunPrograms(Document, kw_only=True, forbid_unknown_fields=True):
     msgrate: Program
     compute_app: Program
-
-
-class ProfileLibraryS(Document, kw_only=True, forbid_unknown_fields=True):
-    """what the launch paid once, s (profile/analysis/library_time.py): the slowest rank's time
-    in MPI_Init and MPI_Finalize (the ranks' library_s), rank 0's gather of the documents
-    and reduction of the statistics, and their sum; null from a library before it"""
-
-    ranks: Annotated[int, Meta(ge=1)]
-    init_s_max: Annotated[float, Meta(ge=0)]
-    init_s_median: Annotated[float, Meta(ge=0)]
-    finalize_s_max: Annotated[float, Meta(ge=0)] | None
-    gather_s: Annotated[float, Meta(ge=0)] | None
-    reduce_s: Annotated[float, Meta(ge=0)] | None
-    per_launch_s: Annotated[float, Meta(ge=0)]
 
 
 class Profile(Document, kw_only=True, forbid_unknown_fields=True):

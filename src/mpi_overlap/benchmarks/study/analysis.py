@@ -35,6 +35,7 @@ from typing import Any
 from ...analysis.figures import MIN_PAIRS, figure, resolved_text
 from ...analysis.stats import median_or_none, ratio_ci
 from ...core.formatting import NA, fmt_pct, fmt_s_as_ms
+from ...profile.analysis.library_time import over_launches, over_launches_words
 
 TOLERANCE = 0.05
 BOUND_KEYS = ("xfer_s", "min_s", "max_s", "comp_s", "call_s")
@@ -238,10 +239,19 @@ def _overhead(launches: list[dict[str, Any]], sizes: int) -> dict[str, Any]:
               for rep in used]
     disturbed = sum(1 for rep in used if rep in disturbed_reps)
     per = _per_computation({rep: pairs[rep] for rep in used}, disturbed_reps)
+    # what the profiled launches paid once, outside the modes' run times above
+    once = over_launches([x["library_s"] for x in launches if x["status"] == "complete"
+                          and x["profiled"] and x.get("library_s")])
     # (no key where the launches cannot give it: studies recorded before read as before)
     return {**_ratio_figures(ratios),
             "disturbed_launches": sum(1 for x in launches if x.get("disturbed")),
-            "disturbed_pairs": disturbed, **({"per_computation": per} if per else {})}
+            "disturbed_pairs": disturbed, **({"per_computation": per} if per else {}),
+            **({"once_per_launch": once} if once else {})}
+
+
+def _once_sentence(once: dict[str, Any]) -> str:
+    return (f"Once per launch the profiler took {over_launches_words(once)}, outside the "
+            "modes' run times")
 
 
 def _ratio_figures(ratios: list[float]) -> dict[str, Any]:
@@ -301,6 +311,9 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
         sizes_out.append({**size, "cells": cells, "comparisons": comparisons,
                           "advice": checks})
     overhead = _overhead(launches, len(result.get("sizes") or []))
+    once = overhead.get("once_per_launch")
+    if once:
+        conclusions.append(_once_sentence(once))
     agree = [c["verdict"] for s in sizes_out for c in s["comparisons"]]
     right = sum(v == "within the bounds" for v in agree)
     judged = sum(v != "no data" for v in agree)

@@ -10,6 +10,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from ...analysis.documents import Figures
 from ...core.schema import Document, register, require_fields, require_keys
+from ...profile.documents.models import LibraryTimeOverLaunches, ProfileLibraryS
 
 Dims = Annotated[list[Annotated[int, Meta(ge=1)]], Meta(min_length=3, max_length=3)]
 
@@ -239,6 +240,9 @@ class AnalysisStudyProfilerOverhead(Document, kw_only=True):
     overhead_pct: Any
     # the same per unit of each launch's computation (analysis._per_computation)
     per_computation: Any = None
+    # what the profiled launches paid the profiler once (library_time.over_launches); not
+    # in studies recorded before the launches kept it
+    once_per_launch: LibraryTimeOverLaunches | UnsetType | None = UNSET
 
 
 class AnalysisStudyPrediction(Document, kw_only=True):
@@ -310,6 +314,10 @@ class Launch(Document, kw_only=True, forbid_unknown_fields=True):
         | None
     )
     profile_status: str | None
+    # profiled launches: what the launch paid the profiler once (MPI_Init, MPI_Finalize, the
+    # gather and the reduction); null where its ranks did not record it; not in launches
+    # recorded before it was kept
+    library_s: ProfileLibraryS | UnsetType | None = UNSET
 
     def __post_init__(self) -> None:
         require_keys(

@@ -27,6 +27,7 @@ from ...core.errors import UserError
 from ...core.ui import Ui
 from ...platform.build import executable
 from ...platform.toolchains import Toolchain
+from ...profile.analysis.library_time import LibraryTime
 from ...profile.documents.collect import collect_profile
 from ...run.launch import launch_command
 from ...run.paired_launch import LaunchSetup, finish_launches, launch
@@ -45,6 +46,7 @@ from ..registry import get_benchmark
 SCHEMA = "mpi-overlap/study-run"
 DEFAULT_REPS, QUICK_REPS = 5, 2
 MAX_REPS = 50
+MAX_ITERATIONS = 1_000_000  # the apps' own bound (native/apps/app_options.c)
 
 
 @dataclass(frozen=True)
@@ -55,12 +57,14 @@ class StudyApp:
     # per-rank grid edges (--local N): one face message is N*N doubles
     sizes: tuple[int, ...]
     quick_sizes: tuple[int, ...]
+    # iterations per mode the app runs by default and with --quick (native/apps)
+    iterations: tuple[int, int]
     args: tuple[str, ...] = ()  # fixed flags of every launch
 
 
 APPS: dict[str, StudyApp] = {
-    "halo": StudyApp("halo", "mo_halo", "nonblocking", (32, 64, 96, 128), (32, 96)),
-    "cg": StudyApp("cg", "mo_cg", "allreduce", (32, 64, 96), (32, 64)),
+    "halo": StudyApp("halo", "mo_halo", "nonblocking", (32, 64, 96, 128), (32, 96), (200, 50)),
+    "cg": StudyApp("cg", "mo_cg", "allreduce", (32, 64, 96), (32, 64), (100, 30)),
 }
 
 
@@ -81,6 +85,10 @@ class StudyOptions:
     reps: int | None = None
     quick: bool = False
     sizes: tuple[int, ...] | None = None  # None: the app's (quick) sizes
+    # iterations per mode (the app's --iterations); None: the app's (quick) default.
+    # Longer launches weigh what the profiler pays once per launch less (issue 40's runs
+    # of about 10 s)
+    iterations: int | None = None
     launcher: str | None = None
     timeout_s: float | None = None  # per launch
     out_base: Path = Path("mpi-overlap-runs")
@@ -94,8 +102,20 @@ class StudyOptions:
         if self.sizes is not None and (not self.sizes or any(n < 4 or n > 1024
                                                              for n in self.sizes)):
             raise UserError("--sizes: per-rank grid edges between 4 and 1024, e.g. 16,64")
+        if self.iterations is not None and not 1 <= self.iterations <= MAX_ITERATIONS:
+            raise UserError(f"--iterations must be between 1 and {MAX_ITERATIONS} "
+                            f"(got {self.iterations})")
         check_timeout(self.timeout_s)
         check_ranks(get_benchmark(bench_name(app)), self.ranks)
+
+
+def _launch_timeout(app: StudyApp, bench: Any, opts: StudyOptions) -> float:
+    """A launch's time limit: the user's, else the benchmark's default, grown in proportion
+    where --iterations asks for more iterations than the app's default."""
+    limit = timeout_for(bench, quick=opts.quick, timeout_s=opts.timeout_s)
+    if opts.timeout_s is None and opts.iterations is not None:
+        limit *= max(1.0, opts.iterations / app.iterations[1 if opts.quick else 0])
+    return limit
 
 
 def parse_edges(text: str | None) -> tuple[int, ...] | None:
@@ -122,6 +142,15 @@ def _mode_bounds(profile_doc: dict[str, Any], modes: list[str]) -> dict[str, dic
     return out
 
 
+def _library_time(profile_doc: dict[str, Any]) -> dict[str, Any] | None:
+    """What the launch paid the profiler once (MPI_Init, MPI_Finalize, the gather and the
+    reduction: profile/analysis/library_time.py), whatever its length."""
+    once = LibraryTime()
+    for doc in profile_doc.get("ranks") or []:
+        once.add(doc)
+    return once.result(profile_doc.get("job_file"), profile_doc.get("job_stats"))
+
+
 def _modes(result: dict[str, Any] | None) -> list[dict[str, Any]]:
     rows = []
     for m in ((result or {}).get("results") or {}).get("modes") or []:
@@ -139,6 +168,8 @@ def _command_line(app: StudyApp, tc: Toolchain, opts: StudyOptions) -> list[str]
         cmd.append("--quick")
     if opts.sizes:
         cmd += ["--sizes", ",".join(map(str, opts.sizes))]
+    if opts.iterations is not None:
+        cmd += ["--iterations", str(opts.iterations)]
     if opts.launcher:
         cmd += ["--launcher", opts.launcher]
     return cmd
@@ -158,11 +189,12 @@ def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
                               timeout_s=opts.timeout_s, ui=ui)
     setup = LaunchSetup(tc=tc, ranks=opts.ranks, launcher=opts.launcher, prefix=prefix,
                         library=profiler_library(bdir), table=table,
-                        timeout_s=timeout_for(bench, quick=opts.quick, timeout_s=opts.timeout_s))
+                        timeout_s=_launch_timeout(app, bench, opts))
     run_dir = new_run_dir(opts.out_base, bench.name, tc.name)
     reps = opts.repetitions()
     sizes = opts.sizes or (app.quick_sizes if opts.quick else app.sizes)
-    base_args = [*app.args, "--modes", "all"] + (["--quick"] if opts.quick else [])
+    base_args = [*app.args, "--modes", "all"] + (["--quick"] if opts.quick else []) \
+        + ([] if opts.iterations is None else ["--iterations", str(opts.iterations)])
     meta = initial_run_meta(bench.name, tc, RunOptions(
         ranks=opts.ranks, launcher=opts.launcher, timeout_s=opts.timeout_s,
         out_base=opts.out_base), _command_line(app, tc, opts), run_dir)
@@ -205,6 +237,7 @@ def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
                         record["profile_status"] = prof["status"]
                         record["bounds"] = _mode_bounds(prof, [m["mode"] for m in
                                                                record["modes"]])
+                        record["library_s"] = _library_time(prof)
                         if prof["status"] != "complete":
                             doc["warnings"].append(f"{name}: profile {prof['status']}: "
                                                    + ("; ".join(prof["warnings"]) or "no reason"))

@@ -16,6 +16,9 @@ from typing import Any
 from ...core.formatting import fmt_time
 from ...core.values import num
 
+# the parts that add up to a launch's per_launch_s (LibraryTime.result)
+LAUNCH_PARTS = ("init_s_max", "finalize_s_max", "gather_s", "reduce_s")
+
 
 class LibraryTime:
     """Collects the ranks' `library_s` in the analysis' one pass over the documents."""
@@ -47,8 +50,28 @@ class LibraryTime:
             "gather_s": num((job_file or {}).get("gather_s")),
             "reduce_s": num((job_stats or {}).get("reduce_s")),
         }
-        parts = ("init_s_max", "finalize_s_max", "gather_s", "reduce_s")
-        return {**out, "per_launch_s": sum(out[k] or 0.0 for k in parts)}
+        return {**out, "per_launch_s": sum(out[k] or 0.0 for k in LAUNCH_PARTS)}
+
+
+def over_launches(results: list[dict[str, Any]], ci: float = 0.95) -> dict[str, Any] | None:
+    """Over several launches' LibraryTime.result: the mean of their per_launch_s with its
+    Student-t interval, the median, and each part's median; None without any."""
+    totals = [float(r["per_launch_s"]) for r in results]
+    if not totals:
+        return None
+    from ...analysis.stats import t_interval  # numpy: a profile's own analysis needs none
+
+    lo, hi = t_interval(totals, ci)
+    parts = {k: [float(r[k]) for r in results if isinstance(r.get(k), (int, float))]
+             for k in LAUNCH_PARTS}
+    return {
+        "launches": len(totals),
+        "per_launch_s": statistics.fmean(totals),
+        "median_s": statistics.median(totals),
+        "ci95_low_s": lo,
+        "ci95_high_s": hi,
+        "parts_median_s": {k: statistics.median(v) if v else None for k, v in parts.items()},
+    }
 
 
 def library_time_finding(lt: dict[str, Any] | None) -> str | None:
@@ -67,3 +90,17 @@ def library_time_finding(lt: dict[str, Any] | None) -> str | None:
             + (", " + ", ".join(after) if after else "")
             + f": {fmt_time(lt['per_launch_s'])} in all, whatever the program's length "
             "(writing the files is not timed).")
+
+
+def over_launches_words(summary: dict[str, Any]) -> str:
+    """'4.1 ms [3.5, 4.7] over 12 profiled launches (medians, ms: MPI_Init 1.2, …)': an
+    over_launches summary as the findings say it."""
+    ms = 1e3
+    ci = (f" [{summary['ci95_low_s'] * ms:.1f}, {summary['ci95_high_s'] * ms:.1f}]"
+          if summary["ci95_low_s"] is not None else "")
+    names = {"init_s_max": "MPI_Init", "finalize_s_max": "MPI_Finalize",
+             "gather_s": "gathering the documents", "reduce_s": "reducing the statistics"}
+    parts = ", ".join(f"{names[k]} {v * ms:.1f}" for k, v in summary["parts_median_s"].items()
+                      if v is not None)
+    return (f"{summary['per_launch_s'] * ms:.1f} ms{ci} over {summary['launches']} profiled "
+            f"launches (medians, ms: {parts}; writing the files is not timed)")

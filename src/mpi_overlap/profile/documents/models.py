@@ -75,6 +75,41 @@ class ProfileRankLibraryS(Document, kw_only=True, forbid_unknown_fields=True):
     finalize: Annotated[float, Meta(ge=0)] | UnsetType = UNSET
 
 
+class ProfileLibraryS(Document, kw_only=True, forbid_unknown_fields=True):
+    """what the launch paid once, s (profile/analysis/library_time.py): the slowest rank's time
+    in MPI_Init and MPI_Finalize (the ranks' library_s), rank 0's gather of the documents
+    and reduction of the statistics, and their sum; null from a library before it"""
+
+    ranks: Annotated[int, Meta(ge=1)]
+    init_s_max: Annotated[float, Meta(ge=0)]
+    init_s_median: Annotated[float, Meta(ge=0)]
+    finalize_s_max: Annotated[float, Meta(ge=0)] | None
+    gather_s: Annotated[float, Meta(ge=0)] | None
+    reduce_s: Annotated[float, Meta(ge=0)] | None
+    per_launch_s: Annotated[float, Meta(ge=0)]
+
+
+class LibraryTimeParts(Document, kw_only=True, forbid_unknown_fields=True):
+    """each part of ProfileLibraryS, its median over launches"""
+
+    init_s_max: Annotated[float, Meta(ge=0)] | None
+    finalize_s_max: Annotated[float, Meta(ge=0)] | None
+    gather_s: Annotated[float, Meta(ge=0)] | None
+    reduce_s: Annotated[float, Meta(ge=0)] | None
+
+
+class LibraryTimeOverLaunches(Document, kw_only=True, forbid_unknown_fields=True):
+    """what several launches paid the profiler once (library_time.over_launches): the mean of
+    their per_launch_s with its Student-t 95 % interval, the median, each part's median"""
+
+    launches: Annotated[int, Meta(ge=1)]
+    per_launch_s: Annotated[float, Meta(ge=0)]
+    median_s: Annotated[float, Meta(ge=0)]
+    ci95_low_s: float | None
+    ci95_high_s: float | None
+    parts_median_s: LibraryTimeParts
+
+
 class ProfileRankCpu(Document, kw_only=True, forbid_unknown_fields=True):
     """computation as CPU time (docs/profiler.md, 'Computation as CPU time'): the thread's CPU
     clock read at the ENTER that ends a piece of computation at least min_piece_s long, at
