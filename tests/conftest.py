@@ -99,14 +99,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     width (200): an exported COLUMNS of the developer's terminal (80) wrapped a line that a
     test looks for. A test that wants a width sets it in the CLI's environment.
 
-    The Open MPI wheel's btl/ofi (libfabric) takes 1.0 s of every launch's MPI_Init here to
-    find no fabric and return failure: ob1 then selects the same BTLs either way (self, sm,
-    tcp, uct; btl_base_verbose). Left out, a 2-rank launch took 0.20 s against 1.19 s, and
-    the tests with an openmpi parameter 73 s against 103 s. openib too: the variable
-    replaces Debian's Open MPI 4.1 setting (btl = ^uct,openib,ofi, it has no uct), which
-    then selects self, tcp and vader as before. A developer's own OMPI_MCA_btl stands; tests
-    that choose their BTLs set theirs in the CLI's environment."""
+    The Open MPI wheel's 1.0 s of btl/ofi in each MPI_Init on a host without a fabric is
+    left out by the toolchain's own environment (platform/toolchains.py), as users get it:
+    the tests launch what users launch."""
     signal.signal(signal.SIGTERM, _interrupt_on_term)
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)
-    os.environ.setdefault("OMPI_MCA_btl", "^ofi,openib")

