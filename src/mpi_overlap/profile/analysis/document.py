@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from msgspec import UNSET, Meta, UnsetType, field
 
 from ...core.schema import Document, register, require_keys
+from ..documents.models import ProfileLibraryS
 
 # Per-rank measures that get min / median / max across ranks (profile.py computes them).
 RANK_MEASURES = (
@@ -367,19 +368,11 @@ class AnalysisProfileCallsites(Document, kw_only=True):
     notes: list[str] | UnsetType = UNSET
 
 
-class AnalysisProfileLibraryTime(Document, kw_only=True, forbid_unknown_fields=True):
+class AnalysisProfileLibraryTime(ProfileLibraryS, kw_only=True, forbid_unknown_fields=True):
     """the profiler's own time once per launch (profile/analysis/library_time.py): the slowest
     rank's time in MPI_Init after PMPI_Init and in MPI_Finalize up to its final document
     (the rank documents' library_s), rank 0's gather and reduction; per_launch_s their sum.
     Null where no rank recorded it (libraries before it, statistics-only runs)"""
-
-    ranks: Annotated[int, Meta(ge=1)]
-    init_s_max: Annotated[float, Meta(ge=0)]
-    init_s_median: Annotated[float, Meta(ge=0)]
-    finalize_s_max: Annotated[float, Meta(ge=0)] | None
-    gather_s: Annotated[float, Meta(ge=0)] | None
-    reduce_s: Annotated[float, Meta(ge=0)] | None
-    per_launch_s: Annotated[float, Meta(ge=0)]
 
 
 class AnalysisProfileJobStats(Document, kw_only=True):
