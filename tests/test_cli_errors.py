@@ -139,12 +139,12 @@ def test_a_run_that_wrote_no_result_is_not_complete(tmp_path: Path) -> None:
 
 def test_ranks_bound_and_oversubscription(monkeypatch: pytest.MonkeyPatch) -> None:
     from mpi_overlap.core.errors import UserError
-    from mpi_overlap.platform.toolchains import list_toolchains
+    from mpi_overlap.platform.toolchains import HOSTS_ENV, list_toolchains
     from mpi_overlap.run import launch
 
     monkeypatch.setattr(launch, "usable_cores", lambda: 2)
     monkeypatch.delenv(launch.OVERSUBSCRIBE_ENV, raising=False)
-    for var in launch._HOSTS_ENV:
+    for var in HOSTS_ENV:
         monkeypatch.delenv(var, raising=False)
     tc = list_toolchains()[0]
     assert launch.launch_command(tc, 8, ["a.out"])[-2:] == ["8", "a.out"]  # 4 per core
