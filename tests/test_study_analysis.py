@@ -210,3 +210,30 @@ def test_a_launch_time_limit_grows_with_the_iterations_asked() -> None:
     assert _launch_timeout(halo, bench, StudyOptions(quick=True, iterations=100)) \
         == pytest.approx(2 * bench.quick_timeout_s)
     assert _launch_timeout(halo, bench, StudyOptions(iterations=2000, timeout_s=30.0)) == 30.0
+
+
+def test_the_pairs_the_guard_marked_are_left_out_of_a_second_estimate() -> None:
+    """A pair beside other work (its profiled launch 30 % slower in its MPI calls) moves
+    the estimate; the analysis also gives it over the undisturbed pairs, which find the
+    0.4 % the profiler adds, and says so in one conclusion. Without a disturbed pair there
+    is no second estimate."""
+    paces = [(1.0, 1.2), (1.15, 0.9), (0.95, 1.1), (1.2, 1.0), (1.0, 1.0)]
+    launches = [x for rep, (wo, w) in enumerate(paces, 1)
+                for x in (_speed_launch(rep, False, wo, 0.004), _speed_launch(rep, True, w, 0.004))]
+    crowded = [x for x in launches if x["rep"] == 5 and x["profiled"]][0]
+    crowded["disturbed"] = True
+    for m in crowded["modes"]:
+        m["run_time_s"] += 0.3 * m["mpi_time_s_mean"]
+        m["mpi_time_s_mean"] *= 1.3
+    a = analyze_study({**_doc(), "launches": launches})
+    assert analysis_errors(a) == []
+    ov = a["profiler_overhead"]
+    assert ov["disturbed_pairs"] == 1 and ov["per_computation"]["overhead_pct"] > 1.0
+    calm = ov["undisturbed"]
+    assert calm["pairs"] == 4 and calm["per_computation"]["pairs"] == 4
+    assert calm["per_computation"]["overhead_pct"] == pytest.approx(0.4)
+    assert a["conclusions"][-1].startswith("Over the 4 undisturbed pairs: the profiler's cost on")
+    assert "per unit of its computation +0.40 % [+0.40 %, +0.40 %]" in a["conclusions"][-1]
+    quiet = analyze_study({**_doc(), "launches": [x for x in launches if x["rep"] != 5]})
+    assert "undisturbed" not in quiet["profiler_overhead"]
+    assert not any(c.startswith("Over the") for c in quiet["conclusions"])

@@ -243,6 +243,9 @@ class AnalysisStudyProfilerOverhead(Document, kw_only=True):
     # what the profiled launches paid the profiler once (library_time.over_launches); not
     # in studies recorded before the launches kept it
     once_per_launch: LibraryTimeOverLaunches | UnsetType | None = UNSET
+    # where some pairs were disturbed, the same figures over the others (pairs, geomean,
+    # ci95_low, ci95_high, overhead_pct, ratios, per_computation); absent otherwise
+    undisturbed: dict[str, Any] | UnsetType = UNSET
 
 
 class AnalysisStudyPrediction(Document, kw_only=True):
