@@ -220,7 +220,7 @@ def test_the_pairs_the_guard_marked_are_left_out_of_a_second_estimate() -> None:
     paces = [(1.0, 1.2), (1.15, 0.9), (0.95, 1.1), (1.2, 1.0), (1.0, 1.0)]
     launches = [x for rep, (wo, w) in enumerate(paces, 1)
                 for x in (_speed_launch(rep, False, wo, 0.004), _speed_launch(rep, True, w, 0.004))]
-    crowded = [x for x in launches if x["rep"] == 5 and x["profiled"]][0]
+    crowded = next(x for x in launches if x["rep"] == 5 and x["profiled"])
     crowded["disturbed"] = True
     for m in crowded["modes"]:
         m["run_time_s"] += 0.3 * m["mpi_time_s_mean"]
