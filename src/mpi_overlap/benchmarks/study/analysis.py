@@ -249,7 +249,8 @@ def _overhead(launches: list[dict[str, Any]], sizes: int) -> dict[str, Any]:
     calm = [rep for rep in used if rep not in disturbed_reps]
     undisturbed = None
     if disturbed and calm:
-        undisturbed = {**_ratio_figures([ratios[used.index(rep)] for rep in calm])}
+        undisturbed = _ratio_figures([ratio for rep, ratio in zip(used, ratios, strict=True)
+                                      if rep not in disturbed_reps])
         calm_per = _per_computation({rep: pairs[rep] for rep in calm}, set())
         if calm_per:
             undisturbed["per_computation"] = calm_per
@@ -263,13 +264,17 @@ def _overhead(launches: list[dict[str, Any]], sizes: int) -> dict[str, Any]:
 
 def _undisturbed_sentence(calm: dict[str, Any]) -> str:
     """'Over the 26 undisturbed pairs: …': the cost without the pairs the guard marked."""
-    def pct(fig: dict[str, Any]) -> str:
-        return (fmt_pct(fig.get("overhead_pct"), 2, sign=True)
-                + f" [{fmt_pct(pct_of_ratio(fig.get('ci95_low')), 2, sign=True)}, "
-                f"{fmt_pct(pct_of_ratio(fig.get('ci95_high')), 2, sign=True)}]")
     per = calm.get("per_computation")
     return (f"Over the {calm['pairs']} undisturbed pairs: the profiler's cost on the app "
-            f"{pct(calm)}" + (f"; per unit of its computation {pct(per)}" if per else ""))
+            f"{pct_with_ci(calm)}"
+            + (f"; per unit of its computation {pct_with_ci(per)}" if per else ""))
+
+
+def pct_with_ci(ratio_figures: dict[str, Any]) -> str:
+    """'+0.40 % [+0.21 %, +0.69 %]': a _ratio_figures cost in percent with its interval."""
+    return (fmt_pct(ratio_figures.get("overhead_pct"), 2, sign=True)
+            + f" [{fmt_pct(pct_of_ratio(ratio_figures.get('ci95_low')), 2, sign=True)}, "
+            f"{fmt_pct(pct_of_ratio(ratio_figures.get('ci95_high')), 2, sign=True)}]")
 
 
 def _once_sentence(once: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from ...report.svg_chart import Bar, Chart, Key, Mark, Ticks, fit_axes, linear_t
 from ...report.svg_plot import axes, colour
 from ...run.rundir import Run
 from . import SPECS
-from .analysis import PER_COMPUTATION, cost_words, pct_of_ratio
+from .analysis import PER_COMPUTATION, cost_words, pct_with_ci
 
 BENCHMARKS = tuple(spec.name for spec in SPECS)
 HEADERS = ("size", "mode", "run time ms", "MPI time ms", "overlap min–max", "non-overlapped ms",
@@ -59,9 +59,7 @@ def _html_notes(run: Run) -> list[str]:
     per = ov.get("per_computation") or {}
     return [*_conclusions(run), f"Profiler cost on the app (run time, {ov.get('pairs', 0)} "
             f"pairs): " + fmt_pct(ov.get("overhead_pct"), 2, sign=True)
-            + (f"; per unit of its computation {fmt_pct(per.get('overhead_pct'), 2, sign=True)}"
-               f" [{fmt_pct(pct_of_ratio(per.get('ci95_low')), 2, sign=True)}, "
-               f"{fmt_pct(pct_of_ratio(per.get('ci95_high')), 2, sign=True)}]" if per else "")
+            + (f"; per unit of its computation {pct_with_ci(per)}" if per else "")
             + " (target ≤ 1 %)."]
 
 
