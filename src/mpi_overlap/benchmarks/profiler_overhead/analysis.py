@@ -268,9 +268,28 @@ def idle_sentence(c: dict[str, Any]) -> str:
             f"{c['verdict']}")
 
 
-# ns the whole profiler may add per message with call sites on (issue 16)
-PER_MESSAGE_TARGET_NS = 40.0
+# What the whole profiler may add per message with call sites on (issue 40, which restates
+# issue 16's fixed 40 ns: that figure was chosen on one machine, and a machine whose clock
+# reads cost more cannot meet it however lean the rest is): at most twice the floor
+# measured in the same run, by the median over at least 8 pairs. The median, not the mean:
+# a launch of mo_msgrate draws one of two paces for its whole length (Open MPI 60 or
+# 130 ns a message), or is slowed by another process, and one such pair moves the mean
+# by tens of ns while the other pairs agree within a few.
+PER_MESSAGE_TARGET_FLOORS = 2.0
+PER_MESSAGE_MIN_PAIRS = 8
+TOO_FEW_FOR_MEDIAN = f"inconclusive (fewer than {PER_MESSAGE_MIN_PAIRS} pairs)"
 READS_PER_CALL = 2  # every wrapper reads the clock at its entry and at its exit
+
+
+def _median_verdict(median: float | None, pairs: int, target: float | None) -> str:
+    """Issue 40's verdict on the median of the pairs against its target (ns)."""
+    if target is None:
+        return NO_TARGET
+    if median is None or pairs == 0:
+        return NO_DATA
+    if pairs < PER_MESSAGE_MIN_PAIRS:
+        return TOO_FEW_FOR_MEDIAN
+    return MEETS if median <= target else MISSES
 
 
 def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
@@ -295,21 +314,24 @@ def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, 
             cpu_reads.append(float(prof["cpu_read_ns"]))
     lo, hi = t_interval(added, ci)
     mean = float(np.mean(added)) if added else None
+    median = float(np.median(added)) if added else None
     floor = float(np.median(floors)) if floors else None
-    v = verdict(Target("<=", PER_MESSAGE_TARGET_NS), len(added), lo, hi)
+    target = PER_MESSAGE_TARGET_FLOORS * floor if floor else None
     return {
         "pairs": len(added),
         "added_ns": mean,
-        "median_ns": float(np.median(added)) if added else None,
+        "median_ns": median,
         "ci95_low_ns": lo,
         "ci95_high_ns": hi,
         "floor_ns": floor,
         "clock_read_ns": float(np.median(reads)) if reads else None,
         "added_over_floor": mean / floor if mean is not None and floor else None,
+        "median_over_floor": median / floor if median is not None and floor else None,
         "cpu_clock_ns": float(np.median(cpu_per_msg)) if cpu_per_msg else None,
         "cpu_read_ns": float(np.median(cpu_reads)) if cpu_reads else None,
-        "target_ns": PER_MESSAGE_TARGET_NS,
-        "verdict": v,
+        "target_floors": PER_MESSAGE_TARGET_FLOORS,
+        "target_ns": target,
+        "verdict": _median_verdict(median, len(added), target),
     }
 
 
@@ -321,15 +343,28 @@ def _ns_interval(m: dict[str, Any]) -> str:
 def per_message_sentence(m: dict[str, Any]) -> str:
     if m["added_ns"] is None:
         return "Per message: no pair of msgrate launches with and without the profiler"
-    ci = _ns_interval(m)
-    floor = ("" if m["floor_ns"] is None else
-             f", {m['added_over_floor']:.1f}× the floor of {m['floor_ns']:.1f} ns (its "
-             f"clock reads, {m['clock_read_ns']:.1f} ns each)")
+    mean = f"mean {m['added_ns']:+.1f} ns{_ns_interval(m)}"
     cpu = ("" if m.get("cpu_clock_ns") is None else
            f"; its reads of the computation's CPU clock {m['cpu_clock_ns']:.2f} ns of it "
            f"({m['cpu_read_ns']:.0f} ns each)")
-    return (f"the profiler adds {m['added_ns']:+.1f} ns{ci} per 8-byte message over "
-            f"{m['pairs']} pairs: {m['verdict']} (≤ {m['target_ns']:g} ns){floor}{cpu}")
+    median = m.get("median_ns")
+    if m.get("target_floors") is None or median is None:
+        # an analysis written before issue 40: the mean's interval against a fixed target
+        floor = ("" if m["floor_ns"] is None else
+                 f", {m['added_over_floor']:.1f}× the floor of {m['floor_ns']:.1f} ns (its "
+                 f"clock reads, {m['clock_read_ns']:.1f} ns each)")
+        return (f"the profiler adds {m['added_ns']:+.1f} ns{_ns_interval(m)} per 8-byte "
+                f"message over {m['pairs']} pairs: {m['verdict']} (≤ {m['target_ns']:g} ns)"
+                f"{floor}{cpu}")
+    said = (f"the profiler adds {median:+.1f} ns per 8-byte message (the median of "
+            f"{m['pairs']} pairs; {mean})")
+    if m["floor_ns"] is None:  # the target is twice it
+        return (f"{said}: {m['verdict']} (the library did not time its clock reads, so the "
+                f"floor is not known){cpu}")
+    return (f"{said}, {median / m['floor_ns']:.1f}× the floor of {m['floor_ns']:.1f} ns (its "
+            f"clock reads, {m['clock_read_ns']:.1f} ns each): {m['verdict']} (≤ "
+            f"{m['target_floors']:g}× the floor, {m['target_ns']:.1f} ns, by the median of "
+            f"{PER_MESSAGE_MIN_PAIRS} pairs or more){cpu}")
 
 
 # Once per launch (issue 40, item 3: the cost in its parts): what each profiled launch

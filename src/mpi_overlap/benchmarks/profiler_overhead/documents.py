@@ -217,9 +217,11 @@ class AnalysisProfilerOverheadPerLaunch(LibraryTimeOverLaunches, kw_only=True,
 
 class AnalysisProfilerOverheadPerMessage(Document, kw_only=True, forbid_unknown_fields=True):
     """ns the whole profiler adds per 8-byte msgrate message (call sites on minus without, per
-    repetition), mean with the Student-t 95 % interval, against issue 16's 40 ns; and the
-    floor measured in the same run: rank 0's clock reads per message (2 per call) times one
-    read's cost"""
+    repetition): the median, and the mean with the Student-t 95 % interval; the floor
+    measured in the same run: rank 0's clock reads per message (2 per call) times one
+    read's cost; the verdict: the median against target_floors times the floor, over 8
+    pairs or more (issue 40; analyses written before it: the mean's interval against issue
+    16's 40 ns)"""
 
     pairs: Annotated[int, Meta(ge=0)]
     added_ns: float | None
@@ -229,6 +231,10 @@ class AnalysisProfilerOverheadPerMessage(Document, kw_only=True, forbid_unknown_
     floor_ns: float | None
     clock_read_ns: float | None
     added_over_floor: float | None
+    median_over_floor: Annotated[
+        float | UnsetType | None,
+        Meta(description="median_ns / floor_ns: what the verdict judges; absent before issue 40"),
+    ] = UNSET
     cpu_clock_ns: Annotated[
         float | UnsetType | None,
         Meta(
@@ -244,7 +250,14 @@ class AnalysisProfilerOverheadPerMessage(Document, kw_only=True, forbid_unknown_
         float | UnsetType | None,
         Meta(description="one read of that clock (median over the launches)"),
     ] = UNSET
-    target_ns: float
+    target_floors: Annotated[
+        float | UnsetType,
+        Meta(description="the target in floors (2: issue 40); absent before issue 40"),
+    ] = UNSET
+    target_ns: Annotated[
+        float | None,
+        Meta(description="the target in ns (target_floors x floor_ns; null without a floor)"),
+    ]
     verdict: str
 
 
