@@ -361,7 +361,7 @@ def per_message_sentence(m: dict[str, Any]) -> str:
     if m["floor_ns"] is None:  # the target is twice it
         return (f"{said}: {m['verdict']} (the library did not time its clock reads, so the "
                 f"floor is not known){cpu}")
-    return (f"{said}, {median / m['floor_ns']:.1f}× the floor of {m['floor_ns']:.1f} ns (its "
+    return (f"{said}, {m['median_over_floor']:.1f}× the floor of {m['floor_ns']:.1f} ns (its "
             f"clock reads, {m['clock_read_ns']:.1f} ns each): {m['verdict']} (≤ "
             f"{m['target_floors']:g}× the floor, {m['target_ns']:.1f} ns, by the median of "
             f"{PER_MESSAGE_MIN_PAIRS} pairs or more){cpu}")

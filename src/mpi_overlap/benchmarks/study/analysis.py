@@ -235,10 +235,17 @@ def _overhead(launches: list[dict[str, Any]], sizes: int) -> dict[str, Any]:
     used = [rep for rep, p in pairs.items()
             if len(p.get(True, [])) == sizes and len(p.get(False, [])) == sizes
             and sum(t for t, _ in p[False]) > 0]
-    ratios = [sum(t for t, _ in pairs[rep][True]) / sum(t for t, _ in pairs[rep][False])
-              for rep in used]
+
+    def figures(reps: list[int]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The run-time ratio's figures over these repetitions, and per unit of
+        computation (None where the launches cannot give it)."""
+        ratios = [sum(t for t, _ in pairs[rep][True]) / sum(t for t, _ in pairs[rep][False])
+                  for rep in reps]
+        return (_ratio_figures(ratios),
+                _per_computation({rep: pairs[rep] for rep in reps}, disturbed_reps))
+
+    whole, per = figures(used)
     disturbed = sum(1 for rep in used if rep in disturbed_reps)
-    per = _per_computation({rep: pairs[rep] for rep in used}, disturbed_reps)
     # what the profiled launches paid once, outside the modes' run times above
     once = over_launches([x["library_s"] for x in launches if x["status"] == "complete"
                           and x["profiled"] and x.get("library_s")])
@@ -249,13 +256,11 @@ def _overhead(launches: list[dict[str, Any]], sizes: int) -> dict[str, Any]:
     calm = [rep for rep in used if rep not in disturbed_reps]
     undisturbed = None
     if disturbed and calm:
-        undisturbed = _ratio_figures([ratio for rep, ratio in zip(used, ratios, strict=True)
-                                      if rep not in disturbed_reps])
-        calm_per = _per_computation({rep: pairs[rep] for rep in calm}, set())
+        undisturbed, calm_per = figures(calm)
         if calm_per:
             undisturbed["per_computation"] = calm_per
     # (no key where the launches cannot give it: studies recorded before read as before)
-    return {**_ratio_figures(ratios),
+    return {**whole,
             "disturbed_launches": sum(1 for x in launches if x.get("disturbed")),
             "disturbed_pairs": disturbed, **({"per_computation": per} if per else {}),
             **({"once_per_launch": once} if once else {}),
