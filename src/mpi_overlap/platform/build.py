@@ -110,8 +110,11 @@ def ensure_built(
     werror: bool | None = None,
     sanitize: str = "",
     force: bool = False,
+    target: str | None = None,
 ) -> Path:
-    """Return the build directory of `tc`, configuring and building when needed."""
+    """Return the build directory of `tc`, configuring and building when needed; with
+    `target`, only that CMake target and what it depends on (the directory is then
+    stamped as built for that target alone)."""
     ensure_version(tc)
     src = native_source_dir()
     if not (src / "CMakeLists.txt").is_file():
@@ -128,14 +131,16 @@ def ensure_built(
     # (it needs pympistandard, installed beside this package).
     config = f"werror={werror} python={sys.executable}"
     stamp = bdir / ".mpi-overlap-stamp"
-    wanted = hashlib.sha256((source_hash(src) + config).encode()).hexdigest()
+    built_for = config + (f" target={target}" if target else "")
+    wanted = hashlib.sha256((source_hash(src) + built_for).encode()).hexdigest()
     if not force and _stamped(stamp, wanted):
         return bdir
     # One build of a directory at a time (locks.py); a command that waited finds it done.
     with state_lock(f"build-{bdir.name}", f"building native/ for toolchain '{tc.name}'"):
         if not force and _stamped(stamp, wanted):
             return bdir
-        _configure_and_build(tc, cmake, src, bdir, config, werror, sanitize, progress, force)
+        _configure_and_build(tc, cmake, src, bdir, config, werror, sanitize, progress, force,
+                             target)
         stamp.write_text(wanted + "\n")
     return bdir
 
@@ -146,7 +151,7 @@ def _stamped(stamp: Path, wanted: str) -> bool:
 
 def _configure_and_build(tc: Toolchain, cmake: str, src: Path, bdir: Path, config: str,
                          werror: bool, sanitize: str, progress: ProgressFn | None,
-                         force: bool) -> None:
+                         force: bool, target: str | None = None) -> None:
     env = tc.environment()
     bdir.mkdir(parents=True, exist_ok=True)
     stamp = bdir / ".mpi-overlap-stamp"
@@ -177,7 +182,8 @@ def _configure_and_build(tc: Toolchain, cmake: str, src: Path, bdir: Path, confi
         _run(cmd, env, bdir / "configure.log", f"configuring native/ for toolchain '{tc.name}'")
         (bdir / ".mpi-overlap-config").write_text(config)
 
-    build_cmd = [cmake, "--build", str(bdir), "--parallel", str(os.cpu_count() or 2)]
+    build_cmd = [cmake, "--build", str(bdir), "--parallel", str(os.cpu_count() or 2),
+                 *(["--target", target] if target else [])]
     _run(
         build_cmd,
         env,
