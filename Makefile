@@ -15,13 +15,22 @@ BIN         := $(VENV)/bin
 export MPI_OVERLAP_HOME ?= $(CURDIR)/build/state
 RUNS        ?= mpi-overlap-runs
 
+# The tests start the CLI as a subprocess about a thousand times; where the environment
+# says PYTHONDONTWRITEBYTECODE (as this project's machines do), each start compiled the
+# package's ~170 modules again (0.3-0.7 s of CPU), and with the venv installed without
+# byte code (below) its dependencies' too. Every target lets Python keep its caches.
+export PYTHONDONTWRITEBYTECODE :=
+
 .PHONY: setup demo test test-quick test-loaded lint ctest fuzz pytest toolchains clean bench-report-scale \
         bench-real-scale bench-profile-startup
 
+# --no-compile: pip byte-compiled every module of the dependencies (numpy, scipy, pandas,
+# matplotlib...), 20 of the install's 33 s here (2026-12-01), where the modules a run
+# imports are compiled on first import, about 4 s of CPU once, and kept (above).
 $(BIN)/mpi-overlap: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,mpich]'
+	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check -e '.[dev,mpich]'
 	@touch $@
 
 setup: $(BIN)/mpi-overlap
@@ -65,11 +74,6 @@ ctest: setup
 FUZZ_SECONDS ?= 5
 fuzz: setup
 	$(BIN)/python -m mpi_overlap.tools.devtools fuzz $(FUZZ_SECONDS)
-
-# The tests start the CLI as a subprocess about a thousand times; where the environment
-# says PYTHONDONTWRITEBYTECODE (as this project's machines do), each start compiled the
-# package's ~170 modules again (0.3-0.7 s of CPU). The tests let Python keep its caches.
-pytest test-quick test-loaded: export PYTHONDONTWRITEBYTECODE :=
 
 # One process, no pytest-xdist workers: measured on this 2-core kind (2026-11-30), two
 # workers (a module each, the cluster's modules on one) took 1 091 s against 1 107 and
