@@ -111,9 +111,10 @@ def summary_section(suite: str, runs: list[Run]):
 
 
 def progress_bar(console: Console) -> Progress:
-    """The one display of a multi-benchmark command: an overall bar, task bars under it."""
+    """The one display of a multi-benchmark command: an overall bar, task bars under it;
+    none on a file or a pipe (Ui.progress says why)."""
     return Progress(*progress_columns(), console=console, transient=True,
-                    disable=verbosity.quiet())
+                    disable=verbosity.quiet() or not console.is_terminal)
 
 
 def run_one(bench: Benchmark, tc: Toolchain, opts: RunOptions, native_args: list[str],

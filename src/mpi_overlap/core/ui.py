@@ -52,7 +52,10 @@ class Ui:
         if self.quiet:
             yield lambda done, total, label: None
             return
-        with Progress(*progress_columns(), console=self.console, transient=True) as bar:
+        # Not on a file or a pipe: there rich draws nothing, yet its transient display
+        # leaves an empty line behind each bar (three in a `profile` run's stderr).
+        with Progress(*progress_columns(), console=self.console, transient=True,
+                      disable=not self.console.is_terminal) as bar:
             task = bar.add_task(description, total=None, label="")
 
             def update(done: int, total: int, label: str) -> None:
