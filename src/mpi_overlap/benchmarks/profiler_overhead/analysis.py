@@ -282,14 +282,11 @@ READS_PER_CALL = 2  # every wrapper reads the clock at its entry and at its exit
 
 
 def _median_verdict(median: float | None, pairs: int, target: float | None) -> str:
-    """Issue 40's verdict on the median of the pairs against its target (ns)."""
-    if target is None:
-        return NO_TARGET
-    if median is None or pairs == 0:
-        return NO_DATA
-    if pairs < PER_MESSAGE_MIN_PAIRS:
+    """Issue 40's verdict on the median of the pairs against its target (ns): verdict()'s
+    rule with the median as both ends of the interval, once there are enough pairs."""
+    if target is not None and 0 < pairs < PER_MESSAGE_MIN_PAIRS:
         return TOO_FEW_FOR_MEDIAN
-    return MEETS if median <= target else MISSES
+    return verdict(None if target is None else Target("<=", target), pairs, median, median)
 
 
 def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
