@@ -28,7 +28,7 @@ from ..benchmarks.registry import Benchmark
 from ..core import verbosity
 from ..core.errors import UserError
 from ..core.file_output import WriteError
-from ..core.ui import ProgressFn, Ui, progress_columns
+from ..core.ui import ProgressFn, Ui, progress_display
 from ..platform.toolchains import Toolchain
 from ..run import env_matrix, launch_plan
 from ..run.rundir import RUN_FILE, Run, close_open_runs, load_run, new_run_dir, write_json_atomic
@@ -111,10 +111,8 @@ def summary_section(suite: str, runs: list[Run]):
 
 
 def progress_bar(console: Console) -> Progress:
-    """The one display of a multi-benchmark command: an overall bar, task bars under it;
-    none on a file or a pipe (Ui.progress says why)."""
-    return Progress(*progress_columns(), console=console, transient=True,
-                    disable=verbosity.quiet() or not console.is_terminal)
+    """The one display of a multi-benchmark command: an overall bar, task bars under it."""
+    return progress_display(console, quiet=verbosity.quiet())
 
 
 def run_one(bench: Benchmark, tc: Toolchain, opts: RunOptions, native_args: list[str],

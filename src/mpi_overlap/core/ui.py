@@ -25,11 +25,16 @@ from .termsafe import SafeConsole, safe
 ProgressFn = Callable[[int, int, str], None]
 
 
-def progress_columns() -> tuple[ProgressColumn, ...]:
-    """A bar's columns: description, bar, n/m, time, label. The texts hold names and the
-    labels programs print: never parsed as markup."""
-    return (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TextColumn("{task.fields[label]}", markup=False))
+def progress_display(console: Console, *, quiet: bool = False) -> Progress:
+    """The bars every command draws, erased when done: description, bar, n/m, time, label
+    (the texts hold names and the labels programs print: never parsed as markup). None
+    where `quiet`, nor on a file or a pipe: there rich draws nothing, yet its transient
+    display leaves an empty line behind each bar (three in a `profile` run's stderr)."""
+    columns: tuple[ProgressColumn, ...] = (
+        TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), TextColumn("{task.fields[label]}", markup=False))
+    return Progress(*columns, console=console, transient=True,
+                    disable=quiet or not console.is_terminal)
 
 
 class Ui:
@@ -52,10 +57,7 @@ class Ui:
         if self.quiet:
             yield lambda done, total, label: None
             return
-        # Not on a file or a pipe: there rich draws nothing, yet its transient display
-        # leaves an empty line behind each bar (three in a `profile` run's stderr).
-        with Progress(*progress_columns(), console=self.console, transient=True,
-                      disable=not self.console.is_terminal) as bar:
+        with progress_display(self.console) as bar:
             task = bar.add_task(description, total=None, label="")
 
             def update(done: int, total: int, label: str) -> None:
