@@ -21,7 +21,7 @@ import pytest
 from rich.console import Console
 
 from cli_helpers import CLI, disturbed, one_line_error, own_state_dir, run_cli
-from cluster_helpers import LINK, NODES, nothing_left, on_cluster
+from cluster_helpers import FAST_LINK, LINK, NODES, links_at, nothing_left, on_cluster
 from mpi_overlap.calibration.xfer_table import in_use, read_table
 from mpi_overlap.cluster import control, hosts_file
 from mpi_overlap.cluster.layout import STATE_FILE, Layout
@@ -162,7 +162,13 @@ def test_a_first_profile_across_nodes_on_a_fresh_state_profiles_every_rank(
     other node (or the cluster's daemons) as foreign; the profiler needs no other class,
     and every rank is profiled with the inter class. On a machine too busy for a usable
     table (profile then refuses, exit 4, as it should) the profiler's part is checked with
-    an inter-only table given by hand."""
+    an inter-only table given by hand. None of this is about the link's rate, and the
+    calibration's time is the link's: the links run at FAST_LINK meanwhile."""
+    with links_at(FAST_LINK):
+        _first_profile_on_a_fresh_state(tmp_path)
+
+
+def _first_profile_on_a_fresh_state(tmp_path: Path) -> None:
     from mpi_overlap.platform.build import build_dir_for
     from mpi_overlap.platform.toolchains import get_toolchain
 
