@@ -129,7 +129,7 @@ def ensure_built(
     # The directory already encodes the toolchain and sanitizers; -Werror is what else
     # changes the configuration, and the interpreter that runs the wrapper generator
     # (it needs pympistandard, installed beside this package).
-    config = f"werror={werror} python={sys.executable}"
+    config = f"werror={werror} python={sys.executable} unit_tests={_unit_tests(sanitize)}"
     stamp = bdir / ".mpi-overlap-stamp"
     built_for = config + (f" target={target}" if target else "")
     wanted = hashlib.sha256((source_hash(src) + built_for).encode()).hexdigest()
@@ -143,6 +143,13 @@ def ensure_built(
                              target)
         stamp.write_text(wanted + "\n")
     return bdir
+
+
+def _unit_tests(sanitize: str) -> bool:
+    """Whether a build makes the MPI-free unit tests: where they run, the sanitizer builds
+    of `make ctest`, and not the release builds commands use (the same code in every
+    toolchain's tree, 3.4 s of compiling each)."""
+    return bool(sanitize)
 
 
 def _stamped(stamp: Path, wanted: str) -> bool:
@@ -169,6 +176,7 @@ def _configure_and_build(tc: Toolchain, cmake: str, src: Path, bdir: Path, confi
             "-DCMAKE_BUILD_TYPE=Release",
             f"-DMO_WERROR={'ON' if werror else 'OFF'}",
             f"-DMO_SANITIZE={sanitize}",
+            f"-DMO_UNIT_TESTS={'ON' if _unit_tests(sanitize) else 'OFF'}",
             f"-DMO_PYTHON={sys.executable}",
         ]
         if ninja:
