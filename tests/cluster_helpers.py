@@ -15,8 +15,15 @@ NODES = ("mo-node1", "mo-node2")
 # 200 Mbit/s: the rate this machine's tbf holds with a small bucket (25 kB), so that the
 # wire check times bytes to within a few per cent of a 1 MiB message (docs/cluster.md)
 LINK = "200mbit"
-# 2 CPUs a node: characterize's one-node placement puts both ranks on one.
-LAYOUT = ("--nodes", "2", "--link", LINK, "--cpus-per-node", "2")
+
+
+def layout_args(link: str) -> tuple[str, ...]:
+    """`cluster up`'s arguments for the tests' cluster with its links at `link`. 2 CPUs a
+    node: characterize's one-node placement puts both ranks on one."""
+    return ("--nodes", "2", "--link", link, "--cpus-per-node", "2")
+
+
+LAYOUT = layout_args(LINK)
 # For a test whose claim holds at any rate and whose time is the link's: a first
 # calibration across nodes (ping-pong to 4 MiB, the parts to 1 MiB, the collectives' 25 s
 # budget) took 73 s of a fresh clone's test at 200 Mbit/s
@@ -28,8 +35,7 @@ def links_at(rate: str) -> Iterator[None]:
     """The cluster's links at `rate` for a block, then at LINK again, even when the block
     fails: `cluster up` at another rate reshapes the links of the cluster that is up (tc
     only; Slurm and the nodes are not touched)."""
-    changed = run_cli("cluster", "up", "--nodes", "2", "--link", rate, "--cpus-per-node", "2",
-                      timeout=180)
+    changed = run_cli("cluster", "up", *layout_args(rate), timeout=180)
     assert changed.returncode == 0 and f"to {rate}" in changed.stdout + changed.stderr, (
         changed.stdout, changed.stderr)
     try:

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from cluster_helpers import LAYOUT, NODES, nothing_left
+from cluster_helpers import LAYOUT, NODES, layout_args, nothing_left
 from mpi_overlap.cluster import control
 from mpi_overlap.cluster.control import exec_env
 
 HERE = Path(__file__).resolve().parent
-RELINKED = ("--nodes", "2", "--link", "100mbit", "--cpus-per-node", "2")
+RELINKED = layout_args("100mbit")
 OTHER_LAYOUT = ("--nodes", "2", "--link", "100mbit", "--cpus-per-node", "1")
 
 

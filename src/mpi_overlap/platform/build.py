@@ -148,7 +148,7 @@ def ensure_built(
 def _unit_tests(sanitize: str) -> bool:
     """Whether a build makes the MPI-free unit tests: where they run, the sanitizer builds
     of `make ctest`, and not the release builds commands use (the same code in every
-    toolchain's tree, 3.4 s of compiling each)."""
+    toolchain's tree, 3-4 s of compiler CPU each)."""
     return bool(sanitize)
 
 
