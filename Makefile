@@ -21,8 +21,8 @@ RUNS        ?= mpi-overlap-runs
 # byte code (below) its dependencies' too. Every target lets Python keep its caches.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: setup demo test test-quick test-loaded lint ctest fuzz pytest toolchains clean bench-report-scale \
-        bench-real-scale bench-profile-startup
+.PHONY: setup demo test test-quick test-loaded lint ctest fuzz native-checks pytest pytest-unit \
+        pytest-mpi toolchains clean bench-report-scale bench-real-scale bench-profile-startup
 
 # --no-compile: pip byte-compiled every module of the dependencies (numpy, scipy, pandas,
 # matplotlib...), 20 of the install's 33 s here (2026-12-01), where the modules a run
@@ -83,7 +83,25 @@ fuzz: setup
 pytest: setup toolchains
 	$(BIN)/pytest -q -ra --durations=25
 
-test: lint ctest fuzz pytest
+# `make test` runs every test of `pytest` above, in two sessions. The tests without the
+# `mpi` mark (no MPI job, no cluster) keep one core busy for about 190 s here, leaving
+# the other idle; they run beside the C unit tests and the fuzzing, whose figures are not
+# timed (pass/fail under the sanitizers, a fixed time per fuzz target), while the MPI
+# tests, some of which time their jobs, run afterwards with the machine to themselves.
+# -O: each side's output is printed whole when it ends, not interleaved.
+test: lint toolchains
+	$(MAKE) --no-print-directory -j2 -O native-checks pytest-unit
+	$(MAKE) --no-print-directory pytest-mpi
+
+native-checks: setup
+	$(MAKE) --no-print-directory ctest
+	$(MAKE) --no-print-directory fuzz
+
+pytest-unit: setup toolchains
+	$(BIN)/pytest -q -ra -m "not mpi" --durations=10
+
+pytest-mpi: setup toolchains
+	$(BIN)/pytest -q -ra -m mpi --durations=25
 
 # The tests without the `mpi` mark (no MPI job; conftest.py marks the emulated cluster's
 # modules too): unit, property and golden-output tests, the parsers and generators. Some
