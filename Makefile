@@ -21,7 +21,7 @@ RUNS        ?= mpi-overlap-runs
 # byte code (below) its dependencies' too. Every target lets Python keep its caches.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: setup demo test test-quick test-loaded lint ctest fuzz native-checks pytest pytest-unit \
+.PHONY: setup demo test test-quick test-loaded lint ctest fuzz native-checks builds pytest pytest-unit \
         pytest-mpi toolchains clean bench-report-scale bench-real-scale bench-profile-startup
 
 # --no-compile: pip byte-compiled every module of the dependencies (numpy, scipy, pandas,
@@ -85,17 +85,21 @@ pytest: setup toolchains
 
 # `make test` runs every test of `pytest` above, in two sessions. The tests without the
 # `mpi` mark (no MPI job, no cluster) keep one core busy for about 190 s here, leaving
-# the other idle; they run beside the C unit tests and the fuzzing, whose figures are not
-# timed (pass/fail under the sanitizers, a fixed time per fuzz target), while the MPI
-# tests, some of which time their jobs, run afterwards with the machine to themselves.
-# -O: each side's output is printed whole when it ends, not interleaved.
+# the other idle; beside them run the C unit tests and the fuzzing, whose figures are not
+# timed (pass/fail under the sanitizers, a fixed time per fuzz target), then the release
+# builds of every registered toolchain, which the MPI tests would otherwise make on the
+# way (24 s each here). The MPI tests, some of which time their jobs, run afterwards
+# with the machine to themselves. -O: each side's output is printed whole when it ends.
 test: lint toolchains
-	$(MAKE) --no-print-directory -j2 -O native-checks pytest-unit
+	$(MAKE) --no-print-directory -j2 -O native-checks pytest-unit builds
 	$(MAKE) --no-print-directory pytest-mpi
 
 native-checks: setup
 	$(MAKE) --no-print-directory ctest
 	$(MAKE) --no-print-directory fuzz
+
+builds: setup toolchains
+	$(BIN)/mpi-overlap --quiet build $$($(BIN)/mpi-overlap toolchain list --names | sed 's/^/--mpi /')
 
 pytest-unit: setup toolchains
 	$(BIN)/pytest -q -ra -m "not mpi" --durations=10
