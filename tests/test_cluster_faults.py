@@ -35,7 +35,8 @@ LIMIT_S = 10
 GRACE_S = 30
 # One rank per node, blocking exchanges of 64 KiB: about 7 s at 200 Mbit/s, so the
 # program is still exchanging when the fault comes, and kill-slurmd (whose program goes
-# on to its end) ends inside the limit.
+# on to its end) ends inside the limit on an idle machine (9.2 s of the 10 here); a
+# slower start lets the limit stop it, which FAULTS allows (3).
 APP_ARGS = ("blocking", "65536", "1500")
 HAND_TABLE = ("mpi-overlap-xfer-table 2\ncreated x\nmachine 0000000000000000 cpu=none\n"
               "toolchain 0000000000000000 none\ntoolchain_name none\nranks 2 nodes 2\n"
