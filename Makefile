@@ -101,17 +101,20 @@ native-checks: setup
 builds: setup toolchains
 	$(BIN)/mpi-overlap --quiet build $$($(BIN)/mpi-overlap toolchain list --names | sed 's/^/--mpi /')
 
+# The tests without the `mpi` mark (no MPI job; conftest.py marks the emulated cluster's
+# modules too): unit, property and golden-output tests, the parsers and generators. Some
+# build native/ for the default toolchain the first time (no launch). `make test` runs
+# them whole, `make test-quick` with a quarter of each property test's examples.
+PYTEST_NO_MPI := $(BIN)/pytest -q -ra -m "not mpi" --durations=10
+
 pytest-unit: setup toolchains
-	$(BIN)/pytest -q -ra -m "not mpi" --durations=10
+	$(PYTEST_NO_MPI)
 
 pytest-mpi: setup toolchains
 	$(BIN)/pytest -q -ra -m mpi --durations=25
 
-# The tests without the `mpi` mark (no MPI job; conftest.py marks the emulated cluster's
-# modules too): unit, property and golden-output tests, the parsers and generators. Some
-# build native/ for the default toolchain the first time (no launch).
 test-quick: setup
-	MO_PROPERTY_SHARE=0.25 $(BIN)/pytest -q -ra -m "not mpi" --durations=10
+	MO_PROPERTY_SHARE=0.25 $(PYTEST_NO_MPI)
 
 # The tests whose figures come from timings, on the default toolchain, again with two
 # CPU-bound processes running beside them (tests/loadgen.py), as on a developer's busy
