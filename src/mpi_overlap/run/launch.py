@@ -24,7 +24,7 @@ from typing import IO, Any, TextIO
 from ..core import interrupts, machine_load
 from ..core.errors import UserError
 from ..core.file_output import WriteError
-from ..core.procs import KILL_GRACE_S, session_members, stop_session
+from ..core.procs import KILL_GRACE_S, ExitWatch, session_members, stop_session
 from ..core.ui import ProgressFn
 from ..platform.toolchains import Toolchain, names_other_hosts, usable_cores
 from . import job_cpu, slurm_launch, thread_census
@@ -183,7 +183,8 @@ def run_job(
         # Inside an allocation the ranks are slurmd's, not ours: followed apart (job_cpu.py).
         job_watch = job_cpu.start(env.get("SLURM_JOB_ID")) if load_before is not None else None
         try:
-            status, message = _wait(proc, timeout_s, start)
+            with ExitWatch(proc) as watch:
+                status, message = _wait(proc, watch, timeout_s, start)
         except BaseException:  # a second signal, or a bug: never leave the job running
             stop_session(proc)
             if census is not None:
@@ -225,9 +226,10 @@ def _join(message: str | None, more: str) -> str:
 _POLL_S = 0.1  # how soon a launch notices a signal
 
 
-def _wait(proc: subprocess.Popen, timeout_s: float | None,
+def _wait(proc: subprocess.Popen, watch: ExitWatch, timeout_s: float | None,
           start: float) -> tuple[str, str | None]:
-    """Wait for the job; (status, message) once it ended, timed out or was stopped."""
+    """Wait for the job (`watch`: its exit); (status, message) once it ended, timed out
+    or was stopped."""
     deadline = None if timeout_s is None else start + timeout_s
     while True:
         signum = interrupts.requested()
@@ -235,9 +237,7 @@ def _wait(proc: subprocess.Popen, timeout_s: float | None,
             stop_session(proc)
             return "interrupted", interrupts.stopped_message(signum)
         wait = _POLL_S if deadline is None else min(_POLL_S, max(0.0, deadline - time.monotonic()))
-        try:
-            proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
+        if not watch.ended(wait):
             if deadline is not None and time.monotonic() >= deadline:
                 stop_session(proc)
                 assert timeout_s is not None
