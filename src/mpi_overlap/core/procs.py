@@ -100,9 +100,14 @@ class ExitWatch:
         self.poller: select.poll | None = None
         self.fd: int | None = None
         with contextlib.suppress(AttributeError, OSError):
-            self.fd = os.pidfd_open(proc.pid)
-            self.poller = select.poll()
-            self.poller.register(self.fd, select.POLLIN)
+            fd = os.pidfd_open(proc.pid)
+            try:
+                poller = select.poll()
+                poller.register(fd, select.POLLIN)
+            except OSError:
+                os.close(fd)
+                raise
+            self.fd, self.poller = fd, poller
 
     def __enter__(self) -> ExitWatch:
         return self
