@@ -97,17 +97,9 @@ class ExitWatch:
 
     def __init__(self, proc: subprocess.Popen) -> None:
         self.proc = proc
-        self.poller: select.poll | None = None
         self.fd: int | None = None
         with contextlib.suppress(AttributeError, OSError):
-            fd = os.pidfd_open(proc.pid)
-            try:
-                poller = select.poll()
-                poller.register(fd, select.POLLIN)
-            except OSError:
-                os.close(fd)
-                raise
-            self.fd, self.poller = fd, poller
+            self.fd = os.pidfd_open(proc.pid)
 
     def __enter__(self) -> ExitWatch:
         return self
@@ -119,13 +111,15 @@ class ExitWatch:
 
     def ended(self, timeout_s: float) -> bool:
         """Whether the child ended (and was reaped) within `timeout_s` seconds."""
-        if self.poller is None:
+        if self.fd is None:
             try:
                 self.proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 return False
             return True
-        if not self.poller.poll(max(0, math.ceil(timeout_s * 1000))):
+        poller = select.poll()  # poll, not select: any fd number
+        poller.register(self.fd, select.POLLIN)
+        if not poller.poll(max(0, math.ceil(timeout_s * 1000))):
             return False
         self.proc.wait()
         return True

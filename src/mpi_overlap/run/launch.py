@@ -184,7 +184,7 @@ def run_job(
         job_watch = job_cpu.start(env.get("SLURM_JOB_ID")) if load_before is not None else None
         try:
             with ExitWatch(proc) as watch:
-                status, message = _wait(proc, watch, timeout_s, start)
+                status, message = _wait(watch, timeout_s, start)
         except BaseException:  # a second signal, or a bug: never leave the job running
             stop_session(proc)
             if census is not None:
@@ -226,10 +226,10 @@ def _join(message: str | None, more: str) -> str:
 _POLL_S = 0.1  # how soon a launch notices a signal
 
 
-def _wait(proc: subprocess.Popen, watch: ExitWatch, timeout_s: float | None,
-          start: float) -> tuple[str, str | None]:
-    """Wait for the job (`watch`: its exit); (status, message) once it ended, timed out
-    or was stopped."""
+def _wait(watch: ExitWatch, timeout_s: float | None, start: float) -> tuple[str, str | None]:
+    """Wait for the job (watch.proc); (status, message) once it ended, timed out or was
+    stopped."""
+    proc = watch.proc
     deadline = None if timeout_s is None else start + timeout_s
     while True:
         signum = interrupts.requested()
