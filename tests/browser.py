@@ -3,6 +3,7 @@ selenium): the page's console errors and a screenshot of one element."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -17,8 +18,11 @@ FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
          "--disable-dev-shm-usage", "--window-size=1280,1600")
 
 
-def browser_or_skip():
-    """A selenium Chrome driver on Debian's Chromium, or skip saying what is missing."""
+def browser_or_skip(scratch: Path):
+    """A selenium Chrome driver on Debian's Chromium, or skip saying what is missing.
+    Chromium makes a directory for its singleton socket in TMPDIR and leaves it when it
+    quits (about three in /tmp per test session, 109 there after a day's runs): `scratch`,
+    the test's tmp_path, takes them, and pytest removes it with its old runs."""
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed "
                                     "(make setup installs it)")
     for path, pkg in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
@@ -31,7 +35,8 @@ def browser_or_skip():
     for flag in FLAGS:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    return webdriver.Chrome(service=Service(CHROMEDRIVER, env=env), options=options)
 
 
 def console_errors(driver) -> list[str]:
