@@ -169,3 +169,54 @@ def test_c_pass_replays_moved_residuals_as_python(c_library: Path,  # noqa: F811
     b = replay(prog, tgt, resid, engine="c")
     assert b.engine == "c"
     assert _bits(a) == _bits(b)
+
+
+def test_payload_work_of_a_message_packed_into_a_node_is_a_range() -> None:
+    """The first test's message, recorded between two nodes (lane 0) and replayed within
+    one (lane -1, as --placement 2 makes it): carried whole (carried=1, the prediction)
+    the send's 40 µs of own work goes to its MPI_Wait as before; left out (carried=0,
+    the range's other end) it goes nowhere, and the receive's own 15 µs in its MPI_Wait
+    go too. The transport's floor swap of the other calls is the same at both ends. A
+    message that stays between nodes keeps its work at either end."""
+    prog = two_ranks([("MPI_Irecv", [(RECV_POST, 0)], 0.0, 10 * US),
+                      ("MPI_Wait", [(RECV_DONE, 0)], 1e-3, 1e-3 + 20 * US)],
+                     [("MPI_Isend", [(SEND_POST, 0)], 0.0, 90 * US),
+                      ("MPI_Wait", [(SEND_DONE, 0)], 200 * US, 203 * US)])
+    prog.msgs.append(Msg(1, 0, 32768))
+    rec = Costs(T=[60 * US], o_s=[50 * US], o_r=[5 * US], eager=[True], coll=[],
+                floor=[10 * US], lane=[0], occupy=[0.0])
+    packed = Costs(T=[6 * US], o_s=[0.0], o_r=[0.0], eager=[False], coll=[], floor=[1 * US],
+                   lane=[-1], occupy=[0.0])
+    kept = on_target(prog, rec, packed)
+    assert kept == on_target(prog, rec, packed, carried=1.0)
+    assert kept[0][1] == pytest.approx({"MPI_Isend (sends)": 0.0, "MPI_Wait (sends)": 40 * US})
+    assert kept[0][0] == pytest.approx({"MPI_Irecv (receives)": 1 * US,
+                                        "MPI_Wait (receives)": 15 * US})
+    left = on_target(prog, rec, packed, carried=0.0)[0]
+    assert left[1] == pytest.approx({"MPI_Isend (sends)": 0.0, "MPI_Wait (sends)": 0.0})
+    assert left[0] == pytest.approx({"MPI_Irecv (receives)": 1 * US,
+                                     "MPI_Wait (receives)": 0.0})
+    apart = replace(packed, lane=[0])
+    assert on_target(prog, rec, apart, carried=0.0) == on_target(prog, rec, apart)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_leaving_the_payload_work_out_never_ends_a_rank_later(seed: int) -> None:
+    """On generated programs recorded over two nodes (rank r on node r % 2) and packed
+    into one: the replay without the carried payload work (carried=0) ends no rank later
+    than the prediction (every cost it drops is one a call waits out in the max-plus
+    pass), so the range's ends are ordered."""
+    rng = random.Random(seed)
+    prog = program(rng, rng.randint(2, 6), rng.randint(1, 20), patterns=PATTERNS)
+    prog.hosts = [f"n{r % 2}" for r in range(prog.ranks)]
+    rec = _with_floors(rng, costs(rng, prog), len(prog.msgs), len(prog.colls))
+    rec = replace(rec, lane=[0 if (m.sender - m.receiver) % 2 else -1 for m in prog.msgs],
+                  occupy=[0.0] * len(prog.msgs))
+    tgt = _with_floors(rng, costs(rng, prog), len(prog.msgs), len(prog.colls))
+    tgt = replace(tgt, lane=[-1] * len(prog.msgs), occupy=[0.0] * len(prog.msgs))
+    ends = []
+    for carried in (1.0, 0.0):
+        resid, extra = on_target(prog, rec, tgt, carried=carried)
+        rep = replay(prog, with_flight(tgt, extra), resid, engine="python")
+        ends.append([max(x) for x in rep.exit])
+    assert all(low <= whole + 1e-15 for low, whole in zip(ends[1], ends[0], strict=True))

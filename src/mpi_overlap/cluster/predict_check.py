@@ -249,13 +249,21 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             table = None if target == base else Path(tables[target.name]["path"])
             # one node: both ranks there (the two-node trace priced intra-node)
             placement = 2 if target.rate is None else None
-            pred = _figures(_replay(Path(trace), table, placement)["predicted"])
+            said = _replay(Path(trace), table, placement)
+            pred = _figures(said["predicted"])
             meas = {k: statistics.median(m[k] for m in (quiet or [r["measured"] for r in there]))
                     for k in pred}
             row: dict[str, Any] = {"case": case.name, "target": target.name, "trace": trace,
                                    "measured_runs": len(there),
                                    "disturbed_runs": len(there) - len(quiet),
                                    "predicted": pred, "measured": meas}
+            if said.get("payload_work"):
+                # one node: the prediction is a range (predict's payload_work); whether
+                # the measured median falls inside it, per figure
+                low = said["payload_work"]["without"]
+                row["without_payload_work"] = low
+                row["inside_range"] = {k: min(pred[k], low[k]) <= meas[k] <= max(pred[k], low[k])
+                                       for k in pred}
             # figures of disturbed runs are kept for the record, never as an error
             if not quiet_base or not quiet:
                 row["left_out"] = ("every base run was disturbed" if not quiet_base

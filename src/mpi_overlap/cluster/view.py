@@ -93,5 +93,11 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
         else:
             extra = ""
         lines.append(f"{head} {'; '.join(cells)}{extra}")
+        low = row.get("without_payload_work")
+        if low:
+            inside = row["inside_range"]
+            lines.append(f"{'':<17} {'':<20} without the payload work carried over: " + "; ".join(
+                f"{fmt_time(low[k])} (measured {'inside' if inside[k] else 'outside'} the range)"
+                for k in ("run_s", "mpi_s", "waiting_s")))
     lines.append(f"predict check: {out}/predict-check.json ({doc['seconds']:.0f} s)")
     return lines

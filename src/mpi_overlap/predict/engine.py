@@ -52,7 +52,15 @@ import numpy as np
 
 from ..calibration.xfer_table import blocking_op
 from . import native
-from .model import Costs, call_kind, incall_at, link_waits, message_work, residual_key
+from .model import (
+    Costs,
+    call_kind,
+    incall_at,
+    link_waits,
+    message_work,
+    moves_into_a_node,
+    residual_key,
+)
 from .program import (
     COLL_BLOCK,
     COLL_DONE,
@@ -144,8 +152,8 @@ def residuals(prog: Program, recorded_costs: Costs,
     return on_target(prog, recorded_costs, target_costs)[0]
 
 
-def on_target(prog: Program, recorded_costs: Costs,
-              target_costs: Costs | None = None) -> tuple[list[dict[str, float]], list[float]]:
+def on_target(prog: Program, recorded_costs: Costs, target_costs: Costs | None = None,
+              carried: float = 1.0) -> tuple[list[dict[str, float]], list[float]]:
     """The residuals (residuals) and, per message, the time in flight the recorded table
     does not price, on the target (0 where nothing moves), which with_flight adds to the
     target's T. On another target as docs/method.md says ("Predicting by replay", the
@@ -168,7 +176,13 @@ def on_target(prog: Program, recorded_costs: Costs,
       (Costs.floor, per operation) is taken out and the target's put in, not below 0.
 
     A key's residual is the sum, over the keys its time comes from, of the median over
-    its calls of what each brought (one term, its own, where nothing moves)."""
+    its calls of what each brought (one term, its own, where nothing moves).
+
+    `carried`: the share of an end's own work that goes to the target where its message
+    crossed nodes as recorded and stays within one there (model.moves_into_a_node): 1
+    keeps it whole (the prediction), 0 leaves it out (the other end of the range that
+    `predict` gives for such a placement: what the network's transport spent per message
+    is not what shared memory spends, docs/method.md)."""
     as_recorded = recorded(prog)
     waits = call_waits(prog, as_recorded)
     posts = as_recorded.send_post
@@ -205,11 +219,16 @@ def on_target(prog: Program, recorded_costs: Costs,
             # each end's share to the call that does its work on the target; what stays
             # is kept whole (a target that moves nothing gives the recorded residual)
             kept = res
+            share = res / len(ends)
             for k, side in ends:
                 j = _work_call(target_costs, where, i, k, side)
+                part = (share * carried if carried != 1.0
+                        and moves_into_a_node(recorded_costs, target_costs, k) else share)
                 if j != i:
-                    parts[j][key] = parts[j].get(key, 0.0) + res / len(ends)
-                    kept -= res / len(ends)
+                    parts[j][key] = parts[j].get(key, 0.0) + part
+                    kept -= share
+                elif part != share:  # left out where it was
+                    kept -= share - part
             parts[i][key] = parts[i].get(key, 0.0) + (kept if kept > 0.0 else 0.0)
         per_key: dict[str, list[dict[str, float]]] = {}
         for i in counted:

@@ -110,6 +110,14 @@ class Costs:
     lane_nodes: list[tuple[str, str]] = field(default_factory=list)  # per direction: its nodes
 
 
+def moves_into_a_node(rec: Costs, tgt: Costs, k: int) -> bool:
+    """Whether message k crossed nodes as recorded and stays within one node on the
+    target (a placement that packs its ranks): its payload then moves through shared
+    memory instead of the network's transport, whose per-message work the recorded calls
+    hold (engine.on_target's `carried`). False where either side has no lanes."""
+    return k < len(rec.lane) and k < len(tgt.lane) and rec.lane[k] >= 0 > tgt.lane[k]
+
+
 def _nodes(prog: Program, link: Link | None,
            placement: int | None = None) -> tuple[list[str], bool]:
     if placement is not None:  # --placement K: rank r on node r // K, as srun's block

@@ -27,7 +27,17 @@ from .engine import (
 )
 from .gains import Labels, gains, site_labels
 from .links import link_use
-from .model import OVERLAPS, PROGRESS, Costs, Link, Target, costs, parse_latency, parse_rate
+from .model import (
+    OVERLAPS,
+    PROGRESS,
+    Costs,
+    Link,
+    Target,
+    costs,
+    moves_into_a_node,
+    parse_latency,
+    parse_rate,
+)
 from .program import Program, build_program
 from .sites import by_function, by_site
 from .words import (
@@ -40,6 +50,7 @@ from .words import (
     gain_text,
     link_lines,
     overlap_rows,
+    payload_work_text,
     per_call_text,
     site_cells,
     sites_left_text,
@@ -135,10 +146,10 @@ def predict(req: Request) -> dict[str, Any]:
         raise UserError(f"{req.run_dir}: the traces hold no MPI call between MPI_Init and "
                         "MPI_Finalize")
     rec_costs = costs(prog, Target(table=run_table or target.table))
-    tgt_costs = costs(prog, target)
+    priced = costs(prog, target)
     # the unexplained time on the target, and the time in flight the table does not price
-    resid, extra = on_target(prog, rec_costs, tgt_costs)
-    tgt_costs = with_flight(tgt_costs, extra)
+    resid, extra = on_target(prog, rec_costs, priced)
+    tgt_costs = with_flight(priced, extra)
     started = time.perf_counter()
     rep = replay(prog, tgt_costs, resid, target.overlap, target.progress)
     seconds = time.perf_counter() - started
@@ -187,6 +198,7 @@ def predict(req: Request) -> dict[str, Any]:
                    # messages' T on this target (engine.on_target)
                    "flight_moved": {"messages": sum(1 for x in extra if x > 0.0),
                                     "seconds": sum(extra)}},
+        "payload_work": _without_payload_work(prog, rec_costs, priced, tgt_costs, target),
         "functions": by_function(sites),
         "sites": sites,
         # per link direction: what it carried, how busy it was, what waited for it (the
@@ -207,6 +219,21 @@ def predict(req: Request) -> dict[str, Any]:
         raise UserError(f"cannot write {req.run_dir / OUT_FILE}: {err.strerror or err}",
                         74) from None
     return doc
+
+
+def _without_payload_work(prog: Program, rec: Costs, priced: Costs, tgt: Costs,
+                          target: Target) -> dict[str, Any] | None:
+    """Where messages that crossed nodes as recorded stay within one node on the target:
+    their count and the job's figures replayed without the time the recorded calls spent
+    on their payload beyond the table (engine.on_target with carried=0), the other end
+    of the range whose first is the prediction; None where no message does."""
+    packed = sum(1 for k in range(len(prog.msgs)) if moves_into_a_node(rec, priced, k))
+    if not packed:
+        return None
+    resid, _ = on_target(prog, rec, priced, carried=0.0)
+    rep = replay(prog, tgt, resid, target.overlap, target.progress)
+    job = _job(figures(prog, rep, call_waits(prog, rep)), [])
+    return {"messages": packed, "without": {k: job[k] for k in ("run_s", "mpi_s", "waiting_s")}}
 
 
 def _advice_gains(req: Request, prog: Program, c: Costs, resid: list[dict[str, float]],
@@ -311,6 +338,9 @@ def describe(doc: dict[str, Any]) -> list[str]:
         lines.append(f"note: {moved['messages']} messages got {fmt_time(moved['seconds'])} in "
                      "flight beyond the table's T, the share of T the recorded receives took "
                      "longer (docs/method.md, \"The time in flight the table does not price\")")
+    payload = payload_work_text(doc)
+    if payload:
+        lines.append(f"note: {payload}")
     lines += _describe_gains(doc.get("advice_gains") or {})
     for why, n in doc["left_out"].items():
         lines.append(f"note: left out: {n} {why}")

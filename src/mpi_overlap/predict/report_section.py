@@ -29,6 +29,7 @@ from .words import (
     gain_text,
     link_rows,
     overlap_rows,
+    payload_work_text,
     per_call_text,
     site_cells,
     sites_left_text,
@@ -54,13 +55,14 @@ def _job_table(doc: dict[str, Any]) -> HtmlTable:
             for key, name in JOB_FIGURES]
     over = overlap_rows(doc)
     rows += [(f"{name} (transfers, all ranks)", r, p, ch or DASH) for name, r, p, ch in over]
+    notes = ["Overlap bounds: the profiler's (docs/method.md, \"Overlap bounds\") on the "
+             "recorded timeline and on the replayed one with the target's transfer times; "
+             "per call site in predict.json."] if over else []
+    payload = payload_work_text(doc)
     return HtmlTable(caption="Recorded and predicted (job)",
                      headers=("", "recorded", "predicted", "change"), rows=rows,
                      css=[("left", "num", "num", "num")] * len(rows),
-                     footnotes=["Overlap bounds: the profiler's (docs/method.md, \"Overlap "
-                                "bounds\") on the recorded timeline and on the replayed one "
-                                "with the target's transfer times; per call site in "
-                                "predict.json."] if over else [])
+                     footnotes=notes + ([payload] if payload else []))
 
 
 def _sites_table(doc: dict[str, Any]) -> HtmlTable | None:
@@ -138,5 +140,5 @@ def to_json(run: Run) -> dict[str, Any]:
     if doc is not None:
         block["prediction"] = {k: doc.get(k) for k in
                                ("target", "recorded", "predicted", "error_pct",
-                                "links", "sites", "advice_gains")}
+                                "payload_work", "links", "sites", "advice_gains")}
     return block

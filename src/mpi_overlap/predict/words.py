@@ -35,6 +35,21 @@ def overlap_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def payload_work_text(doc: dict[str, Any]) -> str | None:
+    """The range a placement that packs ranks into a node gives (predict.json's
+    `payload_work`), in words; None where no message moved into a node."""
+    pw = doc.get("payload_work")
+    if not pw:
+        return None
+    w = pw["without"]
+    return (f"{pw['messages']:,} messages crossed nodes as recorded and stay within a node "
+            "here. The time the recorded calls spent on their payload beyond the table was "
+            "the network transport's, and is kept whole above; left out, the replay gives "
+            f"run time {fmt_time(w['run_s'])}, MPI time {fmt_time(w['mpi_s'])}, waiting "
+            f"{fmt_time(w['waiting_s'])}. The prediction is a range between the two "
+            "(docs/method.md, \"A range where messages move into a node\").")
+
+
 def target_words(t: dict[str, Any]) -> str:
     """What a prediction replayed on, in words (predict.json's `target`)."""
     what = ["the run's own table" if t["table_is_the_runs"] else f"table {t['table']}"]
