@@ -387,6 +387,32 @@ void mop_trace_comm(mop_trace *tr, uint64_t id, uint32_t flags, const int32_t *l
     free(p);
 }
 
+void mop_trace_dtype(mop_trace *tr, uint32_t id, uint32_t flags, const int64_t shape[4],
+                     const int64_t *values, uint32_t n, const char *names, uint32_t name_bytes)
+{
+    size_t padded = ((size_t)name_bytes + 7) & ~(size_t)7;
+    size_t bytes = 48 + 8 * (size_t)n + padded;
+    unsigned char *p = calloc(1, bytes);
+    if (!p)
+        return;
+    mop_put32(p, id);
+    mop_put32(p + 4, flags);
+    mop_put32(p + 8, n);
+    mop_put32(p + 12, name_bytes);
+    for (int i = 0; i < 4; i++)
+        mop_put64(p + 16 + 8 * i, (uint64_t)shape[i]);
+    for (uint32_t i = 0; i < n; i++)
+        mop_put64(p + 48 + 8 * (size_t)i, (uint64_t)values[i]);
+    if (name_bytes)
+        memcpy(p + 48 + 8 * (size_t)n, names, name_bytes);
+    pthread_mutex_lock(&tr->lock);
+    /* As a communicator: written whenever the file is, cap or not. */
+    if (tr->fd >= 0 && !tr->finished)
+        mop_write_chunk_raw(tr, MOP_TRACE_DTYPES, 0, 1, p, bytes);
+    pthread_mutex_unlock(&tr->lock);
+    free(p);
+}
+
 void mop_trace_set_end_sync(mop_trace *tr, uint64_t ticks, double s, double rtt_s)
 {
     pthread_mutex_lock(&tr->lock);

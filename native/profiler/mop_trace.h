@@ -25,8 +25,9 @@
 #define MOP_TRACE_MAGIC "MOPTRACE"
 enum {
     /* 2: MATCH and STATUS events, COMMS chunks (what message matching needs);
-     * version 1 files (without them) are still read. */
-    MOP_TRACE_VERSION = 2,
+     * 3: a MATCH's id is the message's datatype layout, DTYPES chunks; files of
+     * versions 1 and 2 are still read. */
+    MOP_TRACE_VERSION = 3,
     MOP_TRACE_BYTE_ORDER = 0x01020304, /* reads 04 03 02 01 on a little-endian file */
     MOP_TRACE_HEADER_BYTES = 64,
     MOP_TRACE_CHUNK_BYTES = 16,     /* u32 type, u32 thread, u32 count, u32 payload bytes */
@@ -54,7 +55,18 @@ typedef enum mop_trace_chunk {
      * i32 world ranks of its n local ranks and of its m remote ones, in rank
      * order. Written when the communicator is first known (mop_trace_match.c). */
     MOP_TRACE_COMMS = 7,
+    /* one datatype layout: u32 id, u32 flags (mop_trace_dtype_flags), u32 n,
+     * u32 name bytes b, i64 size, extent, true lower bound, true extent, then n
+     * i64 values (its constructor tree, mop_trace_dtype.c) and b bytes of the
+     * NUL-terminated names of its predefined types in the tree's order, padded
+     * to 8 bytes. Written when a message first uses it. */
+    MOP_TRACE_DTYPES = 8,
 } mop_trace_chunk;
+
+/* Flags of a DTYPES record. */
+enum mop_trace_dtype_flags {
+    MOP_TRACE_DTYPE_CUT = 1, /* the tree is cut short (too large, or a query failed) */
+};
 
 /* Flags of a COMMS record. */
 enum mop_trace_comm_flags {
@@ -140,6 +152,11 @@ void mop_trace_on_transfer(void *ctx, const mop_transfer *t);
 /* Writes one COMMS record (see MOP_TRACE_COMMS); nothing once closed. */
 void mop_trace_comm(mop_trace *tr, uint64_t id, uint32_t flags, const int32_t *local, uint32_t n,
                     const int32_t *remote, uint32_t m);
+
+/* Writes one DTYPES record (see MOP_TRACE_DTYPES); nothing once closed.
+ * shape: size, extent, true lower bound, true extent. */
+void mop_trace_dtype(mop_trace *tr, uint32_t id, uint32_t flags, const int64_t shape[4],
+                     const int64_t *values, uint32_t n, const char *names, uint32_t name_bytes);
 
 /* The clock alignment measured at the end of the run (for the END chunk). */
 void mop_trace_set_end_sync(mop_trace *tr, uint64_t ticks, double s, double rtt_s);

@@ -22,6 +22,7 @@
 
 #include "fingerprint.h"
 #include "mop_trace.h"
+#include "mop_trace_dtype.h"
 #include "mop_wrap_util.h"
 #include "grow.h"
 
@@ -172,21 +173,30 @@ static int32_t mop_norm_peer(int peer)
     return peer;
 }
 
-void mop_match_slow(mop_thread *th, uint64_t t, MPI_Comm comm, int peer, int tag, int flags)
+/* The MATCH event; its id: the message's datatype layout (0 for a collective,
+ * and where it is one block or not known). */
+static void mop_match_push(mop_thread *th, uint64_t t, MPI_Comm comm, int peer, int tag,
+                           int flags, uint16_t layout)
 {
     bool coll = (flags & MOP_MATCH_COLL) != 0; /* tag is its root, it has no peer */
     int64_t tag_or_root = coll || tag != MPI_ANY_TAG ? tag : MOP_TAG_ANY;
-    mop_push_event(th, MOP_EV_MATCH, t, mop_comm_id(comm), tag_or_root, (mop_kind)flags, 0,
-                   coll ? -1 : mop_norm_peer(peer));
+    mop_push_event(th, MOP_EV_MATCH, t, mop_comm_id(comm), tag_or_root, (mop_kind)flags,
+                   layout, coll ? -1 : mop_norm_peer(peer));
+}
+
+void mop_match_slow(mop_thread *th, uint64_t t, MPI_Comm comm, int peer, int tag, int flags)
+{
+    mop_match_push(th, t, comm, peer, tag, flags, 0);
 }
 
 void mop_message_slow(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key,
                       int64_t bytes, mop_kind kind, uint16_t fn, MPI_Comm comm, int peer,
-                      int tag, const MPI_Status *st)
+                      int tag, const MPI_Status *st, MPI_Datatype dt)
 {
     mop_push_event(th, type, t, key, bytes, kind, fn, mop_world_rank_slow(comm, peer));
     if (mop_match_on)
-        mop_match_slow(th, t, comm, peer, tag, st ? MOP_MATCH_FROM_STATUS : 0);
+        mop_match_push(th, t, comm, peer, tag, st ? MOP_MATCH_FROM_STATUS : 0,
+                       mop_dtype_layout(dt));
 }
 
 void mop_status_slow(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st)
@@ -213,6 +223,7 @@ void mop_match_start(mop_trace *tr, int rank, int size)
         mop_m.world_id = 1;
     mop_trace_comm(tr, mop_m.world_id, 0, ranks, (uint32_t)size, NULL, 0);
     free(ranks);
+    mop_dtype_start(tr);
     mop_match_on = 1; /* the trace's mop_need_peers = 1 leads messages to mop_message_slow */
     __atomic_fetch_or(&mop_status_needs, MOP_STATUS_TRACE, __ATOMIC_RELAXED);
 }

@@ -161,10 +161,11 @@ void mop_match_slow(mop_thread *th, uint64_t t, MPI_Comm comm, int peer, int tag
 void mop_status_slow(mop_thread *th, uint64_t t, uint64_t key, const MPI_Status *st);
 void mop_comm_created_slow(MPI_Comm comm);
 /* A point-to-point event when mop_need_peers is set: the peer as a world rank,
- * then, in trace mode, its MATCH (from the status when st is not NULL). */
+ * then, in trace mode, its MATCH (from the status when st is not NULL), with
+ * the layout of its datatype dt (mop_trace_dtype.h). */
 void mop_message_slow(mop_thread *th, mop_event_type type, uint64_t t, uint64_t key,
                       int64_t bytes, mop_kind kind, uint16_t fn, MPI_Comm comm, int peer,
-                      int tag, const MPI_Status *st);
+                      int tag, const MPI_Status *st, MPI_Datatype dt);
 
 /* MATCH for the point-to-point event just pushed: its communicator, the peer
  * and tag as the call named them (hand-written wrappers whose peer is known

@@ -31,7 +31,7 @@
         if (__builtin_expect(mop_need_peers, 0))                                  \
             mop_message_slow(th, mop_type, mop_t, key, mop_bytes(count, dt),      \
                              mop_peer_kind(peer, kind), MOP_FN_##name, comm, peer, \
-                             tag, NULL);                                          \
+                             tag, NULL, dt);                                      \
         else                                                                      \
             mop_push_event(th, mop_type, mop_t, key, mop_bytes(count, dt),        \
                            mop_peer_kind(peer, kind), MOP_FN_##name, -1);         \
@@ -53,7 +53,7 @@ __attribute__((always_inline)) static inline void mop_recv_incall(
     mop_kind kind = mop_peer_kind(source, MOP_KIND_RECV);
     if (__builtin_expect(mop_need_peers, 0))
         mop_message_slow(th, MOP_EV_INCALL, t0, 0, bytes, kind, fn, comm, st->MPI_SOURCE,
-                         st->MPI_TAG, st);
+                         st->MPI_TAG, st, dt);
     else
         mop_push_event(th, MOP_EV_INCALL, t0, 0, bytes, kind, fn, -1);
 }

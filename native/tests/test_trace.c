@@ -177,7 +177,7 @@ static void test_format(const char *dir)
     read_file(path, &f);
     CHECK(f.size == st.bytes);
     CHECK(memcmp(f.data, "MOPTRACE", 8) == 0);
-    CHECK(get32(f.data + 8) == 2 && get32(f.data + 12) == 0x01020304);
+    CHECK(get32(f.data + 8) == MOP_TRACE_VERSION && get32(f.data + 12) == 0x01020304);
     CHECK(get32(f.data + 16) == 1 && get32(f.data + 20) == 2);
     CHECK(getf64(f.data + 24) == 1e-9);
     CHECK(get64(f.data + 32) == 123456 && getf64(f.data + 40) == 0.25);
@@ -267,6 +267,43 @@ static void test_comms(const char *dir)
         CHECK(get32(c->payload + 12) == 2 && get32(c->payload + 16) == 1);
         CHECK(get32(c->payload + 24) == 3 && get32(c->payload + 28) == 1);
         CHECK(get32(c->payload + 32) == 0);
+    }
+    CHECK(found == 1);
+    CHECK(f.n > 0 && f.chunks[f.n - 1].type == MOP_TRACE_END);
+    free(f.data);
+    unlink(path);
+}
+
+/* A datatype's record: id, flags, counts, shape, the tree's values, then the
+ * names padded to 8 bytes (the layout vector(4, 2, 5) of MPI_DOUBLE). */
+static void test_dtypes(const char *dir)
+{
+    char path[PATH_BYTES];
+    mop_trace tr = MOP_TRACE_INITIALIZER;
+    CHECK(open_in(&tr, path, dir, "dtypes.mopt", 1u << 20) == 0);
+    const int64_t shape[4] = {64, 136, 0, 136};
+    const int64_t tree[] = {3, 3, 0, 1, 4, 2, 5, 0, 8};
+    const char names[] = "MPI_DOUBLE"; /* 11 bytes with its NUL */
+    mop_trace_dtype(&tr, 7, 0, shape, tree, 9, names, sizeof names);
+    mop_trace_close(&tr);
+    mop_trace_dtype(&tr, 8, 0, shape, tree, 9, names, sizeof names); /* closed: nothing */
+    file f;
+    read_file(path, &f);
+    int found = 0;
+    for (int i = 0; i < f.n; i++) {
+        const chunk *c = &f.chunks[i];
+        if (c->type != MOP_TRACE_DTYPES)
+            continue;
+        found++;
+        CHECK(c->count == 1 && c->bytes == 48 + 9 * 8 + 16);
+        CHECK(get32(c->payload) == 7 && get32(c->payload + 4) == 0);
+        CHECK(get32(c->payload + 8) == 9 && get32(c->payload + 12) == sizeof names);
+        CHECK(get64(c->payload + 16) == 64 && get64(c->payload + 24) == 136);
+        CHECK(get64(c->payload + 32) == 0 && get64(c->payload + 40) == 136);
+        for (int k = 0; k < 9; k++)
+            CHECK(get64(c->payload + 48 + 8 * k) == (uint64_t)tree[k]);
+        CHECK_STR((const char *)c->payload + 48 + 72, "MPI_DOUBLE");
+        CHECK(c->payload[48 + 72 + 11] == 0 && c->payload[48 + 72 + 15] == 0);
     }
     CHECK(found == 1);
     CHECK(f.n > 0 && f.chunks[f.n - 1].type == MOP_TRACE_END);
@@ -375,6 +412,7 @@ int main(void)
     }
     test_format(dir);
     test_comms(dir);
+    test_dtypes(dir);
     test_cap(dir);
     test_unclosed_file_is_readable(dir);
     test_unwritable_path();

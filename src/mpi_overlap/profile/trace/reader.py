@@ -7,6 +7,9 @@ STATUS events (the source and tag a receive matched) after every completion, and
 chunks (each communicator's members as world ranks); version 1 files are still read (they
 have none of these, so their messages cannot be matched by tag and communicator).
 
+Version 3 gives a MATCH event's id the message's datatype layout (0: one contiguous block,
+or not known) and adds DTYPES chunks, one per non-contiguous datatype (dtypes.py).
+
 A rank that stopped before MPI_Finalize leaves no END chunk: its trace is read up to its
 last flush and says so. Anything else
 that does not fit the format (wrong magic, a chunk cut short, an unknown chunk type) is
@@ -22,15 +25,16 @@ from pathlib import Path
 import numpy as np
 
 from ...core.errors import UserError
+from .dtypes import Layout, parse_record
 
 MAGIC = b"MOPTRACE"
-VERSION = 2
-VERSIONS = (1, 2)  # read
+VERSION = 3
+VERSIONS = (1, 2, 3)  # read
 HEADER = struct.Struct("<8sIIiidQddIHH")  # 64 bytes
 CHUNK = struct.Struct("<IIII")
 END = struct.Struct("<QQQQQQIIQdd")  # 80 bytes
 
-FN_NAMES, KIND_NAMES, REGION_NAMES, EVENTS, TRANSFERS, END_CHUNK, COMMS = range(1, 8)
+FN_NAMES, KIND_NAMES, REGION_NAMES, EVENTS, TRANSFERS, END_CHUNK, COMMS, DTYPES = range(1, 9)
 COMM_HEAD = struct.Struct("<QIIII")  # id, flags, local size, remote size, 0
 
 EVENT = np.dtype([("t", "<u8"), ("key", "<u8"), ("bytes", "<i8"), ("type", "u1"),
@@ -44,8 +48,9 @@ assert EVENT.itemsize == 32 and TRANSFER.itemsize == 72
 # mop_event_type (native/profiler/mop_event.h)
 EV_ENTER, EV_EXIT, EV_BEGIN, EV_END, EV_INCALL, EV_PINIT, EV_START, EV_FREE = range(1, 9)
 EV_REGION_BEGIN, EV_REGION_END, EV_PCONTROL, EV_JOIN, EV_MATCH, EV_STATUS = range(9, 15)
-LAST_EVENT = {1: EV_JOIN, 2: EV_STATUS}  # the highest event type of each version
-# MATCH: kind flags; arg: peer as named (these for the wildcards); bytes: tag or root
+LAST_EVENT = {1: EV_JOIN, 2: EV_STATUS, 3: EV_STATUS}  # the highest event type of each version
+# MATCH: kind flags; arg: peer as named (these for the wildcards); bytes: tag or root;
+# id (version 3): the message's datatype layout, 0 one contiguous block or not known
 MATCH_FROM_STATUS, MATCH_COLL = 1, 2
 PEER_ANY, PEER_NULL, TAG_ANY = -2, -3, -1
 # COMMS flags
@@ -107,6 +112,7 @@ class RankTrace:
     file_bytes: int = 0
     version: int = VERSION
     comms: dict[int, Comm] = field(default_factory=dict)  # communicator id -> members
+    dtypes: dict[int, Layout] = field(default_factory=dict)  # layout id -> datatype
 
     @property
     def threads(self) -> list[int]:
@@ -234,6 +240,13 @@ def parse_trace(data: bytes, path: Path) -> RankTrace:
             tr.region_names.update(_names(path, bytes(payload), count, off))
         elif ctype == COMMS and version >= 2:
             _comms(path, bytes(payload), count, off, tr.comms)
+        elif ctype == DTYPES and version >= 3:
+            try:
+                layout = parse_record(bytes(payload))
+            except (ValueError, IndexError, struct.error) as err:
+                raise _bad(path, f"corrupt datatype record in the chunk at byte {off}: "
+                                 f"{err}") from None
+            tr.dtypes[layout.ident] = layout
         elif ctype == END_CHUNK:
             if nbytes != END.size:
                 raise _bad(path, f"corrupt end record at byte {off}")

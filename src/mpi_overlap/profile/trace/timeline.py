@@ -72,6 +72,7 @@ class Message:
     record: int | None = None  # index into the thread's transfer records
     joined: bool = False  # ends with the entry before it (Isendrecv's receive)
     status: tuple[int, int] | None = None  # (source as comm rank, tag) from the completion
+    layout: int = 0  # its datatype's layout in the trace's dtypes (0: contiguous, not known)
 
 
 @dataclass(slots=True)
@@ -261,6 +262,7 @@ class _Walk:
                     msg = self.message(t, keys[i], tmpl.bytes, tmpl.kind, tmpl.fn, tmpl.peer,
                                        False)
                     msg.comm, msg.tag, msg.named_peer = tmpl.comm, tmpl.tag, tmpl.named_peer
+                    msg.layout = tmpl.layout
                     self.tl.messages.append(msg)
                     self.pending.setdefault(keys[i], deque()).append(msg)
             elif typ == EV_END:  # arg > 0: another thread's call completed it
@@ -276,6 +278,7 @@ class _Walk:
                     if kinds[i] & MATCH_FROM_STATUS:
                         item.status = (args[i], nbytes[i])
                     item.named_peer = args[i]
+                    item.layout = ids[i]
             elif typ == EV_FREE:
                 self.pending.pop(keys[i], None)
                 self.done.pop(keys[i], None)
