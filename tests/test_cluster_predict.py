@@ -51,10 +51,15 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
     # whose other end leaves the recorded payload work out (predict's payload_work), no
     # longer in run time; the rates keep their transport and have none
     one = _row(doc, "1 node")
-    assert one["without_payload_work"]["run_s"] <= one["predicted"]["run_s"] * (1 + 1e-9)
+    said = one["payload_work"]
+    assert said["without"]["run_s"] <= one["predicted"]["run_s"] * (1 + 1e-9)
     assert set(one["inside_range"]) == {"run_s", "mpi_s", "waiting_s"}
     assert "without the payload work carried over" in proc.stdout
-    assert all("without_payload_work" not in r for r in rows[:2])
+    # halo's faces are subarrays of doubles: the trace names their layout, and the
+    # prediction the messages it packs that have it
+    assert said["layouts"] and said["layouts"][0]["layout"].startswith("subarray of MPI_DOUBLE")
+    assert said["layouts"][0]["messages"] <= said["messages"]
+    assert all("payload_work" not in r for r in rows[:2])
     quiet = not any("left_out" in r or r["disturbed_runs"] or doc["tables"][r["target"]]["suspect"]
                     for r in rows)
     if quiet:

@@ -93,7 +93,7 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
         else:
             extra = ""
         lines.append(f"{head} {'; '.join(cells)}{extra}")
-        low = row.get("without_payload_work")
+        low = (row.get("payload_work") or {}).get("without")
         if low:
             inside = row["inside_range"]
             lines.append(f"{'':<17} {'':<20} without the payload work carried over: " + "; ".join(

@@ -54,6 +54,9 @@ class Msg:
     # the ends the profile counted: bit 0 the send, bit 1 the receive (bounds.py). Out of
     # the repr, which tests/test_predict_same_replay.py digests as the replay's input.
     profiled: int = field(default=3, repr=False)
+    # each end's datatype layout in words (profile/trace/dtypes.py), the send's and the
+    # receive's; "" where it is one contiguous block or not known
+    layouts: tuple[str, str] = field(default=("", ""), repr=False)
 
 
 @dataclass(slots=True)
@@ -117,6 +120,12 @@ def _main_thread(tl: RankTimeline) -> int | None:
     return min(tl.threads) if tl.threads else None
 
 
+def _layout(tl: RankTimeline, ident: int) -> str:
+    """A message end's datatype layout in words ("" contiguous or not known)."""
+    layout = tl.trace.dtypes.get(ident) if ident else None
+    return layout.words() if layout is not None else ""
+
+
 def build_program(timelines: list[RankTimeline], matched: Matched,
                   hosts: dict[int, str] | None = None) -> Program:
     """The program of a traced run; `timelines` ordered by rank, one per rank 0..n-1."""
@@ -157,7 +166,9 @@ def build_program(timelines: list[RankTimeline], matched: Matched,
         idx = len(prog.msgs)
         # an end without its transfer record was not counted (MPI_Pcontrol(0))
         prog.msgs.append(Msg(s.rank, r.rank, max(int(r.bytes), int(s.bytes), 0),
-                             (s.record is not None) | (r.record is not None) << 1))
+                             (s.record is not None) | (r.record is not None) << 1,
+                             (_layout(timelines[s.rank], s.layout),
+                              _layout(timelines[r.rank], r.layout))))
         _place(calls[s.rank], at_s, SEND_POST, SEND_DONE, SEND_BLOCK, idx)
         _place(calls[r.rank], at_r, RECV_POST, RECV_DONE, RECV_BLOCK, idx)
     for (comm, _), inst in sorted(matched.collectives.items()):

@@ -198,7 +198,7 @@ def predict(req: Request) -> dict[str, Any]:
                    # messages' T on this target (engine.on_target)
                    "flight_moved": {"messages": sum(1 for x in extra if x > 0.0),
                                     "seconds": sum(extra)}},
-        "payload_work": _without_payload_work(prog, rec_costs, priced, tgt_costs, target),
+        "payload_work": _payload_work(prog, rec_costs, priced, tgt_costs, target),
         "functions": by_function(sites),
         "sites": sites,
         # per link direction: what it carried, how busy it was, what waited for it (the
@@ -221,19 +221,27 @@ def predict(req: Request) -> dict[str, Any]:
     return doc
 
 
-def _without_payload_work(prog: Program, rec: Costs, priced: Costs, tgt: Costs,
+def _payload_work(prog: Program, rec: Costs, priced: Costs, tgt: Costs,
                           target: Target) -> dict[str, Any] | None:
     """Where messages that crossed nodes as recorded stay within one node on the target:
     their count and the job's figures replayed without the time the recorded calls spent
     on their payload beyond the table (engine.on_target with carried=0), the other end
     of the range whose first is the prediction; None where no message does."""
-    packed = sum(1 for k in range(len(prog.msgs)) if moves_into_a_node(rec, priced, k))
+    packed = [k for k in range(len(prog.msgs)) if moves_into_a_node(rec, priced, k)]
     if not packed:
         return None
     resid, _ = on_target(prog, rec, priced, carried=0.0)
     rep = replay(prog, tgt, resid, target.overlap, target.progress)
     job = _job(figures(prog, rep, call_waits(prog, rep)), [])
-    return {"messages": packed, "without": {k: job[k] for k in ("run_s", "mpi_s", "waiting_s")}}
+    # the datatype layouts of those messages (trace version 3), most messages first
+    layouts: dict[str, int] = {}
+    for k in packed:
+        for words in set(prog.msgs[k].layouts) - {""}:
+            layouts[words] = layouts.get(words, 0) + 1
+    return {"messages": len(packed),
+            "without": {k: job[k] for k in ("run_s", "mpi_s", "waiting_s")},
+            "layouts": [{"layout": w, "messages": n}
+                        for w, n in sorted(layouts.items(), key=lambda x: -x[1])]}
 
 
 def _advice_gains(req: Request, prog: Program, c: Costs, resid: list[dict[str, float]],

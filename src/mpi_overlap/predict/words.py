@@ -35,6 +35,10 @@ def overlap_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+# Datatype layouts named in payload_work_text's note (all of them are in predict.json).
+LAYOUTS_SHOWN = 3
+
+
 def payload_work_text(doc: dict[str, Any]) -> str | None:
     """The range a placement that packs ranks into a node gives (predict.json's
     `payload_work`), in words; None where no message moved into a node."""
@@ -42,12 +46,18 @@ def payload_work_text(doc: dict[str, Any]) -> str | None:
     if not pw:
         return None
     w = pw["without"]
+    layouts = pw.get("layouts") or []
+    shown = "; ".join(f"{x['messages']:,} {x['layout']}" for x in layouts[:LAYOUTS_SHOWN])
+    more = len(layouts) - LAYOUTS_SHOWN
     return (f"{pw['messages']:,} messages crossed nodes as recorded and stay within a node "
             "here. The time the recorded calls spent on their payload beyond the table was "
             "the network transport's, and is kept whole above; left out, the replay gives "
             f"run time {fmt_time(w['run_s'])}, MPI time {fmt_time(w['mpi_s'])}, waiting "
             f"{fmt_time(w['waiting_s'])}. The prediction is a range between the two "
-            "(docs/method.md, \"A range where messages move into a node\").")
+            "(docs/method.md, \"A range where messages move into a node\")."
+            + (f" Non-contiguous datatypes among them (messages, layout): {shown}"
+               + (f"; and {more} more layout(s)" if more > 0 else "") + "." if layouts else ""))
+
 
 
 def target_words(t: dict[str, Any]) -> str:
