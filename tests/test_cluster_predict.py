@@ -59,6 +59,9 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
     # prediction the messages it packs that have it
     assert said["layouts"] and said["layouts"][0]["layout"].startswith("subarray of MPI_DOUBLE")
     assert said["layouts"][0]["messages"] <= said["messages"]
+    # and the check times those layouts here (predict --probe): a prediction of its own
+    assert said["probe"]["cases"] and all("layout_s" in c for c in said["probe"]["cases"])
+    assert one["probed"]["run_s"] > 0 and "with the layouts timed here" in proc.stdout
     assert all("payload_work" not in r for r in rows[:2])
     quiet = not any("left_out" in r or r["disturbed_runs"] or doc["tables"][r["target"]]["suspect"]
                     for r in rows)

@@ -163,6 +163,11 @@ def test_what_ifs_are_ordered_and_a_link_only_adds(runs):
         assert d["wait_s"] >= d["longest_wait_s"] * (d["waited"] > 0) >= 0
     shown = run_cli("predict", str(run), "--link", "100mbit", "--latency", "50us").stdout
     assert "Link directions" in shown and "rank 0 → rank 1" in shown
+    # a run on one node packs nothing into a node: no range, and --probe says it timed
+    # nothing and why (a two-node trace's is in tests/test_cluster_predict.py)
+    apart = _predict(run, "--placement", "1", "--probe")
+    assert apart["payload_work"] is None
+    assert apart["probe_note"] == "no message moves into a node on this target"
 
 
 def test_bad_input_gets_one_line(runs, tmp_path):

@@ -108,3 +108,21 @@ def test_a_damaged_record_is_one_line(tmp_path: Path) -> None:
     path.write_bytes(head + struct.pack("<IIII", DTYPES, 0, 1, len(bad)) + bad)
     with pytest.raises(UserError, match="corrupt datatype record in the chunk at byte 64"):
         read_trace(path)
+
+
+@pytest.mark.mpi
+def test_the_probe_builds_every_layout_again_and_times_it(timelines, tmp_path: Path) -> None:
+    """mo_layout_probe (predict --probe) builds each recorded datatype again from its tree
+    and times it in an exchange beside the same bytes contiguous: every case of the
+    program's, sent and received with the same datatype, gets both times."""
+    from mpi_overlap.predict.probe import Case, run_probe
+
+    tl = timelines[0]
+    msgs = {m.tag: m for m in tl.messages if m.comm and m.layout}
+    found = [Case(tl.trace.dtypes[m.layout], tl.trace.dtypes[m.layout], m.bytes)
+             for _, m in sorted(msgs.items())]
+    results = run_probe(tmp_path, found, "mpich")
+    assert len(results) == len(found) == 8
+    for case, r in zip(found, results, strict=True):
+        assert "error" not in r, (case.send.words(), r)
+        assert r["bytes"] == case.nbytes and r["layout_s"] > 0 and r["contiguous_s"] > 0

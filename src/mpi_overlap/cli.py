@@ -686,15 +686,19 @@ def trace_cmd(run_dir: Path, out: Path) -> None:
 @click.option("--placement", type=click.IntRange(min=1), default=None, metavar="K",
               help="K ranks per node (rank r on node r // K), e.g. 2 for a run made with "
                    "one rank per node; messages priced by the table's class for the pair")
+@click.option("--probe", is_flag=True,
+              help="with --placement: time the datatypes of the messages it packs into a "
+                   "node on 2 ranks of this machine (the run's MPI), and predict with that")
 def predict_cmd(run_dir: Path, table: Path | None, link: str | None, latency: str | None,
-                overlap: str | None, progress: str | None, placement: int | None) -> None:
+                overlap: str | None, progress: str | None, placement: int | None,
+                probe: bool) -> None:
     """Replay a traced profile run (profile --trace) on a model: predicted vs recorded run
     time, MPI time and waiting per rank; writes predict.json in the run directory."""
     from .predict.report import Request, describe, predict
 
     req = Request(run_dir=run_dir, table=table, link=link, latency=latency,
                   overlap=overlap or "model", progress=progress or "calls",
-                  placement=placement)
+                  placement=placement, probe=probe)
     for line in describe(predict(req)):
         print(safe(line))
 

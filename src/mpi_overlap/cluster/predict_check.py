@@ -154,10 +154,12 @@ def _figures(part: dict[str, Any]) -> dict[str, float]:
     return {k: float(part[k]) for k in ("run_s", "mpi_s", "waiting_s")}
 
 
-def _replay(run_dir: Path, table: Path | None, placement: int | None = None) -> dict[str, Any]:
+def _replay(run_dir: Path, table: Path | None, placement: int | None = None,
+            probe: bool = False) -> dict[str, Any]:
     from ..predict.report import Request, predict
 
-    return predict(Request(run_dir=run_dir, table=table, gains=False, placement=placement))
+    return predict(Request(run_dir=run_dir, table=table, gains=False, placement=placement,
+                           probe=probe))
 
 
 def _err(pred: float, meas: float) -> float | None:
@@ -247,24 +249,30 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             there = runs[target.name][case.name]
             quiet = [r["measured"] for r in there if not r["disturbed"]]
             table = None if target == base else Path(tables[target.name]["path"])
-            # one node: both ranks there (the two-node trace priced intra-node)
+            # one node: both ranks there (the two-node trace priced intra-node), the
+            # layouts of its messages timed on this machine, which is that node
             placement = 2 if target.rate is None else None
-            said = _replay(Path(trace), table, placement)
-            pred = _figures(said["predicted"])
+            said = _replay(Path(trace), table, placement, probe=placement is not None)
+            pw = said.get("payload_work")
+            # the row's prediction is predict's default; with the probe that is the range's
+            # end that keeps the payload work whole, and the probe's has a line of its own
+            pred = _figures(pw["kept"] if pw and "kept" in pw else said["predicted"])
             meas = {k: statistics.median(m[k] for m in (quiet or [r["measured"] for r in there]))
                     for k in pred}
             row: dict[str, Any] = {"case": case.name, "target": target.name, "trace": trace,
                                    "measured_runs": len(there),
                                    "disturbed_runs": len(there) - len(quiet),
                                    "predicted": pred, "measured": meas}
-            if said.get("payload_work"):
+            if pw:
                 # one node: the prediction is a range (predict's payload_work: its other
-                # end, and the layouts of the messages packed); whether the measured
-                # median falls inside it, per figure
-                row["payload_work"] = said["payload_work"]
-                low = said["payload_work"]["without"]
+                # end, the layouts of the messages packed, what the probe timed); whether
+                # the measured median falls inside it, per figure
+                row["payload_work"] = pw
+                low = pw["without"]
                 row["inside_range"] = {k: min(pred[k], low[k]) <= meas[k] <= max(pred[k], low[k])
                                        for k in pred}
+                if "probe" in pw:
+                    row["probed"] = _figures(said["predicted"])
             # figures of disturbed runs are kept for the record, never as an error
             if not quiet_base or not quiet:
                 row["left_out"] = ("every base run was disturbed" if not quiet_base
@@ -272,6 +280,8 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                 row["error_pct"] = None
             else:
                 row["error_pct"] = {k: _err(pred[k], meas[k]) for k in pred}
+                if "probed" in row:
+                    row["probed_error_pct"] = {k: _err(row["probed"][k], meas[k]) for k in pred}
             rows.append(row)
     doc = {"schema": SCHEMA, "toolchain": tc.name, "base": base.name, "rates": rates,
            "reps": reps, "launchers": launchers, "tables": tables, "runs": runs, "rows": rows,

@@ -93,11 +93,16 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
         else:
             extra = ""
         lines.append(f"{head} {'; '.join(cells)}{extra}")
-        low = (row.get("payload_work") or {}).get("without")
-        if low:
+        pw = row.get("payload_work") or {}
+        if "without" in pw:
             inside = row["inside_range"]
             lines.append(f"{'':<17} {'':<20} without the payload work carried over: " + "; ".join(
-                f"{fmt_time(low[k])} (measured {'inside' if inside[k] else 'outside'} the range)"
+                f"{fmt_time(pw['without'][k])} (measured {'inside' if inside[k] else 'outside'} "
+                "the range)" for k in ("run_s", "mpi_s", "waiting_s")))
+        if "probed" in row:
+            errs = row.get("probed_error_pct") or {}
+            lines.append(f"{'':<17} {'':<20} with the layouts timed here (--probe): " + "; ".join(
+                f"{fmt_time(row['probed'][k])} ({fmt_pct(errs.get(k), 1, sign=True, missing='—')})"
                 for k in ("run_s", "mpi_s", "waiting_s")))
     lines.append(f"predict check: {out}/predict-check.json ({doc['seconds']:.0f} s)")
     return lines

@@ -153,7 +153,8 @@ def residuals(prog: Program, recorded_costs: Costs,
 
 
 def on_target(prog: Program, recorded_costs: Costs, target_costs: Costs | None = None,
-              carried: float = 1.0) -> tuple[list[dict[str, float]], list[float]]:
+              carried: float = 1.0, probed: dict[int, float] | None = None,
+              ) -> tuple[list[dict[str, float]], list[float]]:
     """The residuals (residuals) and, per message, the time in flight the recorded table
     does not price, on the target (0 where nothing moves), which with_flight adds to the
     target's T. On another target as docs/method.md says ("Predicting by replay", the
@@ -182,7 +183,9 @@ def on_target(prog: Program, recorded_costs: Costs, target_costs: Costs | None =
     crossed nodes as recorded and stays within one there (model.moves_into_a_node): 1
     keeps it whole (the prediction), 0 leaves it out (the other end of the range that
     `predict` gives for such a placement: what the network's transport spent per message
-    is not what shared memory spends, docs/method.md)."""
+    is not what shared memory spends, docs/method.md). `probed`: per such message, the
+    work each of its ends does on the target as measured there (probe.py), which such an
+    end gets instead, whatever its recorded share."""
     as_recorded = recorded(prog)
     waits = call_waits(prog, as_recorded)
     posts = as_recorded.send_post
@@ -222,8 +225,11 @@ def on_target(prog: Program, recorded_costs: Costs, target_costs: Costs | None =
             share = res / len(ends)
             for k, side in ends:
                 j = _work_call(target_costs, where, i, k, side)
-                part = (share * carried if carried != 1.0
-                        and moves_into_a_node(recorded_costs, target_costs, k) else share)
+                part = share
+                if (carried != 1.0 or probed) and moves_into_a_node(recorded_costs,
+                                                                    target_costs, k):
+                    got = probed.get(k) if probed else None
+                    part = got if got is not None else share * carried
                 if j != i:
                     parts[j][key] = parts[j].get(key, 0.0) + part
                     kept -= share

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..profile.trace.dtypes import Layout
 from ..profile.trace.match import Matched
 from ..profile.trace.timeline import RankTimeline
 
@@ -54,9 +55,9 @@ class Msg:
     # the ends the profile counted: bit 0 the send, bit 1 the receive (bounds.py). Out of
     # the repr, which tests/test_predict_same_replay.py digests as the replay's input.
     profiled: int = field(default=3, repr=False)
-    # each end's datatype layout in words (profile/trace/dtypes.py), the send's and the
-    # receive's; "" where it is one contiguous block or not known
-    layouts: tuple[str, str] = field(default=("", ""), repr=False)
+    # each end's datatype layout (profile/trace/dtypes.py), the send's and the receive's;
+    # None where it is one contiguous block or not known
+    layouts: tuple[Layout | None, Layout | None] = field(default=(None, None), repr=False)
 
 
 @dataclass(slots=True)
@@ -120,10 +121,9 @@ def _main_thread(tl: RankTimeline) -> int | None:
     return min(tl.threads) if tl.threads else None
 
 
-def _layout(tl: RankTimeline, ident: int) -> str:
-    """A message end's datatype layout in words ("" contiguous or not known)."""
-    layout = tl.trace.dtypes.get(ident) if ident else None
-    return layout.words() if layout is not None else ""
+def _layout(tl: RankTimeline, ident: int) -> Layout | None:
+    """A message end's datatype layout (None: contiguous or not known)."""
+    return tl.trace.dtypes.get(ident) if ident else None
 
 
 def build_program(timelines: list[RankTimeline], matched: Matched,

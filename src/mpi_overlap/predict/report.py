@@ -69,6 +69,9 @@ class Request:
     progress: str = "calls"
     gains: bool = True  # replay each advice item too (one or two replays per item)
     placement: int | None = None  # ranks per node in the target (None: as recorded)
+    # time the layouts of the messages the placement packs into a node on 2 ranks here
+    # (probe.py), and price their ends' own work with that
+    probe: bool = False
 
 
 def load_program(run_dir: Path) -> tuple[Program, Any, dict[str, Any]]:
@@ -147,8 +150,12 @@ def predict(req: Request) -> dict[str, Any]:
                         "MPI_Finalize")
     rec_costs = costs(prog, Target(table=run_table or target.table))
     priced = costs(prog, target)
-    # the unexplained time on the target, and the time in flight the table does not price
-    resid, extra = on_target(prog, rec_costs, priced)
+    packed = [k for k in range(len(prog.msgs)) if moves_into_a_node(rec_costs, priced, k)]
+    probed = _probe(req, prog, packed) if req.probe else None
+    # the unexplained time on the target, and the time in flight the table does not price;
+    # with the probe, the packed messages' own work as timed here
+    resid, extra = (on_target(prog, rec_costs, priced) if probed is None else
+                    on_target(prog, rec_costs, priced, carried=0.0, probed=probed["work"]))
     tgt_costs = with_flight(priced, extra)
     started = time.perf_counter()
     rep = replay(prog, tgt_costs, resid, target.overlap, target.progress)
@@ -198,7 +205,13 @@ def predict(req: Request) -> dict[str, Any]:
                    # messages' T on this target (engine.on_target)
                    "flight_moved": {"messages": sum(1 for x in extra if x > 0.0),
                                     "seconds": sum(extra)}},
-        "payload_work": _payload_work(prog, rec_costs, priced, tgt_costs, target),
+        "payload_work": _payload_work(prog, packed, rec_costs, priced, tgt_costs, target,
+                                      probed),
+        # --probe that had nothing to time, and why
+        "probe_note": (None if not req.probe or probed is not None else
+                       "no message moves into a node on this target" if not packed else
+                       "the messages it packs into a node are contiguous at both ends, "
+                       "which the table prices"),
         "functions": by_function(sites),
         "sites": sites,
         # per link direction: what it carried, how busy it was, what waited for it (the
@@ -221,27 +234,57 @@ def predict(req: Request) -> dict[str, Any]:
     return doc
 
 
-def _payload_work(prog: Program, rec: Costs, priced: Costs, tgt: Costs,
-                          target: Target) -> dict[str, Any] | None:
+def _probe(req: Request, prog: Program, packed: list[int]) -> dict[str, Any] | None:
+    """The layouts of the packed messages timed on 2 ranks here with the run's MPI
+    (probe.py): per case what was timed, and per message its ends' own work; None where
+    no packed message has a layout at either end (nothing to time)."""
+    from ..run.rundir import load_run
+    from .probe import PROBE_DIR, cases, end_work, run_probe
+
+    found, index = cases(prog, packed)
+    if not found:
+        return None
+    toolchain = load_run(req.run_dir).toolchain
+    results = run_probe(req.run_dir, found, toolchain)
+    counts = [0] * len(found)
+    for i in index.values():
+        counts[i] += 1
+    return {"work": end_work(prog, index, results), "toolchain": toolchain,
+            "dir": str(req.run_dir / PROBE_DIR),
+            "cases": [{"send": c.send.words() if c.send else "contiguous",
+                       "receive": c.recv.words() if c.recv else "contiguous",
+                       "bytes": c.nbytes, "messages": n,
+                       **{k: r[k] for k in ("layout_s", "contiguous_s", "error") if k in r}}
+                      for c, n, r in zip(found, counts, results, strict=True)]}
+
+
+def _payload_work(prog: Program, packed: list[int], rec: Costs, priced: Costs, tgt: Costs,
+                  target: Target, probed: dict[str, Any] | None) -> dict[str, Any] | None:
     """Where messages that crossed nodes as recorded stay within one node on the target:
     their count and the job's figures replayed without the time the recorded calls spent
-    on their payload beyond the table (engine.on_target with carried=0), the other end
-    of the range whose first is the prediction; None where no message does."""
-    packed = [k for k in range(len(prog.msgs)) if moves_into_a_node(rec, priced, k)]
+    on their payload beyond the table (engine.on_target with carried=0) and, where the
+    prediction used the probe instead, with it kept whole (carried=1): the range's ends;
+    None where no message does."""
     if not packed:
         return None
-    resid, _ = on_target(prog, rec, priced, carried=0.0)
-    rep = replay(prog, tgt, resid, target.overlap, target.progress)
-    job = _job(figures(prog, rep, call_waits(prog, rep)), [])
+    ends = {"without": 0.0} if probed is None else {"without": 0.0, "kept": 1.0}
+    out: dict[str, Any] = {"messages": len(packed)}
+    for name, carried in ends.items():
+        resid, _ = on_target(prog, rec, priced, carried=carried)
+        # the flight is the main replay's whatever `carried` (on_target: _flight)
+        rep = replay(prog, tgt, resid, target.overlap, target.progress)
+        job = _job(figures(prog, rep, call_waits(prog, rep)), [])
+        out[name] = {k: job[k] for k in ("run_s", "mpi_s", "waiting_s")}
     # the datatype layouts of those messages (trace version 3), most messages first
     layouts: dict[str, int] = {}
     for k in packed:
-        for words in set(prog.msgs[k].layouts) - {""}:
+        for words in {x.words() for x in prog.msgs[k].layouts if x is not None}:
             layouts[words] = layouts.get(words, 0) + 1
-    return {"messages": len(packed),
-            "without": {k: job[k] for k in ("run_s", "mpi_s", "waiting_s")},
-            "layouts": [{"layout": w, "messages": n}
-                        for w, n in sorted(layouts.items(), key=lambda x: -x[1])]}
+    out["layouts"] = [{"layout": w, "messages": n}
+                      for w, n in sorted(layouts.items(), key=lambda x: -x[1])]
+    if probed is not None:
+        out["probe"] = {k: v for k, v in probed.items() if k != "work"}
+    return out
 
 
 def _advice_gains(req: Request, prog: Program, c: Costs, resid: list[dict[str, float]],
@@ -349,6 +392,8 @@ def describe(doc: dict[str, Any]) -> list[str]:
     payload = payload_work_text(doc)
     if payload:
         lines.append(f"note: {payload}")
+    if doc.get("probe_note"):
+        lines.append(f"note: --probe timed nothing: {doc['probe_note']}")
     lines += _describe_gains(doc.get("advice_gains") or {})
     for why, n in doc["left_out"].items():
         lines.append(f"note: left out: {n} {why}")

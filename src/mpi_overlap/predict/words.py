@@ -40,24 +40,40 @@ LAYOUTS_SHOWN = 3
 
 
 def payload_work_text(doc: dict[str, Any]) -> str | None:
-    """The range a placement that packs ranks into a node gives (predict.json's
-    `payload_work`), in words; None where no message moved into a node."""
+    """What a placement that packs ranks into a node does to the prediction
+    (predict.json's `payload_work`), in words; None where no message moved into a node."""
     pw = doc.get("payload_work")
     if not pw:
         return None
-    w = pw["without"]
+
+    def figs(f: dict[str, float]) -> str:
+        return (f"run time {fmt_time(f['run_s'])}, MPI time {fmt_time(f['mpi_s'])}, "
+                f"waiting {fmt_time(f['waiting_s'])}")
+
+    head = (f"{pw['messages']:,} messages crossed nodes as recorded and stay within a node "
+            "here. The time the recorded calls spent on their payload beyond the table was "
+            "the network transport's")
+    probe = pw.get("probe")
+    if probe:
+        timed = "; ".join(
+            f"{c['messages']:,} × {c['bytes']:,} B "
+            + (f"{fmt_time(c['layout_s'])} an exchange against {fmt_time(c['contiguous_s'])} "
+               "contiguous" if "layout_s" in c else f"not timed ({c.get('error')})")
+            for c in probe["cases"][:LAYOUTS_SHOWN])
+        body = (f"; the prediction above gives their datatypes' own work what {len(probe['cases'])}"
+                f" layout(s) took here, on 2 ranks of {probe['toolchain']} ({timed}; "
+                f"{probe['dir']}). Kept whole instead: {figs(pw['kept'])}; left out: "
+                f"{figs(pw['without'])}")
+    else:
+        body = (f", and is kept whole above; left out, the replay gives {figs(pw['without'])}. "
+                "The prediction is a range between the two (`--probe` times the layouts "
+                "here instead)")
     layouts = pw.get("layouts") or []
     shown = "; ".join(f"{x['messages']:,} {x['layout']}" for x in layouts[:LAYOUTS_SHOWN])
     more = len(layouts) - LAYOUTS_SHOWN
-    return (f"{pw['messages']:,} messages crossed nodes as recorded and stay within a node "
-            "here. The time the recorded calls spent on their payload beyond the table was "
-            "the network transport's, and is kept whole above; left out, the replay gives "
-            f"run time {fmt_time(w['run_s'])}, MPI time {fmt_time(w['mpi_s'])}, waiting "
-            f"{fmt_time(w['waiting_s'])}. The prediction is a range between the two "
-            "(docs/method.md, \"A range where messages move into a node\")."
+    return (head + body + " (docs/method.md, \"A range where messages move into a node\")."
             + (f" Non-contiguous datatypes among them (messages, layout): {shown}"
                + (f"; and {more} more layout(s)" if more > 0 else "") + "." if layouts else ""))
-
 
 
 def target_words(t: dict[str, Any]) -> str:

@@ -49,6 +49,9 @@ class Layout:
     true_extent: int
     tree: Node | None
     blocks: list[tuple[int, int]] | None
+    # the record's tree and names as written (a probe builds the datatype again from them)
+    values: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
 
     def words(self) -> str:
         """e.g. "subarray of MPI_DOUBLE: 4,096 block(s) of 8 B in 32 KiB (extent 296208 B)"."""
@@ -83,14 +86,16 @@ def parse_record(payload: bytes) -> Layout:
     if need != len(payload):
         raise ValueError(f"a datatype record of {len(payload)} bytes where {need} are needed")
     values = struct.unpack_from(f"<{n}q", payload, HEAD.size)
-    names = bytes(payload[HEAD.size + 8 * n:HEAD.size + 8 * n + name_bytes]).split(b"\0")
+    raw = bytes(payload[HEAD.size + 8 * n:HEAD.size + 8 * n + name_bytes])
+    names = [s.decode("utf-8", "replace") for s in raw.split(b"\0")[:-1]] if raw else []
     tree = None
     if not flags & FLAG_CUT:
-        tree, pos, _ = _node(values, 0, [s.decode("utf-8", "replace") for s in names], 0)
+        tree, pos, _ = _node(values, 0, names, 0)
         if pos != len(values):
             raise ValueError("a datatype tree with values left over")
     return Layout(ident, size, extent, true_lb, true_extent, tree,
-                  _element_blocks(tree, true_lb) if tree is not None else None)
+                  _element_blocks(tree, true_lb) if tree is not None else None,
+                  tuple(values) if tree is not None else (), tuple(names))
 
 
 def _node(v: tuple[int, ...], pos: int, names: list[str], named: int) -> tuple[Node, int, int]:

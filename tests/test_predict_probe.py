@@ -1,0 +1,44 @@
+"""predict --probe's side in Python (predict/probe.py): which messages become cases, what
+the probe is given, and what each message's ends get from its results. The probe itself
+runs in tests/test_trace_dtypes.py, and on a placement in tests/test_cluster_predict.py."""
+
+from __future__ import annotations
+
+from mpi_overlap.predict.probe import cases, end_work, probe_input
+from mpi_overlap.predict.program import Msg, Program
+from mpi_overlap.profile.trace.dtypes import Layout
+
+
+def _layout(ident: int, stride: int) -> Layout:
+    values = (3, 3, 0, 1, 4, 2, stride, 0, 8)  # vector(4, 2, stride) of an 8-byte type
+    return Layout(ident, 64, 8 * (3 * stride + 2), 0, 8 * (3 * stride + 2), None, None,
+                  values, ("MPI_DOUBLE",))
+
+
+def test_messages_of_one_shape_are_one_case_and_contiguous_ones_none() -> None:
+    a, b = _layout(1, 5), _layout(2, 7)
+    prog = Program(calls=[[], []])
+    prog.msgs = [Msg(0, 1, 64, 3, (a, a)), Msg(1, 0, 64, 3, (a, a)), Msg(0, 1, 64, 3, (b, None)),
+                 Msg(0, 1, 64, 3, (None, None)), Msg(0, 1, 128, 3, (a, a))]
+    found, index = cases(prog, [0, 1, 2, 3, 4])
+    # the most messages first; a contiguous message is no case
+    assert [(c.send, c.recv, c.nbytes) for c in found] == [(a, a, 64), (b, None, 64),
+                                                          (a, a, 128)]
+    assert index == {0: 0, 1: 0, 2: 1, 4: 2}
+    va, vb = "side 9 3 3 0 1 4 2 5 0 8 1 MPI_DOUBLE", "side 9 3 3 0 1 4 2 7 0 8 1 MPI_DOUBLE"
+    assert probe_input(found).splitlines() == ["mo-layout-probe 1", "case 64", va, va,
+                                               "case 64", vb, "side 0 0", "case 128", va, va]
+    # each end gets half of what the layout took beyond contiguous data, never below 0;
+    # a case the probe could not build gives nothing
+    results = [{"case": 0, "layout_s": 50e-6, "contiguous_s": 10e-6},
+               {"case": 1, "error": "a constructor the probe does not build"},
+               {"case": 2, "layout_s": 9e-6, "contiguous_s": 10e-6}]
+    work = end_work(prog, index, results)
+    assert work == {0: 20e-6, 1: 20e-6, 4: 0.0}
+
+
+def test_a_tree_cut_short_is_not_probed() -> None:
+    cut = Layout(3, 64, 136, 0, 136, None, None)  # no values: the trace cut its tree
+    prog = Program(calls=[[], []])
+    prog.msgs = [Msg(0, 1, 64, 3, (cut, cut))]
+    assert cases(prog, [0]) == ([], {})
