@@ -47,6 +47,7 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
             assert r[part]["run_s"] > 0 and 0 <= r[part]["mpi_s"] <= r[part]["run_s"]
         # an error only from runs the guard did not mark disturbed, and then for each figure
         assert ("left_out" in r) == (r["error_pct"] is None)
+        assert isinstance(r["computation_change_pct"], float)
     # one node packs the two-node trace's messages into a node: the prediction is a range
     # whose other end leaves the recorded payload work out (predict's payload_work), no
     # longer in run time; the rates keep their transport and have none

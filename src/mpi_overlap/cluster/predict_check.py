@@ -244,7 +244,8 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
     for case in cases:
         base_runs = runs[base.name][case.name]
         quiet_base = [r for r in base_runs if not r["disturbed"]]
-        trace = (quiet_base or base_runs)[0]["run_dir"]
+        traced = (quiet_base or base_runs)[0]
+        trace = traced["run_dir"]
         for target in _targets(rates):
             there = runs[target.name][case.name]
             quiet = [r["measured"] for r in there if not r["disturbed"]]
@@ -262,7 +263,12 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             row: dict[str, Any] = {"case": case.name, "target": target.name, "trace": trace,
                                    "measured_runs": len(there),
                                    "disturbed_runs": len(there) - len(quiet),
-                                   "predicted": pred, "measured": meas}
+                                   "predicted": pred, "measured": meas,
+                                   # the replay keeps the trace's computation (run time
+                                   # less MPI time): how much the runs' differed from it
+                                   "computation_change_pct": _err(
+                                       meas["run_s"] - meas["mpi_s"],
+                                       traced["measured"]["run_s"] - traced["measured"]["mpi_s"])}
             if pw:
                 # one node: the prediction is a range (predict's payload_work: its other
                 # end, the layouts of the messages packed, what the probe timed); whether
