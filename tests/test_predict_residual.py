@@ -34,6 +34,17 @@ from test_predict_same_replay import _bits
 US = 1e-6
 
 
+def _eager_face():
+    """Rank 1 sends a 32 KiB message to rank 0: MPI_Isend holding 90 µs and its MPI_Wait
+    3 µs; rank 0's MPI_Irecv 10 µs and its MPI_Wait 20 µs, entered long after."""
+    prog = two_ranks([("MPI_Irecv", [(RECV_POST, 0)], 0.0, 10 * US),
+                      ("MPI_Wait", [(RECV_DONE, 0)], 1e-3, 1e-3 + 20 * US)],
+                     [("MPI_Isend", [(SEND_POST, 0)], 0.0, 90 * US),
+                      ("MPI_Wait", [(SEND_DONE, 0)], 200 * US, 203 * US)])
+    prog.msgs.append(Msg(1, 0, 32768))
+    return prog
+
+
 def test_payload_time_follows_the_end_and_transport_time_swaps_its_floor() -> None:
     """Recorded: an eager 32 KiB message (o_s 50 µs, o_r 5 µs) on a transport whose
     zero-byte time is 10 µs; target: rendezvous, 1 µs. Rank 1's MPI_Isend held 90 µs,
@@ -41,11 +52,7 @@ def test_payload_time_follows_the_end_and_transport_time_swaps_its_floor() -> No
     MPI_Wait (3 µs recorded, an eager send's completion: transport time, 3 - 9 cut to 0).
     Rank 0's MPI_Irecv held 10 µs of transport time: 10 - 9 = 1 µs. Its MPI_Wait's
     15 µs beyond o_r belong to the receive's own work, which stays there."""
-    prog = two_ranks([("MPI_Irecv", [(RECV_POST, 0)], 0.0, 10 * US),
-                      ("MPI_Wait", [(RECV_DONE, 0)], 1e-3, 1e-3 + 20 * US)],
-                     [("MPI_Isend", [(SEND_POST, 0)], 0.0, 90 * US),
-                      ("MPI_Wait", [(SEND_DONE, 0)], 200 * US, 203 * US)])
-    prog.msgs.append(Msg(1, 0, 32768))
+    prog = _eager_face()
     rec = Costs(T=[60 * US], o_s=[50 * US], o_r=[5 * US], eager=[True], coll=[],
                 floor=[10 * US])
     tgt = Costs(T=[6 * US], o_s=[0.0], o_r=[0.0], eager=[False], coll=[], floor=[1 * US])
@@ -178,11 +185,7 @@ def test_payload_work_of_a_message_packed_into_a_node_is_a_range() -> None:
     the range's other end) it goes nowhere, and the receive's own 15 µs in its MPI_Wait
     go too. The transport's floor swap of the other calls is the same at both ends. A
     message that stays between nodes keeps its work at either end."""
-    prog = two_ranks([("MPI_Irecv", [(RECV_POST, 0)], 0.0, 10 * US),
-                      ("MPI_Wait", [(RECV_DONE, 0)], 1e-3, 1e-3 + 20 * US)],
-                     [("MPI_Isend", [(SEND_POST, 0)], 0.0, 90 * US),
-                      ("MPI_Wait", [(SEND_DONE, 0)], 200 * US, 203 * US)])
-    prog.msgs.append(Msg(1, 0, 32768))
+    prog = _eager_face()
     rec = Costs(T=[60 * US], o_s=[50 * US], o_r=[5 * US], eager=[True], coll=[],
                 floor=[10 * US], lane=[0], occupy=[0.0])
     packed = Costs(T=[6 * US], o_s=[0.0], o_r=[0.0], eager=[False], coll=[], floor=[1 * US],

@@ -362,6 +362,18 @@ void mop_trace_finish(mop_trace *tr, const void *owner, mop_process *p)
 
 /* ---- closing ------------------------------------------------------------------- */
 
+/* A small record that reading the trace needs (a communicator, a datatype): one
+ * chunk written whenever the file is, cap or not (without it the messages that use it
+ * cannot be matched or described); frees p. */
+static void mop_write_uncapped(mop_trace *tr, uint32_t type, unsigned char *p, size_t bytes)
+{
+    pthread_mutex_lock(&tr->lock);
+    if (tr->fd >= 0 && !tr->finished)
+        mop_write_chunk_raw(tr, type, 0, 1, p, bytes);
+    pthread_mutex_unlock(&tr->lock);
+    free(p);
+}
+
 void mop_trace_comm(mop_trace *tr, uint64_t id, uint32_t flags, const int32_t *local, uint32_t n,
                     const int32_t *remote, uint32_t m)
 {
@@ -378,13 +390,7 @@ void mop_trace_comm(mop_trace *tr, uint64_t id, uint32_t flags, const int32_t *l
         memcpy(p + 24, local, 4 * (size_t)n);
     if (m)
         memcpy(p + 24 + 4 * (size_t)n, remote, 4 * (size_t)m);
-    pthread_mutex_lock(&tr->lock);
-    /* A communicator is a few bytes: written whenever the file is, cap or not
-     * (without it the messages on it cannot be matched). */
-    if (tr->fd >= 0 && !tr->finished)
-        mop_write_chunk_raw(tr, MOP_TRACE_COMMS, 0, 1, p, bytes);
-    pthread_mutex_unlock(&tr->lock);
-    free(p);
+    mop_write_uncapped(tr, MOP_TRACE_COMMS, p, bytes);
 }
 
 void mop_trace_dtype(mop_trace *tr, uint32_t id, uint32_t flags, const int64_t shape[4],
@@ -405,12 +411,7 @@ void mop_trace_dtype(mop_trace *tr, uint32_t id, uint32_t flags, const int64_t s
         mop_put64(p + 48 + 8 * (size_t)i, (uint64_t)values[i]);
     if (name_bytes)
         memcpy(p + 48 + 8 * (size_t)n, names, name_bytes);
-    pthread_mutex_lock(&tr->lock);
-    /* As a communicator: written whenever the file is, cap or not. */
-    if (tr->fd >= 0 && !tr->finished)
-        mop_write_chunk_raw(tr, MOP_TRACE_DTYPES, 0, 1, p, bytes);
-    pthread_mutex_unlock(&tr->lock);
-    free(p);
+    mop_write_uncapped(tr, MOP_TRACE_DTYPES, p, bytes);
 }
 
 void mop_trace_set_end_sync(mop_trace *tr, uint64_t ticks, double s, double rtt_s)

@@ -243,6 +243,23 @@ static void test_format(const char *dir)
     unlink(path);
 }
 
+/* The one chunk of `type` in f, which must also end with its END chunk (the
+ * records written after the close are not there); NULL, and a failed check,
+ * where there is not exactly one. */
+static const chunk *only_chunk(const file *f, uint32_t type)
+{
+    const chunk *one = NULL;
+    int found = 0;
+    for (int i = 0; i < f->n; i++)
+        if (f->chunks[i].type == type) {
+            one = &f->chunks[i];
+            found++;
+        }
+    CHECK(found == 1);
+    CHECK(f->n > 0 && f->chunks[f->n - 1].type == MOP_TRACE_END);
+    return found == 1 ? one : NULL;
+}
+
 /* A communicator's record: id, flags, sizes, then the members' world ranks. */
 static void test_comms(const char *dir)
 {
@@ -255,12 +272,8 @@ static void test_comms(const char *dir)
     mop_trace_comm(&tr, 1, 0, local, 2, NULL, 0); /* after the close: nothing */
     file f;
     read_file(path, &f);
-    int found = 0;
-    for (int i = 0; i < f.n; i++) {
-        const chunk *c = &f.chunks[i];
-        if (c->type != MOP_TRACE_COMMS)
-            continue;
-        found++;
+    const chunk *c = only_chunk(&f, MOP_TRACE_COMMS);
+    if (c) {
         CHECK(c->count == 1 && c->bytes == 24 + 3 * 4);
         CHECK(get64(c->payload) == 0xabcdef0123456789u);
         CHECK(get32(c->payload + 8) == MOP_TRACE_COMM_INTER);
@@ -268,8 +281,6 @@ static void test_comms(const char *dir)
         CHECK(get32(c->payload + 24) == 3 && get32(c->payload + 28) == 1);
         CHECK(get32(c->payload + 32) == 0);
     }
-    CHECK(found == 1);
-    CHECK(f.n > 0 && f.chunks[f.n - 1].type == MOP_TRACE_END);
     free(f.data);
     unlink(path);
 }
@@ -289,12 +300,8 @@ static void test_dtypes(const char *dir)
     mop_trace_dtype(&tr, 8, 0, shape, tree, 9, names, sizeof names); /* closed: nothing */
     file f;
     read_file(path, &f);
-    int found = 0;
-    for (int i = 0; i < f.n; i++) {
-        const chunk *c = &f.chunks[i];
-        if (c->type != MOP_TRACE_DTYPES)
-            continue;
-        found++;
+    const chunk *c = only_chunk(&f, MOP_TRACE_DTYPES);
+    if (c) {
         CHECK(c->count == 1 && c->bytes == 48 + 9 * 8 + 16);
         CHECK(get32(c->payload) == 7 && get32(c->payload + 4) == 0);
         CHECK(get32(c->payload + 8) == 9 && get32(c->payload + 12) == sizeof names);
@@ -305,8 +312,6 @@ static void test_dtypes(const char *dir)
         CHECK_STR((const char *)c->payload + 48 + 72, "MPI_DOUBLE");
         CHECK(c->payload[48 + 72 + 11] == 0 && c->payload[48 + 72 + 15] == 0);
     }
-    CHECK(found == 1);
-    CHECK(f.n > 0 && f.chunks[f.n - 1].type == MOP_TRACE_END);
     free(f.data);
     unlink(path);
 }
