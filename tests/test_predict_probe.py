@@ -42,3 +42,28 @@ def test_a_tree_cut_short_is_not_probed() -> None:
     prog = Program(calls=[[], []])
     prog.msgs = [Msg(0, 1, 64, 3, (cut, cut))]
     assert cases(prog, [0]) == ([], {})
+
+
+def test_the_note_says_which_end_the_prediction_is() -> None:
+    """payload_work's note: the range (no probe), the probe's timings (with them), and a
+    probe with nothing to time (every packed message contiguous: the work left out)."""
+    from mpi_overlap.predict.words import payload_work_text
+
+    figs = {"run_s": 0.3, "mpi_s": 0.1, "waiting_s": 0.01}
+    layouts = [{"layout": "vector of MPI_DOUBLE: 4 block(s) of 16 B in 64 B", "messages": 7}]
+    ranged = payload_work_text({"payload_work": {"messages": 9, "without": figs,
+                                                 "layouts": layouts}})
+    assert ranged is not None and "kept whole above" in ranged and "a range" in ranged
+    assert "7 vector of MPI_DOUBLE" in ranged
+    case = {"send": "v", "receive": "v", "bytes": 64, "messages": 7, "layout_s": 40e-6,
+            "contiguous_s": 10e-6}
+    probed = payload_work_text({"payload_work": {
+        "messages": 9, "without": figs, "kept": figs, "layouts": layouts,
+        "probe": {"toolchain": "mpich", "dir": "d", "cases": [case]}}})
+    assert probed is not None and "what 1 layout(s) took here, on 2 ranks of mpich" in probed
+    assert "40.0 µs an exchange against 10.0 µs contiguous" in probed
+    nothing = payload_work_text({"payload_work": {
+        "messages": 9, "without": figs, "kept": figs, "layouts": [],
+        "probe": {"toolchain": "mpich", "dir": "d", "cases": []}}})
+    assert nothing is not None and "leaves that work out" in nothing
+    assert payload_work_text({"payload_work": None}) is None

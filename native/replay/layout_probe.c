@@ -232,14 +232,17 @@ static MPI_Datatype side_type(const side *s, int64_t bytes, int *count, bool *ow
     return dt;
 }
 
-static size_t span(MPI_Datatype dt, int count)
+/* The bytes count x dt reaches from its buffer's address: [lo, hi), lo <= 0
+ * (a datatype may reach below its buffer's address, a negative lower bound). */
+static void reach(MPI_Datatype dt, int count, MPI_Aint *lo, MPI_Aint *hi)
 {
     MPI_Aint lb, extent, tlb, textent;
     MPI_Type_get_extent(dt, &lb, &extent);
     MPI_Type_get_true_extent(dt, &tlb, &textent);
-    /* from 0 to the last byte of the count-th copy */
-    MPI_Aint hi = tlb + textent + (count > 0 ? (MPI_Aint)(count - 1) * extent : 0);
-    return (size_t)(hi > 0 ? hi : 1) + 64;
+    MPI_Aint last = count > 0 ? (MPI_Aint)(count - 1) * extent : 0;
+    MPI_Aint a = tlb + (last < 0 ? last : 0), b = tlb + textent + (last > 0 ? last : 0);
+    *lo = a < 0 ? a : 0;
+    *hi = b > 0 ? b : 0;
 }
 
 /* The arrays a program's datatypes are cut from, which its computation sweeps
@@ -369,18 +372,23 @@ int main(int argc, char **argv)
                 MPI_Type_free(&sdt);
             continue;
         }
-        size_t sspan = span(sdt, scount), rspan = span(rdt, rcount);
+        MPI_Aint slo, shi, rlo, rhi;
+        reach(sdt, scount, &slo, &shi);
+        reach(rdt, rcount, &rlo, &rhi);
+        size_t sspan = (size_t)(shi - slo) + 64, rspan = (size_t)(rhi - rlo) + 64;
         size_t cspan = (size_t)bytes + 64;
-        unsigned char *sbuf = calloc(1, sspan), *rbuf = calloc(1, rspan);
+        unsigned char *sarr = calloc(1, sspan), *rarr = calloc(1, rspan);
         unsigned char *cs = calloc(1, cspan), *cr = calloc(1, cspan);
+        /* each datatype's buffer address: its array's start less its lowest reach */
+        unsigned char *sbuf = sarr ? sarr - slo : NULL, *rbuf = rarr ? rarr - rlo : NULL;
         double lay[SAMPLES_MAX], con[SAMPLES_MAX];
         if (!sbuf || !rbuf || !cs || !cr) {
             fprintf(stderr, "mo_layout_probe: out of memory for case %d\n", c);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
-        memset(sbuf, 1, sspan); /* written pages, not the zero page that calloc maps */
+        memset(sarr, 1, sspan); /* written pages, not the zero page that calloc maps */
         memset(cs, 1, cspan);
-        const arrays swept = {sbuf, rbuf, sspan, rspan};
+        const arrays swept = {sarr, rarr, sspan, rspan};
         /* a block long enough for sample_s, from a first timing */
         exchange_block(peer, sbuf, rbuf, scount, sdt, rcount, rdt, 5, &swept);
         double once = exchange_block(peer, sbuf, rbuf, scount, sdt, rcount, rdt, 20, &swept);
@@ -397,8 +405,8 @@ int main(int argc, char **argv)
             fprintf(out, "{\"case\": %d, \"bytes\": %lld, \"layout_s\": %.9g, "
                          "\"contiguous_s\": %.9g, \"samples\": %d, \"iterations\": %d}\n",
                     c, bytes, lay[samples / 2], con[samples / 2], samples, iters);
-        free(sbuf);
-        free(rbuf);
+        free(sarr);
+        free(rarr);
         free(cs);
         free(cr);
         if (sown)

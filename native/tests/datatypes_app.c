@@ -13,6 +13,8 @@
  *     (the MPI may hand out the freed handle again: a new layout all the same)
  *   9 a dup of step 4's type                          a layout of its own
  *  10 step 3's vector made again (Isend / Irecv)     a new layout of its shape
+ *  11 hindexed of 2 doubles at -16 and +8 bytes from the buffer's address
+ *     (a datatype that reaches below it): blocks of 8 B, 24 B apart
  * Received with the sender's datatype; checked byte for byte, exit 1 where not. */
 #include <mpi.h>
 #include <stddef.h>
@@ -23,8 +25,11 @@
 
 static unsigned char sent[4096], got[4096];
 
-static int exchange(int rank, const void *buf, int count, MPI_Datatype dt, int tag, int nb)
+/* The exchange with both buffers' addresses `at` bytes into the arrays. */
+static int exchange_at(int rank, const void *buf, size_t at, int count, MPI_Datatype dt,
+                       int tag, int nb)
 {
+    buf = (const unsigned char *)buf + at;
     if (rank == 0) {
         if (nb) {
             MPI_Request r;
@@ -36,12 +41,13 @@ static int exchange(int rank, const void *buf, int count, MPI_Datatype dt, int t
         return 0;
     }
     memset(got, 0, sizeof got);
+    unsigned char *into = got + at;
     if (nb) {
         MPI_Request r;
-        MPI_Irecv(got, count, dt, 0, tag, MPI_COMM_WORLD, &r);
+        MPI_Irecv(into, count, dt, 0, tag, MPI_COMM_WORLD, &r);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
     } else {
-        MPI_Recv(got, count, dt, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(into, count, dt, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     /* what the type covers arrived as sent: packed alike on both sides */
     int size = 0;
@@ -49,12 +55,17 @@ static int exchange(int rank, const void *buf, int count, MPI_Datatype dt, int t
     unsigned char a[4096], b[4096];
     int pa = 0, pb = 0;
     MPI_Pack(buf, count, dt, a, sizeof a, &pa, MPI_COMM_WORLD);
-    MPI_Pack(got, count, dt, b, sizeof b, &pb, MPI_COMM_WORLD);
+    MPI_Pack(into, count, dt, b, sizeof b, &pb, MPI_COMM_WORLD);
     if (pa != pb || memcmp(a, b, (size_t)pa) != 0) {
         fprintf(stderr, "datatypes_app: step %d arrived changed\n", tag);
         return 1;
     }
     return 0;
+}
+
+static int exchange(int rank, const void *buf, int count, MPI_Datatype dt, int tag, int nb)
+{
+    return exchange_at(rank, buf, 0, count, dt, tag, nb);
 }
 
 int main(int argc, char **argv)
@@ -114,6 +125,14 @@ int main(int argc, char **argv)
     MPI_Type_commit(&vec);
     bad |= exchange(rank, sent, 1, vec, 10, 1);
 
+    int two[2] = {1, 1};
+    MPI_Aint around[2] = {-16, 8};
+    MPI_Datatype below;
+    MPI_Type_create_hindexed(2, two, around, MPI_DOUBLE, &below);
+    MPI_Type_commit(&below);
+    bad |= exchange_at(rank, sent, 64, 1, below, 11, 0);
+
+    MPI_Type_free(&below);
     MPI_Type_free(&contig);
     MPI_Type_free(&vec);
     MPI_Type_free(&vec2);

@@ -151,7 +151,7 @@ def predict(req: Request) -> dict[str, Any]:
     rec_costs = costs(prog, Target(table=run_table or target.table))
     priced = costs(prog, target)
     packed = [k for k in range(len(prog.msgs)) if moves_into_a_node(rec_costs, priced, k)]
-    probed = _probe(req, prog, packed) if req.probe else None
+    probed = _probe(req, prog, packed) if req.probe and packed else None
     # the unexplained time on the target, and the time in flight the table does not price;
     # with the probe, the packed messages' own work as timed here
     resid, extra = (on_target(prog, rec_costs, priced) if probed is None else
@@ -208,10 +208,10 @@ def predict(req: Request) -> dict[str, Any]:
         "payload_work": _payload_work(prog, packed, rec_costs, priced, tgt_costs, target,
                                       probed),
         # --probe that had nothing to time, and why
-        "probe_note": (None if not req.probe or probed is not None else
+        "probe_note": (None if not req.probe or (probed and probed["cases"]) else
                        "no message moves into a node on this target" if not packed else
-                       "the messages it packs into a node are contiguous at both ends, "
-                       "which the table prices"),
+                       "the messages it packs into a node are contiguous at both ends: the "
+                       "table prices them, and their recorded payload work is left out"),
         "functions": by_function(sites),
         "sites": sites,
         # per link direction: what it carried, how busy it was, what waited for it (the
@@ -234,18 +234,16 @@ def predict(req: Request) -> dict[str, Any]:
     return doc
 
 
-def _probe(req: Request, prog: Program, packed: list[int]) -> dict[str, Any] | None:
+def _probe(req: Request, prog: Program, packed: list[int]) -> dict[str, Any]:
     """The layouts of the packed messages timed on 2 ranks here with the run's MPI
-    (probe.py): per case what was timed, and per message its ends' own work; None where
-    no packed message has a layout at either end (nothing to time)."""
+    (probe.py): per case what was timed, and per message its ends' own work (none to time
+    where every packed message is contiguous at both ends: no case, no work)."""
     from ..run.rundir import load_run
     from .probe import PROBE_DIR, cases, end_work, run_probe
 
     found, index = cases(prog, packed)
-    if not found:
-        return None
     toolchain = load_run(req.run_dir).toolchain
-    results = run_probe(req.run_dir, found, toolchain)
+    results = run_probe(req.run_dir, found, toolchain) if found else []
     counts = [0] * len(found)
     for i in index.values():
         counts[i] += 1

@@ -54,7 +54,11 @@ def payload_work_text(doc: dict[str, Any]) -> str | None:
             "here. The time the recorded calls spent on their payload beyond the table was "
             "the network transport's")
     probe = pw.get("probe")
-    if probe:
+    if probe and not probe["cases"]:
+        body = ("; they are contiguous at both ends, which the table prices, so the "
+                "prediction above leaves that work out (--probe had nothing to time). Kept "
+                f"whole instead: {figs(pw['kept'])}")
+    elif probe:
         timed = "; ".join(
             f"{c['messages']:,} × {c['bytes']:,} B "
             + (f"{fmt_time(c['layout_s'])} an exchange against {fmt_time(c['contiguous_s'])} "
