@@ -3,8 +3,10 @@ selenium): the page's console errors and a screenshot of one element."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,11 +20,24 @@ FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
          "--disable-dev-shm-usage", "--window-size=1280,1600")
 
 
-def browser_or_skip(scratch: Path):
-    """A selenium Chrome driver on Debian's Chromium, or skip saying what is missing.
-    Chromium makes a directory for its singleton socket in TMPDIR and leaves it when it
-    quits (about three in /tmp per test session, 109 there after a day's runs): `scratch`,
-    the test's tmp_path, takes them, and pytest removes it with its old runs."""
+def _scratch() -> str:
+    """A short directory of this process's own for Chromium's TMPDIR, removed when the
+    process ends. Chromium makes a directory for its singleton socket in TMPDIR and
+    leaves it when it quits (about three in /tmp per test session, 109 there after a day's
+    runs); a test's tmp_path would hold them, but under pytest-xdist its path is too long
+    for the socket's name (about 108 bytes) and Chromium does not start."""
+    global _SCRATCH
+    if _SCRATCH is None:
+        _SCRATCH = tempfile.mkdtemp(prefix="mo-chromium-", dir="/tmp")
+        atexit.register(shutil.rmtree, _SCRATCH, True)
+    return _SCRATCH
+
+
+_SCRATCH: str | None = None
+
+
+def browser_or_skip():
+    """A selenium Chrome driver on Debian's Chromium, or skip saying what is missing."""
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed "
                                     "(make setup installs it)")
     for path, pkg in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
@@ -35,7 +50,7 @@ def browser_or_skip(scratch: Path):
     for flag in FLAGS:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    env = {**os.environ, "TMPDIR": str(scratch)}
+    env = {**os.environ, "TMPDIR": _scratch()}
     return webdriver.Chrome(service=Service(CHROMEDRIVER, env=env), options=options)
 
 

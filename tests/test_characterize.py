@@ -78,7 +78,7 @@ def test_reduced_characterization(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     html = (root / "report.html").read_text()
     assert html.index(f'id="{ANCHOR}"') < html.index('id="runs"')
-    driver = browser_or_skip(tmp_path)
+    driver = browser_or_skip()
     try:
         driver.get((root / "report.html").resolve().as_uri())
         table = driver.find_element("id", ANCHOR).find_element("xpath", "following::table[1]")

@@ -92,7 +92,7 @@ def test_the_answer_is_on_the_first_screen(tmp_path: Path) -> None:
     runs = _runs("characterize-quick", tmp_path / "characterize")
     _report(runs, tmp_path / "characterize-out", top_sections=[card_section(runs, card_items())],
             print_tables=False)
-    driver = browser_or_skip(tmp_path)
+    driver = browser_or_skip()
     try:
         driver.set_window_size(*FOLD)
         height = float(driver.execute_script("return window.innerHeight"))

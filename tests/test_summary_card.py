@@ -91,7 +91,7 @@ def test_card_opens_in_headless_chromium(tmp_path: Path) -> None:
     paths = make_report([], tmp_path, top_sections=[card_section(RUNS, card_items())])
     html = paths.html.read_text()
     assert html.index(f'id="{ANCHOR}"') < html.index('id="runs"')  # the card comes first
-    driver = browser_or_skip(tmp_path)
+    driver = browser_or_skip()
     try:
         driver.get(paths.html.resolve().as_uri())
         assert driver.title.startswith("mpi-overlap")
