@@ -88,17 +88,25 @@ def run_probe(run_dir: Path, found: list[Case], toolchain: str) -> list[dict[str
         raise UserError(f"{exe} is not built: the probe needs the MPI the run used "
                         f"({toolchain})")
     where = run_dir / PROBE_DIR
-    where.mkdir(exist_ok=True)
-    (where / INPUT).write_text(probe_input(found))
     out = where / OUTPUT
-    out.unlink(missing_ok=True)
+    try:
+        where.mkdir(exist_ok=True)
+        (where / INPUT).write_text(probe_input(found))
+        out.unlink(missing_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot write the layout probe's input in {where}: "
+                        f"{err.strerror or err}", 74) from None
     cmd = mpiexec_command(tc, 2, [str(exe), "--input", str(where / INPUT), "--output", str(out),
                                   "--samples", str(SAMPLES)])
     done = run_job(cmd, tc.environment(), where, timeout_s=TIMEOUT_S)
     if done.status != "complete":
         raise UserError(f"the layout probe did not complete ({done.status}: "
                         f"{done.message or 'no message'}); its logs are in {where}")
-    rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    try:
+        rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    except (OSError, ValueError) as err:
+        raise UserError(f"the layout probe's results in {out} cannot be read ({err}); its "
+                        f"logs are in {where}") from None
     by_case = {r["case"]: r for r in rows}
     return [by_case.get(i, {"case": i, "error": "no result"}) for i in range(len(found))]
 
