@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_CASES = 64, MAX_VALUES = 4096, MAX_NAMES = 256, NAME_BYTES = 64, SAMPLES_MAX = 64 };
+enum { MAX_VALUES = 4096, MAX_NAMES = 256, NAME_BYTES = 64, SAMPLES_MAX = 64 };
 
 /* The trace's node kinds (mop_trace_dtype.c). */
 enum { NAMED = 0, DUP, CONTIGUOUS, VECTOR, HVECTOR, INDEXED, HINDEXED, INDEXED_BLOCK,
@@ -351,7 +351,8 @@ int main(int argc, char **argv)
     int peer = 1 - rank;
     char word[32];
     long long bytes;
-    for (int c = 0; c < MAX_CASES && fscanf(in, "%31s %lld", word, &bytes) == 2; c++) {
+    /* as many cases as the input holds: how many to time is predict/probe.py's choice */
+    for (int c = 0; fscanf(in, "%31s %lld", word, &bytes) == 2; c++) {
         if (strcmp(word, "case") != 0 || bytes < 0 || !read_side(in, &sides[0]) ||
             !read_side(in, &sides[1])) {
             if (rank == 0)

@@ -24,7 +24,8 @@ from .program import Program
 
 PROBE_DIR = "predict-probe"
 INPUT, OUTPUT = "probe.in", "probe.jsonl"
-MAX_CASES = 64  # layout_probe.c's MAX_CASES
+# The most cases one probe times (each about 0.1 s): the layouts of the most messages.
+MAX_CASES = 64
 SAMPLES = 11
 TIMEOUT_S = 300
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core.errors import UserError
 from ..core.formatting import fmt_time
+from ..profile.trace.dtypes import Layout
 from .bounds import call_bounds, totals
 from .engine import (
     RankFigures,
@@ -274,9 +275,17 @@ def _payload_work(prog: Program, packed: list[int], rec: Costs, priced: Costs, t
         job = _job(figures(prog, rep, call_waits(prog, rep)), [])
         out[name] = {k: job[k] for k in ("run_s", "mpi_s", "waiting_s")}
     # the datatype layouts of those messages (trace version 3), most messages first
+    # (messages share their rank's Layout objects: each is put in words once)
+    said: dict[int, str] = {}
+
+    def words_of(x: Layout) -> str:
+        if id(x) not in said:
+            said[id(x)] = x.words()
+        return said[id(x)]
+
     layouts: dict[str, int] = {}
     for k in packed:
-        for words in {x.words() for x in prog.msgs[k].layouts if x is not None}:
+        for words in {words_of(x) for x in prog.msgs[k].layouts if x is not None}:
             layouts[words] = layouts.get(words, 0) + 1
     out["layouts"] = [{"layout": w, "messages": n}
                       for w, n in sorted(layouts.items(), key=lambda x: -x[1])]
