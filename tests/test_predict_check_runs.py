@@ -1,7 +1,8 @@
 """The predict-check's runs of one case on one target (cluster/predict_check.py,
-measured_runs): the repetitions asked for, and where every one of them was disturbed, up
-to as many more until one is not, so that a few seconds of other load do not leave a
-case without figures. No cluster: the runs are stand-ins."""
+measured_runs): the repetitions asked for, and where every one of them was left out
+(disturbed, or the machine slower than its best around it), up to as many more until one
+is not, so that a few seconds of other load do not leave a case without figures. No
+cluster: the runs are stand-ins."""
 
 from __future__ import annotations
 
@@ -32,3 +33,13 @@ def test_disturbed_runs_are_made_again_up_to_twice_the_repetitions(
     got, said = _runs(disturbed, reps)
     assert [e["disturbed"] for e in got] == disturbed[:made]
     assert said == list(range(made))
+
+
+def test_runs_on_a_slowed_machine_are_made_again_as_disturbed_ones_are() -> None:
+    # the check leaves out a run the guard calls disturbed and one around which the
+    # machine ran slower than its best (machine_speed.py): either makes another
+    flags = iter([{"disturbed": False, "slow": True}, {"disturbed": True, "slow": False},
+                  {"disturbed": False, "slow": False}, {"disturbed": False, "slow": False}])
+    got = measured_runs(lambda: next(flags), 2, lambda i, entry: None,
+                        lambda e: e["disturbed"] or e["slow"])
+    assert len(got) == 3 and not got[-1]["slow"]

@@ -355,9 +355,13 @@ def cluster_wire_check(toolchain: str, sizes: str, reps: int, out: Path) -> None
 @click.option("--cases", default=None, metavar="LIST",
               help="mini-app cases (default: all of halo-overlap, halo-nonblocking, "
                    "halo-blocking, cg)")
+@click.option("--speed-wait", type=click.FloatRange(0, 600), default=30, show_default=True,
+              metavar="SECONDS",
+              help="how long a run waits for the machine to be at its best speed so far "
+                   "(runs around which it was slower are left out of the errors)")
 @_out_option("directory for the runs and predict-check.json")
 def cluster_predict_check(toolchain: str, rates: str, reps: int, cases: str | None,
-                          out: Path) -> None:
+                          speed_wait: float, out: Path) -> None:
     """Trace mini-apps on two nodes, predict them at other link rates and on one node with
     `predict`, bring the cluster up at each and measure: the errors per case (issue 36).
     Changes the links of the cluster that is up (or brings one up); leaves it at the last
@@ -366,7 +370,8 @@ def cluster_predict_check(toolchain: str, rates: str, reps: int, cases: str | No
     from .cluster.predict_check import run_predict_check, select_cases
 
     doc = run_predict_check(toolchain=toolchain, rates=[r for r in rates.split(",") if r],
-                            reps=reps, cases=select_cases(cases), out=out, say=_plain)
+                            reps=reps, cases=select_cases(cases), out=out, say=_plain,
+                            speed_wait_s=speed_wait)
     for line in view.predict_check_lines(doc, out):
         _plain(line)
 

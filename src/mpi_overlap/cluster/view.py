@@ -5,6 +5,7 @@ from __future__ import annotations
 from .control import Status
 from .daemons import environment
 from .layout import Layout
+from .machine_speed import is_slow
 from .node_shell import launcher_examples
 
 
@@ -98,10 +99,10 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
             cells.append(f"computation {fmt_pct(change, 0, sign=True)} against the trace's")
         if "left_out" in row:
             extra = f"; no error: {row['left_out']}"
-        elif row["disturbed_runs"]:
-            extra = f"; {row['disturbed_runs']} disturbed run(s) left out"
         else:
-            extra = ""
+            extra = "".join(f"; {n} {what} left out" for n, what in (
+                (row["disturbed_runs"], "disturbed run(s)"),
+                (row.get("slow_runs", 0), "run(s) on a machine slower than its best")) if n)
         lines.append(f"{head} {'; '.join(cells)}{extra}")
         pw = row.get("payload_work") or {}
         if "without" in pw:
@@ -111,8 +112,11 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
                 "the range)" for k in ("run_s", "mpi_s", "waiting_s")))
         if "probed" in row:
             errs = row.get("probed_error_pct") or {}
+            slow = row.get("probe_slowdown_pct")
             lines.append(f"{'':<17} {'':<20} with the layouts timed here (--probe): " + "; ".join(
                 f"{fmt_time(row['probed'][k])} ({fmt_pct(errs.get(k), 1, sign=True, missing='—')})"
-                for k in ("run_s", "mpi_s", "waiting_s")))
+                for k in ("run_s", "mpi_s", "waiting_s"))
+                + (f" (timed on a machine {slow:.0f} % slower than its best)"
+                   if is_slow(slow) else ""))
     lines.append(f"predict check: {out}/predict-check.json ({doc['seconds']:.0f} s)")
     return lines
