@@ -200,7 +200,8 @@ def _run_entry(launcher: str | None, toolchain: str, exe: Path, case: Case, out:
     own = _replay(run_dir, None)
     return {"run_dir": str(run_dir), "disturbed": _disturbed(run_dir),
             "speed_s": {"before": before, "after": after},
-            "measured": _figures(own["recorded"]), "replayed": _figures(own["predicted"])}
+            "measured": _figures(own["recorded"]), "replayed": _figures(own["predicted"]),
+            "functions_s": {f["fn"]: f["recorded_s"] for f in own["functions"]}}
 
 
 def _slowdown_pct(speed: SpeedLog, entry: dict[str, Any]) -> float | None:
@@ -322,6 +323,14 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                                    "computation_change_pct": _err(
                                        meas["run_s"] - meas["mpi_s"],
                                        traced["measured"]["run_s"] - traced["measured"]["mpi_s"])}
+            # where the MPI time's error sits: per function, the calls' time summed over
+            # the ranks, predict's (for one node the probe's) against the runs' median
+            used = [r for r in there if not (r["disturbed"] or r["slow"])] or there
+            row["functions"] = [
+                {"fn": f["fn"], "predicted_s": f["predicted_s"],
+                 "measured_s": statistics.median(r["functions_s"].get(f["fn"], 0.0)
+                                                 for r in used)}
+                for f in said["functions"]]
             if pw:
                 # one node: the prediction is a range (predict's payload_work: its other
                 # end, the layouts of the messages packed, what the probe timed); whether

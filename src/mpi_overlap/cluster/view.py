@@ -76,6 +76,8 @@ def wire_lines(run_dir: object, doc: dict) -> list[str]:
 # with the probe held (7 of 8 within 10 %) where it was within 10 %, and fell short by
 # 22-41 % where it was 14-53 % (docs/method.md).
 COMPUTATION_SAID_PCT = 10.0
+# Beyond issue 36's bound for MPI time, a row says which functions the error sits in.
+MPI_ERROR_SAID_PCT = 20.0
 
 
 def predict_check_lines(doc: dict, out: object) -> list[str]:
@@ -104,6 +106,14 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
                 (row["disturbed_runs"], "disturbed run(s)"),
                 (row.get("slow_runs", 0), "run(s) on a machine slower than its best")) if n)
         lines.append(f"{head} {'; '.join(cells)}{extra}")
+        mpi_err = (row["error_pct"] or {}).get("mpi_s")
+        if mpi_err is not None and abs(mpi_err) > MPI_ERROR_SAID_PCT and row.get("functions"):
+            worst = sorted(row["functions"],
+                           key=lambda f: -abs(f["predicted_s"] - f["measured_s"]))[:3]
+            lines.append(f"{'':<17} {'':<20} MPI time by function, predicted / measured "
+                         "(all ranks): " + "; ".join(
+                             f"{f['fn']} {fmt_time(f['predicted_s'])} / "
+                             f"{fmt_time(f['measured_s'])}" for f in worst))
         pw = row.get("payload_work") or {}
         if "without" in pw:
             inside = row["inside_range"]

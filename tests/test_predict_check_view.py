@@ -1,0 +1,52 @@
+"""The predict check's terminal lines (cluster/view.py, predict_check_lines) from a
+document of the check's shape: what each row says beyond its figures (runs left out and
+why, where the MPI time's error sits, a probe timed on a slowed machine). No cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mpi_overlap.cluster.view import predict_check_lines
+
+
+def _figs(run: float, mpi: float) -> dict[str, float]:
+    return {"run_s": run, "mpi_s": mpi, "waiting_s": 0.01}
+
+
+def _row(**extra: Any) -> dict[str, Any]:
+    row = {"case": "halo-blocking", "target": "1 node", "predicted": _figs(0.30, 0.08),
+           "measured": _figs(0.31, 0.11), "error_pct": {"run_s": -3.2, "mpi_s": -27.3,
+                                                        "waiting_s": 0.0},
+           "disturbed_runs": 0, "slow_runs": 0, "computation_change_pct": 1.0,
+           "functions": [{"fn": "MPI_Sendrecv", "predicted_s": 0.07, "measured_s": 0.10},
+                         {"fn": "MPI_Barrier", "predicted_s": 0.01, "measured_s": 0.01}]}
+    return {**row, **extra}
+
+
+def _lines(*rows: dict[str, Any]) -> list[str]:
+    doc = {"base": "2 nodes at 1gbit", "reps": 2, "rows": list(rows), "seconds": 100.0}
+    return predict_check_lines(doc, "/out")
+
+
+def test_an_mpi_time_error_beyond_the_bound_names_the_functions_it_sits_in() -> None:
+    lines = _lines(_row())
+    said = [x for x in lines if "MPI time by function" in x]
+    assert len(said) == 1 and "MPI_Sendrecv 70.0 ms / 100 ms" in said[0], lines
+    # within the bound: no such line
+    assert not any("by function" in x for x in _lines(_row(error_pct={
+        "run_s": 1.0, "mpi_s": 5.0, "waiting_s": 0.0})))
+
+
+def test_runs_left_out_say_why() -> None:
+    (line,) = [x for x in _lines(_row(disturbed_runs=1, slow_runs=2)) if "halo-blocking" in x]
+    assert line.endswith("; 1 disturbed run(s) left out; 2 run(s) on a machine slower than "
+                         "its best left out"), line
+
+
+def test_a_probe_timed_on_a_slowed_machine_says_so() -> None:
+    row = _row(payload_work={"without": _figs(0.25, 0.04)},
+               inside_range={"run_s": False, "mpi_s": True, "waiting_s": False},
+               probed=_figs(0.29, 0.07), probed_error_pct={"run_s": -6.0},
+               probe_slowdown_pct=35.0)
+    (line,) = [x for x in _lines(row) if "--probe" in x]
+    assert line.endswith("(timed on a machine 35 % slower than its best)"), line
