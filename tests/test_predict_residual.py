@@ -6,7 +6,8 @@ the target makes an eager send rendezvous and has a smaller per-message time, on
 receives took longer than the table's T on a link (the time in flight the table does
 not price, engine.on_target), and on generated programs that costs which change nothing
 give the recorded residuals bit for bit, and that the C pass replays moved residuals
-and flight as the Python pass does."""
+and flight as the Python pass does; a probed message's send-end work delays its data
+(engine.departures), so a chain of blocking exchanges waits for all of it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap.predict.engine import on_target, replay, residuals, with_flight
+from mpi_overlap.predict.engine import departures, on_target, replay, residuals, with_flight
 from mpi_overlap.predict.model import Costs
 from mpi_overlap.predict.program import (
     RECV_BLOCK,
@@ -223,3 +224,47 @@ def test_leaving_the_payload_work_out_never_ends_a_rank_later(seed: int) -> None
         rep = replay(prog, with_flight(tgt, extra), resid, engine="python")
         ends.append([max(x) for x in rep.exit])
     assert all(low <= whole + 1e-15 for low, whole in zip(ends[1], ends[0], strict=True))
+
+
+def _blocking_chain():
+    """mo_halo blocking on two ranks: rank 0 sends a face (MPI_Sendrecv, its receive from
+    MPI_PROC_NULL), rank 1 receives it and sends one back the same way; recorded across
+    two nodes (lane 0)."""
+    prog = two_ranks([("MPI_Sendrecv", [(SEND_BLOCK, 0)], 0.0, 20 * US),
+                      ("MPI_Sendrecv", [(RECV_BLOCK, 1)], 20 * US, 300 * US)],
+                     [("MPI_Sendrecv", [(RECV_BLOCK, 0)], 0.0, 150 * US),
+                      ("MPI_Sendrecv", [(SEND_BLOCK, 1)], 150 * US, 170 * US)])
+    prog.hosts = ["n0", "n1"]
+    prog.msgs += [Msg(0, 1, 32768), Msg(1, 0, 32768)]
+    rec = Costs(T=[100 * US] * 2, o_s=[10 * US] * 2, o_r=[5 * US] * 2, eager=[True] * 2,
+                coll=[], floor=[1 * US] * 2, lane=[0] * 2, occupy=[0.0] * 2)
+    return prog, rec
+
+
+@pytest.mark.parametrize("eager", [True, False])
+def test_a_probed_sends_work_delays_its_data_so_a_blocking_chain_waits_for_it(
+        eager: bool) -> None:
+    """Packed into one node with each end's layout work probed at W: the face leaves W
+    later (its packing), so rank 0, which waits for rank 1's face that waited for its
+    own, ends 2 W later than where the send's work sat only in the sender's call after
+    its data had left (receive ends' W on the chain already). A rendezvous send's W is
+    its move's: in T, and in no call besides (on_target leaves it out)."""
+    prog, rec = _blocking_chain()
+    w = 30 * US
+    tgt = Costs(T=[8 * US] * 2, o_s=[2 * US if eager else 0.0] * 2,
+                o_r=[1 * US if eager else 0.0] * 2, eager=[eager] * 2, coll=[],
+                floor=[0.5 * US] * 2, lane=[-1] * 2, occupy=[0.0] * 2)
+    probed = {0: w, 1: w}
+    resid, extra = on_target(prog, rec, tgt, carried=0.0, probed=probed)
+    later = departures(prog, probed)
+    assert later == [w, w]
+    ends = []
+    for moved in ([0.0, 0.0], later):
+        c = with_flight(tgt, [x + d for x, d in zip(extra, moved, strict=True)])
+        ends.append([x[2] for x in replay(prog, c, resid, engine="python").exit])
+    assert ends[1][0] - ends[0][0] == pytest.approx(2 * w)
+    sends = resid[0]["MPI_Sendrecv (sends)"], resid[1]["MPI_Sendrecv (sends)"]
+    if eager:  # the sender's call holds its work as well: it packs
+        assert all(x >= w for x in sends)
+    else:
+        assert all(x < w for x in sends)

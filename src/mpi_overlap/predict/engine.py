@@ -230,6 +230,8 @@ def on_target(prog: Program, recorded_costs: Costs, target_costs: Costs | None =
                                                                     target_costs, k):
                     got = probed.get(k) if probed else None
                     part = got if got is not None else share * carried
+                    if got is not None and side == 0 and not target_costs.eager[k]:
+                        part = 0.0  # a rendezvous move's own: in its T (departures)
                 if j != i:
                     parts[j][key] = parts[j].get(key, 0.0) + part
                     kept -= share
@@ -289,6 +291,21 @@ def _flight(calls: list[Call], keys: list[str], counted: list[int],
         f = float(np.quantile(fractions, RESIDUAL_QUANTILE))
         for k in ends:
             extra[k] += f * tgt.T[k]
+
+
+def departures(prog: Program, probed: dict[int, float]) -> list[float]:
+    """Per message, how much later its data leaves on the target than the table says: a
+    probed message's send end's work (probe.end_work), which is packing its layout, so
+    its data moves after it. Added to the message's T (with_flight): an eager one arrives
+    that much later, and the sender's post holds the work as its own (on_target); a
+    rendezvous one moves that much longer, in the calls that complete it, and no call
+    holds it again (on_target leaves it out there). Without this the work sat only in
+    the sender's call after the data had left, and a chain of blocking exchanges (mo_halo
+    blocking: MPI_Sendrecv one face at a time) waited for half of its datatype work."""
+    out = [0.0] * len(prog.msgs)
+    for k, work in probed.items():
+        out[k] = work
+    return out
 
 
 def with_flight(c: Costs, extra: list[float]) -> Costs:

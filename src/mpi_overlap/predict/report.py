@@ -19,6 +19,7 @@ from .engine import (
     RankFigures,
     Replay,
     call_waits,
+    departures,
     figures,
     on_target,
     recorded,
@@ -157,7 +158,11 @@ def predict(req: Request) -> dict[str, Any]:
     # with the probe, the packed messages' own work as timed here
     resid, extra = (on_target(prog, rec_costs, priced) if probed is None else
                     on_target(prog, rec_costs, priced, carried=0.0, probed=probed["work"]))
-    tgt_costs = with_flight(priced, extra)
+    later = departures(prog, probed["work"]) if probed is not None else [0.0] * len(extra)
+    if probed is not None:  # what the departures moved into the messages' T
+        probed["departures"] = {"messages": sum(1 for x in later if x > 0.0),
+                                "seconds": sum(later)}
+    tgt_costs = with_flight(priced, [x + d for x, d in zip(extra, later, strict=True)])
     started = time.perf_counter()
     rep = replay(prog, tgt_costs, resid, target.overlap, target.progress)
     seconds = time.perf_counter() - started
