@@ -308,6 +308,19 @@ def departures(prog: Program, probed: dict[int, float]) -> list[float]:
     return out
 
 
+def sent_from_completion(c: Costs, messages: set[int]) -> Costs:
+    """The costs with `messages` moved as rendezvous ones are (no eager post, no o_s or
+    o_r; their T as the table prices it): where the target's MPI queues a send in its
+    post and moves it in the call that completes it (probe.deferred), its data leaves
+    only once the sender polls it, as a rendezvous message's does."""
+    if not messages:
+        return c
+    eager, o_s, o_r = list(c.eager), list(c.o_s), list(c.o_r)
+    for k in messages:
+        eager[k], o_s[k], o_r[k] = False, 0.0, 0.0
+    return replace(c, eager=eager, o_s=o_s, o_r=o_r)
+
+
 def with_flight(c: Costs, extra: list[float]) -> Costs:
     """The target's costs with each message's time in flight beyond the table's added to
     its T (on_target; o_s and o_r unchanged, so an eager arrival moves by as much)."""

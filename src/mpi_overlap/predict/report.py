@@ -25,6 +25,7 @@ from .engine import (
     recorded,
     recorded_link_waits,
     replay,
+    sent_from_completion,
     with_flight,
 )
 from .gains import Labels, gains, site_labels
@@ -156,13 +157,17 @@ def predict(req: Request) -> dict[str, Any]:
     probed = _probe(req, prog, packed) if req.probe and packed else None
     # the unexplained time on the target, and the time in flight the table does not price;
     # with the probe, the packed messages' own work as timed here
-    resid, extra = (on_target(prog, rec_costs, priced) if probed is None else
-                    on_target(prog, rec_costs, priced, carried=0.0, probed=probed["work"]))
+    # with the probe, the messages whose MPI_Isend the target's MPI does not send from
+    # move as rendezvous ones do (probe.deferred), whatever the table's eager limit
+    sent = priced if probed is None else sent_from_completion(priced, probed["deferred"])
+    resid, extra = (on_target(prog, rec_costs, sent) if probed is None else
+                    on_target(prog, rec_costs, sent, carried=0.0, probed=probed["work"]))
     later = departures(prog, probed["work"]) if probed is not None else [0.0] * len(extra)
     if probed is not None:  # what the departures moved into the messages' T
         probed["departures"] = {"messages": sum(1 for x in later if x > 0.0),
                                 "seconds": sum(later)}
-    tgt_costs = with_flight(priced, [x + d for x, d in zip(extra, later, strict=True)])
+        probed["deferred"] = len(probed["deferred"])
+    tgt_costs = with_flight(sent, [x + d for x, d in zip(extra, later, strict=True)])
     started = time.perf_counter()
     rep = replay(prog, tgt_costs, resid, target.overlap, target.progress)
     seconds = time.perf_counter() - started
@@ -211,8 +216,7 @@ def predict(req: Request) -> dict[str, Any]:
                    # messages' T on this target (engine.on_target)
                    "flight_moved": {"messages": sum(1 for x in extra if x > 0.0),
                                     "seconds": sum(extra)}},
-        "payload_work": _payload_work(prog, packed, rec_costs, priced, tgt_costs, target,
-                                      probed),
+        "payload_work": _payload_work(prog, packed, rec_costs, priced, target, probed),
         # --probe that had nothing to time, and why
         "probe_note": (None if not req.probe or (probed and probed["cases"]) else
                        "no message moves into a node on this target" if not packed else
@@ -245,7 +249,7 @@ def _probe(req: Request, prog: Program, packed: list[int]) -> dict[str, Any]:
     (probe.py): per case what was timed, and per message its ends' own work (none to time
     where every packed message is contiguous at both ends: no case, no work)."""
     from ..run.rundir import load_run
-    from .probe import PROBE_DIR, cases, end_work, run_probe
+    from .probe import PROBE_DIR, cases, deferred, end_work, run_probe
 
     found, index = cases(prog, packed)
     toolchain = load_run(req.run_dir).toolchain
@@ -253,7 +257,8 @@ def _probe(req: Request, prog: Program, packed: list[int]) -> dict[str, Any]:
     counts = [0] * len(found)
     for i in index.values():
         counts[i] += 1
-    return {"work": end_work(prog, index, results), "toolchain": toolchain,
+    return {"work": end_work(prog, index, results), "deferred": deferred(index, results),
+            "toolchain": toolchain,
             "dir": str(req.run_dir / PROBE_DIR),
             "cases": [{"send": c.send.words() if c.send else "contiguous",
                        "receive": c.recv.words() if c.recv else "contiguous",
@@ -262,7 +267,7 @@ def _probe(req: Request, prog: Program, packed: list[int]) -> dict[str, Any]:
                       for c, n, r in zip(found, counts, results, strict=True)]}
 
 
-def _payload_work(prog: Program, packed: list[int], rec: Costs, priced: Costs, tgt: Costs,
+def _payload_work(prog: Program, packed: list[int], rec: Costs, priced: Costs,
                   target: Target, probed: dict[str, Any] | None) -> dict[str, Any] | None:
     """Where messages that crossed nodes as recorded stay within one node on the target:
     their count and the job's figures replayed without the time the recorded calls spent
@@ -274,9 +279,10 @@ def _payload_work(prog: Program, packed: list[int], rec: Costs, priced: Costs, t
     ends = {"without": 0.0} if probed is None else {"without": 0.0, "kept": 1.0}
     out: dict[str, Any] = {"messages": len(packed)}
     for name, carried in ends.items():
-        resid, _ = on_target(prog, rec, priced, carried=carried)
-        # the flight is the main replay's whatever `carried` (on_target: _flight)
-        rep = replay(prog, tgt, resid, target.overlap, target.progress)
+        # the table's protocol and flight, without what the probe measured (its deferred
+        # sends and their departures): the range is what the trace and the table say
+        resid, extra = on_target(prog, rec, priced, carried=carried)
+        rep = replay(prog, with_flight(priced, extra), resid, target.overlap, target.progress)
         job = _job(figures(prog, rep, call_waits(prog, rep)), [])
         out[name] = {k: job[k] for k in ("run_s", "mpi_s", "waiting_s")}
     # the datatype layouts of those messages (trace version 3), most messages first

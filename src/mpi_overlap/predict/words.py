@@ -64,10 +64,13 @@ def payload_work_text(doc: dict[str, Any]) -> str | None:
             + (f"{fmt_time(c['layout_s'])} an exchange against {fmt_time(c['contiguous_s'])} "
                "contiguous" if "layout_s" in c else f"not timed ({c.get('error')})")
             for c in probe["cases"][:LAYOUTS_SHOWN])
+        queued = probe.get("deferred") or 0
         body = (f"; the prediction above gives their datatypes' own work what {len(probe['cases'])}"
                 f" layout(s) took here, on 2 ranks of {probe['toolchain']} ({timed}; "
-                f"{probe['dir']}). Kept whole instead: {figs(pw['kept'])}; left out: "
-                f"{figs(pw['without'])}")
+                f"{probe['dir']})"
+                + (f", and moves {queued:,} of them only once both ends' calls complete them "
+                   "(MPI_Isend queued them here)" if queued else "")
+                + f". Kept whole instead: {figs(pw['kept'])}; left out: {figs(pw['without'])}")
     else:
         body = (f", and is kept whole above; left out, the replay gives {figs(pw['without'])}. "
                 "The prediction is a range between the two (`--probe` times the layouts "
