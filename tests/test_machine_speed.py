@@ -1,7 +1,8 @@
-"""The machine's speed around the predict check's runs (cluster/machine_speed.py): a run
-is judged against the fastest reference of the check, a run waits for the machine to be
-at speed for at most its time, and mo_machine_speed gives a figure on every CPU. No MPI
-launch: mo_machine_speed is MPI-free (the default toolchain's build has it)."""
+"""The machine's speed around the predict check's runs (cluster/machine_speed.py): a
+reference's change from a speed, slower or faster, on its worst CPU; a run waits for the
+machine at the trace's speed for at most its time; mo_machine_speed gives a figure on
+every CPU. No MPI launch: mo_machine_speed is MPI-free (the default toolchain's build
+has it)."""
 
 from __future__ import annotations
 
@@ -11,29 +12,31 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap.cluster.machine_speed import SLOW_PCT, SpeedLog, is_slow, measure
+from mpi_overlap.cluster.machine_speed import (
+    CHANGE_PCT,
+    SpeedLog,
+    change_pct,
+    changed,
+    measure,
+    speed_of,
+)
 
 
-def _log(*refs: list[float]) -> SpeedLog:
-    return SpeedLog(Path("/nonexistent"), refs=[list(r) for r in refs])
-
-
-def test_the_slowest_cpu_against_the_fastest_reference_of_each() -> None:
-    log = _log([10.0, 20.0], [12.0, 18.0])
-    assert log.best() == [10.0, 18.0]
-    assert log.slowdown_pct([[10.0, 18.0]]) == pytest.approx(0.0)
-    # the worse of the two references, on its worse CPU
-    assert log.slowdown_pct([[11.0, 18.0], [10.0, 27.0]]) == pytest.approx(50.0)
-    assert is_slow(log.slowdown_pct([[10.0, 18.0 * (1 + 1.01 * SLOW_PCT / 100)]]))
-    assert not is_slow(log.slowdown_pct([[10.0, 18.0 * (1 + 0.99 * SLOW_PCT / 100)]]))
+def test_the_worst_cpu_of_either_reference_slower_or_faster() -> None:
+    trace = [10.0, 20.0]
+    assert change_pct([[10.0, 20.0]], trace) == pytest.approx(0.0)
+    # the worse of the two references, on its worse CPU, faster as much as slower
+    assert change_pct([[11.0, 20.0], [10.0, 30.0]], trace) == pytest.approx(50.0)
+    assert change_pct([[5.0, 20.0]], trace) == pytest.approx(50.0)
+    assert changed(change_pct([[10.0, 20.0 * (1 + 1.01 * CHANGE_PCT / 100)]], trace))
+    assert not changed(change_pct([[10.0, 20.0 * (1 - 0.99 * CHANGE_PCT / 100)]], trace))
+    assert speed_of([10.0, 20.0], [12.0, 22.0]) == [11.0, 21.0]
 
 
 def test_a_cpu_without_a_figure_judges_nothing() -> None:
-    log = _log([10.0, math.nan], [11.0, math.nan])
-    assert log.best()[0] == 10.0 and math.isnan(log.best()[1])
-    assert log.slowdown_pct([[11.0, 30.0]]) == pytest.approx(10.0)
-    assert log.slowdown_pct([[math.nan, math.nan]]) is None
-    assert _log().slowdown_pct([[1.0]]) is None and not is_slow(None)
+    assert change_pct([[11.0, 30.0]], [10.0, math.nan]) == pytest.approx(10.0)
+    assert change_pct([[math.nan, math.nan]], [10.0, 20.0]) is None
+    assert change_pct([[1.0]], [1.0, 2.0]) is None and not changed(None)
 
 
 def _fake_exe(tmp_path: Path, figures: list[float]) -> Path:
@@ -50,13 +53,14 @@ sed -n "$(( ($(cat n) - 1) / {len(os.sched_getaffinity(0))} + 1 ))p" figures
     return exe
 
 
-def test_a_run_waits_for_the_machine_at_speed_at_most_its_wait(tmp_path: Path) -> None:
-    log = SpeedLog(_fake_exe(tmp_path, [1.0, 2.0, 2.0, 1.05, 3.0]), wait_s=60)
-    log.take()  # the machine at speed: 1.0
-    ref = log.at_speed()  # 2.0 and 2.0 are slow, 1.05 is within SLOW_PCT
-    assert ref == [1.05] * len(ref) and len(log.refs) == 4
+def test_a_run_waits_for_the_traces_speed_at_most_its_wait(tmp_path: Path) -> None:
+    log = SpeedLog(_fake_exe(tmp_path, [1.0, 2.0, 0.5, 1.05, 3.0, 3.0]), wait_s=60)
+    cpus = len(os.sched_getaffinity(0))
+    assert log.at_speed(None) == [1.0] * cpus  # a base run: the machine as it is
+    # 2.0 is slower, 0.5 faster than the trace's 1.0; 1.05 is within CHANGE_PCT
+    assert log.at_speed([1.0] * cpus) == [1.05] * cpus and len(log.refs) == 4
     log.wait_s = 0
-    assert log.at_speed()[0] == 3.0  # no time to wait: the reference as it is
+    assert log.at_speed([1.0] * cpus)[0] == 3.0  # no time to wait: the reference as it is
 
 
 def test_mo_machine_speed_times_every_cpu() -> None:

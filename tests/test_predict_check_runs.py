@@ -1,6 +1,6 @@
 """The predict-check's runs of one case on one target (cluster/predict_check.py,
 measured_runs): the repetitions asked for, and where every one of them was left out
-(disturbed, or the machine slower than its best around it), up to as many more until one
+(disturbed, or the machine's speed around it not the trace's), up to as many more until one
 is not, so that a few seconds of other load do not leave a case without figures. No
 cluster: the runs are stand-ins."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mpi_overlap.cluster.predict_check import measured_runs
+from mpi_overlap.cluster.predict_check import _left_out, measured_runs
 
 
 def _runs(disturbed: list[bool], reps: int) -> tuple[list[dict[str, Any]], list[int]]:
@@ -35,11 +35,12 @@ def test_disturbed_runs_are_made_again_up_to_twice_the_repetitions(
     assert said == list(range(made))
 
 
-def test_runs_on_a_slowed_machine_are_made_again_as_disturbed_ones_are() -> None:
+def test_runs_off_the_traces_speed_are_made_again_as_disturbed_ones_are() -> None:
     # the check leaves out a run the guard calls disturbed and one around which the
-    # machine ran slower than its best (machine_speed.py): either makes another
-    flags = iter([{"disturbed": False, "slow": True}, {"disturbed": True, "slow": False},
-                  {"disturbed": False, "slow": False}, {"disturbed": False, "slow": False}])
-    got = measured_runs(lambda: next(flags), 2, lambda i, entry: None,
-                        lambda e: e["disturbed"] or e["slow"])
-    assert len(got) == 3 and not got[-1]["slow"]
+    # machine's speed was not the trace's (machine_speed.py): either makes another
+    flags = iter([{"disturbed": False, "speed_changed": True},
+                  {"disturbed": True, "speed_changed": False},
+                  {"disturbed": False, "speed_changed": False},
+                  {"disturbed": False, "speed_changed": False}])
+    got = measured_runs(lambda: next(flags), 2, lambda i, entry: None, _left_out)
+    assert len(got) == 3 and not got[-1]["speed_changed"]

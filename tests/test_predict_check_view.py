@@ -1,6 +1,6 @@
 """The predict check's terminal lines (cluster/view.py, predict_check_lines) from a
 document of the check's shape: what each row says beyond its figures (runs left out and
-why, where the MPI time's error sits, a probe timed on a slowed machine). No cluster."""
+why, where the MPI time's error sits, a probe timed off the trace's machine speed). No cluster."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _row(**extra: Any) -> dict[str, Any]:
     row = {"case": "halo-blocking", "target": "1 node", "predicted": _figs(0.30, 0.08),
            "measured": _figs(0.31, 0.11), "error_pct": {"run_s": -3.2, "mpi_s": -27.3,
                                                         "waiting_s": 0.0},
-           "disturbed_runs": 0, "slow_runs": 0, "computation_change_pct": 1.0,
+           "disturbed_runs": 0, "speed_changed_runs": 0, "computation_change_pct": 1.0,
            "functions": [{"fn": "MPI_Sendrecv", "predicted_s": 0.07, "measured_s": 0.10},
                          {"fn": "MPI_Barrier", "predicted_s": 0.01, "measured_s": 0.01}]}
     return {**row, **extra}
@@ -38,15 +38,16 @@ def test_an_mpi_time_error_beyond_the_bound_names_the_functions_it_sits_in() -> 
 
 
 def test_runs_left_out_say_why() -> None:
-    (line,) = [x for x in _lines(_row(disturbed_runs=1, slow_runs=2)) if "halo-blocking" in x]
-    assert line.endswith("; 1 disturbed run(s) left out; 2 run(s) on a machine slower than "
-                         "its best left out"), line
+    lines = _lines(_row(disturbed_runs=1, speed_changed_runs=2))
+    (line,) = [x for x in lines if "halo-blocking" in x]
+    assert line.endswith("; 1 disturbed run(s) left out; 2 run(s) off the trace's machine "
+                         "speed left out"), line
 
 
-def test_a_probe_timed_on_a_slowed_machine_says_so() -> None:
+def test_a_probe_timed_off_the_traces_speed_says_so() -> None:
     row = _row(payload_work={"without": _figs(0.25, 0.04)},
                inside_range={"run_s": False, "mpi_s": True, "waiting_s": False},
                probed=_figs(0.29, 0.07), probed_error_pct={"run_s": -6.0},
-               probe_slowdown_pct=35.0)
+               probe_speed_change_pct=35.0)
     (line,) = [x for x in _lines(row) if "--probe" in x]
-    assert line.endswith("(timed on a machine 35 % slower than its best)"), line
+    assert line.endswith("(timed with the machine's speed 35 % off the trace's)"), line

@@ -357,8 +357,8 @@ def cluster_wire_check(toolchain: str, sizes: str, reps: int, out: Path) -> None
                    "halo-blocking, cg)")
 @click.option("--speed-wait", type=click.FloatRange(0, 600), default=30, show_default=True,
               metavar="SECONDS",
-              help="how long a run waits for the machine to be at its best speed so far "
-                   "(runs around which it was slower are left out of the errors)")
+              help="how long a run waits for the machine to run at its trace's speed "
+                   "(runs around which it did not are left out of the errors)")
 @_out_option("directory for the runs and predict-check.json")
 def cluster_predict_check(toolchain: str, rates: str, reps: int, cases: str | None,
                           speed_wait: float, out: Path) -> None:

@@ -9,8 +9,9 @@ own table (the replay's error where nothing changes). A target's table is calibr
 there first (the sizes the cases use), in a state folder of its own beside the runs
 (fresh tables, the caller's toolchains and builds), so no table of one rate is ever
 priced as another's. Runs the load guard marks disturbed, and runs around which the
-machine ran slower than its best (machine_speed.py: the replay keeps the trace's
-computation), are kept in the document and left out of the errors, as the check says.
+machine's speed was not the trace's (machine_speed.py: the replay keeps the trace's
+computation; a base run's two references must agree), are kept in the document and left
+out of the errors, as the check says.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ..core.paths import state_dir
 from .cli_runs import run_cli, traced_profile
 from .control import exec_env, up
 from .layout import Layout, load_layout
-from .machine_speed import SLOW_PCT, WAIT_S, SpeedLog, is_slow
+from .machine_speed import CHANGE_PCT, WAIT_S, SpeedLog, change_pct, changed, speed_of
 from .node_shell import own_launcher
 
 SCHEMA = "predict-check-v1"
@@ -164,26 +165,25 @@ def _replay(run_dir: Path, table: Path | None, placement: int | None = None,
                            probe=probe))
 
 
-# References before the first run: its "at speed" is judged against their fastest.
-SEED_REFERENCES = 5
-# The probe times its layouts on this machine: at a slowed machine's speed they are not
-# the target's. Timed again, up to this many times in all, until the machine is at speed.
+# The probe times its layouts on this machine: at another speed than the trace's they are
+# not what the trace's program would meet. Timed again, up to this many times in all,
+# until the machine runs at the trace's speed around it.
 PROBE_TRIES = 3
 
 
-def _prediction(trace: Path, table: Path | None, placement: int | None,
-                speed: SpeedLog) -> tuple[dict[str, Any], float | None]:
-    """predict's document for one target, and for one node (the probe), how much slower
-    than its best the machine was around the probe that was kept."""
+def _prediction(trace: Path, table: Path | None, placement: int | None, speed: SpeedLog,
+                against: list[float]) -> tuple[dict[str, Any], float | None]:
+    """predict's document for one target, and for one node (the probe), how far from the
+    trace's speed (`against`) the machine was around the probe that was kept."""
     if placement is None:
         return _replay(trace, table), None
     for _ in range(PROBE_TRIES):
-        before = speed.at_speed()
+        before = speed.at_speed(against)
         said = _replay(trace, table, placement, probe=True)
-        slow = speed.slowdown_pct([before, speed.take()])
-        if not is_slow(slow):
+        pct = change_pct([before, speed.take()], against)
+        if not changed(pct):
             break
-    return said, slow
+    return said, pct
 
 
 def _err(pred: float, meas: float) -> float | None:
@@ -191,42 +191,43 @@ def _err(pred: float, meas: float) -> float | None:
 
 
 def _run_entry(launcher: str | None, toolchain: str, exe: Path, case: Case, out: Path,
-               home: Path, table: Path, timeout_s: float, speed: SpeedLog) -> dict[str, Any]:
-    """One traced run of `case` measured (and replayed on its own table), started when
-    the machine is at speed and between two references of it."""
-    before = speed.at_speed()
+               home: Path, table: Path, timeout_s: float, speed: SpeedLog,
+               against: list[float] | None) -> dict[str, Any]:
+    """One traced run of `case` measured (and replayed on its own table) between two
+    references of the machine's speed, started when it runs at the trace's (`against`;
+    None for a base run, one of which becomes the trace), and judged by them: a base run
+    by its two references agreeing, any other by both being the trace's speed."""
+    before = speed.at_speed(against)
     run_dir = _profile(launcher, toolchain, exe, case, out, home, table, timeout_s)
     after = speed.take()
     own = _replay(run_dir, None)
+    pct = (change_pct([after], before) if against is None
+           else change_pct([before, after], against))
     return {"run_dir": str(run_dir), "disturbed": _disturbed(run_dir),
             "speed_s": {"before": before, "after": after},
+            "speed_change_pct": pct, "speed_changed": changed(pct),
             "measured": _figures(own["recorded"]), "replayed": _figures(own["predicted"]),
             "functions_s": {f["fn"]: f["recorded_s"] for f in own["functions"]}}
 
 
-def _slowdown_pct(speed: SpeedLog, entry: dict[str, Any]) -> float | None:
-    return speed.slowdown_pct(list(entry["speed_s"].values()))
+def _left_out(entry: dict[str, Any]) -> bool:
+    return bool(entry["disturbed"]) or bool(entry["speed_changed"])
 
 
-def _left_out(speed: SpeedLog, entry: dict[str, Any]) -> bool:
-    return bool(entry["disturbed"]) or is_slow(_slowdown_pct(speed, entry))
-
-
-def _say_run(say: Any, speed: SpeedLog, what: str, reps: int, i: int,
-             entry: dict[str, Any]) -> None:
+def _say_run(say: Any, what: str, reps: int, i: int, entry: dict[str, Any]) -> None:
     which = (f"run {i + 1} of {reps}" if i < reps
              else f"run {i + 1} (one more: every run so far was left out)")
-    slow = _slowdown_pct(speed, entry)
+    pct = entry["speed_change_pct"]
     say(f"{what} {which}: {entry['measured']['run_s'] * 1e3:.1f} ms"
         + (" (disturbed)" if entry["disturbed"] else "")
-        + (f" (the machine {slow:.0f} % slower than its best)" if is_slow(slow) else ""))
+        + (f" (the machine's speed {pct:.0f} % off)" if entry["speed_changed"] else ""))
 
 
 def measured_runs(run: Any, reps: int, said: Any,
                   left_out: Any = lambda e: e["disturbed"]) -> list[dict[str, Any]]:
     """`reps` runs of one case on one target (`run()` makes one, `said(i, entry)` says
     it), and, where every one of them is left out (`left_out(entry)`: disturbed, or the
-    machine slow around it), up to `reps` more until one is not: a disturbance of a few
+    machine's speed changed around it), up to `reps` more until one is not: a disturbance of a few
     seconds otherwise leaves a case without any figure (at 05:33 on 2026-12-01 both base
     traces of halo overlap read 0.03-0.04 s of other CPU, while the same runs, repeated
     alone, read 0-0.01 s)."""
@@ -256,8 +257,8 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     speed = SpeedLog(build_dir_for(tc) / "replay" / "mo_machine_speed", speed_wait_s)
-    for _ in range(SEED_REFERENCES):
-        speed.take()
+    base = _targets(rates)[0]
+    traces: dict[str, dict[str, Any]] = {}  # per case: its trace (a base run), its speed
     found = load_layout()  # a cluster up here keeps its CPUs per node: only its rate changes
     cpus = found.cpus_per_node if found is not None and found.nodes == 2 else 1
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -281,31 +282,31 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
         say(f"{target.name}: calibrated ({table.name}"
             + (", suspect: used all the same" if suspect else "") + ")")
         for case in cases:
+            against = None if target == base else traces[case.name]["speed_s"]
             one = partial(_run_entry, launcher, tc.name, apps / case.program, case,
-                          out / tag / case.name, home, table, timeout_s, speed)
-            runs.setdefault(target.name, {})[case.name] = measured_runs(
-                one, reps, partial(_say_run, say, speed, f"{target.name}: {case.name}", reps),
-                partial(_left_out, speed))
-    # every run judged against the fastest reference of the whole check, which a run
-    # judged on the way may not have seen yet
-    for entry in (e for by_case in runs.values() for es in by_case.values() for e in es):
-        entry["slowdown_pct"] = _slowdown_pct(speed, entry)
-        entry["slow"] = is_slow(entry["slowdown_pct"])
-    base = _targets(rates)[0]
+                          out / tag / case.name, home, table, timeout_s, speed, against)
+            got = measured_runs(one, reps, partial(_say_run, say, f"{target.name}: {case.name}",
+                                                   reps), _left_out)
+            runs.setdefault(target.name, {})[case.name] = got
+            if target == base:  # the first base run not left out is the case's trace
+                traced = ([r for r in got if not _left_out(r)] or got)[0]
+                traces[case.name] = {"run_dir": traced["run_dir"], "speed_s": speed_of(
+                    traced["speed_s"]["before"], traced["speed_s"]["after"])}
     rows = []
     for case in cases:
         base_runs = runs[base.name][case.name]
-        quiet_base = [r for r in base_runs if not (r["disturbed"] or r["slow"])]
-        traced = (quiet_base or base_runs)[0]
+        quiet_base = [r for r in base_runs if not _left_out(r)]
+        traced = next(r for r in base_runs if r["run_dir"] == traces[case.name]["run_dir"])
         trace = traced["run_dir"]
         for target in _targets(rates):
             there = runs[target.name][case.name]
-            quiet = [r["measured"] for r in there if not (r["disturbed"] or r["slow"])]
+            quiet = [r["measured"] for r in there if not _left_out(r)]
             table = None if target == base else Path(tables[target.name]["path"])
             # one node: both ranks there (the two-node trace priced intra-node), the
             # layouts of its messages timed on this machine, which is that node
             placement = 2 if target.rate is None else None
-            said, probe_slow = _prediction(Path(trace), table, placement, speed)
+            said, probe_change = _prediction(Path(trace), table, placement, speed,
+                                             traces[case.name]["speed_s"])
             pw = said.get("payload_work")
             # the row's prediction is predict's default; with the probe that is the range's
             # end that keeps the payload work whole, and the probe's has a line of its own
@@ -315,8 +316,9 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             row: dict[str, Any] = {"case": case.name, "target": target.name, "trace": trace,
                                    "measured_runs": len(there),
                                    "disturbed_runs": sum(bool(r["disturbed"]) for r in there),
-                                   "slow_runs": sum(r["slow"] and not r["disturbed"]
-                                                    for r in there),
+                                   "speed_changed_runs": sum(
+                                       r["speed_changed"] and not r["disturbed"]
+                                       for r in there),
                                    "predicted": pred, "measured": meas,
                                    # the replay keeps the trace's computation (run time
                                    # less MPI time): how much the runs' differed from it
@@ -325,7 +327,7 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                                        traced["measured"]["run_s"] - traced["measured"]["mpi_s"])}
             # where the MPI time's error sits: per function, the calls' time summed over
             # the ranks, predict's (for one node the probe's) against the runs' median
-            used = [r for r in there if not (r["disturbed"] or r["slow"])] or there
+            used = [r for r in there if not _left_out(r)] or there
             row["functions"] = [
                 {"fn": f["fn"], "predicted_s": f["predicted_s"],
                  "measured_s": statistics.median(r["functions_s"].get(f["fn"], 0.0)
@@ -341,11 +343,12 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                                        for k in pred}
                 if "probe" in pw:
                     row["probed"] = _figures(said["predicted"])
-                    row["probe_slowdown_pct"] = probe_slow
+                    row["probe_speed_change_pct"] = probe_change
             # figures of disturbed runs are kept for the record, never as an error
             if not quiet_base or not quiet:
-                row["left_out"] = ("every base run was disturbed or slowed" if not quiet_base
-                                   else "every run there was disturbed or slowed")
+                row["left_out"] = ("every base run was disturbed or changed speed"
+                                   if not quiet_base else
+                                   "every run there was disturbed or off the trace's speed")
                 row["error_pct"] = None
             else:
                 row["error_pct"] = {k: _err(pred[k], meas[k]) for k in pred}
@@ -354,8 +357,8 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             rows.append(row)
     doc = {"schema": SCHEMA, "toolchain": tc.name, "base": base.name, "rates": rates,
            "reps": reps, "launchers": launchers, "tables": tables, "runs": runs, "rows": rows,
-           "machine_speed": {"slow_pct": SLOW_PCT, "best_s": speed.best(),
-                             "references": len(speed.refs)},
+           "machine_speed": {"change_pct": CHANGE_PCT, "references_s": speed.refs,
+                             "traces_s": {c: t["speed_s"] for c, t in traces.items()}},
            "seconds": time.monotonic() - started}
     write_json(out / OUT_FILE, doc)
     return doc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .control import Status
 from .daemons import environment
 from .layout import Layout
-from .machine_speed import is_slow
+from .machine_speed import changed
 from .node_shell import launcher_examples
 
 
@@ -104,7 +104,8 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
         else:
             extra = "".join(f"; {n} {what} left out" for n, what in (
                 (row["disturbed_runs"], "disturbed run(s)"),
-                (row.get("slow_runs", 0), "run(s) on a machine slower than its best")) if n)
+                (row.get("speed_changed_runs", 0), "run(s) off the trace's machine speed"))
+                if n)
         lines.append(f"{head} {'; '.join(cells)}{extra}")
         mpi_err = (row["error_pct"] or {}).get("mpi_s")
         if mpi_err is not None and abs(mpi_err) > MPI_ERROR_SAID_PCT and row.get("functions"):
@@ -122,11 +123,11 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
                 "the range)" for k in ("run_s", "mpi_s", "waiting_s")))
         if "probed" in row:
             errs = row.get("probed_error_pct") or {}
-            slow = row.get("probe_slowdown_pct")
+            off = row.get("probe_speed_change_pct")
             lines.append(f"{'':<17} {'':<20} with the layouts timed here (--probe): " + "; ".join(
                 f"{fmt_time(row['probed'][k])} ({fmt_pct(errs.get(k), 1, sign=True, missing='—')})"
                 for k in ("run_s", "mpi_s", "waiting_s"))
-                + (f" (timed on a machine {slow:.0f} % slower than its best)"
-                   if is_slow(slow) else ""))
+                + (f" (timed with the machine's speed {off:.0f} % off the trace's)"
+                   if changed(off) else ""))
     lines.append(f"predict check: {out}/predict-check.json ({doc['seconds']:.0f} s)")
     return lines
