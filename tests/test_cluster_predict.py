@@ -67,16 +67,17 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
     # longer in run time; the rates keep their transport and have none
     one = _row(doc, "1 node")
     said = one["payload_work"]
-    assert said["without"]["run_s"] <= one["predicted"]["run_s"] * (1 + 1e-9)
+    assert said["without"]["run_s"] <= one["kept"]["run_s"] * (1 + 1e-9)
     assert set(one["inside_range"]) == {"run_s", "mpi_s", "waiting_s"}
-    assert "without the payload work carried over" in proc.stdout
+    assert "the recorded payload work kept whole" in proc.stdout
     # halo's faces are subarrays of doubles: the trace names their layout, and the
     # prediction the messages it packs that have it
     assert said["layouts"] and said["layouts"][0]["layout"].startswith("subarray of MPI_DOUBLE")
     assert said["layouts"][0]["messages"] <= said["messages"]
-    # and the check times those layouts here (predict --probe): a prediction of its own
+    # and the check times those layouts here (predict --probe): the target is this
+    # machine, so the row's prediction is the probe's
     assert said["probe"]["cases"] and all("layout_s" in c for c in said["probe"]["cases"])
-    assert one["probed"]["run_s"] > 0 and "with the layouts timed here" in proc.stdout
+    assert one["predicted"]["run_s"] > 0 and "with the layouts timed here" in proc.stdout
     assert all("payload_work" not in r for r in rows[:2])
     quiet = not any("left_out" in r or r["disturbed_runs"] or r["speed_changed_runs"]
                     or doc["tables"][r["target"]]["suspect"] for r in rows)

@@ -1,6 +1,6 @@
 """The predict check's terminal lines (cluster/view.py, predict_check_lines) from a
 document of the check's shape: what each row says beyond its figures (runs left out and
-why, where the MPI time's error sits, a probe timed off the trace's machine speed). No cluster."""
+why, where the MPI time's error sits, one node's probe and the range without it). No cluster."""
 
 from __future__ import annotations
 
@@ -44,10 +44,16 @@ def test_runs_left_out_say_why() -> None:
                          "speed left out"), line
 
 
-def test_a_probe_timed_off_the_traces_speed_says_so() -> None:
+def test_one_node_says_its_probe_and_the_range_without_it() -> None:
     row = _row(payload_work={"without": _figs(0.25, 0.04)},
                inside_range={"run_s": False, "mpi_s": True, "waiting_s": False},
-               probed=_figs(0.29, 0.07), probed_error_pct={"run_s": -6.0},
+               kept=_figs(0.42, 0.2), kept_error_pct={"run_s": 35.5},
                probe_speed_change_pct=35.0)
     (line,) = [x for x in _lines(row) if "--probe" in x]
-    assert line.endswith("(timed with the machine's speed 35 % off the trace's)"), line
+    assert "with the machine's speed 35 % off the trace's" in line, line
+    assert "the recorded payload work kept whole: 420 ms (+35.5 %)" in line, line
+    (rng,) = [x for x in _lines(row) if "left out:" in x]
+    assert "250 ms (measured outside the range)" in rng, rng
+    # the probe timed at the trace's speed: nothing to say about it
+    row["probe_speed_change_pct"] = 2.0
+    assert not any("speed 2 %" in x for x in _lines(row))

@@ -308,9 +308,10 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             said, probe_change = _prediction(Path(trace), table, placement, speed,
                                              traces[case.name]["speed_s"])
             pw = said.get("payload_work")
-            # the row's prediction is predict's default; with the probe that is the range's
-            # end that keeps the payload work whole, and the probe's has a line of its own
-            pred = _figures(pw["kept"] if pw and "kept" in pw else said["predicted"])
+            # the row's prediction is predict's: for one node with --probe, since the
+            # target is this machine (the check runs there); without it predict gives a
+            # range, whose ends have a line of their own
+            pred = _figures(said["predicted"])
             meas = {k: statistics.median(m[k] for m in (quiet or [r["measured"] for r in there]))
                     for k in pred}
             row: dict[str, Any] = {"case": case.name, "target": target.name, "trace": trace,
@@ -334,16 +335,15 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                                                  for r in used)}
                 for f in said["functions"]]
             if pw:
-                # one node: the prediction is a range (predict's payload_work: its other
-                # end, the layouts of the messages packed, what the probe timed); whether
+                # one node: what predict gives without --probe is a range (payload_work:
+                # the recorded payload work kept whole, its default, and left out); whether
                 # the measured median falls inside it, per figure
                 row["payload_work"] = pw
-                low = pw["without"]
-                row["inside_range"] = {k: min(pred[k], low[k]) <= meas[k] <= max(pred[k], low[k])
+                high, low = _figures(pw.get("kept", said["predicted"])), pw["without"]
+                row["kept"] = high
+                row["inside_range"] = {k: min(high[k], low[k]) <= meas[k] <= max(high[k], low[k])
                                        for k in pred}
-                if "probe" in pw:
-                    row["probed"] = _figures(said["predicted"])
-                    row["probe_speed_change_pct"] = probe_change
+                row["probe_speed_change_pct"] = probe_change
             # figures of disturbed runs are kept for the record, never as an error
             if not quiet_base or not quiet:
                 row["left_out"] = ("every base run was disturbed or changed speed"
@@ -352,8 +352,8 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                 row["error_pct"] = None
             else:
                 row["error_pct"] = {k: _err(pred[k], meas[k]) for k in pred}
-                if "probed" in row:
-                    row["probed_error_pct"] = {k: _err(row["probed"][k], meas[k]) for k in pred}
+                if "kept" in row:
+                    row["kept_error_pct"] = {k: _err(row["kept"][k], meas[k]) for k in pred}
             rows.append(row)
     doc = {"schema": SCHEMA, "toolchain": tc.name, "base": base.name, "rates": rates,
            "reps": reps, "launchers": launchers, "tables": tables, "runs": runs, "rows": rows,

@@ -117,17 +117,17 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
                              f"{fmt_time(f['measured_s'])}" for f in worst))
         pw = row.get("payload_work") or {}
         if "without" in pw:
-            inside = row["inside_range"]
-            lines.append(f"{'':<17} {'':<20} without the payload work carried over: " + "; ".join(
+            inside, errs = row["inside_range"], row.get("kept_error_pct") or {}
+            off = row.get("probe_speed_change_pct")
+            lines.append(f"{'':<17} {'':<20} that is with the layouts timed here (--probe)"
+                         + (f", with the machine's speed {off:.0f} % off the trace's"
+                            if changed(off) else "")
+                         + "; without it, the recorded payload work kept whole: " + "; ".join(
+                             f"{fmt_time(row['kept'][k])} "
+                             f"({fmt_pct(errs.get(k), 1, sign=True, missing='—')})"
+                             for k in ("run_s", "mpi_s", "waiting_s")))
+            lines.append(f"{'':<17} {'':<20} and left out: " + "; ".join(
                 f"{fmt_time(pw['without'][k])} (measured {'inside' if inside[k] else 'outside'} "
                 "the range)" for k in ("run_s", "mpi_s", "waiting_s")))
-        if "probed" in row:
-            errs = row.get("probed_error_pct") or {}
-            off = row.get("probe_speed_change_pct")
-            lines.append(f"{'':<17} {'':<20} with the layouts timed here (--probe): " + "; ".join(
-                f"{fmt_time(row['probed'][k])} ({fmt_pct(errs.get(k), 1, sign=True, missing='—')})"
-                for k in ("run_s", "mpi_s", "waiting_s"))
-                + (f" (timed with the machine's speed {off:.0f} % off the trace's)"
-                   if changed(off) else ""))
     lines.append(f"predict check: {out}/predict-check.json ({doc['seconds']:.0f} s)")
     return lines
