@@ -61,6 +61,7 @@ def test_a_run_waits_for_the_traces_speed_at_most_its_wait(tmp_path: Path) -> No
     assert log.at_speed([1.0] * cpus) == [1.05] * cpus and len(log.refs) == 4
     log.wait_s = 0
     assert log.at_speed([1.0] * cpus)[0] == 3.0  # no time to wait: the reference as it is
+    assert log.best() == [0.5] * cpus and SpeedLog(Path("/x")).best() is None
 
 
 def test_mo_machine_speed_times_every_cpu() -> None:

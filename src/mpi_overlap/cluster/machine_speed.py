@@ -88,6 +88,13 @@ class SpeedLog:
         self.refs.append(ref)
         return ref
 
+    def best(self) -> list[float] | None:
+        """The fastest reference so far, per CPU (None before the first)."""
+        if not self.refs:
+            return None
+        return [min((x for x in col if x == x), default=float("nan"))
+                for col in zip(*self.refs, strict=True)]
+
     def at_speed(self, against: list[float] | None) -> list[float]:
         """A reference taken when the machine runs at `against`'s speed (None: as it
         is), waiting up to `wait_s` for it (the last reference where it never did): what
