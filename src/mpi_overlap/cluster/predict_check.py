@@ -233,10 +233,10 @@ def measured_runs(run: Any, reps: int, said: Any,
                   left_out: Any = lambda e: e["disturbed"]) -> list[dict[str, Any]]:
     """`reps` runs of one case on one target (`run()` makes one, `said(i, entry)` says
     it), and, where every one of them is left out (`left_out(entry)`: disturbed, or the
-    machine's speed changed around it), up to `reps` more until one is not: a disturbance of a few
-    seconds otherwise leaves a case without any figure (at 05:33 on 2026-12-01 both base
-    traces of halo overlap read 0.03-0.04 s of other CPU, while the same runs, repeated
-    alone, read 0-0.01 s)."""
+    machine's speed changed around it), up to `reps` more until one is not: a
+    disturbance of a few seconds otherwise leaves a case without any figure (at 05:33 on
+    2026-12-01 both base traces of halo overlap read 0.03-0.04 s of other CPU, while the
+    same runs, repeated alone, read 0-0.01 s)."""
     out: list[dict[str, Any]] = []
     while len(out) < reps or (len(out) < 2 * reps and all(left_out(e) for e in out)):
         entry = run()
