@@ -167,7 +167,10 @@ def _replay(run_dir: Path, table: Path | None, placement: int | None = None,
 
 # References before the first base run: what "the fastest so far" starts from. A trace
 # made in a spell where one CPU ran 46 % slower (13.1 ms a block against 9.0, steady)
-# left every later run of its case off its speed (2026-12-02 06:00).
+# left every later run of its case off its speed (2026-12-02 06:00); one made in a slow
+# spell of both (cg at 06:08: 778 ms where the same run took 511-527 at speed, its MPI
+# time 294 ms against 157-162) had its MPI calls slowed beyond what its computation
+# showed, and predicted one node's MPI time twice over.
 SEED_REFERENCES = 3
 # The probe times its layouts on this machine: at another speed than the trace's they are
 # not what the trace's program would meet. Timed again, up to this many times in all,
@@ -201,14 +204,16 @@ def _run_entry(launcher: str | None, toolchain: str, exe: Path, case: Case, out:
     references of the machine's speed, started when it runs at the trace's (`against`;
     None for a base run, one of which becomes the trace: started at the fastest speed
     seen so far, where the machine gets there within the wait), and judged by them: a
-    base run by its two references agreeing, any other by both being the trace's
-    speed."""
-    before = speed.at_speed(against if against is not None else speed.best())
+    base run by its two references agreeing and being that fastest speed, any other by
+    both being the trace's speed."""
+    aim = against if against is not None else speed.best()
+    before = speed.at_speed(aim)
     run_dir = _profile(launcher, toolchain, exe, case, out, home, table, timeout_s)
     after = speed.take()
     own = _replay(run_dir, None)
-    pct = (change_pct([after], before) if against is None
-           else change_pct([before, after], against))
+    pcts = [change_pct([before, after], aim) if aim is not None else None,
+            change_pct([after], before) if against is None else None]
+    pct = max((p for p in pcts if p is not None), default=None)
     return {"run_dir": str(run_dir), "disturbed": _disturbed(run_dir),
             "speed_s": {"before": before, "after": after},
             "speed_change_pct": pct, "speed_changed": changed(pct),
