@@ -27,10 +27,11 @@ def _row(doc: dict, target: str) -> dict:
 
 def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path: Path) -> None:
     out = tmp_path / "check"
-    # a run waits at most 2 s for the machine at the trace's speed: the test checks the
-    # structure, and runs off that speed are left out of the errors, as disturbed ones are
+    # no run waits for the machine at the trace's speed: the test checks the structure
+    # (runs off that speed are left out of the errors, as disturbed ones are), and the
+    # waits made it 62 s where it took 45 (a fresh clone, 2026-12-02)
     proc = run_cli("cluster", "predict-check", "--rates", ",".join(RATES), "--reps", "1",
-                   "--cases", "halo-blocking", "--speed-wait", "2", "--out", str(out),
+                   "--cases", "halo-blocking", "--speed-wait", "0", "--out", str(out),
                    timeout=1800)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
