@@ -144,4 +144,3 @@ def deferred(index: dict[int, int], results: list[dict[str, Any]]) -> set[int]:
         if post is not None and whole and float(post) < DEFERRED_POST_SHARE * float(whole):
             out.add(k)
     return out
-

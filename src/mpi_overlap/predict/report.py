@@ -155,18 +155,19 @@ def predict(req: Request) -> dict[str, Any]:
     priced = costs(prog, target)
     packed = [k for k in range(len(prog.msgs)) if moves_into_a_node(rec_costs, priced, k)]
     probed = _probe(req, prog, packed) if req.probe and packed else None
-    # the unexplained time on the target, and the time in flight the table does not price;
-    # with the probe, the packed messages' own work as timed here
     # with the probe, the messages whose MPI_Isend the target's MPI does not send from
     # move as rendezvous ones do (probe.deferred), whatever the table's eager limit
-    sent = priced if probed is None else sent_from_completion(priced, probed["deferred"])
+    sent = priced if probed is None else sent_from_completion(priced, probed["queued"])
+    # the unexplained time on the target, and the time in flight the table does not price;
+    # with the probe, the packed messages' own work as timed here, their sends' before
+    # their data leaves (departures)
     resid, extra = (on_target(prog, rec_costs, sent) if probed is None else
                     on_target(prog, rec_costs, sent, carried=0.0, probed=probed["work"]))
     later = departures(prog, probed["work"]) if probed is not None else [0.0] * len(extra)
-    if probed is not None:  # what the departures moved into the messages' T
+    if probed is not None:  # said in payload_work's probe
         probed["departures"] = {"messages": sum(1 for x in later if x > 0.0),
                                 "seconds": sum(later)}
-        probed["deferred"] = len(probed["deferred"])
+        probed["deferred"] = len(probed["queued"])
     tgt_costs = with_flight(sent, [x + d for x, d in zip(extra, later, strict=True)])
     started = time.perf_counter()
     rep = replay(prog, tgt_costs, resid, target.overlap, target.progress)
@@ -257,7 +258,7 @@ def _probe(req: Request, prog: Program, packed: list[int]) -> dict[str, Any]:
     counts = [0] * len(found)
     for i in index.values():
         counts[i] += 1
-    return {"work": end_work(prog, index, results), "deferred": deferred(index, results),
+    return {"work": end_work(prog, index, results), "queued": deferred(index, results),
             "toolchain": toolchain,
             "dir": str(req.run_dir / PROBE_DIR),
             "cases": [{"send": c.send.words() if c.send else "contiguous",
@@ -301,7 +302,7 @@ def _payload_work(prog: Program, packed: list[int], rec: Costs, priced: Costs,
     out["layouts"] = [{"layout": w, "messages": n}
                       for w, n in sorted(layouts.items(), key=lambda x: -x[1])]
     if probed is not None:
-        out["probe"] = {k: v for k, v in probed.items() if k != "work"}
+        out["probe"] = {k: v for k, v in probed.items() if k not in ("work", "queued")}
     return out
 
 
