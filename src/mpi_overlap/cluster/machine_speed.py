@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.errors import UserError
+
 # A change of 10 % in a computation of 80 % of the run time is 8 % of it: most of the
 # check's 10 % for run time. Back-to-back references on a steady machine spread by 1-3 %
 # (8.88-9.22 ms a block here, with one of 16 at 10.6).
@@ -44,6 +46,9 @@ def measure(exe: Path) -> list[float]:
     """One reference: mo_machine_speed's median block time on each CPU this process may
     use, all CPUs at once (as a run's ranks use them), in seconds, by CPU; NaN for a CPU
     whose sweep gave no figure."""
+    if not exe.is_file():
+        raise UserError(f"{exe} is not built: the machine's speed cannot be measured "
+                        "(mpi-overlap build)")
     procs = [subprocess.Popen([str(exe), str(cpu)], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL) for cpu in _cpus()]
     out = []
