@@ -3,7 +3,7 @@ docs/method.md, "The machine's speed around each run").
 
 Why: a replay keeps the trace's computation as recorded, so a check of it compares runs
 that computed at the trace's speed. On this VM kind (2 cores, AMD EPYC) the same stencil
-sweep ran 10-80 % longer in bursts of 10-60 s, and 35-55 % longer for half an hour,
+sweep ran 10-80 % longer in bursts of 10-60 s, and 35-55 % longer for 25 minutes,
 with nothing else running, no steal time in /proc/stat and nothing the load guard
 (core/machine_load.py) counts (2026-12-02). The check's one-node runs computed 14-53 %
 longer than their trace at three of five checks the day before. What changes the
@@ -103,7 +103,7 @@ class SpeedLog:
     def at_speed(self, against: list[float] | None) -> list[float]:
         """A reference taken when the machine runs at `against`'s speed (None: as it
         is), waiting up to `wait_s` for it (the last reference where it never did): what
-        a run is started on, since spells here last from seconds to half an hour."""
+        a run is started on, since spells here last from seconds to 25 minutes."""
         deadline = time.monotonic() + self.wait_s
         while True:
             ref = self.take()
