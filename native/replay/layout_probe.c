@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
+
 enum { MAX_VALUES = 4096, MAX_NAMES = 256, NAME_BYTES = 64, SAMPLES_MAX = 64 };
 
 /* The trace's node kinds (mop_trace_dtype.c). */
@@ -293,12 +295,6 @@ static timing exchange_block(int peer, void *sbuf, void *rbuf, int scount, MPI_D
     return (timing){worst[0], worst[1]};
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static bool read_side(FILE *in, side *s)
 {
     char word[32];
@@ -416,15 +412,13 @@ int main(int argc, char **argv)
             con[k] = n.exchange_s;
             con_post[k] = n.post_s;
         }
-        double *sorted[] = {lay, con, lay_post, con_post};
-        for (int k = 0; k < 4; k++)
-            qsort(sorted[k], (size_t)samples, sizeof(double), cmp_double);
+        const size_t n = (size_t)samples;
         if (out)
             fprintf(out, "{\"case\": %d, \"bytes\": %lld, \"layout_s\": %.9g, "
                          "\"contiguous_s\": %.9g, \"layout_post_s\": %.9g, "
                          "\"contiguous_post_s\": %.9g, \"samples\": %d, \"iterations\": %d}\n",
-                    c, bytes, lay[samples / 2], con[samples / 2], lay_post[samples / 2],
-                    con_post[samples / 2], samples, iters);
+                    c, bytes, mo_stats_median(lay, n), mo_stats_median(con, n),
+                    mo_stats_median(lay_post, n), mo_stats_median(con_post, n), samples, iters);
         free(sarr);
         free(rarr);
         free(cs);

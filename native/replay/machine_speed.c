@@ -9,37 +9,27 @@
  * outside the machine's slow bursts.
  *
  * Usage: mo_machine_speed CPU [BLOCKS]: runs on CPU only (the caller starts one
- * per CPU at once, as a run's ranks run). Prints one line: the median time of BLOCKS blocks of SWEEPS sweeps, in
- * seconds, and the sum of the last array (so the sweeps cannot be left out). */
+ * per CPU at once, as a run's ranks run). Prints one line: the median time of
+ * BLOCKS blocks of SWEEPS sweeps, in seconds, and the sum of the last array (so
+ * the sweeps cannot be left out). */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "stats.h"
+#include "timer.h"
 
 /* A rank's slab of the halo case: 64 x 64 points by 32 planes and a halo plane
  * each side (1.1 MB an array). */
 enum { NX = 64, NY = 64, NZ = 34, PLANE = NX * NY, POINTS = PLANE * NZ };
 enum { BLOCKS_DEFAULT = 9, BLOCKS_MAX = 99, SWEEPS = 50 };
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void sweep(const double *a, double *b)
 {
     for (int i = PLANE; i < POINTS - PLANE; i++)
         b[i] = a[i] + 0.1 * (a[i - 1] + a[i + 1] + a[i - NX] + a[i + NX] + a[i - PLANE] +
                              a[i + PLANE] - 6.0 * a[i]);
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
 }
 
 int main(int argc, char **argv)
@@ -67,20 +57,19 @@ int main(int argc, char **argv)
     sweep(a, b); /* the arrays in the caches before the first block */
     double times[BLOCKS_MAX];
     for (int k = 0; k < blocks; k++) {
-        double t = now_s();
+        uint64_t t = mo_timer_now_ns();
         for (int s = 0; s < SWEEPS; s++) {
             sweep(a, b);
             double *tmp = a;
             a = b;
             b = tmp;
         }
-        times[k] = now_s() - t;
+        times[k] = 1e-9 * (double)(mo_timer_now_ns() - t);
     }
-    qsort(times, (size_t)blocks, sizeof(double), cmp_double);
     double sum = 0;
     for (int i = 0; i < POINTS; i++)
         sum += a[i];
-    printf("%.9g %.6g\n", times[blocks / 2], sum);
+    printf("%.9g %.6g\n", mo_stats_median(times, (size_t)blocks), sum);
     free(a);
     free(b);
     return 0;
