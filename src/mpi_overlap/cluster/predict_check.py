@@ -271,7 +271,7 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
     for _ in range(SEED_REFERENCES):
         speed.take()
     base = _targets(rates)[0]
-    traces: dict[str, dict[str, Any]] = {}  # per case: its trace (a base run), its speed
+    traces: dict[str, dict[str, Any]] = {}  # per case: its trace (a base run's entry), its speed
     found = load_layout()  # a cluster up here keeps its CPUs per node: only its rate changes
     cpus = found.cpus_per_node if found is not None and found.nodes == 2 else 1
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -303,13 +303,13 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             runs.setdefault(target.name, {})[case.name] = got
             if target == base:  # the first base run not left out is the case's trace
                 traced = ([r for r in got if not _left_out(r)] or got)[0]
-                traces[case.name] = {"run_dir": traced["run_dir"], "speed_s": speed_of(
+                traces[case.name] = {"entry": traced, "speed_s": speed_of(
                     traced["speed_s"]["before"], traced["speed_s"]["after"])}
     rows = []
     for case in cases:
         base_runs = runs[base.name][case.name]
         quiet_base = [r for r in base_runs if not _left_out(r)]
-        traced = next(r for r in base_runs if r["run_dir"] == traces[case.name]["run_dir"])
+        traced = traces[case.name]["entry"]
         trace = traced["run_dir"]
         for target in _targets(rates):
             there = runs[target.name][case.name]

@@ -155,20 +155,22 @@ def predict(req: Request) -> dict[str, Any]:
     priced = costs(prog, target)
     packed = [k for k in range(len(prog.msgs)) if moves_into_a_node(rec_costs, priced, k)]
     probed = _probe(req, prog, packed) if req.probe and packed else None
-    # with the probe, the messages whose MPI_Isend the target's MPI does not send from
-    # move as rendezvous ones do (probe.deferred), whatever the table's eager limit
-    sent = priced if probed is None else sent_from_completion(priced, probed["queued"])
-    # the unexplained time on the target, and the time in flight the table does not price;
-    # with the probe, the packed messages' own work as timed here, their sends' before
-    # their data leaves (departures)
-    resid, extra = (on_target(prog, rec_costs, sent) if probed is None else
-                    on_target(prog, rec_costs, sent, carried=0.0, probed=probed["work"]))
-    later = departures(prog, probed["work"]) if probed is not None else [0.0] * len(extra)
-    if probed is not None:  # said in payload_work's probe
+    # the unexplained time on the target, and the time in flight the table does not price
+    if probed is None:
+        resid, extra = on_target(prog, rec_costs, priced)
+        tgt_costs = with_flight(priced, extra)
+    else:
+        # the messages whose MPI_Isend the target's MPI does not send from move as
+        # rendezvous ones do (probe.deferred), whatever the table's eager limit; the packed
+        # messages' own work is what the probe timed here, their sends' before their data
+        # leaves (departures)
+        sent = sent_from_completion(priced, probed["queued"])
+        resid, extra = on_target(prog, rec_costs, sent, carried=0.0, probed=probed["work"])
+        later = departures(prog, probed["work"])
         probed["departures"] = {"messages": sum(1 for x in later if x > 0.0),
-                                "seconds": sum(later)}
+                                "seconds": sum(later)}  # said in payload_work's probe
         probed["deferred"] = len(probed["queued"])
-    tgt_costs = with_flight(sent, [x + d for x, d in zip(extra, later, strict=True)])
+        tgt_costs = with_flight(sent, [x + d for x, d in zip(extra, later, strict=True)])
     started = time.perf_counter()
     rep = replay(prog, tgt_costs, resid, target.overlap, target.progress)
     seconds = time.perf_counter() - started
