@@ -64,34 +64,25 @@ def test_a_run_waits_for_the_traces_speed_at_most_its_wait(tmp_path: Path) -> No
     assert log.best() == [0.5] * cpus and SpeedLog(Path("/x")).best() is None
 
 
-def test_mo_machine_speed_times_every_cpu() -> None:
+def _built_exe() -> Path:
     from mpi_overlap.platform.build import build_dir_for, ensure_built
     from mpi_overlap.platform.toolchains import get_toolchain
 
     tc = get_toolchain("mpich")
     ensure_built(tc)
-    exe = build_dir_for(tc) / "replay" / "mo_machine_speed"
-    got = measure(exe)
+    return build_dir_for(tc) / "replay" / "mo_machine_speed"
+
+
+def test_mo_machine_speed_times_every_cpu() -> None:
+    got = measure(_built_exe())
     assert len(got) == len(os.sched_getaffinity(0))
     # 50 sweeps of a 1.1 MB slab: milliseconds, not nothing and not seconds
     assert all(1e-4 < s < 1.0 for s in got), got
 
 
-def test_a_missing_program_is_one_line(tmp_path: Path) -> None:
-    from mpi_overlap.core.errors import UserError
-
-    with pytest.raises(UserError, match="is not built"):
-        measure(tmp_path / "mo_machine_speed")
-
-
 def test_mo_machine_speed_says_its_usage() -> None:
     import subprocess
 
-    from mpi_overlap.platform.build import build_dir_for
-    from mpi_overlap.platform.toolchains import get_toolchain
-
-    exe = build_dir_for(get_toolchain("mpich")) / "replay" / "mo_machine_speed"
-    if not exe.exists():
-        pytest.skip("built by test_mo_machine_speed_times_every_cpu")
-    proc = subprocess.run([str(exe), "-1"], capture_output=True, text=True, check=False)
+    proc = subprocess.run([str(_built_exe()), "-1"], capture_output=True, text=True,
+                          check=False)
     assert proc.returncode == 2 and proc.stderr.startswith("usage: mo_machine_speed CPU")
