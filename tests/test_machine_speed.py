@@ -41,13 +41,15 @@ def test_a_cpu_without_a_figure_judges_nothing() -> None:
 
 def _fake_exe(tmp_path: Path, figures: list[float]) -> Path:
     """A stand-in for mo_machine_speed printing the next of `figures` each time, the
-    same on every CPU (a run's references, taken all CPUs at once, read one line each)."""
+    same on every CPU (a run's references, taken all CPUs at once, read one line each;
+    each process takes its number under the lock, since the CPUs' processes of one
+    reference run side by side)."""
     (tmp_path / "figures").write_text("\n".join(map(str, figures)) + "\n")
     exe = tmp_path / "speed"
     exe.write_text(f"""#!/bin/sh
 cd {tmp_path}
-flock lock sh -c 'n=$(cat n 2>/dev/null || echo 0); echo $((n + 1)) > n'
-sed -n "$(( ($(cat n) - 1) / {len(os.sched_getaffinity(0))} + 1 ))p" figures
+i=$(flock lock sh -c 'n=$(($(cat n 2>/dev/null || echo 0) + 1)); echo $n > n; echo $n')
+sed -n "$(( (i - 1) / {len(os.sched_getaffinity(0))} + 1 ))p" figures
 """)
     exe.chmod(0o755)
     return exe
