@@ -63,6 +63,15 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
         # for each figure
         assert ("left_out" in r) == (r["error_pct"] is None)
         assert isinstance(r["computation_change_pct"], float)
+    # at the base, the trace against its own run, and every base run not left out
+    # replayed on its own table
+    base = rows[0]
+    base_runs = doc["runs"][targets[0]]["halo-blocking"]
+    (traced,) = [e for e in base_runs if e["run_dir"] == base["trace"]]
+    assert base["measured"] == traced["measured"]
+    kept = [e for e in base_runs if not e["disturbed"] and not e["speed_changed"]]
+    assert len(base["runs_replayed_error_pct"]) == len(kept)
+    assert "replayed on its own table" in proc.stdout or not kept
     # one node packs the two-node trace's messages into a node: the prediction is a range
     # whose other end leaves the recorded payload work out (predict's payload_work), no
     # longer in run time; the rates keep their transport and have none

@@ -57,3 +57,20 @@ def test_one_node_says_its_probe_and_the_range_without_it() -> None:
     # the probe timed at the trace's speed: nothing to say about it
     row["probe_speed_change_pct"] = 2.0
     assert not any("speed 2 %" in x for x in _lines(row))
+
+
+def test_the_base_row_says_each_runs_own_replay() -> None:
+    """At the base the row is the trace against its own run; every base run not left out
+    is replayed on its own table too, and the row gives their errors' range."""
+    row = _row(target="2 nodes at 1gbit", runs_replayed_error_pct=[
+        {"run_s": -0.7, "mpi_s": -1.6, "waiting_s": 0.0},
+        {"run_s": 1.8, "mpi_s": 3.1, "waiting_s": 0.0}])
+    (line,) = [x for x in _lines(row) if "replayed on its own table" in x]
+    assert line.strip() == ("each of its 2 run(s) not left out, replayed on its own table: "
+                            "run time -0.7 to +1.8 %; MPI time -1.6 to +3.1 %"), line
+    one = _row(target="2 nodes at 1gbit", runs_replayed_error_pct=[
+        {"run_s": 2.0, "mpi_s": None, "waiting_s": 0.0}])
+    (line,) = [x for x in _lines(one) if "replayed on its own table" in x]
+    assert line.endswith("run time +2.0 %; MPI time —"), line
+    # the other targets have no such line
+    assert not any("own table" in x for x in _lines(_row()))

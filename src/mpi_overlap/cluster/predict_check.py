@@ -325,8 +325,12 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             # target is this machine (the check runs there); without it predict gives a
             # range, whose ends have a line of their own
             pred = _figures(said["predicted"])
-            meas = {k: statistics.median(m[k] for m in (quiet or [r["measured"] for r in there]))
-                    for k in pred}
+            # at the base, the trace against its own run (issue 36: replaying at the
+            # recorded rate reproduces the recorded run); elsewhere the median of the
+            # runs not left out there (of all of them where every one was)
+            used = ([traced] if target == base
+                    else [r for r in there if not _left_out(r)] or there)
+            meas = {k: statistics.median(r["measured"][k] for r in used) for k in pred}
             row: dict[str, Any] = {"case": case.name, "target": target.name, "trace": trace,
                                    "measured_runs": len(there),
                                    "disturbed_runs": sum(bool(r["disturbed"]) for r in there),
@@ -341,12 +345,16 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                                        traced["measured"]["run_s"] - traced["measured"]["mpi_s"])}
             # where the MPI time's error sits: per function, the calls' time summed over
             # the ranks, predict's (for one node the probe's) against the runs' median
-            used = [r for r in there if not _left_out(r)] or there
             row["functions"] = [
                 {"fn": f["fn"], "predicted_s": f["predicted_s"],
                  "measured_s": statistics.median(r["functions_s"].get(f["fn"], 0.0)
                                                  for r in used)}
                 for f in said["functions"]]
+            if target == base:
+                # every base run not left out, each replayed on its own table
+                row["runs_replayed_error_pct"] = [
+                    {k: _err(r["replayed"][k], r["measured"][k]) for k in pred}
+                    for r in quiet_base]
             if pw:
                 # one node: what predict gives without --probe is a range (payload_work:
                 # the recorded payload work kept whole, its default, and left out); whether

@@ -89,8 +89,9 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
         e = (row["error_pct"] or {}).get(key)
         return fmt_pct(e, 1, sign=True, missing="—")
 
-    lines = [f"predicted from traces at {doc['base']}, measured there ({doc['reps']} run(s) "
-             "each; run time, MPI time and waiting, predicted / measured (error)):"]
+    lines = [f"predicted from traces at {doc['base']} (there: the trace replayed against its "
+             f"own run), measured at each target ({doc['reps']} run(s) each; run time, MPI "
+             "time and waiting, predicted / measured (error)):"]
     for row in doc["rows"]:
         head = f"{row['case']:<17} {row['target']:<20}"
         p, m = row["predicted"], row["measured"]
@@ -107,6 +108,12 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
                 (row.get("speed_changed_runs", 0), "run(s) off the trace's machine speed"))
                 if n)
         lines.append(f"{head} {'; '.join(cells)}{extra}")
+        own = row.get("runs_replayed_error_pct")
+        if own:
+            lines.append(f"{'':<17} {'':<20} each of its {len(own)} run(s) not left out, "
+                         "replayed on its own table: " + "; ".join(
+                             f"{what} {_span([e[k] for e in own])}" for k, what in (
+                                 ("run_s", "run time"), ("mpi_s", "MPI time"))))
         mpi_err = (row["error_pct"] or {}).get("mpi_s")
         if mpi_err is not None and abs(mpi_err) > MPI_ERROR_SAID_PCT and row.get("functions"):
             worst = sorted(row["functions"],
@@ -131,3 +138,16 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
                 "the range)" for k in ("run_s", "mpi_s", "waiting_s")))
     lines.append(f"predict check: {out}/predict-check.json ({doc['seconds']:.0f} s)")
     return lines
+
+
+def _span(errs: list[float | None]) -> str:
+    """The errors' range, e.g. "-0.7 to +1.8 %" (one error alone)."""
+    from ..core.formatting import fmt_pct
+
+    got = [e for e in errs if e is not None]
+    if not got:
+        return "—"
+    lo, hi = min(got), max(got)
+    if lo == hi:
+        return fmt_pct(lo, 1, sign=True)
+    return f"{fmt_pct(lo, 1, sign=True).rstrip(' %')} to {fmt_pct(hi, 1, sign=True)}"
