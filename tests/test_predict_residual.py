@@ -1,6 +1,6 @@
 """The residual (engine.residuals; docs/method.md, "Predicting by replay"): a hand-worked
 blocking halo whose receive-only calls wait for eager faces in flight (the flight is
-the model's T, not the residual; send-only and receive-only calls keep a median each);
+the model's T, not the residual; send-only and receive-only calls keep a mean each);
 on another target (the residual on another transport): a hand-worked program where
 the target makes an eager send rendezvous and has a smaller per-message time, one whose
 receives took longer than the table's T on a link (the time in flight the table does
@@ -77,7 +77,7 @@ def test_time_in_flight_is_not_kept_twice_and_each_kind_has_its_own() -> None:
     10 µs. Rank 0's receive waited 340 µs for rank 1's post, then the face's 300 µs in
     flight, then 15 µs: its residual is those 15 µs (not 305, the flight counted again
     on top of T in the replay); rank 1's receive was entered at the send's post and took
-    320 µs: 20 µs. Each kind keeps its own median (the sends' 40 and 50 µs), and the
+    320 µs: 20 µs. Each kind keeps its own mean (the sends' 40 and 50 µs), and the
     replay on the recorded costs gives back every recorded exit."""
     prog = two_ranks([("MPI_Sendrecv", [(SEND_BLOCK, 0)], 0.0, 50 * US),
                       ("MPI_Sendrecv", [(RECV_BLOCK, 1)], 60 * US, 715 * US)],
@@ -94,6 +94,38 @@ def test_time_in_flight_is_not_kept_twice_and_each_kind_has_its_own() -> None:
     rep = replay(prog, c, resid, engine="python")
     for r in range(2):
         assert rep.exit[r][1:3] == pytest.approx([x.exit for x in prog.calls[r][1:3]])
+
+
+def test_a_rendezvous_wait_for_the_partners_next_call_is_not_kept_twice() -> None:
+    """A rendezvous face (T 50 µs) from rank 0, which posts it at 0 and computes until its
+    MPI_Wait at 300 µs; rank 1 posted its receive before and waits from 20 µs, until the
+    face has moved (350 µs) and 5 µs more. The replay moves a rendezvous message once
+    both ends have polled it (rank 0 first does so in its MPI_Wait), so rank 1's wait
+    for it is the model's: its residual is the 5 µs (330 µs before, kept and then waited
+    again), rank 0's the 2 µs beyond T, and the replay on the recorded costs gives back
+    every recorded exit. A send whose receiver polls late is the mirror case."""
+    prog = two_ranks([("MPI_Isend", [(SEND_POST, 0)], 0.0, 1 * US),
+                      ("MPI_Wait", [(SEND_DONE, 0)], 300 * US, 352 * US)],
+                     [("MPI_Irecv", [(RECV_POST, 0)], 0.0, 1 * US),
+                      ("MPI_Wait", [(RECV_DONE, 0)], 20 * US, 355 * US)])
+    prog.msgs.append(Msg(0, 1, 32768))
+    c = Costs(T=[50 * US], o_s=[0.0], o_r=[0.0], eager=[False], coll=[])
+    resid = residuals(prog, c)
+    assert resid[1]["MPI_Wait (receives)"] == pytest.approx(5 * US)
+    assert resid[0]["MPI_Wait (sends)"] == pytest.approx(2 * US)
+    rep = replay(prog, c, resid, engine="python")
+    for r in range(2):
+        assert rep.exit[r][1:3] == pytest.approx([x.exit for x in prog.calls[r][1:3]])
+    # the receiver late instead: its MPI_Wait at 300 µs is where the face moves, and the
+    # sender's wait from 20 µs until then is the model's too
+    late = two_ranks([("MPI_Isend", [(SEND_POST, 0)], 0.0, 1 * US),
+                      ("MPI_Wait", [(SEND_DONE, 0)], 20 * US, 354 * US)],
+                     [("MPI_Irecv", [(RECV_POST, 0)], 0.0, 1 * US),
+                      ("MPI_Wait", [(RECV_DONE, 0)], 300 * US, 351 * US)])
+    late.msgs.append(Msg(0, 1, 32768))
+    resid = residuals(late, c)
+    assert resid[0]["MPI_Wait (sends)"] == pytest.approx(4 * US)
+    assert resid[1]["MPI_Wait (receives)"] == pytest.approx(1 * US)
 
 
 def _late_faces(hosts: list[str]) -> tuple:
@@ -123,10 +155,10 @@ def test_time_beyond_the_tables_flight_scales_with_the_targets_t() -> None:
     T, 0, 2, 0, 2, 2 times the recorded T of 100 µs: median 2. On a target with T 40 µs
     each face gets 2 x 40 = 80 µs more in flight and the wait keeps 20 µs. On the
     recorded costs, on a slower target (T 200 µs) and between ranks on one host nothing
-    moves: the median of the waits, 220 µs, stays in the call."""
+    moves: the mean of the waits, 140 µs, stays in the call."""
     prog, rec = _late_faces(["n0", "n1"])
     as_recorded = residuals(prog, rec)
-    assert as_recorded[0]["MPI_Wait (receives)"] == pytest.approx(220 * US)
+    assert as_recorded[0]["MPI_Wait (receives)"] == pytest.approx(140 * US)
     assert on_target(prog, rec, rec) == (as_recorded, [0.0] * 5)
     faster = replace(rec, T=[40 * US] * 5)
     resid, extra = on_target(prog, rec, faster)
@@ -144,9 +176,21 @@ def test_time_beyond_the_tables_flight_scales_with_the_targets_t() -> None:
          for k in range(5)])
     slower = replace(rec, T=[200 * US] * 5)
     assert on_target(prog, rec, slower)[1] == [0.0] * 5
-    assert on_target(prog, rec, slower)[0][0]["MPI_Wait (receives)"] == pytest.approx(220 * US)
+    assert on_target(prog, rec, slower)[0][0]["MPI_Wait (receives)"] == pytest.approx(140 * US)
     one_host, _ = _late_faces(["n0", "n0"])
     assert on_target(one_host, rec, faster)[1] == [0.0] * 5
+
+
+def test_a_target_that_packs_crossed_messages_into_a_node_keeps_the_typical_call() -> None:
+    """The late faces' waits (20, 220, 20, 220, 220 µs beyond o_r) keep their mean, 140 µs,
+    where the transport stays; on a target that puts both ranks on one node the network's
+    tail goes with it, and the call keeps the median, 220 µs (engine.on_target)."""
+    prog, rec = _late_faces(["n0", "n1"])
+    rec = replace(rec, lane=[0] * 5, occupy=[0.0] * 5)
+    assert residuals(prog, rec)[0]["MPI_Wait (receives)"] == pytest.approx(140 * US)
+    assert residuals(prog, rec, rec)[0]["MPI_Wait (receives)"] == pytest.approx(140 * US)
+    packed = replace(rec, lane=[-1] * 5, occupy=[0.0] * 5)
+    assert residuals(prog, rec, packed)[0]["MPI_Wait (receives)"] == pytest.approx(220 * US)
 
 
 def _with_floors(rng: random.Random, c: Costs, nmsg: int, ncoll: int) -> Costs:

@@ -6,9 +6,11 @@ by replay", states the rules; in short:
   recorded gap after it returns;
 * a call returns at max(its enter, the completion of every operation it completes) plus
   its *residual*: the part of the recorded call that the model does not explain (the
-  median, over that function's calls of that kind on that rank, of the recorded
+  mean, over that function's calls of that kind on that rank, of the recorded
   duration minus its recorded waiting and the model's in-call cost at the recorded
-  table and times), moved to the target's transport first (residuals; on a target with
+  table and times, a rendezvous end's wait for its partner's next MPI call included:
+  recorded_moves; the median where the target packs messages that crossed nodes into
+  one), moved to the target's transport first (residuals; on a target with
   a smaller T, what a receive on a link took beyond the table's T goes to the message's
   T instead, on_target and with_flight). A call that
   replays nothing
@@ -46,7 +48,9 @@ from __future__ import annotations
 import gc
 import heapq
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +58,7 @@ from ..calibration.xfer_table import blocking_op
 from . import native
 from .model import (
     Costs,
+    Moves,
     call_kind,
     incall_at,
     link_waits,
@@ -77,15 +82,24 @@ from .program import (
 
 ONE_TO_N = frozenset({"bcast", "scatter", "scatterv"})
 N_TO_ONE = frozenset({"reduce", "gather", "gatherv"})
-# The typical call's unexplained time. Measured on quiet traced mo_halo and mo_cg runs
-# (docs/method.md): the lower quartile left 4-12 % of the MPI time out (the unexplained
-# time is skewed upwards), the mean spreads a rare long call (a rank descheduled inside
-# MPI) over every call of the function.
-RESIDUAL_QUANTILE = 0.5
+# A function's unexplained time per call (kind of call, rank) is the mean over its calls,
+# so the replay keeps the recorded total: the time is skewed upwards (on quiet traced
+# mo_halo and mo_cg runs at 1 Gbit/s the top 5 % of calls held 8-59 % of it, up to 2-3 ms
+# a call), and a lower statistic left it out of every replay. The median replayed the
+# traces' own runs 2-10 % short in run time and 7-20 % in MPI time; the mean -1.3 to
+# +4.0 % and -2.5 to +6.7 % (docs/method.md, "The residual's statistic"). Rules that cut
+# the tail (a 5 or 10 % trimmed mean, Tukey's fences at 1.5, 3 and 10 IQR) fell between.
+# Where a target packs messages that crossed nodes into one (moves_into_a_node), the
+# median: that tail is the network transport's (an 18 KiB MPI_Isend of 1.8 ms), which
+# shared memory does not have; with the mean mo_cg's one-node MPI time came out 8-13
+# points higher with the same probe (+14.6 and +24.4 % against +6.6 and +11.5 %).
 # The share of a call's unexplained time that is its own where the receives it completes
 # may have been held up on the link (engine.on_target): the least its function and kind
 # of call took on the rank, as a low quantile so that one odd call does not set it.
 FLIGHT_QUANTILE = 0.1
+# What a receive took beyond the table's T, as a fraction of it (engine._flight): the
+# median fraction of a function's receives, which a link's queueing sets for most of them.
+FLIGHT_FRACTION_QUANTILE = 0.5
 
 
 @dataclass
@@ -144,7 +158,7 @@ def call_keys(prog: Program) -> list[list[str]]:
 def residuals(prog: Program, recorded_costs: Costs,
               target_costs: Costs | None = None) -> list[dict[str, float]]:
     """Per rank, function and kind of call (call_key: one that ends messages only as
-    their sender, only as their receiver, or any other): the median over those calls of
+    their sender, only as their receiver, or any other): the mean over those calls of
     the call's unexplained time (recorded duration - its recorded waiting - the model's
     in-call cost at the recorded table and times, model.incall_at, which counts an
     eager receive's time in flight; not below 0). Without `target_costs` (or with costs
@@ -176,7 +190,7 @@ def on_target(prog: Program, recorded_costs: Costs, target_costs: Costs | None =
       collective) holds the transport's own time per call: its class's zero-byte time
       (Costs.floor, per operation) is taken out and the target's put in, not below 0.
 
-    A key's residual is the sum, over the keys its time comes from, of the median over
+    A key's residual is the sum, over the keys its time comes from, of the mean over
     its calls of what each brought (one term, its own, where nothing moves).
 
     `carried`: the share of an end's own work that goes to the target where its message
@@ -190,6 +204,12 @@ def on_target(prog: Program, recorded_costs: Costs, target_costs: Costs | None =
     waits = call_waits(prog, as_recorded)
     posts = as_recorded.send_post
     link = recorded_link_waits(recorded_costs, as_recorded)
+    moves = recorded_moves(prog, as_recorded)
+    # the calls' tail stays where the network's transport does (see the residual's
+    # statistic, above)
+    packs = target_costs is not None and any(
+        moves_into_a_node(recorded_costs, target_costs, k) for k in range(len(prog.msgs)))
+    typical = np.median if packs else np.mean
     out: list[dict[str, float]] = []
     extra = [0.0] * len(prog.msgs)
     crossed = _crossed(prog)
@@ -199,7 +219,7 @@ def on_target(prog: Program, recorded_costs: Costs, target_costs: Costs | None =
         counted = [i for i in range(1, len(calls) - 1) if calls[i].ops]
         unexplained = {i: max(0.0, calls[i].duration - waits[rank][i]
                               - incall_at(recorded_costs, calls[i].ops, calls[i].enter, posts,
-                                          link))
+                                          link, moves))
                        for i in counted}
         # per call: what it holds on the target, by the function it came from
         parts: list[dict[str, float]] = [{} for _ in calls]
@@ -241,7 +261,7 @@ def on_target(prog: Program, recorded_costs: Costs, target_costs: Costs | None =
         per_key: dict[str, list[dict[str, float]]] = {}
         for i in counted:
             per_key.setdefault(keys[i], []).append(parts[i])
-        out.append({key: _median_parts(key, v) for key, v in per_key.items()})
+        out.append({key: _typical_parts(key, v, typical) for key, v in per_key.items()})
     return out, extra
 
 
@@ -288,7 +308,7 @@ def _flight(calls: list[Call], keys: list[str], counted: list[int],
             unexplained[i] -= rest
             fractions.extend(rest / len(recv) / rec.T[k] for k in recv)
             ends.extend(recv)
-        f = float(np.quantile(fractions, RESIDUAL_QUANTILE))
+        f = float(np.quantile(fractions, FLIGHT_FRACTION_QUANTILE))
         for k in ends:
             extra[k] += f * tgt.T[k]
 
@@ -327,12 +347,14 @@ def with_flight(c: Costs, extra: list[float]) -> Costs:
     return replace(c, T=[t + x for t, x in zip(c.T, extra, strict=True)])
 
 
-def _median_parts(key: str, parts: list[dict[str, float]]) -> float:
-    """The key's own part's median plus, per key that moved time into it, the median
-    over its calls of what came (0 in a call nothing came to)."""
-    total = float(np.quantile([p.get(key, 0.0) for p in parts], RESIDUAL_QUANTILE))
+def _typical_parts(key: str, parts: list[dict[str, float]], typical: Callable[..., Any]
+                   ) -> float:
+    """The typical value (np.mean or np.median) over the key's calls of its own part plus,
+    per key that moved time into it, over its calls of what came (0 in a call nothing
+    came to)."""
+    total = float(typical([p.get(key, 0.0) for p in parts]))
     for src in sorted({s for p in parts for s in p} - {key}):
-        total += float(np.quantile([p.get(src, 0.0) for p in parts], RESIDUAL_QUANTILE))
+        total += float(typical([p.get(src, 0.0) for p in parts]))
     return total
 
 
@@ -885,6 +907,37 @@ def recorded(prog: Program) -> Replay:
     return Replay(enter=[[c.enter for c in cs] for cs in prog.calls],
                   exit=[[c.exit for c in cs] for cs in prog.calls],
                   send_post=S0, recv_post=R0, coll_sync=sync)
+
+
+# the operations of a call that can wait, where the replay's MPI polls a rank's pending
+# rendezvous ends (a post that completes nothing does not)
+_POLLING_OPS = frozenset({SEND_DONE, RECV_DONE, SEND_BLOCK, RECV_BLOCK, COLL_BLOCK, COLL_DONE})
+
+
+def recorded_moves(prog: Program, rec: Replay) -> Moves:
+    """Per message, when both its ends had polled it at the recorded times: per end, the
+    enter of the first call after its post on that rank that completes or blocks on
+    anything (the calls where the replay's MPI polls, if they wait: whether they waited
+    the trace does not say), the call that completes it at the latest; a blocking end
+    polls in its own call. NaN where an end is not in the traces."""
+    nan = float("nan")
+    polled = ([nan] * len(prog.msgs), [nan] * len(prog.msgs))
+    for cs in prog.calls:
+        pending: list[tuple[int, int]] = []  # (side, message) posted, not polled yet
+        for call in cs:
+            if pending and any(op in _POLLING_OPS for op, _ in call.ops):
+                for side, k in pending:
+                    polled[side][k] = call.enter
+                pending = []
+            for op, k in call.ops:
+                if op in (SEND_BLOCK, RECV_BLOCK):
+                    polled[op - SEND_BLOCK][k] = call.enter
+                elif op in (SEND_POST, RECV_POST):
+                    pending.append((op - SEND_POST, k))
+    sent, received = polled
+    return Moves(start=[max(a, b) if a == a and b == b else nan
+                        for a, b in zip(sent, received, strict=True)],
+                 recv_post=rec.recv_post)
 
 
 @dataclass(frozen=True)

@@ -270,8 +270,17 @@ def message_work(c: Costs, op: int, k: int) -> tuple[int, float] | None:
     return None
 
 
+@dataclass(frozen=True)
+class Moves:
+    """When each message could move at the recorded times (engine.recorded_moves): both
+    ends polled (`start`), and its receive's post."""
+    start: list[float]
+    recv_post: list[float]
+
+
 def incall_at(c: Costs, ops: list[tuple[int, int]], enter: float,
-              send_post: list[float], wait: list[float] | None = None) -> float:
+              send_post: list[float], wait: list[float] | None = None,
+              moves: Moves | None = None) -> float:
     """incall_cost of a call entered at `enter`, with the sends posted at `send_post`
     (per message): an eager receive's completion holds, besides o_r, the time its data
     was still in flight after the later of the call's enter and the send's post (it
@@ -279,7 +288,12 @@ def incall_at(c: Costs, ops: list[tuple[int, int]], enter: float,
     the time before the post, so without it a receive-only call's time in flight would
     be left unexplained, kept in its residual and counted again on top of T. `wait` (per
     message, link_waits at the recorded times) is added to each message's T, as the
-    replay adds it, so that a recorded wait for the link is not kept in the residual too."""
+    replay adds it, so that a recorded wait for the link is not kept in the residual too.
+    `moves` (engine.recorded_moves): a rendezvous end's completion holds, besides T, the
+    time from the later of the call's enter and the partner's post (before which it is
+    "waiting") to when both ends had polled the message, as the replay has it move; kept
+    in the residual, that wait for the partner's next MPI call was counted again in the
+    replay, which makes the call wait for it anyway."""
     best = 0.0
     for op, k in ops:
         if op == COLL_BLOCK:
@@ -293,6 +307,10 @@ def incall_at(c: Costs, ops: list[tuple[int, int]], enter: float,
             s0 = send_post[k] if k < len(send_post) else math.nan
             if not c.eager[k]:
                 x += d  # the rendezvous transfer's T, and its wait for the link
+                if moves is not None:
+                    partner = s0 if op in (RECV_BLOCK, RECV_DONE) else moves.recv_post[k]
+                    late = moves.start[k] - max(enter, partner)
+                    x += late if late > 0.0 else 0.0  # False where either is NaN
             elif op in (RECV_BLOCK, RECV_DONE) and s0 == s0:
                 left = s0 + (c.T[k] + d) - x - max(enter, s0)
                 x += left if left > 0.0 else 0.0
