@@ -45,8 +45,9 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
     for line in (f"halo-blocking     {t}" for t in targets):
         assert line in proc.stdout, proc.stdout
 
-    # every run between two references of the machine's speed, a base run judged by their
-    # agreeing, any other against the trace's speed (the mean of its two)
+    # every run between two references of the machine's speed; a base run judged by its
+    # computation against the case's least, any other against the trace's speed (per CPU
+    # the faster of its two references)
     speed = doc["machine_speed"]
     traced = speed["traces_s"]["halo-blocking"]
     assert len(speed["references_s"]) >= 2 * len(targets) and all(s > 0 for s in traced)
@@ -67,10 +68,14 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
     # replayed on its own table
     base = rows[0]
     base_runs = doc["runs"][targets[0]]["halo-blocking"]
-    (traced,) = [e for e in base_runs if e["run_dir"] == base["trace"]]
-    assert base["measured"] == traced["measured"]
-    kept = [e for e in base_runs if not e["disturbed"] and not e["speed_changed"]]
+    (trace_entry,) = [e for e in base_runs if e["run_dir"] == base["trace"]]
+    assert base["measured"] == trace_entry["measured"]
+    kept = [e for e in base_runs if not e["disturbed"] and not e["slow"]]
     assert len(base["runs_replayed_error_pct"]) == len(kept)
+    # the trace is the undisturbed base run that computed least
+    quiet = [e for e in base_runs if not e["disturbed"]] or base_runs
+    assert trace_entry["computation_over_least_pct"] == 0.0
+    assert all(e["computation_over_least_pct"] >= 0.0 for e in quiet)
     assert "replayed on its own table" in proc.stdout or not kept
     # one node packs the two-node trace's messages into a node: the prediction is a range
     # whose other end leaves the recorded payload work out (predict's payload_work), no

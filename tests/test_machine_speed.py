@@ -17,8 +17,8 @@ from mpi_overlap.cluster.machine_speed import (
     SpeedLog,
     change_pct,
     changed,
+    fastest_of,
     measure,
-    speed_of,
 )
 
 
@@ -30,7 +30,9 @@ def test_the_worst_cpu_of_either_reference_slower_or_faster() -> None:
     assert change_pct([[5.0, 20.0]], trace) == pytest.approx(50.0)
     assert changed(change_pct([[10.0, 20.0 * (1 + 1.01 * CHANGE_PCT / 100)]], trace))
     assert not changed(change_pct([[10.0, 20.0 * (1 - 0.99 * CHANGE_PCT / 100)]], trace))
-    assert speed_of([10.0, 20.0], [12.0, 22.0]) == [11.0, 21.0]
+    assert fastest_of([10.0, 22.0], [12.0, 20.0]) == [10.0, 20.0]
+    nan = float("nan")
+    assert fastest_of([nan, 22.0], [12.0, nan]) == [12.0, 22.0]
 
 
 def test_a_cpu_without_a_figure_judges_nothing() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mpi_overlap.cluster.predict_check import _left_out, measured_runs
+from mpi_overlap.cluster.predict_check import _judge_base, _left_out, measured_runs
 
 
 def _runs(disturbed: list[bool], reps: int) -> tuple[list[dict[str, Any]], list[int]]:
@@ -44,3 +44,31 @@ def test_runs_off_the_traces_speed_are_made_again_as_disturbed_ones_are() -> Non
                   {"disturbed": False, "speed_changed": False}])
     got = measured_runs(lambda: next(flags), 2, lambda i, entry: None, _left_out)
     assert len(got) == 3 and not got[-1]["speed_changed"]
+
+
+def _base(run_ms: float, mpi_ms: float, disturbed: bool = False,
+          speed_changed: bool = False) -> dict[str, Any]:
+    return {"measured": {"run_s": run_ms / 1e3, "mpi_s": mpi_ms / 1e3},
+            "disturbed": disturbed, "speed_changed": speed_changed}
+
+
+def test_the_trace_is_the_base_run_that_computed_least() -> None:
+    """2026-12-02 09:44, halo nonblocking at the base: two runs computed 187-188 ms (the
+    quiet figure) with a reference after each in a slow spell, one 264 ms with its
+    references at speed. The trace is the least computation; the slow one is left out,
+    the two the references doubted count (a run's own computation is the better gauge)."""
+    got = [_base(348, 160, speed_changed=True), _base(340, 153, speed_changed=True),
+           _base(531, 267)]
+    trace = _judge_base(got)
+    assert trace is got[1]
+    assert [e["slow"] for e in got] == [False, False, True]
+    assert got[2]["computation_over_least_pct"] == pytest.approx(100 * (264 / 187 - 1))
+    assert [_left_out(e) for e in got] == [False, False, True]
+    # a disturbed run is never the trace, however little it computed, and stays left out
+    got = [_base(300, 150, disturbed=True), _base(340, 153)]
+    assert _judge_base(got) is got[1] and _left_out(got[0])
+    # every one disturbed: the least of them, all left out
+    got = [_base(350, 150, disturbed=True), _base(340, 153, disturbed=True)]
+    assert _judge_base(got) is got[1] and all(_left_out(e) for e in got)
+    # a run elsewhere (no `slow`) is judged by its references
+    assert _left_out({"disturbed": False, "speed_changed": True})

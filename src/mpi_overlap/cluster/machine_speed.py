@@ -9,7 +9,8 @@ with nothing else running, no steal time in /proc/stat and nothing the load guar
 longer than their trace at three of five checks the day before. What changes the
 machine's speed is outside it (another guest's share of caches, memory or clock), so
 only a measurement sees it: a fixed sweep timed on every CPU at once, before and after
-each run. A trace is a run whose two references agree; a run elsewhere starts when the
+each run. A base run starts at the fastest speed seen so far, and the trace is the base
+run that computed least (predict_check._judge_base); a run elsewhere starts when the
 machine is at the trace's speed and is left out, as a disturbed run is, where a
 reference around it differs from the trace's by more than CHANGE_PCT.
 """
@@ -75,9 +76,11 @@ def changed(pct: float | None) -> bool:
     return pct is not None and pct > CHANGE_PCT
 
 
-def speed_of(before: list[float], after: list[float]) -> list[float]:
-    """A run's speed: its two references' mean, per CPU."""
-    return [(a + b) / 2.0 for a, b in zip(before, after, strict=True)]
+def fastest_of(before: list[float], after: list[float]) -> list[float]:
+    """A run's speed: per CPU the faster of its two references (a slow spell may begin or
+    end across the run; slowdowns only add time)."""
+    return [min(a, b) if a == a and b == b else a if a == a else b
+            for a, b in zip(before, after, strict=True)]
 
 
 @dataclass

@@ -32,7 +32,7 @@ from ..core.paths import state_dir
 from .cli_runs import run_cli, traced_profile
 from .control import exec_env, up
 from .layout import Layout, load_layout
-from .machine_speed import CHANGE_PCT, WAIT_S, SpeedLog, change_pct, changed, speed_of
+from .machine_speed import CHANGE_PCT, WAIT_S, SpeedLog, change_pct, changed, fastest_of
 from .node_shell import own_launcher
 
 SCHEMA = "predict-check-v1"
@@ -222,7 +222,36 @@ def _run_entry(launcher: str | None, toolchain: str, exe: Path, case: Case, out:
 
 
 def _left_out(entry: dict[str, Any]) -> bool:
-    return bool(entry["disturbed"]) or bool(entry["speed_changed"])
+    """Disturbed, or off the machine's quiet speed: a base run by its computation against
+    the case's least (`slow`, _judge_base), any other by its references against the
+    trace's (`speed_changed`)."""
+    if entry["disturbed"]:
+        return True
+    return bool(entry["slow"]) if "slow" in entry else bool(entry["speed_changed"])
+
+
+def _computation(entry: dict[str, Any]) -> float:
+    m = entry["measured"]
+    return float(m["run_s"] - m["mpi_s"])
+
+
+def _judge_base(got: list[dict[str, Any]]) -> dict[str, Any]:
+    """The case's trace: of its base runs the guard did not call disturbed (all of them
+    where it called every one), the one that computed least (run time less MPI time), as
+    slowdowns only add time. Each base run gets its computation against that least
+    (`computation_over_least_pct`) and is `slow` beyond CHANGE_PCT. A run's own
+    computation, not the references around it: on 2026-12-02 a halo nonblocking base run
+    computed 264 ms with its four references at the quiet speed, its two siblings 187-188 ms
+    (the quiet figure, 184-188 at two earlier checks) with a reference after each 16-67 %
+    slow, and the references had made the slow one the trace (09:44)."""
+    quiet = [r for r in got if not r["disturbed"]] or got
+    trace = min(quiet, key=_computation)
+    least = _computation(trace)
+    for r in got:
+        pct = 100.0 * (_computation(r) / least - 1.0) if least > 0 else None
+        r["computation_over_least_pct"] = pct
+        r["slow"] = changed(pct)
+    return trace
 
 
 def _say_run(say: Any, what: str, reps: int, i: int, entry: dict[str, Any]) -> None:
@@ -301,9 +330,17 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             got = measured_runs(one, reps, partial(_say_run, say, f"{target.name}: {case.name}",
                                                    reps), _left_out)
             runs.setdefault(target.name, {})[case.name] = got
-            if target == base:  # the first base run not left out is the case's trace
-                traced = ([r for r in got if not _left_out(r)] or got)[0]
-                traces[case.name] = {"entry": traced, "speed_s": speed_of(
+            if target == base:
+                traced = _judge_base(got)
+                slow = sum(bool(r["slow"]) and not r["disturbed"] for r in got)
+                say(f"{target.name}: {case.name}: the trace is run {got.index(traced) + 1} "
+                    f"(computed {_computation(traced) * 1e3:.0f} ms)"
+                    + (f"; {slow} run(s) computed over {CHANGE_PCT:.0f} % longer, left out"
+                       if slow else ""))
+                # the runs elsewhere wait for, and are judged by, the trace's speed: per
+                # CPU the faster of its references (one may catch a spell beginning or
+                # ending beside the run, which its computation says it was not in)
+                traces[case.name] = {"entry": traced, "speed_s": fastest_of(
                     traced["speed_s"]["before"], traced["speed_s"]["after"])}
     rows = []
     for case in cases:
@@ -334,9 +371,9 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
             row: dict[str, Any] = {"case": case.name, "target": target.name, "trace": trace,
                                    "measured_runs": len(there),
                                    "disturbed_runs": sum(bool(r["disturbed"]) for r in there),
+                                   # off the quiet speed: at the base by computation
                                    "speed_changed_runs": sum(
-                                       r["speed_changed"] and not r["disturbed"]
-                                       for r in there),
+                                       _left_out(r) and not r["disturbed"] for r in there),
                                    "predicted": pred, "measured": meas,
                                    # the replay keeps the trace's computation (run time
                                    # less MPI time): how much the runs' differed from it
