@@ -42,6 +42,11 @@ def test_runs_left_out_say_why() -> None:
     (line,) = [x for x in lines if "halo-blocking" in x]
     assert line.endswith("; 1 disturbed run(s) left out; 2 run(s) off the trace's machine "
                          "speed left out"), line
+    # at the base a run is judged by its computation against the trace's
+    lines = _lines(_row(target="2 nodes at 1gbit", speed_changed_runs=1))
+    (line,) = [x for x in lines if "halo-blocking" in x]
+    assert line.endswith("; 1 run(s) that computed over 10 % longer than the trace left "
+                         "out"), line
 
 
 def test_one_node_says_its_probe_and_the_range_without_it() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .control import Status
 from .daemons import environment
 from .layout import Layout
-from .machine_speed import changed
+from .machine_speed import CHANGE_PCT, changed
 from .node_shell import launcher_examples
 
 
@@ -103,10 +103,13 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
         if "left_out" in row:
             extra = f"; no error: {row['left_out']}"
         else:
+            # a base run is judged by its computation against the trace's (the least),
+            # any other by the machine's speed around it (predict_check._left_out)
+            off = (f"run(s) that computed over {CHANGE_PCT:.0f} % longer than the trace"
+                   if row["target"] == doc["base"] else "run(s) off the trace's machine speed")
             extra = "".join(f"; {n} {what} left out" for n, what in (
                 (row["disturbed_runs"], "disturbed run(s)"),
-                (row.get("speed_changed_runs", 0), "run(s) off the trace's machine speed"))
-                if n)
+                (row.get("speed_changed_runs", 0), off)) if n)
         lines.append(f"{head} {'; '.join(cells)}{extra}")
         own = row.get("runs_replayed_error_pct")
         if own:
