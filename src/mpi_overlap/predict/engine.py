@@ -92,7 +92,10 @@ N_TO_ONE = frozenset({"reduce", "gather", "gatherv"})
 # Where a target packs messages that crossed nodes into one (moves_into_a_node), the
 # median: that tail is the network transport's (an 18 KiB MPI_Isend of 1.8 ms), which
 # shared memory does not have; with the mean mo_cg's one-node MPI time came out 8-13
-# points higher with the same probe (+14.6 and +24.4 % against +6.6 and +11.5 %).
+# points higher with the same probe (+14.6 and +24.4 % against +6.6 and +11.5 %). For
+# every function, not only those whose calls move such messages: the collectives crossed
+# the network too (the median for the point-to-point functions alone left cg's one-node
+# MPI time +27.7 and +12.6 % against +19.7 and -0.1 % with the same probes).
 # The share of a call's unexplained time that is its own where the receives it completes
 # may have been held up on the link (engine.on_target): the least its function and kind
 # of call took on the rank, as a low quantile so that one odd call does not set it.
