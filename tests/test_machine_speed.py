@@ -84,6 +84,13 @@ def test_mo_machine_speed_times_every_cpu() -> None:
     assert all(1e-4 < s < 1.0 for s in got), got
 
 
+def test_a_missing_program_is_one_line(tmp_path: Path) -> None:
+    from mpi_overlap.core.errors import UserError
+
+    with pytest.raises(UserError, match="is not built"):
+        measure(tmp_path / "mo_machine_speed")
+
+
 def test_mo_machine_speed_says_its_usage() -> None:
     import subprocess
 
