@@ -76,11 +76,16 @@ def changed(pct: float | None) -> bool:
     return pct is not None and pct > CHANGE_PCT
 
 
+def fastest(refs: list[list[float]]) -> list[float]:
+    """Per CPU the fastest of `refs` (NaN where none has a figure)."""
+    return [min((x for x in col if x == x), default=float("nan"))
+            for col in zip(*refs, strict=True)]
+
+
 def fastest_of(before: list[float], after: list[float]) -> list[float]:
     """A run's speed: per CPU the faster of its two references (a slow spell may begin or
     end across the run; slowdowns only add time)."""
-    return [min(a, b) if a == a and b == b else a if a == a else b
-            for a, b in zip(before, after, strict=True)]
+    return fastest([before, after])
 
 
 @dataclass
@@ -98,10 +103,7 @@ class SpeedLog:
 
     def best(self) -> list[float] | None:
         """The fastest reference so far, per CPU (None before the first)."""
-        if not self.refs:
-            return None
-        return [min((x for x in col if x == x), default=float("nan"))
-                for col in zip(*self.refs, strict=True)]
+        return fastest(self.refs) if self.refs else None
 
     def at_speed(self, against: list[float] | None) -> list[float]:
         """A reference taken when the machine runs at `against`'s speed (None: as it

@@ -378,8 +378,7 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                                    # the replay keeps the trace's computation (run time
                                    # less MPI time): how much the runs' differed from it
                                    "computation_change_pct": _err(
-                                       meas["run_s"] - meas["mpi_s"],
-                                       traced["measured"]["run_s"] - traced["measured"]["mpi_s"])}
+                                       meas["run_s"] - meas["mpi_s"], _computation(traced))}
             # where the MPI time's error sits: per function, the calls' time summed over
             # the ranks, predict's (for one node the probe's) against the runs' median
             row["functions"] = [

@@ -145,12 +145,11 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
 
 def _span(errs: list[float | None]) -> str:
     """The errors' range, e.g. "-0.7 to +1.8 %" (one error alone)."""
-    from ..core.formatting import fmt_pct
+    from ..core.formatting import DASH, fmt_pct, fmt_range
 
     got = [e for e in errs if e is not None]
     if not got:
-        return "—"
+        return DASH
     lo, hi = min(got), max(got)
-    if lo == hi:
-        return fmt_pct(lo, 1, sign=True)
-    return f"{fmt_pct(lo, 1, sign=True).rstrip(' %')} to {fmt_pct(hi, 1, sign=True)}"
+    return (fmt_pct(lo, 1, sign=True) if lo == hi
+            else fmt_range(lo, hi, "+.1f", sep=" to ") + " %")
