@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 import lzma
-import tarfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -19,6 +18,7 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
+from fixture_archives import unpack
 from mpi_overlap.benchmarks.documents import load
 from mpi_overlap.core.documents import errors_against
 from mpi_overlap.core.schema import SCHEMA_ID, json_schema, supported_version, typed_names
@@ -41,8 +41,7 @@ def _generated(name: str) -> jsonschema.Draft202012Validator:
 def _golden_profile(tmp_path: Path) -> list[tuple[str, Any]]:
     """The documents of the golden 2-rank profile of mo_halo: its result.json, each rank's
     document, and the analysis.json its report wrote."""
-    with tarfile.open(GOLDEN / "profile-halo.tar.xz") as tar:
-        tar.extractall(tmp_path, filter="data")
+    unpack(GOLDEN / "profile-halo.tar.xz", tmp_path)
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     result = json.loads((run_dir / "result.json").read_text())
     with lzma.open(GOLDEN / "profile-halo.expected.json.xz") as f:
@@ -154,8 +153,7 @@ def test_the_generated_schemas_are_schemas_and_name_their_kind(tmp_path: Path) -
 def _golden_characterization(tmp_path: Path) -> list[tuple[str, Any]]:
     """Every document of the golden `characterize --quick`: each run's run.json, its
     result.json (and its launches'), and the analysis.json its report wrote."""
-    with tarfile.open(GOLDEN / "characterize-quick.tar.xz") as tar:
-        tar.extractall(tmp_path, filter="data")
+    unpack(GOLDEN / "characterize-quick.tar.xz", tmp_path)
     with lzma.open(GOLDEN / "characterize-quick.expected.json.xz") as f:
         expected = json.loads(f.read())
     docs: list[tuple[str, Any]] = []

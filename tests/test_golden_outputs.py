@@ -44,7 +44,6 @@ import lzma
 import math
 import os
 import shutil
-import tarfile
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,6 +52,7 @@ from typing import Any
 import pytest
 
 from cli_helpers import CLI, run_cli
+from fixture_archives import unpack
 from mpi_overlap.benchmarks.discovery import replicated
 from mpi_overlap.benchmarks.registry import get_benchmark
 from mpi_overlap.commands.reporting import run_entry
@@ -99,8 +99,7 @@ def _unpack(case: str, into: Path) -> Path:
     """The fixture's run directories, in `into`/<fixture>."""
     root = into / ROOT_MARK
     root.mkdir()
-    with tarfile.open(FIXTURES / f"{case}.tar.xz") as tar:
-        tar.extractall(root, filter="data")
+    unpack(FIXTURES / f"{case}.tar.xz", root)
     return root
 
 

@@ -63,12 +63,12 @@ def test_document_checks_handed_nothing_say_so() -> None:
 def test_a_script_loads_a_run_without_the_cli(tmp_path) -> None:
     """mpi_overlap.load() in a fresh interpreter (no conftest, no CLI to import the
     benchmarks first) reads the golden profile run: its checks were handed their models."""
-    import tarfile
     from pathlib import Path
 
+    from fixture_archives import unpack
+
     golden = Path(__file__).parent / "fixtures" / "golden" / "profile-halo.tar.xz"
-    with tarfile.open(golden) as tar:
-        tar.extractall(tmp_path, filter="data")
+    unpack(golden, tmp_path)
     run = next(p.parent for p in tmp_path.rglob("run.json"))
     out = _fresh(f"import mpi_overlap\nr = mpi_overlap.load({str(run)!r})\n"
                  "print(sorted(r.frames)[:1])\n")

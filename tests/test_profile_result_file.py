@@ -15,12 +15,12 @@ time instead of holding them all.
 from __future__ import annotations
 
 import json
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from cli_helpers import run_cli
+from fixture_archives import unpack
 from mpi_overlap.core.errors import UserError
 from mpi_overlap.profile.analysis.profile import analyze_profile
 from mpi_overlap.run import result_file
@@ -33,8 +33,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "golden" / "profile-halo.tar.xz"
 @pytest.fixture
 def stored_run(tmp_path: Path) -> Path:
     """The golden 2-rank mo_halo profile, its result.json rewritten in the line layout."""
-    with tarfile.open(FIXTURE) as tar:
-        tar.extractall(tmp_path, filter="data")
+    unpack(FIXTURE, tmp_path)
     (run_dir,) = [p for p in tmp_path.iterdir() if (p / "run.json").is_file()]
     result = json.loads((run_dir / "result.json").read_text())
     write_profile_result(run_dir / "result.json", result)

@@ -7,13 +7,13 @@ card likewise. No MPI: the stored runs of the golden fixtures (tests/fixtures/go
 from __future__ import annotations
 
 import io
-import tarfile
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from browser import browser_or_skip, console_errors
+from fixture_archives import unpack
 from mpi_overlap.benchmarks.discovery import card_items
 from mpi_overlap.commands.reporting import make_report
 from mpi_overlap.profile.report.profile_answer import ANSWER_SITES, answer
@@ -27,8 +27,7 @@ FOLD = (1400, 900)  # the window the issue names: a laptop's browser, maximised
 
 
 def _runs(case: str, into: Path) -> list[Run]:
-    with tarfile.open(FIXTURES / f"{case}.tar.xz") as tar:
-        tar.extractall(into, filter="data")
+    unpack(FIXTURES / f"{case}.tar.xz", into)
     return [load_run(p) for p in sorted(into.iterdir()) if (p / "run.json").is_file()]
 
 
