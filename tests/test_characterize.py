@@ -7,6 +7,7 @@ headless Chromium without console errors."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -43,21 +44,21 @@ def test_reduced_characterization(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert root is not None and run.path.parent == root / "runs"
     calibrations = {p.name.split("-", 2)[2] for p in (root / "runs").iterdir()}
     # The failing step is recorded and is the only problem. A calibration measured while
-    # the machine was disturbed may be judged suspect against the quiet table an earlier
-    # test left (seen once: steal time, the 4 KiB time doubled): it is written beside it,
-    # the quiet one stays in use and the job runs on it, which calibrate says in a line;
-    # no problem of the job's, but no collectives are measured on it either. That is the
-    # busy machine's verdict, allowed only when the calibration's run recorded the
-    # disturbance.
+    # the machine was disturbed may be judged worse than the quiet table an earlier test
+    # left: suspect where it contradicts it (seen once: steal time, the 4 KiB time
+    # doubled), noisy where too few of its samples were undisturbed (seen once, beside
+    # other tests). It is written beside it, the quiet one stays in use and the job runs
+    # on it, which calibrate says in a line; no problem of the job's. Collectives are not
+    # measured on a suspect table, they are on a noisy one. That is the busy machine's
+    # verdict, allowed only when the calibration's run recorded the disturbance.
     assert outcome.problems == ["mpich: profiler-overhead: left out by this test"]
     said = (tmp_path / "out.txt").read_text()
-    if "stays in use" in said:
+    worse = re.search(r"the new table is (suspect|noisy) .*stays in use", said, re.S)
+    if worse:
         # one ping-pong run, or two where calibrate measured suspect sizes again
         pingpongs = sorted((root / "runs").glob("*-pingpong-mpich"))
-        assert "the new table is suspect" in said and "collectives-mpich" not in calibrations
         assert pingpongs and any(disturbed(load_run(p)) for p in pingpongs), said
-    else:
-        assert "collectives-mpich" in calibrations
+    assert ("collectives-mpich" in calibrations) == (not worse or worse[1] == "noisy"), said
     assert "pingpong-mpich" in calibrations
 
     printed = (tmp_path / "out.txt").read_text().splitlines()
