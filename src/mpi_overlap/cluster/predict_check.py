@@ -230,9 +230,9 @@ def _left_out(entry: dict[str, Any]) -> bool:
     return bool(entry["slow"]) if "slow" in entry else bool(entry["speed_changed"])
 
 
-def _computation(entry: dict[str, Any]) -> float:
-    m = entry["measured"]
-    return float(m["run_s"] - m["mpi_s"])
+def _computation(measured: dict[str, Any]) -> float:
+    """A run's (or the runs' median's) computation: its run time less its MPI time."""
+    return float(measured["run_s"] - measured["mpi_s"])
 
 
 def _judge_base(got: list[dict[str, Any]]) -> dict[str, Any]:
@@ -245,10 +245,10 @@ def _judge_base(got: list[dict[str, Any]]) -> dict[str, Any]:
     (the quiet figure, 184-188 at two earlier checks) with a reference after each 16-67 %
     slow, and the references had made the slow one the trace (09:44)."""
     quiet = [r for r in got if not r["disturbed"]] or got
-    trace = min(quiet, key=_computation)
-    least = _computation(trace)
+    trace = min(quiet, key=lambda r: _computation(r["measured"]))
+    least = _computation(trace["measured"])
     for r in got:
-        pct = 100.0 * (_computation(r) / least - 1.0) if least > 0 else None
+        pct = 100.0 * (_computation(r["measured"]) / least - 1.0) if least > 0 else None
         r["computation_over_least_pct"] = pct
         r["slow"] = changed(pct)
     return trace
@@ -334,7 +334,7 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                 traced = _judge_base(got)
                 slow = sum(bool(r["slow"]) and not r["disturbed"] for r in got)
                 say(f"{target.name}: {case.name}: the trace is run {got.index(traced) + 1} "
-                    f"(computed {_computation(traced) * 1e3:.0f} ms)"
+                    f"(computed {_computation(traced['measured']) * 1e3:.0f} ms)"
                     + (f"; {slow} run(s) computed over {CHANGE_PCT:.0f} % longer, left out"
                        if slow else ""))
                 # the runs elsewhere wait for, and are judged by, the trace's speed: per
@@ -378,7 +378,7 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
                                    # the replay keeps the trace's computation (run time
                                    # less MPI time): how much the runs' differed from it
                                    "computation_change_pct": _err(
-                                       meas["run_s"] - meas["mpi_s"], _computation(traced))}
+                                       _computation(meas), _computation(traced["measured"]))}
             # where the MPI time's error sits: per function, the calls' time summed over
             # the ranks, predict's (for one node the probe's) against the runs' median
             row["functions"] = [
