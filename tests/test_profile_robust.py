@@ -26,6 +26,7 @@ from cli_helpers import CLI
 from mpi_overlap.core.machine_load import read_stat
 from mpi_overlap.platform.build import build_dir_for, ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain
+from mpi_overlap.run import hydra_leftovers
 from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
@@ -163,6 +164,7 @@ def test_rank_killed_while_idle_leaves_its_snapshot(tmp_path, toolchain):
 @pytest.mark.parametrize("toolchain", toolchain_params(systems=False))
 def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path, toolchain):
     # Rank 0 aborts after 3 snapshot periods, so rank 1 (in MPI_Barrier) has one too.
+    began = time.time()
     rc, stderr, run = _profile(tmp_path, toolchain, "abort", "7", str(3 * SNAPSHOT_S))
     assert rc == 7, stderr  # MPI_Abort(..., 7): the launcher exits 7, and so does profile
     assert "Traceback" not in stderr
@@ -178,6 +180,11 @@ def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path, toolchain):
     # signal's profile, or its last snapshot), or its barrier fails and it finalizes.
     assert by_rank[1]["status"] in ("complete", "incomplete", "running")
     assert by_rank[1]["profile"]["totals"]["transfers"] >= 2 * EXCHANGES
+    # MPICH's proxies, ended by the abort, leave their topology files in /tmp: the launch
+    # removes those written since it began (unless another job's proxy runs meanwhile).
+    left = [p for p in hydra_leftovers.TMP.glob(hydra_leftovers.PATTERN)
+            if p.stat().st_mtime >= began]
+    assert not left or hydra_leftovers.proxies_running(), left
 
 
 def test_region_names_that_are_not_utf8_keep_the_run(tmp_path):
