@@ -385,6 +385,21 @@ def test_parts_decide_eager_and_round_trip() -> None:
     assert render_table(table) == text
 
 
+def test_a_calibration_keeps_the_parts_of_the_class_it_did_not_measure() -> None:
+    """A two-node calibration (inter only) beside a one-node table: the intra class keeps
+    its parts and eager limit with its points, so the kept class is still priced eager or
+    rendezvous by size (predict --placement, a later profile on one node)."""
+    one_node = parse_table(format_table(
+        _with_parts(_result(), {0: (5e-8, 3e-8, 1e-7), 1024: (3e-7, 1e-7, 4e-7),
+                                1 << 20: (1.25e-4, 1.1e-4, 1.3e-4)}), "mpich"))
+    two_nodes = replace(_table({"inter": [(0, 1e-5), (1 << 20, 8e-3)]}), nodes=2)
+    both = two_nodes.with_classes_of(one_node)
+    assert both.parts == one_node.parts and both.eager_limits == {"intra": 1024}
+    assert both.eager_parts("intra", 1024, 1e-6) == one_node.eager_parts("intra", 1024, 1e-6)
+    assert both.eager_parts("intra", 1024, 1e-6) is not None
+    assert parse_table(render_table(both)).parts == one_node.parts  # and it is written
+
+
 def test_a_size_whose_parts_were_all_disturbed_has_none() -> None:
     res = _with_parts(_result(), {0: (5e-8, 3e-8, 1e-7)})
     for part in res["results"]["pairs"][0]["sizes"][0]["parts"].values():

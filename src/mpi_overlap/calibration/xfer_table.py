@@ -222,9 +222,10 @@ class XferTable:
 
     def with_classes_of(self, old: XferTable) -> XferTable:
         """A copy that also holds the classes `old` has and this one did not measure at
-        all (a calibration on two nodes with one rank each measures inter only; the intra
-        class of the one-node calibration stays). The verdict is the worse of the two and
-        the reason says which class came from where."""
+        all, with their parts, streams and eager limits (a calibration on two nodes with one
+        rank each measures inter only; the intra class of the one-node calibration stays).
+        The verdict is the worse of the two and the reason says which class came from
+        where."""
         measured = set(self.points) | set(self.unmeasured)
         kept = [c for c in CLASSES
                 if c not in measured and (c in old.points or c in old.unmeasured)]
@@ -241,6 +242,10 @@ class XferTable:
             unmeasured={**{c: old.unmeasured[c] for c in kept if c in old.unmeasured},
                         **self.unmeasured},
             streams={**{c: old.streams[c] for c in kept if c in old.streams}, **self.streams},
+            # the kept class's transfer model (eager or rendezvous by size) goes with it
+            parts={**{k: v for k, v in old.parts.items() if k[0] in kept}, **self.parts},
+            eager_limits={**{c: old.eager_limits[c] for c in kept if c in old.eager_limits},
+                          **self.eager_limits},
             verdict=worst([self.verdict, old.verdict]),
             verdict_reason=_one_line("the verdict", reason),
             nodes=max(self.nodes, old.nodes),
