@@ -48,6 +48,9 @@ def sweep(*, since: float | None = None, host: Callable[[str], bool] | None = No
     """Remove the topology files written at or after `since` (seconds since the epoch)
     and, with `host`, only those whose host name it accepts; nothing while a proxy runs.
     Returns how many were removed."""
+    # Listed before the check, not after: a file listed was written by a proxy that had
+    # started by then, so if none runs at the check, none of them is needed; a job
+    # started after the check writes files this list does not hold.
     found = sorted(tmp.glob(PATTERN))
     if not found or running():
         return 0
