@@ -96,6 +96,8 @@ def test_placement_prices_each_pair_by_its_class_there() -> None:
     c = costs(_program(["vm"] * 4), Target(table, placement=1))
     whole = c.T
     assert c.missing_classes == ("inter",) and whole == pytest.approx([4e-6, 20e-6])
+    assert c.needed_classes == ("inter",)
+    assert costs(across, Target(both, placement=2)).needed_classes == ("intra",)
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("50us", 50e-6), ("0.2ms", 2e-4), ("0", 0.0),
@@ -115,3 +117,24 @@ def test_rates_as_tc_reads_them() -> None:
     assert parse_rate("10mbps") == 80e6
     with pytest.raises(UserError, match="--link '2x'"):
         parse_rate("2x")
+
+
+def test_a_table_that_has_the_missing_class_is_named(isolated_home) -> None:
+    """predict's note for a class the table lacks names this state's table for the same
+    MPI build and kind of machine, where it is another file and has every class needed."""
+    import dataclasses
+
+    from mpi_overlap.calibration.xfer_table import render_table, table_dir, table_path
+    from mpi_overlap.predict.report import table_with
+
+    intra = _table()
+    run_table = dataclasses.replace(intra, points={"inter": [(0, 20e-6), (65536, 200e-6)]})
+    assert table_with(run_table, ("intra",)) is None  # no table in this state
+    path = table_path(intra.toolchain_name, intra.machine_fp, intra.toolchain_fp)
+    table_dir().mkdir(parents=True)
+    path.write_text(render_table(intra))
+    assert table_with(run_table, ("intra",)) == path
+    assert table_with(run_table, ("inter", "intra")) is None  # it lacks inter
+    assert table_with(dataclasses.replace(intra, path=path), ("intra",)) is None  # itself
+    other_mpi = dataclasses.replace(run_table, toolchain_fp="1" * 16)
+    assert table_with(other_mpi, ("intra",)) is None

@@ -96,6 +96,7 @@ class Costs:
     coll: list[float]
     link_nodes: bool = False  # ranks taken as one per node for --link
     missing_classes: tuple[str, ...] = ()  # pair classes the placement needs, the table lacks
+    needed_classes: tuple[str, ...] = ()  # pair classes the placement's messages use
     # per message and per collective: the table's zero-byte time of its pair class (for a
     # collective, inter where its members span nodes), the transport's own time per
     # message, which scales a call's unexplained time to another transport
@@ -142,7 +143,8 @@ def costs(prog: Program, target: Target) -> Costs:
     nodes, per_rank = _nodes(prog, link, target.placement)
     needed = {"intra" if nodes[m.sender] == nodes[m.receiver] else "inter" for m in prog.msgs}
     out = Costs([], [], [], [], [], link_nodes=per_rank,
-                missing_classes=tuple(sorted(c for c in needed if not table.points.get(c))))
+                missing_classes=tuple(sorted(c for c in needed if not table.points.get(c))),
+                needed_classes=tuple(sorted(needed)))
     # per (size, class, crosses): T, o_s, o_r, eager, and the time it holds a link
     # direction (G s; 0 within a node)
     cache: dict[tuple[int, str, bool], tuple[float, float, float, bool, float]] = {}

@@ -130,6 +130,24 @@ def target_of(req: Request, run_table: Any) -> Target:
                   placement=req.placement)
 
 
+def table_with(table: Any, classes: tuple[str, ...]) -> Path | None:
+    """This state's table for the MPI build and the kind of machine `table` was made for
+    (xfer_table.table_path), where that is another file and prices every one of
+    `classes`: what a prediction whose table lacks a class the placement needs can be
+    given with --table (a two-node run's table has no intra-node class; `calibrate` on
+    one node of that machine makes one, and one on two nodes keeps it)."""
+    from ..calibration.xfer_table import read_table, table_path
+
+    path = table_path(table.toolchain_name, table.machine_fp, table.toolchain_fp)
+    try:
+        if not path.is_file() or (table.path is not None and path.samefile(table.path)):
+            return None
+        found = read_table(path)
+    except (OSError, UserError):
+        return None
+    return path if all(found.points.get(c) for c in classes) else None
+
+
 def _pct(pred: float, rec: float) -> float | None:
     return None if rec <= 0 else 100.0 * (pred - rec) / rec
 
@@ -189,6 +207,8 @@ def predict(req: Request) -> dict[str, Any]:
     sites = by_site(prog, as_recorded, rep, waits, labels, bounds)
     over = [totals(b) for b in bounds[0]], [totals(b) for b in bounds[1]]
     rj, pj = _job(rec, over[0]), _job(pred, over[1])
+    with_missing = (table_with(target.table, priced.needed_classes)
+                    if priced.missing_classes else None)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "run_dir": str(req.run_dir),
@@ -204,6 +224,8 @@ def predict(req: Request) -> dict[str, Any]:
             "placement": target.placement,
             # priced with the other class: the table has no times for these pairs
             "missing_classes": list(tgt_costs.missing_classes),
+            # a table of this state that has them all (None: none found)
+            "table_with_missing": str(with_missing) if with_missing else None,
         },
         "recorded": {**rj, "ranks": [_rank(f, over[0]) for f in rec]},
         "predicted": {**pj, "ranks": [_rank(f, over[1]) for f in pred]},
@@ -418,9 +440,12 @@ def describe(doc: dict[str, Any]) -> list[str]:
     lines += _describe_gains(doc.get("advice_gains") or {})
     for why, n in doc["left_out"].items():
         lines.append(f"note: left out: {n} {why}")
+    found = t.get("table_with_missing")
     for cls in t.get("missing_classes") or []:
         other = "inter" if cls == "intra" else "intra"
         lines.append(f"note: the table has no {cls}-node times: those messages were priced "
-                     f"with its {other}-node times (give a table that has both with --table)")
+                     f"with its {other}-node times ("
+                     + (f"this MPI's table for that machine has them: --table {found}"
+                        if found else "give a table that has both with --table") + ")")
     lines.append(f"wrote {Path(doc['run_dir']) / OUT_FILE}")
     return lines
