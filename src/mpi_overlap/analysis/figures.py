@@ -36,8 +36,10 @@ def figure(name: str, label: str, value: float | None, unit: str, kind: str, *,
 
 # A figure from repeated launches is a finding only when it rests on at least MIN_PAIRS
 # pairs, at most half of them disturbed, and its 95 % interval is narrower than the
-# figure's distance from "no effect" (a ratio of 1, a change of 0 %): otherwise its sign
-# is not known, and the card says so instead of printing the number.
+# figure's distance from "no effect" (a ratio of 1, a change of 0 %). That asks more than
+# a known sign (an interval of +0.2 to +2.2 % around +1.2 excludes 0): it asks the size to
+# within half of itself (both ends within half the figure of it), and the card says why
+# instead of printing a number it does not know that well.
 MIN_PAIRS = 3
 NO_EFFECT = {"ratio": 1.0, "%": 0.0}
 
