@@ -75,3 +75,14 @@ def test_terminal_shows_the_largest_sites_and_counts_the_rest() -> None:
     assert lines[-1].strip().startswith("and 3 more call site(s): ")
     assert lines[-1].endswith("predicted")
     assert _describe_sites([]) == []
+
+
+def test_a_change_beyond_ten_times_is_said_as_a_multiple() -> None:
+    """predict's change column: % up to +999.9, a multiple from +1000 % on, so that a
+    bound that grew from 16.8 µs to 212 ms stays in its column."""
+    from mpi_overlap.predict.words import change_words
+
+    assert change_words(-30.8) == "-30.8 %" and change_words(999.94) == "+999.9 %"
+    assert change_words(1696.8) == "×18.0" and change_words(23079.1) == "×232"
+    assert change_words(1265103.7) == "×12,652"
+    assert change_words(None) == "" and change_words(float("nan")) == ""

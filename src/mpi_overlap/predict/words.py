@@ -30,7 +30,7 @@ def overlap_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     rows = []
     for key, name in OVERLAP_FIGURES:
         r, p = rec[key], pred[key]
-        change = fmt_pct(100.0 * (p - r) / r, 1, sign=True, missing="") if r > 0 else ""
+        change = change_words(100.0 * (p - r) / r) if r > 0 else ""
         rows.append((name, fmt_time(r), fmt_time(p), change))
     return rows
 
@@ -100,10 +100,25 @@ def target_words(t: dict[str, Any]) -> str:
     return ", ".join(what)
 
 
+# Beyond this change a figure is said as a multiple: "+1265103.7 %" is wider than the
+# column it sits in, and "×12,652" says the same.
+AS_MULTIPLE_PCT = 1000.0
+
+
+def change_words(pct: float | None) -> str:
+    """A change predicted against recorded, in % ("+17.2 %"), or from +1000 % on as a
+    multiple ("×18.0", "×12,652"); "" where there is none."""
+    if pct is None or not math.isfinite(pct):
+        return ""
+    if pct < AS_MULTIPLE_PCT:
+        return fmt_pct(pct, 1, sign=True, missing="")
+    times = 1.0 + pct / 100.0
+    return f"×{times:.1f}" if times < 100 else f"×{times:,.0f}"
+
+
 def change_text(doc: dict[str, Any], key: str) -> str:
     """A job figure's change, predicted against recorded ("" where there is none)."""
-    p = doc["error_pct"][key]
-    return fmt_pct(p if p is not None and math.isfinite(p) else None, 1, sign=True, missing="")
+    return change_words(doc["error_pct"][key])
 
 
 def gain_text(row: dict[str, Any]) -> str | None:
