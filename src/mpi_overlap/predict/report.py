@@ -207,8 +207,8 @@ def predict(req: Request) -> dict[str, Any]:
     sites = by_site(prog, as_recorded, rep, waits, labels, bounds)
     over = [totals(b) for b in bounds[0]], [totals(b) for b in bounds[1]]
     rj, pj = _job(rec, over[0]), _job(pred, over[1])
-    with_missing = (table_with(target.table, priced.needed_classes)
-                    if priced.missing_classes else None)
+    with_missing = (table_with(target.table, tgt_costs.needed_classes)
+                    if tgt_costs.missing_classes else None)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "run_dir": str(req.run_dir),
