@@ -235,17 +235,21 @@ class XferTable:
         # the old reason is left out: kept again and again it would nest
         reason = (f"{'/'.join(c for c in CLASSES if c in measured)}: {self.verdict_reason}; "
                   f"{names} kept from the table of {old.created} (verdict {old.verdict})")
+        def kept_of(new: dict[Any, Any], was: dict[Any, Any]) -> dict[Any, Any]:
+            """`new` with `was`'s entries of the kept classes (keyed by class, or by
+            (class, bytes))."""
+            return {**{k: v for k, v in was.items()
+                       if (k[0] if isinstance(k, tuple) else k) in kept}, **new}
+
         return replace(
             self,
-            points={**{c: old.points[c] for c in kept if c in old.points}, **self.points},
-            quality={**{k: v for k, v in old.quality.items() if k[0] in kept}, **self.quality},
-            unmeasured={**{c: old.unmeasured[c] for c in kept if c in old.unmeasured},
-                        **self.unmeasured},
-            streams={**{c: old.streams[c] for c in kept if c in old.streams}, **self.streams},
+            points=kept_of(self.points, old.points),
+            quality=kept_of(self.quality, old.quality),
+            unmeasured=kept_of(self.unmeasured, old.unmeasured),
+            streams=kept_of(self.streams, old.streams),
             # the kept class's transfer model (eager or rendezvous by size) goes with it
-            parts={**{k: v for k, v in old.parts.items() if k[0] in kept}, **self.parts},
-            eager_limits={**{c: old.eager_limits[c] for c in kept if c in old.eager_limits},
-                          **self.eager_limits},
+            parts=kept_of(self.parts, old.parts),
+            eager_limits=kept_of(self.eager_limits, old.eager_limits),
             verdict=worst([self.verdict, old.verdict]),
             verdict_reason=_one_line("the verdict", reason),
             nodes=max(self.nodes, old.nodes),
