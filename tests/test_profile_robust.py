@@ -26,7 +26,7 @@ from cli_helpers import CLI
 from mpi_overlap.core.machine_load import read_stat
 from mpi_overlap.platform.build import build_dir_for, ensure_built
 from mpi_overlap.platform.toolchains import get_toolchain
-from mpi_overlap.run import hydra_leftovers, shm_leftovers
+from mpi_overlap.run import mpich_leftovers
 from mpi_overlap.run.rundir import load_run
 from toolchain_params import toolchain_params
 
@@ -182,14 +182,14 @@ def test_mpi_abort_leaves_the_aborting_ranks_profile(tmp_path, toolchain):
     assert by_rank[1]["profile"]["totals"]["transfers"] >= 2 * EXCHANGES
     # MPICH's proxies, ended by the abort, leave their topology files in /tmp: the launch
     # removes those written since it began (unless another job's proxy runs meanwhile).
-    left = [p for p in hydra_leftovers.TMP.glob(hydra_leftovers.PATTERN)
+    left = [p for p in mpich_leftovers.TMP.glob(mpich_leftovers.TOPOLOGY)
             if p.stat().st_mtime >= began]
-    assert not left or hydra_leftovers.proxies_running(), left
+    assert not left or mpich_leftovers.proxies_running(), left
     # and MPICH's shared-memory segment, which only MPI_Finalize unlinks (unless another
     # job maps it)
-    left = [p for p in shm_leftovers.SHM.glob(shm_leftovers.PATTERN)
+    left = [p for p in mpich_leftovers.SHM.glob(mpich_leftovers.SEGMENTS)
             if p.stat().st_mtime >= began]
-    assert not left or all(str(p) in shm_leftovers.mapped() for p in left), left
+    assert not left or all(str(p) in mpich_leftovers.mapped() for p in left), left
 
 
 def test_region_names_that_are_not_utf8_keep_the_run(tmp_path):

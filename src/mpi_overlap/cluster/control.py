@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..core.errors import UserError
-from ..run import hydra_leftovers
+from ..run import mpich_leftovers
 from . import daemons, hosts_file, network, node_shell
 from .layout import NODE_PREFIX, RUNTIME_DIR, SLURMD_PORT, Layout, load_layout
 from .syscmd import missing_tools
@@ -181,8 +181,8 @@ def down() -> list[str]:
     """Take everything down; returns what is left (empty when nothing is)."""
     left = daemons.stop()
     left += network.remove()
-    # the topology files of the nodes' Hydra proxies that Slurm ended (hydra_leftovers.py)
-    hydra_leftovers.sweep(host=lambda name: name.startswith(NODE_PREFIX))
+    # the topology files of the nodes' Hydra proxies that Slurm ended (mpich_leftovers.py)
+    mpich_leftovers.sweep_topology(host=lambda name: name.startswith(NODE_PREFIX))
     hosts_file.remove()
     shutil.rmtree(RUNTIME_DIR, ignore_errors=True)
     return sorted(set(left + status().parts()))

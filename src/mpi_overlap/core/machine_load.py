@@ -80,18 +80,21 @@ def read_stat(path: str) -> tuple[str, list[str]] | None:
     return raw[left + 1:right], raw[right + 2:].split()
 
 
+def pids() -> list[int]:
+    """The processes /proc lists now (none where it cannot be read)."""
+    try:
+        return [int(e) for e in os.listdir(_PROC) if e.isdigit()]
+    except OSError:
+        return []
+
+
 def proc_stats() -> Iterator[tuple[int, str, list[str]]]:
     """(pid, name, read_stat's fields) of every process /proc lists now; one gone
     meanwhile is left out, and nothing where /proc cannot be read."""
-    try:
-        entries = os.listdir(_PROC)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.isdigit():
-            stat = read_stat(f"{_PROC}/{entry}/stat")
-            if stat is not None:
-                yield int(entry), stat[0], stat[1]
+    for pid in pids():
+        stat = read_stat(f"{_PROC}/{pid}/stat")
+        if stat is not None:
+            yield pid, stat[0], stat[1]
 
 
 def _proc_stat(pid: int, hz: int) -> tuple[str, float, int, int] | None:

@@ -27,7 +27,7 @@ from ..core.file_output import WriteError
 from ..core.procs import KILL_GRACE_S, ExitWatch, session_members, stop_session
 from ..core.ui import ProgressFn
 from ..platform.toolchains import Toolchain, names_other_hosts, usable_cores
-from . import hydra_leftovers, job_cpu, shm_leftovers, slurm_launch, thread_census
+from . import job_cpu, mpich_leftovers, slurm_launch, thread_census
 from .rundir import STDERR_FILE, STDOUT_FILE
 
 _PROGRESS = re.compile(r"^@mo-progress done=(\d+) total=(\d+) label=(.*)$")
@@ -150,7 +150,7 @@ def run_job(
     With `echo`, every line the job writes also goes to it as it comes (the program's
     own output, live on the terminal: `profile`), with whether it came from stderr."""
     start = time.monotonic()
-    began = time.time()  # a file's mtime is wall-clock time (the leftovers' sweeps below)
+    began = time.time()  # a file's mtime is wall-clock time (mpich_leftovers.sweep below)
     signum = interrupts.requested()
     if signum is not None:  # stopped before this launch began: do not start it
         return LaunchResult("interrupted", None, interrupts.stopped_message(signum), 0.0)
@@ -208,9 +208,7 @@ def run_job(
         status = "failed"
         detail = next((ln for ln in reversed(pump.tail) if ln.strip()), "no error output")
         message = f"exited with status {rc}: {detail.strip()}"
-    # what an MPICH job that did not finalize left in /tmp and /dev/shm
-    hydra_leftovers.sweep(since=began)
-    shm_leftovers.sweep(since=began)
+    mpich_leftovers.sweep(since=began)  # what an MPICH job that did not finalize left
     return LaunchResult(status=status, returncode=rc, message=message,
                         elapsed_s=time.monotonic() - start,
                         host_load=machine_load.between(load_before, machine_load.sample(),
