@@ -58,6 +58,7 @@ from .xfer_table import (
     XferTable,
     check_fits,
     coll_series,
+    read_fitting,
     read_table,
     save_table,
     set_aside_path,
@@ -128,18 +129,6 @@ def calibration_run(role: str, tc: Toolchain, args: list[str], *, ranks: int, qu
     return run
 
 
-def _fitting(path: Path, machine_fp: str, toolchain_fp: str) -> XferTable | None:
-    """The table at `path` when it is readable and made for these fingerprints."""
-    if not path.is_file():
-        return None
-    try:
-        table = read_table(path)
-        check_fits(table, machine_fp, toolchain_fp)
-    except UserError:
-        return None
-    return table
-
-
 def _host_load(runs: list[Run]) -> dict[str, Any] | None:
     """The busiest of the runs' host_load records (machine_load.py), or None."""
     return busiest([r.meta["host_load"] for r in runs if r.meta.get("host_load")])
@@ -195,7 +184,7 @@ def _calibrate_p2p(tc: Toolchain, *, ranks: int, quick: bool, sizes: str | None,
     table, runs = measure_p2p(tc, ranks=ranks, quick=quick, sizes=sizes, launcher=launcher,
                               timeout_s=timeout_s, out_base=out_base, ui=ui)
     path = table_path(tc, table.machine_fp, table.toolchain_fp)
-    old = _fitting(path, table.machine_fp, table.toolchain_fp)
+    old = read_fitting(path, table.machine_fp, table.toolchain_fp)
     choice = replacement(table, old, old_stale=old is not None and stale_for(old, tc) is not None,
                          where=path)
     table = choice.table

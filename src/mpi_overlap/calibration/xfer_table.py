@@ -899,3 +899,16 @@ def check_fits(table: XferTable, machine_fp: str, toolchain_fp: str, *,
         f"table {'; table '.join(problems)}; measure one here with 'mpi-overlap calibrate', "
         f"or use this one anyway with {OVERRIDE_HINT}"
     )
+
+
+def read_fitting(path: Path, machine_fp: str, toolchain_fp: str) -> XferTable | None:
+    """The table at `path` when it is readable and made for these fingerprints, else
+    None."""
+    if not path.is_file():
+        return None
+    try:
+        table = read_table(path)
+        check_fits(table, machine_fp, toolchain_fp)
+    except UserError:
+        return None
+    return table

@@ -136,16 +136,16 @@ def table_with(table: Any, classes: tuple[str, ...]) -> Path | None:
     `classes`: what a prediction whose table lacks a class the placement needs can be
     given with --table (a two-node run's table has no intra-node class; `calibrate` on
     one node of that machine makes one, and one on two nodes keeps it)."""
-    from ..calibration.xfer_table import read_table, table_path
+    from ..calibration.xfer_table import read_fitting, table_path
 
     path = table_path(table.toolchain_name, table.machine_fp, table.toolchain_fp)
     try:
-        if not path.is_file() or (table.path is not None and path.samefile(table.path)):
+        if table.path is not None and path.is_file() and path.samefile(table.path):
             return None
-        found = read_table(path)
-    except (OSError, UserError):
+    except OSError:
         return None
-    return path if all(found.points.get(c) for c in classes) else None
+    found = read_fitting(path, table.machine_fp, table.toolchain_fp)
+    return path if found is not None and all(found.points.get(c) for c in classes) else None
 
 
 def _pct(pred: float, rec: float) -> float | None:
