@@ -102,6 +102,16 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
         # in the prediction made from the faster one's trace, and in the measurement
         assert slow["predicted"]["run_s"] > 1.5 * fast["predicted"]["run_s"], slow
         assert slow["measured"]["run_s"] > 1.5 * fast["measured"]["run_s"], slow
+    # each row judged against issue 36's bounds where the machine held its speed (the
+    # base's row in any state), and the check says which it was
+    steady = doc["steadiness"]["steady"]
+    for r in rows:
+        v = r["verdict"]
+        assert v["verdict"] in ("holds", "misses", "not judged"), v
+        assert (v["verdict"] == "not judged") == (
+            r["error_pct"] is None or (r["target"] != doc["base"] and not steady)), v
+    assert sum(doc["verdicts"].values()) == len(rows)
+    assert "issue 36's bounds" in proc.stdout and "the machine's speed:" in proc.stdout
     # How close the predictions come, and whether the measured runs fall inside the one
     # node's range, is measured, not asserted: docs/method.md has the tables.
 

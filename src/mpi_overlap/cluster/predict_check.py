@@ -11,7 +11,8 @@ there first (the sizes the cases use), in a state folder of its own beside the r
 priced as another's. Runs the load guard marks disturbed, and runs around which the
 machine's speed was not the trace's (machine_speed.py: the replay keeps the trace's
 computation; a base run's two references must agree), are kept in the document and left
-out of the errors, as the check says.
+out of the errors, as the check says. Each row then gets its verdict against issue 36's
+bounds, and the check one on whether the machine held its speed (predict_verdict.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .control import exec_env, up
 from .layout import Layout, load_layout
 from .machine_speed import CHANGE_PCT, WAIT_S, SpeedLog, change_pct, changed, fastest_of
 from .node_shell import own_launcher
+from .predict_verdict import judge
 
 SCHEMA = "predict-check-v1"
 OUT_FILE = "predict-check.json"
@@ -417,6 +419,7 @@ def run_predict_check(*, toolchain: str, rates: list[str], reps: int, cases: lis
            "machine_speed": {"change_pct": CHANGE_PCT, "references_s": speed.refs,
                              "traces_s": {c: t["speed_s"] for c, t in traces.items()}},
            "seconds": time.monotonic() - started}
+    judge(doc)
     write_json(out / OUT_FILE, doc)
     return doc
 

@@ -110,7 +110,9 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
             extra = "".join(f"; {n} {what} left out" for n, what in (
                 (row["disturbed_runs"], "disturbed run(s)"),
                 (row.get("speed_changed_runs", 0), off)) if n)
-        lines.append(f"{head} {'; '.join(cells)}{extra}")
+        verdict = row.get("verdict")
+        tag = f" [{verdict['verdict']}]" if verdict else ""
+        lines.append(f"{head} {'; '.join(cells)}{extra}{tag}")
         own = row.get("runs_replayed_error_pct")
         if own:
             lines.append(f"{'':<17} {'':<20} each of its {len(own)} run(s) not left out, "
@@ -139,7 +141,52 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
             lines.append(f"{'':<17} {'':<20} and left out: " + "; ".join(
                 f"{fmt_time(pw['without'][k])} (measured {'inside' if inside[k] else 'outside'} "
                 "the range)" for k in ("run_s", "mpi_s", "waiting_s")))
+    if "verdicts" in doc:
+        lines += verdict_lines(doc)
     lines.append(f"predict check: {out}/predict-check.json ({doc['seconds']:.0f} s)")
+    return lines
+
+
+def verdict_lines(doc: dict) -> list[str]:
+    """The machine's steadiness through the check and the rows against issue 36's bounds
+    (cluster/predict_verdict.py)."""
+    from ..core.formatting import fmt_pct, fmt_time
+    from .predict_verdict import (
+        ELSEWHERE_BOUND_PCT,
+        HOLDS,
+        MISSES,
+        NOT_JUDGED,
+        OWN_BOUND_PCT,
+    )
+
+    past = {HOLDS: "held", MISSES: "missed"}
+
+    st, counts = doc["steadiness"], doc["verdicts"]
+    fastest = [s for s in st["fastest_s"] if s == s]
+    speed = (f"{st['off_fastest']} of {st['run_references']} references around the runs "
+             f"over {st['change_pct']:.0f} % slower than the check's fastest "
+             f"({', '.join(fmt_time(s) for s in fastest)} a block), median "
+             f"{fmt_pct(st['median_off_pct'], 1, sign=True)}" if st["run_references"]
+             else "no reference around the runs to judge it by")
+    lines = [f"the machine's speed: {speed}: "
+             + ("steady" if st["steady"] else
+                "not steady, so the rows off the base are not judged (the bounds ask a "
+                "quiet machine; their errors above are what was measured)")]
+    said = [f"{counts[v]} {past.get(v, v)}" for v in counts if counts[v]]
+    names = {"run_s": "run time", "mpi_s": "MPI time"}
+    misses = [f"{r['case']} {r['target']} "
+              f"({', '.join(names.get(k, k) for k in r['verdict']['beyond'])}"
+              + (f"; {r['verdict']['why']}" if "why" in r["verdict"] else "") + ")"
+              for r in doc["rows"] if r["verdict"]["verdict"] == MISSES]
+    unjudged = {r["verdict"]["why"] for r in doc["rows"]
+                if r["verdict"]["verdict"] == NOT_JUDGED}
+    lines.append(
+        "issue 36's bounds, run time / MPI time: "
+        f"{OWN_BOUND_PCT['run_s']:.0f} / {OWN_BOUND_PCT['mpi_s']:.0f} % at the base, "
+        f"{ELSEWHERE_BOUND_PCT['run_s']:.0f} / {ELSEWHERE_BOUND_PCT['mpi_s']:.0f} % "
+        f"elsewhere: {', '.join(said)}"
+        + (f"; missed: {'; '.join(misses)}" if misses else "")
+        + (f"; not judged: {'; '.join(sorted(unjudged))}" if unjudged else ""))
     return lines
 
 
