@@ -72,6 +72,16 @@ def test_up_reuses_a_cluster_that_checks_out_and_replaces_one_that_does_not(
                              "reusing it"), again
     _srun_works()
 
+    # A link left shaped otherwise (by hand here; a fault killed before it undid itself
+    # would do the same) is shaped as the layout says again, and the line says so.
+    subprocess.run(["tc", "qdisc", "replace", "dev", "mo-v1", "root", "tbf", "rate", "200mbit",
+                    "burst", "25000", "latency", "20ms", "peakrate", "202mbit", "mtu", "1600"],
+                   check=True)
+    reshaped = _up(*LAYOUT)
+    assert reshaped[0].endswith("reusing it; the links of mo-node1 were shaped otherwise, "
+                                "and are shaped to 200mbit again"), reshaped
+    assert not any("peakrate" in qdisc for _n, _a, qdisc, _ok in control.status().nodes)
+
     # Only the rate differs: the links change, Slurm and the nodes stay.
     daemons_before = control.status().daemons
     relinked = _up(*RELINKED)

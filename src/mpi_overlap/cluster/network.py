@@ -6,6 +6,7 @@ available on this kind of machine; tbf is). Everything is found again by its nam
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -124,6 +125,18 @@ def link_qdisc(node: Node) -> str:
     """The bridge end's qdisc as tc shows it (for `status`)."""
     proc = run(["tc", "qdisc", "show", "dev", node.veth], what="", check=False)
     return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else "none"
+
+
+def link_shaping(node: Node) -> tuple[str, str]:
+    """Both ends' qdiscs as tc shows them, without their handles (which a `replace` may
+    keep or not): what tells one shaping from another."""
+    ends = (["tc", "qdisc", "show", "dev", node.veth],
+            ["ip", "netns", "exec", node.name, "tc", "qdisc", "show", "dev", "eth0"])
+    out = []
+    for argv in ends:
+        text = run(argv, what="", check=False).stdout.strip()
+        out.append(re.sub(r"^qdisc (\S+) [0-9a-f]+:", r"qdisc \1", text, flags=re.M))
+    return out[0], out[1]
 
 
 def reachable(node: Node, port: int, timeout_s: float = 1.0) -> bool:

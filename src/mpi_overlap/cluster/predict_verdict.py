@@ -82,8 +82,9 @@ def row_verdict(row: dict[str, Any], at_base: bool, steady: bool) -> dict[str, A
     change = row.get("computation_change_pct")
     if beyond and not at_base and change is not None and abs(change) > CHANGE_PCT:
         # the replay keeps the trace's computation: a miss where the runs computed
-        # otherwise says so (2026-12-02 19:26, a steady check by its references: the
-        # three one-node rows that missed had runs computing 13-17 % less than the trace)
+        # otherwise says so (2026-12-02 19:25, a check steady by its references whose
+        # base links were left shaped otherwise: three one-node rows missed, their runs
+        # computing 13-17 % less than their trace, docs/method.md)
         out["why"] = f"its runs computed {change:+.0f} % against the trace's"
     return out
 
