@@ -72,3 +72,17 @@ def test_the_trace_is_the_base_run_that_computed_least() -> None:
     assert _judge_base(got) is got[1] and all(_left_out(e) for e in got)
     # a run elsewhere (no `slow`) is judged by its references
     assert _left_out({"disturbed": False, "speed_changed": True})
+
+
+def test_a_one_node_run_that_computed_more_than_its_trace_is_left_out() -> None:
+    """One node computes no more than its two-node trace (no link's packet work there):
+    2026-12-02 19:46, a halo nonblocking run there computed 241 ms against the trace's 191
+    with its references 6 % off, and took 349 ms where its sibling took 246 (predicted:
+    246). Less than the trace counts; so does a run elsewhere, judged by references."""
+    def one_node(comp_ms: float, over_pct: float) -> dict[str, Any]:
+        return {**_base(comp_ms + 60, 60), "computation_over_trace_pct": over_pct,
+                "slow": over_pct > 10.0}
+    assert _left_out(one_node(241, 26.2)) and not _left_out(one_node(187, -2.1))
+    assert not _left_out(one_node(205, 7.3))
+    # the references still count
+    assert _left_out({**one_node(187, -2.1), "speed_changed": True})
