@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import one_line_error, run_cli
 
 RATES = ("400mbit", "100mbit")
@@ -56,6 +58,19 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
             assert len(entry["speed_s"]["before"]) == len(traced)
             assert entry["speed_change_pct"] is not None
             assert entry["speed_changed"] == (entry["speed_change_pct"] > speed["change_pct"])
+    # one node computes no more than its two-node trace: a run there is also judged by
+    # its computation against the trace's; at a rate the computation moves with the link
+    trace_comp = None
+    for entry in doc["runs"][targets[0]]["halo-blocking"]:
+        if entry["computation_over_least_pct"] == 0.0:
+            trace_comp = entry["measured"]["run_s"] - entry["measured"]["mpi_s"]
+    for entry in doc["runs"]["1 node"]["halo-blocking"]:
+        over = entry["computation_over_trace_pct"]
+        comp = entry["measured"]["run_s"] - entry["measured"]["mpi_s"]
+        assert over == pytest.approx(100 * (comp / trace_comp - 1))
+        assert entry["slow"] == (over > speed["change_pct"])
+    assert all("computation_over_trace_pct" not in e
+               for e in doc["runs"][targets[1]]["halo-blocking"])
     rows = [_row(doc, t) for t in targets]
     for r in rows:
         for part in ("predicted", "measured"):
