@@ -126,7 +126,7 @@ def test_predicts_and_measures_another_rate_and_one_node(cluster: None, tmp_path
         assert (v["verdict"] == "not judged") == (
             r["error_pct"] is None or (r["target"] != doc["base"] and not steady)), v
     assert sum(doc["verdicts"].values()) == len(rows)
-    assert "issue 36's bounds" in proc.stdout and "the machine's speed:" in proc.stdout
+    assert "the check's bounds" in proc.stdout and "the machine's speed:" in proc.stdout
     # How close the predictions come, and whether the measured runs fall inside the one
     # node's range, is measured, not asserted: docs/method.md has the tables.
 

@@ -117,11 +117,11 @@ def test_the_check_says_its_verdicts_and_the_machines_state() -> None:
     lines = predict_check_lines(doc, "/out")
     assert lines[1].endswith("[holds]") and lines[2].endswith("[misses]"), lines
     assert any(x.endswith(": steady") for x in lines), lines
-    (said,) = [x for x in lines if x.startswith("issue 36's bounds")]
+    (said,) = [x for x in lines if x.startswith("the check's bounds")]
     assert said.endswith("1 held, 1 missed; missed: halo 1 node (run time)"), said
     doc["rows"][1]["computation_change_pct"] = 12.4
     judge(doc)
-    (said,) = [x for x in predict_check_lines(doc, "/out") if x.startswith("issue 36's")]
+    (said,) = [x for x in predict_check_lines(doc, "/out") if x.startswith("the check's bounds")]
     assert said.endswith("missed: halo 1 node (run time; its runs computed +12 % against "
                          "the trace's)"), said
 
@@ -132,5 +132,5 @@ def test_the_check_says_its_verdicts_and_the_machines_state() -> None:
     (speed,) = [x for x in lines if x.startswith("the machine's speed")]
     assert "6 of 6 references around the runs over 10 % slower" in speed, speed
     assert "median +55.6 %: not steady" in speed, speed
-    (said,) = [x for x in lines if x.startswith("issue 36's bounds")]
+    (said,) = [x for x in lines if x.startswith("the check's bounds")]
     assert said.endswith("1 held, 1 not judged; not judged: the machine was not steady")

@@ -181,7 +181,7 @@ def verdict_lines(doc: dict) -> list[str]:
     unjudged = {r["verdict"]["why"] for r in doc["rows"]
                 if r["verdict"]["verdict"] == NOT_JUDGED}
     lines.append(
-        "issue 36's bounds, run time / MPI time: "
+        "the check's bounds, run time / MPI time: "
         f"{OWN_BOUND_PCT['run_s']:.0f} / {OWN_BOUND_PCT['mpi_s']:.0f} % at the base, "
         f"{ELSEWHERE_BOUND_PCT['run_s']:.0f} / {ELSEWHERE_BOUND_PCT['mpi_s']:.0f} % "
         f"elsewhere: {', '.join(said)}"
