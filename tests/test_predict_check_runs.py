@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from mpi_overlap.cluster.predict_check import _judge_base, _left_out, measured_runs
+from mpi_overlap.cluster.predict_check import (
+    _judge_base,
+    _judge_one_node,
+    _left_out,
+    measured_runs,
+)
 
 
 def _runs(disturbed: list[bool], reps: int) -> tuple[list[dict[str, Any]], list[int]]:
@@ -86,3 +91,9 @@ def test_a_one_node_run_that_computed_more_than_its_trace_is_left_out() -> None:
     assert not _left_out(one_node(205, 7.3))
     # the references still count
     assert _left_out({**one_node(187, -2.1), "speed_changed": True})
+    # as _run_entry judges one: its computation (run time less MPI time) against the trace's
+    for comp_ms, slow in ((241, True), (187, False), (205, False)):
+        entry = _base(comp_ms + 60, 60)
+        _judge_one_node(entry, 0.191)
+        assert entry["computation_over_trace_pct"] == pytest.approx(100 * (comp_ms / 191 - 1))
+        assert entry["slow"] is slow and _left_out(entry) is slow

@@ -83,6 +83,12 @@ def up(nodes: int, rate: str, cpus_per_node: int) -> tuple[Layout, str | None]:
     return layout, note
 
 
+def _shape_links(layout: Layout) -> None:
+    for node in layout.node_list:
+        network.shape(node, layout.rate, layout.burst_bytes,
+                      what=f"cluster up: the link of {node.name}")
+
+
 def _shape_again(layout: Layout) -> str:
     """Every link shaped as the layout says, again, since the layout's file does not tell
     how the links are shaped now: a hand's `tc` or a fault killed before it undid itself
@@ -91,9 +97,7 @@ def _shape_again(layout: Layout) -> str:
     measured them). '' where nothing changed, else what was shaped again."""
     nodes = layout.node_list
     before = [network.link_shaping(n) for n in nodes]
-    for node in nodes:
-        network.shape(node, layout.rate, layout.burst_bytes,
-                      what=f"cluster up: the link of {node.name}")
+    _shape_links(layout)
     changed = [n.name for n, was in zip(nodes, before, strict=True)
                if network.link_shaping(n) != was]
     return (f"; the links of {', '.join(changed)} were shaped otherwise, and are shaped "
@@ -111,9 +115,7 @@ def _relink(wanted: Layout) -> str | None:
     if found is None or found.rate == wanted.rate or why_not_reusable(
             replace(wanted, rate=found.rate)) is not None:
         return None
-    for node in wanted.node_list:
-        network.shape(node, wanted.rate, wanted.burst_bytes,
-                      what=f"cluster up: the link of {node.name}")
+    _shape_links(wanted)
     wanted.save()
     node_shell.write(wanted)
     return (f"cluster up: the cluster already up here checks out; its links changed from "

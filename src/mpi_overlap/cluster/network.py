@@ -121,22 +121,25 @@ def remove() -> list[str]:
     return left
 
 
+def _qdiscs(node: Node, bridge_end: bool) -> str:
+    """One end's qdiscs as tc shows them: the bridge end's, or the node's eth0."""
+    show = ["tc", "qdisc", "show", "dev", node.veth if bridge_end else "eth0"]
+    argv = show if bridge_end else ["ip", "netns", "exec", node.name, *show]
+    return run(argv, what="", check=False).stdout.strip()
+
+
 def link_qdisc(node: Node) -> str:
     """The bridge end's qdisc as tc shows it (for `status`)."""
-    proc = run(["tc", "qdisc", "show", "dev", node.veth], what="", check=False)
-    return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else "none"
+    text = _qdiscs(node, bridge_end=True)
+    return text.splitlines()[0] if text else "none"
 
 
 def link_shaping(node: Node) -> tuple[str, str]:
     """Both ends' qdiscs as tc shows them, without their handles (which a `replace` may
     keep or not): what tells one shaping from another."""
-    ends = (["tc", "qdisc", "show", "dev", node.veth],
-            ["ip", "netns", "exec", node.name, "tc", "qdisc", "show", "dev", "eth0"])
-    out = []
-    for argv in ends:
-        text = run(argv, what="", check=False).stdout.strip()
-        out.append(re.sub(r"^qdisc (\S+) [0-9a-f]+:", r"qdisc \1", text, flags=re.M))
-    return out[0], out[1]
+    bridge, eth0 = (re.sub(r"^qdisc (\S+) [0-9a-f]+:", r"qdisc \1", _qdiscs(node, end),
+                           flags=re.M) for end in (True, False))
+    return bridge, eth0
 
 
 def reachable(node: Node, port: int, timeout_s: float = 1.0) -> bool:

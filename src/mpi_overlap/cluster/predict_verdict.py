@@ -18,11 +18,10 @@ judged in any state: the run and its replay are the same run.
 
 from __future__ import annotations
 
-import math
 import statistics
 from typing import Any
 
-from .machine_speed import CHANGE_PCT, fastest
+from .machine_speed import CHANGE_PCT, change_pct, fastest
 
 # Issue 36's acceptance: replaying at the recorded rate within 5 % in run time and 10 % in
 # MPI time; another rate or placement within 10 % and 20 %.
@@ -43,20 +42,16 @@ def _run_references(runs: dict[str, dict[str, list[dict[str, Any]]]]) -> list[li
             for entry in got for when in ("before", "after")]
 
 
-def _slowest_cpu_pct(ref: list[float], best: list[float]) -> float | None:
-    pcts = [100.0 * (x / b - 1.0) for x, b in zip(ref, best, strict=False)
-            if not math.isnan(x) and not math.isnan(b) and b > 0]
-    return max(pcts) if pcts else None
-
-
 def steadiness(runs: dict[str, dict[str, list[dict[str, Any]]]],
                all_refs: list[list[float]]) -> dict[str, Any]:
     """How far the machine ran from its fastest speed while the check's runs ran: per run
     reference, its slowest CPU against that CPU's fastest reference of the whole check
     (`all_refs`, the waits' included)."""
-    refs = _run_references(runs)
     best = fastest(all_refs) if all_refs else []
-    pcts = [p for p in (_slowest_cpu_pct(r, best) for r in refs) if p is not None]
+    # `all_refs` holds the runs' references too, so none is faster than `best`: the
+    # largest change on any CPU is its slowest CPU's slowdown
+    pcts = [p for p in (change_pct([r], best) for r in _run_references(runs))
+            if p is not None]
     off = sum(p > CHANGE_PCT for p in pcts)
     share = off / len(pcts) if pcts else None
     return {"fastest_s": best, "run_references": len(pcts), "off_fastest": off,

@@ -76,6 +76,8 @@ def wire_lines(run_dir: object, doc: dict) -> list[str]:
 # with the probe held (7 of 8 within 10 %) where it was within 10 %, and fell short by
 # 22-41 % where it was 14-53 % (docs/method.md).
 COMPUTATION_SAID_PCT = 10.0
+# The figures the check bounds, as a row names them.
+BOUNDED_FIGURES = {"run_s": "run time", "mpi_s": "MPI time"}
 # Beyond issue 36's bound for MPI time, a row says which functions the error sits in.
 MPI_ERROR_SAID_PCT = 20.0
 
@@ -117,8 +119,8 @@ def predict_check_lines(doc: dict, out: object) -> list[str]:
         if own:
             lines.append(f"{'':<17} {'':<20} each of its {len(own)} run(s) not left out, "
                          "replayed on its own table: " + "; ".join(
-                             f"{what} {_span([e[k] for e in own])}" for k, what in (
-                                 ("run_s", "run time"), ("mpi_s", "MPI time"))))
+                             f"{what} {_span([e[k] for e in own])}"
+                             for k, what in BOUNDED_FIGURES.items()))
         mpi_err = (row["error_pct"] or {}).get("mpi_s")
         if mpi_err is not None and abs(mpi_err) > MPI_ERROR_SAID_PCT and row.get("functions"):
             worst = sorted(row["functions"],
@@ -173,9 +175,8 @@ def verdict_lines(doc: dict) -> list[str]:
                 "not steady, so the rows off the base are not judged (the bounds ask a "
                 "quiet machine; their errors above are what was measured)")]
     said = [f"{counts[v]} {past.get(v, v)}" for v in counts if counts[v]]
-    names = {"run_s": "run time", "mpi_s": "MPI time"}
     misses = [f"{r['case']} {r['target']} "
-              f"({', '.join(names.get(k, k) for k in r['verdict']['beyond'])}"
+              f"({', '.join(BOUNDED_FIGURES.get(k, k) for k in r['verdict']['beyond'])}"
               + (f"; {r['verdict']['why']}" if "why" in r["verdict"] else "") + ")"
               for r in doc["rows"] if r["verdict"]["verdict"] == MISSES]
     unjudged = {r["verdict"]["why"] for r in doc["rows"]
