@@ -100,7 +100,8 @@ def test_verdict_without_enough_data() -> None:
 def _launch(rep: int, program: str, profiled: bool, value: float | None, *,
             status: str = "complete", profile_status: str = "complete",
             elapsed: float = 2.0, disturbed: bool = False,
-            callsites: bool = True, idle: str | None = None) -> dict[str, Any]:
+            callsites: bool = True, idle: str | None = None,
+            process: bool = True) -> dict[str, Any]:
     profile = None
     if profiled:
         profile = {"status": profile_status, "ranks_expected": 2,
@@ -111,8 +112,9 @@ def _launch(rep: int, program: str, profiled: bool, value: float | None, *,
     return {
         "rep": rep, "program": program, "profiled": profiled,
         "callsites": callsites if profiled else None, "idle": idle,
-        "position": order(max(rep, 1)).index((program, profiled, callsites, idle)),
-        "dir": launch_dir_name(rep, program, profiled, callsites, idle),
+        "process": process if profiled else None,
+        "position": order(max(rep, 1)).index((program, profiled, callsites, idle, process)),
+        "dir": launch_dir_name(rep, program, profiled, callsites, idle, process),
         "command": ["mpiexec", "-n", "2", "x"],
         "status": status, "returncode": 0 if status == "complete" else 1,
         "message": None if status == "complete" else "exited with status 1",
@@ -272,12 +274,15 @@ def test_metrics_cover_both_targets() -> None:
 def test_order_alternates_so_drift_cancels() -> None:
     first, second = order(1), order(2)
     assert first == second[::-1]
-    assert set(first) == set(second) and len(set(first)) == len(first) == 6
+    assert set(first) == set(second) and len(set(first)) == len(first) == 7
     # over two repetitions every launch has the mean position of its partners
-    for a, b in ((("msgrate", False, True, None), ("msgrate", True, True, None)),
-                 (("msgrate", True, True, None), ("msgrate", True, False, None)),
-                 (("msgrate", True, True, None), ("msgrate", True, True, IDLE_OTHER)),
-                 (("compute_app", False, True, None), ("compute_app", True, True, None))):
+    on = ("msgrate", True, True, None, True)
+    for a, b in ((("msgrate", False, True, None, True), on),
+                 (on, ("msgrate", True, False, None, True)),
+                 (on, ("msgrate", True, True, IDLE_OTHER, True)),
+                 (on, ("msgrate", True, True, None, False)),
+                 (("compute_app", False, True, None, True),
+                  ("compute_app", True, True, None, True))):
         assert first.index(a) + second.index(a) == first.index(b) + second.index(b)
 
 
@@ -329,6 +334,36 @@ def test_the_other_idle_setting_is_priced_against_the_default(diffs: tuple[float
     # the whole profiler's figures stay the default launch's
     assert a["per_message"]["added_ns"] == pytest.approx(100.0)
     assert _metric(a, "msg_rate")["n"] == 3
+
+
+def test_the_cost_in_the_run_splits_into_wrappers_and_processing() -> None:
+    """msgrate per repetition: without 1000 ns a message, events counted but not processed
+    1000 + w, the default 1000 + w + p (w = 30, 32, 31; p = 40, 38, 42): the wrappers' part is
+    w, the processing's p, and neither the unprocessed launch nor its pairs enter the whole
+    profiler's figures."""
+    result = _result(RATES_GOOD[:3], TIMES_GOOD[:3])
+    for rep, w, p in ((1, 30.0, 40.0), (2, 32.0, 38.0), (3, 31.0, 42.0)):
+        for x in result["launches"]:
+            if x["rep"] == rep and x["program"] == "msgrate":
+                x["value"] = 1e9 / (1000.0 + w + p) if x["profiled"] else 1e6
+        result["launches"].append(_launch(rep, "msgrate", True, 1e9 / (1000.0 + w),
+                                          process=False))
+    a = analyze_profiler_overhead(result)
+    assert analysis_errors(a) == [] and result_errors(result) == []
+    split = a["split"]
+    assert split["pairs"] == 3
+    assert split["wrappers"]["added_ns"] == pytest.approx(31.0, abs=0.01)
+    assert split["wrappers"]["median_ns"] == pytest.approx(31.0, abs=0.01)
+    assert split["processing"]["added_ns"] == pytest.approx(40.0, abs=0.01)
+    assert split["processing"]["ci95_low_ns"] < 40.0 < split["processing"]["ci95_high_ns"]
+    assert a["per_message"]["median_ns"] == pytest.approx(70.0, abs=0.01)  # 70, 70, 73
+    assert _metric(a, "msg_rate")["n"] == 3
+    assert "the wrappers and their queue" in a["finding"] and "+40.0 ns" in a["finding"]
+
+
+def test_a_run_without_the_unprocessed_launch_has_no_split() -> None:
+    a = analyze_profiler_overhead(_result(RATES_GOOD, TIMES_GOOD))
+    assert a["split"]["pairs"] == 0 and "queue" not in a["finding"]
 
 
 def test_a_run_without_the_idle_launch_says_it_was_not_measured() -> None:

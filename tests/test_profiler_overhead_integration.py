@@ -59,13 +59,14 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     assert (run_dir / "report.html").is_file() and (run_dir / "report.json").is_file()
     assert f"mpich: complete — {run_dir}" in proc.stdout
 
-    # The launches: a warm-up, then per repetition the six in alternating order.
+    # The launches: a warm-up, then per repetition the seven in alternating order.
     result = run.result
     assert result["reps"] == QUICK_REPS and result["status"] == "complete"
     assert result["warmup"]["status"] == "complete"
-    expected = [(rep, prog, prof, sites if prof else None, idle)
-                for rep in range(1, QUICK_REPS + 1) for prog, prof, sites, idle in order(rep)]
-    got = [(x["rep"], x["program"], x["profiled"], x["callsites"], x["idle"])
+    expected = [(rep, prog, prof, sites if prof else None, idle, process if prof else None)
+                for rep in range(1, QUICK_REPS + 1)
+                for prog, prof, sites, idle, process in order(rep)]
+    got = [(x["rep"], x["program"], x["profiled"], x["callsites"], x["idle"], x["process"])
            for x in result["launches"]]
     assert got == expected
     units = result["warmup"]["detail"]["work_units_per_iter"]
@@ -76,7 +77,8 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
         sub = run_dir / launch["dir"]
         assert launch["dir"] == launch_dir_name(launch["rep"], launch["program"],
                                                 launch["profiled"],
-                                                launch["callsites"] is not False, launch["idle"])
+                                                launch["callsites"] is not False, launch["idle"],
+                                                launch["process"] is not False)
         assert launch["status"] == "complete", launch
         assert {"result.json", "stdout.log", "stderr.log"} <= {p.name for p in sub.iterdir()}
         sub_result = json.loads((sub / "result.json").read_text())
@@ -93,6 +95,12 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
                 assert errors_against(doc, "profile-rank-v1") == []
                 assert doc["status"] == "complete"
                 assert doc["profile"]["counters"]["events"] > 0
+                if launch["process"] is False:  # counted, not processed: nothing measured
+                    assert doc["processing"] == "off"
+                    assert doc["profile"]["totals"]["transfers"] == 0
+                    assert doc["profile"]["pairs"] == []
+                    continue
+                assert "processing" not in doc
                 # call sites off: no site tables, only the unknown site's calls
                 assert bool(doc["profile"]["pairs"]) == launch["callsites"]
             prof = launch["profile"]
@@ -112,6 +120,12 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     assert idle["pairs"] == QUICK_REPS and idle["setting"] == f"MPI_OVERLAP_IDLE={IDLE_OTHER}"
     assert idle["verdict"] in ("default no worse", "the other setting is cheaper",
                                "not resolved")
+    # The cost's parts in the run: the wrappers and queue, and the processing, per repetition
+    split = run.analysis["split"]
+    assert split["pairs"] == QUICK_REPS
+    for part in ("wrappers", "processing"):
+        assert math.isfinite(split[part]["median_ns"]), part
+    assert "the wrappers and their queue" in run.analysis["finding"]
 
     # The analysis: both ratios from every repetition, positive and finite.
     metrics = {m["name"]: m for m in run.analysis["metrics"]}
@@ -130,7 +144,7 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     assert per_message["pairs"] == QUICK_REPS and math.isfinite(per_message["median_ns"])
     assert per_message["verdict"] in ("inconclusive (fewer than 8 pairs)", "no target")
     profiles = run.analysis["profiles"]
-    assert profiles["launches"] == profiles["complete"] == 4 * QUICK_REPS  # 3 msgrate, 1 app
+    assert profiles["launches"] == profiles["complete"] == 5 * QUICK_REPS  # 4 msgrate, 1 app
     assert profiles["events"] > 0 and profiles["flushes"] > 0
     # rank 0 of mo_msgrate: Isend = enter, post (its begin and exit in one event,
     # mop_event.h); one end per message in Waitall; per window of 64 the Waitall's and the

@@ -183,6 +183,8 @@ static int mop_output_doc(FILE *f, const mop_output_info *info, const mop_proces
     if (info->cpu)
         mop_cpu_json(&w, info->cpu, info->s_per_tick);
     mo_json_kv_int64(&w, "queue_events", info->queue_events);
+    if (info->count_only)
+        mo_json_kv_string(&w, "processing", "off");
     if (info->trace && info->trace->wanted) {
         mo_json_key(&w, "trace");
         mop_trace_stats_json(&w, info->trace);

@@ -55,6 +55,7 @@ typedef struct mop_output_info {
     mop_clock_anchor anchors[2]; /* at MPI_Init and now; ticks 0: not taken */
     double wall_s;
     int queue_events;
+    bool count_only; /* events counted, not processed: "processing": "off" */
     mop_names names;
     const mop_trace_stats *trace; /* NULL or not wanted: no "trace" object */
     const mop_output_cpu *cpu;    /* NULL: no "cpu" object (a disabled rank) */

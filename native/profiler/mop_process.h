@@ -154,6 +154,10 @@ typedef struct mop_process_config {
     void *on_transfer_ctx;
     /* The request table's choices; NULL: MOP_REQUESTS_TUNED (mop_requests.h). */
     const mop_requests_tuning *reqs_tuning;
+    /* Events are counted, not processed (MPI_OVERLAP_PROCESS=0): what the
+     * wrappers and the queue cost without the engine, measured beside the
+     * whole library by bench profiler-overhead. Nothing is measured then. */
+    bool count_only;
 } mop_process_config;
 
 typedef struct mop_process {

@@ -527,6 +527,7 @@ static void mop_emit_profile(const char *status, mop_job_doc *job)
         .anchors = {mop_g.anchor_start, mop_anchor_now()},
         .wall_s = (double)(t_end - mop_g.t_start) * mop_g.s_per_tick,
         .queue_events = MOP_QUEUE_EVENTS,
+        .count_only = mop_g.cfg.count_only,
         .names = {.fn = mop_fn_names, .nfn = mop_fn_count, .region = regions, .nregion = nregions,
                   .frames = mop_stack_frames, .place = mop_place},
         .trace = &trace,
@@ -958,6 +959,10 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     part_fns[MOP_FN_MPI_Recv_c] = part_fns[MOP_FN_MPI_Mrecv_c] = MOP_PART_RECV;
 #endif
     mop_g.cfg.part_fns = part_fns;
+    /* MPI_OVERLAP_PROCESS=0: events counted, not processed (mop_process_config):
+     * bench profiler-overhead's launch that splits the cost in the run. */
+    const char *process = getenv("MPI_OVERLAP_PROCESS");
+    mop_g.cfg.count_only = process && strcmp(process, "0") == 0;
     const char *sites = getenv("MPI_OVERLAP_CALLSITES");
     mop_g.cfg.callsites = !(sites && strcmp(sites, "0") == 0);
     if (mop_g.cfg.callsites)
@@ -999,7 +1004,9 @@ void mop_runtime_start(uint16_t init_fn, uint64_t site)
     if (tracing)
         mop_need_peers = 1;
     mop_post_fusion = !mop_xt_on && !tracing;
-    mop_idle_setting = mop_idle_mode_of(getenv("MPI_OVERLAP_IDLE"), tracing);
+    /* Without processing, the queue is only counted when full: no trials to pick by. */
+    mop_idle_setting = mop_g.cfg.count_only ? MOP_IDLE_NEVER
+                                            : mop_idle_mode_of(getenv("MPI_OVERLAP_IDLE"), tracing);
     mop_idle_waits = mop_idle_setting != MOP_IDLE_NEVER;
     __atomic_store_n(&mop_active, 1, __ATOMIC_RELEASE);
     mop_thread *th = mop_self();

@@ -125,9 +125,10 @@ def _usable(launch: dict[str, Any] | None, source: str) -> tuple[float | None, s
 
 def _default_path(launch: dict[str, Any]) -> bool:
     """Whether a launch ran the profiler as it is by default (or ran without it): not the
-    launch with call sites off (analyze_callsites) nor the one at the other idle setting
-    (analyze_idle)."""
-    return launch.get("callsites") is not False and launch.get("idle") is None
+    launch with call sites off (analyze_callsites), the one at the other idle setting
+    (analyze_idle) nor the one whose events were not processed (analyze_split)."""
+    return (launch.get("callsites") is not False and launch.get("idle") is None
+            and launch.get("process") is not False)
 
 
 def pairs_of(result: dict[str, Any], spec: MetricSpec) -> tuple[list[dict[str, Any]],
@@ -205,13 +206,15 @@ CALLSITE_TARGET_NS = 5.0
 
 def _ns_per_message(result: dict[str, Any]) -> dict[int, dict[str, float]]:
     """Per repetition, msgrate's ns per message (1e9/rate) of its launches "without" the
-    profiler, with call sites "on" and "off"."""
+    profiler, with call sites "on" and "off", at the other "idle" setting, and with its
+    events "unprocessed"."""
     by_rep: dict[int, dict[str, float]] = {}
     for launch in result.get("launches") or []:
         if launch.get("program") != "msgrate" or launch.get("rep", 0) < 1 \
                 or launch.get("status") != "complete" or not launch.get("value"):
             continue
         kind = ("without" if not launch.get("profiled")
+                else "unprocessed" if launch.get("process") is False
                 else "idle" if launch.get("idle") is not None
                 else "on" if launch.get("callsites") is not False else "off")
         by_rep.setdefault(int(launch["rep"]), {})[kind] = 1e9 / float(launch["value"])
@@ -266,6 +269,32 @@ def idle_sentence(c: dict[str, Any]) -> str:
     return (f"with {c['setting']} instead of the default a message costs "
             f"{c['added_ns']:+.1f} ns{_ns_interval(c)} more over {c['pairs']} pairs: "
             f"{c['verdict']}")
+
+
+def analyze_split(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
+    """The whole profiler's ns per message in the run, split by the launch whose events
+    were counted but not processed (MPI_OVERLAP_PROCESS=0), per repetition: the wrappers
+    and their queue (unprocessed − without: the clock reads, the rest of each wrapper, the
+    pushes) and the processing (on − unprocessed), each a mean with its Student-t interval
+    and a median; runs from before it have no such launch (pairs 0)."""
+    wrappers = _ns_estimate(_added(result, "unprocessed", "without"), ci)
+    processing = _ns_estimate(_added(result, "on", "unprocessed"), ci)
+    return {"pairs": min(wrappers["pairs"], processing["pairs"]),
+            "wrappers": wrappers, "processing": processing}
+
+
+def split_sentence(c: dict[str, Any], floor_ns: float | None = None,
+                   engine_ns: float | None = None) -> str:
+    if not c["pairs"]:
+        return "The cost's parts: no msgrate launch with its events left unprocessed"
+    w, p = c["wrappers"], c["processing"]
+    floor = "" if floor_ns is None else f", the floor of {floor_ns:.1f} ns among them"
+    alone = "" if engine_ns is None else f"; {engine_ns:.1f} ns per transfer timed alone"
+    return (f"of it, the wrappers and their queue (events counted, not processed: "
+            f"MPI_OVERLAP_PROCESS=0) take {w['median_ns']:+.1f} ns by the median "
+            f"(mean {w['added_ns']:+.1f}{_ns_interval(w)}{floor}) and the processing "
+            f"{p['median_ns']:+.1f} ns (mean {p['added_ns']:+.1f}{_ns_interval(p)}{alone}), "
+            f"over {c['pairs']} pairs")
 
 
 # What the whole profiler may add per message with call sites on (issue 40, which restates
@@ -469,6 +498,7 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
     metrics = [analyze_metric(result, spec, ci) for spec in METRICS]
     callsites = analyze_callsites(result, ci)
     idle = analyze_idle(result, ci)
+    split = analyze_split(result, ci)
     per_message = per_message_cost(result, ci)
     finding = _finding(metrics)
     if per_message["pairs"]:
@@ -478,6 +508,9 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
     if idle["pairs"]:
         finding += "; " + idle_sentence(idle)
     engine = engine_cost(result)
+    if split["pairs"]:
+        finding += "; " + split_sentence(split, per_message["floor_ns"],
+                                         engine and engine["ns_per_transfer"])
     if engine is not None:
         finding += "; " + engine_sentence(engine)
     per_launch = per_launch_cost(result, ci)
@@ -498,6 +531,7 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
         "profiles": profile_summary(result),
         "callsites": callsites,
         "idle": idle,
+        "split": split,
         "per_message": per_message,
         "finding": finding,
         "figures": [figure(f"{m['name']}_ratio", f"{m['title']}, with / without profiler",

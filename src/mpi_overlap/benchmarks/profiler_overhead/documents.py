@@ -193,6 +193,27 @@ class AnalysisProfilerOverheadIdle(Document, kw_only=True, forbid_unknown_fields
     ]
 
 
+class NsEstimate(Document, kw_only=True, forbid_unknown_fields=True):
+    """per-repetition ns differences: their mean with the Student-t 95 % interval, median"""
+
+    pairs: Annotated[int, Meta(ge=0)]
+    added_ns: float | None
+    median_ns: float | None
+    ci95_low_ns: float | None
+    ci95_high_ns: float | None
+
+
+class AnalysisProfilerOverheadSplit(Document, kw_only=True, forbid_unknown_fields=True):
+    """the whole profiler's ns per 8-byte msgrate message in the run, split by the launch
+    whose events were counted, not processed (MPI_OVERLAP_PROCESS=0): wrappers, that launch
+    minus the one without the profiler (clock reads, the rest of each wrapper, the pushes);
+    processing, the default launch minus that one"""
+
+    pairs: Annotated[int, Meta(ge=0)]
+    wrappers: NsEstimate
+    processing: NsEstimate
+
+
 class AnalysisProfilerOverheadEngine(Document, kw_only=True, forbid_unknown_fields=True):
     """the event processing timed alone before the launches (the run's engine:
     mop_engine_cost); absent when the run has none"""
@@ -345,6 +366,16 @@ class AnalysisProfilerOverhead(Document, kw_only=True, forbid_unknown_fields=Tru
             )
         ),
     ] = UNSET
+    split: Annotated[
+        AnalysisProfilerOverheadSplit | UnsetType,
+        Meta(
+            description=(
+                "the whole profiler's ns per message in the run split into the wrappers"
+                " and their queue and the processing (MPI_OVERLAP_PROCESS=0's launch); "
+                "absent from runs before it"
+            )
+        ),
+    ] = UNSET
     per_message: Annotated[
         AnalysisProfilerOverheadPerMessage | UnsetType,
         Meta(
@@ -455,6 +486,16 @@ class Launch(Document, kw_only=True, forbid_unknown_fields=True):
                 "the MPI_OVERLAP_IDLE this launch set (the setting that is not the "
                 "library's default: the launch that measures the other path); null: "
                 "the library's default; absent in runs from before it"
+            )
+        ),
+    ] = UNSET
+    process: Annotated[
+        bool | UnsetType | None,
+        Meta(
+            description=(
+                "profiled launches: false when its events were counted, not processed "
+                "(MPI_OVERLAP_PROCESS=0, the launch that splits the cost); null without "
+                "the profiler; absent in runs from before it"
             )
         ),
     ] = UNSET

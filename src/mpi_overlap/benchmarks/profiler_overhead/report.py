@@ -28,6 +28,7 @@ from .analysis import (
     idle_sentence,
     per_launch_sentence,
     per_message_sentence,
+    split_sentence,
 )
 
 BENCHMARK = "profiler-overhead"
@@ -113,7 +114,8 @@ def _launches(run: Run) -> dict[tuple[int, str, bool], dict[str, Any]]:
     sites off is the call-site figure's (callsite_sentence), not a pair's."""
     out = {}
     for x in (run.result or {}).get("launches") or []:
-        if x.get("callsites") is False or x.get("idle") is not None:
+        if x.get("callsites") is False or x.get("idle") is not None \
+                or x.get("process") is False:
             continue
         out[(int(x.get("rep", 0)), str(x.get("program")), bool(x.get("profiled")))] = x
     return out
@@ -135,6 +137,11 @@ def cost_lines(run: Run) -> list[str]:
         if isinstance(c, dict) and c.get("pairs"):
             out.append(_as_sentence(sentence(c)))
     engine = (run.analysis or {}).get("engine")
+    split = (run.analysis or {}).get("split")
+    if isinstance(split, dict) and split.get("pairs"):
+        floor = ((run.analysis or {}).get("per_message") or {}).get("floor_ns")
+        alone = engine.get("ns_per_transfer") if isinstance(engine, dict) else None
+        out.append(_as_sentence(split_sentence(split, floor, alone)))
     if isinstance(engine, dict):
         out.append(_as_sentence(engine_sentence(engine)))
     per_launch = (run.analysis or {}).get("per_launch")

@@ -1,15 +1,17 @@
 """`mpi-overlap bench profiler-overhead`: what libmpi_overlap costs an MPI program, as
 ratios measured in one run.
 
-One run directory holds R repetitions of six launches: mo_msgrate (small-message rate)
+One run directory holds R repetitions of seven launches: mo_msgrate (small-message rate)
 and mo_compute_app (run time of a compute-heavy program), each without and with the
-profiler preloaded (run/preload.py), and mo_msgrate twice more with the profiler: its
-call sites off (what they cost per message), and with MPI_OVERLAP_IDLE=0, its queue
+profiler preloaded (run/preload.py), and mo_msgrate three times more with the profiler: its
+call sites off (what they cost per message), with MPI_OVERLAP_IDLE=0, its queue
 processed only when full (whether the library's default, each thread picking by trials
-where its queue is processed, is no worse than that off switch on this machine). Each
+where its queue is processed, is no worse than that off switch on this machine), and with
+MPI_OVERLAP_PROCESS=0, its events counted but not processed (the wrappers' and the queue's
+share of the cost in the run, the rest being the processing's). Each
 launch has its own subdirectory with its result.json, logs and, when profiled, the rank
-profiles. The order of the six launches is reversed every other repetition (ABCDEF,
-FEDCBA, ...), so a slow drift of the machine adds as much to the launches with the
+profiles. The order of the seven launches is reversed every other repetition (ABCDEFG,
+GFEDCBA, ...), so a slow drift of the machine adds as much to the launches with the
 profiler as to those without. A first, untimed launch of mo_compute_app fixes its work
 in units for every later launch (the same computation each time) and warms the page
 cache and the CPU up.
@@ -102,15 +104,20 @@ class OverheadOptions:
 # is no worse than its off switch (issue 40).
 IDLE_OTHER = "0"
 
-# The launches of a repetition: (program, profiled, call sites kept, idle setting). The
-# third msgrate launch has the profiler with its call-site tables off
+# The launches of a repetition: (program, profiled, call sites kept, idle setting, events
+# processed). The third msgrate launch has the profiler with its call-site tables off
 # (MPI_OVERLAP_CALLSITES=0), so the cost of call sites is measured beside the rest
-# (analysis: "callsites"); the fourth has MPI_OVERLAP_IDLE=IDLE_OTHER (analysis: "idle").
-Config = tuple[str, bool, bool, str | None]
+# (analysis: "callsites"); the fourth has MPI_OVERLAP_IDLE=IDLE_OTHER (analysis: "idle");
+# the fifth MPI_OVERLAP_PROCESS=0: the wrappers push their events and the full queue is
+# only counted, so that the cost in the run splits into the wrappers' and the queue's part
+# and the processing's (analysis: "split"). The processing timed alone (the engine) costs
+# less than in the run, where the MPI's own work shares the caches with it.
+Config = tuple[str, bool, bool, str | None, bool]
 CONFIGS: tuple[Config, ...] = (
-    ("msgrate", False, True, None), ("msgrate", True, True, None),
-    ("msgrate", True, False, None), ("msgrate", True, True, IDLE_OTHER),
-    ("compute_app", False, True, None), ("compute_app", True, True, None))
+    ("msgrate", False, True, None, True), ("msgrate", True, True, None, True),
+    ("msgrate", True, False, None, True), ("msgrate", True, True, IDLE_OTHER, True),
+    ("msgrate", True, True, None, False),
+    ("compute_app", False, True, None, True), ("compute_app", True, True, None, True))
 
 
 def order(rep: int) -> list[Config]:
@@ -120,9 +127,10 @@ def order(rep: int) -> list[Config]:
 
 
 def launch_dir_name(rep: int, program: str, profiled: bool, callsites: bool = True,
-                    idle: str | None = None) -> str:
+                    idle: str | None = None, process: bool = True) -> str:
     return (f"rep{rep:02d}-{program}-{'with' if profiled else 'without'}"
-            + ("" if callsites else "-nosites") + ("" if idle is None else f"-idle{idle}"))
+            + ("" if callsites else "-nosites") + ("" if idle is None else f"-idle{idle}")
+            + ("" if process else "-noprocess"))
 
 
 @dataclass
@@ -197,13 +205,15 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
 
 
 def _launch(ctx: _Context, rep: int, program: str, profiled: bool, callsites: bool, position: int,
-            args: list[str], name: str, idle: str | None = None,
+            args: list[str], name: str, idle: str | None = None, process: bool = True,
             ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """One launch in its own subdirectory; returns its record and its result.json."""
     sub = ctx.run_dir / name
+    env = ({} if idle is None else {"MPI_OVERLAP_IDLE": idle}) | (
+        {} if process else {"MPI_OVERLAP_PROCESS": "0"})
     out = launch(ctx.setup, ctx.exes[program], args, sub, profiled=profiled, callsites=callsites,
                  meta=[f"profiler={'with' if profiled else 'without'}", f"rep={rep}"],
-                 env_extra=None if idle is None else {"MPI_OVERLAP_IDLE": idle})
+                 env_extra=env or None)
     value, detail = None, {}
     if out.result is not None:
         value, detail = _detail(program, out.result.get("results") or {})
@@ -213,6 +223,7 @@ def _launch(ctx: _Context, rep: int, program: str, profiled: bool, callsites: bo
         "profiled": profiled,
         "callsites": callsites if profiled else None,
         "idle": idle,
+        "process": process if profiled else None,
         "position": position,
         "dir": name,
         **out.record,
@@ -341,11 +352,11 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
         for rep in range(1, reps + 1):
             if stop is not None:
                 break
-            for position, (program, profiled, callsites, idle) in enumerate(order(rep)):
-                name = launch_dir_name(rep, program, profiled, callsites, idle)
+            for position, (program, profiled, callsites, idle, process) in enumerate(order(rep)):
+                name = launch_dir_name(rep, program, profiled, callsites, idle, process)
                 progress(done, total, name)
                 record, _ = _launch(ctx, rep, program, profiled, callsites, position,
-                                    doc["programs"][program]["args"], name, idle)
+                                    doc["programs"][program]["args"], name, idle, process)
                 doc["launches"].append(record)
                 if record["profile"] is not None and record["profile"]["status"] != "complete":
                     doc["warnings"].append(f"{name}: profile incomplete: "

@@ -474,6 +474,7 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
     checks = BoundChecks()
     library = LibraryTime()
     forced = bool((result.get("table") or {}).get("forced"))
+    unprocessed: list[int] = []
     expected = int(num(result.get("ranks_expected"))) or 0
     for d in docs:
         entry = _rank_entry(d)
@@ -484,6 +485,8 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
         digests.append(digest)
         library.add(d)
         forced = forced or bool((d.get("table") or {}).get("forced"))
+        if d.get("processing") == "off":
+            unprocessed.append(entry["rank"])
         if not entry["in_totals"]:
             continue
         included_digests.append(digest)
@@ -515,6 +518,12 @@ def analyze_profile(result: dict[str, Any], run_dir: Path | None = None) -> dict
                 f"rank(s) {rank_list(r['rank'] for r in these)} {status} ({reason}): their "
                 "figures cover only the time until their last profile was written"
             )
+    if unprocessed:
+        warnings.append(
+            f"rank(s) {rank_list(unprocessed)} counted their events without processing "
+            "them (MPI_OVERLAP_PROCESS=0, a measure of the profiler's cost): they measured "
+            "no transfer, call or computation"
+        )
     if forced:
         warnings.append(
             "the transfer-time table was forced (--force-table): it may describe another "

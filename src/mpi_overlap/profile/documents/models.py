@@ -411,6 +411,16 @@ class ProfileRank(Document, kw_only=True):
         ),
     ] = UNSET
     queue_events: Annotated[int, Meta(ge=1)]
+    processing: Annotated[
+        Literal["off"] | UnsetType,
+        Meta(
+            description=(
+                "off: the events were counted, not processed (MPI_OVERLAP_PROCESS=0, bench"
+                " profiler-overhead's measure of the wrappers and the queue alone); the "
+                "profile then holds no transfer, call or computation. Absent otherwise"
+            )
+        ),
+    ] = UNSET
     trace: Annotated[
         ProfileRankTrace | UnsetType,
         Meta(
