@@ -23,6 +23,7 @@ int mop_process_init(mop_process *p, const mop_process_config *cfg)
     p->monitoring = true;
     p->last_bytes = -1;
     p->last_coll_op = -1;
+    p->prev.bytes = -1;
     p->run.id = MOP_RUN_NONE;
     if (cfg->test_fns)
         memcpy(p->fn_is_test, cfg->test_fns, sizeof p->fn_is_test);
@@ -92,6 +93,29 @@ static uint16_t mop_current_region(const mop_process *p)
     return p->region_stack[top - 1];
 }
 
+/* The last lookup as a record, and back (mop_xfer_time_slow's second entry). */
+static mop_lookup mop_lookup_of_last(const mop_process *p)
+{
+    return (mop_lookup){.bytes = p->last_bytes, .cls = p->last_cls, .coll_op = p->last_coll_op,
+                        .comm_size = p->last_comm_size, .xfer_s = p->last_xfer_s,
+                        .flags = p->last_flags, .bin = p->last_bin, .parts = p->last_parts,
+                        .o_s = p->last_o_s, .o_r = p->last_o_r};
+}
+
+static void mop_lookup_to_last(mop_process *p, const mop_lookup *l)
+{
+    p->last_bytes = l->bytes;
+    p->last_cls = l->cls;
+    p->last_coll_op = l->coll_op;
+    p->last_comm_size = l->comm_size;
+    p->last_xfer_s = l->xfer_s;
+    p->last_flags = l->flags;
+    p->last_bin = l->bin;
+    p->last_parts = l->parts;
+    p->last_o_s = l->o_s;
+    p->last_o_r = l->o_r;
+}
+
 /* xfer_time of a transfer: for a collective (kind >= MOP_KIND_COLL) `arg`
  * is its communicator size and the op's calibrated series is used; for
  * point-to-point `arg` is the peer, which picks the intra/inter class. */
@@ -111,20 +135,29 @@ static __attribute__((noinline)) double mop_xfer_time_slow(mop_process *p, int64
         bytes = 0;
     if (bytes != p->last_bytes || cls != p->last_cls || coll_op != p->last_coll_op ||
         comm_size != p->last_comm_size) {
-        if (coll_op >= 0) {
-            p->last_xfer_s = mop_xfer_table_lookup_coll(p->cfg.table, coll_op, comm_size,
-                                                        (uint64_t)bytes, &p->last_flags);
+        mop_lookup before = mop_lookup_of_last(p);
+        if (bytes == p->prev.bytes && cls == p->prev.cls && coll_op == p->prev.coll_op &&
+            comm_size == p->prev.comm_size) {
+            /* The lookups are pure (a const table): the one kept is the one the
+             * search would give again, its parts too. */
+            mop_lookup_to_last(p, &p->prev);
         } else {
-            bool ex;
-            p->last_xfer_s = mop_xfer_table_lookup(p->cfg.table, cls, (uint64_t)bytes, &ex);
-            p->last_flags = ex ? MOP_XFER_EXTRAPOLATED : 0;
+            if (coll_op >= 0) {
+                p->last_xfer_s = mop_xfer_table_lookup_coll(p->cfg.table, coll_op, comm_size,
+                                                            (uint64_t)bytes, &p->last_flags);
+            } else {
+                bool ex;
+                p->last_xfer_s = mop_xfer_table_lookup(p->cfg.table, cls, (uint64_t)bytes, &ex);
+                p->last_flags = ex ? MOP_XFER_EXTRAPOLATED : 0;
+            }
+            p->last_bytes = bytes;
+            p->last_bin = (uint8_t)mop_bin_of(p, (uint64_t)bytes);
+            p->last_cls = cls;
+            p->last_coll_op = coll_op;
+            p->last_comm_size = comm_size;
+            p->last_parts = MOP_PARTS_UNKNOWN;
         }
-        p->last_bytes = bytes;
-        p->last_bin = (uint8_t)mop_bin_of(p, (uint64_t)bytes);
-        p->last_cls = cls;
-        p->last_coll_op = coll_op;
-        p->last_comm_size = comm_size;
-        p->last_parts = MOP_PARTS_UNKNOWN;
+        p->prev = before;
     }
     p->last_plain = !p->cfg.peer_remote && cls == MOP_XFER_INTRA && coll_op < 0 &&
                     p->last_flags == 0;

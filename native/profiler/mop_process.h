@@ -160,6 +160,17 @@ typedef struct mop_process_config {
     bool count_only;
 } mop_process_config;
 
+/* One table lookup and what was derived from it (mop_process's last_* fields). */
+typedef struct mop_lookup {
+    int64_t bytes; /* -1: none */
+    int cls, coll_op;
+    int32_t comm_size;
+    double xfer_s;
+    unsigned flags;
+    uint8_t bin, parts;
+    double o_s, o_r;
+} mop_lookup;
+
 typedef struct mop_process {
     mop_process_config cfg;
     mop_clock clock;
@@ -214,6 +225,10 @@ typedef struct mop_process {
      * looked up when first needed (mop_last_eager): MOP_PARTS_*. */
     uint8_t last_parts;
     double last_o_s, last_o_r;
+    /* The lookup before the last, for a size that comes back: a message-rate
+     * loop alternates its messages' size with its acknowledgement's, and each
+     * came back to the table's search twice a window (mop_xfer_time_slow). */
+    mop_lookup prev;
 } mop_process;
 
 enum { MOP_PARTS_UNKNOWN = 0, MOP_PARTS_EAGER = 1, MOP_PARTS_NONE = 2 };
