@@ -123,7 +123,7 @@ def _usable(launch: dict[str, Any] | None, source: str) -> tuple[float | None, s
     return value, None
 
 
-def _default_path(launch: dict[str, Any]) -> bool:
+def default_path(launch: dict[str, Any]) -> bool:
     """Whether a launch ran the profiler as it is by default (or ran without it): not the
     launch with call sites off (analyze_callsites), the one at the other idle setting
     (analyze_idle) nor the one whose events were not processed (analyze_split)."""
@@ -137,7 +137,7 @@ def pairs_of(result: dict[str, Any], spec: MetricSpec) -> tuple[list[dict[str, A
     by_rep: dict[int, dict[bool, dict[str, Any]]] = {}
     for launch in result.get("launches") or []:
         if launch.get("program") == spec.program and launch.get("rep", 0) >= 1 \
-                and _default_path(launch):
+                and default_path(launch):
             by_rep.setdefault(int(launch["rep"]), {})[bool(launch.get("profiled"))] = launch
     pairs, excluded = [], []
     for rep in sorted(by_rep):
@@ -283,11 +283,13 @@ def analyze_split(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any
             "wrappers": wrappers, "processing": processing}
 
 
-def split_sentence(c: dict[str, Any], floor_ns: float | None = None,
-                   engine_ns: float | None = None) -> str:
+def split_sentence(c: dict[str, Any]) -> str:
+    """The split, with beside it the floor (per_message) and the processing timed alone
+    (engine) where the analysis put them in (analyze_profiler_overhead)."""
     if not c["pairs"]:
         return "The cost's parts: no msgrate launch with its events left unprocessed"
     w, p = c["wrappers"], c["processing"]
+    floor_ns, engine_ns = c.get("floor_ns"), c.get("engine_ns_per_transfer")
     floor = "" if floor_ns is None else f", the floor of {floor_ns:.1f} ns among them"
     alone = "" if engine_ns is None else f"; {engine_ns:.1f} ns per transfer timed alone"
     return (f"of it, the wrappers and their queue (events counted, not processed: "
@@ -329,7 +331,7 @@ def per_message_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, 
         prof, detail = launch.get("profile") or {}, launch.get("detail") or {}
         msgs, read_ns = detail.get("messages_total"), prof.get("clock_read_ns")
         if launch.get("program") != "msgrate" or not launch.get("profiled") \
-                or not _default_path(launch) or prof.get("status") != "complete" \
+                or not default_path(launch) or prof.get("status") != "complete" \
                 or not isinstance(msgs, int) or msgs <= 0 or not read_ns:
             continue
         calls = int(prof.get("rank0_calls") or 0)
@@ -408,7 +410,7 @@ def per_launch_cost(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, A
     for launch in result.get("launches") or []:
         prof = launch.get("profile") or {}
         lib = prof.get("library_s")
-        if launch.get("profiled") and _default_path(launch) \
+        if launch.get("profiled") and default_path(launch) \
                 and prof.get("status") == "complete" and isinstance(lib, dict):
             libs.append(lib)
     summary = over_launches(libs, ci)
@@ -508,9 +510,10 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
     if idle["pairs"]:
         finding += "; " + idle_sentence(idle)
     engine = engine_cost(result)
+    split["floor_ns"] = per_message["floor_ns"]
+    split["engine_ns_per_transfer"] = None if engine is None else engine["ns_per_transfer"]
     if split["pairs"]:
-        finding += "; " + split_sentence(split, per_message["floor_ns"],
-                                         engine and engine["ns_per_transfer"])
+        finding += "; " + split_sentence(split)
     if engine is not None:
         finding += "; " + engine_sentence(engine)
     per_launch = per_launch_cost(result, ci)

@@ -212,6 +212,13 @@ class AnalysisProfilerOverheadSplit(Document, kw_only=True, forbid_unknown_field
     pairs: Annotated[int, Meta(ge=0)]
     wrappers: NsEstimate
     processing: NsEstimate
+    floor_ns: Annotated[
+        float | None, Meta(description="the run's floor (per_message), beside the wrappers")
+    ]
+    engine_ns_per_transfer: Annotated[
+        float | None,
+        Meta(description="the processing timed alone (engine), beside the processing in the run"),
+    ]
 
 
 class AnalysisProfilerOverheadEngine(Document, kw_only=True, forbid_unknown_fields=True):

@@ -24,6 +24,7 @@ from ...report.svg_plot import axes, axhline, axhspan, blend, colour, legend_key
 from ...run.rundir import Run
 from .analysis import (
     callsite_sentence,
+    default_path,
     engine_sentence,
     idle_sentence,
     per_launch_sentence,
@@ -110,12 +111,12 @@ def metric_rows(run: Run) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _launches(run: Run) -> dict[tuple[int, str, bool], dict[str, Any]]:
-    """The launches of the ratios by (rep, program, profiled): the msgrate launch with call
-    sites off is the call-site figure's (callsite_sentence), not a pair's."""
+    """The launches of the ratios by (rep, program, profiled): the msgrate launches at other
+    settings (call sites off, the other idle setting, events not processed) are their own
+    figures' (callsite_sentence, idle_sentence, split_sentence), not a pair's."""
     out = {}
     for x in (run.result or {}).get("launches") or []:
-        if x.get("callsites") is False or x.get("idle") is not None \
-                or x.get("process") is False:
+        if not default_path(x):
             continue
         out[(int(x.get("rep", 0)), str(x.get("program")), bool(x.get("profiled")))] = x
     return out
@@ -139,9 +140,7 @@ def cost_lines(run: Run) -> list[str]:
     engine = (run.analysis or {}).get("engine")
     split = (run.analysis or {}).get("split")
     if isinstance(split, dict) and split.get("pairs"):
-        floor = ((run.analysis or {}).get("per_message") or {}).get("floor_ns")
-        alone = engine.get("ns_per_transfer") if isinstance(engine, dict) else None
-        out.append(_as_sentence(split_sentence(split, floor, alone)))
+        out.append(_as_sentence(split_sentence(split)))
     if isinstance(engine, dict):
         out.append(_as_sentence(engine_sentence(engine)))
     per_launch = (run.analysis or {}).get("per_launch")
