@@ -534,7 +534,6 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
         "profiles": profile_summary(result),
         "callsites": callsites,
         "idle": idle,
-        "split": split,
         "per_message": per_message,
         "finding": finding,
         "figures": [figure(f"{m['name']}_ratio", f"{m['title']}, with / without profiler",
@@ -546,4 +545,6 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
         out["engine"] = engine
     if per_launch is not None:  # likewise
         out["per_launch"] = per_launch
+    if split["pairs"]:  # likewise: runs before it have no launch with events unprocessed
+        out["split"] = split
     return out
