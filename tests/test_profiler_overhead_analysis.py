@@ -172,6 +172,9 @@ def test_analysis_of_a_clean_run_meets_both_targets() -> None:
     assert rate["median"] == pytest.approx(float(np.median(expected)))
     assert rate["verdict"] == MEETS and time["verdict"] == MEETS
     assert rate["overhead_pct"] == pytest.approx(100 * (1 - rate["geomean"]))
+    # the rank-based estimate beside it; 5 pairs are too few for its 95 % interval
+    assert rate["rank_estimate"] == pytest.approx(float(np.median(expected)), rel=0.01)
+    assert rate["rank_ci95_low"] is None and rate["rank_ci95_high"] is None
     # nothing disturbed: the undisturbed estimate is the same
     assert {k: rate["quiet"][k] for k in ("n", "geomean", "verdict")} == {
         k: rate[k] for k in ("n", "geomean", "verdict")}

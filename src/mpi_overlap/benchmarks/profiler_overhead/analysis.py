@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...analysis.figures import figure
-from ...analysis.stats import ratio_ci, t_interval
+from ...analysis.stats import ratio_ci, ratio_ci_rank, t_interval
 from ...profile.analysis.library_time import over_launches, over_launches_words
 
 CI_LEVEL = 0.95
@@ -154,9 +154,13 @@ def pairs_of(result: dict[str, Any], spec: MetricSpec) -> tuple[list[dict[str, A
 
 def estimate(spec: MetricSpec, pairs: list[dict[str, Any]], ci: float = CI_LEVEL,
              left_out: str = "") -> dict[str, Any]:
-    """Median, geometric mean, interval, overhead and verdict of some pairs' ratios."""
+    """Median, geometric mean, interval, overhead and verdict of some pairs' ratios; beside
+    them the rank-based estimate and interval (stats.ratio_ci_rank), which one launch that
+    drew a slower pace for its whole length does not widen as it widens the Student-t one.
+    The verdict stays the Student-t interval's."""
     ratios = [p["ratio"] for p in pairs]
     geo, low, high = ratio_ci(ratios, ci)
+    rank, rank_low, rank_high = ratio_ci_rank(ratios, ci)
     v = verdict(spec.target, len(pairs), low, high)
     if geo is None:
         reason = "no pair"
@@ -170,6 +174,9 @@ def estimate(spec: MetricSpec, pairs: list[dict[str, Any]], ci: float = CI_LEVEL
         "geomean": geo,
         "ci95_low": low,
         "ci95_high": high,
+        "rank_estimate": rank,
+        "rank_ci95_low": rank_low,
+        "rank_ci95_high": rank_high,
         "overhead_pct": overhead_pct(spec, geo),
         "verdict": v,
         "reason": reason + (f"; {left_out}" if left_out else ""),

@@ -117,6 +117,25 @@ class Estimate(Document, kw_only=True, forbid_unknown_fields=True):
     geomean: Annotated[float | None, Meta(description="geometric mean of the ratios")]
     ci95_low: float | None
     ci95_high: float | None
+    rank_estimate: Annotated[
+        float | UnsetType | None,
+        Meta(
+            description=(
+                "Hodges-Lehmann estimate of the ratio (median of the log ratios' Walsh "
+                "averages, exponentiated); absent from analyses before it"
+            )
+        ),
+    ] = UNSET
+    rank_ci95_low: Annotated[
+        float | UnsetType | None,
+        Meta(
+            description=(
+                "the interval the Wilcoxon signed-rank test inverts (exact up to 100 pairs),"
+                " exponentiated: not widened by one launch's slower pace; null below 6 pairs"
+            )
+        ),
+    ] = UNSET
+    rank_ci95_high: float | UnsetType | None = UNSET
     overhead_pct: Annotated[
         float | None,
         Meta(
@@ -143,6 +162,25 @@ class Metric(Document, kw_only=True, forbid_unknown_fields=True):
     geomean: Annotated[float | None, Meta(description="geometric mean of the ratios")]
     ci95_low: float | None
     ci95_high: float | None
+    rank_estimate: Annotated[
+        float | UnsetType | None,
+        Meta(
+            description=(
+                "Hodges-Lehmann estimate of the ratio (median of the log ratios' Walsh "
+                "averages, exponentiated); absent from analyses before it"
+            )
+        ),
+    ] = UNSET
+    rank_ci95_low: Annotated[
+        float | UnsetType | None,
+        Meta(
+            description=(
+                "the interval the Wilcoxon signed-rank test inverts (exact up to 100 pairs),"
+                " exponentiated: not widened by one launch's slower pace; null below 6 pairs"
+            )
+        ),
+    ] = UNSET
+    rank_ci95_high: float | UnsetType | None = UNSET
     overhead_pct: Annotated[
         float | None,
         Meta(
