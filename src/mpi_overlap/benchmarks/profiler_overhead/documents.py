@@ -111,12 +111,9 @@ Verdict = Literal[
 ]
 
 
-class Estimate(Document, kw_only=True, forbid_unknown_fields=True):
-    n: Annotated[int, Meta(ge=0, description="pairs")]
-    median: Annotated[float | None, Meta(description="median of the ratios")]
-    geomean: Annotated[float | None, Meta(description="geometric mean of the ratios")]
-    ci95_low: float | None
-    ci95_high: float | None
+class RankFigures(Document, kw_only=True, forbid_unknown_fields=True):
+    """the rank-based figures beside a metric's Student-t ones (stats.ratio_ci_rank)"""
+
     rank_estimate: Annotated[
         float | UnsetType | None,
         Meta(
@@ -136,6 +133,14 @@ class Estimate(Document, kw_only=True, forbid_unknown_fields=True):
         ),
     ] = UNSET
     rank_ci95_high: float | UnsetType | None = UNSET
+
+
+class Estimate(RankFigures, kw_only=True, forbid_unknown_fields=True):
+    n: Annotated[int, Meta(ge=0, description="pairs")]
+    median: Annotated[float | None, Meta(description="median of the ratios")]
+    geomean: Annotated[float | None, Meta(description="geometric mean of the ratios")]
+    ci95_low: float | None
+    ci95_high: float | None
     overhead_pct: Annotated[
         float | None,
         Meta(
@@ -148,7 +153,7 @@ class Estimate(Document, kw_only=True, forbid_unknown_fields=True):
     reason: str
 
 
-class Metric(Document, kw_only=True, forbid_unknown_fields=True):
+class Metric(RankFigures, kw_only=True, forbid_unknown_fields=True):
     name: Literal["msg_rate", "run_time", "launch_time"]
     program: Literal["msgrate", "compute_app"]
     title: str
@@ -162,25 +167,6 @@ class Metric(Document, kw_only=True, forbid_unknown_fields=True):
     geomean: Annotated[float | None, Meta(description="geometric mean of the ratios")]
     ci95_low: float | None
     ci95_high: float | None
-    rank_estimate: Annotated[
-        float | UnsetType | None,
-        Meta(
-            description=(
-                "Hodges-Lehmann estimate of the ratio (median of the log ratios' Walsh "
-                "averages, exponentiated); absent from analyses before it"
-            )
-        ),
-    ] = UNSET
-    rank_ci95_low: Annotated[
-        float | UnsetType | None,
-        Meta(
-            description=(
-                "the interval the Wilcoxon signed-rank test inverts (exact up to 100 pairs),"
-                " exponentiated: not widened by one launch's slower pace; null below 6 pairs"
-            )
-        ),
-    ] = UNSET
-    rank_ci95_high: float | UnsetType | None = UNSET
     overhead_pct: Annotated[
         float | None,
         Meta(
