@@ -21,8 +21,8 @@ int mop_process_init(mop_process *p, const mop_process_config *cfg)
         p->cfg.s_per_tick = 1e-9;
     mop_clock_init(&p->clock);
     p->monitoring = true;
-    p->last_bytes = -1;
-    p->last_coll_op = -1;
+    p->last.bytes = -1;
+    p->last.coll_op = -1;
     p->prev.bytes = -1;
     p->run.id = MOP_RUN_NONE;
     if (cfg->test_fns)
@@ -73,7 +73,7 @@ void mop_process_bin_range(const mop_process *p, size_t i, uint64_t *lo, uint64_
     }
 }
 
-_Static_assert(MOP_MAX_BINS <= 256, "a bin fits mop_process.last_bin");
+_Static_assert(MOP_MAX_BINS <= 256, "a bin fits mop_lookup.bin");
 
 static size_t mop_bin_of(const mop_process *p, uint64_t bytes)
 {
@@ -93,29 +93,6 @@ static uint16_t mop_current_region(const mop_process *p)
     return p->region_stack[top - 1];
 }
 
-/* The last lookup as a record, and back (mop_xfer_time_slow's second entry). */
-static mop_lookup mop_lookup_of_last(const mop_process *p)
-{
-    return (mop_lookup){.bytes = p->last_bytes, .cls = p->last_cls, .coll_op = p->last_coll_op,
-                        .comm_size = p->last_comm_size, .xfer_s = p->last_xfer_s,
-                        .flags = p->last_flags, .bin = p->last_bin, .parts = p->last_parts,
-                        .o_s = p->last_o_s, .o_r = p->last_o_r};
-}
-
-static void mop_lookup_to_last(mop_process *p, const mop_lookup *l)
-{
-    p->last_bytes = l->bytes;
-    p->last_cls = l->cls;
-    p->last_coll_op = l->coll_op;
-    p->last_comm_size = l->comm_size;
-    p->last_xfer_s = l->xfer_s;
-    p->last_flags = l->flags;
-    p->last_bin = l->bin;
-    p->last_parts = l->parts;
-    p->last_o_s = l->o_s;
-    p->last_o_r = l->o_r;
-}
-
 /* xfer_time of a transfer: for a collective (kind >= MOP_KIND_COLL) `arg`
  * is its communicator size and the op's calibrated series is used; for
  * point-to-point `arg` is the peer, which picks the intra/inter class. */
@@ -133,43 +110,43 @@ static __attribute__((noinline)) double mop_xfer_time_slow(mop_process *p, int64
     }
     if (bytes < 0)
         bytes = 0;
-    if (bytes != p->last_bytes || cls != p->last_cls || coll_op != p->last_coll_op ||
-        comm_size != p->last_comm_size) {
-        mop_lookup before = mop_lookup_of_last(p);
-        if (bytes == p->prev.bytes && cls == p->prev.cls && coll_op == p->prev.coll_op &&
-            comm_size == p->prev.comm_size) {
+    if (bytes != p->last.bytes || cls != p->last.cls || coll_op != p->last.coll_op ||
+        comm_size != p->last.comm_size) {
+        mop_lookup before = p->last;
+        if (!p->cfg.one_lookup && bytes == p->prev.bytes && cls == p->prev.cls &&
+            coll_op == p->prev.coll_op && comm_size == p->prev.comm_size) {
             /* The lookups are pure (a const table): the one kept is the one the
              * search would give again, its parts too. */
-            mop_lookup_to_last(p, &p->prev);
+            p->last = p->prev;
         } else {
             if (coll_op >= 0) {
-                p->last_xfer_s = mop_xfer_table_lookup_coll(p->cfg.table, coll_op, comm_size,
-                                                            (uint64_t)bytes, &p->last_flags);
+                p->last.xfer_s = mop_xfer_table_lookup_coll(p->cfg.table, coll_op, comm_size,
+                                                            (uint64_t)bytes, &p->last.flags);
             } else {
                 bool ex;
-                p->last_xfer_s = mop_xfer_table_lookup(p->cfg.table, cls, (uint64_t)bytes, &ex);
-                p->last_flags = ex ? MOP_XFER_EXTRAPOLATED : 0;
+                p->last.xfer_s = mop_xfer_table_lookup(p->cfg.table, cls, (uint64_t)bytes, &ex);
+                p->last.flags = ex ? MOP_XFER_EXTRAPOLATED : 0;
             }
-            p->last_bytes = bytes;
-            p->last_bin = (uint8_t)mop_bin_of(p, (uint64_t)bytes);
-            p->last_cls = cls;
-            p->last_coll_op = coll_op;
-            p->last_comm_size = comm_size;
-            p->last_parts = MOP_PARTS_UNKNOWN;
+            p->last.bytes = bytes;
+            p->last.bin = (uint8_t)mop_bin_of(p, (uint64_t)bytes);
+            p->last.cls = cls;
+            p->last.coll_op = coll_op;
+            p->last.comm_size = comm_size;
+            p->last.parts = MOP_PARTS_UNKNOWN;
         }
         p->prev = before;
     }
     p->last_plain = !p->cfg.peer_remote && cls == MOP_XFER_INTRA && coll_op < 0 &&
-                    p->last_flags == 0;
-    if (p->last_flags & MOP_XFER_EXTRAPOLATED)
+                    p->last.flags == 0;
+    if (p->last.flags & MOP_XFER_EXTRAPOLATED)
         p->counters.table_extrapolated++;
-    if (p->last_flags & MOP_XFER_COLL_SIZE_MODELLED)
+    if (p->last.flags & MOP_XFER_COLL_SIZE_MODELLED)
         p->counters.coll_size_extrapolated++;
-    if (p->last_flags & MOP_XFER_COLL_NB_AS_BLOCKING)
+    if (p->last.flags & MOP_XFER_COLL_NB_AS_BLOCKING)
         p->counters.coll_nb_as_blocking++;
-    if (p->last_flags & MOP_XFER_COLL_UNCALIBRATED)
+    if (p->last.flags & MOP_XFER_COLL_UNCALIBRATED)
         p->counters.coll_uncalibrated++;
-    return p->last_xfer_s;
+    return p->last.xfer_s;
 }
 
 /* Whether the transfer just priced (mop_xfer_time) moves eagerly by the
@@ -177,24 +154,24 @@ static __attribute__((noinline)) double mop_xfer_time_slow(mop_process *p, int64
  * and class, as its time is (a blocking send and its receive have one size). */
 static bool mop_last_eager(mop_process *p, double *o_s, double *o_r)
 {
-    if (p->last_parts == MOP_PARTS_UNKNOWN)
-        p->last_parts = p->last_coll_op < 0 &&
-                                mop_xfer_table_eager(p->cfg.table, p->last_cls,
-                                                     (uint64_t)p->last_bytes, p->last_xfer_s,
-                                                     &p->last_o_s, &p->last_o_r)
+    if (p->last.parts == MOP_PARTS_UNKNOWN)
+        p->last.parts = p->last.coll_op < 0 &&
+                                mop_xfer_table_eager(p->cfg.table, p->last.cls,
+                                                     (uint64_t)p->last.bytes, p->last.xfer_s,
+                                                     &p->last.o_s, &p->last.o_r)
                             ? MOP_PARTS_EAGER
                             : MOP_PARTS_NONE;
-    *o_s = p->last_o_s;
-    *o_r = p->last_o_r;
-    return p->last_parts == MOP_PARTS_EAGER;
+    *o_s = p->last.o_s;
+    *o_r = p->last.o_r;
+    return p->last.parts == MOP_PARTS_EAGER;
 }
 
 /* The common case inline: a point-to-point message on one node of the size
  * the last lookup had, looked up exactly (no counter to bump). */
 static inline double mop_xfer_time(mop_process *p, int64_t bytes, int32_t arg, int kind)
 {
-    if (__builtin_expect(kind < MOP_KIND_COLL && bytes == p->last_bytes && p->last_plain, 1))
-        return p->last_xfer_s;
+    if (__builtin_expect(kind < MOP_KIND_COLL && bytes == p->last.bytes && p->last_plain, 1))
+        return p->last.xfer_s;
     return mop_xfer_time_slow(p, bytes, arg, kind);
 }
 
@@ -554,14 +531,14 @@ MOP_HOT bool mop_end_fast(mop_process *p, const mop_event *e)
     if (next && (next->flags & MOP_REQ_JOINED))
         return false;
     int64_t bytes = (r->kind == MOP_KIND_RECV && e->bytes >= 0) ? e->bytes : r->bytes;
-    if (bytes != p->last_bytes || !p->last_plain) /* a lookup that may count */
+    if (bytes != p->last.bytes || !p->last_plain) /* a lookup that may count */
         return false;
-    mop_bounds b = mop_bounds_close(&p->clock, &r->begin, e->t, p->last_xfer_s,
+    mop_bounds b = mop_bounds_close(&p->clock, &r->begin, e->t, p->last.xfer_s,
                                     p->cfg.s_per_tick);
     if (b.clamped)
         return false;
     uint16_t tests = (uint16_t)(p->test_calls - r->tests - p->run.test_inc);
-    size_t bin = p->last_bin; /* bytes == last_bytes */
+    size_t bin = p->last.bin; /* bytes == last.bytes */
     mop_judge_bounds(p, &b, 0.0, r->begin.t, e->t, r->fn, bin);
     mop_record_bounds(p, &b, bin, r->fn, r->region, r->site, p->run.site, tests != 0);
     if (r->flags & MOP_REQ_PERSISTENT)

@@ -158,16 +158,24 @@ typedef struct mop_process_config {
      * wrappers and the queue cost without the engine, measured beside the
      * whole library by bench profiler-overhead. Nothing is measured then. */
     bool count_only;
+    /* Only the last table lookup is kept, not the one before it too
+     * (MPI_OVERLAP_NO_OPT=lookup: the plain way, to measure against). */
+    bool one_lookup;
 } mop_process_config;
 
-/* One table lookup and what was derived from it (mop_process's last_* fields). */
+/* A table lookup, keyed on the size and the curve (class for point-to-point,
+ * or collective op and communicator size), with what was derived from it. */
 typedef struct mop_lookup {
-    int64_t bytes; /* -1: none */
-    int cls, coll_op;
-    int32_t comm_size;
+    int64_t bytes; /* -1: none yet */
+    int cls;
+    int coll_op;       /* -1: point-to-point */
+    int32_t comm_size; /* collectives only; 0 otherwise */
     double xfer_s;
-    unsigned flags;
-    uint8_t bin, parts;
+    unsigned flags;    /* MOP_XFER_* of that lookup */
+    uint8_t bin;       /* the size bin of bytes (MOP_MAX_BINS <= 256) */
+    /* The transfer model's parts at a point-to-point size, looked up when
+     * first needed (mop_last_eager): MOP_PARTS_*. */
+    uint8_t parts;
     double o_s, o_r;
 } mop_lookup;
 
@@ -209,22 +217,11 @@ typedef struct mop_process {
     /* The time of the latest ENTER (nested ones too): a POST event's begin
      * time, since its ENTER is the event just before it (mop_event.h). */
     uint64_t t_last_enter;
-    /* Last table lookup: consecutive transfers mostly have one size. Keyed
-     * on the curve too: class (p2p), or collective op and comm size. */
-    int64_t last_bytes;
-    uint8_t last_bin;       /* the size bin of last_bytes (MOP_MAX_BINS <= 256) */
-    int last_cls;
-    int last_coll_op;       /* -1: point-to-point */
-    int32_t last_comm_size; /* collectives only; 0 otherwise */
-    double last_xfer_s;
-    unsigned last_flags;    /* MOP_XFER_* of that lookup */
+    /* The last table lookup: consecutive transfers mostly have one size. */
+    mop_lookup last;
     /* The last lookup was a one-node point-to-point one with no counter to
-     * bump: a transfer of last_bytes on one node needs none (mop_xfer_time). */
+     * bump: a transfer of last.bytes on one node needs none (mop_xfer_time). */
     bool last_plain;
-    /* The transfer model's parts at the last lookup's point-to-point size,
-     * looked up when first needed (mop_last_eager): MOP_PARTS_*. */
-    uint8_t last_parts;
-    double last_o_s, last_o_r;
     /* The lookup before the last, for a size that comes back: a message-rate
      * loop alternates its messages' size with its acknowledgement's, and each
      * came back to the table's search twice a window (mop_xfer_time_slow). */

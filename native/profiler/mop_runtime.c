@@ -144,9 +144,10 @@ static mop_requests_tuning mop_reqs_tuning;
 /* MPI_OVERLAP_NO_OPT: choices of the hot path switched off, so that bench
  * profiler-overhead can measure each against the plain way on the machine at
  * hand (docs/profiler.md, "Memory and cost"): a comma-separated list of
- * status (received sizes through PMPI_Get_count) and load (the request table
- * grows at half full, not a quarter). Both switches are read here, once, and
- * cost the hot path nothing. Sets the table's tuning; returns whether
+ * status (received sizes through PMPI_Get_count), load (the request table
+ * grows at half full, not a quarter) and lookup (the engine keeps its last
+ * table lookup only, not the one before it too). The switches are read here,
+ * once, and cost the hot path nothing. Sets the table's tuning; returns whether
  * statuses may be read directly. An unknown word is said and ignored. */
 static bool mop_no_opt_setup(void)
 {
@@ -160,8 +161,10 @@ static bool mop_no_opt_setup(void)
             status = false;
         else if (n == 4 && strncmp(w, "load", n) == 0)
             mop_reqs_tuning.load_shift = 1;
+        else if (n == 6 && strncmp(w, "lookup", n) == 0)
+            mop_g.cfg.one_lookup = true;
         else if (n > 0 && mop_g.rank == 0)
-            mop_note("MPI_OVERLAP_NO_OPT: '%.*s' is not one of status, load; ignored", (int)n,
+            mop_note("MPI_OVERLAP_NO_OPT: '%.*s' is not one of status, load, lookup; ignored", (int)n,
                      w);
         w += n + (w[n] == ',');
     }
