@@ -386,6 +386,19 @@ def test_complete_result_with_a_running_rank_is_incomplete() -> None:
     assert any("the program stopped before MPI_Finalize" in w for w in a["warnings"])
 
 
+def test_ranks_that_did_not_process_their_events_are_named() -> None:
+    """MPI_OVERLAP_PROCESS=0 (bench profiler-overhead's cost split): such a rank's document
+    says "processing": "off", and the analysis says that it measured nothing."""
+    result = three_ranks()
+    for doc in result["ranks"][1:]:
+        doc["processing"] = "off"
+    a = _valid(analyze_profile(result))
+    assert any(w.startswith("rank(s) 1-2 counted their events without processing them")
+               for w in a["warnings"]), a["warnings"]
+    assert not any("without processing" in w for w in _valid(analyze_profile(
+        three_ranks()))["warnings"])
+
+
 def test_forced_table_and_inconsistent_totals_warn() -> None:
     result = three_ranks()
     result["table"]["forced"] = True

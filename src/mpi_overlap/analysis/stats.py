@@ -72,11 +72,16 @@ def summarize(values: ArrayLike) -> dict[str, float | int | None]:
     }
 
 
+def _log_ratios(ratios: list[float]) -> list[float]:
+    """The logs of the usable ratios (positive and finite), which both intervals use."""
+    return [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+
+
 def ratio_ci(ratios: list[float], ci: float = 0.95,
              ) -> tuple[float | None, float | None, float | None]:
     """(geometric mean, low, high) of positive ratios; the interval is the Student-t
     interval of the mean log ratio, exponentiated. One ratio: (it, None, None)."""
-    logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+    logs = _log_ratios(ratios)
     if not logs:
         return None, None, None
     lo, hi = t_interval(logs, ci)
@@ -132,7 +137,7 @@ def ratio_ci_rank(ratios: list[float], ci: float = 0.95,
     symmetric about their centre, which pairs of launches in alternating order give; unlike
     ratio_ci's Student-t interval it is not widened by one launch that drew a slower pace
     for its whole length. Fewer than 6 ratios (at 95 %): no interval."""
-    logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+    logs = _log_ratios(ratios)
     if not logs:
         return None, None, None
     walsh = np.sort(np.add.outer(logs, logs)[np.triu_indices(len(logs))] / 2.0)

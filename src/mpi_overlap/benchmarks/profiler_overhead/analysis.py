@@ -278,21 +278,24 @@ def idle_sentence(c: dict[str, Any]) -> str:
             f"{c['verdict']}")
 
 
-def analyze_split(result: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
+def analyze_split(result: dict[str, Any], floor_ns: float | None, engine_ns: float | None,
+                  ci: float = CI_LEVEL) -> dict[str, Any]:
     """The whole profiler's ns per message in the run, split by the launch whose events
     were counted but not processed (MPI_OVERLAP_PROCESS=0), per repetition: the wrappers
     and their queue (unprocessed − without: the clock reads, the rest of each wrapper, the
     pushes) and the processing (on − unprocessed), each a mean with its Student-t interval
-    and a median; runs from before it have no such launch (pairs 0)."""
+    and a median; beside them the run's floor (per_message) and the processing timed alone
+    (engine), which split_sentence prints with them. Runs from before it have no such
+    launch (pairs 0)."""
     wrappers = _ns_estimate(_added(result, "unprocessed", "without"), ci)
     processing = _ns_estimate(_added(result, "on", "unprocessed"), ci)
     return {"pairs": min(wrappers["pairs"], processing["pairs"]),
-            "wrappers": wrappers, "processing": processing}
+            "wrappers": wrappers, "processing": processing,
+            "floor_ns": floor_ns, "engine_ns_per_transfer": engine_ns}
 
 
 def split_sentence(c: dict[str, Any]) -> str:
-    """The split, with beside it the floor (per_message) and the processing timed alone
-    (engine) where the analysis put them in (analyze_profiler_overhead)."""
+    """analyze_split's figures in one sentence."""
     if not c["pairs"]:
         return "The cost's parts: no msgrate launch with its events left unprocessed"
     w, p = c["wrappers"], c["processing"]
@@ -507,7 +510,6 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
     metrics = [analyze_metric(result, spec, ci) for spec in METRICS]
     callsites = analyze_callsites(result, ci)
     idle = analyze_idle(result, ci)
-    split = analyze_split(result, ci)
     per_message = per_message_cost(result, ci)
     finding = _finding(metrics)
     if per_message["pairs"]:
@@ -517,8 +519,8 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
     if idle["pairs"]:
         finding += "; " + idle_sentence(idle)
     engine = engine_cost(result)
-    split["floor_ns"] = per_message["floor_ns"]
-    split["engine_ns_per_transfer"] = None if engine is None else engine["ns_per_transfer"]
+    split = analyze_split(result, per_message["floor_ns"],
+                          None if engine is None else engine["ns_per_transfer"], ci)
     if split["pairs"]:
         finding += "; " + split_sentence(split)
     if engine is not None:

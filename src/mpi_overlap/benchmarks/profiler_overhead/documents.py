@@ -182,17 +182,23 @@ class Metric(RankFigures, kw_only=True, forbid_unknown_fields=True):
     ]
 
 
-class AnalysisProfilerOverheadCallsites(Document, kw_only=True, forbid_unknown_fields=True):
-    """ns added per 8-byte msgrate message by the profiler's call sites (launch with them on
-    minus off, per repetition; 1e9/rate_on - 1e9/rate_off), mean with the Student-t 95 %
-    interval, against issue 12's 5 ns (profiler_*: the whole profiler, written before
-    per_message held it)"""
+class NsEstimate(Document, kw_only=True, forbid_unknown_fields=True):
+    """per-repetition ns differences (analysis._ns_estimate): their mean with the Student-t
+    95 % interval, and their median (absent from analyses before it)"""
 
     pairs: Annotated[int, Meta(ge=0)]
     added_ns: float | None
     median_ns: float | UnsetType | None = UNSET
     ci95_low_ns: float | None
     ci95_high_ns: float | None
+
+
+class AnalysisProfilerOverheadCallsites(NsEstimate, kw_only=True, forbid_unknown_fields=True):
+    """ns added per 8-byte msgrate message by the profiler's call sites (launch with them on
+    minus off, per repetition; 1e9/rate_on - 1e9/rate_off), mean with the Student-t 95 %
+    interval, against issue 12's 5 ns (profiler_*: the whole profiler, written before
+    per_message held it)"""
+
     target_ns: float
     verdict: str
     profiler_added_ns: float | UnsetType | None = UNSET
@@ -200,31 +206,16 @@ class AnalysisProfilerOverheadCallsites(Document, kw_only=True, forbid_unknown_f
     profiler_ci95_high_ns: float | UnsetType | None = UNSET
 
 
-class AnalysisProfilerOverheadIdle(Document, kw_only=True, forbid_unknown_fields=True):
+class AnalysisProfilerOverheadIdle(NsEstimate, kw_only=True, forbid_unknown_fields=True):
     """ns per 8-byte msgrate message at the other MPI_OVERLAP_IDLE setting minus the default's,
     per repetition, mean with the Student-t 95 % interval; verdict: default no worse
     (interval at or above 0), the other setting is cheaper (below), not resolved, not
     measured (runs from before it have no idle launch)"""
 
     setting: str | None
-    pairs: Annotated[int, Meta(ge=0)]
-    added_ns: float | None
-    median_ns: float | UnsetType | None = UNSET
-    ci95_low_ns: float | None
-    ci95_high_ns: float | None
     verdict: Literal[
         "default no worse", "the other setting is cheaper", "not resolved", "not measured"
     ]
-
-
-class NsEstimate(Document, kw_only=True, forbid_unknown_fields=True):
-    """per-repetition ns differences: their mean with the Student-t 95 % interval, median"""
-
-    pairs: Annotated[int, Meta(ge=0)]
-    added_ns: float | None
-    median_ns: float | None
-    ci95_low_ns: float | None
-    ci95_high_ns: float | None
 
 
 class AnalysisProfilerOverheadSplit(Document, kw_only=True, forbid_unknown_fields=True):

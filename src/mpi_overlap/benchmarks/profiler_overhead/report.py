@@ -387,10 +387,11 @@ def summary(run: Run) -> list[str]:
             continue
         lo, hi = num(m.get("ci95_low")), num(m.get("ci95_high"))
         rlo, rhi = num(m.get("rank_ci95_low")), num(m.get("rank_ci95_high"))
-        ci = f" (95 % CI {lo:.4f}–{hi:.4f}" if lo is not None and hi is not None else ""
-        if ci and rlo is not None and rhi is not None:  # analyses before it have none
-            ci += f"; rank-based {rlo:.4f}–{rhi:.4f}"
-        ci += ")" if ci else ""
+        ci = ""
+        if lo is not None and hi is not None:
+            rank = (f"; rank-based {rlo:.4f}–{rhi:.4f}"  # analyses before it have none
+                    if rlo is not None and rhi is not None else "")
+            ci = f" (95 % CI {lo:.4f}–{hi:.4f}{rank})"
         quiet, also = subset(m, "quiet"), ""
         if quiet.get("n") != m.get("n"):
             qg, ql, qh = (num(quiet.get(k)) for k in ("geomean", "ci95_low", "ci95_high"))
