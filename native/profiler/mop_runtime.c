@@ -225,8 +225,37 @@ static mop_clock_anchor mop_anchor_now(void)
 
 /* ---- threads ------------------------------------------------------------- */
 
+/* The record of this thread while paused (mop_pause), with mop_tls cleared. */
+static _Thread_local mop_thread *mop_paused __attribute__((tls_model("initial-exec")));
+
+bool mop_pause(mop_thread *th)
+{
+    if (mop_xt_on) {
+        static int said;
+        if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+            fprintf(stderr, "mpi-overlap: MPI_Pcontrol(%d) pauses only a program without threads in use; "
+                            "taken as MPI_Pcontrol(0)\n", MOP_PCONTROL_PAUSE);
+        return false;
+    }
+    mop_paused = th;
+    mop_tls = NULL;
+    return true;
+}
+
+mop_thread *mop_unpause(void)
+{
+    mop_thread *th = mop_paused;
+    if (th) {
+        mop_paused = NULL;
+        mop_tls = th;
+    }
+    return th;
+}
+
 mop_thread *mop_thread_attach(void)
 {
+    if (mop_paused) /* every wrapper of a paused thread comes here: no new record */
+        return NULL;
     mop_thread *th = calloc(1, sizeof *th);
     mop_thread_private *pv = calloc(1, sizeof *pv);
     if (!th || !pv || mop_process_init(&pv->proc, &mop_g.cfg) != 0) {
@@ -1060,6 +1089,7 @@ void mop_runtime_stop(uint64_t site)
     }
     if (!__atomic_load_n(&mop_active, __ATOMIC_ACQUIRE))
         return;
+    mop_unpause(); /* a program that finalizes while paused */
     mop_thread *th = mop_self();
     if (th) { /* Finalize's own call: its time is MPI time */
         mop_enter(th, MOP_FN_MPI_Finalize, mop_now(), site);
@@ -1077,6 +1107,7 @@ void mop_runtime_abort(int errorcode, uint64_t site)
 {
     if (!__atomic_load_n(&mop_active, __ATOMIC_ACQUIRE))
         return;
+    mop_unpause();
     mop_thread *th = mop_self();
     if (th) { /* the call is counted; it never returns */
         mop_enter(th, MOP_FN_MPI_Abort, mop_now(), site);

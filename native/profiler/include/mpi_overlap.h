@@ -9,6 +9,11 @@
  * Regions nest; a transfer belongs to the innermost region open when it was
  * posted, computation and MPI call time to the innermost region open while
  * they ran. MPI_Pcontrol(0) stops monitoring and MPI_Pcontrol(1) resumes it.
+ * MPI_Pcontrol(MPI_OVERLAP_PCONTROL_PAUSE) also pauses the profiler's wrappers
+ * until the next MPI_Pcontrol: the calls go straight to the MPI, so a program
+ * can time stretches of itself without the profiler's cost beside stretches
+ * with it (a program without threads in use only; docs/profiler.md, "The cost
+ * inside one launch").
  *
  * The functions are declared weak, so a program compiled with these calls
  * runs unchanged without the profiler; use the MPI_OVERLAP_REGION_* macros,
@@ -22,6 +27,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define MPI_OVERLAP_PCONTROL_PAUSE (-1)
 
 void mpi_overlap_region_begin(const char *name) __attribute__((weak));
 void mpi_overlap_region_end(const char *name) __attribute__((weak));
