@@ -205,7 +205,8 @@ def test_cg_residual_histories_agree(cg: dict[int, dict]) -> None:
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("prog,arg", [("halo", "--modes=overlap,bogus"), ("cg", "--grid=1x2x3x4")])
+@pytest.mark.parametrize("prog,arg", [("halo", "--modes=overlap,bogus"), ("cg", "--grid=1x2x3x4"),
+                                      ("halo", "--profiler-ab=-1"), ("cg", "--profiler-ab=x")])
 def test_apps_bad_flag_exits_2(tmp_path: Path, prog: str, arg: str) -> None:
     tc = get_toolchain("mpich")
     exe = executable(ensure_built(tc), f"mo_{prog}")

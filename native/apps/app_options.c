@@ -19,6 +19,8 @@ int app_common_parse(app_common *c, const app_defaults *d, int code, const char 
         c->iterations_set = true;
         return mo_options_parse_long("iterations", arg, 1, 1000000, &c->iterations, err, errlen);
     case APP_OPT_SEED: return mo_options_parse_long("seed", arg, 0, 0x7fffffffL, &c->seed, err, errlen);
+    case APP_OPT_PROFILER_AB:
+        return mo_options_parse_long("profiler-ab", arg, 0, 1000000, &c->profiler_ab, err, errlen);
     }
     return 1;
 }
@@ -37,4 +39,5 @@ void app_common_json(mo_json *w, const app_common *c, const app_defaults *d)
     mo_options_json_set(w, "modes", d->mode_names, d->nmodes, c->modes);
     app_json_extent(w, &c->extent);
     mo_json_kv_int64(w, "iterations", c->iterations);
+    mo_json_kv_int64(w, "profiler_ab", c->profiler_ab);
 }

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_ab.h"
 #include "app_main.h"
 #include "app_options.h"
 #include "bench_util.h"
@@ -130,6 +131,7 @@ static void cg_usage(FILE *f)
             "  --work-units U       the same in work-loop units; overrides --work-us\n"
             "  --imbalance F        rank 0 does (1 + F) times the independent work (default 0)\n"
             "  --seed S             right-hand side seed (default 1)\n"
+            APP_PROFILER_AB_USAGE
             "  (--warmup N: untimed iterations per mode, at most --iterations, after which the\n"
             "  mode starts again from x0 = 0; --sizes, --reps, --sample-ms, --iters are not used)\n",
             DEFAULT_GRID, DEFAULT_GRID_QUICK, DEFAULT_ITERATIONS, DEFAULT_ITERATIONS_QUICK, DEFAULT_WORK_US);
@@ -372,7 +374,10 @@ static void solve(const app_grid *g, int mode, const cg_params *prm, const cg_re
     }
     if (residuals)
         residuals[0] = sqrt(rr);
+    bool paused = false;
     for (long it = 0; it < iters; it++) {
+        if (iter_s) /* the timed solve */
+            app_ab_step(prm->c.profiler_ab, it, &paused);
         const double ti = app_now_s();
         MPI_Request reqs[GRID_MAX_REQS];
         double t = app_now_s();
@@ -408,6 +413,7 @@ static void solve(const app_grid *g, int mode, const cg_params *prm, const cg_re
         if (iter_s)
             iter_s[it] = app_now_s() - ti;
     }
+    app_ab_end(&paused);
 }
 
 /* Runs one mode after `warmup` untimed iterations (then from x0 = 0 again,

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_ab.h"
 #include "app_main.h"
 #include "app_options.h"
 #include "bench_util.h"
@@ -117,6 +118,7 @@ static void halo_usage(FILE *f)
             "  --tests K            MPI_Testall calls per iteration in overlap-test (default %d)\n"
             "  --inflate F          sweep every point F times per iteration (same result; default 1)\n"
             "  --seed S             initial data seed (default 1)\n"
+            APP_PROFILER_AB_USAGE
             "  (--warmup N: untimed iterations per mode, at most --iterations, after which the\n"
             "  mode starts again from the seeded data; --sizes, --reps, --sample-ms, --iters\n"
             "  are not used)\n",
@@ -333,8 +335,10 @@ static void run_mode(const app_grid *g, int mode, const halo_params *p, long war
     double *cur = u0, *nxt = u1;
 
     MPI_Barrier(g->cart);
+    bool paused = false;
     const double t0 = app_now_s();
     for (long it = 0; it < p->c.iterations; it++) {
+        app_ab_step(p->c.profiler_ab, it, &paused);
         const double ti = app_now_s();
         iteration(g, mode, p, &rg, cur, nxt, &c);
         double *tmp = cur;
@@ -343,6 +347,7 @@ static void run_mode(const app_grid *g, int mode, const halo_params *p, long war
         iter_s[it] = app_now_s() - ti;
     }
     const double mine = app_now_s() - t0;
+    app_ab_end(&paused);
 
     double times[3] = {mine, c.mpi_s, c.compute_s}, tmax[3], tsum[2];
     MPI_Reduce(times, tmax, 3, MPI_DOUBLE, MPI_MAX, 0, g->cart);
