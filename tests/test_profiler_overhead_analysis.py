@@ -15,17 +15,9 @@ from rich.console import Console
 
 from mpi_overlap.analysis.stats import ratio_ci, t_quantile
 from mpi_overlap.benchmarks.profiler_overhead.analysis import (
-    MEETS,
     METRICS,
-    MISSES,
-    NO_DATA,
-    NO_TARGET,
-    SPANS,
-    TOO_FEW,
-    Target,
     analyze_profiler_overhead,
     per_message_sentence,
-    verdict,
 )
 from mpi_overlap.benchmarks.profiler_overhead.report import cost_lines
 from mpi_overlap.benchmarks.profiler_overhead.run import (
@@ -33,6 +25,16 @@ from mpi_overlap.benchmarks.profiler_overhead.run import (
     launch_dir_name,
     measure_engine_cost,
     order,
+)
+from mpi_overlap.benchmarks.profiler_overhead.verdicts import (
+    MEETS,
+    MISSES,
+    NO_DATA,
+    NO_TARGET,
+    SPANS,
+    TOO_FEW,
+    Target,
+    verdict,
 )
 from mpi_overlap.core.documents import analysis_errors, result_errors
 from mpi_overlap.platform.build import ensure_built

@@ -1,7 +1,8 @@
-"""`mpi-overlap bench profiler-overhead --quick` end to end on mpich, 2 ranks: one run
-directory with a warm-up and 3 repetitions of the four launches, each in its own
-subdirectory with its result and logs, complete profiles from the profiled launches,
-valid documents, an analysis with both ratios, and a report.
+"""`mpi-overlap bench profiler-overhead --quick --apps` end to end on mpich, 2 ranks: one
+run directory with a warm-up, 3 repetitions of the seven launches and one launch of each
+mini-app timed in blocks, each in its own subdirectory with its result and logs, complete
+profiles from the profiled launches, valid documents, an analysis with both ratios and
+the apps' cost, and a report.
 
 Timings on a 2-core machine shared with other work are noisy, so nothing here asserts
 that a target is met: only that the ratios exist, are positive and finite, and that the
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
+from mpi_overlap.benchmarks.profiler_overhead.app_cost import APP_LAUNCHES, app_cost_sentence
 from mpi_overlap.benchmarks.profiler_overhead.run import (
     IDLE_OTHER,
     QUICK_REPS,
@@ -45,8 +47,8 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     ensure_built(tc)
     find_or_calibrate(tc)
     out = tmp_path / "runs"
-    proc = run_cli("bench", "profiler-overhead", "--mpi", "mpich", "--quick", "-n", "2",
-                   "--out", str(out), timeout=600, cwd=tmp_path)
+    proc = run_cli("bench", "profiler-overhead", "--mpi", "mpich", "--quick", "--apps", "-n",
+                   "2", "--out", str(out), timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
 
@@ -175,3 +177,23 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
     assert once["ci95_low_s"] <= once["per_launch_s"] <= once["ci95_high_s"]
     assert "once per launch the profiler takes" in run.analysis["finding"]
 
+
+    # The mini-apps, one launch each with the profiler, their timed iterations in blocks
+    # alternately with it running and paused; a cost per pair of neighbouring blocks.
+    apps = result["apps"]
+    assert [(a["program"], a["mode"]) for a in apps] == [(x.program, x.mode)
+                                                         for x in APP_LAUNCHES]
+    for a in apps:
+        assert a["status"] == "complete" and a["profile"]["status"] == "complete", a
+        assert a["profile"]["events"] > 0
+        iterations = int(a["args"][a["args"].index("--iterations") + 1])
+        assert a["block"] == int(a["args"][a["args"].index("--profiler-ab") + 1])
+        assert len(a["block_s"]) == iterations // a["block"] and min(a["block_s"]) > 0
+        sub_result = json.loads((run_dir / a["dir"] / "result.json").read_text())
+        assert sub_result["harness"]["options"]["profiler_ab"] == a["block"]
+    for c, a in zip(run.analysis["apps"], apps, strict=True):
+        assert c["pairs"] == len(a["block_s"]) // 2
+        assert c["ci95_low_pct"] <= c["overhead_pct"] <= c["ci95_high_pct"]
+        assert c["verdict"] in ("meets target", "misses target",
+                                "inconclusive (CI spans the target)")
+        assert app_cost_sentence(c) in run.analysis["finding"]

@@ -25,25 +25,8 @@ import numpy as np
 from ...analysis.figures import figure
 from ...analysis.stats import ratio_ci, ratio_ci_rank, t_interval
 from ...profile.analysis.library_time import over_launches, over_launches_words
-
-CI_LEVEL = 0.95
-
-MEETS = "meets target"
-MISSES = "misses target"
-SPANS = "inconclusive (CI spans the target)"
-TOO_FEW = "inconclusive (fewer than 2 pairs)"
-NO_DATA = "no data"
-NO_TARGET = "no target"
-VERDICTS = (MEETS, MISSES, SPANS, TOO_FEW, NO_DATA, NO_TARGET)
-
-
-@dataclass(frozen=True)
-class Target:
-    op: str  # ">=" (a rate: the ratio must stay above) or "<=" (a time: must stay below)
-    value: float
-
-    def text(self) -> str:
-        return f"{self.op} {self.value:g}"
+from .app_cost import analyze_app_cost, app_cost_sentence
+from .verdicts import CI_LEVEL, Target, verdict
 
 
 @dataclass(frozen=True)
@@ -71,26 +54,6 @@ METRICS = (
     MetricSpec("launch_time", "compute_app", "compute-heavy launch wall time", "s", None, "lower",
                source="elapsed_s"),
 )
-
-
-def verdict(target: Target | None, n: int, low: float | None, high: float | None) -> str:
-    if target is None:
-        return NO_TARGET
-    if n == 0:
-        return NO_DATA
-    if n < 2 or low is None or high is None:
-        return TOO_FEW
-    if target.op == ">=":
-        if low >= target.value:
-            return MEETS
-        if high < target.value:
-            return MISSES
-        return SPANS
-    if high <= target.value:
-        return MEETS
-    if low > target.value:
-        return MISSES
-    return SPANS
 
 
 def overhead_pct(spec: MetricSpec, ratio: float | None) -> float | None:
@@ -556,4 +519,9 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
         out["per_launch"] = per_launch
     if split["pairs"]:  # likewise: runs before it have no launch with events unprocessed
         out["split"] = split
+    if "apps" in result:  # --apps only
+        out["apps"] = [analyze_app_cost(a, ci) for a in result["apps"]]
+        for a in out["apps"]:
+            finding += "; " + app_cost_sentence(a)
+        out["finding"] = finding
     return out

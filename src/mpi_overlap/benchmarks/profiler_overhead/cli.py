@@ -17,16 +17,19 @@ def command(parts: CommandParts) -> click.Command:
     @parts.ranks_option
     @click.option("--quick", is_flag=True, help="shorter launches, 3 repetitions")
     @click.option("--reps", type=int,
-                  help="repetitions of the four launches (default 5; --quick 3)")
+                  help="repetitions of the seven launches (default 5; --quick 3)")
+    @click.option("--apps", is_flag=True,
+                  help="also one launch each of mo_halo and mo_cg (about 10 s here), timed in "
+                       "blocks with the profiler paused and running: its cost inside one launch")
     @parts.launches_options("print the tables and write the HTML report")
     def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool,
-                                reps: int | None, launcher: str | None,
+                                reps: int | None, apps: bool, launcher: str | None,
                                 timeout: float | None, out: Path, report: bool) -> None:
         """What the overlap profiler costs: message rate and run time with/without it."""
         from .run import OverheadOptions, profiler_overhead_session
 
         opts = OverheadOptions(ranks=ranks, reps=reps, quick=quick, launcher=launcher,
-                               timeout_s=timeout, out_base=out)
+                               timeout_s=timeout, out_base=out, apps=apps)
         if not profiler_overhead_session(list(mpi), opts, report=report, console=parts.out,
                                          err_console=parts.err, finish=parts.finish):
             sys.exit(3)

@@ -236,6 +236,26 @@ class AnalysisProfilerOverheadSplit(Document, kw_only=True, forbid_unknown_field
     ]
 
 
+class AnalysisProfilerOverheadApp(Document, kw_only=True, forbid_unknown_fields=True):
+    """a mini-app's cost inside one launch (app_cost.py): per pair of neighbouring blocks,
+    running / paused; geometric mean and Student-t interval of the log ratios, the
+    rank-based figures beside them, in percent of run time"""
+
+    program: Literal["halo", "cg"]
+    mode: str
+    block: Annotated[int, Meta(ge=1)]
+    pairs: Annotated[int, Meta(ge=0)]
+    overhead_pct: float | None
+    ci95_low_pct: float | None
+    ci95_high_pct: float | None
+    rank_estimate_pct: float | None
+    rank_ci95_low_pct: float | None
+    rank_ci95_high_pct: float | None
+    target_pct: Annotated[float, Meta(description="the seed's cost on real programs")]
+    verdict: Verdict
+    run_time_s: float | None
+
+
 class AnalysisProfilerOverheadEngine(Document, kw_only=True, forbid_unknown_fields=True):
     """the event processing timed alone before the launches (the run's engine:
     mop_engine_cost); absent when the run has none"""
@@ -379,7 +399,7 @@ class AnalysisProfilerOverhead(Document, kw_only=True, forbid_unknown_fields=Tru
         AnalysisProfilerOverheadPerLaunch | UnsetType,
         Meta(
             description=(
-                "the profiler's time once per launch (issue 40: the cost in its "
+                "the profiler's time once per launch (the cost in its "
                 "parts) over the complete profiled launches of the default path: mean"
                 " with the Student-t 95 % interval, median, each part's median (the "
                 "slowest rank's MPI_Init and MPI_Finalize, rank 0's gather and "
@@ -397,6 +417,10 @@ class AnalysisProfilerOverhead(Document, kw_only=True, forbid_unknown_fields=Tru
                 "absent from runs before it"
             )
         ),
+    ] = UNSET
+    apps: Annotated[
+        list[AnalysisProfilerOverheadApp] | UnsetType,
+        Meta(description="the mini-apps' cost inside one launch each (--apps); absent without"),
     ] = UNSET
     per_message: Annotated[
         AnalysisProfilerOverheadPerMessage | UnsetType,
@@ -487,7 +511,39 @@ class Profile(Document, kw_only=True, forbid_unknown_fields=True):
     ] = UNSET
 
 
-class Launch(Document, kw_only=True, forbid_unknown_fields=True):
+class LaunchRecord(Document, kw_only=True, forbid_unknown_fields=True):
+    """what every launch of the run records (run/paired_launch.py: its subdirectory and
+    its outcome), whatever it measured"""
+
+    dir: Annotated[str, Meta(description="subdirectory of the run directory")]
+    command: list[str]
+    status: Literal["complete", "partial", "timeout", "failed", "interrupted"]
+    returncode: int | None
+    message: str | None
+    elapsed_s: Annotated[
+        float, Meta(ge=0, description="wall time of the whole launch (mpiexec start to exit)")
+    ]
+    host: Annotated[
+        HostLoad | None,
+        Meta(
+            description=(
+                "CPU time the machine spent during the launch, from /proc/stat; null "
+                "where not available"
+            )
+        ),
+    ]
+    disturbed: Annotated[
+        bool,
+        Meta(
+            description=(
+                "other processes (or steal) used more than 2 % of the machine's CPU "
+                "time during the launch, and more than the counters resolve"
+            )
+        ),
+    ]
+
+
+class Launch(LaunchRecord, kw_only=True, forbid_unknown_fields=True):
     rep: Annotated[int, Meta(ge=0, description="repetition, from 1; 0 for the warm-up")]
     program: Literal["msgrate", "compute_app"]
     profiled: bool
@@ -522,14 +578,6 @@ class Launch(Document, kw_only=True, forbid_unknown_fields=True):
         ),
     ] = UNSET
     position: Annotated[int, Meta(ge=0, description="place in its repetition's order, from 0")]
-    dir: Annotated[str, Meta(description="subdirectory of the run directory")]
-    command: list[str]
-    status: Literal["complete", "partial", "timeout", "failed", "interrupted"]
-    returncode: int | None
-    message: str | None
-    elapsed_s: Annotated[
-        float, Meta(ge=0, description="wall time of the whole launch (mpiexec start to exit)")
-    ]
     value: Annotated[
         float | None, Meta(description="msgs_per_s (median of the launch's samples) or run_time_s")
     ]
@@ -540,24 +588,28 @@ class Launch(Document, kw_only=True, forbid_unknown_fields=True):
         ),
     ]
     profile: Annotated[Profile | None, Meta(description="null for launches without the profiler")]
-    host: Annotated[
-        HostLoad | None,
+
+
+class AppLaunch(LaunchRecord, kw_only=True, forbid_unknown_fields=True):
+    """one mini-app launch with the profiler (--apps), its timed iterations in blocks
+    alternately with the profiler running and paused (app_cost.py, native/apps/app_ab.h)"""
+
+    program: Literal["halo", "cg"]
+    mode: str
+    args: list[str]
+    block: Annotated[int, Meta(ge=1, description="iterations per block (--profiler-ab)")]
+    run_time_s: Annotated[float | None, Meta(description="the mode's run_time_s")]
+    block_s: Annotated[
+        list[float],
         Meta(
             description=(
-                "CPU time the machine spent during the launch, from /proc/stat; null "
-                "where not available"
+                "each whole block's time, s: the sum of its iterations' times (each the"
+                " largest over the ranks), in order; blocks 1, 2, 5, 6, 9, ... had the"
+                " profiler paused"
             )
         ),
     ]
-    disturbed: Annotated[
-        bool,
-        Meta(
-            description=(
-                "other processes (or steal) used more than 2 % of the machine's CPU "
-                "time during the launch, and more than the counters resolve"
-            )
-        ),
-    ]
+    profile: Profile
 
 
 class ProfilerOverheadRunEngine(Document, kw_only=True, forbid_unknown_fields=True):
@@ -647,6 +699,10 @@ class ProfilerOverheadRun(Document, kw_only=True, forbid_unknown_fields=True):
                 "it could not run (a warning says why)"
             )
         ),
+    ] = UNSET
+    apps: Annotated[
+        list[AppLaunch] | UnsetType,
+        Meta(description="--apps: one launch of each mini-app, timed in blocks; absent without"),
     ] = UNSET
 
 

@@ -31,6 +31,7 @@ from .analysis import (
     per_message_sentence,
     split_sentence,
 )
+from .app_cost import app_cost_sentence
 
 BENCHMARK = "profiler-overhead"
 HEADERS = (
@@ -129,8 +130,9 @@ def _as_sentence(text: str) -> str:
 def cost_lines(run: Run) -> list[str]:
     """What the profiler costs per message against its floor (analysis: per_message), what
     its call sites cost (analysis: callsites), each with its interval, what its event
-    processing costs timed alone (analysis: engine) and what a launch pays once (analysis:
-    per_launch), the last two in runs that measured them."""
+    processing costs timed alone (analysis: engine), what a launch pays once (analysis:
+    per_launch) and the mini-apps' cost inside one launch (analysis: apps), the last three
+    in runs that measured them."""
     out = []
     for key, sentence in (("per_message", per_message_sentence),
                           ("callsites", callsite_sentence), ("idle", idle_sentence)):
@@ -146,6 +148,8 @@ def cost_lines(run: Run) -> list[str]:
     per_launch = (run.analysis or {}).get("per_launch")
     if isinstance(per_launch, dict):
         out.append(_as_sentence(per_launch_sentence(per_launch)))
+    for app in (run.analysis or {}).get("apps") or []:
+        out.append(_as_sentence(app_cost_sentence(app)))
     return out
 
 

@@ -52,11 +52,13 @@ from ...run.runner import (
     timeout_for,
 )
 from ..registry import get_benchmark
+from .app_cost import APP_LAUNCHES, AppLaunch, block_sums
 
 BENCH = "profiler-overhead"
 SCHEMA = "mpi-overlap/profiler-overhead-run"
 PROGRAMS = ("msgrate", "compute_app")
 EXECUTABLES = {"msgrate": "mo_msgrate", "compute_app": "mo_compute_app"}
+APP_EXECUTABLES = {"halo": "mo_halo", "cg": "mo_cg"}  # --apps (app_cost.py)
 DEFAULT_REPS, QUICK_REPS = 5, 3
 MAX_REPS = 100
 
@@ -84,6 +86,7 @@ class OverheadOptions:
     timeout_s: float | None = None  # per launch
     out_base: Path = Path("mpi-overlap-runs")
     extra_env: dict[str, str] = field(default_factory=dict)  # e.g. MPI_OVERLAP_CLOCK
+    apps: bool = False  # also the mini-apps' cost inside one launch each (app_cost.py)
 
     @property
     def repetitions(self) -> int:
@@ -265,11 +268,38 @@ def measure_engine_cost(bdir: Path, quick: bool) -> tuple[dict[str, Any] | None,
         return None, f"engine cost not measured: {exe} printed no figures"
 
 
+def _app_launch(ctx: _Context, app: AppLaunch, exe: Path) -> dict[str, Any]:
+    """One mini-app launch with the profiler, its iterations timed in blocks alternately
+    with the profiler paused and running (app_cost.py); its record, with each whole
+    block's time (block_s) taken from the app's iteration times."""
+    name = f"apps-{exe.name}-{app.mode}"
+    sub = ctx.run_dir / name
+    args = app.args(ctx.opts.quick)
+    out = launch(ctx.setup, exe, args, sub, profiled=True,
+                 meta=["profiler=with", f"profiler_ab={app.block}"])
+    modes = ((out.result or {}).get("results") or {}).get("modes") or []
+    mode = next((m for m in modes if m.get("mode") == app.mode and m.get("complete")), {})
+    block = int(args[args.index("--profiler-ab") + 1])
+    return {
+        "program": app.program,
+        "mode": app.mode,
+        "args": args,
+        "block": block,
+        "dir": name,
+        **out.record,
+        "run_time_s": mode.get("run_time_s"),
+        "block_s": block_sums(mode.get("iter_time_s") or [], block),
+        "profile": _profile(sub, ctx.setup, out.argv),
+    }
+
+
 def _command_line(tc: Toolchain, opts: OverheadOptions) -> list[str]:
     cmd = ["mpi-overlap", "bench", BENCH, "--mpi", tc.name, "-n", str(opts.ranks),
            "--reps", str(opts.repetitions)]
     if opts.quick:
         cmd.append("--quick")
+    if opts.apps:
+        cmd.append("--apps")
     if opts.launcher:
         cmd += ["--launcher", opts.launcher]
     return cmd
@@ -284,6 +314,8 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
     prefix = launch_command(tc, opts.ranks, [], opts.launcher)  # refuse a bad launcher early
     bdir = build(tc, ui)
     exes = {p: executable(bdir, exe) for p, exe in EXECUTABLES.items()}
+    app_exes = ({p: executable(bdir, exe) for p, exe in APP_EXECUTABLES.items()}
+                if opts.apps else {})
     library = profiler_library(bdir)
     table = find_or_calibrate(tc, ranks=2, launcher=opts.launcher, timeout_s=opts.timeout_s,
                               ui=ui)
@@ -332,7 +364,7 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
 
     started = time.monotonic()
     stop: dict[str, Any] | None = None  # the launch that ended the run early
-    total = 1 + len(CONFIGS) * reps
+    total = 1 + len(CONFIGS) * reps + len(app_exes)
     with ui.progress(f"{BENCH} ({tc.name}, {opts.ranks} ranks)") as progress:
         progress(0, total, "warm-up")
         warm_args = ["--iterations", str(WARMUP_ITERATIONS), "--sizes", COMPUTE_HALO,
@@ -367,6 +399,17 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
                 if record["status"] != "complete":
                     stop = record
                     break
+        if app_exes:
+            doc["apps"] = []
+        for app in APP_LAUNCHES if app_exes and stop is None else ():
+            progress(done, total, f"mo_{app.program} in blocks")
+            record = _app_launch(ctx, app, app_exes[app.program])
+            doc["apps"].append(record)
+            write_json_atomic(run_dir / RESULT_FILE, doc)
+            done += 1
+            if record["status"] != "complete":
+                stop = record
+                break
         progress(done, total, "done")
 
     return finish_launches(get_benchmark(BENCH), run_dir, meta, doc, stop, started)
