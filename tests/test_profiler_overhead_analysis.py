@@ -19,7 +19,7 @@ from mpi_overlap.benchmarks.profiler_overhead.analysis import (
     analyze_profiler_overhead,
     per_message_sentence,
 )
-from mpi_overlap.benchmarks.profiler_overhead.report import cost_lines
+from mpi_overlap.benchmarks.profiler_overhead.report import cost_lines, extent
 from mpi_overlap.benchmarks.profiler_overhead.run import (
     IDLE_OTHER,
     launch_dir_name,
@@ -405,6 +405,9 @@ def test_report_renders_from_a_run_directory(tmp_path: Path) -> None:
     assert "ratio per repetition" in html and "<svg" in html
     assert "10 of 10 profiled launches complete" in html
     assert "undisturbed" not in text  # nothing was disturbed: one row per metric
+    assert extent(run) == "5 of 5 repetitions complete"
+    run.result["launches"][-1]["status"] = "failed"
+    assert extent(run) == "4 of 5 repetitions complete"
 
 
 def test_report_shows_undisturbed_pairs_apart(tmp_path: Path) -> None:

@@ -417,14 +417,16 @@ def summary(run: Run) -> list[str]:
 
 
 def extent(run: Run) -> str | None:
+    """How many repetitions ran all their launches to completion. A run's repetitions each
+    have as many launches as its version had (4 to 7): a stopped one has fewer or a
+    failed one."""
     result = run.result or {}
     launches = result.get("launches") or []
-    reps = {x.get("rep") for x in launches}
-    full = sum(
-        1
-        for rep in reps
-        if sum(1 for x in launches if x.get("rep") == rep and x.get("status") == "complete") == 4
-    )
+    per_rep: dict[Any, list[bool]] = {}
+    for x in launches:
+        per_rep.setdefault(x.get("rep"), []).append(x.get("status") == "complete")
+    most = max((len(v) for v in per_rep.values()), default=0)
+    full = sum(1 for v in per_rep.values() if len(v) == most and all(v))
     return f"{full} of {result.get('reps', '?')} repetitions complete"
 
 
