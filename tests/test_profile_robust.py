@@ -6,7 +6,10 @@
 - MPI_Abort: the aborting rank's profile is `incomplete`, its reason names MPI_Abort and
   the error code; the other rank's state is there too; the run is `partial`;
 - region names that are not UTF-8 or hold control characters reach result.json as
-  Python's errors="replace" decoding gives them, and the run is complete.
+  Python's errors="replace" decoding gives them, and the run is complete;
+- a rank paused by MPI_Pcontrol(MPI_OVERLAP_PCONTROL_PAUSE) records nothing until its
+  next MPI_Pcontrol, and one that ends in MPI_Finalize while paused still writes its
+  profile; with threads in use the pause is refused and taken as MPI_Pcontrol(0).
 
 Each checks that no rank of the program is left running (a /proc scan).
 """
@@ -206,3 +209,36 @@ def test_region_names_that_are_not_utf8_keep_the_run(tmp_path):
     for path in run.path.glob("profile.rank-*.json"):
         text = path.read_bytes().decode("utf-8")
         assert "\x1b" not in text and "\\u001b" in text
+
+
+def test_a_pause_records_nothing_and_a_paused_rank_still_finalizes(tmp_path):
+    """robust_app pause: 4 exchanges, the 2nd and the 4th paused, MPI_Finalize while
+    paused. Only the 1st and 3rd exchanges' transfers and calls are in the profile."""
+    rc, stderr, run = _profile(tmp_path, "mpich", "pause")
+    assert rc == 0, stderr
+    assert "pauses only" not in stderr
+    assert run.status == "complete" and run.result["status"] == "complete"
+    for doc in run.result["ranks"]:
+        profile = doc["profile"]
+        assert doc["status"] == "complete"
+        assert profile["totals"]["transfers"] == 2 * 2 * EXCHANGES
+        assert profile["counters"].get("unmonitored_transfers", 0) == 0
+        fns = {f["fn"]: f["calls"] for f in profile["by_function"]}
+        assert fns["MPI_Waitall"] == 2 * EXCHANGES
+        assert fns["MPI_Pcontrol"] == 2  # the pauses; the resume came while paused
+
+
+def test_a_pause_with_threads_in_use_is_monitoring_off(tmp_path):
+    """robust_app pause-threads: the same under MPI_THREAD_MULTIPLE. The profiler says once
+    that it cannot pause, and the paused exchanges are recorded with monitoring off."""
+    rc, stderr, run = _profile(tmp_path, "mpich", "pause-threads")
+    assert rc == 0, stderr
+    assert run.status == "complete"
+    for doc in run.result["ranks"]:
+        profile = doc["profile"]
+        assert profile["totals"]["transfers"] == 2 * 2 * EXCHANGES
+        assert profile["counters"]["unmonitored_transfers"] == 2 * 2 * EXCHANGES
+    # once per rank, however many pauses it asked for; kept in the run's stderr.log
+    line = "MPI_Pcontrol(-1) pauses only a program without threads in use"
+    assert stderr.count(line) == 2, stderr
+    assert (run.path / "stderr.log").read_text().count(line) == 2

@@ -21,6 +21,12 @@
  *                       snapshot written meanwhile (status "running"). The
  *                       ctest runs it linked to libmpi_overlap, also under
  *                       ThreadSanitizer (native/tests/CMakeLists.txt).
+ *   pause               the exchange 4 times: running, paused by
+ *                       MPI_Pcontrol(MPI_OVERLAP_PCONTROL_PAUSE), resumed by
+ *                       MPI_Pcontrol(1), paused again and MPI_Finalize while
+ *                       paused (tests/test_profile_robust.py)
+ *   pause-threads       the same under MPI_THREAD_MULTIPLE, where the profiler
+ *                       refuses to pause and takes the pauses as MPI_Pcontrol(0)
  * Exit status 0, or 1 with a line on stderr (bad usage, bad data, no
  * snapshot). */
 #define _POSIX_C_SOURCE 200809L
@@ -155,13 +161,27 @@ static int churn(void)
     return 0;
 }
 
+/* ---- pause ------------------------------------------------------------------ */
+
+static void exchanges_paused_and_not(void)
+{
+    exchange();
+    MPI_Pcontrol(MPI_OVERLAP_PCONTROL_PAUSE);
+    exchange();
+    MPI_Pcontrol(1);
+    exchange();
+    MPI_Pcontrol(MPI_OVERLAP_PCONTROL_PAUSE);
+    exchange(); /* and MPI_Finalize while paused */
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     int provided = MPI_THREAD_SINGLE;
-    int want = strcmp(mode, "churn") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
+    int want = strcmp(mode, "churn") == 0 || strcmp(mode, "pause-threads") == 0 ? MPI_THREAD_MULTIPLE
+                                                                                : MPI_THREAD_SINGLE;
     MPI_Init_thread(&argc, &argv, want, &provided);
     int size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -186,8 +206,11 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "churn") == 0 && argc == 3) {
         g_churn_s = atof(argv[2]);
         rc = provided == MPI_THREAD_MULTIPLE ? churn() : fail("no MPI_THREAD_MULTIPLE");
+    } else if ((strcmp(mode, "pause") == 0 || strcmp(mode, "pause-threads") == 0) && argc == 2) {
+        exchanges_paused_and_not();
     } else {
-        rc = fail("usage: robust_app idle SECONDS | abort CODE SECONDS | names | churn SECONDS");
+        rc = fail("usage: robust_app idle SECONDS | abort CODE SECONDS | names | churn SECONDS | "
+                  "pause | pause-threads");
     }
     MPI_Finalize();
     return rc;
