@@ -92,6 +92,18 @@ def test_the_sentence_names_the_app_its_figures_and_what_it_leaves_out() -> None
     assert none["verdict"] == "no data" and "no pair of blocks" in app_cost_sentence(none)
 
 
+def test_a_launch_the_profiler_did_not_pause_gives_no_figure() -> None:
+    """Threads in use: the pauses were taken as MPI_Pcontrol(0), so the 'paused' blocks
+    ran every wrapper; their transfers were recorded with monitoring off."""
+    record = _noisy(50, 0.002, 0.002) | {"profile": {"unmonitored_transfers": 400}}
+    a = analyze_app_cost(record)
+    assert a["pairs"] == 0 and a["overhead_pct"] is None and a["verdict"] == "no data"
+    assert a["reason"] == ("the profiler did not pause: 400 transfers were recorded with "
+                           "monitoring off")
+    assert app_cost_sentence(a).endswith(": " + a["reason"])
+    assert analyze_app_cost(_noisy(50, 0.002, 0.002))["reason"] is None
+
+
 def test_quick_launches_are_a_tenth_in_blocks_as_long() -> None:
     for app in APP_LAUNCHES:
         full, quick = app.args(False), app.args(True)
@@ -99,4 +111,6 @@ def test_quick_launches_are_a_tenth_in_blocks_as_long() -> None:
         assert quick[quick.index("--iterations") + 1] == str(app.iterations // 10)
         # the spill of a running iteration into the next is the same at any length
         assert full[full.index("--profiler-ab") + 1] == quick[quick.index("--profiler-ab") + 1]
+        # no warm-up with monitoring off: its transfers would read as a refused pause
+        assert full[full.index("--warmup") + 1] == "0"
         assert app.iterations // 10 >= 2 * 6 * app.block  # enough pairs for an interval

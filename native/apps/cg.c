@@ -28,8 +28,8 @@
  * in the halo exchange's and in the reductions' MPI calls, in the
  * independent work, per-iteration times (largest over the ranks), the
  * residual norm ||r_k|| for k = 0..iterations, after --warmup untimed
- * iterations (the solve then starts again from x0 = 0; the profiler is
- * paused by MPI_Pcontrol(0) meanwhile). Under the overlap profiler the phases
+ * iterations (the solve then starts again from x0 = 0; the profiler's
+ * monitoring is off, MPI_Pcontrol(0), meanwhile). Under the overlap profiler the phases
  * are regions "<mode>/halo", "<mode>/matvec", "<mode>/reduce", "<mode>/work"
  * (weak region API). */
 #define _POSIX_C_SOURCE 200809L
@@ -417,7 +417,7 @@ static void solve(const app_grid *g, int mode, const cg_params *prm, const cg_re
 }
 
 /* Runs one mode after `warmup` untimed iterations (then from x0 = 0 again,
- * with the profiler paused by MPI_Pcontrol(0)); collective. Rank 0 gets res
+ * with the profiler's monitoring off: MPI_Pcontrol(0)); collective. Rank 0 gets res
  * filled in. */
 static void run_mode(const app_grid *g, int mode, const cg_params *prm, uint64_t units, long warmup,
                      double *vec, double *iter_s, double *residuals, cg_mode_result *res)

@@ -23,8 +23,8 @@
  * the time each rank spends inside the exchange's MPI calls (post, test,
  * wait, sendrecv) and in computation, the time of each iteration (largest over
  * the ranks) and the number of MPI_Testall calls, after --warmup untimed
- * iterations (the mode then starts again from the seeded data; the profiler
- * is paused by MPI_Pcontrol(0) meanwhile). Under the overlap profiler each
+ * iterations (the mode then starts again from the seeded data; the profiler's
+ * monitoring is off, MPI_Pcontrol(0), meanwhile). Under the overlap profiler each
  * mode's exchange, interior and boundary computation are regions
  * "<mode>/exchange", "<mode>/interior", "<mode>/boundary" (weak region API:
  * without the profiler they do nothing). */
@@ -311,7 +311,7 @@ static void iteration(const app_grid *g, int mode, const halo_params *p, const h
 }
 
 /* Runs one mode from the seeded data after `warmup` untimed iterations (from
- * which it starts again, with the profiler paused by MPI_Pcontrol(0));
+ * which it starts again, with the profiler's monitoring off: MPI_Pcontrol(0));
  * collective. Rank 0 gets r filled in. */
 static void run_mode(const app_grid *g, int mode, const halo_params *p, long warmup, double *u0, double *u1,
                      double *iter_s, halo_mode_result *r)

@@ -172,6 +172,7 @@ MOP_F08_ENTRY(mop_f_init_thread, mpi_init_thread)
 /* The MPIs' Fortran MPI_FINALIZE does nothing beyond the C one. */
 static void mop_f_finalize(MPI_Fint *ierror)
 {
+    mop_unpause(); /* so that the call site is the program's (mop_f_enter) */
     mop_f_enter();
     MPI_Fint rc = MPI_Finalize();
     if (ierror)
@@ -183,6 +184,7 @@ MOP_F08_ENTRY(mop_f_finalize, mpi_finalize)
 /* MPI_PCONTROL(LEVEL) has no IERROR. */
 static void mop_f_pcontrol(MPI_Fint *level)
 {
+    mop_unpause(); /* as MPI_Pcontrol would, before the call site is taken */
     mop_f_enter();
     MPI_Pcontrol((int)*level);
 }

@@ -233,8 +233,8 @@ bool mop_pause(mop_thread *th)
     if (mop_xt_on) {
         static int said;
         if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-            fprintf(stderr, "mpi-overlap: MPI_Pcontrol(%d) pauses only a program without threads in use; "
-                            "taken as MPI_Pcontrol(0)\n", MOP_PCONTROL_PAUSE);
+            mop_note("MPI_Pcontrol(%d) pauses only a program without threads in use; taken as "
+                     "MPI_Pcontrol(0)", MOP_PCONTROL_PAUSE);
         return false;
     }
     mop_paused = th;

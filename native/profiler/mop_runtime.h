@@ -95,19 +95,19 @@ void mop_note_out_of_memory(void);
 /* Creates the calling thread's state on its first event; NULL while the
  * thread is paused (mop_pause). */
 mop_thread *mop_thread_attach(void);
+/* MPI_OVERLAP_PCONTROL_PAUSE of include/mpi_overlap.h, which the library does
+ * not include: its weak declarations would make the region API's definitions
+ * weak. A test pauses through the public name (tests/test_profiler_pause.py). */
+#define MOP_PCONTROL_PAUSE (-1)
 /* MPI_Pcontrol(MOP_PCONTROL_PAUSE): the wrappers pass the calling thread's
  * calls straight to the MPI, recording nothing, until its next MPI_Pcontrol,
  * so that a program can time stretches of itself without the profiler's cost
  * beside stretches with it, in one launch (docs/profiler.md, "Memory and
  * cost": "The cost inside one launch"). Only a program without threads in
- * use: mop_pause refuses otherwise (another thread's completions would go to
- * a paused thread's queue). th is the caller's record; it is put aside and
- * mop_tls cleared, so mop_self finds none and the wrappers' own path pays
- * nothing for the feature when no thread is paused. */
-/* MPI_OVERLAP_PCONTROL_PAUSE of include/mpi_overlap.h, which the library does
- * not include: its weak declarations would make the region API's definitions
- * weak. A test pauses through the public name (tests/test_profiler_pause.py). */
-#define MOP_PCONTROL_PAUSE (-1)
+ * use: mop_pause refuses otherwise, with one line on stderr (another thread's
+ * completions would go to a paused thread's queue). th is the caller's
+ * record; it is put aside and mop_tls cleared, so mop_self finds none and the
+ * wrappers' own path pays nothing for the feature when no thread is paused. */
 bool mop_pause(mop_thread *th);
 /* Ends the calling thread's pause: its record, or NULL when it was not paused. */
 mop_thread *mop_unpause(void);

@@ -206,8 +206,13 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "churn") == 0 && argc == 3) {
         g_churn_s = atof(argv[2]);
         rc = provided == MPI_THREAD_MULTIPLE ? churn() : fail("no MPI_THREAD_MULTIPLE");
-    } else if ((strcmp(mode, "pause") == 0 || strcmp(mode, "pause-threads") == 0) && argc == 2) {
+    } else if (strcmp(mode, "pause") == 0 && argc == 2) {
         exchanges_paused_and_not();
+    } else if (strcmp(mode, "pause-threads") == 0 && argc == 2) {
+        if (provided == MPI_THREAD_MULTIPLE)
+            exchanges_paused_and_not();
+        else
+            rc = fail("no MPI_THREAD_MULTIPLE");
     } else {
         rc = fail("usage: robust_app idle SECONDS | abort CODE SECONDS | names | churn SECONDS | "
                   "pause | pause-threads");

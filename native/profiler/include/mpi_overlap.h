@@ -12,8 +12,8 @@
  * MPI_Pcontrol(MPI_OVERLAP_PCONTROL_PAUSE) also pauses the profiler's wrappers
  * until the next MPI_Pcontrol: the calls go straight to the MPI, so a program
  * can time stretches of itself without the profiler's cost beside stretches
- * with it (a program without threads in use only; docs/profiler.md, "The cost
- * inside one launch").
+ * with it. Pause with no request, region or one-sided epoch open across it,
+ * in a program without threads in use (docs/profiler.md, "Settings").
  *
  * The functions are declared weak, so a program compiled with these calls
  * runs unchanged without the profiler; use the MPI_OVERLAP_REGION_* macros,

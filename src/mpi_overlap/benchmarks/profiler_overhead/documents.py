@@ -253,6 +253,10 @@ class AnalysisProfilerOverheadApp(Document, kw_only=True, forbid_unknown_fields=
     rank_ci95_high_pct: float | None
     target_pct: Annotated[float, Meta(description="the seed's cost on real programs")]
     verdict: Verdict
+    reason: Annotated[
+        str | UnsetType | None,
+        Meta(description="why there is no figure where the launch ran (null: there is one)"),
+    ] = UNSET
     run_time_s: float | None
 
 
@@ -467,6 +471,15 @@ class Profile(Document, kw_only=True, forbid_unknown_fields=True):
     clock: Annotated[
         str | None, Meta(description="the profiler's clock (tsc or monotonic), rank 0")
     ]
+    unmonitored_transfers: Annotated[
+        Annotated[int, Meta(ge=0)] | UnsetType,
+        Meta(
+            description=(
+                "transfers recorded with monitoring off, all ranks (counters); absent "
+                "from runs before it"
+            )
+        ),
+    ] = UNSET
     rank0_calls: Annotated[
         Annotated[int, Meta(ge=0)] | UnsetType,
         Meta(description="MPI calls rank 0 made (its profile's by_function)"),

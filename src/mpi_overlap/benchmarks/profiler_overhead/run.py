@@ -52,7 +52,7 @@ from ...run.runner import (
     timeout_for,
 )
 from ..registry import get_benchmark
-from .app_cost import APP_LAUNCHES, AppLaunch, block_sums
+from .app_cost import APP_LAUNCHES, AppSpec, block_sums
 
 BENCH = "profiler-overhead"
 SCHEMA = "mpi-overlap/profiler-overhead-run"
@@ -191,6 +191,9 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
         "flushes": sum(int(c.get("flushes", 0)) for c in counters),
         "rank0_events": int(rank0.get("events", 0)),
         "clock": doc0.get("clock", {}).get("source"),
+        # transfers recorded with monitoring off, all ranks: in a launch timed in blocks,
+        # a sign that the profiler did not pause (app_cost.py)
+        "unmonitored_transfers": sum(int(c.get("unmonitored_transfers", 0)) for c in counters),
         # the floor of the per-message cost: what rank 0's calls paid in clock reads
         "rank0_calls": sum(int(f.get("calls", 0))
                            for f in (doc0.get("profile") or {}).get("by_function") or []),
@@ -268,29 +271,36 @@ def measure_engine_cost(bdir: Path, quick: bool) -> tuple[dict[str, Any] | None,
         return None, f"engine cost not measured: {exe} printed no figures"
 
 
-def _app_launch(ctx: _Context, app: AppLaunch, exe: Path) -> dict[str, Any]:
+def _app_launch(ctx: _Context, app: AppSpec, exe: Path) -> tuple[dict[str, Any], list[str]]:
     """One mini-app launch with the profiler, its iterations timed in blocks alternately
     with the profiler paused and running (app_cost.py); its record, with each whole
-    block's time (block_s) taken from the app's iteration times."""
+    block's time (block_s) taken from the app's iteration times, and what the run should
+    warn of."""
     name = f"apps-{exe.name}-{app.mode}"
     sub = ctx.run_dir / name
-    args = app.args(ctx.opts.quick)
-    out = launch(ctx.setup, exe, args, sub, profiled=True,
+    out = launch(ctx.setup, exe, app.args(ctx.opts.quick), sub, profiled=True,
                  meta=["profiler=with", f"profiler_ab={app.block}"])
     modes = ((out.result or {}).get("results") or {}).get("modes") or []
     mode = next((m for m in modes if m.get("mode") == app.mode and m.get("complete")), {})
-    block = int(args[args.index("--profiler-ab") + 1])
-    return {
+    record = {
         "program": app.program,
         "mode": app.mode,
-        "args": args,
-        "block": block,
+        "args": app.args(ctx.opts.quick),
+        "block": app.block,
         "dir": name,
         **out.record,
         "run_time_s": mode.get("run_time_s"),
-        "block_s": block_sums(mode.get("iter_time_s") or [], block),
+        "block_s": block_sums(mode.get("iter_time_s") or [], app.block),
         "profile": _profile(sub, ctx.setup, out.argv),
     }
+    warnings = []
+    if record["profile"]["status"] != "complete":
+        warnings.append(f"{name}: profile incomplete: "
+                        + ("; ".join(record["profile"]["warnings"]) or "no reason given"))
+    if None in (mode.get("residuals") or []):  # mo_cg past its residual's underflow
+        warnings.append(f"{name}: the residual underflowed, so later iterations computed "
+                        "NaNs: fewer --iterations keep the computation representative")
+    return record, warnings
 
 
 def _command_line(tc: Toolchain, opts: OverheadOptions) -> list[str]:
@@ -403,8 +413,9 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
             doc["apps"] = []
         for app in APP_LAUNCHES if app_exes and stop is None else ():
             progress(done, total, f"mo_{app.program} in blocks")
-            record = _app_launch(ctx, app, app_exes[app.program])
+            record, warnings = _app_launch(ctx, app, app_exes[app.program])
             doc["apps"].append(record)
+            doc["warnings"] += warnings
             write_json_atomic(run_dir / RESULT_FILE, doc)
             done += 1
             if record["status"] != "complete":
