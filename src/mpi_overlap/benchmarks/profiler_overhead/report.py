@@ -459,10 +459,18 @@ def to_json(run: Run) -> dict[str, Any]:
 # ---- the summary card (spec.CardLine in __init__.py)
 
 def card_from_analysis(a: dict[str, Any]) -> str | None:
-    """Run time and small-message rate with the profiler, each as a change in %, or why it
-    is not resolved (summary_card.unresolved): the interval stays in the figures."""
+    """Run time and small-message rate with the profiler, each as a change in %, then each
+    mini-app's cost inside one launch (--apps), or why each is not resolved
+    (summary_card.unresolved): the intervals stay in the figures."""
     run = resolved_text(figure_entry(a, "run_time_ratio"), 100.0, " %", "+.2f")
     rate = resolved_text(figure_entry(a, "msg_rate_ratio"), 100.0, " %")
     parts = ([f"run time {run}"] if run else []) + ([f"small-message rate {rate}"] if rate
                                                     else [])
+    for app in a.get("apps") or []:
+        # blocks, not launches: only the interval's width against the figure decides
+        fig = {"value": app.get("overhead_pct"), "unit": "%",
+               "ci95": [app.get("ci95_low_pct"), app.get("ci95_high_pct")]}
+        text = resolved_text(fig, 1.0, " %", "+.2f")
+        if text:
+            parts.append(f"mo_{app['program']} inside one launch {text}")
     return ", ".join(parts) or None
