@@ -205,6 +205,26 @@ def test_cg_residual_histories_agree(cg: dict[int, dict]) -> None:
 
 
 @pytest.mark.mpi
+def test_cg_restarts_before_its_residual_underflows(tmp_path: Path) -> None:
+    # on an 8^3 grid r.r underflowed to 0 within 400 iterations, and the later ones
+    # computed NaNs; now the solve starts again from x0 = 0 once the residual has fallen by
+    # 1e-30 (native/apps/cg.c, CG_RESTART_FALL), in every mode alike
+    res = _run(tmp_path, 2, "cg", "--grid", "8", "--iterations", "600", "--seed", str(SEED))
+    assert res["residuals_agree"] is True
+    for m in res["modes"]:
+        hist = m["residuals"]
+        assert all(isinstance(v, float) and v > 0 for v in hist), m["mode"]  # no NaN (null)
+        restarts = [k for k in range(1, len(hist)) if hist[k] > 1e10 * hist[k - 1]]
+        assert len(restarts) >= 2, m["mode"]
+        # each restart comes once the residual has fallen by about 1e-30, never before,
+        # and repeats the first iteration's residual exactly
+        for k in restarts:
+            assert 1e-33 < hist[k - 1] / hist[0] < 1e-30
+            assert hist[k] == hist[1]
+        assert min(hist) / hist[0] > 1e-33
+
+
+@pytest.mark.mpi
 @pytest.mark.parametrize("prog,arg", [("halo", "--modes=overlap,bogus"), ("cg", "--grid=1x2x3x4"),
                                       ("halo", "--profiler-ab=-1"), ("cg", "--profiler-ab=x")])
 def test_apps_bad_flag_exits_2(tmp_path: Path, prog: str, arg: str) -> None:
