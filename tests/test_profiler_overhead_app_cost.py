@@ -10,13 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mpi_overlap.analysis.block_pairs import block_paused, block_sums, pair_ratios
 from mpi_overlap.benchmarks.profiler_overhead.app_cost import (
     APP_LAUNCHES,
     analyze_app_cost,
     app_cost_sentence,
-    block_paused,
-    block_sums,
-    pair_ratios,
 )
 from mpi_overlap.benchmarks.profiler_overhead.verdicts import MEETS, MISSES, SPANS
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cli
-from mpi_overlap.benchmarks.profiler_overhead.app_cost import block_paused
+from mpi_overlap.analysis.block_pairs import block_paused
 from mpi_overlap.platform.build import ensure_built, executable
 from mpi_overlap.platform.toolchains import get_toolchain
 from mpi_overlap.run.rundir import load_run

@@ -5,7 +5,7 @@
  * whole length (docs/profiler.md, "Memory and cost"), which widens any
  * comparison of launches; blocks milliseconds apart in one launch
  * share it. The iteration times the apps record already say the rest: the
- * analysis sums them per block (benchmarks/profiler_overhead/app_cost.py).
+ * analysis sums them per block (analysis/block_pairs.py).
  * Without the profiler MPI_Pcontrol does nothing and both kinds of block run
  * alike. */
 #ifndef MO_APP_AB_H
@@ -17,7 +17,7 @@
  * hold one block of each kind, the paused one second in even pairs and first
  * in odd ones (running, paused, paused, running, running, ...), so a steady
  * drift of the pace adds as much to either kind. The analysis repeats this
- * rule (app_cost.py: block_paused). */
+ * rule (src/mpi_overlap/analysis/block_pairs.py: block_paused). */
 static inline bool app_ab_paused(long block)
 {
     return ((block ^ (block >> 1)) & 1) != 0;

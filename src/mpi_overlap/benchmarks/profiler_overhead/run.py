@@ -33,6 +33,7 @@ from typing import Any
 
 from rich.console import Console
 
+from ...analysis.block_pairs import block_sums
 from ...core.errors import UserError
 from ...core.ui import Ui
 from ...platform.build import executable
@@ -52,7 +53,7 @@ from ...run.runner import (
     timeout_for,
 )
 from ..registry import get_benchmark
-from .app_cost import APP_LAUNCHES, AppSpec, block_sums
+from .app_cost import APP_LAUNCHES, AppSpec
 
 BENCH = "profiler-overhead"
 SCHEMA = "mpi-overlap/profiler-overhead-run"
@@ -297,9 +298,9 @@ def _app_launch(ctx: _Context, app: AppSpec, exe: Path) -> tuple[dict[str, Any],
     if record["profile"]["status"] != "complete":
         warnings.append(f"{name}: profile incomplete: "
                         + ("; ".join(record["profile"]["warnings"]) or "no reason given"))
-    if None in (mode.get("residuals") or []):  # mo_cg past its residual's underflow
-        warnings.append(f"{name}: the residual underflowed, so later iterations computed "
-                        "NaNs: fewer --iterations keep the computation representative")
+    if None in (mode.get("residuals") or []):  # a NaN residual: mo_cg's restart missed
+        warnings.append(f"{name}: a residual is NaN, so iterations computed NaNs and may "
+                        "not run at the speed of real numbers")
     return record, warnings
 
 

@@ -1,0 +1,66 @@
+"""The profiler's cost inside one launch, from a mini-app's iterations timed in blocks.
+
+A launch of mo_halo or mo_cg with `--profiler-ab N` (native/apps/app_ab.h) runs its timed
+iterations in blocks of N, the profiler paused (MPI_Pcontrol(MPI_OVERLAP_PCONTROL_PAUSE))
+in every other one, in the order running, paused, paused, running, ... . Each pair of
+neighbouring blocks (0 and 1, 2 and 3, ...) holds one of each, milliseconds apart, and so
+shares the launch's pace, which pairs of launches on a shared machine do not (docs/
+profiler.md, "Memory and cost"). One ratio per pair, running / paused; the ratios of one
+launch or of many are combined as launches' are: geometric mean with the Student-t
+interval of the log ratios (stats.ratio_ci), and the rank-based estimate and interval
+beside it (stats.ratio_ci_rank). Used by `bench profiler-overhead --apps` and by the case
+studies (`study halo|cg`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .stats import ratio_ci, ratio_ci_rank
+
+
+def block_paused(block: int) -> bool:
+    """Whether block `block` (from 0) had the profiler paused: app_ab_paused's rule."""
+    return bool((block ^ (block >> 1)) & 1)
+
+
+def block_sums(iter_s: list[float | None], block: int) -> list[float]:
+    """Each whole block's time: the sum of its iterations' times. A block with a missing
+    iteration time ends the list, as does the last block when it is cut short."""
+    out = []
+    for start in range(0, len(iter_s) - block + 1, block):
+        part = iter_s[start:start + block]
+        if any(not isinstance(x, (int, float)) or x <= 0 for x in part):
+            break
+        out.append(float(sum(part)))  # type: ignore[arg-type]
+    return out
+
+
+def pair_ratios(blocks: list[float]) -> list[float]:
+    """Running / paused, one per pair of neighbouring blocks."""
+    out = []
+    for first in range(0, len(blocks) - 1, 2):
+        a, b = blocks[first], blocks[first + 1]
+        running, paused = (b, a) if block_paused(first) else (a, b)
+        out.append(running / paused)
+    return out
+
+
+def _pct(r: float | None) -> float | None:
+    return None if r is None else 100.0 * (r - 1.0)
+
+
+def pair_cost(ratios: list[float], ci: float = 0.95) -> dict[str, Any]:
+    """The cost the pairs give, in percent of the paused blocks' time: the geometric mean
+    with its Student-t interval, and the rank-based estimate with its interval."""
+    geomean, low, high = ratio_ci(ratios, ci)
+    rank, rank_low, rank_high = ratio_ci_rank(ratios, ci)
+    return {
+        "pairs": len(ratios),
+        "overhead_pct": _pct(geomean),
+        "ci95_low_pct": _pct(low),
+        "ci95_high_pct": _pct(high),
+        "rank_estimate_pct": _pct(rank),
+        "rank_ci95_low_pct": _pct(rank_low),
+        "rank_ci95_high_pct": _pct(rank_high),
+    }
