@@ -31,6 +31,7 @@ def test_study_quick(app: str, tmp_path: Path) -> None:
     run = load_run(run_dir)
     assert run.complete and run.benchmark == f"study-{app}"
     assert result_errors(run.result) == [] and analysis_errors(run.analysis) == []
+    baseline = {"halo": "nonblocking", "cg": "allreduce"}[app]
     launches = run.result["launches"]
     assert sorted(x["profiled"] for x in launches) == [False, True]
     assert run.result["args"][-2:] == ["--iterations", "12"]  # after the app's --quick
@@ -53,7 +54,6 @@ def test_study_quick(app: str, tmp_path: Path) -> None:
         assert 0.0 <= b["min_s"] <= b["max_s"] <= b["xfer_s"] * (1 + 1e-9), (mode, b)
 
     a = run.analysis
-    baseline = {"halo": "nonblocking", "cg": "allreduce"}[app]
     (size,) = a["sizes"]
     assert {c["mode"] for c in size["comparisons"]} == MODES[app] - {baseline}
     assert all(c["verdict"] != "no data" for c in size["comparisons"])
@@ -61,9 +61,20 @@ def test_study_quick(app: str, tmp_path: Path) -> None:
     advised = {"halo": {"overlap", "overlap-test"}, "cg": {"iallreduce"}}[app] & MODES[app]
     assert {c["mode"] for c in size["advice"]} == advised
     assert all(c["bound_s"] is not None and c["verdict"] != "no data" for c in size["advice"])
-    # and one for what the profiled launch paid once
-    assert len(a["conclusions"]) == len(MODES[app]) - 1 + len(advised) + 1
+    # and one for the cost inside the cost launch, one for what the profiled launch paid once
+    assert len(a["conclusions"]) == len(MODES[app]) - 1 + len(advised) + 2
+    assert a["conclusions"][-2].startswith("Inside 1 launch (blocks of 8 iterations")
     assert a["conclusions"][-1].startswith("Once per launch the profiler took ")
+    # the cost launch: the baseline alone, as many iterations as every mode's, in blocks
+    (cost,) = run.result["cost_launches"]
+    assert cost["status"] == "complete" and cost["profile_status"] == "complete"
+    assert cost["unmonitored_transfers"] == 0  # the profiler paused where asked
+    cost_result = json.loads((run_dir / cost["dir"] / "result.json").read_text())
+    assert [m["mode"] for m in cost_result["results"]["modes"]] == [baseline]
+    assert cost_result["results"]["iterations"] == 12 * len(MODES[app])
+    assert len(cost["block_s"]) == 12 * len(MODES[app]) // 8 and all(t > 0 for t in cost["block_s"])
+    inside = a["profiler_overhead"]["inside_launches"]
+    assert inside["launches"] == 1 and inside["pairs"] == len(cost["block_s"]) // 2
     assert a["profiler_overhead"]["once_per_launch"]["launches"] == 1
     assert a["profiler_overhead"]["pairs"] == 1
     # each mode keeps its mean MPI time per rank, so the cost per unit of computation is

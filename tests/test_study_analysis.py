@@ -237,3 +237,56 @@ def test_the_pairs_the_guard_marked_are_left_out_of_a_second_estimate() -> None:
     quiet = analyze_study({**_doc(), "launches": [x for x in launches if x["rep"] != 5]})
     assert "undisturbed" not in quiet["profiler_overhead"]
     assert not any(c.startswith("Over the") for c in quiet["conclusions"])
+
+
+def _cost_launch(rep: int, local: int, ratios: list[float], *, unmonitored: int = 0,
+                 status: str = "complete") -> dict:
+    """A cost launch whose pairs of blocks give these running / paused ratios, in the
+    order the app pauses (running first in even pairs, paused first in odd ones)."""
+    blocks = []
+    for k, r in enumerate(ratios):
+        paused = 0.002 * (1 + 0.01 * k)  # the launch's pace may drift; a pair shares it
+        blocks += [paused, r * paused] if k % 2 else [r * paused, paused]
+    return {"rep": rep, "local": local, "dir": f"rep{rep:02d}-local{local}-cost",
+            "command": [], "status": status, "returncode": 0, "message": None,
+            "elapsed_s": 1.0, "host": None, "disturbed": False, "block": 8,
+            "block_s": blocks, "profile_status": "complete",
+            "unmonitored_transfers": unmonitored}
+
+
+def test_the_cost_inside_launches_pools_their_pairs_of_blocks() -> None:
+    doc = _doc()
+    tight = [1.003, 1.004, 1.005] * 10  # 30 pairs about +0.4 %
+    doc["sizes"].append({"local": 64, "face_bytes": 32768})
+    doc["cost_launches"] = [_cost_launch(1, 32, tight), _cost_launch(2, 32, tight),
+                            _cost_launch(1, 64, tight),
+                            # not paused (threads), and cut short: neither counts
+                            _cost_launch(2, 64, [1.5] * 30, unmonitored=12),
+                            _cost_launch(3, 64, [1.5] * 30, status="timeout")]
+    a = analyze_study(doc)
+    assert analysis_errors(a) == []
+    inside = a["profiler_overhead"]["inside_launches"]
+    assert inside["pairs"] == 90 and inside["launches"] == 3 and inside["refused"] == 1
+    assert inside["overhead_pct"] == pytest.approx(0.4, abs=0.01)
+    assert inside["ci95_low_pct"] < 0.4 < inside["ci95_high_pct"]
+    assert [(s["local"], s["pairs"]) for s in inside["by_size"]] == [(32, 60), (64, 30)]
+    fig = next(f for f in a["figures"] if f["name"] == "app_profiler_overhead_inside_launches_pct")
+    assert fig["resolution"] == 0.5 and fig["pairs"] == 90
+    # known to within ±0.5 %: a finding, the first thing the finding says of the cost
+    assert "profiler cost on the app inside launches +0.40 %" in a["finding"]
+    assert any(c.startswith("Inside 3 launches (blocks of 8 iterations") for c in a["conclusions"])
+
+
+def test_a_cost_inside_launches_wider_than_half_a_percent_is_not_resolved() -> None:
+    doc = _doc()
+    doc["cost_launches"] = [_cost_launch(1, 32, [0.97, 1.04, 1.01, 1.00, 1.03, 0.99])]
+    a = analyze_study(doc)
+    assert analysis_errors(a) == []
+    assert "inside launches not resolved (95 % CI" in a["finding"]
+    assert "reaches further than ±0.5 %" in a["finding"]
+
+
+def test_studies_recorded_before_cost_launches_analyse_as_before() -> None:
+    a = analyze_study(_doc())
+    assert "inside_launches" not in a["profiler_overhead"]
+    assert all(f["name"] != "app_profiler_overhead_inside_launches_pct" for f in a["figures"])

@@ -38,6 +38,16 @@ class Figure(Document, kw_only=True, forbid_unknown_fields=True):
         Annotated[int, Meta(ge=0)] | UnsetType,
         Meta(description="of those pairs, how many had a disturbed launch"),
     ] = UNSET
+    resolution: Annotated[
+        Annotated[float, Meta(gt=0)] | UnsetType,
+        Meta(
+            description=(
+                "where given: the value is a finding when its interval reaches at most this"
+                " far either side of it, in its unit (otherwise: when the interval is no"
+                " wider than the value's distance from no effect)"
+            )
+        ),
+    ] = UNSET
 
 
 Figures = Annotated[

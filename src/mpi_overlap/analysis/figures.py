@@ -17,11 +17,14 @@ KINDS = ("overlap", "cost", "info")
 
 def figure(name: str, label: str, value: float | None, unit: str, kind: str, *,
            ci: tuple[float | None, float | None] | None = None, pairs: int | None = None,
-           disturbed: int | None = None) -> dict[str, Any]:
+           disturbed: int | None = None, resolution: float | None = None) -> dict[str, Any]:
     """One figure; a value that is not a finite number becomes None (JSON null). A figure
     estimated from repeated launches also carries its 95 % interval (`ci95`), how many
     launch pairs it rests on (`pairs`) and how many of those were disturbed: the summary
-    card prints it as a finding only where those resolve it (report/summary_card.py)."""
+    card prints it as a finding only where those resolve it (report/summary_card.py). A
+    figure with a `resolution` is resolved when its interval lies within that much of it
+    on either side (issue 40's ±0.5 % for the profiler's cost), instead of by its distance
+    from no effect."""
     assert kind in KINDS, kind
     out: dict[str, Any] = {"name": name, "label": label, "value": num(value),
                            "unit": unit, "kind": kind}
@@ -31,6 +34,8 @@ def figure(name: str, label: str, value: float | None, unit: str, kind: str, *,
         out["pairs"] = int(pairs)
     if disturbed is not None:
         out["disturbed"] = int(disturbed)
+    if resolution is not None:
+        out["resolution"] = float(resolution)
     return out
 
 
@@ -39,7 +44,9 @@ def figure(name: str, label: str, value: float | None, unit: str, kind: str, *,
 # figure's distance from "no effect" (a ratio of 1, a change of 0 %). That asks more than
 # a known sign (an interval of +0.2 to +2.2 % around +1.2 excludes 0): it asks the size to
 # within half of itself (both ends within half the figure of it), and the card says why
-# instead of printing a number it does not know that well.
+# instead of printing a number it does not know that well. A figure that states its
+# `resolution` asks instead that both ends lie within it: a cost of +0.3 % known to
+# ±0.25 % answers "is it under 0.9 %?", though not its size to within half of itself.
 MIN_PAIRS = 3
 NO_EFFECT = {"ratio": 1.0, "%": 0.0}
 
@@ -70,6 +77,12 @@ def unresolved(fig: dict[str, Any], scale: float = 1.0, unit: str = "",
         why = f"{pairs} launch pair{'s' if pairs != 1 else ''}, fewer than {MIN_PAIRS}"
     elif isinstance(pairs, int) and disturbed * 2 > pairs:
         why = f"{disturbed} of {pairs} launch pairs disturbed"
+    elif ci is not None and isinstance(fig.get("resolution"), (int, float)):
+        if max(value - ci[0], ci[1] - value) > fig["resolution"]:
+            why = (f"95 % CI {_shown(fig, ci[0], scale, '+.1f')} to "
+                   f"{_shown(fig, ci[1], scale, '+.1f')}{unit} reaches further than "
+                   f"±{fig['resolution'] * scale:g}{unit} from the "
+                   f"{_shown(fig, value, scale, spec)}{unit} measured")
     elif ci is not None and ci[1] - ci[0] > abs(value - null):
         why = (f"95 % CI {_shown(fig, ci[0], scale, '+.1f')} to "
                f"{_shown(fig, ci[1], scale, '+.1f')}{unit} is wider than the "

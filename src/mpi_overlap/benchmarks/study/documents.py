@@ -232,6 +232,33 @@ class AnalysisStudySizesItem(Document, kw_only=True):
     ] = UNSET
 
 
+class BlockPairCost(Document, kw_only=True, forbid_unknown_fields=True):
+    """analysis/block_pairs.pair_cost: the cost, in % of the paused blocks' time"""
+
+    pairs: Annotated[int, Meta(ge=0)]
+    overhead_pct: float | None
+    ci95_low_pct: float | None
+    ci95_high_pct: float | None
+    rank_estimate_pct: float | None
+    rank_ci95_low_pct: float | None
+    rank_ci95_high_pct: float | None
+
+
+class AnalysisStudyInsideLaunchesSize(BlockPairCost, kw_only=True, forbid_unknown_fields=True):
+    local: Annotated[int, Meta(ge=1)]
+
+
+class AnalysisStudyInsideLaunches(BlockPairCost, kw_only=True, forbid_unknown_fields=True):
+    """the pairs of blocks of every complete cost launch pooled, and per size"""
+
+    block: Annotated[int, Meta(ge=1)] | None
+    launches: Annotated[int, Meta(ge=0, description="cost launches whose pairs count")]
+    refused: Annotated[
+        int, Meta(ge=0, description="cost launches left out: the profiler did not pause")
+    ]
+    by_size: list[AnalysisStudyInsideLaunchesSize]
+
+
 class AnalysisStudyProfilerOverhead(Document, kw_only=True):
     pairs: Any
     geomean: Any
@@ -246,6 +273,9 @@ class AnalysisStudyProfilerOverhead(Document, kw_only=True):
     # where some pairs were disturbed, the same figures over the others (pairs, geomean,
     # ci95_low, ci95_high, overhead_pct, ratios, per_computation); absent otherwise
     undisturbed: dict[str, Any] | UnsetType = UNSET
+    # the cost inside launches (analysis._inside_launches: the cost launches' pairs of
+    # blocks); not in studies recorded before them
+    inside_launches: AnalysisStudyInsideLaunches | UnsetType = UNSET
 
 
 class AnalysisStudyPrediction(Document, kw_only=True):
@@ -331,6 +361,45 @@ class Launch(Document, kw_only=True, forbid_unknown_fields=True):
         )
 
 
+class CostLaunch(Document, kw_only=True, forbid_unknown_fields=True):
+    """one cost launch: the baseline mode alone with the profiler, its timed iterations in
+    blocks alternately with the profiler running and paused (run.py, analysis/
+    block_pairs.py)"""
+
+    rep: Annotated[int, Meta(ge=1)]
+    local: Annotated[int, Meta(ge=1)]
+    dir: str
+    command: list[str]
+    status: str
+    returncode: int | None
+    message: str | None
+    elapsed_s: Annotated[float, Meta(ge=0)]
+    host: dict[str, Any] | None
+    disturbed: bool
+    block: Annotated[int, Meta(ge=1, description="iterations per block (--profiler-ab)")]
+    block_s: Annotated[
+        list[float],
+        Meta(
+            description=(
+                "each whole block's time, s: the sum of its iterations' times (each the"
+                " largest over the ranks), in order; blocks 1, 2, 5, 6, 9, ... had the"
+                " profiler paused"
+            )
+        ),
+    ]
+    profile_status: str | None
+    unmonitored_transfers: Annotated[
+        int,
+        Meta(
+            ge=0,
+            description=(
+                "transfers the ranks recorded with monitoring off: more than 0 means the"
+                " profiler refused to pause (threads), and the launch gives no figure"
+            ),
+        ),
+    ]
+
+
 class StudyRun(Document, kw_only=True, forbid_unknown_fields=True):
     """mpi-overlap case-study run, version 1: Written by mpi_overlap.benchmarks.study.run: per
     repetition and per-rank grid size, one launch of the mini-application without and one
@@ -352,6 +421,8 @@ class StudyRun(Document, kw_only=True, forbid_unknown_fields=True):
     args: list[str]
     table: str
     launches: list[Launch]
+    # one per repetition and size after its pair; not in studies recorded before them
+    cost_launches: list[CostLaunch] | UnsetType = UNSET
     provenance: dict[str, Any] | None
     warnings: list[str]
 

@@ -16,7 +16,7 @@ from ...report.svg_chart import Bar, Chart, Key, Mark, Ticks, fit_axes, linear_t
 from ...report.svg_plot import axes, colour
 from ...run.rundir import Run
 from . import SPECS
-from .analysis import PER_COMPUTATION, cost_words, pct_with_ci
+from .analysis import INSIDE_LAUNCHES, PER_COMPUTATION, cost_words, pct_with_ci
 
 BENCHMARKS = tuple(spec.name for spec in SPECS)
 HEADERS = ("size", "mode", "run time ms", "MPI time ms", "overlap min–max", "non-overlapped ms",
@@ -167,5 +167,5 @@ def card_from_analysis(a: dict[str, Any]) -> str | None:
         lo = figure_of(f, "app_profiler_overhead_ci_low_pct")
         hi = figure_of(f, "app_profiler_overhead_ci_high_pct")
         fig = {**fig, "ci95": [lo, hi]}
-    said = cost_words(fig, figure_entry(a, PER_COMPUTATION))
+    said = cost_words(fig, figure_entry(a, PER_COMPUTATION), figure_entry(a, INSIDE_LAUNCHES))
     return f"{moved}; profiler cost on the app {said}" if said else moved

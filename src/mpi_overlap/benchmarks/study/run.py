@@ -11,6 +11,13 @@ The analysis (analysis.py here) compares every mode against the app's baseline m
 run time, MPI time and the bounds, and checks whether the MPI time each mode saved lies
 within what the profiler's bounds allow; the profiler's own cost on the app is the
 with/without ratio of the same launches. docs/case-studies.md.
+
+Launches on a shared machine each draw a pace for their whole length, which those ratios
+carry. So each repetition and size also has a cost launch: the baseline mode alone, as
+many iterations as a launch of every mode, with the profiler, its iterations in blocks of
+COST_BLOCK alternately with the profiler paused and running (`--profiler-ab`,
+analysis/block_pairs.py): neighbouring blocks share the launch's pace, and their ratios
+give the cost inside launches.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 
 from rich.console import Console
 
+from ...analysis.block_pairs import block_sums
 from ...core.errors import UserError
 from ...core.ui import Ui
 from ...platform.build import executable
@@ -59,13 +67,20 @@ class StudyApp:
     quick_sizes: tuple[int, ...]
     # iterations per mode the app runs by default and with --quick (native/apps)
     iterations: tuple[int, int]
+    # how many exchange modes `--modes all` runs (native/apps): a cost launch runs the
+    # baseline this many times as long, as long as a launch of every mode
+    mode_count: int
     args: tuple[str, ...] = ()  # fixed flags of every launch
 
 
 APPS: dict[str, StudyApp] = {
-    "halo": StudyApp("halo", "mo_halo", "nonblocking", (32, 64, 96, 128), (32, 96), (200, 50)),
-    "cg": StudyApp("cg", "mo_cg", "allreduce", (32, 64, 96), (32, 64), (100, 30)),
+    "halo": StudyApp("halo", "mo_halo", "nonblocking", (32, 64, 96, 128), (32, 96), (200, 50), 5),
+    "cg": StudyApp("cg", "mo_cg", "allreduce", (32, 64, 96), (32, 64), (100, 30), 2),
 }
+
+# Iterations per block of a cost launch: bench profiler-overhead --apps's choice, measured
+# there (profiler_overhead/app_cost.py).
+COST_BLOCK = 8
 
 
 def get_app(name: str) -> StudyApp:
@@ -161,6 +176,31 @@ def _modes(result: dict[str, Any] | None) -> list[dict[str, Any]]:
     return rows
 
 
+def _cost_args(app: StudyApp, opts: StudyOptions, local: int) -> list[str]:
+    """A cost launch's flags: the baseline mode alone for as many iterations as a launch of
+    every mode, in blocks, without the untimed warm-up (it runs with monitoring off, which
+    the analysis takes for a pause the profiler refused)."""
+    per_mode = opts.iterations or app.iterations[1 if opts.quick else 0]
+    return [*app.args, "--modes", app.baseline, "--iterations", str(per_mode * app.mode_count),
+            "--profiler-ab", str(COST_BLOCK), "--warmup", "0", "--local", str(local)]
+
+
+def _cost_record(name: str, rep: int, local: int, out: Any, prof: dict[str, Any] | None,
+                 baseline: str) -> dict[str, Any]:
+    """A cost launch's record: each whole block's time from the app's iteration times, and
+    the transfers its ranks recorded with monitoring off (a sign it was not paused)."""
+    modes = ((out.result or {}).get("results") or {}).get("modes") or []
+    mode = next((m for m in modes if m.get("mode") == baseline and m.get("complete")), {})
+    counters = [((d.get("profile") or {}).get("counters") or {})
+                for d in (prof or {}).get("ranks") or []]
+    return {"rep": rep, "local": local, "dir": name, **out.record,
+            "block": COST_BLOCK,
+            "block_s": block_sums(mode.get("iter_time_s") or [], COST_BLOCK),
+            "profile_status": None if prof is None else prof["status"],
+            "unmonitored_transfers": sum(int(c.get("unmonitored_transfers", 0))
+                                         for c in counters)}
+
+
 def _command_line(app: StudyApp, tc: Toolchain, opts: StudyOptions) -> list[str]:
     cmd = ["mpi-overlap", "study", app.name, "--mpi", tc.name, "-n", str(opts.ranks),
            "--reps", str(opts.repetitions())]
@@ -204,14 +244,14 @@ def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
         "app": app.name, "program": str(exe), "baseline": app.baseline,
         "toolchain": tc.name, "ranks": opts.ranks, "reps": reps, "quick": opts.quick,
         "sizes": [{"local": n, "face_bytes": n * n * 8} for n in sizes],
-        "args": base_args, "table": str(table), "launches": [], "provenance": None,
-        "warnings": [],
+        "args": base_args, "table": str(table), "launches": [], "cost_launches": [],
+        "provenance": None, "warnings": [],
     }
     write_json_atomic(run_dir / RESULT_FILE, doc)
 
     started = time.monotonic()
     stop: dict[str, Any] | None = None
-    total = reps * len(sizes) * 2
+    total = reps * len(sizes) * 3
     done = 0
     with ui.progress(f"{bench.name} ({tc.name}, {opts.ranks} ranks)") as progress:
         for rep in range(1, reps + 1):
@@ -246,8 +286,29 @@ def run_study(app: StudyApp, tc: Toolchain, opts: StudyOptions, ui: Ui) -> Run:
                     done += 1
                     if record["status"] != "complete":
                         stop = record
+                if stop is None:
+                    progress(done, total, f"rep{rep:02d}-local{n}-cost")
+                    stop = _cost_launch(setup, exe, app, opts, run_dir, rep, n, doc)
+                    done += 1
         progress(done, total, "done")
     return finish_launches(bench, run_dir, meta, doc, stop, started)
+
+
+def _cost_launch(setup: LaunchSetup, exe: Path, app: StudyApp, opts: StudyOptions,
+                 run_dir: Path, rep: int, local: int, doc: dict[str, Any]) -> dict[str, Any] | None:
+    """One cost launch, recorded in doc["cost_launches"]; its record when it did not
+    complete (the run stops there), None otherwise."""
+    name = f"rep{rep:02d}-local{local}-cost"
+    out = launch(setup, exe, _cost_args(app, opts, local), run_dir / name, profiled=True,
+                 meta=["profiler=with", f"profiler_ab={COST_BLOCK}", f"rep={rep}"])
+    prof = collect_profile(run_dir / name, setup, out.argv)
+    record = _cost_record(name, rep, local, out, prof, app.baseline)
+    if prof["status"] != "complete":
+        doc["warnings"].append(f"{name}: profile {prof['status']}: "
+                               + ("; ".join(prof["warnings"]) or "no reason"))
+    doc["cost_launches"].append(record)
+    write_json_atomic(run_dir / RESULT_FILE, doc)
+    return None if record["status"] == "complete" else record
 
 
 def study_session(app_name: str, toolchains: list[str], opts: StudyOptions, *, report: bool,
