@@ -112,3 +112,19 @@ def test_quick_launches_are_a_tenth_in_blocks_as_long() -> None:
         # no warm-up with monitoring off: its transfers would read as a refused pause
         assert full[full.index("--warmup") + 1] == "0"
         assert app.iterations // 10 >= 2 * 6 * app.block  # enough pairs for an interval
+
+
+def test_the_launch_without_the_profiler_says_what_the_blocks_read_with_nothing_to_measure() -> None:
+    with_it = _noisy(50, 0.004, 0.002)
+    without = _noisy(50, 0.0, 0.002) | {"status": "complete"}
+    a = analyze_app_cost(with_it, null=without)
+    assert a["null"]["pairs"] == 50
+    assert abs(a["null"]["overhead_pct"]) < 0.05
+    assert a["null"]["ci95_low_pct"] <= 0.0 <= a["null"]["ci95_high_pct"]
+    assert a["overhead_pct"] == pytest.approx(0.4, abs=0.05)  # the cost is not changed by it
+    assert "; the same launch without the profiler reads +0.0" in app_cost_sentence(a)
+    # a null launch that did not complete gives no pairs, and the sentence leaves it out
+    failed = analyze_app_cost(with_it, null=without | {"status": "timeout"})
+    assert failed["null"]["pairs"] == 0 and "without the profiler" not in app_cost_sentence(failed)
+    # runs before the null launch have no key
+    assert "null" not in analyze_app_cost(with_it)

@@ -179,9 +179,15 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
 
     # The mini-apps, one launch each with the profiler, their timed iterations in blocks
     # alternately with it running and paused; a cost per pair of neighbouring blocks.
-    apps = result["apps"]
-    assert [(a["program"], a["mode"]) for a in apps] == [(x.program, x.mode)
-                                                         for x in APP_LAUNCHES]
+    # Each is followed by the same launch without the profiler (the null check).
+    assert [(a["program"], a["mode"], a["profiled"]) for a in result["apps"]] == [
+        (x.program, x.mode, p) for x in APP_LAUNCHES for p in (True, False)]
+    apps = [a for a in result["apps"] if a["profiled"]]
+    for a in result["apps"]:
+        if not a["profiled"]:
+            assert a["status"] == "complete" and a["profile"] is None
+            assert not (run_dir / a["dir"] / "profile.rank-0.json").exists()
+            assert len(a["block_s"]) > 1
     for a in apps:
         assert a["status"] == "complete" and a["profile"]["status"] == "complete", a
         assert a["profile"]["events"] > 0
@@ -197,4 +203,6 @@ def test_profiler_overhead_quick_on_mpich(tmp_path: Path) -> None:
         assert c["verdict"] in ("meets target", "misses target",
                                 "inconclusive (CI spans the target)")
         assert c["reason"] is None
+        assert c["null"]["pairs"] == c["pairs"]  # the same blocks, without the profiler
         assert app_cost_sentence(c) in run.analysis["finding"]
+        assert "the same launch without the profiler reads" in app_cost_sentence(c)

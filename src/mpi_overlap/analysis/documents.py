@@ -1,5 +1,7 @@
 """The headline figures (figures-v1) as a typed model (core/schema.py): the list that
-analysis.json and report.json carry; its JSON schema generated from it."""
+analysis.json and report.json carry; its JSON schema generated from it. Also the cost
+from pairs of blocks (block_pairs.py), which the profiler-overhead and study analyses
+both carry."""
 
 from __future__ import annotations
 
@@ -62,6 +64,18 @@ Figures = Annotated[
         )
     ),
 ]
+
+
+class BlockPairCost(Document, kw_only=True, forbid_unknown_fields=True):
+    """analysis/block_pairs.pair_cost: the cost, in % of the paused blocks' time"""
+
+    pairs: Annotated[int, Meta(ge=0)]
+    overhead_pct: float | None
+    ci95_low_pct: float | None
+    ci95_high_pct: float | None
+    rank_estimate_pct: float | None
+    rank_ci95_low_pct: float | None
+    rank_ci95_high_pct: float | None
 
 
 MODELS: dict[str, Any] = {

@@ -520,7 +520,12 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
     if split["pairs"]:  # likewise: runs before it have no launch with events unprocessed
         out["split"] = split
     if "apps" in result:  # --apps only
-        out["apps"] = [analyze_app_cost(a, ci) for a in result["apps"]]
+        # each app's launch with the profiler, and the one without it where the run made
+        # one (the instrument's null check; runs before it have none)
+        nulls = {(a["program"], a["mode"]): a for a in result["apps"]
+                 if a.get("profiled") is False}
+        out["apps"] = [analyze_app_cost(a, ci, nulls.get((a["program"], a["mode"])))
+                       for a in result["apps"] if a.get("profiled", True)]
         for a in out["apps"]:
             finding += "; " + app_cost_sentence(a)
         out["finding"] = finding

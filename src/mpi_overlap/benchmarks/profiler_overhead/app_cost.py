@@ -63,11 +63,14 @@ APP_LAUNCHES = (
 )
 
 
-def analyze_app_cost(record: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, Any]:
+def analyze_app_cost(record: dict[str, Any], ci: float = CI_LEVEL,
+                     null: dict[str, Any] | None = None) -> dict[str, Any]:
     """One app launch's cost: the pairs' geometric mean ratio and intervals, in percent,
     with the verdict against APP_TARGET_PCT (the Student-t interval's, as the launches'). A
     launch whose profile recorded transfers with monitoring off was not paused (threads in
-    use: the profiler refuses, docs/profiler.md) and gives no figure."""
+    use: the profiler refuses, docs/profiler.md) and gives no figure. `null`: the same
+    launch without the profiler, whose blocks differ in nothing; what its pairs read is
+    what the instrument reads where there is nothing to measure (analysis: `null`)."""
     unpaused = int((record.get("profile") or {}).get("unmonitored_transfers") or 0)
     ratios = [] if unpaused else pair_ratios(record.get("block_s") or [])
     figures = pair_cost(ratios, ci)
@@ -82,6 +85,9 @@ def analyze_app_cost(record: dict[str, Any], ci: float = CI_LEVEL) -> dict[str, 
         "reason": (f"the profiler did not pause: {unpaused} transfers were recorded with "
                    "monitoring off" if unpaused else None),
         "run_time_s": record.get("run_time_s"),
+        **({} if null is None else {"null": pair_cost(
+            pair_ratios(null.get("block_s") or []) if null.get("status") == "complete" else [],
+            ci)}),
     }
 
 
@@ -98,7 +104,12 @@ def app_cost_sentence(c: dict[str, Any]) -> str:
     rank = ("" if c["rank_estimate_pct"] is None else
             f" (rank-based {c['rank_estimate_pct']:+.2f} %"
             f"{_pct_interval(c['rank_ci95_low_pct'], c['rank_ci95_high_pct'])})")
+    null = c.get("null")
+    check = ("" if not null or null["overhead_pct"] is None else
+             f"; the same launch without the profiler reads {null['overhead_pct']:+.2f} %"
+             f"{_pct_interval(null['ci95_low_pct'], null['ci95_high_pct'])} (nothing to "
+             "measure)")
     return (f"{head}: the profiler costs {c['overhead_pct']:+.2f} %"
             f"{_pct_interval(c['ci95_low_pct'], c['ci95_high_pct'])}{rank} over {c['pairs']} "
             f"pairs: {c['verdict']} (≤ {c['target_pct']:.1f} %; not counting what a launch "
-            f"pays once)")
+            f"pays once){check}")

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, UnsetType, field
 
-from ...analysis.documents import Figures
+from ...analysis.documents import BlockPairCost, Figures
 from ...core.schema import Document, register
 from ...profile.documents.models import LibraryTimeOverLaunches, ProfileLibraryS
 from ...run.documents import HostLoad, Provenance, Stats
@@ -258,6 +258,16 @@ class AnalysisProfilerOverheadApp(Document, kw_only=True, forbid_unknown_fields=
         Meta(description="why there is no figure where the launch ran (null: there is one)"),
     ] = UNSET
     run_time_s: float | None
+    null: Annotated[
+        BlockPairCost | UnsetType,
+        Meta(
+            description=(
+                "the same launch without the profiler, whose blocks differ in nothing:"
+                " what the pairs read where there is nothing to measure; absent from runs"
+                " before it"
+            )
+        ),
+    ] = UNSET
 
 
 class AnalysisProfilerOverheadEngine(Document, kw_only=True, forbid_unknown_fields=True):
@@ -622,7 +632,16 @@ class AppLaunch(LaunchRecord, kw_only=True, forbid_unknown_fields=True):
             )
         ),
     ]
-    profile: Profile
+    profiled: Annotated[
+        bool | UnsetType,
+        Meta(
+            description=(
+                "false: the same launch without the profiler, where the pause does"
+                " nothing (the instrument's null check); absent (with) in runs before it"
+            )
+        ),
+    ] = UNSET
+    profile: Annotated[Profile | None, Meta(description="null for the launch without it")]
 
 
 class ProfilerOverheadRunEngine(Document, kw_only=True, forbid_unknown_fields=True):

@@ -272,15 +272,18 @@ def measure_engine_cost(bdir: Path, quick: bool) -> tuple[dict[str, Any] | None,
         return None, f"engine cost not measured: {exe} printed no figures"
 
 
-def _app_launch(ctx: _Context, app: AppSpec, exe: Path) -> tuple[dict[str, Any], list[str]]:
-    """One mini-app launch with the profiler, its iterations timed in blocks alternately
-    with the profiler paused and running (app_cost.py); its record, with each whole
-    block's time (block_s) taken from the app's iteration times, and what the run should
-    warn of."""
-    name = f"apps-{exe.name}-{app.mode}"
+def _app_launch(ctx: _Context, app: AppSpec, exe: Path,
+                profiled: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """One mini-app launch, its iterations timed in blocks alternately with the profiler
+    paused and running (app_cost.py); its record, with each whole block's time (block_s)
+    taken from the app's iteration times, and what the run should warn of. Without the
+    profiler (profiled False) the pause does nothing: the same blocks then measure what
+    the instrument reads where there is nothing to measure."""
+    name = f"apps-{exe.name}-{app.mode}" + ("" if profiled else "-without")
     sub = ctx.run_dir / name
-    out = launch(ctx.setup, exe, app.args(ctx.opts.quick), sub, profiled=True,
-                 meta=["profiler=with", f"profiler_ab={app.block}"])
+    out = launch(ctx.setup, exe, app.args(ctx.opts.quick), sub, profiled=profiled,
+                 meta=[f"profiler={'with' if profiled else 'without'}",
+                       f"profiler_ab={app.block}"])
     modes = ((out.result or {}).get("results") or {}).get("modes") or []
     mode = next((m for m in modes if m.get("mode") == app.mode and m.get("complete")), {})
     record = {
@@ -292,10 +295,11 @@ def _app_launch(ctx: _Context, app: AppSpec, exe: Path) -> tuple[dict[str, Any],
         **out.record,
         "run_time_s": mode.get("run_time_s"),
         "block_s": block_sums(mode.get("iter_time_s") or [], app.block),
-        "profile": _profile(sub, ctx.setup, out.argv),
+        "profiled": profiled,
+        "profile": _profile(sub, ctx.setup, out.argv) if profiled else None,
     }
     warnings = []
-    if record["profile"]["status"] != "complete":
+    if profiled and record["profile"]["status"] != "complete":
         warnings.append(f"{name}: profile incomplete: "
                         + ("; ".join(record["profile"]["warnings"]) or "no reason given"))
     if None in (mode.get("residuals") or []):  # a NaN residual: mo_cg's restart missed
@@ -375,7 +379,7 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
 
     started = time.monotonic()
     stop: dict[str, Any] | None = None  # the launch that ended the run early
-    total = 1 + len(CONFIGS) * reps + len(app_exes)
+    total = 1 + len(CONFIGS) * reps + 2 * len(app_exes)
     with ui.progress(f"{BENCH} ({tc.name}, {opts.ranks} ranks)") as progress:
         progress(0, total, "warm-up")
         warm_args = ["--iterations", str(WARMUP_ITERATIONS), "--sizes", COMPUTE_HALO,
@@ -412,9 +416,12 @@ def run_profiler_overhead(tc: Toolchain, opts: OverheadOptions, ui: Ui) -> Run:
                     break
         if app_exes:
             doc["apps"] = []
-        for app in APP_LAUNCHES if app_exes and stop is None else ():
-            progress(done, total, f"mo_{app.program} in blocks")
-            record, warnings = _app_launch(ctx, app, app_exes[app.program])
+        # each app with the profiler, then without it (the instrument's null check)
+        for app, profiled in ([(a, p) for a in APP_LAUNCHES for p in (True, False)]
+                              if app_exes and stop is None else ()):
+            progress(done, total, f"mo_{app.program} in blocks"
+                     + ("" if profiled else " without the profiler"))
+            record, warnings = _app_launch(ctx, app, app_exes[app.program], profiled)
             doc["apps"].append(record)
             doc["warnings"] += warnings
             write_json_atomic(run_dir / RESULT_FILE, doc)

@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from msgspec import UNSET, Meta, UnsetType
 
-from ...analysis.documents import Figures
+from ...analysis.documents import BlockPairCost, Figures
 from ...core.schema import Document, register, require_fields, require_keys
 from ...profile.documents.models import LibraryTimeOverLaunches, ProfileLibraryS
 
@@ -230,18 +230,6 @@ class AnalysisStudySizesItem(Document, kw_only=True):
             )
         ),
     ] = UNSET
-
-
-class BlockPairCost(Document, kw_only=True, forbid_unknown_fields=True):
-    """analysis/block_pairs.pair_cost: the cost, in % of the paused blocks' time"""
-
-    pairs: Annotated[int, Meta(ge=0)]
-    overhead_pct: float | None
-    ci95_low_pct: float | None
-    ci95_high_pct: float | None
-    rank_estimate_pct: float | None
-    rank_ci95_low_pct: float | None
-    rank_ci95_high_pct: float | None
 
 
 class AnalysisStudyInsideLaunchesSize(BlockPairCost, kw_only=True, forbid_unknown_fields=True):
