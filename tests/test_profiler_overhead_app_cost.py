@@ -114,7 +114,7 @@ def test_quick_launches_are_a_tenth_in_blocks_as_long() -> None:
         assert app.iterations // 10 >= 2 * 6 * app.block  # enough pairs for an interval
 
 
-def test_the_launch_without_the_profiler_says_what_the_blocks_read_with_nothing_to_measure() -> None:
+def test_the_launch_without_the_profiler_reads_what_blocks_give_with_nothing_to_measure() -> None:
     with_it = _noisy(50, 0.004, 0.002)
     without = _noisy(50, 0.0, 0.002) | {"status": "complete"}
     a = analyze_app_cost(with_it, null=without)
