@@ -66,6 +66,19 @@ Figures = Annotated[
 ]
 
 
+# A launch timed in blocks (--profiler-ab): each whole block's time, in order.
+BlockSeconds = Annotated[
+    list[float],
+    Meta(
+        description=(
+            "each whole block's time, s: the sum of its iterations' times (each the"
+            " largest over the ranks), in order; blocks 1, 2, 5, 6, 9, ... had the"
+            " profiler paused"
+        )
+    ),
+]
+
+
 class BlockPairCost(Document, kw_only=True, forbid_unknown_fields=True):
     """analysis/block_pairs.pair_cost: the cost, in % of the paused blocks' time"""
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, UnsetType, field
 
-from ...analysis.documents import BlockPairCost, Figures
+from ...analysis.documents import BlockPairCost, BlockSeconds, Figures
 from ...core.schema import Document, register
 from ...profile.documents.models import LibraryTimeOverLaunches, ProfileLibraryS
 from ...run.documents import HostLoad, Provenance, Stats
@@ -236,7 +236,7 @@ class AnalysisProfilerOverheadSplit(Document, kw_only=True, forbid_unknown_field
     ]
 
 
-class AnalysisProfilerOverheadApp(Document, kw_only=True, forbid_unknown_fields=True):
+class AnalysisProfilerOverheadApp(BlockPairCost, kw_only=True, forbid_unknown_fields=True):
     """a mini-app's cost inside one launch (app_cost.py): per pair of neighbouring blocks,
     running / paused; geometric mean and Student-t interval of the log ratios, the
     rank-based figures beside them, in percent of run time"""
@@ -244,13 +244,6 @@ class AnalysisProfilerOverheadApp(Document, kw_only=True, forbid_unknown_fields=
     program: Literal["halo", "cg"]
     mode: str
     block: Annotated[int, Meta(ge=1)]
-    pairs: Annotated[int, Meta(ge=0)]
-    overhead_pct: float | None
-    ci95_low_pct: float | None
-    ci95_high_pct: float | None
-    rank_estimate_pct: float | None
-    rank_ci95_low_pct: float | None
-    rank_ci95_high_pct: float | None
     target_pct: Annotated[float, Meta(description="the seed's cost on real programs")]
     verdict: Verdict
     reason: Annotated[
@@ -622,16 +615,7 @@ class AppLaunch(LaunchRecord, kw_only=True, forbid_unknown_fields=True):
     args: list[str]
     block: Annotated[int, Meta(ge=1, description="iterations per block (--profiler-ab)")]
     run_time_s: Annotated[float | None, Meta(description="the mode's run_time_s")]
-    block_s: Annotated[
-        list[float],
-        Meta(
-            description=(
-                "each whole block's time, s: the sum of its iterations' times (each the"
-                " largest over the ranks), in order; blocks 1, 2, 5, 6, 9, ... had the"
-                " profiler paused"
-            )
-        ),
-    ]
+    block_s: BlockSeconds
     profiled: Annotated[
         bool | UnsetType,
         Meta(

@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from msgspec import UNSET, Meta, UnsetType
 
-from ...analysis.documents import BlockPairCost, Figures
+from ...analysis.documents import BlockPairCost, BlockSeconds, Figures
 from ...core.schema import Document, register, require_fields, require_keys
 from ...profile.documents.models import LibraryTimeOverLaunches, ProfileLibraryS
 
@@ -307,10 +307,12 @@ class LaunchModesItem(Document, kw_only=True, forbid_unknown_fields=True):
     per_iter_us: Annotated[float, Meta(ge=0)]
 
 
-class Launch(Document, kw_only=True, forbid_unknown_fields=True):
+class StudyLaunchRecord(Document, kw_only=True, forbid_unknown_fields=True):
+    """what every launch of a study records: its repetition and size, its subdirectory
+    and its outcome (run/paired_launch.py)"""
+
     rep: Annotated[int, Meta(ge=1)]
     local: Annotated[int, Meta(ge=1)]
-    profiled: bool
     dir: str
     command: list[str]
     status: str
@@ -319,6 +321,10 @@ class Launch(Document, kw_only=True, forbid_unknown_fields=True):
     elapsed_s: Annotated[float, Meta(ge=0)]
     host: dict[str, Any] | None
     disturbed: bool
+
+
+class Launch(StudyLaunchRecord, kw_only=True, forbid_unknown_fields=True):
+    profiled: bool
     modes: list[LaunchModesItem]
     bounds: (
         dict[
@@ -349,32 +355,13 @@ class Launch(Document, kw_only=True, forbid_unknown_fields=True):
         )
 
 
-class CostLaunch(Document, kw_only=True, forbid_unknown_fields=True):
+class CostLaunch(StudyLaunchRecord, kw_only=True, forbid_unknown_fields=True):
     """one cost launch: the baseline mode alone with the profiler, its timed iterations in
     blocks alternately with the profiler running and paused (run.py, analysis/
     block_pairs.py)"""
 
-    rep: Annotated[int, Meta(ge=1)]
-    local: Annotated[int, Meta(ge=1)]
-    dir: str
-    command: list[str]
-    status: str
-    returncode: int | None
-    message: str | None
-    elapsed_s: Annotated[float, Meta(ge=0)]
-    host: dict[str, Any] | None
-    disturbed: bool
     block: Annotated[int, Meta(ge=1, description="iterations per block (--profiler-ab)")]
-    block_s: Annotated[
-        list[float],
-        Meta(
-            description=(
-                "each whole block's time, s: the sum of its iterations' times (each the"
-                " largest over the ranks), in order; blocks 1, 2, 5, 6, 9, ... had the"
-                " profiler paused"
-            )
-        ),
-    ]
+    block_s: BlockSeconds
     profile_status: str | None
     unmonitored_transfers: Annotated[
         int,
