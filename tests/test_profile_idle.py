@@ -109,8 +109,11 @@ def test_auto_runs_trials_and_the_other_settings_none(tmp_path):
         assert c["pick_epochs"] >= 4 and c["pick_trials"] >= 1
         assert c["pick_trials"] - 1 <= c["pick_idle_epochs"] <= c["pick_epochs"]
         assert (c.get("idle_steps", 0) > 0) == (c["pick_idle_epochs"] > 0)
-    for setting in ("0", "1"):
-        fixed, _ = _profiles(tmp_path / setting, "mpich", {"MPI_OVERLAP_IDLE": setting},
+    # the default is the plain path, "0" (mop_runtime.c: auto cost 2-4 ns a message more
+    # on one of three VMs, and issue 40 asks for the plain path where no rule beats it)
+    for setting in ("0", "1", None):
+        fixed, _ = _profiles(tmp_path / str(setting), "mpich",
+                             {} if setting is None else {"MPI_OVERLAP_IDLE": setting},
                              *MSGRATE)
         for p in fixed.values():
             assert not any(p["counters"].get(k) for k in PICK)

@@ -174,15 +174,17 @@ static bool mop_no_opt_setup(void)
 /* MPI_OVERLAP_IDLE: "0" processes the queue only when full, "1" also while
  * calls wait, "auto" lets each thread pick by trials on its own pace
  * (mop_idle_pick.h). Never while a trace is written: its chunks would become a
- * few events each. The default is auto. A fixed "1" was the default once and
- * cost MPICH 440 ns more a message [204, 676] on a fresh 2-core VM where it had
- * saved 38 on another; auto measures which path costs less on the running job,
- * and where the idle path is dearer a trial costs one epoch on it. Measured side
- * by side (bench profiler-overhead's idle launch, now at "0"; docs/profiler.md
- * "Memory and cost"), two quiet runs of 8 pairs on this project's 2-core VM:
- * auto against "0", MPICH -29.8 [-38.9, -20.8] and -25.8 [-41.2, -10.4] ns a
- * message, Open MPI -15.7 [-45.7, +14.3] and -14.3 [-20.6, -8.0]. */
-#define MOP_IDLE_DEFAULT MOP_IDLE_AUTO
+ * few events each. The default is "0", the plain path, as issue 40 asks where
+ * no adaptive rule beats it on every machine measured. A fixed "1" was the
+ * default once and cost MPICH 440 ns more a message on a fresh 2-core VM where
+ * it had saved 38 on another. "auto" was the default from 2026-12-01: on two
+ * such VMs it saved MPICH 25-30 ns a message against "0" and Open MPI 14-16;
+ * on a third (2026-12-03) it cost 2-4 ns more than "0" with both MPIs (Open MPI
+ * +3.4 [+1.3, +5.6] over 16 pairs), its trials' price where the idle path is
+ * dearer and, with Open MPI, where both paths cost about the same. bench
+ * profiler-overhead's idle launch, now at "auto", says on every machine what
+ * it would give there (docs/profiler.md, "Memory and cost"). */
+#define MOP_IDLE_DEFAULT MOP_IDLE_NEVER
 static mop_idle_mode mop_idle_mode_of(const char *value, bool tracing)
 {
     if (tracing)
