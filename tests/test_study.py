@@ -95,3 +95,9 @@ def test_unknown_study_is_one_line(tmp_path: Path) -> None:
     proc = run_cli("study", "cg", "--iterations", "0", "--out", str(tmp_path), timeout=60)
     assert proc.returncode == 2 and "--iterations must be between 1 and" in proc.stderr
     assert "Traceback" not in proc.stderr
+    # halo's cost launch runs its five modes' iterations in one: 200,001 would ask the app
+    # for more than its bound, refused before any launch rather than failing there
+    proc = run_cli("study", "halo", "--iterations", "200001", "--out", str(tmp_path),
+                   timeout=60)
+    assert proc.returncode == 2 and "between 1 and 200000 for study halo" in proc.stderr
+    assert "Traceback" not in proc.stderr and not list(tmp_path.iterdir())

@@ -287,6 +287,35 @@ def test_a_cost_inside_launches_wider_than_half_a_percent_is_not_resolved() -> N
 
 
 def test_studies_recorded_before_cost_launches_analyse_as_before() -> None:
-    a = analyze_study(_doc())
-    assert "inside_launches" not in a["profiler_overhead"]
-    assert all(f["name"] != "app_profiler_overhead_inside_launches_pct" for f in a["figures"])
+    # before the cost launches there is no list; a run stopped before its first has []
+    for doc in (_doc(), {**_doc(), "cost_launches": []}):
+        a = analyze_study(doc)
+        assert "inside_launches" not in a["profiler_overhead"]
+        assert all(f["name"] != "app_profiler_overhead_inside_launches_pct"
+                   for f in a["figures"])
+        assert not any(c.startswith("Inside") for c in a["conclusions"])
+
+
+def test_one_launch_the_profiler_did_not_pause_is_named_as_one() -> None:
+    doc = _doc()
+    doc["cost_launches"] = [_cost_launch(1, 32, [1.5] * 30, unmonitored=3)]
+    a = analyze_study(doc)
+    fig = next(f for f in a["figures"] if f["name"] == "app_profiler_overhead_inside_launches_pct")
+    assert fig["value"] is None and fig["paired"] == "blocks"
+    assert ("Inside 0 launches (blocks of 8 iterations, the profiler paused in every other): "
+            "no pair of blocks; 1 launch left out: the profiler did not pause") in a["conclusions"]
+
+
+def test_the_extent_counts_the_cost_launches() -> None:
+    """Three launches per repetition and size (without, with, cost); a study recorded
+    before the cost launches planned two."""
+    from pathlib import Path
+
+    from mpi_overlap.benchmarks.study.report import extent
+    from mpi_overlap.run.rundir import Run
+
+    doc = _doc()  # 1 size
+    doc["reps"] = 2
+    assert extent(Run(Path("."), {}, doc)) == f"{len(doc['launches'])} of 4 launches done"
+    doc["cost_launches"] = [_cost_launch(1, 32, [1.0] * 4)]
+    assert extent(Run(Path("."), {}, doc)) == f"{len(doc['launches']) + 1} of 6 launches done"

@@ -8,8 +8,9 @@ shares the launch's pace, which pairs of launches on a shared machine do not (do
 profiler.md, "Memory and cost"). One ratio per pair, running / paused; the ratios of one
 launch or of many are combined as launches' are: geometric mean with the Student-t
 interval of the log ratios (stats.ratio_ci), and the rank-based estimate and interval
-beside it (stats.ratio_ci_rank). Used by `bench profiler-overhead --apps` and by the case
-studies (`study halo|cg`).
+beside it (stats.ratio_ci_rank). Used by the profiler's cost benchmark (its `--apps`) and
+by the case studies (`study halo|cg`), which both take their block size and resolution
+from here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,20 @@ from __future__ import annotations
 from typing import Any
 
 from .stats import ratio_ci, ratio_ci_rank
+
+# Iterations per block: 8 (2 ms of mo_halo, 10 ms of mo_cg here). Measured on this VM
+# (docs/profiler.md, "The cost inside one launch"): with shorter blocks part of the cost
+# lands in the paused blocks - a rank slowed at the end of a running iteration delays its
+# neighbour's next one, which may be paused - and MPICH's mo_halo read, by the rank-based
+# estimate, -0.2 % at blocks of 1, +0.25 % at 4, +0.45-0.65 % at 8 to 25; longer blocks
+# give fewer pairs, and one hiccup of the machine weighs more in each (Student-t +-3 % at
+# 25 against +-0.7 % at 8).
+PAIR_BLOCK = 8
+
+# A cost from pairs is resolved when its interval lies within this many percentage points
+# of it (issue 40: the profiler's cost on an app known to +-0.5 %), whatever its sign
+# (analysis/figures.py, `resolution`).
+RESOLUTION_PCT = 0.5
 
 
 def block_paused(block: int) -> bool:
@@ -34,6 +49,22 @@ def block_sums(iter_s: list[float | None], block: int) -> list[float]:
             break
         out.append(float(sum(part)))  # type: ignore[arg-type]
     return out
+
+
+def mode_block_sums(result: dict[str, Any] | None, mode: str, block: int,
+                    ) -> tuple[dict[str, Any], list[float]]:
+    """A mini-app's result (its JSON document): the named mode's record, when it completed
+    ({} otherwise), and its whole blocks' times."""
+    modes = ((result or {}).get("results") or {}).get("modes") or []
+    found = next((m for m in modes if m.get("mode") == mode and m.get("complete")), {})
+    return found, block_sums(found.get("iter_time_s") or [], block)
+
+
+def unmonitored_transfers(counters: list[dict[str, Any]]) -> int:
+    """Transfers the ranks recorded with monitoring off (the ranks' profile counters): in a
+    launch timed in blocks, the sign that the profiler did not pause (threads in use: it
+    refuses, docs/profiler.md), which leaves its pairs without a figure."""
+    return sum(int(c.get("unmonitored_transfers", 0)) for c in counters)
 
 
 def pair_ratios(blocks: list[float]) -> list[float]:

@@ -34,7 +34,16 @@ class Figure(Document, kw_only=True, forbid_unknown_fields=True):
     ] = UNSET
     pairs: Annotated[
         Annotated[int, Meta(ge=0)] | UnsetType,
-        Meta(description="launch pairs (with and without) the value rests on"),
+        Meta(description="pairs (with and without; of what: paired) the value rests on"),
+    ] = UNSET
+    paired: Annotated[
+        Literal["blocks"] | UnsetType,
+        Meta(
+            description=(
+                "where given: the pairs are neighbouring blocks of iterations inside"
+                " launches (analysis/block_pairs.py); otherwise pairs of launches"
+            )
+        ),
     ] = UNSET
     disturbed: Annotated[
         Annotated[int, Meta(ge=0)] | UnsetType,
@@ -68,7 +77,7 @@ Figures = Annotated[
 
 # A launch timed in blocks (--profiler-ab): each whole block's time, in order.
 BlockSeconds = Annotated[
-    list[float],
+    list[Annotated[float, Meta(gt=0)]],
     Meta(
         description=(
             "each whole block's time, s: the sum of its iterations' times (each the"

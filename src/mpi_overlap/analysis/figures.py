@@ -17,15 +17,18 @@ KINDS = ("overlap", "cost", "info")
 
 def figure(name: str, label: str, value: float | None, unit: str, kind: str, *,
            ci: tuple[float | None, float | None] | None = None, pairs: int | None = None,
-           disturbed: int | None = None, resolution: float | None = None) -> dict[str, Any]:
+           disturbed: int | None = None, resolution: float | None = None,
+           paired: str | None = None) -> dict[str, Any]:
     """One figure; a value that is not a finite number becomes None (JSON null). A figure
     estimated from repeated launches also carries its 95 % interval (`ci95`), how many
     launch pairs it rests on (`pairs`) and how many of those were disturbed: the summary
     card prints it as a finding only where those resolve it (report/summary_card.py). A
     figure with a `resolution` is resolved when its interval lies within that much of it
     on either side (issue 40's ±0.5 % for the profiler's cost), instead of by its distance
-    from no effect."""
+    from no effect. `paired` "blocks": its pairs are blocks of iterations inside launches
+    (analysis/block_pairs.py), not launches."""
     assert kind in KINDS, kind
+    assert paired in (None, "blocks"), paired
     out: dict[str, Any] = {"name": name, "label": label, "value": num(value),
                            "unit": unit, "kind": kind}
     if ci is not None:
@@ -36,6 +39,8 @@ def figure(name: str, label: str, value: float | None, unit: str, kind: str, *,
         out["disturbed"] = int(disturbed)
     if resolution is not None:
         out["resolution"] = float(resolution)
+    if paired is not None:
+        out["paired"] = paired
     return out
 
 
@@ -72,15 +77,17 @@ def unresolved(fig: dict[str, Any], scale: float = 1.0, unit: str = "",
         return None
     disturbed = fig.get("disturbed") or 0
     null = NO_EFFECT.get(str(fig.get("unit")), 0.0)
+    kind = "block pair" if fig.get("paired") == "blocks" else "launch pair"
     why = None
     if isinstance(pairs, int) and pairs < MIN_PAIRS:
-        why = f"{pairs} launch pair{'s' if pairs != 1 else ''}, fewer than {MIN_PAIRS}"
+        why = f"{pairs} {kind}{'s' if pairs != 1 else ''}, fewer than {MIN_PAIRS}"
     elif isinstance(pairs, int) and disturbed * 2 > pairs:
-        why = f"{disturbed} of {pairs} launch pairs disturbed"
+        why = f"{disturbed} of {pairs} {kind}s disturbed"
     elif ci is not None and isinstance(fig.get("resolution"), (int, float)):
         if max(value - ci[0], ci[1] - value) > fig["resolution"]:
-            why = (f"95 % CI {_shown(fig, ci[0], scale, '+.1f')} to "
-                   f"{_shown(fig, ci[1], scale, '+.1f')}{unit} reaches further than "
+            # two decimals, so that a margin against a ±0.5 resolution shows
+            why = (f"95 % CI {_shown(fig, ci[0], scale, '+.2f')} to "
+                   f"{_shown(fig, ci[1], scale, '+.2f')}{unit} reaches further than "
                    f"±{fig['resolution'] * scale:g}{unit} from the "
                    f"{_shown(fig, value, scale, spec)}{unit} measured")
     elif ci is not None and ci[1] - ci[0] > abs(value - null):
@@ -88,7 +95,7 @@ def unresolved(fig: dict[str, Any], scale: float = 1.0, unit: str = "",
                f"{_shown(fig, ci[1], scale, '+.1f')}{unit} is wider than the "
                f"{_shown(fig, value, scale, spec)}{unit} measured")
     elif ci is None and "ci95" in fig and isinstance(pairs, int):
-        why = f"no interval from {pairs} launch pairs"
+        why = f"no interval from {pairs} {kind}s"
     return f"not resolved ({why})" if why else None
 
 

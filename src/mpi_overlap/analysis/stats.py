@@ -140,12 +140,44 @@ def ratio_ci_rank(ratios: list[float], ci: float = 0.95,
     logs = _log_ratios(ratios)
     if not logs:
         return None, None, None
-    walsh = np.sort(np.add.outer(logs, logs)[np.triu_indices(len(logs))] / 2.0)
-    centre = math.exp(float(np.median(walsh)))
-    k = signed_rank_order(len(logs), ci)
+    x = np.sort(np.asarray(logs, dtype=float))
+    m = len(x) * (len(x) + 1) // 2  # how many Walsh averages
+    centre = math.exp((_walsh_order(x, (m + 1) // 2) + _walsh_order(x, m // 2 + 1)) / 2.0)
+    k = signed_rank_order(len(x), ci)
     if k is None:
         return centre, None, None
-    return centre, math.exp(float(walsh[k - 1])), math.exp(float(walsh[-k]))
+    return centre, math.exp(_walsh_order(x, k)), math.exp(_walsh_order(x, m + 1 - k))
+
+
+# Up to this many values their Walsh averages are listed (n(n+1)/2 of them: 16 MB at
+# 2,000); beyond it they are counted instead, because a study's pooled pairs reach 20,000
+# and more, whose list would take gigabytes.
+_WALSH_LISTED = 2000
+
+
+def _walsh_order(x: np.ndarray, k: int) -> float:
+    """The k-th smallest (from 1) of the Walsh averages (x_i + x_j) / 2, i <= j, of the
+    sorted values x."""
+    n = len(x)
+    if n <= _WALSH_LISTED:
+        walsh = np.add.outer(x, x)[np.triu_indices(n)] / 2.0
+        return float(np.partition(walsh, k - 1)[k - 1])
+    # bisect on the value: how many averages lie at or below t is, for each i, how many
+    # j >= i have x_j <= 2t - x_i, one sorted search per value
+    index = np.arange(n)
+
+    def at_most(t: float) -> int:
+        return int(np.maximum(np.searchsorted(x, 2.0 * t - x, side="right") - index, 0).sum())
+
+    low, high = float(x[0]), float(x[-1])
+    while True:
+        mid = (low + high) / 2.0
+        if mid <= low or mid >= high:  # neighbouring doubles: high is the average
+            return high
+        if at_most(mid) >= k:
+            high = mid
+        else:
+            low = mid
 
 
 def median_or_none(values: Iterable[float]) -> float | None:

@@ -25,7 +25,7 @@ import numpy as np
 from ...analysis.figures import figure
 from ...analysis.stats import ratio_ci, ratio_ci_rank, t_interval
 from ...profile.analysis.library_time import over_launches, over_launches_words
-from .app_cost import analyze_app_cost, app_cost_sentence
+from .app_cost import analyze_app_cost, app_cost_figure, app_cost_sentence
 from .verdicts import CI_LEVEL, Target, verdict
 
 
@@ -528,5 +528,6 @@ def analyze_profiler_overhead(result: dict[str, Any], ci: float = CI_LEVEL) -> d
                        for a in result["apps"] if a.get("profiled", True)]
         for a in out["apps"]:
             finding += "; " + app_cost_sentence(a)
+            out["figures"].append(app_cost_figure(a))
         out["finding"] = finding
     return out

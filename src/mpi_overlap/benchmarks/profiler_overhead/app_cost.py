@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...analysis.block_pairs import pair_cost, pair_ratios
+from ...analysis.block_pairs import PAIR_BLOCK, RESOLUTION_PCT, pair_cost, pair_ratios
+from ...analysis.figures import figure
 from .verdicts import CI_LEVEL, Target, verdict
 
 # The seed's cost of its profiler on real applications: under 0.9 % of run time.
@@ -47,19 +48,14 @@ class AppSpec:
                 "--profiler-ab", str(self.block), "--warmup", "0"]
 
 
-# Blocks of 8 iterations (2 ms of mo_halo, 10 ms of mo_cg here). Measured on this VM
-# (docs/profiler.md, "The cost inside one launch"): with shorter blocks part of the cost
-# lands in the paused blocks - a rank slowed at the end of a running iteration delays its
-# neighbour's next one, which may be paused - and MPICH's mo_halo read, by the rank-based
-# estimate, -0.2 % at blocks of 1, +0.25 % at 4, +0.45-0.65 % at 8 to 25; longer blocks
-# give fewer pairs, and one hiccup of the machine weighs more in each (Student-t ±3 % at
-# 25 against ±0.7 % at 8). Each launch runs about 10 s here (2026-12-03: mo_halo 6.5 s
-# per 40,000 iterations, mo_cg 4.6 s per 8,000): mo_cg restarts its solve whenever the
-# residual has fallen by 1e-30 (native/apps/cg.c), so it computes numbers of one scale for
-# any number of iterations (it used to underflow to NaNs after about 3,350).
+# Blocks of PAIR_BLOCK iterations (block_pairs.py says why 8). Each launch runs about
+# 10 s here (2026-12-03: mo_halo 6.5 s per 40,000 iterations, mo_cg 4.6 s per 8,000):
+# mo_cg restarts its solve whenever the residual has fallen by 1e-30 (native/apps/cg.c), so
+# it computes numbers of one scale for any number of iterations (it used to underflow to
+# NaNs after about 3,350).
 APP_LAUNCHES = (
-    AppSpec("halo", "nonblocking", 60000, 8),
-    AppSpec("cg", "allreduce", 16000, 8),
+    AppSpec("halo", "nonblocking", 60000, PAIR_BLOCK),
+    AppSpec("cg", "allreduce", 16000, PAIR_BLOCK),
 )
 
 
@@ -89,6 +85,19 @@ def analyze_app_cost(record: dict[str, Any], ci: float = CI_LEVEL,
             pair_ratios(null.get("block_s") or []) if null.get("status") == "complete" else [],
             ci)}),
     }
+
+
+def app_figure_name(c: dict[str, Any]) -> str:
+    return f"mo_{c['program']}_{c['mode']}_inside_launch_pct"
+
+
+def app_cost_figure(c: dict[str, Any]) -> dict[str, Any]:
+    """An app's cost inside one launch as a headline figure: resolved, as the study's, when
+    its interval lies within RESOLUTION_PCT of it."""
+    return figure(app_figure_name(c),
+                  f"profiler's cost on mo_{c['program']} ({c['mode']}) inside one launch",
+                  c["overhead_pct"], "%", "cost", ci=(c["ci95_low_pct"], c["ci95_high_pct"]),
+                  pairs=c["pairs"], resolution=RESOLUTION_PCT, paired="blocks")
 
 
 def _pct_interval(low: float | None, high: float | None) -> str:

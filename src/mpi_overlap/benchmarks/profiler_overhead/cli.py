@@ -19,8 +19,9 @@ def command(parts: CommandParts) -> click.Command:
     @click.option("--reps", type=int,
                   help="repetitions of the seven launches (default 5; --quick 3)")
     @click.option("--apps", is_flag=True,
-                  help="also one launch each of mo_halo and mo_cg (about 10 s here), timed in "
-                       "blocks with the profiler paused and running: its cost inside one launch")
+                  help="also mo_halo and mo_cg timed in blocks with the profiler paused and "
+                       "running, each launched with it and once without (the null check), "
+                       "about 10 s a launch here: the cost inside one launch")
     @parts.launches_options("print the tables and write the HTML report")
     def bench_profiler_overhead(mpi: tuple[str, ...], ranks: int, quick: bool,
                                 reps: int | None, apps: bool, launcher: str | None,

@@ -607,8 +607,9 @@ class Launch(LaunchRecord, kw_only=True, forbid_unknown_fields=True):
 
 
 class AppLaunch(LaunchRecord, kw_only=True, forbid_unknown_fields=True):
-    """one mini-app launch with the profiler (--apps), its timed iterations in blocks
-    alternately with the profiler running and paused (app_cost.py, native/apps/app_ab.h)"""
+    """one mini-app launch (--apps), its timed iterations in blocks alternately with the
+    profiler running and paused (app_cost.py, native/apps/app_ab.h); with the profiler, or
+    the same launch without it (profiled false)"""
 
     program: Literal["halo", "cg"]
     mode: str
@@ -718,7 +719,8 @@ class ProfilerOverheadRun(Document, kw_only=True, forbid_unknown_fields=True):
     ] = UNSET
     apps: Annotated[
         list[AppLaunch] | UnsetType,
-        Meta(description="--apps: one launch of each mini-app, timed in blocks; absent without"),
+        Meta(description=("--apps: each mini-app's launch timed in blocks, with the profiler"
+                          " and without it; absent without --apps")),
     ] = UNSET
 
 

@@ -31,7 +31,7 @@ from .analysis import (
     per_message_sentence,
     split_sentence,
 )
-from .app_cost import app_cost_sentence
+from .app_cost import app_cost_sentence, app_figure_name
 
 BENCHMARK = "profiler-overhead"
 HEADERS = (
@@ -467,10 +467,7 @@ def card_from_analysis(a: dict[str, Any]) -> str | None:
     parts = ([f"run time {run}"] if run else []) + ([f"small-message rate {rate}"] if rate
                                                     else [])
     for app in a.get("apps") or []:
-        # blocks, not launches: only the interval's width against the figure decides
-        fig = {"value": app.get("overhead_pct"), "unit": "%",
-               "ci95": [app.get("ci95_low_pct"), app.get("ci95_high_pct")]}
-        text = resolved_text(fig, 1.0, " %", "+.2f")
+        text = resolved_text(figure_entry(a, app_figure_name(app)), 1.0, " %", "+.2f")
         if text:
             parts.append(f"mo_{app['program']} inside one launch {text}")
     return ", ".join(parts) or None

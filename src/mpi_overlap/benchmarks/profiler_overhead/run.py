@@ -33,7 +33,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ...analysis.block_pairs import block_sums
+from ...analysis.block_pairs import mode_block_sums, unmonitored_transfers
 from ...core.errors import UserError
 from ...core.ui import Ui
 from ...platform.build import executable
@@ -195,7 +195,7 @@ def _profile(sub: Path, setup: LaunchSetup, argv: list[str]) -> dict[str, Any]:
         "clock": doc0.get("clock", {}).get("source"),
         # transfers recorded with monitoring off, all ranks: in a launch timed in blocks,
         # a sign that the profiler did not pause (app_cost.py)
-        "unmonitored_transfers": sum(int(c.get("unmonitored_transfers", 0)) for c in counters),
+        "unmonitored_transfers": unmonitored_transfers(counters),
         # the floor of the per-message cost: what rank 0's calls paid in clock reads
         "rank0_calls": sum(int(f.get("calls", 0))
                            for f in (doc0.get("profile") or {}).get("by_function") or []),
@@ -285,8 +285,7 @@ def _app_launch(ctx: _Context, app: AppSpec, exe: Path,
     out = launch(ctx.setup, exe, app.args(ctx.opts.quick), sub, profiled=profiled,
                  meta=[f"profiler={'with' if profiled else 'without'}",
                        f"profiler_ab={app.block}"])
-    modes = ((out.result or {}).get("results") or {}).get("modes") or []
-    mode = next((m for m in modes if m.get("mode") == app.mode and m.get("complete")), {})
+    mode, blocks = mode_block_sums(out.result, app.mode, app.block)
     record = {
         "program": app.program,
         "mode": app.mode,
@@ -295,7 +294,7 @@ def _app_launch(ctx: _Context, app: AppSpec, exe: Path,
         "dir": name,
         **out.record,
         "run_time_s": mode.get("run_time_s"),
-        "block_s": block_sums(mode.get("iter_time_s") or [], app.block),
+        "block_s": blocks,
         "profiled": profiled,
         "profile": _profile(sub, ctx.setup, out.argv) if profiled else None,
     }

@@ -6,7 +6,10 @@ the bounds, and what the profiler cost the app. docs/case-studies.md.
 Statistics: medians over the repetitions; the bounds are per-rank means (run.py here). The
 profiler's cost is the geometric mean over repetitions of (run time summed over every
 mode and size with the profiler) / (the same without), with the Student-t interval of
-the log ratios.
+the log ratios; and, inside the cost launches (one per repetition and size, the baseline
+timed in blocks with the profiler paused in every other), the pairs of blocks' ratios
+pooled (analysis/block_pairs.py), resolved where their interval lies within
+RESOLUTION_PCT of the figure.
 
 Prediction: a mode's transfer time hidden behind computation lies, by the bounds,
 between min_s and max_s; against the baseline the hidden time gained lies between
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...analysis.block_pairs import pair_cost, pair_ratios
+from ...analysis.block_pairs import RESOLUTION_PCT, pair_cost, pair_ratios
 from ...analysis.figures import MIN_PAIRS, figure, resolved_text
 from ...analysis.stats import median_or_none, ratio_ci
 from ...core.formatting import NA, fmt_pct, fmt_s_as_ms
@@ -295,7 +298,8 @@ def _inside_sentence(inside: dict[str, Any]) -> str:
             f"(blocks of {inside['block']} iterations, the profiler paused in every other)")
     if inside["overhead_pct"] is None:
         return f"{head}: no pair of blocks" + (
-            f"; {inside['refused']} launches left out: the profiler did not pause"
+            f"; {inside['refused']} launch{'es' if inside['refused'] != 1 else ''} left "
+            "out: the profiler did not pause"
             if inside["refused"] else "")
     ci = ("" if inside["ci95_low_pct"] is None else
           f" [{inside['ci95_low_pct']:+.2f}, {inside['ci95_high_pct']:+.2f}]")
@@ -388,8 +392,9 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
         sizes_out.append({**size, "cells": cells, "comparisons": comparisons,
                           "advice": checks})
     overhead = _overhead(launches, len(result.get("sizes") or []))
-    inside = (None if result.get("cost_launches") is None
-              else _inside_launches(result["cost_launches"]))
+    # a run from before the cost launches, or stopped before the first, has none
+    inside = (_inside_launches(result["cost_launches"]) if result.get("cost_launches")
+              else None)
     if inside is not None:
         overhead["inside_launches"] = inside
         conclusions.append(_inside_sentence(inside))
@@ -416,7 +421,7 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
         INSIDE_LAUNCHES, "profiler's cost on the app inside launches (blocks paused and "
         "running)", inside["overhead_pct"], "%", "cost",
         ci=(inside["ci95_low_pct"], inside["ci95_high_pct"]), pairs=inside["pairs"],
-        resolution=RESOLUTION_PCT)
+        resolution=RESOLUTION_PCT, paired="blocks")
     finding = _finding(result.get("app"), sizes_out, best, cost, per_cost, right, judged,
                        inside_cost)
     return {
@@ -448,10 +453,8 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
 # the figure of the profiler's cost per unit of computation (_per_computation)
 PER_COMPUTATION = "app_profiler_overhead_per_computation_pct"
 # the figure of the profiler's cost inside launches (_inside_launches), a finding where its
-# interval lies within RESOLUTION_PCT of it (issue 40: the profiler's cost on an app known
-# to ±0.5 %, against the seed's 0.9 %)
+# interval lies within RESOLUTION_PCT of it (block_pairs.py)
 INSIDE_LAUNCHES = "app_profiler_overhead_inside_launches_pct"
-RESOLUTION_PCT = 0.5
 
 
 def pct_of_ratio(ratio: float | None) -> float | None:

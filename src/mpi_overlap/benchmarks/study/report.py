@@ -138,9 +138,12 @@ def summary(run: Run) -> list[str]:
 
 def extent(run: Run) -> str | None:
     res = run.result or {}
-    launches = res.get("launches") or []
-    planned = (res.get("reps") or 0) * len(res.get("sizes") or []) * 2
-    return f"{len(launches)} of {planned} launches done"
+    done = len(res.get("launches") or []) + len(res.get("cost_launches") or [])
+    # with and without the profiler, and the cost launch, per repetition and size; a run
+    # from before the cost launches planned two
+    per = 3 if "cost_launches" in res else 2
+    planned = (res.get("reps") or 0) * len(res.get("sizes") or []) * per
+    return f"{done} of {planned} launches done"
 
 
 def to_json(run: Run) -> dict[str, Any]:

@@ -15,7 +15,7 @@ with/without ratio of the same launches. docs/case-studies.md.
 Launches on a shared machine each draw a pace for their whole length, which those ratios
 carry. So each repetition and size also has a cost launch: the baseline mode alone, as
 many iterations as a launch of every mode, with the profiler, its iterations in blocks of
-COST_BLOCK alternately with the profiler paused and running (`--profiler-ab`,
+PAIR_BLOCK alternately with the profiler paused and running (`--profiler-ab`,
 analysis/block_pairs.py): neighbouring blocks share the launch's pace, and their ratios
 give the cost inside launches.
 """
@@ -30,7 +30,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ...analysis.block_pairs import block_sums
+from ...analysis.block_pairs import PAIR_BLOCK, mode_block_sums, unmonitored_transfers
 from ...core.errors import UserError
 from ...core.ui import Ui
 from ...platform.build import executable
@@ -38,7 +38,7 @@ from ...platform.toolchains import Toolchain
 from ...profile.analysis.library_time import LibraryTime
 from ...profile.documents.collect import collect_profile
 from ...run.launch import launch_command
-from ...run.paired_launch import LaunchSetup, finish_launches, launch
+from ...run.paired_launch import LaunchOutcome, LaunchSetup, finish_launches, launch
 from ...run.rundir import RESULT_FILE, Run, begin_run, new_run_dir, write_json_atomic
 from ...run.runner import (
     RunOptions,
@@ -78,11 +78,6 @@ APPS: dict[str, StudyApp] = {
     "cg": StudyApp("cg", "mo_cg", "allreduce", (32, 64, 96), (32, 64), (100, 30), 2),
 }
 
-# Iterations per block of a cost launch: bench profiler-overhead --apps's choice, measured
-# there (profiler_overhead/app_cost.py).
-COST_BLOCK = 8
-
-
 def get_app(name: str) -> StudyApp:
     try:
         return APPS[name]
@@ -117,9 +112,12 @@ class StudyOptions:
         if self.sizes is not None and (not self.sizes or any(n < 4 or n > 1024
                                                              for n in self.sizes)):
             raise UserError("--sizes: per-rank grid edges between 4 and 1024, e.g. 16,64")
-        if self.iterations is not None and not 1 <= self.iterations <= MAX_ITERATIONS:
-            raise UserError(f"--iterations must be between 1 and {MAX_ITERATIONS} "
-                            f"(got {self.iterations})")
+        # the cost launch runs the baseline for as many iterations as every mode together
+        most = MAX_ITERATIONS // app.mode_count
+        if self.iterations is not None and not 1 <= self.iterations <= most:
+            raise UserError(f"--iterations must be between 1 and {most} for study "
+                            f"{app.name} (got {self.iterations}): its cost launch runs "
+                            f"{app.mode_count} times as many, up to the apps' {MAX_ITERATIONS}")
         check_timeout(self.timeout_s)
         check_ranks(get_benchmark(bench_name(app)), self.ranks)
 
@@ -182,23 +180,22 @@ def _cost_args(app: StudyApp, opts: StudyOptions, local: int) -> list[str]:
     the analysis takes for a pause the profiler refused)."""
     per_mode = opts.iterations or app.iterations[1 if opts.quick else 0]
     return [*app.args, "--modes", app.baseline, "--iterations", str(per_mode * app.mode_count),
-            "--profiler-ab", str(COST_BLOCK), "--warmup", "0", "--local", str(local)]
+            "--profiler-ab", str(PAIR_BLOCK), "--warmup", "0", "--local", str(local)]
 
 
-def _cost_record(name: str, rep: int, local: int, out: Any, prof: dict[str, Any] | None,
-                 baseline: str) -> dict[str, Any]:
+def _cost_record(name: str, rep: int, local: int, out: LaunchOutcome,
+                 prof: dict[str, Any] | None, baseline: str) -> dict[str, Any]:
     """A cost launch's record: each whole block's time from the app's iteration times, and
-    the transfers its ranks recorded with monitoring off (a sign it was not paused)."""
-    modes = ((out.result or {}).get("results") or {}).get("modes") or []
-    mode = next((m for m in modes if m.get("mode") == baseline and m.get("complete")), {})
+    the transfers its ranks recorded with monitoring off (a sign it was not paused). `prof`:
+    its merged profile, None where the launch left none."""
+    _, blocks = mode_block_sums(out.result, baseline, PAIR_BLOCK)
     counters = [((d.get("profile") or {}).get("counters") or {})
                 for d in (prof or {}).get("ranks") or []]
     return {"rep": rep, "local": local, "dir": name, **out.record,
-            "block": COST_BLOCK,
-            "block_s": block_sums(mode.get("iter_time_s") or [], COST_BLOCK),
+            "block": PAIR_BLOCK,
+            "block_s": blocks,
             "profile_status": None if prof is None else prof["status"],
-            "unmonitored_transfers": sum(int(c.get("unmonitored_transfers", 0))
-                                         for c in counters)}
+            "unmonitored_transfers": unmonitored_transfers(counters)}
 
 
 def _command_line(app: StudyApp, tc: Toolchain, opts: StudyOptions) -> list[str]:
@@ -300,7 +297,7 @@ def _cost_launch(setup: LaunchSetup, exe: Path, app: StudyApp, opts: StudyOption
     complete (the run stops there), None otherwise."""
     name = f"rep{rep:02d}-local{local}-cost"
     out = launch(setup, exe, _cost_args(app, opts, local), run_dir / name, profiled=True,
-                 meta=["profiler=with", f"profiler_ab={COST_BLOCK}", f"rep={rep}"])
+                 meta=["profiler=with", f"profiler_ab={PAIR_BLOCK}", f"rep={rep}"])
     prof = collect_profile(run_dir / name, setup, out.argv)
     record = _cost_record(name, rep, local, out, prof, app.baseline)
     if prof["status"] != "complete":
