@@ -77,6 +77,24 @@ def pair_ratios(blocks: list[float]) -> list[float]:
     return out
 
 
+# Pairs left out at the start of each launch. Block 0 holds the launch's first iterations
+# (the grids' first touch, MPI's first messages to each peer: the launches run without
+# warm-up, whose iterations would run with monitoring off), and it is always a running
+# block, so its pair reads the cold start as cost. Measured (2026-12-03, study halo
+# --reps 4, 16 cost launches of 62 pairs each per MPI): block 0 took 3-47 % longer than
+# its launch's median block in all 32, blocks 1-3 mostly within a few %; the first pair
+# read over +3 % in 12 of 16 launches on MPICH (the others -24 to +3 %), +8 to +49 % in
+# all 16 on Open MPI, and leaving it out moved the pooled geometric mean from +0.53 to
+# +0.43 % (MPICH) and from +0.47 to +0.19 % (Open MPI), the rank-based estimate by
+# 0.03-0.06 points.
+COLD_PAIRS = 1
+
+
+def warm_pair_ratios(blocks: list[float]) -> list[float]:
+    """A launch's pair ratios without its first COLD_PAIRS pairs: what its cost rests on."""
+    return pair_ratios(blocks)[COLD_PAIRS:]
+
+
 def _pct(r: float | None) -> float | None:
     return None if r is None else 100.0 * (r - 1.0)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...analysis.block_pairs import PAIR_BLOCK, RESOLUTION_PCT, pair_cost, pair_ratios
+from ...analysis.block_pairs import PAIR_BLOCK, RESOLUTION_PCT, pair_cost, warm_pair_ratios
 from ...analysis.figures import figure
 from .verdicts import CI_LEVEL, Target, verdict
 
@@ -68,7 +68,7 @@ def analyze_app_cost(record: dict[str, Any], ci: float = CI_LEVEL,
     launch without the profiler, whose blocks differ in nothing; what its pairs read is
     what the instrument reads where there is nothing to measure (analysis: `null`)."""
     unpaused = int((record.get("profile") or {}).get("unmonitored_transfers") or 0)
-    ratios = [] if unpaused else pair_ratios(record.get("block_s") or [])
+    ratios = [] if unpaused else warm_pair_ratios(record.get("block_s") or [])
     figures = pair_cost(ratios, ci)
     return {
         "program": record["program"],
@@ -82,7 +82,8 @@ def analyze_app_cost(record: dict[str, Any], ci: float = CI_LEVEL,
                    "monitoring off" if unpaused else None),
         "run_time_s": record.get("run_time_s"),
         **({} if null is None else {"null": pair_cost(
-            pair_ratios(null.get("block_s") or []) if null.get("status") == "complete" else [],
+            warm_pair_ratios(null.get("block_s") or [])
+            if null.get("status") == "complete" else [],
             ci)}),
     }
 

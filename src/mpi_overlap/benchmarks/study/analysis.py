@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...analysis.block_pairs import RESOLUTION_PCT, pair_cost, pair_ratios
+from ...analysis.block_pairs import RESOLUTION_PCT, pair_cost, warm_pair_ratios
 from ...analysis.figures import MIN_PAIRS, figure, resolved_text
 from ...analysis.stats import median_or_none, ratio_ci
 from ...core.formatting import NA, fmt_pct, fmt_s_as_ms
@@ -284,7 +284,8 @@ def _inside_launches(cost_launches: list[dict[str, Any]]) -> dict[str, Any]:
             refused += 1
             continue
         used += 1
-        by_size.setdefault(int(x["local"]), []).extend(pair_ratios(x.get("block_s") or []))
+        by_size.setdefault(int(x["local"]), []).extend(
+            warm_pair_ratios(x.get("block_s") or []))
     pooled = [r for ratios in by_size.values() for r in ratios]
     return {**pair_cost(pooled),
             "block": next((int(x["block"]) for x in cost_launches if x.get("block")), None),
