@@ -179,12 +179,12 @@ def test_ratio_ci_rank_counts_what_it_no_longer_lists(ratios: list[float]) -> No
     """Above _WALSH_LISTED values the Walsh averages are counted by bisection rather than
     listed (a study pools 20,000 pairs and more); both ways give the same order
     statistics, so the figures do not depend on how many pairs there are."""
-    listed = ratio_ci_rank(ratios)
+    listed, limit = ratio_ci_rank(ratios), stats_module._WALSH_LISTED
     try:
         stats_module._WALSH_LISTED = 0
         counted = ratio_ci_rank(ratios)
     finally:
-        stats_module._WALSH_LISTED = 2000
+        stats_module._WALSH_LISTED = limit
     assert counted == tuple(pytest.approx(x, rel=1e-12) if x is not None else None
                             for x in listed)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .figures import figure
 from .stats import ratio_ci, ratio_ci_rank
 
 # Iterations per block: 8 (2 ms of mo_halo, 10 ms of mo_cg here). Measured on this VM
@@ -113,3 +114,11 @@ def pair_cost(ratios: list[float], ci: float = 0.95) -> dict[str, Any]:
         "rank_ci95_low_pct": _pct(rank_low),
         "rank_ci95_high_pct": _pct(rank_high),
     }
+
+
+def pair_cost_figure(name: str, label: str, cost: dict[str, Any]) -> dict[str, Any]:
+    """A pair_cost as a headline figure: a finding where its interval lies within
+    RESOLUTION_PCT of it, its pairs named as blocks (analysis/figures.py)."""
+    return figure(name, label, cost["overhead_pct"], "%", "cost",
+                  ci=(cost["ci95_low_pct"], cost["ci95_high_pct"]), pairs=cost["pairs"],
+                  resolution=RESOLUTION_PCT, paired="blocks")

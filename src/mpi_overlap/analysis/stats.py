@@ -142,11 +142,14 @@ def ratio_ci_rank(ratios: list[float], ci: float = 0.95,
         return None, None, None
     x = np.sort(np.asarray(logs, dtype=float))
     m = len(x) * (len(x) + 1) // 2  # how many Walsh averages
-    centre = math.exp((_walsh_order(x, (m + 1) // 2) + _walsh_order(x, m // 2 + 1)) / 2.0)
     k = signed_rank_order(len(x), ci)
+    # the median's one or two middle averages, then the interval's ends where there is one
+    orders = [(m + 1) // 2, m // 2 + 1] + ([] if k is None else [k, m + 1 - k])
+    walsh = _walsh_orders(x, orders)
+    centre = math.exp((walsh[0] + walsh[1]) / 2.0)
     if k is None:
         return centre, None, None
-    return centre, math.exp(_walsh_order(x, k)), math.exp(_walsh_order(x, m + 1 - k))
+    return centre, math.exp(walsh[2]), math.exp(walsh[3])
 
 
 # Up to this many values their Walsh averages are listed (n(n+1)/2 of them: 16 MB at
@@ -155,13 +158,14 @@ def ratio_ci_rank(ratios: list[float], ci: float = 0.95,
 _WALSH_LISTED = 2000
 
 
-def _walsh_order(x: np.ndarray, k: int) -> float:
-    """The k-th smallest (from 1) of the Walsh averages (x_i + x_j) / 2, i <= j, of the
-    sorted values x."""
+def _walsh_orders(x: np.ndarray, orders: list[int]) -> list[float]:
+    """The k-th smallest (from 1), for each k of `orders`, of the Walsh averages
+    (x_i + x_j) / 2, i <= j, of the sorted values x."""
     n = len(x)
     if n <= _WALSH_LISTED:
         walsh = np.add.outer(x, x)[np.triu_indices(n)] / 2.0
-        return float(np.partition(walsh, k - 1)[k - 1])
+        picked = np.partition(walsh, [k - 1 for k in orders])
+        return [float(picked[k - 1]) for k in orders]
     # bisect on the value: how many averages lie at or below t is, for each i, how many
     # j >= i have x_j <= 2t - x_i, one sorted search per value
     index = np.arange(n)
@@ -169,15 +173,18 @@ def _walsh_order(x: np.ndarray, k: int) -> float:
     def at_most(t: float) -> int:
         return int(np.maximum(np.searchsorted(x, 2.0 * t - x, side="right") - index, 0).sum())
 
-    low, high = float(x[0]), float(x[-1])
-    while True:
-        mid = (low + high) / 2.0
-        if mid <= low or mid >= high:  # neighbouring doubles: high is the average
-            return high
-        if at_most(mid) >= k:
-            high = mid
-        else:
-            low = mid
+    def kth(k: int) -> float:
+        low, high = float(x[0]), float(x[-1])
+        while True:
+            mid = (low + high) / 2.0
+            if mid <= low or mid >= high:  # neighbouring doubles: high is the average
+                return high
+            if at_most(mid) >= k:
+                high = mid
+            else:
+                low = mid
+
+    return [kth(k) for k in orders]
 
 
 def median_or_none(values: Iterable[float]) -> float | None:

@@ -23,8 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...analysis.block_pairs import PAIR_BLOCK, RESOLUTION_PCT, pair_cost, warm_pair_ratios
-from ...analysis.figures import figure
+from ...analysis.block_pairs import PAIR_BLOCK, pair_cost, pair_cost_figure, warm_pair_ratios
 from .verdicts import CI_LEVEL, Target, verdict
 
 # The seed's cost of its profiler on real applications: under 0.9 % of run time.
@@ -94,11 +93,10 @@ def app_figure_name(c: dict[str, Any]) -> str:
 
 def app_cost_figure(c: dict[str, Any]) -> dict[str, Any]:
     """An app's cost inside one launch as a headline figure: resolved, as the study's, when
-    its interval lies within RESOLUTION_PCT of it."""
-    return figure(app_figure_name(c),
-                  f"profiler's cost on mo_{c['program']} ({c['mode']}) inside one launch",
-                  c["overhead_pct"], "%", "cost", ci=(c["ci95_low_pct"], c["ci95_high_pct"]),
-                  pairs=c["pairs"], resolution=RESOLUTION_PCT, paired="blocks")
+    its interval lies within block_pairs.RESOLUTION_PCT of it."""
+    return pair_cost_figure(
+        app_figure_name(c),
+        f"profiler's cost on mo_{c['program']} ({c['mode']}) inside one launch", c)
 
 
 def _pct_interval(low: float | None, high: float | None) -> str:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...analysis.block_pairs import RESOLUTION_PCT, pair_cost, warm_pair_ratios
+from ...analysis.block_pairs import pair_cost, pair_cost_figure, warm_pair_ratios
 from ...analysis.figures import MIN_PAIRS, figure, resolved_text
 from ...analysis.stats import median_or_none, ratio_ci
 from ...core.formatting import NA, fmt_pct, fmt_s_as_ms
@@ -418,11 +418,9 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
         per["overhead_pct"], "%", "cost",
         ci=(pct_of_ratio(per["ci95_low"]), pct_of_ratio(per["ci95_high"])),
         pairs=per["pairs"], disturbed=per["disturbed_pairs"])
-    inside_cost = None if inside is None else figure(
+    inside_cost = None if inside is None else pair_cost_figure(
         INSIDE_LAUNCHES, "profiler's cost on the app inside launches (blocks paused and "
-        "running)", inside["overhead_pct"], "%", "cost",
-        ci=(inside["ci95_low_pct"], inside["ci95_high_pct"]), pairs=inside["pairs"],
-        resolution=RESOLUTION_PCT, paired="blocks")
+        "running)", inside)
     finding = _finding(result.get("app"), sizes_out, best, cost, per_cost, right, judged,
                        inside_cost)
     return {
@@ -454,7 +452,7 @@ def analyze_study(result: dict[str, Any]) -> dict[str, Any]:
 # the figure of the profiler's cost per unit of computation (_per_computation)
 PER_COMPUTATION = "app_profiler_overhead_per_computation_pct"
 # the figure of the profiler's cost inside launches (_inside_launches), a finding where its
-# interval lies within RESOLUTION_PCT of it (block_pairs.py)
+# interval lies within block_pairs.RESOLUTION_PCT of it
 INSIDE_LAUNCHES = "app_profiler_overhead_inside_launches_pct"
 
 

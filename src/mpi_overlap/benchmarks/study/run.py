@@ -184,17 +184,17 @@ def _cost_args(app: StudyApp, opts: StudyOptions, local: int) -> list[str]:
 
 
 def _cost_record(name: str, rep: int, local: int, out: LaunchOutcome,
-                 prof: dict[str, Any] | None, baseline: str) -> dict[str, Any]:
+                 prof: dict[str, Any], baseline: str) -> dict[str, Any]:
     """A cost launch's record: each whole block's time from the app's iteration times, and
     the transfers its ranks recorded with monitoring off (a sign it was not paused). `prof`:
-    its merged profile, None where the launch left none."""
+    its profile as collect_profile gathered it (with its status where none was left)."""
     _, blocks = mode_block_sums(out.result, baseline, PAIR_BLOCK)
     counters = [((d.get("profile") or {}).get("counters") or {})
-                for d in (prof or {}).get("ranks") or []]
+                for d in prof.get("ranks") or []]
     return {"rep": rep, "local": local, "dir": name, **out.record,
             "block": PAIR_BLOCK,
             "block_s": blocks,
-            "profile_status": None if prof is None else prof["status"],
+            "profile_status": prof["status"],
             "unmonitored_transfers": unmonitored_transfers(counters)}
 
 
