@@ -49,10 +49,17 @@ double mop_cpu_read_cost(void)
     return best;
 }
 
-/* 1000 reads' cost (at least 200 us): with at most three reads per threshold
- * of run time (mop_cpu.h), the reads take at most 0.3 % of it. */
+/* 1000 reads' cost, at least 1 ms: with at most three reads per threshold of
+ * run time (mop_cpu.h), the reads take at most 0.3 % of it, and mostly one
+ * read per threshold. The floor was 200 us: then mo_halo and mo_cg read the
+ * clock about 4,200 times a second, nearly all at the EXITs that come once a
+ * threshold has passed (14 of 3,793 reads ended a piece that long), 0.07-0.11 %
+ * of their run at 158 ns a read, 270 with the caches a sweep leaves (2026-12-04;
+ * docs/profiler.md, "Computation as CPU time"): a sixth of what the profiler
+ * costs them. A piece shorter than 1 ms hides at most that much descheduling,
+ * and a descheduled piece lasts at least a time slice, a few ms. */
 enum { MOP_CPU_COST_FACTOR = 1000 };
-#define MOP_CPU_MIN_FLOOR_S 200e-6
+#define MOP_CPU_MIN_FLOOR_S 1e-3
 
 double mop_cpu_setup(double read_ns, double s_per_tick)
 {

@@ -12,7 +12,7 @@
  * since the last read (a piece that grows long unexpectedly, most often
  * because it was descheduled, then has a recent reading before it). That is at
  * most three reads per threshold of run time, which the runtime sets
- * to 1000 times one read's measured cost (at least 200 us): at most 0.3 % of
+ * to 1000 times one read's measured cost (at least 1 ms): at most 0.3 % of
  * the run. Every call pays an increment, a decrement, a store and two
  * compares. Shorter pieces are counted as on the CPU all along: a piece
  * shorter than the threshold cannot hide more than the threshold. */

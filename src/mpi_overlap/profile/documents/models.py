@@ -130,7 +130,7 @@ class ProfileRankCpu(Document, kw_only=True, forbid_unknown_fields=True):
         Meta(
             description=(
                 "pieces at least this long are measured: 1000 reads' cost, at least "
-                "200 us (MPI_OVERLAP_CPU_MIN_US); null: reads off (MPI_OVERLAP_CPU=0,"
+                "1 ms (MPI_OVERLAP_CPU_MIN_US); null: reads off (MPI_OVERLAP_CPU=0,"
                 " or no such clock)"
             )
         ),
