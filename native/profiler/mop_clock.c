@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mop_hot.h"
 #include "mop_clock.h"
 
-int mop_use_tsc;
+MOP_HOT_FLAG int mop_use_tsc;
 
 uint64_t mop_mono_ns(void)
 {

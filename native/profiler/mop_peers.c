@@ -6,6 +6,7 @@
  * with it. Translating each message's peer on its own took a group query, a
  * translation and two group frees per message, which was most of the cost per
  * message of a job spanning nodes (docs/profiler.md, "Memory and cost"). */
+#include "mop_hot.h"
 #include "mop_peers.h"
 
 #include <pthread.h>
@@ -13,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mop_need_peers;
+MOP_HOT_FLAG int mop_need_peers;
 
 /* The world rank of each rank of a group, in rank order. */
 typedef struct mop_peer_table {

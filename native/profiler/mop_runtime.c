@@ -8,6 +8,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "mop_hot.h"
 #include "mop_runtime.h"
 #include "timer.h"
 
@@ -41,10 +42,10 @@
 #include "mop_peers.h"
 #include "mop_xfer_table.h"
 
-volatile int mop_active;
-int mop_xt_on;
-int mop_post_fusion;
-int mop_idle_waits;
+MOP_HOT_FLAG volatile int mop_active;
+MOP_HOT_FLAG int mop_xt_on;
+MOP_HOT_FLAG int mop_post_fusion;
+MOP_HOT_FLAG int mop_idle_waits;
 _Thread_local mop_thread *mop_tls __attribute__((tls_model("initial-exec")));
 /* Set while this thread holds the process lock or its own thread lock, so a
  * fatal signal arriving then does not wait for a lock its own thread holds. */

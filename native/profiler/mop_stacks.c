@@ -2,6 +2,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dl_iterate_phdr; the build defines it for the library already */
 #endif
+#include "mop_hot.h"
 #include "mop_stacks.h"
 
 #include <dlfcn.h>
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mop_stack_depth = 1;
+MOP_HOT_FLAG int mop_stack_depth = 1;
 
 typedef struct mop_stack {
     uint64_t key; /* 0: empty */

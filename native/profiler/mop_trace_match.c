@@ -20,13 +20,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "mop_hot.h"
 #include "fingerprint.h"
 #include "mop_trace.h"
 #include "mop_trace_dtype.h"
 #include "mop_wrap_util.h"
 #include "grow.h"
 
-int mop_match_on;
+MOP_HOT_FLAG int mop_match_on;
 
 static struct {
     mop_trace *tr;

@@ -14,6 +14,7 @@
  * "Completion paths", lists what each path records. */
 #include <stdlib.h>
 
+#include "mop_hot.h"
 #include "mop_idle.h"
 #include "mop_wrap_util.h"
 
@@ -77,9 +78,9 @@ void mop_saved_reqs_free(mop_saved_reqs *s, mop_thread *th, int failed)
     s->st = NULL;
 }
 
-int mop_status_needs;
+MOP_HOT_FLAG int mop_status_needs;
 
-int mop_status_direct;
+MOP_HOT_FLAG int mop_status_direct;
 
 /* Whether mop_status_bytes may read a status's count itself: it must give what
  * PMPI_Get_count with MPI_BYTE gives on statuses the MPI has filled, counts
