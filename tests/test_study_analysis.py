@@ -320,3 +320,25 @@ def test_the_extent_counts_the_cost_launches() -> None:
     assert extent(Run(Path("."), {}, doc)) == f"{len(doc['launches'])} of 4 launches done"
     doc["cost_launches"] = [_cost_launch(1, 32, [1.0] * 4)]
     assert extent(Run(Path("."), {}, doc)) == f"{len(doc['launches']) + 1} of 6 launches done"
+
+
+def test_a_cost_launch_runs_every_modes_iterations_and_at_least_sixty_pairs() -> None:
+    from mpi_overlap.analysis.block_pairs import COLD_PAIRS, PAIR_BLOCK
+    from mpi_overlap.benchmarks.study.run import (
+        APPS,
+        MIN_COST_PAIRS,
+        StudyOptions,
+        cost_iterations,
+    )
+
+    least = (MIN_COST_PAIRS + COLD_PAIRS) * 2 * PAIR_BLOCK
+    halo, cg = APPS["halo"], APPS["cg"]
+    # halo's five modes of 200 already give more; cg's two of 100 would give 11 pairs
+    assert cost_iterations(halo, StudyOptions()) == 5 * 200 >= least
+    assert cost_iterations(cg, StudyOptions()) == least
+    assert (least // PAIR_BLOCK) // 2 - COLD_PAIRS == MIN_COST_PAIRS
+    assert cost_iterations(cg, StudyOptions(iterations=10)) == least
+    assert cost_iterations(halo, StudyOptions(iterations=400)) == 5 * 400
+    # --quick keeps its short launches: every mode's quick iterations, or the asked ones
+    assert cost_iterations(cg, StudyOptions(quick=True)) == 2 * 30
+    assert cost_iterations(halo, StudyOptions(quick=True, iterations=12)) == 5 * 12

@@ -14,7 +14,8 @@ with/without ratio of the same launches. docs/case-studies.md.
 
 Launches on a shared machine each draw a pace for their whole length, which those ratios
 carry. So each repetition and size also has a cost launch: the baseline mode alone, as
-many iterations as a launch of every mode, with the profiler, its iterations in blocks of
+many iterations as a launch of every mode and at least MIN_COST_PAIRS pairs of blocks'
+worth (cost_iterations), with the profiler, its iterations in blocks of
 PAIR_BLOCK alternately with the profiler paused and running (`--profiler-ab`,
 analysis/block_pairs.py): neighbouring blocks share the launch's pace, and their ratios
 give the cost inside launches.
@@ -30,7 +31,12 @@ from typing import Any
 
 from rich.console import Console
 
-from ...analysis.block_pairs import PAIR_BLOCK, mode_block_sums, unmonitored_transfers
+from ...analysis.block_pairs import (
+    COLD_PAIRS,
+    PAIR_BLOCK,
+    mode_block_sums,
+    unmonitored_transfers,
+)
 from ...core.errors import UserError
 from ...core.ui import Ui
 from ...platform.build import executable
@@ -113,6 +119,7 @@ class StudyOptions:
                                                              for n in self.sizes)):
             raise UserError("--sizes: per-rank grid edges between 4 and 1024, e.g. 16,64")
         # the cost launch runs the baseline for as many iterations as every mode together
+        # (or MIN_COST_PAIRS pairs' worth, far below the bound)
         most = MAX_ITERATIONS // app.mode_count
         if self.iterations is not None and not 1 <= self.iterations <= most:
             raise UserError(f"--iterations must be between 1 and {most} for study "
@@ -174,12 +181,28 @@ def _modes(result: dict[str, Any] | None) -> list[dict[str, Any]]:
     return rows
 
 
-def _cost_args(app: StudyApp, opts: StudyOptions, local: int) -> list[str]:
-    """A cost launch's flags: the baseline mode alone for as many iterations as a launch of
-    every mode, in blocks, without the untimed warm-up (it runs with monitoring off, which
-    the analysis takes for a pause the profiler refused)."""
+# The pairs of blocks a cost launch gives at least, after its cold one (not with --quick).
+# cg's two modes together run 200 iterations, 11 pairs a launch: `study cg --reps 12`
+# pooled 396 and resolved neither MPI (±0.65 and ±0.72 %, 2026-12-04), where halo's
+# 1,000 iterations, 61 pairs a launch, 2,928 pooled, resolved both (±0.32 to ±0.41 %).
+MIN_COST_PAIRS = 60
+
+
+def cost_iterations(app: StudyApp, opts: StudyOptions) -> int:
+    """A cost launch's iterations: as many as a launch of every mode, and (except with
+    --quick) enough for MIN_COST_PAIRS pairs of blocks after the cold one."""
     per_mode = opts.iterations or app.iterations[1 if opts.quick else 0]
-    return [*app.args, "--modes", app.baseline, "--iterations", str(per_mode * app.mode_count),
+    every_mode = per_mode * app.mode_count
+    if opts.quick:
+        return every_mode
+    return max(every_mode, (MIN_COST_PAIRS + COLD_PAIRS) * 2 * PAIR_BLOCK)
+
+
+def _cost_args(app: StudyApp, opts: StudyOptions, local: int) -> list[str]:
+    """A cost launch's flags: the baseline mode alone for cost_iterations(), in blocks,
+    without the untimed warm-up (it runs with monitoring off, which the analysis takes for
+    a pause the profiler refused)."""
+    return [*app.args, "--modes", app.baseline, "--iterations", str(cost_iterations(app, opts)),
             "--profiler-ab", str(PAIR_BLOCK), "--warmup", "0", "--local", str(local)]
 
 
