@@ -259,7 +259,16 @@ mop_thread *mop_thread_attach(void)
 {
     if (mop_paused) /* every wrapper of a paused thread comes here: no new record */
         return NULL;
-    mop_thread *th = calloc(1, sizeof *th);
+    /* On a cache line, as q is within it: calloc's 16-byte alignment (an mmap'd
+     * block's header) put every other 32-byte event across two lines, a split
+     * store on every such push. Aligned, the message-rate loop costs 1.7 ns a
+     * message less on MPICH (median of 8 pairs, 6 lower) and 0.3 on Open MPI
+     * (10 pairs), 2026-12-04. */
+    mop_thread *th = NULL;
+    if (posix_memalign((void **)&th, MOP_LINE, sizeof *th) != 0)
+        th = NULL;
+    else
+        memset(th, 0, sizeof *th);
     mop_thread_private *pv = calloc(1, sizeof *pv);
     if (!th || !pv || mop_process_init(&pv->proc, &mop_g.cfg) != 0) {
         free(th);

@@ -19,6 +19,8 @@
 #include "mop_xthread.h"
 
 enum { MOP_QUEUE_EVENTS = 4096 };
+/* A cache line: the thread's record starts on one, and so does its queue. */
+enum { MOP_LINE = 64 };
 
 /* Processing while the program waits (mop_idle.h): a call that may wait
  * works on the queue once MOP_IDLE_BACKLOG events are waiting there. */
@@ -48,7 +50,7 @@ typedef struct mop_thread {
     uint64_t f_site;
     /* The computation between its calls as CPU time (mop_cpu.h). */
     mop_cpu cpu;
-    mop_event q[MOP_QUEUE_EVENTS];
+    _Alignas(MOP_LINE) mop_event q[MOP_QUEUE_EVENTS]; /* two events a line, none across two */
     char xt_pad[64]; /* the inbox is written by other threads: not q's cache line */
     mop_xt_inbox inbox; /* ENDs of this thread's requests seen by other threads */
 } mop_thread;
