@@ -26,9 +26,10 @@ enum {
     MOP_REGION_NAME_MAX = 64,
     /* At most a quarter full, so a probe mostly meets the name or an empty
      * slot at once; 2 KiB of ids. */
-    MOP_REGION_INDEX = 4 * MOP_MAX_REGIONS,
+    MOP_REGION_INDEX_BITS = 10,
+    MOP_REGION_INDEX = 1 << MOP_REGION_INDEX_BITS,
 };
-_Static_assert((MOP_REGION_INDEX & (MOP_REGION_INDEX - 1)) == 0, "the index is a power of two");
+_Static_assert(MOP_REGION_INDEX >= 4 * MOP_MAX_REGIONS, "the index stays at most a quarter full");
 
 /* Names [1, count) are complete and never change again: a name is written
  * before its id is published in the index (release), and readers load the
@@ -74,7 +75,7 @@ static inline size_t mop_region_hash(const char *name, size_t len)
     if (len % 8)
         h = (h ^ mop_region_tail(name, len)) * 0xff51afd7ed558ccdULL;
     h ^= h >> 29;
-    return (size_t)(h * 0x9e3779b97f4a7c15ULL >> 54) & (MOP_REGION_INDEX - 1);
+    return (size_t)(h * 0x9e3779b97f4a7c15ULL >> (64 - MOP_REGION_INDEX_BITS));
 }
 
 /* Whether id's name is these len bytes. Its buffer holds zeros after the
