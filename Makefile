@@ -22,7 +22,8 @@ RUNS        ?= mpi-overlap-runs
 export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: setup demo test test-quick test-loaded lint ctest fuzz native-checks builds pytest pytest-unit \
-        pytest-mpi toolchains clean bench-report-scale bench-real-scale bench-profile-startup
+        pytest-mpi toolchains clean bench-report-scale bench-real-scale bench-profile-startup \
+        bench-cold-calls
 
 # --no-compile: pip byte-compiled every module of the dependencies (numpy, scipy, pandas,
 # matplotlib...), 20 of the install's 33 s here (2026-12-01), where the modules a run
@@ -150,6 +151,12 @@ bench-real-scale: setup
 PROFILE_STARTUP_REPS ?= 5
 bench-profile-startup: setup
 	$(BIN)/python -m mpi_overlap.tools.devtools profile-startup --reps $(PROFILE_STARTUP_REPS)
+
+# What the profiler adds to each MPI call after a 4 MB sweep of the caches (cold, as in an
+# application) and without one (hot), COLD_CALLS_REPS interleaved pairs (a benchmark).
+COLD_CALLS_REPS ?= 8
+bench-cold-calls: setup toolchains
+	$(BIN)/python -m mpi_overlap.tools.devtools cold-calls --reps $(COLD_CALLS_REPS)
 
 clean:
 	rm -rf build $(RUNS) .pytest_cache

@@ -18,6 +18,9 @@ document, generated from its model, into DIR (schemas.py).
 
 `python -m mpi_overlap.tools.devtools profile-startup` times `mpi-overlap profile` beside its
 program's bare launch (startup_cost.py; `make bench-profile-startup`).
+
+`python -m mpi_overlap.tools.devtools cold-calls` prices each MPI call the profiler wraps
+after a sweep of the caches and without one (cold_calls.py; `make bench-cold-calls`).
 """
 
 from __future__ import annotations
@@ -86,7 +89,9 @@ def ctest(toolchain: str | None = None) -> int:
 
 USAGE = ("usage: python -m mpi_overlap.tools.devtools ctest [TOOLCHAIN] | fuzz [SECONDS] | "
          "report-scale [--ranks N,N] [--real N,N] [--source RUN_DIR] [--json FILE] [--keep] | "
-         "profile-startup [--reps K] [--ranks N] [--json FILE] [-- PROGRAM ARGS] | schemas DIR")
+         "profile-startup [--reps K] [--ranks N] [--json FILE] [-- PROGRAM ARGS] | "
+         "cold-calls [--reps K] [--mpi NAME] [--sweep-kb N] [--iterations N] "
+         "[--hot-iterations N] [--json FILE] | schemas DIR")
 
 
 def main(argv: list[str]) -> int:
@@ -101,6 +106,10 @@ def main(argv: list[str]) -> int:
             from .startup_cost import main as profile_startup
 
             return profile_startup(argv[1:])
+        if argv[:1] == ["cold-calls"]:
+            from .cold_calls import main as cold_calls
+
+            return cold_calls(argv[1:])
         if argv[:1] == ["schemas"] and len(argv) == 2:
             from .schemas import write_schemas
 
