@@ -12,7 +12,7 @@ minus bare, the median over the pairs, and the pairs' range).
 
 Why: in a message-rate loop a call's cost is its instructions; in an application it is
 the cache lines it fetches again (docs/profiler.md, "Memory and cost", cold calls). The
-apps' cost (`bench profiler-overhead --apps`, `study`) needs seconds of launches to
+apps' cost (the profiler's cost benchmark with `--apps`, `study`) needs seconds of launches to
 resolve to ±0.5 %; this resolves a call's cold cost to a few ns in under a minute, so a
 change to the wrappers' footprint can be measured before and after. Never asserted by a
 test: timings.
