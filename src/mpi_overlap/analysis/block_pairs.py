@@ -96,6 +96,12 @@ def warm_pair_ratios(blocks: list[float]) -> list[float]:
     return pair_ratios(blocks)[COLD_PAIRS:]
 
 
+def iterations_for_warm_pairs(pairs: int) -> int:
+    """The iterations a launch in blocks of PAIR_BLOCK needs for `pairs` warm pairs (what
+    warm_pair_ratios keeps)."""
+    return (pairs + COLD_PAIRS) * 2 * PAIR_BLOCK
+
+
 def _pct(r: float | None) -> float | None:
     return None if r is None else 100.0 * (r - 1.0)
 

@@ -32,8 +32,8 @@ from typing import Any
 from rich.console import Console
 
 from ...analysis.block_pairs import (
-    COLD_PAIRS,
     PAIR_BLOCK,
+    iterations_for_warm_pairs,
     mode_block_sums,
     unmonitored_transfers,
 )
@@ -195,7 +195,7 @@ def cost_iterations(app: StudyApp, opts: StudyOptions) -> int:
     every_mode = per_mode * app.mode_count
     if opts.quick:
         return every_mode
-    return max(every_mode, (MIN_COST_PAIRS + COLD_PAIRS) * 2 * PAIR_BLOCK)
+    return max(every_mode, iterations_for_warm_pairs(MIN_COST_PAIRS))
 
 
 def _cost_args(app: StudyApp, opts: StudyOptions, local: int) -> list[str]:
