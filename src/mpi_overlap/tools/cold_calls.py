@@ -124,16 +124,13 @@ def main(argv: list[str]) -> int:
           f"before each of {args.iterations} iterations, hot: none, {args.hot_iterations} "
           f"iterations; load average {load_before:.2f} before, {load_after:.2f} after, "
           f"{os.cpu_count()} CPUs")
-    print(f"{'ns per iteration':<16} {'cold bare':>10} {'cold added':>11} {'(range)':>16} "
-          f"{'hot bare':>9} {'hot added':>10} {'(range)':>16}")
+    print(f"{'ns per iteration':<16}" + "".join(
+        f" {case + ' bare':>10} {case + ' added':>11} {'(range)':>16}" for case in figures))
     for part in (*PARTS, "calls"):
-        row = [f"{part:<16}"]
-        for case in ("cold", "hot"):
-            f = figures[case][part]
-            spread = f"[{f['added_min_ns']:+.0f}, {f['added_max_ns']:+.0f}]"
-            row.append(f"{f['bare_ns']:{10 if case == 'cold' else 9}.1f} "
-                       f"{f['added_ns']:+{11 if case == 'cold' else 10}.1f} {spread:>16}")
-        print(" ".join(row))
+        cells = [(f, f"[{f['added_min_ns']:+.0f}, {f['added_max_ns']:+.0f}]")
+                 for f in (figures[case][part] for case in figures)]
+        print(f"{part:<16}" + "".join(f" {f['bare_ns']:10.1f} {f['added_ns']:+11.1f} {r:>16}"
+                                      for f, r in cells))
     if args.json:
         write_json(args.json, {"reps": args.reps, "sweep_kb": args.sweep_kb,
                                "iterations": args.iterations,
