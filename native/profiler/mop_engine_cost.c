@@ -106,6 +106,7 @@ static int time_form(const cost_options *o, const mop_xfer_table *table, enum st
         for (size_t i = 0; i < n; i++) /* the next pass runs later on the same clock */
             ev[i].t += span;
     }
+    mop_process_finish(&proc); /* the sums still held go to their cells */
     *transfers = proc.total.transfers;
     mop_process_free(&proc);
     free(ev);

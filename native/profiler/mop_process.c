@@ -204,20 +204,86 @@ MOP_HOT void mop_judge(mop_process *p, const mop_transfer *tr, size_t bin)
     mop_judge_bounds(p, &tr->b, tr->need_s, tr->t_begin, tr->t_end, tr->fn, bin);
 }
 
-/* A judged transfer's bounds go into every breakdown cell it belongs to. */
+/* The cells of a transfer (mop_xfer_run) as one word, so that a transfer
+ * finds its run's with one compare. */
+_Static_assert(MOP_MAX_BINS <= 1 << 16 && MOP_MAX_FN <= 1 << 16, "bin, fn: 16 bits each");
+_Static_assert(MOP_MAX_REGIONS <= 1 << 8 && MOP_MAX_SITES <= 1 << 8, "region, sites: 8 bits");
+static inline uint64_t mop_xfer_run_key(size_t bin, uint16_t fn, uint16_t region,
+                                        uint16_t post_site, uint16_t end_site)
+{
+    return (uint64_t)bin | (uint64_t)(fn % MOP_MAX_FN) << 16 |
+           (uint64_t)(region % MOP_MAX_REGIONS) << 32 | (uint64_t)(post_site & 0xff) << 40 |
+           (uint64_t)(end_site & 0xff) << 48;
+}
+
+static uint16_t mop_xfer_run_post(uint64_t key) { return (uint16_t)(key >> 40 & 0xff); }
+static uint16_t mop_xfer_run_end(uint64_t key) { return (uint16_t)(key >> 48 & 0xff); }
+
+/* Adds sums x (of `polled` transfers polled) to p's total and to the cells
+ * of bin, fn and region, and with call sites to pair (post, end), in p's site
+ * ids. Inline: a transfer that does not go to the run comes here directly. */
+static inline void mop_cells_add(mop_process *p, const mop_acc *x, uint64_t polled, size_t bin,
+                                 uint16_t fn, uint16_t region, uint16_t post, uint16_t end)
+{
+    mop_acc_merge(&p->total, x);
+    mop_acc_merge(&p->bins[bin], x);
+    mop_acc_merge(&p->fns[fn % MOP_MAX_FN].x, x);
+    mop_acc_merge(&p->regions[region % MOP_MAX_REGIONS].x, x);
+    if (p->cfg.callsites && mop_sites_add(&p->sites, post, end, x, polled) != 0)
+        p->counters.pair_overflow += x->transfers;
+}
+
+/* Adds run x's sums to p's cells, its call-site pair as (post, end) in p's
+ * site ids (its key's, or another process's mapped: mop_process_merge). */
+static void mop_xfer_run_add(mop_process *p, const mop_xfer_run *x, uint16_t post, uint16_t end)
+{
+    if (x->x.transfers == 0)
+        return;
+    uint64_t k = x->key;
+    mop_cells_add(p, &x->x, x->polled, k & 0xffff, (uint16_t)(k >> 16 & 0xffff),
+                  (uint16_t)(k >> 32 & 0xff), post, end);
+}
+
+/* The transfers held in the run go to their cells. */
+static void mop_xfer_run_flush(mop_process *p)
+{
+    mop_xfer_run *x = &p->xrun;
+    mop_xfer_run_add(p, x, mop_xfer_run_post(x->key), mop_xfer_run_end(x->key));
+    x->x = (mop_acc){0};
+    x->polled = 0;
+}
+
+void mop_process_settle(mop_process *p)
+{
+    mop_xfer_run_flush(p);
+}
+
+/* A judged transfer's bounds go into every breakdown cell it belongs to:
+ * through the run when it holds those cells; else directly, unless the
+ * transfer before went directly too: then the run gives way to these cells
+ * (mop_xfer_run). */
 MOP_HOT void mop_record_bounds(mop_process *p, const mop_bounds *b, size_t bin, uint16_t fn,
                                uint16_t region, uint16_t post_site, uint16_t end_site,
                                bool polled)
 {
     if (b->clamped)
         p->counters.xfer_exceeds_span++;
-    mop_acc_add(&p->total, b);
     p->cases[b->kase]++;
-    mop_acc_add(&p->bins[bin], b);
-    mop_acc_add(&p->fns[fn % MOP_MAX_FN].x, b);
-    mop_acc_add(&p->regions[region % MOP_MAX_REGIONS].x, b);
-    if (p->cfg.callsites && mop_sites_add(&p->sites, post_site, end_site, b, polled) != 0)
-        p->counters.pair_overflow++;
+    mop_xfer_run *x = &p->xrun;
+    uint64_t key = mop_xfer_run_key(bin, fn, region, post_site, end_site);
+    if (__builtin_expect(key != x->key, 0)) {
+        if (!x->missed) {
+            x->missed = true;
+            mop_acc one = {1, b->xfer_s, b->min_s, b->max_s};
+            mop_cells_add(p, &one, polled, bin, fn, region, post_site, end_site);
+            return;
+        }
+        mop_xfer_run_flush(p);
+        x->key = key;
+    }
+    x->missed = false;
+    mop_acc_add(&x->x, b);
+    x->polled += polled;
 }
 
 /* A judged transfer's bounds go where they belong, and to the observer. */
@@ -1004,6 +1070,7 @@ void mop_process_finish(mop_process *p)
             mop_requests_remove(&p->reqs, r);
     }
     free(keys);
+    mop_process_settle(p);
 }
 
 void mop_process_thread_exit(mop_process *p, uint64_t t)
@@ -1011,8 +1078,20 @@ void mop_process_thread_exit(mop_process *p, uint64_t t)
     p->t_thread_end = t;
 }
 
+/* The id in dst of src's site `id`, which mop_sites_merge added to dst (site 0,
+ * unknown, where it found no room: counted there). */
+static uint16_t mop_site_in(mop_process *dst, const mop_process *src, uint16_t id)
+{
+    if (id == MOP_SITE_UNKNOWN || id >= src->sites.nsite)
+        return MOP_SITE_UNKNOWN;
+    int full = 0;
+    const mop_site *site = &src->sites.site[id];
+    return mop_sites_site(&dst->sites, site->addr, site->fn, &full);
+}
+
 void mop_process_merge(mop_process *dst, const mop_process *src)
 {
+    mop_process_settle(dst);
     mop_acc_merge(&dst->total, &src->total);
     if (src->reqs.peak > dst->reqs.peak) /* threads' peaks need not coincide: the largest */
         dst->reqs.peak = src->reqs.peak;
@@ -1035,6 +1114,11 @@ void mop_process_merge(mop_process *dst, const mop_process *src)
     mop_checks_merge(&dst->checks, &src->checks);
     dst->counters.site_overflow +=
         mop_sites_merge(&dst->sites, &src->sites, &dst->counters.pair_overflow);
+    /* src's held transfers, as if it had settled: their pair by its sites'
+     * ids in dst, which the merge just gave them */
+    const mop_xfer_run *x = &src->xrun;
+    mop_xfer_run_add(dst, x, mop_site_in(dst, src, mop_xfer_run_post(x->key)),
+                     mop_site_in(dst, src, mop_xfer_run_end(x->key)));
 #define MOP_COUNTER_MERGE(name) dst->counters.name += src->counters.name;
     MOP_COUNTERS(MOP_COUNTER_MERGE)
 #undef MOP_COUNTER_MERGE

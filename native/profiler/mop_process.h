@@ -136,6 +136,26 @@ typedef struct mop_call_run {
     uint64_t calls, call_ticks, comp_ticks; /* monitored calls only */
 } mop_call_run;
 
+/* Transfers that go to one set of breakdown cells (size bin, function,
+ * region, call-site pair), their bounds summed here and added to the cells
+ * and the total when the run gives way to other cells, or before the cells
+ * are read (mop_process_settle), instead of into five cells on every transfer:
+ * a message-rate loop's transfers mostly share their cells. A transfer to
+ * other cells goes to them directly, and takes the run only when the one
+ * before it went to its cells directly too (mop_record_bounds): of transfers
+ * that take turns (a Waitall completing receives and sends posted in pairs)
+ * one kind keeps the run, where giving way on every change cost 3.8 ns a
+ * transfer more than no run at all (mop_engine_cost). Not flushed at a batch's end: the sums
+ * are floating-point, so their grouping must depend only on the event stream,
+ * never on how it was cut into batches (tests/test_bounds_property.py: plain
+ * and batched streams give the same document, number for number). */
+typedef struct mop_xfer_run {
+    uint64_t key;   /* mop_xfer_run_key of the cells; any value while empty */
+    mop_acc x;      /* x.transfers == 0: empty */
+    uint64_t polled; /* of them, polled between post and completion */
+    bool missed;    /* the transfer before went to its cells directly */
+} mop_xfer_run;
+
 typedef struct mop_process_config {
     const mop_xfer_table *table;
     double s_per_tick;
@@ -188,6 +208,7 @@ typedef struct mop_process {
     /* The open outermost call's cells (function, call site, region, Test
      * flag) and the sums held for the run of calls that share them. */
     mop_call_run run;
+    mop_xfer_run xrun; /* transfers' sums held for their cells */
     uint16_t test_calls;  /* outermost Test-family calls so far, mod 2^16 (cfg.test_fns) */
     /* cfg.test_fns copied (all 0 without it): one load per call, no test of
      * the pointer. */
@@ -241,14 +262,24 @@ int mop_process_copy(mop_process *dst, const mop_process *src);
 void mop_process_event(mop_process *p, const mop_event *e);
 void mop_process_events(mop_process *p, const mop_event *e, size_t n);
 
-/* End of the program: open transfers become begin-only. */
+/* End of the program: open transfers become begin-only, and every sum is in
+ * its cell (mop_process_settle). */
 void mop_process_finish(mop_process *p);
+
+/* The transfers' sums still held for their cells (mop_xfer_run) go to them:
+ * the cells, the total and the call-site pairs are whole only after this (or
+ * mop_process_finish). It fixes the grouping of floating-point sums, so a
+ * process that goes on after it may differ in the last bits from one that did
+ * not: to read one that goes on, settle a copy (mop_process_copy), or merge it
+ * (mop_process_merge adds src's held sums to dst's cells, src unchanged). */
+void mop_process_settle(mop_process *p);
 
 /* The thread whose events p processes ended at t: for completions other
  * threads report later, it computed nothing after t. */
 void mop_process_thread_exit(mop_process *p, uint64_t t);
 
-/* Adds src's measures into dst (threads of one rank); same config. */
+/* Adds src's measures into dst (threads of one rank), its held transfers'
+ * sums included, and settles dst; same config. */
 void mop_process_merge(mop_process *dst, const mop_process *src);
 
 size_t mop_process_nbins(const mop_process *p);

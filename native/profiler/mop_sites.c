@@ -61,9 +61,8 @@ insert:
     return pr;
 }
 
-/* The bounds by value: a pointer made the callers' inlined fast paths keep
- * their bounds in memory for it, spilled on every transfer (callgrind). */
-int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, mop_bounds b, bool polled)
+int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, const mop_acc *x,
+                       uint64_t polled)
 {
     mop_pair *pr = mop_pair_of(s, post, end);
     if (!pr)
@@ -71,7 +70,7 @@ int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, mop_bounds b, 
     mop_site *site = &s->site[post];
     site->last_end = (uint16_t)(end + 1);
     site->last_pair = (uint16_t)(pr - s->pair);
-    mop_acc_add(&pr->x, &b);
+    mop_acc_merge(&pr->x, x);
     pr->polled += polled;
     return 0;
 }

@@ -59,23 +59,22 @@ void mop_sites_init(mop_sites *s);
  * addr 0 or when the table is full (*overflow then set to 1). */
 uint16_t mop_sites_site(mop_sites *s, uint64_t addr, uint16_t fn, int *overflow);
 
-/* Adds a closed transfer's bounds to pair (post, end), `polled` when a Test
- * call came between its post and completion; returns 0, or -1 when the pair
- * table is full (the transfer is then in no pair). */
-int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, mop_bounds b, bool polled);
-/* Inline: it runs for every transfer, and most go to the pair their posting
- * site last completed at. */
-static inline int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_bounds *b,
-                                bool polled)
+/* Adds closed transfers' summed bounds to pair (post, end), `polled` of them
+ * with a Test call between their post and completion; returns 0, or -1 when
+ * the pair table is full (the transfers are then in no pair). */
+int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, const mop_acc *x,
+                       uint64_t polled);
+/* Inline: most adds go to the pair their posting site last completed at. */
+static inline int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_acc *x,
+                                uint64_t polled)
 {
     mop_site *site = &s->site[post];
     if (__builtin_expect(site->last_end != end + 1, 0))
-        return mop_sites_add_slow(s, post, end, *b, polled); /* by value: see there */
-    mop_acc_add(&s->pair[site->last_pair].x, b);
+        return mop_sites_add_slow(s, post, end, x, polled);
+    mop_acc_merge(&s->pair[site->last_pair].x, x);
     s->pair[site->last_pair].polled += polled;
     return 0;
 }
-
 /* Adds src's sites and pairs into dst (threads of one process: the same
  * address is one site). Returns what found no room: sites + pairs' transfers. */
 uint64_t mop_sites_merge(mop_sites *dst, const mop_sites *src, uint64_t *pair_transfers_lost);

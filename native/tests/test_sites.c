@@ -72,6 +72,7 @@ static void test_pairs(void)
                            ev(MOP_EV_END, 401000, 99, 64, MOP_END_COMPLETED, 0),
                            ev(MOP_EV_EXIT, 401000, 0, 0, 0, 0)};
     mop_process_events(&p, e, 3);
+    mop_process_settle(&p); /* the transfers' sums into their cells */
     CHECK(p.sites.nsite == 4); /* unknown + three addresses */
     const mop_pair *a = find_pair(&p, SITE_ISEND, SITE_WAIT);
     const mop_pair *b = find_pair(&p, SITE_SEND, SITE_SEND);
@@ -165,6 +166,7 @@ static void test_polled(void)
         ev(MOP_EV_EXIT, 9100, 0, 0, 0, 0),
     };
     mop_process_events(&p, e, sizeof e / sizeof e[0]);
+    mop_process_settle(&p);
     const mop_pair *waited = find_pair(&p, SITE_ISEND, SITE_WAIT);
     const mop_pair *tested = find_pair(&p, SITE_ISEND, SITE_ISEND + 4);
     CHECK(waited && waited->x.transfers == 1 && waited->polled == 1);
@@ -177,6 +179,7 @@ static void test_off(void)
     static mop_process p;
     start(&p, false);
     halo(&p, 0, 2);
+    mop_process_settle(&p);
     CHECK(p.sites.nsite == 1 && p.sites.npair == 0);
     CHECK(p.total.transfers == 4);
     mop_process_free(&p);
