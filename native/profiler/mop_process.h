@@ -139,16 +139,17 @@ typedef struct mop_call_run {
 /* Transfers that go to one set of breakdown cells (size bin, function,
  * region, call-site pair), their bounds summed here and added to the cells
  * and the total when the run gives way to other cells, or before the cells
- * are read (mop_process_settle), instead of into five cells on every transfer:
- * a message-rate loop's transfers mostly share their cells. A transfer to
- * other cells goes to them directly, and takes the run only when the one
- * before it went to its cells directly too (mop_record_bounds): of transfers
- * that take turns (a Waitall completing receives and sends posted in pairs)
- * one kind keeps the run, where giving way on every change cost 3.8 ns a
- * transfer more than no run at all (mop_engine_cost). Not flushed at a batch's end: the sums
- * are floating-point, so their grouping must depend only on the event stream,
- * never on how it was cut into batches (tests/test_bounds_property.py: plain
- * and batched streams give the same document, number for number). */
+ * are read (mop_process_settle), instead of into five cells on every
+ * transfer: a message-rate loop's transfers mostly share their cells. A
+ * transfer to other cells goes to them directly, and takes the run only when
+ * the one before it went to its cells directly too (mop_record_bounds): of
+ * transfers that take turns (a Waitall completing receives and sends posted
+ * in pairs) one kind keeps the run, where giving way on every change cost
+ * 3.8 ns a transfer more than no run at all (mop_engine_cost). Not flushed at
+ * a batch's end: the sums are floating-point, so their grouping must depend
+ * only on the event stream, never on how it was cut into batches
+ * (tests/test_bounds_property.py: plain and batched streams give the same
+ * document, number for number). */
 typedef struct mop_xfer_run {
     uint64_t key;   /* mop_xfer_run_key of the cells; any value while empty */
     mop_acc x;      /* x.transfers == 0: empty */

@@ -75,6 +75,7 @@ static inline int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const
     s->pair[site->last_pair].polled += polled;
     return 0;
 }
+
 /* Adds src's sites and pairs into dst (threads of one process: the same
  * address is one site). Returns what found no room: sites + pairs' transfers. */
 uint64_t mop_sites_merge(mop_sites *dst, const mop_sites *src, uint64_t *pair_transfers_lost);
