@@ -280,6 +280,11 @@ MOP_HOT void mop_record_bounds(mop_process *p, const mop_bounds *b, size_t bin, 
         }
         mop_xfer_run_flush(p);
         x->key = key;
+        /* its pair made now, as a direct add would: the pairs keep the order in
+         * which transfers first came to them, and a full table refuses the same
+         * ones (the run's add counts its transfers as overflow then) */
+        if (p->cfg.callsites)
+            mop_sites_reserve(&p->sites, post_site, end_site);
     }
     x->missed = false;
     mop_acc_add(&x->x, b);
@@ -1050,6 +1055,7 @@ void mop_process_finish(mop_process *p)
     uint64_t *keys = mop_requests_active_keys(&p->reqs, &n);
     if (!keys) {
         p->counters.out_of_memory++;
+        mop_process_settle(p);
         return;
     }
     for (size_t i = 0; i < n; i++) {

@@ -61,15 +61,30 @@ insert:
     return pr;
 }
 
+/* Pair (post, end), made if new, as the one its posting site last completed
+ * at; NULL when the table is full. */
+static mop_pair *mop_pair_last(mop_sites *s, uint16_t post, uint16_t end)
+{
+    mop_pair *pr = mop_pair_of(s, post, end);
+    if (pr) {
+        mop_site *site = &s->site[post];
+        site->last_end = (uint16_t)(end + 1);
+        site->last_pair = (uint16_t)(pr - s->pair);
+    }
+    return pr;
+}
+
+void mop_sites_reserve(mop_sites *s, uint16_t post, uint16_t end)
+{
+    mop_pair_last(s, post, end);
+}
+
 int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, const mop_acc *x,
                        uint64_t polled)
 {
-    mop_pair *pr = mop_pair_of(s, post, end);
+    mop_pair *pr = mop_pair_last(s, post, end);
     if (!pr)
         return -1;
-    mop_site *site = &s->site[post];
-    site->last_end = (uint16_t)(end + 1);
-    site->last_pair = (uint16_t)(pr - s->pair);
     mop_acc_merge(&pr->x, x);
     pr->polled += polled;
     return 0;

@@ -76,6 +76,10 @@ static inline int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const
     return 0;
 }
 
+/* Makes pair (post, end) if it is new and there is room, and makes it the
+ * one its posting site last completed at (the next mop_sites_add's). */
+void mop_sites_reserve(mop_sites *s, uint16_t post, uint16_t end);
+
 /* Adds src's sites and pairs into dst (threads of one process: the same
  * address is one site). Returns what found no room: sites + pairs' transfers. */
 uint64_t mop_sites_merge(mop_sites *dst, const mop_sites *src, uint64_t *pair_transfers_lost);

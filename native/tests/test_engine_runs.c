@@ -522,8 +522,9 @@ static void check_stream(const stream *s, expect_fn expect)
         discard(p);
     }
     /* every prefix in one batch, against the same events one at a time and in
-     * batches of one: after each batch every sum is in its cell, an ENTER's
-     * computation in a batch of its own too */
+     * batches of one: after each batch every call's sum is in its cell, an
+     * ENTER's computation in a batch of its own too, and every transfer's once
+     * a copy is settled */
     mop_process *by_event = fresh(), *by_one = fresh();
     for (size_t k = 1; k < s->n; k++) {
         mop_process *p = fresh();

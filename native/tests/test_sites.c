@@ -174,6 +174,33 @@ static void test_polled(void)
     mop_process_free(&p);
 }
 
+/* Pairs are listed in the order transfers first came to them, whether a
+ * transfer went to its cells directly or into the run held for them
+ * (mop_xfer_run): three completions at three wait sites, each of its own pair,
+ * list them in that order. */
+static void test_pair_order(void)
+{
+    static mop_process p;
+    start(&p, true);
+    for (uint64_t i = 0; i < 3; i++) {
+        uint64_t t0 = 1000 + 20000 * i;
+        const mop_event e[] = {ev(MOP_EV_ENTER, t0, SITE_ISEND, 0, 0, FN_ISEND),
+                               ev(MOP_EV_BEGIN, t0, 7, 64, MOP_KIND_SEND, FN_ISEND),
+                               ev(MOP_EV_EXIT, t0 + 100, 0, 0, 0, 0),
+                               ev(MOP_EV_ENTER, t0 + 5000, SITE_WAIT + 16 * i, 0, 0, FN_WAIT),
+                               ev(MOP_EV_END, t0 + 5100, 7, -1, MOP_END_COMPLETED, 0),
+                               ev(MOP_EV_EXIT, t0 + 5100, 0, 0, 0, 0)};
+        mop_process_events(&p, e, sizeof e / sizeof e[0]);
+    }
+    mop_process_settle(&p);
+    CHECK(p.sites.npair == 3);
+    for (uint16_t k = 0; k < p.sites.npair && k < 3; k++) {
+        const mop_pair *pr = &p.sites.pair[k];
+        CHECK(p.sites.site[pr->end].addr == SITE_WAIT + 16u * k && pr->x.transfers == 1);
+    }
+    mop_process_free(&p);
+}
+
 static void test_off(void)
 {
     static mop_process p;
@@ -194,6 +221,7 @@ int main(void)
     test_overflow();
     test_merge();
     test_polled();
+    test_pair_order();
     test_off();
     mop_xfer_table_free(&table);
     return TEST_RESULT();
