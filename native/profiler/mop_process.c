@@ -25,6 +25,8 @@ int mop_process_init(mop_process *p, const mop_process_config *cfg)
     p->last.coll_op = -1;
     p->prev.bytes = -1;
     p->run.id = MOP_RUN_NONE;
+    /* no cells have this key (56 bits): without runs every transfer misses */
+    p->xrun.key = UINT64_MAX;
     if (cfg->test_fns)
         memcpy(p->fn_is_test, cfg->test_fns, sizeof p->fn_is_test);
     mop_sites_init(&p->sites);
@@ -244,18 +246,12 @@ static void mop_xfer_run_add(mop_process *p, const mop_xfer_run *x, uint16_t pos
                   (uint16_t)(k >> 32 & 0xff), post, end);
 }
 
-/* The transfers held in the run go to their cells. */
-static void mop_xfer_run_flush(mop_process *p)
+void mop_process_settle(mop_process *p)
 {
     mop_xfer_run *x = &p->xrun;
     mop_xfer_run_add(p, x, mop_xfer_run_post(x->key), mop_xfer_run_end(x->key));
     x->x = (mop_acc){0};
     x->polled = 0;
-}
-
-void mop_process_settle(mop_process *p)
-{
-    mop_xfer_run_flush(p);
 }
 
 /* A judged transfer's bounds go into every breakdown cell it belongs to:
@@ -272,13 +268,13 @@ MOP_HOT void mop_record_bounds(mop_process *p, const mop_bounds *b, size_t bin, 
     mop_xfer_run *x = &p->xrun;
     uint64_t key = mop_xfer_run_key(bin, fn, region, post_site, end_site);
     if (__builtin_expect(key != x->key, 0)) {
-        if (!x->missed) {
+        if (!x->missed || p->cfg.no_runs) {
             x->missed = true;
             mop_acc one = {1, b->xfer_s, b->min_s, b->max_s};
             mop_cells_add(p, &one, polled, bin, fn, region, post_site, end_site);
             return;
         }
-        mop_xfer_run_flush(p);
+        mop_process_settle(p);
         x->key = key;
         /* its pair made now, as a direct add would: the pairs keep the order in
          * which transfers first came to them, and a full table refuses the same

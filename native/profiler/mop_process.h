@@ -182,6 +182,10 @@ typedef struct mop_process_config {
     /* Only the last table lookup is kept, not the one before it too
      * (MPI_OVERLAP_NO_OPT=lookup: the plain way, to measure against). */
     bool one_lookup;
+    /* Every transfer's bounds go to its five cells at once, never through a
+     * run (MPI_OVERLAP_NO_OPT=runs: the plain way; read only when a transfer
+     * misses the run, which then every transfer does). */
+    bool no_runs;
 } mop_process_config;
 
 /* A table lookup, keyed on the size and the curve (class for point-to-point,

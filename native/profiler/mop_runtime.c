@@ -146,8 +146,9 @@ static mop_requests_tuning mop_reqs_tuning;
  * profiler-overhead can measure each against the plain way on the machine at
  * hand (docs/profiler.md, "Memory and cost"): a comma-separated list of
  * status (received sizes through PMPI_Get_count), load (the request table
- * grows at half full, not a quarter) and lookup (the engine keeps its last
- * table lookup only, not the one before it too). The switches are read here,
+ * grows at half full, not a quarter), lookup (the engine keeps its last
+ * table lookup only, not the one before it too) and runs (a transfer's bounds
+ * go to its cells at once, not through a run: mop_xfer_run). The switches are read here,
  * once, and cost the hot path nothing. Sets the table's tuning; returns whether
  * statuses may be read directly. An unknown word is said and ignored. */
 static bool mop_no_opt_setup(void)
@@ -164,8 +165,10 @@ static bool mop_no_opt_setup(void)
             mop_reqs_tuning.load_shift = 1;
         else if (n == 6 && strncmp(w, "lookup", n) == 0)
             mop_g.cfg.one_lookup = true;
+        else if (n == 4 && strncmp(w, "runs", n) == 0)
+            mop_g.cfg.no_runs = true;
         else if (n > 0 && mop_g.rank == 0)
-            mop_note("MPI_OVERLAP_NO_OPT: '%.*s' is not one of status, load, lookup; ignored", (int)n,
+            mop_note("MPI_OVERLAP_NO_OPT: '%.*s' is not one of status, load, lookup, runs; ignored", (int)n,
                      w);
         w += n + (w[n] == ',');
     }
