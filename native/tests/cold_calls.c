@@ -17,18 +17,21 @@
 #include <stdlib.h>
 
 #include "mpi_overlap.h"
+#include "options.h"
 #include "timer.h"
 
 enum { PARTS = 6 }; /* region begin, Irecv, Isend, Waitall, region end, sweep */
 static const char *const part_names[PARTS] = {"region_begin", "irecv", "isend", "waitall",
                                               "region_end", "sweep"};
 
-static long arg(const char *text, long lo, long hi)
+/* argv[i] as a whole number in [lo, hi], or the program ends saying why. */
+static long arg(const char *name, const char *text, long lo, long hi)
 {
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "cold_calls: '%s' is not a whole number in [%ld, %ld]\n", text, lo, hi);
+    long v;
+    char err[160];
+    if (mo_options_parse_long(name, text, lo, hi, &v, err, sizeof err) != 0) {
+        fprintf(stderr, "cold_calls: %s\n", err);
+        MPI_Finalize();
         exit(2);
     }
     return v;
@@ -42,7 +45,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    const long sweep_kb = arg(argv[1], 0, 1 << 20), iterations = arg(argv[2], 1, 100000000);
+    const long sweep_kb = arg("sweep-kb", argv[1], 0, 1 << 20),
+               iterations = arg("iterations", argv[2], 1, 100000000);
     const size_t n = (size_t)sweep_kb * 1024 / sizeof(double);
     double *a = calloc(n + 1, sizeof *a);
     if (!a) {

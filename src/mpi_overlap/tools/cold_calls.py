@@ -31,6 +31,7 @@ from typing import Any
 
 from ..core.errors import UserError
 from ..core.file_output import write_json
+from ..core.procs import run_tool
 from ..platform.toolchains import get_toolchain
 from ..run.launch import launch_command
 from ..run.preload import ProfilerSetup, profiler_library
@@ -45,8 +46,8 @@ TIMEOUT_S = 300.0
 
 def _run(cmd: list[str], env: dict[str, str], what: str) -> dict[str, float]:
     """The program's per-call ns per iteration, from the last line of its stdout."""
-    try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+    try:  # run_tool: on a timeout the launcher's ranks are stopped too
+        proc = run_tool(cmd, env=env, timeout_s=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise UserError(f"{what} ran past {TIMEOUT_S:.0f} s") from None
     lines = proc.stdout.strip().splitlines()
