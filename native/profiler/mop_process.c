@@ -223,16 +223,17 @@ static uint16_t mop_xfer_run_end(uint64_t key) { return (uint16_t)(key >> 48 & 0
 
 /* Adds sums x (of `polled` transfers polled) to p's total and to the cells
  * of bin, fn and region, and with call sites to pair (post, end), in p's site
- * ids. Inline: a transfer that does not go to the run comes here directly. */
-static inline void mop_cells_add(mop_process *p, const mop_acc *x, uint64_t polled, size_t bin,
+ * ids. Inline, the sums by value (kept in registers): a transfer that does
+ * not go to the run comes here directly. */
+static inline void mop_cells_add(mop_process *p, mop_acc x, uint64_t polled, size_t bin,
                                  uint16_t fn, uint16_t region, uint16_t post, uint16_t end)
 {
-    mop_acc_merge(&p->total, x);
-    mop_acc_merge(&p->bins[bin], x);
-    mop_acc_merge(&p->fns[fn % MOP_MAX_FN].x, x);
-    mop_acc_merge(&p->regions[region % MOP_MAX_REGIONS].x, x);
+    mop_acc_merge(&p->total, &x);
+    mop_acc_merge(&p->bins[bin], &x);
+    mop_acc_merge(&p->fns[fn % MOP_MAX_FN].x, &x);
+    mop_acc_merge(&p->regions[region % MOP_MAX_REGIONS].x, &x);
     if (p->cfg.callsites && mop_sites_add(&p->sites, post, end, x, polled) != 0)
-        p->counters.pair_overflow += x->transfers;
+        p->counters.pair_overflow += x.transfers;
 }
 
 /* Adds run x's sums to p's cells, its call-site pair as (post, end) in p's
@@ -242,7 +243,7 @@ static void mop_xfer_run_add(mop_process *p, const mop_xfer_run *x, uint16_t pos
     if (x->x.transfers == 0)
         return;
     uint64_t k = x->key;
-    mop_cells_add(p, &x->x, x->polled, k & 0xffff, (uint16_t)(k >> 16 & 0xffff),
+    mop_cells_add(p, x->x, x->polled, k & 0xffff, (uint16_t)(k >> 16 & 0xffff),
                   (uint16_t)(k >> 32 & 0xff), post, end);
 }
 
@@ -271,7 +272,7 @@ MOP_HOT void mop_record_bounds(mop_process *p, const mop_bounds *b, size_t bin, 
         if (!x->missed || p->cfg.no_runs) {
             x->missed = true;
             mop_acc one = {1, b->xfer_s, b->min_s, b->max_s};
-            mop_cells_add(p, &one, polled, bin, fn, region, post_site, end_site);
+            mop_cells_add(p, one, polled, bin, fn, region, post_site, end_site);
             return;
         }
         mop_process_settle(p);

@@ -79,13 +79,12 @@ void mop_sites_reserve(mop_sites *s, uint16_t post, uint16_t end)
     mop_pair_last(s, post, end);
 }
 
-int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, const mop_acc *x,
-                       uint64_t polled)
+int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, mop_acc x, uint64_t polled)
 {
     mop_pair *pr = mop_pair_last(s, post, end);
     if (!pr)
         return -1;
-    mop_acc_merge(&pr->x, x);
+    mop_acc_merge(&pr->x, &x);
     pr->polled += polled;
     return 0;
 }

@@ -62,16 +62,17 @@ uint16_t mop_sites_site(mop_sites *s, uint64_t addr, uint16_t fn, int *overflow)
 /* Adds closed transfers' summed bounds to pair (post, end), `polled` of them
  * with a Test call between their post and completion; returns 0, or -1 when
  * the pair table is full (the transfers are then in no pair). */
-int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, const mop_acc *x,
-                       uint64_t polled);
-/* Inline: most adds go to the pair their posting site last completed at. */
-static inline int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, const mop_acc *x,
+int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, mop_acc x, uint64_t polled);
+/* Inline: most adds go to the pair their posting site last completed at. The
+ * sums by value: a pointer made the callers' inlined fast paths keep them in
+ * memory for the slow path, spilled on every transfer (callgrind). */
+static inline int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, mop_acc x,
                                 uint64_t polled)
 {
     mop_site *site = &s->site[post];
     if (__builtin_expect(site->last_end != end + 1, 0))
         return mop_sites_add_slow(s, post, end, x, polled);
-    mop_acc_merge(&s->pair[site->last_pair].x, x);
+    mop_acc_merge(&s->pair[site->last_pair].x, &x);
     s->pair[site->last_pair].polled += polled;
     return 0;
 }
