@@ -1,6 +1,8 @@
 """Stopping a child of the CLI as a whole (core/procs.py): its session, and the processes
 below it that started sessions of their own, as Hydra's Slurm launcher starts srun (a
-fresh clone's run left such an srun waiting under PID 1 after its job was stopped)."""
+fresh clone's run left such an srun waiting under PID 1 after its job was stopped), and
+those a launcher leaves behind when it ends, as MPICH's ranks after an MPI_Abort (a
+loaded run found one still mapping its shared-memory segment when the launch swept it)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from mpi_overlap.core.procs import ExitWatch, alive, descendants, signal_all, stop_session
+from mpi_overlap.core.procs import (
+    ExitWatch,
+    alive,
+    descendants,
+    signal_all,
+    start_time,
+    stop_processes,
+    stop_session,
+)
+from mpi_overlap.run import launch
 
 # A launcher standing for Hydra's mpiexec: a child in a session of its own (setsid), which
 # writes its pid and then waits, and the launcher itself waiting on it.
@@ -51,6 +62,52 @@ def test_a_child_in_a_session_of_its_own_is_stopped_with_the_launcher(tmp_path: 
     finally:  # on a failure, nothing of the test is left running
         signal_all([launcher.pid, child], signal.SIGKILL)
         launcher.wait()
+
+
+# A launcher that leaves its child behind: the child (in a session of its own) outlives
+# it, as a rank outlives mpiexec when its proxy started a session of its own.
+_LEAVER = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                         start_new_session=True)
+open(sys.argv[1], "w").write(str(child.pid))
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def _sleeper() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+
+
+def test_stop_processes_stops_the_same_processes_only() -> None:
+    ours, other = _sleeper(), _sleeper()
+    try:
+        ticks = start_time(ours.pid)
+        assert ticks is not None and alive(ours.pid, ticks) and not alive(ours.pid, ticks + 1)
+        # `other`'s pid given with another start time stands for a pid reused since.
+        other_ticks = start_time(other.pid)
+        assert other_ticks is not None
+        found = stop_processes({ours.pid: ticks, other.pid: other_ticks + 1}, grace_s=2.0)
+        assert found == [ours.pid]
+        assert ours.wait(timeout=10) == -signal.SIGTERM
+        assert other.poll() is None, "a process not named (another start time) was stopped"
+    finally:
+        signal_all([ours.pid, other.pid], signal.SIGKILL)
+        ours.wait()
+        other.wait()
+
+
+def test_a_launch_stops_what_its_launcher_left_behind(tmp_path: Path) -> None:
+    # The launcher lives long enough for the census (FIRST_S) to see its child.
+    pidfile = tmp_path / "child.pid"
+    cmd = [sys.executable, "-c", _LEAVER, str(pidfile), "1.5"]
+    outcome = launch.run_job(cmd, dict(os.environ), tmp_path, timeout_s=120)
+    child = _wait_for(pidfile)
+    try:
+        assert outcome.status == "complete", outcome.message
+        assert not alive(child), "the launcher's child outlived the launch"
+    finally:
+        signal_all([child], signal.SIGKILL)
 
 
 def _exit_watch_ends() -> None:

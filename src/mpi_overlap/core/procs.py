@@ -21,7 +21,7 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .machine_load import proc_stats, read_stat
 
@@ -50,10 +50,23 @@ def descendants(root: int) -> list[int]:
     return out
 
 
-def alive(pid: int) -> bool:
-    """Whether `pid` is a live process (not gone, not a zombie)."""
+def alive(pid: int, started: int | None = None) -> bool:
+    """Whether `pid` is a live process (not gone, not a zombie); with `started` (its start
+    time in clock ticks since boot, /proc's field), only if it is still that process and
+    not a later one given the same pid."""
     stat = read_stat(f"/proc/{pid}/stat")
-    return stat is not None and bool(stat[1]) and stat[1][0] != "Z"
+    if stat is None or not stat[1] or stat[1][0] == "Z":
+        return False
+    return started is None or (len(stat[1]) > 19 and stat[1][19] == str(started))
+
+
+def start_time(pid: int) -> int | None:
+    """When `pid` started, in clock ticks since boot (what `alive` compares), or None."""
+    stat = read_stat(f"/proc/{pid}/stat")
+    try:
+        return int(stat[1][19]) if stat is not None else None
+    except (IndexError, ValueError):
+        return None
 
 
 def signal_all(pids: Sequence[int], sig: int) -> None:
@@ -71,22 +84,39 @@ def stop_session(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
     below = set(descendants(proc.pid)) - {proc.pid} if proc.poll() is None else set()
 
     def left() -> set[int]:
-        return set(session_members(sid)) | {pid for pid in below if alive(pid)}
+        members = set(session_members(sid)) | {pid for pid in below if alive(pid)}
+        if proc.poll() is None:  # polled: our own child is reaped, not left a zombie
+            members.add(proc.pid)
+        return members
 
+    _terminate(left, grace_s)
+    proc.poll()
+
+
+def stop_processes(started: dict[int, int], grace_s: float = KILL_GRACE_S) -> list[int]:
+    """Stop the processes `started` names (pid -> start time, `start_time`), those still
+    alive: what a launcher left behind when it ended (ranks of sessions of their own, whose
+    parent is now PID 1). A pid given since to another process is left alone. Returns the
+    pids that were still alive."""
+    found = [pid for pid, ticks in started.items() if alive(pid, ticks)]
+    if found:
+        _terminate(lambda: {pid for pid in found if alive(pid, started[pid])}, grace_s)
+    return found
+
+
+def _terminate(left: Callable[[], set[int]], grace_s: float) -> None:
+    """SIGTERM to the processes `left()` lists, then SIGKILL to whatever is still there
+    after `grace_s`; returns when none is left, or after the last grace period."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         members = left()
-        if proc.poll() is None:
-            members.add(proc.pid)
         if not members:
             return
         signal_all(sorted(members), sig)
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline:
-            proc.poll()  # reap our own child so that it does not linger as a zombie
-            if proc.returncode is not None and not left():
+            if not left():
                 return
             time.sleep(0.05)
-    proc.poll()
 
 
 class ExitWatch:

@@ -24,7 +24,7 @@ from typing import IO, Any, TextIO
 from ..core import interrupts, machine_load
 from ..core.errors import UserError
 from ..core.file_output import WriteError
-from ..core.procs import KILL_GRACE_S, ExitWatch, session_members, stop_session
+from ..core.procs import KILL_GRACE_S, ExitWatch, session_members, stop_processes, stop_session
 from ..core.ui import ProgressFn
 from ..platform.toolchains import Toolchain, names_other_hosts, usable_cores
 from . import job_cpu, mpich_leftovers, slurm_launch, thread_census
@@ -198,6 +198,11 @@ def run_job(
         if out_reader is not None:
             out_reader.join(timeout=KILL_GRACE_S)
         threads = census.stop() if census is not None else None
+        if census is not None:
+            # Ranks the launcher left behind (killed by it and still ending, or not): they
+            # are in their proxies' sessions, which _wait's stop does not reach, and they
+            # map the MPICH segment that the sweep below removes only once nothing maps it.
+            stop_processes(census.left_behind())
         job_load = job_watch.stop() if job_watch is not None else None
     failed_writes = [(p.write_error, name) for p, name in
                      ((pump, STDERR_FILE), (out_pump, STDOUT_FILE)) if p.write_error is not None]

@@ -29,7 +29,7 @@ from collections import Counter
 from typing import Any
 
 from ..core.machine_load import read_stat
-from ..core.procs import descendants
+from ..core.procs import alive, descendants
 
 _PROC = "/proc"
 # First reading soon after the start, then one per SAMPLE_S: cheap (one pass over
@@ -119,6 +119,9 @@ class Census:
         self.processes_max = 0
         self.cores: set[int] = set()
         self._allowed: dict[int, set[int]] = {}
+        # Every process seen below the root (pid -> start time in clock ticks): what the
+        # launcher may leave behind when it ends (`left_behind`).
+        self.seen: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
@@ -131,6 +134,8 @@ class Census:
         tasks: _Tasks = {}
         for pid in pids:
             tasks.update(_tasks(pid, self.hz))
+        self.seen.update((pid, start) for pid, tid, start in tasks
+                         if tid == pid and pid != self.root)
         self.processes_max = max(self.processes_max, len(pids))
         self.threads_max = max(self.threads_max, len(tasks))
         return time.monotonic(), tasks
@@ -175,6 +180,12 @@ class Census:
             now = self._reading()
             self._interval(last, now)
             last = now
+
+    def left_behind(self) -> dict[int, int]:
+        """The processes seen below the root that still run (pid -> start time): after the
+        launcher ended, what it left behind (ranks of MPICH's proxies, which start sessions
+        of their own, are not found by the session). Call after `stop`."""
+        return {pid: start for pid, start in self.seen.items() if alive(pid, start)}
 
     def stop(self) -> dict[str, Any]:
         """The census (the "threads" object of run.json)."""
