@@ -185,7 +185,9 @@ class Census:
         """The processes seen below the root that still run (pid -> start time): after the
         launcher ended, what it left behind (ranks of MPICH's proxies, which start sessions
         of their own, are not found by the session). Call after `stop`."""
-        return {pid: start for pid, start in self.seen.items() if alive(pid, start)}
+        # list(): one step under the GIL, should a stop that timed out leave the watch
+        # still adding to it
+        return {pid: start for pid, start in list(self.seen.items()) if alive(pid, start)}
 
     def stop(self) -> dict[str, Any]:
         """The census (the "threads" object of run.json)."""
