@@ -98,9 +98,10 @@ def test_stop_processes_stops_the_same_processes_only() -> None:
 
 
 def test_a_launch_stops_what_its_launcher_left_behind(tmp_path: Path) -> None:
-    # The launcher lives long enough for the census (FIRST_S) to see its child.
+    # The launcher outlives its child's start by more than the census's period (SAMPLE_S),
+    # so that a reading sees the child however late a loaded machine starts it.
     pidfile = tmp_path / "child.pid"
-    cmd = [sys.executable, "-c", _LEAVER, str(pidfile), "1.5"]
+    cmd = [sys.executable, "-c", _LEAVER, str(pidfile), "2.5"]
     outcome = launch.run_job(cmd, dict(os.environ), tmp_path, timeout_s=120)
     child = _wait_for(pidfile)
     try:
