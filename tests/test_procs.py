@@ -24,7 +24,7 @@ from mpi_overlap.core.procs import (
     stop_processes,
     stop_session,
 )
-from mpi_overlap.run import launch
+from mpi_overlap.run import launch, thread_census
 
 # A launcher standing for Hydra's mpiexec: a child in a session of its own (setsid), which
 # writes its pid and then waits, and the launcher itself waiting on it.
@@ -107,6 +107,27 @@ def test_a_launch_stops_what_its_launcher_left_behind(tmp_path: Path) -> None:
     try:
         assert outcome.status == "complete", outcome.message
         assert not alive(child), "the launcher's child outlived the launch"
+    finally:
+        signal_all([child], signal.SIGKILL)
+
+
+def test_the_census_sees_a_child_left_behind_before_its_first_reading(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A job that fails at once ends before the census's first reading: its early look
+    # alone must have seen the child (the first reading is put out of reach here).
+    monkeypatch.setattr(thread_census, "FIRST_S", 60.0)
+    pidfile = tmp_path / "child.pid"
+    launcher = subprocess.Popen([sys.executable, "-c", _LEAVER, str(pidfile), "1.5"],
+                                start_new_session=True)
+    child = _wait_for(pidfile)  # then the launcher lives 1.5 s more: the look is within it
+    census = thread_census.start(launcher.pid)
+    assert census is not None
+    try:
+        launcher.wait(timeout=60)
+        census.stop()
+        assert child in census.left_behind()
+        assert stop_processes(census.left_behind(), grace_s=2.0) == [child]
+        assert not alive(child)
     finally:
         signal_all([child], signal.SIGKILL)
 

@@ -29,12 +29,16 @@ from collections import Counter
 from typing import Any
 
 from ..core.machine_load import read_stat
-from ..core.procs import alive, descendants
+from ..core.procs import alive, descendants, start_time
 
 _PROC = "/proc"
 # First reading soon after the start, then one per SAMPLE_S: cheap (one pass over
 # /proc), and a benchmark runs for seconds to minutes.
 FIRST_S = 0.3
+# Before it, one look at the processes below the launcher, for `left_behind` only: a job
+# that fails at once (an MPI_Abort at start-up) may end before the first reading, and
+# MPICH's ranks run about 16 ms after mpiexec starts (2026-12-04).
+EARLY_S = 0.1
 SAMPLE_S = 1.0
 # A thread that ran for at least this share of a CPU between two readings is *active*:
 # it competes for a core. A rank that polls and its progress thread get a core, or
@@ -172,8 +176,18 @@ class Census:
         self.active.append(total)
         self.over.append(over)
 
+    def _look(self) -> None:
+        """Records the processes below the root (`seen`) without reading their threads."""
+        for pid in descendants(self.root):
+            started = start_time(pid) if pid != self.root else None
+            if started is not None:
+                self.seen[pid] = started
+
     def _watch(self) -> None:
-        if self._stop.wait(FIRST_S):
+        if self._stop.wait(EARLY_S):
+            return
+        self._look()
+        if self._stop.wait(max(0.0, FIRST_S - EARLY_S)):
             return
         last = self._reading()
         while not self._stop.wait(SAMPLE_S):
