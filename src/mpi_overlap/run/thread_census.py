@@ -17,6 +17,10 @@ or all of them together more than the union of their cores; the job is when at l
 half of its intervals were. A job too short for one interval gives no reading
 (`intervals` 0): the guard (run_guard.py) then falls back on what its environment
 predicts. Linux only: elsewhere `start` returns None and nothing is recorded.
+
+Watching the job's processes, the census also keeps every one it saw (`left_behind`):
+once the launcher has ended, those still running are what it left behind, which the
+launch stops (launch.py).
 """
 
 from __future__ import annotations
