@@ -61,9 +61,7 @@ insert:
     return pr;
 }
 
-/* Pair (post, end), made if new, as the one its posting site last completed
- * at; NULL when the table is full. */
-static mop_pair *mop_pair_last(mop_sites *s, uint16_t post, uint16_t end)
+mop_pair *mop_sites_reserve(mop_sites *s, uint16_t post, uint16_t end)
 {
     mop_pair *pr = mop_pair_of(s, post, end);
     if (pr) {
@@ -74,14 +72,9 @@ static mop_pair *mop_pair_last(mop_sites *s, uint16_t post, uint16_t end)
     return pr;
 }
 
-void mop_sites_reserve(mop_sites *s, uint16_t post, uint16_t end)
-{
-    mop_pair_last(s, post, end);
-}
-
 int mop_sites_add_slow(mop_sites *s, uint16_t post, uint16_t end, mop_acc x, uint64_t polled)
 {
-    mop_pair *pr = mop_pair_last(s, post, end);
+    mop_pair *pr = mop_sites_reserve(s, post, end);
     if (!pr)
         return -1;
     mop_acc_merge(&pr->x, &x);

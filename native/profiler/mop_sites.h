@@ -78,8 +78,9 @@ static inline int mop_sites_add(mop_sites *s, uint16_t post, uint16_t end, mop_a
 }
 
 /* Makes pair (post, end) if it is new and there is room, and makes it the
- * one its posting site last completed at (the next mop_sites_add's). */
-void mop_sites_reserve(mop_sites *s, uint16_t post, uint16_t end);
+ * one its posting site last completed at (the next mop_sites_add's); returns
+ * it, NULL when the table is full. */
+mop_pair *mop_sites_reserve(mop_sites *s, uint16_t post, uint16_t end);
 
 /* Adds src's sites and pairs into dst (threads of one process: the same
  * address is one site). Returns what found no room: sites + pairs' transfers. */
