@@ -27,13 +27,15 @@ from mpi_overlap.core.procs import (
 from mpi_overlap.run import launch, thread_census
 
 # A launcher standing for Hydra's mpiexec: a child in a session of its own (setsid), which
-# writes its pid and then waits, and the launcher itself waiting on it.
+# waits, its pid written to argv[1], and the launcher itself waiting argv[2] seconds: 300
+# for one stopped with its child, less for one that ends and leaves its child behind, as
+# mpiexec leaves a rank whose proxy started a session of its own.
 _LAUNCHER = """
 import subprocess, sys, time
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
                          start_new_session=True)
 open(sys.argv[1], "w").write(str(child.pid))
-time.sleep(300)
+time.sleep(float(sys.argv[2]))
 """
 
 
@@ -48,7 +50,7 @@ def _wait_for(path: Path) -> int:
 
 def test_a_child_in_a_session_of_its_own_is_stopped_with_the_launcher(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
-    launcher = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(pidfile)],
+    launcher = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(pidfile), "300"],
                                 start_new_session=True)
     child = _wait_for(pidfile)
     try:
@@ -62,17 +64,6 @@ def test_a_child_in_a_session_of_its_own_is_stopped_with_the_launcher(tmp_path: 
     finally:  # on a failure, nothing of the test is left running
         signal_all([launcher.pid, child], signal.SIGKILL)
         launcher.wait()
-
-
-# A launcher that leaves its child behind: the child (in a session of its own) outlives
-# it, as a rank outlives mpiexec when its proxy started a session of its own.
-_LEAVER = """
-import subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
-                         start_new_session=True)
-open(sys.argv[1], "w").write(str(child.pid))
-time.sleep(float(sys.argv[2]))
-"""
 
 
 def _sleeper() -> subprocess.Popen[bytes]:
@@ -101,7 +92,7 @@ def test_a_launch_stops_what_its_launcher_left_behind(tmp_path: Path) -> None:
     # The launcher outlives its child's start by more than the census's period (SAMPLE_S),
     # so that a reading sees the child however late a loaded machine starts it.
     pidfile = tmp_path / "child.pid"
-    cmd = [sys.executable, "-c", _LEAVER, str(pidfile), "2.5"]
+    cmd = [sys.executable, "-c", _LAUNCHER, str(pidfile), "2.5"]
     outcome = launch.run_job(cmd, dict(os.environ), tmp_path, timeout_s=120)
     child = _wait_for(pidfile)
     try:
@@ -117,7 +108,7 @@ def test_the_census_sees_a_child_left_behind_before_its_first_reading(
     # alone must have seen the child (the first reading is put out of reach here).
     monkeypatch.setattr(thread_census, "FIRST_S", 60.0)
     pidfile = tmp_path / "child.pid"
-    launcher = subprocess.Popen([sys.executable, "-c", _LEAVER, str(pidfile), "1.5"],
+    launcher = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(pidfile), "1.5"],
                                 start_new_session=True)
     child = _wait_for(pidfile)  # then the launcher lives 1.5 s more: the look is within it
     census = thread_census.start(launcher.pid)
