@@ -197,8 +197,9 @@ def run_job(
         reader.join(timeout=KILL_GRACE_S)
         if out_reader is not None:
             out_reader.join(timeout=KILL_GRACE_S)
-        threads = census.stop() if census is not None else None
+        threads = None
         if census is not None:
+            threads = census.stop()
             # Ranks the launcher left behind (killed by it and still ending, or not): they
             # are in their proxies' sessions, which _wait's stop does not reach, and they
             # map the MPICH segment that the sweep below removes only once nothing maps it.

@@ -182,9 +182,8 @@ class Census:
 
     def _look(self) -> None:
         """Records the processes below the root (`seen`) without reading their threads."""
-        for pid in descendants(self.root):
-            started = start_time(pid) if pid != self.root else None
-            if started is not None:
+        for pid in descendants(self.root)[1:]:  # the root comes first
+            if (started := start_time(pid)) is not None:
                 self.seen[pid] = started
 
     def _watch(self) -> None:
